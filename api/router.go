@@ -1,0 +1,138 @@
+package api
+
+import (
+	"context"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"gopkg.in/yaml.v3"
+
+	"github.com/wagerail/wagerail/internal/buildinfo"
+)
+
+// Auth is the access level a route requires (the spec's "Auth" column).
+type Auth string
+
+const (
+	Public Auth = "Public"
+)
+
+// Route is one row of the route table.
+type Route struct {
+	Method  string
+	Path    string // Gin syntax (:id); the OpenAPI document uses {id}
+	Auth    Auth
+	Summary string
+	Handler gin.HandlerFunc
+}
+
+// Deps are what the HTTP edge needs from the process that hosts it.
+type Deps struct {
+	Log      *slog.Logger
+	Probes   []Probe
+	Registry *prometheus.Registry // nil: a fresh one
+}
+
+// Server is the HTTP API.
+type Server struct {
+	Engine *gin.Engine
+	deps   Deps
+	ready  *readiness
+	reg    *prometheus.Registry
+}
+
+//go:embed openapi.yaml
+var openapiYAML []byte
+
+// New builds the engine with every route of routes() mounted under /api.
+func New(d Deps) *Server {
+	gin.SetMode(gin.ReleaseMode)
+	if d.Registry == nil {
+		d.Registry = prometheus.NewRegistry()
+		d.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	}
+	s := &Server{deps: d, reg: d.Registry}
+	s.ready = newReadiness(d.Probes, d.Registry)
+	e := gin.New()
+	e.HandleMethodNotAllowed = false
+	e.ContextWithFallback = true
+	e.Use(withRequestID(), accessLog(d.Log), recoverPanics(d.Log))
+	for _, r := range s.routes() {
+		e.Handle(r.Method, r.Path, r.Handler)
+	}
+	e.NoRoute(func(c *gin.Context) {
+		writeError(c, NewError(http.StatusNotFound, "NOT_FOUND", fmt.Sprintf("no route %s %s", c.Request.Method, c.Request.URL.Path)))
+	})
+	s.Engine = e
+	return s
+}
+
+// WatchDependencies keeps svc_dependency_up fresh until ctx ends.
+func (s *Server) WatchDependencies(ctx context.Context) { s.ready.watch(ctx, defaultWatchInterval) }
+
+// routes is the map of the API: every route, its auth level and handler. openapi.yaml must name
+// exactly these (TestOpenAPIMatchesRoutes).
+func (s *Server) routes() []Route {
+	return []Route{
+		{http.MethodGet, "/api", Public, "Service banner", s.banner},
+		{http.MethodGet, "/api/healthz", Public, "Liveness", s.healthz},
+		{http.MethodGet, "/api/readyz", Public, "Readiness of every dependency", s.readyz},
+		{http.MethodGet, "/api/metrics", Public, "Prometheus metrics", gin.WrapH(promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))},
+		{http.MethodGet, "/api/openapi.json", Public, "This API's OpenAPI 3 document", s.openapi},
+	}
+}
+
+func (s *Server) banner(c *gin.Context) {
+	c.JSON(http.StatusOK, gin.H{"name": "wagerail", "version": buildinfo.Version})
+}
+
+func (s *Server) healthz(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) }
+
+func (s *Server) readyz(c *gin.Context) {
+	res, ok := s.ready.check(c.Request.Context())
+	if ok {
+		c.JSON(http.StatusOK, gin.H{"status": "ready", "dependencies": res})
+		return
+	}
+	var down []string
+	for _, p := range s.deps.Probes {
+		if res[p.Name].Status != "up" {
+			down = append(down, p.Name)
+		}
+	}
+	e := NewError(http.StatusServiceUnavailable, "NOT_READY", "dependencies down: "+strings.Join(down, ", "))
+	e.Details = res
+	writeError(c, e)
+}
+
+func (s *Server) openapi(c *gin.Context) {
+	doc, err := OpenAPIDocument()
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, doc)
+}
+
+// OpenAPIDocument returns openapi.yaml as a JSON-ready value.
+func OpenAPIDocument() (map[string]any, error) {
+	var doc map[string]any
+	if err := yaml.Unmarshal(openapiYAML, &doc); err != nil {
+		return nil, fmt.Errorf("openapi.yaml: %w", err)
+	}
+	// Round-trip through JSON so every nested map has string keys.
+	b, err := json.Marshal(doc)
+	if err != nil {
+		return nil, fmt.Errorf("openapi.yaml: %w", err)
+	}
+	var out map[string]any
+	return out, json.Unmarshal(b, &out)
+}

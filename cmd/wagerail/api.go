@@ -1,0 +1,145 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.temporal.io/sdk/client"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	"github.com/wagerail/wagerail/api"
+	"github.com/wagerail/wagerail/internal/cli"
+	"github.com/wagerail/wagerail/internal/db"
+)
+
+type apiConfig struct {
+	Addr              string
+	DatabaseURL       string
+	TemporalAddress   string
+	TemporalNamespace string
+	LedgerAddr        string
+	GatewayAddr       string
+	LogLevel          string
+}
+
+func apiCommand() *cli.Command {
+	var cfg apiConfig
+	c := cli.New("api", "wagerail api [flags]", "Serve the HTTP API (Gin, every route under /api).")
+	c.String(&cfg.Addr, "addr", "API_ADDR", ":8080", "listen address")
+	c.String(&cfg.DatabaseURL, "database-url", "DATABASE_URL", "", "Postgres URL of the runtime role wagerail_app (required)")
+	c.String(&cfg.TemporalAddress, "temporal-address", "TEMPORAL_ADDRESS", "127.0.0.1:7233", "Temporal frontend host:port")
+	c.String(&cfg.TemporalNamespace, "temporal-namespace", "TEMPORAL_NAMESPACE", "default", "Temporal namespace")
+	c.String(&cfg.LedgerAddr, "ledger-addr", "LEDGER_ADDR", "127.0.0.1:50052", "ledger gRPC host:port")
+	c.String(&cfg.GatewayAddr, "gateway-addr", "GATEWAY_ADDR", "127.0.0.1:50051", "gateway gRPC host:port")
+	addLogLevel(c, &cfg.LogLevel)
+	c.Run = func(ctx context.Context, _ []string) error {
+		log, err := newLogger(cfg.LogLevel, "api")
+		if err != nil {
+			return err
+		}
+		return runAPI(ctx, log, cfg, func() {})
+	}
+	return c
+}
+
+// runAPI serves until ctx ends. Dependencies are probed, not required at start: an API that comes
+// up before the ledger reports not-ready instead of crash-looping.
+func runAPI(ctx context.Context, log *slog.Logger, cfg apiConfig, ready func()) error {
+	if cfg.DatabaseURL == "" {
+		return errors.New("api: set --database-url or DATABASE_URL (the wagerail_app role)")
+	}
+	ln, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return fmt.Errorf("api: listen %s: %w (choose another --addr / API_ADDR)", cfg.Addr, err)
+	}
+	pool, err := db.Open(ctx, cfg.DatabaseURL, 20)
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("api: %w", err)
+	}
+	defer pool.Close()
+	tc, err := client.NewLazyClient(client.Options{
+		HostPort: cfg.TemporalAddress, Namespace: cfg.TemporalNamespace, Logger: sdkLogger(log),
+	})
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("api: temporal client: %w", err)
+	}
+	defer tc.Close()
+	ledgerConn, err := grpcConn(cfg.LedgerAddr)
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("api: ledger address: %w", err)
+	}
+	defer ledgerConn.Close()
+	gatewayConn, err := grpcConn(cfg.GatewayAddr)
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("api: gateway address: %w", err)
+	}
+	defer gatewayConn.Close()
+
+	srv := api.New(api.Deps{
+		Log: log,
+		Probes: []api.Probe{
+			databaseProbe(pool),
+			{Name: "temporal", Check: func(ctx context.Context) error {
+				_, err := tc.CheckHealth(ctx, &client.CheckHealthRequest{})
+				return err
+			}},
+			grpcProbe("ledger", ledgerConn),
+			grpcProbe("gateway", gatewayConn),
+		},
+	})
+	wctx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	go srv.WatchDependencies(wctx)
+
+	hs := &http.Server{Handler: srv.Engine, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	log.Info("serving", "service", "api", "addr", ln.Addr().String())
+	ready()
+	select {
+	case <-ctx.Done():
+	case err := <-errc:
+		return fmt.Errorf("api: %w", err)
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return hs.Shutdown(sctx)
+}
+
+func databaseProbe(pool *pgxpool.Pool) api.Probe {
+	return api.Probe{Name: "database", Check: func(ctx context.Context) error {
+		var one int
+		return pool.QueryRow(ctx, "SELECT 1").Scan(&one)
+	}}
+}
+
+func grpcConn(addr string) (*grpc.ClientConn, error) {
+	return grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+}
+
+// grpcProbe asks the standard gRPC health service; NOT_SERVING counts as down.
+func grpcProbe(name string, conn *grpc.ClientConn) api.Probe {
+	hc := healthpb.NewHealthClient(conn)
+	return api.Probe{Name: name, Check: func(ctx context.Context) error {
+		resp, err := hc.Check(ctx, &healthpb.HealthCheckRequest{})
+		if err != nil {
+			return err
+		}
+		if resp.GetStatus() != healthpb.HealthCheckResponse_SERVING {
+			return fmt.Errorf("%s health: %s", name, resp.GetStatus())
+		}
+		return nil
+	}}
+}

@@ -1,0 +1,279 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/wagerail/wagerail/internal/cli"
+	"github.com/wagerail/wagerail/internal/db"
+	"github.com/wagerail/wagerail/internal/devtemporal"
+	"github.com/wagerail/wagerail/internal/pgcluster"
+	"github.com/wagerail/wagerail/schema"
+)
+
+type devConfig struct {
+	DataDir           string
+	PGPort            int
+	DatabaseURL       string
+	DatabaseOwnerURL  string
+	TemporalAddress   string
+	TemporalNamespace string
+	TemporalPort      int
+	TemporalUIPort    int
+	APIAddr           string
+	LogLevel          string
+}
+
+func devCommand() *cli.Command {
+	var cfg devConfig
+	c := cli.New("dev", "wagerail dev [flags]",
+		"Run everything in one process on embedded defaults: a private Postgres under the data dir, an\n"+
+			"embedded Temporal server with its Web UI, the ledger, gateway, bank sandbox, API and worker.")
+	c.String(&cfg.DataDir, "data-dir", "WAGERAIL_DATA_DIR", ".data", "where the private Postgres and Temporal keep their state")
+	c.Int(&cfg.PGPort, "pg-port", "WAGERAIL_PG_PORT", 54329, "port of the private Postgres cluster (127.0.0.1 only)")
+	c.String(&cfg.DatabaseURL, "database-url", "DATABASE_URL", "", "use this Postgres (runtime role) instead of the private cluster")
+	c.String(&cfg.DatabaseOwnerURL, "database-owner-url", "DATABASE_OWNER_URL", "", "owner role URL for migrations when --database-url is set")
+	c.String(&cfg.TemporalAddress, "temporal-address", "TEMPORAL_ADDRESS", "", "use this Temporal cluster instead of the embedded server")
+	c.String(&cfg.TemporalNamespace, "temporal-namespace", "TEMPORAL_NAMESPACE", "default", "Temporal namespace")
+	c.Int(&cfg.TemporalPort, "temporal-port", "WAGERAIL_TEMPORAL_PORT", 7233, "embedded Temporal frontend port")
+	c.Int(&cfg.TemporalUIPort, "temporal-ui-port", "WAGERAIL_TEMPORAL_UI_PORT", 8233, "embedded Temporal Web UI port")
+	c.String(&cfg.APIAddr, "api-addr", "API_ADDR", "127.0.0.1:8080", "API listen address")
+	addLogLevel(c, &cfg.LogLevel)
+	c.Run = func(ctx context.Context, _ []string) error {
+		log, err := newLogger(cfg.LogLevel, "dev")
+		if err != nil {
+			return err
+		}
+		return runDev(ctx, log, cfg)
+	}
+	return c
+}
+
+// devStack is what runDev started, stopped in reverse order.
+type devStack struct {
+	pg       *pgcluster.Cluster
+	temporal *devtemporal.Server
+	appDSN   string
+	ownerDSN string
+	tAddr    string
+}
+
+func progress(component, format string, args ...any) {
+	fmt.Fprintf(os.Stdout, "  %-10s %s\n", component, fmt.Sprintf(format, args...))
+}
+
+func runDev(ctx context.Context, log *slog.Logger, cfg devConfig) error {
+	started := time.Now()
+	fmt.Println("wagerail dev: starting")
+	st := &devStack{}
+	defer st.stop(log)
+
+	if err := st.startPostgres(ctx, cfg); err != nil {
+		return err
+	}
+	if err := st.startTemporal(ctx, cfg); err != nil {
+		return err
+	}
+
+	comps := devComponents(cfg, st)
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	errc := make(chan error, len(comps))
+	for _, comp := range comps {
+		t0 := time.Now()
+		readyc := make(chan struct{})
+		var once sync.Once
+		wg.Go(func() {
+			err := comp.run(cctx, log.With("component", comp.name), func() { once.Do(func() { close(readyc) }) })
+			if err != nil && cctx.Err() == nil {
+				errc <- fmt.Errorf("%s: %w", comp.name, err)
+			}
+		})
+		select {
+		case <-readyc:
+			progress(comp.name, "ready in %s", time.Since(t0).Round(time.Millisecond))
+		case err := <-errc:
+			cancel()
+			wg.Wait()
+			return err
+		case <-ctx.Done():
+			cancel()
+			wg.Wait()
+			return nil
+		}
+	}
+	fmt.Printf("\nwagerail dev: ready in %s\n\n", time.Since(started).Round(time.Millisecond))
+	printURLs(cfg, st)
+
+	var runErr error
+	select {
+	case <-ctx.Done():
+		fmt.Println("\nwagerail dev: stopping")
+	case runErr = <-errc:
+	}
+	cancel()
+	wg.Wait()
+	return runErr
+}
+
+// devComponent is one in-process service of the dev stack, started in order.
+type devComponent struct {
+	name string
+	url  string
+	run  func(ctx context.Context, log *slog.Logger, ready func()) error
+}
+
+func devComponents(cfg devConfig, st *devStack) []devComponent {
+	return []devComponent{
+		{name: "api", run: func(ctx context.Context, log *slog.Logger, ready func()) error {
+			return runAPI(ctx, log, apiConfig{
+				Addr: cfg.APIAddr, DatabaseURL: st.appDSN, TemporalAddress: st.tAddr,
+				TemporalNamespace: cfg.TemporalNamespace, LedgerAddr: "127.0.0.1:50052", GatewayAddr: "127.0.0.1:50051",
+			}, ready)
+		}},
+	}
+}
+
+func printURLs(cfg devConfig, st *devStack) {
+	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  what\twhere")
+	fmt.Fprintf(tw, "  API\thttp://%s/api\n", cfg.APIAddr)
+	fmt.Fprintf(tw, "  API readiness\thttp://%s/api/readyz\n", cfg.APIAddr)
+	fmt.Fprintf(tw, "  API metrics\thttp://%s/api/metrics\n", cfg.APIAddr)
+	fmt.Fprintf(tw, "  OpenAPI\thttp://%s/api/openapi.json\n", cfg.APIAddr)
+	if st.temporal != nil && st.temporal.UIURL() != "" {
+		fmt.Fprintf(tw, "  Temporal UI\t%s\n", st.temporal.UIURL())
+	}
+	fmt.Fprintf(tw, "  Temporal gRPC\t%s (namespace %s)\n", st.tAddr, cfg.TemporalNamespace)
+	fmt.Fprintf(tw, "  Postgres\t%s\n", db.Redact(st.appDSN))
+	tw.Flush()
+	fmt.Println("\nCtrl-C stops everything.")
+}
+
+func (st *devStack) startPostgres(ctx context.Context, cfg devConfig) error {
+	t0 := time.Now()
+	if cfg.DatabaseURL != "" {
+		st.appDSN, st.ownerDSN = cfg.DatabaseURL, cfg.DatabaseOwnerURL
+		if st.ownerDSN == "" {
+			progress("postgres", "using DATABASE_URL; no DATABASE_OWNER_URL, so migrations are not run")
+			return nil
+		}
+		if err := schema.Up(st.ownerDSN); err != nil {
+			return fmt.Errorf("migrations: %w", err)
+		}
+		progress("postgres", "using DATABASE_URL, migrated in %s", time.Since(t0).Round(time.Millisecond))
+		return nil
+	}
+	dataDir, err := filepath.Abs(cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	pgDir := filepath.Join(dataDir, "pg")
+	if err := os.MkdirAll(pgDir, 0o755); err != nil {
+		return fmt.Errorf("data dir %s: %w", pgDir, err)
+	}
+	if err := pgcluster.MakeReachable(pgDir); err != nil {
+		return fmt.Errorf("data dir %s: %w", pgDir, err)
+	}
+	creds, err := loadOrCreateCredentials(filepath.Join(dataDir, "credentials.json"))
+	if err != nil {
+		return err
+	}
+	c := &pgcluster.Cluster{Dir: filepath.Join(pgDir, "data"), Port: cfg.PGPort}
+	if err := c.Start(ctx); err != nil {
+		return err
+	}
+	st.pg = c
+	if err := db.Provision(ctx, c.SuperuserDSN("postgres"), "wagerail", creds.OwnerPassword, creds.AppPassword); err != nil {
+		return err
+	}
+	st.ownerDSN = db.DSN("127.0.0.1", cfg.PGPort, db.OwnerRole, creds.OwnerPassword, "wagerail")
+	st.appDSN = db.DSN("127.0.0.1", cfg.PGPort, db.AppRole, creds.AppPassword, "wagerail")
+	if err := schema.Up(st.ownerDSN); err != nil {
+		return fmt.Errorf("migrations: %w", err)
+	}
+	progress("postgres", "ready in %s (private cluster %s, port %d, migrated)", time.Since(t0).Round(time.Millisecond), c.Dir, cfg.PGPort)
+	return nil
+}
+
+func (st *devStack) startTemporal(ctx context.Context, cfg devConfig) error {
+	t0 := time.Now()
+	if cfg.TemporalAddress != "" {
+		st.tAddr = cfg.TemporalAddress
+		progress("temporal", "using TEMPORAL_ADDRESS %s", cfg.TemporalAddress)
+		return nil
+	}
+	dataDir, err := filepath.Abs(cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	s, err := devtemporal.Start(ctx, devtemporal.Config{
+		DatabaseFile: filepath.Join(dataDir, "temporal.db"),
+		FrontendPort: cfg.TemporalPort,
+		UIPort:       cfg.TemporalUIPort,
+		Namespace:    cfg.TemporalNamespace,
+	})
+	if err != nil {
+		return err
+	}
+	st.temporal = s
+	st.tAddr = s.HostPort()
+	progress("temporal", "ready in %s (frontend %s, UI %s)", time.Since(t0).Round(time.Millisecond), s.HostPort(), s.UIURL())
+	return nil
+}
+
+func (st *devStack) stop(log *slog.Logger) {
+	if st.temporal != nil {
+		if err := st.temporal.Stop(); err != nil {
+			log.Warn("temporal stop", "error", err)
+		}
+	}
+	if st.pg != nil {
+		if err := st.pg.Stop(); err != nil {
+			log.Warn("postgres stop", "error", err)
+		}
+	}
+}
+
+// devCredentials are the passwords of the private cluster's login roles, made on first run and
+// kept (0600) beside it so a second run reuses the same cluster.
+type devCredentials struct {
+	OwnerPassword string `json:"ownerPassword"`
+	AppPassword   string `json:"appPassword"`
+}
+
+func loadOrCreateCredentials(path string) (devCredentials, error) {
+	var c devCredentials
+	b, err := os.ReadFile(path)
+	if err == nil {
+		if err := json.Unmarshal(b, &c); err != nil || c.OwnerPassword == "" || c.AppPassword == "" {
+			return c, fmt.Errorf("%s is damaged: delete the data dir to start afresh", path)
+		}
+		return c, nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return c, err
+	}
+	c = devCredentials{OwnerPassword: randomToken(), AppPassword: randomToken()}
+	b, _ = json.Marshal(c)
+	return c, os.WriteFile(path, b, 0o600)
+}
+
+func randomToken() string {
+	b := make([]byte, 18)
+	if _, err := rand.Read(b); err != nil {
+		panic(err)
+	}
+	return hex.EncodeToString(b)
+}

@@ -1,0 +1,298 @@
+// Package devtemporal runs a real Temporal server (frontend, history, matching, worker) inside the
+// wagerail process, with SQLite persistence, plus the Temporal Web UI. It is what `wagerail dev` and
+// the test kit use so that no external cluster is needed; production points TEMPORAL_ADDRESS at a
+// real cluster instead and never starts this.
+package devtemporal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/operatorservice/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/server/common/authorization"
+	"go.temporal.io/server/common/cluster"
+	"go.temporal.io/server/common/config"
+	"go.temporal.io/server/common/dynamicconfig"
+	tlog "go.temporal.io/server/common/log"
+	sqliteplugin "go.temporal.io/server/common/persistence/sql/sqlplugin/sqlite"
+	"go.temporal.io/server/schema/sqlite"
+	"go.temporal.io/server/temporal"
+
+	uiserver "github.com/temporalio/ui-server/v2/server"
+	uiconfig "github.com/temporalio/ui-server/v2/server/config"
+	uioptions "github.com/temporalio/ui-server/v2/server/server_options"
+)
+
+// SearchAttributes are the custom search attributes every Wagerail namespace carries: workflows are
+// found in the UI by tenant and by the business key (payroll run id, EWA request id, …).
+var SearchAttributes = map[string]enumspb.IndexedValueType{
+	"TenantId":    enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+	"BusinessKey": enumspb.INDEXED_VALUE_TYPE_KEYWORD,
+}
+
+// Config says where the embedded server keeps its state and where it listens.
+type Config struct {
+	// DatabaseFile is the SQLite file; empty means in-memory (state dies with the process).
+	DatabaseFile string
+	// IP the frontend and UI bind to; default 127.0.0.1.
+	IP string
+	// FrontendPort of the gRPC frontend; 0 picks a free port.
+	FrontendPort int
+	// UIPort of the Web UI; 0 disables the UI.
+	UIPort int
+	// Namespace registered at start; default "default".
+	Namespace string
+	// Logger receives the server's own logs; nil discards them.
+	Logger tlog.Logger
+}
+
+// Server is a running embedded Temporal server.
+type Server struct {
+	cfg      Config
+	srv      temporal.Server
+	ui       *uiserver.Server
+	uiErr    chan error
+	hostPort string
+}
+
+// Start creates the SQLite schema on first use, registers the namespace and the search attributes,
+// and starts the server and (when UIPort is set) the Web UI. It returns once the frontend answers.
+func Start(ctx context.Context, cfg Config) (*Server, error) {
+	if cfg.IP == "" {
+		cfg.IP = "127.0.0.1"
+	}
+	if cfg.Namespace == "" {
+		cfg.Namespace = "default"
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = tlog.NewNoopLogger()
+	}
+	if cfg.FrontendPort == 0 {
+		p, err := freePort(cfg.IP)
+		if err != nil {
+			return nil, err
+		}
+		cfg.FrontendPort = p
+	} else if err := portFree(cfg.IP, cfg.FrontendPort); err != nil {
+		return nil, fmt.Errorf("temporal frontend: %w (set --temporal-port or TEMPORAL_ADDRESS)", err)
+	}
+	if cfg.UIPort != 0 {
+		if err := portFree(cfg.IP, cfg.UIPort); err != nil {
+			return nil, fmt.Errorf("temporal ui: %w (set --temporal-ui-port)", err)
+		}
+	}
+
+	sqlCfg := &config.SQL{PluginName: sqliteplugin.PluginName, ConnectAttributes: map[string]string{}}
+	if cfg.DatabaseFile == "" {
+		sqlCfg.ConnectAttributes["mode"] = "memory"
+		sqlCfg.ConnectAttributes["cache"] = "shared"
+		sqlCfg.DatabaseName = fmt.Sprintf("wagerail-%d-%d", os.Getpid(), time.Now().UnixNano())
+		if err := sqlite.SetupSchema(sqlCfg); err != nil {
+			return nil, fmt.Errorf("temporal sqlite schema: %w", err)
+		}
+	} else {
+		sqlCfg.ConnectAttributes["mode"] = "rwc"
+		// WAL keeps the UI's reads from blocking the history service's writes.
+		sqlCfg.ConnectAttributes["_journal_mode"] = "wal"
+		sqlCfg.ConnectAttributes["_synchronous"] = "2"
+		sqlCfg.DatabaseName = cfg.DatabaseFile
+		if err := os.MkdirAll(filepath.Dir(cfg.DatabaseFile), 0o755); err != nil {
+			return nil, fmt.Errorf("temporal state dir: %w", err)
+		}
+		if _, err := os.Stat(cfg.DatabaseFile); errors.Is(err, os.ErrNotExist) {
+			if err := sqlite.SetupSchema(sqlCfg); err != nil {
+				return nil, fmt.Errorf("temporal sqlite schema: %w", err)
+			}
+		}
+	}
+
+	nsCfg, err := sqlite.NewNamespaceConfig("active", cfg.Namespace, false, SearchAttributes)
+	if err != nil {
+		return nil, fmt.Errorf("temporal namespace config: %w", err)
+	}
+	if err := sqlite.CreateNamespaces(sqlCfg, nsCfg); err != nil {
+		return nil, fmt.Errorf("temporal namespace: %w", err)
+	}
+
+	serverCfg, err := serverConfig(cfg, sqlCfg)
+	if err != nil {
+		return nil, err
+	}
+	authorizer, err := authorization.GetAuthorizerFromConfig(&serverCfg.Global.Authorization)
+	if err != nil {
+		return nil, fmt.Errorf("temporal authorizer: %w", err)
+	}
+	claimMapper, err := authorization.GetClaimMapperFromConfig(&serverCfg.Global.Authorization, cfg.Logger)
+	if err != nil {
+		return nil, fmt.Errorf("temporal claim mapper: %w", err)
+	}
+	srv, err := temporal.NewServer(
+		temporal.WithConfig(serverCfg),
+		temporal.ForServices(temporal.DefaultServices),
+		temporal.WithLogger(cfg.Logger),
+		temporal.WithAuthorizer(authorizer),
+		temporal.WithClaimMapper(func(*config.Config) authorization.ClaimMapper { return claimMapper }),
+		temporal.WithDynamicConfigClient(dynamicconfig.StaticClient{
+			// Search attributes registered at start must be visible to the first workflow.
+			dynamicconfig.ForceSearchAttributesCacheRefreshOnRead.Key(): []dynamicconfig.ConstrainedValue{{Value: true}},
+		}),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("temporal server: %w", err)
+	}
+	if err := srv.Start(); err != nil {
+		return nil, fmt.Errorf("temporal server start: %w", err)
+	}
+	s := &Server{cfg: cfg, srv: srv, hostPort: net.JoinHostPort(cfg.IP, strconv.Itoa(cfg.FrontendPort))}
+	if err := s.waitReady(ctx); err != nil {
+		_ = srv.Stop()
+		return nil, err
+	}
+	if cfg.UIPort != 0 {
+		s.startUI()
+	}
+	return s, nil
+}
+
+// HostPort is the frontend address clients dial.
+func (s *Server) HostPort() string { return s.hostPort }
+
+// Namespace is the registered namespace.
+func (s *Server) Namespace() string { return s.cfg.Namespace }
+
+// UIURL is the Web UI address, or "" when the UI is off.
+func (s *Server) UIURL() string {
+	if s.cfg.UIPort == 0 {
+		return ""
+	}
+	return fmt.Sprintf("http://%s", net.JoinHostPort(s.cfg.IP, strconv.Itoa(s.cfg.UIPort)))
+}
+
+// Stop stops the UI and the server.
+func (s *Server) Stop() error {
+	if s.ui != nil {
+		s.ui.Stop()
+	}
+	return s.srv.Stop()
+}
+
+func (s *Server) startUI() {
+	ui := uiserver.NewServer(uioptions.WithConfigProvider(&uiconfig.Config{
+		Host:                s.cfg.IP,
+		Port:                s.cfg.UIPort,
+		TemporalGRPCAddress: s.hostPort,
+		EnableUI:            true,
+		DefaultNamespace:    s.cfg.Namespace,
+		DisableNewsFetch:    true, // no internet access is assumed
+		HideLogs:            true,
+		CORS:                uiconfig.CORS{CookieInsecure: true},
+	}))
+	s.ui = ui
+	go func() { _ = ui.Start() }()
+}
+
+// waitReady dials the frontend and checks that the namespace carries the search attributes.
+func (s *Server) waitReady(ctx context.Context) error {
+	deadline := time.Now().Add(30 * time.Second)
+	var lastErr error
+	for time.Now().Before(deadline) {
+		c, err := client.Dial(client.Options{HostPort: s.hostPort, Namespace: s.cfg.Namespace, Logger: quietLogger{}})
+		if err == nil {
+			_, err = c.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: s.cfg.Namespace})
+			c.Close()
+			if err == nil {
+				return nil
+			}
+		}
+		lastErr = err
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("temporal frontend %s not ready: %w", s.hostPort, lastErr)
+}
+
+func serverConfig(cfg Config, sqlCfg *config.SQL) (*config.Config, error) {
+	ports := make([]int, 0, 8)
+	for range 7 {
+		p, err := freePort(cfg.IP)
+		if err != nil {
+			return nil, err
+		}
+		ports = append(ports, p)
+	}
+	svc := func(grpcPort, membershipPort int) config.Service {
+		return config.Service{RPC: config.RPC{GRPCPort: grpcPort, MembershipPort: membershipPort, BindOnIP: cfg.IP}}
+	}
+	return &config.Config{
+		Global: config.Global{
+			Membership: config.Membership{MaxJoinDuration: 30 * time.Second, BroadcastAddress: cfg.IP},
+		},
+		Persistence: config.Persistence{
+			DefaultStore:     sqliteplugin.PluginName,
+			VisibilityStore:  sqliteplugin.PluginName,
+			NumHistoryShards: 1,
+			DataStores:       map[string]config.DataStore{sqliteplugin.PluginName: {SQL: sqlCfg}},
+		},
+		ClusterMetadata: &cluster.Config{
+			EnableGlobalNamespace:    false,
+			FailoverVersionIncrement: 10,
+			MasterClusterName:        "active",
+			CurrentClusterName:       "active",
+			ClusterInformation: map[string]cluster.ClusterInformation{
+				"active": {Enabled: true, InitialFailoverVersion: 1, RPCAddress: net.JoinHostPort(cfg.IP, strconv.Itoa(cfg.FrontendPort))},
+			},
+		},
+		DCRedirectionPolicy: config.DCRedirectionPolicy{Policy: "noop"},
+		Services: map[string]config.Service{
+			"frontend": svc(cfg.FrontendPort, ports[0]),
+			"history":  svc(ports[1], ports[2]),
+			"matching": svc(ports[3], ports[4]),
+			"worker":   svc(ports[5], ports[6]),
+		},
+		Archival: config.Archival{
+			History:    config.HistoryArchival{State: "disabled"},
+			Visibility: config.VisibilityArchival{State: "disabled"},
+		},
+		NamespaceDefaults: config.NamespaceDefaults{Archival: config.ArchivalNamespaceDefaults{
+			History:    config.HistoryArchivalNamespaceDefaults{State: "disabled"},
+			Visibility: config.VisibilityArchivalNamespaceDefaults{State: "disabled"},
+		}},
+		PublicClient: config.PublicClient{HostPort: net.JoinHostPort(cfg.IP, strconv.Itoa(cfg.FrontendPort))},
+	}, nil
+}
+
+func freePort(ip string) (int, error) {
+	l, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
+	if err != nil {
+		return 0, fmt.Errorf("find free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func portFree(ip string, port int) error {
+	l, err := net.Listen("tcp", net.JoinHostPort(ip, strconv.Itoa(port)))
+	if err != nil {
+		return fmt.Errorf("port %d on %s is in use", port, ip)
+	}
+	return l.Close()
+}
+
+// quietLogger keeps the SDK's readiness-probe dials out of the logs.
+type quietLogger struct{}
+
+func (quietLogger) Debug(string, ...any) {}
+func (quietLogger) Info(string, ...any)  {}
+func (quietLogger) Warn(string, ...any)  {}
+func (quietLogger) Error(string, ...any) {}

@@ -1,0 +1,318 @@
+// Package pgcluster creates and runs a private PostgreSQL cluster from the machine's PostgreSQL
+// binaries: the one `wagerail dev` keeps under .data/pg and the throwaway one the test kit starts.
+// It never touches a system cluster: the data directory, port and socket directory are ours alone,
+// and the server listens on loopback only.
+package pgcluster
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Superuser is the bootstrap superuser initdb creates. Only the cluster's own tooling (role and
+// database bootstrap, test templates) connects as it, over the private Unix socket.
+const Superuser = "postgres"
+
+// Cluster is a private PostgreSQL cluster.
+type Cluster struct {
+	Dir    string // data directory (PG_VERSION lives here)
+	Port   int
+	BinDir string
+	// LogFile receives the server's log; default Dir/../postgres.log.
+	LogFile string
+
+	cmd  *exec.Cmd
+	done chan error
+	cred *syscall.Credential
+}
+
+// FindBinDir locates initdb/postgres: $PG_BINDIR, then `pg_config --bindir`, then the newest
+// /usr/lib/postgresql/*/bin.
+func FindBinDir() (string, error) {
+	if d := os.Getenv("PG_BINDIR"); d != "" {
+		if hasPostgres(d) {
+			return d, nil
+		}
+		return "", fmt.Errorf("PG_BINDIR=%s has no initdb/postgres", d)
+	}
+	if out, err := exec.Command("pg_config", "--bindir").Output(); err == nil {
+		if d := strings.TrimSpace(string(out)); hasPostgres(d) {
+			return d, nil
+		}
+	}
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	sort.Slice(dirs, func(i, j int) bool { return pgMajor(dirs[i]) > pgMajor(dirs[j]) })
+	for _, d := range dirs {
+		if hasPostgres(d) {
+			return d, nil
+		}
+	}
+	return "", errors.New("no PostgreSQL server binaries found (install the postgresql package, or set PG_BINDIR or DATABASE_URL)")
+}
+
+func pgMajor(binDir string) int {
+	n, _ := strconv.Atoi(filepath.Base(filepath.Dir(binDir)))
+	return n
+}
+
+func hasPostgres(dir string) bool {
+	for _, b := range []string{"initdb", "postgres"} {
+		if st, err := os.Stat(filepath.Join(dir, b)); err != nil || st.IsDir() {
+			return false
+		}
+	}
+	return true
+}
+
+// SocketDir is where the server puts its Unix socket (kept inside the cluster's own directory so
+// two clusters never collide and no system directory is needed).
+func (c *Cluster) SocketDir() string { return filepath.Join(filepath.Dir(c.Dir), "run") }
+
+// SuperuserDSN connects as the bootstrap superuser over the private socket.
+func (c *Cluster) SuperuserDSN(db string) string {
+	return fmt.Sprintf("host=%s port=%d user=%s dbname=%s sslmode=disable", c.SocketDir(), c.Port, Superuser, db)
+}
+
+// Start creates the cluster on first use and starts the server as a child process. The child is
+// sent SIGINT (fast shutdown) if we die, so a crashed test run leaves no postgres behind.
+func (c *Cluster) Start(ctx context.Context) error {
+	if c.BinDir == "" {
+		d, err := FindBinDir()
+		if err != nil {
+			return err
+		}
+		c.BinDir = d
+	}
+	if c.LogFile == "" {
+		c.LogFile = filepath.Join(filepath.Dir(c.Dir), "postgres.log")
+	}
+	if err := portFree(c.Port); err != nil {
+		return err
+	}
+	cred, err := runAs()
+	if err != nil {
+		return err
+	}
+	c.cred = cred
+	for _, d := range []string{filepath.Dir(c.Dir), c.SocketDir()} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return fmt.Errorf("pgcluster: %w", err)
+		}
+		if err := c.chown(d); err != nil {
+			return err
+		}
+	}
+	if _, err := os.Stat(filepath.Join(c.Dir, "PG_VERSION")); errors.Is(err, os.ErrNotExist) {
+		if err := c.initdb(ctx); err != nil {
+			return err
+		}
+	}
+	// A stale pid file from a killed run would make postgres refuse to start; postgres itself
+	// checks whether the pid is alive, so only remove it when the process is gone.
+	c.removeStalePid()
+
+	logf, err := os.OpenFile(c.LogFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("pgcluster log: %w", err)
+	}
+	cmd := exec.Command(filepath.Join(c.BinDir, "postgres"),
+		"-D", c.Dir,
+		"-p", strconv.Itoa(c.Port),
+		"-k", c.SocketDir(),
+		"-c", "listen_addresses=127.0.0.1",
+		"-c", "max_connections=300",
+		"-c", "shared_buffers=128MB",
+		"-c", "fsync=on",
+		"-c", "synchronous_commit=on",
+	)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGINT, Credential: cred}
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return fmt.Errorf("pgcluster start postgres: %w", err)
+	}
+	c.cmd = cmd
+	c.done = make(chan error, 1)
+	go func() { c.done <- cmd.Wait(); logf.Close() }()
+	return c.waitReady(ctx)
+}
+
+// Stop asks the server for a fast shutdown and waits for it to exit.
+func (c *Cluster) Stop() error {
+	if c.cmd == nil {
+		return nil
+	}
+	_ = c.cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case <-c.done:
+	case <-time.After(8 * time.Second):
+		_ = c.cmd.Process.Signal(syscall.SIGQUIT)
+		<-c.done
+	}
+	c.cmd = nil
+	return nil
+}
+
+// Running reports whether the server process is alive.
+func (c *Cluster) Running() bool {
+	if c.cmd == nil {
+		return false
+	}
+	select {
+	case err := <-c.done:
+		c.done <- err
+		return false
+	default:
+		return true
+	}
+}
+
+func (c *Cluster) initdb(ctx context.Context) error {
+	cmd := exec.CommandContext(ctx, filepath.Join(c.BinDir, "initdb"),
+		"-D", c.Dir, "-U", Superuser, "-E", "UTF8", "--locale=C",
+		// The superuser is reachable only through the private socket; TCP logins need passwords.
+		"--auth-local=trust", "--auth-host=scram-sha-256", "--no-sync")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: c.cred}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("pgcluster initdb %s: %w: %s", c.Dir, err, lastLines(string(out), 5))
+	}
+	return nil
+}
+
+func (c *Cluster) waitReady(ctx context.Context) error {
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		conn, err := pgx.Connect(ctx, c.SuperuserDSN("postgres"))
+		if err == nil {
+			conn.Close(ctx)
+			return nil
+		}
+		select {
+		case werr := <-c.done:
+			c.done <- werr
+			return fmt.Errorf("pgcluster: postgres exited during start (%v); see %s: %s", werr, c.LogFile, tailFile(c.LogFile, 5))
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(25 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("pgcluster: postgres not ready after 60s: %w", err)
+		}
+	}
+}
+
+func (c *Cluster) removeStalePid() {
+	pidFile := filepath.Join(c.Dir, "postmaster.pid")
+	f, err := os.Open(pidFile)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	if !s.Scan() {
+		return
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(s.Text()))
+	if err != nil {
+		return
+	}
+	if syscall.Kill(pid, 0) == nil {
+		return // alive: let postgres report the conflict
+	}
+	_ = os.Remove(pidFile)
+}
+
+func (c *Cluster) chown(path string) error {
+	if c.cred == nil {
+		return nil
+	}
+	return filepath.Walk(path, func(p string, _ os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, int(c.cred.Uid), int(c.cred.Gid))
+	})
+}
+
+// runAs returns the credential of the postgres OS user when we are root (initdb and postgres
+// refuse to run as root), or nil to run as ourselves.
+func runAs() (*syscall.Credential, error) {
+	if os.Geteuid() != 0 {
+		return nil, nil
+	}
+	u, err := user.Lookup("postgres")
+	if err != nil {
+		return nil, errors.New("running as root and no 'postgres' OS user exists (install the postgresql package or run as a normal user)")
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, nil
+}
+
+// MakeReachable ensures every parent of dir can be traversed by the postgres OS user (a private
+// temp dir is 0700 and root-owned).
+func MakeReachable(dir string) error {
+	if os.Geteuid() != 0 {
+		return nil
+	}
+	for d := dir; d != "/" && d != "."; d = filepath.Dir(d) {
+		st, err := os.Stat(d)
+		if err != nil {
+			return err
+		}
+		if st.Mode().Perm()&0o001 == 0 {
+			if err := os.Chmod(d, st.Mode().Perm()|0o011); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func portFree(port int) error {
+	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	if err != nil {
+		return fmt.Errorf("postgres port %d on 127.0.0.1 is in use (choose another with --pg-port, or set DATABASE_URL)", port)
+	}
+	return l.Close()
+}
+
+// FreePort returns a loopback port nobody listens on right now.
+func FreePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, " | ")
+}
+
+func tailFile(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	return lastLines(string(b), n)
+}

@@ -1,0 +1,211 @@
+// Package testkit is what every integration test in Wagerail uses to get real dependencies:
+//
+//   - one ephemeral PostgreSQL cluster per test binary (the same pgcluster code `wagerail dev`
+//     uses), or the server named by DATABASE_URL (a superuser DSN) when set;
+//   - a template database migrated once, and a fresh database per test cloned from it with
+//     CREATE DATABASE … TEMPLATE, so tests own their data and may run in parallel;
+//   - one embedded Temporal server per test binary (in-memory SQLite).
+//
+// A package that uses it declares `func TestMain(m *testing.M) { testkit.Main(m) }` so the
+// cluster and the Temporal server stop when the tests end.
+package testkit
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/wagerail/wagerail/internal/db"
+	"github.com/wagerail/wagerail/internal/devtemporal"
+	"github.com/wagerail/wagerail/internal/pgcluster"
+	"github.com/wagerail/wagerail/schema"
+)
+
+// Server is the Postgres server the tests of this binary share.
+type Server struct {
+	Host          string
+	Port          int
+	SuperDSN      func(db string) string
+	OwnerPassword string
+	AppPassword   string
+	Template      string
+	Cluster       *pgcluster.Cluster // nil when DATABASE_URL is used
+}
+
+var (
+	srvOnce sync.Once
+	srv     *Server
+	srvErr  error
+	tmpDir  string
+
+	tempOnce sync.Once
+	temporal *devtemporal.Server
+	tempErr  error
+
+	dbSeq atomic.Int64
+)
+
+// Main runs the tests and then stops what the kit started.
+func Main(m *testing.M) {
+	code := m.Run()
+	if temporal != nil {
+		_ = temporal.Stop()
+	}
+	if srv != nil {
+		if srv.Cluster != nil {
+			_ = srv.Cluster.Stop()
+		} else {
+			dropDatabase(srv.SuperDSN("postgres"), srv.Template)
+		}
+	}
+	if tmpDir != "" {
+		_ = os.RemoveAll(tmpDir)
+	}
+	os.Exit(code)
+}
+
+// PG returns the shared server, starting it (and migrating the template) on first use.
+func PG(t testing.TB) *Server {
+	t.Helper()
+	srvOnce.Do(func() { srv, srvErr = startServer() })
+	if srvErr != nil {
+		t.Fatalf("testkit: postgres: %v", srvErr)
+	}
+	return srv
+}
+
+func startServer() (*Server, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	s := &Server{OwnerPassword: randomHex(12), AppPassword: randomHex(12)}
+	if dsn := os.Getenv("DATABASE_URL"); dsn != "" {
+		cfg, err := pgx.ParseConfig(dsn)
+		if err != nil {
+			return nil, fmt.Errorf("DATABASE_URL: %w", err)
+		}
+		s.Host, s.Port = cfg.Host, int(cfg.Port)
+		s.SuperDSN = func(name string) string {
+			u, _ := url.Parse(dsn)
+			u.Path = "/" + name
+			return u.String()
+		}
+	} else {
+		dir, err := os.MkdirTemp("", "wagerail-test-pg-")
+		if err != nil {
+			return nil, err
+		}
+		tmpDir = dir
+		if err := pgcluster.MakeReachable(dir); err != nil {
+			return nil, err
+		}
+		port, err := pgcluster.FreePort()
+		if err != nil {
+			return nil, err
+		}
+		c := &pgcluster.Cluster{Dir: filepath.Join(dir, "data"), Port: port}
+		if err := c.Start(ctx); err != nil {
+			return nil, err
+		}
+		s.Cluster = c
+		s.Host, s.Port = "127.0.0.1", port
+		s.SuperDSN = c.SuperuserDSN
+	}
+	s.Template = fmt.Sprintf("wagerail_tmpl_%d", os.Getpid())
+	if err := db.Provision(ctx, s.SuperDSN("postgres"), s.Template, s.OwnerPassword, s.AppPassword); err != nil {
+		return nil, err
+	}
+	if err := schema.Up(db.DSN(s.Host, s.Port, db.OwnerRole, s.OwnerPassword, s.Template)); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// DB is a fresh, migrated database owned by one test.
+type DB struct {
+	Name     string
+	OwnerDSN string // migration/owner role: DDL, test fixtures that must bypass nothing
+	AppDSN   string // runtime role: what services use; RLS applies
+	// App is a pool on AppDSN, closed when the test ends.
+	App *pgxpool.Pool
+}
+
+// NewDB clones the migrated template into a database for this test and drops it afterwards.
+func NewDB(t testing.TB) *DB {
+	t.Helper()
+	s := PG(t)
+	ctx := context.Background()
+	name := fmt.Sprintf("wagerail_t_%d_%d", os.Getpid(), dbSeq.Add(1))
+	conn, err := pgx.Connect(ctx, s.SuperDSN("postgres"))
+	if err != nil {
+		t.Fatalf("testkit: %v", err)
+	}
+	_, err = conn.Exec(ctx, fmt.Sprintf("CREATE DATABASE %s TEMPLATE %s OWNER %s", name, s.Template, db.OwnerRole))
+	conn.Close(ctx)
+	if err != nil {
+		t.Fatalf("testkit: create database: %v", err)
+	}
+	d := &DB{
+		Name:     name,
+		OwnerDSN: db.DSN(s.Host, s.Port, db.OwnerRole, s.OwnerPassword, name),
+		AppDSN:   db.DSN(s.Host, s.Port, db.AppRole, s.AppPassword, name),
+	}
+	pool, err := db.Open(ctx, d.AppDSN, 20)
+	if err != nil {
+		t.Fatalf("testkit: %v", err)
+	}
+	d.App = pool
+	t.Cleanup(func() {
+		pool.Close()
+		dropDatabase(s.SuperDSN("postgres"), name)
+	})
+	return d
+}
+
+func dropDatabase(superDSN, name string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, superDSN)
+	if err != nil {
+		return
+	}
+	defer conn.Close(ctx)
+	_, _ = conn.Exec(ctx, fmt.Sprintf("DROP DATABASE IF EXISTS %s WITH (FORCE)", name))
+}
+
+// Temporal returns the embedded Temporal server shared by this test binary (namespace "default",
+// search attributes TenantId and BusinessKey registered). Tests use unique workflow ids.
+func Temporal(t testing.TB) *devtemporal.Server {
+	t.Helper()
+	tempOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		temporal, tempErr = devtemporal.Start(ctx, devtemporal.Config{})
+	})
+	if tempErr != nil {
+		t.Fatalf("testkit: temporal: %v", tempErr)
+	}
+	return temporal
+}
+
+// Unique returns a short random string for ids in tests that share a server.
+func Unique(prefix string) string { return prefix + "-" + randomHex(6) }
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic(err)
+	}
+	return hex.EncodeToString(b)
+}
+

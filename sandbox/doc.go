@@ -1,0 +1,5 @@
+// Package sandbox is the simulated partner bank every test and `wagerail dev` talks to over HTTP:
+// accounts, holds, asynchronous settlement, refunds, bulk transfers, statements, signed callbacks
+// and fault injection. It keeps its own state in schema sandbox and must not import any other
+// Wagerail domain package: it is the outside world.
+package sandbox
