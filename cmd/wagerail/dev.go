@@ -31,6 +31,11 @@ type devConfig struct {
 	TemporalPort      int
 	TemporalUIPort    int
 	APIAddr           string
+	LedgerGRPCAddr    string
+	LedgerMetricsAddr string
+	GatewayGRPCAddr   string
+	GatewayMetrics    string
+	SandboxAddr       string
 	LogLevel          string
 }
 
@@ -48,6 +53,11 @@ func devCommand() *cli.Command {
 	c.Int(&cfg.TemporalPort, "temporal-port", "WAGERAIL_TEMPORAL_PORT", 7233, "embedded Temporal frontend port")
 	c.Int(&cfg.TemporalUIPort, "temporal-ui-port", "WAGERAIL_TEMPORAL_UI_PORT", 8233, "embedded Temporal Web UI port")
 	c.String(&cfg.APIAddr, "api-addr", "API_ADDR", "127.0.0.1:8080", "API listen address")
+	c.String(&cfg.LedgerGRPCAddr, "ledger-grpc-addr", "LEDGER_GRPC_ADDR", "127.0.0.1:50052", "ledger gRPC listen address")
+	c.String(&cfg.LedgerMetricsAddr, "ledger-metrics-addr", "LEDGER_METRICS_ADDR", "127.0.0.1:50054", "ledger metrics and /healthz listen address")
+	c.String(&cfg.GatewayGRPCAddr, "gateway-grpc-addr", "GATEWAY_GRPC_ADDR", "127.0.0.1:50051", "gateway gRPC listen address")
+	c.String(&cfg.GatewayMetrics, "gateway-metrics-addr", "GATEWAY_METRICS_ADDR", "127.0.0.1:50053", "gateway metrics listen address")
+	c.String(&cfg.SandboxAddr, "sandbox-addr", "SANDBOX_ADDR", "127.0.0.1:8090", "bank sandbox HTTP listen address")
 	addLogLevel(c, &cfg.LogLevel)
 	c.Run = func(ctx context.Context, _ []string) error {
 		log, err := newLogger(cfg.LogLevel, "dev")
@@ -139,7 +149,7 @@ func devComponents(cfg devConfig, st *devStack) []devComponent {
 		{name: "api", run: func(ctx context.Context, log *slog.Logger, ready func()) error {
 			return runAPI(ctx, log, apiConfig{
 				Addr: cfg.APIAddr, DatabaseURL: st.appDSN, TemporalAddress: st.tAddr,
-				TemporalNamespace: cfg.TemporalNamespace, LedgerAddr: "127.0.0.1:50052", GatewayAddr: "127.0.0.1:50051",
+				TemporalNamespace: cfg.TemporalNamespace, LedgerAddr: cfg.LedgerGRPCAddr, GatewayAddr: cfg.GatewayGRPCAddr,
 			}, ready)
 		}},
 	}

@@ -48,6 +48,8 @@ func (m minLevel) Enabled(ctx context.Context, l slog.Level) bool {
 	return l >= m.min && m.Handler.Enabled(ctx, l)
 }
 
-func (m minLevel) WithAttrs(a []slog.Attr) slog.Handler { return minLevel{m.Handler.WithAttrs(a), m.min} }
+func (m minLevel) WithAttrs(a []slog.Attr) slog.Handler {
+	return minLevel{m.Handler.WithAttrs(a), m.min}
+}
 
 func (m minLevel) WithGroup(n string) slog.Handler { return minLevel{m.Handler.WithGroup(n), m.min} }

@@ -18,6 +18,8 @@ func commands() []*cli.Command {
 	return []*cli.Command{
 		devCommand(),
 		apiCommand(),
+		gatewayCommand(),
+		sandboxCommand(),
 		migrateCommand(),
 		versionCommand(),
 	}
@@ -49,7 +51,7 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := cmd.Run(ctx, cmd.Flags.Args()); err != nil {
+	if err := cmd.Run(ctx, cmd.Args()); err != nil {
 		stop()
 		cli.Fatal(err)
 	}

@@ -25,7 +25,11 @@ type Command struct {
 
 	env   map[string]string
 	order []string
+	args  []string
 }
+
+// Args are the positional arguments left after Parse.
+func (c *Command) Args() []string { return c.args }
 
 // New makes a command with an empty flag set.
 func New(name, usage, summary string) *Command {
@@ -71,13 +75,29 @@ var ErrHelp = flag.ErrHelp
 // Parse parses args, then fills every flag not given on the command line from its environment
 // variable. A bad value names the flag or variable it came from.
 func (c *Command) Parse(args []string, out io.Writer) error {
-	if err := c.Flags.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			c.PrintHelp(out)
-			return ErrHelp
+	// Flags may follow positional arguments (`migrate down 1 --component ledger`): parse, take one
+	// positional, and parse again until nothing is left.
+	var positional []string
+	for {
+		if err := c.Flags.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				c.PrintHelp(out)
+				return ErrHelp
+			}
+			return fmt.Errorf("%s: %v (see wagerail %s --help)", c.Name, err, c.Name)
 		}
-		return fmt.Errorf("%s: %v (see wagerail %s --help)", c.Name, err, c.Name)
+		args = c.Flags.Args()
+		if len(args) == 0 {
+			break
+		}
+		if args[0] == "--" {
+			positional = append(positional, args[1:]...)
+			break
+		}
+		positional = append(positional, args[0])
+		args = args[1:]
 	}
+	c.args = positional
 	set := map[string]bool{}
 	c.Flags.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	for _, name := range c.order {

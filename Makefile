@@ -1,0 +1,61 @@
+# Wagerail. `make run` starts everything on embedded defaults; `make test` runs the whole suite.
+SHELL := /bin/bash
+export GOTOOLCHAIN := local
+
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -s -w -X github.com/wagerail/wagerail/internal/buildinfo.Version=$(VERSION)
+BIN := bin/wagerail
+GO_TEST_TIMEOUT ?= 25m
+FUZZTIME ?= 30s
+WORKFLOWCHECK := go.temporal.io/sdk/contrib/tools/workflowcheck@v0.6.0
+
+.PHONY: run test bench lint build generate migrate soak fuzz deps clean
+
+## run: build and start the whole stack on embedded defaults (private Postgres, embedded Temporal + UI)
+run: deps build
+	./$(BIN) dev
+
+## test: vet plus every test with the race detector, against real Postgres and embedded Temporal
+test: deps
+	go vet ./...
+	go test -race -count=1 -timeout $(GO_TEST_TIMEOUT) ./...
+
+## bench: print throughput and latency figures (nothing is asserted)
+bench: deps
+	WAGERAIL_BENCH=1 go test -run 'BenchmarkReport' -v -count=1 -timeout 60m ./... | grep -v '^=== RUN\|^--- SKIP\|^    --- SKIP\|no test files'
+
+## soak: the long property/concurrency runs
+soak: deps
+	WAGERAIL_SOAK=1 go test -race -count=1 -timeout 90m ./...
+
+## fuzz: run every fuzz target for FUZZTIME each
+fuzz: deps
+	@set -e; for pkg in $$(go list ./...); do \
+	  for f in $$(go test -list 'Fuzz.*' $$pkg | grep '^Fuzz' || true); do \
+	    echo "== $$pkg $$f"; go test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
+	  done; \
+	done
+
+## lint: formatting, vet and the Temporal workflow determinism check
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '\.pb\.go$$')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	go vet ./...
+	go run $(WORKFLOWCHECK) ./workflows/...
+
+## build: the one binary
+build:
+	go build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/wagerail
+
+## generate: regenerate protobuf/gRPC code (needs protoc; see schema/proto/*/v1/generate.go)
+generate:
+	go generate ./schema/...
+
+## migrate: apply migrations to DATABASE_OWNER_URL
+migrate: build
+	./$(BIN) migrate up
+
+deps:
+	@scripts/ensure-deps.sh
+
+clean:
+	rm -rf bin

@@ -1,0 +1,150 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/gin-gonic/gin"
+	"github.com/stretchr/testify/require"
+)
+
+func newTestServer(probes ...Probe) *Server {
+	return New(Deps{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Probes: probes})
+}
+
+func do(t *testing.T, h http.Handler, method, path string, hdr ...string) *httptest.ResponseRecorder {
+	t.Helper()
+	req := httptest.NewRequest(method, path, nil)
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	return rec
+}
+
+type errBody struct {
+	Error struct {
+		Code      string          `json:"code"`
+		Message   string          `json:"message"`
+		RequestID string          `json:"requestId"`
+		Details   json.RawMessage `json:"details"`
+	} `json:"error"`
+}
+
+var ginParam = regexp.MustCompile(`:(\w+)`)
+
+func TestOpenAPIMatchesRoutes(t *testing.T) {
+	s := newTestServer()
+	doc, err := OpenAPIDocument()
+	require.NoError(t, err)
+	paths, ok := doc["paths"].(map[string]any)
+	require.True(t, ok, "openapi.yaml has no paths")
+
+	var documented []string
+	for p, ops := range paths {
+		for m := range ops.(map[string]any) {
+			documented = append(documented, strings.ToUpper(m)+" "+p)
+		}
+	}
+	var registered []string
+	for _, r := range s.routes() {
+		registered = append(registered, r.Method+" "+ginParam.ReplaceAllString(r.Path, "{$1}"))
+	}
+	sort.Strings(documented)
+	sort.Strings(registered)
+	require.Equal(t, registered, documented, "route table and api/openapi.yaml disagree")
+
+	// The engine really serves what the table lists.
+	var served []string
+	for _, ri := range s.Engine.Routes() {
+		served = append(served, ri.Method+" "+ginParam.ReplaceAllString(ri.Path, "{$1}"))
+	}
+	sort.Strings(served)
+	require.Equal(t, registered, served)
+}
+
+func TestOpenAPIServedAsJSON(t *testing.T) {
+	rec := do(t, newTestServer().Engine, http.MethodGet, "/api/openapi.json")
+	require.Equal(t, http.StatusOK, rec.Code)
+	var doc map[string]any
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &doc))
+	require.Equal(t, "3.0.3", doc["openapi"])
+}
+
+func TestBannerAndHealthz(t *testing.T) {
+	s := newTestServer()
+	rec := do(t, s.Engine, http.MethodGet, "/api")
+	require.Equal(t, http.StatusOK, rec.Code)
+	require.Contains(t, rec.Body.String(), `"name":"wagerail"`)
+	rec = do(t, s.Engine, http.MethodGet, "/api/healthz")
+	require.Equal(t, http.StatusOK, rec.Code)
+}
+
+func TestUnknownRouteIsJSON404WithRequestID(t *testing.T) {
+	rec := do(t, newTestServer().Engine, http.MethodGet, "/api/no/such/route")
+	require.Equal(t, http.StatusNotFound, rec.Code)
+	var b errBody
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &b))
+	require.Equal(t, "NOT_FOUND", b.Error.Code)
+	require.NotEmpty(t, b.Error.RequestID)
+	require.Equal(t, b.Error.RequestID, rec.Header().Get("X-Request-Id"))
+}
+
+func TestRequestIDHonouredWhenWellFormed(t *testing.T) {
+	s := newTestServer()
+	rec := do(t, s.Engine, http.MethodGet, "/api/healthz", "X-Request-Id", "abc-123")
+	require.Equal(t, "abc-123", rec.Header().Get("X-Request-Id"))
+	rec = do(t, s.Engine, http.MethodGet, "/api/healthz", "X-Request-Id", "bad id\nwith newline")
+	require.NotContains(t, rec.Header().Get("X-Request-Id"), "bad")
+	require.Len(t, rec.Header().Get("X-Request-Id"), 24)
+}
+
+func TestPanicBecomes500Envelope(t *testing.T) {
+	s := newTestServer()
+	s.Engine.GET("/api/test-panic", func(*gin.Context) { panic("boom") })
+	rec := do(t, s.Engine, http.MethodGet, "/api/test-panic")
+	require.Equal(t, http.StatusInternalServerError, rec.Code)
+	var b errBody
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &b))
+	require.Equal(t, "INTERNAL", b.Error.Code)
+	require.NotContains(t, rec.Body.String(), "boom", "panic values never reach the client")
+}
+
+func TestReadyzNamesTheFailingDependency(t *testing.T) {
+	dbUp := true
+	s := newTestServer(
+		Probe{Name: "database", Check: func(context.Context) error {
+			if !dbUp {
+				return errors.New("connection refused")
+			}
+			return nil
+		}},
+		Probe{Name: "ledger", Check: func(context.Context) error { return nil }},
+	)
+	rec := do(t, s.Engine, http.MethodGet, "/api/readyz")
+	require.Equal(t, http.StatusOK, rec.Code)
+	require.Contains(t, rec.Body.String(), `"database":{"status":"up"`)
+
+	dbUp = false
+	rec = do(t, s.Engine, http.MethodGet, "/api/readyz")
+	require.Equal(t, http.StatusServiceUnavailable, rec.Code)
+	var b errBody
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &b))
+	require.Equal(t, "NOT_READY", b.Error.Code)
+	require.Contains(t, b.Error.Message, "database")
+	require.NotContains(t, b.Error.Message, "ledger")
+
+	m := do(t, s.Engine, http.MethodGet, "/api/metrics").Body.String()
+	require.Contains(t, m, `svc_dependency_up{dependency="database"} 0`)
+	require.Contains(t, m, `svc_dependency_up{dependency="ledger"} 1`)
+}
