@@ -208,4 +208,3 @@ func randomHex(n int) string {
 	}
 	return hex.EncodeToString(b)
 }
-
