@@ -18,6 +18,7 @@ func commands() []*cli.Command {
 	return []*cli.Command{
 		devCommand(),
 		apiCommand(),
+		ledgerCommand(),
 		gatewayCommand(),
 		sandboxCommand(),
 		migrateCommand(),

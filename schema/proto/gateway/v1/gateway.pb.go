@@ -1004,8 +1004,10 @@ type InitiateBulkDisbursementRequest struct {
 	TenantId       string                 `protobuf:"bytes,5,opt,name=tenant_id,json=tenantId,proto3" json:"tenant_id,omitempty"`
 	Domain         string                 `protobuf:"bytes,6,opt,name=domain,proto3" json:"domain,omitempty"`
 	Items          []*BulkItem            `protobuf:"bytes,7,rep,name=items,proto3" json:"items,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Where the partner should send each item's settlement callback; empty = the partner's default.
+	CallbackUrl   string `protobuf:"bytes,8,opt,name=callback_url,json=callbackUrl,proto3" json:"callback_url,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *InitiateBulkDisbursementRequest) Reset() {
@@ -1085,6 +1087,13 @@ func (x *InitiateBulkDisbursementRequest) GetItems() []*BulkItem {
 		return x.Items
 	}
 	return nil
+}
+
+func (x *InitiateBulkDisbursementRequest) GetCallbackUrl() string {
+	if x != nil {
+		return x.CallbackUrl
+	}
+	return ""
 }
 
 type InitiateBulkDisbursementResponse struct {
@@ -1808,7 +1817,7 @@ const file_gateway_proto_rawDesc = "" +
 	"\vtransfer_id\x18\x02 \x01(\tR\n" +
 	"transferId\x12;\n" +
 	"\x06status\x18\x03 \x01(\x0e2#.wagerail.gateway.v1.TransferStatusR\x06status\x12!\n" +
-	"\ffailure_code\x18\x04 \x01(\tR\vfailureCode\"\x8d\x02\n" +
+	"\ffailure_code\x18\x04 \x01(\tR\vfailureCode\"\xb0\x02\n" +
 	"\x1fInitiateBulkDisbursementRequest\x12\x18\n" +
 	"\apartner\x18\x01 \x01(\tR\apartner\x12'\n" +
 	"\x0fbatch_reference\x18\x02 \x01(\tR\x0ebatchReference\x12!\n" +
@@ -1816,7 +1825,8 @@ const file_gateway_proto_rawDesc = "" +
 	"\bcurrency\x18\x04 \x01(\tR\bcurrency\x12\x1b\n" +
 	"\ttenant_id\x18\x05 \x01(\tR\btenantId\x12\x16\n" +
 	"\x06domain\x18\x06 \x01(\tR\x06domain\x123\n" +
-	"\x05items\x18\a \x03(\v2\x1d.wagerail.gateway.v1.BulkItemR\x05items\"\x89\x03\n" +
+	"\x05items\x18\a \x03(\v2\x1d.wagerail.gateway.v1.BulkItemR\x05items\x12!\n" +
+	"\fcallback_url\x18\b \x01(\tR\vcallbackUrl\"\x89\x03\n" +
 	" InitiateBulkDisbursementResponse\x12B\n" +
 	"\aoutcome\x18\x01 \x01(\x0e2(.wagerail.gateway.v1.DisbursementOutcomeR\aoutcome\x12\x19\n" +
 	"\bbatch_id\x18\x02 \x01(\tR\abatchId\x12\x1d\n" +

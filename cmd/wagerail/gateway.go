@@ -1,0 +1,135 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"time"
+
+	"github.com/wagerail/wagerail/gateway"
+	"github.com/wagerail/wagerail/internal/cli"
+	"github.com/wagerail/wagerail/internal/db"
+	"github.com/wagerail/wagerail/internal/rpcserve"
+	gatewayv1 "github.com/wagerail/wagerail/schema/proto/gateway/v1"
+)
+
+type gatewayConfig struct {
+	DatabaseURL   string
+	GRPCAddr      string
+	MetricsAddr   string
+	SandboxURL    string
+	ProbeInterval time.Duration
+	// Per-call deadlines and breaker policy of every partner adapter.
+	LookupTimeout   time.Duration
+	TransferTimeout time.Duration
+	BreakerFailures int
+	BreakerOpenFor  time.Duration
+	LogLevel        string
+}
+
+func defaultGatewayConfig() gatewayConfig {
+	g := gateway.DefaultGuardConfig()
+	return gatewayConfig{
+		GRPCAddr: ":50051", MetricsAddr: ":50053", SandboxURL: "http://127.0.0.1:8090",
+		ProbeInterval: 15 * time.Second, LookupTimeout: g.LookupTimeout, TransferTimeout: g.TransferTimeout,
+		BreakerFailures: int(g.BreakerFailures), BreakerOpenFor: g.BreakerOpenFor, LogLevel: "info",
+	}
+}
+
+func gatewayCommand() *cli.Command {
+	var cfg gatewayConfig
+	d := defaultGatewayConfig()
+	c := cli.New("gateway", "wagerail gateway [flags]",
+		"Serve the integration gateway (gRPC): partner-bank adapters, account lookup, disbursement,\n"+
+			"transfer status, adapter health and statement ingestion. Metrics and /healthz on the metrics address.")
+	c.String(&cfg.DatabaseURL, "database-url", "DATABASE_URL", "", "Postgres URL of the runtime role wagerail_app (required)")
+	c.String(&cfg.GRPCAddr, "grpc-addr", "GATEWAY_GRPC_ADDR", d.GRPCAddr, "gRPC listen address")
+	c.String(&cfg.MetricsAddr, "metrics-addr", "GATEWAY_METRICS_ADDR", d.MetricsAddr, "metrics and /healthz listen address")
+	c.String(&cfg.SandboxURL, "sandbox-url", "SANDBOX_URL", d.SandboxURL, "base URL of the bank sandbox (partner \"sandbox\")")
+	c.Duration(&cfg.ProbeInterval, "probe-interval", "GATEWAY_PROBE_INTERVAL", d.ProbeInterval, "how often dependencies are probed for svc_dependency_up")
+	c.Duration(&cfg.LookupTimeout, "lookup-timeout", "GATEWAY_LOOKUP_TIMEOUT", d.LookupTimeout, "deadline of an account lookup, retries included")
+	c.Duration(&cfg.TransferTimeout, "transfer-timeout", "GATEWAY_TRANSFER_TIMEOUT", d.TransferTimeout, "deadline of a transfer submission; past it the outcome is UNKNOWN")
+	c.Int(&cfg.BreakerFailures, "breaker-failures", "GATEWAY_BREAKER_FAILURES", d.BreakerFailures, "consecutive partner faults that open the circuit breaker")
+	c.Duration(&cfg.BreakerOpenFor, "breaker-open-for", "GATEWAY_BREAKER_OPEN_FOR", d.BreakerOpenFor, "how long the breaker stays open before letting a probe call through")
+	addLogLevel(c, &cfg.LogLevel)
+	c.Run = func(ctx context.Context, _ []string) error {
+		log, err := newLogger(cfg.LogLevel, "gateway")
+		if err != nil {
+			return err
+		}
+		return runGateway(ctx, log, cfg, func() {})
+	}
+	return c
+}
+
+func (cfg gatewayConfig) validate() error {
+	if cfg.DatabaseURL == "" {
+		return errors.New("gateway: set --database-url or DATABASE_URL (the wagerail_app role)")
+	}
+	u, err := url.Parse(cfg.SandboxURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("gateway: --sandbox-url / SANDBOX_URL %q must be http(s)://host:port", cfg.SandboxURL)
+	}
+	if cfg.LookupTimeout <= 0 || cfg.TransferTimeout <= 0 || cfg.BreakerOpenFor <= 0 || cfg.ProbeInterval <= 0 {
+		return errors.New("gateway: timeouts, --breaker-open-for and --probe-interval must be positive")
+	}
+	if cfg.BreakerFailures < 1 {
+		return errors.New("gateway: --breaker-failures / GATEWAY_BREAKER_FAILURES must be at least 1")
+	}
+	return nil
+}
+
+// runGateway serves the gateway until ctx ends. The partner is probed, not required, at start: a
+// gateway that comes up before the bank reports svc_dependency_up 0 and answers UNAVAILABLE.
+func runGateway(ctx context.Context, log *slog.Logger, cfg gatewayConfig, ready func()) error {
+	if err := cfg.validate(); err != nil {
+		return err
+	}
+	gl, ml, err := rpcserve.Listen(cfg.GRPCAddr, cfg.MetricsAddr)
+	if err != nil {
+		return fmt.Errorf("gateway: %w (choose other --grpc-addr / --metrics-addr)", err)
+	}
+	pool, err := db.Open(ctx, cfg.DatabaseURL, 20)
+	if err != nil {
+		gl.Close()
+		ml.Close()
+		return fmt.Errorf("gateway: %w", err)
+	}
+	defer pool.Close()
+
+	srv := rpcserve.New("gateway", log)
+	metrics := gateway.NewMetrics(srv.Registry, gateway.SystemClock{})
+	store := gateway.NewStore(pool)
+	if err := metrics.LoadIngestState(ctx, store); err != nil {
+		gl.Close()
+		ml.Close()
+		return fmt.Errorf("gateway: %w", err)
+	}
+	sb, err := gateway.NewSandboxAdapter(cfg.SandboxURL, nil)
+	if err != nil {
+		gl.Close()
+		ml.Close()
+		return fmt.Errorf("gateway: %w", err)
+	}
+	gc := gateway.DefaultGuardConfig()
+	gc.LookupTimeout, gc.TransferTimeout = cfg.LookupTimeout, cfg.TransferTimeout
+	gc.BreakerFailures, gc.BreakerOpenFor = uint32(cfg.BreakerFailures), cfg.BreakerOpenFor
+	gc.Observe = metrics.Observer(gateway.SandboxPartner)
+	g := gateway.New(store, metrics, log, gateway.SystemClock{}, gateway.Guard(sb, gc))
+	gatewayv1.RegisterGatewayServiceServer(srv.GRPC, gateway.NewServer(g))
+
+	pctx, stopProbes := context.WithCancel(ctx)
+	defer stopProbes()
+	go g.RunProbes(pctx, cfg.ProbeInterval)
+
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, gl, ml) }()
+	log.Info("gateway partners", "partners", g.PartnerNames(), "sandbox", cfg.SandboxURL)
+	ready()
+	if err := <-served; err != nil {
+		return fmt.Errorf("gateway: %w", err)
+	}
+	return nil
+}

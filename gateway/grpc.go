@@ -1,0 +1,476 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	gatewayv1 "github.com/wagerail/wagerail/schema/proto/gateway/v1"
+)
+
+// ErrorDomain is the google.rpc.ErrorInfo domain of the gateway's errors.
+const ErrorDomain = "gateway.wagerail.dev"
+
+// Stable reasons carried in ErrorInfo (and at the start of the status message).
+const (
+	ReasonInvalidArgument   = "INVALID_ARGUMENT"
+	ReasonUnknownPartner    = "UNKNOWN_PARTNER"
+	ReasonReferenceConflict = "REFERENCE_CONFLICT"
+	ReasonTransferNotFound  = "TRANSFER_NOT_FOUND"
+	ReasonPartnerUnavail    = "PARTNER_UNAVAILABLE"
+	ReasonPartnerTimeout    = "PARTNER_TIMEOUT"
+	ReasonPartnerInvalid    = "PARTNER_REFUSED_REQUEST"
+	ReasonStatementBad      = "STATEMENT_MALFORMED"
+	ReasonStatementForeign  = "STATEMENT_FOREIGN_ACCOUNT"
+	ReasonStatementChanged  = "STATEMENT_LINE_CHANGED"
+)
+
+// Server is the gRPC edge: validate, call the Gateway, map the answer. Nothing reaches a
+// partner before validation passes.
+type Server struct {
+	gatewayv1.UnimplementedGatewayServiceServer
+	g *Gateway
+}
+
+// NewServer returns the gRPC service over g.
+func NewServer(g *Gateway) *Server { return &Server{g: g} }
+
+func rpcErr(c codes.Code, reason, format string, args ...any) error {
+	st := status.New(c, reason+": "+fmt.Sprintf(format, args...))
+	if d, err := st.WithDetails(&errdetails.ErrorInfo{Reason: reason, Domain: ErrorDomain}); err == nil {
+		st = d
+	}
+	return st.Err()
+}
+
+func invalidArg(format string, args ...any) error {
+	return rpcErr(codes.InvalidArgument, ReasonInvalidArgument, format, args...)
+}
+
+// partnerRPCError maps a failure of a call that has no "unknown outcome" result (reads).
+func partnerRPCError(err error) error {
+	if errors.Is(err, ErrUnknownPartner) {
+		return rpcErr(codes.NotFound, ReasonUnknownPartner, "%v", err)
+	}
+	if errors.Is(err, context.Canceled) {
+		return status.Error(codes.Canceled, "canceled")
+	}
+	pe := AsPartnerError(err)
+	switch {
+	case pe.Kind == KindNotFound:
+		return rpcErr(codes.NotFound, ReasonTransferNotFound, "%v", pe)
+	case pe.Kind == KindInvalid:
+		return rpcErr(codes.InvalidArgument, ReasonPartnerInvalid, "%v", pe)
+	case pe.Timeout:
+		return rpcErr(codes.DeadlineExceeded, ReasonPartnerTimeout, "%v", pe)
+	}
+	return rpcErr(codes.Unavailable, ReasonPartnerUnavail, "%v", pe)
+}
+
+func checkPartner(p string) error {
+	if p == "" {
+		return invalidArg("partner is required")
+	}
+	return nil
+}
+
+// checkID validates a reference or account id: non-empty, bounded, printable, no spaces.
+func checkID(field, v string) error {
+	if v == "" {
+		return invalidArg("%s is required", field)
+	}
+	if len(v) > 128 || !utf8.ValidString(v) {
+		return invalidArg("%s must be at most 128 bytes of UTF-8", field)
+	}
+	for _, r := range v {
+		if r <= ' ' || r == 0x7f {
+			return invalidArg("%s must not contain spaces or control characters", field)
+		}
+	}
+	return nil
+}
+
+func currencyOrDefault(c string) (string, error) {
+	if c == "" {
+		return "ETB", nil
+	}
+	if _, err := parseCurrency(c); err != nil {
+		return "", invalidArg("currency: %v", err)
+	}
+	return c, nil
+}
+
+// LookupAccount implements gatewayv1.GatewayServiceServer.
+func (s *Server) LookupAccount(ctx context.Context, req *gatewayv1.LookupAccountRequest) (*gatewayv1.LookupAccountResponse, error) {
+	if err := checkPartner(req.GetPartner()); err != nil {
+		return nil, err
+	}
+	if err := checkID("account_id", req.GetAccountId()); err != nil {
+		return nil, err
+	}
+	if len(req.GetExpectedHolderName()) > 256 {
+		return nil, invalidArg("expected_holder_name must be at most 256 bytes")
+	}
+	res, err := s.g.LookupAccount(ctx, req.GetPartner(), req.GetAccountId(), req.GetExpectedHolderName())
+	if err != nil {
+		return nil, partnerRPCError(err)
+	}
+	out := &gatewayv1.LookupAccountResponse{
+		Exists:        res.Exists,
+		PartnerHealth: healthPB(res.Health),
+		NameMatch:     gatewayv1.NameMatch_NAME_MATCH_NOT_CHECKED,
+	}
+	if res.Exists {
+		out.ResolvedHolderName = res.Account.HolderName
+		out.Currency = res.Account.Currency
+		out.AccountStatus = gatewayv1.AccountStatus_ACCOUNT_STATUS_ACTIVE
+		if res.Account.Closed {
+			out.AccountStatus = gatewayv1.AccountStatus_ACCOUNT_STATUS_CLOSED
+		}
+		switch res.NameMatch {
+		case NameMatches:
+			out.NameMatch = gatewayv1.NameMatch_NAME_MATCH_MATCH
+		case NameMismatch:
+			out.NameMatch = gatewayv1.NameMatch_NAME_MATCH_MISMATCH
+		}
+	}
+	return out, nil
+}
+
+func healthPB(h Health) gatewayv1.AdapterHealth {
+	if h == Degraded {
+		return gatewayv1.AdapterHealth_ADAPTER_HEALTH_DEGRADED
+	}
+	return gatewayv1.AdapterHealth_ADAPTER_HEALTH_HEALTHY
+}
+
+func transferStatusPB(s TransferStatus) gatewayv1.TransferStatus {
+	switch s {
+	case TransferPending:
+		return gatewayv1.TransferStatus_TRANSFER_STATUS_PENDING
+	case TransferSettled:
+		return gatewayv1.TransferStatus_TRANSFER_STATUS_SETTLED
+	case TransferFailed:
+		return gatewayv1.TransferStatus_TRANSFER_STATUS_FAILED
+	}
+	return gatewayv1.TransferStatus_TRANSFER_STATUS_UNSPECIFIED
+}
+
+func transferPB(t Transfer) *gatewayv1.Transfer {
+	out := &gatewayv1.Transfer{
+		Id: t.ID, Reference: t.Reference, FromAccount: t.FromAccount, ToAccount: t.ToAccount,
+		AmountSantim: t.AmountSantim, Currency: t.Currency, TenantId: t.TenantID, Domain: t.Domain,
+		Status: transferStatusPB(t.Status), FailureCode: t.FailureCode, BatchId: t.BatchID,
+	}
+	if !t.CreatedAt.IsZero() {
+		out.CreatedAt = timestamppb.New(t.CreatedAt)
+	}
+	if !t.SettledAt.IsZero() {
+		out.SettledAt = timestamppb.New(t.SettledAt)
+	}
+	return out
+}
+
+func checkDomainTenant(domain, tenant string) error {
+	if !Domains[domain] {
+		return invalidArg("domain %q must be one of EWA, LOAN, PAYROLL, EQUB, WALLET, BNPL, SAVINGS, OTHER", domain)
+	}
+	if err := checkID("tenant_id", tenant); err != nil {
+		return err
+	}
+	return nil
+}
+
+func checkCallbackURL(u string) error {
+	if u == "" {
+		return nil
+	}
+	if len(u) > 2048 || !(strings.HasPrefix(u, "http://") || strings.HasPrefix(u, "https://")) {
+		return invalidArg("callback_url must be an http(s) URL of at most 2048 bytes")
+	}
+	return nil
+}
+
+// InitiateDisbursement implements gatewayv1.GatewayServiceServer.
+func (s *Server) InitiateDisbursement(ctx context.Context, req *gatewayv1.InitiateDisbursementRequest) (*gatewayv1.InitiateDisbursementResponse, error) {
+	if err := checkPartner(req.GetPartner()); err != nil {
+		return nil, err
+	}
+	for _, f := range []struct{ name, v string }{{"reference", req.GetReference()}, {"from_account", req.GetFromAccount()}, {"to_account", req.GetToAccount()}} {
+		if err := checkID(f.name, f.v); err != nil {
+			return nil, err
+		}
+	}
+	if req.GetFromAccount() == req.GetToAccount() {
+		return nil, invalidArg("from_account and to_account must differ")
+	}
+	if req.GetAmountSantim() <= 0 {
+		return nil, invalidArg("amount_santim must be positive")
+	}
+	ccy, err := currencyOrDefault(req.GetCurrency())
+	if err != nil {
+		return nil, err
+	}
+	if err := checkDomainTenant(req.GetDomain(), req.GetTenantId()); err != nil {
+		return nil, err
+	}
+	if err := checkCallbackURL(req.GetCallbackUrl()); err != nil {
+		return nil, err
+	}
+	p, err := s.g.Partner(req.GetPartner())
+	if err != nil {
+		return nil, partnerRPCError(err)
+	}
+	t, replayed, err := p.InitiateTransfer(ctx, TransferRequest{
+		Reference: req.GetReference(), FromAccount: req.GetFromAccount(), ToAccount: req.GetToAccount(),
+		AmountSantim: req.GetAmountSantim(), Currency: ccy, TenantID: req.GetTenantId(),
+		Domain: req.GetDomain(), CallbackURL: req.GetCallbackUrl(),
+	})
+	if err == nil {
+		return &gatewayv1.InitiateDisbursementResponse{Outcome: gatewayv1.DisbursementOutcome_DISBURSEMENT_OUTCOME_ACCEPTED, Transfer: transferPB(t), Replayed: replayed}, nil
+	}
+	outcome, code, msg, rerr := writeOutcome(err)
+	if rerr != nil {
+		return nil, rerr
+	}
+	out := &gatewayv1.InitiateDisbursementResponse{Outcome: outcome}
+	if outcome == gatewayv1.DisbursementOutcome_DISBURSEMENT_OUTCOME_REJECTED {
+		out.RejectCode, out.RejectMessage = code, msg
+	} else {
+		out.UnknownReason = msg
+	}
+	return out, nil
+}
+
+// writeOutcome turns the failure of a money-moving call into its outcome. Only an answer in
+// which the bank refused (422) is REJECTED; only a call the bank certainly never received is an
+// UNAVAILABLE error; everything else may have moved money and is UNKNOWN.
+func writeOutcome(err error) (gatewayv1.DisbursementOutcome, string, string, error) {
+	if errors.Is(err, context.Canceled) {
+		// The caller left; the call may still have reached the bank, but nobody is listening.
+		return 0, "", "", status.Error(codes.Canceled, "canceled")
+	}
+	pe := AsPartnerError(err)
+	switch pe.Kind {
+	case KindRejected:
+		return gatewayv1.DisbursementOutcome_DISBURSEMENT_OUTCOME_REJECTED, pe.Code, pe.Message, nil
+	case KindConflict:
+		return 0, "", "", rpcErr(codes.AlreadyExists, ReasonReferenceConflict, "%v", pe)
+	case KindInvalid:
+		return 0, "", "", rpcErr(codes.InvalidArgument, ReasonPartnerInvalid, "%v", pe)
+	case KindUnavailable:
+		return 0, "", "", rpcErr(codes.Unavailable, ReasonPartnerUnavail, "%v (not sent; safe to retry with the same reference)", pe)
+	}
+	reason := "partner error: " + pe.Error()
+	if pe.Timeout {
+		reason = "timeout: " + pe.Error()
+	}
+	return gatewayv1.DisbursementOutcome_DISBURSEMENT_OUTCOME_UNKNOWN, "", reason, nil
+}
+
+// MaxBulkItems bounds one bulk disbursement.
+const MaxBulkItems = 20_000
+
+// InitiateBulkDisbursement implements gatewayv1.GatewayServiceServer.
+func (s *Server) InitiateBulkDisbursement(ctx context.Context, req *gatewayv1.InitiateBulkDisbursementRequest) (*gatewayv1.InitiateBulkDisbursementResponse, error) {
+	if err := checkPartner(req.GetPartner()); err != nil {
+		return nil, err
+	}
+	if err := checkID("batch_reference", req.GetBatchReference()); err != nil {
+		return nil, err
+	}
+	if err := checkID("from_account", req.GetFromAccount()); err != nil {
+		return nil, err
+	}
+	ccy, err := currencyOrDefault(req.GetCurrency())
+	if err != nil {
+		return nil, err
+	}
+	if err := checkDomainTenant(req.GetDomain(), req.GetTenantId()); err != nil {
+		return nil, err
+	}
+	if err := checkCallbackURL(req.GetCallbackUrl()); err != nil {
+		return nil, err
+	}
+	n := len(req.GetItems())
+	if n == 0 || n > MaxBulkItems {
+		return nil, invalidArg("items must hold 1 to %d transfers, not %d", MaxBulkItems, n)
+	}
+	items := make([]BatchItem, n)
+	seen := make(map[string]int, n)
+	var total int64
+	for i, it := range req.GetItems() {
+		if err := checkID(fmt.Sprintf("items[%d].reference", i), it.GetReference()); err != nil {
+			return nil, err
+		}
+		if j, dup := seen[it.GetReference()]; dup {
+			return nil, invalidArg("items[%d].reference repeats items[%d]", i, j)
+		}
+		seen[it.GetReference()] = i
+		if err := checkID(fmt.Sprintf("items[%d].to_account", i), it.GetToAccount()); err != nil {
+			return nil, err
+		}
+		if it.GetToAccount() == req.GetFromAccount() {
+			return nil, invalidArg("items[%d].to_account equals from_account", i)
+		}
+		a := it.GetAmountSantim()
+		if a <= 0 {
+			return nil, invalidArg("items[%d].amount_santim must be positive", i)
+		}
+		if total > (1<<63-1)-a {
+			return nil, invalidArg("total of items overflows int64 santim")
+		}
+		total += a
+		items[i] = BatchItem{Reference: it.GetReference(), ToAccount: it.GetToAccount(), AmountSantim: a}
+	}
+	p, err := s.g.Partner(req.GetPartner())
+	if err != nil {
+		return nil, partnerRPCError(err)
+	}
+	b, replayed, err := p.InitiateBatch(ctx, BatchRequest{
+		BatchReference: req.GetBatchReference(), FromAccount: req.GetFromAccount(), Currency: ccy,
+		TenantID: req.GetTenantId(), Domain: req.GetDomain(), CallbackURL: req.GetCallbackUrl(), Items: items,
+	})
+	if err != nil {
+		outcome, code, msg, rerr := writeOutcome(err)
+		if rerr != nil {
+			return nil, rerr
+		}
+		out := &gatewayv1.InitiateBulkDisbursementResponse{Outcome: outcome}
+		if outcome == gatewayv1.DisbursementOutcome_DISBURSEMENT_OUTCOME_REJECTED {
+			out.RejectCode, out.RejectMessage = code, msg
+		} else {
+			out.UnknownReason = msg
+		}
+		return out, nil
+	}
+	out := &gatewayv1.InitiateBulkDisbursementResponse{
+		Outcome: gatewayv1.DisbursementOutcome_DISBURSEMENT_OUTCOME_ACCEPTED, BatchId: b.ID,
+		ItemCount: b.ItemCount, TotalSantim: b.TotalSantim, Replayed: replayed,
+		Items: make([]*gatewayv1.BulkItemResult, len(b.Items)),
+	}
+	for i, it := range b.Items {
+		out.Items[i] = &gatewayv1.BulkItemResult{Reference: it.Reference, TransferId: it.TransferID, Status: transferStatusPB(it.Status), FailureCode: it.FailureCode}
+	}
+	return out, nil
+}
+
+// GetTransferStatus implements gatewayv1.GatewayServiceServer.
+func (s *Server) GetTransferStatus(ctx context.Context, req *gatewayv1.GetTransferStatusRequest) (*gatewayv1.GetTransferStatusResponse, error) {
+	if err := checkPartner(req.GetPartner()); err != nil {
+		return nil, err
+	}
+	if err := checkID("reference", req.GetReference()); err != nil {
+		return nil, err
+	}
+	p, err := s.g.Partner(req.GetPartner())
+	if err != nil {
+		return nil, partnerRPCError(err)
+	}
+	t, err := p.TransferByReference(ctx, req.GetReference())
+	if err != nil {
+		return nil, partnerRPCError(err)
+	}
+	return &gatewayv1.GetTransferStatusResponse{Transfer: transferPB(t)}, nil
+}
+
+// GetAdapterStatus implements gatewayv1.GatewayServiceServer.
+func (s *Server) GetAdapterStatus(ctx context.Context, req *gatewayv1.GetAdapterStatusRequest) (*gatewayv1.GetAdapterStatusResponse, error) {
+	if err := checkPartner(req.GetPartner()); err != nil {
+		return nil, err
+	}
+	p, err := s.g.Partner(req.GetPartner())
+	if err != nil {
+		return nil, partnerRPCError(err)
+	}
+	st := p.Status()
+	return &gatewayv1.GetAdapterStatusResponse{
+		Partner: st.Partner, Health: healthPB(st.Health), Reason: st.Reason,
+		WindowCalls: st.Stats.Calls, WindowErrors: st.Stats.Errors, ErrorRateBasisPoints: st.Stats.ErrorBasisPoints,
+		P95Latency: durationpb.New(st.Stats.P95), Window: durationpb.New(st.Window), BreakerState: st.BreakerState,
+	}, nil
+}
+
+// FetchStatement implements gatewayv1.GatewayServiceServer.
+func (s *Server) FetchStatement(ctx context.Context, req *gatewayv1.FetchStatementRequest) (*gatewayv1.FetchStatementResponse, error) {
+	if err := checkPartner(req.GetPartner()); err != nil {
+		return nil, err
+	}
+	if err := checkID("tenant_id", req.GetTenantId()); err != nil {
+		return nil, err
+	}
+	if err := checkID("account", req.GetAccount()); err != nil {
+		return nil, err
+	}
+	from, err := parseDate(req.GetFromDate())
+	if err != nil {
+		return nil, invalidArg("from_date: %v", err)
+	}
+	to, err := parseDate(req.GetToDate())
+	if err != nil {
+		return nil, invalidArg("to_date: %v", err)
+	}
+	if to.Before(from) {
+		return nil, invalidArg("to_date is before from_date")
+	}
+	if to.Sub(from) > MaxStatementPeriod {
+		return nil, invalidArg("period longer than %d days", int(MaxStatementPeriod/(24*time.Hour)))
+	}
+	format := FormatCSV
+	switch req.GetFormat() {
+	case gatewayv1.StatementFormat_STATEMENT_FORMAT_UNSPECIFIED, gatewayv1.StatementFormat_STATEMENT_FORMAT_CSV:
+	case gatewayv1.StatementFormat_STATEMENT_FORMAT_CAMT053:
+		format = FormatCamt053
+	default:
+		return nil, invalidArg("unknown format %v", req.GetFormat())
+	}
+	res, err := s.g.FetchStatement(ctx, FetchRequest{Partner: req.GetPartner(), TenantID: req.GetTenantId(), Account: req.GetAccount(), From: from, To: to, Format: format})
+	switch {
+	case err == nil:
+	case errors.Is(err, ErrStatement):
+		return nil, rpcErr(codes.DataLoss, ReasonStatementBad, "%v", err)
+	case errors.Is(err, ErrForeignStatementLine):
+		return nil, rpcErr(codes.PermissionDenied, ReasonStatementForeign, "%v", err)
+	case errors.Is(err, ErrStatementLineChanged):
+		return nil, rpcErr(codes.FailedPrecondition, ReasonStatementChanged, "%v", err)
+	default:
+		var pe *PartnerError
+		if errors.As(err, &pe) || errors.Is(err, ErrUnknownPartner) {
+			return nil, partnerRPCError(err)
+		}
+		return nil, status.Error(codes.Internal, "statement ingestion failed")
+	}
+	out := &gatewayv1.FetchStatementResponse{
+		Partner: req.GetPartner(), Account: req.GetAccount(), Format: req.GetFormat(),
+		Lines: make([]*gatewayv1.StatementLine, len(res.Lines)), Ingested: int64(res.New),
+		AlreadyPresent: int64(res.AlreadyPresent), Raw: res.Raw, Sha256: res.SHA256,
+	}
+	if out.Format == gatewayv1.StatementFormat_STATEMENT_FORMAT_UNSPECIFIED {
+		out.Format = gatewayv1.StatementFormat_STATEMENT_FORMAT_CSV
+	}
+	for i, l := range res.Lines {
+		out.Lines[i] = statementLinePB(l)
+	}
+	return out, nil
+}
+
+func statementLinePB(l StatementLine) *gatewayv1.StatementLine {
+	d := gatewayv1.Direction_DIRECTION_CREDIT
+	if l.Direction == Debit {
+		d = gatewayv1.Direction_DIRECTION_DEBIT
+	}
+	return &gatewayv1.StatementLine{
+		EntryRef: l.EntryRef, BookingDate: l.BookingDate.Format(time.DateOnly), ValueDate: l.ValueDate.Format(time.DateOnly),
+		Reference: l.Reference, Direction: d, AmountSantim: l.AmountSantim, Currency: l.Currency,
+		Counterparty: l.Counterparty, BalanceAfterSantim: l.BalanceAfterSantim,
+	}
+}

@@ -1,0 +1,233 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/sony/gobreaker/v2"
+)
+
+// GuardConfig is the call policy around one partner's adapter.
+type GuardConfig struct {
+	// Per-call deadlines (shortened further by the caller's own deadline).
+	LookupTimeout    time.Duration
+	TransferTimeout  time.Duration
+	BatchTimeout     time.Duration
+	StatusTimeout    time.Duration
+	StatementTimeout time.Duration
+	// Attempts is how many times a call that is safe to repeat is tried (reads; transfers only
+	// when the bank dedupes on our reference and the previous attempt did not time out).
+	Attempts int
+	// RetryBackoff is the pause before the second attempt; it doubles per attempt.
+	RetryBackoff time.Duration
+	// BreakerFailures consecutive partner faults open the circuit; after BreakerOpenFor it lets
+	// BreakerProbes calls through (half-open) and closes again if they succeed.
+	BreakerFailures uint32
+	BreakerOpenFor  time.Duration
+	BreakerProbes   uint32
+	Rule            HealthRule
+	Clock           Clock
+	// Observe, when set, is told about every call that reached the adapter (metrics).
+	Observe func(op string, latency time.Duration, err error)
+}
+
+// DefaultGuardConfig is what `wagerail gateway` runs with unless configured otherwise.
+func DefaultGuardConfig() GuardConfig {
+	return GuardConfig{
+		LookupTimeout:    5 * time.Second,
+		TransferTimeout:  15 * time.Second,
+		BatchTimeout:     60 * time.Second,
+		StatusTimeout:    5 * time.Second,
+		StatementTimeout: 60 * time.Second,
+		Attempts:         3,
+		RetryBackoff:     100 * time.Millisecond,
+		BreakerFailures:  5,
+		BreakerOpenFor:   30 * time.Second,
+		BreakerProbes:    1,
+		Rule:             DefaultHealthRule,
+		Clock:            SystemClock{},
+	}
+}
+
+// Partner is one partner bank as the gateway uses it: the adapter behind deadlines, safe
+// retries, a circuit breaker, and the observation window that decides HEALTHY or DEGRADED.
+// Partner itself implements Adapter, so callers cannot bypass the guard by accident.
+type Partner struct {
+	inner   Adapter
+	cfg     GuardConfig
+	breaker *gobreaker.TwoStepCircuitBreaker[struct{}]
+	window  *Window
+}
+
+// Guard wraps a with cfg's policy.
+func Guard(a Adapter, cfg GuardConfig) *Partner {
+	if cfg.Clock == nil {
+		cfg.Clock = SystemClock{}
+	}
+	if cfg.Attempts < 1 {
+		cfg.Attempts = 1
+	}
+	failures := cfg.BreakerFailures
+	if failures == 0 {
+		failures = 5
+	}
+	p := &Partner{inner: a, cfg: cfg, window: NewWindow(cfg.Rule)}
+	p.breaker = gobreaker.NewTwoStepCircuitBreaker[struct{}](gobreaker.Settings{
+		Name:        a.Partner(),
+		MaxRequests: cfg.BreakerProbes,
+		Timeout:     cfg.BreakerOpenFor,
+		ReadyToTrip: func(c gobreaker.Counts) bool { return c.ConsecutiveFailures >= failures },
+		// Business answers (not found, rejected, …) prove the bank works.
+		IsSuccessful: func(err error) bool { return !partnerFault(err) },
+		// A caller that gave up says nothing about the bank.
+		IsExcluded: func(err error) bool { return errors.Is(err, context.Canceled) },
+	})
+	return p
+}
+
+// Partner implements Adapter.
+func (p *Partner) Partner() string { return p.inner.Partner() }
+
+// Status is GetAdapterStatus's answer.
+type Status struct {
+	Partner      string
+	Health       Health
+	Reason       string
+	Stats        WindowStats
+	Window       time.Duration
+	BreakerState string
+}
+
+// Status evaluates the health rule now.
+func (p *Partner) Status() Status {
+	st := p.window.Stats(p.cfg.Clock.Now())
+	bs := p.breaker.State()
+	h, reason := p.cfg.Rule.Evaluate(st, bs == gobreaker.StateOpen)
+	return Status{Partner: p.Partner(), Health: h, Reason: reason, Stats: st, Window: p.cfg.Rule.Window, BreakerState: bs.String()}
+}
+
+// call runs one attempt through the breaker and records it.
+func call[T any](ctx context.Context, p *Partner, op string, fn func(context.Context) (T, error)) (T, error) {
+	var zero T
+	done, err := p.breaker.Allow()
+	if err != nil {
+		return zero, &PartnerError{Op: p.Partner() + "." + op, Kind: KindUnavailable, Message: "circuit breaker open", Err: err}
+	}
+	start := p.cfg.Clock.Now()
+	v, err := fn(ctx)
+	end := p.cfg.Clock.Now()
+	canceled := errors.Is(err, context.Canceled) || (err != nil && errors.Is(ctx.Err(), context.Canceled))
+	if canceled {
+		done(context.Canceled)
+	} else {
+		done(err)
+		p.window.Record(end, end.Sub(start), partnerFault(err))
+	}
+	if p.cfg.Observe != nil {
+		p.cfg.Observe(op, end.Sub(start), err)
+	}
+	return v, err
+}
+
+// retrying runs fn up to cfg.Attempts times within one deadline, repeating only while again
+// says the failure is worth another attempt.
+func retrying[T any](ctx context.Context, p *Partner, op string, timeout time.Duration, again func(error) bool, fn func(context.Context) (T, error)) (T, error) {
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	backoff := p.cfg.RetryBackoff
+	var (
+		v   T
+		err error
+	)
+	for attempt := 1; ; attempt++ {
+		v, err = call(ctx, p, op, fn)
+		if err == nil || attempt >= p.cfg.Attempts || !again(err) || ctx.Err() != nil {
+			return v, err
+		}
+		t := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return v, err
+		case <-t.C:
+		}
+		backoff *= 2
+	}
+}
+
+// readRetryable: reads can be repeated after any partner fault except an open breaker (the
+// breaker exists to stop exactly that) and a spent deadline.
+func readRetryable(err error) bool {
+	var pe *PartnerError
+	if !errors.As(err, &pe) {
+		return false
+	}
+	if pe.Kind == KindUnavailable && errors.Is(pe.Err, gobreaker.ErrOpenState) {
+		return false
+	}
+	return (pe.Kind == KindUnavailable || pe.Kind == KindUnknown) && !pe.Timeout
+}
+
+// LookupAccount implements Adapter.
+func (p *Partner) LookupAccount(ctx context.Context, account string) (Account, error) {
+	return retrying(ctx, p, "lookup_account", p.cfg.LookupTimeout, readRetryable, func(ctx context.Context) (Account, error) {
+		return p.inner.LookupAccount(ctx, account)
+	})
+}
+
+type transferResult struct {
+	t        Transfer
+	replayed bool
+}
+
+// InitiateTransfer implements Adapter. Repeating the POST is safe only because it carries the
+// same reference and body, which the bank dedupes; even so it is never repeated after a timeout,
+// because the deadline that made the outcome unknown is spent and the caller must resolve it
+// with a status lookup.
+func (p *Partner) InitiateTransfer(ctx context.Context, req TransferRequest) (Transfer, bool, error) {
+	r, err := retrying(ctx, p, "initiate_transfer", p.cfg.TransferTimeout, readRetryable, func(ctx context.Context) (transferResult, error) {
+		t, replayed, err := p.inner.InitiateTransfer(ctx, req)
+		return transferResult{t, replayed}, err
+	})
+	return r.t, r.replayed, err
+}
+
+type batchResult struct {
+	b        Batch
+	replayed bool
+}
+
+// InitiateBatch implements Adapter; like InitiateTransfer, deduped by the batch reference.
+func (p *Partner) InitiateBatch(ctx context.Context, req BatchRequest) (Batch, bool, error) {
+	r, err := retrying(ctx, p, "initiate_batch", p.cfg.BatchTimeout, readRetryable, func(ctx context.Context) (batchResult, error) {
+		b, replayed, err := p.inner.InitiateBatch(ctx, req)
+		return batchResult{b, replayed}, err
+	})
+	return r.b, r.replayed, err
+}
+
+// TransferByReference implements Adapter.
+func (p *Partner) TransferByReference(ctx context.Context, reference string) (Transfer, error) {
+	return retrying(ctx, p, "transfer_status", p.cfg.StatusTimeout, readRetryable, func(ctx context.Context) (Transfer, error) {
+		return p.inner.TransferByReference(ctx, reference)
+	})
+}
+
+// Statement implements Adapter.
+func (p *Partner) Statement(ctx context.Context, req StatementRequest) ([]byte, error) {
+	return retrying(ctx, p, "statement", p.cfg.StatementTimeout, readRetryable, func(ctx context.Context) ([]byte, error) {
+		return p.inner.Statement(ctx, req)
+	})
+}
+
+// Probe implements Adapter. Probes bypass the breaker and the window: they exist to report
+// reachability while the breaker is open, and are not traffic the degraded rule is about.
+func (p *Partner) Probe(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, p.cfg.StatusTimeout)
+	defer cancel()
+	return p.inner.Probe(ctx)
+}
