@@ -1,0 +1,368 @@
+package sandbox
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// Transfer statuses.
+const (
+	StatusPending = "PENDING"
+	StatusSettled = "SETTLED"
+	StatusFailed  = "FAILED"
+)
+
+// Account statuses.
+const (
+	AccountActive = "ACTIVE"
+	AccountClosed = "CLOSED"
+)
+
+// Error codes of the contract (the "code" of the error envelope and a transfer's failureCode).
+const (
+	CodeInvalidRequest    = "INVALID_REQUEST"
+	CodeAccountNotFound   = "ACCOUNT_NOT_FOUND"
+	CodeAccountClosed     = "ACCOUNT_CLOSED"
+	CodeAccountExists     = "ACCOUNT_EXISTS"
+	CodeInsufficientFunds = "INSUFFICIENT_FUNDS"
+	CodeCurrencyMismatch  = "CURRENCY_MISMATCH"
+	CodeReferenceConflict = "REFERENCE_CONFLICT"
+	CodeTransferNotFound  = "TRANSFER_NOT_FOUND"
+	CodeBatchNotFound     = "BATCH_NOT_FOUND"
+	CodeInjectedFailure   = "INJECTED_FAILURE"
+	CodeNotFound          = "NOT_FOUND"
+	CodeInternal          = "INTERNAL"
+)
+
+// Domains a transfer may be booked for; echoed in callbacks so Wagerail routes them.
+var domains = map[string]bool{
+	"EWA": true, "LOAN": true, "PAYROLL": true, "EQUB": true, "WALLET": true, "BNPL": true,
+	"SAVINGS": true, "OTHER": true,
+}
+
+// MaxAmountSantim bounds one transfer (10 billion birr) so sums of a batch of MaxBatchItems can
+// never overflow int64.
+const MaxAmountSantim = int64(1_000_000_000_000)
+
+// MaxBatchItems bounds a bulk transfer.
+const MaxBatchItems = 20_000
+
+// Error is a business outcome the HTTP edge maps to a status and the error envelope.
+type Error struct {
+	Status  int
+	Code    string
+	Message string
+}
+
+func (e *Error) Error() string { return strings.ToLower(e.Code) + ": " + e.Message }
+
+func errf(status int, code, format string, args ...any) *Error {
+	return &Error{Status: status, Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+func invalid(format string, args ...any) *Error {
+	return errf(400, CodeInvalidRequest, format, args...)
+}
+
+// AsError returns the *Error inside err, if any.
+func AsError(err error) (*Error, bool) {
+	var e *Error
+	ok := errors.As(err, &e)
+	return e, ok
+}
+
+// Account is an account as the bank shows it to a third party: no balance.
+type Account struct {
+	AccountNumber string `json:"accountNumber"`
+	HolderName    string `json:"holderName"`
+	Currency      string `json:"currency"`
+	Status        string `json:"status"`
+}
+
+// OperatorAccount is an account as the operator endpoints show it, balance included.
+type OperatorAccount struct {
+	Account
+	BalanceSantim int64     `json:"balanceSantim"`
+	CreatedAt     time.Time `json:"createdAt"`
+}
+
+// Transfer is the contract's Transfer object.
+type Transfer struct {
+	ID           string     `json:"id"`
+	Reference    string     `json:"reference"`
+	FromAccount  string     `json:"fromAccount"`
+	ToAccount    string     `json:"toAccount"`
+	AmountSantim int64      `json:"amountSantim"`
+	Currency     string     `json:"currency"`
+	TenantID     string     `json:"tenantId"`
+	Domain       string     `json:"domain"`
+	Status       string     `json:"status"`
+	FailureCode  string     `json:"failureCode,omitempty"`
+	BatchID      string     `json:"batchId,omitempty"`
+	CallbackURL  string     `json:"callbackUrl,omitempty"`
+	CreatedAt    time.Time  `json:"createdAt"`
+	SettledAt    *time.Time `json:"settledAt,omitempty"`
+	FailedAt     *time.Time `json:"failedAt,omitempty"`
+}
+
+// TransferRequest is the body of POST /api/v1/transfers.
+type TransferRequest struct {
+	Reference    string `json:"reference"`
+	FromAccount  string `json:"fromAccount"`
+	ToAccount    string `json:"toAccount"`
+	AmountSantim int64  `json:"amountSantim"`
+	Currency     string `json:"currency"`
+	TenantID     string `json:"tenantId"`
+	Domain       string `json:"domain"`
+	CallbackURL  string `json:"callbackUrl,omitempty"`
+}
+
+// BatchRequest is the body of POST /api/v1/transfer-batches.
+type BatchRequest struct {
+	BatchReference string             `json:"batchReference"`
+	FromAccount    string             `json:"fromAccount"`
+	Currency       string             `json:"currency"`
+	TenantID       string             `json:"tenantId"`
+	Domain         string             `json:"domain"`
+	CallbackURL    string             `json:"callbackUrl,omitempty"`
+	Items          []BatchItemRequest `json:"items"`
+}
+
+// BatchItemRequest is one credit of a batch.
+type BatchItemRequest struct {
+	Reference    string `json:"reference"`
+	ToAccount    string `json:"toAccount"`
+	AmountSantim int64  `json:"amountSantim"`
+}
+
+// Batch is the contract's batch object.
+type Batch struct {
+	ID             string      `json:"id"`
+	BatchReference string      `json:"batchReference"`
+	FromAccount    string      `json:"fromAccount"`
+	Currency       string      `json:"currency"`
+	TenantID       string      `json:"tenantId"`
+	Domain         string      `json:"domain"`
+	Status         string      `json:"status"`
+	ItemCount      int         `json:"itemCount"`
+	TotalSantim    int64       `json:"totalSantim"`
+	CreatedAt      time.Time   `json:"createdAt"`
+	Items          []BatchItem `json:"items"`
+}
+
+// BatchItem is one item of a batch with its transfer's current status.
+type BatchItem struct {
+	Reference    string `json:"reference"`
+	TransferID   string `json:"transferId"`
+	ToAccount    string `json:"toAccount"`
+	AmountSantim int64  `json:"amountSantim"`
+	Status       string `json:"status"`
+	FailureCode  string `json:"failureCode,omitempty"`
+}
+
+// BatchAccepted is the only status of a batch: items progress on their own.
+const BatchAccepted = "ACCEPTED"
+
+// CreateAccountRequest is the body of POST /api/v1/sandbox/accounts.
+type CreateAccountRequest struct {
+	AccountNumber string `json:"accountNumber"`
+	HolderName    string `json:"holderName"`
+	BalanceSantim int64  `json:"balanceSantim"`
+	Status        string `json:"status,omitempty"`
+	Currency      string `json:"currency,omitempty"`
+}
+
+// FundRequest is the body of POST /api/v1/sandbox/accounts/{account}/fund.
+type FundRequest struct {
+	AmountSantim int64  `json:"amountSantim"`
+	Reference    string `json:"reference,omitempty"`
+}
+
+var (
+	accountRe  = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+	currencyRe = regexp.MustCompile(`^[A-Z]{3}$`)
+)
+
+func validAccount(field, v string) *Error {
+	if v == "" {
+		return invalid("%s is required", field)
+	}
+	if !accountRe.MatchString(v) {
+		return invalid("%s must be 1-64 letters, digits, '-' or '_'", field)
+	}
+	return nil
+}
+
+func validReference(field, v string) *Error {
+	if v == "" {
+		return invalid("%s is required", field)
+	}
+	if len(v) > 140 {
+		return invalid("%s must be at most 140 bytes", field)
+	}
+	for _, r := range v {
+		if r < 0x20 || r == 0x7f {
+			return invalid("%s must not contain control characters", field)
+		}
+	}
+	return nil
+}
+
+func validAmount(field string, v int64) *Error {
+	if v <= 0 {
+		return invalid("%s must be a positive integer number of santim", field)
+	}
+	if v > MaxAmountSantim {
+		return invalid("%s must be at most %d", field, MaxAmountSantim)
+	}
+	return nil
+}
+
+func validCommon(currency, tenantID, domain, callbackURL string) *Error {
+	if currency == "" {
+		return invalid("currency is required")
+	}
+	if !currencyRe.MatchString(currency) {
+		return invalid("currency must be an ISO 4217 code such as ETB")
+	}
+	if tenantID == "" {
+		return invalid("tenantId is required")
+	}
+	if len(tenantID) > 128 {
+		return invalid("tenantId must be at most 128 bytes")
+	}
+	if !domains[domain] {
+		return invalid("domain must be one of EWA, LOAN, PAYROLL, EQUB, WALLET, BNPL, SAVINGS, OTHER")
+	}
+	if callbackURL != "" {
+		if len(callbackURL) > 2048 {
+			return invalid("callbackUrl is too long")
+		}
+		u, err := url.Parse(callbackURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return invalid("callbackUrl must be an absolute http or https URL")
+		}
+	}
+	return nil
+}
+
+// Validate checks the request's shape; account existence and funds are checked against the books.
+func (r *TransferRequest) Validate() *Error {
+	if e := validReference("reference", r.Reference); e != nil {
+		return e
+	}
+	if e := validAccount("fromAccount", r.FromAccount); e != nil {
+		return e
+	}
+	if e := validAccount("toAccount", r.ToAccount); e != nil {
+		return e
+	}
+	if r.FromAccount == r.ToAccount {
+		return invalid("fromAccount and toAccount must differ")
+	}
+	if e := validAmount("amountSantim", r.AmountSantim); e != nil {
+		return e
+	}
+	return validCommon(r.Currency, r.TenantID, r.Domain, r.CallbackURL)
+}
+
+// Validate checks the batch's shape. Item references must be unique within the batch.
+func (r *BatchRequest) Validate() *Error {
+	if e := validReference("batchReference", r.BatchReference); e != nil {
+		return e
+	}
+	if e := validAccount("fromAccount", r.FromAccount); e != nil {
+		return e
+	}
+	if e := validCommon(r.Currency, r.TenantID, r.Domain, r.CallbackURL); e != nil {
+		return e
+	}
+	if len(r.Items) == 0 {
+		return invalid("items must not be empty")
+	}
+	if len(r.Items) > MaxBatchItems {
+		return invalid("a batch holds at most %d items", MaxBatchItems)
+	}
+	seen := make(map[string]int, len(r.Items))
+	for i, it := range r.Items {
+		if e := validReference(fmt.Sprintf("items[%d].reference", i), it.Reference); e != nil {
+			return e
+		}
+		if j, dup := seen[it.Reference]; dup {
+			return invalid("items[%d].reference repeats items[%d].reference %q", i, j, it.Reference)
+		}
+		seen[it.Reference] = i
+		if e := validAccount(fmt.Sprintf("items[%d].toAccount", i), it.ToAccount); e != nil {
+			return e
+		}
+		if it.ToAccount == r.FromAccount {
+			return invalid("items[%d].toAccount must differ from fromAccount", i)
+		}
+		if e := validAmount(fmt.Sprintf("items[%d].amountSantim", i), it.AmountSantim); e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+// Validate checks an operator's new account.
+func (r *CreateAccountRequest) Validate() *Error {
+	if e := validAccount("accountNumber", r.AccountNumber); e != nil {
+		return e
+	}
+	if strings.TrimSpace(r.HolderName) == "" || len(r.HolderName) > 140 {
+		return invalid("holderName is required (at most 140 bytes)")
+	}
+	if r.BalanceSantim < 0 || r.BalanceSantim > math.MaxInt64/4 {
+		return invalid("balanceSantim must be a non-negative integer number of santim")
+	}
+	switch r.Status {
+	case "", AccountActive, AccountClosed:
+	default:
+		return invalid("status must be ACTIVE or CLOSED")
+	}
+	if r.Currency != "" && !currencyRe.MatchString(r.Currency) {
+		return invalid("currency must be an ISO 4217 code such as ETB")
+	}
+	return nil
+}
+
+// newID returns a random (version 4) UUID. The bank chooses its own ids; callers identify their
+// transfers by reference.
+func newID() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err) // crypto/rand never fails on supported platforms
+	}
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+// addSantim adds two non-negative amounts, refusing overflow.
+func addSantim(a, b int64) (int64, error) {
+	if b > 0 && a > math.MaxInt64-b {
+		return 0, errors.New("sandbox: balance overflow")
+	}
+	return a + b, nil
+}
+
+// formatMajor renders santim as birr with two decimals ("1234.56") from the integer, never via a
+// float, as camt.053 wants.
+func formatMajor(santim int64) string {
+	sign := ""
+	u := uint64(santim)
+	if santim < 0 {
+		sign = "-"
+		u = uint64(-(santim + 1)) + 1 // safe for MinInt64
+	}
+	return fmt.Sprintf("%s%d.%02d", sign, u/100, u%100)
+}

@@ -1,0 +1,35 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+)
+
+// DemoAccounts are the accounts `wagerail dev` opens so the demo flows (payroll, EWA, loans, equb)
+// have somewhere to move money. Balances are opening balances in santim.
+var DemoAccounts = []CreateAccountRequest{
+	{AccountNumber: "1000000000001", HolderName: "Abay Textiles PLC Payroll", BalanceSantim: 2_500_000_000_00},
+	{AccountNumber: "1000000000101", HolderName: "Almaz Tesfaye", BalanceSantim: 1_250_00},
+	{AccountNumber: "1000000000102", HolderName: "Dawit Bekele", BalanceSantim: 430_50},
+	{AccountNumber: "1000000000103", HolderName: "Hirut Alemu", BalanceSantim: 0},
+	{AccountNumber: "1000000000104", HolderName: "Yonas Girma", BalanceSantim: 9_800_00},
+	{AccountNumber: "1000000000201", HolderName: "Wagerail Lending Pool", BalanceSantim: 1_000_000_000_00},
+	{AccountNumber: "1000000000301", HolderName: "Wagerail Equb Escrow", BalanceSantim: 0},
+	{AccountNumber: "1000000000401", HolderName: "Wagerail EWA Float", BalanceSantim: 500_000_000_00},
+}
+
+// SeedDemo opens the demo accounts that do not exist yet (an existing account is left as it is,
+// so a restart never resets balances). It returns how many it opened.
+func (b *Bank) SeedDemo(ctx context.Context) (int, error) {
+	n := 0
+	for _, a := range DemoAccounts {
+		_, created, err := b.store.createAccount(ctx, a)
+		if err != nil {
+			return n, fmt.Errorf("sandbox.seed: %w", err)
+		}
+		if created {
+			n++
+		}
+	}
+	return n, nil
+}

@@ -1,0 +1,174 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// dueTransfer is a PENDING transfer whose settlement time has come.
+type dueTransfer struct {
+	id, reference, from, to, currency, tenantID, domain, callbackURL, forced string
+	amount                                                                   int64
+}
+
+// settleDue settles (credits the destination) or fails (refunds the source) up to limit due
+// transfers in one transaction, set-based: the due rows are claimed with FOR UPDATE SKIP LOCKED
+// so several settlers never take the same transfer, the accounts they touch are locked in one
+// ordered statement, and the transfer updates, balance updates, statement lines and callbacks
+// are each written with one statement. It returns how many transfers it finished.
+func (s *store) settleDue(ctx context.Context, limit int, faults faultSet) (int, error) {
+	n := 0
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		now, err := txNow(ctx, tx)
+		if err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, `SELECT id::text, reference, from_account, to_account, amount_santim, currency,
+			tenant_id, domain, coalesce(callback_url, ''), coalesce(forced_failure_code, '')
+			FROM sandbox.transfers WHERE status = 'PENDING' AND settle_after <= $1
+			ORDER BY settle_after, id LIMIT $2 FOR UPDATE SKIP LOCKED`, now, limit)
+		if err != nil {
+			return err
+		}
+		due, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (dueTransfer, error) {
+			var d dueTransfer
+			err := r.Scan(&d.id, &d.reference, &d.from, &d.to, &d.amount, &d.currency, &d.tenantID, &d.domain,
+				&d.callbackURL, &d.forced)
+			return d, err
+		})
+		if err != nil || len(due) == 0 {
+			return err
+		}
+		numbers := make([]string, 0, 2*len(due))
+		for _, d := range due {
+			numbers = append(numbers, d.from, d.to)
+		}
+		accts, err := lockAccounts(ctx, tx, numbers)
+		if err != nil {
+			return err
+		}
+		if now, err = bookingTime(ctx, tx); err != nil {
+			return err
+		}
+
+		ids := make([]string, len(due))
+		statuses := make([]string, len(due))
+		codes := make([]string, len(due))
+		lines := make([]line, 0, len(due))
+		events := make([]terminalEvent, 0, len(due))
+		touched := map[string]bool{}
+		for i, d := range due {
+			dst := accts[d.to]
+			code := d.forced
+			switch {
+			case code != "":
+			case dst == nil:
+				code = CodeAccountNotFound
+			case dst.status != AccountActive:
+				code = CodeAccountClosed
+			case dst.currency != d.currency:
+				code = CodeCurrencyMismatch
+			}
+			ids[i], codes[i] = d.id, code
+			if code == "" {
+				statuses[i] = StatusSettled
+				if dst.balance, err = addSantim(dst.balance, d.amount); err != nil {
+					return err
+				}
+				touched[dst.number] = true
+				lines = append(lines, line{account: d.to, transferID: d.id, kind: "CREDIT", reference: d.reference,
+					direction: "CRDT", amount: d.amount, currency: d.currency, counterparty: d.from, balanceAfter: dst.balance})
+			} else {
+				// The hold comes back to the source: the source row was locked above, and
+				// accounts are never deleted, so it is there.
+				statuses[i] = StatusFailed
+				src := accts[d.from]
+				if src.balance, err = addSantim(src.balance, d.amount); err != nil {
+					return err
+				}
+				touched[src.number] = true
+				lines = append(lines, line{account: d.from, transferID: d.id, kind: "REFUND", reference: d.reference,
+					direction: "CRDT", amount: d.amount, currency: d.currency, counterparty: d.to, balanceAfter: src.balance})
+			}
+			events = append(events, terminalEvent{transferID: d.id, reference: d.reference, from: d.from, to: d.to,
+				tenantID: d.tenantID, domain: d.domain, status: statuses[i], failureCode: code, callbackURL: d.callbackURL,
+				amount: d.amount})
+		}
+
+		if _, err := tx.Exec(ctx, `UPDATE sandbox.transfers t SET status = v.status, failure_code = NULLIF(v.code, ''),
+				settled_at = CASE WHEN v.status = 'SETTLED' THEN $4::timestamptz END,
+				failed_at = CASE WHEN v.status = 'FAILED' THEN $4::timestamptz END
+			FROM unnest($1::text[], $2::text[], $3::text[]) AS v(id, status, code)
+			WHERE t.id = v.id::uuid`, ids, statuses, codes, now); err != nil {
+			return err
+		}
+		nums := make([]string, 0, len(touched))
+		bals := make([]int64, 0, len(touched))
+		for num := range touched {
+			nums = append(nums, num)
+			bals = append(bals, accts[num].balance)
+		}
+		if _, err := tx.Exec(ctx, `UPDATE sandbox.accounts a SET balance_santim = v.bal
+			FROM unnest($1::text[], $2::bigint[]) AS v(num, bal) WHERE a.account_number = v.num`, nums, bals); err != nil {
+			return err
+		}
+		if err := bookLines(ctx, tx, now, lines); err != nil {
+			return err
+		}
+		if err := enqueueCallbacks(ctx, tx, now, events, faults); err != nil {
+			return err
+		}
+		n = len(due)
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("sandbox.settle: %w", err)
+	}
+	return n, nil
+}
+
+// settler runs settlement rounds until ctx ends.
+type settler struct {
+	store  *store
+	faults *faultStore
+	cfg    Config
+	log    *slog.Logger
+	nudge  chan struct{}
+	done   func() // wakes the deliverer after a round wrote callbacks
+}
+
+func (s *settler) run(ctx context.Context) {
+	for {
+		n, err := s.round(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			s.log.Error("sandbox settler: round failed", "err", err)
+		}
+		if n > 0 {
+			s.done()
+		}
+		if err == nil && n == s.cfg.SettleChunk {
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.nudge:
+		case <-time.After(s.cfg.PollInterval):
+		}
+	}
+}
+
+func (s *settler) round(ctx context.Context) (int, error) {
+	fs, err := s.faults.snapshot(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return s.store.settleDue(ctx, s.cfg.SettleChunk, fs)
+}
