@@ -68,7 +68,7 @@ type CallbackBody struct {
 // terminalEvent is a transfer that has just reached SETTLED or FAILED.
 type terminalEvent struct {
 	transferID, reference, from, to, tenantID, domain, status, failureCode, callbackURL string
-	amount                                                                             int64
+	amount                                                                              int64
 }
 
 // enqueueCallbacks writes the callbacks of terminal transfers into the outbox, in the transaction
