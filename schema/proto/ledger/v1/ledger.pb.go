@@ -66,6 +66,12 @@ const (
 	ErrorReason_ADJUSTMENT_SIGNATURE_MISSING ErrorReason = 50
 	ErrorReason_ADJUSTMENT_SIGNATURE_INVALID ErrorReason = 51
 	ErrorReason_ADJUSTMENT_SELF_APPROVED     ErrorReason = 52 // approver equals requester
+	// Infrastructure (Unavailable, DeadlineExceeded, Internal); the Go client also reports
+	// CIRCUIT_OPEN when its circuit breaker refuses a call without sending it.
+	ErrorReason_UNAVAILABLE       ErrorReason = 60
+	ErrorReason_DEADLINE_EXCEEDED ErrorReason = 61
+	ErrorReason_INTERNAL          ErrorReason = 62
+	ErrorReason_CIRCUIT_OPEN      ErrorReason = 63
 )
 
 // Enum value maps for ErrorReason.
@@ -95,6 +101,10 @@ var (
 		50: "ADJUSTMENT_SIGNATURE_MISSING",
 		51: "ADJUSTMENT_SIGNATURE_INVALID",
 		52: "ADJUSTMENT_SELF_APPROVED",
+		60: "UNAVAILABLE",
+		61: "DEADLINE_EXCEEDED",
+		62: "INTERNAL",
+		63: "CIRCUIT_OPEN",
 	}
 	ErrorReason_value = map[string]int32{
 		"ERROR_REASON_UNSPECIFIED":     0,
@@ -121,6 +131,10 @@ var (
 		"ADJUSTMENT_SIGNATURE_MISSING": 50,
 		"ADJUSTMENT_SIGNATURE_INVALID": 51,
 		"ADJUSTMENT_SELF_APPROVED":     52,
+		"UNAVAILABLE":                  60,
+		"DEADLINE_EXCEEDED":            61,
+		"INTERNAL":                     62,
+		"CIRCUIT_OPEN":                 63,
 	}
 )
 
@@ -3536,7 +3550,7 @@ const file_ledger_proto_rawDesc = "" +
 	"\x13checkpoints_checked\x18\x01 \x01(\x03R\x12checkpointsChecked\x12F\n" +
 	"\n" +
 	"mismatches\x18\x02 \x03(\v2&.wagerail.ledger.v1.CheckpointMismatchR\n" +
-	"mismatches*\xc3\x04\n" +
+	"mismatches*\x8b\x05\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10INVALID_ARGUMENT\x10\x01\x12\x12\n" +
@@ -3564,7 +3578,11 @@ const file_ledger_proto_rawDesc = "" +
 	"\x0eNOT_REVERSIBLE\x10,\x12 \n" +
 	"\x1cADJUSTMENT_SIGNATURE_MISSING\x102\x12 \n" +
 	"\x1cADJUSTMENT_SIGNATURE_INVALID\x103\x12\x1c\n" +
-	"\x18ADJUSTMENT_SELF_APPROVED\x104*\xab\x01\n" +
+	"\x18ADJUSTMENT_SELF_APPROVED\x104\x12\x0f\n" +
+	"\vUNAVAILABLE\x10<\x12\x15\n" +
+	"\x11DEADLINE_EXCEEDED\x10=\x12\f\n" +
+	"\bINTERNAL\x10>\x12\x10\n" +
+	"\fCIRCUIT_OPEN\x10?*\xab\x01\n" +
 	"\vAccountType\x12\x1c\n" +
 	"\x18ACCOUNT_TYPE_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12ACCOUNT_TYPE_ASSET\x10\x01\x12\x1a\n" +

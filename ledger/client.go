@@ -1,0 +1,208 @@
+package ledger
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/sony/gobreaker/v2"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
+)
+
+// ClientOptions tune a Client; zero values take the defaults.
+type ClientOptions struct {
+	// Timeout is the deadline of each call (default 5 s); a caller's earlier deadline wins.
+	Timeout time.Duration
+	// BatchTimeout is the deadline of PostTransactions and ReconcileWithBank (default 60 s).
+	BatchTimeout time.Duration
+	// BreakerFailures consecutive infrastructure failures open the breaker (default 5).
+	BreakerFailures uint32
+	// BreakerOpenFor is how long the breaker stays open before letting a probe through
+	// (default 10 s).
+	BreakerOpenFor time.Duration
+	// OnStateChange, when set, is told of breaker state changes (for logs or metrics).
+	OnStateChange func(from, to string)
+}
+
+// Client calls the ledger service with a deadline per call and a circuit breaker, and turns
+// failures into *Error values (errors.Is(err, ledger.ErrIdempotencyConflict), ...).
+//
+// Only infrastructure failures (Unavailable, DeadlineExceeded, Internal) count against the
+// breaker: a refused posting is the ledger working, not failing. While the breaker is open,
+// calls fail at once with ErrCircuitOpen and nothing is sent.
+type Client struct {
+	rpc     ledgerv1.LedgerServiceClient
+	conn    *grpc.ClientConn
+	opts    ClientOptions
+	breaker *gobreaker.CircuitBreaker[any]
+}
+
+// Dial connects to the ledger at addr (host:port, plaintext: the service runs inside the
+// private network; put TLS in front of it with a mesh or pass grpc options to NewClient).
+func Dial(addr string, opts ClientOptions, dialOpts ...grpc.DialOption) (*Client, error) {
+	dialOpts = append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}, dialOpts...)
+	conn, err := grpc.NewClient(addr, dialOpts...)
+	if err != nil {
+		return nil, errors.Join(errors.New("ledger.dial: "+addr), err)
+	}
+	c := NewClient(ledgerv1.NewLedgerServiceClient(conn), opts)
+	c.conn = conn
+	return c, nil
+}
+
+// NewClient wraps a generated client (one on an existing connection).
+func NewClient(rpc ledgerv1.LedgerServiceClient, opts ClientOptions) *Client {
+	if opts.Timeout <= 0 {
+		opts.Timeout = 5 * time.Second
+	}
+	if opts.BatchTimeout <= 0 {
+		opts.BatchTimeout = 60 * time.Second
+	}
+	if opts.BreakerFailures == 0 {
+		opts.BreakerFailures = 5
+	}
+	if opts.BreakerOpenFor <= 0 {
+		opts.BreakerOpenFor = 10 * time.Second
+	}
+	st := gobreaker.Settings{
+		Name:        "ledger",
+		MaxRequests: 1,
+		Timeout:     opts.BreakerOpenFor,
+		ReadyToTrip: func(c gobreaker.Counts) bool { return c.ConsecutiveFailures >= opts.BreakerFailures },
+		IsSuccessful: func(err error) bool {
+			return err == nil || !infraFailure(err)
+		},
+		// A caller giving up says nothing about the ledger's health.
+		IsExcluded: func(err error) bool { return errors.Is(err, context.Canceled) },
+	}
+	if opts.OnStateChange != nil {
+		st.OnStateChange = func(_ string, from, to gobreaker.State) { opts.OnStateChange(from.String(), to.String()) }
+	}
+	return &Client{rpc: rpc, opts: opts, breaker: gobreaker.NewCircuitBreaker[any](st)}
+}
+
+// Close closes the connection Dial opened.
+func (c *Client) Close() error {
+	if c.conn == nil {
+		return nil
+	}
+	return c.conn.Close()
+}
+
+// BreakerState is "closed", "half-open" or "open".
+func (c *Client) BreakerState() string { return c.breaker.State().String() }
+
+func infraFailure(err error) bool {
+	var le *Error
+	if !errors.As(err, &le) {
+		return true
+	}
+	switch le.Reason {
+	case ReasonUnavailable, ReasonDeadlineExceeded, ReasonInternal:
+		return true
+	}
+	return false
+}
+
+// call runs one RPC under the breaker and the deadline, mapping its error back to *Error.
+func call[Req, Resp any](ctx context.Context, c *Client, timeout time.Duration, fn func(context.Context, Req, ...grpc.CallOption) (Resp, error), req Req) (Resp, error) {
+	var zero Resp
+	out, err := c.breaker.Execute(func() (any, error) {
+		cctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		resp, err := fn(cctx, req)
+		if err != nil {
+			return nil, FromStatus(err)
+		}
+		return resp, nil
+	})
+	if errors.Is(err, gobreaker.ErrOpenState) || errors.Is(err, gobreaker.ErrTooManyRequests) {
+		return zero, &Error{Reason: ReasonCircuitOpen, Message: "ledger circuit breaker is open: " + err.Error()}
+	}
+	if err != nil {
+		return zero, err
+	}
+	return out.(Resp), nil
+}
+
+// EnsureAccount: see LedgerService.EnsureAccount.
+func (c *Client) EnsureAccount(ctx context.Context, r *ledgerv1.EnsureAccountRequest) (*ledgerv1.EnsureAccountResponse, error) {
+	return call(ctx, c, c.opts.Timeout, c.rpc.EnsureAccount, r)
+}
+
+// GetAccount: see LedgerService.GetAccount.
+func (c *Client) GetAccount(ctx context.Context, r *ledgerv1.GetAccountRequest) (*ledgerv1.GetAccountResponse, error) {
+	return call(ctx, c, c.opts.Timeout, c.rpc.GetAccount, r)
+}
+
+// ListAccounts: see LedgerService.ListAccounts.
+func (c *Client) ListAccounts(ctx context.Context, r *ledgerv1.ListAccountsRequest) (*ledgerv1.ListAccountsResponse, error) {
+	return call(ctx, c, c.opts.Timeout, c.rpc.ListAccounts, r)
+}
+
+// PostTransaction: see LedgerService.PostTransaction.
+func (c *Client) PostTransaction(ctx context.Context, r *ledgerv1.PostTransactionRequest) (*ledgerv1.PostTransactionResponse, error) {
+	return call(ctx, c, c.opts.Timeout, c.rpc.PostTransaction, r)
+}
+
+// PostTransactions: see LedgerService.PostTransactions. Per-item errors are in the results;
+// ItemError turns one into an *Error.
+func (c *Client) PostTransactions(ctx context.Context, r *ledgerv1.PostTransactionsRequest) (*ledgerv1.PostTransactionsResponse, error) {
+	return call(ctx, c, c.opts.BatchTimeout, c.rpc.PostTransactions, r)
+}
+
+// ItemError is the error of one PostTransactions result, or nil when it succeeded.
+func ItemError(r *ledgerv1.PostTransactionResult) error {
+	if r.GetErrorReason() == "" {
+		return nil
+	}
+	return &Error{Reason: Reason(r.GetErrorReason()), Message: r.GetErrorMessage()}
+}
+
+// CommitPending: see LedgerService.CommitPending.
+func (c *Client) CommitPending(ctx context.Context, r *ledgerv1.CommitPendingRequest) (*ledgerv1.CommitPendingResponse, error) {
+	return call(ctx, c, c.opts.Timeout, c.rpc.CommitPending, r)
+}
+
+// VoidPending: see LedgerService.VoidPending.
+func (c *Client) VoidPending(ctx context.Context, r *ledgerv1.VoidPendingRequest) (*ledgerv1.VoidPendingResponse, error) {
+	return call(ctx, c, c.opts.Timeout, c.rpc.VoidPending, r)
+}
+
+// Reverse: see LedgerService.Reverse.
+func (c *Client) Reverse(ctx context.Context, r *ledgerv1.ReverseRequest) (*ledgerv1.ReverseResponse, error) {
+	return call(ctx, c, c.opts.Timeout, c.rpc.Reverse, r)
+}
+
+// PostAdjustment: see LedgerService.PostAdjustment (sign with SignAdjustmentRequest).
+func (c *Client) PostAdjustment(ctx context.Context, r *ledgerv1.PostAdjustmentRequest) (*ledgerv1.PostAdjustmentResponse, error) {
+	return call(ctx, c, c.opts.Timeout, c.rpc.PostAdjustment, r)
+}
+
+// GetBalance: see LedgerService.GetBalance.
+func (c *Client) GetBalance(ctx context.Context, r *ledgerv1.GetBalanceRequest) (*ledgerv1.GetBalanceResponse, error) {
+	return call(ctx, c, c.opts.Timeout, c.rpc.GetBalance, r)
+}
+
+// ListEntries: see LedgerService.ListEntries.
+func (c *Client) ListEntries(ctx context.Context, r *ledgerv1.ListEntriesRequest) (*ledgerv1.ListEntriesResponse, error) {
+	return call(ctx, c, c.opts.Timeout, c.rpc.ListEntries, r)
+}
+
+// GetTransaction: see LedgerService.GetTransaction.
+func (c *Client) GetTransaction(ctx context.Context, r *ledgerv1.GetTransactionRequest) (*ledgerv1.GetTransactionResponse, error) {
+	return call(ctx, c, c.opts.Timeout, c.rpc.GetTransaction, r)
+}
+
+// ReconcileWithBank: see LedgerService.ReconcileWithBank.
+func (c *Client) ReconcileWithBank(ctx context.Context, r *ledgerv1.ReconcileWithBankRequest) (*ledgerv1.ReconcileWithBankResponse, error) {
+	return call(ctx, c, c.opts.BatchTimeout, c.rpc.ReconcileWithBank, r)
+}
+
+// VerifyCheckpoints: see LedgerService.VerifyCheckpoints.
+func (c *Client) VerifyCheckpoints(ctx context.Context, r *ledgerv1.VerifyCheckpointsRequest) (*ledgerv1.VerifyCheckpointsResponse, error) {
+	return call(ctx, c, c.opts.BatchTimeout, c.rpc.VerifyCheckpoints, r)
+}

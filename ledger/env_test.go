@@ -1,0 +1,138 @@
+package ledger
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/wagerail/wagerail/internal/db"
+	"github.com/wagerail/wagerail/internal/rpcserve"
+	"github.com/wagerail/wagerail/internal/testkit"
+	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
+)
+
+func TestMain(m *testing.M) { testkit.Main(m) }
+
+var testAdjustmentKey = []byte("test-adjustment-key-0123456789abcdef")
+
+// env is a ledger served over real gRPC on loopback, on a fresh migrated database.
+type env struct {
+	db          *testkit.DB
+	store       *Store
+	metrics     *Metrics
+	srv         *rpcserve.Server
+	rpc         ledgerv1.LedgerServiceClient
+	client      *Client
+	metricsAddr string
+}
+
+func newEnv(t testing.TB) *env {
+	t.Helper()
+	d := testkit.NewDB(t)
+	return serveOn(t, d, NewStore(d.App))
+}
+
+// serveOn serves store the way runLedger does: rpcserve with the ledger's interceptor and metrics.
+func serveOn(t testing.TB, d *testkit.DB, store *Store) *env {
+	t.Helper()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	m := NewMetrics()
+	srv := rpcserve.New("ledger", log, m.UnaryInterceptor(log))
+	require.NoError(t, m.Register(srv.Registry))
+	ledgerv1.RegisterLedgerServiceServer(srv.GRPC, NewServer(store, testAdjustmentKey, m))
+	gl, ml, err := rpcserve.Listen("127.0.0.1:0", "127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, gl, ml) }()
+	conn, err := grpc.NewClient(gl.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		conn.Close()
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Error("ledger server did not stop")
+		}
+	})
+	rpc := ledgerv1.NewLedgerServiceClient(conn)
+	return &env{
+		db: d, store: store, metrics: m, srv: srv, rpc: rpc,
+		client:      NewClient(rpc, ClientOptions{Timeout: 30 * time.Second}),
+		metricsAddr: ml.Addr().String(),
+	}
+}
+
+func ctxT(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// ensure creates accounts (by name) for a tenant and returns their ids by name.
+func (e *env) ensure(t testing.TB, tenant string, names ...string) map[string]string {
+	t.Helper()
+	ids := map[string]string{}
+	for _, n := range names {
+		r, err := e.client.EnsureAccount(ctxT(t), &ledgerv1.EnsureAccountRequest{TenantId: tenant, Name: n})
+		require.NoError(t, err, n)
+		ids[n] = r.GetAccount().GetId()
+	}
+	return ids
+}
+
+func leg(name string, d ledgerv1.Direction, amount int64) *ledgerv1.EntryInput {
+	return &ledgerv1.EntryInput{AccountName: name, Direction: d, AmountSantim: amount}
+}
+
+const (
+	dr = ledgerv1.Direction_DIRECTION_DEBIT
+	cr = ledgerv1.Direction_DIRECTION_CREDIT
+)
+
+// twoLeg is a posting that debits one account and credits another.
+func twoLeg(tenant, key, debit, credit string, amount int64) *ledgerv1.PostTransactionRequest {
+	return &ledgerv1.PostTransactionRequest{
+		TenantId: tenant, IdempotencyKey: key,
+		Entries: []*ledgerv1.EntryInput{leg(debit, dr, amount), leg(credit, cr, amount)},
+	}
+}
+
+func (e *env) balance(t testing.TB, tenant, account string) *ledgerv1.Balance {
+	t.Helper()
+	r, err := e.client.GetBalance(ctxT(t), &ledgerv1.GetBalanceRequest{TenantId: tenant, AccountName: account})
+	require.NoError(t, err)
+	return r.GetBalance()
+}
+
+// counts is how many rows of each ledger table a tenant has, read as the runtime role.
+type counts struct{ accounts, transactions, entries, checkpoints int }
+
+func (e *env) counts(t testing.TB, tenant string) counts {
+	t.Helper()
+	var c counts
+	require.NoError(t, db.InTenantTx(ctxT(t), e.db.App, tenant, func(tx pgx.Tx) error {
+		return tx.QueryRow(context.Background(), `SELECT
+			(SELECT count(*) FROM ledger.accounts), (SELECT count(*) FROM ledger.transactions),
+			(SELECT count(*) FROM ledger.entries), (SELECT count(*) FROM ledger.balance_checkpoints)`).
+			Scan(&c.accounts, &c.transactions, &c.entries, &c.checkpoints)
+	}))
+	return c
+}
+
+// requireReason asserts err is a ledger error with the reason (and so its gRPC code).
+func requireReason(t testing.TB, err error, r Reason) {
+	t.Helper()
+	require.Error(t, err)
+	var le *Error
+	require.ErrorAs(t, err, &le, "error %v is not a ledger error", err)
+	require.Equal(t, r, le.Reason, "error: %v", err)
+}

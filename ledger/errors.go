@@ -1,0 +1,205 @@
+package ledger
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// ErrorDomain is the google.rpc.ErrorInfo domain of every ledger error.
+const ErrorDomain = "ledger.wagerail.dev"
+
+// Reason is a stable error reason string; the list (and its gRPC codes) is ErrorReason in
+// ledger.proto. Callers branch on reasons, never on messages.
+type Reason string
+
+const (
+	ReasonInvalidArgument       Reason = "INVALID_ARGUMENT"
+	ReasonMissingTenant         Reason = "MISSING_TENANT"
+	ReasonMissingIdempotencyKey Reason = "MISSING_IDEMPOTENCY_KEY"
+	ReasonTooFewEntries         Reason = "TOO_FEW_ENTRIES"
+	ReasonInvalidAmount         Reason = "INVALID_AMOUNT"
+	ReasonAmountOverflow        Reason = "AMOUNT_OVERFLOW"
+	ReasonUnbalanced            Reason = "UNBALANCED"
+	ReasonMixedCurrency         Reason = "MIXED_CURRENCY"
+	ReasonInvalidAccountName    Reason = "INVALID_ACCOUNT_NAME"
+	ReasonInvalidAccountType    Reason = "INVALID_ACCOUNT_TYPE"
+	ReasonBatchTooLarge         Reason = "BATCH_TOO_LARGE"
+
+	ReasonAccountNotFound     Reason = "ACCOUNT_NOT_FOUND"
+	ReasonTransactionNotFound Reason = "TRANSACTION_NOT_FOUND"
+
+	ReasonIdempotencyConflict Reason = "IDEMPOTENCY_CONFLICT"
+	ReasonAccountConflict     Reason = "ACCOUNT_CONFLICT"
+
+	ReasonAlreadyPosted   Reason = "ALREADY_POSTED"
+	ReasonAlreadyVoided   Reason = "ALREADY_VOIDED"
+	ReasonAlreadyReversed Reason = "ALREADY_REVERSED"
+	ReasonNotPosted       Reason = "NOT_POSTED"
+	ReasonNotReversible   Reason = "NOT_REVERSIBLE"
+
+	ReasonSignatureMissing Reason = "ADJUSTMENT_SIGNATURE_MISSING"
+	ReasonSignatureInvalid Reason = "ADJUSTMENT_SIGNATURE_INVALID"
+	ReasonSelfApproved     Reason = "ADJUSTMENT_SELF_APPROVED"
+
+	ReasonUnavailable      Reason = "UNAVAILABLE"
+	ReasonDeadlineExceeded Reason = "DEADLINE_EXCEEDED"
+	ReasonInternal         Reason = "INTERNAL"
+	ReasonCircuitOpen      Reason = "CIRCUIT_OPEN"
+)
+
+// Code is the gRPC code a reason travels with.
+func (r Reason) Code() codes.Code {
+	switch r {
+	case ReasonInvalidArgument, ReasonMissingTenant, ReasonMissingIdempotencyKey, ReasonTooFewEntries,
+		ReasonInvalidAmount, ReasonAmountOverflow, ReasonUnbalanced, ReasonMixedCurrency,
+		ReasonInvalidAccountName, ReasonInvalidAccountType, ReasonBatchTooLarge:
+		return codes.InvalidArgument
+	case ReasonAccountNotFound, ReasonTransactionNotFound:
+		return codes.NotFound
+	case ReasonIdempotencyConflict, ReasonAccountConflict:
+		return codes.AlreadyExists
+	case ReasonAlreadyPosted, ReasonAlreadyVoided, ReasonAlreadyReversed, ReasonNotPosted, ReasonNotReversible:
+		return codes.FailedPrecondition
+	case ReasonSignatureMissing, ReasonSignatureInvalid, ReasonSelfApproved:
+		return codes.PermissionDenied
+	case ReasonUnavailable, ReasonCircuitOpen:
+		return codes.Unavailable
+	case ReasonDeadlineExceeded:
+		return codes.DeadlineExceeded
+	default:
+		return codes.Internal
+	}
+}
+
+// Error is a ledger error: a stable reason and a human message. The server sends it as a gRPC
+// status (code from the reason, ErrorInfo detail, message "REASON: message"); the client turns
+// the status back into an *Error, so errors.Is(err, ledger.ErrUnbalanced) works on both sides.
+type Error struct {
+	Reason  Reason
+	Message string
+}
+
+func (e *Error) Error() string {
+	if e.Message == "" {
+		return string(e.Reason)
+	}
+	return string(e.Reason) + ": " + e.Message
+}
+
+// Is matches another *Error with the same reason, so the sentinels below work with errors.Is.
+func (e *Error) Is(target error) bool {
+	var t *Error
+	return errors.As(target, &t) && t.Reason == e.Reason
+}
+
+// Code is the gRPC code of the error.
+func (e *Error) Code() codes.Code { return e.Reason.Code() }
+
+// GRPCStatus lets grpc-go send the error as its status.
+func (e *Error) GRPCStatus() *status.Status {
+	st := status.New(e.Code(), e.Error())
+	if d, err := st.WithDetails(&errdetails.ErrorInfo{Reason: string(e.Reason), Domain: ErrorDomain}); err == nil {
+		return d
+	}
+	return st
+}
+
+// Sentinels for errors.Is. Each method's doc comment lists the ones it may return.
+var (
+	ErrInvalidArgument       = &Error{Reason: ReasonInvalidArgument}
+	ErrMissingTenant         = &Error{Reason: ReasonMissingTenant}
+	ErrMissingIdempotencyKey = &Error{Reason: ReasonMissingIdempotencyKey}
+	ErrTooFewEntries         = &Error{Reason: ReasonTooFewEntries}
+	ErrInvalidAmount         = &Error{Reason: ReasonInvalidAmount}
+	ErrAmountOverflow        = &Error{Reason: ReasonAmountOverflow}
+	ErrUnbalanced            = &Error{Reason: ReasonUnbalanced}
+	ErrMixedCurrency         = &Error{Reason: ReasonMixedCurrency}
+	ErrInvalidAccountName    = &Error{Reason: ReasonInvalidAccountName}
+	ErrInvalidAccountType    = &Error{Reason: ReasonInvalidAccountType}
+	ErrBatchTooLarge         = &Error{Reason: ReasonBatchTooLarge}
+	ErrAccountNotFound       = &Error{Reason: ReasonAccountNotFound}
+	ErrTransactionNotFound   = &Error{Reason: ReasonTransactionNotFound}
+	ErrIdempotencyConflict   = &Error{Reason: ReasonIdempotencyConflict}
+	ErrAccountConflict       = &Error{Reason: ReasonAccountConflict}
+	ErrAlreadyPosted         = &Error{Reason: ReasonAlreadyPosted}
+	ErrAlreadyVoided         = &Error{Reason: ReasonAlreadyVoided}
+	ErrAlreadyReversed       = &Error{Reason: ReasonAlreadyReversed}
+	ErrNotPosted             = &Error{Reason: ReasonNotPosted}
+	ErrNotReversible         = &Error{Reason: ReasonNotReversible}
+	ErrSignatureMissing      = &Error{Reason: ReasonSignatureMissing}
+	ErrSignatureInvalid      = &Error{Reason: ReasonSignatureInvalid}
+	ErrSelfApproved          = &Error{Reason: ReasonSelfApproved}
+	ErrUnavailable           = &Error{Reason: ReasonUnavailable}
+	ErrDeadlineExceeded      = &Error{Reason: ReasonDeadlineExceeded}
+	ErrInternal              = &Error{Reason: ReasonInternal}
+	ErrCircuitOpen           = &Error{Reason: ReasonCircuitOpen}
+)
+
+func errorf(r Reason, format string, args ...any) *Error {
+	return &Error{Reason: r, Message: fmt.Sprintf(format, args...)}
+}
+
+// ToStatus turns any error of the service into the gRPC status sent to the caller. Errors that
+// are not ledger errors are internal: their text is not sent (it may hold SQL or DSNs).
+func ToStatus(err error) *status.Status {
+	if err == nil {
+		return nil
+	}
+	var le *Error
+	if errors.As(err, &le) {
+		return le.GRPCStatus()
+	}
+	switch {
+	case errors.Is(err, context.Canceled):
+		return status.New(codes.Canceled, "canceled")
+	case errors.Is(err, context.DeadlineExceeded):
+		return (&Error{Reason: ReasonDeadlineExceeded, Message: "deadline exceeded"}).GRPCStatus()
+	}
+	return (&Error{Reason: ReasonInternal, Message: "internal error"}).GRPCStatus()
+}
+
+// FromStatus turns an error returned by a gRPC call back into an *Error. A status without a
+// ledger ErrorInfo (transport failures, deadlines) gets the reason its code implies.
+func FromStatus(err error) error {
+	if err == nil {
+		return nil
+	}
+	var le *Error
+	if errors.As(err, &le) {
+		return err
+	}
+	st, ok := status.FromError(err)
+	if !ok {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return &Error{Reason: ReasonDeadlineExceeded, Message: err.Error()}
+		}
+		if errors.Is(err, context.Canceled) {
+			return err
+		}
+		return &Error{Reason: ReasonUnavailable, Message: err.Error()}
+	}
+	for _, d := range st.Details() {
+		if info, ok := d.(*errdetails.ErrorInfo); ok && info.GetDomain() == ErrorDomain {
+			msg := strings.TrimPrefix(st.Message(), info.GetReason()+": ")
+			return &Error{Reason: Reason(info.GetReason()), Message: msg}
+		}
+	}
+	switch st.Code() {
+	case codes.Canceled:
+		return context.Canceled
+	case codes.DeadlineExceeded:
+		return &Error{Reason: ReasonDeadlineExceeded, Message: st.Message()}
+	case codes.Unavailable, codes.ResourceExhausted, codes.Aborted:
+		return &Error{Reason: ReasonUnavailable, Message: st.Message()}
+	case codes.InvalidArgument:
+		return &Error{Reason: ReasonInvalidArgument, Message: st.Message()}
+	default:
+		return &Error{Reason: ReasonInternal, Message: fmt.Sprintf("%s: %s", st.Code(), st.Message())}
+	}
+}

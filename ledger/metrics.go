@@ -1,0 +1,123 @@
+package ledger
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"path"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/grpc"
+)
+
+// Metrics are the ledger's Prometheus series. None carries a tenant label: tenants are
+// unbounded and their names are not for a metrics backend.
+type Metrics struct {
+	requests    *prometheus.CounterVec
+	latency     *prometheus.HistogramVec
+	entries     prometheus.Counter
+	transitions *prometheus.CounterVec
+	drift       *prometheus.GaugeVec
+
+	mu            sync.Mutex
+	driftByTenant map[string]map[string]int64 // partner -> tenant -> |drift| of the last run
+}
+
+// NewMetrics builds the ledger's series; Register puts them on a registry.
+func NewMetrics() *Metrics {
+	m := &Metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "svc_ledger_rpc_requests_total",
+			Help: "Ledger gRPC calls by method and outcome (ok, or the error reason).",
+		}, []string{"rpc", "outcome"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "svc_ledger_rpc_latency_seconds",
+			Help:    "Ledger gRPC call latency by method.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
+		}, []string{"rpc"}),
+		entries: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "svc_ledger_entries_posted_total",
+			Help: "Ledger entries written (every phase: posted, hold, release).",
+		}),
+		transitions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "svc_ledger_transaction_status_transitions_total",
+			Help: "Transaction status changes; from=NONE is a new transaction.",
+		}, []string{"from", "to"}),
+		drift: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "svc_ledger_reconcile_drift_santim",
+			Help: "Absolute drift between partner-bank mirror accounts and the bank, summed over tenants, from each tenant's latest reconciliation.",
+		}, []string{"partner"}),
+		driftByTenant: map[string]map[string]int64{},
+	}
+	return m
+}
+
+// Register adds the series to reg (the rpcserve registry, served on the metrics port).
+func (m *Metrics) Register(reg prometheus.Registerer) error {
+	for _, c := range []prometheus.Collector{m.requests, m.latency, m.entries, m.transitions, m.drift} {
+		if err := reg.Register(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (m *Metrics) entriesWritten(n int) { m.entries.Add(float64(n)) }
+
+func (m *Metrics) transition(from, to Status) {
+	f := string(from)
+	if f == "" {
+		f = "NONE"
+	}
+	m.transitions.WithLabelValues(f, string(to)).Inc()
+}
+
+// setDrift records the absolute drift of one tenant's latest reconciliation with a partner and
+// exports the sum over tenants for that partner.
+func (m *Metrics) setDrift(partner, tenant string, absDrift int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	byTenant := m.driftByTenant[partner]
+	if byTenant == nil {
+		byTenant = map[string]int64{}
+		m.driftByTenant[partner] = byTenant
+	}
+	byTenant[tenant] = absDrift
+	var sum float64
+	for _, v := range byTenant {
+		sum += float64(v)
+	}
+	m.drift.WithLabelValues(partner).Set(sum)
+}
+
+// UnaryInterceptor counts and times every call and turns every error into its gRPC status in
+// exactly one place: ledger errors keep their reason; anything else is logged and answered as
+// INTERNAL without its text (it may hold SQL or connection details).
+func (m *Metrics) UnaryInterceptor(log *slog.Logger) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		rpc := path.Base(info.FullMethod)
+		start := time.Now()
+		resp, err := handler(ctx, req)
+		m.latency.WithLabelValues(rpc).Observe(time.Since(start).Seconds())
+		outcome := "ok"
+		if err != nil {
+			var le *Error
+			switch {
+			case errors.As(err, &le):
+				outcome = string(le.Reason)
+			case errors.Is(err, context.Canceled):
+				outcome = "CANCELED"
+			case errors.Is(err, context.DeadlineExceeded):
+				outcome = string(ReasonDeadlineExceeded)
+			default:
+				outcome = string(ReasonInternal)
+				log.Error("ledger rpc failed", "rpc", rpc, "err", err)
+			}
+			err = ToStatus(err).Err()
+		}
+		m.requests.WithLabelValues(rpc, outcome).Inc()
+		return resp, err
+	}
+}

@@ -1,0 +1,268 @@
+package ledger
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// StatementLine is a line of a bank statement from the account holder's view: a positive amount
+// is money into the account at the bank, a negative one money out.
+type StatementLine struct {
+	Reference    string
+	AmountSantim int64
+	BookedAt     time.Time
+}
+
+// StatementAccount is what the bank reports for one of its accounts over the period.
+type StatementAccount struct {
+	Account              string // the partner's account id
+	HasClosingBalance    bool
+	ClosingBalanceSantim int64
+	Lines                []StatementLine
+}
+
+// ReconcileRequest asks to compare a partner's statement with the ledger's mirror accounts.
+// Without accounts, every mirror account of the partner is reported with its ledger balance.
+type ReconcileRequest struct {
+	TenantID    string
+	Partner     string
+	PeriodStart *time.Time // lines are compared within [PeriodStart, PeriodEnd)
+	PeriodEnd   *time.Time // default now; closing balances are as of it
+	Accounts    []StatementAccount
+}
+
+// LineMismatch is a statement line and a ledger movement that did not pair up.
+type LineMismatch struct {
+	Reference          string
+	BankAmountSantim   int64
+	LedgerAmountSantim int64
+	TransactionID      string
+}
+
+// AccountDrift is the comparison of one partner account.
+type AccountDrift struct {
+	Account             string
+	LedgerAccountName   string
+	LedgerAccountExists bool
+	LedgerBalanceSantim int64
+	HasBankBalance      bool
+	BankBalanceSantim   int64
+	DriftSantim         int64 // bank − ledger
+	LinesMatched        int
+	MissingInLedger     []LineMismatch
+	MissingAtBank       []LineMismatch
+	AmountMismatch      []LineMismatch
+}
+
+// ReconcileReport is the result of ReconcileWithBank.
+type ReconcileReport struct {
+	Partner             string
+	Accounts            []AccountDrift
+	TotalAbsDriftSantim int64
+	InBalance           bool
+}
+
+// movement is the net effect of one ledger transaction on a mirror account (debit = money in).
+type movement struct {
+	txID, key, bankRef string
+	amount             int64
+	used               bool
+}
+
+// Reconcile compares the tenant's mirror accounts of a partner bank with the bank's statement.
+// It only reads: the bank is right, so drift is reported, never corrected.
+//
+// Errors: ErrMissingTenant, ErrInvalidArgument, ErrAmountOverflow.
+func (s *Store) Reconcile(ctx context.Context, req ReconcileRequest) (ReconcileReport, error) {
+	rep := ReconcileReport{Partner: req.Partner, InBalance: true}
+	if err := validateTenant(req.TenantID); err != nil {
+		return rep, err
+	}
+	if !segmentRE.MatchString(req.Partner) {
+		return rep, errorf(ReasonInvalidArgument, "partner must be 1-128 of A-Z a-z 0-9 . _ @ -")
+	}
+	if len(req.Accounts) > 10000 {
+		return rep, errorf(ReasonInvalidArgument, "at most 10000 accounts per reconciliation")
+	}
+	end := time.Now()
+	if req.PeriodEnd != nil {
+		end = *req.PeriodEnd
+	}
+	if req.PeriodStart != nil && !req.PeriodStart.Before(end) {
+		return rep, errorf(ReasonInvalidArgument, "period_start must be before period_end")
+	}
+	for _, a := range req.Accounts {
+		if !segmentRE.MatchString(a.Account) {
+			return rep, errorf(ReasonInvalidArgument, "partner account %q must be 1-128 of A-Z a-z 0-9 . _ @ -", a.Account)
+		}
+		for _, l := range a.Lines {
+			if l.AmountSantim == 0 {
+				return rep, errorf(ReasonInvalidAmount, "statement line %q of %s has a zero amount", l.Reference, a.Account)
+			}
+			if len(l.Reference) > 255 {
+				return rep, errorf(ReasonInvalidArgument, "statement line reference longer than 255 bytes")
+			}
+		}
+	}
+	err := s.inTx(ctx, req.TenantID, func(tx pgx.Tx) error {
+		accounts := req.Accounts
+		if len(accounts) == 0 {
+			prefix := PartnerBankAccount(req.Partner, "")
+			rows, err := tx.Query(ctx, `SELECT name FROM ledger.accounts WHERE starts_with(name, $1) ORDER BY name`, prefix)
+			if err != nil {
+				return err
+			}
+			names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+			if err != nil {
+				return err
+			}
+			for _, n := range names {
+				if acct := strings.TrimPrefix(n, prefix); !strings.Contains(acct, ":") {
+					accounts = append(accounts, StatementAccount{Account: acct})
+				}
+			}
+		}
+		for _, sa := range accounts {
+			d, err := s.reconcileAccount(ctx, tx, req, sa, end)
+			if err != nil {
+				return err
+			}
+			var ok bool
+			abs := d.DriftSantim
+			if abs < 0 {
+				abs = -abs
+			}
+			if rep.TotalAbsDriftSantim, ok = AddSantim(rep.TotalAbsDriftSantim, abs); !ok {
+				return errorf(ReasonAmountOverflow, "total drift overflows int64 santim")
+			}
+			if d.DriftSantim != 0 || len(d.MissingInLedger)+len(d.MissingAtBank)+len(d.AmountMismatch) > 0 {
+				rep.InBalance = false
+			}
+			rep.Accounts = append(rep.Accounts, d)
+		}
+		return nil
+	})
+	return rep, storeErr("ledger.reconcile", err)
+}
+
+func (s *Store) reconcileAccount(ctx context.Context, tx pgx.Tx, req ReconcileRequest, sa StatementAccount, end time.Time) (AccountDrift, error) {
+	d := AccountDrift{
+		Account: sa.Account, LedgerAccountName: PartnerBankAccount(req.Partner, sa.Account),
+		HasBankBalance: sa.HasClosingBalance, BankBalanceSantim: sa.ClosingBalanceSantim,
+	}
+	acc, err := getAccount(ctx, tx, AccountRef{Name: d.LedgerAccountName})
+	var movements []*movement
+	switch {
+	case err == nil:
+		d.LedgerAccountExists = true
+		b, err := s.balance(ctx, tx, acc, &end)
+		if err != nil {
+			return d, err
+		}
+		d.LedgerBalanceSantim = b.PostedSantim()
+		compare := len(sa.Lines) > 0 || req.PeriodStart != nil
+		if compare {
+			rows, err := tx.Query(ctx, `
+				SELECT t.id::text, t.idempotency_key, coalesce(t.metadata->>'bank_reference', ''),
+					sum(CASE WHEN e.direction = 'DEBIT' THEN e.amount ELSE -e.amount END)::bigint
+				FROM ledger.entries e JOIN ledger.transactions t ON t.id = e.transaction_id
+				WHERE e.account_id = $1::uuid AND e.phase = 'POSTED'
+					AND ($2::timestamptz IS NULL OR e.created_at >= $2::timestamptz) AND e.created_at < $3
+				GROUP BY t.id, t.idempotency_key, t.metadata
+				HAVING sum(CASE WHEN e.direction = 'DEBIT' THEN e.amount ELSE -e.amount END) <> 0
+				ORDER BY min(e.seq)`, acc.ID, req.PeriodStart, end)
+			if err != nil {
+				return d, err
+			}
+			for rows.Next() {
+				m := &movement{}
+				if err := rows.Scan(&m.txID, &m.key, &m.bankRef, &m.amount); err != nil {
+					rows.Close()
+					return d, err
+				}
+				movements = append(movements, m)
+			}
+			if err := rows.Err(); err != nil {
+				return d, err
+			}
+		}
+	case IsReason(err, ReasonAccountNotFound):
+		// No mirror account: the ledger believes nothing is there.
+	default:
+		return d, err
+	}
+	matchLines(&d, sa.Lines, movements)
+	var ok bool
+	switch {
+	case sa.HasClosingBalance:
+		d.DriftSantim = sa.ClosingBalanceSantim - d.LedgerBalanceSantim
+	case len(sa.Lines) > 0 || req.PeriodStart != nil:
+		var bank, ledger int64
+		for _, l := range sa.Lines {
+			if bank, ok = AddSantim(bank, l.AmountSantim); !ok {
+				return d, errorf(ReasonAmountOverflow, "statement lines of %s overflow int64 santim", sa.Account)
+			}
+		}
+		for _, m := range movements {
+			if ledger, ok = AddSantim(ledger, m.amount); !ok {
+				return d, errorf(ReasonAmountOverflow, "ledger movements of %s overflow int64 santim", sa.Account)
+			}
+		}
+		d.DriftSantim = bank - ledger
+	}
+	return d, nil
+}
+
+// matchLines pairs statement lines with ledger movements by reference (the transaction's
+// metadata "bank_reference", its id or its idempotency key), preferring an equal amount.
+func matchLines(d *AccountDrift, lines []StatementLine, movements []*movement) {
+	byRef := map[string][]*movement{}
+	for _, m := range movements {
+		for _, r := range []string{m.bankRef, m.txID, m.key} {
+			if r != "" {
+				byRef[r] = append(byRef[r], m)
+			}
+		}
+	}
+	for _, l := range lines {
+		var same, other *movement
+		for _, m := range byRef[l.Reference] {
+			if m.used {
+				continue
+			}
+			if m.amount == l.AmountSantim && same == nil {
+				same = m
+			} else if other == nil {
+				other = m
+			}
+		}
+		switch {
+		case same != nil:
+			same.used = true
+			d.LinesMatched++
+		case other != nil:
+			other.used = true
+			d.AmountMismatch = append(d.AmountMismatch, LineMismatch{Reference: l.Reference, BankAmountSantim: l.AmountSantim, LedgerAmountSantim: other.amount, TransactionID: other.txID})
+		default:
+			d.MissingInLedger = append(d.MissingInLedger, LineMismatch{Reference: l.Reference, BankAmountSantim: l.AmountSantim})
+		}
+	}
+	for _, m := range movements {
+		if !m.used {
+			ref := m.bankRef
+			if ref == "" {
+				ref = m.key
+			}
+			d.MissingAtBank = append(d.MissingAtBank, LineMismatch{Reference: ref, LedgerAmountSantim: m.amount, TransactionID: m.txID})
+		}
+	}
+}
+
+// IsReason reports whether err is a ledger error with reason r.
+func IsReason(err error, r Reason) bool {
+	return err != nil && errors.Is(err, &Error{Reason: r})
+}

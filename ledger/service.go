@@ -1,0 +1,261 @@
+package ledger
+
+import (
+	"context"
+
+	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
+)
+
+// Server implements the LedgerService gRPC API over a Store. Errors leave as *Error values; the
+// interceptor from Metrics.UnaryInterceptor turns them into gRPC statuses.
+type Server struct {
+	ledgerv1.UnimplementedLedgerServiceServer
+	store         *Store
+	adjustmentKey []byte
+	metrics       *Metrics
+}
+
+// NewServer builds the service. adjustmentKey verifies PostAdjustment approval signatures;
+// with an empty key every adjustment is refused.
+func NewServer(store *Store, adjustmentKey []byte, metrics *Metrics) *Server {
+	return &Server{store: store, adjustmentKey: adjustmentKey, metrics: metrics}
+}
+
+func (s *Server) EnsureAccount(ctx context.Context, r *ledgerv1.EnsureAccountRequest) (*ledgerv1.EnsureAccountResponse, error) {
+	var typ AccountType
+	if r.GetType() != ledgerv1.AccountType_ACCOUNT_TYPE_UNSPECIFIED {
+		if typ = typeFromPB(r.GetType()); typ == "" {
+			return nil, errorf(ReasonInvalidAccountType, "unknown account type %d", r.GetType())
+		}
+	}
+	if err := validateTenant(r.GetTenantId()); err != nil {
+		return nil, err
+	}
+	acc, created, err := s.store.EnsureAccount(ctx, r.GetTenantId(), r.GetName(), typ, r.GetCurrency())
+	if err != nil {
+		return nil, err
+	}
+	return &ledgerv1.EnsureAccountResponse{Account: AccountToPB(acc), Created: created}, nil
+}
+
+func (s *Server) GetAccount(ctx context.Context, r *ledgerv1.GetAccountRequest) (*ledgerv1.GetAccountResponse, error) {
+	acc, err := s.store.GetAccount(ctx, r.GetTenantId(), AccountRef{ID: r.GetAccountId(), Name: r.GetAccountName()})
+	if err != nil {
+		return nil, err
+	}
+	return &ledgerv1.GetAccountResponse{Account: AccountToPB(acc)}, nil
+}
+
+func (s *Server) ListAccounts(ctx context.Context, r *ledgerv1.ListAccountsRequest) (*ledgerv1.ListAccountsResponse, error) {
+	accs, next, err := s.store.ListAccounts(ctx, r.GetTenantId(), r.GetNamePrefix(), r.GetPageSize(), r.GetPageToken())
+	if err != nil {
+		return nil, err
+	}
+	out := &ledgerv1.ListAccountsResponse{NextPageToken: next}
+	for _, a := range accs {
+		out.Accounts = append(out.Accounts, AccountToPB(a))
+	}
+	return out, nil
+}
+
+func (s *Server) countWritten(t *Transaction) {
+	s.metrics.entriesWritten(len(t.Entries))
+	s.metrics.transition("", t.Status)
+}
+
+func (s *Server) PostTransaction(ctx context.Context, r *ledgerv1.PostTransactionRequest) (*ledgerv1.PostTransactionResponse, error) {
+	if r.GetStatus() != ledgerv1.TransactionStatus_TRANSACTION_STATUS_UNSPECIFIED &&
+		r.GetStatus() != ledgerv1.TransactionStatus_TRANSACTION_STATUS_PENDING &&
+		r.GetStatus() != ledgerv1.TransactionStatus_TRANSACTION_STATUS_POSTED {
+		return nil, errorf(ReasonInvalidArgument, "status must be PENDING or POSTED")
+	}
+	t, replayed, err := s.store.Post(ctx, PostingFromPB(r))
+	if err != nil {
+		return nil, err
+	}
+	if !replayed {
+		s.countWritten(t)
+	}
+	return &ledgerv1.PostTransactionResponse{Transaction: TransactionToPB(t), Replayed: replayed}, nil
+}
+
+func (s *Server) PostTransactions(ctx context.Context, r *ledgerv1.PostTransactionsRequest) (*ledgerv1.PostTransactionsResponse, error) {
+	ps := make([]Posting, len(r.GetTransactions()))
+	for i, tr := range r.GetTransactions() {
+		ps[i] = PostingFromPB(tr)
+		if st := tr.GetStatus(); st != ledgerv1.TransactionStatus_TRANSACTION_STATUS_UNSPECIFIED &&
+			st != ledgerv1.TransactionStatus_TRANSACTION_STATUS_PENDING && st != ledgerv1.TransactionStatus_TRANSACTION_STATUS_POSTED {
+			ps[i].Status = Status(st.String()) // refused by the validator, per item
+		}
+	}
+	res, err := s.store.PostBatch(ctx, r.GetTenantId(), ps)
+	if err != nil {
+		return nil, err
+	}
+	out := &ledgerv1.PostTransactionsResponse{Results: make([]*ledgerv1.PostTransactionResult, len(res))}
+	for i, pr := range res {
+		item := &ledgerv1.PostTransactionResult{IdempotencyKey: ps[i].IdempotencyKey, Replayed: pr.Replayed}
+		if pr.Err != nil {
+			st := ToStatus(pr.Err)
+			item.ErrorCode = int32(st.Code())
+			item.ErrorReason = string(ReasonInternal)
+			if le, ok := pr.Err.(*Error); ok {
+				item.ErrorReason = string(le.Reason)
+			}
+			item.ErrorMessage = st.Message()
+		} else {
+			if !pr.Replayed {
+				s.countWritten(pr.Transaction)
+			}
+			t := *pr.Transaction
+			t.Entries = nil // keep batch answers small; GetTransaction has the entries
+			item.Transaction = TransactionToPB(&t)
+		}
+		out.Results[i] = item
+	}
+	return out, nil
+}
+
+func (s *Server) CommitPending(ctx context.Context, r *ledgerv1.CommitPendingRequest) (*ledgerv1.CommitPendingResponse, error) {
+	t, err := s.store.Commit(ctx, r.GetTenantId(), r.GetTransactionId())
+	if err != nil {
+		return nil, err
+	}
+	s.metrics.transition(Pending, Posted)
+	s.metrics.entriesWritten(countPhase(t, PhasePosted) + countPhase(t, PhaseRelease))
+	return &ledgerv1.CommitPendingResponse{Transaction: TransactionToPB(t)}, nil
+}
+
+func (s *Server) VoidPending(ctx context.Context, r *ledgerv1.VoidPendingRequest) (*ledgerv1.VoidPendingResponse, error) {
+	t, err := s.store.Void(ctx, r.GetTenantId(), r.GetTransactionId(), r.GetReason())
+	if err != nil {
+		return nil, err
+	}
+	s.metrics.transition(Pending, Voided)
+	s.metrics.entriesWritten(countPhase(t, PhaseRelease))
+	return &ledgerv1.VoidPendingResponse{Transaction: TransactionToPB(t)}, nil
+}
+
+func countPhase(t *Transaction, p Phase) int {
+	n := 0
+	for _, e := range t.Entries {
+		if e.Phase == p {
+			n++
+		}
+	}
+	return n
+}
+
+func (s *Server) Reverse(ctx context.Context, r *ledgerv1.ReverseRequest) (*ledgerv1.ReverseResponse, error) {
+	rev, orig, replayed, err := s.store.Reverse(ctx, r.GetTenantId(), r.GetTransactionId(), r.GetReason(), r.GetIdempotencyKey(), lineageFromPB(r.GetLineage()))
+	if err != nil {
+		return nil, err
+	}
+	if !replayed {
+		s.countWritten(rev)
+		s.metrics.transition(Posted, Reversed)
+	}
+	return &ledgerv1.ReverseResponse{Reversal: TransactionToPB(rev), Original: TransactionToPB(orig), Replayed: replayed}, nil
+}
+
+func (s *Server) PostAdjustment(ctx context.Context, r *ledgerv1.PostAdjustmentRequest) (*ledgerv1.PostAdjustmentResponse, error) {
+	ar := AdjustmentRequestFromPB(r)
+	p := Posting{
+		TenantID: r.GetTenantId(), IdempotencyKey: r.GetIdempotencyKey(), Entries: ar.Entries, Status: Posted,
+		Metadata: r.GetMetadata(), Lineage: lineageFromPB(r.GetLineage()), Kind: AdjustmentKind, Adjustment: &ar.Adjustment,
+	}
+	// The approval is checked before anything else is looked at: an unsigned request learns
+	// nothing about accounts or keys.
+	if err := VerifyAdjustment(s.adjustmentKey, ar, r.GetApprovalSignature()); err != nil {
+		return nil, err
+	}
+	t, replayed, err := s.store.Post(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	if !replayed {
+		s.countWritten(t)
+	}
+	return &ledgerv1.PostAdjustmentResponse{Transaction: TransactionToPB(t), Replayed: replayed}, nil
+}
+
+func (s *Server) GetBalance(ctx context.Context, r *ledgerv1.GetBalanceRequest) (*ledgerv1.GetBalanceResponse, error) {
+	b, err := s.store.GetBalance(ctx, r.GetTenantId(), AccountRef{ID: r.GetAccountId(), Name: r.GetAccountName()}, timeFromPB(r.GetAsOf()))
+	if err != nil {
+		return nil, err
+	}
+	return &ledgerv1.GetBalanceResponse{Balance: BalanceToPB(b)}, nil
+}
+
+func (s *Server) ListEntries(ctx context.Context, r *ledgerv1.ListEntriesRequest) (*ledgerv1.ListEntriesResponse, error) {
+	es, next, err := s.store.ListEntries(ctx, r.GetTenantId(), AccountRef{ID: r.GetAccountId(), Name: r.GetAccountName()},
+		timeFromPB(r.GetFrom()), timeFromPB(r.GetTo()), r.GetPageSize(), r.GetPageToken())
+	if err != nil {
+		return nil, err
+	}
+	out := &ledgerv1.ListEntriesResponse{NextPageToken: next}
+	for _, e := range es {
+		out.Entries = append(out.Entries, EntryToPB(e))
+	}
+	return out, nil
+}
+
+func (s *Server) GetTransaction(ctx context.Context, r *ledgerv1.GetTransactionRequest) (*ledgerv1.GetTransactionResponse, error) {
+	t, err := s.store.GetTransaction(ctx, r.GetTenantId(), r.GetTransactionId(), r.GetIdempotencyKey())
+	if err != nil {
+		return nil, err
+	}
+	return &ledgerv1.GetTransactionResponse{Transaction: TransactionToPB(t)}, nil
+}
+
+func (s *Server) ReconcileWithBank(ctx context.Context, r *ledgerv1.ReconcileWithBankRequest) (*ledgerv1.ReconcileWithBankResponse, error) {
+	req := ReconcileRequest{
+		TenantID: r.GetTenantId(), Partner: r.GetPartner(),
+		PeriodStart: timeFromPB(r.GetPeriodStart()), PeriodEnd: timeFromPB(r.GetPeriodEnd()),
+	}
+	for _, a := range r.GetAccounts() {
+		sa := StatementAccount{Account: a.GetAccount(), HasClosingBalance: a.GetHasClosingBalance(), ClosingBalanceSantim: a.GetClosingBalanceSantim()}
+		for _, l := range a.GetLines() {
+			sl := StatementLine{Reference: l.GetReference(), AmountSantim: l.GetAmountSantim()}
+			if l.GetBookedAt() != nil {
+				sl.BookedAt = l.GetBookedAt().AsTime()
+			}
+			sa.Lines = append(sa.Lines, sl)
+		}
+		req.Accounts = append(req.Accounts, sa)
+	}
+	rep, err := s.store.Reconcile(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	s.metrics.setDrift(rep.Partner, req.TenantID, rep.TotalAbsDriftSantim)
+	out := &ledgerv1.ReconcileWithBankResponse{Partner: rep.Partner, TotalAbsDriftSantim: rep.TotalAbsDriftSantim, InBalance: rep.InBalance}
+	conv := func(ms []LineMismatch) []*ledgerv1.LineMismatch {
+		var o []*ledgerv1.LineMismatch
+		for _, m := range ms {
+			o = append(o, &ledgerv1.LineMismatch{Reference: m.Reference, BankAmountSantim: m.BankAmountSantim, LedgerAmountSantim: m.LedgerAmountSantim, TransactionId: m.TransactionID})
+		}
+		return o
+	}
+	for _, d := range rep.Accounts {
+		out.Accounts = append(out.Accounts, &ledgerv1.AccountDrift{
+			Account: d.Account, LedgerAccountName: d.LedgerAccountName, LedgerAccountExists: d.LedgerAccountExists,
+			LedgerBalanceSantim: d.LedgerBalanceSantim, HasBankBalance: d.HasBankBalance, BankBalanceSantim: d.BankBalanceSantim,
+			DriftSantim: d.DriftSantim, LinesMatched: int32(d.LinesMatched),
+			MissingInLedger: conv(d.MissingInLedger), MissingAtBank: conv(d.MissingAtBank), AmountMismatch: conv(d.AmountMismatch),
+		})
+	}
+	return out, nil
+}
+
+func (s *Server) VerifyCheckpoints(ctx context.Context, r *ledgerv1.VerifyCheckpointsRequest) (*ledgerv1.VerifyCheckpointsResponse, error) {
+	n, bad, err := s.store.VerifyCheckpoints(ctx, r.GetTenantId())
+	if err != nil {
+		return nil, err
+	}
+	out := &ledgerv1.VerifyCheckpointsResponse{CheckpointsChecked: n}
+	for _, m := range bad {
+		out.Mismatches = append(out.Mismatches, &ledgerv1.CheckpointMismatch{AccountId: m.AccountID, AccountName: m.AccountName, Seq: m.Seq, Detail: m.Detail})
+	}
+	return out, nil
+}

@@ -1,0 +1,13 @@
+DROP TABLE IF EXISTS ledger.balance_checkpoints;
+DROP TABLE IF EXISTS ledger.entries;
+DROP SEQUENCE IF EXISTS ledger.entry_seq;
+DROP TABLE IF EXISTS ledger.transactions;
+DROP TABLE IF EXISTS ledger.accounts;
+DROP FUNCTION IF EXISTS ledger.transactions_check();
+DROP FUNCTION IF EXISTS ledger.entries_check();
+DROP FUNCTION IF EXISTS ledger.check_transaction(uuid);
+DROP FUNCTION IF EXISTS ledger.entries_sequence();
+DROP FUNCTION IF EXISTS ledger.transactions_guard();
+DROP FUNCTION IF EXISTS ledger.refuse_change();
+DROP FUNCTION IF EXISTS ledger.lock_accounts(uuid[]);
+DROP FUNCTION IF EXISTS ledger.account_lock_key(uuid);
