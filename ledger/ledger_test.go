@@ -311,11 +311,11 @@ func TestPostTransactionsBatch(t *testing.T) {
 	items = append(items,
 		unbalanced,
 		twoLeg("", "k-unknown", "payroll-clearing", "receivable-from-employee:nobody", 5),
-		twoLeg("", "k-old", "payroll-clearing", "receivable-from-employee:a", 7),    // replay of an earlier call
-		twoLeg("", "k-old", "payroll-clearing", "receivable-from-employee:a", 8),    // conflict with it
-		twoLeg("", "k-dup", "payroll-clearing", "receivable-from-employee:a", 9),    // new
-		twoLeg("", "k-dup", "payroll-clearing", "receivable-from-employee:a", 9),    // same key again in the batch
-		twoLeg("", "k-dup", "payroll-clearing", "receivable-from-employee:a", 10),   // same key, other content
+		twoLeg("", "k-old", "payroll-clearing", "receivable-from-employee:a", 7),  // replay of an earlier call
+		twoLeg("", "k-old", "payroll-clearing", "receivable-from-employee:a", 8),  // conflict with it
+		twoLeg("", "k-dup", "payroll-clearing", "receivable-from-employee:a", 9),  // new
+		twoLeg("", "k-dup", "payroll-clearing", "receivable-from-employee:a", 9),  // same key again in the batch
+		twoLeg("", "k-dup", "payroll-clearing", "receivable-from-employee:a", 10), // same key, other content
 		twoLeg("other-tenant", "k-x", "payroll-clearing", "receivable-from-employee:a", 1),
 	)
 	r, err := e.client.PostTransactions(ctx, &ledgerv1.PostTransactionsRequest{TenantId: tenant, Transactions: items})

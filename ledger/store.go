@@ -320,9 +320,9 @@ func (s *Store) PostBatch(ctx context.Context, tenant string, ps []Posting) ([]P
 		// 3. Insert the transactions; a key already used is skipped here and looked up below.
 		n := len(fresh)
 		var (
-			txIDs, keys, kinds, statuses, currencies, metas  = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-			wfs, runs, steps, asrc, arsn, aby, rby           = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
-			hashes                                           = make([][]byte, n)
+			txIDs, keys, kinds, statuses, currencies, metas = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+			wfs, runs, steps, asrc, arsn, aby, rby          = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+			hashes                                          = make([][]byte, n)
 		)
 		for i, it := range fresh {
 			txIDs[i], keys[i], kinds[i], statuses[i], currencies[i] = it.id, it.p.IdempotencyKey, string(it.p.Kind), string(it.p.Status), it.currency
