@@ -20,6 +20,7 @@ func commands() []*cli.Command {
 		apiCommand(),
 		ledgerCommand(),
 		gatewayCommand(),
+		reconcileCommand(),
 		sandboxCommand(),
 		migrateCommand(),
 		versionCommand(),
