@@ -8,8 +8,10 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -23,6 +25,8 @@ type Auth string
 
 const (
 	Public Auth = "Public"
+	// PublicSigned routes skip session guards; the caller proves identity with a signature.
+	PublicSigned Auth = "Public+signature"
 )
 
 // Route is one row of the route table.
@@ -37,16 +41,22 @@ type Route struct {
 // Deps are what the HTTP edge needs from the process that hosts it.
 type Deps struct {
 	Log      *slog.Logger
+	DB       *pgxpool.Pool // runtime role; RLS applies
 	Probes   []Probe
 	Registry *prometheus.Registry // nil: a fresh one
+	// WebhookSecrets holds each partner's callback signing secret, by partner name.
+	WebhookSecrets map[string][]byte
+	// Now is the clock (tests move it); nil means time.Now.
+	Now func() time.Time
 }
 
 // Server is the HTTP API.
 type Server struct {
-	Engine *gin.Engine
-	deps   Deps
-	ready  *readiness
-	reg    *prometheus.Registry
+	Engine   *gin.Engine
+	deps     Deps
+	ready    *readiness
+	reg      *prometheus.Registry
+	webhooks *webhookMetrics
 }
 
 //go:embed openapi.yaml
@@ -61,6 +71,7 @@ func New(d Deps) *Server {
 	}
 	s := &Server{deps: d, reg: d.Registry}
 	s.ready = newReadiness(d.Probes, d.Registry)
+	s.webhooks = newWebhookMetrics(d.Registry)
 	e := gin.New()
 	e.HandleMethodNotAllowed = false
 	e.ContextWithFallback = true
@@ -87,6 +98,7 @@ func (s *Server) routes() []Route {
 		{http.MethodGet, "/api/readyz", Public, "Readiness of every dependency", s.readyz},
 		{http.MethodGet, "/api/metrics", Public, "Prometheus metrics", gin.WrapH(promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))},
 		{http.MethodGet, "/api/openapi.json", Public, "This API's OpenAPI 3 document", s.openapi},
+		{http.MethodPost, "/api/integration/bank-callback/:partner", PublicSigned, "Partner-bank transfer callback", s.bankCallback},
 	}
 }
 

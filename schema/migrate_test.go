@@ -106,11 +106,14 @@ func TestRuntimeRoleCannotBypassRLS(t *testing.T) {
 		var other string
 		err := tx.QueryRow(ctx, `SELECT note FROM app.rls_probe WHERE tenant_id = 'tenant-b'`).Scan(&other)
 		require.ErrorIs(t, err, pgx.ErrNoRows, "tenant-a sees tenant-b's row")
-		// Writing a row for another tenant is refused by WITH CHECK.
-		_, err = tx.Exec(ctx, `INSERT INTO app.rls_probe (tenant_id, note) VALUES ('tenant-b', 'sneak')`)
-		require.Error(t, err)
 		return nil
 	}))
+	// Writing a row for another tenant is refused by WITH CHECK.
+	err = db.InTenantTx(ctx, d.App, "tenant-a", func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `INSERT INTO app.rls_probe (tenant_id, note) VALUES ('tenant-b', 'sneak')`)
+		return err
+	})
+	require.True(t, db.IsCode(err, "42501"), "want insufficient_privilege from the RLS check, got %v", err)
 	// The tenant setting does not outlive its transaction.
 	require.Zero(t, count(`SELECT count(*) FROM app.rls_probe`))
 	// The runtime role cannot switch RLS off or take ownership.

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -27,6 +28,7 @@ type apiConfig struct {
 	TemporalNamespace string
 	LedgerAddr        string
 	GatewayAddr       string
+	WebhookSecrets    string // partner=secret[,partner=secret…]
 	LogLevel          string
 }
 
@@ -39,6 +41,7 @@ func apiCommand() *cli.Command {
 	c.String(&cfg.TemporalNamespace, "temporal-namespace", "TEMPORAL_NAMESPACE", "default", "Temporal namespace")
 	c.String(&cfg.LedgerAddr, "ledger-addr", "LEDGER_ADDR", "127.0.0.1:50052", "ledger gRPC host:port")
 	c.String(&cfg.GatewayAddr, "gateway-addr", "GATEWAY_ADDR", "127.0.0.1:50051", "gateway gRPC host:port")
+	c.String(&cfg.WebhookSecrets, "webhook-secrets", "WEBHOOK_SECRETS", "", "partner callback signing secrets: partner=secret[,partner=secret…]")
 	addLogLevel(c, &cfg.LogLevel)
 	c.Run = func(ctx context.Context, _ []string) error {
 		log, err := newLogger(cfg.LogLevel, "api")
@@ -55,6 +58,10 @@ func apiCommand() *cli.Command {
 func runAPI(ctx context.Context, log *slog.Logger, cfg apiConfig, ready func()) error {
 	if cfg.DatabaseURL == "" {
 		return errors.New("api: set --database-url or DATABASE_URL (the wagerail_app role)")
+	}
+	secrets, err := parseSecrets(cfg.WebhookSecrets)
+	if err != nil {
+		return err
 	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
@@ -88,7 +95,9 @@ func runAPI(ctx context.Context, log *slog.Logger, cfg apiConfig, ready func()) 
 	defer gatewayConn.Close()
 
 	srv := api.New(api.Deps{
-		Log: log,
+		Log:            log,
+		DB:             pool,
+		WebhookSecrets: secrets,
 		Probes: []api.Probe{
 			databaseProbe(pool),
 			{Name: "temporal", Check: func(ctx context.Context) error {
@@ -142,4 +151,24 @@ func grpcProbe(name string, conn *grpc.ClientConn) api.Probe {
 		}
 		return nil
 	}}
+}
+
+// parseSecrets reads "partner=secret,partner=secret". Secrets shorter than 16 bytes are refused:
+// an HMAC key is only as strong as its secret.
+func parseSecrets(s string) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	if strings.TrimSpace(s) == "" {
+		return out, nil
+	}
+	for _, pair := range strings.Split(s, ",") {
+		name, secret, ok := strings.Cut(strings.TrimSpace(pair), "=")
+		if !ok || name == "" || secret == "" {
+			return nil, errors.New("api: WEBHOOK_SECRETS must look like partner=secret[,partner=secret]")
+		}
+		if len(secret) < 16 {
+			return nil, fmt.Errorf("api: webhook secret for %s is shorter than 16 characters", name)
+		}
+		out[name] = []byte(secret)
+	}
+	return out, nil
 }
