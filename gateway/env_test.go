@@ -1,0 +1,265 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/wagerail/wagerail/internal/rpcserve"
+	"github.com/wagerail/wagerail/internal/testkit"
+	"github.com/wagerail/wagerail/ledger"
+	"github.com/wagerail/wagerail/sandbox"
+	gatewayv1 "github.com/wagerail/wagerail/schema/proto/gateway/v1"
+	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
+)
+
+func TestMain(m *testing.M) { testkit.Main(m) }
+
+// fakeClock is a Clock tests move by hand, so the five-minute health window passes instantly.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newFakeClock() *fakeClock { return &fakeClock{now: time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)} }
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// env is the real bank sandbox over HTTP and the gateway served over real gRPC on loopback, on
+// one fresh migrated database.
+type env struct {
+	db         *testkit.DB
+	bankURL    string
+	bank       *sandbox.Bank
+	store      *Store
+	metrics    *Metrics
+	partner    *Partner
+	gw         *Gateway
+	rpc        gatewayv1.GatewayServiceClient
+	metricsURL string
+}
+
+type envOpt struct {
+	guard       func(*GuardConfig)
+	clock       Clock
+	settleDelay time.Duration
+}
+
+func testLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+func ctxT(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func newEnv(t testing.TB, o envOpt) *env {
+	t.Helper()
+	d := testkit.NewDB(t)
+	e := &env{db: d}
+	e.startBank(t, o.settleDelay)
+
+	clock := o.clock
+	if clock == nil {
+		clock = SystemClock{}
+	}
+	srv := rpcserve.New("gateway", testLog())
+	e.metrics = NewMetrics(srv.Registry, clock)
+	e.store = NewStore(d.App)
+	a, err := NewSandboxAdapter(e.bankURL, nil)
+	require.NoError(t, err)
+	gc := DefaultGuardConfig()
+	gc.Clock = clock
+	gc.RetryBackoff = 10 * time.Millisecond
+	gc.Observe = e.metrics.Observer(SandboxPartner)
+	if o.guard != nil {
+		o.guard(&gc)
+	}
+	e.partner = Guard(a, gc)
+	e.gw = New(e.store, e.metrics, testLog(), clock, e.partner)
+	gatewayv1.RegisterGatewayServiceServer(srv.GRPC, NewServer(e.gw))
+	gl, ml, err := rpcserve.Listen("127.0.0.1:0", "127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, gl, ml) }()
+	conn, err := grpc.NewClient(gl.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		conn.Close()
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Error("gateway server did not stop")
+		}
+	})
+	e.rpc = gatewayv1.NewGatewayServiceClient(conn)
+	e.metricsURL = "http://" + ml.Addr().String() + "/metrics"
+	return e
+}
+
+// startBank runs the sandbox in process on the test database, its callbacks going to a receiver
+// that acknowledges everything (the gateway does not receive callbacks; the API does).
+func (e *env) startBank(t testing.TB, settleDelay time.Duration) {
+	t.Helper()
+	ack := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.WriteHeader(http.StatusOK)
+	}))
+	t.Cleanup(ack.Close)
+	if settleDelay == 0 {
+		settleDelay = 50 * time.Millisecond
+	}
+	b, err := sandbox.New(e.db.App, sandbox.Config{
+		SettleDelay: settleDelay, PollInterval: 50 * time.Millisecond,
+		CallbackURL: ack.URL, CallbackSecret: "gateway-test-secret",
+	}, testLog())
+	require.NoError(t, err)
+	hs := httptest.NewServer(b.Handler())
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = b.Run(ctx); close(done) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		hs.Close()
+	})
+	e.bank, e.bankURL = b, hs.URL
+}
+
+// bankCall is an operator call to the sandbox; it fails the test on an unexpected status.
+func (e *env) bankCall(t testing.TB, method, path string, body any, wantStatus int, out any) {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		require.NoError(t, err)
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, e.bankURL+path, rd)
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	require.Equal(t, wantStatus, resp.StatusCode, "%s %s: %s", method, path, raw)
+	if out != nil {
+		require.NoError(t, json.Unmarshal(raw, out))
+	}
+}
+
+func (e *env) account(t testing.TB, number, holder string, balance int64) {
+	t.Helper()
+	e.bankCall(t, http.MethodPost, "/api/v1/sandbox/accounts", map[string]any{"accountNumber": number, "holderName": holder, "balanceSantim": balance}, http.StatusCreated, nil)
+}
+
+// fault sets faults on an account ("" = global) and clears them when the test ends.
+func (e *env) fault(t testing.TB, account string, f map[string]any) {
+	t.Helper()
+	path := "/api/v1/sandbox/faults"
+	if account != "" {
+		path += "/" + account
+	}
+	e.bankCall(t, http.MethodPut, path, f, http.StatusOK, nil)
+	t.Cleanup(func() { e.clearFault(t, account) })
+}
+
+func (e *env) clearFault(t testing.TB, account string) {
+	path := "/api/v1/sandbox/faults"
+	if account != "" {
+		path += "/" + account
+	}
+	req, _ := http.NewRequest(http.MethodDelete, e.bankURL+path, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err == nil {
+		resp.Body.Close()
+	}
+}
+
+// bankTransfers lists the sandbox's transfers (operator view).
+func (e *env) bankTransfers(t testing.TB) []map[string]any {
+	t.Helper()
+	var out struct {
+		Transfers []map[string]any `json:"transfers"`
+	}
+	e.bankCall(t, http.MethodGet, "/api/v1/sandbox/transfers?limit=1000", nil, http.StatusOK, &out)
+	return out.Transfers
+}
+
+// waitStatus polls GetTransferStatus until the transfer reaches want.
+func (e *env) waitStatus(t testing.TB, ref string, want gatewayv1.TransferStatus) *gatewayv1.Transfer {
+	t.Helper()
+	var last *gatewayv1.Transfer
+	require.Eventually(t, func() bool {
+		resp, err := e.rpc.GetTransferStatus(context.Background(), &gatewayv1.GetTransferStatusRequest{Partner: SandboxPartner, Reference: ref})
+		if err != nil {
+			return false
+		}
+		last = resp.GetTransfer()
+		return last.GetStatus() == want
+	}, 20*time.Second, 50*time.Millisecond, "transfer %s never reached %v (last %v)", ref, want, last)
+	return last
+}
+
+// scrape returns the metrics text of the gateway's metrics listener.
+func (e *env) scrape(t testing.TB) string {
+	t.Helper()
+	resp, err := http.Get(e.metricsURL)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return string(b)
+}
+
+// ledgerEnv serves the real ledger over gRPC on the same database.
+func (e *env) ledger(t testing.TB) ledgerv1.LedgerServiceClient {
+	t.Helper()
+	log := testLog()
+	m := ledger.NewMetrics()
+	srv := rpcserve.New("ledger", log, m.UnaryInterceptor(log))
+	require.NoError(t, m.Register(srv.Registry))
+	ledgerv1.RegisterLedgerServiceServer(srv.GRPC, ledger.NewServer(ledger.NewStore(e.db.App), nil, m))
+	gl, ml, err := rpcserve.Listen("127.0.0.1:0", "127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, gl, ml) }()
+	conn, err := grpc.NewClient(gl.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		conn.Close()
+		cancel()
+		<-done
+	})
+	return ledgerv1.NewLedgerServiceClient(conn)
+}
+
+func uniq(prefix string) string { return testkit.Unique(prefix) }
+
+// acct returns a sandbox-valid unique account number.
+func acct(prefix string) string { return fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano()%1_000_000_000) }
