@@ -1,0 +1,146 @@
+package sandbox
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestVerifySignature(t *testing.T) {
+	t.Parallel()
+	body := []byte(`{"eventId":"e1","status":"SETTLED"}`)
+	sig := Sign("s3cret", "1700000000", "abcd", body)
+	require.Regexp(t, `^[0-9a-f]{64}$`, sig)
+	require.True(t, VerifySignature("s3cret", "1700000000", "abcd", body, sig))
+	require.False(t, VerifySignature("other", "1700000000", "abcd", body, sig), "wrong secret")
+	require.False(t, VerifySignature("s3cret", "1700000001", "abcd", body, sig), "other timestamp")
+	require.False(t, VerifySignature("s3cret", "1700000000", "abce", body, sig), "other nonce")
+	require.False(t, VerifySignature("s3cret", "1700000000", "abcd", append(body, ' '), sig), "other body")
+	require.False(t, VerifySignature("s3cret", "1700000000", "abcd", body, sig[:63]), "truncated")
+	require.False(t, VerifySignature("s3cret", "1700000000", "abcd", body, "zz"+sig[2:]), "not hex")
+	require.False(t, VerifySignature("s3cret", "1700000000", "abcd", body, ""), "empty")
+	// The message is exactly "<timestamp>.<nonce>.<body>".
+	require.Equal(t, Sign("k", "1", "2", []byte("x")), Sign("k", "1", "2", []byte("x")))
+	require.NotEqual(t, Sign("k", "1", "2", []byte("x")), Sign("k", "12", "", []byte("x")))
+}
+
+func TestCallbacksVerifyWithSharedSecretOnly(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.openAccount("CB-SRC", "Source", 10_000)
+	e.openAccount("CB-DST", "Destination", 0)
+	tr := e.create(e.transfer(ref("cb"), "CB-SRC", "CB-DST", 100))
+	e.makeDue()
+	acked := e.recv.waitAcked(t, 10*time.Second, func(cs []receivedCallback) bool { return len(ackedFor(cs, tr.ID)) == 1 })
+	c := ackedFor(acked, tr.ID)[0]
+	require.True(t, VerifySignature(testSecret, c.Timestamp, c.Nonce, c.Raw, c.Signature))
+	require.False(t, VerifySignature("a-wrong-secret", c.Timestamp, c.Nonce, c.Raw, c.Signature))
+	require.Regexp(t, `^[0-9a-f]{32}$`, c.Nonce)
+	secs, err := strconv.ParseInt(c.Timestamp, 10, 64)
+	require.NoError(t, err)
+	require.WithinDuration(t, time.Now(), time.Unix(secs, 0), time.Minute, "timestamp is unix seconds, now")
+}
+
+func TestCallbacksRetriedUntilAcknowledged(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.recv.mu.Lock()
+	e.recv.failFirst = 3
+	e.recv.mu.Unlock()
+	e.openAccount("RT-SRC", "Source", 10_000)
+	e.openAccount("RT-DST", "Destination", 0)
+	tr := e.create(e.transfer(ref("rt"), "RT-SRC", "RT-DST", 100))
+	e.makeDue()
+	acked := e.recv.waitAcked(t, 15*time.Second, func(cs []receivedCallback) bool { return len(ackedFor(cs, tr.ID)) == 1 })
+	attempts, _ := e.recv.snapshot()
+	mine := ackedFor(attempts, tr.ID)
+	require.Len(t, mine, 4, "three 500s, then acknowledged")
+	eventID := ackedFor(acked, tr.ID)[0].Body.EventID
+	nonces := map[string]bool{}
+	for i, a := range mine {
+		require.Equal(t, eventID, a.Body.EventID, "a retry is the same event")
+		require.Equal(t, string(mine[0].Raw), string(a.Raw), "and the same body")
+		require.True(t, a.Verified)
+		nonces[a.Nonce] = true
+		if i > 0 {
+			require.GreaterOrEqual(t, a.At.Sub(mine[i-1].At), 15*time.Millisecond, "backoff between attempts")
+		}
+	}
+	require.Len(t, nonces, 4, "a fresh nonce per attempt")
+	recs := decodeAs[struct{ Callbacks []CallbackRecord }](t, e.do("GET", "/api/v1/sandbox/callbacks?transferId="+tr.ID, nil)).Callbacks
+	require.Len(t, recs, 1)
+	require.Equal(t, 4, recs[0].Attempts)
+	require.NotNil(t, recs[0].DeliveredAt)
+	require.Equal(t, 200, *recs[0].LastStatus)
+}
+
+func TestCallbacksGiveUpAfterMaxAge(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, func(c *Config) { c.CallbackMaxAge = 400 * time.Millisecond })
+	e.recv.mu.Lock()
+	e.recv.failFirst = 1 << 30
+	e.recv.mu.Unlock()
+	e.openAccount("GU-SRC", "Source", 10_000)
+	e.openAccount("GU-DST", "Destination", 0)
+	tr := e.create(e.transfer(ref("gu"), "GU-SRC", "GU-DST", 100))
+	e.makeDue()
+	require.Eventually(t, func() bool {
+		return e.count(`SELECT count(*) FROM sandbox.callbacks WHERE transfer_id = $1::uuid AND gave_up_at IS NOT NULL`, tr.ID) == 1
+	}, 15*time.Second, 20*time.Millisecond)
+	attempts, acked := e.recv.snapshot()
+	require.Empty(t, acked)
+	n := len(ackedFor(attempts, tr.ID))
+	require.GreaterOrEqual(t, n, 2)
+	time.Sleep(300 * time.Millisecond)
+	attempts, _ = e.recv.snapshot()
+	require.Len(t, ackedFor(attempts, tr.ID), n, "no attempt after giving up")
+	require.Equal(t, StatusSettled, e.getTransfer(tr.ID).Status, "the transfer stands; only its callback was given up")
+}
+
+func TestCallbackToTransferURLAndDownReceiver(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	other := newReceiver(t, testSecret)
+	e.openAccount("CU-SRC", "Source", 10_000)
+	e.openAccount("CU-DST", "Destination", 0)
+	req := e.transfer(ref("cu"), "CU-SRC", "CU-DST", 100)
+	req.CallbackURL = other.URL + "/hook"
+	tr := e.create(req)
+	require.Equal(t, req.CallbackURL, tr.CallbackURL)
+	// A receiver that is down at first: the bank keeps trying, and delivers once it is up.
+	down := newReceiver(t, testSecret)
+	downURL := down.URL
+	down.Close()
+	req2 := e.transfer(ref("cu"), "CU-SRC", "CU-DST", 200)
+	req2.CallbackURL = downURL
+	tr2 := e.create(req2)
+	e.makeDue()
+	other.waitAcked(t, 10*time.Second, func(cs []receivedCallback) bool { return len(ackedFor(cs, tr.ID)) == 1 })
+	_, defaultAcked := e.recv.snapshot()
+	require.Empty(t, ackedFor(defaultAcked, tr.ID), "the transfer's own callbackUrl wins over the default")
+	require.Eventually(t, func() bool {
+		return e.count(`SELECT count(*) FROM sandbox.callbacks WHERE transfer_id = $1::uuid AND attempts >= 2 AND delivered_at IS NULL`, tr2.ID) == 1
+	}, 10*time.Second, 20*time.Millisecond)
+	var lastErr string
+	require.NoError(t, e.db.App.QueryRow(context.Background(), `SELECT last_error FROM sandbox.callbacks WHERE transfer_id = $1::uuid`, tr2.ID).Scan(&lastErr))
+	require.Contains(t, lastErr, "connect")
+
+	// The receiver comes back on its address: the next retry is delivered.
+	back := &receiver{secret: testSecret, perEvent: map[string]int{}, notify: make(chan struct{}, 1)}
+	back.Server = httptest.NewUnstartedServer(http.HandlerFunc(back.serve))
+	back.Listener.Close()
+	ln, err := net.Listen("tcp", strings.TrimPrefix(downURL, "http://"))
+	require.NoError(t, err)
+	back.Listener = ln
+	back.Start()
+	t.Cleanup(back.Close)
+	acked := back.waitAcked(t, 10*time.Second, func(cs []receivedCallback) bool { return len(ackedFor(cs, tr2.ID)) == 1 })
+	require.Equal(t, int64(200), ackedFor(acked, tr2.ID)[0].Body.AmountSantim)
+}
