@@ -71,6 +71,7 @@ func devCommand() *cli.Command {
 
 // devStack is what runDev started, stopped in reverse order.
 type devStack struct {
+	creds    devCredentials
 	pg       *pgcluster.Cluster
 	temporal *devtemporal.Server
 	appDSN   string
@@ -145,11 +146,33 @@ type devComponent struct {
 }
 
 func devComponents(cfg devConfig, st *devStack) []devComponent {
+	sb := defaultSandboxConfig()
+	sb.Addr, sb.DatabaseURL, sb.SeedDemo = cfg.SandboxAddr, st.appDSN, true
+	sb.Bank.CallbackURL = "http://" + cfg.APIAddr + "/api/integration/bank-callback/sandbox"
+	sb.Bank.CallbackSecret = st.creds.CallbackSecret
+
+	gw := defaultGatewayConfig()
+	gw.DatabaseURL, gw.GRPCAddr, gw.MetricsAddr = st.appDSN, cfg.GatewayGRPCAddr, cfg.GatewayMetrics
+	gw.SandboxURL = "http://" + cfg.SandboxAddr
+
 	return []devComponent{
+		{name: "sandbox", run: func(ctx context.Context, log *slog.Logger, ready func()) error {
+			return runSandbox(ctx, log, sb, ready)
+		}},
+		{name: "ledger", run: func(ctx context.Context, log *slog.Logger, ready func()) error {
+			return runLedger(ctx, log, ledgerConfig{
+				DatabaseURL: st.appDSN, GRPCAddr: cfg.LedgerGRPCAddr, MetricsAddr: cfg.LedgerMetricsAddr,
+				AdjustmentKey: st.creds.AdjustmentKey, MaxConns: 20,
+			}, ready)
+		}},
+		{name: "gateway", run: func(ctx context.Context, log *slog.Logger, ready func()) error {
+			return runGateway(ctx, log, gw, ready)
+		}},
 		{name: "api", run: func(ctx context.Context, log *slog.Logger, ready func()) error {
 			return runAPI(ctx, log, apiConfig{
 				Addr: cfg.APIAddr, DatabaseURL: st.appDSN, TemporalAddress: st.tAddr,
 				TemporalNamespace: cfg.TemporalNamespace, LedgerAddr: cfg.LedgerGRPCAddr, GatewayAddr: cfg.GatewayGRPCAddr,
+				WebhookSecrets: "sandbox=" + st.creds.CallbackSecret,
 			}, ready)
 		}},
 	}
@@ -166,6 +189,9 @@ func printURLs(cfg devConfig, st *devStack) {
 		fmt.Fprintf(tw, "  Temporal UI\t%s\n", st.temporal.UIURL())
 	}
 	fmt.Fprintf(tw, "  Temporal gRPC\t%s (namespace %s)\n", st.tAddr, cfg.TemporalNamespace)
+	fmt.Fprintf(tw, "  Ledger gRPC\t%s (metrics, /healthz: http://%s/metrics)\n", cfg.LedgerGRPCAddr, cfg.LedgerMetricsAddr)
+	fmt.Fprintf(tw, "  Gateway gRPC\t%s (metrics: http://%s/metrics)\n", cfg.GatewayGRPCAddr, cfg.GatewayMetrics)
+	fmt.Fprintf(tw, "  Bank sandbox\thttp://%s/api/v1\n", cfg.SandboxAddr)
 	fmt.Fprintf(tw, "  Postgres\t%s\n", db.Redact(st.appDSN))
 	tw.Flush()
 	fmt.Println("\nCtrl-C stops everything.")
@@ -173,6 +199,18 @@ func printURLs(cfg devConfig, st *devStack) {
 
 func (st *devStack) startPostgres(ctx context.Context, cfg devConfig) error {
 	t0 := time.Now()
+	dataDir, err := filepath.Abs(cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dataDir, 0o755); err != nil {
+		return fmt.Errorf("data dir %s: %w", dataDir, err)
+	}
+	creds, err := loadOrCreateCredentials(filepath.Join(dataDir, "credentials.json"))
+	if err != nil {
+		return err
+	}
+	st.creds = creds
 	if cfg.DatabaseURL != "" {
 		st.appDSN, st.ownerDSN = cfg.DatabaseURL, cfg.DatabaseOwnerURL
 		if st.ownerDSN == "" {
@@ -185,20 +223,12 @@ func (st *devStack) startPostgres(ctx context.Context, cfg devConfig) error {
 		progress("postgres", "using DATABASE_URL, migrated in %s", time.Since(t0).Round(time.Millisecond))
 		return nil
 	}
-	dataDir, err := filepath.Abs(cfg.DataDir)
-	if err != nil {
-		return err
-	}
 	pgDir := filepath.Join(dataDir, "pg")
 	if err := os.MkdirAll(pgDir, 0o755); err != nil {
 		return fmt.Errorf("data dir %s: %w", pgDir, err)
 	}
 	if err := pgcluster.MakeReachable(pgDir); err != nil {
 		return fmt.Errorf("data dir %s: %w", pgDir, err)
-	}
-	creds, err := loadOrCreateCredentials(filepath.Join(dataDir, "credentials.json"))
-	if err != nil {
-		return err
 	}
 	c := &pgcluster.Cluster{Dir: filepath.Join(pgDir, "data"), Port: cfg.PGPort}
 	if err := c.Start(ctx); err != nil {
@@ -259,8 +289,10 @@ func (st *devStack) stop(log *slog.Logger) {
 // devCredentials are the passwords of the private cluster's login roles, made on first run and
 // kept (0600) beside it so a second run reuses the same cluster.
 type devCredentials struct {
-	OwnerPassword string `json:"ownerPassword"`
-	AppPassword   string `json:"appPassword"`
+	OwnerPassword  string `json:"ownerPassword"`
+	AppPassword    string `json:"appPassword"`
+	CallbackSecret string `json:"callbackSecret"` // sandbox → API webhook signing key
+	AdjustmentKey  string `json:"adjustmentKey"`  // API → ledger adjustment approval key
 }
 
 func loadOrCreateCredentials(path string) (devCredentials, error) {
@@ -270,12 +302,23 @@ func loadOrCreateCredentials(path string) (devCredentials, error) {
 		if err := json.Unmarshal(b, &c); err != nil || c.OwnerPassword == "" || c.AppPassword == "" {
 			return c, fmt.Errorf("%s is damaged: delete the data dir to start afresh", path)
 		}
-		return c, nil
+		if c.CallbackSecret != "" && c.AdjustmentKey != "" {
+			return c, nil
+		}
+		// Written by an older version: add the missing keys, keep the passwords.
+		if c.CallbackSecret == "" {
+			c.CallbackSecret = randomToken()
+		}
+		if c.AdjustmentKey == "" {
+			c.AdjustmentKey = randomToken()
+		}
+		b, _ = json.Marshal(c)
+		return c, os.WriteFile(path, b, 0o600)
 	}
 	if !errors.Is(err, os.ErrNotExist) {
 		return c, err
 	}
-	c = devCredentials{OwnerPassword: randomToken(), AppPassword: randomToken()}
+	c = devCredentials{OwnerPassword: randomToken(), AppPassword: randomToken(), CallbackSecret: randomToken(), AdjustmentKey: randomToken()}
 	b, _ = json.Marshal(c)
 	return c, os.WriteFile(path, b, 0o600)
 }

@@ -2,11 +2,11 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -67,7 +67,26 @@ type devProc struct {
 	apiURL  string
 	dataDir string
 	out     *strings.Builder
+	errOut  syncBuffer
 	ready   chan struct{}
+}
+
+// syncBuffer collects the child's stderr (written by exec's copier goroutine, read by the test).
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 func addr(p int) string { return "127.0.0.1:" + strconv.Itoa(p) }
@@ -98,9 +117,11 @@ func startDev(t *testing.T, bin, dataDir string) *devProc {
 	cmd.Env = env
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
-	cmd.Stderr = io.Discard
+	p0 := &devProc{}
+	cmd.Stderr = &p0.errOut
 	require.NoError(t, cmd.Start())
-	p := &devProc{cmd: cmd, apiURL: "http://" + api, dataDir: dataDir, out: &strings.Builder{}, ready: make(chan struct{})}
+	p := p0
+	p.cmd, p.apiURL, p.dataDir, p.out, p.ready = cmd, "http://"+api, dataDir, &strings.Builder{}, make(chan struct{})
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		signalled := false
@@ -171,9 +192,20 @@ func (p *devProc) stop(t *testing.T) time.Duration {
 	case err := <-done:
 		require.NoError(t, err, "dev exited non-zero; output:\n%s", p.out.String())
 	case <-time.After(10 * time.Second):
-		t.Fatalf("dev did not stop within 10s")
+		// Ask Go for every goroutine's stack so the hang is diagnosable.
+		_ = p.cmd.Process.Signal(syscall.SIGQUIT)
+		<-done
+		t.Fatalf("dev did not stop within 10s; stderr tail:\n%s", tail(p.errOut.String(), 120))
 	}
 	return time.Since(start)
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
 }
 
 func processAlive(pid int) bool { return syscall.Kill(pid, 0) == nil }
