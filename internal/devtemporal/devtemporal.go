@@ -94,15 +94,14 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.DatabaseFile == "" {
 		sqlCfg.ConnectAttributes["mode"] = "memory"
 		sqlCfg.ConnectAttributes["cache"] = "shared"
+		// The SQLite plugin creates the schema itself when it opens an in-memory database.
 		sqlCfg.DatabaseName = fmt.Sprintf("wagerail-%d-%d", os.Getpid(), time.Now().UnixNano())
-		if err := sqlite.SetupSchema(sqlCfg); err != nil {
-			return nil, fmt.Errorf("temporal sqlite schema: %w", err)
-		}
 	} else {
 		sqlCfg.ConnectAttributes["mode"] = "rwc"
-		// WAL keeps the UI's reads from blocking the history service's writes.
-		sqlCfg.ConnectAttributes["_journal_mode"] = "wal"
-		sqlCfg.ConnectAttributes["_synchronous"] = "2"
+		// Unknown attributes become SQLite pragmas: WAL so readers do not block the writer, and
+		// synchronous=FULL so a committed workflow step survives power loss, not just a crash.
+		sqlCfg.ConnectAttributes["journal_mode"] = "wal"
+		sqlCfg.ConnectAttributes["synchronous"] = "2"
 		sqlCfg.DatabaseName = cfg.DatabaseFile
 		if err := os.MkdirAll(filepath.Dir(cfg.DatabaseFile), 0o755); err != nil {
 			return nil, fmt.Errorf("temporal state dir: %w", err)
@@ -309,3 +308,12 @@ func (quietLogger) Debug(string, ...any) {}
 func (quietLogger) Info(string, ...any)  {}
 func (quietLogger) Warn(string, ...any)  {}
 func (quietLogger) Error(string, ...any) {}
+
+func splitHostPort(hp string) (string, int, error) {
+	h, p, err := net.SplitHostPort(hp)
+	if err != nil {
+		return "", 0, err
+	}
+	n, err := strconv.Atoi(p)
+	return h, n, err
+}
