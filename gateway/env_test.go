@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -262,6 +261,4 @@ func (e *env) ledger(t testing.TB) ledgerv1.LedgerServiceClient {
 func uniq(prefix string) string { return testkit.Unique(prefix) }
 
 // acct returns a sandbox-valid unique account number.
-func acct(prefix string) string {
-	return fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano()%1_000_000_000)
-}
+func acct(prefix string) string { return testkit.Unique(prefix) }

@@ -103,9 +103,9 @@ func countIf(ps []PairSummary, f func(PairSummary) bool) int {
 // Reconcile runs one tenant and partner over [from, to] (UTC days, inclusive). It returns a
 // summary in every case: failures are counted in Errors and described in ErrorDetails, so one
 // bad pair never hides the others' results.
-func (r *Reconciler) Reconcile(ctx context.Context, tenantID, partner string, from, to time.Time) PairSummary {
+func (r *Reconciler) Reconcile(ctx context.Context, tenantID, partner string, from, to time.Time) (sum PairSummary) {
 	from, to = day(from), day(to)
-	sum := PairSummary{Tenant: tenantID, Partner: partner, PeriodFrom: from.Format(time.DateOnly), PeriodTo: to.Format(time.DateOnly)}
+	sum = PairSummary{Tenant: tenantID, Partner: partner, PeriodFrom: from.Format(time.DateOnly), PeriodTo: to.Format(time.DateOnly)}
 	fail := func(format string, args ...any) {
 		sum.Errors++
 		sum.ErrorDetails = append(sum.ErrorDetails, fmt.Sprintf(format, args...))
