@@ -3,11 +3,15 @@ package workflows
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
@@ -16,6 +20,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/wagerail/wagerail/activities"
 	"github.com/wagerail/wagerail/gateway"
@@ -152,11 +157,14 @@ func TestReconcileWorkflowRealActivities(t *testing.T) {
 	require.Equal(t, 4, p.Scanned) // opening and hold at the bank, opening and disbursement in the ledger
 	require.Equal(t, 4, p.Matched)
 	require.NotZero(t, p.RunID)
+	recordHistory(t, tc, run.GetID(), run.GetRunID(), reconcileHistoryFile)
 
 	// The schedule: created once, updated (not duplicated) on the next deploy.
 	in := ReconcileInput{Tenants: []string{tenant}, Partners: []string{gateway.SandboxPartner}, FetchStatements: true}
 	require.NoError(t, EnsureReconcileSchedule(ctx, tc, queue, in))
-	t.Cleanup(func() { _ = tc.ScheduleClient().GetHandle(context.Background(), ReconcileScheduleID).Delete(context.Background()) })
+	t.Cleanup(func() {
+		_ = tc.ScheduleClient().GetHandle(context.Background(), ReconcileScheduleID).Delete(context.Background())
+	})
 	in.Tenants = append(in.Tenants, "another-tenant")
 	require.NoError(t, EnsureReconcileSchedule(ctx, tc, queue, in))
 	desc, err := tc.ScheduleClient().GetHandle(ctx, ReconcileScheduleID).Describe(ctx)
@@ -193,4 +201,34 @@ func serveLedger(t *testing.T, d *testkit.DB) ledgerv1.LedgerServiceClient {
 		<-done
 	})
 	return ledgerv1.NewLedgerServiceClient(conn)
+}
+
+// reconcileHistoryFile is a recorded history of a real run (WAGERAIL_RECORD_HISTORY=1 rewrites it).
+const reconcileHistoryFile = "testdata/reconcile_history.json"
+
+// recordHistory writes the run's history as JSON when WAGERAIL_RECORD_HISTORY is set.
+func recordHistory(t *testing.T, tc client.Client, id, runID, path string) {
+	t.Helper()
+	if os.Getenv("WAGERAIL_RECORD_HISTORY") == "" {
+		return
+	}
+	iter := tc.GetWorkflowHistory(context.Background(), id, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	hist := &historypb.History{}
+	for iter.HasNext() {
+		ev, err := iter.Next()
+		require.NoError(t, err)
+		hist.Events = append(hist.Events, ev)
+	}
+	b, err := protojson.MarshalOptions{Indent: "  "}.Marshal(hist)
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	require.NoError(t, os.WriteFile(path, b, 0o644))
+}
+
+// TestReconcileReplay replays a recorded history against the current code: a change that would
+// break running histories fails here and needs workflow.GetVersion.
+func TestReconcileReplay(t *testing.T) {
+	r := worker.NewWorkflowReplayer()
+	r.RegisterWorkflowWithOptions(Reconcile, workflow.RegisterOptions{Name: ReconcileWorkflowName})
+	require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(nil, reconcileHistoryFile))
 }
