@@ -74,8 +74,12 @@ func TestCallbacksRetriedUntilAcknowledged(t *testing.T) {
 		}
 	}
 	require.Len(t, nonces, 4, "a fresh nonce per attempt")
-	recs := decodeAs[struct{ Callbacks []CallbackRecord }](t, e.do("GET", "/api/v1/sandbox/callbacks?transferId="+tr.ID, nil)).Callbacks
-	require.Len(t, recs, 1)
+	// The outcome is recorded just after the receiver answered.
+	var recs []CallbackRecord
+	require.Eventually(t, func() bool {
+		recs = decodeAs[struct{ Callbacks []CallbackRecord }](t, e.do("GET", "/api/v1/sandbox/callbacks?transferId="+tr.ID, nil)).Callbacks
+		return len(recs) == 1 && recs[0].DeliveredAt != nil
+	}, 5*time.Second, 20*time.Millisecond)
 	require.Equal(t, 4, recs[0].Attempts)
 	require.NotNil(t, recs[0].DeliveredAt)
 	require.Equal(t, 200, *recs[0].LastStatus)

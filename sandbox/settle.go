@@ -43,9 +43,24 @@ func (s *store) settleDue(ctx context.Context, limit int, faults faultSet) (int,
 		if err != nil || len(due) == 0 {
 			return err
 		}
-		numbers := make([]string, 0, 2*len(due))
+		// Lock the destinations, and the sources of the transfers that look like they will fail
+		// (a refund). Sources of transfers that settle are left unlocked, so a busy payroll
+		// account keeps accepting new transfers while its earlier ones settle. All locks are taken
+		// in one ordered statement (no deadlock between settlers); a transfer whose destination
+		// closed between the look and the lock waits for the next round.
+		dests := make([]string, len(due))
+		for i, d := range due {
+			dests[i] = d.to
+		}
+		look, err := readAccounts(ctx, tx, dests)
+		if err != nil {
+			return err
+		}
+		numbers := dests
 		for _, d := range due {
-			numbers = append(numbers, d.from, d.to)
+			if d.forced != "" || settleFailure(look[d.to], d.currency) != "" {
+				numbers = append(numbers, d.from)
+			}
 		}
 		accts, err := lockAccounts(ctx, tx, numbers)
 		if err != nil {
@@ -55,25 +70,23 @@ func (s *store) settleDue(ctx context.Context, limit int, faults faultSet) (int,
 			return err
 		}
 
-		ids := make([]string, len(due))
-		statuses := make([]string, len(due))
-		codes := make([]string, len(due))
+		ids := make([]string, 0, len(due))
+		statuses := make([]string, 0, len(due))
+		codes := make([]string, 0, len(due))
 		lines := make([]line, 0, len(due))
 		events := make([]terminalEvent, 0, len(due))
 		touched := map[string]bool{}
-		for i, d := range due {
+		for _, d := range due {
 			dst := accts[d.to]
 			code := d.forced
-			switch {
-			case code != "":
-			case dst == nil:
-				code = CodeAccountNotFound
-			case dst.status != AccountActive:
-				code = CodeAccountClosed
-			case dst.currency != d.currency:
-				code = CodeCurrencyMismatch
+			if code == "" {
+				code = settleFailure(dst, d.currency)
 			}
-			ids[i], codes[i] = d.id, code
+			if code != "" && accts[d.from] == nil {
+				continue // its source is not locked: next round
+			}
+			i := len(ids)
+			ids, codes, statuses = append(ids, d.id), append(codes, code), append(statuses, "")
 			if code == "" {
 				statuses[i] = StatusSettled
 				if dst.balance, err = addSantim(dst.balance, d.amount); err != nil {
@@ -122,13 +135,26 @@ func (s *store) settleDue(ctx context.Context, limit int, faults faultSet) (int,
 		if err := enqueueCallbacks(ctx, tx, now, events, faults); err != nil {
 			return err
 		}
-		n = len(due)
+		n = len(ids)
 		return nil
 	})
 	if err != nil {
 		return 0, fmt.Errorf("sandbox.settle: %w", err)
 	}
 	return n, nil
+}
+
+// settleFailure is why a transfer to dst cannot settle, or "" when it can.
+func settleFailure(dst *bookAccount, currency string) string {
+	switch {
+	case dst == nil:
+		return CodeAccountNotFound
+	case dst.status != AccountActive:
+		return CodeAccountClosed
+	case dst.currency != currency:
+		return CodeCurrencyMismatch
+	}
+	return ""
 }
 
 // settler runs settlement rounds until ctx ends.

@@ -31,12 +31,21 @@ type line struct {
 var lineColumns = []string{"account_number", "transfer_id", "kind", "reference", "direction",
 	"amount_santim", "currency", "counterparty", "balance_after_santim", "booked_at", "booking_date", "value_date"}
 
-// bookLines writes statement lines with COPY (a batch books thousands at once).
+// bookLines writes statement lines: one with a plain INSERT (one round trip, while the account
+// lock is held), many with COPY (a batch books thousands at once).
 func bookLines(ctx context.Context, tx pgx.Tx, now time.Time, lines []line) error {
 	if len(lines) == 0 {
 		return nil
 	}
 	day := utcDate(now)
+	if len(lines) == 1 {
+		l := lines[0]
+		_, err := tx.Exec(ctx, `INSERT INTO sandbox.statement_lines (account_number, transfer_id, kind, reference, direction,
+			amount_santim, currency, counterparty, balance_after_santim, booked_at, booking_date, value_date)
+			VALUES ($1, NULLIF($2, '')::uuid, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11)`,
+			l.account, l.transferID, l.kind, l.reference, l.direction, l.amount, l.currency, l.counterparty, l.balanceAfter, now, day)
+		return err
+	}
 	rows := make([][]any, len(lines))
 	for i, l := range lines {
 		var tid any
@@ -339,13 +348,12 @@ func (s *store) tryCreateTransfer(ctx context.Context, r TransferRequest, forced
 			return errf(422, CodeInsufficientFunds, "source account %s cannot cover %d santim", r.FromAccount, r.AmountSantim)
 		}
 		bal := src.balance - r.AmountSantim
-		if _, err := tx.Exec(ctx, `UPDATE sandbox.accounts SET balance_santim = $2 WHERE account_number = $1`, r.FromAccount, bal); err != nil {
+		var bookedAt time.Time // see bookingTime
+		if err := tx.QueryRow(ctx, `UPDATE sandbox.accounts SET balance_santim = $2 WHERE account_number = $1
+			RETURNING clock_timestamp()`, r.FromAccount, bal).Scan(&bookedAt); err != nil {
 			return err
 		}
-		bookedAt, err := bookingTime(ctx, tx)
-		if err != nil {
-			return err
-		}
+		bookedAt = bookedAt.UTC()
 		if err := bookLines(ctx, tx, bookedAt, []line{{account: r.FromAccount, transferID: id, kind: "HOLD", reference: r.Reference,
 			direction: "DBIT", amount: r.AmountSantim, currency: r.Currency, counterparty: r.ToAccount, balanceAfter: bal}}); err != nil {
 			return err
@@ -363,6 +371,24 @@ func (s *store) tryCreateTransfer(ctx context.Context, r TransferRequest, forced
 		return Transfer{}, false, fmt.Errorf("sandbox.createTransfer: %w", err)
 	}
 	return out, created, nil
+}
+
+// readAccounts reads accounts without locking them.
+func readAccounts(ctx context.Context, tx pgx.Tx, numbers []string) (map[string]*bookAccount, error) {
+	rows, err := tx.Query(ctx, `SELECT `+accountCols+` FROM sandbox.accounts WHERE account_number = ANY($1)`, numbers)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := make(map[string]*bookAccount, len(numbers))
+	for rows.Next() {
+		a, err := scanAccount(rows)
+		if err != nil {
+			return nil, err
+		}
+		out[a.number] = &a
+	}
+	return out, rows.Err()
 }
 
 // lockAccounts locks the given accounts in account-number order (the one lock order every writer
