@@ -66,7 +66,7 @@ type devProc struct {
 	cmd     *exec.Cmd
 	apiURL  string
 	dataDir string
-	out     *strings.Builder
+	out     *syncBuffer
 	errOut  syncBuffer
 	ready   chan struct{}
 }
@@ -121,12 +121,12 @@ func startDev(t *testing.T, bin, dataDir string) *devProc {
 	cmd.Stderr = &p0.errOut
 	require.NoError(t, cmd.Start())
 	p := p0
-	p.cmd, p.apiURL, p.dataDir, p.out, p.ready = cmd, "http://"+api, dataDir, &strings.Builder{}, make(chan struct{})
+	p.cmd, p.apiURL, p.dataDir, p.out, p.ready = cmd, "http://"+api, dataDir, &syncBuffer{}, make(chan struct{})
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		signalled := false
 		for sc.Scan() {
-			p.out.WriteString(sc.Text() + "\n")
+			_, _ = p.out.Write([]byte(sc.Text() + "\n"))
 			if !signalled && strings.HasPrefix(sc.Text(), "wagerail dev: ready in") {
 				signalled = true
 				close(p.ready)
