@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -98,7 +99,8 @@ func runSandbox(ctx context.Context, log *slog.Logger, cfg sandboxConfig, ready 
 	defer ln.Close()
 	pool, err := db.Open(ctx, cfg.DatabaseURL, int32(cfg.DBMaxConns))
 	if err != nil {
-		return fmt.Errorf("sandbox: %w", err)
+		// pgx lists every address it tried on its own line; a configuration error is one line.
+		return fmt.Errorf("sandbox: %s (check --database-url / DATABASE_URL)", strings.Join(strings.Fields(err.Error()), " "))
 	}
 	defer pool.Close()
 	bank, err := sandbox.New(pool, cfg.Bank, log)
