@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/wagerail/wagerail/gateway"
@@ -95,7 +96,8 @@ func runGateway(ctx context.Context, log *slog.Logger, cfg gatewayConfig, ready 
 	if err != nil {
 		gl.Close()
 		ml.Close()
-		return fmt.Errorf("gateway: %w", err)
+		// pgx lists every address it tried on its own line; a configuration error is one line.
+		return fmt.Errorf("gateway: %s (check --database-url / DATABASE_URL)", strings.Join(strings.Fields(err.Error()), " "))
 	}
 	defer pool.Close()
 

@@ -121,7 +121,7 @@ func runReconcile(ctx context.Context, log *slog.Logger, cfg reconcileConfig, ou
 	}
 	pool, err := db.Open(ctx, cfg.DatabaseURL, 4)
 	if err != nil {
-		return fmt.Errorf("reconcile: %w", err)
+		return fmt.Errorf("reconcile: %s (check --database-url / DATABASE_URL)", strings.Join(strings.Fields(err.Error()), " "))
 	}
 	defer pool.Close()
 	conn, err := grpcConn(cfg.LedgerAddr)
