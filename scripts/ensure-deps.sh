@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what `make run` and `make test` need on a fresh Debian machine that has Go: the
-# PostgreSQL server binaries (package postgresql) when no initdb is found. It never creates or
+# PostgreSQL server binaries (package postgresql) when no initdb is found, and a C compiler for
+# the race detector. It never creates or
 # starts a system cluster: Wagerail runs its own private clusters.
 set -euo pipefail
 
@@ -11,13 +12,17 @@ have_pg() {
   compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null
 }
 
-if have_pg; then exit 0; fi
+pkgs=()
+have_pg || pkgs+=(postgresql)
+# The race detector (make test) needs cgo, so a C compiler.
+command -v gcc >/dev/null 2>&1 || pkgs+=(gcc libc6-dev)
+if [ ${#pkgs[@]} -eq 0 ]; then exit 0; fi
 
-echo "ensure-deps: no PostgreSQL server binaries found; installing the postgresql package" >&2
+echo "ensure-deps: installing ${pkgs[*]}" >&2
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then
   if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
-    echo "ensure-deps: need root (or sudo) to apt-get install postgresql" >&2; exit 1
+    echo "ensure-deps: need root (or sudo) to apt-get install ${pkgs[*]}" >&2; exit 1
   fi
 fi
 # Tell Debian's packaging not to create (and start) a 'main' system cluster: we never use one.
@@ -27,6 +32,6 @@ if [ ! -f /etc/postgresql-common/createcluster.conf ]; then
 fi
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
-$SUDO apt-get install -y -qq postgresql >/dev/null
+$SUDO apt-get install -y -qq "${pkgs[@]}" >/dev/null
 have_pg || { echo "ensure-deps: postgresql installed but initdb still not found" >&2; exit 1; }
-echo "ensure-deps: installed $(ls -d /usr/lib/postgresql/*/bin | tail -1)" >&2
+echo "ensure-deps: installed ${pkgs[*]}" >&2
