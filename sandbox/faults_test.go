@@ -244,7 +244,14 @@ func TestOperatorListsTransfers(t *testing.T) {
 	require.Empty(t, decodeAs[list](t, e.do("GET", "/api/v1/sandbox/transfers?status=SETTLED", nil)).Transfers)
 	require.Equal(t, 400, e.do("GET", "/api/v1/sandbox/transfers?status=DONE", nil).Status)
 	require.Equal(t, 400, e.do("GET", "/api/v1/sandbox/transfers?limit=0", nil).Status)
-	r := e.do("GET", "/api/v1/nowhere", nil)
+	// A reference with a slash and a space is found by reference when path-escaped.
+	odd := e.transfer("ewa/2024 run#1?x", "OL-A", "OL-B", 5)
+	tr := e.create(odd)
+	r := e.do("GET", "/api/v1/transfers/by-reference/"+url.PathEscape(odd.Reference), nil)
+	require.Equal(t, 200, r.Status, "%s", r.Body)
+	require.Equal(t, tr.ID, decodeAs[Transfer](t, r).ID)
+
+	r = e.do("GET", "/api/v1/nowhere", nil)
 	require.Equal(t, 404, r.Status)
 	require.Equal(t, CodeNotFound, r.errCode())
 	require.Equal(t, 200, e.do("GET", "/healthz", nil).Status)
