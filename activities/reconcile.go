@@ -2,7 +2,6 @@ package activities
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"go.temporal.io/sdk/temporal"
@@ -36,36 +35,18 @@ type FetchStatementsInput struct {
 }
 
 // FetchStatementsResult counts what was fetched.
-type FetchStatementsResult struct {
-	Accounts       int
-	Lines          int
-	New            int
-	AlreadyPresent int
-}
+type FetchStatementsResult = gateway.FetchCounts
 
 // FetchStatements downloads and ingests the statement of every account the tenant's ledger
 // mirrors at the partner. Ingestion is idempotent per bank line, so a retried attempt stores
 // nothing twice.
 func (a *Reconcile) FetchStatements(ctx context.Context, in FetchStatementsInput) (FetchStatementsResult, error) {
-	var res FetchStatementsResult
 	if a.Gateway == nil {
-		return res, temporal.NewNonRetryableApplicationError("reconcile: no gateway client configured", "RECONCILE_MISCONFIGURED", nil)
+		return FetchStatementsResult{}, temporal.NewNonRetryableApplicationError("reconcile: no gateway client configured", "RECONCILE_MISCONFIGURED", nil)
 	}
-	accounts, err := a.Runner.Ledger.MirrorAccounts(ctx, in.TenantID, in.Partner)
+	res, err := gateway.FetchMirrored(ctx, a.Gateway, a.Runner.Ledger, in.TenantID, in.Partner, in.From, in.To)
 	if err != nil {
 		return res, reconcileError(err)
-	}
-	for _, acct := range accounts {
-		resp, err := a.Gateway.FetchStatement(ctx, &gatewayv1.FetchStatementRequest{
-			Partner: in.Partner, TenantId: in.TenantID, Account: acct, FromDate: in.From, ToDate: in.To,
-		})
-		if err != nil {
-			return res, reconcileError(fmt.Errorf("fetch statement %s %s: %w", in.Partner, acct, err))
-		}
-		res.Accounts++
-		res.Lines += len(resp.GetLines())
-		res.New += int(resp.GetIngested())
-		res.AlreadyPresent += int(resp.GetAlreadyPresent())
 	}
 	return res, nil
 }

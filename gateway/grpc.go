@@ -451,14 +451,20 @@ func (s *Server) FetchStatement(ctx context.Context, req *gatewayv1.FetchStateme
 	}
 	out := &gatewayv1.FetchStatementResponse{
 		Partner: req.GetPartner(), Account: req.GetAccount(), Format: req.GetFormat(),
-		Lines: make([]*gatewayv1.StatementLine, len(res.Lines)), Ingested: int64(res.New),
-		AlreadyPresent: int64(res.AlreadyPresent), Raw: res.Raw, Sha256: res.SHA256,
+		Ingested: int64(res.New), AlreadyPresent: int64(res.AlreadyPresent), Sha256: res.SHA256,
+		LineCount: int64(len(res.Lines)),
 	}
 	if out.Format == gatewayv1.StatementFormat_STATEMENT_FORMAT_UNSPECIFIED {
 		out.Format = gatewayv1.StatementFormat_STATEMENT_FORMAT_CSV
 	}
-	for i, l := range res.Lines {
-		out.Lines[i] = statementLinePB(l)
+	if req.GetIncludeRaw() {
+		out.Raw = res.Raw
+	}
+	if !req.GetOmitLines() {
+		out.Lines = make([]*gatewayv1.StatementLine, len(res.Lines))
+		for i, l := range res.Lines {
+			out.Lines[i] = statementLinePB(l)
+		}
 	}
 	return out, nil
 }

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	gatewayv1 "github.com/wagerail/wagerail/schema/proto/gateway/v1"
 )
 
 // Reconciler is the reconciliation runner: for one tenant and partner over a period of days it
@@ -250,4 +252,36 @@ func nextAction(s PairSummary) string {
 func day(t time.Time) time.Time {
 	u := t.UTC()
 	return time.Date(u.Year(), u.Month(), u.Day(), 0, 0, 0, 0, time.UTC)
+}
+
+// FetchCounts is what FetchMirrored ingested.
+type FetchCounts struct {
+	Accounts       int `json:"accounts"`
+	Lines          int `json:"lines"`
+	New            int `json:"new"`
+	AlreadyPresent int `json:"alreadyPresent"`
+}
+
+// FetchMirrored ingests, through the gateway's gRPC API, the statement of every account the
+// tenant's ledger mirrors at the partner for [from, to] (YYYY-MM-DD). Ingestion is idempotent
+// per bank line, so running it twice stores nothing twice.
+func FetchMirrored(ctx context.Context, gw gatewayv1.GatewayServiceClient, ledger LedgerMirror, tenantID, partner, from, to string) (FetchCounts, error) {
+	var c FetchCounts
+	accounts, err := ledger.MirrorAccounts(ctx, tenantID, partner)
+	if err != nil {
+		return c, err
+	}
+	for _, acct := range accounts {
+		resp, err := gw.FetchStatement(ctx, &gatewayv1.FetchStatementRequest{
+			Partner: partner, TenantId: tenantID, Account: acct, FromDate: from, ToDate: to, OmitLines: true,
+		})
+		if err != nil {
+			return c, fmt.Errorf("fetch statement %s %s: %w", partner, acct, err)
+		}
+		c.Accounts++
+		c.Lines += int(resp.GetLineCount())
+		c.New += int(resp.GetIngested())
+		c.AlreadyPresent += int(resp.GetAlreadyPresent())
+	}
+	return c, nil
 }

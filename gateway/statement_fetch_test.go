@@ -19,7 +19,7 @@ func today() string { return time.Now().UTC().Format(time.DateOnly) }
 
 func fetch(e *env, tenant, account string, f gatewayv1.StatementFormat) (*gatewayv1.FetchStatementResponse, error) {
 	return e.rpc.FetchStatement(context.Background(), &gatewayv1.FetchStatementRequest{
-		Partner: SandboxPartner, TenantId: tenant, Account: account, FromDate: today(), ToDate: today(), Format: f,
+		Partner: SandboxPartner, TenantId: tenant, Account: account, FromDate: today(), ToDate: today(), Format: f, IncludeRaw: true,
 	})
 }
 
@@ -62,11 +62,19 @@ func TestFetchStatement(t *testing.T) {
 		require.NotEmpty(t, l.GetEntryRef())
 	}
 
-	// Fetching again stores nothing twice.
-	again, err := fetch(e, tenant, co, gatewayv1.StatementFormat_STATEMENT_FORMAT_CSV)
+	require.Equal(t, int64(3), csv.GetLineCount())
+
+	// Fetching again stores nothing twice; an ingest-only caller gets counts, not lines.
+	again, err := e.rpc.FetchStatement(context.Background(), &gatewayv1.FetchStatementRequest{
+		Partner: SandboxPartner, TenantId: tenant, Account: co, FromDate: today(), ToDate: today(), OmitLines: true,
+	})
 	require.NoError(t, err)
 	require.Zero(t, again.GetIngested())
 	require.Equal(t, int64(3), again.GetAlreadyPresent())
+	require.Equal(t, int64(3), again.GetLineCount())
+	require.Empty(t, again.GetLines())
+	require.Empty(t, again.GetRaw())
+	require.Equal(t, csv.GetSha256(), again.GetSha256(), "the same file")
 
 	// camt.053 of the same period is the same lines (no running balance in that format).
 	camt, err := fetch(e, tenant, co, gatewayv1.StatementFormat_STATEMENT_FORMAT_CAMT053)

@@ -14,6 +14,7 @@ import (
 	"github.com/wagerail/wagerail/gateway"
 	"github.com/wagerail/wagerail/internal/cli"
 	"github.com/wagerail/wagerail/internal/db"
+	gatewayv1 "github.com/wagerail/wagerail/schema/proto/gateway/v1"
 	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
 )
 
@@ -24,6 +25,9 @@ type reconcileConfig struct {
 	Partners    string // comma-separated
 	From, To    string // YYYY-MM-DD, inclusive; default yesterday (UTC)
 	MarginDays  int
+	// Fetch first ingests the period's statements through the gateway at GatewayAddr.
+	Fetch       bool
+	GatewayAddr string
 	LogLevel    string
 }
 
@@ -40,6 +44,8 @@ func reconcileCommand() *cli.Command {
 	c.String(&cfg.From, "from", "", "", "first day of the period, YYYY-MM-DD UTC (default: yesterday)")
 	c.String(&cfg.To, "to", "", "", "last day of the period, YYYY-MM-DD UTC (default: --from)")
 	c.Int(&cfg.MarginDays, "margin-days", "RECONCILE_MARGIN_DAYS", 1, "days either side used to pair movements booked a day apart")
+	c.Bool(&cfg.Fetch, "fetch", "RECONCILE_FETCH", false, "first fetch the period's statements of every mirrored account through the gateway")
+	c.String(&cfg.GatewayAddr, "gateway-addr", "GATEWAY_ADDR", "127.0.0.1:50051", "gateway gRPC host:port (for --fetch)")
 	addLogLevel(c, &cfg.LogLevel)
 	c.Run = func(ctx context.Context, _ []string) error {
 		log, err := newLogger(cfg.LogLevel, "reconcile")
@@ -133,9 +139,29 @@ func runReconcile(ctx context.Context, log *slog.Logger, cfg reconcileConfig, ou
 		Store: gateway.NewStore(pool), Ledger: gateway.LedgerGRPC{Client: ledgerv1.NewLedgerServiceClient(conn)},
 		MarginDays: cfg.MarginDays, Log: log,
 	}
+	var gw gatewayv1.GatewayServiceClient
+	if cfg.Fetch {
+		gconn, err := grpcConn(cfg.GatewayAddr)
+		if err != nil {
+			return fmt.Errorf("reconcile: gateway address %q: %w", cfg.GatewayAddr, err)
+		}
+		defer gconn.Close()
+		gw = gatewayv1.NewGatewayServiceClient(gconn)
+	}
 	var pairs []gateway.PairSummary
 	for _, t := range req.tenants {
 		for _, p := range req.partners {
+			if gw != nil {
+				from, to := req.from.Format(time.DateOnly), req.to.Format(time.DateOnly)
+				if _, err := gateway.FetchMirrored(ctx, gw, rec.Ledger, t, p, from, to); err != nil {
+					// Reconciling against a statement that did not arrive would only produce
+					// false flags: report the pair as failed instead.
+					msg := "fetch statements: " + strings.Join(strings.Fields(err.Error()), " ")
+					pairs = append(pairs, gateway.PairSummary{Tenant: t, Partner: p, PeriodFrom: from, PeriodTo: to,
+						Errors: 1, ErrorDetails: []string{msg}, NextAction: "fix the statement download and run again: " + msg})
+					continue
+				}
+			}
 			pairs = append(pairs, rec.Reconcile(ctx, t, p, req.from, req.to))
 		}
 	}

@@ -1462,9 +1462,14 @@ type FetchStatementRequest struct {
 	TenantId string                 `protobuf:"bytes,2,opt,name=tenant_id,json=tenantId,proto3" json:"tenant_id,omitempty"`
 	Account  string                 `protobuf:"bytes,3,opt,name=account,proto3" json:"account,omitempty"`
 	// Inclusive UTC dates, YYYY-MM-DD.
-	FromDate      string          `protobuf:"bytes,4,opt,name=from_date,json=fromDate,proto3" json:"from_date,omitempty"`
-	ToDate        string          `protobuf:"bytes,5,opt,name=to_date,json=toDate,proto3" json:"to_date,omitempty"`
-	Format        StatementFormat `protobuf:"varint,6,opt,name=format,proto3,enum=wagerail.gateway.v1.StatementFormat" json:"format,omitempty"`
+	FromDate string          `protobuf:"bytes,4,opt,name=from_date,json=fromDate,proto3" json:"from_date,omitempty"`
+	ToDate   string          `protobuf:"bytes,5,opt,name=to_date,json=toDate,proto3" json:"to_date,omitempty"`
+	Format   StatementFormat `protobuf:"varint,6,opt,name=format,proto3,enum=wagerail.gateway.v1.StatementFormat" json:"format,omitempty"`
+	// include_raw returns the statement file as the partner sent it (it can be large).
+	IncludeRaw bool `protobuf:"varint,7,opt,name=include_raw,json=includeRaw,proto3" json:"include_raw,omitempty"`
+	// omit_lines leaves the parsed lines out of the answer (the counts are still returned), for
+	// callers that only ingest.
+	OmitLines     bool `protobuf:"varint,8,opt,name=omit_lines,json=omitLines,proto3" json:"omit_lines,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1539,6 +1544,20 @@ func (x *FetchStatementRequest) GetFormat() StatementFormat {
 		return x.Format
 	}
 	return StatementFormat_STATEMENT_FORMAT_UNSPECIFIED
+}
+
+func (x *FetchStatementRequest) GetIncludeRaw() bool {
+	if x != nil {
+		return x.IncludeRaw
+	}
+	return false
+}
+
+func (x *FetchStatementRequest) GetOmitLines() bool {
+	if x != nil {
+		return x.OmitLines
+	}
+	return false
 }
 
 type StatementLine struct {
@@ -1655,11 +1674,14 @@ type FetchStatementResponse struct {
 	Partner string                 `protobuf:"bytes,1,opt,name=partner,proto3" json:"partner,omitempty"`
 	Account string                 `protobuf:"bytes,2,opt,name=account,proto3" json:"account,omitempty"`
 	Format  StatementFormat        `protobuf:"varint,3,opt,name=format,proto3,enum=wagerail.gateway.v1.StatementFormat" json:"format,omitempty"`
-	Lines   []*StatementLine       `protobuf:"bytes,4,rep,name=lines,proto3" json:"lines,omitempty"`
+	// Every booked line of the statement (empty when omit_lines was set).
+	Lines []*StatementLine `protobuf:"bytes,4,rep,name=lines,proto3" json:"lines,omitempty"`
+	// Number of booked lines in the statement.
+	LineCount int64 `protobuf:"varint,9,opt,name=line_count,json=lineCount,proto3" json:"line_count,omitempty"`
 	// Lines stored now for the first time, and lines that were already stored.
 	Ingested       int64 `protobuf:"varint,5,opt,name=ingested,proto3" json:"ingested,omitempty"`
 	AlreadyPresent int64 `protobuf:"varint,6,opt,name=already_present,json=alreadyPresent,proto3" json:"already_present,omitempty"`
-	// The statement file as the partner sent it.
+	// The statement file as the partner sent it, when include_raw was set.
 	Raw           []byte `protobuf:"bytes,7,opt,name=raw,proto3" json:"raw,omitempty"`
 	Sha256        string `protobuf:"bytes,8,opt,name=sha256,proto3" json:"sha256,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -1722,6 +1744,13 @@ func (x *FetchStatementResponse) GetLines() []*StatementLine {
 		return x.Lines
 	}
 	return nil
+}
+
+func (x *FetchStatementResponse) GetLineCount() int64 {
+	if x != nil {
+		return x.LineCount
+	}
+	return 0
 }
 
 func (x *FetchStatementResponse) GetIngested() int64 {
@@ -1856,14 +1885,18 @@ const file_gateway_proto_rawDesc = "" +
 	"\vp95_latency\x18\a \x01(\v2\x19.google.protobuf.DurationR\n" +
 	"p95Latency\x121\n" +
 	"\x06window\x18\b \x01(\v2\x19.google.protobuf.DurationR\x06window\x12#\n" +
-	"\rbreaker_state\x18\t \x01(\tR\fbreakerState\"\xdc\x01\n" +
+	"\rbreaker_state\x18\t \x01(\tR\fbreakerState\"\x9c\x02\n" +
 	"\x15FetchStatementRequest\x12\x18\n" +
 	"\apartner\x18\x01 \x01(\tR\apartner\x12\x1b\n" +
 	"\ttenant_id\x18\x02 \x01(\tR\btenantId\x12\x18\n" +
 	"\aaccount\x18\x03 \x01(\tR\aaccount\x12\x1b\n" +
 	"\tfrom_date\x18\x04 \x01(\tR\bfromDate\x12\x17\n" +
 	"\ato_date\x18\x05 \x01(\tR\x06toDate\x12<\n" +
-	"\x06format\x18\x06 \x01(\x0e2$.wagerail.gateway.v1.StatementFormatR\x06format\"\xff\x02\n" +
+	"\x06format\x18\x06 \x01(\x0e2$.wagerail.gateway.v1.StatementFormatR\x06format\x12\x1f\n" +
+	"\vinclude_raw\x18\a \x01(\bR\n" +
+	"includeRaw\x12\x1d\n" +
+	"\n" +
+	"omit_lines\x18\b \x01(\bR\tomitLines\"\xff\x02\n" +
 	"\rStatementLine\x12\x1b\n" +
 	"\tentry_ref\x18\x01 \x01(\tR\bentryRef\x12!\n" +
 	"\fbooking_date\x18\x02 \x01(\tR\vbookingDate\x12\x1d\n" +
@@ -1875,12 +1908,14 @@ const file_gateway_proto_rawDesc = "" +
 	"\bcurrency\x18\a \x01(\tR\bcurrency\x12\"\n" +
 	"\fcounterparty\x18\b \x01(\tR\fcounterparty\x125\n" +
 	"\x14balance_after_santim\x18\t \x01(\x03H\x00R\x12balanceAfterSantim\x88\x01\x01B\x17\n" +
-	"\x15_balance_after_santim\"\xb3\x02\n" +
+	"\x15_balance_after_santim\"\xd2\x02\n" +
 	"\x16FetchStatementResponse\x12\x18\n" +
 	"\apartner\x18\x01 \x01(\tR\apartner\x12\x18\n" +
 	"\aaccount\x18\x02 \x01(\tR\aaccount\x12<\n" +
 	"\x06format\x18\x03 \x01(\x0e2$.wagerail.gateway.v1.StatementFormatR\x06format\x128\n" +
-	"\x05lines\x18\x04 \x03(\v2\".wagerail.gateway.v1.StatementLineR\x05lines\x12\x1a\n" +
+	"\x05lines\x18\x04 \x03(\v2\".wagerail.gateway.v1.StatementLineR\x05lines\x12\x1d\n" +
+	"\n" +
+	"line_count\x18\t \x01(\x03R\tlineCount\x12\x1a\n" +
 	"\bingested\x18\x05 \x01(\x03R\bingested\x12'\n" +
 	"\x0falready_present\x18\x06 \x01(\x03R\x0ealreadyPresent\x12\x10\n" +
 	"\x03raw\x18\a \x01(\fR\x03raw\x12\x16\n" +
