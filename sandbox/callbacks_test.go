@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/wagerail/wagerail/internal/testkit"
 )
 
 func TestVerifySignature(t *testing.T) {
@@ -87,7 +89,7 @@ func TestCallbacksRetriedUntilAcknowledged(t *testing.T) {
 
 func TestCallbacksGiveUpAfterMaxAge(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, func(c *Config) { c.CallbackMaxAge = 400 * time.Millisecond })
+	e := newEnv(t, func(c *Config) { c.CallbackMaxAge = time.Second })
 	e.recv.mu.Lock()
 	e.recv.failFirst = 1 << 30
 	e.recv.mu.Unlock()
@@ -147,4 +149,47 @@ func TestCallbackToTransferURLAndDownReceiver(t *testing.T) {
 	t.Cleanup(back.Close)
 	acked := back.waitAcked(t, 10*time.Second, func(cs []receivedCallback) bool { return len(ackedFor(cs, tr2.ID)) == 1 })
 	require.Equal(t, int64(200), ackedFor(acked, tr2.ID)[0].Body.AmountSantim)
+}
+
+func TestRunStopsPromptlyWithCallbacksInFlight(t *testing.T) {
+	t.Parallel()
+	d := testkit.NewDB(t)
+	release := make(chan struct{})
+	arrived := make(chan struct{}, 10)
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived <- struct{}{}
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer slow.Close()
+	defer close(release)
+	bank, err := New(d.App, Config{SettleDelay: 0, PollInterval: 20 * time.Millisecond, CallbackURL: slow.URL,
+		CallbackSecret: testSecret, CallbackTimeout: time.Minute}, testLogger())
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = bank.Run(ctx) }()
+	srv := httptest.NewServer(bank.Handler())
+	defer srv.Close()
+	e := &env{t: t, db: d, bank: bank, srv: srv, http: &http.Client{Timeout: 30 * time.Second}}
+	e.openAccount("SD-A", "A", 1_000)
+	e.openAccount("SD-B", "B", 0)
+	e.create(e.transfer(ref("sd"), "SD-A", "SD-B", 10))
+	select {
+	case <-arrived:
+	case <-time.After(20 * time.Second):
+		t.Fatal("callback never attempted")
+	}
+	start := time.Now()
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("settler and deliverer did not stop")
+	}
+	t.Logf("stopped in %s", time.Since(start))
+	// The interrupted attempt is not recorded as delivered: its lease runs out and it is sent again.
+	require.Equal(t, 1, e.count(`SELECT count(*) FROM sandbox.callbacks WHERE delivered_at IS NULL AND attempts = 0 AND lease_until IS NOT NULL`))
 }
