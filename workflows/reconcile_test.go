@@ -35,6 +35,8 @@ import (
 func mockedReconcileEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
+	// Under -race on a busy CI machine the first workflow task can take over the default 1 s.
+	env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: time.Minute})
 	a := &activities.Reconcile{}
 	env.RegisterWorkflowWithOptions(Reconcile, workflow.RegisterOptions{Name: ReconcileWorkflowName})
 	env.RegisterActivityWithOptions(a.FetchStatements, activity.RegisterOptions{Name: activities.FetchStatementsActivity})
@@ -136,7 +138,7 @@ func TestReconcileWorkflowRealActivities(t *testing.T) {
 	require.NoError(t, err)
 	defer tc.Close()
 	queue := testkit.Unique("reconcile")
-	w := worker.New(tc, queue, worker.Options{})
+	w := worker.New(tc, queue, worker.Options{DeadlockDetectionTimeout: time.Minute})
 	RegisterReconcile(w, &activities.Reconcile{
 		Runner:  &gateway.Reconciler{Store: gateway.NewStore(d.App), Ledger: gateway.LedgerGRPC{Client: lc}},
 		Gateway: stack.Gateway,
