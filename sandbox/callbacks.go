@@ -183,11 +183,13 @@ type outcome struct {
 const claimLimit = 500
 
 func (d *deliverer) run(ctx context.Context) {
+	var idle errorBackoff
 	for {
 		n, err := d.deliverOnce(ctx)
 		if ctx.Err() != nil {
 			return
 		}
+		wait := idle.next(err, d.cfg.PollInterval)
 		if err != nil {
 			d.log.Error("sandbox callbacks: delivery round failed", "err", err)
 		}
@@ -198,7 +200,7 @@ func (d *deliverer) run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-d.nudge:
-		case <-time.After(d.cfg.PollInterval):
+		case <-time.After(wait):
 		}
 	}
 }

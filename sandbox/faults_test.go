@@ -256,3 +256,18 @@ func TestOperatorListsTransfers(t *testing.T) {
 	require.Equal(t, CodeNotFound, r.errCode())
 	require.Equal(t, 200, e.do("GET", "/healthz", nil).Status)
 }
+
+func TestErrorBackoffStretchesWhileFailingAndResets(t *testing.T) {
+	var b errorBackoff
+	poll := 200 * time.Millisecond
+	fail := errors.New("database down")
+	require.Equal(t, poll, b.next(nil, poll))
+	require.Equal(t, poll, b.next(fail, poll))
+	require.Equal(t, 2*poll, b.next(fail, poll))
+	for range 20 {
+		b.next(fail, poll)
+	}
+	require.Equal(t, 30*time.Second, b.next(fail, poll))
+	require.Equal(t, poll, b.next(nil, poll))
+	require.Equal(t, poll, b.next(fail, poll))
+}

@@ -168,11 +168,13 @@ type settler struct {
 }
 
 func (s *settler) run(ctx context.Context) {
+	var idle errorBackoff
 	for {
 		n, err := s.round(ctx)
 		if ctx.Err() != nil {
 			return
 		}
+		wait := idle.next(err, s.cfg.PollInterval)
 		if err != nil {
 			s.log.Error("sandbox settler: round failed", "err", err)
 		}
@@ -186,7 +188,7 @@ func (s *settler) run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-s.nudge:
-		case <-time.After(s.cfg.PollInterval):
+		case <-time.After(wait):
 		}
 	}
 }
@@ -197,4 +199,21 @@ func (s *settler) round(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	return s.store.settleDue(ctx, s.cfg.SettleChunk, fs)
+}
+
+// errorBackoff stretches a polling loop's wait while its rounds keep failing (database down), from
+// the poll interval up to 30 s, so an outage is not logged five times a second; one success resets it.
+type errorBackoff struct{ wait time.Duration }
+
+func (b *errorBackoff) next(err error, poll time.Duration) time.Duration {
+	if err == nil {
+		b.wait = 0
+		return poll
+	}
+	if b.wait < poll {
+		b.wait = poll
+	} else {
+		b.wait = min(2*b.wait, 30*time.Second)
+	}
+	return b.wait
 }
