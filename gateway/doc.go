@@ -1,6 +1,17 @@
 // Package gateway is the integration gateway: one adapter per partner bank (the sandbox adapter
-// over HTTP first), account lookup, disbursement, status lookup, statement ingestion (schema
-// gateway), adapter health and the reconciliation runner. It must not post to the ledger except
-// through the ledger's client, and never treats a timeout as a failure: a timed-out transfer is
+// over HTTP first), account lookup with holder-name matching, disbursement (single and bulk),
+// status lookup, statement ingestion (CSV and ISO 20022 camt.053, into schema gateway), adapter
+// health by the spec's degraded rule, and the reconciliation runner that matches ingested
+// statements with the ledger's partner-bank mirror accounts.
+//
+// Layout: Adapter (adapter.go) is a bank's protocol; Guard (guard.go) wraps every adapter with
+// per-call deadlines, retries where they are safe, a circuit breaker and the health window
+// (health.go); Gateway and Server (gateway.go, grpc.go) are the service and its gRPC edge;
+// Store (store.go, reconcile_store.go) is schema gateway; Match and Reconciler
+// (reconcile*.go) are the runner. gatewaytest runs the real sandbox and gateway in process for
+// other packages' tests.
+//
+// It must not post to the ledger (it only reads the mirror accounts, through the ledger's gRPC
+// API), and never treats a timeout as a failure: a transfer whose answer did not arrive is
 // UNKNOWN until the partner says otherwise.
 package gateway

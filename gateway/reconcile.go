@@ -27,6 +27,12 @@ const (
 	UnknownBankLine FlagKind = "UNKNOWN_BANK_LINE"
 )
 
+// FlagKinds is every kind, in a fixed order.
+var FlagKinds = []FlagKind{
+	MissingCreditInLedger, MissingDebitInLedger, MissingCreditAtBank, MissingDebitAtBank,
+	DuplicateBankLine, DuplicateLedgerEntry, AmountMismatch, UnknownBankLine,
+}
+
 // BankItem is a statement line as the matcher sees it.
 type BankItem struct {
 	Account      string

@@ -74,11 +74,15 @@ func Summarise(pairs []PairSummary) Report {
 		a.Flagged += p.Flagged
 		a.Errors += p.Errors
 		a.DriftSantim += p.DriftSantim
-		for k, n := range p.FlagsByKind {
-			if a.FlagsByKind == nil {
-				a.FlagsByKind = map[FlagKind]int{}
+		// The closed list of kinds, not a range over the map: Summarise also runs inside the
+		// reconciliation workflow, where map iteration is banned (workflowcheck).
+		for _, k := range FlagKinds {
+			if n := p.FlagsByKind[k]; n > 0 {
+				if a.FlagsByKind == nil {
+					a.FlagsByKind = map[FlagKind]int{}
+				}
+				a.FlagsByKind[k] += n
 			}
-			a.FlagsByKind[k] += n
 		}
 	}
 	switch a := r.Aggregate; {
