@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -33,10 +34,20 @@ type env struct {
 	metricsAddr string
 }
 
+// newEnv serves a ledger on a fresh database. Its pool commits without waiting for the WAL
+// flush (synchronous_commit=off): durability is not what these tests check, and waiting for
+// fsync would only make them slow. Benchmarks use the default, durable setting.
 func newEnv(t testing.TB) *env {
 	t.Helper()
 	d := testkit.NewDB(t)
-	return serveOn(t, d, NewStore(d.App))
+	cfg, err := pgxpool.ParseConfig(d.AppDSN)
+	require.NoError(t, err)
+	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
+	cfg.MaxConns = 16
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	return serveOn(t, d, NewStore(pool))
 }
 
 // serveOn serves store the way runLedger does: rpcserve with the ledger's interceptor and metrics.
@@ -118,14 +129,32 @@ type counts struct{ accounts, transactions, entries, checkpoints int }
 
 func (e *env) counts(t testing.TB, tenant string) counts {
 	t.Helper()
-	var c counts
-	require.NoError(t, db.InTenantTx(ctxT(t), e.db.App, tenant, func(tx pgx.Tx) error {
-		return tx.QueryRow(context.Background(), `SELECT
-			(SELECT count(*) FROM ledger.accounts), (SELECT count(*) FROM ledger.transactions),
-			(SELECT count(*) FROM ledger.entries), (SELECT count(*) FROM ledger.balance_checkpoints)`).
-			Scan(&c.accounts, &c.transactions, &c.entries, &c.checkpoints)
-	}))
+	c, err := e.countsErr(tenant)
+	require.NoError(t, err)
 	return c
+}
+
+func (e *env) countsErr(tenant string) (counts, error) {
+	var c counts
+	err := asTenant(e.db.App, tenant, func(b *pgx.Batch) {
+		b.Queue(`SELECT (SELECT count(*) FROM ledger.accounts), (SELECT count(*) FROM ledger.transactions),
+			(SELECT count(*) FROM ledger.entries), (SELECT count(*) FROM ledger.balance_checkpoints)`).
+			QueryRow(func(r pgx.Row) error { return r.Scan(&c.accounts, &c.transactions, &c.entries, &c.checkpoints) })
+	})
+	return c, err
+}
+
+// asTenant runs the queued statements as the runtime role inside one transaction scoped to
+// tenant, in a single round trip (the test's checks run after every step of the property test).
+func asTenant(pool *pgxpool.Pool, tenant string, queue func(b *pgx.Batch)) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	b := &pgx.Batch{}
+	b.Queue("BEGIN READ ONLY")
+	b.Queue("SELECT set_config($1, $2, true)", db.TenantSetting, tenant)
+	queue(b)
+	b.Queue("COMMIT")
+	return pool.SendBatch(ctx, b).Close()
 }
 
 // requireReason asserts err is a ledger error with the reason (and so its gRPC code).

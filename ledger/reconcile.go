@@ -108,7 +108,7 @@ func (s *Store) Reconcile(ctx context.Context, req ReconcileRequest) (ReconcileR
 			}
 		}
 	}
-	err := s.inTx(ctx, req.TenantID, func(tx pgx.Tx) error {
+	err := s.inTx(ctx, req.TenantID, nil, func(tx querier) error {
 		accounts := req.Accounts
 		if len(accounts) == 0 {
 			prefix := PartnerBankAccount(req.Partner, "")
@@ -149,20 +149,16 @@ func (s *Store) Reconcile(ctx context.Context, req ReconcileRequest) (ReconcileR
 	return rep, storeErr("ledger.reconcile", err)
 }
 
-func (s *Store) reconcileAccount(ctx context.Context, tx pgx.Tx, req ReconcileRequest, sa StatementAccount, end time.Time) (AccountDrift, error) {
+func (s *Store) reconcileAccount(ctx context.Context, tx querier, req ReconcileRequest, sa StatementAccount, end time.Time) (AccountDrift, error) {
 	d := AccountDrift{
 		Account: sa.Account, LedgerAccountName: PartnerBankAccount(req.Partner, sa.Account),
 		HasBankBalance: sa.HasClosingBalance, BankBalanceSantim: sa.ClosingBalanceSantim,
 	}
-	acc, err := getAccount(ctx, tx, AccountRef{Name: d.LedgerAccountName})
+	acc, b, err := balanceIn(ctx, tx, AccountRef{Name: d.LedgerAccountName}, &end)
 	var movements []*movement
 	switch {
 	case err == nil:
 		d.LedgerAccountExists = true
-		b, err := s.balance(ctx, tx, acc, &end)
-		if err != nil {
-			return d, err
-		}
 		d.LedgerBalanceSantim = b.PostedSantim()
 		compare := len(sa.Lines) > 0 || req.PeriodStart != nil
 		if compare {

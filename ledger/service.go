@@ -11,6 +11,7 @@ import (
 type Server struct {
 	ledgerv1.UnimplementedLedgerServiceServer
 	store         *Store
+	postings      *coalescer
 	adjustmentKey []byte
 	metrics       *Metrics
 }
@@ -18,7 +19,7 @@ type Server struct {
 // NewServer builds the service. adjustmentKey verifies PostAdjustment approval signatures;
 // with an empty key every adjustment is refused.
 func NewServer(store *Store, adjustmentKey []byte, metrics *Metrics) *Server {
-	return &Server{store: store, adjustmentKey: adjustmentKey, metrics: metrics}
+	return &Server{store: store, postings: newCoalescer(store), adjustmentKey: adjustmentKey, metrics: metrics}
 }
 
 func (s *Server) EnsureAccount(ctx context.Context, r *ledgerv1.EnsureAccountRequest) (*ledgerv1.EnsureAccountResponse, error) {
@@ -69,7 +70,8 @@ func (s *Server) PostTransaction(ctx context.Context, r *ledgerv1.PostTransactio
 		r.GetStatus() != ledgerv1.TransactionStatus_TRANSACTION_STATUS_POSTED {
 		return nil, errorf(ReasonInvalidArgument, "status must be PENDING or POSTED")
 	}
-	t, replayed, err := s.store.Post(ctx, PostingFromPB(r))
+	// Concurrent postings of a tenant share database transactions (see coalescer).
+	t, replayed, err := s.postings.post(ctx, PostingFromPB(r))
 	if err != nil {
 		return nil, err
 	}

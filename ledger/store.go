@@ -76,12 +76,62 @@ func (r AccountRef) String() string {
 	return r.Name
 }
 
-// inTx runs fn in a transaction scoped to tenant.
-func (s *Store) inTx(ctx context.Context, tenant string, fn func(pgx.Tx) error) error {
+// querier is what statements run on: a connection inside a transaction begun by inTx.
+type querier interface {
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// inTx runs fn in a transaction scoped to tenant: BEGIN, then the tenant setting for row-level
+// security (set_config(..., true): SET LOCAL, so it dies with the transaction), then fn, then
+// COMMIT. It does what db.InTenantTx does, with fewer round trips: BEGIN, the setting and the
+// statements first queues (their results go to the queued callbacks) travel in one pipeline;
+// with fn nil, so does COMMIT; fn may also end its last pipeline with COMMIT itself.
+func (s *Store) inTx(ctx context.Context, tenant string, first func(b *pgx.Batch), fn func(tx querier) error) error {
 	if err := validateTenant(tenant); err != nil {
 		return err
 	}
-	return db.InTenantTx(ctx, s.pool, tenant, fn)
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	// A connection left inside a transaction (error, cancelled context) is destroyed on release.
+	defer conn.Release()
+	b := &pgx.Batch{}
+	b.Queue("BEGIN")
+	b.Queue("SELECT set_config($1, $2, true)", db.TenantSetting, tenant)
+	if first != nil {
+		first(b)
+	}
+	if fn == nil {
+		// Nothing depends on first's results: commit in the same round trip.
+		b.Queue("COMMIT")
+	}
+	err = conn.SendBatch(ctx, b).Close()
+	if err == nil && fn != nil {
+		err = fn(conn)
+	}
+	if err != nil {
+		rollback(conn)
+		return err
+	}
+	if fn == nil || conn.Conn().PgConn().TxStatus() == 'I' {
+		// Committed in the last batch (fn may end its final pipeline with COMMIT).
+		return nil
+	}
+	_, err = conn.Exec(ctx, "COMMIT")
+	return err
+}
+
+func rollback(conn *pgxpool.Conn) {
+	if conn.Conn().PgConn().TxStatus() == 'I' || conn.Conn().IsClosed() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, _ = conn.Exec(ctx, "ROLLBACK")
 }
 
 const accountCols = `a.id::text, a.tenant_id, a.name, a.type, a.normal_side, a.currency, a.created_at`
@@ -119,7 +169,7 @@ func (s *Store) EnsureAccount(ctx context.Context, tenant, name string, typ Acco
 	}
 	var acc Account
 	created := false
-	err = s.inTx(ctx, tenant, func(tx pgx.Tx) error {
+	err = s.inTx(ctx, tenant, nil, func(tx querier) error {
 		acc, err = scanAccount(tx.QueryRow(ctx, `
 			INSERT INTO ledger.accounts AS a (tenant_id, name, type, currency) VALUES ($1, $2, $3, $4)
 			ON CONFLICT (tenant_id, name) DO NOTHING
@@ -151,7 +201,7 @@ func (s *Store) GetAccount(ctx context.Context, tenant string, ref AccountRef) (
 		return Account{}, err
 	}
 	var acc Account
-	err := s.inTx(ctx, tenant, func(tx pgx.Tx) error {
+	err := s.inTx(ctx, tenant, nil, func(tx querier) error {
 		var err error
 		acc, err = getAccount(ctx, tx, ref)
 		return err
@@ -159,7 +209,7 @@ func (s *Store) GetAccount(ctx context.Context, tenant string, ref AccountRef) (
 	return acc, storeErr("ledger.get_account", err)
 }
 
-func getAccount(ctx context.Context, tx pgx.Tx, ref AccountRef) (Account, error) {
+func getAccount(ctx context.Context, tx querier, ref AccountRef) (Account, error) {
 	var row pgx.Row
 	if ref.ID != "" {
 		row = tx.QueryRow(ctx, `SELECT `+accountCols+` FROM ledger.accounts a WHERE a.id = $1::uuid`, ref.ID)
@@ -197,7 +247,7 @@ func (s *Store) ListAccounts(ctx context.Context, tenant, prefix string, size in
 	}
 	n := pageSize(size)
 	var out []Account
-	err := s.inTx(ctx, tenant, func(tx pgx.Tx) error {
+	err := s.inTx(ctx, tenant, nil, func(tx querier) error {
 		rows, err := tx.Query(ctx, `SELECT `+accountCols+` FROM ledger.accounts a
 			WHERE a.name > $1 AND starts_with(a.name, $2) ORDER BY a.name LIMIT $3`, after, prefix, n+1)
 		if err != nil {
@@ -228,9 +278,9 @@ type pendingItem struct {
 	currency string
 }
 
-// PostBatch writes a batch of postings of one tenant in one database transaction with a fixed
-// number of round trips (resolve accounts, insert transactions, look up replays, insert entries),
-// whatever the batch size. Each posting gets its own result; a posting's validation error does
+// PostBatch writes a batch of postings of one tenant in one database transaction in two round
+// trips whatever its size: (BEGIN, tenant, accounts) and (transactions with their entries,
+// earlier uses of the keys, COMMIT). Each posting gets its own result; a posting's validation error does
 // not fail the others. The returned error is for the batch as a whole (database unavailable).
 //
 // Per-posting errors: those of ValidatePosting, ErrAccountNotFound, ErrMixedCurrency,
@@ -266,34 +316,31 @@ func (s *Store) PostBatch(ctx context.Context, tenant string, ps []Posting) ([]P
 	var replays []*pendingItem
 	aliases := map[int]int{} // index of a repeated key in the batch -> index of its first use
 	var entryRows []Entry
-	err := s.inTx(ctx, tenant, func(tx pgx.Tx) error {
-		// 1. Resolve every account the batch names, in one query.
-		var names, ids []string
-		for _, it := range items {
-			for _, e := range it.p.Entries {
-				if e.AccountID != "" {
-					ids = append(ids, e.AccountID)
-				} else {
-					names = append(names, e.AccountName)
-				}
+	var names, ids []string
+	for _, it := range items {
+		for _, e := range it.p.Entries {
+			if e.AccountID != "" {
+				ids = append(ids, e.AccountID)
+			} else {
+				names = append(names, e.AccountName)
 			}
 		}
-		rows, err := tx.Query(ctx, `SELECT `+accountCols+` FROM ledger.accounts a
-			WHERE a.name = ANY($1::text[]) OR a.id = ANY($2::uuid[])`, names, ids)
-		if err != nil {
+	}
+	byName := map[string]Account{}
+	byID := map[string]Account{}
+	// Round trip 1: BEGIN, the tenant, and every account the batch names.
+	resolve := func(b *pgx.Batch) {
+		b.Queue(`SELECT `+accountCols+` FROM ledger.accounts a WHERE a.name = ANY($1::text[]) OR a.id = ANY($2::uuid[])`,
+			names, ids).Query(func(rows pgx.Rows) error {
+			accs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Account, error) { return scanAccount(r) })
+			for _, a := range accs {
+				byName[a.Name], byID[a.ID] = a, a
+			}
 			return err
-		}
-		accs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Account, error) { return scanAccount(r) })
-		if err != nil {
-			return err
-		}
-		byName := make(map[string]Account, len(accs))
-		byID := make(map[string]Account, len(accs))
-		for _, a := range accs {
-			byName[a.Name], byID[a.ID] = a, a
-		}
-
-		// 2. Check each posting against its accounts and hash its content.
+		})
+	}
+	err := s.inTx(ctx, tenant, resolve, func(tx querier) error {
+		// Check each posting against its accounts and hash its content.
 		firstByKey := map[string]*pendingItem{}
 		var fresh []*pendingItem
 		for _, it := range items {
@@ -316,100 +363,16 @@ func (s *Store) PostBatch(ctx context.Context, tenant string, ps []Posting) ([]P
 		if len(fresh) == 0 {
 			return nil
 		}
+		// Transactions go in by idempotency key, so two batches sharing keys wait for each
+		// other's keys in one order and cannot deadlock.
+		slices.SortFunc(fresh, func(a, b *pendingItem) int { return strings.Compare(a.p.IdempotencyKey, b.p.IdempotencyKey) })
 
-		// 3. Insert the transactions; a key already used is skipped here and looked up below.
 		n := len(fresh)
 		var (
 			txIDs, keys, kinds, statuses, currencies, metas = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 			wfs, runs, steps, asrc, arsn, aby, rby          = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 			hashes                                          = make([][]byte, n)
 		)
-		for i, it := range fresh {
-			txIDs[i], keys[i], kinds[i], statuses[i], currencies[i] = it.id, it.p.IdempotencyKey, string(it.p.Kind), string(it.p.Status), it.currency
-			metas[i], hashes[i] = string(metadataJSON(it.p.Metadata)), it.hash
-			wfs[i], runs[i], steps[i] = it.p.Lineage.WorkflowID, it.p.Lineage.RunID, it.p.Lineage.Step
-			if a := it.p.Adjustment; a != nil {
-				asrc[i], arsn[i], aby[i], rby[i] = a.Source, a.Reason, a.ApprovedBy, a.RequestedBy
-			}
-		}
-		rows, err = tx.Query(ctx, `
-			INSERT INTO ledger.transactions (id, tenant_id, idempotency_key, request_hash, kind, status, currency,
-				metadata, workflow_id, run_id, step, adjustment_source, adjustment_reason, approved_by, requested_by, posted_at)
-			SELECT u.id, $1, u.key, u.hash, u.kind, u.status, u.currency, u.meta::jsonb, u.wf, u.run, u.step,
-				nullif(u.asrc, ''), nullif(u.arsn, ''), nullif(u.aby, ''), nullif(u.rby, ''),
-				CASE WHEN u.status = 'POSTED' THEN now() END
-			FROM unnest($2::uuid[], $3::text[], $4::bytea[], $5::text[], $6::text[], $7::text[], $8::text[],
-				$9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[])
-				AS u(id, key, hash, kind, status, currency, meta, wf, run, step, asrc, arsn, aby, rby)
-			ON CONFLICT (tenant_id, idempotency_key) DO NOTHING
-			RETURNING id::text`,
-			tenant, txIDs, keys, hashes, kinds, statuses, currencies, metas, wfs, runs, steps, asrc, arsn, aby, rby)
-		if err != nil {
-			return err
-		}
-		insertedIDs, err := pgx.CollectRows(rows, pgx.RowTo[string])
-		if err != nil {
-			return err
-		}
-		inserted := make(map[string]bool, len(insertedIDs))
-		for _, id := range insertedIDs {
-			inserted[id] = true
-		}
-		var seen []*pendingItem
-		for _, it := range fresh {
-			if inserted[it.id] {
-				written = append(written, it)
-			} else {
-				seen = append(seen, it)
-			}
-		}
-
-		// 4. Keys used before: the same content is a replay, anything else a conflict.
-		if len(seen) > 0 {
-			seenKeys := make([]string, len(seen))
-			for i, it := range seen {
-				seenKeys[i] = it.p.IdempotencyKey
-			}
-			rows, err := tx.Query(ctx, `SELECT idempotency_key, id::text, request_hash FROM ledger.transactions
-				WHERE idempotency_key = ANY($1::text[])`, seenKeys)
-			if err != nil {
-				return err
-			}
-			type prior struct {
-				id   string
-				hash []byte
-			}
-			priors := map[string]prior{}
-			for rows.Next() {
-				var k string
-				var p prior
-				if err := rows.Scan(&k, &p.id, &p.hash); err != nil {
-					return err
-				}
-				priors[k] = p
-			}
-			if err := rows.Err(); err != nil {
-				return err
-			}
-			for _, it := range seen {
-				p, ok := priors[it.p.IdempotencyKey]
-				switch {
-				case !ok:
-					return fmt.Errorf("idempotency key %q neither inserted nor found", it.p.IdempotencyKey)
-				case bytes.Equal(p.hash, it.hash):
-					it.id = p.id
-					replays = append(replays, it)
-				default:
-					res[it.idx].Err = errorf(ReasonIdempotencyConflict, "idempotency key %q was used for a transaction with different content", it.p.IdempotencyKey)
-				}
-			}
-		}
-		if len(written) == 0 {
-			return nil
-		}
-
-		// 5. Insert the entries, sorted by account so the per-account locks the entries trigger
-		// takes are always acquired in one order (no deadlocks between concurrent postings).
 		type row struct {
 			tx, acc, currency string
 			phase             Phase
@@ -417,7 +380,13 @@ func (s *Store) PostBatch(ctx context.Context, tenant string, ps []Posting) ([]P
 			amount            int64
 		}
 		var ers []row
-		for _, it := range written {
+		for i, it := range fresh {
+			txIDs[i], keys[i], kinds[i], statuses[i], currencies[i] = it.id, it.p.IdempotencyKey, string(it.p.Kind), string(it.p.Status), it.currency
+			metas[i], hashes[i] = string(metadataJSON(it.p.Metadata)), it.hash
+			wfs[i], runs[i], steps[i] = it.p.Lineage.WorkflowID, it.p.Lineage.RunID, it.p.Lineage.Step
+			if a := it.p.Adjustment; a != nil {
+				asrc[i], arsn[i], aby[i], rby[i] = a.Source, a.Reason, a.ApprovedBy, a.RequestedBy
+			}
 			phase := PhasePosted
 			if it.p.Status == Pending {
 				phase = PhaseHold
@@ -426,32 +395,98 @@ func (s *Store) PostBatch(ctx context.Context, tenant string, ps []Posting) ([]P
 				ers = append(ers, row{it.id, e.AccountID, it.currency, phase, e.Direction, e.Amount})
 			}
 		}
+		// Entries go in by account, so the per-account locks the entries trigger takes are
+		// acquired in one global order: concurrent postings never deadlock.
 		slices.SortStableFunc(ers, func(a, b row) int { return strings.Compare(a.acc, b.acc) })
 		m := len(ers)
 		etx, eacc, ecur, ephase, edir, eamt := make([]string, m), make([]string, m), make([]string, m), make([]string, m), make([]string, m), make([]int64, m)
 		for i, r := range ers {
 			etx[i], eacc[i], ecur[i], ephase[i], edir[i], eamt[i] = r.tx, r.acc, r.currency, string(r.phase), string(r.dir), r.amount
 		}
-		rows, err = tx.Query(ctx, `
+		// Round trip 2: one statement inserts the transactions and the entries of those whose
+		// key was new; the next looks up the keys that were used before (a new snapshot, so it
+		// sees a conflicting transaction that committed while the insert waited for it); then
+		// COMMIT.
+		b := &pgx.Batch{}
+		b.Queue(`
+			WITH t AS (
+				INSERT INTO ledger.transactions (id, tenant_id, idempotency_key, request_hash, kind, status, currency,
+					metadata, workflow_id, run_id, step, adjustment_source, adjustment_reason, approved_by, requested_by, posted_at)
+				SELECT u.id, $1, u.key, u.hash, u.kind, u.status, u.currency, u.meta::jsonb, u.wf, u.run, u.step,
+					nullif(u.asrc, ''), nullif(u.arsn, ''), nullif(u.aby, ''), nullif(u.rby, ''),
+					CASE WHEN u.status = 'POSTED' THEN now() END
+				FROM unnest($2::uuid[], $3::text[], $4::bytea[], $5::text[], $6::text[], $7::text[], $8::text[],
+					$9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[])
+					WITH ORDINALITY AS u(id, key, hash, kind, status, currency, meta, wf, run, step, asrc, arsn, aby, rby, ord)
+				ORDER BY u.ord
+				ON CONFLICT (tenant_id, idempotency_key) DO NOTHING
+				RETURNING id
+			)
 			INSERT INTO ledger.entries (tenant_id, transaction_id, account_id, currency, phase, direction, amount)
 			SELECT $1, u.tx, u.acc, u.cur, u.phase, u.dir, u.amt
-			FROM unnest($2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::bigint[])
+			FROM unnest($16::uuid[], $17::uuid[], $18::text[], $19::text[], $20::text[], $21::bigint[])
 				WITH ORDINALITY AS u(tx, acc, cur, phase, dir, amt, ord)
+			WHERE u.tx IN (SELECT t.id FROM t)
 			ORDER BY u.ord
 			RETURNING seq, transaction_id::text, account_id::text, direction, amount::bigint, phase, currency, created_at`,
-			tenant, etx, eacc, ecur, ephase, edir, eamt)
-		if err != nil {
+			tenant, txIDs, keys, hashes, kinds, statuses, currencies, metas, wfs, runs, steps, asrc, arsn, aby, rby,
+			etx, eacc, ecur, ephase, edir, eamt).Query(func(rows pgx.Rows) error {
+			var err error
+			entryRows, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (Entry, error) {
+				var e Entry
+				err := r.Scan(&e.Seq, &e.TransactionID, &e.AccountID, &e.Direction, &e.AmountSantim, &e.Phase, &e.Currency, &e.CreatedAt)
+				if a, ok := byID[e.AccountID]; ok {
+					e.AccountName = a.Name
+				}
+				return e, err
+			})
+			return err
+		})
+		type prior struct {
+			id   string
+			hash []byte
+		}
+		priors := map[string]prior{}
+		b.Queue(`SELECT idempotency_key, id::text, request_hash FROM ledger.transactions
+			WHERE idempotency_key = ANY($1::text[]) AND NOT (id = ANY($2::uuid[]))`, keys, txIDs).Query(func(rows pgx.Rows) error {
+			for rows.Next() {
+				var k string
+				var p prior
+				if err := rows.Scan(&k, &p.id, &p.hash); err != nil {
+					return err
+				}
+				priors[k] = p
+			}
+			return rows.Err()
+		})
+		b.Queue("COMMIT")
+		if err := tx.SendBatch(ctx, b).Close(); err != nil {
 			return err
 		}
-		entryRows, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (Entry, error) {
-			var e Entry
-			err := r.Scan(&e.Seq, &e.TransactionID, &e.AccountID, &e.Direction, &e.AmountSantim, &e.Phase, &e.Currency, &e.CreatedAt)
-			if a, ok := byID[e.AccountID]; ok {
-				e.AccountName = a.Name
+
+		// Every written transaction has entries, so the entries say which keys were new.
+		inserted := make(map[string]bool, len(fresh))
+		for _, e := range entryRows {
+			inserted[e.TransactionID] = true
+		}
+		for _, it := range fresh {
+			if inserted[it.id] {
+				written = append(written, it)
+				continue
 			}
-			return e, err
-		})
-		return err
+			// A key used before: the same content is a replay, anything else a conflict.
+			p, ok := priors[it.p.IdempotencyKey]
+			switch {
+			case !ok:
+				return fmt.Errorf("idempotency key %q neither inserted nor found", it.p.IdempotencyKey)
+			case bytes.Equal(p.hash, it.hash):
+				it.id = p.id
+				replays = append(replays, it)
+			default:
+				res[it.idx].Err = errorf(ReasonIdempotencyConflict, "idempotency key %q was used for a transaction with different content", it.p.IdempotencyKey)
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, storeErr("ledger.post", err)
@@ -606,7 +641,7 @@ func scanEntry(r pgx.CollectableRow) (Entry, error) {
 // loadTransactions reads transactions with their entries.
 func (s *Store) loadTransactions(ctx context.Context, tenant string, ids []string) (map[string]*Transaction, error) {
 	out := map[string]*Transaction{}
-	err := s.inTx(ctx, tenant, func(tx pgx.Tx) error {
+	err := s.inTx(ctx, tenant, nil, func(tx querier) error {
 		var err error
 		out, err = loadTx(ctx, tx, ids)
 		return err
@@ -614,7 +649,7 @@ func (s *Store) loadTransactions(ctx context.Context, tenant string, ids []strin
 	return out, err
 }
 
-func loadTx(ctx context.Context, tx pgx.Tx, ids []string) (map[string]*Transaction, error) {
+func loadTx(ctx context.Context, tx querier, ids []string) (map[string]*Transaction, error) {
 	out := map[string]*Transaction{}
 	rows, err := tx.Query(ctx, `SELECT `+txCols+` FROM ledger.transactions t WHERE t.id = ANY($1::uuid[])`, ids)
 	if err != nil {
@@ -657,7 +692,7 @@ func (s *Store) GetTransaction(ctx context.Context, tenant, id, key string) (*Tr
 		}
 	}
 	var t *Transaction
-	err := s.inTx(ctx, tenant, func(tx pgx.Tx) error {
+	err := s.inTx(ctx, tenant, nil, func(tx querier) error {
 		if id == "" {
 			if err := tx.QueryRow(ctx, `SELECT id::text FROM ledger.transactions WHERE idempotency_key = $1`, key).Scan(&id); err != nil {
 				if errors.Is(err, pgx.ErrNoRows) {
@@ -708,7 +743,7 @@ func (s *Store) settle(ctx context.Context, tenant, id string, to Status, reason
 		phases = []string{string(PhaseRelease)}
 	}
 	var t *Transaction
-	err := s.inTx(ctx, tenant, func(tx pgx.Tx) error {
+	err := s.inTx(ctx, tenant, nil, func(tx querier) error {
 		tag, err := tx.Exec(ctx, `UPDATE ledger.transactions SET status = $2,
 				posted_at = CASE WHEN $2 = 'POSTED' THEN now() END,
 				voided_at = CASE WHEN $2 = 'VOIDED' THEN now() END,
@@ -775,7 +810,7 @@ func (s *Store) Reverse(ctx context.Context, tenant, id, reason, key string, lin
 	}
 	hash := reversalHash(id, reason)
 	revID := ""
-	err = s.inTx(ctx, tenant, func(tx pgx.Tx) error {
+	err = s.inTx(ctx, tenant, nil, func(tx querier) error {
 		// Lock the original first: concurrent reversals of it queue here, and the key lookup
 		// below then sees whichever committed first.
 		var st Status
@@ -859,40 +894,119 @@ func (s *Store) Reverse(ctx context.Context, tenant, id, reason, key string, lin
 
 // GetBalance derives an account's balance: the newest checkpoint (at or before asOf) plus the
 // account's entries after it. A current read whose tail is longer than CheckpointEvery writes a
-// new checkpoint, so reads stay fast on accounts with millions of entries.
+// new checkpoint, so reads stay fast on accounts with millions of entries. The read is one
+// round trip: BEGIN, the tenant, the account and its balance in one statement, COMMIT.
 //
 // Errors: ErrMissingTenant, ErrInvalidArgument, ErrAccountNotFound.
 func (s *Store) GetBalance(ctx context.Context, tenant string, ref AccountRef, asOf *time.Time) (Balance, error) {
 	if err := ref.validate(); err != nil {
 		return Balance{}, err
 	}
-	var b Balance
-	err := s.inTx(ctx, tenant, func(tx pgx.Tx) error {
-		acc, err := getAccount(ctx, tx, ref)
+	if err := validateTenant(tenant); err != nil {
+		return Balance{}, err
+	}
+	var r balanceRow
+	found := false
+	err := s.inTx(ctx, tenant, func(b *pgx.Batch) {
+		sql, arg := balanceSQL(ref)
+		b.Queue(sql, arg, asOf).Query(func(rows pgx.Rows) error {
+			defer rows.Close()
+			if rows.Next() {
+				found = true
+				if err := r.scan(rows); err != nil {
+					return err
+				}
+			}
+			return rows.Err()
+		})
+	}, nil)
+	if err != nil {
+		return Balance{}, storeErr("ledger.get_balance", err)
+	}
+	if !found {
+		return Balance{}, errorf(ReasonAccountNotFound, "account %s not found", ref)
+	}
+	bal, err := r.balance(asOf)
+	if err != nil {
+		return Balance{}, storeErr("ledger.get_balance", err)
+	}
+	if asOf == nil && r.tailN >= s.checkpointEvery() {
+		// The sums come from one snapshot, in which the account's entries up to LastSeq are a
+		// gap-free prefix (see account_lock_key): a fact that never changes, so writing it in a
+		// transaction of its own is as good as in the read's.
+		err = s.inTx(ctx, tenant, func(b *pgx.Batch) { b.Queue(checkpointSQL, checkpointArgs(r.acc, bal, r.lastAt())...) }, nil)
 		if err != nil {
-			return err
+			return Balance{}, storeErr("ledger.get_balance: checkpoint", err)
 		}
-		b, err = s.balance(ctx, tx, acc, asOf)
-		return err
-	})
-	return b, storeErr("ledger.get_balance", err)
+	}
+	return bal, nil
 }
 
-func (s *Store) balance(ctx context.Context, tx pgx.Tx, acc Account, asOf *time.Time) (Balance, error) {
-	b := Balance{AccountID: acc.ID, AccountName: acc.Name, Currency: acc.Currency, NormalSide: acc.NormalSide}
-	// One statement, so the checkpoint and the tail come from one snapshot; per account the
-	// entry sequence follows commit order, so that snapshot holds a gap-free prefix.
-	var (
-		cpSeq, cpCount, tailN, tailMax             int64
-		cpPD, cpPC, cpHD, cpHC, tPD, tPC, tHD, tHC int64
-		cpAt, tailAt                               *time.Time
-	)
-	err := tx.QueryRow(ctx, `
-		WITH cp AS (
+// balanceRow is what balanceSQL returns: the account, its newest usable checkpoint and the
+// sums of the entries after it.
+type balanceRow struct {
+	acc                                        Account
+	cpSeq, cpCount, tailN, tailMax             int64
+	cpPD, cpPC, cpHD, cpHC, tPD, tPC, tHD, tHC int64
+	cpAt, tailAt                               *time.Time
+}
+
+func (r *balanceRow) scan(row pgx.Row) error {
+	a := &r.acc
+	return row.Scan(&a.ID, &a.TenantID, &a.Name, &a.Type, &a.NormalSide, &a.Currency, &a.CreatedAt,
+		&r.cpSeq, &r.cpCount, &r.cpAt, &r.cpPD, &r.cpPC, &r.cpHD, &r.cpHC,
+		&r.tailN, &r.tailMax, &r.tailAt, &r.tPD, &r.tPC, &r.tHD, &r.tHC)
+}
+
+func (r *balanceRow) lastAt() time.Time {
+	if r.tailAt != nil {
+		return *r.tailAt
+	}
+	if r.cpAt != nil {
+		return *r.cpAt
+	}
+	return time.Time{}
+}
+
+func (r *balanceRow) balance(asOf *time.Time) (Balance, error) {
+	b := Balance{AccountID: r.acc.ID, AccountName: r.acc.Name, Currency: r.acc.Currency, NormalSide: r.acc.NormalSide}
+	var ok [4]bool
+	b.PostedDebitsSantim, ok[0] = AddSantim(r.cpPD, r.tPD)
+	b.PostedCreditsSantim, ok[1] = AddSantim(r.cpPC, r.tPC)
+	b.PendingDebitsSantim, ok[2] = AddSantim(r.cpHD, r.tHD)
+	b.PendingCreditsSantim, ok[3] = AddSantim(r.cpHC, r.tHC)
+	if !ok[0] || !ok[1] || !ok[2] || !ok[3] {
+		return b, fmt.Errorf("balance of %s overflows int64 santim", r.acc.ID)
+	}
+	b.EntryCount = r.cpCount + r.tailN
+	b.LastSeq = max(r.cpSeq, r.tailMax)
+	if asOf != nil {
+		b.AsOf = *asOf
+	} else {
+		b.AsOf = time.Now()
+	}
+	return b, nil
+}
+
+// balanceSQL reads an account and its balance in one statement, so the checkpoint and the
+// entries after it come from one snapshot. Parameters: the account id or name, then as_of (or
+// NULL). Every comparison on the entries index is a plain column-to-parameter comparison:
+// row-level security lets only leakproof quals into an index condition.
+func balanceSQL(ref AccountRef) (string, string) {
+	pred, arg := `a.name = $1`, ref.Name
+	if ref.ID != "" {
+		pred, arg = `a.id = $1::uuid`, ref.ID
+	}
+	return `
+		WITH acc AS (
+			SELECT a.id, a.tenant_id, a.name, a.type, a.normal_side, a.currency, a.created_at
+			FROM ledger.accounts a WHERE ` + pred + `
+		), cp AS (
 			SELECT c.seq, c.entry_count, c.last_entry_at, c.posted_debits, c.posted_credits,
 				c.pending_debits, c.pending_credits
 			FROM ledger.balance_checkpoints c
-			WHERE c.account_id = $1::uuid AND ($2::timestamptz IS NULL OR c.last_entry_at <= $2::timestamptz)
+			WHERE c.account_id = (SELECT acc.id FROM acc)
+				AND ($2::timestamptz IS NULL OR c.last_entry_at <= $2::timestamptz)
 			ORDER BY c.seq DESC LIMIT 1
 		), tail AS (
 			SELECT count(*) AS n, coalesce(max(e.seq), 0) AS max_seq, max(e.created_at) AS last_at,
@@ -903,45 +1017,39 @@ func (s *Store) balance(ctx context.Context, tx pgx.Tx, acc Account, asOf *time.
 				coalesce(sum(CASE WHEN e.phase = 'HOLD' THEN e.amount ELSE -e.amount END)
 					FILTER (WHERE e.phase <> 'POSTED' AND e.direction = 'CREDIT'), 0) AS hc
 			FROM ledger.entries e
-			WHERE e.account_id = $1::uuid AND e.seq > coalesce((SELECT seq FROM cp), 0)
+			WHERE e.account_id = (SELECT acc.id FROM acc)
+				AND e.seq > (SELECT coalesce(max(cp.seq), 0) FROM cp)
 				AND ($2::timestamptz IS NULL OR e.created_at <= $2::timestamptz)
 		)
-		SELECT coalesce(cp.seq, 0), coalesce(cp.entry_count, 0), cp.last_entry_at,
+		SELECT acc.id::text, acc.tenant_id, acc.name, acc.type, acc.normal_side, acc.currency, acc.created_at,
+			coalesce(cp.seq, 0), coalesce(cp.entry_count, 0), cp.last_entry_at,
 			coalesce(cp.posted_debits, 0)::bigint, coalesce(cp.posted_credits, 0)::bigint,
 			coalesce(cp.pending_debits, 0)::bigint, coalesce(cp.pending_credits, 0)::bigint,
 			tail.n, tail.max_seq, tail.last_at, tail.pd::bigint, tail.pc::bigint, tail.hd::bigint, tail.hc::bigint
-		FROM tail LEFT JOIN cp ON true`, acc.ID, asOf).Scan(
-		&cpSeq, &cpCount, &cpAt, &cpPD, &cpPC, &cpHD, &cpHC, &tailN, &tailMax, &tailAt, &tPD, &tPC, &tHD, &tHC)
-	if err != nil {
-		return b, err
-	}
-	var ok [4]bool
-	b.PostedDebitsSantim, ok[0] = AddSantim(cpPD, tPD)
-	b.PostedCreditsSantim, ok[1] = AddSantim(cpPC, tPC)
-	b.PendingDebitsSantim, ok[2] = AddSantim(cpHD, tHD)
-	b.PendingCreditsSantim, ok[3] = AddSantim(cpHC, tHC)
-	if !ok[0] || !ok[1] || !ok[2] || !ok[3] {
-		return b, fmt.Errorf("balance of %s overflows int64 santim", acc.ID)
-	}
-	b.EntryCount = cpCount + tailN
-	b.LastSeq = max(cpSeq, tailMax)
-	if asOf != nil {
-		b.AsOf = *asOf
-	} else {
-		b.AsOf = time.Now()
-	}
-	if asOf == nil && tailN >= s.checkpointEvery() {
-		last := cpAt
-		if tailAt != nil {
-			last = tailAt
+		FROM acc CROSS JOIN tail LEFT JOIN cp ON true`, arg
+}
+
+// balanceIn reads a balance inside an open transaction (reconciliation).
+func balanceIn(ctx context.Context, tx querier, ref AccountRef, asOf *time.Time) (Account, Balance, error) {
+	var r balanceRow
+	sql, arg := balanceSQL(ref)
+	if err := r.scan(tx.QueryRow(ctx, sql, arg, asOf)); err != nil {
+		if errors.Is(err, pgx.ErrNoRows) {
+			return Account{}, Balance{}, errorf(ReasonAccountNotFound, "account %s not found", ref)
 		}
-		_, err = tx.Exec(ctx, `INSERT INTO ledger.balance_checkpoints (tenant_id, account_id, currency, seq,
-				entry_count, last_entry_at, posted_debits, posted_credits, pending_debits, pending_credits)
-			VALUES ($1, $2::uuid, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING`,
-			acc.TenantID, acc.ID, acc.Currency, b.LastSeq, b.EntryCount, last,
-			b.PostedDebitsSantim, b.PostedCreditsSantim, b.PendingDebitsSantim, b.PendingCreditsSantim)
+		return Account{}, Balance{}, err
 	}
-	return b, err
+	b, err := r.balance(asOf)
+	return r.acc, b, err
+}
+
+const checkpointSQL = `INSERT INTO ledger.balance_checkpoints (tenant_id, account_id, currency, seq,
+		entry_count, last_entry_at, posted_debits, posted_credits, pending_debits, pending_credits)
+	VALUES ($1, $2::uuid, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING`
+
+func checkpointArgs(acc Account, b Balance, lastAt time.Time) []any {
+	return []any{acc.TenantID, acc.ID, acc.Currency, b.LastSeq, b.EntryCount, lastAt,
+		b.PostedDebitsSantim, b.PostedCreditsSantim, b.PendingDebitsSantim, b.PendingCreditsSantim}
 }
 
 // ListEntries lists an account's entries in sequence order within [from, to).
@@ -961,7 +1069,7 @@ func (s *Store) ListEntries(ctx context.Context, tenant string, ref AccountRef, 
 	}
 	n := pageSize(size)
 	var out []Entry
-	err := s.inTx(ctx, tenant, func(tx pgx.Tx) error {
+	err := s.inTx(ctx, tenant, nil, func(tx querier) error {
 		acc, err := getAccount(ctx, tx, ref)
 		if err != nil {
 			return err
@@ -1003,7 +1111,7 @@ type CheckpointMismatch struct {
 func (s *Store) VerifyCheckpoints(ctx context.Context, tenant string) (int64, []CheckpointMismatch, error) {
 	var checked int64
 	var bad []CheckpointMismatch
-	err := s.inTx(ctx, tenant, func(tx pgx.Tx) error {
+	err := s.inTx(ctx, tenant, nil, func(tx querier) error {
 		if err := tx.QueryRow(ctx, `SELECT count(*) FROM ledger.balance_checkpoints`).Scan(&checked); err != nil {
 			return err
 		}

@@ -191,85 +191,120 @@ CREATE TRIGGER entries_append_only BEFORE UPDATE OR DELETE ON ledger.entries
 CREATE TRIGGER entries_no_truncate BEFORE TRUNCATE ON ledger.entries
     FOR EACH STATEMENT EXECUTE FUNCTION ledger.refuse_change();
 
--- A transaction is consistent when, per phase, its debits equal its credits, and its entries
--- agree with its status:
---   PENDING:  holds, nothing else           VOIDED:   holds, all released, nothing posted
---   POSTED/REVERSED: posted entries, and any holds all released
--- Checked at commit, so the entries of one transaction may be inserted in several statements.
-CREATE FUNCTION ledger.check_transaction(txid uuid) RETURNS void
+-- A transaction is consistent when, per phase, its debits equal its credits, every release
+-- cancels its hold exactly, and its entries agree with its status:
+--   PENDING: holds only     VOIDED: holds, all released     POSTED/REVERSED: posted entries,
+--   and any holds all released.
+-- Balance is checked at the end of every statement that inserts entries, over all entries (old
+-- and new) of the transactions it touched, set-based from the statement's transition table: the
+-- entries of one phase of a transaction are inserted together. Status consistency is checked
+-- there too, and again at commit for every inserted or updated transaction (deferred), so a
+-- transaction without entries, or a status change without its entries, never commits.
+-- Whether a transaction's entry counts per phase fit its status.
+CREATE FUNCTION ledger.status_fits(status text, posted_n bigint, hold_n bigint, release_n bigint) RETURNS boolean
+    LANGUAGE sql IMMUTABLE
+    AS $$
+    SELECT CASE status
+        WHEN 'PENDING' THEN hold_n > 0 AND posted_n = 0 AND release_n = 0
+        WHEN 'VOIDED' THEN hold_n > 0 AND posted_n = 0 AND release_n = hold_n
+        ELSE posted_n > 0 AND release_n = hold_n
+    END
+$$;
+
+-- The shape of one transaction: its status, and per phase the number of entries and
+-- debits − credits. Read through the entries' transaction index, one transaction at a time.
+CREATE FUNCTION ledger.transaction_shape(txid uuid,
+        OUT status text, OUT posted_n bigint, OUT hold_n bigint, OUT release_n bigint,
+        OUT posted_net numeric, OUT hold_net numeric, OUT release_net numeric)
+    LANGUAGE sql STABLE
+    AS $$
+    SELECT t.status,
+           count(e.seq) FILTER (WHERE e.phase = 'POSTED'),
+           count(e.seq) FILTER (WHERE e.phase = 'HOLD'),
+           count(e.seq) FILTER (WHERE e.phase = 'RELEASE'),
+           coalesce(sum(CASE WHEN e.direction = 'DEBIT' THEN e.amount ELSE -e.amount END) FILTER (WHERE e.phase = 'POSTED'), 0),
+           coalesce(sum(CASE WHEN e.direction = 'DEBIT' THEN e.amount ELSE -e.amount END) FILTER (WHERE e.phase = 'HOLD'), 0),
+           coalesce(sum(CASE WHEN e.direction = 'DEBIT' THEN e.amount ELSE -e.amount END) FILTER (WHERE e.phase = 'RELEASE'), 0)
+      FROM ledger.transactions t
+      LEFT JOIN ledger.entries e ON e.transaction_id = t.id
+     WHERE t.id = txid
+     GROUP BY t.status
+$$;
+
+CREATE FUNCTION ledger.entries_balanced() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    bad record;
+BEGIN
+    FOR bad IN
+        SELECT n.transaction_id AS id, s.*
+          FROM (SELECT DISTINCT transaction_id FROM new_entries) n
+         CROSS JOIN LATERAL ledger.transaction_shape(n.transaction_id) s
+         WHERE s.posted_net <> 0 OR s.hold_net <> 0 OR s.release_net <> 0
+            OR NOT ledger.status_fits(s.status, s.posted_n, s.hold_n, s.release_n)
+         LIMIT 1
+    LOOP
+        IF bad.posted_net <> 0 OR bad.hold_net <> 0 OR bad.release_net <> 0 THEN
+            RAISE EXCEPTION 'ledger: transaction % is unbalanced (debits - credits: posted %, hold %, release %)',
+                bad.id, bad.posted_net, bad.hold_net, bad.release_net
+                USING ERRCODE = '23514', CONSTRAINT = 'entries_balanced';
+        END IF;
+        RAISE EXCEPTION 'ledger: entries of transaction % do not match its status %', bad.id, bad.status
+            USING ERRCODE = '23514', CONSTRAINT = 'entries_match_status';
+    END LOOP;
+    -- a release cancels its hold exactly: same account, direction and amount
+    FOR bad IN
+        SELECT n.transaction_id AS id
+          FROM (SELECT DISTINCT transaction_id FROM new_entries WHERE phase = 'RELEASE') n
+         WHERE EXISTS (
+            SELECT 1 FROM ledger.entries e
+             WHERE e.transaction_id = n.transaction_id AND e.phase IN ('HOLD', 'RELEASE')
+             GROUP BY e.account_id, e.direction
+            HAVING sum(CASE WHEN e.phase = 'HOLD' THEN e.amount ELSE -e.amount END) <> 0)
+         LIMIT 1
+    LOOP
+        RAISE EXCEPTION 'ledger: releases of transaction % do not match its holds', bad.id
+            USING ERRCODE = '23514', CONSTRAINT = 'entries_match_status';
+    END LOOP;
+    RETURN NULL;
+END
+$$;
+
+CREATE FUNCTION ledger.transactions_consistent() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
 DECLARE
     st text;
-    r record;
-    posted_n bigint := 0;
-    hold_n bigint := 0;
-    release_n bigint := 0;
-    consistent boolean;
+    posted_n bigint;
+    hold_n bigint;
+    release_n bigint;
 BEGIN
-    SELECT t.status INTO st FROM ledger.transactions t WHERE t.id = txid;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'ledger: transaction % not found', txid USING ERRCODE = 'P0001';
-    END IF;
-    FOR r IN
-        SELECT e.phase, count(*) AS n,
-               sum(CASE WHEN e.direction = 'DEBIT' THEN e.amount ELSE -e.amount END) AS net
-          FROM ledger.entries e WHERE e.transaction_id = txid GROUP BY e.phase
-    LOOP
-        IF r.net <> 0 THEN
-            RAISE EXCEPTION 'ledger: transaction % is unbalanced (phase %, debits - credits = %)', txid, r.phase, r.net
-                USING ERRCODE = '23514', CONSTRAINT = 'entries_balanced';
-        END IF;
-        CASE r.phase
-            WHEN 'POSTED' THEN posted_n := r.n;
-            WHEN 'HOLD' THEN hold_n := r.n;
-            ELSE release_n := r.n;
-        END CASE;
-    END LOOP;
-    -- a release must cancel its hold exactly: same account, direction and amount
-    IF release_n > 0 AND EXISTS (
-        SELECT 1 FROM ledger.entries e WHERE e.transaction_id = txid AND e.phase IN ('HOLD', 'RELEASE')
-        GROUP BY e.account_id, e.direction
-        HAVING sum(CASE WHEN e.phase = 'HOLD' THEN e.amount ELSE -e.amount END) <> 0) THEN
-        RAISE EXCEPTION 'ledger: releases of transaction % do not match its holds', txid
+    -- Inline rather than through transaction_shape: this runs once per transaction at commit,
+    -- and PL/pgSQL keeps the plan of its own queries while a SQL function is planned per call.
+    SELECT t.status,
+           count(e.seq) FILTER (WHERE e.phase = 'POSTED'),
+           count(e.seq) FILTER (WHERE e.phase = 'HOLD'),
+           count(e.seq) FILTER (WHERE e.phase = 'RELEASE')
+      INTO st, posted_n, hold_n, release_n
+      FROM ledger.transactions t
+      LEFT JOIN ledger.entries e ON e.transaction_id = t.id
+     WHERE t.id = NEW.id
+     GROUP BY t.status;
+    IF NOT coalesce(ledger.status_fits(st, posted_n, hold_n, release_n), false) THEN
+        RAISE EXCEPTION 'ledger: entries of transaction % do not match its status %', NEW.id, st
             USING ERRCODE = '23514', CONSTRAINT = 'entries_match_status';
     END IF;
-    consistent := CASE st
-        WHEN 'PENDING' THEN hold_n > 0 AND posted_n = 0 AND release_n = 0
-        WHEN 'VOIDED' THEN hold_n > 0 AND posted_n = 0 AND release_n = hold_n
-        ELSE posted_n > 0 AND release_n = hold_n
-    END;
-    IF NOT consistent THEN
-        RAISE EXCEPTION 'ledger: entries of transaction % do not match its status %', txid, st
-            USING ERRCODE = '23514', CONSTRAINT = 'entries_match_status';
-    END IF;
-END
-$$;
-
-CREATE FUNCTION ledger.entries_check() RETURNS trigger
-    LANGUAGE plpgsql
-    AS $$
-BEGIN
-    PERFORM ledger.check_transaction(NEW.transaction_id);
     RETURN NULL;
 END
 $$;
 
-CREATE FUNCTION ledger.transactions_check() RETURNS trigger
-    LANGUAGE plpgsql
-    AS $$
-BEGIN
-    PERFORM ledger.check_transaction(NEW.id);
-    RETURN NULL;
-END
-$$;
-
-CREATE CONSTRAINT TRIGGER entries_balanced AFTER INSERT ON ledger.entries
-    DEFERRABLE INITIALLY DEFERRED
-    FOR EACH ROW EXECUTE FUNCTION ledger.entries_check();
+CREATE TRIGGER entries_balanced AFTER INSERT ON ledger.entries
+    REFERENCING NEW TABLE AS new_entries
+    FOR EACH STATEMENT EXECUTE FUNCTION ledger.entries_balanced();
 CREATE CONSTRAINT TRIGGER transactions_consistent AFTER INSERT OR UPDATE ON ledger.transactions
     DEFERRABLE INITIALLY DEFERRED
-    FOR EACH ROW EXECUTE FUNCTION ledger.transactions_check();
+    FOR EACH ROW EXECUTE FUNCTION ledger.transactions_consistent();
 
 -- Balance checkpoints --------------------------------------------------------------------------
 

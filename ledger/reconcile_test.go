@@ -1,0 +1,141 @@
+package ledger
+
+import (
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/wagerail/wagerail/internal/testkit"
+	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
+)
+
+func TestReconcileWithBank(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := ctxT(t)
+	tenant, other := testkit.Unique("t"), testkit.Unique("o")
+	funding, escrow := PartnerBankAccount("cbe", "1000-funding"), PartnerBankAccount("cbe", "2000-escrow")
+	e.ensure(t, tenant, funding, escrow, "receivable-from-employee:e1", "equb:pool:"+tenant+":c1", PartnerBankAccount("awash", "9"))
+	start := time.Now()
+
+	// Disbursements out of the funding account (money out at the bank: a credit of the mirror).
+	for i, amt := range []int64{10_000, 2_500} {
+		req := twoLeg(tenant, []string{"disb-1", "disb-2"}[i], "receivable-from-employee:e1", funding, amt)
+		req.Metadata = map[string]string{"bank_reference": []string{"BR-1", "BR-2"}[i]}
+		_, err := e.client.PostTransaction(ctx, req)
+		require.NoError(t, err)
+	}
+	// An equb contribution into escrow (money in: a debit of the mirror), matched by key.
+	_, err := e.client.PostTransaction(ctx, twoLeg(tenant, "contrib-1", escrow, "equb:pool:"+tenant+":c1", 7_000))
+	require.NoError(t, err)
+	// A pending hold is not money at the bank yet.
+	hold := twoLeg(tenant, "disb-3", "receivable-from-employee:e1", funding, 999)
+	hold.Status = ledgerv1.TransactionStatus_TRANSACTION_STATUS_PENDING
+	_, err = e.client.PostTransaction(ctx, hold)
+	require.NoError(t, err)
+	// Another tenant's postings on the same partner never count.
+	e.ensure(t, other, funding, "fee-income")
+	_, err = e.client.PostTransaction(ctx, twoLeg(other, "x", funding, "fee-income", 123))
+	require.NoError(t, err)
+	end := time.Now().Add(time.Second)
+
+	// The bank agrees about escrow; about funding it has BR-1, BR-2 for 2,400 (not 2,500), a
+	// fee line the ledger never saw, and a closing balance that says so.
+	r, err := e.client.ReconcileWithBank(ctx, &ledgerv1.ReconcileWithBankRequest{
+		TenantId: tenant, Partner: "cbe", PeriodStart: timestamppb.New(start), PeriodEnd: timestamppb.New(end),
+		Accounts: []*ledgerv1.BankStatementAccount{
+			{Account: "1000-funding", HasClosingBalance: true, ClosingBalanceSantim: -10_000 - 2_400 - 50, Lines: []*ledgerv1.BankStatementLine{
+				{Reference: "BR-1", AmountSantim: -10_000}, {Reference: "BR-2", AmountSantim: -2_400}, {Reference: "FEE-7", AmountSantim: -50},
+			}},
+			{Account: "2000-escrow", HasClosingBalance: true, ClosingBalanceSantim: 7_000, Lines: []*ledgerv1.BankStatementLine{
+				{Reference: "contrib-1", AmountSantim: 7_000},
+			}},
+			{Account: "3000-unknown", HasClosingBalance: true, ClosingBalanceSantim: 500},
+		},
+	})
+	require.NoError(t, err)
+	require.False(t, r.GetInBalance())
+	byAcct := map[string]*ledgerv1.AccountDrift{}
+	for _, a := range r.GetAccounts() {
+		byAcct[a.GetAccount()] = a
+	}
+	f := byAcct["1000-funding"]
+	require.Equal(t, int64(-12_500), f.GetLedgerBalanceSantim(), "posted only; the hold is not at the bank")
+	require.Equal(t, int64(50), f.GetDriftSantim(), "bank − ledger: -12,450 − (-12,500)")
+	require.Equal(t, int32(1), f.GetLinesMatched())
+	require.Len(t, f.GetAmountMismatch(), 1)
+	require.Equal(t, "BR-2", f.GetAmountMismatch()[0].GetReference())
+	require.Equal(t, int64(-2_500), f.GetAmountMismatch()[0].GetLedgerAmountSantim())
+	require.Len(t, f.GetMissingInLedger(), 1)
+	require.Equal(t, "FEE-7", f.GetMissingInLedger()[0].GetReference())
+	require.Empty(t, f.GetMissingAtBank())
+	esc := byAcct["2000-escrow"]
+	require.Zero(t, esc.GetDriftSantim())
+	require.Equal(t, int32(1), esc.GetLinesMatched())
+	u := byAcct["3000-unknown"]
+	require.False(t, u.GetLedgerAccountExists())
+	require.Equal(t, int64(500), u.GetDriftSantim())
+	require.Equal(t, int64(550), r.GetTotalAbsDriftSantim())
+	require.Equal(t, 550.0, testutil.ToFloat64(e.metrics.drift.WithLabelValues("cbe")))
+
+	// Drift is reported, never corrected: the ledger is as it was.
+	require.Equal(t, int64(-12_500), e.balance(t, tenant, funding).GetPostedSantim())
+
+	// Without a statement, every mirror account of the partner is listed with its balance.
+	r, err = e.client.ReconcileWithBank(ctx, &ledgerv1.ReconcileWithBankRequest{TenantId: tenant, Partner: "cbe"})
+	require.NoError(t, err)
+	require.Len(t, r.GetAccounts(), 2)
+	require.True(t, r.GetInBalance())
+
+	// Once the bank and the ledger agree the gauge drops back to zero for this tenant.
+	r, err = e.client.ReconcileWithBank(ctx, &ledgerv1.ReconcileWithBankRequest{TenantId: tenant, Partner: "cbe", PeriodEnd: timestamppb.New(end),
+		Accounts: []*ledgerv1.BankStatementAccount{{Account: "2000-escrow", HasClosingBalance: true, ClosingBalanceSantim: 7_000}}})
+	require.NoError(t, err)
+	require.True(t, r.GetInBalance())
+	require.Equal(t, 0.0, testutil.ToFloat64(e.metrics.drift.WithLabelValues("cbe")))
+
+	_, err = e.client.ReconcileWithBank(ctx, &ledgerv1.ReconcileWithBankRequest{TenantId: tenant, Partner: "bad partner"})
+	requireReason(t, err, ReasonInvalidArgument)
+}
+
+func TestVerifyCheckpointsFindsCorruption(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := ctxT(t)
+	tenant := testkit.Unique("t")
+	e.ensure(t, tenant, "payroll-clearing", "fee-income")
+	e.store.CheckpointEvery = 2
+	for i := range 6 {
+		_, err := e.client.PostTransaction(ctx, twoLeg(tenant, "k"+string(rune('a'+i)), "payroll-clearing", "fee-income", 100))
+		require.NoError(t, err)
+		e.balance(t, tenant, "fee-income")
+	}
+	v, err := e.client.VerifyCheckpoints(ctx, &ledgerv1.VerifyCheckpointsRequest{TenantId: tenant})
+	require.NoError(t, err)
+	require.Positive(t, v.GetCheckpointsChecked())
+	require.Empty(t, v.GetMismatches())
+
+	// A checkpoint that lies, written straight into the table by the runtime role at the
+	// newest entry (one no balance read has checkpointed yet), is found and named.
+	_, err = e.client.PostTransaction(ctx, twoLeg(tenant, "late", "payroll-clearing", "fee-income", 1))
+	require.NoError(t, err)
+	err = e.store.inTx(ctx, tenant, nil, func(tx querier) error {
+		var id string
+		var seq int64
+		if err := tx.QueryRow(ctx, `SELECT a.id::text, max(e.seq) FROM ledger.entries e JOIN ledger.accounts a ON a.id = e.account_id
+			WHERE a.name = 'fee-income' GROUP BY a.id`).Scan(&id, &seq); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, checkpointSQL, tenant, id, "ETB", seq, 1, time.Now(), 0, 999, 0, 0)
+		return err
+	})
+	require.NoError(t, err)
+	v, err = e.client.VerifyCheckpoints(ctx, &ledgerv1.VerifyCheckpointsRequest{TenantId: tenant})
+	require.NoError(t, err)
+	require.Len(t, v.GetMismatches(), 1)
+	require.Equal(t, "fee-income", v.GetMismatches()[0].GetAccountName())
+	require.Contains(t, v.GetMismatches()[0].GetDetail(), "posted=0/999")
+}
