@@ -36,6 +36,7 @@ type devConfig struct {
 	GatewayGRPCAddr   string
 	GatewayMetrics    string
 	SandboxAddr       string
+	ReconcileTenants  string
 	LogLevel          string
 }
 
@@ -58,6 +59,7 @@ func devCommand() *cli.Command {
 	c.String(&cfg.GatewayGRPCAddr, "gateway-grpc-addr", "GATEWAY_GRPC_ADDR", "127.0.0.1:50051", "gateway gRPC listen address")
 	c.String(&cfg.GatewayMetrics, "gateway-metrics-addr", "GATEWAY_METRICS_ADDR", "127.0.0.1:50053", "gateway metrics listen address")
 	c.String(&cfg.SandboxAddr, "sandbox-addr", "SANDBOX_ADDR", "127.0.0.1:8090", "bank sandbox HTTP listen address")
+	c.String(&cfg.ReconcileTenants, "reconcile-tenants", "RECONCILE_TENANTS", "", "tenants the worker's daily reconciliation schedule covers (empty: no schedule)")
 	addLogLevel(c, &cfg.LogLevel)
 	c.Run = func(ctx context.Context, _ []string) error {
 		log, err := newLogger(cfg.LogLevel, "dev")
@@ -174,6 +176,12 @@ func devComponents(cfg devConfig, st *devStack) []devComponent {
 				TemporalNamespace: cfg.TemporalNamespace, LedgerAddr: cfg.LedgerGRPCAddr, GatewayAddr: cfg.GatewayGRPCAddr,
 				WebhookSecrets: "sandbox=" + st.creds.CallbackSecret,
 			}, ready)
+		}},
+		{name: "worker", run: func(ctx context.Context, log *slog.Logger, ready func()) error {
+			wk := defaultWorkerConfig()
+			wk.DatabaseURL, wk.TemporalAddress, wk.TemporalNamespace = st.appDSN, st.tAddr, cfg.TemporalNamespace
+			wk.LedgerAddr, wk.GatewayAddr, wk.ReconcileTenants = cfg.LedgerGRPCAddr, cfg.GatewayGRPCAddr, cfg.ReconcileTenants
+			return runWorker(ctx, log, wk, ready)
 		}},
 	}
 }

@@ -244,7 +244,7 @@ func TestDevStackReadyThenDegradesThenStopsCleanly(t *testing.T) {
 		require.Equal(t, "up", deps[d].(map[string]any)["status"], d)
 	}
 	require.FileExists(t, filepath.Join(dataDir, "temporal.db"))
-	for _, line := range []string{"postgres", "temporal", "API", "Temporal UI"} {
+	for _, line := range []string{"postgres", "temporal", "sandbox", "ledger", "gateway", "api", "worker", "API", "Temporal UI", "Bank sandbox"} {
 		require.Contains(t, p.out.String(), line)
 	}
 
@@ -283,6 +283,8 @@ func TestConfigErrorsAreOneClearLine(t *testing.T) {
 		{"api bad database url", []string{"api", "--addr", "127.0.0.1:0", "--database-url", "postgres://%zz"}, nil, "database"},
 		{"api port in use", []string{"api", "--addr", busy.Addr().String(), "--database-url", "postgres://x@127.0.0.1:1/x"}, nil, "in use"},
 		{"bad env value", []string{"dev"}, []string{"WAGERAIL_PG_PORT=notaport"}, "WAGERAIL_PG_PORT"},
+		{"worker without database", []string{"worker"}, []string{"DATABASE_URL="}, "DATABASE_URL"},
+		{"worker without temporal", []string{"worker", "--database-url", "postgres://x@127.0.0.1:1/x", "--temporal-address", "127.0.0.1:1", "--temporal-dial-timeout", "1s"}, nil, "TEMPORAL_ADDRESS"},
 		{"migrate without url", []string{"migrate", "up"}, []string{"DATABASE_OWNER_URL="}, "DATABASE_OWNER_URL"},
 		{"migrate down without N", []string{"migrate", "down", "--database-owner-url", "postgres://x@127.0.0.1:1/x"}, nil, "number"},
 	}

@@ -18,6 +18,7 @@ func commands() []*cli.Command {
 	return []*cli.Command{
 		devCommand(),
 		apiCommand(),
+		workerCommand(),
 		ledgerCommand(),
 		gatewayCommand(),
 		reconcileCommand(),
