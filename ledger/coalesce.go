@@ -36,7 +36,7 @@ type postRequest struct {
 }
 
 func newCoalescer(s *Store) *coalescer {
-	return &coalescer{store: s, maxBatch: 500, maxInFlight: 4, tenants: map[string]*tenantQueue{}}
+	return &coalescer{store: s, maxBatch: 500, maxInFlight: 2, tenants: map[string]*tenantQueue{}}
 }
 
 // post writes one posting through the tenant's batches.

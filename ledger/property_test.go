@@ -33,7 +33,7 @@ func TestLedgerProperties(t *testing.T) {
 	// The cases run in two halves side by side: each step waits on the database far more than
 	// on the CPU.
 	const parts = 2
-	checks, steps := 500, 10
+	checks, steps := 500, 8
 	if os.Getenv("WAGERAIL_SOAK") != "" {
 		checks, steps = 5000, 40
 	}

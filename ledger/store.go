@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -27,14 +28,17 @@ const DefaultCheckpointEvery = 1000
 // Store is the ledger's Postgres store (schema ledger). Every method runs in a transaction
 // scoped to one tenant, so row-level security hides every other tenant's rows.
 type Store struct {
-	pool *pgxpool.Pool
+	pool     *pgxpool.Pool
+	accounts *accountCache
 	// CheckpointEvery overrides DefaultCheckpointEvery (tests use small values to exercise
 	// checkpoints constantly).
 	CheckpointEvery int64
 }
 
 // NewStore returns a store on a pool of the runtime role.
-func NewStore(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
+func NewStore(pool *pgxpool.Pool) *Store {
+	return &Store{pool: pool, accounts: newAccountCache(200_000)}
+}
 
 func (s *Store) checkpointEvery() int64 {
 	if s.CheckpointEvery > 0 {
@@ -326,47 +330,35 @@ func (s *Store) PostBatch(ctx context.Context, tenant string, ps []Posting) ([]P
 			}
 		}
 	}
-	byName := map[string]Account{}
-	byID := map[string]Account{}
-	// Round trip 1: BEGIN, the tenant, and every account the batch names.
-	resolve := func(b *pgx.Batch) {
-		b.Queue(`SELECT `+accountCols+` FROM ledger.accounts a WHERE a.name = ANY($1::text[]) OR a.id = ANY($2::uuid[])`,
-			names, ids).Query(func(rows pgx.Rows) error {
-			accs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Account, error) { return scanAccount(r) })
-			for _, a := range accs {
-				byName[a.Name], byID[a.ID] = a, a
-			}
-			return err
-		})
+	byName, byID, err := s.accounts.resolve(ctx, s, tenant, names, ids)
+	if err != nil {
+		return nil, storeErr("ledger.post: accounts", err)
 	}
-	err := s.inTx(ctx, tenant, resolve, func(tx querier) error {
-		// Check each posting against its accounts and hash its content.
-		firstByKey := map[string]*pendingItem{}
-		var fresh []*pendingItem
-		for _, it := range items {
-			if err := it.resolve(byName, byID); err != nil {
-				res[it.idx].Err = err
-				continue
-			}
-			if first, ok := firstByKey[it.p.IdempotencyKey]; ok {
-				if bytes.Equal(first.hash, it.hash) {
-					aliases[it.idx] = first.idx
-				} else {
-					res[it.idx].Err = errorf(ReasonIdempotencyConflict, "idempotency key %q is used earlier in this batch with different content", it.p.IdempotencyKey)
-				}
-				continue
-			}
-			firstByKey[it.p.IdempotencyKey] = it
-			it.id = uuid.NewString()
-			fresh = append(fresh, it)
+
+	// Check each posting against its accounts and hash its content.
+	firstByKey := map[string]*pendingItem{}
+	var fresh []*pendingItem
+	for _, it := range items {
+		if err := it.resolve(byName, byID); err != nil {
+			res[it.idx].Err = err
+			continue
 		}
-		if len(fresh) == 0 {
-			return nil
+		if first, ok := firstByKey[it.p.IdempotencyKey]; ok {
+			if bytes.Equal(first.hash, it.hash) {
+				aliases[it.idx] = first.idx
+			} else {
+				res[it.idx].Err = errorf(ReasonIdempotencyConflict, "idempotency key %q is used earlier in this batch with different content", it.p.IdempotencyKey)
+			}
+			continue
 		}
+		firstByKey[it.p.IdempotencyKey] = it
+		it.id = uuid.NewString()
+		fresh = append(fresh, it)
+	}
+	if len(fresh) > 0 {
 		// Transactions go in by idempotency key, so two batches sharing keys wait for each
 		// other's keys in one order and cannot deadlock.
 		slices.SortFunc(fresh, func(a, b *pendingItem) int { return strings.Compare(a.p.IdempotencyKey, b.p.IdempotencyKey) })
-
 		n := len(fresh)
 		var (
 			txIDs, keys, kinds, statuses, currencies, metas = make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
@@ -403,67 +395,69 @@ func (s *Store) PostBatch(ctx context.Context, tenant string, ps []Posting) ([]P
 		for i, r := range ers {
 			etx[i], eacc[i], ecur[i], ephase[i], edir[i], eamt[i] = r.tx, r.acc, r.currency, string(r.phase), string(r.dir), r.amount
 		}
-		// Round trip 2: one statement inserts the transactions and the entries of those whose
-		// key was new; the next looks up the keys that were used before (a new snapshot, so it
-		// sees a conflicting transaction that committed while the insert waited for it); then
-		// COMMIT.
-		b := &pgx.Batch{}
-		b.Queue(`
-			WITH t AS (
-				INSERT INTO ledger.transactions (id, tenant_id, idempotency_key, request_hash, kind, status, currency,
-					metadata, workflow_id, run_id, step, adjustment_source, adjustment_reason, approved_by, requested_by, posted_at)
-				SELECT u.id, $1, u.key, u.hash, u.kind, u.status, u.currency, u.meta::jsonb, u.wf, u.run, u.step,
-					nullif(u.asrc, ''), nullif(u.arsn, ''), nullif(u.aby, ''), nullif(u.rby, ''),
-					CASE WHEN u.status = 'POSTED' THEN now() END
-				FROM unnest($2::uuid[], $3::text[], $4::bytea[], $5::text[], $6::text[], $7::text[], $8::text[],
-					$9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[])
-					WITH ORDINALITY AS u(id, key, hash, kind, status, currency, meta, wf, run, step, asrc, arsn, aby, rby, ord)
-				ORDER BY u.ord
-				ON CONFLICT (tenant_id, idempotency_key) DO NOTHING
-				RETURNING id
-			)
-			INSERT INTO ledger.entries (tenant_id, transaction_id, account_id, currency, phase, direction, amount)
-			SELECT $1, u.tx, u.acc, u.cur, u.phase, u.dir, u.amt
-			FROM unnest($16::uuid[], $17::uuid[], $18::text[], $19::text[], $20::text[], $21::bigint[])
-				WITH ORDINALITY AS u(tx, acc, cur, phase, dir, amt, ord)
-			WHERE u.tx IN (SELECT t.id FROM t)
-			ORDER BY u.ord
-			RETURNING seq, transaction_id::text, account_id::text, direction, amount::bigint, phase, currency, created_at`,
-			tenant, txIDs, keys, hashes, kinds, statuses, currencies, metas, wfs, runs, steps, asrc, arsn, aby, rby,
-			etx, eacc, ecur, ephase, edir, eamt).Query(func(rows pgx.Rows) error {
-			var err error
-			entryRows, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (Entry, error) {
-				var e Entry
-				err := r.Scan(&e.Seq, &e.TransactionID, &e.AccountID, &e.Direction, &e.AmountSantim, &e.Phase, &e.Currency, &e.CreatedAt)
-				if a, ok := byID[e.AccountID]; ok {
-					e.AccountName = a.Name
-				}
-				return e, err
-			})
-			return err
-		})
 		type prior struct {
 			id   string
 			hash []byte
 		}
 		priors := map[string]prior{}
-		b.Queue(`SELECT idempotency_key, id::text, request_hash FROM ledger.transactions
-			WHERE idempotency_key = ANY($1::text[]) AND NOT (id = ANY($2::uuid[]))`, keys, txIDs).Query(func(rows pgx.Rows) error {
-			for rows.Next() {
-				var k string
-				var p prior
-				if err := rows.Scan(&k, &p.id, &p.hash); err != nil {
-					return err
+		insert := func(b *pgx.Batch) {
+			b.Queue(`
+		WITH t AS (
+			INSERT INTO ledger.transactions (id, tenant_id, idempotency_key, request_hash, kind, status, currency,
+				metadata, workflow_id, run_id, step, adjustment_source, adjustment_reason, approved_by, requested_by, posted_at)
+			SELECT u.id, $1, u.key, u.hash, u.kind, u.status, u.currency, u.meta::jsonb, u.wf, u.run, u.step,
+				nullif(u.asrc, ''), nullif(u.arsn, ''), nullif(u.aby, ''), nullif(u.rby, ''),
+				CASE WHEN u.status = 'POSTED' THEN now() END
+			FROM unnest($2::uuid[], $3::text[], $4::bytea[], $5::text[], $6::text[], $7::text[], $8::text[],
+				$9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[])
+				WITH ORDINALITY AS u(id, key, hash, kind, status, currency, meta, wf, run, step, asrc, arsn, aby, rby, ord)
+			ORDER BY u.ord
+			ON CONFLICT (tenant_id, idempotency_key) DO NOTHING
+			RETURNING id
+		)
+		INSERT INTO ledger.entries (tenant_id, transaction_id, account_id, currency, phase, direction, amount)
+		SELECT $1, u.tx, u.acc, u.cur, u.phase, u.dir, u.amt
+		FROM unnest($16::uuid[], $17::uuid[], $18::text[], $19::text[], $20::text[], $21::bigint[])
+			WITH ORDINALITY AS u(tx, acc, cur, phase, dir, amt, ord)
+		WHERE u.tx IN (SELECT t.id FROM t)
+		ORDER BY u.ord
+		RETURNING seq, transaction_id::text, account_id::text, direction, amount::bigint, phase, currency, created_at`,
+				tenant, txIDs, keys, hashes, kinds, statuses, currencies, metas, wfs, runs, steps, asrc, arsn, aby, rby,
+				etx, eacc, ecur, ephase, edir, eamt).Query(func(rows pgx.Rows) error {
+				var err error
+				entryRows, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (Entry, error) {
+					var e Entry
+					err := r.Scan(&e.Seq, &e.TransactionID, &e.AccountID, &e.Direction, &e.AmountSantim, &e.Phase, &e.Currency, &e.CreatedAt)
+					if a, ok := byID[e.AccountID]; ok {
+						e.AccountName = a.Name
+					}
+					return e, err
+				})
+				return err
+			})
+			b.Queue(`SELECT idempotency_key, id::text, request_hash FROM ledger.transactions
+		WHERE idempotency_key = ANY($1::text[]) AND NOT (id = ANY($2::uuid[]))`, keys, txIDs).Query(func(rows pgx.Rows) error {
+				for rows.Next() {
+					var k string
+					var p prior
+					if err := rows.Scan(&k, &p.id, &p.hash); err != nil {
+						return err
+					}
+					priors[k] = p
 				}
-				priors[k] = p
-			}
-			return rows.Err()
-		})
-		b.Queue("COMMIT")
-		if err := tx.SendBatch(ctx, b).Close(); err != nil {
-			return err
+				return rows.Err()
+			})
 		}
-
+		// One round trip: BEGIN, the tenant, then one statement that inserts the transactions
+		// and the entries of those whose key was new, then a look-up of the keys used before
+		// (its own snapshot, so it sees a conflicting transaction that committed while the
+		// insert waited for it), then COMMIT.
+		if err := s.inTx(ctx, tenant, insert, nil); err != nil {
+			if db.IsCode(err, "23503") {
+				s.accounts.forget()
+			}
+			return nil, storeErr("ledger.post", err)
+		}
 		// Every written transaction has entries, so the entries say which keys were new.
 		inserted := make(map[string]bool, len(fresh))
 		for _, e := range entryRows {
@@ -478,7 +472,7 @@ func (s *Store) PostBatch(ctx context.Context, tenant string, ps []Posting) ([]P
 			p, ok := priors[it.p.IdempotencyKey]
 			switch {
 			case !ok:
-				return fmt.Errorf("idempotency key %q neither inserted nor found", it.p.IdempotencyKey)
+				return nil, fmt.Errorf("ledger.post: idempotency key %q neither inserted nor found", it.p.IdempotencyKey)
 			case bytes.Equal(p.hash, it.hash):
 				it.id = p.id
 				replays = append(replays, it)
@@ -486,10 +480,6 @@ func (s *Store) PostBatch(ctx context.Context, tenant string, ps []Posting) ([]P
 				res[it.idx].Err = errorf(ReasonIdempotencyConflict, "idempotency key %q was used for a transaction with different content", it.p.IdempotencyKey)
 			}
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, storeErr("ledger.post", err)
 	}
 
 	// Build the results of what was written from what was sent and returned.
@@ -1177,4 +1167,85 @@ func storeErr(op string, err error) error {
 		}
 	}
 	return fmt.Errorf("%s: %w", op, err)
+}
+
+// accountCache remembers accounts by tenant and by name or id. Accounts are never updated or
+// deleted (the database refuses both), so a remembered account cannot go stale; this saves the
+// look-up round trip of every posting. It is bounded by forgetting everything when full.
+type accountCache struct {
+	mu     sync.RWMutex
+	byName map[[2]string]Account
+	byID   map[[2]string]Account
+	max    int
+}
+
+func newAccountCache(max int) *accountCache {
+	return &accountCache{byName: map[[2]string]Account{}, byID: map[[2]string]Account{}, max: max}
+}
+
+func (c *accountCache) put(accs ...Account) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.byID)+len(accs) > c.max {
+		c.byName, c.byID = map[[2]string]Account{}, map[[2]string]Account{}
+	}
+	for _, a := range accs {
+		c.byName[[2]string{a.TenantID, a.Name}] = a
+		c.byID[[2]string{a.TenantID, a.ID}] = a
+	}
+}
+
+// forget drops everything (after the database refused an account the cache vouched for, as
+// after a restore from an older backup).
+func (c *accountCache) forget() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.byName, c.byID = map[[2]string]Account{}, map[[2]string]Account{}
+}
+
+// resolve returns the tenant's accounts among names and ids (ids in canonical form), reading
+// the ones it does not know in one round trip.
+func (c *accountCache) resolve(ctx context.Context, s *Store, tenant string, names, ids []string) (map[string]Account, map[string]Account, error) {
+	byName := make(map[string]Account, len(names))
+	byID := make(map[string]Account, len(ids))
+	var missNames, missIDs []string
+	c.mu.RLock()
+	for _, n := range names {
+		if a, ok := c.byName[[2]string{tenant, n}]; ok {
+			byName[n], byID[a.ID] = a, a
+		} else {
+			missNames = append(missNames, n)
+		}
+	}
+	for _, id := range ids {
+		if u, err := uuid.Parse(id); err == nil {
+			id = u.String()
+		}
+		if a, ok := c.byID[[2]string{tenant, id}]; ok {
+			byName[a.Name], byID[id] = a, a
+		} else {
+			missIDs = append(missIDs, id)
+		}
+	}
+	c.mu.RUnlock()
+	if len(missNames)+len(missIDs) == 0 {
+		return byName, byID, nil
+	}
+	var found []Account
+	err := s.inTx(ctx, tenant, func(b *pgx.Batch) {
+		b.Queue(`SELECT `+accountCols+` FROM ledger.accounts a WHERE a.name = ANY($1::text[]) OR a.id = ANY($2::uuid[])`,
+			missNames, missIDs).Query(func(rows pgx.Rows) error {
+			var err error
+			found, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (Account, error) { return scanAccount(r) })
+			return err
+		})
+	}, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, a := range found {
+		byName[a.Name], byID[a.ID] = a, a
+	}
+	c.put(found...)
+	return byName, byID, nil
 }
