@@ -281,17 +281,24 @@ func (st *devStack) startTemporal(ctx context.Context, cfg devConfig) error {
 	return nil
 }
 
+// stop stops Temporal and Postgres side by side: neither needs the other, and both wait on disk.
 func (st *devStack) stop(log *slog.Logger) {
+	var wg sync.WaitGroup
 	if st.temporal != nil {
-		if err := st.temporal.Stop(); err != nil {
-			log.Warn("temporal stop", "error", err)
-		}
+		wg.Go(func() {
+			if err := st.temporal.Stop(); err != nil {
+				log.Warn("temporal stop", "error", err)
+			}
+		})
 	}
 	if st.pg != nil {
-		if err := st.pg.Stop(); err != nil {
-			log.Warn("postgres stop", "error", err)
-		}
+		wg.Go(func() {
+			if err := st.pg.Stop(); err != nil {
+				log.Warn("postgres stop", "error", err)
+			}
+		})
 	}
+	wg.Wait()
 }
 
 // devCredentials are the passwords of the private cluster's login roles, made on first run and

@@ -177,7 +177,7 @@ func (s *Server) UIURL() string {
 
 // stopWait bounds how long Stop waits for the server's own shutdown, which now and then stalls
 // on internal RPC retries between its services.
-const stopWait = 5 * time.Second
+const stopWait = 3 * time.Second
 
 // Stop stops the UI and the server. If the server has not finished stopping after stopWait, Stop
 // returns an error and leaves it to process exit: every write Temporal made is already committed
