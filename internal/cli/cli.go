@@ -28,6 +28,17 @@ type Command struct {
 	args  []string
 }
 
+// EnvVars lists the environment variables the command reads.
+func (c *Command) EnvVars() []string {
+	out := make([]string, 0, len(c.env))
+	for _, name := range c.order {
+		if e, ok := c.env[name]; ok {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 // Args are the positional arguments left after Parse.
 func (c *Command) Args() []string { return c.args }
 
