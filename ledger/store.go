@@ -1088,10 +1088,10 @@ func (s *Store) ListEntries(ctx context.Context, tenant string, ref AccountRef, 
 
 // CheckpointMismatch is a checkpoint that disagrees with the entries it summarises.
 type CheckpointMismatch struct {
-	AccountID   string
-	AccountName string
-	Seq         int64
-	Detail      string
+	AccountID   string `json:"accountId"`
+	AccountName string `json:"accountName"`
+	Seq         int64  `json:"seq"`
+	Detail      string `json:"detail"`
 }
 
 // VerifyCheckpoints recomputes every checkpoint of a tenant from the entries, in one pass of

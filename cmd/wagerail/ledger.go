@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 
 	"github.com/wagerail/wagerail/internal/cli"
 	"github.com/wagerail/wagerail/internal/db"
@@ -30,7 +31,7 @@ func ledgerCommand() *cli.Command {
 		"Run the ledger gRPC service (double-entry ledger, the only truth for money), with Prometheus\n"+
 			"metrics and /healthz on the metrics address.\n"+
 			"`wagerail ledger verify-checkpoints TENANT...` instead recomputes every balance checkpoint of\n"+
-			"the tenants from their entries, prints a JSON report and exits 1 if any disagrees.")
+			"the tenants from their entries, prints a JSON report and exits non-zero if any disagrees.")
 	c.String(&cfg.DatabaseURL, "database-url", "DATABASE_URL", "", "Postgres URL of the runtime role wagerail_app (required)")
 	c.String(&cfg.GRPCAddr, "grpc-addr", "LEDGER_GRPC_ADDR", ":50052", "gRPC listen address")
 	c.String(&cfg.MetricsAddr, "metrics-addr", "LEDGER_METRICS_ADDR", ":50054", "metrics and /healthz listen address")
@@ -67,6 +68,12 @@ func (cfg ledgerConfig) check() error {
 	return nil
 }
 
+// dbError is a database connection failure on one line, saying what to check.
+func dbError(err error) error {
+	msg := strings.Join(strings.Fields(err.Error()), " ")
+	return fmt.Errorf("ledger: %s (check --database-url / DATABASE_URL)", msg)
+}
+
 // runLedger serves the ledger until ctx is done. ready is called once both listeners are bound.
 func runLedger(ctx context.Context, log *slog.Logger, cfg ledgerConfig, ready func()) error {
 	if err := cfg.check(); err != nil {
@@ -80,7 +87,7 @@ func runLedger(ctx context.Context, log *slog.Logger, cfg ledgerConfig, ready fu
 	}
 	pool, err := db.Open(ctx, cfg.DatabaseURL, int32(cfg.MaxConns))
 	if err != nil {
-		return fmt.Errorf("ledger: %w", err)
+		return dbError(err)
 	}
 	defer pool.Close()
 	if cfg.AdjustmentKey == "" {
@@ -112,7 +119,7 @@ func verifyCheckpoints(ctx context.Context, cfg ledgerConfig, tenants []string) 
 	}
 	pool, err := db.Open(ctx, cfg.DatabaseURL, 2)
 	if err != nil {
-		return fmt.Errorf("ledger: %w", err)
+		return dbError(err)
 	}
 	defer pool.Close()
 	store := ledger.NewStore(pool)
