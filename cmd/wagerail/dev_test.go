@@ -271,6 +271,8 @@ func TestConfigErrorsAreOneClearLine(t *testing.T) {
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	defer busy.Close()
+	busyPort := busy.Addr().(*net.TCPAddr).Port
+	dataDir := t.TempDir()
 	cases := []struct {
 		name string
 		args []string
@@ -283,6 +285,8 @@ func TestConfigErrorsAreOneClearLine(t *testing.T) {
 		{"api bad database url", []string{"api", "--addr", "127.0.0.1:0", "--database-url", "postgres://%zz"}, nil, "database"},
 		{"api port in use", []string{"api", "--addr", busy.Addr().String(), "--database-url", "postgres://x@127.0.0.1:1/x"}, nil, "in use"},
 		{"bad env value", []string{"dev"}, []string{"WAGERAIL_PG_PORT=notaport"}, "WAGERAIL_PG_PORT"},
+		{"missing postgres binaries", []string{"dev", "--data-dir", dataDir}, []string{"PG_BINDIR=/nonexistent", "DATABASE_URL=", "TEMPORAL_ADDRESS="}, "PG_BINDIR"},
+		{"postgres port in use", []string{"dev", "--data-dir", dataDir, "--pg-port", strconv.Itoa(busyPort)}, []string{"DATABASE_URL=", "TEMPORAL_ADDRESS="}, "in use"},
 		{"worker without database", []string{"worker"}, []string{"DATABASE_URL="}, "DATABASE_URL"},
 		{"worker without temporal", []string{"worker", "--database-url", "postgres://x@127.0.0.1:1/x", "--temporal-address", "127.0.0.1:1", "--temporal-dial-timeout", "1s"}, nil, "TEMPORAL_ADDRESS"},
 		{"migrate without url", []string{"migrate", "up"}, []string{"DATABASE_OWNER_URL="}, "DATABASE_OWNER_URL"},
@@ -294,9 +298,12 @@ func TestConfigErrorsAreOneClearLine(t *testing.T) {
 			defer cancel()
 			cmd := exec.CommandContext(ctx, bin, tc.args...)
 			cmd.Env = append(os.Environ(), tc.env...)
-			out, err := cmd.CombinedOutput()
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr // stdout may carry progress lines; the error is stderr's one line
+			err := cmd.Run()
 			require.Error(t, err, "want non-zero exit")
-			lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+			out := stderr.String()
+			lines := strings.Split(strings.TrimSpace(out), "\n")
 			require.Len(t, lines, 1, "want one line, got:\n%s", out)
 			require.Contains(t, lines[0], tc.want)
 		})
