@@ -435,23 +435,9 @@ func (s *Store) PostBatch(ctx context.Context, tenant string, ps []Posting) ([]P
 				})
 				return err
 			})
-			b.Queue(`SELECT idempotency_key, id::text, request_hash FROM ledger.transactions
-		WHERE idempotency_key = ANY($1::text[]) AND NOT (id = ANY($2::uuid[]))`, keys, txIDs).Query(func(rows pgx.Rows) error {
-				for rows.Next() {
-					var k string
-					var p prior
-					if err := rows.Scan(&k, &p.id, &p.hash); err != nil {
-						return err
-					}
-					priors[k] = p
-				}
-				return rows.Err()
-			})
 		}
-		// One round trip: BEGIN, the tenant, then one statement that inserts the transactions
-		// and the entries of those whose key was new, then a look-up of the keys used before
-		// (its own snapshot, so it sees a conflicting transaction that committed while the
-		// insert waited for it), then COMMIT.
+		// One round trip: BEGIN, the tenant, one statement that inserts the transactions and the
+		// entries of those whose key was new, COMMIT.
 		if err := s.inTx(ctx, tenant, insert, nil); err != nil {
 			if db.IsCode(err, "23503") {
 				s.accounts.forget()
@@ -462,6 +448,35 @@ func (s *Store) PostBatch(ctx context.Context, tenant string, ps []Posting) ([]P
 		inserted := make(map[string]bool, len(fresh))
 		for _, e := range entryRows {
 			inserted[e.TransactionID] = true
+		}
+		var seenKeys []string
+		for _, it := range fresh {
+			if !inserted[it.id] {
+				seenKeys = append(seenKeys, it.p.IdempotencyKey)
+			}
+		}
+		if len(seenKeys) > 0 {
+			// Keys used before (by a committed transaction: the insert waited for any that was
+			// in flight). Key, id and hash of a transaction never change, so reading them after
+			// our commit is as good as inside it.
+			err := s.inTx(ctx, tenant, func(b *pgx.Batch) {
+				b.Queue(`SELECT t.idempotency_key, t.id::text, t.request_hash
+					FROM unnest($1::text[]) AS k(key) JOIN ledger.transactions t ON t.idempotency_key = k.key`,
+					seenKeys).Query(func(rows pgx.Rows) error {
+					for rows.Next() {
+						var k string
+						var p prior
+						if err := rows.Scan(&k, &p.id, &p.hash); err != nil {
+							return err
+						}
+						priors[k] = p
+					}
+					return rows.Err()
+				})
+			}, nil)
+			if err != nil {
+				return nil, storeErr("ledger.post: earlier keys", err)
+			}
 		}
 		for _, it := range fresh {
 			if inserted[it.id] {
@@ -641,7 +656,7 @@ func (s *Store) loadTransactions(ctx context.Context, tenant string, ids []strin
 
 func loadTx(ctx context.Context, tx querier, ids []string) (map[string]*Transaction, error) {
 	out := map[string]*Transaction{}
-	rows, err := tx.Query(ctx, `SELECT `+txCols+` FROM ledger.transactions t WHERE t.id = ANY($1::uuid[])`, ids)
+	rows, err := tx.Query(ctx, `SELECT `+txCols+` FROM unnest($1::uuid[]) AS i(id) JOIN ledger.transactions t ON t.id = i.id`, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -652,8 +667,8 @@ func loadTx(ctx context.Context, tx querier, ids []string) (map[string]*Transact
 	for _, t := range txs {
 		out[t.ID] = t
 	}
-	rows, err = tx.Query(ctx, `SELECT `+entryCols+` FROM ledger.entries e JOIN ledger.accounts a ON a.id = e.account_id
-		WHERE e.transaction_id = ANY($1::uuid[]) ORDER BY e.seq`, ids)
+	rows, err = tx.Query(ctx, `SELECT `+entryCols+` FROM unnest($1::uuid[]) AS i(id)
+		JOIN ledger.entries e ON e.transaction_id = i.id JOIN ledger.accounts a ON a.id = e.account_id ORDER BY e.seq`, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -1233,7 +1248,11 @@ func (c *accountCache) resolve(ctx context.Context, s *Store, tenant string, nam
 	}
 	var found []Account
 	err := s.inTx(ctx, tenant, func(b *pgx.Batch) {
-		b.Queue(`SELECT `+accountCols+` FROM ledger.accounts a WHERE a.name = ANY($1::text[]) OR a.id = ANY($2::uuid[])`,
+		// Joins against the lists (rather than = ANY) keep index look-ups in the generic plan a
+		// prepared statement ends up with.
+		b.Queue(`SELECT `+accountCols+` FROM unnest($1::text[]) AS n(name) JOIN ledger.accounts a ON a.name = n.name
+			UNION
+			SELECT `+accountCols+` FROM unnest($2::uuid[]) AS i(id) JOIN ledger.accounts a ON a.id = i.id`,
 			missNames, missIDs).Query(func(rows pgx.Rows) error {
 			var err error
 			found, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (Account, error) { return scanAccount(r) })
