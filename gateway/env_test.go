@@ -13,12 +13,10 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/wagerail/wagerail/internal/rpcserve"
 	"github.com/wagerail/wagerail/internal/testkit"
-	"github.com/wagerail/wagerail/ledger"
+	"github.com/wagerail/wagerail/ledger/ledgertest"
 	"github.com/wagerail/wagerail/sandbox"
 	gatewayv1 "github.com/wagerail/wagerail/schema/proto/gateway/v1"
 	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
@@ -99,24 +97,9 @@ func newEnv(t testing.TB, o envOpt) *env {
 	e.partner = Guard(a, gc)
 	e.gw = New(e.store, e.metrics, testLog(), clock, e.partner)
 	gatewayv1.RegisterGatewayServiceServer(srv.GRPC, NewServer(e.gw))
-	gl, ml, err := rpcserve.Listen("127.0.0.1:0", "127.0.0.1:0")
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, gl, ml) }()
-	conn, err := grpc.NewClient(gl.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		conn.Close()
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			t.Error("gateway server did not stop")
-		}
-	})
+	conn, metricsURL := testkit.ServeGRPC(t, srv)
 	e.rpc = gatewayv1.NewGatewayServiceClient(conn)
-	e.metricsURL = "http://" + ml.Addr().String() + "/metrics"
+	e.metricsURL = metricsURL + "/metrics"
 	return e
 }
 
@@ -235,27 +218,10 @@ func (e *env) scrape(t testing.TB) string {
 	return string(b)
 }
 
-// ledgerEnv serves the real ledger over gRPC on the same database.
+// ledger serves the real ledger over gRPC on the same database.
 func (e *env) ledger(t testing.TB) ledgerv1.LedgerServiceClient {
 	t.Helper()
-	log := testLog()
-	m := ledger.NewMetrics()
-	srv := rpcserve.New("ledger", log, m.UnaryInterceptor(log))
-	require.NoError(t, m.Register(srv.Registry))
-	ledgerv1.RegisterLedgerServiceServer(srv.GRPC, ledger.NewServer(ledger.NewStore(e.db.App), nil, m))
-	gl, ml, err := rpcserve.Listen("127.0.0.1:0", "127.0.0.1:0")
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, gl, ml) }()
-	conn, err := grpc.NewClient(gl.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		conn.Close()
-		cancel()
-		<-done
-	})
-	return ledgerv1.NewLedgerServiceClient(conn)
+	return ledgertest.Serve(t, e.db.App, nil)
 }
 
 func uniq(prefix string) string { return testkit.Unique(prefix) }

@@ -4,14 +4,13 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/wagerail/wagerail/internal/db"
 	"github.com/wagerail/wagerail/internal/rpcserve"
@@ -58,27 +57,12 @@ func serveOn(t testing.TB, d *testkit.DB, store *Store) *env {
 	srv := rpcserve.New("ledger", log, m.UnaryInterceptor(log))
 	require.NoError(t, m.Register(srv.Registry))
 	ledgerv1.RegisterLedgerServiceServer(srv.GRPC, NewServer(store, testAdjustmentKey, m))
-	gl, ml, err := rpcserve.Listen("127.0.0.1:0", "127.0.0.1:0")
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, gl, ml) }()
-	conn, err := grpc.NewClient(gl.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		conn.Close()
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			t.Error("ledger server did not stop")
-		}
-	})
+	conn, metricsURL := testkit.ServeGRPC(t, srv)
 	rpc := ledgerv1.NewLedgerServiceClient(conn)
 	return &env{
 		db: d, store: store, metrics: m, srv: srv, rpc: rpc,
 		client:      NewClient(rpc, ClientOptions{Timeout: 30 * time.Second}),
-		metricsAddr: ml.Addr().String(),
+		metricsAddr: strings.TrimPrefix(metricsURL, "http://"),
 	}
 }
 

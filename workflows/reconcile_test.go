@@ -18,16 +18,13 @@ import (
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/wagerail/wagerail/activities"
 	"github.com/wagerail/wagerail/gateway"
 	"github.com/wagerail/wagerail/gateway/gatewaytest"
-	"github.com/wagerail/wagerail/internal/rpcserve"
 	"github.com/wagerail/wagerail/internal/testkit"
-	"github.com/wagerail/wagerail/ledger"
+	"github.com/wagerail/wagerail/ledger/ledgertest"
 	gatewayv1 "github.com/wagerail/wagerail/schema/proto/gateway/v1"
 	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
 )
@@ -185,24 +182,7 @@ func TestReconcileWorkflowRealActivities(t *testing.T) {
 
 func serveLedger(t *testing.T, d *testkit.DB) ledgerv1.LedgerServiceClient {
 	t.Helper()
-	log := testLogger()
-	m := ledger.NewMetrics()
-	srv := rpcserve.New("ledger", log, m.UnaryInterceptor(log))
-	require.NoError(t, m.Register(srv.Registry))
-	ledgerv1.RegisterLedgerServiceServer(srv.GRPC, ledger.NewServer(ledger.NewStore(d.App), nil, m))
-	gl, ml, err := rpcserve.Listen("127.0.0.1:0", "127.0.0.1:0")
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, gl, ml) }()
-	conn, err := grpc.NewClient(gl.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		conn.Close()
-		cancel()
-		<-done
-	})
-	return ledgerv1.NewLedgerServiceClient(conn)
+	return ledgertest.Serve(t, d.App, nil)
 }
 
 // reconcileHistoryFile is a recorded history of a real run (WAGERAIL_RECORD_HISTORY=1 rewrites it).
