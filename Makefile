@@ -22,7 +22,8 @@ test: deps
 
 ## bench: print throughput and latency figures (nothing is asserted)
 bench: deps
-	WAGERAIL_BENCH=1 go test -run 'BenchmarkReport' -v -count=1 -timeout 60m ./... | grep -v '^=== RUN\|^--- SKIP\|^    --- SKIP\|no test files'
+	set -o pipefail; WAGERAIL_BENCH=1 go test -run 'BenchmarkReport' -v -count=1 -timeout 60m ./... \
+	  | grep -v '^=== RUN\|no test files'
 
 ## soak: the long property/concurrency runs
 soak: deps
