@@ -13,6 +13,7 @@ package testkit
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"net/url"
@@ -95,6 +96,10 @@ func startServer() (*Server, error) {
 			return nil, fmt.Errorf("DATABASE_URL: %w", err)
 		}
 		s.Host, s.Port = cfg.Host, int(cfg.Port)
+		// Test binaries run in parallel against one shared server and the roles are cluster-wide:
+		// every binary must set the same passwords, or each would lock the others out.
+		sum := sha256.Sum256([]byte("wagerail-test-roles:" + dsn))
+		s.OwnerPassword, s.AppPassword = hex.EncodeToString(sum[:12]), hex.EncodeToString(sum[12:24])
 		s.SuperDSN = func(name string) string {
 			u, _ := url.Parse(dsn)
 			u.Path = "/" + name
