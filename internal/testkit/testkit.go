@@ -101,9 +101,11 @@ func startServer() (*Server, error) {
 		sum := sha256.Sum256([]byte("wagerail-test-roles:" + dsn))
 		s.OwnerPassword, s.AppPassword = hex.EncodeToString(sum[:12]), hex.EncodeToString(sum[12:24])
 		s.SuperDSN = func(name string) string {
-			u, _ := url.Parse(dsn)
-			u.Path = "/" + name
-			return u.String()
+			if u, err := url.Parse(dsn); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") {
+				u.Path = "/" + name
+				return u.String()
+			}
+			return dsn + " dbname=" + name // key=value form: the last dbname wins
 		}
 	} else {
 		dir, err := os.MkdirTemp("", "wagerail-test-pg-")
