@@ -18,7 +18,6 @@ import (
 
 	"github.com/wagerail/wagerail/api"
 	"github.com/wagerail/wagerail/internal/cli"
-	"github.com/wagerail/wagerail/internal/db"
 )
 
 type apiConfig struct {
@@ -67,10 +66,10 @@ func runAPI(ctx context.Context, log *slog.Logger, cfg apiConfig, ready func()) 
 	if err != nil {
 		return fmt.Errorf("api: listen %s: %w (choose another --addr / API_ADDR)", cfg.Addr, err)
 	}
-	pool, err := db.Open(ctx, cfg.DatabaseURL, 20)
+	pool, err := openRuntimeDB(ctx, "api", cfg.DatabaseURL, 20)
 	if err != nil {
 		ln.Close()
-		return fmt.Errorf("api: %w", err)
+		return err
 	}
 	defer pool.Close()
 	tc, err := client.NewLazyClient(client.Options{

@@ -142,7 +142,10 @@ func startDev(t *testing.T, bin, dataDir string) *devProc {
 	select {
 	case <-p.ready:
 	case <-time.After(90 * time.Second):
-		t.Fatalf("dev stack not ready after 90s; output:\n%s", p.out.String())
+		// Ask Go for every goroutine's stack so the hang is diagnosable.
+		_ = cmd.Process.Signal(syscall.SIGQUIT)
+		_ = cmd.Wait()
+		t.Fatalf("dev stack not ready after 90s; output:\n%s\nstderr tail:\n%s", p.out.String(), tail(p.errOut.String(), 200))
 	}
 	return p
 }

@@ -6,12 +6,10 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/wagerail/wagerail/gateway"
 	"github.com/wagerail/wagerail/internal/cli"
-	"github.com/wagerail/wagerail/internal/db"
 	"github.com/wagerail/wagerail/internal/rpcserve"
 	gatewayv1 "github.com/wagerail/wagerail/schema/proto/gateway/v1"
 )
@@ -92,12 +90,11 @@ func runGateway(ctx context.Context, log *slog.Logger, cfg gatewayConfig, ready 
 	if err != nil {
 		return fmt.Errorf("gateway: %w (choose other --grpc-addr / --metrics-addr)", err)
 	}
-	pool, err := db.Open(ctx, cfg.DatabaseURL, 20)
+	pool, err := openRuntimeDB(ctx, "gateway", cfg.DatabaseURL, 20)
 	if err != nil {
 		gl.Close()
 		ml.Close()
-		// pgx lists every address it tried on its own line; a configuration error is one line.
-		return fmt.Errorf("gateway: %s (check --database-url / DATABASE_URL)", strings.Join(strings.Fields(err.Error()), " "))
+		return err
 	}
 	defer pool.Close()
 

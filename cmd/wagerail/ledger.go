@@ -7,10 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"strings"
 
 	"github.com/wagerail/wagerail/internal/cli"
-	"github.com/wagerail/wagerail/internal/db"
 	"github.com/wagerail/wagerail/internal/rpcserve"
 	"github.com/wagerail/wagerail/ledger"
 	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
@@ -68,12 +66,6 @@ func (cfg ledgerConfig) check() error {
 	return nil
 }
 
-// dbError is a database connection failure on one line, saying what to check.
-func dbError(err error) error {
-	msg := strings.Join(strings.Fields(err.Error()), " ")
-	return fmt.Errorf("ledger: %s (check --database-url / DATABASE_URL)", msg)
-}
-
 // runLedger serves the ledger until ctx is done. ready is called once both listeners are bound.
 func runLedger(ctx context.Context, log *slog.Logger, cfg ledgerConfig, ready func()) error {
 	if err := cfg.check(); err != nil {
@@ -85,9 +77,9 @@ func runLedger(ctx context.Context, log *slog.Logger, cfg ledgerConfig, ready fu
 	if cfg.MetricsAddr == "" {
 		cfg.MetricsAddr = ":50054"
 	}
-	pool, err := db.Open(ctx, cfg.DatabaseURL, int32(cfg.MaxConns))
+	pool, err := openRuntimeDB(ctx, "ledger", cfg.DatabaseURL, int32(cfg.MaxConns))
 	if err != nil {
-		return dbError(err)
+		return err
 	}
 	defer pool.Close()
 	if cfg.AdjustmentKey == "" {
@@ -117,9 +109,9 @@ func verifyCheckpoints(ctx context.Context, cfg ledgerConfig, tenants []string) 
 	if len(tenants) == 0 {
 		return errors.New("ledger verify-checkpoints: name at least one tenant id")
 	}
-	pool, err := db.Open(ctx, cfg.DatabaseURL, 2)
+	pool, err := openRuntimeDB(ctx, "ledger", cfg.DatabaseURL, 2)
 	if err != nil {
-		return dbError(err)
+		return err
 	}
 	defer pool.Close()
 	store := ledger.NewStore(pool)

@@ -13,7 +13,6 @@ import (
 
 	"github.com/wagerail/wagerail/gateway"
 	"github.com/wagerail/wagerail/internal/cli"
-	"github.com/wagerail/wagerail/internal/db"
 	gatewayv1 "github.com/wagerail/wagerail/schema/proto/gateway/v1"
 	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
 )
@@ -125,9 +124,9 @@ func runReconcile(ctx context.Context, log *slog.Logger, cfg reconcileConfig, ou
 	if err != nil {
 		return err
 	}
-	pool, err := db.Open(ctx, cfg.DatabaseURL, 4)
+	pool, err := openRuntimeDB(ctx, "reconcile", cfg.DatabaseURL, 4)
 	if err != nil {
-		return fmt.Errorf("reconcile: %s (check --database-url / DATABASE_URL)", strings.Join(strings.Fields(err.Error()), " "))
+		return err
 	}
 	defer pool.Close()
 	conn, err := grpcConn(cfg.LedgerAddr)

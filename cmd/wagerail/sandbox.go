@@ -7,12 +7,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/wagerail/wagerail/internal/cli"
-	"github.com/wagerail/wagerail/internal/db"
 	"github.com/wagerail/wagerail/sandbox"
 )
 
@@ -97,10 +95,9 @@ func runSandbox(ctx context.Context, log *slog.Logger, cfg sandboxConfig, ready 
 		return fmt.Errorf("sandbox: listen %s: %w (choose another --addr / SANDBOX_ADDR)", cfg.Addr, err)
 	}
 	defer ln.Close()
-	pool, err := db.Open(ctx, cfg.DatabaseURL, int32(cfg.DBMaxConns))
+	pool, err := openRuntimeDB(ctx, "sandbox", cfg.DatabaseURL, int32(cfg.DBMaxConns))
 	if err != nil {
-		// pgx lists every address it tried on its own line; a configuration error is one line.
-		return fmt.Errorf("sandbox: %s (check --database-url / DATABASE_URL)", strings.Join(strings.Fields(err.Error()), " "))
+		return err
 	}
 	defer pool.Close()
 	bank, err := sandbox.New(pool, cfg.Bank, log)

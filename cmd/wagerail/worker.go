@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
 	"go.temporal.io/sdk/client"
@@ -14,7 +13,6 @@ import (
 	"github.com/wagerail/wagerail/activities"
 	"github.com/wagerail/wagerail/gateway"
 	"github.com/wagerail/wagerail/internal/cli"
-	"github.com/wagerail/wagerail/internal/db"
 	gatewayv1 "github.com/wagerail/wagerail/schema/proto/gateway/v1"
 	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
 	"github.com/wagerail/wagerail/workflows"
@@ -84,7 +82,7 @@ func dialTemporal(ctx context.Context, log *slog.Logger, addr, namespace string,
 			return c, nil
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
-			return nil, fmt.Errorf("temporal %s unreachable: %s (set --temporal-address / TEMPORAL_ADDRESS)", addr, strings.Join(strings.Fields(err.Error()), " "))
+			return nil, fmt.Errorf("temporal %s unreachable: %w (set --temporal-address / TEMPORAL_ADDRESS)", addr, err)
 		}
 		select {
 		case <-ctx.Done():
@@ -104,9 +102,9 @@ func runWorker(ctx context.Context, log *slog.Logger, cfg workerConfig, ready fu
 		return fmt.Errorf("worker: %w", err)
 	}
 	defer tc.Close()
-	pool, err := db.Open(ctx, cfg.DatabaseURL, 10)
+	pool, err := openRuntimeDB(ctx, "worker", cfg.DatabaseURL, 10)
 	if err != nil {
-		return fmt.Errorf("worker: %s (check --database-url / DATABASE_URL)", strings.Join(strings.Fields(err.Error()), " "))
+		return err
 	}
 	defer pool.Close()
 	ledgerConn, err := grpcConn(cfg.LedgerAddr)

@@ -159,7 +159,8 @@ func Env(name, def string) string {
 
 // Fatal prints one line and exits non-zero: configuration errors say what to fix, nothing more.
 func Fatal(err error) {
-	msg := strings.TrimSpace(err.Error())
+	// One line whatever the error carries (driver errors and SQL can span several).
+	msg := strings.Join(strings.Fields(err.Error()), " ")
 	fmt.Fprintf(os.Stderr, "wagerail: %s\n", msg)
 	os.Exit(2)
 }
