@@ -149,14 +149,6 @@ func (c *Command) PrintHelp(w io.Writer) {
 	tw.Flush()
 }
 
-// Env returns the variable or the default.
-func Env(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
-}
-
 // Fatal prints one line and exits non-zero: configuration errors say what to fix, nothing more.
 func Fatal(err error) {
 	// One line whatever the error carries (driver errors and SQL can span several).

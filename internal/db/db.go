@@ -1,5 +1,5 @@
 // Package db holds the Postgres building blocks every store uses: role provisioning, pool opening,
-// the one helper that runs a tenant-scoped transaction, and translation of Postgres errors.
+// the one helper that runs a tenant-scoped transaction, and SQLSTATE checks.
 package db
 
 import (
@@ -25,11 +25,6 @@ const (
 
 // TenantSetting is the session setting row-level security policies read.
 const TenantSetting = "app.tenant_id"
-
-var (
-	ErrNotFound  = errors.New("not found")
-	ErrDuplicate = errors.New("duplicate")
-)
 
 // Provision creates (or updates the passwords of) the owner and runtime roles and the database,
 // connected as a superuser. It is what `wagerail dev` and the test kit do on a private cluster; in
@@ -122,21 +117,6 @@ func InTenantTx(ctx context.Context, b Beginner, tenantID string, fn func(pgx.Tx
 		}
 		return fn(tx)
 	})
-}
-
-// Translate maps Postgres errors to the package's sentinel errors; others pass unchanged.
-func Translate(err error) error {
-	if err == nil {
-		return nil
-	}
-	if errors.Is(err, pgx.ErrNoRows) {
-		return ErrNotFound
-	}
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
-		return fmt.Errorf("%w: %s", ErrDuplicate, pgErr.ConstraintName)
-	}
-	return err
 }
 
 // IsCode reports whether err is a Postgres error with the given SQLSTATE.

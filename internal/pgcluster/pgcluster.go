@@ -167,20 +167,6 @@ func (c *Cluster) Stop() error {
 	return nil
 }
 
-// Running reports whether the server process is alive.
-func (c *Cluster) Running() bool {
-	if c.cmd == nil {
-		return false
-	}
-	select {
-	case err := <-c.done:
-		c.done <- err
-		return false
-	default:
-		return true
-	}
-}
-
 func (c *Cluster) initdb(ctx context.Context) error {
 	cmd := exec.CommandContext(ctx, filepath.Join(c.BinDir, "initdb"),
 		"-D", c.Dir, "-U", Superuser, "-E", "UTF8", "--locale=C",
