@@ -2,7 +2,6 @@ package ledger
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 )
 
@@ -67,10 +66,45 @@ var Chart = map[string]chartEntry{
 	"opening-balance-equity":   {Equity, 0, 2, false, "opening balances brought from another system"},
 }
 
-var (
-	segmentRE   = regexp.MustCompile(`^[A-Za-z0-9._@-]{1,128}$`)
-	qualifierRE = regexp.MustCompile(`^(.+)\[([A-Za-z0-9._@-]{1,64})\]$`)
-)
+// colonBases are the chart bases that contain ':' themselves ("equb:pool").
+var colonBases = func() []string {
+	var bs []string
+	for b := range Chart {
+		if strings.Contains(b, ":") {
+			bs = append(bs, b)
+		}
+	}
+	return bs
+}()
+
+// validSegment reports whether s is 1 to max characters of A-Z a-z 0-9 . _ @ -. (A loop, not a
+// regular expression: every posting checks its account names, and this is on that path.)
+func validSegment(s string, max int) bool {
+	if s == "" || len(s) > max {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '.', c == '_', c == '@', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// splitQualifier splits "base[qualifier]" into its parts; ok is false when base carries no
+// well-formed qualifier.
+func splitQualifier(base string) (name, qualifier string, ok bool) {
+	if !strings.HasSuffix(base, "]") {
+		return base, "", false
+	}
+	i := strings.LastIndexByte(base, '[')
+	if i < 1 || !validSegment(base[i+1:len(base)-1], 64) {
+		return base, "", false
+	}
+	return base[:i], base[i+1 : len(base)-1], true
+}
 
 // ParseAccountName checks that name belongs to the chart and returns the chart type.
 //
@@ -84,14 +118,14 @@ func ParseAccountName(name string) (AccountType, error) {
 		base, rest = name[:i], name[i:]
 	}
 	// Bases that contain ':' themselves ("equb:pool").
-	for b := range Chart {
-		if strings.Contains(b, ":") && (name == b || strings.HasPrefix(name, b+":")) {
+	for _, b := range colonBases {
+		if name == b || strings.HasPrefix(name, b+":") {
 			base, rest = b, name[len(b):]
 		}
 	}
 	qualified := ""
-	if m := qualifierRE.FindStringSubmatch(base); m != nil {
-		base, qualified = m[1], m[2]
+	if b, q, ok := splitQualifier(base); ok {
+		base, qualified = b, q
 	}
 	entry, ok := Chart[base]
 	if !ok {
@@ -108,7 +142,7 @@ func ParseAccountName(name string) (AccountType, error) {
 		segs = strings.Split(rest[1:], ":")
 	}
 	for _, s := range segs {
-		if !segmentRE.MatchString(s) {
+		if !validSegment(s, 128) {
 			return "", errorf(ReasonInvalidAccountName, "%q: segment %q must be 1-128 of A-Z a-z 0-9 . _ @ -", name, s)
 		}
 	}

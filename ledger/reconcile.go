@@ -82,7 +82,7 @@ func (s *Store) Reconcile(ctx context.Context, req ReconcileRequest) (ReconcileR
 	if err := validateTenant(req.TenantID); err != nil {
 		return rep, err
 	}
-	if !segmentRE.MatchString(req.Partner) {
+	if !validSegment(req.Partner, 128) {
 		return rep, errorf(ReasonInvalidArgument, "partner must be 1-128 of A-Z a-z 0-9 . _ @ -")
 	}
 	if len(req.Accounts) > 10000 {
@@ -96,7 +96,7 @@ func (s *Store) Reconcile(ctx context.Context, req ReconcileRequest) (ReconcileR
 		return rep, errorf(ReasonInvalidArgument, "period_start must be before period_end")
 	}
 	for _, a := range req.Accounts {
-		if !segmentRE.MatchString(a.Account) {
+		if !validSegment(a.Account, 128) {
 			return rep, errorf(ReasonInvalidArgument, "partner account %q must be 1-128 of A-Z a-z 0-9 . _ @ -", a.Account)
 		}
 		for _, l := range a.Lines {

@@ -183,6 +183,28 @@ func TestDatabaseRefuses(t *testing.T) {
 		return err
 	})
 	require.True(t, db.IsCode(mixed, "23503"), "got %v", mixed)
+	// Entries must belong to a transaction of their own tenant and currency: a USD pair (its
+	// accounts are USD) on an ETB transaction, and a pair on a transaction that does not exist.
+	usdPair := `INSERT INTO ledger.entries (tenant_id, transaction_id, account_id, currency, phase, direction, amount)
+		VALUES ($1, $2, $3, 'USD', 'POSTED', 'DEBIT', 100), ($1, $2, $3, 'USD', 'POSTED', 'CREDIT', 100)`
+	otherCurrency := db.InTenantTx(ctx, e.db.App, tenant, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, insertTx, newID, tenant, "raw-6", "ETB"); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, usdPair, tenant, newID, usd.GetAccount().GetId())
+		return err
+	})
+	require.True(t, db.IsCode(otherCurrency, "23503"), "got %v", otherCurrency)
+	require.ErrorContains(t, otherCurrency, "currency")
+	noTx := run(e.db.App, insertPair, tenant, "0d8d6f0e-8f8a-4c1e-9c43-3c1b8f1b2a02", ids["payroll-clearing"], "ETB", ids["fee-income"])
+	require.True(t, db.IsCode(noTx, "23503"), "got %v", noTx)
+	require.ErrorContains(t, noTx, "does not exist")
+	// The other tenant cannot attach entries to this tenant's transaction (it cannot see it).
+	foreignTx := db.InTenantTx(ctx, e.db.App, other, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, insertPair, other, txID, otherIDs["fee-income"], "ETB", otherIDs["fee-income"])
+		return err
+	})
+	require.True(t, db.IsCode(foreignTx, "23503"), "got %v", foreignTx)
 	// Entries that balance but contradict the status (posted entries on a pending transaction).
 	pendingWithPosted := db.InTenantTx(ctx, e.db.App, tenant, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, strings.Replace(insertTx, "'POSTED'", "'PENDING'", 1), newID, tenant, "raw-5", "ETB"); err != nil {

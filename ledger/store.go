@@ -400,15 +400,17 @@ func (s *Store) PostBatch(ctx context.Context, tenant string, ps []Posting) ([]P
 			hash []byte
 		}
 		priors := map[string]prior{}
+		// Ids travel as text[] and are cast in SQL: pgx encodes []string as text[] directly,
+		// where as uuid[] it first tries (and fails) binary encodings, a measurable cost per batch.
 		insert := func(b *pgx.Batch) {
 			b.Queue(`
 		WITH t AS (
 			INSERT INTO ledger.transactions (id, tenant_id, idempotency_key, request_hash, kind, status, currency,
 				metadata, workflow_id, run_id, step, adjustment_source, adjustment_reason, approved_by, requested_by, posted_at)
-			SELECT u.id, $1, u.key, u.hash, u.kind, u.status, u.currency, u.meta::jsonb, u.wf, u.run, u.step,
+			SELECT u.id::uuid, $1, u.key, u.hash, u.kind, u.status, u.currency, u.meta::jsonb, u.wf, u.run, u.step,
 				nullif(u.asrc, ''), nullif(u.arsn, ''), nullif(u.aby, ''), nullif(u.rby, ''),
 				CASE WHEN u.status = 'POSTED' THEN now() END
-			FROM unnest($2::uuid[], $3::text[], $4::bytea[], $5::text[], $6::text[], $7::text[], $8::text[],
+			FROM unnest($2::text[], $3::text[], $4::bytea[], $5::text[], $6::text[], $7::text[], $8::text[],
 				$9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[])
 				WITH ORDINALITY AS u(id, key, hash, kind, status, currency, meta, wf, run, step, asrc, arsn, aby, rby, ord)
 			ORDER BY u.ord
@@ -416,10 +418,10 @@ func (s *Store) PostBatch(ctx context.Context, tenant string, ps []Posting) ([]P
 			RETURNING id
 		)
 		INSERT INTO ledger.entries (tenant_id, transaction_id, account_id, currency, phase, direction, amount)
-		SELECT $1, u.tx, u.acc, u.cur, u.phase, u.dir, u.amt
-		FROM unnest($16::uuid[], $17::uuid[], $18::text[], $19::text[], $20::text[], $21::bigint[])
+		SELECT $1, u.tx::uuid, u.acc::uuid, u.cur, u.phase, u.dir, u.amt
+		FROM unnest($16::text[], $17::text[], $18::text[], $19::text[], $20::text[], $21::bigint[])
 			WITH ORDINALITY AS u(tx, acc, cur, phase, dir, amt, ord)
-		WHERE u.tx IN (SELECT t.id FROM t)
+		WHERE u.tx::uuid IN (SELECT t.id FROM t)
 		ORDER BY u.ord
 		RETURNING seq, transaction_id::text, account_id::text, direction, amount::bigint, phase, currency, created_at`,
 				tenant, txIDs, keys, hashes, kinds, statuses, currencies, metas, wfs, runs, steps, asrc, arsn, aby, rby,

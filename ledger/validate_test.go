@@ -3,6 +3,7 @@ package ledger
 import (
 	"errors"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -34,6 +35,8 @@ func TestParseAccountName(t *testing.T) {
 		"equb:pool", "equb:pool:t1", "equb:pool:t1:c1:extra", "partner-bank", "partner-bank:cbe",
 		"receivable-from-employee:", "receivable-from-employee::x", "receivable-from-employee:a b",
 		"receivable-from-employee:a:b:c", "fee-income:" + string(make([]byte, 300)),
+		"payable-to-fi-partner[a b]", "payable-to-fi-partner[fi-7]x", "[fi-7]", "payable-to-fi-partner[[fi-7]",
+		"payable-to-fi-partner[" + strings.Repeat("q", 65) + "]", "receivable-from-employee:" + strings.Repeat("e", 129),
 	} {
 		_, err := ParseAccountName(name)
 		require.ErrorIs(t, err, ErrInvalidAccountName, "%q", name)
