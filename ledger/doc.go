@@ -23,19 +23,23 @@
 //
 // The database keeps the invariants itself (schema/migrations/ledger): entries and checkpoints
 // refuse UPDATE/DELETE/TRUNCATE (triggers, and no privilege for the runtime role), every
-// statement that inserts entries must leave its transactions balanced per phase, a transaction's
-// entries must match its status at commit (deferred constraint trigger), composite foreign keys
-// refuse accounts of another tenant or currency, status moves only forward, a transaction is
-// reversed at most once, and row-level security is forced on every table.
+// statement that inserts entries must leave its transactions balanced per phase and on a
+// transaction of the entries' own tenant and currency, a transaction's entries must match its
+// status at commit (deferred constraint trigger), a composite foreign key refuses accounts of
+// another tenant or currency, status moves only forward, a transaction is reversed at most once,
+// and row-level security is forced on every table. Migration 0003 explains why the statement
+// check reads one transaction at a time instead of joining (stale statistics).
 //
 // # Writing
 //
 // Postings are validated as a whole (ValidatePosting) before anything is read. PostBatch writes
-// any number of postings of a tenant in three round trips (accounts; transactions and entries in
-// one statement; commit), each with its own result. The service routes concurrent single
-// postings of a tenant through a coalescer that shares one database transaction among the
-// postings waiting at that moment, so a hot account or a fsync is paid once per batch, not once
-// per posting; each caller still gets its answer only after its batch committed.
+// any number of postings of a tenant in one round trip (BEGIN, the tenant, one statement that
+// inserts transactions and entries, COMMIT, pipelined; accounts come from a cache), each with its
+// own result. The service routes concurrent single postings of a tenant through a coalescer that
+// shares one database transaction among the postings waiting at that moment, so a hot account or
+// a fsync is paid once per batch, not once per posting; each caller still gets its answer only
+// after its batch committed. At most two batches per tenant are written at once, the second
+// only when enough postings wait for it (coalesce.go has the figures).
 //
 // # Errors
 //

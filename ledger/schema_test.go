@@ -2,7 +2,6 @@ package ledger
 
 import (
 	"context"
-	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -139,63 +138,51 @@ func TestDatabaseRefuses(t *testing.T) {
 	require.ErrorContains(t, run(e.db.App, `UPDATE ledger.transactions SET metadata = '{"x":"y"}' WHERE id = $1`, txID), "only the status")
 	require.ErrorContains(t, run(e.db.App, `UPDATE ledger.transactions SET status = 'REVERSED' WHERE id = $1`, txID), "without a reversal")
 
-	// A transaction whose debits and credits differ is refused at commit.
+	// A transaction whose debits and credits differ is refused. A transaction goes in together
+	// with its entries, in one statement (withPair: the transaction and a debit and a credit).
 	insertTx := `INSERT INTO ledger.transactions (id, tenant_id, idempotency_key, request_hash, kind, status, currency)
 		VALUES ($1, $2, $3, decode(repeat('00', 32), 'hex'), 'STANDARD', 'POSTED', $4)`
 	insertEntry := `INSERT INTO ledger.entries (tenant_id, transaction_id, account_id, currency, phase, direction, amount)
 		VALUES ($1, $2, $3, $4, 'POSTED', $5, $6)`
+	withPair := `WITH t AS (
+			INSERT INTO ledger.transactions (id, tenant_id, idempotency_key, request_hash, kind, status, currency)
+			VALUES ($1, $2, $3, decode(repeat('00', 32), 'hex'), 'STANDARD', $4, 'ETB') RETURNING id)
+		INSERT INTO ledger.entries (tenant_id, transaction_id, account_id, currency, phase, direction, amount)
+		SELECT $2, t.id, v.acc, v.cur, 'POSTED', v.dir, v.amt
+		FROM t, (VALUES ($5::uuid, $6, 'DEBIT', $7::numeric), ($8::uuid, $9, 'CREDIT', $10::numeric)) AS v(acc, cur, dir, amt)`
 	newID := "0d8d6f0e-8f8a-4c1e-9c43-3c1b8f1b2a01"
-	unbalanced := db.InTenantTx(ctx, e.db.App, tenant, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, insertTx, newID, tenant, "raw-1", "ETB"); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, insertEntry, tenant, newID, ids["payroll-clearing"], "ETB", "DEBIT", 100); err != nil {
-			return err
-		}
-		_, err := tx.Exec(ctx, insertEntry, tenant, newID, ids["fee-income"], "ETB", "CREDIT", 99)
-		return err
-	})
+	unbalanced := run(e.db.App, withPair, newID, tenant, "raw-1", "POSTED", ids["payroll-clearing"], "ETB", 100, ids["fee-income"], "ETB", 99)
 	require.ErrorContains(t, unbalanced, "unbalanced")
 	require.Equal(t, ReasonUnbalanced, storeErr("x", unbalanced).(*Error).Reason)
 
-	// A transaction with no entries at all is refused too.
+	// A transaction with no entries at all is refused too, and so is one whose entries would
+	// only follow in a later statement.
 	require.ErrorContains(t, run(e.db.App, insertTx, newID, tenant, "raw-2", "ETB"), "do not match its status")
+	later := db.InTenantTx(ctx, e.db.App, tenant, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, insertTx, newID, tenant, "raw-2b", "ETB"); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, insertEntry, tenant, newID, ids["payroll-clearing"], "ETB", "DEBIT", 100)
+		return err
+	})
+	require.ErrorContains(t, later, "none were inserted with it")
 	// Entries added later to an old, balanced transaction must balance as well.
 	require.ErrorContains(t, run(e.db.App, insertEntry, tenant, txID, ids["fee-income"], "ETB", "CREDIT", 1), "unbalanced")
 	// Zero and negative amounts violate the column's check.
 	require.True(t, db.IsCode(run(e.db.App, insertEntry, tenant, txID, ids["fee-income"], "ETB", "CREDIT", 0), "23514"))
 	// An account of another tenant, or of another currency, breaks the composite foreign key.
-	insertPair := `INSERT INTO ledger.entries (tenant_id, transaction_id, account_id, currency, phase, direction, amount)
-		VALUES ($1, $2, $3, $4, 'POSTED', 'DEBIT', 100), ($1, $2, $5, $4, 'POSTED', 'CREDIT', 100)`
-	crossTenant := db.InTenantTx(ctx, e.db.App, tenant, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, insertTx, newID, tenant, "raw-3", "ETB"); err != nil {
-			return err
-		}
-		_, err := tx.Exec(ctx, insertPair, tenant, newID, ids["payroll-clearing"], "ETB", otherIDs["fee-income"])
-		return err
-	})
+	crossTenant := run(e.db.App, withPair, newID, tenant, "raw-3", "POSTED", ids["payroll-clearing"], "ETB", 100, otherIDs["fee-income"], "ETB", 100)
 	require.True(t, db.IsCode(crossTenant, "23503"), "got %v", crossTenant)
-	mixed := db.InTenantTx(ctx, e.db.App, tenant, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, insertTx, newID, tenant, "raw-4", "ETB"); err != nil {
-			return err
-		}
-		_, err := tx.Exec(ctx, insertPair, tenant, newID, ids["payroll-clearing"], "ETB", usd.GetAccount().GetId())
-		return err
-	})
+	mixed := run(e.db.App, withPair, newID, tenant, "raw-4", "POSTED", ids["payroll-clearing"], "ETB", 100, usd.GetAccount().GetId(), "ETB", 100)
 	require.True(t, db.IsCode(mixed, "23503"), "got %v", mixed)
 	// Entries must belong to a transaction of their own tenant and currency: a USD pair (its
 	// accounts are USD) on an ETB transaction, and a pair on a transaction that does not exist.
-	usdPair := `INSERT INTO ledger.entries (tenant_id, transaction_id, account_id, currency, phase, direction, amount)
-		VALUES ($1, $2, $3, 'USD', 'POSTED', 'DEBIT', 100), ($1, $2, $3, 'USD', 'POSTED', 'CREDIT', 100)`
-	otherCurrency := db.InTenantTx(ctx, e.db.App, tenant, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, insertTx, newID, tenant, "raw-6", "ETB"); err != nil {
-			return err
-		}
-		_, err := tx.Exec(ctx, usdPair, tenant, newID, usd.GetAccount().GetId())
-		return err
-	})
+	usdID := usd.GetAccount().GetId()
+	otherCurrency := run(e.db.App, withPair, newID, tenant, "raw-6", "POSTED", usdID, "USD", 100, usdID, "USD", 100)
 	require.True(t, db.IsCode(otherCurrency, "23503"), "got %v", otherCurrency)
 	require.ErrorContains(t, otherCurrency, "currency")
+	insertPair := `INSERT INTO ledger.entries (tenant_id, transaction_id, account_id, currency, phase, direction, amount)
+		VALUES ($1, $2, $3, $4, 'POSTED', 'DEBIT', 100), ($1, $2, $5, $4, 'POSTED', 'CREDIT', 100)`
 	noTx := run(e.db.App, insertPair, tenant, "0d8d6f0e-8f8a-4c1e-9c43-3c1b8f1b2a02", ids["payroll-clearing"], "ETB", ids["fee-income"])
 	require.True(t, db.IsCode(noTx, "23503"), "got %v", noTx)
 	require.ErrorContains(t, noTx, "does not exist")
@@ -206,14 +193,17 @@ func TestDatabaseRefuses(t *testing.T) {
 	})
 	require.True(t, db.IsCode(foreignTx, "23503"), "got %v", foreignTx)
 	// Entries that balance but contradict the status (posted entries on a pending transaction).
-	pendingWithPosted := db.InTenantTx(ctx, e.db.App, tenant, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, strings.Replace(insertTx, "'POSTED'", "'PENDING'", 1), newID, tenant, "raw-5", "ETB"); err != nil {
-			return err
-		}
-		_, err := tx.Exec(ctx, insertPair, tenant, newID, ids["payroll-clearing"], "ETB", ids["fee-income"])
-		return err
-	})
+	pendingWithPosted := run(e.db.App, withPair, newID, tenant, "raw-5", "PENDING", ids["payroll-clearing"], "ETB", 100, ids["fee-income"], "ETB", 100)
 	require.ErrorContains(t, pendingWithPosted, "do not match its status")
+	// A status change without the entries that go with it is refused at commit (deferred).
+	pendingReq := twoLeg(tenant, "k-pending", "payroll-clearing", "fee-income", 300)
+	pendingReq.Status = ledgerv1.TransactionStatus_TRANSACTION_STATUS_PENDING
+	pending, err := e.client.PostTransaction(ctx, pendingReq)
+	require.NoError(t, err)
+	before.transactions++
+	before.entries += 2
+	bareCommit := run(e.db.App, `UPDATE ledger.transactions SET status = 'POSTED', posted_at = now() WHERE id = $1`, pending.GetTransaction().GetId())
+	require.ErrorContains(t, bareCommit, "do not match its status")
 	// A second reversal of the same transaction breaks a unique constraint.
 	_, err = e.client.Reverse(ctx, &ledgerv1.ReverseRequest{TenantId: tenant, TransactionId: txID, Reason: "r", IdempotencyKey: "rev"})
 	require.NoError(t, err)

@@ -858,26 +858,28 @@ func (s *Store) Reverse(ctx context.Context, tenant, id, reason, key string, lin
 			return errorf(ReasonNotPosted, "transaction %s is %s; only posted transactions can be reversed", id, strings.ToLower(string(st)))
 		}
 		revID = uuid.NewString()
+		// The reversal and its entries (the original's posted entries, mirrored) in one
+		// statement, as the database requires of every transaction.
 		tag, err := tx.Exec(ctx, `
-			INSERT INTO ledger.transactions (id, tenant_id, idempotency_key, request_hash, kind, status, currency,
-				metadata, workflow_id, run_id, step, reverses_id, reversal_reason, posted_at)
-			VALUES ($1::uuid, $2, $3, $4, 'REVERSAL', 'POSTED', $5, '{}'::jsonb, $6, $7, $8, $9::uuid, $10, now())
-			ON CONFLICT (tenant_id, idempotency_key) DO NOTHING`,
+			WITH t AS (
+				INSERT INTO ledger.transactions (id, tenant_id, idempotency_key, request_hash, kind, status, currency,
+					metadata, workflow_id, run_id, step, reverses_id, reversal_reason, posted_at)
+				VALUES ($1::uuid, $2, $3, $4, 'REVERSAL', 'POSTED', $5, '{}'::jsonb, $6, $7, $8, $9::uuid, $10, now())
+				ON CONFLICT (tenant_id, idempotency_key) DO NOTHING
+				RETURNING id
+			)
+			INSERT INTO ledger.entries (tenant_id, transaction_id, account_id, currency, phase, direction, amount)
+			SELECT o.tenant_id, t.id, o.account_id, o.currency, 'POSTED',
+				CASE o.direction WHEN 'DEBIT' THEN 'CREDIT' ELSE 'DEBIT' END, o.amount
+			FROM t CROSS JOIN ledger.entries o
+			WHERE o.transaction_id = $9::uuid AND o.phase = 'POSTED'
+			ORDER BY o.account_id, o.seq`,
 			revID, tenant, key, hash, currency, lin.WorkflowID, lin.RunID, lin.Step, id, reason)
 		if err != nil {
 			return err
 		}
 		if tag.RowsAffected() == 0 {
 			return replay() // the key was taken by a concurrent call meanwhile
-		}
-		if _, err := tx.Exec(ctx, `
-			INSERT INTO ledger.entries (tenant_id, transaction_id, account_id, currency, phase, direction, amount)
-			SELECT o.tenant_id, $2::uuid, o.account_id, o.currency, 'POSTED',
-				CASE o.direction WHEN 'DEBIT' THEN 'CREDIT' ELSE 'DEBIT' END, o.amount
-			FROM ledger.entries o
-			WHERE o.transaction_id = $1::uuid AND o.phase = 'POSTED'
-			ORDER BY o.account_id, o.seq`, id, revID); err != nil {
-			return err
 		}
 		_, err = tx.Exec(ctx, `UPDATE ledger.transactions SET status = 'REVERSED', reversed_at = now() WHERE id = $1::uuid`, id)
 		return err

@@ -1,4 +1,11 @@
--- Back to the 0002 checks: the transaction foreign key and the per-transaction shape function.
+-- Back to the 0002 checks: the transaction foreign key, the per-transaction shape function and
+-- the deferred check of inserted transactions.
+DROP TRIGGER transactions_have_entries ON ledger.transactions;
+DROP FUNCTION ledger.transactions_have_entries();
+DROP TRIGGER transactions_consistent ON ledger.transactions;
+CREATE CONSTRAINT TRIGGER transactions_consistent AFTER INSERT OR UPDATE ON ledger.transactions
+    DEFERRABLE INITIALLY DEFERRED
+    FOR EACH ROW EXECUTE FUNCTION ledger.transactions_consistent();
 DROP INDEX ledger.transactions_reverses_once;
 ALTER TABLE ledger.transactions ADD CONSTRAINT transactions_reverses_once UNIQUE (reverses_id);
 ALTER TABLE ledger.transactions ADD CONSTRAINT transactions_tenant_id_currency_key UNIQUE (tenant_id, id, currency);
