@@ -69,3 +69,14 @@ BEGIN
     RETURN NULL;
 END
 $$;
+
+CREATE OR REPLACE FUNCTION ledger.entries_sequence() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+BEGIN
+    PERFORM pg_advisory_xact_lock(ledger.account_lock_key(NEW.account_id));
+    NEW.seq := nextval('ledger.entry_seq');
+    NEW.created_at := clock_timestamp();
+    RETURN NEW;
+END
+$$;

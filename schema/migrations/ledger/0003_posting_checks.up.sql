@@ -124,3 +124,18 @@ CREATE CONSTRAINT TRIGGER transactions_consistent AFTER UPDATE ON ledger.transac
     FOR EACH ROW EXECUTE FUNCTION ledger.transactions_consistent();
 
 DROP FUNCTION ledger.transaction_shape(uuid);
+
+-- The same per-account lock and sequence draw, as assignments: PL/pgSQL evaluates a simple
+-- expression directly, where PERFORM ran a query (an executor start) for every entry.
+CREATE OR REPLACE FUNCTION ledger.entries_sequence() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    locked text;
+BEGIN
+    locked := pg_advisory_xact_lock(ledger.account_lock_key(NEW.account_id))::text;
+    NEW.seq := nextval('ledger.entry_seq');
+    NEW.created_at := clock_timestamp();
+    RETURN NEW;
+END
+$$;
