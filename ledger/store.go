@@ -92,7 +92,8 @@ type querier interface {
 // security (set_config(..., true): SET LOCAL, so it dies with the transaction), then fn, then
 // COMMIT. It does what db.InTenantTx does, with fewer round trips: BEGIN, the setting and the
 // statements first queues (their results go to the queued callbacks) travel in one pipeline;
-// with fn nil, so does COMMIT; fn may also end its last pipeline with COMMIT itself.
+// with fn nil, that pipeline is the whole transaction (implicit, without BEGIN and COMMIT); fn
+// may also end its last pipeline with COMMIT itself.
 func (s *Store) inTx(ctx context.Context, tenant string, first func(b *pgx.Batch), fn func(tx querier) error) error {
 	if err := validateTenant(tenant); err != nil {
 		return err
@@ -104,14 +105,15 @@ func (s *Store) inTx(ctx context.Context, tenant string, first func(b *pgx.Batch
 	// A connection left inside a transaction (error, cancelled context) is destroyed on release.
 	defer conn.Release()
 	b := &pgx.Batch{}
-	b.Queue("BEGIN")
+	if fn != nil {
+		b.Queue("BEGIN")
+	}
+	// With fn nil, nothing depends on first's results and no BEGIN/COMMIT is sent: the statements
+	// of one pipeline (up to its Sync) run in one implicit transaction that commits at the Sync
+	// or rolls back on the first error. The setting is local to that transaction all the same.
 	b.Queue("SELECT set_config($1, $2, true)", db.TenantSetting, tenant)
 	if first != nil {
 		first(b)
-	}
-	if fn == nil {
-		// Nothing depends on first's results: commit in the same round trip.
-		b.Queue("COMMIT")
 	}
 	err = conn.SendBatch(ctx, b).Close()
 	if err == nil && fn != nil {
