@@ -24,8 +24,9 @@
 // The database keeps the invariants itself (schema/migrations/ledger): entries and checkpoints
 // refuse UPDATE/DELETE/TRUNCATE (triggers, and no privilege for the runtime role), every
 // statement that inserts entries must leave its transactions balanced per phase and on a
-// transaction of the entries' own tenant and currency, a transaction's entries must match its
-// status at commit (deferred constraint trigger), a composite foreign key refuses accounts of
+// transaction of the entries' own tenant and currency, a transaction is inserted together with
+// its entries (one statement) and they must match its status, as again at commit after a status
+// change (deferred constraint trigger), a composite foreign key refuses accounts of
 // another tenant or currency, status moves only forward, a transaction is reversed at most once,
 // and row-level security is forced on every table. Migration 0003 explains why the statement
 // check reads one transaction at a time instead of joining (stale statistics).
