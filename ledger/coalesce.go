@@ -62,9 +62,9 @@ func (c *coalescer) post(ctx context.Context, p Posting) (*Transaction, bool, er
 	// An idle tenant's posting is written at once. While a batch is being written, another
 	// starts only when enough postings wait for it; fewer wait for the running writer, which
 	// takes them all when it is done. Small batches cost nearly as much as large ones (the
-	// statement, its checks and the commit are per batch): measured at 8 clients on 2 cores,
-	// starting the second batch at once averaged 2.3 postings per batch and 2,100 postings/s,
-	// waiting for 4 averaged 2.75 and 2,280/s.
+	// statement, its checks and the commit are per batch): measured at 8 clients on 2 cores in
+	// interleaved runs, starting the second batch at once gave 2,070-2,300 postings/s (2.3 per
+	// batch), waiting for 4 gave 2,480-2,980/s; waiting for 6, or 3 batches in flight, less.
 	start := q.inFlight == 0 || (q.inFlight < c.maxInFlight && len(q.pending) >= c.minSecond)
 	if start {
 		q.inFlight++

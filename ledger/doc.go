@@ -29,14 +29,15 @@
 // change (deferred constraint trigger), a composite foreign key refuses accounts of
 // another tenant or currency, status moves only forward, a transaction is reversed at most once,
 // and row-level security is forced on every table. Migration 0003 explains why the statement
-// check reads one transaction at a time instead of joining (stale statistics).
+// check reads each transaction through a grouped LATERAL subquery instead of a join (stale
+// statistics).
 //
 // # Writing
 //
 // Postings are validated as a whole (ValidatePosting) before anything is read. PostBatch writes
-// any number of postings of a tenant in one round trip (BEGIN, the tenant, one statement that
-// inserts transactions and entries, COMMIT, pipelined; accounts come from a cache), each with its
-// own result. The service routes concurrent single postings of a tenant through a coalescer that
+// any number of postings of a tenant in one round trip (the tenant and one statement that inserts
+// transactions and entries, pipelined as one implicit transaction; accounts come from a cache),
+// each with its own result. The service routes concurrent single postings of a tenant through a coalescer that
 // shares one database transaction among the postings waiting at that moment, so a hot account or
 // a fsync is paid once per batch, not once per posting; each caller still gets its answer only
 // after its batch committed. At most two batches per tenant are written at once, the second

@@ -284,10 +284,9 @@ type pendingItem struct {
 	currency string
 }
 
-// PostBatch writes a batch of postings of one tenant in one database transaction in two round
-// trips whatever its size: (BEGIN, tenant, accounts) and (transactions with their entries,
-// earlier uses of the keys, COMMIT). Each posting gets its own result; a posting's validation error does
-// not fail the others. The returned error is for the batch as a whole (database unavailable).
+// PostBatch writes a batch of postings of one tenant in one database transaction, in one round
+// trip whatever its size (accounts come from a cache; keys used before cost one more read).
+// Each posting gets its own result; a posting's validation error does not fail the others. The returned error is for the batch as a whole (database unavailable).
 //
 // Per-posting errors: those of ValidatePosting, ErrAccountNotFound, ErrMixedCurrency,
 // ErrIdempotencyConflict, ErrInvalidArgument (tenant mismatch).
@@ -440,8 +439,8 @@ func (s *Store) PostBatch(ctx context.Context, tenant string, ps []Posting) ([]P
 				return err
 			})
 		}
-		// One round trip: BEGIN, the tenant, one statement that inserts the transactions and the
-		// entries of those whose key was new, COMMIT.
+		// One round trip, one implicit transaction: the tenant, then one statement that inserts
+		// the transactions and the entries of those whose key was new.
 		if err := s.inTx(ctx, tenant, insert, nil); err != nil {
 			if db.IsCode(err, "23503") {
 				s.accounts.forget()
@@ -906,7 +905,7 @@ func (s *Store) Reverse(ctx context.Context, tenant, id, reason, key string, lin
 // GetBalance derives an account's balance: the newest checkpoint (at or before asOf) plus the
 // account's entries after it. A current read whose tail is longer than CheckpointEvery writes a
 // new checkpoint, so reads stay fast on accounts with millions of entries. The read is one
-// round trip: BEGIN, the tenant, the account and its balance in one statement, COMMIT.
+// round trip: the tenant, then the account and its balance in one statement.
 //
 // Errors: ErrMissingTenant, ErrInvalidArgument, ErrAccountNotFound.
 func (s *Store) GetBalance(ctx context.Context, tenant string, ref AccountRef, asOf *time.Time) (Balance, error) {
