@@ -80,3 +80,16 @@ BEGIN
     RETURN NEW;
 END
 $$;
+
+-- Locks accounts in a fixed order so two postings touching the same accounts never deadlock.
+CREATE FUNCTION ledger.lock_accounts(accounts uuid[]) RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+DECLARE
+    a uuid;
+BEGIN
+    FOR a IN SELECT DISTINCT x FROM unnest(accounts) AS x ORDER BY x LOOP
+        PERFORM pg_advisory_xact_lock(ledger.account_lock_key(a));
+    END LOOP;
+END
+$$;
