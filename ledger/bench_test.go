@@ -277,14 +277,16 @@ func TestBenchmarkReportLedger(t *testing.T) {
 	fmt.Printf("\n=== Ledger benchmark (each timed run %s; gRPC over loopback; durable commits) ===\n", dur)
 	fmt.Printf("%-66s %7s %12s %10s %10s %12s %7s %12s %7s\n", "what", "clients", "postings/s", "p50", "p99",
 		"pgbench TCP", "ratio", "pgbench sock", "ratio")
+	// compare is pgbench's tps for the row's client count and the row's rate over it.
+	compare := func(pgRuns map[int]pgRun, r row) (string, string) {
+		if p, ok := pgRuns[r.clients]; ok && p.tps > 0 {
+			return fmt.Sprintf("%.0f", p.tps), fmt.Sprintf("%.2fx", r.rate/p.tps)
+		}
+		return "", ""
+	}
 	for _, r := range rows {
-		tcpCol, tcpRatio, sockCol, sockRatio := "", "", "", ""
-		if p, ok := pgTCP[r.clients]; ok && p.tps > 0 {
-			tcpCol, tcpRatio = fmt.Sprintf("%.0f", p.tps), fmt.Sprintf("%.2fx", r.rate/p.tps)
-		}
-		if p, ok := pgSocket[r.clients]; ok && p.tps > 0 {
-			sockCol, sockRatio = fmt.Sprintf("%.0f", p.tps), fmt.Sprintf("%.2fx", r.rate/p.tps)
-		}
+		tcpCol, tcpRatio := compare(pgTCP, r)
+		sockCol, sockRatio := compare(pgSocket, r)
 		fmt.Printf("%-66s %7d %12.0f %10s %10s %12s %7s %12s %7s\n", r.what, r.clients, r.rate,
 			r.p50.Round(10*time.Microsecond), r.p99.Round(10*time.Microsecond), tcpCol, tcpRatio, sockCol, sockRatio)
 	}
