@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/require"
 
 	"github.com/wagerail/wagerail/internal/db"
@@ -205,18 +206,46 @@ func TestDatabaseRefuses(t *testing.T) {
 	bareCommit := run(e.db.App, `UPDATE ledger.transactions SET status = 'POSTED', posted_at = now() WHERE id = $1`, pending.GetTransaction().GetId())
 	require.ErrorContains(t, bareCommit, "do not match its status")
 	// A second reversal of the same transaction breaks a unique constraint.
-	_, err = e.client.Reverse(ctx, &ledgerv1.ReverseRequest{TenantId: tenant, TransactionId: txID, Reason: "r", IdempotencyKey: "rev"})
+	rev, err := e.client.Reverse(ctx, &ledgerv1.ReverseRequest{TenantId: tenant, TransactionId: txID, Reason: "r", IdempotencyKey: "rev"})
 	require.NoError(t, err)
 	before.transactions++
 	before.entries += 2
 	second := run(e.db.App, `INSERT INTO ledger.transactions (tenant_id, idempotency_key, request_hash, kind, status, currency, reverses_id)
 		VALUES ($1, 'rev-again', decode(repeat('00', 32), 'hex'), 'REVERSAL', 'POSTED', 'ETB', $2)`, tenant, txID)
 	require.True(t, db.IsCode(second, "23505"), "got %v", second)
-	// An adjustment approved by its requester is refused by a check constraint.
+	// A reversal is posted, references what it reverses, and is never reversed itself.
+	constraint := func(err error) string {
+		var pgErr *pgconn.PgError
+		require.ErrorAs(t, err, &pgErr)
+		require.Equal(t, "23514", pgErr.Code, "got %v", err)
+		return pgErr.ConstraintName
+	}
+	unanchored := run(e.db.App, `WITH t AS (
+			INSERT INTO ledger.transactions (tenant_id, idempotency_key, request_hash, kind, status, currency)
+			VALUES ($1, 'rev-none', decode(repeat('00', 32), 'hex'), 'REVERSAL', 'POSTED', 'ETB') RETURNING id)
+		INSERT INTO ledger.entries (tenant_id, transaction_id, account_id, currency, phase, direction, amount)
+		SELECT $1, t.id, v.acc, 'ETB', 'POSTED', v.dir, 100 FROM t, (VALUES ($2::uuid, 'DEBIT'), ($3::uuid, 'CREDIT')) AS v(acc, dir)`,
+		tenant, ids["payroll-clearing"], ids["fee-income"])
+	require.Equal(t, "transactions_reversal_shape", constraint(unanchored))
+	reverseReversal := run(e.db.App, `UPDATE ledger.transactions SET status = 'REVERSED', reversed_at = now() WHERE id = $1`,
+		rev.GetReversal().GetId())
+	require.Equal(t, "transactions_reversal_shape", constraint(reverseReversal))
+	// An adjustment approved by its requester is refused.
 	selfApproved := run(e.db.App, `INSERT INTO ledger.transactions (tenant_id, idempotency_key, request_hash, kind, status, currency,
 			adjustment_source, adjustment_reason, approved_by, requested_by)
 		VALUES ($1, 'adj', decode(repeat('00', 32), 'hex'), 'ADJUSTMENT', 'POSTED', 'ETB', 's', 'r', 'u1', 'u1')`, tenant)
-	require.True(t, db.IsCode(selfApproved, "23514"), "got %v", selfApproved)
+	require.Equal(t, "transactions_adjustment_shape", constraint(selfApproved))
+	// Values outside their domain: an empty idempotency key, a currency that is no code, metadata
+	// that is not an object, an unknown status.
+	for _, bad := range []string{
+		`INSERT INTO ledger.transactions (tenant_id, idempotency_key, request_hash, kind, status, currency) VALUES ($1, '', decode(repeat('00', 32), 'hex'), 'STANDARD', 'POSTED', 'ETB')`,
+		`INSERT INTO ledger.transactions (tenant_id, idempotency_key, request_hash, kind, status, currency) VALUES ($1, 'c', decode(repeat('00', 32), 'hex'), 'STANDARD', 'POSTED', 'etb')`,
+		`INSERT INTO ledger.transactions (tenant_id, idempotency_key, request_hash, kind, status, currency, metadata) VALUES ($1, 'm', decode(repeat('00', 32), 'hex'), 'STANDARD', 'POSTED', 'ETB', '[]')`,
+		`INSERT INTO ledger.transactions (tenant_id, idempotency_key, request_hash, kind, status, currency) VALUES ($1, 's', decode(repeat('00', 32), 'hex'), 'STANDARD', 'DONE', 'ETB')`,
+		`INSERT INTO ledger.transactions (tenant_id, idempotency_key, request_hash, kind, status, currency) VALUES ($1, 'h', decode('00', 'hex'), 'STANDARD', 'POSTED', 'ETB')`,
+	} {
+		require.NotEmpty(t, constraint(run(e.db.App, bad, tenant)), bad)
+	}
 
 	require.Equal(t, before, e.counts(t, tenant), "every refused statement left nothing behind")
 }

@@ -752,10 +752,10 @@ func (s *Store) settle(ctx context.Context, tenant, id string, to Status, reason
 	}
 	var t *Transaction
 	err := s.inTx(ctx, tenant, nil, func(tx querier) error {
-		tag, err := tx.Exec(ctx, `UPDATE ledger.transactions SET status = $2,
-				posted_at = CASE WHEN $2 = 'POSTED' THEN now() END,
-				voided_at = CASE WHEN $2 = 'VOIDED' THEN now() END,
-				void_reason = CASE WHEN $2 = 'VOIDED' THEN $3 END
+		tag, err := tx.Exec(ctx, `UPDATE ledger.transactions SET status = $2::text,
+				posted_at = CASE WHEN $2::text = 'POSTED' THEN now() END,
+				voided_at = CASE WHEN $2::text = 'VOIDED' THEN now() END,
+				void_reason = CASE WHEN $2::text = 'VOIDED' THEN $3 END
 			WHERE id = $1::uuid AND status = 'PENDING'`, id, string(to), reason)
 		if err != nil {
 			return err
