@@ -213,3 +213,57 @@ func TestConcurrentReversals(t *testing.T) {
 	require.Equal(t, int64(0), e.balance(t, tenant, "fee-income").GetPostedSantim())
 	require.Equal(t, 2, e.counts(t, tenant).transactions)
 }
+
+// TestCoalescerDrains drives the coalescer as the benchmark does, clients posting one after
+// another, and checks that every posting is written once with its own result and that nothing
+// stays queued: a writer that leaves a few postings to another one must never strand them.
+func TestCoalescerDrains(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := ctxT(t)
+	tenant := testkit.Unique("t")
+	names := []string{"payroll-clearing"}
+	for i := range 16 {
+		names = append(names, fmt.Sprintf("receivable-from-employee:e%d", i))
+	}
+	e.ensure(t, tenant, names...)
+	c := newCoalescer(e.store)
+
+	const clients, each = 12, 40
+	seen := make([][]string, clients)
+	errs := make([]error, clients)
+	parallel(clients, func(i int) {
+		for j := range each {
+			key := fmt.Sprintf("c%d-%d", i, j)
+			p := PostingFromPB(twoLeg(tenant, key, names[1+(i+j)%16], "payroll-clearing", int64(1+j)))
+			tx, replayed, err := c.post(ctx, p)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			if replayed || tx.IdempotencyKey != key {
+				errs[i] = fmt.Errorf("posting %s got transaction %s (key %s, replayed %v)", key, tx.ID, tx.IdempotencyKey, replayed)
+				return
+			}
+			seen[i] = append(seen[i], tx.ID)
+		}
+	})
+	ids := map[string]bool{}
+	for i := range clients {
+		require.NoError(t, errs[i])
+		require.Len(t, seen[i], each)
+		for _, id := range seen[i] {
+			ids[id] = true
+		}
+	}
+	require.Len(t, ids, clients*each, "each posting has its own transaction")
+	require.Equal(t, clients*each, e.counts(t, tenant).transactions)
+	var want int64
+	for j := range each {
+		want += int64(1+j) * clients
+	}
+	require.Equal(t, -want, e.balance(t, tenant, "payroll-clearing").GetPostedSantim())
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	require.Empty(t, c.tenants, "no queue is left behind")
+}

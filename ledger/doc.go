@@ -41,7 +41,8 @@
 // shares one database transaction among the postings waiting at that moment, so a hot account or
 // a fsync is paid once per batch, not once per posting; each caller still gets its answer only
 // after its batch committed. At most two batches per tenant are written at once, the second
-// only when enough postings wait for it (coalesce.go has the figures).
+// only when enough postings wait for it, both to start and to go on (coalesce.go has the
+// figures).
 //
 // # Errors
 //
