@@ -28,9 +28,12 @@
 // its entries (one statement) and they must match its status, as again at commit after a status
 // change (deferred constraint trigger), a composite foreign key refuses accounts of
 // another tenant or currency, status moves only forward, a transaction is reversed at most once,
-// and row-level security is forced on every table. Migration 0003 explains why the statement
-// check reads each transaction through a grouped LATERAL subquery instead of a join (stale
-// statistics).
+// reversals and adjustments have their required shape, column values stay in their domains
+// (positive amounts, known kinds, statuses, phases and directions, currency codes), and
+// row-level security is forced on every table. Migration 0003 explains why the statement check
+// reads each transaction through a grouped LATERAL subquery instead of a join (stale
+// statistics), 0004 why the value rules of transactions and entries are domains rather than
+// table CHECK constraints (cost per statement).
 //
 // # Writing
 //
