@@ -1,39 +1,6 @@
 -- Back to the CHECK constraints of 0002 and the statement check of 0003.
-CREATE OR REPLACE FUNCTION ledger.transactions_guard() RETURNS trigger
-    LANGUAGE plpgsql
-    AS $$
-BEGIN
-    IF TG_OP = 'DELETE' THEN
-        RAISE EXCEPTION 'ledger.transactions: DELETE is not allowed' USING ERRCODE = 'P0001';
-    END IF;
-    IF (OLD.id, OLD.tenant_id, OLD.idempotency_key, OLD.request_hash, OLD.kind, OLD.currency,
-        OLD.metadata, OLD.workflow_id, OLD.run_id, OLD.step, OLD.reverses_id, OLD.reversal_reason,
-        OLD.adjustment_source, OLD.adjustment_reason, OLD.approved_by, OLD.requested_by, OLD.created_at)
-       IS DISTINCT FROM
-       (NEW.id, NEW.tenant_id, NEW.idempotency_key, NEW.request_hash, NEW.kind, NEW.currency,
-        NEW.metadata, NEW.workflow_id, NEW.run_id, NEW.step, NEW.reverses_id, NEW.reversal_reason,
-        NEW.adjustment_source, NEW.adjustment_reason, NEW.approved_by, NEW.requested_by, NEW.created_at) THEN
-        RAISE EXCEPTION 'ledger.transactions: only the status of a transaction may change' USING ERRCODE = 'P0001';
-    END IF;
-    IF NOT ((OLD.status = 'PENDING' AND NEW.status IN ('POSTED', 'VOIDED'))
-            OR (OLD.status = 'POSTED' AND NEW.status = 'REVERSED')) THEN
-        RAISE EXCEPTION 'ledger.transactions: status % -> % is not allowed', OLD.status, NEW.status
-            USING ERRCODE = 'P0001';
-    END IF;
-    IF (OLD.posted_at IS NOT NULL AND NEW.posted_at IS DISTINCT FROM OLD.posted_at)
-       OR (OLD.voided_at IS NOT NULL AND NEW.voided_at IS DISTINCT FROM OLD.voided_at)
-       OR (OLD.void_reason IS NOT NULL AND NEW.void_reason IS DISTINCT FROM OLD.void_reason)
-       OR (OLD.reversed_at IS NOT NULL AND NEW.reversed_at IS DISTINCT FROM OLD.reversed_at) THEN
-        RAISE EXCEPTION 'ledger.transactions: recorded times are immutable' USING ERRCODE = 'P0001';
-    END IF;
-    IF NEW.status = 'REVERSED' AND NOT EXISTS (
-        SELECT 1 FROM ledger.transactions r WHERE r.reverses_id = NEW.id) THEN
-        RAISE EXCEPTION 'ledger.transactions: % is marked reversed without a reversal', NEW.id
-            USING ERRCODE = 'P0001';
-    END IF;
-    RETURN NEW;
-END
-$$;
+DROP TRIGGER transactions_check_reversal ON ledger.transactions;
+DROP FUNCTION ledger.transactions_check_reversal();
 
 DROP TRIGGER transactions_inserted ON ledger.transactions;
 DROP FUNCTION ledger.transactions_inserted();

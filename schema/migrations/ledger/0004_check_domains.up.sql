@@ -11,8 +11,9 @@
 -- So the single-column rules of transactions and entries become domains, with the same
 -- conditions. The two rules that relate columns of a transaction (the shape of a reversal and
 -- of an adjustment) move into the statement trigger that already reads every inserted
--- transaction, and into the guard for status changes; their violations keep their constraint
--- names. Accounts and checkpoints keep their CHECK constraints: they are not on the hot path.
+-- transaction, and for status changes into a small trigger that keeps a reversal posted; their
+-- violations keep their constraint names. Accounts and checkpoints keep their CHECK
+-- constraints: they are not on the hot path.
 
 CREATE DOMAIN ledger.tenant_text AS text CHECK (VALUE <> '' AND length(VALUE) <= 128);
 CREATE DOMAIN ledger.key_text AS text CHECK (VALUE <> '' AND length(VALUE) <= 255);
@@ -111,43 +112,17 @@ CREATE TRIGGER transactions_inserted AFTER INSERT ON ledger.transactions
     REFERENCING NEW TABLE AS new_transactions
     FOR EACH STATEMENT EXECUTE FUNCTION ledger.transactions_inserted();
 
--- Status changes: as in 0002, and a reversal stays posted (it is never reversed itself).
-CREATE OR REPLACE FUNCTION ledger.transactions_guard() RETURNS trigger
+-- A reversal stays posted: it is never reversed itself. Before-update triggers fire in name
+-- order, so this one (check...) runs before the guard (guard...) and names the rule broken.
+CREATE FUNCTION ledger.transactions_check_reversal() RETURNS trigger
     LANGUAGE plpgsql
     AS $$
 BEGIN
-    IF TG_OP = 'DELETE' THEN
-        RAISE EXCEPTION 'ledger.transactions: DELETE is not allowed' USING ERRCODE = 'P0001';
-    END IF;
-    IF (OLD.id, OLD.tenant_id, OLD.idempotency_key, OLD.request_hash, OLD.kind, OLD.currency,
-        OLD.metadata, OLD.workflow_id, OLD.run_id, OLD.step, OLD.reverses_id, OLD.reversal_reason,
-        OLD.adjustment_source, OLD.adjustment_reason, OLD.approved_by, OLD.requested_by, OLD.created_at)
-       IS DISTINCT FROM
-       (NEW.id, NEW.tenant_id, NEW.idempotency_key, NEW.request_hash, NEW.kind, NEW.currency,
-        NEW.metadata, NEW.workflow_id, NEW.run_id, NEW.step, NEW.reverses_id, NEW.reversal_reason,
-        NEW.adjustment_source, NEW.adjustment_reason, NEW.approved_by, NEW.requested_by, NEW.created_at) THEN
-        RAISE EXCEPTION 'ledger.transactions: only the status of a transaction may change' USING ERRCODE = 'P0001';
-    END IF;
-    IF NOT ((OLD.status = 'PENDING' AND NEW.status IN ('POSTED', 'VOIDED'))
-            OR (OLD.status = 'POSTED' AND NEW.status = 'REVERSED')) THEN
-        RAISE EXCEPTION 'ledger.transactions: status % -> % is not allowed', OLD.status, NEW.status
-            USING ERRCODE = 'P0001';
-    END IF;
-    IF NEW.kind = 'REVERSAL' AND NEW.status <> 'POSTED' THEN
-        RAISE EXCEPTION 'ledger.transactions: reversal % cannot be %', NEW.id, NEW.status
-            USING ERRCODE = '23514', CONSTRAINT = 'transactions_reversal_shape';
-    END IF;
-    IF (OLD.posted_at IS NOT NULL AND NEW.posted_at IS DISTINCT FROM OLD.posted_at)
-       OR (OLD.voided_at IS NOT NULL AND NEW.voided_at IS DISTINCT FROM OLD.voided_at)
-       OR (OLD.void_reason IS NOT NULL AND NEW.void_reason IS DISTINCT FROM OLD.void_reason)
-       OR (OLD.reversed_at IS NOT NULL AND NEW.reversed_at IS DISTINCT FROM OLD.reversed_at) THEN
-        RAISE EXCEPTION 'ledger.transactions: recorded times are immutable' USING ERRCODE = 'P0001';
-    END IF;
-    IF NEW.status = 'REVERSED' AND NOT EXISTS (
-        SELECT 1 FROM ledger.transactions r WHERE r.reverses_id = NEW.id) THEN
-        RAISE EXCEPTION 'ledger.transactions: % is marked reversed without a reversal', NEW.id
-            USING ERRCODE = 'P0001';
-    END IF;
-    RETURN NEW;
+    RAISE EXCEPTION 'ledger.transactions: reversal % cannot be %', NEW.id, NEW.status
+        USING ERRCODE = '23514', CONSTRAINT = 'transactions_reversal_shape';
 END
 $$;
+
+CREATE TRIGGER transactions_check_reversal BEFORE UPDATE ON ledger.transactions
+    FOR EACH ROW WHEN (NEW.kind = 'REVERSAL' AND NEW.status <> 'POSTED')
+    EXECUTE FUNCTION ledger.transactions_check_reversal();
