@@ -69,25 +69,20 @@ CREATE FUNCTION ledger.transactions_inserted() RETURNS trigger
 DECLARE
     bad record;
 BEGIN
-    SELECT n.id, n.kind, n.status,
-           (n.kind = 'REVERSAL') <> (n.reverses_id IS NOT NULL)
-               OR (n.kind = 'REVERSAL' AND n.status <> 'POSTED') AS bad_reversal,
-           n.kind = 'ADJUSTMENT' AND (n.status IN ('POSTED', 'REVERSED')
-               AND coalesce(n.adjustment_source, '') <> '' AND coalesce(n.adjustment_reason, '') <> ''
-               AND coalesce(n.approved_by, '') <> '' AND coalesce(n.requested_by, '') <> ''
-               AND n.approved_by <> n.requested_by) IS NOT TRUE AS bad_adjustment,
-           x.c = 0 AS no_entries
-      INTO bad
-      FROM new_transactions n
-     -- a grouped LATERAL probe of the entries' transaction index, whatever the statistics
-     CROSS JOIN LATERAL (
-        SELECT count(*) AS c FROM (SELECT 1 FROM ledger.entries e WHERE e.transaction_id = n.id LIMIT 1) z) x
-     WHERE x.c = 0
-        OR (n.kind = 'REVERSAL') <> (n.reverses_id IS NOT NULL) OR (n.kind = 'REVERSAL' AND n.status <> 'POSTED')
-        OR (n.kind = 'ADJUSTMENT' AND (n.status IN ('POSTED', 'REVERSED')
-            AND coalesce(n.adjustment_source, '') <> '' AND coalesce(n.adjustment_reason, '') <> ''
-            AND coalesce(n.approved_by, '') <> '' AND coalesce(n.requested_by, '') <> ''
-            AND n.approved_by <> n.requested_by) IS NOT TRUE)
+    SELECT * INTO bad
+      FROM (SELECT n.id, n.kind, n.status,
+                   (n.kind = 'REVERSAL') <> (n.reverses_id IS NOT NULL)
+                       OR (n.kind = 'REVERSAL' AND n.status <> 'POSTED') AS bad_reversal,
+                   n.kind = 'ADJUSTMENT' AND (n.status IN ('POSTED', 'REVERSED')
+                       AND coalesce(n.adjustment_source, '') <> '' AND coalesce(n.adjustment_reason, '') <> ''
+                       AND coalesce(n.approved_by, '') <> '' AND coalesce(n.requested_by, '') <> ''
+                       AND n.approved_by <> n.requested_by) IS NOT TRUE AS bad_adjustment,
+                   x.c = 0 AS no_entries
+              FROM new_transactions n
+             -- a grouped LATERAL probe of the entries' transaction index, whatever the statistics
+             CROSS JOIN LATERAL (
+                SELECT count(*) AS c FROM (SELECT 1 FROM ledger.entries e WHERE e.transaction_id = n.id LIMIT 1) z) x) v
+     WHERE v.bad_reversal OR v.bad_adjustment OR v.no_entries
      LIMIT 1;
     IF NOT FOUND THEN
         RETURN NULL;
