@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -119,6 +120,13 @@ func TestDatabaseRefuses(t *testing.T) {
 			return err
 		})
 	}
+	// constraint is the name of the check constraint err violated.
+	constraint := func(err error) string {
+		var pgErr *pgconn.PgError
+		require.ErrorAs(t, err, &pgErr)
+		require.Equal(t, "23514", pgErr.Code, "got %v", err)
+		return pgErr.ConstraintName
+	}
 	before := e.counts(t, tenant)
 
 	// Entries are append-only: no privilege for the runtime role, a trigger for the owner.
@@ -169,8 +177,9 @@ func TestDatabaseRefuses(t *testing.T) {
 	require.ErrorContains(t, later, "none were inserted with it")
 	// Entries added later to an old, balanced transaction must balance as well.
 	require.ErrorContains(t, run(e.db.App, insertEntry, tenant, txID, ids["fee-income"], "ETB", "CREDIT", 1), "unbalanced")
-	// Zero and negative amounts violate the column's check.
-	require.True(t, db.IsCode(run(e.db.App, insertEntry, tenant, txID, ids["fee-income"], "ETB", "CREDIT", 0), "23514"))
+	// Zero and negative amounts are outside the amount's domain.
+	require.Equal(t, "santim_check", constraint(run(e.db.App, insertEntry, tenant, txID, ids["fee-income"], "ETB", "CREDIT", 0)))
+	require.Equal(t, "santim_check", constraint(run(e.db.App, insertEntry, tenant, txID, ids["fee-income"], "ETB", "CREDIT", -5)))
 	// An account of another tenant, or of another currency, breaks the composite foreign key.
 	crossTenant := run(e.db.App, withPair, newID, tenant, "raw-3", "POSTED", ids["payroll-clearing"], "ETB", 100, otherIDs["fee-income"], "ETB", 100)
 	require.True(t, db.IsCode(crossTenant, "23503"), "got %v", crossTenant)
@@ -214,12 +223,6 @@ func TestDatabaseRefuses(t *testing.T) {
 		VALUES ($1, 'rev-again', decode(repeat('00', 32), 'hex'), 'REVERSAL', 'POSTED', 'ETB', $2)`, tenant, txID)
 	require.True(t, db.IsCode(second, "23505"), "got %v", second)
 	// A reversal is posted, references what it reverses, and is never reversed itself.
-	constraint := func(err error) string {
-		var pgErr *pgconn.PgError
-		require.ErrorAs(t, err, &pgErr)
-		require.Equal(t, "23514", pgErr.Code, "got %v", err)
-		return pgErr.ConstraintName
-	}
 	unanchored := run(e.db.App, `WITH t AS (
 			INSERT INTO ledger.transactions (tenant_id, idempotency_key, request_hash, kind, status, currency)
 			VALUES ($1, 'rev-none', decode(repeat('00', 32), 'hex'), 'REVERSAL', 'POSTED', 'ETB') RETURNING id)
@@ -235,16 +238,18 @@ func TestDatabaseRefuses(t *testing.T) {
 			adjustment_source, adjustment_reason, approved_by, requested_by)
 		VALUES ($1, 'adj', decode(repeat('00', 32), 'hex'), 'ADJUSTMENT', 'POSTED', 'ETB', 's', 'r', 'u1', 'u1')`, tenant)
 	require.Equal(t, "transactions_adjustment_shape", constraint(selfApproved))
-	// Values outside their domain: an empty idempotency key, a currency that is no code, metadata
-	// that is not an object, an unknown status.
-	for _, bad := range []string{
-		`INSERT INTO ledger.transactions (tenant_id, idempotency_key, request_hash, kind, status, currency) VALUES ($1, '', decode(repeat('00', 32), 'hex'), 'STANDARD', 'POSTED', 'ETB')`,
-		`INSERT INTO ledger.transactions (tenant_id, idempotency_key, request_hash, kind, status, currency) VALUES ($1, 'c', decode(repeat('00', 32), 'hex'), 'STANDARD', 'POSTED', 'etb')`,
-		`INSERT INTO ledger.transactions (tenant_id, idempotency_key, request_hash, kind, status, currency, metadata) VALUES ($1, 'm', decode(repeat('00', 32), 'hex'), 'STANDARD', 'POSTED', 'ETB', '[]')`,
-		`INSERT INTO ledger.transactions (tenant_id, idempotency_key, request_hash, kind, status, currency) VALUES ($1, 's', decode(repeat('00', 32), 'hex'), 'STANDARD', 'DONE', 'ETB')`,
-		`INSERT INTO ledger.transactions (tenant_id, idempotency_key, request_hash, kind, status, currency) VALUES ($1, 'h', decode('00', 'hex'), 'STANDARD', 'POSTED', 'ETB')`,
+	// Values outside their domain, each refused by its domain's check (not by the later check
+	// that a transaction comes with entries): an empty idempotency key, a currency that is no
+	// code, metadata that is not an object, an unknown status, a hash that is not 32 bytes.
+	for domainCheck, bad := range map[string]string{
+		"key_text_check":           `%s) VALUES ($1, '', decode(repeat('00', 32), 'hex'), 'STANDARD', 'POSTED', 'ETB')`,
+		"currency_code_check":      `%s) VALUES ($1, 'c', decode(repeat('00', 32), 'hex'), 'STANDARD', 'POSTED', 'etb')`,
+		"json_object_check":        `%s, metadata) VALUES ($1, 'm', decode(repeat('00', 32), 'hex'), 'STANDARD', 'POSTED', 'ETB', '[]')`,
+		"transaction_status_check": `%s) VALUES ($1, 's', decode(repeat('00', 32), 'hex'), 'STANDARD', 'DONE', 'ETB')`,
+		"sha256_check":             `%s) VALUES ($1, 'h', decode('00', 'hex'), 'STANDARD', 'POSTED', 'ETB')`,
 	} {
-		require.NotEmpty(t, constraint(run(e.db.App, bad, tenant)), bad)
+		sql := fmt.Sprintf(bad, `INSERT INTO ledger.transactions (tenant_id, idempotency_key, request_hash, kind, status, currency`)
+		require.Equal(t, domainCheck, constraint(run(e.db.App, sql, tenant)), sql)
 	}
 
 	require.Equal(t, before, e.counts(t, tenant), "every refused statement left nothing behind")
