@@ -1,0 +1,144 @@
+// Package field validates the values that reach Wagerail from outside (HTTP bodies and headers,
+// gRPC fields, partner callbacks, files), one function per kind of field, so every edge refuses the
+// same things in the same words before anything reaches a database, a ledger or a partner.
+//
+// What every kind refuses, and why:
+//   - invalid UTF-8: Postgres refuses it (a 5xx if it gets that far), and a JSON decoder silently
+//     turns it into U+FFFD, so the stored value would differ from what was signed or hashed;
+//   - U+FFFD itself: the mark of input that was mangled on the way in;
+//   - control characters (C0, DEL, C1; NUL above all, which Postgres text cannot hold) and the
+//     bidirectional overrides that make a value display as something it is not;
+//   - values longer than the kind's bound: every bound is far below what a B-tree index entry
+//     holds (about 2.7 kB), so a unique index never refuses a value the edge accepted.
+//
+// Each edge maps *Error to its own stable code (400 INVALID_REQUEST, gRPC InvalidArgument, …).
+package field
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Bounds in bytes. Callers may bound tighter (an account number is at most 64), never looser.
+const (
+	MaxIdentifier = 128  // tenant ids, account ids, partner names, uuids
+	MaxReference  = 255  // idempotency keys, transfer references, event ids
+	MaxName       = 256  // a person's or an account holder's name
+	MaxText       = 1024 // reasons, descriptions, failure messages
+)
+
+// Error says which field was refused and why; its message is safe to return to the caller (it
+// never echoes the value).
+type Error struct {
+	Field   string
+	Problem string
+}
+
+func (e *Error) Error() string { return e.Field + " " + e.Problem }
+
+func refuse(name, format string, args ...any) *Error {
+	return &Error{Field: name, Problem: fmt.Sprintf(format, args...)}
+}
+
+// Identifier checks a machine identifier: 1 to max bytes (0 means MaxIdentifier) of ASCII letters,
+// digits and '-', '_', '.', ':'. No spaces, so it can be part of a composite key or a URL path.
+func Identifier(name, v string, max int) error {
+	if max <= 0 || max > MaxIdentifier {
+		max = MaxIdentifier
+	}
+	if v == "" {
+		return refuse(name, "is required")
+	}
+	if len(v) > max {
+		return refuse(name, "must be at most %d bytes", max)
+	}
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.' || c == ':') {
+			return refuse(name, "must contain only letters, digits, '-', '_', '.' and ':'")
+		}
+	}
+	return nil
+}
+
+// Reference checks a caller-chosen reference or key: 1 to max bytes (0 means MaxReference) of
+// printable UTF-8 with no whitespace, so two references that look alike are alike.
+func Reference(name, v string, max int) error {
+	if max <= 0 || max > MaxReference {
+		max = MaxReference
+	}
+	if v == "" {
+		return refuse(name, "is required")
+	}
+	if len(v) > max {
+		return refuse(name, "must be at most %d bytes", max)
+	}
+	if err := printable(name, v); err != nil {
+		return err
+	}
+	if strings.IndexFunc(v, unicode.IsSpace) >= 0 {
+		return refuse(name, "must not contain spaces")
+	}
+	return nil
+}
+
+// Name checks a person's or account holder's name: printable UTF-8, not blank, at most MaxName
+// bytes. Inner spaces are allowed; leading and trailing ones are the caller's to trim.
+func Name(name, v string) error {
+	if strings.TrimSpace(v) == "" {
+		return refuse(name, "is required")
+	}
+	if len(v) > MaxName {
+		return refuse(name, "must be at most %d bytes", MaxName)
+	}
+	return printable(name, v)
+}
+
+// Text checks optional free text: printable UTF-8 (line breaks and tabs allowed), at most max
+// bytes (0 means MaxText). Empty is valid; a caller that needs a value checks for it.
+func Text(name, v string, max int) error {
+	if max <= 0 || max > MaxText {
+		max = MaxText
+	}
+	if len(v) > max {
+		return refuse(name, "must be at most %d bytes", max)
+	}
+	for _, r := range v {
+		if r == '\n' || r == '\t' || r == '\r' {
+			continue
+		}
+		if err := checkRune(name, r); err != nil {
+			return err
+		}
+	}
+	if !utf8.ValidString(v) {
+		return refuse(name, "must be valid UTF-8")
+	}
+	return nil
+}
+
+func printable(name, v string) error {
+	if !utf8.ValidString(v) {
+		return refuse(name, "must be valid UTF-8")
+	}
+	for _, r := range v {
+		if err := checkRune(name, r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkRune(name string, r rune) error {
+	switch {
+	case r == utf8.RuneError:
+		return refuse(name, "must be valid UTF-8")
+	case unicode.IsControl(r):
+		return refuse(name, "must not contain control characters")
+	case r >= 0x202A && r <= 0x202E, r >= 0x2066 && r <= 0x2069, r == 0x200E, r == 0x200F:
+		return refuse(name, "must not contain bidirectional control characters")
+	}
+	return nil
+}

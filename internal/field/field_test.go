@@ -1,0 +1,83 @@
+package field
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestKinds(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name  string
+		check func(string) error
+		ok    []string
+		bad   []string
+	}{
+		{"identifier", func(v string) error { return Identifier("id", v, 0) },
+			[]string{"t1", "1000000000101", "partner-bank:sandbox:1", "a.b_c-d", strings.Repeat("x", MaxIdentifier)},
+			[]string{"", "a b", "a\x00b", "ü", "a/b", "a\nb", strings.Repeat("x", MaxIdentifier+1), "x\xff"}},
+		{"reference", func(v string) error { return Reference("ref", v, 0) },
+			[]string{"ewa-1", "ref/with:punct#1", "amharic-ሰላም", strings.Repeat("r", MaxReference)},
+			[]string{"", "a b", "a\tb", "a\x00", "\x7f", "\u0085x", "a\u202eb", "\xc3", "\ufffd", "a\u00a0b", strings.Repeat("r", MaxReference+1)}},
+		{"name", func(v string) error { return Name("holder", v) },
+			[]string{"Abebe Kebede", "Ábébé O'Neil-Tesfaye", "አበበ በቀለ"},
+			[]string{"", "   ", "Abebe\x00", "Abebe\nKebede", "evil\u202Egnp.exe", "bad\xff", strings.Repeat("n", MaxName+1)}},
+		{"text", func(v string) error { return Text("reason", v, 0) },
+			[]string{"", "line one\nline two\ttabbed", "ሰላም"},
+			[]string{"nul\x00", "bell\a", "bad\xe2\x82", strings.Repeat("t", MaxText+1)}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, v := range tc.ok {
+				require.NoError(t, tc.check(v), "%q", v)
+			}
+			for _, v := range tc.bad {
+				err := tc.check(v)
+				require.Error(t, err, "%q", v)
+				var fe *Error
+				require.ErrorAs(t, err, &fe)
+				require.NotContains(t, fe.Error(), v[:min(len(v), 3)]+"\x00", "never echoes the value")
+			}
+		})
+	}
+}
+
+func TestTighterBounds(t *testing.T) {
+	t.Parallel()
+	require.NoError(t, Identifier("account", strings.Repeat("1", 64), 64))
+	require.Error(t, Identifier("account", strings.Repeat("1", 65), 64))
+	require.Error(t, Reference("ref", strings.Repeat("1", 36), 35))
+	require.Error(t, Text("msg", strings.Repeat("1", 101), 100))
+	// A caller can never loosen a bound.
+	require.Error(t, Identifier("account", strings.Repeat("1", MaxIdentifier+1), 1<<20))
+}
+
+// FuzzKinds: whatever a kind accepts is valid UTF-8 without NUL or other C0 controls and within
+// its bound, so it can go into Postgres text and a unique index as it is.
+func FuzzKinds(f *testing.F) {
+	for _, s := range []string{"t1", "a b", "\x00", "\xff", "ሰላም", "\u202e", strings.Repeat("x", 300)} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		check := func(err error, max int, allowC0 string) {
+			if err != nil {
+				return
+			}
+			if !utf8.ValidString(v) || len(v) > max {
+				t.Fatalf("accepted %q", v)
+			}
+			for _, r := range v {
+				if r < 0x20 && !strings.ContainsRune(allowC0, r) || r == 0x7f {
+					t.Fatalf("accepted control %q in %q", r, v)
+				}
+			}
+		}
+		check(Identifier("f", v, 0), MaxIdentifier, "")
+		check(Reference("f", v, 0), MaxReference, "")
+		check(Name("f", v), MaxName, "")
+		check(Text("f", v, 0), MaxText, "\n\t\r")
+	})
+}
