@@ -34,6 +34,6 @@ func TestBounds(t *testing.T) {
 		require.False(t, ValidAmount(v), "%d", v)
 	}
 	// Four totals at the bound still add up inside int64: a balance read never overflows.
-	require.Less(t, 4*float64(MaxAccountTotalSantim), float64(math.MaxInt64))
+	require.LessOrEqual(t, MaxAccountTotalSantim, int64(math.MaxInt64/4))
 	require.LessOrEqual(t, MaxAmountSantim, MaxTransactionSantim)
 }
