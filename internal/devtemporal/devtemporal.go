@@ -29,6 +29,8 @@ import (
 	uiserver "github.com/temporalio/ui-server/v2/server"
 	uiconfig "github.com/temporalio/ui-server/v2/server/config"
 	uioptions "github.com/temporalio/ui-server/v2/server/server_options"
+
+	"github.com/wagerail/wagerail/internal/freeport"
 )
 
 // SearchAttributes are the custom search attributes every Wagerail namespace carries: workflows are
@@ -76,7 +78,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		cfg.Logger = tlog.NewNoopLogger()
 	}
 	if cfg.FrontendPort == 0 {
-		p, err := freePort(cfg.IP)
+		p, err := freeport.One()
 		if err != nil {
 			return nil, err
 		}
@@ -235,13 +237,10 @@ func (s *Server) waitReady(ctx context.Context) error {
 }
 
 func serverConfig(cfg Config, sqlCfg *config.SQL) (*config.Config, error) {
-	ports := make([]int, 0, 8)
-	for range 7 {
-		p, err := freePort(cfg.IP)
-		if err != nil {
-			return nil, err
-		}
-		ports = append(ports, p)
+	// Temporal binds these itself, by number: a port lost to a race makes its service fail hard.
+	ports, err := freeport.Take(7)
+	if err != nil {
+		return nil, err
 	}
 	svc := func(grpcPort, membershipPort int) config.Service {
 		return config.Service{RPC: config.RPC{GRPCPort: grpcPort, MembershipPort: membershipPort, BindOnIP: cfg.IP}}
@@ -282,15 +281,6 @@ func serverConfig(cfg Config, sqlCfg *config.SQL) (*config.Config, error) {
 		}},
 		PublicClient: config.PublicClient{HostPort: net.JoinHostPort(cfg.IP, strconv.Itoa(cfg.FrontendPort))},
 	}, nil
-}
-
-func freePort(ip string) (int, error) {
-	l, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
-	if err != nil {
-		return 0, fmt.Errorf("find free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 func portFree(ip string, port int) error {

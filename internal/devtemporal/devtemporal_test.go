@@ -12,6 +12,8 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/wagerail/wagerail/internal/freeport"
 )
 
 // A file-backed server keeps its namespace, search attributes and workflows across a restart, and
@@ -20,7 +22,7 @@ func TestFileBackedServerSurvivesRestart(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	dbFile := filepath.Join(t.TempDir(), "temporal.db")
-	uiPort, err := freePort("127.0.0.1")
+	uiPort, err := freeport.One()
 	require.NoError(t, err)
 
 	s, err := Start(ctx, Config{DatabaseFile: dbFile, UIPort: uiPort})

@@ -29,6 +29,7 @@ import (
 
 	"github.com/wagerail/wagerail/internal/db"
 	"github.com/wagerail/wagerail/internal/devtemporal"
+	"github.com/wagerail/wagerail/internal/freeport"
 	"github.com/wagerail/wagerail/internal/pgcluster"
 	"github.com/wagerail/wagerail/schema"
 )
@@ -116,7 +117,7 @@ func startServer() (*Server, error) {
 		if err := pgcluster.MakeReachable(dir); err != nil {
 			return nil, err
 		}
-		port, err := pgcluster.FreePort()
+		port, err := freeport.One()
 		if err != nil {
 			return nil, err
 		}
