@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"sync"
@@ -88,6 +89,9 @@ func progress(component, format string, args ...any) {
 func runDev(ctx context.Context, log *slog.Logger, cfg devConfig) error {
 	started := time.Now()
 	fmt.Println("wagerail dev: starting")
+	if err := cfg.checkListenAddrs(); err != nil {
+		return err
+	}
 	st := &devStack{}
 	defer st.stop(log)
 
@@ -138,6 +142,27 @@ func runDev(ctx context.Context, log *slog.Logger, cfg devConfig) error {
 	cancel()
 	wg.Wait()
 	return runErr
+}
+
+// checkListenAddrs fails at once, before Postgres and Temporal start, when another process already
+// listens on a component's address. A port taken later still stops the stack: runDev ends at the
+// first component that fails.
+func (cfg devConfig) checkListenAddrs() error {
+	for _, a := range []struct{ flag, addr string }{
+		{"api-addr", cfg.APIAddr},
+		{"ledger-grpc-addr", cfg.LedgerGRPCAddr},
+		{"ledger-metrics-addr", cfg.LedgerMetricsAddr},
+		{"gateway-grpc-addr", cfg.GatewayGRPCAddr},
+		{"gateway-metrics-addr", cfg.GatewayMetrics},
+		{"sandbox-addr", cfg.SandboxAddr},
+	} {
+		l, err := net.Listen("tcp", a.addr)
+		if err != nil {
+			return fmt.Errorf("dev: --%s %s: %w", a.flag, a.addr, err)
+		}
+		l.Close()
+	}
+	return nil
 }
 
 // devComponent is one in-process service of the dev stack, started in order.

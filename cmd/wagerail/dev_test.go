@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -20,6 +19,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/wagerail/wagerail/internal/freeport"
 )
 
 var (
@@ -54,21 +55,14 @@ func buildBinary(t *testing.T) string {
 	return filepath.Join(binDir, "wagerail")
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 type devProc struct {
 	cmd     *exec.Cmd
 	apiURL  string
 	dataDir string
-	out     *syncBuffer
+	out     *readyWatcher
 	errOut  syncBuffer
-	ready   chan struct{}
+	exited  chan struct{} // closed when the process has exited; waitErr is then set
+	waitErr error
 }
 
 // syncBuffer collects the child's stderr (written by exec's copier goroutine, read by the test).
@@ -89,25 +83,53 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
+// readyWatcher collects the child's stdout and closes ready at the line dev prints once every
+// component is up.
+type readyWatcher struct {
+	syncBuffer
+	ready chan struct{}
+	once  sync.Once
+}
+
+func (w *readyWatcher) Write(p []byte) (int, error) {
+	n, err := w.syncBuffer.Write(p)
+	if strings.Contains(w.String(), "wagerail dev: ready in") {
+		w.once.Do(func() { close(w.ready) })
+	}
+	return n, err
+}
+
 func addr(p int) string { return "127.0.0.1:" + strconv.Itoa(p) }
 
-// startDev runs `wagerail dev` on free ports with no DATABASE_URL / TEMPORAL_ADDRESS, so it brings
-// up its own Postgres and Temporal exactly as `make run` does.
-func startDev(t *testing.T, bin, dataDir string) *devProc {
+// devPorts claims the nine ports a dev stack listens on. freeport keeps them away from the kernel's
+// ephemeral range and from every other test process, so nothing takes one before dev binds it.
+func devPorts(t *testing.T) []int {
 	t.Helper()
-	api := addr(freePort(t))
-	cmd := exec.Command(bin, "dev",
+	ports, err := freeport.Take(9)
+	require.NoError(t, err)
+	return ports
+}
+
+// launchDev runs `wagerail dev` with no DATABASE_URL / TEMPORAL_ADDRESS, so it brings up its own
+// Postgres and Temporal exactly as `make run` does, and waits until it is ready or has exited.
+// extra flags come last and override the claimed ports.
+func launchDev(t *testing.T, bin, dataDir string, extra ...string) *devProc {
+	t.Helper()
+	ports := devPorts(t)
+	api := addr(ports[0])
+	args := []string{"dev",
 		"--data-dir", dataDir,
-		"--pg-port", strconv.Itoa(freePort(t)),
-		"--temporal-port", strconv.Itoa(freePort(t)),
-		"--temporal-ui-port", strconv.Itoa(freePort(t)),
+		"--pg-port", strconv.Itoa(ports[1]),
+		"--temporal-port", strconv.Itoa(ports[2]),
+		"--temporal-ui-port", strconv.Itoa(ports[3]),
 		"--api-addr", api,
-		"--ledger-grpc-addr", addr(freePort(t)),
-		"--ledger-metrics-addr", addr(freePort(t)),
-		"--gateway-grpc-addr", addr(freePort(t)),
-		"--gateway-metrics-addr", addr(freePort(t)),
-		"--sandbox-addr", addr(freePort(t)),
-	)
+		"--ledger-grpc-addr", addr(ports[4]),
+		"--ledger-metrics-addr", addr(ports[5]),
+		"--gateway-grpc-addr", addr(ports[6]),
+		"--gateway-metrics-addr", addr(ports[7]),
+		"--sandbox-addr", addr(ports[8]),
+	}
+	cmd := exec.Command(bin, append(args, extra...)...)
 	var env []string
 	for _, e := range os.Environ() {
 		if !strings.HasPrefix(e, "DATABASE_URL=") && !strings.HasPrefix(e, "DATABASE_OWNER_URL=") && !strings.HasPrefix(e, "TEMPORAL_ADDRESS=") {
@@ -115,39 +137,49 @@ func startDev(t *testing.T, bin, dataDir string) *devProc {
 		}
 	}
 	cmd.Env = env
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	p0 := &devProc{}
-	cmd.Stderr = &p0.errOut
+	p := &devProc{cmd: cmd, apiURL: "http://" + api, dataDir: dataDir, out: &readyWatcher{ready: make(chan struct{})}, exited: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = p.out, &p.errOut
 	require.NoError(t, cmd.Start())
-	p := p0
-	p.cmd, p.apiURL, p.dataDir, p.out, p.ready = cmd, "http://"+api, dataDir, &syncBuffer{}, make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		signalled := false
-		for sc.Scan() {
-			_, _ = p.out.Write([]byte(sc.Text() + "\n"))
-			if !signalled && strings.HasPrefix(sc.Text(), "wagerail dev: ready in") {
-				signalled = true
-				close(p.ready)
-			}
-		}
-	}()
+	go func() { p.waitErr = cmd.Wait(); close(p.exited) }()
 	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
+		_ = cmd.Process.Kill()
+		<-p.exited
 	})
 	select {
-	case <-p.ready:
+	case <-p.out.ready:
+	case <-p.exited:
 	case <-time.After(90 * time.Second):
 		// Ask Go for every goroutine's stack so the hang is diagnosable.
 		_ = cmd.Process.Signal(syscall.SIGQUIT)
-		_ = cmd.Wait()
+		<-p.exited
 		t.Fatalf("dev stack not ready after 90s; output:\n%s\nstderr tail:\n%s", p.out.String(), tail(p.errOut.String(), 200))
 	}
 	return p
+}
+
+// startDev starts a dev stack and fails the test at once if dev exits instead of getting ready. A
+// bind conflict (a port taken by a process outside the test's control) gets a fresh start on new
+// ports, twice at most.
+func startDev(t *testing.T, bin, dataDir string) *devProc {
+	t.Helper()
+	for attempt := 1; ; attempt++ {
+		p := launchDev(t, bin, dataDir)
+		select {
+		case <-p.exited:
+		default:
+			return p
+		}
+		if attempt < 3 && strings.Contains(p.errOut.String(), "address already in use") {
+			t.Logf("attempt %d: a port was taken, starting again on new ports: %s", attempt, lastLine(p.errOut.String()))
+			continue
+		}
+		t.Fatalf("dev exited before it was ready (%v); output:\n%s\nstderr tail:\n%s", p.waitErr, p.out.String(), tail(p.errOut.String(), 50))
+	}
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
 }
 
 func (p *devProc) readyz(t *testing.T) (int, map[string]any) {
@@ -189,15 +221,13 @@ func (p *devProc) stop(t *testing.T) time.Duration {
 	t.Helper()
 	start := time.Now()
 	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
-	done := make(chan error, 1)
-	go func() { done <- p.cmd.Wait() }()
 	select {
-	case err := <-done:
-		require.NoError(t, err, "dev exited non-zero; output:\n%s", p.out.String())
+	case <-p.exited:
+		require.NoError(t, p.waitErr, "dev exited non-zero; output:\n%s", p.out.String())
 	case <-time.After(10 * time.Second):
 		// Ask Go for every goroutine's stack so the hang is diagnosable.
 		_ = p.cmd.Process.Signal(syscall.SIGQUIT)
-		<-done
+		<-p.exited
 		t.Fatalf("dev did not stop within 10s; stderr tail:\n%s", tail(p.errOut.String(), 120))
 	}
 	return time.Since(start)
@@ -239,8 +269,28 @@ func TestDevStackReadyThenDegradesThenStopsCleanly(t *testing.T) {
 	bin := buildBinary(t)
 	dataDir := filepath.Join(t.TempDir(), "data")
 
-	// First run: creates the cluster and the Temporal database, everything ready.
-	p := startDev(t, bin, dataDir)
+	// A component that cannot start (here the ledger, on the address the sandbox already holds,
+	// after Postgres and Temporal are up) stops the whole stack at once: non-zero exit, its one
+	// error line last on stderr, nothing left running.
+	ports := devPorts(t)
+	t0 := time.Now()
+	p := launchDev(t, bin, dataDir, "--sandbox-addr", addr(ports[0]), "--ledger-grpc-addr", addr(ports[0]))
+	select {
+	case <-p.exited:
+	default:
+		t.Fatalf("dev got ready with the ledger on the sandbox's address; output:\n%s", p.out.String())
+	}
+	t.Logf("dev gave up in %s", time.Since(t0).Round(time.Millisecond))
+	require.Error(t, p.waitErr)
+	last := lastLine(p.errOut.String())
+	require.True(t, strings.HasPrefix(last, "wagerail: ledger: "), "last stderr line: %s", last)
+	require.Contains(t, last, "address already in use")
+	require.Contains(t, p.out.String(), "sandbox    ready", "the sandbox started before the ledger failed")
+	require.NotContains(t, p.out.String(), "wagerail dev: ready")
+	require.Empty(t, processesMentioning(dataDir), "processes left behind")
+
+	// First full run: creates the Temporal database, everything ready.
+	p = startDev(t, bin, dataDir)
 	body := p.waitReadyz(t, http.StatusOK)
 	deps := body["dependencies"].(map[string]any)
 	for _, d := range []string{"database", "temporal", "ledger", "gateway"} {
@@ -289,6 +339,7 @@ func TestConfigErrorsAreOneClearLine(t *testing.T) {
 		{"api port in use", []string{"api", "--addr", busy.Addr().String(), "--database-url", "postgres://x@127.0.0.1:1/x"}, nil, "in use"},
 		{"bad env value", []string{"dev"}, []string{"WAGERAIL_PG_PORT=notaport"}, "WAGERAIL_PG_PORT"},
 		{"missing postgres binaries", []string{"dev", "--data-dir", dataDir}, []string{"PG_BINDIR=/nonexistent", "DATABASE_URL=", "TEMPORAL_ADDRESS="}, "PG_BINDIR"},
+		{"dev component port in use", []string{"dev", "--data-dir", dataDir, "--sandbox-addr", busy.Addr().String()}, []string{"DATABASE_URL=", "TEMPORAL_ADDRESS="}, "--sandbox-addr"},
 		{"postgres port in use", []string{"dev", "--data-dir", dataDir, "--pg-port", strconv.Itoa(busyPort)}, []string{"DATABASE_URL=", "TEMPORAL_ADDRESS="}, "in use"},
 		{"worker without database", []string{"worker"}, []string{"DATABASE_URL="}, "DATABASE_URL"},
 		{"worker without temporal", []string{"worker", "--database-url", "postgres://x@127.0.0.1:1/x", "--temporal-address", "127.0.0.1:1", "--temporal-dial-timeout", "1s"}, nil, "TEMPORAL_ADDRESS"},
