@@ -144,7 +144,8 @@ const (
 	KindRejected
 	// KindConflict: the reference is already used with a different request.
 	KindConflict
-	// KindInvalid: the bank says the request is malformed.
+	// KindInvalid: the bank refused the request itself (a 4xx other than the ones above):
+	// nothing happened, and the bank is working as it should.
 	KindInvalid
 	// KindUnavailable: the request never reached the bank (circuit open, connection refused),
 	// so it certainly did not act.
@@ -214,8 +215,9 @@ func IsKind(err error, k Kind) bool {
 }
 
 // partnerFault reports whether err says something about the partner's health: the bank could
-// not be reached or did not answer properly. A business answer (not found, rejected, conflict,
-// invalid) is the bank working as it should.
+// not be reached, timed out, or failed (5xx, an unreadable answer). A business answer (not found,
+// rejected, conflict, invalid: any 4xx but 408 and 429) is the bank working as it should, so no
+// caller can open the circuit breaker or degrade the partner with a bad request.
 func partnerFault(err error) bool {
 	if err == nil {
 		return false

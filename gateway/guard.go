@@ -107,8 +107,10 @@ func (p *Partner) Status() Status {
 	return Status{Partner: p.Partner(), Health: h, Reason: reason, Stats: st, Window: p.cfg.Rule.Window, BreakerState: bs.String()}
 }
 
-// call runs one attempt through the breaker and records it.
-func call[T any](ctx context.Context, p *Partner, op string, fn func(context.Context) (T, error)) (T, error) {
+// call runs one attempt through the breaker and records it. callerDeadline says the deadline in
+// ctx is the caller's, shorter than the guard's own: when it expires, the caller gave up early,
+// which says nothing about the bank, like a cancellation.
+func call[T any](ctx context.Context, p *Partner, op string, callerDeadline bool, fn func(context.Context) (T, error)) (T, error) {
 	var zero T
 	done, err := p.breaker.Allow()
 	if err != nil {
@@ -117,8 +119,9 @@ func call[T any](ctx context.Context, p *Partner, op string, fn func(context.Con
 	start := p.cfg.Clock.Now()
 	v, err := fn(ctx)
 	end := p.cfg.Clock.Now()
-	canceled := errors.Is(err, context.Canceled) || (err != nil && errors.Is(ctx.Err(), context.Canceled))
-	if canceled {
+	gaveUp := err != nil && (errors.Is(err, context.Canceled) || errors.Is(ctx.Err(), context.Canceled) ||
+		(callerDeadline && errors.Is(ctx.Err(), context.DeadlineExceeded)))
+	if gaveUp {
 		done(context.Canceled)
 	} else {
 		done(err)
@@ -133,6 +136,8 @@ func call[T any](ctx context.Context, p *Partner, op string, fn func(context.Con
 // retrying runs fn up to cfg.Attempts times within one deadline, repeating only while again
 // says the failure is worth another attempt.
 func retrying[T any](ctx context.Context, p *Partner, op string, timeout time.Duration, again func(error) bool, fn func(context.Context) (T, error)) (T, error) {
+	dl, has := ctx.Deadline()
+	callerDeadline := has && (timeout <= 0 || time.Until(dl) < timeout)
 	if timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, timeout)
@@ -144,7 +149,7 @@ func retrying[T any](ctx context.Context, p *Partner, op string, timeout time.Du
 		err error
 	)
 	for attempt := 1; ; attempt++ {
-		v, err = call(ctx, p, op, fn)
+		v, err = call(ctx, p, op, callerDeadline, fn)
 		if err == nil || attempt >= p.cfg.Attempts || !again(err) || ctx.Err() != nil {
 			return v, err
 		}

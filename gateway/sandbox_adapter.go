@@ -305,25 +305,33 @@ func (a *SandboxAdapter) do(ctx context.Context, op, method, path string, in, ou
 	}
 	var e sbError
 	_ = json.Unmarshal(data, &e)
-	pe := &PartnerError{Op: op, Status: resp.StatusCode, Code: e.Error.Code, Message: e.Error.Message}
-	switch {
-	case resp.StatusCode == http.StatusNotFound && (e.Error.Code == "ACCOUNT_NOT_FOUND" || e.Error.Code == "TRANSFER_NOT_FOUND"):
-		pe.Kind = KindNotFound
-	case resp.StatusCode == http.StatusConflict:
-		pe.Kind = KindConflict
-	case resp.StatusCode == http.StatusUnprocessableEntity:
-		pe.Kind = KindRejected
-	case resp.StatusCode == http.StatusBadRequest:
-		pe.Kind = KindInvalid
-	default:
-		// 5xx, or an answer the contract does not describe (a 404 without our codes is a proxy
-		// or a wrong URL, not a missing account): whether the bank acted is unknown.
-		pe.Kind = KindUnknown
-		if pe.Message == "" {
-			pe.Message = http.StatusText(resp.StatusCode)
-		}
+	pe := &PartnerError{Op: op, Status: resp.StatusCode, Code: e.Error.Code, Message: e.Error.Message, Kind: answerKind(resp.StatusCode, e.Error.Code)}
+	if pe.Message == "" {
+		pe.Message = http.StatusText(resp.StatusCode)
 	}
 	return resp.StatusCode, pe
+}
+
+// answerKind classifies a non-2xx answer. A 4xx is the bank refusing this request, so it did
+// not act and is working as it should: whatever the caller sent, it must never count against the
+// bank's health. Only 408 and 429 are the bank saying it cannot take the request now. A 5xx, or a
+// status the contract does not describe, leaves the outcome unknown.
+func answerKind(status int, code string) Kind {
+	switch {
+	case status == http.StatusNotFound && (code == "ACCOUNT_NOT_FOUND" || code == "TRANSFER_NOT_FOUND"):
+		return KindNotFound
+	case status == http.StatusConflict:
+		return KindConflict
+	case status == http.StatusUnprocessableEntity:
+		return KindRejected
+	case status == http.StatusRequestTimeout || status == http.StatusTooManyRequests:
+		return KindUnavailable
+	case status >= 400 && status < 500:
+		// 400, a 404 without our codes (no such route: a path the request made up), 405, 413,
+		// 414, 431, …
+		return KindInvalid
+	}
+	return KindUnknown
 }
 
 // transportError classifies an error from the HTTP client. Only a failed dial is certain not to
