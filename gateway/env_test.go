@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
 
 	"github.com/wagerail/wagerail/internal/rpcserve"
 	"github.com/wagerail/wagerail/internal/testkit"
@@ -55,6 +56,7 @@ type env struct {
 	partner    *Partner
 	gw         *Gateway
 	rpc        gatewayv1.GatewayServiceClient
+	conn       *grpc.ClientConn
 	metricsURL string
 }
 
@@ -96,8 +98,9 @@ func newEnv(t testing.TB, o envOpt) *env {
 	}
 	e.partner = Guard(a, gc)
 	e.gw = New(e.store, e.metrics, testLog(), clock, e.partner)
-	gatewayv1.RegisterGatewayServiceServer(srv.GRPC, NewServer(e.gw))
+	Register(srv.GRPC, NewServer(e.gw))
 	conn, metricsURL := testkit.ServeGRPC(t, srv)
+	e.conn = conn
 	e.rpc = gatewayv1.NewGatewayServiceClient(conn)
 	e.metricsURL = metricsURL + "/metrics"
 	return e

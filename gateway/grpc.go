@@ -4,16 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
-	"unicode/utf8"
 
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/wagerail/wagerail/internal/money"
 	gatewayv1 "github.com/wagerail/wagerail/schema/proto/gateway/v1"
 )
 
@@ -44,18 +42,6 @@ type Server struct {
 // NewServer returns the gRPC service over g.
 func NewServer(g *Gateway) *Server { return &Server{g: g} }
 
-func rpcErr(c codes.Code, reason, format string, args ...any) error {
-	st := status.New(c, reason+": "+fmt.Sprintf(format, args...))
-	if d, err := st.WithDetails(&errdetails.ErrorInfo{Reason: reason, Domain: ErrorDomain}); err == nil {
-		st = d
-	}
-	return st.Err()
-}
-
-func invalidArg(format string, args ...any) error {
-	return rpcErr(codes.InvalidArgument, ReasonInvalidArgument, format, args...)
-}
-
 // partnerRPCError maps a failure of a call that has no "unknown outcome" result (reads).
 func partnerRPCError(err error) error {
 	if errors.Is(err, ErrUnknownPartner) {
@@ -76,49 +62,14 @@ func partnerRPCError(err error) error {
 	return rpcErr(codes.Unavailable, ReasonPartnerUnavail, "%v", pe)
 }
 
-func checkPartner(p string) error {
-	if p == "" {
-		return invalidArg("partner is required")
-	}
-	return nil
-}
-
-// checkID validates a reference or account id: non-empty, bounded, printable, no spaces.
-func checkID(field, v string) error {
-	if v == "" {
-		return invalidArg("%s is required", field)
-	}
-	if len(v) > 128 || !utf8.ValidString(v) {
-		return invalidArg("%s must be at most 128 bytes of UTF-8", field)
-	}
-	for _, r := range v {
-		if r <= ' ' || r == 0x7f {
-			return invalidArg("%s must not contain spaces or control characters", field)
-		}
-	}
-	return nil
-}
-
-func currencyOrDefault(c string) (string, error) {
-	if c == "" {
-		return "ETB", nil
-	}
-	if _, err := parseCurrency(c); err != nil {
-		return "", invalidArg("currency: %v", err)
-	}
-	return c, nil
-}
-
 // LookupAccount implements gatewayv1.GatewayServiceServer.
 func (s *Server) LookupAccount(ctx context.Context, req *gatewayv1.LookupAccountRequest) (*gatewayv1.LookupAccountResponse, error) {
-	if err := checkPartner(req.GetPartner()); err != nil {
+	if err := firstInvalid(
+		checkPartner(req.GetPartner()),
+		checkAccount("account_id", req.GetAccountId()),
+		checkHolderName("expected_holder_name", req.GetExpectedHolderName()),
+	); err != nil {
 		return nil, err
-	}
-	if err := checkID("account_id", req.GetAccountId()); err != nil {
-		return nil, err
-	}
-	if len(req.GetExpectedHolderName()) > 256 {
-		return nil, invalidArg("expected_holder_name must be at most 256 bytes")
 	}
 	res, err := s.g.LookupAccount(ctx, req.GetPartner(), req.GetAccountId(), req.GetExpectedHolderName())
 	if err != nil {
@@ -180,51 +131,24 @@ func transferPB(t Transfer) *gatewayv1.Transfer {
 	return out
 }
 
-func checkDomainTenant(domain, tenant string) error {
-	if !Domains[domain] {
-		return invalidArg("domain %q must be one of EWA, LOAN, PAYROLL, EQUB, WALLET, BNPL, SAVINGS, OTHER", domain)
-	}
-	if err := checkID("tenant_id", tenant); err != nil {
-		return err
-	}
-	return nil
-}
-
-func checkCallbackURL(u string) error {
-	if u == "" {
-		return nil
-	}
-	if len(u) > 2048 || !(strings.HasPrefix(u, "http://") || strings.HasPrefix(u, "https://")) {
-		return invalidArg("callback_url must be an http(s) URL of at most 2048 bytes")
-	}
-	return nil
-}
-
 // InitiateDisbursement implements gatewayv1.GatewayServiceServer.
 func (s *Server) InitiateDisbursement(ctx context.Context, req *gatewayv1.InitiateDisbursementRequest) (*gatewayv1.InitiateDisbursementResponse, error) {
-	if err := checkPartner(req.GetPartner()); err != nil {
+	ccy, ccyErr := currencyOrDefault("currency", req.GetCurrency())
+	if err := firstInvalid(
+		checkPartner(req.GetPartner()),
+		checkReference("reference", req.GetReference()),
+		checkAccount("from_account", req.GetFromAccount()),
+		checkAccount("to_account", req.GetToAccount()),
+		checkAmount("amount_santim", req.GetAmountSantim()),
+		ccyErr,
+		checkTenant("tenant_id", req.GetTenantId()),
+		checkDomain("domain", req.GetDomain()),
+		checkCallbackURL("callback_url", req.GetCallbackUrl()),
+	); err != nil {
 		return nil, err
-	}
-	for _, f := range []struct{ name, v string }{{"reference", req.GetReference()}, {"from_account", req.GetFromAccount()}, {"to_account", req.GetToAccount()}} {
-		if err := checkID(f.name, f.v); err != nil {
-			return nil, err
-		}
 	}
 	if req.GetFromAccount() == req.GetToAccount() {
-		return nil, invalidArg("from_account and to_account must differ")
-	}
-	if req.GetAmountSantim() <= 0 {
-		return nil, invalidArg("amount_santim must be positive")
-	}
-	ccy, err := currencyOrDefault(req.GetCurrency())
-	if err != nil {
-		return nil, err
-	}
-	if err := checkDomainTenant(req.GetDomain(), req.GetTenantId()); err != nil {
-		return nil, err
-	}
-	if err := checkCallbackURL(req.GetCallbackUrl()); err != nil {
-		return nil, err
+		return nil, invalidInput(refuse("to_account", "must differ from from_account"))
 	}
 	p, err := s.g.Partner(req.GetPartner())
 	if err != nil {
@@ -277,60 +201,65 @@ func writeOutcome(err error) (gatewayv1.DisbursementOutcome, string, string, err
 	return gatewayv1.DisbursementOutcome_DISBURSEMENT_OUTCOME_UNKNOWN, "", reason, nil
 }
 
-// MaxBulkItems bounds one bulk disbursement.
+// MaxBulkItems bounds one bulk disbursement (the partner contract's batch size).
 const MaxBulkItems = 20_000
 
-// InitiateBulkDisbursement implements gatewayv1.GatewayServiceServer.
-func (s *Server) InitiateBulkDisbursement(ctx context.Context, req *gatewayv1.InitiateBulkDisbursementRequest) (*gatewayv1.InitiateBulkDisbursementResponse, error) {
-	if err := checkPartner(req.GetPartner()); err != nil {
-		return nil, err
-	}
-	if err := checkID("batch_reference", req.GetBatchReference()); err != nil {
-		return nil, err
-	}
-	if err := checkID("from_account", req.GetFromAccount()); err != nil {
-		return nil, err
-	}
-	ccy, err := currencyOrDefault(req.GetCurrency())
-	if err != nil {
-		return nil, err
-	}
-	if err := checkDomainTenant(req.GetDomain(), req.GetTenantId()); err != nil {
-		return nil, err
-	}
-	if err := checkCallbackURL(req.GetCallbackUrl()); err != nil {
-		return nil, err
-	}
-	n := len(req.GetItems())
+// bulkItems validates a batch's items. The total is bounded like one transaction's debits
+// (money.MaxTransactionSantim): the whole batch leaves one source account, and a total past that
+// bound is a mistake however it is split.
+func bulkItems(from string, in []*gatewayv1.BulkItem) ([]BatchItem, error) {
+	n := len(in)
 	if n == 0 || n > MaxBulkItems {
-		return nil, invalidArg("items must hold 1 to %d transfers, not %d", MaxBulkItems, n)
+		return nil, refuse("items", fmt.Sprintf("must hold 1 to %d transfers", MaxBulkItems))
 	}
 	items := make([]BatchItem, n)
 	seen := make(map[string]int, n)
 	var total int64
-	for i, it := range req.GetItems() {
-		if err := checkID(fmt.Sprintf("items[%d].reference", i), it.GetReference()); err != nil {
+	for i, it := range in {
+		ref, to, amount := it.GetReference(), it.GetToAccount(), it.GetAmountSantim()
+		name := func(f string) string { return fmt.Sprintf("items[%d].%s", i, f) }
+		if err := checkReference(name("reference"), ref); err != nil {
 			return nil, err
 		}
-		if j, dup := seen[it.GetReference()]; dup {
-			return nil, invalidArg("items[%d].reference repeats items[%d]", i, j)
+		if j, dup := seen[ref]; dup {
+			return nil, refuse(name("reference"), fmt.Sprintf("repeats items[%d].reference", j))
 		}
-		seen[it.GetReference()] = i
-		if err := checkID(fmt.Sprintf("items[%d].to_account", i), it.GetToAccount()); err != nil {
+		seen[ref] = i
+		if err := checkAccount(name("to_account"), to); err != nil {
 			return nil, err
 		}
-		if it.GetToAccount() == req.GetFromAccount() {
-			return nil, invalidArg("items[%d].to_account equals from_account", i)
+		if to == from {
+			return nil, refuse(name("to_account"), "must differ from from_account")
 		}
-		a := it.GetAmountSantim()
-		if a <= 0 {
-			return nil, invalidArg("items[%d].amount_santim must be positive", i)
+		if err := checkAmount(name("amount_santim"), amount); err != nil {
+			return nil, err
 		}
-		if total > (1<<63-1)-a {
-			return nil, invalidArg("total of items overflows int64 santim")
+		var ok bool
+		if total, ok = money.Add(total, amount); !ok || total > money.MaxTransactionSantim {
+			return nil, refuse("items", fmt.Sprintf("must total at most %d santim", money.MaxTransactionSantim))
 		}
-		total += a
-		items[i] = BatchItem{Reference: it.GetReference(), ToAccount: it.GetToAccount(), AmountSantim: a}
+		items[i] = BatchItem{Reference: ref, ToAccount: to, AmountSantim: amount}
+	}
+	return items, nil
+}
+
+// InitiateBulkDisbursement implements gatewayv1.GatewayServiceServer.
+func (s *Server) InitiateBulkDisbursement(ctx context.Context, req *gatewayv1.InitiateBulkDisbursementRequest) (*gatewayv1.InitiateBulkDisbursementResponse, error) {
+	ccy, ccyErr := currencyOrDefault("currency", req.GetCurrency())
+	if err := firstInvalid(
+		checkPartner(req.GetPartner()),
+		checkReference("batch_reference", req.GetBatchReference()),
+		checkAccount("from_account", req.GetFromAccount()),
+		ccyErr,
+		checkTenant("tenant_id", req.GetTenantId()),
+		checkDomain("domain", req.GetDomain()),
+		checkCallbackURL("callback_url", req.GetCallbackUrl()),
+	); err != nil {
+		return nil, err
+	}
+	items, err := bulkItems(req.GetFromAccount(), req.GetItems())
+	if err != nil {
+		return nil, invalidInput(err)
 	}
 	p, err := s.g.Partner(req.GetPartner())
 	if err != nil {
@@ -366,10 +295,7 @@ func (s *Server) InitiateBulkDisbursement(ctx context.Context, req *gatewayv1.In
 
 // GetTransferStatus implements gatewayv1.GatewayServiceServer.
 func (s *Server) GetTransferStatus(ctx context.Context, req *gatewayv1.GetTransferStatusRequest) (*gatewayv1.GetTransferStatusResponse, error) {
-	if err := checkPartner(req.GetPartner()); err != nil {
-		return nil, err
-	}
-	if err := checkID("reference", req.GetReference()); err != nil {
+	if err := firstInvalid(checkPartner(req.GetPartner()), checkReference("reference", req.GetReference())); err != nil {
 		return nil, err
 	}
 	p, err := s.g.Partner(req.GetPartner())
@@ -385,7 +311,7 @@ func (s *Server) GetTransferStatus(ctx context.Context, req *gatewayv1.GetTransf
 
 // GetAdapterStatus implements gatewayv1.GatewayServiceServer.
 func (s *Server) GetAdapterStatus(ctx context.Context, req *gatewayv1.GetAdapterStatusRequest) (*gatewayv1.GetAdapterStatusResponse, error) {
-	if err := checkPartner(req.GetPartner()); err != nil {
+	if err := firstInvalid(checkPartner(req.GetPartner())); err != nil {
 		return nil, err
 	}
 	p, err := s.g.Partner(req.GetPartner())
@@ -402,28 +328,22 @@ func (s *Server) GetAdapterStatus(ctx context.Context, req *gatewayv1.GetAdapter
 
 // FetchStatement implements gatewayv1.GatewayServiceServer.
 func (s *Server) FetchStatement(ctx context.Context, req *gatewayv1.FetchStatementRequest) (*gatewayv1.FetchStatementResponse, error) {
-	if err := checkPartner(req.GetPartner()); err != nil {
+	from, fromErr := checkDate("from_date", req.GetFromDate())
+	to, toErr := checkDate("to_date", req.GetToDate())
+	if err := firstInvalid(
+		checkPartner(req.GetPartner()),
+		checkTenant("tenant_id", req.GetTenantId()),
+		checkAccount("account", req.GetAccount()),
+		fromErr,
+		toErr,
+	); err != nil {
 		return nil, err
-	}
-	if err := checkID("tenant_id", req.GetTenantId()); err != nil {
-		return nil, err
-	}
-	if err := checkID("account", req.GetAccount()); err != nil {
-		return nil, err
-	}
-	from, err := parseDate(req.GetFromDate())
-	if err != nil {
-		return nil, invalidArg("from_date: %v", err)
-	}
-	to, err := parseDate(req.GetToDate())
-	if err != nil {
-		return nil, invalidArg("to_date: %v", err)
 	}
 	if to.Before(from) {
-		return nil, invalidArg("to_date is before from_date")
+		return nil, invalidInput(refuse("to_date", "must not be before from_date"))
 	}
 	if to.Sub(from) > MaxStatementPeriod {
-		return nil, invalidArg("period longer than %d days", int(MaxStatementPeriod/(24*time.Hour)))
+		return nil, invalidInput(refuse("to_date", fmt.Sprintf("must be at most %d days after from_date", int(MaxStatementPeriod/(24*time.Hour)))))
 	}
 	format := FormatCSV
 	switch req.GetFormat() {
@@ -431,7 +351,7 @@ func (s *Server) FetchStatement(ctx context.Context, req *gatewayv1.FetchStateme
 	case gatewayv1.StatementFormat_STATEMENT_FORMAT_CAMT053:
 		format = FormatCamt053
 	default:
-		return nil, invalidArg("unknown format %v", req.GetFormat())
+		return nil, invalidInput(refuse("format", "must be CSV or CAMT053"))
 	}
 	res, err := s.g.FetchStatement(ctx, FetchRequest{Partner: req.GetPartner(), TenantID: req.GetTenantId(), Account: req.GetAccount(), From: from, To: to, Format: format})
 	switch {

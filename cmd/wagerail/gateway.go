@@ -11,7 +11,6 @@ import (
 	"github.com/wagerail/wagerail/gateway"
 	"github.com/wagerail/wagerail/internal/cli"
 	"github.com/wagerail/wagerail/internal/rpcserve"
-	gatewayv1 "github.com/wagerail/wagerail/schema/proto/gateway/v1"
 )
 
 type gatewayConfig struct {
@@ -117,7 +116,7 @@ func runGateway(ctx context.Context, log *slog.Logger, cfg gatewayConfig, ready 
 	gc.BreakerFailures, gc.BreakerOpenFor = uint32(cfg.BreakerFailures), cfg.BreakerOpenFor
 	gc.Observe = metrics.Observer(gateway.SandboxPartner)
 	g := gateway.New(store, metrics, log, gateway.SystemClock{}, gateway.Guard(sb, gc))
-	gatewayv1.RegisterGatewayServiceServer(srv.GRPC, gateway.NewServer(g))
+	gateway.Register(srv.GRPC, gateway.NewServer(g))
 
 	pctx, stopProbes := context.WithCancel(ctx)
 	defer stopProbes()

@@ -1,0 +1,195 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"time"
+	"unicode/utf8"
+
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/emptypb"
+
+	"github.com/wagerail/wagerail/internal/field"
+	"github.com/wagerail/wagerail/internal/money"
+	gatewayv1 "github.com/wagerail/wagerail/schema/proto/gateway/v1"
+)
+
+// Bounds of the gateway's gRPC fields, tighter than internal/field's where a partner holds less:
+// a value the edge accepts must never come back from the partner as a 4xx it did not expect.
+const (
+	MaxPartnerName = 64
+	// MaxAccountLen is the partner contract's account number bound.
+	MaxAccountLen = 64
+	// MaxReferenceLen is the partner contract's reference bound (transfer, item and batch
+	// references).
+	MaxReferenceLen = 140
+	// MaxCallbackURL keeps a callback URL within a reference's bound, far below what the partner
+	// stores.
+	MaxCallbackURL = field.MaxReference
+)
+
+// maxStatusMessage bounds the message of every status the gateway sends: a message travels in a
+// trailer, and one that echoes a hostile value must not outgrow what a client accepts.
+const maxStatusMessage = 1024
+
+// Register serves srv on s as the GatewayService. Unlike the generated registration, a request
+// with a string that is not UTF-8 is the caller's InvalidArgument: grpc-go would answer it
+// Internal, having already sent that status by the time the handler sees the error.
+func Register(s grpc.ServiceRegistrar, srv *Server) {
+	desc := gatewayv1.GatewayService_ServiceDesc
+	desc.Methods = make([]grpc.MethodDesc, len(gatewayv1.GatewayService_ServiceDesc.Methods))
+	for i, m := range gatewayv1.GatewayService_ServiceDesc.Methods {
+		h := m.Handler
+		desc.Methods[i] = grpc.MethodDesc{
+			MethodName: m.MethodName,
+			Handler: func(srv any, ctx context.Context, dec func(any) error, ic grpc.UnaryServerInterceptor) (any, error) {
+				return h(srv, ctx, func(v any) error { return decodeRequest(dec, v) }, ic)
+			},
+		}
+	}
+	s.RegisterService(&desc, srv)
+}
+
+// decodeRequest has grpc-go receive the request as the unknown fields of an empty message, which
+// it decodes without looking inside strings, and then decodes those bytes into v itself, so a
+// failure is ours to answer. (A body that is not protobuf at all still fails in grpc-go.)
+func decodeRequest(dec func(any) error, v any) error {
+	var frame emptypb.Empty
+	if err := dec(&frame); err != nil {
+		return err
+	}
+	m, ok := v.(proto.Message)
+	if !ok {
+		return status.Errorf(codes.Internal, "gateway: request type %T is not a protobuf message", v)
+	}
+	if err := proto.Unmarshal(frame.ProtoReflect().GetUnknown(), m); err != nil {
+		return invalidInput(refuse("request", "is not a well-formed message (string fields must be valid UTF-8)"))
+	}
+	return nil
+}
+
+func rpcErr(c codes.Code, reason, format string, args ...any) error {
+	return rpcErrInfo(c, &errdetails.ErrorInfo{Reason: reason, Domain: ErrorDomain}, fmt.Sprintf(format, args...))
+}
+
+func rpcErrInfo(c codes.Code, info *errdetails.ErrorInfo, msg string) error {
+	msg = info.GetReason() + ": " + msg
+	if len(msg) > maxStatusMessage {
+		cut := maxStatusMessage
+		for cut > 0 && !utf8.RuneStart(msg[cut]) {
+			cut--
+		}
+		msg = msg[:cut] + "…"
+	}
+	st := status.New(c, msg)
+	if d, err := st.WithDetails(info); err == nil {
+		st = d
+	}
+	return st.Err()
+}
+
+// invalidInput is the one answer to a refused field: InvalidArgument, reason INVALID_ARGUMENT,
+// and the field's name in the ErrorInfo metadata ("field"), so a caller can point at it without
+// parsing the message. The message never echoes the value.
+func invalidInput(err error) error {
+	info := &errdetails.ErrorInfo{Reason: ReasonInvalidArgument, Domain: ErrorDomain}
+	var fe *field.Error
+	if errors.As(err, &fe) {
+		info.Metadata = map[string]string{"field": fe.Field}
+	}
+	return rpcErrInfo(codes.InvalidArgument, info, err.Error())
+}
+
+// firstInvalid returns the first refusal among checks, in the order the request lists its fields.
+func firstInvalid(checks ...error) error {
+	for _, err := range checks {
+		if err != nil {
+			return invalidInput(err)
+		}
+	}
+	return nil
+}
+
+func refuse(name, problem string) error { return &field.Error{Field: name, Problem: problem} }
+
+func checkPartner(v string) error { return field.Identifier("partner", v, MaxPartnerName) }
+
+func checkTenant(name, v string) error { return field.Identifier(name, v, 0) }
+
+// checkAccount: an account id travels in a partner's URL path, where "." and ".." are not ids
+// but directions.
+func checkAccount(name, v string) error {
+	if err := field.Identifier(name, v, MaxAccountLen); err != nil {
+		return err
+	}
+	if v == "." || v == ".." {
+		return refuse(name, "must not be a path segment such as '.' or '..'")
+	}
+	return nil
+}
+
+func checkReference(name, v string) error { return field.Reference(name, v, MaxReferenceLen) }
+
+// checkHolderName: an expected holder name is optional; when given it must be a name.
+func checkHolderName(name, v string) error {
+	if v == "" {
+		return nil
+	}
+	return field.Name(name, v)
+}
+
+func checkAmount(name string, v int64) error {
+	if !money.ValidAmount(v) {
+		return refuse(name, fmt.Sprintf("must be a positive number of santim of at most %d", money.MaxAmountSantim))
+	}
+	return nil
+}
+
+func checkDomain(name, v string) error {
+	if !Domains[v] {
+		return refuse(name, "must be one of EWA, LOAN, PAYROLL, EQUB, WALLET, BNPL, SAVINGS, OTHER")
+	}
+	return nil
+}
+
+// currencyOrDefault: ETB when empty, else three capital letters.
+func currencyOrDefault(name, v string) (string, error) {
+	if v == "" {
+		return "ETB", nil
+	}
+	if _, err := parseCurrency(v); err != nil {
+		return "", refuse(name, "must be a three-letter ISO 4217 code such as ETB")
+	}
+	return v, nil
+}
+
+// checkCallbackURL: optional; an absolute http(s) URL with a host, no credentials and no
+// fragment, printable and without spaces.
+func checkCallbackURL(name, v string) error {
+	if v == "" {
+		return nil
+	}
+	if err := field.Reference(name, v, MaxCallbackURL); err != nil {
+		return err
+	}
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.Fragment != "" || u.Opaque != "" {
+		return refuse(name, "must be an absolute http(s) URL with a host, without credentials or fragment")
+	}
+	return nil
+}
+
+// checkDate parses a YYYY-MM-DD date field.
+func checkDate(name, v string) (time.Time, error) {
+	t, err := parseDate(v)
+	if err != nil {
+		return time.Time{}, refuse(name, "must be a date YYYY-MM-DD")
+	}
+	return t, nil
+}
