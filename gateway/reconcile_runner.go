@@ -117,6 +117,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, tenantID, partner string, fr
 		sum.ErrorDetails = append(sum.ErrorDetails, fmt.Sprintf(format, args...))
 	}
 	defer func() { sum.NextAction = nextAction(sum) }()
+	if err := checkPair(tenantID, partner); err != nil {
+		// Nothing is written: a run row needs a tenant the database can hold.
+		fail("%v", err)
+		return sum
+	}
 	if to.Before(from) {
 		fail("period: to %s is before from %s", sum.PeriodTo, sum.PeriodFrom)
 		return sum
@@ -241,6 +246,15 @@ func (r *Reconciler) accounts(ctx context.Context, tenantID, partner string) ([]
 	return out, nil
 }
 
+// checkPair validates a tenant and partner that came from a command line or a workflow input
+// before they reach the database or the ledger.
+func checkPair(tenantID, partner string) error {
+	if err := checkTenant("tenant", tenantID); err != nil {
+		return err
+	}
+	return checkPartner(partner)
+}
+
 func nextAction(s PairSummary) string {
 	switch {
 	case s.Errors > 0:
@@ -271,6 +285,9 @@ type FetchCounts struct {
 // per bank line, so running it twice stores nothing twice.
 func FetchMirrored(ctx context.Context, gw gatewayv1.GatewayServiceClient, ledger LedgerMirror, tenantID, partner, from, to string) (FetchCounts, error) {
 	var c FetchCounts
+	if err := checkPair(tenantID, partner); err != nil {
+		return c, err
+	}
 	accounts, err := ledger.MirrorAccounts(ctx, tenantID, partner)
 	if err != nil {
 		return c, err

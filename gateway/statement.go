@@ -10,6 +10,9 @@ import (
 	"math"
 	"strings"
 	"time"
+
+	"github.com/wagerail/wagerail/internal/field"
+	"github.com/wagerail/wagerail/internal/money"
 )
 
 // Direction is a statement line's direction from the statement account's point of view.
@@ -130,6 +133,9 @@ func ParseStatementCSV(raw []byte) ([]StatementLine, error) {
 		if l.EntryRef = get("entryRef"); l.EntryRef == "" {
 			return nil, stmtErr("csv", n, "entryRef", "empty")
 		}
+		if err := field.Reference("entryRef", l.EntryRef, 0); err != nil {
+			return nil, stmtErr("csv", n, "", "%v", err)
+		}
 		if prev, dup := seen[l.EntryRef]; dup {
 			return nil, stmtErr("csv", n, "entryRef", "%q already on line %d", l.EntryRef, prev)
 		}
@@ -139,13 +145,13 @@ func ParseStatementCSV(raw []byte) ([]StatementLine, error) {
 		case Credit, Debit:
 			l.Direction = d
 		default:
-			return nil, stmtErr("csv", n, "direction", "%q is not CRDT or DBIT", string(d))
+			return nil, stmtErr("csv", n, "direction", "is not CRDT or DBIT")
 		}
 		if l.AmountSantim, err = parseSantim(get("amountSantim"), false); err != nil {
 			return nil, stmtErr("csv", n, "amountSantim", "%v", err)
 		}
-		if l.AmountSantim == 0 {
-			return nil, stmtErr("csv", n, "amountSantim", "zero amount")
+		if err := checkLineAmount(l.AmountSantim); err != nil {
+			return nil, stmtErr("csv", n, "amountSantim", "%v", err)
 		}
 		if l.Currency, err = parseCurrency(get("currency")); err != nil {
 			return nil, stmtErr("csv", n, "currency", "%v", err)
@@ -156,9 +162,12 @@ func ParseStatementCSV(raw []byte) ([]StatementLine, error) {
 			if err != nil {
 				return nil, stmtErr("csv", n, "balanceAfterSantim", "%v", err)
 			}
+			if v > money.MaxAccountTotalSantim || v < -money.MaxAccountTotalSantim {
+				return nil, stmtErr("csv", n, "balanceAfterSantim", "beyond %d santim either way", money.MaxAccountTotalSantim)
+			}
 			l.BalanceAfterSantim = &v
 		}
-		if err := checkText(l); err != nil {
+		if err := checkLineText(l); err != nil {
 			return nil, stmtErr("csv", n, "", "%v", err)
 		}
 		lines = append(lines, l)
@@ -174,41 +183,62 @@ func csvCause(err error) error {
 	return err
 }
 
+// Parse errors name the field and never echo the value: a statement comes from outside, and a
+// hostile value must not travel on into error messages and logs.
+
 // parseDate accepts exactly YYYY-MM-DD (UTC).
 func parseDate(s string) (time.Time, error) {
+	errDate := errors.New("is not a YYYY-MM-DD date")
 	if len(s) != len("2006-01-02") {
-		return time.Time{}, fmt.Errorf("%q is not a YYYY-MM-DD date", s)
+		return time.Time{}, errDate
 	}
 	t, err := time.Parse(time.DateOnly, s)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("%q is not a YYYY-MM-DD date", s)
+		return time.Time{}, errDate
 	}
 	return t, nil
 }
 
 func parseCurrency(s string) (string, error) {
+	errCcy := errors.New("is not a three-letter currency code")
 	if len(s) != 3 {
-		return "", fmt.Errorf("%q is not a three-letter currency code", s)
+		return "", errCcy
 	}
 	for _, c := range s {
 		if c < 'A' || c > 'Z' {
-			return "", fmt.Errorf("%q is not a three-letter currency code", s)
+			return "", errCcy
 		}
 	}
 	return s, nil
 }
 
-// checkText rejects control characters and invalid UTF-8 in the free-text fields, which would
-// otherwise end up in the database and in operators' screens.
-func checkText(l StatementLine) error {
-	for name, v := range map[string]string{"entryRef": l.EntryRef, "reference": l.Reference, "counterparty": l.Counterparty} {
-		if len(v) > 512 {
-			return fmt.Errorf("%s longer than 512 bytes", name)
+// checkLineAmount bounds a line's amount like any amount the gateway moves, so the sums the
+// reconciliation makes of them stay inside int64.
+func checkLineAmount(v int64) error {
+	if v == 0 {
+		return errors.New("zero amount")
+	}
+	if v > money.MaxAmountSantim {
+		return fmt.Errorf("amount above %d santim", money.MaxAmountSantim)
+	}
+	return nil
+}
+
+// checkLineText holds a line's text fields to the edge's rules (internal/field) before they reach
+// the database and operators' screens: the bank's line id and our reference are references, the
+// counterparty is a name or an account.
+func checkLineText(l StatementLine) error {
+	if err := field.Reference("entryRef", l.EntryRef, 0); err != nil {
+		return err
+	}
+	if l.Reference != "" {
+		if err := field.Reference("reference", l.Reference, 0); err != nil {
+			return err
 		}
-		for _, r := range v {
-			if r == '\uFFFD' || r < 0x20 || r == 0x7f {
-				return fmt.Errorf("%s has a control or invalid character", name)
-			}
+	}
+	if l.Counterparty != "" {
+		if err := field.Name("counterparty", l.Counterparty); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -224,17 +254,19 @@ func parseSantim(s string, signed bool) (int64, error) {
 	if s == "" {
 		return 0, errors.New("empty amount")
 	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return 0, errors.New("amount is not an integer of santim")
+		}
+	}
 	if len(s) > 19 {
-		return 0, fmt.Errorf("amount %q out of range", s)
+		return 0, errors.New("amount out of range")
 	}
 	var v int64
 	for _, c := range s {
-		if c < '0' || c > '9' {
-			return 0, fmt.Errorf("amount %q is not an integer of santim", s)
-		}
 		d := int64(c - '0')
 		if v > (math.MaxInt64-d)/10 {
-			return 0, fmt.Errorf("amount %q out of range", s)
+			return 0, errors.New("amount out of range")
 		}
 		v = v*10 + d
 	}
@@ -249,23 +281,24 @@ func parseSantim(s string, signed bool) (int64, error) {
 // exponent. Decimal points with no digit on one side are rejected.
 func ParseMajorAmount(s string) (int64, error) {
 	whole, frac, hasDot := strings.Cut(s, ".")
+	notDecimal := errors.New("amount is not a decimal amount")
 	if whole == "" || (hasDot && frac == "") {
-		return 0, fmt.Errorf("amount %q is not a decimal amount", s)
-	}
-	if len(frac) > 2 {
-		return 0, fmt.Errorf("amount %q has more than two decimals", s)
+		return 0, notDecimal
 	}
 	for _, c := range whole + frac {
 		if c < '0' || c > '9' {
-			return 0, fmt.Errorf("amount %q is not a decimal amount", s)
+			return 0, notDecimal
 		}
+	}
+	if len(frac) > 2 {
+		return 0, errors.New("amount has more than two decimals")
 	}
 	for len(frac) < 2 {
 		frac += "0"
 	}
 	v, err := parseSantim(whole+frac, false)
 	if err != nil {
-		return 0, fmt.Errorf("amount %q out of range", s)
+		return 0, errors.New("amount out of range")
 	}
 	return v, nil
 }
@@ -330,7 +363,7 @@ func ParseCamt053(raw []byte) ([]StatementLine, error) {
 		return nil, stmtErr("camt053", 0, "", "not a well-formed XML document: %v", err)
 	}
 	if !strings.HasPrefix(doc.XMLName.Space, camtNamespacePrefix) {
-		return nil, stmtErr("camt053", 0, "", "namespace %q is not camt.053", doc.XMLName.Space)
+		return nil, stmtErr("camt053", 0, "", "the document's namespace is not camt.053")
 	}
 	var lines []StatementLine
 	seen := map[string]int{}
@@ -346,7 +379,7 @@ func ParseCamt053(raw []byte) ([]StatementLine, error) {
 			case "PDNG", "INFO":
 				continue
 			default:
-				return nil, stmtErr("camt053", 0, fmt.Sprintf("Ntry %d Sts", n), "unknown status %q", e.Sts)
+				return nil, stmtErr("camt053", 0, fmt.Sprintf("Ntry %d Sts", n), "unknown status")
 			}
 			l, err := e.line(n)
 			if err != nil {
@@ -369,11 +402,14 @@ func (e camtEntry) line(n int) (StatementLine, error) {
 	if l.EntryRef = strings.TrimSpace(e.NtryRef); l.EntryRef == "" {
 		return l, stmtErr("camt053", 0, where("NtryRef"), "empty")
 	}
+	if err := field.Reference("NtryRef", l.EntryRef, 0); err != nil {
+		return l, stmtErr("camt053", 0, fmt.Sprintf("Ntry %d", n), "%v", err)
+	}
 	if l.AmountSantim, err = ParseMajorAmount(strings.TrimSpace(e.Amt.Value)); err != nil {
 		return l, stmtErr("camt053", 0, where("Amt"), "%v", err)
 	}
-	if l.AmountSantim == 0 {
-		return l, stmtErr("camt053", 0, where("Amt"), "zero amount")
+	if err := checkLineAmount(l.AmountSantim); err != nil {
+		return l, stmtErr("camt053", 0, where("Amt"), "%v", err)
 	}
 	if l.Currency, err = parseCurrency(e.Amt.Ccy); err != nil {
 		return l, stmtErr("camt053", 0, where("Amt@Ccy"), "%v", err)
@@ -382,7 +418,7 @@ func (e camtEntry) line(n int) (StatementLine, error) {
 	case Credit, Debit:
 		l.Direction = d
 	default:
-		return l, stmtErr("camt053", 0, where("CdtDbtInd"), "%q is not CRDT or DBIT", e.CdtDbtInd)
+		return l, stmtErr("camt053", 0, where("CdtDbtInd"), "is not CRDT or DBIT")
 	}
 	if l.BookingDate, err = camtDate(e.BookgDt.Dt, e.BookgDt.DtTm); err != nil {
 		return l, stmtErr("camt053", 0, where("BookgDt"), "%v", err)
@@ -408,7 +444,7 @@ func (e camtEntry) line(n int) (StatementLine, error) {
 			l.Counterparty = firstNonEmpty(tx.CdtrAcct, tx.Cdtr)
 		}
 	}
-	if err := checkText(l); err != nil {
+	if err := checkLineText(l); err != nil {
 		return l, stmtErr("camt053", 0, fmt.Sprintf("Ntry %d", n), "%v", err)
 	}
 	return l, nil
@@ -422,7 +458,7 @@ func camtDate(dt, dtTm string) (time.Time, error) {
 	if dtTm != "" {
 		t, err := time.Parse(time.RFC3339, dtTm)
 		if err != nil {
-			return time.Time{}, fmt.Errorf("%q is not an ISO date-time with offset", dtTm)
+			return time.Time{}, errors.New("is not an ISO date-time with offset")
 		}
 		u := t.UTC()
 		return time.Date(u.Year(), u.Month(), u.Day(), 0, 0, 0, 0, time.UTC), nil
