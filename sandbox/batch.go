@@ -50,16 +50,10 @@ func (s *store) tryCreateBatch(ctx context.Context, r BatchRequest, hash []byte,
 	var batchID string
 	created := false
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		var storedHash []byte
-		err := tx.QueryRow(ctx, `SELECT id::text, request_hash FROM sandbox.batches WHERE batch_reference = $1`, r.BatchReference).
-			Scan(&batchID, &storedHash)
-		if err == nil {
-			if !bytes.Equal(storedHash, hash) {
-				return errf(409, CodeReferenceConflict, "batch reference %s is already used by a different batch", r.BatchReference)
-			}
-			return nil
-		}
-		if !errors.Is(err, pgx.ErrNoRows) {
+		// A replay needs no lock: a stored batch never changes.
+		id, err := storedBatch(ctx, tx, r.BatchReference, hash)
+		if err != nil || id != "" {
+			batchID = id
 			return err
 		}
 		src, err := scanAccount(tx.QueryRow(ctx, `SELECT `+accountCols+` FROM sandbox.accounts WHERE account_number = $1 FOR NO KEY UPDATE`, r.FromAccount))
@@ -67,6 +61,15 @@ func (s *store) tryCreateBatch(ctx context.Context, r BatchRequest, hash []byte,
 			return errf(422, CodeAccountNotFound, "source account %s does not exist", r.FromAccount)
 		}
 		if err != nil {
+			return err
+		}
+		// Look again under the source lock, the lock the item checks below run under: an
+		// identical batch that committed while this one waited for the lock has its items
+		// booked, and without this look they would read as references used by another transfer
+		// (409) instead of as this batch's replay. Read committed gives this statement a fresh
+		// snapshot taken after the lock was granted.
+		if id, err = storedBatch(ctx, tx, r.BatchReference, hash); err != nil || id != "" {
+			batchID = id
 			return err
 		}
 		switch {
@@ -85,7 +88,7 @@ func (s *store) tryCreateBatch(ctx context.Context, r BatchRequest, hash []byte,
 		var total int64
 		for i, it := range r.Items {
 			refs[i], dests[i] = it.Reference, it.ToAccount
-			total += it.AmountSantim // bounded by MaxBatchItems × MaxAmountSantim
+			total += it.AmountSantim // bounded by MaxBatchItems × money.MaxAmountSantim
 		}
 		var used string
 		err = tx.QueryRow(ctx, `SELECT reference FROM sandbox.transfers WHERE reference = ANY($1) LIMIT 1`, refs).Scan(&used)
@@ -198,6 +201,23 @@ func (s *store) tryCreateBatch(ctx context.Context, r BatchRequest, hash []byte,
 		return "", false, fmt.Errorf("sandbox.createBatch: %w", err)
 	}
 	return batchID, created, nil
+}
+
+// storedBatch returns the id of the batch stored under ref ("" when there is none), or 409
+// REFERENCE_CONFLICT when it was stored from another request.
+func storedBatch(ctx context.Context, tx pgx.Tx, ref string, hash []byte) (string, error) {
+	var id string
+	var storedHash []byte
+	err := tx.QueryRow(ctx, `SELECT id::text, request_hash FROM sandbox.batches WHERE batch_reference = $1`, ref).Scan(&id, &storedHash)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return "", nil
+	case err != nil:
+		return "", err
+	case !bytes.Equal(storedHash, hash):
+		return "", errf(409, CodeReferenceConflict, "batch reference %s is already used by a different batch", ref)
+	}
+	return id, nil
 }
 
 // getBatch returns a batch with the current status of each item, in item order.
