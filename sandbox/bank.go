@@ -7,11 +7,13 @@ import (
 	"log/slog"
 	mrand "math/rand/v2"
 	"net/http"
-	"net/url"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/wagerail/wagerail/internal/field"
 )
 
 // DefaultCallbackURL is where callbacks go when a transfer names no callbackUrl: the API's
@@ -30,6 +32,11 @@ type Config struct {
 
 	CallbackURL    string // default callback URL
 	CallbackSecret string // HMAC key shared with the receiver (required)
+	// CallbackAllowlist is every URL a transfer or batch may name as its callbackUrl, compared
+	// exactly; CallbackURL is always on it. The bank posts signed money events, so it calls only
+	// receivers its operator chose, never one a request makes up (that would let any caller aim
+	// the bank at an internal address).
+	CallbackAllowlist []string
 	// CallbackTimeout bounds one delivery attempt.
 	CallbackTimeout time.Duration
 	// Failed deliveries are retried after CallbackBackoffMin, doubling up to CallbackBackoffMax,
@@ -41,6 +48,12 @@ type Config struct {
 	OutOfOrderWindow time.Duration
 	// FaultCacheTTL is how stale this process's view of faults set by other processes may be.
 	FaultCacheTTL time.Duration
+
+	// The HTTP server's limits (Server): a client that trickles its header or body is cut off
+	// after ReadHeaderTimeout / ReadTimeout, an idle keep-alive connection after IdleTimeout.
+	// WriteTimeout bounds the bank's own work on a request; an injected latency or
+	// execute-then-timeout extends it by exactly the injected wait.
+	ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout time.Duration
 }
 
 // Defaults fills the zero fields of c.
@@ -81,6 +94,21 @@ func (c Config) Defaults() Config {
 	if c.FaultCacheTTL <= 0 {
 		c.FaultCacheTTL = 250 * time.Millisecond
 	}
+	if !slices.Contains(c.CallbackAllowlist, c.CallbackURL) {
+		c.CallbackAllowlist = append(slices.Clip(c.CallbackAllowlist), c.CallbackURL)
+	}
+	if c.ReadHeaderTimeout <= 0 {
+		c.ReadHeaderTimeout = 10 * time.Second
+	}
+	if c.ReadTimeout <= 0 {
+		c.ReadTimeout = time.Minute
+	}
+	if c.WriteTimeout <= 0 {
+		c.WriteTimeout = time.Minute
+	}
+	if c.IdleTimeout <= 0 {
+		c.IdleTimeout = 2 * time.Minute
+	}
 	return c
 }
 
@@ -89,9 +117,15 @@ func (c Config) Validate() error {
 	if c.CallbackSecret == "" {
 		return errNoSecret
 	}
-	u, err := url.Parse(c.CallbackURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("sandbox: callback URL %q must be an absolute http or https URL", c.CallbackURL)
+	if e := validCallbackURL("callbackUrl", c.CallbackURL); e != nil {
+		return fmt.Errorf("sandbox: callback URL %q must be an absolute http or https URL of at most %d bytes, without spaces, credentials or fragment",
+			c.CallbackURL, field.MaxReference)
+	}
+	for _, u := range c.CallbackAllowlist {
+		if e := validCallbackURL("callbackUrl", u); e != nil {
+			return fmt.Errorf("sandbox: callback allowlist entry %q must be an absolute http or https URL of at most %d bytes, without spaces, credentials or fragment",
+				u, field.MaxReference)
+		}
 	}
 	return nil
 }
@@ -143,6 +177,27 @@ func (b *Bank) Run(ctx context.Context) error {
 	}
 	return nil
 }
+
+// Server is an HTTP server for the bank's Handler with the configured timeouts. Set its Addr, or
+// call Serve with a listener.
+func (b *Bank) Server() *http.Server {
+	return &http.Server{
+		Handler:           b.Handler(),
+		ReadHeaderTimeout: b.cfg.ReadHeaderTimeout,
+		ReadTimeout:       b.cfg.ReadTimeout,
+		WriteTimeout:      b.cfg.WriteTimeout,
+		IdleTimeout:       b.cfg.IdleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(b.log.Handler(), slog.LevelDebug),
+	}
+}
+
+// maxHeaderBytes bounds the request line and headers: every path and query of the bank is far
+// shorter, and Go's default (1 MB) would let a client park a megabyte per connection.
+const maxHeaderBytes = 64 << 10
+
+// allowCallback reports whether the bank may call u on behalf of a request.
+func (b *Bank) allowCallback(u string) bool { return slices.Contains(b.cfg.CallbackAllowlist, u) }
 
 // scheduleSettlement wakes the settler when transfers created now become due.
 func (b *Bank) scheduleSettlement() {

@@ -116,7 +116,7 @@ func TestBatchWithMixedItems(t *testing.T) {
 	require.Equal(t, 200, byBatchRef.Status)
 	require.Equal(t, b.ID, decodeAs[Batch](t, byBatchRef).ID)
 	require.Equal(t, 404, e.do("GET", "/api/v1/transfer-batches/00000000-0000-4000-8000-000000000000", nil).Status)
-	require.Equal(t, CodeBatchNotFound, e.do("GET", "/api/v1/transfer-batches/x", nil).errCode())
+	require.Equal(t, CodeInvalidRequest, e.do("GET", "/api/v1/transfer-batches/x", nil).errCode(), "a path id that is not an id")
 	e.checkBooks()
 }
 

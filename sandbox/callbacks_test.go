@@ -112,8 +112,11 @@ func TestCallbacksGiveUpAfterMaxAge(t *testing.T) {
 
 func TestCallbackToTransferURLAndDownReceiver(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
 	other := newReceiver(t, testSecret)
+	down := newReceiver(t, testSecret)
+	downURL := down.URL
+	down.Close()
+	e := newEnv(t, func(c *Config) { c.CallbackAllowlist = []string{other.URL + "/hook", downURL} })
 	e.openAccount("CU-SRC", "Source", 10_000)
 	e.openAccount("CU-DST", "Destination", 0)
 	req := e.transfer(ref("cu"), "CU-SRC", "CU-DST", 100)
@@ -121,9 +124,6 @@ func TestCallbackToTransferURLAndDownReceiver(t *testing.T) {
 	tr := e.create(req)
 	require.Equal(t, req.CallbackURL, tr.CallbackURL)
 	// A receiver that is down at first: the bank keeps trying, and delivers once it is up.
-	down := newReceiver(t, testSecret)
-	downURL := down.URL
-	down.Close()
 	req2 := e.transfer(ref("cu"), "CU-SRC", "CU-DST", 200)
 	req2.CallbackURL = downURL
 	tr2 := e.create(req2)

@@ -50,7 +50,7 @@ type receiver struct {
 	notify    chan struct{}
 }
 
-func newReceiver(t *testing.T, secret string) *receiver {
+func newReceiver(t testing.TB, secret string) *receiver {
 	rc := &receiver{secret: secret, perEvent: map[string]int{}, notify: make(chan struct{}, 1)}
 	rc.Server = httptest.NewServer(http.HandlerFunc(rc.serve))
 	t.Cleanup(rc.Close)
@@ -91,7 +91,7 @@ func (rc *receiver) snapshot() (attempts, acked []receivedCallback) {
 }
 
 // waitAcked waits until cond holds over the acknowledged callbacks.
-func (rc *receiver) waitAcked(t *testing.T, d time.Duration, cond func([]receivedCallback) bool) []receivedCallback {
+func (rc *receiver) waitAcked(t testing.TB, d time.Duration, cond func([]receivedCallback) bool) []receivedCallback {
 	t.Helper()
 	deadline := time.Now().Add(d)
 	for {
@@ -122,7 +122,7 @@ func ackedFor(cs []receivedCallback, transferID string) []receivedCallback {
 
 // env is a bank on a fresh database, served over real HTTP, with a callback receiver.
 type env struct {
-	t    *testing.T
+	t    testing.TB
 	db   *testkit.DB
 	bank *Bank
 	srv  *httptest.Server
@@ -139,7 +139,7 @@ func testLogger() *slog.Logger {
 
 // newEnv starts a bank. By default transfers wait an hour before settling, so tests decide when
 // they settle (e.makeDue); tune changes the configuration.
-func newEnv(t *testing.T, tune ...func(*Config)) *env {
+func newEnv(t testing.TB, tune ...func(*Config)) *env {
 	t.Helper()
 	d := testkit.NewDB(t)
 	rc := newReceiver(t, testSecret)
@@ -156,11 +156,14 @@ func newEnv(t *testing.T, tune ...func(*Config)) *env {
 	return startEnv(t, d, bank, rc)
 }
 
-func startEnv(t *testing.T, d *testkit.DB, bank *Bank, rc *receiver) *env {
+func startEnv(t testing.TB, d *testkit.DB, bank *Bank, rc *receiver) *env {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); _ = bank.Run(ctx) }()
-	srv := httptest.NewServer(bank.Handler())
+	// The bank's own server (timeouts, header bound), as `wagerail sandbox` serves it.
+	srv := httptest.NewUnstartedServer(nil)
+	srv.Config = bank.Server()
+	srv.Start()
 	t.Cleanup(func() {
 		srv.Close()
 		cancel()
@@ -206,7 +209,7 @@ func (e *env) do(method, path string, body any) resp {
 	return resp{Status: res.StatusCode, Body: raw, Header: res.Header}
 }
 
-func decodeAs[T any](t *testing.T, r resp) T {
+func decodeAs[T any](t testing.TB, r resp) T {
 	t.Helper()
 	var v T
 	require.NoError(t, json.Unmarshal(r.Body, &v), "body: %s", r.Body)

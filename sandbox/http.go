@@ -4,57 +4,99 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
+
+	"github.com/wagerail/wagerail/internal/field"
 )
 
 // Handler is the bank's HTTP surface: the contract's bank endpoints under /api/v1 and the
-// operator/test endpoints under /api/v1/sandbox.
+// operator/test endpoints under /api/v1/sandbox. Every route reads at most its body bound.
 func (b *Bank) Handler() http.Handler {
 	mux := http.NewServeMux()
 	for _, rt := range b.routes() {
-		mux.HandleFunc(rt.pattern, rt.handler)
+		mux.Handle(rt.pattern, b.edge(rt.maxBody, rt.handler))
 	}
 	return mux
 }
 
 type route struct {
 	pattern string
+	maxBody int64
 	handler http.HandlerFunc
 }
+
+// Body bounds: a batch of MaxBatchItems items is a few MB of JSON; every other body is a small
+// object.
+const (
+	smallBody = 64 << 10
+	batchBody = 16 << 20
+)
 
 // routes is the whole surface in one table (the contract's order, then the sandbox additions).
 func (b *Bank) routes() []route {
 	return []route{
-		{"GET /api/v1/accounts/{account}", b.getAccount},
-		{"POST /api/v1/transfers", b.createTransfer},
-		{"GET /api/v1/transfers/{id}", b.getTransfer},
-		{"GET /api/v1/transfers/by-reference/{reference...}", b.getTransferByReference},
-		{"POST /api/v1/transfer-batches", b.createBatch},
-		{"GET /api/v1/transfer-batches/{id}", b.getBatch},
-		{"GET /api/v1/transfer-batches/by-reference/{reference...}", b.getBatchByReference},
-		{"GET /api/v1/statements", b.getStatement},
+		{"GET /api/v1/accounts/{account}", smallBody, b.getAccount},
+		{"POST /api/v1/transfers", smallBody, b.createTransfer},
+		{"GET /api/v1/transfers/{id}", smallBody, b.getTransfer},
+		{"GET /api/v1/transfers/by-reference/{reference...}", smallBody, b.getTransferByReference},
+		{"POST /api/v1/transfer-batches", batchBody, b.createBatch},
+		{"GET /api/v1/transfer-batches/{id}", smallBody, b.getBatch},
+		{"GET /api/v1/transfer-batches/by-reference/{reference...}", smallBody, b.getBatchByReference},
+		{"GET /api/v1/statements", smallBody, b.getStatement},
 
-		{"POST /api/v1/sandbox/accounts", b.opCreateAccount},
-		{"GET /api/v1/sandbox/accounts/{account}", b.opGetAccount},
-		{"POST /api/v1/sandbox/accounts/{account}/close", b.opCloseAccount},
-		{"POST /api/v1/sandbox/accounts/{account}/fund", b.opFundAccount},
-		{"GET /api/v1/sandbox/transfers", b.opListTransfers},
-		{"GET /api/v1/sandbox/callbacks", b.opListCallbacks},
-		{"GET /api/v1/sandbox/faults", b.opListFaults},
-		{"PUT /api/v1/sandbox/faults", b.opPutFaults},
-		{"DELETE /api/v1/sandbox/faults", b.opClearFaults},
-		{"PUT /api/v1/sandbox/faults/{account}", b.opPutFaults},
-		{"DELETE /api/v1/sandbox/faults/{account}", b.opClearFaults},
+		{"POST /api/v1/sandbox/accounts", smallBody, b.opCreateAccount},
+		{"GET /api/v1/sandbox/accounts/{account}", smallBody, b.opGetAccount},
+		{"POST /api/v1/sandbox/accounts/{account}/close", smallBody, b.opCloseAccount},
+		{"POST /api/v1/sandbox/accounts/{account}/fund", smallBody, b.opFundAccount},
+		{"GET /api/v1/sandbox/transfers", smallBody, b.opListTransfers},
+		{"GET /api/v1/sandbox/callbacks", smallBody, b.opListCallbacks},
+		{"GET /api/v1/sandbox/faults", smallBody, b.opListFaults},
+		{"PUT /api/v1/sandbox/faults", smallBody, b.opPutFaults},
+		{"DELETE /api/v1/sandbox/faults", smallBody, b.opClearFaults},
+		{"PUT /api/v1/sandbox/faults/{account}", smallBody, b.opPutFaults},
+		{"DELETE /api/v1/sandbox/faults/{account}", smallBody, b.opClearFaults},
 
-		{"GET /healthz", b.healthz},
-		{"/", func(w http.ResponseWriter, r *http.Request) {
-			b.writeError(w, r, errf(404, CodeNotFound, "no route %s %s", r.Method, r.URL.Path))
+		{"GET /healthz", smallBody, b.healthz},
+		{"/", smallBody, func(w http.ResponseWriter, r *http.Request) {
+			// The path is not echoed: it is the caller's, unvalidated.
+			b.writeError(w, r, errf(404, CodeNotFound, "no route for this method and path"))
 		}},
 	}
+}
+
+// edge bounds the request body of every route (a declared length over the bound is refused
+// before a byte is read, an undeclared one when the reader crosses it) and turns a handler panic
+// into a logged 500 rather than a dropped connection.
+func (b *Bank) edge(maxBody int64, h http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				b.writeError(w, r, fmt.Errorf("sandbox: panic: %v", p))
+			}
+		}()
+		if r.ContentLength > maxBody {
+			b.writeError(w, r, tooLarge(maxBody))
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+		h(w, r)
+	})
+}
+
+func tooLarge(limit int64) *Error {
+	return errf(http.StatusRequestEntityTooLarge, CodeBodyTooLarge, "body larger than %d bytes", limit)
 }
 
 // --- rendering ---
@@ -94,24 +136,78 @@ func (b *Bank) writeError(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 // decode reads exactly one JSON object with no unknown fields (no mass assignment on a bank's
-// money-moving routes) from a body of at most limit bytes.
-func decode(r *http.Request, limit int64, v any) *Error {
-	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+// money-moving routes) from a body the edge has bounded. The raw body must be valid UTF-8: the
+// decoder would silently turn an invalid sequence into U+FFFD, so the bank would store (and
+// sign callbacks over) a value the caller never sent.
+func decode(r *http.Request, v any) *Error {
+	body, err := io.ReadAll(r.Body)
 	if err != nil {
-		return invalid("cannot read body: %v", err)
+		var big *http.MaxBytesError
+		if errors.As(err, &big) {
+			return tooLarge(big.Limit)
+		}
+		return invalid("cannot read the body")
 	}
-	if int64(len(body)) > limit {
-		return errf(413, CodeInvalidRequest, "body larger than %d bytes", limit)
+	if !utf8.Valid(body) {
+		return invalid("body must be valid UTF-8")
+	}
+	if rest := bytes.TrimLeft(body, jsonSpace); len(rest) == 0 || rest[0] != '{' {
+		return invalid("body must be a JSON object")
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return invalid("malformed JSON: %v", err)
+		return jsonRefusal(err)
 	}
-	if dec.More() {
-		return invalid("malformed JSON: trailing data after the object")
+	if len(bytes.TrimLeft(body[dec.InputOffset():], jsonSpace)) > 0 {
+		return invalid("malformed JSON: data after the object")
 	}
 	return nil
+}
+
+const jsonSpace = " \t\r\n"
+
+// jsonRefusal says what is wrong with a body in the contract's words: field names and JSON
+// kinds, never the decoder's Go types ("cannot unmarshal string into Go struct field …").
+func jsonRefusal(err error) *Error {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return invalid("malformed JSON: the body ends inside the object")
+	case errors.As(err, &syn):
+		return invalid("malformed JSON at byte %d", syn.Offset)
+	case errors.As(err, &typ):
+		name := typ.Field
+		if name == "" {
+			name = "body"
+		}
+		switch typ.Type.Kind() {
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+			reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+			if strings.HasPrefix(typ.Value, "number") {
+				return invalid("%s must be an integer within range", name)
+			}
+			return invalid("%s must be an integer", name)
+		case reflect.String:
+			return invalid("%s must be a string", name)
+		case reflect.Bool:
+			return invalid("%s must be true or false", name)
+		case reflect.Slice, reflect.Array:
+			return invalid("%s must be an array", name)
+		default:
+			return invalid("%s must be an object", name)
+		}
+	}
+	// The decoder has no type for an unknown field; its message quotes the caller's key, which
+	// is echoed only when it is a plain identifier.
+	if key, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		if k, uerr := strconv.Unquote(key); uerr == nil && field.Identifier("field", k, 64) == nil {
+			return invalid("unknown field %s", k)
+		}
+		return invalid("the body has an unknown field")
+	}
+	return invalid("malformed JSON")
 }
 
 // --- faults at the edge ---
@@ -125,7 +221,7 @@ func (b *Bank) injected(w http.ResponseWriter, r *http.Request, accounts ...stri
 		return Faults{}, false
 	}
 	f := fs.For(accounts...)
-	if f.LatencyMs > 0 && !sleep(r.Context(), time.Duration(f.LatencyMs)*time.Millisecond) {
+	if f.LatencyMs > 0 && !b.wait(w, r, time.Duration(f.LatencyMs)*time.Millisecond) {
 		return f, false
 	}
 	if f.ErrorRatePercent > 0 && randPercent() < f.ErrorRatePercent {
@@ -137,30 +233,62 @@ func (b *Bank) injected(w http.ResponseWriter, r *http.Request, accounts ...stri
 }
 
 // holdResponse implements execute-then-timeout: the work is committed, the answer waits.
-func holdResponse(ctx context.Context, f Faults) {
+func (b *Bank) holdResponse(w http.ResponseWriter, r *http.Request, f Faults) {
 	if f.ExecuteThenTimeoutMs > 0 {
-		sleep(ctx, time.Duration(f.ExecuteThenTimeoutMs)*time.Millisecond)
+		b.wait(w, r, time.Duration(f.ExecuteThenTimeoutMs)*time.Millisecond)
 	}
 }
 
-// sleep waits d or until ctx ends; it reports whether the full wait happened.
-func sleep(ctx context.Context, d time.Duration) bool {
+// wait is an injected delay. The server's WriteTimeout is meant for the bank's own work, so the
+// response's write deadline moves out by exactly the injected wait: the fault delays the answer
+// as configured instead of turning into a connection the server cuts.
+func (b *Bank) wait(w http.ResponseWriter, r *http.Request, d time.Duration) bool {
+	// Not every ResponseWriter supports deadlines (a recorder does not); there is then no
+	// deadline to move.
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(d + b.cfg.WriteTimeout))
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:
 		return true
-	case <-ctx.Done():
+	case <-r.Context().Done():
 		return false
 	}
+}
+
+// checkCallback refuses a callbackUrl the bank was not started to call.
+func (b *Bank) checkCallback(u string) *Error {
+	if u != "" && !b.allowCallback(u) {
+		return errf(400, CodeCallbackURLNotAllowed, "callbackUrl is not on the bank's callback allowlist")
+	}
+	return nil
 }
 
 var uuidRe = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
 
 // --- bank endpoints ---
 
-func (b *Bank) getAccount(w http.ResponseWriter, r *http.Request) {
+// pathAccount is the account named in the path, or a 400 before anything is looked up.
+func pathAccount(r *http.Request) (string, *Error) {
 	number := r.PathValue("account")
+	return number, validAccount("account", number)
+}
+
+// pathID is the bank id (a UUID) named in the path, or a 400.
+func pathID(r *http.Request) (string, *Error) {
+	id := r.PathValue("id")
+	if !uuidRe.MatchString(id) {
+		return "", invalid("id must be a UUID")
+	}
+	return id, nil
+}
+
+func (b *Bank) getAccount(w http.ResponseWriter, r *http.Request) {
+	number, e := pathAccount(r)
+	if e != nil {
+		b.writeError(w, r, e)
+		return
+	}
 	if _, ok := b.injected(w, r, number); !ok {
 		return
 	}
@@ -174,11 +302,15 @@ func (b *Bank) getAccount(w http.ResponseWriter, r *http.Request) {
 
 func (b *Bank) createTransfer(w http.ResponseWriter, r *http.Request) {
 	var req TransferRequest
-	if e := decode(r, 64<<10, &req); e != nil {
+	if e := decode(r, &req); e != nil {
 		b.writeError(w, r, e)
 		return
 	}
 	if e := req.Validate(); e != nil {
+		b.writeError(w, r, e)
+		return
+	}
+	if e := b.checkCallback(req.CallbackURL); e != nil {
 		b.writeError(w, r, e)
 		return
 	}
@@ -200,7 +332,7 @@ func (b *Bank) createTransfer(w http.ResponseWriter, r *http.Request) {
 		status = http.StatusCreated
 		b.scheduleSettlement()
 	}
-	holdResponse(r.Context(), f)
+	b.holdResponse(w, r, f)
 	writeJSON(w, status, t)
 }
 
@@ -216,9 +348,9 @@ func (b *Bank) renderTransfer(w http.ResponseWriter, r *http.Request, t Transfer
 }
 
 func (b *Bank) getTransfer(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
-	if !uuidRe.MatchString(id) {
-		b.writeError(w, r, errf(404, CodeTransferNotFound, "no transfer with id %s", id))
+	id, e := pathID(r)
+	if e != nil {
+		b.writeError(w, r, e)
 		return
 	}
 	t, err := b.store.getTransfer(r.Context(), nil, "id", id)
@@ -226,17 +358,26 @@ func (b *Bank) getTransfer(w http.ResponseWriter, r *http.Request) {
 }
 
 func (b *Bank) getTransferByReference(w http.ResponseWriter, r *http.Request) {
-	t, err := b.store.getTransfer(r.Context(), nil, "reference", r.PathValue("reference"))
+	ref := r.PathValue("reference")
+	if e := validReference("reference", ref); e != nil {
+		b.writeError(w, r, e)
+		return
+	}
+	t, err := b.store.getTransfer(r.Context(), nil, "reference", ref)
 	b.renderTransfer(w, r, t, err)
 }
 
 func (b *Bank) createBatch(w http.ResponseWriter, r *http.Request) {
 	var req BatchRequest
-	if e := decode(r, 16<<20, &req); e != nil {
+	if e := decode(r, &req); e != nil {
 		b.writeError(w, r, e)
 		return
 	}
 	if e := req.Validate(); e != nil {
+		b.writeError(w, r, e)
+		return
+	}
+	if e := b.checkCallback(req.CallbackURL); e != nil {
 		b.writeError(w, r, e)
 		return
 	}
@@ -264,7 +405,7 @@ func (b *Bank) createBatch(w http.ResponseWriter, r *http.Request) {
 		b.scheduleSettlement()
 		wake(b.deliverer.nudge) // items failed at acceptance have their callbacks already
 	}
-	holdResponse(r.Context(), f)
+	b.holdResponse(w, r, f)
 	writeJSON(w, status, batch)
 }
 
@@ -281,9 +422,9 @@ func (b *Bank) renderBatch(w http.ResponseWriter, r *http.Request, id string) {
 }
 
 func (b *Bank) getBatch(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
-	if !uuidRe.MatchString(id) {
-		b.writeError(w, r, errf(404, CodeBatchNotFound, "no batch with id %s", id))
+	id, e := pathID(r)
+	if e != nil {
+		b.writeError(w, r, e)
 		return
 	}
 	b.renderBatch(w, r, id)
@@ -291,6 +432,10 @@ func (b *Bank) getBatch(w http.ResponseWriter, r *http.Request) {
 
 func (b *Bank) getBatchByReference(w http.ResponseWriter, r *http.Request) {
 	ref := r.PathValue("reference")
+	if e := validReference("batchReference", ref); e != nil {
+		b.writeError(w, r, e)
+		return
+	}
 	id, err := b.store.batchIDByReference(r.Context(), ref)
 	if err != nil {
 		b.writeError(w, r, err)
@@ -307,7 +452,8 @@ func (b *Bank) getStatement(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	today := utcDate(time.Now())
-	from, to := time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC), today
+	epoch := time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC)
+	from, to := epoch, today
 	for _, p := range []struct {
 		name string
 		dst  *time.Time
@@ -320,6 +466,11 @@ func (b *Bank) getStatement(w http.ResponseWriter, r *http.Request) {
 			}
 			*p.dst = d
 		}
+	}
+	// No booking is older than the epoch; a day before it (year 0 included, which Postgres
+	// cannot hold) asks for the same lines.
+	if from.Before(epoch) {
+		from = epoch
 	}
 	if to.Before(from) {
 		b.writeError(w, r, invalid("from must not be after to"))
@@ -366,7 +517,7 @@ func (b *Bank) getStatement(w http.ResponseWriter, r *http.Request) {
 
 func (b *Bank) opCreateAccount(w http.ResponseWriter, r *http.Request) {
 	var req CreateAccountRequest
-	if e := decode(r, 64<<10, &req); e != nil {
+	if e := decode(r, &req); e != nil {
 		b.writeError(w, r, e)
 		return
 	}
@@ -387,7 +538,12 @@ func (b *Bank) opCreateAccount(w http.ResponseWriter, r *http.Request) {
 }
 
 func (b *Bank) opGetAccount(w http.ResponseWriter, r *http.Request) {
-	a, err := b.store.getAccount(r.Context(), r.PathValue("account"))
+	number, e := pathAccount(r)
+	if e != nil {
+		b.writeError(w, r, e)
+		return
+	}
+	a, err := b.store.getAccount(r.Context(), number)
 	if err != nil {
 		b.writeError(w, r, err)
 		return
@@ -396,7 +552,12 @@ func (b *Bank) opGetAccount(w http.ResponseWriter, r *http.Request) {
 }
 
 func (b *Bank) opCloseAccount(w http.ResponseWriter, r *http.Request) {
-	a, err := b.store.closeAccount(r.Context(), r.PathValue("account"))
+	number, e := pathAccount(r)
+	if e != nil {
+		b.writeError(w, r, e)
+		return
+	}
+	a, err := b.store.closeAccount(r.Context(), number)
 	if err != nil {
 		b.writeError(w, r, err)
 		return
@@ -404,9 +565,17 @@ func (b *Bank) opCloseAccount(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, 200, a)
 }
 
+// opFundAccount credits an account from outside the bank. Errors: 404 ACCOUNT_NOT_FOUND; 422
+// ACCOUNT_CLOSED (a closed account takes no money, as in transfers: a business refusal of a
+// well-formed request, hence 422 like every other ACCOUNT_CLOSED); 422 BALANCE_LIMIT_EXCEEDED.
 func (b *Bank) opFundAccount(w http.ResponseWriter, r *http.Request) {
+	number, e := pathAccount(r)
+	if e != nil {
+		b.writeError(w, r, e)
+		return
+	}
 	var req FundRequest
-	if e := decode(r, 64<<10, &req); e != nil {
+	if e := decode(r, &req); e != nil {
 		b.writeError(w, r, e)
 		return
 	}
@@ -420,7 +589,7 @@ func (b *Bank) opFundAccount(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	a, err := b.store.fundAccount(r.Context(), r.PathValue("account"), req)
+	a, err := b.store.fundAccount(r.Context(), number, req)
 	if err != nil {
 		b.writeError(w, r, err)
 		return
@@ -505,7 +674,7 @@ func (b *Bank) opPutFaults(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var f Faults
-	if e := decode(r, 64<<10, &f); e != nil {
+	if e := decode(r, &f); e != nil {
 		b.writeError(w, r, e)
 		return
 	}
@@ -527,8 +696,13 @@ func (b *Bank) opClearFaults(w http.ResponseWriter, r *http.Request) {
 		b.writeError(w, r, e)
 		return
 	}
+	all := r.URL.Query().Get("all")
+	if all != "" && all != "true" && all != "false" {
+		b.writeError(w, r, invalid("all must be true or false"))
+		return
+	}
 	var err error
-	if scope == GlobalScope && r.URL.Query().Get("all") == "true" {
+	if scope == GlobalScope && all == "true" {
 		err = b.faults.clearAll(r.Context())
 	} else {
 		err = b.faults.clear(r.Context(), scope)

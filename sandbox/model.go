@@ -10,6 +10,9 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/wagerail/wagerail/internal/field"
+	"github.com/wagerail/wagerail/internal/money"
 )
 
 // Transfer statuses.
@@ -39,6 +42,17 @@ const (
 	CodeInjectedFailure   = "INJECTED_FAILURE"
 	CodeNotFound          = "NOT_FOUND"
 	CodeInternal          = "INTERNAL"
+
+	// Refusals added by the hardening of the HTTP edge; every one is the caller's error.
+
+	// CodeBodyTooLarge (413): the request body is over the route's bound.
+	CodeBodyTooLarge = "BODY_TOO_LARGE"
+	// CodeCallbackURLNotAllowed (400): callbackUrl is not on the allowlist the bank was started
+	// with; the bank never calls a URL a request makes up.
+	CodeCallbackURLNotAllowed = "CALLBACK_URL_NOT_ALLOWED"
+	// CodeBalanceLimit (422): a funding would take the account's balance past
+	// money.MaxAccountTotalSantim.
+	CodeBalanceLimit = "BALANCE_LIMIT_EXCEEDED"
 )
 
 // Domains a transfer may be booked for; echoed in callbacks so Wagerail routes them.
@@ -47,12 +61,16 @@ var domains = map[string]bool{
 	"SAVINGS": true, "OTHER": true,
 }
 
-// MaxAmountSantim bounds one transfer (10 billion birr) so sums of a batch of MaxBatchItems can
-// never overflow int64.
-const MaxAmountSantim = int64(1_000_000_000_000)
-
-// MaxBatchItems bounds a bulk transfer.
+// MaxBatchItems bounds a bulk transfer: with money.MaxAmountSantim per item, a batch total stays
+// far inside int64.
 const MaxBatchItems = 20_000
+
+// Field bounds tighter than internal/field's, set by the columns that hold them (0002_bank).
+const (
+	maxAccountBytes   = 64  // account_number's CHECK
+	maxReferenceBytes = 140 // transfers.reference's CHECK counts characters; bytes bound it tighter
+	maxHolderBytes    = 140 // holder_name's CHECK
+)
 
 // Error is a business outcome the HTTP edge maps to a status and the error envelope.
 type Error struct {
@@ -186,41 +204,52 @@ type FundRequest struct {
 }
 
 var (
+	// accountRe is narrower than field.Identifier ('.' and ':' are not account characters here).
 	accountRe  = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 	currencyRe = regexp.MustCompile(`^[A-Z]{3}$`)
 )
 
-func validAccount(field, v string) *Error {
-	if v == "" {
-		return invalid("%s is required", field)
+// refused turns a field refusal into the edge's 400; the message names the field, never the value.
+func refused(err error) *Error {
+	if err == nil {
+		return nil
+	}
+	return invalid("%s", err.Error())
+}
+
+func validAccount(name, v string) *Error {
+	if err := field.Identifier(name, v, maxAccountBytes); err != nil {
+		return refused(err)
 	}
 	if !accountRe.MatchString(v) {
-		return invalid("%s must be 1-64 letters, digits, '-' or '_'", field)
+		return invalid("%s must be 1-64 letters, digits, '-' or '_'", name)
 	}
 	return nil
 }
 
-func validReference(field, v string) *Error {
-	if v == "" {
-		return invalid("%s is required", field)
-	}
-	if len(v) > 140 {
-		return invalid("%s must be at most 140 bytes", field)
-	}
-	for _, r := range v {
-		if r < 0x20 || r == 0x7f {
-			return invalid("%s must not contain control characters", field)
-		}
+func validReference(name, v string) *Error {
+	return refused(field.Reference(name, v, maxReferenceBytes))
+}
+
+func validAmount(name string, v int64) *Error {
+	if !money.ValidAmount(v) {
+		return invalid("%s must be a positive integer number of santim, at most %d", name, money.MaxAmountSantim)
 	}
 	return nil
 }
 
-func validAmount(field string, v int64) *Error {
-	if v <= 0 {
-		return invalid("%s must be a positive integer number of santim", field)
+// validCallbackURL checks the shape of a callback URL. A URL a request names must also be on the
+// bank's allowlist (Bank.allowCallback); the allowlist entries pass this same check at start, so
+// a URL on the list is never refused here.
+func validCallbackURL(name, v string) *Error {
+	// No whitespace, no control characters, at most field.MaxReference bytes: a callback URL is a
+	// route of the API, far shorter than that.
+	if err := field.Reference(name, v, field.MaxReference); err != nil {
+		return refused(err)
 	}
-	if v > MaxAmountSantim {
-		return invalid("%s must be at most %d", field, MaxAmountSantim)
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.Fragment != "" {
+		return invalid("%s must be an absolute http or https URL without credentials or fragment", name)
 	}
 	return nil
 }
@@ -232,23 +261,14 @@ func validCommon(currency, tenantID, domain, callbackURL string) *Error {
 	if !currencyRe.MatchString(currency) {
 		return invalid("currency must be an ISO 4217 code such as ETB")
 	}
-	if tenantID == "" {
-		return invalid("tenantId is required")
-	}
-	if len(tenantID) > 128 {
-		return invalid("tenantId must be at most 128 bytes")
+	if err := field.Identifier("tenantId", tenantID, field.MaxIdentifier); err != nil {
+		return refused(err)
 	}
 	if !domains[domain] {
 		return invalid("domain must be one of EWA, LOAN, PAYROLL, EQUB, WALLET, BNPL, SAVINGS, OTHER")
 	}
 	if callbackURL != "" {
-		if len(callbackURL) > 2048 {
-			return invalid("callbackUrl is too long")
-		}
-		u, err := url.Parse(callbackURL)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return invalid("callbackUrl must be an absolute http or https URL")
-		}
+		return validCallbackURL("callbackUrl", callbackURL)
 	}
 	return nil
 }
@@ -296,7 +316,7 @@ func (r *BatchRequest) Validate() *Error {
 			return e
 		}
 		if j, dup := seen[it.Reference]; dup {
-			return invalid("items[%d].reference repeats items[%d].reference %q", i, j, it.Reference)
+			return invalid("items[%d].reference repeats items[%d].reference", i, j)
 		}
 		seen[it.Reference] = i
 		if e := validAccount(fmt.Sprintf("items[%d].toAccount", i), it.ToAccount); e != nil {
@@ -317,11 +337,14 @@ func (r *CreateAccountRequest) Validate() *Error {
 	if e := validAccount("accountNumber", r.AccountNumber); e != nil {
 		return e
 	}
-	if strings.TrimSpace(r.HolderName) == "" || len(r.HolderName) > 140 {
-		return invalid("holderName is required (at most 140 bytes)")
+	if err := field.Name("holderName", r.HolderName); err != nil {
+		return refused(err)
 	}
-	if r.BalanceSantim < 0 || r.BalanceSantim > math.MaxInt64/4 {
-		return invalid("balanceSantim must be a non-negative integer number of santim")
+	if len(r.HolderName) > maxHolderBytes {
+		return invalid("holderName must be at most %d bytes", maxHolderBytes)
+	}
+	if r.BalanceSantim < 0 || r.BalanceSantim > money.MaxAccountTotalSantim {
+		return invalid("balanceSantim must be a non-negative integer number of santim, at most %d", money.MaxAccountTotalSantim)
 	}
 	switch r.Status {
 	case "", AccountActive, AccountClosed:

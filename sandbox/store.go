@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/wagerail/wagerail/internal/db"
+	"github.com/wagerail/wagerail/internal/money"
 )
 
 // store is the bank's books in schema sandbox. Every money movement changes an account balance and
@@ -166,7 +167,8 @@ func (s *store) closeAccount(ctx context.Context, number string) (OperatorAccoun
 }
 
 // fundAccount credits an account from outside the bank (a cash deposit, in the story), booked as
-// a FUNDING line.
+// a FUNDING line. Errors: 404 ACCOUNT_NOT_FOUND, 422 ACCOUNT_CLOSED, 422 BALANCE_LIMIT_EXCEEDED
+// (the balance would leave money.MaxAccountTotalSantim, the bound every balance read relies on).
 func (s *store) fundAccount(ctx context.Context, number string, r FundRequest) (OperatorAccount, error) {
 	if r.Reference == "" {
 		r.Reference = "FUNDING"
@@ -179,14 +181,17 @@ func (s *store) fundAccount(ctx context.Context, number string, r FundRequest) (
 		if err != nil {
 			return err
 		}
+		switch {
+		case a.status != AccountActive:
+			return errf(422, CodeAccountClosed, "account %s is closed", number)
+		case a.balance > money.MaxAccountTotalSantim-r.AmountSantim:
+			return errf(422, CodeBalanceLimit, "funding would take account %s past %d santim", number, money.MaxAccountTotalSantim)
+		}
 		now, err := bookingTime(ctx, tx)
 		if err != nil {
 			return err
 		}
-		bal, err := addSantim(a.balance, r.AmountSantim)
-		if err != nil {
-			return err
-		}
+		bal := a.balance + r.AmountSantim // bounded just above
 		if _, err := tx.Exec(ctx, `UPDATE sandbox.accounts SET balance_santim = $2 WHERE account_number = $1`, number, bal); err != nil {
 			return err
 		}
