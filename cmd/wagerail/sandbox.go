@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -20,6 +20,8 @@ type sandboxConfig struct {
 	DBMaxConns  int
 	SeedDemo    bool
 	LogLevel    string
+	// CallbackAllowlist is the comma-separated flag value; it becomes Bank.CallbackAllowlist.
+	CallbackAllowlist string
 	// Bank is the simulated bank's behaviour: settlement delay, callback URL, secret and retries.
 	Bank sandbox.Config
 }
@@ -32,12 +34,26 @@ func defaultSandboxConfig() sandboxConfig {
 			CallbackURL: sandbox.DefaultCallbackURL, CallbackTimeout: 10 * time.Second,
 			CallbackBackoffMin: time.Second, CallbackBackoffMax: time.Minute, CallbackMaxAge: 24 * time.Hour,
 			CallbackConcurrency: 32, OutOfOrderWindow: time.Second,
+			ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, WriteTimeout: time.Minute, IdleTimeout: 2 * time.Minute,
 		},
 	}
 }
 
 func sandboxCommand() *cli.Command {
 	var cfg sandboxConfig
+	c := sandboxFlags(&cfg)
+	c.Run = func(ctx context.Context, _ []string) error {
+		log, err := newLogger(cfg.LogLevel, "sandbox")
+		if err != nil {
+			return err
+		}
+		return runSandbox(ctx, log, cfg, func() {})
+	}
+	return c
+}
+
+// sandboxFlags binds the sandbox's flags and environment variables to cfg.
+func sandboxFlags(cfg *sandboxConfig) *cli.Command {
 	d := defaultSandboxConfig()
 	c := cli.New("sandbox", "wagerail sandbox [flags]",
 		"Serve the bank sandbox (HTTP): the simulated partner bank with accounts, holds, asynchronous\n"+
@@ -50,6 +66,8 @@ func sandboxCommand() *cli.Command {
 	c.Duration(&cfg.Bank.PollInterval, "poll-interval", "SANDBOX_POLL_INTERVAL", d.Bank.PollInterval, "how often the settler and callback deliverer look for work")
 	c.Int(&cfg.Bank.SettleChunk, "settle-chunk", "SANDBOX_SETTLE_CHUNK", d.Bank.SettleChunk, "transfers finished per settlement transaction")
 	c.String(&cfg.Bank.CallbackURL, "callback-url", "SANDBOX_CALLBACK_URL", d.Bank.CallbackURL, "callback URL for transfers that name none")
+	c.String(&cfg.CallbackAllowlist, "callback-allowlist", "SANDBOX_CALLBACK_ALLOWLIST", "",
+		"comma-separated URLs a transfer's callbackUrl may name, compared exactly (the callback URL is always allowed; empty: only it)")
 	c.String(&cfg.Bank.CallbackSecret, "callback-secret", "SANDBOX_CALLBACK_SECRET", "", "HMAC-SHA256 key shared with the callback receiver (required)")
 	c.Duration(&cfg.Bank.CallbackTimeout, "callback-timeout", "SANDBOX_CALLBACK_TIMEOUT", d.Bank.CallbackTimeout, "deadline of one callback attempt")
 	c.Duration(&cfg.Bank.CallbackBackoffMin, "callback-backoff-min", "SANDBOX_CALLBACK_BACKOFF_MIN", d.Bank.CallbackBackoffMin, "wait after the first failed callback attempt (doubles each time)")
@@ -57,15 +75,19 @@ func sandboxCommand() *cli.Command {
 	c.Duration(&cfg.Bank.CallbackMaxAge, "callback-max-age", "SANDBOX_CALLBACK_MAX_AGE", d.Bank.CallbackMaxAge, "give a callback up this long after its event")
 	c.Int(&cfg.Bank.CallbackConcurrency, "callback-concurrency", "SANDBOX_CALLBACK_CONCURRENCY", d.Bank.CallbackConcurrency, "callbacks in flight at once")
 	c.Duration(&cfg.Bank.OutOfOrderWindow, "out-of-order-window", "SANDBOX_OUT_OF_ORDER_WINDOW", d.Bank.OutOfOrderWindow, "outOfOrderCallbacks fault: how long callbacks are held before being sent newest first")
+	c.Duration(&cfg.Bank.ReadHeaderTimeout, "read-header-timeout", "SANDBOX_READ_HEADER_TIMEOUT", d.Bank.ReadHeaderTimeout, "time a client has to send its request headers")
+	c.Duration(&cfg.Bank.ReadTimeout, "read-timeout", "SANDBOX_READ_TIMEOUT", d.Bank.ReadTimeout, "time a client has to send a whole request, body included")
+	c.Duration(&cfg.Bank.WriteTimeout, "write-timeout", "SANDBOX_WRITE_TIMEOUT", d.Bank.WriteTimeout, "time the bank has to answer a request (injected latency comes on top)")
+	c.Duration(&cfg.Bank.IdleTimeout, "idle-timeout", "SANDBOX_IDLE_TIMEOUT", d.Bank.IdleTimeout, "how long an idle keep-alive connection stays open")
 	addLogLevel(c, &cfg.LogLevel)
-	c.Run = func(ctx context.Context, _ []string) error {
-		log, err := newLogger(cfg.LogLevel, "sandbox")
-		if err != nil {
-			return err
-		}
-		return runSandbox(ctx, log, cfg, func() {})
-	}
 	return c
+}
+
+// bank is the bank's configuration with the allowlist flag's URLs added to any set in code.
+func (cfg sandboxConfig) bank() sandbox.Config {
+	b := cfg.Bank
+	b.CallbackAllowlist = append(slices.Clip(b.CallbackAllowlist), splitList(cfg.CallbackAllowlist)...)
+	return b
 }
 
 func (cfg sandboxConfig) validate() error {
@@ -81,7 +103,7 @@ func (cfg sandboxConfig) validate() error {
 	if cfg.Bank.SettleDelay < 0 {
 		return errors.New("sandbox: --settle-delay / SANDBOX_SETTLE_DELAY must not be negative")
 	}
-	return cfg.Bank.Defaults().Validate()
+	return cfg.bank().Defaults().Validate()
 }
 
 // runSandbox serves the bank until ctx ends, then stops the HTTP server, the settler and the
@@ -100,7 +122,7 @@ func runSandbox(ctx context.Context, log *slog.Logger, cfg sandboxConfig, ready 
 		return err
 	}
 	defer pool.Close()
-	bank, err := sandbox.New(pool, cfg.Bank, log)
+	bank, err := sandbox.New(pool, cfg.bank(), log)
 	if err != nil {
 		return err
 	}
@@ -123,7 +145,7 @@ func runSandbox(ctx context.Context, log *slog.Logger, cfg sandboxConfig, ready 
 		}
 	}()
 
-	hs := &http.Server{Handler: bank.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	hs := bank.Server()
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	log.Info("serving", "service", "sandbox", "addr", ln.Addr().String(), "settle_delay", cfg.Bank.SettleDelay.String())
