@@ -25,6 +25,8 @@ const (
 	ReasonTooFewEntries         Reason = "TOO_FEW_ENTRIES"
 	ReasonInvalidAmount         Reason = "INVALID_AMOUNT"
 	ReasonAmountOverflow        Reason = "AMOUNT_OVERFLOW"
+	ReasonAmountOutOfRange      Reason = "AMOUNT_OUT_OF_RANGE"
+	ReasonSingleAccount         Reason = "SINGLE_ACCOUNT"
 	ReasonUnbalanced            Reason = "UNBALANCED"
 	ReasonMixedCurrency         Reason = "MIXED_CURRENCY"
 	ReasonInvalidAccountName    Reason = "INVALID_ACCOUNT_NAME"
@@ -42,6 +44,9 @@ const (
 	ReasonAlreadyReversed Reason = "ALREADY_REVERSED"
 	ReasonNotPosted       Reason = "NOT_POSTED"
 	ReasonNotReversible   Reason = "NOT_REVERSIBLE"
+	// ReasonAccountLimitExceeded is a valid posting that the state of an account refuses: it
+	// would take the account's debit or credit total past money.MaxAccountTotalSantim.
+	ReasonAccountLimitExceeded Reason = "ACCOUNT_LIMIT_EXCEEDED"
 
 	ReasonSignatureMissing Reason = "ADJUSTMENT_SIGNATURE_MISSING"
 	ReasonSignatureInvalid Reason = "ADJUSTMENT_SIGNATURE_INVALID"
@@ -58,13 +63,15 @@ func (r Reason) Code() codes.Code {
 	switch r {
 	case ReasonInvalidArgument, ReasonMissingTenant, ReasonMissingIdempotencyKey, ReasonTooFewEntries,
 		ReasonInvalidAmount, ReasonAmountOverflow, ReasonUnbalanced, ReasonMixedCurrency,
-		ReasonInvalidAccountName, ReasonInvalidAccountType, ReasonBatchTooLarge:
+		ReasonInvalidAccountName, ReasonInvalidAccountType, ReasonBatchTooLarge, ReasonAmountOutOfRange,
+		ReasonSingleAccount:
 		return codes.InvalidArgument
 	case ReasonAccountNotFound, ReasonTransactionNotFound:
 		return codes.NotFound
 	case ReasonIdempotencyConflict, ReasonAccountConflict:
 		return codes.AlreadyExists
-	case ReasonAlreadyPosted, ReasonAlreadyVoided, ReasonAlreadyReversed, ReasonNotPosted, ReasonNotReversible:
+	case ReasonAlreadyPosted, ReasonAlreadyVoided, ReasonAlreadyReversed, ReasonNotPosted, ReasonNotReversible,
+		ReasonAccountLimitExceeded:
 		return codes.FailedPrecondition
 	case ReasonSignatureMissing, ReasonSignatureInvalid, ReasonSelfApproved:
 		return codes.PermissionDenied
@@ -118,6 +125,9 @@ var (
 	ErrTooFewEntries         = &Error{Reason: ReasonTooFewEntries}
 	ErrInvalidAmount         = &Error{Reason: ReasonInvalidAmount}
 	ErrAmountOverflow        = &Error{Reason: ReasonAmountOverflow}
+	ErrAmountOutOfRange      = &Error{Reason: ReasonAmountOutOfRange}
+	ErrSingleAccount         = &Error{Reason: ReasonSingleAccount}
+	ErrAccountLimitExceeded  = &Error{Reason: ReasonAccountLimitExceeded}
 	ErrUnbalanced            = &Error{Reason: ReasonUnbalanced}
 	ErrMixedCurrency         = &Error{Reason: ReasonMixedCurrency}
 	ErrInvalidAccountName    = &Error{Reason: ReasonInvalidAccountName}

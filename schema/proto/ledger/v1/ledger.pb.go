@@ -39,7 +39,8 @@ type ErrorReason int32
 const (
 	ErrorReason_ERROR_REASON_UNSPECIFIED ErrorReason = 0
 	// InvalidArgument
-	ErrorReason_INVALID_ARGUMENT        ErrorReason = 1 // a malformed field not covered below
+	ErrorReason_INVALID_ARGUMENT ErrorReason = 1 // a malformed field not covered below (control characters, invalid
+	// UTF-8, too long, not a uuid, a bad timestamp or page token, …)
 	ErrorReason_MISSING_TENANT          ErrorReason = 2
 	ErrorReason_MISSING_IDEMPOTENCY_KEY ErrorReason = 3
 	ErrorReason_TOO_FEW_ENTRIES         ErrorReason = 4  // fewer than two entries
@@ -50,6 +51,8 @@ const (
 	ErrorReason_INVALID_ACCOUNT_NAME    ErrorReason = 9  // not a name of the chart of accounts
 	ErrorReason_INVALID_ACCOUNT_TYPE    ErrorReason = 10 // type does not match the chart
 	ErrorReason_BATCH_TOO_LARGE         ErrorReason = 11
+	ErrorReason_AMOUNT_OUT_OF_RANGE     ErrorReason = 12 // an entry above 1e12 santim, or a transaction's debits above 1e13
+	ErrorReason_SINGLE_ACCOUNT          ErrorReason = 13 // every entry of the transaction is on one account
 	// NotFound
 	ErrorReason_ACCOUNT_NOT_FOUND     ErrorReason = 20 // unknown account, or an account of another tenant
 	ErrorReason_TRANSACTION_NOT_FOUND ErrorReason = 21
@@ -57,11 +60,12 @@ const (
 	ErrorReason_IDEMPOTENCY_CONFLICT ErrorReason = 30 // same idempotency key, different content
 	ErrorReason_ACCOUNT_CONFLICT     ErrorReason = 31 // same account name, different type or currency
 	// FailedPrecondition
-	ErrorReason_ALREADY_POSTED   ErrorReason = 40 // commit or void of a POSTED (or REVERSED) transaction
-	ErrorReason_ALREADY_VOIDED   ErrorReason = 41 // commit or void of a VOIDED transaction
-	ErrorReason_ALREADY_REVERSED ErrorReason = 42 // reversal of a transaction that was already reversed
-	ErrorReason_NOT_POSTED       ErrorReason = 43 // reversal of a PENDING or VOIDED transaction
-	ErrorReason_NOT_REVERSIBLE   ErrorReason = 44 // reversal of a reversal
+	ErrorReason_ALREADY_POSTED         ErrorReason = 40 // commit or void of a POSTED (or REVERSED) transaction
+	ErrorReason_ALREADY_VOIDED         ErrorReason = 41 // commit or void of a VOIDED transaction
+	ErrorReason_ALREADY_REVERSED       ErrorReason = 42 // reversal of a transaction that was already reversed
+	ErrorReason_NOT_POSTED             ErrorReason = 43 // reversal of a PENDING or VOIDED transaction
+	ErrorReason_NOT_REVERSIBLE         ErrorReason = 44 // reversal of a reversal
+	ErrorReason_ACCOUNT_LIMIT_EXCEEDED ErrorReason = 45 // would take an account's debit or credit total above 1e18 santim
 	// PermissionDenied
 	ErrorReason_ADJUSTMENT_SIGNATURE_MISSING ErrorReason = 50
 	ErrorReason_ADJUSTMENT_SIGNATURE_INVALID ErrorReason = 51
@@ -89,6 +93,8 @@ var (
 		9:  "INVALID_ACCOUNT_NAME",
 		10: "INVALID_ACCOUNT_TYPE",
 		11: "BATCH_TOO_LARGE",
+		12: "AMOUNT_OUT_OF_RANGE",
+		13: "SINGLE_ACCOUNT",
 		20: "ACCOUNT_NOT_FOUND",
 		21: "TRANSACTION_NOT_FOUND",
 		30: "IDEMPOTENCY_CONFLICT",
@@ -98,6 +104,7 @@ var (
 		42: "ALREADY_REVERSED",
 		43: "NOT_POSTED",
 		44: "NOT_REVERSIBLE",
+		45: "ACCOUNT_LIMIT_EXCEEDED",
 		50: "ADJUSTMENT_SIGNATURE_MISSING",
 		51: "ADJUSTMENT_SIGNATURE_INVALID",
 		52: "ADJUSTMENT_SELF_APPROVED",
@@ -119,6 +126,8 @@ var (
 		"INVALID_ACCOUNT_NAME":         9,
 		"INVALID_ACCOUNT_TYPE":         10,
 		"BATCH_TOO_LARGE":              11,
+		"AMOUNT_OUT_OF_RANGE":          12,
+		"SINGLE_ACCOUNT":               13,
 		"ACCOUNT_NOT_FOUND":            20,
 		"TRANSACTION_NOT_FOUND":        21,
 		"IDEMPOTENCY_CONFLICT":         30,
@@ -128,6 +137,7 @@ var (
 		"ALREADY_REVERSED":             42,
 		"NOT_POSTED":                   43,
 		"NOT_REVERSIBLE":               44,
+		"ACCOUNT_LIMIT_EXCEEDED":       45,
 		"ADJUSTMENT_SIGNATURE_MISSING": 50,
 		"ADJUSTMENT_SIGNATURE_INVALID": 51,
 		"ADJUSTMENT_SELF_APPROVED":     52,
@@ -3550,7 +3560,7 @@ const file_ledger_proto_rawDesc = "" +
 	"\x13checkpoints_checked\x18\x01 \x01(\x03R\x12checkpointsChecked\x12F\n" +
 	"\n" +
 	"mismatches\x18\x02 \x03(\v2&.wagerail.ledger.v1.CheckpointMismatchR\n" +
-	"mismatches*\x8b\x05\n" +
+	"mismatches*\xd4\x05\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10INVALID_ARGUMENT\x10\x01\x12\x12\n" +
@@ -3565,7 +3575,9 @@ const file_ledger_proto_rawDesc = "" +
 	"\x14INVALID_ACCOUNT_NAME\x10\t\x12\x18\n" +
 	"\x14INVALID_ACCOUNT_TYPE\x10\n" +
 	"\x12\x13\n" +
-	"\x0fBATCH_TOO_LARGE\x10\v\x12\x15\n" +
+	"\x0fBATCH_TOO_LARGE\x10\v\x12\x17\n" +
+	"\x13AMOUNT_OUT_OF_RANGE\x10\f\x12\x12\n" +
+	"\x0eSINGLE_ACCOUNT\x10\r\x12\x15\n" +
 	"\x11ACCOUNT_NOT_FOUND\x10\x14\x12\x19\n" +
 	"\x15TRANSACTION_NOT_FOUND\x10\x15\x12\x18\n" +
 	"\x14IDEMPOTENCY_CONFLICT\x10\x1e\x12\x14\n" +
@@ -3575,7 +3587,8 @@ const file_ledger_proto_rawDesc = "" +
 	"\x10ALREADY_REVERSED\x10*\x12\x0e\n" +
 	"\n" +
 	"NOT_POSTED\x10+\x12\x12\n" +
-	"\x0eNOT_REVERSIBLE\x10,\x12 \n" +
+	"\x0eNOT_REVERSIBLE\x10,\x12\x1a\n" +
+	"\x16ACCOUNT_LIMIT_EXCEEDED\x10-\x12 \n" +
 	"\x1cADJUSTMENT_SIGNATURE_MISSING\x102\x12 \n" +
 	"\x1cADJUSTMENT_SIGNATURE_INVALID\x103\x12\x1c\n" +
 	"\x18ADJUSTMENT_SELF_APPROVED\x104\x12\x0f\n" +
