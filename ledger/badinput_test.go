@@ -43,7 +43,7 @@ func TestBadInput(t *testing.T) {
 				leg("payroll-clearing", dr, math.MaxInt64), leg("payroll-clearing", dr, 2),
 				leg("receivable-from-employee:e1", cr, math.MaxInt64), leg("receivable-from-employee:e1", cr, 2),
 			}
-		}, ReasonAmountOverflow, codes.InvalidArgument},
+		}, ReasonAmountOutOfRange, codes.InvalidArgument},
 		{"one entry", func(r *ledgerv1.PostTransactionRequest) { r.Entries = r.Entries[:1] }, ReasonTooFewEntries, codes.InvalidArgument},
 		{"no entries", func(r *ledgerv1.PostTransactionRequest) { r.Entries = nil }, ReasonTooFewEntries, codes.InvalidArgument},
 		{"unknown account", func(r *ledgerv1.PostTransactionRequest) { r.Entries[1].AccountName = "receivable-from-employee:ghost" }, ReasonAccountNotFound, codes.NotFound},

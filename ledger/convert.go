@@ -76,12 +76,18 @@ func tsp(t *time.Time) *timestamppb.Timestamp {
 	return timestamppb.New(*t)
 }
 
-func timeFromPB(t *timestamppb.Timestamp) *time.Time {
+// timeFromPB converts an optional timestamp of a request. One outside 0001-9999 or with bad
+// nanos is the caller's error: AsTime would turn it into some other instant, or one Postgres
+// cannot hold.
+func timeFromPB(name string, t *timestamppb.Timestamp) (*time.Time, error) {
 	if t == nil {
-		return nil
+		return nil, nil
+	}
+	if err := t.CheckValid(); err != nil {
+		return nil, errorf(ReasonInvalidArgument, "%s is not a valid timestamp", name)
 	}
 	v := t.AsTime()
-	return &v
+	return &v, nil
 }
 
 // AccountToPB converts an account.

@@ -18,8 +18,21 @@
 //     per-account lock before it draws the number), so the sums of an account's entries up to a
 //     sequence number never change. Those sums are stored as immutable checkpoints, written by a
 //     balance read when more than CheckpointEvery entries follow the newest one; a read is the
-//     newest checkpoint plus the few entries after it, from a covering index. VerifyCheckpoints
-//     (gRPC) and `wagerail ledger verify-checkpoints TENANT...` recompute them all.
+//     newest checkpoint plus the few entries after it, from a covering index. Only the database
+//     function ledger.write_checkpoint (SECURITY DEFINER) writes a checkpoint, computing the sums
+//     itself: the runtime role cannot write one, so a checkpoint cannot say what the entries do
+//     not. VerifyCheckpoints (gRPC) and `wagerail ledger verify-checkpoints TENANT...` recompute
+//     them all.
+//
+// # Bounds
+//
+// Amounts have the bounds of internal/money: an entry at most MaxAmountSantim, a transaction's
+// debits at most MaxTransactionSantim (AMOUNT_OUT_OF_RANGE), and each running total of an
+// account, its debits and its credits (posted plus open holds), at most MaxAccountTotalSantim
+// (ACCOUNT_LIMIT_EXCEEDED, FailedPrecondition: a valid posting that the account's state
+// refuses). So every sum a balance read makes fits int64, and balance reads never fail on what
+// the ledger accepted. A transaction moves money between accounts: entries all on one account
+// are SINGLE_ACCOUNT.
 //
 // The database keeps the invariants itself (schema/migrations/ledger): entries and checkpoints
 // refuse UPDATE/DELETE/TRUNCATE (triggers, and no privilege for the runtime role), every
@@ -29,11 +42,22 @@
 // change (deferred constraint trigger), a composite foreign key refuses accounts of
 // another tenant or currency, status moves only forward, a transaction is reversed at most once,
 // reversals and adjustments have their required shape, column values stay in their domains
-// (positive amounts, known kinds, statuses, phases and directions, currency codes), and
-// row-level security is forced on every table. Migration 0003 explains why the statement check
+// (amounts in (0, MaxAmountSantim], known kinds, statuses, phases and directions, currency
+// codes), a transaction's debits stay within MaxTransactionSantim and touch more than one
+// account, each account's running totals (ledger.account_totals, written only by a SECURITY
+// DEFINER trigger under the account lock) stay within MaxAccountTotalSantim, and row-level
+// security is forced on every table. Migration 0003 explains why the statement check
 // reads each transaction through a grouped LATERAL subquery instead of a join (stale
 // statistics), 0004 why the value rules of transactions and entries are domains rather than
-// table CHECK constraints (cost per statement).
+// table CHECK constraints (cost per statement), 0005 how the bounds and the checkpoint function
+// are kept.
+//
+// # Edge
+//
+// Every string of every request is checked with internal/field before anything reaches the
+// database (tenant ids are identifiers, idempotency keys references, reasons and lineage free
+// text, ids uuids in canonical form, page tokens of the ledger's own form, timestamps within
+// 0001-9999): control characters, invalid UTF-8 and oversized values are INVALID_ARGUMENT.
 //
 // # Writing
 //

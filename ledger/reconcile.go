@@ -7,6 +7,9 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/wagerail/wagerail/internal/field"
+	"github.com/wagerail/wagerail/internal/money"
 )
 
 // StatementLine is a line of a bank statement from the account holder's view: a positive amount
@@ -95,16 +98,24 @@ func (s *Store) Reconcile(ctx context.Context, req ReconcileRequest) (ReconcileR
 	if req.PeriodStart != nil && !req.PeriodStart.Before(end) {
 		return rep, errorf(ReasonInvalidArgument, "period_start must be before period_end")
 	}
-	for _, a := range req.Accounts {
+	for i, a := range req.Accounts {
 		if !validSegment(a.Account, 128) {
-			return rep, errorf(ReasonInvalidArgument, "partner account %q must be 1-128 of A-Z a-z 0-9 . _ @ -", a.Account)
+			return rep, errorf(ReasonInvalidArgument, "account %d: partner account must be 1-128 of A-Z a-z 0-9 . _ @ -", i)
+		}
+		// A balance, unlike an entry, may be negative; it is bounded as an account total is.
+		if a.ClosingBalanceSantim > money.MaxAccountTotalSantim || a.ClosingBalanceSantim < -money.MaxAccountTotalSantim {
+			return rep, errorf(ReasonAmountOutOfRange, "closing balance of %s is out of range", a.Account)
 		}
 		for _, l := range a.Lines {
 			if l.AmountSantim == 0 {
-				return rep, errorf(ReasonInvalidAmount, "statement line %q of %s has a zero amount", l.Reference, a.Account)
+				return rep, errorf(ReasonInvalidAmount, "a statement line of %s has a zero amount", a.Account)
 			}
-			if len(l.Reference) > 255 {
-				return rep, errorf(ReasonInvalidArgument, "statement line reference longer than 255 bytes")
+			if l.AmountSantim > money.MaxAmountSantim || l.AmountSantim < -money.MaxAmountSantim {
+				return rep, errorf(ReasonAmountOutOfRange, "a statement line of %s is beyond %d santim either way", a.Account, money.MaxAmountSantim)
+			}
+			// The bank's own text, matched verbatim: printable, spaces allowed, may be empty.
+			if err := field.Text("statement line reference", l.Reference, field.MaxReference); err != nil {
+				return rep, fieldErr(err)
 			}
 		}
 	}
@@ -136,7 +147,7 @@ func (s *Store) Reconcile(ctx context.Context, req ReconcileRequest) (ReconcileR
 			if abs < 0 {
 				abs = -abs
 			}
-			if rep.TotalAbsDriftSantim, ok = AddSantim(rep.TotalAbsDriftSantim, abs); !ok {
+			if rep.TotalAbsDriftSantim, ok = money.Add(rep.TotalAbsDriftSantim, abs); !ok {
 				return errorf(ReasonAmountOverflow, "total drift overflows int64 santim")
 			}
 			if d.DriftSantim != 0 || len(d.MissingInLedger)+len(d.MissingAtBank)+len(d.AmountMismatch) > 0 {
@@ -199,12 +210,12 @@ func (s *Store) reconcileAccount(ctx context.Context, tx querier, req ReconcileR
 	case len(sa.Lines) > 0 || req.PeriodStart != nil:
 		var bank, ledger int64
 		for _, l := range sa.Lines {
-			if bank, ok = AddSantim(bank, l.AmountSantim); !ok {
+			if bank, ok = money.Add(bank, l.AmountSantim); !ok {
 				return d, errorf(ReasonAmountOverflow, "statement lines of %s overflow int64 santim", sa.Account)
 			}
 		}
 		for _, m := range movements {
-			if ledger, ok = AddSantim(ledger, m.amount); !ok {
+			if ledger, ok = money.Add(ledger, m.amount); !ok {
 				return d, errorf(ReasonAmountOverflow, "ledger movements of %s overflow int64 santim", sa.Account)
 			}
 		}

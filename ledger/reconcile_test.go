@@ -4,10 +4,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/wagerail/wagerail/internal/db"
 	"github.com/wagerail/wagerail/internal/testkit"
 	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
 )
@@ -118,18 +120,22 @@ func TestVerifyCheckpointsFindsCorruption(t *testing.T) {
 	require.Positive(t, v.GetCheckpointsChecked())
 	require.Empty(t, v.GetMismatches())
 
-	// A checkpoint that lies, written straight into the table by the runtime role at the
-	// newest entry (one no balance read has checkpointed yet), is found and named.
+	// A checkpoint that lies, written straight into the table at the newest entry (one no
+	// balance read has checkpointed yet), is found and named. Only the owner role can still
+	// write one by hand (TestHardening3_CheckpointsCannotLie: the runtime role cannot).
 	_, err = e.client.PostTransaction(ctx, twoLeg(tenant, "late", "payroll-clearing", "fee-income", 1))
 	require.NoError(t, err)
-	err = e.store.inTx(ctx, tenant, nil, func(tx querier) error {
+	owner, err := db.Open(ctx, e.db.OwnerDSN, 1)
+	require.NoError(t, err)
+	defer owner.Close()
+	err = db.InTenantTx(ctx, owner, tenant, func(tx pgx.Tx) error {
 		var id string
 		var seq int64
 		if err := tx.QueryRow(ctx, `SELECT a.id::text, max(e.seq) FROM ledger.entries e JOIN ledger.accounts a ON a.id = e.account_id
 			WHERE a.name = 'fee-income' GROUP BY a.id`).Scan(&id, &seq); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, checkpointSQL, tenant, id, "ETB", seq, 1, time.Now(), 0, 999, 0, 0)
+		_, err := tx.Exec(ctx, forgedCheckpointSQL, tenant, id, "ETB", seq, 1, time.Now(), 0, 999, 0, 0)
 		return err
 	})
 	require.NoError(t, err)
@@ -139,3 +145,9 @@ func TestVerifyCheckpointsFindsCorruption(t *testing.T) {
 	require.Equal(t, "fee-income", v.GetMismatches()[0].GetAccountName())
 	require.Contains(t, v.GetMismatches()[0].GetDetail(), "posted=0/999")
 }
+
+// forgedCheckpointSQL writes a checkpoint with the values it is given, as the ledger itself no
+// longer does (ledger.write_checkpoint computes them).
+const forgedCheckpointSQL = `INSERT INTO ledger.balance_checkpoints (tenant_id, account_id, currency, seq,
+		entry_count, last_entry_at, posted_debits, posted_credits, pending_debits, pending_credits)
+	VALUES ($1, $2::uuid, $3, $4, $5, $6, $7, $8, $9, $10)`

@@ -54,7 +54,7 @@ func TestRowLevelSecurity(t *testing.T) {
 	require.Equal(t, int64(500), e.balance(t, a, "fee-income").GetPostedSantim())
 
 	// Raw SQL as the runtime role.
-	tables := []string{"accounts", "transactions", "entries", "balance_checkpoints"}
+	tables := []string{"accounts", "transactions", "entries", "balance_checkpoints", "account_totals"}
 	for _, tenant := range []string{a, b} {
 		require.NoError(t, db.InTenantTx(ctx, e.db.App, tenant, func(tx pgx.Tx) error {
 			for _, tbl := range tables {
@@ -268,7 +268,7 @@ func TestMigrationsUpDownUp(t *testing.T) {
 		require.NoError(t, conn.QueryRow(ctx, `SELECT count(*) FROM pg_tables WHERE schemaname = 'ledger'`).Scan(&n))
 		return n
 	}
-	require.Equal(t, 4, tables())
+	require.Equal(t, 5, tables())
 	versions, err := schema.Versions(d.OwnerDSN)
 	require.NoError(t, err)
 	var ledgerVersion uint
@@ -281,7 +281,7 @@ func TestMigrationsUpDownUp(t *testing.T) {
 	require.NoError(t, schema.Down(d.OwnerDSN, int(ledgerVersion), "ledger"))
 	require.Equal(t, 0, tables())
 	require.NoError(t, schema.Up(d.OwnerDSN))
-	require.Equal(t, 4, tables())
+	require.Equal(t, 5, tables())
 
 	// The schema works after the round trip.
 	pool, err := db.Open(ctx, d.AppDSN, 4)

@@ -91,6 +91,11 @@ func (s *Server) PostTransactions(ctx context.Context, r *ledgerv1.PostTransacti
 		}
 	}
 	res, err := s.store.PostBatch(ctx, r.GetTenantId(), ps)
+	if err != nil && len(ps) > 1 && len(ps) <= MaxBatch && validateTenant(r.GetTenantId()) == nil && isDataError(err) {
+		// The database refused one of the postings (an account at its limit): find which by
+		// writing each alone, so it fails alone, as the validator's refusals do.
+		res, err = s.postEach(ctx, r.GetTenantId(), ps)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -116,6 +121,22 @@ func (s *Server) PostTransactions(ctx context.Context, r *ledgerv1.PostTransacti
 		out.Results[i] = item
 	}
 	return out, nil
+}
+
+func (s *Server) postEach(ctx context.Context, tenant string, ps []Posting) ([]PostResult, error) {
+	res := make([]PostResult, len(ps))
+	for i, p := range ps {
+		one, err := s.store.PostBatch(ctx, tenant, []Posting{p})
+		switch {
+		case err == nil:
+			res[i] = one[0]
+		case isDataError(err):
+			res[i].Err = err
+		default:
+			return nil, err
+		}
+	}
+	return res, nil
 }
 
 func (s *Server) CommitPending(ctx context.Context, r *ledgerv1.CommitPendingRequest) (*ledgerv1.CommitPendingResponse, error) {
@@ -166,8 +187,12 @@ func (s *Server) PostAdjustment(ctx context.Context, r *ledgerv1.PostAdjustmentR
 		TenantID: r.GetTenantId(), IdempotencyKey: r.GetIdempotencyKey(), Entries: ar.Entries, Status: Posted,
 		Metadata: r.GetMetadata(), Lineage: lineageFromPB(r.GetLineage()), Kind: AdjustmentKind, Adjustment: &ar.Adjustment,
 	}
-	// The approval is checked before anything else is looked at: an unsigned request learns
-	// nothing about accounts or keys.
+	// The approval is checked before anything is read: an unsigned request learns nothing about
+	// accounts or keys. Only the request's own form is checked first, so malformed input is
+	// InvalidArgument at every RPC alike, signed or not.
+	if err := ValidatePosting(p); err != nil {
+		return nil, err
+	}
 	if err := VerifyAdjustment(s.adjustmentKey, ar, r.GetApprovalSignature()); err != nil {
 		return nil, err
 	}
@@ -182,7 +207,11 @@ func (s *Server) PostAdjustment(ctx context.Context, r *ledgerv1.PostAdjustmentR
 }
 
 func (s *Server) GetBalance(ctx context.Context, r *ledgerv1.GetBalanceRequest) (*ledgerv1.GetBalanceResponse, error) {
-	b, err := s.store.GetBalance(ctx, r.GetTenantId(), AccountRef{ID: r.GetAccountId(), Name: r.GetAccountName()}, timeFromPB(r.GetAsOf()))
+	asOf, err := timeFromPB("as_of", r.GetAsOf())
+	if err != nil {
+		return nil, err
+	}
+	b, err := s.store.GetBalance(ctx, r.GetTenantId(), AccountRef{ID: r.GetAccountId(), Name: r.GetAccountName()}, asOf)
 	if err != nil {
 		return nil, err
 	}
@@ -190,8 +219,16 @@ func (s *Server) GetBalance(ctx context.Context, r *ledgerv1.GetBalanceRequest) 
 }
 
 func (s *Server) ListEntries(ctx context.Context, r *ledgerv1.ListEntriesRequest) (*ledgerv1.ListEntriesResponse, error) {
+	from, err := timeFromPB("from", r.GetFrom())
+	if err != nil {
+		return nil, err
+	}
+	to, err := timeFromPB("to", r.GetTo())
+	if err != nil {
+		return nil, err
+	}
 	es, next, err := s.store.ListEntries(ctx, r.GetTenantId(), AccountRef{ID: r.GetAccountId(), Name: r.GetAccountName()},
-		timeFromPB(r.GetFrom()), timeFromPB(r.GetTo()), r.GetPageSize(), r.GetPageToken())
+		from, to, r.GetPageSize(), r.GetPageToken())
 	if err != nil {
 		return nil, err
 	}
@@ -211,16 +248,25 @@ func (s *Server) GetTransaction(ctx context.Context, r *ledgerv1.GetTransactionR
 }
 
 func (s *Server) ReconcileWithBank(ctx context.Context, r *ledgerv1.ReconcileWithBankRequest) (*ledgerv1.ReconcileWithBankResponse, error) {
-	req := ReconcileRequest{
-		TenantID: r.GetTenantId(), Partner: r.GetPartner(),
-		PeriodStart: timeFromPB(r.GetPeriodStart()), PeriodEnd: timeFromPB(r.GetPeriodEnd()),
+	start, err := timeFromPB("period_start", r.GetPeriodStart())
+	if err != nil {
+		return nil, err
 	}
+	end, err := timeFromPB("period_end", r.GetPeriodEnd())
+	if err != nil {
+		return nil, err
+	}
+	req := ReconcileRequest{TenantID: r.GetTenantId(), Partner: r.GetPartner(), PeriodStart: start, PeriodEnd: end}
 	for _, a := range r.GetAccounts() {
 		sa := StatementAccount{Account: a.GetAccount(), HasClosingBalance: a.GetHasClosingBalance(), ClosingBalanceSantim: a.GetClosingBalanceSantim()}
 		for _, l := range a.GetLines() {
 			sl := StatementLine{Reference: l.GetReference(), AmountSantim: l.GetAmountSantim()}
-			if l.GetBookedAt() != nil {
-				sl.BookedAt = l.GetBookedAt().AsTime()
+			booked, err := timeFromPB("booked_at", l.GetBookedAt())
+			if err != nil {
+				return nil, err
+			}
+			if booked != nil {
+				sl.BookedAt = *booked
 			}
 			sa.Lines = append(sa.Lines, sl)
 		}

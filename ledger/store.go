@@ -19,6 +19,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/wagerail/wagerail/internal/db"
+	"github.com/wagerail/wagerail/internal/field"
+	"github.com/wagerail/wagerail/internal/money"
 )
 
 // DefaultCheckpointEvery is how many entries past its newest checkpoint an account may have
@@ -55,22 +57,21 @@ type AccountRef struct {
 	Name string
 }
 
-func (r AccountRef) validate() error {
+// normalize checks the reference and returns it with the id in canonical form.
+func (r AccountRef) normalize() (AccountRef, error) {
 	switch {
 	case r.ID != "" && r.Name != "":
-		return errorf(ReasonInvalidArgument, "set account_id or account_name, not both")
+		return r, errorf(ReasonInvalidArgument, "set account_id or account_name, not both")
 	case r.ID != "":
-		if _, err := uuid.Parse(r.ID); err != nil {
-			return errorf(ReasonInvalidArgument, "account_id %q is not a uuid", r.ID)
-		}
+		id, err := parseID("account_id", r.ID)
+		return AccountRef{ID: id}, err
 	case r.Name != "":
-		if len(r.Name) > 255 {
-			return errorf(ReasonInvalidAccountName, "account name longer than 255 characters")
-		}
+		// Only a name of the chart can name an account (EnsureAccount refuses any other).
+		_, err := ParseAccountName(r.Name)
+		return r, err
 	default:
-		return errorf(ReasonInvalidArgument, "account_id or account_name is required")
+		return r, errorf(ReasonInvalidArgument, "account_id or account_name is required")
 	}
-	return nil
 }
 
 func (r AccountRef) String() string {
@@ -203,11 +204,15 @@ func (s *Store) EnsureAccount(ctx context.Context, tenant, name string, typ Acco
 //
 // Errors: ErrMissingTenant, ErrInvalidArgument, ErrAccountNotFound.
 func (s *Store) GetAccount(ctx context.Context, tenant string, ref AccountRef) (Account, error) {
-	if err := ref.validate(); err != nil {
+	ref, err := ref.normalize()
+	if err != nil {
+		return Account{}, err
+	}
+	if err := validateTenant(tenant); err != nil {
 		return Account{}, err
 	}
 	var acc Account
-	err := s.inTx(ctx, tenant, nil, func(tx querier) error {
+	err = s.inTx(ctx, tenant, nil, func(tx querier) error {
 		var err error
 		acc, err = getAccount(ctx, tx, ref)
 		return err
@@ -241,12 +246,21 @@ func pageSize(n int32) int {
 
 // ListAccounts lists accounts by name, optionally filtered by a name prefix.
 //
-// Errors: ErrMissingTenant, ErrInvalidArgument (bad page token).
+// Errors: ErrMissingTenant, ErrInvalidArgument (bad prefix or page token).
 func (s *Store) ListAccounts(ctx context.Context, tenant, prefix string, size int32, token string) ([]Account, string, error) {
+	if err := validateTenant(tenant); err != nil {
+		return nil, "", err
+	}
+	if prefix != "" {
+		if err := field.Reference("name_prefix", prefix, maxAccountBytes); err != nil {
+			return nil, "", fieldErr(err)
+		}
+	}
 	after := ""
 	if token != "" {
 		b, err := base64.RawURLEncoding.DecodeString(token)
-		if err != nil {
+		// The token is the last name of the previous page: a reference like any account name.
+		if len(token) > maxTokenBytes || err != nil || field.Reference("page_token", string(b), maxAccountBytes) != nil {
 			return nil, "", errorf(ReasonInvalidArgument, "bad page_token")
 		}
 		after = string(b)
@@ -304,7 +318,7 @@ func (s *Store) PostBatch(ctx context.Context, tenant string, ps []Posting) ([]P
 			p.TenantID = tenant
 		}
 		if p.TenantID != tenant {
-			res[i].Err = errorf(ReasonInvalidArgument, "transaction %d: tenant_id %q differs from the batch's %q", i, p.TenantID, tenant)
+			res[i].Err = errorf(ReasonInvalidArgument, "transaction %d: tenant_id differs from the batch's", i)
 			continue
 		}
 		if err := ValidatePosting(p); err != nil {
@@ -587,6 +601,10 @@ func (it *pendingItem) resolve(byName, byID map[string]Account) error {
 		it.entries[i] = resolvedEntry{AccountID: a.ID, Direction: e.Direction, Amount: e.AmountSantim}
 		it.names[i] = a.Name
 	}
+	// The validator told accounts named the same way apart; an id and a name may still be one.
+	if !slices.ContainsFunc(it.entries[1:], func(e resolvedEntry) bool { return e.AccountID != it.entries[0].AccountID }) {
+		return errorf(ReasonSingleAccount, "every entry is on account %s; a transaction moves money between accounts", it.names[0])
+	}
 	it.hash = postingHash(it.p, it.entries)
 	return nil
 }
@@ -691,20 +709,30 @@ func loadTx(ctx context.Context, tx querier, ids []string) (map[string]*Transact
 //
 // Errors: ErrMissingTenant, ErrInvalidArgument, ErrTransactionNotFound.
 func (s *Store) GetTransaction(ctx context.Context, tenant, id, key string) (*Transaction, error) {
-	if id == "" && key == "" {
-		return nil, errorf(ReasonInvalidArgument, "transaction_id or idempotency_key is required")
+	if err := validateTenant(tenant); err != nil {
+		return nil, err
 	}
-	if id != "" {
-		if _, err := uuid.Parse(id); err != nil {
-			return nil, errorf(ReasonInvalidArgument, "transaction_id %q is not a uuid", id)
+	switch {
+	case id != "" && key != "":
+		return nil, errorf(ReasonInvalidArgument, "set transaction_id or idempotency_key, not both")
+	case id != "":
+		var err error
+		if id, err = parseID("transaction_id", id); err != nil {
+			return nil, err
 		}
+	case key != "":
+		if err := validateKey(key); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, errorf(ReasonInvalidArgument, "transaction_id or idempotency_key is required")
 	}
 	var t *Transaction
 	err := s.inTx(ctx, tenant, nil, func(tx querier) error {
 		if id == "" {
 			if err := tx.QueryRow(ctx, `SELECT id::text FROM ledger.transactions WHERE idempotency_key = $1`, key).Scan(&id); err != nil {
 				if errors.Is(err, pgx.ErrNoRows) {
-					return errorf(ReasonTransactionNotFound, "no transaction with idempotency key %q", key)
+					return errorf(ReasonTransactionNotFound, "no transaction with this idempotency key")
 				}
 				return err
 			}
@@ -738,11 +766,15 @@ func (s *Store) Void(ctx context.Context, tenant, id, reason string) (*Transacti
 }
 
 func (s *Store) settle(ctx context.Context, tenant, id string, to Status, reason string) (*Transaction, error) {
-	if _, err := uuid.Parse(id); err != nil {
-		return nil, errorf(ReasonInvalidArgument, "transaction_id %q is not a uuid", id)
+	if err := validateTenant(tenant); err != nil {
+		return nil, err
 	}
-	if len(reason) > 1024 {
-		return nil, errorf(ReasonInvalidArgument, "reason longer than 1024 bytes")
+	id, err := parseID("transaction_id", id)
+	if err != nil {
+		return nil, err
+	}
+	if err := validateReason("reason", reason, false); err != nil {
+		return nil, err
 	}
 	op := "ledger.commit"
 	phases := []string{string(PhasePosted), string(PhaseRelease)}
@@ -751,7 +783,7 @@ func (s *Store) settle(ctx context.Context, tenant, id string, to Status, reason
 		phases = []string{string(PhaseRelease)}
 	}
 	var t *Transaction
-	err := s.inTx(ctx, tenant, nil, func(tx querier) error {
+	err = s.inTx(ctx, tenant, nil, func(tx querier) error {
 		tag, err := tx.Exec(ctx, `UPDATE ledger.transactions SET status = $2::text,
 				posted_at = CASE WHEN $2::text = 'POSTED' THEN now() END,
 				voided_at = CASE WHEN $2::text = 'VOIDED' THEN now() END,
@@ -807,11 +839,11 @@ func (s *Store) Reverse(ctx context.Context, tenant, id, reason, key string, lin
 	if err := validateKey(key); err != nil {
 		return nil, nil, false, err
 	}
-	if _, err := uuid.Parse(id); err != nil {
-		return nil, nil, false, errorf(ReasonInvalidArgument, "transaction_id %q is not a uuid", id)
+	if id, err = parseID("transaction_id", id); err != nil {
+		return nil, nil, false, err
 	}
-	if strings.TrimSpace(reason) == "" || len(reason) > 1024 {
-		return nil, nil, false, errorf(ReasonInvalidArgument, "a reversal needs a reason of at most 1024 bytes")
+	if err := validateReason("reason", reason, true); err != nil {
+		return nil, nil, false, err
 	}
 	if err := validateLineage(lin); err != nil {
 		return nil, nil, false, err
@@ -909,7 +941,8 @@ func (s *Store) Reverse(ctx context.Context, tenant, id, reason, key string, lin
 //
 // Errors: ErrMissingTenant, ErrInvalidArgument, ErrAccountNotFound.
 func (s *Store) GetBalance(ctx context.Context, tenant string, ref AccountRef, asOf *time.Time) (Balance, error) {
-	if err := ref.validate(); err != nil {
+	ref, err := ref.normalize()
+	if err != nil {
 		return Balance{}, err
 	}
 	if err := validateTenant(tenant); err != nil {
@@ -917,7 +950,7 @@ func (s *Store) GetBalance(ctx context.Context, tenant string, ref AccountRef, a
 	}
 	var r balanceRow
 	found := false
-	err := s.inTx(ctx, tenant, func(b *pgx.Batch) {
+	err = s.inTx(ctx, tenant, func(b *pgx.Batch) {
 		sql, arg := balanceSQL(ref)
 		b.Queue(sql, arg, asOf).Query(func(rows pgx.Rows) error {
 			defer rows.Close()
@@ -941,10 +974,9 @@ func (s *Store) GetBalance(ctx context.Context, tenant string, ref AccountRef, a
 		return Balance{}, storeErr("ledger.get_balance", err)
 	}
 	if asOf == nil && r.tailN >= s.checkpointEvery() {
-		// The sums come from one snapshot, in which the account's entries up to LastSeq are a
-		// gap-free prefix (see account_lock_key): a fact that never changes, so writing it in a
-		// transaction of its own is as good as in the read's.
-		err = s.inTx(ctx, tenant, func(b *pgx.Batch) { b.Queue(checkpointSQL, checkpointArgs(r.acc, bal, r.lastAt())...) }, nil)
+		// The database computes the checkpoint itself (ledger.write_checkpoint): the runtime
+		// role cannot write one, so a checkpoint never says what the entries do not.
+		err = s.inTx(ctx, tenant, func(b *pgx.Batch) { b.Queue(`SELECT ledger.write_checkpoint($1::uuid)`, r.acc.ID) }, nil)
 		if err != nil {
 			return Balance{}, storeErr("ledger.get_balance: checkpoint", err)
 		}
@@ -968,23 +1000,13 @@ func (r *balanceRow) scan(row pgx.Row) error {
 		&r.tailN, &r.tailMax, &r.tailAt, &r.tPD, &r.tPC, &r.tHD, &r.tHC)
 }
 
-func (r *balanceRow) lastAt() time.Time {
-	if r.tailAt != nil {
-		return *r.tailAt
-	}
-	if r.cpAt != nil {
-		return *r.cpAt
-	}
-	return time.Time{}
-}
-
 func (r *balanceRow) balance(asOf *time.Time) (Balance, error) {
 	b := Balance{AccountID: r.acc.ID, AccountName: r.acc.Name, Currency: r.acc.Currency, NormalSide: r.acc.NormalSide}
 	var ok [4]bool
-	b.PostedDebitsSantim, ok[0] = AddSantim(r.cpPD, r.tPD)
-	b.PostedCreditsSantim, ok[1] = AddSantim(r.cpPC, r.tPC)
-	b.PendingDebitsSantim, ok[2] = AddSantim(r.cpHD, r.tHD)
-	b.PendingCreditsSantim, ok[3] = AddSantim(r.cpHC, r.tHC)
+	b.PostedDebitsSantim, ok[0] = money.Add(r.cpPD, r.tPD)
+	b.PostedCreditsSantim, ok[1] = money.Add(r.cpPC, r.tPC)
+	b.PendingDebitsSantim, ok[2] = money.Add(r.cpHD, r.tHD)
+	b.PendingCreditsSantim, ok[3] = money.Add(r.cpHC, r.tHC)
 	if !ok[0] || !ok[1] || !ok[2] || !ok[3] {
 		return b, fmt.Errorf("balance of %s overflows int64 santim", r.acc.ID)
 	}
@@ -1053,33 +1075,28 @@ func balanceIn(ctx context.Context, tx querier, ref AccountRef, asOf *time.Time)
 	return r.acc, b, err
 }
 
-const checkpointSQL = `INSERT INTO ledger.balance_checkpoints (tenant_id, account_id, currency, seq,
-		entry_count, last_entry_at, posted_debits, posted_credits, pending_debits, pending_credits)
-	VALUES ($1, $2::uuid, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT DO NOTHING`
-
-func checkpointArgs(acc Account, b Balance, lastAt time.Time) []any {
-	return []any{acc.TenantID, acc.ID, acc.Currency, b.LastSeq, b.EntryCount, lastAt,
-		b.PostedDebitsSantim, b.PostedCreditsSantim, b.PendingDebitsSantim, b.PendingCreditsSantim}
-}
-
 // ListEntries lists an account's entries in sequence order within [from, to).
 //
 // Errors: ErrMissingTenant, ErrInvalidArgument, ErrAccountNotFound.
 func (s *Store) ListEntries(ctx context.Context, tenant string, ref AccountRef, from, to *time.Time, size int32, token string) ([]Entry, string, error) {
-	if err := ref.validate(); err != nil {
+	ref, err := ref.normalize()
+	if err != nil {
+		return nil, "", err
+	}
+	if err := validateTenant(tenant); err != nil {
 		return nil, "", err
 	}
 	var after int64
 	if token != "" {
 		v, err := strconv.ParseInt(token, 36, 64)
-		if err != nil || v < 0 {
+		if len(token) > maxTokenBytes || err != nil || v < 0 {
 			return nil, "", errorf(ReasonInvalidArgument, "bad page_token")
 		}
 		after = v
 	}
 	n := pageSize(size)
 	var out []Entry
-	err := s.inTx(ctx, tenant, nil, func(tx querier) error {
+	err = s.inTx(ctx, tenant, nil, func(tx querier) error {
 		acc, err := getAccount(ctx, tx, ref)
 		if err != nil {
 			return err
@@ -1180,6 +1197,13 @@ func storeErr(op string, err error) error {
 		switch {
 		case pgErr.ConstraintName == "entries_balanced":
 			return errorf(ReasonUnbalanced, "%s", pgErr.Message)
+		case pgErr.ConstraintName == "santim_max_check" || pgErr.ConstraintName == "entries_transaction_max":
+			return errorf(ReasonAmountOutOfRange, "an amount is more than the ledger's maximum per entry (%d santim) or per transaction (%d santim)",
+				money.MaxAmountSantim, money.MaxTransactionSantim)
+		case pgErr.ConstraintName == "entries_one_account":
+			return errorf(ReasonSingleAccount, "%s", pgErr.Message)
+		case pgErr.ConstraintName == "account_total_max":
+			return errorf(ReasonAccountLimitExceeded, "the posting would take an account's debit or credit total past %d santim", money.MaxAccountTotalSantim)
 		case pgErr.Code == "23503" && pgErr.ConstraintName == "entries_account_fkey":
 			return errorf(ReasonAccountNotFound, "an entry's account does not exist for this tenant and currency")
 		case pgErr.Code == "22003": // numeric value out of range

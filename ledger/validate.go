@@ -5,30 +5,28 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
-	"math"
+	"errors"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
+
+	"github.com/wagerail/wagerail/internal/field"
+	"github.com/wagerail/wagerail/internal/money"
 )
 
-// AddSantim adds two amounts, reporting overflow instead of wrapping.
-func AddSantim(a, b int64) (int64, bool) {
-	if (b > 0 && a > math.MaxInt64-b) || (b < 0 && a < math.MinInt64-b) {
-		return 0, false
-	}
-	return a + b, true
-}
-
 // ValidatePosting checks a posting as a whole before anything is read or written: tenant and
-// idempotency key present, at least two entries, each with one account reference, a direction
-// and a positive amount, debits equal to credits with no overflow, a known status and, for
-// adjustments, a complete approval record. What needs the database (the accounts exist, belong
-// to the tenant and share one currency) is checked by the store.
+// idempotency key present and well formed, at least two entries, each with one account
+// reference, a direction and an amount in (0, money.MaxAmountSantim], debits equal to credits
+// and at most money.MaxTransactionSantim, more than one account, a known status, metadata and
+// lineage of printable text and, for adjustments, a complete approval record. What needs the
+// database (the accounts exist, belong to the tenant and share one currency, an id and a name
+// are not the same account, the accounts' totals stay in range) is checked by the store and
+// the database.
 //
 // Errors: ErrMissingTenant, ErrMissingIdempotencyKey, ErrTooFewEntries, ErrInvalidAmount,
-// ErrAmountOverflow, ErrUnbalanced, ErrInvalidAccountName, ErrInvalidArgument.
+// ErrAmountOutOfRange, ErrUnbalanced, ErrSingleAccount, ErrInvalidAccountName,
+// ErrInvalidArgument.
 func ValidatePosting(p Posting) error {
 	if err := validateTenant(p.TenantID); err != nil {
 		return err
@@ -63,17 +61,30 @@ func ValidatePosting(p Posting) error {
 		return errorf(ReasonInvalidArgument, "a transaction has at most %d entries, got %d", MaxEntries, len(p.Entries))
 	}
 	var debits, credits int64
+	// Whether every entry names the first entry's account the same way (by id or by name). An
+	// id and a name of one account are told apart by the store, after it resolves them.
+	var firstID uuid.UUID
+	oneAccount := true
 	for i, e := range p.Entries {
 		switch {
 		case e.AccountID != "" && e.AccountName != "":
 			return errorf(ReasonInvalidArgument, "entry %d: set account_id or account_name, not both", i)
 		case e.AccountID != "":
-			if _, err := uuid.Parse(e.AccountID); err != nil {
-				return errorf(ReasonInvalidArgument, "entry %d: account_id %q is not a uuid", i, e.AccountID)
+			id, err := uuid.Parse(e.AccountID)
+			if err != nil {
+				return errorf(ReasonInvalidArgument, "entry %d: account_id is not a uuid", i)
+			}
+			if i == 0 {
+				firstID = id
+			} else if p.Entries[0].AccountID == "" || id != firstID {
+				oneAccount = false
 			}
 		case e.AccountName != "":
 			if _, err := ParseAccountName(e.AccountName); err != nil {
 				return errorf(ReasonInvalidAccountName, "entry %d: %s", i, err.(*Error).Message)
+			}
+			if i > 0 && e.AccountName != p.Entries[0].AccountName {
+				oneAccount = false
 			}
 		default:
 			return errorf(ReasonInvalidArgument, "entry %d: account_id or account_name is required", i)
@@ -81,21 +92,27 @@ func ValidatePosting(p Posting) error {
 		if e.AmountSantim <= 0 {
 			return errorf(ReasonInvalidAmount, "entry %d: amount must be a positive number of santim, got %d", i, e.AmountSantim)
 		}
-		var ok bool
+		if e.AmountSantim > money.MaxAmountSantim {
+			return errorf(ReasonAmountOutOfRange, "entry %d: amount %d santim is more than the maximum of %d per entry", i, e.AmountSantim, money.MaxAmountSantim)
+		}
+		// Cannot overflow: at most MaxEntries amounts of at most MaxAmountSantim each.
 		switch e.Direction {
 		case Debit:
-			debits, ok = AddSantim(debits, e.AmountSantim)
+			debits, _ = money.Add(debits, e.AmountSantim)
 		case Credit:
-			credits, ok = AddSantim(credits, e.AmountSantim)
+			credits, _ = money.Add(credits, e.AmountSantim)
 		default:
 			return errorf(ReasonInvalidArgument, "entry %d: direction must be DEBIT or CREDIT", i)
-		}
-		if !ok {
-			return errorf(ReasonAmountOverflow, "entry %d: the total of the entries overflows int64 santim", i)
 		}
 	}
 	if debits != credits {
 		return errorf(ReasonUnbalanced, "debits %d santim differ from credits %d santim", debits, credits)
+	}
+	if debits > money.MaxTransactionSantim {
+		return errorf(ReasonAmountOutOfRange, "debits of %d santim are more than the maximum of %d per transaction", debits, money.MaxTransactionSantim)
+	}
+	if oneAccount {
+		return errorf(ReasonSingleAccount, "every entry is on one account; a transaction moves money between accounts")
 	}
 	if err := validateMetadata(p.Metadata); err != nil {
 		return err
@@ -103,40 +120,78 @@ func ValidatePosting(p Posting) error {
 	return validateLineage(p.Lineage)
 }
 
+// fieldErr turns an internal/field refusal into the ledger's InvalidArgument. Its message names
+// the field and the rule, never the value.
+func fieldErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	var fe *field.Error
+	if errors.As(err, &fe) {
+		return errorf(ReasonInvalidArgument, "%s", fe.Error())
+	}
+	return errorf(ReasonInvalidArgument, "%s", err.Error())
+}
+
+// Field bounds of the ledger, within internal/field's: the database columns hold these, and
+// every unique index on them holds any value the edge lets through.
+const (
+	maxReasonBytes  = field.MaxText // reversal, void and adjustment reasons, lineage fields
+	maxTokenBytes   = 512           // an opaque page token, before it is decoded
+	maxAccountBytes = 255           // an account name (the chart's own bound)
+)
+
 func validateTenant(t string) error {
 	if strings.TrimSpace(t) == "" {
 		return errorf(ReasonMissingTenant, "tenant_id is required")
 	}
-	if len(t) > 128 || !utf8.ValidString(t) {
-		return errorf(ReasonInvalidArgument, "tenant_id must be at most 128 bytes of UTF-8")
-	}
-	return nil
+	return fieldErr(field.Identifier("tenant_id", t, 0))
 }
 
 func validateKey(k string) error {
 	if strings.TrimSpace(k) == "" {
 		return errorf(ReasonMissingIdempotencyKey, "idempotency_key is required")
 	}
-	if len(k) > 255 || !utf8.ValidString(k) {
-		return errorf(ReasonInvalidArgument, "idempotency_key must be at most 255 bytes of UTF-8")
+	return fieldErr(field.Reference("idempotency_key", k, 0))
+}
+
+// parseID checks a uuid and returns its canonical form: uuid.Parse also reads forms Postgres
+// does not ("urn:uuid:…"), which would otherwise reach the database as a malformed value.
+func parseID(name, v string) (string, error) {
+	if v == "" {
+		return "", errorf(ReasonInvalidArgument, "%s is required", name)
 	}
-	return nil
+	u, err := uuid.Parse(v)
+	if err != nil {
+		return "", errorf(ReasonInvalidArgument, "%s must be a uuid", name)
+	}
+	return u.String(), nil
+}
+
+// validateReason checks a free-text reason; required says whether it may be empty.
+func validateReason(name, v string, required bool) error {
+	if required && strings.TrimSpace(v) == "" {
+		return errorf(ReasonInvalidArgument, "%s is required", name)
+	}
+	return fieldErr(field.Text(name, v, maxReasonBytes))
 }
 
 func validateAdjustment(a *Adjustment) error {
 	if a == nil {
 		return errorf(ReasonInvalidArgument, "adjustment details are required")
 	}
-	for _, f := range []struct{ name, v string }{
-		{"adjustment source", a.Source}, {"adjustment reason", a.Reason},
-		{"approved_by", a.ApprovedBy}, {"requested_by", a.RequestedBy},
-	} {
-		if strings.TrimSpace(f.v) == "" {
-			return errorf(ReasonInvalidArgument, "%s is required", f.name)
-		}
-		if len(f.v) > 1024 || !utf8.ValidString(f.v) {
-			return errorf(ReasonInvalidArgument, "%s must be at most 1024 bytes of UTF-8", f.name)
-		}
+	if err := field.Identifier("adjustment.source", a.Source, 0); err != nil {
+		return fieldErr(err)
+	}
+	if err := validateReason("adjustment.reason", a.Reason, true); err != nil {
+		return err
+	}
+	// User ids of the approver and the requester: references (an id or an e-mail address).
+	if err := field.Reference("adjustment.approved_by", a.ApprovedBy, 0); err != nil {
+		return fieldErr(err)
+	}
+	if err := field.Reference("adjustment.requested_by", a.RequestedBy, 0); err != nil {
+		return fieldErr(err)
 	}
 	if a.ApprovedBy == a.RequestedBy {
 		return errorf(ReasonSelfApproved, "the approver must differ from the requester")
@@ -147,8 +202,11 @@ func validateAdjustment(a *Adjustment) error {
 func validateMetadata(m map[string]string) error {
 	size := 0
 	for k, v := range m {
-		if k == "" || !utf8.ValidString(k) || !utf8.ValidString(v) {
-			return errorf(ReasonInvalidArgument, "metadata keys must be non-empty and keys and values UTF-8")
+		if err := field.Identifier("metadata key", k, 0); err != nil {
+			return fieldErr(err)
+		}
+		if err := field.Text("metadata value", v, 0); err != nil {
+			return fieldErr(err)
 		}
 		size += len(k) + len(v)
 	}
@@ -159,9 +217,11 @@ func validateMetadata(m map[string]string) error {
 }
 
 func validateLineage(l Lineage) error {
-	for _, v := range []string{l.WorkflowID, l.RunID, l.Step} {
-		if len(v) > 1024 || !utf8.ValidString(v) {
-			return errorf(ReasonInvalidArgument, "lineage fields must be at most 1024 bytes of UTF-8")
+	for _, f := range [...]struct{ name, v string }{
+		{"lineage.workflow_id", l.WorkflowID}, {"lineage.run_id", l.RunID}, {"lineage.step", l.Step},
+	} {
+		if err := field.Text(f.name, f.v, maxReasonBytes); err != nil {
+			return fieldErr(err)
 		}
 	}
 	return nil

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/wagerail/wagerail/internal/money"
 )
 
 func TestParseAccountName(t *testing.T) {
@@ -64,13 +66,14 @@ func TestValidatePosting(t *testing.T) {
 		{"zero", func(p *Posting) { p.Entries[0].AmountSantim, p.Entries[1].AmountSantim = 0, 0 }, ErrInvalidAmount},
 		{"negative", func(p *Posting) { p.Entries[1].AmountSantim = -10 }, ErrInvalidAmount},
 		{"unbalanced", func(p *Posting) { p.Entries[1].AmountSantim = 9 }, ErrUnbalanced},
+		// Amounts whose sum would overflow are refused before any sum: each is past the bound.
 		{"overflow", func(p *Posting) {
 			p.Entries = []EntryInput{
 				{AccountName: "payroll-clearing", Direction: Debit, AmountSantim: math.MaxInt64},
 				{AccountName: "payroll-clearing", Direction: Debit, AmountSantim: 1},
 				{AccountName: "fee-income", Direction: Credit, AmountSantim: math.MaxInt64},
 			}
-		}, ErrAmountOverflow},
+		}, ErrAmountOutOfRange},
 		{"bad direction", func(p *Posting) { p.Entries[0].Direction = "SIDEWAYS" }, ErrInvalidArgument},
 		{"bad status", func(p *Posting) { p.Status = Voided }, ErrInvalidArgument},
 		{"no account", func(p *Posting) { p.Entries[0].AccountName = "" }, ErrInvalidArgument},
@@ -142,7 +145,8 @@ func TestErrorRoundTrip(t *testing.T) {
 
 // FuzzValidatePosting throws arbitrary postings at the validator: it must never panic, and
 // whatever it accepts must really be a valid posting (two or more legs, positive amounts,
-// balanced without overflow, accounts named by the chart or a uuid).
+// balanced within the bounds of internal/money, accounts named by the chart or a uuid, more
+// than one account).
 func FuzzValidatePosting(f *testing.F) {
 	f.Add("t", "k", "payroll-clearing", "fee-income", int64(10), int64(10), true, false, "")
 	f.Add("t", "k", "partner-bank:cbe:1", "equb:pool:t:c", int64(1), int64(2), false, true, "x")
@@ -173,9 +177,11 @@ func FuzzValidatePosting(f *testing.F) {
 			return
 		}
 		var debits, credits int64
+		accounts := map[string]bool{}
 		for _, e := range p.Entries {
-			if e.AmountSantim <= 0 {
-				t.Fatalf("accepted non-positive amount %d", e.AmountSantim)
+			accounts[e.AccountName+"/"+e.AccountID] = true
+			if e.AmountSantim <= 0 || e.AmountSantim > money.MaxAmountSantim {
+				t.Fatalf("accepted amount %d", e.AmountSantim)
 			}
 			if e.AccountName != "" {
 				if _, err := ParseAccountName(e.AccountName); err != nil {
@@ -184,16 +190,19 @@ func FuzzValidatePosting(f *testing.F) {
 			}
 			var ok bool
 			if e.Direction == Debit {
-				debits, ok = AddSantim(debits, e.AmountSantim)
+				debits, ok = money.Add(debits, e.AmountSantim)
 			} else {
-				credits, ok = AddSantim(credits, e.AmountSantim)
+				credits, ok = money.Add(credits, e.AmountSantim)
 			}
 			if !ok {
 				t.Fatal("accepted an overflowing posting")
 			}
 		}
-		if debits != credits {
-			t.Fatalf("accepted unbalanced posting %d != %d", debits, credits)
+		if debits != credits || debits > money.MaxTransactionSantim {
+			t.Fatalf("accepted posting with debits %d, credits %d", debits, credits)
+		}
+		if len(accounts) < 2 {
+			t.Fatal("accepted a posting on one account")
 		}
 		if tenant == "" || key == "" {
 			t.Fatal("accepted a posting without tenant or key")
