@@ -300,10 +300,14 @@ type pendingItem struct {
 
 // PostBatch writes a batch of postings of one tenant in one database transaction, in one round
 // trip whatever its size (accounts come from a cache; keys used before cost one more read).
-// Each posting gets its own result; a posting's validation error does not fail the others. The returned error is for the batch as a whole (database unavailable).
+// Each posting gets its own result; a posting's validation error does not fail the others. The
+// returned error is for the batch as a whole: the database unavailable, or a refusal of the
+// database, which is the whole statement's (ErrAccountLimitExceeded; the service writes such a
+// batch again one posting at a time).
 //
 // Per-posting errors: those of ValidatePosting, ErrAccountNotFound, ErrMixedCurrency,
-// ErrIdempotencyConflict, ErrInvalidArgument (tenant mismatch).
+// ErrSingleAccount (an id and a name of one account), ErrIdempotencyConflict,
+// ErrInvalidArgument (tenant mismatch).
 func (s *Store) PostBatch(ctx context.Context, tenant string, ps []Posting) ([]PostResult, error) {
 	if err := validateTenant(tenant); err != nil {
 		return nil, err
@@ -611,7 +615,7 @@ func (it *pendingItem) resolve(byName, byID map[string]Account) error {
 
 // Post writes one posting.
 //
-// Errors: as PostBatch's per-posting errors.
+// Errors: as PostBatch's per-posting errors, and ErrAccountLimitExceeded.
 func (s *Store) Post(ctx context.Context, p Posting) (*Transaction, bool, error) {
 	if err := validateTenant(p.TenantID); err != nil {
 		return nil, false, err
@@ -831,7 +835,7 @@ func (s *Store) settle(ctx context.Context, tenant, id string, to Status, reason
 //
 // Errors: ErrMissingTenant, ErrMissingIdempotencyKey, ErrInvalidArgument,
 // ErrTransactionNotFound, ErrIdempotencyConflict, ErrAlreadyReversed, ErrNotPosted,
-// ErrNotReversible.
+// ErrNotReversible, ErrAccountLimitExceeded.
 func (s *Store) Reverse(ctx context.Context, tenant, id, reason, key string, lin Lineage) (rev, orig *Transaction, replayed bool, err error) {
 	if err := validateTenant(tenant); err != nil {
 		return nil, nil, false, err
