@@ -48,6 +48,8 @@ type Deps struct {
 	WebhookSecrets map[string][]byte
 	// Now is the clock (tests move it); nil means time.Now.
 	Now func() time.Time
+	// MaxBodyBytes bounds every request body; 0 means DefaultMaxBodyBytes.
+	MaxBodyBytes int64
 }
 
 // Server is the HTTP API.
@@ -69,13 +71,16 @@ func New(d Deps) *Server {
 		d.Registry = prometheus.NewRegistry()
 		d.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
+	if d.MaxBodyBytes <= 0 {
+		d.MaxBodyBytes = DefaultMaxBodyBytes
+	}
 	s := &Server{deps: d, reg: d.Registry}
 	s.ready = newReadiness(d.Probes, d.Registry)
 	s.webhooks = newWebhookMetrics(d.Registry)
 	e := gin.New()
 	e.HandleMethodNotAllowed = false
 	e.ContextWithFallback = true
-	e.Use(withRequestID(), accessLog(d.Log), recoverPanics(d.Log))
+	e.Use(withRequestID(), accessLog(d.Log), recoverPanics(d.Log), limitBodies(d.MaxBodyBytes))
 	for _, r := range s.routes() {
 		e.Handle(r.Method, r.Path, r.Handler)
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"strings"
 	"time"
 
@@ -29,6 +28,10 @@ type apiConfig struct {
 	GatewayAddr       string
 	WebhookSecrets    string // partner=secret[,partner=secret…]
 	LogLevel          string
+	// Zero values take the api package's defaults, so `wagerail dev` and tests that build an
+	// apiConfig by hand still serve with every bound.
+	Timeouts     api.Timeouts
+	MaxBodyBytes int
 }
 
 func apiCommand() *cli.Command {
@@ -41,6 +44,12 @@ func apiCommand() *cli.Command {
 	c.String(&cfg.LedgerAddr, "ledger-addr", "LEDGER_ADDR", "127.0.0.1:50052", "ledger gRPC host:port")
 	c.String(&cfg.GatewayAddr, "gateway-addr", "GATEWAY_ADDR", "127.0.0.1:50051", "gateway gRPC host:port")
 	c.String(&cfg.WebhookSecrets, "webhook-secrets", "WEBHOOK_SECRETS", "", "partner callback signing secrets: partner=secret[,partner=secret…]")
+	def := api.DefaultTimeouts()
+	c.Duration(&cfg.Timeouts.ReadHeader, "read-header-timeout", "API_READ_HEADER_TIMEOUT", def.ReadHeader, "time a client has to send the request line and headers")
+	c.Duration(&cfg.Timeouts.Read, "read-timeout", "API_READ_TIMEOUT", def.Read, "time a client has to send the whole request, body included")
+	c.Duration(&cfg.Timeouts.Write, "write-timeout", "API_WRITE_TIMEOUT", def.Write, "time from the end of the request headers to the end of the response")
+	c.Duration(&cfg.Timeouts.Idle, "idle-timeout", "API_IDLE_TIMEOUT", def.Idle, "how long a kept-alive connection may wait for its next request")
+	c.Int(&cfg.MaxBodyBytes, "max-body-bytes", "API_MAX_BODY_BYTES", int(api.DefaultMaxBodyBytes), "largest request body on any route; larger gets 413 PAYLOAD_TOO_LARGE")
 	addLogLevel(c, &cfg.LogLevel)
 	c.Run = func(ctx context.Context, _ []string) error {
 		log, err := newLogger(cfg.LogLevel, "api")
@@ -61,6 +70,14 @@ func runAPI(ctx context.Context, log *slog.Logger, cfg apiConfig, ready func()) 
 	secrets, err := parseSecrets(cfg.WebhookSecrets)
 	if err != nil {
 		return err
+	}
+	if cfg.MaxBodyBytes < 0 {
+		return errors.New("api: --max-body-bytes / API_MAX_BODY_BYTES must not be negative")
+	}
+	for _, d := range []time.Duration{cfg.Timeouts.ReadHeader, cfg.Timeouts.Read, cfg.Timeouts.Write, cfg.Timeouts.Idle} {
+		if d < 0 {
+			return errors.New("api: HTTP timeouts must not be negative")
+		}
 	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
@@ -97,6 +114,7 @@ func runAPI(ctx context.Context, log *slog.Logger, cfg apiConfig, ready func()) 
 		Log:            log,
 		DB:             pool,
 		WebhookSecrets: secrets,
+		MaxBodyBytes:   int64(cfg.MaxBodyBytes),
 		Probes: []api.Probe{
 			databaseProbe(pool),
 			{Name: "temporal", Check: func(ctx context.Context) error {
@@ -111,7 +129,7 @@ func runAPI(ctx context.Context, log *slog.Logger, cfg apiConfig, ready func()) 
 	defer stopWatch()
 	go srv.WatchDependencies(wctx)
 
-	hs := &http.Server{Handler: srv.Engine, ReadHeaderTimeout: 10 * time.Second}
+	hs := srv.HTTPServer(cfg.Timeouts)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	log.Info("serving", "service", "api", "addr", ln.Addr().String())
