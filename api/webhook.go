@@ -9,26 +9,31 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
 	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/wagerail/wagerail/internal/db"
+	"github.com/wagerail/wagerail/internal/field"
+	"github.com/wagerail/wagerail/internal/money"
 )
 
 // Partner callbacks prove who they are with x-svc-signature = hex HMAC-SHA256 over
 // "<timestamp>.<nonce>.<raw body>" under the partner's secret, within a 5-minute clock window.
 const (
-	headerTimestamp  = "x-svc-timestamp"
-	headerNonce      = "x-svc-nonce"
-	headerSignature  = "x-svc-signature"
-	webhookSkew      = 5 * time.Minute
-	maxWebhookBody   = 1 << 20
-	webhookActorPref = "partner:"
+	headerTimestamp    = "x-svc-timestamp"
+	headerNonce        = "x-svc-nonce"
+	headerSignature    = "x-svc-signature"
+	webhookSkewSeconds = 300 // the spec's 5-minute clock-skew window, inclusive
+	webhookActorPref   = "partner:"
 )
 
 // Results of svc_bank_webhook_requests_total. A stale timestamp counts as signature_rejected, as the
@@ -56,17 +61,18 @@ func newWebhookMetrics(reg prometheus.Registerer) *webhookMetrics {
 	return m
 }
 
-// bankCallback is the partner's payload. Partners may add fields; we read what we need.
+// bankCallback is the partner's payload. Its fields are exactly these names; decodeBankCallback
+// refuses any other.
 type bankCallback struct {
-	EventID      string      `json:"eventId"`
-	TenantID     string      `json:"tenant_id"`
-	Domain       string      `json:"domain"`
-	Reference    string      `json:"reference"`
-	TransferID   string      `json:"transferId"`
-	Status       string      `json:"status"`
-	AmountSantim json.Number `json:"amountSantim"`
-	FailureCode  string      `json:"failureCode"`
-	OccurredAt   string      `json:"occurredAt"`
+	EventID      string
+	TenantID     string
+	Domain       string
+	Reference    string
+	TransferID   string
+	Status       string
+	AmountSantim int64
+	FailureCode  string
+	OccurredAt   string
 }
 
 // VerifyWebhookSignature checks sigHex against the HMAC of "<ts>.<nonce>.<body>" in constant time.
@@ -92,55 +98,69 @@ func SignWebhook(secret []byte, ts, nonce string, body []byte) string {
 	return hex.EncodeToString(mac.Sum(nil))
 }
 
+// bankCallback checks, in this order: the body fits (413), the three headers are well-formed
+// (400 INVALID_HEADER), the signature verifies (401 SIGNATURE_INVALID), the timestamp is inside the
+// window (401 SIGNATURE_STALE), and only then reads the body (400 INVALID_PAYLOAD). The signature
+// covers the raw bytes, so nothing the body says is trusted before it verifies; a body that is
+// correctly signed but malformed is still the sender's error (400), never ours (500), and it is
+// neither stored nor audited.
 func (s *Server) bankCallback(c *gin.Context) {
 	partner := c.Param("partner")
+	secret, known := s.deps.WebhookSecrets[partner]
+	logPartner := partner
+	if !known {
+		// The path is the caller's text: only a configured partner name reaches the log.
+		logPartner = "unknown"
+	}
 	reject := func(result string, e *Error) {
 		s.webhooks.requests.WithLabelValues(result).Inc()
-		s.deps.Log.Warn("bank callback rejected", "partner", partner, "result", result, "code", e.Code, "request_id", requestID(c))
+		s.deps.Log.Warn("bank callback rejected", "partner", logPartner, "result", result, "code", e.Code, "request_id", requestID(c))
 		writeError(c, e)
 	}
-	body, err := io.ReadAll(io.LimitReader(c.Request.Body, maxWebhookBody+1))
-	if err != nil {
-		reject(resultInvalid, NewError(http.StatusBadRequest, "INVALID_PAYLOAD", "could not read the body"))
-		return
-	}
-	if len(body) > maxWebhookBody {
-		reject(resultInvalid, NewError(http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", "callback bodies are limited to 1 MiB"))
+	body, e := readBody(c)
+	if e != nil {
+		reject(resultInvalid, e)
 		return
 	}
 
-	// Authenticate before reading anything the body says.
-	ts, nonce, sig := c.GetHeader(headerTimestamp), c.GetHeader(headerNonce), c.GetHeader(headerSignature)
-	secret, known := s.deps.WebhookSecrets[partner]
-	if !known || ts == "" || nonce == "" || sig == "" || !VerifyWebhookSignature(secret, ts, nonce, body, sig) {
+	// Authenticate before reading anything the body says. A malformed header is a request that
+	// failed to authenticate, so it is counted with the bad signatures.
+	h, e := parseCallbackHeaders(c.Request.Header)
+	if e != nil {
+		reject(resultSignatureRejected, e)
+		return
+	}
+	if !known || h.timestamp == "" || h.nonce == "" || h.signature == "" ||
+		!VerifyWebhookSignature(secret, h.timestamp, h.nonce, body, h.signature) {
 		// An unknown partner gets the same answer as a bad signature: nothing to probe.
 		reject(resultSignatureRejected, NewError(http.StatusUnauthorized, "SIGNATURE_INVALID", "signature does not verify"))
 		return
 	}
-	unix, err := strconv.ParseInt(ts, 10, 64)
-	signedAt := time.Unix(unix, 0)
-	if skew := s.now().Sub(signedAt); err != nil || skew > webhookSkew || skew < -webhookSkew {
+	// Whole seconds on both sides, so the window is symmetric: a callback signed exactly 300 s ago
+	// and one signed exactly 300 s ahead are both inside it, 301 s either way is not. The header
+	// holds at most 19 digits, so the difference cannot overflow.
+	if d := s.now().Unix() - h.unix; d > webhookSkewSeconds || d < -webhookSkewSeconds {
 		reject(resultSignatureRejected, NewError(http.StatusUnauthorized, "SIGNATURE_STALE", "timestamp outside the 5-minute window"))
 		return
 	}
+	signedAt := time.Unix(h.unix, 0)
 
-	cb, verr := parseBankCallback(body)
-	if verr != nil {
-		reject(resultInvalid, verr)
+	cb, e := decodeBankCallback(body)
+	if e != nil {
+		reject(resultInvalid, e)
 		return
 	}
-	amount, _ := cb.AmountSantim.Int64()
 
 	var id int64
 	var duplicate bool
-	err = db.InTenantTx(c.Request.Context(), s.deps.DB, cb.TenantID, func(tx pgx.Tx) error {
+	err := db.InTenantTx(c.Request.Context(), s.deps.DB, cb.TenantID, func(tx pgx.Tx) error {
 		err := tx.QueryRow(c.Request.Context(), `
 			INSERT INTO app.bank_webhook_events
 				(partner, event_id, nonce, tenant_id, domain, reference, status, amount_santim, raw_body, signed_at, outcome)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'RECORDED')
 			ON CONFLICT ON CONSTRAINT bank_webhook_events_event DO NOTHING
 			RETURNING id`,
-			partner, cb.EventID, nonce, cb.TenantID, cb.Domain, cb.Reference, cb.Status, amount, body, signedAt).Scan(&id)
+			partner, cb.EventID, h.nonce, cb.TenantID, cb.Domain, cb.Reference, cb.Status, cb.AmountSantim, body, signedAt).Scan(&id)
 		if errors.Is(err, pgx.ErrNoRows) {
 			duplicate = true
 			return nil
@@ -150,7 +170,7 @@ func (s *Server) bankCallback(c *gin.Context) {
 		}
 		details, _ := json.Marshal(map[string]any{
 			"eventId": cb.EventID, "partner": partner, "domain": cb.Domain, "reference": cb.Reference,
-			"status": cb.Status, "amountSantim": amount, "webhookEventId": id,
+			"status": cb.Status, "amountSantim": cb.AmountSantim, "webhookEventId": id,
 		})
 		_, err = tx.Exec(c.Request.Context(), `
 			INSERT INTO app.audit_log (tenant_id, actor, action, subject, details, request_id)
@@ -181,35 +201,204 @@ func (s *Server) bankCallback(c *gin.Context) {
 
 var callbackStatuses = map[string]bool{"SETTLED": true, "FAILED": true}
 
-func parseBankCallback(body []byte) (*bankCallback, *Error) {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	var cb bankCallback
-	if err := dec.Decode(&cb); err != nil {
-		return nil, NewError(http.StatusBadRequest, "INVALID_PAYLOAD", "body is not a JSON object")
+// callbackDomains are the money flows we book transfers for; the bank only echoes them back. The
+// same list as gateway.Domains, kept here so the HTTP edge does not import the partner adapters.
+var callbackDomains = map[string]bool{
+	"EWA": true, "LOAN": true, "PAYROLL": true, "EQUB": true,
+	"WALLET": true, "BNPL": true, "SAVINGS": true, "OTHER": true,
+}
+
+// Header bounds. The signature is 64 hex digits; the slack lets a wrong-but-plausible value reach
+// the constant-time comparison and get the ordinary 401.
+const (
+	maxTimestampDigits = 19 // every non-negative int64
+	maxNonceBytes      = 128
+	maxSignatureBytes  = 128
+)
+
+type callbackHeaders struct {
+	timestamp, nonce, signature string
+	unix                        int64
+}
+
+// parseCallbackHeaders refuses a present header that is not well-formed. An absent one is left
+// empty: that is an unauthenticated request (401), not a malformed one.
+func parseCallbackHeaders(hdr http.Header) (callbackHeaders, *Error) {
+	h := callbackHeaders{timestamp: hdr.Get(headerTimestamp), nonce: hdr.Get(headerNonce), signature: hdr.Get(headerSignature)}
+	bad := func(name, problem string) (callbackHeaders, *Error) {
+		e := NewError(http.StatusBadRequest, "INVALID_HEADER", name+" "+problem)
+		e.Details = map[string]any{"header": name}
+		return callbackHeaders{}, e
 	}
-	var missing []string
-	for _, f := range []struct{ name, v string }{
-		{"eventId", cb.EventID}, {"tenant_id", cb.TenantID}, {"domain", cb.Domain},
-		{"reference", cb.Reference}, {"status", cb.Status}, {"amountSantim", cb.AmountSantim.String()},
-	} {
-		if f.v == "" {
-			missing = append(missing, f.name)
+	if h.timestamp != "" {
+		if len(h.timestamp) > maxTimestampDigits || strings.Trim(h.timestamp, "0123456789") != "" {
+			return bad(headerTimestamp, fmt.Sprintf("must be unix seconds (at most %d digits)", maxTimestampDigits))
+		}
+		unix, err := strconv.ParseInt(h.timestamp, 10, 64)
+		if err != nil {
+			return bad(headerTimestamp, "is out of range")
+		}
+		h.unix = unix
+	}
+	if h.nonce != "" {
+		if err := field.Reference(headerNonce, h.nonce, maxNonceBytes); err != nil {
+			return bad(headerNonce, problemOf(err))
 		}
 	}
+	if h.signature != "" {
+		if err := field.Reference(headerSignature, h.signature, maxSignatureBytes); err != nil {
+			return bad(headerSignature, problemOf(err))
+		}
+	}
+	return h, nil
+}
+
+func problemOf(err error) string {
+	var fe *field.Error
+	if errors.As(err, &fe) {
+		return fe.Problem
+	}
+	return "is invalid"
+}
+
+func invalidPayload(msg string, details any) *Error {
+	e := NewError(http.StatusBadRequest, "INVALID_PAYLOAD", msg)
+	e.Details = details
+	return e
+}
+
+// callbackStrings are the string fields of the payload by their exact JSON names; amountSantim is
+// the one number.
+func callbackStrings(cb *bankCallback) map[string]*string {
+	return map[string]*string{
+		"eventId": &cb.EventID, "tenant_id": &cb.TenantID, "domain": &cb.Domain, "reference": &cb.Reference,
+		"transferId": &cb.TransferID, "status": &cb.Status, "failureCode": &cb.FailureCode, "occurredAt": &cb.OccurredAt,
+	}
+}
+
+const fieldAmount = "amountSantim"
+
+// decodeBankCallback reads the body token by token rather than with json.Unmarshal, which matches
+// keys case-insensitively and lets the last duplicate win: {"reference":"a","Reference":"b"} would
+// store b while anyone reading the signed raw body sees a. Here each key must be one of ours,
+// spelled exactly, at most once; each value a scalar of its field's type (no nesting, so no depth
+// to exhaust); and nothing may follow the object. The caller has checked that the body is UTF-8,
+// which the decoder would otherwise silently patch with U+FFFD.
+func decodeBankCallback(body []byte) (*bankCallback, *Error) {
+	if !utf8.Valid(body) {
+		return nil, invalidPayload("body must be valid UTF-8", nil)
+	}
+	var cb bankCallback
+	strs := callbackStrings(&cb)
+	seen := make(map[string]bool, len(strs)+1)
+	var amount json.Number
+
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, invalidPayload("body must be one JSON object", nil)
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		key, isKey := tok.(string)
+		if err != nil || !isKey {
+			return nil, invalidPayload("body is not valid JSON", nil)
+		}
+		if _, ours := strs[key]; !ours && key != fieldAmount {
+			// Name the field only when it is safe to echo (it is the sender's text).
+			if field.Identifier("field", key, 64) == nil {
+				return nil, invalidPayload("unknown field "+key+" (names are case-sensitive)", map[string]any{"field": key})
+			}
+			return nil, invalidPayload("unknown field (names are case-sensitive)", nil)
+		}
+		if seen[key] {
+			return nil, invalidPayload(key+" appears more than once", map[string]any{"field": key})
+		}
+		seen[key] = true
+		tok, err = dec.Token()
+		if err != nil {
+			return nil, invalidPayload("body is not valid JSON", nil)
+		}
+		if key == fieldAmount {
+			n, ok := tok.(json.Number)
+			if !ok {
+				return nil, invalidPayload(fieldAmount+" must be a JSON integer", map[string]any{"field": key})
+			}
+			amount = n
+			continue
+		}
+		v, ok := tok.(string)
+		if !ok {
+			return nil, invalidPayload(key+" must be a JSON string", map[string]any{"field": key})
+		}
+		*strs[key] = v
+	}
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('}') {
+		return nil, invalidPayload("body is not valid JSON", nil)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, invalidPayload("body must hold exactly one JSON object and nothing after it", nil)
+	}
+
+	var missing []string
+	for _, name := range []string{"eventId", "tenant_id", "domain", "reference", "status"} {
+		if *strs[name] == "" {
+			missing = append(missing, name)
+		}
+	}
+	if amount == "" {
+		missing = append(missing, fieldAmount)
+	}
 	if len(missing) > 0 {
-		e := NewError(http.StatusBadRequest, "INVALID_PAYLOAD", "missing fields")
-		e.Details = map[string]any{"missing": missing}
-		return nil, e
+		return nil, invalidPayload("missing fields", map[string]any{"missing": missing})
+	}
+
+	// The decoder has already held the number to JSON's grammar; an integer is one without a
+	// fraction or an exponent, so 1e3 and 1.0 are refused rather than rounded.
+	if strings.ContainsAny(amount.String(), ".eE") {
+		return nil, invalidPayload(fieldAmount+" must be a JSON integer (no fraction or exponent)", map[string]any{"field": fieldAmount})
+	}
+	n, err := strconv.ParseInt(amount.String(), 10, 64)
+	if err != nil || !money.ValidAmount(n) {
+		return nil, invalidPayload(fmt.Sprintf("%s must be between 1 and %d", fieldAmount, money.MaxAmountSantim), map[string]any{"field": fieldAmount})
+	}
+	cb.AmountSantim = n
+
+	checks := []error{
+		field.Reference("eventId", cb.EventID, 0),
+		field.Identifier("tenant_id", cb.TenantID, 0),
+		field.Reference("reference", cb.Reference, 0),
+	}
+	if seen["transferId"] {
+		checks = append(checks, field.Reference("transferId", cb.TransferID, 0))
+	}
+	if seen["failureCode"] {
+		checks = append(checks, field.Identifier("failureCode", cb.FailureCode, maxFailureCode))
+	}
+	for _, err := range checks {
+		var fe *field.Error
+		if errors.As(err, &fe) {
+			return nil, invalidPayload(fe.Error(), map[string]any{"field": fe.Field})
+		}
+	}
+	if !callbackDomains[cb.Domain] {
+		return nil, invalidPayload("domain must be one of "+strings.Join(slices.Sorted(maps.Keys(callbackDomains)), ", "), map[string]any{"field": "domain"})
 	}
 	if !callbackStatuses[cb.Status] {
-		return nil, NewError(http.StatusBadRequest, "INVALID_PAYLOAD", "status must be SETTLED or FAILED")
+		return nil, invalidPayload("status must be SETTLED or FAILED", map[string]any{"field": "status"})
 	}
-	if n, err := cb.AmountSantim.Int64(); err != nil || n <= 0 {
-		return nil, NewError(http.StatusBadRequest, "INVALID_PAYLOAD", "amountSantim must be a positive integer")
+	if seen["occurredAt"] {
+		if _, err := time.Parse(time.RFC3339Nano, cb.OccurredAt); err != nil || len(cb.OccurredAt) > maxOccurredAt {
+			return nil, invalidPayload("occurredAt must be an RFC 3339 time", map[string]any{"field": "occurredAt"})
+		}
 	}
 	return &cb, nil
 }
+
+const (
+	maxFailureCode = 64 // the contract's codes are short upper-case words
+	maxOccurredAt  = 64
+)
 
 func (s *Server) now() time.Time {
 	if s.deps.Now != nil {
