@@ -598,6 +598,23 @@ func TestHardening8_SlowLorisHeaderIsCutOff(t *testing.T) {
 	}
 }
 
+// TestHardening8_OversizedHeadersRefusedByTheServer: a header block over maxHeaderBytes never
+// reaches a handler; net/http answers 431 itself.
+func TestHardening8_OversizedHeadersRefusedByTheServer(t *testing.T) {
+	hs := newTestServer().HTTPServer(Timeouts{})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	go func() { _ = hs.Serve(ln) }()
+	t.Cleanup(func() { _ = hs.Close() })
+	req, err := http.NewRequest(http.MethodPost, "http://"+ln.Addr().String()+"/api/integration/bank-callback/sandbox", strings.NewReader("{}"))
+	require.NoError(t, err)
+	req.Header.Set(headerNonce, strings.Repeat("n", 2*maxHeaderBytes))
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusRequestHeaderFieldsTooLarge, resp.StatusCode)
+}
+
 func TestHTTPServerFillsEveryTimeout(t *testing.T) {
 	hs := newTestServer().HTTPServer(Timeouts{Read: time.Minute})
 	d := DefaultTimeouts()
