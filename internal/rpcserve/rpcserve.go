@@ -37,8 +37,9 @@ type Server struct {
 func New(name string, log *slog.Logger, extra ...grpc.UnaryServerInterceptor) *Server {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	chain := append([]grpc.UnaryServerInterceptor{recoverUnary(log)}, extra...)
-	g := grpc.NewServer(grpc.ChainUnaryInterceptor(chain...), grpc.MaxRecvMsgSize(64<<20))
+	chain := append([]grpc.UnaryServerInterceptor{recoverUnary(log), malformedUnary}, extra...)
+	g := grpc.NewServer(serverCodec(), grpc.ChainUnaryInterceptor(chain...), grpc.ChainStreamInterceptor(malformedStream),
+		grpc.MaxRecvMsgSize(64<<20))
 	h := health.NewServer()
 	healthpb.RegisterHealthServer(g, h)
 	reflection.Register(g)
