@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/url"
@@ -9,15 +8,11 @@ import (
 	"unicode/utf8"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/emptypb"
 
 	"github.com/wagerail/wagerail/internal/field"
 	"github.com/wagerail/wagerail/internal/money"
-	gatewayv1 "github.com/wagerail/wagerail/schema/proto/gateway/v1"
 )
 
 // Bounds of the gateway's gRPC fields, tighter than internal/field's where a partner holds less:
@@ -37,42 +32,6 @@ const (
 // maxStatusMessage bounds the message of every status the gateway sends: a message travels in a
 // trailer, and one that echoes a hostile value must not outgrow what a client accepts.
 const maxStatusMessage = 1024
-
-// Register serves srv on s as the GatewayService. Unlike the generated registration, a request
-// with a string that is not UTF-8 is the caller's InvalidArgument: grpc-go would answer it
-// Internal, having already sent that status by the time the handler sees the error.
-func Register(s grpc.ServiceRegistrar, srv *Server) {
-	desc := gatewayv1.GatewayService_ServiceDesc
-	desc.Methods = make([]grpc.MethodDesc, len(gatewayv1.GatewayService_ServiceDesc.Methods))
-	for i, m := range gatewayv1.GatewayService_ServiceDesc.Methods {
-		h := m.Handler
-		desc.Methods[i] = grpc.MethodDesc{
-			MethodName: m.MethodName,
-			Handler: func(srv any, ctx context.Context, dec func(any) error, ic grpc.UnaryServerInterceptor) (any, error) {
-				return h(srv, ctx, func(v any) error { return decodeRequest(dec, v) }, ic)
-			},
-		}
-	}
-	s.RegisterService(&desc, srv)
-}
-
-// decodeRequest has grpc-go receive the request as the unknown fields of an empty message, which
-// it decodes without looking inside strings, and then decodes those bytes into v itself, so a
-// failure is ours to answer. (A body that is not protobuf at all still fails in grpc-go.)
-func decodeRequest(dec func(any) error, v any) error {
-	var frame emptypb.Empty
-	if err := dec(&frame); err != nil {
-		return err
-	}
-	m, ok := v.(proto.Message)
-	if !ok {
-		return status.Errorf(codes.Internal, "gateway: request type %T is not a protobuf message", v)
-	}
-	if err := proto.Unmarshal(frame.ProtoReflect().GetUnknown(), m); err != nil {
-		return invalidInput(refuse("request", "is not a well-formed message (string fields must be valid UTF-8)"))
-	}
-	return nil
-}
 
 func rpcErr(c codes.Code, reason, format string, args ...any) error {
 	return rpcErrInfo(c, &errdetails.ErrorInfo{Reason: reason, Domain: ErrorDomain}, fmt.Sprintf(format, args...))

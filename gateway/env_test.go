@@ -98,7 +98,7 @@ func newEnv(t testing.TB, o envOpt) *env {
 	}
 	e.partner = Guard(a, gc)
 	e.gw = New(e.store, e.metrics, testLog(), clock, e.partner)
-	Register(srv.GRPC, NewServer(e.gw))
+	gatewayv1.RegisterGatewayServiceServer(srv.GRPC, NewServer(e.gw))
 	conn, metricsURL := testkit.ServeGRPC(t, srv)
 	e.conn = conn
 	e.rpc = gatewayv1.NewGatewayServiceClient(conn)

@@ -11,6 +11,7 @@ import (
 	"github.com/wagerail/wagerail/gateway"
 	"github.com/wagerail/wagerail/internal/cli"
 	"github.com/wagerail/wagerail/internal/rpcserve"
+	gatewayv1 "github.com/wagerail/wagerail/schema/proto/gateway/v1"
 )
 
 type gatewayConfig struct {
@@ -116,7 +117,7 @@ func runGateway(ctx context.Context, log *slog.Logger, cfg gatewayConfig, ready 
 	gc.BreakerFailures, gc.BreakerOpenFor = uint32(cfg.BreakerFailures), cfg.BreakerOpenFor
 	gc.Observe = metrics.Observer(gateway.SandboxPartner)
 	g := gateway.New(store, metrics, log, gateway.SystemClock{}, gateway.Guard(sb, gc))
-	gateway.Register(srv.GRPC, gateway.NewServer(g))
+	gatewayv1.RegisterGatewayServiceServer(srv.GRPC, gateway.NewServer(g))
 
 	pctx, stopProbes := context.WithCancel(ctx)
 	defer stopProbes()

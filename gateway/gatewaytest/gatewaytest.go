@@ -85,7 +85,7 @@ func Start(t testing.TB, pool *pgxpool.Pool, o Options) *Stack {
 		o.Guard(&gc)
 	}
 	g := gateway.New(store, metrics, log, nil, gateway.Guard(a, gc))
-	gateway.Register(srv.GRPC, gateway.NewServer(g))
+	gatewayv1.RegisterGatewayServiceServer(srv.GRPC, gateway.NewServer(g))
 	gl, ml, err := rpcserve.Listen("127.0.0.1:0", "127.0.0.1:0")
 	if err != nil {
 		t.Fatalf("gatewaytest: %v", err)

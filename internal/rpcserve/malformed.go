@@ -3,6 +3,7 @@ package rpcserve
 import (
 	"context"
 
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/encoding"
@@ -63,7 +64,16 @@ func malformed(req any) bool {
 	return false
 }
 
-var errMalformed = status.Error(codes.InvalidArgument, "request is not a well-formed protobuf message (every string must be valid UTF-8)")
+// errMalformed carries the reason every Wagerail service uses for a caller's bad field, naming the
+// request as a whole as the field.
+var errMalformed = func() error {
+	st, err := status.New(codes.InvalidArgument, "request is not a well-formed protobuf message (every string must be valid UTF-8)").
+		WithDetails(&errdetails.ErrorInfo{Reason: "INVALID_ARGUMENT", Domain: "rpc.wagerail.dev", Metadata: map[string]string{"field": "request"}})
+	if err != nil {
+		panic(err) // an ErrorInfo always marshals
+	}
+	return st.Err()
+}()
 
 func malformedUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 	if malformed(req) {
