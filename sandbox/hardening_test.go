@@ -725,3 +725,24 @@ func TestHardening10_ErrorsNeverNameGoTypes(t *testing.T) {
 	require.Contains(t, string(r.Body), "unknown field fee")
 	require.Zero(t, e.count(`SELECT count(*) FROM sandbox.transfers`))
 }
+
+// TestHardening1_CreditPastTheAccountBoundFailsAndRefunds: a settlement that would take the
+// destination past money.MaxAccountTotalSantim fails that transfer (and refunds its hold), while
+// the rest of the round settles; it never stalls the settler on an overflow.
+func TestHardening1_CreditPastTheAccountBoundFailsAndRefunds(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.openAccount("OB-SRC", "Source", 2*money.MaxAmountSantim)
+	e.openAccount("OB-FULL", "Full", money.MaxAccountTotalSantim-money.MaxAmountSantim+1)
+	e.openAccount("OB-OK", "Fine", 0)
+	over := e.create(e.transfer("ob-over", "OB-SRC", "OB-FULL", money.MaxAmountSantim))
+	fine := e.create(e.transfer("ob-fine", "OB-SRC", "OB-OK", 7))
+	e.makeDue()
+	failed := e.waitStatus(over.ID, StatusFailed)
+	require.Equal(t, CodeBalanceLimit, failed.FailureCode)
+	e.waitStatus(fine.ID, StatusSettled)
+	require.Equal(t, 2*money.MaxAmountSantim-7, e.balance("OB-SRC"), "the failed hold is refunded")
+	require.Equal(t, money.MaxAccountTotalSantim-money.MaxAmountSantim+1, e.balance("OB-FULL"))
+	require.Equal(t, int64(7), e.balance("OB-OK"))
+	e.checkBooks()
+}

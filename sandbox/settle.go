@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/wagerail/wagerail/internal/money"
 )
 
 // dueTransfer is a PENDING transfer whose settlement time has come.
@@ -58,7 +60,7 @@ func (s *store) settleDue(ctx context.Context, limit int, faults faultSet) (int,
 		}
 		numbers := dests
 		for _, d := range due {
-			if d.forced != "" || settleFailure(look[d.to], d.currency) != "" {
+			if d.forced != "" || settleFailure(look[d.to], d.currency, d.amount) != "" {
 				numbers = append(numbers, d.from)
 			}
 		}
@@ -80,7 +82,7 @@ func (s *store) settleDue(ctx context.Context, limit int, faults faultSet) (int,
 			dst := accts[d.to]
 			code := d.forced
 			if code == "" {
-				code = settleFailure(dst, d.currency)
+				code = settleFailure(dst, d.currency, d.amount)
 			}
 			if code != "" && accts[d.from] == nil {
 				continue // its source is not locked: next round
@@ -145,7 +147,7 @@ func (s *store) settleDue(ctx context.Context, limit int, faults faultSet) (int,
 }
 
 // settleFailure is why a transfer to dst cannot settle, or "" when it can.
-func settleFailure(dst *bookAccount, currency string) string {
+func settleFailure(dst *bookAccount, currency string, amount int64) string {
 	switch {
 	case dst == nil:
 		return CodeAccountNotFound
@@ -153,6 +155,11 @@ func settleFailure(dst *bookAccount, currency string) string {
 		return CodeAccountClosed
 	case dst.currency != currency:
 		return CodeCurrencyMismatch
+	case dst.balance > money.MaxAccountTotalSantim-amount:
+		// A credit past the bound fails and refunds, rather than failing the whole settlement
+		// round on an overflow and retrying it for ever. A refund may pass the bound by at most
+		// the holds outstanding, which stays far inside int64.
+		return CodeBalanceLimit
 	}
 	return ""
 }
