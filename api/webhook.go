@@ -9,9 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -201,12 +199,6 @@ func (s *Server) bankCallback(c *gin.Context) {
 
 var callbackStatuses = map[string]bool{"SETTLED": true, "FAILED": true}
 
-// callbackDomains are the money flows we book transfers for; the bank only echoes them back. The
-// same list as gateway.Domains, kept here so the HTTP edge does not import the partner adapters.
-var callbackDomains = map[string]bool{
-	"EWA": true, "LOAN": true, "PAYROLL": true, "EQUB": true,
-	"WALLET": true, "BNPL": true, "SAVINGS": true, "OTHER": true,
-}
 
 // Header bounds. The signature is 64 hex digits; the slack lets a wrong-but-plausible value reach
 // the constant-time comparison and get the ordinary 401.
@@ -381,8 +373,8 @@ func decodeBankCallback(body []byte) (*bankCallback, *Error) {
 			return nil, invalidPayload(fe.Error(), map[string]any{"field": fe.Field})
 		}
 	}
-	if !callbackDomains[cb.Domain] {
-		return nil, invalidPayload("domain must be one of "+strings.Join(slices.Sorted(maps.Keys(callbackDomains)), ", "), map[string]any{"field": "domain"})
+	if !money.ValidDomain(cb.Domain) {
+		return nil, invalidPayload("domain must be one of "+money.DomainList(), map[string]any{"field": "domain"})
 	}
 	if !callbackStatuses[cb.Status] {
 		return nil, invalidPayload("status must be SETTLED or FAILED", map[string]any{"field": "status"})

@@ -39,11 +39,6 @@ type Account struct {
 	Closed     bool
 }
 
-// Domain names a money flow; the bank carries it back in callbacks so the API can route them.
-var Domains = map[string]bool{
-	"EWA": true, "LOAN": true, "PAYROLL": true, "EQUB": true,
-	"WALLET": true, "BNPL": true, "SAVINGS": true, "OTHER": true,
-}
 
 // TransferRequest is one disbursement. Amounts are santim.
 type TransferRequest struct {

@@ -111,8 +111,8 @@ func checkAmount(name string, v int64) error {
 }
 
 func checkDomain(name, v string) error {
-	if !Domains[v] {
-		return refuse(name, "must be one of EWA, LOAN, PAYROLL, EQUB, WALLET, BNPL, SAVINGS, OTHER")
+	if !money.ValidDomain(v) {
+		return refuse(name, "must be one of "+money.DomainList())
 	}
 	return nil
 }

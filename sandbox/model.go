@@ -55,11 +55,6 @@ const (
 	CodeBalanceLimit = "BALANCE_LIMIT_EXCEEDED"
 )
 
-// Domains a transfer may be booked for; echoed in callbacks so Wagerail routes them.
-var domains = map[string]bool{
-	"EWA": true, "LOAN": true, "PAYROLL": true, "EQUB": true, "WALLET": true, "BNPL": true,
-	"SAVINGS": true, "OTHER": true,
-}
 
 // MaxBatchItems bounds a bulk transfer: with money.MaxAmountSantim per item, a batch total stays
 // far inside int64.
@@ -264,8 +259,8 @@ func validCommon(currency, tenantID, domain, callbackURL string) *Error {
 	if err := field.Identifier("tenantId", tenantID, field.MaxIdentifier); err != nil {
 		return refused(err)
 	}
-	if !domains[domain] {
-		return invalid("domain must be one of EWA, LOAN, PAYROLL, EQUB, WALLET, BNPL, SAVINGS, OTHER")
+	if !money.ValidDomain(domain) {
+		return invalid("domain must be one of %s", money.DomainList())
 	}
 	if callbackURL != "" {
 		return validCallbackURL("callbackUrl", callbackURL)

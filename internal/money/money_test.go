@@ -37,3 +37,14 @@ func TestBounds(t *testing.T) {
 	require.LessOrEqual(t, MaxAccountTotalSantim, int64(math.MaxInt64/4))
 	require.LessOrEqual(t, MaxAmountSantim, MaxTransactionSantim)
 }
+
+func TestDomains(t *testing.T) {
+	t.Parallel()
+	for _, d := range []string{"EWA", "LOAN", "PAYROLL", "EQUB", "WALLET", "BNPL", "SAVINGS", "OTHER"} {
+		require.True(t, ValidDomain(d), d)
+		require.Contains(t, DomainList(), d)
+	}
+	for _, d := range []string{"", "ewa", "EWA ", "LOANS", "EWA\x00"} {
+		require.False(t, ValidDomain(d), "%q", d)
+	}
+}
