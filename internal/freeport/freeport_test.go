@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestTakeGivesDistinctBindablePortsOutsideTheEphemeralRange(t *testing.T) {
+func TestHardening11_TakeGivesDistinctBindablePortsOutsideTheEphemeralRange(t *testing.T) {
 	ports, err := Take(20)
 	require.NoError(t, err)
 	more, err := Take(20)
@@ -31,9 +31,9 @@ func TestTakeGivesDistinctBindablePortsOutsideTheEphemeralRange(t *testing.T) {
 	}
 }
 
-// TestAnotherProcessNeverGetsOurPorts runs this test binary again as a child that takes many ports
+// TestHardening11_AnotherProcessNeverGetsOurPorts runs this test binary again as a child that takes many ports
 // while we hold ours: none may overlap.
-func TestAnotherProcessNeverGetsOurPorts(t *testing.T) {
+func TestHardening11_AnotherProcessNeverGetsOurPorts(t *testing.T) {
 	if os.Getenv("FREEPORT_CHILD") == "1" {
 		ports, err := Take(300)
 		if err != nil {
@@ -46,7 +46,7 @@ func TestAnotherProcessNeverGetsOurPorts(t *testing.T) {
 	}
 	mine, err := Take(300)
 	require.NoError(t, err)
-	cmd := exec.Command(os.Args[0], "-test.run", "^TestAnotherProcessNeverGetsOurPorts$")
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestHardening11_AnotherProcessNeverGetsOurPorts$")
 	cmd.Env = append(os.Environ(), "FREEPORT_CHILD=1")
 	out, err := cmd.Output()
 	require.NoError(t, err)
