@@ -199,7 +199,6 @@ func (s *Server) bankCallback(c *gin.Context) {
 
 var callbackStatuses = map[string]bool{"SETTLED": true, "FAILED": true}
 
-
 // Header bounds. The signature is 64 hex digits; the slack lets a wrong-but-plausible value reach
 // the constant-time comparison and get the ordinary 401.
 const (

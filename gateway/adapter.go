@@ -39,7 +39,6 @@ type Account struct {
 	Closed     bool
 }
 
-
 // TransferRequest is one disbursement. Amounts are santim.
 type TransferRequest struct {
 	Reference    string

@@ -55,7 +55,6 @@ const (
 	CodeBalanceLimit = "BALANCE_LIMIT_EXCEEDED"
 )
 
-
 // MaxBatchItems bounds a bulk transfer: with money.MaxAmountSantim per item, a batch total stays
 // far inside int64.
 const MaxBatchItems = 20_000
