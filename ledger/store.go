@@ -1025,7 +1025,8 @@ func (r *balanceRow) balance(asOf *time.Time) (Balance, error) {
 }
 
 // balanceSQL reads an account and its balance in one statement, so the checkpoint and the
-// entries after it come from one snapshot. Parameters: the account id or name, then as_of (or
+// entries after it come from one snapshot; the entries are summed by ledger.entry_sums, the same
+// definition ledger.write_checkpoint uses. Parameters: the account id or name, then as_of (or
 // NULL). Every comparison on the entries index is a plain column-to-parameter comparison:
 // row-level security lets only leakproof quals into an index condition.
 func balanceSQL(ref AccountRef) (string, string) {
@@ -1045,17 +1046,8 @@ func balanceSQL(ref AccountRef) (string, string) {
 				AND ($2::timestamptz IS NULL OR c.last_entry_at <= $2::timestamptz)
 			ORDER BY c.seq DESC LIMIT 1
 		), tail AS (
-			SELECT count(*) AS n, coalesce(max(e.seq), 0) AS max_seq, max(e.created_at) AS last_at,
-				coalesce(sum(e.amount) FILTER (WHERE e.phase = 'POSTED' AND e.direction = 'DEBIT'), 0) AS pd,
-				coalesce(sum(e.amount) FILTER (WHERE e.phase = 'POSTED' AND e.direction = 'CREDIT'), 0) AS pc,
-				coalesce(sum(CASE WHEN e.phase = 'HOLD' THEN e.amount ELSE -e.amount END)
-					FILTER (WHERE e.phase <> 'POSTED' AND e.direction = 'DEBIT'), 0) AS hd,
-				coalesce(sum(CASE WHEN e.phase = 'HOLD' THEN e.amount ELSE -e.amount END)
-					FILTER (WHERE e.phase <> 'POSTED' AND e.direction = 'CREDIT'), 0) AS hc
-			FROM ledger.entries e
-			WHERE e.account_id = (SELECT acc.id FROM acc)
-				AND e.seq > (SELECT coalesce(max(cp.seq), 0) FROM cp)
-				AND ($2::timestamptz IS NULL OR e.created_at <= $2::timestamptz)
+			SELECT s.* FROM acc, (SELECT coalesce(max(cp.seq), 0) AS seq FROM cp) done
+				CROSS JOIN LATERAL ledger.entry_sums(acc.id, done.seq, $2::timestamptz) s
 		)
 		SELECT acc.id::text, acc.tenant_id, acc.name, acc.type, acc.normal_side, acc.currency, acc.created_at,
 			coalesce(cp.seq, 0), coalesce(cp.entry_count, 0), cp.last_entry_at,

@@ -1,6 +1,7 @@
 -- Back to 0004: the runtime role writes checkpoints itself, no account totals, no bounds on
 -- amounts in the database, and the statement check of 0003.
 DROP FUNCTION ledger.write_checkpoint(uuid);
+DROP FUNCTION ledger.entry_sums(uuid, bigint, timestamptz);
 GRANT INSERT ON ledger.balance_checkpoints TO wagerail_app;
 
 DROP TRIGGER entries_totals ON ledger.entries;

@@ -163,6 +163,29 @@ CREATE TRIGGER entries_totals AFTER INSERT ON ledger.entries
 
 -- Checkpoints -----------------------------------------------------------------------------------
 
+-- The sums of an account's entries after a sequence number (up to as_of when given): the one
+-- definition that balance reads (ledger/store.go) and write_checkpoint share, so a checkpoint
+-- always holds exactly what a read would have summed. A plain SQL function, which Postgres inlines
+-- into the calling query, so the entries index is used as if the query were written out. Callers
+-- pass plain columns through LATERAL: a sub-select argument stops the inlining, and an expression
+-- (coalesce) is not leakproof, so row-level security would keep it out of the index condition.
+CREATE FUNCTION ledger.entry_sums(account uuid, after_seq bigint, as_of timestamptz)
+    RETURNS TABLE (n bigint, max_seq bigint, last_at timestamptz, pd numeric, pc numeric, hd numeric, hc numeric)
+    LANGUAGE sql STABLE
+    AS $$
+    SELECT count(*), coalesce(max(e.seq), 0), max(e.created_at),
+           coalesce(sum(e.amount) FILTER (WHERE e.phase = 'POSTED' AND e.direction = 'DEBIT'), 0),
+           coalesce(sum(e.amount) FILTER (WHERE e.phase = 'POSTED' AND e.direction = 'CREDIT'), 0),
+           coalesce(sum(CASE WHEN e.phase = 'HOLD' THEN e.amount ELSE -e.amount END)
+               FILTER (WHERE e.phase <> 'POSTED' AND e.direction = 'DEBIT'), 0),
+           coalesce(sum(CASE WHEN e.phase = 'HOLD' THEN e.amount ELSE -e.amount END)
+               FILTER (WHERE e.phase <> 'POSTED' AND e.direction = 'CREDIT'), 0)
+      FROM ledger.entries e
+     WHERE e.account_id = account
+       AND e.seq > after_seq
+       AND (as_of IS NULL OR e.created_at <= as_of)
+$$;
+
 -- Balance reads trust the newest checkpoint, so the runtime role may no longer write one: it
 -- asks this function, which computes the sums itself (the account's newest checkpoint plus its
 -- entries after it, in one statement, so from one snapshot in which the account's entries are a
@@ -182,16 +205,8 @@ CREATE FUNCTION ledger.write_checkpoint(account uuid) RETURNS boolean
          WHERE c.account_id = (SELECT acc.id FROM acc)
          ORDER BY c.seq DESC LIMIT 1
     ), tail AS (
-        SELECT count(*) AS n, max(e.seq) AS max_seq, max(e.created_at) AS last_at,
-               coalesce(sum(e.amount) FILTER (WHERE e.phase = 'POSTED' AND e.direction = 'DEBIT'), 0) AS pd,
-               coalesce(sum(e.amount) FILTER (WHERE e.phase = 'POSTED' AND e.direction = 'CREDIT'), 0) AS pc,
-               coalesce(sum(CASE WHEN e.phase = 'HOLD' THEN e.amount ELSE -e.amount END)
-                   FILTER (WHERE e.phase <> 'POSTED' AND e.direction = 'DEBIT'), 0) AS hd,
-               coalesce(sum(CASE WHEN e.phase = 'HOLD' THEN e.amount ELSE -e.amount END)
-                   FILTER (WHERE e.phase <> 'POSTED' AND e.direction = 'CREDIT'), 0) AS hc
-          FROM ledger.entries e
-         WHERE e.account_id = (SELECT acc.id FROM acc)
-           AND e.seq > (SELECT coalesce(max(cp.seq), 0) FROM cp)
+        SELECT s.* FROM acc, (SELECT coalesce(max(cp.seq), 0) AS seq FROM cp) done
+         CROSS JOIN LATERAL ledger.entry_sums(acc.id, done.seq, NULL) s
     ), written AS (
         INSERT INTO ledger.balance_checkpoints (tenant_id, account_id, currency, seq, entry_count, last_entry_at,
             posted_debits, posted_credits, pending_debits, pending_credits)
