@@ -37,10 +37,11 @@ fuzz: deps
 	  done; \
 	done
 
-## lint: formatting, vet and the Temporal workflow determinism check
+## lint: formatting, vet, a tidy go.mod and the Temporal workflow determinism check
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '\.pb\.go$$')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	go vet ./...
+	@go mod tidy -diff || { echo "go.mod/go.sum are not tidy: run go mod tidy"; exit 1; }
 	go run $(WORKFLOWCHECK) ./workflows/...
 
 ## build: the one binary
