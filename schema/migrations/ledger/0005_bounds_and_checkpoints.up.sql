@@ -164,7 +164,7 @@ CREATE TRIGGER entries_totals AFTER INSERT ON ledger.entries
 -- Checkpoints -----------------------------------------------------------------------------------
 
 -- The sums of an account's entries after a sequence number (up to as_of when given): the one
--- definition that balance reads (ledger/store.go) and write_checkpoint share, so a checkpoint
+-- definition that balance reads (ledger/store_balance.go) and write_checkpoint share, so a checkpoint
 -- always holds exactly what a read would have summed. A plain SQL function, which Postgres inlines
 -- into the calling query, so the entries index is used as if the query were written out. Callers
 -- pass plain columns through LATERAL: a sub-select argument stops the inlining, and an expression
