@@ -45,14 +45,8 @@ func refuse(name, format string, args ...any) *Error {
 // Identifier checks a machine identifier: 1 to max bytes (0 means MaxIdentifier) of ASCII letters,
 // digits and '-', '_', '.', ':'. No spaces, so it can be part of a composite key or a URL path.
 func Identifier(name, v string, max int) error {
-	if max <= 0 || max > MaxIdentifier {
-		max = MaxIdentifier
-	}
-	if v == "" {
-		return refuse(name, "is required")
-	}
-	if len(v) > max {
-		return refuse(name, "must be at most %d bytes", max)
+	if err := sized(name, v, max, MaxIdentifier); err != nil {
+		return err
 	}
 	for i := 0; i < len(v); i++ {
 		c := v[i]
@@ -66,14 +60,8 @@ func Identifier(name, v string, max int) error {
 // Reference checks a caller-chosen reference or key: 1 to max bytes (0 means MaxReference) of
 // printable UTF-8 with no whitespace, so two references that look alike are alike.
 func Reference(name, v string, max int) error {
-	if max <= 0 || max > MaxReference {
-		max = MaxReference
-	}
-	if v == "" {
-		return refuse(name, "is required")
-	}
-	if len(v) > max {
-		return refuse(name, "must be at most %d bytes", max)
+	if err := sized(name, v, max, MaxReference); err != nil {
+		return err
 	}
 	if err := printable(name, v); err != nil {
 		return err
@@ -115,6 +103,21 @@ func Text(name, v string, max int) error {
 	}
 	if !utf8.ValidString(v) {
 		return refuse(name, "must be valid UTF-8")
+	}
+	return nil
+}
+
+// sized checks that a required value is present and within max bytes, where max is bounded by
+// the kind's own limit (0, or anything looser, means the kind's limit).
+func sized(name, v string, max, kindMax int) error {
+	if max <= 0 || max > kindMax {
+		max = kindMax
+	}
+	if v == "" {
+		return refuse(name, "is required")
+	}
+	if len(v) > max {
+		return refuse(name, "must be at most %d bytes", max)
 	}
 	return nil
 }
