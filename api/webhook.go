@@ -171,8 +171,8 @@ func (s *Server) bankCallback(c *gin.Context) {
 			"status": cb.Status, "amountSantim": cb.AmountSantim, "webhookEventId": id,
 		})
 		_, err = tx.Exec(c.Request.Context(), `
-			INSERT INTO app.audit_log (tenant_id, actor, action, subject, details, request_id)
-			VALUES ($1, $2, 'BankWebhookApplied', $3, $4, $5)`,
+			INSERT INTO app.audit_log (tenant_id, actor, action, outcome, target_id, details, request_id)
+			VALUES ($1, $2, 'BankWebhookApplied', 'SUCCESS', $3, $4, $5)`,
 			cb.TenantID, webhookActorPref+partner, cb.Reference, details, requestID(c))
 		return err
 	})

@@ -23,22 +23,24 @@ import (
 )
 
 type devConfig struct {
-	DataDir           string
-	PGPort            int
-	DatabaseURL       string
-	DatabaseOwnerURL  string
-	TemporalAddress   string
-	TemporalNamespace string
-	TemporalPort      int
-	TemporalUIPort    int
-	APIAddr           string
-	LedgerGRPCAddr    string
-	LedgerMetricsAddr string
-	GatewayGRPCAddr   string
-	GatewayMetrics    string
-	SandboxAddr       string
-	ReconcileTenants  string
-	LogLevel          string
+	DataDir          string
+	PGPort           int
+	DatabaseURL      string
+	DatabaseOwnerURL string
+	// DatabasePlatformURL is the cross-tenant role's URL when --database-url is set.
+	DatabasePlatformURL string
+	TemporalAddress     string
+	TemporalNamespace   string
+	TemporalPort        int
+	TemporalUIPort      int
+	APIAddr             string
+	LedgerGRPCAddr      string
+	LedgerMetricsAddr   string
+	GatewayGRPCAddr     string
+	GatewayMetrics      string
+	SandboxAddr         string
+	ReconcileTenants    string
+	LogLevel            string
 }
 
 func devCommand() *cli.Command {
@@ -50,6 +52,7 @@ func devCommand() *cli.Command {
 	c.Int(&cfg.PGPort, "pg-port", "WAGERAIL_PG_PORT", 54329, "port of the private Postgres cluster (127.0.0.1 only)")
 	c.String(&cfg.DatabaseURL, "database-url", "DATABASE_URL", "", "use this Postgres (runtime role) instead of the private cluster")
 	c.String(&cfg.DatabaseOwnerURL, "database-owner-url", "DATABASE_OWNER_URL", "", "owner role URL for migrations when --database-url is set")
+	c.String(&cfg.DatabasePlatformURL, "database-platform-url", "DATABASE_PLATFORM_URL", "", "cross-tenant role (wagerail_platform) URL when --database-url is set")
 	c.String(&cfg.TemporalAddress, "temporal-address", "TEMPORAL_ADDRESS", "", "use this Temporal cluster instead of the embedded server")
 	c.String(&cfg.TemporalNamespace, "temporal-namespace", "TEMPORAL_NAMESPACE", "default", "Temporal namespace")
 	c.Int(&cfg.TemporalPort, "temporal-port", "WAGERAIL_TEMPORAL_PORT", 7233, "embedded Temporal frontend port")
@@ -79,7 +82,10 @@ type devStack struct {
 	temporal *devtemporal.Server
 	appDSN   string
 	ownerDSN string
-	tAddr    string
+	// platformDSN is the cross-tenant role's URL (empty when DATABASE_URL names an outside server
+	// and DATABASE_PLATFORM_URL is unset).
+	platformDSN string
+	tAddr       string
 }
 
 func progress(component, format string, args ...any) {
@@ -245,7 +251,7 @@ func (st *devStack) startPostgres(ctx context.Context, cfg devConfig) error {
 	}
 	st.creds = creds
 	if cfg.DatabaseURL != "" {
-		st.appDSN, st.ownerDSN = cfg.DatabaseURL, cfg.DatabaseOwnerURL
+		st.appDSN, st.ownerDSN, st.platformDSN = cfg.DatabaseURL, cfg.DatabaseOwnerURL, cfg.DatabasePlatformURL
 		if st.ownerDSN == "" {
 			progress("postgres", "using DATABASE_URL; no DATABASE_OWNER_URL, so migrations are not run")
 			return nil
@@ -268,11 +274,12 @@ func (st *devStack) startPostgres(ctx context.Context, cfg devConfig) error {
 		return err
 	}
 	st.pg = c
-	if err := db.Provision(ctx, c.SuperuserDSN("postgres"), "wagerail", creds.OwnerPassword, creds.AppPassword); err != nil {
+	if err := db.Provision(ctx, c.SuperuserDSN("postgres"), "wagerail", db.Passwords{Owner: creds.OwnerPassword, App: creds.AppPassword, Platform: creds.PlatformPassword}); err != nil {
 		return err
 	}
 	st.ownerDSN = db.DSN("127.0.0.1", cfg.PGPort, db.OwnerRole, creds.OwnerPassword, "wagerail")
 	st.appDSN = db.DSN("127.0.0.1", cfg.PGPort, db.AppRole, creds.AppPassword, "wagerail")
+	st.platformDSN = db.DSN("127.0.0.1", cfg.PGPort, db.PlatformRole, creds.PlatformPassword, "wagerail")
 	if err := schema.Up(st.ownerDSN); err != nil {
 		return fmt.Errorf("migrations: %w", err)
 	}
@@ -329,10 +336,11 @@ func (st *devStack) stop(log *slog.Logger) {
 // devCredentials are the passwords of the private cluster's login roles, made on first run and
 // kept (0600) beside it so a second run reuses the same cluster.
 type devCredentials struct {
-	OwnerPassword  string `json:"ownerPassword"`
-	AppPassword    string `json:"appPassword"`
-	CallbackSecret string `json:"callbackSecret"` // sandbox → API webhook signing key
-	AdjustmentKey  string `json:"adjustmentKey"`  // API → ledger adjustment approval key
+	OwnerPassword    string `json:"ownerPassword"`
+	AppPassword      string `json:"appPassword"`
+	PlatformPassword string `json:"platformPassword"` // the cross-tenant role (internal/crosstenant)
+	CallbackSecret   string `json:"callbackSecret"`   // sandbox → API webhook signing key
+	AdjustmentKey    string `json:"adjustmentKey"`    // API → ledger adjustment approval key
 }
 
 func loadOrCreateCredentials(path string) (devCredentials, error) {
@@ -342,7 +350,7 @@ func loadOrCreateCredentials(path string) (devCredentials, error) {
 		if err := json.Unmarshal(b, &c); err != nil || c.OwnerPassword == "" || c.AppPassword == "" {
 			return c, fmt.Errorf("%s is damaged: delete the data dir to start afresh", path)
 		}
-		if c.CallbackSecret != "" && c.AdjustmentKey != "" {
+		if c.CallbackSecret != "" && c.AdjustmentKey != "" && c.PlatformPassword != "" {
 			return c, nil
 		}
 		// Written by an older version: add the missing keys, keep the passwords.
@@ -352,13 +360,16 @@ func loadOrCreateCredentials(path string) (devCredentials, error) {
 		if c.AdjustmentKey == "" {
 			c.AdjustmentKey = randomToken()
 		}
+		if c.PlatformPassword == "" {
+			c.PlatformPassword = randomToken()
+		}
 		b, _ = json.Marshal(c)
 		return c, os.WriteFile(path, b, 0o600)
 	}
 	if !errors.Is(err, os.ErrNotExist) {
 		return c, err
 	}
-	c = devCredentials{OwnerPassword: randomToken(), AppPassword: randomToken(), CallbackSecret: randomToken(), AdjustmentKey: randomToken()}
+	c = devCredentials{OwnerPassword: randomToken(), AppPassword: randomToken(), PlatformPassword: randomToken(), CallbackSecret: randomToken(), AdjustmentKey: randomToken()}
 	b, _ = json.Marshal(c)
 	return c, os.WriteFile(path, b, 0o600)
 }

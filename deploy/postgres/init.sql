@@ -3,6 +3,9 @@
 -- is neither superuser nor owner and cannot bypass row-level security.
 CREATE ROLE wagerail_owner LOGIN NOSUPERUSER NOCREATEROLE NOCREATEDB NOBYPASSRLS PASSWORD 'owner-change-me';
 CREATE ROLE wagerail_app LOGIN NOSUPERUSER NOCREATEROLE NOCREATEDB NOBYPASSRLS NOINHERIT PASSWORD 'app-change-me';
+-- The cross-tenant path for platform admins and system jobs (internal/crosstenant): no BYPASSRLS,
+-- and wagerail_app is never granted membership in it.
+CREATE ROLE wagerail_platform LOGIN NOSUPERUSER NOCREATEROLE NOCREATEDB NOBYPASSRLS NOINHERIT PASSWORD 'platform-change-me';
 CREATE DATABASE wagerail OWNER wagerail_owner;
 -- Temporal's own databases (used by the temporal service in docker-compose.yml).
 CREATE ROLE temporal LOGIN PASSWORD 'temporal-change-me' CREATEDB;

@@ -15,29 +15,43 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// The two login roles. Migrations run as OwnerRole, which owns every schema and table. Every
+// The three login roles. Migrations run as OwnerRole, which owns every schema and table. Every
 // runtime connection (API, worker, ledger, gateway, sandbox) uses AppRole, which is not superuser,
-// not owner and has NOBYPASSRLS, so FORCED row-level security applies to it.
+// not owner and has NOBYPASSRLS, so FORCED row-level security applies to it. PlatformRole is the
+// designed cross-tenant path (see internal/crosstenant): also NOBYPASSRLS, it sees other tenants'
+// rows only through the platform_access policies, which name it alone and hold only while a
+// transaction has set CrossTenantSetting. AppRole is not a member of it and cannot become it.
 const (
-	OwnerRole = "wagerail_owner"
-	AppRole   = "wagerail_app"
+	OwnerRole    = "wagerail_owner"
+	AppRole      = "wagerail_app"
+	PlatformRole = "wagerail_platform"
 )
+
+// Passwords are the login roles' passwords for Provision.
+type Passwords struct {
+	Owner, App, Platform string
+}
 
 // TenantSetting is the session setting row-level security policies read.
 const TenantSetting = "app.tenant_id"
 
-// Provision creates (or updates the passwords of) the owner and runtime roles and the database,
+// CrossTenantSetting, set to "on" for one transaction, opens the platform_access policies, which
+// apply to PlatformRole only: for any other role the setting means nothing.
+const CrossTenantSetting = "app.cross_tenant"
+
+// Provision creates (or updates the passwords of) the three login roles and the database,
 // connected as a superuser. It is what `wagerail dev` and the test kit do on a private cluster; in
-// production a DBA runs the equivalent once.
-func Provision(ctx context.Context, superDSN, dbName, ownerPassword, appPassword string) error {
+// production a DBA runs the equivalent once (deploy/postgres/init.sql).
+func Provision(ctx context.Context, superDSN, dbName string, pw Passwords) error {
 	conn, err := pgx.Connect(ctx, superDSN)
 	if err != nil {
 		return fmt.Errorf("db.provision: connect: %w", err)
 	}
 	defer conn.Close(ctx)
 	for _, r := range []struct{ name, pw, attrs string }{
-		{OwnerRole, ownerPassword, "LOGIN NOSUPERUSER NOCREATEROLE NOCREATEDB NOBYPASSRLS"},
-		{AppRole, appPassword, "LOGIN NOSUPERUSER NOCREATEROLE NOCREATEDB NOBYPASSRLS NOINHERIT"},
+		{OwnerRole, pw.Owner, "LOGIN NOSUPERUSER NOCREATEROLE NOCREATEDB NOBYPASSRLS"},
+		{AppRole, pw.App, "LOGIN NOSUPERUSER NOCREATEROLE NOCREATEDB NOBYPASSRLS NOINHERIT"},
+		{PlatformRole, pw.Platform, "LOGIN NOSUPERUSER NOCREATEROLE NOCREATEDB NOBYPASSRLS NOINHERIT"},
 	} {
 		var exists bool
 		if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1)`, r.name).Scan(&exists); err != nil {

@@ -36,13 +36,14 @@ import (
 
 // Server is the Postgres server the tests of this binary share.
 type Server struct {
-	Host          string
-	Port          int
-	SuperDSN      func(db string) string
-	OwnerPassword string
-	AppPassword   string
-	Template      string
-	Cluster       *pgcluster.Cluster // nil when DATABASE_URL is used
+	Host             string
+	Port             int
+	SuperDSN         func(db string) string
+	OwnerPassword    string
+	AppPassword      string
+	PlatformPassword string
+	Template         string
+	Cluster          *pgcluster.Cluster // nil when DATABASE_URL is used
 }
 
 var (
@@ -90,7 +91,7 @@ func PG(t testing.TB) *Server {
 func startServer() (*Server, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	s := &Server{OwnerPassword: randomHex(12), AppPassword: randomHex(12)}
+	s := &Server{OwnerPassword: randomHex(12), AppPassword: randomHex(12), PlatformPassword: randomHex(12)}
 	if dsn := os.Getenv("DATABASE_URL"); dsn != "" {
 		cfg, err := pgx.ParseConfig(dsn)
 		if err != nil {
@@ -100,7 +101,7 @@ func startServer() (*Server, error) {
 		// Test binaries run in parallel against one shared server and the roles are cluster-wide:
 		// every binary must set the same passwords, or each would lock the others out.
 		sum := sha256.Sum256([]byte("wagerail-test-roles:" + dsn))
-		s.OwnerPassword, s.AppPassword = hex.EncodeToString(sum[:12]), hex.EncodeToString(sum[12:24])
+		s.OwnerPassword, s.AppPassword, s.PlatformPassword = hex.EncodeToString(sum[:10]), hex.EncodeToString(sum[10:20]), hex.EncodeToString(sum[20:30])
 		s.SuperDSN = func(name string) string {
 			if u, err := url.Parse(dsn); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") {
 				u.Path = "/" + name
@@ -130,7 +131,7 @@ func startServer() (*Server, error) {
 		s.SuperDSN = c.SuperuserDSN
 	}
 	s.Template = fmt.Sprintf("wagerail_tmpl_%d", os.Getpid())
-	if err := db.Provision(ctx, s.SuperDSN("postgres"), s.Template, s.OwnerPassword, s.AppPassword); err != nil {
+	if err := db.Provision(ctx, s.SuperDSN("postgres"), s.Template, db.Passwords{Owner: s.OwnerPassword, App: s.AppPassword, Platform: s.PlatformPassword}); err != nil {
 		return nil, err
 	}
 	if err := schema.Up(db.DSN(s.Host, s.Port, db.OwnerRole, s.OwnerPassword, s.Template)); err != nil {
@@ -144,8 +145,21 @@ type DB struct {
 	Name     string
 	OwnerDSN string // migration/owner role: DDL, test fixtures that must bypass nothing
 	AppDSN   string // runtime role: what services use; RLS applies
+	// PlatformDSN is the cross-tenant role (internal/crosstenant); RLS applies to it too.
+	PlatformDSN string
 	// App is a pool on AppDSN, closed when the test ends.
 	App *pgxpool.Pool
+}
+
+// Platform opens a pool as the cross-tenant role, closed when the test ends.
+func (d *DB) Platform(t testing.TB) *pgxpool.Pool {
+	t.Helper()
+	pool, err := db.Open(context.Background(), d.PlatformDSN, 10)
+	if err != nil {
+		t.Fatalf("testkit: %v", err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
 }
 
 // NewDB clones the migrated template into a database for this test and drops it afterwards.
@@ -164,9 +178,10 @@ func NewDB(t testing.TB) *DB {
 		t.Fatalf("testkit: create database: %v", err)
 	}
 	d := &DB{
-		Name:     name,
-		OwnerDSN: db.DSN(s.Host, s.Port, db.OwnerRole, s.OwnerPassword, name),
-		AppDSN:   db.DSN(s.Host, s.Port, db.AppRole, s.AppPassword, name),
+		Name:        name,
+		OwnerDSN:    db.DSN(s.Host, s.Port, db.OwnerRole, s.OwnerPassword, name),
+		AppDSN:      db.DSN(s.Host, s.Port, db.AppRole, s.AppPassword, name),
+		PlatformDSN: db.DSN(s.Host, s.Port, db.PlatformRole, s.PlatformPassword, name),
 	}
 	pool, err := db.Open(ctx, d.AppDSN, 20)
 	if err != nil {

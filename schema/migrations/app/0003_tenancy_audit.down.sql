@@ -1,0 +1,13 @@
+DROP POLICY platform_access ON app.bank_webhook_events;
+REVOKE ALL ON app.bank_webhook_events FROM wagerail_platform;
+DROP POLICY platform_access ON app.audit_log;
+REVOKE ALL ON app.audit_log FROM wagerail_platform;
+DROP TRIGGER audit_log_no_truncate ON app.audit_log;
+DROP TRIGGER audit_log_append_only ON app.audit_log;
+DROP FUNCTION app.audit_log_append_only();
+DROP INDEX app.audit_log_target;
+ALTER TABLE app.audit_log DROP COLUMN outcome, DROP COLUMN target_type;
+ALTER TABLE app.audit_log RENAME COLUMN target_id TO subject;
+REVOKE ALL ON FUNCTION app.current_tenant(), app.cross_tenant() FROM wagerail_platform;
+REVOKE USAGE ON SCHEMA app FROM wagerail_platform;
+DROP FUNCTION app.cross_tenant();
