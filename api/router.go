@@ -42,6 +42,9 @@ type Route struct {
 type Deps struct {
 	Log      *slog.Logger
 	DB       *pgxpool.Pool // runtime role; RLS applies
+	// Platform is the cross-tenant role's pool (internal/crosstenant): bank-callback tenant
+	// resolution and platform-admin routes. Nil: those paths answer 503 NOT_CONFIGURED.
+	Platform *pgxpool.Pool
 	Probes   []Probe
 	Registry *prometheus.Registry // nil: a fresh one
 	// WebhookSecrets holds each partner's callback signing secret, by partner name.
