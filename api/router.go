@@ -40,8 +40,8 @@ type Route struct {
 
 // Deps are what the HTTP edge needs from the process that hosts it.
 type Deps struct {
-	Log      *slog.Logger
-	DB       *pgxpool.Pool // runtime role; RLS applies
+	Log *slog.Logger
+	DB  *pgxpool.Pool // runtime role; RLS applies
 	// Platform is the cross-tenant role's pool (internal/crosstenant): bank-callback tenant
 	// resolution and platform-admin routes. Nil: those paths answer 503 NOT_CONFIGURED.
 	Platform *pgxpool.Pool
