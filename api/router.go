@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"gopkg.in/yaml.v3"
 
+	"github.com/wagerail/wagerail/internal/bankwebhook"
 	"github.com/wagerail/wagerail/internal/buildinfo"
 )
 
@@ -45,8 +46,11 @@ type Deps struct {
 	// Platform is the cross-tenant role's pool (internal/crosstenant): bank-callback tenant
 	// resolution and platform-admin routes. Nil: those paths answer 503 NOT_CONFIGURED.
 	Platform *pgxpool.Pool
-	Probes   []Probe
-	Registry *prometheus.Registry // nil: a fresh one
+	// FindTransfer resolves a bank callback's reference to our transfer (gateway.FindTransfer);
+	// nil means gateway.FindTransfer.
+	FindTransfer bankwebhook.TransferFinder
+	Probes       []Probe
+	Registry     *prometheus.Registry // nil: a fresh one
 	// WebhookSecrets holds each partner's callback signing secret, by partner name.
 	WebhookSecrets map[string][]byte
 	// Now is the clock (tests move it); nil means time.Now.
@@ -61,7 +65,7 @@ type Server struct {
 	deps     Deps
 	ready    *readiness
 	reg      *prometheus.Registry
-	webhooks *webhookMetrics
+	webhooks *webhooks
 }
 
 //go:embed openapi.yaml
@@ -79,7 +83,7 @@ func New(d Deps) *Server {
 	}
 	s := &Server{deps: d, reg: d.Registry}
 	s.ready = newReadiness(d.Probes, d.Registry)
-	s.webhooks = newWebhookMetrics(d.Registry)
+	s.webhooks = newWebhooks(d)
 	e := gin.New()
 	e.HandleMethodNotAllowed = false
 	e.ContextWithFallback = true
