@@ -1,15 +1,9 @@
 package gateway
 
 import (
-	"errors"
 	"fmt"
 	"net/url"
 	"time"
-	"unicode/utf8"
-
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/wagerail/wagerail/internal/field"
 	"github.com/wagerail/wagerail/internal/money"
@@ -28,42 +22,6 @@ const (
 	// stores.
 	MaxCallbackURL = field.MaxReference
 )
-
-// maxStatusMessage bounds the message of every status the gateway sends: a message travels in a
-// trailer, and one that echoes a hostile value must not outgrow what a client accepts.
-const maxStatusMessage = 1024
-
-func rpcErr(c codes.Code, reason, format string, args ...any) error {
-	return rpcErrInfo(c, &errdetails.ErrorInfo{Reason: reason, Domain: ErrorDomain}, fmt.Sprintf(format, args...))
-}
-
-func rpcErrInfo(c codes.Code, info *errdetails.ErrorInfo, msg string) error {
-	msg = info.GetReason() + ": " + msg
-	if len(msg) > maxStatusMessage {
-		cut := maxStatusMessage
-		for cut > 0 && !utf8.RuneStart(msg[cut]) {
-			cut--
-		}
-		msg = msg[:cut] + "…"
-	}
-	st := status.New(c, msg)
-	if d, err := st.WithDetails(info); err == nil {
-		st = d
-	}
-	return st.Err()
-}
-
-// invalidInput is the one answer to a refused field: InvalidArgument, reason INVALID_ARGUMENT,
-// and the field's name in the ErrorInfo metadata ("field"), so a caller can point at it without
-// parsing the message. The message never echoes the value.
-func invalidInput(err error) error {
-	info := &errdetails.ErrorInfo{Reason: ReasonInvalidArgument, Domain: ErrorDomain}
-	var fe *field.Error
-	if errors.As(err, &fe) {
-		info.Metadata = map[string]string{"field": fe.Field}
-	}
-	return rpcErrInfo(codes.InvalidArgument, info, err.Error())
-}
 
 // firstInvalid returns the first refusal among checks, in the order the request lists its fields.
 func firstInvalid(checks ...error) error {

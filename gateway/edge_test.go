@@ -142,11 +142,11 @@ func gatewayWrites(t testing.TB, e *env) int64 {
 }
 
 // errorField returns the ErrorInfo reason and "field" metadata of a gRPC error.
-func errorField(err error) (reason, fieldName string) {
+func errorField(err error) (reason Reason, fieldName string) {
 	st, _ := status.FromError(err)
 	for _, d := range st.Details() {
 		if info, ok := d.(*errdetails.ErrorInfo); ok {
-			return info.GetReason(), info.GetMetadata()["field"]
+			return Reason(info.GetReason()), info.GetMetadata()["field"]
 		}
 	}
 	return "", ""

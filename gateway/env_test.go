@@ -84,8 +84,9 @@ func newEnv(t testing.TB, o envOpt) *env {
 	if clock == nil {
 		clock = SystemClock{}
 	}
-	srv := rpcserve.New("gateway", testLog())
-	e.metrics = NewMetrics(srv.Registry, clock)
+	e.metrics = NewMetrics(nil, clock)
+	srv := rpcserve.New("gateway", testLog(), e.metrics.UnaryInterceptor(testLog()))
+	require.NoError(t, e.metrics.Register(srv.Registry))
 	e.store = NewStore(d.App)
 	a, err := NewSandboxAdapter(e.bankURL, nil)
 	require.NoError(t, err)

@@ -21,8 +21,9 @@ type Gateway struct {
 	log      *slog.Logger
 }
 
-// ErrUnknownPartner is returned for a partner name the gateway has no adapter for.
-var ErrUnknownPartner = errors.New("unknown partner")
+// ErrReferenceReused: the transfer register already holds the (partner, reference) with another
+// body, or for another tenant. Nothing is sent to the partner.
+var ErrReferenceReused = errors.New("reference already used by another transfer")
 
 // New returns a gateway over the given guarded partners.
 func New(store *Store, metrics *Metrics, log *slog.Logger, clock Clock, partners ...*Partner) *Gateway {
@@ -40,7 +41,7 @@ func New(store *Store, metrics *Metrics, log *slog.Logger, clock Clock, partners
 func (g *Gateway) Partner(name string) (*Partner, error) {
 	p, ok := g.partners[name]
 	if !ok {
-		return nil, fmt.Errorf("%w %q", ErrUnknownPartner, name)
+		return nil, &Error{Reason: ReasonUnknownPartner, Message: fmt.Sprintf("unknown partner %q", name)}
 	}
 	return p, nil
 }
@@ -127,6 +128,35 @@ func lookupErrorReason(err error) string {
 		return "invalid"
 	}
 	return "partner_error"
+}
+
+// InitiateTransfer submits one disbursement to partner. Errors: ErrUnknownPartner, a
+// *PartnerError (KindRejected, KindConflict, KindInvalid, KindUnavailable, KindUnknown).
+func (g *Gateway) InitiateTransfer(ctx context.Context, partner string, req TransferRequest) (Transfer, bool, error) {
+	p, err := g.Partner(partner)
+	if err != nil {
+		return Transfer{}, false, err
+	}
+	return p.InitiateTransfer(ctx, req)
+}
+
+// InitiateBatch submits one bulk disbursement to partner. Errors as InitiateTransfer.
+func (g *Gateway) InitiateBatch(ctx context.Context, partner string, req BatchRequest) (Batch, bool, error) {
+	p, err := g.Partner(partner)
+	if err != nil {
+		return Batch{}, false, err
+	}
+	return p.InitiateBatch(ctx, req)
+}
+
+// TransferStatus asks partner for the transfer with our reference. Errors: ErrUnknownPartner, a
+// *PartnerError (KindNotFound when the partner has no such transfer).
+func (g *Gateway) TransferStatus(ctx context.Context, partner, reference string) (Transfer, error) {
+	p, err := g.Partner(partner)
+	if err != nil {
+		return Transfer{}, err
+	}
+	return p.TransferByReference(ctx, reference)
 }
 
 // FetchRequest asks for one account's statement over [From, To] (UTC dates, inclusive).

@@ -17,7 +17,7 @@ import (
 )
 
 // requireCode checks a gRPC error's code and its stable ErrorInfo reason.
-func requireCode(t *testing.T, err error, code codes.Code, reason string) {
+func requireCode(t *testing.T, err error, code codes.Code, reason Reason) {
 	t.Helper()
 	require.Error(t, err)
 	st, ok := status.FromError(err)
@@ -26,10 +26,10 @@ func requireCode(t *testing.T, err error, code codes.Code, reason string) {
 	if reason == "" {
 		return
 	}
-	var got string
+	var got Reason
 	for _, d := range st.Details() {
 		if info, ok := d.(*errdetails.ErrorInfo); ok {
-			got = info.GetReason()
+			got = Reason(info.GetReason())
 			require.Equal(t, ErrorDomain, info.GetDomain())
 		}
 	}
@@ -385,7 +385,7 @@ func TestBankUnreachable(t *testing.T) {
 	require.True(t, IsKind(err, KindUnavailable), "%v", err)
 	_, code, _, rerr := writeOutcome(err)
 	require.Empty(t, code)
-	requireCode(t, rerr, codes.Unavailable, ReasonPartnerUnavail)
+	requireCode(t, ToStatus(rerr).Err(), codes.Unavailable, ReasonPartnerUnavail)
 	require.True(t, IsKind(a.Probe(context.Background()), KindUnavailable))
 }
 

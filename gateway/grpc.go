@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -15,25 +13,10 @@ import (
 	gatewayv1 "github.com/wagerail/wagerail/schema/proto/gateway/v1"
 )
 
-// ErrorDomain is the google.rpc.ErrorInfo domain of the gateway's errors.
-const ErrorDomain = "gateway.wagerail.dev"
-
-// Stable reasons carried in ErrorInfo (and at the start of the status message).
-const (
-	ReasonInvalidArgument   = "INVALID_ARGUMENT"
-	ReasonUnknownPartner    = "UNKNOWN_PARTNER"
-	ReasonReferenceConflict = "REFERENCE_CONFLICT"
-	ReasonTransferNotFound  = "TRANSFER_NOT_FOUND"
-	ReasonPartnerUnavail    = "PARTNER_UNAVAILABLE"
-	ReasonPartnerTimeout    = "PARTNER_TIMEOUT"
-	ReasonPartnerInvalid    = "PARTNER_REFUSED_REQUEST"
-	ReasonStatementBad      = "STATEMENT_MALFORMED"
-	ReasonStatementForeign  = "STATEMENT_FOREIGN_ACCOUNT"
-	ReasonStatementChanged  = "STATEMENT_LINE_CHANGED"
-)
-
 // Server is the gRPC edge: validate, call the Gateway, map the answer. Nothing reaches a
-// partner before validation passes.
+// partner before validation passes. Handlers return domain errors (*Error for a refused field,
+// the Gateway's errors otherwise); Metrics.UnaryInterceptor turns them into gRPC statuses in one
+// place (ToStatus).
 type Server struct {
 	gatewayv1.UnimplementedGatewayServiceServer
 	g *Gateway
@@ -41,26 +24,6 @@ type Server struct {
 
 // NewServer returns the gRPC service over g.
 func NewServer(g *Gateway) *Server { return &Server{g: g} }
-
-// partnerRPCError maps a failure of a call that has no "unknown outcome" result (reads).
-func partnerRPCError(err error) error {
-	if errors.Is(err, ErrUnknownPartner) {
-		return rpcErr(codes.NotFound, ReasonUnknownPartner, "%v", err)
-	}
-	if errors.Is(err, context.Canceled) {
-		return status.Error(codes.Canceled, "canceled")
-	}
-	pe := AsPartnerError(err)
-	switch {
-	case pe.Kind == KindNotFound:
-		return rpcErr(codes.NotFound, ReasonTransferNotFound, "%v", pe)
-	case pe.Kind == KindInvalid:
-		return rpcErr(codes.InvalidArgument, ReasonPartnerInvalid, "%v", pe)
-	case pe.Timeout:
-		return rpcErr(codes.DeadlineExceeded, ReasonPartnerTimeout, "%v", pe)
-	}
-	return rpcErr(codes.Unavailable, ReasonPartnerUnavail, "%v", pe)
-}
 
 // LookupAccount implements gatewayv1.GatewayServiceServer.
 func (s *Server) LookupAccount(ctx context.Context, req *gatewayv1.LookupAccountRequest) (*gatewayv1.LookupAccountResponse, error) {
@@ -73,7 +36,7 @@ func (s *Server) LookupAccount(ctx context.Context, req *gatewayv1.LookupAccount
 	}
 	res, err := s.g.LookupAccount(ctx, req.GetPartner(), req.GetAccountId(), req.GetExpectedHolderName())
 	if err != nil {
-		return nil, partnerRPCError(err)
+		return nil, err
 	}
 	out := &gatewayv1.LookupAccountResponse{
 		Exists:        res.Exists,
@@ -150,11 +113,7 @@ func (s *Server) InitiateDisbursement(ctx context.Context, req *gatewayv1.Initia
 	if req.GetFromAccount() == req.GetToAccount() {
 		return nil, invalidInput(refuse("to_account", "must differ from from_account"))
 	}
-	p, err := s.g.Partner(req.GetPartner())
-	if err != nil {
-		return nil, partnerRPCError(err)
-	}
-	t, replayed, err := p.InitiateTransfer(ctx, TransferRequest{
+	t, replayed, err := s.g.InitiateTransfer(ctx, req.GetPartner(), TransferRequest{
 		Reference: req.GetReference(), FromAccount: req.GetFromAccount(), ToAccount: req.GetToAccount(),
 		AmountSantim: req.GetAmountSantim(), Currency: ccy, TenantID: req.GetTenantId(),
 		Domain: req.GetDomain(), CallbackURL: req.GetCallbackUrl(),
@@ -162,9 +121,9 @@ func (s *Server) InitiateDisbursement(ctx context.Context, req *gatewayv1.Initia
 	if err == nil {
 		return &gatewayv1.InitiateDisbursementResponse{Outcome: gatewayv1.DisbursementOutcome_DISBURSEMENT_OUTCOME_ACCEPTED, Transfer: transferPB(t), Replayed: replayed}, nil
 	}
-	outcome, code, msg, rerr := writeOutcome(err)
-	if rerr != nil {
-		return nil, rerr
+	outcome, code, msg, err := writeOutcome(err)
+	if err != nil {
+		return nil, err
 	}
 	out := &gatewayv1.InitiateDisbursementResponse{Outcome: outcome}
 	if outcome == gatewayv1.DisbursementOutcome_DISBURSEMENT_OUTCOME_REJECTED {
@@ -176,23 +135,20 @@ func (s *Server) InitiateDisbursement(ctx context.Context, req *gatewayv1.Initia
 }
 
 // writeOutcome turns the failure of a money-moving call into its outcome. Only an answer in
-// which the bank refused (422) is REJECTED; only a call the bank certainly never received is an
-// UNAVAILABLE error; everything else may have moved money and is UNKNOWN.
+// which the bank refused (422) is REJECTED; a failure that certainly moved nothing (the request
+// never left, the bank refused the request itself or its reference, the register refused it, the
+// caller left) stays an error, classified by ToStatus; everything else may have moved money and
+// is UNKNOWN.
 func writeOutcome(err error) (gatewayv1.DisbursementOutcome, string, string, error) {
-	if errors.Is(err, context.Canceled) {
-		// The caller left; the call may still have reached the bank, but nobody is listening.
-		return 0, "", "", status.Error(codes.Canceled, "canceled")
+	var pe *PartnerError
+	if errors.Is(err, context.Canceled) || !errors.As(err, &pe) {
+		return 0, "", "", err
 	}
-	pe := AsPartnerError(err)
 	switch pe.Kind {
 	case KindRejected:
 		return gatewayv1.DisbursementOutcome_DISBURSEMENT_OUTCOME_REJECTED, pe.Code, pe.Message, nil
-	case KindConflict:
-		return 0, "", "", rpcErr(codes.AlreadyExists, ReasonReferenceConflict, "%v", pe)
-	case KindInvalid:
-		return 0, "", "", rpcErr(codes.InvalidArgument, ReasonPartnerInvalid, "%v", pe)
-	case KindUnavailable:
-		return 0, "", "", rpcErr(codes.Unavailable, ReasonPartnerUnavail, "%v (not sent; safe to retry with the same reference)", pe)
+	case KindConflict, KindInvalid, KindUnavailable:
+		return 0, "", "", err
 	}
 	reason := "partner error: " + pe.Error()
 	if pe.Timeout {
@@ -261,18 +217,14 @@ func (s *Server) InitiateBulkDisbursement(ctx context.Context, req *gatewayv1.In
 	if err != nil {
 		return nil, invalidInput(err)
 	}
-	p, err := s.g.Partner(req.GetPartner())
-	if err != nil {
-		return nil, partnerRPCError(err)
-	}
-	b, replayed, err := p.InitiateBatch(ctx, BatchRequest{
+	b, replayed, err := s.g.InitiateBatch(ctx, req.GetPartner(), BatchRequest{
 		BatchReference: req.GetBatchReference(), FromAccount: req.GetFromAccount(), Currency: ccy,
 		TenantID: req.GetTenantId(), Domain: req.GetDomain(), CallbackURL: req.GetCallbackUrl(), Items: items,
 	})
 	if err != nil {
-		outcome, code, msg, rerr := writeOutcome(err)
-		if rerr != nil {
-			return nil, rerr
+		outcome, code, msg, err := writeOutcome(err)
+		if err != nil {
+			return nil, err
 		}
 		out := &gatewayv1.InitiateBulkDisbursementResponse{Outcome: outcome}
 		if outcome == gatewayv1.DisbursementOutcome_DISBURSEMENT_OUTCOME_REJECTED {
@@ -298,13 +250,9 @@ func (s *Server) GetTransferStatus(ctx context.Context, req *gatewayv1.GetTransf
 	if err := firstInvalid(checkPartner(req.GetPartner()), checkReference("reference", req.GetReference())); err != nil {
 		return nil, err
 	}
-	p, err := s.g.Partner(req.GetPartner())
+	t, err := s.g.TransferStatus(ctx, req.GetPartner(), req.GetReference())
 	if err != nil {
-		return nil, partnerRPCError(err)
-	}
-	t, err := p.TransferByReference(ctx, req.GetReference())
-	if err != nil {
-		return nil, partnerRPCError(err)
+		return nil, err
 	}
 	return &gatewayv1.GetTransferStatusResponse{Transfer: transferPB(t)}, nil
 }
@@ -316,7 +264,7 @@ func (s *Server) GetAdapterStatus(ctx context.Context, req *gatewayv1.GetAdapter
 	}
 	p, err := s.g.Partner(req.GetPartner())
 	if err != nil {
-		return nil, partnerRPCError(err)
+		return nil, err
 	}
 	st := p.Status()
 	return &gatewayv1.GetAdapterStatusResponse{
@@ -354,20 +302,8 @@ func (s *Server) FetchStatement(ctx context.Context, req *gatewayv1.FetchStateme
 		return nil, invalidInput(refuse("format", "must be CSV or CAMT053"))
 	}
 	res, err := s.g.FetchStatement(ctx, FetchRequest{Partner: req.GetPartner(), TenantID: req.GetTenantId(), Account: req.GetAccount(), From: from, To: to, Format: format})
-	switch {
-	case err == nil:
-	case errors.Is(err, ErrStatement):
-		return nil, rpcErr(codes.DataLoss, ReasonStatementBad, "%v", err)
-	case errors.Is(err, ErrForeignStatementLine):
-		return nil, rpcErr(codes.PermissionDenied, ReasonStatementForeign, "%v", err)
-	case errors.Is(err, ErrStatementLineChanged):
-		return nil, rpcErr(codes.FailedPrecondition, ReasonStatementChanged, "%v", err)
-	default:
-		var pe *PartnerError
-		if errors.As(err, &pe) || errors.Is(err, ErrUnknownPartner) {
-			return nil, partnerRPCError(err)
-		}
-		return nil, status.Error(codes.Internal, "statement ingestion failed")
+	if err != nil {
+		return nil, err
 	}
 	out := &gatewayv1.FetchStatementResponse{
 		Partner: req.GetPartner(), Account: req.GetAccount(), Format: req.GetFormat(),

@@ -2,10 +2,14 @@ package gateway
 
 import (
 	"context"
+	"errors"
+	"log/slog"
+	"path"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/grpc"
 )
 
 // Metrics are the gateway's Prometheus series. None has a tenant label: tenants are unbounded
@@ -18,6 +22,8 @@ type Metrics struct {
 	PartnerCalls   *prometheus.CounterVec   // gateway_partner_calls_total{partner,op,result}
 	PartnerLatency *prometheus.HistogramVec // gateway_partner_call_latency_seconds{partner,op}
 	AdapterHealth  *prometheus.GaugeVec     // gateway_adapter_degraded{partner}
+	Requests       *prometheus.CounterVec   // svc_gateway_rpc_requests_total{rpc,outcome}
+	Latency        *prometheus.HistogramVec // svc_gateway_rpc_latency_seconds{rpc}
 
 	mu         sync.Mutex
 	lastIngest map[string]time.Time
@@ -53,13 +59,63 @@ func NewMetrics(reg prometheus.Registerer, clock Clock) *Metrics {
 		AdapterHealth: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "gateway_adapter_degraded", Help: "1 when the partner adapter is DEGRADED by the spec's rule, 0 when HEALTHY.",
 		}, []string{"partner"}),
+		Requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "svc_gateway_rpc_requests_total", Help: "Gateway gRPC calls by method and outcome (ok, or the error reason).",
+		}, []string{"rpc", "outcome"}),
+		Latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "svc_gateway_rpc_latency_seconds", Help: "Gateway gRPC call latency by method, partner calls included.",
+			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
+		}, []string{"rpc"}),
 		lastIngest: map[string]time.Time{},
 		clock:      clock,
 	}
 	if reg != nil {
-		reg.MustRegister(m.LookupSuccess, m.LookupFailure, m.LookupLatency, m.DependencyUp, m.PartnerCalls, m.PartnerLatency, m.AdapterHealth, m)
+		reg.MustRegister(m.collectors()...)
 	}
 	return m
+}
+
+func (m *Metrics) collectors() []prometheus.Collector {
+	return []prometheus.Collector{m.LookupSuccess, m.LookupFailure, m.LookupLatency, m.DependencyUp, m.PartnerCalls,
+		m.PartnerLatency, m.AdapterHealth, m.Requests, m.Latency, m}
+}
+
+// Register adds the series to reg, for metrics built with NewMetrics(nil, …) before the
+// rpcserve server whose interceptor they feed (NewMetrics → rpcserve.New → Register).
+func (m *Metrics) Register(reg prometheus.Registerer) error {
+	for _, c := range m.collectors() {
+		if err := reg.Register(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// UnaryInterceptor counts and times every call and turns every error into its gRPC status in
+// exactly one place (ToStatus): gateway errors keep their reason; anything else is logged and
+// answered as INTERNAL without its text (it may hold SQL or connection details).
+func (m *Metrics) UnaryInterceptor(log *slog.Logger) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		rpc := path.Base(info.FullMethod)
+		start := time.Now()
+		resp, err := handler(ctx, req)
+		m.Latency.WithLabelValues(rpc).Observe(time.Since(start).Seconds())
+		outcome := "ok"
+		if err != nil {
+			switch ge := classify(err); {
+			case errors.Is(err, context.Canceled):
+				outcome = "CANCELED"
+			case ge != nil:
+				outcome = string(ge.Reason)
+			default:
+				outcome = string(ReasonInternal)
+				log.Error("gateway rpc failed", "rpc", rpc, "err", err)
+			}
+			err = ToStatus(err).Err()
+		}
+		m.Requests.WithLabelValues(rpc, outcome).Inc()
+		return resp, err
+	}
 }
 
 var ingestAgeDesc = prometheus.NewDesc("svc_statement_ingest_age_seconds",

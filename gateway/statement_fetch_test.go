@@ -150,6 +150,7 @@ func TestFetchMalformedStatement(t *testing.T) {
 	srv := NewServer(g)
 	tenant := uniq("tenant")
 	_, err = srv.FetchStatement(context.Background(), &gatewayv1.FetchStatementRequest{Partner: SandboxPartner, TenantId: tenant, Account: "acc-1", FromDate: "2026-03-02", ToDate: "2026-03-02"})
+	err = ToStatus(err).Err() // what the interceptor sends
 	requireCode(t, err, codes.DataLoss, ReasonStatementBad)
 	require.ErrorContains(t, err, "line 3 amountSantim")
 	require.Zero(t, countRows(t, e, tenant, "gateway.statement_lines"))

@@ -72,8 +72,11 @@ func Start(t testing.TB, pool *pgxpool.Pool, o Options) *Stack {
 	bankDone := make(chan struct{})
 	go func() { _ = bank.Run(bctx); close(bankDone) }()
 
-	srv := rpcserve.New("gateway", log)
-	metrics := gateway.NewMetrics(srv.Registry, nil)
+	metrics := gateway.NewMetrics(nil, nil)
+	srv := rpcserve.New("gateway", log, metrics.UnaryInterceptor(log))
+	if err := metrics.Register(srv.Registry); err != nil {
+		t.Fatalf("gatewaytest: %v", err)
+	}
 	store := gateway.NewStore(pool)
 	a, err := gateway.NewSandboxAdapter(hs.URL, nil)
 	if err != nil {
