@@ -1,0 +1,169 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
+)
+
+// LedgerReader is what reconciliation reads from the ledger. *ledger.Client satisfies it, and
+// is what every process passes: it carries the per-call deadlines and the circuit breaker, and
+// turns failures into *ledger.Error values whose reason says whether retrying can help.
+type LedgerReader interface {
+	ListAccounts(context.Context, *ledgerv1.ListAccountsRequest) (*ledgerv1.ListAccountsResponse, error)
+	ListEntries(context.Context, *ledgerv1.ListEntriesRequest) (*ledgerv1.ListEntriesResponse, error)
+	GetTransaction(context.Context, *ledgerv1.GetTransactionRequest) (*ledgerv1.GetTransactionResponse, error)
+	ReconcileWithBank(context.Context, *ledgerv1.ReconcileWithBankRequest) (*ledgerv1.ReconcileWithBankResponse, error)
+}
+
+// MirrorAccountName is the ledger's name of the account mirroring a partner bank account.
+func MirrorAccountName(partner, account string) string {
+	return "partner-bank:" + partner + ":" + account
+}
+
+// ledgerPage is the largest page the ledger serves.
+const ledgerPage = 1000
+
+// mirrorAccounts lists the partner account ids the tenant's ledger mirrors.
+func mirrorAccounts(ctx context.Context, l LedgerReader, tenantID, partner string) ([]string, error) {
+	prefix := MirrorAccountName(partner, "")
+	var out []string
+	token := ""
+	for {
+		resp, err := l.ListAccounts(ctx, &ledgerv1.ListAccountsRequest{TenantId: tenantID, NamePrefix: prefix, PageSize: ledgerPage, PageToken: token})
+		if err != nil {
+			return nil, fmt.Errorf("ledger list accounts %s: %w", prefix, err)
+		}
+		for _, a := range resp.GetAccounts() {
+			acct := strings.TrimPrefix(a.GetName(), prefix)
+			if acct != "" && !strings.Contains(acct, ":") {
+				out = append(out, acct)
+			}
+		}
+		if token = resp.GetNextPageToken(); token == "" {
+			return out, nil
+		}
+	}
+}
+
+// mirrorMovements returns the net movement of each ledger transaction on the mirror account for
+// entries created within [from, to). Only POSTED-phase entries count: a hold is not money that
+// moved in the ledger's books, and the ledger's own reconciliation counts the same way.
+func mirrorMovements(ctx context.Context, l LedgerReader, tenantID, partner, account string, from, to time.Time) ([]LedgerItem, error) {
+	name := MirrorAccountName(partner, account)
+	type agg struct {
+		net  int64
+		seq  int64
+		date time.Time
+	}
+	byTx := map[string]*agg{}
+	var order []string
+	token := ""
+	for {
+		resp, err := l.ListEntries(ctx, &ledgerv1.ListEntriesRequest{
+			TenantId: tenantID, AccountName: name, From: timestamppb.New(from), To: timestamppb.New(to),
+			PageSize: ledgerPage, PageToken: token,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("ledger list entries %s: %w", name, err)
+		}
+		for _, e := range resp.GetEntries() {
+			if e.GetPhase() != ledgerv1.EntryPhase_ENTRY_PHASE_POSTED {
+				continue
+			}
+			a, ok := byTx[e.GetTransactionId()]
+			if !ok {
+				a = &agg{seq: e.GetSeq(), date: day(e.GetCreatedAt().AsTime())}
+				byTx[e.GetTransactionId()] = a
+				order = append(order, e.GetTransactionId())
+			}
+			amt := e.GetAmountSantim()
+			if e.GetDirection() == ledgerv1.Direction_DIRECTION_CREDIT {
+				amt = -amt
+			}
+			a.net += amt
+		}
+		if token = resp.GetNextPageToken(); token == "" {
+			break
+		}
+	}
+	var moved []string
+	for _, id := range order {
+		// A transaction that moved the account and back nets to nothing at the bank.
+		if byTx[id].net != 0 {
+			moved = append(moved, id)
+		}
+	}
+	refs, err := transactionRefs(ctx, l, tenantID, moved)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]LedgerItem, 0, len(moved))
+	for _, id := range moved {
+		a := byTx[id]
+		it := LedgerItem{Account: account, TransactionID: id, Seq: a.seq, Date: a.date, References: refs[id], Direction: Credit, AmountSantim: a.net}
+		// The mirror is an asset: a debit is money arriving at the bank account (a bank credit).
+		if a.net < 0 {
+			it.Direction, it.AmountSantim = Debit, -a.net
+		}
+		out = append(out, it)
+	}
+	return out, nil
+}
+
+// transactionRefs returns, per transaction id, the references a bank line may carry for it: its
+// "bank_reference" metadata, its idempotency key and its id.
+//
+// The ledger has no batch read of transactions yet (ListEntries carries neither the idempotency
+// key nor the metadata), so this is one GetTransaction per transaction that moved the account.
+// It is the only place that does so: a GetTransactions(ids) RPC replaces the loop with one call
+// per page of entries.
+func transactionRefs(ctx context.Context, l LedgerReader, tenantID string, ids []string) (map[string][]string, error) {
+	out := make(map[string][]string, len(ids))
+	for _, id := range ids {
+		resp, err := l.GetTransaction(ctx, &ledgerv1.GetTransactionRequest{TenantId: tenantID, TransactionId: id})
+		if err != nil {
+			return nil, fmt.Errorf("ledger get transaction %s: %w", id, err)
+		}
+		t := resp.GetTransaction()
+		out[id] = []string{t.GetMetadata()["bank_reference"], t.GetIdempotencyKey(), id}
+	}
+	return out, nil
+}
+
+// driftAccount is one account's statement for the ledger's own drift report: signed lines
+// (credits positive) booked within the period and the closing balance when the format has one.
+type driftAccount struct {
+	account           string
+	hasClosingBalance bool
+	closingSantim     int64
+	lines             []*ledgerv1.BankStatementLine
+}
+
+// reportDrift hands the statement to the ledger's ReconcileWithBank, which exports
+// svc_ledger_reconcile_drift_santim, and returns the absolute drift it found over [start, end).
+func reportDrift(ctx context.Context, l LedgerReader, tenantID, partner string, start, end time.Time, accounts []driftAccount) (int64, error) {
+	in := &ledgerv1.ReconcileWithBankRequest{
+		TenantId: tenantID, Partner: partner, PeriodStart: timestamppb.New(start), PeriodEnd: timestamppb.New(end),
+	}
+	for _, a := range accounts {
+		in.Accounts = append(in.Accounts, &ledgerv1.BankStatementAccount{
+			Account: a.account, HasClosingBalance: a.hasClosingBalance, ClosingBalanceSantim: a.closingSantim, Lines: a.lines,
+		})
+	}
+	resp, err := l.ReconcileWithBank(ctx, in)
+	if err != nil {
+		return 0, fmt.Errorf("ledger reconcile with bank %s: %w", partner, err)
+	}
+	return resp.GetTotalAbsDriftSantim(), nil
+}
+
+func day(t time.Time) time.Time {
+	u := t.UTC()
+	return time.Date(u.Year(), u.Month(), u.Day(), 0, 0, 0, 0, time.UTC)
+}

@@ -1,0 +1,187 @@
+package reconcile
+
+import (
+	"cmp"
+	"fmt"
+	"sort"
+	"time"
+)
+
+// Match pairs bank lines with ledger movements of the same account by reference, direction and
+// amount. Items dated within [from, to] (inclusive days) are the period's; items outside it
+// (the caller passes a margin of days on each side) are only there so a movement booked a day
+// apart on the two sides still pairs up, and are never flagged themselves.
+func Match(bank []BankItem, ledger []LedgerItem, from, to time.Time) MatchResult {
+	in := func(d time.Time) bool { return !d.Before(from) && !d.After(to) }
+	type key struct{ account, ref string }
+	bank = append([]BankItem(nil), bank...)
+	sort.SliceStable(bank, func(i, j int) bool {
+		if !bank[i].Date.Equal(bank[j].Date) {
+			return bank[i].Date.Before(bank[j].Date)
+		}
+		return bank[i].EntryRef < bank[j].EntryRef
+	})
+	ledger = append([]LedgerItem(nil), ledger...)
+	sort.SliceStable(ledger, func(i, j int) bool { return ledger[i].Seq < ledger[j].Seq })
+
+	byRef := map[key][]int{} // ledger items by every reference they answer to
+	for i, l := range ledger {
+		seen := map[string]bool{}
+		for _, r := range l.References {
+			if r != "" && !seen[r] {
+				seen[r] = true
+				byRef[key{l.Account, r}] = append(byRef[key{l.Account, r}], i)
+			}
+		}
+	}
+	bankUsed := make([]bool, len(bank))
+	ledgerUsed := make([]bool, len(ledger))
+	// matchedDir remembers which (account, reference, direction) paired at least once, to tell
+	// a duplicate from a missing counterpart.
+	type dkey struct {
+		key
+		dir Direction
+	}
+	bankMatchedDir := map[dkey]bool{}
+	ledgerMatchedDir := map[dkey]bool{}
+	var res MatchResult
+	for _, b := range bank {
+		if in(b.Date) {
+			res.Scanned++
+		}
+	}
+	for _, l := range ledger {
+		if in(l.Date) {
+			res.Scanned++
+		}
+	}
+	pair := func(bi, li int) {
+		bankUsed[bi], ledgerUsed[li] = true, true
+		if in(bank[bi].Date) {
+			res.Matched++
+		}
+		if in(ledger[li].Date) {
+			res.Matched++
+		}
+		k := key{bank[bi].Account, bank[bi].Reference}
+		bankMatchedDir[dkey{k, bank[bi].Direction}] = true
+		for _, r := range ledger[li].References {
+			ledgerMatchedDir[dkey{key{ledger[li].Account, r}, ledger[li].Direction}] = true
+		}
+	}
+	// Pass 1: exact pairs (reference, direction, amount), nearest date first.
+	for bi, b := range bank {
+		if b.Reference == "" {
+			continue
+		}
+		best := -1
+		for _, li := range byRef[key{b.Account, b.Reference}] {
+			l := ledger[li]
+			if ledgerUsed[li] || l.Direction != b.Direction || l.AmountSantim != b.AmountSantim {
+				continue
+			}
+			if best < 0 || absDays(l.Date, b.Date) < absDays(ledger[best].Date, b.Date) {
+				best = li
+			}
+		}
+		if best >= 0 {
+			pair(bi, best)
+		}
+	}
+	flag := func(f Flag, dates ...time.Time) {
+		for _, d := range dates {
+			if in(d) {
+				res.Flags = append(res.Flags, f)
+				return
+			}
+		}
+	}
+	// Pass 2: what is left of the bank side.
+	for bi, b := range bank {
+		if bankUsed[bi] {
+			continue
+		}
+		bs := b.AmountSantim
+		f := Flag{Account: b.Account, Reference: b.Reference, Direction: b.Direction, EntryRef: b.EntryRef, BankSantim: &bs, Date: b.Date}
+		cands := byRef[key{b.Account, b.Reference}]
+		if b.Reference == "" || len(cands) == 0 {
+			f.Kind = UnknownBankLine
+			f.Detail = fmt.Sprintf("bank %s of %s santim with reference %q unknown to the ledger", dirWord(b.Direction), santimStr(b.AmountSantim), b.Reference)
+			flag(f, b.Date)
+			bankUsed[bi] = true
+			continue
+		}
+		other := -1
+		for _, li := range cands {
+			if !ledgerUsed[li] && ledger[li].Direction == b.Direction {
+				other = li
+				break
+			}
+		}
+		switch {
+		case other >= 0:
+			l := ledger[other]
+			ls := l.AmountSantim
+			f.Kind, f.TransactionID, f.LedgerSeq, f.LedgerSantim = AmountMismatch, l.TransactionID, l.Seq, &ls
+			f.Detail = fmt.Sprintf("bank %s %s santim, ledger %s santim (difference %s)", dirWord(b.Direction), santimStr(b.AmountSantim), santimStr(l.AmountSantim), santimStr(b.AmountSantim-l.AmountSantim))
+			bankUsed[bi], ledgerUsed[other] = true, true
+			flag(f, b.Date, l.Date)
+		case bankMatchedDir[dkey{key{b.Account, b.Reference}, b.Direction}]:
+			f.Kind = DuplicateBankLine
+			f.Detail = fmt.Sprintf("bank booked %s of %s santim again for a reference the ledger moved once", dirWord(b.Direction), santimStr(b.AmountSantim))
+			bankUsed[bi] = true
+			flag(f, b.Date)
+		default:
+			f.Kind = MissingCreditInLedger
+			if b.Direction == Debit {
+				f.Kind = MissingDebitInLedger
+			}
+			f.Detail = fmt.Sprintf("bank %s of %s santim has no ledger movement of that direction", dirWord(b.Direction), santimStr(b.AmountSantim))
+			bankUsed[bi] = true
+			flag(f, b.Date)
+		}
+	}
+	// Pass 3: what is left of the ledger side.
+	for li, l := range ledger {
+		if ledgerUsed[li] {
+			continue
+		}
+		ls := l.AmountSantim
+		f := Flag{Account: l.Account, Reference: cmp.Or(l.References...), Direction: l.Direction, TransactionID: l.TransactionID, LedgerSeq: l.Seq, LedgerSantim: &ls, Date: l.Date}
+		dup := false
+		for _, r := range l.References {
+			if r != "" && ledgerMatchedDir[dkey{key{l.Account, r}, l.Direction}] {
+				dup = true
+			}
+		}
+		if dup {
+			f.Kind = DuplicateLedgerEntry
+			f.Detail = fmt.Sprintf("ledger moved %s santim (%s) again for a reference the bank booked once", santimStr(l.AmountSantim), dirWord(l.Direction))
+		} else {
+			f.Kind = MissingCreditAtBank
+			if l.Direction == Debit {
+				f.Kind = MissingDebitAtBank
+			}
+			f.Detail = fmt.Sprintf("ledger expects a bank %s of %s santim that the statement does not show", dirWord(l.Direction), santimStr(l.AmountSantim))
+		}
+		flag(f, l.Date)
+	}
+	return res
+}
+
+func absDays(a, b time.Time) time.Duration {
+	d := a.Sub(b)
+	if d < 0 {
+		return -d
+	}
+	return d
+}
+
+func dirWord(d Direction) string {
+	if d == Debit {
+		return "debit"
+	}
+	return "credit"
+}
+
+func santimStr(v int64) string { return fmt.Sprintf("%d", v) }

@@ -1,0 +1,188 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/wagerail/wagerail/internal/tenancy"
+)
+
+// Store keeps reconciliation runs and the discrepancies they flag (gateway.recon_runs,
+// gateway.recon_flags) and reads which statement periods were fetched (gateway.statement_fetches).
+// Every method works on the context's tenant (tenancy.InTx): a run never sees another tenant's
+// statements or flags.
+type Store struct {
+	pool *pgxpool.Pool
+}
+
+// NewStore returns a store on pool (the runtime role).
+func NewStore(pool *pgxpool.Pool) *Store { return &Store{pool: pool} }
+
+// RunRecord is one finished reconciliation of a pair, as RecordRun stores it.
+type RunRecord struct {
+	Partner                           string
+	From, To                          time.Time // UTC days, inclusive
+	StartedAt                         time.Time
+	Scanned, Matched, Flagged, Errors int
+	ErrorDetail                       string
+	// CleanAccounts are the accounts reconciled without a runner error: their open flags within
+	// the period that this run no longer sees are resolved. Other accounts' flags stay as they are.
+	CleanAccounts []string
+	Flags         []Flag
+}
+
+// RecordRun stores a finished run, its flags (one row per fingerprint, so re-runs update rather
+// than duplicate) and marks RESOLVED the open flags of the clean accounts and days that this run
+// no longer sees, all in one transaction: an attempt that fails writes nothing, so a retried
+// activity never leaves a half-recorded run behind.
+func (s *Store) RecordRun(ctx context.Context, r RunRecord) (int64, error) {
+	status := "CLEAN"
+	switch {
+	case r.Errors > 0:
+		status = "ERROR"
+	case r.Flagged > 0:
+		status = "FLAGGED"
+	}
+	var runID int64
+	tenant := tenancy.TenantID(ctx)
+	err := tenancy.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := tx.QueryRow(ctx, `
+			INSERT INTO gateway.recon_runs (tenant_id, partner, period_from, period_to, started_at, finished_at,
+			    scanned, matched, flagged, errors, status, error_detail)
+			VALUES ($1, $2, $3, $4, $5, now(), $6, $7, $8, $9, $10, $11) RETURNING id`,
+			tenant, r.Partner, r.From, r.To, r.StartedAt, r.Scanned, r.Matched, r.Flagged, r.Errors, status, r.ErrorDetail).Scan(&runID); err != nil {
+			return err
+		}
+		b := &pgx.Batch{}
+		for _, f := range r.Flags {
+			b.Queue(`
+				INSERT INTO gateway.recon_flags
+				    (tenant_id, partner, account, kind, fingerprint, on_date, reference, direction, entry_ref,
+				     ledger_transaction_id, ledger_entry_seq, bank_amount_santim, ledger_amount_santim, detail,
+				     first_run_id, last_run_id)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, NULLIF($11, 0), $12, $13, $14, $15, $15)
+				ON CONFLICT (tenant_id, partner, kind, fingerprint) DO UPDATE SET
+				    last_run_id = EXCLUDED.last_run_id, seen_count = gateway.recon_flags.seen_count + 1,
+				    status = 'OPEN', resolved_run_id = NULL, detail = EXCLUDED.detail,
+				    bank_amount_santim = EXCLUDED.bank_amount_santim, ledger_amount_santim = EXCLUDED.ledger_amount_santim,
+				    updated_at = now()`,
+				tenant, r.Partner, f.Account, string(f.Kind), f.Fingerprint(), f.Date, f.Reference, string(f.Direction),
+				f.EntryRef, f.TransactionID, f.LedgerSeq, f.BankSantim, f.LedgerSantim, f.Detail, runID)
+		}
+		if err := tx.SendBatch(ctx, b).Close(); err != nil {
+			return err
+		}
+		if len(r.CleanAccounts) == 0 {
+			return nil
+		}
+		_, err := tx.Exec(ctx, `
+			UPDATE gateway.recon_flags SET status = 'RESOLVED', resolved_run_id = $1, updated_at = now()
+			WHERE partner = $2 AND status = 'OPEN' AND account = ANY($3) AND on_date BETWEEN $4 AND $5
+			  AND last_run_id <> $1`, runID, r.Partner, r.CleanAccounts, r.From, r.To)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("reconcile.record_run: %w", err)
+	}
+	return runID, nil
+}
+
+// StoredFlag is a flag as operators see it.
+type StoredFlag struct {
+	ID        int64
+	Kind      FlagKind
+	Account   string
+	Reference string
+	EntryRef  string
+	TxID      string
+	OnDate    time.Time
+	Status    string
+	SeenCount int
+	Detail    string
+}
+
+// Flags lists the context tenant's flags of a partner, open ones only when openOnly.
+func (s *Store) Flags(ctx context.Context, partner string, openOnly bool) ([]StoredFlag, error) {
+	var out []StoredFlag
+	err := tenancy.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `
+			SELECT id, kind, account, reference, entry_ref, ledger_transaction_id, on_date, status, seen_count, detail
+			FROM gateway.recon_flags WHERE partner = $1 AND (NOT $2 OR status = 'OPEN') ORDER BY on_date, id`, partner, openOnly)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var f StoredFlag
+			var kind string
+			if err := rows.Scan(&f.ID, &kind, &f.Account, &f.Reference, &f.EntryRef, &f.TxID, &f.OnDate, &f.Status, &f.SeenCount, &f.Detail); err != nil {
+				return err
+			}
+			f.Kind = FlagKind(kind)
+			out = append(out, f)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reconcile.flags: %w", err)
+	}
+	return out, nil
+}
+
+// RunStatus is the status of one of the context tenant's runs (CLEAN, FLAGGED, ERROR).
+func (s *Store) RunStatus(ctx context.Context, runID int64) (string, error) {
+	var st string
+	err := tenancy.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		return tx.QueryRow(ctx, `SELECT status FROM gateway.recon_runs WHERE id = $1`, runID).Scan(&st)
+	})
+	if err != nil {
+		return "", fmt.Errorf("reconcile.run_status: %w", err)
+	}
+	return st, nil
+}
+
+// StatementCovers reports whether statements fetched for the account together cover every day
+// of [from, to]. Without that, a ledger movement with no bank line could just be a statement
+// nobody fetched, and the runner must not flag it.
+func (s *Store) StatementCovers(ctx context.Context, partner, account string, from, to time.Time) (bool, error) {
+	type span struct{ from, to time.Time }
+	var spans []span
+	err := tenancy.InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `SELECT period_from, period_to FROM gateway.statement_fetches
+			WHERE partner = $1 AND account = $2 AND period_to >= $3 AND period_from <= $4`, partner, account, from, to)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var sp span
+			if err := rows.Scan(&sp.from, &sp.to); err != nil {
+				return err
+			}
+			spans = append(spans, sp)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return false, fmt.Errorf("reconcile.statement_covers: %w", err)
+	}
+	sort.Slice(spans, func(i, j int) bool { return spans[i].from.Before(spans[j].from) })
+	next := from // first day not yet covered
+	for _, sp := range spans {
+		if sp.from.After(next) {
+			return false, nil
+		}
+		if d := sp.to.AddDate(0, 0, 1); d.After(next) {
+			next = d
+		}
+		if next.After(to) {
+			return true, nil
+		}
+	}
+	return next.After(to), nil
+}
