@@ -5,10 +5,9 @@ import (
 	"errors"
 	"time"
 
-	"github.com/sony/gobreaker/v2"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/wagerail/wagerail/internal/rpcclient"
 	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
 )
 
@@ -18,7 +17,8 @@ type ClientOptions struct {
 	Timeout time.Duration
 	// BatchTimeout is the deadline of PostTransactions and ReconcileWithBank (default 60 s).
 	BatchTimeout time.Duration
-	// BreakerFailures consecutive infrastructure failures open the breaker (default 5).
+	// BreakerFailures consecutive infrastructure failures open the breaker (default 5); a call
+	// whose caller gave up first (canceled, or its own deadline passed) is not counted.
 	BreakerFailures uint32
 	// BreakerOpenFor is how long the breaker stays open before letting a probe through
 	// (default 10 s).
@@ -32,19 +32,19 @@ type ClientOptions struct {
 //
 // Only infrastructure failures (Unavailable, DeadlineExceeded, Internal) count against the
 // breaker: a refused posting is the ledger working, not failing. While the breaker is open,
-// calls fail at once with ErrCircuitOpen and nothing is sent.
+// calls fail at once with ErrCircuitOpen and nothing is sent. The policy is internal/rpcclient's,
+// shared with the gateway's client.
 type Client struct {
 	rpc     ledgerv1.LedgerServiceClient
 	conn    *grpc.ClientConn
 	opts    ClientOptions
-	breaker *gobreaker.CircuitBreaker[any]
+	breaker *rpcclient.Breaker
 }
 
 // Dial connects to the ledger at addr (host:port, plaintext: the service runs inside the
 // private network; put TLS in front of it with a mesh or pass grpc options to NewClient).
 func Dial(addr string, opts ClientOptions, dialOpts ...grpc.DialOption) (*Client, error) {
-	dialOpts = append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}, dialOpts...)
-	conn, err := grpc.NewClient(addr, dialOpts...)
+	conn, err := rpcclient.Dial(addr, dialOpts...)
 	if err != nil {
 		return nil, errors.Join(errors.New("ledger.dial: "+addr), err)
 	}
@@ -61,27 +61,14 @@ func NewClient(rpc ledgerv1.LedgerServiceClient, opts ClientOptions) *Client {
 	if opts.BatchTimeout <= 0 {
 		opts.BatchTimeout = 60 * time.Second
 	}
-	if opts.BreakerFailures == 0 {
-		opts.BreakerFailures = 5
-	}
-	if opts.BreakerOpenFor <= 0 {
-		opts.BreakerOpenFor = 10 * time.Second
-	}
-	st := gobreaker.Settings{
-		Name:        "ledger",
-		MaxRequests: 1,
-		Timeout:     opts.BreakerOpenFor,
-		ReadyToTrip: func(c gobreaker.Counts) bool { return c.ConsecutiveFailures >= opts.BreakerFailures },
-		IsSuccessful: func(err error) bool {
-			return err == nil || !infraFailure(err)
+	b := rpcclient.NewBreaker(rpcclient.Settings{
+		Name: "ledger", Failures: opts.BreakerFailures, OpenFor: opts.BreakerOpenFor, OnStateChange: opts.OnStateChange,
+		MapError: FromStatus, Infra: infraFailure,
+		OpenError: func(cause error) error {
+			return &Error{Reason: ReasonCircuitOpen, Message: "ledger circuit breaker is open: " + cause.Error()}
 		},
-		// A caller giving up says nothing about the ledger's health.
-		IsExcluded: func(err error) bool { return errors.Is(err, context.Canceled) },
-	}
-	if opts.OnStateChange != nil {
-		st.OnStateChange = func(_ string, from, to gobreaker.State) { opts.OnStateChange(from.String(), to.String()) }
-	}
-	return &Client{rpc: rpc, opts: opts, breaker: gobreaker.NewCircuitBreaker[any](st)}
+	})
+	return &Client{rpc: rpc, opts: opts, breaker: b}
 }
 
 // Close closes the connection Dial opened.
@@ -93,7 +80,7 @@ func (c *Client) Close() error {
 }
 
 // BreakerState is "closed", "half-open" or "open".
-func (c *Client) BreakerState() string { return c.breaker.State().String() }
+func (c *Client) BreakerState() string { return c.breaker.State() }
 
 func infraFailure(err error) bool {
 	var le *Error
@@ -109,23 +96,7 @@ func infraFailure(err error) bool {
 
 // call runs one RPC under the breaker and the deadline, mapping its error back to *Error.
 func call[Req, Resp any](ctx context.Context, c *Client, timeout time.Duration, fn func(context.Context, Req, ...grpc.CallOption) (Resp, error), req Req) (Resp, error) {
-	var zero Resp
-	out, err := c.breaker.Execute(func() (any, error) {
-		cctx, cancel := context.WithTimeout(ctx, timeout)
-		defer cancel()
-		resp, err := fn(cctx, req)
-		if err != nil {
-			return nil, FromStatus(err)
-		}
-		return resp, nil
-	})
-	if errors.Is(err, gobreaker.ErrOpenState) || errors.Is(err, gobreaker.ErrTooManyRequests) {
-		return zero, &Error{Reason: ReasonCircuitOpen, Message: "ledger circuit breaker is open: " + err.Error()}
-	}
-	if err != nil {
-		return zero, err
-	}
-	return out.(Resp), nil
+	return rpcclient.Call(ctx, c.breaker, timeout, fn, req)
 }
 
 // EnsureAccount: see LedgerService.EnsureAccount.
