@@ -1,9 +1,16 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -18,4 +25,107 @@ func openRuntimeDB(ctx context.Context, who, url string, maxConns int32) (*pgxpo
 		return nil, fmt.Errorf("%s: %s (check --database-url / DATABASE_URL)", who, strings.Join(strings.Fields(err.Error()), " "))
 	}
 	return pool, nil
+}
+
+const (
+	// devDataDir is where `wagerail dev` (make run) keeps its state unless WAGERAIL_DATA_DIR says
+	// otherwise, relative to the directory it runs in.
+	devDataDir = ".data"
+	// devDatabase is the database `wagerail dev` creates on its private cluster.
+	devDatabase = "wagerail"
+)
+
+// roleSetting is how a subcommand is told each login role's URL.
+var roleSetting = map[string]string{
+	db.AppRole:      "--database-url or DATABASE_URL (the " + db.AppRole + " role)",
+	db.OwnerRole:    "--database-owner-url or DATABASE_OWNER_URL (the " + db.OwnerRole + " role)",
+	db.PlatformRole: "--database-platform-url or DATABASE_PLATFORM_URL (the " + db.PlatformRole + " role)",
+}
+
+// resolveDatabaseURL is the Postgres URL subcommand who connects with as role: flagValue when the
+// flag or its environment variable is set; otherwise the private cluster that `make run`
+// (`wagerail dev`) runs from the data dir of the current directory (WAGERAIL_DATA_DIR, default
+// .data), with the role's password from its credentials.json, so `wagerail reconcile` and the
+// other subcommands work beside `make run` with no setup. When neither is there, the error is one
+// line saying what to set (or that the cluster is not running).
+//
+// A command that takes the URLs of several roles resolves the others from the private cluster
+// only when the first came from it too, so it never mixes a server the environment names with
+// the private one.
+func resolveDatabaseURL(who, flagValue, role string) (string, error) {
+	if flagValue != "" {
+		return flagValue, nil
+	}
+	dir := os.Getenv("WAGERAIL_DATA_DIR")
+	if dir == "" {
+		dir = devDataDir
+	}
+	return privateClusterURL(who, dir, role)
+}
+
+// privateClusterURL is the URL of role on the running private cluster in dataDir, laid out as
+// `wagerail dev` lays it out: credentials.json, and the cluster under pg/data, whose
+// postmaster.pid (present while the server runs) holds its pid and port.
+func privateClusterURL(who, dataDir, role string) (string, error) {
+	setting, ok := roleSetting[role]
+	if !ok {
+		return "", fmt.Errorf("%s: no login role %q", who, role)
+	}
+	if abs, err := filepath.Abs(dataDir); err == nil {
+		dataDir = abs
+	}
+	credPath := filepath.Join(dataDir, "credentials.json")
+	b, err := os.ReadFile(credPath)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("%s: set %s, or run it in the directory of `make run` (there is no %s)", who, setting, credPath)
+	}
+	if err != nil {
+		return "", fmt.Errorf("%s: set %s (cannot read %s: %v)", who, setting, credPath, errors.Unwrap(err))
+	}
+	var creds devCredentials
+	if err := json.Unmarshal(b, &creds); err != nil {
+		return "", fmt.Errorf("%s: set %s (%s is damaged: delete the data dir to start afresh)", who, setting, credPath)
+	}
+	password := map[string]string{db.AppRole: creds.AppPassword, db.OwnerRole: creds.OwnerPassword, db.PlatformRole: creds.PlatformPassword}[role]
+	if password == "" {
+		return "", fmt.Errorf("%s: set %s (%s has no password for %s: run `make run` once to add it)", who, setting, credPath, role)
+	}
+	port, err := runningPort(filepath.Join(dataDir, "pg", "data", "postmaster.pid"))
+	if err != nil {
+		return "", fmt.Errorf("%s: the private Postgres of `make run` in %s is not running (%v): start `make run`, or set %s", who, dataDir, err, setting)
+	}
+	return db.DSN("127.0.0.1", port, role, password, devDatabase), nil
+}
+
+// runningPort reads a postmaster.pid and returns the server's port, or why it is not running: no
+// pid file (stopped cleanly), or one left by a server whose process is gone.
+func runningPort(pidFile string) (int, error) {
+	f, err := os.Open(pidFile)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, errors.New("no postmaster.pid")
+	}
+	if err != nil {
+		return 0, errors.Unwrap(err)
+	}
+	defer f.Close()
+	// Lines: pid, data directory, start time, port, socket directory, listen address, …
+	var lines []string
+	s := bufio.NewScanner(f)
+	for s.Scan() && len(lines) < 4 {
+		lines = append(lines, strings.TrimSpace(s.Text()))
+	}
+	if len(lines) < 4 {
+		return 0, errors.New("postmaster.pid is incomplete")
+	}
+	pid, err1 := strconv.Atoi(lines[0])
+	port, err2 := strconv.Atoi(lines[3])
+	if err1 != nil || err2 != nil || pid <= 0 || port <= 0 || port > 65535 {
+		return 0, errors.New("postmaster.pid is damaged")
+	}
+	// Signal 0 checks that the process exists; EPERM means it does, under another user (the
+	// postgres user, when `make run` ran as root).
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		return 0, fmt.Errorf("postmaster.pid names process %d, which has exited", pid)
+	}
+	return port, nil
 }

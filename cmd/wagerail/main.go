@@ -65,5 +65,6 @@ func usage(cmds []*cli.Command) {
 	for _, c := range cmds {
 		fmt.Printf("  %-10s %s\n", c.Name, c.Summary)
 	}
-	fmt.Println("\nRun wagerail <command> --help for its flags and environment variables.")
+	fmt.Println("\nRun wagerail <command> --help for its flags and environment variables. In the directory of a")
+	fmt.Println("running `make run`, a command given no database URL uses that private Postgres.")
 }
