@@ -130,7 +130,7 @@ func gatewayWrites(t testing.TB, e *env) int64 {
 	require.NoError(t, err)
 	defer conn.Close(context.Background())
 	var n int64
-	for _, seq := range []string{"statement_lines_id_seq", "statement_fetches_id_seq", "recon_runs_id_seq", "recon_flags_id_seq"} {
+	for _, seq := range []string{"statement_lines_id_seq", "statement_fetches_id_seq", "recon_runs_id_seq", "recon_flags_id_seq", "transfers_id_seq"} {
 		var last int64
 		var called bool
 		require.NoError(t, conn.QueryRow(context.Background(), "SELECT last_value, is_called FROM gateway."+seq).Scan(&last, &called))

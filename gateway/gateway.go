@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"time"
 )
@@ -130,33 +131,110 @@ func lookupErrorReason(err error) string {
 	return "partner_error"
 }
 
-// InitiateTransfer submits one disbursement to partner. Errors: ErrUnknownPartner, a
-// *PartnerError (KindRejected, KindConflict, KindInvalid, KindUnavailable, KindUnknown).
+// InitiateTransfer records the disbursement in the transfer register, then submits it to
+// partner, then records what the partner answered. Nothing is sent unless the record is written:
+// a bank callback about the transfer must always find whose it is. Errors: ErrUnknownPartner,
+// ErrReferenceReused (the register holds the reference with another body or tenant; nothing
+// sent), a *PartnerError (KindRejected, KindConflict, KindInvalid, KindUnavailable, KindUnknown).
 func (g *Gateway) InitiateTransfer(ctx context.Context, partner string, req TransferRequest) (Transfer, bool, error) {
 	p, err := g.Partner(partner)
 	if err != nil {
 		return Transfer{}, false, err
 	}
-	return p.InitiateTransfer(ctx, req)
+	rec := TransferRecord{Partner: partner, Reference: req.Reference, TenantID: req.TenantID, Domain: req.Domain,
+		AmountSantim: req.AmountSantim, Currency: req.Currency, FromAccount: req.FromAccount, ToAccount: req.ToAccount}
+	if err := g.store.RecordTransfers(ctx, req.TenantID, []TransferRecord{rec}); err != nil {
+		return Transfer{}, false, fmt.Errorf("gateway.initiate_transfer: %w", err)
+	}
+	t, replayed, err := p.InitiateTransfer(ctx, req)
+	switch {
+	case err == nil:
+		g.noteAnswers(ctx, req.TenantID, TransferUpdate{Partner: partner, Reference: req.Reference, Status: t.Status,
+			PartnerTransferID: t.ID, FailureCode: t.FailureCode})
+	case refusedRequest(err):
+		g.noteAnswers(ctx, req.TenantID, TransferUpdate{Partner: partner, Reference: req.Reference, Status: TransferRejected,
+			FailureCode: AsPartnerError(err).Code})
+	}
+	return t, replayed, err
 }
 
-// InitiateBatch submits one bulk disbursement to partner. Errors as InitiateTransfer.
+// InitiateBatch records every item of the bulk disbursement in the transfer register, then
+// submits the batch to partner, then records each item's answer. Errors as InitiateTransfer.
 func (g *Gateway) InitiateBatch(ctx context.Context, partner string, req BatchRequest) (Batch, bool, error) {
 	p, err := g.Partner(partner)
 	if err != nil {
 		return Batch{}, false, err
 	}
-	return p.InitiateBatch(ctx, req)
+	recs := make([]TransferRecord, len(req.Items))
+	for i, it := range req.Items {
+		recs[i] = TransferRecord{Partner: partner, Reference: it.Reference, TenantID: req.TenantID, Domain: req.Domain,
+			AmountSantim: it.AmountSantim, Currency: req.Currency, FromAccount: req.FromAccount, ToAccount: it.ToAccount,
+			BatchReference: req.BatchReference}
+	}
+	if err := g.store.RecordTransfers(ctx, req.TenantID, recs); err != nil {
+		return Batch{}, false, fmt.Errorf("gateway.initiate_batch: %w", err)
+	}
+	b, replayed, err := p.InitiateBatch(ctx, req)
+	switch {
+	case err == nil:
+		ups := make([]TransferUpdate, len(b.Items))
+		for i, it := range b.Items {
+			ups[i] = TransferUpdate{Partner: partner, Reference: it.Reference, Status: it.Status, PartnerTransferID: it.TransferID, FailureCode: it.FailureCode}
+		}
+		g.noteAnswers(ctx, req.TenantID, ups...)
+	case refusedRequest(err):
+		ups := make([]TransferUpdate, len(req.Items))
+		for i, it := range req.Items {
+			ups[i] = TransferUpdate{Partner: partner, Reference: it.Reference, Status: TransferRejected, FailureCode: AsPartnerError(err).Code}
+		}
+		g.noteAnswers(ctx, req.TenantID, ups...)
+	}
+	return b, replayed, err
 }
 
-// TransferStatus asks partner for the transfer with our reference. Errors: ErrUnknownPartner, a
-// *PartnerError (KindNotFound when the partner has no such transfer).
+// refusedRequest: the partner answered and refused the request, so it moved nothing (a timeout,
+// a 5xx or a request that never left is not a refusal: the transfer stays INITIATED).
+func refusedRequest(err error) bool {
+	return IsKind(err, KindRejected) || IsKind(err, KindInvalid) || IsKind(err, KindConflict)
+}
+
+// noteAnswers records partner answers in the register. The partner's answer is the truth about
+// the money and reaches the caller whatever happens here: a failure to record it is logged, and
+// the next answer (a status lookup, a replay) records it.
+func (g *Gateway) noteAnswers(ctx context.Context, tenantID string, ups ...TransferUpdate) {
+	ups = slices.DeleteFunc(ups, func(u TransferUpdate) bool {
+		switch u.Status {
+		case TransferPending, TransferSettled, TransferFailed, TransferRejected:
+			return false
+		}
+		return true // a status the register does not know says nothing it can record
+	})
+	if len(ups) == 0 || tenantID == "" {
+		return
+	}
+	// The caller may leave once the partner answered; the answer is still recorded.
+	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if _, err := g.store.UpdateTransfers(uctx, tenantID, ups); err != nil {
+		g.log.Warn("gateway: transfer register not updated", "partner", ups[0].Partner, "transfers", len(ups), "err", err)
+	}
+}
+
+// TransferStatus asks partner for the transfer with our reference, and records a PENDING,
+// SETTLED or FAILED answer in the register (for the tenant the partner reports, which is the one
+// we sent). Errors: ErrUnknownPartner, a *PartnerError (KindNotFound when the partner has no such
+// transfer).
 func (g *Gateway) TransferStatus(ctx context.Context, partner, reference string) (Transfer, error) {
 	p, err := g.Partner(partner)
 	if err != nil {
 		return Transfer{}, err
 	}
-	return p.TransferByReference(ctx, reference)
+	t, err := p.TransferByReference(ctx, reference)
+	if err == nil && t.Reference == reference {
+		g.noteAnswers(ctx, t.TenantID, TransferUpdate{Partner: partner, Reference: reference, Status: t.Status,
+			PartnerTransferID: t.ID, FailureCode: t.FailureCode})
+	}
+	return t, err
 }
 
 // FetchRequest asks for one account's statement over [From, To] (UTC dates, inclusive).

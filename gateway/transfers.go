@@ -1,0 +1,199 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/wagerail/wagerail/internal/db"
+)
+
+// Statuses of the transfer register besides the partner's own (PENDING, SETTLED, FAILED).
+const (
+	// TransferInitiated: recorded, and the partner's answer is not known: not yet, or never (a
+	// timeout; GetTransferStatus resolves it).
+	TransferInitiated TransferStatus = "INITIATED"
+	// TransferRejected: the partner refused this request; nothing moved. The same body may be
+	// sent again.
+	TransferRejected TransferStatus = "REJECTED"
+)
+
+// TransferRecord is one outbound transfer in the gateway's register (gateway.transfers).
+type TransferRecord struct {
+	Partner        string
+	Reference      string
+	TenantID       string
+	Domain         string
+	AmountSantim   int64
+	Currency       string
+	FromAccount    string
+	ToAccount      string
+	BatchReference string // "" unless the transfer is an item of a bulk disbursement
+	// Status is INITIATED, REJECTED, PENDING, SETTLED or FAILED.
+	Status            TransferStatus
+	PartnerTransferID string // the partner's id, once it accepted the transfer
+	FailureCode       string // the partner's code when FAILED or REJECTED
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
+}
+
+// sameBody: the fields a reference is bound to for good.
+func (r TransferRecord) sameBody(o TransferRecord) bool {
+	return r.Partner == o.Partner && r.Reference == o.Reference && r.TenantID == o.TenantID && r.Domain == o.Domain &&
+		r.AmountSantim == o.AmountSantim && r.Currency == o.Currency && r.FromAccount == o.FromAccount &&
+		r.ToAccount == o.ToAccount && r.BatchReference == o.BatchReference
+}
+
+const transferColumns = `partner, reference, tenant_id, domain, amount_santim, currency, from_account, to_account,
+	coalesce(batch_reference, ''), status, coalesce(partner_transfer_id, ''), coalesce(failure_code, ''), created_at, updated_at`
+
+func scanTransfer(row pgx.Row) (TransferRecord, error) {
+	var r TransferRecord
+	var st string
+	err := row.Scan(&r.Partner, &r.Reference, &r.TenantID, &r.Domain, &r.AmountSantim, &r.Currency, &r.FromAccount,
+		&r.ToAccount, &r.BatchReference, &st, &r.PartnerTransferID, &r.FailureCode, &r.CreatedAt, &r.UpdatedAt)
+	r.Status = TransferStatus(st)
+	return r, err
+}
+
+// FindTransfer reads the transfer partner knows by reference, inside q, a transaction the caller
+// opened. Row-level security decides what it sees: a tenant transaction (db.InTenantTx) sees that
+// tenant's transfers; the bank-callback handler, which must learn the tenant from the transfer,
+// calls it inside a cross-tenant transaction of the platform role (internal/crosstenant.Tx), the
+// one role whose policy on gateway.transfers can see every tenant. It only reads.
+//
+// Errors: ErrTransferNotFound when no row (that q may see) has the reference.
+func FindTransfer(ctx context.Context, q pgx.Tx, partner, reference string) (TransferRecord, error) {
+	r, err := scanTransfer(q.QueryRow(ctx, `SELECT `+transferColumns+` FROM gateway.transfers WHERE partner = $1 AND reference = $2`,
+		partner, reference))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return TransferRecord{}, &Error{Reason: ReasonTransferNotFound, Message: "no transfer of partner " + partner + " has that reference"}
+	}
+	if err != nil {
+		return TransferRecord{}, fmt.Errorf("gateway.find_transfer: %w", err)
+	}
+	return r, nil
+}
+
+// RecordTransfers writes transfers of one tenant to the register before they are sent, all or
+// none. A reference already recorded with the same body is left as it is (a retry, or a caller
+// racing itself); one recorded with another body, or for another tenant, is ErrReferenceReused
+// and nothing is written.
+func (s *Store) RecordTransfers(ctx context.Context, tenantID string, recs []TransferRecord) error {
+	// One order for every writer: two batches sharing references then wait for each other
+	// instead of deadlocking.
+	recs = slices.Clone(recs)
+	slices.SortFunc(recs, func(a, b TransferRecord) int {
+		return strings.Compare(a.Partner+"\x00"+a.Reference, b.Partner+"\x00"+b.Reference)
+	})
+	n := len(recs)
+	partners, refs, domains, ccys, froms, tos, batches := make([]string, n), make([]string, n), make([]string, n),
+		make([]string, n), make([]string, n), make([]string, n), make([]*string, n)
+	amounts := make([]int64, n)
+	for i, r := range recs {
+		if r.TenantID != tenantID {
+			return fmt.Errorf("gateway.record_transfers: transfer %s is of tenant %q, not %q", r.Reference, r.TenantID, tenantID)
+		}
+		partners[i], refs[i], domains[i], ccys[i], froms[i], tos[i] = r.Partner, r.Reference, r.Domain, r.Currency, r.FromAccount, r.ToAccount
+		amounts[i] = r.AmountSantim
+		if r.BatchReference != "" {
+			batches[i] = &recs[i].BatchReference
+		}
+	}
+	err := db.InTenantTx(ctx, s.pool, tenantID, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `
+			INSERT INTO gateway.transfers (partner, reference, tenant_id, domain, amount_santim, currency, from_account, to_account, batch_reference)
+			SELECT p, r, $1, d, a, c, f, t, b
+			FROM unnest($2::text[], $3::text[], $4::text[], $5::numeric[], $6::text[], $7::text[], $8::text[], $9::text[])
+			     WITH ORDINALITY AS v(p, r, d, a, c, f, t, b, i)
+			ORDER BY i
+			ON CONFLICT (partner, reference) DO NOTHING`,
+			tenantID, partners, refs, domains, amounts, ccys, froms, tos, batches); err != nil {
+			return err
+		}
+		// Every reference now has a row; the ones this tenant cannot see belong to another.
+		rows, err := tx.Query(ctx, `SELECT `+transferColumns+`
+			FROM gateway.transfers t JOIN unnest($1::text[], $2::text[]) AS v(p, r) ON t.partner = v.p AND t.reference = v.r`,
+			partners, refs)
+		if err != nil {
+			return err
+		}
+		stored, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (TransferRecord, error) { return scanTransfer(r) })
+		if err != nil {
+			return err
+		}
+		byRef := make(map[[2]string]TransferRecord, len(stored))
+		for _, r := range stored {
+			byRef[[2]string{r.Partner, r.Reference}] = r
+		}
+		for _, want := range recs {
+			got, ok := byRef[[2]string{want.Partner, want.Reference}]
+			if !ok || !got.sameBody(want) {
+				return fmt.Errorf("%w: %s at %s", ErrReferenceReused, want.Reference, want.Partner)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("gateway.record_transfers: %w", err)
+	}
+	return nil
+}
+
+// TransferUpdate is what a partner's answer says about one recorded transfer.
+type TransferUpdate struct {
+	Partner, Reference string
+	Status             TransferStatus
+	PartnerTransferID  string
+	FailureCode        string
+}
+
+// UpdateTransfers moves recorded transfers of one tenant to the status their partner reported.
+// A status that does not follow the recorded one (gateway.transfer_status_follows: an answer
+// older than one already applied) and a reference the register does not hold are skipped; it
+// reports how many rows changed.
+func (s *Store) UpdateTransfers(ctx context.Context, tenantID string, ups []TransferUpdate) (int, error) {
+	ups = slices.Clone(ups)
+	slices.SortFunc(ups, func(a, b TransferUpdate) int {
+		return strings.Compare(a.Partner+"\x00"+a.Reference, b.Partner+"\x00"+b.Reference)
+	})
+	n := len(ups)
+	partners, refs, statuses, ids, codes := make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	for i, u := range ups {
+		partners[i], refs[i], statuses[i], ids[i], codes[i] = u.Partner, u.Reference, string(u.Status), u.PartnerTransferID, u.FailureCode
+	}
+	var changed int64
+	err := db.InTenantTx(ctx, s.pool, tenantID, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `
+			UPDATE gateway.transfers t SET status = x.s,
+			    partner_transfer_id = coalesce(NULLIF(x.pid, ''), t.partner_transfer_id),
+			    failure_code = CASE WHEN x.s IN ('FAILED', 'REJECTED') THEN coalesce(NULLIF(x.code, ''), t.failure_code) END,
+			    updated_at = now()
+			FROM (
+			    -- Rows are locked in id order, so concurrent updates of overlapping transfers
+			    -- wait for each other instead of deadlocking; a row another update has just
+			    -- moved is checked again and skipped when nothing is left to do.
+			    SELECT c.id, v.s, v.pid, v.code
+			    FROM gateway.transfers c
+			    JOIN unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) AS v(p, r, s, pid, code)
+			      ON c.partner = v.p AND c.reference = v.r
+			    WHERE gateway.transfer_status_follows(c.status, v.s)
+			      AND (c.status <> v.s OR (c.partner_transfer_id IS NULL AND v.pid <> ''))
+			    ORDER BY c.id
+			    FOR UPDATE OF c
+			) AS x
+			WHERE t.id = x.id`,
+			partners, refs, statuses, ids, codes)
+		changed = tag.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("gateway.update_transfers: %w", err)
+	}
+	return int(changed), nil
+}

@@ -1,0 +1,336 @@
+package gateway
+
+import (
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc/codes"
+
+	"github.com/wagerail/wagerail/internal/crosstenant"
+	"github.com/wagerail/wagerail/internal/db"
+	"github.com/wagerail/wagerail/internal/tenancy"
+	"github.com/wagerail/wagerail/internal/testkit"
+	gatewayv1 "github.com/wagerail/wagerail/schema/proto/gateway/v1"
+)
+
+// registered reads a transfer of tenant from the register, as the runtime role in a tenant
+// transaction.
+func registered(t *testing.T, e *env, tenant, reference string) (TransferRecord, error) {
+	t.Helper()
+	var rec TransferRecord
+	err := db.InTenantTx(ctxT(t), e.db.App, tenant, func(tx pgx.Tx) error {
+		var err error
+		rec, err = FindTransfer(ctxT(t), tx, SandboxPartner, reference)
+		return err
+	})
+	return rec, err
+}
+
+func waitRegistered(t *testing.T, e *env, tenant, reference string, want TransferStatus) TransferRecord {
+	t.Helper()
+	var rec TransferRecord
+	require.Eventually(t, func() bool {
+		var err error
+		rec, err = registered(t, e, tenant, reference)
+		return err == nil && rec.Status == want
+	}, 20*time.Second, 20*time.Millisecond, "transfer %s never registered as %s (last %+v)", reference, want, rec)
+	return rec
+}
+
+// Every disbursement is in the register with its tenant, domain and amount, and its status follows
+// the partner's answers: accepted (PENDING with the partner's id), settled (learnt from a status
+// lookup), rejected (with the partner's code).
+func TestTransferRegisterFollowsThePartner(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpt{})
+	src, dst := acct("src"), acct("dst")
+	e.account(t, src, "Employer PLC", 1_000_000)
+	e.account(t, dst, "Abebe Kebede", 0)
+	tenant := uniq("tenant")
+
+	ref := uniq("reg")
+	r, err := e.rpc.InitiateDisbursement(ctxT(t), &gatewayv1.InitiateDisbursementRequest{Partner: SandboxPartner, Reference: ref,
+		FromAccount: src, ToAccount: dst, AmountSantim: 12_345, TenantId: tenant, Domain: "LOAN"})
+	require.NoError(t, err)
+	require.Equal(t, gatewayv1.DisbursementOutcome_DISBURSEMENT_OUTCOME_ACCEPTED, r.GetOutcome())
+	rec, err := registered(t, e, tenant, ref)
+	require.NoError(t, err)
+	require.Equal(t, TransferRecord{Partner: SandboxPartner, Reference: ref, TenantID: tenant, Domain: "LOAN", AmountSantim: 12_345,
+		Currency: "ETB", FromAccount: src, ToAccount: dst, Status: TransferPending, PartnerTransferID: r.GetTransfer().GetId(),
+		CreatedAt: rec.CreatedAt, UpdatedAt: rec.UpdatedAt}, rec)
+
+	e.waitStatus(t, ref, gatewayv1.TransferStatus_TRANSFER_STATUS_SETTLED)
+	waitRegistered(t, e, tenant, ref, TransferSettled)
+
+	// A rejection is recorded with the partner's code; the same body may be sent again.
+	poor := uniq("reg")
+	r, err = e.rpc.InitiateDisbursement(ctxT(t), &gatewayv1.InitiateDisbursementRequest{Partner: SandboxPartner, Reference: poor,
+		FromAccount: src, ToAccount: dst, AmountSantim: 50_000_000, TenantId: tenant, Domain: "EWA"})
+	require.NoError(t, err)
+	require.Equal(t, gatewayv1.DisbursementOutcome_DISBURSEMENT_OUTCOME_REJECTED, r.GetOutcome())
+	rec, err = registered(t, e, tenant, poor)
+	require.NoError(t, err)
+	require.Equal(t, TransferRejected, rec.Status)
+	require.Equal(t, "INSUFFICIENT_FUNDS", rec.FailureCode)
+
+	// Bulk: every item is recorded with its batch; an item the bank failed at once is FAILED.
+	bref := uniq("run")
+	b, err := e.rpc.InitiateBulkDisbursement(ctxT(t), &gatewayv1.InitiateBulkDisbursementRequest{Partner: SandboxPartner, BatchReference: bref,
+		FromAccount: src, TenantId: tenant, Domain: "PAYROLL", Items: []*gatewayv1.BulkItem{
+			{Reference: bref + "-1", ToAccount: dst, AmountSantim: 100}, {Reference: bref + "-2", ToAccount: acct("ghost"), AmountSantim: 200}}})
+	require.NoError(t, err)
+	require.Equal(t, gatewayv1.DisbursementOutcome_DISBURSEMENT_OUTCOME_ACCEPTED, b.GetOutcome())
+	one, err := registered(t, e, tenant, bref+"-1")
+	require.NoError(t, err)
+	require.Equal(t, bref, one.BatchReference)
+	require.Equal(t, "PAYROLL", one.Domain)
+	require.NotEqual(t, TransferInitiated, one.Status)
+	two, err := registered(t, e, tenant, bref+"-2")
+	require.NoError(t, err)
+	require.Equal(t, TransferFailed, two.Status)
+	require.Equal(t, "ACCOUNT_NOT_FOUND", two.FailureCode)
+	require.Equal(t, int64(200), two.AmountSantim)
+}
+
+// The register binds a reference to its first body and tenant for good: a different body, or
+// another tenant, is ALREADY_EXISTS before anything reaches the partner.
+func TestTransferRegisterRefusesAReusedReference(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int64
+	e := newEnv(t, envOpt{guard: countCalls(&calls)})
+	src, dst, other := acct("src"), acct("dst"), acct("other")
+	e.account(t, src, "Employer PLC", 1_000_000)
+	e.account(t, dst, "Abebe Kebede", 0)
+	e.account(t, other, "Almaz Tesfaye", 0)
+	tenantA, tenantB := uniq("tenant"), uniq("tenant")
+	ref := uniq("reuse")
+	base := &gatewayv1.InitiateDisbursementRequest{Partner: SandboxPartner, Reference: ref, FromAccount: src, ToAccount: dst,
+		AmountSantim: 700, TenantId: tenantA, Domain: "EWA"}
+	_, err := e.rpc.InitiateDisbursement(ctxT(t), base)
+	require.NoError(t, err)
+	sent := calls.Load()
+
+	for name, mutate := range map[string]func(*gatewayv1.InitiateDisbursementRequest){
+		"amount":       func(r *gatewayv1.InitiateDisbursementRequest) { r.AmountSantim++ },
+		"to account":   func(r *gatewayv1.InitiateDisbursementRequest) { r.ToAccount = other },
+		"domain":       func(r *gatewayv1.InitiateDisbursementRequest) { r.Domain = "LOAN" },
+		"other tenant": func(r *gatewayv1.InitiateDisbursementRequest) { r.TenantId = tenantB },
+	} {
+		req := &gatewayv1.InitiateDisbursementRequest{Partner: base.Partner, Reference: base.Reference, FromAccount: base.FromAccount,
+			ToAccount: base.ToAccount, AmountSantim: base.AmountSantim, TenantId: base.TenantId, Domain: base.Domain}
+		mutate(req)
+		_, err := e.rpc.InitiateDisbursement(ctxT(t), req)
+		requireCode(t, err, codes.AlreadyExists, ReasonReferenceConflict)
+		require.Equal(t, sent, calls.Load(), "%s: nothing may reach the partner", name)
+	}
+	// A batch item that reuses the reference is refused whole, before the partner.
+	_, err = e.rpc.InitiateBulkDisbursement(ctxT(t), &gatewayv1.InitiateBulkDisbursementRequest{Partner: SandboxPartner, BatchReference: uniq("run"),
+		FromAccount: src, TenantId: tenantA, Domain: "EWA", Items: []*gatewayv1.BulkItem{
+			{Reference: uniq("fresh"), ToAccount: other, AmountSantim: 1}, {Reference: ref, ToAccount: dst, AmountSantim: 700}}})
+	requireCode(t, err, codes.AlreadyExists, ReasonReferenceConflict)
+	require.Equal(t, sent, calls.Load())
+
+	// The row is still tenant A's, as first written; tenant B cannot see it.
+	rec, err := registered(t, e, tenantA, ref)
+	require.NoError(t, err)
+	require.Equal(t, int64(700), rec.AmountSantim)
+	_, err = registered(t, e, tenantB, ref)
+	require.ErrorIs(t, err, ErrTransferNotFound)
+
+	// The same body again is a retry: accepted as a replay.
+	r, err := e.rpc.InitiateDisbursement(ctxT(t), base)
+	require.NoError(t, err)
+	require.True(t, r.GetReplayed())
+}
+
+// The record is written before the partner is called: a transfer whose partner is unreachable
+// is in the register (INITIATED), and a transfer that cannot be recorded is never sent.
+func TestTransferRegisterRecordsBeforeSending(t *testing.T) {
+	t.Parallel()
+	d := testkit.NewDB(t)
+	var calls atomic.Int64
+	gc := DefaultGuardConfig()
+	gc.Attempts = 1
+	countCalls(&calls)(&gc)
+	a, err := NewSandboxAdapter("http://127.0.0.1:1", nil)
+	require.NoError(t, err)
+	g := New(NewStore(d.App), NewMetrics(nil, nil), testLog(), nil, Guard(a, gc))
+	tenant, ref := uniq("tenant"), uniq("down")
+	req := TransferRequest{Reference: ref, FromAccount: "acc-a", ToAccount: "acc-b", AmountSantim: 5, Currency: "ETB", TenantID: tenant, Domain: "EWA"}
+	_, _, err = g.InitiateTransfer(ctxT(t), SandboxPartner, req)
+	require.True(t, IsKind(err, KindUnavailable), "%v", err)
+	require.Equal(t, int64(1), calls.Load())
+	var rec TransferRecord
+	require.NoError(t, db.InTenantTx(ctxT(t), d.App, tenant, func(tx pgx.Tx) error {
+		rec, err = FindTransfer(ctxT(t), tx, SandboxPartner, ref)
+		return err
+	}))
+	require.Equal(t, TransferInitiated, rec.Status, "not sent, still recorded: a retry with the same reference is safe")
+
+	// A database that refuses the record: nothing is sent.
+	closed, err := db.Open(ctxT(t), d.AppDSN, 1)
+	require.NoError(t, err)
+	closed.Close()
+	g = New(NewStore(closed), NewMetrics(nil, nil), testLog(), nil, Guard(a, gc))
+	req.Reference = uniq("nodb")
+	_, _, err = g.InitiateTransfer(ctxT(t), SandboxPartner, req)
+	require.Error(t, err)
+	require.Nil(t, classify(err), "an internal fault, not a partner answer: %v", err)
+	_, _, err = g.InitiateBatch(ctxT(t), SandboxPartner, BatchRequest{BatchReference: uniq("nodb"), FromAccount: "acc-a", Currency: "ETB",
+		TenantID: tenant, Domain: "PAYROLL", Items: []BatchItem{{Reference: uniq("nodb"), ToAccount: "acc-b", AmountSantim: 1}}})
+	require.Error(t, err)
+	require.Equal(t, int64(1), calls.Load(), "nothing may be sent without its record")
+}
+
+// FindTransfer, as the bank-callback handler calls it: the platform role in a cross-tenant
+// transaction finds any tenant's transfer; the same role without the setting, and the runtime
+// role with it, find only their own tenant's.
+func TestFindTransferAcrossTenants(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpt{})
+	src, dst := acct("src"), acct("dst")
+	e.account(t, src, "Employer PLC", 1_000_000)
+	e.account(t, dst, "Abebe Kebede", 0)
+	tenantA, tenantB := uniq("tenant"), uniq("tenant")
+	ref := uniq("cb")
+	r, err := e.rpc.InitiateDisbursement(ctxT(t), &gatewayv1.InitiateDisbursementRequest{Partner: SandboxPartner, Reference: ref,
+		FromAccount: src, ToAccount: dst, AmountSantim: 99_999, TenantId: tenantA, Domain: "EQUB"})
+	require.NoError(t, err)
+	require.Equal(t, gatewayv1.DisbursementOutcome_DISBURSEMENT_OUTCOME_ACCEPTED, r.GetOutcome())
+
+	platform := e.db.Platform(t)
+	ctx := tenancy.WithActor(ctxT(t), tenancy.System("bank-callback"))
+	var rec TransferRecord
+	require.NoError(t, crosstenant.Tx(ctx, platform, "match a bank callback to its transfer", func(tx pgx.Tx) error {
+		rec, err = FindTransfer(ctx, tx, SandboxPartner, ref)
+		return err
+	}))
+	require.Equal(t, tenantA, rec.TenantID)
+	require.Equal(t, "EQUB", rec.Domain)
+	require.Equal(t, int64(99_999), rec.AmountSantim)
+	require.Equal(t, TransferPending, rec.Status)
+	require.Equal(t, r.GetTransfer().GetId(), rec.PartnerTransferID)
+
+	// No transfer with the reference: ErrTransferNotFound, also across tenants.
+	err = crosstenant.Tx(ctx, platform, "match a bank callback to its transfer", func(tx pgx.Tx) error {
+		_, err := FindTransfer(ctx, tx, SandboxPartner, uniq("none"))
+		return err
+	})
+	require.ErrorIs(t, err, ErrTransferNotFound)
+	require.Equal(t, ReasonTransferNotFound, ReasonOf(err))
+
+	// The platform role without the cross-tenant setting sees nothing of tenant A.
+	err = pgx.BeginFunc(ctx, platform, func(tx pgx.Tx) error {
+		_, err := FindTransfer(ctx, tx, SandboxPartner, ref)
+		return err
+	})
+	require.ErrorIs(t, err, ErrTransferNotFound)
+
+	// The runtime role setting the cross-tenant switch, in tenant B's transaction or none, sees
+	// nothing of tenant A either: the platform policy is not its.
+	for _, tenant := range []string{tenantB, ""} {
+		err = pgx.BeginFunc(ctx, e.db.App, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, `SELECT set_config($1, 'on', true), set_config($2, $3, true)`, db.CrossTenantSetting, db.TenantSetting, tenant); err != nil {
+				return err
+			}
+			_, err := FindTransfer(ctx, tx, SandboxPartner, ref)
+			return err
+		})
+		require.ErrorIs(t, err, ErrTransferNotFound, "tenant %q", tenant)
+	}
+
+	// The platform role reads; it cannot record, move or delete a transfer.
+	err = crosstenant.Tx(ctx, platform, "try to write", func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `UPDATE gateway.transfers SET status = 'FAILED' WHERE reference = $1`, ref)
+		return err
+	})
+	require.True(t, db.IsCode(err, "42501"), "%v", err)
+}
+
+// The database keeps the register honest whoever writes: a body never changes, a status only
+// moves forward, and the runtime role cannot delete.
+func TestTransferRegisterInvariantsInTheDatabase(t *testing.T) {
+	t.Parallel()
+	d := testkit.NewDB(t)
+	s := NewStore(d.App)
+	tenant, ref := uniq("tenant"), uniq("inv")
+	rec := TransferRecord{Partner: SandboxPartner, Reference: ref, TenantID: tenant, Domain: "EWA", AmountSantim: 10, Currency: "ETB",
+		FromAccount: "a", ToAccount: "b"}
+	require.NoError(t, s.RecordTransfers(ctxT(t), tenant, []TransferRecord{rec}))
+	require.NoError(t, s.RecordTransfers(ctxT(t), tenant, []TransferRecord{rec}), "recording the same body again is a no-op")
+	n, err := s.UpdateTransfers(ctxT(t), tenant, []TransferUpdate{{Partner: SandboxPartner, Reference: ref, Status: TransferSettled, PartnerTransferID: "p-1"}})
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	// An older answer arriving late changes nothing.
+	n, err = s.UpdateTransfers(ctxT(t), tenant, []TransferUpdate{{Partner: SandboxPartner, Reference: ref, Status: TransferPending}})
+	require.NoError(t, err)
+	require.Zero(t, n)
+
+	exec := func(sql string) error {
+		return db.InTenantTx(ctxT(t), d.App, tenant, func(tx pgx.Tx) error {
+			_, err := tx.Exec(ctxT(t), sql, ref)
+			return err
+		})
+	}
+	require.True(t, db.IsCode(exec(`UPDATE gateway.transfers SET amount_santim = 11 WHERE reference = $1`), "23514"))
+	require.True(t, db.IsCode(exec(`UPDATE gateway.transfers SET tenant_id = 'x' WHERE reference = $1`), "23514"))
+	require.True(t, db.IsCode(exec(`UPDATE gateway.transfers SET status = 'PENDING' WHERE reference = $1`), "23514"))
+	require.True(t, db.IsCode(exec(`DELETE FROM gateway.transfers WHERE reference = $1`), "42501"))
+	for _, bad := range []string{
+		`INSERT INTO gateway.transfers (partner, reference, tenant_id, domain, amount_santim, currency, from_account, to_account)
+		 VALUES ('sandbox', $1 || '-0', current_setting('app.tenant_id'), 'EWA', 0, 'ETB', 'a', 'b')`,
+		`INSERT INTO gateway.transfers (partner, reference, tenant_id, domain, amount_santim, currency, from_account, to_account)
+		 VALUES ('sandbox', $1 || '-1', current_setting('app.tenant_id'), 'EWA', 1, 'ETB', 'a', 'a')`,
+		`INSERT INTO gateway.transfers (partner, reference, tenant_id, domain, amount_santim, currency, from_account, to_account)
+		 VALUES ('sandbox', $1 || '-2', current_setting('app.tenant_id'), 'EWA', 1, 'etb', 'a', 'b')`,
+		`INSERT INTO gateway.transfers (partner, reference, tenant_id, domain, amount_santim, currency, from_account, to_account)
+		 VALUES ('sandbox', $1 || '-3', 'another-tenant', 'EWA', 1, 'ETB', 'a', 'b')`,
+	} {
+		err := exec(bad)
+		require.True(t, db.IsCode(err, "23514") || db.IsCode(err, "42501"), "%v", err)
+	}
+	got, err := func() (TransferRecord, error) {
+		var r TransferRecord
+		err := db.InTenantTx(ctxT(t), d.App, tenant, func(tx pgx.Tx) error {
+			var err error
+			r, err = FindTransfer(ctxT(t), tx, SandboxPartner, ref)
+			return err
+		})
+		return r, err
+	}()
+	require.NoError(t, err)
+	require.Equal(t, TransferSettled, got.Status)
+	require.Equal(t, "p-1", got.PartnerTransferID)
+	require.Equal(t, int64(10), got.AmountSantim)
+}
+
+// Unknown outcomes stay INITIATED until a status lookup learns the partner's answer.
+func TestTransferRegisterResolvesUnknownByLookup(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpt{guard: func(g *GuardConfig) {
+		g.TransferTimeout = 400 * time.Millisecond
+		g.BreakerFailures = 1000
+	}})
+	src, dst := acct("src"), acct("ett")
+	e.account(t, src, "Employer PLC", 1_000_000)
+	e.account(t, dst, "Abebe Kebede", 0)
+	e.fault(t, dst, map[string]any{"executeThenTimeoutMs": 3000})
+	tenant, ref := uniq("tenant"), uniq("ett")
+	r, err := e.rpc.InitiateDisbursement(ctxT(t), &gatewayv1.InitiateDisbursementRequest{Partner: SandboxPartner, Reference: ref,
+		FromAccount: src, ToAccount: dst, AmountSantim: 321, TenantId: tenant, Domain: "EWA"})
+	require.NoError(t, err)
+	require.Equal(t, gatewayv1.DisbursementOutcome_DISBURSEMENT_OUTCOME_UNKNOWN, r.GetOutcome())
+	rec, err := registered(t, e, tenant, ref)
+	require.NoError(t, err)
+	require.Equal(t, TransferInitiated, rec.Status, "a timeout is never recorded as an answer")
+	require.Empty(t, rec.PartnerTransferID)
+	before := testutil.ToFloat64(e.metrics.Requests.WithLabelValues("GetTransferStatus", "ok"))
+	st := e.waitStatus(t, ref, gatewayv1.TransferStatus_TRANSFER_STATUS_SETTLED)
+	require.Greater(t, testutil.ToFloat64(e.metrics.Requests.WithLabelValues("GetTransferStatus", "ok")), before)
+	rec = waitRegistered(t, e, tenant, ref, TransferSettled)
+	require.Equal(t, st.GetId(), rec.PartnerTransferID)
+}
