@@ -41,6 +41,7 @@ func newHardeningFixture(t testing.TB, maxBody int64) *hardeningFixture {
 	f.srv = New(Deps{
 		Log:            slog.New(slog.NewTextHandler(io.Discard, nil)),
 		DB:             d.App,
+		Platform:       d.Platform(t),
 		Registry:       prometheus.NewRegistry(),
 		WebhookSecrets: map[string][]byte{"sandbox": sandboxSecret},
 		Now:            func() time.Time { return f.now },
@@ -53,18 +54,19 @@ func newHardeningFixture(t testing.TB, maxBody int64) *hardeningFixture {
 	return f
 }
 
-// rows counts stored callbacks and their audit rows across all tenants.
+// rows counts stored callbacks and their receipt audit rows across all tenants (no transfer is
+// recorded here, so every stored callback is UNMATCHED and audited on the platform's trail).
 func (f *hardeningFixture) rows(t testing.TB) (events, audits int) {
 	t.Helper()
 	ctx := context.Background()
 	require.NoError(t, f.super.QueryRow(ctx, `SELECT count(*) FROM app.bank_webhook_events`).Scan(&events))
-	require.NoError(t, f.super.QueryRow(ctx, `SELECT count(*) FROM app.audit_log WHERE action = 'BankWebhookApplied'`).Scan(&audits))
+	require.NoError(t, f.super.QueryRow(ctx, `SELECT count(*) FROM app.audit_log WHERE action = 'BankWebhookReceived'`).Scan(&audits))
 	return events, audits
 }
 
 func (f *hardeningFixture) counted() float64 {
 	var n float64
-	for _, r := range []string{resultAccepted, resultDuplicate, resultSignatureRejected, resultReplay, resultInvalid, resultError} {
+	for _, r := range []string{resultAccepted, resultUnmatched, resultDuplicate, resultConflict, resultSignatureRejected, resultReplay, resultInvalid, resultError} {
 		n += f.count(r)
 	}
 	return n
@@ -476,7 +478,7 @@ func TestHardening7_BankCallbackParsedStrictly(t *testing.T) {
 	require.NoError(t, dec.Decode(&raw))
 	var eventID, tenant, domain, reference, status, amount string
 	var stored []byte
-	require.NoError(t, f.super.QueryRow(context.Background(), `SELECT event_id, tenant_id, domain, reference, status, amount_santim::text, raw_body FROM app.bank_webhook_events`).
+	require.NoError(t, f.super.QueryRow(context.Background(), `SELECT event_id, claimed_tenant_id, domain, reference, status, amount_santim::text, raw_body FROM app.bank_webhook_events`).
 		Scan(&eventID, &tenant, &domain, &reference, &status, &amount, &stored))
 	require.Equal(t, []string{raw["eventId"].(string), raw["tenant_id"].(string), raw["domain"].(string), raw["reference"].(string), raw["status"].(string), raw["amountSantim"].(json.Number).String()},
 		[]string{eventID, tenant, domain, reference, status, amount})

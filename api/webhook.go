@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -19,9 +20,11 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/wagerail/wagerail/internal/db"
+	"github.com/wagerail/wagerail/gateway"
+	"github.com/wagerail/wagerail/internal/bankwebhook"
 	"github.com/wagerail/wagerail/internal/field"
 	"github.com/wagerail/wagerail/internal/money"
+	"github.com/wagerail/wagerail/internal/tenancy"
 )
 
 // Partner callbacks prove who they are with x-svc-signature = hex HMAC-SHA256 over
@@ -31,32 +34,56 @@ const (
 	headerNonce        = "x-svc-nonce"
 	headerSignature    = "x-svc-signature"
 	webhookSkewSeconds = 300 // the spec's 5-minute clock-skew window, inclusive
-	webhookActorPref   = "partner:"
 )
 
 // Results of svc_bank_webhook_requests_total. A stale timestamp counts as signature_rejected, as the
 // spec asks ("bad or stale webhook signature").
 const (
 	resultAccepted          = "accepted"
+	resultUnmatched         = "unmatched"
 	resultDuplicate         = "duplicate"
+	resultConflict          = "conflict"
 	resultSignatureRejected = "signature_rejected"
 	resultReplay            = "replay"
 	resultInvalid           = "invalid_payload"
 	resultError             = "error"
 )
 
-type webhookMetrics struct{ requests *prometheus.CounterVec }
+// webhooks is the callback route's state: its metrics and the store that writes callbacks.
+type webhooks struct {
+	requests *prometheus.CounterVec
+	store    *bankwebhook.Store // nil without a platform pool: callbacks answer 503
+}
 
-func newWebhookMetrics(reg prometheus.Registerer) *webhookMetrics {
-	m := &webhookMetrics{requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+func newWebhooks(d Deps) *webhooks {
+	m := &webhooks{requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "svc_bank_webhook_requests_total",
 		Help: "Partner-bank callbacks received, by result.",
 	}, []string{"result"})}
-	reg.MustRegister(m.requests)
-	for _, r := range []string{resultAccepted, resultDuplicate, resultSignatureRejected, resultReplay, resultInvalid, resultError} {
+	d.Registry.MustRegister(m.requests)
+	for _, r := range []string{resultAccepted, resultUnmatched, resultDuplicate, resultConflict, resultSignatureRejected, resultReplay, resultInvalid, resultError} {
 		m.requests.WithLabelValues(r) // export zeroes so rate() works from the first scrape
 	}
+	if d.Platform != nil {
+		find := d.FindTransfer
+		if find == nil {
+			find = findGatewayTransfer
+		}
+		m.store = bankwebhook.NewStore(d.Platform, find, d.Now)
+	}
 	return m
+}
+
+// findGatewayTransfer reads the gateway's register of outbound transfers (gateway.transfers).
+func findGatewayTransfer(ctx context.Context, tx pgx.Tx, partner, reference string) (bankwebhook.Transfer, error) {
+	r, err := gateway.FindTransfer(ctx, tx, partner, reference)
+	if gateway.ReasonOf(err) == gateway.ReasonTransferNotFound {
+		return bankwebhook.Transfer{}, bankwebhook.ErrTransferNotFound
+	}
+	if err != nil {
+		return bankwebhook.Transfer{}, err
+	}
+	return bankwebhook.Transfer{TenantID: r.TenantID, Domain: r.Domain, AmountSantim: r.AmountSantim}, nil
 }
 
 // bankCallback is the partner's payload. Its fields are exactly these names; decodeBankCallback
@@ -149,52 +176,46 @@ func (s *Server) bankCallback(c *gin.Context) {
 		return
 	}
 
-	var id int64
-	var duplicate bool
-	err := db.InTenantTx(c.Request.Context(), s.deps.DB, cb.TenantID, func(tx pgx.Tx) error {
-		err := tx.QueryRow(c.Request.Context(), `
-			INSERT INTO app.bank_webhook_events
-				(partner, event_id, nonce, tenant_id, domain, reference, status, amount_santim, raw_body, signed_at, outcome)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'RECORDED')
-			ON CONFLICT ON CONSTRAINT bank_webhook_events_event DO NOTHING
-			RETURNING id`,
-			partner, cb.EventID, h.nonce, cb.TenantID, cb.Domain, cb.Reference, cb.Status, cb.AmountSantim, body, signedAt).Scan(&id)
-		if errors.Is(err, pgx.ErrNoRows) {
-			duplicate = true
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		details, _ := json.Marshal(map[string]any{
-			"eventId": cb.EventID, "partner": partner, "domain": cb.Domain, "reference": cb.Reference,
-			"status": cb.Status, "amountSantim": cb.AmountSantim, "webhookEventId": id,
-		})
-		_, err = tx.Exec(c.Request.Context(), `
-			INSERT INTO app.audit_log (tenant_id, actor, action, outcome, target_id, details, request_id)
-			VALUES ($1, $2, 'BankWebhookApplied', 'SUCCESS', $3, $4, $5)`,
-			cb.TenantID, webhookActorPref+partner, cb.Reference, details, requestID(c))
-		return err
+	if s.webhooks.store == nil {
+		s.webhooks.requests.WithLabelValues(resultError).Inc()
+		writeError(c, NewError(http.StatusServiceUnavailable, "NOT_CONFIGURED", "bank callbacks need the platform database role (DATABASE_PLATFORM_URL)"))
+		return
+	}
+	ctx := tenancy.WithRequestID(c.Request.Context(), requestID(c))
+	res, err := s.webhooks.store.Receive(ctx, bankwebhook.Callback{
+		Partner: partner, EventID: cb.EventID, Nonce: h.nonce, ClaimedTenant: cb.TenantID, Domain: cb.Domain,
+		Reference: cb.Reference, TransferID: cb.TransferID, Status: cb.Status, AmountSantim: cb.AmountSantim,
+		RawBody: body, SignedAt: signedAt,
 	})
 	switch {
-	case db.IsCode(err, "23505"):
+	case errors.Is(err, bankwebhook.ErrReplayedNonce):
 		// Same nonce, different event: a replayed signature, not a retry.
 		reject(resultReplay, NewError(http.StatusConflict, "REPLAYED_NONCE", "nonce already used"))
+		return
+	case errors.Is(err, bankwebhook.ErrEventConflict):
+		reject(resultConflict, NewError(http.StatusConflict, "WEBHOOK_EVENT_CONFLICT", "eventId was delivered before with a different body"))
 		return
 	case err != nil:
 		s.webhooks.requests.WithLabelValues(resultError).Inc()
 		writeError(c, fmt.Errorf("bank callback: %w", err))
 		return
-	case duplicate:
+	case res.Outcome == bankwebhook.Duplicate:
 		// A retry of an event we hold: acknowledge so the partner stops, change nothing.
 		s.webhooks.requests.WithLabelValues(resultDuplicate).Inc()
-		c.JSON(http.StatusOK, gin.H{"status": "duplicate", "eventId": cb.EventID})
+		c.JSON(http.StatusOK, gin.H{"status": "duplicate", "eventId": cb.EventID, "id": res.ID})
+		return
+	case res.Outcome == bankwebhook.Unmatched:
+		// Ours to review, not the partner's to retry: acknowledged, no tenant touched.
+		s.webhooks.requests.WithLabelValues(resultUnmatched).Inc()
+		s.deps.Log.Warn("bank callback matches no transfer", "partner", partner, "partner_reference", cb.Reference,
+			"problem", res.Problem, "request_id", requestID(c))
+		c.JSON(http.StatusOK, gin.H{"status": "unmatched", "eventId": cb.EventID, "id": res.ID})
 		return
 	}
 	s.webhooks.requests.WithLabelValues(resultAccepted).Inc()
-	s.deps.Log.Info("bank callback accepted", "partner", partner, "tenant_id", cb.TenantID,
+	s.deps.Log.Info("bank callback accepted", "partner", partner, "tenant_id", res.TenantID,
 		"partner_reference", cb.Reference, "status", cb.Status, "request_id", requestID(c))
-	c.JSON(http.StatusOK, gin.H{"status": "accepted", "eventId": cb.EventID, "id": id})
+	c.JSON(http.StatusOK, gin.H{"status": "accepted", "eventId": cb.EventID, "id": res.ID})
 }
 
 var callbackStatuses = map[string]bool{"SETTLED": true, "FAILED": true}
