@@ -17,17 +17,21 @@ import (
 
 	"github.com/wagerail/wagerail/api"
 	"github.com/wagerail/wagerail/internal/cli"
+	"github.com/wagerail/wagerail/internal/db"
 )
 
 type apiConfig struct {
-	Addr              string
-	DatabaseURL       string
-	TemporalAddress   string
-	TemporalNamespace string
-	LedgerAddr        string
-	GatewayAddr       string
-	WebhookSecrets    string // partner=secret[,partner=secret…]
-	LogLevel          string
+	Addr        string
+	DatabaseURL string
+	// DatabasePlatformURL is the cross-tenant role (wagerail_platform): bank callbacks resolve
+	// their tenant through it. Empty: callbacks answer 503 NOT_CONFIGURED.
+	DatabasePlatformURL string
+	TemporalAddress     string
+	TemporalNamespace   string
+	LedgerAddr          string
+	GatewayAddr         string
+	WebhookSecrets      string // partner=secret[,partner=secret…]
+	LogLevel            string
 	// Zero values take the api package's defaults, so `wagerail dev` and tests that build an
 	// apiConfig by hand still serve with every bound.
 	Timeouts     api.Timeouts
@@ -38,7 +42,8 @@ func apiCommand() *cli.Command {
 	var cfg apiConfig
 	c := cli.New("api", "wagerail api [flags]", "Serve the HTTP API (Gin, every route under /api).")
 	c.String(&cfg.Addr, "addr", "API_ADDR", ":8080", "listen address")
-	c.String(&cfg.DatabaseURL, "database-url", "DATABASE_URL", "", "Postgres URL of the runtime role wagerail_app (required)")
+	c.String(&cfg.DatabaseURL, "database-url", "DATABASE_URL", "", "Postgres URL of the runtime role wagerail_app (default: the private Postgres of `make run` in this directory)")
+	c.String(&cfg.DatabasePlatformURL, "database-platform-url", "DATABASE_PLATFORM_URL", "", "Postgres URL of the cross-tenant role wagerail_platform (bank callbacks, platform routes)")
 	c.String(&cfg.TemporalAddress, "temporal-address", "TEMPORAL_ADDRESS", "127.0.0.1:7233", "Temporal frontend host:port")
 	c.String(&cfg.TemporalNamespace, "temporal-namespace", "TEMPORAL_NAMESPACE", "default", "Temporal namespace")
 	c.String(&cfg.LedgerAddr, "ledger-addr", "LEDGER_ADDR", "127.0.0.1:50052", "ledger gRPC host:port")
@@ -55,6 +60,14 @@ func apiCommand() *cli.Command {
 		log, err := newLogger(cfg.LogLevel, "api")
 		if err != nil {
 			return err
+		}
+		private := cfg.DatabaseURL == ""
+		if cfg.DatabaseURL, err = resolveDatabaseURL("api", cfg.DatabaseURL, db.AppRole); err != nil {
+			return err
+		}
+		if private && cfg.DatabasePlatformURL == "" {
+			// Beside `make run`, the private cluster's platform role too; optional otherwise.
+			cfg.DatabasePlatformURL, _ = resolveDatabaseURL("api", "", db.PlatformRole)
 		}
 		return runAPI(ctx, log, cfg, func() {})
 	}
@@ -89,6 +102,16 @@ func runAPI(ctx context.Context, log *slog.Logger, cfg apiConfig, ready func()) 
 		return err
 	}
 	defer pool.Close()
+	var platform *pgxpool.Pool
+	if cfg.DatabasePlatformURL != "" {
+		if platform, err = openRuntimeDB(ctx, "api", cfg.DatabasePlatformURL, 5); err != nil {
+			ln.Close()
+			return err
+		}
+		defer platform.Close()
+	} else {
+		log.Warn("no DATABASE_PLATFORM_URL: bank callbacks will answer 503 NOT_CONFIGURED")
+	}
 	tc, err := client.NewLazyClient(client.Options{
 		HostPort: cfg.TemporalAddress, Namespace: cfg.TemporalNamespace, Logger: sdkLogger(log),
 	})
@@ -113,6 +136,7 @@ func runAPI(ctx context.Context, log *slog.Logger, cfg apiConfig, ready func()) 
 	srv := api.New(api.Deps{
 		Log:            log,
 		DB:             pool,
+		Platform:       platform,
 		WebhookSecrets: secrets,
 		MaxBodyBytes:   int64(cfg.MaxBodyBytes),
 		Probes: []api.Probe{

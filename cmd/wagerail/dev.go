@@ -203,7 +203,7 @@ func devComponents(cfg devConfig, st *devStack) []devComponent {
 		}},
 		{name: "api", run: func(ctx context.Context, log *slog.Logger, ready func()) error {
 			return runAPI(ctx, log, apiConfig{
-				Addr: cfg.APIAddr, DatabaseURL: st.appDSN, TemporalAddress: st.tAddr,
+				Addr: cfg.APIAddr, DatabaseURL: st.appDSN, DatabasePlatformURL: st.platformDSN, TemporalAddress: st.tAddr,
 				TemporalNamespace: cfg.TemporalNamespace, LedgerAddr: cfg.LedgerGRPCAddr, GatewayAddr: cfg.GatewayGRPCAddr,
 				WebhookSecrets: "sandbox=" + st.creds.CallbackSecret,
 			}, ready)

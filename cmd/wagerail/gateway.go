@@ -10,6 +10,7 @@ import (
 
 	"github.com/wagerail/wagerail/gateway"
 	"github.com/wagerail/wagerail/internal/cli"
+	"github.com/wagerail/wagerail/internal/db"
 	"github.com/wagerail/wagerail/internal/rpcserve"
 	gatewayv1 "github.com/wagerail/wagerail/schema/proto/gateway/v1"
 )
@@ -43,7 +44,7 @@ func gatewayCommand() *cli.Command {
 	c := cli.New("gateway", "wagerail gateway [flags]",
 		"Serve the integration gateway (gRPC): partner-bank adapters, account lookup, disbursement,\n"+
 			"transfer status, adapter health and statement ingestion. Metrics and /healthz on the metrics address.")
-	c.String(&cfg.DatabaseURL, "database-url", "DATABASE_URL", "", "Postgres URL of the runtime role wagerail_app (required)")
+	c.String(&cfg.DatabaseURL, "database-url", "DATABASE_URL", "", "Postgres URL of the runtime role wagerail_app (default: the private Postgres of `make run` in this directory)")
 	c.String(&cfg.GRPCAddr, "grpc-addr", "GATEWAY_GRPC_ADDR", d.GRPCAddr, "gRPC listen address")
 	c.String(&cfg.MetricsAddr, "metrics-addr", "GATEWAY_METRICS_ADDR", d.MetricsAddr, "metrics and /healthz listen address")
 	c.String(&cfg.SandboxURL, "sandbox-url", "SANDBOX_URL", d.SandboxURL, "base URL of the bank sandbox (partner \"sandbox\")")
@@ -56,6 +57,9 @@ func gatewayCommand() *cli.Command {
 	c.Run = func(ctx context.Context, _ []string) error {
 		log, err := newLogger(cfg.LogLevel, "gateway")
 		if err != nil {
+			return err
+		}
+		if cfg.DatabaseURL, err = resolveDatabaseURL("gateway", cfg.DatabaseURL, db.AppRole); err != nil {
 			return err
 		}
 		return runGateway(ctx, log, cfg, func() {})

@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"github.com/wagerail/wagerail/internal/cli"
+	"github.com/wagerail/wagerail/internal/db"
 	"github.com/wagerail/wagerail/internal/rpcserve"
 	"github.com/wagerail/wagerail/ledger"
 	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
@@ -30,7 +31,7 @@ func ledgerCommand() *cli.Command {
 			"metrics and /healthz on the metrics address.\n"+
 			"`wagerail ledger verify-checkpoints TENANT...` instead recomputes every balance checkpoint of\n"+
 			"the tenants from their entries, prints a JSON report and exits non-zero if any disagrees.")
-	c.String(&cfg.DatabaseURL, "database-url", "DATABASE_URL", "", "Postgres URL of the runtime role wagerail_app (required)")
+	c.String(&cfg.DatabaseURL, "database-url", "DATABASE_URL", "", "Postgres URL of the runtime role wagerail_app (default: the private Postgres of `make run` in this directory)")
 	c.String(&cfg.GRPCAddr, "grpc-addr", "LEDGER_GRPC_ADDR", ":50052", "gRPC listen address")
 	c.String(&cfg.MetricsAddr, "metrics-addr", "LEDGER_METRICS_ADDR", ":50054", "metrics and /healthz listen address")
 	c.String(&cfg.AdjustmentKey, "adjustment-key", "LEDGER_ADJUSTMENT_KEY", "",
@@ -40,6 +41,9 @@ func ledgerCommand() *cli.Command {
 	c.Run = func(ctx context.Context, args []string) error {
 		log, err := newLogger(cfg.LogLevel, "ledger")
 		if err != nil {
+			return err
+		}
+		if cfg.DatabaseURL, err = resolveDatabaseURL("ledger", cfg.DatabaseURL, db.AppRole); err != nil {
 			return err
 		}
 		if len(args) > 0 {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wagerail/wagerail/internal/cli"
+	"github.com/wagerail/wagerail/internal/db"
 	"github.com/wagerail/wagerail/sandbox"
 )
 
@@ -47,6 +48,9 @@ func sandboxCommand() *cli.Command {
 		if err != nil {
 			return err
 		}
+		if cfg.DatabaseURL, err = resolveDatabaseURL("sandbox", cfg.DatabaseURL, db.AppRole); err != nil {
+			return err
+		}
 		return runSandbox(ctx, log, cfg, func() {})
 	}
 	return c
@@ -59,7 +63,7 @@ func sandboxFlags(cfg *sandboxConfig) *cli.Command {
 		"Serve the bank sandbox (HTTP): the simulated partner bank with accounts, holds, asynchronous\n"+
 			"settlement, bulk transfers, statements (CSV, camt.053), signed callbacks and fault injection.")
 	c.String(&cfg.Addr, "addr", "SANDBOX_ADDR", d.Addr, "HTTP listen address")
-	c.String(&cfg.DatabaseURL, "database-url", "DATABASE_URL", "", "Postgres URL of the runtime role wagerail_app (required)")
+	c.String(&cfg.DatabaseURL, "database-url", "DATABASE_URL", "", "Postgres URL of the runtime role wagerail_app (default: the private Postgres of `make run` in this directory)")
 	c.Int(&cfg.DBMaxConns, "db-max-conns", "SANDBOX_DB_MAX_CONNS", d.DBMaxConns, "Postgres connection pool size")
 	c.Bool(&cfg.SeedDemo, "seed-demo", "SANDBOX_SEED_DEMO", d.SeedDemo, "open the demo accounts (employer, employees, lender, equb escrow) if missing")
 	c.Duration(&cfg.Bank.SettleDelay, "settle-delay", "SANDBOX_SETTLE_DELAY", d.Bank.SettleDelay, "how long a transfer stays PENDING before it settles or fails")
