@@ -502,7 +502,11 @@ func TestBreakerOpensAndHalfOpens(t *testing.T) {
 	requireCode(t, err, codes.Unavailable, ReasonPartnerUnavail)
 
 	// Half-open after the timeout: one probe call goes through; it fails, so the breaker opens again.
-	time.Sleep(350 * time.Millisecond)
+	halfOpen := func() {
+		t.Helper()
+		require.Eventually(t, func() bool { return e.partner.Status().BreakerState == "half-open" }, 10*time.Second, 10*time.Millisecond)
+	}
+	halfOpen()
 	require.Equal(t, "half-open", status().GetBreakerState())
 	_, err = lookup(e, a, "")
 	requireCode(t, err, codes.Unavailable, ReasonPartnerUnavail)
@@ -511,18 +515,19 @@ func TestBreakerOpensAndHalfOpens(t *testing.T) {
 
 	// The bank recovers; after the next timeout the probe succeeds and the breaker closes.
 	e.clearFault(t, a)
-	time.Sleep(350 * time.Millisecond)
+	halfOpen()
 	require.Equal(t, "half-open", status().GetBreakerState())
-	require.Eventually(t, func() bool {
+	for attempt := 1; ; attempt++ {
 		r, err := lookup(e, a, "")
 		if err == nil {
 			require.True(t, r.GetExists())
-			return true
+			break
 		}
-		// the sandbox may still serve its cached fault once; the breaker then reopens
-		time.Sleep(350 * time.Millisecond)
-		return false
-	}, 5*time.Second, 10*time.Millisecond)
+		// The sandbox may still serve its cached fault once; the breaker then reopens, and the
+		// next probe waits for its next half-open state.
+		require.Less(t, attempt, 20, "the probe keeps failing: %v", err)
+		halfOpen()
+	}
 	require.Equal(t, "closed", status().GetBreakerState())
 	_, err = lookup(e, other, "")
 	require.NoError(t, err)

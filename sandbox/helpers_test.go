@@ -110,6 +110,22 @@ func (rc *receiver) waitAcked(t testing.TB, d time.Duration, cond func([]receive
 	}
 }
 
+// deliverRound runs one delivery round in the test's goroutine, then waits until no callback is
+// leased, and returns how many callbacks the round claimed. Any callback that could be sent now
+// is claimed by this round or by one running beside it (another deliverer of this or another
+// bank process), and a lease is cleared only once its attempt was answered and recorded: when it
+// returns, the receiver has seen every attempt there will be until a retry falls due. Tests use
+// it to prove that something is not sent, instead of sleeping and hoping.
+func (e *env) deliverRound() int {
+	e.t.Helper()
+	n, err := e.bank.deliverer.deliverOnce(context.Background())
+	require.NoError(e.t, err)
+	require.Eventually(e.t, func() bool {
+		return e.count(`SELECT count(*) FROM sandbox.callbacks WHERE lease_until IS NOT NULL`) == 0
+	}, 20*time.Second, 10*time.Millisecond, "a callback attempt was never recorded")
+	return n
+}
+
 func ackedFor(cs []receivedCallback, transferID string) []receivedCallback {
 	var out []receivedCallback
 	for _, c := range cs {

@@ -375,7 +375,12 @@ func TestSeveralSettlersShareTheWork(t *testing.T) {
 		return e.count(`SELECT count(*) FROM sandbox.transfers WHERE status = 'SETTLED'`) == len(ids)
 	}, 30*time.Second, 20*time.Millisecond)
 	e.recv.waitAcked(t, 20*time.Second, func(cs []receivedCallback) bool { return len(cs) >= len(ids) })
-	time.Sleep(200 * time.Millisecond) // a second delivery, if there were one, would arrive now
+	// Every callback delivered and no attempt of either bank still in flight: a second delivery,
+	// had one been claimed, has reached the receiver by now, and none can be claimed any more.
+	require.Eventually(t, func() bool {
+		return e.count(`SELECT count(*) FROM sandbox.callbacks WHERE delivered_at IS NOT NULL`) == len(ids)
+	}, 20*time.Second, 20*time.Millisecond)
+	require.Zero(t, e.deliverRound(), "nothing is left to deliver")
 	_, acked := e.recv.snapshot()
 	perTransfer := map[string]int{}
 	for _, c := range acked {
