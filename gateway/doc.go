@@ -7,9 +7,13 @@
 // Layout: Adapter (adapter.go) is a bank's protocol; Guard (guard.go) wraps every adapter with
 // per-call deadlines, retries where they are safe, a circuit breaker and the health window
 // (health.go); Gateway and Server (gateway.go, grpc.go) are the service and its gRPC edge;
-// Store (store.go, reconcile_store.go) is schema gateway; Match and Reconciler
-// (reconcile*.go) are the runner. gatewaytest runs the real sandbox and gateway in process for
-// other packages' tests.
+// errors.go holds the error reasons and ToStatus, the one mapping from the service's domain
+// errors to gRPC statuses, applied by Metrics.UnaryInterceptor; Client (client.go) is the Go
+// client other processes use, with deadlines, a circuit breaker and typed errors;
+// Store (store.go, transfers.go, reconcile_store.go) is schema gateway, including the transfer
+// register every disbursement is recorded in before it is sent, which FindTransfer reads for the
+// bank-callback handler; Match and Reconciler (reconcile*.go) are the runner. gatewaytest runs
+// the real sandbox and gateway in process for other packages' tests.
 //
 // It must not post to the ledger (it only reads the mirror accounts, through the ledger's gRPC
 // API), and never treats a timeout as a failure: a transfer whose answer did not arrive is
