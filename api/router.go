@@ -19,6 +19,7 @@ import (
 
 	"github.com/wagerail/wagerail/internal/bankwebhook"
 	"github.com/wagerail/wagerail/internal/buildinfo"
+	"github.com/wagerail/wagerail/internal/idempotency"
 )
 
 // Auth is the access level a route requires (the spec's "Auth" column).
@@ -37,6 +38,9 @@ type Route struct {
 	Auth    Auth
 	Summary string
 	Handler gin.HandlerFunc
+	// Idem marks a money-moving route (the spec's "Idem"): it requires an Idempotency-Key, and
+	// the idempotency middleware (api/idempotency.go) answers retries with the stored result.
+	Idem bool
 }
 
 // Deps are what the HTTP edge needs from the process that hosts it.
@@ -88,8 +92,13 @@ func New(d Deps) *Server {
 	e.HandleMethodNotAllowed = false
 	e.ContextWithFallback = true
 	e.Use(withRequestID(), accessLog(d.Log), recoverPanics(d.Log), limitBodies(d.MaxBodyBytes))
+	idem := newIdempotencyGate(d, idempotency.Config{})
 	for _, r := range s.routes() {
-		e.Handle(r.Method, r.Path, r.Handler)
+		h := []gin.HandlerFunc{r.Handler}
+		if r.Idem {
+			h = []gin.HandlerFunc{idem.middleware(r), r.Handler}
+		}
+		e.Handle(r.Method, r.Path, h...)
 	}
 	e.NoRoute(func(c *gin.Context) {
 		writeError(c, NewError(http.StatusNotFound, "NOT_FOUND", fmt.Sprintf("no route %s %s", c.Request.Method, c.Request.URL.Path)))
@@ -105,12 +114,12 @@ func (s *Server) WatchDependencies(ctx context.Context) { s.ready.watch(ctx, def
 // exactly these (TestOpenAPIMatchesRoutes).
 func (s *Server) routes() []Route {
 	return []Route{
-		{http.MethodGet, "/api", Public, "Service banner", s.banner},
-		{http.MethodGet, "/api/healthz", Public, "Liveness", s.healthz},
-		{http.MethodGet, "/api/readyz", Public, "Readiness of every dependency", s.readyz},
-		{http.MethodGet, "/api/metrics", Public, "Prometheus metrics", gin.WrapH(promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))},
-		{http.MethodGet, "/api/openapi.json", Public, "This API's OpenAPI 3 document", s.openapi},
-		{http.MethodPost, "/api/integration/bank-callback/:partner", PublicSigned, "Partner-bank transfer callback", s.bankCallback},
+		{Method: http.MethodGet, Path: "/api", Auth: Public, Summary: "Service banner", Handler: s.banner},
+		{Method: http.MethodGet, Path: "/api/healthz", Auth: Public, Summary: "Liveness", Handler: s.healthz},
+		{Method: http.MethodGet, Path: "/api/readyz", Auth: Public, Summary: "Readiness of every dependency", Handler: s.readyz},
+		{Method: http.MethodGet, Path: "/api/metrics", Auth: Public, Summary: "Prometheus metrics", Handler: gin.WrapH(promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))},
+		{Method: http.MethodGet, Path: "/api/openapi.json", Auth: Public, Summary: "This API's OpenAPI 3 document", Handler: s.openapi},
+		{Method: http.MethodPost, Path: "/api/integration/bank-callback/:partner", Auth: PublicSigned, Summary: "Partner-bank transfer callback", Handler: s.bankCallback},
 	}
 }
 
