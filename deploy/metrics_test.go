@@ -54,9 +54,10 @@ func processRegistries(t *testing.T) map[string]*prometheus.Registry {
 	regs["ledger"] = ls.Registry
 
 	// gateway (runGateway)
-	gs := rpcserve.New("gateway", log)
+	gm := gateway.NewMetrics(nil, gateway.SystemClock{})
+	gs := rpcserve.New("gateway", log, gm.UnaryInterceptor(log))
 	t.Cleanup(gs.GRPC.Stop)
-	gateway.NewMetrics(gs.Registry, gateway.SystemClock{})
+	require.NoError(t, gm.Register(gs.Registry))
 	regs["gateway"] = gs.Registry
 
 	// worker: serves no /metrics yet. sandbox: the simulated bank exports no metrics.

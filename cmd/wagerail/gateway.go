@@ -102,8 +102,14 @@ func runGateway(ctx context.Context, log *slog.Logger, cfg gatewayConfig, ready 
 	}
 	defer pool.Close()
 
-	srv := rpcserve.New("gateway", log)
-	metrics := gateway.NewMetrics(srv.Registry, gateway.SystemClock{})
+	// The interceptor is the one place gateway errors become gRPC status with ErrorInfo reasons.
+	metrics := gateway.NewMetrics(nil, gateway.SystemClock{})
+	srv := rpcserve.New("gateway", log, metrics.UnaryInterceptor(log))
+	if err := metrics.Register(srv.Registry); err != nil {
+		gl.Close()
+		ml.Close()
+		return fmt.Errorf("gateway: %w", err)
+	}
 	store := gateway.NewStore(pool)
 	if err := metrics.LoadIngestState(ctx, store); err != nil {
 		gl.Close()
