@@ -7,14 +7,12 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
-	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/wagerail/wagerail/activities"
-	"github.com/wagerail/wagerail/gateway"
+	"github.com/wagerail/wagerail/reconcile"
 )
 
 // ReconcileWorkflowName is the registered name of the daily reconciliation.
@@ -34,63 +32,34 @@ type ReconcileInput struct {
 }
 
 // ReconcileResult is the runner's report: one summary per tenant and partner and the aggregate.
-type ReconcileResult = gateway.Report
+type ReconcileResult = reconcile.Report
 
 // ErrTypeReconcileRunnerErrors is the failure type when any pair had runner errors; the failure's
 // details carry the full ReconcileResult. Flagged lines alone are a successful run.
 const ErrTypeReconcileRunnerErrors = "RECONCILE_RUNNER_ERRORS"
 
-// reconcileActivityOptions: fetching a statement is a network download and reconciling a pair
-// reads the ledger page by page, so both get minutes; a dependency that is down is retried with
-// backoff for up to an hour before the run reports the pair as failed.
-func reconcileActivityOptions() workflow.ActivityOptions {
-	return workflow.ActivityOptions{
-		StartToCloseTimeout: 10 * time.Minute,
-		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval:    10 * time.Second,
-			BackoffCoefficient: 2,
-			MaximumInterval:    5 * time.Minute,
-			MaximumAttempts:    10,
-		},
-	}
-}
-
-// Reconcile fetches (optionally) and reconciles every tenant × partner pair in turn.
+// Reconcile fetches (optionally) and reconciles every tenant × partner pair in turn, through
+// reconcile.Run — the loop `wagerail reconcile` runs too — with each step an activity. A
+// dependency that is down fails the attempt, and reconcileOptions retries it; a pair is reported
+// as failed only when its retries are spent or its failure is not one retrying can fix.
 func Reconcile(ctx workflow.Context, in ReconcileInput) (ReconcileResult, error) {
-	from, to := in.From, in.To
-	if from == "" {
-		// workflow.Now is the run's start (for a scheduled run, its scheduled time): replay-safe.
-		y := workflow.Now(ctx).UTC().AddDate(0, 0, -1)
-		from = y.Format(time.DateOnly)
-	}
-	if to == "" {
-		to = from
-	}
-	ctx = workflow.WithActivityOptions(ctx, reconcileActivityOptions())
-	var pairs []gateway.PairSummary
-	for _, tenant := range in.Tenants {
-		for _, partner := range in.Partners {
-			if in.FetchStatements {
-				if _, err := fetchStatements(ctx, activities.FetchStatementsInput{TenantID: tenant, Partner: partner, From: from, To: to}); err != nil {
-					pairs = append(pairs, gateway.PairSummary{
-						Tenant: tenant, Partner: partner, PeriodFrom: from, PeriodTo: to, Errors: 1,
-						ErrorDetails: []string{"fetch statements: " + err.Error()},
-						NextAction:   "fix the statement download and run again: " + err.Error(),
-					})
-					continue
-				}
-			}
-			sum, err := reconcilePair(ctx, activities.ReconcilePairInput{TenantID: tenant, Partner: partner, From: from, To: to})
-			if err != nil {
-				sum = gateway.PairSummary{
-					Tenant: tenant, Partner: partner, PeriodFrom: from, PeriodTo: to, Errors: 1,
-					ErrorDetails: []string{err.Error()}, NextAction: "fix and run again: " + err.Error(),
-				}
-			}
-			pairs = append(pairs, sum)
-		}
-	}
-	rep := gateway.Summarise(pairs)
+	// workflow.Now is the run's start (for a scheduled run, its scheduled time): replay-safe.
+	from, to := reconcile.DefaultPeriod(workflow.Now(ctx), in.From, in.To)
+	ctx = workflow.WithActivityOptions(ctx, reconcileOptions())
+	rep := reconcile.Run(reconcile.Request{
+		Tenants: in.Tenants, Partners: in.Partners, From: from, To: to, FetchStatements: in.FetchStatements,
+	}, reconcile.Steps{
+		Fetch: func(p reconcile.PairRequest) (reconcile.FetchCounts, error) {
+			var out activities.FetchStatementsResult
+			err := workflow.ExecuteActivity(ctx, activities.FetchStatementsActivity, p).Get(ctx, &out)
+			return out, err
+		},
+		Reconcile: func(p reconcile.PairRequest) (reconcile.PairSummary, error) {
+			var out activities.ReconcilePairResult
+			err := workflow.ExecuteActivity(ctx, activities.ReconcilePairActivity, p).Get(ctx, &out)
+			return out, err
+		},
+	})
 	if rep.Aggregate.Errors > 0 {
 		return rep, temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("reconciliation of %s..%s had runner errors in %d pair(s)", from, to, rep.Aggregate.Errors),
@@ -99,28 +68,14 @@ func Reconcile(ctx workflow.Context, in ReconcileInput) (ReconcileResult, error)
 	return rep, nil
 }
 
-func fetchStatements(ctx workflow.Context, in activities.FetchStatementsInput) (activities.FetchStatementsResult, error) {
-	var out activities.FetchStatementsResult
-	err := workflow.ExecuteActivity(ctx, activities.FetchStatementsActivity, in).Get(ctx, &out)
-	return out, err
-}
-
-func reconcilePair(ctx workflow.Context, in activities.ReconcilePairInput) (gateway.PairSummary, error) {
-	var out gateway.PairSummary
-	err := workflow.ExecuteActivity(ctx, activities.ReconcilePairActivity, in).Get(ctx, &out)
-	return out, err
-}
-
-// RegisterReconcile registers the workflow and its activities on a worker under their explicit
-// names.
-func RegisterReconcile(r worker.Registry, a *activities.Reconcile) {
-	r.RegisterWorkflowWithOptions(Reconcile, workflow.RegisterOptions{Name: ReconcileWorkflowName})
-	r.RegisterActivityWithOptions(a.FetchStatements, activity.RegisterOptions{Name: activities.FetchStatementsActivity})
-	r.RegisterActivityWithOptions(a.ReconcilePair, activity.RegisterOptions{Name: activities.ReconcilePairActivity})
-}
-
 // ReconcileSchedule is the daily 07:30 UTC schedule of the reconciliation on taskQueue.
 func ReconcileSchedule(taskQueue string, in ReconcileInput) client.ScheduleOptions {
+	// A run covering one tenant is found under that tenant; one covering several under none.
+	tenant := ""
+	if len(in.Tenants) == 1 {
+		tenant = in.Tenants[0]
+	}
+	start := StartOptions(ReconcileScheduleID, taskQueue, tenant, ReconcileScheduleID)
 	return client.ScheduleOptions{
 		ID: ReconcileScheduleID,
 		Spec: client.ScheduleSpec{
@@ -137,10 +92,11 @@ func ReconcileSchedule(taskQueue string, in ReconcileInput) client.ScheduleOptio
 		Action: &client.ScheduleWorkflowAction{
 			// The schedule appends the scheduled time to this id, so each day's run is its own
 			// workflow and a rerun of the same day is visible as such.
-			ID:        ReconcileScheduleID,
-			Workflow:  ReconcileWorkflowName,
-			Args:      []any{in},
-			TaskQueue: taskQueue,
+			ID:                    start.ID,
+			Workflow:              ReconcileWorkflowName,
+			Args:                  []any{in},
+			TaskQueue:             start.TaskQueue,
+			TypedSearchAttributes: start.TypedSearchAttributes,
 		},
 		// Never two reconciliations at once; a run missed while the cluster was down is caught
 		// up within a day.

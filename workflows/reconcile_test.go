@@ -3,6 +3,7 @@ package workflows
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -12,19 +13,25 @@ import (
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
-	"go.temporal.io/sdk/activity"
+	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
-	"go.temporal.io/sdk/workflow"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/wagerail/wagerail/activities"
 	"github.com/wagerail/wagerail/gateway"
 	"github.com/wagerail/wagerail/gateway/gatewaytest"
+	"github.com/wagerail/wagerail/internal/freeport"
+	"github.com/wagerail/wagerail/internal/rpcserve"
 	"github.com/wagerail/wagerail/internal/testkit"
+	"github.com/wagerail/wagerail/ledger"
 	"github.com/wagerail/wagerail/ledger/ledgertest"
+	"github.com/wagerail/wagerail/reconcile"
 	gatewayv1 "github.com/wagerail/wagerail/schema/proto/gateway/v1"
 	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
 )
@@ -34,10 +41,7 @@ func mockedReconcileEnv(t *testing.T) *testsuite.TestWorkflowEnvironment {
 	env := s.NewTestWorkflowEnvironment()
 	// Under -race on a busy CI machine the first workflow task can take over the default 1 s.
 	env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: time.Minute})
-	a := &activities.Reconcile{}
-	env.RegisterWorkflowWithOptions(Reconcile, workflow.RegisterOptions{Name: ReconcileWorkflowName})
-	env.RegisterActivityWithOptions(a.FetchStatements, activity.RegisterOptions{Name: activities.FetchStatementsActivity})
-	env.RegisterActivityWithOptions(a.ReconcilePair, activity.RegisterOptions{Name: activities.ReconcilePairActivity})
+	Register(env, Deps{})
 	return env
 }
 
@@ -49,9 +53,9 @@ func TestReconcileWorkflowDefaultsToYesterday(t *testing.T) {
 		in := activities.FetchStatementsInput{TenantID: tenant, Partner: "sandbox", From: "2026-03-04", To: "2026-03-04"}
 		env.OnActivity(activities.FetchStatementsActivity, mock.Anything, in).Return(activities.FetchStatementsResult{Accounts: 1, Lines: 3, New: 3}, nil).Once()
 		pin := activities.ReconcilePairInput{TenantID: tenant, Partner: "sandbox", From: "2026-03-04", To: "2026-03-04"}
-		sum := gateway.PairSummary{Tenant: tenant, Partner: "sandbox", PeriodFrom: "2026-03-04", PeriodTo: "2026-03-04", Scanned: 6, Matched: 6, NextAction: "none"}
+		sum := reconcile.PairSummary{Tenant: tenant, Partner: "sandbox", PeriodFrom: "2026-03-04", PeriodTo: "2026-03-04", Scanned: 6, Matched: 6, NextAction: "none"}
 		if tenant == "t2" {
-			sum.Matched, sum.Flagged, sum.FlagsByKind = 4, 1, map[gateway.FlagKind]int{gateway.AmountMismatch: 1}
+			sum.Matched, sum.Flagged, sum.FlagsByKind = 4, 1, map[reconcile.FlagKind]int{reconcile.AmountMismatch: 1}
 		}
 		env.OnActivity(activities.ReconcilePairActivity, mock.Anything, pin).Return(sum, nil).Once()
 	}
@@ -64,7 +68,7 @@ func TestReconcileWorkflowDefaultsToYesterday(t *testing.T) {
 	require.Equal(t, 12, rep.Aggregate.Scanned)
 	require.Equal(t, 10, rep.Aggregate.Matched)
 	require.Equal(t, 1, rep.Aggregate.Flagged)
-	require.Equal(t, 1, rep.Aggregate.FlagsByKind[gateway.AmountMismatch])
+	require.Equal(t, 1, rep.Aggregate.FlagsByKind[reconcile.AmountMismatch])
 	env.AssertExpectations(t)
 }
 
@@ -77,7 +81,7 @@ func TestReconcileWorkflowReportsRunnerErrors(t *testing.T) {
 	env.OnActivity(activities.FetchStatementsActivity, mock.Anything, activities.FetchStatementsInput{TenantID: "t2", Partner: "sandbox", From: "2026-03-01", To: "2026-03-02"}).
 		Return(activities.FetchStatementsResult{}, nil).Once()
 	env.OnActivity(activities.ReconcilePairActivity, mock.Anything, activities.ReconcilePairInput{TenantID: "t2", Partner: "sandbox", From: "2026-03-01", To: "2026-03-02"}).
-		Return(gateway.PairSummary{Tenant: "t2", Partner: "sandbox", Scanned: 2, Matched: 2}, nil).Once()
+		Return(reconcile.PairSummary{Tenant: "t2", Partner: "sandbox", Scanned: 2, Matched: 2}, nil).Once()
 	env.ExecuteWorkflow(ReconcileWorkflowName, ReconcileInput{Tenants: []string{"t1", "t2"}, Partners: []string{"sandbox"}, From: "2026-03-01", To: "2026-03-02", FetchStatements: true})
 	require.True(t, env.IsWorkflowCompleted())
 	err := env.GetWorkflowError()
@@ -107,7 +111,7 @@ func TestReconcileWorkflowRealActivities(t *testing.T) {
 	tenant, company, emp := testkit.Unique("tenant"), testkit.Unique("co"), testkit.Unique("emp")
 	stack.Account(t, company, "Employer PLC", 1_000_000)
 	stack.Account(t, emp, "Abebe Kebede", 0)
-	mirror := gateway.MirrorAccountName(gateway.SandboxPartner, company)
+	mirror := reconcile.MirrorAccountName(gateway.SandboxPartner, company)
 	for _, n := range []string{mirror, "opening-balance-equity", "receivable-from-employee:" + emp} {
 		_, err := lc.EnsureAccount(ctx, &ledgerv1.EnsureAccountRequest{TenantId: tenant, Name: n})
 		require.NoError(t, err)
@@ -136,15 +140,15 @@ func TestReconcileWorkflowRealActivities(t *testing.T) {
 	defer tc.Close()
 	queue := testkit.Unique("reconcile")
 	w := worker.New(tc, queue, worker.Options{DeadlockDetectionTimeout: time.Minute})
-	RegisterReconcile(w, &activities.Reconcile{
-		Runner:  &gateway.Reconciler{Store: gateway.NewStore(d.App), Ledger: gateway.LedgerGRPC{Client: lc}},
-		Gateway: stack.Gateway,
-	})
+	Register(w, Deps{Reconcile: &activities.Reconcile{Runner: &reconcile.Runner{
+		Ledger: ledger.NewClient(lc, ledger.ClientOptions{}), Statements: stack.Store, Store: reconcile.NewStore(d.App),
+		Gateway: fetchVia(stack.Gateway),
+	}}})
 	require.NoError(t, w.Start())
 	defer w.Stop()
 
 	day := time.Now().UTC().Format(time.DateOnly)
-	run, err := tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: testkit.Unique("reconcile"), TaskQueue: queue},
+	run, err := tc.ExecuteWorkflow(ctx, StartOptions(testkit.Unique("reconcile"), queue, tenant, "reconcile:"+day),
 		ReconcileWorkflowName, ReconcileInput{Tenants: []string{tenant}, Partners: []string{gateway.SandboxPartner}, From: day, To: day, FetchStatements: true})
 	require.NoError(t, err)
 	var rep ReconcileResult
@@ -178,6 +182,19 @@ func TestReconcileWorkflowRealActivities(t *testing.T) {
 	act, ok := desc.Schedule.Action.(*client.ScheduleWorkflowAction)
 	require.True(t, ok)
 	require.Equal(t, queue, act.TaskQueue)
+	key, ok := act.TypedSearchAttributes.GetKeyword(BusinessKeyAttribute)
+	require.True(t, ok, "each scheduled run is found by its business key")
+	require.Equal(t, ReconcileScheduleID, key)
+	_, ok = act.TypedSearchAttributes.GetKeyword(TenantIDAttribute)
+	require.False(t, ok, "a run over several tenants has no single tenant")
+}
+
+// fetchVia fetches statements through a gateway connection (the generated client's methods take
+// call options, so they need this adapter to be a reconcile.StatementFetcher).
+func fetchVia(gw gatewayv1.GatewayServiceClient) reconcile.FetchFunc {
+	return func(ctx context.Context, r *gatewayv1.FetchStatementRequest) (*gatewayv1.FetchStatementResponse, error) {
+		return gw.FetchStatement(ctx, r)
+	}
 }
 
 func serveLedger(t *testing.T, d *testkit.DB) ledgerv1.LedgerServiceClient {
@@ -211,6 +228,127 @@ func recordHistory(t *testing.T, tc client.Client, id, runID, path string) {
 // break running histories fails here and needs workflow.GetVersion.
 func TestReconcileReplay(t *testing.T) {
 	r := worker.NewWorkflowReplayer()
-	r.RegisterWorkflowWithOptions(Reconcile, workflow.RegisterOptions{Name: ReconcileWorkflowName})
+	registerWorkflows(r)
 	require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(nil, reconcileHistoryFile))
+}
+
+// TestReconcileWorkflowRetriesATransientLedgerOutage is the review's bug: the ledger is down
+// when the pair is first reconciled, so the activity must fail retryably (it used to succeed
+// with the outage folded into its summary, and nothing was retried); the ledger comes back, and
+// Temporal's retry reconciles the pair clean. Real Temporal, real ledger over gRPC: during the
+// first attempt nothing listens on the ledger's address.
+func TestReconcileWorkflowRetriesATransientLedgerOutage(t *testing.T) {
+	d := testkit.NewDB(t)
+	stack := gatewaytest.Start(t, d.App, gatewaytest.Options{})
+	setup := serveLedger(t, d) // books the test's postings; the worker's ledger is another one
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+
+	tenant, company := testkit.Unique("tenant"), testkit.Unique("co")
+	stack.Account(t, company, "Employer PLC", 500_000)
+	mirror := reconcile.MirrorAccountName(gateway.SandboxPartner, company)
+	for _, n := range []string{mirror, "opening-balance-equity"} {
+		_, err := setup.EnsureAccount(ctx, &ledgerv1.EnsureAccountRequest{TenantId: tenant, Name: n})
+		require.NoError(t, err)
+	}
+	_, err := setup.PostTransaction(ctx, &ledgerv1.PostTransactionRequest{TenantId: tenant, IdempotencyKey: testkit.Unique("open"),
+		Metadata: map[string]string{"bank_reference": "OPENING-BALANCE"},
+		Entries: []*ledgerv1.EntryInput{
+			{AccountName: mirror, Direction: ledgerv1.Direction_DIRECTION_DEBIT, AmountSantim: 500_000},
+			{AccountName: "opening-balance-equity", Direction: ledgerv1.Direction_DIRECTION_CREDIT, AmountSantim: 500_000},
+		}})
+	require.NoError(t, err)
+	day := time.Now().UTC().Format(time.DateOnly)
+	_, err = stack.Gateway.FetchStatement(ctx, &gatewayv1.FetchStatementRequest{Partner: gateway.SandboxPartner, TenantId: tenant,
+		Account: company, FromDate: day, ToDate: day, OmitLines: true})
+	require.NoError(t, err)
+
+	// The worker's ledger address, claimed but not listened on yet.
+	port, err := freeport.One()
+	require.NoError(t, err)
+	ledgerAddr := fmt.Sprintf("127.0.0.1:%d", port)
+	conn, err := grpc.NewClient(ledgerAddr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		// Reconnect soon after the ledger is back rather than after gRPC's default backoff.
+		grpc.WithConnectParams(grpc.ConnectParams{Backoff: backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, MaxDelay: time.Second}, MinConnectTimeout: time.Second}))
+	require.NoError(t, err)
+	defer conn.Close()
+
+	ts := testkit.Temporal(t)
+	tc, err := client.Dial(client.Options{HostPort: ts.HostPort(), Namespace: ts.Namespace()})
+	require.NoError(t, err)
+	defer tc.Close()
+	queue := testkit.Unique("reconcile")
+	w := worker.New(tc, queue, worker.Options{DeadlockDetectionTimeout: time.Minute})
+	Register(w, Deps{Reconcile: &activities.Reconcile{Runner: &reconcile.Runner{
+		Ledger:     ledger.NewClient(ledgerv1.NewLedgerServiceClient(conn), ledger.ClientOptions{}),
+		Statements: stack.Store, Store: reconcile.NewStore(d.App), Gateway: fetchVia(stack.Gateway),
+	}}})
+	require.NoError(t, w.Start())
+	defer w.Stop()
+
+	run, err := tc.ExecuteWorkflow(ctx, StartOptions(testkit.Unique("reconcile"), queue, tenant, "reconcile:"+day),
+		ReconcileWorkflowName, ReconcileInput{Tenants: []string{tenant}, Partners: []string{gateway.SandboxPartner}, From: day, To: day})
+	require.NoError(t, err)
+
+	// Wait until Temporal has recorded the failed first attempt and scheduled the retry.
+	var pending *workflowpb.PendingActivityInfo
+	deadline := time.Now().Add(time.Minute)
+	for pending == nil && time.Now().Before(deadline) {
+		desc, err := tc.DescribeWorkflowExecution(ctx, run.GetID(), run.GetRunID())
+		require.NoError(t, err)
+		for _, pa := range desc.GetPendingActivities() {
+			if pa.GetActivityType().GetName() == activities.ReconcilePairActivity && pa.GetAttempt() >= 2 {
+				pending = pa
+			}
+		}
+		if pending == nil {
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	require.NotNil(t, pending, "the first attempt failed and a retry is pending")
+	failure := pending.GetLastFailure().GetApplicationFailureInfo()
+	require.Equal(t, "UNAVAILABLE", failure.GetType(), "%v", pending.GetLastFailure())
+	require.False(t, failure.GetNonRetryable())
+	require.Contains(t, pending.GetLastFailure().GetMessage(), "ledger list accounts")
+
+	// The ledger comes back on its address; the retry reconciles.
+	serveLedgerAt(t, d, ledgerAddr)
+	var rep ReconcileResult
+	require.NoError(t, run.Get(ctx, &rep))
+	require.Len(t, rep.Pairs, 1)
+	p := rep.Pairs[0]
+	require.Zero(t, p.Errors, "%v", p.ErrorDetails)
+	require.Zero(t, p.Flagged, "%+v", p.FlagsByKind)
+	require.Equal(t, 2, p.Matched) // the opening balance, at the bank and in the ledger
+	require.NotZero(t, p.RunID)
+
+	iter := tc.GetWorkflowHistory(ctx, run.GetID(), run.GetRunID(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	attempts := int32(0)
+	for iter.HasNext() {
+		ev, err := iter.Next()
+		require.NoError(t, err)
+		if a := ev.GetActivityTaskStartedEventAttributes(); a != nil {
+			attempts = a.GetAttempt()
+		}
+	}
+	require.GreaterOrEqual(t, attempts, int32(2), "the pair succeeded on a retry")
+}
+
+// serveLedgerAt serves the real ledger on addr until the test ends.
+func serveLedgerAt(t *testing.T, d *testkit.DB, addr string) {
+	t.Helper()
+	log := testLogger()
+	m := ledger.NewMetrics()
+	srv := rpcserve.New("ledger", log, m.UnaryInterceptor(log))
+	require.NoError(t, m.Register(srv.Registry))
+	ledgerv1.RegisterLedgerServiceServer(srv.GRPC, ledger.NewServer(ledger.NewStore(d.App), nil, m))
+	gl, ml, err := rpcserve.Listen(addr, "127.0.0.1:0")
+	require.NoError(t, err)
+	sctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(sctx, gl, ml) }()
+	t.Cleanup(func() {
+		stop()
+		<-done
+	})
 }

@@ -13,8 +13,9 @@ import (
 
 	"github.com/wagerail/wagerail/gateway"
 	"github.com/wagerail/wagerail/internal/cli"
-	gatewayv1 "github.com/wagerail/wagerail/schema/proto/gateway/v1"
-	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
+	"github.com/wagerail/wagerail/internal/db"
+	"github.com/wagerail/wagerail/ledger"
+	"github.com/wagerail/wagerail/reconcile"
 )
 
 type reconcileConfig struct {
@@ -36,7 +37,7 @@ func reconcileCommand() *cli.Command {
 		"Reconcile stored partner statements with the ledger's partner-bank mirror accounts. Prints a JSON\n"+
 			"summary per tenant and partner plus an aggregate; discrepancies are stored in gateway.recon_flags.\n"+
 			"Exit status 0 when every pair ran (flagged lines or not), 2 when any pair had a runner error.")
-	c.String(&cfg.DatabaseURL, "database-url", "DATABASE_URL", "", "Postgres URL of the runtime role wagerail_app (required)")
+	c.String(&cfg.DatabaseURL, "database-url", "DATABASE_URL", "", "Postgres URL of the runtime role wagerail_app (default: the private cluster of a `make run` in this directory)")
 	c.String(&cfg.LedgerAddr, "ledger-addr", "LEDGER_ADDR", "127.0.0.1:50052", "ledger gRPC host:port")
 	c.String(&cfg.Tenants, "tenants", "RECONCILE_TENANTS", "", "comma-separated tenant ids (required)")
 	c.String(&cfg.Partners, "partners", "RECONCILE_PARTNERS", gateway.SandboxPartner, "comma-separated partner names")
@@ -56,12 +57,7 @@ func reconcileCommand() *cli.Command {
 	return c
 }
 
-// reconcileRequest is a validated reconcileConfig.
-type reconcileRequest struct {
-	tenants, partners []string
-	from, to          time.Time
-}
-
+// splitList turns "a, b,a," into [a b]: trimmed, deduplicated, empty items dropped.
 func splitList(s string) []string {
 	var out []string
 	seen := map[string]bool{}
@@ -74,97 +70,83 @@ func splitList(s string) []string {
 	return out
 }
 
-func (cfg reconcileConfig) parse(now time.Time) (reconcileRequest, error) {
-	var r reconcileRequest
-	if cfg.DatabaseURL == "" {
-		return r, errors.New("reconcile: set --database-url or DATABASE_URL (the wagerail_app role)")
-	}
-	if r.tenants = splitList(cfg.Tenants); len(r.tenants) == 0 {
+// parse checks the flags and turns them into the request the workflow would get. The runner
+// checks every pair again; checking here first names the flag that is wrong.
+func (cfg reconcileConfig) parse(now time.Time) (reconcile.Request, error) {
+	var r reconcile.Request
+	if r.Tenants = splitList(cfg.Tenants); len(r.Tenants) == 0 {
 		return r, errors.New("reconcile: set --tenants (or RECONCILE_TENANTS) to a comma-separated list of tenant ids")
 	}
-	if r.partners = splitList(cfg.Partners); len(r.partners) == 0 {
+	if r.Partners = splitList(cfg.Partners); len(r.Partners) == 0 {
 		return r, errors.New("reconcile: set --partners (or RECONCILE_PARTNERS) to a comma-separated list of partner names")
 	}
-	y := now.UTC().AddDate(0, 0, -1)
-	r.from = time.Date(y.Year(), y.Month(), y.Day(), 0, 0, 0, 0, time.UTC)
-	if cfg.From != "" {
-		t, err := time.Parse(time.DateOnly, cfg.From)
-		if err != nil {
-			return r, fmt.Errorf("reconcile: --from %q must be a date YYYY-MM-DD", cfg.From)
-		}
-		r.from = t
+	r.From, r.To = reconcile.DefaultPeriod(now, cfg.From, cfg.To)
+	from, err := time.Parse(time.DateOnly, r.From)
+	if err != nil {
+		return r, fmt.Errorf("reconcile: --from %q must be a date YYYY-MM-DD", cfg.From)
 	}
-	r.to = r.from
-	if cfg.To != "" {
-		t, err := time.Parse(time.DateOnly, cfg.To)
-		if err != nil {
-			return r, fmt.Errorf("reconcile: --to %q must be a date YYYY-MM-DD", cfg.To)
-		}
-		r.to = t
+	to, err := time.Parse(time.DateOnly, r.To)
+	if err != nil {
+		return r, fmt.Errorf("reconcile: --to %q must be a date YYYY-MM-DD", cfg.To)
 	}
-	if r.to.Before(r.from) {
+	if to.Before(from) {
 		return r, errors.New("reconcile: --to must not be before --from")
 	}
-	if r.to.Sub(r.from) > gateway.MaxStatementPeriod {
+	if to.Sub(from) > gateway.MaxStatementPeriod {
 		return r, fmt.Errorf("reconcile: period longer than %d days; split it", int(gateway.MaxStatementPeriod/(24*time.Hour)))
 	}
 	if cfg.MarginDays < 0 || cfg.MarginDays > 7 {
 		return r, errors.New("reconcile: --margin-days must be between 0 and 7")
 	}
+	r.FetchStatements = cfg.Fetch
 	return r, nil
 }
 
 // errReconcileFailed makes the process exit non-zero after the summary was printed.
 var errReconcileFailed = errors.New("reconcile: runner errors (see errorDetails in the summary)")
 
-// runReconcile reconciles every tenant × partner pair and writes the JSON report to out. It
-// returns an error when any pair had a runner error; flagged lines alone are a success.
+// runReconcile reconciles every tenant × partner pair and writes the JSON report to out. It runs
+// what the daily workflow runs — reconcile.Run over the Runner's two steps — with the steps
+// called directly instead of as activities, so without Temporal's retries: a dependency that is
+// down fails its pair. It returns an error when any pair had a runner error; flagged lines alone
+// are a success.
 func runReconcile(ctx context.Context, log *slog.Logger, cfg reconcileConfig, out io.Writer) error {
 	req, err := cfg.parse(time.Now())
 	if err != nil {
 		return err
 	}
-	pool, err := openRuntimeDB(ctx, "reconcile", cfg.DatabaseURL, 4)
+	dbURL, err := resolveDatabaseURL("reconcile", cfg.DatabaseURL, db.AppRole)
+	if err != nil {
+		return err
+	}
+	pool, err := openRuntimeDB(ctx, "reconcile", dbURL, 4)
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
-	conn, err := grpcConn(cfg.LedgerAddr)
+	lc, err := ledger.Dial(cfg.LedgerAddr, ledger.ClientOptions{})
 	if err != nil {
 		return fmt.Errorf("reconcile: ledger address %q: %w", cfg.LedgerAddr, err)
 	}
-	defer conn.Close()
-	rec := &gateway.Reconciler{
-		Store: gateway.NewStore(pool), Ledger: gateway.LedgerGRPC{Client: ledgerv1.NewLedgerServiceClient(conn)},
+	defer lc.Close()
+	runner := &reconcile.Runner{
+		Ledger: lc, Statements: gateway.NewStore(pool), Store: reconcile.NewStore(pool),
 		MarginDays: cfg.MarginDays, Log: log,
 	}
-	var gw gatewayv1.GatewayServiceClient
 	if cfg.Fetch {
-		gconn, err := grpcConn(cfg.GatewayAddr)
+		gc, err := gateway.Dial(cfg.GatewayAddr, gateway.ClientOptions{})
 		if err != nil {
 			return fmt.Errorf("reconcile: gateway address %q: %w", cfg.GatewayAddr, err)
 		}
-		defer gconn.Close()
-		gw = gatewayv1.NewGatewayServiceClient(gconn)
+		defer gc.Close()
+		runner.Gateway = gc
 	}
-	var pairs []gateway.PairSummary
-	for _, t := range req.tenants {
-		for _, p := range req.partners {
-			if gw != nil {
-				from, to := req.from.Format(time.DateOnly), req.to.Format(time.DateOnly)
-				if _, err := gateway.FetchMirrored(ctx, gw, rec.Ledger, t, p, from, to); err != nil {
-					// Reconciling against a statement that did not arrive would only produce
-					// false flags: report the pair as failed instead.
-					msg := "fetch statements: " + strings.Join(strings.Fields(err.Error()), " ")
-					pairs = append(pairs, gateway.PairSummary{Tenant: t, Partner: p, PeriodFrom: from, PeriodTo: to,
-						Errors: 1, ErrorDetails: []string{msg}, NextAction: "fix the statement download and run again: " + msg})
-					continue
-				}
-			}
-			pairs = append(pairs, rec.Reconcile(ctx, t, p, req.from, req.to))
-		}
-	}
-	rep := gateway.Summarise(pairs)
+	rep := reconcile.Run(req, reconcile.Steps{
+		Fetch: func(p reconcile.PairRequest) (reconcile.FetchCounts, error) { return runner.FetchStatements(ctx, p) },
+		Reconcile: func(p reconcile.PairRequest) (reconcile.PairSummary, error) {
+			return runner.ReconcilePair(ctx, p)
+		},
+	})
 	enc := json.NewEncoder(out)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(rep); err != nil {

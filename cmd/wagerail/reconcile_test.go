@@ -18,23 +18,24 @@ func TestReconcileConfigParse(t *testing.T) {
 
 	r, err := base.parse(now)
 	require.NoError(t, err)
-	require.Equal(t, []string{"t1", "t2"}, r.tenants, "trimmed and deduplicated")
-	require.Equal(t, []string{"sandbox"}, r.partners)
-	require.Equal(t, time.Date(2026, 3, 4, 0, 0, 0, 0, time.UTC), r.from, "default: yesterday (UTC)")
-	require.Equal(t, r.from, r.to)
+	require.Equal(t, []string{"t1", "t2"}, r.Tenants, "trimmed and deduplicated")
+	require.Equal(t, []string{"sandbox"}, r.Partners)
+	require.Equal(t, "2026-03-04", r.From, "default: yesterday (UTC)")
+	require.Equal(t, r.From, r.To)
+	require.False(t, r.FetchStatements)
 
 	c := base
-	c.From, c.To = "2026-02-01", "2026-02-28"
+	c.From, c.To, c.Fetch = "2026-02-01", "2026-02-28", true
 	r, err = c.parse(now)
 	require.NoError(t, err)
-	require.Equal(t, "2026-02-01", r.from.Format(time.DateOnly))
-	require.Equal(t, "2026-02-28", r.to.Format(time.DateOnly))
+	require.Equal(t, "2026-02-01", r.From)
+	require.Equal(t, "2026-02-28", r.To)
+	require.True(t, r.FetchStatements)
 
 	for name, tc := range map[string]struct {
 		mut  func(*reconcileConfig)
 		want string
 	}{
-		"no database":  {func(c *reconcileConfig) { c.DatabaseURL = "" }, "--database-url"},
 		"no tenants":   {func(c *reconcileConfig) { c.Tenants = " , " }, "--tenants"},
 		"no partners":  {func(c *reconcileConfig) { c.Partners = "" }, "--partners"},
 		"bad from":     {func(c *reconcileConfig) { c.From = "05/03/2026" }, "--from"},
@@ -62,6 +63,20 @@ func TestReconcileDatabaseDownIsOneLine(t *testing.T) {
 	require.NotContains(t, strings.TrimSpace(err.Error()), "\n")
 	require.NotContains(t, err.Error(), "secret", "the password is redacted")
 	require.Empty(t, out.String(), "nothing printed when the runner could not start")
+}
+
+// Without --database-url and outside a `make run` directory, the command says in one line what to
+// set, before it connects to anything.
+func TestReconcileWithoutDatabaseSaysWhatToSet(t *testing.T) {
+	t.Setenv("WAGERAIL_DATA_DIR", t.TempDir())
+	var out bytes.Buffer
+	err := runReconcile(context.Background(), slog.New(slog.DiscardHandler), reconcileConfig{
+		LedgerAddr: "127.0.0.1:1", Tenants: "t1", Partners: "sandbox", MarginDays: 1,
+	}, &out)
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "--database-url")
+	require.NotContains(t, strings.TrimSpace(err.Error()), "\n")
+	require.Empty(t, out.String())
 }
 
 func TestGatewayConfigErrorsAreOneLine(t *testing.T) {

@@ -2,19 +2,28 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/http"
+	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 
 	"github.com/wagerail/wagerail/activities"
 	"github.com/wagerail/wagerail/gateway"
 	"github.com/wagerail/wagerail/internal/cli"
-	gatewayv1 "github.com/wagerail/wagerail/schema/proto/gateway/v1"
-	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
+	"github.com/wagerail/wagerail/internal/db"
+	"github.com/wagerail/wagerail/ledger"
+	"github.com/wagerail/wagerail/reconcile"
 	"github.com/wagerail/wagerail/workflows"
 )
 
@@ -25,8 +34,10 @@ type workerConfig struct {
 	TaskQueue         string
 	LedgerAddr        string
 	GatewayAddr       string
-	Schedules         bool
-	DialTimeout       time.Duration
+	// MetricsAddr serves /metrics and /healthz.
+	MetricsAddr string
+	Schedules   bool
+	DialTimeout time.Duration
 	// ReconcileTenants and ReconcilePartners are what the daily reconciliation schedule covers.
 	ReconcileTenants  string
 	ReconcilePartners string
@@ -36,7 +47,7 @@ type workerConfig struct {
 func defaultWorkerConfig() workerConfig {
 	return workerConfig{
 		TemporalAddress: "127.0.0.1:7233", TemporalNamespace: "default", TaskQueue: "wagerail",
-		LedgerAddr: "127.0.0.1:50052", GatewayAddr: "127.0.0.1:50051", Schedules: true, LogLevel: "info", DialTimeout: 30 * time.Second,
+		LedgerAddr: "127.0.0.1:50052", GatewayAddr: "127.0.0.1:50051", MetricsAddr: "127.0.0.1:50055", Schedules: true, LogLevel: "info", DialTimeout: 30 * time.Second,
 		ReconcilePartners: "sandbox",
 	}
 }
@@ -45,13 +56,15 @@ func workerCommand() *cli.Command {
 	cfg := defaultWorkerConfig()
 	d := cfg
 	c := cli.New("worker", "wagerail worker [flags]",
-		"Run the Temporal worker: Wagerail's workflows and activities, and the schedules they run on.")
-	c.String(&cfg.DatabaseURL, "database-url", "DATABASE_URL", "", "Postgres URL of the runtime role wagerail_app (required)")
+		"Run the Temporal worker: Wagerail's workflows and activities, and the schedules they run on,\n"+
+			"with Prometheus metrics and /healthz on the metrics address.")
+	c.String(&cfg.DatabaseURL, "database-url", "DATABASE_URL", "", "Postgres URL of the runtime role wagerail_app (default: the private cluster of a `make run` in this directory)")
 	c.String(&cfg.TemporalAddress, "temporal-address", "TEMPORAL_ADDRESS", d.TemporalAddress, "Temporal frontend host:port")
 	c.String(&cfg.TemporalNamespace, "temporal-namespace", "TEMPORAL_NAMESPACE", d.TemporalNamespace, "Temporal namespace")
 	c.String(&cfg.TaskQueue, "task-queue", "TEMPORAL_TASK_QUEUE", d.TaskQueue, "task queue the workflows and activities are served on")
 	c.String(&cfg.LedgerAddr, "ledger-addr", "LEDGER_ADDR", d.LedgerAddr, "ledger gRPC host:port")
 	c.String(&cfg.GatewayAddr, "gateway-addr", "GATEWAY_ADDR", d.GatewayAddr, "gateway gRPC host:port")
+	c.String(&cfg.MetricsAddr, "metrics-addr", "WORKER_METRICS_ADDR", d.MetricsAddr, "Prometheus /metrics and /healthz listen address")
 	c.Duration(&cfg.DialTimeout, "temporal-dial-timeout", "TEMPORAL_DIAL_TIMEOUT", d.DialTimeout, "how long to keep trying to reach Temporal at start")
 	c.Bool(&cfg.Schedules, "schedules", "WORKER_SCHEDULES", d.Schedules, "create or update the Temporal schedules (daily reconciliation, …) at start")
 	c.String(&cfg.ReconcileTenants, "reconcile-tenants", "RECONCILE_TENANTS", "", "tenants the daily 07:30 UTC reconciliation covers (comma-separated; empty: no schedule)")
@@ -92,41 +105,79 @@ func dialTemporal(ctx context.Context, log *slog.Logger, addr, namespace string,
 	}
 }
 
-// runWorker serves the task queue until ctx ends.
-func runWorker(ctx context.Context, log *slog.Logger, cfg workerConfig, ready func()) error {
-	if cfg.DatabaseURL == "" {
-		return errors.New("worker: set --database-url or DATABASE_URL (the wagerail_app role)")
+// workerDeps is what the worker's parts share: the clients and pools its activities are built
+// from, and the Prometheus registry served on --metrics-addr, into which the outbox relay and the
+// sagas register their metrics.
+type workerDeps struct {
+	Log      *slog.Logger
+	DB       *pgxpool.Pool
+	Temporal client.Client
+	Ledger   *ledger.Client
+	Gateway  *gateway.Client
+	Metrics  *prometheus.Registry
+}
+
+// activities builds every activity struct from the shared dependencies.
+func (d workerDeps) activities() workflows.Deps {
+	return workflows.Deps{
+		Reconcile: &activities.Reconcile{Runner: &reconcile.Runner{
+			Ledger: d.Ledger, Statements: gateway.NewStore(d.DB), Store: reconcile.NewStore(d.DB), Gateway: d.Gateway, Log: d.Log,
+		}},
 	}
+}
+
+// runWorker serves the task queue until ctx ends, with /metrics and /healthz on cfg.MetricsAddr.
+// ready is called once the worker polls its task queue.
+func runWorker(ctx context.Context, log *slog.Logger, cfg workerConfig, ready func()) error {
+	dbURL, err := resolveDatabaseURL("worker", cfg.DatabaseURL, db.AppRole)
+	if err != nil {
+		return err
+	}
+	if cfg.MetricsAddr == "" {
+		cfg.MetricsAddr = defaultWorkerConfig().MetricsAddr
+	}
+	// Bound first, so a port in use is reported before anything starts.
+	ml, err := net.Listen("tcp", cfg.MetricsAddr)
+	if err != nil {
+		return fmt.Errorf("worker: metrics listen %s: %w (choose another --metrics-addr or stop what uses it)", cfg.MetricsAddr, err)
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	health := &workerHealth{}
+	stopHTTP := serveWorkerHTTP(log, ml, reg, health)
+	defer stopHTTP()
+
 	tc, err := dialTemporal(ctx, log, cfg.TemporalAddress, cfg.TemporalNamespace, cfg.DialTimeout)
 	if err != nil {
 		return fmt.Errorf("worker: %w", err)
 	}
 	defer tc.Close()
-	pool, err := openRuntimeDB(ctx, "worker", cfg.DatabaseURL, 10)
+	pool, err := openRuntimeDB(ctx, "worker", dbURL, 10)
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
-	ledgerConn, err := grpcConn(cfg.LedgerAddr)
+	lc, err := ledger.Dial(cfg.LedgerAddr, ledger.ClientOptions{})
 	if err != nil {
 		return fmt.Errorf("worker: ledger address %q: %w", cfg.LedgerAddr, err)
 	}
-	defer ledgerConn.Close()
-	gatewayConn, err := grpcConn(cfg.GatewayAddr)
+	defer lc.Close()
+	gc, err := gateway.Dial(cfg.GatewayAddr, gateway.ClientOptions{})
 	if err != nil {
 		return fmt.Errorf("worker: gateway address %q: %w", cfg.GatewayAddr, err)
 	}
-	defer gatewayConn.Close()
+	defer gc.Close()
+	deps := workerDeps{Log: log, DB: pool, Temporal: tc, Ledger: lc, Gateway: gc, Metrics: reg}
+	health.checks = []workerCheck{
+		{"database", func(ctx context.Context) error { return pool.Ping(ctx) }},
+		{"temporal", func(ctx context.Context) error {
+			_, err := tc.CheckHealth(ctx, &client.CheckHealthRequest{})
+			return err
+		}},
+	}
 
 	w := worker.New(tc, cfg.TaskQueue, worker.Options{})
-	workflows.RegisterReconcile(w, &activities.Reconcile{
-		Runner: &gateway.Reconciler{
-			Store:  gateway.NewStore(pool),
-			Ledger: gateway.LedgerGRPC{Client: ledgerv1.NewLedgerServiceClient(ledgerConn)},
-			Log:    log,
-		},
-		Gateway: gatewayv1.NewGatewayServiceClient(gatewayConn),
-	})
+	workflows.Register(w, deps.activities())
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("worker: start: %w", err)
 	}
@@ -138,8 +189,72 @@ func runWorker(ctx context.Context, log *slog.Logger, cfg workerConfig, ready fu
 		}
 		log.Info("schedule ensured", "schedule", workflows.ReconcileScheduleID, "tenants", len(tenants))
 	}
-	log.Info("serving", "service", "worker", "task_queue", cfg.TaskQueue, "namespace", cfg.TemporalNamespace)
+	health.started.Store(true)
+	log.Info("serving", "service", "worker", "task_queue", cfg.TaskQueue, "namespace", cfg.TemporalNamespace, "metrics", ml.Addr().String())
 	ready()
 	<-ctx.Done()
+	health.started.Store(false)
 	return nil
+}
+
+// workerCheck is one dependency /healthz asks.
+type workerCheck struct {
+	name  string
+	check func(context.Context) error
+}
+
+// workerHealth is what /healthz reports: serving once the worker polls its task queue, and only
+// while its database and Temporal answer.
+type workerHealth struct {
+	started atomic.Bool
+	checks  []workerCheck // set before started, read only after
+}
+
+func (h *workerHealth) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	type answer struct {
+		Status string   `json:"status"`
+		Down   []string `json:"down,omitempty"`
+	}
+	a := answer{Status: "ok"}
+	if !h.started.Load() {
+		a = answer{Status: "starting"}
+	} else {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		for _, c := range h.checks {
+			// Only the name goes out: an error could carry an address or a user name.
+			if err := c.check(ctx); err != nil {
+				a.Down = append(a.Down, c.name)
+			}
+		}
+		if len(a.Down) > 0 {
+			a.Status = "not serving"
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if a.Status != "ok" {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}
+	_ = json.NewEncoder(w).Encode(a)
+}
+
+// serveWorkerHTTP serves /metrics and /healthz on l until the returned stop is called.
+func serveWorkerHTTP(log *slog.Logger, l net.Listener, reg *prometheus.Registry, health http.Handler) (stop func()) {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.Handle("/healthz", health)
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := hs.Serve(l); !errors.Is(err, http.ErrServerClosed) {
+			log.Error("worker metrics server stopped", "error", err)
+		}
+	}()
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = hs.Shutdown(ctx)
+		<-done
+	}
 }

@@ -1,0 +1,79 @@
+package workflows
+
+import (
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+)
+
+// The activity options of every saga, by what the activity talks to. Call sites pick one of
+// these; none builds its own ActivityOptions.
+//
+// Which errors are retried is decided once, in activities' error mapper: a business outcome (a
+// gate that says no, a ledger refusal, a partner rejection) arrives non-retryable and fails the
+// activity at once under every policy here; an infrastructure failure arrives retryable and is
+// retried as the policy says.
+
+// gateOptions: the KYC, sanctions and account-lookup gates. They answer in a moment or not at
+// all, and a saga waiting on a gate holds a customer's request, so the timeout is short and the
+// retries few: when the gate stays down the saga fails closed (spec: gates fail closed).
+func gateOptions() workflow.ActivityOptions {
+	return workflow.ActivityOptions{
+		StartToCloseTimeout:    10 * time.Second,
+		ScheduleToCloseTimeout: time.Minute,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:    time.Second,
+			BackoffCoefficient: 2,
+			MaximumInterval:    10 * time.Second,
+			MaximumAttempts:    4,
+		},
+	}
+}
+
+// ledgerOptions: posting, committing, voiding and reversing in the ledger. Every call carries
+// its idempotency key, so a retry after an unknown outcome returns the original transaction
+// instead of posting twice; the ledger client's own breaker sheds load while the ledger is down,
+// and the saga keeps retrying for up to an hour, because money has already moved at one end.
+func ledgerOptions() workflow.ActivityOptions {
+	return workflow.ActivityOptions{
+		StartToCloseTimeout:    2 * time.Minute, // above the client's batch deadline
+		ScheduleToCloseTimeout: time.Hour,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:    time.Second,
+			BackoffCoefficient: 2,
+			MaximumInterval:    time.Minute,
+		},
+	}
+}
+
+// partnerOptions: calls through the gateway to a partner bank (initiate, status lookup). The
+// gateway is idempotent on (partner, reference), so retrying an initiation with the same
+// reference never pays twice; a partner that stays unreachable is retried for up to a day, with
+// backoff that does not hammer it.
+func partnerOptions() workflow.ActivityOptions {
+	return workflow.ActivityOptions{
+		StartToCloseTimeout:    time.Minute,
+		ScheduleToCloseTimeout: 24 * time.Hour,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:    5 * time.Second,
+			BackoffCoefficient: 2,
+			MaximumInterval:    10 * time.Minute,
+		},
+	}
+}
+
+// reconcileOptions: fetching a statement is a network download and reconciling a pair reads the
+// ledger page by page, so both get minutes; a dependency that is down is retried with backoff
+// for about an hour before the run reports the pair as failed.
+func reconcileOptions() workflow.ActivityOptions {
+	return workflow.ActivityOptions{
+		StartToCloseTimeout: 10 * time.Minute,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:    10 * time.Second,
+			BackoffCoefficient: 2,
+			MaximumInterval:    5 * time.Minute,
+			MaximumAttempts:    10,
+		},
+	}
+}

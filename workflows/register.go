@@ -1,0 +1,32 @@
+package workflows
+
+import (
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/wagerail/wagerail/activities"
+)
+
+// Deps are the activity structs a worker serves, each built with its own dependencies (ledger
+// and gateway clients, stores). A nil one is registered empty: its activities fail as
+// misconfigured when called, and the workflows that need them still replay.
+type Deps struct {
+	Reconcile *activities.Reconcile
+}
+
+// Register registers every workflow and activity on a worker, under explicit names so that a Go
+// rename never breaks a running history. It is the only registration a worker does.
+func Register(w worker.Registry, d Deps) {
+	registerWorkflows(w)
+	if d.Reconcile == nil {
+		d.Reconcile = &activities.Reconcile{}
+	}
+	w.RegisterActivityWithOptions(d.Reconcile.FetchStatements, activity.RegisterOptions{Name: activities.FetchStatementsActivity})
+	w.RegisterActivityWithOptions(d.Reconcile.ReconcilePair, activity.RegisterOptions{Name: activities.ReconcilePairActivity})
+}
+
+// registerWorkflows is every workflow under its registered name (also what the replay tests use).
+func registerWorkflows(w worker.WorkflowRegistry) {
+	w.RegisterWorkflowWithOptions(Reconcile, workflow.RegisterOptions{Name: ReconcileWorkflowName})
+}
