@@ -389,30 +389,6 @@ func camtWith(t *testing.T, old, new string) []byte {
 	return []byte(strings.Replace(string(raw), old, new, 1))
 }
 
-// TestHardening4_ReconcileRefusesHostilePairs: a tenant or partner that is not an identifier is
-// a runner error before anything reaches the ledger or the database.
-func TestHardening4_ReconcileRefusesHostilePairs(t *testing.T) {
-	t.Parallel()
-	e := newEnv(t, envOpt{})
-	r := &Reconciler{Store: e.store, Ledger: LedgerGRPC{Client: e.ledger(t)}}
-	writes := gatewayWrites(t, e)
-	day := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
-	n := 0
-	for _, pair := range [][2]string{
-		{"t\x00", SandboxPartner}, {"t\xff", SandboxPartner}, {strings.Repeat("t", 129), SandboxPartner}, {"", SandboxPartner},
-		{"t x", SandboxPartner}, {"tenant-a", "sand\x00box"}, {"tenant-a", ""}, {"tenant-a", strings.Repeat("p", 65)},
-	} {
-		sum := r.Reconcile(ctxT(t), pair[0], pair[1], day, day)
-		require.Equal(t, 1, sum.Errors, "%q", pair)
-		require.Zero(t, sum.RunID)
-		_, err := FetchMirrored(ctxT(t), e.rpc, r.Ledger, pair[0], pair[1], "2026-03-01", "2026-03-01")
-		require.Error(t, err, "%q", pair)
-		n += 2
-	}
-	require.Equal(t, writes, gatewayWrites(t, e))
-	t.Logf("probes reconcile pair %d: all refused before the database", n)
-}
-
 // TestHardening5_BadInputNeverOpensBreaker: with a breaker that opens after two partner faults,
 // many malformed calls of every kind (refused at the edge, refused by the bank with a 4xx,
 // unknown accounts and references, conflicts, rejections, callers that give up early) leave it
