@@ -1,0 +1,59 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/wagerail/wagerail/internal/crosstenant"
+	"github.com/wagerail/wagerail/internal/db"
+	"github.com/wagerail/wagerail/internal/idempotency"
+)
+
+// IdempotencyCleanupActivity is the registered name of the clean-up step (stable across Go
+// renames).
+const IdempotencyCleanupActivity = "idempotency.Cleanup"
+
+// IdempotencyCleanup holds the daily deletion of finished idempotency records, a system job that
+// crosses tenants through internal/crosstenant (audited).
+type IdempotencyCleanup struct {
+	// Platform is the pool of the cross-tenant role wagerail_platform (DATABASE_PLATFORM_URL).
+	Platform db.Beginner
+	// Metrics counts the deleted records (outcome "deleted"); nil counts nothing.
+	Metrics *idempotency.Metrics
+}
+
+// IdempotencyCleanupInput says what to delete: records completed more than OlderThan before Now.
+// Now is the run's time, fixed by the workflow, so a retried attempt deletes by the same cutoff.
+type IdempotencyCleanupInput struct {
+	OlderThan time.Duration
+	Now       time.Time
+}
+
+// IdempotencyCleanupResult reports a run.
+type IdempotencyCleanupResult struct {
+	Deleted int64
+	// Cutoff is Now - OlderThan: records completed before it were deleted.
+	Cutoff time.Time
+}
+
+// Cleanup deletes, in every tenant, the completed records older than the input's cutoff. A
+// database outage is retried; a worker without the platform pool, or with the runtime role's
+// pool in its place, is misconfigured and fails at once.
+func (a *IdempotencyCleanup) Cleanup(ctx context.Context, in IdempotencyCleanupInput) (IdempotencyCleanupResult, error) {
+	if a.Platform == nil {
+		return IdempotencyCleanupResult{}, misconfigured("idempotency clean-up: no platform database pool (DATABASE_PLATFORM_URL)")
+	}
+	if in.OlderThan <= 0 || in.Now.IsZero() {
+		return IdempotencyCleanupResult{}, nonRetryable("idempotency clean-up: OlderThan must be positive and Now set", ErrTypeInvalidArgument)
+	}
+	n, err := idempotency.Cleanup(ctx, a.Platform, in.OlderThan, in.Now)
+	switch {
+	case errors.Is(err, crosstenant.ErrNotPlatformRole):
+		return IdempotencyCleanupResult{}, misconfigured("idempotency clean-up: " + err.Error())
+	case err != nil:
+		return IdempotencyCleanupResult{}, temporalError(err)
+	}
+	a.Metrics.Add(idempotency.Deleted, int(n))
+	return IdempotencyCleanupResult{Deleted: n, Cutoff: in.Now.Add(-in.OlderThan)}, nil
+}
