@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/require"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/wagerail/wagerail/api"
 	"github.com/wagerail/wagerail/gateway"
+	"github.com/wagerail/wagerail/internal/outbox"
 	"github.com/wagerail/wagerail/internal/rpcserve"
 	"github.com/wagerail/wagerail/ledger"
 )
@@ -60,7 +62,17 @@ func processRegistries(t *testing.T) map[string]*prometheus.Registry {
 	require.NoError(t, gm.Register(gs.Registry))
 	regs["gateway"] = gs.Registry
 
-	// worker: serves no /metrics yet. sandbox: the simulated bank exports no metrics.
+	// worker (runWorker): the outbox relay registers into the registry served on --metrics-addr.
+	// NewRelay does not connect, so a pool on an unreachable address will do.
+	wreg := prometheus.NewRegistry()
+	pool, err := pgxpool.New(t.Context(), "postgres://wagerail_platform@127.0.0.1:1/none")
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	_, err = outbox.NewRelay(outbox.Config{Platform: pool, Registerer: wreg})
+	require.NoError(t, err)
+	regs["worker"] = wreg
+
+	// sandbox: the simulated bank exports no metrics.
 	return regs
 }
 
