@@ -39,6 +39,7 @@ type devConfig struct {
 	GatewayGRPCAddr     string
 	GatewayMetrics      string
 	SandboxAddr         string
+	WorkerMetricsAddr   string
 	ReconcileTenants    string
 	LogLevel            string
 }
@@ -63,6 +64,7 @@ func devCommand() *cli.Command {
 	c.String(&cfg.GatewayGRPCAddr, "gateway-grpc-addr", "GATEWAY_GRPC_ADDR", "127.0.0.1:50051", "gateway gRPC listen address")
 	c.String(&cfg.GatewayMetrics, "gateway-metrics-addr", "GATEWAY_METRICS_ADDR", "127.0.0.1:50053", "gateway metrics listen address")
 	c.String(&cfg.SandboxAddr, "sandbox-addr", "SANDBOX_ADDR", "127.0.0.1:8090", "bank sandbox HTTP listen address")
+	c.String(&cfg.WorkerMetricsAddr, "worker-metrics-addr", "WORKER_METRICS_ADDR", "127.0.0.1:50055", "worker metrics and /healthz listen address")
 	c.String(&cfg.ReconcileTenants, "reconcile-tenants", "RECONCILE_TENANTS", "", "tenants the worker's daily reconciliation schedule covers (empty: no schedule)")
 	addLogLevel(c, &cfg.LogLevel)
 	c.Run = func(ctx context.Context, _ []string) error {
@@ -161,6 +163,7 @@ func (cfg devConfig) checkListenAddrs() error {
 		{"gateway-grpc-addr", cfg.GatewayGRPCAddr},
 		{"gateway-metrics-addr", cfg.GatewayMetrics},
 		{"sandbox-addr", cfg.SandboxAddr},
+		{"worker-metrics-addr", cfg.WorkerMetricsAddr},
 	} {
 		l, err := net.Listen("tcp", a.addr)
 		if err != nil {
@@ -212,6 +215,10 @@ func devComponents(cfg devConfig, st *devStack) []devComponent {
 			wk := defaultWorkerConfig()
 			wk.DatabaseURL, wk.TemporalAddress, wk.TemporalNamespace = st.appDSN, st.tAddr, cfg.TemporalNamespace
 			wk.LedgerAddr, wk.GatewayAddr, wk.ReconcileTenants = cfg.LedgerGRPCAddr, cfg.GatewayGRPCAddr, cfg.ReconcileTenants
+			wk.MetricsAddr, wk.DatabasePlatformURL = cfg.WorkerMetricsAddr, st.platformDSN
+			// The relay needs the platform role; with an outside DATABASE_URL and no
+			// DATABASE_PLATFORM_URL it stays off rather than failing the stack.
+			wk.OutboxRelay = st.platformDSN != ""
 			return runWorker(ctx, log, wk, ready)
 		}},
 	}
@@ -230,10 +237,18 @@ func printURLs(cfg devConfig, st *devStack) {
 	fmt.Fprintf(tw, "  Temporal gRPC\t%s (namespace %s)\n", st.tAddr, cfg.TemporalNamespace)
 	fmt.Fprintf(tw, "  Ledger gRPC\t%s (metrics, /healthz: http://%s/metrics)\n", cfg.LedgerGRPCAddr, cfg.LedgerMetricsAddr)
 	fmt.Fprintf(tw, "  Gateway gRPC\t%s (metrics: http://%s/metrics)\n", cfg.GatewayGRPCAddr, cfg.GatewayMetrics)
+	fmt.Fprintf(tw, "  Worker\tmetrics: http://%s/metrics, /healthz (task queue wagerail, outbox relay %s)\n", cfg.WorkerMetricsAddr, onOff(st.platformDSN != ""))
 	fmt.Fprintf(tw, "  Bank sandbox\thttp://%s/api/v1\n", cfg.SandboxAddr)
 	fmt.Fprintf(tw, "  Postgres\t%s\n", db.Redact(st.appDSN))
 	tw.Flush()
 	fmt.Println("\nCtrl-C stops everything.")
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
 }
 
 func (st *devStack) startPostgres(ctx context.Context, cfg devConfig) error {

@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -101,11 +103,11 @@ func (w *readyWatcher) Write(p []byte) (int, error) {
 
 func addr(p int) string { return "127.0.0.1:" + strconv.Itoa(p) }
 
-// devPorts claims the nine ports a dev stack listens on. freeport keeps them away from the kernel's
+// devPorts claims the ten ports a dev stack listens on. freeport keeps them away from the kernel's
 // ephemeral range and from every other test process, so nothing takes one before dev binds it.
 func devPorts(t *testing.T) []int {
 	t.Helper()
-	ports, err := freeport.Take(9)
+	ports, err := freeport.Take(10)
 	require.NoError(t, err)
 	return ports
 }
@@ -128,6 +130,7 @@ func launchDev(t *testing.T, bin, dataDir string, extra ...string) *devProc {
 		"--gateway-grpc-addr", addr(ports[6]),
 		"--gateway-metrics-addr", addr(ports[7]),
 		"--sandbox-addr", addr(ports[8]),
+		"--worker-metrics-addr", addr(ports[9]),
 	}
 	cmd := exec.Command(bin, append(args, extra...)...)
 	var env []string
@@ -297,9 +300,19 @@ func TestDevStackReadyThenDegradesThenStopsCleanly(t *testing.T) {
 		require.Equal(t, "up", deps[d].(map[string]any)["status"], d)
 	}
 	require.FileExists(t, filepath.Join(dataDir, "temporal.db"))
-	for _, line := range []string{"postgres", "temporal", "sandbox", "ledger", "gateway", "api", "worker", "API", "Temporal UI", "Bank sandbox"} {
+	for _, line := range []string{"postgres", "temporal", "sandbox", "ledger", "gateway", "api", "worker", "API", "Temporal UI", "Bank sandbox", "Worker"} {
 		require.Contains(t, p.out.String(), line)
 	}
+	// The worker's own port serves its metrics, the outbox relay's among them (on in dev).
+	m := regexp.MustCompile(`Worker\s+metrics: (http://\S+/metrics)`).FindStringSubmatch(p.out.String())
+	require.NotNil(t, m, "no worker metrics URL in:\n%s", p.out.String())
+	resp, err := http.Get(m[1])
+	require.NoError(t, err)
+	metrics, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Contains(t, string(metrics), "svc_outbox_oldest_unpublished_age_seconds")
 
 	// Postgres goes away: readiness turns 503 and names the database.
 	pgPID := p.postgresPID(t)

@@ -22,13 +22,19 @@ import (
 	"github.com/wagerail/wagerail/gateway"
 	"github.com/wagerail/wagerail/internal/cli"
 	"github.com/wagerail/wagerail/internal/db"
+	"github.com/wagerail/wagerail/internal/outbox"
 	"github.com/wagerail/wagerail/ledger"
 	"github.com/wagerail/wagerail/reconcile"
 	"github.com/wagerail/wagerail/workflows"
 )
 
 type workerConfig struct {
-	DatabaseURL       string
+	DatabaseURL string
+	// DatabasePlatformURL is the cross-tenant role (wagerail_platform) the system jobs use: the
+	// outbox relay and the idempotency clean-up.
+	DatabasePlatformURL string
+	// OutboxRelay runs the outbox relay (OUTBOX_PUBLISHER_ENABLED; always on in `wagerail dev`).
+	OutboxRelay       bool
 	TemporalAddress   string
 	TemporalNamespace string
 	TaskQueue         string
@@ -59,6 +65,8 @@ func workerCommand() *cli.Command {
 		"Run the Temporal worker: Wagerail's workflows and activities, and the schedules they run on,\n"+
 			"with Prometheus metrics and /healthz on the metrics address.")
 	c.String(&cfg.DatabaseURL, "database-url", "DATABASE_URL", "", "Postgres URL of the runtime role wagerail_app (default: the private cluster of a `make run` in this directory)")
+	c.String(&cfg.DatabasePlatformURL, "database-platform-url", "DATABASE_PLATFORM_URL", "", "Postgres URL of the cross-tenant role wagerail_platform, for the outbox relay and the idempotency clean-up (default beside `make run`: its private cluster)")
+	c.Bool(&cfg.OutboxRelay, "outbox-publisher", "OUTBOX_PUBLISHER_ENABLED", false, "run the outbox relay, which hands committed events to their consumers (needs --database-platform-url)")
 	c.String(&cfg.TemporalAddress, "temporal-address", "TEMPORAL_ADDRESS", d.TemporalAddress, "Temporal frontend host:port")
 	c.String(&cfg.TemporalNamespace, "temporal-namespace", "TEMPORAL_NAMESPACE", d.TemporalNamespace, "Temporal namespace")
 	c.String(&cfg.TaskQueue, "task-queue", "TEMPORAL_TASK_QUEUE", d.TaskQueue, "task queue the workflows and activities are served on")
@@ -111,6 +119,7 @@ func dialTemporal(ctx context.Context, log *slog.Logger, addr, namespace string,
 type workerDeps struct {
 	Log      *slog.Logger
 	DB       *pgxpool.Pool
+	Platform *pgxpool.Pool // the cross-tenant role; nil when not configured
 	Temporal client.Client
 	Ledger   *ledger.Client
 	Gateway  *gateway.Client
@@ -129,9 +138,17 @@ func (d workerDeps) activities() workflows.Deps {
 // runWorker serves the task queue until ctx ends, with /metrics and /healthz on cfg.MetricsAddr.
 // ready is called once the worker polls its task queue.
 func runWorker(ctx context.Context, log *slog.Logger, cfg workerConfig, ready func()) error {
+	private := cfg.DatabaseURL == ""
 	dbURL, err := resolveDatabaseURL("worker", cfg.DatabaseURL, db.AppRole)
 	if err != nil {
 		return err
+	}
+	if private && cfg.DatabasePlatformURL == "" {
+		// Beside `make run`, its private cluster's platform role too; optional otherwise.
+		cfg.DatabasePlatformURL, _ = resolveDatabaseURL("worker", "", db.PlatformRole)
+	}
+	if cfg.OutboxRelay && cfg.DatabasePlatformURL == "" {
+		return errors.New("worker: the outbox relay needs --database-platform-url / DATABASE_PLATFORM_URL (the wagerail_platform role)")
 	}
 	if cfg.MetricsAddr == "" {
 		cfg.MetricsAddr = defaultWorkerConfig().MetricsAddr
@@ -157,6 +174,13 @@ func runWorker(ctx context.Context, log *slog.Logger, cfg workerConfig, ready fu
 		return err
 	}
 	defer pool.Close()
+	var platform *pgxpool.Pool
+	if cfg.DatabasePlatformURL != "" {
+		if platform, err = openRuntimeDB(ctx, "worker", cfg.DatabasePlatformURL, 5); err != nil {
+			return err
+		}
+		defer platform.Close()
+	}
 	lc, err := ledger.Dial(cfg.LedgerAddr, ledger.ClientOptions{})
 	if err != nil {
 		return fmt.Errorf("worker: ledger address %q: %w", cfg.LedgerAddr, err)
@@ -167,7 +191,7 @@ func runWorker(ctx context.Context, log *slog.Logger, cfg workerConfig, ready fu
 		return fmt.Errorf("worker: gateway address %q: %w", cfg.GatewayAddr, err)
 	}
 	defer gc.Close()
-	deps := workerDeps{Log: log, DB: pool, Temporal: tc, Ledger: lc, Gateway: gc, Metrics: reg}
+	deps := workerDeps{Log: log, DB: pool, Platform: platform, Temporal: tc, Ledger: lc, Gateway: gc, Metrics: reg}
 	health.checks = []workerCheck{
 		{"database", func(ctx context.Context) error { return pool.Ping(ctx) }},
 		{"temporal", func(ctx context.Context) error {
@@ -188,6 +212,17 @@ func runWorker(ctx context.Context, log *slog.Logger, cfg workerConfig, ready fu
 			return fmt.Errorf("worker: %w", err)
 		}
 		log.Info("schedule ensured", "schedule", workflows.ReconcileScheduleID, "tenants", len(tenants))
+	}
+	if cfg.OutboxRelay {
+		relay, err := outbox.NewRelay(outbox.Config{Platform: platform, Logger: log, Registerer: reg})
+		if err != nil {
+			return fmt.Errorf("worker: outbox relay: %w", err)
+		}
+		rctx, stopRelay := context.WithCancel(ctx)
+		relayDone := make(chan struct{})
+		go func() { defer close(relayDone); _ = relay.Run(rctx) }()
+		defer func() { stopRelay(); <-relayDone }()
+		log.Info("outbox relay running")
 	}
 	health.started.Store(true)
 	log.Info("serving", "service", "worker", "task_queue", cfg.TaskQueue, "namespace", cfg.TemporalNamespace, "metrics", ml.Addr().String())
