@@ -15,11 +15,14 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.temporal.io/sdk/client"
 	"gopkg.in/yaml.v3"
 
+	"github.com/wagerail/wagerail/gateway"
 	"github.com/wagerail/wagerail/internal/bankwebhook"
 	"github.com/wagerail/wagerail/internal/buildinfo"
 	"github.com/wagerail/wagerail/internal/idempotency"
+	"github.com/wagerail/wagerail/ledger"
 )
 
 // Auth is the access level a route requires (the spec's "Auth" column).
@@ -53,8 +56,14 @@ type Deps struct {
 	// FindTransfer resolves a bank callback's reference to our transfer (gateway.FindTransfer);
 	// nil means gateway.FindTransfer.
 	FindTransfer bankwebhook.TransferFinder
-	Probes       []Probe
-	Registry     *prometheus.Registry // nil: a fresh one
+	// Temporal starts, signals and queries the sagas (with workflows.StartOptions); Ledger and
+	// Gateway are the services' Go clients, each with per-call deadlines, a circuit breaker and
+	// typed errors. Handlers that need one and find it nil answer 503.
+	Temporal client.Client
+	Ledger   *ledger.Client
+	Gateway  *gateway.Client
+	Probes   []Probe
+	Registry *prometheus.Registry // nil: a fresh one
 	// WebhookSecrets holds each partner's callback signing secret, by partner name.
 	WebhookSecrets map[string][]byte
 	// Now is the clock (tests move it); nil means time.Now.

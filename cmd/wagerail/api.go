@@ -16,8 +16,12 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/wagerail/wagerail/api"
+	"github.com/wagerail/wagerail/gateway"
 	"github.com/wagerail/wagerail/internal/cli"
 	"github.com/wagerail/wagerail/internal/db"
+	"github.com/wagerail/wagerail/ledger"
+	gatewayv1 "github.com/wagerail/wagerail/schema/proto/gateway/v1"
+	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
 )
 
 type apiConfig struct {
@@ -134,9 +138,13 @@ func runAPI(ctx context.Context, log *slog.Logger, cfg apiConfig, ready func()) 
 	defer gatewayConn.Close()
 
 	srv := api.New(api.Deps{
-		Log:            log,
-		DB:             pool,
-		Platform:       platform,
+		Log:      log,
+		DB:       pool,
+		Platform: platform,
+		Temporal: tc,
+		// One connection per service serves both its client and its readiness probe.
+		Ledger:         ledger.NewClient(ledgerv1.NewLedgerServiceClient(ledgerConn), ledger.ClientOptions{}),
+		Gateway:        gateway.NewClient(gatewayv1.NewGatewayServiceClient(gatewayConn), gateway.ClientOptions{}),
 		WebhookSecrets: secrets,
 		MaxBodyBytes:   int64(cfg.MaxBodyBytes),
 		Probes: []api.Probe{
