@@ -168,6 +168,11 @@ func (c *Client) GetTransaction(ctx context.Context, r *ledgerv1.GetTransactionR
 	return call(ctx, c, c.opts.Timeout, c.rpc.GetTransaction, r)
 }
 
+// GetTransactions: see LedgerService.GetTransactions. At most MaxGetTransactions ids a call.
+func (c *Client) GetTransactions(ctx context.Context, r *ledgerv1.GetTransactionsRequest) (*ledgerv1.GetTransactionsResponse, error) {
+	return call(ctx, c, c.opts.Timeout, c.rpc.GetTransactions, r)
+}
+
 // ReconcileWithBank: see LedgerService.ReconcileWithBank.
 func (c *Client) ReconcileWithBank(ctx context.Context, r *ledgerv1.ReconcileWithBankRequest) (*ledgerv1.ReconcileWithBankResponse, error) {
 	return call(ctx, c, c.opts.BatchTimeout, c.rpc.ReconcileWithBank, r)

@@ -194,6 +194,12 @@ var edgeRPCs = []edgeRPC{
 		_, c := edgeCall(ctx, g.e.rpc.GetTransaction, g.srv.GetTransaction, r)
 		return c
 	}},
+	{name: "GetTransactions", fields: []string{"tenant_id", "transaction_id"}, do: func(ctx context.Context, g *edge, p probe) codes.Code {
+		// The probe's id among known ones: one bad id refuses the whole request.
+		_, c := edgeCall(ctx, g.e.rpc.GetTransactions, g.srv.GetTransactions, &ledgerv1.GetTransactionsRequest{
+			TenantId: p.get("tenant_id", g.tenant), TransactionIds: []string{g.txID, p.get("transaction_id", uuid.NewString()), g.txID}})
+		return c
+	}},
 	{name: "ReconcileWithBank", fields: []string{"tenant_id", "partner", "account", "reference"}, amount: true, ts: true, do: func(ctx context.Context, g *edge, p probe) codes.Code {
 		_, c := edgeCall(ctx, g.e.rpc.ReconcileWithBank, g.srv.ReconcileWithBank, &ledgerv1.ReconcileWithBankRequest{
 			TenantId: p.get("tenant_id", g.tenant), Partner: p.get("partner", "cbe"), PeriodEnd: p.ts,
@@ -302,6 +308,7 @@ func TestHardening4_HostileInputAtEveryRPC(t *testing.T) {
 	}
 	for _, v := range uuidSpellings(g.txID) {
 		expect("uuid spelling", "GetTransaction", "transaction_id="+v, probe{s: map[string]string{"transaction_id": v}}, codes.OK)
+		expect("uuid spelling", "GetTransactions", "transaction_id="+v, probe{s: map[string]string{"transaction_id": v}}, codes.OK)
 		expect("uuid spelling", "CommitPending", "transaction_id="+v, probe{s: map[string]string{"transaction_id": v}}, codes.FailedPrecondition)
 	}
 

@@ -247,6 +247,18 @@ func (s *Server) GetTransaction(ctx context.Context, r *ledgerv1.GetTransactionR
 	return &ledgerv1.GetTransactionResponse{Transaction: TransactionToPB(t)}, nil
 }
 
+func (s *Server) GetTransactions(ctx context.Context, r *ledgerv1.GetTransactionsRequest) (*ledgerv1.GetTransactionsResponse, error) {
+	ts, err := s.store.GetTransactions(ctx, r.GetTenantId(), r.GetTransactionIds(), !r.GetOmitEntries())
+	if err != nil {
+		return nil, err
+	}
+	out := &ledgerv1.GetTransactionsResponse{Transactions: make([]*ledgerv1.Transaction, len(ts))}
+	for i, t := range ts {
+		out.Transactions[i] = TransactionToPB(t)
+	}
+	return out, nil
+}
+
 func (s *Server) ReconcileWithBank(ctx context.Context, r *ledgerv1.ReconcileWithBankRequest) (*ledgerv1.ReconcileWithBankResponse, error) {
 	start, err := timeFromPB("period_start", r.GetPeriodStart())
 	if err != nil {

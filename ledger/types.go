@@ -41,6 +41,9 @@ const (
 	maxMetadataBytes      = 16 << 10
 )
 
+// MaxGetTransactions is how many ids one GetTransactions call may ask for.
+const MaxGetTransactions = 1000
+
 // Phase says which balance an entry moves: POSTED the posted balance, HOLD opens a pending
 // hold, RELEASE closes it (on commit or void). Entries are never updated, so two-phase
 // postings are expressed by appending, which keeps checkpoints valid forever.

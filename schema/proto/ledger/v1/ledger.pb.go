@@ -2672,6 +2672,110 @@ func (x *GetTransactionResponse) GetTransaction() *Transaction {
 	return nil
 }
 
+type GetTransactionsRequest struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	TenantId       string                 `protobuf:"bytes,1,opt,name=tenant_id,json=tenantId,proto3" json:"tenant_id,omitempty"`
+	TransactionIds []string               `protobuf:"bytes,2,rep,name=transaction_ids,json=transactionIds,proto3" json:"transaction_ids,omitempty"` // at most 1000 uuids
+	OmitEntries    bool                   `protobuf:"varint,3,opt,name=omit_entries,json=omitEntries,proto3" json:"omit_entries,omitempty"`         // leave each transaction's entries out of the answer
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *GetTransactionsRequest) Reset() {
+	*x = GetTransactionsRequest{}
+	mi := &file_ledger_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetTransactionsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetTransactionsRequest) ProtoMessage() {}
+
+func (x *GetTransactionsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_ledger_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetTransactionsRequest.ProtoReflect.Descriptor instead.
+func (*GetTransactionsRequest) Descriptor() ([]byte, []int) {
+	return file_ledger_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *GetTransactionsRequest) GetTenantId() string {
+	if x != nil {
+		return x.TenantId
+	}
+	return ""
+}
+
+func (x *GetTransactionsRequest) GetTransactionIds() []string {
+	if x != nil {
+		return x.TransactionIds
+	}
+	return nil
+}
+
+func (x *GetTransactionsRequest) GetOmitEntries() bool {
+	if x != nil {
+		return x.OmitEntries
+	}
+	return false
+}
+
+type GetTransactionsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Transactions  []*Transaction         `protobuf:"bytes,1,rep,name=transactions,proto3" json:"transactions,omitempty"` // in the order first asked for; unknown ids left out
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetTransactionsResponse) Reset() {
+	*x = GetTransactionsResponse{}
+	mi := &file_ledger_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetTransactionsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetTransactionsResponse) ProtoMessage() {}
+
+func (x *GetTransactionsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_ledger_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetTransactionsResponse.ProtoReflect.Descriptor instead.
+func (*GetTransactionsResponse) Descriptor() ([]byte, []int) {
+	return file_ledger_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *GetTransactionsResponse) GetTransactions() []*Transaction {
+	if x != nil {
+		return x.Transactions
+	}
+	return nil
+}
+
 // A statement line as the bank reports it, from the account holder's view: amount_santim > 0 is
 // money into the account at the bank, < 0 money out.
 type BankStatementLine struct {
@@ -2685,7 +2789,7 @@ type BankStatementLine struct {
 
 func (x *BankStatementLine) Reset() {
 	*x = BankStatementLine{}
-	mi := &file_ledger_proto_msgTypes[32]
+	mi := &file_ledger_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2697,7 +2801,7 @@ func (x *BankStatementLine) String() string {
 func (*BankStatementLine) ProtoMessage() {}
 
 func (x *BankStatementLine) ProtoReflect() protoreflect.Message {
-	mi := &file_ledger_proto_msgTypes[32]
+	mi := &file_ledger_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2710,7 +2814,7 @@ func (x *BankStatementLine) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BankStatementLine.ProtoReflect.Descriptor instead.
 func (*BankStatementLine) Descriptor() ([]byte, []int) {
-	return file_ledger_proto_rawDescGZIP(), []int{32}
+	return file_ledger_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *BankStatementLine) GetReference() string {
@@ -2746,7 +2850,7 @@ type BankStatementAccount struct {
 
 func (x *BankStatementAccount) Reset() {
 	*x = BankStatementAccount{}
-	mi := &file_ledger_proto_msgTypes[33]
+	mi := &file_ledger_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2758,7 +2862,7 @@ func (x *BankStatementAccount) String() string {
 func (*BankStatementAccount) ProtoMessage() {}
 
 func (x *BankStatementAccount) ProtoReflect() protoreflect.Message {
-	mi := &file_ledger_proto_msgTypes[33]
+	mi := &file_ledger_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2771,7 +2875,7 @@ func (x *BankStatementAccount) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BankStatementAccount.ProtoReflect.Descriptor instead.
 func (*BankStatementAccount) Descriptor() ([]byte, []int) {
-	return file_ledger_proto_rawDescGZIP(), []int{33}
+	return file_ledger_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *BankStatementAccount) GetAccount() string {
@@ -2815,7 +2919,7 @@ type ReconcileWithBankRequest struct {
 
 func (x *ReconcileWithBankRequest) Reset() {
 	*x = ReconcileWithBankRequest{}
-	mi := &file_ledger_proto_msgTypes[34]
+	mi := &file_ledger_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2827,7 +2931,7 @@ func (x *ReconcileWithBankRequest) String() string {
 func (*ReconcileWithBankRequest) ProtoMessage() {}
 
 func (x *ReconcileWithBankRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ledger_proto_msgTypes[34]
+	mi := &file_ledger_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2840,7 +2944,7 @@ func (x *ReconcileWithBankRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReconcileWithBankRequest.ProtoReflect.Descriptor instead.
 func (*ReconcileWithBankRequest) Descriptor() ([]byte, []int) {
-	return file_ledger_proto_rawDescGZIP(), []int{34}
+	return file_ledger_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ReconcileWithBankRequest) GetTenantId() string {
@@ -2890,7 +2994,7 @@ type LineMismatch struct {
 
 func (x *LineMismatch) Reset() {
 	*x = LineMismatch{}
-	mi := &file_ledger_proto_msgTypes[35]
+	mi := &file_ledger_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2902,7 +3006,7 @@ func (x *LineMismatch) String() string {
 func (*LineMismatch) ProtoMessage() {}
 
 func (x *LineMismatch) ProtoReflect() protoreflect.Message {
-	mi := &file_ledger_proto_msgTypes[35]
+	mi := &file_ledger_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2915,7 +3019,7 @@ func (x *LineMismatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LineMismatch.ProtoReflect.Descriptor instead.
 func (*LineMismatch) Descriptor() ([]byte, []int) {
-	return file_ledger_proto_rawDescGZIP(), []int{35}
+	return file_ledger_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *LineMismatch) GetReference() string {
@@ -2965,7 +3069,7 @@ type AccountDrift struct {
 
 func (x *AccountDrift) Reset() {
 	*x = AccountDrift{}
-	mi := &file_ledger_proto_msgTypes[36]
+	mi := &file_ledger_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2977,7 +3081,7 @@ func (x *AccountDrift) String() string {
 func (*AccountDrift) ProtoMessage() {}
 
 func (x *AccountDrift) ProtoReflect() protoreflect.Message {
-	mi := &file_ledger_proto_msgTypes[36]
+	mi := &file_ledger_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2990,7 +3094,7 @@ func (x *AccountDrift) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AccountDrift.ProtoReflect.Descriptor instead.
 func (*AccountDrift) Descriptor() ([]byte, []int) {
-	return file_ledger_proto_rawDescGZIP(), []int{36}
+	return file_ledger_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *AccountDrift) GetAccount() string {
@@ -3082,7 +3186,7 @@ type ReconcileWithBankResponse struct {
 
 func (x *ReconcileWithBankResponse) Reset() {
 	*x = ReconcileWithBankResponse{}
-	mi := &file_ledger_proto_msgTypes[37]
+	mi := &file_ledger_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3094,7 +3198,7 @@ func (x *ReconcileWithBankResponse) String() string {
 func (*ReconcileWithBankResponse) ProtoMessage() {}
 
 func (x *ReconcileWithBankResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ledger_proto_msgTypes[37]
+	mi := &file_ledger_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3107,7 +3211,7 @@ func (x *ReconcileWithBankResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReconcileWithBankResponse.ProtoReflect.Descriptor instead.
 func (*ReconcileWithBankResponse) Descriptor() ([]byte, []int) {
-	return file_ledger_proto_rawDescGZIP(), []int{37}
+	return file_ledger_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ReconcileWithBankResponse) GetPartner() string {
@@ -3147,7 +3251,7 @@ type VerifyCheckpointsRequest struct {
 
 func (x *VerifyCheckpointsRequest) Reset() {
 	*x = VerifyCheckpointsRequest{}
-	mi := &file_ledger_proto_msgTypes[38]
+	mi := &file_ledger_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3159,7 +3263,7 @@ func (x *VerifyCheckpointsRequest) String() string {
 func (*VerifyCheckpointsRequest) ProtoMessage() {}
 
 func (x *VerifyCheckpointsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ledger_proto_msgTypes[38]
+	mi := &file_ledger_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3172,7 +3276,7 @@ func (x *VerifyCheckpointsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyCheckpointsRequest.ProtoReflect.Descriptor instead.
 func (*VerifyCheckpointsRequest) Descriptor() ([]byte, []int) {
-	return file_ledger_proto_rawDescGZIP(), []int{38}
+	return file_ledger_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *VerifyCheckpointsRequest) GetTenantId() string {
@@ -3194,7 +3298,7 @@ type CheckpointMismatch struct {
 
 func (x *CheckpointMismatch) Reset() {
 	*x = CheckpointMismatch{}
-	mi := &file_ledger_proto_msgTypes[39]
+	mi := &file_ledger_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3206,7 +3310,7 @@ func (x *CheckpointMismatch) String() string {
 func (*CheckpointMismatch) ProtoMessage() {}
 
 func (x *CheckpointMismatch) ProtoReflect() protoreflect.Message {
-	mi := &file_ledger_proto_msgTypes[39]
+	mi := &file_ledger_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3219,7 +3323,7 @@ func (x *CheckpointMismatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckpointMismatch.ProtoReflect.Descriptor instead.
 func (*CheckpointMismatch) Descriptor() ([]byte, []int) {
-	return file_ledger_proto_rawDescGZIP(), []int{39}
+	return file_ledger_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *CheckpointMismatch) GetAccountId() string {
@@ -3260,7 +3364,7 @@ type VerifyCheckpointsResponse struct {
 
 func (x *VerifyCheckpointsResponse) Reset() {
 	*x = VerifyCheckpointsResponse{}
-	mi := &file_ledger_proto_msgTypes[40]
+	mi := &file_ledger_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3272,7 +3376,7 @@ func (x *VerifyCheckpointsResponse) String() string {
 func (*VerifyCheckpointsResponse) ProtoMessage() {}
 
 func (x *VerifyCheckpointsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ledger_proto_msgTypes[40]
+	mi := &file_ledger_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3285,7 +3389,7 @@ func (x *VerifyCheckpointsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyCheckpointsResponse.ProtoReflect.Descriptor instead.
 func (*VerifyCheckpointsResponse) Descriptor() ([]byte, []int) {
-	return file_ledger_proto_rawDescGZIP(), []int{40}
+	return file_ledger_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *VerifyCheckpointsResponse) GetCheckpointsChecked() int64 {
@@ -3507,7 +3611,13 @@ const file_ledger_proto_rawDesc = "" +
 	"\x0etransaction_id\x18\x02 \x01(\tR\rtransactionId\x12'\n" +
 	"\x0fidempotency_key\x18\x03 \x01(\tR\x0eidempotencyKey\"[\n" +
 	"\x16GetTransactionResponse\x12A\n" +
-	"\vtransaction\x18\x01 \x01(\v2\x1f.wagerail.ledger.v1.TransactionR\vtransaction\"\x8f\x01\n" +
+	"\vtransaction\x18\x01 \x01(\v2\x1f.wagerail.ledger.v1.TransactionR\vtransaction\"\x81\x01\n" +
+	"\x16GetTransactionsRequest\x12\x1b\n" +
+	"\ttenant_id\x18\x01 \x01(\tR\btenantId\x12'\n" +
+	"\x0ftransaction_ids\x18\x02 \x03(\tR\x0etransactionIds\x12!\n" +
+	"\fomit_entries\x18\x03 \x01(\bR\vomitEntries\"^\n" +
+	"\x17GetTransactionsResponse\x12C\n" +
+	"\ftransactions\x18\x01 \x03(\v2\x1f.wagerail.ledger.v1.TransactionR\ftransactions\"\x8f\x01\n" +
 	"\x11BankStatementLine\x12\x1c\n" +
 	"\treference\x18\x01 \x01(\tR\treference\x12#\n" +
 	"\ramount_santim\x18\x02 \x01(\x03R\famountSantim\x127\n" +
@@ -3623,7 +3733,7 @@ const file_ledger_proto_rawDesc = "" +
 	"\x17ENTRY_PHASE_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12ENTRY_PHASE_POSTED\x10\x01\x12\x14\n" +
 	"\x10ENTRY_PHASE_HOLD\x10\x02\x12\x17\n" +
-	"\x13ENTRY_PHASE_RELEASE\x10\x032\x9d\v\n" +
+	"\x13ENTRY_PHASE_RELEASE\x10\x032\x89\f\n" +
 	"\rLedgerService\x12d\n" +
 	"\rEnsureAccount\x12(.wagerail.ledger.v1.EnsureAccountRequest\x1a).wagerail.ledger.v1.EnsureAccountResponse\x12[\n" +
 	"\n" +
@@ -3638,7 +3748,8 @@ const file_ledger_proto_rawDesc = "" +
 	"\n" +
 	"GetBalance\x12%.wagerail.ledger.v1.GetBalanceRequest\x1a&.wagerail.ledger.v1.GetBalanceResponse\x12^\n" +
 	"\vListEntries\x12&.wagerail.ledger.v1.ListEntriesRequest\x1a'.wagerail.ledger.v1.ListEntriesResponse\x12g\n" +
-	"\x0eGetTransaction\x12).wagerail.ledger.v1.GetTransactionRequest\x1a*.wagerail.ledger.v1.GetTransactionResponse\x12p\n" +
+	"\x0eGetTransaction\x12).wagerail.ledger.v1.GetTransactionRequest\x1a*.wagerail.ledger.v1.GetTransactionResponse\x12j\n" +
+	"\x0fGetTransactions\x12*.wagerail.ledger.v1.GetTransactionsRequest\x1a+.wagerail.ledger.v1.GetTransactionsResponse\x12p\n" +
 	"\x11ReconcileWithBank\x12,.wagerail.ledger.v1.ReconcileWithBankRequest\x1a-.wagerail.ledger.v1.ReconcileWithBankResponse\x12p\n" +
 	"\x11VerifyCheckpoints\x12,.wagerail.ledger.v1.VerifyCheckpointsRequest\x1a-.wagerail.ledger.v1.VerifyCheckpointsResponseB>Z<github.com/wagerail/wagerail/schema/proto/ledger/v1;ledgerv1b\x06proto3"
 
@@ -3655,7 +3766,7 @@ func file_ledger_proto_rawDescGZIP() []byte {
 }
 
 var file_ledger_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
-var file_ledger_proto_msgTypes = make([]protoimpl.MessageInfo, 44)
+var file_ledger_proto_msgTypes = make([]protoimpl.MessageInfo, 46)
 var file_ledger_proto_goTypes = []any{
 	(ErrorReason)(0),                  // 0: wagerail.ledger.v1.ErrorReason
 	(AccountType)(0),                  // 1: wagerail.ledger.v1.AccountType
@@ -3695,45 +3806,47 @@ var file_ledger_proto_goTypes = []any{
 	(*ListEntriesResponse)(nil),       // 35: wagerail.ledger.v1.ListEntriesResponse
 	(*GetTransactionRequest)(nil),     // 36: wagerail.ledger.v1.GetTransactionRequest
 	(*GetTransactionResponse)(nil),    // 37: wagerail.ledger.v1.GetTransactionResponse
-	(*BankStatementLine)(nil),         // 38: wagerail.ledger.v1.BankStatementLine
-	(*BankStatementAccount)(nil),      // 39: wagerail.ledger.v1.BankStatementAccount
-	(*ReconcileWithBankRequest)(nil),  // 40: wagerail.ledger.v1.ReconcileWithBankRequest
-	(*LineMismatch)(nil),              // 41: wagerail.ledger.v1.LineMismatch
-	(*AccountDrift)(nil),              // 42: wagerail.ledger.v1.AccountDrift
-	(*ReconcileWithBankResponse)(nil), // 43: wagerail.ledger.v1.ReconcileWithBankResponse
-	(*VerifyCheckpointsRequest)(nil),  // 44: wagerail.ledger.v1.VerifyCheckpointsRequest
-	(*CheckpointMismatch)(nil),        // 45: wagerail.ledger.v1.CheckpointMismatch
-	(*VerifyCheckpointsResponse)(nil), // 46: wagerail.ledger.v1.VerifyCheckpointsResponse
-	nil,                               // 47: wagerail.ledger.v1.Transaction.MetadataEntry
-	nil,                               // 48: wagerail.ledger.v1.PostTransactionRequest.MetadataEntry
-	nil,                               // 49: wagerail.ledger.v1.PostAdjustmentRequest.MetadataEntry
-	(*timestamppb.Timestamp)(nil),     // 50: google.protobuf.Timestamp
+	(*GetTransactionsRequest)(nil),    // 38: wagerail.ledger.v1.GetTransactionsRequest
+	(*GetTransactionsResponse)(nil),   // 39: wagerail.ledger.v1.GetTransactionsResponse
+	(*BankStatementLine)(nil),         // 40: wagerail.ledger.v1.BankStatementLine
+	(*BankStatementAccount)(nil),      // 41: wagerail.ledger.v1.BankStatementAccount
+	(*ReconcileWithBankRequest)(nil),  // 42: wagerail.ledger.v1.ReconcileWithBankRequest
+	(*LineMismatch)(nil),              // 43: wagerail.ledger.v1.LineMismatch
+	(*AccountDrift)(nil),              // 44: wagerail.ledger.v1.AccountDrift
+	(*ReconcileWithBankResponse)(nil), // 45: wagerail.ledger.v1.ReconcileWithBankResponse
+	(*VerifyCheckpointsRequest)(nil),  // 46: wagerail.ledger.v1.VerifyCheckpointsRequest
+	(*CheckpointMismatch)(nil),        // 47: wagerail.ledger.v1.CheckpointMismatch
+	(*VerifyCheckpointsResponse)(nil), // 48: wagerail.ledger.v1.VerifyCheckpointsResponse
+	nil,                               // 49: wagerail.ledger.v1.Transaction.MetadataEntry
+	nil,                               // 50: wagerail.ledger.v1.PostTransactionRequest.MetadataEntry
+	nil,                               // 51: wagerail.ledger.v1.PostAdjustmentRequest.MetadataEntry
+	(*timestamppb.Timestamp)(nil),     // 52: google.protobuf.Timestamp
 }
 var file_ledger_proto_depIdxs = []int32{
 	1,  // 0: wagerail.ledger.v1.Account.type:type_name -> wagerail.ledger.v1.AccountType
 	2,  // 1: wagerail.ledger.v1.Account.normal_side:type_name -> wagerail.ledger.v1.Direction
-	50, // 2: wagerail.ledger.v1.Account.created_at:type_name -> google.protobuf.Timestamp
+	52, // 2: wagerail.ledger.v1.Account.created_at:type_name -> google.protobuf.Timestamp
 	2,  // 3: wagerail.ledger.v1.EntryInput.direction:type_name -> wagerail.ledger.v1.Direction
 	2,  // 4: wagerail.ledger.v1.Entry.direction:type_name -> wagerail.ledger.v1.Direction
 	5,  // 5: wagerail.ledger.v1.Entry.phase:type_name -> wagerail.ledger.v1.EntryPhase
-	50, // 6: wagerail.ledger.v1.Entry.created_at:type_name -> google.protobuf.Timestamp
+	52, // 6: wagerail.ledger.v1.Entry.created_at:type_name -> google.protobuf.Timestamp
 	3,  // 7: wagerail.ledger.v1.Transaction.status:type_name -> wagerail.ledger.v1.TransactionStatus
 	4,  // 8: wagerail.ledger.v1.Transaction.kind:type_name -> wagerail.ledger.v1.TransactionKind
-	47, // 9: wagerail.ledger.v1.Transaction.metadata:type_name -> wagerail.ledger.v1.Transaction.MetadataEntry
+	49, // 9: wagerail.ledger.v1.Transaction.metadata:type_name -> wagerail.ledger.v1.Transaction.MetadataEntry
 	7,  // 10: wagerail.ledger.v1.Transaction.lineage:type_name -> wagerail.ledger.v1.Lineage
 	10, // 11: wagerail.ledger.v1.Transaction.adjustment:type_name -> wagerail.ledger.v1.Adjustment
 	9,  // 12: wagerail.ledger.v1.Transaction.entries:type_name -> wagerail.ledger.v1.Entry
-	50, // 13: wagerail.ledger.v1.Transaction.created_at:type_name -> google.protobuf.Timestamp
-	50, // 14: wagerail.ledger.v1.Transaction.posted_at:type_name -> google.protobuf.Timestamp
-	50, // 15: wagerail.ledger.v1.Transaction.voided_at:type_name -> google.protobuf.Timestamp
-	50, // 16: wagerail.ledger.v1.Transaction.reversed_at:type_name -> google.protobuf.Timestamp
+	52, // 13: wagerail.ledger.v1.Transaction.created_at:type_name -> google.protobuf.Timestamp
+	52, // 14: wagerail.ledger.v1.Transaction.posted_at:type_name -> google.protobuf.Timestamp
+	52, // 15: wagerail.ledger.v1.Transaction.voided_at:type_name -> google.protobuf.Timestamp
+	52, // 16: wagerail.ledger.v1.Transaction.reversed_at:type_name -> google.protobuf.Timestamp
 	1,  // 17: wagerail.ledger.v1.EnsureAccountRequest.type:type_name -> wagerail.ledger.v1.AccountType
 	6,  // 18: wagerail.ledger.v1.EnsureAccountResponse.account:type_name -> wagerail.ledger.v1.Account
 	6,  // 19: wagerail.ledger.v1.GetAccountResponse.account:type_name -> wagerail.ledger.v1.Account
 	6,  // 20: wagerail.ledger.v1.ListAccountsResponse.accounts:type_name -> wagerail.ledger.v1.Account
 	8,  // 21: wagerail.ledger.v1.PostTransactionRequest.entries:type_name -> wagerail.ledger.v1.EntryInput
 	3,  // 22: wagerail.ledger.v1.PostTransactionRequest.status:type_name -> wagerail.ledger.v1.TransactionStatus
-	48, // 23: wagerail.ledger.v1.PostTransactionRequest.metadata:type_name -> wagerail.ledger.v1.PostTransactionRequest.MetadataEntry
+	50, // 23: wagerail.ledger.v1.PostTransactionRequest.metadata:type_name -> wagerail.ledger.v1.PostTransactionRequest.MetadataEntry
 	7,  // 24: wagerail.ledger.v1.PostTransactionRequest.lineage:type_name -> wagerail.ledger.v1.Lineage
 	11, // 25: wagerail.ledger.v1.PostTransactionResponse.transaction:type_name -> wagerail.ledger.v1.Transaction
 	18, // 26: wagerail.ledger.v1.PostTransactionsRequest.transactions:type_name -> wagerail.ledger.v1.PostTransactionRequest
@@ -3746,60 +3859,63 @@ var file_ledger_proto_depIdxs = []int32{
 	11, // 33: wagerail.ledger.v1.ReverseResponse.original:type_name -> wagerail.ledger.v1.Transaction
 	10, // 34: wagerail.ledger.v1.PostAdjustmentRequest.adjustment:type_name -> wagerail.ledger.v1.Adjustment
 	8,  // 35: wagerail.ledger.v1.PostAdjustmentRequest.entries:type_name -> wagerail.ledger.v1.EntryInput
-	49, // 36: wagerail.ledger.v1.PostAdjustmentRequest.metadata:type_name -> wagerail.ledger.v1.PostAdjustmentRequest.MetadataEntry
+	51, // 36: wagerail.ledger.v1.PostAdjustmentRequest.metadata:type_name -> wagerail.ledger.v1.PostAdjustmentRequest.MetadataEntry
 	7,  // 37: wagerail.ledger.v1.PostAdjustmentRequest.lineage:type_name -> wagerail.ledger.v1.Lineage
 	11, // 38: wagerail.ledger.v1.PostAdjustmentResponse.transaction:type_name -> wagerail.ledger.v1.Transaction
 	2,  // 39: wagerail.ledger.v1.Balance.normal_side:type_name -> wagerail.ledger.v1.Direction
-	50, // 40: wagerail.ledger.v1.Balance.as_of:type_name -> google.protobuf.Timestamp
-	50, // 41: wagerail.ledger.v1.GetBalanceRequest.as_of:type_name -> google.protobuf.Timestamp
+	52, // 40: wagerail.ledger.v1.Balance.as_of:type_name -> google.protobuf.Timestamp
+	52, // 41: wagerail.ledger.v1.GetBalanceRequest.as_of:type_name -> google.protobuf.Timestamp
 	31, // 42: wagerail.ledger.v1.GetBalanceResponse.balance:type_name -> wagerail.ledger.v1.Balance
-	50, // 43: wagerail.ledger.v1.ListEntriesRequest.from:type_name -> google.protobuf.Timestamp
-	50, // 44: wagerail.ledger.v1.ListEntriesRequest.to:type_name -> google.protobuf.Timestamp
+	52, // 43: wagerail.ledger.v1.ListEntriesRequest.from:type_name -> google.protobuf.Timestamp
+	52, // 44: wagerail.ledger.v1.ListEntriesRequest.to:type_name -> google.protobuf.Timestamp
 	9,  // 45: wagerail.ledger.v1.ListEntriesResponse.entries:type_name -> wagerail.ledger.v1.Entry
 	11, // 46: wagerail.ledger.v1.GetTransactionResponse.transaction:type_name -> wagerail.ledger.v1.Transaction
-	50, // 47: wagerail.ledger.v1.BankStatementLine.booked_at:type_name -> google.protobuf.Timestamp
-	38, // 48: wagerail.ledger.v1.BankStatementAccount.lines:type_name -> wagerail.ledger.v1.BankStatementLine
-	50, // 49: wagerail.ledger.v1.ReconcileWithBankRequest.period_start:type_name -> google.protobuf.Timestamp
-	50, // 50: wagerail.ledger.v1.ReconcileWithBankRequest.period_end:type_name -> google.protobuf.Timestamp
-	39, // 51: wagerail.ledger.v1.ReconcileWithBankRequest.accounts:type_name -> wagerail.ledger.v1.BankStatementAccount
-	41, // 52: wagerail.ledger.v1.AccountDrift.missing_in_ledger:type_name -> wagerail.ledger.v1.LineMismatch
-	41, // 53: wagerail.ledger.v1.AccountDrift.missing_at_bank:type_name -> wagerail.ledger.v1.LineMismatch
-	41, // 54: wagerail.ledger.v1.AccountDrift.amount_mismatch:type_name -> wagerail.ledger.v1.LineMismatch
-	42, // 55: wagerail.ledger.v1.ReconcileWithBankResponse.accounts:type_name -> wagerail.ledger.v1.AccountDrift
-	45, // 56: wagerail.ledger.v1.VerifyCheckpointsResponse.mismatches:type_name -> wagerail.ledger.v1.CheckpointMismatch
-	12, // 57: wagerail.ledger.v1.LedgerService.EnsureAccount:input_type -> wagerail.ledger.v1.EnsureAccountRequest
-	14, // 58: wagerail.ledger.v1.LedgerService.GetAccount:input_type -> wagerail.ledger.v1.GetAccountRequest
-	16, // 59: wagerail.ledger.v1.LedgerService.ListAccounts:input_type -> wagerail.ledger.v1.ListAccountsRequest
-	18, // 60: wagerail.ledger.v1.LedgerService.PostTransaction:input_type -> wagerail.ledger.v1.PostTransactionRequest
-	20, // 61: wagerail.ledger.v1.LedgerService.PostTransactions:input_type -> wagerail.ledger.v1.PostTransactionsRequest
-	23, // 62: wagerail.ledger.v1.LedgerService.CommitPending:input_type -> wagerail.ledger.v1.CommitPendingRequest
-	25, // 63: wagerail.ledger.v1.LedgerService.VoidPending:input_type -> wagerail.ledger.v1.VoidPendingRequest
-	27, // 64: wagerail.ledger.v1.LedgerService.Reverse:input_type -> wagerail.ledger.v1.ReverseRequest
-	29, // 65: wagerail.ledger.v1.LedgerService.PostAdjustment:input_type -> wagerail.ledger.v1.PostAdjustmentRequest
-	32, // 66: wagerail.ledger.v1.LedgerService.GetBalance:input_type -> wagerail.ledger.v1.GetBalanceRequest
-	34, // 67: wagerail.ledger.v1.LedgerService.ListEntries:input_type -> wagerail.ledger.v1.ListEntriesRequest
-	36, // 68: wagerail.ledger.v1.LedgerService.GetTransaction:input_type -> wagerail.ledger.v1.GetTransactionRequest
-	40, // 69: wagerail.ledger.v1.LedgerService.ReconcileWithBank:input_type -> wagerail.ledger.v1.ReconcileWithBankRequest
-	44, // 70: wagerail.ledger.v1.LedgerService.VerifyCheckpoints:input_type -> wagerail.ledger.v1.VerifyCheckpointsRequest
-	13, // 71: wagerail.ledger.v1.LedgerService.EnsureAccount:output_type -> wagerail.ledger.v1.EnsureAccountResponse
-	15, // 72: wagerail.ledger.v1.LedgerService.GetAccount:output_type -> wagerail.ledger.v1.GetAccountResponse
-	17, // 73: wagerail.ledger.v1.LedgerService.ListAccounts:output_type -> wagerail.ledger.v1.ListAccountsResponse
-	19, // 74: wagerail.ledger.v1.LedgerService.PostTransaction:output_type -> wagerail.ledger.v1.PostTransactionResponse
-	22, // 75: wagerail.ledger.v1.LedgerService.PostTransactions:output_type -> wagerail.ledger.v1.PostTransactionsResponse
-	24, // 76: wagerail.ledger.v1.LedgerService.CommitPending:output_type -> wagerail.ledger.v1.CommitPendingResponse
-	26, // 77: wagerail.ledger.v1.LedgerService.VoidPending:output_type -> wagerail.ledger.v1.VoidPendingResponse
-	28, // 78: wagerail.ledger.v1.LedgerService.Reverse:output_type -> wagerail.ledger.v1.ReverseResponse
-	30, // 79: wagerail.ledger.v1.LedgerService.PostAdjustment:output_type -> wagerail.ledger.v1.PostAdjustmentResponse
-	33, // 80: wagerail.ledger.v1.LedgerService.GetBalance:output_type -> wagerail.ledger.v1.GetBalanceResponse
-	35, // 81: wagerail.ledger.v1.LedgerService.ListEntries:output_type -> wagerail.ledger.v1.ListEntriesResponse
-	37, // 82: wagerail.ledger.v1.LedgerService.GetTransaction:output_type -> wagerail.ledger.v1.GetTransactionResponse
-	43, // 83: wagerail.ledger.v1.LedgerService.ReconcileWithBank:output_type -> wagerail.ledger.v1.ReconcileWithBankResponse
-	46, // 84: wagerail.ledger.v1.LedgerService.VerifyCheckpoints:output_type -> wagerail.ledger.v1.VerifyCheckpointsResponse
-	71, // [71:85] is the sub-list for method output_type
-	57, // [57:71] is the sub-list for method input_type
-	57, // [57:57] is the sub-list for extension type_name
-	57, // [57:57] is the sub-list for extension extendee
-	0,  // [0:57] is the sub-list for field type_name
+	11, // 47: wagerail.ledger.v1.GetTransactionsResponse.transactions:type_name -> wagerail.ledger.v1.Transaction
+	52, // 48: wagerail.ledger.v1.BankStatementLine.booked_at:type_name -> google.protobuf.Timestamp
+	40, // 49: wagerail.ledger.v1.BankStatementAccount.lines:type_name -> wagerail.ledger.v1.BankStatementLine
+	52, // 50: wagerail.ledger.v1.ReconcileWithBankRequest.period_start:type_name -> google.protobuf.Timestamp
+	52, // 51: wagerail.ledger.v1.ReconcileWithBankRequest.period_end:type_name -> google.protobuf.Timestamp
+	41, // 52: wagerail.ledger.v1.ReconcileWithBankRequest.accounts:type_name -> wagerail.ledger.v1.BankStatementAccount
+	43, // 53: wagerail.ledger.v1.AccountDrift.missing_in_ledger:type_name -> wagerail.ledger.v1.LineMismatch
+	43, // 54: wagerail.ledger.v1.AccountDrift.missing_at_bank:type_name -> wagerail.ledger.v1.LineMismatch
+	43, // 55: wagerail.ledger.v1.AccountDrift.amount_mismatch:type_name -> wagerail.ledger.v1.LineMismatch
+	44, // 56: wagerail.ledger.v1.ReconcileWithBankResponse.accounts:type_name -> wagerail.ledger.v1.AccountDrift
+	47, // 57: wagerail.ledger.v1.VerifyCheckpointsResponse.mismatches:type_name -> wagerail.ledger.v1.CheckpointMismatch
+	12, // 58: wagerail.ledger.v1.LedgerService.EnsureAccount:input_type -> wagerail.ledger.v1.EnsureAccountRequest
+	14, // 59: wagerail.ledger.v1.LedgerService.GetAccount:input_type -> wagerail.ledger.v1.GetAccountRequest
+	16, // 60: wagerail.ledger.v1.LedgerService.ListAccounts:input_type -> wagerail.ledger.v1.ListAccountsRequest
+	18, // 61: wagerail.ledger.v1.LedgerService.PostTransaction:input_type -> wagerail.ledger.v1.PostTransactionRequest
+	20, // 62: wagerail.ledger.v1.LedgerService.PostTransactions:input_type -> wagerail.ledger.v1.PostTransactionsRequest
+	23, // 63: wagerail.ledger.v1.LedgerService.CommitPending:input_type -> wagerail.ledger.v1.CommitPendingRequest
+	25, // 64: wagerail.ledger.v1.LedgerService.VoidPending:input_type -> wagerail.ledger.v1.VoidPendingRequest
+	27, // 65: wagerail.ledger.v1.LedgerService.Reverse:input_type -> wagerail.ledger.v1.ReverseRequest
+	29, // 66: wagerail.ledger.v1.LedgerService.PostAdjustment:input_type -> wagerail.ledger.v1.PostAdjustmentRequest
+	32, // 67: wagerail.ledger.v1.LedgerService.GetBalance:input_type -> wagerail.ledger.v1.GetBalanceRequest
+	34, // 68: wagerail.ledger.v1.LedgerService.ListEntries:input_type -> wagerail.ledger.v1.ListEntriesRequest
+	36, // 69: wagerail.ledger.v1.LedgerService.GetTransaction:input_type -> wagerail.ledger.v1.GetTransactionRequest
+	38, // 70: wagerail.ledger.v1.LedgerService.GetTransactions:input_type -> wagerail.ledger.v1.GetTransactionsRequest
+	42, // 71: wagerail.ledger.v1.LedgerService.ReconcileWithBank:input_type -> wagerail.ledger.v1.ReconcileWithBankRequest
+	46, // 72: wagerail.ledger.v1.LedgerService.VerifyCheckpoints:input_type -> wagerail.ledger.v1.VerifyCheckpointsRequest
+	13, // 73: wagerail.ledger.v1.LedgerService.EnsureAccount:output_type -> wagerail.ledger.v1.EnsureAccountResponse
+	15, // 74: wagerail.ledger.v1.LedgerService.GetAccount:output_type -> wagerail.ledger.v1.GetAccountResponse
+	17, // 75: wagerail.ledger.v1.LedgerService.ListAccounts:output_type -> wagerail.ledger.v1.ListAccountsResponse
+	19, // 76: wagerail.ledger.v1.LedgerService.PostTransaction:output_type -> wagerail.ledger.v1.PostTransactionResponse
+	22, // 77: wagerail.ledger.v1.LedgerService.PostTransactions:output_type -> wagerail.ledger.v1.PostTransactionsResponse
+	24, // 78: wagerail.ledger.v1.LedgerService.CommitPending:output_type -> wagerail.ledger.v1.CommitPendingResponse
+	26, // 79: wagerail.ledger.v1.LedgerService.VoidPending:output_type -> wagerail.ledger.v1.VoidPendingResponse
+	28, // 80: wagerail.ledger.v1.LedgerService.Reverse:output_type -> wagerail.ledger.v1.ReverseResponse
+	30, // 81: wagerail.ledger.v1.LedgerService.PostAdjustment:output_type -> wagerail.ledger.v1.PostAdjustmentResponse
+	33, // 82: wagerail.ledger.v1.LedgerService.GetBalance:output_type -> wagerail.ledger.v1.GetBalanceResponse
+	35, // 83: wagerail.ledger.v1.LedgerService.ListEntries:output_type -> wagerail.ledger.v1.ListEntriesResponse
+	37, // 84: wagerail.ledger.v1.LedgerService.GetTransaction:output_type -> wagerail.ledger.v1.GetTransactionResponse
+	39, // 85: wagerail.ledger.v1.LedgerService.GetTransactions:output_type -> wagerail.ledger.v1.GetTransactionsResponse
+	45, // 86: wagerail.ledger.v1.LedgerService.ReconcileWithBank:output_type -> wagerail.ledger.v1.ReconcileWithBankResponse
+	48, // 87: wagerail.ledger.v1.LedgerService.VerifyCheckpoints:output_type -> wagerail.ledger.v1.VerifyCheckpointsResponse
+	73, // [73:88] is the sub-list for method output_type
+	58, // [58:73] is the sub-list for method input_type
+	58, // [58:58] is the sub-list for extension type_name
+	58, // [58:58] is the sub-list for extension extendee
+	0,  // [0:58] is the sub-list for field type_name
 }
 
 func init() { file_ledger_proto_init() }
@@ -3813,7 +3929,7 @@ func file_ledger_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ledger_proto_rawDesc), len(file_ledger_proto_rawDesc)),
 			NumEnums:      6,
-			NumMessages:   44,
+			NumMessages:   46,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

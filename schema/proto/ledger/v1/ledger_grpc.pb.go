@@ -41,6 +41,7 @@ const (
 	LedgerService_GetBalance_FullMethodName        = "/wagerail.ledger.v1.LedgerService/GetBalance"
 	LedgerService_ListEntries_FullMethodName       = "/wagerail.ledger.v1.LedgerService/ListEntries"
 	LedgerService_GetTransaction_FullMethodName    = "/wagerail.ledger.v1.LedgerService/GetTransaction"
+	LedgerService_GetTransactions_FullMethodName   = "/wagerail.ledger.v1.LedgerService/GetTransactions"
 	LedgerService_ReconcileWithBank_FullMethodName = "/wagerail.ledger.v1.LedgerService/ReconcileWithBank"
 	LedgerService_VerifyCheckpoints_FullMethodName = "/wagerail.ledger.v1.LedgerService/VerifyCheckpoints"
 )
@@ -81,6 +82,10 @@ type LedgerServiceClient interface {
 	ListEntries(ctx context.Context, in *ListEntriesRequest, opts ...grpc.CallOption) (*ListEntriesResponse, error)
 	// GetTransaction returns a transaction with its entries.
 	GetTransaction(ctx context.Context, in *GetTransactionRequest, opts ...grpc.CallOption) (*GetTransactionResponse, error)
+	// GetTransactions reads up to 1000 transactions by id in one call. Ids the tenant does not
+	// have (unknown, or another tenant's) are left out rather than refused; a repeated id is
+	// answered once. More than 1000 ids is BATCH_TOO_LARGE (InvalidArgument).
+	GetTransactions(ctx context.Context, in *GetTransactionsRequest, opts ...grpc.CallOption) (*GetTransactionsResponse, error)
 	// ReconcileWithBank compares the ledger's mirror accounts of a partner bank
 	// ("partner-bank:<partner>:<account>") with the bank's statement and reports drift per
 	// account. The bank is right: drift is reported (and exported as
@@ -219,6 +224,16 @@ func (c *ledgerServiceClient) GetTransaction(ctx context.Context, in *GetTransac
 	return out, nil
 }
 
+func (c *ledgerServiceClient) GetTransactions(ctx context.Context, in *GetTransactionsRequest, opts ...grpc.CallOption) (*GetTransactionsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetTransactionsResponse)
+	err := c.cc.Invoke(ctx, LedgerService_GetTransactions_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *ledgerServiceClient) ReconcileWithBank(ctx context.Context, in *ReconcileWithBankRequest, opts ...grpc.CallOption) (*ReconcileWithBankResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ReconcileWithBankResponse)
@@ -275,6 +290,10 @@ type LedgerServiceServer interface {
 	ListEntries(context.Context, *ListEntriesRequest) (*ListEntriesResponse, error)
 	// GetTransaction returns a transaction with its entries.
 	GetTransaction(context.Context, *GetTransactionRequest) (*GetTransactionResponse, error)
+	// GetTransactions reads up to 1000 transactions by id in one call. Ids the tenant does not
+	// have (unknown, or another tenant's) are left out rather than refused; a repeated id is
+	// answered once. More than 1000 ids is BATCH_TOO_LARGE (InvalidArgument).
+	GetTransactions(context.Context, *GetTransactionsRequest) (*GetTransactionsResponse, error)
 	// ReconcileWithBank compares the ledger's mirror accounts of a partner bank
 	// ("partner-bank:<partner>:<account>") with the bank's statement and reports drift per
 	// account. The bank is right: drift is reported (and exported as
@@ -328,6 +347,9 @@ func (UnimplementedLedgerServiceServer) ListEntries(context.Context, *ListEntrie
 }
 func (UnimplementedLedgerServiceServer) GetTransaction(context.Context, *GetTransactionRequest) (*GetTransactionResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method GetTransaction not implemented")
+}
+func (UnimplementedLedgerServiceServer) GetTransactions(context.Context, *GetTransactionsRequest) (*GetTransactionsResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method GetTransactions not implemented")
 }
 func (UnimplementedLedgerServiceServer) ReconcileWithBank(context.Context, *ReconcileWithBankRequest) (*ReconcileWithBankResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method ReconcileWithBank not implemented")
@@ -572,6 +594,24 @@ func _LedgerService_GetTransaction_Handler(srv interface{}, ctx context.Context,
 	return interceptor(ctx, in, info, handler)
 }
 
+func _LedgerService_GetTransactions_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetTransactionsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LedgerServiceServer).GetTransactions(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LedgerService_GetTransactions_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LedgerServiceServer).GetTransactions(ctx, req.(*GetTransactionsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _LedgerService_ReconcileWithBank_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ReconcileWithBankRequest)
 	if err := dec(in); err != nil {
@@ -662,6 +702,10 @@ var LedgerService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetTransaction",
 			Handler:    _LedgerService_GetTransaction_Handler,
+		},
+		{
+			MethodName: "GetTransactions",
+			Handler:    _LedgerService_GetTransactions_Handler,
 		},
 		{
 			MethodName: "ReconcileWithBank",
