@@ -5,8 +5,9 @@ import (
 	"errors"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/wagerail/wagerail/internal/crosstenant"
-	"github.com/wagerail/wagerail/internal/db"
 	"github.com/wagerail/wagerail/internal/idempotency"
 )
 
@@ -17,8 +18,10 @@ const IdempotencyCleanupActivity = "idempotency.Cleanup"
 // IdempotencyCleanup holds the daily deletion of finished idempotency records, a system job that
 // crosses tenants through internal/crosstenant (audited).
 type IdempotencyCleanup struct {
-	// Platform is the pool of the cross-tenant role wagerail_platform (DATABASE_PLATFORM_URL).
-	Platform db.Beginner
+	// Platform is the pool of the cross-tenant role wagerail_platform (DATABASE_PLATFORM_URL);
+	// nil (not configured) fails the activity as misconfigured. A concrete pool type, so a nil
+	// pool cannot hide inside a non-nil interface.
+	Platform *pgxpool.Pool
 	// Metrics counts the deleted records (outcome "deleted"); nil counts nothing.
 	Metrics *idempotency.Metrics
 }
