@@ -2,15 +2,11 @@ package workflows
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/temporal"
-	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/wagerail/wagerail/activities"
@@ -52,42 +48,6 @@ func cleanupIdempotencyRecords(ctx workflow.Context, in activities.IdempotencyCl
 	return out, err
 }
 
-// housekeepingOptions: a daily delete over an index, idempotent (a retry deletes by the same
-// cutoff). A database outage is retried for about an hour; past that, tomorrow's run deletes
-// today's records too. (Belongs with the other named option sets in options.go.)
-func housekeepingOptions() workflow.ActivityOptions {
-	return workflow.ActivityOptions{
-		StartToCloseTimeout: 5 * time.Minute,
-		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval:    30 * time.Second,
-			BackoffCoefficient: 2,
-			MaximumInterval:    10 * time.Minute,
-			MaximumAttempts:    8,
-		},
-	}
-}
-
-// RegisterIdempotencyCleanupWorkflow registers the workflow under its explicit name (workers and
-// replay tests).
-func RegisterIdempotencyCleanupWorkflow(w worker.WorkflowRegistry) {
-	w.RegisterWorkflowWithOptions(IdempotencyCleanup, workflow.RegisterOptions{Name: IdempotencyCleanupWorkflowName})
-}
-
-// RegisterIdempotencyCleanupActivities registers the clean-up activity under its explicit name; a
-// nil a is registered empty and fails as misconfigured when called.
-func RegisterIdempotencyCleanupActivities(w worker.ActivityRegistry, a *activities.IdempotencyCleanup) {
-	if a == nil {
-		a = &activities.IdempotencyCleanup{}
-	}
-	w.RegisterActivityWithOptions(a.Cleanup, activity.RegisterOptions{Name: activities.IdempotencyCleanupActivity})
-}
-
-// RegisterIdempotencyCleanup registers the workflow and its activity.
-func RegisterIdempotencyCleanup(w worker.Registry, a *activities.IdempotencyCleanup) {
-	RegisterIdempotencyCleanupWorkflow(w)
-	RegisterIdempotencyCleanupActivities(w, a)
-}
-
 // IdempotencyCleanupSchedule is the daily 03:00 UTC schedule of the clean-up on taskQueue.
 func IdempotencyCleanupSchedule(taskQueue string) client.ScheduleOptions {
 	return client.ScheduleOptions{
@@ -121,33 +81,6 @@ func IdempotencyCleanupSchedule(taskQueue string) client.ScheduleOptions {
 func EnsureIdempotencyCleanupSchedule(ctx context.Context, c client.Client, taskQueue string) error {
 	if err := ensureSchedule(ctx, c, IdempotencyCleanupSchedule(taskQueue)); err != nil {
 		return fmt.Errorf("workflows.ensure_idempotency_cleanup_schedule: %w", err)
-	}
-	return nil
-}
-
-// ensureSchedule creates opts' schedule, or updates the existing one's spec, action and policies
-// to opts'. (EnsureReconcileSchedule could share it.)
-func ensureSchedule(ctx context.Context, c client.Client, opts client.ScheduleOptions) error {
-	_, err := c.ScheduleClient().Create(ctx, opts)
-	if err == nil {
-		return nil
-	}
-	if !errors.Is(err, temporal.ErrScheduleAlreadyRunning) {
-		return err
-	}
-	h := c.ScheduleClient().GetHandle(ctx, opts.ID)
-	err = h.Update(ctx, client.ScheduleUpdateOptions{DoUpdate: func(u client.ScheduleUpdateInput) (*client.ScheduleUpdate, error) {
-		s := u.Description.Schedule
-		s.Spec = &opts.Spec
-		s.Action = opts.Action
-		if s.Policy == nil {
-			s.Policy = &client.SchedulePolicies{}
-		}
-		s.Policy.Overlap, s.Policy.CatchupWindow = opts.Overlap, opts.CatchupWindow
-		return &client.ScheduleUpdate{Schedule: &s}, nil
-	}})
-	if err != nil {
-		return fmt.Errorf("update: %w", err)
 	}
 	return nil
 }

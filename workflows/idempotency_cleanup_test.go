@@ -22,7 +22,7 @@ func mockedCleanupEnv() *testsuite.TestWorkflowEnvironment {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: time.Minute})
-	RegisterIdempotencyCleanup(env, &activities.IdempotencyCleanup{})
+	Register(env, Deps{IdempotencyCleanup: &activities.IdempotencyCleanup{}})
 	return env
 }
 
@@ -100,7 +100,7 @@ func TestIdempotencyCleanupRealActivityAndSchedule(t *testing.T) {
 	defer tc.Close()
 	queue := testkit.Unique("idem-cleanup")
 	w := worker.New(tc, queue, worker.Options{DeadlockDetectionTimeout: time.Minute})
-	RegisterIdempotencyCleanup(w, &activities.IdempotencyCleanup{Platform: d.Platform(t)})
+	Register(w, Deps{IdempotencyCleanup: &activities.IdempotencyCleanup{Platform: d.Platform(t)}})
 	require.NoError(t, w.Start())
 	defer w.Stop()
 
@@ -145,6 +145,6 @@ const idempotencyCleanupHistoryFile = "testdata/idempotency_cleanup_history.json
 // TestIdempotencyCleanupReplay replays the recorded history against the current code.
 func TestIdempotencyCleanupReplay(t *testing.T) {
 	r := worker.NewWorkflowReplayer()
-	RegisterIdempotencyCleanupWorkflow(r)
+	registerWorkflows(r)
 	require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(nil, idempotencyCleanupHistoryFile))
 }

@@ -77,3 +77,18 @@ func reconcileOptions() workflow.ActivityOptions {
 		},
 	}
 }
+
+// housekeepingOptions: a daily delete over an index, idempotent (a retry deletes by the same
+// cutoff). A database outage is retried for about an hour; past that, tomorrow's run deletes
+// today's records too.
+func housekeepingOptions() workflow.ActivityOptions {
+	return workflow.ActivityOptions{
+		StartToCloseTimeout: 5 * time.Minute,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:    30 * time.Second,
+			BackoffCoefficient: 2,
+			MaximumInterval:    10 * time.Minute,
+			MaximumAttempts:    8,
+		},
+	}
+}

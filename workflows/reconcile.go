@@ -2,7 +2,6 @@ package workflows
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -109,27 +108,8 @@ func ReconcileSchedule(taskQueue string, in ReconcileInput) client.ScheduleOptio
 // EnsureReconcileSchedule creates the schedule, or brings an existing one to the given input and
 // task queue (so a redeploy with other tenants updates it instead of failing).
 func EnsureReconcileSchedule(ctx context.Context, c client.Client, taskQueue string, in ReconcileInput) error {
-	opts := ReconcileSchedule(taskQueue, in)
-	_, err := c.ScheduleClient().Create(ctx, opts)
-	if err == nil {
-		return nil
-	}
-	if !errors.Is(err, temporal.ErrScheduleAlreadyRunning) {
+	if err := ensureSchedule(ctx, c, ReconcileSchedule(taskQueue, in)); err != nil {
 		return fmt.Errorf("workflows.ensure_reconcile_schedule: %w", err)
-	}
-	h := c.ScheduleClient().GetHandle(ctx, ReconcileScheduleID)
-	err = h.Update(ctx, client.ScheduleUpdateOptions{DoUpdate: func(u client.ScheduleUpdateInput) (*client.ScheduleUpdate, error) {
-		s := u.Description.Schedule
-		s.Spec = &opts.Spec
-		s.Action = opts.Action
-		if s.Policy == nil {
-			s.Policy = &client.SchedulePolicies{}
-		}
-		s.Policy.Overlap, s.Policy.CatchupWindow = opts.Overlap, opts.CatchupWindow
-		return &client.ScheduleUpdate{Schedule: &s}, nil
-	}})
-	if err != nil {
-		return fmt.Errorf("workflows.ensure_reconcile_schedule: update: %w", err)
 	}
 	return nil
 }

@@ -12,7 +12,8 @@ import (
 // and gateway clients, stores). A nil one is registered empty: its activities fail as
 // misconfigured when called, and the workflows that need them still replay.
 type Deps struct {
-	Reconcile *activities.Reconcile
+	Reconcile          *activities.Reconcile
+	IdempotencyCleanup *activities.IdempotencyCleanup
 }
 
 // Register registers every workflow and activity on a worker, under explicit names so that a Go
@@ -24,9 +25,14 @@ func Register(w worker.Registry, d Deps) {
 	}
 	w.RegisterActivityWithOptions(d.Reconcile.FetchStatements, activity.RegisterOptions{Name: activities.FetchStatementsActivity})
 	w.RegisterActivityWithOptions(d.Reconcile.ReconcilePair, activity.RegisterOptions{Name: activities.ReconcilePairActivity})
+	if d.IdempotencyCleanup == nil {
+		d.IdempotencyCleanup = &activities.IdempotencyCleanup{}
+	}
+	w.RegisterActivityWithOptions(d.IdempotencyCleanup.Cleanup, activity.RegisterOptions{Name: activities.IdempotencyCleanupActivity})
 }
 
 // registerWorkflows is every workflow under its registered name (also what the replay tests use).
 func registerWorkflows(w worker.WorkflowRegistry) {
 	w.RegisterWorkflowWithOptions(Reconcile, workflow.RegisterOptions{Name: ReconcileWorkflowName})
+	w.RegisterWorkflowWithOptions(IdempotencyCleanup, workflow.RegisterOptions{Name: IdempotencyCleanupWorkflowName})
 }

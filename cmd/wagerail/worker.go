@@ -22,6 +22,7 @@ import (
 	"github.com/wagerail/wagerail/gateway"
 	"github.com/wagerail/wagerail/internal/cli"
 	"github.com/wagerail/wagerail/internal/db"
+	"github.com/wagerail/wagerail/internal/idempotency"
 	"github.com/wagerail/wagerail/internal/outbox"
 	"github.com/wagerail/wagerail/ledger"
 	"github.com/wagerail/wagerail/reconcile"
@@ -132,6 +133,7 @@ func (d workerDeps) activities() workflows.Deps {
 		Reconcile: &activities.Reconcile{Runner: &reconcile.Runner{
 			Ledger: d.Ledger, Statements: gateway.NewStore(d.DB), Store: reconcile.NewStore(d.DB), Gateway: d.Gateway, Log: d.Log,
 		}},
+		IdempotencyCleanup: &activities.IdempotencyCleanup{Platform: d.Platform, Metrics: idempotency.NewMetrics(d.Metrics)},
 	}
 }
 
@@ -206,6 +208,12 @@ func runWorker(ctx context.Context, log *slog.Logger, cfg workerConfig, ready fu
 		return fmt.Errorf("worker: start: %w", err)
 	}
 	defer w.Stop()
+	if cfg.Schedules && platform != nil {
+		if err := workflows.EnsureIdempotencyCleanupSchedule(ctx, tc, cfg.TaskQueue); err != nil {
+			return fmt.Errorf("worker: %w", err)
+		}
+		log.Info("schedule ensured", "schedule", workflows.IdempotencyCleanupScheduleID)
+	}
 	if tenants := splitList(cfg.ReconcileTenants); cfg.Schedules && len(tenants) > 0 {
 		in := workflows.ReconcileInput{Tenants: tenants, Partners: splitList(cfg.ReconcilePartners), FetchStatements: true}
 		if err := workflows.EnsureReconcileSchedule(ctx, tc, cfg.TaskQueue, in); err != nil {
