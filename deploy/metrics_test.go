@@ -55,11 +55,12 @@ func processRegistries(t *testing.T) map[string]*prometheus.Registry {
 	require.NoError(t, lm.Register(ls.Registry))
 	regs["ledger"] = ls.Registry
 
-	// gateway (runGateway)
+	// gateway (runGateway, given --database-platform-url: the settlement poller's counter)
 	gm := gateway.NewMetrics(nil, gateway.SystemClock{})
 	gs := rpcserve.New("gateway", log, gm.UnaryInterceptor(log))
 	t.Cleanup(gs.GRPC.Stop)
 	require.NoError(t, gm.Register(gs.Registry))
+	require.NoError(t, gateway.NewSettlementMetrics().Register(gs.Registry))
 	regs["gateway"] = gs.Registry
 
 	// worker (runWorker): the outbox relay registers into the registry served on --metrics-addr.
