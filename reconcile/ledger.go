@@ -3,11 +3,13 @@ package reconcile
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/wagerail/wagerail/ledger"
 	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
 )
 
@@ -17,7 +19,7 @@ import (
 type LedgerReader interface {
 	ListAccounts(context.Context, *ledgerv1.ListAccountsRequest) (*ledgerv1.ListAccountsResponse, error)
 	ListEntries(context.Context, *ledgerv1.ListEntriesRequest) (*ledgerv1.ListEntriesResponse, error)
-	GetTransaction(context.Context, *ledgerv1.GetTransactionRequest) (*ledgerv1.GetTransactionResponse, error)
+	GetTransactions(context.Context, *ledgerv1.GetTransactionsRequest) (*ledgerv1.GetTransactionsResponse, error)
 	ReconcileWithBank(context.Context, *ledgerv1.ReconcileWithBankRequest) (*ledgerv1.ReconcileWithBankResponse, error)
 }
 
@@ -119,19 +121,26 @@ func mirrorMovements(ctx context.Context, l LedgerReader, tenantID, partner, acc
 // transactionRefs returns, per transaction id, the references a bank line may carry for it: its
 // "bank_reference" metadata, its idempotency key and its id.
 //
-// The ledger has no batch read of transactions yet (ListEntries carries neither the idempotency
-// key nor the metadata), so this is one GetTransaction per transaction that moved the account.
-// It is the only place that does so: a GetTransactions(ids) RPC replaces the loop with one call
-// per page of entries.
+// ListEntries carries neither the idempotency key nor the metadata, so the transactions are
+// read with GetTransactions, without their entries, up to the ledger's maximum per call: one
+// call per page of entries at most, never one per transaction.
 func transactionRefs(ctx context.Context, l LedgerReader, tenantID string, ids []string) (map[string][]string, error) {
 	out := make(map[string][]string, len(ids))
-	for _, id := range ids {
-		resp, err := l.GetTransaction(ctx, &ledgerv1.GetTransactionRequest{TenantId: tenantID, TransactionId: id})
+	for chunk := range slices.Chunk(ids, ledger.MaxGetTransactions) {
+		resp, err := l.GetTransactions(ctx, &ledgerv1.GetTransactionsRequest{TenantId: tenantID, TransactionIds: chunk, OmitEntries: true})
 		if err != nil {
-			return nil, fmt.Errorf("ledger get transaction %s: %w", id, err)
+			return nil, fmt.Errorf("ledger get transactions (%d): %w", len(chunk), err)
 		}
-		t := resp.GetTransaction()
-		out[id] = []string{t.GetMetadata()["bank_reference"], t.GetIdempotencyKey(), id}
+		for _, t := range resp.GetTransactions() {
+			out[t.GetId()] = []string{t.GetMetadata()["bank_reference"], t.GetIdempotencyKey(), t.GetId()}
+		}
+		// The ids come from the tenant's own entries: a transaction the ledger leaves out
+		// would be a broken ledger, not a finding to report.
+		for _, id := range chunk {
+			if out[id] == nil {
+				return nil, fmt.Errorf("ledger get transactions: transaction %s of an entry not returned", id)
+			}
+		}
 	}
 	return out, nil
 }

@@ -1,0 +1,121 @@
+package reconcile
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/wagerail/wagerail/gateway"
+	"github.com/wagerail/wagerail/internal/testkit"
+	"github.com/wagerail/wagerail/ledger"
+	"github.com/wagerail/wagerail/ledger/ledgertest"
+	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
+)
+
+// countingLedger passes every call to the real ledger client and records the batch reads.
+type countingLedger struct {
+	LedgerReader
+	mu          sync.Mutex
+	listEntries int
+	batches     []*ledgerv1.GetTransactionsRequest
+}
+
+func (c *countingLedger) ListEntries(ctx context.Context, r *ledgerv1.ListEntriesRequest) (*ledgerv1.ListEntriesResponse, error) {
+	c.mu.Lock()
+	c.listEntries++
+	c.mu.Unlock()
+	return c.LedgerReader.ListEntries(ctx, r)
+}
+
+func (c *countingLedger) GetTransactions(ctx context.Context, r *ledgerv1.GetTransactionsRequest) (*ledgerv1.GetTransactionsResponse, error) {
+	c.mu.Lock()
+	c.batches = append(c.batches, r)
+	c.mu.Unlock()
+	return c.LedgerReader.GetTransactions(ctx, r)
+}
+
+// TestMirrorMovementsReadTransactionsInBatches: the references of 1,500 movements on a mirror
+// account come from two GetTransactions calls (one per page of entries), not one read per
+// transaction, and each movement carries its own bank reference, idempotency key and id.
+func TestMirrorMovementsReadTransactionsInBatches(t *testing.T) {
+	t.Parallel()
+	d := testkit.NewDB(t)
+	raw := ledgertest.Serve(t, d.App, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	tenant, account := uniq("tenant"), uniq("co")
+	mirror := MirrorAccountName(gateway.SandboxPartner, account)
+	for _, n := range []string{mirror, "payroll-clearing"} {
+		_, err := raw.EnsureAccount(ctx, &ledgerv1.EnsureAccountRequest{TenantId: tenant, Name: n})
+		require.NoError(t, err)
+	}
+	leg := func(name string, d ledgerv1.Direction, amount int64) *ledgerv1.EntryInput {
+		return &ledgerv1.EntryInput{AccountName: name, Direction: d, AmountSantim: amount}
+	}
+	const dr, cr = ledgerv1.Direction_DIRECTION_DEBIT, ledgerv1.Direction_DIRECTION_CREDIT
+
+	const n = 1500
+	batch := &ledgerv1.PostTransactionsRequest{TenantId: tenant}
+	for i := range n {
+		p := &ledgerv1.PostTransactionRequest{IdempotencyKey: fmt.Sprintf("mv-%04d", i), Metadata: map[string]string{}}
+		amount := int64(100 + i)
+		if i%2 == 0 { // money into the bank account
+			p.Entries = []*ledgerv1.EntryInput{leg(mirror, dr, amount), leg("payroll-clearing", cr, amount)}
+		} else {
+			p.Entries = []*ledgerv1.EntryInput{leg("payroll-clearing", dr, amount), leg(mirror, cr, amount)}
+		}
+		if i%3 == 0 {
+			p.Metadata["bank_reference"] = fmt.Sprintf("FT%04d", i)
+		}
+		batch.Transactions = append(batch.Transactions, p)
+	}
+	// Neither a movement that nets to nothing on the mirror nor a hold is money that moved.
+	batch.Transactions = append(batch.Transactions,
+		&ledgerv1.PostTransactionRequest{IdempotencyKey: "mv-there-and-back", Entries: []*ledgerv1.EntryInput{
+			leg(mirror, dr, 5), leg("payroll-clearing", cr, 5), leg("payroll-clearing", dr, 5), leg(mirror, cr, 5)}},
+		&ledgerv1.PostTransactionRequest{IdempotencyKey: "mv-hold", Status: ledgerv1.TransactionStatus_TRANSACTION_STATUS_PENDING,
+			Entries: []*ledgerv1.EntryInput{leg(mirror, dr, 9), leg("payroll-clearing", cr, 9)}})
+	res, err := raw.PostTransactions(ctx, batch)
+	require.NoError(t, err)
+	ids := make([]string, n)
+	for i, r := range res.GetResults() {
+		require.NoError(t, ledger.ItemError(r))
+		if i < n {
+			ids[i] = r.GetTransaction().GetId()
+		}
+	}
+
+	l := &countingLedger{LedgerReader: ledger.NewClient(raw, ledger.ClientOptions{})}
+	now := time.Now()
+	items, err := mirrorMovements(ctx, l, tenant, gateway.SandboxPartner, account, now.Add(-time.Hour), now.Add(time.Hour))
+	require.NoError(t, err)
+
+	require.Len(t, items, n)
+	for i, it := range items {
+		ref := ""
+		if i%3 == 0 {
+			ref = fmt.Sprintf("FT%04d", i)
+		}
+		require.Equal(t, ids[i], it.TransactionID)
+		require.Equal(t, []string{ref, fmt.Sprintf("mv-%04d", i), ids[i]}, it.References, "movement %d", i)
+		require.Equal(t, int64(100+i), it.AmountSantim)
+		if i%2 == 0 {
+			require.Equal(t, Credit, it.Direction, "a debit of the mirror is money arriving at the bank")
+		} else {
+			require.Equal(t, Debit, it.Direction)
+		}
+	}
+	// 1,503 entries on the mirror: two pages, two batch reads, none larger than the ledger takes.
+	require.Equal(t, 2, l.listEntries)
+	require.Len(t, l.batches, 2)
+	require.Len(t, l.batches[0].GetTransactionIds(), ledger.MaxGetTransactions)
+	require.Len(t, l.batches[1].GetTransactionIds(), n-ledger.MaxGetTransactions)
+	for _, b := range l.batches {
+		require.True(t, b.GetOmitEntries(), "only the references are needed")
+		require.Equal(t, tenant, b.GetTenantId())
+	}
+}
