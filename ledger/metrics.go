@@ -10,6 +10,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
+
+	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
 )
 
 // Metrics are the ledger's Prometheus series. None carries a tenant label: tenants are
@@ -51,7 +53,21 @@ func NewMetrics() *Metrics {
 		}, []string{"partner"}),
 		driftByTenant: map[string]map[string]int64{},
 	}
+	// Known label values start at 0, so a rate or an alert sees 0 rather than no series.
+	for _, md := range ledgerv1.LedgerService_ServiceDesc.Methods {
+		m.requests.WithLabelValues(md.MethodName, "ok")
+	}
+	for _, t := range [][2]Status{{"", Pending}, {"", Posted}, {Pending, Posted}, {Pending, Voided}, {Posted, Reversed}} {
+		m.transitions.WithLabelValues(transitionFrom(t[0]), string(t[1]))
+	}
 	return m
+}
+
+func transitionFrom(s Status) string {
+	if s == "" {
+		return "NONE"
+	}
+	return string(s)
 }
 
 // Register adds the series to reg (the rpcserve registry, served on the metrics port).
@@ -67,11 +83,7 @@ func (m *Metrics) Register(reg prometheus.Registerer) error {
 func (m *Metrics) entriesWritten(n int) { m.entries.Add(float64(n)) }
 
 func (m *Metrics) transition(from, to Status) {
-	f := string(from)
-	if f == "" {
-		f = "NONE"
-	}
-	m.transitions.WithLabelValues(f, string(to)).Inc()
+	m.transitions.WithLabelValues(transitionFrom(from), string(to)).Inc()
 }
 
 // setDrift records the absolute drift of one tenant's latest reconciliation with a partner and
