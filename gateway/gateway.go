@@ -34,6 +34,7 @@ func New(store *Store, metrics *Metrics, log *slog.Logger, clock Clock, partners
 	g := &Gateway{partners: map[string]*Partner{}, store: store, metrics: metrics, clock: clock, log: log}
 	for _, p := range partners {
 		g.partners[p.Partner()] = p
+		metrics.knownPartner(p.Partner())
 	}
 	return g
 }

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	gatewayv1 "github.com/wagerail/wagerail/schema/proto/gateway/v1"
 	"google.golang.org/grpc"
 )
 
@@ -69,10 +71,28 @@ func NewMetrics(reg prometheus.Registerer, clock Clock) *Metrics {
 		lastIngest: map[string]time.Time{},
 		clock:      clock,
 	}
+	// Known label values start at 0, so a rate or an alert sees 0 rather than no series.
+	for _, md := range gatewayv1.GatewayService_ServiceDesc.Methods {
+		m.Requests.WithLabelValues(md.MethodName, "ok")
+	}
 	if reg != nil {
 		reg.MustRegister(m.collectors()...)
 	}
 	return m
+}
+
+// lookupFailureReasons are the reasons lookup_failure_total counts (its help text lists them).
+var lookupFailureReasons = []string{"not_found", "account_closed", "name_mismatch", "timeout", "unavailable", "partner_error", "invalid"}
+
+// knownPartner starts a configured partner's lookup counters at 0.
+func (m *Metrics) knownPartner(name string) {
+	if m == nil {
+		return
+	}
+	m.LookupSuccess.WithLabelValues(name)
+	for _, r := range lookupFailureReasons {
+		m.LookupFailure.WithLabelValues(name, r)
+	}
 }
 
 func (m *Metrics) collectors() []prometheus.Collector {
