@@ -12,7 +12,9 @@
 // client other processes use, with deadlines, a circuit breaker and typed errors;
 // Store (store.go, transfers.go) is schema gateway, including the transfer register every
 // disbursement is recorded in before it is sent, which FindTransfer reads for the bank-callback
-// handler. gatewaytest runs the real sandbox and gateway in process for other packages' tests.
+// handler; SettlementPoller (settlement.go) resolves transfers whose outcome is still open
+// (INITIATED past a grace period, PENDING) by asking their partner, on the audited cross-tenant
+// path. gatewaytest runs the real sandbox and gateway in process for other packages' tests.
 //
 // It must not touch the ledger, and never treats a timeout as a failure: a transfer whose answer did not arrive is
 // UNKNOWN until the partner says otherwise.
