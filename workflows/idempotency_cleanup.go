@@ -51,18 +51,8 @@ func cleanupIdempotencyRecords(ctx workflow.Context, in activities.IdempotencyCl
 // IdempotencyCleanupSchedule is the daily 03:00 UTC schedule of the clean-up on taskQueue.
 func IdempotencyCleanupSchedule(taskQueue string) client.ScheduleOptions {
 	return client.ScheduleOptions{
-		ID: IdempotencyCleanupScheduleID,
-		Spec: client.ScheduleSpec{
-			Calendars: []client.ScheduleCalendarSpec{{
-				Hour:       []client.ScheduleRange{{Start: 3}},
-				Minute:     []client.ScheduleRange{{Start: 0}},
-				Second:     []client.ScheduleRange{{Start: 0}},
-				DayOfMonth: []client.ScheduleRange{{Start: 1, End: 31}},
-				Month:      []client.ScheduleRange{{Start: 1, End: 12}},
-				DayOfWeek:  []client.ScheduleRange{{Start: 0, End: 6}},
-			}},
-			TimeZoneName: "UTC",
-		},
+		ID:   IdempotencyCleanupScheduleID,
+		Spec: dailyAtUTC(3, 0),
 		Action: &client.ScheduleWorkflowAction{
 			// The schedule appends the scheduled time to this id: one workflow per day.
 			ID:        IdempotencyCleanupScheduleID,

@@ -76,18 +76,8 @@ func ReconcileSchedule(taskQueue string, in ReconcileInput) client.ScheduleOptio
 	}
 	start := StartOptions(ReconcileScheduleID, taskQueue, tenant, ReconcileScheduleID)
 	return client.ScheduleOptions{
-		ID: ReconcileScheduleID,
-		Spec: client.ScheduleSpec{
-			Calendars: []client.ScheduleCalendarSpec{{
-				Hour:       []client.ScheduleRange{{Start: 7}},
-				Minute:     []client.ScheduleRange{{Start: 30}},
-				Second:     []client.ScheduleRange{{Start: 0}},
-				DayOfMonth: []client.ScheduleRange{{Start: 1, End: 31}},
-				Month:      []client.ScheduleRange{{Start: 1, End: 12}},
-				DayOfWeek:  []client.ScheduleRange{{Start: 0, End: 6}},
-			}},
-			TimeZoneName: "UTC",
-		},
+		ID:   ReconcileScheduleID,
+		Spec: dailyAtUTC(7, 30),
 		Action: &client.ScheduleWorkflowAction{
 			// The schedule appends the scheduled time to this id, so each day's run is its own
 			// workflow and a rerun of the same day is visible as such.

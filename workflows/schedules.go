@@ -35,3 +35,18 @@ func ensureSchedule(ctx context.Context, c client.Client, opts client.ScheduleOp
 	}
 	return nil
 }
+
+// dailyAtUTC is a schedule spec firing every day at hour:minute UTC.
+func dailyAtUTC(hour, minute int) client.ScheduleSpec {
+	return client.ScheduleSpec{
+		Calendars: []client.ScheduleCalendarSpec{{
+			Hour:       []client.ScheduleRange{{Start: hour}},
+			Minute:     []client.ScheduleRange{{Start: minute}},
+			Second:     []client.ScheduleRange{{Start: 0}},
+			DayOfMonth: []client.ScheduleRange{{Start: 1, End: 31}},
+			Month:      []client.ScheduleRange{{Start: 1, End: 12}},
+			DayOfWeek:  []client.ScheduleRange{{Start: 0, End: 6}},
+		}},
+		TimeZoneName: "UTC",
+	}
+}
