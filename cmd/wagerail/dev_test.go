@@ -325,6 +325,11 @@ func TestDevStackReadyThenDegradesThenStopsCleanly(t *testing.T) {
 	// Second run reuses the data dir; a normal SIGTERM stops everything, postgres included.
 	p = startDev(t, bin, dataDir)
 	p.waitReadyz(t, http.StatusOK)
+	// The worker brings the clean-up schedule (made by the first run) up to date once the
+	// restarted Temporal's scheduler answers.
+	require.Eventually(t, func() bool {
+		return strings.Contains(p.errOut.String(), `"msg":"schedule ensured","process":"dev","component":"worker","schedule":"idempotency-cleanup-daily"`)
+	}, 2*time.Minute, 200*time.Millisecond, "stderr tail:\n%s", tail(p.errOut.String(), 20))
 	pgPID = p.postgresPID(t)
 	took := p.stop(t)
 	t.Logf("graceful stop took %s", took)

@@ -208,19 +208,25 @@ func runWorker(ctx context.Context, log *slog.Logger, cfg workerConfig, ready fu
 		return fmt.Errorf("worker: start: %w", err)
 	}
 	defer w.Stop()
+	// Schedules are ensured in the background, retried until they take: after a Temporal restart
+	// its scheduler answers only once its internal workers are up, and a worker that waits for
+	// that instead of serving its task queue would only delay the sagas.
+	var schedules []scheduleJob
 	if cfg.Schedules && platform != nil {
-		if err := workflows.EnsureIdempotencyCleanupSchedule(ctx, tc, cfg.TaskQueue); err != nil {
-			return fmt.Errorf("worker: %w", err)
-		}
-		log.Info("schedule ensured", "schedule", workflows.IdempotencyCleanupScheduleID)
+		schedules = append(schedules, scheduleJob{workflows.IdempotencyCleanupScheduleID, func(ctx context.Context) error {
+			return workflows.EnsureIdempotencyCleanupSchedule(ctx, tc, cfg.TaskQueue)
+		}})
 	}
 	if tenants := splitList(cfg.ReconcileTenants); cfg.Schedules && len(tenants) > 0 {
 		in := workflows.ReconcileInput{Tenants: tenants, Partners: splitList(cfg.ReconcilePartners), FetchStatements: true}
-		if err := workflows.EnsureReconcileSchedule(ctx, tc, cfg.TaskQueue, in); err != nil {
-			return fmt.Errorf("worker: %w", err)
-		}
-		log.Info("schedule ensured", "schedule", workflows.ReconcileScheduleID, "tenants", len(tenants))
+		schedules = append(schedules, scheduleJob{workflows.ReconcileScheduleID, func(ctx context.Context) error {
+			return workflows.EnsureReconcileSchedule(ctx, tc, cfg.TaskQueue, in)
+		}})
 	}
+	sctx, stopSchedules := context.WithCancel(ctx)
+	schedulesDone := make(chan struct{})
+	go func() { defer close(schedulesDone); ensureSchedules(sctx, log, schedules) }()
+	defer func() { stopSchedules(); <-schedulesDone }()
 	if cfg.OutboxRelay {
 		relay, err := outbox.NewRelay(outbox.Config{Platform: platform, Logger: log, Registerer: reg})
 		if err != nil {
@@ -238,6 +244,36 @@ func runWorker(ctx context.Context, log *slog.Logger, cfg workerConfig, ready fu
 	<-ctx.Done()
 	health.started.Store(false)
 	return nil
+}
+
+// scheduleJob creates or updates one Temporal schedule.
+type scheduleJob struct {
+	id     string
+	ensure func(context.Context) error
+}
+
+// ensureSchedules runs every job until it succeeds or ctx ends, backing off from 1 s to 1 min.
+func ensureSchedules(ctx context.Context, log *slog.Logger, jobs []scheduleJob) {
+	for _, j := range jobs {
+		for wait := time.Second; ; wait = min(2*wait, time.Minute) {
+			actx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			err := j.ensure(actx)
+			cancel()
+			if err == nil {
+				log.Info("schedule ensured", "schedule", j.id)
+				break
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			log.Warn("schedule not ensured yet; retrying", "schedule", j.id, "error", err, "retry_in", wait)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(wait):
+			}
+		}
+	}
 }
 
 // workerCheck is one dependency /healthz asks.
