@@ -1,3 +1,6 @@
-// Package internal groups the shared building blocks (cli, db, devtemporal, logging, pgcluster,
-// rpcserve, testkit, …). Each subpackage is small and imports only what is below it.
+// Package internal groups the shared building blocks: tenancy (who acts for which tenant, and the
+// tenant-scoped transaction), crosstenant (the one audited path across tenants), audit, outbox,
+// idempotency, money, field (validation of outside values), bankwebhook (stored partner
+// callbacks), and the plumbing (cli, db, devtemporal, freeport, logging, pgcluster, rpcclient,
+// rpcserve, testkit). Each subpackage is small and imports only what is below it.
 package internal
