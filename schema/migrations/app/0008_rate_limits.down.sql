@@ -1,0 +1,1 @@
+DROP TABLE app.rate_limit_counters;
