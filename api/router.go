@@ -22,6 +22,9 @@ import (
 	"github.com/wagerail/wagerail/internal/bankwebhook"
 	"github.com/wagerail/wagerail/internal/buildinfo"
 	"github.com/wagerail/wagerail/internal/idempotency"
+	"github.com/wagerail/wagerail/internal/notify"
+	"github.com/wagerail/wagerail/internal/orgs"
+	"github.com/wagerail/wagerail/internal/ratelimit"
 	"github.com/wagerail/wagerail/ledger"
 )
 
@@ -32,6 +35,13 @@ const (
 	Public Auth = "Public"
 	// PublicSigned routes skip session guards; the caller proves identity with a signature.
 	PublicSigned Auth = "Public+signature"
+	// Session routes need any signed-in user.
+	Session Auth = "Session"
+	// Org routes need an ACTIVE member of the route's organization with at least Route.Role (and
+	// Route.Permission when set); a platform admin passes.
+	Org Auth = "Org"
+	// Platform routes need a platform admin (AdminProfile with checkType PLATFORM).
+	Platform Auth = "Platform"
 )
 
 // Route is one row of the route table.
@@ -41,6 +51,16 @@ type Route struct {
 	Auth    Auth
 	Summary string
 	Handler gin.HandlerFunc
+	// Role is an Org route's minimum member role.
+	Role orgs.MemberRole
+	// Tenant names the path parameter that carries an Org route's organization; "" means the
+	// session's active organization.
+	Tenant string
+	// Permission is the module.action an Org route also requires (zero: none).
+	Permission orgs.Permission
+	// TwoFactorChallenge lets a session that still owes its second factor through (only the
+	// two-factor verification routes).
+	TwoFactorChallenge bool
 	// Idem marks a money-moving route (the spec's "Idem"): it requires an Idempotency-Key, and
 	// the idempotency middleware (api/idempotency.go) answers retries with the stored result.
 	Idem bool
@@ -70,6 +90,14 @@ type Deps struct {
 	Now func() time.Time
 	// MaxBodyBytes bounds every request body; 0 means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
+	// Limiter counts the auth routes' attempts; nil means one on DB.
+	Limiter *ratelimit.Limiter
+	// Mailer and Texter send e-mails (verification, reset, magic link, set-up, invitation) and
+	// OTP texts; nil means internal/notify's log sender (a redacted line, nothing delivered).
+	Mailer notify.Mailer
+	Texter notify.Texter
+	// PublicURL is where users reach the portal (links in e-mails); "" means http://127.0.0.1:8080.
+	PublicURL string
 }
 
 // Server is the HTTP API.
@@ -79,6 +107,8 @@ type Server struct {
 	ready    *readiness
 	reg      *prometheus.Registry
 	webhooks *webhooks
+	access   *orgs.AccessCache
+	limiter  *ratelimit.Limiter
 }
 
 //go:embed openapi.yaml
@@ -94,7 +124,26 @@ func New(d Deps) *Server {
 	if d.MaxBodyBytes <= 0 {
 		d.MaxBodyBytes = DefaultMaxBodyBytes
 	}
-	s := &Server{deps: d, reg: d.Registry}
+	if d.Limiter == nil && d.DB != nil {
+		opts := []ratelimit.Option{ratelimit.WithMetrics(ratelimit.NewMetrics(d.Registry, allRateLimits...))}
+		if d.Now != nil {
+			opts = append(opts, ratelimit.WithClock(d.Now))
+		}
+		d.Limiter = ratelimit.New(d.DB, opts...)
+	}
+	if d.Mailer == nil || d.Texter == nil {
+		l := notify.NewLog(d.Log)
+		if d.Mailer == nil {
+			d.Mailer = l
+		}
+		if d.Texter == nil {
+			d.Texter = l
+		}
+	}
+	if d.PublicURL == "" {
+		d.PublicURL = "http://127.0.0.1:8080"
+	}
+	s := &Server{deps: d, reg: d.Registry, access: orgs.NewAccessCache(d.Now, 0), limiter: d.Limiter}
 	s.ready = newReadiness(d.Probes, d.Registry)
 	s.webhooks = newWebhooks(d)
 	e := gin.New()
@@ -103,11 +152,11 @@ func New(d Deps) *Server {
 	e.Use(withRequestID(), accessLog(d.Log), recoverPanics(d.Log), limitBodies(d.MaxBodyBytes))
 	idem := newIdempotencyGate(d, idempotency.Config{})
 	for _, r := range s.routes() {
-		h := []gin.HandlerFunc{r.Handler}
+		h := s.pipeline(r)
 		if r.Idem {
-			h = []gin.HandlerFunc{idem.middleware(r), r.Handler}
+			h = append(h, idem.middleware(r))
 		}
-		e.Handle(r.Method, r.Path, h...)
+		e.Handle(r.Method, r.Path, append(h, r.Handler)...)
 	}
 	e.NoRoute(func(c *gin.Context) {
 		writeError(c, NewError(http.StatusNotFound, "NOT_FOUND", fmt.Sprintf("no route %s %s", c.Request.Method, c.Request.URL.Path)))
@@ -122,7 +171,7 @@ func (s *Server) WatchDependencies(ctx context.Context) { s.ready.watch(ctx, def
 // routes is the map of the API: every route, its auth level and handler. openapi.yaml must name
 // exactly these (TestOpenAPIMatchesRoutes).
 func (s *Server) routes() []Route {
-	return []Route{
+	rs := []Route{
 		{Method: http.MethodGet, Path: "/api", Auth: Public, Summary: "Service banner", Handler: s.banner},
 		{Method: http.MethodGet, Path: "/api/healthz", Auth: Public, Summary: "Liveness", Handler: s.healthz},
 		{Method: http.MethodGet, Path: "/api/readyz", Auth: Public, Summary: "Readiness of every dependency", Handler: s.readyz},
@@ -130,6 +179,10 @@ func (s *Server) routes() []Route {
 		{Method: http.MethodGet, Path: "/api/openapi.json", Auth: Public, Summary: "This API's OpenAPI 3 document", Handler: s.openapi},
 		{Method: http.MethodPost, Path: "/api/integration/bank-callback/:partner", Auth: PublicSigned, Summary: "Partner-bank transfer callback", Handler: s.bankCallback},
 	}
+	for _, area := range [][]Route{s.authRoutes(), s.authExtraRoutes(), s.orgAuthRoutes(), s.memberRoutes(), s.businessRoutes(), s.teamRoutes()} {
+		rs = append(rs, area...)
+	}
+	return rs
 }
 
 func (s *Server) banner(c *gin.Context) {

@@ -181,3 +181,38 @@ func TestOpenAPIRefsResolve(t *testing.T) {
 	walk(doc)
 	require.Positive(t, refs)
 }
+
+// TestRoutesDeclareAccess: every row of the table declares its access level, and the document
+// states the same one for the operation (security scheme and x-access), so neither can drift.
+func TestRoutesDeclareAccess(t *testing.T) {
+	s := newTestServer()
+	doc, err := OpenAPIDocument()
+	require.NoError(t, err)
+	paths := doc["paths"].(map[string]any)
+	for _, r := range s.routes() {
+		name := r.Method + " " + r.Path
+		require.NotPanics(t, func() { s.pipeline(r) }, name)
+		require.NotEmpty(t, r.Auth, name)
+		if r.Auth == Org {
+			require.True(t, r.Role.Valid(), "%s: an Org route names its minimum role", name)
+		} else {
+			require.Empty(t, r.Role, name)
+			require.Empty(t, r.Tenant, name)
+			require.Empty(t, r.Permission.Module, name)
+		}
+		op, ok := paths[ginParam.ReplaceAllString(r.Path, "{$1}")].(map[string]any)[strings.ToLower(r.Method)].(map[string]any)
+		require.True(t, ok, "%s is not documented", name)
+		require.Equal(t, accessLabel(r), op["x-access"], "%s: x-access", name)
+		sec, ok := op["security"].([]any)
+		require.True(t, ok, "%s: the operation declares its security", name)
+		switch r.Auth {
+		case Public:
+			require.Empty(t, sec, name)
+		case PublicSigned:
+			require.Equal(t, []any{map[string]any{"partnerSignature": []any{}}}, sec, name)
+		default:
+			require.Equal(t, []any{map[string]any{"session": []any{}}}, sec, name)
+		}
+	}
+	require.Panics(t, func() { s.pipeline(Route{Method: http.MethodGet, Path: "/api/x"}) }, "a row without a level does not start")
+}

@@ -35,6 +35,10 @@ type Passwords struct {
 // TenantSetting is the session setting row-level security policies read.
 const TenantSetting = "app.tenant_id"
 
+// UserSetting is the signed-in user of a transaction: RLS lets a user see their own memberships
+// (and the organizations they name) in every tenant, and nothing else outside the tenant.
+const UserSetting = "app.user_id"
+
 // CrossTenantSetting, set to "on" for one transaction, opens the platform_access policies, which
 // apply to PlatformRole only: for any other role the setting means nothing.
 const CrossTenantSetting = "app.cross_tenant"
@@ -113,6 +117,14 @@ func Open(ctx context.Context, dsn string, maxConns int32) (*pgxpool.Pool, error
 	return pool, nil
 }
 
+// Querier is what a store method needs to run statements: a transaction (pgx.Tx), a connection or
+// a pool. Stores take it so the caller decides what shares a transaction (state + audit + outbox).
+type Querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
 // Beginner is what InTenantTx needs: a pool or a connection.
 type Beginner interface {
 	Begin(ctx context.Context) (pgx.Tx, error)
@@ -125,9 +137,19 @@ func InTenantTx(ctx context.Context, b Beginner, tenantID string, fn func(pgx.Tx
 	if tenantID == "" {
 		return errors.New("db: tenant id is required")
 	}
+	return InScopedTx(ctx, b, tenantID, "", fn)
+}
+
+// InScopedTx is InTenantTx that also names the signed-in user (UserSetting); either may be empty
+// (an empty setting matches no row), but not both.
+func InScopedTx(ctx context.Context, b Beginner, tenantID, userID string, fn func(pgx.Tx) error) error {
+	if tenantID == "" && userID == "" {
+		return errors.New("db: a tenant or a user is required")
+	}
 	return pgx.BeginFunc(ctx, b, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT set_config($1, $2, true)`, TenantSetting, tenantID); err != nil {
-			return fmt.Errorf("db: set tenant: %w", err)
+		if _, err := tx.Exec(ctx, `SELECT set_config($1, $2, true), set_config($3, $4, true)`,
+			TenantSetting, tenantID, UserSetting, userID); err != nil {
+			return fmt.Errorf("db: set scope: %w", err)
 		}
 		return fn(tx)
 	})

@@ -145,3 +145,46 @@ func checkRune(name string, r rune) error {
 	}
 	return nil
 }
+
+// MaxEmail is RFC 5321's bound on a forward path.
+const MaxEmail = 254
+
+// Email checks an e-mail address as a sign-in identity: at most MaxEmail bytes of printable ASCII
+// (internationalized addresses are refused rather than half-supported), exactly one '@', a local
+// part of 1 to 64 bytes and a domain with at least one dot, no spaces, quotes, angle brackets,
+// commas or semicolons (nothing that could be read as a second address or a display name).
+// Callers compare addresses lower-cased.
+func Email(name, v string) error {
+	if err := sized(name, v, MaxEmail, MaxEmail); err != nil {
+		return err
+	}
+	at := strings.IndexByte(v, '@')
+	if at <= 0 || at != strings.LastIndexByte(v, '@') || at > 64 {
+		return refuse(name, "must be an e-mail address")
+	}
+	domain := v[at+1:]
+	if len(domain) < 3 || !strings.Contains(domain, ".") || strings.HasPrefix(domain, ".") ||
+		strings.HasSuffix(domain, ".") || strings.Contains(domain, "..") {
+		return refuse(name, "must be an e-mail address")
+	}
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if c <= ' ' || c >= 0x7f || strings.IndexByte(`"<>(),;:\[]`, c) >= 0 {
+			return refuse(name, "must be an e-mail address")
+		}
+	}
+	return nil
+}
+
+// Phone checks a phone number in E.164 form: '+', a non-zero digit, 7 to 15 digits in all.
+func Phone(name, v string) error {
+	if len(v) < 8 || len(v) > 16 || v[0] != '+' || v[1] == '0' {
+		return refuse(name, "must be an E.164 phone number such as +251911234567")
+	}
+	for i := 1; i < len(v); i++ {
+		if v[i] < '0' || v[i] > '9' {
+			return refuse(name, "must be an E.164 phone number such as +251911234567")
+		}
+	}
+	return nil
+}

@@ -28,6 +28,14 @@ func TestKinds(t *testing.T) {
 		{"text", func(v string) error { return Text("reason", v, 0) },
 			[]string{"", "line one\nline two\ttabbed", "ሰላም"},
 			[]string{"nul\x00", "bell\a", "bad\xe2\x82", strings.Repeat("t", MaxText+1)}},
+		{"email", func(v string) error { return Email("email", v) },
+			[]string{"a@b.et", "first.last+tag@mail.example.com", strings.Repeat("l", 64) + "@x.et"},
+			[]string{"", "a", "@b.et", "a@", "a@b", "a@@b.et", "a@b@c.et", "a b@c.et", "a@b..et", "a@.b.et", "a@b.et.",
+				"\"a\"@b.et", "a@b.et,c@d.et", "<a@b.et>", "a\x00@b.et", "ü@b.et", "a@b.et\n", strings.Repeat("l", 65) + "@x.et",
+				"a@" + strings.Repeat("d", 250) + ".et"}},
+		{"phone", func(v string) error { return Phone("phone", v) },
+			[]string{"+251911234567", "+12025550123", "+1234567"},
+			[]string{"", "251911234567", "+0911234567", "+25191123456789012", "+251 911", "+251-911-234567", "+123456", "+25191123456\x00"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -79,5 +87,7 @@ func FuzzKinds(f *testing.F) {
 		check(Reference("f", v, 0), MaxReference, "")
 		check(Name("f", v), MaxName, "")
 		check(Text("f", v, 0), MaxText, "\n\t\r")
+		check(Email("f", v), MaxEmail, "")
+		check(Phone("f", v), 16, "")
 	})
 }

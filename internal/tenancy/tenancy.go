@@ -11,6 +11,7 @@ package tenancy
 import (
 	"context"
 	"errors"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -42,6 +43,9 @@ func System(name string) string { return systemPrefix + name }
 // ErrNoTenant means the context carries no tenant: a programming error at the edge, never a
 // reason to guess one.
 var ErrNoTenant = errors.New("tenancy: no tenant in context")
+
+// ErrNoUser means the context's actor is not a signed-in user.
+var ErrNoUser = errors.New("tenancy: no user in context")
 
 type scopeKey struct{}
 
@@ -83,12 +87,31 @@ func TenantID(ctx context.Context) string { return From(ctx).TenantID }
 // Actor is the scope's actor ("" when none).
 func Actor(ctx context.Context) string { return From(ctx).Actor }
 
-// InTx runs fn in a transaction scoped to the context's tenant; fn's error rolls it back.
-// Without a tenant it returns ErrNoTenant and opens nothing.
+// InTx runs fn in a transaction scoped to the context's tenant (and, when the actor is a user, to
+// that user: see db.UserSetting); fn's error rolls it back. Without a tenant it returns
+// ErrNoTenant and opens nothing.
 func InTx(ctx context.Context, b db.Beginner, fn func(pgx.Tx) error) error {
-	t := TenantID(ctx)
-	if t == "" {
+	s := From(ctx)
+	if s.TenantID == "" {
 		return ErrNoTenant
 	}
-	return db.InTenantTx(ctx, b, t, fn)
+	return db.InScopedTx(ctx, b, s.TenantID, s.UserID(), fn)
+}
+
+// InUserTx runs fn in a transaction scoped to the context's user and no tenant: it sees the user's
+// own memberships and the organizations they name, nothing else that is tenant-scoped.
+func InUserTx(ctx context.Context, b db.Beginner, fn func(pgx.Tx) error) error {
+	u := From(ctx).UserID()
+	if u == "" {
+		return ErrNoUser
+	}
+	return db.InScopedTx(ctx, b, "", u, fn)
+}
+
+// UserID is the actor when it is a user ("" for partners and systems).
+func (s Scope) UserID() string {
+	if s.Actor == "" || strings.HasPrefix(s.Actor, partnerPrefix) || strings.HasPrefix(s.Actor, systemPrefix) {
+		return ""
+	}
+	return s.Actor
 }

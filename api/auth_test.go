@@ -1,0 +1,278 @@
+package api
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wagerail/wagerail/internal/identity"
+	"github.com/wagerail/wagerail/internal/notify"
+	"github.com/wagerail/wagerail/internal/testkit"
+)
+
+// authFixture is an API on a fresh database with a movable clock and an inbox tests can read.
+type authFixture struct {
+	t     *testing.T
+	srv   *Server
+	d     *testkit.DB
+	inbox *notify.Memory
+	mu    sync.Mutex
+	clock time.Time
+}
+
+func newAuthFixture(t *testing.T) *authFixture {
+	t.Helper()
+	f := &authFixture{t: t, d: testkit.NewDB(t), inbox: &notify.Memory{}, clock: time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)}
+	f.srv = New(Deps{
+		Log:      slog.New(slog.NewTextHandler(io.Discard, nil)),
+		DB:       f.d.App,
+		Platform: f.d.Platform(t),
+		Registry: prometheus.NewRegistry(),
+		Mailer:   f.inbox,
+		Texter:   f.inbox,
+		Now:      f.now,
+	})
+	return f
+}
+
+func (f *authFixture) now() time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.clock
+}
+
+func (f *authFixture) advance(d time.Duration) {
+	f.mu.Lock()
+	f.clock = f.clock.Add(d)
+	f.mu.Unlock()
+}
+
+func (f *authFixture) client() *apiClient { return newAPIClient(f.t, f.srv) }
+
+const testPassword = "correct horse battery"
+
+type signUpResult struct {
+	User struct {
+		ID    string `json:"id"`
+		Email string `json:"email"`
+	} `json:"user"`
+	Organization struct {
+		ID   string `json:"id"`
+		Kind string `json:"kind"`
+	} `json:"organization"`
+}
+
+// signUp registers email with a new organization of kind and returns the signed-in client.
+func (f *authFixture) signUp(email, kind string) (*apiClient, signUpResult) {
+	f.t.Helper()
+	a := f.client()
+	rec := a.call(http.MethodPost, "/api/auth/sign-up/email", map[string]any{
+		"email": email, "password": testPassword, "name": "Abebe Kebede",
+		"organization": map[string]any{"name": "Org of " + email, "kind": kind},
+	})
+	require.Equal(f.t, http.StatusCreated, rec.Code, rec.Body.String())
+	return a, decode[signUpResult](f.t, rec)
+}
+
+type sessionResult struct {
+	User struct {
+		ID    string `json:"id"`
+		Email string `json:"email"`
+	} `json:"user"`
+	Session struct {
+		ExpiresAt            time.Time `json:"expiresAt"`
+		ActiveOrganizationID *string   `json:"activeOrganizationId"`
+	} `json:"session"`
+}
+
+func TestSignUpSignInSession(t *testing.T) {
+	t.Parallel()
+	f := newAuthFixture(t)
+	a, res := f.signUp("Owner@Example.com", "BUSINESS")
+	require.Equal(t, "owner@example.com", res.User.Email, "e-mails are stored lower-cased")
+	require.Equal(t, "BUSINESS", res.Organization.Kind)
+	require.NotNil(t, a.cookie)
+	require.True(t, a.cookie.HttpOnly)
+	require.Equal(t, http.SameSiteLaxMode, a.cookie.SameSite)
+	require.False(t, a.cookie.Secure, "plain HTTP in the test")
+
+	rec := a.call(http.MethodGet, "/api/auth/get-session", nil)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	got := decode[sessionResult](t, rec)
+	require.Equal(t, res.User.ID, got.User.ID)
+	require.Equal(t, res.Organization.ID, *got.Session.ActiveOrganizationID, "sign-up's organization is active")
+
+	// The verification mail went out with a link.
+	m, ok := f.inbox.LatestEmail("owner@example.com", notify.VerifyEmail)
+	require.True(t, ok)
+	require.Contains(t, m.Text, "/verify-email?token=")
+
+	// Sign-in: a fresh session, the same organization active, a new token.
+	b := f.client()
+	rec = b.call(http.MethodPost, "/api/auth/sign-in/email", map[string]any{"email": "owner@example.com", "password": testPassword})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	got = decode[sessionResult](t, rec)
+	require.Equal(t, res.Organization.ID, *got.Session.ActiveOrganizationID)
+	require.NotEqual(t, a.cookie.Value, b.cookie.Value)
+
+	// Sign-out revokes server-side: the old cookie is dead even if the client keeps it.
+	stolen := b.clone()
+	rec = b.call(http.MethodPost, "/api/auth/sign-out", nil)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.Nil(t, b.cookie, "the cookie is cleared")
+	rec = stolen.call(http.MethodGet, "/api/auth/get-session", nil)
+	require.Equal(t, http.StatusUnauthorized, rec.Code)
+	require.Equal(t, "UNAUTHENTICATED", errCode(rec))
+	// The other session lives on.
+	require.Equal(t, http.StatusOK, a.call(http.MethodGet, "/api/auth/get-session", nil).Code)
+}
+
+func TestSignUpSecureCookieOverTLS(t *testing.T) {
+	t.Parallel()
+	f := newAuthFixture(t)
+	a := f.client()
+	rec := a.call(http.MethodPost, "/api/auth/sign-up/email", map[string]any{
+		"email": "tls@example.com", "password": testPassword, "name": "T",
+		"organization": map[string]any{"name": "T", "kind": "FI"},
+	}, "X-Forwarded-Proto", "https")
+	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
+	require.True(t, a.cookie.Secure)
+}
+
+func TestSignUpRefusals(t *testing.T) {
+	t.Parallel()
+	f := newAuthFixture(t)
+	f.signUp("taken@example.com", "MERCHANT")
+	valid := func() map[string]any {
+		return map[string]any{"email": "new@example.com", "password": testPassword, "name": "N",
+			"organization": map[string]any{"name": "N", "kind": "BUSINESS"}}
+	}
+	cases := []struct {
+		name   string
+		mutate func(m map[string]any)
+		status int
+		code   string
+	}{
+		{"taken e-mail, other case", func(m map[string]any) { m["email"] = "TAKEN@example.com" }, 409, "EMAIL_TAKEN"},
+		{"bad e-mail", func(m map[string]any) { m["email"] = "not-an-email" }, 400, "INVALID_REQUEST"},
+		{"short password", func(m map[string]any) { m["password"] = "short" }, 400, "INVALID_REQUEST"},
+		{"long password", func(m map[string]any) { m["password"] = strings.Repeat("p", 129) }, 400, "INVALID_REQUEST"},
+		{"control char in name", func(m map[string]any) { m["name"] = "A\x00B" }, 400, "INVALID_REQUEST"},
+		{"blank org name", func(m map[string]any) { m["organization"] = map[string]any{"name": "  ", "kind": "FI"} }, 400, "INVALID_REQUEST"},
+		{"unknown kind", func(m map[string]any) { m["organization"] = map[string]any{"name": "X", "kind": "BANK"} }, 400, "INVALID_REQUEST"},
+		{"unknown field", func(m map[string]any) { m["role"] = "owner" }, 400, "INVALID_REQUEST"},
+	}
+	for _, tc := range cases {
+		body := valid()
+		tc.mutate(body)
+		rec := f.client().hostile(http.MethodPost, "/api/auth/sign-up/email", body)
+		require.Equal(t, tc.status, rec.Code, "%s: %s", tc.name, rec.Body.String())
+		require.Equal(t, tc.code, errCode(rec), tc.name)
+		require.Empty(t, rec.Result().Cookies(), tc.name)
+	}
+	var users int
+	require.NoError(t, f.d.App.QueryRow(context.Background(), `SELECT count(*) FROM app.users`).Scan(&users))
+	require.Equal(t, 1, users, "no refused sign-up wrote a user")
+}
+
+func TestSignInGivesNoHint(t *testing.T) {
+	t.Parallel()
+	f := newAuthFixture(t)
+	f.signUp("real@example.com", "BUSINESS")
+	for _, body := range []map[string]any{
+		{"email": "real@example.com", "password": "wrong password!"},
+		{"email": "ghost@example.com", "password": testPassword},
+		{"email": "not an e-mail", "password": testPassword},
+	} {
+		rec := f.client().hostile(http.MethodPost, "/api/auth/sign-in/email", body)
+		require.Equal(t, http.StatusUnauthorized, rec.Code)
+		require.Equal(t, "INVALID_CREDENTIALS", errCode(rec))
+		require.Equal(t, "wrong e-mail or password", decode[errBody](t, rec).Error.Message)
+	}
+}
+
+func TestSignInLockoutAndIPLimit(t *testing.T) {
+	t.Parallel()
+	f := newAuthFixture(t)
+	f.signUp("victim@example.com", "BUSINESS")
+	for i := 0; i < ruleSignInAccount.Limit; i++ {
+		rec := f.client().call(http.MethodPost, "/api/auth/sign-in/email", map[string]any{"email": "victim@example.com", "password": "guess number " + string(rune('a'+i))})
+		require.Equal(t, http.StatusUnauthorized, rec.Code)
+	}
+	// Locked: even the right password is refused until the window ends, and a ghost account is
+	// locked the same way (the lockout reveals nothing).
+	rec := f.client().call(http.MethodPost, "/api/auth/sign-in/email", map[string]any{"email": "victim@example.com", "password": testPassword})
+	require.Equal(t, http.StatusTooManyRequests, rec.Code)
+	require.Equal(t, "RATE_LIMITED", errCode(rec))
+	require.NotEmpty(t, rec.Header().Get("Retry-After"))
+	f.advance(ruleSignInAccount.Window)
+	rec = f.client().call(http.MethodPost, "/api/auth/sign-in/email", map[string]any{"email": "victim@example.com", "password": testPassword})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+}
+
+func TestSessionRotatesOnSetActive(t *testing.T) {
+	t.Parallel()
+	f := newAuthFixture(t)
+	a, first := f.signUp("multi@example.com", "BUSINESS")
+	_, other := f.signUp("other@example.com", "BUSINESS")
+
+	// Not a member of the other organization.
+	before := a.clone()
+	rec := a.call(http.MethodPost, "/api/auth/organization/set-active", map[string]any{"organizationId": other.Organization.ID})
+	require.Equal(t, http.StatusForbidden, rec.Code)
+	require.Equal(t, "NOT_A_MEMBER", errCode(rec))
+	require.Equal(t, before.cookie.Value, a.cookie.Value, "a refusal does not rotate")
+
+	rec = a.call(http.MethodPost, "/api/auth/organization/set-active", map[string]any{"organizationId": first.Organization.ID})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.NotEqual(t, before.cookie.Value, a.cookie.Value, "a privilege change rotates the session")
+	rec = before.call(http.MethodGet, "/api/auth/get-session", nil)
+	require.Equal(t, http.StatusUnauthorized, rec.Code, "the pre-rotation token is dead")
+
+	// A malformed id is the caller's 400, not a 403 or a 500.
+	rec = a.hostile(http.MethodPost, "/api/auth/organization/set-active", map[string]any{"organizationId": "x y\x00"})
+	require.Equal(t, http.StatusBadRequest, rec.Code)
+}
+
+func TestActorHeaderRefused(t *testing.T) {
+	t.Parallel()
+	f := newAuthFixture(t)
+	a, _ := f.signUp("actor@example.com", "BUSINESS")
+	rec := a.hostile(http.MethodGet, "/api/auth/get-session", nil, "X-Actor-Id", "someone-else")
+	require.Equal(t, http.StatusBadRequest, rec.Code)
+	require.Equal(t, "ACTOR_HEADER_FORBIDDEN", errCode(rec))
+}
+
+func TestSessionCookieParser(t *testing.T) {
+	t.Parallel()
+	tok := identity.NewToken()
+	got, ok := parseSessionToken(tok)
+	require.True(t, ok)
+	require.Equal(t, tok, got)
+	for _, bad := range []string{"", "short", tok + "x", tok[:42] + "=", tok[:42] + "\x00", strings.Repeat("é", 22)} {
+		_, ok := parseSessionToken(bad)
+		require.False(t, ok, "%q", bad)
+	}
+}
+
+// FuzzSessionCookie: a cookie value is taken only when it has exactly a minted token's shape;
+// anything else is ignored (no session), never an error.
+func FuzzSessionCookie(f *testing.F) {
+	for _, s := range []string{"", "a", identity.NewToken(), "%00", "\xff\xfe", strings.Repeat("A", 43), "a;b=c"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		tok, ok := parseSessionToken(v)
+		if ok && (len(tok) != 43 || tok != v) {
+			t.Fatalf("accepted %q as %q", v, tok)
+		}
+	})
+}

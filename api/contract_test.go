@@ -1,0 +1,154 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/gorillamux"
+	"github.com/stretchr/testify/require"
+)
+
+// The contract client: every request an end-to-end test makes, and every response it gets, is
+// validated against api/openapi.yaml (kin-openapi), so the document cannot drift from the server.
+
+var (
+	contractOnce   sync.Once
+	contractRouter routers.Router
+	contractErr    error
+)
+
+func openapiRouter(t testing.TB) routers.Router {
+	t.Helper()
+	contractOnce.Do(func() {
+		loader := openapi3.NewLoader()
+		doc, err := loader.LoadFromData(openapiYAML)
+		if err != nil {
+			contractErr = err
+			return
+		}
+		if err = doc.Validate(loader.Context); err != nil {
+			contractErr = err
+			return
+		}
+		contractRouter, contractErr = gorillamux.NewRouter(doc)
+	})
+	require.NoError(t, contractErr, "api/openapi.yaml")
+	return contractRouter
+}
+
+// apiClient is one browser: it keeps the session cookie the server sets.
+type apiClient struct {
+	t      testing.TB
+	h      http.Handler
+	cookie *http.Cookie
+	ip     string
+}
+
+func newAPIClient(t testing.TB, s *Server) *apiClient {
+	return &apiClient{t: t, h: s.Engine, ip: "192.0.2.10"}
+}
+
+// clone is a second browser of the same person (same cookie), e.g. to replay a stolen token.
+func (a *apiClient) clone() *apiClient { b := *a; return &b }
+
+// call sends a request whose shape the document allows and validates both sides.
+func (a *apiClient) call(method, path string, body any, hdr ...string) *httptest.ResponseRecorder {
+	a.t.Helper()
+	return a.send(method, path, body, true, hdr...)
+}
+
+// hostile sends a request the document does NOT allow (bad input on purpose); only the response
+// is validated.
+func (a *apiClient) hostile(method, path string, body any, hdr ...string) *httptest.ResponseRecorder {
+	a.t.Helper()
+	return a.send(method, path, body, false, hdr...)
+}
+
+func (a *apiClient) send(method, path string, body any, validRequest bool, hdr ...string) *httptest.ResponseRecorder {
+	a.t.Helper()
+	var raw []byte
+	switch b := body.(type) {
+	case nil:
+	case []byte:
+		raw = b
+	case string:
+		raw = []byte(b)
+	default:
+		var err error
+		raw, err = json.Marshal(b)
+		require.NoError(a.t, err)
+	}
+	req := httptest.NewRequest(method, "http://127.0.0.1:8080"+path, bytes.NewReader(raw))
+	req.RemoteAddr = a.ip + ":40000"
+	if raw != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	if a.cookie != nil {
+		req.AddCookie(a.cookie)
+	}
+	route, params, err := openapiRouter(a.t).FindRoute(req)
+	require.NoError(a.t, err, "%s %s is not in api/openapi.yaml", method, path)
+	in := &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route,
+		Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}}
+	if validRequest {
+		require.NoError(a.t, openapi3filter.ValidateRequest(context.Background(), in), "request %s %s breaks the document", method, path)
+		req.Body = io.NopCloser(bytes.NewReader(raw))
+	}
+	rec := httptest.NewRecorder()
+	a.h.ServeHTTP(rec, req)
+	for _, ck := range rec.Result().Cookies() {
+		if ck.Name == sessionCookie {
+			if ck.MaxAge < 0 || ck.Value == "" {
+				a.cookie = nil
+			} else {
+				a.cookie = ck
+			}
+		}
+	}
+	out := &openapi3filter.ResponseValidationInput{RequestValidationInput: in, Status: rec.Code, Header: rec.Header(),
+		Options: &openapi3filter.Options{IncludeResponseStatus: true}}
+	out.SetBodyBytes(rec.Body.Bytes())
+	require.NoError(a.t, openapi3filter.ValidateResponse(context.Background(), out),
+		"response %d to %s %s breaks the document: %s", rec.Code, method, path, rec.Body.String())
+	return rec
+}
+
+// decode unmarshals a response body.
+func decode[T any](t testing.TB, rec *httptest.ResponseRecorder) T {
+	t.Helper()
+	var v T
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &v), rec.Body.String())
+	return v
+}
+
+// errCode is the error envelope's code ("" for a success body).
+func errCode(rec *httptest.ResponseRecorder) string {
+	var e errBody
+	_ = json.Unmarshal(rec.Body.Bytes(), &e)
+	return e.Error.Code
+}
+
+// pathOf fills a Gin-style path's parameters (":id" → value) for the matrix tests.
+func pathOf(pattern string, params map[string]string) string {
+	parts := strings.Split(pattern, "/")
+	for i, p := range parts {
+		if strings.HasPrefix(p, ":") {
+			parts[i] = url.PathEscape(params[p[1:]])
+		}
+	}
+	return strings.Join(parts, "/")
+}

@@ -1,0 +1,4 @@
+package api
+
+// memberRoutes serves /api/members/*.
+func (s *Server) memberRoutes() []Route { return nil }

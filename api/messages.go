@@ -1,0 +1,37 @@
+package api
+
+import (
+	"context"
+	"net/url"
+
+	"github.com/wagerail/wagerail/internal/identity"
+	"github.com/wagerail/wagerail/internal/notify"
+)
+
+// The messages we send. Each carries its secret (a link or a code) in Secret too, so the log
+// sender can redact it and the developer inbox can show it; sending happens after the
+// transaction that minted the secret commits, and a failed send is logged, never retried into a
+// second valid secret.
+
+// link builds a portal link carrying a one-time token.
+func (s *Server) link(path, token string) string {
+	return s.deps.PublicURL + path + "?token=" + url.QueryEscape(token)
+}
+
+func (s *Server) sendEmail(ctx context.Context, m notify.Email) {
+	if err := s.deps.Mailer.SendEmail(ctx, m); err != nil {
+		s.deps.Log.Error("e-mail not sent", "purpose", string(m.Purpose), "error", err)
+	}
+}
+
+// sendVerificationEmail mints an e-mail verification token for u and mails the link.
+func (s *Server) sendVerificationEmail(ctx context.Context, u identity.User) {
+	token, err := identity.IssueToken(ctx, s.deps.DB, identity.VerifyEmail, u.ID, u.Email, identity.VerifyEmailTTL, s.now())
+	if err != nil {
+		s.deps.Log.Error("verification token not issued", "error", err)
+		return
+	}
+	l := s.link("/verify-email", token)
+	s.sendEmail(ctx, notify.Email{To: u.Email, Subject: "Confirm your e-mail for Wagerail", Purpose: notify.VerifyEmail,
+		Text: "Confirm your e-mail address by opening this link within 24 hours:\n\n" + l + "\n", Secret: l})
+}

@@ -1,0 +1,118 @@
+package identity
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/wagerail/wagerail/internal/db"
+)
+
+// SessionLifetime is how long a session lives from sign-in; sign-in again to extend.
+const SessionLifetime = 7 * 24 * time.Hour
+
+// Session is a signed-in browser or client. Its token is never stored: only its hash.
+type Session struct {
+	ID                   string
+	UserID               string
+	ActiveOrganizationID string
+	// TwoFactorPending: the password was right but the user has two-factor on; the session may
+	// only complete /two-factor/verify.
+	TwoFactorPending bool
+	CreatedAt        time.Time
+	ExpiresAt        time.Time
+}
+
+// NewSession is what CreateSession needs; IP and UserAgent are kept for the user's device list.
+type NewSession struct {
+	UserID               string
+	ActiveOrganizationID string
+	TwoFactorPending     bool
+	IP, UserAgent        string
+}
+
+const sessionColumns = `id, user_id, coalesce(active_organization_id, ''), two_factor_pending, created_at, expires_at`
+
+func scanSession(row pgx.Row) (Session, error) {
+	var s Session
+	err := row.Scan(&s.ID, &s.UserID, &s.ActiveOrganizationID, &s.TwoFactorPending, &s.CreatedAt, &s.ExpiresAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Session{}, ErrNotFound
+	}
+	if err != nil {
+		return Session{}, fmt.Errorf("identity: session: %w", err)
+	}
+	return s, nil
+}
+
+// CreateSession mints a session and returns it with its bearer token (shown once, to the client).
+// A session is only ever created server-side with a fresh token, so a token an attacker planted
+// in a victim's browser before sign-in (session fixation) is never promoted.
+func CreateSession(ctx context.Context, q db.Querier, n NewSession, now time.Time) (Session, string, error) {
+	token := NewToken()
+	var org *string
+	if n.ActiveOrganizationID != "" {
+		org = &n.ActiveOrganizationID
+	}
+	s, err := scanSession(q.QueryRow(ctx, `INSERT INTO app.sessions
+			(id, token_hash, user_id, active_organization_id, two_factor_pending, created_at, expires_at, ip_address, user_agent)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, nullif($8, ''), nullif($9, ''))
+		RETURNING `+sessionColumns,
+		NewID(), HashSecret(token), n.UserID, org, n.TwoFactorPending, now, now.Add(SessionLifetime),
+		truncate(n.IP, 64), truncate(n.UserAgent, 256)))
+	if err != nil {
+		return Session{}, "", err
+	}
+	return s, token, nil
+}
+
+// SessionByToken returns the live session a token names; ErrNotFound when unknown, revoked or
+// expired (the caller cannot tell which).
+func SessionByToken(ctx context.Context, q db.Querier, token string, now time.Time) (Session, error) {
+	return scanSession(q.QueryRow(ctx, `SELECT `+sessionColumns+` FROM app.sessions
+		WHERE token_hash = $1 AND revoked_at IS NULL AND expires_at > $2`, HashSecret(token), now))
+}
+
+// RevokeSession ends a session server-side (sign-out); revoking twice is not an error.
+func RevokeSession(ctx context.Context, q db.Querier, id string, now time.Time) error {
+	_, err := q.Exec(ctx, `UPDATE app.sessions SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL`, id, now)
+	return wrap("revoke session", err)
+}
+
+// RevokeUserSessions ends every session of a user except keep (a password reset signs out all
+// other devices; a ban signs out everywhere with keep "").
+func RevokeUserSessions(ctx context.Context, q db.Querier, userID, keep string, now time.Time) error {
+	_, err := q.Exec(ctx, `UPDATE app.sessions SET revoked_at = $3
+		WHERE user_id = $1 AND id <> $2 AND revoked_at IS NULL`, userID, keep, now)
+	return wrap("revoke sessions", err)
+}
+
+// RotateSession replaces s by a new session (new id and token) with changes applied, and revokes
+// s: used on every privilege change (organization switch, two-factor verified), so a token that
+// leaked before the change does not carry the new privilege.
+func RotateSession(ctx context.Context, q db.Querier, s Session, change func(*NewSession), now time.Time) (Session, string, error) {
+	var ip, ua string
+	if err := q.QueryRow(ctx, `UPDATE app.sessions SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL
+		RETURNING coalesce(ip_address, ''), coalesce(user_agent, '')`, s.ID, now).Scan(&ip, &ua); err != nil {
+		if errors.Is(err, pgx.ErrNoRows) {
+			return Session{}, "", ErrNotFound // revoked concurrently: the caller must sign in again
+		}
+		return Session{}, "", wrap("rotate session", err)
+	}
+	n := NewSession{UserID: s.UserID, ActiveOrganizationID: s.ActiveOrganizationID,
+		TwoFactorPending: s.TwoFactorPending, IP: ip, UserAgent: ua}
+	if change != nil {
+		change(&n)
+	}
+	return CreateSession(ctx, q, n, now)
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
+}
