@@ -82,6 +82,32 @@ func (f *authFixture) signUp(email, kind string) (*apiClient, signUpResult) {
 	return a, decode[signUpResult](f.t, rec)
 }
 
+// platformAdmin creates a user with a PLATFORM admin profile (as `wagerail admin
+// create-platform-admin` does, through the platform role) and returns it signed in.
+func (f *authFixture) platformAdmin(email string) *apiClient {
+	f.t.Helper()
+	ctx := context.Background()
+	hash, err := identity.HashPassword(testPassword)
+	require.NoError(f.t, err)
+	pool := f.d.Platform(f.t)
+	u, err := identity.CreateUser(ctx, pool, identity.NewUser{Email: email, Name: "Platform Admin", PasswordHash: hash})
+	require.NoError(f.t, err)
+	require.NoError(f.t, identity.MakePlatformAdmin(ctx, pool, u.ID))
+	a := f.client()
+	rec := a.call(http.MethodPost, "/api/auth/sign-in/email", map[string]any{"email": email, "password": testPassword})
+	require.Equal(f.t, http.StatusOK, rec.Code, rec.Body.String())
+	return a
+}
+
+// signIn signs an existing user in on a new client.
+func (f *authFixture) signIn(email string) *apiClient {
+	f.t.Helper()
+	a := f.client()
+	rec := a.call(http.MethodPost, "/api/auth/sign-in/email", map[string]any{"email": email, "password": testPassword})
+	require.Equal(f.t, http.StatusOK, rec.Code, rec.Body.String())
+	return a
+}
+
 type sessionResult struct {
 	User struct {
 		ID    string `json:"id"`
@@ -133,6 +159,12 @@ func TestSignUpSignInSession(t *testing.T) {
 	require.Equal(t, "UNAUTHENTICATED", errCode(rec))
 	// The other session lives on.
 	require.Equal(t, http.StatusOK, a.call(http.MethodGet, "/api/auth/get-session", nil).Code)
+
+	// A platform admin signs in like anyone else (no organization needed).
+	p := f.platformAdmin("root@wagerail.test")
+	rec = p.call(http.MethodGet, "/api/auth/get-session", nil)
+	require.Equal(t, http.StatusOK, rec.Code)
+	require.Nil(t, decode[sessionResult](t, rec).Session.ActiveOrganizationID)
 }
 
 func TestSignUpSecureCookieOverTLS(t *testing.T) {
