@@ -126,3 +126,36 @@ func TestRuntimeRoleCannotBypassRLS(t *testing.T) {
 	require.NoError(t, owner.QueryRow(ctx, `SELECT count(*) FROM app.rls_probe`).Scan(&n))
 	require.Zero(t, n)
 }
+
+// TestEveryTenantTableIsForced: a table with a tenant_id column holds tenant data, so it has
+// row-level security enabled AND forced (the owner is held too) and at least one policy. A new
+// migration that forgets it fails here. The sandbox schema is the simulated partner bank: its
+// tenant_id is what a bank is told, and the bank is not us.
+func TestEveryTenantTableIsForced(t *testing.T) {
+	d := testkit.NewDB(t)
+	ctx := context.Background()
+	rows, err := d.App.Query(ctx, `
+		SELECT n.nspname || '.' || c.relname, c.relrowsecurity, c.relforcerowsecurity,
+		       (SELECT count(*) FROM pg_policy p WHERE p.polrelid = c.oid)
+		FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		JOIN pg_attribute a ON a.attrelid = c.oid AND a.attname = 'tenant_id' AND NOT a.attisdropped
+		WHERE c.relkind IN ('r', 'p') AND n.nspname NOT IN ('pg_catalog', 'information_schema', 'sandbox')
+		ORDER BY 1`)
+	require.NoError(t, err)
+	defer rows.Close()
+	n := 0
+	var bad []string
+	for rows.Next() {
+		var name string
+		var enabled, forced bool
+		var policies int
+		require.NoError(t, rows.Scan(&name, &enabled, &forced, &policies))
+		if !enabled || !forced || policies == 0 {
+			bad = append(bad, name)
+		}
+		n++
+	}
+	require.NoError(t, rows.Err())
+	require.Empty(t, bad, "tables with tenant_id whose RLS is not enabled, forced and with a policy")
+	require.Greater(t, n, 10, "the query found the tenant tables")
+}
