@@ -194,3 +194,65 @@ func TestRuntimeRoleSeesOneTenant(t *testing.T) {
 		return nil
 	}))
 }
+
+// TestPermissionGuard: the union of a member's application roles decides a Permission route;
+// member roles do not (an admin without the grant is refused, a plain member with it passes), and
+// a role change takes effect on the very next request once the cache entry is dropped.
+func TestPermissionGuard(t *testing.T) {
+	t.Parallel()
+	f := newAuthFixture(t)
+	owner, a := f.signUp("perm-owner@example.com", "BUSINESS")
+	tenant := a.Organization.ID
+	ctx := tenancy.WithTenant(context.Background(), tenant)
+	require.NoError(t, tenancy.InTx(ctx, f.d.App, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `INSERT INTO app.roles (id, tenant_id, name, scope, permissions)
+			VALUES ('role-viewer', $1, 'payroll_viewer', 'BUSINESS', '{"payroll":["view"]}'),
+			       ('role-clerk', $1, 'employee_clerk', 'BUSINESS', '{"employees":["view","add"]}')`, tenant)
+		return err
+	}))
+	f.addMember(tenant, "perm-admin@example.com", orgs.Admin)
+	f.addMember(tenant, "perm-viewer@example.com", orgs.PlainMember, "payroll_viewer", "employee_clerk")
+	admin, viewer := f.signIn("perm-admin@example.com"), f.signIn("perm-viewer@example.com")
+
+	route := func(perm orgs.Permission) Route {
+		return Route{Method: http.MethodGet, Path: "/api/perm-probe", Auth: Org, Role: orgs.PlainMember, Permission: perm}
+	}
+	try := func(cl *apiClient, perm orgs.Permission) *httptest.ResponseRecorder {
+		e := gin.New()
+		e.Use(withRequestID())
+		e.GET("/api/perm-probe", append(f.srv.pipeline(route(perm)), func(c *gin.Context) { c.Status(passed) })...)
+		req := httptest.NewRequest(http.MethodGet, "/api/perm-probe", nil)
+		req.AddCookie(cl.cookie)
+		rec := httptest.NewRecorder()
+		e.ServeHTTP(rec, req)
+		return rec
+	}
+	view, approve, add := orgs.Permission{Module: "payroll", Action: "view"}, orgs.Permission{Module: "payroll", Action: "approve"}, orgs.Permission{Module: "employees", Action: "add"}
+	require.Equal(t, passed, try(owner, approve).Code, "organization_admin grants everything")
+	require.Equal(t, passed, try(viewer, view).Code)
+	require.Equal(t, passed, try(viewer, add).Code, "the union of both roles")
+	rec := try(viewer, approve)
+	require.Equal(t, http.StatusForbidden, rec.Code)
+	require.Equal(t, "PERMISSION_DENIED", errCode(rec))
+	rec = try(admin, view)
+	require.Equal(t, "PERMISSION_DENIED", errCode(rec), "the admin member role grants no module action")
+
+	// Take the viewer's roles away: cached access is dropped and the next request is refused.
+	var memberID, userID string
+	require.NoError(t, tenancy.InTx(ctx, f.d.App, func(tx pgx.Tx) error {
+		return tx.QueryRow(ctx, `SELECT m.id, m.user_id FROM app.members m JOIN app.users u ON u.id = m.user_id
+			WHERE u.email = 'perm-viewer@example.com'`).Scan(&memberID, &userID)
+	}))
+	require.NoError(t, tenancy.InTx(ctx, f.d.App, func(tx pgx.Tx) error { return orgs.SetAppRoles(ctx, tx, tenant, memberID, nil) }))
+	require.Equal(t, passed, try(viewer, view).Code, "within the cache's 60 s the old grant holds")
+	f.srv.access.Invalidate(userID, tenant)
+	require.Equal(t, "PERMISSION_DENIED", errCode(try(viewer, view)))
+
+	// Without an invalidation (a change made by another replica) the entry expires after the TTL.
+	require.NoError(t, tenancy.InTx(ctx, f.d.App, func(tx pgx.Tx) error {
+		return orgs.SetAppRoles(ctx, tx, tenant, memberID, []string{"payroll_viewer"})
+	}))
+	require.Equal(t, "PERMISSION_DENIED", errCode(try(viewer, view)), "cached")
+	f.advance(orgs.CacheTTL)
+	require.Equal(t, passed, try(viewer, view).Code, "expired after the TTL")
+}
