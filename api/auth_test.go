@@ -20,7 +20,7 @@ import (
 
 // authFixture is an API on a fresh database with a movable clock and an inbox tests can read.
 type authFixture struct {
-	t     *testing.T
+	t     testing.TB
 	srv   *Server
 	d     *testkit.DB
 	inbox *notify.Memory
@@ -28,7 +28,7 @@ type authFixture struct {
 	clock time.Time
 }
 
-func newAuthFixture(t *testing.T) *authFixture {
+func newAuthFixture(t testing.TB) *authFixture {
 	t.Helper()
 	f := &authFixture{t: t, d: testkit.NewDB(t), inbox: &notify.Memory{}, clock: time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)}
 	f.srv = New(Deps{
@@ -305,6 +305,38 @@ func FuzzSessionCookie(f *testing.F) {
 		tok, ok := parseSessionToken(v)
 		if ok && (len(tok) != 43 || tok != v) {
 			t.Fatalf("accepted %q as %q", v, tok)
+		}
+	})
+}
+
+// FuzzAuthCoreRoutes: whatever body reaches sign-up, sign-in, set-active, sign-out or
+// get-session (with or without a session), the answer is a success or a 4xx, never a 5xx.
+func FuzzAuthCoreRoutes(f *testing.F) {
+	fx := newAuthFixture(f)
+	owner, res := fx.signUp("fuzz-owner@example.com", "BUSINESS")
+	routes := []struct{ method, path string }{
+		{http.MethodPost, "/api/auth/sign-up/email"}, {http.MethodPost, "/api/auth/sign-in/email"},
+		{http.MethodPost, "/api/auth/organization/set-active"}, {http.MethodPost, "/api/auth/sign-out"},
+		{http.MethodGet, "/api/auth/get-session"},
+	}
+	f.Add(uint8(0), `{"email":"a@b.et","password":"0123456789","name":"A","organization":{"name":"O","kind":"FI"}}`, false)
+	f.Add(uint8(1), `{"email":"fuzz-owner@example.com","password":"`+testPassword+`"}`, false)
+	f.Add(uint8(2), `{"organizationId":"`+res.Organization.ID+`"}`, true)
+	f.Add(uint8(2), `{"organizationId":"\u0000"}`, true)
+	f.Add(uint8(0), `{"email":"x@y.et","password":"\ud800\ud800\ud800\ud800\ud800","name":"\u202e","organization":{"name":"`+strings.Repeat("n", 300)+`","kind":"BUSINESS"}}`, false)
+	f.Add(uint8(1), "{\"email\":1e999}", false)
+	f.Add(uint8(3), "", true)
+	f.Add(uint8(4), "\xff", true)
+	f.Fuzz(func(t *testing.T, which uint8, body string, signedIn bool) {
+		r := routes[int(which)%len(routes)]
+		a := fx.client()
+		if signedIn {
+			a = owner.clone()
+		}
+		a.t = t
+		rec := a.hostile(r.method, r.path, body)
+		if rec.Code >= 500 {
+			t.Fatalf("%s %s answered %d: %s", r.method, r.path, rec.Code, rec.Body.String())
 		}
 	})
 }
