@@ -107,15 +107,10 @@ func (s *Server) sessionStep(r Route) gin.HandlerFunc {
 		c.Set(callerKey, cl)
 		ctx := tenancy.WithRequestID(c.Request.Context(), requestID(c))
 		if token, ok := sessionToken(c); ok {
-			sess, err := identity.SessionByToken(ctx, s.deps.DB, token, s.now())
+			sess, u, platform, err := identity.Authenticate(ctx, s.deps.DB, token, s.now())
 			switch {
 			case err == nil:
-				u, err := identity.UserByID(ctx, s.deps.DB, sess.UserID)
-				if err != nil {
-					writeError(c, err)
-					return
-				}
-				cl.User, cl.Session = u, sess
+				cl.User, cl.Session, cl.Platform = u, sess, platform
 				ctx = tenancy.WithActor(ctx, u.ID)
 			case !errors.Is(err, identity.ErrNotFound):
 				writeError(c, err)
@@ -165,12 +160,7 @@ func (s *Server) guardStep(r Route) gin.HandlerFunc {
 			return
 		}
 		ctx := c.Request.Context()
-		platform, err := identity.IsPlatformAdmin(ctx, s.deps.DB, cl.User.ID)
-		if err != nil {
-			writeError(c, err)
-			return
-		}
-		cl.Platform = platform
+		platform := cl.Platform
 		// 4. Organization role.
 		switch r.Auth {
 		case Platform:

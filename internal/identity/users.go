@@ -35,14 +35,23 @@ type User struct {
 // NormalizeEmail is the one spelling we store and look up: trimmed and lower-cased.
 func NormalizeEmail(email string) string { return strings.ToLower(strings.TrimSpace(email)) }
 
-const userColumns = `id, email, name, email_verified_at IS NOT NULL, coalesce(phone_number, ''),
-	phone_verified_at IS NOT NULL, coalesce(password_hash, ''), coalesce(totp_secret, ''),
-	two_factor_enabled, created_at`
+// userColumnsOf lists the user columns scanUser reads, qualified by alias.
+func userColumnsOf(a string) string {
+	return a + `.id, ` + a + `.email, ` + a + `.name, ` + a + `.email_verified_at IS NOT NULL, coalesce(` + a + `.phone_number, ''),
+	` + a + `.phone_verified_at IS NOT NULL, coalesce(` + a + `.password_hash, ''), coalesce(` + a + `.totp_secret, ''),
+	` + a + `.two_factor_enabled, ` + a + `.created_at`
+}
 
-func scanUser(row pgx.Row) (User, error) {
+var userColumns = userColumnsOf("users")
+
+func scanUser(row pgx.Row) (User, error) { return scanUserWith(row, nil) }
+
+// scanUserWith scans before, then the user columns, then after.
+func scanUserWith(row pgx.Row, before []any, after ...any) (User, error) {
 	var u User
-	err := row.Scan(&u.ID, &u.Email, &u.Name, &u.EmailVerified, &u.PhoneNumber, &u.PhoneVerified,
+	dest := append(before, &u.ID, &u.Email, &u.Name, &u.EmailVerified, &u.PhoneNumber, &u.PhoneVerified,
 		&u.PasswordHash, &u.TOTPSecret, &u.TwoFactorEnabled, &u.CreatedAt)
+	err := row.Scan(append(dest, after...)...)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return User{}, ErrNotFound
 	}
