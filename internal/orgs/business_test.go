@@ -152,10 +152,14 @@ func TestBusinessLifecycle(t *testing.T) {
 		})
 		return out, err
 	}
-	got, err := run(func(tx pgx.Tx) (orgs.BusinessOrg, error) { return orgs.SetBusinessStatus(ctx, tx, b.ID, orgs.OrgSuspended) })
+	got, err := run(func(tx pgx.Tx) (orgs.BusinessOrg, error) {
+		return orgs.SetBusinessStatus(ctx, tx, b.ID, orgs.OrgSuspended)
+	})
 	require.NoError(t, err)
 	require.Equal(t, orgs.OrgSuspended, got.Status)
-	_, err = run(func(tx pgx.Tx) (orgs.BusinessOrg, error) { return orgs.SetBusinessStatus(ctx, tx, b.ID, orgs.OrgDeleted) })
+	_, err = run(func(tx pgx.Tx) (orgs.BusinessOrg, error) {
+		return orgs.SetBusinessStatus(ctx, tx, b.ID, orgs.OrgDeleted)
+	})
 	require.Error(t, err, "deleting goes through DeleteBusiness")
 
 	at := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
@@ -168,7 +172,9 @@ func TestBusinessLifecycle(t *testing.T) {
 
 	_, err = run(func(tx pgx.Tx) (orgs.BusinessOrg, error) { return orgs.DeleteBusiness(ctx, tx, b.ID, at) })
 	require.ErrorIs(t, err, orgs.ErrAlreadyDeleted)
-	_, err = run(func(tx pgx.Tx) (orgs.BusinessOrg, error) { return orgs.SetBusinessStatus(ctx, tx, b.ID, orgs.OrgActive) })
+	_, err = run(func(tx pgx.Tx) (orgs.BusinessOrg, error) {
+		return orgs.SetBusinessStatus(ctx, tx, b.ID, orgs.OrgActive)
+	})
 	require.ErrorIs(t, err, orgs.ErrDeleted, "deleting is final")
 	_, err = run(func(tx pgx.Tx) (orgs.BusinessOrg, error) {
 		return orgs.UpdateBusiness(ctx, tx, b.ID, func(x *orgs.BusinessOrg) error { x.Name = "x"; return nil })
