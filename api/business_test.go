@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -13,13 +11,11 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
 	"github.com/wagerail/wagerail/internal/crosstenant"
 	"github.com/wagerail/wagerail/internal/db"
 	"github.com/wagerail/wagerail/internal/identity"
-	"github.com/wagerail/wagerail/internal/notify"
 	"github.com/wagerail/wagerail/internal/orgs"
 	"github.com/wagerail/wagerail/internal/testkit"
 )
@@ -738,33 +734,9 @@ type bizFuzzFixture struct {
 	org             string
 }
 
-// newBizFuzzFixture is newAuthFixture's setup for a fuzz target (one database for every input).
+// newBizFuzzFixture is one database for every input of the fuzz target.
 func newBizFuzzFixture(tb testing.TB) *bizFuzzFixture {
-	d := testkit.NewDB(tb)
-	clock := time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
-	inbox := &notify.Memory{}
-	srv := New(Deps{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), DB: d.App, Platform: d.Platform(tb),
-		Registry: prometheus.NewRegistry(), Mailer: inbox, Texter: inbox, Now: func() time.Time { return clock }})
-	fx := &bizFuzzFixture{srv: srv}
-	fx.owner = newAPIClient(tb, srv)
-	rec := fx.owner.call(http.MethodPost, "/api/auth/sign-up/email", map[string]any{
-		"email": "owner@fuzz.example", "password": testPassword, "name": "Fuzz Owner",
-		"organization": map[string]any{"name": "Fuzz Business", "kind": "BUSINESS"},
-	})
-	require.Equal(tb, http.StatusCreated, rec.Code, rec.Body.String())
-	var res signUpResult
-	require.NoError(tb, json.Unmarshal(rec.Body.Bytes(), &res))
-	fx.org = res.Organization.ID
-
-	ctx := context.Background()
-	hash, err := identity.HashPassword(testPassword)
-	require.NoError(tb, err)
-	pool := d.Platform(tb)
-	u, err := identity.CreateUser(ctx, pool, identity.NewUser{Email: "root@fuzz.example", Name: "Platform Admin", PasswordHash: hash})
-	require.NoError(tb, err)
-	require.NoError(tb, identity.MakePlatformAdmin(ctx, pool, u.ID))
-	fx.platform = newAPIClient(tb, srv)
-	rec = fx.platform.call(http.MethodPost, "/api/auth/sign-in/email", map[string]any{"email": "root@fuzz.example", "password": testPassword})
-	require.Equal(tb, http.StatusOK, rec.Code, rec.Body.String())
-	return fx
+	f := newAuthFixture(tb)
+	owner, res := f.signUp("owner@fuzz.example", "BUSINESS")
+	return &bizFuzzFixture{srv: f.srv, owner: owner, platform: f.platformAdmin("root@fuzz.example"), org: res.Organization.ID}
 }
