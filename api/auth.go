@@ -349,28 +349,47 @@ func (s *Server) setActiveOrganization(c *gin.Context) {
 // audits action under tenant ("" means the user-level tenant) and answers with the session.
 func (s *Server) rotate(c *gin.Context, action, tenant string, change func(*identity.NewSession)) {
 	cl := callerOf(c)
-	ctx := c.Request.Context()
-	if tenant == "" {
-		tenant = crosstenant.PlatformTenant
-	}
-	actx := tenancy.WithActor(tenancy.WithTenant(ctx, tenant), cl.User.ID)
 	var sess identity.Session
 	var token string
-	err := tenancy.InTx(actx, s.deps.DB, func(tx pgx.Tx) error {
+	err := s.inRotation(c, tenant, func(actx context.Context, tx pgx.Tx) error {
 		var err error
-		if sess, token, err = identity.RotateSession(ctx, tx, cl.Session, change, s.now()); err != nil {
-			return err
-		}
-		return audit.Write(actx, tx, audit.Entry{Action: action, Outcome: audit.Success, TargetType: "Session", TargetID: sess.ID})
+		sess, token, err = s.rotateIn(actx, tx, cl, action, change)
+		return err
 	})
-	if errors.Is(err, identity.ErrNotFound) {
-		writeError(c, NewError(http.StatusUnauthorized, "UNAUTHENTICATED", "the session ended; sign in again"))
-		return
-	}
 	if err != nil {
 		writeError(c, err)
 		return
 	}
+	s.answerRotated(c, cl.User, sess, token)
+}
+
+// inRotation runs fn in a transaction under tenant ("" means the user-level tenant) with the
+// caller as actor: the privilege change and the rotation it earns (rotateIn) commit together. A
+// session revoked meanwhile comes back as 401.
+func (s *Server) inRotation(c *gin.Context, tenant string, fn func(actx context.Context, tx pgx.Tx) error) error {
+	if tenant == "" {
+		tenant = crosstenant.PlatformTenant
+	}
+	actx := tenancy.WithActor(tenancy.WithTenant(c.Request.Context(), tenant), callerOf(c).User.ID)
+	err := tenancy.InTx(actx, s.deps.DB, func(tx pgx.Tx) error { return fn(actx, tx) })
+	if errors.Is(err, identity.ErrNotFound) {
+		return NewError(http.StatusUnauthorized, "UNAUTHENTICATED", "the session ended; sign in again")
+	}
+	return err
+}
+
+// rotateIn replaces the caller's session inside tx and audits action (actx carries the tenant and
+// actor).
+func (s *Server) rotateIn(actx context.Context, tx pgx.Tx, cl *caller, action string, change func(*identity.NewSession)) (identity.Session, string, error) {
+	sess, token, err := identity.RotateSession(actx, tx, cl.Session, change, s.now())
+	if err != nil {
+		return identity.Session{}, "", err
+	}
+	return sess, token, audit.Write(actx, tx, audit.Entry{Action: action, Outcome: audit.Success, TargetType: "Session", TargetID: sess.ID})
+}
+
+// answerRotated hands the client its new session and answers with it.
+func (s *Server) answerRotated(c *gin.Context, user identity.User, sess identity.Session, token string) {
 	s.setSessionCookie(c, token, sess)
-	c.JSON(http.StatusOK, gin.H{"user": toUserJSON(cl.User), "session": toSessionJSON(sess)})
+	c.JSON(http.StatusOK, gin.H{"user": toUserJSON(user), "session": toSessionJSON(sess)})
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -109,6 +110,9 @@ type Server struct {
 	webhooks *webhooks
 	access   *orgs.AccessCache
 	limiter  *ratelimit.Limiter
+	// background counts work that runs after the answer (the mails of forget-password and
+	// magic-link sign-in, which must not show in the response time; api/auth_extra.go).
+	background sync.WaitGroup
 }
 
 //go:embed openapi.yaml

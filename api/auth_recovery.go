@@ -1,0 +1,212 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/wagerail/wagerail/internal/audit"
+	"github.com/wagerail/wagerail/internal/crosstenant"
+	"github.com/wagerail/wagerail/internal/field"
+	"github.com/wagerail/wagerail/internal/identity"
+	"github.com/wagerail/wagerail/internal/notify"
+	"github.com/wagerail/wagerail/internal/orgs"
+	"github.com/wagerail/wagerail/internal/tenancy"
+)
+
+// Password recovery, account set-up and e-mail verification.
+
+type emailRequest struct {
+	Email string `json:"email"`
+}
+
+// requestByEmail is the shared body of forget-password and magic-link sign-in: validate the
+// address, count it against the message limits (per IP and per address, whether or not an account
+// has it), look the account up, and answer 200 {success:true}. Only when there is an account does
+// send run, after the answer: the database lookup happens either way, and minting a token and
+// handing a mail to a (possibly slow) server never delays the answer, so neither the body, the
+// status nor the time tells whether the address is registered.
+func (s *Server) requestByEmail(c *gin.Context, what string, send func(ctx context.Context, u identity.User, now time.Time)) {
+	var req emailRequest
+	if e := bindJSON(c, &req); e != nil {
+		writeError(c, e)
+		return
+	}
+	req.Email = identity.NormalizeEmail(req.Email)
+	if err := field.Email("email", req.Email); err != nil {
+		writeError(c, fieldError(err))
+		return
+	}
+	if !s.allow(c, ruleMessageIP, c.ClientIP()) || !s.allow(c, ruleMessageAccount, req.Email) {
+		return
+	}
+	ctx := c.Request.Context()
+	now := s.now()
+	user, err := identity.UserByEmail(ctx, s.deps.DB, req.Email)
+	switch {
+	case err == nil:
+		s.later(ctx, what, func(ctx context.Context) { send(ctx, user, now) })
+	case !errors.Is(err, identity.ErrNotFound):
+		writeError(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, successBody)
+}
+
+func (s *Server) forgetPassword(c *gin.Context) {
+	s.requestByEmail(c, "reset password mail", s.mailResetLink)
+}
+
+// mailResetLink mints a one-hour reset token for u (audited PasswordResetRequested; the requester
+// is anonymous) and mails the link once the token is committed.
+func (s *Server) mailResetLink(ctx context.Context, u identity.User, now time.Time) {
+	var token string
+	err := s.asUser(ctx, anonymousActor, func(actx context.Context, tx pgx.Tx) error {
+		var err error
+		if token, err = identity.IssueToken(actx, tx, identity.ResetPassword, u.ID, u.Email, identity.ResetPasswordTTL, now); err != nil {
+			return err
+		}
+		return audit.Write(actx, tx, audit.Entry{Action: "PasswordResetRequested", Outcome: audit.Success, TargetType: "User", TargetID: u.ID})
+	})
+	if err != nil {
+		s.deps.Log.Error("reset token not issued", "error", err)
+		return
+	}
+	l := s.link("/reset-password", token)
+	s.sendEmail(ctx, notify.Email{To: u.Email, Subject: "Reset your Wagerail password", Purpose: notify.ResetPassword, Secret: l,
+		Text: "Someone asked to reset the password of your Wagerail account. To choose a new one, open this link within 1 hour:\n\n" +
+			l + "\n\nIf it was not you, ignore this e-mail: your password stays as it is.\n"})
+}
+
+type resetPasswordRequest struct {
+	Token       string `json:"token"`
+	NewPassword string `json:"newPassword"`
+}
+
+// resetPassword spends a RESET_PASSWORD token, or the ACCOUNT_SETUP token of an invited team
+// member choosing their first password: the password is set, every session of the user is
+// revoked (whoever knew the old password is signed out), and the e-mail counts as verified (the
+// link reached it). Then the user's INVITED memberships become ACTIVE: INVITED means "has not set
+// a password yet", which no longer holds, whichever of the two links was used.
+func (s *Server) resetPassword(c *gin.Context) {
+	var req resetPasswordRequest
+	if e := bindJSON(c, &req); e != nil {
+		writeError(c, e)
+		return
+	}
+	// The password is checked first, so a typo does not spend the link.
+	if identity.CheckPassword(req.NewPassword) != nil {
+		writeError(c, fieldError(&field.Error{Field: "newPassword", Problem: "must be 10 to 128 bytes of valid UTF-8"}))
+		return
+	}
+	token, ok := linkToken(req.Token)
+	if !ok {
+		s.refuseToken(c, "PasswordReset")
+		return
+	}
+	hash, err := identity.HashPassword(req.NewPassword)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	ctx := c.Request.Context()
+	now := s.now()
+	var v identity.Verification
+	err = s.asUser(ctx, anonymousActor, func(actx context.Context, tx pgx.Tx) error {
+		action := "PasswordReset"
+		var err error
+		v, err = identity.ConsumeToken(actx, tx, identity.ResetPassword, token, now)
+		if errors.Is(err, identity.ErrInvalidSecret) {
+			action = "AccountSetupCompleted"
+			v, err = identity.ConsumeToken(actx, tx, identity.AccountSetup, token, now)
+		}
+		if err != nil {
+			return err
+		}
+		if v.UserID == "" {
+			return identity.ErrInvalidSecret // minted for an address without an account: nothing to set
+		}
+		if err := identity.SetPassword(actx, tx, v.UserID, hash, now); err != nil {
+			return err
+		}
+		if err := identity.RevokeUserSessions(actx, tx, v.UserID, "", now); err != nil {
+			return err
+		}
+		if err := identity.MarkEmailVerified(actx, tx, v.UserID, now); err != nil {
+			return err
+		}
+		return audit.Write(tenancy.WithActor(actx, v.UserID), tx, audit.Entry{Action: action, Outcome: audit.Success,
+			TargetType: "User", TargetID: v.UserID, Details: map[string]bool{"sessionsRevoked": true}})
+	})
+	if errors.Is(err, identity.ErrInvalidSecret) || errors.Is(err, identity.ErrNotFound) {
+		s.refuseToken(c, "PasswordReset")
+		return
+	}
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	tenants, err := orgs.ActivateInvitedMemberships(ctx, s.deps.DB, v.UserID)
+	for _, t := range tenants {
+		s.access.Invalidate(v.UserID, t)
+	}
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, successBody)
+}
+
+// verifyEmail spends a VERIFY_EMAIL token (mailed at sign-up): the e-mail it was sent to is the
+// account's, proved.
+func (s *Server) verifyEmail(c *gin.Context) {
+	var req tokenRequest
+	if e := bindJSON(c, &req); e != nil {
+		writeError(c, e)
+		return
+	}
+	token, ok := linkToken(req.Token)
+	if !ok {
+		s.refuseToken(c, "EmailVerified")
+		return
+	}
+	now := s.now()
+	err := s.asUser(c.Request.Context(), anonymousActor, func(actx context.Context, tx pgx.Tx) error {
+		v, err := identity.ConsumeToken(actx, tx, identity.VerifyEmail, token, now)
+		if err != nil {
+			return err
+		}
+		if v.UserID == "" {
+			return identity.ErrInvalidSecret
+		}
+		if err := identity.MarkEmailVerified(actx, tx, v.UserID, now); err != nil {
+			return err
+		}
+		return audit.Write(tenancy.WithActor(actx, v.UserID), tx, audit.Entry{Action: "EmailVerified", Outcome: audit.Success,
+			TargetType: "User", TargetID: v.UserID})
+	})
+	if errors.Is(err, identity.ErrInvalidSecret) || errors.Is(err, identity.ErrNotFound) {
+		s.refuseToken(c, "EmailVerified")
+		return
+	}
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, successBody)
+}
+
+// refuseToken audits a refused link token (outcome DENIED, by nobody, on the platform-wide trail)
+// and answers 400 INVALID_TOKEN.
+func (s *Server) refuseToken(c *gin.Context, action string) {
+	if err := s.auditIn(c.Request.Context(), crosstenant.PlatformTenant, anonymousActor, audit.Entry{Action: action, Outcome: audit.Denied,
+		Details: map[string]string{"code": errInvalidToken.Code}}); err != nil {
+		writeError(c, err)
+		return
+	}
+	writeError(c, errInvalidToken)
+}

@@ -1,0 +1,281 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wagerail/wagerail/internal/db"
+	"github.com/wagerail/wagerail/internal/identity"
+	"github.com/wagerail/wagerail/internal/notify"
+	"github.com/wagerail/wagerail/internal/orgs"
+)
+
+// authxNoEnumeration: a request for an address with an account and one for an address without
+// get the same status and body; only the account is mailed.
+func authxNoEnumeration(t *testing.T, path string, p notify.Purpose) {
+	f := newAuthxFixture(t, nil, false)
+	f.signUp("known@example.com", "BUSINESS")
+	authxSettle(f)
+	before := len(f.inbox.Emails())
+
+	known := f.client().call(http.MethodPost, path, map[string]any{"email": "Known@Example.com"})
+	ghost := f.client().call(http.MethodPost, path, map[string]any{"email": "ghost@example.com"})
+	require.Equal(t, http.StatusOK, known.Code, known.Body.String())
+	require.Equal(t, known.Code, ghost.Code)
+	require.JSONEq(t, known.Body.String(), ghost.Body.String())
+	require.JSONEq(t, `{"success":true}`, ghost.Body.String())
+	require.Equal(t, known.Header().Get("Content-Type"), ghost.Header().Get("Content-Type"))
+	require.Empty(t, known.Result().Cookies())
+	require.Empty(t, ghost.Result().Cookies())
+
+	authxSettle(f) // every mail of both requests has been handed over
+	sent := f.inbox.Emails()[before:]
+	require.Len(t, sent, 1)
+	require.Equal(t, "known@example.com", sent[0].To)
+	require.Equal(t, p, sent[0].Purpose)
+	_, toGhost := f.inbox.LatestEmail("ghost@example.com", p)
+	require.False(t, toGhost, "no mail for an address without an account")
+}
+
+func TestAuthxForgetPasswordNoEnumeration(t *testing.T) {
+	t.Parallel()
+	authxNoEnumeration(t, "/api/auth/forget-password", notify.ResetPassword)
+}
+
+func TestAuthxResetPassword(t *testing.T) {
+	t.Parallel()
+	f := newAuthxFixture(t, nil, false)
+	const email = "reset@example.com"
+	a, res := f.signUp(email, "BUSINESS")
+	b := f.signIn(email)
+
+	rec := f.client().call(http.MethodPost, "/api/auth/forget-password", map[string]any{"email": email})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	token := authxMailedToken(t, f, email, notify.ResetPassword)
+	m, _ := f.inbox.LatestEmail(email, notify.ResetPassword)
+	require.Contains(t, m.Text, "/reset-password?token=")
+	require.Equal(t, 1, authxAudits(t, f, "PasswordResetRequested", "SUCCESS"))
+
+	// Refusals that do not spend the token.
+	rec = f.client().hostile(http.MethodPost, "/api/auth/reset-password", map[string]any{"token": token, "newPassword": "short"})
+	require.Equal(t, http.StatusBadRequest, rec.Code)
+	require.Equal(t, "INVALID_REQUEST", errCode(rec))
+	rec = f.client().hostile(http.MethodPost, "/api/auth/reset-password", map[string]any{"token": token, "newPassword": testPassword, "email": email})
+	require.Equal(t, "INVALID_REQUEST", errCode(rec), "unknown fields are refused")
+	for _, bad := range []string{"", "abc", identity.NewToken(), strings.Repeat("!", 43)} {
+		rec = f.client().call(http.MethodPost, "/api/auth/reset-password", map[string]any{"token": bad, "newPassword": "another password"})
+		require.Equal(t, http.StatusBadRequest, rec.Code, bad)
+		require.Equal(t, "INVALID_TOKEN", errCode(rec), bad)
+	}
+	// The reset token is not an e-mail verification or a magic link.
+	rec = f.client().call(http.MethodPost, "/api/auth/verify-email", map[string]any{"token": token})
+	require.Equal(t, "INVALID_TOKEN", errCode(rec))
+	rec = f.client().call(http.MethodPost, "/api/auth/magic-link/verify", map[string]any{"token": token})
+	require.Equal(t, "INVALID_TOKEN", errCode(rec))
+
+	const newPassword = "a brand new passphrase"
+	rec = f.client().call(http.MethodPost, "/api/auth/reset-password", map[string]any{"token": token, "newPassword": newPassword})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.JSONEq(t, `{"success":true}`, rec.Body.String())
+
+	// Single use.
+	rec = f.client().call(http.MethodPost, "/api/auth/reset-password", map[string]any{"token": token, "newPassword": "yet another password"})
+	require.Equal(t, http.StatusBadRequest, rec.Code)
+	require.Equal(t, "INVALID_TOKEN", errCode(rec))
+
+	// Every old session is signed out.
+	for _, c := range []*apiClient{a, b} {
+		rec = c.call(http.MethodGet, "/api/auth/get-session", nil)
+		require.Equal(t, http.StatusUnauthorized, rec.Code)
+	}
+	// The old password is dead, the new one signs in; the e-mail counts as verified.
+	rec = f.client().call(http.MethodPost, "/api/auth/sign-in/email", map[string]any{"email": email, "password": testPassword})
+	require.Equal(t, http.StatusUnauthorized, rec.Code)
+	c := f.client()
+	rec = c.call(http.MethodPost, "/api/auth/sign-in/email", map[string]any{"email": email, "password": newPassword})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.Contains(t, rec.Body.String(), `"emailVerified":true`)
+	require.Equal(t, res.Organization.ID, *decode[sessionResult](t, rec).Session.ActiveOrganizationID)
+
+	require.Equal(t, 1, authxAudits(t, f, "PasswordReset", "SUCCESS"))
+	require.GreaterOrEqual(t, authxAudits(t, f, "PasswordReset", "DENIED"), 5)
+
+	// Expiry: a token is good until just before its hour ends, dead at the hour.
+	for _, tc := range []struct {
+		after time.Duration
+		code  int
+	}{{identity.ResetPasswordTTL, http.StatusBadRequest}, {identity.ResetPasswordTTL - time.Second, http.StatusOK}} {
+		require.Equal(t, http.StatusOK, f.client().call(http.MethodPost, "/api/auth/forget-password", map[string]any{"email": email}).Code)
+		token = authxMailedToken(t, f, email, notify.ResetPassword)
+		f.advance(tc.after)
+		rec = f.client().call(http.MethodPost, "/api/auth/reset-password", map[string]any{"token": token, "newPassword": newPassword})
+		require.Equal(t, tc.code, rec.Code, "%v: %s", tc.after, rec.Body.String())
+	}
+}
+
+// Two resets racing with one token: exactly one wins, the other is INVALID_TOKEN.
+func TestAuthxResetPasswordRace(t *testing.T) {
+	t.Parallel()
+	f := newAuthxFixture(t, nil, false)
+	const email = "race@example.com"
+	f.signUp(email, "BUSINESS")
+	require.Equal(t, http.StatusOK, f.client().call(http.MethodPost, "/api/auth/forget-password", map[string]any{"email": email}).Code)
+	token := authxMailedToken(t, f, email, notify.ResetPassword)
+
+	const racers = 4
+	recs := make([]*httptest.ResponseRecorder, racers)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range recs {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			body := `{"token":"` + token + `","newPassword":"racer number ` + string(rune('a'+i)) + ` wins"}`
+			req := httptest.NewRequest(http.MethodPost, "/api/auth/reset-password", strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			rec := httptest.NewRecorder()
+			<-start
+			f.srv.Engine.ServeHTTP(rec, req)
+			recs[i] = rec
+		}(i)
+	}
+	close(start)
+	wg.Wait()
+	won := -1
+	for i, rec := range recs {
+		switch rec.Code {
+		case http.StatusOK:
+			require.Equal(t, -1, won, "two resets won with one token")
+			won = i
+		default:
+			require.Equal(t, http.StatusBadRequest, rec.Code, rec.Body.String())
+			require.Equal(t, "INVALID_TOKEN", errCode(rec))
+		}
+	}
+	require.NotEqual(t, -1, won, "one reset wins")
+	// The winner's password is the one stored.
+	rec := f.client().call(http.MethodPost, "/api/auth/sign-in/email", map[string]any{"email": email, "password": "racer number " + string(rune('a'+won)) + " wins"})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.Equal(t, 1, authxAudits(t, f, "PasswordReset", "SUCCESS"))
+}
+
+// An invited team member (no password, INVITED memberships) sets a first password with the
+// ACCOUNT_SETUP token: every INVITED membership becomes ACTIVE.
+func TestAuthxAccountSetup(t *testing.T) {
+	t.Parallel()
+	f := newAuthxFixture(t, nil, false)
+	ctx := context.Background()
+	_, first := f.signUp("owner1@example.com", "BUSINESS")
+	_, second := f.signUp("owner2@example.com", "MERCHANT")
+	invitee, err := identity.CreateUser(ctx, f.d.App, identity.NewUser{Email: "invitee@example.com", Name: "Invited Person"})
+	require.NoError(t, err)
+	for _, org := range []string{first.Organization.ID, second.Organization.ID} {
+		require.NoError(t, db.InTenantTx(ctx, f.d.App, org, func(tx pgx.Tx) error {
+			_, err := orgs.AddMember(ctx, tx, org, orgs.NewMember{UserID: invitee.ID, Role: orgs.PlainMember, Status: orgs.Invited})
+			return err
+		}))
+	}
+	token, err := identity.IssueToken(ctx, f.d.App, identity.AccountSetup, invitee.ID, invitee.Email, identity.AccountSetupTTL, f.now())
+	require.NoError(t, err)
+
+	// Without a password the invitee cannot sign in.
+	rec := f.client().call(http.MethodPost, "/api/auth/sign-in/email", map[string]any{"email": invitee.Email, "password": testPassword})
+	require.Equal(t, http.StatusUnauthorized, rec.Code)
+
+	rec = f.client().call(http.MethodPost, "/api/auth/reset-password", map[string]any{"token": token, "newPassword": testPassword})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	rec = f.client().call(http.MethodPost, "/api/auth/reset-password", map[string]any{"token": token, "newPassword": testPassword})
+	require.Equal(t, "INVALID_TOKEN", errCode(rec), "single use")
+
+	a := f.client()
+	rec = a.call(http.MethodPost, "/api/auth/sign-in/email", map[string]any{"email": invitee.Email, "password": testPassword})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	got := decode[sessionResult](t, rec)
+	require.Equal(t, first.Organization.ID, *got.Session.ActiveOrganizationID, "the oldest membership, now ACTIVE, is the default")
+	require.Contains(t, rec.Body.String(), `"emailVerified":true`)
+	rec = a.call(http.MethodPost, "/api/auth/organization/set-active", map[string]any{"organizationId": second.Organization.ID})
+	require.Equal(t, http.StatusOK, rec.Code, "the other membership is ACTIVE too: %s", rec.Body.String())
+
+	require.Equal(t, 1, authxAudits(t, f, "AccountSetupCompleted", "SUCCESS"))
+	require.Equal(t, 2, authxAudits(t, f, "MemberActivated", "SUCCESS"))
+	require.Zero(t, authxAudits(t, f, "PasswordReset", "SUCCESS"))
+
+	// A second run finds nothing left to activate.
+	tenants, err := orgs.ActivateInvitedMemberships(ctx, f.d.App, invitee.ID)
+	require.NoError(t, err)
+	require.Empty(t, tenants)
+}
+
+func TestAuthxVerifyEmail(t *testing.T) {
+	t.Parallel()
+	f := newAuthxFixture(t, nil, false)
+	const email = "verify@example.com"
+	a, _ := f.signUp(email, "FI")
+	token := authxMailedToken(t, f, email, notify.VerifyEmail)
+	require.Contains(t, a.call(http.MethodGet, "/api/auth/get-session", nil).Body.String(), `"emailVerified":false`)
+
+	rec := f.client().hostile(http.MethodPost, "/api/auth/verify-email", map[string]any{"token": token, "extra": 1})
+	require.Equal(t, "INVALID_REQUEST", errCode(rec))
+	rec = f.client().hostile(http.MethodPost, "/api/auth/verify-email", "not json")
+	require.Equal(t, "INVALID_REQUEST", errCode(rec))
+	rec = f.client().call(http.MethodPost, "/api/auth/verify-email", map[string]any{"token": "x"})
+	require.Equal(t, "INVALID_TOKEN", errCode(rec))
+
+	rec = f.client().call(http.MethodPost, "/api/auth/verify-email", map[string]any{"token": token})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.Contains(t, a.call(http.MethodGet, "/api/auth/get-session", nil).Body.String(), `"emailVerified":true`)
+	require.Equal(t, 1, authxAudits(t, f, "EmailVerified", "SUCCESS"))
+
+	rec = f.client().call(http.MethodPost, "/api/auth/verify-email", map[string]any{"token": token})
+	require.Equal(t, http.StatusBadRequest, rec.Code)
+	require.Equal(t, "INVALID_TOKEN", errCode(rec), "single use")
+	require.Equal(t, 2, authxAudits(t, f, "EmailVerified", "DENIED"))
+}
+
+// forget-password and magic-link count against the message limits per address (whether or not it
+// has an account) and per IP: 429 with Retry-After past them.
+func TestAuthxMessageRateLimits(t *testing.T) {
+	t.Parallel()
+	f := newAuthxFixture(t, nil, false)
+	f.signUp("limited@example.com", "BUSINESS")
+	for _, email := range []string{"limited@example.com", "nobody-here@example.com"} {
+		for i := 0; i < ruleMessageAccount.Limit; i++ {
+			path := "/api/auth/forget-password"
+			if i%2 == 1 {
+				path = "/api/auth/sign-in/magic-link" // one budget for both
+			}
+			c := f.client()
+			c.ip = "198.51.100.1"
+			require.Equal(t, http.StatusOK, c.call(http.MethodPost, path, map[string]any{"email": email}).Code)
+		}
+		c := f.client()
+		c.ip = "198.51.100.2"
+		rec := c.call(http.MethodPost, "/api/auth/forget-password", map[string]any{"email": email})
+		require.Equal(t, http.StatusTooManyRequests, rec.Code, email)
+		require.Equal(t, "RATE_LIMITED", errCode(rec))
+		require.NotEmpty(t, rec.Header().Get("Retry-After"))
+	}
+	// Per IP: the limit counts across addresses.
+	ip := "203.0.113.9"
+	for i := 0; i < ruleMessageIP.Limit; i++ {
+		c := f.client()
+		c.ip = ip
+		rec := c.call(http.MethodPost, "/api/auth/sign-in/magic-link", map[string]any{"email": "someone" + strings.Repeat("x", i%7) + string(rune('a'+i%26)) + "@example.com"})
+		require.Equal(t, http.StatusOK, rec.Code, "%d: %s", i, rec.Body.String())
+	}
+	c := f.client()
+	c.ip = ip
+	rec := c.call(http.MethodPost, "/api/auth/sign-in/magic-link", map[string]any{"email": "fresh@example.com"})
+	require.Equal(t, http.StatusTooManyRequests, rec.Code)
+	require.NotEmpty(t, rec.Header().Get("Retry-After"))
+	f.advance(ruleMessageIP.Window)
+	require.Equal(t, http.StatusOK, c.call(http.MethodPost, "/api/auth/sign-in/magic-link", map[string]any{"email": "fresh@example.com"}).Code)
+}

@@ -1,0 +1,1 @@
+ALTER TABLE app.users DROP COLUMN totp_last_step;
