@@ -2,6 +2,7 @@ package orgs
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -18,27 +19,57 @@ var (
 	ErrNotPending = errors.New("orgs: the member is not a pending invite")
 )
 
-// CheckAppRoles returns ErrUnknownRole unless every name is a role of tenant's catalog. Checking
-// before a write keeps "no such role" apart from "no such member" (SetAppRoles reports both as
-// ErrNotFound) and lets a refused request change nothing.
-func CheckAppRoles(ctx context.Context, q db.Querier, tenant string, names []string) error {
+// CheckAppRoles returns the roles of tenant's catalog with these names, or ErrUnknownRole when a
+// name is not one of them. Checking before a write keeps "no such role" apart from "no such
+// member" (SetAppRoles reports both as ErrNotFound) and lets a refused request change nothing.
+func CheckAppRoles(ctx context.Context, q db.Querier, tenant string, names []string) ([]Role, error) {
 	want := dedupe(names)
 	if len(want) == 0 {
-		return nil
+		return nil, nil
 	}
 	uniq := make([]string, 0, len(want))
 	for n := range want {
 		uniq = append(uniq, n)
 	}
-	var found int
-	if err := q.QueryRow(ctx, `SELECT count(*) FROM app.roles WHERE tenant_id = $1 AND name = ANY($2)`,
-		tenant, uniq).Scan(&found); err != nil {
-		return fmt.Errorf("orgs: check roles: %w", err)
+	rows, err := q.Query(ctx, `SELECT id, name, scope, permissions, builtin FROM app.roles
+		WHERE tenant_id = $1 AND name = ANY($2) ORDER BY name`, tenant, uniq)
+	if err != nil {
+		return nil, fmt.Errorf("orgs: check roles: %w", err)
 	}
-	if found != len(uniq) {
-		return ErrUnknownRole
+	defer rows.Close()
+	var out []Role
+	for rows.Next() {
+		var r Role
+		var perms []byte
+		if err := rows.Scan(&r.ID, &r.Name, &r.Scope, &perms, &r.Builtin); err != nil {
+			return nil, fmt.Errorf("orgs: check roles: %w", err)
+		}
+		if err := json.Unmarshal(perms, &r.Permissions); err != nil {
+			return nil, fmt.Errorf("orgs: role %s permissions: %w", r.ID, err)
+		}
+		out = append(out, r)
 	}
-	return nil
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("orgs: check roles: %w", err)
+	}
+	if len(out) != len(uniq) {
+		return nil, ErrUnknownRole
+	}
+	return out, nil
+}
+
+// Covers reports whether holder has every permission grant gives: someone who is not an owner
+// hands out only what they hold themselves, or an admin could give anyone (themselves included)
+// the organization's every permission.
+func Covers(holder, grant Permissions) bool {
+	for m, acts := range grant {
+		for _, a := range acts {
+			if !holder.Allows(Permission{Module: m, Action: a}) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // RemovePending deletes an INVITED membership (its application roles go with it) and returns it
