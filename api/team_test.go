@@ -176,9 +176,9 @@ type teamListResult struct {
 	Admins  []teamMemberResult `json:"admins"`
 }
 
-// raw sends a request the document does not know at all (a route that must not exist) with a's
+// teamRaw sends a request the document does not know at all (a route that must not exist) with a's
 // session; nothing is validated.
-func raw(a *apiClient, method, path string, body []byte) *httptest.ResponseRecorder {
+func teamRaw(a *apiClient, method, path string, body []byte) *httptest.ResponseRecorder {
 	req := httptest.NewRequest(method, "http://127.0.0.1:8080"+path, bytes.NewReader(body))
 	req.RemoteAddr = a.ip + ":40000"
 	if body != nil {
@@ -609,13 +609,13 @@ func TestTeamFIUsesPatchAndHasNoDelete(t *testing.T) {
 	require.Equal(t, "Loan officer", decode[teamMemberResult](t, rec).Title)
 	pending, _ := o.addPending("member")
 	for _, method := range []string{http.MethodPut, http.MethodDelete} {
-		rec := raw(o.owner, method, o.one(pending), []byte(`{"title":"x"}`))
+		rec := teamRaw(o.owner, method, o.one(pending), []byte(`{"title":"x"}`))
 		require.Equal(t, http.StatusNotFound, rec.Code, method)
 		require.Equal(t, "NOT_FOUND", errCode(rec), method)
 	}
 	// Businesses have no PATCH.
 	b := k.org("BUSINESS")
-	require.Equal(t, http.StatusNotFound, raw(b.owner, http.MethodPatch, b.one(b.plain), []byte(`{"title":"x"}`)).Code)
+	require.Equal(t, http.StatusNotFound, teamRaw(b.owner, http.MethodPatch, b.one(b.plain), []byte(`{"title":"x"}`)).Code)
 }
 
 func TestTeamKindMismatchAndCrossTenant(t *testing.T) {
@@ -819,7 +819,7 @@ func FuzzTeamRoutes(f *testing.F) {
 			{http.MethodPost, "/api/merchants/" + url.PathEscape(o.id) + "/team-members"},
 		}
 		r := routes[int(route)%len(routes)]
-		rec := raw(a, r.method, r.path, []byte(body))
+		rec := teamRaw(a, r.method, r.path, []byte(body))
 		require.Less(t, rec.Code, 500, "%s %s %q: %s", r.method, r.path, body, rec.Body.String())
 	})
 }

@@ -33,7 +33,7 @@ func teamOrg(t *testing.T, d *testkit.DB, email string) (string, orgs.Member) {
 	return id, *owner
 }
 
-func inTenant(t *testing.T, d *testkit.DB, tenant string, fn func(ctx context.Context, tx pgx.Tx) error) error {
+func teamInTenant(t *testing.T, d *testkit.DB, tenant string, fn func(ctx context.Context, tx pgx.Tx) error) error {
 	t.Helper()
 	ctx := context.Background()
 	return db.InTenantTx(ctx, d.App, tenant, func(tx pgx.Tx) error { return fn(ctx, tx) })
@@ -44,7 +44,7 @@ func TestCheckAppRoles(t *testing.T) {
 	d := testkit.NewDB(t)
 	a, _ := teamOrg(t, d, "a@example.com")
 	b, _ := teamOrg(t, d, "b@example.com")
-	require.NoError(t, inTenant(t, d, a, func(ctx context.Context, tx pgx.Tx) error {
+	require.NoError(t, teamInTenant(t, d, a, func(ctx context.Context, tx pgx.Tx) error {
 		roles, err := orgs.CheckAppRoles(ctx, tx, a, nil)
 		require.NoError(t, err)
 		require.Empty(t, roles)
@@ -92,29 +92,29 @@ func TestRemovePending(t *testing.T) {
 	invitee, err := identity.CreateUser(ctx, d.App, identity.NewUser{Email: "invitee@example.com", Name: "Invitee"})
 	require.NoError(t, err)
 	var pending orgs.Member
-	require.NoError(t, inTenant(t, d, a, func(ctx context.Context, tx pgx.Tx) error {
+	require.NoError(t, teamInTenant(t, d, a, func(ctx context.Context, tx pgx.Tx) error {
 		pending, err = orgs.AddMember(ctx, tx, a, orgs.NewMember{UserID: invitee.ID, Role: orgs.Admin, Status: orgs.Invited,
 			AppRoles: []string{orgs.AdminRole}})
 		return err
 	}))
 
-	err = inTenant(t, d, a, func(ctx context.Context, tx pgx.Tx) error {
+	err = teamInTenant(t, d, a, func(ctx context.Context, tx pgx.Tx) error {
 		_, err := orgs.RemovePending(ctx, tx, a, owner.ID)
 		return err
 	})
 	require.ErrorIs(t, err, orgs.ErrNotPending, "an accepted membership is never deleted this way")
-	err = inTenant(t, d, a, func(ctx context.Context, tx pgx.Tx) error {
+	err = teamInTenant(t, d, a, func(ctx context.Context, tx pgx.Tx) error {
 		_, err := orgs.RemovePending(ctx, tx, a, ownerB.ID)
 		return err
 	})
 	require.ErrorIs(t, err, orgs.ErrNotFound, "another tenant's member is not found")
-	err = inTenant(t, d, b, func(ctx context.Context, tx pgx.Tx) error {
+	err = teamInTenant(t, d, b, func(ctx context.Context, tx pgx.Tx) error {
 		_, err := orgs.RemovePending(ctx, tx, b, pending.ID)
 		return err
 	})
 	require.ErrorIs(t, err, orgs.ErrNotFound, "nor from the other side")
 
-	require.NoError(t, inTenant(t, d, a, func(ctx context.Context, tx pgx.Tx) error {
+	require.NoError(t, teamInTenant(t, d, a, func(ctx context.Context, tx pgx.Tx) error {
 		m, err := orgs.RemovePending(ctx, tx, a, pending.ID)
 		require.NoError(t, err)
 		require.Equal(t, pending.ID, m.ID)
