@@ -14,8 +14,6 @@ import (
 	"github.com/wagerail/wagerail/internal/testkit"
 )
 
-func TestMain(m *testing.M) { testkit.Main(m) }
-
 // teamOrg makes a business with an owner and returns its id and the owner's membership.
 func teamOrg(t *testing.T, d *testkit.DB, email string) (string, orgs.Member) {
 	t.Helper()
