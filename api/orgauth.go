@@ -83,7 +83,9 @@ func ownerOnly(action, memberID, what string) *refusal {
 
 // actsAsOwner: the caller may touch owners in the route's organization (an owner there, or a
 // platform admin).
-func actsAsOwner(cl *caller) bool { return cl.Platform || (cl.Access.Member && cl.Access.Role == orgs.Owner) }
+func actsAsOwner(cl *caller) bool {
+	return cl.Platform || (cl.Access.Member && cl.Access.Role == orgs.Owner)
+}
 
 // rotateInTx replaces the caller's session in tx (a privilege change: joining or leaving the
 // active organization) so it commits or rolls back with the change itself; the caller sets the
