@@ -214,15 +214,33 @@ func PendingInvitations(ctx context.Context, q db.Querier, tenant string, now ti
 	return out, rows.Err()
 }
 
-// LockMember reads a member of tenant by member id under a row lock, so a rule checked on it
+// lockMembership serializes the changes of one organization's memberships: every path that locks
+// member rows takes it first. Without it, two owners demoting each other at once each lock their
+// own row and then wait for the other's in requireAnotherOwner: a deadlock, where the rule wants
+// one success and one ErrLastOwner. It locks the organization row FOR NO KEY UPDATE, which the
+// foreign-key checks of inserts into the organization's tables (KEY SHARE) do not wait for.
+func lockMembership(ctx context.Context, q db.Querier, tenant string) error {
+	if _, err := q.Exec(ctx, `SELECT 1 FROM app.organizations WHERE id = $1 FOR NO KEY UPDATE`, tenant); err != nil {
+		return fmt.Errorf("orgs: lock memberships: %w", err)
+	}
+	return nil
+}
+
+// LockMember reads a member of tenant by member id under a row lock (after lockMembership), so a rule checked on it
 // (who may change an owner) still holds when the change is written. ErrNotFound when absent.
 func LockMember(ctx context.Context, q db.Querier, tenant, id string) (Member, error) {
+	if err := lockMembership(ctx, q, tenant); err != nil {
+		return Member{}, err
+	}
 	return scanMember(q.QueryRow(ctx, `SELECT `+memberColumns+` FROM app.members m JOIN app.users u ON u.id = m.user_id
 		WHERE m.tenant_id = $1 AND m.id = $2 FOR UPDATE OF m`, tenant, id))
 }
 
 // LockMemberByUser is LockMember by the member's user id.
 func LockMemberByUser(ctx context.Context, q db.Querier, tenant, userID string) (Member, error) {
+	if err := lockMembership(ctx, q, tenant); err != nil {
+		return Member{}, err
+	}
 	return scanMember(q.QueryRow(ctx, `SELECT `+memberColumns+` FROM app.members m JOIN app.users u ON u.id = m.user_id
 		WHERE m.tenant_id = $1 AND m.user_id = $2 FOR UPDATE OF m`, tenant, userID))
 }
