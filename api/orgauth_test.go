@@ -806,7 +806,9 @@ func FuzzOrgAuthRoutes(f *testing.F) {
 				owner.cookie = ck
 			}
 		}
-		if rec.Code >= 300 {
+		// 3xx is the router's own trailing-slash redirect (a decoded "/" in the parameter), not a
+		// handler's answer.
+		if rec.Code >= 400 {
 			require.NotEmpty(t, errCode(rec), "%d without an error envelope: %s", rec.Code, rec.Body.String())
 		}
 	})
