@@ -174,47 +174,60 @@ func (s *Server) guardStep(r Route) gin.HandlerFunc {
 				writeError(c, e)
 				return
 			}
-			cl.Tenant = tenant
-			c.Request = c.Request.WithContext(tenancy.WithTenant(ctx, tenant))
-			acc, err := s.access.Get(cl.User.ID, tenant, func() (orgs.Access, error) {
-				var a orgs.Access
-				err := tenancy.InTx(c.Request.Context(), s.deps.DB, func(tx pgx.Tx) error {
-					var err error
-					a, err = orgs.LoadAccess(c.Request.Context(), tx, tenant, cl.User.ID)
-					return err
-				})
-				return a, err
-			})
-			switch {
-			case errors.Is(err, orgs.ErrNotFound):
-				acc = orgs.Access{} // unknown and invisible organizations look alike
-			case err != nil:
-				writeError(c, err)
+			if !s.admit(c, cl, tenant, r.Role, r.Permission) {
 				return
-			}
-			cl.Access = acc
-			if !platform {
-				if !acc.Member || acc.OrgStatus == orgs.OrgDeleted {
-					s.deny(c, tenant, "NOT_A_MEMBER", "you are not a member of this organization")
-					return
-				}
-				if acc.OrgStatus == orgs.OrgSuspended && r.Method != http.MethodGet {
-					s.deny(c, tenant, "ORGANIZATION_SUSPENDED", "this organization is suspended; it can only be read")
-					return
-				}
-				if !acc.Role.AtLeast(r.Role) {
-					s.deny(c, tenant, "INSUFFICIENT_ROLE", "this needs the "+string(r.Role)+" role or above")
-					return
-				}
-				// 5. Permission.
-				if r.Permission.Module != "" && !acc.Permissions.Allows(r.Permission) {
-					s.deny(c, tenant, "PERMISSION_DENIED", "your roles do not grant "+r.Permission.String())
-					return
-				}
 			}
 		}
 		c.Next()
 	}
+}
+
+// admit is steps 4 and 5 for one organization: it scopes the request to tenant (cl.Tenant, the
+// context's tenant) and loads the caller's Access there (cached), then refuses, audited, a caller
+// who is not an active member with at least min (and perm when set); a platform admin passes. It
+// has answered when it returns false. Org routes reach it from their row; the auth organization
+// routes, which name the organization in the body, call it themselves.
+func (s *Server) admit(c *gin.Context, cl *caller, tenant string, min orgs.MemberRole, perm orgs.Permission) bool {
+	cl.Tenant = tenant
+	c.Request = c.Request.WithContext(tenancy.WithTenant(c.Request.Context(), tenant))
+	acc, err := s.access.Get(cl.User.ID, tenant, func() (orgs.Access, error) {
+		var a orgs.Access
+		err := tenancy.InTx(c.Request.Context(), s.deps.DB, func(tx pgx.Tx) error {
+			var err error
+			a, err = orgs.LoadAccess(c.Request.Context(), tx, tenant, cl.User.ID)
+			return err
+		})
+		return a, err
+	})
+	switch {
+	case errors.Is(err, orgs.ErrNotFound):
+		acc = orgs.Access{} // unknown and invisible organizations look alike
+	case err != nil:
+		writeError(c, err)
+		return false
+	}
+	cl.Access = acc
+	if cl.Platform {
+		return true
+	}
+	if !acc.Member || acc.OrgStatus == orgs.OrgDeleted {
+		s.deny(c, tenant, "NOT_A_MEMBER", "you are not a member of this organization")
+		return false
+	}
+	if acc.OrgStatus == orgs.OrgSuspended && c.Request.Method != http.MethodGet {
+		s.deny(c, tenant, "ORGANIZATION_SUSPENDED", "this organization is suspended; it can only be read")
+		return false
+	}
+	if !acc.Role.AtLeast(min) {
+		s.deny(c, tenant, "INSUFFICIENT_ROLE", "this needs the "+string(min)+" role or above")
+		return false
+	}
+	// 5. Permission.
+	if perm.Module != "" && !acc.Permissions.Allows(perm) {
+		s.deny(c, tenant, "PERMISSION_DENIED", "your roles do not grant "+perm.String())
+		return false
+	}
+	return true
 }
 
 // routeTenant is the organization an Org route acts on: its path parameter (checked as an

@@ -282,6 +282,9 @@ func ListMembers(ctx context.Context, q db.Querier, tenant string, roles ...Memb
 // UpdateMember applies change to a member under a row lock and refuses a result that leaves the
 // organization without an ACTIVE owner (ErrLastOwner). It returns the member as stored.
 func UpdateMember(ctx context.Context, q db.Querier, tenant, id string, change func(*Member) error) (Member, error) {
+	if err := lockMembership(ctx, q, tenant); err != nil {
+		return Member{}, err
+	}
 	cur, err := scanMember(q.QueryRow(ctx, `SELECT `+memberColumns+` FROM app.members m JOIN app.users u ON u.id = m.user_id
 		WHERE m.tenant_id = $1 AND m.id = $2 FOR UPDATE OF m`, tenant, id))
 	if err != nil {
@@ -309,6 +312,9 @@ func UpdateMember(ctx context.Context, q db.Querier, tenant, id string, change f
 // RemoveMember deletes a membership (the user keeps their account); ErrLastOwner for the last
 // active owner.
 func RemoveMember(ctx context.Context, q db.Querier, tenant, id string) (Member, error) {
+	if err := lockMembership(ctx, q, tenant); err != nil {
+		return Member{}, err
+	}
 	m, err := scanMember(q.QueryRow(ctx, `SELECT `+memberColumns+` FROM app.members m JOIN app.users u ON u.id = m.user_id
 		WHERE m.tenant_id = $1 AND m.id = $2 FOR UPDATE OF m`, tenant, id))
 	if err != nil {
