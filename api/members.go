@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -142,9 +141,6 @@ type setMemberRolesRequest struct {
 	AppRoles []string `json:"appRoles"`
 }
 
-// maxAppRoles bounds one request's list; a catalog holds a handful of roles.
-const maxAppRoles = 32
-
 func (s *Server) setMemberRoles(c *gin.Context) {
 	userID, ok := userParam(c)
 	if !ok {
@@ -159,26 +155,15 @@ func (s *Server) setMemberRoles(c *gin.Context) {
 		writeError(c, fieldError(&field.Error{Field: "appRoles", Problem: "is required (an empty list removes every role)"}))
 		return
 	}
-	if len(req.AppRoles) > maxAppRoles {
-		writeError(c, fieldError(&field.Error{Field: "appRoles", Problem: "must name at most " + strconv.Itoa(maxAppRoles) + " roles"}))
+	names, err := cleanAppRoles(req.AppRoles)
+	if err != nil {
+		writeError(c, fieldError(err))
 		return
-	}
-	names := make([]string, 0, len(req.AppRoles))
-	seen := map[string]bool{}
-	for i, n := range req.AppRoles {
-		if err := field.Name("appRoles["+strconv.Itoa(i)+"]", n); err != nil {
-			writeError(c, fieldError(err))
-			return
-		}
-		if !seen[n] {
-			seen[n] = true
-			names = append(names, n)
-		}
 	}
 	cl := callerOf(c)
 	tenant := cl.Tenant
 	var out memberDetailJSON
-	err := s.inTenant(c, func(ctx context.Context, tx pgx.Tx) error {
+	err = s.inTenant(c, func(ctx context.Context, tx pgx.Tx) error {
 		m, err := orgs.LockMemberByUser(ctx, tx, tenant, userID)
 		if errors.Is(err, orgs.ErrNotFound) {
 			return errMemberNotFound
@@ -188,6 +173,24 @@ func (s *Server) setMemberRoles(c *gin.Context) {
 		}
 		if m.Role == orgs.Owner && !actsAsOwner(cl) {
 			return ownerOnly("UpdateMemberRoles", m.ID, "change an owner's roles")
+		}
+		// The same rule as the team routes: a caller without owner rights grants only roles
+		// whose permissions they hold themselves.
+		roles, err := orgs.CheckAppRoles(ctx, tx, tenant, names)
+		if errors.Is(err, orgs.ErrUnknownRole) {
+			e := NewError(http.StatusBadRequest, "UNKNOWN_ROLE", "an application role is not in this organization's catalog")
+			e.Details = map[string]string{"field": "appRoles"}
+			return e
+		} else if err != nil {
+			return err
+		}
+		if !actsAsOwner(cl) {
+			for _, r := range roles {
+				if !orgs.Covers(cl.Access.Permissions, r.Permissions) {
+					return refuse(http.StatusForbidden, "ROLE_NOT_GRANTABLE", "the role "+r.Name+" grants permissions you do not hold",
+						"UpdateMemberRoles", "Member", m.ID)
+				}
+			}
 		}
 		if err := orgs.SetAppRoles(ctx, tx, tenant, m.ID, names); errors.Is(err, orgs.ErrNotFound) {
 			e := NewError(http.StatusBadRequest, "UNKNOWN_ROLE", "an application role is not in this organization's catalog")

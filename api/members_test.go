@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"testing"
@@ -154,4 +155,22 @@ func TestMembersGetPatchDelete(t *testing.T) {
 	require.Equal(t, "NOT_A_MEMBER", errCode(rec))
 	rec = admin.call(http.MethodDelete, pathMemberOf+memberID, nil)
 	require.Equal(t, http.StatusNotFound, rec.Code, "already gone")
+}
+
+// TestMembersRolesNotGrantable: an admin who does not hold a role's permissions cannot grant it
+// (or any admin could hand themselves organization_admin); the refusal changes nothing.
+func TestMembersRolesNotGrantable(t *testing.T) {
+	t.Parallel()
+	f := newAuthFixture(t)
+	_, res := f.signUp("owner@grant.test", "BUSINESS")
+	f.addMember(res.Organization.ID, "bare-admin@grant.test", orgs.Admin)
+	admin := f.signIn("bare-admin@grant.test")
+	var adminID string
+	require.NoError(t, f.d.App.QueryRow(context.Background(), `SELECT id FROM app.users WHERE email = 'bare-admin@grant.test'`).Scan(&adminID))
+	rec := admin.call(http.MethodPatch, pathMemberOf+adminID+"/roles", map[string]any{"appRoles": []string{orgs.AdminRole}})
+	require.Equal(t, http.StatusForbidden, rec.Code, rec.Body.String())
+	require.Equal(t, "ROLE_NOT_GRANTABLE", errCode(rec))
+	rec = admin.call(http.MethodGet, "/api/members/me", nil)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.NotContains(t, rec.Body.String(), orgs.AdminRole, "the refused grant changed nothing")
 }

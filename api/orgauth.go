@@ -69,7 +69,7 @@ func (s *Server) answer(c *gin.Context, tenant string, err error) {
 var (
 	errMemberNotFound = NewError(http.StatusNotFound, "NOT_FOUND", "no such member in this organization")
 	errOrgNotFound    = NewError(http.StatusNotFound, "NOT_FOUND", "no such organization")
-	errInvalidToken   = NewError(http.StatusBadRequest, "INVALID_TOKEN", "the invitation is unknown, expired, already used or canceled")
+	errInvalidInvitation = NewError(http.StatusBadRequest, "INVALID_TOKEN", "the invitation is unknown, expired, already used or canceled")
 )
 
 func lastOwner(action, memberID string) *refusal {
@@ -279,7 +279,7 @@ func (s *Server) acceptInvitation(c *gin.Context) {
 	}
 	tenant, ok := orgs.InvitationTenant(req.Token)
 	if !ok {
-		writeError(c, errInvalidToken)
+		writeError(c, errInvalidInvitation)
 		return
 	}
 	cl := callerOf(c)
@@ -296,7 +296,7 @@ func (s *Server) acceptInvitation(c *gin.Context) {
 		inv, m, err := orgs.AcceptInvitation(ctx, tx, tenant, req.Token, cl.User.Email, cl.User.ID, s.now())
 		switch {
 		case errors.Is(err, orgs.ErrInvalidInvitation):
-			return errInvalidToken
+			return errInvalidInvitation
 		case errors.Is(err, orgs.ErrInvitationEmail):
 			return refuse(http.StatusForbidden, "INVITATION_EMAIL_MISMATCH", "this invitation was sent to another e-mail address; sign in with that one",
 				"AcceptInvitation", "Invitation", inv.ID)

@@ -159,7 +159,6 @@ func (s *Server) guardStep(r Route) gin.HandlerFunc {
 			writeError(c, NewError(http.StatusUnauthorized, "TWO_FACTOR_REQUIRED", "complete two-factor verification first"))
 			return
 		}
-		ctx := c.Request.Context()
 		platform := cl.Platform
 		// 4. Organization role.
 		switch r.Auth {
