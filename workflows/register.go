@@ -14,6 +14,7 @@ import (
 type Deps struct {
 	Reconcile          *activities.Reconcile
 	IdempotencyCleanup *activities.IdempotencyCleanup
+	IdentityCleanup    *activities.IdentityCleanup
 }
 
 // Register registers every workflow and activity on a worker, under explicit names so that a Go
@@ -29,10 +30,17 @@ func Register(w worker.Registry, d Deps) {
 		d.IdempotencyCleanup = &activities.IdempotencyCleanup{}
 	}
 	w.RegisterActivityWithOptions(d.IdempotencyCleanup.Cleanup, activity.RegisterOptions{Name: activities.IdempotencyCleanupActivity})
+	if d.IdentityCleanup == nil {
+		d.IdentityCleanup = &activities.IdentityCleanup{}
+	}
+	w.RegisterActivityWithOptions(d.IdentityCleanup.Verifications, activity.RegisterOptions{Name: activities.CleanupVerificationsActivity})
+	w.RegisterActivityWithOptions(d.IdentityCleanup.Sessions, activity.RegisterOptions{Name: activities.CleanupSessionsActivity})
+	w.RegisterActivityWithOptions(d.IdentityCleanup.RateLimits, activity.RegisterOptions{Name: activities.CleanupRateLimitsActivity})
 }
 
 // registerWorkflows is every workflow under its registered name (also what the replay tests use).
 func registerWorkflows(w worker.WorkflowRegistry) {
 	w.RegisterWorkflowWithOptions(Reconcile, workflow.RegisterOptions{Name: ReconcileWorkflowName})
 	w.RegisterWorkflowWithOptions(IdempotencyCleanup, workflow.RegisterOptions{Name: IdempotencyCleanupWorkflowName})
+	w.RegisterWorkflowWithOptions(IdentityCleanup, workflow.RegisterOptions{Name: IdentityCleanupWorkflowName})
 }

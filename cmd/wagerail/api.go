@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/url"
 	"strings"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/wagerail/wagerail/gateway"
 	"github.com/wagerail/wagerail/internal/cli"
 	"github.com/wagerail/wagerail/internal/db"
+	"github.com/wagerail/wagerail/internal/notify"
 	"github.com/wagerail/wagerail/ledger"
 	gatewayv1 "github.com/wagerail/wagerail/schema/proto/gateway/v1"
 	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
@@ -40,6 +42,63 @@ type apiConfig struct {
 	// apiConfig by hand still serve with every bound.
 	Timeouts     api.Timeouts
 	MaxBodyBytes int
+	// PublicURL is the portal's base URL, the start of every link the API sends (verification,
+	// reset, magic link, set-up, invitation); "" means the API's own URL.
+	PublicURL string
+	// SMTP delivers e-mail when its Addr is set (SMTP_*); see notify.FromEnv.
+	SMTP smtpSettings
+	// DevDataDir is set by `wagerail dev` alone: e-mails (unless SMTP is set) and texts then go to
+	// the developer inbox under it, where the links and codes can be read back.
+	DevDataDir string
+}
+
+// defaultPublicURL is the API of `make run`, where links point when PUBLIC_URL is not set.
+const defaultPublicURL = "http://127.0.0.1:8080"
+
+// smtpSettings are the SMTP_* variables notify.FromEnv reads, bound to flags so that --help lists
+// them and a compose file is checked against them.
+type smtpSettings struct {
+	Addr, From, Username, Password, TLS string
+}
+
+func addSMTPFlags(c *cli.Command, s *smtpSettings) {
+	c.String(&s.Addr, "smtp-addr", "SMTP_ADDR", "", "host:port of the SMTP submission server that sends e-mails (empty: the dev inbox under `wagerail dev`, else a log line and no delivery)")
+	c.String(&s.From, "smtp-from", "SMTP_FROM", "", "sender of the e-mails, e.g. \"Wagerail <no-reply@example.org>\" (required with --smtp-addr)")
+	c.String(&s.Username, "smtp-username", "SMTP_USERNAME", "", "SMTP AUTH user name (empty: no AUTH)")
+	c.String(&s.Password, "smtp-password", "SMTP_PASSWORD", "", "SMTP AUTH password (sent only over TLS, or to localhost)")
+	c.String(&s.TLS, "smtp-tls", "SMTP_TLS", string(notify.StartTLS), "starttls, tls (implicit TLS, port 465) or none (a mail catcher)")
+}
+
+// getenv answers notify.FromEnv from the parsed flags.
+func (s smtpSettings) getenv(name string) string {
+	return map[string]string{"SMTP_ADDR": s.Addr, "SMTP_FROM": s.From, "SMTP_USERNAME": s.Username, "SMTP_PASSWORD": s.Password, "SMTP_TLS": s.TLS}[name]
+}
+
+// parsePublicURL checks a PUBLIC_URL: "" (the default applies), or an absolute http(s) URL
+// without credentials, query or fragment, returned without its trailing slash so links append a
+// path to it.
+func parsePublicURL(raw string) (string, error) {
+	if raw == "" {
+		return "", nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
+		u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || u.Opaque != "" {
+		return "", errors.New("--public-url / PUBLIC_URL must be an absolute http(s) URL without query or fragment, like https://portal.example.org")
+	}
+	return strings.TrimRight(u.String(), "/"), nil
+}
+
+// ownURL is the API's own URL on the address it listens on (loopback for a wildcard address).
+func ownURL(a net.Addr) string {
+	host, port, err := net.SplitHostPort(a.String())
+	if err != nil {
+		return defaultPublicURL
+	}
+	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port)
 }
 
 func apiCommand() *cli.Command {
@@ -59,6 +118,8 @@ func apiCommand() *cli.Command {
 	c.Duration(&cfg.Timeouts.Write, "write-timeout", "API_WRITE_TIMEOUT", def.Write, "time from the end of the request headers to the end of the response")
 	c.Duration(&cfg.Timeouts.Idle, "idle-timeout", "API_IDLE_TIMEOUT", def.Idle, "how long a kept-alive connection may wait for its next request")
 	c.Int(&cfg.MaxBodyBytes, "max-body-bytes", "API_MAX_BODY_BYTES", int(api.DefaultMaxBodyBytes), "largest request body on any route; larger gets 413 PAYLOAD_TOO_LARGE")
+	c.String(&cfg.PublicURL, "public-url", "PUBLIC_URL", "", "the portal's base URL, where the links in e-mails point (default: this API's own URL)")
+	addSMTPFlags(c, &cfg.SMTP)
 	addLogLevel(c, &cfg.LogLevel)
 	c.Run = func(ctx context.Context, _ []string) error {
 		log, err := newLogger(cfg.LogLevel, "api")
@@ -96,9 +157,21 @@ func runAPI(ctx context.Context, log *slog.Logger, cfg apiConfig, ready func()) 
 			return errors.New("api: HTTP timeouts must not be negative")
 		}
 	}
+	publicURL, err := parsePublicURL(cfg.PublicURL)
+	if err != nil {
+		return fmt.Errorf("api: %w", err)
+	}
+	// A dry run first, silently, so a bad SMTP setting is the one line a misconfigured start prints;
+	// the senders are made (and their choice logged) once the API can start.
+	if _, _, err := notify.FromEnv(cfg.SMTP.getenv, slog.New(slog.DiscardHandler), cfg.DevDataDir, cfg.DevDataDir != ""); err != nil {
+		return fmt.Errorf("api: %w (check --smtp-* / SMTP_*)", err)
+	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("api: listen %s: %w (choose another --addr / API_ADDR)", cfg.Addr, err)
+	}
+	if publicURL == "" {
+		publicURL = ownURL(ln.Addr())
 	}
 	pool, err := openRuntimeDB(ctx, "api", cfg.DatabaseURL, 20)
 	if err != nil {
@@ -136,6 +209,11 @@ func runAPI(ctx context.Context, log *slog.Logger, cfg apiConfig, ready func()) 
 		return fmt.Errorf("api: gateway address: %w", err)
 	}
 	defer gatewayConn.Close()
+	mailer, texter, err := notify.FromEnv(cfg.SMTP.getenv, log, cfg.DevDataDir, cfg.DevDataDir != "")
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("api: %w (check --smtp-* / SMTP_*)", err)
+	}
 
 	srv := api.New(api.Deps{
 		Log:      log,
@@ -147,6 +225,10 @@ func runAPI(ctx context.Context, log *slog.Logger, cfg apiConfig, ready func()) 
 		Gateway:        gateway.NewClient(gatewayv1.NewGatewayServiceClient(gatewayConn), gateway.ClientOptions{}),
 		WebhookSecrets: secrets,
 		MaxBodyBytes:   int64(cfg.MaxBodyBytes),
+		Mailer:         mailer,
+		Texter:         texter,
+		PublicURL:      publicURL,
+		// Limiter stays nil: api.New builds it on DB with its metrics.
 		Probes: []api.Probe{
 			databaseProbe(pool),
 			{Name: "temporal", Check: func(ctx context.Context) error {

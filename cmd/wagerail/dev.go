@@ -18,6 +18,7 @@ import (
 	"github.com/wagerail/wagerail/internal/cli"
 	"github.com/wagerail/wagerail/internal/db"
 	"github.com/wagerail/wagerail/internal/devtemporal"
+	"github.com/wagerail/wagerail/internal/notify"
 	"github.com/wagerail/wagerail/internal/pgcluster"
 	"github.com/wagerail/wagerail/schema"
 )
@@ -41,7 +42,10 @@ type devConfig struct {
 	SandboxAddr         string
 	WorkerMetricsAddr   string
 	ReconcileTenants    string
-	LogLevel            string
+	// PublicURL and SMTP are the API's (links in e-mails; e-mail delivery instead of the dev inbox).
+	PublicURL string
+	SMTP      smtpSettings
+	LogLevel  string
 }
 
 func devCommand() *cli.Command {
@@ -66,6 +70,8 @@ func devCommand() *cli.Command {
 	c.String(&cfg.SandboxAddr, "sandbox-addr", "SANDBOX_ADDR", "127.0.0.1:8090", "bank sandbox HTTP listen address")
 	c.String(&cfg.WorkerMetricsAddr, "worker-metrics-addr", "WORKER_METRICS_ADDR", "127.0.0.1:50055", "worker metrics and /healthz listen address")
 	c.String(&cfg.ReconcileTenants, "reconcile-tenants", "RECONCILE_TENANTS", "", "tenants the worker's daily reconciliation schedule covers (empty: no schedule)")
+	c.String(&cfg.PublicURL, "public-url", "PUBLIC_URL", "", "the portal's base URL, where the links in e-mails point (default: the API's URL)")
+	addSMTPFlags(c, &cfg.SMTP)
 	addLogLevel(c, &cfg.LogLevel)
 	c.Run = func(ctx context.Context, _ []string) error {
 		log, err := newLogger(cfg.LogLevel, "dev")
@@ -79,6 +85,8 @@ func devCommand() *cli.Command {
 
 // devStack is what runDev started, stopped in reverse order.
 type devStack struct {
+	// dataDir is the absolute data dir; the developer inbox is a file in it.
+	dataDir  string
 	creds    devCredentials
 	pg       *pgcluster.Cluster
 	temporal *devtemporal.Server
@@ -210,6 +218,7 @@ func devComponents(cfg devConfig, st *devStack) []devComponent {
 				Addr: cfg.APIAddr, DatabaseURL: st.appDSN, DatabasePlatformURL: st.platformDSN, TemporalAddress: st.tAddr,
 				TemporalNamespace: cfg.TemporalNamespace, LedgerAddr: cfg.LedgerGRPCAddr, GatewayAddr: cfg.GatewayGRPCAddr,
 				WebhookSecrets: "sandbox=" + st.creds.CallbackSecret,
+				PublicURL:      cfg.PublicURL, SMTP: cfg.SMTP, DevDataDir: st.dataDir,
 			}, ready)
 		}},
 		{name: "worker", run: func(ctx context.Context, log *slog.Logger, ready func()) error {
@@ -241,8 +250,15 @@ func printURLs(cfg devConfig, st *devStack) {
 	fmt.Fprintf(tw, "  Worker\tmetrics: http://%s/metrics, /healthz (task queue wagerail, outbox relay %s)\n", cfg.WorkerMetricsAddr, onOff(st.platformDSN != ""))
 	fmt.Fprintf(tw, "  Bank sandbox\thttp://%s/api/v1\n", cfg.SandboxAddr)
 	fmt.Fprintf(tw, "  Postgres\t%s\n", db.Redact(st.appDSN))
+	inbox := filepath.Join(st.dataDir, notify.DevInboxFile)
+	if cfg.SMTP.Addr != "" {
+		fmt.Fprintf(tw, "  Dev inbox\t%s (texts; e-mails go to SMTP %s)\n", inbox, cfg.SMTP.Addr)
+	} else {
+		fmt.Fprintf(tw, "  Dev inbox\t%s (every e-mail and text, links and codes included)\n", inbox)
+	}
 	tw.Flush()
-	fmt.Println("\nCtrl-C stops everything.")
+	fmt.Println("\nFirst platform admin: wagerail admin create-platform-admin --email you@example.com (in this directory)")
+	fmt.Println("Ctrl-C stops everything.")
 }
 
 func onOff(b bool) string {
@@ -258,6 +274,7 @@ func (st *devStack) startPostgres(ctx context.Context, cfg devConfig) error {
 	if err != nil {
 		return err
 	}
+	st.dataDir = dataDir
 	if err := os.MkdirAll(dataDir, 0o755); err != nil {
 		return fmt.Errorf("data dir %s: %w", dataDir, err)
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wagerail/wagerail/internal/freeport"
+	"github.com/wagerail/wagerail/internal/notify"
 )
 
 var (
@@ -314,6 +315,32 @@ func TestDevStackReadyThenDegradesThenStopsCleanly(t *testing.T) {
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Contains(t, string(metrics), "svc_outbox_oldest_unpublished_age_seconds")
 
+	// The developer inbox: printed beside the URLs, and where a sign-up's verification e-mail lands
+	// with its link on the API's URL.
+	inbox := filepath.Join(dataDir, notify.DevInboxFile)
+	require.Regexp(t, `Dev inbox\s+`+regexp.QuoteMeta(inbox), p.out.String())
+	signUp, err := json.Marshal(map[string]any{"email": "dev@example.org", "password": "a long enough password", "name": "Dev",
+		"organization": map[string]string{"name": "Dev Co", "kind": "BUSINESS"}})
+	require.NoError(t, err)
+	resp, err = http.Post(p.apiURL+"/api/auth/sign-up/email", "application/json", bytes.NewReader(signUp))
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusCreated, resp.StatusCode)
+	msg, err := notify.Latest(inbox, "dev@example.org", notify.VerifyEmail)
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(msg.Secret, p.apiURL+"/verify-email?token="), msg.Secret)
+
+	// The admin commands find the running stack's private cluster by the data dir alone: a fresh
+	// install fails the checks (no platform admin) until create-platform-admin made one.
+	dataEnv := []string{"WAGERAIL_DATA_DIR=" + dataDir}
+	_, stderr, code := runAdminBinary(t, bin, t.TempDir(), dataEnv, "check")
+	require.Equal(t, 2, code, stderr)
+	out, stderr, code := runAdminBinary(t, bin, t.TempDir(), dataEnv, "create-platform-admin", "--email", "root@example.org")
+	require.Zero(t, code, stderr)
+	require.Contains(t, out, `"setupLink": "http://127.0.0.1:8080/setup-account?token=`)
+	_, stderr, code = runAdminBinary(t, bin, t.TempDir(), dataEnv, "check")
+	require.Zero(t, code, stderr)
+
 	// Postgres goes away: readiness turns 503 and names the database.
 	pgPID := p.postgresPID(t)
 	require.NoError(t, syscall.Kill(pgPID, syscall.SIGINT))
@@ -325,10 +352,11 @@ func TestDevStackReadyThenDegradesThenStopsCleanly(t *testing.T) {
 	// Second run reuses the data dir; a normal SIGTERM stops everything, postgres included.
 	p = startDev(t, bin, dataDir)
 	p.waitReadyz(t, http.StatusOK)
-	// The worker brings the clean-up schedule (made by the first run) up to date once the
+	// The worker brings the clean-up schedules (made by the first run) up to date once the
 	// restarted Temporal's scheduler answers.
 	require.Eventually(t, func() bool {
-		return strings.Contains(p.errOut.String(), `"msg":"schedule ensured","process":"dev","component":"worker","schedule":"idempotency-cleanup-daily"`)
+		return strings.Contains(p.errOut.String(), `"msg":"schedule ensured","process":"dev","component":"worker","schedule":"idempotency-cleanup-daily"`) &&
+			strings.Contains(p.errOut.String(), `"msg":"schedule ensured","process":"dev","component":"worker","schedule":"identity-cleanup-daily"`)
 	}, 2*time.Minute, 200*time.Millisecond, "stderr tail:\n%s", tail(p.errOut.String(), 20))
 	pgPID = p.postgresPID(t)
 	took := p.stop(t)

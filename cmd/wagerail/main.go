@@ -22,6 +22,7 @@ func commands() []*cli.Command {
 		ledgerCommand(),
 		gatewayCommand(),
 		reconcileCommand(),
+		adminCommand(),
 		sandboxCommand(),
 		migrateCommand(),
 		versionCommand(),

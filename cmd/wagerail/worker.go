@@ -24,6 +24,7 @@ import (
 	"github.com/wagerail/wagerail/internal/db"
 	"github.com/wagerail/wagerail/internal/idempotency"
 	"github.com/wagerail/wagerail/internal/outbox"
+	"github.com/wagerail/wagerail/internal/ratelimit"
 	"github.com/wagerail/wagerail/ledger"
 	"github.com/wagerail/wagerail/reconcile"
 	"github.com/wagerail/wagerail/workflows"
@@ -75,7 +76,7 @@ func workerCommand() *cli.Command {
 	c.String(&cfg.GatewayAddr, "gateway-addr", "GATEWAY_ADDR", d.GatewayAddr, "gateway gRPC host:port")
 	c.String(&cfg.MetricsAddr, "metrics-addr", "WORKER_METRICS_ADDR", d.MetricsAddr, "Prometheus /metrics and /healthz listen address")
 	c.Duration(&cfg.DialTimeout, "temporal-dial-timeout", "TEMPORAL_DIAL_TIMEOUT", d.DialTimeout, "how long to keep trying to reach Temporal at start")
-	c.Bool(&cfg.Schedules, "schedules", "WORKER_SCHEDULES", d.Schedules, "create or update the Temporal schedules (daily reconciliation, …) at start")
+	c.Bool(&cfg.Schedules, "schedules", "WORKER_SCHEDULES", d.Schedules, "create or update the Temporal schedules (daily clean-ups, reconciliation) at start")
 	c.String(&cfg.ReconcileTenants, "reconcile-tenants", "RECONCILE_TENANTS", "", "tenants the daily 07:30 UTC reconciliation covers (comma-separated; empty: no schedule)")
 	c.String(&cfg.ReconcilePartners, "reconcile-partners", "RECONCILE_PARTNERS", d.ReconcilePartners, "partners the daily reconciliation covers (comma-separated)")
 	addLogLevel(c, &cfg.LogLevel)
@@ -134,6 +135,8 @@ func (d workerDeps) activities() workflows.Deps {
 			Ledger: d.Ledger, Statements: gateway.NewStore(d.DB), Store: reconcile.NewStore(d.DB), Gateway: d.Gateway, Log: d.Log,
 		}},
 		IdempotencyCleanup: &activities.IdempotencyCleanup{Platform: d.Platform, Metrics: idempotency.NewMetrics(d.Metrics)},
+		// The runtime role deletes expired identity rows; the limiter counts by the database's clock.
+		IdentityCleanup: &activities.IdentityCleanup{DB: d.DB, Limiter: ratelimit.New(d.DB)},
 	}
 }
 
@@ -215,6 +218,11 @@ func runWorker(ctx context.Context, log *slog.Logger, cfg workerConfig, ready fu
 	if cfg.Schedules && platform != nil {
 		schedules = append(schedules, scheduleJob{workflows.IdempotencyCleanupScheduleID, func(ctx context.Context) error {
 			return workflows.EnsureIdempotencyCleanupSchedule(ctx, tc, cfg.TaskQueue)
+		}})
+	}
+	if cfg.Schedules {
+		schedules = append(schedules, scheduleJob{workflows.IdentityCleanupScheduleID, func(ctx context.Context) error {
+			return workflows.EnsureIdentityCleanupSchedule(ctx, tc, cfg.TaskQueue)
 		}})
 	}
 	if tenants := splitList(cfg.ReconcileTenants); cfg.Schedules && len(tenants) > 0 {
