@@ -67,8 +67,8 @@ func (s *Server) answer(c *gin.Context, tenant string, err error) {
 }
 
 var (
-	errMemberNotFound = NewError(http.StatusNotFound, "NOT_FOUND", "no such member in this organization")
-	errOrgNotFound    = NewError(http.StatusNotFound, "NOT_FOUND", "no such organization")
+	errMemberNotFound    = NewError(http.StatusNotFound, "NOT_FOUND", "no such member in this organization")
+	errOrgNotFound       = NewError(http.StatusNotFound, "NOT_FOUND", "no such organization")
 	errInvalidInvitation = NewError(http.StatusBadRequest, "INVALID_TOKEN", "the invitation is unknown, expired, already used or canceled")
 )
 

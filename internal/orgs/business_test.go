@@ -20,8 +20,6 @@ import (
 	"github.com/wagerail/wagerail/internal/testkit"
 )
 
-func TestMain(m *testing.M) { testkit.Main(m) }
-
 var fullProfile = orgs.BusinessProfile{
 	LegalName: "Abyssinia Coffee PLC", TradeName: "Abyssinia Coffee", TIN: "0012345678", RegistrationNo: "MT/AA/1/0001/2024",
 	Industry: "Coffee export", Address: "Bole, Addis Ababa", ContactEmail: "ops@abyssinia.example", ContactPhone: "+251911234567",

@@ -19,8 +19,6 @@ import (
 	"github.com/wagerail/wagerail/internal/testkit"
 )
 
-func TestMain(m *testing.M) { testkit.Main(m) }
-
 var now = time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)
 
 type world struct {
