@@ -169,6 +169,19 @@ func New(d Deps) *Server {
 	return s
 }
 
+// Drain waits, until ctx ends, for the work that runs after an answer (the mails of
+// forget-password and magic links): call it after the HTTP server has shut down.
+func (s *Server) Drain(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() { s.background.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 // WatchDependencies keeps svc_dependency_up fresh until ctx ends.
 func (s *Server) WatchDependencies(ctx context.Context) { s.ready.watch(ctx, defaultWatchInterval) }
 

@@ -255,7 +255,11 @@ func runAPI(ctx context.Context, log *slog.Logger, cfg apiConfig, ready func()) 
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	return hs.Shutdown(sctx)
+	err = hs.Shutdown(sctx)
+	if derr := srv.Drain(sctx); derr != nil {
+		log.Warn("mails still being sent at shutdown were abandoned", "error", derr)
+	}
+	return err
 }
 
 func databaseProbe(pool *pgxpool.Pool) api.Probe {

@@ -46,20 +46,20 @@ func FromEnv(getenv func(string) string, log *slog.Logger, dataDir string, dev b
 			return nil, nil, fmt.Errorf("notify: SMTP_* settings: %w", err)
 		}
 		mailer = s
-		via = append(via, "email", "smtp", "smtp_addr", s.cfg.Addr)
+		via = append(via, "mailer", "smtp", "smtp_addr", s.cfg.Addr)
 	case inbox != nil:
 		mailer = inbox
-		via = append(via, "email", "dev-inbox")
+		via = append(via, "mailer", "dev-inbox")
 	default:
 		mailer = NewLog(log)
-		via = append(via, "email", "log")
+		via = append(via, "mailer", "log")
 	}
 	if inbox != nil {
 		texter = inbox
-		via = append(via, "sms", "dev-inbox", "dev_inbox", inbox.Path())
+		via = append(via, "texter", "dev-inbox", "dev_inbox", inbox.Path())
 	} else {
 		texter = NewLog(log)
-		via = append(via, "sms", "log")
+		via = append(via, "texter", "log")
 	}
 	level := slog.LevelInfo
 	if !dev {
