@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync"
 	"time"
@@ -97,6 +98,10 @@ type Deps struct {
 	// OTP texts; nil means internal/notify's log sender (a redacted line, nothing delivered).
 	Mailer notify.Mailer
 	Texter notify.Texter
+	// TrustedProxies are the CIDRs of the load balancers in front of the API whose
+	// X-Forwarded-For may name the client; nil trusts none, so the client address (which the
+	// per-IP rate limits key on) is the connection's peer and a caller cannot choose it.
+	TrustedProxies []string
 	// PublicURL is where users reach the portal (links in e-mails); "" means http://127.0.0.1:8080.
 	PublicURL string
 }
@@ -152,6 +157,13 @@ func New(d Deps) *Server {
 	s.webhooks = newWebhooks(d)
 	e := gin.New()
 	e.HandleMethodNotAllowed = false
+	// An API answers what was asked: no redirect to a path with or without a trailing slash (a
+	// client would replay the request there), a JSON 404 instead.
+	e.RedirectTrailingSlash = false
+	e.RedirectFixedPath = false
+	if err := e.SetTrustedProxies(d.TrustedProxies); err != nil {
+		panic("api: trusted proxies: " + err.Error()) // validated by the caller (ParseTrustedProxies)
+	}
 	e.ContextWithFallback = true
 	e.Use(withRequestID(), accessLog(d.Log), recoverPanics(d.Log), limitBodies(d.MaxBodyBytes))
 	idem := newIdempotencyGate(d, idempotency.Config{})
@@ -167,6 +179,24 @@ func New(d Deps) *Server {
 	})
 	s.Engine = e
 	return s
+}
+
+// ParseTrustedProxies checks a comma-separated list of IPs or CIDRs ("" is none).
+func ParseTrustedProxies(raw string) ([]string, error) {
+	var out []string
+	for _, p := range strings.Split(raw, ",") {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			continue
+		}
+		if _, err := netip.ParsePrefix(p); err != nil {
+			if _, err := netip.ParseAddr(p); err != nil {
+				return nil, fmt.Errorf("trusted proxy %q is not an IP address or CIDR", p)
+			}
+		}
+		out = append(out, p)
+	}
+	return out, nil
 }
 
 // Drain waits, until ctx ends, for the work that runs after an answer (the mails of

@@ -216,3 +216,33 @@ func TestRoutesDeclareAccess(t *testing.T) {
 	}
 	require.Panics(t, func() { s.pipeline(Route{Method: http.MethodGet, Path: "/api/x"}) }, "a row without a level does not start")
 }
+
+func TestNoRedirects(t *testing.T) {
+	rec := do(t, newTestServer().Engine, http.MethodGet, "/api/healthz/")
+	require.Equal(t, http.StatusNotFound, rec.Code, "a trailing slash is a 404, not a redirect")
+	rec = do(t, newTestServer().Engine, http.MethodGet, "/API/HEALTHZ")
+	require.Equal(t, http.StatusNotFound, rec.Code)
+}
+
+// TestClientAddressIsNotTheCallersChoice: without trusted proxies X-Forwarded-For is ignored, so a
+// caller cannot step around the per-IP rate limits by naming another address.
+func TestClientAddressIsNotTheCallersChoice(t *testing.T) {
+	seen := ""
+	s := newTestServer()
+	s.Engine.GET("/api/test-client-ip", func(c *gin.Context) { seen = c.ClientIP() })
+	do(t, s.Engine, http.MethodGet, "/api/test-client-ip", "X-Forwarded-For", "203.0.113.9")
+	require.Equal(t, "192.0.2.1", seen, "httptest's peer address")
+
+	trusting := New(Deps{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), TrustedProxies: []string{"192.0.2.0/24"}})
+	trusting.Engine.GET("/api/test-client-ip", func(c *gin.Context) { seen = c.ClientIP() })
+	do(t, trusting.Engine, http.MethodGet, "/api/test-client-ip", "X-Forwarded-For", "203.0.113.9")
+	require.Equal(t, "203.0.113.9", seen, "behind a trusted load balancer")
+
+	for _, bad := range []string{"x", "10.0.0.0/33", "1.2.3.4, nope"} {
+		_, err := ParseTrustedProxies(bad)
+		require.Error(t, err, bad)
+	}
+	got, err := ParseTrustedProxies(" 10.0.0.0/8, 192.0.2.7 ,")
+	require.NoError(t, err)
+	require.Equal(t, []string{"10.0.0.0/8", "192.0.2.7"}, got)
+}

@@ -47,6 +47,8 @@ type apiConfig struct {
 	PublicURL string
 	// SMTP delivers e-mail when its Addr is set (SMTP_*); see notify.FromEnv.
 	SMTP smtpSettings
+	// TrustedProxies (comma-separated IPs or CIDRs) may set X-Forwarded-For; none by default.
+	TrustedProxies string
 	// DevDataDir is set by `wagerail dev` alone: e-mails (unless SMTP is set) and texts then go to
 	// the developer inbox under it, where the links and codes can be read back.
 	DevDataDir string
@@ -120,6 +122,7 @@ func apiCommand() *cli.Command {
 	c.Int(&cfg.MaxBodyBytes, "max-body-bytes", "API_MAX_BODY_BYTES", int(api.DefaultMaxBodyBytes), "largest request body on any route; larger gets 413 PAYLOAD_TOO_LARGE")
 	c.String(&cfg.PublicURL, "public-url", "PUBLIC_URL", "", "the portal's base URL, where the links in e-mails point (default: this API's own URL)")
 	addSMTPFlags(c, &cfg.SMTP)
+	c.String(&cfg.TrustedProxies, "trusted-proxies", "TRUSTED_PROXIES", "", "IPs or CIDRs of the load balancers whose X-Forwarded-For names the client (default none: the peer address is the client)")
 	addLogLevel(c, &cfg.LogLevel)
 	c.Run = func(ctx context.Context, _ []string) error {
 		log, err := newLogger(cfg.LogLevel, "api")
@@ -160,6 +163,10 @@ func runAPI(ctx context.Context, log *slog.Logger, cfg apiConfig, ready func()) 
 	publicURL, err := parsePublicURL(cfg.PublicURL)
 	if err != nil {
 		return fmt.Errorf("api: %w", err)
+	}
+	proxies, err := api.ParseTrustedProxies(cfg.TrustedProxies)
+	if err != nil {
+		return fmt.Errorf("api: --trusted-proxies / TRUSTED_PROXIES: %w", err)
 	}
 	// A dry run first, silently, so a bad SMTP setting is the one line a misconfigured start prints;
 	// the senders are made (and their choice logged) once the API can start.
@@ -228,6 +235,7 @@ func runAPI(ctx context.Context, log *slog.Logger, cfg apiConfig, ready func()) 
 		Mailer:         mailer,
 		Texter:         texter,
 		PublicURL:      publicURL,
+		TrustedProxies: proxies,
 		// Limiter stays nil: api.New builds it on DB with its metrics.
 		Probes: []api.Probe{
 			databaseProbe(pool),
