@@ -364,24 +364,23 @@ func (s *Server) rotate(c *gin.Context, action, tenant string, change func(*iden
 }
 
 // inRotation runs fn in a transaction under tenant ("" means the user-level tenant) with the
-// caller as actor: the privilege change and the rotation it earns (rotateIn) commit together. A
-// session revoked meanwhile comes back as 401.
+// caller as actor: the privilege change and the rotation it earns (rotateIn) commit together.
 func (s *Server) inRotation(c *gin.Context, tenant string, fn func(actx context.Context, tx pgx.Tx) error) error {
 	if tenant == "" {
 		tenant = crosstenant.PlatformTenant
 	}
 	actx := tenancy.WithActor(tenancy.WithTenant(c.Request.Context(), tenant), callerOf(c).User.ID)
-	err := tenancy.InTx(actx, s.deps.DB, func(tx pgx.Tx) error { return fn(actx, tx) })
-	if errors.Is(err, identity.ErrNotFound) {
-		return NewError(http.StatusUnauthorized, "UNAUTHENTICATED", "the session ended; sign in again")
-	}
-	return err
+	return tenancy.InTx(actx, s.deps.DB, func(tx pgx.Tx) error { return fn(actx, tx) })
 }
 
-// rotateIn replaces the caller's session inside tx and audits action (actx carries the tenant and
-// actor).
+// rotateIn replaces the caller's session inside tx, so the rotation commits or rolls back with the
+// privilege change it follows, and audits action (actx carries the tenant and actor). A session
+// revoked meanwhile is 401; the caller sets the cookie after the commit.
 func (s *Server) rotateIn(actx context.Context, tx pgx.Tx, cl *caller, action string, change func(*identity.NewSession)) (identity.Session, string, error) {
 	sess, token, err := identity.RotateSession(actx, tx, cl.Session, change, s.now())
+	if errors.Is(err, identity.ErrNotFound) {
+		return identity.Session{}, "", NewError(http.StatusUnauthorized, "UNAUTHENTICATED", "the session ended; sign in again")
+	}
 	if err != nil {
 		return identity.Session{}, "", err
 	}

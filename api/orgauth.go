@@ -87,18 +87,9 @@ func actsAsOwner(cl *caller) bool {
 	return cl.Platform || (cl.Access.Member && cl.Access.Role == orgs.Owner)
 }
 
-// rotateInTx replaces the caller's session in tx (a privilege change: joining or leaving the
-// active organization) so it commits or rolls back with the change itself; the caller sets the
-// cookie after the commit.
-func rotateInTx(ctx context.Context, tx pgx.Tx, cl *caller, activeOrg string, now time.Time) (identity.Session, string, error) {
-	sess, token, err := identity.RotateSession(ctx, tx, cl.Session, func(n *identity.NewSession) { n.ActiveOrganizationID = activeOrg }, now)
-	if errors.Is(err, identity.ErrNotFound) {
-		return identity.Session{}, "", NewError(http.StatusUnauthorized, "UNAUTHENTICATED", "the session ended; sign in again")
-	}
-	if err != nil {
-		return identity.Session{}, "", err
-	}
-	return sess, token, audit.Write(ctx, tx, audit.Entry{Action: "SetActiveOrganization", Outcome: audit.Success, TargetType: "Session", TargetID: sess.ID})
+// activeOrganization is the session change of joining or leaving the active organization.
+func activeOrganization(id string) func(*identity.NewSession) {
+	return func(n *identity.NewSession) { n.ActiveOrganizationID = id }
 }
 
 func validRole(name string, r orgs.MemberRole) error {
@@ -152,7 +143,7 @@ func (s *Server) createOrganization(c *gin.Context) {
 			return err
 		}
 		if req.SetActive {
-			sess, token, err = rotateInTx(ctx, tx, cl, orgID, s.now())
+			sess, token, err = s.rotateIn(ctx, tx, cl, "SetActiveOrganization", activeOrganization(orgID))
 		}
 		return err
 	})
@@ -313,7 +304,7 @@ func (s *Server) acceptInvitation(c *gin.Context) {
 			Details: map[string]string{"invitationId": inv.ID, "role": string(m.Role)}}); err != nil {
 			return err
 		}
-		sess, token, err = rotateInTx(ctx, tx, cl, tenant, s.now())
+		sess, token, err = s.rotateIn(ctx, tx, cl, "SetActiveOrganization", activeOrganization(tenant))
 		return err
 	})
 	if err != nil {
@@ -367,7 +358,7 @@ func (s *Server) leaveOrganization(c *gin.Context) {
 			return err
 		}
 		if rotated {
-			sess, token, err = rotateInTx(ctx, tx, cl, "", s.now())
+			sess, token, err = s.rotateIn(ctx, tx, cl, "SetActiveOrganization", activeOrganization(""))
 		}
 		return err
 	})
