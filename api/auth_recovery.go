@@ -13,7 +13,6 @@ import (
 	"github.com/wagerail/wagerail/internal/crosstenant"
 	"github.com/wagerail/wagerail/internal/field"
 	"github.com/wagerail/wagerail/internal/identity"
-	"github.com/wagerail/wagerail/internal/notify"
 	"github.com/wagerail/wagerail/internal/orgs"
 	"github.com/wagerail/wagerail/internal/tenancy"
 )
@@ -76,10 +75,7 @@ func (s *Server) mailResetLink(ctx context.Context, u identity.User, now time.Ti
 		s.deps.Log.Error("reset token not issued", "error", err)
 		return
 	}
-	l := s.link("/reset-password", token)
-	s.sendEmail(ctx, notify.Email{To: u.Email, Subject: "Reset your Wagerail password", Purpose: notify.ResetPassword, Secret: l,
-		Text: "Someone asked to reset the password of your Wagerail account. To choose a new one, open this link within 1 hour:\n\n" +
-			l + "\n\nIf it was not you, ignore this e-mail: your password stays as it is.\n"})
+	s.sendResetEmail(ctx, u.Email, "Someone asked to reset the password of your Wagerail account.", token)
 }
 
 type resetPasswordRequest struct {

@@ -35,3 +35,11 @@ func (s *Server) sendVerificationEmail(ctx context.Context, u identity.User) {
 	s.sendEmail(ctx, notify.Email{To: u.Email, Subject: "Confirm your e-mail for Wagerail", Purpose: notify.VerifyEmail,
 		Text: "Confirm your e-mail address by opening this link within 24 hours:\n\n" + l + "\n", Secret: l})
 }
+
+// sendResetEmail mails a password reset link; intro says who started it.
+func (s *Server) sendResetEmail(ctx context.Context, to, intro, token string) {
+	l := s.link("/reset-password", token)
+	s.sendEmail(ctx, notify.Email{To: to, Subject: "Reset your Wagerail password", Purpose: notify.ResetPassword, Secret: l,
+		Text: intro + "\n\nChoose a new password by opening this link within 1 hour:\n\n" + l +
+			"\n\nIf you did not ask for this, ignore this e-mail: your password stays as it is.\n"})
+}

@@ -770,9 +770,6 @@ func (s *Server) resetBusinessAdminPassword(c *gin.Context, sc *teamScope) {
 		s.teamFail(c, sc, action, id, err)
 		return
 	}
-	l := s.link("/reset-password", token)
-	s.sendEmail(c.Request.Context(), notify.Email{To: m.Email, Subject: "Reset your Wagerail password", Purpose: notify.ResetPassword,
-		Text: "A Wagerail administrator started a password reset for your account.\n\nChoose a new password by opening this link within 1 hour:\n\n" +
-			l + "\n\nIf you did not ask for this, you can ignore this e-mail; your password stays as it is.\n", Secret: l})
+	s.sendResetEmail(c.Request.Context(), m.Email, "A Wagerail administrator started a password reset for your account.", token)
 	c.JSON(http.StatusOK, gin.H{"success": true})
 }
