@@ -293,3 +293,16 @@ func fieldError(err error) *Error {
 	}
 	return NewError(http.StatusBadRequest, "INVALID_REQUEST", strings.TrimSpace(err.Error()))
 }
+
+// sameBusiness enforces the spec's rule for a body (or CSV row) businessId: the tenant always
+// comes from the route, never from the body; a businessId that names another organization is
+// refused with 403 TENANT_MISMATCH (audited DENIED) and an empty one means the route's tenant. It
+// has answered when it returns false.
+func (s *Server) sameBusiness(c *gin.Context, businessID string) bool {
+	cl := callerOf(c)
+	if businessID == "" || businessID == cl.Tenant {
+		return true
+	}
+	s.deny(c, cl.Tenant, "TENANT_MISMATCH", "businessId must be the active organization's; the tenant comes from the session")
+	return false
+}

@@ -226,7 +226,8 @@ func (s *Server) routes() []Route {
 		{Method: http.MethodGet, Path: "/api/openapi.json", Auth: Public, Summary: "This API's OpenAPI 3 document", Handler: s.openapi},
 		{Method: http.MethodPost, Path: "/api/integration/bank-callback/:partner", Auth: PublicSigned, Summary: "Partner-bank transfer callback", Handler: s.bankCallback},
 	}
-	for _, area := range [][]Route{s.authRoutes(), s.authExtraRoutes(), s.orgAuthRoutes(), s.memberRoutes(), s.businessRoutes(), s.teamRoutes()} {
+	for _, area := range [][]Route{s.authRoutes(), s.authExtraRoutes(), s.orgAuthRoutes(), s.memberRoutes(), s.businessRoutes(), s.teamRoutes(),
+		s.employeeRoutes(), s.catalogRoutes(), s.uploadRoutes(), s.kycRoutes(), s.sanctionsRoutes()} {
 		rs = append(rs, area...)
 	}
 	return rs

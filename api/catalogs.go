@@ -1,0 +1,4 @@
+package api
+
+// catalogRoutes serves the compensation catalogs (departments, positions, employment types, payment frequencies, allowances, deductions).
+func (s *Server) catalogRoutes() []Route { return nil }
