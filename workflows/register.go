@@ -15,6 +15,7 @@ type Deps struct {
 	Reconcile          *activities.Reconcile
 	IdempotencyCleanup *activities.IdempotencyCleanup
 	IdentityCleanup    *activities.IdentityCleanup
+	KycExpiry          *activities.KycExpiry
 }
 
 // Register registers every workflow and activity on a worker, under explicit names so that a Go
@@ -36,6 +37,10 @@ func Register(w worker.Registry, d Deps) {
 	w.RegisterActivityWithOptions(d.IdentityCleanup.Verifications, activity.RegisterOptions{Name: activities.CleanupVerificationsActivity})
 	w.RegisterActivityWithOptions(d.IdentityCleanup.Sessions, activity.RegisterOptions{Name: activities.CleanupSessionsActivity})
 	w.RegisterActivityWithOptions(d.IdentityCleanup.RateLimits, activity.RegisterOptions{Name: activities.CleanupRateLimitsActivity})
+	if d.KycExpiry == nil {
+		d.KycExpiry = &activities.KycExpiry{}
+	}
+	w.RegisterActivityWithOptions(d.KycExpiry.ExpireDue, activity.RegisterOptions{Name: activities.ExpireKycActivity})
 }
 
 // registerWorkflows is every workflow under its registered name (also what the replay tests use).
@@ -43,4 +48,5 @@ func registerWorkflows(w worker.WorkflowRegistry) {
 	w.RegisterWorkflowWithOptions(Reconcile, workflow.RegisterOptions{Name: ReconcileWorkflowName})
 	w.RegisterWorkflowWithOptions(IdempotencyCleanup, workflow.RegisterOptions{Name: IdempotencyCleanupWorkflowName})
 	w.RegisterWorkflowWithOptions(IdentityCleanup, workflow.RegisterOptions{Name: IdentityCleanupWorkflowName})
+	w.RegisterWorkflowWithOptions(KycExpiry, workflow.RegisterOptions{Name: KycExpiryWorkflowName})
 }

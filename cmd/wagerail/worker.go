@@ -137,6 +137,7 @@ func (d workerDeps) activities() workflows.Deps {
 		IdempotencyCleanup: &activities.IdempotencyCleanup{Platform: d.Platform, Metrics: idempotency.NewMetrics(d.Metrics)},
 		// The runtime role deletes expired identity rows; the limiter counts by the database's clock.
 		IdentityCleanup: &activities.IdentityCleanup{DB: d.DB, Limiter: ratelimit.New(d.DB)},
+		KycExpiry:       &activities.KycExpiry{Platform: d.Platform},
 	}
 }
 
@@ -218,6 +219,8 @@ func runWorker(ctx context.Context, log *slog.Logger, cfg workerConfig, ready fu
 	if cfg.Schedules && platform != nil {
 		schedules = append(schedules, scheduleJob{workflows.IdempotencyCleanupScheduleID, func(ctx context.Context) error {
 			return workflows.EnsureIdempotencyCleanupSchedule(ctx, tc, cfg.TaskQueue)
+		}}, scheduleJob{workflows.KycExpiryScheduleID, func(ctx context.Context) error {
+			return workflows.EnsureKycExpirySchedule(ctx, tc, cfg.TaskQueue)
 		}})
 	}
 	if cfg.Schedules {

@@ -1,0 +1,197 @@
+package kyc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/wagerail/wagerail/internal/audit"
+	"github.com/wagerail/wagerail/internal/db"
+	"github.com/wagerail/wagerail/internal/identity"
+	"github.com/wagerail/wagerail/internal/outbox"
+)
+
+// Status is a submission's state.
+type Status string
+
+const (
+	Pending  Status = "PENDING"
+	InReview Status = "IN_REVIEW"
+	Approved Status = "APPROVED"
+	Rejected Status = "REJECTED"
+	Expired  Status = "EXPIRED"
+)
+
+// SubjectType says what a submission verifies.
+type SubjectType string
+
+const (
+	SubjectEmployee SubjectType = "EMPLOYEE"
+	SubjectUser     SubjectType = "USER"
+)
+
+// DefaultValidity is how long an approval holds unless configured otherwise.
+const DefaultValidity = 365 * 24 * time.Hour
+
+// Errors; the API maps each to one code.
+var (
+	ErrNotFound          = errors.New("kyc: not found")
+	ErrInvalidTransition = errors.New("kyc: transition not allowed from this state")
+	ErrOpenSubmission    = errors.New("kyc: the subject already has a submission under review")
+	ErrNotApproved       = errors.New("kyc: the subject's KYC is not approved")
+	ErrExpired           = errors.New("kyc: the subject's KYC approval has expired")
+)
+
+// Document is one submitted document: an upload of the tenant and the hash its content had.
+type Document struct {
+	Type      string `json:"type"`
+	UploadKey string `json:"uploadKey"`
+	SHA256    string `json:"sha256"`
+}
+
+// Submission is one KYC submission.
+type Submission struct {
+	ID              string
+	TenantID        string
+	SubjectType     SubjectType
+	SubjectID       string
+	FullName        string
+	NationalID      string
+	DateOfBirth     time.Time
+	PhotoKey        string
+	Status          Status
+	RejectionReason string
+	ClaimedBy       string
+	DecidedBy       string
+	DecidedAt       time.Time
+	ValidUntil      time.Time
+	SubmittedBy     string
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
+	Documents       []Document
+}
+
+const columns = `id, tenant_id, subject_type, subject_id, full_name, national_id, date_of_birth, photo_key, status,
+	coalesce(rejection_reason, ''), coalesce(claimed_by, ''), coalesce(decided_by, ''), coalesce(decided_at, 'epoch'),
+	coalesce(valid_until, 'epoch'), submitted_by, created_at, updated_at,
+	coalesce((SELECT json_agg(json_build_object('type', d.doc_type, 'uploadKey', d.upload_key, 'sha256', d.sha256) ORDER BY d.doc_type)
+	          FROM app.kyc_documents d WHERE d.submission_id = s.id), '[]')`
+
+func scan(row pgx.Row) (Submission, error) {
+	var s Submission
+	var docs []byte
+	err := row.Scan(&s.ID, &s.TenantID, &s.SubjectType, &s.SubjectID, &s.FullName, &s.NationalID, &s.DateOfBirth, &s.PhotoKey,
+		&s.Status, &s.RejectionReason, &s.ClaimedBy, &s.DecidedBy, &s.DecidedAt, &s.ValidUntil, &s.SubmittedBy,
+		&s.CreatedAt, &s.UpdatedAt, &docs)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Submission{}, ErrNotFound
+	}
+	if err != nil {
+		return Submission{}, fmt.Errorf("kyc: submission: %w", err)
+	}
+	if s.DecidedAt.Unix() == 0 {
+		s.DecidedAt = time.Time{}
+	}
+	if s.ValidUntil.Unix() == 0 {
+		s.ValidUntil = time.Time{}
+	}
+	if err := json.Unmarshal(docs, &s.Documents); err != nil {
+		return Submission{}, fmt.Errorf("kyc: documents: %w", err)
+	}
+	return s, nil
+}
+
+// NewSubmission is what Submit needs (validated by the caller).
+type NewSubmission struct {
+	SubjectType SubjectType
+	SubjectID   string
+	FullName    string
+	NationalID  string
+	DateOfBirth time.Time
+	PhotoKey    string
+	Documents   []Document
+	SubmittedBy string
+}
+
+// Submit creates a PENDING submission for tenant with its documents, its audit row
+// (SubmitKyc) and its kyc.verification_requested.v1 event, in tx (scoped to tenant, actor set).
+func Submit(ctx context.Context, tx pgx.Tx, tenant string, n NewSubmission) (Submission, error) {
+	id := "kyc_" + identity.NewID()
+	_, err := tx.Exec(ctx, `INSERT INTO app.kyc_submissions (id, tenant_id, subject_type, subject_id, full_name,
+			national_id, date_of_birth, photo_key, status, submitted_by)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'PENDING', $9)`,
+		id, tenant, string(n.SubjectType), n.SubjectID, n.FullName, n.NationalID, n.DateOfBirth, n.PhotoKey, n.SubmittedBy)
+	if db.IsCode(err, "23505") {
+		return Submission{}, ErrOpenSubmission
+	}
+	if err != nil {
+		return Submission{}, fmt.Errorf("kyc: submit: %w", err)
+	}
+	for _, d := range n.Documents {
+		if _, err := tx.Exec(ctx, `INSERT INTO app.kyc_documents (tenant_id, submission_id, doc_type, upload_key, sha256)
+			VALUES ($1, $2, $3, $4, $5)`, tenant, id, d.Type, d.UploadKey, d.SHA256); err != nil {
+			return Submission{}, fmt.Errorf("kyc: document %s: %w", d.Type, err)
+		}
+	}
+	s, err := ByID(ctx, tx, tenant, id)
+	if err != nil {
+		return Submission{}, err
+	}
+	if err := audit.Write(ctx, tx, audit.Entry{Action: "SubmitKyc", Outcome: audit.Success, TargetType: "KycSubmission", TargetID: id,
+		Details: map[string]string{"subjectType": string(s.SubjectType), "subjectId": s.SubjectID}}); err != nil {
+		return Submission{}, err
+	}
+	if _, err := outbox.Write(ctx, tx, "kyc.verification_requested.v1", event(s)); err != nil {
+		return Submission{}, err
+	}
+	return s, nil
+}
+
+// event is a transition's outbox payload: ids and states, no personal data.
+func event(s Submission) map[string]any {
+	p := map[string]any{"submissionId": s.ID, "subjectType": s.SubjectType, "subjectId": s.SubjectID, "status": s.Status}
+	if !s.ValidUntil.IsZero() {
+		p["validUntil"] = s.ValidUntil.UTC()
+	}
+	return p
+}
+
+// ByID reads a submission of tenant.
+func ByID(ctx context.Context, q db.Querier, tenant, id string) (Submission, error) {
+	return scan(q.QueryRow(ctx, `SELECT `+columns+` FROM app.kyc_submissions s WHERE tenant_id = $1 AND id = $2`, tenant, id))
+}
+
+// Latest is the subject's newest submission.
+func Latest(ctx context.Context, q db.Querier, tenant string, t SubjectType, subjectID string) (Submission, error) {
+	return scan(q.QueryRow(ctx, `SELECT `+columns+` FROM app.kyc_submissions s
+		WHERE tenant_id = $1 AND subject_type = $2 AND subject_id = $3 ORDER BY created_at DESC, id DESC LIMIT 1`,
+		tenant, string(t), subjectID))
+}
+
+// Queue lists submissions waiting for a reviewer (PENDING, then IN_REVIEW), oldest first, across
+// every tenant the transaction sees (a platform admin's cross-tenant transaction).
+func Queue(ctx context.Context, q db.Querier, status []Status, after string, limit int) ([]Submission, error) {
+	ss := make([]string, 0, len(status))
+	for _, s := range status {
+		ss = append(ss, string(s))
+	}
+	rows, err := q.Query(ctx, `SELECT `+columns+` FROM app.kyc_submissions s
+		WHERE status = ANY($1) AND id > $2 ORDER BY id LIMIT $3`, ss, after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("kyc: queue: %w", err)
+	}
+	defer rows.Close()
+	var out []Submission
+	for rows.Next() {
+		s, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}

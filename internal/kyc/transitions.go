@@ -1,0 +1,166 @@
+package kyc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/wagerail/wagerail/internal/audit"
+	"github.com/wagerail/wagerail/internal/db"
+	"github.com/wagerail/wagerail/internal/outbox"
+	"github.com/wagerail/wagerail/internal/tenancy"
+)
+
+// Action is a reviewer's (or the clock's) move on a submission.
+type Action string
+
+const (
+	Claim           Action = "claim"
+	Approve         Action = "approve"
+	Reject          Action = "reject"
+	RequestMoreInfo Action = "request-more-info"
+	Expire          Action = "expire"
+)
+
+// from lists the states each action may start from; everything else is ErrInvalidTransition.
+// A reviewer must claim before deciding, so two reviewers never decide the same submission.
+var from = map[Action][]Status{
+	Claim:           {Pending},
+	Approve:         {InReview},
+	Reject:          {InReview},
+	RequestMoreInfo: {InReview},
+	Expire:          {Approved},
+}
+
+// to is each action's resulting state.
+var to = map[Action]Status{Claim: InReview, Approve: Approved, Reject: Rejected, RequestMoreInfo: Pending, Expire: Expired}
+
+// events are the outbox events (the spec's names; expiry and claim are ours).
+var events = map[Action]string{
+	Claim: "kyc.claimed.v1", Approve: "kyc.approved.v1", Reject: "kyc.rejected.v1",
+	RequestMoreInfo: "kyc.more_info_requested.v1", Expire: "kyc.expired.v1",
+}
+
+// audits are the audit actions.
+var audits = map[Action]string{
+	Claim: "ClaimKyc", Approve: "ApproveKyc", Reject: "RejectKyc", RequestMoreInfo: "RequestKycMoreInfo", Expire: "ExpireKyc",
+}
+
+// AuditAction names the audit row of a (or a refused) move.
+func AuditAction(a Action) string { return audits[a] }
+
+// ErrClaimedByOther refuses a decision by a reviewer who did not claim the submission.
+var ErrClaimedByOther = errors.New("kyc: another reviewer claimed this submission")
+
+// Change is what a move needs besides the submission.
+type Change struct {
+	Reviewer string        // the platform admin (user id) or system actor
+	Note     string        // applicant-facing: required for reject and request-more-info
+	Validity time.Duration // approve: how long the approval holds (0: DefaultValidity)
+	Now      time.Time
+}
+
+// Transition applies action to the submission under a row lock, with its audit row and outbox
+// event, in tx. ctx carries the actor; the audit row goes to the submission's tenant.
+func Transition(ctx context.Context, tx pgx.Tx, tenant, id string, action Action, ch Change) (Submission, error) {
+	allowed, ok := from[action]
+	if !ok {
+		return Submission{}, fmt.Errorf("kyc: unknown action %q", action)
+	}
+	cur, err := scan(tx.QueryRow(ctx, `SELECT `+columns+` FROM app.kyc_submissions s
+		WHERE tenant_id = $1 AND id = $2 FOR UPDATE`, tenant, id))
+	if err != nil {
+		return Submission{}, err
+	}
+	if !slices.Contains(allowed, cur.Status) {
+		return cur, fmt.Errorf("%w: %s from %s", ErrInvalidTransition, action, cur.Status)
+	}
+	if (action == Approve || action == Reject || action == RequestMoreInfo) && cur.ClaimedBy != ch.Reviewer {
+		return cur, ErrClaimedByOther
+	}
+	var err2 error
+	switch action {
+	case Claim:
+		_, err2 = tx.Exec(ctx, `UPDATE app.kyc_submissions SET status = 'IN_REVIEW', claimed_by = $3, claimed_at = $4,
+			rejection_reason = NULL, updated_at = $4 WHERE tenant_id = $1 AND id = $2`, tenant, id, ch.Reviewer, ch.Now)
+	case Approve:
+		validity := ch.Validity
+		if validity <= 0 {
+			validity = DefaultValidity
+		}
+		_, err2 = tx.Exec(ctx, `UPDATE app.kyc_submissions SET status = 'APPROVED', decided_by = $3, decided_at = $4,
+			valid_until = $5, updated_at = $4 WHERE tenant_id = $1 AND id = $2`, tenant, id, ch.Reviewer, ch.Now, ch.Now.Add(validity))
+	case Reject:
+		_, err2 = tx.Exec(ctx, `UPDATE app.kyc_submissions SET status = 'REJECTED', decided_by = $3, decided_at = $4,
+			rejection_reason = $5, updated_at = $4 WHERE tenant_id = $1 AND id = $2`, tenant, id, ch.Reviewer, ch.Now, ch.Note)
+	case RequestMoreInfo:
+		// Back to the applicant: the claim ends, the note tells them what is missing.
+		_, err2 = tx.Exec(ctx, `UPDATE app.kyc_submissions SET status = 'PENDING', claimed_by = NULL, claimed_at = NULL,
+			rejection_reason = $3, updated_at = $4 WHERE tenant_id = $1 AND id = $2`, tenant, id, ch.Note, ch.Now)
+	case Expire:
+		_, err2 = tx.Exec(ctx, `UPDATE app.kyc_submissions SET status = 'EXPIRED', updated_at = $3
+			WHERE tenant_id = $1 AND id = $2`, tenant, id, ch.Now)
+	}
+	if err2 != nil {
+		return Submission{}, fmt.Errorf("kyc: %s: %w", action, err2)
+	}
+	next, err := ByID(ctx, tx, tenant, id)
+	if err != nil {
+		return Submission{}, err
+	}
+	actx := tenancy.WithTenant(ctx, tenant)
+	if err := audit.Write(actx, tx, audit.Entry{Action: audits[action], Outcome: audit.Success, TargetType: "KycSubmission", TargetID: id,
+		Details: map[string]string{"from": string(cur.Status), "to": string(next.Status)}}); err != nil {
+		return Submission{}, err
+	}
+	payload := event(next)
+	if action == RequestMoreInfo || action == Reject {
+		payload["note"] = ch.Note // applicant-facing by design: the notification consumer sends it
+	}
+	if _, err := outbox.Write(actx, tx, events[action], payload); err != nil {
+		return Submission{}, err
+	}
+	return next, nil
+}
+
+// Gate is the KYC check the money sagas call: nil only when the subject's newest submission is
+// APPROVED and its validity has not ended at now. Anything else — no submission, another state,
+// an expired approval, a database error — is an error: the gate fails closed.
+func Gate(ctx context.Context, q db.Querier, tenant string, t SubjectType, subjectID string, now time.Time) error {
+	s, err := Latest(ctx, q, tenant, t, subjectID)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return ErrNotApproved
+	case err != nil:
+		return fmt.Errorf("kyc gate: %w", err)
+	case s.Status == Expired, s.Status == Approved && !now.Before(s.ValidUntil):
+		return ErrExpired
+	case s.Status != Approved:
+		return ErrNotApproved
+	}
+	return nil
+}
+
+// Due lists APPROVED submissions whose validity ended by now (every tenant the transaction sees),
+// at most limit, for the expiry sweep.
+func Due(ctx context.Context, q db.Querier, now time.Time, limit int) ([]Submission, error) {
+	rows, err := q.Query(ctx, `SELECT `+columns+` FROM app.kyc_submissions s
+		WHERE status = 'APPROVED' AND valid_until <= $1 ORDER BY valid_until, id LIMIT $2`, now, limit)
+	if err != nil {
+		return nil, fmt.Errorf("kyc: due: %w", err)
+	}
+	defer rows.Close()
+	var out []Submission
+	for rows.Next() {
+		s, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}

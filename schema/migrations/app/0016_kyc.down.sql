@@ -1,0 +1,1 @@
+DROP TABLE app.kyc_documents, app.kyc_submissions;
