@@ -109,7 +109,9 @@ func TestKycExpiryRealActivitiesAndSchedule(t *testing.T) {
 	recordHistory(t, tc, run.GetID(), run.GetRunID(), kycExpiryHistoryFile)
 
 	require.NoError(t, EnsureKycExpirySchedule(ctx, tc, queue))
-	t.Cleanup(func() { _ = tc.ScheduleClient().GetHandle(context.Background(), KycExpiryScheduleID).Delete(context.Background()) })
+	t.Cleanup(func() {
+		_ = tc.ScheduleClient().GetHandle(context.Background(), KycExpiryScheduleID).Delete(context.Background())
+	})
 	desc, err := tc.ScheduleClient().GetHandle(ctx, KycExpiryScheduleID).Describe(ctx)
 	require.NoError(t, err)
 	require.NotEmpty(t, desc.Info.NextActionTimes)
