@@ -63,6 +63,28 @@ func (o *org) audits(t *testing.T, action string) int {
 	return n
 }
 
+// employee returns the id of an employee of o to assign to. Once app.employees exists (migration
+// 0014) the pending foreign key (pending/0017) wants a real row, so it inserts a minimal one;
+// before that any well-formed id does.
+func (o *org) employee(t *testing.T) string {
+	t.Helper()
+	id := "emp_" + identity.NewID()
+	nationalID := strings.ToUpper(strings.ReplaceAll(id, "-", ""))
+	nationalID = nationalID[len(nationalID)-16:] // the uuid's random end
+	require.NoError(t, o.in(func(ctx context.Context, tx pgx.Tx) error {
+		var exists bool
+		if err := tx.QueryRow(ctx, `SELECT to_regclass('app.employees') IS NOT NULL`).Scan(&exists); err != nil || !exists {
+			return err
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO app.employees (id, tenant_id, first_name, last_name, full_name, national_id, hire_date,
+				gross_monthly_salary_santim, payout_partner, payout_account_number, payout_holder_name)
+			VALUES ($1, $2, 'Abebe', 'Kebede', 'Abebe Kebede', $3, '2026-01-01', 1000000, 'cbe', '1000123456789', 'Abebe Kebede')`,
+			id, o.id, nationalID)
+		return err
+	}))
+	return id
+}
+
 func fieldOf(t *testing.T, err error) string {
 	t.Helper()
 	fe, ok := err.(*field.Error)
@@ -350,6 +372,7 @@ func TestAssignments(t *testing.T) {
 	a, b := newOrg(t, d, "a@example.com"), newOrg(t, d, "b@example.com")
 	for _, c := range []*catalogs.Compensation{catalogs.Allowances, catalogs.Deductions} {
 		t.Run(c.Target, func(t *testing.T) {
+			emp1, emp2 := a.employee(t), a.employee(t)
 			var fixed, pct, off catalogs.Definition
 			require.NoError(t, a.in(func(ctx context.Context, tx pgx.Tx) error {
 				var err error
@@ -371,29 +394,29 @@ func TestAssignments(t *testing.T) {
 				})
 				return as, err
 			}
-			as1, err := assign(a, "emp_1", fixed.ID, nil)
+			as1, err := assign(a, emp1, fixed.ID, nil)
 			require.NoError(t, err)
 			require.Equal(t, int64(50_000), as1.EffectiveAmount())
-			as2, err := assign(a, "emp_1", pct.ID, ptr(int64(10_000)))
+			as2, err := assign(a, emp1, pct.ID, ptr(int64(10_000)))
 			require.NoError(t, err)
 			require.Equal(t, int64(10_000), as2.EffectiveAmount())
 			require.Equal(t, 2, a.audits(t, "Assign"+c.Target))
 
-			_, err = assign(a, "emp_1", fixed.ID, nil)
+			_, err = assign(a, emp1, fixed.ID, nil)
 			require.ErrorIs(t, err, catalogs.ErrAlreadyAssigned)
-			_, err = assign(a, "emp_2", pct.ID, ptr(int64(10_001)))
+			_, err = assign(a, emp2, pct.ID, ptr(int64(10_001)))
 			require.Equal(t, "amount", fieldOf(t, err), "the override is in the definition's unit")
-			_, err = assign(a, "emp_2", fixed.ID, ptr(int64(-1)))
+			_, err = assign(a, emp2, fixed.ID, ptr(int64(-1)))
 			require.Equal(t, "amount", fieldOf(t, err))
-			_, err = assign(a, "emp_2", fixed.ID, ptr(int64(math.MaxInt64)))
+			_, err = assign(a, emp2, fixed.ID, ptr(int64(math.MaxInt64)))
 			require.Equal(t, "amount", fieldOf(t, err))
-			_, err = assign(a, "emp_2", off.ID, nil)
+			_, err = assign(a, emp2, off.ID, nil)
 			require.ErrorIs(t, err, catalogs.ErrInactive)
 			_, err = assign(a, "emp 2", fixed.ID, nil)
 			require.Equal(t, "employeeId", fieldOf(t, err))
-			_, err = assign(a, "emp_2", "../x", nil)
+			_, err = assign(a, emp2, "../x", nil)
 			require.Error(t, err)
-			_, err = assign(b, "emp_1", fixed.ID, nil)
+			_, err = assign(b, emp1, fixed.ID, nil)
 			require.ErrorIs(t, err, catalogs.ErrNotFound, "another organization's definition")
 			require.Equal(t, 2, a.audits(t, "Assign"+c.Target))
 
@@ -409,43 +432,43 @@ func TestAssignments(t *testing.T) {
 			}))
 
 			require.NoError(t, a.in(func(ctx context.Context, tx pgx.Tx) error {
-				list, err := c.Assignments(ctx, tx, "emp_1")
+				list, err := c.Assignments(ctx, tx, emp1)
 				require.NoError(t, err)
 				require.Len(t, list, 2)
 				require.Equal(t, "Bonus", list[0].Definition.Name)
 				require.Equal(t, int64(100), list[1].EffectiveAmount(), "the definition as it stands now")
-				other, err := c.Assignments(ctx, tx, "emp_2")
+				other, err := c.Assignments(ctx, tx, emp2)
 				require.Empty(t, other)
 				return err
 			}))
 			require.NoError(t, b.in(func(ctx context.Context, tx pgx.Tx) error {
-				list, err := c.Assignments(ctx, tx, "emp_1")
-				require.Empty(t, list, "another organization's employee of the same id")
+				list, err := c.Assignments(ctx, tx, emp1)
+				require.Empty(t, list, "another organization asking about A's employee")
 				return err
 			}))
 
 			// Unassign: only the employee's own live assignment.
 			require.NoError(t, b.in(func(ctx context.Context, tx pgx.Tx) error {
-				_, err := c.Unassign(ctx, tx, "emp_1", as1.ID, at)
+				_, err := c.Unassign(ctx, tx, emp1, as1.ID, at)
 				require.ErrorIs(t, err, catalogs.ErrNotFound)
 				return nil
 			}))
 			require.NoError(t, a.in(func(ctx context.Context, tx pgx.Tx) error {
-				_, err := c.Unassign(ctx, tx, "emp_2", as1.ID, at)
+				_, err := c.Unassign(ctx, tx, emp2, as1.ID, at)
 				require.ErrorIs(t, err, catalogs.ErrNotFound, "another employee's assignment")
-				gone, err := c.Unassign(ctx, tx, "emp_1", as1.ID, at)
+				gone, err := c.Unassign(ctx, tx, emp1, as1.ID, at)
 				require.NoError(t, err)
 				require.NotNil(t, gone.DeletedAt)
-				_, err = c.Unassign(ctx, tx, "emp_1", as1.ID, at)
+				_, err = c.Unassign(ctx, tx, emp1, as1.ID, at)
 				require.ErrorIs(t, err, catalogs.ErrNotFound, "twice")
 				// Now unused, the definition can go; it can be assigned again first if wanted.
 				_, err = c.Delete(ctx, tx, fixed.ID, at)
 				return err
 			}))
 			require.Equal(t, 1, a.audits(t, "Unassign"+c.Target))
-			_, err = assign(a, "emp_1", fixed.ID, nil)
+			_, err = assign(a, emp1, fixed.ID, nil)
 			require.ErrorIs(t, err, catalogs.ErrNotFound, "a deleted definition")
-			_, err = assign(a, "emp_1", pct.ID, nil)
+			_, err = assign(a, emp1, pct.ID, nil)
 			require.ErrorIs(t, err, catalogs.ErrAlreadyAssigned)
 		})
 	}
