@@ -1,4 +1,451 @@
 package api
 
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/wagerail/wagerail/internal/audit"
+	"github.com/wagerail/wagerail/internal/catalogs"
+	"github.com/wagerail/wagerail/internal/field"
+	"github.com/wagerail/wagerail/internal/orgs"
+)
+
+// The compensation catalogs of the active organization (spec: Employees > Compensation
+// catalogs): departments, positions, employment types and payment frequencies (name lists), and
+// allowance and deduction definitions. Every route needs an admin or owner of the active
+// organization holding the row's permission (a platform admin with an active organization
+// passes); the stores (internal/catalogs) scope every query to the organization, write the audit
+// row of every change in its transaction, and delete softly. A refusal by a rule (409) is audited
+// DENIED in a transaction of its own.
+//
+// Per-employee allowances and deductions (/api/employees/<employeeId>/allowances, /deductions)
+// have their store (catalogs.Allowances.Assign, …) but no routes here yet: they need the
+// employees table to answer 404 EMPLOYEE_NOT_FOUND, and are wired with the employee routes.
+
+var (
+	catalogEmployeesView   = orgs.Permission{Module: "employees", Action: "view"}
+	catalogEmployeesAdd    = orgs.Permission{Module: "employees", Action: "add"}
+	catalogEmployeesEdit   = orgs.Permission{Module: "employees", Action: "edit"}
+	catalogEmployeesDelete = orgs.Permission{Module: "employees", Action: "delete"}
+)
+
+// catalogEntryMount is a name catalog's routes: its path, its store and the permission of each verb.
+type catalogEntryMount struct {
+	path, noun, plural      string
+	catalog                 *catalogs.Catalog
+	view, add, edit, remove orgs.Permission
+}
+
+var catalogEntryMounts = []catalogEntryMount{
+	{path: "/api/departments", noun: "department", plural: "departments", catalog: catalogs.Departments,
+		view: catalogEmployeesView, add: catalogEmployeesAdd, edit: catalogEmployeesEdit, remove: catalogEmployeesDelete},
+	{path: "/api/positions", noun: "position", plural: "positions", catalog: catalogs.Positions,
+		view: catalogEmployeesView, add: catalogEmployeesAdd, edit: catalogEmployeesEdit, remove: catalogEmployeesDelete},
+	{path: "/api/employment-types", noun: "employment type", plural: "employment types", catalog: catalogs.EmploymentTypes,
+		view: catalogEmployeesView, add: catalogEmployeesEdit, edit: catalogEmployeesEdit, remove: catalogEmployeesEdit},
+	{path: "/api/payment-frequencies", noun: "payment frequency", plural: "payment frequencies", catalog: catalogs.PaymentFrequencies,
+		view: catalogEmployeesView, add: catalogEmployeesEdit, edit: catalogEmployeesEdit, remove: catalogEmployeesEdit},
+}
+
+// catalogDefinitionMount is a compensation catalog's routes; flag is the JSON name of its boolean.
+type catalogDefinitionMount struct {
+	path, noun, plural, module, flag string
+	catalog                          *catalogs.Compensation
+	flagDefault                      bool
+}
+
+var catalogDefinitionMounts = []catalogDefinitionMount{
+	{path: "/api/allowances", noun: "allowance", plural: "allowances", module: "allowances", flag: "taxable",
+		catalog: catalogs.Allowances, flagDefault: true},
+	{path: "/api/deductions", noun: "deduction", plural: "deductions", module: "deductions", flag: "preTax",
+		catalog: catalogs.Deductions, flagDefault: false},
+}
+
 // catalogRoutes serves the compensation catalogs (departments, positions, employment types, payment frequencies, allowances, deductions).
-func (s *Server) catalogRoutes() []Route { return nil }
+func (s *Server) catalogRoutes() []Route {
+	org := func(method, path, summary string, perm orgs.Permission, h gin.HandlerFunc) Route {
+		return Route{Method: method, Path: path, Auth: Org, Role: orgs.Admin, Permission: perm, Summary: summary, Handler: h}
+	}
+	var rs []Route
+	for _, m := range catalogEntryMounts {
+		rs = append(rs,
+			org(http.MethodGet, m.path, "List the "+m.plural, m.view, s.listCatalogEntries(m)),
+			org(http.MethodPost, m.path, "Add a "+m.noun, m.add, s.createCatalogEntry(m)),
+			org(http.MethodPut, m.path+"/:id", "Change a "+m.noun, m.edit, s.updateCatalogEntry(m)),
+			org(http.MethodDelete, m.path+"/:id", "Delete a "+m.noun, m.remove, s.deleteCatalogEntry(m)),
+		)
+	}
+	for _, m := range catalogDefinitionMounts {
+		view, edit := orgs.Permission{Module: m.module, Action: "view"}, orgs.Permission{Module: m.module, Action: "edit"}
+		rs = append(rs,
+			org(http.MethodGet, m.path, "List the "+m.plural, view, s.listCatalogDefinitions(m)),
+			org(http.MethodPost, m.path, "Define an "+m.noun, edit, s.createCatalogDefinition(m)),
+			org(http.MethodPut, m.path+"/:id", "Change an "+m.noun, edit, s.updateCatalogDefinition(m)),
+			org(http.MethodDelete, m.path+"/:id", "Delete an "+m.noun, edit, s.deleteCatalogDefinition(m)),
+		)
+	}
+	return rs
+}
+
+// catalogEntryJSON is a name catalog's entry as the API shows it.
+type catalogEntryJSON struct {
+	ID          string    `json:"id"`
+	Name        string    `json:"name"`
+	Code        string    `json:"code"`
+	Description string    `json:"description"`
+	CreatedAt   time.Time `json:"createdAt"`
+	UpdatedAt   time.Time `json:"updatedAt"`
+}
+
+func toCatalogEntryJSON(e catalogs.Entry) catalogEntryJSON {
+	return catalogEntryJSON{ID: e.ID, Name: e.Name, Code: e.Code, Description: e.Description,
+		CreatedAt: e.CreatedAt.UTC(), UpdatedAt: e.UpdatedAt.UTC()}
+}
+
+// catalogDefinitionJSON is an allowance or deduction as the API shows it; exactly one of Taxable
+// and PreTax is set, by catalog.
+type catalogDefinitionJSON struct {
+	ID          string        `json:"id"`
+	Name        string        `json:"name"`
+	Code        string        `json:"code"`
+	Description string        `json:"description"`
+	Kind        catalogs.Kind `json:"kind"`
+	Amount      int64         `json:"amount"`
+	Taxable     *bool         `json:"taxable,omitempty"`
+	PreTax      *bool         `json:"preTax,omitempty"`
+	Active      bool          `json:"active"`
+	CreatedAt   time.Time     `json:"createdAt"`
+	UpdatedAt   time.Time     `json:"updatedAt"`
+}
+
+func (m catalogDefinitionMount) toJSON(d catalogs.Definition) catalogDefinitionJSON {
+	out := catalogDefinitionJSON{ID: d.ID, Name: d.Name, Code: d.Code, Description: d.Description, Kind: d.Kind,
+		Amount: d.Amount, Active: d.Active, CreatedAt: d.CreatedAt.UTC(), UpdatedAt: d.UpdatedAt.UTC()}
+	flag := d.Flag
+	if m.flag == "taxable" {
+		out.Taxable = &flag
+	} else {
+		out.PreTax = &flag
+	}
+	return out
+}
+
+// catalogError maps the catalog stores' errors to the routes' codes; anything else stays a 500.
+func catalogError(noun string, err error) error {
+	var (
+		e  *Error
+		fe *field.Error
+	)
+	switch {
+	case errors.As(err, &e):
+		return e
+	case errors.As(err, &fe):
+		return fieldError(fe)
+	case errors.Is(err, catalogs.ErrNotFound):
+		return NewError(http.StatusNotFound, "NOT_FOUND", "no such "+noun)
+	case errors.Is(err, catalogs.ErrDuplicateName):
+		return NewError(http.StatusConflict, "DUPLICATE_NAME", "another "+noun+" has this name")
+	case errors.Is(err, catalogs.ErrDuplicateCode):
+		return NewError(http.StatusConflict, "DUPLICATE_CODE", "another "+noun+" has this code")
+	case errors.Is(err, catalogs.ErrFull):
+		return NewError(http.StatusConflict, "CATALOG_FULL", "the organization already has the maximum number of these")
+	case errors.Is(err, catalogs.ErrInUse):
+		return NewError(http.StatusConflict, "DEFINITION_IN_USE", "the "+noun+" is assigned to employees; remove it from them first")
+	case errors.Is(err, catalogs.ErrInactive):
+		return NewError(http.StatusConflict, "DEFINITION_INACTIVE", "the "+noun+" is not active")
+	case errors.Is(err, catalogs.ErrAlreadyAssigned):
+		return NewError(http.StatusConflict, "ALREADY_ASSIGNED", "the employee already has this "+noun)
+	}
+	return err
+}
+
+// catalogFail answers err; a refusal by a rule (409) of a mutation is audited as DENIED first.
+func (s *Server) catalogFail(c *gin.Context, noun, action, targetType, target string, err error) {
+	err = catalogError(noun, err)
+	var e *Error
+	if action != "" && errors.As(err, &e) && e.Status == http.StatusConflict {
+		cl := callerOf(c)
+		if aerr := s.auditIn(c.Request.Context(), cl.Tenant, cl.User.ID, audit.Entry{Action: action, Outcome: audit.Denied,
+			TargetType: targetType, TargetID: target, Details: map[string]string{"code": e.Code}}); aerr != nil {
+			writeError(c, aerr)
+			return
+		}
+	}
+	writeError(c, err)
+}
+
+// catalogID is the path's entry id, or the 400 a malformed one gets.
+func catalogID(c *gin.Context) (string, *Error) {
+	id := c.Param("id")
+	if err := field.Identifier("id", id, 0); err != nil {
+		return "", fieldError(err)
+	}
+	return id, nil
+}
+
+// catalogEntryRequest is the body of POST (name required) and PUT (any field, at least one).
+type catalogEntryRequest struct {
+	Name        *string `json:"name"`
+	Code        *string `json:"code"`
+	Description *string `json:"description"`
+}
+
+// catalogString is *p, or "" for a field the body left out.
+func catalogString(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+func (s *Server) listCatalogEntries(m catalogEntryMount) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		var list []catalogs.Entry
+		err := s.inTenant(c, func(ctx context.Context, tx pgx.Tx) error {
+			var err error
+			list, err = m.catalog.List(ctx, tx)
+			return err
+		})
+		if err != nil {
+			s.catalogFail(c, m.noun, "", "", "", err)
+			return
+		}
+		out := make([]catalogEntryJSON, 0, len(list))
+		for _, e := range list {
+			out = append(out, toCatalogEntryJSON(e))
+		}
+		c.JSON(http.StatusOK, gin.H{"items": out})
+	}
+}
+
+func (s *Server) createCatalogEntry(m catalogEntryMount) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		var req catalogEntryRequest
+		if e := bindJSON(c, &req); e != nil {
+			writeError(c, e)
+			return
+		}
+		if req.Name == nil {
+			writeError(c, fieldError(&field.Error{Field: "name", Problem: "is required"}))
+			return
+		}
+		in := catalogs.EntryInput{Name: *req.Name, Code: catalogString(req.Code), Description: catalogString(req.Description)}
+		if err := in.Clean(); err != nil {
+			writeError(c, fieldError(err))
+			return
+		}
+		var e catalogs.Entry
+		err := s.inTenant(c, func(ctx context.Context, tx pgx.Tx) error {
+			var err error
+			e, err = m.catalog.Create(ctx, tx, in, s.now())
+			return err
+		})
+		if err != nil {
+			s.catalogFail(c, m.noun, "Create"+m.catalog.Target, m.catalog.Target, "", err)
+			return
+		}
+		c.JSON(http.StatusCreated, toCatalogEntryJSON(e))
+	}
+}
+
+func (s *Server) updateCatalogEntry(m catalogEntryMount) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		id, e := catalogID(c)
+		if e != nil {
+			writeError(c, e)
+			return
+		}
+		var req catalogEntryRequest
+		if e := bindJSON(c, &req); e != nil {
+			writeError(c, e)
+			return
+		}
+		ch := catalogs.EntryChange{Name: req.Name, Code: req.Code, Description: req.Description}
+		if err := ch.Clean(); err != nil {
+			writeError(c, fieldError(err))
+			return
+		}
+		var out catalogs.Entry
+		err := s.inTenant(c, func(ctx context.Context, tx pgx.Tx) error {
+			var err error
+			out, err = m.catalog.Update(ctx, tx, id, ch, s.now())
+			return err
+		})
+		if err != nil {
+			s.catalogFail(c, m.noun, "Update"+m.catalog.Target, m.catalog.Target, id, err)
+			return
+		}
+		c.JSON(http.StatusOK, toCatalogEntryJSON(out))
+	}
+}
+
+func (s *Server) deleteCatalogEntry(m catalogEntryMount) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		id, e := catalogID(c)
+		if e != nil {
+			writeError(c, e)
+			return
+		}
+		err := s.inTenant(c, func(ctx context.Context, tx pgx.Tx) error {
+			_, err := m.catalog.Delete(ctx, tx, id, s.now())
+			return err
+		})
+		if err != nil {
+			s.catalogFail(c, m.noun, "Delete"+m.catalog.Target, m.catalog.Target, id, err)
+			return
+		}
+		c.JSON(http.StatusOK, gin.H{"success": true})
+	}
+}
+
+// catalogDefinitionFields are the fields both definition bodies share.
+type catalogDefinitionFields struct {
+	Name        *string        `json:"name"`
+	Code        *string        `json:"code"`
+	Description *string        `json:"description"`
+	Kind        *catalogs.Kind `json:"kind"`
+	Amount      *int64         `json:"amount"`
+	Active      *bool          `json:"active"`
+}
+
+// The definition bodies: each names only its own catalog's boolean, so an allowance body with
+// preTax (or a deduction body with taxable) is refused as an unknown field.
+type catalogAllowanceRequest struct {
+	catalogDefinitionFields
+	Taxable *bool `json:"taxable"`
+}
+
+type catalogDeductionRequest struct {
+	catalogDefinitionFields
+	PreTax *bool `json:"preTax"`
+}
+
+// bind reads m's body into its common fields and the catalog's boolean.
+func (m catalogDefinitionMount) bind(c *gin.Context) (catalogDefinitionFields, *bool, *Error) {
+	if m.flag == "taxable" {
+		var req catalogAllowanceRequest
+		e := bindJSON(c, &req)
+		return req.catalogDefinitionFields, req.Taxable, e
+	}
+	var req catalogDeductionRequest
+	e := bindJSON(c, &req)
+	return req.catalogDefinitionFields, req.PreTax, e
+}
+
+func (s *Server) listCatalogDefinitions(m catalogDefinitionMount) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		var list []catalogs.Definition
+		err := s.inTenant(c, func(ctx context.Context, tx pgx.Tx) error {
+			var err error
+			list, err = m.catalog.List(ctx, tx)
+			return err
+		})
+		if err != nil {
+			s.catalogFail(c, m.noun, "", "", "", err)
+			return
+		}
+		out := make([]catalogDefinitionJSON, 0, len(list))
+		for _, d := range list {
+			out = append(out, m.toJSON(d))
+		}
+		c.JSON(http.StatusOK, gin.H{"items": out})
+	}
+}
+
+func (s *Server) createCatalogDefinition(m catalogDefinitionMount) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		req, flag, e := m.bind(c)
+		if e != nil {
+			writeError(c, e)
+			return
+		}
+		for _, missing := range []struct {
+			name string
+			nil  bool
+		}{{"name", req.Name == nil}, {"code", req.Code == nil}, {"kind", req.Kind == nil}, {"amount", req.Amount == nil}} {
+			if missing.nil {
+				writeError(c, fieldError(&field.Error{Field: missing.name, Problem: "is required"}))
+				return
+			}
+		}
+		in := catalogs.DefinitionInput{Name: *req.Name, Code: *req.Code, Description: catalogString(req.Description), Kind: *req.Kind,
+			Amount: *req.Amount, Flag: m.flagDefault, Active: true}
+		if flag != nil {
+			in.Flag = *flag
+		}
+		if req.Active != nil {
+			in.Active = *req.Active
+		}
+		if err := in.Clean(); err != nil {
+			writeError(c, fieldError(err))
+			return
+		}
+		var d catalogs.Definition
+		err := s.inTenant(c, func(ctx context.Context, tx pgx.Tx) error {
+			var err error
+			d, err = m.catalog.Create(ctx, tx, in, s.now())
+			return err
+		})
+		if err != nil {
+			s.catalogFail(c, m.noun, "Create"+m.catalog.Target, m.catalog.Target, "", err)
+			return
+		}
+		c.JSON(http.StatusCreated, m.toJSON(d))
+	}
+}
+
+func (s *Server) updateCatalogDefinition(m catalogDefinitionMount) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		id, e := catalogID(c)
+		if e != nil {
+			writeError(c, e)
+			return
+		}
+		req, flag, e := m.bind(c)
+		if e != nil {
+			writeError(c, e)
+			return
+		}
+		ch := catalogs.DefinitionChange{Name: req.Name, Code: req.Code, Description: req.Description, Kind: req.Kind,
+			Amount: req.Amount, Flag: flag, Active: req.Active}
+		if err := ch.Clean(); err != nil {
+			writeError(c, fieldError(err))
+			return
+		}
+		var d catalogs.Definition
+		err := s.inTenant(c, func(ctx context.Context, tx pgx.Tx) error {
+			var err error
+			d, err = m.catalog.Update(ctx, tx, id, ch, s.now())
+			return err
+		})
+		if err != nil {
+			s.catalogFail(c, m.noun, "Update"+m.catalog.Target, m.catalog.Target, id, err)
+			return
+		}
+		c.JSON(http.StatusOK, m.toJSON(d))
+	}
+}
+
+func (s *Server) deleteCatalogDefinition(m catalogDefinitionMount) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		id, e := catalogID(c)
+		if e != nil {
+			writeError(c, e)
+			return
+		}
+		err := s.inTenant(c, func(ctx context.Context, tx pgx.Tx) error {
+			_, err := m.catalog.Delete(ctx, tx, id, s.now())
+			return err
+		})
+		if err != nil {
+			s.catalogFail(c, m.noun, "Delete"+m.catalog.Target, m.catalog.Target, id, err)
+			return
+		}
+		c.JSON(http.StatusOK, gin.H{"success": true})
+	}
+}

@@ -1,0 +1,3 @@
+ALTER TABLE app.employee_deductions DROP CONSTRAINT employee_deductions_employee;
+ALTER TABLE app.employee_allowances DROP CONSTRAINT employee_allowances_employee;
+DROP INDEX app.employees_tenant_key_for_assignments;
