@@ -24,10 +24,8 @@ import (
 // every kind of organization. A platform admin onboards a business (create, profile, documents,
 // KYC review, status); its members read it, its admins edit its profile, its owners may delete
 // it. Deleting is soft and final: the organization turns DELETED, its data stays, and the request
-// pipeline refuses its members from then on.
-//
-// GET /api/business/<id>/employee-count is not here yet: it counts employees, which do not exist
-// before the employees issue builds them.
+// pipeline refuses its members from then on. GET /api/business/<id>/employee-count is served by
+// the employees area (api/employees.go).
 
 // kycDocumentMount is where one kind of organization's KYC document routes live.
 type kycDocumentMount struct {
@@ -50,6 +48,7 @@ func (s *Server) businessRoutes() []Route {
 		{Method: http.MethodGet, Path: "/api/business/:id", Auth: Org, Role: orgs.PlainMember, Tenant: "id", Summary: "A business", Handler: s.getBusiness},
 		{Method: http.MethodPut, Path: "/api/business/:id", Auth: Org, Role: orgs.Admin, Tenant: "id", Summary: "Update a business's name and profile", Handler: s.updateBusiness},
 		{Method: http.MethodDelete, Path: "/api/business/:id", Auth: Org, Role: orgs.Owner, Tenant: "id", Summary: "Delete a business (soft: status DELETED, data kept)", Handler: s.deleteBusiness},
+		{Method: http.MethodGet, Path: "/api/business/:id/employee-count", Auth: Org, Role: orgs.PlainMember, Tenant: "id", Summary: "How many employees a business has (and how many are ACTIVE)", Handler: s.businessEmployeeCount},
 		{Method: http.MethodGet, Path: "/api/business/:id/onboarding-progress", Auth: Platform, Summary: "A business's onboarding steps", Handler: s.businessOnboarding},
 		{Method: http.MethodPut, Path: "/api/business/:id/verify-kyc", Auth: Platform, Summary: "Record the KYC review of a business", Handler: s.verifyBusinessKYC},
 		{Method: http.MethodPut, Path: "/api/business/:id/status", Auth: Platform, Summary: "Activate or suspend a business", Handler: s.setBusinessStatus},

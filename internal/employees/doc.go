@@ -1,0 +1,16 @@
+// Package employees owns the employees of a business: who they are (names, contact, national
+// id), how they are employed (department, position, employment type, payment frequency, hire
+// date, status), what they earn (gross monthly salary in santim) and where their pay goes (the
+// payout account as the employer records it), plus the link from an employee to the login user
+// who may act as them (self-service).
+//
+// Its rules (what a valid employee is, which status changes are allowed, who may accept a link)
+// live here once, so the API, the bulk import and the payroll and EWA activities apply the same
+// ones. The store runs in the caller's transaction: tenancy.InTx (or internal/crosstenant for a
+// platform admin) for everything tenant-scoped, tenancy.InUserTx for the caller's own linked rows
+// (LinkedTo). Every function takes the tenant explicitly and filters on it, whatever the
+// transaction could see.
+//
+// It must not write HTTP responses, audit rows or outbox events (the caller writes those in the
+// same transaction), and never puts a national id into an error or a log line.
+package employees
