@@ -52,9 +52,8 @@ func (f *authFixture) catalogAppRole(tenant, name, perms string) {
 	}))
 }
 
-// catalogEmployee returns the id of an employee of tenant to assign to. Once app.employees exists
-// (migration 0014) the pending foreign key (internal/catalogs/pending/0017) wants a real row, so it
-// inserts a minimal one; before that any well-formed id does.
+// catalogEmployee inserts a minimal employee of tenant (the assignments' foreign key wants a real
+// row) and returns its id.
 func (f *authFixture) catalogEmployee(tenant string) string {
 	f.t.Helper()
 	id := "emp_" + identity.NewID()
@@ -62,10 +61,6 @@ func (f *authFixture) catalogEmployee(tenant string) string {
 	nationalID = nationalID[len(nationalID)-16:] // the uuid's random end
 	ctx := tenancy.WithTenant(context.Background(), tenant)
 	require.NoError(f.t, tenancy.InTx(ctx, f.d.App, func(tx pgx.Tx) error {
-		var exists bool
-		if err := tx.QueryRow(ctx, `SELECT to_regclass('app.employees') IS NOT NULL`).Scan(&exists); err != nil || !exists {
-			return err
-		}
 		_, err := tx.Exec(ctx, `INSERT INTO app.employees (id, tenant_id, first_name, last_name, full_name, national_id, hire_date,
 				gross_monthly_salary_santim, payout_partner, payout_account_number, payout_holder_name)
 			VALUES ($1, $2, 'Abebe', 'Kebede', 'Abebe Kebede', $3, '2026-01-01', 1000000, 'cbe', '1000123456789', 'Abebe Kebede')`,
