@@ -37,6 +37,7 @@ func (s *Server) employeeRoutes() []Route {
 		{Method: http.MethodGet, Path: "/api/employees", Auth: Org, Role: orgs.PlainMember, Summary: "The active organization's employees (paged, filtered)", Handler: s.listEmployees},
 		{Method: http.MethodGet, Path: "/api/employees/active/:businessId", Auth: Org, Role: orgs.PlainMember, Tenant: "businessId", Summary: "A business's ACTIVE employees (paged)", Handler: s.listActiveEmployees},
 		{Method: http.MethodGet, Path: "/api/employees/department/:businessId/:department", Auth: Org, Role: orgs.PlainMember, Tenant: "businessId", Summary: "A business's employees of one department (paged)", Handler: s.listDepartmentEmployees},
+		{Method: http.MethodPost, Path: "/api/employees/link/sign-up", Auth: Public, Summary: "Create an account from an e-mailed employee link and accept it", Handler: s.signUpWithEmployeeLink},
 		{Method: http.MethodPost, Path: "/api/employees/link/accept", Auth: Session, Summary: "Accept an employee link invitation: the caller becomes that employee for self-service", Handler: s.acceptEmployeeLink},
 		{Method: http.MethodGet, Path: "/api/employees/:id", Auth: Org, Role: orgs.PlainMember, Summary: "An employee of the active organization", Handler: s.getEmployee},
 		{Method: http.MethodPut, Path: "/api/employees/:id", Auth: Org, Role: orgs.Admin, Summary: "Change an employee's details", Handler: s.updateEmployee},

@@ -191,3 +191,21 @@ func AcceptLink(ctx context.Context, q db.Querier, tenant, token string, u ident
 	}
 	return out, ch, nil
 }
+
+// LinkInvitee is who an unspent, unexpired link token of tenant was sent to: the e-mail address
+// ("" for a texted link) and the employee's full name, without spending it (an employee who has no
+// account signs up with it, then AcceptLink spends it in the same transaction). ErrInvalidLink
+// when the token is not live or its employee is gone.
+func LinkInvitee(ctx context.Context, q db.Querier, tenant, token string, now time.Time) (email, fullName string, err error) {
+	err = q.QueryRow(ctx, `SELECT coalesce(v.email, ''), e.full_name FROM app.verifications v
+		JOIN app.employees e ON e.tenant_id = $4 AND e.link_verification_id = v.id AND e.deleted_at IS NULL
+		WHERE v.purpose = $1 AND v.secret_hash = $2 AND v.used_at IS NULL AND v.expires_at > $3`,
+		string(LinkPurpose), identity.HashSecret(token), now, tenant).Scan(&email, &fullName)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", "", ErrInvalidLink
+	}
+	if err != nil {
+		return "", "", fmt.Errorf("employees: link invitee: %w", err)
+	}
+	return email, fullName, nil
+}
