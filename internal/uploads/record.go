@@ -99,16 +99,48 @@ func Lookup(ctx context.Context, q db.Querier, tenant, key string) (Object, erro
 // they cannot be read. Callers that trust a document because of its hash (KYC) must treat every
 // error as a refusal.
 func VerifyContent(ctx context.Context, store Store, o Object) error {
-	if !validSHA256(o.SHA256) {
-		return fmt.Errorf("%w: no recorded hash", ErrHashMismatch)
-	}
-	rc, err := store.Open(ctx, o.TenantID, o.Key)
+	rc, err := openRecorded(ctx, store, o)
 	if err != nil {
 		return err
 	}
 	defer rc.Close()
+	return matches(ctx, rc, o)
+}
+
+// OpenVerified opens o's stored bytes for reading once VerifyContent's check has passed (its
+// errors). When the store's reader can seek (the directory store's can), the bytes checked are
+// the very bytes returned, from one open file; otherwise the object is opened a second time.
+func OpenVerified(ctx context.Context, store Store, o Object) (io.ReadCloser, error) {
+	rc, err := openRecorded(ctx, store, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := matches(ctx, rc, o); err != nil {
+		rc.Close()
+		return nil, err
+	}
+	if rs, ok := rc.(io.Seeker); ok {
+		if _, err := rs.Seek(0, io.SeekStart); err != nil {
+			rc.Close()
+			return nil, fmt.Errorf("uploads: rewind: %w", err)
+		}
+		return rc, nil
+	}
+	rc.Close()
+	return openRecorded(ctx, store, o)
+}
+
+func openRecorded(ctx context.Context, store Store, o Object) (io.ReadCloser, error) {
+	if !validSHA256(o.SHA256) {
+		return nil, fmt.Errorf("%w: no recorded hash", ErrHashMismatch)
+	}
+	return store.Open(ctx, o.TenantID, o.Key)
+}
+
+// matches reads r to its end and compares it with o's size and hash.
+func matches(ctx context.Context, r io.Reader, o Object) error {
 	h := sha256.New()
-	n, err := io.Copy(h, ctxReader{ctx: ctx, r: rc})
+	n, err := io.Copy(h, ctxReader{ctx: ctx, r: io.LimitReader(r, o.SizeBytes+1)})
 	if err != nil {
 		return fmt.Errorf("uploads: verify: %w", err)
 	}

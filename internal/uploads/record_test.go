@@ -2,6 +2,7 @@ package uploads_test
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -60,6 +61,12 @@ func TestRecordLookupVerify(t *testing.T) {
 	require.Equal(t, userA.ID, got.UploadedBy)
 	require.True(t, now.Equal(got.CreatedAt))
 	require.NoError(t, uploads.VerifyContent(ctxA, s, got))
+	rc, err := uploads.OpenVerified(ctxA, s, got)
+	require.NoError(t, err)
+	b, err := io.ReadAll(rc)
+	require.NoError(t, err)
+	require.NoError(t, rc.Close())
+	require.Equal(t, samplePDF, b, "the checked bytes, from the start")
 
 	// Another tenant sees nothing, whether it asks for its own tenant or names A's.
 	require.NoError(t, tenancy.InTx(ctxB, d.App, func(tx pgx.Tx) error {
@@ -95,6 +102,8 @@ func TestRecordLookupVerify(t *testing.T) {
 	tampered[len(tampered)-1] ^= 1
 	require.NoError(t, os.WriteFile(path, tampered, 0o600))
 	require.ErrorIs(t, uploads.VerifyContent(ctxA, s, got), uploads.ErrHashMismatch)
+	_, err = uploads.OpenVerified(ctxA, s, got)
+	require.ErrorIs(t, err, uploads.ErrHashMismatch)
 	require.NoError(t, os.WriteFile(path, append(samplePDF, 'x'), 0o600))
 	require.ErrorIs(t, uploads.VerifyContent(ctxA, s, got), uploads.ErrHashMismatch, "appended bytes")
 	require.NoError(t, os.Remove(path))
