@@ -86,6 +86,9 @@ func (s *Server) uploadFile(c *gin.Context) {
 	}
 	err = s.inTenant(c, func(ctx context.Context, tx pgx.Tx) error {
 		if err := uploads.Record(ctx, tx, obj); err != nil {
+			if errors.Is(err, uploads.ErrNotFound) {
+				return errUploadNoTenant // the organization went away while the file came in
+			}
 			return err
 		}
 		return audit.Write(ctx, tx, audit.Entry{Action: uploadAction, Outcome: audit.Success, TargetType: "Upload", TargetID: obj.Key,
