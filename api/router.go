@@ -27,6 +27,7 @@ import (
 	"github.com/wagerail/wagerail/internal/notify"
 	"github.com/wagerail/wagerail/internal/orgs"
 	"github.com/wagerail/wagerail/internal/ratelimit"
+	"github.com/wagerail/wagerail/internal/uploads"
 	"github.com/wagerail/wagerail/ledger"
 )
 
@@ -66,6 +67,9 @@ type Route struct {
 	// Idem marks a money-moving route (the spec's "Idem"): it requires an Idempotency-Key, and
 	// the idempotency middleware (api/idempotency.go) answers retries with the stored result.
 	Idem bool
+	// MaxBodyBytes replaces Deps.MaxBodyBytes for this route (0: the global limit); only the
+	// upload route needs more than the global limit.
+	MaxBodyBytes int64
 }
 
 // Deps are what the HTTP edge needs from the process that hosts it.
@@ -104,6 +108,10 @@ type Deps struct {
 	TrustedProxies []string
 	// PublicURL is where users reach the portal (links in e-mails); "" means http://127.0.0.1:8080.
 	PublicURL string
+	// Uploads keeps uploaded files (internal/uploads); nil: the upload routes answer 503
+	// NOT_CONFIGURED. MaxUploadBytes bounds one file; 0 means uploads.DefaultMaxBytes.
+	Uploads        uploads.Store
+	MaxUploadBytes int64
 }
 
 // Server is the HTTP API.
@@ -132,6 +140,9 @@ func New(d Deps) *Server {
 	}
 	if d.MaxBodyBytes <= 0 {
 		d.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if d.MaxUploadBytes <= 0 {
+		d.MaxUploadBytes = uploads.DefaultMaxBytes
 	}
 	if d.Limiter == nil && d.DB != nil {
 		opts := []ratelimit.Option{ratelimit.WithMetrics(ratelimit.NewMetrics(d.Registry, allRateLimits...))}
@@ -165,9 +176,10 @@ func New(d Deps) *Server {
 		panic("api: trusted proxies: " + err.Error()) // validated by the caller (ParseTrustedProxies)
 	}
 	e.ContextWithFallback = true
-	e.Use(withRequestID(), accessLog(d.Log), recoverPanics(d.Log), limitBodies(d.MaxBodyBytes))
+	routes := s.routes()
+	e.Use(withRequestID(), accessLog(d.Log), recoverPanics(d.Log), limitBodies(d.MaxBodyBytes, bodyLimits(routes)))
 	idem := newIdempotencyGate(d, idempotency.Config{})
-	for _, r := range s.routes() {
+	for _, r := range routes {
 		h := s.pipeline(r)
 		if r.Idem {
 			h = append(h, idem.middleware(r))

@@ -21,6 +21,7 @@ import (
 	"github.com/wagerail/wagerail/internal/cli"
 	"github.com/wagerail/wagerail/internal/db"
 	"github.com/wagerail/wagerail/internal/notify"
+	"github.com/wagerail/wagerail/internal/uploads"
 	"github.com/wagerail/wagerail/ledger"
 	gatewayv1 "github.com/wagerail/wagerail/schema/proto/gateway/v1"
 	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
@@ -49,6 +50,10 @@ type apiConfig struct {
 	SMTP smtpSettings
 	// TrustedProxies (comma-separated IPs or CIDRs) may set X-Forwarded-For; none by default.
 	TrustedProxies string
+	// UploadDir is where uploaded files are stored ("" : the upload routes answer 503);
+	// MaxUploadBytes bounds one file (0: the api package's default, 10 MiB).
+	UploadDir      string
+	MaxUploadBytes int
 	// DevDataDir is set by `wagerail dev` alone: e-mails (unless SMTP is set) and texts then go to
 	// the developer inbox under it, where the links and codes can be read back.
 	DevDataDir string
@@ -121,6 +126,8 @@ func apiCommand() *cli.Command {
 	c.Duration(&cfg.Timeouts.Idle, "idle-timeout", "API_IDLE_TIMEOUT", def.Idle, "how long a kept-alive connection may wait for its next request")
 	c.Int(&cfg.MaxBodyBytes, "max-body-bytes", "API_MAX_BODY_BYTES", int(api.DefaultMaxBodyBytes), "largest request body on any route; larger gets 413 PAYLOAD_TOO_LARGE")
 	c.String(&cfg.PublicURL, "public-url", "PUBLIC_URL", "", "the portal's base URL, where the links in e-mails point (default: this API's own URL)")
+	c.String(&cfg.UploadDir, "upload-dir", "UPLOAD_DIR", ".data/uploads", "directory of uploaded files (created, mode 0700, when missing)")
+	c.Int(&cfg.MaxUploadBytes, "upload-max-bytes", "UPLOAD_MAX_BYTES", int(uploads.DefaultMaxBytes), "largest uploaded file; larger gets 413 UPLOAD_TOO_LARGE")
 	addSMTPFlags(c, &cfg.SMTP)
 	c.String(&cfg.TrustedProxies, "trusted-proxies", "TRUSTED_PROXIES", "", "IPs or CIDRs of the load balancers whose X-Forwarded-For names the client (default none: the peer address is the client)")
 	addLogLevel(c, &cfg.LogLevel)
@@ -154,6 +161,9 @@ func runAPI(ctx context.Context, log *slog.Logger, cfg apiConfig, ready func()) 
 	}
 	if cfg.MaxBodyBytes < 0 {
 		return errors.New("api: --max-body-bytes / API_MAX_BODY_BYTES must not be negative")
+	}
+	if cfg.MaxUploadBytes < 0 {
+		return errors.New("api: --upload-max-bytes / UPLOAD_MAX_BYTES must not be negative")
 	}
 	for _, d := range []time.Duration{cfg.Timeouts.ReadHeader, cfg.Timeouts.Read, cfg.Timeouts.Write, cfg.Timeouts.Idle} {
 		if d < 0 {
@@ -221,6 +231,19 @@ func runAPI(ctx context.Context, log *slog.Logger, cfg apiConfig, ready func()) 
 		ln.Close()
 		return fmt.Errorf("api: %w (check --smtp-* / SMTP_*)", err)
 	}
+	// Opened once the rest is known to work, so a start that fails earlier creates no directory.
+	var store uploads.Store // nil, not a nil *FS: the routes answer 503 without a directory
+	if cfg.UploadDir != "" {
+		fs, err := uploads.NewFS(cfg.UploadDir)
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("api: --upload-dir / UPLOAD_DIR: %w", err)
+		}
+		defer fs.Close()
+		store = fs
+	} else {
+		log.Warn("no UPLOAD_DIR: the upload routes will answer 503 NOT_CONFIGURED")
+	}
 
 	srv := api.New(api.Deps{
 		Log:      log,
@@ -236,6 +259,8 @@ func runAPI(ctx context.Context, log *slog.Logger, cfg apiConfig, ready func()) 
 		Texter:         texter,
 		PublicURL:      publicURL,
 		TrustedProxies: proxies,
+		Uploads:        store,
+		MaxUploadBytes: int64(cfg.MaxUploadBytes),
 		// Limiter stays nil: api.New builds it on DB with its metrics.
 		Probes: []api.Probe{
 			databaseProbe(pool),

@@ -219,6 +219,7 @@ func devComponents(cfg devConfig, st *devStack) []devComponent {
 				TemporalNamespace: cfg.TemporalNamespace, LedgerAddr: cfg.LedgerGRPCAddr, GatewayAddr: cfg.GatewayGRPCAddr,
 				WebhookSecrets: "sandbox=" + st.creds.CallbackSecret,
 				PublicURL:      cfg.PublicURL, SMTP: cfg.SMTP, DevDataDir: st.dataDir,
+				UploadDir: filepath.Join(st.dataDir, "uploads"),
 			}, ready)
 		}},
 		{name: "worker", run: func(ctx context.Context, log *slog.Logger, ready func()) error {
