@@ -23,6 +23,7 @@ func commands() []*cli.Command {
 		gatewayCommand(),
 		reconcileCommand(),
 		adminCommand(),
+		sanctionsCommand(),
 		sandboxCommand(),
 		migrateCommand(),
 		versionCommand(),

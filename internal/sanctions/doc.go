@@ -1,0 +1,59 @@
+// Package sanctions owns sanctions screening: the published lists (OFAC SDN, the UN consolidated
+// list, national lists in our CSV), matching a name against them, the tenant-scoped record of
+// every screening (checks), their review, re-screening after each list update, and the gate the
+// money sagas call. It owns app.sanctions_list_versions, app.sanctions_entries,
+// app.sanctions_names and app.sanctions_checks (migration app/0012). It must not let a screening
+// that could not run pass as CLEAR: every path fails closed.
+//
+// # Using it
+//
+// KYC approval (screen, record, decide — in the approval's own transaction):
+//
+//	dob, err := sanctions.ParseDOB("1980-04-02", now)     // or the zero time when unknown
+//	res, err := sanctions.Screen(ctx, tx, fullName, dob)  // reads the active lists; writes nothing
+//	check, err := sanctions.RecordCheck(ctx, tx, tenant,
+//		sanctions.Subject{Type: sanctions.SubjectEmployee, ID: employeeID, UserID: linkedUserID}, res)
+//	if res.Outcome == sanctions.Block { … refuse the approval (409 SANCTIONS_BLOCKED) … }
+//
+// RecordCheck writes the check and its audit row (SanctionsScreened) in the caller's transaction,
+// so the check exists exactly when the decision it informed does. To keep a refused approval's
+// check while rolling the approval back, record it in a transaction of its own. A REVIEW or
+// BLOCK is recorded with needs_review set; a platform admin decides it (ResolveReview, route
+// POST /api/sanctions/checks/{id}/review): a REVIEW may be CLEARED (false positive), any hit
+// CONFIRMED. A BLOCK is never cleared in the application.
+//
+// The money sagas' pre-disburse gate (after the KYC gate, before the account lookup):
+//
+//	err := sanctions.Gate(ctx, tx, tenant, sanctions.SubjectEmployee, employeeID)
+//	// nil: go on; otherwise refuse. sanctions.GateCode(err) is the stable error type:
+//	// SANCTIONS_BLOCKED, SANCTIONS_REVIEW_PENDING, SANCTIONS_NOT_SCREENED, SANCTIONS_LIST_STALE,
+//	// or SANCTIONS_GATE_UNAVAILABLE for an error that is not a decision (retry).
+//
+// Gate passes only when the subject's latest check is CLEAR (or a REVIEW a reviewer cleared) and
+// ran against exactly the list versions active now; no check, a stale check, a BLOCK, an
+// undecided REVIEW, a database error or a cancelled context all refuse.
+//
+// # Lists
+//
+// The lists are global rows readable by the runtime role and written only by Ingest, which runs as
+// wagerail_platform on the audited cross-tenant path (`wagerail sanctions ingest`). A version is
+// named by the content hash of its files: the same files again change nothing; a new version is
+// loaded and made active in one transaction, so a malformed or truncated file (refused with its
+// line number) or any failure leaves the previous version active. A new version with less than
+// half the entries of the active one is refused unless AllowShrink (a file cut at a line
+// boundary parses cleanly; this is the check that catches it). Putting back a superseded version
+// is refused.
+//
+// After an ingest the CLI runs Rescreen: every subject, in every tenant, whose latest check passes
+// is screened again against the new versions; a new hit is recorded as needing review (so the
+// gate closes) and announced with a sanctions.review_required.v1 outbox event in its tenant.
+//
+// # Matching
+//
+// Names are compared in Normalize's form (case, diacritics, punctuation, Ethiopic transliterated
+// to Latin) token by token, in any order (NameScore: Jaro–Winkler per token, vowel-insensitive
+// for transliteration variants, best pairing, weighted by length). Candidates come from a pg_trgm
+// index; exact scoring is in Go. A date of birth on both sides raises (DOBBoost) or lowers
+// (DOBPenalty) the score. Decide maps the final score to CLEAR / REVIEW (≥ ReviewThreshold) /
+// BLOCK (≥ BlockThreshold); a match on a weak alias is at most a REVIEW.
+package sanctions

@@ -1,0 +1,9 @@
+package sanctions_test
+
+import (
+	"testing"
+
+	"github.com/wagerail/wagerail/internal/testkit"
+)
+
+func TestMain(m *testing.M) { testkit.Main(m) }

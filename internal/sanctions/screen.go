@@ -1,0 +1,207 @@
+package sanctions
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/wagerail/wagerail/internal/db"
+	"github.com/wagerail/wagerail/internal/field"
+)
+
+// MaxEvidence bounds the matches a result (and a recorded check) carries: the best ones.
+const MaxEvidence = 10
+
+// candidateLimit bounds the names the trigram index hands to exact scoring per screening.
+const candidateLimit = 500
+
+// ErrNoActiveList: no list has been ingested, so there is nothing to screen against. Screening
+// against nothing is not a CLEAR: it is an error, and every gate fails closed on it.
+var ErrNoActiveList = errors.New("sanctions: no sanctions list has been ingested (run wagerail sanctions ingest)")
+
+// Evidence is one listed entry a name matched.
+type Evidence struct {
+	EntryID     int64     `json:"entryId"`
+	ListSource  Source    `json:"listSource"`
+	ListVersion int64     `json:"listVersion"`
+	SourceRef   string    `json:"sourceRef"`
+	EntryType   EntryType `json:"entryType"`
+	PrimaryName string    `json:"primaryName"`
+	// MatchedName is the entry's name (primary or alias) closest to the subject's, and NameKind
+	// which it is.
+	MatchedName string   `json:"matchedName"`
+	NameKind    NameKind `json:"nameKind"`
+	// Score is the final score (name similarity adjusted by date of birth), rounded to 4 places.
+	Score    float64  `json:"score"`
+	DOBMatch DOBMatch `json:"dobMatch"`
+	Outcome  Outcome  `json:"outcome"`
+}
+
+// Result is one screening of a name.
+type Result struct {
+	Name string `json:"name"`
+	// DOB is the subject's date of birth as screened (YYYY-MM-DD), "" when none.
+	DOB     string  `json:"dob,omitempty"`
+	Outcome Outcome `json:"outcome"`
+	// Score is the best final score over every candidate (also when CLEAR).
+	Score float64 `json:"score"`
+	// Evidence holds the matches that are not CLEAR, best first, at most MaxEvidence.
+	Evidence []Evidence `json:"evidence"`
+	// ListVersions are the active versions screened against, by id.
+	ListVersions []int64 `json:"listVersions"`
+}
+
+// Screen screens a person's (or organization's) name, and date of birth when known (zero:
+// unknown), against every active list version. Candidates come from the trigram index (pg_trgm
+// similarity, or word similarity of the name to part of a listed name); each is then scored
+// exactly (NameScore, adjusted by date of birth) and the best score per entry decides its
+// outcome. The result's outcome is the worst over all entries.
+//
+// b is a pool or the caller's transaction, of any role: the lists are readable by the runtime
+// role. Screen writes nothing (see RecordCheck): it reads in a transaction (a savepoint inside
+// the caller's) that it rolls back. Errors: *field.Error for a name that is not a printable name
+// with a letter or digit, ErrNoActiveList, a database error.
+func Screen(ctx context.Context, b db.Beginner, name string, dob time.Time) (Result, error) {
+	name = strings.TrimSpace(name)
+	if err := field.Name("name", name); err != nil {
+		return Result{}, err
+	}
+	tokens := Tokens(name)
+	if len(tokens) == 0 {
+		return Result{}, &field.Error{Field: "name", Problem: "must contain a letter or digit"}
+	}
+	res := Result{Name: name, Outcome: Clear, Evidence: []Evidence{}}
+	if !dob.IsZero() {
+		res.DOB = dob.Format(time.DateOnly)
+	}
+	tx, err := b.Begin(ctx)
+	if err != nil {
+		return Result{}, fmt.Errorf("sanctions.screen: %w", err)
+	}
+	// Read only: rolling back also undoes the SET LOCAL below inside a caller's transaction.
+	defer func() { _ = tx.Rollback(ctx) }()
+	vs, err := activeVersionIDs(ctx, tx)
+	if err != nil {
+		return Result{}, err
+	}
+	if len(vs) == 0 {
+		return Result{}, ErrNoActiveList
+	}
+	res.ListVersions = vs
+	// The planner prices a trigram comparison like an integer equality (pg_trgm's functions
+	// keep the default cost), so it would rather test every name (a scan of the table, or of
+	// any btree index) than ask the trigram index, which is several times faster. Pricing
+	// operators at their real weight, for this transaction only, makes it choose the index.
+	if _, err := tx.Exec(ctx, `SET LOCAL cpu_operator_cost = 1`); err != nil {
+		return Result{}, fmt.Errorf("sanctions.screen: %w", err)
+	}
+	best, order, err := candidates(ctx, tx, tokens, vs, dob)
+	if err != nil {
+		return Result{}, err
+	}
+	for _, id := range order {
+		ev := best[id]
+		res.Score = math.Max(res.Score, ev.Score)
+		if ev.Outcome.rank() > res.Outcome.rank() {
+			res.Outcome = ev.Outcome
+		}
+		if ev.Outcome != Clear {
+			res.Evidence = append(res.Evidence, ev)
+		}
+	}
+	slices.SortFunc(res.Evidence, func(a, b Evidence) int {
+		switch {
+		case a.Outcome.rank() != b.Outcome.rank():
+			return b.Outcome.rank() - a.Outcome.rank()
+		case a.Score > b.Score:
+			return -1
+		case a.Score < b.Score:
+			return 1
+		case a.EntryID < b.EntryID:
+			return -1
+		case a.EntryID > b.EntryID:
+			return 1
+		}
+		return 0
+	})
+	if len(res.Evidence) > MaxEvidence {
+		res.Evidence = res.Evidence[:MaxEvidence]
+	}
+	return res, nil
+}
+
+// candidates scores every listed name the trigram index offers for tokens and keeps each entry's
+// best match; order lists the entries as first seen.
+func candidates(ctx context.Context, tx pgx.Tx, tokens []string, versions []int64, dob time.Time) (map[int64]Evidence, []int64, error) {
+	rows, err := tx.Query(ctx, `
+		SELECT e.id, v.id, v.source, e.source_ref, e.entry_type, e.primary_name, e.dobs, n.name, n.normalized, n.kind
+		FROM app.sanctions_names n
+		JOIN app.sanctions_entries e ON e.id = n.entry_id
+		JOIN app.sanctions_list_versions v ON v.id = n.version_id
+		WHERE n.version_id = ANY($2) AND (n.normalized % $1 OR n.normalized %> $1)
+		ORDER BY similarity(n.normalized, $1) DESC, n.entry_id
+		LIMIT $3`, strings.Join(tokens, " "), versions, candidateLimit)
+	if err != nil {
+		return nil, nil, fmt.Errorf("sanctions.screen: %w", err)
+	}
+	defer rows.Close()
+	best := map[int64]Evidence{}
+	var order []int64
+	for rows.Next() {
+		var ev Evidence
+		var src, typ, kind, normName string
+		var dobs []string
+		if err := rows.Scan(&ev.EntryID, &ev.ListVersion, &src, &ev.SourceRef, &typ, &ev.PrimaryName, &dobs,
+			&ev.MatchedName, &normName, &kind); err != nil {
+			return nil, nil, fmt.Errorf("sanctions.screen: %w", err)
+		}
+		ev.ListSource, ev.EntryType, ev.NameKind = Source(src), EntryType(typ), NameKind(kind)
+		cand := strings.Fields(normName)
+		if len(cand) > MaxTokens {
+			cand = cand[:MaxTokens]
+		}
+		ev.DOBMatch = CompareDOB(dob, dobs)
+		score := adjust(tokenScore(tokens, cand), ev.DOBMatch)
+		ev.Score = math.Round(score*1e4) / 1e4
+		ev.Outcome = Decide(ev.Score, ev.NameKind == WeakAlias)
+		have, seen := best[ev.EntryID]
+		if !seen {
+			order = append(order, ev.EntryID)
+		}
+		if !seen || better(ev, have) {
+			best[ev.EntryID] = ev
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, fmt.Errorf("sanctions.screen: %w", err)
+	}
+	return best, order, nil
+}
+
+// better reports whether a is the stronger match of one entry than b: a worse outcome first (a
+// BLOCK on an alias beats a higher-scoring weak alias), then a higher score.
+func better(a, b Evidence) bool {
+	if a.Outcome.rank() != b.Outcome.rank() {
+		return a.Outcome.rank() > b.Outcome.rank()
+	}
+	return a.Score > b.Score
+}
+
+// activeVersionIDs are the ids of the active versions, ascending.
+func activeVersionIDs(ctx context.Context, q db.Querier) ([]int64, error) {
+	rows, err := q.Query(ctx, `SELECT id FROM app.sanctions_list_versions WHERE active ORDER BY id`)
+	if err != nil {
+		return nil, fmt.Errorf("sanctions: active versions: %w", err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return nil, fmt.Errorf("sanctions: active versions: %w", err)
+	}
+	return ids, nil
+}
