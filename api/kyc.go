@@ -1,4 +1,596 @@
 package api
 
-// kycRoutes serves KYC submissions and review (/api/kyc/*).
-func (s *Server) kycRoutes() []Route { return nil }
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/wagerail/wagerail/internal/audit"
+	"github.com/wagerail/wagerail/internal/employees"
+	"github.com/wagerail/wagerail/internal/field"
+	"github.com/wagerail/wagerail/internal/kyc"
+	"github.com/wagerail/wagerail/internal/logging"
+	"github.com/wagerail/wagerail/internal/orgs"
+	"github.com/wagerail/wagerail/internal/sanctions"
+	"github.com/wagerail/wagerail/internal/tenancy"
+	"github.com/wagerail/wagerail/internal/uploads"
+)
+
+// KYC: a submission names its subject (an employee of the organization, or the caller), the full
+// name sanctions screening needs, the national id (masked to its last 4 in every answer), the
+// date of birth, a photo and documents — each an upload of the same organization, bound to the
+// SHA-256 its content has when submitted and checked again at approval. Reviewers are platform
+// admins: claim, then approve (which screens the name first), reject, or ask for more information.
+
+func (s *Server) kycRoutes() []Route {
+	return []Route{
+		{Method: http.MethodPost, Path: "/api/kyc", Auth: Session, Summary: "Submit KYC for yourself or (admins) an employee", Handler: s.submitKyc},
+		{Method: http.MethodGet, Path: "/api/kyc/status", Auth: Session, Summary: "Your own KYC state", Handler: s.kycStatus},
+		{Method: http.MethodGet, Path: "/api/kyc/queue", Auth: Platform, Summary: "Submissions waiting for a reviewer", Handler: s.kycQueue},
+		{Method: http.MethodPost, Path: "/api/kyc/:id/claim", Auth: Platform, Summary: "Claim a submission for review", Handler: s.kycMove(kyc.Claim)},
+		{Method: http.MethodPost, Path: "/api/kyc/:id/approve", Auth: Platform, Summary: "Approve a claimed submission (screens the name first)", Handler: s.approveKyc},
+		{Method: http.MethodPost, Path: "/api/kyc/:id/reject", Auth: Platform, Summary: "Reject a claimed submission (terminal)", Handler: s.kycMove(kyc.Reject)},
+		{Method: http.MethodPost, Path: "/api/kyc/:id/request-more-info", Auth: Platform, Summary: "Send a claimed submission back to the applicant with a note", Handler: s.kycMove(kyc.RequestMoreInfo)},
+	}
+}
+
+// kycDocTypes are the document types a submission may carry ("photo" is the photo itself).
+var kycDocTypes = []string{"national_id", "passport", "driving_license", "residence_permit", "proof_of_address", "other"}
+
+const maxKycDocuments = 10
+
+type kycSubmissionDocJSON struct {
+	Type      string `json:"type"`
+	UploadKey string `json:"uploadKey"`
+	SHA256    string `json:"sha256,omitempty"`
+}
+
+type kycSubmitRequest struct {
+	EmployeeID  string                 `json:"employeeId"`
+	FullName    string                 `json:"fullName"`
+	NationalID  string                 `json:"nationalId"`
+	DateOfBirth string                 `json:"dateOfBirth"`
+	PhotoKey    string                 `json:"photoKey"`
+	Documents   []kycSubmissionDocJSON `json:"documents"`
+}
+
+func (r *kycSubmitRequest) validate(now time.Time) (time.Time, error) {
+	r.FullName = strings.TrimSpace(r.FullName)
+	if r.EmployeeID != "" {
+		if err := field.Identifier("employeeId", r.EmployeeID, 0); err != nil {
+			return time.Time{}, err
+		}
+	}
+	if err := field.Name("fullName", r.FullName); err != nil {
+		return time.Time{}, err
+	}
+	r.NationalID = employees.NormalizeNationalID(r.NationalID)
+	if err := employees.ValidNationalID("nationalId", r.NationalID); err != nil {
+		return time.Time{}, err
+	}
+	dob, err := time.Parse(time.DateOnly, r.DateOfBirth)
+	if err != nil || dob.Year() < 1900 || !dob.Before(now.AddDate(-14, 0, 0)) {
+		return time.Time{}, &field.Error{Field: "dateOfBirth", Problem: "must be a date (YYYY-MM-DD) after 1900 and at least 14 years ago"}
+	}
+	if !uploads.ValidKey(r.PhotoKey) {
+		return time.Time{}, &field.Error{Field: "photoKey", Problem: "must be an upload key from POST /api/uploads"}
+	}
+	if len(r.Documents) == 0 || len(r.Documents) > maxKycDocuments {
+		return time.Time{}, &field.Error{Field: "documents", Problem: fmt.Sprintf("must list 1 to %d documents", maxKycDocuments)}
+	}
+	seen := map[string]bool{}
+	for i, d := range r.Documents {
+		name := "documents[" + strconv.Itoa(i) + "]"
+		if !slices.Contains(kycDocTypes, d.Type) {
+			return time.Time{}, &field.Error{Field: name + ".type", Problem: "must be one of " + strings.Join(kycDocTypes, ", ")}
+		}
+		if seen[d.Type] {
+			return time.Time{}, &field.Error{Field: name + ".type", Problem: "appears more than once"}
+		}
+		seen[d.Type] = true
+		if !uploads.ValidKey(d.UploadKey) {
+			return time.Time{}, &field.Error{Field: name + ".uploadKey", Problem: "must be an upload key from POST /api/uploads"}
+		}
+		if d.SHA256 != "" {
+			return time.Time{}, &field.Error{Field: name + ".sha256", Problem: "is recorded by the server; do not send it"}
+		}
+	}
+	return dob, nil
+}
+
+type kycSubmissionJSON struct {
+	ID          string                 `json:"id"`
+	SubjectType kyc.SubjectType        `json:"subjectType"`
+	SubjectID   string                 `json:"subjectId"`
+	FullName    string                 `json:"fullName"`
+	NationalID  string                 `json:"nationalId"` // masked to its last 4
+	DateOfBirth string                 `json:"dateOfBirth"`
+	PhotoKey    string                 `json:"photoKey"`
+	Status      kyc.Status             `json:"status"`
+	Note        *string                `json:"note"`
+	ClaimedBy   *string                `json:"claimedBy"`
+	ValidUntil  *time.Time             `json:"validUntil"`
+	Documents   []kycSubmissionDocJSON `json:"documents"`
+	CreatedAt   time.Time              `json:"createdAt"`
+	UpdatedAt   time.Time              `json:"updatedAt"`
+}
+
+func toKycJSON(k kyc.Submission) kycSubmissionJSON {
+	out := kycSubmissionJSON{ID: k.ID, SubjectType: k.SubjectType, SubjectID: k.SubjectID, FullName: k.FullName,
+		NationalID: logging.MaskLast4(k.NationalID), DateOfBirth: k.DateOfBirth.Format(time.DateOnly), PhotoKey: k.PhotoKey,
+		Status: k.Status, Note: optionalString(k.RejectionReason), ClaimedBy: optionalString(k.ClaimedBy),
+		Documents: []kycSubmissionDocJSON{}, CreatedAt: k.CreatedAt.UTC(), UpdatedAt: k.UpdatedAt.UTC()}
+	if !k.ValidUntil.IsZero() {
+		v := k.ValidUntil.UTC()
+		out.ValidUntil = &v
+	}
+	for _, d := range k.Documents {
+		out.Documents = append(out.Documents, kycSubmissionDocJSON{Type: d.Type, UploadKey: d.UploadKey, SHA256: d.SHA256})
+	}
+	return out
+}
+
+// kycSubject is whom a submission is about, and in which organization.
+type kycSubject struct {
+	tenant string
+	typ    kyc.SubjectType
+	id     string
+	userID string // the login user the subject is, when known
+}
+
+// selfSubject resolves the caller as a KYC subject: their employee row in the active
+// organization, else themselves as a member of it, else their one linked employee row anywhere.
+// It has answered when ok is false.
+func (s *Server) selfSubject(c *gin.Context) (kycSubject, bool) {
+	cl := callerOf(c)
+	ctx := c.Request.Context()
+	var linked []employees.Employee
+	if err := tenancy.InUserTx(ctx, s.deps.DB, func(tx pgx.Tx) error {
+		var err error
+		linked, err = employees.LinkedTo(ctx, tx, cl.User.ID)
+		return err
+	}); err != nil {
+		writeError(c, err)
+		return kycSubject{}, false
+	}
+	active := cl.Session.ActiveOrganizationID
+	for _, e := range linked {
+		if e.TenantID == active {
+			return kycSubject{tenant: e.TenantID, typ: kyc.SubjectEmployee, id: e.ID, userID: cl.User.ID}, true
+		}
+	}
+	if active != "" {
+		if !s.admit(c, cl, active, orgs.PlainMember, orgs.Permission{}) {
+			return kycSubject{}, false
+		}
+		return kycSubject{tenant: active, typ: kyc.SubjectUser, id: cl.User.ID, userID: cl.User.ID}, true
+	}
+	if len(linked) == 1 {
+		return kycSubject{tenant: linked[0].TenantID, typ: kyc.SubjectEmployee, id: linked[0].ID, userID: cl.User.ID}, true
+	}
+	writeError(c, errEmployeeNotLinked)
+	return kycSubject{}, false
+}
+
+func (s *Server) submitKyc(c *gin.Context) {
+	var req kycSubmitRequest
+	if e := bindJSON(c, &req); e != nil {
+		writeError(c, e)
+		return
+	}
+	dob, err := req.validate(s.now())
+	if err != nil {
+		writeError(c, fieldError(err))
+		return
+	}
+	if s.deps.Uploads == nil {
+		writeError(c, NewError(http.StatusServiceUnavailable, "NOT_CONFIGURED", "uploads are not configured"))
+		return
+	}
+	cl := callerOf(c)
+	var sub kycSubject
+	if req.EmployeeID != "" {
+		// An admin submits for one of the organization's employees.
+		tenant := cl.Session.ActiveOrganizationID
+		if tenant == "" {
+			writeError(c, NewError(http.StatusForbidden, "TENANT_CONTEXT_MISSING", "choose an active organization first (organization/set-active)"))
+			return
+		}
+		if !s.admit(c, cl, tenant, orgs.Admin, orgs.Permission{}) {
+			return
+		}
+		sub = kycSubject{tenant: tenant, typ: kyc.SubjectEmployee, id: req.EmployeeID}
+	} else {
+		var ok bool
+		if sub, ok = s.selfSubject(c); !ok {
+			return
+		}
+	}
+	ctx := tenancy.WithTenant(c.Request.Context(), sub.tenant)
+	var out kyc.Submission
+	err = tenancy.InTx(ctx, s.deps.DB, func(tx pgx.Tx) error {
+		if sub.typ == kyc.SubjectEmployee {
+			e, err := employees.ByID(ctx, tx, sub.tenant, sub.id)
+			if errors.Is(err, employees.ErrNotFound) {
+				return errEmployeeNotFound
+			}
+			if err != nil {
+				return err
+			}
+			sub.userID = e.UserID
+		}
+		docs, err := s.bindKycDocuments(ctx, tx, sub.tenant, req.PhotoKey, req.Documents)
+		if err != nil {
+			return err
+		}
+		out, err = kyc.Submit(ctx, tx, sub.tenant, kyc.NewSubmission{SubjectType: sub.typ, SubjectID: sub.id, FullName: req.FullName,
+			NationalID: req.NationalID, DateOfBirth: dob, PhotoKey: req.PhotoKey, Documents: docs, SubmittedBy: cl.User.ID})
+		if errors.Is(err, kyc.ErrOpenSubmission) {
+			return refuse(http.StatusConflict, "KYC_ALREADY_OPEN", "the subject already has a submission waiting for review",
+				"SubmitKyc", string(sub.typ), sub.id)
+		}
+		return err
+	})
+	if err != nil {
+		s.answer(c, sub.tenant, err)
+		return
+	}
+	c.JSON(http.StatusCreated, toKycJSON(out))
+}
+
+// bindKycDocuments finds each upload in the organization and binds it to the hash its stored
+// content has now (re-read, so a file whose bytes no longer match its record is refused).
+func (s *Server) bindKycDocuments(ctx context.Context, q pgx.Tx, tenant, photoKey string, in []kycSubmissionDocJSON) ([]kyc.Document, error) {
+	all := append([]kycSubmissionDocJSON{{Type: "photo", UploadKey: photoKey}}, in...)
+	out := make([]kyc.Document, 0, len(all))
+	for _, d := range all {
+		obj, err := uploads.Lookup(ctx, q, tenant, d.UploadKey)
+		if errors.Is(err, uploads.ErrNotFound) {
+			e := NewError(http.StatusBadRequest, "KYC_DOCUMENT_NOT_FOUND", "no upload "+d.UploadKey+" in this organization")
+			e.Details = map[string]string{"type": d.Type}
+			return nil, e
+		}
+		if err != nil {
+			return nil, err
+		}
+		if err := s.verifyUpload(ctx, obj, d.Type); err != nil {
+			return nil, err
+		}
+		out = append(out, kyc.Document{Type: d.Type, UploadKey: d.UploadKey, SHA256: obj.SHA256})
+	}
+	return out, nil
+}
+
+// verifyUpload refuses a document whose stored bytes no longer hash to the recorded SHA-256; any
+// error reading them is a refusal too (the document cannot be trusted).
+func (s *Server) verifyUpload(ctx context.Context, obj uploads.Object, docType string) error {
+	err := uploads.VerifyContent(ctx, s.deps.Uploads, obj)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, uploads.ErrHashMismatch), errors.Is(err, uploads.ErrNotFound):
+		return kycHashMismatch(docType)
+	}
+	return err
+}
+
+func kycHashMismatch(docType string) *Error {
+	e := NewError(http.StatusConflict, "KYC_DOCUMENT_HASH_MISMATCH", "the stored "+docType+" no longer matches the content it was submitted with")
+	e.Details = map[string]string{"type": docType}
+	return e
+}
+
+func (s *Server) kycStatus(c *gin.Context) {
+	sub, ok := s.selfSubject(c)
+	if !ok {
+		return
+	}
+	ctx := tenancy.WithTenant(c.Request.Context(), sub.tenant)
+	var out *kycSubmissionJSON
+	err := tenancy.InTx(ctx, s.deps.DB, func(tx pgx.Tx) error {
+		k, err := kyc.Latest(ctx, tx, sub.tenant, sub.typ, sub.id)
+		if errors.Is(err, kyc.ErrNotFound) {
+			return nil
+		}
+		j := toKycJSON(k)
+		out = &j
+		return err
+	})
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	gateOpen := false
+	if out != nil {
+		gateOpen = out.Status == kyc.Approved && out.ValidUntil != nil && s.now().Before(*out.ValidUntil)
+	}
+	c.JSON(http.StatusOK, gin.H{"organizationId": sub.tenant, "subjectType": sub.typ, "subjectId": sub.id,
+		"submission": out, "approved": gateOpen})
+}
+
+func (s *Server) kycQueue(c *gin.Context) {
+	q := c.Request.URL.Query()
+	statuses := []kyc.Status{kyc.Pending, kyc.InReview}
+	if v := q.Get("status"); v != "" {
+		if v != string(kyc.Pending) && v != string(kyc.InReview) {
+			writeError(c, fieldError(&field.Error{Field: "status", Problem: "must be PENDING or IN_REVIEW"}))
+			return
+		}
+		statuses = []kyc.Status{kyc.Status(v)}
+	}
+	limit, cursor, e := pageParams(q.Get("limit"), q.Get("cursor"))
+	if e != nil {
+		writeError(c, e)
+		return
+	}
+	items := []kycSubmissionJSON{}
+	var next *string
+	err := s.asPlatform(c, func(tx pgx.Tx) error {
+		ks, err := kyc.Queue(c.Request.Context(), tx, statuses, cursor, limit+1)
+		if len(ks) > limit {
+			ks = ks[:limit]
+			id := ks[limit-1].ID
+			next = &id
+		}
+		for _, k := range ks {
+			j := toKycJSON(k)
+			items = append(items, j)
+		}
+		return err
+	})
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"items": items, "nextCursor": next})
+}
+
+// pageParams reads limit (1..100, default 50) and cursor (an id, default none).
+func pageParams(limitRaw, cursor string) (int, string, *Error) {
+	limit := 50
+	if limitRaw != "" {
+		n, err := strconv.Atoi(limitRaw)
+		if err != nil || n < 1 || n > 100 {
+			return 0, "", fieldError(&field.Error{Field: "limit", Problem: "must be an integer from 1 to 100"})
+		}
+		limit = n
+	}
+	if cursor != "" {
+		if err := field.Identifier("cursor", cursor, 0); err != nil {
+			return 0, "", fieldError(err)
+		}
+	}
+	return limit, cursor, nil
+}
+
+type kycNoteRequest struct {
+	Note string `json:"note"`
+}
+
+// kycSubmissionTenant finds a submission's organization on the cross-tenant path.
+func kycSubmissionTenant(ctx context.Context, tx pgx.Tx, id string) (string, error) {
+	var tenant string
+	err := tx.QueryRow(ctx, `SELECT tenant_id FROM app.kyc_submissions WHERE id = $1`, id).Scan(&tenant)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", NewError(http.StatusNotFound, "NOT_FOUND", "no such KYC submission")
+	}
+	return tenant, err
+}
+
+// kycID is the path's submission id, or the 400 a malformed one gets.
+func kycID(c *gin.Context) (string, bool) {
+	id := c.Param("id")
+	if err := field.Identifier("id", id, 0); err != nil {
+		writeError(c, fieldError(err))
+		return "", false
+	}
+	return id, true
+}
+
+// kycMove serves claim, reject and request-more-info: one transition on the cross-tenant path.
+func (s *Server) kycMove(action kyc.Action) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		id, ok := kycID(c)
+		if !ok {
+			return
+		}
+		var req kycNoteRequest
+		if action != kyc.Claim {
+			if e := bindJSON(c, &req); e != nil {
+				writeError(c, e)
+				return
+			}
+			req.Note = strings.TrimSpace(req.Note)
+			if req.Note == "" {
+				writeError(c, fieldError(&field.Error{Field: "note", Problem: "is required: the applicant reads it"}))
+				return
+			}
+			if err := field.Text("note", req.Note, 1000); err != nil {
+				writeError(c, fieldError(err))
+				return
+			}
+		}
+		out, tenant, err := s.kycTransition(c, id, action, kyc.Change{Note: req.Note})
+		if err != nil {
+			s.kycFail(c, tenant, id, action, err)
+			return
+		}
+		c.JSON(http.StatusOK, toKycJSON(out))
+	}
+}
+
+// kycTransition applies action to submission id on the cross-tenant path, as the caller.
+func (s *Server) kycTransition(c *gin.Context, id string, action kyc.Action, ch kyc.Change) (kyc.Submission, string, error) {
+	var out kyc.Submission
+	var tenant string
+	ch.Reviewer, ch.Now = callerOf(c).User.ID, s.now()
+	if ch.Validity <= 0 {
+		ch.Validity = s.deps.KycValidity
+	}
+	err := s.asPlatform(c, func(tx pgx.Tx) error {
+		var err error
+		if tenant, err = kycSubmissionTenant(c.Request.Context(), tx, id); err != nil {
+			return err
+		}
+		ctx := tenancy.WithTenant(c.Request.Context(), tenant)
+		out, err = kyc.Transition(ctx, tx, tenant, id, action, ch)
+		return err
+	})
+	return out, tenant, err
+}
+
+// kycFail answers a refused or failed move; a refusal by the lifecycle or a gate is audited DENIED
+// under the submission's organization.
+func (s *Server) kycFail(c *gin.Context, tenant, id string, action kyc.Action, err error) {
+	var e *Error
+	switch {
+	case errors.Is(err, kyc.ErrInvalidTransition):
+		e = NewError(http.StatusConflict, "KYC_INVALID_TRANSITION", err.Error())
+	case errors.Is(err, kyc.ErrClaimedByOther):
+		e = NewError(http.StatusConflict, "KYC_CLAIMED_BY_OTHER", "another reviewer claimed this submission")
+	case errors.As(err, &e):
+	default:
+		writeError(c, err)
+		return
+	}
+	if e.Status == http.StatusConflict && tenant != "" {
+		if aerr := s.auditIn(c.Request.Context(), tenant, callerOf(c).User.ID, audit.Entry{Action: kyc.AuditAction(action),
+			Outcome: audit.Denied, TargetType: "KycSubmission", TargetID: id, Details: map[string]string{"code": e.Code}}); aerr != nil {
+			writeError(c, aerr)
+			return
+		}
+	}
+	writeError(c, e)
+}
+
+type kycApproveRequest struct {
+	// AcknowledgeSanctionsReview approves despite a possible (REVIEW) sanctions match the reviewer
+	// has examined: the check is recorded as cleared by them, with Note as the reason. A BLOCK
+	// can never be acknowledged.
+	AcknowledgeSanctionsReview bool   `json:"acknowledgeSanctionsReview"`
+	Note                       string `json:"note"`
+}
+
+// approveKyc checks the documents' hashes again, screens the full name (and date of birth)
+// against the active sanctions lists and records the check (kept whatever happens next), then
+// approves. A BLOCK fails the approval (409 SANCTIONS_BLOCKED); a REVIEW fails it unless the
+// reviewer acknowledges it (409 SANCTIONS_REVIEW); either way the submission stays IN_REVIEW.
+func (s *Server) approveKyc(c *gin.Context) {
+	id, ok := kycID(c)
+	if !ok {
+		return
+	}
+	var req kycApproveRequest
+	if c.Request.ContentLength != 0 {
+		if e := bindJSON(c, &req); e != nil {
+			writeError(c, e)
+			return
+		}
+	}
+	req.Note = strings.TrimSpace(req.Note)
+	if err := field.Text("note", req.Note, sanctions.MaxNoteBytes); err != nil {
+		writeError(c, fieldError(err))
+		return
+	}
+	if req.AcknowledgeSanctionsReview && req.Note == "" {
+		writeError(c, fieldError(&field.Error{Field: "note", Problem: "is required to acknowledge a sanctions review"}))
+		return
+	}
+	if s.deps.Uploads == nil {
+		writeError(c, NewError(http.StatusServiceUnavailable, "NOT_CONFIGURED", "uploads are not configured"))
+		return
+	}
+	ctx := c.Request.Context()
+	reviewer := callerOf(c).User.ID
+	var sub kyc.Submission
+	var tenant string
+	// 1. The submission (claimed by this reviewer) and its documents, as they are now.
+	err := s.asPlatform(c, func(tx pgx.Tx) error {
+		var err error
+		if tenant, err = kycSubmissionTenant(ctx, tx, id); err != nil {
+			return err
+		}
+		if sub, err = kyc.ByID(ctx, tx, tenant, id); err != nil {
+			return err
+		}
+		switch {
+		case sub.Status != kyc.InReview:
+			return fmt.Errorf("%w: approve from %s", kyc.ErrInvalidTransition, sub.Status)
+		case sub.ClaimedBy != reviewer:
+			return kyc.ErrClaimedByOther
+		}
+		for _, d := range sub.Documents {
+			obj, err := uploads.Lookup(ctx, tx, tenant, d.UploadKey)
+			switch {
+			case errors.Is(err, uploads.ErrNotFound), err == nil && obj.SHA256 != d.SHA256:
+				return kycHashMismatch(d.Type)
+			case err != nil:
+				return err
+			}
+			if err := s.verifyUpload(ctx, obj, d.Type); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		s.kycFail(c, tenant, id, kyc.Approve, err)
+		return
+	}
+	// 2. Screening, recorded in a transaction of its own: the evidence stays whatever the outcome.
+	res, err := sanctions.Screen(ctx, s.deps.DB, sub.FullName, sub.DateOfBirth)
+	if errors.Is(err, sanctions.ErrNoActiveList) {
+		writeError(c, NewError(http.StatusServiceUnavailable, "SANCTIONS_LISTS_MISSING", "no sanctions list is loaded; approval screens against them (wagerail sanctions ingest)"))
+		return
+	}
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	subject := sanctions.Subject{Type: sanctions.SubjectType(sub.SubjectType), ID: sub.SubjectID}
+	if sub.SubjectType == kyc.SubjectUser {
+		subject.UserID = sub.SubjectID
+	}
+	var check sanctions.Check
+	err = s.asPlatform(c, func(tx pgx.Tx) error {
+		var err error
+		if check, err = sanctions.RecordCheck(tenancy.WithTenant(ctx, tenant), tx, tenant, subject, res); err != nil {
+			return err
+		}
+		if res.Outcome == sanctions.Review && req.AcknowledgeSanctionsReview {
+			_, err = sanctions.ResolveReview(tenancy.WithTenant(ctx, tenant), tx, check.ID, sanctions.Cleared, reviewer, req.Note, s.now())
+		}
+		return err
+	})
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	switch {
+	case res.Outcome == sanctions.Block:
+		e := NewError(http.StatusConflict, "SANCTIONS_BLOCKED", "the name matches a sanctions list; the submission cannot be approved")
+		e.Details = map[string]any{"checkId": check.ID, "evidence": res.Evidence}
+		s.kycFail(c, tenant, id, kyc.Approve, e)
+		return
+	case res.Outcome == sanctions.Review && !req.AcknowledgeSanctionsReview:
+		e := NewError(http.StatusConflict, "SANCTIONS_REVIEW", "the name may match a sanctions list: examine the evidence, then approve with acknowledgeSanctionsReview and a note, or reject")
+		e.Details = map[string]any{"checkId": check.ID, "evidence": res.Evidence}
+		s.kycFail(c, tenant, id, kyc.Approve, e)
+		return
+	}
+	// 3. The approval.
+	out, _, err := s.kycTransition(c, id, kyc.Approve, kyc.Change{})
+	if err != nil {
+		s.kycFail(c, tenant, id, kyc.Approve, err)
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"submission": toKycJSON(out), "sanctionsCheck": gin.H{"id": check.ID, "outcome": res.Outcome}})
+}

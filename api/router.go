@@ -102,6 +102,8 @@ type Deps struct {
 	// OTP texts; nil means internal/notify's log sender (a redacted line, nothing delivered).
 	Mailer notify.Mailer
 	Texter notify.Texter
+	// KycValidity is how long a KYC approval holds; 0 means kyc.DefaultValidity.
+	KycValidity time.Duration
 	// TrustedProxies are the CIDRs of the load balancers in front of the API whose
 	// X-Forwarded-For may name the client; nil trusts none, so the client address (which the
 	// per-IP rate limits key on) is the connection's peer and a caller cannot choose it.

@@ -20,6 +20,7 @@ import (
 	"github.com/wagerail/wagerail/gateway"
 	"github.com/wagerail/wagerail/internal/cli"
 	"github.com/wagerail/wagerail/internal/db"
+	"github.com/wagerail/wagerail/internal/kyc"
 	"github.com/wagerail/wagerail/internal/notify"
 	"github.com/wagerail/wagerail/internal/uploads"
 	"github.com/wagerail/wagerail/ledger"
@@ -50,6 +51,8 @@ type apiConfig struct {
 	SMTP smtpSettings
 	// TrustedProxies (comma-separated IPs or CIDRs) may set X-Forwarded-For; none by default.
 	TrustedProxies string
+	// KycValidity is how long a KYC approval holds.
+	KycValidity time.Duration
 	// UploadDir is where uploaded files are stored ("" : the upload routes answer 503);
 	// MaxUploadBytes bounds one file (0: the api package's default, 10 MiB).
 	UploadDir      string
@@ -129,6 +132,7 @@ func apiCommand() *cli.Command {
 	c.String(&cfg.UploadDir, "upload-dir", "UPLOAD_DIR", ".data/uploads", "directory of uploaded files (created, mode 0700, when missing)")
 	c.Int(&cfg.MaxUploadBytes, "upload-max-bytes", "UPLOAD_MAX_BYTES", int(uploads.DefaultMaxBytes), "largest uploaded file; larger gets 413 UPLOAD_TOO_LARGE")
 	addSMTPFlags(c, &cfg.SMTP)
+	c.Duration(&cfg.KycValidity, "kyc-validity", "KYC_VALIDITY", kyc.DefaultValidity, "how long a KYC approval holds before it expires")
 	c.String(&cfg.TrustedProxies, "trusted-proxies", "TRUSTED_PROXIES", "", "IPs or CIDRs of the load balancers whose X-Forwarded-For names the client (default none: the peer address is the client)")
 	addLogLevel(c, &cfg.LogLevel)
 	c.Run = func(ctx context.Context, _ []string) error {
@@ -173,6 +177,9 @@ func runAPI(ctx context.Context, log *slog.Logger, cfg apiConfig, ready func()) 
 	publicURL, err := parsePublicURL(cfg.PublicURL)
 	if err != nil {
 		return fmt.Errorf("api: %w", err)
+	}
+	if cfg.KycValidity < 0 {
+		return errors.New("api: --kyc-validity / KYC_VALIDITY must not be negative")
 	}
 	proxies, err := api.ParseTrustedProxies(cfg.TrustedProxies)
 	if err != nil {
@@ -259,6 +266,7 @@ func runAPI(ctx context.Context, log *slog.Logger, cfg apiConfig, ready func()) 
 		Texter:         texter,
 		PublicURL:      publicURL,
 		TrustedProxies: proxies,
+		KycValidity:    cfg.KycValidity,
 		Uploads:        store,
 		MaxUploadBytes: int64(cfg.MaxUploadBytes),
 		// Limiter stays nil: api.New builds it on DB with its metrics.

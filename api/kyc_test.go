@@ -1,0 +1,228 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wagerail/wagerail/internal/sanctions"
+	"github.com/wagerail/wagerail/internal/tenancy"
+)
+
+// kycWorld: a business with an employee, a platform reviewer, uploads, and a small national
+// sanctions list (one listed person) so approval can screen.
+type kycWorld struct {
+	*uploadsFixture
+	owner, reviewer, other *apiClient
+	tenant, employee       string
+}
+
+func newKycWorld(t testing.TB) *kycWorld {
+	u := newUploadsFixture(t, 0)
+	w := &kycWorld{uploadsFixture: u}
+	var res signUpResult
+	w.owner, res = u.signUp("owner@kyc.test", "BUSINESS")
+	w.tenant = res.Organization.ID
+	w.other, _ = u.signUp("owner@kyc-other.test", "BUSINESS")
+	w.reviewer = u.platformAdmin("reviewer@kyc.test")
+	rec := w.owner.call(http.MethodPost, "/api/employees", map[string]any{
+		"firstName": "Abebe", "lastName": "Kebede", "email": "abebe@kyc.test", "phone": "+251911234567",
+		"nationalId": "ET12345678", "department": "Ops", "position": "Clerk", "employmentType": "Full time",
+		"paymentFrequency": "Monthly", "hireDate": "2024-01-01", "grossMonthlySalarySantim": 1500000,
+		"payoutAccount": map[string]any{"partner": "sandbox", "accountNumber": "1000123456789", "holderName": "Abebe Kebede"},
+	})
+	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
+	w.employee = decode[struct {
+		ID string `json:"id"`
+	}](t, rec).ID
+	ctx := tenancy.WithActor(context.Background(), "system:test")
+	_, err := sanctions.Ingest(ctx, u.d.Platform(t), sanctions.National, sanctions.IngestOptions{},
+		sanctions.File{Name: "national.csv", Data: []byte("name,aliases,dob,reference\nGirma Wolde Tesfaye,Girma Tesfaye,1970-05-05,ETH-NAT-1\n")})
+	require.NoError(t, err)
+	return w
+}
+
+// upload stores a file of the owner's organization and returns its key.
+func (w *kycWorld) upload(name, contentType string, data []byte) string {
+	rec := uploadsSend(w.owner, "", uploadsFile(name, contentType, data))
+	require.Equal(w.t, http.StatusCreated, rec.Code, rec.Body.String())
+	return decode[struct {
+		Key string `json:"key"`
+	}](w.t, rec).Key
+}
+
+func (w *kycWorld) submit(fullName string) (*kycSubmissionJSON, int, string) {
+	return w.submitBorn(fullName, "1990-02-03")
+}
+
+func (w *kycWorld) submitBorn(fullName, dob string) (*kycSubmissionJSON, int, string) {
+	photo := w.upload("photo.png", "image/png", uploadsPNG)
+	doc := w.upload("id.pdf", "application/pdf", uploadsPDF)
+	rec := w.owner.call(http.MethodPost, "/api/kyc", map[string]any{"employeeId": w.employee, "fullName": fullName,
+		"nationalId": "ET12345678", "dateOfBirth": dob, "photoKey": photo,
+		"documents": []map[string]any{{"type": "national_id", "uploadKey": doc}}})
+	if rec.Code != http.StatusCreated {
+		return nil, rec.Code, errCode(rec)
+	}
+	s := decode[kycSubmissionJSON](w.t, rec)
+	return &s, rec.Code, ""
+}
+
+func TestKycSubmitReviewApprove(t *testing.T) {
+	t.Parallel()
+	w := newKycWorld(t)
+	s, code, _ := w.submit("Abebe Kebede")
+	require.Equal(t, http.StatusCreated, code)
+	require.Equal(t, "PENDING", string(s.Status))
+	require.Equal(t, "****5678", s.NationalID, "masked to the last 4")
+	require.Len(t, s.Documents, 2, "the photo and the document, each with its hash")
+	for _, d := range s.Documents {
+		require.Len(t, d.SHA256, 64)
+	}
+	_, code, errc := w.submit("Abebe Kebede")
+	require.Equal(t, http.StatusConflict, code)
+	require.Equal(t, "KYC_ALREADY_OPEN", errc)
+
+	// Reviewers: queue, claim, approve (screened CLEAR).
+	rec := w.reviewer.call(http.MethodGet, "/api/kyc/queue?status=PENDING", nil)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.Contains(t, rec.Body.String(), s.ID)
+	rec = w.reviewer.call(http.MethodPost, "/api/kyc/"+s.ID+"/approve", nil)
+	require.Equal(t, http.StatusConflict, rec.Code)
+	require.Equal(t, "KYC_INVALID_TRANSITION", errCode(rec), "claim first")
+	rec = w.reviewer.call(http.MethodPost, "/api/kyc/"+s.ID+"/claim", nil)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	rec = w.reviewer.call(http.MethodPost, "/api/kyc/"+s.ID+"/request-more-info", map[string]any{"note": "the photo is blurred"})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.Equal(t, "PENDING", string(decode[kycSubmissionJSON](t, rec).Status))
+	rec = w.reviewer.call(http.MethodPost, "/api/kyc/"+s.ID+"/claim", nil)
+	require.Equal(t, http.StatusOK, rec.Code)
+	rec = w.reviewer.call(http.MethodPost, "/api/kyc/"+s.ID+"/approve", nil)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.Contains(t, rec.Body.String(), `"outcome":"CLEAR"`)
+	rec = w.reviewer.call(http.MethodPost, "/api/kyc/"+s.ID+"/reject", map[string]any{"note": "x"})
+	require.Equal(t, http.StatusConflict, rec.Code)
+	require.Equal(t, "KYC_INVALID_TRANSITION", errCode(rec))
+
+	// Members and other tenants cannot review; the unknown id is 404.
+	rec = w.owner.call(http.MethodPost, "/api/kyc/"+s.ID+"/claim", nil)
+	require.Equal(t, "PLATFORM_ADMIN_REQUIRED", errCode(rec))
+	rec = w.reviewer.call(http.MethodPost, "/api/kyc/kyc_missing/claim", nil)
+	require.Equal(t, http.StatusNotFound, rec.Code)
+}
+
+func TestKycApprovalBlockedBySanctions(t *testing.T) {
+	t.Parallel()
+	w := newKycWorld(t)
+	s, code, _ := w.submitBorn("Girma Wolde Tesfaye", "1970-05-05")
+	require.Equal(t, http.StatusCreated, code)
+	require.Equal(t, http.StatusOK, w.reviewer.call(http.MethodPost, "/api/kyc/"+s.ID+"/claim", nil).Code)
+	rec := w.reviewer.call(http.MethodPost, "/api/kyc/"+s.ID+"/approve", nil)
+	require.Equal(t, http.StatusConflict, rec.Code, rec.Body.String())
+	require.Equal(t, "SANCTIONS_BLOCKED", errCode(rec))
+	require.Contains(t, rec.Body.String(), "ETH-NAT-1", "the evidence names the listed entry")
+	// Nothing else changed: still IN_REVIEW, no approval event; the check is recorded.
+	rec = w.reviewer.call(http.MethodGet, "/api/kyc/queue?status=IN_REVIEW", nil)
+	require.Contains(t, rec.Body.String(), s.ID)
+	var approved, checks int
+	ctx := tenancy.WithTenant(context.Background(), w.tenant)
+	require.NoError(t, tenancy.InTx(ctx, w.d.App, func(tx pgx.Tx) error {
+		return tx.QueryRow(ctx, `SELECT (SELECT count(*) FROM app.outbox WHERE type = 'kyc.approved.v1'),
+			(SELECT count(*) FROM app.sanctions_checks WHERE subject_id = $1 AND outcome = 'BLOCK')`, w.employee).Scan(&approved, &checks)
+	}))
+	require.Zero(t, approved, "no approval event")
+	require.Equal(t, 1, checks, "the blocking check is recorded with its evidence")
+}
+
+func TestKycDocumentHashMismatchRefused(t *testing.T) {
+	t.Parallel()
+	w := newKycWorld(t)
+	s, code, _ := w.submit("Abebe Kebede")
+	require.Equal(t, http.StatusCreated, code)
+	// The stored document changes behind our back.
+	doc := s.Documents[1]
+	path := filepath.Join(w.root, w.tenant, doc.UploadKey)
+	require.NoError(t, os.WriteFile(path, append([]byte("%PDF-1.7\n"), []byte("tampered")...), 0o600))
+	require.Equal(t, http.StatusOK, w.reviewer.call(http.MethodPost, "/api/kyc/"+s.ID+"/claim", nil).Code)
+	rec := w.reviewer.call(http.MethodPost, "/api/kyc/"+s.ID+"/approve", nil)
+	require.Equal(t, http.StatusConflict, rec.Code, rec.Body.String())
+	require.Equal(t, "KYC_DOCUMENT_HASH_MISMATCH", errCode(rec))
+	// A new submission naming the tampered file is refused at once.
+	rec = w.owner.call(http.MethodPost, "/api/kyc", map[string]any{"fullName": "Abebe Kebede", "nationalId": "ET12345678",
+		"dateOfBirth": "1990-02-03", "photoKey": s.Documents[0].UploadKey, "documents": []map[string]any{{"type": "national_id", "uploadKey": doc.UploadKey}}})
+	require.Equal(t, http.StatusConflict, rec.Code, rec.Body.String())
+	require.Equal(t, "KYC_DOCUMENT_HASH_MISMATCH", errCode(rec))
+}
+
+func TestKycRefusals(t *testing.T) {
+	t.Parallel()
+	w := newKycWorld(t)
+	photo := w.upload("photo.png", "image/png", uploadsPNG)
+	base := func() map[string]any {
+		return map[string]any{"employeeId": w.employee, "fullName": "Abebe Kebede", "nationalId": "ET12345678",
+			"dateOfBirth": "1990-02-03", "photoKey": photo, "documents": []map[string]any{{"type": "national_id", "uploadKey": photo}}}
+	}
+	for name, tc := range map[string]struct {
+		mutate func(map[string]any)
+		status int
+		code   string
+	}{
+		"future birth":     {func(m map[string]any) { m["dateOfBirth"] = time.Now().AddDate(1, 0, 0).Format(time.DateOnly) }, 400, "INVALID_REQUEST"},
+		"unknown doc type": {func(m map[string]any) { m["documents"] = []map[string]any{{"type": "selfie", "uploadKey": photo}} }, 400, "INVALID_REQUEST"},
+		"missing upload": {func(m map[string]any) {
+			m["documents"] = []map[string]any{{"type": "passport", "uploadKey": "upl_01234567-89ab-7def-8123-456789abcdef"}}
+		}, 400, "KYC_DOCUMENT_NOT_FOUND"},
+		"control chars": {func(m map[string]any) { m["fullName"] = "Abebe\x00" }, 400, "INVALID_REQUEST"},
+		"client hash": {func(m map[string]any) {
+			m["documents"] = []map[string]any{{"type": "passport", "uploadKey": photo, "sha256": "00"}}
+		}, 400, "INVALID_REQUEST"},
+		"other's employee": {func(m map[string]any) { m["employeeId"] = "emp_nobody" }, 404, "NOT_FOUND"},
+	} {
+		body := base()
+		tc.mutate(body)
+		rec := w.owner.hostile(http.MethodPost, "/api/kyc", body)
+		require.Equal(t, tc.status, rec.Code, "%s: %s", name, rec.Body.String())
+		require.Equal(t, tc.code, errCode(rec), name)
+	}
+	// Another organization's owner cannot use this organization's uploads or employees.
+	rec := w.other.hostile(http.MethodPost, "/api/kyc", base())
+	require.Equal(t, http.StatusNotFound, rec.Code, rec.Body.String())
+}
+
+// FuzzKycRoutes: any body or id on the KYC routes, from the owner or a reviewer, answers success
+// or 4xx, never 5xx.
+func FuzzKycRoutes(f *testing.F) {
+	w := newKycWorld(f)
+	s, _, _ := w.submit("Abebe Kebede")
+	routes := w.srv.kycRoutes()
+	f.Add(uint8(0), false, "", `{"fullName":"A","nationalId":"1","dateOfBirth":"1990-01-01","photoKey":"upl_x","documents":[]}`)
+	f.Add(uint8(3), true, s.ID, "")
+	f.Add(uint8(4), true, s.ID, `{"acknowledgeSanctionsReview":true,"note":"\u0000"}`)
+	f.Add(uint8(5), true, s.ID, `{"note":"`+strings.Repeat("n", 2000)+`"}`)
+	f.Add(uint8(2), true, "", "")
+	f.Add(uint8(0), false, "", `{"employeeId":"../x","dateOfBirth":"9999-99-99","documents":[{"type":"passport","uploadKey":"upl_\u202e"}]}`)
+	f.Add(uint8(6), true, "x y", "\xff")
+	f.Fuzz(func(t *testing.T, which uint8, reviewer bool, id, body string) {
+		r := routes[int(which)%len(routes)]
+		req := httptest.NewRequest(r.Method, "/", strings.NewReader(body))
+		req.URL.Path, req.URL.RawPath = pathOf(r.Path, map[string]string{"id": id}), ""
+		if reviewer {
+			req.AddCookie(w.reviewer.cookie)
+		} else {
+			req.AddCookie(w.owner.cookie)
+		}
+		rec := httptest.NewRecorder()
+		w.srv.Engine.ServeHTTP(rec, req)
+		if rec.Code >= 500 {
+			t.Fatalf("%s %q: %d %s", r.Method, req.URL.Path, rec.Code, rec.Body.String())
+		}
+	})
+}
