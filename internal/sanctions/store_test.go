@@ -564,7 +564,7 @@ func TestListChecks(t *testing.T) {
 	require.Len(t, page1, 2)
 	require.Len(t, page2, 1)
 	require.Greater(t, page1[1].Seq, page2[0].Seq)
-	_, err := sanctions.ListChecks(ctx, l.App, sanctions.CheckFilter{Limit: 101})
+	_, err := sanctions.ListChecks(ctx, l.App, sanctions.CheckFilter{Limit: sanctions.MaxListChecks + 1})
 	require.Error(t, err)
 }
 
