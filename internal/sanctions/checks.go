@@ -335,14 +335,17 @@ type CheckFilter struct {
 	UserID      string // "" for any
 	// Before is a cursor: only checks recorded before the one with this seq (0: from the newest).
 	Before int64
-	Limit  int // 1 to 100
+	Limit  int // 1 to MaxListChecks
 }
+
+// MaxListChecks bounds one ListChecks call.
+const MaxListChecks = 1000
 
 // ListChecks lists the checks q can see that match f, newest first: on the cross-tenant path
 // every tenant's, scoped to a user (tenancy.InUserTx) that user's own.
 func ListChecks(ctx context.Context, q db.Querier, f CheckFilter) ([]Check, error) {
-	if f.Limit < 1 || f.Limit > 100 {
-		return nil, fmt.Errorf("sanctions.list_checks: limit %d out of 1..100", f.Limit)
+	if f.Limit < 1 || f.Limit > MaxListChecks {
+		return nil, fmt.Errorf("sanctions.list_checks: limit %d out of 1..%d", f.Limit, MaxListChecks)
 	}
 	var conds []string
 	var args []any

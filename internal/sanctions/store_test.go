@@ -559,12 +559,17 @@ func TestListChecks(t *testing.T) {
 		require.Equal(t, sanctions.Block, review[0].Outcome)
 		blocks, err := sanctions.ListChecks(ctx, tx, sanctions.CheckFilter{Limit: 10, Outcome: sanctions.Clear, TenantID: a})
 		require.Len(t, blocks, 1)
-		return err
+		one, err := sanctions.CheckByID(ctx, tx, blocks[0].ID)
+		require.NoError(t, err)
+		require.Equal(t, blocks[0], one)
+		_, err = sanctions.CheckByID(ctx, tx, "no-such-check")
+		require.ErrorIs(t, err, sanctions.ErrNotFound)
+		return nil
 	}))
 	require.Len(t, page1, 2)
 	require.Len(t, page2, 1)
 	require.Greater(t, page1[1].Seq, page2[0].Seq)
-	_, err := sanctions.ListChecks(ctx, l.App, sanctions.CheckFilter{Limit: 101})
+	_, err := sanctions.ListChecks(ctx, l.App, sanctions.CheckFilter{Limit: sanctions.MaxListChecks + 1})
 	require.Error(t, err)
 }
 
