@@ -56,11 +56,16 @@ func errPayloadTooLarge(limit int64) *Error {
 	return NewError(http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE", fmt.Sprintf("request bodies are limited to %d bytes", limit))
 }
 
-// limitBodies bounds every route's body. A declared length over the limit is refused before
+// limitBodies bounds every route's body: by limit, or by the route's own entry in perRoute
+// ("METHOD /path" → bytes; see bodyLimits). A declared length over the limit is refused before
 // anything is read; a chunked or lying body is cut off by http.MaxBytesReader when a handler reads
 // past the limit, and readBody turns that into the same 413.
-func limitBodies(limit int64) gin.HandlerFunc {
+func limitBodies(limit int64, perRoute map[string]int64) gin.HandlerFunc {
 	return func(c *gin.Context) {
+		limit := limit
+		if n, ok := perRoute[c.Request.Method+" "+c.FullPath()]; ok {
+			limit = n
+		}
 		if c.Request.ContentLength > limit {
 			writeError(c, errPayloadTooLarge(limit))
 			return
@@ -70,6 +75,17 @@ func limitBodies(limit int64) gin.HandlerFunc {
 		}
 		c.Next()
 	}
+}
+
+// bodyLimits are the routes whose Route.MaxBodyBytes replaces the global limit.
+func bodyLimits(rs []Route) map[string]int64 {
+	out := map[string]int64{}
+	for _, r := range rs {
+		if r.MaxBodyBytes > 0 {
+			out[r.Method+" "+r.Path] = r.MaxBodyBytes
+		}
+	}
+	return out
 }
 
 // readBody reads the (already bounded) body: past the limit is 413, any other read failure (the

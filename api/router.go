@@ -66,6 +66,9 @@ type Route struct {
 	// Idem marks a money-moving route (the spec's "Idem"): it requires an Idempotency-Key, and
 	// the idempotency middleware (api/idempotency.go) answers retries with the stored result.
 	Idem bool
+	// MaxBodyBytes replaces Deps.MaxBodyBytes for this route (0: the global limit); only the
+	// upload route needs more than the global limit.
+	MaxBodyBytes int64
 }
 
 // Deps are what the HTTP edge needs from the process that hosts it.
@@ -165,9 +168,10 @@ func New(d Deps) *Server {
 		panic("api: trusted proxies: " + err.Error()) // validated by the caller (ParseTrustedProxies)
 	}
 	e.ContextWithFallback = true
-	e.Use(withRequestID(), accessLog(d.Log), recoverPanics(d.Log), limitBodies(d.MaxBodyBytes))
+	routes := s.routes()
+	e.Use(withRequestID(), accessLog(d.Log), recoverPanics(d.Log), limitBodies(d.MaxBodyBytes, bodyLimits(routes)))
 	idem := newIdempotencyGate(d, idempotency.Config{})
-	for _, r := range s.routes() {
+	for _, r := range routes {
 		h := s.pipeline(r)
 		if r.Idem {
 			h = append(h, idem.middleware(r))
