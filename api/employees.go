@@ -34,6 +34,7 @@ import (
 func (s *Server) employeeRoutes() []Route {
 	return []Route{
 		{Method: http.MethodPost, Path: "/api/employees", Auth: Org, Role: orgs.Admin, Summary: "Add an employee to the active organization", Handler: s.createEmployee},
+		{Method: http.MethodPost, Path: "/api/employees/bulk-import", Auth: Org, Role: orgs.Admin, Summary: "Import employees from a CSV file (row by row; the valid rows in one transaction)", Handler: s.importEmployees, MaxBodyBytes: employees.MaxImportBytes},
 		{Method: http.MethodGet, Path: "/api/employees", Auth: Org, Role: orgs.PlainMember, Summary: "The active organization's employees (paged, filtered)", Handler: s.listEmployees},
 		{Method: http.MethodGet, Path: "/api/employees/active/:businessId", Auth: Org, Role: orgs.PlainMember, Tenant: "businessId", Summary: "A business's ACTIVE employees (paged)", Handler: s.listActiveEmployees},
 		{Method: http.MethodGet, Path: "/api/employees/department/:businessId/:department", Auth: Org, Role: orgs.PlainMember, Tenant: "businessId", Summary: "A business's employees of one department (paged)", Handler: s.listDepartmentEmployees},

@@ -46,26 +46,15 @@ var (
 
 // Write inserts e in tx for the context's tenant and actor.
 func Write(ctx context.Context, tx pgx.Tx, e Entry) error {
-	s := tenancy.From(ctx)
-	switch {
-	case s.TenantID == "":
-		return tenancy.ErrNoTenant
-	case s.Actor == "":
-		return ErrNoActor
-	case e.Action == "":
-		return fmt.Errorf("%w: action is required", ErrInvalid)
-	case e.Outcome != Success && e.Outcome != Denied && e.Outcome != Failed:
-		return fmt.Errorf("%w: outcome %q", ErrInvalid, e.Outcome)
+	s, err := scope(ctx)
+	if err != nil {
+		return err
 	}
-	details := []byte("{}")
-	if e.Details != nil {
-		b, err := json.Marshal(e.Details)
-		if err != nil {
-			return fmt.Errorf("audit: details: %w", err)
-		}
-		details = b
+	details, err := e.check()
+	if err != nil {
+		return err
 	}
-	_, err := tx.Exec(ctx, `
+	_, err = tx.Exec(ctx, `
 		INSERT INTO app.audit_log (tenant_id, actor, action, outcome, target_type, target_id, details, request_id)
 		VALUES ($1, $2, $3, $4, NULLIF($5, ''), NULLIF($6, ''), $7, NULLIF($8, ''))`,
 		s.TenantID, s.Actor, e.Action, string(e.Outcome), e.TargetType, e.TargetID, details, s.RequestID)
@@ -73,4 +62,34 @@ func Write(ctx context.Context, tx pgx.Tx, e Entry) error {
 		return fmt.Errorf("audit: %w", err)
 	}
 	return nil
+}
+
+// scope is the context's tenant and actor, both required.
+func scope(ctx context.Context) (tenancy.Scope, error) {
+	s := tenancy.From(ctx)
+	switch {
+	case s.TenantID == "":
+		return s, tenancy.ErrNoTenant
+	case s.Actor == "":
+		return s, ErrNoActor
+	}
+	return s, nil
+}
+
+// check refuses an incomplete entry and returns its details as JSON.
+func (e Entry) check() ([]byte, error) {
+	switch {
+	case e.Action == "":
+		return nil, fmt.Errorf("%w: action is required", ErrInvalid)
+	case e.Outcome != Success && e.Outcome != Denied && e.Outcome != Failed:
+		return nil, fmt.Errorf("%w: outcome %q", ErrInvalid, e.Outcome)
+	}
+	if e.Details == nil {
+		return []byte("{}"), nil
+	}
+	b, err := json.Marshal(e.Details)
+	if err != nil {
+		return nil, fmt.Errorf("audit: details: %w", err)
+	}
+	return b, nil
 }
