@@ -67,8 +67,8 @@ type Route struct {
 	// Idem marks a money-moving route (the spec's "Idem"): it requires an Idempotency-Key, and
 	// the idempotency middleware (api/idempotency.go) answers retries with the stored result.
 	Idem bool
-	// MaxBodyBytes replaces Deps.MaxBodyBytes for this route (0: the global limit); only the
-	// upload route needs more than the global limit.
+	// MaxBodyBytes replaces Deps.MaxBodyBytes for this route (0: the global limit): the upload
+	// and CSV import routes carry files.
 	MaxBodyBytes int64
 }
 
