@@ -294,12 +294,6 @@ func (s *Server) createBusiness(c *gin.Context) {
 	c.JSON(http.StatusCreated, toBusinessJSON(b))
 }
 
-// Bounds of the platform's list of every business.
-const (
-	defaultBusinessPage = 50
-	maxBusinessPage     = 100
-)
-
 type businessListJSON struct {
 	Businesses []businessJSON `json:"businesses"`
 	NextCursor *string        `json:"nextCursor"`
@@ -335,22 +329,13 @@ func (s *Server) listBusinesses(c *gin.Context) {
 		s.deny(c, crosstenant.PlatformTenant, "PLATFORM_ADMIN_REQUIRED", "all=true lists every business; it is for platform admins")
 		return
 	}
-	limit := defaultBusinessPage
-	if q.Has("limit") {
-		n, err := strconv.Atoi(q.Get("limit"))
-		if err != nil || n < 1 || n > maxBusinessPage || q.Get("limit") != strconv.Itoa(n) {
-			writeError(c, fieldError(&field.Error{Field: "limit", Problem: "must be a whole number from 1 to 100"}))
-			return
-		}
-		limit = n
+	limit, after, e := pageParams(q.Get("limit"), q.Get("cursor"))
+	if q.Has("limit") && q.Get("limit") == "" {
+		e = fieldError(&field.Error{Field: "limit", Problem: "must be a whole number from 1 to 100"})
 	}
-	after := ""
-	if q.Has("cursor") {
-		after = q.Get("cursor")
-		if err := field.Identifier("cursor", after, 0); err != nil {
-			writeError(c, fieldError(err))
-			return
-		}
+	if e != nil {
+		writeError(c, e)
+		return
 	}
 	var page []orgs.BusinessOrg
 	err := s.asPlatform(c, func(tx pgx.Tx) error {
@@ -363,11 +348,7 @@ func (s *Server) listBusinesses(c *gin.Context) {
 		return
 	}
 	out := businessListJSON{Businesses: []businessJSON{}}
-	if len(page) > limit {
-		page = page[:limit]
-		next := page[limit-1].ID
-		out.NextCursor = &next
-	}
+	page, out.NextCursor = pageOf(page, limit, func(b orgs.BusinessOrg) string { return b.ID })
 	for _, b := range page {
 		out.Businesses = append(out.Businesses, toBusinessJSON(b))
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -467,9 +466,9 @@ func employeeFilter(c *gin.Context, allowed ...string) (employees.Filter, bool) 
 		}
 		switch k {
 		case qLimit:
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 || n > employees.MaxPage || v != strconv.Itoa(n) {
-				return refuse(&field.Error{Field: k, Problem: "must be a whole number from 1 to 100"})
+			n, err := parseLimit(v)
+			if err != nil {
+				return refuse(err)
 			}
 			f.Limit = n
 		case qCursor:
@@ -523,11 +522,7 @@ func (s *Server) listEmployeesWith(c *gin.Context, f employees.Filter) {
 		return
 	}
 	out := employeeListJSON{Employees: []employeeJSON{}}
-	if len(page) > limit {
-		page = page[:limit]
-		next := page[limit-1].ID
-		out.NextCursor = &next
-	}
+	page, out.NextCursor = pageOf(page, limit, func(e employees.Employee) string { return e.ID })
 	for _, e := range page {
 		out.Employees = append(out.Employees, toEmployeeJSON(e))
 	}

@@ -335,11 +335,7 @@ func (s *Server) kycQueue(c *gin.Context) {
 	var next *string
 	err := s.asPlatform(c, func(tx pgx.Tx) error {
 		ks, err := kyc.Queue(c.Request.Context(), tx, statuses, cursor, limit+1)
-		if len(ks) > limit {
-			ks = ks[:limit]
-			id := ks[limit-1].ID
-			next = &id
-		}
+		ks, next = pageOf(ks, limit, func(k kyc.Submission) string { return k.ID })
 		for _, k := range ks {
 			j := toKycJSON(k)
 			items = append(items, j)
@@ -351,24 +347,6 @@ func (s *Server) kycQueue(c *gin.Context) {
 		return
 	}
 	c.JSON(http.StatusOK, gin.H{"items": items, "nextCursor": next})
-}
-
-// pageParams reads limit (1..100, default 50) and cursor (an id, default none).
-func pageParams(limitRaw, cursor string) (int, string, *Error) {
-	limit := 50
-	if limitRaw != "" {
-		n, err := strconv.Atoi(limitRaw)
-		if err != nil || n < 1 || n > 100 {
-			return 0, "", fieldError(&field.Error{Field: "limit", Problem: "must be an integer from 1 to 100"})
-		}
-		limit = n
-	}
-	if cursor != "" {
-		if err := field.Identifier("cursor", cursor, 0); err != nil {
-			return 0, "", fieldError(err)
-		}
-	}
-	return limit, cursor, nil
 }
 
 type kycNoteRequest struct {
