@@ -77,7 +77,10 @@ func (s *Server) catalogRoutes() []Route {
 			org(http.MethodGet, m.path, "List the "+m.plural, m.view, s.listCatalogEntries(m)),
 			org(http.MethodPost, m.path, "Add a "+m.noun, m.add, s.createCatalogEntry(m)),
 			org(http.MethodPut, m.path+"/:id", "Change a "+m.noun, m.edit, s.updateCatalogEntry(m)),
-			org(http.MethodDelete, m.path+"/:id", "Delete a "+m.noun, m.remove, s.deleteCatalogEntry(m)),
+			org(http.MethodDelete, m.path+"/:id", "Delete a "+m.noun, m.remove, s.deleteFromCatalog(m.noun, m.catalog.Target, func(ctx context.Context, tx pgx.Tx, id string, at time.Time) error {
+				_, err := m.catalog.Delete(ctx, tx, id, at)
+				return err
+			})),
 		)
 	}
 	for _, m := range catalogDefinitionMounts {
@@ -86,7 +89,10 @@ func (s *Server) catalogRoutes() []Route {
 			org(http.MethodGet, m.path, "List the "+m.plural, view, s.listCatalogDefinitions(m)),
 			org(http.MethodPost, m.path, "Define an "+m.noun, edit, s.createCatalogDefinition(m)),
 			org(http.MethodPut, m.path+"/:id", "Change an "+m.noun, edit, s.updateCatalogDefinition(m)),
-			org(http.MethodDelete, m.path+"/:id", "Delete an "+m.noun, edit, s.deleteCatalogDefinition(m)),
+			org(http.MethodDelete, m.path+"/:id", "Delete an "+m.noun, edit, s.deleteFromCatalog(m.noun, m.catalog.Target, func(ctx context.Context, tx pgx.Tx, id string, at time.Time) error {
+				_, err := m.catalog.Delete(ctx, tx, id, at)
+				return err
+			})),
 		)
 	}
 	return rs
@@ -284,25 +290,6 @@ func (s *Server) updateCatalogEntry(m catalogEntryMount) gin.HandlerFunc {
 	}
 }
 
-func (s *Server) deleteCatalogEntry(m catalogEntryMount) gin.HandlerFunc {
-	return func(c *gin.Context) {
-		id, e := catalogID(c)
-		if e != nil {
-			writeError(c, e)
-			return
-		}
-		err := s.inTenant(c, func(ctx context.Context, tx pgx.Tx) error {
-			_, err := m.catalog.Delete(ctx, tx, id, s.now())
-			return err
-		})
-		if err != nil {
-			s.catalogFail(c, m.noun, "Delete"+m.catalog.Target, m.catalog.Target, id, err)
-			return
-		}
-		c.JSON(http.StatusOK, gin.H{"success": true})
-	}
-}
-
 // catalogDefinitionFields are the fields both definition bodies share.
 type catalogDefinitionFields struct {
 	Name        *string        `json:"name"`
@@ -431,19 +418,18 @@ func (s *Server) updateCatalogDefinition(m catalogDefinitionMount) gin.HandlerFu
 	}
 }
 
-func (s *Server) deleteCatalogDefinition(m catalogDefinitionMount) gin.HandlerFunc {
+// deleteFromCatalog serves DELETE …/:id of any catalog: a soft delete through del (the store
+// audits it), a refusal by a rule audited DENIED.
+func (s *Server) deleteFromCatalog(noun, target string, del func(ctx context.Context, tx pgx.Tx, id string, at time.Time) error) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		id, e := catalogID(c)
 		if e != nil {
 			writeError(c, e)
 			return
 		}
-		err := s.inTenant(c, func(ctx context.Context, tx pgx.Tx) error {
-			_, err := m.catalog.Delete(ctx, tx, id, s.now())
-			return err
-		})
+		err := s.inTenant(c, func(ctx context.Context, tx pgx.Tx) error { return del(ctx, tx, id, s.now()) })
 		if err != nil {
-			s.catalogFail(c, m.noun, "Delete"+m.catalog.Target, m.catalog.Target, id, err)
+			s.catalogFail(c, noun, "Delete"+target, target, id, err)
 			return
 		}
 		c.JSON(http.StatusOK, gin.H{"success": true})
