@@ -2,6 +2,7 @@ package identity
 
 import (
 	"errors"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/alexedwards/argon2id"
@@ -37,19 +38,21 @@ func HashPassword(pw string) (string, error) {
 
 // dummyHash is verified against when the account does not exist, so sign-in costs the same
 // whether or not the e-mail is known (no account enumeration by timing).
-var dummyHash = func() string {
+// It is made on first use, not at start-up: every process that imports this package (workers,
+// CLI commands) would otherwise pay an argon2id hash to start.
+var dummyHash = sync.OnceValue(func() string {
 	h, err := HashPassword("not-a-real-password-for-timing")
 	if err != nil {
 		panic(err)
 	}
 	return h
-}()
+})
 
 // VerifyPassword reports whether pw matches hash (constant time); an empty hash (no password set)
 // is verified against a dummy so the cost is the same, and never matches.
 func VerifyPassword(pw, hash string) bool {
 	if hash == "" {
-		_, _ = argon2id.ComparePasswordAndHash(pw, dummyHash)
+		_, _ = argon2id.ComparePasswordAndHash(pw, dummyHash())
 		return false
 	}
 	ok, err := argon2id.ComparePasswordAndHash(pw, hash)
