@@ -241,7 +241,8 @@ func (s *Server) routes() []Route {
 		{Method: http.MethodPost, Path: "/api/integration/bank-callback/:partner", Auth: PublicSigned, Summary: "Partner-bank transfer callback", Handler: s.bankCallback},
 	}
 	for _, area := range [][]Route{s.authRoutes(), s.authExtraRoutes(), s.orgAuthRoutes(), s.memberRoutes(), s.businessRoutes(), s.teamRoutes(),
-		s.employeeRoutes(), s.catalogRoutes(), s.catalogAssignmentRoutes(), s.uploadRoutes(), s.kycRoutes(), s.sanctionsRoutes()} {
+		s.employeeRoutes(), s.catalogRoutes(), s.catalogAssignmentRoutes(), s.uploadRoutes(), s.kycRoutes(), s.sanctionsRoutes(),
+		s.ewaRoutes(), s.webhookAdminRoutes()} {
 		rs = append(rs, area...)
 	}
 	return rs

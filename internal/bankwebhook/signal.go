@@ -1,0 +1,22 @@
+package bankwebhook
+
+// SettlementSignalName is the signal every saga that waits on a partner transfer receives when a
+// bank callback about that transfer is accepted (and again when an operator replays it). The
+// saga dedupes by EventID and ignores anything after its transfer's final outcome.
+const SettlementSignalName = "bank-settlement"
+
+// Settlement is the signal's payload: the partner's word on one transfer.
+type Settlement struct {
+	Partner        string
+	EventID        string // the partner's event id: the saga's dedupe key
+	Reference      string // our reference (the saga's workflow id)
+	TransferID     string // the partner's transfer id, when sent
+	Status         string // SETTLED or FAILED
+	FailureCode    string // the partner's code when FAILED
+	AmountSantim   int64
+	WebhookEventID int64 // app.bank_webhook_events.id
+}
+
+// WorkflowIDOf is the id of the workflow that owns the transfer with our reference: a saga uses
+// its workflow id as the partner reference of the one transfer it sends.
+func WorkflowIDOf(reference string) string { return reference }

@@ -1,0 +1,10 @@
+// Package ewa is early wage access: the tenant's EWA settings (where advances are paid from and
+// what they cost), eligibility (how much an employee may draw now), the requests and their
+// states, and the record steps the disburse saga (workflows.EwaDisburse) calls. Every state change
+// writes its audit row and its outbox event in the same transaction as the change.
+//
+// States: REQUESTED → DISBURSING → DISBURSED → REPAID; REQUESTED → CANCELLED (before
+// disbursement); DISBURSING → FAILED (the partner rejected or failed the transfer; the pending
+// ledger transaction is voided). A gate refusal (KYC, sanctions, account lookup) leaves the
+// request REQUESTED: nothing moved, and it may be disbursed once the cause is fixed.
+package ewa

@@ -1,0 +1,99 @@
+package ewa
+
+import (
+	"errors"
+	"time"
+)
+
+// Status is an EWA request's state.
+type Status string
+
+const (
+	Requested  Status = "REQUESTED"
+	Disbursing Status = "DISBURSING"
+	Disbursed  Status = "DISBURSED"
+	Failed     Status = "FAILED"
+	Cancelled  Status = "CANCELLED"
+	Repaid     Status = "REPAID"
+)
+
+// Events the domain emits (outbox types).
+const (
+	EventRequested          = "ewa.requested.v1"
+	EventDisbursed          = "ewa.disbursed.v1"
+	EventDisbursementFailed = "ewa.disbursement_failed.v1"
+	EventCancelled          = "ewa.cancelled.v1"
+	EventRepaid             = "ewa.repaid.v1"
+)
+
+// Account is an account at a partner bank.
+type Account struct {
+	Partner       string
+	AccountNumber string
+	HolderName    string // "" when not known (the funding account)
+}
+
+// Settings are a tenant's EWA settings.
+type Settings struct {
+	TenantID string
+	// Funding is where advances are paid from; zero until the tenant sets it (disbursing is
+	// refused with ErrFundingNotSet until then).
+	Funding          Account
+	AccessCapPercent int64 // 1..100, default DefaultAccessCapPercent
+	FeeFlatSantim    int64 // 0..MaxFeeFlatSantim
+	FeeBasisPoints   int64 // 0..MaxFeeBasisPoints
+	// AccountNameMatch turns on the account-lookup gate's name rule for this tenant: the holder
+	// name the partner resolves must match the employer-provided name (else ACCOUNT_MISMATCH).
+	AccountNameMatch bool
+	UpdatedAt        time.Time // zero while the defaults apply
+}
+
+// Defaults and bounds of the settings.
+const (
+	DefaultAccessCapPercent = 50
+	MaxFeeFlatSantim        = 100_000_00 // 100,000 ETB
+	MaxFeeBasisPoints       = 10_000     // 100 %
+)
+
+// Request is one EWA request.
+type Request struct {
+	ID                 string
+	TenantID           string
+	EmployeeID         string
+	PrincipalSantim    int64
+	FeeSantim          int64
+	Status             Status
+	WorkflowID         string // the disburse saga's id, once one claimed the request
+	LedgerTxID         string // the disbursement's ledger transaction, once posted
+	TransferID         string // the partner's transfer id, once accepted
+	FailureReason      string // why FAILED
+	RepaidAmountSantim int64
+	RepaymentSource    string
+	RequestedAt        time.Time
+	DisbursedAt        time.Time // zero until DISBURSED
+	RepaidAt           time.Time // zero until REPAID
+	UpdatedAt          time.Time
+}
+
+// Plan is what the disburse saga reads about a request once, at its start.
+type Plan struct {
+	TenantID         string
+	RequestID        string
+	EmployeeID       string
+	PrincipalSantim  int64
+	FeeSantim        int64
+	Funding          Account
+	Destination      Account // the employee's payout account (HolderName is the employer's)
+	AccountNameMatch bool
+	Status           Status
+	WorkflowID       string
+}
+
+// Errors of the store. Each maps to one stable API code (api/ewa.go).
+var (
+	ErrNotFound         = errors.New("ewa: request not found")                     // EWA_REQUEST_NOT_FOUND (404)
+	ErrEmployeeNotFound = errors.New("ewa: employee not found")                    // EMPLOYEE_NOT_FOUND (404)
+	ErrNotDisbursable   = errors.New("ewa: request is not in a disbursable state") // EWA_INVALID_STATE (409)
+	ErrFundingNotSet    = errors.New("ewa: funding account not set")               // EWA_FUNDING_ACCOUNT_NOT_SET (409)
+	ErrLimitExceeded    = errors.New("ewa: amount over the available limit")       // EWA_LIMIT_EXCEEDED (422)
+)

@@ -1,0 +1,57 @@
+package workflows
+
+// The disburse saga's contract with its callers (the API's disburse route, tests): names, input,
+// the update that answers the HTTP call, and the result. The orchestration is in ewa_disburse.go.
+
+// Registered names.
+const (
+	EwaDisburseWorkflowName = "EwaDisburse"
+	// DisburseAcceptedUpdate completes once the gates have passed and the partner transfer has
+	// been initiated (DisburseAccepted), or with the refusal (an ApplicationError whose Type is
+	// the API code, e.g. EWA_KYC_NOT_APPROVED). The API sends it with Update-with-Start.
+	DisburseAcceptedUpdate = "disburse-accepted"
+	// DisburseAcceptedUpdateID is the update's fixed id: a second send to the same run is the
+	// same update and gets the same answer.
+	DisburseAcceptedUpdateID = "accepted"
+	// DisburseStatusQuery answers the saga's current stage (DisburseProgress).
+	DisburseStatusQuery = "status"
+)
+
+// EwaDisburseInput starts the saga. The workflow id is idempotency.WorkflowID(tenant, route,
+// Idempotency-Key); it is also the partner reference of the transfer.
+type EwaDisburseInput struct {
+	TenantID  string
+	RequestID string
+	ActorID   string // the user who asked (audit rows of the API); the saga's steps act as system:ewa-disburse
+	// CorrelationID is the HTTP request id, carried into activity logs and audit rows.
+	CorrelationID string
+}
+
+// DisburseAccepted is the update's answer once the transfer is initiated.
+type DisburseAccepted struct {
+	RequestID  string
+	Status     string // DISBURSING, or DISBURSED/FAILED when the partner answered at once
+	WorkflowID string
+}
+
+// EwaDisburseResult is the workflow's result.
+type EwaDisburseResult struct {
+	RequestID  string
+	Status     string // DISBURSED, FAILED, or REFUSED (a gate or state refusal: nothing moved)
+	Code       string // the refusal's or failure's code
+	Reason     string
+	LedgerTxID string
+	TransferID string
+}
+
+// Refusal codes of the disburse saga (ApplicationError types of the update, Code of the result).
+const (
+	CodeEwaKycNotApproved       = "EWA_KYC_NOT_APPROVED"
+	CodeEwaSanctionsBlocked     = "EWA_SANCTIONS_BLOCKED"
+	CodeEwaDestinationInvalid   = "EWA_DESTINATION_ACCOUNT_INVALID"
+	CodeAccountMismatch         = "ACCOUNT_MISMATCH"
+	CodeEwaPartnerUnavailable   = "EWA_PARTNER_UNAVAILABLE"
+	CodeEwaRequestNotFound      = "EWA_REQUEST_NOT_FOUND"
+	CodeEwaInvalidState         = "EWA_INVALID_STATE"
+	CodeEwaFundingAccountNotSet = "EWA_FUNDING_ACCOUNT_NOT_SET"
+)
