@@ -86,10 +86,14 @@ type Deps struct {
 	// Gateway are the services' Go clients, each with per-call deadlines, a circuit breaker and
 	// typed errors. Handlers that need one and find it nil answer 503.
 	Temporal client.Client
-	Ledger   *ledger.Client
-	Gateway  *gateway.Client
-	Probes   []Probe
-	Registry *prometheus.Registry // nil: a fresh one
+	// TaskQueue is where the API starts sagas ("" means workflows.DefaultTaskQueue);
+	// DisburseWait bounds a disburse call's wait for the saga's gates (0: DefaultDisburseWait).
+	TaskQueue    string
+	DisburseWait time.Duration
+	Ledger       *ledger.Client
+	Gateway      *gateway.Client
+	Probes       []Probe
+	Registry     *prometheus.Registry // nil: a fresh one
 	// WebhookSecrets holds each partner's callback signing secret, by partner name.
 	WebhookSecrets map[string][]byte
 	// Now is the clock (tests move it); nil means time.Now.

@@ -6,6 +6,10 @@ import (
 	"go.temporal.io/sdk/temporal"
 )
 
+// DefaultTaskQueue is the task queue the worker serves and the API starts sagas on, unless
+// configured otherwise.
+const DefaultTaskQueue = "wagerail"
+
 // The custom search attributes every Wagerail namespace registers (internal/devtemporal for the
 // embedded server, docker-compose.yml's temporal-setup for a cluster). Operators find a saga in
 // the Web UI with, e.g., TenantId = "t1" AND BusinessKey = "ewa:req-42".
