@@ -25,8 +25,9 @@ type kycWorld struct {
 	tenant, employee       string
 }
 
-func newKycWorld(t testing.TB) *kycWorld {
-	u := newUploadsFixture(t, 0)
+func newKycWorld(t testing.TB) *kycWorld { return newKycWorldOn(t, newUploadsFixture(t, 0)) }
+
+func newKycWorldOn(t testing.TB, u *uploadsFixture) *kycWorld {
 	w := &kycWorld{uploadsFixture: u}
 	var res signUpResult
 	w.owner, res = u.signUp("owner@kyc.test", "BUSINESS")

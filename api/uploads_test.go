@@ -52,6 +52,13 @@ const uploadsSecret = "the file no upload may reach"
 
 func newUploadsFixture(t testing.TB, maxUpload int64) *uploadsFixture {
 	t.Helper()
+	return newUploadsFixtureOn(t, testkit.NewDB(t), func(d *Deps) { d.MaxUploadBytes = maxUpload })
+}
+
+// newUploadsFixtureOn is newUploadsFixture on database db, with more dependencies set by extra
+// (the EWA stack adds Temporal, the ledger and the gateway).
+func newUploadsFixtureOn(t testing.TB, db *testkit.DB, extra func(*Deps)) *uploadsFixture {
+	t.Helper()
 	base := t.TempDir()
 	u := &uploadsFixture{root: filepath.Join(base, "uploads"), outside: filepath.Join(base, "outside")}
 	var err error
@@ -61,18 +68,19 @@ func newUploadsFixture(t testing.TB, maxUpload int64) *uploadsFixture {
 	require.NoError(t, os.Mkdir(u.outside, 0o700))
 	require.NoError(t, os.WriteFile(filepath.Join(u.outside, "secret"), []byte(uploadsSecret), 0o600))
 
-	f := &authFixture{t: t, d: testkit.NewDB(t), inbox: &notify.Memory{}, clock: time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)}
-	f.srv = New(Deps{
-		Log:            slog.New(slog.NewTextHandler(io.Discard, nil)),
-		DB:             f.d.App,
-		Platform:       f.d.Platform(t),
-		Registry:       prometheus.NewRegistry(),
-		Mailer:         f.inbox,
-		Texter:         f.inbox,
-		Now:            f.now,
-		Uploads:        u.store,
-		MaxUploadBytes: maxUpload,
-	})
+	f := &authFixture{t: t, d: db, inbox: &notify.Memory{}, clock: time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)}
+	deps := Deps{
+		Log:      slog.New(slog.NewTextHandler(io.Discard, nil)),
+		DB:       f.d.App,
+		Platform: f.d.Platform(t),
+		Registry: prometheus.NewRegistry(),
+		Mailer:   f.inbox,
+		Texter:   f.inbox,
+		Now:      f.now,
+		Uploads:  u.store,
+	}
+	extra(&deps)
+	f.srv = New(deps)
 	u.authFixture = f
 	return u
 }

@@ -1,0 +1,203 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/wagerail/wagerail/gateway"
+	"github.com/wagerail/wagerail/gateway/gatewaytest"
+	"github.com/wagerail/wagerail/internal/db"
+	"github.com/wagerail/wagerail/internal/testkit"
+	"github.com/wagerail/wagerail/ledger"
+	"github.com/wagerail/wagerail/ledger/ledgertest"
+	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
+	"github.com/wagerail/wagerail/workflows"
+)
+
+// ewaStack is every real component of an EWA disbursement in one test: the API (served over HTTP
+// too, for the bank's callbacks), the ledger over gRPC, the gateway over gRPC with the bank
+// sandbox over HTTP, the embedded Temporal server and a worker on a task queue of the test's own,
+// all on one fresh database. The KYC world on top gives a business, its owner, a platform
+// reviewer and an employee whose payout account exists at the sandbox.
+type ewaStack struct {
+	*kycWorld
+	bank    *gatewaytest.Stack
+	tc      client.Client
+	queue   string
+	ledger  *ledger.Client
+	gateway *gateway.Client
+	worker  worker.Worker
+	funding string // the tenant's funding account at the sandbox
+}
+
+type ewaStackOpts struct {
+	settleDelay time.Duration // the sandbox's (default: gatewaytest's)
+	noWorker    bool          // the test starts (and stops) workers itself
+}
+
+const (
+	stackCallbackSecret = "ewa-stack-callback-secret"
+	stackEmployeeAcct   = "1000123456789" // the KYC world's employee payout account
+	stackFundingBalance = 10_000_000_00   // 10 M ETB
+)
+
+func newEwaStack(t *testing.T, o ewaStackOpts) *ewaStack {
+	t.Helper()
+	d := testkit.NewDB(t)
+	var engine atomic.Value // the API's handler, set once built (the bank needs the URL first)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		engine.Load().(http.Handler).ServeHTTP(w, r)
+	}))
+	t.Cleanup(hs.Close)
+	bank := gatewaytest.Start(t, d.App, gatewaytest.Options{
+		SettleDelay: o.settleDelay, CallbackSecret: stackCallbackSecret,
+		CallbackURL: hs.URL + "/api/integration/bank-callback/sandbox",
+	})
+	lc := ledger.NewClient(ledgertest.Serve(t, d.App, nil), ledger.ClientOptions{})
+	gc := gateway.NewClient(bank.Gateway, gateway.ClientOptions{})
+	ts := testkit.Temporal(t)
+	tc, err := client.Dial(client.Options{HostPort: ts.HostPort(), Namespace: ts.Namespace()})
+	require.NoError(t, err)
+	t.Cleanup(tc.Close)
+	queue := testkit.Unique("ewa")
+
+	u := newUploadsFixtureOn(t, d, func(deps *Deps) {
+		deps.Now = time.Now // the bank signs its callbacks with the real clock
+		deps.Temporal, deps.TaskQueue = tc, queue
+		deps.Ledger, deps.Gateway = lc, gc
+		deps.WebhookSecrets = map[string][]byte{"sandbox": []byte(stackCallbackSecret)}
+	})
+	engine.Store(http.Handler(u.srv.Engine))
+	s := &ewaStack{kycWorld: newKycWorldOn(t, u), bank: bank, tc: tc, queue: queue, ledger: lc, gateway: gc}
+
+	s.funding = testkit.Unique("fund")
+	bank.Account(t, s.funding, "Org Treasury", stackFundingBalance)
+	bank.Account(t, stackEmployeeAcct, "Abebe Kebede", 0)
+	rec := s.owner.call(http.MethodPut, "/api/ewa/settings", map[string]any{
+		"fundingAccount":   map[string]any{"partner": "sandbox", "accountNumber": s.funding},
+		"accessCapPercent": 50, "feeFlatSantim": 500, "feeBasisPoints": 100, "accountNameMatch": false,
+	})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	if !o.noWorker {
+		s.worker = s.startWorker(t, workflows.Deps{})
+	}
+	return s
+}
+
+// startWorker runs a worker on the stack's queue with the real activities; override replaces
+// some of them (the crash tests). It stops when the test ends unless stopped before.
+func (s *ewaStack) startWorker(t *testing.T, override workflows.Deps) worker.Worker {
+	t.Helper()
+	w := worker.New(s.tc, s.queue, worker.Options{})
+	deps := s.realActivities()
+	mergeDeps(&deps, override)
+	workflows.Register(w, deps)
+	require.NoError(t, w.Start())
+	stopped := false
+	t.Cleanup(func() {
+		if !stopped {
+			w.Stop()
+		}
+	})
+	return w
+}
+
+// approveKyc submits the employee's KYC and approves it as the platform reviewer.
+func (s *ewaStack) approveKyc(t *testing.T) {
+	t.Helper()
+	sub, code, errc := s.submit("Abebe Kebede")
+	require.Equal(t, http.StatusCreated, code, errc)
+	for _, step := range []string{"claim", "approve"} {
+		rec := s.reviewer.call(http.MethodPost, "/api/kyc/"+sub.ID+"/"+step, nil)
+		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	}
+}
+
+type ewaRequestJSON struct {
+	ID              string `json:"id"`
+	EmployeeID      string `json:"employeeId"`
+	PrincipalSantim int64  `json:"principalSantim"`
+	FeeSantim       int64  `json:"feeSantim"`
+	Status          string `json:"status"`
+	FailureReason   string `json:"failureReason"`
+}
+
+// request creates an EWA request for the employee.
+func (s *ewaStack) request(t *testing.T, amount int64) ewaRequestJSON {
+	t.Helper()
+	rec := s.owner.call(http.MethodPost, "/api/ewa/requests", map[string]any{"employeeId": s.employee, "amountSantim": amount},
+		"Idempotency-Key", testkit.Unique("req"))
+	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
+	return decode[ewaRequestJSON](t, rec)
+}
+
+func (s *ewaStack) disburse(id, key string) *httptest.ResponseRecorder {
+	return s.owner.call(http.MethodPost, "/api/ewa/requests/"+id+"/disburse", nil, "Idempotency-Key", key)
+}
+
+// waitStatus polls the request until it reaches want.
+func (s *ewaStack) waitStatus(t *testing.T, id, want string) ewaRequestJSON {
+	t.Helper()
+	var last ewaRequestJSON
+	require.Eventually(t, func() bool {
+		rec := s.owner.call(http.MethodGet, "/api/ewa/requests/"+id, nil)
+		if rec.Code != http.StatusOK {
+			return false
+		}
+		last = decode[ewaRequestJSON](t, rec)
+		return last.Status == want
+	}, 60*time.Second, 50*time.Millisecond, "request %s never reached %s", id, want)
+	return last
+}
+
+// count runs a count(*) query in the stack's tenant.
+func (s *ewaStack) count(t *testing.T, query string, args ...any) int {
+	t.Helper()
+	ctx := context.Background()
+	var n int
+	require.NoError(t, db.InTenantTx(ctx, s.d.App, s.tenant, func(tx pgx.Tx) error {
+		return tx.QueryRow(ctx, query, args...).Scan(&n)
+	}))
+	return n
+}
+
+// sideEffects counts what a disbursement leaves behind for the tenant: ledger transactions,
+// partner transfers and outbox events of the EWA saga.
+func (s *ewaStack) sideEffects(t *testing.T) (ledgerTxs, transfers, events int) {
+	t.Helper()
+	ledgerTxs = s.count(t, `SELECT count(*) FROM ledger.transactions WHERE tenant_id = $1`, s.tenant)
+	transfers = s.count(t, `SELECT count(*) FROM gateway.transfers WHERE tenant_id = $1`, s.tenant)
+	events = s.count(t, `SELECT count(*) FROM app.outbox WHERE tenant_id = $1 AND type IN ('ewa.disbursed.v1', 'ewa.disbursement_failed.v1')`, s.tenant)
+	return
+}
+
+// auditRows counts the tenant's audit rows of action.
+func (s *ewaStack) auditRows(t *testing.T, action string) int {
+	return s.count(t, `SELECT count(*) FROM app.audit_log WHERE tenant_id = $1 AND action = $2`, s.tenant, action)
+}
+
+// entries returns a ledger transaction's POSTED entries as "D|C account amount" lines.
+func entryLines(tx *ledgerv1.Transaction) []string {
+	var out []string
+	for _, e := range tx.GetEntries() {
+		if e.GetPhase() != ledgerv1.EntryPhase_ENTRY_PHASE_POSTED {
+			continue
+		}
+		side := "D"
+		if e.GetDirection() == ledgerv1.Direction_DIRECTION_CREDIT {
+			side = "C"
+		}
+		out = append(out, side+" "+e.GetAccountName()+" "+strconv.FormatInt(e.GetAmountSantim(), 10))
+	}
+	return out
+}
