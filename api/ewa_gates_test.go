@@ -83,7 +83,7 @@ func TestEwaDisburseGateMatrix(t *testing.T) {
 // setPayoutAccount points the employee's payout at another sandbox account.
 func (s *ewaStack) setPayoutAccount(t *testing.T, account, holder string) {
 	t.Helper()
-	rec := s.owner.call(http.MethodPatch, "/api/employees/"+s.employee, map[string]any{
+	rec := s.owner.call(http.MethodPut, "/api/employees/"+s.employee, map[string]any{
 		"payoutAccount": map[string]any{"partner": "sandbox", "accountNumber": account, "holderName": holder}})
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 }
