@@ -26,6 +26,7 @@ import (
 	"github.com/wagerail/wagerail/ledger"
 	gatewayv1 "github.com/wagerail/wagerail/schema/proto/gateway/v1"
 	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
+	"github.com/wagerail/wagerail/workflows"
 )
 
 type apiConfig struct {
@@ -36,10 +37,14 @@ type apiConfig struct {
 	DatabasePlatformURL string
 	TemporalAddress     string
 	TemporalNamespace   string
-	LedgerAddr          string
-	GatewayAddr         string
-	WebhookSecrets      string // partner=secret[,partner=secret…]
-	LogLevel            string
+	// TaskQueue is where the API starts sagas (the worker's --task-queue); DisburseWait bounds a
+	// disburse call's wait for the saga's gates and transfer initiation.
+	TaskQueue      string
+	DisburseWait   time.Duration
+	LedgerAddr     string
+	GatewayAddr    string
+	WebhookSecrets string // partner=secret[,partner=secret…]
+	LogLevel       string
 	// Zero values take the api package's defaults, so `wagerail dev` and tests that build an
 	// apiConfig by hand still serve with every bound.
 	Timeouts     api.Timeouts
@@ -119,6 +124,8 @@ func apiCommand() *cli.Command {
 	c.String(&cfg.DatabasePlatformURL, "database-platform-url", "DATABASE_PLATFORM_URL", "", "Postgres URL of the cross-tenant role wagerail_platform (bank callbacks, platform routes)")
 	c.String(&cfg.TemporalAddress, "temporal-address", "TEMPORAL_ADDRESS", "127.0.0.1:7233", "Temporal frontend host:port")
 	c.String(&cfg.TemporalNamespace, "temporal-namespace", "TEMPORAL_NAMESPACE", "default", "Temporal namespace")
+	c.String(&cfg.TaskQueue, "task-queue", "TEMPORAL_TASK_QUEUE", workflows.DefaultTaskQueue, "task queue the sagas are started on (the worker's --task-queue)")
+	c.Duration(&cfg.DisburseWait, "disburse-wait", "API_DISBURSE_WAIT", api.DefaultDisburseWait, "how long a disburse call waits for the gates and the transfer initiation before answering 202 DISBURSING")
 	c.String(&cfg.LedgerAddr, "ledger-addr", "LEDGER_ADDR", "127.0.0.1:50052", "ledger gRPC host:port")
 	c.String(&cfg.GatewayAddr, "gateway-addr", "GATEWAY_ADDR", "127.0.0.1:50051", "gateway gRPC host:port")
 	c.String(&cfg.WebhookSecrets, "webhook-secrets", "WEBHOOK_SECRETS", "", "partner callback signing secrets: partner=secret[,partner=secret…]")
@@ -253,10 +260,12 @@ func runAPI(ctx context.Context, log *slog.Logger, cfg apiConfig, ready func()) 
 	}
 
 	srv := api.New(api.Deps{
-		Log:      log,
-		DB:       pool,
-		Platform: platform,
-		Temporal: tc,
+		Log:          log,
+		DB:           pool,
+		Platform:     platform,
+		Temporal:     tc,
+		TaskQueue:    cfg.TaskQueue,
+		DisburseWait: cfg.DisburseWait,
 		// One connection per service serves both its client and its readiness probe.
 		Ledger:         ledger.NewClient(ledgerv1.NewLedgerServiceClient(ledgerConn), ledger.ClientOptions{}),
 		Gateway:        gateway.NewClient(gatewayv1.NewGatewayServiceClient(gatewayConn), gateway.ClientOptions{}),

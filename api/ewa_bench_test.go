@@ -1,0 +1,192 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/wagerail/wagerail/internal/testkit"
+	"github.com/wagerail/wagerail/workflows"
+)
+
+// TestBenchmarkReportEwa prints (asserts nothing about speed) what an EWA disbursement costs end
+// to end on the real stack with the bank sandbox settling at once: the disburse call's latency,
+// the latency from the call to the saga's end (DISBURSED), sagas per second, and — measured in
+// the same run on the same embedded Temporal server — the rate T of trivial one-activity
+// workflows, so the saga rate reads as a ratio to what the server itself allows. It also splits a
+// saga's time by step from the workflow histories (queueing in Temporal vs running the activity).
+// `make bench` runs it.
+func TestBenchmarkReportEwa(t *testing.T) {
+	if os.Getenv("WAGERAIL_BENCH") == "" {
+		t.Skip("set WAGERAIL_BENCH=1 (make bench) to run")
+	}
+	n := envInt("WAGERAIL_BENCH_SAGAS", 300)
+	conc := envInt("WAGERAIL_BENCH_CONCURRENCY", 16)
+
+	s := newEwaStack(t, ewaStackOpts{settleDelay: time.Millisecond})
+	s.approveKyc(t)
+	// A salary large enough that n advances stay under the access cap on any day of the month.
+	rec := s.owner.call(http.MethodPut, "/api/employees/"+s.employee, map[string]any{"grossMonthlySalarySantim": 100_000_000_00})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+
+	trivial := trivialRate(t, s.tc, n, conc)
+
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = s.request(t, 10_000).ID
+	}
+	calls := make([]time.Duration, n)
+	ends := make([]time.Duration, n)
+	wfIDs := make([]string, n)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range conc {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				t0 := time.Now()
+				rec := s.disburse(ids[i], testkit.Unique("bench"))
+				calls[i] = time.Since(t0)
+				if rec.Code != http.StatusAccepted {
+					t.Errorf("disburse %d: %d %s", i, rec.Code, rec.Body.String())
+					return
+				}
+				wfIDs[i] = decode[disburseJSON](t, rec).WorkflowID
+				var res workflows.EwaDisburseResult
+				if err := s.tc.GetWorkflow(context.Background(), wfIDs[i], "").Get(context.Background(), &res); err != nil || res.Status != "DISBURSED" {
+					t.Errorf("saga %d: %v %+v", i, err, res)
+					return
+				}
+				ends[i] = time.Since(t0)
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	if t.Failed() {
+		return
+	}
+	rate := float64(n) / elapsed.Seconds()
+
+	t.Logf("EWA disburse, real stack (API, ledger and gateway over gRPC, bank sandbox over HTTP settling at once, embedded Temporal), %d sagas, %d callers", n, conc)
+	t.Logf("%-40s %10s %10s", "", "p50", "p99")
+	t.Logf("%-40s %10s %10s", "disburse call (gates + transfer initiated)", pctile(calls, 50), pctile(calls, 99))
+	t.Logf("%-40s %10s %10s", "call to DISBURSED (saga finished)", pctile(ends, 50), pctile(ends, 99))
+	t.Logf("sagas/s %.1f; trivial one-activity workflows/s T = %.1f on the same server; ratio %.2f × T", rate, trivial, rate/trivial)
+	stepReport(t, s.tc, wfIDs)
+}
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}
+
+func pctile(d []time.Duration, p int) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[(len(s)-1)*p/100].Round(100 * time.Microsecond)
+}
+
+// trivialRate runs n one-activity workflows, conc at a time, on a queue of their own and returns
+// how many finished per second.
+func trivialRate(t *testing.T, tc client.Client, n, conc int) float64 {
+	t.Helper()
+	queue := testkit.Unique("trivial")
+	w := worker.New(tc, queue, worker.Options{})
+	w.RegisterActivityWithOptions(func(context.Context) (string, error) { return "ok", nil }, activity.RegisterOptions{Name: "bench.Noop"})
+	w.RegisterWorkflowWithOptions(func(ctx workflow.Context) (string, error) {
+		ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute})
+		var out string
+		err := workflow.ExecuteActivity(ctx, "bench.Noop").Get(ctx, &out)
+		return out, err
+	}, workflow.RegisterOptions{Name: "bench.Trivial"})
+	require.NoError(t, w.Start())
+	defer w.Stop()
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range conc {
+		wg.Go(func() {
+			for int(next.Add(1)) <= n {
+				run, err := tc.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: testkit.Unique("trivial"), TaskQueue: queue}, "bench.Trivial")
+				if err == nil {
+					err = run.Get(context.Background(), nil)
+				}
+				if err != nil {
+					t.Errorf("trivial workflow: %v", err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return float64(n) / time.Since(start).Seconds()
+}
+
+// stepReport reads the sagas' histories and prints, per activity, the median time it waited in
+// Temporal (scheduled → started) and ran (started → completed), and the median time the workflow
+// spent between its start and the first activity and waiting for the settlement.
+func stepReport(t *testing.T, tc client.Client, ids []string) {
+	t.Helper()
+	type step struct{ queued, ran []time.Duration }
+	steps := map[string]*step{}
+	var order []string
+	for _, id := range ids {
+		it := tc.GetWorkflowHistory(context.Background(), id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		scheduled := map[int64]struct {
+			name string
+			at   time.Time
+		}{}
+		started := map[int64]time.Time{}
+		for it.HasNext() {
+			e, err := it.Next()
+			if err != nil {
+				t.Logf("history %s: %v", id, err)
+				return
+			}
+			switch e.GetEventType() {
+			case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+				scheduled[e.GetEventId()] = struct {
+					name string
+					at   time.Time
+				}{e.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName(), e.GetEventTime().AsTime()}
+			case enumspb.EVENT_TYPE_ACTIVITY_TASK_STARTED:
+				started[e.GetActivityTaskStartedEventAttributes().GetScheduledEventId()] = e.GetEventTime().AsTime()
+			case enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
+				sid := e.GetActivityTaskCompletedEventAttributes().GetScheduledEventId()
+				sc, st := scheduled[sid], started[sid]
+				if steps[sc.name] == nil {
+					steps[sc.name] = &step{}
+					order = append(order, sc.name)
+				}
+				steps[sc.name].queued = append(steps[sc.name].queued, st.Sub(sc.at))
+				steps[sc.name].ran = append(steps[sc.name].ran, e.GetEventTime().AsTime().Sub(st))
+			}
+		}
+	}
+	t.Logf("where a saga's time goes (medians over %d histories; activities run on one worker)", len(ids))
+	t.Logf("%-34s %12s %12s", "activity", "queued", "ran")
+	for _, name := range order {
+		st := steps[name]
+		t.Logf("%-34s %12s %12s", name, pctile(st.queued, 50), pctile(st.ran, 50))
+	}
+}
