@@ -278,7 +278,7 @@ func TestDevStackReadyThenDegradesThenStopsCleanly(t *testing.T) {
 	// error line last on stderr, nothing left running.
 	ports := devPorts(t)
 	t0 := time.Now()
-	p := launchDev(t, bin, dataDir, "--sandbox-addr", addr(ports[0]), "--ledger-grpc-addr", addr(ports[0]))
+	p := launchDev(t, bin, dataDir, "--no-demo", "--sandbox-addr", addr(ports[0]), "--ledger-grpc-addr", addr(ports[0]))
 	select {
 	case <-p.exited:
 	default:
