@@ -125,7 +125,7 @@ func TestDemoSeededOnceThenLeftAlone(t *testing.T) {
 	bin := buildBinary(t)
 	dataDir := filepath.Join(t.TempDir(), "data")
 	p := startDev(t, bin, dataDir)
-	require.Contains(t, p.out.String(), "  demo       ready in", "stdout:\n%s\nstderr tail:\n%s", p.out.String(), tail(p.errOut.String(), 30))
+	require.Contains(t, p.out.String(), "  demo       ready in", "stderr tail:\n%s", tail(p.errOut.String(), 30))
 
 	// The credentials: generated (not fixed), kept 0600, printed after the URLs with the
 	// employee ids and the pointer to the walk-through.
