@@ -46,6 +46,9 @@ type devConfig struct {
 	PublicURL string
 	SMTP      smtpSettings
 	LogLevel  string
+	// NoDemo leaves the whole demo out: the sandbox's demo accounts and the demo users, business,
+	// employees and settings (demo.go).
+	NoDemo bool
 }
 
 func devCommand() *cli.Command {
@@ -71,6 +74,7 @@ func devCommand() *cli.Command {
 	c.String(&cfg.WorkerMetricsAddr, "worker-metrics-addr", "WORKER_METRICS_ADDR", "127.0.0.1:50055", "worker metrics and /healthz listen address")
 	c.String(&cfg.ReconcileTenants, "reconcile-tenants", "RECONCILE_TENANTS", "", "tenants the worker's daily reconciliation schedule covers (empty: no schedule)")
 	c.String(&cfg.PublicURL, "public-url", "PUBLIC_URL", "", "the portal's base URL, where the links in e-mails point (default: the API's URL)")
+	c.Bool(&cfg.NoDemo, "no-demo", "WAGERAIL_NO_DEMO", false, "seed no demo: no sandbox demo accounts, no demo admin, business, employees or EWA settings")
 	addSMTPFlags(c, &cfg.SMTP)
 	addLogLevel(c, &cfg.LogLevel)
 	c.Run = func(ctx context.Context, _ []string) error {
@@ -146,8 +150,18 @@ func runDev(ctx context.Context, log *slog.Logger, cfg devConfig) error {
 			return nil
 		}
 	}
+	demo := st.seedDemo(cctx, log, cfg)
+	if ctx.Err() != nil {
+		cancel()
+		wg.Wait()
+		return nil
+	}
 	fmt.Printf("\nwagerail dev: ready in %s\n\n", time.Since(started).Round(time.Millisecond))
 	printURLs(cfg, st)
+	if demo != nil {
+		printDemo(os.Stdout, demo, filepath.Join(st.dataDir, credentialsFile))
+	}
+	fmt.Println("Ctrl-C stops everything.")
 
 	var runErr error
 	select {
@@ -191,7 +205,7 @@ type devComponent struct {
 
 func devComponents(cfg devConfig, st *devStack) []devComponent {
 	sb := defaultSandboxConfig()
-	sb.Addr, sb.DatabaseURL, sb.SeedDemo = cfg.SandboxAddr, st.appDSN, true
+	sb.Addr, sb.DatabaseURL, sb.SeedDemo = cfg.SandboxAddr, st.appDSN, !cfg.NoDemo
 	sb.Bank.CallbackURL = "http://" + cfg.APIAddr + "/api/integration/bank-callback/sandbox"
 	sb.Bank.CallbackSecret = st.creds.CallbackSecret
 
@@ -259,7 +273,26 @@ func printURLs(cfg devConfig, st *devStack) {
 	}
 	tw.Flush()
 	fmt.Println("\nFirst platform admin: wagerail admin create-platform-admin --email you@example.com (in this directory)")
-	fmt.Println("Ctrl-C stops everything.")
+}
+
+// seedDemo seeds the demo once every component is ready (unless --no-demo) and returns its
+// credentials. A demo that cannot be seeded is reported and the stack runs on without it.
+func (st *devStack) seedDemo(ctx context.Context, log *slog.Logger, cfg devConfig) *demoCredentials {
+	if cfg.NoDemo {
+		return nil
+	}
+	t0 := time.Now()
+	d, err := seedDemo(ctx, demoEnv{APIURL: "http://" + cfg.APIAddr, AppDSN: st.appDSN, PlatformDSN: st.platformDSN,
+		CredsPath: filepath.Join(st.dataDir, credentialsFile), Creds: &st.creds})
+	if err != nil {
+		if ctx.Err() == nil {
+			log.Error("demo not seeded", "error", err)
+			progress("demo", "NOT SEEDED: %v (the stack runs on; `make run` again retries)", err)
+		}
+		return nil
+	}
+	progress("demo", "ready in %s", time.Since(t0).Round(time.Millisecond))
+	return d
 }
 
 func onOff(b bool) string {
@@ -279,7 +312,7 @@ func (st *devStack) startPostgres(ctx context.Context, cfg devConfig) error {
 	if err := os.MkdirAll(dataDir, 0o755); err != nil {
 		return fmt.Errorf("data dir %s: %w", dataDir, err)
 	}
-	creds, err := loadOrCreateCredentials(filepath.Join(dataDir, "credentials.json"))
+	creds, err := loadOrCreateCredentials(filepath.Join(dataDir, credentialsFile))
 	if err != nil {
 		return err
 	}
@@ -367,14 +400,19 @@ func (st *devStack) stop(log *slog.Logger) {
 	wg.Wait()
 }
 
+// credentialsFile is the data dir's credentials file.
+const credentialsFile = "credentials.json"
+
 // devCredentials are the passwords of the private cluster's login roles, made on first run and
-// kept (0600) beside it so a second run reuses the same cluster.
+// kept (0600) beside it so a second run reuses the same cluster; and the demo's.
 type devCredentials struct {
 	OwnerPassword    string `json:"ownerPassword"`
 	AppPassword      string `json:"appPassword"`
 	PlatformPassword string `json:"platformPassword"` // the cross-tenant role (internal/crosstenant)
 	CallbackSecret   string `json:"callbackSecret"`   // sandbox → API webhook signing key
 	AdjustmentKey    string `json:"adjustmentKey"`    // API → ledger adjustment approval key
+	// Demo holds the demo's generated passwords and ids (demo.go); nil until it was seeded.
+	Demo *demoCredentials `json:"demo,omitempty"`
 }
 
 func loadOrCreateCredentials(path string) (devCredentials, error) {

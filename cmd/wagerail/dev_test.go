@@ -161,13 +161,13 @@ func launchDev(t *testing.T, bin, dataDir string, extra ...string) *devProc {
 	return p
 }
 
-// startDev starts a dev stack and fails the test at once if dev exits instead of getting ready. A
-// bind conflict (a port taken by a process outside the test's control) gets a fresh start on new
-// ports, twice at most.
-func startDev(t *testing.T, bin, dataDir string) *devProc {
+// startDev starts a dev stack (extra flags appended) and fails the test at once if dev exits
+// instead of getting ready. A bind conflict (a port taken by a process outside the test's
+// control) gets a fresh start on new ports, twice at most.
+func startDev(t *testing.T, bin, dataDir string, extra ...string) *devProc {
 	t.Helper()
 	for attempt := 1; ; attempt++ {
-		p := launchDev(t, bin, dataDir)
+		p := launchDev(t, bin, dataDir, extra...)
 		select {
 		case <-p.exited:
 		default:
@@ -278,7 +278,7 @@ func TestDevStackReadyThenDegradesThenStopsCleanly(t *testing.T) {
 	// error line last on stderr, nothing left running.
 	ports := devPorts(t)
 	t0 := time.Now()
-	p := launchDev(t, bin, dataDir, "--sandbox-addr", addr(ports[0]), "--ledger-grpc-addr", addr(ports[0]))
+	p := launchDev(t, bin, dataDir, "--no-demo", "--sandbox-addr", addr(ports[0]), "--ledger-grpc-addr", addr(ports[0]))
 	select {
 	case <-p.exited:
 	default:
@@ -293,8 +293,9 @@ func TestDevStackReadyThenDegradesThenStopsCleanly(t *testing.T) {
 	require.NotContains(t, p.out.String(), "wagerail dev: ready")
 	require.Empty(t, processesMentioning(dataDir), "processes left behind")
 
-	// First full run: creates the Temporal database, everything ready.
-	p = startDev(t, bin, dataDir)
+	// First full run: creates the Temporal database, everything ready; no demo (demo_test.go
+	// runs the default), so nothing is seeded.
+	p = startDev(t, bin, dataDir, "--no-demo")
 	body := p.waitReadyz(t, http.StatusOK)
 	deps := body["dependencies"].(map[string]any)
 	for _, d := range []string{"database", "temporal", "ledger", "gateway"} {
@@ -314,6 +315,7 @@ func TestDevStackReadyThenDegradesThenStopsCleanly(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Contains(t, string(metrics), "svc_outbox_oldest_unpublished_age_seconds")
+	requireNoDemo(t, p)
 
 	// The developer inbox: printed beside the URLs, and where a sign-up's verification e-mail lands
 	// with its link on the API's URL.
@@ -350,7 +352,7 @@ func TestDevStackReadyThenDegradesThenStopsCleanly(t *testing.T) {
 	require.Empty(t, processesMentioning(dataDir), "processes left behind")
 
 	// Second run reuses the data dir; a normal SIGTERM stops everything, postgres included.
-	p = startDev(t, bin, dataDir)
+	p = startDev(t, bin, dataDir, "--no-demo")
 	p.waitReadyz(t, http.StatusOK)
 	// The worker brings the clean-up schedules (made by the first run) up to date once the
 	// restarted Temporal's scheduler answers.
