@@ -175,8 +175,9 @@ func (d *disburse) run(ctx workflow.Context, settlements workflow.ReceiveChannel
 		return d.fail(ctx, activities.ErrorType(err), false)
 	}
 	d.progress.LedgerTxID = posted.TxID
-	step.LedgerTxID = posted.TxID
-	if err := workflow.ExecuteActivity(rec, activities.EwaSetLedgerTxActivity, step).Get(ctx, nil); err != nil {
+	withTx := step
+	withTx.LedgerTxID = posted.TxID
+	if err := workflow.ExecuteActivity(rec, activities.EwaSetLedgerTxActivity, withTx).Get(ctx, nil); err != nil {
 		return d.fail(ctx, activities.ErrorType(err), true)
 	}
 
