@@ -316,7 +316,7 @@ func refusal(code, msg, detail string) error {
 // row is keyed by tenant, target, action and details.workflowId, under a transaction-scoped
 // advisory lock, so two attempts never both write.
 func writeGateAuditOnce(ctx context.Context, tx pgx.Tx, in GateInput, action string, outcome audit.Outcome, details map[string]any) error {
-	key := "gate-audit\x00" + in.TenantID + "\x00" + in.WorkflowID + "\x00" + action
+	key := "gate-audit|" + in.TenantID + "|" + in.WorkflowID + "|" + action
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, key); err != nil {
 		return fmt.Errorf("gate audit: lock: %w", err)
 	}
