@@ -183,9 +183,7 @@ func (d *disburse) run(ctx workflow.Context, settlements workflow.ReceiveChannel
 
 	// 5. The transfer, then its outcome.
 	d.progress.Stage = StageInitiating
-	if err := d.transfer(ctx); err != nil {
-		return d.result(), err
-	}
+	d.transfer(ctx)
 	if d.final == "" {
 		d.progress.Stage = StageDisbursing
 		d.accept(StageDisbursing)
@@ -218,8 +216,8 @@ func (d *disburse) run(ctx workflow.Context, settlements workflow.ReceiveChannel
 
 // transfer initiates the partner transfer and resolves an unknown outcome by status lookups
 // (never by sending blindly). It returns with d.final set when the outcome is already known,
-// else with the transfer held by the partner (PENDING). An error means the run cannot go on.
-func (d *disburse) transfer(ctx workflow.Context) error {
+// else with the transfer held by the partner (PENDING).
+func (d *disburse) transfer(ctx workflow.Context) {
 	log := workflow.GetLogger(ctx)
 	tin := activities.TransferInput{TenantID: d.in.TenantID, WorkflowID: d.wfID, CorrelationID: d.in.CorrelationID,
 		Partner: d.plan.Funding.Partner, Reference: d.wfID, FromAccount: d.plan.Funding.AccountNumber,
@@ -236,20 +234,18 @@ func (d *disburse) transfer(ctx workflow.Context) error {
 		log.Warn("transfer not sent yet; answering pending and retrying", "error", err)
 		d.accept(StageDisbursing)
 		err = workflow.ExecuteActivity(partner, activities.InitiateTransferActivity, tin).Get(ctx, &res)
-		if err != nil && retryableFailure(err) {
-			// A day of retries ran out: whether anything was sent is for the status lookup.
-			res, err = activities.TransferResult{Outcome: activities.TransferUnknown, UnknownReason: activities.ErrorType(err)}, nil
-		}
 	}
 	for {
-		if err != nil {
-			if activities.ErrorType(err) != "REFERENCE_CONFLICT" {
-				// Refused before anything was sent (bad request, unknown partner, …).
-				d.final, d.failCode = activities.TransferFailed, activities.ErrorType(err)
-				return nil
-			}
-			// Something holds our reference: what it is, the status lookup says.
-			res, err = activities.TransferResult{Outcome: activities.TransferUnknown, UnknownReason: "REFERENCE_CONFLICT"}, nil
+		switch {
+		case err == nil:
+		case retryableFailure(err), activities.ErrorType(err) == "REFERENCE_CONFLICT":
+			// The retries ran out (an attempt may have been sent), or something already holds
+			// our reference: whether the partner has the transfer, the status lookup says.
+			res, err = activities.TransferResult{Outcome: activities.TransferUnknown, UnknownReason: activities.ErrorType(err)}, nil
+		default:
+			// Refused before anything was sent (bad request, unknown partner, …).
+			d.final, d.failCode = activities.TransferFailed, activities.ErrorType(err)
+			return
 		}
 		switch res.Outcome {
 		case activities.TransferAccepted:
@@ -262,17 +258,19 @@ func (d *disburse) transfer(ctx workflow.Context) error {
 			case activities.TransferFailed:
 				d.final, d.failCode = activities.TransferFailed, res.FailureCode
 			}
-			return nil
+			return
 		case activities.TransferRejected:
 			d.final, d.failCode = activities.TransferFailed, res.RejectCode
-			return nil
+			return
 		}
 		// UNKNOWN: ask, never resend blindly. The answer is pending for the caller meanwhile.
 		log.Warn("transfer outcome unknown; asking the partner", "reason", res.UnknownReason)
 		d.accept(StageDisbursing)
 		var st activities.TransferStatusResult
-		if err := workflow.ExecuteActivity(partner, activities.TransferStatusActivity, sin).Get(ctx, &st); err != nil {
-			return err
+		if serr := workflow.ExecuteActivity(partner, activities.TransferStatusActivity, sin).Get(ctx, &st); serr != nil {
+			// A day of lookups failed: still unknown, so ask again; money is never given up on.
+			log.Error("transfer status still unknown; asking again", "error", serr)
+			continue
 		}
 		switch st.Status {
 		case activities.TransferNotFound:
@@ -285,7 +283,7 @@ func (d *disburse) transfer(ctx workflow.Context) error {
 		d.transferID = st.TransferID
 		d.progress.TransferID = st.TransferID
 		d.progress.TransferStatus = st.Status
-		return nil
+		return
 	}
 }
 

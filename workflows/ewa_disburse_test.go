@@ -329,6 +329,48 @@ func TestEwaDisburseUnknownNotFoundReinitiates(t *testing.T) {
 	require.Equal(t, concat(upToInitiate, []string{activities.TransferStatusActivity, activities.InitiateTransferActivity}, settleSteps), h.activityCalls())
 }
 
+// An initiation the gateway refuses outright (nothing sent) voids the hold and fails the request.
+func TestEwaDisburseInitiationRefusedFails(t *testing.T) {
+	h := newDisburseHarness(t)
+	h.on(activities.EwaLoadPlanActivity, testStep).Return(testPlan, nil).Once()
+	h.on(activities.KycGateActivity, testGate).Return(nil).Once()
+	h.on(activities.SanctionsGateActivity, testGate).Return(nil).Once()
+	h.on(activities.AccountGateActivity, testGate).Return(nil).Once()
+	h.on(activities.EwaClaimActivity, testStep).Return(ewa.Request{}, nil).Once()
+	h.on(activities.LedgerPostPendingActivity, testLedger).Return(activities.LedgerPostResult{TxID: "ltx-1"}, nil).Once()
+	withTx := testStep
+	withTx.LedgerTxID = "ltx-1"
+	h.on(activities.EwaSetLedgerTxActivity, withTx).Return(nil).Once()
+	h.on(activities.InitiateTransferActivity, testTransfer).Return(activities.TransferResult{}, temporal.NewNonRetryableApplicationError("bad", "UNKNOWN_PARTNER", nil)).Once()
+	h.failed("UNKNOWN_PARTNER")
+	res := h.run(t)
+	require.Equal(t, "FAILED", res.Status)
+	require.Equal(t, "UNKNOWN_PARTNER", res.Code)
+	require.Equal(t, "FAILED", h.accepted.Status)
+	require.Equal(t, concat(upToInitiate, failSteps), h.activityCalls())
+}
+
+// Our reference already held at the partner: the status lookup says what it is (here it settled).
+func TestEwaDisburseReferenceConflictResolvedByStatus(t *testing.T) {
+	h := newDisburseHarness(t)
+	h.on(activities.EwaLoadPlanActivity, testStep).Return(testPlan, nil).Once()
+	h.on(activities.KycGateActivity, testGate).Return(nil).Once()
+	h.on(activities.SanctionsGateActivity, testGate).Return(nil).Once()
+	h.on(activities.AccountGateActivity, testGate).Return(nil).Once()
+	h.on(activities.EwaClaimActivity, testStep).Return(ewa.Request{}, nil).Once()
+	h.on(activities.LedgerPostPendingActivity, testLedger).Return(activities.LedgerPostResult{TxID: "ltx-1"}, nil).Once()
+	withTx := testStep
+	withTx.LedgerTxID = "ltx-1"
+	h.on(activities.EwaSetLedgerTxActivity, withTx).Return(nil).Once()
+	h.on(activities.InitiateTransferActivity, testTransfer).Return(activities.TransferResult{}, temporal.NewNonRetryableApplicationError("conflict", "REFERENCE_CONFLICT", nil)).Once()
+	h.on(activities.TransferStatusActivity, testStatus).Return(activities.TransferStatusResult{Status: "SETTLED", TransferID: "tr-1"}, nil).Once()
+	h.settled()
+	res := h.run(t)
+	require.Equal(t, "DISBURSED", res.Status)
+	require.Equal(t, "DISBURSING", h.accepted.Status, "answered while the outcome was unknown")
+	require.Equal(t, concat(upToInitiate, []string{activities.TransferStatusActivity}, settleSteps), h.activityCalls())
+}
+
 // The partner down at the first attempt (nothing sent): the caller hears DISBURSING at once,
 // and the saga keeps trying with the same reference.
 func TestEwaDisbursePartnerDownAnswersPendingThenRetries(t *testing.T) {
