@@ -63,6 +63,33 @@ func partnerOptions() workflow.ActivityOptions {
 	}
 }
 
+// partnerFirstTryOptions: a saga's first attempt at initiating its transfer, while the caller
+// waits for the answer. One attempt: when the partner or the gateway is down (nothing sent), the
+// saga answers the caller that the request is pending and goes on trying under partnerOptions,
+// instead of holding the call for the retries (spec: circuit breakers, fail fast).
+func partnerFirstTryOptions() workflow.ActivityOptions {
+	return workflow.ActivityOptions{
+		StartToCloseTimeout: time.Minute, // above the gateway client's transfer deadline
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
+	}
+}
+
+// recordOptions: a saga's record steps in its own database (load, claim, mark disbursed or
+// failed, the audit row of a gate that could not decide). Each is one short transaction and
+// idempotent for the saga's workflow id; a database outage is retried for up to an hour, because
+// past the claim the request's state must catch up with the money.
+func recordOptions() workflow.ActivityOptions {
+	return workflow.ActivityOptions{
+		StartToCloseTimeout:    30 * time.Second,
+		ScheduleToCloseTimeout: time.Hour,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:    500 * time.Millisecond,
+			BackoffCoefficient: 2,
+			MaximumInterval:    time.Minute,
+		},
+	}
+}
+
 // reconcileOptions: fetching a statement is a network download and reconciling a pair reads the
 // ledger page by page, so both get minutes; a dependency that is down is retried with backoff
 // for about an hour before the run reports the pair as failed.

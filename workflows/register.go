@@ -16,6 +16,11 @@ type Deps struct {
 	IdempotencyCleanup *activities.IdempotencyCleanup
 	IdentityCleanup    *activities.IdentityCleanup
 	KycExpiry          *activities.KycExpiry
+	// Gates, Money and Ewa serve the money sagas: the shared gates and ledger/partner steps,
+	// and the EWA disburse saga's record steps.
+	Gates *activities.Gates
+	Money *activities.Money
+	Ewa   *activities.Ewa
 }
 
 // Register registers every workflow and activity on a worker, under explicit names so that a Go
@@ -41,6 +46,30 @@ func Register(w worker.Registry, d Deps) {
 		d.KycExpiry = &activities.KycExpiry{}
 	}
 	w.RegisterActivityWithOptions(d.KycExpiry.ExpireDue, activity.RegisterOptions{Name: activities.ExpireKycActivity})
+	if d.Gates == nil {
+		d.Gates = &activities.Gates{}
+	}
+	w.RegisterActivityWithOptions(d.Gates.KycGate, activity.RegisterOptions{Name: activities.KycGateActivity})
+	w.RegisterActivityWithOptions(d.Gates.SanctionsGate, activity.RegisterOptions{Name: activities.SanctionsGateActivity})
+	w.RegisterActivityWithOptions(d.Gates.AccountGate, activity.RegisterOptions{Name: activities.AccountGateActivity})
+	w.RegisterActivityWithOptions(d.Gates.Failed, activity.RegisterOptions{Name: activities.GateFailedActivity})
+	if d.Money == nil {
+		d.Money = &activities.Money{}
+	}
+	w.RegisterActivityWithOptions(d.Money.LedgerPostPending, activity.RegisterOptions{Name: activities.LedgerPostPendingActivity})
+	w.RegisterActivityWithOptions(d.Money.LedgerPost, activity.RegisterOptions{Name: activities.LedgerPostActivity})
+	w.RegisterActivityWithOptions(d.Money.LedgerCommit, activity.RegisterOptions{Name: activities.LedgerCommitActivity})
+	w.RegisterActivityWithOptions(d.Money.LedgerVoid, activity.RegisterOptions{Name: activities.LedgerVoidActivity})
+	w.RegisterActivityWithOptions(d.Money.InitiateTransfer, activity.RegisterOptions{Name: activities.InitiateTransferActivity})
+	w.RegisterActivityWithOptions(d.Money.TransferStatus, activity.RegisterOptions{Name: activities.TransferStatusActivity})
+	if d.Ewa == nil {
+		d.Ewa = &activities.Ewa{}
+	}
+	w.RegisterActivityWithOptions(d.Ewa.LoadPlan, activity.RegisterOptions{Name: activities.EwaLoadPlanActivity})
+	w.RegisterActivityWithOptions(d.Ewa.Claim, activity.RegisterOptions{Name: activities.EwaClaimActivity})
+	w.RegisterActivityWithOptions(d.Ewa.SetLedgerTx, activity.RegisterOptions{Name: activities.EwaSetLedgerTxActivity})
+	w.RegisterActivityWithOptions(d.Ewa.MarkDisbursed, activity.RegisterOptions{Name: activities.EwaMarkDisbursedActivity})
+	w.RegisterActivityWithOptions(d.Ewa.MarkFailed, activity.RegisterOptions{Name: activities.EwaMarkFailedActivity})
 }
 
 // registerWorkflows is every workflow under its registered name (also what the replay tests use).
@@ -49,4 +78,5 @@ func registerWorkflows(w worker.WorkflowRegistry) {
 	w.RegisterWorkflowWithOptions(IdempotencyCleanup, workflow.RegisterOptions{Name: IdempotencyCleanupWorkflowName})
 	w.RegisterWorkflowWithOptions(IdentityCleanup, workflow.RegisterOptions{Name: IdentityCleanupWorkflowName})
 	w.RegisterWorkflowWithOptions(KycExpiry, workflow.RegisterOptions{Name: KycExpiryWorkflowName})
+	w.RegisterWorkflowWithOptions(EwaDisburse, workflow.RegisterOptions{Name: EwaDisburseWorkflowName})
 }

@@ -138,6 +138,9 @@ func (d workerDeps) activities() workflows.Deps {
 		// The runtime role deletes expired identity rows; the limiter counts by the database's clock.
 		IdentityCleanup: &activities.IdentityCleanup{DB: d.DB, Limiter: ratelimit.New(d.DB)},
 		KycExpiry:       &activities.KycExpiry{Platform: d.Platform},
+		Gates:           &activities.Gates{DB: d.DB, Gateway: d.Gateway},
+		Money:           &activities.Money{Ledger: d.Ledger, Gateway: d.Gateway, Metrics: activities.NewSettlementPollMetrics(d.Metrics)},
+		Ewa:             &activities.Ewa{DB: d.DB},
 	}
 }
 

@@ -1,0 +1,52 @@
+package activities
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/wagerail/wagerail/internal/ewa"
+	"github.com/wagerail/wagerail/internal/testkit"
+)
+
+// The EWA store's refusals become non-retryable errors typed by their API code; anything else
+// goes through temporalError (a database error is retried).
+func TestEwaErrorCodes(t *testing.T) {
+	for err, want := range map[error]string{
+		fmt.Errorf("load: %w", ewa.ErrNotFound):        CodeEwaRequestNotFound,
+		fmt.Errorf("claim: %w", ewa.ErrNotDisbursable): CodeEwaInvalidState,
+		fmt.Errorf("load: %w", ewa.ErrFundingNotSet):   CodeEwaFundingAccountNotSet,
+	} {
+		requireErrType(t, ewaError(err), want, true)
+	}
+	requireErrType(t, ewaError(fmt.Errorf("connection reset")), ErrTypeDependency, false)
+	require.NoError(t, ewaError(nil))
+}
+
+// Input is validated before any transaction; a worker without a pool is misconfigured.
+func TestEwaStepsRefuseBadInput(t *testing.T) {
+	d := testkit.NewDB(t)
+	a := &Ewa{DB: d.App}
+	ctx := context.Background()
+	good := EwaStep{TenantID: "t1", RequestID: "req-1", WorkflowID: "idem-t1-X", CorrelationID: "http-1"}
+	for name, in := range map[string]EwaStep{
+		"no tenant":       {RequestID: "req-1", WorkflowID: "wf"},
+		"bad request id":  {TenantID: "t1", RequestID: "req 1", WorkflowID: "wf"},
+		"no workflow":     {TenantID: "t1", RequestID: "req-1"},
+		"control in text": {TenantID: "t1", RequestID: "req-1", WorkflowID: "wf", Reason: "x\x00"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := a.LoadPlan(ctx, in)
+			requireErrType(t, err, ErrTypeInvalidArgument, true)
+			_, err = a.MarkFailed(ctx, in)
+			requireErrType(t, err, ErrTypeInvalidArgument, true)
+		})
+	}
+	_, err := (&Ewa{}).Claim(ctx, good)
+	requireErrType(t, err, ErrTypeMisconfigured, true)
+	requireErrType(t, (&Ewa{}).SetLedgerTx(ctx, good), ErrTypeMisconfigured, true)
+	_, err = (&Ewa{}).MarkDisbursed(ctx, good)
+	requireErrType(t, err, ErrTypeMisconfigured, true)
+}

@@ -1,0 +1,488 @@
+package workflows
+
+import (
+	"errors"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/wagerail/wagerail/activities"
+	"github.com/wagerail/wagerail/internal/bankwebhook"
+	"github.com/wagerail/wagerail/internal/ewa"
+	"github.com/wagerail/wagerail/internal/money"
+)
+
+// The fallback when no settlement signal arrives: the saga asks the partner after
+// SettlementPollFirst, then at doubling intervals up to SettlementPollMax. Package variables so
+// tests can shorten them (virtual time makes the defaults instant in the SDK's test suite).
+var (
+	SettlementPollFirst = 30 * time.Second
+	SettlementPollMax   = 10 * time.Minute
+)
+
+// Stages of the disburse saga (DisburseProgress.Stage).
+const (
+	StageLoading    = "LOADING"
+	StageGates      = "GATES"
+	StageClaimed    = "CLAIMED"
+	StageLedger     = "LEDGER_PENDING"
+	StageInitiating = "INITIATING"
+	StageDisbursing = "DISBURSING" // the partner holds the transfer (or its outcome is being resolved)
+	StageSettling   = "SETTLING"   // the outcome is known; the ledger and the request are catching up
+	StageDisbursed  = "DISBURSED"
+	StageFailed     = "FAILED"
+	StageRefused    = "REFUSED"
+)
+
+// Result statuses (EwaDisburseResult.Status) besides the request's own.
+const (
+	ResultDisbursed = string(ewa.Disbursed)
+	ResultFailed    = string(ewa.Failed)
+	ResultRefused   = "REFUSED"
+)
+
+// DisburseProgress is DisburseStatusQuery's answer.
+type DisburseProgress struct {
+	RequestID  string
+	Stage      string
+	Code       string // a refusal's or failure's code
+	LedgerTxID string
+	TransferID string
+	// TransferStatus is the partner's last word (PENDING, SETTLED, FAILED), "" before it.
+	TransferStatus string
+}
+
+// ewaSaga is the audit actor and log name of the saga's steps.
+const ewaSaga = activities.EwaSaga
+
+// disburse is one run's state: what the query answers and what the update waits on.
+type disburse struct {
+	in       EwaDisburseInput
+	wfID     string
+	progress DisburseProgress
+	plan     ewa.Plan
+
+	// The update's answer, once decided: accepted, or refusal (an ApplicationError).
+	answered bool
+	accepted DisburseAccepted
+	refusal  error
+
+	// Settlement: the first final status wins.
+	seenEvents map[string]bool
+	final      string // SETTLED or FAILED
+	failCode   string
+	transferID string
+}
+
+// EwaDisburse pays out one EWA request: the gates (KYC, sanctions, payout account), the claim,
+// a PENDING ledger transaction, the partner transfer with the workflow id as reference, then the
+// settlement (signal, or the status lookup when none arrives): SETTLED commits the ledger and
+// marks the request DISBURSED; FAILED (or a rejection) voids it and marks it FAILED. A gate or
+// state refusal moves nothing and leaves the request REQUESTED. The update DisburseAcceptedUpdate
+// answers the caller once the transfer is initiated (or refused).
+func EwaDisburse(ctx workflow.Context, in EwaDisburseInput) (EwaDisburseResult, error) {
+	d := &disburse{in: in, wfID: workflow.GetInfo(ctx).WorkflowExecution.ID, seenEvents: map[string]bool{},
+		progress: DisburseProgress{RequestID: in.RequestID, Stage: StageLoading}}
+	if err := workflow.SetQueryHandler(ctx, DisburseStatusQuery, func() (DisburseProgress, error) { return d.progress, nil }); err != nil {
+		return EwaDisburseResult{}, err
+	}
+	if err := workflow.SetUpdateHandler(ctx, DisburseAcceptedUpdate, func(ctx workflow.Context) (DisburseAccepted, error) {
+		if err := workflow.Await(ctx, func() bool { return d.answered }); err != nil {
+			return DisburseAccepted{}, err
+		}
+		return d.accepted, d.refusal
+	}); err != nil {
+		return EwaDisburseResult{}, err
+	}
+	settlements := workflow.GetSignalChannel(ctx, bankwebhook.SettlementSignalName)
+
+	res, err := d.run(ctx, settlements)
+	if !d.answered {
+		// Every path answers before it returns; this is the net under a workflow error.
+		ae := temporal.NewApplicationError("disburse saga ended without an answer", activities.ErrorType(err))
+		if err == nil {
+			ae = temporal.NewApplicationError("disburse saga ended: "+res.Status, res.Code)
+		}
+		d.refuse(ae)
+	}
+	// The update's handler returns once answered; let it finish before the run closes.
+	_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
+	return res, err
+}
+
+func (d *disburse) run(ctx workflow.Context, settlements workflow.ReceiveChannel) (EwaDisburseResult, error) {
+	log := workflow.GetLogger(ctx)
+	step := activities.EwaStep{TenantID: d.in.TenantID, RequestID: d.in.RequestID, WorkflowID: d.wfID, CorrelationID: d.in.CorrelationID}
+	rec := workflow.WithActivityOptions(ctx, recordOptions())
+
+	// 1. The plan.
+	if err := workflow.ExecuteActivity(rec, activities.EwaLoadPlanActivity, step).Get(ctx, &d.plan); err != nil {
+		if code := ewaRefusalCode(err); code != "" {
+			return d.refused(code, err.Error()), nil
+		}
+		d.refuse(err)
+		return d.result(), err
+	}
+
+	// 2. The gates, in order; the first refusal ends the saga with nothing moved.
+	d.progress.Stage = StageGates
+	gin := activities.GateInput{Saga: ewaSaga, TenantID: d.in.TenantID, WorkflowID: d.wfID, CorrelationID: d.in.CorrelationID,
+		SubjectType: "EMPLOYEE", SubjectID: d.plan.EmployeeID, TargetType: "EwaRequest", TargetID: d.in.RequestID,
+		Partner: d.plan.Destination.Partner, AccountNumber: d.plan.Destination.AccountNumber,
+		ExpectedHolderName: d.plan.Destination.HolderName, RequireNameMatch: d.plan.AccountNameMatch}
+	for _, g := range []struct {
+		kind        activities.GateKind
+		activity    string
+		unavailable string
+	}{
+		{activities.GateKYC, activities.KycGateActivity, CodeEwaKycNotApproved},
+		{activities.GateSanctions, activities.SanctionsGateActivity, CodeEwaSanctionsBlocked},
+		{activities.GateAccount, activities.AccountGateActivity, CodeEwaPartnerUnavailable},
+	} {
+		err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, gateOptions()), g.activity, gin).Get(ctx, nil)
+		if err == nil {
+			continue
+		}
+		if code, ok := activities.GateRefusal(err); ok {
+			return d.refused(gateCode(code), err.Error()), nil
+		}
+		// The gate could not decide: it fails closed, with its one audit row.
+		log.Warn("gate could not decide; refusing", "gate", string(g.kind), "error", err)
+		if ferr := workflow.ExecuteActivity(rec, activities.GateFailedActivity,
+			activities.GateFailedInput{Gate: g.kind, Input: gin, Cause: activities.ErrorType(err)}).Get(ctx, nil); ferr != nil {
+			log.Error("gate failure not recorded", "gate", string(g.kind), "error", ferr)
+		}
+		return d.refused(g.unavailable, "gate "+string(g.kind)+" unavailable"), nil
+	}
+
+	// 3. The claim: REQUESTED → DISBURSING for this run.
+	if err := workflow.ExecuteActivity(rec, activities.EwaClaimActivity, step).Get(ctx, nil); err != nil {
+		if code := ewaRefusalCode(err); code != "" {
+			return d.refused(code, err.Error()), nil
+		}
+		d.refuse(err)
+		return d.result(), err
+	}
+	d.progress.Stage = StageClaimed
+
+	// 4. The pending ledger transaction, recorded on the request.
+	d.progress.Stage = StageLedger
+	led := workflow.WithActivityOptions(ctx, ledgerOptions())
+	var posted activities.LedgerPostResult
+	if err := workflow.ExecuteActivity(led, activities.LedgerPostPendingActivity, d.ledgerInput()).Get(ctx, &posted); err != nil {
+		// Nothing moved: the request fails with the ledger's reason.
+		return d.fail(ctx, activities.ErrorType(err), false)
+	}
+	d.progress.LedgerTxID = posted.TxID
+	withTx := step
+	withTx.LedgerTxID = posted.TxID
+	if err := workflow.ExecuteActivity(rec, activities.EwaSetLedgerTxActivity, withTx).Get(ctx, nil); err != nil {
+		return d.fail(ctx, activities.ErrorType(err), true)
+	}
+
+	// 5. The transfer, then its outcome.
+	d.progress.Stage = StageInitiating
+	d.transfer(ctx)
+	if d.final == "" {
+		d.progress.Stage = StageDisbursing
+		d.accept(StageDisbursing)
+		d.await(ctx, settlements)
+	}
+
+	// 6. The outcome.
+	d.progress.Stage = StageSettling
+	if d.final == activities.TransferFailed {
+		return d.fail(ctx, d.failCode, true)
+	}
+	step.TransferID = d.transferID
+	if err := workflow.ExecuteActivity(led, activities.LedgerCommitActivity, activities.LedgerSettleInput{
+		TenantID: d.in.TenantID, WorkflowID: d.wfID, CorrelationID: d.in.CorrelationID, TxID: posted.TxID}).Get(ctx, nil); err != nil {
+		// The money moved: the commit is retried for as long as ledgerOptions allows; past that
+		// the run fails for an operator, the request still DISBURSING.
+		d.accept(StageDisbursing)
+		return d.result(), err
+	}
+	if err := workflow.ExecuteActivity(rec, activities.EwaMarkDisbursedActivity, step).Get(ctx, nil); err != nil {
+		d.accept(StageDisbursing)
+		return d.result(), err
+	}
+	d.progress.Stage = StageDisbursed
+	d.accept(StageDisbursed)
+	log.Info("ewa disbursed", "tenant_id", d.in.TenantID, "ewa_request_id", d.in.RequestID, "tx_id", posted.TxID,
+		"transfer_id", d.transferID, "partner_reference", d.wfID)
+	return d.result(), nil
+}
+
+// transfer initiates the partner transfer and resolves an unknown outcome by status lookups
+// (never by sending blindly). It returns with d.final set when the outcome is already known,
+// else with the transfer held by the partner (PENDING).
+func (d *disburse) transfer(ctx workflow.Context) {
+	log := workflow.GetLogger(ctx)
+	tin := activities.TransferInput{TenantID: d.in.TenantID, WorkflowID: d.wfID, CorrelationID: d.in.CorrelationID,
+		Partner: d.plan.Funding.Partner, Reference: d.wfID, FromAccount: d.plan.Funding.AccountNumber,
+		ToAccount: d.plan.Destination.AccountNumber, AmountSantim: d.plan.PrincipalSantim, Domain: "EWA"}
+	sin := activities.TransferStatusInput{TenantID: d.in.TenantID, WorkflowID: d.wfID, CorrelationID: d.in.CorrelationID,
+		Partner: d.plan.Funding.Partner, Reference: d.wfID}
+	partner := workflow.WithActivityOptions(ctx, partnerOptions())
+
+	// The first attempt while the caller waits; if nothing could be sent, answer "pending" and
+	// keep trying.
+	var res activities.TransferResult
+	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, partnerFirstTryOptions()), activities.InitiateTransferActivity, tin).Get(ctx, &res)
+	if err != nil && retryableFailure(err) {
+		log.Warn("transfer not sent yet; answering pending and retrying", "error", err)
+		d.accept(StageDisbursing)
+		err = workflow.ExecuteActivity(partner, activities.InitiateTransferActivity, tin).Get(ctx, &res)
+	}
+	for {
+		switch {
+		case err == nil:
+		case retryableFailure(err), activities.ErrorType(err) == "REFERENCE_CONFLICT":
+			// The retries ran out (an attempt may have been sent), or something already holds
+			// our reference: whether the partner has the transfer, the status lookup says.
+			res, err = activities.TransferResult{Outcome: activities.TransferUnknown, UnknownReason: activities.ErrorType(err)}, nil
+		default:
+			// Refused before anything was sent (bad request, unknown partner, …).
+			d.final, d.failCode = activities.TransferFailed, activities.ErrorType(err)
+			return
+		}
+		switch res.Outcome {
+		case activities.TransferAccepted:
+			d.transferID = res.TransferID
+			d.progress.TransferID = res.TransferID
+			d.progress.TransferStatus = res.Status
+			switch res.Status {
+			case activities.TransferSettled:
+				d.final = activities.TransferSettled
+			case activities.TransferFailed:
+				d.final, d.failCode = activities.TransferFailed, res.FailureCode
+			}
+			return
+		case activities.TransferRejected:
+			d.final, d.failCode = activities.TransferFailed, res.RejectCode
+			return
+		}
+		// UNKNOWN: ask, never resend blindly. The answer is pending for the caller meanwhile.
+		log.Warn("transfer outcome unknown; asking the partner", "reason", res.UnknownReason)
+		d.accept(StageDisbursing)
+		var st activities.TransferStatusResult
+		if serr := workflow.ExecuteActivity(partner, activities.TransferStatusActivity, sin).Get(ctx, &st); serr != nil {
+			// A day of lookups failed: still unknown, so ask again; money is never given up on.
+			log.Error("transfer status still unknown; asking again", "error", serr)
+			continue
+		}
+		switch st.Status {
+		case activities.TransferNotFound:
+			// Never sent: sending it now, with the same reference, is safe.
+			err = workflow.ExecuteActivity(partner, activities.InitiateTransferActivity, tin).Get(ctx, &res)
+			continue
+		case activities.TransferSettled, activities.TransferFailed:
+			d.final, d.failCode = st.Status, st.FailureCode
+		}
+		d.transferID = st.TransferID
+		d.progress.TransferID = st.TransferID
+		d.progress.TransferStatus = st.Status
+		return
+	}
+}
+
+// await waits for the transfer's final status: the settlement signal (deduplicated by event
+// id, for this run's reference only), or the status lookup when the timer fires first.
+func (d *disburse) await(ctx workflow.Context, settlements workflow.ReceiveChannel) {
+	log := workflow.GetLogger(ctx)
+	sin := activities.TransferStatusInput{TenantID: d.in.TenantID, WorkflowID: d.wfID, CorrelationID: d.in.CorrelationID,
+		Partner: d.plan.Funding.Partner, Reference: d.wfID}
+	partner := workflow.WithActivityOptions(ctx, partnerOptions())
+	wait := SettlementPollFirst
+	for d.final == "" {
+		tctx, cancelTimer := workflow.WithCancel(ctx)
+		timer := workflow.NewTimer(tctx, wait)
+		fired := false
+		sel := workflow.NewSelector(ctx)
+		sel.AddReceive(settlements, func(c workflow.ReceiveChannel, more bool) {
+			var s bankwebhook.Settlement
+			c.Receive(ctx, &s)
+			d.settle(ctx, s)
+		})
+		sel.AddFuture(timer, func(workflow.Future) { fired = true })
+		sel.Select(ctx)
+		if !fired {
+			cancelTimer()
+			continue
+		}
+		var st activities.TransferStatusResult
+		if err := workflow.ExecuteActivity(partner, activities.TransferStatusActivity, sin).Get(ctx, &st); err != nil {
+			log.Warn("settlement status lookup failed; waiting again", "error", err)
+		} else {
+			d.progress.TransferStatus = st.Status
+			if st.Status == activities.TransferSettled || st.Status == activities.TransferFailed {
+				d.final, d.failCode = st.Status, st.FailureCode
+				if st.TransferID != "" {
+					d.transferID, d.progress.TransferID = st.TransferID, st.TransferID
+				}
+			}
+		}
+		wait = min(2*wait, SettlementPollMax)
+	}
+}
+
+// settle applies one settlement signal: another reference, an event already seen, or anything
+// after the final status changes nothing.
+func (d *disburse) settle(ctx workflow.Context, s bankwebhook.Settlement) {
+	log := workflow.GetLogger(ctx)
+	switch {
+	case bankwebhook.WorkflowIDOf(s.Reference) != d.wfID:
+		log.Warn("settlement for another reference ignored", "reference", s.Reference, "event_id", s.EventID)
+		return
+	case d.seenEvents[s.EventID]:
+		log.Info("duplicate settlement ignored", "event_id", s.EventID)
+		return
+	}
+	d.seenEvents[s.EventID] = true
+	if d.final != "" {
+		log.Info("settlement after the final status ignored", "event_id", s.EventID, "status", s.Status)
+		return
+	}
+	switch s.Status {
+	case activities.TransferSettled, activities.TransferFailed:
+		d.final, d.failCode = s.Status, s.FailureCode
+		d.progress.TransferStatus = s.Status
+		if s.TransferID != "" {
+			d.transferID, d.progress.TransferID = s.TransferID, s.TransferID
+		}
+	default:
+		log.Warn("settlement with a status that is not final ignored", "event_id", s.EventID, "status", s.Status)
+	}
+}
+
+// fail voids the pending transaction (when there is one) and marks the request FAILED with
+// code as its reason.
+func (d *disburse) fail(ctx workflow.Context, code string, voidLedger bool) (EwaDisburseResult, error) {
+	if code == "" {
+		code = "TRANSFER_FAILED"
+	}
+	d.progress.Stage = StageSettling
+	d.progress.Code = code
+	if voidLedger && d.progress.LedgerTxID != "" {
+		if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, ledgerOptions()), activities.LedgerVoidActivity,
+			activities.LedgerSettleInput{TenantID: d.in.TenantID, WorkflowID: d.wfID, CorrelationID: d.in.CorrelationID,
+				TxID: d.progress.LedgerTxID, Reason: code}).Get(ctx, nil); err != nil {
+			d.accept(StageDisbursing)
+			return d.result(), err
+		}
+	}
+	step := activities.EwaStep{TenantID: d.in.TenantID, RequestID: d.in.RequestID, WorkflowID: d.wfID,
+		CorrelationID: d.in.CorrelationID, Reason: code}
+	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, recordOptions()), activities.EwaMarkFailedActivity, step).Get(ctx, nil); err != nil {
+		d.accept(StageDisbursing)
+		return d.result(), err
+	}
+	d.progress.Stage = StageFailed
+	d.accept(StageFailed)
+	r := d.result()
+	r.Reason = code
+	return r, nil
+}
+
+// refused ends the run with a refusal: nothing moved, the request stays as it was.
+func (d *disburse) refused(code, reason string) EwaDisburseResult {
+	d.progress.Stage = StageRefused
+	d.progress.Code = code
+	d.refuse(temporal.NewApplicationError(reason, code))
+	r := d.result()
+	r.Reason = reason
+	return r
+}
+
+// accept answers the update (once) with the request's status.
+func (d *disburse) accept(status string) {
+	if d.answered {
+		return
+	}
+	d.answered = true
+	d.accepted = DisburseAccepted{RequestID: d.in.RequestID, Status: status, WorkflowID: d.wfID}
+}
+
+// refuse answers the update (once) with an error.
+func (d *disburse) refuse(err error) {
+	if d.answered {
+		return
+	}
+	d.answered = true
+	d.refusal = err
+}
+
+func (d *disburse) result() EwaDisburseResult {
+	r := EwaDisburseResult{RequestID: d.in.RequestID, Code: d.progress.Code, LedgerTxID: d.progress.LedgerTxID, TransferID: d.progress.TransferID}
+	switch d.progress.Stage {
+	case StageDisbursed:
+		r.Status = ResultDisbursed
+	case StageFailed:
+		r.Status = ResultFailed
+	case StageRefused:
+		r.Status = ResultRefused
+	default:
+		r.Status = d.progress.Stage
+	}
+	return r
+}
+
+// ledgerInput is the disbursement's pending transaction: Dr receivable-from-employee principal
+// + fee; Cr the funding account's mirror principal; Cr fee-income fee (no leg when it is 0).
+func (d *disburse) ledgerInput() activities.LedgerPostInput {
+	p := d.plan
+	total, ok := money.Add(p.PrincipalSantim, p.FeeSantim)
+	if !ok {
+		total = -1 // refused by the ledger as INVALID_AMOUNT; the store bounds amounts far below this
+	}
+	legs := []activities.LedgerLeg{
+		{Account: "receivable-from-employee:" + p.EmployeeID, Direction: "DEBIT", AmountSantim: total},
+		{Account: "partner-bank:" + p.Funding.Partner + ":" + p.Funding.AccountNumber, Direction: "CREDIT", AmountSantim: p.PrincipalSantim},
+	}
+	if p.FeeSantim > 0 {
+		legs = append(legs, activities.LedgerLeg{Account: "fee-income", Direction: "CREDIT", AmountSantim: p.FeeSantim})
+	}
+	return activities.LedgerPostInput{TenantID: d.in.TenantID, WorkflowID: d.wfID, CorrelationID: d.in.CorrelationID,
+		IdempotencyKey: "ewa-disburse:" + d.wfID, Step: "disburse", Legs: legs,
+		Metadata: map[string]string{"ewaRequestId": d.in.RequestID, "employeeId": p.EmployeeID}}
+}
+
+// gateCode is the saga's API code of a gate refusal.
+func gateCode(gate string) string {
+	switch gate {
+	case activities.GateKycNotApproved:
+		return CodeEwaKycNotApproved
+	case activities.GateSanctionsBlocked:
+		return CodeEwaSanctionsBlocked
+	case activities.GateAccountNotFound:
+		return CodeEwaDestinationInvalid
+	case activities.GateAccountMismatch:
+		return CodeAccountMismatch
+	}
+	return CodeEwaPartnerUnavailable
+}
+
+// ewaRefusalCode is the code of the EWA store's refusals (a record step's non-retryable error),
+// "" for anything else.
+func ewaRefusalCode(err error) string {
+	var ae *temporal.ApplicationError
+	if !errors.As(err, &ae) {
+		return ""
+	}
+	switch ae.Type() {
+	case CodeEwaRequestNotFound, CodeEwaInvalidState, CodeEwaFundingAccountNotSet:
+		return ae.Type()
+	}
+	return ""
+}
+
+// retryableFailure: the activity failed on something that may pass on a later attempt (the
+// dependency down, a timeout), as opposed to a refusal.
+func retryableFailure(err error) bool {
+	var ae *temporal.ApplicationError
+	if errors.As(err, &ae) {
+		return !ae.NonRetryable()
+	}
+	return true // timeouts, cancellations, panics
+}

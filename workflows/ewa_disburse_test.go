@@ -1,0 +1,581 @@
+package workflows
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/wagerail/wagerail/activities"
+	"github.com/wagerail/wagerail/gateway/gatewaytest"
+	"github.com/wagerail/wagerail/internal/bankwebhook"
+	"github.com/wagerail/wagerail/internal/ewa"
+	"github.com/wagerail/wagerail/internal/testkit"
+	"github.com/wagerail/wagerail/ledger"
+	"github.com/wagerail/wagerail/ledger/ledgertest"
+	"github.com/wagerail/wagerail/sandbox"
+	gatewayv1 "github.com/wagerail/wagerail/schema/proto/gateway/v1"
+	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
+)
+
+const testWF = "idem-t1-DISBURSETESTWORKFLOW"
+
+var (
+	testIn   = EwaDisburseInput{TenantID: "t1", RequestID: "req-1", ActorID: "user-1", CorrelationID: "http-req-9"}
+	testPlan = ewa.Plan{TenantID: "t1", RequestID: "req-1", EmployeeID: "emp-1", PrincipalSantim: 100_000, FeeSantim: 1_500,
+		Funding:     ewa.Account{Partner: "sandbox", AccountNumber: "FUND-1"},
+		Destination: ewa.Account{Partner: "sandbox", AccountNumber: "EMP-1", HolderName: "Almaz Tesfaye"}, AccountNameMatch: true,
+		Status: ewa.Requested}
+	testStep = activities.EwaStep{TenantID: "t1", RequestID: "req-1", WorkflowID: testWF, CorrelationID: "http-req-9"}
+	testGate = activities.GateInput{Saga: "ewa-disburse", TenantID: "t1", WorkflowID: testWF, CorrelationID: "http-req-9",
+		SubjectType: "EMPLOYEE", SubjectID: "emp-1", TargetType: "EwaRequest", TargetID: "req-1",
+		Partner: "sandbox", AccountNumber: "EMP-1", ExpectedHolderName: "Almaz Tesfaye", RequireNameMatch: true}
+	testLedger = activities.LedgerPostInput{TenantID: "t1", WorkflowID: testWF, CorrelationID: "http-req-9",
+		IdempotencyKey: "ewa-disburse:" + testWF, Step: "disburse", Legs: []activities.LedgerLeg{
+			{Account: "receivable-from-employee:emp-1", Direction: "DEBIT", AmountSantim: 101_500},
+			{Account: "partner-bank:sandbox:FUND-1", Direction: "CREDIT", AmountSantim: 100_000},
+			{Account: "fee-income", Direction: "CREDIT", AmountSantim: 1_500},
+		}, Metadata: map[string]string{"ewaRequestId": "req-1", "employeeId": "emp-1"}}
+	testTransfer = activities.TransferInput{TenantID: "t1", WorkflowID: testWF, CorrelationID: "http-req-9", Partner: "sandbox",
+		Reference: testWF, FromAccount: "FUND-1", ToAccount: "EMP-1", AmountSantim: 100_000, Domain: "EWA"}
+	testStatus = activities.TransferStatusInput{TenantID: "t1", WorkflowID: testWF, CorrelationID: "http-req-9", Partner: "sandbox", Reference: testWF}
+	testSettle = activities.LedgerSettleInput{TenantID: "t1", WorkflowID: testWF, CorrelationID: "http-req-9", TxID: "ltx-1"}
+)
+
+// disburseHarness is the SDK test environment with the saga's activities mocked, the order of
+// the activities it ran, and the update's answer.
+type disburseHarness struct {
+	env *testsuite.TestWorkflowEnvironment
+
+	mu       sync.Mutex
+	calls    []string
+	answered bool
+	accepted DisburseAccepted
+	updErr   error
+}
+
+func newDisburseHarness(t *testing.T) *disburseHarness {
+	var s testsuite.WorkflowTestSuite
+	h := &disburseHarness{env: s.NewTestWorkflowEnvironment()}
+	h.env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: time.Minute})
+	h.env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: testWF})
+	Register(h.env, Deps{})
+	h.env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		h.calls = append(h.calls, info.ActivityType.Name)
+	})
+	// The API's Update-with-Start: the update is there from the first workflow task.
+	h.env.RegisterDelayedCallback(func() {
+		h.env.UpdateWorkflow(DisburseAcceptedUpdate, DisburseAcceptedUpdateID, &testsuite.TestUpdateCallback{
+			OnReject: func(err error) { t.Errorf("update rejected: %v", err) },
+			OnComplete: func(v any, err error) {
+				h.mu.Lock()
+				defer h.mu.Unlock()
+				h.answered, h.updErr = true, err
+				if err == nil {
+					switch a := v.(type) {
+					case DisburseAccepted:
+						h.accepted = a
+					case converter.EncodedValue:
+						require.NoError(t, a.Get(&h.accepted))
+					default:
+						t.Errorf("update answered %T", v)
+					}
+				}
+			},
+		})
+	}, 0)
+	return h
+}
+
+func (h *disburseHarness) on(name string, in any) *testsuite.MockCallWrapper {
+	return h.env.OnActivity(name, mock.Anything, in)
+}
+
+func (h *disburseHarness) run(t *testing.T) EwaDisburseResult {
+	t.Helper()
+	h.env.ExecuteWorkflow(EwaDisburseWorkflowName, testIn)
+	require.True(t, h.env.IsWorkflowCompleted())
+	require.NoError(t, h.env.GetWorkflowError())
+	var res EwaDisburseResult
+	require.NoError(t, h.env.GetWorkflowResult(&res))
+	h.env.AssertExpectations(t)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	require.True(t, h.answered, "the update is always answered")
+	return res
+}
+
+func (h *disburseHarness) signal(after time.Duration, s bankwebhook.Settlement) {
+	h.env.RegisterDelayedCallback(func() { h.env.SignalWorkflow(bankwebhook.SettlementSignalName, s) }, after)
+}
+
+// throughInitiate mocks the steps up to the transfer's initiation, all passing.
+func (h *disburseHarness) throughInitiate(res activities.TransferResult) {
+	h.on(activities.EwaLoadPlanActivity, testStep).Return(testPlan, nil).Once()
+	h.on(activities.KycGateActivity, testGate).Return(nil).Once()
+	h.on(activities.SanctionsGateActivity, testGate).Return(nil).Once()
+	h.on(activities.AccountGateActivity, testGate).Return(nil).Once()
+	h.on(activities.EwaClaimActivity, testStep).Return(ewa.Request{ID: "req-1", Status: ewa.Disbursing}, nil).Once()
+	h.on(activities.LedgerPostPendingActivity, testLedger).Return(activities.LedgerPostResult{TxID: "ltx-1", Status: "PENDING"}, nil).Once()
+	withTx := testStep
+	withTx.LedgerTxID = "ltx-1"
+	h.on(activities.EwaSetLedgerTxActivity, withTx).Return(nil).Once()
+	h.on(activities.InitiateTransferActivity, testTransfer).Return(res, nil).Once()
+}
+
+func (h *disburseHarness) settled() {
+	h.on(activities.LedgerCommitActivity, testSettle).Return(nil).Once()
+	done := testStep
+	done.TransferID = "tr-1"
+	h.on(activities.EwaMarkDisbursedActivity, done).Return(ewa.Request{ID: "req-1", Status: ewa.Disbursed}, nil).Once()
+}
+
+func (h *disburseHarness) failed(code string) {
+	void := testSettle
+	void.Reason = code
+	h.on(activities.LedgerVoidActivity, void).Return(nil).Once()
+	f := testStep
+	f.Reason = code
+	h.on(activities.EwaMarkFailedActivity, f).Return(ewa.Request{ID: "req-1", Status: ewa.Failed}, nil).Once()
+}
+
+func (h *disburseHarness) activityCalls() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]string(nil), h.calls...)
+}
+
+var (
+	accepted        = activities.TransferResult{Outcome: activities.TransferAccepted, TransferID: "tr-1", Status: activities.TransferPending}
+	upToInitiate    = []string{activities.EwaLoadPlanActivity, activities.KycGateActivity, activities.SanctionsGateActivity, activities.AccountGateActivity, activities.EwaClaimActivity, activities.LedgerPostPendingActivity, activities.EwaSetLedgerTxActivity, activities.InitiateTransferActivity}
+	settleSteps     = []string{activities.LedgerCommitActivity, activities.EwaMarkDisbursedActivity}
+	failSteps       = []string{activities.LedgerVoidActivity, activities.EwaMarkFailedActivity}
+	settledSignalE1 = bankwebhook.Settlement{Partner: "sandbox", EventID: "ev-1", Reference: testWF, TransferID: "tr-1", Status: "SETTLED", AmountSantim: 100_000, WebhookEventID: 7}
+)
+
+func concat(parts ...[]string) []string {
+	var out []string
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
+}
+
+func TestEwaDisburseHappyPathBySignal(t *testing.T) {
+	h := newDisburseHarness(t)
+	h.throughInitiate(accepted)
+	h.settled()
+	var mid DisburseProgress
+	h.env.RegisterDelayedCallback(func() {
+		v, err := h.env.QueryWorkflow(DisburseStatusQuery)
+		require.NoError(t, err)
+		require.NoError(t, v.Get(&mid))
+	}, 2*time.Second)
+	h.signal(5*time.Second, settledSignalE1)
+	res := h.run(t)
+	require.Equal(t, EwaDisburseResult{RequestID: "req-1", Status: "DISBURSED", LedgerTxID: "ltx-1", TransferID: "tr-1"}, res)
+	require.Equal(t, DisburseAccepted{RequestID: "req-1", Status: "DISBURSING", WorkflowID: testWF}, h.accepted)
+	require.NoError(t, h.updErr)
+	require.Equal(t, DisburseProgress{RequestID: "req-1", Stage: StageDisbursing, LedgerTxID: "ltx-1", TransferID: "tr-1", TransferStatus: "PENDING"}, mid)
+	require.Equal(t, concat(upToInitiate, settleSteps), h.activityCalls(), "no status lookup: the signal came first")
+}
+
+func TestEwaDisburseHappyPathByPoll(t *testing.T) {
+	h := newDisburseHarness(t)
+	h.throughInitiate(accepted)
+	// No callback ever arrives: the timer asks at 30 s (PENDING), then at 60 s more (SETTLED).
+	h.on(activities.TransferStatusActivity, testStatus).Return(activities.TransferStatusResult{Status: "PENDING", TransferID: "tr-1"}, nil).Once()
+	h.on(activities.TransferStatusActivity, testStatus).Return(activities.TransferStatusResult{Status: "SETTLED", TransferID: "tr-1"}, nil).Once()
+	h.settled()
+	start := h.env.Now()
+	res := h.run(t)
+	require.Equal(t, "DISBURSED", res.Status)
+	require.Equal(t, "DISBURSING", h.accepted.Status)
+	require.Equal(t, concat(upToInitiate, []string{activities.TransferStatusActivity, activities.TransferStatusActivity}, settleSteps), h.activityCalls())
+	require.GreaterOrEqual(t, h.env.Now().Sub(start), SettlementPollFirst+2*SettlementPollFirst, "two timers in virtual time")
+}
+
+func TestEwaDisburseGateRefusals(t *testing.T) {
+	for _, tc := range []struct {
+		gate, code, want string
+	}{
+		{activities.KycGateActivity, activities.GateKycNotApproved, CodeEwaKycNotApproved},
+		{activities.SanctionsGateActivity, activities.GateSanctionsBlocked, CodeEwaSanctionsBlocked},
+		{activities.AccountGateActivity, activities.GateAccountNotFound, CodeEwaDestinationInvalid},
+		{activities.AccountGateActivity, activities.GateAccountMismatch, CodeAccountMismatch},
+	} {
+		t.Run(tc.code+"/"+tc.gate, func(t *testing.T) {
+			h := newDisburseHarness(t)
+			h.on(activities.EwaLoadPlanActivity, testStep).Return(testPlan, nil).Once()
+			want := []string{activities.EwaLoadPlanActivity}
+			for _, g := range []string{activities.KycGateActivity, activities.SanctionsGateActivity, activities.AccountGateActivity} {
+				want = append(want, g)
+				if g == tc.gate {
+					h.on(g, testGate).Return(temporal.NewNonRetryableApplicationError("no", tc.code, nil)).Once()
+					break
+				}
+				h.on(g, testGate).Return(nil).Once()
+			}
+			res := h.run(t)
+			require.Equal(t, "REFUSED", res.Status)
+			require.Equal(t, tc.want, res.Code)
+			requireUpdateRefused(t, h, tc.want)
+			require.Equal(t, want, h.activityCalls(), "no claim, no ledger, no transfer")
+		})
+	}
+}
+
+// A gate that cannot decide (its retries run out) fails closed: one FAILED audit row through
+// GateFailed, and the saga refuses with the gate's code (EWA_PARTNER_UNAVAILABLE for the
+// account lookup).
+func TestEwaDisburseGateUnavailableFailsClosed(t *testing.T) {
+	for _, tc := range []struct {
+		gate string
+		kind activities.GateKind
+		want string
+	}{
+		{activities.KycGateActivity, activities.GateKYC, CodeEwaKycNotApproved},
+		{activities.SanctionsGateActivity, activities.GateSanctions, CodeEwaSanctionsBlocked},
+		{activities.AccountGateActivity, activities.GateAccount, CodeEwaPartnerUnavailable},
+	} {
+		t.Run(string(tc.kind), func(t *testing.T) {
+			h := newDisburseHarness(t)
+			h.on(activities.EwaLoadPlanActivity, testStep).Return(testPlan, nil).Once()
+			want := []string{activities.EwaLoadPlanActivity}
+			for _, g := range []string{activities.KycGateActivity, activities.SanctionsGateActivity, activities.AccountGateActivity} {
+				if g == tc.gate {
+					h.on(g, testGate).Return(temporal.NewApplicationError("partner down", "PARTNER_UNAVAILABLE")).Times(4)
+					want = append(want, g, g, g, g)
+					break
+				}
+				h.on(g, testGate).Return(nil).Once()
+				want = append(want, g)
+			}
+			h.on(activities.GateFailedActivity, activities.GateFailedInput{Gate: tc.kind, Input: testGate, Cause: "PARTNER_UNAVAILABLE"}).Return(nil).Once()
+			res := h.run(t)
+			require.Equal(t, "REFUSED", res.Status)
+			require.Equal(t, tc.want, res.Code)
+			requireUpdateRefused(t, h, tc.want)
+			require.Equal(t, append(want, activities.GateFailedActivity), h.activityCalls())
+		})
+	}
+}
+
+func TestEwaDisbursePlanRefusals(t *testing.T) {
+	for _, code := range []string{activities.CodeEwaRequestNotFound, activities.CodeEwaInvalidState, activities.CodeEwaFundingAccountNotSet} {
+		t.Run(code, func(t *testing.T) {
+			h := newDisburseHarness(t)
+			h.on(activities.EwaLoadPlanActivity, testStep).Return(ewa.Plan{}, temporal.NewNonRetryableApplicationError("no", code, nil)).Once()
+			res := h.run(t)
+			require.Equal(t, EwaDisburseResult{RequestID: "req-1", Status: "REFUSED", Code: code, Reason: res.Reason}, res)
+			requireUpdateRefused(t, h, code)
+			require.Equal(t, []string{activities.EwaLoadPlanActivity}, h.activityCalls())
+		})
+	}
+}
+
+func TestEwaDisburseRejectedVoidsAndFails(t *testing.T) {
+	h := newDisburseHarness(t)
+	h.throughInitiate(activities.TransferResult{Outcome: activities.TransferRejected, RejectCode: "INSUFFICIENT_FUNDS", RejectMessage: "no money"})
+	h.failed("INSUFFICIENT_FUNDS")
+	res := h.run(t)
+	require.Equal(t, EwaDisburseResult{RequestID: "req-1", Status: "FAILED", Code: "INSUFFICIENT_FUNDS", Reason: "INSUFFICIENT_FUNDS", LedgerTxID: "ltx-1"}, res)
+	require.Equal(t, DisburseAccepted{RequestID: "req-1", Status: "FAILED", WorkflowID: testWF}, h.accepted)
+	require.Equal(t, concat(upToInitiate, failSteps), h.activityCalls())
+}
+
+// An UNKNOWN initiation is resolved by the status lookup, never by sending again: the lookup
+// finds the transfer PENDING, and the signal settles it.
+func TestEwaDisburseUnknownResolvedByStatus(t *testing.T) {
+	h := newDisburseHarness(t)
+	h.throughInitiate(activities.TransferResult{Outcome: activities.TransferUnknown, UnknownReason: "timeout"})
+	h.on(activities.TransferStatusActivity, testStatus).Return(activities.TransferStatusResult{Status: "PENDING", TransferID: "tr-1"}, nil).Once()
+	h.settled()
+	h.signal(5*time.Second, settledSignalE1)
+	res := h.run(t)
+	require.Equal(t, "DISBURSED", res.Status)
+	require.Equal(t, "DISBURSING", h.accepted.Status)
+	require.Equal(t, concat(upToInitiate, []string{activities.TransferStatusActivity}, settleSteps), h.activityCalls(), "one initiation only")
+}
+
+// UNKNOWN, then the partner has no such transfer: it was never sent, so sending it again with
+// the same reference is safe.
+func TestEwaDisburseUnknownNotFoundReinitiates(t *testing.T) {
+	h := newDisburseHarness(t)
+	h.throughInitiate(activities.TransferResult{Outcome: activities.TransferUnknown, UnknownReason: "timeout"})
+	h.on(activities.TransferStatusActivity, testStatus).Return(activities.TransferStatusResult{Status: "NOT_FOUND"}, nil).Once()
+	h.on(activities.InitiateTransferActivity, testTransfer).Return(accepted, nil).Once()
+	h.settled()
+	h.signal(5*time.Second, settledSignalE1)
+	res := h.run(t)
+	require.Equal(t, "DISBURSED", res.Status)
+	require.Equal(t, concat(upToInitiate, []string{activities.TransferStatusActivity, activities.InitiateTransferActivity}, settleSteps), h.activityCalls())
+}
+
+// An initiation the gateway refuses outright (nothing sent) voids the hold and fails the request.
+func TestEwaDisburseInitiationRefusedFails(t *testing.T) {
+	h := newDisburseHarness(t)
+	h.on(activities.EwaLoadPlanActivity, testStep).Return(testPlan, nil).Once()
+	h.on(activities.KycGateActivity, testGate).Return(nil).Once()
+	h.on(activities.SanctionsGateActivity, testGate).Return(nil).Once()
+	h.on(activities.AccountGateActivity, testGate).Return(nil).Once()
+	h.on(activities.EwaClaimActivity, testStep).Return(ewa.Request{}, nil).Once()
+	h.on(activities.LedgerPostPendingActivity, testLedger).Return(activities.LedgerPostResult{TxID: "ltx-1"}, nil).Once()
+	withTx := testStep
+	withTx.LedgerTxID = "ltx-1"
+	h.on(activities.EwaSetLedgerTxActivity, withTx).Return(nil).Once()
+	h.on(activities.InitiateTransferActivity, testTransfer).Return(activities.TransferResult{}, temporal.NewNonRetryableApplicationError("bad", "UNKNOWN_PARTNER", nil)).Once()
+	h.failed("UNKNOWN_PARTNER")
+	res := h.run(t)
+	require.Equal(t, "FAILED", res.Status)
+	require.Equal(t, "UNKNOWN_PARTNER", res.Code)
+	require.Equal(t, "FAILED", h.accepted.Status)
+	require.Equal(t, concat(upToInitiate, failSteps), h.activityCalls())
+}
+
+// Our reference already held at the partner: the status lookup says what it is (here it settled).
+func TestEwaDisburseReferenceConflictResolvedByStatus(t *testing.T) {
+	h := newDisburseHarness(t)
+	h.on(activities.EwaLoadPlanActivity, testStep).Return(testPlan, nil).Once()
+	h.on(activities.KycGateActivity, testGate).Return(nil).Once()
+	h.on(activities.SanctionsGateActivity, testGate).Return(nil).Once()
+	h.on(activities.AccountGateActivity, testGate).Return(nil).Once()
+	h.on(activities.EwaClaimActivity, testStep).Return(ewa.Request{}, nil).Once()
+	h.on(activities.LedgerPostPendingActivity, testLedger).Return(activities.LedgerPostResult{TxID: "ltx-1"}, nil).Once()
+	withTx := testStep
+	withTx.LedgerTxID = "ltx-1"
+	h.on(activities.EwaSetLedgerTxActivity, withTx).Return(nil).Once()
+	h.on(activities.InitiateTransferActivity, testTransfer).Return(activities.TransferResult{}, temporal.NewNonRetryableApplicationError("conflict", "REFERENCE_CONFLICT", nil)).Once()
+	h.on(activities.TransferStatusActivity, testStatus).Return(activities.TransferStatusResult{Status: "SETTLED", TransferID: "tr-1"}, nil).Once()
+	h.settled()
+	res := h.run(t)
+	require.Equal(t, "DISBURSED", res.Status)
+	require.Equal(t, "DISBURSING", h.accepted.Status, "answered while the outcome was unknown")
+	require.Equal(t, concat(upToInitiate, []string{activities.TransferStatusActivity}, settleSteps), h.activityCalls())
+}
+
+// The partner down at the first attempt (nothing sent): the caller hears DISBURSING at once,
+// and the saga keeps trying with the same reference.
+func TestEwaDisbursePartnerDownAnswersPendingThenRetries(t *testing.T) {
+	h := newDisburseHarness(t)
+	h.on(activities.EwaLoadPlanActivity, testStep).Return(testPlan, nil).Once()
+	h.on(activities.KycGateActivity, testGate).Return(nil).Once()
+	h.on(activities.SanctionsGateActivity, testGate).Return(nil).Once()
+	h.on(activities.AccountGateActivity, testGate).Return(nil).Once()
+	h.on(activities.EwaClaimActivity, testStep).Return(ewa.Request{}, nil).Once()
+	h.on(activities.LedgerPostPendingActivity, testLedger).Return(activities.LedgerPostResult{TxID: "ltx-1"}, nil).Once()
+	withTx := testStep
+	withTx.LedgerTxID = "ltx-1"
+	h.on(activities.EwaSetLedgerTxActivity, withTx).Return(nil).Once()
+	h.on(activities.InitiateTransferActivity, testTransfer).Return(activities.TransferResult{}, temporal.NewApplicationError("down", "PARTNER_UNAVAILABLE")).Twice()
+	h.on(activities.InitiateTransferActivity, testTransfer).Return(accepted, nil).Once()
+	h.settled()
+	var answeredWhileDown bool
+	h.env.RegisterDelayedCallback(func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		answeredWhileDown = h.answered
+	}, 2*time.Second) // the second attempt waits for the retry policy's 5 s
+	h.signal(time.Minute, settledSignalE1)
+	res := h.run(t)
+	require.Equal(t, "DISBURSED", res.Status)
+	require.True(t, answeredWhileDown, "the caller is not held for the retries")
+	require.Equal(t, "DISBURSING", h.accepted.Status)
+}
+
+// A signal for another reference is ignored; of SETTLED, the same event again and an
+// out-of-order FAILED, the first final status wins and nothing else changes the outcome.
+func TestEwaDisburseSignalsDedupedAndFirstFinalWins(t *testing.T) {
+	h := newDisburseHarness(t)
+	h.throughInitiate(accepted)
+	h.settled()
+	h.signal(3*time.Second, bankwebhook.Settlement{Partner: "sandbox", EventID: "ev-x", Reference: "idem-other", Status: "FAILED", FailureCode: "X"})
+	h.env.RegisterDelayedCallback(func() {
+		h.env.SignalWorkflow(bankwebhook.SettlementSignalName, settledSignalE1)
+		h.env.SignalWorkflow(bankwebhook.SettlementSignalName, settledSignalE1)
+		h.env.SignalWorkflow(bankwebhook.SettlementSignalName, bankwebhook.Settlement{Partner: "sandbox", EventID: "ev-2", Reference: testWF, TransferID: "tr-1", Status: "FAILED", FailureCode: "ACCOUNT_CLOSED"})
+	}, 5*time.Second)
+	res := h.run(t)
+	require.Equal(t, "DISBURSED", res.Status)
+	require.Equal(t, concat(upToInitiate, settleSteps), h.activityCalls(), "no void, no second commit, no status lookup")
+}
+
+// A FAILED settlement voids the pending transaction and fails the request with the partner's code.
+func TestEwaDisburseFailedSignalVoids(t *testing.T) {
+	h := newDisburseHarness(t)
+	h.throughInitiate(accepted)
+	h.failed("ACCOUNT_CLOSED")
+	h.signal(5*time.Second, bankwebhook.Settlement{Partner: "sandbox", EventID: "ev-2", Reference: testWF, TransferID: "tr-1", Status: "FAILED", FailureCode: "ACCOUNT_CLOSED"})
+	h.signal(6*time.Second, settledSignalE1) // late and contradicting: ignored
+	res := h.run(t)
+	require.Equal(t, "FAILED", res.Status)
+	require.Equal(t, "ACCOUNT_CLOSED", res.Code)
+	require.Equal(t, "DISBURSING", h.accepted.Status, "answered at initiation")
+	require.Equal(t, concat(upToInitiate, failSteps), h.activityCalls())
+}
+
+func TestEwaCodesAgreeWithActivities(t *testing.T) {
+	require.Equal(t, CodeEwaRequestNotFound, activities.CodeEwaRequestNotFound)
+	require.Equal(t, CodeEwaInvalidState, activities.CodeEwaInvalidState)
+	require.Equal(t, CodeEwaFundingAccountNotSet, activities.CodeEwaFundingAccountNotSet)
+	require.Equal(t, CodeAccountMismatch, activities.GateAccountMismatch)
+}
+
+func requireUpdateRefused(t *testing.T, h *disburseHarness, code string) {
+	t.Helper()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var ae *temporal.ApplicationError
+	require.True(t, errors.As(h.updErr, &ae), "update answered %v, %+v", h.updErr, h.accepted)
+	require.Equal(t, code, ae.Type())
+}
+
+// ewaDisburseHistoryFile is a recorded history of a real run (WAGERAIL_RECORD_HISTORY=1 rewrites it).
+const ewaDisburseHistoryFile = "testdata/ewa_disburse_history.json"
+
+// TestEwaDisburseReplay replays the recorded history against the current code, under the
+// workflow id it ran with (the saga compares a signal's reference with its own id).
+func TestEwaDisburseReplay(t *testing.T) {
+	f, err := os.Open(ewaDisburseHistoryFile)
+	require.NoError(t, err)
+	defer f.Close()
+	hist, err := client.HistoryFromJSON(f, client.HistoryJSONOptions{})
+	require.NoError(t, err)
+	started := hist.GetEvents()[0].GetWorkflowExecutionStartedEventAttributes()
+	r := worker.NewWorkflowReplayer()
+	registerWorkflows(r)
+	require.NoError(t, r.ReplayWorkflowHistoryWithOptions(nil, hist, worker.ReplayWorkflowHistoryOptions{
+		OriginalExecution: workflow.Execution{ID: started.GetWorkflowId(), RunID: started.GetOriginalExecutionRunId()}}))
+}
+
+// TestEwaDisburseRealRun runs the saga on the embedded Temporal server, started the way the API
+// starts it (Update-with-Start, search attributes), with the real money activities (the ledger
+// and the gateway over gRPC, the sandbox over HTTP). The gates and the EWA record steps are
+// fakes here (their real versions are tested in package activities and in the API's end-to-end
+// test). The sandbox's callback is turned into the settlement signal, as the webhook route does.
+// Its history is the replay test's (WAGERAIL_RECORD_HISTORY=1 rewrites it).
+func TestEwaDisburseRealRun(t *testing.T) {
+	d := testkit.NewDB(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	ts := testkit.Temporal(t)
+	tc, err := client.Dial(client.Options{HostPort: ts.HostPort(), Namespace: ts.Namespace()})
+	require.NoError(t, err)
+	defer tc.Close()
+
+	// Sandbox callbacks become signals to the workflow that owns the reference.
+	cb := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body sandbox.CallbackBody
+		if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		_ = tc.SignalWorkflow(r.Context(), bankwebhook.WorkflowIDOf(body.Reference), "", bankwebhook.SettlementSignalName,
+			bankwebhook.Settlement{Partner: "sandbox", EventID: body.EventID, Reference: body.Reference, TransferID: body.TransferID,
+				Status: body.Status, FailureCode: body.FailureCode, AmountSantim: body.AmountSantim})
+	}))
+	defer cb.Close()
+	stack := gatewaytest.Start(t, d.App, gatewaytest.Options{CallbackURL: cb.URL, SettleDelay: 20 * time.Millisecond})
+	led := ledger.NewClient(ledgertest.Serve(t, d.App, nil), ledger.ClientOptions{})
+
+	tenant, requestID, employee := testkit.Unique("tenant"), testkit.Unique("req"), testkit.Unique("emp")
+	funding, payout := testkit.Unique("FUND"), testkit.Unique("EMP")
+	stack.Account(t, funding, "Employer PLC", 10_000_00)
+	stack.Account(t, payout, "Almaz Tesfaye", 0)
+	plan := ewa.Plan{TenantID: tenant, RequestID: requestID, EmployeeID: employee, PrincipalSantim: 500_00, FeeSantim: 10_00,
+		Funding: ewa.Account{Partner: "sandbox", AccountNumber: funding}, Destination: ewa.Account{Partner: "sandbox", AccountNumber: payout, HolderName: "Almaz Tesfaye"},
+		AccountNameMatch: true, Status: ewa.Requested}
+
+	queue := testkit.Unique("ewa-disburse")
+	w := worker.New(tc, queue, worker.Options{DeadlockDetectionTimeout: time.Minute})
+	registerWorkflows(w)
+	money := &activities.Money{Ledger: led, Gateway: stack.GW.Client}
+	w.RegisterActivityWithOptions(money.LedgerPostPending, activity.RegisterOptions{Name: activities.LedgerPostPendingActivity})
+	w.RegisterActivityWithOptions(money.LedgerCommit, activity.RegisterOptions{Name: activities.LedgerCommitActivity})
+	w.RegisterActivityWithOptions(money.LedgerVoid, activity.RegisterOptions{Name: activities.LedgerVoidActivity})
+	w.RegisterActivityWithOptions(money.InitiateTransfer, activity.RegisterOptions{Name: activities.InitiateTransferActivity})
+	w.RegisterActivityWithOptions(money.TransferStatus, activity.RegisterOptions{Name: activities.TransferStatusActivity})
+	pass := func(context.Context, activities.GateInput) error { return nil }
+	for _, name := range []string{activities.KycGateActivity, activities.SanctionsGateActivity, activities.AccountGateActivity} {
+		w.RegisterActivityWithOptions(pass, activity.RegisterOptions{Name: name})
+	}
+	var mu sync.Mutex
+	var steps []activities.EwaStep
+	record := func(in activities.EwaStep) {
+		mu.Lock()
+		defer mu.Unlock()
+		steps = append(steps, in)
+	}
+	w.RegisterActivityWithOptions(func(_ context.Context, in activities.EwaStep) (ewa.Plan, error) { record(in); return plan, nil },
+		activity.RegisterOptions{Name: activities.EwaLoadPlanActivity})
+	for _, name := range []string{activities.EwaClaimActivity, activities.EwaMarkDisbursedActivity, activities.EwaMarkFailedActivity} {
+		w.RegisterActivityWithOptions(func(_ context.Context, in activities.EwaStep) (ewa.Request, error) {
+			record(in)
+			return ewa.Request{ID: in.RequestID}, nil
+		}, activity.RegisterOptions{Name: name})
+	}
+	w.RegisterActivityWithOptions(func(_ context.Context, in activities.EwaStep) error { record(in); return nil },
+		activity.RegisterOptions{Name: activities.EwaSetLedgerTxActivity})
+	require.NoError(t, w.Start())
+	defer w.Stop()
+
+	wfID := "idem-" + testkit.Unique("disburse")
+	in := EwaDisburseInput{TenantID: tenant, RequestID: requestID, ActorID: "user-1", CorrelationID: "req-http-1"}
+	op := tc.NewWithStartWorkflowOperation(StartOptions(wfID, queue, tenant, "ewa:"+requestID), EwaDisburseWorkflowName, in)
+	upd, err := tc.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{StartWorkflowOperation: op,
+		UpdateOptions: client.UpdateWorkflowOptions{UpdateName: DisburseAcceptedUpdate, UpdateID: DisburseAcceptedUpdateID, WaitForStage: client.WorkflowUpdateStageCompleted}})
+	require.NoError(t, err)
+	var acc DisburseAccepted
+	require.NoError(t, upd.Get(ctx, &acc))
+	require.Equal(t, DisburseAccepted{RequestID: requestID, Status: "DISBURSING", WorkflowID: wfID}, acc)
+
+	run := tc.GetWorkflow(ctx, wfID, "")
+	var res EwaDisburseResult
+	require.NoError(t, run.Get(ctx, &res))
+	require.Equal(t, "DISBURSED", res.Status)
+	require.NotEmpty(t, res.TransferID)
+
+	// The ledger: one transaction, committed, with the three legs.
+	tx, err := led.GetTransaction(ctx, &ledgerv1.GetTransactionRequest{TenantId: tenant, TransactionId: res.LedgerTxID})
+	require.NoError(t, err)
+	require.Equal(t, ledgerv1.TransactionStatus_TRANSACTION_STATUS_POSTED, tx.GetTransaction().GetStatus())
+	require.Equal(t, "ewa-disburse:"+wfID, tx.GetTransaction().GetIdempotencyKey())
+	posted := map[string]int64{}
+	for _, e := range tx.GetTransaction().GetEntries() {
+		if e.GetPhase() == ledgerv1.EntryPhase_ENTRY_PHASE_POSTED {
+			sign := int64(1)
+			if e.GetDirection() == ledgerv1.Direction_DIRECTION_CREDIT {
+				sign = -1
+			}
+			posted[e.GetAccountName()] += sign * e.GetAmountSantim()
+		}
+	}
+	require.Equal(t, map[string]int64{"receivable-from-employee:" + employee: 510_00, "partner-bank:sandbox:" + funding: -500_00, "fee-income": -10_00}, posted)
+	// The partner: one transfer with our reference, settled.
+	tr := stack.WaitTransfer(t, wfID, gatewayv1.TransferStatus_TRANSFER_STATUS_SETTLED)
+	require.Equal(t, int64(500_00), tr.GetAmountSantim())
+	require.Equal(t, res.TransferID, tr.GetId())
+	mu.Lock()
+	names := len(steps)
+	mu.Unlock()
+	require.Equal(t, 4, names, "LoadPlan, Claim, SetLedgerTx, MarkDisbursed")
+
+	recordHistory(t, tc, wfID, run.GetRunID(), ewaDisburseHistoryFile)
+}
