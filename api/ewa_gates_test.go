@@ -19,6 +19,7 @@ func TestEwaDisburseGateMatrix(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		name   string
+		opts   ewaStackOpts
 		setup  func(t *testing.T, s *ewaStack)
 		status int
 		code   string
@@ -57,15 +58,18 @@ func TestEwaDisburseGateMatrix(t *testing.T) {
 			s.setPayoutAccount(t, acct, "Abebe Kebede")
 			s.setNameMatch(t, true)
 		}, status: http.StatusConflict, code: "ACCOUNT_MISMATCH", audit: "AccountLookupGateBlocked"},
-		{name: "gateway down", setup: func(t *testing.T, s *ewaStack) {
+		{name: "partner down", setup: func(t *testing.T, s *ewaStack) {
 			s.approveKyc(t)
 			s.bank.Fault(t, "", map[string]any{"errorRatePercent": 100})
+		}, status: http.StatusServiceUnavailable, code: "EWA_PARTNER_UNAVAILABLE", audit: "AccountLookupGateBlocked"},
+		{name: "gateway down", opts: ewaStackOpts{gatewayDown: true}, setup: func(t *testing.T, s *ewaStack) {
+			s.approveKyc(t)
 		}, status: http.StatusServiceUnavailable, code: "EWA_PARTNER_UNAVAILABLE", audit: "AccountLookupGateBlocked"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			s := newEwaStack(t, ewaStackOpts{})
+			s := newEwaStack(t, tc.opts)
 			tc.setup(t, s)
 			req := s.request(t, 10_000)
 			rec := s.disburse(req.ID, testkit.Unique("disburse"))

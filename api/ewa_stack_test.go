@@ -5,15 +5,18 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 
+	"github.com/wagerail/wagerail/activities"
 	"github.com/wagerail/wagerail/gateway"
 	"github.com/wagerail/wagerail/gateway/gatewaytest"
 	"github.com/wagerail/wagerail/internal/db"
@@ -38,11 +41,15 @@ type ewaStack struct {
 	gateway *gateway.Client
 	worker  worker.Worker
 	funding string // the tenant's funding account at the sandbox
+	opts    ewaStackOpts
+	// deadGateway is a client of a gateway that is not there (the gateway-down case).
+	deadGateway *gateway.Client
 }
 
 type ewaStackOpts struct {
 	settleDelay time.Duration // the sandbox's (default: gatewaytest's)
 	noWorker    bool          // the test starts (and stops) workers itself
+	gatewayDown bool          // the worker's gates reach no gateway (connection refused)
 }
 
 const (
@@ -78,8 +85,14 @@ func newEwaStack(t *testing.T, o ewaStackOpts) *ewaStack {
 		deps.WebhookSecrets = map[string][]byte{"sandbox": []byte(stackCallbackSecret)}
 	})
 	engine.Store(http.Handler(u.srv.Engine))
-	s := &ewaStack{kycWorld: newKycWorldOn(t, u), bank: bank, tc: tc, queue: queue, ledger: lc, gateway: gc}
+	s := &ewaStack{kycWorld: newKycWorldOn(t, u), bank: bank, tc: tc, queue: queue, ledger: lc, gateway: gc, opts: o}
 
+	if o.gatewayDown {
+		dead, err := gateway.Dial("127.0.0.1:1", gateway.ClientOptions{})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = dead.Close() })
+		s.deadGateway = dead
+	}
 	s.funding = testkit.Unique("fund")
 	bank.Account(t, s.funding, "Org Treasury", stackFundingBalance)
 	bank.Account(t, stackEmployeeAcct, "Abebe Kebede", 0)
@@ -89,27 +102,47 @@ func newEwaStack(t *testing.T, o ewaStackOpts) *ewaStack {
 	})
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 	if !o.noWorker {
-		s.worker = s.startWorker(t, workflows.Deps{})
+		s.worker = s.startWorker(t, nil)
 	}
 	return s
 }
 
-// startWorker runs a worker on the stack's queue with the real activities; override replaces
-// some of them (the crash tests). It stops when the test ends unless stopped before.
-func (s *ewaStack) startWorker(t *testing.T, override workflows.Deps) worker.Worker {
+// startWorker runs a worker on the stack's queue with the real activities; extra may register
+// replacements (the crash test). It stops when the test ends; Stop before that is allowed.
+func (s *ewaStack) startWorker(t *testing.T, extra func(worker.Registry)) worker.Worker {
 	t.Helper()
 	w := worker.New(s.tc, s.queue, worker.Options{})
-	deps := s.realActivities()
-	mergeDeps(&deps, override)
-	workflows.Register(w, deps)
+	workflows.Register(w, s.realActivities())
+	if extra != nil {
+		extra(w)
+	}
 	require.NoError(t, w.Start())
-	stopped := false
-	t.Cleanup(func() {
-		if !stopped {
-			w.Stop()
-		}
-	})
-	return w
+	var once sync.Once
+	stop := func() { once.Do(w.Stop) }
+	t.Cleanup(stop)
+	return stoppable{Worker: w, stop: stop}
+}
+
+// stoppable makes a worker's Stop safe to call twice (the test and its cleanup).
+type stoppable struct {
+	worker.Worker
+	stop func()
+}
+
+func (w stoppable) Stop() { w.stop() }
+
+// realActivities are the worker's activities on the stack's real components, as
+// cmd/wagerail's workerDeps builds them.
+func (s *ewaStack) realActivities() workflows.Deps {
+	gates := s.gateway
+	if s.opts.gatewayDown {
+		gates = s.deadGateway
+	}
+	return workflows.Deps{
+		Gates: &activities.Gates{DB: s.d.App, Gateway: gates},
+		Money: &activities.Money{Ledger: s.ledger, Gateway: s.gateway, Metrics: activities.NewSettlementPollMetrics(prometheus.NewRegistry())},
+		Ewa:   &activities.Ewa{DB: s.d.App},
+	}
 }
 
 // approveKyc submits the employee's KYC and approves it as the platform reviewer.
