@@ -283,31 +283,6 @@ func TestEwaEligibilityFigures(t *testing.T) {
 	require.Equal(t, "EWA_EMPLOYEE_NOT_ACTIVE", errCode(rec))
 }
 
-func TestEwaComputeUnit(t *testing.T) {
-	t.Parallel()
-	s := ewa.Settings{AccessCapPercent: 100}
-	// February 2028 has 29 days; the 29th earns the whole salary.
-	e, err := ewa.Compute(2_900, 0, true, s, time.Date(2028, 2, 29, 23, 0, 0, 0, time.UTC))
-	require.NoError(t, err)
-	require.EqualValues(t, 2_900, e.EarnedSantim)
-	require.EqualValues(t, 2_900, e.MaxPrincipalSantim)
-	// Outstanding above the cap leaves 0, never a negative availability.
-	e, err = ewa.Compute(3_000, 5_000, true, s, time.Date(2028, 2, 1, 0, 0, 0, 0, time.UTC))
-	require.NoError(t, err)
-	require.EqualValues(t, 103, e.EarnedSantim, "3,000 × 1 / 29 = 103.4, down")
-	require.Zero(t, e.AvailableSantim)
-	require.Zero(t, e.MaxPrincipalSantim)
-	// A flat fee larger than the availability: nothing fits.
-	e, err = ewa.Compute(3_000, 0, true, ewa.Settings{AccessCapPercent: 100, FeeFlatSantim: 200}, time.Date(2028, 2, 1, 0, 0, 0, 0, time.UTC))
-	require.NoError(t, err)
-	require.Zero(t, e.MaxPrincipalSantim)
-	// The largest salary and a 100% fee stay exact.
-	e, err = ewa.Compute(1_000_000_000_000, 0, true, ewa.Settings{AccessCapPercent: 100, FeeBasisPoints: 10_000, FeeFlatSantim: 1},
-		time.Date(2026, 1, 31, 0, 0, 0, 0, time.UTC))
-	require.NoError(t, err)
-	require.EqualValues(t, 499_999_999_999, e.MaxPrincipalSantim, "2p + 1 ≤ 1e12")
-}
-
 // TestEwaConcurrentRequestsHoldTheLimit: 20 concurrent requests whose sum is twice the cap; the
 // employee's row lock makes them check the limit one after another, so exactly as many succeed
 // as fit and the rest are refused.
