@@ -1,12 +1,29 @@
 package api
 
 import (
+	"context"
+	"errors"
 	"net/http"
+	"strconv"
+	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/jackc/pgx/v5"
 
+	"github.com/wagerail/wagerail/internal/employees"
+	"github.com/wagerail/wagerail/internal/ewa"
+	"github.com/wagerail/wagerail/internal/field"
+	"github.com/wagerail/wagerail/internal/money"
 	"github.com/wagerail/wagerail/internal/orgs"
+	"github.com/wagerail/wagerail/internal/tenancy"
+	"github.com/wagerail/wagerail/ledger"
+	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
 )
+
+// Early wage access: the organization's settings, eligibility, requests (create, list, read,
+// cancel), the repayment record and the employee's own view. The tenant is always the route's;
+// another organization's employee or request is 404 like one that does not exist. Amounts are
+// integer santim; the rules live in internal/ewa.
 
 // ewaRoutes serves early wage access (/api/ewa/*, /api/me/ewa/requests). The disburse route's
 // handler is in ewa_disburse.go.
@@ -25,13 +42,596 @@ func (s *Server) ewaRoutes() []Route {
 	}
 }
 
-// STUBS: the EWA helper replaces these with the handlers.
-func (s *Server) getEwaSettings(c *gin.Context)     { c.Status(http.StatusNotImplemented) }
-func (s *Server) putEwaSettings(c *gin.Context)     { c.Status(http.StatusNotImplemented) }
-func (s *Server) ewaEligibility(c *gin.Context)     { c.Status(http.StatusNotImplemented) }
-func (s *Server) createEwaRequest(c *gin.Context)   { c.Status(http.StatusNotImplemented) }
-func (s *Server) listEwaRequests(c *gin.Context)    { c.Status(http.StatusNotImplemented) }
-func (s *Server) getEwaRequest(c *gin.Context)      { c.Status(http.StatusNotImplemented) }
-func (s *Server) recordEwaRepayment(c *gin.Context) { c.Status(http.StatusNotImplemented) }
-func (s *Server) cancelEwaRequest(c *gin.Context)   { c.Status(http.StatusNotImplemented) }
-func (s *Server) myEwaRequests(c *gin.Context)      { c.Status(http.StatusNotImplemented) }
+var (
+	errEwaRequestNotFound  = NewError(http.StatusNotFound, "EWA_REQUEST_NOT_FOUND", "no such EWA request in this organization")
+	errEwaEmployeeNotFound = NewError(http.StatusNotFound, "EMPLOYEE_NOT_FOUND", "no such employee in this organization")
+	errLedgerNotConfigured = NewError(http.StatusServiceUnavailable, "NOT_CONFIGURED", "the ledger is not configured")
+)
+
+// ewaError maps the EWA store's errors to the API's; refusals of a rule are audited DENIED
+// (action on the request, or the employee for a create) when answered with s.answer.
+func ewaError(action, targetID string, err error) error {
+	var fe *field.Error
+	var le *ewa.LimitError
+	switch {
+	case errors.Is(err, ewa.ErrNotFound):
+		return errEwaRequestNotFound
+	case errors.Is(err, ewa.ErrEmployeeNotFound):
+		return errEwaEmployeeNotFound
+	case errors.Is(err, ewa.ErrInvalid) && errors.As(err, &fe):
+		return fieldError(fe)
+	case errors.As(err, &le):
+		r := refuse(http.StatusUnprocessableEntity, "EWA_LIMIT_EXCEEDED",
+			"the amount plus its fee is more than the employee may draw now", action, "Employee", targetID)
+		r.err.Details = map[string]int64{"availableSantim": le.AvailableSantim, "maxPrincipalSantim": le.MaxPrincipalSantim}
+		return r
+	case errors.Is(err, ewa.ErrEmployeeNotActive):
+		return refuse(http.StatusConflict, "EWA_EMPLOYEE_NOT_ACTIVE", "only an ACTIVE employee may draw an advance", action, "Employee", targetID)
+	case errors.Is(err, ewa.ErrInvalidState), errors.Is(err, ewa.ErrNotDisbursable):
+		return refuse(http.StatusConflict, "EWA_INVALID_STATE", "the request's state does not allow this", action, ewa.TargetRequest, targetID)
+	case errors.Is(err, ewa.ErrNotDisbursed):
+		return refuse(http.StatusConflict, "EWA_NOT_DISBURSED", "only a DISBURSED request can be repaid", action, ewa.TargetRequest, targetID)
+	case errors.Is(err, ewa.ErrRepaymentMismatch):
+		return refuse(http.StatusUnprocessableEntity, "EWA_REPAYMENT_AMOUNT_MISMATCH", "repaidAmountSantim must equal principal plus fee",
+			action, ewa.TargetRequest, targetID)
+	case errors.Is(err, ewa.ErrFundingNotSet):
+		return NewError(http.StatusConflict, "EWA_FUNDING_ACCOUNT_NOT_SET", "set the funding account first (PUT /api/ewa/settings)")
+	}
+	return err
+}
+
+// --- JSON ---
+
+type ewaAccountJSON struct {
+	Partner       string `json:"partner"`
+	AccountNumber string `json:"accountNumber"`
+}
+
+type ewaSettingsJSON struct {
+	FundingAccount   *ewaAccountJSON `json:"fundingAccount"`
+	AccessCapPercent int64           `json:"accessCapPercent"`
+	FeeFlatSantim    int64           `json:"feeFlatSantim"`
+	FeeBasisPoints   int64           `json:"feeBasisPoints"`
+	AccountNameMatch bool            `json:"accountNameMatch"`
+	UpdatedAt        *time.Time      `json:"updatedAt"`
+}
+
+func toEwaSettingsJSON(s ewa.Settings) ewaSettingsJSON {
+	out := ewaSettingsJSON{AccessCapPercent: s.AccessCapPercent, FeeFlatSantim: s.FeeFlatSantim, FeeBasisPoints: s.FeeBasisPoints,
+		AccountNameMatch: s.AccountNameMatch}
+	if s.Funding != (ewa.Account{}) {
+		out.FundingAccount = &ewaAccountJSON{Partner: s.Funding.Partner, AccountNumber: s.Funding.AccountNumber}
+	}
+	if !s.UpdatedAt.IsZero() {
+		t := s.UpdatedAt.UTC()
+		out.UpdatedAt = &t
+	}
+	return out
+}
+
+// ewaRequestJSON is a request as every response shows it (absent values null).
+type ewaRequestJSON struct {
+	ID                  string     `json:"id"`
+	EmployeeID          string     `json:"employeeId"`
+	PrincipalSantim     int64      `json:"principalSantim"`
+	FeeSantim           int64      `json:"feeSantim"`
+	TotalSantim         int64      `json:"totalSantim"`
+	Status              ewa.Status `json:"status"`
+	WorkflowID          *string    `json:"workflowId"`
+	LedgerTxID          *string    `json:"ledgerTxId"`
+	TransferID          *string    `json:"transferId"`
+	FailureReason       *string    `json:"failureReason"`
+	RepaidAmountSantim  *int64     `json:"repaidAmountSantim"`
+	RepaymentSource     *string    `json:"repaymentSource"`
+	RepaymentLedgerTxID *string    `json:"repaymentLedgerTxId"`
+	RequestedAt         time.Time  `json:"requestedAt"`
+	DisbursedAt         *time.Time `json:"disbursedAt"`
+	RepaidAt            *time.Time `json:"repaidAt"`
+	UpdatedAt           time.Time  `json:"updatedAt"`
+}
+
+func optionalTime(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}
+
+func toEwaRequestJSON(r ewa.Request) ewaRequestJSON {
+	out := ewaRequestJSON{ID: r.ID, EmployeeID: r.EmployeeID, PrincipalSantim: r.PrincipalSantim, FeeSantim: r.FeeSantim,
+		TotalSantim: r.PrincipalSantim + r.FeeSantim, Status: r.Status, WorkflowID: optionalString(r.WorkflowID),
+		LedgerTxID: optionalString(r.LedgerTxID), TransferID: optionalString(r.TransferID), FailureReason: optionalString(r.FailureReason),
+		RepaymentSource: optionalString(r.RepaymentSource), RepaymentLedgerTxID: optionalString(r.RepaymentLedgerTxID),
+		RequestedAt: r.RequestedAt.UTC(), DisbursedAt: optionalTime(r.DisbursedAt), RepaidAt: optionalTime(r.RepaidAt),
+		UpdatedAt: r.UpdatedAt.UTC()}
+	if r.Status == ewa.Repaid {
+		v := r.RepaidAmountSantim
+		out.RepaidAmountSantim = &v
+	}
+	return out
+}
+
+type ewaRequestListJSON struct {
+	Items      []ewaRequestJSON `json:"items"`
+	NextCursor *string          `json:"nextCursor"`
+}
+
+// --- settings ---
+
+func (s *Server) getEwaSettings(c *gin.Context) {
+	tenant := callerOf(c).Tenant
+	var out ewa.Settings
+	err := s.inTenant(c, func(ctx context.Context, tx pgx.Tx) error {
+		var err error
+		out, err = ewa.GetSettings(ctx, tx, tenant)
+		return err
+	})
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, toEwaSettingsJSON(out))
+}
+
+type ewaSettingsRequest struct {
+	FundingAccount   *ewaAccountJSON `json:"fundingAccount"`
+	AccessCapPercent *int64          `json:"accessCapPercent"`
+	FeeFlatSantim    *int64          `json:"feeFlatSantim"`
+	FeeBasisPoints   *int64          `json:"feeBasisPoints"`
+	AccountNameMatch *bool           `json:"accountNameMatch"`
+}
+
+func (r ewaSettingsRequest) settings(tenant string) (ewa.Settings, error) {
+	required := func(name string, v *int64) error {
+		if v == nil {
+			return &field.Error{Field: name, Problem: "is required"}
+		}
+		return nil
+	}
+	if r.FundingAccount == nil {
+		return ewa.Settings{}, &field.Error{Field: "fundingAccount", Problem: "is required"}
+	}
+	for _, f := range []struct {
+		name string
+		v    *int64
+	}{{"accessCapPercent", r.AccessCapPercent}, {"feeFlatSantim", r.FeeFlatSantim}, {"feeBasisPoints", r.FeeBasisPoints}} {
+		if err := required(f.name, f.v); err != nil {
+			return ewa.Settings{}, err
+		}
+	}
+	out := ewa.Settings{TenantID: tenant, Funding: ewa.Account{Partner: r.FundingAccount.Partner, AccountNumber: r.FundingAccount.AccountNumber},
+		AccessCapPercent: *r.AccessCapPercent, FeeFlatSantim: *r.FeeFlatSantim, FeeBasisPoints: *r.FeeBasisPoints}
+	if r.AccountNameMatch != nil {
+		out.AccountNameMatch = *r.AccountNameMatch
+	}
+	// Both parts of the account are required (an empty one would read as "not set").
+	if out.Funding.Partner == "" {
+		return ewa.Settings{}, &field.Error{Field: "fundingAccount.partner", Problem: "is required"}
+	}
+	if out.Funding.AccountNumber == "" {
+		return ewa.Settings{}, &field.Error{Field: "fundingAccount.accountNumber", Problem: "is required"}
+	}
+	return out, out.Validate()
+}
+
+func (s *Server) putEwaSettings(c *gin.Context) {
+	var req ewaSettingsRequest
+	if e := bindJSON(c, &req); e != nil {
+		writeError(c, e)
+		return
+	}
+	tenant := callerOf(c).Tenant
+	in, err := req.settings(tenant)
+	if err != nil {
+		writeError(c, fieldError(err))
+		return
+	}
+	var out ewa.Settings
+	err = s.inTenant(c, func(ctx context.Context, tx pgx.Tx) error {
+		var err error
+		out, err = ewa.PutSettings(ctx, tx, tenant, in)
+		return ewaError(ewa.ActionUpdateSettings, tenant, err)
+	})
+	if err != nil {
+		s.answer(c, tenant, err)
+		return
+	}
+	c.JSON(http.StatusOK, toEwaSettingsJSON(out))
+}
+
+// --- eligibility ---
+
+type ewaEligibilityJSON struct {
+	EmployeeID string `json:"employeeId"`
+	Period     struct {
+		Start string `json:"start"`
+		End   string `json:"end"`
+	} `json:"period"`
+	EarnedSantim       int64 `json:"earnedSantim"`
+	CapSantim          int64 `json:"capSantim"`
+	OutstandingSantim  int64 `json:"outstandingSantim"`
+	AvailableSantim    int64 `json:"availableSantim"`
+	MaxPrincipalSantim int64 `json:"maxPrincipalSantim"`
+	EmployeeActive     bool  `json:"employeeActive"`
+	Eligible           bool  `json:"eligible"`
+	Settings           struct {
+		AccessCapPercent int64 `json:"accessCapPercent"`
+		FeeFlatSantim    int64 `json:"feeFlatSantim"`
+		FeeBasisPoints   int64 `json:"feeBasisPoints"`
+	} `json:"settings"`
+}
+
+// singleQuery reads query parameter name given at most once; required makes it mandatory, check
+// validates a present value. It has answered when ok is false.
+func singleQuery(c *gin.Context, name string, required bool, check func(string) error) (string, bool) {
+	q := c.Request.URL.Query()
+	if len(q[name]) > 1 {
+		writeError(c, fieldError(&field.Error{Field: name, Problem: "must be given at most once"}))
+		return "", false
+	}
+	v := q.Get(name)
+	if v == "" {
+		if required {
+			writeError(c, fieldError(&field.Error{Field: name, Problem: "is required"}))
+			return "", false
+		}
+		return "", true
+	}
+	if err := check(v); err != nil {
+		writeError(c, fieldError(err))
+		return "", false
+	}
+	return v, true
+}
+
+func identifierCheck(name string) func(string) error {
+	return func(v string) error { return field.Identifier(name, v, 0) }
+}
+
+func (s *Server) ewaEligibility(c *gin.Context) {
+	emp, ok := singleQuery(c, "employeeId", true, identifierCheck("employeeId"))
+	if !ok {
+		return
+	}
+	tenant := callerOf(c).Tenant
+	var e ewa.Eligibility
+	err := s.inTenant(c, func(ctx context.Context, tx pgx.Tx) error {
+		var err error
+		e, err = ewa.CheckEligibility(ctx, tx, tenant, emp, s.now())
+		return err
+	})
+	if err != nil {
+		writeError(c, ewaError("", emp, err))
+		return
+	}
+	var out ewaEligibilityJSON
+	out.EmployeeID = emp
+	out.Period.Start, out.Period.End = e.PeriodStart.Format(time.DateOnly), e.PeriodEnd.Format(time.DateOnly)
+	out.EarnedSantim, out.CapSantim, out.OutstandingSantim = e.EarnedSantim, e.CapSantim, e.OutstandingSantim
+	out.AvailableSantim, out.MaxPrincipalSantim = e.AvailableSantim, e.MaxPrincipalSantim
+	out.EmployeeActive, out.Eligible = e.EmployeeActive, e.EmployeeActive && e.MaxPrincipalSantim > 0
+	out.Settings.AccessCapPercent, out.Settings.FeeFlatSantim, out.Settings.FeeBasisPoints =
+		e.Settings.AccessCapPercent, e.Settings.FeeFlatSantim, e.Settings.FeeBasisPoints
+	c.JSON(http.StatusOK, out)
+}
+
+// --- requests ---
+
+type ewaCreateRequest struct {
+	EmployeeID   string `json:"employeeId"`
+	AmountSantim *int64 `json:"amountSantim"`
+}
+
+func validAmount(name string, v *int64, max int64) error {
+	if v == nil {
+		return &field.Error{Field: name, Problem: "is required"}
+	}
+	if *v < 1 || *v > max {
+		return &field.Error{Field: name, Problem: "must be a whole number of santim from 1 to " + strconv.FormatInt(max, 10)}
+	}
+	return nil
+}
+
+func (s *Server) createEwaRequest(c *gin.Context) {
+	var req ewaCreateRequest
+	if e := bindJSON(c, &req); e != nil {
+		writeError(c, e)
+		return
+	}
+	if err := field.Identifier("employeeId", req.EmployeeID, 0); err != nil {
+		writeError(c, fieldError(err))
+		return
+	}
+	if err := validAmount("amountSantim", req.AmountSantim, money.MaxAmountSantim); err != nil {
+		writeError(c, fieldError(err))
+		return
+	}
+	tenant := callerOf(c).Tenant
+	var out ewa.Request
+	err := s.inTenant(c, func(ctx context.Context, tx pgx.Tx) error {
+		var err error
+		out, err = ewa.Create(ctx, tx, tenant, req.EmployeeID, *req.AmountSantim, s.now())
+		return ewaError(ewa.ActionRequest, req.EmployeeID, err)
+	})
+	if err != nil {
+		s.answer(c, tenant, err)
+		return
+	}
+	c.JSON(http.StatusCreated, toEwaRequestJSON(out))
+}
+
+// ewaRequestID reads and checks the :id path parameter.
+func ewaRequestID(c *gin.Context) (string, bool) {
+	id := c.Param("id")
+	if err := field.Identifier("id", id, 0); err != nil {
+		writeError(c, fieldError(err))
+		return "", false
+	}
+	return id, true
+}
+
+// ewaPage reads limit and cursor; it has answered when ok is false.
+func ewaPage(c *gin.Context) (limit int, cursor string, ok bool) {
+	for _, k := range []string{"limit", "cursor"} {
+		if len(c.Request.URL.Query()[k]) > 1 {
+			writeError(c, fieldError(&field.Error{Field: k, Problem: "must be given at most once"}))
+			return 0, "", false
+		}
+	}
+	limit, cursor, e := pageParams(c.Query("limit"), c.Query("cursor"))
+	if e != nil {
+		writeError(c, e)
+		return 0, "", false
+	}
+	return limit, cursor, true
+}
+
+// answerEwaPage answers rows read with limit+1 as one page.
+func answerEwaPage(c *gin.Context, rows []ewa.Request, limit int) {
+	out := ewaRequestListJSON{Items: []ewaRequestJSON{}}
+	rows, out.NextCursor = pageOf(rows, limit, func(r ewa.Request) string { return r.ID })
+	for _, r := range rows {
+		out.Items = append(out.Items, toEwaRequestJSON(r))
+	}
+	c.JSON(http.StatusOK, out)
+}
+
+func (s *Server) listEwaRequests(c *gin.Context) {
+	limit, cursor, ok := ewaPage(c)
+	if !ok {
+		return
+	}
+	status, ok := singleQuery(c, "status", false, func(v string) error {
+		if !ewa.Status(v).Valid() {
+			return &field.Error{Field: "status", Problem: "must be REQUESTED, DISBURSING, DISBURSED, FAILED, CANCELLED or REPAID"}
+		}
+		return nil
+	})
+	if !ok {
+		return
+	}
+	emp, ok := singleQuery(c, "employeeId", false, identifierCheck("employeeId"))
+	if !ok {
+		return
+	}
+	tenant := callerOf(c).Tenant
+	var rows []ewa.Request
+	err := s.inTenant(c, func(ctx context.Context, tx pgx.Tx) error {
+		var err error
+		rows, err = ewa.List(ctx, tx, tenant, ewa.Filter{Status: ewa.Status(status), EmployeeID: emp, After: cursor, Limit: limit + 1})
+		return err
+	})
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	answerEwaPage(c, rows, limit)
+}
+
+func (s *Server) getEwaRequest(c *gin.Context) {
+	id, ok := ewaRequestID(c)
+	if !ok {
+		return
+	}
+	tenant := callerOf(c).Tenant
+	var out ewa.Request
+	err := s.inTenant(c, func(ctx context.Context, tx pgx.Tx) error {
+		var err error
+		out, err = ewa.Get(ctx, tx, tenant, id)
+		return err
+	})
+	if err != nil {
+		writeError(c, ewaError("", id, err))
+		return
+	}
+	c.JSON(http.StatusOK, toEwaRequestJSON(out))
+}
+
+func (s *Server) cancelEwaRequest(c *gin.Context) {
+	id, ok := ewaRequestID(c)
+	if !ok {
+		return
+	}
+	tenant := callerOf(c).Tenant
+	var out ewa.Request
+	err := s.inTenant(c, func(ctx context.Context, tx pgx.Tx) error {
+		var err error
+		out, err = ewa.Cancel(ctx, tx, tenant, id, s.now())
+		return ewaError(ewa.ActionCancel, id, err)
+	})
+	if err != nil {
+		s.answer(c, tenant, err)
+		return
+	}
+	c.JSON(http.StatusOK, toEwaRequestJSON(out))
+}
+
+// --- repayment ---
+
+type ewaRepaymentRequest struct {
+	EwaRequestID       string `json:"ewaRequestId"`
+	RepaidAmountSantim *int64 `json:"repaidAmountSantim"`
+	Source             string `json:"source"`
+}
+
+// Ledger accounts of the EWA repayment journal (ledger/chart.go).
+const (
+	ledgerPayrollClearing = "payroll-clearing"
+	ledgerReceivableEmp   = "receivable-from-employee:"
+)
+
+// recordEwaRepayment posts the EWA repayment journal (Dr payroll-clearing, Cr
+// receivable-from-employee:<employee>, principal + fee; POSTED, ledger key ewa-repay:<id>, so a
+// retry replays in the ledger and never posts twice), then records DISBURSED → REPAID. A request
+// already REPAID with the same amount and source answers the stored result.
+func (s *Server) recordEwaRepayment(c *gin.Context) {
+	id, ok := ewaRequestID(c)
+	if !ok {
+		return
+	}
+	var req ewaRepaymentRequest
+	if e := bindJSON(c, &req); e != nil {
+		writeError(c, e)
+		return
+	}
+	if req.EwaRequestID != id {
+		writeError(c, fieldError(&field.Error{Field: "ewaRequestId", Problem: "must be the request id of the path"}))
+		return
+	}
+	if err := validAmount("repaidAmountSantim", req.RepaidAmountSantim, money.MaxTransactionSantim); err != nil {
+		writeError(c, fieldError(err))
+		return
+	}
+	if !ewa.ValidSource(req.Source) {
+		writeError(c, fieldError(&field.Error{Field: "source", Problem: "must be PAYROLL, EMPLOYER or EMPLOYEE"}))
+		return
+	}
+	if s.deps.Ledger == nil {
+		writeError(c, errLedgerNotConfigured)
+		return
+	}
+	tenant := callerOf(c).Tenant
+	amount := *req.RepaidAmountSantim
+	// 1. The request as it is: unknown, not disbursed or a wrong amount is refused before the ledger.
+	var cur ewa.Request
+	var replay bool
+	err := s.inTenant(c, func(ctx context.Context, tx pgx.Tx) error {
+		var err error
+		if cur, err = ewa.Get(ctx, tx, tenant, id); err != nil {
+			return ewaError(ewa.ActionRecordRepayment, id, err)
+		}
+		replay, err = ewa.CheckRepayment(cur, amount, req.Source)
+		return ewaError(ewa.ActionRecordRepayment, id, err)
+	})
+	if err != nil {
+		s.answer(c, tenant, err)
+		return
+	}
+	if replay {
+		c.JSON(http.StatusOK, toEwaRequestJSON(cur))
+		return
+	}
+	// 2. The journal.
+	txID, err := s.postEwaRepayment(c.Request.Context(), tenant, cur, amount)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	// 3. The state change (checked again under the row lock).
+	var out ewa.Request
+	err = s.inTenant(c, func(ctx context.Context, tx pgx.Tx) error {
+		var err error
+		out, err = ewa.RecordRepayment(ctx, tx, tenant, id, ewa.Repayment{AmountSantim: amount, Source: req.Source, LedgerTxID: txID}, s.now())
+		return ewaError(ewa.ActionRecordRepayment, id, err)
+	})
+	if err != nil {
+		s.answer(c, tenant, err)
+		return
+	}
+	c.JSON(http.StatusOK, toEwaRequestJSON(out))
+}
+
+// postEwaRepayment posts the repayment journal of r and returns its ledger transaction id.
+func (s *Server) postEwaRepayment(ctx context.Context, tenant string, r ewa.Request, amount int64) (string, error) {
+	receivable := ledgerReceivableEmp + r.EmployeeID
+	for _, name := range []string{ledgerPayrollClearing, receivable} {
+		if _, err := s.deps.Ledger.EnsureAccount(ctx, &ledgerv1.EnsureAccountRequest{TenantId: tenant, Name: name}); err != nil {
+			return "", ledgerFailure(err)
+		}
+	}
+	resp, err := s.deps.Ledger.PostTransaction(ctx, &ledgerv1.PostTransactionRequest{
+		TenantId: tenant, IdempotencyKey: "ewa-repay:" + r.ID, Status: ledgerv1.TransactionStatus_TRANSACTION_STATUS_POSTED,
+		Entries: []*ledgerv1.EntryInput{
+			{AccountName: ledgerPayrollClearing, Direction: ledgerv1.Direction_DIRECTION_DEBIT, AmountSantim: amount},
+			{AccountName: receivable, Direction: ledgerv1.Direction_DIRECTION_CREDIT, AmountSantim: amount},
+		},
+		Metadata: map[string]string{"ewa_request_id": r.ID, "kind": "ewa_repayment"},
+	})
+	if err != nil {
+		return "", ledgerFailure(err)
+	}
+	return resp.GetTransaction().GetId(), nil
+}
+
+// ledgerFailure: the ledger being unreachable is a 503 the caller may retry (the idempotency
+// key makes the retry safe); anything else the ledger refuses is our bug (500).
+func ledgerFailure(err error) error {
+	if errors.Is(err, ledger.ErrUnavailable) || errors.Is(err, ledger.ErrCircuitOpen) || errors.Is(err, ledger.ErrDeadlineExceeded) {
+		return NewError(http.StatusServiceUnavailable, "LEDGER_UNAVAILABLE", "the ledger is unavailable; retry with the same Idempotency-Key")
+	}
+	return err
+}
+
+// --- the employee's own view ---
+
+// myEwaRequests answers the caller's own requests: as the employee linked to them in the
+// session's active organization, else in the one organization they are linked in.
+func (s *Server) myEwaRequests(c *gin.Context) {
+	limit, cursor, ok := ewaPage(c)
+	if !ok {
+		return
+	}
+	cl := callerOf(c)
+	ctx := c.Request.Context()
+	var linked []employees.Employee
+	if err := tenancy.InUserTx(ctx, s.deps.DB, func(tx pgx.Tx) error {
+		var err error
+		linked, err = employees.LinkedTo(ctx, tx, cl.User.ID)
+		return err
+	}); err != nil {
+		writeError(c, err)
+		return
+	}
+	tenant := ""
+	for _, e := range linked {
+		if e.TenantID == cl.Session.ActiveOrganizationID {
+			tenant = e.TenantID
+		}
+	}
+	if tenant == "" && len(linked) == 1 {
+		tenant = linked[0].TenantID
+	}
+	if tenant == "" {
+		writeError(c, errEmployeeNotLinked)
+		return
+	}
+	tctx := tenancy.WithTenant(ctx, tenant)
+	var rows []ewa.Request
+	err := tenancy.InTx(tctx, s.deps.DB, func(tx pgx.Tx) error {
+		e, err := employees.ByUser(tctx, tx, tenant, cl.User.ID)
+		if errors.Is(err, employees.ErrNotFound) {
+			return errEmployeeNotLinked
+		}
+		if err != nil {
+			return err
+		}
+		rows, err = ewa.ListForEmployee(tctx, tx, tenant, e.ID, cursor, limit+1)
+		return err
+	})
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	answerEwaPage(c, rows, limit)
+}

@@ -1,44 +1,175 @@
 package ewa
 
-// The disburse saga's record steps. TEMPORARY SIGNATURES: the EWA store helper replaces this
-// file with the implementation; the saga's activities compile against these signatures.
+// The disburse saga's record steps. Each runs in a transaction scoped to the request's tenant
+// and writes its audit row and outbox event in that transaction. Activities run at least once,
+// so each step is idempotent for the workflow that claimed the request: a second call returns
+// what the first one did and writes nothing.
 
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
-)
 
-var errNotBuilt = errors.New("ewa: record steps not built yet")
+	"github.com/wagerail/wagerail/internal/audit"
+	"github.com/wagerail/wagerail/internal/employees"
+)
 
 // LoadPlan reads request id and what disbursing it needs (settings, the employee's payout
 // account). Errors: ErrNotFound, ErrNotDisbursable (not REQUESTED, and not DISBURSING under this
 // workflowID), ErrFundingNotSet. tx is scoped to the request's tenant.
 func LoadPlan(ctx context.Context, tx pgx.Tx, requestID, workflowID string) (Plan, error) {
-	return Plan{}, errNotBuilt
+	r, err := scanRequest(tx.QueryRow(ctx, `SELECT `+requestColumns+` FROM app.ewa_requests WHERE id = $1`, requestID))
+	if err != nil {
+		return Plan{}, err
+	}
+	if !(r.Status == Requested || r.Status == Disbursing && r.WorkflowID == workflowID) {
+		return Plan{}, fmt.Errorf("%w: status %s", ErrNotDisbursable, r.Status)
+	}
+	s, err := GetSettings(ctx, tx, r.TenantID)
+	if err != nil {
+		return Plan{}, err
+	}
+	if s.Funding == (Account{}) {
+		return Plan{}, ErrFundingNotSet
+	}
+	e, err := employees.ByID(ctx, tx, r.TenantID, r.EmployeeID)
+	if errors.Is(err, employees.ErrNotFound) {
+		return Plan{}, ErrEmployeeNotFound
+	}
+	if err != nil {
+		return Plan{}, err
+	}
+	return Plan{TenantID: r.TenantID, RequestID: r.ID, EmployeeID: r.EmployeeID, PrincipalSantim: r.PrincipalSantim,
+		FeeSantim: r.FeeSantim, Funding: s.Funding,
+		Destination:      Account{Partner: e.Payout.Partner, AccountNumber: e.Payout.AccountNumber, HolderName: e.Payout.HolderName},
+		AccountNameMatch: s.AccountNameMatch, Status: r.Status, WorkflowID: r.WorkflowID}, nil
 }
 
 // Claim moves the request REQUESTED → DISBURSING for workflowID and writes the DisburseEwa audit
 // row. A second call by the same workflow is a no-op; any other state or workflow is
 // ErrNotDisbursable.
 func Claim(ctx context.Context, tx pgx.Tx, requestID, workflowID string) (Request, error) {
-	return Request{}, errNotBuilt
+	if workflowID == "" {
+		return Request{}, fmt.Errorf("%w: no workflow id", ErrNotDisbursable)
+	}
+	cur, err := lockRequest(ctx, tx, requestID)
+	if err != nil {
+		return Request{}, err
+	}
+	switch {
+	case cur.Status == Disbursing && cur.WorkflowID == workflowID:
+		return cur, nil
+	case cur.Status != Requested:
+		return cur, fmt.Errorf("%w: status %s", ErrNotDisbursable, cur.Status)
+	}
+	r, err := scanRequest(tx.QueryRow(ctx, `UPDATE app.ewa_requests SET status = 'DISBURSING', workflow_id = $2, updated_at = now()
+		WHERE id = $1 RETURNING `+requestColumns, requestID, workflowID))
+	if err != nil {
+		return Request{}, fmt.Errorf("ewa: claim: %w", err)
+	}
+	return r, record(ctx, tx, r, ActionDisburse, audit.Success,
+		map[string]any{"workflowId": workflowID, "principalSantim": r.PrincipalSantim, "feeSantim": r.FeeSantim}, "", nil)
 }
 
 // SetLedgerTx records the pending ledger transaction of the claim (idempotent).
 func SetLedgerTx(ctx context.Context, tx pgx.Tx, requestID, workflowID, ledgerTxID string) error {
-	return errNotBuilt
+	if ledgerTxID == "" {
+		return fmt.Errorf("ewa: set ledger tx: empty transaction id")
+	}
+	cur, err := lockRequest(ctx, tx, requestID)
+	if err != nil {
+		return err
+	}
+	switch {
+	case cur.WorkflowID != workflowID:
+		return fmt.Errorf("%w: claimed by another workflow", ErrNotDisbursable)
+	case cur.LedgerTxID == ledgerTxID:
+		return nil
+	case cur.LedgerTxID != "" || cur.Status != Disbursing:
+		return fmt.Errorf("%w: status %s, ledger transaction already set", ErrNotDisbursable, cur.Status)
+	}
+	if _, err := tx.Exec(ctx, `UPDATE app.ewa_requests SET ledger_tx_id = $2, updated_at = now() WHERE id = $1`,
+		requestID, ledgerTxID); err != nil {
+		return fmt.Errorf("ewa: set ledger tx: %w", err)
+	}
+	return nil
 }
 
 // MarkDisbursed moves DISBURSING → DISBURSED: audit EwaDisbursed, outbox ewa.disbursed.v1.
 // Idempotent for the same workflow.
 func MarkDisbursed(ctx context.Context, tx pgx.Tx, requestID, workflowID, transferID string) (Request, error) {
-	return Request{}, errNotBuilt
+	cur, err := lockRequest(ctx, tx, requestID)
+	if err != nil {
+		return Request{}, err
+	}
+	switch {
+	case cur.WorkflowID != workflowID || workflowID == "":
+		return cur, fmt.Errorf("%w: claimed by another workflow", ErrNotDisbursable)
+	case cur.Status == Disbursed || cur.Status == Repaid:
+		return cur, nil // the first call's outcome (a REPAID request was disbursed first)
+	case cur.Status != Disbursing:
+		return cur, fmt.Errorf("%w: status %s", ErrNotDisbursable, cur.Status)
+	}
+	r, err := scanRequest(tx.QueryRow(ctx, `UPDATE app.ewa_requests SET status = 'DISBURSED', transfer_id = NULLIF($2, ''),
+			disbursed_at = now(), updated_at = now()
+		WHERE id = $1 RETURNING `+requestColumns, requestID, transferID))
+	if err != nil {
+		return Request{}, fmt.Errorf("ewa: mark disbursed: %w", err)
+	}
+	payload := event(r)
+	payload["transferId"], payload["ledgerTxId"] = r.TransferID, r.LedgerTxID
+	return r, record(ctx, tx, r, ActionDisbursed, audit.Success,
+		map[string]any{"workflowId": workflowID, "transferId": r.TransferID, "ledgerTxId": r.LedgerTxID}, EventDisbursed, payload)
 }
 
 // MarkFailed moves DISBURSING → FAILED with reason: audit EwaDisbursementFailed (outcome
 // FAILED), outbox ewa.disbursement_failed.v1. Idempotent for the same workflow.
 func MarkFailed(ctx context.Context, tx pgx.Tx, requestID, workflowID, reason string) (Request, error) {
-	return Request{}, errNotBuilt
+	reason = boundedReason(reason)
+	cur, err := lockRequest(ctx, tx, requestID)
+	if err != nil {
+		return Request{}, err
+	}
+	switch {
+	case cur.WorkflowID != workflowID || workflowID == "":
+		return cur, fmt.Errorf("%w: claimed by another workflow", ErrNotDisbursable)
+	case cur.Status == Failed:
+		return cur, nil
+	case cur.Status != Disbursing:
+		return cur, fmt.Errorf("%w: status %s", ErrNotDisbursable, cur.Status)
+	}
+	r, err := scanRequest(tx.QueryRow(ctx, `UPDATE app.ewa_requests SET status = 'FAILED', failure_reason = $2, updated_at = now()
+		WHERE id = $1 RETURNING `+requestColumns, requestID, reason))
+	if err != nil {
+		return Request{}, fmt.Errorf("ewa: mark failed: %w", err)
+	}
+	payload := event(r)
+	payload["reason"], payload["ledgerTxId"] = r.FailureReason, r.LedgerTxID
+	return r, record(ctx, tx, r, ActionDisbursementFailed, audit.Failed,
+		map[string]any{"workflowId": workflowID, "reason": r.FailureReason}, EventDisbursementFailed, payload)
+}
+
+// boundedReason makes a failure reason storable: valid UTF-8 without control characters, at most
+// maxFailureReasonBytes, never empty (the state requires a reason).
+func boundedReason(s string) string {
+	s = strings.ToValidUTF8(s, "")
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return ' '
+		}
+		return r
+	}, s)
+	s = strings.TrimSpace(s)
+	for len(s) > maxFailureReasonBytes {
+		_, size := utf8.DecodeLastRuneInString(s)
+		s = s[:len(s)-size]
+	}
+	if s == "" {
+		return "unknown"
+	}
+	return s
 }

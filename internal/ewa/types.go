@@ -69,10 +69,12 @@ type Request struct {
 	FailureReason      string // why FAILED
 	RepaidAmountSantim int64
 	RepaymentSource    string
-	RequestedAt        time.Time
-	DisbursedAt        time.Time // zero until DISBURSED
-	RepaidAt           time.Time // zero until REPAID
-	UpdatedAt          time.Time
+	// RepaymentLedgerTxID is the repayment journal's ledger transaction, once REPAID.
+	RepaymentLedgerTxID string
+	RequestedAt         time.Time
+	DisbursedAt         time.Time // zero until DISBURSED
+	RepaidAt            time.Time // zero until REPAID
+	UpdatedAt           time.Time
 }
 
 // Plan is what the disburse saga reads about a request once, at its start.

@@ -1,0 +1,452 @@
+package ewa
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/wagerail/wagerail/internal/audit"
+	"github.com/wagerail/wagerail/internal/db"
+	"github.com/wagerail/wagerail/internal/employees"
+	"github.com/wagerail/wagerail/internal/field"
+	"github.com/wagerail/wagerail/internal/identity"
+	"github.com/wagerail/wagerail/internal/money"
+	"github.com/wagerail/wagerail/internal/outbox"
+	"github.com/wagerail/wagerail/internal/tenancy"
+)
+
+// More errors of the store (besides those in types.go); each maps to one API code.
+var (
+	// ErrEmployeeNotActive: only an ACTIVE employee may request an advance (EWA_EMPLOYEE_NOT_ACTIVE, 409).
+	ErrEmployeeNotActive = errors.New("ewa: employee is not active")
+	// ErrInvalidState: the move is not allowed from the request's state (EWA_INVALID_STATE, 409).
+	ErrInvalidState = errors.New("ewa: request is not in a state that allows this")
+	// ErrNotDisbursed: a repayment for a request that is not DISBURSED (EWA_NOT_DISBURSED, 409).
+	ErrNotDisbursed = errors.New("ewa: request is not disbursed")
+	// ErrRepaymentMismatch: the repaid amount is not principal + fee (EWA_REPAYMENT_AMOUNT_MISMATCH, 422).
+	ErrRepaymentMismatch = errors.New("ewa: repaid amount must equal principal plus fee")
+	// ErrInvalid: a value breaks a rule (the error wraps the *field.Error too).
+	ErrInvalid = errors.New("ewa: invalid value")
+)
+
+// LimitError is ErrLimitExceeded with the figures the caller needs to ask again.
+type LimitError struct {
+	AvailableSantim    int64
+	MaxPrincipalSantim int64
+}
+
+func (e *LimitError) Error() string {
+	return fmt.Sprintf("%v: available %d santim, largest principal %d santim", ErrLimitExceeded, e.AvailableSantim, e.MaxPrincipalSantim)
+}
+
+// Is makes errors.Is(err, ErrLimitExceeded) hold.
+func (e *LimitError) Is(target error) bool { return target == ErrLimitExceeded }
+
+// Audit actions, target type and repayment sources.
+const (
+	ActionUpdateSettings     = "UpdateEwaSettings"
+	ActionRequest            = "RequestEwa"
+	ActionCancel             = "CancelEwa"
+	ActionRecordRepayment    = "RecordEwaRepayment"
+	ActionDisburse           = "DisburseEwa"
+	ActionDisbursed          = "EwaDisbursed"
+	ActionDisbursementFailed = "EwaDisbursementFailed"
+	TargetRequest            = "EwaRequest"
+	SourcePayroll            = "PAYROLL"
+	SourceEmployer           = "EMPLOYER"
+	SourceEmployee           = "EMPLOYEE"
+	maxFundingAccountNumber  = 64
+	maxFundingPartner        = 64
+	maxFailureReasonBytes    = field.MaxText
+	outstandingStatusesSQL   = `('REQUESTED', 'DISBURSING', 'DISBURSED')`
+	settingsColumns          = `tenant_id, coalesce(funding_partner, ''), coalesce(funding_account_number, ''), access_cap_percent, fee_flat_santim, fee_basis_points, account_name_match, updated_at`
+	requestColumns           = `id, tenant_id, employee_id, principal_santim, fee_santim, status, coalesce(workflow_id, ''), coalesce(ledger_tx_id, ''), coalesce(transfer_id, ''), coalesce(failure_reason, ''), coalesce(repaid_amount_santim, 0), coalesce(repayment_source, ''), coalesce(repayment_ledger_tx_id, ''), requested_at, coalesce(disbursed_at, 'epoch'), coalesce(repaid_at, 'epoch'), updated_at`
+)
+
+// ValidSource reports whether s is a repayment source.
+func ValidSource(s string) bool {
+	return s == SourcePayroll || s == SourceEmployer || s == SourceEmployee
+}
+
+// DefaultSettings are a tenant's settings before it sets any.
+func DefaultSettings(tenant string) Settings {
+	return Settings{TenantID: tenant, AccessCapPercent: DefaultAccessCapPercent}
+}
+
+// Validate checks settings and returns the first broken rule as a *field.Error (names as the
+// API spells them). The funding account is optional (zero: not set); when set, the partner is a
+// lower-case identifier and the account number a payout account number without ':' (it is a
+// segment of the ledger's partner-bank:<partner>:<account> name).
+func (s Settings) Validate() error {
+	if s.Funding != (Account{}) {
+		p := s.Funding.Partner
+		if err := field.Identifier("fundingAccount.partner", p, maxFundingPartner); err != nil {
+			return err
+		}
+		for i := 0; i < len(p); i++ {
+			if c := p[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
+				return &field.Error{Field: "fundingAccount.partner", Problem: "must be a partner name: lower-case letters, digits, '_' and '-'"}
+			}
+		}
+		n := s.Funding.AccountNumber
+		if err := field.Identifier("fundingAccount.accountNumber", n, maxFundingAccountNumber); err != nil {
+			return err
+		}
+		if strings.Contains(n, ":") {
+			return &field.Error{Field: "fundingAccount.accountNumber", Problem: "must not contain ':'"}
+		}
+	}
+	switch {
+	case s.AccessCapPercent < 1 || s.AccessCapPercent > 100:
+		return &field.Error{Field: "accessCapPercent", Problem: "must be a whole number from 1 to 100"}
+	case s.FeeFlatSantim < 0 || s.FeeFlatSantim > MaxFeeFlatSantim:
+		return &field.Error{Field: "feeFlatSantim", Problem: fmt.Sprintf("must be a whole number of santim from 0 to %d", MaxFeeFlatSantim)}
+	case s.FeeBasisPoints < 0 || s.FeeBasisPoints > MaxFeeBasisPoints:
+		return &field.Error{Field: "feeBasisPoints", Problem: fmt.Sprintf("must be a whole number from 0 to %d", MaxFeeBasisPoints)}
+	}
+	return nil
+}
+
+func scanSettings(row pgx.Row) (Settings, error) {
+	var s Settings
+	err := row.Scan(&s.TenantID, &s.Funding.Partner, &s.Funding.AccountNumber, &s.AccessCapPercent, &s.FeeFlatSantim,
+		&s.FeeBasisPoints, &s.AccountNameMatch, &s.UpdatedAt)
+	return s, err
+}
+
+// GetSettings returns tenant's settings, or DefaultSettings when it has set none.
+func GetSettings(ctx context.Context, q db.Querier, tenant string) (Settings, error) {
+	s, err := scanSettings(q.QueryRow(ctx, `SELECT `+settingsColumns+` FROM app.ewa_settings WHERE tenant_id = $1`, tenant))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return DefaultSettings(tenant), nil
+	}
+	if err != nil {
+		return Settings{}, fmt.Errorf("ewa: settings: %w", err)
+	}
+	return s, nil
+}
+
+// PutSettings replaces tenant's settings with s (validated; ErrInvalid wraps the *field.Error)
+// and writes the UpdateEwaSettings audit row, in tx (scoped to tenant, actor in ctx).
+func PutSettings(ctx context.Context, tx pgx.Tx, tenant string, s Settings) (Settings, error) {
+	if err := s.Validate(); err != nil {
+		return Settings{}, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	actor := tenancy.Actor(ctx)
+	var partner, account *string
+	if s.Funding != (Account{}) {
+		partner, account = &s.Funding.Partner, &s.Funding.AccountNumber
+	}
+	out, err := scanSettings(tx.QueryRow(ctx, `INSERT INTO app.ewa_settings (tenant_id, funding_partner, funding_account_number,
+			access_cap_percent, fee_flat_santim, fee_basis_points, account_name_match, updated_by, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now())
+		ON CONFLICT (tenant_id) DO UPDATE SET funding_partner = EXCLUDED.funding_partner,
+			funding_account_number = EXCLUDED.funding_account_number, access_cap_percent = EXCLUDED.access_cap_percent,
+			fee_flat_santim = EXCLUDED.fee_flat_santim, fee_basis_points = EXCLUDED.fee_basis_points,
+			account_name_match = EXCLUDED.account_name_match, updated_by = EXCLUDED.updated_by, updated_at = now()
+		RETURNING `+settingsColumns,
+		tenant, partner, account, s.AccessCapPercent, s.FeeFlatSantim, s.FeeBasisPoints, s.AccountNameMatch, actor))
+	if err != nil {
+		return Settings{}, fmt.Errorf("ewa: put settings: %w", err)
+	}
+	if err := audit.Write(ctx, tx, audit.Entry{Action: ActionUpdateSettings, Outcome: audit.Success, TargetType: "EwaSettings",
+		TargetID: tenant, Details: map[string]any{"fundingPartner": out.Funding.Partner, "accessCapPercent": out.AccessCapPercent,
+			"feeFlatSantim": out.FeeFlatSantim, "feeBasisPoints": out.FeeBasisPoints, "accountNameMatch": out.AccountNameMatch}}); err != nil {
+		return Settings{}, err
+	}
+	return out, nil
+}
+
+// outstanding is principal + fee of employee's requests of the period starting at start that
+// still count against the limit.
+func outstanding(ctx context.Context, q db.Querier, tenant, employee string, start time.Time) (int64, error) {
+	var sum int64
+	err := q.QueryRow(ctx, `SELECT coalesce(sum(principal_santim + fee_santim), 0) FROM app.ewa_requests
+		WHERE tenant_id = $1 AND employee_id = $2 AND period_start = $3 AND status IN `+outstandingStatusesSQL,
+		tenant, employee, start).Scan(&sum)
+	if err != nil {
+		return 0, fmt.Errorf("ewa: outstanding: %w", err)
+	}
+	return sum, nil
+}
+
+// employeeFor reads what the rules need of tenant's employee, under a row lock when lock is set.
+func employeeFor(ctx context.Context, q db.Querier, tenant, id string, lock bool) (salary int64, active bool, err error) {
+	sql := `SELECT gross_monthly_salary_santim, status FROM app.employees
+		WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL`
+	if lock {
+		sql += ` FOR UPDATE`
+	}
+	var status string
+	err = q.QueryRow(ctx, sql, tenant, id).Scan(&salary, &status)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, false, ErrEmployeeNotFound
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("ewa: employee: %w", err)
+	}
+	return salary, status == string(employees.Active), nil
+}
+
+// CheckEligibility is how much tenant's employee may draw at now. Errors: ErrEmployeeNotFound.
+func CheckEligibility(ctx context.Context, q db.Querier, tenant, employeeID string, now time.Time) (Eligibility, error) {
+	return eligibility(ctx, q, tenant, employeeID, now, false)
+}
+
+func eligibility(ctx context.Context, q db.Querier, tenant, employeeID string, now time.Time, lock bool) (Eligibility, error) {
+	salary, active, err := employeeFor(ctx, q, tenant, employeeID, lock)
+	if err != nil {
+		return Eligibility{}, err
+	}
+	s, err := GetSettings(ctx, q, tenant)
+	if err != nil {
+		return Eligibility{}, err
+	}
+	start, _ := Period(now)
+	out, err := outstanding(ctx, q, tenant, employeeID, start)
+	if err != nil {
+		return Eligibility{}, err
+	}
+	e, err := Compute(salary, out, active, s, now)
+	e.EmployeeID = employeeID
+	return e, err
+}
+
+func scanRequest(row pgx.Row) (Request, error) {
+	var r Request
+	err := row.Scan(&r.ID, &r.TenantID, &r.EmployeeID, &r.PrincipalSantim, &r.FeeSantim, &r.Status, &r.WorkflowID, &r.LedgerTxID,
+		&r.TransferID, &r.FailureReason, &r.RepaidAmountSantim, &r.RepaymentSource, &r.RepaymentLedgerTxID, &r.RequestedAt,
+		&r.DisbursedAt, &r.RepaidAt, &r.UpdatedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Request{}, ErrNotFound
+	}
+	if err != nil {
+		return Request{}, fmt.Errorf("ewa: request: %w", err)
+	}
+	if r.DisbursedAt.Unix() == 0 {
+		r.DisbursedAt = time.Time{}
+	}
+	if r.RepaidAt.Unix() == 0 {
+		r.RepaidAt = time.Time{}
+	}
+	return r, nil
+}
+
+// event is a request's outbox payload: ids, amounts and state, no personal data.
+func event(r Request) map[string]any {
+	p := map[string]any{"requestId": r.ID, "employeeId": r.EmployeeID, "principalSantim": r.PrincipalSantim,
+		"feeSantim": r.FeeSantim, "status": r.Status}
+	if r.WorkflowID != "" {
+		p["workflowId"] = r.WorkflowID
+	}
+	return p
+}
+
+// record writes a change's audit row and (when typ is set) its outbox event under the request's
+// tenant, in tx.
+func record(ctx context.Context, tx pgx.Tx, r Request, action string, outcome audit.Outcome, details map[string]any, typ string, payload map[string]any) error {
+	ctx = tenancy.WithTenant(ctx, r.TenantID)
+	if err := audit.Write(ctx, tx, audit.Entry{Action: action, Outcome: outcome, TargetType: TargetRequest, TargetID: r.ID,
+		Details: details}); err != nil {
+		return err
+	}
+	if typ == "" {
+		return nil
+	}
+	_, err := outbox.Write(ctx, tx, typ, payload)
+	return err
+}
+
+// Create requests an advance of principal santim for tenant's employee at now, in tx (scoped to
+// tenant, actor in ctx). The employee's row is locked first, so concurrent requests for one
+// employee are checked against the limit one after the other and their sum never passes it.
+// Writes RequestEwa and ewa.requested.v1. Errors: ErrInvalid, ErrEmployeeNotFound,
+// ErrEmployeeNotActive, *LimitError (ErrLimitExceeded).
+func Create(ctx context.Context, tx pgx.Tx, tenant, employeeID string, principal int64, now time.Time) (Request, error) {
+	if !money.ValidAmount(principal) {
+		return Request{}, fmt.Errorf("%w: %w", ErrInvalid, &field.Error{Field: "amountSantim",
+			Problem: fmt.Sprintf("must be a whole number of santim from 1 to %d", money.MaxAmountSantim)})
+	}
+	e, err := eligibility(ctx, tx, tenant, employeeID, now, true)
+	if err != nil {
+		return Request{}, err
+	}
+	if !e.EmployeeActive {
+		return Request{}, ErrEmployeeNotActive
+	}
+	fee, ok, err := Allowed(principal, e.AvailableSantim, e.Settings)
+	if err != nil {
+		return Request{}, err
+	}
+	if !ok {
+		return Request{}, &LimitError{AvailableSantim: e.AvailableSantim, MaxPrincipalSantim: e.MaxPrincipalSantim}
+	}
+	id := "ewa_" + identity.NewID()
+	r, err := scanRequest(tx.QueryRow(ctx, `INSERT INTO app.ewa_requests (id, tenant_id, employee_id, principal_santim, fee_santim,
+			period_start, requested_by, requested_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8) RETURNING `+requestColumns,
+		id, tenant, employeeID, principal, fee, e.PeriodStart, tenancy.Actor(ctx), now))
+	if err != nil {
+		return Request{}, fmt.Errorf("ewa: create: %w", err)
+	}
+	return r, record(ctx, tx, r, ActionRequest, audit.Success,
+		map[string]any{"employeeId": employeeID, "principalSantim": principal, "feeSantim": fee}, EventRequested, event(r))
+}
+
+// Get returns tenant's request id. Errors: ErrNotFound.
+func Get(ctx context.Context, q db.Querier, tenant, id string) (Request, error) {
+	return scanRequest(q.QueryRow(ctx, `SELECT `+requestColumns+` FROM app.ewa_requests WHERE tenant_id = $1 AND id = $2`, tenant, id))
+}
+
+// lockRequest reads request id under a row lock (the tenant is the transaction's).
+func lockRequest(ctx context.Context, tx pgx.Tx, id string) (Request, error) {
+	return scanRequest(tx.QueryRow(ctx, `SELECT `+requestColumns+` FROM app.ewa_requests WHERE id = $1 FOR UPDATE`, id))
+}
+
+// Page bounds of List.
+const (
+	DefaultPage = 50
+	MaxPage     = 100
+)
+
+// Filter selects and pages the requests List returns; zero values select everything.
+type Filter struct {
+	Status     Status
+	EmployeeID string
+	After      string // the last id of the previous page
+	Limit      int    // 1 to MaxPage (else DefaultPage)
+}
+
+// List returns a page of tenant's requests matching f, ordered by id (oldest first).
+func List(ctx context.Context, q db.Querier, tenant string, f Filter) ([]Request, error) {
+	if f.Limit < 1 || f.Limit > MaxPage {
+		f.Limit = DefaultPage
+	}
+	where := []string{"tenant_id = $1", "id > $2"}
+	args := []any{tenant, f.After}
+	if f.Status != "" {
+		args = append(args, string(f.Status))
+		where = append(where, fmt.Sprintf("status = $%d", len(args)))
+	}
+	if f.EmployeeID != "" {
+		args = append(args, f.EmployeeID)
+		where = append(where, fmt.Sprintf("employee_id = $%d", len(args)))
+	}
+	args = append(args, f.Limit)
+	rows, err := q.Query(ctx, `SELECT `+requestColumns+` FROM app.ewa_requests WHERE `+strings.Join(where, " AND ")+
+		fmt.Sprintf(` ORDER BY id LIMIT $%d`, len(args)), args...)
+	if err != nil {
+		return nil, fmt.Errorf("ewa: list: %w", err)
+	}
+	defer rows.Close()
+	out := []Request{}
+	for rows.Next() {
+		r, err := scanRequest(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("ewa: list: %w", err)
+	}
+	return out, nil
+}
+
+// ListForEmployee is List of one employee's requests (the self-service view).
+func ListForEmployee(ctx context.Context, q db.Querier, tenant, employeeID, after string, limit int) ([]Request, error) {
+	return List(ctx, q, tenant, Filter{EmployeeID: employeeID, After: after, Limit: limit})
+}
+
+// Valid reports whether s is one of the six states.
+func (s Status) Valid() bool {
+	switch s {
+	case Requested, Disbursing, Disbursed, Failed, Cancelled, Repaid:
+		return true
+	}
+	return false
+}
+
+// Cancel moves tenant's request id REQUESTED → CANCELLED at now, with CancelEwa and
+// ewa.cancelled.v1, in tx. Errors: ErrNotFound, ErrInvalidState (any other state).
+func Cancel(ctx context.Context, tx pgx.Tx, tenant, id string, now time.Time) (Request, error) {
+	cur, err := scanRequest(tx.QueryRow(ctx, `SELECT `+requestColumns+` FROM app.ewa_requests
+		WHERE tenant_id = $1 AND id = $2 FOR UPDATE`, tenant, id))
+	if err != nil {
+		return Request{}, err
+	}
+	if cur.Status != Requested {
+		return cur, fmt.Errorf("%w: cancel from %s", ErrInvalidState, cur.Status)
+	}
+	r, err := scanRequest(tx.QueryRow(ctx, `UPDATE app.ewa_requests SET status = 'CANCELLED', cancelled_at = $2, updated_at = $2
+		WHERE id = $1 RETURNING `+requestColumns, id, now))
+	if err != nil {
+		return Request{}, fmt.Errorf("ewa: cancel: %w", err)
+	}
+	return r, record(ctx, tx, r, ActionCancel, audit.Success, map[string]any{"from": string(cur.Status)}, EventCancelled, event(r))
+}
+
+// Repayment is what RecordRepayment stores.
+type Repayment struct {
+	AmountSantim int64
+	Source       string // PAYROLL, EMPLOYER or EMPLOYEE
+	LedgerTxID   string // the posted repayment journal
+}
+
+// CheckRepayment says whether r may be repaid with rep (the amount and the state; the ledger
+// transaction is not looked at). replay is true when r is already REPAID with the same amount and
+// source: the caller answers the stored request. Errors: ErrRepaymentMismatch, ErrNotDisbursed.
+func CheckRepayment(r Request, amount int64, source string) (replay bool, err error) {
+	if total, ok := money.Add(r.PrincipalSantim, r.FeeSantim); !ok || amount != total {
+		return false, ErrRepaymentMismatch
+	}
+	switch {
+	case r.Status == Repaid && r.RepaidAmountSantim == amount && r.RepaymentSource == source:
+		return true, nil
+	case r.Status != Disbursed:
+		return false, fmt.Errorf("%w: status %s", ErrNotDisbursed, r.Status)
+	}
+	return false, nil
+}
+
+// RecordRepayment moves tenant's request id DISBURSED → REPAID at now with rep, with
+// RecordEwaRepayment and ewa.repaid.v1, in tx. On a request already REPAID with the same amount,
+// source and ledger transaction it changes nothing and returns the stored request. Errors:
+// ErrNotFound, ErrRepaymentMismatch, ErrNotDisbursed, ErrInvalid (source or ledger id).
+func RecordRepayment(ctx context.Context, tx pgx.Tx, tenant, id string, rep Repayment, now time.Time) (Request, error) {
+	if !ValidSource(rep.Source) {
+		return Request{}, fmt.Errorf("%w: %w", ErrInvalid, &field.Error{Field: "source", Problem: "must be PAYROLL, EMPLOYER or EMPLOYEE"})
+	}
+	if err := field.Identifier("ledgerTxId", rep.LedgerTxID, 0); err != nil {
+		return Request{}, fmt.Errorf("%w: %w", ErrInvalid, err)
+	}
+	cur, err := scanRequest(tx.QueryRow(ctx, `SELECT `+requestColumns+` FROM app.ewa_requests
+		WHERE tenant_id = $1 AND id = $2 FOR UPDATE`, tenant, id))
+	if err != nil {
+		return Request{}, err
+	}
+	replay, err := CheckRepayment(cur, rep.AmountSantim, rep.Source)
+	if err != nil {
+		return cur, err
+	}
+	if replay {
+		if cur.RepaymentLedgerTxID != rep.LedgerTxID {
+			return cur, fmt.Errorf("%w: repaid with another ledger transaction", ErrNotDisbursed)
+		}
+		return cur, nil
+	}
+	r, err := scanRequest(tx.QueryRow(ctx, `UPDATE app.ewa_requests SET status = 'REPAID', repaid_amount_santim = $2,
+			repayment_source = $3, repayment_ledger_tx_id = $4, repaid_at = $5, updated_at = $5
+		WHERE id = $1 RETURNING `+requestColumns, id, rep.AmountSantim, rep.Source, rep.LedgerTxID, now))
+	if err != nil {
+		return Request{}, fmt.Errorf("ewa: record repayment: %w", err)
+	}
+	payload := event(r)
+	payload["repaidAmountSantim"], payload["source"], payload["ledgerTxId"] = r.RepaidAmountSantim, r.RepaymentSource, r.RepaymentLedgerTxID
+	return r, record(ctx, tx, r, ActionRecordRepayment, audit.Success,
+		map[string]any{"repaidAmountSantim": rep.AmountSantim, "source": rep.Source, "ledgerTxId": rep.LedgerTxID}, EventRepaid, payload)
+}

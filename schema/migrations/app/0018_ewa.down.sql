@@ -1,0 +1,1 @@
+DROP TABLE app.ewa_requests, app.ewa_settings;
