@@ -73,7 +73,7 @@ func (s *Server) disburseEwa(c *gin.Context) {
 	var req ewa.Request
 	err := s.inTenant(c, func(ctx context.Context, tx pgx.Tx) error {
 		var err error
-		req, err = ewa.Get(ctx, tx, id)
+		req, err = ewa.Get(ctx, tx, caller.Tenant, id)
 		return err
 	})
 	switch {

@@ -34,9 +34,9 @@ func TestEwaDisburseEndToEnd(t *testing.T) {
 	}](t, rec)
 	require.Positive(t, el.AvailableSantim, "on any day of the month some of 15,000 ETB is earned")
 
-	const principal = 10_000 // 100 ETB: available on the 1st of any month (15,000 ETB × 1/31 × 50 %)
+	const principal int64 = 10_000 // 100 ETB: available on the 1st of any month (15,000 ETB × 1/31 × 50 %)
 	req := s.request(t, principal)
-	require.Equal(t, "REQUESTED", req.Status)
+	require.Equal(t, "REQUESTED", string(req.Status))
 	fee := int64(500 + 100) // 5 ETB flat + 1 % of 100 ETB
 	require.Equal(t, fee, req.FeeSantim)
 
@@ -93,7 +93,7 @@ func TestEwaDisburseEndToEnd(t *testing.T) {
 	rec = s.owner.call(http.MethodPost, "/api/ewa/requests/"+req.ID+"/record-repayment",
 		map[string]any{"ewaRequestId": req.ID, "repaidAmountSantim": principal + fee, "source": "PAYROLL"}, "Idempotency-Key", rk)
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
-	require.Equal(t, "REPAID", decode[ewaRequestJSON](t, rec).Status)
+	require.Equal(t, "REPAID", string(decode[ewaRequestJSON](t, rec).Status))
 	rep, err := s.ledger.GetTransaction(context.Background(), &ledgerv1.GetTransactionRequest{TenantId: s.tenant, IdempotencyKey: "ewa-repay:" + req.ID})
 	require.NoError(t, err)
 	require.ElementsMatch(t, []string{"D payroll-clearing 10600", "C receivable-from-employee:" + s.employee + " 10600"}, entryLines(rep.GetTransaction()))

@@ -2,11 +2,14 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wagerail/wagerail/internal/db"
 	"github.com/wagerail/wagerail/internal/sanctions"
 	"github.com/wagerail/wagerail/internal/tenancy"
 	"github.com/wagerail/wagerail/internal/testkit"
@@ -33,9 +36,15 @@ func TestEwaDisburseGateMatrix(t *testing.T) {
 		}, status: http.StatusUnprocessableEntity, code: "EWA_KYC_NOT_APPROVED", audit: "KycGateBlocked"},
 		{name: "KYC expired", setup: func(t *testing.T, s *ewaStack) {
 			s.approveKyc(t)
-			_, err := s.d.Platform(t).Exec(context.Background(),
-				`UPDATE app.kyc_submissions SET valid_until = now() - interval '1 day' WHERE tenant_id = $1`, s.tenant)
-			require.NoError(t, err)
+			// The approval's validity has run out (the hourly expiry job has not marked it yet).
+			require.NoError(t, db.InTenantTx(context.Background(), s.d.App, s.tenant, func(tx pgx.Tx) error {
+				tag, err := tx.Exec(context.Background(),
+					`UPDATE app.kyc_submissions SET valid_until = now() - interval '1 day' WHERE tenant_id = $1 AND status = 'APPROVED'`, s.tenant)
+				if err == nil && tag.RowsAffected() != 1 {
+					err = fmt.Errorf("%d approvals moved", tag.RowsAffected())
+				}
+				return err
+			}))
 		}, status: http.StatusUnprocessableEntity, code: "EWA_KYC_NOT_APPROVED", audit: "KycGateBlocked"},
 		{name: "sanctions hit", setup: func(t *testing.T, s *ewaStack) {
 			s.approveKyc(t)
@@ -79,7 +88,7 @@ func TestEwaDisburseGateMatrix(t *testing.T) {
 			require.Equal(t, [3]int{0, 0, 0}, [3]int{ledgerTxs, transfers, events}, "no ledger entry, no partner call, no event")
 			require.Equal(t, 1, s.auditRows(t, tc.audit), "one %s row", tc.audit)
 			got := s.waitStatus(t, req.ID, "REQUESTED")
-			require.Equal(t, "REQUESTED", got.Status, "a refusal leaves the request to be disbursed once fixed")
+			require.Equal(t, "REQUESTED", string(got.Status), "a refusal leaves the request to be disbursed once fixed")
 		})
 	}
 }

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 
 	"github.com/wagerail/wagerail/activities"
@@ -73,7 +75,8 @@ func newEwaStack(t *testing.T, o ewaStackOpts) *ewaStack {
 	lc := ledger.NewClient(ledgertest.Serve(t, d.App, nil), ledger.ClientOptions{})
 	gc := gateway.NewClient(bank.Gateway, gateway.ClientOptions{})
 	ts := testkit.Temporal(t)
-	tc, err := client.Dial(client.Options{HostPort: ts.HostPort(), Namespace: ts.Namespace()})
+	tc, err := client.Dial(client.Options{HostPort: ts.HostPort(), Namespace: ts.Namespace(),
+		Logger: sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler))})
 	require.NoError(t, err)
 	t.Cleanup(tc.Close)
 	queue := testkit.Unique("ewa")
@@ -156,15 +159,6 @@ func (s *ewaStack) approveKyc(t *testing.T) {
 	}
 }
 
-type ewaRequestJSON struct {
-	ID              string `json:"id"`
-	EmployeeID      string `json:"employeeId"`
-	PrincipalSantim int64  `json:"principalSantim"`
-	FeeSantim       int64  `json:"feeSantim"`
-	Status          string `json:"status"`
-	FailureReason   string `json:"failureReason"`
-}
-
 // request creates an EWA request for the employee.
 func (s *ewaStack) request(t *testing.T, amount int64) ewaRequestJSON {
 	t.Helper()
@@ -188,7 +182,7 @@ func (s *ewaStack) waitStatus(t *testing.T, id, want string) ewaRequestJSON {
 			return false
 		}
 		last = decode[ewaRequestJSON](t, rec)
-		return last.Status == want
+		return string(last.Status) == want
 	}, 60*time.Second, 50*time.Millisecond, "request %s never reached %s", id, want)
 	return last
 }
