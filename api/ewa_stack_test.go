@@ -60,7 +60,7 @@ const (
 	stackFundingBalance = 10_000_000_00   // 10 M ETB
 )
 
-func newEwaStack(t *testing.T, o ewaStackOpts) *ewaStack {
+func newEwaStack(t testing.TB, o ewaStackOpts) *ewaStack {
 	t.Helper()
 	d := testkit.NewDB(t)
 	var engine atomic.Value // the API's handler, set once built (the bank needs the URL first)
@@ -112,7 +112,7 @@ func newEwaStack(t *testing.T, o ewaStackOpts) *ewaStack {
 
 // startWorker runs a worker on the stack's queue with the real activities; extra may register
 // replacements (the crash test). It stops when the test ends; Stop before that is allowed.
-func (s *ewaStack) startWorker(t *testing.T, extra func(worker.Registry)) worker.Worker {
+func (s *ewaStack) startWorker(t testing.TB, extra func(worker.Registry)) worker.Worker {
 	t.Helper()
 	w := worker.New(s.tc, s.queue, worker.Options{})
 	workflows.Register(w, s.realActivities())
@@ -149,7 +149,7 @@ func (s *ewaStack) realActivities() workflows.Deps {
 }
 
 // approveKyc submits the employee's KYC and approves it as the platform reviewer.
-func (s *ewaStack) approveKyc(t *testing.T) {
+func (s *ewaStack) approveKyc(t testing.TB) {
 	t.Helper()
 	sub, code, errc := s.submit("Abebe Kebede")
 	require.Equal(t, http.StatusCreated, code, errc)
@@ -160,7 +160,7 @@ func (s *ewaStack) approveKyc(t *testing.T) {
 }
 
 // request creates an EWA request for the employee.
-func (s *ewaStack) request(t *testing.T, amount int64) ewaRequestJSON {
+func (s *ewaStack) request(t testing.TB, amount int64) ewaRequestJSON {
 	t.Helper()
 	rec := s.owner.call(http.MethodPost, "/api/ewa/requests", map[string]any{"employeeId": s.employee, "amountSantim": amount},
 		"Idempotency-Key", testkit.Unique("req"))
