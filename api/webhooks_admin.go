@@ -44,7 +44,7 @@ type webhookEventJSON struct {
 	AmountSantim    int64     `json:"amountSantim"`
 	Outcome         string    `json:"outcome"`
 	Problem         *string   `json:"problem"`
-	Deliveries      int       `json:"deliveryCount"`
+	DeliveryCount   int       `json:"deliveryCount"`
 	SignedAt        time.Time `json:"signedAt"`
 	ReceivedAt      time.Time `json:"receivedAt"`
 }
@@ -79,7 +79,7 @@ func toWebhookEventJSON(e bankwebhook.Event) webhookEventJSON {
 	return webhookEventJSON{ID: e.ID, Partner: e.Partner, EventID: e.EventID, Reference: e.Reference, WorkflowID: e.WorkflowID,
 		TransferID: webhookOptional(e.TransferID), TenantID: webhookOptional(e.TenantID), ClaimedTenantID: e.ClaimedTenant, Domain: e.Domain,
 		Status: e.Status, FailureCode: webhookOptional(e.FailureCode), AmountSantim: e.AmountSantim, Outcome: string(e.Outcome),
-		Problem: webhookOptional(e.Problem), Deliveries: e.Attempts, SignedAt: e.SignedAt.UTC(), ReceivedAt: e.ReceivedAt.UTC()}
+		Problem: webhookOptional(e.Problem), DeliveryCount: e.Attempts, SignedAt: e.SignedAt.UTC(), ReceivedAt: e.ReceivedAt.UTC()}
 }
 
 // webhookFilters are the list's query parameters.
