@@ -139,7 +139,10 @@ func SignWebhook(secret []byte, ts, nonce string, body []byte) string {
 // window (401 SIGNATURE_STALE), and only then reads the body (400 INVALID_PAYLOAD). The signature
 // covers the raw bytes, so nothing the body says is trusted before it verifies; a body that is
 // correctly signed but malformed is still the sender's error (400), never ours (500), and it is
-// neither stored nor audited.
+// neither stored nor audited. A verified callback goes to the applier (internal/bankwebhook), which
+// stores it and delivers it as the settlement signal to the saga that owns the transfer; the answer
+// says what came of it (200 with the outcome, or 503 when the saga could not be reached: the
+// callback is stored and the partner's retry delivers it).
 func (s *Server) bankCallback(c *gin.Context) {
 	partner := c.Param("partner")
 	secret, known := s.deps.WebhookSecrets[partner]
