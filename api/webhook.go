@@ -37,11 +37,16 @@ const (
 )
 
 // Results of svc_bank_webhook_requests_total. A stale timestamp counts as signature_rejected, as the
-// spec asks ("bad or stale webhook signature").
+// spec asks ("bad or stale webhook signature"). accepted is a callback applied to its saga (stored
+// outcome APPLIED); saga_finished one whose saga was already closed; undelivered one stored but not
+// yet delivered because Temporal is unreachable or not configured (answered 503, so the partner
+// retries).
 const (
 	resultAccepted          = "accepted"
+	resultSagaFinished      = "saga_finished"
 	resultUnmatched         = "unmatched"
 	resultDuplicate         = "duplicate"
+	resultUndelivered       = "undelivered"
 	resultConflict          = "conflict"
 	resultSignatureRejected = "signature_rejected"
 	resultReplay            = "replay"
@@ -49,10 +54,11 @@ const (
 	resultError             = "error"
 )
 
-// webhooks is the callback route's state: its metrics and the store that writes callbacks.
+// webhooks is the callback route's state: its metrics and the applier that stores and delivers
+// callbacks.
 type webhooks struct {
 	requests *prometheus.CounterVec
-	store    *bankwebhook.Store // nil without a platform pool: callbacks answer 503
+	applier  *bankwebhook.Applier // nil without a platform pool: callbacks answer 503
 }
 
 func newWebhooks(d Deps) *webhooks {
@@ -61,7 +67,8 @@ func newWebhooks(d Deps) *webhooks {
 		Help: "Partner-bank callbacks received, by result.",
 	}, []string{"result"})}
 	d.Registry.MustRegister(m.requests)
-	for _, r := range []string{resultAccepted, resultUnmatched, resultDuplicate, resultConflict, resultSignatureRejected, resultReplay, resultInvalid, resultError} {
+	for _, r := range []string{resultAccepted, resultSagaFinished, resultUnmatched, resultDuplicate, resultUndelivered,
+		resultConflict, resultSignatureRejected, resultReplay, resultInvalid, resultError} {
 		m.requests.WithLabelValues(r) // export zeroes so rate() works from the first scrape
 	}
 	if d.Platform != nil {
@@ -69,7 +76,11 @@ func newWebhooks(d Deps) *webhooks {
 		if find == nil {
 			find = findGatewayTransfer
 		}
-		m.store = bankwebhook.NewStore(d.Platform, find, d.Now)
+		var wf bankwebhook.Workflows
+		if d.Temporal != nil {
+			wf = d.Temporal
+		}
+		m.applier = bankwebhook.NewApplier(bankwebhook.NewStore(d.Platform, find, d.Now), wf)
 	}
 	return m
 }
@@ -128,7 +139,10 @@ func SignWebhook(secret []byte, ts, nonce string, body []byte) string {
 // window (401 SIGNATURE_STALE), and only then reads the body (400 INVALID_PAYLOAD). The signature
 // covers the raw bytes, so nothing the body says is trusted before it verifies; a body that is
 // correctly signed but malformed is still the sender's error (400), never ours (500), and it is
-// neither stored nor audited.
+// neither stored nor audited. A verified callback goes to the applier (internal/bankwebhook), which
+// stores it and delivers it as the settlement signal to the saga that owns the transfer; the answer
+// says what came of it (200 with the outcome, or 503 when the saga could not be reached: the
+// callback is stored and the partner's retry delivers it).
 func (s *Server) bankCallback(c *gin.Context) {
 	partner := c.Param("partner")
 	secret, known := s.deps.WebhookSecrets[partner]
@@ -176,16 +190,16 @@ func (s *Server) bankCallback(c *gin.Context) {
 		return
 	}
 
-	if s.webhooks.store == nil {
+	if s.webhooks.applier == nil {
 		s.webhooks.requests.WithLabelValues(resultError).Inc()
 		writeError(c, NewError(http.StatusServiceUnavailable, "NOT_CONFIGURED", "bank callbacks need the platform database role (DATABASE_PLATFORM_URL)"))
 		return
 	}
 	ctx := tenancy.WithRequestID(c.Request.Context(), requestID(c))
-	res, err := s.webhooks.store.Receive(ctx, bankwebhook.Callback{
+	d, err := s.webhooks.applier.Receive(ctx, bankwebhook.Callback{
 		Partner: partner, EventID: cb.EventID, Nonce: h.nonce, ClaimedTenant: cb.TenantID, Domain: cb.Domain,
-		Reference: cb.Reference, TransferID: cb.TransferID, Status: cb.Status, AmountSantim: cb.AmountSantim,
-		RawBody: body, SignedAt: signedAt,
+		Reference: cb.Reference, TransferID: cb.TransferID, Status: cb.Status, FailureCode: cb.FailureCode,
+		AmountSantim: cb.AmountSantim, RawBody: body, SignedAt: signedAt,
 	})
 	switch {
 	case errors.Is(err, bankwebhook.ErrReplayedNonce):
@@ -199,23 +213,40 @@ func (s *Server) bankCallback(c *gin.Context) {
 		s.webhooks.requests.WithLabelValues(resultError).Inc()
 		writeError(c, fmt.Errorf("bank callback: %w", err))
 		return
-	case res.Outcome == bankwebhook.Duplicate:
-		// A retry of an event we hold: acknowledge so the partner stops, change nothing.
-		s.webhooks.requests.WithLabelValues(resultDuplicate).Inc()
-		c.JSON(http.StatusOK, gin.H{"status": "duplicate", "eventId": cb.EventID, "id": res.ID})
-		return
-	case res.Outcome == bankwebhook.Unmatched:
-		// Ours to review, not the partner's to retry: acknowledged, no tenant touched.
-		s.webhooks.requests.WithLabelValues(resultUnmatched).Inc()
-		s.deps.Log.Warn("bank callback matches no transfer", "partner", partner, "partner_reference", cb.Reference,
-			"problem", res.Problem, "request_id", requestID(c))
-		c.JSON(http.StatusOK, gin.H{"status": "unmatched", "eventId": cb.EventID, "id": res.ID})
-		return
 	}
-	s.webhooks.requests.WithLabelValues(resultAccepted).Inc()
-	s.deps.Log.Info("bank callback accepted", "partner", partner, "tenant_id", res.TenantID,
-		"partner_reference", cb.Reference, "status", cb.Status, "request_id", requestID(c))
-	c.JSON(http.StatusOK, gin.H{"status": "accepted", "eventId": cb.EventID, "id": res.ID})
+	ack := func(result, status string) {
+		s.webhooks.requests.WithLabelValues(result).Inc()
+		c.JSON(http.StatusOK, gin.H{"status": status, "outcome": string(d.Outcome), "eventId": cb.EventID, "id": d.ID})
+	}
+	switch d.Outcome {
+	case bankwebhook.Duplicate:
+		// A retry of an event already decided: acknowledge so the partner stops, change nothing.
+		ack(resultDuplicate, "duplicate")
+	case bankwebhook.Unmatched:
+		// Ours to review, not the partner's to retry: acknowledged, nothing signalled.
+		s.deps.Log.Warn("bank callback matches no transfer or saga", "partner", partner, "partner_reference", cb.Reference,
+			"tenant_id", d.TenantID, "problem", d.Problem, "webhook_event_id", d.ID, "request_id", requestID(c))
+		ack(resultUnmatched, "unmatched")
+	case bankwebhook.SagaFinished:
+		// The saga has closed: nothing to apply, and a retry would change nothing either.
+		s.deps.Log.Info("bank callback for a finished saga", "partner", partner, "tenant_id", d.TenantID,
+			"partner_reference", cb.Reference, "status", cb.Status, "webhook_event_id", d.ID, "request_id", requestID(c))
+		ack(resultSagaFinished, "saga_finished")
+	case bankwebhook.Undelivered:
+		// Stored, not delivered: the partner's retry delivers it (the saga dedupes by event id).
+		s.webhooks.requests.WithLabelValues(resultUndelivered).Inc()
+		s.deps.Log.Warn("bank callback stored but not delivered", "partner", partner, "tenant_id", d.TenantID,
+			"partner_reference", cb.Reference, "problem", d.Problem, "webhook_event_id", d.ID, "request_id", requestID(c))
+		if !s.webhooks.applier.Configured() {
+			writeError(c, NewError(http.StatusServiceUnavailable, "NOT_CONFIGURED", "the callback is stored, but no Temporal client is configured to deliver it; retry later"))
+			return
+		}
+		writeError(c, NewError(http.StatusServiceUnavailable, "TEMPORAL_UNAVAILABLE", "the callback is stored, but its saga could not be reached; retry later"))
+	default:
+		s.deps.Log.Info("bank callback applied", "partner", partner, "tenant_id", d.TenantID,
+			"partner_reference", cb.Reference, "status", cb.Status, "webhook_event_id", d.ID, "request_id", requestID(c))
+		ack(resultAccepted, "accepted")
+	}
 }
 
 var callbackStatuses = map[string]bool{"SETTLED": true, "FAILED": true}

@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
 
 	"github.com/wagerail/wagerail/gateway"
 	"github.com/wagerail/wagerail/internal/bankwebhook"
@@ -32,38 +33,69 @@ func TestMain(m *testing.M) { testkit.Main(m) }
 var sandboxSecret = []byte("sandbox-test-secret")
 
 type webhookFixture struct {
-	srv *Server
-	d   *testkit.DB
-	now time.Time
+	srv  *Server
+	d    *testkit.DB
+	now  time.Time
+	saga *sagaHarness // the sagas callbacks are delivered to (nil in the hardening fixture)
+	run  string       // prefixes references: tests share the Temporal server
 }
 
 func newWebhookFixture(t *testing.T) *webhookFixture {
-	f := &webhookFixture{d: testkit.NewDB(t), now: time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)}
-	f.srv = New(Deps{
+	f := &webhookFixture{d: testkit.NewDB(t), now: time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC), saga: newSagaHarness(t), run: testkit.Unique("cb")}
+	f.srv = f.server(t, f.saga.tc)
+	return f
+}
+
+// server is an API on f's database whose Temporal client is temporal.
+func (f *webhookFixture) server(t *testing.T, temporal client.Client) *Server {
+	srv := New(Deps{
 		Log:            slog.New(slog.NewTextHandler(io.Discard, nil)),
 		DB:             f.d.App,
 		Platform:       f.d.Platform(t),
 		Registry:       prometheus.NewRegistry(),
 		WebhookSecrets: map[string][]byte{"sandbox": sandboxSecret},
 		Now:            func() time.Time { return f.now },
+		Temporal:       temporal,
 	})
-	return f
+	srv.webhooks.applier.Timeout = time.Second // a server that is down fails the attempt sooner
+	return srv
 }
 
+// ref is the reference of the transfer a callback for eventID refers to.
+func (f *webhookFixture) ref(eventID string) string { return f.run + "-ref-" + eventID }
+
 // sent records, as the gateway does before it calls the partner, the transfer a callback for
-// eventID refers to (reference ref-<eventID>).
+// eventID refers to, and starts its saga (a recorder with the reference as its workflow id).
 func (f *webhookFixture) sent(t *testing.T, eventID, tenant string, amount int64) {
 	t.Helper()
+	f.sentOnly(t, eventID, tenant, amount)
+	f.saga.start(t, f.ref(eventID), false)
+}
+
+// sentOnly records the transfer without starting a saga.
+func (f *webhookFixture) sentOnly(t *testing.T, eventID, tenant string, amount int64) {
+	t.Helper()
 	require.NoError(t, gateway.NewStore(f.d.App).RecordTransfers(context.Background(), tenant, []gateway.TransferRecord{{
-		Partner: "sandbox", Reference: "ref-" + eventID, TenantID: tenant, Domain: "EWA", AmountSantim: amount,
+		Partner: "sandbox", Reference: f.ref(eventID), TenantID: tenant, Domain: "EWA", AmountSantim: amount,
 		Currency: "ETB", FromAccount: "employer-1", ToAccount: "employee-1",
 	}}))
 }
 
-func callbackBody(eventID, tenant string, amount int64) []byte {
+// body is a SETTLED callback for eventID about the transfer f.ref(eventID).
+func (f *webhookFixture) body(eventID, tenant string, amount int64) []byte {
+	return callbackBodyRef(f.ref(eventID), eventID, "SETTLED", tenant, amount)
+}
+
+// seen is what the saga of eventID's transfer has seen.
+func (f *webhookFixture) seen(t *testing.T, eventID string) recorderState {
+	t.Helper()
+	return f.saga.seen(t, f.ref(eventID))
+}
+
+func callbackBodyRef(ref, eventID, status, tenant string, amount int64) []byte {
 	b, _ := json.Marshal(map[string]any{
-		"eventId": eventID, "tenant_id": tenant, "domain": "EWA", "reference": "ref-" + eventID,
-		"transferId": "tr-" + eventID, "status": "SETTLED", "amountSantim": amount, "occurredAt": "2026-11-21T12:00:00Z",
+		"eventId": eventID, "tenant_id": tenant, "domain": "EWA", "reference": ref,
+		"transferId": "tr-" + eventID, "status": status, "amountSantim": amount, "occurredAt": "2026-11-21T12:00:00Z",
 	})
 	return b
 }
@@ -121,7 +153,7 @@ func (f *webhookFixture) count(result string) float64 {
 func TestBankCallbackAcceptedOnceAndRetriesAreAcknowledged(t *testing.T) {
 	f := newWebhookFixture(t)
 	f.sent(t, "ev-1", "tenant-a", 150_000)
-	body := callbackBody("ev-1", "tenant-a", 150_000)
+	body := f.body("ev-1", "tenant-a", 150_000)
 	rec := f.post(t, "sandbox", body, f.now, "nonce-1", sandboxSecret)
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 	require.Contains(t, rec.Body.String(), `"status":"accepted"`)
@@ -148,16 +180,21 @@ func TestBankCallbackAcceptedOnceAndRetriesAreAcknowledged(t *testing.T) {
 	require.Equal(t, 2.0, f.count(resultDuplicate))
 	_, audits2 := f.platformView(t)
 	require.Equal(t, []string{"tenant-a BankWebhookReceived SUCCESS", "tenant-a BankWebhookApplied SUCCESS"}, audits2)
+	// The saga got the settlement once: the retries were recorded, not signalled.
+	st := f.seen(t, "ev-1")
+	require.Equal(t, []string{"ev-1"}, st.Seen)
+	require.Equal(t, 1, st.Signals)
+	require.Equal(t, []string{"RECEIPT APPLIED", "PARTNER_RETRY DUPLICATE", "PARTNER_RETRY DUPLICATE"}, f.attempts(t, "ev-1"))
 }
 
 // The same event id with another body is not a retry: 409, and what we hold is unchanged.
 func TestBankCallbackEventIDReusedWithAnotherBodyIsAConflict(t *testing.T) {
 	f := newWebhookFixture(t)
 	f.sent(t, "ev-9", "tenant-a", 500)
-	rec := f.post(t, "sandbox", callbackBody("ev-9", "tenant-a", 500), f.now, "nonce-9a", sandboxSecret)
+	rec := f.post(t, "sandbox", f.body("ev-9", "tenant-a", 500), f.now, "nonce-9a", sandboxSecret)
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 
-	other := callbackBody("ev-9", "tenant-a", 500)
+	other := f.body("ev-9", "tenant-a", 500)
 	other = bytes.Replace(other, []byte(`"SETTLED"`), []byte(`"FAILED"`), 1)
 	rec = f.post(t, "sandbox", other, f.now, "nonce-9b", sandboxSecret)
 	require.Equal(t, http.StatusConflict, rec.Code, rec.Body.String())
@@ -170,7 +207,7 @@ func TestBankCallbackEventIDReusedWithAnotherBodyIsAConflict(t *testing.T) {
 	require.Equal(t, []string{"ev-9 APPLIED tenant-a"}, events)
 	require.Len(t, audits, 2, "the refused body is neither stored nor audited")
 	// Its nonce was not consumed either: the refusal wrote nothing.
-	rec = f.post(t, "sandbox", callbackBody("ev-10", "tenant-a", 7), f.now, "nonce-9b", sandboxSecret)
+	rec = f.post(t, "sandbox", f.body("ev-10", "tenant-a", 7), f.now, "nonce-9b", sandboxSecret)
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 }
 
@@ -188,13 +225,13 @@ func TestBankCallbackTenantComesFromTheTransfer(t *testing.T) {
 		body    []byte
 		status  string
 	}{
-		{"ev-a", callbackBody("ev-a", "tenant-a", 1_000), "accepted"},
+		{"ev-a", f.body("ev-a", "tenant-a", 1_000), "accepted"},
 		// The body claims tenant-b for tenant-a's transfer.
-		{"ev-b", callbackBody("ev-b", "tenant-b", 1_000), "unmatched"},
+		{"ev-b", f.body("ev-b", "tenant-b", 1_000), "unmatched"},
 		// The amount differs from what we sent.
-		{"ev-c", callbackBody("ev-c", "tenant-a", 9_999), "unmatched"},
+		{"ev-c", f.body("ev-c", "tenant-a", 9_999), "unmatched"},
 		// No transfer of ours has this reference.
-		{"ev-x", callbackBody("ev-x", "tenant-b", 1_000), "unmatched"},
+		{"ev-x", f.body("ev-x", "tenant-b", 1_000), "unmatched"},
 	}
 	for i, tc := range cases {
 		rec := f.post(t, "sandbox", tc.body, f.now, "nonce-t"+strconv.Itoa(i), sandboxSecret)
@@ -220,6 +257,11 @@ func TestBankCallbackTenantComesFromTheTransfer(t *testing.T) {
 	// A retry of an unmatched callback is acknowledged as a duplicate, still with no effect.
 	rec := f.post(t, "sandbox", cases[3].body, f.now, "nonce-t9", sandboxSecret)
 	require.Contains(t, rec.Body.String(), `"status":"duplicate"`)
+
+	// Nothing was signalled to the sagas of the contradicted transfers.
+	require.Equal(t, []string{"ev-a"}, f.seen(t, "ev-a").Seen)
+	require.Zero(t, f.seen(t, "ev-b").Signals, "another tenant's transfer: nothing signalled")
+	require.Zero(t, f.seen(t, "ev-c").Signals)
 }
 
 // A nonce is remembered for the signature window plus skew (and a margin), then pruned.
@@ -228,17 +270,17 @@ func TestBankCallbackNoncesArePrunedAfterTheWindow(t *testing.T) {
 	f.sent(t, "ev-n1", "tenant-a", 10)
 	f.sent(t, "ev-n2", "tenant-a", 10)
 	f.sent(t, "ev-n3", "tenant-a", 10)
-	require.Equal(t, http.StatusOK, f.post(t, "sandbox", callbackBody("ev-n1", "tenant-a", 10), f.now, "nonce-n", sandboxSecret).Code)
+	require.Equal(t, http.StatusOK, f.post(t, "sandbox", f.body("ev-n1", "tenant-a", 10), f.now, "nonce-n", sandboxSecret).Code)
 
 	// Within the window plus skew (10 minutes), the nonce is still refused.
 	f.now = f.now.Add(10 * time.Minute)
-	rec := f.post(t, "sandbox", callbackBody("ev-n2", "tenant-a", 10), f.now, "nonce-n", sandboxSecret)
+	rec := f.post(t, "sandbox", f.body("ev-n2", "tenant-a", 10), f.now, "nonce-n", sandboxSecret)
 	require.Equal(t, http.StatusConflict, rec.Code, rec.Body.String())
 
 	// After the retention, the next callback prunes it; a stale signature is still refused by
 	// its timestamp, so nothing can be replayed.
 	f.now = f.now.Add(bankwebhook.NonceRetention)
-	require.Equal(t, http.StatusOK, f.post(t, "sandbox", callbackBody("ev-n3", "tenant-a", 10), f.now, "nonce-other", sandboxSecret).Code)
+	require.Equal(t, http.StatusOK, f.post(t, "sandbox", f.body("ev-n3", "tenant-a", 10), f.now, "nonce-other", sandboxSecret).Code)
 	var left int
 	ctx := tenancy.WithActor(context.Background(), "admin-test")
 	require.NoError(t, crosstenant.Tx(ctx, f.d.Platform(t), "test inspection", func(tx pgx.Tx) error {
@@ -252,7 +294,7 @@ func TestBankCallbackWithoutPlatformPoolIs503(t *testing.T) {
 	d := testkit.NewDB(t)
 	srv := New(Deps{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), DB: d.App, Registry: prometheus.NewRegistry(),
 		WebhookSecrets: map[string][]byte{"sandbox": sandboxSecret}})
-	body := callbackBody("ev-1", "tenant-a", 10)
+	body := callbackBodyRef("ref-ev-1", "ev-1", "SETTLED", "tenant-a", 10)
 	ts := strconv.FormatInt(time.Now().Unix(), 10)
 	req := httptest.NewRequest(http.MethodPost, "/api/integration/bank-callback/sandbox", bytes.NewReader(body))
 	req.Header.Set("x-svc-timestamp", ts)
@@ -266,7 +308,7 @@ func TestBankCallbackWithoutPlatformPoolIs503(t *testing.T) {
 
 func TestBankCallbackRejectsAndChangesNothing(t *testing.T) {
 	f := newWebhookFixture(t)
-	good := callbackBody("ev-2", "tenant-a", 100)
+	good := f.body("ev-2", "tenant-a", 100)
 	cases := []struct {
 		name    string
 		partner string
@@ -282,8 +324,10 @@ func TestBankCallbackRejectsAndChangesNothing(t *testing.T) {
 		{"unknown partner", "otherbank", good, f.now, sandboxSecret, nil, 401, "SIGNATURE_INVALID", resultSignatureRejected},
 		{"stale timestamp", "sandbox", good, f.now.Add(-6 * time.Minute), sandboxSecret, nil, 401, "SIGNATURE_STALE", resultSignatureRejected},
 		{"future timestamp", "sandbox", good, f.now.Add(6 * time.Minute), sandboxSecret, nil, 401, "SIGNATURE_STALE", resultSignatureRejected},
+		{"stale by 301 s", "sandbox", good, f.now.Add(-301 * time.Second), sandboxSecret, nil, 401, "SIGNATURE_STALE", resultSignatureRejected},
+		{"future by 301 s", "sandbox", good, f.now.Add(301 * time.Second), sandboxSecret, nil, 401, "SIGNATURE_STALE", resultSignatureRejected},
 		{"body changed after signing", "sandbox", good, f.now, sandboxSecret, func(r *http.Request) {
-			r.Body = io.NopCloser(bytes.NewReader(callbackBody("ev-2", "tenant-a", 999_999)))
+			r.Body = io.NopCloser(bytes.NewReader(f.body("ev-2", "tenant-a", 999_999)))
 		}, 401, "SIGNATURE_INVALID", resultSignatureRejected},
 		{"missing signature", "sandbox", good, f.now, sandboxSecret, func(r *http.Request) { r.Header.Del("x-svc-signature") }, 401, "SIGNATURE_INVALID", resultSignatureRejected},
 		{"not hex", "sandbox", good, f.now, sandboxSecret, func(r *http.Request) { r.Header.Set("x-svc-signature", "zz") }, 401, "SIGNATURE_INVALID", resultSignatureRejected},
@@ -323,9 +367,9 @@ func TestBankCallbackRefusesAReplayedNonce(t *testing.T) {
 	f := newWebhookFixture(t)
 	f.sent(t, "ev-3", "tenant-a", 10)
 	f.sent(t, "ev-4", "tenant-a", 10)
-	rec := f.post(t, "sandbox", callbackBody("ev-3", "tenant-a", 10), f.now, "nonce-x", sandboxSecret)
+	rec := f.post(t, "sandbox", f.body("ev-3", "tenant-a", 10), f.now, "nonce-x", sandboxSecret)
 	require.Equal(t, http.StatusOK, rec.Code)
-	rec = f.post(t, "sandbox", callbackBody("ev-4", "tenant-a", 10), f.now, "nonce-x", sandboxSecret)
+	rec = f.post(t, "sandbox", f.body("ev-4", "tenant-a", 10), f.now, "nonce-x", sandboxSecret)
 	require.Equal(t, http.StatusConflict, rec.Code, rec.Body.String())
 	require.Contains(t, rec.Body.String(), "REPLAYED_NONCE")
 	events, audits := f.stored(t, "tenant-a")
@@ -346,7 +390,7 @@ func TestVerifyWebhookSignature(t *testing.T) {
 func TestBankCallbackRacingDuplicatesStoreOnce(t *testing.T) {
 	f := newWebhookFixture(t)
 	f.sent(t, "ev-race", "tenant-a", 42)
-	body := callbackBody("ev-race", "tenant-a", 42)
+	body := f.body("ev-race", "tenant-a", 42)
 	const n = 24
 	codes := make([]string, n)
 	var wg sync.WaitGroup
@@ -374,4 +418,146 @@ func TestBankCallbackRacingDuplicatesStoreOnce(t *testing.T) {
 	events, audits := f.stored(t, "tenant-a")
 	require.Equal(t, 1, events)
 	require.Equal(t, 1, audits)
+	st := f.seen(t, "ev-race")
+	require.Equal(t, []string{"ev-race"}, st.Seen)
+	require.Equal(t, 1, st.Signals, "racing deliveries signal once")
+}
+
+// attempts lists the recorded delivery attempts of eventID as "trigger outcome".
+func (f *webhookFixture) attempts(t *testing.T, eventID string) []string {
+	t.Helper()
+	var out []string
+	ctx := tenancy.WithActor(context.Background(), "admin-test")
+	require.NoError(t, crosstenant.Tx(ctx, f.d.Platform(t), "test inspection", func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `SELECT d.trigger || ' ' || d.outcome FROM app.bank_webhook_deliveries d
+			JOIN app.bank_webhook_events e ON e.id = d.webhook_event_id WHERE e.event_id = $1 ORDER BY d.id`, eventID)
+		if err != nil {
+			return err
+		}
+		out, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		return err
+	}))
+	return out
+}
+
+// eventOutcome is the stored outcome of eventID.
+func (f *webhookFixture) eventOutcome(t *testing.T, eventID string) string {
+	t.Helper()
+	var out string
+	ctx := tenancy.WithActor(context.Background(), "admin-test")
+	require.NoError(t, crosstenant.Tx(ctx, f.d.Platform(t), "test inspection", func(tx pgx.Tx) error {
+		return tx.QueryRow(ctx, `SELECT outcome || ' ' || coalesce(tenant_id, '-') FROM app.bank_webhook_events WHERE event_id = $1`, eventID).Scan(&out)
+	}))
+	return out
+}
+
+// The signature window is inclusive: exactly 300 s either way is accepted (and delivered).
+func TestBankCallbackWindowBoundariesAreAccepted(t *testing.T) {
+	f := newWebhookFixture(t)
+	for i, off := range []time.Duration{-300 * time.Second, 300 * time.Second} {
+		ev := "ev-edge-" + strconv.Itoa(i)
+		f.sent(t, ev, "tenant-a", 10)
+		rec := f.post(t, "sandbox", f.body(ev, "tenant-a", 10), f.now.Add(off), "nonce-edge-"+strconv.Itoa(i), sandboxSecret)
+		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+		require.Contains(t, rec.Body.String(), `"outcome":"APPLIED"`)
+		require.Equal(t, []string{ev}, f.seen(t, ev).Seen)
+	}
+}
+
+// Out of order: a FAILED event after a SETTLED one for the same transfer (two event ids). Both
+// are delivered, in the order they came; the saga decides what they mean.
+func TestBankCallbackOutOfOrderBothDelivered(t *testing.T) {
+	f := newWebhookFixture(t)
+	f.sent(t, "ev-o", "tenant-a", 700)
+	ref := f.ref("ev-o")
+	for i, tc := range []struct{ eventID, status string }{{"ev-o-settled", "SETTLED"}, {"ev-o-failed", "FAILED"}} {
+		rec := f.post(t, "sandbox", callbackBodyRef(ref, tc.eventID, tc.status, "tenant-a", 700), f.now, "nonce-o"+strconv.Itoa(i), sandboxSecret)
+		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+		require.Contains(t, rec.Body.String(), `"outcome":"APPLIED"`)
+	}
+	st := f.seen(t, "ev-o")
+	require.Equal(t, []string{"ev-o-settled", "ev-o-failed"}, st.Seen)
+	require.Equal(t, []string{"SETTLED", "FAILED"}, st.Statuses)
+	require.Equal(t, 2, st.Signals)
+	require.Equal(t, 2.0, f.count(resultAccepted))
+}
+
+// A callback for a saga that has finished is stored and acknowledged as SAGA_FINISHED; one for a
+// transfer whose workflow does not exist as UNMATCHED (for the transfer's tenant). Neither is
+// audited as applied; a retry of either is a duplicate.
+func TestBankCallbackFinishedOrMissingSaga(t *testing.T) {
+	f := newWebhookFixture(t)
+	f.sentOnly(t, "ev-fin", "tenant-a", 10)
+	f.saga.start(t, f.ref("ev-fin"), true)
+	f.sentOnly(t, "ev-nowf", "tenant-a", 10)
+
+	rec := f.post(t, "sandbox", f.body("ev-fin", "tenant-a", 10), f.now, "nonce-fin", sandboxSecret)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.Contains(t, rec.Body.String(), `"status":"saga_finished"`)
+	require.Contains(t, rec.Body.String(), `"outcome":"SAGA_FINISHED"`)
+	require.Equal(t, "SAGA_FINISHED tenant-a", f.eventOutcome(t, "ev-fin"))
+	require.Equal(t, 1.0, f.count(resultSagaFinished))
+
+	rec = f.post(t, "sandbox", f.body("ev-nowf", "tenant-a", 10), f.now, "nonce-nowf", sandboxSecret)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.Contains(t, rec.Body.String(), `"outcome":"UNMATCHED"`)
+	require.Equal(t, "UNMATCHED tenant-a", f.eventOutcome(t, "ev-nowf"))
+
+	_, audits := f.stored(t, "tenant-a")
+	require.Zero(t, audits, "nothing was applied")
+	rec = f.post(t, "sandbox", f.body("ev-fin", "tenant-a", 10), f.now, "nonce-fin2", sandboxSecret)
+	require.Contains(t, rec.Body.String(), `"outcome":"DUPLICATE"`)
+	require.Equal(t, []string{"RECEIPT SAGA_FINISHED", "PARTNER_RETRY DUPLICATE"}, f.attempts(t, "ev-fin"))
+	require.Equal(t, []string{"RECEIPT UNMATCHED"}, f.attempts(t, "ev-nowf"))
+}
+
+// Temporal unreachable: the callback is stored PENDING and answered 503 so the partner retries;
+// the retry (once Temporal answers) delivers it, once. Without any Temporal client the answer is
+// 503 NOT_CONFIGURED, also stored for a later delivery.
+func TestBankCallbackTemporalDownIs503AndTheRetryDelivers(t *testing.T) {
+	f := newWebhookFixture(t)
+	f.sent(t, "ev-down", "tenant-a", 10)
+	body := f.body("ev-down", "tenant-a", 10)
+	down := f.server(t, downTemporal(t))
+	rec := httptest.NewRecorder()
+	ts := strconv.FormatInt(f.now.Unix(), 10)
+	req := httptest.NewRequest(http.MethodPost, "/api/integration/bank-callback/sandbox", bytes.NewReader(body))
+	req.Header.Set("x-svc-timestamp", ts)
+	req.Header.Set("x-svc-nonce", "nonce-down-1")
+	req.Header.Set("x-svc-signature", SignWebhook(sandboxSecret, ts, "nonce-down-1", body))
+	down.Engine.ServeHTTP(rec, req)
+	require.Equal(t, http.StatusServiceUnavailable, rec.Code, rec.Body.String())
+	require.Contains(t, rec.Body.String(), "TEMPORAL_UNAVAILABLE")
+	require.Equal(t, 1.0, testutil.ToFloat64(down.webhooks.requests.WithLabelValues(resultUndelivered)))
+	require.Equal(t, "PENDING tenant-a", f.eventOutcome(t, "ev-down"))
+	_, audits := f.stored(t, "tenant-a")
+	require.Zero(t, audits, "not applied yet")
+
+	// The partner retries (a new nonce) and Temporal answers now.
+	rec = f.post(t, "sandbox", body, f.now, "nonce-down-2", sandboxSecret)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.Contains(t, rec.Body.String(), `"outcome":"APPLIED"`)
+	require.Equal(t, "APPLIED tenant-a", f.eventOutcome(t, "ev-down"))
+	require.Equal(t, []string{"RECEIPT UNDELIVERED", "PARTNER_RETRY APPLIED"}, f.attempts(t, "ev-down"))
+	st := f.seen(t, "ev-down")
+	require.Equal(t, []string{"ev-down"}, st.Seen)
+	require.Equal(t, 1, st.Signals)
+	events, audits := f.stored(t, "tenant-a")
+	require.Equal(t, 1, events)
+	require.Equal(t, 1, audits)
+
+	// No Temporal client at all.
+	f.sent(t, "ev-none", "tenant-a", 10)
+	none := f.server(t, nil)
+	body = f.body("ev-none", "tenant-a", 10)
+	req = httptest.NewRequest(http.MethodPost, "/api/integration/bank-callback/sandbox", bytes.NewReader(body))
+	req.Header.Set("x-svc-timestamp", ts)
+	req.Header.Set("x-svc-nonce", "nonce-none")
+	req.Header.Set("x-svc-signature", SignWebhook(sandboxSecret, ts, "nonce-none", body))
+	rec = httptest.NewRecorder()
+	none.Engine.ServeHTTP(rec, req)
+	require.Equal(t, http.StatusServiceUnavailable, rec.Code, rec.Body.String())
+	require.Contains(t, rec.Body.String(), "NOT_CONFIGURED")
+	require.Equal(t, "PENDING tenant-a", f.eventOutcome(t, "ev-none"))
+	require.Zero(t, f.seen(t, "ev-none").Signals)
 }

@@ -1,10 +1,23 @@
 package api
 
 import (
+	"errors"
 	"net/http"
+	"strconv"
+	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/wagerail/wagerail/internal/bankwebhook"
+	"github.com/wagerail/wagerail/internal/field"
 )
+
+// The platform's view of stored bank callbacks (spec: "Bank webhooks and replay"). Every read
+// and the replay go through the cross-tenant pool (audited CrossTenantAccess); the replay is
+// audited ReplayBankWebhook with the admin as actor and re-delivers the stored event through the
+// same applier the callback route uses (internal/bankwebhook), so it is idempotent where it
+// matters: the saga dedupes by the partner's event id.
 
 // webhookAdminRoutes serves the platform's view of stored bank callbacks.
 func (s *Server) webhookAdminRoutes() []Route {
@@ -15,7 +28,223 @@ func (s *Server) webhookAdminRoutes() []Route {
 	}
 }
 
-// STUBS: the webhook helper replaces these.
-func (s *Server) listWebhookEvents(c *gin.Context)  { c.Status(http.StatusNotImplemented) }
-func (s *Server) getWebhookEvent(c *gin.Context)    { c.Status(http.StatusNotImplemented) }
-func (s *Server) replayWebhookEvent(c *gin.Context) { c.Status(http.StatusNotImplemented) }
+// webhookEventJSON is a stored callback in the list (no raw body).
+type webhookEventJSON struct {
+	ID              int64     `json:"id"`
+	Partner         string    `json:"partner"`
+	EventID         string    `json:"eventId"`
+	Reference       string    `json:"reference"`
+	WorkflowID      string    `json:"workflowId"`
+	TransferID      *string   `json:"transferId"`
+	TenantID        *string   `json:"tenantId"`
+	ClaimedTenantID string    `json:"claimedTenantId"`
+	Domain          string    `json:"domain"`
+	Status          string    `json:"status"`
+	FailureCode     *string   `json:"failureCode"`
+	AmountSantim    int64     `json:"amountSantim"`
+	Outcome         string    `json:"outcome"`
+	Problem         *string   `json:"problem"`
+	DeliveryCount   int       `json:"deliveryCount"`
+	SignedAt        time.Time `json:"signedAt"`
+	ReceivedAt      time.Time `json:"receivedAt"`
+}
+
+// webhookDeliveryJSON is one recorded delivery attempt.
+type webhookDeliveryJSON struct {
+	ID          int64     `json:"id"`
+	Trigger     string    `json:"trigger"`
+	Outcome     string    `json:"outcome"`
+	WorkflowID  string    `json:"workflowId"`
+	Problem     *string   `json:"problem"`
+	Actor       string    `json:"actor"`
+	RequestID   *string   `json:"requestId"`
+	AttemptedAt time.Time `json:"attemptedAt"`
+}
+
+// webhookEventDetailJSON is one stored callback with its raw body and deliveries.
+type webhookEventDetailJSON struct {
+	webhookEventJSON
+	RawBody    string                `json:"rawBody"`
+	Deliveries []webhookDeliveryJSON `json:"deliveries"`
+}
+
+func webhookOptional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func toWebhookEventJSON(e bankwebhook.Event) webhookEventJSON {
+	return webhookEventJSON{ID: e.ID, Partner: e.Partner, EventID: e.EventID, Reference: e.Reference, WorkflowID: e.WorkflowID,
+		TransferID: webhookOptional(e.TransferID), TenantID: webhookOptional(e.TenantID), ClaimedTenantID: e.ClaimedTenant, Domain: e.Domain,
+		Status: e.Status, FailureCode: webhookOptional(e.FailureCode), AmountSantim: e.AmountSantim, Outcome: string(e.Outcome),
+		Problem: webhookOptional(e.Problem), DeliveryCount: e.Attempts, SignedAt: e.SignedAt.UTC(), ReceivedAt: e.ReceivedAt.UTC()}
+}
+
+// webhookFilters are the list's query parameters.
+var webhookFilters = map[string]bool{"limit": true, "cursor": true, "partner": true, "outcome": true, "from": true, "to": true}
+
+// webhookListFilter reads the list's query: each parameter at most once, none unknown.
+func webhookListFilter(c *gin.Context) (bankwebhook.Filter, *Error) {
+	q := c.Request.URL.Query()
+	for k, v := range q {
+		if !webhookFilters[k] {
+			if field.Identifier("parameter", k, 64) == nil {
+				return bankwebhook.Filter{}, fieldError(&field.Error{Field: k, Problem: "is not a parameter of this list"})
+			}
+			return bankwebhook.Filter{}, fieldError(&field.Error{Field: "parameter", Problem: "is not a parameter of this list"})
+		}
+		if len(v) > 1 {
+			return bankwebhook.Filter{}, fieldError(&field.Error{Field: k, Problem: "must be given at most once"})
+		}
+	}
+	limit, cursor, e := pageParams(q.Get("limit"), q.Get("cursor"))
+	if e != nil {
+		return bankwebhook.Filter{}, e
+	}
+	f := bankwebhook.Filter{Limit: limit + 1}
+	if cursor != "" {
+		n, ok := webhookPositiveID(cursor)
+		if !ok {
+			return f, fieldError(&field.Error{Field: "cursor", Problem: "must be a nextCursor this list returned"})
+		}
+		f.Before = n
+	}
+	if q.Has("partner") {
+		f.Partner = q.Get("partner")
+		if err := field.Identifier("partner", f.Partner, 0); err != nil {
+			return f, fieldError(err)
+		}
+	}
+	if q.Has("outcome") {
+		switch o := bankwebhook.Outcome(q.Get("outcome")); o {
+		case bankwebhook.Pending, bankwebhook.Applied, bankwebhook.SagaFinished, bankwebhook.Unmatched, bankwebhook.Duplicate:
+			f.Outcome = o
+		default:
+			return f, fieldError(&field.Error{Field: "outcome", Problem: "must be PENDING, APPLIED, SAGA_FINISHED, UNMATCHED or DUPLICATE"})
+		}
+	}
+	for _, p := range []struct {
+		name string
+		dst  *time.Time
+	}{{"from", &f.From}, {"to", &f.To}} {
+		if !q.Has(p.name) {
+			continue
+		}
+		v := q.Get(p.name)
+		t, err := time.Parse(time.RFC3339Nano, v)
+		if err != nil || len(v) > 64 || t.Year() < 1 || t.Year() > 9999 {
+			return f, fieldError(&field.Error{Field: p.name, Problem: "must be an RFC 3339 time, e.g. 2026-11-21T12:00:00Z"})
+		}
+		*p.dst = t
+	}
+	if !f.From.IsZero() && !f.To.IsZero() && !f.From.Before(f.To) {
+		return f, fieldError(&field.Error{Field: "to", Problem: "must be after from"})
+	}
+	return f, nil
+}
+
+// positiveID reads a stored event id: a positive whole number written plainly.
+func webhookPositiveID(v string) (int64, bool) {
+	n, err := strconv.ParseInt(v, 10, 64)
+	return n, err == nil && n >= 1 && v == strconv.FormatInt(n, 10)
+}
+
+// webhookEventID is the path's event id, or the 400 a malformed one gets.
+func webhookEventID(c *gin.Context) (int64, bool) {
+	n, ok := webhookPositiveID(c.Param("id"))
+	if !ok {
+		writeError(c, fieldError(&field.Error{Field: "id", Problem: "must be a stored callback's id (a positive whole number)"}))
+	}
+	return n, ok
+}
+
+func webhookError(err error) error {
+	if errors.Is(err, bankwebhook.ErrNotFound) {
+		return NewError(http.StatusNotFound, "NOT_FOUND", "no such stored callback")
+	}
+	return err
+}
+
+func (s *Server) listWebhookEvents(c *gin.Context) {
+	f, e := webhookListFilter(c)
+	if e != nil {
+		writeError(c, e)
+		return
+	}
+	var page []bankwebhook.Event
+	err := s.asPlatform(c, func(tx pgx.Tx) error {
+		var err error
+		page, err = bankwebhook.List(c.Request.Context(), tx, f)
+		return err
+	})
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	page, next := pageOf(page, f.Limit-1, func(e bankwebhook.Event) string { return strconv.FormatInt(e.ID, 10) })
+	items := make([]webhookEventJSON, 0, len(page))
+	for _, ev := range page {
+		items = append(items, toWebhookEventJSON(ev))
+	}
+	c.JSON(http.StatusOK, gin.H{"items": items, "nextCursor": next})
+}
+
+func (s *Server) getWebhookEvent(c *gin.Context) {
+	id, ok := webhookEventID(c)
+	if !ok {
+		return
+	}
+	var ev bankwebhook.Event
+	err := s.asPlatform(c, func(tx pgx.Tx) error {
+		var err error
+		ev, err = bankwebhook.Get(c.Request.Context(), tx, id)
+		return err
+	})
+	if err != nil {
+		writeError(c, webhookError(err))
+		return
+	}
+	out := webhookEventDetailJSON{webhookEventJSON: toWebhookEventJSON(ev), RawBody: string(ev.RawBody), Deliveries: []webhookDeliveryJSON{}}
+	for _, at := range ev.Deliveries {
+		out.Deliveries = append(out.Deliveries, webhookDeliveryJSON{ID: at.ID, Trigger: string(at.Trigger), Outcome: string(at.Outcome),
+			WorkflowID: at.WorkflowID, Problem: webhookOptional(at.Problem), Actor: at.Actor, RequestID: webhookOptional(at.RequestID),
+			AttemptedAt: at.AttemptedAt.UTC()})
+	}
+	c.JSON(http.StatusOK, out)
+}
+
+func (s *Server) replayWebhookEvent(c *gin.Context) {
+	id, ok := webhookEventID(c)
+	if !ok {
+		return
+	}
+	if s.webhooks.applier == nil {
+		writeError(c, NewError(http.StatusServiceUnavailable, "NOT_CONFIGURED", "platform administration is not configured"))
+		return
+	}
+	var d bankwebhook.Delivery
+	err := s.asPlatform(c, func(tx pgx.Tx) error {
+		var err error
+		d, err = s.webhooks.applier.Replay(c.Request.Context(), tx, id)
+		return err
+	})
+	if err != nil {
+		writeError(c, webhookError(err))
+		return
+	}
+	if d.Outcome == bankwebhook.Undelivered {
+		// The attempt is recorded (and audited FAILED); the event stays as it was.
+		code, msg := "TEMPORAL_UNAVAILABLE", "the saga could not be reached; the event is unchanged, replay again later"
+		if !s.webhooks.applier.Configured() {
+			code, msg = "NOT_CONFIGURED", "no Temporal client is configured to deliver the event"
+		}
+		e := NewError(http.StatusServiceUnavailable, code, msg)
+		e.Details = map[string]any{"attemptId": d.AttemptID}
+		writeError(c, e)
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"id": d.ID, "eventId": d.EventID, "attemptId": d.AttemptID, "outcome": string(d.Outcome),
+		"eventOutcome": string(d.EventOutcome), "workflowId": d.WorkflowID, "problem": webhookOptional(d.Problem)})
+}

@@ -1,11 +1,12 @@
-// Package bankwebhook stores partner-bank callbacks: every verified callback is kept verbatim for
-// replay, attributed to the tenant of the transfer it references (never to the tenant the body
-// names), and audited. The HTTP edge (api) authenticates and parses; this package decides what a
-// callback means and writes it.
+// Package bankwebhook stores partner-bank callbacks and delivers them to the sagas they are about:
+// every verified callback is kept verbatim for replay, attributed to the tenant of the transfer it
+// references (never to the tenant the body names), delivered as a Temporal signal to the workflow
+// that owns the transfer (see Applier), and audited. The HTTP edge (api) authenticates and parses;
+// this package decides what a callback means, writes it and delivers it.
 //
 // A callback crosses tenants by nature: until the reference is looked up, nobody knows whose it
-// is. So Receive runs in one internal/crosstenant transaction (audited as such), and everything it
-// writes for a matched callback carries the transfer's tenant. A callback that matches no
+// is. So a receipt runs in one internal/crosstenant transaction (audited as such), and everything
+// it writes for a matched callback carries the transfer's tenant. A callback that matches no
 // transfer is kept as UNMATCHED with no tenant: acknowledged (the partner must stop retrying) but
 // with no tenant-scoped effect.
 package bankwebhook
@@ -35,6 +36,7 @@ type Callback struct {
 	Reference     string
 	TransferID    string
 	Status        string // SETTLED or FAILED
+	FailureCode   string // the partner's code when FAILED
 	AmountSantim  int64
 	RawBody       []byte
 	SignedAt      time.Time
@@ -54,30 +56,40 @@ var ErrTransferNotFound = errors.New("bankwebhook: no transfer with that referen
 // cross-tenant transaction (the gateway owns the table: see gateway.FindTransfer).
 type TransferFinder func(ctx context.Context, tx pgx.Tx, partner, reference string) (Transfer, error)
 
-// Outcome is what Receive did.
+// Outcome is what happened to a stored event (Event.Outcome: Pending, Applied, SagaFinished,
+// Unmatched) or to one delivery attempt of it (Attempt.Outcome: Applied, SagaFinished,
+// Unmatched, Duplicate, Undelivered).
 type Outcome string
 
 const (
-	Applied   Outcome = "APPLIED"   // matched to a transfer of a tenant, stored for it
-	Unmatched Outcome = "UNMATCHED" // matched no transfer of ours: stored without a tenant
-	Duplicate Outcome = "DUPLICATE" // the same event with the same body was stored before
+	// Pending: the event matched a transfer of a tenant and is stored, but no attempt has
+	// delivered it yet (Temporal unreachable or not configured). An event's outcome only.
+	Pending Outcome = "PENDING"
+	// Applied: the settlement signal reached the running workflow of the transfer.
+	Applied Outcome = "APPLIED"
+	// SagaFinished: the transfer's workflow exists but is closed; nothing was applied.
+	SagaFinished Outcome = "SAGA_FINISHED"
+	// Unmatched: no transfer of ours has the reference, the callback contradicts the transfer
+	// (domain, amount, tenant: stored without a tenant), or no workflow has the reference.
+	Unmatched Outcome = "UNMATCHED"
+	// Duplicate: a partner's redelivery of an event already decided; recorded, not signalled
+	// again. An attempt's outcome only.
+	Duplicate Outcome = "DUPLICATE"
+	// Undelivered: the attempt could not reach Temporal (or none is configured); the event
+	// stays Pending. An attempt's outcome only.
+	Undelivered Outcome = "UNDELIVERED"
 )
 
-// Errors Receive returns for a callback it refuses (nothing is written).
+// EventOutcomes are the values of an event's own outcome.
+var EventOutcomes = []Outcome{Pending, Applied, SagaFinished, Unmatched}
+
+// Errors a receipt returns for a callback it refuses (nothing is written).
 var (
 	// ErrEventConflict: the partner's event id was stored before with a different body.
 	ErrEventConflict = errors.New("bankwebhook: event id reused with a different body")
 	// ErrReplayedNonce: the nonce was used by another event within the replay window.
 	ErrReplayedNonce = errors.New("bankwebhook: nonce already used")
 )
-
-// Result describes a stored (or recognised) callback.
-type Result struct {
-	Outcome  Outcome
-	ID       int64  // app.bank_webhook_events.id
-	TenantID string // empty unless Applied (or a duplicate of an applied event)
-	Problem  string // why Unmatched
-}
 
 // NonceRetention is how long a nonce is remembered: the 5-minute signature window on either
 // side of now (a timestamp may be up to 5 minutes ahead or behind) plus a margin. After it, the
@@ -99,120 +111,123 @@ func NewStore(platform *pgxpool.Pool, find TransferFinder, now func() time.Time)
 	return &Store{platform: platform, find: find, now: now}
 }
 
-// Receive stores cb once per (partner, event id) and audits it: BankWebhookReceived for every
-// stored callback, BankWebhookApplied only for one that matched a transfer. The actor is
-// partner:<name>; ctx may carry the request id.
-func (s *Store) Receive(ctx context.Context, cb Callback) (Result, error) {
-	ctx = tenancy.WithActor(ctx, tenancy.Partner(cb.Partner))
-	var res Result
-	err := crosstenant.Tx(ctx, s.platform, "bank callback "+cb.Partner, func(tx pgx.Tx) error {
-		var err error
-		res, err = s.receive(ctx, tx, cb)
-		return err
-	})
-	return res, err
+// stored is the event row a receipt works on.
+type stored struct {
+	ID       int64
+	New      bool // inserted by this receipt
+	TenantID string
+	Outcome  Outcome
+	Problem  string
 }
 
-// existing recognises a retry of an event we hold: the same body is a duplicate (acknowledged),
-// another body a conflict. found is false when the event is new.
-func existing(ctx context.Context, tx pgx.Tx, cb Callback) (res Result, found bool, err error) {
+// existing recognises a retry of an event we hold: the same body is a retry, another body a
+// conflict. found is false when the event is new.
+func existing(ctx context.Context, tx pgx.Tx, cb Callback) (st stored, found bool, err error) {
 	var body []byte
 	var tenant, problem *string
-	err = tx.QueryRow(ctx, `SELECT id, tenant_id, match_problem, raw_body FROM app.bank_webhook_events
-		WHERE partner = $1 AND event_id = $2`, cb.Partner, cb.EventID).Scan(&res.ID, &tenant, &problem, &body)
+	var outcome string
+	err = tx.QueryRow(ctx, `SELECT id, tenant_id, match_problem, raw_body, outcome FROM app.bank_webhook_events
+		WHERE partner = $1 AND event_id = $2`, cb.Partner, cb.EventID).Scan(&st.ID, &tenant, &problem, &body, &outcome)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
-		return Result{}, false, nil
+		return stored{}, false, nil
 	case err != nil:
-		return Result{}, false, fmt.Errorf("bankwebhook: %w", err)
+		return stored{}, false, fmt.Errorf("bankwebhook: %w", err)
 	case !bytes.Equal(body, cb.RawBody):
-		return Result{}, true, ErrEventConflict
+		return stored{}, true, ErrEventConflict
 	}
-	return Result{Outcome: Duplicate, ID: res.ID, TenantID: deref(tenant), Problem: deref(problem)}, true, nil
+	return stored{ID: st.ID, TenantID: deref(tenant), Outcome: Outcome(outcome), Problem: deref(problem)}, true, nil
 }
 
-func (s *Store) receive(ctx context.Context, tx pgx.Tx, cb Callback) (Result, error) {
-	if res, found, err := existing(ctx, tx, cb); found || err != nil {
-		return res, err
+// match decides whose transfer cb is about: the transfer's tenant, or the reason it is nobody's.
+func (s *Store) match(ctx context.Context, tx pgx.Tx, partner, reference, domain, claimedTenant string, amount int64) (tenant, problem string, err error) {
+	tr, err := s.find(ctx, tx, partner, reference)
+	switch {
+	case errors.Is(err, ErrTransferNotFound):
+		return "", "no transfer with this reference", nil
+	case err != nil:
+		return "", "", fmt.Errorf("bankwebhook: find transfer: %w", err)
+	case tr.Domain != domain:
+		return "", "domain differs from the transfer's", nil
+	case tr.AmountSantim != amount:
+		return "", "amount differs from the transfer's", nil
+	case claimedTenant != tr.TenantID:
+		return "", "tenant_id differs from the transfer's", nil
+	}
+	return tr.TenantID, "", nil
+}
+
+// store keeps cb once per (partner, event id) and audits its receipt (BankWebhookReceived). A new
+// event that matches a transfer is stored Pending for the transfer's tenant (its delivery decides
+// the rest); one that does not is stored Unmatched without a tenant. ctx carries the partner as
+// the actor.
+func (s *Store) store(ctx context.Context, tx pgx.Tx, cb Callback) (stored, error) {
+	if st, found, err := existing(ctx, tx, cb); found || err != nil {
+		return st, err
 	}
 
 	now := s.now()
 	if _, err := tx.Exec(ctx, `DELETE FROM app.bank_webhook_nonces WHERE seen_at < $1`, now.Add(-NonceRetention)); err != nil {
-		return Result{}, fmt.Errorf("bankwebhook: prune nonces: %w", err)
+		return stored{}, fmt.Errorf("bankwebhook: prune nonces: %w", err)
 	}
 	tag, err := tx.Exec(ctx, `INSERT INTO app.bank_webhook_nonces (partner, nonce, seen_at) VALUES ($1, $2, $3)
 		ON CONFLICT DO NOTHING`, cb.Partner, cb.Nonce, now)
 	if err != nil {
-		return Result{}, fmt.Errorf("bankwebhook: nonce: %w", err)
+		return stored{}, fmt.Errorf("bankwebhook: nonce: %w", err)
 	}
 	if tag.RowsAffected() == 0 {
 		// The same delivery may be racing itself (same nonce, same event): that one committed
-		// first, and this is its duplicate. Otherwise the nonce is being replayed.
-		if res, found, err := existing(ctx, tx, cb); found || err != nil {
-			return res, err
+		// first, and this is its retry. Otherwise the nonce is being replayed.
+		if st, found, err := existing(ctx, tx, cb); found || err != nil {
+			return st, err
 		}
-		return Result{}, ErrReplayedNonce
+		return stored{}, ErrReplayedNonce
 	}
 
-	res := Result{Outcome: Applied}
-	tr, err := s.find(ctx, tx, cb.Partner, cb.Reference)
-	switch {
-	case errors.Is(err, ErrTransferNotFound):
-		res = Result{Outcome: Unmatched, Problem: "no transfer with this reference"}
-	case err != nil:
-		return Result{}, fmt.Errorf("bankwebhook: find transfer: %w", err)
-	case tr.Domain != cb.Domain:
-		res = Result{Outcome: Unmatched, Problem: "domain differs from the transfer's"}
-	case tr.AmountSantim != cb.AmountSantim:
-		res = Result{Outcome: Unmatched, Problem: "amount differs from the transfer's"}
-	case cb.ClaimedTenant != tr.TenantID:
-		res = Result{Outcome: Unmatched, Problem: "tenant_id differs from the transfer's"}
-	default:
-		res.TenantID = tr.TenantID
+	tenant, problem, err := s.match(ctx, tx, cb.Partner, cb.Reference, cb.Domain, cb.ClaimedTenant, cb.AmountSantim)
+	if err != nil {
+		return stored{}, err
 	}
-
+	st := stored{New: true, TenantID: tenant, Problem: problem, Outcome: Pending}
+	if tenant == "" {
+		st.Outcome = Unmatched
+	}
 	err = tx.QueryRow(ctx, `
 		INSERT INTO app.bank_webhook_events
 			(partner, event_id, nonce, claimed_tenant_id, tenant_id, domain, reference, status, amount_santim,
-			 raw_body, signed_at, received_at, outcome, match_problem)
-		VALUES ($1, $2, $3, $4, NULLIF($5, ''), $6, $7, $8, $9, $10, $11, $12, $13, NULLIF($14, ''))
+			 raw_body, signed_at, received_at, outcome, match_problem, transfer_id, failure_code)
+		VALUES ($1, $2, $3, $4, NULLIF($5, ''), $6, $7, $8, $9, $10, $11, $12, $13, NULLIF($14, ''), NULLIF($15, ''), NULLIF($16, ''))
 		ON CONFLICT ON CONSTRAINT bank_webhook_events_event DO NOTHING
 		RETURNING id`,
-		cb.Partner, cb.EventID, cb.Nonce, cb.ClaimedTenant, res.TenantID, cb.Domain, cb.Reference, cb.Status,
-		cb.AmountSantim, cb.RawBody, cb.SignedAt, now, string(res.Outcome), res.Problem).Scan(&res.ID)
+		cb.Partner, cb.EventID, cb.Nonce, cb.ClaimedTenant, st.TenantID, cb.Domain, cb.Reference, cb.Status,
+		cb.AmountSantim, cb.RawBody, cb.SignedAt, now, string(st.Outcome), st.Problem, cb.TransferID, cb.FailureCode).Scan(&st.ID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		// A concurrent delivery of the same event (with another nonce) committed first.
-		if res, found, err := existing(ctx, tx, cb); found || err != nil {
-			return res, err
+		if st, found, err := existing(ctx, tx, cb); found || err != nil {
+			return st, err
 		}
-		return Result{}, fmt.Errorf("bankwebhook: event %s vanished after a conflict", cb.EventID)
+		return stored{}, fmt.Errorf("bankwebhook: event %s vanished after a conflict", cb.EventID)
 	}
 	if err != nil {
-		return Result{}, fmt.Errorf("bankwebhook: store: %w", err)
+		return stored{}, fmt.Errorf("bankwebhook: store: %w", err)
 	}
 
 	details := map[string]any{
 		"eventId": cb.EventID, "partner": cb.Partner, "domain": cb.Domain, "status": cb.Status,
-		"amountSantim": cb.AmountSantim, "webhookEventId": res.ID, "outcome": res.Outcome,
+		"amountSantim": cb.AmountSantim, "webhookEventId": st.ID, "outcome": st.Outcome,
 	}
-	target := audit.Entry{Action: "BankWebhookReceived", Outcome: audit.Success, TargetType: "BankTransfer", TargetID: cb.Reference, Details: details}
-	actx := tenancy.WithTenant(ctx, res.TenantID)
-	if res.Outcome == Unmatched {
+	entry := audit.Entry{Action: "BankWebhookReceived", Outcome: audit.Success, TargetType: "BankTransfer", TargetID: cb.Reference, Details: details}
+	actx := tenancy.WithTenant(ctx, st.TenantID)
+	if st.TenantID == "" {
 		// No tenant owns it: the platform's trail records it, with the reason.
-		details["problem"] = res.Problem
-		target.Outcome = audit.Failed
+		details["problem"] = st.Problem
+		entry.Outcome = audit.Failed
 		actx = tenancy.WithTenant(ctx, crosstenant.PlatformTenant)
 	}
-	if err := audit.Write(actx, tx, target); err != nil {
-		return Result{}, err
+	if err := audit.Write(actx, tx, entry); err != nil {
+		return stored{}, err
 	}
-	if res.Outcome == Applied {
-		target.Action = "BankWebhookApplied"
-		if err := audit.Write(actx, tx, target); err != nil {
-			return Result{}, err
-		}
-	}
-	return res, nil
+	return st, nil
 }
 
 func deref(p *string) string {

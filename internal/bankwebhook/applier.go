@@ -1,0 +1,283 @@
+package bankwebhook
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/api/workflowservice/v1"
+
+	"github.com/wagerail/wagerail/internal/audit"
+	"github.com/wagerail/wagerail/internal/crosstenant"
+	"github.com/wagerail/wagerail/internal/tenancy"
+)
+
+// Workflows is the part of a Temporal client the applier uses; go.temporal.io/sdk/client.Client
+// satisfies it.
+type Workflows interface {
+	SignalWorkflow(ctx context.Context, workflowID, runID, signalName string, arg any) error
+	DescribeWorkflowExecution(ctx context.Context, workflowID, runID string) (*workflowservice.DescribeWorkflowExecutionResponse, error)
+}
+
+// Trigger is what caused a delivery attempt.
+type Trigger string
+
+const (
+	Receipt      Trigger = "RECEIPT"       // the first time the partner sent the event
+	PartnerRetry Trigger = "PARTNER_RETRY" // the partner sent a stored event again
+	Replay       Trigger = "REPLAY"        // a platform admin re-delivered a stored event
+)
+
+// Audit actions of this package (BankWebhookReceived is written when an event is stored).
+const (
+	ActionApplied = "BankWebhookApplied"
+	ActionReplay  = "ReplayBankWebhook"
+)
+
+// ErrNotFound: no stored event has the id.
+var ErrNotFound = errors.New("bankwebhook: no such event")
+
+// DefaultSignalTimeout bounds one attempt's calls to Temporal: past it the attempt is
+// Undelivered and the event stays Pending for the partner's retry.
+const DefaultSignalTimeout = 5 * time.Second
+
+// maxProblem bounds the problem text an attempt keeps (a Temporal error can be long).
+const maxProblem = 500
+
+// Delivery is what one attempt did to one stored event.
+type Delivery struct {
+	ID           int64  // app.bank_webhook_events.id
+	AttemptID    int64  // app.bank_webhook_deliveries.id
+	EventID      string // the partner's event id
+	Partner      string
+	Trigger      Trigger
+	Outcome      Outcome // the attempt's: Applied, SagaFinished, Unmatched, Duplicate, Undelivered
+	EventOutcome Outcome // the event's after the attempt: Pending, Applied, SagaFinished, Unmatched
+	TenantID     string  // the transfer's tenant; empty when the callback matches no transfer
+	WorkflowID   string
+	Problem      string // why Unmatched, SagaFinished or Undelivered
+}
+
+// Applier stores callbacks and delivers them as SettlementSignalName signals to the workflow
+// that owns the transfer (WorkflowIDOf(reference), its current run). Every saga that sends a
+// partner transfer receives its callbacks through it.
+//
+// Exactly-once toward the saga, as far as this side can: an attempt holds the event's row lock
+// while it signals, so concurrent deliveries of one event run one after the other; a partner's
+// redelivery of an event already decided is recorded as Duplicate and not signalled; an attempt
+// that cannot reach Temporal leaves the event Pending, and the next one (the partner's retry,
+// which the 503 asks for, or an operator's replay) delivers it. A replay signals again on
+// purpose: the saga dedupes by Settlement.EventID, so re-delivering an applied event changes
+// nothing.
+type Applier struct {
+	store *Store
+	wf    Workflows
+	// Timeout bounds one attempt's Temporal calls; 0 means DefaultSignalTimeout.
+	Timeout time.Duration
+}
+
+// NewApplier delivers through wf; a nil wf (no Temporal configured) stores matched callbacks as
+// Pending with an Undelivered attempt.
+func NewApplier(store *Store, wf Workflows) *Applier { return &Applier{store: store, wf: wf} }
+
+// Configured says whether a Temporal client is set.
+func (a *Applier) Configured() bool { return a.wf != nil }
+
+// Receive stores cb (once per partner and event id; audited BankWebhookReceived) and delivers
+// it in the same cross-tenant transaction: a new event that matches a transfer is signalled to
+// its workflow, a redelivery of a Pending event is signalled (PartnerRetry), a redelivery of a
+// decided one is recorded as Duplicate. BankWebhookApplied (actor partner:<name>) is written the
+// one time an event becomes Applied. It refuses with ErrEventConflict or ErrReplayedNonce and
+// then writes nothing.
+func (a *Applier) Receive(ctx context.Context, cb Callback) (Delivery, error) {
+	ctx = tenancy.WithActor(ctx, tenancy.Partner(cb.Partner))
+	var d Delivery
+	err := crosstenant.Tx(ctx, a.store.platform, "bank callback "+cb.Partner, func(tx pgx.Tx) error {
+		st, err := a.store.store(ctx, tx, cb)
+		if err != nil {
+			return err
+		}
+		trigger := Receipt
+		if !st.New {
+			trigger = PartnerRetry
+		}
+		d, err = a.deliver(ctx, tx, st.ID, trigger)
+		return err
+	})
+	return d, err
+}
+
+// Replay re-delivers stored event id in tx (a cross-tenant transaction whose context names the
+// admin as actor) and audits ReplayBankWebhook: SUCCESS when the attempt reached a decision,
+// FAILED when Temporal could not be reached. An event that matched no transfer is matched again
+// first (it stays Unmatched while no transfer fits). ErrNotFound for an unknown id.
+func (a *Applier) Replay(ctx context.Context, tx pgx.Tx, id int64) (Delivery, error) {
+	d, err := a.deliver(ctx, tx, id, Replay)
+	if err != nil {
+		return Delivery{}, err
+	}
+	entry := audit.Entry{Action: ActionReplay, Outcome: audit.Success, TargetType: "BankWebhookEvent", TargetID: fmt.Sprint(d.ID),
+		Details: map[string]any{"webhookEventId": d.ID, "eventId": d.EventID, "partner": d.Partner, "outcome": d.Outcome,
+			"eventOutcome": d.EventOutcome, "workflowId": d.WorkflowID, "attemptId": d.AttemptID}}
+	if d.Outcome == Undelivered {
+		entry.Outcome = audit.Failed
+	}
+	tenant := d.TenantID
+	if tenant == "" {
+		tenant = crosstenant.PlatformTenant
+	}
+	if err := audit.Write(tenancy.WithTenant(ctx, tenant), tx, entry); err != nil {
+		return Delivery{}, err
+	}
+	return d, nil
+}
+
+// lockedEvent is what an attempt reads of the event, under its row lock.
+type lockedEvent struct {
+	Partner, EventID, ClaimedTenant, TenantID, Domain, Reference, Status, TransferID, FailureCode, Problem string
+	AmountSantim                                                                                           int64
+	Outcome                                                                                                Outcome
+}
+
+func lockEvent(ctx context.Context, tx pgx.Tx, id int64) (lockedEvent, error) {
+	var e lockedEvent
+	var tenant, problem, transferID, failureCode *string
+	var outcome string
+	err := tx.QueryRow(ctx, `SELECT partner, event_id, claimed_tenant_id, tenant_id, domain, reference, status,
+			transfer_id, failure_code, match_problem, amount_santim, outcome
+		FROM app.bank_webhook_events WHERE id = $1 FOR UPDATE`, id).Scan(&e.Partner, &e.EventID, &e.ClaimedTenant, &tenant,
+		&e.Domain, &e.Reference, &e.Status, &transferID, &failureCode, &problem, &e.AmountSantim, &outcome)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return e, ErrNotFound
+	}
+	if err != nil {
+		return e, fmt.Errorf("bankwebhook: lock event: %w", err)
+	}
+	e.TenantID, e.Problem, e.TransferID, e.FailureCode, e.Outcome = deref(tenant), deref(problem), deref(transferID), deref(failureCode), Outcome(outcome)
+	return e, nil
+}
+
+// rank orders an event's outcomes: an event keeps the furthest one any attempt reached, so an
+// applied event stays Applied when a later replay finds its saga finished.
+var rank = map[Outcome]int{Pending: 0, Unmatched: 1, SagaFinished: 2, Applied: 3}
+
+// deliver makes one attempt on event id and records it.
+func (a *Applier) deliver(ctx context.Context, tx pgx.Tx, id int64, trigger Trigger) (Delivery, error) {
+	ev, err := lockEvent(ctx, tx, id)
+	if err != nil {
+		return Delivery{}, err
+	}
+	d := Delivery{ID: id, EventID: ev.EventID, Partner: ev.Partner, Trigger: trigger, TenantID: ev.TenantID,
+		WorkflowID: WorkflowIDOf(ev.Reference)}
+	switch {
+	case trigger == PartnerRetry && ev.Outcome != Pending:
+		d.Outcome = Duplicate
+	case ev.TenantID == "" && trigger != Replay:
+		// Matched no transfer when it was stored: nothing to signal.
+		d.Outcome, d.Problem = Unmatched, ev.Problem
+	default:
+		if ev.TenantID == "" {
+			// A replay matches again: the transfer may have been recorded since.
+			tenant, problem, err := a.store.match(ctx, tx, ev.Partner, ev.Reference, ev.Domain, ev.ClaimedTenant, ev.AmountSantim)
+			if err != nil {
+				return Delivery{}, err
+			}
+			if tenant == "" {
+				d.Outcome, d.Problem = Unmatched, problem
+				break
+			}
+			d.TenantID = tenant
+		}
+		d.Outcome, d.Problem = a.signal(ctx, d.WorkflowID, Settlement{Partner: ev.Partner, EventID: ev.EventID,
+			Reference: ev.Reference, TransferID: ev.TransferID, Status: ev.Status, FailureCode: ev.FailureCode,
+			AmountSantim: ev.AmountSantim, WebhookEventID: id})
+	}
+
+	d.EventOutcome = ev.Outcome
+	if d.Outcome != Duplicate && d.Outcome != Undelivered && rank[d.Outcome] >= rank[ev.Outcome] {
+		d.EventOutcome = d.Outcome
+		problem := ""
+		if d.Outcome == Unmatched {
+			problem = d.Problem
+		}
+		if _, err := tx.Exec(ctx, `UPDATE app.bank_webhook_events SET outcome = $2, tenant_id = NULLIF($3, ''),
+			match_problem = NULLIF($4, '') WHERE id = $1`, id, string(d.EventOutcome), d.TenantID, problem); err != nil {
+			return Delivery{}, fmt.Errorf("bankwebhook: record outcome: %w", err)
+		}
+	}
+
+	s := tenancy.From(ctx)
+	err = tx.QueryRow(ctx, `INSERT INTO app.bank_webhook_deliveries
+			(webhook_event_id, trigger, outcome, workflow_id, problem, actor, request_id, attempted_at)
+		VALUES ($1, $2, $3, $4, NULLIF($5, ''), $6, NULLIF($7, ''), $8) RETURNING id`,
+		id, string(trigger), string(d.Outcome), d.WorkflowID, d.Problem, s.Actor, s.RequestID, a.store.now()).Scan(&d.AttemptID)
+	if err != nil {
+		return Delivery{}, fmt.Errorf("bankwebhook: record attempt: %w", err)
+	}
+
+	if d.EventOutcome == Applied && ev.Outcome != Applied {
+		// The partner's word took effect: once per event, whoever's attempt delivered it.
+		actx := tenancy.WithActor(tenancy.WithTenant(ctx, d.TenantID), tenancy.Partner(ev.Partner))
+		if err := audit.Write(actx, tx, audit.Entry{Action: ActionApplied, Outcome: audit.Success, TargetType: "BankTransfer",
+			TargetID: ev.Reference, Details: map[string]any{
+				"eventId": ev.EventID, "partner": ev.Partner, "domain": ev.Domain, "status": ev.Status,
+				"amountSantim": ev.AmountSantim, "webhookEventId": id, "workflowId": d.WorkflowID, "trigger": trigger,
+			}}); err != nil {
+			return Delivery{}, err
+		}
+	}
+	return d, nil
+}
+
+// signal delivers s to the current run of workflow wfID and says what came of it.
+func (a *Applier) signal(ctx context.Context, wfID string, s Settlement) (Outcome, string) {
+	if a.wf == nil {
+		return Undelivered, "no Temporal client is configured"
+	}
+	timeout := a.Timeout
+	if timeout <= 0 {
+		timeout = DefaultSignalTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	// Twice at most: a workflow that starts between a refused signal and the description is
+	// signalled again.
+	for range 2 {
+		err := a.wf.SignalWorkflow(ctx, wfID, "", SettlementSignalName, s)
+		var notFound *serviceerror.NotFound
+		var invalid *serviceerror.InvalidArgument
+		switch {
+		case err == nil:
+			return Applied, ""
+		case errors.As(err, &invalid):
+			return Unmatched, "the reference is not a workflow id Temporal accepts"
+		case !errors.As(err, &notFound):
+			return Undelivered, problem("temporal: signal: ", err)
+		}
+		// Not found: no such workflow, or it is closed. Describe tells them apart.
+		desc, err := a.wf.DescribeWorkflowExecution(ctx, wfID, "")
+		switch {
+		case errors.As(err, &notFound):
+			return Unmatched, "no workflow with this reference"
+		case err != nil:
+			return Undelivered, problem("temporal: describe: ", err)
+		}
+		if st := desc.GetWorkflowExecutionInfo().GetStatus(); st != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+			return SagaFinished, "the workflow is closed (" + st.String() + ")"
+		}
+	}
+	return Undelivered, "the workflow is running but refused the signal"
+}
+
+func problem(prefix string, err error) string {
+	p := strings.ReplaceAll(strings.ToValidUTF8(prefix+err.Error(), "?"), "\x00", "?")
+	if len(p) > maxProblem {
+		p = strings.ToValidUTF8(p[:maxProblem], "")
+	}
+	return p
+}
