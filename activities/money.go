@@ -139,7 +139,7 @@ func (m *Money) LedgerPostPending(ctx context.Context, in LedgerPostInput) (Ledg
 	return m.post(ctx, in, ledgerv1.TransactionStatus_TRANSACTION_STATUS_PENDING)
 }
 
-// LedgerPost ensures every account exists, then posts the legs as a POSTED transaction.
+// LedgerPost posts the legs as a POSTED transaction.
 func (m *Money) LedgerPost(ctx context.Context, in LedgerPostInput) (LedgerPostResult, error) {
 	return m.post(ctx, in, ledgerv1.TransactionStatus_TRANSACTION_STATUS_POSTED)
 }
@@ -156,7 +156,6 @@ func (m *Money) post(ctx context.Context, in LedgerPostInput, status ledgerv1.Tr
 	}
 	req := &ledgerv1.PostTransactionRequest{TenantId: in.TenantID, IdempotencyKey: in.IdempotencyKey, Status: status,
 		Metadata: in.Metadata, Lineage: &ledgerv1.Lineage{WorkflowId: in.WorkflowID, Step: in.Step}}
-	ensured := map[string]bool{}
 	for i, l := range in.Legs {
 		dir := ledgerv1.Direction_DIRECTION_UNSPECIFIED
 		switch l.Direction {
@@ -167,16 +166,26 @@ func (m *Money) post(ctx context.Context, in LedgerPostInput, status ledgerv1.Tr
 		default:
 			return LedgerPostResult{}, temporalError(&field.Error{Field: fmt.Sprintf("legs[%d].direction", i), Problem: "must be DEBIT or CREDIT"})
 		}
-		if !ensured[l.Account] {
+		req.Entries = append(req.Entries, &ledgerv1.EntryInput{AccountName: l.Account, Direction: dir, AmountSantim: l.AmountSantim})
+	}
+	// Post first: the accounts exist after a tenant's first posting, so ensuring them on every
+	// posting would cost a round trip per leg. A missing one is created and the posting sent
+	// again (the ledger refused the first one whole, and the key makes the second the only one).
+	resp, err := m.Ledger.PostTransaction(ctx, req)
+	if errors.Is(err, ledger.ErrAccountNotFound) {
+		ensured := map[string]bool{}
+		for _, l := range in.Legs {
+			if ensured[l.Account] {
+				continue
+			}
 			if _, err := m.Ledger.EnsureAccount(ctx, &ledgerv1.EnsureAccountRequest{TenantId: in.TenantID, Name: l.Account}); err != nil {
 				log.Warn("ledger account not ensured", "account", l.Account, "error", err)
 				return LedgerPostResult{}, temporalError(err)
 			}
 			ensured[l.Account] = true
 		}
-		req.Entries = append(req.Entries, &ledgerv1.EntryInput{AccountName: l.Account, Direction: dir, AmountSantim: l.AmountSantim})
+		resp, err = m.Ledger.PostTransaction(ctx, req)
 	}
-	resp, err := m.Ledger.PostTransaction(ctx, req)
 	if err != nil {
 		log.Warn("ledger posting failed", "error", err)
 		return LedgerPostResult{}, temporalError(err)

@@ -60,8 +60,10 @@ func TestEwaDisburseSurvivesWorkerCrash(t *testing.T) {
 }
 
 // crashAfter registers, in place of the activity named step, one that runs the real step and then,
-// the first time, "crashes": it tells the test and fails with a retryable error, so Temporal never
-// learns the step's result and the next attempt (on the new worker) runs the step again.
+// the first time, "crashes": it tells the test, which stops the worker, and returns only when the
+// worker takes its context away — so the workflow task that ran the step never completes,
+// Temporal never learns the step's result, and the new worker runs the task (and the step)
+// again once the task times out.
 func crashAfter(w worker.Registry, step string, real workflows.Deps, crash func()) {
 	var once sync.Once
 	crashed := func() bool {
@@ -76,6 +78,7 @@ func crashAfter(w worker.Registry, step string, real workflows.Deps, crash func(
 		w.RegisterActivityWithOptions(func(ctx context.Context, in activities.LedgerPostInput) (activities.LedgerPostResult, error) {
 			out, err := real.Money.LedgerPostPending(ctx, in)
 			if err == nil && crashed() {
+				<-ctx.Done() // the worker is going down with the step's result
 				return activities.LedgerPostResult{}, lost
 			}
 			return out, err
@@ -84,6 +87,7 @@ func crashAfter(w worker.Registry, step string, real workflows.Deps, crash func(
 		w.RegisterActivityWithOptions(func(ctx context.Context, in activities.TransferInput) (activities.TransferResult, error) {
 			out, err := real.Money.InitiateTransfer(ctx, in)
 			if err == nil && crashed() {
+				<-ctx.Done()
 				return activities.TransferResult{}, lost
 			}
 			return out, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"os"
 	"net/http/httptest"
 	"strconv"
 	"sync"
@@ -76,7 +77,7 @@ func newEwaStack(t testing.TB, o ewaStackOpts) *ewaStack {
 	gc := gateway.NewClient(bank.Gateway, gateway.ClientOptions{})
 	ts := testkit.Temporal(t)
 	tc, err := client.Dial(client.Options{HostPort: ts.HostPort(), Namespace: ts.Namespace(),
-		Logger: sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler))})
+		Logger: sdklog.NewStructuredLogger(slog.New(stackLogHandler()))})
 	require.NoError(t, err)
 	t.Cleanup(tc.Close)
 	queue := testkit.Unique("ewa")
@@ -227,4 +228,13 @@ func entryLines(tx *ledgerv1.Transaction) []string {
 		out = append(out, side+" "+e.GetAccountName()+" "+strconv.FormatInt(e.GetAmountSantim(), 10))
 	}
 	return out
+}
+
+// stackLogHandler is where the stack's Temporal client and workers log: nowhere, unless
+// WAGERAIL_TEST_TEMPORAL_LOG is set (debugging a saga test).
+func stackLogHandler() slog.Handler {
+	if os.Getenv("WAGERAIL_TEST_TEMPORAL_LOG") != "" {
+		return slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})
+	}
+	return slog.DiscardHandler
 }

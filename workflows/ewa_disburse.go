@@ -114,10 +114,10 @@ func EwaDisburse(ctx workflow.Context, in EwaDisburseInput) (EwaDisburseResult, 
 func (d *disburse) run(ctx workflow.Context, settlements workflow.ReceiveChannel) (EwaDisburseResult, error) {
 	log := workflow.GetLogger(ctx)
 	step := activities.EwaStep{TenantID: d.in.TenantID, RequestID: d.in.RequestID, WorkflowID: d.wfID, CorrelationID: d.in.CorrelationID}
-	rec := workflow.WithActivityOptions(ctx, recordOptions())
+	rec := workflow.WithLocalActivityOptions(ctx, localRecordOptions())
 
 	// 1. The plan.
-	if err := workflow.ExecuteActivity(rec, activities.EwaLoadPlanActivity, step).Get(ctx, &d.plan); err != nil {
+	if err := workflow.ExecuteLocalActivity(rec, activities.EwaLoadPlanActivity, step).Get(ctx, &d.plan); err != nil {
 		if code := ewaRefusalCode(err); code != "" {
 			return d.refused(code, err.Error()), nil
 		}
@@ -140,7 +140,7 @@ func (d *disburse) run(ctx workflow.Context, settlements workflow.ReceiveChannel
 		{activities.GateSanctions, activities.SanctionsGateActivity, CodeEwaSanctionsBlocked},
 		{activities.GateAccount, activities.AccountGateActivity, CodeEwaPartnerUnavailable},
 	} {
-		err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, gateOptions()), g.activity, gin).Get(ctx, nil)
+		err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, localGateOptions()), g.activity, gin).Get(ctx, nil)
 		if err == nil {
 			continue
 		}
@@ -149,7 +149,7 @@ func (d *disburse) run(ctx workflow.Context, settlements workflow.ReceiveChannel
 		}
 		// The gate could not decide: it fails closed, with its one audit row.
 		log.Warn("gate could not decide; refusing", "gate", string(g.kind), "error", err)
-		if ferr := workflow.ExecuteActivity(rec, activities.GateFailedActivity,
+		if ferr := workflow.ExecuteLocalActivity(rec, activities.GateFailedActivity,
 			activities.GateFailedInput{Gate: g.kind, Input: gin, Cause: activities.ErrorType(err)}).Get(ctx, nil); ferr != nil {
 			log.Error("gate failure not recorded", "gate", string(g.kind), "error", ferr)
 		}
@@ -157,7 +157,7 @@ func (d *disburse) run(ctx workflow.Context, settlements workflow.ReceiveChannel
 	}
 
 	// 3. The claim: REQUESTED → DISBURSING for this run.
-	if err := workflow.ExecuteActivity(rec, activities.EwaClaimActivity, step).Get(ctx, nil); err != nil {
+	if err := workflow.ExecuteLocalActivity(rec, activities.EwaClaimActivity, step).Get(ctx, nil); err != nil {
 		if code := ewaRefusalCode(err); code != "" {
 			return d.refused(code, err.Error()), nil
 		}
@@ -168,16 +168,16 @@ func (d *disburse) run(ctx workflow.Context, settlements workflow.ReceiveChannel
 
 	// 4. The pending ledger transaction, recorded on the request.
 	d.progress.Stage = StageLedger
-	led := workflow.WithActivityOptions(ctx, ledgerOptions())
+	led := workflow.WithLocalActivityOptions(ctx, localLedgerOptions())
 	var posted activities.LedgerPostResult
-	if err := workflow.ExecuteActivity(led, activities.LedgerPostPendingActivity, d.ledgerInput()).Get(ctx, &posted); err != nil {
+	if err := workflow.ExecuteLocalActivity(led, activities.LedgerPostPendingActivity, d.ledgerInput()).Get(ctx, &posted); err != nil {
 		// Nothing moved: the request fails with the ledger's reason.
 		return d.fail(ctx, activities.ErrorType(err), false)
 	}
 	d.progress.LedgerTxID = posted.TxID
 	withTx := step
 	withTx.LedgerTxID = posted.TxID
-	if err := workflow.ExecuteActivity(rec, activities.EwaSetLedgerTxActivity, withTx).Get(ctx, nil); err != nil {
+	if err := workflow.ExecuteLocalActivity(rec, activities.EwaSetLedgerTxActivity, withTx).Get(ctx, nil); err != nil {
 		return d.fail(ctx, activities.ErrorType(err), true)
 	}
 
@@ -196,14 +196,14 @@ func (d *disburse) run(ctx workflow.Context, settlements workflow.ReceiveChannel
 		return d.fail(ctx, d.failCode, true)
 	}
 	step.TransferID = d.transferID
-	if err := workflow.ExecuteActivity(led, activities.LedgerCommitActivity, activities.LedgerSettleInput{
+	if err := workflow.ExecuteLocalActivity(led, activities.LedgerCommitActivity, activities.LedgerSettleInput{
 		TenantID: d.in.TenantID, WorkflowID: d.wfID, CorrelationID: d.in.CorrelationID, TxID: posted.TxID}).Get(ctx, nil); err != nil {
 		// The money moved: the commit is retried for as long as ledgerOptions allows; past that
 		// the run fails for an operator, the request still DISBURSING.
 		d.accept(StageDisbursing)
 		return d.result(), err
 	}
-	if err := workflow.ExecuteActivity(rec, activities.EwaMarkDisbursedActivity, step).Get(ctx, nil); err != nil {
+	if err := workflow.ExecuteLocalActivity(rec, activities.EwaMarkDisbursedActivity, step).Get(ctx, nil); err != nil {
 		d.accept(StageDisbursing)
 		return d.result(), err
 	}
@@ -229,7 +229,7 @@ func (d *disburse) transfer(ctx workflow.Context) {
 	// The first attempt while the caller waits; if nothing could be sent, answer "pending" and
 	// keep trying.
 	var res activities.TransferResult
-	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, partnerFirstTryOptions()), activities.InitiateTransferActivity, tin).Get(ctx, &res)
+	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, localPartnerFirstTryOptions()), activities.InitiateTransferActivity, tin).Get(ctx, &res)
 	if err != nil && retryableFailure(err) {
 		log.Warn("transfer not sent yet; answering pending and retrying", "error", err)
 		d.accept(StageDisbursing)
@@ -365,7 +365,7 @@ func (d *disburse) fail(ctx workflow.Context, code string, voidLedger bool) (Ewa
 	d.progress.Stage = StageSettling
 	d.progress.Code = code
 	if voidLedger && d.progress.LedgerTxID != "" {
-		if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, ledgerOptions()), activities.LedgerVoidActivity,
+		if err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, localLedgerOptions()), activities.LedgerVoidActivity,
 			activities.LedgerSettleInput{TenantID: d.in.TenantID, WorkflowID: d.wfID, CorrelationID: d.in.CorrelationID,
 				TxID: d.progress.LedgerTxID, Reason: code}).Get(ctx, nil); err != nil {
 			d.accept(StageDisbursing)
@@ -374,7 +374,7 @@ func (d *disburse) fail(ctx workflow.Context, code string, voidLedger bool) (Ewa
 	}
 	step := activities.EwaStep{TenantID: d.in.TenantID, RequestID: d.in.RequestID, WorkflowID: d.wfID,
 		CorrelationID: d.in.CorrelationID, Reason: code}
-	if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, recordOptions()), activities.EwaMarkFailedActivity, step).Get(ctx, nil); err != nil {
+	if err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, localRecordOptions()), activities.EwaMarkFailedActivity, step).Get(ctx, nil); err != nil {
 		d.accept(StageDisbursing)
 		return d.result(), err
 	}

@@ -75,11 +75,15 @@ func newDisburseHarness(t *testing.T) *disburseHarness {
 	h.env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: time.Minute})
 	h.env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: testWF})
 	Register(h.env, Deps{})
-	h.env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+	// The saga runs its short steps as local activities and its long ones as activities: both
+	// count, in the order they started.
+	record := func(info *activity.Info) {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		h.calls = append(h.calls, info.ActivityType.Name)
-	})
+	}
+	h.env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) { record(info) })
+	h.env.SetOnLocalActivityStartedListener(func(info *activity.Info, _ context.Context, _ []any) { record(info) })
 	// The API's Update-with-Start: the update is there from the first workflow task.
 	h.env.RegisterDelayedCallback(func() {
 		h.env.UpdateWorkflow(DisburseAcceptedUpdate, DisburseAcceptedUpdateID, &testsuite.TestUpdateCallback{

@@ -119,3 +119,26 @@ func housekeepingOptions() workflow.ActivityOptions {
 		},
 	}
 }
+
+// The local-activity forms of the options above. A saga's short steps — its record steps, the
+// gates, the ledger and the first partner attempt — run as local activities: the worker runs them
+// inside the workflow task and records one marker each, instead of a round trip through the
+// Temporal server per step (schedule, dispatch, complete, a new workflow task). The same retry
+// rules apply; a retry interval longer than the workflow task is waited out on a workflow timer.
+// Every one of these steps is idempotent, which local activities need: a worker that dies
+// before the workflow task completes runs the step again on replay.
+
+func localGateOptions() workflow.LocalActivityOptions   { return localOf(gateOptions()) }
+func localRecordOptions() workflow.LocalActivityOptions { return localOf(recordOptions()) }
+func localLedgerOptions() workflow.LocalActivityOptions { return localOf(ledgerOptions()) }
+func localPartnerFirstTryOptions() workflow.LocalActivityOptions {
+	return localOf(partnerFirstTryOptions())
+}
+
+func localOf(o workflow.ActivityOptions) workflow.LocalActivityOptions {
+	return workflow.LocalActivityOptions{
+		ScheduleToCloseTimeout: o.ScheduleToCloseTimeout,
+		StartToCloseTimeout:    o.StartToCloseTimeout,
+		RetryPolicy:            o.RetryPolicy,
+	}
+}
