@@ -37,6 +37,10 @@ type PostgresConfig struct {
 	VisibilityDatabase string
 }
 
+// PostgresUser is the login role `wagerail dev --temporal-postgres` and the test kit make for the
+// embedded server.
+const PostgresUser = "wagerail_temporal"
+
 // The embedded server's schema files for Postgres (go.temporal.io/server/schema).
 const (
 	pgSchemaDefault    = "postgresql/v12/temporal"

@@ -236,7 +236,7 @@ func Temporal(t testing.TB) *devtemporal.Server {
 // TemporalOnPostgres returns a second embedded Temporal server shared by this test binary, whose
 // default and visibility stores are two databases of this binary's Postgres server (PG) rather than
 // SQLite: the same namespace and search attributes as Temporal, so a benchmark can run the same
-// work on both persistences in one run. It connects as the login role wagerail_temporal.
+// work on both persistences in one run. It connects as the login role devtemporal.PostgresUser.
 func TemporalOnPostgres(t testing.TB) *devtemporal.Server {
 	t.Helper()
 	s := PG(t)
@@ -247,7 +247,7 @@ func TemporalOnPostgres(t testing.TB) *devtemporal.Server {
 		// binary derives the same password, as startServer does for the other roles.
 		sum := sha256.Sum256([]byte("wagerail-test-temporal:" + s.SuperDSN("postgres")))
 		pg := devtemporal.PostgresConfig{
-			Host: s.Host, Port: s.Port, User: "wagerail_temporal", Password: hex.EncodeToString(sum[:12]),
+			Host: s.Host, Port: s.Port, User: devtemporal.PostgresUser, Password: hex.EncodeToString(sum[:12]),
 			Database:           fmt.Sprintf("temporal_t_%d", os.Getpid()),
 			VisibilityDatabase: fmt.Sprintf("temporal_visibility_t_%d", os.Getpid()),
 		}
