@@ -92,13 +92,16 @@ func TestPostgresServerSurvivesRestart(t *testing.T) {
 	}
 	require.NoError(t, devtemporal.ProvisionPostgres(ctx, pgs.SuperDSN("postgres"), pg))
 	t.Cleanup(func() {
-		for _, name := range []string{pg.Database, pg.VisibilityDatabase} {
-			conn, err := pgx.Connect(ctx, pgs.SuperDSN("postgres"))
-			if err == nil {
-				_, _ = conn.Exec(ctx, fmt.Sprintf("DROP DATABASE IF EXISTS %s WITH (FORCE)", name))
-				conn.Close(ctx)
-			}
+		ctx := context.Background() // the test's own has ended
+		conn, err := pgx.Connect(ctx, pgs.SuperDSN("postgres"))
+		if err != nil {
+			return
 		}
+		defer conn.Close(ctx)
+		for _, name := range []string{pg.Database, pg.VisibilityDatabase} {
+			_, _ = conn.Exec(ctx, fmt.Sprintf("DROP DATABASE IF EXISTS %s WITH (FORCE)", name))
+		}
+		_, _ = conn.Exec(ctx, fmt.Sprintf("DROP ROLE IF EXISTS %s", pg.User))
 	})
 
 	s, err := devtemporal.Start(ctx, devtemporal.Config{Postgres: &pg, Namespace: "wagerail-pg"})
@@ -164,4 +167,44 @@ func TestFileBackedServerRunsWorkAfterRestart(t *testing.T) {
 	desc, err := c.DescribeWorkflowExecution(ctx, "file-after", runID)
 	require.NoError(t, err)
 	require.Equal(t, enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, desc.GetWorkflowExecutionInfo().GetStatus())
+}
+
+// Given a role that may create databases and none made for it, Start creates both databases.
+func TestPostgresServerCreatesMissingDatabases(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	pgs := testkit.PG(t)
+	pg := devtemporal.PostgresConfig{
+		Host: pgs.Host, Port: pgs.Port, User: "wagerail_temporal_createdb", Password: testkit.Unique("pw"),
+		Database:           fmt.Sprintf("temporal_created_%d", os.Getpid()),
+		VisibilityDatabase: fmt.Sprintf("temporal_created_vis_%d", os.Getpid()),
+	}
+	conn, err := pgx.Connect(context.Background(), pgs.SuperDSN("postgres"))
+	require.NoError(t, err)
+	_, err = conn.Exec(ctx, fmt.Sprintf(`DROP ROLE IF EXISTS %s`, pg.User))
+	require.NoError(t, err)
+	_, err = conn.Exec(ctx, fmt.Sprintf(`CREATE ROLE %s LOGIN CREATEDB PASSWORD '%s'`, pg.User, pg.Password))
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		bg := context.Background()
+		for _, name := range []string{pg.Database, pg.VisibilityDatabase} {
+			_, _ = conn.Exec(bg, fmt.Sprintf("DROP DATABASE IF EXISTS %s WITH (FORCE)", name))
+		}
+		_, _ = conn.Exec(bg, fmt.Sprintf(`DROP ROLE IF EXISTS %s`, pg.User))
+		conn.Close(bg)
+	})
+
+	s, err := devtemporal.Start(ctx, devtemporal.Config{Postgres: &pg})
+	require.NoError(t, err)
+	defer s.Stop()
+	for _, name := range []string{pg.Database, pg.VisibilityDatabase} {
+		var owner string
+		require.NoError(t, conn.QueryRow(ctx, `SELECT pg_get_userbyid(datdba) FROM pg_database WHERE datname = $1`, name).Scan(&owner))
+		require.Equal(t, pg.User, owner, name)
+	}
+	c := dial(t, s)
+	defer c.Close()
+	tenant, key := testkit.Unique("tenant"), testkit.Unique("key")
+	runID := runTagged(t, ctx, c, "created-dbs", tenant, key)
+	findByAttributes(t, ctx, c, tenant, key, runID)
 }
