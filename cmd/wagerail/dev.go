@@ -34,14 +34,17 @@ type devConfig struct {
 	TemporalNamespace   string
 	TemporalPort        int
 	TemporalUIPort      int
-	APIAddr             string
-	LedgerGRPCAddr      string
-	LedgerMetricsAddr   string
-	GatewayGRPCAddr     string
-	GatewayMetrics      string
-	SandboxAddr         string
-	WorkerMetricsAddr   string
-	ReconcileTenants    string
+	// TemporalPostgres keeps the embedded Temporal server's state in the private Postgres cluster
+	// instead of the data dir's temporal.db.
+	TemporalPostgres  bool
+	APIAddr           string
+	LedgerGRPCAddr    string
+	LedgerMetricsAddr string
+	GatewayGRPCAddr   string
+	GatewayMetrics    string
+	SandboxAddr       string
+	WorkerMetricsAddr string
+	ReconcileTenants  string
 	// PublicURL and SMTP are the API's (links in e-mails; e-mail delivery instead of the dev inbox).
 	PublicURL string
 	SMTP      smtpSettings
@@ -65,6 +68,7 @@ func devCommand() *cli.Command {
 	c.String(&cfg.TemporalNamespace, "temporal-namespace", "TEMPORAL_NAMESPACE", "default", "Temporal namespace")
 	c.Int(&cfg.TemporalPort, "temporal-port", "WAGERAIL_TEMPORAL_PORT", 7233, "embedded Temporal frontend port")
 	c.Int(&cfg.TemporalUIPort, "temporal-ui-port", "WAGERAIL_TEMPORAL_UI_PORT", 8233, "embedded Temporal Web UI port")
+	c.Bool(&cfg.TemporalPostgres, "temporal-postgres", "WAGERAIL_TEMPORAL_POSTGRES", false, "keep the embedded Temporal server's state in the private Postgres (databases temporal, temporal_visibility) instead of <data-dir>/temporal.db")
 	c.String(&cfg.APIAddr, "api-addr", "API_ADDR", "127.0.0.1:8080", "API listen address")
 	c.String(&cfg.LedgerGRPCAddr, "ledger-grpc-addr", "LEDGER_GRPC_ADDR", "127.0.0.1:50052", "ledger gRPC listen address")
 	c.String(&cfg.LedgerMetricsAddr, "ledger-metrics-addr", "LEDGER_METRICS_ADDR", "127.0.0.1:50054", "ledger metrics and /healthz listen address")
@@ -94,8 +98,10 @@ type devStack struct {
 	creds    devCredentials
 	pg       *pgcluster.Cluster
 	temporal *devtemporal.Server
-	appDSN   string
-	ownerDSN string
+	// temporalOnPG: the embedded Temporal server keeps its state in pg (--temporal-postgres).
+	temporalOnPG bool
+	appDSN       string
+	ownerDSN     string
 	// platformDSN is the cross-tenant role's URL (empty when DATABASE_URL names an outside server
 	// and DATABASE_PLATFORM_URL is unset).
 	platformDSN string
@@ -109,6 +115,9 @@ func progress(component, format string, args ...any) {
 func runDev(ctx context.Context, log *slog.Logger, cfg devConfig) error {
 	started := time.Now()
 	fmt.Println("wagerail dev: starting")
+	if err := cfg.checkTemporalPostgres(); err != nil {
+		return err
+	}
 	if err := cfg.checkListenAddrs(); err != nil {
 		return err
 	}
@@ -172,6 +181,21 @@ func runDev(ctx context.Context, log *slog.Logger, cfg devConfig) error {
 	cancel()
 	wg.Wait()
 	return runErr
+}
+
+// checkTemporalPostgres refuses --temporal-postgres where it means nothing: the embedded Temporal
+// server's databases live in the private cluster, which an outside DATABASE_URL replaces and an
+// outside TEMPORAL_ADDRESS makes unused.
+func (cfg devConfig) checkTemporalPostgres() error {
+	switch {
+	case !cfg.TemporalPostgres:
+		return nil
+	case cfg.DatabaseURL != "":
+		return errors.New("dev: --temporal-postgres keeps Temporal in the private Postgres cluster; it cannot be used with --database-url")
+	case cfg.TemporalAddress != "":
+		return errors.New("dev: --temporal-postgres is for the embedded Temporal server; it cannot be used with --temporal-address")
+	}
+	return nil
 }
 
 // checkListenAddrs fails at once, before Postgres and Temporal start, when another process already
@@ -365,22 +389,34 @@ func (st *devStack) startTemporal(ctx context.Context, cfg devConfig) error {
 	if err != nil {
 		return err
 	}
-	s, err := devtemporal.Start(ctx, devtemporal.Config{
+	tcfg := devtemporal.Config{
 		DatabaseFile: filepath.Join(dataDir, "temporal.db"),
 		FrontendPort: cfg.TemporalPort,
 		UIPort:       cfg.TemporalUIPort,
 		Namespace:    cfg.TemporalNamespace,
-	})
+	}
+	state := tcfg.DatabaseFile
+	if cfg.TemporalPostgres {
+		pg := devtemporal.PostgresConfig{Host: "127.0.0.1", Port: cfg.PGPort, User: devtemporal.PostgresUser, Password: st.creds.TemporalPassword}
+		if err := devtemporal.ProvisionPostgres(ctx, st.pg.SuperuserDSN("postgres"), pg); err != nil {
+			return err
+		}
+		tcfg.DatabaseFile, tcfg.Postgres = "", &pg
+		st.temporalOnPG = true
+		state = "private Postgres, databases temporal and temporal_visibility"
+	}
+	s, err := devtemporal.Start(ctx, tcfg)
 	if err != nil {
 		return err
 	}
 	st.temporal = s
 	st.tAddr = s.HostPort()
-	progress("temporal", "ready in %s (frontend %s, UI %s)", time.Since(t0).Round(time.Millisecond), s.HostPort(), s.UIURL())
+	progress("temporal", "ready in %s (frontend %s, UI %s, state in %s)", time.Since(t0).Round(time.Millisecond), s.HostPort(), s.UIURL(), state)
 	return nil
 }
 
 // stop stops Temporal and Postgres side by side: neither needs the other, and both wait on disk.
+// When Temporal keeps its state in that Postgres, it stops first.
 func (st *devStack) stop(log *slog.Logger) {
 	var wg sync.WaitGroup
 	if st.temporal != nil {
@@ -389,6 +425,9 @@ func (st *devStack) stop(log *slog.Logger) {
 				log.Warn("temporal stop", "error", err)
 			}
 		})
+		if st.temporalOnPG {
+			wg.Wait()
+		}
 	}
 	if st.pg != nil {
 		wg.Go(func() {
@@ -411,6 +450,9 @@ type devCredentials struct {
 	PlatformPassword string `json:"platformPassword"` // the cross-tenant role (internal/crosstenant)
 	CallbackSecret   string `json:"callbackSecret"`   // sandbox → API webhook signing key
 	AdjustmentKey    string `json:"adjustmentKey"`    // API → ledger adjustment approval key
+	// TemporalPassword is the password of the embedded Temporal server's login role
+	// (devtemporal.PostgresUser) when its state is in the private cluster (--temporal-postgres).
+	TemporalPassword string `json:"temporalPassword"`
 	// Demo holds the demo's generated passwords and ids (demo.go); nil until it was seeded.
 	Demo *demoCredentials `json:"demo,omitempty"`
 }
@@ -422,7 +464,7 @@ func loadOrCreateCredentials(path string) (devCredentials, error) {
 		if err := json.Unmarshal(b, &c); err != nil || c.OwnerPassword == "" || c.AppPassword == "" {
 			return c, fmt.Errorf("%s is damaged: delete the data dir to start afresh", path)
 		}
-		if c.CallbackSecret != "" && c.AdjustmentKey != "" && c.PlatformPassword != "" {
+		if c.CallbackSecret != "" && c.AdjustmentKey != "" && c.PlatformPassword != "" && c.TemporalPassword != "" {
 			return c, nil
 		}
 		// Written by an older version: add the missing keys, keep the passwords.
@@ -435,13 +477,17 @@ func loadOrCreateCredentials(path string) (devCredentials, error) {
 		if c.PlatformPassword == "" {
 			c.PlatformPassword = randomToken()
 		}
+		if c.TemporalPassword == "" {
+			c.TemporalPassword = randomToken()
+		}
 		b, _ = json.Marshal(c)
 		return c, os.WriteFile(path, b, 0o600)
 	}
 	if !errors.Is(err, os.ErrNotExist) {
 		return c, err
 	}
-	c = devCredentials{OwnerPassword: randomToken(), AppPassword: randomToken(), PlatformPassword: randomToken(), CallbackSecret: randomToken(), AdjustmentKey: randomToken()}
+	c = devCredentials{OwnerPassword: randomToken(), AppPassword: randomToken(), PlatformPassword: randomToken(),
+		CallbackSecret: randomToken(), AdjustmentKey: randomToken(), TemporalPassword: randomToken()}
 	b, _ = json.Marshal(c)
 	return c, os.WriteFile(path, b, 0o600)
 }

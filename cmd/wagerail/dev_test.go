@@ -20,8 +20,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wagerail/wagerail/internal/db"
+	"github.com/wagerail/wagerail/internal/devtemporal"
 	"github.com/wagerail/wagerail/internal/freeport"
 	"github.com/wagerail/wagerail/internal/notify"
 )
@@ -367,6 +370,46 @@ func TestDevStackReadyThenDegradesThenStopsCleanly(t *testing.T) {
 	require.Empty(t, processesMentioning(dataDir), "processes left behind")
 }
 
+// With --temporal-postgres the embedded Temporal server keeps its state in the private cluster,
+// as its own login role: no temporal.db, the namespace in the temporal database, the worker's
+// schedules made, and a clean stop (Temporal before its Postgres).
+func TestDevStackKeepsTemporalInPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the whole stack")
+	}
+	bin := buildBinary(t)
+	dataDir := filepath.Join(t.TempDir(), "data")
+	p := startDev(t, bin, dataDir, "--no-demo", "--temporal-postgres")
+	body := p.waitReadyz(t, http.StatusOK)
+	require.Equal(t, "up", body["dependencies"].(map[string]any)["temporal"].(map[string]any)["status"])
+	require.Contains(t, p.out.String(), "state in private Postgres")
+	require.NoFileExists(t, filepath.Join(dataDir, "temporal.db"))
+	creds := readCredentials(t, dataDir)
+	require.NotEmpty(t, creds.TemporalPassword)
+
+	pgPort := 0
+	for i, a := range p.cmd.Args {
+		if a == "--pg-port" {
+			pgPort, _ = strconv.Atoi(p.cmd.Args[i+1])
+		}
+	}
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, db.DSN("127.0.0.1", pgPort, devtemporal.PostgresUser, creds.TemporalPassword, "temporal"))
+	require.NoError(t, err)
+	var namespaces int
+	require.NoError(t, conn.QueryRow(ctx, `SELECT count(*) FROM namespaces WHERE name = 'default'`).Scan(&namespaces))
+	conn.Close(ctx)
+	require.Equal(t, 1, namespaces)
+	require.Eventually(t, func() bool {
+		return strings.Contains(p.errOut.String(), `"msg":"schedule ensured","process":"dev","component":"worker","schedule":"identity-cleanup-daily"`)
+	}, 2*time.Minute, 200*time.Millisecond, "stderr tail:\n%s", tail(p.errOut.String(), 20))
+
+	pgPID := p.postgresPID(t)
+	p.stop(t)
+	require.False(t, processAlive(pgPID), "postgres %d survived shutdown", pgPID)
+	require.Empty(t, processesMentioning(dataDir), "processes left behind")
+}
+
 func TestConfigErrorsAreOneClearLine(t *testing.T) {
 	bin := buildBinary(t)
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
@@ -389,6 +432,8 @@ func TestConfigErrorsAreOneClearLine(t *testing.T) {
 		{"missing postgres binaries", []string{"dev", "--data-dir", dataDir}, []string{"PG_BINDIR=/nonexistent", "DATABASE_URL=", "TEMPORAL_ADDRESS="}, "PG_BINDIR"},
 		{"dev component port in use", []string{"dev", "--data-dir", dataDir, "--sandbox-addr", busy.Addr().String()}, []string{"DATABASE_URL=", "TEMPORAL_ADDRESS="}, "--sandbox-addr"},
 		{"postgres port in use", []string{"dev", "--data-dir", dataDir, "--pg-port", strconv.Itoa(busyPort)}, []string{"DATABASE_URL=", "TEMPORAL_ADDRESS="}, "in use"},
+		{"temporal-postgres with database-url", []string{"dev", "--data-dir", dataDir, "--temporal-postgres", "--database-url", "postgres://x@127.0.0.1:1/x"}, []string{"TEMPORAL_ADDRESS="}, "--database-url"},
+		{"temporal-postgres with temporal-address", []string{"dev", "--data-dir", dataDir, "--temporal-postgres", "--temporal-address", "127.0.0.1:1"}, []string{"DATABASE_URL="}, "--temporal-address"},
 		{"worker without database", []string{"worker"}, []string{"DATABASE_URL="}, "DATABASE_URL"},
 		{"worker without temporal", []string{"worker", "--database-url", "postgres://x@127.0.0.1:1/x", "--temporal-address", "127.0.0.1:1", "--temporal-dial-timeout", "1s"}, nil, "TEMPORAL_ADDRESS"},
 		{"migrate without url", []string{"migrate", "up"}, []string{"DATABASE_OWNER_URL="}, "DATABASE_OWNER_URL"},

@@ -1,5 +1,6 @@
 // Package devtemporal runs a real Temporal server (frontend, history, matching, worker) inside the
-// wagerail process, with SQLite persistence, plus the Temporal Web UI. It is what `wagerail dev` and
+// wagerail process, with SQLite persistence (or, with Config.Postgres, on a Postgres server), plus
+// the Temporal Web UI. It is what `wagerail dev` and
 // the test kit use so that no external cluster is needed; production points TEMPORAL_ADDRESS at a
 // real cluster instead and never starts this.
 package devtemporal
@@ -25,6 +26,7 @@ import (
 	sqliteplugin "go.temporal.io/server/common/persistence/sql/sqlplugin/sqlite"
 	"go.temporal.io/server/schema/sqlite"
 	"go.temporal.io/server/temporal"
+	tsql "go.temporal.io/server/tools/sql"
 
 	uiserver "github.com/temporalio/ui-server/v2/server"
 	uiconfig "github.com/temporalio/ui-server/v2/server/config"
@@ -44,6 +46,9 @@ var SearchAttributes = map[string]enumspb.IndexedValueType{
 type Config struct {
 	// DatabaseFile is the SQLite file; empty means in-memory (state dies with the process).
 	DatabaseFile string
+	// Postgres, when set, keeps the server's state in Postgres instead of SQLite (DatabaseFile must
+	// then be empty): both the default and the visibility store, in two databases.
+	Postgres *PostgresConfig
 	// IP the frontend and UI bind to; default 127.0.0.1.
 	IP string
 	// FrontendPort of the gRPC frontend; 0 picks a free port.
@@ -65,8 +70,10 @@ type Server struct {
 	hostPort string
 }
 
-// Start creates the SQLite schema on first use, registers the namespace and the search attributes,
-// and starts the server and (when UIPort is set) the Web UI. It returns once the frontend answers.
+// Start creates the schema on first use (SQLite, or the Postgres databases brought to the latest
+// schema version), registers the namespace and the search attributes, and starts the server and
+// (when UIPort is set) the Web UI. It returns once the frontend answers and resolves the search
+// attributes.
 func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.IP == "" {
 		cfg.IP = "127.0.0.1"
@@ -92,6 +99,79 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		}
 	}
 
+	var stores persistenceStores
+	if cfg.Postgres != nil {
+		if cfg.DatabaseFile != "" {
+			return nil, errors.New("devtemporal: DatabaseFile and Postgres are exclusive")
+		}
+		pg := cfg.Postgres.withDefaults()
+		cfg.Postgres = &pg
+		def, vis, err := setupPostgres(ctx, pg, cfg.Logger)
+		if err != nil {
+			return nil, err
+		}
+		stores = persistenceStores{defaultName: "postgres", defaultSQL: def, visibilityName: "postgres-visibility", visibilitySQL: vis}
+	} else {
+		sqlCfg, err := setupSQLite(cfg)
+		if err != nil {
+			return nil, err
+		}
+		stores = persistenceStores{defaultName: sqliteplugin.PluginName, defaultSQL: sqlCfg}
+	}
+
+	if cfg.Postgres != nil || cfg.DatabaseFile != "" {
+		if err := forgetMembers(stores.defaultSQL, cfg.Logger); err != nil {
+			return nil, err
+		}
+	}
+
+	serverCfg, err := serverConfig(cfg, stores)
+	if err != nil {
+		return nil, err
+	}
+	authorizer, err := authorization.GetAuthorizerFromConfig(&serverCfg.Global.Authorization)
+	if err != nil {
+		return nil, fmt.Errorf("temporal authorizer: %w", err)
+	}
+	claimMapper, err := authorization.GetClaimMapperFromConfig(&serverCfg.Global.Authorization, cfg.Logger)
+	if err != nil {
+		return nil, fmt.Errorf("temporal claim mapper: %w", err)
+	}
+	srv, err := temporal.NewServer(
+		temporal.WithConfig(serverCfg),
+		temporal.ForServices(temporal.DefaultServices),
+		temporal.WithLogger(cfg.Logger),
+		temporal.WithAuthorizer(authorizer),
+		temporal.WithClaimMapper(func(*config.Config) authorization.ClaimMapper { return claimMapper }),
+		temporal.WithDynamicConfigClient(dynamicconfig.StaticClient{
+			// Search attributes registered at start must be visible to the first workflow.
+			dynamicconfig.ForceSearchAttributesCacheRefreshOnRead.Key(): []dynamicconfig.ConstrainedValue{{Value: true}},
+		}),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("temporal server: %w", err)
+	}
+	if err := srv.Start(); err != nil {
+		return nil, fmt.Errorf("temporal server start: %w", err)
+	}
+	s := &Server{cfg: cfg, srv: srv, hostPort: net.JoinHostPort(cfg.IP, strconv.Itoa(cfg.FrontendPort))}
+	ready := s.waitReady
+	if cfg.Postgres != nil {
+		ready = s.registerNamespace
+	}
+	if err := ready(ctx); err != nil {
+		_ = srv.Stop()
+		return nil, err
+	}
+	if cfg.UIPort != 0 {
+		s.startUI()
+	}
+	return s, nil
+}
+
+// setupSQLite makes the SQLite store: the schema on first use of a file, and the namespace with
+// the search attributes written straight into it.
+func setupSQLite(cfg Config) (*config.SQL, error) {
 	sqlCfg := &config.SQL{PluginName: sqliteplugin.PluginName, ConnectAttributes: map[string]string{}}
 	if cfg.DatabaseFile == "" {
 		sqlCfg.ConnectAttributes["mode"] = "memory"
@@ -123,44 +203,24 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("temporal namespace: %w", err)
 	}
 
-	serverCfg, err := serverConfig(cfg, sqlCfg)
+	return sqlCfg, nil
+}
+
+// forgetMembers deletes the cluster membership a previous run left in the store. The embedded
+// server is the only member of its cluster, so every row there names the services of a process that
+// is gone; left in place, the new services keep trying those addresses and the first workflow after
+// a restart waits about a minute for them to time out. (So two processes must never share a store.)
+func forgetMembers(sqlCfg *config.SQL, logger tlog.Logger) error {
+	c := *sqlCfg
+	conn, err := tsql.NewConnection(&c, logger)
 	if err != nil {
-		return nil, err
+		return fmt.Errorf("temporal store: %w", err)
 	}
-	authorizer, err := authorization.GetAuthorizerFromConfig(&serverCfg.Global.Authorization)
-	if err != nil {
-		return nil, fmt.Errorf("temporal authorizer: %w", err)
+	defer conn.Close()
+	if err := conn.Exec("DELETE FROM cluster_membership"); err != nil {
+		return fmt.Errorf("temporal store: clear membership: %w", err)
 	}
-	claimMapper, err := authorization.GetClaimMapperFromConfig(&serverCfg.Global.Authorization, cfg.Logger)
-	if err != nil {
-		return nil, fmt.Errorf("temporal claim mapper: %w", err)
-	}
-	srv, err := temporal.NewServer(
-		temporal.WithConfig(serverCfg),
-		temporal.ForServices(temporal.DefaultServices),
-		temporal.WithLogger(cfg.Logger),
-		temporal.WithAuthorizer(authorizer),
-		temporal.WithClaimMapper(func(*config.Config) authorization.ClaimMapper { return claimMapper }),
-		temporal.WithDynamicConfigClient(dynamicconfig.StaticClient{
-			// Search attributes registered at start must be visible to the first workflow.
-			dynamicconfig.ForceSearchAttributesCacheRefreshOnRead.Key(): []dynamicconfig.ConstrainedValue{{Value: true}},
-		}),
-	)
-	if err != nil {
-		return nil, fmt.Errorf("temporal server: %w", err)
-	}
-	if err := srv.Start(); err != nil {
-		return nil, fmt.Errorf("temporal server start: %w", err)
-	}
-	s := &Server{cfg: cfg, srv: srv, hostPort: net.JoinHostPort(cfg.IP, strconv.Itoa(cfg.FrontendPort))}
-	if err := s.waitReady(ctx); err != nil {
-		_ = srv.Stop()
-		return nil, err
-	}
-	if cfg.UIPort != 0 {
-		s.startUI()
-	}
-	return s, nil
+	return nil
 }
 
 // HostPort is the frontend address clients dial.
@@ -215,32 +275,63 @@ func (s *Server) startUI() {
 
 // waitReady dials the frontend and checks that the namespace carries the search attributes.
 func (s *Server) waitReady(ctx context.Context) error {
-	deadline := time.Now().Add(30 * time.Second)
-	var lastErr error
-	for time.Now().Before(deadline) {
+	return s.poll(ctx, "frontend "+s.hostPort, func() error {
 		c, err := client.Dial(client.Options{HostPort: s.hostPort, Namespace: s.cfg.Namespace, Logger: quietLogger{}})
-		if err == nil {
-			_, err = c.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: s.cfg.Namespace})
-			c.Close()
-			if err == nil {
-				return nil
-			}
+		if err != nil {
+			return err
 		}
-		lastErr = err
+		defer c.Close()
+		_, err = c.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: s.cfg.Namespace})
+		return err
+	})
+}
+
+// readyWait bounds each wait of the start for the server to answer.
+const readyWait = 30 * time.Second
+
+// poll calls fn until it succeeds, ctx ends or readyWait has passed.
+func (s *Server) poll(ctx context.Context, what string, fn func() error) error {
+	deadline := time.Now().Add(readyWait)
+	for {
+		err := fn()
+		if err == nil {
+			return nil
+		}
+		if !time.Now().Before(deadline) {
+			return fmt.Errorf("temporal %s not ready: %w", what, err)
+		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
-	return fmt.Errorf("temporal frontend %s not ready: %w", s.hostPort, lastErr)
 }
 
-func serverConfig(cfg Config, sqlCfg *config.SQL) (*config.Config, error) {
+// persistenceStores names the server's default and visibility stores; visibilityName empty means
+// the default store holds visibility too.
+type persistenceStores struct {
+	defaultName    string
+	defaultSQL     *config.SQL
+	visibilityName string
+	visibilitySQL  *config.SQL
+}
+
+func serverConfig(cfg Config, st persistenceStores) (*config.Config, error) {
 	// Temporal binds these itself, by number: a port lost to a race makes its service fail hard.
 	ports, err := freeport.Take(7)
 	if err != nil {
 		return nil, err
+	}
+	persistence := config.Persistence{
+		DefaultStore:     st.defaultName,
+		VisibilityStore:  st.defaultName,
+		NumHistoryShards: 1,
+		DataStores:       map[string]config.DataStore{st.defaultName: {SQL: st.defaultSQL}},
+	}
+	if st.visibilityName != "" {
+		persistence.VisibilityStore = st.visibilityName
+		persistence.DataStores[st.visibilityName] = config.DataStore{SQL: st.visibilitySQL}
 	}
 	svc := func(grpcPort, membershipPort int) config.Service {
 		return config.Service{RPC: config.RPC{GRPCPort: grpcPort, MembershipPort: membershipPort, BindOnIP: cfg.IP}}
@@ -249,12 +340,7 @@ func serverConfig(cfg Config, sqlCfg *config.SQL) (*config.Config, error) {
 		Global: config.Global{
 			Membership: config.Membership{MaxJoinDuration: 30 * time.Second, BroadcastAddress: cfg.IP},
 		},
-		Persistence: config.Persistence{
-			DefaultStore:     sqliteplugin.PluginName,
-			VisibilityStore:  sqliteplugin.PluginName,
-			NumHistoryShards: 1,
-			DataStores:       map[string]config.DataStore{sqliteplugin.PluginName: {SQL: sqlCfg}},
-		},
+		Persistence: persistence,
 		ClusterMetadata: &cluster.Config{
 			EnableGlobalNamespace:    false,
 			FailoverVersionIncrement: 10,

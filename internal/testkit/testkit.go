@@ -4,7 +4,8 @@
 //     uses), or the server named by DATABASE_URL (a superuser DSN) when set;
 //   - a template database migrated once, and a fresh database per test cloned from it with
 //     CREATE DATABASE … TEMPLATE, so tests own their data and may run in parallel;
-//   - one embedded Temporal server per test binary (in-memory SQLite).
+//   - one embedded Temporal server per test binary (in-memory SQLite), and on request a second one
+//     whose state is in two databases of the Postgres server (TemporalOnPostgres).
 //
 // A package that uses it declares `func TestMain(m *testing.M) { testkit.Main(m) }` so the
 // cluster and the Temporal server stop when the tests end.
@@ -56,6 +57,11 @@ var (
 	temporal *devtemporal.Server
 	tempErr  error
 
+	tempPGOnce sync.Once
+	temporalPG *devtemporal.Server
+	tempPGErr  error
+	tempPGDBs  []string
+
 	dbSeq atomic.Int64
 )
 
@@ -65,11 +71,17 @@ func Main(m *testing.M) {
 	if temporal != nil {
 		_ = temporal.Stop()
 	}
+	if temporalPG != nil {
+		_ = temporalPG.Stop()
+	}
 	if srv != nil {
 		if srv.Cluster != nil {
 			_ = srv.Cluster.Stop()
 		} else {
 			dropDatabase(srv.SuperDSN("postgres"), srv.Template)
+			for _, name := range tempPGDBs {
+				dropDatabase(srv.SuperDSN("postgres"), name)
+			}
 		}
 	}
 	if tmpDir != "" {
@@ -219,6 +231,36 @@ func Temporal(t testing.TB) *devtemporal.Server {
 		t.Fatalf("testkit: temporal: %v", tempErr)
 	}
 	return temporal
+}
+
+// TemporalOnPostgres returns a second embedded Temporal server shared by this test binary, whose
+// default and visibility stores are two databases of this binary's Postgres server (PG) rather than
+// SQLite: the same namespace and search attributes as Temporal, so a benchmark can run the same
+// work on both persistences in one run. It connects as the login role devtemporal.PostgresUser.
+func TemporalOnPostgres(t testing.TB) *devtemporal.Server {
+	t.Helper()
+	s := PG(t)
+	tempPGOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		// The role is cluster-wide and test binaries may share a server (DATABASE_URL): every
+		// binary derives the same password, as startServer does for the other roles.
+		sum := sha256.Sum256([]byte("wagerail-test-temporal:" + s.SuperDSN("postgres")))
+		pg := devtemporal.PostgresConfig{
+			Host: s.Host, Port: s.Port, User: devtemporal.PostgresUser, Password: hex.EncodeToString(sum[:12]),
+			Database:           fmt.Sprintf("temporal_t_%d", os.Getpid()),
+			VisibilityDatabase: fmt.Sprintf("temporal_visibility_t_%d", os.Getpid()),
+		}
+		tempPGDBs = []string{pg.Database, pg.VisibilityDatabase}
+		if tempPGErr = devtemporal.ProvisionPostgres(ctx, s.SuperDSN("postgres"), pg); tempPGErr != nil {
+			return
+		}
+		temporalPG, tempPGErr = devtemporal.Start(ctx, devtemporal.Config{Postgres: &pg})
+	})
+	if tempPGErr != nil {
+		t.Fatalf("testkit: temporal on postgres: %v", tempPGErr)
+	}
+	return temporalPG
 }
 
 // Unique returns a short random string for ids in tests that share a server.
