@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"os"
 	"slices"
@@ -34,9 +35,21 @@ func TestBenchmarkReportEwa(t *testing.T) {
 		t.Skip("set WAGERAIL_BENCH=1 (make bench) to run")
 	}
 	n := envInt("WAGERAIL_BENCH_SAGAS", 300)
-	conc := envInt("WAGERAIL_BENCH_CONCURRENCY", 16)
+	for _, conc := range []int{1, envInt("WAGERAIL_BENCH_CONCURRENCY", 16)} {
+		for _, pg := range []bool{false, true} {
+			store := "SQLite (in memory)"
+			if pg {
+				store = "Postgres"
+			}
+			t.Run(fmt.Sprintf("%d callers, Temporal on %s", conc, store), func(t *testing.T) {
+				benchEwa(t, n, conc, pg, store)
+			})
+		}
+	}
+}
 
-	s := newEwaStack(t, ewaStackOpts{settleDelay: time.Millisecond})
+func benchEwa(t *testing.T, n, conc int, temporalPostgres bool, store string) {
+	s := newEwaStack(t, ewaStackOpts{settleDelay: time.Millisecond, temporalPostgres: temporalPostgres})
 	s.approveKyc(t)
 	// A salary large enough that n advances stay under the access cap on any day of the month.
 	rec := s.owner.call(http.MethodPut, "/api/employees/"+s.employee, map[string]any{"grossMonthlySalarySantim": 100_000_000_00})
@@ -85,7 +98,7 @@ func TestBenchmarkReportEwa(t *testing.T) {
 	}
 	rate := float64(n) / elapsed.Seconds()
 
-	t.Logf("EWA disburse, real stack (API, ledger and gateway over gRPC, bank sandbox over HTTP settling at once, embedded Temporal), %d sagas, %d callers", n, conc)
+	t.Logf("EWA disburse, real stack (API, ledger and gateway over gRPC, bank sandbox over HTTP settling at once), embedded Temporal on %s, %d sagas, %d callers", store, n, conc)
 	t.Logf("%-40s %10s %10s", "", "p50", "p99")
 	t.Logf("%-40s %10s %10s", "disburse call (gates + transfer initiated)", pctile(calls, 50), pctile(calls, 99))
 	t.Logf("%-40s %10s %10s", "call to DISBURSED (saga finished)", pctile(ends, 50), pctile(ends, 99))

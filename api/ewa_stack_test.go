@@ -53,6 +53,9 @@ type ewaStackOpts struct {
 	settleDelay time.Duration // the sandbox's (default: gatewaytest's)
 	noWorker    bool          // the test starts (and stops) workers itself
 	gatewayDown bool          // the worker's gates reach no gateway (connection refused)
+	// temporalPostgres runs the saga on the embedded Temporal server that keeps its state in
+	// Postgres (testkit.TemporalOnPostgres) instead of the in-memory SQLite one.
+	temporalPostgres bool
 }
 
 const (
@@ -76,6 +79,9 @@ func newEwaStack(t testing.TB, o ewaStackOpts) *ewaStack {
 	lc := ledger.NewClient(ledgertest.Serve(t, d.App, nil), ledger.ClientOptions{})
 	gc := gateway.NewClient(bank.Gateway, gateway.ClientOptions{})
 	ts := testkit.Temporal(t)
+	if o.temporalPostgres {
+		ts = testkit.TemporalOnPostgres(t)
+	}
 	tc, err := client.Dial(client.Options{HostPort: ts.HostPort(), Namespace: ts.Namespace(),
 		Logger: sdklog.NewStructuredLogger(slog.New(stackLogHandler()))})
 	require.NoError(t, err)
