@@ -155,51 +155,70 @@ func trivialRate(t *testing.T, tc client.Client, n, conc int) float64 {
 	return float64(n) / time.Since(start).Seconds()
 }
 
-// stepReport reads the sagas' histories and prints, per activity, the median time it waited in
-// Temporal (scheduled → started) and ran (started → completed), and the median time the workflow
-// spent between its start and the first activity and waiting for the settlement.
+// stepReport reads the sagas' histories and prints where a saga's time goes: its workflow tasks
+// (how many; how long they waited in Temporal's queue and how long the worker ran them — the
+// local activities, i.e. the gates, the record steps, the ledger and the first partner call, run
+// inside them), its regular activities, the wait from the transfer's initiation to the bank's
+// settlement signal, and the whole run.
 func stepReport(t *testing.T, tc client.Client, ids []string) {
 	t.Helper()
-	type step struct{ queued, ran []time.Duration }
-	steps := map[string]*step{}
-	var order []string
+	var wfts, locals, acts []int
+	var queued, ran, actRan, settle, total []time.Duration
 	for _, id := range ids {
 		it := tc.GetWorkflowHistory(context.Background(), id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-		scheduled := map[int64]struct {
-			name string
-			at   time.Time
-		}{}
-		started := map[int64]time.Time{}
+		var nWFT, nLocal, nAct int
+		var q, r, ar time.Duration
+		var start, wftScheduled, wftStarted, lastWFTDone, actStarted, signal time.Time
 		for it.HasNext() {
 			e, err := it.Next()
 			if err != nil {
 				t.Logf("history %s: %v", id, err)
 				return
 			}
+			at := e.GetEventTime().AsTime()
 			switch e.GetEventType() {
-			case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
-				scheduled[e.GetEventId()] = struct {
-					name string
-					at   time.Time
-				}{e.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName(), e.GetEventTime().AsTime()}
-			case enumspb.EVENT_TYPE_ACTIVITY_TASK_STARTED:
-				started[e.GetActivityTaskStartedEventAttributes().GetScheduledEventId()] = e.GetEventTime().AsTime()
-			case enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
-				sid := e.GetActivityTaskCompletedEventAttributes().GetScheduledEventId()
-				sc, st := scheduled[sid], started[sid]
-				if steps[sc.name] == nil {
-					steps[sc.name] = &step{}
-					order = append(order, sc.name)
+			case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED:
+				start = at
+			case enumspb.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED:
+				wftScheduled = at
+			case enumspb.EVENT_TYPE_WORKFLOW_TASK_STARTED:
+				wftStarted = at
+				q += at.Sub(wftScheduled)
+			case enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
+				nWFT++
+				r += at.Sub(wftStarted)
+				if signal.IsZero() {
+					lastWFTDone = at
 				}
-				steps[sc.name].queued = append(steps[sc.name].queued, st.Sub(sc.at))
-				steps[sc.name].ran = append(steps[sc.name].ran, e.GetEventTime().AsTime().Sub(st))
+			case enumspb.EVENT_TYPE_MARKER_RECORDED:
+				nLocal++
+			case enumspb.EVENT_TYPE_ACTIVITY_TASK_STARTED:
+				actStarted = at
+			case enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
+				nAct++
+				ar += at.Sub(actStarted)
+			case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED:
+				if signal.IsZero() {
+					signal = at
+				}
+			case enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED:
+				total = append(total, at.Sub(start))
 			}
 		}
+		wfts, locals, acts = append(wfts, nWFT), append(locals, nLocal), append(acts, nAct)
+		queued, ran, actRan = append(queued, q), append(ran, r), append(actRan, ar)
+		if !signal.IsZero() {
+			settle = append(settle, signal.Sub(lastWFTDone))
+		}
 	}
-	t.Logf("where a saga's time goes (medians over %d histories; activities run on one worker)", len(ids))
-	t.Logf("%-34s %12s %12s", "activity", "queued", "ran")
-	for _, name := range order {
-		st := steps[name]
-		t.Logf("%-34s %12s %12s", name, pctile(st.queued, 50), pctile(st.ran, 50))
+	med := func(v []int) int { s := slices.Clone(v); slices.Sort(s); return s[len(s)/2] }
+	t.Logf("where a saga's time goes (medians over %d histories)", len(ids))
+	t.Logf("  workflow tasks %d (local activities run inside them: %d), regular activities %d", med(wfts), med(locals), med(acts))
+	t.Logf("  workflow tasks queued in Temporal %s, run by the worker %s (the local activities' time)", pctile(queued, 50), pctile(ran, 50))
+	if len(settle) > 0 {
+		t.Logf("  transfer initiated → the bank's settlement signal %s (%d of %d sagas settled by the callback)", pctile(settle, 50), len(settle), len(ids))
+	}
+	if len(total) > 0 {
+		t.Logf("  the whole run (start → completed) %s", pctile(total, 50))
 	}
 }

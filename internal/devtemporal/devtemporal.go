@@ -146,6 +146,11 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		temporal.WithDynamicConfigClient(dynamicconfig.StaticClient{
 			// Search attributes registered at start must be visible to the first workflow.
 			dynamicconfig.ForceSearchAttributesCacheRefreshOnRead.Key(): []dynamicconfig.ConstrainedValue{{Value: true}},
+			// One partition per task queue: with the default four, a task written to one partition
+			// while the worker polls another waits to be forwarded, which costs every workflow and
+			// activity task tens of milliseconds on a single-node server with one worker.
+			dynamicconfig.MatchingNumTaskqueueReadPartitions.Key():  []dynamicconfig.ConstrainedValue{{Value: 1}},
+			dynamicconfig.MatchingNumTaskqueueWritePartitions.Key(): []dynamicconfig.ConstrainedValue{{Value: 1}},
 		}),
 	)
 	if err != nil {
