@@ -99,7 +99,8 @@ type readyWatcher struct {
 
 func (w *readyWatcher) Write(p []byte) (int, error) {
 	n, err := w.syncBuffer.Write(p)
-	if strings.Contains(w.String(), "wagerail dev: ready in") {
+	// The last line dev prints once up: the URLs and the demo's credentials are out by then.
+	if strings.Contains(w.String(), "Ctrl-C stops everything.") {
 		w.once.Do(func() { close(w.ready) })
 	}
 	return n, err
