@@ -1,13 +1,10 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
@@ -19,6 +16,7 @@ import (
 	"github.com/wagerail/wagerail/internal/testkit"
 	"github.com/wagerail/wagerail/ledger/ledgertest"
 	"github.com/wagerail/wagerail/sandbox"
+	"github.com/wagerail/wagerail/sandbox/sandboxtest"
 	gatewayv1 "github.com/wagerail/wagerail/schema/proto/gateway/v1"
 	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
 )
@@ -51,6 +49,7 @@ type env struct {
 	db         *testkit.DB
 	bankURL    string
 	bank       *sandbox.Bank
+	sb         *sandboxtest.Sandbox
 	store      *Store
 	metrics    *Metrics
 	partner    *Partner
@@ -107,93 +106,38 @@ func newEnv(t testing.TB, o envOpt) *env {
 	return e
 }
 
-// startBank runs the sandbox in process on the test database, its callbacks going to a receiver
-// that acknowledges everything (the gateway does not receive callbacks; the API does).
+// startBank runs the real sandbox in process on the test database (sandbox/sandboxtest), its
+// callbacks going to a receiver that acknowledges everything (the gateway does not receive
+// callbacks; the API does).
 func (e *env) startBank(t testing.TB, settleDelay time.Duration) {
 	t.Helper()
-	ack := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		w.WriteHeader(http.StatusOK)
-	}))
-	t.Cleanup(ack.Close)
-	if settleDelay == 0 {
-		settleDelay = 50 * time.Millisecond
-	}
-	b, err := sandbox.New(e.db.App, sandbox.Config{
-		SettleDelay: settleDelay, PollInterval: 50 * time.Millisecond,
-		CallbackURL: ack.URL, CallbackSecret: "gateway-test-secret",
-	}, testLog())
-	require.NoError(t, err)
-	hs := httptest.NewServer(b.Handler())
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { _ = b.Run(ctx); close(done) }()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-		hs.Close()
-	})
-	e.bank, e.bankURL = b, hs.URL
+	e.sb = sandboxtest.Start(t, e.db.App, sandboxtest.Options{SettleDelay: settleDelay, CallbackSecret: "gateway-test-secret"})
+	e.bank, e.bankURL = e.sb.Bank, e.sb.URL
 }
 
 // bankCall is an operator call to the sandbox; it fails the test on an unexpected status.
 func (e *env) bankCall(t testing.TB, method, path string, body any, wantStatus int, out any) {
 	t.Helper()
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		require.NoError(t, err)
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequest(method, e.bankURL+path, rd)
-	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	require.Equal(t, wantStatus, resp.StatusCode, "%s %s: %s", method, path, raw)
-	if out != nil {
-		require.NoError(t, json.Unmarshal(raw, out))
-	}
+	e.sb.Call(t, method, path, body, wantStatus, out)
 }
 
 func (e *env) account(t testing.TB, number, holder string, balance int64) {
 	t.Helper()
-	e.bankCall(t, http.MethodPost, "/api/v1/sandbox/accounts", map[string]any{"accountNumber": number, "holderName": holder, "balanceSantim": balance}, http.StatusCreated, nil)
+	e.sb.Account(t, number, holder, balance)
 }
 
 // fault sets faults on an account ("" = global) and clears them when the test ends.
 func (e *env) fault(t testing.TB, account string, f map[string]any) {
 	t.Helper()
-	path := "/api/v1/sandbox/faults"
-	if account != "" {
-		path += "/" + account
-	}
-	e.bankCall(t, http.MethodPut, path, f, http.StatusOK, nil)
-	t.Cleanup(func() { e.clearFault(t, account) })
+	e.sb.Fault(t, account, f)
 }
 
-func (e *env) clearFault(t testing.TB, account string) {
-	path := "/api/v1/sandbox/faults"
-	if account != "" {
-		path += "/" + account
-	}
-	req, _ := http.NewRequest(http.MethodDelete, e.bankURL+path, nil)
-	resp, err := http.DefaultClient.Do(req)
-	if err == nil {
-		resp.Body.Close()
-	}
-}
+func (e *env) clearFault(t testing.TB, account string) { e.sb.ClearFault(t, account) }
 
 // bankTransfers lists the sandbox's transfers (operator view).
 func (e *env) bankTransfers(t testing.TB) []map[string]any {
 	t.Helper()
-	var out struct {
-		Transfers []map[string]any `json:"transfers"`
-	}
-	e.bankCall(t, http.MethodGet, "/api/v1/sandbox/transfers?limit=1000", nil, http.StatusOK, &out)
-	return out.Transfers
+	return e.sb.Transfers(t)
 }
 
 // waitStatus polls GetTransferStatus until the transfer reaches want.
