@@ -726,15 +726,8 @@ func (s *Server) myEmployeeProfile(c *gin.Context) {
 			return
 		}
 	}
-	ctx := c.Request.Context()
-	var linked []employees.Employee
-	err := tenancy.InUserTx(ctx, s.deps.DB, func(tx pgx.Tx) error {
-		var err error
-		linked, err = employees.LinkedTo(ctx, tx, cl.User.ID)
-		return err
-	})
-	if err != nil {
-		writeError(c, err)
+	linked, ok := s.linkedEmployees(c)
+	if !ok {
 		return
 	}
 	pick := func(tenant string) (employees.Employee, bool) {
@@ -777,4 +770,20 @@ func (s *Server) myEmployeeProfile(c *gin.Context) {
 		return
 	}
 	c.JSON(http.StatusOK, toEmployeeJSON(e))
+}
+
+// linkedEmployees are the employee rows, in every organization, linked to the signed-in caller
+// (read in the caller's own scope). It has answered when ok is false.
+func (s *Server) linkedEmployees(c *gin.Context) ([]employees.Employee, bool) {
+	ctx := c.Request.Context()
+	var linked []employees.Employee
+	if err := tenancy.InUserTx(ctx, s.deps.DB, func(tx pgx.Tx) error {
+		var err error
+		linked, err = employees.LinkedTo(ctx, tx, callerOf(c).User.ID)
+		return err
+	}); err != nil {
+		writeError(c, err)
+		return nil, false
+	}
+	return linked, true
 }

@@ -594,13 +594,8 @@ func (s *Server) myEwaRequests(c *gin.Context) {
 	}
 	cl := callerOf(c)
 	ctx := c.Request.Context()
-	var linked []employees.Employee
-	if err := tenancy.InUserTx(ctx, s.deps.DB, func(tx pgx.Tx) error {
-		var err error
-		linked, err = employees.LinkedTo(ctx, tx, cl.User.ID)
-		return err
-	}); err != nil {
-		writeError(c, err)
+	linked, ok := s.linkedEmployees(c)
+	if !ok {
 		return
 	}
 	tenant := ""

@@ -151,14 +151,8 @@ type kycSubject struct {
 // It has answered when ok is false.
 func (s *Server) selfSubject(c *gin.Context) (kycSubject, bool) {
 	cl := callerOf(c)
-	ctx := c.Request.Context()
-	var linked []employees.Employee
-	if err := tenancy.InUserTx(ctx, s.deps.DB, func(tx pgx.Tx) error {
-		var err error
-		linked, err = employees.LinkedTo(ctx, tx, cl.User.ID)
-		return err
-	}); err != nil {
-		writeError(c, err)
+	linked, ok := s.linkedEmployees(c)
+	if !ok {
 		return kycSubject{}, false
 	}
 	active := cl.Session.ActiveOrganizationID
