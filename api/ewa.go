@@ -37,7 +37,7 @@ func (s *Server) ewaRoutes() []Route {
 		{Method: http.MethodGet, Path: "/api/ewa/requests/:id", Auth: Org, Role: orgs.Admin, Summary: "One EWA request", Handler: s.getEwaRequest},
 		{Method: http.MethodPost, Path: "/api/ewa/requests/:id/disburse", Auth: Org, Role: orgs.Admin, Idem: true, Summary: "Disburse a request (gates, ledger, partner transfer)", Handler: s.disburseEwa},
 		{Method: http.MethodPost, Path: "/api/ewa/requests/:id/record-repayment", Auth: Org, Role: orgs.Admin, Idem: true, Summary: "Record the repayment of a disbursed request", Handler: s.recordEwaRepayment},
-		{Method: http.MethodPost, Path: "/api/ewa/requests/:id/cancel", Auth: Org, Role: orgs.Admin, Summary: "Cancel a request before disbursement", Handler: s.cancelEwaRequest},
+		{Method: http.MethodPost, Path: "/api/ewa/requests/:id/cancel", Auth: Org, Role: orgs.Admin, Idem: true, Summary: "Cancel a request before disbursement", Handler: s.cancelEwaRequest},
 		{Method: http.MethodGet, Path: "/api/me/ewa/requests", Auth: Session, Summary: "The caller's own EWA requests", Handler: s.myEwaRequests},
 	}
 }

@@ -262,11 +262,11 @@ func TestEwaEligibilityFigures(t *testing.T) {
 	require.Equal(t, 3, w.count(w.tenant, `SELECT count(*) FROM app.audit_log WHERE action = 'RequestEwa' AND outcome = 'SUCCESS'`))
 
 	// Cancelling gives the amount back; a cancelled request cannot be cancelled again.
-	rec = w.owner.call(http.MethodPost, "/api/ewa/requests/"+last.ID+"/cancel", nil)
+	rec = w.owner.call(http.MethodPost, "/api/ewa/requests/"+last.ID+"/cancel", nil, "Idempotency-Key", ewaKey())
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 	require.Equal(t, ewa.Cancelled, decode[ewaRequestJSON](t, rec).Status)
 	require.EqualValues(t, last.TotalSantim, w.eligibility(w.employee).AvailableSantim)
-	rec = w.owner.call(http.MethodPost, "/api/ewa/requests/"+last.ID+"/cancel", nil)
+	rec = w.owner.call(http.MethodPost, "/api/ewa/requests/"+last.ID+"/cancel", nil, "Idempotency-Key", ewaKey())
 	require.Equal(t, http.StatusConflict, rec.Code)
 	require.Equal(t, "EWA_INVALID_STATE", errCode(rec))
 	require.Equal(t, 1, w.count(w.tenant, `SELECT count(*) FROM app.outbox WHERE type = 'ewa.cancelled.v1'`))
@@ -335,7 +335,7 @@ func TestEwaListGetAndMe(t *testing.T) {
 	a := w.created(w.employee, 1_000)
 	b := w.created(second, 2_000)
 	c := w.created(w.employee, 3_000)
-	rec := w.owner.call(http.MethodPost, "/api/ewa/requests/"+c.ID+"/cancel", nil)
+	rec := w.owner.call(http.MethodPost, "/api/ewa/requests/"+c.ID+"/cancel", nil, "Idempotency-Key", ewaKey())
 	require.Equal(t, http.StatusOK, rec.Code)
 
 	list := func(q string) ewaRequestListJSON {
@@ -418,7 +418,7 @@ func TestEwaCrossTenantIsNotFound(t *testing.T) {
 		require.Equal(t, http.StatusNotFound, rec.Code, p)
 		require.Equal(t, "EWA_REQUEST_NOT_FOUND", errCode(rec))
 	}
-	rec = w.other.call(http.MethodPost, "/api/ewa/requests/"+r.ID+"/cancel", nil)
+	rec = w.other.call(http.MethodPost, "/api/ewa/requests/"+r.ID+"/cancel", nil, "Idempotency-Key", ewaKey())
 	require.Equal(t, http.StatusNotFound, rec.Code)
 	require.Equal(t, "EWA_REQUEST_NOT_FOUND", errCode(rec))
 	rec = w.other.call(http.MethodPost, "/api/ewa/requests/"+d.ID+"/record-repayment",
@@ -602,7 +602,7 @@ func TestEwaRecordStepsIdempotent(t *testing.T) {
 	}
 	require.ErrorIs(t, step(func(tx pgx.Tx) error { _, err := ewa.Claim(ctx, tx, r.ID, "wf-b"); return err }), ewa.ErrNotDisbursable)
 	require.ErrorIs(t, step(func(tx pgx.Tx) error { _, err := ewa.LoadPlan(ctx, tx, r.ID, "wf-b"); return err }), ewa.ErrNotDisbursable)
-	rec := w.owner.call(http.MethodPost, "/api/ewa/requests/"+r.ID+"/cancel", nil)
+	rec := w.owner.call(http.MethodPost, "/api/ewa/requests/"+r.ID+"/cancel", nil, "Idempotency-Key", ewaKey())
 	require.Equal(t, http.StatusConflict, rec.Code, "a DISBURSING request cannot be cancelled")
 	for range 2 {
 		require.NoError(t, step(func(tx pgx.Tx) error { return ewa.SetLedgerTx(ctx, tx, r.ID, "wf-a", "ltx-1") }))
