@@ -168,24 +168,7 @@ func (m *Money) post(ctx context.Context, in LedgerPostInput, status ledgerv1.Tr
 		}
 		req.Entries = append(req.Entries, &ledgerv1.EntryInput{AccountName: l.Account, Direction: dir, AmountSantim: l.AmountSantim})
 	}
-	// Post first: the accounts exist after a tenant's first posting, so ensuring them on every
-	// posting would cost a round trip per leg. A missing one is created and the posting sent
-	// again (the ledger refused the first one whole, and the key makes the second the only one).
-	resp, err := m.Ledger.PostTransaction(ctx, req)
-	if errors.Is(err, ledger.ErrAccountNotFound) {
-		ensured := map[string]bool{}
-		for _, l := range in.Legs {
-			if ensured[l.Account] {
-				continue
-			}
-			if _, err := m.Ledger.EnsureAccount(ctx, &ledgerv1.EnsureAccountRequest{TenantId: in.TenantID, Name: l.Account}); err != nil {
-				log.Warn("ledger account not ensured", "account", l.Account, "error", err)
-				return LedgerPostResult{}, temporalError(err)
-			}
-			ensured[l.Account] = true
-		}
-		resp, err = m.Ledger.PostTransaction(ctx, req)
-	}
+	resp, err := m.Ledger.PostCreatingAccounts(ctx, req)
 	if err != nil {
 		log.Warn("ledger posting failed", "error", err)
 		return LedgerPostResult{}, temporalError(err)

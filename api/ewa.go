@@ -555,12 +555,7 @@ func (s *Server) recordEwaRepayment(c *gin.Context) {
 // postEwaRepayment posts the repayment journal of r and returns its ledger transaction id.
 func (s *Server) postEwaRepayment(ctx context.Context, tenant string, r ewa.Request, amount int64) (string, error) {
 	receivable := ledgerReceivableEmp + r.EmployeeID
-	for _, name := range []string{ledgerPayrollClearing, receivable} {
-		if _, err := s.deps.Ledger.EnsureAccount(ctx, &ledgerv1.EnsureAccountRequest{TenantId: tenant, Name: name}); err != nil {
-			return "", ledgerFailure(err)
-		}
-	}
-	resp, err := s.deps.Ledger.PostTransaction(ctx, &ledgerv1.PostTransactionRequest{
+	resp, err := s.deps.Ledger.PostCreatingAccounts(ctx, &ledgerv1.PostTransactionRequest{
 		TenantId: tenant, IdempotencyKey: "ewa-repay:" + r.ID, Status: ledgerv1.TransactionStatus_TRANSACTION_STATUS_POSTED,
 		Entries: []*ledgerv1.EntryInput{
 			{AccountName: ledgerPayrollClearing, Direction: ledgerv1.Direction_DIRECTION_DEBIT, AmountSantim: amount},

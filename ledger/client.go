@@ -119,6 +119,30 @@ func (c *Client) PostTransaction(ctx context.Context, r *ledgerv1.PostTransactio
 	return call(ctx, c, c.opts.Timeout, c.rpc.PostTransaction, r)
 }
 
+// PostCreatingAccounts posts r and, when the ledger refuses it because an account does not exist
+// yet, creates each of its named accounts (by the chart's type) and posts it again. A tenant's
+// accounts exist after its first posting, so ensuring them before every posting would cost a
+// round trip per entry; the refused first posting wrote nothing, and the idempotency key makes
+// the second the only one.
+func (c *Client) PostCreatingAccounts(ctx context.Context, r *ledgerv1.PostTransactionRequest) (*ledgerv1.PostTransactionResponse, error) {
+	resp, err := c.PostTransaction(ctx, r)
+	if !errors.Is(err, ErrAccountNotFound) {
+		return resp, err
+	}
+	ensured := map[string]bool{}
+	for _, e := range r.GetEntries() {
+		name := e.GetAccountName()
+		if name == "" || ensured[name] {
+			continue
+		}
+		if _, err := c.EnsureAccount(ctx, &ledgerv1.EnsureAccountRequest{TenantId: r.GetTenantId(), Name: name}); err != nil {
+			return nil, err
+		}
+		ensured[name] = true
+	}
+	return c.PostTransaction(ctx, r)
+}
+
 // PostTransactions: see LedgerService.PostTransactions. Per-item errors are in the results;
 // ItemError turns one into an *Error.
 func (c *Client) PostTransactions(ctx context.Context, r *ledgerv1.PostTransactionsRequest) (*ledgerv1.PostTransactionsResponse, error) {

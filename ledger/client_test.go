@@ -139,3 +139,35 @@ func TestClientAgainstService(t *testing.T) {
 	require.False(t, errors.Is(err, ErrUnavailable))
 	require.True(t, strings.Contains(text, "svc_ledger_rpc_latency_seconds_bucket"))
 }
+
+// PostCreatingAccounts creates the accounts a first posting names (by the chart) and posts it
+// once; the same posting again is a replay; an account outside the chart is still refused.
+func TestClientPostCreatingAccounts(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	tenant := testkit.Unique("t")
+	req := &ledgerv1.PostTransactionRequest{TenantId: tenant, IdempotencyKey: "k-1", Entries: []*ledgerv1.EntryInput{
+		{AccountName: "payroll-clearing", Direction: ledgerv1.Direction_DIRECTION_DEBIT, AmountSantim: 700},
+		{AccountName: "receivable-from-employee:emp-1", Direction: ledgerv1.Direction_DIRECTION_CREDIT, AmountSantim: 700},
+	}}
+	_, err := e.client.PostTransaction(ctx, req)
+	require.ErrorIs(t, err, ErrAccountNotFound, "the accounts do not exist yet")
+	first, err := e.client.PostCreatingAccounts(ctx, req)
+	require.NoError(t, err)
+	require.False(t, first.GetReplayed())
+	again, err := e.client.PostCreatingAccounts(ctx, req)
+	require.NoError(t, err)
+	require.True(t, again.GetReplayed())
+	require.Equal(t, first.GetTransaction().GetId(), again.GetTransaction().GetId())
+	acc, err := e.client.ListAccounts(ctx, &ledgerv1.ListAccountsRequest{TenantId: tenant})
+	require.NoError(t, err)
+	require.Len(t, acc.GetAccounts(), 2)
+
+	bad := &ledgerv1.PostTransactionRequest{TenantId: tenant, IdempotencyKey: "k-2", Entries: []*ledgerv1.EntryInput{
+		{AccountName: "cash", Direction: ledgerv1.Direction_DIRECTION_DEBIT, AmountSantim: 1},
+		{AccountName: "payroll-clearing", Direction: ledgerv1.Direction_DIRECTION_CREDIT, AmountSantim: 1},
+	}}
+	_, err = e.client.PostCreatingAccounts(ctx, bad)
+	require.Error(t, err, "no cash account in the chart")
+}
