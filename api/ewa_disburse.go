@@ -77,23 +77,17 @@ func (s *Server) disburseEwa(c *gin.Context) {
 
 	// Refuse what the saga would refuse before starting one: an unknown id or a request another
 	// saga owns costs a database read, not a workflow.
-	var req ewa.Request
+	// The refusals are the EWA routes' own (ewaError): 404 EWA_REQUEST_NOT_FOUND, and 409
+	// EWA_INVALID_STATE audited DENIED.
 	err := s.inTenant(c, func(ctx context.Context, tx pgx.Tx) error {
-		var err error
-		req, err = ewa.Get(ctx, tx, caller.Tenant, id)
-		return err
+		req, err := ewa.Get(ctx, tx, caller.Tenant, id)
+		if err == nil && req.Status != ewa.Requested && (req.Status != ewa.Disbursing || req.WorkflowID != wfID) {
+			err = ewa.ErrNotDisbursable
+		}
+		return ewaError(ewa.ActionDisburse, id, err)
 	})
-	switch {
-	case errors.Is(err, ewa.ErrNotFound):
-		writeError(c, NewError(http.StatusNotFound, workflows.CodeEwaRequestNotFound, "no EWA request with this id"))
-		return
-	case err != nil:
-		writeError(c, err)
-		return
-	case req.Status != ewa.Requested && !(req.Status == ewa.Disbursing && req.WorkflowID == wfID):
-		e := NewError(http.StatusConflict, workflows.CodeEwaInvalidState, "the request is "+string(req.Status)+"; only a REQUESTED request can be disbursed")
-		e.Details = map[string]any{"status": req.Status}
-		writeError(c, e)
+	if err != nil {
+		s.answer(c, caller.Tenant, err)
 		return
 	}
 
