@@ -151,6 +151,15 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 			// activity task tens of milliseconds on a single-node server with one worker.
 			dynamicconfig.MatchingNumTaskqueueReadPartitions.Key():  []dynamicconfig.ConstrainedValue{{Value: 1}},
 			dynamicconfig.MatchingNumTaskqueueWritePartitions.Key(): []dynamicconfig.ConstrainedValue{{Value: 1}},
+			// The history service reads its task queues (transfer: a new workflow or activity task
+			// to hand to matching; timer; visibility; outbound) at most MaxPollRPS times a second per
+			// shard, 20 by default. A production cluster spreads its workflows over hundreds of
+			// shards; this server has one, so the default made every task wait up to 50 ms for the
+			// next read, about 25 ms on average, in every saga step that needs one.
+			dynamicconfig.TransferProcessorMaxPollRPS.Key():   []dynamicconfig.ConstrainedValue{{Value: shardPollRPS}},
+			dynamicconfig.TimerProcessorMaxPollRPS.Key():      []dynamicconfig.ConstrainedValue{{Value: shardPollRPS}},
+			dynamicconfig.VisibilityProcessorMaxPollRPS.Key(): []dynamicconfig.ConstrainedValue{{Value: shardPollRPS}},
+			dynamicconfig.OutboundProcessorMaxPollRPS.Key():   []dynamicconfig.ConstrainedValue{{Value: shardPollRPS}},
 		}),
 	)
 	if err != nil {
@@ -398,3 +407,8 @@ func splitHostPort(hp string) (string, int, error) {
 	n, err := strconv.Atoi(p)
 	return h, n, err
 }
+
+// shardPollRPS bounds how often the one history shard reads each of its task queues: high enough
+// that a task is read as soon as it is written (the reader is notified of new tasks and otherwise
+// idles), as on a many-shard cluster.
+const shardPollRPS = 2000
