@@ -27,9 +27,10 @@ import (
 // to end on the real stack with the bank sandbox settling at once: the disburse call's latency,
 // the latency from the call to the saga's end (DISBURSED), sagas per second, and — measured in
 // the same run on the same embedded Temporal server — the rate T of trivial one-activity
-// workflows, so the saga rate reads as a ratio to what the server itself allows. It also splits a
-// saga's time by step from the workflow histories (queueing in Temporal vs running the activity).
-// `make bench` runs it.
+// workflows, so the saga rate reads as a ratio to what the server itself allows, and the rate S
+// of workflows of the saga's shape with no work in them (what Temporal allows that shape). It
+// also splits a saga's time by step from the workflow histories (queueing in Temporal vs running
+// the local activities). `make bench` runs it.
 func TestBenchmarkReportEwa(t *testing.T) {
 	if os.Getenv("WAGERAIL_BENCH") == "" {
 		t.Skip("set WAGERAIL_BENCH=1 (make bench) to run")
@@ -56,6 +57,7 @@ func benchEwa(t *testing.T, n, conc int, temporalPostgres bool, store string) {
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 
 	trivial := trivialRate(t, s.tc, n, conc)
+	shape := shapeRate(t, s.tc, n, conc)
 
 	ids := make([]string, n)
 	for i := range ids {
@@ -103,6 +105,8 @@ func benchEwa(t *testing.T, n, conc int, temporalPostgres bool, store string) {
 	t.Logf("%-40s %10s %10s", "disburse call (gates + transfer initiated)", pctile(calls, 50), pctile(calls, 99))
 	t.Logf("%-40s %10s %10s", "call to DISBURSED (saga finished)", pctile(ends, 50), pctile(ends, 99))
 	t.Logf("sagas/s %.1f; trivial one-activity workflows/s T = %.1f on the same server; ratio %.2f × T", rate, trivial, rate/trivial)
+	t.Logf("the saga's shape with no work in it (update-with-start, %d no-op local activities, the settlement signal) S = %.1f/s = %.2f × T; the saga runs at %.2f × S",
+		shapeLocals, shape, shape/trivial, rate/shape)
 	stepReport(t, s.tc, wfIDs)
 }
 
@@ -124,7 +128,7 @@ func pctile(d []time.Duration, p int) time.Duration {
 func trivialRate(t *testing.T, tc client.Client, n, conc int) float64 {
 	t.Helper()
 	queue := testkit.Unique("trivial")
-	w := worker.New(tc, queue, worker.Options{})
+	w := worker.New(tc, queue, workflows.WorkerOptions()) // as the saga's worker
 	w.RegisterActivityWithOptions(func(context.Context) (string, error) { return "ok", nil }, activity.RegisterOptions{Name: "bench.Noop"})
 	w.RegisterWorkflowWithOptions(func(ctx workflow.Context) (string, error) {
 		ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Minute})
@@ -146,6 +150,81 @@ func trivialRate(t *testing.T, tc client.Client, n, conc int) float64 {
 				}
 				if err != nil {
 					t.Errorf("trivial workflow: %v", err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return float64(n) / time.Since(start).Seconds()
+}
+
+// shapeLocals is how many local activities a disbursement runs: load, three gates, claim, ledger
+// post, record the transaction, transfer; then commit and mark disbursed after the signal.
+const shapeLocals = 10
+
+// shapeRate runs n workflows of the disburse saga's shape with none of its work, conc at a time,
+// on a queue of their own, and returns how many finished per second: each is started by
+// Update-with-Start, runs 8 no-op local activities, answers the update, waits for a signal (sent
+// by the caller once the update is answered, as the bank's callback would be), runs 2 more and
+// ends. It is the rate Temporal allows this shape on the server, whatever the steps do.
+func shapeRate(t *testing.T, tc client.Client, n, conc int) float64 {
+	t.Helper()
+	queue := testkit.Unique("shape")
+	w := worker.New(tc, queue, workflows.WorkerOptions()) // as the saga's worker
+	w.RegisterActivityWithOptions(func(context.Context) error { return nil }, activity.RegisterOptions{Name: "bench.NoopLocal"})
+	w.RegisterWorkflowWithOptions(func(ctx workflow.Context) error {
+		answered := false
+		if err := workflow.SetUpdateHandler(ctx, "accepted", func(ctx workflow.Context) (string, error) {
+			err := workflow.Await(ctx, func() bool { return answered })
+			return "DISBURSING", err
+		}); err != nil {
+			return err
+		}
+		ctx = workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{StartToCloseTimeout: time.Minute})
+		local := func(k int) error {
+			for range k {
+				if err := workflow.ExecuteLocalActivity(ctx, "bench.NoopLocal").Get(ctx, nil); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+		if err := local(shapeLocals - 2); err != nil {
+			return err
+		}
+		answered = true
+		workflow.GetSignalChannel(ctx, "settled").Receive(ctx, nil)
+		if err := local(2); err != nil {
+			return err
+		}
+		return workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
+	}, workflow.RegisterOptions{Name: "bench.SagaShape"})
+	require.NoError(t, w.Start())
+	defer w.Stop()
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range conc {
+		wg.Go(func() {
+			ctx := context.Background()
+			for int(next.Add(1)) <= n {
+				id := testkit.Unique("shape")
+				op := tc.NewWithStartWorkflowOperation(client.StartWorkflowOptions{ID: id, TaskQueue: queue,
+					WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING}, "bench.SagaShape")
+				h, err := tc.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{StartWorkflowOperation: op,
+					UpdateOptions: client.UpdateWorkflowOptions{UpdateName: "accepted", WaitForStage: client.WorkflowUpdateStageCompleted}})
+				if err == nil {
+					err = h.Get(ctx, nil)
+				}
+				if err == nil {
+					err = tc.SignalWorkflow(ctx, id, "", "settled", nil)
+				}
+				if err == nil {
+					err = tc.GetWorkflow(ctx, id, "").Get(ctx, nil)
+				}
+				if err != nil {
+					t.Errorf("saga-shaped workflow: %v", err)
 					return
 				}
 			}

@@ -121,7 +121,7 @@ func newEwaStack(t testing.TB, o ewaStackOpts) *ewaStack {
 // replacements (the crash test). It stops when the test ends; Stop before that is allowed.
 func (s *ewaStack) startWorker(t testing.TB, extra func(worker.Registry)) worker.Worker {
 	t.Helper()
-	w := worker.New(s.tc, s.queue, worker.Options{})
+	w := worker.New(s.tc, s.queue, workflows.WorkerOptions())
 	workflows.Register(w, s.realActivities())
 	if extra != nil {
 		extra(w)

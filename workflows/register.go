@@ -23,6 +23,19 @@ type Deps struct {
 	Ewa   *activities.Ewa
 }
 
+// WorkerOptions are the options of every worker of the sagas' task queue. The workflow and
+// activity task pollers scale with the backlog (the SDK's autoscaling behaviour) instead of the
+// default two each: with two, sixteen concurrent disbursements queue their workflow tasks behind
+// the pollers (TestBenchmarkReportEwa at 16 callers, three interleaved pairs: disburse call p50
+// 296/356/352 ms with two pollers, 214/287/302 ms autoscaled; sagas per second unchanged, the
+// machine's CPU being the limit there).
+func WorkerOptions() worker.Options {
+	return worker.Options{
+		WorkflowTaskPollerBehavior: worker.NewPollerBehaviorAutoscaling(worker.PollerBehaviorAutoscalingOptions{}),
+		ActivityTaskPollerBehavior: worker.NewPollerBehaviorAutoscaling(worker.PollerBehaviorAutoscalingOptions{}),
+	}
+}
+
 // Register registers every workflow and activity on a worker, under explicit names so that a Go
 // rename never breaks a running history. It is the only registration a worker does.
 func Register(w worker.Registry, d Deps) {

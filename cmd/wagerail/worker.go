@@ -209,7 +209,7 @@ func runWorker(ctx context.Context, log *slog.Logger, cfg workerConfig, ready fu
 		}},
 	}
 
-	w := worker.New(tc, cfg.TaskQueue, worker.Options{})
+	w := worker.New(tc, cfg.TaskQueue, workflows.WorkerOptions())
 	workflows.Register(w, deps.activities())
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("worker: start: %w", err)
