@@ -19,6 +19,10 @@ import (
 var (
 	SettlementPollFirst = 30 * time.Second
 	SettlementPollMax   = 10 * time.Minute
+	// SettlementPollsPerRun is how many status lookups one run makes before it continues as new
+	// (sooner if Temporal suggests it): at the 10-minute cap, about 16 hours and 1,100 history
+	// events per run, however long the partner holds the transfer.
+	SettlementPollsPerRun = 100
 )
 
 // Stages of the disburse saga (DisburseProgress.Stage).
@@ -70,7 +74,8 @@ type disburse struct {
 
 	// Settlement: the first final status wins.
 	seenEvents map[string]bool
-	final      string // SETTLED or FAILED
+	seenOrder  []string // seenEvents in the order they arrived (carried on continue-as-new)
+	final      string   // SETTLED or FAILED
 	failCode   string
 	transferID string
 }
@@ -112,6 +117,37 @@ func EwaDisburse(ctx workflow.Context, in EwaDisburseInput) (EwaDisburseResult, 
 }
 
 func (d *disburse) run(ctx workflow.Context, settlements workflow.ReceiveChannel) (EwaDisburseResult, error) {
+	if r := d.in.Resume; r != nil {
+		d.resume(r)
+	} else if res, done, err := d.begin(ctx); done {
+		return res, err
+	}
+	if d.final == "" {
+		d.progress.Stage = StageDisbursing
+		d.accept(StageDisbursing)
+		if err := d.await(ctx, settlements); err != nil {
+			return d.result(), err // continued as new
+		}
+	}
+	return d.conclude(ctx)
+}
+
+// resume restores a continued run: the update is answered DISBURSING (as the first run
+// answered it), and the wait goes on where the last run left it.
+func (d *disburse) resume(r *DisburseResume) {
+	d.plan = r.Plan
+	d.progress.LedgerTxID, d.progress.TransferID, d.progress.TransferStatus = r.LedgerTxID, r.TransferID, r.TransferStatus
+	d.transferID = r.TransferID
+	for _, id := range r.SeenEvents {
+		d.seen(id)
+	}
+	d.accept(StageDisbursing)
+}
+
+// begin runs the saga up to the transfer: the plan, the gates, the claim, the pending ledger
+// transaction and the transfer's initiation. done reports that the run ends here (a refusal, a
+// failure recorded, or an error), with its result.
+func (d *disburse) begin(ctx workflow.Context) (res EwaDisburseResult, done bool, err error) {
 	log := workflow.GetLogger(ctx)
 	step := activities.EwaStep{TenantID: d.in.TenantID, RequestID: d.in.RequestID, WorkflowID: d.wfID, CorrelationID: d.in.CorrelationID}
 	rec := workflow.WithLocalActivityOptions(ctx, localRecordOptions())
@@ -119,10 +155,10 @@ func (d *disburse) run(ctx workflow.Context, settlements workflow.ReceiveChannel
 	// 1. The plan.
 	if err := workflow.ExecuteLocalActivity(rec, activities.EwaLoadPlanActivity, step).Get(ctx, &d.plan); err != nil {
 		if code := ewaRefusalCode(err); code != "" {
-			return d.refused(code, err.Error()), nil
+			return d.refused(code, err.Error()), true, nil
 		}
 		d.refuse(err)
-		return d.result(), err
+		return d.result(), true, err
 	}
 
 	// 2. The gates, in order; the first refusal ends the saga with nothing moved.
@@ -145,7 +181,7 @@ func (d *disburse) run(ctx workflow.Context, settlements workflow.ReceiveChannel
 			continue
 		}
 		if code, ok := activities.GateRefusal(err); ok {
-			return d.refused(gateCode(code), err.Error()), nil
+			return d.refused(gateCode(code), err.Error()), true, nil
 		}
 		// The gate could not decide: it fails closed, with its one audit row.
 		log.Warn("gate could not decide; refusing", "gate", string(g.kind), "error", err)
@@ -153,16 +189,16 @@ func (d *disburse) run(ctx workflow.Context, settlements workflow.ReceiveChannel
 			activities.GateFailedInput{Gate: g.kind, Input: gin, Cause: activities.ErrorType(err)}).Get(ctx, nil); ferr != nil {
 			log.Error("gate failure not recorded", "gate", string(g.kind), "error", ferr)
 		}
-		return d.refused(g.unavailable, "gate "+string(g.kind)+" unavailable"), nil
+		return d.refused(g.unavailable, "gate "+string(g.kind)+" unavailable"), true, nil
 	}
 
 	// 3. The claim: REQUESTED → DISBURSING for this run.
 	if err := workflow.ExecuteLocalActivity(rec, activities.EwaClaimActivity, step).Get(ctx, nil); err != nil {
 		if code := ewaRefusalCode(err); code != "" {
-			return d.refused(code, err.Error()), nil
+			return d.refused(code, err.Error()), true, nil
 		}
 		d.refuse(err)
-		return d.result(), err
+		return d.result(), true, err
 	}
 	d.progress.Stage = StageClaimed
 
@@ -172,32 +208,38 @@ func (d *disburse) run(ctx workflow.Context, settlements workflow.ReceiveChannel
 	var posted activities.LedgerPostResult
 	if err := workflow.ExecuteLocalActivity(led, activities.LedgerPostPendingActivity, d.ledgerInput()).Get(ctx, &posted); err != nil {
 		// Nothing moved: the request fails with the ledger's reason.
-		return d.fail(ctx, activities.ErrorType(err), false)
+		res, err := d.fail(ctx, activities.ErrorType(err), false)
+		return res, true, err
 	}
 	d.progress.LedgerTxID = posted.TxID
 	withTx := step
 	withTx.LedgerTxID = posted.TxID
 	if err := workflow.ExecuteLocalActivity(rec, activities.EwaSetLedgerTxActivity, withTx).Get(ctx, nil); err != nil {
-		return d.fail(ctx, activities.ErrorType(err), true)
+		res, err := d.fail(ctx, activities.ErrorType(err), true)
+		return res, true, err
 	}
 
-	// 5. The transfer, then its outcome.
+	// 5. The transfer.
 	d.progress.Stage = StageInitiating
 	d.transfer(ctx)
-	if d.final == "" {
-		d.progress.Stage = StageDisbursing
-		d.accept(StageDisbursing)
-		d.await(ctx, settlements)
-	}
+	return EwaDisburseResult{}, false, nil
+}
 
-	// 6. The outcome.
+// conclude applies the transfer's final status: SETTLED commits the pending transaction and
+// marks the request DISBURSED; FAILED voids it and marks the request FAILED.
+func (d *disburse) conclude(ctx workflow.Context) (EwaDisburseResult, error) {
+	log := workflow.GetLogger(ctx)
 	d.progress.Stage = StageSettling
 	if d.final == activities.TransferFailed {
 		return d.fail(ctx, d.failCode, true)
 	}
-	step.TransferID = d.transferID
+	step := activities.EwaStep{TenantID: d.in.TenantID, RequestID: d.in.RequestID, WorkflowID: d.wfID,
+		CorrelationID: d.in.CorrelationID, TransferID: d.transferID}
+	led := workflow.WithLocalActivityOptions(ctx, localLedgerOptions())
+	rec := workflow.WithLocalActivityOptions(ctx, localRecordOptions())
+	txID := d.progress.LedgerTxID
 	if err := workflow.ExecuteLocalActivity(led, activities.LedgerCommitActivity, activities.LedgerSettleInput{
-		TenantID: d.in.TenantID, WorkflowID: d.wfID, CorrelationID: d.in.CorrelationID, TxID: posted.TxID}).Get(ctx, nil); err != nil {
+		TenantID: d.in.TenantID, WorkflowID: d.wfID, CorrelationID: d.in.CorrelationID, TxID: txID}).Get(ctx, nil); err != nil {
 		// The money moved: the commit is retried for as long as ledgerOptions allows; past that
 		// the run fails for an operator, the request still DISBURSING.
 		d.accept(StageDisbursing)
@@ -209,7 +251,7 @@ func (d *disburse) run(ctx workflow.Context, settlements workflow.ReceiveChannel
 	}
 	d.progress.Stage = StageDisbursed
 	d.accept(StageDisbursed)
-	log.Info("ewa disbursed", "tenant_id", d.in.TenantID, "ewa_request_id", d.in.RequestID, "tx_id", posted.TxID,
+	log.Info("ewa disbursed", "tenant_id", d.in.TenantID, "ewa_request_id", d.in.RequestID, "tx_id", txID,
 		"transfer_id", d.transferID, "partner_reference", d.wfID)
 	return d.result(), nil
 }
@@ -288,14 +330,36 @@ func (d *disburse) transfer(ctx workflow.Context) {
 }
 
 // await waits for the transfer's final status: the settlement signal (deduplicated by event
-// id, for this run's reference only), or the status lookup when the timer fires first.
-func (d *disburse) await(ctx workflow.Context, settlements workflow.ReceiveChannel) {
+// id, for this run's reference only), or the status lookup when the timer fires first. After
+// SettlementPollsPerRun lookups (or when Temporal suggests it) with the transfer still held, it
+// returns the error that continues the saga as new with its state (DisburseResume).
+func (d *disburse) await(ctx workflow.Context, settlements workflow.ReceiveChannel) error {
 	log := workflow.GetLogger(ctx)
 	sin := activities.TransferStatusInput{TenantID: d.in.TenantID, WorkflowID: d.wfID, CorrelationID: d.in.CorrelationID,
 		Partner: d.plan.Funding.Partner, Reference: d.wfID}
 	partner := workflow.WithActivityOptions(ctx, partnerOptions())
-	wait := SettlementPollFirst
-	for d.final == "" {
+	wait, since, runs := SettlementPollFirst, workflow.Now(ctx), 0
+	if r := d.in.Resume; r != nil {
+		wait, since, runs = r.NextPoll, r.Since, r.Runs+1
+	}
+	for polls := 0; d.final == ""; {
+		if polls >= SettlementPollsPerRun || workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
+			// A signal already delivered to this run must not be lost with it.
+			var s bankwebhook.Settlement
+			for settlements.ReceiveAsync(&s) {
+				d.settle(ctx, s)
+			}
+			if d.final != "" {
+				break
+			}
+			log.Info("transfer still held by the partner; continuing as new", "partner_reference", d.wfID,
+				"waiting_since", since, "runs", runs+1)
+			next := d.in
+			next.Resume = &DisburseResume{Plan: d.plan, LedgerTxID: d.progress.LedgerTxID, TransferID: d.transferID,
+				TransferStatus: d.progress.TransferStatus, SeenEvents: d.seenOrder,
+				NextPoll: wait, Since: since, Runs: runs}
+			return workflow.NewContinueAsNewError(ctx, EwaDisburseWorkflowName, next)
+		}
 		tctx, cancelTimer := workflow.WithCancel(ctx)
 		timer := workflow.NewTimer(tctx, wait)
 		fired := false
@@ -311,6 +375,7 @@ func (d *disburse) await(ctx workflow.Context, settlements workflow.ReceiveChann
 			cancelTimer()
 			continue
 		}
+		polls++
 		var st activities.TransferStatusResult
 		if err := workflow.ExecuteActivity(partner, activities.TransferStatusActivity, sin).Get(ctx, &st); err != nil {
 			log.Warn("settlement status lookup failed; waiting again", "error", err)
@@ -325,6 +390,7 @@ func (d *disburse) await(ctx workflow.Context, settlements workflow.ReceiveChann
 		}
 		wait = min(2*wait, SettlementPollMax)
 	}
+	return nil
 }
 
 // settle applies one settlement signal: another reference, an event already seen, or anything
@@ -339,7 +405,7 @@ func (d *disburse) settle(ctx workflow.Context, s bankwebhook.Settlement) {
 		log.Info("duplicate settlement ignored", "event_id", s.EventID)
 		return
 	}
-	d.seenEvents[s.EventID] = true
+	d.seen(s.EventID)
 	if d.final != "" {
 		log.Info("settlement after the final status ignored", "event_id", s.EventID, "status", s.Status)
 		return
@@ -354,6 +420,11 @@ func (d *disburse) settle(ctx workflow.Context, s bankwebhook.Settlement) {
 	default:
 		log.Warn("settlement with a status that is not final ignored", "event_id", s.EventID, "status", s.Status)
 	}
+}
+
+func (d *disburse) seen(eventID string) {
+	d.seenEvents[eventID] = true
+	d.seenOrder = append(d.seenOrder, eventID)
 }
 
 // fail voids the pending transaction (when there is one) and marks the request FAILED with

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -13,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
@@ -114,7 +117,12 @@ func (h *disburseHarness) on(name string, in any) *testsuite.MockCallWrapper {
 
 func (h *disburseHarness) run(t *testing.T) EwaDisburseResult {
 	t.Helper()
-	h.env.ExecuteWorkflow(EwaDisburseWorkflowName, testIn)
+	return h.runWith(t, testIn)
+}
+
+func (h *disburseHarness) runWith(t *testing.T, in EwaDisburseInput) EwaDisburseResult {
+	t.Helper()
+	h.env.ExecuteWorkflow(EwaDisburseWorkflowName, in)
 	require.True(t, h.env.IsWorkflowCompleted())
 	require.NoError(t, h.env.GetWorkflowError())
 	var res EwaDisburseResult
@@ -435,6 +443,85 @@ func TestEwaDisburseFailedSignalVoids(t *testing.T) {
 	require.Equal(t, concat(upToInitiate, failSteps), h.activityCalls())
 }
 
+// pollsPerRun sets SettlementPollsPerRun for one test.
+func pollsPerRun(t *testing.T, n int) {
+	old := SettlementPollsPerRun
+	SettlementPollsPerRun = n
+	t.Cleanup(func() { SettlementPollsPerRun = old })
+}
+
+var pending = activities.TransferStatusResult{Status: "PENDING", TransferID: "tr-1"}
+
+// A partner that holds the transfer does not grow one history for ever: after
+// SettlementPollsPerRun lookups the run continues as new with everything the wait needs.
+func TestEwaDisburseContinuesAsNewWhileTheTransferIsHeld(t *testing.T) {
+	pollsPerRun(t, 3)
+	h := newDisburseHarness(t)
+	h.throughInitiate(accepted)
+	h.on(activities.TransferStatusActivity, testStatus).Return(pending, nil).Times(3)
+	// A non-final callback is seen (and carried, so a redelivery is still a duplicate).
+	h.signal(10*time.Second, bankwebhook.Settlement{Partner: "sandbox", EventID: "ev-p", Reference: testWF, TransferID: "tr-1", Status: "PENDING"})
+	start := h.env.Now()
+	h.env.ExecuteWorkflow(EwaDisburseWorkflowName, testIn)
+	require.True(t, h.env.IsWorkflowCompleted())
+	err := h.env.GetWorkflowError()
+	var can *workflow.ContinueAsNewError
+	require.ErrorAs(t, err, &can)
+	require.Equal(t, EwaDisburseWorkflowName, can.WorkflowType.Name)
+	var next EwaDisburseInput
+	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
+	h.env.AssertExpectations(t)
+
+	r := next.Resume
+	require.NotNil(t, r)
+	require.WithinDuration(t, start, r.Since, time.Second)
+	next.Resume = nil
+	require.Equal(t, testIn, next, "the same saga: tenant, request, actor, correlation")
+	r.Since = time.Time{}
+	require.Equal(t, DisburseResume{Plan: testPlan, LedgerTxID: "ltx-1", TransferID: "tr-1", TransferStatus: "PENDING",
+		SeenEvents: []string{"ev-p"}, NextPoll: 8 * SettlementPollFirst}, *r, "lookups at 30 s, 60 s, 120 s: the next waits 240 s")
+	require.Equal(t, concat(upToInitiate, []string{activities.TransferStatusActivity, activities.TransferStatusActivity, activities.TransferStatusActivity}), h.activityCalls())
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	require.Equal(t, DisburseAccepted{RequestID: "req-1", Status: "DISBURSING", WorkflowID: testWF}, h.accepted)
+}
+
+// The continued run goes straight to the wait: no plan, gate, claim, posting or transfer again;
+// the carried event is still a duplicate; the next lookup comes after the carried wait.
+func TestEwaDisburseResumedRunSettles(t *testing.T) {
+	h := newDisburseHarness(t)
+	in := testIn
+	since := h.env.Now().Add(-16 * time.Hour)
+	in.Resume = &DisburseResume{Plan: testPlan, LedgerTxID: "ltx-1", TransferID: "tr-1", TransferStatus: "PENDING",
+		SeenEvents: []string{"ev-p"}, NextPoll: 4 * time.Minute, Since: since, Runs: 1}
+	h.signal(time.Minute, bankwebhook.Settlement{Partner: "sandbox", EventID: "ev-p", Reference: testWF, TransferID: "tr-1", Status: "FAILED", FailureCode: "X"})
+	h.on(activities.TransferStatusActivity, testStatus).Return(activities.TransferStatusResult{Status: "SETTLED", TransferID: "tr-1"}, nil).Once()
+	h.settled()
+	start := h.env.Now()
+	res := h.runWith(t, in)
+	require.Equal(t, EwaDisburseResult{RequestID: "req-1", Status: "DISBURSED", LedgerTxID: "ltx-1", TransferID: "tr-1"}, res)
+	require.Equal(t, concat([]string{activities.TransferStatusActivity}, settleSteps), h.activityCalls())
+	require.GreaterOrEqual(t, h.env.Now().Sub(start), 4*time.Minute)
+	require.Equal(t, DisburseAccepted{RequestID: "req-1", Status: "DISBURSING", WorkflowID: testWF}, h.accepted,
+		"a replayed Update-with-Start reaching the new run gets the first run's answer")
+}
+
+// A settlement delivered while the last lookup of a run was running is applied by that run,
+// not lost with it.
+func TestEwaDisburseSignalBeforeContinuingIsApplied(t *testing.T) {
+	pollsPerRun(t, 2)
+	h := newDisburseHarness(t)
+	h.throughInitiate(accepted)
+	h.on(activities.TransferStatusActivity, testStatus).Return(pending, nil).Once()
+	h.on(activities.TransferStatusActivity, testStatus).Return(pending, nil).Run(func(mock.Arguments) {
+		h.env.SignalWorkflow(bankwebhook.SettlementSignalName, settledSignalE1)
+	}).Once()
+	h.settled()
+	res := h.run(t)
+	require.Equal(t, "DISBURSED", res.Status)
+	require.Equal(t, concat(upToInitiate, []string{activities.TransferStatusActivity, activities.TransferStatusActivity}, settleSteps), h.activityCalls())
+}
+
 func TestEwaCodesAgreeWithActivities(t *testing.T) {
 	require.Equal(t, CodeEwaRequestNotFound, activities.CodeEwaRequestNotFound)
 	require.Equal(t, CodeEwaInvalidState, activities.CodeEwaInvalidState)
@@ -476,79 +563,11 @@ func TestEwaDisburseReplay(t *testing.T) {
 // test). The sandbox's callback is turned into the settlement signal, as the webhook route does.
 // Its history is the replay test's (WAGERAIL_RECORD_HISTORY=1 rewrites it).
 func TestEwaDisburseRealRun(t *testing.T) {
-	d := testkit.NewDB(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	ts := testkit.Temporal(t)
-	tc, err := client.Dial(client.Options{HostPort: ts.HostPort(), Namespace: ts.Namespace()})
-	require.NoError(t, err)
-	defer tc.Close()
-
-	// Sandbox callbacks become signals to the workflow that owns the reference.
-	cb := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var body sandbox.CallbackBody
-		if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
-			w.WriteHeader(http.StatusBadRequest)
-			return
-		}
-		_ = tc.SignalWorkflow(r.Context(), bankwebhook.WorkflowIDOf(body.Reference), "", bankwebhook.SettlementSignalName,
-			bankwebhook.Settlement{Partner: "sandbox", EventID: body.EventID, Reference: body.Reference, TransferID: body.TransferID,
-				Status: body.Status, FailureCode: body.FailureCode, AmountSantim: body.AmountSantim})
-	}))
-	defer cb.Close()
-	stack := gatewaytest.Start(t, d.App, gatewaytest.Options{CallbackURL: cb.URL, SettleDelay: 20 * time.Millisecond})
-	led := ledger.NewClient(ledgertest.Serve(t, d.App, nil), ledger.ClientOptions{})
-
-	tenant, requestID, employee := testkit.Unique("tenant"), testkit.Unique("req"), testkit.Unique("emp")
-	funding, payout := testkit.Unique("FUND"), testkit.Unique("EMP")
-	stack.Account(t, funding, "Employer PLC", 10_000_00)
-	stack.Account(t, payout, "Almaz Tesfaye", 0)
-	plan := ewa.Plan{TenantID: tenant, RequestID: requestID, EmployeeID: employee, PrincipalSantim: 500_00, FeeSantim: 10_00,
-		Funding: ewa.Account{Partner: "sandbox", AccountNumber: funding}, Destination: ewa.Account{Partner: "sandbox", AccountNumber: payout, HolderName: "Almaz Tesfaye"},
-		AccountNameMatch: true, Status: ewa.Requested}
-
-	queue := testkit.Unique("ewa-disburse")
-	w := worker.New(tc, queue, worker.Options{DeadlockDetectionTimeout: time.Minute})
-	registerWorkflows(w)
-	money := &activities.Money{Ledger: led, Gateway: stack.GW.Client}
-	w.RegisterActivityWithOptions(money.LedgerPostPending, activity.RegisterOptions{Name: activities.LedgerPostPendingActivity})
-	w.RegisterActivityWithOptions(money.LedgerCommit, activity.RegisterOptions{Name: activities.LedgerCommitActivity})
-	w.RegisterActivityWithOptions(money.LedgerVoid, activity.RegisterOptions{Name: activities.LedgerVoidActivity})
-	w.RegisterActivityWithOptions(money.InitiateTransfer, activity.RegisterOptions{Name: activities.InitiateTransferActivity})
-	w.RegisterActivityWithOptions(money.TransferStatus, activity.RegisterOptions{Name: activities.TransferStatusActivity})
-	pass := func(context.Context, activities.GateInput) error { return nil }
-	for _, name := range []string{activities.KycGateActivity, activities.SanctionsGateActivity, activities.AccountGateActivity} {
-		w.RegisterActivityWithOptions(pass, activity.RegisterOptions{Name: name})
-	}
-	var mu sync.Mutex
-	var steps []activities.EwaStep
-	record := func(in activities.EwaStep) {
-		mu.Lock()
-		defer mu.Unlock()
-		steps = append(steps, in)
-	}
-	w.RegisterActivityWithOptions(func(_ context.Context, in activities.EwaStep) (ewa.Plan, error) { record(in); return plan, nil },
-		activity.RegisterOptions{Name: activities.EwaLoadPlanActivity})
-	for _, name := range []string{activities.EwaClaimActivity, activities.EwaMarkDisbursedActivity, activities.EwaMarkFailedActivity} {
-		w.RegisterActivityWithOptions(func(_ context.Context, in activities.EwaStep) (ewa.Request, error) {
-			record(in)
-			return ewa.Request{ID: in.RequestID}, nil
-		}, activity.RegisterOptions{Name: name})
-	}
-	w.RegisterActivityWithOptions(func(_ context.Context, in activities.EwaStep) error { record(in); return nil },
-		activity.RegisterOptions{Name: activities.EwaSetLedgerTxActivity})
-	require.NoError(t, w.Start())
-	defer w.Stop()
-
-	wfID := "idem-" + testkit.Unique("disburse")
-	in := EwaDisburseInput{TenantID: tenant, RequestID: requestID, ActorID: "user-1", CorrelationID: "req-http-1"}
-	op := tc.NewWithStartWorkflowOperation(StartOptions(wfID, queue, tenant, "ewa:"+requestID), EwaDisburseWorkflowName, in)
-	upd, err := tc.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{StartWorkflowOperation: op,
-		UpdateOptions: client.UpdateWorkflowOptions{UpdateName: DisburseAcceptedUpdate, UpdateID: DisburseAcceptedUpdateID, WaitForStage: client.WorkflowUpdateStageCompleted}})
-	require.NoError(t, err)
-	var acc DisburseAccepted
-	require.NoError(t, upd.Get(ctx, &acc))
-	require.Equal(t, DisburseAccepted{RequestID: requestID, Status: "DISBURSING", WorkflowID: wfID}, acc)
+	r := newRealRun(t, 20*time.Millisecond)
+	tc, stack, led, tenant, employee, funding := r.tc, r.stack, r.led, r.plan.TenantID, r.plan.EmployeeID, r.plan.Funding.AccountNumber
+	wfID := r.start(t, ctx)
 
 	run := tc.GetWorkflow(ctx, wfID, "")
 	var res EwaDisburseResult
@@ -576,10 +595,154 @@ func TestEwaDisburseRealRun(t *testing.T) {
 	tr := stack.WaitTransfer(t, wfID, gatewayv1.TransferStatus_TRANSFER_STATUS_SETTLED)
 	require.Equal(t, int64(500_00), tr.GetAmountSantim())
 	require.Equal(t, res.TransferID, tr.GetId())
-	mu.Lock()
-	names := len(steps)
-	mu.Unlock()
-	require.Equal(t, 4, names, "LoadPlan, Claim, SetLedgerTx, MarkDisbursed")
+	require.Equal(t, 4, r.steps(), "LoadPlan, Claim, SetLedgerTx, MarkDisbursed")
 
 	recordHistory(t, tc, wfID, run.GetRunID(), ewaDisburseHistoryFile)
+}
+
+// A transfer the partner holds past a run's lookups, on the real server: the saga continues as
+// new (the search attributes carry over, the bank's callback reaches the run that is current by
+// then) and completes exactly once: one posting, one transfer, each record step once.
+func TestEwaDisburseRealRunContinuesAsNew(t *testing.T) {
+	first, maxWait := SettlementPollFirst, SettlementPollMax
+	SettlementPollFirst, SettlementPollMax = 100*time.Millisecond, 200*time.Millisecond
+	t.Cleanup(func() { SettlementPollFirst, SettlementPollMax = first, maxWait })
+	pollsPerRun(t, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	// Held for 4 s: the server fires sub-second timers at about 1 s, so that is a few lookups,
+	// each in a run of its own.
+	r := newRealRun(t, 4*time.Second)
+	wfID := r.start(t, ctx)
+
+	var res EwaDisburseResult
+	require.NoError(t, r.tc.GetWorkflow(ctx, wfID, "").Get(ctx, &res), "Get follows the runs")
+	require.Equal(t, "DISBURSED", res.Status)
+
+	query := fmt.Sprintf("WorkflowId = '%s' AND TenantId = '%s' AND BusinessKey = 'ewa:%s'", wfID, r.plan.TenantID, r.plan.RequestID)
+	var runs int
+	require.Eventually(t, func() bool {
+		resp, err := r.tc.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Query: query})
+		if err != nil {
+			return false
+		}
+		runs = len(resp.GetExecutions())
+		status := map[enumspb.WorkflowExecutionStatus]int{}
+		for _, e := range resp.GetExecutions() {
+			status[e.GetStatus()]++
+		}
+		return runs >= 2 && status[enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED] == 1 &&
+			status[enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW] == runs-1
+	}, 30*time.Second, 100*time.Millisecond, "every run found by its search attributes, all continued as new but the last: %s", query)
+	t.Logf("%d runs", runs)
+
+	tx, err := r.led.GetTransaction(ctx, &ledgerv1.GetTransactionRequest{TenantId: r.plan.TenantID, TransactionId: res.LedgerTxID})
+	require.NoError(t, err)
+	require.Equal(t, ledgerv1.TransactionStatus_TRANSACTION_STATUS_POSTED, tx.GetTransaction().GetStatus())
+	require.Equal(t, "ewa-disburse:"+wfID, tx.GetTransaction().GetIdempotencyKey())
+	tr := r.stack.WaitTransfer(t, wfID, gatewayv1.TransferStatus_TRANSFER_STATUS_SETTLED)
+	require.Equal(t, res.TransferID, tr.GetId())
+	require.Equal(t, 4, r.steps(), "LoadPlan, Claim, SetLedgerTx, MarkDisbursed: none again in a later run")
+}
+
+// realRun is the saga on the embedded Temporal server with the real money activities (the ledger
+// and the gateway over gRPC, the sandbox over HTTP settling after settleDelay and calling back) and
+// fake gates and record steps; the sandbox's callback becomes the settlement signal, as the webhook
+// route makes it.
+type realRun struct {
+	tc    client.Client
+	queue string
+	stack *gatewaytest.Stack
+	led   *ledger.Client
+	plan  ewa.Plan
+
+	mu       sync.Mutex
+	recorded []activities.EwaStep
+}
+
+func newRealRun(t *testing.T, settleDelay time.Duration) *realRun {
+	t.Helper()
+	d := testkit.NewDB(t)
+	ts := testkit.Temporal(t)
+	tc, err := client.Dial(client.Options{HostPort: ts.HostPort(), Namespace: ts.Namespace()})
+	require.NoError(t, err)
+	t.Cleanup(tc.Close)
+	r := &realRun{tc: tc, queue: testkit.Unique("ewa-disburse")}
+
+	// Sandbox callbacks become signals to the workflow that owns the reference.
+	cb := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		var body sandbox.CallbackBody
+		if err := json.NewDecoder(req.Body).Decode(&body); err != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		_ = tc.SignalWorkflow(req.Context(), bankwebhook.WorkflowIDOf(body.Reference), "", bankwebhook.SettlementSignalName,
+			bankwebhook.Settlement{Partner: "sandbox", EventID: body.EventID, Reference: body.Reference, TransferID: body.TransferID,
+				Status: body.Status, FailureCode: body.FailureCode, AmountSantim: body.AmountSantim})
+	}))
+	t.Cleanup(cb.Close)
+	r.stack = gatewaytest.Start(t, d.App, gatewaytest.Options{CallbackURL: cb.URL, SettleDelay: settleDelay})
+	r.led = ledger.NewClient(ledgertest.Serve(t, d.App, nil), ledger.ClientOptions{})
+
+	tenant, requestID, employee := testkit.Unique("tenant"), testkit.Unique("req"), testkit.Unique("emp")
+	funding, payout := testkit.Unique("FUND"), testkit.Unique("EMP")
+	r.stack.Account(t, funding, "Employer PLC", 10_000_00)
+	r.stack.Account(t, payout, "Almaz Tesfaye", 0)
+	r.plan = ewa.Plan{TenantID: tenant, RequestID: requestID, EmployeeID: employee, PrincipalSantim: 500_00, FeeSantim: 10_00,
+		Funding: ewa.Account{Partner: "sandbox", AccountNumber: funding}, Destination: ewa.Account{Partner: "sandbox", AccountNumber: payout, HolderName: "Almaz Tesfaye"},
+		AccountNameMatch: true, Status: ewa.Requested}
+
+	w := worker.New(tc, r.queue, worker.Options{DeadlockDetectionTimeout: time.Minute})
+	registerWorkflows(w)
+	money := &activities.Money{Ledger: r.led, Gateway: r.stack.GW.Client}
+	w.RegisterActivityWithOptions(money.LedgerPostPending, activity.RegisterOptions{Name: activities.LedgerPostPendingActivity})
+	w.RegisterActivityWithOptions(money.LedgerCommit, activity.RegisterOptions{Name: activities.LedgerCommitActivity})
+	w.RegisterActivityWithOptions(money.LedgerVoid, activity.RegisterOptions{Name: activities.LedgerVoidActivity})
+	w.RegisterActivityWithOptions(money.InitiateTransfer, activity.RegisterOptions{Name: activities.InitiateTransferActivity})
+	w.RegisterActivityWithOptions(money.TransferStatus, activity.RegisterOptions{Name: activities.TransferStatusActivity})
+	pass := func(context.Context, activities.GateInput) error { return nil }
+	for _, name := range []string{activities.KycGateActivity, activities.SanctionsGateActivity, activities.AccountGateActivity} {
+		w.RegisterActivityWithOptions(pass, activity.RegisterOptions{Name: name})
+	}
+	record := func(in activities.EwaStep) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.recorded = append(r.recorded, in)
+	}
+	w.RegisterActivityWithOptions(func(_ context.Context, in activities.EwaStep) (ewa.Plan, error) { record(in); return r.plan, nil },
+		activity.RegisterOptions{Name: activities.EwaLoadPlanActivity})
+	for _, name := range []string{activities.EwaClaimActivity, activities.EwaMarkDisbursedActivity, activities.EwaMarkFailedActivity} {
+		w.RegisterActivityWithOptions(func(_ context.Context, in activities.EwaStep) (ewa.Request, error) {
+			record(in)
+			return ewa.Request{ID: in.RequestID}, nil
+		}, activity.RegisterOptions{Name: name})
+	}
+	w.RegisterActivityWithOptions(func(_ context.Context, in activities.EwaStep) error { record(in); return nil },
+		activity.RegisterOptions{Name: activities.EwaSetLedgerTxActivity})
+	require.NoError(t, w.Start())
+	t.Cleanup(w.Stop)
+	return r
+}
+
+// start starts the saga as the API does (Update-with-Start, search attributes) and returns its
+// workflow id once the update answered DISBURSING.
+func (r *realRun) start(t *testing.T, ctx context.Context) string {
+	t.Helper()
+	wfID := "idem-" + testkit.Unique("disburse")
+	in := EwaDisburseInput{TenantID: r.plan.TenantID, RequestID: r.plan.RequestID, ActorID: "user-1", CorrelationID: "req-http-1"}
+	op := r.tc.NewWithStartWorkflowOperation(StartOptions(wfID, r.queue, r.plan.TenantID, "ewa:"+r.plan.RequestID), EwaDisburseWorkflowName, in)
+	upd, err := r.tc.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{StartWorkflowOperation: op,
+		UpdateOptions: client.UpdateWorkflowOptions{UpdateName: DisburseAcceptedUpdate, UpdateID: DisburseAcceptedUpdateID, WaitForStage: client.WorkflowUpdateStageCompleted}})
+	require.NoError(t, err)
+	var acc DisburseAccepted
+	require.NoError(t, upd.Get(ctx, &acc))
+	require.Equal(t, DisburseAccepted{RequestID: r.plan.RequestID, Status: "DISBURSING", WorkflowID: wfID}, acc)
+	return wfID
+}
+
+// steps is how many record steps (load, claim, set ledger tx, mark) ran.
+func (r *realRun) steps() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.recorded)
 }

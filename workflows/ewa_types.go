@@ -1,5 +1,11 @@
 package workflows
 
+import (
+	"time"
+
+	"github.com/wagerail/wagerail/internal/ewa"
+)
+
 // The disburse saga's contract with its callers (the API's disburse route, tests): names, input,
 // the update that answers the HTTP call, and the result. The orchestration is in ewa_disburse.go.
 
@@ -25,6 +31,26 @@ type EwaDisburseInput struct {
 	ActorID   string // the user who asked (audit rows of the API); the saga's steps act as system:ewa-disburse
 	// CorrelationID is the HTTP request id, carried into activity logs and audit rows.
 	CorrelationID string
+	// Resume is set on a run the saga continued as new while the partner held the transfer: the
+	// run skips to the wait for the settlement with the state it carries.
+	Resume *DisburseResume `json:",omitempty"`
+}
+
+// DisburseResume is what a run of the disburse saga hands the next one when it continues as new
+// while it waits for the settlement (its history would otherwise grow with every status lookup
+// for as long as the partner holds the transfer).
+type DisburseResume struct {
+	Plan           ewa.Plan
+	LedgerTxID     string
+	TransferID     string
+	TransferStatus string
+	// SeenEvents are the settlement signals' event ids already applied or ignored, in arrival order.
+	SeenEvents []string
+	// NextPoll is the wait before the next status lookup.
+	NextPoll time.Duration
+	// Since is when the first run began to wait; Runs counts the runs that waited before this one.
+	Since time.Time
+	Runs  int
 }
 
 // DisburseAccepted is the update's answer once the transfer is initiated.
