@@ -63,6 +63,7 @@ func benchEwa(t *testing.T, n, conc int, temporalPostgres bool, store string) {
 	for i := range ids {
 		ids[i] = s.request(t, 10_000).ID
 	}
+	commits0, rows0 := dbWork(t, s)
 	calls := make([]time.Duration, n)
 	ends := make([]time.Duration, n)
 	wfIDs := make([]string, n)
@@ -99,6 +100,8 @@ func benchEwa(t *testing.T, n, conc int, temporalPostgres bool, store string) {
 		return
 	}
 	rate := float64(n) / elapsed.Seconds()
+	time.Sleep(time.Second) // Postgres publishes its statistics at most once a second
+	commits1, rows1 := dbWork(t, s)
 
 	t.Logf("EWA disburse, real stack (API, ledger and gateway over gRPC, bank sandbox over HTTP settling at once), embedded Temporal on %s, %d sagas, %d callers", store, n, conc)
 	t.Logf("%-40s %10s %10s", "", "p50", "p99")
@@ -107,7 +110,17 @@ func benchEwa(t *testing.T, n, conc int, temporalPostgres bool, store string) {
 	t.Logf("sagas/s %.1f; trivial one-activity workflows/s T = %.1f on the same server; ratio %.2f × T", rate, trivial, rate/trivial)
 	t.Logf("the saga's shape with no work in it (update-with-start, %d no-op local activities, the settlement signal) S = %.1f/s = %.2f × T; the saga runs at %.2f × S",
 		shapeLocals, shape, shape/trivial, rate/shape)
+	t.Logf("Postgres work per saga on the stack's database (API, ledger, gateway, sandbox, with their background loops): %.1f commits, %.1f rows written",
+		float64(commits1-commits0)/float64(n), float64(rows1-rows0)/float64(n))
 	stepReport(t, s.tc, wfIDs)
+}
+
+// dbWork is the stack database's committed transactions and rows written so far.
+func dbWork(t *testing.T, s *ewaStack) (commits, rows int64) {
+	t.Helper()
+	require.NoError(t, s.d.App.QueryRow(context.Background(), `SELECT xact_commit, tup_inserted + tup_updated + tup_deleted
+		FROM pg_stat_database WHERE datname = current_database()`).Scan(&commits, &rows))
+	return commits, rows
 }
 
 func envInt(name string, def int) int {
