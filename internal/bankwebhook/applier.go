@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/sony/gobreaker/v2"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
@@ -46,6 +48,17 @@ var ErrNotFound = errors.New("bankwebhook: no such event")
 // Undelivered and the event stays Pending for the partner's retry.
 const DefaultSignalTimeout = 5 * time.Second
 
+// The breaker on Temporal: after BreakerFailures attempts in a row that could not reach it, the
+// attempts of the next BreakerOpenFor fail at once (Undelivered, the event left Pending for the
+// partner's retry), then one probe goes through. An attempt holds its event's row lock, and so a
+// database connection, while it calls Temporal: without the breaker, every callback during a
+// Temporal outage would hold one for the whole Timeout, and a partner's burst of callbacks could
+// take every connection the API has.
+const (
+	BreakerFailures       = 3
+	DefaultBreakerOpenFor = 10 * time.Second
+)
+
 // maxProblem bounds the problem text an attempt keeps (a Temporal error can be long).
 const maxProblem = 500
 
@@ -73,17 +86,48 @@ type Delivery struct {
 // that cannot reach Temporal leaves the event Pending, and the next one (the partner's retry,
 // which the 503 asks for, or an operator's replay) delivers it. A replay signals again on
 // purpose: the saga dedupes by Settlement.EventID, so re-delivering an applied event changes
-// nothing.
+// nothing. A breaker on Temporal (BreakerFailures, BreakerOpenFor) makes the attempts fail at once
+// while Temporal is down, so that none holds its row lock for the whole Timeout.
 type Applier struct {
 	store *Store
 	wf    Workflows
 	// Timeout bounds one attempt's Temporal calls; 0 means DefaultSignalTimeout.
 	Timeout time.Duration
+	// BreakerOpenFor is how long the breaker stays open; 0 means DefaultBreakerOpenFor. Read
+	// when the first attempt is made.
+	BreakerOpenFor time.Duration
+
+	breakerOnce sync.Once
+	breaker     *gobreaker.TwoStepCircuitBreaker[struct{}]
 }
 
 // NewApplier delivers through wf; a nil wf (no Temporal configured) stores matched callbacks as
 // Pending with an Undelivered attempt.
 func NewApplier(store *Store, wf Workflows) *Applier { return &Applier{store: store, wf: wf} }
+
+// errTemporalDown marks an attempt that could not reach Temporal (the breaker counts it).
+var errTemporalDown = errors.New("bankwebhook: temporal unreachable")
+
+func (a *Applier) temporalBreaker() *gobreaker.TwoStepCircuitBreaker[struct{}] {
+	a.breakerOnce.Do(func() {
+		openFor := a.BreakerOpenFor
+		if openFor <= 0 {
+			openFor = DefaultBreakerOpenFor
+		}
+		a.breaker = gobreaker.NewTwoStepCircuitBreaker[struct{}](gobreaker.Settings{
+			Name:        "temporal",
+			MaxRequests: 1,
+			Timeout:     openFor,
+			ReadyToTrip: func(c gobreaker.Counts) bool { return c.ConsecutiveFailures >= BreakerFailures },
+			// Only Temporal's own unreachability counts; a caller that gave up says nothing.
+			IsSuccessful: func(err error) bool { return !errors.Is(err, errTemporalDown) },
+			IsExcluded: func(err error) bool {
+				return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
+			},
+		})
+	})
+	return a.breaker
+}
 
 // Configured says whether a Temporal client is set.
 func (a *Applier) Configured() bool { return a.wf != nil }
@@ -234,11 +278,26 @@ func (a *Applier) deliver(ctx context.Context, tx pgx.Tx, id int64, trigger Trig
 	return d, nil
 }
 
-// signal delivers s to the current run of workflow wfID and says what came of it.
+// signal delivers s to the current run of workflow wfID and says what came of it, through the
+// breaker on Temporal.
 func (a *Applier) signal(ctx context.Context, wfID string, s Settlement) (Outcome, string) {
 	if a.wf == nil {
 		return Undelivered, "no Temporal client is configured"
 	}
+	done, err := a.temporalBreaker().Allow()
+	if err != nil {
+		return Undelivered, "temporal unavailable: circuit open after repeated failures"
+	}
+	outcome, problem, err := a.signalOnce(ctx, wfID, s)
+	if err != nil && ctx.Err() != nil {
+		err = ctx.Err() // the caller gave up (not the attempt's own Timeout): not counted
+	}
+	done(err)
+	return outcome, problem
+}
+
+// signalOnce is one delivery attempt; err is errTemporalDown when Temporal could not be reached.
+func (a *Applier) signalOnce(ctx context.Context, wfID string, s Settlement) (Outcome, string, error) {
 	timeout := a.Timeout
 	if timeout <= 0 {
 		timeout = DefaultSignalTimeout
@@ -253,25 +312,25 @@ func (a *Applier) signal(ctx context.Context, wfID string, s Settlement) (Outcom
 		var invalid *serviceerror.InvalidArgument
 		switch {
 		case err == nil:
-			return Applied, ""
+			return Applied, "", nil
 		case errors.As(err, &invalid):
-			return Unmatched, "the reference is not a workflow id Temporal accepts"
+			return Unmatched, "the reference is not a workflow id Temporal accepts", nil
 		case !errors.As(err, &notFound):
-			return Undelivered, problem("temporal: signal: ", err)
+			return Undelivered, problem("temporal: signal: ", err), errTemporalDown
 		}
 		// Not found: no such workflow, or it is closed. Describe tells them apart.
 		desc, err := a.wf.DescribeWorkflowExecution(ctx, wfID, "")
 		switch {
 		case errors.As(err, &notFound):
-			return Unmatched, "no workflow with this reference"
+			return Unmatched, "no workflow with this reference", nil
 		case err != nil:
-			return Undelivered, problem("temporal: describe: ", err)
+			return Undelivered, problem("temporal: describe: ", err), errTemporalDown
 		}
 		if st := desc.GetWorkflowExecutionInfo().GetStatus(); st != enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
-			return SagaFinished, "the workflow is closed (" + st.String() + ")"
+			return SagaFinished, "the workflow is closed (" + st.String() + ")", nil
 		}
 	}
-	return Undelivered, "the workflow is running but refused the signal"
+	return Undelivered, "the workflow is running but refused the signal", nil
 }
 
 func problem(prefix string, err error) string {

@@ -5,11 +5,13 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
@@ -215,6 +217,74 @@ func TestApplierUnreachableTemporalLeavesThePendingEventForTheRetry(t *testing.T
 		require.Equal(t, bankwebhook.Applied, d.Outcome)
 		require.Equal(t, []string{"RECEIPT UNDELIVERED", "PARTNER_RETRY APPLIED"}, attempts(f.event(d.ID)))
 		require.Equal(t, 1, f.seen(ref).Signals)
+	}
+}
+
+// switchable is a Temporal client that can be taken down and brought back.
+type switchable struct {
+	down atomic.Bool
+	dead bankwebhook.Workflows
+	live bankwebhook.Workflows
+}
+
+func (s *switchable) now() bankwebhook.Workflows {
+	if s.down.Load() {
+		return s.dead
+	}
+	return s.live
+}
+
+func (s *switchable) SignalWorkflow(ctx context.Context, id, run, name string, arg any) error {
+	return s.now().SignalWorkflow(ctx, id, run, name, arg)
+}
+
+func (s *switchable) DescribeWorkflowExecution(ctx context.Context, id, run string) (*workflowservice.DescribeWorkflowExecutionResponse, error) {
+	return s.now().DescribeWorkflowExecution(ctx, id, run)
+}
+
+// While Temporal is down, BreakerFailures attempts wait for it; the next ones fail at once
+// (UNDELIVERED, the event PENDING, no Temporal call) until the breaker lets a probe through once
+// Temporal is back; then the partner's retries deliver every event exactly once.
+func TestApplierBreakerFailsFastWhileTemporalIsDown(t *testing.T) {
+	f := newFixture(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	dead, err := client.NewLazyClient(client.Options{HostPort: addr})
+	require.NoError(t, err)
+	defer dead.Close()
+	wf := &switchable{dead: dead, live: f.tc}
+	wf.down.Store(true)
+	a := bankwebhook.NewApplier(f.store, wf)
+	a.Timeout, a.BreakerOpenFor = 300*time.Millisecond, 500*time.Millisecond
+
+	var cbs []bankwebhook.Callback
+	for i := range bankwebhook.BreakerFailures + 2 {
+		ref := f.transfer(true)
+		cb := f.callback(ref, "ev-"+ref)
+		cbs = append(cbs, cb)
+		d, err := a.Receive(context.Background(), cb)
+		require.NoError(t, err)
+		require.Equal(t, bankwebhook.Undelivered, d.Outcome)
+		require.Equal(t, bankwebhook.Pending, d.EventOutcome)
+		if i < bankwebhook.BreakerFailures {
+			require.Contains(t, d.Problem, "temporal: signal:", "attempt %d reached for Temporal", i)
+		} else {
+			require.Contains(t, d.Problem, "circuit open", "attempt %d failed at once", i)
+		}
+	}
+
+	wf.down.Store(false)
+	for i, cb := range cbs {
+		cb.Nonce += "-retry"
+		require.Eventually(t, func() bool {
+			d, err := a.Receive(context.Background(), cb)
+			require.NoError(t, err)
+			cb.Nonce += "x"
+			return d.Outcome == bankwebhook.Applied
+		}, 10*time.Second, 100*time.Millisecond, "event %d delivered once the breaker closes", i)
+		require.Equal(t, 1, f.seen(cb.Reference).Signals)
 	}
 }
 
