@@ -538,22 +538,31 @@ func requireUpdateRefused(t *testing.T, h *disburseHarness, code string) {
 	require.Equal(t, code, ae.Type())
 }
 
-// ewaDisburseHistoryFile is a recorded history of a real run (WAGERAIL_RECORD_HISTORY=1 rewrites it).
-const ewaDisburseHistoryFile = "testdata/ewa_disburse_history.json"
+// Recorded histories of real runs (WAGERAIL_RECORD_HISTORY=1 rewrites them): a whole saga
+// settled by the callback, and the last run of a saga that continued as new while the partner
+// held its transfer.
+const (
+	ewaDisburseHistoryFile        = "testdata/ewa_disburse_history.json"
+	ewaDisburseResumedHistoryFile = "testdata/ewa_disburse_resumed_history.json"
+)
 
-// TestEwaDisburseReplay replays the recorded history against the current code, under the
-// workflow id it ran with (the saga compares a signal's reference with its own id).
+// TestEwaDisburseReplay replays the recorded histories against the current code, under the
+// workflow id each ran with (the saga compares a signal's reference with its own id).
 func TestEwaDisburseReplay(t *testing.T) {
-	f, err := os.Open(ewaDisburseHistoryFile)
-	require.NoError(t, err)
-	defer f.Close()
-	hist, err := client.HistoryFromJSON(f, client.HistoryJSONOptions{})
-	require.NoError(t, err)
-	started := hist.GetEvents()[0].GetWorkflowExecutionStartedEventAttributes()
-	r := worker.NewWorkflowReplayer()
-	registerWorkflows(r)
-	require.NoError(t, r.ReplayWorkflowHistoryWithOptions(nil, hist, worker.ReplayWorkflowHistoryOptions{
-		OriginalExecution: workflow.Execution{ID: started.GetWorkflowId(), RunID: started.GetOriginalExecutionRunId()}}))
+	for _, file := range []string{ewaDisburseHistoryFile, ewaDisburseResumedHistoryFile} {
+		t.Run(file, func(t *testing.T) {
+			f, err := os.Open(file)
+			require.NoError(t, err)
+			defer f.Close()
+			hist, err := client.HistoryFromJSON(f, client.HistoryJSONOptions{})
+			require.NoError(t, err)
+			started := hist.GetEvents()[0].GetWorkflowExecutionStartedEventAttributes()
+			r := worker.NewWorkflowReplayer()
+			registerWorkflows(r)
+			require.NoError(t, r.ReplayWorkflowHistoryWithOptions(nil, hist, worker.ReplayWorkflowHistoryOptions{
+				OriginalExecution: workflow.Execution{ID: started.GetWorkflowId(), RunID: started.GetOriginalExecutionRunId()}}))
+		})
+	}
 }
 
 // TestEwaDisburseRealRun runs the saga on the embedded Temporal server, started the way the API
@@ -643,6 +652,8 @@ func TestEwaDisburseRealRunContinuesAsNew(t *testing.T) {
 	tr := r.stack.WaitTransfer(t, wfID, gatewayv1.TransferStatus_TRANSFER_STATUS_SETTLED)
 	require.Equal(t, res.TransferID, tr.GetId())
 	require.Equal(t, 4, r.steps(), "LoadPlan, Claim, SetLedgerTx, MarkDisbursed: none again in a later run")
+
+	recordHistory(t, r.tc, wfID, "", ewaDisburseResumedHistoryFile) // the last run
 }
 
 // realRun is the saga on the embedded Temporal server with the real money activities (the ledger
