@@ -151,18 +151,27 @@ func trivialRate(t *testing.T, tc client.Client, n, conc int) float64 {
 	}, workflow.RegisterOptions{Name: "bench.Trivial"})
 	require.NoError(t, w.Start())
 	defer w.Stop()
+	return rateOf(t, n, conc, func(ctx context.Context) error {
+		run, err := tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: testkit.Unique("trivial"), TaskQueue: queue}, "bench.Trivial")
+		if err == nil {
+			err = run.Get(ctx, nil)
+		}
+		return err
+	})
+}
+
+// rateOf runs one n times, conc at a time, and returns how many finished per second; the first
+// error fails the test and stops that caller.
+func rateOf(t *testing.T, n, conc int, one func(context.Context) error) float64 {
+	t.Helper()
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	start := time.Now()
 	for range conc {
 		wg.Go(func() {
 			for int(next.Add(1)) <= n {
-				run, err := tc.ExecuteWorkflow(context.Background(), client.StartWorkflowOptions{ID: testkit.Unique("trivial"), TaskQueue: queue}, "bench.Trivial")
-				if err == nil {
-					err = run.Get(context.Background(), nil)
-				}
-				if err != nil {
-					t.Errorf("trivial workflow: %v", err)
+				if err := one(context.Background()); err != nil {
+					t.Errorf("run: %v", err)
 					return
 				}
 			}
@@ -215,36 +224,23 @@ func shapeRate(t *testing.T, tc client.Client, n, conc int) float64 {
 	}, workflow.RegisterOptions{Name: "bench.SagaShape"})
 	require.NoError(t, w.Start())
 	defer w.Stop()
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	start := time.Now()
-	for range conc {
-		wg.Go(func() {
-			ctx := context.Background()
-			for int(next.Add(1)) <= n {
-				id := testkit.Unique("shape")
-				op := tc.NewWithStartWorkflowOperation(client.StartWorkflowOptions{ID: id, TaskQueue: queue,
-					WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING}, "bench.SagaShape")
-				h, err := tc.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{StartWorkflowOperation: op,
-					UpdateOptions: client.UpdateWorkflowOptions{UpdateName: "accepted", WaitForStage: client.WorkflowUpdateStageCompleted}})
-				if err == nil {
-					err = h.Get(ctx, nil)
-				}
-				if err == nil {
-					err = tc.SignalWorkflow(ctx, id, "", "settled", nil)
-				}
-				if err == nil {
-					err = tc.GetWorkflow(ctx, id, "").Get(ctx, nil)
-				}
-				if err != nil {
-					t.Errorf("saga-shaped workflow: %v", err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	return float64(n) / time.Since(start).Seconds()
+	return rateOf(t, n, conc, func(ctx context.Context) error {
+		id := testkit.Unique("shape")
+		op := tc.NewWithStartWorkflowOperation(client.StartWorkflowOptions{ID: id, TaskQueue: queue,
+			WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING}, "bench.SagaShape")
+		h, err := tc.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{StartWorkflowOperation: op,
+			UpdateOptions: client.UpdateWorkflowOptions{UpdateName: "accepted", WaitForStage: client.WorkflowUpdateStageCompleted}})
+		if err == nil {
+			err = h.Get(ctx, nil)
+		}
+		if err == nil {
+			err = tc.SignalWorkflow(ctx, id, "", "settled", nil)
+		}
+		if err == nil {
+			err = tc.GetWorkflow(ctx, id, "").Get(ctx, nil)
+		}
+		return err
+	})
 }
 
 // stepReport reads the sagas' histories and prints where a saga's time goes: its workflow tasks
