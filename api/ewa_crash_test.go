@@ -1,10 +1,16 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"net/http"
+	"net/http/httptest"
+	"os/exec"
+	"strconv"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
@@ -12,6 +18,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/wagerail/wagerail/activities"
+	"github.com/wagerail/wagerail/internal/freeport"
 	"github.com/wagerail/wagerail/internal/testkit"
 	"github.com/wagerail/wagerail/workflows"
 )
@@ -57,6 +64,134 @@ func TestEwaDisburseSurvivesWorkerCrash(t *testing.T) {
 			require.Len(t, s.bank.Sandbox.Transfers(t), 1, "the bank holds one transfer")
 		})
 	}
+}
+
+// TestEwaDisburseSurvivesWorkerKill runs the worker as its own process, the real binary wired as
+// in production (`wagerail worker`), and kills it with SIGKILL while it waits on the bank's
+// transfer call: once when the ledger posting is committed and the bank has not booked the
+// transfer yet (the bank is slow to answer), once when the bank has booked it and holds its answer
+// back. A second worker process takes the saga over when the dead one's workflow task times out,
+// and completes it exactly once: one posting, one transfer at the bank, one event, the employee
+// paid once.
+func TestEwaDisburseSurvivesWorkerKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the wagerail binary")
+	}
+	t.Parallel()
+	bin := testkit.Binary(t)
+	for _, tc := range []struct {
+		name  string
+		fault map[string]any
+		// ready says the worker is where it must die.
+		ready func(s *ewaStack, t *testing.T) bool
+	}{
+		{"posted, the bank not yet booked", map[string]any{"latencyMs": 5000}, func(s *ewaStack, t *testing.T) bool {
+			ledgerTxs, _, _ := s.sideEffects(t)
+			return ledgerTxs == 1 && len(s.bank.Sandbox.Transfers(t)) == 0
+		}},
+		{"the bank booked, its answer held back", map[string]any{"executeThenTimeoutMs": 5000}, func(s *ewaStack, t *testing.T) bool {
+			return len(s.bank.Sandbox.Transfers(t)) == 1
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := newEwaStack(t, ewaStackOpts{noWorker: true})
+			s.approveKyc(t)
+			req := s.request(t, 10_000)
+			s.bank.Sandbox.Fault(t, s.funding, tc.fault) // the transfer's source account: the lookups stay fast
+
+			first := s.workerProcess(t, bin)
+			answered := make(chan *httptest.ResponseRecorder, 1)
+			go func() { answered <- s.disburse(req.ID, testkit.Unique("disburse")) }()
+			require.Eventually(t, func() bool {
+				select {
+				case rec := <-answered:
+					require.FailNow(t, "answered before the kill", "%d %s; the worker's log:\n%s", rec.Code, rec.Body.String(), first.log.String())
+				default:
+				}
+				return tc.ready(s, t)
+			}, 60*time.Second, 10*time.Millisecond, "the worker never got there; its log:\n%s", first.log.String())
+			first.kill(t)
+			s.bank.Sandbox.ClearFault(t, s.funding)
+			s.workerProcess(t, bin)
+
+			rec := <-answered
+			require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+			s.waitStatus(t, req.ID, "DISBURSED")
+			ledgerTxs, transfers, events := s.sideEffects(t)
+			require.Equal(t, [3]int{1, 1, 1}, [3]int{ledgerTxs, transfers, events}, "exactly once after the kill")
+			require.Len(t, s.bank.Sandbox.Transfers(t), 1, "the bank holds one transfer")
+			var acct struct {
+				BalanceSantim int64 `json:"balanceSantim"`
+			}
+			s.bank.Sandbox.Call(t, http.MethodGet, "/api/v1/sandbox/accounts/"+stackEmployeeAcct, nil, http.StatusOK, &acct)
+			require.Equal(t, int64(10_000), acct.BalanceSantim, "the employee is paid once")
+		})
+	}
+}
+
+// workerProc is a `wagerail worker` process on the stack.
+type workerProc struct {
+	cmd *exec.Cmd
+	log *syncBuffer
+}
+
+// workerProcess starts the real binary's worker on the stack's database, Temporal server, task
+// queue, ledger and gateway; it is killed when the test ends if still running.
+func (s *ewaStack) workerProcess(t *testing.T, bin string) *workerProc {
+	t.Helper()
+	port, err := freeport.One()
+	require.NoError(t, err)
+	metrics := "127.0.0.1:" + strconv.Itoa(port)
+	cmd := exec.Command(bin, "worker",
+		"--database-url", s.d.AppDSN, "--database-platform-url", s.d.PlatformDSN,
+		"--temporal-address", s.temporal.HostPort(), "--temporal-namespace", s.temporal.Namespace(),
+		"--task-queue", s.queue, "--ledger-addr", s.ledgerAddr, "--gateway-addr", s.bank.GatewayAddr,
+		"--metrics-addr", metrics, "--schedules=false")
+	p := &workerProc{cmd: cmd, log: &syncBuffer{}}
+	cmd.Stdout, cmd.Stderr = p.log, p.log
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	})
+	// Ready: its /healthz answers 200 once it serves the task queue.
+	require.Eventually(t, func() bool {
+		resp, err := http.Get("http://" + metrics + "/healthz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}, 60*time.Second, 50*time.Millisecond, "the worker never became ready; its log:\n%s", p.log.String())
+	return p
+}
+
+// kill ends the process with SIGKILL: nothing in it runs again, nothing is reported.
+func (p *workerProc) kill(t *testing.T) {
+	t.Helper()
+	require.NoError(t, p.cmd.Process.Signal(syscall.SIGKILL))
+	_ = p.cmd.Wait()
+}
+
+// syncBuffer collects a child's output (written by exec's copier goroutine, read by the test).
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // crashAfter registers, in place of the activity named step, one that runs the real step and then,

@@ -23,6 +23,7 @@ import (
 	"github.com/wagerail/wagerail/gateway"
 	"github.com/wagerail/wagerail/gateway/gatewaytest"
 	"github.com/wagerail/wagerail/internal/db"
+	"github.com/wagerail/wagerail/internal/devtemporal"
 	"github.com/wagerail/wagerail/internal/testkit"
 	"github.com/wagerail/wagerail/ledger"
 	"github.com/wagerail/wagerail/ledger/ledgertest"
@@ -37,14 +38,17 @@ import (
 // reviewer and an employee whose payout account exists at the sandbox.
 type ewaStack struct {
 	*kycWorld
-	bank    *gatewaytest.Stack
-	tc      client.Client
-	queue   string
-	ledger  *ledger.Client
-	gateway *gateway.Client
-	worker  worker.Worker
-	funding string // the tenant's funding account at the sandbox
-	opts    ewaStackOpts
+	bank     *gatewaytest.Stack
+	tc       client.Client
+	temporal *devtemporal.Server
+	queue    string
+	ledger   *ledger.Client
+	// ledgerAddr is the ledger's gRPC address (for a worker run as its own process).
+	ledgerAddr string
+	gateway    *gateway.Client
+	worker     worker.Worker
+	funding    string // the tenant's funding account at the sandbox
+	opts       ewaStackOpts
 	// deadGateway is a client of a gateway that is not there (the gateway-down case).
 	deadGateway *gateway.Client
 }
@@ -76,7 +80,8 @@ func newEwaStack(t testing.TB, o ewaStackOpts) *ewaStack {
 		SettleDelay: o.settleDelay, CallbackSecret: stackCallbackSecret,
 		CallbackURL: hs.URL + "/api/integration/bank-callback/sandbox",
 	})
-	lc := ledger.NewClient(ledgertest.Serve(t, d.App, nil), ledger.ClientOptions{})
+	lrpc, ledgerAddr := ledgertest.ServeAddr(t, d.App, nil)
+	lc := ledger.NewClient(lrpc, ledger.ClientOptions{})
 	gc := gateway.NewClient(bank.Gateway, gateway.ClientOptions{})
 	ts := testkit.Temporal(t)
 	if o.temporalPostgres {
@@ -95,7 +100,8 @@ func newEwaStack(t testing.TB, o ewaStackOpts) *ewaStack {
 		deps.WebhookSecrets = map[string][]byte{"sandbox": []byte(stackCallbackSecret)}
 	})
 	engine.Store(http.Handler(u.srv.Engine))
-	s := &ewaStack{kycWorld: newKycWorldOn(t, u), bank: bank, tc: tc, queue: queue, ledger: lc, gateway: gc, opts: o}
+	s := &ewaStack{kycWorld: newKycWorldOn(t, u), bank: bank, tc: tc, temporal: ts, queue: queue, ledger: lc, ledgerAddr: ledgerAddr,
+		gateway: gc, opts: o}
 
 	if o.gatewayDown {
 		dead, err := gateway.Dial("127.0.0.1:1", gateway.ClientOptions{})

@@ -25,6 +25,7 @@ import (
 	"github.com/wagerail/wagerail/internal/identity"
 	"github.com/wagerail/wagerail/internal/orgs"
 	"github.com/wagerail/wagerail/internal/pgcluster"
+	"github.com/wagerail/wagerail/internal/testkit"
 	"github.com/wagerail/wagerail/schema"
 )
 
@@ -126,7 +127,7 @@ func TestAdminCommandsBesideMakeRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a private Postgres")
 	}
-	bin := buildBinary(t)
+	bin := testkit.Binary(t)
 	dir, app, _ := makeRunDir(t)
 	ctx := t.Context()
 

@@ -19,6 +19,7 @@ import (
 	"github.com/wagerail/wagerail/internal/kyc"
 	"github.com/wagerail/wagerail/internal/sanctions"
 	"github.com/wagerail/wagerail/internal/tenancy"
+	"github.com/wagerail/wagerail/internal/testkit"
 	"github.com/wagerail/wagerail/sandbox"
 )
 
@@ -122,7 +123,7 @@ func TestDemoSeededOnceThenLeftAlone(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the whole stack twice")
 	}
-	bin := buildBinary(t)
+	bin := testkit.Binary(t)
 	dataDir := filepath.Join(t.TempDir(), "data")
 	p := startDev(t, bin, dataDir)
 	require.Contains(t, p.out.String(), "  demo       ready in", "stderr tail:\n%s", tail(p.errOut.String(), 30))

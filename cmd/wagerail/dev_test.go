@@ -27,39 +27,10 @@ import (
 	"github.com/wagerail/wagerail/internal/devtemporal"
 	"github.com/wagerail/wagerail/internal/freeport"
 	"github.com/wagerail/wagerail/internal/notify"
+	"github.com/wagerail/wagerail/internal/testkit"
 )
 
-var (
-	binOnce sync.Once
-	binDir  string
-	binErr  error
-)
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
-	os.Exit(code)
-}
-
-// buildBinary compiles the real wagerail binary once for the subprocess tests.
-func buildBinary(t *testing.T) string {
-	t.Helper()
-	binOnce.Do(func() {
-		binDir, binErr = os.MkdirTemp("", "wagerail-bin-")
-		if binErr != nil {
-			return
-		}
-		cmd := exec.Command("go", "build", "-o", filepath.Join(binDir, "wagerail"), ".")
-		cmd.Env = append(os.Environ(), "GOTOOLCHAIN=local")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			binErr = fmt.Errorf("%v: %s", err, out)
-		}
-	})
-	require.NoError(t, binErr)
-	return filepath.Join(binDir, "wagerail")
-}
+func TestMain(m *testing.M) { testkit.Main(m) }
 
 type devProc struct {
 	cmd     *exec.Cmd
@@ -274,7 +245,7 @@ func TestDevStackReadyThenDegradesThenStopsCleanly(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the whole stack")
 	}
-	bin := buildBinary(t)
+	bin := testkit.Binary(t)
 	dataDir := filepath.Join(t.TempDir(), "data")
 
 	// A component that cannot start (here the ledger, on the address the sandbox already holds,
@@ -378,7 +349,7 @@ func TestDevStackKeepsTemporalInPostgres(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the whole stack")
 	}
-	bin := buildBinary(t)
+	bin := testkit.Binary(t)
 	dataDir := filepath.Join(t.TempDir(), "data")
 	p := startDev(t, bin, dataDir, "--no-demo", "--temporal-postgres")
 	body := p.waitReadyz(t, http.StatusOK)
@@ -412,7 +383,7 @@ func TestDevStackKeepsTemporalInPostgres(t *testing.T) {
 }
 
 func TestConfigErrorsAreOneClearLine(t *testing.T) {
-	bin := buildBinary(t)
+	bin := testkit.Binary(t)
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	defer busy.Close()
@@ -459,7 +430,7 @@ func TestConfigErrorsAreOneClearLine(t *testing.T) {
 }
 
 func TestEveryCommandHasHelpWithEnvironment(t *testing.T) {
-	bin := buildBinary(t)
+	bin := testkit.Binary(t)
 	for _, c := range commands() {
 		out, err := exec.Command(bin, c.Name, "--help").CombinedOutput()
 		require.NoError(t, err, c.Name)

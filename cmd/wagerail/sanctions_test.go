@@ -19,6 +19,7 @@ import (
 	"github.com/wagerail/wagerail/internal/orgs"
 	"github.com/wagerail/wagerail/internal/sanctions"
 	"github.com/wagerail/wagerail/internal/tenancy"
+	"github.com/wagerail/wagerail/internal/testkit"
 )
 
 // sanctionsFixtures is where internal/sanctions keeps its list fixtures.
@@ -66,7 +67,7 @@ func TestSanctionsCommandsBesideMakeRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a private Postgres")
 	}
-	bin := buildBinary(t)
+	bin := testkit.Binary(t)
 	dir, app, _ := makeRunDir(t)
 	ctx := t.Context()
 

@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -63,7 +64,32 @@ var (
 	tempPGDBs  []string
 
 	dbSeq atomic.Int64
+
+	binOnce sync.Once
+	binDir  string
+	binErr  error
 )
+
+// Binary returns the real wagerail binary (cmd/wagerail), built once per test binary, for tests
+// that run a command as its own process.
+func Binary(t testing.TB) string {
+	t.Helper()
+	binOnce.Do(func() {
+		binDir, binErr = os.MkdirTemp("", "wagerail-bin-")
+		if binErr != nil {
+			return
+		}
+		cmd := exec.Command("go", "build", "-o", filepath.Join(binDir, "wagerail"), "github.com/wagerail/wagerail/cmd/wagerail")
+		cmd.Env = append(os.Environ(), "GOTOOLCHAIN=local")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			binErr = fmt.Errorf("go build: %v: %s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatalf("testkit: %v", binErr)
+	}
+	return filepath.Join(binDir, "wagerail")
+}
 
 // Main runs the tests and then stops what the kit started.
 func Main(m *testing.M) {
@@ -86,6 +112,9 @@ func Main(m *testing.M) {
 	}
 	if tmpDir != "" {
 		_ = os.RemoveAll(tmpDir)
+	}
+	if binDir != "" {
+		_ = os.RemoveAll(binDir)
 	}
 	os.Exit(code)
 }

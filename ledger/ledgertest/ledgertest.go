@@ -18,6 +18,14 @@ import (
 // (every adjustment refused).
 func Serve(t testing.TB, pool *pgxpool.Pool, adjustmentKey []byte) ledgerv1.LedgerServiceClient {
 	t.Helper()
+	c, _ := ServeAddr(t, pool, adjustmentKey)
+	return c
+}
+
+// ServeAddr is Serve that also returns the server's gRPC address, for a client in another
+// process (a worker run as the real binary).
+func ServeAddr(t testing.TB, pool *pgxpool.Pool, adjustmentKey []byte) (ledgerv1.LedgerServiceClient, string) {
+	t.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	m := ledger.NewMetrics()
 	srv := rpcserve.New("ledger", log, m.UnaryInterceptor(log))
@@ -26,5 +34,5 @@ func Serve(t testing.TB, pool *pgxpool.Pool, adjustmentKey []byte) ledgerv1.Ledg
 	}
 	ledgerv1.RegisterLedgerServiceServer(srv.GRPC, ledger.NewServer(ledger.NewStore(pool), adjustmentKey, m))
 	conn, _ := testkit.ServeGRPC(t, srv)
-	return ledgerv1.NewLedgerServiceClient(conn)
+	return ledgerv1.NewLedgerServiceClient(conn), conn.Target()
 }
