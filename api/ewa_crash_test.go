@@ -1,7 +1,6 @@
 package api
 
 import (
-	"bytes"
 	"context"
 	"net/http"
 	"net/http/httptest"
@@ -133,7 +132,7 @@ func TestEwaDisburseSurvivesWorkerKill(t *testing.T) {
 // workerProc is a `wagerail worker` process on the stack.
 type workerProc struct {
 	cmd *exec.Cmd
-	log *syncBuffer
+	log *testkit.SyncBuffer
 }
 
 // workerProcess starts the real binary's worker on the stack's database, Temporal server, task
@@ -148,7 +147,7 @@ func (s *ewaStack) workerProcess(t *testing.T, bin string) *workerProc {
 		"--temporal-address", s.temporal.HostPort(), "--temporal-namespace", s.temporal.Namespace(),
 		"--task-queue", s.queue, "--ledger-addr", s.ledgerAddr, "--gateway-addr", s.bank.GatewayAddr,
 		"--metrics-addr", metrics, "--schedules=false")
-	p := &workerProc{cmd: cmd, log: &syncBuffer{}}
+	p := &workerProc{cmd: cmd, log: &testkit.SyncBuffer{}}
 	cmd.Stdout, cmd.Stderr = p.log, p.log
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() {
@@ -174,24 +173,6 @@ func (p *workerProc) kill(t *testing.T) {
 	t.Helper()
 	require.NoError(t, p.cmd.Process.Signal(syscall.SIGKILL))
 	_ = p.cmd.Wait()
-}
-
-// syncBuffer collects a child's output (written by exec's copier goroutine, read by the test).
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // crashAfter registers, in place of the activity named step, one that runs the real step and then,

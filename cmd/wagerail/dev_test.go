@@ -37,39 +37,21 @@ type devProc struct {
 	apiURL  string
 	dataDir string
 	out     *readyWatcher
-	errOut  syncBuffer
+	errOut  testkit.SyncBuffer
 	exited  chan struct{} // closed when the process has exited; waitErr is then set
 	waitErr error
-}
-
-// syncBuffer collects the child's stderr (written by exec's copier goroutine, read by the test).
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // readyWatcher collects the child's stdout and closes ready at the line dev prints once every
 // component is up.
 type readyWatcher struct {
-	syncBuffer
+	testkit.SyncBuffer
 	ready chan struct{}
 	once  sync.Once
 }
 
 func (w *readyWatcher) Write(p []byte) (int, error) {
-	n, err := w.syncBuffer.Write(p)
+	n, err := w.SyncBuffer.Write(p)
 	// The last line dev prints once up: the URLs and the demo's credentials are out by then.
 	if strings.Contains(w.String(), "Ctrl-C stops everything.") {
 		w.once.Do(func() { close(w.ready) })
