@@ -140,6 +140,13 @@ func (h *disburseHarness) signal(after time.Duration, s bankwebhook.Settlement) 
 
 // throughInitiate mocks the steps up to the transfer's initiation, all passing.
 func (h *disburseHarness) throughInitiate(res activities.TransferResult) {
+	h.throughLedger()
+	h.on(activities.InitiateTransferActivity, testTransfer).Return(res, nil).Once()
+}
+
+// throughLedger mocks the steps up to the pending ledger transaction recorded on the request,
+// all passing: the test says what the transfer's initiation does.
+func (h *disburseHarness) throughLedger() {
 	h.on(activities.EwaLoadPlanActivity, testStep).Return(testPlan, nil).Once()
 	h.on(activities.KycGateActivity, testGate).Return(nil).Once()
 	h.on(activities.SanctionsGateActivity, testGate).Return(nil).Once()
@@ -149,7 +156,6 @@ func (h *disburseHarness) throughInitiate(res activities.TransferResult) {
 	withTx := testStep
 	withTx.LedgerTxID = "ltx-1"
 	h.on(activities.EwaSetLedgerTxActivity, withTx).Return(nil).Once()
-	h.on(activities.InitiateTransferActivity, testTransfer).Return(res, nil).Once()
 }
 
 func (h *disburseHarness) settled() {
@@ -344,15 +350,7 @@ func TestEwaDisburseUnknownNotFoundReinitiates(t *testing.T) {
 // An initiation the gateway refuses outright (nothing sent) voids the hold and fails the request.
 func TestEwaDisburseInitiationRefusedFails(t *testing.T) {
 	h := newDisburseHarness(t)
-	h.on(activities.EwaLoadPlanActivity, testStep).Return(testPlan, nil).Once()
-	h.on(activities.KycGateActivity, testGate).Return(nil).Once()
-	h.on(activities.SanctionsGateActivity, testGate).Return(nil).Once()
-	h.on(activities.AccountGateActivity, testGate).Return(nil).Once()
-	h.on(activities.EwaClaimActivity, testStep).Return(ewa.Request{}, nil).Once()
-	h.on(activities.LedgerPostPendingActivity, testLedger).Return(activities.LedgerPostResult{TxID: "ltx-1"}, nil).Once()
-	withTx := testStep
-	withTx.LedgerTxID = "ltx-1"
-	h.on(activities.EwaSetLedgerTxActivity, withTx).Return(nil).Once()
+	h.throughLedger()
 	h.on(activities.InitiateTransferActivity, testTransfer).Return(activities.TransferResult{}, temporal.NewNonRetryableApplicationError("bad", "UNKNOWN_PARTNER", nil)).Once()
 	h.failed("UNKNOWN_PARTNER")
 	res := h.run(t)
@@ -365,15 +363,7 @@ func TestEwaDisburseInitiationRefusedFails(t *testing.T) {
 // Our reference already held at the partner: the status lookup says what it is (here it settled).
 func TestEwaDisburseReferenceConflictResolvedByStatus(t *testing.T) {
 	h := newDisburseHarness(t)
-	h.on(activities.EwaLoadPlanActivity, testStep).Return(testPlan, nil).Once()
-	h.on(activities.KycGateActivity, testGate).Return(nil).Once()
-	h.on(activities.SanctionsGateActivity, testGate).Return(nil).Once()
-	h.on(activities.AccountGateActivity, testGate).Return(nil).Once()
-	h.on(activities.EwaClaimActivity, testStep).Return(ewa.Request{}, nil).Once()
-	h.on(activities.LedgerPostPendingActivity, testLedger).Return(activities.LedgerPostResult{TxID: "ltx-1"}, nil).Once()
-	withTx := testStep
-	withTx.LedgerTxID = "ltx-1"
-	h.on(activities.EwaSetLedgerTxActivity, withTx).Return(nil).Once()
+	h.throughLedger()
 	h.on(activities.InitiateTransferActivity, testTransfer).Return(activities.TransferResult{}, temporal.NewNonRetryableApplicationError("conflict", "REFERENCE_CONFLICT", nil)).Once()
 	h.on(activities.TransferStatusActivity, testStatus).Return(activities.TransferStatusResult{Status: "SETTLED", TransferID: "tr-1"}, nil).Once()
 	h.settled()
@@ -387,15 +377,7 @@ func TestEwaDisburseReferenceConflictResolvedByStatus(t *testing.T) {
 // and the saga keeps trying with the same reference.
 func TestEwaDisbursePartnerDownAnswersPendingThenRetries(t *testing.T) {
 	h := newDisburseHarness(t)
-	h.on(activities.EwaLoadPlanActivity, testStep).Return(testPlan, nil).Once()
-	h.on(activities.KycGateActivity, testGate).Return(nil).Once()
-	h.on(activities.SanctionsGateActivity, testGate).Return(nil).Once()
-	h.on(activities.AccountGateActivity, testGate).Return(nil).Once()
-	h.on(activities.EwaClaimActivity, testStep).Return(ewa.Request{}, nil).Once()
-	h.on(activities.LedgerPostPendingActivity, testLedger).Return(activities.LedgerPostResult{TxID: "ltx-1"}, nil).Once()
-	withTx := testStep
-	withTx.LedgerTxID = "ltx-1"
-	h.on(activities.EwaSetLedgerTxActivity, withTx).Return(nil).Once()
+	h.throughLedger()
 	h.on(activities.InitiateTransferActivity, testTransfer).Return(activities.TransferResult{}, temporal.NewApplicationError("down", "PARTNER_UNAVAILABLE")).Twice()
 	h.on(activities.InitiateTransferActivity, testTransfer).Return(accepted, nil).Once()
 	h.settled()
