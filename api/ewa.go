@@ -161,11 +161,8 @@ type ewaRequestListJSON struct {
 
 func (s *Server) getEwaSettings(c *gin.Context) {
 	tenant := callerOf(c).Tenant
-	var out ewa.Settings
-	err := s.inTenant(c, func(ctx context.Context, tx pgx.Tx) error {
-		var err error
-		out, err = ewa.GetSettings(ctx, tx, tenant)
-		return err
+	out, err := inTenantValue(s, c, func(ctx context.Context, tx pgx.Tx) (ewa.Settings, error) {
+		return ewa.GetSettings(ctx, tx, tenant)
 	})
 	if err != nil {
 		writeError(c, err)
@@ -227,11 +224,9 @@ func (s *Server) putEwaSettings(c *gin.Context) {
 		writeError(c, fieldError(err))
 		return
 	}
-	var out ewa.Settings
-	err = s.inTenant(c, func(ctx context.Context, tx pgx.Tx) error {
-		var err error
-		out, err = ewa.PutSettings(ctx, tx, tenant, in)
-		return ewaError(ewa.ActionUpdateSettings, tenant, err)
+	out, err := inTenantValue(s, c, func(ctx context.Context, tx pgx.Tx) (ewa.Settings, error) {
+		out, err := ewa.PutSettings(ctx, tx, tenant, in)
+		return out, ewaError(ewa.ActionUpdateSettings, tenant, err)
 	})
 	if err != nil {
 		s.answer(c, tenant, err)
@@ -295,11 +290,8 @@ func (s *Server) ewaEligibility(c *gin.Context) {
 		return
 	}
 	tenant := callerOf(c).Tenant
-	var e ewa.Eligibility
-	err := s.inTenant(c, func(ctx context.Context, tx pgx.Tx) error {
-		var err error
-		e, err = ewa.CheckEligibility(ctx, tx, tenant, emp, s.now())
-		return err
+	e, err := inTenantValue(s, c, func(ctx context.Context, tx pgx.Tx) (ewa.Eligibility, error) {
+		return ewa.CheckEligibility(ctx, tx, tenant, emp, s.now())
 	})
 	if err != nil {
 		writeError(c, ewaError("", emp, err))
@@ -348,11 +340,9 @@ func (s *Server) createEwaRequest(c *gin.Context) {
 		return
 	}
 	tenant := callerOf(c).Tenant
-	var out ewa.Request
-	err := s.inTenant(c, func(ctx context.Context, tx pgx.Tx) error {
-		var err error
-		out, err = ewa.Create(ctx, tx, tenant, req.EmployeeID, *req.AmountSantim, s.now())
-		return ewaError(ewa.ActionRequest, req.EmployeeID, err)
+	out, err := inTenantValue(s, c, func(ctx context.Context, tx pgx.Tx) (ewa.Request, error) {
+		out, err := ewa.Create(ctx, tx, tenant, req.EmployeeID, *req.AmountSantim, s.now())
+		return out, ewaError(ewa.ActionRequest, req.EmployeeID, err)
 	})
 	if err != nil {
 		s.answer(c, tenant, err)
@@ -416,11 +406,8 @@ func (s *Server) listEwaRequests(c *gin.Context) {
 		return
 	}
 	tenant := callerOf(c).Tenant
-	var rows []ewa.Request
-	err := s.inTenant(c, func(ctx context.Context, tx pgx.Tx) error {
-		var err error
-		rows, err = ewa.List(ctx, tx, tenant, ewa.Filter{Status: ewa.Status(status), EmployeeID: emp, After: cursor, Limit: limit + 1})
-		return err
+	rows, err := inTenantValue(s, c, func(ctx context.Context, tx pgx.Tx) ([]ewa.Request, error) {
+		return ewa.List(ctx, tx, tenant, ewa.Filter{Status: ewa.Status(status), EmployeeID: emp, After: cursor, Limit: limit + 1})
 	})
 	if err != nil {
 		writeError(c, err)
@@ -435,11 +422,8 @@ func (s *Server) getEwaRequest(c *gin.Context) {
 		return
 	}
 	tenant := callerOf(c).Tenant
-	var out ewa.Request
-	err := s.inTenant(c, func(ctx context.Context, tx pgx.Tx) error {
-		var err error
-		out, err = ewa.Get(ctx, tx, tenant, id)
-		return err
+	out, err := inTenantValue(s, c, func(ctx context.Context, tx pgx.Tx) (ewa.Request, error) {
+		return ewa.Get(ctx, tx, tenant, id)
 	})
 	if err != nil {
 		writeError(c, ewaError("", id, err))
@@ -454,11 +438,9 @@ func (s *Server) cancelEwaRequest(c *gin.Context) {
 		return
 	}
 	tenant := callerOf(c).Tenant
-	var out ewa.Request
-	err := s.inTenant(c, func(ctx context.Context, tx pgx.Tx) error {
-		var err error
-		out, err = ewa.Cancel(ctx, tx, tenant, id, s.now())
-		return ewaError(ewa.ActionCancel, id, err)
+	out, err := inTenantValue(s, c, func(ctx context.Context, tx pgx.Tx) (ewa.Request, error) {
+		out, err := ewa.Cancel(ctx, tx, tenant, id, s.now())
+		return out, ewaError(ewa.ActionCancel, id, err)
 	})
 	if err != nil {
 		s.answer(c, tenant, err)
@@ -539,11 +521,9 @@ func (s *Server) recordEwaRepayment(c *gin.Context) {
 		return
 	}
 	// 3. The state change (checked again under the row lock).
-	var out ewa.Request
-	err = s.inTenant(c, func(ctx context.Context, tx pgx.Tx) error {
-		var err error
-		out, err = ewa.RecordRepayment(ctx, tx, tenant, id, ewa.Repayment{AmountSantim: amount, Source: req.Source, LedgerTxID: txID}, s.now())
-		return ewaError(ewa.ActionRecordRepayment, id, err)
+	out, err := inTenantValue(s, c, func(ctx context.Context, tx pgx.Tx) (ewa.Request, error) {
+		out, err := ewa.RecordRepayment(ctx, tx, tenant, id, ewa.Repayment{AmountSantim: amount, Source: req.Source, LedgerTxID: txID}, s.now())
+		return out, ewaError(ewa.ActionRecordRepayment, id, err)
 	})
 	if err != nil {
 		s.answer(c, tenant, err)

@@ -274,6 +274,17 @@ func (s *Server) inTenant(c *gin.Context, fn func(ctx context.Context, tx pgx.Tx
 	return s.asPlatform(c, func(tx pgx.Tx) error { return fn(ctx, tx) })
 }
 
+// inTenantValue is inTenant for a function that returns a value.
+func inTenantValue[T any](s *Server, c *gin.Context, fn func(ctx context.Context, tx pgx.Tx) (T, error)) (T, error) {
+	var out T
+	err := s.inTenant(c, func(ctx context.Context, tx pgx.Tx) error {
+		var err error
+		out, err = fn(ctx, tx)
+		return err
+	})
+	return out, err
+}
+
 // asPlatform runs fn on the audited cross-tenant path for a platform admin's request.
 func (s *Server) asPlatform(c *gin.Context, fn func(tx pgx.Tx) error) error {
 	if s.deps.Platform == nil {
