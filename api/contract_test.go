@@ -136,6 +136,18 @@ func decode[T any](t testing.TB, rec *httptest.ResponseRecorder) T {
 }
 
 // errCode is the error envelope's code ("" for a success body).
+// requireNoServerError is the route fuzz targets' check: never a 5xx, and a refusal carries the
+// error body with its code. what names the request in the failure.
+func requireNoServerError(t *testing.T, rec *httptest.ResponseRecorder, what string) {
+	t.Helper()
+	require.Less(t, rec.Code, 500, "%s: %s", what, rec.Body.String())
+	if rec.Code >= 400 {
+		var e errBody
+		require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &e), "%s: %s", what, rec.Body.String())
+		require.NotEmpty(t, e.Error.Code, "%s: %s", what, rec.Body.String())
+	}
+}
+
 func errCode(rec *httptest.ResponseRecorder) string {
 	var e errBody
 	_ = json.Unmarshal(rec.Body.Bytes(), &e)

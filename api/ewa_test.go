@@ -661,8 +661,6 @@ func FuzzEwaRoutes(f *testing.F) {
 		req.AddCookie(w.owner.cookie)
 		rec := httptest.NewRecorder()
 		w.srv.Engine.ServeHTTP(rec, req)
-		if rec.Code >= 500 {
-			t.Fatalf("%s %q?%s: %d %s", rt.Method, req.URL.Path, query, rec.Code, rec.Body.String())
-		}
+		requireNoServerError(t, rec, fmt.Sprintf("%s %q?%s", rt.Method, req.URL.Path, query))
 	})
 }
