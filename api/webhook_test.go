@@ -518,7 +518,7 @@ func TestBankCallbackTemporalDownIs503AndTheRetryDelivers(t *testing.T) {
 	f := newWebhookFixture(t)
 	f.sent(t, "ev-down", "tenant-a", 10)
 	body := f.body("ev-down", "tenant-a", 10)
-	down := f.server(t, downTemporal(t))
+	down := f.server(t, testkit.TemporalDown(t))
 	rec := httptest.NewRecorder()
 	ts := strconv.FormatInt(f.now.Unix(), 10)
 	req := httptest.NewRequest(http.MethodPost, "/api/integration/bank-callback/sandbox", bytes.NewReader(body))

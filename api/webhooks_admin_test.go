@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -117,20 +116,6 @@ func (h *sagaHarness) seen(t testing.TB, wfID string) recorderState {
 	var st recorderState
 	require.NoError(t, v.Get(&st))
 	return st
-}
-
-// downTemporal is a client of a Temporal server that is not there: a lazy client on a port
-// nothing listens on.
-func downTemporal(t testing.TB) client.Client {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := ln.Addr().String()
-	require.NoError(t, ln.Close())
-	tc, err := client.NewLazyClient(client.Options{HostPort: addr})
-	require.NoError(t, err)
-	t.Cleanup(tc.Close)
-	return tc
 }
 
 // hooksFixture is an API with platform admins, partner secrets and sagas on the embedded
@@ -487,7 +472,7 @@ func TestWebhookAdminReplayWithTemporalDown(t *testing.T) {
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 	id := decode[callbackAck](t, rec).ID
 
-	down := newAPIClient(t, f.server(downTemporal(t)))
+	down := newAPIClient(t, f.server(testkit.TemporalDown(t)))
 	down.cookie = f.root.cookie
 	rec = down.call(http.MethodPost, fmt.Sprintf("/api/integration/webhooks/%d/replay", id), nil)
 	require.Equal(t, http.StatusServiceUnavailable, rec.Code, rec.Body.String())

@@ -2,7 +2,6 @@ package bankwebhook_test
 
 import (
 	"context"
-	"net"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -186,25 +185,12 @@ func TestApplierDeliversAndRecordsEveryAttempt(t *testing.T) {
 	})
 }
 
-// deadTemporal is a client of a port nobody listens on.
-func deadTemporal(t *testing.T) client.Client {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := ln.Addr().String()
-	require.NoError(t, ln.Close())
-	dead, err := client.NewLazyClient(client.Options{HostPort: addr})
-	require.NoError(t, err)
-	t.Cleanup(dead.Close)
-	return dead
-}
-
 // Temporal unreachable (a client of a port nobody listens on): the event is stored PENDING with
 // an UNDELIVERED attempt; the partner's retry through a working client delivers it once. No
 // client at all behaves the same.
 func TestApplierUnreachableTemporalLeavesThePendingEventForTheRetry(t *testing.T) {
 	f := newFixture(t)
-	dead := deadTemporal(t)
+	dead := testkit.TemporalDown(t)
 
 	for _, wf := range []bankwebhook.Workflows{dead, nil} {
 		down := bankwebhook.NewApplier(f.store, wf)
@@ -254,7 +240,7 @@ func (s *switchable) DescribeWorkflowExecution(ctx context.Context, id, run stri
 // Temporal is back; then the partner's retries deliver every event exactly once.
 func TestApplierBreakerFailsFastWhileTemporalIsDown(t *testing.T) {
 	f := newFixture(t)
-	dead := deadTemporal(t)
+	dead := testkit.TemporalDown(t)
 	wf := &switchable{dead: dead, live: f.tc}
 	wf.down.Store(true)
 	a := bankwebhook.NewApplier(f.store, wf)
