@@ -9,6 +9,7 @@ import (
 
 	"github.com/wagerail/wagerail/gateway"
 	"github.com/wagerail/wagerail/internal/field"
+	"github.com/wagerail/wagerail/internal/promreg"
 	"github.com/wagerail/wagerail/ledger"
 	gatewayv1 "github.com/wagerail/wagerail/schema/proto/gateway/v1"
 	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
@@ -65,15 +66,7 @@ func NewSettlementPollMetrics(reg prometheus.Registerer) *SettlementPollMetrics 
 		Name: gateway.MetricSettlementTicks,
 		Help: "Settlement status lookups of the sagas waiting on a partner transfer, by outcome: settled, failed, pending, not_found (the partner has no such transfer), error (the gateway or the partner failed).",
 	}, []string{"outcome"})
-	if reg != nil {
-		if err := reg.Register(cv); err != nil {
-			var are prometheus.AlreadyRegisteredError
-			if !errors.As(err, &are) {
-				panic(err)
-			}
-			cv = are.ExistingCollector.(*prometheus.CounterVec)
-		}
-	}
+	cv = promreg.Shared(reg, cv)
 	for _, o := range []string{PollSettled, PollFailed, PollPending, PollNotFound, PollError} {
 		cv.WithLabelValues(o)
 	}

@@ -1,9 +1,9 @@
 package idempotency
 
 import (
-	"errors"
-
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/wagerail/wagerail/internal/promreg"
 )
 
 // Outcome is how one request on an Idem route was answered (or, for Deleted, what the clean-up
@@ -44,15 +44,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Name: "svc_idempotency_records_total",
 		Help: "Requests on Idempotency-Key routes by outcome (created, recovered, replayed, reused, in_use, released), and records deleted by the clean-up (deleted).",
 	}, []string{"outcome"})
-	if reg != nil {
-		if err := reg.Register(cv); err != nil {
-			var are prometheus.AlreadyRegisteredError
-			if !errors.As(err, &are) {
-				panic(err)
-			}
-			cv = are.ExistingCollector.(*prometheus.CounterVec)
-		}
-	}
+	cv = promreg.Shared(reg, cv)
 	for _, o := range Outcomes {
 		cv.WithLabelValues(string(o))
 	}

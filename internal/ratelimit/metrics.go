@@ -1,9 +1,9 @@
 package ratelimit
 
 import (
-	"errors"
-
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/wagerail/wagerail/internal/promreg"
 )
 
 // Metrics holds svc_rate_limited_total{rule}. A nil *Metrics counts nothing.
@@ -20,15 +20,7 @@ func NewMetrics(reg prometheus.Registerer, rules ...Rule) *Metrics {
 		Name: "svc_rate_limited_total",
 		Help: "Hits refused by a rate limit (429), by rule.",
 	}, []string{"rule"})
-	if reg != nil {
-		if err := reg.Register(cv); err != nil {
-			var are prometheus.AlreadyRegisteredError
-			if !errors.As(err, &are) {
-				panic(err)
-			}
-			cv = are.ExistingCollector.(*prometheus.CounterVec)
-		}
-	}
+	cv = promreg.Shared(reg, cv)
 	for _, r := range rules {
 		cv.WithLabelValues(r.Name)
 	}
