@@ -107,16 +107,8 @@ func List(ctx context.Context, tx pgx.Tx, f Filter) ([]Event, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bankwebhook: list: %w", err)
 	}
-	defer rows.Close()
-	var out []Event
-	for rows.Next() {
-		e, err := scanEvent(rows)
-		if err != nil {
-			return nil, fmt.Errorf("bankwebhook: list: %w", err)
-		}
-		out = append(out, e)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Event, error) { return scanEvent(r) })
+	if err != nil {
 		return nil, fmt.Errorf("bankwebhook: list: %w", err)
 	}
 	return out, nil
@@ -140,18 +132,14 @@ func Get(ctx context.Context, tx pgx.Tx, id int64) (Event, error) {
 	if err != nil {
 		return Event{}, fmt.Errorf("bankwebhook: deliveries: %w", err)
 	}
-	defer rows.Close()
-	e.Deliveries = []Attempt{}
-	for rows.Next() {
+	e.Deliveries, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (Attempt, error) {
 		var at Attempt
 		var trigger, outcome string
-		if err := rows.Scan(&at.ID, &trigger, &outcome, &at.WorkflowID, &at.Problem, &at.Actor, &at.RequestID, &at.AttemptedAt); err != nil {
-			return Event{}, fmt.Errorf("bankwebhook: deliveries: %w", err)
-		}
+		err := r.Scan(&at.ID, &trigger, &outcome, &at.WorkflowID, &at.Problem, &at.Actor, &at.RequestID, &at.AttemptedAt)
 		at.Trigger, at.Outcome = Trigger(trigger), Outcome(outcome)
-		e.Deliveries = append(e.Deliveries, at)
-	}
-	if err := rows.Err(); err != nil {
+		return at, err
+	})
+	if err != nil {
 		return Event{}, fmt.Errorf("bankwebhook: deliveries: %w", err)
 	}
 	return e, nil

@@ -342,16 +342,8 @@ func List(ctx context.Context, q db.Querier, tenant string, f Filter) ([]Request
 	if err != nil {
 		return nil, fmt.Errorf("ewa: list: %w", err)
 	}
-	defer rows.Close()
-	out := []Request{}
-	for rows.Next() {
-		r, err := scanRequest(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Request, error) { return scanRequest(r) })
+	if err != nil {
 		return nil, fmt.Errorf("ewa: list: %w", err)
 	}
 	return out, nil
