@@ -72,8 +72,9 @@ func Reference(name, v string, max int) error {
 	return nil
 }
 
-// Name checks a person's or account holder's name: printable UTF-8, not blank, at most MaxName
-// bytes. Inner spaces are allowed; leading and trailing ones are the caller's to trim.
+// Name checks a person's, organization's or account holder's name: printable UTF-8, not blank,
+// at most MaxName bytes, and no invisible formatting characters (see invisibleInName). Inner
+// spaces are allowed; leading and trailing ones are the caller's to trim.
 func Name(name, v string) error {
 	if strings.TrimSpace(v) == "" {
 		return refuse(name, "is required")
@@ -81,7 +82,53 @@ func Name(name, v string) error {
 	if len(v) > MaxName {
 		return refuse(name, "must be at most %d bytes", MaxName)
 	}
-	return printable(name, v)
+	if err := printable(name, v); err != nil {
+		return err
+	}
+	rs := []rune(v)
+	for i, r := range rs {
+		if invisibleInName(rs, i) {
+			return refuse(name, "must not contain invisible formatting characters (U+%04X): zero-width spaces and joiners, "+
+				"soft hyphens, byte order marks, variation selectors and tag characters have no place in a name", r)
+		}
+	}
+	return nil
+}
+
+// invisibleInName reports whether rs[i] is a character that changes nothing a reader sees and so
+// has no place in a name: format characters (Cf: zero-width space, word joiner, soft hyphen, BOM,
+// tag characters, …), variation selectors and the other default-ignorable code points (Hangul
+// fillers, the combining grapheme joiner). They let two names that look the same differ, which
+// is how a listed name was slipped past sanctions screening (issue 21). The exception is the
+// zero-width joiner and non-joiner between two letters of a script that uses them to choose
+// letter forms (Arabic, Syriac, N'Ko, Mongolian and the Indic scripts): there they are part of
+// how the name is spelt; screening ignores them.
+func invisibleInName(rs []rune, i int) bool {
+	r := rs[i]
+	if !unicode.Is(unicode.Cf, r) && !unicode.Is(unicode.Variation_Selector, r) &&
+		!unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r) {
+		return false
+	}
+	if (r == 0x200C || r == 0x200D) && i > 0 && i+1 < len(rs) {
+		return !joiningLetter(rs[i-1]) || !joiningLetter(rs[i+1])
+	}
+	return true
+}
+
+// joinerScripts are the scripts whose spelling may need ZWJ or ZWNJ between letters.
+var joinerScripts = []*unicode.RangeTable{
+	unicode.Arabic, unicode.Syriac, unicode.Nko, unicode.Mongolian, unicode.Devanagari, unicode.Bengali,
+	unicode.Gurmukhi, unicode.Gujarati, unicode.Oriya, unicode.Tamil, unicode.Telugu, unicode.Kannada,
+	unicode.Malayalam, unicode.Sinhala,
+}
+
+// joiningLetter: a letter or combining mark of a joiner script (a mark of the Inherited script,
+// such as an Arabic vowel sign, counts with the letter it sits on).
+func joiningLetter(r rune) bool {
+	if !unicode.IsLetter(r) && !unicode.IsMark(r) {
+		return false
+	}
+	return unicode.In(r, joinerScripts...) || unicode.Is(unicode.Inherited, r)
 }
 
 // Text checks optional free text: printable UTF-8 (line breaks and tabs allowed), at most max

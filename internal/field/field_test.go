@@ -3,6 +3,7 @@ package field
 import (
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
@@ -23,8 +24,14 @@ func TestKinds(t *testing.T) {
 			[]string{"ewa-1", "ref/with:punct#1", "amharic-ሰላም", strings.Repeat("r", MaxReference)},
 			[]string{"", "a b", "a\tb", "a\x00", "\x7f", "\u0085x", "a\u202eb", "\xc3", "\ufffd", "a\u00a0b", strings.Repeat("r", MaxReference+1)}},
 		{"name", func(v string) error { return Name("holder", v) },
-			[]string{"Abebe Kebede", "Ábébé O'Neil-Tesfaye", "አበበ በቀለ"},
-			[]string{"", "   ", "Abebe\x00", "Abebe\nKebede", "evil\u202Egnp.exe", "bad\xff", strings.Repeat("n", MaxName+1)}},
+			[]string{"Abebe Kebede", "Ábébé O'Neil-Tesfaye", "አበበ በቀለ",
+				// ZWNJ and ZWJ where Persian and Devanagari spelling needs them.
+				"می‌رود", "क्‍ष"},
+			[]string{"", "   ", "Abebe\x00", "Abebe\nKebede", "evil\u202Egnp.exe", "bad\xff", strings.Repeat("n", MaxName+1),
+				// Issue 21: invisible characters that slipped a listed name past screening.
+				"Usama bin La\u2060din", "Us\u200Bama", "Lad\u00ADin", "\uFEFFUsama", "Usama\uFE0F", "Usa\U000E0061ma",
+				"Usa\u180Ema", "Usa\u034Fma", "\u3164", "Usa\u200Dma", "Usa\u200Cma", "\u200DUsama", "Usama\u200C",
+				"\u0645\u200C", "Usa\u2061ma"}},
 		{"text", func(v string) error { return Text("reason", v, 0) },
 			[]string{"", "line one\nline two\ttabbed", "ሰላም"},
 			[]string{"nul\x00", "bell\a", "bad\xe2\x82", strings.Repeat("t", MaxText+1)}},
@@ -86,6 +93,13 @@ func FuzzKinds(f *testing.F) {
 		check(Identifier("f", v, 0), MaxIdentifier, "")
 		check(Reference("f", v, 0), MaxReference, "")
 		check(Name("f", v), MaxName, "")
+		if Name("f", v) == nil {
+			for _, r := range v {
+				if unicode.Is(unicode.Cf, r) && r != 0x200C && r != 0x200D || unicode.Is(unicode.Variation_Selector, r) {
+					t.Fatalf("name accepted invisible %U in %q", r, v)
+				}
+			}
+		}
 		check(Text("f", v, 0), MaxText, "\n\t\r")
 		check(Email("f", v), MaxEmail, "")
 		check(Phone("f", v), 16, "")
