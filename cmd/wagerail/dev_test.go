@@ -70,6 +70,27 @@ func devPorts(t *testing.T) []int {
 	return ports
 }
 
+// isolatedListenEnv points every address a subcommand listens on (and the gRPC services it dials)
+// away from the defaults, which a developer's `make run` holds while the suite runs beside it.
+func isolatedListenEnv(t *testing.T) []string {
+	t.Helper()
+	ports := devPorts(t)
+	return []string{
+		"WAGERAIL_PG_PORT=" + strconv.Itoa(ports[1]),
+		"WAGERAIL_TEMPORAL_PORT=" + strconv.Itoa(ports[2]),
+		"WAGERAIL_TEMPORAL_UI_PORT=" + strconv.Itoa(ports[3]),
+		"API_ADDR=" + addr(ports[0]),
+		"LEDGER_GRPC_ADDR=" + addr(ports[4]),
+		"LEDGER_METRICS_ADDR=" + addr(ports[5]),
+		"GATEWAY_GRPC_ADDR=" + addr(ports[6]),
+		"GATEWAY_METRICS_ADDR=" + addr(ports[7]),
+		"SANDBOX_ADDR=" + addr(ports[8]),
+		"WORKER_METRICS_ADDR=" + addr(ports[9]),
+		"LEDGER_ADDR=127.0.0.1:1",
+		"GATEWAY_ADDR=127.0.0.1:1",
+	}
+}
+
 // launchDev runs `wagerail dev` with no DATABASE_URL / TEMPORAL_ADDRESS, so it brings up its own
 // Postgres and Temporal exactly as `make run` does, and waits until it is ready or has exited.
 // extra flags come last and override the claimed ports.
@@ -398,7 +419,10 @@ func TestConfigErrorsAreOneClearLine(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, bin, tc.args...)
-			cmd.Env = append(os.Environ(), tc.env...)
+			// Every listen address on a claimed port, so a `make run` stack on the default ports
+			// cannot turn the error under test into a bind error; the case's own env comes last
+			// and wins (exec keeps the last of duplicate keys).
+			cmd.Env = append(append(os.Environ(), isolatedListenEnv(t)...), tc.env...)
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr // stdout may carry progress lines; the error is stderr's one line
 			err := cmd.Run()
