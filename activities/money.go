@@ -102,7 +102,8 @@ type LedgerPostInput struct {
 	WorkflowID    string
 	CorrelationID string
 	// IdempotencyKey makes the posting safe to retry: the same key and content return the
-	// original transaction ("ewa-disburse:<workflowID>").
+	// original transaction ("ewa-disburse:<workflowID>"). A posting that moves a partner-bank
+	// mirror names its transfer in Metadata[partnerref.LedgerMetadataKey].
 	IdempotencyKey string
 	// Step names the saga step in the transaction's lineage ("disburse", "repay").
 	Step     string
@@ -217,7 +218,8 @@ func (m *Money) LedgerVoid(ctx context.Context, in LedgerSettleInput) error {
 	return nil
 }
 
-// TransferInput is one partner transfer. Reference is our reference (the saga's workflow id):
+// TransferInput is one partner transfer. Reference is our reference (the saga's leg reference,
+// partnerref.Leg; the posting that pays for the transfer carries the same as "bank_reference"):
 // the gateway and the partner are idempotent on it.
 type TransferInput struct {
 	TenantID      string

@@ -11,6 +11,7 @@ import (
 	"github.com/wagerail/wagerail/internal/bankwebhook"
 	"github.com/wagerail/wagerail/internal/ewa"
 	"github.com/wagerail/wagerail/internal/money"
+	"github.com/wagerail/wagerail/internal/partnerref"
 )
 
 // The fallback when no settlement signal arrives: the saga asks the partner after
@@ -60,10 +61,20 @@ type DisburseProgress struct {
 // ewaSaga is the audit actor and log name of the saga's steps.
 const ewaSaga = activities.EwaSaga
 
+// legReferenceChange is the GetVersion id of the change that gave the saga's transfer a leg
+// reference (partnerref.Leg: "<workflow id>.ewa-disburse.1", also put on the ledger posting as
+// "bank_reference") instead of the bare workflow id, which reconciliation could not tie to the
+// posting. Runs begun before it keep the workflow id for every lookup of their transfer: the
+// partner holds it under that reference.
+const legReferenceChange = "partner-leg-reference"
+
 // disburse is one run's state: what the query answers and what the update waits on.
 type disburse struct {
-	in       EwaDisburseInput
-	wfID     string
+	in   EwaDisburseInput
+	wfID string
+	// ref is the transfer's partner reference: the leg reference, or the workflow id in runs
+	// begun before legReferenceChange.
+	ref      string
 	progress DisburseProgress
 	plan     ewa.Plan
 
@@ -81,13 +92,15 @@ type disburse struct {
 }
 
 // EwaDisburse pays out one EWA request: the gates (KYC, sanctions, payout account), the claim,
-// a PENDING ledger transaction, the partner transfer with the workflow id as reference, then the
+// a PENDING ledger transaction, the partner transfer with the saga's leg reference (the same on
+// the posting, so reconciliation pairs them), then the
 // settlement (signal, or the status lookup when none arrives): SETTLED commits the ledger and
 // marks the request DISBURSED; FAILED (or a rejection) voids it and marks it FAILED. A gate or
 // state refusal moves nothing and leaves the request REQUESTED. The update DisburseAcceptedUpdate
 // answers the caller once the transfer is initiated (or refused).
 func EwaDisburse(ctx workflow.Context, in EwaDisburseInput) (EwaDisburseResult, error) {
-	d := &disburse{in: in, wfID: workflow.GetInfo(ctx).WorkflowExecution.ID, seenEvents: map[string]bool{},
+	wfID := workflow.GetInfo(ctx).WorkflowExecution.ID
+	d := &disburse{in: in, wfID: wfID, ref: wfID, seenEvents: map[string]bool{},
 		progress: DisburseProgress{RequestID: in.RequestID, Stage: StageLoading}}
 	if err := workflow.SetQueryHandler(ctx, DisburseStatusQuery, func() (DisburseProgress, error) { return d.progress, nil }); err != nil {
 		return EwaDisburseResult{}, err
@@ -136,6 +149,9 @@ func (d *disburse) run(ctx workflow.Context, settlements workflow.ReceiveChannel
 // answered it), and the wait goes on where the last run left it.
 func (d *disburse) resume(r *DisburseResume) {
 	d.plan = r.Plan
+	if r.Reference != "" {
+		d.ref = r.Reference // else a run continued before legReferenceChange: the workflow id
+	}
 	d.progress.LedgerTxID, d.progress.TransferID, d.progress.TransferStatus = r.LedgerTxID, r.TransferID, r.TransferStatus
 	d.transferID = r.TransferID
 	for _, id := range r.SeenEvents {
@@ -202,7 +218,11 @@ func (d *disburse) begin(ctx workflow.Context) (res EwaDisburseResult, done bool
 	}
 	d.progress.Stage = StageClaimed
 
-	// 4. The pending ledger transaction, recorded on the request.
+	// 4. The pending ledger transaction, recorded on the request. From here on the transfer's
+	// reference is fixed: the posting carries it, then the transfer and every lookup.
+	if workflow.GetVersion(ctx, legReferenceChange, workflow.DefaultVersion, 1) >= 1 {
+		d.ref = partnerref.Leg(partnerref.EwaDisburse, d.wfID, 1)
+	}
 	d.progress.Stage = StageLedger
 	led := workflow.WithLocalActivityOptions(ctx, localLedgerOptions())
 	var posted activities.LedgerPostResult
@@ -252,7 +272,7 @@ func (d *disburse) conclude(ctx workflow.Context) (EwaDisburseResult, error) {
 	d.progress.Stage = StageDisbursed
 	d.accept(StageDisbursed)
 	log.Info("ewa disbursed", "tenant_id", d.in.TenantID, "ewa_request_id", d.in.RequestID, "tx_id", txID,
-		"transfer_id", d.transferID, "partner_reference", d.wfID)
+		"transfer_id", d.transferID, "partner_reference", d.ref)
 	return d.result(), nil
 }
 
@@ -262,10 +282,10 @@ func (d *disburse) conclude(ctx workflow.Context) (EwaDisburseResult, error) {
 func (d *disburse) transfer(ctx workflow.Context) {
 	log := workflow.GetLogger(ctx)
 	tin := activities.TransferInput{TenantID: d.in.TenantID, WorkflowID: d.wfID, CorrelationID: d.in.CorrelationID,
-		Partner: d.plan.Funding.Partner, Reference: d.wfID, FromAccount: d.plan.Funding.AccountNumber,
+		Partner: d.plan.Funding.Partner, Reference: d.ref, FromAccount: d.plan.Funding.AccountNumber,
 		ToAccount: d.plan.Destination.AccountNumber, AmountSantim: d.plan.PrincipalSantim, Domain: "EWA"}
 	sin := activities.TransferStatusInput{TenantID: d.in.TenantID, WorkflowID: d.wfID, CorrelationID: d.in.CorrelationID,
-		Partner: d.plan.Funding.Partner, Reference: d.wfID}
+		Partner: d.plan.Funding.Partner, Reference: d.ref}
 	partner := workflow.WithActivityOptions(ctx, partnerOptions())
 
 	// The first attempt while the caller waits; if nothing could be sent, answer "pending" and
@@ -336,7 +356,7 @@ func (d *disburse) transfer(ctx workflow.Context) {
 func (d *disburse) await(ctx workflow.Context, settlements workflow.ReceiveChannel) error {
 	log := workflow.GetLogger(ctx)
 	sin := activities.TransferStatusInput{TenantID: d.in.TenantID, WorkflowID: d.wfID, CorrelationID: d.in.CorrelationID,
-		Partner: d.plan.Funding.Partner, Reference: d.wfID}
+		Partner: d.plan.Funding.Partner, Reference: d.ref}
 	partner := workflow.WithActivityOptions(ctx, partnerOptions())
 	wait, since, runs := SettlementPollFirst, workflow.Now(ctx), 0
 	if r := d.in.Resume; r != nil {
@@ -352,10 +372,10 @@ func (d *disburse) await(ctx workflow.Context, settlements workflow.ReceiveChann
 			if d.final != "" {
 				break
 			}
-			log.Info("transfer still held by the partner; continuing as new", "partner_reference", d.wfID,
+			log.Info("transfer still held by the partner; continuing as new", "partner_reference", d.ref,
 				"waiting_since", since, "runs", runs+1)
 			next := d.in
-			next.Resume = &DisburseResume{Plan: d.plan, LedgerTxID: d.progress.LedgerTxID, TransferID: d.transferID,
+			next.Resume = &DisburseResume{Plan: d.plan, Reference: d.ref, LedgerTxID: d.progress.LedgerTxID, TransferID: d.transferID,
 				TransferStatus: d.progress.TransferStatus, SeenEvents: d.seenOrder,
 				NextPoll: wait, Since: since, Runs: runs}
 			return workflow.NewContinueAsNewError(ctx, EwaDisburseWorkflowName, next)
@@ -398,7 +418,7 @@ func (d *disburse) await(ctx workflow.Context, settlements workflow.ReceiveChann
 func (d *disburse) settle(ctx workflow.Context, s bankwebhook.Settlement) {
 	log := workflow.GetLogger(ctx)
 	switch {
-	case bankwebhook.WorkflowIDOf(s.Reference) != d.wfID:
+	case s.Reference != d.ref:
 		log.Warn("settlement for another reference ignored", "reference", s.Reference, "event_id", s.EventID)
 		return
 	case d.seenEvents[s.EventID]:
@@ -500,7 +520,10 @@ func (d *disburse) result() EwaDisburseResult {
 }
 
 // ledgerInput is the disbursement's pending transaction: Dr receivable-from-employee principal
-// + fee; Cr the funding account's mirror principal; Cr fee-income fee (no leg when it is 0).
+// + fee; Cr the funding account's mirror principal; Cr fee-income fee (no leg when it is 0). Its
+// "bank_reference" is the transfer's leg reference: the statement line of the transfer carries
+// the same, and reconciliation pairs the two by it. (Runs begun before legReferenceChange post
+// without it, as they did; reconciliation reads their reference from the idempotency key.)
 func (d *disburse) ledgerInput() activities.LedgerPostInput {
 	p := d.plan
 	total, ok := money.Add(p.PrincipalSantim, p.FeeSantim)
@@ -514,9 +537,12 @@ func (d *disburse) ledgerInput() activities.LedgerPostInput {
 	if p.FeeSantim > 0 {
 		legs = append(legs, activities.LedgerLeg{Account: "fee-income", Direction: "CREDIT", AmountSantim: p.FeeSantim})
 	}
+	meta := map[string]string{"ewaRequestId": d.in.RequestID, "employeeId": p.EmployeeID}
+	if d.ref != d.wfID {
+		meta[partnerref.LedgerMetadataKey] = d.ref
+	}
 	return activities.LedgerPostInput{TenantID: d.in.TenantID, WorkflowID: d.wfID, CorrelationID: d.in.CorrelationID,
-		IdempotencyKey: "ewa-disburse:" + d.wfID, Step: "disburse", Legs: legs,
-		Metadata: map[string]string{"ewaRequestId": d.in.RequestID, "employeeId": p.EmployeeID}}
+		IdempotencyKey: string(partnerref.EwaDisburse) + ":" + d.wfID, Step: "disburse", Legs: legs, Metadata: meta}
 }
 
 // gateCode is the saga's API code of a gate refusal.

@@ -28,6 +28,7 @@ import (
 	"github.com/wagerail/wagerail/gateway/gatewaytest"
 	"github.com/wagerail/wagerail/internal/bankwebhook"
 	"github.com/wagerail/wagerail/internal/ewa"
+	"github.com/wagerail/wagerail/internal/partnerref"
 	"github.com/wagerail/wagerail/internal/testkit"
 	"github.com/wagerail/wagerail/ledger"
 	"github.com/wagerail/wagerail/ledger/ledgertest"
@@ -37,6 +38,9 @@ import (
 )
 
 const testWF = "idem-t1-DISBURSETESTWORKFLOW"
+
+// testRef is the transfer's leg reference, on the posting and the transfer alike.
+var testRef = partnerref.Leg(partnerref.EwaDisburse, testWF, 1)
 
 var (
 	testIn   = EwaDisburseInput{TenantID: "t1", RequestID: "req-1", ActorID: "user-1", CorrelationID: "http-req-9"}
@@ -53,10 +57,10 @@ var (
 			{Account: "receivable-from-employee:emp-1", Direction: "DEBIT", AmountSantim: 101_500},
 			{Account: "partner-bank:sandbox:FUND-1", Direction: "CREDIT", AmountSantim: 100_000},
 			{Account: "fee-income", Direction: "CREDIT", AmountSantim: 1_500},
-		}, Metadata: map[string]string{"ewaRequestId": "req-1", "employeeId": "emp-1"}}
+		}, Metadata: map[string]string{"ewaRequestId": "req-1", "employeeId": "emp-1", "bank_reference": testRef}}
 	testTransfer = activities.TransferInput{TenantID: "t1", WorkflowID: testWF, CorrelationID: "http-req-9", Partner: "sandbox",
-		Reference: testWF, FromAccount: "FUND-1", ToAccount: "EMP-1", AmountSantim: 100_000, Domain: "EWA"}
-	testStatus = activities.TransferStatusInput{TenantID: "t1", WorkflowID: testWF, CorrelationID: "http-req-9", Partner: "sandbox", Reference: testWF}
+		Reference: testRef, FromAccount: "FUND-1", ToAccount: "EMP-1", AmountSantim: 100_000, Domain: "EWA"}
+	testStatus = activities.TransferStatusInput{TenantID: "t1", WorkflowID: testWF, CorrelationID: "http-req-9", Partner: "sandbox", Reference: testRef}
 	testSettle = activities.LedgerSettleInput{TenantID: "t1", WorkflowID: testWF, CorrelationID: "http-req-9", TxID: "ltx-1"}
 )
 
@@ -185,7 +189,7 @@ var (
 	upToInitiate    = []string{activities.EwaLoadPlanActivity, activities.KycGateActivity, activities.SanctionsGateActivity, activities.AccountGateActivity, activities.EwaClaimActivity, activities.LedgerPostPendingActivity, activities.EwaSetLedgerTxActivity, activities.InitiateTransferActivity}
 	settleSteps     = []string{activities.LedgerCommitActivity, activities.EwaMarkDisbursedActivity}
 	failSteps       = []string{activities.LedgerVoidActivity, activities.EwaMarkFailedActivity}
-	settledSignalE1 = bankwebhook.Settlement{Partner: "sandbox", EventID: "ev-1", Reference: testWF, TransferID: "tr-1", Status: "SETTLED", AmountSantim: 100_000, WebhookEventID: 7}
+	settledSignalE1 = bankwebhook.Settlement{Partner: "sandbox", EventID: "ev-1", Reference: testRef, TransferID: "tr-1", Status: "SETTLED", AmountSantim: 100_000, WebhookEventID: 7}
 )
 
 func concat(parts ...[]string) []string {
@@ -404,7 +408,7 @@ func TestEwaDisburseSignalsDedupedAndFirstFinalWins(t *testing.T) {
 	h.env.RegisterDelayedCallback(func() {
 		h.env.SignalWorkflow(bankwebhook.SettlementSignalName, settledSignalE1)
 		h.env.SignalWorkflow(bankwebhook.SettlementSignalName, settledSignalE1)
-		h.env.SignalWorkflow(bankwebhook.SettlementSignalName, bankwebhook.Settlement{Partner: "sandbox", EventID: "ev-2", Reference: testWF, TransferID: "tr-1", Status: "FAILED", FailureCode: "ACCOUNT_CLOSED"})
+		h.env.SignalWorkflow(bankwebhook.SettlementSignalName, bankwebhook.Settlement{Partner: "sandbox", EventID: "ev-2", Reference: testRef, TransferID: "tr-1", Status: "FAILED", FailureCode: "ACCOUNT_CLOSED"})
 	}, 5*time.Second)
 	res := h.run(t)
 	require.Equal(t, "DISBURSED", res.Status)
@@ -416,7 +420,7 @@ func TestEwaDisburseFailedSignalVoids(t *testing.T) {
 	h := newDisburseHarness(t)
 	h.throughInitiate(accepted)
 	h.failed("ACCOUNT_CLOSED")
-	h.signal(5*time.Second, bankwebhook.Settlement{Partner: "sandbox", EventID: "ev-2", Reference: testWF, TransferID: "tr-1", Status: "FAILED", FailureCode: "ACCOUNT_CLOSED"})
+	h.signal(5*time.Second, bankwebhook.Settlement{Partner: "sandbox", EventID: "ev-2", Reference: testRef, TransferID: "tr-1", Status: "FAILED", FailureCode: "ACCOUNT_CLOSED"})
 	h.signal(6*time.Second, settledSignalE1) // late and contradicting: ignored
 	res := h.run(t)
 	require.Equal(t, "FAILED", res.Status)
@@ -442,7 +446,7 @@ func TestEwaDisburseContinuesAsNewWhileTheTransferIsHeld(t *testing.T) {
 	h.throughInitiate(accepted)
 	h.on(activities.TransferStatusActivity, testStatus).Return(pending, nil).Times(3)
 	// A non-final callback is seen (and carried, so a redelivery is still a duplicate).
-	h.signal(10*time.Second, bankwebhook.Settlement{Partner: "sandbox", EventID: "ev-p", Reference: testWF, TransferID: "tr-1", Status: "PENDING"})
+	h.signal(10*time.Second, bankwebhook.Settlement{Partner: "sandbox", EventID: "ev-p", Reference: testRef, TransferID: "tr-1", Status: "PENDING"})
 	start := h.env.Now()
 	h.env.ExecuteWorkflow(EwaDisburseWorkflowName, testIn)
 	require.True(t, h.env.IsWorkflowCompleted())
@@ -460,7 +464,7 @@ func TestEwaDisburseContinuesAsNewWhileTheTransferIsHeld(t *testing.T) {
 	next.Resume = nil
 	require.Equal(t, testIn, next, "the same saga: tenant, request, actor, correlation")
 	r.Since = time.Time{}
-	require.Equal(t, DisburseResume{Plan: testPlan, LedgerTxID: "ltx-1", TransferID: "tr-1", TransferStatus: "PENDING",
+	require.Equal(t, DisburseResume{Plan: testPlan, Reference: testRef, LedgerTxID: "ltx-1", TransferID: "tr-1", TransferStatus: "PENDING",
 		SeenEvents: []string{"ev-p"}, NextPoll: 8 * SettlementPollFirst}, *r, "lookups at 30 s, 60 s, 120 s: the next waits 240 s")
 	require.Equal(t, concat(upToInitiate, []string{activities.TransferStatusActivity, activities.TransferStatusActivity, activities.TransferStatusActivity}), h.activityCalls())
 	h.mu.Lock()
@@ -474,9 +478,9 @@ func TestEwaDisburseResumedRunSettles(t *testing.T) {
 	h := newDisburseHarness(t)
 	in := testIn
 	since := h.env.Now().Add(-16 * time.Hour)
-	in.Resume = &DisburseResume{Plan: testPlan, LedgerTxID: "ltx-1", TransferID: "tr-1", TransferStatus: "PENDING",
+	in.Resume = &DisburseResume{Plan: testPlan, Reference: testRef, LedgerTxID: "ltx-1", TransferID: "tr-1", TransferStatus: "PENDING",
 		SeenEvents: []string{"ev-p"}, NextPoll: 4 * time.Minute, Since: since, Runs: 1}
-	h.signal(time.Minute, bankwebhook.Settlement{Partner: "sandbox", EventID: "ev-p", Reference: testWF, TransferID: "tr-1", Status: "FAILED", FailureCode: "X"})
+	h.signal(time.Minute, bankwebhook.Settlement{Partner: "sandbox", EventID: "ev-p", Reference: testRef, TransferID: "tr-1", Status: "FAILED", FailureCode: "X"})
 	h.on(activities.TransferStatusActivity, testStatus).Return(activities.TransferStatusResult{Status: "SETTLED", TransferID: "tr-1"}, nil).Once()
 	h.settled()
 	start := h.env.Now()
@@ -504,6 +508,49 @@ func TestEwaDisburseSignalBeforeContinuingIsApplied(t *testing.T) {
 	require.Equal(t, concat(upToInitiate, []string{activities.TransferStatusActivity, activities.TransferStatusActivity}, settleSteps), h.activityCalls())
 }
 
+// A run begun before legReferenceChange (GetVersion answers DefaultVersion) keeps what it did:
+// the workflow id is its transfer's reference for the initiation, the lookups and the callback,
+// and its posting carries no bank_reference (reconciliation reads it from the idempotency key).
+func TestEwaDisburseBeforeLegReferencesKeepsTheWorkflowID(t *testing.T) {
+	h := newDisburseHarness(t)
+	h.env.OnGetVersion(legReferenceChange, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+	legacyLedger := testLedger
+	legacyLedger.Metadata = map[string]string{"ewaRequestId": "req-1", "employeeId": "emp-1"}
+	legacyTransfer, legacyStatus := testTransfer, testStatus
+	legacyTransfer.Reference, legacyStatus.Reference = testWF, testWF
+	h.on(activities.EwaLoadPlanActivity, testStep).Return(testPlan, nil).Once()
+	h.on(activities.KycGateActivity, testGate).Return(nil).Once()
+	h.on(activities.SanctionsGateActivity, testGate).Return(nil).Once()
+	h.on(activities.AccountGateActivity, testGate).Return(nil).Once()
+	h.on(activities.EwaClaimActivity, testStep).Return(ewa.Request{ID: "req-1", Status: ewa.Disbursing}, nil).Once()
+	h.on(activities.LedgerPostPendingActivity, legacyLedger).Return(activities.LedgerPostResult{TxID: "ltx-1", Status: "PENDING"}, nil).Once()
+	withTx := testStep
+	withTx.LedgerTxID = "ltx-1"
+	h.on(activities.EwaSetLedgerTxActivity, withTx).Return(nil).Once()
+	h.on(activities.InitiateTransferActivity, legacyTransfer).Return(activities.TransferResult{Outcome: activities.TransferUnknown}, nil).Once()
+	h.on(activities.TransferStatusActivity, legacyStatus).Return(pending, nil).Once()
+	// A callback under the new reference is someone else's; under the workflow id it is ours.
+	h.signal(10*time.Second, bankwebhook.Settlement{Partner: "sandbox", EventID: "ev-new", Reference: testRef, Status: "FAILED", FailureCode: "X"})
+	h.signal(20*time.Second, bankwebhook.Settlement{Partner: "sandbox", EventID: "ev-1", Reference: testWF, TransferID: "tr-1", Status: "SETTLED"})
+	h.settled()
+	res := h.run(t)
+	require.Equal(t, "DISBURSED", res.Status)
+}
+
+// A run continued as new before leg references carries no Reference: it keeps asking by the
+// workflow id.
+func TestEwaDisburseResumedBeforeLegReferencesKeepsTheWorkflowID(t *testing.T) {
+	h := newDisburseHarness(t)
+	in := testIn
+	in.Resume = &DisburseResume{Plan: testPlan, LedgerTxID: "ltx-1", TransferID: "tr-1", TransferStatus: "PENDING",
+		NextPoll: time.Minute, Since: h.env.Now(), Runs: 1}
+	legacyStatus := testStatus
+	legacyStatus.Reference = testWF
+	h.on(activities.TransferStatusActivity, legacyStatus).Return(activities.TransferStatusResult{Status: "SETTLED", TransferID: "tr-1"}, nil).Once()
+	h.settled()
+	require.Equal(t, "DISBURSED", h.runWith(t, in).Status)
+}
+
 func TestEwaCodesAgreeWithActivities(t *testing.T) {
 	require.Equal(t, CodeEwaRequestNotFound, activities.CodeEwaRequestNotFound)
 	require.Equal(t, CodeEwaInvalidState, activities.CodeEwaInvalidState)
@@ -520,18 +567,20 @@ func requireUpdateRefused(t *testing.T, h *disburseHarness, code string) {
 	require.Equal(t, code, ae.Type())
 }
 
-// Recorded histories of real runs (WAGERAIL_RECORD_HISTORY=1 rewrites them): a whole saga
-// settled by the callback, and the last run of a saga that continued as new while the partner
-// held its transfer.
+// Recorded histories of real runs (WAGERAIL_RECORD_HISTORY=1 rewrites the current ones): a
+// whole saga settled by the callback, and the last run of a saga that continued as new while the
+// partner held its transfer. The first two were recorded before legReferenceChange and are
+// kept as they are: they are what running sagas of that time replay.
 const (
 	ewaDisburseHistoryFile        = "testdata/ewa_disburse_history.json"
 	ewaDisburseResumedHistoryFile = "testdata/ewa_disburse_resumed_history.json"
+	ewaDisburseLegRefHistoryFile  = "testdata/ewa_disburse_legref_history.json"
 )
 
 // TestEwaDisburseReplay replays the recorded histories against the current code, under the
 // workflow id each ran with (the saga compares a signal's reference with its own id).
 func TestEwaDisburseReplay(t *testing.T) {
-	for _, file := range []string{ewaDisburseHistoryFile, ewaDisburseResumedHistoryFile} {
+	for _, file := range []string{ewaDisburseHistoryFile, ewaDisburseResumedHistoryFile, ewaDisburseLegRefHistoryFile} {
 		t.Run(file, func(t *testing.T) {
 			f, err := os.Open(file)
 			require.NoError(t, err)
@@ -571,6 +620,8 @@ func TestEwaDisburseRealRun(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, ledgerv1.TransactionStatus_TRANSACTION_STATUS_POSTED, tx.GetTransaction().GetStatus())
 	require.Equal(t, "ewa-disburse:"+wfID, tx.GetTransaction().GetIdempotencyKey())
+	ref := partnerref.Leg(partnerref.EwaDisburse, wfID, 1)
+	require.Equal(t, ref, tx.GetTransaction().GetMetadata()[partnerref.LedgerMetadataKey], "the posting names its transfer")
 	posted := map[string]int64{}
 	for _, e := range tx.GetTransaction().GetEntries() {
 		if e.GetPhase() == ledgerv1.EntryPhase_ENTRY_PHASE_POSTED {
@@ -583,12 +634,12 @@ func TestEwaDisburseRealRun(t *testing.T) {
 	}
 	require.Equal(t, map[string]int64{"receivable-from-employee:" + employee: 510_00, "partner-bank:sandbox:" + funding: -500_00, "fee-income": -10_00}, posted)
 	// The partner: one transfer with our reference, settled.
-	tr := stack.WaitTransfer(t, wfID, gatewayv1.TransferStatus_TRANSFER_STATUS_SETTLED)
+	tr := stack.WaitTransfer(t, ref, gatewayv1.TransferStatus_TRANSFER_STATUS_SETTLED)
 	require.Equal(t, int64(500_00), tr.GetAmountSantim())
 	require.Equal(t, res.TransferID, tr.GetId())
 	require.Equal(t, 4, r.steps(), "LoadPlan, Claim, SetLedgerTx, MarkDisbursed")
 
-	recordHistory(t, tc, wfID, run.GetRunID(), ewaDisburseHistoryFile)
+	recordHistory(t, tc, wfID, run.GetRunID(), ewaDisburseLegRefHistoryFile)
 }
 
 // A transfer the partner holds past a run's lookups, on the real server: the saga continues as
@@ -631,11 +682,11 @@ func TestEwaDisburseRealRunContinuesAsNew(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, ledgerv1.TransactionStatus_TRANSACTION_STATUS_POSTED, tx.GetTransaction().GetStatus())
 	require.Equal(t, "ewa-disburse:"+wfID, tx.GetTransaction().GetIdempotencyKey())
-	tr := r.stack.WaitTransfer(t, wfID, gatewayv1.TransferStatus_TRANSFER_STATUS_SETTLED)
+	tr := r.stack.WaitTransfer(t, partnerref.Leg(partnerref.EwaDisburse, wfID, 1), gatewayv1.TransferStatus_TRANSFER_STATUS_SETTLED)
 	require.Equal(t, res.TransferID, tr.GetId())
 	require.Equal(t, 4, r.steps(), "LoadPlan, Claim, SetLedgerTx, MarkDisbursed: none again in a later run")
 
-	recordHistory(t, r.tc, wfID, "", ewaDisburseResumedHistoryFile) // the last run
+	// The recorded resumed history predates leg references and stays as it is (see above).
 }
 
 // realRun is the saga on the embedded Temporal server with the real money activities (the ledger

@@ -24,7 +24,8 @@ const (
 )
 
 // EwaDisburseInput starts the saga. The workflow id is idempotency.WorkflowID(tenant, route,
-// Idempotency-Key); it is also the partner reference of the transfer.
+// Idempotency-Key); the transfer's partner reference is its leg reference
+// (partnerref.Leg(partnerref.EwaDisburse, workflow id, 1)), from which callbacks find the saga.
 type EwaDisburseInput struct {
 	TenantID  string
 	RequestID string
@@ -40,7 +41,10 @@ type EwaDisburseInput struct {
 // while it waits for the settlement (its history would otherwise grow with every status lookup
 // for as long as the partner holds the transfer).
 type DisburseResume struct {
-	Plan           ewa.Plan
+	Plan ewa.Plan
+	// Reference is the transfer's partner reference; empty in runs continued before leg
+	// references, whose transfer has the workflow id as its reference.
+	Reference      string `json:",omitempty"`
 	LedgerTxID     string
 	TransferID     string
 	TransferStatus string

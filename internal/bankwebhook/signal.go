@@ -1,5 +1,7 @@
 package bankwebhook
 
+import "github.com/wagerail/wagerail/internal/partnerref"
+
 // SettlementSignalName is the signal every saga that waits on a partner transfer receives when a
 // bank callback about that transfer is accepted (and again when an operator replays it). The
 // saga dedupes by EventID and ignores anything after its transfer's final outcome.
@@ -9,7 +11,7 @@ const SettlementSignalName = "bank-settlement"
 type Settlement struct {
 	Partner        string
 	EventID        string // the partner's event id: the saga's dedupe key
-	Reference      string // our reference (the saga's workflow id)
+	Reference      string // our reference (the saga's leg reference, partnerref)
 	TransferID     string // the partner's transfer id, when sent
 	Status         string // SETTLED or FAILED
 	FailureCode    string // the partner's code when FAILED
@@ -17,6 +19,7 @@ type Settlement struct {
 	WebhookEventID int64 // app.bank_webhook_events.id
 }
 
-// WorkflowIDOf is the id of the workflow that owns the transfer with our reference: a saga uses
-// its workflow id as the partner reference of the one transfer it sends.
-func WorkflowIDOf(reference string) string { return reference }
+// WorkflowIDOf is the id of the workflow that owns the transfer with our reference: the workflow
+// id inside a saga's leg reference (partnerref.Leg), or the reference itself for a transfer sent
+// before leg references, when a saga used its workflow id as the reference.
+func WorkflowIDOf(reference string) string { return partnerref.WorkflowIDOf(reference) }
