@@ -60,6 +60,9 @@ func sanctionsError(err error) error {
 		return fieldError(err)
 	case errors.Is(err, sanctions.ErrNoActiveList):
 		return NewError(http.StatusServiceUnavailable, "SANCTIONS_LISTS_NOT_LOADED", "no sanctions list has been ingested yet (wagerail sanctions ingest)")
+	case errors.Is(err, sanctions.ErrListOutdated):
+		return NewError(http.StatusServiceUnavailable, "SANCTIONS_LISTS_OUTDATED",
+			"the sanctions lists await renormalisation under this build's matching rules (wagerail sanctions rescreen)")
 	case errors.Is(err, sanctions.ErrNotFound):
 		return NewError(http.StatusNotFound, "NOT_FOUND", "no such sanctions check")
 	case errors.Is(err, sanctions.ErrNotReviewable):

@@ -173,15 +173,18 @@ func (s *demoSeed) save() error { return saveCredentials(s.env.CredsPath, *s.env
 // sanctionLists ingests the sample lists of each source that has no active version, as
 // `wagerail sanctions ingest` does, so KYC approval and the disburse saga's sanctions gate screen
 // the demo names against real (if small) lists — they come out CLEAR. A source with a version
-// (a real list ingested by hand) is left alone.
+// (a real list ingested by hand) is left alone; lists normalised by older matching rules are
+// renormalised and their subjects re-screened (sanctions.Rescreen), or screening would refuse.
 func (s *demoSeed) sanctionLists(ctx context.Context) error {
 	active, err := sanctions.ActiveVersions(ctx, s.app)
 	if err != nil {
 		return err
 	}
 	have := map[sanctions.Source]bool{}
+	outdated := false
 	for _, v := range active {
 		have[v.Source] = true
+		outdated = outdated || v.NormalizerVersion < sanctions.NormalizerVersion
 	}
 	var missing []sanctions.Source
 	for _, src := range sanctions.SampleSources {
@@ -189,7 +192,7 @@ func (s *demoSeed) sanctionLists(ctx context.Context) error {
 			missing = append(missing, src)
 		}
 	}
-	if len(missing) == 0 {
+	if len(missing) == 0 && !outdated {
 		return nil
 	}
 	pool, err := openRuntimeDB(ctx, "demo", s.env.PlatformDSN, 2)

@@ -30,15 +30,20 @@ type sanctionsConfig struct {
 func sanctionsCommand() *cli.Command {
 	var cfg sanctionsConfig
 	c := cli.New("sanctions", "wagerail sanctions ingest --source ofac --sdn F --alt F | --source un --file F | --source national --file F\n"+
-		"       wagerail sanctions screen --name N [--dob YYYY-MM-DD]",
+		"       wagerail sanctions screen --name N [--dob YYYY-MM-DD]\n"+
+		"       wagerail sanctions rescreen",
 		"Sanctions lists and ad-hoc screening; JSON on stdout.\n"+
 			"  ingest  load a list version (OFAC sdn.csv + alt.csv, the UN consolidated XML, or a national CSV with\n"+
 			"          columns name,aliases,dob,reference[,type]) and make it active in one transaction; the same\n"+
 			"          content again changes nothing; a malformed file is refused with its line number and the\n"+
 			"          active version stays. Then re-screens every subject whose latest check passes against it.\n"+
-			"  screen  screen a name (and date of birth) against the active lists; records nothing")
+			"  screen  screen a name (and date of birth) against the active lists; records nothing\n"+
+			"  rescreen  bring the active lists to this build's matching rules (renormalise their names) and\n"+
+			"          re-screen every subject whose latest check passes but ran against other list versions or\n"+
+			"          older matching rules; run it after deploying a build with new matching rules (until then\n"+
+			"          screening refuses and the gate treats such checks as stale)")
 	c.String(&cfg.DatabaseURL, "database-url", "DATABASE_URL", "", "screen: Postgres URL of the runtime role wagerail_app (default: the private cluster of a `make run` in this directory)")
-	c.String(&cfg.DatabasePlatformURL, "database-platform-url", "DATABASE_PLATFORM_URL", "", "ingest: Postgres URL of the cross-tenant role wagerail_platform (default: the private cluster of a `make run` in this directory)")
+	c.String(&cfg.DatabasePlatformURL, "database-platform-url", "DATABASE_PLATFORM_URL", "", "ingest, rescreen: Postgres URL of the cross-tenant role wagerail_platform (default: the private cluster of a `make run` in this directory)")
 	c.String(&cfg.Source, "source", "", "", "ingest: ofac, un or national")
 	c.String(&cfg.SDN, "sdn", "", "", "ingest --source ofac: the SDN file (sdn.csv)")
 	c.String(&cfg.Alt, "alt", "", "", "ingest --source ofac: the alternate names file (alt.csv)")
@@ -48,15 +53,17 @@ func sanctionsCommand() *cli.Command {
 	c.String(&cfg.DOB, "dob", "", "", "screen: date of birth, YYYY-MM-DD")
 	c.Run = func(ctx context.Context, args []string) error {
 		if len(args) != 1 {
-			return errors.New("sanctions: say ingest or screen (see wagerail sanctions --help)")
+			return errors.New("sanctions: say ingest, screen or rescreen (see wagerail sanctions --help)")
 		}
 		switch args[0] {
 		case "ingest":
 			return runSanctionsIngest(ctx, cfg, os.Stdout)
 		case "screen":
 			return runSanctionsScreen(ctx, cfg, os.Stdout, time.Now())
+		case "rescreen":
+			return runSanctionsRescreen(ctx, cfg, os.Stdout)
 		}
-		return fmt.Errorf("sanctions: unknown action %q (ingest, screen)", args[0])
+		return fmt.Errorf("sanctions: unknown action %q (ingest, screen, rescreen)", args[0])
 	}
 	return c
 }
@@ -136,6 +143,23 @@ func runSanctionsIngest(ctx context.Context, cfg sanctionsConfig, out io.Writer)
 	if err != nil {
 		return fmt.Errorf("%s: version %d of %s is active, but re-screening failed (run the same command again to finish it): %w",
 			who, rep.Version, src, platformError("rescreen", err))
+	}
+	return writeJSON(out, who, rep)
+}
+
+// runSanctionsRescreen renormalises the active lists under this build's matching rules and
+// re-screens every subject due (sanctions.Rescreen), through the platform role, and writes the
+// JSON report to out. Running it again after a failure finishes the job.
+func runSanctionsRescreen(ctx context.Context, cfg sanctionsConfig, out io.Writer) error {
+	const who = "sanctions rescreen"
+	pool, err := openPlatformDB(ctx, who, cfg.DatabasePlatformURL)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	rep, err := sanctions.Rescreen(tenancy.WithActor(ctx, sanctions.RescreenActor), pool)
+	if err != nil {
+		return platformError(who, err)
 	}
 	return writeJSON(out, who, rep)
 }

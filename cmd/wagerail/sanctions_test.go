@@ -198,6 +198,6 @@ func TestSanctionsCommandRefusals(t *testing.T) {
 		require.Empty(t, out.String(), name)
 	}
 	c := sanctionsCommand()
-	requireOneLine(t, c.Run(ctx, nil), "ingest or screen")
+	requireOneLine(t, c.Run(ctx, nil), "ingest, screen or rescreen")
 	requireOneLine(t, c.Run(ctx, []string{"purge"}), `unknown action "purge"`)
 }

@@ -75,6 +75,11 @@ type Check struct {
 	ListVersions []int64
 	Trigger      Trigger
 	NeedsReview  bool
+	// Reason is the screening's Result.Reason: why it is a REVIEW whatever the lists hold.
+	Reason string
+	// NormalizerVersion is the version of the matching rules the check ran with; the gate treats
+	// a check made by older rules as stale.
+	NormalizerVersion int
 	// Decision, ReviewedBy, ReviewedAt and ReviewNote are set once a reviewer decided.
 	Decision   Decision
 	ReviewedBy string
@@ -150,8 +155,12 @@ func record(ctx context.Context, tx pgx.Tx, tenant string, subject Subject, res 
 		return Check{}, fmt.Errorf("sanctions.record_check: unknown outcome %q", res.Outcome)
 	case res.Score < 0 || res.Score > 1:
 		return Check{}, fmt.Errorf("sanctions.record_check: score %v out of range", res.Score)
+	case res.NormalizerVersion < 1 || res.NormalizerVersion > NormalizerVersion:
+		return Check{}, fmt.Errorf("sanctions.record_check: normaliser version %d unknown (use Screen's result)", res.NormalizerVersion)
 	}
-	if err := field.Name("name", res.Name); err != nil {
+	// As Screen checks it: a name stored before the edge refused invisible characters is
+	// recorded as it was screened.
+	if err := field.Name("name", strings.TrimSpace(StripIgnorable(res.Name))); err != nil {
 		return Check{}, err
 	}
 	evidence := res.Evidence
@@ -166,7 +175,7 @@ func record(ctx context.Context, tx pgx.Tx, tenant string, subject Subject, res 
 	slices.Sort(versions)
 	c := Check{ID: uuid.Must(uuid.NewV7()).String(), TenantID: tenant, Subject: subject, Name: res.Name, DOB: res.DOB,
 		Outcome: res.Outcome, Score: res.Score, Evidence: evidence, ListVersions: versions, Trigger: trig,
-		NeedsReview: res.Outcome != Clear}
+		NeedsReview: res.Outcome != Clear, Reason: res.Reason, NormalizerVersion: res.NormalizerVersion}
 	if carried != nil {
 		c.NeedsReview = false
 		c.Decision, c.ReviewedBy, c.ReviewedAt = carried.Decision, carried.ReviewedBy, carried.ReviewedAt
@@ -178,11 +187,14 @@ func record(ctx context.Context, tx pgx.Tx, tenant string, subject Subject, res 
 	}
 	err = tx.QueryRow(ctx, `
 		INSERT INTO app.sanctions_checks (id, tenant_id, subject_type, subject_id, user_id, name_screened, dob, outcome, score,
-			evidence, list_versions, trigger, needs_review, review_decision, reviewed_by, reviewed_at, review_note)
-		VALUES ($1, $2, $3, $4, NULLIF($5, ''), $6, $7::date, $8, $9, $10, $11, $12, $13, NULLIF($14, ''), NULLIF($15, ''), $16, NULLIF($17, ''))
+			evidence, list_versions, trigger, needs_review, review_decision, reviewed_by, reviewed_at, review_note, review_reason,
+			normalizer_version)
+		VALUES ($1, $2, $3, $4, NULLIF($5, ''), $6, $7::date, $8, $9, $10, $11, $12, $13, NULLIF($14, ''), NULLIF($15, ''), $16, NULLIF($17, ''),
+			NULLIF($18, ''), $19)
 		RETURNING seq, created_at`,
 		c.ID, tenant, string(subject.Type), subject.ID, subject.UserID, c.Name, dob, string(c.Outcome), c.Score, raw, versions,
-		string(trig), c.NeedsReview, string(c.Decision), c.ReviewedBy, c.ReviewedAt, c.ReviewNote).Scan(&c.Seq, &c.CreatedAt)
+		string(trig), c.NeedsReview, string(c.Decision), c.ReviewedBy, c.ReviewedAt, c.ReviewNote, c.Reason,
+		c.NormalizerVersion).Scan(&c.Seq, &c.CreatedAt)
 	if err != nil {
 		return Check{}, fmt.Errorf("sanctions.record_check: %w", err)
 	}
@@ -202,8 +214,9 @@ var (
 	ErrSanctionsBlocked = errors.New("sanctions: the subject matches a sanctions list (BLOCK)")
 	ErrSanctionsReview  = errors.New("sanctions: the subject's possible sanctions match awaits a reviewer")
 	ErrNoCheck          = errors.New("sanctions: the subject has never been screened")
-	// ErrCheckStale: the latest check ran against list versions that are no longer active; a
-	// re-screening (wagerail sanctions ingest runs one) must run first.
+	// ErrCheckStale: the latest check ran against list versions that are no longer active, or
+	// under matching rules older than NormalizerVersion; a re-screening (wagerail sanctions
+	// rescreen; ingest runs one) must run first.
 	ErrCheckStale = errors.New("sanctions: the subject's latest screening predates the active sanctions lists")
 )
 
@@ -236,7 +249,8 @@ func GateCode(err error) string {
 
 // Gate is the pre-disburse sanctions gate the money sagas call: nil only when the subject's latest
 // check in tenant passes (CLEAR, or a REVIEW a reviewer cleared) and ran against exactly the
-// list versions active now. Otherwise ErrSanctionsBlocked (BLOCK, or a REVIEW confirmed),
+// list versions active now, under the current matching rules (NormalizerVersion: a CLEAR under
+// older rules may be a name they failed to see through). Otherwise ErrSanctionsBlocked (BLOCK, or a REVIEW confirmed),
 // ErrSanctionsReview (a REVIEW nobody decided yet), ErrNoCheck, ErrCheckStale, or the error that
 // kept it from deciding — never nil by default: it fails closed. q is a transaction scoped to
 // tenant (or the cross-tenant path); the tenant is also matched explicitly.
@@ -247,12 +261,13 @@ func Gate(ctx context.Context, q db.Querier, tenant string, subjectType SubjectT
 	var id, outcome string
 	var decision *string
 	var versions, active []int64
+	var normalizer int
 	err := q.QueryRow(ctx, `
-		SELECT c.id, c.outcome, c.review_decision, c.list_versions,
+		SELECT c.id, c.outcome, c.review_decision, c.list_versions, c.normalizer_version,
 			(SELECT coalesce(array_agg(v.id ORDER BY v.id), '{}') FROM app.sanctions_list_versions v WHERE v.active)
 		FROM app.sanctions_checks c
 		WHERE c.tenant_id = $1 AND c.subject_type = $2 AND c.subject_id = $3
-		ORDER BY c.seq DESC LIMIT 1`, tenant, string(subjectType), subjectID).Scan(&id, &outcome, &decision, &versions, &active)
+		ORDER BY c.seq DESC LIMIT 1`, tenant, string(subjectType), subjectID).Scan(&id, &outcome, &decision, &versions, &normalizer, &active)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return fmt.Errorf("sanctions.gate: %s %s: %w", subjectType, subjectID, ErrNoCheck)
 	}
@@ -270,20 +285,24 @@ func Gate(ctx context.Context, q db.Querier, tenant string, subjectType SubjectT
 		return fmt.Errorf("sanctions.gate: check %s: %w", id, ErrSanctionsReview)
 	case len(active) == 0 || !slices.Equal(versions, active):
 		return fmt.Errorf("sanctions.gate: check %s: %w", id, ErrCheckStale)
+	case normalizer < NormalizerVersion:
+		return fmt.Errorf("sanctions.gate: check %s made by matching rules %d (now %d): %w", id, normalizer, NormalizerVersion, ErrCheckStale)
 	}
 	return nil
 }
 
 const checkColumns = `id, seq, tenant_id, subject_type, subject_id, coalesce(user_id, ''), name_screened,
 	coalesce(to_char(dob, 'YYYY-MM-DD'), ''), outcome, score, evidence, list_versions, trigger, needs_review,
-	coalesce(review_decision, ''), coalesce(reviewed_by, ''), reviewed_at, coalesce(review_note, ''), created_at`
+	coalesce(review_decision, ''), coalesce(reviewed_by, ''), reviewed_at, coalesce(review_note, ''), created_at,
+	coalesce(review_reason, ''), normalizer_version`
 
 func scanCheck(r pgx.CollectableRow) (Check, error) {
 	var c Check
 	var typ, outcome, trig, decision string
 	var raw []byte
 	err := r.Scan(&c.ID, &c.Seq, &c.TenantID, &typ, &c.Subject.ID, &c.Subject.UserID, &c.Name, &c.DOB, &outcome, &c.Score,
-		&raw, &c.ListVersions, &trig, &c.NeedsReview, &decision, &c.ReviewedBy, &c.ReviewedAt, &c.ReviewNote, &c.CreatedAt)
+		&raw, &c.ListVersions, &trig, &c.NeedsReview, &decision, &c.ReviewedBy, &c.ReviewedAt, &c.ReviewNote, &c.CreatedAt,
+		&c.Reason, &c.NormalizerVersion)
 	if err != nil {
 		return c, err
 	}
@@ -448,11 +467,14 @@ type RescreenReport struct {
 	// NewHits counts those with a match they did not have (or that was not cleared) before,
 	// recorded as needing review.
 	NewHits int `json:"newHits"`
+	// Renormalized counts the active list versions whose names were rewritten under the current
+	// matching rules first (see Renormalize).
+	Renormalized int `json:"renormalized"`
 }
 
 // Rescreen screens again, against the active list versions, every subject of every tenant whose
 // latest check passes the gate (CLEAR, or a REVIEW cleared by a reviewer) but ran against other
-// versions, and records the new check (trigger RESCREEN). A match the subject did not have before
+// versions or under older matching rules (NormalizerVersion), and records the new check (trigger RESCREEN). A match the subject did not have before
 // is a new hit: recorded as needing review (the gate closes) with an EventReviewRequired event. A
 // REVIEW whose matches are all entries a reviewer already cleared keeps that decision (carried
 // forward). Subjects whose latest check is a REVIEW nobody decided, or a BLOCK, are left alone:
@@ -460,15 +482,20 @@ type RescreenReport struct {
 //
 // It runs on the audited cross-tenant path as RescreenActor, in batches of one transaction each,
 // so it can be run again after a failure and continues where it stopped (a re-screened subject's
-// latest check is current). platform must log in as wagerail_platform.
+// latest check is current). platform must log in as wagerail_platform. It first brings the
+// active lists to the current matching rules (Renormalize), without which Screen refuses.
 func Rescreen(ctx context.Context, platform db.Beginner) (RescreenReport, error) {
 	ctx = tenancy.WithActor(ctx, RescreenActor)
 	var rep RescreenReport
+	var err error
+	if rep.Renormalized, err = Renormalize(ctx, platform); err != nil {
+		return rep, err
+	}
 	for {
 		n, hits := 0, 0
 		err := crosstenant.Tx(ctx, platform, "sanctions re-screening after a list ingest", func(tx pgx.Tx) error {
 			n, hits = 0, 0
-			active, err := activeVersionIDs(ctx, tx)
+			active, _, err := activeVersions(ctx, tx)
 			if err != nil {
 				return err
 			}
@@ -480,8 +507,9 @@ func Rescreen(ctx context.Context, platform db.Beginner) (RescreenReport, error)
 					SELECT DISTINCT ON (tenant_id, subject_type, subject_id) *
 					FROM app.sanctions_checks ORDER BY tenant_id, subject_type, subject_id, seq DESC)
 				SELECT `+checkColumns+` FROM latest
-				WHERE (outcome = 'CLEAR' OR (outcome = 'REVIEW' AND review_decision = 'CLEARED')) AND list_versions <> $1
-				ORDER BY seq LIMIT $2`, active, rescreenBatch)
+				WHERE (outcome = 'CLEAR' OR (outcome = 'REVIEW' AND review_decision = 'CLEARED'))
+					AND (list_versions <> $1 OR normalizer_version < $3)
+				ORDER BY seq LIMIT $2`, active, rescreenBatch, NormalizerVersion)
 			if err != nil {
 				return fmt.Errorf("sanctions.rescreen: %w", err)
 			}
@@ -527,7 +555,9 @@ func rescreenOne(ctx context.Context, tx pgx.Tx, prev Check) (bool, error) {
 		return false, fmt.Errorf("sanctions.rescreen: check %s: %w", prev.ID, err)
 	}
 	var carried *Check
-	if res.Outcome == Review && prev.Decision == Cleared {
+	// A cleared REVIEW stays cleared only for the same matches and the same reason (a name the
+	// screener now cannot read is a new question for the reviewer).
+	if res.Outcome == Review && prev.Decision == Cleared && res.Reason == prev.Reason {
 		cleared := map[string]bool{}
 		for _, e := range prev.Evidence {
 			cleared[string(e.ListSource)+"\x00"+e.SourceRef] = true

@@ -30,8 +30,9 @@
 //	// or SANCTIONS_GATE_UNAVAILABLE for an error that is not a decision (retry).
 //
 // Gate passes only when the subject's latest check is CLEAR (or a REVIEW a reviewer cleared) and
-// ran against exactly the list versions active now; no check, a stale check, a BLOCK, an
-// undecided REVIEW, a database error or a cancelled context all refuse.
+// ran against exactly the list versions active now, under the current matching rules
+// (NormalizerVersion); no check, a stale check, a BLOCK, an undecided REVIEW, a database error or
+// a cancelled context all refuse.
 //
 // # Lists
 //
@@ -48,11 +49,27 @@
 // is screened again against the new versions; a new hit is recorded as needing review (so the
 // gate closes) and announced with a sanctions.review_required.v1 outbox event in its tenant.
 //
+// The matching rules are versioned (NormalizerVersion, recorded on every list version and every
+// check; migration app/0021). After a build with new rules is deployed, screening refuses lists
+// normalised under older rules (ErrListOutdated) and the gate refuses checks made under them
+// (SANCTIONS_LIST_STALE) until `wagerail sanctions rescreen` runs Rescreen, which first rewrites
+// the lists' normalised names (Renormalize) and then re-screens every subject due: a name the old
+// rules cleared and the new ones catch (issue 21: a listed name with invisible characters inside)
+// becomes a hit needing review.
+//
 // # Matching
 //
-// Names are compared in Normalize's form (case, diacritics, punctuation, Ethiopic transliterated
-// to Latin) token by token, in any order (NameScore: Jaro–Winkler per token, vowel-insensitive
-// for transliteration variants, best pairing, weighted by length). Candidates come from a pg_trgm
+// Names are compared in Normalize's form token by token, in any order. Normalize removes invisible
+// characters (default-ignorable and format characters: zero-width spaces and joiners, soft hyphen,
+// BOM, variation selectors, tag characters, bidi controls), applies NFKC, folds case and
+// diacritics and punctuation, transliterates Ethiopic, Arabic, Cyrillic and Greek words to Latin
+// and folds letters of other scripts that look like Latin ones inside a Latin word to them
+// (Unicode TR39 confusables, ConfusablesVersion). A name it cannot bring to Latin with confidence
+// (another script, a word mixing scripts that does not fold) is at least a REVIEW with a reason
+// (Unscreenable): screening fails closed. Titles a name starts with (Mr, Dr, Sheikh, Haji, Ato,
+// W/ro, …) are not matched. NameScore: Jaro–Winkler per token, vowel-insensitive for
+// transliteration variants (and insensitive to doubled letters against a spelling without them,
+// as Arabic writes names), best pairing, weighted by length. Candidates come from a pg_trgm
 // index; exact scoring is in Go. A date of birth on both sides raises (DOBBoost) or lowers
 // (DOBPenalty) the score. Decide maps the final score to CLEAR / REVIEW (≥ ReviewThreshold) /
 // BLOCK (≥ BlockThreshold); a match on a weak alias is at most a REVIEW.

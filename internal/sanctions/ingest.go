@@ -25,6 +25,8 @@ const (
 	ActionListIngested  = "SanctionsListIngested"
 	ActionScreened      = "SanctionsScreened"
 	ActionReviewDecided = "SanctionsReviewDecided"
+	// ActionListRenormalized: a list version's names were rewritten under new matching rules.
+	ActionListRenormalized = "SanctionsListRenormalized"
 )
 
 // File is one list file: its name (for error messages) and its content.
@@ -172,9 +174,9 @@ func load(ctx context.Context, tx pgx.Tx, list List, rep IngestReport, opts Inge
 		return rep, fmt.Errorf("%w (%d entries, the active version %d has %d); if the list really shrank, ingest it with --allow-shrink",
 			ErrShrank, rep.Entries, rep.Previous, prevEntries)
 	}
-	if err := tx.QueryRow(ctx, `INSERT INTO app.sanctions_list_versions (source, content_hash, entry_count, name_count, ingested_by)
-		VALUES ($1, $2, $3, $4, $5) RETURNING id`, string(src), rep.ContentHash, rep.Entries, rep.Names,
-		tenancy.Actor(ctx)).Scan(&rep.Version); err != nil {
+	if err := tx.QueryRow(ctx, `INSERT INTO app.sanctions_list_versions (source, content_hash, entry_count, name_count, ingested_by, normalizer_version)
+		VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`, string(src), rep.ContentHash, rep.Entries, rep.Names,
+		tenancy.Actor(ctx), NormalizerVersion).Scan(&rep.Version); err != nil {
 		return rep, fmt.Errorf("sanctions.ingest: version: %w", err)
 	}
 	rows, err := tx.Query(ctx, `SELECT nextval('app.sanctions_entry_ids') FROM generate_series(1, $1)`, len(list.Entries))
@@ -244,12 +246,15 @@ type ListVersion struct {
 	Names       int       `json:"names"`
 	IngestedAt  time.Time `json:"ingestedAt"`
 	Active      bool      `json:"active"`
+	// NormalizerVersion is the version of the matching rules its names were normalised with;
+	// one older than NormalizerVersion must be renormalised (Renormalize) before screening.
+	NormalizerVersion int `json:"normalizerVersion"`
 }
 
 // ActiveVersions are the versions screening uses now, one per source that has been ingested,
 // by id.
 func ActiveVersions(ctx context.Context, q db.Querier) ([]ListVersion, error) {
-	rows, err := q.Query(ctx, `SELECT id, source, content_hash, entry_count, name_count, ingested_at, active
+	rows, err := q.Query(ctx, `SELECT id, source, content_hash, entry_count, name_count, ingested_at, active, normalizer_version
 		FROM app.sanctions_list_versions WHERE active ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("sanctions.active_versions: %w", err)
@@ -257,7 +262,7 @@ func ActiveVersions(ctx context.Context, q db.Querier) ([]ListVersion, error) {
 	vs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ListVersion, error) {
 		var v ListVersion
 		var src string
-		err := r.Scan(&v.ID, &src, &v.ContentHash, &v.Entries, &v.Names, &v.IngestedAt, &v.Active)
+		err := r.Scan(&v.ID, &src, &v.ContentHash, &v.Entries, &v.Names, &v.IngestedAt, &v.Active, &v.NormalizerVersion)
 		v.Source = Source(src)
 		return v, err
 	})
@@ -265,4 +270,116 @@ func ActiveVersions(ctx context.Context, q db.Querier) ([]ListVersion, error) {
 		return nil, fmt.Errorf("sanctions.active_versions: %w", err)
 	}
 	return vs, nil
+}
+
+// Renormalize rewrites the normalised names of every active list version that was normalised by
+// older matching rules than NormalizerVersion, in place (the list files are not kept), and
+// records the current version on it: until then Screen refuses to screen against it
+// (ErrListOutdated), since a name normalised now and a listed name normalised under other rules
+// may fail to meet (a listed Arabic-script alias, say, is transliterated now). A name with no
+// letter or digit left under the new rules is dropped. Each version is rewritten in one
+// transaction on the audited cross-tenant path, under the same lock as an ingest of its source.
+// It returns how many versions it rewrote; Rescreen runs it first. platform must log in as
+// wagerail_platform.
+func Renormalize(ctx context.Context, platform db.Beginner) (int, error) {
+	if tenancy.Actor(ctx) == "" {
+		ctx = tenancy.WithActor(ctx, IngestActor)
+	}
+	done := 0
+	for {
+		rewrote := false
+		err := crosstenant.Tx(ctx, platform, "sanctions list renormalisation", func(tx pgx.Tx) error {
+			var id int64
+			var src string
+			var was int
+			err := tx.QueryRow(ctx, `SELECT id, source, normalizer_version FROM app.sanctions_list_versions
+				WHERE active AND normalizer_version < $1 ORDER BY id LIMIT 1`, NormalizerVersion).Scan(&id, &src, &was)
+			if errors.Is(err, pgx.ErrNoRows) {
+				return nil
+			}
+			if err != nil {
+				return fmt.Errorf("sanctions.renormalize: %w", err)
+			}
+			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('app.sanctions_ingest:' || $1))`, src); err != nil {
+				return fmt.Errorf("sanctions.renormalize: %w", err)
+			}
+			// An ingest may have swapped the version out while this waited for the lock.
+			var still bool
+			if err := tx.QueryRow(ctx, `SELECT active AND normalizer_version < $2 FROM app.sanctions_list_versions WHERE id = $1`,
+				id, NormalizerVersion).Scan(&still); err != nil {
+				return fmt.Errorf("sanctions.renormalize: %w", err)
+			}
+			if !still {
+				rewrote = true // look again
+				return nil
+			}
+			if err := renormalizeVersion(ctx, tx, id); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, `UPDATE app.sanctions_list_versions SET normalizer_version = $2 WHERE id = $1`,
+				id, NormalizerVersion); err != nil {
+				return fmt.Errorf("sanctions.renormalize: %w", err)
+			}
+			rewrote = true
+			done++
+			return audit.Write(tenancy.WithTenant(ctx, crosstenant.PlatformTenant), tx, audit.Entry{
+				Action: ActionListRenormalized, Outcome: audit.Success, TargetType: "SanctionsListVersion", TargetID: fmt.Sprint(id),
+				Details: map[string]any{"source": src, "fromNormalizerVersion": was, "toNormalizerVersion": NormalizerVersion},
+			})
+		})
+		if err != nil {
+			return done, err
+		}
+		if !rewrote {
+			return done, nil
+		}
+	}
+}
+
+// renormalizeVersion rewrites one version's normalised names and primary names.
+func renormalizeVersion(ctx context.Context, tx pgx.Tx, version int64) error {
+	rows, err := tx.Query(ctx, `SELECT entry_id, name FROM app.sanctions_names WHERE version_id = $1`, version)
+	if err != nil {
+		return fmt.Errorf("sanctions.renormalize: %w", err)
+	}
+	var ids []int64
+	var names, normalized []string
+	var id int64
+	var name string
+	if _, err := pgx.ForEachRow(rows, []any{&id, &name}, func() error {
+		ids, names, normalized = append(ids, id), append(names, name), append(normalized, Normalize(name))
+		return nil
+	}); err != nil {
+		return fmt.Errorf("sanctions.renormalize: %w", err)
+	}
+	// Names are unique per entry (Entry.addName keeps one per normalised form, and one raw name
+	// has one), so (entry, name) finds the row.
+	if _, err := tx.Exec(ctx, `DELETE FROM app.sanctions_names n USING unnest($2::bigint[], $3::text[], $4::text[]) AS u(entry_id, name, normalized)
+		WHERE n.version_id = $1 AND n.entry_id = u.entry_id AND n.name = u.name AND u.normalized = ''`,
+		version, ids, names, normalized); err != nil {
+		return fmt.Errorf("sanctions.renormalize: names: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `UPDATE app.sanctions_names n SET normalized = u.normalized
+		FROM unnest($2::bigint[], $3::text[], $4::text[]) AS u(entry_id, name, normalized)
+		WHERE n.version_id = $1 AND n.entry_id = u.entry_id AND n.name = u.name AND u.normalized <> '' AND n.normalized <> u.normalized`,
+		version, ids, names, normalized); err != nil {
+		return fmt.Errorf("sanctions.renormalize: names: %w", err)
+	}
+	rows, err = tx.Query(ctx, `SELECT id, primary_name FROM app.sanctions_entries WHERE version_id = $1`, version)
+	if err != nil {
+		return fmt.Errorf("sanctions.renormalize: %w", err)
+	}
+	ids, normalized = ids[:0], normalized[:0]
+	if _, err := pgx.ForEachRow(rows, []any{&id, &name}, func() error {
+		ids, normalized = append(ids, id), append(normalized, Normalize(name))
+		return nil
+	}); err != nil {
+		return fmt.Errorf("sanctions.renormalize: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `UPDATE app.sanctions_entries e SET normalized_name = u.normalized
+		FROM unnest($2::bigint[], $3::text[]) AS u(id, normalized)
+		WHERE e.version_id = $1 AND e.id = u.id AND e.normalized_name <> u.normalized`, version, ids, normalized); err != nil {
+		return fmt.Errorf("sanctions.renormalize: entries: %w", err)
+	}
+	return nil
 }

@@ -141,7 +141,7 @@ func TestParseUNSample(t *testing.T) {
 	require.Equal(t, []string{"DRC"}, badege.Programs)
 	saddam, ok := entryByRef(l, "IQi.001")
 	require.True(t, ok)
-	require.Contains(t, saddam.Names, Name{AliasName, "صدام حسين التكريتي", "صدام حسين التكريتي"}, "original script is an alias")
+	require.Contains(t, saddam.Names, Name{AliasName, "صدام حسين التكريتي", "sadam hasin altakriti"}, "original script is an alias, transliterated")
 	network, ok := entryByRef(l, "QDe.004")
 	require.True(t, ok)
 	require.Equal(t, Entity, network.Type)

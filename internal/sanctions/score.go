@@ -66,6 +66,10 @@ const (
 	// (Usama/Osama, Ladin/Laden, Muhammad/Mohammed): the commonest difference between two
 	// transliterations of one name, counted as slightly less than the same spelling.
 	vowelFoldWeight = 0.97
+	// squeezeWeight scales the similarity of two tokens compared with doubled letters and vowel
+	// pairs written once as well (see tokenSimilarity): lower than vowelFoldWeight, so that a
+	// name whose every token differs this way is a REVIEW (a person looks), not a BLOCK.
+	squeezeWeight = 0.94
 	// minLengthRatio and prefixLengthRatio: see tokenSimilarity.
 	minLengthRatio    = 0.6
 	prefixLengthRatio = 0.75
@@ -250,6 +254,21 @@ func alignScore(a, b []string) float64 {
 // not similar at all (John, Johnsmith), and below prefixLengthRatio only their Jaro similarity
 // counts (Winkler's prefix boost would make any token similar to its own prefix).
 func tokenSimilarity(a, b string) float64 {
+	// Spellings that differ in vowels and doubled letters only, where one has neither doubled
+	// letters nor vowel pairs (Hussein/حسين → hasin, Saddam/صدام → sadam, Hassan/حسن → hasan):
+	// Arabic leaves short vowels and doubling unwritten, so its transliterations differ from
+	// Latin spellings in exactly these, and in length too. Two spellings that both double
+	// (Hassan, Hussein) are compared as written: they are usually two names.
+	if ca, cb := squeeze(a), squeeze(b); (ca == a) != (cb == b) {
+		if len(ca) == len(cb) && consonants(ca) != "" && consonants(ca) == consonants(cb) {
+			return math.Max(plainSimilarity(a, b), squeezeWeight*JaroWinkler(foldVowels(ca), foldVowels(cb)))
+		}
+	}
+	return plainSimilarity(a, b)
+}
+
+// plainSimilarity is tokenSimilarity without the squeezed comparison.
+func plainSimilarity(a, b string) float64 {
 	ra, rb := utf8.RuneCountInString(a), utf8.RuneCountInString(b)
 	ratio := float64(min(ra, rb)) / float64(max(ra, rb))
 	switch {
@@ -281,6 +300,21 @@ func consonants(s string) string {
 		}
 		return r
 	}, s)
+}
+
+// squeeze is s with every run of one letter, and every run of vowels, written once (Hussein →
+// husen, Saddam → sadam).
+func squeeze(s string) string {
+	var b strings.Builder
+	var last rune = -1
+	for _, r := range s {
+		if r == last || isVowel(r) && isVowel(last) {
+			continue
+		}
+		b.WriteRune(r)
+		last = r
+	}
+	return b.String()
 }
 
 // foldVowels makes every vowel an a.

@@ -25,6 +25,12 @@ const candidateLimit = 500
 // against nothing is not a CLEAR: it is an error, and every gate fails closed on it.
 var ErrNoActiveList = errors.New("sanctions: no sanctions list has been ingested (run wagerail sanctions ingest)")
 
+// ErrListOutdated: an active list version's names were normalised by older rules than this
+// screener's (NormalizerVersion), so comparing them with a name normalised now could miss a match
+// either side would find. Screening refuses until wagerail sanctions rescreen (Renormalize) has
+// rewritten them: it fails closed.
+var ErrListOutdated = errors.New("sanctions: the active sanctions lists were normalised by older matching rules (run wagerail sanctions rescreen)")
+
 // Evidence is one listed entry a name matched.
 type Evidence struct {
 	EntryID     int64     `json:"entryId"`
@@ -55,6 +61,11 @@ type Result struct {
 	Evidence []Evidence `json:"evidence"`
 	// ListVersions are the active versions screened against, by id.
 	ListVersions []int64 `json:"listVersions"`
+	// Reason says why the outcome is at least a REVIEW whatever the lists hold: the name could
+	// not be brought to Latin with confidence (see Unscreenable). "" otherwise.
+	Reason string `json:"reason,omitempty"`
+	// NormalizerVersion is the version of the matching rules the name was screened with.
+	NormalizerVersion int `json:"normalizerVersion"`
 }
 
 // Screen screens a person's (or organization's) name, and date of birth when known (zero:
@@ -65,18 +76,29 @@ type Result struct {
 //
 // b is a pool or the caller's transaction, of any role: the lists are readable by the runtime
 // role. Screen writes nothing (see RecordCheck): it reads in a transaction (a savepoint inside
-// the caller's) that it rolls back. Errors: *field.Error for a name that is not a printable name
-// with a letter or digit, ErrNoActiveList, a database error.
+// the caller's) that it rolls back.
+//
+// A name Unscreenable finds fault with (a script the screener cannot bring to Latin, Arabic script,
+// a word mixing scripts) is at least a REVIEW, with the Reason, whatever the lists hold: it fails
+// closed. A name with a look-alike reading (LookalikeReading) is matched in both readings.
+//
+// Errors: *field.Error for a name that is not a printable name with a letter or digit,
+// ErrNoActiveList, ErrListOutdated, a database error.
 func Screen(ctx context.Context, b db.Beginner, name string, dob time.Time) (Result, error) {
 	name = strings.TrimSpace(name)
-	if err := field.Name("name", name); err != nil {
+	// The edge refuses invisible characters in names (field.Name), but names stored before it did
+	// are screened again (Rescreen): refusing them here would leave those subjects out of the
+	// re-screening, so they are checked without their invisible characters, which matching
+	// ignores anyway.
+	if err := field.Name("name", strings.TrimSpace(StripIgnorable(name))); err != nil {
 		return Result{}, err
 	}
-	tokens := Tokens(name)
+	normalized, lookalike, why := normalize(name)
+	tokens := matchTokens(normalized)
 	if len(tokens) == 0 {
 		return Result{}, &field.Error{Field: "name", Problem: "must contain a letter or digit"}
 	}
-	res := Result{Name: name, Outcome: Clear, Evidence: []Evidence{}}
+	res := Result{Name: name, Outcome: Clear, Evidence: []Evidence{}, NormalizerVersion: NormalizerVersion}
 	if !dob.IsZero() {
 		res.DOB = dob.Format(time.DateOnly)
 	}
@@ -86,12 +108,15 @@ func Screen(ctx context.Context, b db.Beginner, name string, dob time.Time) (Res
 	}
 	// Read only: rolling back also undoes the SET LOCAL below inside a caller's transaction.
 	defer func() { _ = tx.Rollback(ctx) }()
-	vs, err := activeVersionIDs(ctx, tx)
+	vs, outdated, err := activeVersions(ctx, tx)
 	if err != nil {
 		return Result{}, err
 	}
 	if len(vs) == 0 {
 		return Result{}, ErrNoActiveList
+	}
+	if outdated {
+		return Result{}, ErrListOutdated
 	}
 	res.ListVersions = vs
 	// The planner prices a trigram comparison like an integer equality (pg_trgm's functions
@@ -104,6 +129,23 @@ func Screen(ctx context.Context, b db.Beginner, name string, dob time.Time) (Res
 	best, order, err := candidates(ctx, tx, tokens, vs, dob)
 	if err != nil {
 		return Result{}, err
+	}
+	if lookalike != normalized {
+		// A word in Cyrillic or Greek letters that all look Latin: its look-alike reading is
+		// matched too (see LookalikeReading), and each entry keeps its stronger match.
+		more, moreOrder, err := candidates(ctx, tx, matchTokens(lookalike), vs, dob)
+		if err != nil {
+			return Result{}, err
+		}
+		for _, id := range moreOrder {
+			have, seen := best[id]
+			if !seen {
+				order = append(order, id)
+			}
+			if !seen || better(more[id], have) {
+				best[id] = more[id]
+			}
+		}
 	}
 	for _, id := range order {
 		ev := best[id]
@@ -132,6 +174,12 @@ func Screen(ctx context.Context, b db.Beginner, name string, dob time.Time) (Res
 	})
 	if len(res.Evidence) > MaxEvidence {
 		res.Evidence = res.Evidence[:MaxEvidence]
+	}
+	if why != "" {
+		res.Reason = why
+		if res.Outcome.rank() < Review.rank() {
+			res.Outcome = Review
+		}
 	}
 	return res, nil
 }
@@ -162,10 +210,7 @@ func candidates(ctx context.Context, tx pgx.Tx, tokens []string, versions []int6
 			return nil, nil, fmt.Errorf("sanctions.screen: %w", err)
 		}
 		ev.ListSource, ev.EntryType, ev.NameKind = Source(src), EntryType(typ), NameKind(kind)
-		cand := strings.Fields(normName)
-		if len(cand) > MaxTokens {
-			cand = cand[:MaxTokens]
-		}
+		cand := matchTokens(normName)
 		ev.DOBMatch = CompareDOB(dob, dobs)
 		score := adjust(tokenScore(tokens, cand), ev.DOBMatch)
 		ev.Score = math.Round(score*1e4) / 1e4
@@ -193,15 +238,25 @@ func better(a, b Evidence) bool {
 	return a.Score > b.Score
 }
 
-// activeVersionIDs are the ids of the active versions, ascending.
-func activeVersionIDs(ctx context.Context, q db.Querier) ([]int64, error) {
-	rows, err := q.Query(ctx, `SELECT id FROM app.sanctions_list_versions WHERE active ORDER BY id`)
+// activeVersions are the ids of the active versions, ascending, and whether any of them was
+// normalised by rules older than NormalizerVersion.
+func activeVersions(ctx context.Context, q db.Querier) ([]int64, bool, error) {
+	rows, err := q.Query(ctx, `SELECT id, normalizer_version < $1 FROM app.sanctions_list_versions WHERE active ORDER BY id`,
+		NormalizerVersion)
 	if err != nil {
-		return nil, fmt.Errorf("sanctions: active versions: %w", err)
+		return nil, false, fmt.Errorf("sanctions: active versions: %w", err)
 	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	var ids []int64
+	outdated := false
+	var id int64
+	var old bool
+	_, err = pgx.ForEachRow(rows, []any{&id, &old}, func() error {
+		ids = append(ids, id)
+		outdated = outdated || old
+		return nil
+	})
 	if err != nil {
-		return nil, fmt.Errorf("sanctions: active versions: %w", err)
+		return nil, false, fmt.Errorf("sanctions: active versions: %w", err)
 	}
-	return ids, nil
+	return ids, outdated, nil
 }

@@ -1,0 +1,69 @@
+package api
+
+import (
+	"encoding/json"
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Issue 21: a listed name with invisible characters inside (a WORD JOINER between letters) was
+// accepted as an employee, screened CLEAR and paid. The edge now refuses names carrying invisible
+// formatting characters with a 400 naming the field, and stores nothing; a name whose script needs
+// a zero-width non-joiner between letters (Persian) is still accepted.
+func TestNamesRefuseInvisibleCharacters(t *testing.T) {
+	t.Parallel()
+	w := newEmpWorld(t)
+	count := func() int {
+		rec := w.call(w.owner, http.MethodGet, "/api/employees?limit=100", nil)
+		require.Equal(t, http.StatusOK, rec.Code)
+		return len(decode[employeeListJSON](t, rec).Employees)
+	}
+	for i, c := range []struct {
+		name, field string
+		set         func(map[string]any)
+	}{
+		{"word joiner in the last name", "lastName", func(b map[string]any) { b["firstName"], b["lastName"] = "Usama", "bin La\u2060din" }},
+		{"zero-width space in the first name", "firstName", func(b map[string]any) { b["firstName"] = "Us\u200Bama" }},
+		{"soft hyphen", "lastName", func(b map[string]any) { b["lastName"] = "Lad\u00ADin" }},
+		{"byte order mark", "firstName", func(b map[string]any) { b["firstName"] = "\uFEFFUsama" }},
+		{"tag character", "lastName", func(b map[string]any) { b["lastName"] = "Ladin\U000E0061" }},
+		{"variation selector", "firstName", func(b map[string]any) { b["firstName"] = "Usama\uFE0F" }},
+		{"zero-width joiner between Latin letters", "firstName", func(b map[string]any) { b["firstName"] = "Usa\u200Dma" }},
+		{"invisible character in the account holder", "payoutAccount.holderName", func(b map[string]any) {
+			b["payoutAccount"].(map[string]any)["holderName"] = "Usama bin\u2060 Ladin"
+		}},
+	} {
+		body := w.body("ET3000000" + string(rune('0'+i)))
+		c.set(body)
+		rec := w.hostile(w.owner, http.MethodPost, "/api/employees", body)
+		require.Equal(t, http.StatusBadRequest, rec.Code, "%s: %s", c.name, rec.Body.String())
+		require.Equal(t, "INVALID_REQUEST", errCode(rec), c.name)
+		var e struct {
+			Error struct {
+				Message string            `json:"message"`
+				Details map[string]string `json:"details"`
+			} `json:"error"`
+		}
+		require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &e))
+		require.Equal(t, c.field, e.Error.Details["field"], c.name)
+		require.Contains(t, e.Error.Message, "invisible", c.name)
+	}
+	require.Zero(t, count(), "nothing was stored")
+	require.Empty(t, w.events(w.a, eventEmployeeCreated))
+
+	// A Persian name spelt with a zero-width non-joiner between letters is a name.
+	body := w.body("ET30000099")
+	body["lastName"] = "\u0645\u06CC\u200C\u0631\u0648\u062F"
+	w.create(w.owner, body)
+	require.Equal(t, 1, count())
+
+	// An organization's name at sign-up: the same refusal.
+	rec := w.f.client().call(http.MethodPost, "/api/auth/sign-up/email", map[string]any{
+		"email": "evasive@example.org", "password": testPassword, "name": "Abebe Kebede",
+		"organization": map[string]any{"name": "Red\u200B Sea Trading", "kind": "BUSINESS"},
+	})
+	require.Equal(t, http.StatusBadRequest, rec.Code, rec.Body.String())
+	require.Equal(t, "INVALID_REQUEST", errCode(rec))
+}
