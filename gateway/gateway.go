@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"slices"
 	"sort"
+	"sync"
 	"time"
 )
 
@@ -20,6 +21,9 @@ type Gateway struct {
 	metrics  *Metrics
 	clock    Clock
 	log      *slog.Logger
+	// baselined holds the tenant/partner/account keys whose mirror baseline is settled
+	// (recorded, or known never to be): the check is once per account per process.
+	baselined sync.Map
 }
 
 // ErrReferenceReused: the transfer register already holds the (partner, reference) with another
@@ -134,7 +138,8 @@ func lookupErrorReason(err error) string {
 
 // InitiateTransfer records the disbursement in the transfer register, then submits it to
 // partner, then records what the partner answered. Nothing is sent unless the record is written:
-// a bank callback about the transfer must always find whose it is. Errors: ErrUnknownPartner,
+// a bank callback about the transfer must always find whose it is. Before the first transfer
+// from an account for a tenant it records the account's mirror baseline (ensureBaseline). Errors: ErrUnknownPartner,
 // ErrReferenceReused (the register holds the reference with another body or tenant; nothing
 // sent), a *PartnerError (KindRejected, KindConflict, KindInvalid, KindUnavailable, KindUnknown).
 func (g *Gateway) InitiateTransfer(ctx context.Context, partner string, req TransferRequest) (Transfer, bool, error) {
@@ -142,6 +147,7 @@ func (g *Gateway) InitiateTransfer(ctx context.Context, partner string, req Tran
 	if err != nil {
 		return Transfer{}, false, err
 	}
+	g.ensureBaseline(ctx, p, req.TenantID, req.FromAccount, req.Reference)
 	rec := TransferRecord{Partner: partner, Reference: req.Reference, TenantID: req.TenantID, Domain: req.Domain,
 		AmountSantim: req.AmountSantim, Currency: req.Currency, FromAccount: req.FromAccount, ToAccount: req.ToAccount}
 	if err := g.store.RecordTransfers(ctx, req.TenantID, []TransferRecord{rec}); err != nil {
@@ -166,6 +172,7 @@ func (g *Gateway) InitiateBatch(ctx context.Context, partner string, req BatchRe
 	if err != nil {
 		return Batch{}, false, err
 	}
+	g.ensureBaseline(ctx, p, req.TenantID, req.FromAccount, req.BatchReference)
 	recs := make([]TransferRecord, len(req.Items))
 	for i, it := range req.Items {
 		recs[i] = TransferRecord{Partner: partner, Reference: it.Reference, TenantID: req.TenantID, Domain: req.Domain,

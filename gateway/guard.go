@@ -236,3 +236,16 @@ func (p *Partner) Probe(ctx context.Context) error {
 	defer cancel()
 	return p.inner.Probe(ctx)
 }
+
+// baselineStatement downloads a statement for a mirror baseline: once, outside the breaker and
+// the health window, like a probe. The baseline is best effort (ensureBaseline); its download
+// must neither trip the breaker the transfers rely on nor count against the partner's health,
+// and with the breaker open it is not tried at all.
+func (p *Partner) baselineStatement(ctx context.Context, req StatementRequest) ([]byte, error) {
+	if p.breakerOpen() {
+		return nil, &PartnerError{Op: p.Partner() + ".statement", Kind: KindUnavailable, Message: "circuit breaker open"}
+	}
+	return p.inner.Statement(ctx, req)
+}
+
+func (p *Partner) breakerOpen() bool { return p.breaker.State() == gobreaker.StateOpen }

@@ -318,6 +318,11 @@ func FormatMajorAmount(santim int64) string {
 type camt053 struct {
 	XMLName xml.Name `xml:"Document"`
 	Stmts   []struct {
+		Bals []struct {
+			Code      string `xml:"Tp>CdOrPrtry>Cd"`
+			Amt       string `xml:"Amt"`
+			CdtDbtInd string `xml:"CdtDbtInd"`
+		} `xml:"Bal"`
 		Ntries []camtEntry `xml:"Ntry"`
 	} `xml:"BkToCstmrStmt>Stmt"`
 }
@@ -354,16 +359,48 @@ const camtNamespacePrefix = "urn:iso:std:iso:20022:tech:xsd:camt.053.001."
 // (Sts BOOK, or no status) are statement lines; pending and information-only entries are not
 // money that moved and are skipped.
 func ParseCamt053(raw []byte) ([]StatementLine, error) {
+	lines, _, err := parseCamt053(raw)
+	return lines, err
+}
+
+// ParseCamt053Closing parses a camt.053 statement and its closing booked balance (CLBD, signed:
+// negative when DBIT) of its last statement. ok is false when the statement has none.
+func ParseCamt053Closing(raw []byte) (lines []StatementLine, closingSantim int64, ok bool, err error) {
+	lines, doc, err := parseCamt053(raw)
+	if err != nil || len(doc.Stmts) == 0 {
+		return lines, 0, false, err
+	}
+	for _, b := range doc.Stmts[len(doc.Stmts)-1].Bals {
+		if strings.TrimSpace(b.Code) != "CLBD" {
+			continue
+		}
+		v, err := ParseMajorAmount(strings.TrimSpace(b.Amt))
+		if err != nil {
+			return nil, 0, false, stmtErr("camt053", 0, "Bal CLBD Amt", "%v", err)
+		}
+		switch strings.TrimSpace(b.CdtDbtInd) {
+		case "CRDT":
+		case "DBIT":
+			v = -v
+		default:
+			return nil, 0, false, stmtErr("camt053", 0, "Bal CLBD CdtDbtInd", "must be CRDT or DBIT")
+		}
+		return lines, v, true, nil
+	}
+	return lines, 0, false, nil
+}
+
+func parseCamt053(raw []byte) ([]StatementLine, camt053, error) {
 	var doc camt053
 	dec := xml.NewDecoder(bytes.NewReader(raw))
 	// Refuse DTDs and entities: statements come from outside and need none of that.
 	dec.Strict = true
 	dec.Entity = map[string]string{}
 	if err := dec.Decode(&doc); err != nil {
-		return nil, stmtErr("camt053", 0, "", "not a well-formed XML document: %v", err)
+		return nil, doc, stmtErr("camt053", 0, "", "not a well-formed XML document: %v", err)
 	}
 	if !strings.HasPrefix(doc.XMLName.Space, camtNamespacePrefix) {
-		return nil, stmtErr("camt053", 0, "", "the document's namespace is not camt.053")
+		return nil, doc, stmtErr("camt053", 0, "", "the document's namespace is not camt.053")
 	}
 	var lines []StatementLine
 	seen := map[string]int{}
@@ -372,27 +409,27 @@ func ParseCamt053(raw []byte) ([]StatementLine, error) {
 		for _, e := range st.Ntries {
 			n++
 			if n > maxStatementLines {
-				return nil, stmtErr("camt053", 0, "", "more than %d entries", maxStatementLines)
+				return nil, doc, stmtErr("camt053", 0, "", "more than %d entries", maxStatementLines)
 			}
 			switch strings.TrimSpace(e.Sts) {
 			case "", "BOOK":
 			case "PDNG", "INFO":
 				continue
 			default:
-				return nil, stmtErr("camt053", 0, fmt.Sprintf("Ntry %d Sts", n), "unknown status")
+				return nil, doc, stmtErr("camt053", 0, fmt.Sprintf("Ntry %d Sts", n), "unknown status")
 			}
 			l, err := e.line(n)
 			if err != nil {
-				return nil, err
+				return nil, doc, err
 			}
 			if prev, dup := seen[l.EntryRef]; dup {
-				return nil, stmtErr("camt053", 0, fmt.Sprintf("Ntry %d NtryRef", n), "%q already in Ntry %d", l.EntryRef, prev)
+				return nil, doc, stmtErr("camt053", 0, fmt.Sprintf("Ntry %d NtryRef", n), "%q already in Ntry %d", l.EntryRef, prev)
 			}
 			seen[l.EntryRef] = n
 			lines = append(lines, l)
 		}
 	}
-	return lines, nil
+	return lines, doc, nil
 }
 
 func (e camtEntry) line(n int) (StatementLine, error) {

@@ -1,0 +1,1 @@
+DROP TABLE IF EXISTS gateway.mirror_baselines;
