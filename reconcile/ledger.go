@@ -9,6 +9,7 @@ import (
 
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/wagerail/wagerail/internal/partnerref"
 	"github.com/wagerail/wagerail/ledger"
 	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
 )
@@ -54,14 +55,20 @@ func mirrorAccounts(ctx context.Context, l LedgerReader, tenantID, partner strin
 }
 
 // mirrorMovements returns the net movement of each ledger transaction on the mirror account for
-// entries created within [from, to). Only POSTED-phase entries count: a hold is not money that
-// moved in the ledger's books, and the ledger's own reconciliation counts the same way.
+// entries created within [from, to). Only POSTED-phase entries are movements: a hold is not
+// money that moved in the ledger's books, and the ledger's own reconciliation counts the same
+// way. A transaction with no POSTED entry there but a hold is returned as a hold (HoldOpen while
+// no RELEASE entry is seen, HoldVoided after), for the bank lines of its transfer.
 func mirrorMovements(ctx context.Context, l LedgerReader, tenantID, partner, account string, from, to time.Time) ([]LedgerItem, error) {
 	name := MirrorAccountName(partner, account)
 	type agg struct {
-		net  int64
-		seq  int64
-		date time.Time
+		net        int64 // POSTED entries
+		posted     bool
+		held       int64 // HOLD entries
+		released   int64 // RELEASE entries
+		isReleased bool
+		seq        int64
+		date       time.Time
 	}
 	byTx := map[string]*agg{}
 	var order []string
@@ -75,9 +82,6 @@ func mirrorMovements(ctx context.Context, l LedgerReader, tenantID, partner, acc
 			return nil, fmt.Errorf("ledger list entries %s: %w", name, err)
 		}
 		for _, e := range resp.GetEntries() {
-			if e.GetPhase() != ledgerv1.EntryPhase_ENTRY_PHASE_POSTED {
-				continue
-			}
 			a, ok := byTx[e.GetTransactionId()]
 			if !ok {
 				a = &agg{seq: e.GetSeq(), date: day(e.GetCreatedAt().AsTime())}
@@ -88,16 +92,40 @@ func mirrorMovements(ctx context.Context, l LedgerReader, tenantID, partner, acc
 			if e.GetDirection() == ledgerv1.Direction_DIRECTION_CREDIT {
 				amt = -amt
 			}
-			a.net += amt
+			// Sums of entries the ledger bounds (MaxAccountTotalSantim per account): no overflow.
+			switch e.GetPhase() {
+			case ledgerv1.EntryPhase_ENTRY_PHASE_POSTED:
+				a.net += amt
+				a.posted = true
+			case ledgerv1.EntryPhase_ENTRY_PHASE_HOLD:
+				a.held += amt
+			case ledgerv1.EntryPhase_ENTRY_PHASE_RELEASE:
+				a.released += amt
+				a.isReleased = true
+			}
 		}
 		if token = resp.GetNextPageToken(); token == "" {
 			break
 		}
 	}
 	var moved []string
+	hold := map[string]HoldState{}
 	for _, id := range order {
-		// A transaction that moved the account and back nets to nothing at the bank.
-		if byTx[id].net != 0 {
+		a := byTx[id]
+		switch {
+		case a.net != 0:
+			moved = append(moved, id)
+		case a.posted:
+			// A transaction that moved the account and back nets to nothing at the bank.
+		case a.held != 0 || a.released != 0:
+			if a.held == 0 {
+				a.held = -a.released // the hold was entered before the window, its release within
+			}
+			a.net = a.held
+			hold[id] = HoldOpen
+			if a.isReleased {
+				hold[id] = HoldVoided
+			}
 			moved = append(moved, id)
 		}
 	}
@@ -108,7 +136,7 @@ func mirrorMovements(ctx context.Context, l LedgerReader, tenantID, partner, acc
 	out := make([]LedgerItem, 0, len(moved))
 	for _, id := range moved {
 		a := byTx[id]
-		it := LedgerItem{Account: account, TransactionID: id, Seq: a.seq, Date: a.date, References: refs[id], Direction: Credit, AmountSantim: a.net}
+		it := LedgerItem{Account: account, TransactionID: id, Seq: a.seq, Date: a.date, References: refs[id], Direction: Credit, AmountSantim: a.net, Hold: hold[id]}
 		// The mirror is an asset: a debit is money arriving at the bank account (a bank credit).
 		if a.net < 0 {
 			it.Direction, it.AmountSantim = Debit, -a.net
@@ -118,8 +146,40 @@ func mirrorMovements(ctx context.Context, l LedgerReader, tenantID, partner, acc
 	return out, nil
 }
 
-// transactionRefs returns, per transaction id, the references a bank line may carry for it: its
-// "bank_reference" metadata, its idempotency key and its id.
+// mirrorBalanceAt is the mirror's posted balance (debits less credits) from its entries created
+// before at: what the ledger had booked on the account when its baseline was taken. The
+// baseline is taken at the account's first transfer, so these are the few entries of its
+// first day, read in pages like any others.
+func mirrorBalanceAt(ctx context.Context, l LedgerReader, tenantID, partner, account string, at time.Time) (int64, error) {
+	name := MirrorAccountName(partner, account)
+	var bal int64
+	token := ""
+	for {
+		resp, err := l.ListEntries(ctx, &ledgerv1.ListEntriesRequest{
+			TenantId: tenantID, AccountName: name, To: timestamppb.New(at), PageSize: ledgerPage, PageToken: token,
+		})
+		if err != nil {
+			return 0, fmt.Errorf("ledger list entries %s: %w", name, err)
+		}
+		for _, e := range resp.GetEntries() {
+			if e.GetPhase() != ledgerv1.EntryPhase_ENTRY_PHASE_POSTED {
+				continue
+			}
+			// Bounded by the ledger (MaxAccountTotalSantim per account): no overflow.
+			if e.GetDirection() == ledgerv1.Direction_DIRECTION_CREDIT {
+				bal -= e.GetAmountSantim()
+			} else {
+				bal += e.GetAmountSantim()
+			}
+		}
+		if token = resp.GetNextPageToken(); token == "" {
+			return bal, nil
+		}
+	}
+}
+
+// transactionRefs returns, per transaction id, the references a bank line may carry for it
+// (ledgerReferences).
 //
 // ListEntries carries neither the idempotency key nor the metadata, so the transactions are
 // read with GetTransactions, without their entries, up to the ledger's maximum per call: one
@@ -132,7 +192,7 @@ func transactionRefs(ctx context.Context, l LedgerReader, tenantID string, ids [
 			return nil, fmt.Errorf("ledger get transactions (%d): %w", len(chunk), err)
 		}
 		for _, t := range resp.GetTransactions() {
-			out[t.GetId()] = []string{t.GetMetadata()["bank_reference"], t.GetIdempotencyKey(), t.GetId()}
+			out[t.GetId()] = ledgerReferences(t.GetMetadata(), t.GetIdempotencyKey(), t.GetId())
 		}
 		// The ids come from the tenant's own entries: a transaction the ledger leaves out
 		// would be a broken ledger, not a finding to report.
@@ -143,6 +203,21 @@ func transactionRefs(ctx context.Context, l LedgerReader, tenantID string, ids [
 		}
 	}
 	return out, nil
+}
+
+// ledgerReferences are the references under which a bank line may name a ledger transaction:
+// the transfer reference it carries (partnerref.LedgerMetadataKey, the saga's leg reference),
+// its idempotency key and its id. A posting made before leg references carries none; its
+// transfer's reference was the saga's workflow id, which its key implies
+// (partnerref.FromLegacyLedgerKey), so that is accepted too, for such postings only.
+func ledgerReferences(meta map[string]string, key, id string) []string {
+	refs := []string{meta[partnerref.LedgerMetadataKey], key, id}
+	if refs[0] == "" {
+		if legacy, ok := partnerref.FromLegacyLedgerKey(key); ok {
+			refs = append(refs, legacy)
+		}
+	}
+	return refs
 }
 
 // driftAccount is one account's statement for the ledger's own drift report: signed lines

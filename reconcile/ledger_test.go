@@ -73,7 +73,8 @@ func TestMirrorMovementsReadTransactionsInBatches(t *testing.T) {
 		}
 		batch.Transactions = append(batch.Transactions, p)
 	}
-	// Neither a movement that nets to nothing on the mirror nor a hold is money that moved.
+	// A movement that nets to nothing on the mirror is no money that moved; a hold is not either,
+	// but is returned as one (for the bank line of its transfer).
 	batch.Transactions = append(batch.Transactions,
 		&ledgerv1.PostTransactionRequest{IdempotencyKey: "mv-there-and-back", Entries: []*ledgerv1.EntryInput{
 			leg(mirror, dr, 5), leg("payroll-clearing", cr, 5), leg("payroll-clearing", dr, 5), leg(mirror, cr, 5)}},
@@ -94,8 +95,14 @@ func TestMirrorMovementsReadTransactionsInBatches(t *testing.T) {
 	items, err := mirrorMovements(ctx, l, tenant, gateway.SandboxPartner, account, now.Add(-time.Hour), now.Add(time.Hour))
 	require.NoError(t, err)
 
-	require.Len(t, items, n)
-	for i, it := range items {
+	require.Len(t, items, n+1)
+	hold := items[n]
+	require.Equal(t, HoldOpen, hold.Hold)
+	require.Equal(t, Credit, hold.Direction)
+	require.Equal(t, int64(9), hold.AmountSantim)
+	require.Equal(t, "mv-hold", hold.References[1])
+	for i, it := range items[:n] {
+		require.Empty(t, it.Hold)
 		ref := ""
 		if i%3 == 0 {
 			ref = fmt.Sprintf("FT%04d", i)
@@ -113,7 +120,7 @@ func TestMirrorMovementsReadTransactionsInBatches(t *testing.T) {
 	require.Equal(t, 2, l.listEntries)
 	require.Len(t, l.batches, 2)
 	require.Len(t, l.batches[0].GetTransactionIds(), ledger.MaxGetTransactions)
-	require.Len(t, l.batches[1].GetTransactionIds(), n-ledger.MaxGetTransactions)
+	require.Len(t, l.batches[1].GetTransactionIds(), n+1-ledger.MaxGetTransactions)
 	for _, b := range l.batches {
 		require.True(t, b.GetOmitEntries(), "only the references are needed")
 		require.Equal(t, tenant, b.GetTenantId())

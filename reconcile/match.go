@@ -11,6 +11,11 @@ import (
 // amount. Items dated within [from, to] (inclusive days) are the period's; items outside it
 // (the caller passes a margin of days on each side) are only there so a movement booked a day
 // apart on the two sides still pairs up, and are never flagged themselves.
+//
+// Holds (LedgerItem.Hold) explain the bank lines of transfers whose posting is not a movement:
+// an open hold the transfer's debit, a voided hold the debit together with its refund (both
+// exactly, by reference, direction and amount). They are neither counted nor flagged: a hold
+// whose transfer the bank never booked moved nothing on either side.
 func Match(bank []BankItem, ledger []LedgerItem, from, to time.Time) MatchResult {
 	in := func(d time.Time) bool { return !d.Before(from) && !d.After(to) }
 	type key struct{ account, ref string }
@@ -46,12 +51,12 @@ func Match(bank []BankItem, ledger []LedgerItem, from, to time.Time) MatchResult
 	ledgerMatchedDir := map[dkey]bool{}
 	var res MatchResult
 	for _, b := range bank {
-		if in(b.Date) {
+		if in(b.Date) && !b.Baseline {
 			res.Scanned++
 		}
 	}
 	for _, l := range ledger {
-		if in(l.Date) {
+		if l.Hold == "" && in(l.Date) {
 			res.Scanned++
 		}
 	}
@@ -59,6 +64,9 @@ func Match(bank []BankItem, ledger []LedgerItem, from, to time.Time) MatchResult
 		bankUsed[bi], ledgerUsed[li] = true, true
 		if in(bank[bi].Date) {
 			res.Matched++
+			if bank[bi].Baseline {
+				res.Scanned++ // the ledger knew the line: it is reconciled, not history
+			}
 		}
 		if in(ledger[li].Date) {
 			res.Matched++
@@ -77,7 +85,7 @@ func Match(bank []BankItem, ledger []LedgerItem, from, to time.Time) MatchResult
 		best := -1
 		for _, li := range byRef[key{b.Account, b.Reference}] {
 			l := ledger[li]
-			if ledgerUsed[li] || l.Direction != b.Direction || l.AmountSantim != b.AmountSantim {
+			if ledgerUsed[li] || l.Hold != "" || l.Direction != b.Direction || l.AmountSantim != b.AmountSantim {
 				continue
 			}
 			if best < 0 || absDays(l.Date, b.Date) < absDays(ledger[best].Date, b.Date) {
@@ -86,6 +94,53 @@ func Match(bank []BankItem, ledger []LedgerItem, from, to time.Time) MatchResult
 		}
 		if best >= 0 {
 			pair(bi, best)
+		}
+	}
+	// Pass 1b: holds take the bank lines of their transfer that no movement took.
+	bankByRef := map[key][]int{}
+	for bi, b := range bank {
+		if b.Reference != "" && !bankUsed[bi] {
+			bankByRef[key{b.Account, b.Reference}] = append(bankByRef[key{b.Account, b.Reference}], bi)
+		}
+	}
+	for li, l := range ledger {
+		if l.Hold == "" {
+			continue
+		}
+		find := func(dir Direction) int {
+			for _, r := range l.References {
+				for _, bi := range bankByRef[key{l.Account, r}] {
+					if b := bank[bi]; !bankUsed[bi] && b.Direction == dir && b.AmountSantim == l.AmountSantim {
+						return bi
+					}
+				}
+			}
+			return -1
+		}
+		held := find(l.Direction)
+		if held < 0 {
+			continue
+		}
+		lines := []int{held}
+		if l.Hold == HoldVoided {
+			bankUsed[held] = true // so the refund is another line
+			refund := find(opposite(l.Direction))
+			bankUsed[held] = false
+			if refund < 0 {
+				// The bank kept the money of a transfer the ledger released: the debit is flagged.
+				continue
+			}
+			lines = append(lines, refund)
+		}
+		ledgerUsed[li] = true
+		for _, bi := range lines {
+			bankUsed[bi] = true
+			if in(bank[bi].Date) {
+				res.Matched++
+				if bank[bi].Baseline {
+					res.Scanned++
+				}
+			}
 		}
 	}
 	flag := func(f Flag, dates ...time.Time) {
@@ -104,6 +159,11 @@ func Match(bank []BankItem, ledger []LedgerItem, from, to time.Time) MatchResult
 		bs := b.AmountSantim
 		f := Flag{Account: b.Account, Reference: b.Reference, Direction: b.Direction, EntryRef: b.EntryRef, BankSantim: &bs, Date: b.Date}
 		cands := byRef[key{b.Account, b.Reference}]
+		if b.Baseline && !hasMovement(ledger, ledgerUsed, cands, b.Direction) {
+			// The account's history from before it was a mirror: in the baseline, not drift.
+			bankUsed[bi] = true
+			continue
+		}
 		if b.Reference == "" || len(cands) == 0 {
 			f.Kind = UnknownBankLine
 			f.Detail = fmt.Sprintf("bank %s of %s santim with reference %q unknown to the ledger", dirWord(b.Direction), santimStr(b.AmountSantim), b.Reference)
@@ -113,7 +173,7 @@ func Match(bank []BankItem, ledger []LedgerItem, from, to time.Time) MatchResult
 		}
 		other := -1
 		for _, li := range cands {
-			if !ledgerUsed[li] && ledger[li].Direction == b.Direction {
+			if !ledgerUsed[li] && ledger[li].Hold == "" && ledger[li].Direction == b.Direction {
 				other = li
 				break
 			}
@@ -143,7 +203,7 @@ func Match(bank []BankItem, ledger []LedgerItem, from, to time.Time) MatchResult
 	}
 	// Pass 3: what is left of the ledger side.
 	for li, l := range ledger {
-		if ledgerUsed[li] {
+		if ledgerUsed[li] || l.Hold != "" {
 			continue
 		}
 		ls := l.AmountSantim
@@ -175,6 +235,23 @@ func absDays(a, b time.Time) time.Duration {
 		return -d
 	}
 	return d
+}
+
+// hasMovement: a ledger movement (not a hold) among cands that no line took, of direction dir.
+func hasMovement(ledger []LedgerItem, used []bool, cands []int, dir Direction) bool {
+	for _, li := range cands {
+		if !used[li] && ledger[li].Hold == "" && ledger[li].Direction == dir {
+			return true
+		}
+	}
+	return false
+}
+
+func opposite(d Direction) Direction {
+	if d == Debit {
+		return Credit
+	}
+	return Debit
 }
 
 func dirWord(d Direction) string {

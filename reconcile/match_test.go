@@ -133,3 +133,66 @@ func TestMatchPeriodMargins(t *testing.T) {
 	require.Equal(t, map[FlagKind]int{}, kinds(res.Flags), "t1 is outside the period and unpaired: not flagged here")
 	require.Equal(t, 2, res.Matched)
 }
+
+// A saga's advances as the bank and the ledger see them: one settled (the posting committed, the
+// bank's debit), one failed at the bank after it held the money (the posting voided, the bank's
+// debit and its refund), one rejected before the bank booked anything (voided, no line), one
+// still held by the bank (pending, the debit booked). Every bank line is explained, none flagged.
+func TestMatchHoldsExplainTheirTransfers(t *testing.T) {
+	t.Parallel()
+	d := date("2026-03-02")
+	hold := func(ref, tx string, st HoldState, amt int64) LedgerItem {
+		l := lItem(ref, tx, Debit, amt, d, 0)
+		l.Hold = st
+		return l
+	}
+	bank := []BankItem{
+		bItem("wf1.ewa-disburse.1", "E1", Debit, 500_00, d),
+		bItem("wf2.ewa-disburse.1", "E2", Debit, 300_00, d), bItem("wf2.ewa-disburse.1", "E3", Credit, 300_00, d),
+		bItem("wf4.ewa-disburse.1", "E4", Debit, 200_00, d),
+	}
+	ledger := []LedgerItem{
+		lItem("wf1.ewa-disburse.1", "t1", Debit, 500_00, d, 1),
+		hold("wf2.ewa-disburse.1", "t2", HoldVoided, 300_00),
+		hold("wf3.ewa-disburse.1", "t3", HoldVoided, 100_00),
+		hold("wf4.ewa-disburse.1", "t4", HoldOpen, 200_00),
+	}
+	res := Match(bank, ledger, d, d)
+	require.Empty(t, res.Flags, "%+v", res.Flags)
+	require.Equal(t, 5, res.Scanned, "4 bank lines and 1 movement: holds are not movements")
+	require.Equal(t, 5, res.Matched)
+
+	// The bank kept the money of the failed transfer (no refund): its debit is flagged, as money
+	// the ledger released; a refund of another amount is not the refund.
+	res = Match([]BankItem{bItem("wf2.ewa-disburse.1", "E2", Debit, 300_00, d), bItem("wf2.ewa-disburse.1", "E3", Credit, 299_99, d)},
+		[]LedgerItem{hold("wf2.ewa-disburse.1", "t2", HoldVoided, 300_00)}, d, d)
+	require.Equal(t, map[FlagKind]int{MissingDebitInLedger: 1, MissingCreditInLedger: 1}, kinds(res.Flags))
+	require.Zero(t, res.Matched)
+
+	// A hold explains only its own amount and direction.
+	res = Match([]BankItem{bItem("wf4.ewa-disburse.1", "E4", Debit, 200_01, d)}, []LedgerItem{hold("wf4.ewa-disburse.1", "t4", HoldOpen, 200_00)}, d, d)
+	require.Equal(t, map[FlagKind]int{MissingDebitInLedger: 1}, kinds(res.Flags))
+}
+
+// The README's walk-through before leg references: the transfer's reference was the workflow id
+// and the posting's key "ewa-disburse:<workflow id>", with no bank_reference. The runner gives
+// such a posting the workflow id as a reference too (ledgerReferences), so it pairs.
+func TestLedgerReferencesPairLegacyPostings(t *testing.T) {
+	t.Parallel()
+	d := date("2026-03-02")
+	refs := ledgerReferences(map[string]string{"employeeId": "e1"}, "ewa-disburse:idem-t-ABC", "tx-1")
+	require.Equal(t, []string{"", "ewa-disburse:idem-t-ABC", "tx-1", "idem-t-ABC"}, refs)
+	legacy := LedgerItem{Account: "A", TransactionID: "tx-1", References: refs, Direction: Debit, AmountSantim: 100_00, Date: d, Seq: 1}
+	res := Match([]BankItem{bItem("idem-t-ABC", "E1", Debit, 100_00, d)}, []LedgerItem{legacy}, d, d)
+	require.Empty(t, res.Flags, "%+v", res.Flags)
+	require.Equal(t, 2, res.Matched)
+
+	// A posting with a bank_reference answers to it, never to a reference implied by its key.
+	refs = ledgerReferences(map[string]string{"bank_reference": "idem-t-ABC.ewa-disburse.1"}, "ewa-disburse:idem-t-ABC", "tx-2")
+	require.Equal(t, []string{"idem-t-ABC.ewa-disburse.1", "ewa-disburse:idem-t-ABC", "tx-2"}, refs)
+	item := LedgerItem{Account: "A", TransactionID: "tx-2", References: refs, Direction: Debit, AmountSantim: 100_00, Date: d, Seq: 1}
+	res = Match([]BankItem{bItem("idem-t-ABC", "E1", Debit, 100_00, d)}, []LedgerItem{item}, d, d)
+	require.Equal(t, map[FlagKind]int{UnknownBankLine: 1, MissingDebitAtBank: 1}, kinds(res.Flags))
+	res = Match([]BankItem{bItem("idem-t-ABC.ewa-disburse.1", "E1", Debit, 100_00, d)}, []LedgerItem{item}, d, d)
+	require.Empty(t, res.Flags)
+}

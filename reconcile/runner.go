@@ -23,8 +23,12 @@ import (
 type Statements interface {
 	// StatementAccounts lists the accounts of a partner for which the tenant has stored lines.
 	StatementAccounts(ctx context.Context, tenantID, partner string) ([]string, error)
-	// StatementLines returns the stored lines of one account booked within [from, to] (days).
+	// StatementLines returns the stored lines of one account booked within [from, to] (days),
+	// in booking order.
 	StatementLines(ctx context.Context, tenantID, partner, account string, from, to time.Time) ([]gateway.StoredLine, error)
+	// MirrorBaseline returns the account's balance when it became the tenant's mirror (ok false
+	// when none was recorded: the account's whole history is reconciled).
+	MirrorBaseline(ctx context.Context, tenantID, partner, account string) (gateway.Baseline, bool, error)
 }
 
 // StatementFetcher downloads and ingests a statement through the gateway. The gateway's Go
@@ -135,6 +139,28 @@ func (r *Runner) ReconcilePair(ctx context.Context, p PairRequest) (PairSummary,
 		if err != nil {
 			return PairSummary{}, err
 		}
+		base, hasBase, err := r.Statements.MirrorBaseline(ctx, p.TenantID, p.Partner, acct)
+		if err != nil {
+			return PairSummary{}, err
+		}
+		var inBase []bool
+		ledgerAtBase := int64(0)
+		if hasBase {
+			var found bool
+			if inBase, found = InBaseline(lines, base); !found && !base.AsOfDate.Before(from) && !base.AsOfDate.After(to) {
+				// Without its line the statement cannot be split at the baseline: guessing would
+				// either flag the account's history or hide our own movements.
+				sum.Errors++
+				sum.ErrorDetails = append(sum.ErrorDetails, fmt.Sprintf("account %s: the statement of %s lacks line %s, where the mirror's baseline was taken (fetch it again)",
+					acct, base.AsOfDate.Format(time.DateOnly), base.AsOfEntryRef))
+				continue
+			}
+			if mirrored[acct] {
+				if ledgerAtBase, err = mirrorBalanceAt(ctx, r.Ledger, p.TenantID, p.Partner, acct, base.RecordedAt); err != nil {
+					return PairSummary{}, err
+				}
+			}
+		}
 		if mirrored[acct] {
 			// An account only the statement knows has no ledger movements: its lines are flagged.
 			moves, err := mirrorMovements(ctx, r.Ledger, p.TenantID, p.Partner, acct, wideFrom, wideTo.AddDate(0, 0, 1))
@@ -144,9 +170,19 @@ func (r *Runner) ReconcilePair(ctx context.Context, p PairRequest) (PairSummary,
 			ledger = append(ledger, moves...)
 		}
 		da := driftAccount{account: acct}
-		for _, l := range lines {
-			bank = append(bank, BankItem{Account: acct, EntryRef: l.EntryRef, Reference: l.Reference, Direction: Direction(l.Direction), AmountSantim: l.AmountSantim, Date: l.BookingDate})
+		for i, l := range lines {
+			history := inBase != nil && inBase[i]
+			bank = append(bank, BankItem{Account: acct, EntryRef: l.EntryRef, Reference: l.Reference, Direction: Direction(l.Direction),
+				AmountSantim: l.AmountSantim, Date: l.BookingDate, Baseline: history})
 			if l.BookingDate.Before(from) || l.BookingDate.After(to) {
+				continue
+			}
+			if l.BalanceAfterSantim != nil {
+				// The ledger's mirror started from the baseline: of the bank's balance then, only
+				// what the ledger had booked by that time (ledgerAtBase) is the ledger's to explain.
+				da.hasClosingBalance, da.closingSantim = true, *l.BalanceAfterSantim-base.BalanceSantim+ledgerAtBase
+			}
+			if history {
 				continue
 			}
 			amt := l.AmountSantim
@@ -154,9 +190,6 @@ func (r *Runner) ReconcilePair(ctx context.Context, p PairRequest) (PairSummary,
 				amt = -amt
 			}
 			da.lines = append(da.lines, statementLine(l.Reference, amt, l.BookingDate))
-			if l.BalanceAfterSantim != nil {
-				da.hasClosingBalance, da.closingSantim = true, *l.BalanceAfterSantim
-			}
 		}
 		clean = append(clean, acct)
 		drift = append(drift, da)
@@ -190,6 +223,32 @@ func (r *Runner) ReconcilePair(ctx context.Context, p PairRequest) (PairSummary,
 			"matched", sum.Matched, "flagged", sum.Flagged, "errors", sum.Errors)
 	}
 	return sum, nil
+}
+
+// InBaseline marks the lines of a statement (in booking order) booked before the baseline was
+// taken: those of earlier days, and on its day those up to its line AsOfEntryRef. found is false
+// when the lines include the baseline's day but not its line; that day's lines are then all
+// marked, so that none of them is flagged on a guess (the caller reports the account instead
+// when the day is in the period).
+func InBaseline(lines []gateway.StoredLine, b gateway.Baseline) (in []bool, found bool) {
+	in = make([]bool, len(lines))
+	last := -1 // the baseline's line
+	for i, l := range lines {
+		switch {
+		case l.BookingDate.Before(b.AsOfDate):
+			in[i] = true
+		case l.BookingDate.Equal(b.AsOfDate) && b.AsOfEntryRef != "" && last < 0:
+			in[i] = true
+			if l.EntryRef == b.AsOfEntryRef {
+				last = i
+			}
+		}
+	}
+	sameDay := false
+	for _, l := range lines {
+		sameDay = sameDay || l.BookingDate.Equal(b.AsOfDate)
+	}
+	return in, last >= 0 || !sameDay || b.AsOfEntryRef == ""
 }
 
 // accounts is every account either side knows — a mirror account without statement lines and

@@ -46,7 +46,24 @@ type BankItem struct {
 	Direction    Direction
 	AmountSantim int64
 	Date         time.Time // booking date (UTC day)
+	// Baseline: the line was booked before the account became the ledger's mirror (it is in the
+	// recorded baseline, gateway.Baseline). It pairs with a ledger movement like any line, and is
+	// then counted; left over it is the account's history, neither counted nor flagged.
+	Baseline bool
 }
+
+// HoldState says whether a ledger item is money the ledger's books moved ("") or a hold on the
+// mirror that did not become a movement.
+type HoldState string
+
+const (
+	// HoldOpen: a pending transaction (the saga waits for its transfer). The bank books a
+	// transfer's debit when it accepts it, so its line may already be on the statement.
+	HoldOpen HoldState = "OPEN"
+	// HoldVoided: a voided transaction (the transfer failed). The bank may show the transfer's
+	// debit and, as it failed, the refund of it: the two cancel out on both sides.
+	HoldVoided HoldState = "VOIDED"
+)
 
 // LedgerItem is the net movement of one ledger transaction on a mirror account, seen from the
 // bank account: Credit when the mirror was debited (money arrived at the bank account), Debit
@@ -55,8 +72,13 @@ type LedgerItem struct {
 	Account       string
 	TransactionID string
 	// References under which the bank may know this movement: the transaction's
-	// "bank_reference" metadata, its idempotency key and its id (any may appear on the line).
-	References   []string
+	// "bank_reference" metadata (partnerref), its idempotency key, its id, and for postings made
+	// before leg references the transfer reference their key implies (any may appear on the line).
+	References []string
+	// Hold is set for a transaction that only held money on the mirror (its amount is the
+	// hold's). Such an item is not a movement of the ledger's books: it only explains the bank
+	// lines of its transfer, and is never counted or flagged itself.
+	Hold         HoldState
 	Direction    Direction
 	AmountSantim int64
 	Seq          int64
