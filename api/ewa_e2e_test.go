@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/api/workflowservice/v1"
 
 	"github.com/wagerail/wagerail/internal/idempotency"
+	"github.com/wagerail/wagerail/internal/partnerref"
 	"github.com/wagerail/wagerail/internal/testkit"
 	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
 	"github.com/wagerail/wagerail/workflows"
@@ -73,7 +74,7 @@ func TestEwaDisburseEndToEnd(t *testing.T) {
 	// but the callback reached a running or finished saga, never an unknown one).
 	require.Eventually(t, func() bool {
 		return s.count(t, `SELECT count(*) FROM app.bank_webhook_events WHERE tenant_id = $1 AND reference = $2 AND outcome IN ('APPLIED', 'SAGA_FINISHED')`,
-			s.tenant, acc.WorkflowID) == 1
+			s.tenant, partnerref.Leg(partnerref.EwaDisburse, acc.WorkflowID, 1)) == 1
 	}, 30*time.Second, 50*time.Millisecond)
 
 	// An operator finds the saga in the Temporal UI by its search attributes.
