@@ -26,7 +26,7 @@ func (s *Server) authRoutes() []Route {
 	return []Route{
 		{Method: http.MethodPost, Path: "/api/auth/sign-up/email", Auth: Public, Summary: "Sign up with e-mail and password; creates the first organization", Handler: s.signUp},
 		{Method: http.MethodPost, Path: "/api/auth/sign-in/email", Auth: Public, Summary: "Sign in with e-mail and password", Handler: s.signIn},
-		{Method: http.MethodPost, Path: "/api/auth/sign-out", Auth: Session, TwoFactorChallenge: true, Summary: "Sign out (revokes the session)", Handler: s.signOut},
+		{Method: http.MethodPost, Path: "/api/auth/sign-out", Auth: Session, TwoFactorChallenge: true, Summary: "Sign out (revokes the session)", Handler: s.signOut, Body: BodyNone},
 		{Method: http.MethodGet, Path: "/api/auth/get-session", Auth: Session, Summary: "The signed-in user and session", Handler: s.getSession},
 		{Method: http.MethodPost, Path: "/api/auth/organization/set-active", Auth: Session, Summary: "Choose the active organization (rotates the session)", Handler: s.setActiveOrganization},
 	}
@@ -177,7 +177,7 @@ func (s *Server) signUp(c *gin.Context) {
 			Details: map[string]string{"kind": string(org.Kind)}})
 	})
 	if errors.Is(err, identity.ErrEmailTaken) {
-		writeError(c, NewError(http.StatusConflict, "EMAIL_TAKEN", "an account with this e-mail exists; sign in or reset the password"))
+		s.signUpTaken(c, req, orgID, now)
 		return
 	}
 	if err != nil {
@@ -187,6 +187,26 @@ func (s *Server) signUp(c *gin.Context) {
 	s.sendVerificationEmail(ctx, user)
 	s.setSessionCookie(c, token, sess)
 	c.JSON(http.StatusCreated, gin.H{"user": toUserJSON(user), "organization": organizationJSON{ID: org.ID, Name: org.Name, Kind: org.Kind}})
+}
+
+// signUpTaken answers a sign-up whose e-mail already has an account exactly as a new sign-up is
+// answered (201, the same body with fresh ids, a session cookie of the same form), after the
+// same password hashing, so the answer does not tell who has an account. Nothing is created: the
+// cookie names no session, and the address's owner gets a mail saying an account exists (the
+// new sign-up's owner gets the verification mail at the same point). The attempt is audited
+// DENIED under the platform.
+func (s *Server) signUpTaken(c *gin.Context, req signUpRequest, orgID string, now time.Time) {
+	ctx := c.Request.Context()
+	if err := s.auditIn(ctx, crosstenant.PlatformTenant, anonymousActor, audit.Entry{Action: "SignUp", Outcome: audit.Denied,
+		Details: map[string]string{"code": "ACCOUNT_EXISTS"}}); err != nil {
+		writeError(c, err)
+		return
+	}
+	s.sendAccountExistsEmail(ctx, req.Email)
+	user := identity.User{ID: identity.NewID(), Email: req.Email, Name: req.Name}
+	s.setSessionCookie(c, identity.NewToken(), identity.Session{ExpiresAt: now.Add(identity.SessionLifetime)})
+	c.JSON(http.StatusCreated, gin.H{"user": toUserJSON(user),
+		"organization": organizationJSON{ID: orgID, Name: req.Organization.Name, Kind: req.Organization.Kind}})
 }
 
 type signInRequest struct {

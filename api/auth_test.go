@@ -2,6 +2,8 @@ package api
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -10,11 +12,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wagerail/wagerail/internal/crosstenant"
 	"github.com/wagerail/wagerail/internal/identity"
 	"github.com/wagerail/wagerail/internal/notify"
+	"github.com/wagerail/wagerail/internal/tenancy"
 	"github.com/wagerail/wagerail/internal/testkit"
 )
 
@@ -193,7 +198,6 @@ func TestSignUpRefusals(t *testing.T) {
 		status int
 		code   string
 	}{
-		{"taken e-mail, other case", func(m map[string]any) { m["email"] = "TAKEN@example.com" }, 409, "EMAIL_TAKEN"},
 		{"bad e-mail", func(m map[string]any) { m["email"] = "not-an-email" }, 400, "INVALID_REQUEST"},
 		{"short password", func(m map[string]any) { m["password"] = "short" }, 400, "INVALID_REQUEST"},
 		{"long password", func(m map[string]any) { m["password"] = strings.Repeat("p", 129) }, 400, "INVALID_REQUEST"},
@@ -339,4 +343,105 @@ func FuzzAuthCoreRoutes(f *testing.F) {
 			t.Fatalf("%s %s answered %d: %s", r.method, r.path, rec.Code, rec.Body.String())
 		}
 	})
+}
+
+// TestSignupDoesNotRevealExistingAccount: a sign-up with an e-mail that already has an account
+// (in any case) is answered as a new sign-up is: 201, the same body shape, a session cookie of the
+// same form, the same content type. It creates nothing (no user, no organization, no session:
+// the cookie opens nothing, the account's password is unchanged), and the address's owner gets a
+// mail saying an account exists, as a new address gets its verification mail.
+func TestSignupDoesNotRevealExistingAccount(t *testing.T) {
+	t.Parallel()
+	f := newAuthFixture(t)
+	f.signUp("taken@example.com", "MERCHANT")
+	count := func(table string) int {
+		var n int
+		ctx := tenancy.WithActor(context.Background(), "system:test")
+		require.NoError(t, crosstenant.Tx(ctx, f.d.Platform(t), "test: count "+table, func(tx pgx.Tx) error {
+			return tx.QueryRow(ctx, `SELECT count(*) FROM app.`+table).Scan(&n)
+		}))
+		return n
+	}
+	users, organizations, sessions := count("users"), count("organizations"), count("sessions")
+	body := func(email string) map[string]any {
+		return map[string]any{"email": email, "password": "another horse battery", "name": "Someone Else",
+			"organization": map[string]any{"name": "Takeover PLC", "kind": "BUSINESS"}}
+	}
+	taken, fresh := f.client(), f.client()
+	recTaken := taken.call(http.MethodPost, "/api/auth/sign-up/email", body("TAKEN@example.com"))
+	recFresh := fresh.call(http.MethodPost, "/api/auth/sign-up/email", body("fresh@example.com"))
+	require.Equal(t, http.StatusCreated, recTaken.Code, recTaken.Body.String())
+	require.Equal(t, recFresh.Code, recTaken.Code)
+	require.Equal(t, recFresh.Header().Get("Content-Type"), recTaken.Header().Get("Content-Type"))
+	require.Equal(t, jsonShape(t, recFresh.Body.Bytes()), jsonShape(t, recTaken.Body.Bytes()), "the same body shape")
+	gotTaken, gotFresh := decode[signUpResult](t, recTaken), decode[signUpResult](t, recFresh)
+	require.Equal(t, "taken@example.com", gotTaken.User.Email)
+	require.NotEmpty(t, gotTaken.User.ID)
+	require.NotEqual(t, gotFresh.Organization.ID, gotTaken.Organization.ID)
+	ckTaken, ckFresh := recTaken.Result().Cookies(), recFresh.Result().Cookies()
+	require.Len(t, ckTaken, 1)
+	require.Len(t, ckFresh, 1)
+	require.Equal(t, ckFresh[0].Name, ckTaken[0].Name)
+	require.Len(t, ckTaken[0].Value, len(ckFresh[0].Value))
+	require.Equal(t, ckFresh[0].MaxAge, ckTaken[0].MaxAge)
+	require.Equal(t, ckFresh[0].HttpOnly, ckTaken[0].HttpOnly)
+	require.Equal(t, ckFresh[0].SameSite, ckTaken[0].SameSite)
+	require.Equal(t, ckFresh[0].Path, ckTaken[0].Path)
+
+	// Nothing was created for the taken address, and nothing of its account changed.
+	require.Equal(t, users+1, count("users"), "only the fresh sign-up made a user")
+	require.Equal(t, organizations+1, count("organizations"))
+	require.Equal(t, sessions+1, count("sessions"))
+	require.Equal(t, http.StatusUnauthorized, taken.call(http.MethodGet, "/api/auth/get-session", nil).Code, "the cookie opens no session")
+	f.signIn("taken@example.com") // the owner's password still works
+	rec := f.client().call(http.MethodPost, "/api/auth/sign-in/email", map[string]any{"email": "taken@example.com", "password": "another horse battery"})
+	require.Equal(t, http.StatusUnauthorized, rec.Code)
+
+	// The owner of the address learns of the attempt; the fresh address gets its verification.
+	m, ok := f.inbox.LatestEmail("taken@example.com", notify.AccountExists)
+	require.True(t, ok, "the account-exists mail")
+	require.Contains(t, m.Text, "already has an account")
+	_, ok = f.inbox.LatestEmail("fresh@example.com", notify.VerifyEmail)
+	require.True(t, ok)
+	require.Equal(t, 1, mailsTo(f.inbox, "taken@example.com", notify.VerifyEmail), "only the first sign-up's verification link")
+}
+
+// mailsTo counts the e-mails of purpose p sent to to.
+func mailsTo(inbox *notify.Memory, to string, p notify.Purpose) int {
+	n := 0
+	for _, m := range inbox.Emails() {
+		if m.To == to && m.Purpose == p {
+			n++
+		}
+	}
+	return n
+}
+
+// jsonShape is a JSON document with every string, number and boolean replaced by its type: two
+// answers of the same shape differ only in values.
+func jsonShape(t testing.TB, raw []byte) any {
+	t.Helper()
+	var v any
+	require.NoError(t, json.Unmarshal(raw, &v))
+	var shape func(v any) any
+	shape = func(v any) any {
+		switch x := v.(type) {
+		case map[string]any:
+			out := map[string]any{}
+			for k, e := range x {
+				out[k] = shape(e)
+			}
+			return out
+		case []any:
+			out := make([]any, len(x))
+			for i, e := range x {
+				out[i] = shape(e)
+			}
+			return out
+		case nil:
+			return "null"
+		}
+		return fmt.Sprintf("%T", v)
+	}
+	return shape(v)
 }

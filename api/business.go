@@ -18,6 +18,7 @@ import (
 	"github.com/wagerail/wagerail/internal/identity"
 	"github.com/wagerail/wagerail/internal/orgs"
 	"github.com/wagerail/wagerail/internal/tenancy"
+	"github.com/wagerail/wagerail/internal/uploads"
 )
 
 // Business organizations (the spec's "Business (organizations)" table) and the KYC documents of
@@ -688,6 +689,11 @@ func (s *Server) putKYCDocument(k orgs.Kind) gin.HandlerFunc {
 			if replaced, err = orgs.PutDocument(ctx, tx, id, k, docType, d); err != nil {
 				return err
 			}
+			// After the organization's own refusals (404 unknown or of another kind, 409
+			// deleted), in the same transaction: a refusal here rolls the write back.
+			if err := documentIsUpload(ctx, tx, id, req); err != nil {
+				return err
+			}
 			return audit.Write(ctx, tx, audit.Entry{Action: actionPutKYCDocument, Outcome: audit.Success,
 				TargetType: targetOrganization, TargetID: id,
 				Details: map[string]any{"docType": docType, "kind": k, "replaced": replaced}})
@@ -702,6 +708,35 @@ func (s *Server) putKYCDocument(k orgs.Kind) gin.HandlerFunc {
 		}
 		c.JSON(status, toKYCDocumentJSON(docType, d))
 	}
+}
+
+// documentIsUpload holds a KYC document to the file it names: an upload of this organization
+// (another organization's key, a made-up one and a nil UUID all look alike: not found), whose
+// recorded content type and size are the declared ones. Without it a reviewer would verify a
+// business on a "document" that is not there, or is not what the record says it is (a 9 MB PNG
+// that is a 45-byte PDF).
+func documentIsUpload(ctx context.Context, tx pgx.Tx, tenant string, req kycDocumentRequest) error {
+	obj, err := uploads.Lookup(ctx, tx, tenant, req.FileKey)
+	if errors.Is(err, uploads.ErrNotFound) {
+		e := NewError(http.StatusBadRequest, "KYC_DOCUMENT_NOT_FOUND", "fileKey names no upload of this organization (POST /api/uploads first)")
+		e.Details = map[string]string{"field": "fileKey"}
+		return e
+	}
+	if err != nil {
+		return err
+	}
+	mismatch := func(f string, declared, stored any) error {
+		e := NewError(http.StatusBadRequest, "KYC_DOCUMENT_MISMATCH", f+" is not the uploaded file's")
+		e.Details = map[string]any{"field": f, "declared": declared, "uploaded": stored}
+		return e
+	}
+	if obj.ContentType != req.ContentType {
+		return mismatch("contentType", req.ContentType, obj.ContentType)
+	}
+	if obj.SizeBytes != req.SizeBytes {
+		return mismatch("sizeBytes", req.SizeBytes, obj.SizeBytes)
+	}
+	return nil
 }
 
 func (s *Server) deleteKYCDocument(k orgs.Kind) gin.HandlerFunc {

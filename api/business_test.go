@@ -78,6 +78,21 @@ func bizDoc(key string) map[string]any {
 	return map[string]any{"fileKey": key, "fileName": "scan.pdf", "contentType": "application/pdf", "sizeBytes": 2048}
 }
 
+// bizUploaded uploads data (of contentType) to organization org as platform and returns the KYC
+// document body that names it as it was recorded.
+func bizUploaded(t testing.TB, platform *apiClient, org, fileName, contentType string, data []byte) map[string]any {
+	t.Helper()
+	rec := uploadsSend(platform, "?tenantId="+org, uploadsFile(fileName, contentType, data))
+	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
+	up := decode[uploadJSON](t, rec)
+	return map[string]any{"fileKey": up.Key, "fileName": fileName, "contentType": up.ContentType, "sizeBytes": up.SizeBytes}
+}
+
+// bizUploadedPDF is bizUploaded of a scan.pdf.
+func bizUploadedPDF(t testing.TB, platform *apiClient, org string) map[string]any {
+	return bizUploaded(t, platform, org, "scan.pdf", "application/pdf", uploadsPDF)
+}
+
 // bizWorld is a business A with an owner, an admin and a member; another tenant's owner (of
 // business B); a platform admin; and an anonymous client.
 type bizWorld struct {
@@ -88,7 +103,8 @@ type bizWorld struct {
 }
 
 func newBizWorld(t *testing.T) *bizWorld {
-	f := newAuthFixture(t)
+	// With an upload store: KYC documents name uploads.
+	f := newUploadsFixtureOn(t, testkit.NewDB(t), func(*Deps) {}).authFixture
 	w := &bizWorld{f: f}
 	var res signUpResult
 	w.owner, res = f.signUp("owner@a.example", "BUSINESS")
@@ -219,7 +235,7 @@ func TestBusinessAccessMatrix(t *testing.T) {
 	add(http.MethodPut, "/api/business/"+a+"/status", map[string]any{"status": "ACTIVE"}, wp, cp)
 	add(http.MethodGet, "/api/business/"+a+"/documents", nil, wp, cp)
 	wp, cp = platformOnly(201)
-	add(http.MethodPut, "/api/business/"+a+"/documents/owner_id", bizDoc("files/owner-id"), wp, cp)
+	add(http.MethodPut, "/api/business/"+a+"/documents/owner_id", bizUploadedPDF(t, w.platform, a), wp, cp)
 	wp, cp = platformOnly(200)
 	add(http.MethodDelete, "/api/business/"+a+"/documents/owner_id", nil, wp, cp)
 	// DELETE last: only refusals here (the owner's and platform's successes are TestBusinessSoftDelete's).
@@ -556,7 +572,7 @@ func TestBusinessKYCAndOnboarding(t *testing.T) {
 
 	// Documents, profile, an admin.
 	for _, dt := range []string{"business_license", "memorandum_of_association", "owner_id", "tin_certificate"} {
-		rec := w.platform.call(http.MethodPut, base+"/documents/"+dt, bizDoc("uploads/"+dt))
+		rec := w.platform.call(http.MethodPut, base+"/documents/"+dt, bizUploadedPDF(t, w.platform, b.ID))
 		require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
 	}
 	rec = w.platform.call(http.MethodPut, base, bizFullProfile)
@@ -604,16 +620,18 @@ func TestKYCDocuments(t *testing.T) {
 	require.Equal(t, []string{"banking_license", "certificate_of_incorporation", "director_id", "tin_certificate"}, l.Missing)
 
 	f.advance(time.Minute)
-	rec := w.platform.call(http.MethodPut, fiDocs+"/banking_license", bizDoc("uploads/licence-1"))
+	licence1 := bizUploadedPDF(t, w.platform, fi.Organization.ID)
+	rec := w.platform.call(http.MethodPut, fiDocs+"/banking_license", licence1)
 	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
-	require.Equal(t, kycDocumentJSON{DocType: "banking_license", FileKey: "uploads/licence-1", FileName: "scan.pdf",
-		ContentType: "application/pdf", SizeBytes: 2048, UploadedAt: f.now(), UploadedBy: bizUserID(t, w.platform)},
+	require.Equal(t, kycDocumentJSON{DocType: "banking_license", FileKey: licence1["fileKey"].(string), FileName: "scan.pdf",
+		ContentType: "application/pdf", SizeBytes: int64(len(uploadsPDF)), UploadedAt: f.now(), UploadedBy: bizUserID(t, w.platform)},
 		decode[kycDocumentJSON](t, rec))
-	rec = w.platform.call(http.MethodPut, fiDocs+"/banking_license", map[string]any{"fileKey": "uploads/licence-2", "fileName": "licence v2.png", "contentType": "image/png", "sizeBytes": 1})
+	licence2 := bizUploaded(t, w.platform, fi.Organization.ID, "licence v2.png", "image/png", uploadsPNG)
+	rec = w.platform.call(http.MethodPut, fiDocs+"/banking_license", licence2)
 	require.Equal(t, http.StatusOK, rec.Code, "a second PUT replaces")
 	l = list(fiDocs)
 	require.Len(t, l.Documents, 1)
-	require.Equal(t, "uploads/licence-2", l.Documents[0].FileKey)
+	require.Equal(t, licence2["fileKey"], l.Documents[0].FileKey)
 	require.Equal(t, "licence v2.png", l.Documents[0].FileName)
 	require.NotContains(t, l.Missing, "banking_license")
 	require.Equal(t, 2, bizAudits(t, f.d, fi.Organization.ID, actionPutKYCDocument, "SUCCESS", ""))
@@ -631,13 +649,13 @@ func TestKYCDocuments(t *testing.T) {
 	}
 	rec = w.platform.call(http.MethodPut, "/api/merchants/"+fi.Organization.ID+"/documents/trade_license", bizDoc("k"))
 	require.Equal(t, http.StatusNotFound, rec.Code)
-	rec = w.platform.call(http.MethodPut, "/api/merchants/"+mer.Organization.ID+"/documents/trade_license", bizDoc("k"))
-	require.Equal(t, http.StatusCreated, rec.Code)
+	rec = w.platform.call(http.MethodPut, "/api/merchants/"+mer.Organization.ID+"/documents/trade_license", bizUploadedPDF(t, w.platform, mer.Organization.ID))
+	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
 
 	// Types come from the kind's list.
 	for _, p := range []string{fiDocs + "/trade_license", fiDocs + "/passport", "/api/merchants/" + mer.Organization.ID + "/documents/banking_license"} {
-		for _, m := range []string{http.MethodPut, http.MethodDelete} {
-			rec := w.platform.hostile(m, p, bizDoc("k"))
+		for m, body := range map[string]any{http.MethodPut: bizDoc("k"), http.MethodDelete: nil} {
+			rec := w.platform.hostile(m, p, body)
 			require.Equal(t, http.StatusBadRequest, rec.Code, p)
 			require.Equal(t, "UNKNOWN_DOCUMENT_TYPE", errCode(rec), p)
 		}
@@ -669,7 +687,7 @@ func TestKYCDocuments(t *testing.T) {
 	// Delete: the document, then 404.
 	rec = w.platform.call(http.MethodDelete, fiDocs+"/banking_license", nil)
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
-	require.Equal(t, "uploads/licence-2", decode[kycDocumentJSON](t, rec).FileKey)
+	require.Equal(t, licence2["fileKey"], decode[kycDocumentJSON](t, rec).FileKey)
 	rec = w.platform.call(http.MethodDelete, fiDocs+"/banking_license", nil)
 	require.Equal(t, http.StatusNotFound, rec.Code)
 	require.Equal(t, "NOT_FOUND", errCode(rec))
@@ -735,4 +753,70 @@ func newBizFuzzFixture(tb testing.TB) *bizFuzzFixture {
 	f := newAuthFixture(tb)
 	owner, res := f.signUp("owner@fuzz.example", "BUSINESS")
 	return &bizFuzzFixture{srv: f.srv, owner: owner, platform: f.platformAdmin("root@fuzz.example"), org: res.Organization.ID}
+}
+
+// TestKycDocumentFileKeyMustBeOwnUpload: a KYC document of a business, FI or merchant names an
+// upload of that organization, declared as it was recorded. A made-up key, another
+// organization's key, a nil UUID and a 9 MB "PNG" that is a small PDF are refused with a clear
+// 400, and nothing is filed or audited as filed.
+func TestKycDocumentFileKeyMustBeOwnUpload(t *testing.T) {
+	t.Parallel()
+	w := newBizWorld(t)
+	f := w.f
+	_, fi := f.signUp("owner@fi.example", "FI")
+	_, mer := f.signUp("owner@merchant.example", "MERCHANT")
+	own := bizUploadedPDF(t, w.platform, w.a)
+	others := bizUploadedPDF(t, w.platform, w.b)
+	with := func(doc map[string]any, k string, v any) map[string]any {
+		out := map[string]any{}
+		for key, val := range doc {
+			out[key] = val
+		}
+		out[k] = v
+		return out
+	}
+	cases := []struct {
+		name, path string
+		body       map[string]any
+		code       string
+		field      string
+	}{
+		{"made-up key", "/api/business/" + w.a, with(own, "fileKey", "uploads/never-uploaded"), "KYC_DOCUMENT_NOT_FOUND", "fileKey"},
+		{"another organization's key", "/api/business/" + w.a, others, "KYC_DOCUMENT_NOT_FOUND", "fileKey"},
+		{"nil UUID", "/api/business/" + w.a, with(own, "fileKey", "00000000-0000-0000-0000-000000000000"), "KYC_DOCUMENT_NOT_FOUND", "fileKey"},
+		{"a 9 MB PNG that is a small PDF", "/api/business/" + w.a, with(with(own, "contentType", "image/png"), "sizeBytes", 9<<20), "KYC_DOCUMENT_MISMATCH", "contentType"},
+		{"the right type, the wrong size", "/api/business/" + w.a, with(own, "sizeBytes", 9<<20), "KYC_DOCUMENT_MISMATCH", "sizeBytes"},
+		{"FI: a business's key", "/api/financial-institutions/" + fi.Organization.ID, own, "KYC_DOCUMENT_NOT_FOUND", "fileKey"},
+		{"merchant: a business's key", "/api/merchants/" + mer.Organization.ID, own, "KYC_DOCUMENT_NOT_FOUND", "fileKey"},
+	}
+	docType := map[string]string{"/api/business/": "owner_id", "/api/financial-institutions/": "director_id", "/api/merchants/": "trade_license"}
+	typeOf := func(path string) string {
+		for prefix, dt := range docType {
+			if strings.HasPrefix(path, prefix) {
+				return dt
+			}
+		}
+		t.Fatalf("no document type for %s", path)
+		return ""
+	}
+	orgOf := func(path string) string { return path[strings.LastIndex(path, "/")+1:] }
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := w.platform.call(http.MethodPut, tc.path+"/documents/"+typeOf(tc.path), tc.body)
+			require.Equal(t, http.StatusBadRequest, rec.Code, rec.Body.String())
+			require.Equal(t, tc.code, errCode(rec))
+			var e errBody
+			require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &e))
+			require.Contains(t, string(e.Error.Details), `"field":"`+tc.field+`"`)
+			// Nothing filed, nothing audited as filed.
+			rec = w.platform.call(http.MethodGet, tc.path+"/documents", nil)
+			require.Equal(t, http.StatusOK, rec.Code)
+			require.Empty(t, decode[kycDocumentListJSON](t, rec).Documents)
+			require.Zero(t, bizAudits(t, f.d, orgOf(tc.path), actionPutKYCDocument, "SUCCESS", ""))
+		})
+	}
+	// The upload as recorded is filed.
+	rec := w.platform.call(http.MethodPut, "/api/business/"+w.a+"/documents/owner_id", own)
+	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
+	require.Equal(t, own["fileKey"], decode[kycDocumentJSON](t, rec).FileKey)
 }

@@ -78,6 +78,9 @@ func FuzzCatalogAssignmentRoutes(f *testing.F) {
 		path := pathOf(r.Path, map[string]string{"id": id, "assignmentId": assignment})
 		req := httptest.NewRequest(r.Method, "/", strings.NewReader(body))
 		req.URL.Path, req.URL.RawPath = path, ""
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json") // past checkBody, into the handlers
+		}
 		req.AddCookie(owner.cookie)
 		rec := httptest.NewRecorder()
 		fx.srv.Engine.ServeHTTP(rec, req)

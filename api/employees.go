@@ -33,7 +33,7 @@ import (
 func (s *Server) employeeRoutes() []Route {
 	return []Route{
 		{Method: http.MethodPost, Path: "/api/employees", Auth: Org, Role: orgs.Admin, Summary: "Add an employee to the active organization", Handler: s.createEmployee},
-		{Method: http.MethodPost, Path: "/api/employees/bulk-import", Auth: Org, Role: orgs.Admin, Summary: "Import employees from a CSV file (row by row; the valid rows in one transaction)", Handler: s.importEmployees, MaxBodyBytes: employees.MaxImportBytes},
+		{Method: http.MethodPost, Path: "/api/employees/bulk-import", Auth: Org, Role: orgs.Admin, Summary: "Import employees from a CSV file (row by row; the valid rows in one transaction)", Handler: s.importEmployees, MaxBodyBytes: employees.MaxImportBytes, Body: BodyOwn},
 		{Method: http.MethodGet, Path: "/api/employees", Auth: Org, Role: orgs.PlainMember, Summary: "The active organization's employees (paged, filtered)", Handler: s.listEmployees},
 		{Method: http.MethodGet, Path: "/api/employees/active/:businessId", Auth: Org, Role: orgs.PlainMember, Tenant: "businessId", Summary: "A business's ACTIVE employees (paged)", Handler: s.listActiveEmployees},
 		{Method: http.MethodGet, Path: "/api/employees/department/:businessId/:department", Auth: Org, Role: orgs.PlainMember, Tenant: "businessId", Summary: "A business's employees of one department (paged)", Handler: s.listDepartmentEmployees},
@@ -182,6 +182,19 @@ func (r *employeeRequest) apply(e *employees.Employee) ([]string, error) {
 	return given, nil
 }
 
+// cataloguedFields are the fields given whose values come from the employer's catalogs: an update
+// checks those against the catalogs, and leaves a value filed before its entry was deleted alone.
+func (r *employeeRequest) cataloguedFields() []string {
+	var out []string
+	if r.EmploymentType != nil {
+		out = append(out, "employmentType")
+	}
+	if r.PaymentFrequency != nil {
+		out = append(out, "paymentFrequency")
+	}
+	return out
+}
+
 // employeeProbe is a valid employee. The employee rules are per field, so a change applied to it
 // shows exactly the given fields' errors: an update is checked before any transaction opens.
 var employeeProbe = employees.Employee{FirstName: "A", LastName: "B", FullName: "A B", NationalID: "PROBE0001",
@@ -216,9 +229,12 @@ func (s *Server) employeeBusiness(c *gin.Context, id *string) bool {
 // audited DENIED (action on the employee id) when answered with s.answer.
 func employeeError(action, id string, err error) error {
 	var fe *field.Error
+	var ce *employees.CatalogError
 	switch {
 	case errors.Is(err, employees.ErrNotFound):
 		return errEmployeeNotFound
+	case errors.As(err, &ce):
+		return errNotInCatalog(ce)
 	case errors.Is(err, employees.ErrInvalid) && errors.As(err, &fe):
 		return fieldError(fe)
 	case errors.Is(err, employees.ErrDuplicateNationalID):
@@ -243,6 +259,14 @@ func employeeError(action, id string, err error) error {
 		return errInvalidToken
 	}
 	return err
+}
+
+// errNotInCatalog is the answer to an employment type or payment frequency that is no entry of
+// the employer's catalog: well-formed, but not a value this employer has (422).
+func errNotInCatalog(ce *employees.CatalogError) *Error {
+	e := NewError(http.StatusUnprocessableEntity, "NOT_IN_CATALOG", ce.Error()+" (GET /api/employment-types, /api/payment-frequencies)")
+	e.Details = map[string]string{"field": ce.Field}
+	return e
 }
 
 // employeeID reads and checks the :id path parameter.
@@ -292,6 +316,9 @@ func (s *Server) createEmployee(c *gin.Context) {
 	tenant := callerOf(c).Tenant
 	var out employees.Employee
 	err = s.inTenant(c, func(ctx context.Context, tx pgx.Tx) error {
+		if err := employees.ResolveCatalogs(ctx, tx, &e); err != nil {
+			return employeeError(actionCreateEmployee, "", err)
+		}
 		var err error
 		if out, err = employees.Create(ctx, tx, tenant, e); err != nil {
 			return employeeError(actionCreateEmployee, "", err)
@@ -351,8 +378,13 @@ func (s *Server) updateEmployee(c *gin.Context) {
 	err = s.inTenant(c, func(ctx context.Context, tx pgx.Tx) error {
 		var err error
 		out, err = employees.Update(ctx, tx, tenant, id, func(e *employees.Employee) error {
-			_, err := req.apply(e)
-			return err
+			if _, err := req.apply(e); err != nil {
+				return err
+			}
+			if catalogued := req.cataloguedFields(); len(catalogued) > 0 {
+				return employees.ResolveCatalogs(ctx, tx, e, catalogued...)
+			}
+			return nil
 		})
 		if err != nil {
 			return employeeError(actionUpdateEmployee, id, err)

@@ -73,7 +73,12 @@ func importRowError(r employees.ImportRow) employeeImportRowJSON {
 	out := employeeImportRowJSON{Line: r.Line, Outcome: importError}
 	set := func(status int, code, msg string) { out.Status, out.Code, out.Message = status, code, msg }
 	var fe *field.Error
+	var ce *employees.CatalogError
 	switch {
+	case errors.As(r.Err, &ce):
+		e := errNotInCatalog(ce)
+		set(e.Status, e.Code, e.Message)
+		out.Field = ce.Field
 	case errors.Is(r.Err, employees.ErrInvalid) && errors.As(r.Err, &fe):
 		set(http.StatusBadRequest, "INVALID_REQUEST", fe.Error())
 		out.Field = fe.Field
@@ -179,6 +184,9 @@ func (s *Server) importEmployees(c *gin.Context) {
 	var created []employees.Employee
 	err = s.inTenant(c, func(ctx context.Context, tx pgx.Tx) error {
 		if err := employees.CheckTaken(ctx, tx, tenant, rows); err != nil {
+			return err
+		}
+		if err := employees.ResolveImportCatalogs(ctx, tx, rows); err != nil {
 			return err
 		}
 		if dryRun {

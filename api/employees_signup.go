@@ -81,6 +81,9 @@ func (s *Server) signUpWithEmployeeLink(c *gin.Context) {
 		if name == "" {
 			name = fullName
 		}
+		// Saying that the address has an account is no enumeration here, unlike the open sign-up
+		// (signUpTaken): the address is the invitation's, not the caller's choice, and only the
+		// holder of the link mailed to it gets this far.
 		if user, err = identity.CreateUser(ctx, tx, identity.NewUser{Email: email, Name: name, PasswordHash: hash}); errors.Is(err, identity.ErrEmailTaken) {
 			return NewError(http.StatusConflict, "ACCOUNT_EXISTS", "an account with this e-mail exists: sign in and accept the link")
 		} else if err != nil {

@@ -52,7 +52,20 @@ func newEmpWorld(t *testing.T) *empWorld {
 	w.member = f.signIn("member@emp-a.example")
 	w.platform = f.platformAdmin("root@emp.example")
 	w.anon = f.client()
+	seedEmployeeCatalogs(t, w.owner)
+	seedEmployeeCatalogs(t, w.otherOwn)
 	return w
+}
+
+// seedEmployeeCatalogs files "Full time" and "Monthly" in the catalogs of a's active
+// organization: the employment type and payment frequency of w.body and importCells must be
+// entries of the employer's catalogs.
+func seedEmployeeCatalogs(t testing.TB, a *apiClient) {
+	t.Helper()
+	for path, name := range map[string]string{"/api/employment-types": "Full time", "/api/payment-frequencies": "Monthly"} {
+		rec := a.call(http.MethodPost, path, map[string]any{"name": name})
+		require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
+	}
 }
 
 func (w *empWorld) noNationalID(rec *httptest.ResponseRecorder) {
@@ -690,6 +703,7 @@ func TestEmployeeNationalIDNeverStoredOutsideItsRow(t *testing.T) {
 	owner, res := f.signUp("owner@nid.example", "BUSINESS")
 	tenant := res.Organization.ID
 	w := &empWorld{t: t, f: f, a: tenant, owner: owner}
+	seedEmployeeCatalogs(t, owner)
 	const nid = "NIDSECRET42"
 	e := w.create(owner, w.body(nid))
 	w.call(owner, http.MethodPost, "/api/employees", w.body(nid))
@@ -802,4 +816,86 @@ func newEmpFuzzFixture(tb testing.TB) *empFuzzFixture {
 	rec = fx.employee.call(http.MethodPost, "/api/employees/link/accept", map[string]any{"token": empLinkToken(tb, m.Secret)})
 	require.Equal(tb, http.StatusOK, rec.Code, rec.Body.String())
 	return fx
+}
+
+// TestEmployeeTypeAndFrequencyFromCatalogs: an employee's employmentType and paymentFrequency
+// name entries of the employer's own catalogs, on create, update and CSV import. Made-up text,
+// another organization's entry and a deleted entry are refused with 422 NOT_IN_CATALOG naming
+// the field, and nothing is stored; an entry in another case is taken, spelled as the catalog
+// spells it; "" clears.
+func TestEmployeeTypeAndFrequencyFromCatalogs(t *testing.T) {
+	t.Parallel()
+	w := newEmpWorld(t)
+	// An entry of B's catalog only, and one of A's that is deleted.
+	rec := w.call(w.otherOwn, http.MethodPost, "/api/employment-types", map[string]any{"name": "Contract"})
+	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
+	rec = w.call(w.owner, http.MethodPost, "/api/payment-frequencies", map[string]any{"name": "Weekly"})
+	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
+	weekly := decode[catalogEntryJSON](t, rec).ID
+	rec = w.call(w.owner, http.MethodDelete, "/api/payment-frequencies/"+weekly, nil)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+
+	refusals := []struct {
+		name, field, value string
+	}{
+		{"made-up type", "employmentType", "Made up"},
+		{"another organization's type", "employmentType", "Contract"},
+		{"made-up frequency", "paymentFrequency", "Fortnightly"},
+		{"deleted frequency", "paymentFrequency", "Weekly"},
+	}
+	notInCatalog := func(rec *httptest.ResponseRecorder, f string) {
+		t.Helper()
+		require.Equal(t, http.StatusUnprocessableEntity, rec.Code, rec.Body.String())
+		require.Equal(t, "NOT_IN_CATALOG", errCode(rec))
+		require.Contains(t, rec.Body.String(), `"field":"`+f+`"`)
+	}
+	before := w.counts(w.a)
+	for i, tc := range refusals {
+		body := w.body(fmt.Sprintf("CAT%06d", i))
+		body[tc.field] = tc.value
+		notInCatalog(w.call(w.owner, http.MethodPost, "/api/employees", body), tc.field)
+	}
+	require.Equal(t, before, w.counts(w.a), "a refused create stores nothing")
+
+	// Another case is the same entry, stored as the catalog spells it.
+	body := w.body("CAT000100")
+	body["employmentType"], body["paymentFrequency"] = "FULL TIME", "monthly"
+	e := w.create(w.owner, body)
+	require.Equal(t, "Full time", *e.EmploymentType)
+	require.Equal(t, "Monthly", *e.PaymentFrequency)
+
+	// Update: the same refusals, the employee unchanged.
+	for _, tc := range refusals {
+		notInCatalog(w.call(w.owner, http.MethodPut, "/api/employees/"+e.ID, map[string]any{tc.field: tc.value, "position": "Changed"}), tc.field)
+	}
+	rec = w.call(w.owner, http.MethodGet, "/api/employees/"+e.ID, nil)
+	require.Equal(t, e, decode[employeeJSON](t, rec), "a refused update changes nothing")
+	require.Empty(t, w.events(w.a, "employee.updated.v1"))
+	rec = w.call(w.owner, http.MethodPut, "/api/employees/"+e.ID, map[string]any{"employmentType": "", "paymentFrequency": "MONTHLY"})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	got := decode[employeeJSON](t, rec)
+	require.Nil(t, got.EmploymentType, `"" clears`)
+	require.Equal(t, "Monthly", *got.PaymentFrequency)
+
+	// CSV import: each refused row says why; only the good row is created.
+	before = w.counts(w.a)
+	file := csvFile(t, importCols,
+		w.importCells("CAT000200"),
+		w.importCells("CAT000201", "employmentType", "Made up"),
+		w.importCells("CAT000202", "paymentFrequency", "Weekly"),
+		w.importCells("CAT000203", "employmentType", "Contract"),
+		w.importCells("CAT000204", "employmentType", "full time"))
+	res := w.imported(w.importFile(w.owner, file, "", false))
+	require.Equal(t, 2, res.Created)
+	require.Equal(t, 3, res.Failed)
+	for i, f := range map[int]string{1: "employmentType", 2: "paymentFrequency", 3: "employmentType"} {
+		r := res.Results[i]
+		require.Equal(t, importError, r.Outcome, "line %d", r.Line)
+		require.Equal(t, "NOT_IN_CATALOG", r.Code, "line %d", r.Line)
+		require.Equal(t, http.StatusUnprocessableEntity, r.Status)
+		require.Equal(t, f, r.Field, "line %d", r.Line)
+	}
+	require.Equal(t, before.employees+2, w.counts(w.a).employees)
+	rec = w.call(w.owner, http.MethodGet, "/api/employees/"+res.Results[4].EmployeeID, nil)
+	require.Equal(t, "Full time", *decode[employeeJSON](t, rec).EmploymentType)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/wagerail/wagerail/gateway"
 	"github.com/wagerail/wagerail/internal/employees"
 	"github.com/wagerail/wagerail/internal/ewa"
 	"github.com/wagerail/wagerail/internal/field"
@@ -17,6 +18,7 @@ import (
 	"github.com/wagerail/wagerail/internal/orgs"
 	"github.com/wagerail/wagerail/internal/tenancy"
 	"github.com/wagerail/wagerail/ledger"
+	gatewayv1 "github.com/wagerail/wagerail/schema/proto/gateway/v1"
 	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
 )
 
@@ -35,9 +37,9 @@ func (s *Server) ewaRoutes() []Route {
 		{Method: http.MethodPost, Path: "/api/ewa/requests", Auth: Org, Role: orgs.Admin, Idem: true, Summary: "Request an advance for an employee", Handler: s.createEwaRequest},
 		{Method: http.MethodGet, Path: "/api/ewa/requests", Auth: Org, Role: orgs.Admin, Summary: "The organization's EWA requests (paged, filtered)", Handler: s.listEwaRequests},
 		{Method: http.MethodGet, Path: "/api/ewa/requests/:id", Auth: Org, Role: orgs.Admin, Summary: "One EWA request", Handler: s.getEwaRequest},
-		{Method: http.MethodPost, Path: "/api/ewa/requests/:id/disburse", Auth: Org, Role: orgs.Admin, Idem: true, Summary: "Disburse a request (gates, ledger, partner transfer)", Handler: s.disburseEwa},
+		{Method: http.MethodPost, Path: "/api/ewa/requests/:id/disburse", Auth: Org, Role: orgs.Admin, Idem: true, Summary: "Disburse a request (gates, ledger, partner transfer)", Handler: s.disburseEwa, Body: BodyNone},
 		{Method: http.MethodPost, Path: "/api/ewa/requests/:id/record-repayment", Auth: Org, Role: orgs.Admin, Idem: true, Summary: "Record the repayment of a disbursed request", Handler: s.recordEwaRepayment},
-		{Method: http.MethodPost, Path: "/api/ewa/requests/:id/cancel", Auth: Org, Role: orgs.Admin, Idem: true, Summary: "Cancel a request before disbursement", Handler: s.cancelEwaRequest},
+		{Method: http.MethodPost, Path: "/api/ewa/requests/:id/cancel", Auth: Org, Role: orgs.Admin, Idem: true, Summary: "Cancel a request before disbursement", Handler: s.cancelEwaRequest, Body: BodyNone},
 		{Method: http.MethodGet, Path: "/api/me/ewa/requests", Auth: Session, Summary: "The caller's own EWA requests", Handler: s.myEwaRequests},
 	}
 }
@@ -224,6 +226,22 @@ func (s *Server) putEwaSettings(c *gin.Context) {
 		writeError(c, fieldError(err))
 		return
 	}
+	// The partner is asked about the funding account when it is set or changed, not when only
+	// the fees or the cap change: an account the partner does not have would otherwise be
+	// stored, and every disbursement after it would fail.
+	current, err := inTenantValue(s, c, func(ctx context.Context, tx pgx.Tx) (ewa.Settings, error) {
+		return ewa.GetSettings(ctx, tx, tenant)
+	})
+	if err != nil {
+		s.answer(c, tenant, err)
+		return
+	}
+	if current.Funding != in.Funding {
+		if e := s.checkFundingAccount(c, in.Funding); e != nil {
+			writeError(c, e)
+			return
+		}
+	}
 	out, err := inTenantValue(s, c, func(ctx context.Context, tx pgx.Tx) (ewa.Settings, error) {
 		out, err := ewa.PutSettings(ctx, tx, tenant, in)
 		return out, ewaError(ewa.ActionUpdateSettings, tenant, err)
@@ -233,6 +251,45 @@ func (s *Server) putEwaSettings(c *gin.Context) {
 		return
 	}
 	c.JSON(http.StatusOK, toEwaSettingsJSON(out))
+}
+
+// checkFundingAccount asks the partner, through the gateway's account lookup, whether the
+// funding account exists and is active. A partner the gateway has no adapter for and an account
+// the partner does not have are the caller's 422; a gateway or partner that cannot answer is our
+// 503 (nothing is stored: an unchecked account is never taken on trust).
+func (s *Server) checkFundingAccount(c *gin.Context, acct ewa.Account) *Error {
+	if s.deps.Gateway == nil {
+		return NewError(http.StatusServiceUnavailable, "NOT_CONFIGURED", "the gateway is not configured, so the funding account cannot be checked")
+	}
+	refuse := func(code, f, msg string) *Error {
+		e := NewError(http.StatusUnprocessableEntity, code, msg)
+		e.Details = map[string]string{"field": f}
+		return e
+	}
+	unknownPartner := func() *Error {
+		return refuse("EWA_FUNDING_PARTNER_UNKNOWN", "fundingAccount.partner", "the gateway knows no partner bank of this name")
+	}
+	noAccount := func() *Error {
+		return refuse("EWA_FUNDING_ACCOUNT_NOT_FOUND", "fundingAccount.accountNumber", "the partner bank has no active account with this number")
+	}
+	resp, err := s.deps.Gateway.LookupAccount(c.Request.Context(),
+		&gatewayv1.LookupAccountRequest{Partner: acct.Partner, AccountId: acct.AccountNumber})
+	var ge *gateway.Error
+	switch {
+	case err == nil:
+	case errors.As(err, &ge) && (ge.Reason == gateway.ReasonUnknownPartner || ge.Reason == gateway.ReasonInvalidArgument && ge.Field == "partner"):
+		return unknownPartner()
+	case errors.As(err, &ge) && (ge.Reason == gateway.ReasonPartnerInvalid || ge.Reason == gateway.ReasonInvalidArgument && ge.Field == "account_id"):
+		return noAccount()
+	default:
+		s.deps.Log.Warn("ewa settings: funding account lookup failed", "request_id", requestID(c), "reason", gateway.ReasonOf(err), "error", err)
+		return NewError(http.StatusServiceUnavailable, "GATEWAY_UNAVAILABLE",
+			"the partner bank could not be asked about the funding account; nothing was changed, retry later")
+	}
+	if !resp.GetExists() || resp.GetAccountStatus() != gatewayv1.AccountStatus_ACCOUNT_STATUS_ACTIVE {
+		return noAccount()
+	}
+	return nil
 }
 
 // --- eligibility ---

@@ -16,6 +16,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wagerail/wagerail/gateway"
+	"github.com/wagerail/wagerail/gateway/gatewaytest"
 	"github.com/wagerail/wagerail/internal/ewa"
 	"github.com/wagerail/wagerail/internal/identity"
 	"github.com/wagerail/wagerail/internal/notify"
@@ -31,6 +33,7 @@ import (
 type ewaWorld struct {
 	*authFixture
 	ledger              *ledger.Client
+	bank                *gatewaytest.Stack // the sandbox and the gateway in front of it
 	owner, other        *apiClient
 	tenant, otherTenant string
 	employee            string
@@ -40,11 +43,17 @@ type ewaWorld struct {
 // 766,667.43 → 766,667; cap = 766,667 × 50 / 100 = 383,333.5 → 383,333.
 const ewaSalary = 1_000_001
 
+// ewaFundingAccount is the sandbox account an ewaWorld's settings pay advances from.
+const ewaFundingAccount = "2000000000001"
+
 func newEwaWorld(t testing.TB, salary int64) *ewaWorld {
 	t.Helper()
 	d := testkit.NewDB(t)
 	f := &authFixture{t: t, d: d, inbox: &notify.Memory{}, clock: time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)}
 	lc := ledger.NewClient(ledgertest.Serve(t, d.App, nil), ledger.ClientOptions{})
+	// The settings' funding account is looked up at the partner: the sandbox has it.
+	bank := gatewaytest.Start(t, d.App, gatewaytest.Options{})
+	bank.Account(t, ewaFundingAccount, "Org Treasury", 0)
 	f.srv = New(Deps{
 		Log:      slog.New(slog.NewTextHandler(io.Discard, nil)),
 		DB:       d.App,
@@ -54,8 +63,9 @@ func newEwaWorld(t testing.TB, salary int64) *ewaWorld {
 		Texter:   f.inbox,
 		Now:      f.now,
 		Ledger:   lc,
+		Gateway:  bank.GW.Client,
 	})
-	w := &ewaWorld{authFixture: f, ledger: lc}
+	w := &ewaWorld{authFixture: f, ledger: lc, bank: bank}
 	var res signUpResult
 	w.owner, res = f.signUp("owner@ewa.test", "BUSINESS")
 	w.tenant = res.Organization.ID
@@ -94,7 +104,7 @@ func ewaKey() string {
 func (w *ewaWorld) settings(flat, bps, capPercent int64) {
 	w.t.Helper()
 	rec := w.owner.call(http.MethodPut, "/api/ewa/settings", map[string]any{
-		"fundingAccount":   map[string]any{"partner": "sandbox", "accountNumber": "2000000000001"},
+		"fundingAccount":   map[string]any{"partner": "sandbox", "accountNumber": ewaFundingAccount},
 		"accessCapPercent": capPercent, "feeFlatSantim": flat, "feeBasisPoints": bps,
 	})
 	require.Equal(w.t, http.StatusOK, rec.Code, rec.Body.String())
@@ -657,10 +667,75 @@ func FuzzEwaRoutes(f *testing.F) {
 		rt := routes[int(which)%len(routes)]
 		req := httptest.NewRequest(rt.Method, "/", strings.NewReader(body))
 		req.URL.Path, req.URL.RawPath, req.URL.RawQuery = pathOf(rt.Path, map[string]string{"id": id}), "", query
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json") // past checkBody, into the handlers
+		}
 		req.Header.Set("Idempotency-Key", ewaKey())
 		req.AddCookie(w.owner.cookie)
 		rec := httptest.NewRecorder()
 		w.srv.Engine.ServeHTTP(rec, req)
 		requireNoServerError(t, rec, fmt.Sprintf("%s %q?%s", rt.Method, req.URL.Path, query))
 	})
+}
+
+// TestEwaSettingsFundingAccountChecked: the funding account is looked up at the partner when it
+// is set. A partner the gateway does not know and an account the partner does not have are 422
+// with a code naming the field; a gateway that is down is 503 GATEWAY_UNAVAILABLE. Each leaves
+// the settings as they were and writes no UpdateEwaSettings row. Changing only the fees asks the
+// partner nothing, so it works while the gateway is down.
+func TestEwaSettingsFundingAccountChecked(t *testing.T) {
+	t.Parallel()
+	w := newEwaWorld(t, ewaSalary)
+	w.settings(500, 250, 50)
+	stored := decode[ewaSettingsJSON](t, w.owner.call(http.MethodGet, "/api/ewa/settings", nil))
+	updates := func() int {
+		return w.count(w.tenant, `SELECT count(*) FROM app.audit_log WHERE action = 'UpdateEwaSettings'`)
+	}
+	require.Equal(t, 1, updates())
+	body := func(partner, account string) map[string]any {
+		return map[string]any{"fundingAccount": map[string]any{"partner": partner, "accountNumber": account},
+			"accessCapPercent": 40, "feeFlatSantim": 100, "feeBasisPoints": 100}
+	}
+	unchanged := func(what string) {
+		t.Helper()
+		require.Equal(t, stored, decode[ewaSettingsJSON](t, w.owner.call(http.MethodGet, "/api/ewa/settings", nil)), what)
+		require.Equal(t, 1, updates(), what)
+	}
+
+	for _, tc := range []struct {
+		name, partner, account string
+		code, field            string
+	}{
+		{"partner the gateway does not know", "nosuchbank", ewaFundingAccount, "EWA_FUNDING_PARTNER_UNKNOWN", "fundingAccount.partner"},
+		{"account the partner does not have", "sandbox", "2999999999999", "EWA_FUNDING_ACCOUNT_NOT_FOUND", "fundingAccount.accountNumber"},
+	} {
+		rec := w.owner.call(http.MethodPut, "/api/ewa/settings", body(tc.partner, tc.account))
+		require.Equal(t, http.StatusUnprocessableEntity, rec.Code, "%s: %s", tc.name, rec.Body.String())
+		require.Equal(t, tc.code, errCode(rec), tc.name)
+		require.Contains(t, rec.Body.String(), `"field":"`+tc.field+`"`, tc.name)
+		unchanged(tc.name)
+	}
+
+	// The same organization through an API whose gateway is down.
+	dead, err := gateway.Dial("127.0.0.1:1", gateway.ClientOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = dead.Close() })
+	down := New(Deps{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), DB: w.d.App, Platform: w.d.Platform(t),
+		Registry: prometheus.NewRegistry(), Mailer: w.inbox, Texter: w.inbox, Now: w.now, Ledger: w.ledger, Gateway: dead})
+	owner := w.owner.clone()
+	owner.h = down.Engine
+	w.bank.Account(t, "2000000000002", "Org Treasury 2", 0)
+	rec := owner.call(http.MethodPut, "/api/ewa/settings", body("sandbox", "2000000000002"))
+	require.Equal(t, http.StatusServiceUnavailable, rec.Code, rec.Body.String())
+	require.Equal(t, "GATEWAY_UNAVAILABLE", errCode(rec))
+	unchanged("gateway down")
+	// The funding account as stored needs no lookup: the fees change with the gateway down.
+	rec = owner.call(http.MethodPut, "/api/ewa/settings", body("sandbox", ewaFundingAccount))
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.EqualValues(t, 100, decode[ewaSettingsJSON](t, rec).FeeFlatSantim)
+
+	// An account the partner has is taken.
+	rec = w.owner.call(http.MethodPut, "/api/ewa/settings", body("sandbox", "2000000000002"))
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.Equal(t, "2000000000002", decode[ewaSettingsJSON](t, rec).FundingAccount.AccountNumber)
 }

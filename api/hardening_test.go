@@ -105,6 +105,7 @@ func (f *hardeningFixture) send(t testing.TB, cb callback) *httptest.ResponseRec
 		body = io.MultiReader(bytes.NewReader(cb.body))
 	}
 	req := httptest.NewRequest(http.MethodPost, "/api/integration/bank-callback/"+cb.partner, body)
+	req.Header.Set("Content-Type", "application/json")
 	if cb.chunked {
 		req.ContentLength = -1
 	}
@@ -535,6 +536,7 @@ func FuzzBankCallback(f *testing.F) {
 			sig = SignWebhook(sandboxSecret, ts, nonce, body)
 		}
 		req := httptest.NewRequest(http.MethodPost, "/api/integration/bank-callback/sandbox", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
 		req.Header[http.CanonicalHeaderKey(headerTimestamp)] = []string{ts}
 		req.Header[http.CanonicalHeaderKey(headerNonce)] = []string{nonce}
 		req.Header[http.CanonicalHeaderKey(headerSignature)] = []string{sig}
@@ -610,6 +612,7 @@ func TestHardening8_OversizedHeadersRefusedByTheServer(t *testing.T) {
 	t.Cleanup(func() { _ = hs.Close() })
 	req, err := http.NewRequest(http.MethodPost, "http://"+ln.Addr().String()+"/api/integration/bank-callback/sandbox", strings.NewReader("{}"))
 	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set(headerNonce, strings.Repeat("n", 2*maxHeaderBytes))
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
@@ -659,6 +662,7 @@ func TestHardening8_OversizedBodyGets413(t *testing.T) {
 			}
 			req, err := http.NewRequest(tc.method, base+tc.path, body)
 			require.NoError(t, err)
+			req.Header.Set("Content-Type", "application/json")
 			if tc.chunked {
 				req.ContentLength = -1
 			}

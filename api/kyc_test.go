@@ -34,6 +34,7 @@ func newKycWorldOn(t testing.TB, u *uploadsFixture) *kycWorld {
 	w.tenant = res.Organization.ID
 	w.other, _ = u.signUp("owner@kyc-other.test", "BUSINESS")
 	w.reviewer = u.platformAdmin("reviewer@kyc.test")
+	seedEmployeeCatalogs(t, w.owner)
 	rec := w.owner.call(http.MethodPost, "/api/employees", map[string]any{
 		"firstName": "Abebe", "lastName": "Kebede", "email": "abebe@kyc.test", "phone": "+251911234567",
 		"nationalId": "ET12345678", "department": "Ops", "position": "Clerk", "employmentType": "Full time",
@@ -215,6 +216,9 @@ func FuzzKycRoutes(f *testing.F) {
 		r := routes[int(which)%len(routes)]
 		req := httptest.NewRequest(r.Method, "/", strings.NewReader(body))
 		req.URL.Path, req.URL.RawPath = pathOf(r.Path, map[string]string{"id": id}), ""
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json") // past checkBody, into the handlers
+		}
 		if reviewer {
 			req.AddCookie(w.reviewer.cookie)
 		} else {

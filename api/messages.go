@@ -43,3 +43,14 @@ func (s *Server) sendResetEmail(ctx context.Context, to, intro, token string) {
 		Text: intro + "\n\nChoose a new password by opening this link within 1 hour:\n\n" + l +
 			"\n\nIf you did not ask for this, ignore this e-mail: your password stays as it is.\n"})
 }
+
+// sendAccountExistsEmail tells the owner of an address that someone tried to sign up with it: the
+// sign-up answer itself says nothing (signUpTaken), so this mail is how a person who forgot they
+// have an account learns it.
+func (s *Server) sendAccountExistsEmail(ctx context.Context, to string) {
+	signIn, reset := s.deps.PublicURL+"/sign-in", s.deps.PublicURL+"/forgot-password"
+	s.sendEmail(ctx, notify.Email{To: to, Subject: "You already have a Wagerail account", Purpose: notify.AccountExists,
+		Text: "Someone, perhaps you, tried to sign up for Wagerail with this e-mail address, which already has an account.\n\n" +
+			"If it was you, sign in at " + signIn + " or choose a new password at " + reset + ".\n\n" +
+			"If it was not you, ignore this e-mail: nothing was changed and no account was created.\n"})
+}

@@ -75,3 +75,20 @@ func recoverPanics(log *slog.Logger) gin.HandlerFunc {
 		c.Next()
 	}
 }
+
+// securityHeaders marks every response of the API, errors and 404s included: nothing in it is
+// content a browser should sniff into HTML or script, frame into another site's page (no
+// clickjacking of a portal screen), keep in a shared or disk cache (session, balance and personal
+// data), or leak through the Referer header of a link followed from it. A handler that serves a
+// file sets its own stricter values over these (api/uploads.go).
+func securityHeaders() gin.HandlerFunc {
+	return func(c *gin.Context) {
+		h := c.Writer.Header()
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Cache-Control", "no-store")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'")
+		h.Set("Referrer-Policy", "no-referrer")
+		c.Next()
+	}
+}

@@ -69,9 +69,9 @@ func (s *Server) teamRoutes() []Route {
 			org(http.MethodPost, base, "Invite a team member (mails an account set-up link)", s.inviteTeamMember),
 			org(http.MethodGet, one, "One team member", s.getTeamMember),
 			org(m.update, one, "Update a team member's profile, role or application roles", s.updateTeamMember),
-			org(http.MethodPost, one+"/resend-setup", "Mail a pending member a new account set-up link", s.resendSetup),
-			org(http.MethodPost, one+"/ban", "Ban a team member", s.banTeamMember),
-			org(http.MethodPost, one+"/unban", "Lift a team member's ban", s.unbanTeamMember),
+			bodyless(org(http.MethodPost, one+"/resend-setup", "Mail a pending member a new account set-up link", s.resendSetup)),
+			bodyless(org(http.MethodPost, one+"/ban", "Ban a team member", s.banTeamMember)),
+			bodyless(org(http.MethodPost, one+"/unban", "Lift a team member's ban", s.unbanTeamMember)),
 		)
 		if m.remove {
 			rs = append(rs, org(http.MethodDelete, one, "Cancel a pending invite", s.deleteTeamMember))
@@ -85,9 +85,9 @@ func (s *Server) teamRoutes() []Route {
 	rs = append(rs,
 		plat(http.MethodGet, admins, "List a business's owners and admins", s.listTeam),
 		plat(http.MethodPost, admins, "Add an owner or admin to a business (mails an account set-up link)", s.addBusinessAdmin),
-		plat(http.MethodPost, admins+"/:adminId/suspend", "Suspend a business owner or admin", s.banTeamMember),
-		plat(http.MethodPost, admins+"/:adminId/reactivate", "Reactivate a suspended business owner or admin", s.unbanTeamMember),
-		plat(http.MethodPost, admins+"/:adminId/reset-password", "Mail a business owner or admin a password reset link", s.resetBusinessAdminPassword),
+		bodyless(plat(http.MethodPost, admins+"/:adminId/suspend", "Suspend a business owner or admin", s.banTeamMember)),
+		bodyless(plat(http.MethodPost, admins+"/:adminId/reactivate", "Reactivate a suspended business owner or admin", s.unbanTeamMember)),
+		bodyless(plat(http.MethodPost, admins+"/:adminId/reset-password", "Mail a business owner or admin a password reset link", s.resetBusinessAdminPassword)),
 	)
 	return rs
 }

@@ -38,7 +38,7 @@ func (s *Server) uploadRoutes() []Route {
 		// One path serves two callers, so the row asks for a session and the handler applies the
 		// spec's two gates itself (uploadTenant).
 		{Method: http.MethodPost, Path: "/api/uploads", Auth: Session, Summary: "Upload a file for the active organization (or, platform admins, for ?tenantId=)",
-			Handler: s.uploadFile, MaxBodyBytes: s.deps.MaxUploadBytes + uploadEnvelopeBytes},
+			Handler: s.uploadFile, MaxBodyBytes: s.deps.MaxUploadBytes + uploadEnvelopeBytes, Body: BodyOwn},
 		{Method: http.MethodGet, Path: "/api/uploads/:tenantId/:key", Auth: Org, Role: orgs.PlainMember, Tenant: "tenantId",
 			Summary: "Download an uploaded file", Handler: s.downloadFile},
 	}
@@ -297,10 +297,15 @@ func (s *Server) downloadFile(c *gin.Context) {
 	if disposition == "" {
 		disposition = "attachment"
 	}
-	c.DataFromReader(http.StatusOK, obj.SizeBytes, ct, io.LimitReader(rc, obj.SizeBytes), map[string]string{
+	// Set, not passed to DataFromReader: its extra headers never replace one already set, and
+	// securityHeaders has set the API's defaults; a file gets stricter ones.
+	for name, v := range map[string]string{
 		"Content-Disposition":     disposition,
 		"X-Content-Type-Options":  "nosniff",
 		"Cache-Control":           "private, no-store",
-		"Content-Security-Policy": "default-src 'none'; sandbox",
-	})
+		"Content-Security-Policy": "default-src 'none'; sandbox; frame-ancestors 'none'",
+	} {
+		c.Header(name, v)
+	}
+	c.DataFromReader(http.StatusOK, obj.SizeBytes, ct, io.LimitReader(rc, obj.SizeBytes), nil)
 }

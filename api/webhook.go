@@ -136,8 +136,9 @@ func SignWebhook(secret []byte, ts, nonce string, body []byte) string {
 
 // bankCallback checks, in this order: the body fits (413), the three headers are well-formed
 // (400 INVALID_HEADER), the signature verifies (401 SIGNATURE_INVALID), the timestamp is inside the
-// window (401 SIGNATURE_STALE), and only then reads the body (400 INVALID_PAYLOAD). The signature
-// covers the raw bytes, so nothing the body says is trusted before it verifies; a body that is
+// window (401 SIGNATURE_STALE), and only then reads the body (415 UNSUPPORTED_MEDIA_TYPE unless
+// declared JSON, 400 INVALID_PAYLOAD). The signature covers the raw bytes, so nothing the body
+// says is trusted before it verifies; a body that is
 // correctly signed but malformed is still the sender's error (400), never ours (500), and it is
 // neither stored nor audited. A verified callback goes to the applier (internal/bankwebhook), which
 // stores it and delivers it as the settlement signal to the saga that owns the transfer; the answer
@@ -184,6 +185,10 @@ func (s *Server) bankCallback(c *gin.Context) {
 	}
 	signedAt := time.Unix(h.unix, 0)
 
+	if !isJSONMediaType(c.GetHeader("Content-Type")) {
+		reject(resultInvalid, errNotJSON())
+		return
+	}
 	cb, e := decodeBankCallback(body)
 	if e != nil {
 		reject(resultInvalid, e)
@@ -324,12 +329,16 @@ const fieldAmount = "amountSantim"
 // decodeBankCallback reads the body token by token rather than with json.Unmarshal, which matches
 // keys case-insensitively and lets the last duplicate win: {"reference":"a","Reference":"b"} would
 // store b while anyone reading the signed raw body sees a. Here each key must be one of ours,
-// spelled exactly, at most once; each value a scalar of its field's type (no nesting, so no depth
-// to exhaust); and nothing may follow the object. The caller has checked that the body is UTF-8,
-// which the decoder would otherwise silently patch with U+FFFD.
+// spelled exactly, at most once (duplicateKey, the check every JSON edge shares); each value a
+// scalar of its field's type (no nesting, so no depth to exhaust); and nothing may follow the
+// object. The caller has checked that the body is UTF-8, which the decoder would otherwise
+// silently patch with U+FFFD.
 func decodeBankCallback(body []byte) (*bankCallback, *Error) {
 	if !utf8.Valid(body) {
 		return nil, invalidPayload("body must be valid UTF-8", nil)
+	}
+	if key, dup := duplicateKey(body); dup {
+		return nil, duplicateKeyError("INVALID_PAYLOAD", key)
 	}
 	var cb bankCallback
 	strs := callbackStrings(&cb)
@@ -353,9 +362,6 @@ func decodeBankCallback(body []byte) (*bankCallback, *Error) {
 				return nil, invalidPayload("unknown field "+key+" (names are case-sensitive)", map[string]any{"field": key})
 			}
 			return nil, invalidPayload("unknown field (names are case-sensitive)", nil)
-		}
-		if seen[key] {
-			return nil, invalidPayload(key+" appears more than once", map[string]any{"field": key})
 		}
 		seen[key] = true
 		tok, err = dec.Token()

@@ -24,7 +24,7 @@ func (s *Server) webhookAdminRoutes() []Route {
 	return []Route{
 		{Method: http.MethodGet, Path: "/api/integration/webhooks", Auth: Platform, Summary: "Stored bank callbacks (filtered, paged)", Handler: s.listWebhookEvents},
 		{Method: http.MethodGet, Path: "/api/integration/webhooks/:id", Auth: Platform, Summary: "One stored bank callback with its raw body", Handler: s.getWebhookEvent},
-		{Method: http.MethodPost, Path: "/api/integration/webhooks/:id/replay", Auth: Platform, Summary: "Re-deliver a stored bank callback to its saga", Handler: s.replayWebhookEvent},
+		{Method: http.MethodPost, Path: "/api/integration/webhooks/:id/replay", Auth: Platform, Summary: "Re-deliver a stored bank callback to its saga", Handler: s.replayWebhookEvent, Body: BodyNone},
 	}
 }
 

@@ -179,6 +179,7 @@ func (f *hooksFixture) callback(srv *Server, partner, ref, eventID, status, tena
 	}
 	ts := strconv.FormatInt(f.now().Unix(), 10)
 	req := httptest.NewRequest(http.MethodPost, "/api/integration/bank-callback/"+partner, strings.NewReader(string(body)))
+	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("x-svc-timestamp", ts)
 	req.Header.Set("x-svc-nonce", nonce)
 	req.Header.Set("x-svc-signature", SignWebhook(secret, ts, nonce, body))

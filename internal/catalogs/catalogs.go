@@ -209,6 +209,38 @@ func (c *Catalog) List(ctx context.Context, q db.Querier) ([]Entry, error) {
 	return out, rows.Err()
 }
 
+// Resolve finds names among the catalog's entries that are not deleted, compared
+// case-insensitively as the catalog's unique index compares them, and returns each one found
+// mapped to the entry's own spelling; a name that is no entry is absent from the map. An
+// employee's employment type or payment frequency must be an entry (internal/employees).
+func (c *Catalog) Resolve(ctx context.Context, q db.Querier, names []string) (map[string]string, error) {
+	tenant, err := tenantOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	if len(names) == 0 {
+		return out, nil
+	}
+	rows, err := q.Query(ctx, `SELECT v.name, e.name FROM unnest($2::text[]) AS v(name)
+		JOIN app.`+c.table+` e ON e.tenant_id = $1 AND e.deleted_at IS NULL AND lower(e.name) = lower(v.name)`, tenant, names)
+	if err != nil {
+		return nil, fmt.Errorf("catalogs: resolve %s: %w", c.table, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var given, entry string
+		if err := rows.Scan(&given, &entry); err != nil {
+			return nil, fmt.Errorf("catalogs: resolve %s: %w", c.table, err)
+		}
+		out[given] = entry
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("catalogs: resolve %s: %w", c.table, err)
+	}
+	return out, nil
+}
+
 // ByID returns the entry unless it is deleted. ErrNotFound.
 func (c *Catalog) ByID(ctx context.Context, q db.Querier, id string) (Entry, error) {
 	tenant, err := tenantOf(ctx)

@@ -24,12 +24,15 @@ const (
 	Invitation    Purpose = "Invitation"
 	AccountSetup  Purpose = "AccountSetup"
 	PhoneOTP      Purpose = "PhoneOTP"
+	// AccountExists tells an address's owner that someone tried to sign up with it (the sign-up
+	// answer does not say so: it would tell anyone who has an account).
+	AccountExists Purpose = "AccountExists"
 )
 
 // Valid reports whether p is one of the purposes above.
 func (p Purpose) Valid() bool {
 	switch p {
-	case VerifyEmail, ResetPassword, MagicLink, Invitation, AccountSetup, PhoneOTP:
+	case VerifyEmail, ResetPassword, MagicLink, Invitation, AccountSetup, PhoneOTP, AccountExists:
 		return true
 	}
 	return false
