@@ -523,6 +523,13 @@ func (s *Server) approveKyc(c *gin.Context) {
 		writeError(c, NewError(http.StatusServiceUnavailable, "SANCTIONS_LISTS_MISSING", "no sanctions list is loaded; approval screens against them (wagerail sanctions ingest)"))
 		return
 	}
+	if errors.Is(err, sanctions.ErrListOutdated) {
+		// A build with new matching rules, before its lists were renormalised: refused, never
+		// screened under mismatched rules.
+		writeError(c, NewError(http.StatusServiceUnavailable, "SANCTIONS_LISTS_OUTDATED",
+			"the sanctions lists await renormalisation under this build's matching rules (wagerail sanctions rescreen)"))
+		return
+	}
 	if err != nil {
 		writeError(c, err)
 		return

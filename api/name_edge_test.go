@@ -1,11 +1,16 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
+
+	"github.com/wagerail/wagerail/internal/sanctions"
+	"github.com/wagerail/wagerail/internal/tenancy"
 )
 
 // Issue 21: a listed name with invisible characters inside (a WORD JOINER between letters) was
@@ -66,4 +71,37 @@ func TestNamesRefuseInvisibleCharacters(t *testing.T) {
 	})
 	require.Equal(t, http.StatusBadRequest, rec.Code, rec.Body.String())
 	require.Equal(t, "INVALID_REQUEST", errCode(rec))
+}
+
+// Lists normalised by older matching rules than the build's are never screened against: the
+// screen route answers 503 SANCTIONS_LISTS_OUTDATED until `wagerail sanctions rescreen`
+// (sanctions.Rescreen) renormalised them; then it screens, under the current rules.
+func TestSanctionsScreenRefusesOutdatedLists(t *testing.T) {
+	t.Parallel()
+	f := newAuthFixture(t)
+	root := f.platformAdmin("root@outdated.example")
+	f.sanctionsIngest()
+	ctx := context.Background()
+	owner, err := pgxpool.New(ctx, f.d.OwnerDSN)
+	require.NoError(t, err)
+	t.Cleanup(owner.Close)
+	_, err = owner.Exec(ctx, `UPDATE app.sanctions_list_versions SET normalizer_version = 1`)
+	require.NoError(t, err)
+
+	rec := root.call(http.MethodPost, "/api/sanctions/screen", map[string]any{"name": "Osama bin Ladin"})
+	require.Equal(t, http.StatusServiceUnavailable, rec.Code, rec.Body.String())
+	require.Equal(t, "SANCTIONS_LISTS_OUTDATED", errCode(rec))
+
+	rep, err := sanctions.Rescreen(tenancy.WithActor(ctx, sanctionsTestActor), f.d.Platform(t))
+	require.NoError(t, err)
+	require.Equal(t, 2, rep.Renormalized)
+	rec = root.call(http.MethodPost, "/api/sanctions/screen", map[string]any{"name": "Osama bin Ladin"})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	var res struct {
+		Outcome           string `json:"outcome"`
+		NormalizerVersion int    `json:"normalizerVersion"`
+	}
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &res))
+	require.Equal(t, "BLOCK", res.Outcome)
+	require.Equal(t, sanctions.NormalizerVersion, res.NormalizerVersion)
 }
