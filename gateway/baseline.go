@@ -55,20 +55,31 @@ func (s *Store) MirrorBaseline(ctx context.Context, tenantID, partner, account s
 // from the account for the tenant: then the snapshot may include money we moved, which would
 // hide it from reconciliation, so none is recorded (ok false) and reconciliation keeps the
 // account's whole history, flagging too much rather than too little.
-func (s *Store) RecordBaseline(ctx context.Context, tenantID string, b Baseline) (Baseline, bool, error) {
-	err := db.InTenantTx(ctx, s.pool, tenantID, func(tx pgx.Tx) error {
-		_, err := tx.Exec(ctx, `
-			INSERT INTO gateway.mirror_baselines (tenant_id, partner, account, as_of_date, as_of_entry_ref, balance_santim, source)
-			SELECT $1, $2, $3, $4, $5, $6, $7
-			WHERE NOT EXISTS (SELECT 1 FROM gateway.transfers WHERE partner = $2 AND from_account = $3)
-			ON CONFLICT (tenant_id, partner, account) DO NOTHING`,
-			tenantID, b.Partner, b.Account, b.AsOfDate, b.AsOfEntryRef, b.BalanceSantim, b.Source)
+func (s *Store) RecordBaseline(ctx context.Context, tenantID string, b Baseline) (got Baseline, ok bool, err error) {
+	err = db.InTenantTx(ctx, s.pool, tenantID, func(tx pgx.Tx) error {
+		err := tx.QueryRow(ctx, `
+			WITH ins AS (
+				INSERT INTO gateway.mirror_baselines (tenant_id, partner, account, as_of_date, as_of_entry_ref, balance_santim, source)
+				SELECT $1, $2, $3, $4, $5, $6, $7
+				WHERE NOT EXISTS (SELECT 1 FROM gateway.transfers WHERE partner = $2 AND from_account = $3)
+				ON CONFLICT (tenant_id, partner, account) DO NOTHING
+				RETURNING partner, account, as_of_date, as_of_entry_ref, balance_santim, source, recorded_at)
+			SELECT * FROM ins
+			UNION ALL
+			SELECT partner, account, as_of_date, as_of_entry_ref, balance_santim, source, recorded_at
+			FROM gateway.mirror_baselines WHERE partner = $2 AND account = $3 AND NOT EXISTS (SELECT 1 FROM ins)`,
+			tenantID, b.Partner, b.Account, b.AsOfDate, b.AsOfEntryRef, b.BalanceSantim, b.Source).
+			Scan(&got.Partner, &got.Account, &got.AsOfDate, &got.AsOfEntryRef, &got.BalanceSantim, &got.Source, &got.RecordedAt)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil
+		}
+		ok = err == nil
 		return err
 	})
 	if err != nil {
 		return Baseline{}, false, fmt.Errorf("gateway.record_baseline: %w", err)
 	}
-	return s.MirrorBaseline(ctx, tenantID, b.Partner, b.Account)
+	return got, ok, nil
 }
 
 // ensureBaseline records the tenant's baseline of the account a transfer is sent from, before
