@@ -75,9 +75,22 @@ func (a *apiClient) hostile(method, path string, body any, hdr ...string) *httpt
 	return a.send(method, path, body, false, hdr...)
 }
 
-func (a *apiClient) send(method, path string, body any, validRequest bool, hdr ...string) *httptest.ResponseRecorder {
+// documentVerdict builds the request call or hostile would send and returns what the document says
+// of it (nil: the document allows it), without sending it. The rules test asks it first, so that a
+// refusal by the server is one the document predicts.
+func (a *apiClient) documentVerdict(method, path string, body any, hdr ...string) error {
 	a.t.Helper()
-	var raw []byte
+	req, _ := a.build(method, path, body, hdr...)
+	route, params, err := openapiRouter(a.t).FindRoute(req)
+	require.NoError(a.t, err, "%s %s is not in api/openapi.yaml", method, path)
+	return openapi3filter.ValidateRequest(context.Background(), &openapi3filter.RequestValidationInput{Request: req,
+		PathParams: params, Route: route, Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}})
+}
+
+// build is the request of send: JSON unless hdr names another Content-Type, from this client's
+// address, with its session cookie. raw is the body's bytes (nil: no body).
+func (a *apiClient) build(method, path string, body any, hdr ...string) (req *http.Request, raw []byte) {
+	a.t.Helper()
 	switch b := body.(type) {
 	case nil:
 	case []byte:
@@ -89,7 +102,7 @@ func (a *apiClient) send(method, path string, body any, validRequest bool, hdr .
 		raw, err = json.Marshal(b)
 		require.NoError(a.t, err)
 	}
-	req := httptest.NewRequest(method, "http://127.0.0.1:8080"+path, bytes.NewReader(raw))
+	req = httptest.NewRequest(method, "http://127.0.0.1:8080"+path, bytes.NewReader(raw))
 	req.RemoteAddr = a.ip + ":40000"
 	if raw != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -100,6 +113,37 @@ func (a *apiClient) send(method, path string, body any, validRequest bool, hdr .
 	if a.cookie != nil {
 		req.AddCookie(a.cookie)
 	}
+	return req, raw
+}
+
+// hostileRequest sends a request a test built by hand (a header removed, a body changed after it
+// was signed, a chunked body) as it is, with this client's cookie if it has none; like hostile,
+// only the response is validated.
+func (a *apiClient) hostileRequest(req *http.Request) *httptest.ResponseRecorder {
+	a.t.Helper()
+	if _, err := req.Cookie(sessionCookie); err != nil && a.cookie != nil {
+		req.AddCookie(a.cookie)
+	}
+	// The document's server is http://127.0.0.1:8080; a request built with a bare path is sent
+	// there, as build does.
+	if req.URL.Host == "" {
+		req.URL.Scheme, req.URL.Host = "http", "127.0.0.1:8080"
+		req.Host = req.URL.Host
+	}
+	return a.exchange(req, nil, false)
+}
+
+func (a *apiClient) send(method, path string, body any, validRequest bool, hdr ...string) *httptest.ResponseRecorder {
+	a.t.Helper()
+	req, raw := a.build(method, path, body, hdr...)
+	return a.exchange(req, raw, validRequest)
+}
+
+// exchange validates req (when validRequest; raw is its body, read again for the server), serves
+// it, keeps the session cookie the answer sets and validates the answer.
+func (a *apiClient) exchange(req *http.Request, raw []byte, validRequest bool) *httptest.ResponseRecorder {
+	a.t.Helper()
+	method, path := req.Method, req.URL.Path
 	route, params, err := openapiRouter(a.t).FindRoute(req)
 	require.NoError(a.t, err, "%s %s is not in api/openapi.yaml", method, path)
 	in := &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route,

@@ -325,7 +325,8 @@ func TestEmployeeImportHostileFiles(t *testing.T) {
 		require.Equal(t, tc.column, fileRefused(t, rec, http.StatusBadRequest, "IMPORT_INVALID_HEADER")["column"])
 	}
 	fileRefused(t, w.importFile(w.owner, "", "", true), http.StatusBadRequest, "IMPORT_EMPTY")
-	fileRefused(t, w.importFile(w.owner, header+"\r\n", "", false), http.StatusBadRequest, "IMPORT_EMPTY")
+	// A header and no row: the document's body pattern wants a record after the header.
+	fileRefused(t, w.importFile(w.owner, header+"\r\n", "", true), http.StatusBadRequest, "IMPORT_EMPTY")
 
 	// Not text/csv, or not UTF-8: 415.
 	for _, ct := range []string{"application/json", "text/plain", "text/csv; charset=iso-8859-1", "multipart/form-data; boundary=x", ""} {

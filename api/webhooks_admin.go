@@ -151,9 +151,13 @@ func webhookPositiveID(v string) (int64, bool) {
 	return n, err == nil && n >= 1 && v == strconv.FormatInt(n, 10)
 }
 
-// webhookEventID is the path's event id, or the 400 a malformed one gets.
+// webhookEventID is the path's event id, or the 400 a malformed one gets. The path names an event
+// by number (openapi.yaml: an int64 of at least 1), so any decimal spelling of one ("007", "+7")
+// is that event, as every client that validates against the document may send it; the cursor,
+// which only ever echoes our own nextCursor, stays plainly written.
 func webhookEventID(c *gin.Context) (int64, bool) {
-	n, ok := webhookPositiveID(c.Param("id"))
+	n, err := strconv.ParseInt(c.Param("id"), 10, 64)
+	ok := err == nil && n >= 1
 	if !ok {
 		writeError(c, fieldError(&field.Error{Field: "id", Problem: "must be a stored callback's id (a positive whole number)"}))
 	}
