@@ -115,9 +115,8 @@ func (f *hardeningFixture) send(t testing.TB, cb callback) *httptest.ResponseRec
 	for _, h := range cb.noHeader {
 		req.Header.Del(h)
 	}
-	rec := httptest.NewRecorder()
-	f.srv.Engine.ServeHTTP(rec, req)
-	return rec
+	// A hostile probe: the request is the point, the answer must still be one the document names.
+	return newAPIClient(t, f.srv).hostileRequest(req)
 }
 
 // fields is a valid callback as ordered raw JSON members; probes replace one member's raw text, so

@@ -74,7 +74,7 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 }
 
 func TestOpenAPIServedAsJSON(t *testing.T) {
-	rec := do(t, newTestServer().Engine, http.MethodGet, "/api/openapi.json")
+	rec := newAPIClient(t, newTestServer()).call(http.MethodGet, "/api/openapi.json", nil)
 	require.Equal(t, http.StatusOK, rec.Code)
 	var doc map[string]any
 	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &doc))
@@ -82,11 +82,11 @@ func TestOpenAPIServedAsJSON(t *testing.T) {
 }
 
 func TestBannerAndHealthz(t *testing.T) {
-	s := newTestServer()
-	rec := do(t, s.Engine, http.MethodGet, "/api")
+	a := newAPIClient(t, newTestServer())
+	rec := a.call(http.MethodGet, "/api", nil)
 	require.Equal(t, http.StatusOK, rec.Code)
 	require.Contains(t, rec.Body.String(), `"name":"wagerail"`)
-	rec = do(t, s.Engine, http.MethodGet, "/api/healthz")
+	rec = a.call(http.MethodGet, "/api/healthz", nil)
 	require.Equal(t, http.StatusOK, rec.Code)
 }
 
@@ -101,10 +101,10 @@ func TestUnknownRouteIsJSON404WithRequestID(t *testing.T) {
 }
 
 func TestRequestIDHonouredWhenWellFormed(t *testing.T) {
-	s := newTestServer()
-	rec := do(t, s.Engine, http.MethodGet, "/api/healthz", "X-Request-Id", "abc-123")
+	a := newAPIClient(t, newTestServer())
+	rec := a.call(http.MethodGet, "/api/healthz", nil, "X-Request-Id", "abc-123")
 	require.Equal(t, "abc-123", rec.Header().Get("X-Request-Id"))
-	rec = do(t, s.Engine, http.MethodGet, "/api/healthz", "X-Request-Id", "bad id\nwith newline")
+	rec = a.call(http.MethodGet, "/api/healthz", nil, "X-Request-Id", "bad id\nwith newline")
 	require.NotContains(t, rec.Header().Get("X-Request-Id"), "bad")
 	require.Len(t, rec.Header().Get("X-Request-Id"), 24)
 }
@@ -131,12 +131,13 @@ func TestReadyzNamesTheFailingDependency(t *testing.T) {
 		}},
 		Probe{Name: "ledger", Check: func(context.Context) error { return nil }},
 	)
-	rec := do(t, s.Engine, http.MethodGet, "/api/readyz")
+	a := newAPIClient(t, s)
+	rec := a.call(http.MethodGet, "/api/readyz", nil)
 	require.Equal(t, http.StatusOK, rec.Code)
 	require.Contains(t, rec.Body.String(), `"database":{"status":"up"`)
 
 	dbUp = false
-	rec = do(t, s.Engine, http.MethodGet, "/api/readyz")
+	rec = a.call(http.MethodGet, "/api/readyz", nil)
 	require.Equal(t, http.StatusServiceUnavailable, rec.Code)
 	var b errBody
 	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &b))
@@ -144,7 +145,7 @@ func TestReadyzNamesTheFailingDependency(t *testing.T) {
 	require.Contains(t, b.Error.Message, "database")
 	require.NotContains(t, b.Error.Message, "ledger")
 
-	m := do(t, s.Engine, http.MethodGet, "/api/metrics").Body.String()
+	m := a.call(http.MethodGet, "/api/metrics", nil).Body.String()
 	require.Contains(t, m, `svc_dependency_up{dependency="database"} 0`)
 	require.Contains(t, m, `svc_dependency_up{dependency="ledger"} 1`)
 }

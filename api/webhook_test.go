@@ -103,14 +103,9 @@ func callbackBodyRef(ref, eventID, status, tenant string, amount int64) []byte {
 func (f *webhookFixture) post(t *testing.T, partner string, body []byte, ts time.Time, nonce string, secret []byte) *httptest.ResponseRecorder {
 	t.Helper()
 	tsStr := strconv.FormatInt(ts.Unix(), 10)
-	req := httptest.NewRequest(http.MethodPost, "/api/integration/bank-callback/"+partner, bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("x-svc-timestamp", tsStr)
-	req.Header.Set("x-svc-nonce", nonce)
-	req.Header.Set("x-svc-signature", SignWebhook(secret, tsStr, nonce, body))
-	rec := httptest.NewRecorder()
-	f.srv.Engine.ServeHTTP(rec, req)
-	return rec
+	// The signature covers the raw bytes, which the contract client sends as they are.
+	return newAPIClient(t, f.srv).call(http.MethodPost, "/api/integration/bank-callback/"+partner, body,
+		"x-svc-timestamp", tsStr, "x-svc-nonce", nonce, "x-svc-signature", SignWebhook(secret, tsStr, nonce, body))
 }
 
 // stored counts what tenant can see: its callbacks, and its BankWebhookApplied audit rows.
@@ -297,13 +292,8 @@ func TestBankCallbackWithoutPlatformPoolIs503(t *testing.T) {
 		WebhookSecrets: map[string][]byte{"sandbox": sandboxSecret}})
 	body := callbackBodyRef("ref-ev-1", "ev-1", "SETTLED", "tenant-a", 10)
 	ts := strconv.FormatInt(time.Now().Unix(), 10)
-	req := httptest.NewRequest(http.MethodPost, "/api/integration/bank-callback/sandbox", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("x-svc-timestamp", ts)
-	req.Header.Set("x-svc-nonce", "n1")
-	req.Header.Set("x-svc-signature", SignWebhook(sandboxSecret, ts, "n1", body))
-	rec := httptest.NewRecorder()
-	srv.Engine.ServeHTTP(rec, req)
+	rec := newAPIClient(t, srv).call(http.MethodPost, "/api/integration/bank-callback/sandbox", body,
+		"x-svc-timestamp", ts, "x-svc-nonce", "n1", "x-svc-signature", SignWebhook(sandboxSecret, ts, "n1", body))
 	require.Equal(t, http.StatusServiceUnavailable, rec.Code, rec.Body.String())
 	require.Contains(t, rec.Body.String(), "NOT_CONFIGURED")
 }
@@ -352,8 +342,7 @@ func TestBankCallbackRejectsAndChangesNothing(t *testing.T) {
 			if tc.tamper != nil {
 				tc.tamper(req)
 			}
-			rec := httptest.NewRecorder()
-			f.srv.Engine.ServeHTTP(rec, req)
+			rec := newAPIClient(t, f.srv).hostileRequest(req)
 			require.Equal(t, tc.status, rec.Code, rec.Body.String())
 			var b errBody
 			require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &b))
@@ -522,14 +511,9 @@ func TestBankCallbackTemporalDownIs503AndTheRetryDelivers(t *testing.T) {
 	f.sent(t, "ev-down", "tenant-a", 10)
 	body := f.body("ev-down", "tenant-a", 10)
 	down := f.server(t, testkit.TemporalDown(t))
-	rec := httptest.NewRecorder()
 	ts := strconv.FormatInt(f.now.Unix(), 10)
-	req := httptest.NewRequest(http.MethodPost, "/api/integration/bank-callback/sandbox", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("x-svc-timestamp", ts)
-	req.Header.Set("x-svc-nonce", "nonce-down-1")
-	req.Header.Set("x-svc-signature", SignWebhook(sandboxSecret, ts, "nonce-down-1", body))
-	down.Engine.ServeHTTP(rec, req)
+	rec := newAPIClient(t, down).call(http.MethodPost, "/api/integration/bank-callback/sandbox", body,
+		"x-svc-timestamp", ts, "x-svc-nonce", "nonce-down-1", "x-svc-signature", SignWebhook(sandboxSecret, ts, "nonce-down-1", body))
 	require.Equal(t, http.StatusServiceUnavailable, rec.Code, rec.Body.String())
 	require.Contains(t, rec.Body.String(), "TEMPORAL_UNAVAILABLE")
 	require.Equal(t, 1.0, testutil.ToFloat64(down.webhooks.requests.WithLabelValues(resultUndelivered)))
@@ -554,13 +538,8 @@ func TestBankCallbackTemporalDownIs503AndTheRetryDelivers(t *testing.T) {
 	f.sent(t, "ev-none", "tenant-a", 10)
 	none := f.server(t, nil)
 	body = f.body("ev-none", "tenant-a", 10)
-	req = httptest.NewRequest(http.MethodPost, "/api/integration/bank-callback/sandbox", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("x-svc-timestamp", ts)
-	req.Header.Set("x-svc-nonce", "nonce-none")
-	req.Header.Set("x-svc-signature", SignWebhook(sandboxSecret, ts, "nonce-none", body))
-	rec = httptest.NewRecorder()
-	none.Engine.ServeHTTP(rec, req)
+	rec = newAPIClient(t, none).call(http.MethodPost, "/api/integration/bank-callback/sandbox", body,
+		"x-svc-timestamp", ts, "x-svc-nonce", "nonce-none", "x-svc-signature", SignWebhook(sandboxSecret, ts, "nonce-none", body))
 	require.Equal(t, http.StatusServiceUnavailable, rec.Code, rec.Body.String())
 	require.Contains(t, rec.Body.String(), "NOT_CONFIGURED")
 	require.Equal(t, "PENDING tenant-a", f.eventOutcome(t, "ev-none"))
