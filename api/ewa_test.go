@@ -739,3 +739,32 @@ func TestEwaSettingsFundingAccountChecked(t *testing.T) {
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 	require.Equal(t, "2000000000002", decode[ewaSettingsJSON](t, rec).FundingAccount.AccountNumber)
 }
+
+// TestBodyOnBodylessEwaRouteChangesNothing: a disburse or cancel sent with a body (which those
+// routes would have ignored) is refused with 400 before the idempotency gate: the request stays
+// REQUESTED, no idempotency record, audit row or event is written, and no saga is started (this
+// API has no Temporal client; a disburse that got through would answer 503).
+func TestBodyOnBodylessEwaRouteChangesNothing(t *testing.T) {
+	t.Parallel()
+	w := newEwaWorld(t, ewaSalary)
+	w.settings(500, 250, 50)
+	r := w.created(w.employee, 1_000)
+	counts := func() [3]int {
+		return [3]int{
+			w.count(w.tenant, `SELECT count(*) FROM app.idempotency_records`),
+			w.count(w.tenant, `SELECT count(*) FROM app.audit_log WHERE action IN ('DisburseEwa', 'CancelEwa')`),
+			w.count(w.tenant, `SELECT count(*) FROM app.outbox WHERE type LIKE 'ewa.%' AND type <> 'ewa.requested.v1'`),
+		}
+	}
+	before := counts()
+	for _, action := range []string{"disburse", "cancel"} {
+		for _, body := range []string{`{"amountSantim":999999}`, `{}`, `null`} {
+			rec := w.owner.hostile(http.MethodPost, "/api/ewa/requests/"+r.ID+"/"+action, body, "Idempotency-Key", ewaKey())
+			require.Equal(t, http.StatusBadRequest, rec.Code, "%s %s: %s", action, body, rec.Body.String())
+			require.Equal(t, "INVALID_REQUEST", errCode(rec))
+		}
+	}
+	require.Equal(t, before, counts(), "nothing was recorded")
+	got := decode[ewaRequestJSON](t, w.owner.call(http.MethodGet, "/api/ewa/requests/"+r.ID, nil))
+	require.Equal(t, ewa.Requested, got.Status)
+}

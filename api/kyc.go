@@ -461,11 +461,15 @@ func (s *Server) approveKyc(c *gin.Context) {
 		return
 	}
 	var req kycApproveRequest
-	if c.Request.ContentLength != 0 {
-		if e := bindJSON(c, &req); e != nil {
-			writeError(c, e)
-			return
-		}
+	// The body is optional (Body: BodyOptionalJSON): none, also an empty chunked one, approves
+	// without a note.
+	has, e := hasBody(c)
+	if e == nil && has {
+		e = bindJSON(c, &req)
+	}
+	if e != nil {
+		writeError(c, e)
+		return
 	}
 	req.Note = strings.TrimSpace(req.Note)
 	if err := field.Text("note", req.Note, sanctions.MaxNoteBytes); err != nil {
