@@ -68,7 +68,7 @@ func TestSanctionsCommandsBesideMakeRun(t *testing.T) {
 		t.Skip("starts a private Postgres")
 	}
 	bin := testkit.Binary(t)
-	dir, app, _ := makeRunDir(t)
+	dir, app, owner := makeRunDir(t)
 	ctx := t.Context()
 
 	// Before any list: screening fails closed.
@@ -153,6 +153,21 @@ func TestSanctionsCommandsBesideMakeRun(t *testing.T) {
 		return sanctions.Gate(ctx, tx, tenant, sanctions.SubjectUser, u.ID)
 	})
 	require.ErrorIs(t, err, sanctions.ErrSanctionsBlocked)
+
+	// Lists normalised by older matching rules (a database from before a build with new ones):
+	// screening refuses until `rescreen` renormalises them.
+	_, err = owner.Exec(ctx, `UPDATE app.sanctions_list_versions SET normalizer_version = 1`)
+	require.NoError(t, err)
+	_, stderr, code = runSanctionsBinary(t, bin, dir, "screen", "--name", "Abebe Kebede")
+	require.Equal(t, 2, code)
+	require.Contains(t, stderr, "wagerail sanctions rescreen")
+	stdout, stderr, code = runSanctionsBinary(t, bin, dir, "rescreen")
+	require.Zero(t, code, stderr)
+	require.Equal(t, sanctions.RescreenReport{Renormalized: 3}, decodeJSON[sanctions.RescreenReport](t, stdout),
+		"three active versions rewritten; the one subject's latest check is a hit already")
+	stdout, stderr, code = runSanctionsBinary(t, bin, dir, "screen", "--name", "Osama bin\u2060 Ladin")
+	require.Zero(t, code, stderr)
+	require.Equal(t, sanctions.Block, decodeJSON[sanctions.Result](t, stdout).Outcome, "an invisible character changes nothing")
 }
 
 // Refusals are one line naming the flag, before any database is opened.

@@ -410,14 +410,16 @@ func Tokens(name string) []string {
 
 // matchTokens are the tokens of a normalised name as they are scored: at most MaxTokens, without
 // the titles and honorifics it starts with (Mr, Dr, Sheikh, Haji, Ato, W/ro, …), which are not
-// part of anyone's name and would otherwise count as unpaired tokens. At least one token is kept.
-// Both the subject's and the listed names are read this way, so a title on a list (OFAC writes
-// some) and one on a subject cancel out.
+// part of anyone's name and would otherwise count as unpaired tokens. A title is kept when only
+// one token would be left: "Mullah Omar" stripped to "omar" would match every Omar in full,
+// where one shared given name is otherwise capped below REVIEW. Both the subject's and the
+// listed names are read this way, so a title on a list (OFAC writes some) and one on a subject
+// cancel out.
 func matchTokens(normalized string) []string {
 	t := strings.Fields(normalized)
-	for len(t) > 1 {
+	for {
 		n := titleAt(t)
-		if n == 0 || n >= len(t) {
+		if n == 0 || len(t)-n < 2 {
 			break
 		}
 		t = t[n:]
@@ -444,6 +446,9 @@ var titles = map[string]bool{
 
 // titleAt is how many tokens the title at the start of t takes, 0 when t does not start with one.
 func titleAt(t []string) int {
+	if len(t) == 0 {
+		return 0
+	}
 	if len(t) > 1 && titles[t[0]+" "+t[1]] {
 		return 2
 	}
