@@ -64,10 +64,12 @@
 // BOM, variation selectors, tag characters, bidi controls), applies NFKC, folds case and
 // diacritics and punctuation, transliterates Ethiopic, Arabic, Cyrillic and Greek words to Latin
 // and folds letters of other scripts that look like Latin ones inside a Latin word to them
-// (Unicode TR39 confusables, ConfusablesVersion). A name it cannot bring to Latin with confidence
-// (another script, a word mixing scripts that does not fold) is at least a REVIEW with a reason
-// (Unscreenable): screening fails closed. Titles a name starts with (Mr, Dr, Sheikh, Haji, Ato,
-// W/ro, …) are not matched. NameScore: Jaro–Winkler per token, vowel-insensitive for
+// (Unicode TR39 confusables, ConfusablesVersion); a whole word of Cyrillic or Greek letters
+// that look Latin is matched in both readings (LookalikeReading). A name it cannot bring to
+// Latin with confidence (another script; Arabic script, whose transliteration finds the listed
+// Latin spelling only part of the time, as the recall test measures; a word mixing scripts that
+// does not fold) is at least a REVIEW with a reason (Unscreenable): screening fails closed.
+// Titles a name starts with (Mr, Dr, Sheikh, Haji, Ato, W/ro, …) are not matched. NameScore: Jaro–Winkler per token, vowel-insensitive for
 // transliteration variants (and insensitive to doubled letters against a spelling without them,
 // as Arabic writes names), best pairing, weighted by length. Candidates come from a pg_trgm
 // index; exact scoring is in Go. A date of birth on both sides raises (DOBBoost) or lowers
