@@ -199,6 +199,19 @@ func TestDocumentStatesEveryHandlerRule(t *testing.T) {
 		{name: "webhook id is positive", caller: platform, method: http.MethodGet, path: "/api/integration/webhooks/0",
 			status: 400, code: "INVALID_REQUEST", okPath: "/api/integration/webhooks/007", okStatus: 404, okCode: "NOT_FOUND"},
 
+		// Query parameters: page cursors and filters are identifiers (a stored callback's and a
+		// sanctions check's cursor a plainly written number), list texts are not blank.
+		{name: "employee list cursor", caller: owner, method: http.MethodGet, path: "/api/employees?cursor=emp%201",
+			status: 400, code: "INVALID_REQUEST", okPath: "/api/employees?cursor=emp_1", okStatus: 200},
+		{name: "employee list name filter", caller: owner, method: http.MethodGet, path: "/api/employees?q=%20%20",
+			status: 400, code: "INVALID_REQUEST", okPath: "/api/employees?q=%20Abebe", okStatus: 200},
+		{name: "webhook list cursor", caller: platform, method: http.MethodGet, path: "/api/integration/webhooks?cursor=01",
+			status: 400, code: "INVALID_REQUEST", okPath: "/api/integration/webhooks?cursor=1", okStatus: 200},
+		{name: "webhook list partner", caller: platform, method: http.MethodGet, path: "/api/integration/webhooks?partner=a%20b",
+			status: 400, code: "INVALID_REQUEST", okPath: "/api/integration/webhooks?partner=sandbox", okStatus: 200},
+		{name: "full organization id", caller: owner, method: http.MethodGet, path: "/api/auth/organization/get-full-organization?organizationId=org%2F1",
+			status: 400, code: "INVALID_REQUEST", okPath: "/api/auth/organization/get-full-organization?organizationId=" + tenant, okStatus: 200},
+
 		// E-mail addresses and E.164 numbers.
 		{name: "forget-password e-mail", caller: f.client(), method: http.MethodPost, path: "/api/auth/forget-password",
 			body: map[string]any{"email": "nobody@example..et"}, status: 400, code: "INVALID_REQUEST",
