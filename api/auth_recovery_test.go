@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -131,26 +130,27 @@ func TestAuthxResetPasswordRace(t *testing.T) {
 	token := authxMailedToken(t, f, email, notify.ResetPassword)
 
 	const racers = 4
-	recs := make([]*httptest.ResponseRecorder, racers)
+	// Each request is checked against the document before the race and each answer after it.
+	reqs := make([]*racer, racers)
+	for i := range reqs {
+		reqs[i] = f.client().racer(http.MethodPost, "/api/auth/reset-password",
+			`{"token":"`+token+`","newPassword":"racer number `+string(rune('a'+i))+` wins"}`)
+	}
 	var wg sync.WaitGroup
 	start := make(chan struct{})
-	for i := range recs {
+	for _, r := range reqs {
 		wg.Add(1)
-		go func(i int) {
+		go func() {
 			defer wg.Done()
-			body := `{"token":"` + token + `","newPassword":"racer number ` + string(rune('a'+i)) + ` wins"}`
-			req := httptest.NewRequest(http.MethodPost, "/api/auth/reset-password", strings.NewReader(body))
-			req.Header.Set("Content-Type", "application/json")
-			rec := httptest.NewRecorder()
 			<-start
-			f.srv.Engine.ServeHTTP(rec, req)
-			recs[i] = rec
-		}(i)
+			r.serve()
+		}()
 	}
 	close(start)
 	wg.Wait()
 	won := -1
-	for i, rec := range recs {
+	for i, r := range reqs {
+		rec := r.answer()
 		switch rec.Code {
 		case http.StatusOK:
 			require.Equal(t, -1, won, "two resets won with one token")

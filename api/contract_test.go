@@ -163,12 +163,54 @@ func (a *apiClient) exchange(req *http.Request, raw []byte, validRequest bool) *
 			}
 		}
 	}
+	a.checkAnswer(in, rec)
+	return rec
+}
+
+// checkAnswer requires rec to be an answer the document allows to the request of in.
+func (a *apiClient) checkAnswer(in *openapi3filter.RequestValidationInput, rec *httptest.ResponseRecorder) {
+	a.t.Helper()
 	out := &openapi3filter.ResponseValidationInput{RequestValidationInput: in, Status: rec.Code, Header: rec.Header(),
 		Options: &openapi3filter.Options{IncludeResponseStatus: true}}
 	out.SetBodyBytes(rec.Body.Bytes())
 	require.NoError(a.t, openapi3filter.ValidateResponse(context.Background(), out),
-		"response %d to %s %s breaks the document: %s", rec.Code, method, path, rec.Body.String())
-	return rec
+		"response %d to %s %s breaks the document: %s", rec.Code, in.Request.Method, in.Request.URL.Path, rec.Body.String())
+}
+
+// racer is a request call would send, validated against the document on the test's goroutine, so
+// that a race can serve it from goroutines of its own (where require cannot stop the test) and
+// have each answer validated once they are joined.
+type racer struct {
+	a   *apiClient
+	in  *openapi3filter.RequestValidationInput
+	rec *httptest.ResponseRecorder
+}
+
+func (a *apiClient) racer(method, path string, body any, hdr ...string) *racer {
+	a.t.Helper()
+	req, raw := a.build(method, path, body, hdr...)
+	route, params, err := openapiRouter(a.t).FindRoute(req)
+	require.NoError(a.t, err, "%s %s is not in api/openapi.yaml", method, path)
+	in := &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route,
+		Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}}
+	require.NoError(a.t, openapi3filter.ValidateRequest(context.Background(), in), "request %s %s breaks the document", method, path)
+	req.Body = io.NopCloser(bytes.NewReader(raw))
+	return &racer{a: a, in: in}
+}
+
+// serve sends the request (safe on any goroutine: nothing in it can stop the test).
+func (r *racer) serve() *httptest.ResponseRecorder {
+	r.rec = httptest.NewRecorder()
+	r.a.h.ServeHTTP(r.rec, r.in.Request)
+	return r.rec
+}
+
+// answer is the answer serve got, validated against the document (on the test's goroutine).
+func (r *racer) answer() *httptest.ResponseRecorder {
+	r.a.t.Helper()
+	require.NotNil(r.a.t, r.rec, "the request was not served")
+	r.a.checkAnswer(r.in, r.rec)
+	return r.rec
 }
 
 // decode unmarshals a response body.

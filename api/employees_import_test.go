@@ -390,16 +390,10 @@ func TestEmployeeImportIsAllOrNothing(t *testing.T) {
 	}()
 	<-created
 
+	// The file is checked against the document here, its answer once it comes back.
+	imp := w.owner.racer(http.MethodPost, importPath, []byte(file), "Content-Type", "text/csv")
 	done := make(chan *httptest.ResponseRecorder, 1)
-	go func() {
-		req := httptest.NewRequest(http.MethodPost, importPath, strings.NewReader(file))
-		req.Header.Set("Content-Type", "text/csv")
-		req.RemoteAddr = "192.0.2.10:40000"
-		req.AddCookie(w.owner.cookie)
-		rec := httptest.NewRecorder()
-		w.f.srv.Engine.ServeHTTP(rec, req)
-		done <- rec
-	}()
+	go func() { done <- imp.serve() }()
 	// Wait until the import's INSERT waits on the other transaction's index entry.
 	require.Eventually(t, func() bool {
 		var waiting int
@@ -410,7 +404,8 @@ func TestEmployeeImportIsAllOrNothing(t *testing.T) {
 	close(release)
 	require.NoError(t, <-committed)
 
-	rec := <-done
+	<-done
+	rec := imp.answer()
 	fileRefused(t, rec, http.StatusConflict, "DUPLICATE_NATIONAL_ID")
 	w.noNationalIDFast(rec)
 	after := w.counts(w.a)
