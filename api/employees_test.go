@@ -38,6 +38,15 @@ type empWorld struct {
 	nids                           []string
 }
 
+// listed is how many employees the owner's list shows (at most 100): the refusal tests' "nothing
+// was stored".
+func (w *empWorld) listed(t *testing.T) int {
+	t.Helper()
+	rec := w.call(w.owner, http.MethodGet, "/api/employees?limit=100", nil)
+	require.Equal(t, http.StatusOK, rec.Code)
+	return len(decode[employeeListJSON](t, rec).Employees)
+}
+
 func newEmpWorld(t *testing.T) *empWorld {
 	f := newAuthFixture(t)
 	w := &empWorld{t: t, f: f}
@@ -213,11 +222,6 @@ func TestEmployeeCreateAndRead(t *testing.T) {
 func TestEmployeeCreateRefusals(t *testing.T) {
 	t.Parallel()
 	w := newEmpWorld(t)
-	count := func() int {
-		rec := w.call(w.owner, http.MethodGet, "/api/employees?limit=100", nil)
-		require.Equal(t, http.StatusOK, rec.Code)
-		return len(decode[employeeListJSON](t, rec).Employees)
-	}
 	w.create(w.owner, w.body("ET20000001"))
 
 	// Another organization's businessId: 403 TENANT_MISMATCH, audited, nothing written.
@@ -282,7 +286,7 @@ func TestEmployeeCreateRefusals(t *testing.T) {
 		rec := w.hostile(w.owner, http.MethodPost, "/api/employees", b)
 		require.Equal(t, http.StatusBadRequest, rec.Code, b)
 	}
-	require.Equal(t, 1, count(), "nothing was written")
+	require.Equal(t, 1, w.listed(t), "nothing was written")
 	require.Len(t, w.events(w.a, eventEmployeeCreated), 1)
 }
 
