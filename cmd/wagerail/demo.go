@@ -24,6 +24,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/wagerail/wagerail/internal/catalogs"
 	"github.com/wagerail/wagerail/internal/employees"
 	"github.com/wagerail/wagerail/internal/identity"
 	"github.com/wagerail/wagerail/internal/kyc"
@@ -148,6 +149,7 @@ func seedDemo(ctx context.Context, env demoEnv) (*demoCredentials, error) {
 		{"sanctions sample lists", s.sanctionLists},
 		{"platform admin", s.platformAdmin},
 		{"business owner", s.ownerAccount},
+		{"catalogs", s.catalogs},
 		{"employees", s.employees},
 		{"KYC", s.kyc},
 		{"EWA settings", s.ewaSettings},
@@ -297,6 +299,46 @@ func (s *demoSeed) ownerAccount(ctx context.Context) error {
 	return s.save()
 }
 
+// The employment type and payment frequency every demo employee has: an employee's must be
+// entries of the employer's catalogs.
+const (
+	demoEmploymentType   = "Full time"
+	demoPaymentFrequency = "Monthly"
+)
+
+// catalogs adds, through the API as an owner would, the catalog entries the demo employees name
+// and the business does not have yet.
+func (s *demoSeed) catalogs(ctx context.Context) error {
+	for _, want := range []struct {
+		catalog *catalogs.Catalog
+		path    string
+		name    string
+	}{
+		{catalogs.EmploymentTypes, "/api/employment-types", demoEmploymentType},
+		{catalogs.PaymentFrequencies, "/api/payment-frequencies", demoPaymentFrequency},
+	} {
+		var have map[string]string
+		if err := s.inBusiness(ctx, func(tx pgx.Tx) error {
+			var err error
+			have, err = want.catalog.Resolve(tenancy.WithTenant(ctx, s.d.BusinessID), tx, []string{want.name})
+			return err
+		}); err != nil {
+			return err
+		}
+		if _, ok := have[want.name]; ok {
+			continue
+		}
+		c, err := s.ownerClient(ctx)
+		if err != nil {
+			return err
+		}
+		if err := c.call(ctx, http.MethodPost, want.path, map[string]any{"name": want.name}, http.StatusCreated, nil); err != nil {
+			return fmt.Errorf("%s: %w", want.name, err)
+		}
+	}
+	return nil
+}
+
 // employees adds the demo employees the business does not have yet (matched by national id).
 func (s *demoSeed) employees(ctx context.Context) error {
 	have := map[string]string{}
@@ -334,7 +376,7 @@ func (s *demoSeed) employees(ctx context.Context) error {
 		}
 		if err := c.call(ctx, http.MethodPost, "/api/employees", map[string]any{
 			"firstName": e.First, "lastName": e.Last, "email": e.Email, "nationalId": e.NationalID,
-			"department": e.Department, "position": e.Position, "employmentType": "Full time", "paymentFrequency": "Monthly",
+			"department": e.Department, "position": e.Position, "employmentType": demoEmploymentType, "paymentFrequency": demoPaymentFrequency,
 			"hireDate": "2023-09-01", "grossMonthlySalarySantim": e.SalarySantim,
 			"payoutAccount": map[string]string{"partner": demoPartner, "accountNumber": e.Account, "holderName": e.First + " " + e.Last},
 		}, http.StatusCreated, &res); err != nil {
