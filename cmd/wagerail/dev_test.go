@@ -70,6 +70,20 @@ func devPorts(t *testing.T) []int {
 	return ports
 }
 
+// occupyDefaultPorts listens, for the rest of the test, on every default address a `make run`
+// stack holds that is still free, so a case that falls back to a default fails here as it would
+// beside a running stack. An address already taken is the same situation.
+func occupyDefaultPorts(t *testing.T) {
+	t.Helper()
+	for _, p := range []int{8080, 8090, 7233, 8233, 50051, 50052, 50053, 50054, 50055, 54329} {
+		l, err := net.Listen("tcp", addr(p))
+		if err != nil {
+			continue
+		}
+		t.Cleanup(func() { _ = l.Close() })
+	}
+}
+
 // isolatedListenEnv points every address a subcommand listens on (and the gRPC services it dials)
 // away from the defaults, which a developer's `make run` holds while the suite runs beside it.
 func isolatedListenEnv(t *testing.T) []string {
@@ -387,6 +401,7 @@ func TestDevStackKeepsTemporalInPostgres(t *testing.T) {
 
 func TestConfigErrorsAreOneClearLine(t *testing.T) {
 	bin := testkit.Binary(t)
+	occupyDefaultPorts(t) // as a developer's `make run` beside the suite does (issue 21)
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	defer busy.Close()
