@@ -150,13 +150,16 @@ func (h *disburseHarness) throughInitiate(res activities.TransferResult) {
 
 // throughLedger mocks the steps up to the pending ledger transaction recorded on the request,
 // all passing: the test says what the transfer's initiation does.
-func (h *disburseHarness) throughLedger() {
+func (h *disburseHarness) throughLedger() { h.throughLedgerPosting(testLedger) }
+
+// throughLedgerPosting is throughLedger with the pending posting the saga must ask for.
+func (h *disburseHarness) throughLedgerPosting(posting activities.LedgerPostInput) {
 	h.on(activities.EwaLoadPlanActivity, testStep).Return(testPlan, nil).Once()
 	h.on(activities.KycGateActivity, testGate).Return(nil).Once()
 	h.on(activities.SanctionsGateActivity, testGate).Return(nil).Once()
 	h.on(activities.AccountGateActivity, testGate).Return(nil).Once()
 	h.on(activities.EwaClaimActivity, testStep).Return(ewa.Request{ID: "req-1", Status: ewa.Disbursing}, nil).Once()
-	h.on(activities.LedgerPostPendingActivity, testLedger).Return(activities.LedgerPostResult{TxID: "ltx-1", Status: "PENDING"}, nil).Once()
+	h.on(activities.LedgerPostPendingActivity, posting).Return(activities.LedgerPostResult{TxID: "ltx-1", Status: "PENDING"}, nil).Once()
 	withTx := testStep
 	withTx.LedgerTxID = "ltx-1"
 	h.on(activities.EwaSetLedgerTxActivity, withTx).Return(nil).Once()
@@ -518,15 +521,7 @@ func TestEwaDisburseBeforeLegReferencesKeepsTheWorkflowID(t *testing.T) {
 	legacyLedger.Metadata = map[string]string{"ewaRequestId": "req-1", "employeeId": "emp-1"}
 	legacyTransfer, legacyStatus := testTransfer, testStatus
 	legacyTransfer.Reference, legacyStatus.Reference = testWF, testWF
-	h.on(activities.EwaLoadPlanActivity, testStep).Return(testPlan, nil).Once()
-	h.on(activities.KycGateActivity, testGate).Return(nil).Once()
-	h.on(activities.SanctionsGateActivity, testGate).Return(nil).Once()
-	h.on(activities.AccountGateActivity, testGate).Return(nil).Once()
-	h.on(activities.EwaClaimActivity, testStep).Return(ewa.Request{ID: "req-1", Status: ewa.Disbursing}, nil).Once()
-	h.on(activities.LedgerPostPendingActivity, legacyLedger).Return(activities.LedgerPostResult{TxID: "ltx-1", Status: "PENDING"}, nil).Once()
-	withTx := testStep
-	withTx.LedgerTxID = "ltx-1"
-	h.on(activities.EwaSetLedgerTxActivity, withTx).Return(nil).Once()
+	h.throughLedgerPosting(legacyLedger)
 	h.on(activities.InitiateTransferActivity, legacyTransfer).Return(activities.TransferResult{Outcome: activities.TransferUnknown}, nil).Once()
 	h.on(activities.TransferStatusActivity, legacyStatus).Return(pending, nil).Once()
 	// A callback under the new reference is someone else's; under the workflow id it is ours.
