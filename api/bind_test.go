@@ -26,6 +26,21 @@ func samplePath(r Route) string {
 		"employeeId": "e1"})
 }
 
+// forJSONRoutes runs fn on every route that takes a JSON body, at a sample path, and checks that
+// the route table's JSON routes were found (more than 50), so an empty loop cannot pass.
+func forJSONRoutes(t *testing.T, s *Server, fn func(r Route, path string)) {
+	t.Helper()
+	n := 0
+	for _, r := range s.routes() {
+		if k := bodyOf(r); k != BodyJSON && k != BodyOptionalJSON {
+			continue
+		}
+		n++
+		fn(r, samplePath(r))
+	}
+	require.Greater(t, n, 50, "the JSON routes were found")
+}
+
 // TestNonJSONContentTypeIs415: every JSON route refuses a body declared as anything but JSON
 // (text/plain, XML, a form, no Content-Type at all) with 415 UNSUPPORTED_MEDIA_TYPE, as the
 // document says, before a session is read or anything is written; application/json with a UTF-8
@@ -36,13 +51,7 @@ func TestNonJSONContentTypeIs415(t *testing.T) {
 	refused := []string{"text/plain", "text/plain; charset=utf-8", "application/xml", "text/xml",
 		"application/x-www-form-urlencoded", "multipart/form-data; boundary=x", "application/json; charset=iso-8859-1",
 		"application/jsonx", "application/+json", "text/json", "json", ";;", "application/json; charset"}
-	n := 0
-	for _, r := range s.routes() {
-		if k := bodyOf(r); k != BodyJSON && k != BodyOptionalJSON {
-			continue
-		}
-		n++
-		path := samplePath(r)
+	forJSONRoutes(t, s, func(r Route, path string) {
 		for _, ct := range refused {
 			rec := a.hostile(r.Method, path, body, "Content-Type", ct)
 			require.Equal(t, http.StatusUnsupportedMediaType, rec.Code, "%s %s as %q: %s", r.Method, path, ct, rec.Body.String())
@@ -51,8 +60,7 @@ func TestNonJSONContentTypeIs415(t *testing.T) {
 		// A body without a Content-Type is not taken for JSON either.
 		rec := a.hostile(r.Method, path, body, "Content-Type", "")
 		require.Equal(t, http.StatusUnsupportedMediaType, rec.Code, "%s %s without Content-Type", r.Method, path)
-	}
-	require.Greater(t, n, 50, "the JSON routes were found")
+	})
 
 	for ct, want := range map[string]bool{
 		"application/json": true, "application/json; charset=utf-8": true, "Application/JSON; Charset=UTF-8": true,
@@ -137,20 +145,13 @@ func TestDuplicateJSONKeysRefused(t *testing.T) {
 		`{"ſtatus":"A","status":"B"}`, // U+017F folds to s, as encoding/json matches it
 		`{"K":"A","k":"B"}`,           // U+212A KELVIN SIGN folds to k
 	}
-	n := 0
-	for _, r := range s.routes() {
-		if k := bodyOf(r); k != BodyJSON && k != BodyOptionalJSON {
-			continue
-		}
-		n++
-		path := samplePath(r)
+	forJSONRoutes(t, s, func(r Route, path string) {
 		for _, body := range bodies {
 			rec := a.hostile(r.Method, path, body)
 			require.Equal(t, http.StatusBadRequest, rec.Code, "%s %s %s: %s", r.Method, path, body, rec.Body.String())
 			require.Equal(t, "INVALID_REQUEST", errCode(rec))
 		}
-	}
-	require.Greater(t, n, 50)
+	})
 
 	for body, want := range map[string]string{
 		`{"a":1,"b":{"a":2},"c":[{"a":3},{"a":4}]}`: "",
