@@ -3,7 +3,7 @@ SHELL := /bin/bash
 export GOTOOLCHAIN := local
 
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS := -s -w -X github.com/wagerail/wagerail/internal/buildinfo.Version=$(VERSION)
+LDFLAGS := -s -w -X github.com/wagerail/wagerail/internal/platform/buildinfo.Version=$(VERSION)
 BIN := bin/wagerail
 GO_TEST_TIMEOUT ?= 25m
 FUZZTIME ?= 30s

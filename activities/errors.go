@@ -11,7 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/wagerail/wagerail/internal/field"
+	"github.com/wagerail/wagerail/internal/platform/field"
 	gatewayv1 "github.com/wagerail/wagerail/schema/proto/gateway/v1"
 )
 
@@ -19,7 +19,7 @@ import (
 // gateway's ErrorInfo (UNBALANCED, IDEMPOTENCY_CONFLICT, STATEMENT_MALFORMED, PARTNER_UNAVAILABLE,
 // …) or, for a gRPC status without one, its code (UNAVAILABLE, PERMISSION_DENIED, …).
 const (
-	// ErrTypeInvalidArgument: an input value that internal/field refused.
+	// ErrTypeInvalidArgument: an input value that internal/platform/field refused.
 	ErrTypeInvalidArgument = "INVALID_ARGUMENT"
 	// ErrTypeDependency: a failure with no reason attached (a database or network error):
 	// retried.

@@ -14,12 +14,12 @@ import (
 
 	"github.com/wagerail/wagerail/gateway"
 	"github.com/wagerail/wagerail/gateway/gatewaytest"
-	"github.com/wagerail/wagerail/internal/db"
 	"github.com/wagerail/wagerail/internal/kyc"
 	"github.com/wagerail/wagerail/internal/orgs"
+	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/tenancy"
+	"github.com/wagerail/wagerail/internal/platform/testkit"
 	"github.com/wagerail/wagerail/internal/sanctions"
-	"github.com/wagerail/wagerail/internal/tenancy"
-	"github.com/wagerail/wagerail/internal/testkit"
 	"github.com/wagerail/wagerail/sandbox/sandboxtest"
 )
 

@@ -7,8 +7,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/wagerail/wagerail/internal/crosstenant"
-	"github.com/wagerail/wagerail/internal/idempotency"
+	"github.com/wagerail/wagerail/internal/platform/crosstenant"
+	"github.com/wagerail/wagerail/internal/platform/idempotency"
 )
 
 // IdempotencyCleanupActivity is the registered name of the clean-up step (stable across Go
@@ -16,7 +16,7 @@ import (
 const IdempotencyCleanupActivity = "idempotency.Cleanup"
 
 // IdempotencyCleanup holds the daily deletion of finished idempotency records, a system job that
-// crosses tenants through internal/crosstenant (audited).
+// crosses tenants through internal/platform/crosstenant (audited).
 type IdempotencyCleanup struct {
 	// Platform is the pool of the cross-tenant role wagerail_platform (DATABASE_PLATFORM_URL);
 	// nil (not configured) fails the activity as misconfigured. A concrete pool type, so a nil

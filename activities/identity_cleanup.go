@@ -7,7 +7,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/wagerail/wagerail/internal/identity"
-	"github.com/wagerail/wagerail/internal/ratelimit"
+	"github.com/wagerail/wagerail/internal/platform/ratelimit"
 )
 
 // Registered names of the identity clean-up steps (stable across Go renames).

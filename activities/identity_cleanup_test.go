@@ -11,8 +11,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/wagerail/wagerail/internal/identity"
-	"github.com/wagerail/wagerail/internal/ratelimit"
-	"github.com/wagerail/wagerail/internal/testkit"
+	"github.com/wagerail/wagerail/internal/platform/ratelimit"
+	"github.com/wagerail/wagerail/internal/platform/testkit"
 )
 
 // seedIdentityHousekeeping writes, relative to now: one-time secrets expired (used and not) and live; sessions expired

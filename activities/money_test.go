@@ -13,7 +13,7 @@ import (
 
 	"github.com/wagerail/wagerail/gateway"
 	"github.com/wagerail/wagerail/gateway/gatewaytest"
-	"github.com/wagerail/wagerail/internal/testkit"
+	"github.com/wagerail/wagerail/internal/platform/testkit"
 	"github.com/wagerail/wagerail/ledger"
 	"github.com/wagerail/wagerail/ledger/ledgertest"
 	"github.com/wagerail/wagerail/sandbox/sandboxtest"

@@ -14,7 +14,7 @@ import (
 
 	"github.com/wagerail/wagerail/internal/identity"
 	"github.com/wagerail/wagerail/internal/orgs"
-	"github.com/wagerail/wagerail/internal/tenancy"
+	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
 
 // The access matrix: every row of the route table × {anonymous, member, admin, owner,

@@ -8,8 +8,8 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/wagerail/wagerail/internal/crosstenant"
-	"github.com/wagerail/wagerail/internal/tenancy"
+	"github.com/wagerail/wagerail/internal/platform/crosstenant"
+	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
 
 // Auth extras: password recovery and e-mail verification (auth_recovery.go), phone numbers

@@ -21,9 +21,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wagerail/wagerail/internal/identity"
-	"github.com/wagerail/wagerail/internal/logging"
 	"github.com/wagerail/wagerail/internal/notify"
-	"github.com/wagerail/wagerail/internal/testkit"
+	"github.com/wagerail/wagerail/internal/platform/logging"
+	"github.com/wagerail/wagerail/internal/platform/testkit"
 )
 
 // Shared pieces of the auth-extras tests (recovery, phone, two-factor, magic link).
@@ -157,7 +157,7 @@ func (m authxTeeMailer) SendEmail(ctx context.Context, e notify.Email) error {
 }
 
 // TestAuthxLogNeverHoldsSecrets runs every secret-bearing flow with the production logger (JSON,
-// redacted, through internal/logging) and the log mail sender, and finds none of the secrets in
+// redacted, through internal/platform/logging) and the log mail sender, and finds none of the secrets in
 // the log: reset and magic-link tokens, the OTP, the TOTP secret and codes, the backup codes.
 func TestAuthxLogNeverHoldsSecrets(t *testing.T) {
 	t.Parallel()

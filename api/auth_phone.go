@@ -8,11 +8,11 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/wagerail/wagerail/internal/audit"
-	"github.com/wagerail/wagerail/internal/field"
 	"github.com/wagerail/wagerail/internal/identity"
-	"github.com/wagerail/wagerail/internal/logging"
 	"github.com/wagerail/wagerail/internal/notify"
+	"github.com/wagerail/wagerail/internal/platform/audit"
+	"github.com/wagerail/wagerail/internal/platform/field"
+	"github.com/wagerail/wagerail/internal/platform/logging"
 )
 
 // Phone numbers: the signed-in user proves one with a six-digit code we text to it.

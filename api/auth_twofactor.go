@@ -8,9 +8,9 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/wagerail/wagerail/internal/audit"
-	"github.com/wagerail/wagerail/internal/crosstenant"
 	"github.com/wagerail/wagerail/internal/identity"
+	"github.com/wagerail/wagerail/internal/platform/audit"
+	"github.com/wagerail/wagerail/internal/platform/crosstenant"
 )
 
 // Two-factor authentication (TOTP, RFC 6238, and backup codes). Enabling is two steps: enable

@@ -13,7 +13,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/wagerail/wagerail/internal/field"
+	"github.com/wagerail/wagerail/internal/platform/field"
 )
 
 // Body is what a route's request body is (Route.Body); the zero value follows the method.

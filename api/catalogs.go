@@ -9,10 +9,10 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/wagerail/wagerail/internal/audit"
 	"github.com/wagerail/wagerail/internal/catalogs"
-	"github.com/wagerail/wagerail/internal/field"
 	"github.com/wagerail/wagerail/internal/orgs"
+	"github.com/wagerail/wagerail/internal/platform/audit"
+	"github.com/wagerail/wagerail/internal/platform/field"
 )
 
 // The compensation catalogs of the active organization (spec: Employees > Compensation

@@ -15,7 +15,7 @@ import (
 	"github.com/wagerail/wagerail/internal/catalogs"
 	"github.com/wagerail/wagerail/internal/identity"
 	"github.com/wagerail/wagerail/internal/orgs"
-	"github.com/wagerail/wagerail/internal/tenancy"
+	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
 
 type catalogEntryOut struct {

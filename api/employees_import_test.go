@@ -15,8 +15,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
-	"github.com/wagerail/wagerail/internal/db"
 	"github.com/wagerail/wagerail/internal/employees"
+	"github.com/wagerail/wagerail/internal/platform/db"
 )
 
 const importPath = "/api/employees/bulk-import"

@@ -9,10 +9,10 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/wagerail/wagerail/internal/employees"
-	"github.com/wagerail/wagerail/internal/field"
 	"github.com/wagerail/wagerail/internal/identity"
 	"github.com/wagerail/wagerail/internal/orgs"
-	"github.com/wagerail/wagerail/internal/tenancy"
+	"github.com/wagerail/wagerail/internal/platform/field"
+	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
 
 // An employee who has no Wagerail account gets one from their e-mailed link: the link proves the

@@ -17,8 +17,8 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/wagerail/wagerail/activities"
-	"github.com/wagerail/wagerail/internal/freeport"
-	"github.com/wagerail/wagerail/internal/testkit"
+	"github.com/wagerail/wagerail/internal/platform/freeport"
+	"github.com/wagerail/wagerail/internal/platform/testkit"
 	"github.com/wagerail/wagerail/workflows"
 )
 

@@ -13,8 +13,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/wagerail/wagerail/internal/ewa"
-	"github.com/wagerail/wagerail/internal/field"
-	"github.com/wagerail/wagerail/internal/idempotency"
+	"github.com/wagerail/wagerail/internal/platform/field"
+	"github.com/wagerail/wagerail/internal/platform/idempotency"
 	"github.com/wagerail/wagerail/workflows"
 )
 

@@ -14,8 +14,8 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/wagerail/wagerail/internal/idempotency"
-	"github.com/wagerail/wagerail/internal/tenancy"
+	"github.com/wagerail/wagerail/internal/platform/idempotency"
+	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
 
 // Headers of the idempotency contract.
@@ -24,7 +24,7 @@ const (
 	idempotentReplayedHeader = "Idempotent-Replayed"
 )
 
-// idempotencyGate wraps every route the table marks Idem (internal/idempotency holds the rules).
+// idempotencyGate wraps every route the table marks Idem (internal/platform/idempotency holds the rules).
 // It runs after the identity pipeline has put the tenant in the request context.
 type idempotencyGate struct {
 	guard *idempotency.Guard // nil without a database: Idem routes answer 503

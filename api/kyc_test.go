@@ -13,8 +13,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wagerail/wagerail/internal/platform/tenancy"
 	"github.com/wagerail/wagerail/internal/sanctions"
-	"github.com/wagerail/wagerail/internal/tenancy"
 )
 
 // kycWorld: a business with an employee, a platform reviewer, uploads, and a small national

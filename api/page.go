@@ -3,7 +3,7 @@ package api
 import (
 	"strconv"
 
-	"github.com/wagerail/wagerail/internal/field"
+	"github.com/wagerail/wagerail/internal/platform/field"
 )
 
 // Lists page by id: a page asks for limit (1 to maxPage) rows after cursor (the previous page's

@@ -8,7 +8,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/wagerail/wagerail/internal/ratelimit"
+	"github.com/wagerail/wagerail/internal/platform/ratelimit"
 )
 
 // Rate limits of the routes that guess at secrets (passwords, OTP codes) or send messages (magic

@@ -9,10 +9,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wagerail/wagerail/gateway"
-	"github.com/wagerail/wagerail/internal/idempotency"
-	"github.com/wagerail/wagerail/internal/partnerref"
-	"github.com/wagerail/wagerail/internal/tenancy"
-	"github.com/wagerail/wagerail/internal/testkit"
+	"github.com/wagerail/wagerail/internal/platform/idempotency"
+	"github.com/wagerail/wagerail/internal/platform/partnerref"
+	"github.com/wagerail/wagerail/internal/platform/tenancy"
+	"github.com/wagerail/wagerail/internal/platform/testkit"
 	"github.com/wagerail/wagerail/reconcile"
 	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
 )

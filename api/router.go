@@ -22,11 +22,11 @@ import (
 
 	"github.com/wagerail/wagerail/gateway"
 	"github.com/wagerail/wagerail/internal/bankwebhook"
-	"github.com/wagerail/wagerail/internal/buildinfo"
-	"github.com/wagerail/wagerail/internal/idempotency"
 	"github.com/wagerail/wagerail/internal/notify"
 	"github.com/wagerail/wagerail/internal/orgs"
-	"github.com/wagerail/wagerail/internal/ratelimit"
+	"github.com/wagerail/wagerail/internal/platform/buildinfo"
+	"github.com/wagerail/wagerail/internal/platform/idempotency"
+	"github.com/wagerail/wagerail/internal/platform/ratelimit"
 	"github.com/wagerail/wagerail/internal/uploads"
 	"github.com/wagerail/wagerail/ledger"
 )
@@ -79,7 +79,7 @@ type Route struct {
 type Deps struct {
 	Log *slog.Logger
 	DB  *pgxpool.Pool // runtime role; RLS applies
-	// Platform is the cross-tenant role's pool (internal/crosstenant): bank-callback tenant
+	// Platform is the cross-tenant role's pool (internal/platform/crosstenant): bank-callback tenant
 	// resolution and platform-admin routes. Nil: those paths answer 503 NOT_CONFIGURED.
 	Platform *pgxpool.Pool
 	// FindTransfer resolves a bank callback's reference to our transfer (gateway.FindTransfer);

@@ -11,10 +11,10 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/wagerail/wagerail/internal/audit"
-	"github.com/wagerail/wagerail/internal/field"
+	"github.com/wagerail/wagerail/internal/platform/audit"
+	"github.com/wagerail/wagerail/internal/platform/field"
+	"github.com/wagerail/wagerail/internal/platform/tenancy"
 	"github.com/wagerail/wagerail/internal/sanctions"
-	"github.com/wagerail/wagerail/internal/tenancy"
 )
 
 // Sanctions screening at the edge. The lists are loaded by `wagerail sanctions ingest`, never

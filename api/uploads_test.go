@@ -23,12 +23,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
-	"github.com/wagerail/wagerail/internal/db"
 	"github.com/wagerail/wagerail/internal/identity"
 	"github.com/wagerail/wagerail/internal/notify"
 	"github.com/wagerail/wagerail/internal/orgs"
-	"github.com/wagerail/wagerail/internal/tenancy"
-	"github.com/wagerail/wagerail/internal/testkit"
+	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/tenancy"
+	"github.com/wagerail/wagerail/internal/platform/testkit"
 	"github.com/wagerail/wagerail/internal/uploads"
 )
 

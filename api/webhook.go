@@ -22,9 +22,9 @@ import (
 
 	"github.com/wagerail/wagerail/gateway"
 	"github.com/wagerail/wagerail/internal/bankwebhook"
-	"github.com/wagerail/wagerail/internal/field"
-	"github.com/wagerail/wagerail/internal/money"
-	"github.com/wagerail/wagerail/internal/tenancy"
+	"github.com/wagerail/wagerail/internal/platform/field"
+	"github.com/wagerail/wagerail/internal/platform/money"
+	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
 
 // Partner callbacks prove who they are with x-svc-signature = hex HMAC-SHA256 over

@@ -23,10 +23,10 @@ import (
 
 	"github.com/wagerail/wagerail/gateway"
 	"github.com/wagerail/wagerail/internal/bankwebhook"
-	"github.com/wagerail/wagerail/internal/crosstenant"
 	"github.com/wagerail/wagerail/internal/notify"
-	"github.com/wagerail/wagerail/internal/tenancy"
-	"github.com/wagerail/wagerail/internal/testkit"
+	"github.com/wagerail/wagerail/internal/platform/crosstenant"
+	"github.com/wagerail/wagerail/internal/platform/tenancy"
+	"github.com/wagerail/wagerail/internal/platform/testkit"
 )
 
 // The sagas the webhook tests deliver to: a tiny workflow that waits on the settlement signal

@@ -21,8 +21,8 @@ import (
 
 	"github.com/wagerail/wagerail/api"
 	"github.com/wagerail/wagerail/gateway"
-	"github.com/wagerail/wagerail/internal/outbox"
-	"github.com/wagerail/wagerail/internal/rpcserve"
+	"github.com/wagerail/wagerail/internal/platform/outbox"
+	"github.com/wagerail/wagerail/internal/platform/rpcserve"
 	"github.com/wagerail/wagerail/ledger"
 )
 

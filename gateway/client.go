@@ -7,7 +7,7 @@ import (
 
 	"google.golang.org/grpc"
 
-	"github.com/wagerail/wagerail/internal/rpcclient"
+	"github.com/wagerail/wagerail/internal/platform/rpcclient"
 	gatewayv1 "github.com/wagerail/wagerail/schema/proto/gateway/v1"
 )
 

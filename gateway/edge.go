@@ -5,11 +5,11 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/wagerail/wagerail/internal/field"
-	"github.com/wagerail/wagerail/internal/money"
+	"github.com/wagerail/wagerail/internal/platform/field"
+	"github.com/wagerail/wagerail/internal/platform/money"
 )
 
-// Bounds of the gateway's gRPC fields, tighter than internal/field's where a partner holds less:
+// Bounds of the gateway's gRPC fields, tighter than internal/platform/field's where a partner holds less:
 // a value the edge accepts must never come back from the partner as a 4xx it did not expect.
 const (
 	MaxPartnerName = 64

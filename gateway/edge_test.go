@@ -21,7 +21,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
-	"github.com/wagerail/wagerail/internal/money"
+	"github.com/wagerail/wagerail/internal/platform/money"
 	gatewayv1 "github.com/wagerail/wagerail/schema/proto/gateway/v1"
 )
 
@@ -338,7 +338,7 @@ func TestHardening4_HostileInputRefusedAtTheEdge(t *testing.T) {
 	t.Logf("probes total %d", total)
 }
 
-// TestHardening4_StatementLinesHoldToTheEdgeRules: a statement's text fields follow internal/field
+// TestHardening4_StatementLinesHoldToTheEdgeRules: a statement's text fields follow internal/platform/field
 // and its amounts the money bounds; a refusal never echoes the hostile value.
 func TestHardening4_StatementLinesHoldToTheEdgeRules(t *testing.T) {
 	t.Parallel()

@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
 
-	"github.com/wagerail/wagerail/internal/rpcserve"
-	"github.com/wagerail/wagerail/internal/testkit"
+	"github.com/wagerail/wagerail/internal/platform/rpcserve"
+	"github.com/wagerail/wagerail/internal/platform/testkit"
 	"github.com/wagerail/wagerail/ledger/ledgertest"
 	"github.com/wagerail/wagerail/sandbox"
 	"github.com/wagerail/wagerail/sandbox/sandboxtest"

@@ -11,9 +11,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/wagerail/wagerail/internal/crosstenant"
-	"github.com/wagerail/wagerail/internal/db"
-	"github.com/wagerail/wagerail/internal/tenancy"
+	"github.com/wagerail/wagerail/internal/platform/crosstenant"
+	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
 
 // SettlementActor names the poller in audit rows: tenancy.System(SettlementActor).
@@ -54,7 +54,7 @@ func (m *SettlementMetrics) Register(reg prometheus.Registerer) error {
 // SettlementConfig configures a SettlementPoller. Zero values take the defaults named below.
 type SettlementConfig struct {
 	// Platform logs in as wagerail_platform (DATABASE_PLATFORM_URL): the unresolved transfers of
-	// every tenant are listed through internal/crosstenant, the one audited way across tenants.
+	// every tenant are listed through internal/platform/crosstenant, the one audited way across tenants.
 	// That role only reads the register; answers are recorded through the Gateway's
 	// tenant-scoped store as the runtime role. Required.
 	Platform db.Beginner

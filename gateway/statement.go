@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wagerail/wagerail/internal/field"
-	"github.com/wagerail/wagerail/internal/money"
+	"github.com/wagerail/wagerail/internal/platform/field"
+	"github.com/wagerail/wagerail/internal/platform/money"
 )
 
 // Direction is a statement line's direction from the statement account's point of view.
@@ -224,7 +224,7 @@ func checkLineAmount(v int64) error {
 	return nil
 }
 
-// checkLineText holds a line's text fields to the edge's rules (internal/field) before they reach
+// checkLineText holds a line's text fields to the edge's rules (internal/platform/field) before they reach
 // the database and operators' screens: the bank's line id and our reference are references, the
 // counterparty is a name or an account.
 func checkLineText(l StatementLine) error {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/wagerail/wagerail/internal/db"
+	"github.com/wagerail/wagerail/internal/platform/db"
 )
 
 // Statuses of the transfer register besides the partner's own (PENDING, SETTLED, FAILED).
@@ -64,7 +64,7 @@ func scanTransfer(row pgx.Row) (TransferRecord, error) {
 // FindTransfer reads the transfer partner knows by reference, inside q, a transaction the caller
 // opened. Row-level security decides what it sees: a tenant transaction (db.InTenantTx) sees that
 // tenant's transfers; the bank-callback handler, which must learn the tenant from the transfer,
-// calls it inside a cross-tenant transaction of the platform role (internal/crosstenant.Tx), the
+// calls it inside a cross-tenant transaction of the platform role (internal/platform/crosstenant.Tx), the
 // one role whose policy on gateway.transfers can see every tenant. It only reads.
 //
 // Errors: ErrTransferNotFound when no row (that q may see) has the reference.

@@ -1,15 +1,19 @@
-// Package internal groups the shared building blocks and the domain stores.
+// Package internal holds the product's domains, each in its own package, and under platform/ the
+// plumbing they share.
 //
-// Blocks: identity (users, sessions, one-time secrets, platform admins), orgs (organizations,
-// members, roles, permissions), tenancy (who acts for which tenant, and the tenant-scoped
+// Domains: identity (users, sessions, one-time secrets, platform admins), orgs (organizations,
+// members, roles, permissions), employees (and the employee–user link), catalogs (departments,
+// positions, allowances, deductions, …), uploads (files bound to their SHA-256), kyc (submissions,
+// review, the KYC gate), sanctions (lists, screening, checks, the sanctions gate), ewa (early wage
+// access requests and settings), notify (e-mail and text senders) and bankwebhook (stored partner
+// callbacks).
+//
+// Platform (internal/platform/…): tenancy (who acts for which tenant, and the tenant-scoped
 // transaction), crosstenant (the one audited path across tenants), audit, outbox, idempotency,
-// notify (e-mail and text senders), ratelimit, money, field (validation of outside values),
-// csvsafe (CSV cells made safe for spreadsheets), bankwebhook (stored partner callbacks), and the
-// plumbing (cli, db, devtemporal, freeport, logging, pgcluster, rpcclient, rpcserve, testkit).
+// ratelimit, money, field (validation of outside values), csvsafe (CSV cells made safe for
+// spreadsheets), partnerref (transfer-leg references), and the plumbing (buildinfo, cli, db,
+// devtemporal, freeport, logging, pgcluster, promreg, rpcclient, rpcserve, testkit).
 //
-// Domain stores: employees (and the employee–user link), catalogs (departments, positions,
-// allowances, deductions, …), uploads (files bound to their SHA-256), kyc (submissions, review,
-// the KYC gate) and sanctions (lists, screening, checks, the sanctions gate).
-//
-// Each subpackage is small and imports only what is below it.
+// A domain may import platform packages and other domains (acyclic); a platform package never
+// imports a domain.
 package internal

@@ -7,7 +7,7 @@ import (
 
 	"google.golang.org/grpc"
 
-	"github.com/wagerail/wagerail/internal/rpcclient"
+	"github.com/wagerail/wagerail/internal/platform/rpcclient"
 	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
 )
 
@@ -32,7 +32,7 @@ type ClientOptions struct {
 //
 // Only infrastructure failures (Unavailable, DeadlineExceeded, Internal) count against the
 // breaker: a refused posting is the ledger working, not failing. While the breaker is open,
-// calls fail at once with ErrCircuitOpen and nothing is sent. The policy is internal/rpcclient's,
+// calls fail at once with ErrCircuitOpen and nothing is sent. The policy is internal/platform/rpcclient's,
 // shared with the gateway's client.
 type Client struct {
 	rpc     ledgerv1.LedgerServiceClient

@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/wagerail/wagerail/internal/testkit"
+	"github.com/wagerail/wagerail/internal/platform/testkit"
 	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
 )
 

@@ -26,7 +26,7 @@
 //
 // # Bounds
 //
-// Amounts have the bounds of internal/money: an entry at most MaxAmountSantim, a transaction's
+// Amounts have the bounds of internal/platform/money: an entry at most MaxAmountSantim, a transaction's
 // debits at most MaxTransactionSantim (AMOUNT_OUT_OF_RANGE), and each running total of an
 // account, its debits and its credits (posted plus open holds), at most MaxAccountTotalSantim
 // (ACCOUNT_LIMIT_EXCEEDED, FailedPrecondition: a valid posting that the account's state
@@ -54,7 +54,7 @@
 //
 // # Edge
 //
-// Every string of every request is checked with internal/field before anything reaches the
+// Every string of every request is checked with internal/platform/field before anything reaches the
 // database (tenant ids are identifiers, idempotency keys references, reasons and lineage free
 // text, ids uuids in canonical form, page tokens of the ledger's own form, timestamps within
 // 0001-9999): control characters, invalid UTF-8 and oversized values are INVALID_ARGUMENT.

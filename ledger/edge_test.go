@@ -19,8 +19,8 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"github.com/wagerail/wagerail/internal/money"
-	"github.com/wagerail/wagerail/internal/testkit"
+	"github.com/wagerail/wagerail/internal/platform/money"
+	"github.com/wagerail/wagerail/internal/platform/testkit"
 	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
 )
 

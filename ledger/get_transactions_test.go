@@ -14,7 +14,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/wagerail/wagerail/internal/testkit"
+	"github.com/wagerail/wagerail/internal/platform/testkit"
 	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
 )
 

@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc/codes"
 
-	"github.com/wagerail/wagerail/internal/db"
-	"github.com/wagerail/wagerail/internal/testkit"
+	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/testkit"
 	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
 )
 

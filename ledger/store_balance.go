@@ -9,7 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/wagerail/wagerail/internal/money"
+	"github.com/wagerail/wagerail/internal/platform/money"
 )
 
 // GetBalance derives an account's balance: the newest checkpoint (at or before asOf) plus the

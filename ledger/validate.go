@@ -11,8 +11,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/wagerail/wagerail/internal/field"
-	"github.com/wagerail/wagerail/internal/money"
+	"github.com/wagerail/wagerail/internal/platform/field"
+	"github.com/wagerail/wagerail/internal/platform/money"
 )
 
 // ValidatePosting checks a posting as a whole before anything is read or written: tenant and
@@ -120,7 +120,7 @@ func ValidatePosting(p Posting) error {
 	return validateLineage(p.Lineage)
 }
 
-// fieldErr turns an internal/field refusal into the ledger's InvalidArgument. Its message names
+// fieldErr turns an internal/platform/field refusal into the ledger's InvalidArgument. Its message names
 // the field and the rule, never the value.
 func fieldErr(err error) error {
 	if err == nil {
@@ -133,7 +133,7 @@ func fieldErr(err error) error {
 	return errorf(ReasonInvalidArgument, "%s", err.Error())
 }
 
-// Field bounds of the ledger, within internal/field's: the database columns hold these, and
+// Field bounds of the ledger, within internal/platform/field's: the database columns hold these, and
 // every unique index on them holds any value the edge lets through.
 const (
 	maxReasonBytes  = field.MaxText // reversal, void and adjustment reasons, lineage fields

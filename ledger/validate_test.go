@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/wagerail/wagerail/internal/money"
+	"github.com/wagerail/wagerail/internal/platform/money"
 )
 
 func TestParseAccountName(t *testing.T) {
@@ -145,7 +145,7 @@ func TestErrorRoundTrip(t *testing.T) {
 
 // FuzzValidatePosting throws arbitrary postings at the validator: it must never panic, and
 // whatever it accepts must really be a valid posting (two or more legs, positive amounts,
-// balanced within the bounds of internal/money, accounts named by the chart or a uuid, more
+// balanced within the bounds of internal/platform/money, accounts named by the chart or a uuid, more
 // than one account).
 func FuzzValidatePosting(f *testing.F) {
 	f.Add("t", "k", "payroll-clearing", "fee-income", int64(10), int64(10), true, false, "")

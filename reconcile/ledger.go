@@ -9,7 +9,7 @@ import (
 
 	"google.golang.org/protobuf/types/known/timestamppb"
 
-	"github.com/wagerail/wagerail/internal/partnerref"
+	"github.com/wagerail/wagerail/internal/platform/partnerref"
 	"github.com/wagerail/wagerail/ledger"
 	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
 )

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wagerail/wagerail/gateway"
-	"github.com/wagerail/wagerail/internal/testkit"
+	"github.com/wagerail/wagerail/internal/platform/testkit"
 	"github.com/wagerail/wagerail/ledger"
 	"github.com/wagerail/wagerail/ledger/ledgertest"
 	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"

@@ -18,7 +18,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/wagerail/wagerail/internal/money"
+	"github.com/wagerail/wagerail/internal/platform/money"
 )
 
 // rawObject renders a JSON object from raw JSON values in key order, so a probe can put bytes a

@@ -15,7 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/wagerail/wagerail/internal/field"
+	"github.com/wagerail/wagerail/internal/platform/field"
 )
 
 // Handler is the bank's HTTP surface: the contract's bank endpoints under /api/v1 and the

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wagerail/wagerail/internal/field"
-	"github.com/wagerail/wagerail/internal/money"
+	"github.com/wagerail/wagerail/internal/platform/field"
+	"github.com/wagerail/wagerail/internal/platform/money"
 )
 
 // Transfer statuses.
@@ -59,7 +59,7 @@ const (
 // far inside int64.
 const MaxBatchItems = 20_000
 
-// Field bounds tighter than internal/field's, set by the columns that hold them (0002_bank).
+// Field bounds tighter than internal/platform/field's, set by the columns that hold them (0002_bank).
 const (
 	maxAccountBytes   = 64  // account_number's CHECK
 	maxReferenceBytes = 140 // transfers.reference's CHECK counts characters; bytes bound it tighter

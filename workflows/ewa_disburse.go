@@ -10,8 +10,8 @@ import (
 	"github.com/wagerail/wagerail/activities"
 	"github.com/wagerail/wagerail/internal/bankwebhook"
 	"github.com/wagerail/wagerail/internal/ewa"
-	"github.com/wagerail/wagerail/internal/money"
-	"github.com/wagerail/wagerail/internal/partnerref"
+	"github.com/wagerail/wagerail/internal/platform/money"
+	"github.com/wagerail/wagerail/internal/platform/partnerref"
 )
 
 // The fallback when no settlement signal arrives: the saga asks the partner after

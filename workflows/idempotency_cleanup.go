@@ -10,7 +10,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/wagerail/wagerail/activities"
-	"github.com/wagerail/wagerail/internal/idempotency"
+	"github.com/wagerail/wagerail/internal/platform/idempotency"
 )
 
 // IdempotencyCleanupWorkflowName is the registered name of the daily idempotency clean-up.

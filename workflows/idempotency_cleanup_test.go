@@ -13,9 +13,9 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/wagerail/wagerail/activities"
-	"github.com/wagerail/wagerail/internal/idempotency"
-	"github.com/wagerail/wagerail/internal/tenancy"
-	"github.com/wagerail/wagerail/internal/testkit"
+	"github.com/wagerail/wagerail/internal/platform/idempotency"
+	"github.com/wagerail/wagerail/internal/platform/tenancy"
+	"github.com/wagerail/wagerail/internal/platform/testkit"
 )
 
 func mockedCleanupEnv() *testsuite.TestWorkflowEnvironment {

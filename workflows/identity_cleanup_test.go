@@ -15,8 +15,8 @@ import (
 
 	"github.com/wagerail/wagerail/activities"
 	"github.com/wagerail/wagerail/internal/identity"
-	"github.com/wagerail/wagerail/internal/ratelimit"
-	"github.com/wagerail/wagerail/internal/testkit"
+	"github.com/wagerail/wagerail/internal/platform/ratelimit"
+	"github.com/wagerail/wagerail/internal/platform/testkit"
 )
 
 func mockedIdentityCleanupEnv() *testsuite.TestWorkflowEnvironment {

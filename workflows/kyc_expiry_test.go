@@ -15,8 +15,8 @@ import (
 	"github.com/wagerail/wagerail/activities"
 	"github.com/wagerail/wagerail/internal/kyc"
 	"github.com/wagerail/wagerail/internal/orgs"
-	"github.com/wagerail/wagerail/internal/tenancy"
-	"github.com/wagerail/wagerail/internal/testkit"
+	"github.com/wagerail/wagerail/internal/platform/tenancy"
+	"github.com/wagerail/wagerail/internal/platform/testkit"
 )
 
 func TestKycExpiryWorkflowBatchesUntilDone(t *testing.T) {

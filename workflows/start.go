@@ -10,7 +10,7 @@ import (
 // configured otherwise.
 const DefaultTaskQueue = "wagerail"
 
-// The custom search attributes every Wagerail namespace registers (internal/devtemporal for the
+// The custom search attributes every Wagerail namespace registers (internal/platform/devtemporal for the
 // embedded server, docker-compose.yml's temporal-setup for a cluster). Operators find a saga in
 // the Web UI with, e.g., TenantId = "t1" AND BusinessKey = "ewa:req-42".
 var (

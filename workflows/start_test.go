@@ -12,8 +12,8 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 
-	"github.com/wagerail/wagerail/internal/devtemporal"
-	"github.com/wagerail/wagerail/internal/testkit"
+	"github.com/wagerail/wagerail/internal/platform/devtemporal"
+	"github.com/wagerail/wagerail/internal/platform/testkit"
 )
 
 // The attributes StartOptions sets are the ones every namespace registers.

@@ -14,14 +14,14 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/wagerail/wagerail/internal/audit"
-	"github.com/wagerail/wagerail/internal/cli"
-	"github.com/wagerail/wagerail/internal/crosstenant"
-	"github.com/wagerail/wagerail/internal/db"
-	"github.com/wagerail/wagerail/internal/field"
 	"github.com/wagerail/wagerail/internal/identity"
 	"github.com/wagerail/wagerail/internal/orgs"
-	"github.com/wagerail/wagerail/internal/tenancy"
+	"github.com/wagerail/wagerail/internal/platform/audit"
+	"github.com/wagerail/wagerail/internal/platform/cli"
+	"github.com/wagerail/wagerail/internal/platform/crosstenant"
+	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/field"
+	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
 
 // adminActor is who the admin commands act as, in the audit trail.
@@ -38,7 +38,7 @@ const (
 
 type adminConfig struct {
 	// DatabasePlatformURL is the cross-tenant role's URL: platform admin profiles are written,
-	// and every tenant is read, only through it (internal/crosstenant, audited).
+	// and every tenant is read, only through it (internal/platform/crosstenant, audited).
 	DatabasePlatformURL string
 	Email, Name         string
 	PublicURL           string

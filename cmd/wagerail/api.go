@@ -18,10 +18,10 @@ import (
 
 	"github.com/wagerail/wagerail/api"
 	"github.com/wagerail/wagerail/gateway"
-	"github.com/wagerail/wagerail/internal/cli"
-	"github.com/wagerail/wagerail/internal/db"
 	"github.com/wagerail/wagerail/internal/kyc"
 	"github.com/wagerail/wagerail/internal/notify"
+	"github.com/wagerail/wagerail/internal/platform/cli"
+	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/uploads"
 	"github.com/wagerail/wagerail/ledger"
 	gatewayv1 "github.com/wagerail/wagerail/schema/proto/gateway/v1"

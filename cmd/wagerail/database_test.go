@@ -14,9 +14,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
-	"github.com/wagerail/wagerail/internal/db"
-	"github.com/wagerail/wagerail/internal/freeport"
-	"github.com/wagerail/wagerail/internal/pgcluster"
+	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/freeport"
+	"github.com/wagerail/wagerail/internal/platform/pgcluster"
 )
 
 var allRoles = []string{db.AppRole, db.OwnerRole, db.PlatformRole}

@@ -28,8 +28,8 @@ import (
 	"github.com/wagerail/wagerail/internal/employees"
 	"github.com/wagerail/wagerail/internal/identity"
 	"github.com/wagerail/wagerail/internal/kyc"
+	"github.com/wagerail/wagerail/internal/platform/tenancy"
 	"github.com/wagerail/wagerail/internal/sanctions"
-	"github.com/wagerail/wagerail/internal/tenancy"
 )
 
 // The demo `wagerail dev` seeds (unless --no-demo): a platform admin, a business with its owner,

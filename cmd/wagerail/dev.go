@@ -15,11 +15,11 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/wagerail/wagerail/internal/cli"
-	"github.com/wagerail/wagerail/internal/db"
-	"github.com/wagerail/wagerail/internal/devtemporal"
 	"github.com/wagerail/wagerail/internal/notify"
-	"github.com/wagerail/wagerail/internal/pgcluster"
+	"github.com/wagerail/wagerail/internal/platform/cli"
+	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/devtemporal"
+	"github.com/wagerail/wagerail/internal/platform/pgcluster"
 	"github.com/wagerail/wagerail/schema"
 )
 
@@ -447,7 +447,7 @@ const credentialsFile = "credentials.json"
 type devCredentials struct {
 	OwnerPassword    string `json:"ownerPassword"`
 	AppPassword      string `json:"appPassword"`
-	PlatformPassword string `json:"platformPassword"` // the cross-tenant role (internal/crosstenant)
+	PlatformPassword string `json:"platformPassword"` // the cross-tenant role (internal/platform/crosstenant)
 	CallbackSecret   string `json:"callbackSecret"`   // sandbox → API webhook signing key
 	AdjustmentKey    string `json:"adjustmentKey"`    // API → ledger adjustment approval key
 	// TemporalPassword is the password of the embedded Temporal server's login role

@@ -8,9 +8,9 @@ import (
 	"log/slog"
 	"os"
 
-	"github.com/wagerail/wagerail/internal/cli"
-	"github.com/wagerail/wagerail/internal/db"
-	"github.com/wagerail/wagerail/internal/rpcserve"
+	"github.com/wagerail/wagerail/internal/platform/cli"
+	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/rpcserve"
 	"github.com/wagerail/wagerail/ledger"
 	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
 )

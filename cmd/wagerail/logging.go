@@ -9,8 +9,8 @@ import (
 
 	sdklog "go.temporal.io/sdk/log"
 
-	"github.com/wagerail/wagerail/internal/cli"
-	"github.com/wagerail/wagerail/internal/logging"
+	"github.com/wagerail/wagerail/internal/platform/cli"
+	"github.com/wagerail/wagerail/internal/platform/logging"
 )
 
 func addLogLevel(c *cli.Command, p *string) {

@@ -10,7 +10,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/wagerail/wagerail/internal/cli"
+	"github.com/wagerail/wagerail/internal/platform/cli"
 )
 
 // commands is every subcommand, in the order --help lists them.

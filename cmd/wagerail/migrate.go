@@ -8,8 +8,8 @@ import (
 	"os"
 	"strconv"
 
-	"github.com/wagerail/wagerail/internal/cli"
-	"github.com/wagerail/wagerail/internal/db"
+	"github.com/wagerail/wagerail/internal/platform/cli"
+	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/schema"
 )
 

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/wagerail/wagerail/gateway"
-	"github.com/wagerail/wagerail/internal/cli"
-	"github.com/wagerail/wagerail/internal/db"
+	"github.com/wagerail/wagerail/internal/platform/cli"
+	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/ledger"
 	"github.com/wagerail/wagerail/reconcile"
 )

@@ -10,8 +10,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/wagerail/wagerail/internal/cli"
-	"github.com/wagerail/wagerail/internal/db"
+	"github.com/wagerail/wagerail/internal/platform/cli"
+	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/sandbox"
 )
 

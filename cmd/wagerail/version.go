@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"runtime"
 
-	"github.com/wagerail/wagerail/internal/buildinfo"
-	"github.com/wagerail/wagerail/internal/cli"
+	"github.com/wagerail/wagerail/internal/platform/buildinfo"
+	"github.com/wagerail/wagerail/internal/platform/cli"
 )
 
 func versionCommand() *cli.Command {

@@ -13,7 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/wagerail/wagerail/internal/freeport"
+	"github.com/wagerail/wagerail/internal/platform/freeport"
 )
 
 // The worker serves /metrics and /healthz on its own port from the moment it starts: while it

@@ -3,7 +3,7 @@
 -- is neither superuser nor owner and cannot bypass row-level security.
 CREATE ROLE wagerail_owner LOGIN NOSUPERUSER NOCREATEROLE NOCREATEDB NOBYPASSRLS PASSWORD 'owner-change-me';
 CREATE ROLE wagerail_app LOGIN NOSUPERUSER NOCREATEROLE NOCREATEDB NOBYPASSRLS NOINHERIT PASSWORD 'app-change-me';
--- The cross-tenant path for platform admins and system jobs (internal/crosstenant): no BYPASSRLS,
+-- The cross-tenant path for platform admins and system jobs (internal/platform/crosstenant): no BYPASSRLS,
 -- and wagerail_app is never granted membership in it.
 CREATE ROLE wagerail_platform LOGIN NOSUPERUSER NOCREATEROLE NOCREATEDB NOBYPASSRLS NOINHERIT PASSWORD 'platform-change-me';
 CREATE DATABASE wagerail OWNER wagerail_owner;

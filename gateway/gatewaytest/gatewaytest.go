@@ -15,8 +15,8 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/wagerail/wagerail/gateway"
-	"github.com/wagerail/wagerail/internal/rpcserve"
-	"github.com/wagerail/wagerail/internal/testkit"
+	"github.com/wagerail/wagerail/internal/platform/rpcserve"
+	"github.com/wagerail/wagerail/internal/platform/testkit"
 	"github.com/wagerail/wagerail/sandbox/sandboxtest"
 	gatewayv1 "github.com/wagerail/wagerail/schema/proto/gateway/v1"
 )

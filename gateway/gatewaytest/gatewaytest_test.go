@@ -10,7 +10,7 @@ import (
 
 	"github.com/wagerail/wagerail/gateway"
 	"github.com/wagerail/wagerail/gateway/gatewaytest"
-	"github.com/wagerail/wagerail/internal/testkit"
+	"github.com/wagerail/wagerail/internal/platform/testkit"
 	"github.com/wagerail/wagerail/sandbox/sandboxtest"
 	gatewayv1 "github.com/wagerail/wagerail/schema/proto/gateway/v1"
 )

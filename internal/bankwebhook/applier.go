@@ -14,9 +14,9 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/api/workflowservice/v1"
 
-	"github.com/wagerail/wagerail/internal/audit"
-	"github.com/wagerail/wagerail/internal/crosstenant"
-	"github.com/wagerail/wagerail/internal/tenancy"
+	"github.com/wagerail/wagerail/internal/platform/audit"
+	"github.com/wagerail/wagerail/internal/platform/crosstenant"
+	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
 
 // Workflows is the part of a Temporal client the applier uses; go.temporal.io/sdk/client.Client

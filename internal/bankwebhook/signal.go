@@ -1,6 +1,6 @@
 package bankwebhook
 
-import "github.com/wagerail/wagerail/internal/partnerref"
+import "github.com/wagerail/wagerail/internal/platform/partnerref"
 
 // SettlementSignalName is the signal every saga that waits on a partner transfer receives when a
 // bank callback about that transfer is accepted (and again when an operator replays it). The

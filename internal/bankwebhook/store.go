@@ -5,7 +5,7 @@
 // this package decides what a callback means, writes it and delivers it.
 //
 // A callback crosses tenants by nature: until the reference is looked up, nobody knows whose it
-// is. So a receipt runs in one internal/crosstenant transaction (audited as such), and everything
+// is. So a receipt runs in one internal/platform/crosstenant transaction (audited as such), and everything
 // it writes for a matched callback carries the transfer's tenant. A callback that matches no
 // transfer is kept as UNMATCHED with no tenant: acknowledged (the partner must stop retrying) but
 // with no tenant-scoped effect.
@@ -21,9 +21,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/wagerail/wagerail/internal/audit"
-	"github.com/wagerail/wagerail/internal/crosstenant"
-	"github.com/wagerail/wagerail/internal/tenancy"
+	"github.com/wagerail/wagerail/internal/platform/audit"
+	"github.com/wagerail/wagerail/internal/platform/crosstenant"
+	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
 
 // Callback is a verified, parsed partner callback.

@@ -11,11 +11,11 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/wagerail/wagerail/internal/audit"
-	"github.com/wagerail/wagerail/internal/db"
-	"github.com/wagerail/wagerail/internal/field"
 	"github.com/wagerail/wagerail/internal/identity"
-	"github.com/wagerail/wagerail/internal/tenancy"
+	"github.com/wagerail/wagerail/internal/platform/audit"
+	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/field"
+	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
 
 // Errors of the store functions (besides *field.Error for a value that breaks its rule).

@@ -4,7 +4,7 @@
 // (per-employee assignments, with an optional amount of their own).
 //
 // Every table is tenant-scoped under FORCED row-level security (migration app/0015). Callers pass
-// a transaction scoped to the organization (tenancy.InTx, or internal/crosstenant for a platform
+// a transaction scoped to the organization (tenancy.InTx, or internal/platform/crosstenant for a platform
 // admin) and a context carrying that tenant and the actor: every query also filters by the
 // context's tenant, because a platform admin's cross-tenant transaction sees every tenant.
 //
@@ -12,7 +12,7 @@
 // the caller's transaction, so no caller can change a catalog without one. Deleting is soft: a
 // payroll or payslip that named an entry can still read it, and its name is free again.
 //
-// Values are validated here with internal/field (the edge may check first; the checks are the
+// Values are validated here with internal/platform/field (the edge may check first; the checks are the
 // same) and the errors are *field.Error, which the API turns into 400 INVALID_REQUEST. Amounts
 // have documented bounds (MaxFixedSantim, MaxBasisPoints) that the database checks again.
 //

@@ -6,7 +6,7 @@ import (
 	"slices"
 
 	"github.com/wagerail/wagerail/internal/catalogs"
-	"github.com/wagerail/wagerail/internal/db"
+	"github.com/wagerail/wagerail/internal/platform/db"
 )
 
 // ErrNotInCatalog: an employee's employment type or payment frequency names no entry of the

@@ -10,7 +10,7 @@ import (
 
 	"github.com/wagerail/wagerail/internal/catalogs"
 	"github.com/wagerail/wagerail/internal/employees"
-	"github.com/wagerail/wagerail/internal/tenancy"
+	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
 
 // TestResolveCatalogs: an employment type and a payment frequency resolve to the entries of the

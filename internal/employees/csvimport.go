@@ -12,8 +12,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/wagerail/wagerail/internal/db"
-	"github.com/wagerail/wagerail/internal/field"
+	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/field"
 )
 
 // The bulk import: a CSV file of employees, one per row, checked row by row with the rules of
@@ -24,7 +24,7 @@ import (
 //
 // Values are stored as given, formula-looking ones ("=…", "+…", "@…") included: a name is what
 // the employer says it is. Whatever writes them out again as CSV neutralises them
-// (internal/csvsafe).
+// (internal/platform/csvsafe).
 
 // Limits of an import file.
 const (

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wagerail/wagerail/internal/employees"
-	"github.com/wagerail/wagerail/internal/field"
+	"github.com/wagerail/wagerail/internal/platform/field"
 )
 
 const importHeader = "firstName,lastName,nationalId,hireDate,grossMonthlySalarySantim,payoutPartner,payoutAccountNumber,payoutHolderName"

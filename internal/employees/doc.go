@@ -6,7 +6,7 @@
 //
 // Its rules (what a valid employee is, which status changes are allowed, who may accept a link)
 // live here once, so the API, the bulk import and the payroll and EWA activities apply the same
-// ones. The store runs in the caller's transaction: tenancy.InTx (or internal/crosstenant for a
+// ones. The store runs in the caller's transaction: tenancy.InTx (or internal/platform/crosstenant for a
 // platform admin) for everything tenant-scoped, tenancy.InUserTx for the caller's own linked rows
 // (LinkedTo). Every function takes the tenant explicitly and filters on it, whatever the
 // transaction could see.

@@ -4,10 +4,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/wagerail/wagerail/internal/field"
 	"github.com/wagerail/wagerail/internal/identity"
-	"github.com/wagerail/wagerail/internal/logging"
-	"github.com/wagerail/wagerail/internal/money"
+	"github.com/wagerail/wagerail/internal/platform/field"
+	"github.com/wagerail/wagerail/internal/platform/logging"
+	"github.com/wagerail/wagerail/internal/platform/money"
 )
 
 // Status is where an employee stands with their employer.
@@ -81,7 +81,7 @@ type Employee struct {
 // MaskedNationalID is the national id as every response shows it: its last four characters.
 func (e Employee) MaskedNationalID() string { return logging.MaskLast4(e.NationalID) }
 
-// Bounds of an employee's fields beyond their kind's own (internal/field).
+// Bounds of an employee's fields beyond their kind's own (internal/platform/field).
 const (
 	// MaxGrossMonthlySalarySantim is money.MaxAmountSantim: a salary is paid as one amount (a
 	// payroll entry, one transfer), so it is never larger than one amount may be. The table's

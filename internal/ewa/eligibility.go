@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/wagerail/wagerail/internal/money"
+	"github.com/wagerail/wagerail/internal/platform/money"
 )
 
 // Eligibility is how much an employee may draw now, with the figures it comes from. Every

@@ -14,8 +14,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/wagerail/wagerail/internal/audit"
 	"github.com/wagerail/wagerail/internal/employees"
+	"github.com/wagerail/wagerail/internal/platform/audit"
 )
 
 // LoadPlan reads request id and what disbursing it needs (settings, the employee's payout

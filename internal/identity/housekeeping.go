@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/wagerail/wagerail/internal/db"
+	"github.com/wagerail/wagerail/internal/platform/db"
 )
 
 // SessionRetention is how long a session row is kept after it expired (or was revoked before

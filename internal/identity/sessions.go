@@ -8,7 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/wagerail/wagerail/internal/db"
+	"github.com/wagerail/wagerail/internal/platform/db"
 )
 
 // SessionLifetime is how long a session lives from sign-in; sign-in again to extend.

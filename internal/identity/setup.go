@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/wagerail/wagerail/internal/db"
+	"github.com/wagerail/wagerail/internal/platform/db"
 )
 
 // SpendTokens marks every unused token of purpose minted for userID as used, so that only a token

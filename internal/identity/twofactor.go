@@ -15,7 +15,7 @@ import (
 	"github.com/pquerna/otp/hotp"
 	"github.com/pquerna/otp/totp"
 
-	"github.com/wagerail/wagerail/internal/db"
+	"github.com/wagerail/wagerail/internal/platform/db"
 )
 
 // Two-factor authentication: TOTP (RFC 6238: HMAC-SHA1, 30-second steps, six digits, the form every

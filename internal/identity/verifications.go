@@ -8,7 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/wagerail/wagerail/internal/db"
+	"github.com/wagerail/wagerail/internal/platform/db"
 )
 
 // Purpose is what a one-time secret is for; a secret minted for one purpose never works for another.

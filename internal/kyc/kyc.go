@@ -9,10 +9,10 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/wagerail/wagerail/internal/audit"
-	"github.com/wagerail/wagerail/internal/db"
 	"github.com/wagerail/wagerail/internal/identity"
-	"github.com/wagerail/wagerail/internal/outbox"
+	"github.com/wagerail/wagerail/internal/platform/audit"
+	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/outbox"
 )
 
 // Status is a submission's state.

@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/wagerail/wagerail/internal/logging"
+	"github.com/wagerail/wagerail/internal/platform/logging"
 )
 
 // Channels a DevMessage came through.

@@ -13,7 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/wagerail/wagerail/internal/logging"
+	"github.com/wagerail/wagerail/internal/platform/logging"
 )
 
 func TestDevInboxKeepsTheWholeMessageAndLogsARedactedLine(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/wagerail/wagerail/internal/logging"
+	"github.com/wagerail/wagerail/internal/platform/logging"
 )
 
 // Canaries: the secret and the text of a message must never reach a log line.

@@ -10,7 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/wagerail/wagerail/internal/db"
+	"github.com/wagerail/wagerail/internal/platform/db"
 )
 
 // Access is what the request pipeline needs to decide a user's rights in one organization.

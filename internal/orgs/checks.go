@@ -7,8 +7,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/wagerail/wagerail/internal/db"
-	"github.com/wagerail/wagerail/internal/field"
+	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/field"
 )
 
 // Names of the pre-deploy checks, in the order PreDeployChecks runs them (the spec's "pre-deploy
@@ -35,7 +35,7 @@ type CheckResult struct {
 
 // ErrNotCrossTenant: PreDeployChecks was given a transaction that sees only one tenant, where it
 // would pass on data it cannot see.
-var ErrNotCrossTenant = errors.New("orgs: the pre-deploy checks must run in a cross-tenant transaction (internal/crosstenant)")
+var ErrNotCrossTenant = errors.New("orgs: the pre-deploy checks must run in a cross-tenant transaction (internal/platform/crosstenant)")
 
 // preDeployCheck is one check: offenders lists the rows that break it (ordered, for a stable
 // report); a check whose offenders query is empty passes.
@@ -62,7 +62,7 @@ var preDeployChecks = []preDeployCheck{
 
 // PreDeployChecks runs the spec's pre-deploy checks on role data over every tenant and returns
 // one result per check (all of them, failed or not). q must be a transaction of
-// internal/crosstenant (it sees every tenant's members, organizations and businesses, and the
+// internal/platform/crosstenant (it sees every tenant's members, organizations and businesses, and the
 // platform admin profiles); anything narrower returns ErrNotCrossTenant rather than a report
 // that passes on rows it could not see. An error means a check could not run, not that one
 // failed.

@@ -4,7 +4,7 @@
 // organization) for 60 seconds and invalidated on every change.
 //
 // Every table here is tenant-scoped under FORCED row-level security; callers pass a transaction
-// opened by tenancy.InTx (or internal/crosstenant for platform admins). A user additionally sees
+// opened by tenancy.InTx (or internal/platform/crosstenant for platform admins). A user additionally sees
 // their own memberships in every tenant (db.UserSetting), which is how "my organizations" works
 // without a cross-tenant role.
 package orgs

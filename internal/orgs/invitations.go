@@ -10,9 +10,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/wagerail/wagerail/internal/db"
-	"github.com/wagerail/wagerail/internal/field"
 	"github.com/wagerail/wagerail/internal/identity"
+	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/field"
 )
 
 // Invitations to join an organization (the auth invite-member / accept-invitation flow), and the

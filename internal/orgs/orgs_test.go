@@ -12,11 +12,11 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
-	"github.com/wagerail/wagerail/internal/db"
 	"github.com/wagerail/wagerail/internal/identity"
 	"github.com/wagerail/wagerail/internal/orgs"
-	"github.com/wagerail/wagerail/internal/tenancy"
-	"github.com/wagerail/wagerail/internal/testkit"
+	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/tenancy"
+	"github.com/wagerail/wagerail/internal/platform/testkit"
 )
 
 var now = time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)

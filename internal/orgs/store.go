@@ -9,8 +9,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/wagerail/wagerail/internal/db"
 	"github.com/wagerail/wagerail/internal/identity"
+	"github.com/wagerail/wagerail/internal/platform/db"
 )
 
 // Errors the store returns; the API maps each to one code.

@@ -3,7 +3,7 @@ package sanctions_test
 import (
 	"testing"
 
-	"github.com/wagerail/wagerail/internal/testkit"
+	"github.com/wagerail/wagerail/internal/platform/testkit"
 )
 
 func TestMain(m *testing.M) { testkit.Main(m) }

@@ -8,9 +8,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
-	"github.com/wagerail/wagerail/internal/crosstenant"
+	"github.com/wagerail/wagerail/internal/platform/crosstenant"
+	"github.com/wagerail/wagerail/internal/platform/tenancy"
 	"github.com/wagerail/wagerail/internal/sanctions"
-	"github.com/wagerail/wagerail/internal/tenancy"
 )
 
 // Issue 21: a subject the old normaliser cleared — a listed name with a WORD JOINER inside, which

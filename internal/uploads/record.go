@@ -11,8 +11,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/wagerail/wagerail/internal/db"
-	"github.com/wagerail/wagerail/internal/field"
+	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/field"
 )
 
 const columns = `tenant_id, key, file_name, content_type, sniffed_type, size_bytes, sha256, uploaded_by, created_at`

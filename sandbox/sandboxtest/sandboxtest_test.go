@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wagerail/wagerail/internal/testkit"
+	"github.com/wagerail/wagerail/internal/platform/testkit"
 	"github.com/wagerail/wagerail/sandbox"
 	"github.com/wagerail/wagerail/sandbox/sandboxtest"
 )

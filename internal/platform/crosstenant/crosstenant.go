@@ -1,0 +1,99 @@
+// Package crosstenant is Wagerail's one designed path across tenants, for platform admins (list
+// stored bank callbacks, onboard a business) and system jobs (resolve which tenant a bank
+// callback belongs to, relay the outbox, delete expired idempotency records). Everything else
+// runs tenant-scoped through internal/platform/tenancy.
+//
+// # Threat model
+//
+// The attacker we design against controls a request to the API or worker as far as the code lets
+// them: a SQL injection, a confused handler, a forged tenant id in a body. Whatever they reach runs
+// as the runtime role wagerail_app, under FORCED row-level security: they see one tenant, the one
+// the edge authenticated. The cross-tenant path must not widen that:
+//
+//   - It is a separate login role, wagerail_platform, with its own password, configured only in
+//     the processes that need it (DATABASE_PLATFORM_URL). Like wagerail_app it is NOBYPASSRLS;
+//     wagerail_app is not a member of it and cannot SET ROLE to it.
+//   - Each table that platform work needs has a platform_access policy that names
+//     wagerail_platform alone and holds only while the transaction has set app.cross_tenant = 'on'.
+//     For wagerail_app that setting means nothing: no policy that reads it applies to that role
+//     (TestRuntimeRoleCannotCrossTenants proves it). A platform pool used without Tx stays
+//     tenant-scoped like any other.
+//   - The role gets only the grants platform work needs, table by table, in the migrations.
+//   - Every Tx writes an audit row (action CrossTenantAccess, tenant "*", the actor from the
+//     context, the stated reason): in the same transaction when the work commits, and in a
+//     transaction of its own, outcome FAILED, when it does not, so a read that rolled back is
+//     recorded too.
+//
+// Out of scope: a leaked wagerail_platform password (rotate it; every use is audited), the owner
+// role and superusers (deploy-time only), and the correctness of the fn a caller passes (it sees
+// every tenant: keep it small and reviewed).
+package crosstenant
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/wagerail/wagerail/internal/platform/audit"
+	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/field"
+	"github.com/wagerail/wagerail/internal/platform/tenancy"
+)
+
+// PlatformTenant is the tenant_id of audit rows about platform-wide acts. It cannot collide with
+// a real tenant: tenant ids are field.Identifier values, which never contain '*'.
+const PlatformTenant = "*"
+
+// Action is the audit action every use writes.
+const Action = "CrossTenantAccess"
+
+// Errors Tx returns before fn runs.
+var (
+	ErrNoActor         = errors.New("crosstenant: no actor in context")
+	ErrReason          = errors.New("crosstenant: a reason (at most 200 bytes of text) is required")
+	ErrNotPlatformRole = errors.New("crosstenant: the pool does not log in as " + db.PlatformRole)
+)
+
+// Tx runs fn in a transaction that sees every tenant's rows in the tables that grant platform
+// access, and audits it. b must log in as wagerail_platform. fn's error rolls the transaction
+// back (and is returned after the FAILED audit row is written).
+func Tx(ctx context.Context, b db.Beginner, reason string, fn func(pgx.Tx) error) error {
+	actor := tenancy.Actor(ctx)
+	if actor == "" {
+		return ErrNoActor
+	}
+	if reason == "" || field.Text("reason", reason, 200) != nil {
+		return ErrReason
+	}
+	actx := tenancy.WithTenant(ctx, PlatformTenant)
+	entry := audit.Entry{Action: Action, Outcome: audit.Success, Details: map[string]string{"reason": reason}}
+	err := pgx.BeginFunc(ctx, b, func(tx pgx.Tx) error {
+		var role string
+		if err := tx.QueryRow(ctx, `SELECT current_user, set_config($1, 'on', true)`, db.CrossTenantSetting).Scan(&role, nil); err != nil {
+			return fmt.Errorf("crosstenant: %w", err)
+		}
+		if role != db.PlatformRole {
+			return ErrNotPlatformRole
+		}
+		if err := fn(tx); err != nil {
+			return err
+		}
+		return audit.Write(actx, tx, entry)
+	})
+	if err == nil || errors.Is(err, ErrNotPlatformRole) {
+		return err
+	}
+	entry.Outcome = audit.Failed
+	entry.Details = map[string]string{"reason": reason, "error": err.Error()}
+	if aerr := pgx.BeginFunc(ctx, b, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT set_config($1, 'on', true)`, db.CrossTenantSetting); err != nil {
+			return err
+		}
+		return audit.Write(actx, tx, entry)
+	}); aerr != nil {
+		return errors.Join(err, fmt.Errorf("crosstenant: audit of failed use: %w", aerr))
+	}
+	return err
+}

@@ -1,0 +1,174 @@
+// Package db holds the Postgres building blocks every store uses: role provisioning, pool opening,
+// the one helper that runs a tenant-scoped transaction, and SQLSTATE checks.
+package db
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// The three login roles. Migrations run as OwnerRole, which owns every schema and table. Every
+// runtime connection (API, worker, ledger, gateway, sandbox) uses AppRole, which is not superuser,
+// not owner and has NOBYPASSRLS, so FORCED row-level security applies to it. PlatformRole is the
+// designed cross-tenant path (see internal/platform/crosstenant): also NOBYPASSRLS, it sees other tenants'
+// rows only through the platform_access policies, which name it alone and hold only while a
+// transaction has set CrossTenantSetting. AppRole is not a member of it and cannot become it.
+const (
+	OwnerRole    = "wagerail_owner"
+	AppRole      = "wagerail_app"
+	PlatformRole = "wagerail_platform"
+)
+
+// Passwords are the login roles' passwords for Provision.
+type Passwords struct {
+	Owner, App, Platform string
+}
+
+// TenantSetting is the session setting row-level security policies read.
+const TenantSetting = "app.tenant_id"
+
+// UserSetting is the signed-in user of a transaction: RLS lets a user see their own memberships
+// (and the organizations they name) in every tenant, and nothing else outside the tenant.
+const UserSetting = "app.user_id"
+
+// CrossTenantSetting, set to "on" for one transaction, opens the platform_access policies, which
+// apply to PlatformRole only: for any other role the setting means nothing.
+const CrossTenantSetting = "app.cross_tenant"
+
+// Provision creates (or updates the passwords of) the three login roles and the database,
+// connected as a superuser. It is what `wagerail dev` and the test kit do on a private cluster; in
+// production a DBA runs the equivalent once (deploy/postgres/init.sql).
+func Provision(ctx context.Context, superDSN, dbName string, pw Passwords) error {
+	conn, err := pgx.Connect(ctx, superDSN)
+	if err != nil {
+		return fmt.Errorf("db.provision: connect: %w", err)
+	}
+	defer conn.Close(ctx)
+	for _, r := range []struct{ name, pw, attrs string }{
+		{OwnerRole, pw.Owner, "LOGIN NOSUPERUSER NOCREATEROLE NOCREATEDB NOBYPASSRLS"},
+		{AppRole, pw.App, "LOGIN NOSUPERUSER NOCREATEROLE NOCREATEDB NOBYPASSRLS NOINHERIT"},
+		{PlatformRole, pw.Platform, "LOGIN NOSUPERUSER NOCREATEROLE NOCREATEDB NOBYPASSRLS NOINHERIT"},
+	} {
+		var exists bool
+		if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1)`, r.name).Scan(&exists); err != nil {
+			return fmt.Errorf("db.provision: %w", err)
+		}
+		verb := "CREATE"
+		if exists {
+			verb = "ALTER"
+		}
+		pw := strings.ReplaceAll(r.pw, "'", "''")
+		if _, err := conn.Exec(ctx, fmt.Sprintf(`%s ROLE %s %s PASSWORD '%s'`, verb, r.name, r.attrs, pw)); err != nil {
+			return fmt.Errorf("db.provision: role %s: %w", r.name, err)
+		}
+	}
+	var exists bool
+	if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`, dbName).Scan(&exists); err != nil {
+		return fmt.Errorf("db.provision: %w", err)
+	}
+	if !exists {
+		if _, err := conn.Exec(ctx, fmt.Sprintf(`CREATE DATABASE %s OWNER %s`, pgx.Identifier{dbName}.Sanitize(), OwnerRole)); err != nil {
+			return fmt.Errorf("db.provision: create database: %w", err)
+		}
+	}
+	return nil
+}
+
+// DSN builds a TCP connection string for a role on a loopback cluster.
+func DSN(host string, port int, user, password, dbName string) string {
+	u := url.URL{
+		Scheme:   "postgres",
+		User:     url.UserPassword(user, password),
+		Host:     fmt.Sprintf("%s:%d", host, port),
+		Path:     "/" + dbName,
+		RawQuery: "sslmode=disable",
+	}
+	return u.String()
+}
+
+// Open opens a pool and checks it with a ping.
+func Open(ctx context.Context, dsn string, maxConns int32) (*pgxpool.Pool, error) {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("database url: %w", err)
+	}
+	if maxConns > 0 {
+		cfg.MaxConns = maxConns
+	}
+	cfg.MaxConnIdleTime = 5 * time.Minute
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("database: %w", err)
+	}
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := pool.Ping(pctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("database %s: %w", Redact(dsn), err)
+	}
+	return pool, nil
+}
+
+// Querier is what a store method needs to run statements: a transaction (pgx.Tx), a connection or
+// a pool. Stores take it so the caller decides what shares a transaction (state + audit + outbox).
+type Querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// Beginner is what InTenantTx needs: a pool or a connection.
+type Beginner interface {
+	Begin(ctx context.Context) (pgx.Tx, error)
+}
+
+// InTenantTx runs fn in a transaction whose row-level security context is tenantID (SET LOCAL,
+// so the setting dies with the transaction and never leaks to the next user of the connection).
+// fn's error rolls the transaction back.
+func InTenantTx(ctx context.Context, b Beginner, tenantID string, fn func(pgx.Tx) error) error {
+	if tenantID == "" {
+		return errors.New("db: tenant id is required")
+	}
+	return InScopedTx(ctx, b, tenantID, "", fn)
+}
+
+// InScopedTx is InTenantTx that also names the signed-in user (UserSetting); either may be empty
+// (an empty setting matches no row), but not both.
+func InScopedTx(ctx context.Context, b Beginner, tenantID, userID string, fn func(pgx.Tx) error) error {
+	if tenantID == "" && userID == "" {
+		return errors.New("db: a tenant or a user is required")
+	}
+	return pgx.BeginFunc(ctx, b, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT set_config($1, $2, true), set_config($3, $4, true)`,
+			TenantSetting, tenantID, UserSetting, userID); err != nil {
+			return fmt.Errorf("db: set scope: %w", err)
+		}
+		return fn(tx)
+	})
+}
+
+// IsCode reports whether err is a Postgres error with the given SQLSTATE.
+func IsCode(err error, code string) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == code
+}
+
+// Redact hides the password of a connection URL so it can be logged or printed.
+func Redact(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil || u.User == nil {
+		return dsn
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	return u.String()
+}

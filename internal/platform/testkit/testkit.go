@@ -1,0 +1,304 @@
+// Package testkit is what every integration test in Wagerail uses to get real dependencies:
+//
+//   - one ephemeral PostgreSQL cluster per test binary (the same pgcluster code `wagerail dev`
+//     uses), or the server named by DATABASE_URL (a superuser DSN) when set;
+//   - a template database migrated once, and a fresh database per test cloned from it with
+//     CREATE DATABASE … TEMPLATE, so tests own their data and may run in parallel;
+//   - one embedded Temporal server per test binary (in-memory SQLite), and on request a second one
+//     whose state is in two databases of the Postgres server (TemporalOnPostgres).
+//
+// A package that uses it declares `func TestMain(m *testing.M) { testkit.Main(m) }` so the
+// cluster and the Temporal server stop when the tests end.
+package testkit
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/devtemporal"
+	"github.com/wagerail/wagerail/internal/platform/freeport"
+	"github.com/wagerail/wagerail/internal/platform/pgcluster"
+	"github.com/wagerail/wagerail/schema"
+)
+
+// Server is the Postgres server the tests of this binary share.
+type Server struct {
+	Host             string
+	Port             int
+	SuperDSN         func(db string) string
+	OwnerPassword    string
+	AppPassword      string
+	PlatformPassword string
+	Template         string
+	Cluster          *pgcluster.Cluster // nil when DATABASE_URL is used
+}
+
+var (
+	srvOnce sync.Once
+	srv     *Server
+	srvErr  error
+	tmpDir  string
+
+	tempOnce sync.Once
+	temporal *devtemporal.Server
+	tempErr  error
+
+	tempPGOnce sync.Once
+	temporalPG *devtemporal.Server
+	tempPGErr  error
+	tempPGDBs  []string
+
+	dbSeq atomic.Int64
+
+	binOnce sync.Once
+	binDir  string
+	binErr  error
+)
+
+// Binary returns the real wagerail binary (cmd/wagerail), built once per test binary, for tests
+// that run a command as its own process.
+func Binary(t testing.TB) string {
+	t.Helper()
+	binOnce.Do(func() {
+		binDir, binErr = os.MkdirTemp("", "wagerail-bin-")
+		if binErr != nil {
+			return
+		}
+		cmd := exec.Command("go", "build", "-o", filepath.Join(binDir, "wagerail"), "github.com/wagerail/wagerail/cmd/wagerail")
+		cmd.Env = append(os.Environ(), "GOTOOLCHAIN=local")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			binErr = fmt.Errorf("go build: %v: %s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatalf("testkit: %v", binErr)
+	}
+	return filepath.Join(binDir, "wagerail")
+}
+
+// Main runs the tests and then stops what the kit started.
+func Main(m *testing.M) {
+	code := m.Run()
+	if temporal != nil {
+		_ = temporal.Stop()
+	}
+	if temporalPG != nil {
+		_ = temporalPG.Stop()
+	}
+	if srv != nil {
+		if srv.Cluster != nil {
+			_ = srv.Cluster.Stop()
+		} else {
+			dropDatabase(srv.SuperDSN("postgres"), srv.Template)
+			for _, name := range tempPGDBs {
+				dropDatabase(srv.SuperDSN("postgres"), name)
+			}
+		}
+	}
+	if tmpDir != "" {
+		_ = os.RemoveAll(tmpDir)
+	}
+	if binDir != "" {
+		_ = os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+// PG returns the shared server, starting it (and migrating the template) on first use.
+func PG(t testing.TB) *Server {
+	t.Helper()
+	srvOnce.Do(func() { srv, srvErr = startServer() })
+	if srvErr != nil {
+		t.Fatalf("testkit: postgres: %v", srvErr)
+	}
+	return srv
+}
+
+func startServer() (*Server, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	s := &Server{OwnerPassword: randomHex(12), AppPassword: randomHex(12), PlatformPassword: randomHex(12)}
+	if dsn := os.Getenv("DATABASE_URL"); dsn != "" {
+		cfg, err := pgx.ParseConfig(dsn)
+		if err != nil {
+			return nil, fmt.Errorf("DATABASE_URL: %w", err)
+		}
+		s.Host, s.Port = cfg.Host, int(cfg.Port)
+		// Test binaries run in parallel against one shared server and the roles are cluster-wide:
+		// every binary must set the same passwords, or each would lock the others out.
+		sum := sha256.Sum256([]byte("wagerail-test-roles:" + dsn))
+		s.OwnerPassword, s.AppPassword, s.PlatformPassword = hex.EncodeToString(sum[:10]), hex.EncodeToString(sum[10:20]), hex.EncodeToString(sum[20:30])
+		s.SuperDSN = func(name string) string {
+			if u, err := url.Parse(dsn); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") {
+				u.Path = "/" + name
+				return u.String()
+			}
+			return dsn + " dbname=" + name // key=value form: the last dbname wins
+		}
+	} else {
+		dir, err := os.MkdirTemp("", "wagerail-test-pg-")
+		if err != nil {
+			return nil, err
+		}
+		tmpDir = dir
+		if err := pgcluster.MakeReachable(dir); err != nil {
+			return nil, err
+		}
+		port, err := freeport.One()
+		if err != nil {
+			return nil, err
+		}
+		c := &pgcluster.Cluster{Dir: filepath.Join(dir, "data"), Port: port}
+		if err := c.Start(ctx); err != nil {
+			return nil, err
+		}
+		s.Cluster = c
+		s.Host, s.Port = "127.0.0.1", port
+		s.SuperDSN = c.SuperuserDSN
+	}
+	s.Template = fmt.Sprintf("wagerail_tmpl_%d", os.Getpid())
+	if err := db.Provision(ctx, s.SuperDSN("postgres"), s.Template, db.Passwords{Owner: s.OwnerPassword, App: s.AppPassword, Platform: s.PlatformPassword}); err != nil {
+		return nil, err
+	}
+	if err := schema.Up(db.DSN(s.Host, s.Port, db.OwnerRole, s.OwnerPassword, s.Template)); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// DB is a fresh, migrated database owned by one test.
+type DB struct {
+	Name     string
+	OwnerDSN string // migration/owner role: DDL, test fixtures that must bypass nothing
+	AppDSN   string // runtime role: what services use; RLS applies
+	// PlatformDSN is the cross-tenant role (internal/platform/crosstenant); RLS applies to it too.
+	PlatformDSN string
+	// App is a pool on AppDSN, closed when the test ends.
+	App *pgxpool.Pool
+}
+
+// Platform opens a pool as the cross-tenant role, closed when the test ends.
+func (d *DB) Platform(t testing.TB) *pgxpool.Pool {
+	t.Helper()
+	pool, err := db.Open(context.Background(), d.PlatformDSN, 10)
+	if err != nil {
+		t.Fatalf("testkit: %v", err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
+}
+
+// NewDB clones the migrated template into a database for this test and drops it afterwards.
+func NewDB(t testing.TB) *DB {
+	t.Helper()
+	s := PG(t)
+	ctx := context.Background()
+	name := fmt.Sprintf("wagerail_t_%d_%d", os.Getpid(), dbSeq.Add(1))
+	conn, err := pgx.Connect(ctx, s.SuperDSN("postgres"))
+	if err != nil {
+		t.Fatalf("testkit: %v", err)
+	}
+	_, err = conn.Exec(ctx, fmt.Sprintf("CREATE DATABASE %s TEMPLATE %s OWNER %s", name, s.Template, db.OwnerRole))
+	conn.Close(ctx)
+	if err != nil {
+		t.Fatalf("testkit: create database: %v", err)
+	}
+	d := &DB{
+		Name:        name,
+		OwnerDSN:    db.DSN(s.Host, s.Port, db.OwnerRole, s.OwnerPassword, name),
+		AppDSN:      db.DSN(s.Host, s.Port, db.AppRole, s.AppPassword, name),
+		PlatformDSN: db.DSN(s.Host, s.Port, db.PlatformRole, s.PlatformPassword, name),
+	}
+	pool, err := db.Open(ctx, d.AppDSN, 20)
+	if err != nil {
+		t.Fatalf("testkit: %v", err)
+	}
+	d.App = pool
+	t.Cleanup(func() {
+		pool.Close()
+		dropDatabase(s.SuperDSN("postgres"), name)
+	})
+	return d
+}
+
+func dropDatabase(superDSN, name string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, superDSN)
+	if err != nil {
+		return
+	}
+	defer conn.Close(ctx)
+	_, _ = conn.Exec(ctx, fmt.Sprintf("DROP DATABASE IF EXISTS %s WITH (FORCE)", name))
+}
+
+// Temporal returns the embedded Temporal server shared by this test binary (namespace "default",
+// search attributes TenantId and BusinessKey registered). Tests use unique workflow ids.
+func Temporal(t testing.TB) *devtemporal.Server {
+	t.Helper()
+	tempOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		temporal, tempErr = devtemporal.Start(ctx, devtemporal.Config{})
+	})
+	if tempErr != nil {
+		t.Fatalf("testkit: temporal: %v", tempErr)
+	}
+	return temporal
+}
+
+// TemporalOnPostgres returns a second embedded Temporal server shared by this test binary, whose
+// default and visibility stores are two databases of this binary's Postgres server (PG) rather than
+// SQLite: the same namespace and search attributes as Temporal, so a benchmark can run the same
+// work on both persistences in one run. It connects as the login role devtemporal.PostgresUser.
+func TemporalOnPostgres(t testing.TB) *devtemporal.Server {
+	t.Helper()
+	s := PG(t)
+	tempPGOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		// The role is cluster-wide and test binaries may share a server (DATABASE_URL): every
+		// binary derives the same password, as startServer does for the other roles.
+		sum := sha256.Sum256([]byte("wagerail-test-temporal:" + s.SuperDSN("postgres")))
+		pg := devtemporal.PostgresConfig{
+			Host: s.Host, Port: s.Port, User: devtemporal.PostgresUser, Password: hex.EncodeToString(sum[:12]),
+			Database:           fmt.Sprintf("temporal_t_%d", os.Getpid()),
+			VisibilityDatabase: fmt.Sprintf("temporal_visibility_t_%d", os.Getpid()),
+		}
+		tempPGDBs = []string{pg.Database, pg.VisibilityDatabase}
+		if tempPGErr = devtemporal.ProvisionPostgres(ctx, s.SuperDSN("postgres"), pg); tempPGErr != nil {
+			return
+		}
+		temporalPG, tempPGErr = devtemporal.Start(ctx, devtemporal.Config{Postgres: &pg})
+	})
+	if tempPGErr != nil {
+		t.Fatalf("testkit: temporal on postgres: %v", tempPGErr)
+	}
+	return temporalPG
+}
+
+// Unique returns a short random string for ids in tests that share a server.
+func Unique(prefix string) string { return prefix + "-" + randomHex(6) }
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic(err)
+	}
+	return hex.EncodeToString(b)
+}
