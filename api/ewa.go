@@ -18,6 +18,7 @@ import (
 	"github.com/wagerail/wagerail/internal/platform/money"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
 	"github.com/wagerail/wagerail/ledger"
+	"github.com/wagerail/wagerail/ledger/chart"
 	gatewayv1 "github.com/wagerail/wagerail/schema/proto/gateway/v1"
 	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
 )
@@ -514,12 +515,6 @@ type ewaRepaymentRequest struct {
 	Source             string `json:"source"`
 }
 
-// Ledger accounts of the EWA repayment journal (ledger/chart.go).
-const (
-	ledgerPayrollClearing = "payroll-clearing"
-	ledgerReceivableEmp   = "receivable-from-employee:"
-)
-
 // recordEwaRepayment posts the EWA repayment journal (Dr payroll-clearing, Cr
 // receivable-from-employee:<employee>, principal + fee; POSTED, ledger key ewa-repay:<id>, so a
 // retry replays in the ledger and never posts twice), then records DISBURSED → REPAID. A request
@@ -591,11 +586,11 @@ func (s *Server) recordEwaRepayment(c *gin.Context) {
 
 // postEwaRepayment posts the repayment journal of r and returns its ledger transaction id.
 func (s *Server) postEwaRepayment(ctx context.Context, tenant string, r ewa.Request, amount int64) (string, error) {
-	receivable := ledgerReceivableEmp + r.EmployeeID
+	receivable := chart.EmployeeReceivable(r.EmployeeID)
 	resp, err := s.deps.Ledger.PostCreatingAccounts(ctx, &ledgerv1.PostTransactionRequest{
 		TenantId: tenant, IdempotencyKey: "ewa-repay:" + r.ID, Status: ledgerv1.TransactionStatus_TRANSACTION_STATUS_POSTED,
 		Entries: []*ledgerv1.EntryInput{
-			{AccountName: ledgerPayrollClearing, Direction: ledgerv1.Direction_DIRECTION_DEBIT, AmountSantim: amount},
+			{AccountName: chart.PayrollClearing, Direction: ledgerv1.Direction_DIRECTION_DEBIT, AmountSantim: amount},
 			{AccountName: receivable, Direction: ledgerv1.Direction_DIRECTION_CREDIT, AmountSantim: amount},
 		},
 		Metadata: map[string]string{"ewa_request_id": r.ID, "kind": "ewa_repayment"},

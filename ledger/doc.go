@@ -5,8 +5,9 @@
 // # Model
 //
 // Accounts (asset, liability, income, expense, equity, each with its normal side) are named by
-// the chart (chart.go); there is no cash account: money at partner banks is mirrored per bank
-// account as partner-bank:<partner>:<account>. Transactions carry a tenant, an idempotency key
+// the chart, package ledger/chart: a leaf that the workflows, the API, the gateway and
+// reconciliation import to build account names without importing the ledger. There is no cash
+// account: money at partner banks is mirrored per bank account as partner-bank:<partner>:<account>. Transactions carry a tenant, an idempotency key
 // unique per tenant, a status (PENDING -> POSTED | VOIDED, POSTED -> REVERSED), metadata and the
 // lineage of the saga step that made them. Entries are append-only. A two-phase posting writes
 // HOLD entries; its commit appends the POSTED entries and RELEASE entries that cancel the holds,

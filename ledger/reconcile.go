@@ -10,6 +10,7 @@ import (
 
 	"github.com/wagerail/wagerail/internal/platform/field"
 	"github.com/wagerail/wagerail/internal/platform/money"
+	"github.com/wagerail/wagerail/ledger/chart"
 )
 
 // StatementLine is a line of a bank statement from the account holder's view: a positive amount
@@ -85,7 +86,7 @@ func (s *Store) Reconcile(ctx context.Context, req ReconcileRequest) (ReconcileR
 	if err := validateTenant(req.TenantID); err != nil {
 		return rep, err
 	}
-	if !validSegment(req.Partner, 128) {
+	if !chart.ValidSegment(req.Partner) {
 		return rep, errorf(ReasonInvalidArgument, "partner must be 1-128 of A-Z a-z 0-9 . _ @ -")
 	}
 	if len(req.Accounts) > 10000 {
@@ -99,7 +100,7 @@ func (s *Store) Reconcile(ctx context.Context, req ReconcileRequest) (ReconcileR
 		return rep, errorf(ReasonInvalidArgument, "period_start must be before period_end")
 	}
 	for i, a := range req.Accounts {
-		if !validSegment(a.Account, 128) {
+		if !chart.ValidSegment(a.Account) {
 			return rep, errorf(ReasonInvalidArgument, "account %d: partner account must be 1-128 of A-Z a-z 0-9 . _ @ -", i)
 		}
 		// A balance, unlike an entry, may be negative; it is bounded as an account total is.
@@ -122,7 +123,7 @@ func (s *Store) Reconcile(ctx context.Context, req ReconcileRequest) (ReconcileR
 	err := s.inTx(ctx, req.TenantID, nil, func(tx querier) error {
 		accounts := req.Accounts
 		if len(accounts) == 0 {
-			prefix := PartnerBankAccount(req.Partner, "")
+			prefix := chart.PartnerBankPrefix(req.Partner)
 			rows, err := tx.Query(ctx, `SELECT name FROM ledger.accounts WHERE starts_with(name, $1) ORDER BY name`, prefix)
 			if err != nil {
 				return err
@@ -162,7 +163,7 @@ func (s *Store) Reconcile(ctx context.Context, req ReconcileRequest) (ReconcileR
 
 func (s *Store) reconcileAccount(ctx context.Context, tx querier, req ReconcileRequest, sa StatementAccount, end time.Time) (AccountDrift, error) {
 	d := AccountDrift{
-		Account: sa.Account, LedgerAccountName: PartnerBankAccount(req.Partner, sa.Account),
+		Account: sa.Account, LedgerAccountName: chart.PartnerBankAccount(req.Partner, sa.Account),
 		HasBankBalance: sa.HasClosingBalance, BankBalanceSantim: sa.ClosingBalanceSantim,
 	}
 	acc, b, err := balanceIn(ctx, tx, AccountRef{Name: d.LedgerAccountName}, &end)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/testkit"
+	"github.com/wagerail/wagerail/ledger/chart"
 	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
 )
 
@@ -19,8 +20,8 @@ func TestReconcileWithBank(t *testing.T) {
 	e := newEnv(t)
 	ctx := ctxT(t)
 	tenant, other := testkit.Unique("t"), testkit.Unique("o")
-	funding, escrow := PartnerBankAccount("cbe", "1000-funding"), PartnerBankAccount("cbe", "2000-escrow")
-	e.ensure(t, tenant, funding, escrow, "receivable-from-employee:e1", "equb:pool:"+tenant+":c1", PartnerBankAccount("awash", "9"))
+	funding, escrow := chart.PartnerBankAccount("cbe", "1000-funding"), chart.PartnerBankAccount("cbe", "2000-escrow")
+	e.ensure(t, tenant, funding, escrow, "receivable-from-employee:e1", "equb:pool:"+tenant+":c1", chart.PartnerBankAccount("awash", "9"))
 	start := time.Now()
 
 	// Disbursements out of the funding account (money out at the bank: a credit of the mirror).

@@ -11,6 +11,7 @@ import (
 
 	"github.com/wagerail/wagerail/internal/platform/partnerref"
 	"github.com/wagerail/wagerail/ledger"
+	"github.com/wagerail/wagerail/ledger/chart"
 	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
 )
 
@@ -24,17 +25,12 @@ type LedgerReader interface {
 	ReconcileWithBank(context.Context, *ledgerv1.ReconcileWithBankRequest) (*ledgerv1.ReconcileWithBankResponse, error)
 }
 
-// MirrorAccountName is the ledger's name of the account mirroring a partner bank account.
-func MirrorAccountName(partner, account string) string {
-	return "partner-bank:" + partner + ":" + account
-}
-
 // ledgerPage is the largest page the ledger serves.
 const ledgerPage = 1000
 
 // mirrorAccounts lists the partner account ids the tenant's ledger mirrors.
 func mirrorAccounts(ctx context.Context, l LedgerReader, tenantID, partner string) ([]string, error) {
-	prefix := MirrorAccountName(partner, "")
+	prefix := chart.PartnerBankPrefix(partner)
 	var out []string
 	token := ""
 	for {
@@ -60,7 +56,7 @@ func mirrorAccounts(ctx context.Context, l LedgerReader, tenantID, partner strin
 // way. A transaction with no POSTED entry there but a hold is returned as a hold (HoldOpen while
 // no RELEASE entry is seen, HoldVoided after), for the bank lines of its transfer.
 func mirrorMovements(ctx context.Context, l LedgerReader, tenantID, partner, account string, from, to time.Time) ([]LedgerItem, error) {
-	name := MirrorAccountName(partner, account)
+	name := chart.PartnerBankAccount(partner, account)
 	type agg struct {
 		net        int64 // POSTED entries
 		posted     bool
@@ -151,7 +147,7 @@ func mirrorMovements(ctx context.Context, l LedgerReader, tenantID, partner, acc
 // baseline is taken at the account's first transfer, so these are the few entries of its
 // first day, read in pages like any others.
 func mirrorBalanceAt(ctx context.Context, l LedgerReader, tenantID, partner, account string, at time.Time) (int64, error) {
-	name := MirrorAccountName(partner, account)
+	name := chart.PartnerBankAccount(partner, account)
 	var bal int64
 	token := ""
 	for {

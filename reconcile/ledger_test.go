@@ -12,6 +12,7 @@ import (
 	"github.com/wagerail/wagerail/gateway"
 	"github.com/wagerail/wagerail/internal/platform/testkit"
 	"github.com/wagerail/wagerail/ledger"
+	"github.com/wagerail/wagerail/ledger/chart"
 	"github.com/wagerail/wagerail/ledger/ledgertest"
 	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
 )
@@ -48,7 +49,7 @@ func TestMirrorMovementsReadTransactionsInBatches(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	tenant, account := uniq("tenant"), uniq("co")
-	mirror := MirrorAccountName(gateway.SandboxPartner, account)
+	mirror := chart.PartnerBankAccount(gateway.SandboxPartner, account)
 	for _, n := range []string{mirror, "payroll-clearing"} {
 		_, err := raw.EnsureAccount(ctx, &ledgerv1.EnsureAccountRequest{TenantId: tenant, Name: n})
 		require.NoError(t, err)

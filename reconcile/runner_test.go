@@ -23,6 +23,7 @@ import (
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
 	"github.com/wagerail/wagerail/internal/platform/testkit"
 	"github.com/wagerail/wagerail/ledger"
+	"github.com/wagerail/wagerail/ledger/chart"
 	"github.com/wagerail/wagerail/ledger/ledgertest"
 	gatewayv1 "github.com/wagerail/wagerail/schema/proto/gateway/v1"
 	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
@@ -93,7 +94,7 @@ type books struct {
 func newBooks(t *testing.T, e *env, opening int64) *books {
 	t.Helper()
 	b := &books{e: e, tenant: uniq("tenant"), company: uniq("co")}
-	b.mirror = MirrorAccountName(gateway.SandboxPartner, b.company)
+	b.mirror = chart.PartnerBankAccount(gateway.SandboxPartner, b.company)
 	e.stack.Account(t, b.company, "Employer PLC", opening)
 	b.ensure(t, b.mirror, "opening-balance-equity")
 	// The ledger brings the opening balance in under the reference the bank booked it with.

@@ -12,6 +12,7 @@ import (
 	"github.com/wagerail/wagerail/internal/ewa"
 	"github.com/wagerail/wagerail/internal/platform/money"
 	"github.com/wagerail/wagerail/internal/platform/partnerref"
+	"github.com/wagerail/wagerail/ledger/chart"
 )
 
 // The fallback when no settlement signal arrives: the saga asks the partner after
@@ -532,7 +533,7 @@ func (d *disburse) ledgerInput() activities.LedgerPostInput {
 	}
 	legs := []activities.LedgerLeg{
 		{Account: "receivable-from-employee:" + p.EmployeeID, Direction: "DEBIT", AmountSantim: total},
-		{Account: "partner-bank:" + p.Funding.Partner + ":" + p.Funding.AccountNumber, Direction: "CREDIT", AmountSantim: p.PrincipalSantim},
+		{Account: chart.PartnerBankAccount(p.Funding.Partner, p.Funding.AccountNumber), Direction: "CREDIT", AmountSantim: p.PrincipalSantim},
 	}
 	if p.FeeSantim > 0 {
 		legs = append(legs, activities.LedgerLeg{Account: "fee-income", Direction: "CREDIT", AmountSantim: p.FeeSantim})

@@ -30,6 +30,7 @@ import (
 	"github.com/wagerail/wagerail/internal/platform/rpcserve"
 	"github.com/wagerail/wagerail/internal/platform/testkit"
 	"github.com/wagerail/wagerail/ledger"
+	"github.com/wagerail/wagerail/ledger/chart"
 	"github.com/wagerail/wagerail/ledger/ledgertest"
 	"github.com/wagerail/wagerail/reconcile"
 	gatewayv1 "github.com/wagerail/wagerail/schema/proto/gateway/v1"
@@ -111,7 +112,7 @@ func TestReconcileWorkflowRealActivities(t *testing.T) {
 	tenant, company, emp := testkit.Unique("tenant"), testkit.Unique("co"), testkit.Unique("emp")
 	stack.Account(t, company, "Employer PLC", 1_000_000)
 	stack.Account(t, emp, "Abebe Kebede", 0)
-	mirror := reconcile.MirrorAccountName(gateway.SandboxPartner, company)
+	mirror := chart.PartnerBankAccount(gateway.SandboxPartner, company)
 	for _, n := range []string{mirror, "opening-balance-equity", "receivable-from-employee:" + emp} {
 		_, err := lc.EnsureAccount(ctx, &ledgerv1.EnsureAccountRequest{TenantId: tenant, Name: n})
 		require.NoError(t, err)
@@ -246,7 +247,7 @@ func TestReconcileWorkflowRetriesATransientLedgerOutage(t *testing.T) {
 
 	tenant, company := testkit.Unique("tenant"), testkit.Unique("co")
 	stack.Account(t, company, "Employer PLC", 500_000)
-	mirror := reconcile.MirrorAccountName(gateway.SandboxPartner, company)
+	mirror := chart.PartnerBankAccount(gateway.SandboxPartner, company)
 	for _, n := range []string{mirror, "opening-balance-equity"} {
 		_, err := setup.EnsureAccount(ctx, &ledgerv1.EnsureAccountRequest{TenantId: tenant, Name: n})
 		require.NoError(t, err)
