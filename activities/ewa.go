@@ -24,14 +24,6 @@ const (
 // EwaSaga is the actor of the saga's steps: tenancy.System(EwaSaga).
 const EwaSaga = "ewa-disburse"
 
-// The EWA store's refusals as the Types of non-retryable ApplicationErrors: the API codes,
-// equal to workflows' Code… constants (workflows imports activities, not the reverse).
-const (
-	CodeEwaRequestNotFound      = "EWA_REQUEST_NOT_FOUND"
-	CodeEwaInvalidState         = "EWA_INVALID_STATE"
-	CodeEwaFundingAccountNotSet = "EWA_FUNDING_ACCOUNT_NOT_SET"
-)
-
 // Ewa holds the disburse saga's record steps: each is internal/ewa's function in one
 // tenant-scoped transaction (the state change, its audit row and its outbox event commit
 // together), acting as system:ewa-disburse with the HTTP request id.
@@ -126,18 +118,11 @@ func (a *Ewa) inTx(ctx context.Context, in EwaStep, fn func(context.Context, pgx
 	return ewaError(err)
 }
 
-// ewaError maps the EWA store's refusals to non-retryable errors typed by their API code; the
-// rest through temporalError.
+// ewaError maps the EWA store's refusals to non-retryable errors typed by their API code
+// (ewa.CodeOf); the rest through temporalError.
 func ewaError(err error) error {
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, ewa.ErrNotFound):
-		return nonRetryable(err.Error(), CodeEwaRequestNotFound)
-	case errors.Is(err, ewa.ErrNotDisbursable):
-		return nonRetryable(err.Error(), CodeEwaInvalidState)
-	case errors.Is(err, ewa.ErrFundingNotSet):
-		return nonRetryable(err.Error(), CodeEwaFundingAccountNotSet)
+	if code := ewa.CodeOf(err); code != "" {
+		return nonRetryable(err.Error(), code)
 	}
 	return temporalError(err)
 }

@@ -15,9 +15,9 @@ import (
 // goes through temporalError (a database error is retried).
 func TestEwaErrorCodes(t *testing.T) {
 	for err, want := range map[error]string{
-		fmt.Errorf("load: %w", ewa.ErrNotFound):        CodeEwaRequestNotFound,
-		fmt.Errorf("claim: %w", ewa.ErrNotDisbursable): CodeEwaInvalidState,
-		fmt.Errorf("load: %w", ewa.ErrFundingNotSet):   CodeEwaFundingAccountNotSet,
+		fmt.Errorf("load: %w", ewa.ErrNotFound):        ewa.CodeRequestNotFound,
+		fmt.Errorf("claim: %w", ewa.ErrNotDisbursable): ewa.CodeInvalidState,
+		fmt.Errorf("load: %w", ewa.ErrFundingNotSet):   ewa.CodeFundingAccountNotSet,
 	} {
 		requireErrType(t, ewaError(err), want, true)
 	}

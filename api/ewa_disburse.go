@@ -24,28 +24,6 @@ import (
 // spec's "fails fast into a pending state that resolves later").
 const DefaultDisburseWait = 15 * time.Second
 
-// disburseCodes are the HTTP statuses of the saga's refusals. The KYC and sanctions gates are
-// business rules the caller cannot fix in the request (422); a destination the partner does not
-// confirm is a conflict with the partner's state (409, as the spec says); a partner that cannot be
-// asked fails closed with 503 (nothing moved; retry later with a new key).
-var disburseCodes = map[string]disburseRefusal{
-	workflows.CodeEwaKycNotApproved:       {http.StatusUnprocessableEntity, "the employee's KYC is not approved (or its approval has expired)"},
-	workflows.CodeEwaSanctionsBlocked:     {http.StatusUnprocessableEntity, "the employee did not pass sanctions screening"},
-	workflows.CodeEwaDestinationInvalid:   {http.StatusConflict, "the partner bank did not confirm the employee's payout account"},
-	workflows.CodeAccountMismatch:         {http.StatusConflict, "the payout account's holder name at the partner bank does not match the employee's"},
-	workflows.CodeEwaPartnerUnavailable:   {http.StatusServiceUnavailable, "the partner bank could not be asked about the payout account; nothing moved, try again later with a new key"},
-	workflows.CodeEwaRequestNotFound:      {http.StatusNotFound, "no EWA request with this id"},
-	workflows.CodeEwaInvalidState:         {http.StatusConflict, "the request is not in a state that can be disbursed"},
-	workflows.CodeEwaFundingAccountNotSet: {http.StatusConflict, "set the organization's EWA funding account first (PUT /api/ewa/settings)"},
-}
-
-// disburseRefusal is how a saga refusal is answered: the saga's own message carries internal
-// detail (activity error text), so the caller gets this fixed one with the code.
-type disburseRefusal struct {
-	status  int
-	message string
-}
-
 type disburseJSON struct {
 	ID         string `json:"id"`
 	Status     string `json:"status"`
@@ -125,9 +103,11 @@ func (s *Server) disburseEwa(c *gin.Context) {
 func (s *Server) disburseFailed(c *gin.Context, ctx context.Context, wfID, id string, err error) {
 	var app *temporal.ApplicationError
 	if errors.As(err, &app) {
-		if r, ok := disburseCodes[app.Type()]; ok {
+		// The saga's refusals are answered from internal/ewa's table of codes: the saga's own
+		// message carries internal detail (activity error text), so the caller gets the fixed one.
+		if r, ok := ewa.RefusalOf(app.Type()); ok {
 			s.deps.Log.Info("ewa disburse refused", "code", app.Type(), "workflow_id", wfID, "request_id", requestID(c), "ewa_request_id", id)
-			writeError(c, NewError(r.status, app.Type(), r.message))
+			writeError(c, NewError(r.Status, r.Code, r.Message))
 			return
 		}
 	}
@@ -164,8 +144,8 @@ func (s *Server) closedDisburse(c *gin.Context, wfID, id string) {
 		writeError(c, err)
 		return
 	}
-	if r, ok := disburseCodes[res.Code]; ok && res.Status == workflows.ResultRefused {
-		writeError(c, NewError(r.status, res.Code, r.message))
+	if r, ok := ewa.RefusalOf(res.Code); ok && res.Status == workflows.ResultRefused {
+		writeError(c, NewError(r.Status, r.Code, r.Message))
 		return
 	}
 	c.JSON(http.StatusAccepted, disburseJSON{ID: id, Status: res.Status, WorkflowID: wfID})

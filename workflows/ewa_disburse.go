@@ -189,9 +189,9 @@ func (d *disburse) begin(ctx workflow.Context) (res EwaDisburseResult, done bool
 		activity    string
 		unavailable string
 	}{
-		{activities.GateKYC, activities.KycGateActivity, CodeEwaKycNotApproved},
-		{activities.GateSanctions, activities.SanctionsGateActivity, CodeEwaSanctionsBlocked},
-		{activities.GateAccount, activities.AccountGateActivity, CodeEwaPartnerUnavailable},
+		{activities.GateKYC, activities.KycGateActivity, ewa.CodeKycNotApproved},
+		{activities.GateSanctions, activities.SanctionsGateActivity, ewa.CodeSanctionsBlocked},
+		{activities.GateAccount, activities.AccountGateActivity, ewa.CodePartnerUnavailable},
 	} {
 		err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, localGateOptions()), g.activity, gin).Get(ctx, nil)
 		if err == nil {
@@ -550,15 +550,15 @@ func (d *disburse) ledgerInput() activities.LedgerPostInput {
 func gateCode(gate string) string {
 	switch gate {
 	case activities.GateKycNotApproved:
-		return CodeEwaKycNotApproved
+		return ewa.CodeKycNotApproved
 	case activities.GateSanctionsBlocked:
-		return CodeEwaSanctionsBlocked
+		return ewa.CodeSanctionsBlocked
 	case activities.GateAccountNotFound:
-		return CodeEwaDestinationInvalid
+		return ewa.CodeDestinationInvalid
 	case activities.GateAccountMismatch:
-		return CodeAccountMismatch
+		return ewa.CodeAccountMismatch
 	}
-	return CodeEwaPartnerUnavailable
+	return ewa.CodePartnerUnavailable
 }
 
 // ewaRefusalCode is the code of the EWA store's refusals (a record step's non-retryable error),
@@ -569,7 +569,7 @@ func ewaRefusalCode(err error) string {
 		return ""
 	}
 	switch ae.Type() {
-	case CodeEwaRequestNotFound, CodeEwaInvalidState, CodeEwaFundingAccountNotSet:
+	case ewa.CodeRequestNotFound, ewa.CodeInvalidState, ewa.CodeFundingAccountNotSet:
 		return ae.Type()
 	}
 	return ""

@@ -241,10 +241,10 @@ func TestEwaDisburseGateRefusals(t *testing.T) {
 	for _, tc := range []struct {
 		gate, code, want string
 	}{
-		{activities.KycGateActivity, activities.GateKycNotApproved, CodeEwaKycNotApproved},
-		{activities.SanctionsGateActivity, activities.GateSanctionsBlocked, CodeEwaSanctionsBlocked},
-		{activities.AccountGateActivity, activities.GateAccountNotFound, CodeEwaDestinationInvalid},
-		{activities.AccountGateActivity, activities.GateAccountMismatch, CodeAccountMismatch},
+		{activities.KycGateActivity, activities.GateKycNotApproved, ewa.CodeKycNotApproved},
+		{activities.SanctionsGateActivity, activities.GateSanctionsBlocked, ewa.CodeSanctionsBlocked},
+		{activities.AccountGateActivity, activities.GateAccountNotFound, ewa.CodeDestinationInvalid},
+		{activities.AccountGateActivity, activities.GateAccountMismatch, ewa.CodeAccountMismatch},
 	} {
 		t.Run(tc.code+"/"+tc.gate, func(t *testing.T) {
 			h := newDisburseHarness(t)
@@ -276,9 +276,9 @@ func TestEwaDisburseGateUnavailableFailsClosed(t *testing.T) {
 		kind activities.GateKind
 		want string
 	}{
-		{activities.KycGateActivity, activities.GateKYC, CodeEwaKycNotApproved},
-		{activities.SanctionsGateActivity, activities.GateSanctions, CodeEwaSanctionsBlocked},
-		{activities.AccountGateActivity, activities.GateAccount, CodeEwaPartnerUnavailable},
+		{activities.KycGateActivity, activities.GateKYC, ewa.CodeKycNotApproved},
+		{activities.SanctionsGateActivity, activities.GateSanctions, ewa.CodeSanctionsBlocked},
+		{activities.AccountGateActivity, activities.GateAccount, ewa.CodePartnerUnavailable},
 	} {
 		t.Run(string(tc.kind), func(t *testing.T) {
 			h := newDisburseHarness(t)
@@ -304,7 +304,7 @@ func TestEwaDisburseGateUnavailableFailsClosed(t *testing.T) {
 }
 
 func TestEwaDisbursePlanRefusals(t *testing.T) {
-	for _, code := range []string{activities.CodeEwaRequestNotFound, activities.CodeEwaInvalidState, activities.CodeEwaFundingAccountNotSet} {
+	for _, code := range []string{ewa.CodeRequestNotFound, ewa.CodeInvalidState, ewa.CodeFundingAccountNotSet} {
 		t.Run(code, func(t *testing.T) {
 			h := newDisburseHarness(t)
 			h.on(activities.EwaLoadPlanActivity, testStep).Return(ewa.Plan{}, temporal.NewNonRetryableApplicationError("no", code, nil)).Once()
@@ -547,10 +547,7 @@ func TestEwaDisburseResumedBeforeLegReferencesKeepsTheWorkflowID(t *testing.T) {
 }
 
 func TestEwaCodesAgreeWithActivities(t *testing.T) {
-	require.Equal(t, CodeEwaRequestNotFound, activities.CodeEwaRequestNotFound)
-	require.Equal(t, CodeEwaInvalidState, activities.CodeEwaInvalidState)
-	require.Equal(t, CodeEwaFundingAccountNotSet, activities.CodeEwaFundingAccountNotSet)
-	require.Equal(t, CodeAccountMismatch, activities.GateAccountMismatch)
+	require.Equal(t, ewa.CodeAccountMismatch, activities.GateAccountMismatch)
 }
 
 func requireUpdateRefused(t *testing.T, h *disburseHarness, code string) {

@@ -73,15 +73,3 @@ type EwaDisburseResult struct {
 	LedgerTxID string
 	TransferID string
 }
-
-// Refusal codes of the disburse saga (ApplicationError types of the update, Code of the result).
-const (
-	CodeEwaKycNotApproved       = "EWA_KYC_NOT_APPROVED"
-	CodeEwaSanctionsBlocked     = "EWA_SANCTIONS_BLOCKED"
-	CodeEwaDestinationInvalid   = "EWA_DESTINATION_ACCOUNT_INVALID"
-	CodeAccountMismatch         = "ACCOUNT_MISMATCH"
-	CodeEwaPartnerUnavailable   = "EWA_PARTNER_UNAVAILABLE"
-	CodeEwaRequestNotFound      = "EWA_REQUEST_NOT_FOUND"
-	CodeEwaInvalidState         = "EWA_INVALID_STATE"
-	CodeEwaFundingAccountNotSet = "EWA_FUNDING_ACCOUNT_NOT_SET"
-)

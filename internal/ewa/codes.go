@@ -1,0 +1,92 @@
+package ewa
+
+import (
+	"errors"
+	"net/http"
+)
+
+// The stable API codes of early wage access's refusals, defined once: the store's errors map to
+// them (CodeOf), the disburse saga answers its update with them (the ApplicationError's Type),
+// the record-step activities type their non-retryable errors with them, and the API answers each
+// with its HTTP status and public message (RefusalOf).
+const (
+	CodeRequestNotFound      = "EWA_REQUEST_NOT_FOUND"
+	CodeEmployeeNotFound     = "EMPLOYEE_NOT_FOUND"
+	CodeEmployeeNotActive    = "EWA_EMPLOYEE_NOT_ACTIVE"
+	CodeInvalidState         = "EWA_INVALID_STATE"
+	CodeNotDisbursed         = "EWA_NOT_DISBURSED"
+	CodeRepaymentMismatch    = "EWA_REPAYMENT_AMOUNT_MISMATCH"
+	CodeLimitExceeded        = "EWA_LIMIT_EXCEEDED"
+	CodeFundingAccountNotSet = "EWA_FUNDING_ACCOUNT_NOT_SET"
+
+	// The disburse saga's gates.
+	CodeKycNotApproved     = "EWA_KYC_NOT_APPROVED"
+	CodeSanctionsBlocked   = "EWA_SANCTIONS_BLOCKED"
+	CodeDestinationInvalid = "EWA_DESTINATION_ACCOUNT_INVALID"
+	CodeAccountMismatch    = "ACCOUNT_MISMATCH"
+	CodePartnerUnavailable = "EWA_PARTNER_UNAVAILABLE"
+)
+
+// Refusal is how a code is answered: its HTTP status and its public message (the internal
+// error's text may carry detail the caller must not see, so the caller gets this fixed one).
+type Refusal struct {
+	Code    string
+	Status  int
+	Message string
+}
+
+// refusals is the one table. The KYC and sanctions gates are business rules the caller cannot
+// fix in the request (422); a destination the partner does not confirm is a conflict with the
+// partner's state (409, as the spec says); a partner that cannot be asked fails closed with 503
+// (nothing moved; retry later with a new key).
+var refusals = map[string]Refusal{
+	CodeRequestNotFound:      {CodeRequestNotFound, http.StatusNotFound, "no such EWA request in this organization"},
+	CodeEmployeeNotFound:     {CodeEmployeeNotFound, http.StatusNotFound, "no such employee in this organization"},
+	CodeEmployeeNotActive:    {CodeEmployeeNotActive, http.StatusConflict, "only an ACTIVE employee may draw an advance"},
+	CodeInvalidState:         {CodeInvalidState, http.StatusConflict, "the request's state does not allow this"},
+	CodeNotDisbursed:         {CodeNotDisbursed, http.StatusConflict, "only a DISBURSED request can be repaid"},
+	CodeRepaymentMismatch:    {CodeRepaymentMismatch, http.StatusUnprocessableEntity, "repaidAmountSantim must equal principal plus fee"},
+	CodeLimitExceeded:        {CodeLimitExceeded, http.StatusUnprocessableEntity, "the amount plus its fee is more than the employee may draw now"},
+	CodeFundingAccountNotSet: {CodeFundingAccountNotSet, http.StatusConflict, "set the organization's EWA funding account first (PUT /api/ewa/settings)"},
+
+	CodeKycNotApproved:     {CodeKycNotApproved, http.StatusUnprocessableEntity, "the employee's KYC is not approved (or its approval has expired)"},
+	CodeSanctionsBlocked:   {CodeSanctionsBlocked, http.StatusUnprocessableEntity, "the employee did not pass sanctions screening"},
+	CodeDestinationInvalid: {CodeDestinationInvalid, http.StatusConflict, "the partner bank did not confirm the employee's payout account"},
+	CodeAccountMismatch:    {CodeAccountMismatch, http.StatusConflict, "the payout account's holder name at the partner bank does not match the employee's"},
+	CodePartnerUnavailable: {CodePartnerUnavailable, http.StatusServiceUnavailable, "the partner bank could not be asked about the payout account; nothing moved, try again later with a new key"},
+}
+
+// RefusalOf is code's answer; ok is false for a code that is not EWA's.
+func RefusalOf(code string) (r Refusal, ok bool) {
+	r, ok = refusals[code]
+	return r, ok
+}
+
+// storeCodes maps the store's errors to their codes, in the order CodeOf tries them.
+var storeCodes = []struct {
+	err  error
+	code string
+}{
+	{ErrNotFound, CodeRequestNotFound},
+	{ErrEmployeeNotFound, CodeEmployeeNotFound},
+	{ErrEmployeeNotActive, CodeEmployeeNotActive},
+	{ErrNotDisbursable, CodeInvalidState},
+	{ErrInvalidState, CodeInvalidState},
+	{ErrNotDisbursed, CodeNotDisbursed},
+	{ErrRepaymentMismatch, CodeRepaymentMismatch},
+	{ErrLimitExceeded, CodeLimitExceeded},
+	{ErrFundingNotSet, CodeFundingAccountNotSet},
+}
+
+// CodeOf is the code of one of the store's refusals (errors.Is), "" for any other error.
+func CodeOf(err error) string {
+	if err == nil {
+		return ""
+	}
+	for _, s := range storeCodes {
+		if errors.Is(err, s.err) {
+			return s.code
+		}
+	}
+	return ""
+}
