@@ -23,6 +23,9 @@ type Adapter interface {
 	InitiateTransfer(ctx context.Context, req TransferRequest) (t Transfer, replayed bool, err error)
 	// InitiateBatch submits a bulk transfer, deduped by the bank on BatchReference.
 	InitiateBatch(ctx context.Context, req BatchRequest) (b Batch, replayed bool, err error)
+	// BatchByReference reads a bulk transfer by our batch reference, with each item's current
+	// status: KindNotFound when the bank has no batch with it.
+	BatchByReference(ctx context.Context, batchReference string) (Batch, error)
 	// TransferByReference: KindNotFound when the bank has no transfer with our reference.
 	TransferByReference(ctx context.Context, reference string) (Transfer, error)
 	// Statement downloads the statement file of one account for an inclusive date range.
@@ -107,6 +110,7 @@ type BatchItemResult struct {
 type Batch struct {
 	ID             string
 	BatchReference string
+	TenantID       string // the tenant the batch was sent for, as the bank reports it
 	ItemCount      int64
 	TotalSantim    int64
 	Items          []BatchItemResult

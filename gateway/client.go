@@ -19,7 +19,8 @@ type ClientOptions struct {
 	// TransferTimeout is the deadline of InitiateDisbursement (default 30 s). Keep it above the
 	// gateway's own partner deadline, so the gateway answers UNKNOWN before the client gives up.
 	TransferTimeout time.Duration
-	// BatchTimeout is the deadline of InitiateBulkDisbursement and FetchStatement (default 120 s).
+	// BatchTimeout is the deadline of InitiateBulkDisbursement, GetBatchStatus and FetchStatement
+	// (default 120 s).
 	BatchTimeout time.Duration
 	// BreakerFailures consecutive infrastructure failures open the breaker (default 5); a call
 	// whose caller gave up first (canceled, or its own deadline passed) is not counted.
@@ -136,6 +137,12 @@ func (c *Client) InitiateBulkDisbursement(ctx context.Context, r *gatewayv1.Init
 // has no transfer with the reference, so initiating it again is safe.
 func (c *Client) GetTransferStatus(ctx context.Context, r *gatewayv1.GetTransferStatusRequest) (*gatewayv1.GetTransferStatusResponse, error) {
 	return rpcclient.Call(ctx, c.breaker, c.opts.Timeout, c.rpc.GetTransferStatus, r)
+}
+
+// GetBatchStatus: see GatewayService.GetBatchStatus. ErrTransferNotFound means the partner has no
+// batch with the reference, so initiating it again (same reference, same items) is safe.
+func (c *Client) GetBatchStatus(ctx context.Context, r *gatewayv1.GetBatchStatusRequest) (*gatewayv1.GetBatchStatusResponse, error) {
+	return rpcclient.Call(ctx, c.breaker, c.opts.BatchTimeout, c.rpc.GetBatchStatus, r)
 }
 
 // GetAdapterStatus: see GatewayService.GetAdapterStatus.

@@ -97,6 +97,8 @@ func (e *env) invoke(ctx context.Context, req proto.Message) (proto.Message, err
 		resp = &gatewayv1.InitiateBulkDisbursementResponse{}
 	case *gatewayv1.GetTransferStatusRequest:
 		resp = &gatewayv1.GetTransferStatusResponse{}
+	case *gatewayv1.GetBatchStatusRequest:
+		resp = &gatewayv1.GetBatchStatusResponse{}
 	case *gatewayv1.GetAdapterStatusRequest:
 		resp = &gatewayv1.GetAdapterStatusResponse{}
 	case *gatewayv1.FetchStatementRequest:
@@ -238,6 +240,8 @@ func hostileProbes(src, dst string) []probe {
 				"tenant_id": "tenant", "domain": "domain", "callback_url": "url", "items[0].reference": "reference", "items[0].to_account": "account"}},
 		{&gatewayv1.GetTransferStatusRequest{Partner: SandboxPartner, Reference: "ref-1"},
 			map[string]string{"partner": "partner", "reference": "reference"}},
+		{&gatewayv1.GetBatchStatusRequest{Partner: SandboxPartner, BatchReference: "batch-1"},
+			map[string]string{"partner": "partner", "batch_reference": "reference"}},
 		{&gatewayv1.GetAdapterStatusRequest{Partner: SandboxPartner}, map[string]string{"partner": "partner"}},
 		{&gatewayv1.FetchStatementRequest{Partner: SandboxPartner, TenantId: "tenant-a", Account: src, FromDate: "2026-03-01", ToDate: "2026-03-02"},
 			map[string]string{"partner": "partner", "tenant_id": "tenant", "account": "account", "from_date": "date", "to_date": "date"}},
@@ -570,7 +574,7 @@ func FuzzGatewayEdge(f *testing.F) {
 	// Fixed names: every fuzzing process has a database of its own.
 	e.account(f, "fz-src", "Employer PLC", money.MaxAmountSantim)
 	e.account(f, "fz-dst", "Abebe Kebede", 0)
-	for op := uint8(0); op < 6; op++ {
+	for op := uint8(0); op < 7; op++ {
 		f.Add(op, "fz-src", "fz-dst", "fz-ref-1", "2026-03-01", "tenant-a", int64(100))
 		f.Add(op, "fz-dst", "Abebe Kebede", "fz-dst", "2026-03-02", "tenant-a", int64(1))
 		f.Add(op|0x80, "a\x00b", "\xff\xfe", "a b", "2026-02-30", "t\u202e", int64(-1))
@@ -583,7 +587,7 @@ func FuzzGatewayEdge(f *testing.F) {
 			partner = s5
 		}
 		var req proto.Message
-		switch op % 6 {
+		switch op % 7 {
 		case 0:
 			req = &gatewayv1.LookupAccountRequest{Partner: partner, AccountId: s1, ExpectedHolderName: s2}
 		case 1:
@@ -598,6 +602,8 @@ func FuzzGatewayEdge(f *testing.F) {
 			req = &gatewayv1.GetAdapterStatusRequest{Partner: partner}
 		case 5:
 			req = &gatewayv1.FetchStatementRequest{Partner: partner, TenantId: s5, Account: s1, FromDate: s4, ToDate: s4, OmitLines: true}
+		case 6:
+			req = &gatewayv1.GetBatchStatusRequest{Partner: partner, BatchReference: s3}
 		}
 		resp, err := e.invoke(context.Background(), req)
 		switch c := status.Code(err); c {

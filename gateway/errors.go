@@ -30,7 +30,7 @@ const (
 	// ReasonReferenceConflict: the reference is already used with a different body (by the
 	// gateway's transfer register or by the partner).
 	ReasonReferenceConflict Reason = "REFERENCE_CONFLICT"
-	// ReasonTransferNotFound: the partner has no transfer (or account) by that reference.
+	// ReasonTransferNotFound: the partner has no transfer (or account, or batch) by that reference.
 	ReasonTransferNotFound Reason = "TRANSFER_NOT_FOUND"
 	// ReasonPartnerInvalid: the partner refused the request itself (a 4xx): nothing happened.
 	ReasonPartnerInvalid Reason = "PARTNER_REFUSED_REQUEST"

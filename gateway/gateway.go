@@ -245,6 +245,26 @@ func (g *Gateway) TransferStatus(ctx context.Context, partner, reference string)
 	return t, err
 }
 
+// BatchStatus asks partner for the bulk disbursement with our batch reference, and records each
+// item's PENDING, SETTLED or FAILED answer in the register (for the tenant the partner reports,
+// which is the one we sent). Errors: ErrUnknownPartner, a *PartnerError (KindNotFound when the
+// partner has no such batch).
+func (g *Gateway) BatchStatus(ctx context.Context, partner, batchReference string) (Batch, error) {
+	p, err := g.Partner(partner)
+	if err != nil {
+		return Batch{}, err
+	}
+	b, err := p.BatchByReference(ctx, batchReference)
+	if err == nil && b.BatchReference == batchReference {
+		ups := make([]TransferUpdate, len(b.Items))
+		for i, it := range b.Items {
+			ups[i] = TransferUpdate{Partner: partner, Reference: it.Reference, Status: it.Status, PartnerTransferID: it.TransferID, FailureCode: it.FailureCode}
+		}
+		g.noteAnswers(ctx, b.TenantID, ups...)
+	}
+	return b, err
+}
+
 // FetchRequest asks for one account's statement over [From, To] (UTC dates, inclusive).
 type FetchRequest struct {
 	Partner  string

@@ -236,11 +236,7 @@ func (s *Server) InitiateBulkDisbursement(ctx context.Context, req *gatewayv1.In
 	}
 	out := &gatewayv1.InitiateBulkDisbursementResponse{
 		Outcome: gatewayv1.DisbursementOutcome_DISBURSEMENT_OUTCOME_ACCEPTED, BatchId: b.ID,
-		ItemCount: b.ItemCount, TotalSantim: b.TotalSantim, Replayed: replayed,
-		Items: make([]*gatewayv1.BulkItemResult, len(b.Items)),
-	}
-	for i, it := range b.Items {
-		out.Items[i] = &gatewayv1.BulkItemResult{Reference: it.Reference, TransferId: it.TransferID, Status: transferStatusPB(it.Status), FailureCode: it.FailureCode}
+		ItemCount: b.ItemCount, TotalSantim: b.TotalSantim, Replayed: replayed, Items: bulkItemResultsPB(b.Items),
 	}
 	return out, nil
 }
@@ -255,6 +251,27 @@ func (s *Server) GetTransferStatus(ctx context.Context, req *gatewayv1.GetTransf
 		return nil, err
 	}
 	return &gatewayv1.GetTransferStatusResponse{Transfer: transferPB(t)}, nil
+}
+
+// GetBatchStatus implements gatewayv1.GatewayServiceServer.
+func (s *Server) GetBatchStatus(ctx context.Context, req *gatewayv1.GetBatchStatusRequest) (*gatewayv1.GetBatchStatusResponse, error) {
+	if err := firstInvalid(checkPartner(req.GetPartner()), checkReference("batch_reference", req.GetBatchReference())); err != nil {
+		return nil, err
+	}
+	b, err := s.g.BatchStatus(ctx, req.GetPartner(), req.GetBatchReference())
+	if err != nil {
+		return nil, err
+	}
+	return &gatewayv1.GetBatchStatusResponse{BatchId: b.ID, BatchReference: b.BatchReference, ItemCount: b.ItemCount,
+		TotalSantim: b.TotalSantim, Items: bulkItemResultsPB(b.Items)}, nil
+}
+
+func bulkItemResultsPB(items []BatchItemResult) []*gatewayv1.BulkItemResult {
+	out := make([]*gatewayv1.BulkItemResult, len(items))
+	for i, it := range items {
+		out[i] = &gatewayv1.BulkItemResult{Reference: it.Reference, TransferId: it.TransferID, Status: transferStatusPB(it.Status), FailureCode: it.FailureCode}
+	}
+	return out
 }
 
 // GetAdapterStatus implements gatewayv1.GatewayServiceServer.

@@ -215,6 +215,13 @@ func (p *Partner) InitiateBatch(ctx context.Context, req BatchRequest) (Batch, b
 	return r.b, r.replayed, err
 }
 
+// BatchByReference implements Adapter.
+func (p *Partner) BatchByReference(ctx context.Context, batchReference string) (Batch, error) {
+	return retrying(ctx, p, "batch_status", p.cfg.BatchTimeout, readRetryable, func(ctx context.Context) (Batch, error) {
+		return p.inner.BatchByReference(ctx, batchReference)
+	})
+}
+
 // TransferByReference implements Adapter.
 func (p *Partner) TransferByReference(ctx context.Context, reference string) (Transfer, error) {
 	return retrying(ctx, p, "transfer_status", p.cfg.StatusTimeout, readRetryable, func(ctx context.Context) (Transfer, error) {

@@ -96,6 +96,7 @@ type sbBatchRequest struct {
 type sbBatch struct {
 	ID             string `json:"id"`
 	BatchReference string `json:"batchReference"`
+	TenantID       string `json:"tenantId"`
 	Status         string `json:"status"`
 	ItemCount      int64  `json:"itemCount"`
 	TotalSantim    int64  `json:"totalSantim"`
@@ -170,19 +171,38 @@ func (a *SandboxAdapter) InitiateBatch(ctx context.Context, req BatchRequest) (B
 	if status != http.StatusCreated && status != http.StatusOK {
 		return Batch{}, false, &PartnerError{Op: op, Kind: KindUnknown, Status: status, Message: "unexpected status"}
 	}
-	b := Batch{ID: out.ID, BatchReference: out.BatchReference, ItemCount: out.ItemCount, TotalSantim: out.TotalSantim}
-	if b.ID == "" {
-		return Batch{}, false, &PartnerError{Op: op, Kind: KindUnknown, Status: status, Message: "answer without a batch id"}
+	b, err := out.toBatch(op)
+	return b, status == http.StatusOK, err
+}
+
+// BatchByReference implements Adapter.
+func (a *SandboxAdapter) BatchByReference(ctx context.Context, batchReference string) (Batch, error) {
+	const op = "sandbox.batch_by_reference"
+	var out sbBatch
+	status, perr := a.do(ctx, op, http.MethodGet, "/api/v1/transfer-batches/by-reference/"+url.PathEscape(batchReference), nil, &out, 64<<20)
+	if perr != nil {
+		return Batch{}, perr
 	}
-	b.Items = make([]BatchItemResult, len(out.Items))
-	for i, it := range out.Items {
+	if status != http.StatusOK {
+		return Batch{}, &PartnerError{Op: op, Kind: KindUnknown, Status: status, Message: "unexpected status"}
+	}
+	return out.toBatch(op)
+}
+
+func (b sbBatch) toBatch(op string) (Batch, error) {
+	out := Batch{ID: b.ID, BatchReference: b.BatchReference, TenantID: b.TenantID, ItemCount: b.ItemCount, TotalSantim: b.TotalSantim}
+	if out.ID == "" {
+		return Batch{}, &PartnerError{Op: op, Kind: KindUnknown, Message: "answer without a batch id"}
+	}
+	out.Items = make([]BatchItemResult, len(b.Items))
+	for i, it := range b.Items {
 		st, err := parseTransferStatus(op, it.Status)
 		if err != nil {
-			return Batch{}, false, err
+			return Batch{}, err
 		}
-		b.Items[i] = BatchItemResult{Reference: it.Reference, TransferID: it.TransferID, Status: st, FailureCode: it.FailureCode}
+		out.Items[i] = BatchItemResult{Reference: it.Reference, TransferID: it.TransferID, Status: st, FailureCode: it.FailureCode}
 	}
-	return b, status == http.StatusOK, nil
+	return out, nil
 }
 
 // TransferByReference implements Adapter.
@@ -318,7 +338,7 @@ func (a *SandboxAdapter) do(ctx context.Context, op, method, path string, in, ou
 // status the contract does not describe, leaves the outcome unknown.
 func answerKind(status int, code string) Kind {
 	switch {
-	case status == http.StatusNotFound && (code == "ACCOUNT_NOT_FOUND" || code == "TRANSFER_NOT_FOUND"):
+	case status == http.StatusNotFound && (code == "ACCOUNT_NOT_FOUND" || code == "TRANSFER_NOT_FOUND" || code == "BATCH_NOT_FOUND"):
 		return KindNotFound
 	case status == http.StatusConflict:
 		return KindConflict

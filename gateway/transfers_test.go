@@ -334,3 +334,51 @@ func TestTransferRegisterResolvesUnknownByLookup(t *testing.T) {
 	rec = waitRegistered(t, e, tenant, ref, TransferSettled)
 	require.Equal(t, st.GetId(), rec.PartnerTransferID)
 }
+
+// One batch status lookup answers for every item of a bulk disbursement, in the order sent, and
+// the register learns each item's status from it; a batch the partner never received is
+// NOT_FOUND (so sending it again is safe).
+func TestGetBatchStatusAnswersForEveryItem(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpt{})
+	src, dst := acct("src"), acct("dst")
+	e.account(t, src, "Employer PLC", 1_000_000)
+	e.account(t, dst, "Abebe Kebede", 0)
+	tenant := uniq("tenant")
+	bref := uniq("run")
+	items := []*gatewayv1.BulkItem{{Reference: bref + "-1", ToAccount: dst, AmountSantim: 100},
+		{Reference: bref + "-2", ToAccount: acct("ghost"), AmountSantim: 200}, {Reference: bref + "-3", ToAccount: dst, AmountSantim: 300}}
+	b, err := e.rpc.InitiateBulkDisbursement(ctxT(t), &gatewayv1.InitiateBulkDisbursementRequest{Partner: SandboxPartner, BatchReference: bref,
+		FromAccount: src, TenantId: tenant, Domain: "PAYROLL", Items: items})
+	require.NoError(t, err)
+	require.Equal(t, gatewayv1.DisbursementOutcome_DISBURSEMENT_OUTCOME_ACCEPTED, b.GetOutcome())
+
+	var st *gatewayv1.GetBatchStatusResponse
+	require.Eventually(t, func() bool {
+		st, err = e.rpc.GetBatchStatus(ctxT(t), &gatewayv1.GetBatchStatusRequest{Partner: SandboxPartner, BatchReference: bref})
+		require.NoError(t, err)
+		return st.GetItems()[0].GetStatus() == gatewayv1.TransferStatus_TRANSFER_STATUS_SETTLED &&
+			st.GetItems()[2].GetStatus() == gatewayv1.TransferStatus_TRANSFER_STATUS_SETTLED
+	}, 20*time.Second, 20*time.Millisecond)
+	require.Equal(t, b.GetBatchId(), st.GetBatchId())
+	require.Equal(t, bref, st.GetBatchReference())
+	require.Equal(t, int64(3), st.GetItemCount())
+	require.Equal(t, int64(600), st.GetTotalSantim())
+	require.Len(t, st.GetItems(), 3)
+	for i, it := range st.GetItems() {
+		require.Equal(t, items[i].GetReference(), it.GetReference(), "items in the order sent")
+	}
+	require.Equal(t, gatewayv1.TransferStatus_TRANSFER_STATUS_FAILED, st.GetItems()[1].GetStatus())
+	require.Equal(t, "ACCOUNT_NOT_FOUND", st.GetItems()[1].GetFailureCode())
+	// The register learnt the settlements from the lookup.
+	for _, ref := range []string{bref + "-1", bref + "-3"} {
+		rec, err := registered(t, e, tenant, ref)
+		require.NoError(t, err)
+		require.Equal(t, TransferSettled, rec.Status)
+	}
+
+	_, err = e.rpc.GetBatchStatus(ctxT(t), &gatewayv1.GetBatchStatusRequest{Partner: SandboxPartner, BatchReference: uniq("never-sent")})
+	requireCode(t, err, codes.NotFound, ReasonTransferNotFound)
+	_, err = e.rpc.GetBatchStatus(ctxT(t), &gatewayv1.GetBatchStatusRequest{Partner: SandboxPartner, BatchReference: "bad ref\n"})
+	requireCode(t, err, codes.InvalidArgument, ReasonInvalidArgument)
+}

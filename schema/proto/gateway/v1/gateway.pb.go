@@ -1300,6 +1300,135 @@ func (x *GetTransferStatusResponse) GetTransfer() *Transfer {
 	return nil
 }
 
+type GetBatchStatusRequest struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	Partner        string                 `protobuf:"bytes,1,opt,name=partner,proto3" json:"partner,omitempty"`
+	BatchReference string                 `protobuf:"bytes,2,opt,name=batch_reference,json=batchReference,proto3" json:"batch_reference,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *GetBatchStatusRequest) Reset() {
+	*x = GetBatchStatusRequest{}
+	mi := &file_gateway_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetBatchStatusRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetBatchStatusRequest) ProtoMessage() {}
+
+func (x *GetBatchStatusRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_gateway_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetBatchStatusRequest.ProtoReflect.Descriptor instead.
+func (*GetBatchStatusRequest) Descriptor() ([]byte, []int) {
+	return file_gateway_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *GetBatchStatusRequest) GetPartner() string {
+	if x != nil {
+		return x.Partner
+	}
+	return ""
+}
+
+func (x *GetBatchStatusRequest) GetBatchReference() string {
+	if x != nil {
+		return x.BatchReference
+	}
+	return ""
+}
+
+type GetBatchStatusResponse struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	BatchId        string                 `protobuf:"bytes,1,opt,name=batch_id,json=batchId,proto3" json:"batch_id,omitempty"`
+	BatchReference string                 `protobuf:"bytes,2,opt,name=batch_reference,json=batchReference,proto3" json:"batch_reference,omitempty"`
+	ItemCount      int64                  `protobuf:"varint,3,opt,name=item_count,json=itemCount,proto3" json:"item_count,omitempty"`
+	TotalSantim    int64                  `protobuf:"varint,4,opt,name=total_santim,json=totalSantim,proto3" json:"total_santim,omitempty"`
+	// Every item in the order it was sent, with its transfer's current status.
+	Items         []*BulkItemResult `protobuf:"bytes,5,rep,name=items,proto3" json:"items,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetBatchStatusResponse) Reset() {
+	*x = GetBatchStatusResponse{}
+	mi := &file_gateway_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetBatchStatusResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetBatchStatusResponse) ProtoMessage() {}
+
+func (x *GetBatchStatusResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_gateway_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetBatchStatusResponse.ProtoReflect.Descriptor instead.
+func (*GetBatchStatusResponse) Descriptor() ([]byte, []int) {
+	return file_gateway_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *GetBatchStatusResponse) GetBatchId() string {
+	if x != nil {
+		return x.BatchId
+	}
+	return ""
+}
+
+func (x *GetBatchStatusResponse) GetBatchReference() string {
+	if x != nil {
+		return x.BatchReference
+	}
+	return ""
+}
+
+func (x *GetBatchStatusResponse) GetItemCount() int64 {
+	if x != nil {
+		return x.ItemCount
+	}
+	return 0
+}
+
+func (x *GetBatchStatusResponse) GetTotalSantim() int64 {
+	if x != nil {
+		return x.TotalSantim
+	}
+	return 0
+}
+
+func (x *GetBatchStatusResponse) GetItems() []*BulkItemResult {
+	if x != nil {
+		return x.Items
+	}
+	return nil
+}
+
 type GetAdapterStatusRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Partner       string                 `protobuf:"bytes,1,opt,name=partner,proto3" json:"partner,omitempty"`
@@ -1309,7 +1438,7 @@ type GetAdapterStatusRequest struct {
 
 func (x *GetAdapterStatusRequest) Reset() {
 	*x = GetAdapterStatusRequest{}
-	mi := &file_gateway_proto_msgTypes[11]
+	mi := &file_gateway_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1321,7 +1450,7 @@ func (x *GetAdapterStatusRequest) String() string {
 func (*GetAdapterStatusRequest) ProtoMessage() {}
 
 func (x *GetAdapterStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gateway_proto_msgTypes[11]
+	mi := &file_gateway_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1334,7 +1463,7 @@ func (x *GetAdapterStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAdapterStatusRequest.ProtoReflect.Descriptor instead.
 func (*GetAdapterStatusRequest) Descriptor() ([]byte, []int) {
-	return file_gateway_proto_rawDescGZIP(), []int{11}
+	return file_gateway_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *GetAdapterStatusRequest) GetPartner() string {
@@ -1365,7 +1494,7 @@ type GetAdapterStatusResponse struct {
 
 func (x *GetAdapterStatusResponse) Reset() {
 	*x = GetAdapterStatusResponse{}
-	mi := &file_gateway_proto_msgTypes[12]
+	mi := &file_gateway_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1377,7 +1506,7 @@ func (x *GetAdapterStatusResponse) String() string {
 func (*GetAdapterStatusResponse) ProtoMessage() {}
 
 func (x *GetAdapterStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gateway_proto_msgTypes[12]
+	mi := &file_gateway_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1390,7 +1519,7 @@ func (x *GetAdapterStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAdapterStatusResponse.ProtoReflect.Descriptor instead.
 func (*GetAdapterStatusResponse) Descriptor() ([]byte, []int) {
-	return file_gateway_proto_rawDescGZIP(), []int{12}
+	return file_gateway_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *GetAdapterStatusResponse) GetPartner() string {
@@ -1476,7 +1605,7 @@ type FetchStatementRequest struct {
 
 func (x *FetchStatementRequest) Reset() {
 	*x = FetchStatementRequest{}
-	mi := &file_gateway_proto_msgTypes[13]
+	mi := &file_gateway_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1488,7 +1617,7 @@ func (x *FetchStatementRequest) String() string {
 func (*FetchStatementRequest) ProtoMessage() {}
 
 func (x *FetchStatementRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_gateway_proto_msgTypes[13]
+	mi := &file_gateway_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1501,7 +1630,7 @@ func (x *FetchStatementRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FetchStatementRequest.ProtoReflect.Descriptor instead.
 func (*FetchStatementRequest) Descriptor() ([]byte, []int) {
-	return file_gateway_proto_rawDescGZIP(), []int{13}
+	return file_gateway_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *FetchStatementRequest) GetPartner() string {
@@ -1578,7 +1707,7 @@ type StatementLine struct {
 
 func (x *StatementLine) Reset() {
 	*x = StatementLine{}
-	mi := &file_gateway_proto_msgTypes[14]
+	mi := &file_gateway_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1590,7 +1719,7 @@ func (x *StatementLine) String() string {
 func (*StatementLine) ProtoMessage() {}
 
 func (x *StatementLine) ProtoReflect() protoreflect.Message {
-	mi := &file_gateway_proto_msgTypes[14]
+	mi := &file_gateway_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1603,7 +1732,7 @@ func (x *StatementLine) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatementLine.ProtoReflect.Descriptor instead.
 func (*StatementLine) Descriptor() ([]byte, []int) {
-	return file_gateway_proto_rawDescGZIP(), []int{14}
+	return file_gateway_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *StatementLine) GetEntryRef() string {
@@ -1690,7 +1819,7 @@ type FetchStatementResponse struct {
 
 func (x *FetchStatementResponse) Reset() {
 	*x = FetchStatementResponse{}
-	mi := &file_gateway_proto_msgTypes[15]
+	mi := &file_gateway_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1702,7 +1831,7 @@ func (x *FetchStatementResponse) String() string {
 func (*FetchStatementResponse) ProtoMessage() {}
 
 func (x *FetchStatementResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_gateway_proto_msgTypes[15]
+	mi := &file_gateway_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1715,7 +1844,7 @@ func (x *FetchStatementResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FetchStatementResponse.ProtoReflect.Descriptor instead.
 func (*FetchStatementResponse) Descriptor() ([]byte, []int) {
-	return file_gateway_proto_rawDescGZIP(), []int{15}
+	return file_gateway_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *FetchStatementResponse) GetPartner() string {
@@ -1872,7 +2001,17 @@ const file_gateway_proto_rawDesc = "" +
 	"\apartner\x18\x01 \x01(\tR\apartner\x12\x1c\n" +
 	"\treference\x18\x02 \x01(\tR\treference\"V\n" +
 	"\x19GetTransferStatusResponse\x129\n" +
-	"\btransfer\x18\x01 \x01(\v2\x1d.wagerail.gateway.v1.TransferR\btransfer\"3\n" +
+	"\btransfer\x18\x01 \x01(\v2\x1d.wagerail.gateway.v1.TransferR\btransfer\"Z\n" +
+	"\x15GetBatchStatusRequest\x12\x18\n" +
+	"\apartner\x18\x01 \x01(\tR\apartner\x12'\n" +
+	"\x0fbatch_reference\x18\x02 \x01(\tR\x0ebatchReference\"\xd9\x01\n" +
+	"\x16GetBatchStatusResponse\x12\x19\n" +
+	"\bbatch_id\x18\x01 \x01(\tR\abatchId\x12'\n" +
+	"\x0fbatch_reference\x18\x02 \x01(\tR\x0ebatchReference\x12\x1d\n" +
+	"\n" +
+	"item_count\x18\x03 \x01(\x03R\titemCount\x12!\n" +
+	"\ftotal_santim\x18\x04 \x01(\x03R\vtotalSantim\x129\n" +
+	"\x05items\x18\x05 \x03(\v2#.wagerail.gateway.v1.BulkItemResultR\x05items\"3\n" +
 	"\x17GetAdapterStatusRequest\x12\x18\n" +
 	"\apartner\x18\x01 \x01(\tR\apartner\"\x9b\x03\n" +
 	"\x18GetAdapterStatusResponse\x12\x18\n" +
@@ -1950,12 +2089,13 @@ const file_gateway_proto_rawDesc = "" +
 	"\tDirection\x12\x19\n" +
 	"\x15DIRECTION_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10DIRECTION_CREDIT\x10\x01\x12\x13\n" +
-	"\x0fDIRECTION_DEBIT\x10\x022\xcf\x05\n" +
+	"\x0fDIRECTION_DEBIT\x10\x022\xba\x06\n" +
 	"\x0eGatewayService\x12f\n" +
 	"\rLookupAccount\x12).wagerail.gateway.v1.LookupAccountRequest\x1a*.wagerail.gateway.v1.LookupAccountResponse\x12{\n" +
 	"\x14InitiateDisbursement\x120.wagerail.gateway.v1.InitiateDisbursementRequest\x1a1.wagerail.gateway.v1.InitiateDisbursementResponse\x12\x87\x01\n" +
 	"\x18InitiateBulkDisbursement\x124.wagerail.gateway.v1.InitiateBulkDisbursementRequest\x1a5.wagerail.gateway.v1.InitiateBulkDisbursementResponse\x12r\n" +
-	"\x11GetTransferStatus\x12-.wagerail.gateway.v1.GetTransferStatusRequest\x1a..wagerail.gateway.v1.GetTransferStatusResponse\x12o\n" +
+	"\x11GetTransferStatus\x12-.wagerail.gateway.v1.GetTransferStatusRequest\x1a..wagerail.gateway.v1.GetTransferStatusResponse\x12i\n" +
+	"\x0eGetBatchStatus\x12*.wagerail.gateway.v1.GetBatchStatusRequest\x1a+.wagerail.gateway.v1.GetBatchStatusResponse\x12o\n" +
 	"\x10GetAdapterStatus\x12,.wagerail.gateway.v1.GetAdapterStatusRequest\x1a-.wagerail.gateway.v1.GetAdapterStatusResponse\x12i\n" +
 	"\x0eFetchStatement\x12*.wagerail.gateway.v1.FetchStatementRequest\x1a+.wagerail.gateway.v1.FetchStatementResponseB@Z>github.com/wagerail/wagerail/schema/proto/gateway/v1;gatewayv1b\x06proto3"
 
@@ -1972,7 +2112,7 @@ func file_gateway_proto_rawDescGZIP() []byte {
 }
 
 var file_gateway_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
-var file_gateway_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_gateway_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
 var file_gateway_proto_goTypes = []any{
 	(AdapterHealth)(0),                       // 0: wagerail.gateway.v1.AdapterHealth
 	(NameMatch)(0),                           // 1: wagerail.gateway.v1.NameMatch
@@ -1992,21 +2132,23 @@ var file_gateway_proto_goTypes = []any{
 	(*InitiateBulkDisbursementResponse)(nil), // 15: wagerail.gateway.v1.InitiateBulkDisbursementResponse
 	(*GetTransferStatusRequest)(nil),         // 16: wagerail.gateway.v1.GetTransferStatusRequest
 	(*GetTransferStatusResponse)(nil),        // 17: wagerail.gateway.v1.GetTransferStatusResponse
-	(*GetAdapterStatusRequest)(nil),          // 18: wagerail.gateway.v1.GetAdapterStatusRequest
-	(*GetAdapterStatusResponse)(nil),         // 19: wagerail.gateway.v1.GetAdapterStatusResponse
-	(*FetchStatementRequest)(nil),            // 20: wagerail.gateway.v1.FetchStatementRequest
-	(*StatementLine)(nil),                    // 21: wagerail.gateway.v1.StatementLine
-	(*FetchStatementResponse)(nil),           // 22: wagerail.gateway.v1.FetchStatementResponse
-	(*timestamppb.Timestamp)(nil),            // 23: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),              // 24: google.protobuf.Duration
+	(*GetBatchStatusRequest)(nil),            // 18: wagerail.gateway.v1.GetBatchStatusRequest
+	(*GetBatchStatusResponse)(nil),           // 19: wagerail.gateway.v1.GetBatchStatusResponse
+	(*GetAdapterStatusRequest)(nil),          // 20: wagerail.gateway.v1.GetAdapterStatusRequest
+	(*GetAdapterStatusResponse)(nil),         // 21: wagerail.gateway.v1.GetAdapterStatusResponse
+	(*FetchStatementRequest)(nil),            // 22: wagerail.gateway.v1.FetchStatementRequest
+	(*StatementLine)(nil),                    // 23: wagerail.gateway.v1.StatementLine
+	(*FetchStatementResponse)(nil),           // 24: wagerail.gateway.v1.FetchStatementResponse
+	(*timestamppb.Timestamp)(nil),            // 25: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),              // 26: google.protobuf.Duration
 }
 var file_gateway_proto_depIdxs = []int32{
 	1,  // 0: wagerail.gateway.v1.LookupAccountResponse.name_match:type_name -> wagerail.gateway.v1.NameMatch
 	2,  // 1: wagerail.gateway.v1.LookupAccountResponse.account_status:type_name -> wagerail.gateway.v1.AccountStatus
 	0,  // 2: wagerail.gateway.v1.LookupAccountResponse.partner_health:type_name -> wagerail.gateway.v1.AdapterHealth
 	4,  // 3: wagerail.gateway.v1.Transfer.status:type_name -> wagerail.gateway.v1.TransferStatus
-	23, // 4: wagerail.gateway.v1.Transfer.created_at:type_name -> google.protobuf.Timestamp
-	23, // 5: wagerail.gateway.v1.Transfer.settled_at:type_name -> google.protobuf.Timestamp
+	25, // 4: wagerail.gateway.v1.Transfer.created_at:type_name -> google.protobuf.Timestamp
+	25, // 5: wagerail.gateway.v1.Transfer.settled_at:type_name -> google.protobuf.Timestamp
 	3,  // 6: wagerail.gateway.v1.InitiateDisbursementResponse.outcome:type_name -> wagerail.gateway.v1.DisbursementOutcome
 	9,  // 7: wagerail.gateway.v1.InitiateDisbursementResponse.transfer:type_name -> wagerail.gateway.v1.Transfer
 	4,  // 8: wagerail.gateway.v1.BulkItemResult.status:type_name -> wagerail.gateway.v1.TransferStatus
@@ -2014,30 +2156,33 @@ var file_gateway_proto_depIdxs = []int32{
 	3,  // 10: wagerail.gateway.v1.InitiateBulkDisbursementResponse.outcome:type_name -> wagerail.gateway.v1.DisbursementOutcome
 	13, // 11: wagerail.gateway.v1.InitiateBulkDisbursementResponse.items:type_name -> wagerail.gateway.v1.BulkItemResult
 	9,  // 12: wagerail.gateway.v1.GetTransferStatusResponse.transfer:type_name -> wagerail.gateway.v1.Transfer
-	0,  // 13: wagerail.gateway.v1.GetAdapterStatusResponse.health:type_name -> wagerail.gateway.v1.AdapterHealth
-	24, // 14: wagerail.gateway.v1.GetAdapterStatusResponse.p95_latency:type_name -> google.protobuf.Duration
-	24, // 15: wagerail.gateway.v1.GetAdapterStatusResponse.window:type_name -> google.protobuf.Duration
-	5,  // 16: wagerail.gateway.v1.FetchStatementRequest.format:type_name -> wagerail.gateway.v1.StatementFormat
-	6,  // 17: wagerail.gateway.v1.StatementLine.direction:type_name -> wagerail.gateway.v1.Direction
-	5,  // 18: wagerail.gateway.v1.FetchStatementResponse.format:type_name -> wagerail.gateway.v1.StatementFormat
-	21, // 19: wagerail.gateway.v1.FetchStatementResponse.lines:type_name -> wagerail.gateway.v1.StatementLine
-	7,  // 20: wagerail.gateway.v1.GatewayService.LookupAccount:input_type -> wagerail.gateway.v1.LookupAccountRequest
-	10, // 21: wagerail.gateway.v1.GatewayService.InitiateDisbursement:input_type -> wagerail.gateway.v1.InitiateDisbursementRequest
-	14, // 22: wagerail.gateway.v1.GatewayService.InitiateBulkDisbursement:input_type -> wagerail.gateway.v1.InitiateBulkDisbursementRequest
-	16, // 23: wagerail.gateway.v1.GatewayService.GetTransferStatus:input_type -> wagerail.gateway.v1.GetTransferStatusRequest
-	18, // 24: wagerail.gateway.v1.GatewayService.GetAdapterStatus:input_type -> wagerail.gateway.v1.GetAdapterStatusRequest
-	20, // 25: wagerail.gateway.v1.GatewayService.FetchStatement:input_type -> wagerail.gateway.v1.FetchStatementRequest
-	8,  // 26: wagerail.gateway.v1.GatewayService.LookupAccount:output_type -> wagerail.gateway.v1.LookupAccountResponse
-	11, // 27: wagerail.gateway.v1.GatewayService.InitiateDisbursement:output_type -> wagerail.gateway.v1.InitiateDisbursementResponse
-	15, // 28: wagerail.gateway.v1.GatewayService.InitiateBulkDisbursement:output_type -> wagerail.gateway.v1.InitiateBulkDisbursementResponse
-	17, // 29: wagerail.gateway.v1.GatewayService.GetTransferStatus:output_type -> wagerail.gateway.v1.GetTransferStatusResponse
-	19, // 30: wagerail.gateway.v1.GatewayService.GetAdapterStatus:output_type -> wagerail.gateway.v1.GetAdapterStatusResponse
-	22, // 31: wagerail.gateway.v1.GatewayService.FetchStatement:output_type -> wagerail.gateway.v1.FetchStatementResponse
-	26, // [26:32] is the sub-list for method output_type
-	20, // [20:26] is the sub-list for method input_type
-	20, // [20:20] is the sub-list for extension type_name
-	20, // [20:20] is the sub-list for extension extendee
-	0,  // [0:20] is the sub-list for field type_name
+	13, // 13: wagerail.gateway.v1.GetBatchStatusResponse.items:type_name -> wagerail.gateway.v1.BulkItemResult
+	0,  // 14: wagerail.gateway.v1.GetAdapterStatusResponse.health:type_name -> wagerail.gateway.v1.AdapterHealth
+	26, // 15: wagerail.gateway.v1.GetAdapterStatusResponse.p95_latency:type_name -> google.protobuf.Duration
+	26, // 16: wagerail.gateway.v1.GetAdapterStatusResponse.window:type_name -> google.protobuf.Duration
+	5,  // 17: wagerail.gateway.v1.FetchStatementRequest.format:type_name -> wagerail.gateway.v1.StatementFormat
+	6,  // 18: wagerail.gateway.v1.StatementLine.direction:type_name -> wagerail.gateway.v1.Direction
+	5,  // 19: wagerail.gateway.v1.FetchStatementResponse.format:type_name -> wagerail.gateway.v1.StatementFormat
+	23, // 20: wagerail.gateway.v1.FetchStatementResponse.lines:type_name -> wagerail.gateway.v1.StatementLine
+	7,  // 21: wagerail.gateway.v1.GatewayService.LookupAccount:input_type -> wagerail.gateway.v1.LookupAccountRequest
+	10, // 22: wagerail.gateway.v1.GatewayService.InitiateDisbursement:input_type -> wagerail.gateway.v1.InitiateDisbursementRequest
+	14, // 23: wagerail.gateway.v1.GatewayService.InitiateBulkDisbursement:input_type -> wagerail.gateway.v1.InitiateBulkDisbursementRequest
+	16, // 24: wagerail.gateway.v1.GatewayService.GetTransferStatus:input_type -> wagerail.gateway.v1.GetTransferStatusRequest
+	18, // 25: wagerail.gateway.v1.GatewayService.GetBatchStatus:input_type -> wagerail.gateway.v1.GetBatchStatusRequest
+	20, // 26: wagerail.gateway.v1.GatewayService.GetAdapterStatus:input_type -> wagerail.gateway.v1.GetAdapterStatusRequest
+	22, // 27: wagerail.gateway.v1.GatewayService.FetchStatement:input_type -> wagerail.gateway.v1.FetchStatementRequest
+	8,  // 28: wagerail.gateway.v1.GatewayService.LookupAccount:output_type -> wagerail.gateway.v1.LookupAccountResponse
+	11, // 29: wagerail.gateway.v1.GatewayService.InitiateDisbursement:output_type -> wagerail.gateway.v1.InitiateDisbursementResponse
+	15, // 30: wagerail.gateway.v1.GatewayService.InitiateBulkDisbursement:output_type -> wagerail.gateway.v1.InitiateBulkDisbursementResponse
+	17, // 31: wagerail.gateway.v1.GatewayService.GetTransferStatus:output_type -> wagerail.gateway.v1.GetTransferStatusResponse
+	19, // 32: wagerail.gateway.v1.GatewayService.GetBatchStatus:output_type -> wagerail.gateway.v1.GetBatchStatusResponse
+	21, // 33: wagerail.gateway.v1.GatewayService.GetAdapterStatus:output_type -> wagerail.gateway.v1.GetAdapterStatusResponse
+	24, // 34: wagerail.gateway.v1.GatewayService.FetchStatement:output_type -> wagerail.gateway.v1.FetchStatementResponse
+	28, // [28:35] is the sub-list for method output_type
+	21, // [21:28] is the sub-list for method input_type
+	21, // [21:21] is the sub-list for extension type_name
+	21, // [21:21] is the sub-list for extension extendee
+	0,  // [0:21] is the sub-list for field type_name
 }
 
 func init() { file_gateway_proto_init() }
@@ -2045,14 +2190,14 @@ func file_gateway_proto_init() {
 	if File_gateway_proto != nil {
 		return
 	}
-	file_gateway_proto_msgTypes[14].OneofWrappers = []any{}
+	file_gateway_proto_msgTypes[16].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_gateway_proto_rawDesc), len(file_gateway_proto_rawDesc)),
 			NumEnums:      7,
-			NumMessages:   16,
+			NumMessages:   18,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -26,6 +26,7 @@ const (
 	GatewayService_InitiateDisbursement_FullMethodName     = "/wagerail.gateway.v1.GatewayService/InitiateDisbursement"
 	GatewayService_InitiateBulkDisbursement_FullMethodName = "/wagerail.gateway.v1.GatewayService/InitiateBulkDisbursement"
 	GatewayService_GetTransferStatus_FullMethodName        = "/wagerail.gateway.v1.GatewayService/GetTransferStatus"
+	GatewayService_GetBatchStatus_FullMethodName           = "/wagerail.gateway.v1.GatewayService/GetBatchStatus"
 	GatewayService_GetAdapterStatus_FullMethodName         = "/wagerail.gateway.v1.GatewayService/GetAdapterStatus"
 	GatewayService_FetchStatement_FullMethodName           = "/wagerail.gateway.v1.GatewayService/FetchStatement"
 )
@@ -50,6 +51,10 @@ type GatewayServiceClient interface {
 	// GetTransferStatus reads a transfer by our reference. NOT_FOUND means the partner has no
 	// transfer with that reference (so re-initiating with the same reference is safe).
 	GetTransferStatus(ctx context.Context, in *GetTransferStatusRequest, opts ...grpc.CallOption) (*GetTransferStatusResponse, error)
+	// GetBatchStatus reads a bulk disbursement by our batch reference, with every item's current
+	// status: one lookup answers for all its items. NOT_FOUND means the partner has no batch with
+	// that reference (so initiating it again, with the same reference and items, is safe).
+	GetBatchStatus(ctx context.Context, in *GetBatchStatusRequest, opts ...grpc.CallOption) (*GetBatchStatusResponse, error)
 	// GetAdapterStatus reports HEALTHY or DEGRADED from the calls actually made in the last five
 	// minutes (error rate above 5%, or p95 latency above 10 s, or the circuit breaker open).
 	GetAdapterStatus(ctx context.Context, in *GetAdapterStatusRequest, opts ...grpc.CallOption) (*GetAdapterStatusResponse, error)
@@ -106,6 +111,16 @@ func (c *gatewayServiceClient) GetTransferStatus(ctx context.Context, in *GetTra
 	return out, nil
 }
 
+func (c *gatewayServiceClient) GetBatchStatus(ctx context.Context, in *GetBatchStatusRequest, opts ...grpc.CallOption) (*GetBatchStatusResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetBatchStatusResponse)
+	err := c.cc.Invoke(ctx, GatewayService_GetBatchStatus_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *gatewayServiceClient) GetAdapterStatus(ctx context.Context, in *GetAdapterStatusRequest, opts ...grpc.CallOption) (*GetAdapterStatusResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(GetAdapterStatusResponse)
@@ -146,6 +161,10 @@ type GatewayServiceServer interface {
 	// GetTransferStatus reads a transfer by our reference. NOT_FOUND means the partner has no
 	// transfer with that reference (so re-initiating with the same reference is safe).
 	GetTransferStatus(context.Context, *GetTransferStatusRequest) (*GetTransferStatusResponse, error)
+	// GetBatchStatus reads a bulk disbursement by our batch reference, with every item's current
+	// status: one lookup answers for all its items. NOT_FOUND means the partner has no batch with
+	// that reference (so initiating it again, with the same reference and items, is safe).
+	GetBatchStatus(context.Context, *GetBatchStatusRequest) (*GetBatchStatusResponse, error)
 	// GetAdapterStatus reports HEALTHY or DEGRADED from the calls actually made in the last five
 	// minutes (error rate above 5%, or p95 latency above 10 s, or the circuit breaker open).
 	GetAdapterStatus(context.Context, *GetAdapterStatusRequest) (*GetAdapterStatusResponse, error)
@@ -173,6 +192,9 @@ func (UnimplementedGatewayServiceServer) InitiateBulkDisbursement(context.Contex
 }
 func (UnimplementedGatewayServiceServer) GetTransferStatus(context.Context, *GetTransferStatusRequest) (*GetTransferStatusResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method GetTransferStatus not implemented")
+}
+func (UnimplementedGatewayServiceServer) GetBatchStatus(context.Context, *GetBatchStatusRequest) (*GetBatchStatusResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method GetBatchStatus not implemented")
 }
 func (UnimplementedGatewayServiceServer) GetAdapterStatus(context.Context, *GetAdapterStatusRequest) (*GetAdapterStatusResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method GetAdapterStatus not implemented")
@@ -273,6 +295,24 @@ func _GatewayService_GetTransferStatus_Handler(srv interface{}, ctx context.Cont
 	return interceptor(ctx, in, info, handler)
 }
 
+func _GatewayService_GetBatchStatus_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetBatchStatusRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GatewayServiceServer).GetBatchStatus(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: GatewayService_GetBatchStatus_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GatewayServiceServer).GetBatchStatus(ctx, req.(*GetBatchStatusRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _GatewayService_GetAdapterStatus_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(GetAdapterStatusRequest)
 	if err := dec(in); err != nil {
@@ -331,6 +371,10 @@ var GatewayService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetTransferStatus",
 			Handler:    _GatewayService_GetTransferStatus_Handler,
+		},
+		{
+			MethodName: "GetBatchStatus",
+			Handler:    _GatewayService_GetBatchStatus_Handler,
 		},
 		{
 			MethodName: "GetAdapterStatus",
