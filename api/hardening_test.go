@@ -23,6 +23,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wagerail/wagerail/internal/platform/callbacksig"
 	"github.com/wagerail/wagerail/internal/platform/money"
 	"github.com/wagerail/wagerail/internal/platform/testkit"
 )
@@ -98,7 +99,7 @@ func (f *hardeningFixture) send(t testing.TB, cb callback) *httptest.ResponseRec
 		cb.nonce = f.nonce()
 	}
 	if cb.sig == "" {
-		cb.sig = SignWebhook(sandboxSecret, cb.ts, cb.nonce, cb.body)
+		cb.sig = callbacksig.Sign(sandboxSecret, cb.ts, cb.nonce, cb.body)
 	}
 	var body io.Reader = bytes.NewReader(cb.body)
 	if cb.chunked {
@@ -109,9 +110,9 @@ func (f *hardeningFixture) send(t testing.TB, cb callback) *httptest.ResponseRec
 	if cb.chunked {
 		req.ContentLength = -1
 	}
-	req.Header[http.CanonicalHeaderKey(headerTimestamp)] = []string{cb.ts}
-	req.Header[http.CanonicalHeaderKey(headerNonce)] = []string{cb.nonce}
-	req.Header[http.CanonicalHeaderKey(headerSignature)] = []string{cb.sig}
+	req.Header[http.CanonicalHeaderKey(callbacksig.HeaderTimestamp)] = []string{cb.ts}
+	req.Header[http.CanonicalHeaderKey(callbacksig.HeaderNonce)] = []string{cb.nonce}
+	req.Header[http.CanonicalHeaderKey(callbacksig.HeaderSignature)] = []string{cb.sig}
 	for _, h := range cb.noHeader {
 		req.Header.Del(h)
 	}
@@ -335,11 +336,11 @@ func hostileProbes(f *hardeningFixture) []probe {
 	for _, s := range []string{strings.Repeat("a", 129), strings.Repeat("a", 100_000), "ab\x00", "ab\xff", "ab cd", "ab\x1b"} {
 		header("signature "+strconv.Quote(s[:min(len(s), 12)]), callback{body: body(), sig: s})
 	}
-	for _, h := range []string{headerTimestamp, headerNonce, headerSignature} {
+	for _, h := range []string{callbacksig.HeaderTimestamp, callbacksig.HeaderNonce, callbacksig.HeaderSignature} {
 		add("header", "missing "+h, callback{body: body(), noHeader: []string{h}}, 401, "SIGNATURE_INVALID")
 	}
 	add("header", "signature not hex", callback{body: body(), sig: "zz"}, 401, "SIGNATURE_INVALID")
-	add("header", "signature of another body", callback{body: body(), sig: SignWebhook(sandboxSecret, "1", "n", []byte("x"))}, 401, "SIGNATURE_INVALID")
+	add("header", "signature of another body", callback{body: body(), sig: callbacksig.Sign(sandboxSecret, "1", "n", []byte("x"))}, 401, "SIGNATURE_INVALID")
 	add("header", "timestamp zero", callback{body: body(), ts: "0"}, 401, "SIGNATURE_STALE")
 	add("header", "timestamp 19 digits", callback{body: body(), ts: strconv.FormatInt(math.MaxInt64, 10)}, 401, "SIGNATURE_STALE")
 	return ps
@@ -532,13 +533,13 @@ func FuzzBankCallback(f *testing.F) {
 			ts = strconv.FormatInt(fx.now.Unix()+offset, 10)
 		}
 		if sign {
-			sig = SignWebhook(sandboxSecret, ts, nonce, body)
+			sig = callbacksig.Sign(sandboxSecret, ts, nonce, body)
 		}
 		req := httptest.NewRequest(http.MethodPost, "/api/integration/bank-callback/sandbox", bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
-		req.Header[http.CanonicalHeaderKey(headerTimestamp)] = []string{ts}
-		req.Header[http.CanonicalHeaderKey(headerNonce)] = []string{nonce}
-		req.Header[http.CanonicalHeaderKey(headerSignature)] = []string{sig}
+		req.Header[http.CanonicalHeaderKey(callbacksig.HeaderTimestamp)] = []string{ts}
+		req.Header[http.CanonicalHeaderKey(callbacksig.HeaderNonce)] = []string{nonce}
+		req.Header[http.CanonicalHeaderKey(callbacksig.HeaderSignature)] = []string{sig}
 		events, audits := fx.rows(t)
 		rec := httptest.NewRecorder()
 		fx.srv.Engine.ServeHTTP(rec, req)
@@ -612,7 +613,7 @@ func TestHardening8_OversizedHeadersRefusedByTheServer(t *testing.T) {
 	req, err := http.NewRequest(http.MethodPost, "http://"+ln.Addr().String()+"/api/integration/bank-callback/sandbox", strings.NewReader("{}"))
 	require.NoError(t, err)
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(headerNonce, strings.Repeat("n", 2*maxHeaderBytes))
+	req.Header.Set(callbacksig.HeaderNonce, strings.Repeat("n", 2*maxHeaderBytes))
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	resp.Body.Close()
@@ -666,9 +667,9 @@ func TestHardening8_OversizedBodyGets413(t *testing.T) {
 				req.ContentLength = -1
 			}
 			nonce := f.nonce()
-			req.Header.Set(headerTimestamp, ts)
-			req.Header.Set(headerNonce, nonce)
-			req.Header.Set(headerSignature, SignWebhook(sandboxSecret, ts, nonce, big))
+			req.Header.Set(callbacksig.HeaderTimestamp, ts)
+			req.Header.Set(callbacksig.HeaderNonce, nonce)
+			req.Header.Set(callbacksig.HeaderSignature, callbacksig.Sign(sandboxSecret, ts, nonce, big))
 			resp, err := http.DefaultClient.Do(req)
 			require.NoError(t, err)
 			defer resp.Body.Close()

@@ -3,9 +3,6 @@ package api
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,18 +19,10 @@ import (
 
 	"github.com/wagerail/wagerail/gateway"
 	"github.com/wagerail/wagerail/internal/bankwebhook"
+	"github.com/wagerail/wagerail/internal/platform/callbacksig"
 	"github.com/wagerail/wagerail/internal/platform/field"
 	"github.com/wagerail/wagerail/internal/platform/money"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
-)
-
-// Partner callbacks prove who they are with x-svc-signature = hex HMAC-SHA256 over
-// "<timestamp>.<nonce>.<raw body>" under the partner's secret, within a 5-minute clock window.
-const (
-	headerTimestamp    = "x-svc-timestamp"
-	headerNonce        = "x-svc-nonce"
-	headerSignature    = "x-svc-signature"
-	webhookSkewSeconds = 300 // the spec's 5-minute clock-skew window, inclusive
 )
 
 // Results of svc_bank_webhook_requests_total. A stale timestamp counts as signature_rejected, as the
@@ -111,32 +100,10 @@ type bankCallback struct {
 	OccurredAt   string
 }
 
-// VerifyWebhookSignature checks sigHex against the HMAC of "<ts>.<nonce>.<body>" in constant time.
-func VerifyWebhookSignature(secret []byte, ts, nonce string, body []byte, sigHex string) bool {
-	got, err := hex.DecodeString(sigHex)
-	if err != nil || len(got) != sha256.Size {
-		return false
-	}
-	mac := hmac.New(sha256.New, secret)
-	mac.Write([]byte(ts))
-	mac.Write([]byte{'.'})
-	mac.Write([]byte(nonce))
-	mac.Write([]byte{'.'})
-	mac.Write(body)
-	return hmac.Equal(got, mac.Sum(nil))
-}
-
-// SignWebhook is the partner side of VerifyWebhookSignature (used by tests and tooling).
-func SignWebhook(secret []byte, ts, nonce string, body []byte) string {
-	mac := hmac.New(sha256.New, secret)
-	fmt.Fprintf(mac, "%s.%s.", ts, nonce)
-	mac.Write(body)
-	return hex.EncodeToString(mac.Sum(nil))
-}
-
 // bankCallback checks, in this order: the body fits (413), the three headers are well-formed
 // (400 INVALID_HEADER), the signature verifies (401 SIGNATURE_INVALID), the timestamp is inside the
-// window (401 SIGNATURE_STALE), and only then reads the body (415 UNSUPPORTED_MEDIA_TYPE unless
+// window (401 SIGNATURE_STALE; signature and window are package callbacksig, with which the
+// sandbox bank signs), and only then reads the body (415 UNSUPPORTED_MEDIA_TYPE unless
 // declared JSON, 400 INVALID_PAYLOAD). The signature covers the raw bytes, so nothing the body
 // says is trusted before it verifies; a body that is
 // correctly signed but malformed is still the sender's error (400), never ours (500), and it is
@@ -171,7 +138,7 @@ func (s *Server) bankCallback(c *gin.Context) {
 		return
 	}
 	if !known || h.timestamp == "" || h.nonce == "" || h.signature == "" ||
-		!VerifyWebhookSignature(secret, h.timestamp, h.nonce, body, h.signature) {
+		!callbacksig.Verify(secret, h.timestamp, h.nonce, body, h.signature) {
 		// An unknown partner gets the same answer as a bad signature: nothing to probe.
 		reject(resultSignatureRejected, NewError(http.StatusUnauthorized, "SIGNATURE_INVALID", "signature does not verify"))
 		return
@@ -179,7 +146,7 @@ func (s *Server) bankCallback(c *gin.Context) {
 	// Whole seconds on both sides, so the window is symmetric: a callback signed exactly 300 s ago
 	// and one signed exactly 300 s ahead are both inside it, 301 s either way is not. The header
 	// holds at most 19 digits, so the difference cannot overflow.
-	if d := s.now().Unix() - h.unix; d > webhookSkewSeconds || d < -webhookSkewSeconds {
+	if !callbacksig.Fresh(h.unix, s.now().Unix()) {
 		reject(resultSignatureRejected, NewError(http.StatusUnauthorized, "SIGNATURE_STALE", "timestamp outside the 5-minute window"))
 		return
 	}
@@ -272,7 +239,7 @@ type callbackHeaders struct {
 // parseCallbackHeaders refuses a present header that is not well-formed. An absent one is left
 // empty: that is an unauthenticated request (401), not a malformed one.
 func parseCallbackHeaders(hdr http.Header) (callbackHeaders, *Error) {
-	h := callbackHeaders{timestamp: hdr.Get(headerTimestamp), nonce: hdr.Get(headerNonce), signature: hdr.Get(headerSignature)}
+	h := callbackHeaders{timestamp: hdr.Get(callbacksig.HeaderTimestamp), nonce: hdr.Get(callbacksig.HeaderNonce), signature: hdr.Get(callbacksig.HeaderSignature)}
 	bad := func(name, problem string) (callbackHeaders, *Error) {
 		e := NewError(http.StatusBadRequest, "INVALID_HEADER", name+" "+problem)
 		e.Details = map[string]any{"header": name}
@@ -280,22 +247,22 @@ func parseCallbackHeaders(hdr http.Header) (callbackHeaders, *Error) {
 	}
 	if h.timestamp != "" {
 		if len(h.timestamp) > maxTimestampDigits || strings.Trim(h.timestamp, "0123456789") != "" {
-			return bad(headerTimestamp, fmt.Sprintf("must be unix seconds (at most %d digits)", maxTimestampDigits))
+			return bad(callbacksig.HeaderTimestamp, fmt.Sprintf("must be unix seconds (at most %d digits)", maxTimestampDigits))
 		}
 		unix, err := strconv.ParseInt(h.timestamp, 10, 64)
 		if err != nil {
-			return bad(headerTimestamp, "is out of range")
+			return bad(callbacksig.HeaderTimestamp, "is out of range")
 		}
 		h.unix = unix
 	}
 	if h.nonce != "" {
-		if err := field.Reference(headerNonce, h.nonce, maxNonceBytes); err != nil {
-			return bad(headerNonce, problemOf(err))
+		if err := field.Reference(callbacksig.HeaderNonce, h.nonce, maxNonceBytes); err != nil {
+			return bad(callbacksig.HeaderNonce, problemOf(err))
 		}
 	}
 	if h.signature != "" {
-		if err := field.Reference(headerSignature, h.signature, maxSignatureBytes); err != nil {
-			return bad(headerSignature, problemOf(err))
+		if err := field.Reference(callbacksig.HeaderSignature, h.signature, maxSignatureBytes); err != nil {
+			return bad(callbacksig.HeaderSignature, problemOf(err))
 		}
 	}
 	return h, nil

@@ -22,6 +22,7 @@ import (
 
 	"github.com/wagerail/wagerail/gateway"
 	"github.com/wagerail/wagerail/internal/bankwebhook"
+	"github.com/wagerail/wagerail/internal/platform/callbacksig"
 	"github.com/wagerail/wagerail/internal/platform/crosstenant"
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
@@ -105,7 +106,7 @@ func (f *webhookFixture) post(t *testing.T, partner string, body []byte, ts time
 	tsStr := strconv.FormatInt(ts.Unix(), 10)
 	// The signature covers the raw bytes, which the contract client sends as they are.
 	return newAPIClient(t, f.srv).call(http.MethodPost, "/api/integration/bank-callback/"+partner, body,
-		"x-svc-timestamp", tsStr, "x-svc-nonce", nonce, "x-svc-signature", SignWebhook(secret, tsStr, nonce, body))
+		"x-svc-timestamp", tsStr, "x-svc-nonce", nonce, "x-svc-signature", callbacksig.Sign(secret, tsStr, nonce, body))
 }
 
 // stored counts what tenant can see: its callbacks, and its BankWebhookApplied audit rows.
@@ -293,7 +294,7 @@ func TestBankCallbackWithoutPlatformPoolIs503(t *testing.T) {
 	body := callbackBodyRef("ref-ev-1", "ev-1", "SETTLED", "tenant-a", 10)
 	ts := strconv.FormatInt(time.Now().Unix(), 10)
 	rec := newAPIClient(t, srv).call(http.MethodPost, "/api/integration/bank-callback/sandbox", body,
-		"x-svc-timestamp", ts, "x-svc-nonce", "n1", "x-svc-signature", SignWebhook(sandboxSecret, ts, "n1", body))
+		"x-svc-timestamp", ts, "x-svc-nonce", "n1", "x-svc-signature", callbacksig.Sign(sandboxSecret, ts, "n1", body))
 	require.Equal(t, http.StatusServiceUnavailable, rec.Code, rec.Body.String())
 	require.Contains(t, rec.Body.String(), "NOT_CONFIGURED")
 }
@@ -338,7 +339,7 @@ func TestBankCallbackRejectsAndChangesNothing(t *testing.T) {
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("x-svc-timestamp", tsStr)
 			req.Header.Set("x-svc-nonce", nonce)
-			req.Header.Set("x-svc-signature", SignWebhook(tc.secret, tsStr, nonce, tc.body))
+			req.Header.Set("x-svc-signature", callbacksig.Sign(tc.secret, tsStr, nonce, tc.body))
 			if tc.tamper != nil {
 				tc.tamper(req)
 			}
@@ -367,14 +368,6 @@ func TestBankCallbackRefusesAReplayedNonce(t *testing.T) {
 	events, audits := f.stored(t, "tenant-a")
 	require.Equal(t, 1, events)
 	require.Equal(t, 1, audits)
-}
-
-func TestVerifyWebhookSignature(t *testing.T) {
-	sig := SignWebhook(sandboxSecret, "1", "n", []byte("b"))
-	require.True(t, VerifyWebhookSignature(sandboxSecret, "1", "n", []byte("b"), sig))
-	require.False(t, VerifyWebhookSignature(sandboxSecret, "1", "n", []byte("c"), sig))
-	require.False(t, VerifyWebhookSignature([]byte("x"), "1", "n", []byte("b"), sig))
-	require.False(t, VerifyWebhookSignature(sandboxSecret, "1", "n", []byte("b"), sig[:10]))
 }
 
 // Racing deliveries of one event (the partner retrying before our first answer) store it once;
@@ -513,7 +506,7 @@ func TestBankCallbackTemporalDownIs503AndTheRetryDelivers(t *testing.T) {
 	down := f.server(t, testkit.TemporalDown(t))
 	ts := strconv.FormatInt(f.now.Unix(), 10)
 	rec := newAPIClient(t, down).call(http.MethodPost, "/api/integration/bank-callback/sandbox", body,
-		"x-svc-timestamp", ts, "x-svc-nonce", "nonce-down-1", "x-svc-signature", SignWebhook(sandboxSecret, ts, "nonce-down-1", body))
+		"x-svc-timestamp", ts, "x-svc-nonce", "nonce-down-1", "x-svc-signature", callbacksig.Sign(sandboxSecret, ts, "nonce-down-1", body))
 	require.Equal(t, http.StatusServiceUnavailable, rec.Code, rec.Body.String())
 	require.Contains(t, rec.Body.String(), "TEMPORAL_UNAVAILABLE")
 	require.Equal(t, 1.0, testutil.ToFloat64(down.webhooks.requests.WithLabelValues(resultUndelivered)))
@@ -539,7 +532,7 @@ func TestBankCallbackTemporalDownIs503AndTheRetryDelivers(t *testing.T) {
 	none := f.server(t, nil)
 	body = f.body("ev-none", "tenant-a", 10)
 	rec = newAPIClient(t, none).call(http.MethodPost, "/api/integration/bank-callback/sandbox", body,
-		"x-svc-timestamp", ts, "x-svc-nonce", "nonce-none", "x-svc-signature", SignWebhook(sandboxSecret, ts, "nonce-none", body))
+		"x-svc-timestamp", ts, "x-svc-nonce", "nonce-none", "x-svc-signature", callbacksig.Sign(sandboxSecret, ts, "nonce-none", body))
 	require.Equal(t, http.StatusServiceUnavailable, rec.Code, rec.Body.String())
 	require.Contains(t, rec.Body.String(), "NOT_CONFIGURED")
 	require.Equal(t, "PENDING tenant-a", f.eventOutcome(t, "ev-none"))

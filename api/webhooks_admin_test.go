@@ -24,6 +24,7 @@ import (
 	"github.com/wagerail/wagerail/gateway"
 	"github.com/wagerail/wagerail/internal/bankwebhook"
 	"github.com/wagerail/wagerail/internal/notify"
+	"github.com/wagerail/wagerail/internal/platform/callbacksig"
 	"github.com/wagerail/wagerail/internal/platform/crosstenant"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
 	"github.com/wagerail/wagerail/internal/platform/testkit"
@@ -180,7 +181,7 @@ func (f *hooksFixture) callback(srv *Server, partner, ref, eventID, status, tena
 	ts := strconv.FormatInt(f.now().Unix(), 10)
 	// The signature covers the raw bytes, which the contract client sends as they are.
 	rec := newAPIClient(f.t, srv).call(http.MethodPost, "/api/integration/bank-callback/"+partner, body,
-		"x-svc-timestamp", ts, "x-svc-nonce", nonce, "x-svc-signature", SignWebhook(secret, ts, nonce, body))
+		"x-svc-timestamp", ts, "x-svc-nonce", nonce, "x-svc-signature", callbacksig.Sign(secret, ts, nonce, body))
 	return rec, body
 }
 

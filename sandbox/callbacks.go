@@ -3,9 +3,7 @@ package sandbox
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -20,37 +18,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/wagerail/wagerail/internal/platform/callbacksig"
 )
-
-// Callback header names (the contract's "Callbacks" section).
-const (
-	HeaderTimestamp = "x-svc-timestamp"
-	HeaderNonce     = "x-svc-nonce"
-	HeaderSignature = "x-svc-signature"
-)
-
-// Sign returns the lowercase hex HMAC-SHA256 of "<timestamp>.<nonce>.<body>" under secret.
-func Sign(secret, timestamp, nonce string, body []byte) string {
-	m := hmac.New(sha256.New, []byte(secret))
-	m.Write([]byte(timestamp))
-	m.Write([]byte{'.'})
-	m.Write([]byte(nonce))
-	m.Write([]byte{'.'})
-	m.Write(body)
-	return hex.EncodeToString(m.Sum(nil))
-}
-
-// VerifySignature reports whether sigHex is the signature of the callback under secret. The
-// comparison is constant-time (hmac.Equal) so a forger learns nothing from response timing. It
-// checks the signature only; the receiver also bounds the timestamp's age and remembers nonces.
-func VerifySignature(secret, timestamp, nonce string, body []byte, sigHex string) bool {
-	got, err := hex.DecodeString(sigHex)
-	if err != nil || len(got) != sha256.Size {
-		return false
-	}
-	want, _ := hex.DecodeString(Sign(secret, timestamp, nonce, body))
-	return hmac.Equal(got, want)
-}
 
 // CallbackBody is what the bank POSTs when a transfer reaches SETTLED or FAILED.
 type CallbackBody struct {
@@ -375,9 +345,9 @@ func (d *deliverer) post(ctx context.Context, url, secret string, body []byte) (
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "wagerail-sandbox-bank")
-	req.Header.Set(HeaderTimestamp, ts)
-	req.Header.Set(HeaderNonce, nonce)
-	req.Header.Set(HeaderSignature, Sign(secret, ts, nonce, body))
+	req.Header.Set(callbacksig.HeaderTimestamp, ts)
+	req.Header.Set(callbacksig.HeaderNonce, nonce)
+	req.Header.Set(callbacksig.HeaderSignature, callbacksig.Sign([]byte(secret), ts, nonce, body))
 	resp, err := d.client.Do(req)
 	if err != nil {
 		return 0, err

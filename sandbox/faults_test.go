@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/wagerail/wagerail/internal/platform/callbacksig"
 )
 
 func TestFaultLatencyAndErrorRate(t *testing.T) {
@@ -219,7 +221,7 @@ func TestFaultWrongSignature(t *testing.T) {
 	require.Empty(t, acked)
 	for _, a := range ackedFor(attempts, tr.ID) {
 		require.False(t, a.Verified)
-		require.False(t, VerifySignature(testSecret, a.Timestamp, a.Nonce, a.Raw, a.Signature))
+		require.False(t, callbacksig.Verify([]byte(testSecret), a.Timestamp, a.Nonce, a.Raw, a.Signature))
 		require.Regexp(t, `^[0-9a-f]{64}$`, a.Signature, "well-formed, just wrong")
 	}
 	require.Eventually(t, func() bool {

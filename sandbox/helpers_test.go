@@ -16,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/wagerail/wagerail/internal/platform/callbacksig"
 	"github.com/wagerail/wagerail/internal/platform/testkit"
 )
 
@@ -59,9 +60,9 @@ func newReceiver(t testing.TB, secret string) *receiver {
 
 func (rc *receiver) serve(w http.ResponseWriter, r *http.Request) {
 	raw, _ := io.ReadAll(r.Body)
-	c := receivedCallback{Raw: raw, Timestamp: r.Header.Get(HeaderTimestamp), Nonce: r.Header.Get(HeaderNonce),
-		Signature: r.Header.Get(HeaderSignature), At: time.Now()}
-	c.Verified = VerifySignature(rc.secret, c.Timestamp, c.Nonce, raw, c.Signature)
+	c := receivedCallback{Raw: raw, Timestamp: r.Header.Get(callbacksig.HeaderTimestamp), Nonce: r.Header.Get(callbacksig.HeaderNonce),
+		Signature: r.Header.Get(callbacksig.HeaderSignature), At: time.Now()}
+	c.Verified = callbacksig.Verify([]byte(rc.secret), c.Timestamp, c.Nonce, raw, c.Signature)
 	_ = json.Unmarshal(raw, &c.Body)
 	rc.mu.Lock()
 	rc.attempts = append(rc.attempts, c)

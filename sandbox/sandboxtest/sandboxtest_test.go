@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wagerail/wagerail/internal/platform/callbacksig"
 	"github.com/wagerail/wagerail/internal/platform/testkit"
-	"github.com/wagerail/wagerail/sandbox"
 	"github.com/wagerail/wagerail/sandbox/sandboxtest"
 )
 
@@ -47,7 +47,7 @@ func TestStartAccountsTransferCallbackFault(t *testing.T) {
 	select {
 	case d := <-got:
 		h := d.header
-		if want := sandbox.Sign("kit-secret", h.Get(sandbox.HeaderTimestamp), h.Get(sandbox.HeaderNonce), d.body); h.Get(sandbox.HeaderSignature) != want {
+		if want := callbacksig.Sign([]byte("kit-secret"), h.Get(callbacksig.HeaderTimestamp), h.Get(callbacksig.HeaderNonce), d.body); h.Get(callbacksig.HeaderSignature) != want {
 			t.Fatalf("callback not signed with the configured secret: %s", d.body)
 		}
 	case <-time.After(30 * time.Second):
