@@ -17,10 +17,7 @@ import (
 	"github.com/wagerail/wagerail/internal/platform/field"
 	"github.com/wagerail/wagerail/internal/platform/money"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
-	"github.com/wagerail/wagerail/ledger"
-	"github.com/wagerail/wagerail/ledger/chart"
 	gatewayv1 "github.com/wagerail/wagerail/schema/proto/gateway/v1"
-	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
 )
 
 // Early wage access: the organization's settings, eligibility, requests (create, list, read,
@@ -48,7 +45,6 @@ func (s *Server) ewaRoutes() []Route {
 var (
 	errEwaRequestNotFound  = NewError(http.StatusNotFound, "EWA_REQUEST_NOT_FOUND", "no such EWA request in this organization")
 	errEwaEmployeeNotFound = NewError(http.StatusNotFound, "EMPLOYEE_NOT_FOUND", "no such employee in this organization")
-	errLedgerNotConfigured = NewError(http.StatusServiceUnavailable, "NOT_CONFIGURED", "the ledger is not configured")
 )
 
 // ewaError maps the EWA store's errors to the API's; refusals of a rule are audited DENIED
@@ -56,6 +52,7 @@ var (
 func ewaError(action, targetID string, err error) error {
 	var fe *field.Error
 	var le *ewa.LimitError
+	var over *ewa.OverpaymentError
 	switch {
 	case errors.Is(err, ewa.ErrNotFound):
 		return errEwaRequestNotFound
@@ -74,9 +71,11 @@ func ewaError(action, targetID string, err error) error {
 		return refuse(http.StatusConflict, "EWA_INVALID_STATE", "the request's state does not allow this", action, ewa.TargetRequest, targetID)
 	case errors.Is(err, ewa.ErrNotDisbursed):
 		return refuse(http.StatusConflict, "EWA_NOT_DISBURSED", "only a DISBURSED request can be repaid", action, ewa.TargetRequest, targetID)
-	case errors.Is(err, ewa.ErrRepaymentMismatch):
-		return refuse(http.StatusUnprocessableEntity, "EWA_REPAYMENT_AMOUNT_MISMATCH", "repaidAmountSantim must equal principal plus fee",
-			action, ewa.TargetRequest, targetID)
+	case errors.As(err, &over):
+		a, _ := ewa.RefusalOf(ewa.CodeRepaymentExceedsOutstanding)
+		r := refuse(a.Status, a.Code, a.Message, action, ewa.TargetRequest, targetID)
+		r.err.Details = map[string]int64{"outstandingSantim": over.OutstandingSantim}
+		return r
 	case errors.Is(err, ewa.ErrFundingNotSet):
 		return NewError(http.StatusConflict, "EWA_FUNDING_ACCOUNT_NOT_SET", "set the funding account first (PUT /api/ewa/settings)")
 	}
@@ -148,7 +147,7 @@ func toEwaRequestJSON(r ewa.Request) ewaRequestJSON {
 		RepaymentSource: optionalString(r.RepaymentSource), RepaymentLedgerTxID: optionalString(r.RepaymentLedgerTxID),
 		RequestedAt: r.RequestedAt.UTC(), DisbursedAt: optionalTime(r.DisbursedAt), RepaidAt: optionalTime(r.RepaidAt),
 		UpdatedAt: r.UpdatedAt.UTC()}
-	if r.Status == ewa.Repaid {
+	if r.RepaidAmountSantim > 0 {
 		v := r.RepaidAmountSantim
 		out.RepaidAmountSantim = &v
 	}
@@ -505,109 +504,6 @@ func (s *Server) cancelEwaRequest(c *gin.Context) {
 		return
 	}
 	c.JSON(http.StatusOK, toEwaRequestJSON(out))
-}
-
-// --- repayment ---
-
-type ewaRepaymentRequest struct {
-	EwaRequestID       string `json:"ewaRequestId"`
-	RepaidAmountSantim *int64 `json:"repaidAmountSantim"`
-	Source             string `json:"source"`
-}
-
-// recordEwaRepayment posts the EWA repayment journal (Dr payroll-clearing, Cr
-// receivable-from-employee:<employee>, principal + fee; POSTED, ledger key ewa-repay:<id>, so a
-// retry replays in the ledger and never posts twice), then records DISBURSED → REPAID. A request
-// already REPAID with the same amount and source answers the stored result.
-func (s *Server) recordEwaRepayment(c *gin.Context) {
-	id, ok := ewaRequestID(c)
-	if !ok {
-		return
-	}
-	var req ewaRepaymentRequest
-	if e := bindJSON(c, &req); e != nil {
-		writeError(c, e)
-		return
-	}
-	if req.EwaRequestID != id {
-		writeError(c, fieldError(&field.Error{Field: "ewaRequestId", Problem: "must be the request id of the path"}))
-		return
-	}
-	if err := validAmount("repaidAmountSantim", req.RepaidAmountSantim, money.MaxTransactionSantim); err != nil {
-		writeError(c, fieldError(err))
-		return
-	}
-	if !ewa.ValidSource(req.Source) {
-		writeError(c, fieldError(&field.Error{Field: "source", Problem: "must be PAYROLL, EMPLOYER or EMPLOYEE"}))
-		return
-	}
-	if s.deps.Ledger == nil {
-		writeError(c, errLedgerNotConfigured)
-		return
-	}
-	tenant := callerOf(c).Tenant
-	amount := *req.RepaidAmountSantim
-	// 1. The request as it is: unknown, not disbursed or a wrong amount is refused before the ledger.
-	var cur ewa.Request
-	var replay bool
-	err := s.inTenant(c, func(ctx context.Context, tx pgx.Tx) error {
-		var err error
-		if cur, err = ewa.Get(ctx, tx, tenant, id); err != nil {
-			return ewaError(ewa.ActionRecordRepayment, id, err)
-		}
-		replay, err = ewa.CheckRepayment(cur, amount, req.Source)
-		return ewaError(ewa.ActionRecordRepayment, id, err)
-	})
-	if err != nil {
-		s.answer(c, tenant, err)
-		return
-	}
-	if replay {
-		c.JSON(http.StatusOK, toEwaRequestJSON(cur))
-		return
-	}
-	// 2. The journal.
-	txID, err := s.postEwaRepayment(c.Request.Context(), tenant, cur, amount)
-	if err != nil {
-		writeError(c, err)
-		return
-	}
-	// 3. The state change (checked again under the row lock).
-	out, err := inTenantValue(s, c, func(ctx context.Context, tx pgx.Tx) (ewa.Request, error) {
-		out, err := ewa.RecordRepayment(ctx, tx, tenant, id, ewa.Repayment{AmountSantim: amount, Source: req.Source, LedgerTxID: txID}, s.now())
-		return out, ewaError(ewa.ActionRecordRepayment, id, err)
-	})
-	if err != nil {
-		s.answer(c, tenant, err)
-		return
-	}
-	c.JSON(http.StatusOK, toEwaRequestJSON(out))
-}
-
-// postEwaRepayment posts the repayment journal of r and returns its ledger transaction id.
-func (s *Server) postEwaRepayment(ctx context.Context, tenant string, r ewa.Request, amount int64) (string, error) {
-	receivable := chart.EmployeeReceivable(r.EmployeeID)
-	resp, err := s.deps.Ledger.PostCreatingAccounts(ctx, &ledgerv1.PostTransactionRequest{
-		TenantId: tenant, IdempotencyKey: "ewa-repay:" + r.ID, Status: ledgerv1.TransactionStatus_TRANSACTION_STATUS_POSTED,
-		Entries: []*ledgerv1.EntryInput{
-			{AccountName: chart.PayrollClearing, Direction: ledgerv1.Direction_DIRECTION_DEBIT, AmountSantim: amount},
-			{AccountName: receivable, Direction: ledgerv1.Direction_DIRECTION_CREDIT, AmountSantim: amount},
-		},
-		Metadata: map[string]string{"ewa_request_id": r.ID, "kind": "ewa_repayment"},
-	})
-	if err != nil {
-		return "", ledgerFailure(err)
-	}
-	return resp.GetTransaction().GetId(), nil
-}
-
-// ledgerFailure: the ledger being unreachable is a 503 the caller may retry (the idempotency
-// key makes the retry safe); anything else the ledger refuses is our bug (500).
-func ledgerFailure(err error) error {
-	if errors.Is(err, ledger.ErrUnavailable) || errors.Is(err, ledger.ErrCircuitOpen) || errors.Is(err, ledger.ErrDeadlineExceeded) {
-		return NewError(http.StatusServiceUnavailable, "LEDGER_UNAVAILABLE", "the ledger is unavailable; retry with the same Idempotency-Key")
-	}
-	return err
 }
 
 // --- the employee's own view ---

@@ -155,9 +155,10 @@ func (s *ewaStack) realActivities() workflows.Deps {
 		gates = s.deadGateway
 	}
 	return workflows.Deps{
-		Gates: &activities.Gates{DB: s.d.App, Gateway: gates},
-		Money: &activities.Money{Ledger: s.ledger, Gateway: s.gateway, Metrics: activities.NewSettlementPollMetrics(prometheus.NewRegistry())},
-		Ewa:   &activities.Ewa{DB: s.d.App},
+		Gates:    &activities.Gates{DB: s.d.App, Gateway: gates},
+		Money:    &activities.Money{Ledger: s.ledger, Gateway: s.gateway, Metrics: activities.NewSettlementPollMetrics(prometheus.NewRegistry())},
+		Ewa:      &activities.Ewa{DB: s.d.App},
+		EwaRepay: &activities.EwaRepay{DB: s.d.App},
 	}
 }
 

@@ -15,7 +15,11 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+	sdklog "go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/worker"
 
+	"github.com/wagerail/wagerail/activities"
 	"github.com/wagerail/wagerail/gateway"
 	"github.com/wagerail/wagerail/gateway/gatewaytest"
 	"github.com/wagerail/wagerail/internal/ewa"
@@ -26,6 +30,7 @@ import (
 	"github.com/wagerail/wagerail/ledger"
 	"github.com/wagerail/wagerail/ledger/ledgertest"
 	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
+	"github.com/wagerail/wagerail/workflows"
 )
 
 // ewaWorld: two organizations, the first with one employee, a server with the real ledger over
@@ -54,16 +59,20 @@ func newEwaWorld(t testing.TB, salary int64) *ewaWorld {
 	// The settings' funding account is looked up at the partner: the sandbox has it.
 	bank := gatewaytest.Start(t, d.App, gatewaytest.Options{})
 	bank.Account(t, ewaFundingAccount, "Org Treasury", 0)
+	// Repayments are sagas: a worker on a task queue of the world's own serves them.
+	tc, queue := ewaWorldWorker(t, workflows.Deps{Money: &activities.Money{Ledger: lc}, EwaRepay: &activities.EwaRepay{DB: d.App}})
 	f.srv = New(Deps{
-		Log:      slog.New(slog.NewTextHandler(io.Discard, nil)),
-		DB:       d.App,
-		Platform: d.Platform(t),
-		Registry: prometheus.NewRegistry(),
-		Mailer:   f.inbox,
-		Texter:   f.inbox,
-		Now:      f.now,
-		Ledger:   lc,
-		Gateway:  bank.GW.Client,
+		Log:       slog.New(slog.NewTextHandler(io.Discard, nil)),
+		DB:        d.App,
+		Platform:  d.Platform(t),
+		Registry:  prometheus.NewRegistry(),
+		Mailer:    f.inbox,
+		Texter:    f.inbox,
+		Now:       f.now,
+		Ledger:    lc,
+		Gateway:   bank.GW.Client,
+		Temporal:  tc,
+		TaskQueue: queue,
 	})
 	w := &ewaWorld{authFixture: f, ledger: lc, bank: bank}
 	var res signUpResult
@@ -73,6 +82,23 @@ func newEwaWorld(t testing.TB, salary int64) *ewaWorld {
 	w.otherTenant = res.Organization.ID
 	w.employee = w.addEmployee("ET10000001", salary)
 	return w
+}
+
+// ewaWorldWorker is a client of the test binary's Temporal server and a worker with deps on a
+// task queue of its own, stopped when the test ends.
+func ewaWorldWorker(t testing.TB, deps workflows.Deps) (client.Client, string) {
+	t.Helper()
+	ts := testkit.Temporal(t)
+	tc, err := client.Dial(client.Options{HostPort: ts.HostPort(), Namespace: ts.Namespace(),
+		Logger: sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))})
+	require.NoError(t, err)
+	t.Cleanup(tc.Close)
+	queue := testkit.Unique("ewa-world")
+	wk := worker.New(tc, queue, workflows.WorkerOptions())
+	workflows.Register(wk, deps)
+	require.NoError(t, wk.Start())
+	t.Cleanup(wk.Stop)
+	return tc, queue
 }
 
 func (w *ewaWorld) addEmployee(nationalID string, salary int64) string {
@@ -512,10 +538,11 @@ func TestEwaRecordRepayment(t *testing.T) {
 		"Idempotency-Key", ewaKey())
 	require.Equal(t, http.StatusBadRequest, rec.Code)
 	require.Contains(t, rec.Body.String(), `"field":"ewaRequestId"`)
-	rec = w.owner.call(http.MethodPost, path, map[string]any{"ewaRequestId": r.ID, "repaidAmountSantim": 100_000, "source": "PAYROLL"},
+	rec = w.owner.call(http.MethodPost, path, map[string]any{"ewaRequestId": r.ID, "repaidAmountSantim": 103_001, "source": "PAYROLL"},
 		"Idempotency-Key", ewaKey())
 	require.Equal(t, http.StatusUnprocessableEntity, rec.Code)
-	require.Equal(t, "EWA_REPAYMENT_AMOUNT_MISMATCH", errCode(rec))
+	require.Equal(t, "EWA_REPAYMENT_EXCEEDS_OUTSTANDING", errCode(rec))
+	require.JSONEq(t, `{"outstandingSantim":103000}`, string(decode[errBody](t, rec).Error.Details))
 	rec = w.owner.hostile(http.MethodPost, path, map[string]any{"ewaRequestId": r.ID, "repaidAmountSantim": 103_000, "source": "CASH"},
 		"Idempotency-Key", ewaKey())
 	require.Equal(t, http.StatusBadRequest, rec.Code)

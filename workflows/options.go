@@ -47,6 +47,16 @@ func ledgerOptions() workflow.ActivityOptions {
 	}
 }
 
+// ledgerFirstTryOptions: a saga's first attempt at a posting while the caller waits for the
+// answer. One attempt: when the ledger is down the saga answers the caller that the posting is
+// pending and goes on trying under ledgerOptions, instead of holding the call for the retries.
+func ledgerFirstTryOptions() workflow.ActivityOptions {
+	return workflow.ActivityOptions{
+		StartToCloseTimeout: 2 * time.Minute, // above the client's batch deadline
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 1},
+	}
+}
+
 // partnerOptions: calls through the gateway to a partner bank (initiate, status lookup). The
 // gateway is idempotent on (partner, reference), so retrying an initiation with the same
 // reference never pays twice; a partner that stays unreachable is retried for up to a day, with
@@ -131,6 +141,9 @@ func housekeepingOptions() workflow.ActivityOptions {
 func localGateOptions() workflow.LocalActivityOptions   { return localOf(gateOptions()) }
 func localRecordOptions() workflow.LocalActivityOptions { return localOf(recordOptions()) }
 func localLedgerOptions() workflow.LocalActivityOptions { return localOf(ledgerOptions()) }
+func localLedgerFirstTryOptions() workflow.LocalActivityOptions {
+	return localOf(ledgerFirstTryOptions())
+}
 func localPartnerFirstTryOptions() workflow.LocalActivityOptions {
 	return localOf(partnerFirstTryOptions())
 }

@@ -21,6 +21,8 @@ type Deps struct {
 	Gates *activities.Gates
 	Money *activities.Money
 	Ewa   *activities.Ewa
+	// EwaRepay serves the repayment saga's record steps (its posting is Money's).
+	EwaRepay *activities.EwaRepay
 }
 
 // WorkerOptions are the options of every worker of the sagas' task queue. The workflow and
@@ -83,6 +85,7 @@ func Register(w worker.Registry, d Deps) {
 	w.RegisterActivityWithOptions(d.Ewa.SetLedgerTx, activity.RegisterOptions{Name: activities.EwaSetLedgerTxActivity})
 	w.RegisterActivityWithOptions(d.Ewa.MarkDisbursed, activity.RegisterOptions{Name: activities.EwaMarkDisbursedActivity})
 	w.RegisterActivityWithOptions(d.Ewa.MarkFailed, activity.RegisterOptions{Name: activities.EwaMarkFailedActivity})
+	registerEwaRepay(w, d.EwaRepay)
 }
 
 // registerWorkflows is every workflow under its registered name (also what the replay tests use).
@@ -92,4 +95,5 @@ func registerWorkflows(w worker.WorkflowRegistry) {
 	w.RegisterWorkflowWithOptions(IdentityCleanup, workflow.RegisterOptions{Name: IdentityCleanupWorkflowName})
 	w.RegisterWorkflowWithOptions(KycExpiry, workflow.RegisterOptions{Name: KycExpiryWorkflowName})
 	w.RegisterWorkflowWithOptions(EwaDisburse, workflow.RegisterOptions{Name: EwaDisburseWorkflowName})
+	w.RegisterWorkflowWithOptions(EwaRepay, workflow.RegisterOptions{Name: EwaRepayWorkflowName})
 }

@@ -141,6 +141,7 @@ func (d workerDeps) activities() workflows.Deps {
 		Gates:           &activities.Gates{DB: d.DB, Gateway: d.Gateway},
 		Money:           &activities.Money{Ledger: d.Ledger, Gateway: d.Gateway, Metrics: activities.NewSettlementPollMetrics(d.Metrics)},
 		Ewa:             &activities.Ewa{DB: d.DB},
+		EwaRepay:        &activities.EwaRepay{DB: d.DB},
 	}
 }
 

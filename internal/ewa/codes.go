@@ -10,14 +10,16 @@ import (
 // the record-step activities type their non-retryable errors with them, and the API answers each
 // with its HTTP status and public message (RefusalOf).
 const (
-	CodeRequestNotFound      = "EWA_REQUEST_NOT_FOUND"
-	CodeEmployeeNotFound     = "EMPLOYEE_NOT_FOUND"
-	CodeEmployeeNotActive    = "EWA_EMPLOYEE_NOT_ACTIVE"
-	CodeInvalidState         = "EWA_INVALID_STATE"
-	CodeNotDisbursed         = "EWA_NOT_DISBURSED"
-	CodeRepaymentMismatch    = "EWA_REPAYMENT_AMOUNT_MISMATCH"
-	CodeLimitExceeded        = "EWA_LIMIT_EXCEEDED"
-	CodeFundingAccountNotSet = "EWA_FUNDING_ACCOUNT_NOT_SET"
+	CodeRequestNotFound   = "EWA_REQUEST_NOT_FOUND"
+	CodeEmployeeNotFound  = "EMPLOYEE_NOT_FOUND"
+	CodeEmployeeNotActive = "EWA_EMPLOYEE_NOT_ACTIVE"
+	CodeInvalidState      = "EWA_INVALID_STATE"
+	CodeNotDisbursed      = "EWA_NOT_DISBURSED"
+	// CodeRepaymentExceedsOutstanding: a repayment of more than is still owed (principal + fee
+	// less the repayments posted and reserved); the answer's details.outstandingSantim says how much.
+	CodeRepaymentExceedsOutstanding = "EWA_REPAYMENT_EXCEEDS_OUTSTANDING"
+	CodeLimitExceeded               = "EWA_LIMIT_EXCEEDED"
+	CodeFundingAccountNotSet        = "EWA_FUNDING_ACCOUNT_NOT_SET"
 
 	// The disburse saga's gates.
 	CodeKycNotApproved     = "EWA_KYC_NOT_APPROVED"
@@ -40,12 +42,13 @@ type Refusal struct {
 // partner's state (409, as the spec says); a partner that cannot be asked fails closed with 503
 // (nothing moved; retry later with a new key).
 var refusals = map[string]Refusal{
-	CodeRequestNotFound:      {CodeRequestNotFound, http.StatusNotFound, "no such EWA request in this organization"},
-	CodeEmployeeNotFound:     {CodeEmployeeNotFound, http.StatusNotFound, "no such employee in this organization"},
-	CodeEmployeeNotActive:    {CodeEmployeeNotActive, http.StatusConflict, "only an ACTIVE employee may draw an advance"},
-	CodeInvalidState:         {CodeInvalidState, http.StatusConflict, "the request's state does not allow this"},
-	CodeNotDisbursed:         {CodeNotDisbursed, http.StatusConflict, "only a DISBURSED request can be repaid"},
-	CodeRepaymentMismatch:    {CodeRepaymentMismatch, http.StatusUnprocessableEntity, "repaidAmountSantim must equal principal plus fee"},
+	CodeRequestNotFound:   {CodeRequestNotFound, http.StatusNotFound, "no such EWA request in this organization"},
+	CodeEmployeeNotFound:  {CodeEmployeeNotFound, http.StatusNotFound, "no such employee in this organization"},
+	CodeEmployeeNotActive: {CodeEmployeeNotActive, http.StatusConflict, "only an ACTIVE employee may draw an advance"},
+	CodeInvalidState:      {CodeInvalidState, http.StatusConflict, "the request's state does not allow this"},
+	CodeNotDisbursed:      {CodeNotDisbursed, http.StatusConflict, "only a DISBURSED request can be repaid"},
+	CodeRepaymentExceedsOutstanding: {CodeRepaymentExceedsOutstanding, http.StatusUnprocessableEntity,
+		"repaidAmountSantim is more than what is still owed on the request (details.outstandingSantim)"},
 	CodeLimitExceeded:        {CodeLimitExceeded, http.StatusUnprocessableEntity, "the amount plus its fee is more than the employee may draw now"},
 	CodeFundingAccountNotSet: {CodeFundingAccountNotSet, http.StatusConflict, "set the organization's EWA funding account first (PUT /api/ewa/settings)"},
 
@@ -73,7 +76,7 @@ var storeCodes = []struct {
 	{ErrNotDisbursable, CodeInvalidState},
 	{ErrInvalidState, CodeInvalidState},
 	{ErrNotDisbursed, CodeNotDisbursed},
-	{ErrRepaymentMismatch, CodeRepaymentMismatch},
+	{ErrExceedsOutstanding, CodeRepaymentExceedsOutstanding},
 	{ErrLimitExceeded, CodeLimitExceeded},
 	{ErrFundingNotSet, CodeFundingAccountNotSet},
 }

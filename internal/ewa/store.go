@@ -27,8 +27,6 @@ var (
 	ErrInvalidState = errors.New("ewa: request is not in a state that allows this")
 	// ErrNotDisbursed: a repayment for a request that is not DISBURSED (EWA_NOT_DISBURSED, 409).
 	ErrNotDisbursed = errors.New("ewa: request is not disbursed")
-	// ErrRepaymentMismatch: the repaid amount is not principal + fee (EWA_REPAYMENT_AMOUNT_MISMATCH, 422).
-	ErrRepaymentMismatch = errors.New("ewa: repaid amount must equal principal plus fee")
 	// ErrInvalid: a value breaks a rule (the error wraps the *field.Error too).
 	ErrInvalid = errors.New("ewa: invalid value")
 )
@@ -161,11 +159,11 @@ func PutSettings(ctx context.Context, tx pgx.Tx, tenant string, s Settings) (Set
 	return out, nil
 }
 
-// outstanding is principal + fee of employee's requests of the period starting at start that
-// still count against the limit.
+// outstanding is what employee still owes on the requests of the period starting at start that
+// count against the limit: principal + fee less what is repaid of them.
 func outstanding(ctx context.Context, q db.Querier, tenant, employee string, start time.Time) (int64, error) {
 	var sum int64
-	err := q.QueryRow(ctx, `SELECT coalesce(sum(principal_santim + fee_santim), 0) FROM app.ewa_requests
+	err := q.QueryRow(ctx, `SELECT coalesce(sum(principal_santim + fee_santim - coalesce(repaid_amount_santim, 0)), 0) FROM app.ewa_requests
 		WHERE tenant_id = $1 AND employee_id = $2 AND period_start = $3 AND status IN `+outstandingStatusesSQL,
 		tenant, employee, start).Scan(&sum)
 	if err != nil {
@@ -257,7 +255,12 @@ func record(ctx context.Context, tx pgx.Tx, r Request, action string, outcome au
 	if typ == "" {
 		return nil
 	}
-	_, err := outbox.Write(ctx, tx, typ, payload)
+	return writeEvent(ctx, tx, r, typ, payload)
+}
+
+// writeEvent writes one outbox event of r under its tenant, in tx.
+func writeEvent(ctx context.Context, tx pgx.Tx, r Request, typ string, payload map[string]any) error {
+	_, err := outbox.Write(tenancy.WithTenant(ctx, r.TenantID), tx, typ, payload)
 	return err
 }
 
@@ -380,65 +383,4 @@ func Cancel(ctx context.Context, tx pgx.Tx, tenant, id string, now time.Time) (R
 		return Request{}, fmt.Errorf("ewa: cancel: %w", err)
 	}
 	return r, record(ctx, tx, r, ActionCancel, audit.Success, map[string]any{"from": string(cur.Status)}, EventCancelled, event(r))
-}
-
-// Repayment is what RecordRepayment stores.
-type Repayment struct {
-	AmountSantim int64
-	Source       string // PAYROLL, EMPLOYER or EMPLOYEE
-	LedgerTxID   string // the posted repayment journal
-}
-
-// CheckRepayment says whether r may be repaid with rep (the amount and the state; the ledger
-// transaction is not looked at). replay is true when r is already REPAID with the same amount and
-// source: the caller answers the stored request. Errors: ErrRepaymentMismatch, ErrNotDisbursed.
-func CheckRepayment(r Request, amount int64, source string) (replay bool, err error) {
-	if total, ok := money.Add(r.PrincipalSantim, r.FeeSantim); !ok || amount != total {
-		return false, ErrRepaymentMismatch
-	}
-	switch {
-	case r.Status == Repaid && r.RepaidAmountSantim == amount && r.RepaymentSource == source:
-		return true, nil
-	case r.Status != Disbursed:
-		return false, fmt.Errorf("%w: status %s", ErrNotDisbursed, r.Status)
-	}
-	return false, nil
-}
-
-// RecordRepayment moves tenant's request id DISBURSED → REPAID at now with rep, with
-// RecordEwaRepayment and ewa.repaid.v1, in tx. On a request already REPAID with the same amount,
-// source and ledger transaction it changes nothing and returns the stored request. Errors:
-// ErrNotFound, ErrRepaymentMismatch, ErrNotDisbursed, ErrInvalid (source or ledger id).
-func RecordRepayment(ctx context.Context, tx pgx.Tx, tenant, id string, rep Repayment, now time.Time) (Request, error) {
-	if !ValidSource(rep.Source) {
-		return Request{}, fmt.Errorf("%w: %w", ErrInvalid, &field.Error{Field: "source", Problem: "must be PAYROLL, EMPLOYER or EMPLOYEE"})
-	}
-	if err := field.Identifier("ledgerTxId", rep.LedgerTxID, 0); err != nil {
-		return Request{}, fmt.Errorf("%w: %w", ErrInvalid, err)
-	}
-	cur, err := scanRequest(tx.QueryRow(ctx, `SELECT `+requestColumns+` FROM app.ewa_requests
-		WHERE tenant_id = $1 AND id = $2 FOR UPDATE`, tenant, id))
-	if err != nil {
-		return Request{}, err
-	}
-	replay, err := CheckRepayment(cur, rep.AmountSantim, rep.Source)
-	if err != nil {
-		return cur, err
-	}
-	if replay {
-		if cur.RepaymentLedgerTxID != rep.LedgerTxID {
-			return cur, fmt.Errorf("%w: repaid with another ledger transaction", ErrNotDisbursed)
-		}
-		return cur, nil
-	}
-	r, err := scanRequest(tx.QueryRow(ctx, `UPDATE app.ewa_requests SET status = 'REPAID', repaid_amount_santim = $2,
-			repayment_source = $3, repayment_ledger_tx_id = $4, repaid_at = $5, updated_at = $5
-		WHERE id = $1 RETURNING `+requestColumns, id, rep.AmountSantim, rep.Source, rep.LedgerTxID, now))
-	if err != nil {
-		return Request{}, fmt.Errorf("ewa: record repayment: %w", err)
-	}
-	payload := event(r)
-	payload["repaidAmountSantim"], payload["source"], payload["ledgerTxId"] = r.RepaidAmountSantim, r.RepaymentSource, r.RepaymentLedgerTxID
-	return r, record(ctx, tx, r, ActionRecordRepayment, audit.Success,
-		map[string]any{"repaidAmountSantim": rep.AmountSantim, "source": rep.Source, "ledgerTxId": rep.LedgerTxID}, EventRepaid, payload)
 }

@@ -57,23 +57,24 @@ const (
 
 // Request is one EWA request.
 type Request struct {
-	ID                 string
-	TenantID           string
-	EmployeeID         string
-	PrincipalSantim    int64
-	FeeSantim          int64
-	Status             Status
-	WorkflowID         string // the disburse saga's id, once one claimed the request
-	LedgerTxID         string // the disbursement's ledger transaction, once posted
-	TransferID         string // the partner's transfer id, once accepted
-	FailureReason      string // why FAILED
-	RepaidAmountSantim int64
-	RepaymentSource    string
-	// RepaymentLedgerTxID is the repayment journal's ledger transaction, once REPAID.
+	ID              string
+	TenantID        string
+	EmployeeID      string
+	PrincipalSantim int64
+	FeeSantim       int64
+	Status          Status
+	WorkflowID      string // the disburse saga's id, once one claimed the request
+	LedgerTxID      string // the disbursement's ledger transaction, once posted
+	TransferID      string // the partner's transfer id, once accepted
+	FailureReason   string // why FAILED
+	// RepaidAmountSantim is the sum of the request's posted repayments (0 before the first);
+	// RepaymentSource and RepaymentLedgerTxID are the latest one's (its source and journal).
+	RepaidAmountSantim  int64
+	RepaymentSource     string
 	RepaymentLedgerTxID string
 	RequestedAt         time.Time
 	DisbursedAt         time.Time // zero until DISBURSED
-	RepaidAt            time.Time // zero until REPAID
+	RepaidAt            time.Time // zero until REPAID (repaid in full)
 	UpdatedAt           time.Time
 }
 
