@@ -9,7 +9,7 @@ GO_TEST_TIMEOUT ?= 25m
 FUZZTIME ?= 30s
 WORKFLOWCHECK := go.temporal.io/sdk/contrib/tools/workflowcheck@v0.6.0
 
-.PHONY: run test bench lint build generate migrate soak fuzz deps clean
+.PHONY: run test bench lint build build-prod generate migrate soak fuzz deps clean
 
 ## run: build and start the whole stack on embedded defaults (private Postgres, embedded Temporal + UI)
 run: deps build
@@ -41,12 +41,19 @@ fuzz: deps
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '\.pb\.go$$')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	go vet ./...
+	go vet -tags noembed ./cmd/wagerail
 	@go mod tidy -diff || { echo "go.mod/go.sum are not tidy: run go mod tidy"; exit 1; }
 	go run $(WORKFLOWCHECK) ./workflows/...
 
-## build: the one binary
+## build: the one binary, with the embedded Temporal server and UI that `wagerail dev` runs
 build:
 	go build -trimpath -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/wagerail
+
+## build-prod: the binary as deploy/Dockerfile builds it (-tags noembed: no embedded Temporal
+## server or UI; `wagerail dev` refuses), and both binaries' sizes
+build-prod: build
+	go build -tags noembed -trimpath -ldflags "$(LDFLAGS)" -o $(BIN)-prod ./cmd/wagerail
+	@ls -l $(BIN) $(BIN)-prod | awk '{printf "%-22s %6.1f MB\n", $$NF, $$5/1048576}'
 
 ## generate: regenerate protobuf/gRPC code (needs protoc; see schema/proto/*/v1/generate.go)
 generate:

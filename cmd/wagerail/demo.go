@@ -1,3 +1,5 @@
+//go:build !noembed
+
 package main
 
 import (
@@ -82,22 +84,6 @@ var demoEmployees = []demoEmployee{
 var demoEwaSettings = map[string]any{
 	"fundingAccount":   map[string]string{"partner": demoPartner, "accountNumber": demoFundingAccount},
 	"accessCapPercent": 50, "feeFlatSantim": 500, "feeBasisPoints": 100, "accountNameMatch": false,
-}
-
-// demoCredentials is the demo's part of credentials.json: generated passwords, the ids the seed
-// made, and how far it got.
-type demoCredentials struct {
-	AdminEmail     string            `json:"adminEmail"`
-	AdminPassword  string            `json:"adminPassword"`
-	OwnerEmail     string            `json:"ownerEmail"`
-	OwnerPassword  string            `json:"ownerPassword"`
-	BusinessID     string            `json:"businessId,omitempty"`
-	Employees      map[string]string `json:"employees,omitempty"` // demoEmployee.Key → employee id
-	FundingAccount string            `json:"fundingAccount"`
-	// EwaSettingsSet and Complete record the steps a re-run cannot see without acting (the
-	// settings have defaults; reading them needs a session, which is audited).
-	EwaSettingsSet bool `json:"ewaSettingsSet,omitempty"`
-	Complete       bool `json:"complete,omitempty"`
 }
 
 // demoEnv is what the seed needs from the running stack.

@@ -1,10 +1,9 @@
+//go:build !noembed
+
 package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -16,80 +15,11 @@ import (
 	"time"
 
 	"github.com/wagerail/wagerail/internal/notify"
-	"github.com/wagerail/wagerail/internal/platform/cli"
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/devtemporal"
 	"github.com/wagerail/wagerail/internal/platform/pgcluster"
 	"github.com/wagerail/wagerail/schema"
 )
-
-type devConfig struct {
-	DataDir          string
-	PGPort           int
-	DatabaseURL      string
-	DatabaseOwnerURL string
-	// DatabasePlatformURL is the cross-tenant role's URL when --database-url is set.
-	DatabasePlatformURL string
-	TemporalAddress     string
-	TemporalNamespace   string
-	TemporalPort        int
-	TemporalUIPort      int
-	// TemporalPostgres keeps the embedded Temporal server's state in the private Postgres cluster
-	// instead of the data dir's temporal.db.
-	TemporalPostgres  bool
-	APIAddr           string
-	LedgerGRPCAddr    string
-	LedgerMetricsAddr string
-	GatewayGRPCAddr   string
-	GatewayMetrics    string
-	SandboxAddr       string
-	WorkerMetricsAddr string
-	ReconcileTenants  string
-	// PublicURL and SMTP are the API's (links in e-mails; e-mail delivery instead of the dev inbox).
-	PublicURL string
-	SMTP      smtpSettings
-	LogLevel  string
-	// NoDemo leaves the whole demo out: the sandbox's demo accounts and the demo users, business,
-	// employees and settings (demo.go).
-	NoDemo bool
-}
-
-func devCommand() *cli.Command {
-	var cfg devConfig
-	c := cli.New("dev", "wagerail dev [flags]",
-		"Run everything in one process on embedded defaults: a private Postgres under the data dir, an\n"+
-			"embedded Temporal server with its Web UI, the ledger, gateway, bank sandbox, API and worker.")
-	c.String(&cfg.DataDir, "data-dir", "WAGERAIL_DATA_DIR", ".data", "where the private Postgres and Temporal keep their state")
-	c.Int(&cfg.PGPort, "pg-port", "WAGERAIL_PG_PORT", 54329, "port of the private Postgres cluster (127.0.0.1 only)")
-	c.String(&cfg.DatabaseURL, "database-url", "DATABASE_URL", "", "use this Postgres (runtime role) instead of the private cluster")
-	c.String(&cfg.DatabaseOwnerURL, "database-owner-url", "DATABASE_OWNER_URL", "", "owner role URL for migrations when --database-url is set")
-	c.String(&cfg.DatabasePlatformURL, "database-platform-url", "DATABASE_PLATFORM_URL", "", "cross-tenant role (wagerail_platform) URL when --database-url is set")
-	c.String(&cfg.TemporalAddress, "temporal-address", "TEMPORAL_ADDRESS", "", "use this Temporal cluster instead of the embedded server")
-	c.String(&cfg.TemporalNamespace, "temporal-namespace", "TEMPORAL_NAMESPACE", "default", "Temporal namespace")
-	c.Int(&cfg.TemporalPort, "temporal-port", "WAGERAIL_TEMPORAL_PORT", 7233, "embedded Temporal frontend port")
-	c.Int(&cfg.TemporalUIPort, "temporal-ui-port", "WAGERAIL_TEMPORAL_UI_PORT", 8233, "embedded Temporal Web UI port")
-	c.Bool(&cfg.TemporalPostgres, "temporal-postgres", "WAGERAIL_TEMPORAL_POSTGRES", false, "keep the embedded Temporal server's state in the private Postgres (databases temporal, temporal_visibility) instead of <data-dir>/temporal.db")
-	c.String(&cfg.APIAddr, "api-addr", "API_ADDR", "127.0.0.1:8080", "API listen address")
-	c.String(&cfg.LedgerGRPCAddr, "ledger-grpc-addr", "LEDGER_GRPC_ADDR", "127.0.0.1:50052", "ledger gRPC listen address")
-	c.String(&cfg.LedgerMetricsAddr, "ledger-metrics-addr", "LEDGER_METRICS_ADDR", "127.0.0.1:50054", "ledger metrics and /healthz listen address")
-	c.String(&cfg.GatewayGRPCAddr, "gateway-grpc-addr", "GATEWAY_GRPC_ADDR", "127.0.0.1:50051", "gateway gRPC listen address")
-	c.String(&cfg.GatewayMetrics, "gateway-metrics-addr", "GATEWAY_METRICS_ADDR", "127.0.0.1:50053", "gateway metrics listen address")
-	c.String(&cfg.SandboxAddr, "sandbox-addr", "SANDBOX_ADDR", "127.0.0.1:8090", "bank sandbox HTTP listen address")
-	c.String(&cfg.WorkerMetricsAddr, "worker-metrics-addr", "WORKER_METRICS_ADDR", "127.0.0.1:50055", "worker metrics and /healthz listen address")
-	c.String(&cfg.ReconcileTenants, "reconcile-tenants", "RECONCILE_TENANTS", "", "tenants the worker's daily reconciliation schedule covers (empty: no schedule)")
-	c.String(&cfg.PublicURL, "public-url", "PUBLIC_URL", "", "the portal's base URL, where the links in e-mails point (default: the API's URL)")
-	c.Bool(&cfg.NoDemo, "no-demo", "WAGERAIL_NO_DEMO", false, "seed no demo: no sandbox demo accounts, no demo admin, business, employees or EWA settings")
-	addSMTPFlags(c, &cfg.SMTP)
-	addLogLevel(c, &cfg.LogLevel)
-	c.Run = func(ctx context.Context, _ []string) error {
-		log, err := newLogger(cfg.LogLevel, "dev")
-		if err != nil {
-			return err
-		}
-		return runDev(ctx, log, cfg)
-	}
-	return c
-}
 
 // devStack is what runDev started, stopped in reverse order.
 type devStack struct {
@@ -437,65 +367,4 @@ func (st *devStack) stop(log *slog.Logger) {
 		})
 	}
 	wg.Wait()
-}
-
-// credentialsFile is the data dir's credentials file.
-const credentialsFile = "credentials.json"
-
-// devCredentials are the passwords of the private cluster's login roles, made on first run and
-// kept (0600) beside it so a second run reuses the same cluster; and the demo's.
-type devCredentials struct {
-	OwnerPassword    string `json:"ownerPassword"`
-	AppPassword      string `json:"appPassword"`
-	PlatformPassword string `json:"platformPassword"` // the cross-tenant role (internal/platform/crosstenant)
-	CallbackSecret   string `json:"callbackSecret"`   // sandbox → API webhook signing key
-	AdjustmentKey    string `json:"adjustmentKey"`    // API → ledger adjustment approval key
-	// TemporalPassword is the password of the embedded Temporal server's login role
-	// (devtemporal.PostgresUser) when its state is in the private cluster (--temporal-postgres).
-	TemporalPassword string `json:"temporalPassword"`
-	// Demo holds the demo's generated passwords and ids (demo.go); nil until it was seeded.
-	Demo *demoCredentials `json:"demo,omitempty"`
-}
-
-func loadOrCreateCredentials(path string) (devCredentials, error) {
-	var c devCredentials
-	b, err := os.ReadFile(path)
-	if err == nil {
-		if err := json.Unmarshal(b, &c); err != nil || c.OwnerPassword == "" || c.AppPassword == "" {
-			return c, fmt.Errorf("%s is damaged: delete the data dir to start afresh", path)
-		}
-		if c.CallbackSecret != "" && c.AdjustmentKey != "" && c.PlatformPassword != "" && c.TemporalPassword != "" {
-			return c, nil
-		}
-		// Written by an older version: add the missing keys, keep the passwords.
-		if c.CallbackSecret == "" {
-			c.CallbackSecret = randomToken()
-		}
-		if c.AdjustmentKey == "" {
-			c.AdjustmentKey = randomToken()
-		}
-		if c.PlatformPassword == "" {
-			c.PlatformPassword = randomToken()
-		}
-		if c.TemporalPassword == "" {
-			c.TemporalPassword = randomToken()
-		}
-		b, _ = json.Marshal(c)
-		return c, os.WriteFile(path, b, 0o600)
-	}
-	if !errors.Is(err, os.ErrNotExist) {
-		return c, err
-	}
-	c = devCredentials{OwnerPassword: randomToken(), AppPassword: randomToken(), PlatformPassword: randomToken(),
-		CallbackSecret: randomToken(), AdjustmentKey: randomToken(), TemporalPassword: randomToken()}
-	b, _ = json.Marshal(c)
-	return c, os.WriteFile(path, b, 0o600)
-}
-
-func randomToken() string {
-	b := make([]byte, 18)
-	if _, err := rand.Read(b); err != nil {
-		panic(err)
-	}
-	return hex.EncodeToString(b)
 }

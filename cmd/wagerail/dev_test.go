@@ -1,3 +1,5 @@
+//go:build !noembed
+
 package main
 
 import (
@@ -30,8 +32,6 @@ import (
 	"github.com/wagerail/wagerail/internal/platform/testkit"
 )
 
-func TestMain(m *testing.M) { testkit.Main(m) }
-
 type devProc struct {
 	cmd     *exec.Cmd
 	apiURL  string
@@ -58,8 +58,6 @@ func (w *readyWatcher) Write(p []byte) (int, error) {
 	}
 	return n, err
 }
-
-func addr(p int) string { return "127.0.0.1:" + strconv.Itoa(p) }
 
 // devPorts claims the ten ports a dev stack listens on. freeport keeps them away from the kernel's
 // ephemeral range and from every other test process, so nothing takes one before dev binds it.
