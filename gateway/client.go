@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"google.golang.org/grpc"
@@ -36,9 +35,10 @@ type ClientOptions struct {
 // failures into *Error values: errors.Is(err, gateway.ErrReferenceConflict), ReasonOf(err), and
 // (*Error).Field for the request field an INVALID_ARGUMENT names.
 //
-// Only infrastructure failures count against the breaker: the gateway unreachable, slow or
-// failing (UNAVAILABLE, DEADLINE_EXCEEDED, INTERNAL) and the partner behind it down or slow
-// (PARTNER_UNAVAILABLE, PARTNER_TIMEOUT). A caller's mistake (INVALID_ARGUMENT, UNKNOWN_PARTNER,
+// Dial options, breaker, deadlines and error mapping are internal/platform/rpcclient's, shared
+// with the ledger's client. Only infrastructure failures (Reason.Infra) count against the
+// breaker: the gateway unreachable, slow or failing (UNAVAILABLE, DEADLINE_EXCEEDED, INTERNAL)
+// and the partner behind it down or slow (PARTNER_UNAVAILABLE, PARTNER_TIMEOUT). A caller's mistake (INVALID_ARGUMENT, UNKNOWN_PARTNER,
 // REFERENCE_CONFLICT, TRANSFER_NOT_FOUND, PARTNER_REFUSED_REQUEST, FAILED_PRECONDITION, …) is the
 // gateway working and never opens it. While it is open, calls fail at once with ErrCircuitOpen
 // and nothing is sent.
@@ -51,26 +51,27 @@ type ClientOptions struct {
 // UNAVAILABLE or INTERNAL, may have been sent; resolve it with GetTransferStatus before any
 // compensation. PARTNER_UNAVAILABLE, CIRCUIT_OPEN and every caller's mistake mean nothing was sent.
 type Client struct {
-	rpc     gatewayv1.GatewayServiceClient
-	conn    *grpc.ClientConn
-	opts    ClientOptions
-	breaker *rpcclient.Breaker
+	rpcclient.Base
+	rpc  gatewayv1.GatewayServiceClient
+	opts ClientOptions
 }
 
 // Dial connects to the gateway at addr (host:port, plaintext: the service runs inside the
 // private network; put TLS in front of it with a mesh or pass grpc options in dialOpts).
 func Dial(addr string, opts ClientOptions, dialOpts ...grpc.DialOption) (*Client, error) {
-	conn, err := rpcclient.Dial(addr, dialOpts...)
+	conn, err := rpcclient.Dial("gateway", addr, dialOpts...)
 	if err != nil {
-		return nil, errors.Join(errors.New("gateway.dial: "+addr), err)
+		return nil, err
 	}
-	c := NewClient(gatewayv1.NewGatewayServiceClient(conn), opts)
-	c.conn = conn
-	return c, nil
+	return newClient(gatewayv1.NewGatewayServiceClient(conn), conn, opts), nil
 }
 
-// NewClient wraps a generated client (one on an existing connection).
+// NewClient wraps a generated client (one on an existing connection, which the caller closes).
 func NewClient(rpc gatewayv1.GatewayServiceClient, opts ClientOptions) *Client {
+	return newClient(rpc, nil, opts)
+}
+
+func newClient(rpc gatewayv1.GatewayServiceClient, conn *grpc.ClientConn, opts ClientOptions) *Client {
 	if opts.Timeout <= 0 {
 		opts.Timeout = 10 * time.Second
 	}
@@ -80,78 +81,49 @@ func NewClient(rpc gatewayv1.GatewayServiceClient, opts ClientOptions) *Client {
 	if opts.BatchTimeout <= 0 {
 		opts.BatchTimeout = 120 * time.Second
 	}
-	b := rpcclient.NewBreaker(rpcclient.Settings{
-		Name: "gateway", Failures: opts.BreakerFailures, OpenFor: opts.BreakerOpenFor, OnStateChange: opts.OnStateChange,
-		MapError: FromStatus, Infra: infraFailure,
-		OpenError: func(cause error) error {
-			return &Error{Reason: ReasonCircuitOpen, Message: "gateway circuit breaker is open: " + cause.Error()}
-		},
-	})
-	return &Client{rpc: rpc, opts: opts, breaker: b}
-}
-
-// Close closes the connection Dial opened.
-func (c *Client) Close() error {
-	if c.conn == nil {
-		return nil
-	}
-	return c.conn.Close()
-}
-
-// BreakerState is "closed", "half-open" or "open".
-func (c *Client) BreakerState() string { return c.breaker.State() }
-
-// infraFailure: the gateway or its partner failing, as opposed to a refusal.
-func infraFailure(err error) bool {
-	var ge *Error
-	if !errors.As(err, &ge) {
-		return true
-	}
-	switch ge.Reason {
-	case ReasonUnavailable, ReasonDeadlineExceeded, ReasonInternal, ReasonPartnerUnavail, ReasonPartnerTimeout:
-		return true
-	}
-	return false
+	base := rpcclient.NewBase[Reason]("gateway", conn, rpcclient.BreakerOptions{
+		Failures: opts.BreakerFailures, OpenFor: opts.BreakerOpenFor, OnStateChange: opts.OnStateChange})
+	return &Client{Base: base, rpc: rpc, opts: opts}
 }
 
 // LookupAccount: see GatewayService.LookupAccount. A missing account is Exists false, not an
 // error; a partner that cannot answer is ErrPartnerUnavail or ErrPartnerTimeout (fail closed).
 func (c *Client) LookupAccount(ctx context.Context, r *gatewayv1.LookupAccountRequest) (*gatewayv1.LookupAccountResponse, error) {
-	return rpcclient.Call(ctx, c.breaker, c.opts.Timeout, c.rpc.LookupAccount, r)
+	return rpcclient.Invoke(ctx, &c.Base, c.opts.Timeout, c.rpc.LookupAccount, r)
 }
 
 // InitiateDisbursement: see GatewayService.InitiateDisbursement. Errors: ErrInvalidArgument,
 // ErrUnknownPartner, ErrReferenceConflict, ErrPartnerInvalid, ErrPartnerUnavail (not sent),
 // ErrCircuitOpen (not sent); ErrDeadlineExceeded, ErrUnavailable, ErrInternal (outcome unknown).
 func (c *Client) InitiateDisbursement(ctx context.Context, r *gatewayv1.InitiateDisbursementRequest) (*gatewayv1.InitiateDisbursementResponse, error) {
-	return rpcclient.Call(ctx, c.breaker, c.opts.TransferTimeout, c.rpc.InitiateDisbursement, r)
+	return rpcclient.Invoke(ctx, &c.Base, c.opts.TransferTimeout, c.rpc.InitiateDisbursement, r)
 }
 
 // InitiateBulkDisbursement: see GatewayService.InitiateBulkDisbursement; errors as
 // InitiateDisbursement.
 func (c *Client) InitiateBulkDisbursement(ctx context.Context, r *gatewayv1.InitiateBulkDisbursementRequest) (*gatewayv1.InitiateBulkDisbursementResponse, error) {
-	return rpcclient.Call(ctx, c.breaker, c.opts.BatchTimeout, c.rpc.InitiateBulkDisbursement, r)
+	return rpcclient.Invoke(ctx, &c.Base, c.opts.BatchTimeout, c.rpc.InitiateBulkDisbursement, r)
 }
 
 // GetTransferStatus: see GatewayService.GetTransferStatus. ErrTransferNotFound means the partner
 // has no transfer with the reference, so initiating it again is safe.
 func (c *Client) GetTransferStatus(ctx context.Context, r *gatewayv1.GetTransferStatusRequest) (*gatewayv1.GetTransferStatusResponse, error) {
-	return rpcclient.Call(ctx, c.breaker, c.opts.Timeout, c.rpc.GetTransferStatus, r)
+	return rpcclient.Invoke(ctx, &c.Base, c.opts.Timeout, c.rpc.GetTransferStatus, r)
 }
 
 // GetBatchStatus: see GatewayService.GetBatchStatus. ErrTransferNotFound means the partner has no
 // batch with the reference, so initiating it again (same reference, same items) is safe.
 func (c *Client) GetBatchStatus(ctx context.Context, r *gatewayv1.GetBatchStatusRequest) (*gatewayv1.GetBatchStatusResponse, error) {
-	return rpcclient.Call(ctx, c.breaker, c.opts.BatchTimeout, c.rpc.GetBatchStatus, r)
+	return rpcclient.Invoke(ctx, &c.Base, c.opts.BatchTimeout, c.rpc.GetBatchStatus, r)
 }
 
 // GetAdapterStatus: see GatewayService.GetAdapterStatus.
 func (c *Client) GetAdapterStatus(ctx context.Context, r *gatewayv1.GetAdapterStatusRequest) (*gatewayv1.GetAdapterStatusResponse, error) {
-	return rpcclient.Call(ctx, c.breaker, c.opts.Timeout, c.rpc.GetAdapterStatus, r)
+	return rpcclient.Invoke(ctx, &c.Base, c.opts.Timeout, c.rpc.GetAdapterStatus, r)
 }
 
 // FetchStatement: see GatewayService.FetchStatement. Errors besides the partner's:
 // ErrStatementBad, ErrStatementForeign, ErrStatementChanged.
 func (c *Client) FetchStatement(ctx context.Context, r *gatewayv1.FetchStatementRequest) (*gatewayv1.FetchStatementResponse, error) {
-	return rpcclient.Call(ctx, c.breaker, c.opts.BatchTimeout, c.rpc.FetchStatement, r)
+	return rpcclient.Invoke(ctx, &c.Base, c.opts.BatchTimeout, c.rpc.FetchStatement, r)
 }

@@ -205,7 +205,9 @@ func TestClientBreakerIgnoresInvalidRequests(t *testing.T) {
 		add(c.FetchStatement(ctx, &gatewayv1.FetchStatementRequest{Partner: SandboxPartner, TenantId: "t", Account: src, FromDate: "2026-03-02", ToDate: "2026-03-01"}))
 		for _, err := range errs {
 			require.Error(t, err)
-			require.False(t, infraFailure(err), "%v", err)
+			var ge *Error
+			require.ErrorAs(t, err, &ge)
+			require.False(t, ge.Reason.Infra(), "%v", err)
 			reasons[ReasonOf(err)]++
 		}
 		// Business answers that are not errors at all: a rejection and a missing account.

@@ -22,6 +22,7 @@ import (
 	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/wagerail/wagerail/internal/platform/money"
+	"github.com/wagerail/wagerail/internal/platform/rpcclient"
 	gatewayv1 "github.com/wagerail/wagerail/schema/proto/gateway/v1"
 )
 
@@ -322,7 +323,7 @@ func TestHardening4_HostileInputRefusedAtTheEdge(t *testing.T) {
 		reason, name := errorField(err)
 		require.Equal(t, ReasonInvalidArgument, reason, what)
 		require.Equal(t, p.field, name, "%s: %v", what, err)
-		require.LessOrEqual(t, len(status.Convert(err).Message()), maxStatusMessage+len("…"), what)
+		require.LessOrEqual(t, len(status.Convert(err).Message()), rpcclient.MaxStatusMessage+len("…"), what)
 		counts[p.class]++
 	}
 	// A well-formed partner name the gateway does not know is NotFound, not InvalidArgument.

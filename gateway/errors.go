@@ -3,15 +3,12 @@ package gateway
 import (
 	"context"
 	"errors"
-	"fmt"
-	"strings"
-	"unicode/utf8"
 
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"github.com/wagerail/wagerail/internal/platform/field"
+	"github.com/wagerail/wagerail/internal/platform/rpcclient"
 )
 
 // ErrorDomain is the google.rpc.ErrorInfo domain of every gateway error.
@@ -24,7 +21,7 @@ type Reason string
 const (
 	// ReasonInvalidArgument: a request field is refused at the edge (ErrorInfo metadata "field"
 	// names it); nothing was sent to the partner and nothing was written.
-	ReasonInvalidArgument Reason = "INVALID_ARGUMENT"
+	ReasonInvalidArgument Reason = rpcclient.ReasonInvalidArgument
 	// ReasonUnknownPartner: the gateway has no adapter for the partner name.
 	ReasonUnknownPartner Reason = "UNKNOWN_PARTNER"
 	// ReasonReferenceConflict: the reference is already used with a different body (by the
@@ -49,14 +46,14 @@ const (
 	// ReasonStatementChanged: the partner resent a statement line with other content.
 	ReasonStatementChanged Reason = "STATEMENT_LINE_CHANGED"
 	// ReasonDeadlineExceeded: the caller's deadline ran out inside the gateway.
-	ReasonDeadlineExceeded Reason = "DEADLINE_EXCEEDED"
+	ReasonDeadlineExceeded Reason = rpcclient.ReasonDeadlineExceeded
 	// ReasonInternal: a fault of the gateway itself; its detail is logged, never sent.
-	ReasonInternal Reason = "INTERNAL"
+	ReasonInternal Reason = rpcclient.ReasonInternal
 
 	// Only the Client produces these two: the gateway could not be reached, or the client's
 	// circuit breaker is open and nothing was sent.
-	ReasonUnavailable Reason = "UNAVAILABLE"
-	ReasonCircuitOpen Reason = "CIRCUIT_OPEN"
+	ReasonUnavailable Reason = rpcclient.ReasonUnavailable
+	ReasonCircuitOpen Reason = rpcclient.ReasonCircuitOpen
 )
 
 // Code is the gRPC code a reason travels with.
@@ -83,58 +80,23 @@ func (r Reason) Code() codes.Code {
 	}
 }
 
+// Domain is the ErrorInfo domain of the gateway's errors.
+func (Reason) Domain() string { return ErrorDomain }
+
+// Infra reports whether the reason says the gateway or the partner behind it is failing
+// (unreachable, slow, faulty) rather than refusing; only these count against the client's
+// breaker.
+func (r Reason) Infra() bool {
+	return rpcclient.TransportInfra(string(r)) || r == ReasonPartnerUnavail || r == ReasonPartnerTimeout
+}
+
 // Error is a gateway error: a stable reason, a human message and, for INVALID_ARGUMENT, the
-// request field at fault. The server sends it as a gRPC status (code from the reason, ErrorInfo
-// detail, message "REASON: message"); the Client turns the status back into an *Error, so
-// errors.Is(err, gateway.ErrReferenceConflict) works on both sides.
-type Error struct {
-	Reason  Reason
-	Message string
-	// Field is the request field an INVALID_ARGUMENT refers to ("items[3].amount_santim"),
-	// carried as ErrorInfo metadata "field".
-	Field string
-}
-
-func (e *Error) Error() string {
-	if e.Message == "" {
-		return string(e.Reason)
-	}
-	return string(e.Reason) + ": " + e.Message
-}
-
-// Is matches another *Error with the same reason, so the sentinels below work with errors.Is.
-func (e *Error) Is(target error) bool {
-	var t *Error
-	return errors.As(target, &t) && t.Reason == e.Reason
-}
-
-// Code is the gRPC code of the error.
-func (e *Error) Code() codes.Code { return e.Reason.Code() }
-
-// maxStatusMessage bounds the message of every status the gateway sends: a message travels in a
-// trailer, and one that echoes a hostile value must not outgrow what a client accepts.
-const maxStatusMessage = 1024
-
-// GRPCStatus is the status the error is sent as.
-func (e *Error) GRPCStatus() *status.Status {
-	msg := e.Error()
-	if len(msg) > maxStatusMessage {
-		cut := maxStatusMessage
-		for cut > 0 && !utf8.RuneStart(msg[cut]) {
-			cut--
-		}
-		msg = msg[:cut] + "…"
-	}
-	info := &errdetails.ErrorInfo{Reason: string(e.Reason), Domain: ErrorDomain}
-	if e.Field != "" {
-		info.Metadata = map[string]string{"field": e.Field}
-	}
-	st := status.New(e.Code(), msg)
-	if d, err := st.WithDetails(info); err == nil {
-		return d
-	}
-	return st
-}
+// request field at fault (Field, e.g. "items[3].amount_santim", carried as ErrorInfo metadata
+// "field"). The server sends it as a gRPC status (code from the reason, ErrorInfo detail,
+// message "REASON: message", at most rpcclient.MaxStatusMessage bytes); the Client turns the
+// status back into an *Error, so errors.Is(err, gateway.ErrReferenceConflict) works on both
+// sides. The type and its wire form are internal/platform/rpcclient's, shared with the ledger.
+type Error = rpcclient.Error[Reason]
 
 // Sentinels for errors.Is.
 var (
@@ -158,13 +120,7 @@ var (
 
 // ReasonOf is the reason of a gateway error (one the Client returned, or a server-side error),
 // and "" for nil or an error the gateway did not produce.
-func ReasonOf(err error) Reason {
-	var ge *Error
-	if errors.As(err, &ge) {
-		return ge.Reason
-	}
-	return ""
-}
+func ReasonOf(err error) Reason { return rpcclient.ReasonOf[Reason](err) }
 
 // invalidInput is the one answer to a refused field: reason INVALID_ARGUMENT with the field's
 // name, so a caller can point at it without parsing the message. The message never echoes the
@@ -240,48 +196,4 @@ func ToStatus(err error) *status.Status {
 // FromStatus turns an error returned by a gRPC call back into an *Error. A status without a
 // gateway ErrorInfo (transport failures, deadlines, another service's errors) gets the reason its
 // code implies.
-func FromStatus(err error) error {
-	if err == nil {
-		return nil
-	}
-	var ge *Error
-	if errors.As(err, &ge) {
-		return err
-	}
-	st, ok := status.FromError(err)
-	if !ok {
-		if errors.Is(err, context.DeadlineExceeded) {
-			return &Error{Reason: ReasonDeadlineExceeded, Message: err.Error()}
-		}
-		if errors.Is(err, context.Canceled) {
-			return err
-		}
-		return &Error{Reason: ReasonUnavailable, Message: err.Error()}
-	}
-	for _, d := range st.Details() {
-		if info, ok := d.(*errdetails.ErrorInfo); ok && info.GetDomain() == ErrorDomain {
-			msg := strings.TrimPrefix(st.Message(), info.GetReason()+": ")
-			return &Error{Reason: Reason(info.GetReason()), Message: msg, Field: info.GetMetadata()["field"]}
-		}
-	}
-	switch st.Code() {
-	case codes.Canceled:
-		return context.Canceled
-	case codes.DeadlineExceeded:
-		return &Error{Reason: ReasonDeadlineExceeded, Message: st.Message()}
-	case codes.Unavailable, codes.ResourceExhausted, codes.Aborted:
-		return &Error{Reason: ReasonUnavailable, Message: st.Message()}
-	case codes.InvalidArgument:
-		// rpcserve refuses an undecodable request before the gateway sees it (ErrorInfo of
-		// domain rpc.wagerail.dev, field "request").
-		e := &Error{Reason: ReasonInvalidArgument, Message: st.Message()}
-		for _, d := range st.Details() {
-			if info, ok := d.(*errdetails.ErrorInfo); ok {
-				e.Field = info.GetMetadata()["field"]
-			}
-		}
-		return e
-	default:
-		return &Error{Reason: ReasonInternal, Message: fmt.Sprintf("%s: %s", st.Code(), st.Message())}
-	}
-}
+func FromStatus(err error) error { return rpcclient.FromStatus[Reason](err) }

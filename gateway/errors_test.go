@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/wagerail/wagerail/internal/platform/field"
+	"github.com/wagerail/wagerail/internal/platform/rpcclient"
 	gatewayv1 "github.com/wagerail/wagerail/schema/proto/gateway/v1"
 )
 
@@ -69,7 +70,7 @@ func TestToStatusClassifiesEveryDomainError(t *testing.T) {
 	require.ErrorIs(t, FromStatus(ToStatus(err).Err()), ErrUnknownPartner)
 	// A message past the bound is cut on a rune boundary.
 	long := ToStatus(&Error{Reason: ReasonPartnerInvalid, Message: strings.Repeat("é", 2000)})
-	require.LessOrEqual(t, len(long.Message()), maxStatusMessage+len("…"))
+	require.LessOrEqual(t, len(long.Message()), rpcclient.MaxStatusMessage+len("…"))
 	require.True(t, strings.HasSuffix(long.Message(), "…"))
 }
 

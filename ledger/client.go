@@ -32,71 +32,44 @@ type ClientOptions struct {
 //
 // Only infrastructure failures (Unavailable, DeadlineExceeded, Internal) count against the
 // breaker: a refused posting is the ledger working, not failing. While the breaker is open,
-// calls fail at once with ErrCircuitOpen and nothing is sent. The policy is internal/platform/rpcclient's,
-// shared with the gateway's client.
+// calls fail at once with ErrCircuitOpen and nothing is sent. Dial options, breaker, deadlines
+// and error mapping are internal/platform/rpcclient's, shared with the gateway's client.
 type Client struct {
-	rpc     ledgerv1.LedgerServiceClient
-	conn    *grpc.ClientConn
-	opts    ClientOptions
-	breaker *rpcclient.Breaker
+	rpcclient.Base
+	rpc  ledgerv1.LedgerServiceClient
+	opts ClientOptions
 }
 
 // Dial connects to the ledger at addr (host:port, plaintext: the service runs inside the
-// private network; put TLS in front of it with a mesh or pass grpc options to NewClient).
+// private network; put TLS in front of it with a mesh or pass grpc options in dialOpts).
 func Dial(addr string, opts ClientOptions, dialOpts ...grpc.DialOption) (*Client, error) {
-	conn, err := rpcclient.Dial(addr, dialOpts...)
+	conn, err := rpcclient.Dial("ledger", addr, dialOpts...)
 	if err != nil {
-		return nil, errors.Join(errors.New("ledger.dial: "+addr), err)
+		return nil, err
 	}
-	c := NewClient(ledgerv1.NewLedgerServiceClient(conn), opts)
-	c.conn = conn
-	return c, nil
+	return newClient(ledgerv1.NewLedgerServiceClient(conn), conn, opts), nil
 }
 
-// NewClient wraps a generated client (one on an existing connection).
+// NewClient wraps a generated client (one on an existing connection, which the caller closes).
 func NewClient(rpc ledgerv1.LedgerServiceClient, opts ClientOptions) *Client {
+	return newClient(rpc, nil, opts)
+}
+
+func newClient(rpc ledgerv1.LedgerServiceClient, conn *grpc.ClientConn, opts ClientOptions) *Client {
 	if opts.Timeout <= 0 {
 		opts.Timeout = 5 * time.Second
 	}
 	if opts.BatchTimeout <= 0 {
 		opts.BatchTimeout = 60 * time.Second
 	}
-	b := rpcclient.NewBreaker(rpcclient.Settings{
-		Name: "ledger", Failures: opts.BreakerFailures, OpenFor: opts.BreakerOpenFor, OnStateChange: opts.OnStateChange,
-		MapError: FromStatus, Infra: infraFailure,
-		OpenError: func(cause error) error {
-			return &Error{Reason: ReasonCircuitOpen, Message: "ledger circuit breaker is open: " + cause.Error()}
-		},
-	})
-	return &Client{rpc: rpc, opts: opts, breaker: b}
-}
-
-// Close closes the connection Dial opened.
-func (c *Client) Close() error {
-	if c.conn == nil {
-		return nil
-	}
-	return c.conn.Close()
-}
-
-// BreakerState is "closed", "half-open" or "open".
-func (c *Client) BreakerState() string { return c.breaker.State() }
-
-func infraFailure(err error) bool {
-	var le *Error
-	if !errors.As(err, &le) {
-		return true
-	}
-	switch le.Reason {
-	case ReasonUnavailable, ReasonDeadlineExceeded, ReasonInternal:
-		return true
-	}
-	return false
+	base := rpcclient.NewBase[Reason]("ledger", conn, rpcclient.BreakerOptions{
+		Failures: opts.BreakerFailures, OpenFor: opts.BreakerOpenFor, OnStateChange: opts.OnStateChange})
+	return &Client{Base: base, rpc: rpc, opts: opts}
 }
 
 // call runs one RPC under the breaker and the deadline, mapping its error back to *Error.
 func call[Req, Resp any](ctx context.Context, c *Client, timeout time.Duration, fn func(context.Context, Req, ...grpc.CallOption) (Resp, error), req Req) (Resp, error) {
-	return rpcclient.Call(ctx, c.breaker, timeout, fn, req)
+	return rpcclient.Invoke(ctx, &c.Base, timeout, fn, req)
 }
 
 // EnsureAccount: see LedgerService.EnsureAccount.

@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/wagerail/wagerail/internal/platform/rpcclient"
 )
 
 // ErrorDomain is the google.rpc.ErrorInfo domain of every ledger error.
@@ -19,7 +19,7 @@ const ErrorDomain = "ledger.wagerail.dev"
 type Reason string
 
 const (
-	ReasonInvalidArgument       Reason = "INVALID_ARGUMENT"
+	ReasonInvalidArgument       Reason = rpcclient.ReasonInvalidArgument
 	ReasonMissingTenant         Reason = "MISSING_TENANT"
 	ReasonMissingIdempotencyKey Reason = "MISSING_IDEMPOTENCY_KEY"
 	ReasonTooFewEntries         Reason = "TOO_FEW_ENTRIES"
@@ -52,10 +52,10 @@ const (
 	ReasonSignatureInvalid Reason = "ADJUSTMENT_SIGNATURE_INVALID"
 	ReasonSelfApproved     Reason = "ADJUSTMENT_SELF_APPROVED"
 
-	ReasonUnavailable      Reason = "UNAVAILABLE"
-	ReasonDeadlineExceeded Reason = "DEADLINE_EXCEEDED"
-	ReasonInternal         Reason = "INTERNAL"
-	ReasonCircuitOpen      Reason = "CIRCUIT_OPEN"
+	ReasonUnavailable      Reason = rpcclient.ReasonUnavailable
+	ReasonDeadlineExceeded Reason = rpcclient.ReasonDeadlineExceeded
+	ReasonInternal         Reason = rpcclient.ReasonInternal
+	ReasonCircuitOpen      Reason = rpcclient.ReasonCircuitOpen
 )
 
 // Code is the gRPC code a reason travels with.
@@ -84,38 +84,19 @@ func (r Reason) Code() codes.Code {
 	}
 }
 
+// Domain is the ErrorInfo domain of the ledger's errors.
+func (Reason) Domain() string { return ErrorDomain }
+
+// Infra reports whether the reason says the ledger is failing (unreachable, slow, faulty) rather
+// than refusing; only these count against the client's breaker. A refused posting is the ledger
+// working, not failing.
+func (r Reason) Infra() bool { return rpcclient.TransportInfra(string(r)) }
+
 // Error is a ledger error: a stable reason and a human message. The server sends it as a gRPC
 // status (code from the reason, ErrorInfo detail, message "REASON: message"); the client turns
 // the status back into an *Error, so errors.Is(err, ledger.ErrUnbalanced) works on both sides.
-type Error struct {
-	Reason  Reason
-	Message string
-}
-
-func (e *Error) Error() string {
-	if e.Message == "" {
-		return string(e.Reason)
-	}
-	return string(e.Reason) + ": " + e.Message
-}
-
-// Is matches another *Error with the same reason, so the sentinels below work with errors.Is.
-func (e *Error) Is(target error) bool {
-	var t *Error
-	return errors.As(target, &t) && t.Reason == e.Reason
-}
-
-// Code is the gRPC code of the error.
-func (e *Error) Code() codes.Code { return e.Reason.Code() }
-
-// GRPCStatus lets grpc-go send the error as its status.
-func (e *Error) GRPCStatus() *status.Status {
-	st := status.New(e.Code(), e.Error())
-	if d, err := st.WithDetails(&errdetails.ErrorInfo{Reason: string(e.Reason), Domain: ErrorDomain}); err == nil {
-		return d
-	}
-	return st
-}
+// The type and its wire form are internal/platform/rpcclient's, shared with the gateway.
+type Error = rpcclient.Error[Reason]
 
 // Sentinels for errors.Is. Each method's doc comment lists the ones it may return.
 var (
@@ -176,40 +157,4 @@ func ToStatus(err error) *status.Status {
 
 // FromStatus turns an error returned by a gRPC call back into an *Error. A status without a
 // ledger ErrorInfo (transport failures, deadlines) gets the reason its code implies.
-func FromStatus(err error) error {
-	if err == nil {
-		return nil
-	}
-	var le *Error
-	if errors.As(err, &le) {
-		return err
-	}
-	st, ok := status.FromError(err)
-	if !ok {
-		if errors.Is(err, context.DeadlineExceeded) {
-			return &Error{Reason: ReasonDeadlineExceeded, Message: err.Error()}
-		}
-		if errors.Is(err, context.Canceled) {
-			return err
-		}
-		return &Error{Reason: ReasonUnavailable, Message: err.Error()}
-	}
-	for _, d := range st.Details() {
-		if info, ok := d.(*errdetails.ErrorInfo); ok && info.GetDomain() == ErrorDomain {
-			msg := strings.TrimPrefix(st.Message(), info.GetReason()+": ")
-			return &Error{Reason: Reason(info.GetReason()), Message: msg}
-		}
-	}
-	switch st.Code() {
-	case codes.Canceled:
-		return context.Canceled
-	case codes.DeadlineExceeded:
-		return &Error{Reason: ReasonDeadlineExceeded, Message: st.Message()}
-	case codes.Unavailable, codes.ResourceExhausted, codes.Aborted:
-		return &Error{Reason: ReasonUnavailable, Message: st.Message()}
-	case codes.InvalidArgument:
-		return &Error{Reason: ReasonInvalidArgument, Message: st.Message()}
-	default:
-		return &Error{Reason: ReasonInternal, Message: fmt.Sprintf("%s: %s", st.Code(), st.Message())}
-	}
-}
+func FromStatus(err error) error { return rpcclient.FromStatus[Reason](err) }

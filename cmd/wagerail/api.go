@@ -13,7 +13,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.temporal.io/sdk/client"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/wagerail/wagerail/api"
@@ -22,6 +21,7 @@ import (
 	"github.com/wagerail/wagerail/internal/notify"
 	"github.com/wagerail/wagerail/internal/platform/cli"
 	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/rpcclient"
 	"github.com/wagerail/wagerail/internal/uploads"
 	"github.com/wagerail/wagerail/ledger"
 	gatewayv1 "github.com/wagerail/wagerail/schema/proto/gateway/v1"
@@ -228,13 +228,13 @@ func runAPI(ctx context.Context, log *slog.Logger, cfg apiConfig, ready func()) 
 		return fmt.Errorf("api: temporal client: %w", err)
 	}
 	defer tc.Close()
-	ledgerConn, err := grpcConn(cfg.LedgerAddr)
+	ledgerConn, err := rpcclient.Dial("ledger", cfg.LedgerAddr)
 	if err != nil {
 		ln.Close()
 		return fmt.Errorf("api: ledger address: %w", err)
 	}
 	defer ledgerConn.Close()
-	gatewayConn, err := grpcConn(cfg.GatewayAddr)
+	gatewayConn, err := rpcclient.Dial("gateway", cfg.GatewayAddr)
 	if err != nil {
 		ln.Close()
 		return fmt.Errorf("api: gateway address: %w", err)
@@ -317,10 +317,6 @@ func databaseProbe(pool *pgxpool.Pool) api.Probe {
 		var one int
 		return pool.QueryRow(ctx, "SELECT 1").Scan(&one)
 	}}
-}
-
-func grpcConn(addr string) (*grpc.ClientConn, error) {
-	return grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 }
 
 // grpcProbe asks the standard gRPC health service; NOT_SERVING counts as down.

@@ -1,6 +1,8 @@
-// Package rpcclient is the call policy every Wagerail gRPC client shares (the ledger's and the
-// gateway's): a deadline per call, a circuit breaker that counts only infrastructure failures,
-// and the mapping of a failed call into the service's typed error.
+// Package rpcclient is the foundation every Wagerail gRPC client stands on (the ledger's and the
+// gateway's): the dial options, a deadline per call, a circuit breaker that counts only
+// infrastructure failures, and the service error (Error[R]) with its wire form: the status a
+// service sends it as and FromStatus, which turns a failed call back into it, so a caller matches
+// a service's sentinel errors with errors.Is on both sides of the wire.
 //
 // Why only infrastructure failures: a refusal (invalid argument, not found, conflict, failed
 // precondition) is the service working as it should, so no caller can open a breaker, and cut
@@ -11,6 +13,7 @@ package rpcclient
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/sony/gobreaker/v2"
@@ -110,9 +113,69 @@ func Call[Req, Resp any](ctx context.Context, b *Breaker, timeout time.Duration,
 	return out.(Resp), nil
 }
 
-// Dial opens a client connection to addr (host:port). Plaintext by default: the services run
-// inside the private network; put TLS in front with a mesh, or pass credentials in dialOpts.
-func Dial(addr string, dialOpts ...grpc.DialOption) (*grpc.ClientConn, error) {
+// Dial opens a client connection to service name at addr (host:port). Plaintext by default: the
+// services run inside the private network; put TLS in front with a mesh, or pass credentials in
+// dialOpts. grpc.NewClient connects lazily, so an error here is a malformed address or option,
+// never an unreachable service.
+func Dial(name, addr string, dialOpts ...grpc.DialOption) (*grpc.ClientConn, error) {
 	dialOpts = append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}, dialOpts...)
-	return grpc.NewClient(addr, dialOpts...)
+	conn, err := grpc.NewClient(addr, dialOpts...)
+	if err != nil {
+		return nil, fmt.Errorf("%s.dial %s: %w", name, addr, err)
+	}
+	return conn, nil
+}
+
+// BreakerOptions are the breaker settings of a service client; zero values take the defaults.
+type BreakerOptions struct {
+	// Failures consecutive infrastructure failures open the breaker (default 5); a call whose
+	// caller gave up first (canceled, or its own deadline passed) is not counted.
+	Failures uint32
+	// OpenFor is how long the breaker stays open before letting a probe through (default 10 s).
+	OpenFor time.Duration
+	// OnStateChange, when set, is told of breaker state changes (for logs or metrics).
+	OnStateChange func(from, to string)
+}
+
+// Base is what every service client holds besides its generated stub: the connection Dial
+// opened (nil for a client on an existing connection) and its breaker, which maps each failure
+// with FromStatus[R], counts only reasons whose Infra is true, and while open answers
+// CIRCUIT_OPEN with nothing sent. A client embeds it and sends each call through Call.
+type Base struct {
+	conn    *grpc.ClientConn
+	breaker *Breaker
+}
+
+// NewBase builds the Base of service name's client on conn (nil when the caller owns the
+// connection).
+func NewBase[R Reason](name string, conn *grpc.ClientConn, o BreakerOptions) Base {
+	b := NewBreaker(Settings{
+		Name: name, Failures: o.Failures, OpenFor: o.OpenFor, OnStateChange: o.OnStateChange,
+		MapError: FromStatus[R],
+		Infra: func(err error) bool {
+			var e *Error[R]
+			return !errors.As(err, &e) || e.Reason.Infra()
+		},
+		OpenError: func(cause error) error {
+			return &Error[R]{Reason: ReasonCircuitOpen, Message: name + " circuit breaker is open: " + cause.Error()}
+		},
+	})
+	return Base{conn: conn, breaker: b}
+}
+
+// Close closes the connection Dial opened, if any.
+func (b *Base) Close() error {
+	if b.conn == nil {
+		return nil
+	}
+	return b.conn.Close()
+}
+
+// BreakerState is "closed", "half-open" or "open".
+func (b *Base) BreakerState() string { return b.breaker.State() }
+
+// Invoke runs one RPC of the client under its breaker with a deadline of timeout (a caller's
+// earlier deadline wins) and returns its response or its mapped error.
+func Invoke[Req, Resp any](ctx context.Context, b *Base, timeout time.Duration, fn func(context.Context, Req, ...grpc.CallOption) (Resp, error), req Req) (Resp, error) {
+	return Call(ctx, b.breaker, timeout, fn, req)
 }
