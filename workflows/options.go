@@ -73,6 +73,16 @@ func partnerOptions() workflow.ActivityOptions {
 	}
 }
 
+// bulkOptions: a bulk disbursement and its batch status lookup through the gateway. As
+// partnerOptions (idempotent on the batch reference; a partner that stays unreachable is retried
+// for up to a day), with a deadline above the gateway client's batch deadline: a batch of
+// thousands of items takes the gateway longer than one transfer.
+func bulkOptions() workflow.ActivityOptions {
+	o := partnerOptions()
+	o.StartToCloseTimeout = 3 * time.Minute
+	return o
+}
+
 // partnerFirstTryOptions: a saga's first attempt at initiating its transfer, while the caller
 // waits for the answer. One attempt: when the partner or the gateway is down (nothing sent), the
 // saga answers the caller that the request is pending and goes on trying under partnerOptions,

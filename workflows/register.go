@@ -23,6 +23,8 @@ type Deps struct {
 	Ewa   *activities.Ewa
 	// EwaRepay serves the repayment saga's record steps (its posting is Money's).
 	EwaRepay *activities.EwaRepay
+	// Bulk serves the fan-out block's bulk disbursements (Fanout, FanoutBatch).
+	Bulk *activities.Bulk
 }
 
 // WorkerOptions are the options of every worker of the sagas' task queue. The workflow and
@@ -86,6 +88,7 @@ func Register(w worker.Registry, d Deps) {
 	w.RegisterActivityWithOptions(d.Ewa.MarkDisbursed, activity.RegisterOptions{Name: activities.EwaMarkDisbursedActivity})
 	w.RegisterActivityWithOptions(d.Ewa.MarkFailed, activity.RegisterOptions{Name: activities.EwaMarkFailedActivity})
 	registerEwaRepay(w, d.EwaRepay)
+	registerBulk(w, d.Bulk)
 }
 
 // registerWorkflows is every workflow under its registered name (also what the replay tests use).
@@ -96,4 +99,6 @@ func registerWorkflows(w worker.WorkflowRegistry) {
 	w.RegisterWorkflowWithOptions(KycExpiry, workflow.RegisterOptions{Name: KycExpiryWorkflowName})
 	w.RegisterWorkflowWithOptions(EwaDisburse, workflow.RegisterOptions{Name: EwaDisburseWorkflowName})
 	w.RegisterWorkflowWithOptions(EwaRepay, workflow.RegisterOptions{Name: EwaRepayWorkflowName})
+	w.RegisterWorkflowWithOptions(Fanout, workflow.RegisterOptions{Name: FanoutWorkflowName})
+	w.RegisterWorkflowWithOptions(FanoutBatch, workflow.RegisterOptions{Name: FanoutBatchWorkflowName})
 }

@@ -23,3 +23,10 @@ type Settlement struct {
 // id inside a saga's leg reference (partnerref.Leg), or the reference itself for a transfer sent
 // before leg references, when a saga used its workflow id as the reference.
 func WorkflowIDOf(reference string) string { return partnerref.WorkflowIDOf(reference) }
+
+// SettlementsSignalName is the signal a batch of bulk-disbursement items (partnerref.BulkItem)
+// receives: the callbacks about its items gathered into one signal ([]Settlement) instead of one
+// signal each (see Applier.Flush). The batch applies each item's first final status and ignores
+// the rest, so a callback delivered twice (gathered, then replayed alone as SettlementSignalName)
+// changes nothing.
+const SettlementsSignalName = "bank-settlements"

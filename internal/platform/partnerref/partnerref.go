@@ -28,6 +28,11 @@ type Kind string
 // The saga kinds that send partner transfers.
 const (
 	EwaDisburse Kind = "ewa-disburse"
+	// BulkItem is an item of a bulk disbursement sent by the fan-out block (workflows.Fanout):
+	// the workflow id is the batch's (one child workflow per batch, whatever saga fanned out),
+	// the leg the item's number in it. Callbacks about bulk items are gathered per batch
+	// (internal/bankwebhook) and reach the batch's workflow as one signal.
+	BulkItem Kind = "bulk"
 )
 
 // LedgerMetadataKey is the ledger transaction metadata key under which a posting that moves a
@@ -57,6 +62,12 @@ func (r Ref) String() string {
 // Parse refuses what does not round-trip.
 func Leg(kind Kind, workflowID string, leg int) string {
 	return Ref{Kind: kind, WorkflowID: workflowID, Leg: leg}.String()
+}
+
+// IsBulkItem reports whether ref is the reference of an item of a bulk disbursement (BulkItem).
+func IsBulkItem(ref string) bool {
+	r, ok := Parse(ref)
+	return ok && r.Kind == BulkItem
 }
 
 // Parse reads a reference built by Leg. ok is false for anything else (a legacy reference, a

@@ -50,3 +50,17 @@ func TestFromLegacyLedgerKey(t *testing.T) {
 		require.False(t, ok, key)
 	}
 }
+
+func TestBulkItemReferences(t *testing.T) {
+	t.Parallel()
+	// A fan-out batch's workflow id is its parent's (at most 90 bytes) with a batch suffix.
+	batch := idempotency.WorkflowID("tenant-with-a-rather-long-name-0123456789", "POST /api/payroll/{id}/run", strings.Repeat("k", 255)) + "-b9999"
+	ref := Leg(BulkItem, batch, MaxLeg)
+	require.True(t, IsBulkItem(ref))
+	require.Equal(t, batch, WorkflowIDOf(ref))
+	require.LessOrEqual(t, len(ref), 140)
+	require.NoError(t, field.Reference("reference", ref, 140))
+	for _, other := range []string{Leg(EwaDisburse, batch, 1), batch, "", "wf.bulk.0"} {
+		require.False(t, IsBulkItem(other), other)
+	}
+}
