@@ -50,18 +50,19 @@ func (a *KycExpiry) ExpireDue(ctx context.Context, in ExpireKycInput) (ExpireKyc
 	}
 	ctx = tenancy.WithActor(ctx, kycExpiryActor)
 	var res ExpireKycResult
-	err := crosstenant.Tx(ctx, a.Platform, "kyc expiry sweep", func(tx pgx.Tx) error {
+	// Audited when it expired something: an hourly sweep that finds nothing due writes no row.
+	err := crosstenant.JobTx(ctx, a.Platform, "kyc expiry sweep", func(tx pgx.Tx) (int, error) {
 		due, err := kyc.Due(ctx, tx, in.Now, in.Batch)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		for _, s := range due {
 			if _, err := kyc.Transition(ctx, tx, s.TenantID, s.ID, kyc.Expire, kyc.Change{Reviewer: kycExpiryActor, Now: in.Now}); err != nil {
-				return err
+				return 0, err
 			}
 		}
 		res = ExpireKycResult{Expired: len(due), More: len(due) == in.Batch}
-		return nil
+		return len(due), nil
 	})
 	if err != nil {
 		return ExpireKycResult{}, temporalError(err)

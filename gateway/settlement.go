@@ -209,17 +209,18 @@ func (p *SettlementPoller) tick(ctx context.Context) (SettlementTick, error) {
 	}
 	cutoff := p.cfg.Clock.Now().Add(-p.cfg.Grace)
 	var list []unresolved
-	err := crosstenant.Tx(ctx, p.cfg.Platform, "settlement poller: list unresolved transfers", func(tx pgx.Tx) error {
+	// Audited when it lists something: an idle tick (nothing unresolved) writes no audit row.
+	err := crosstenant.JobTx(ctx, p.cfg.Platform, "settlement poller: list unresolved transfers", func(tx pgx.Tx) (int, error) {
 		var err error
 		list, err = listUnresolved(ctx, tx, p.partners, cutoff, p.cursor, nil, p.cfg.BatchSize)
 		if err != nil || len(list) == p.cfg.BatchSize || p.cursor == (sweepPosition{}) {
-			return err
+			return len(list), err
 		}
 		// The end of the register: wrap to the oldest, up to where this sweep began.
 		upto := p.cursor
 		more, err := listUnresolved(ctx, tx, p.partners, cutoff, sweepPosition{}, &upto, p.cfg.BatchSize-len(list))
 		list = append(list, more...)
-		return err
+		return len(list), err
 	})
 	if err != nil {
 		return res, fmt.Errorf("gateway.settlement_tick: list: %w", err)

@@ -23,6 +23,11 @@
 //     context, the stated reason): in the same transaction when the work commits, and in a
 //     transaction of its own, outcome FAILED, when it does not, so a read that rolled back is
 //     recorded too.
+//   - A job of ours that looks on a timer (the outbox relay, the settlement poller, the sweeps)
+//     uses JobTx instead: it audits what the look found or changed (with the count) and every
+//     failure, but not a look that found nothing, which would otherwise write thousands of rows
+//     a day that say only that nothing happened. That holds for system actors (tenancy.System)
+//     only: a person's look across tenants is always recorded, found something or not.
 //
 // Out of scope: a leaked wagerail_platform password (rotate it; every use is audited), the owner
 // role and superusers (deploy-time only), and the correctness of the fn a caller passes (it sees
@@ -33,6 +38,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"strconv"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -60,6 +68,24 @@ var (
 // access, and audits it. b must log in as wagerail_platform. fn's error rolls the transaction
 // back (and is returned after the FAILED audit row is written).
 func Tx(ctx context.Context, b db.Beginner, reason string, fn func(pgx.Tx) error) error {
+	return run(ctx, b, reason, func(tx pgx.Tx) (bool, map[string]string, error) { return true, nil, fn(tx) })
+}
+
+// JobTx is Tx for a system job that looks across tenants on a timer: fn returns how many rows it
+// found or changed, and the success audit row (with that count in its details) is written only
+// when there were any, or when ctx's actor is not a system actor (tenancy.System): a person's
+// look is always recorded. A failure is audited as Tx audits it.
+func JobTx(ctx context.Context, b db.Beginner, reason string, fn func(pgx.Tx) (int, error)) error {
+	job := strings.HasPrefix(tenancy.Actor(ctx), tenancy.System(""))
+	return run(ctx, b, reason, func(tx pgx.Tx) (bool, map[string]string, error) {
+		n, err := fn(tx)
+		return n > 0 || !job, map[string]string{"rows": strconv.Itoa(n)}, err
+	})
+}
+
+// run is Tx and JobTx: fn says whether the success is worth an audit row, and what to add to its
+// details.
+func run(ctx context.Context, b db.Beginner, reason string, fn func(pgx.Tx) (bool, map[string]string, error)) error {
 	actor := tenancy.Actor(ctx)
 	if actor == "" {
 		return ErrNoActor
@@ -68,7 +94,8 @@ func Tx(ctx context.Context, b db.Beginner, reason string, fn func(pgx.Tx) error
 		return ErrReason
 	}
 	actx := tenancy.WithTenant(ctx, PlatformTenant)
-	entry := audit.Entry{Action: Action, Outcome: audit.Success, Details: map[string]string{"reason": reason}}
+	details := map[string]string{"reason": reason}
+	entry := audit.Entry{Action: Action, Outcome: audit.Success, Details: details}
 	err := pgx.BeginFunc(ctx, b, func(tx pgx.Tx) error {
 		var role string
 		if err := tx.QueryRow(ctx, `SELECT current_user, set_config($1, 'on', true)`, db.CrossTenantSetting).Scan(&role, nil); err != nil {
@@ -77,9 +104,11 @@ func Tx(ctx context.Context, b db.Beginner, reason string, fn func(pgx.Tx) error
 		if role != db.PlatformRole {
 			return ErrNotPlatformRole
 		}
-		if err := fn(tx); err != nil {
+		worth, more, err := fn(tx)
+		if err != nil || !worth {
 			return err
 		}
+		maps.Copy(details, more)
 		return audit.Write(actx, tx, entry)
 	})
 	if err == nil || errors.Is(err, ErrNotPlatformRole) {

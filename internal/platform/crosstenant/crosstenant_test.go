@@ -127,3 +127,50 @@ func TestTxSeesEveryTenantAndAudits(t *testing.T) {
 	require.ErrorIs(t, crosstenant.Tx(ctx, plat, "", func(pgx.Tx) error { return nil }), crosstenant.ErrReason)
 	require.ErrorIs(t, crosstenant.Tx(ctx, plat, "bad\x00reason", func(pgx.Tx) error { return nil }), crosstenant.ErrReason)
 }
+
+// A job's look that finds nothing writes no audit row; one that finds rows, or fails, does.
+func TestJobTxAuditsOnlyWhatItFoundAndFailures(t *testing.T) {
+	d := testkit.NewDB(t)
+	seed(t, d, "tenant-a", "tenant-b")
+	plat := d.Platform(t)
+	job := tenancy.With(context.Background(), tenancy.Scope{Actor: tenancy.System("sweeper"), RequestID: "tick-1"})
+
+	for range 3 {
+		require.NoError(t, crosstenant.JobTx(job, plat, "sweep: nothing due", func(pgx.Tx) (int, error) { return 0, nil }))
+	}
+	var seen int
+	require.NoError(t, crosstenant.JobTx(job, plat, "sweep: count seeds", func(tx pgx.Tx) (int, error) {
+		seen = countSeeds(job, t, tx)
+		return seen, nil
+	}))
+	require.Equal(t, 2, seen)
+	boom := errors.New("boom")
+	require.ErrorIs(t, crosstenant.JobTx(job, plat, "sweep: fail", func(pgx.Tx) (int, error) { return 0, boom }), boom)
+
+	// A person's look is always recorded, even one that found nothing.
+	person := tenancy.WithActor(context.Background(), "admin-1")
+	require.NoError(t, crosstenant.JobTx(person, plat, "look: nothing", func(pgx.Tx) (int, error) { return 0, nil }))
+
+	type row struct{ actor, outcome, reason, rows string }
+	var rows []row
+	require.NoError(t, crosstenant.Tx(tenancy.WithActor(context.Background(), "system:test"), plat, "read the audit", func(tx pgx.Tx) error {
+		r, err := tx.Query(job, `SELECT actor, outcome, details->>'reason', coalesce(details->>'rows', '') FROM app.audit_log
+			WHERE tenant_id = $1 AND action = $2 AND actor IN ($3, 'admin-1') ORDER BY id`, crosstenant.PlatformTenant, crosstenant.Action, tenancy.System("sweeper"))
+		if err != nil {
+			return err
+		}
+		for r.Next() {
+			var x row
+			if err := r.Scan(&x.actor, &x.outcome, &x.reason, &x.rows); err != nil {
+				return err
+			}
+			rows = append(rows, x)
+		}
+		return r.Err()
+	}))
+	require.Equal(t, []row{
+		{"system:sweeper", "SUCCESS", "sweep: count seeds", "2"},
+		{"system:sweeper", "FAILED", "sweep: fail", ""},
+		{"admin-1", "SUCCESS", "look: nothing", "0"},
+	}, rows)
+}

@@ -69,6 +69,11 @@ func TestCleanupDeletesOldCompletedRecordsInEveryTenant(t *testing.T) {
 	n, err = Cleanup(context.Background(), d.Platform(t), Retention, now)
 	require.NoError(t, err)
 	require.Zero(t, n, "a second run finds nothing")
+	var runs int
+	require.NoError(t, db.InTenantTx(context.Background(), d.App, crosstenant.PlatformTenant, func(tx pgx.Tx) error {
+		return tx.QueryRow(context.Background(), `SELECT count(*) FROM app.audit_log WHERE action = $1`, crosstenant.Action).Scan(&runs)
+	}))
+	require.Equal(t, 1, runs, "a run that deletes nothing writes no audit row")
 }
 
 func TestCleanupRefusals(t *testing.T) {
