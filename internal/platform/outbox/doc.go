@@ -1,8 +1,8 @@
 // Package outbox is Wagerail's transactional outbox: a state change writes its event (the spec's
 // envelope: id, type, occurredAt, tenantId, payload) in the same transaction as the change, and a
-// relay hands committed events to in-process consumers. It owns app.outbox and
-// app.outbox_dead_letter (migration app/0004). It must not publish anything that did not commit,
-// and must not lose anything that did.
+// relay hands committed events to in-process consumers. It owns app.outbox, app.outbox_delivery
+// and app.outbox_dead_letter (migrations app/0004 and app/0023). It must not publish anything
+// that did not commit, and must not lose anything that did.
 //
 // # Writing
 //
@@ -13,46 +13,68 @@
 //
 // # Relaying
 //
-// A Relay logs in as wagerail_platform and works through crosstenant.Tx (actor
-// system:outbox-relay), the one audited cross-tenant path. Each cycle (Poll):
+// A Relay logs in as wagerail_platform and works through the cross-tenant path (actor
+// system:outbox-relay). Consumers subscribe to a type (or AllEvents) on the relay; each event is
+// owed to every consumer subscribed to its type, and each consumer has its own delivery state:
+// a consumer that fails retries and dead-letters for itself, and the others neither wait for it
+// nor receive the event again. Each cycle (Poll):
 //
 //  1. Claim, in one transaction: SELECT … FOR UPDATE SKIP LOCKED the due unpublished rows
-//     (next_attempt_at ≤ now), count the attempt, and lease them: claim_id, claimed_until and
+//     (next_attempt_at ≤ now), count the claim, and lease them: claim_id, claimed_until and
 //     next_attempt_at = now + Lease. Concurrent relays skip each other's locked rows, and after
-//     the commit the lease keeps the rows out of every other claim until it ends. Rows whose last
-//     attempt's lease ended with no outcome are dead-lettered here instead of claimed again.
-//  2. Deliver, outside any transaction, oldest first, to every consumer registered for the type,
-//     within LeaseDeliveryShare of the lease.
-//  3. Record, in a second transaction, only on rows still carrying this claim_id: published
-//     (published_at), failed (next_attempt_at = now + Backoff(attempts), last_error), exhausted
-//     (moved to app.outbox_dead_letter, with an OutboxEventDeadLettered audit row under the
-//     event's tenant), or not attempted because the relay is stopping (released, due at once).
+//     the commit the lease keeps the rows out of every other claim until it ends. Rows whose
+//     last claim's lease ended with no outcome are dead-lettered here instead of claimed again,
+//     for each consumer that still owed them. The claimed rows' per-consumer states
+//     (app.outbox_delivery) are read with them.
+//  2. Deliver, outside any transaction, oldest first, to each consumer that still owes the event
+//     and is due (a consumer in its own backoff waits), within LeaseDeliveryShare of the lease.
+//  3. Record, in a second transaction, only on rows still carrying this claim_id (locked first):
+//     each consumer's outcome (delivered; failed, due again after Backoff(its attempts); or
+//     exhausted, moved to app.outbox_dead_letter as its own dead letter with an
+//     OutboxEventDeadLettered audit row under the event's tenant), then the event's: published
+//     (published_at: every consumer has it or dead-lettered it), due again at the earliest
+//     consumer's retry, or not attempted because the relay is stopping (released, due at once).
+//     An event every consumer took at its first delivery — the usual case — leaves no
+//     per-consumer row.
 //
 // A relay that dies or stalls between 1 and 3 leaves its rows leased; when the lease ends the
-// next claim takes them and delivers them again. So delivery is at least once, never lost, and
-// one relay at a time holds an event: a delivery that outlives its lease (a consumer ignoring
-// ctx) is the only way two deliveries of one event can overlap, and the stale relay's outcome is
-// then discarded. Consumers dedupe by Event.ID.
+// next claim takes them and delivers them again (to the consumers that owed them). So delivery
+// is at least once, never lost, and one relay at a time holds an event: a delivery that outlives
+// its lease (a consumer ignoring ctx) is the only way two deliveries of one event can overlap,
+// and the stale relay's outcome is then discarded. Consumers dedupe by Event.ID.
 //
-// Backoff after the n-th failed attempt is min(BackoffCap, BackoffBase·2^(n−1)), without jitter;
-// after MaxAttempts attempts the event moves to app.outbox_dead_letter in the recording
-// transaction. An admin lists dead letters (DeadLetters) and requeues one (Requeue), both through
-// the cross-tenant path, so every look and every requeue is audited.
+// Backoff after a consumer's n-th failed delivery is min(BackoffCap, BackoffBase·2^(n−1)),
+// without jitter; after MaxAttempts deliveries the consumer dead-letters the event. A row's own
+// attempts count the relay's claims, which bounds a consumer that crashes the relay: a lease that
+// expires on the MaxAttempts-th claim dead-letters the event for the consumers that still owed it.
+//
+// # Dead letters
+//
+// A dead letter is one (event, consumer): the envelope, the consumer, its attempts and last
+// error. An admin lists them (DeadLetters / ListDeadLetters: by tenant, consumer, type and time,
+// paged by Seq) and requeues one or many (RequeueDeadLetters; Requeue for every dead letter of one
+// event), through the cross-tenant path, so every look and every requeue is audited; a requeue
+// also writes OutboxEventRequeued under the event's tenant. A requeued consumer owes the event
+// again with fresh attempts; the consumers that have it do not get it again. Dead letters from
+// before per-consumer delivery carry consumer "*" (LegacyConsumer) and go back to every consumer.
 //
 // # Waking
 //
-// Every look at the table is a cross-tenant transaction and so an audit row: an idle relay must
-// not poll fast. An AFTER INSERT trigger on app.outbox notifies channel app_outbox with an empty
-// payload — it says only that something committed: no tenant, no id — and the relay LISTENs (on
-// a connection of its own, reconnecting when it drops), so it wakes as soon as an event commits. Otherwise it sleeps until the earliest next_attempt_at (a retry or a lease falling
-// due) or PollInterval, whichever comes first, and never starts two cycles within 100ms, which
-// bounds what a flood of notifications can cost.
+// An idle relay must not poll fast, and must not fill the audit log: the claim transaction is
+// audited only when it claimed or dead-lettered something (crosstenant.JobTx), so a cycle that
+// finds nothing writes no audit row. An AFTER INSERT trigger on app.outbox notifies channel
+// app_outbox with an empty payload — it says only that something committed: no tenant, no id —
+// and the relay LISTENs (on a connection of its own, reconnecting when it drops), so it wakes as
+// soon as an event commits. Otherwise it sleeps until the earliest next_attempt_at (a retry or a
+// lease falling due) or PollInterval, whichever comes first, and never starts two cycles within
+// 100ms, which bounds what a flood of notifications can cost.
 //
 // # Retention
 //
 // Published rows stay in app.outbox for the record (they leave the claim and age indexes, which
 // are partial on published_at IS NULL). The relay deletes those published more than Retention
-// ago (default 30 days) once an hour, in batches (Prune); dead letters stay until requeued.
+// ago (default 30 days) once an hour, in batches (Prune), except those with a dead letter (a
+// requeue needs their per-consumer state); dead letters stay until requeued.
 //
 // # Metrics
 //

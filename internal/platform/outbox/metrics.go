@@ -38,11 +38,11 @@ func newMetrics(now func() time.Time) *metrics {
 	m := &metrics{
 		published: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: MetricPublished,
-			Help: "Outbox events delivered to every consumer registered for their type and marked published.",
+			Help: "Outbox events delivered to every consumer registered for their type (none dead-lettered them) and marked published.",
 		}),
 		publishFailures: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: MetricPublishFailures,
-			Help: "Outbox delivery attempts that failed (a consumer returned an error or the batch ran out of time); the event is retried or dead-lettered.",
+			Help: "Outbox event deliveries in which a consumer failed (returned an error or ran out of the batch's time); that consumer retries or dead-letters the event.",
 		}),
 		consumerFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: MetricConsumerFailures,
@@ -50,7 +50,7 @@ func newMetrics(now func() time.Time) *metrics {
 		}, []string{"consumer"}),
 		deadLettered: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: MetricDeadLettered,
-			Help: "Outbox events moved to app.outbox_dead_letter after exhausting their attempts.",
+			Help: "Outbox dead letters written to app.outbox_dead_letter: one consumer's delivery of an event that exhausted its attempts.",
 		}),
 		relayErrors: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: MetricRelayErrors,

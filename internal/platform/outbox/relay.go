@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
+	"strings"
 	"sync"
 	"time"
 
@@ -233,12 +234,15 @@ func (r *Relay) consumersFor(eventType string) []Consumer {
 	return out
 }
 
-// PollResult is what one cycle did.
+// PollResult is what one cycle did. Claimed, Published, Retried, Released and LeaseLost count
+// events; DeadLettered counts dead letters, one per (event, consumer).
 type PollResult struct {
-	Claimed      int
-	Published    int
-	Retried      int // failed, to be tried again after the backoff
-	DeadLettered int // exhausted, moved to app.outbox_dead_letter (including expired last attempts)
+	Claimed   int
+	Published int // every subscribed consumer now has the event
+	Retried   int // a consumer still owes the event and gets it again after its backoff
+	// DeadLettered counts the dead letters written: a consumer that exhausted its attempts on an
+	// event, or was owed an event whose last claim's lease expired with no outcome recorded.
+	DeadLettered int
 	Released     int // not attempted (the relay stopped or the batch ran out of time), due again at once
 	LeaseLost    int // outcome not recorded: another relay claimed the row after this lease ended
 	// NextDue is when the earliest unpublished event may next be claimed (zero when none).
@@ -246,9 +250,11 @@ type PollResult struct {
 }
 
 // Poll runs one cycle: in one cross-tenant transaction, dead-letter expired last attempts and
-// claim up to BatchSize due events under a lease; deliver them outside any transaction; record
-// every outcome in a second cross-tenant transaction. Run calls it in a loop; tests and tools may
-// call it directly.
+// claim up to BatchSize due events under a lease; deliver them outside any transaction, each to
+// the consumers that still owe it; record every outcome in a second cross-tenant transaction.
+// The first transaction is audited only when it claimed or dead-lettered something (an idle
+// cycle writes no audit row); the second always has something to record. Run calls Poll in a
+// loop; tests and tools may call it directly.
 func (r *Relay) Poll(ctx context.Context) (PollResult, error) {
 	var res PollResult
 	claimID := uuid.New()
@@ -256,40 +262,50 @@ func (r *Relay) Poll(ctx context.Context) (PollResult, error) {
 	now := r.cfg.Now()
 	leaseEnd := now.Add(r.cfg.Lease)
 	var (
-		batch   []claimed
-		expired []deadRow
-		st      stats
+		batch []claimed
+		exp   recorded
+		st    stats
 	)
-	err := crosstenant.Tx(ctx, r.cfg.Platform, "outbox relay: claim due events", func(tx pgx.Tx) error {
-		var err error
-		if expired, err = deadLetterExpired(ctx, tx, now, r.cfg.MaxAttempts, r.cfg.BatchSize); err != nil {
-			return err
+	err := crosstenant.JobTx(ctx, r.cfg.Platform, "outbox relay: claim due events", func(tx pgx.Tx) (int, error) {
+		expired, err := expiredLastAttempts(ctx, tx, now, r.cfg.MaxAttempts, r.cfg.BatchSize)
+		if err != nil {
+			return 0, err
 		}
-		if err := auditDead(ctx, tx, expired); err != nil {
-			return err
+		if err := withStates(ctx, tx, expired); err != nil {
+			return 0, err
+		}
+		if exp, err = record(ctx, tx, r.expire(expired), nil, now); err != nil {
+			return 0, err
+		}
+		if err := auditDead(ctx, tx, exp.dead); err != nil {
+			return 0, err
 		}
 		if batch, err = claimDue(ctx, tx, now, leaseEnd, claimID, r.cfg.BatchSize); err != nil {
-			return err
+			return 0, err
+		}
+		if err := withStates(ctx, tx, batch); err != nil {
+			return 0, err
 		}
 		st, err = readStats(ctx, tx)
-		return err
+		return len(expired) + len(batch), err
 	})
 	if err != nil {
 		r.m.relayErrors.Inc()
 		return res, fmt.Errorf("outbox.relay: claim: %w", err)
 	}
 	r.m.observe(st)
-	r.m.deadLettered.Add(float64(len(expired)))
-	for _, d := range expired {
-		r.log.Warn("outbox event dead-lettered: its last attempt's lease expired", "event_id", d.eventID)
+	r.m.deadLettered.Add(float64(len(exp.dead)))
+	r.m.published.Add(float64(exp.published))
+	for _, d := range exp.dead {
+		r.log.Warn("outbox event dead-lettered: its last attempt's lease expired", "event_id", d.eventID, "consumer", d.consumer)
 	}
-	res.DeadLettered, res.Claimed = len(expired), len(batch)
+	res.DeadLettered, res.Claimed = len(exp.dead), len(batch)
 	if len(batch) == 0 {
 		res.NextDue = timeOrZero(st.nextDue)
 		return res, nil
 	}
 
-	o := r.deliver(ctx, batch)
+	outs := r.deliver(ctx, batch, now)
 
 	// Record even when the relay is stopping: what was delivered should not be delivered again,
 	// and what was not attempted should not wait out the lease.
@@ -302,7 +318,7 @@ func (r *Relay) Poll(ctx context.Context) (PollResult, error) {
 	var rec recorded
 	err = crosstenant.Tx(rctx, r.cfg.Platform, "outbox relay: record delivery outcomes", func(tx pgx.Tx) error {
 		var err error
-		if rec, err = record(rctx, tx, o, claimID, r.cfg.Now()); err != nil {
+		if rec, err = record(rctx, tx, outs, &claimID, r.cfg.Now()); err != nil {
 			return err
 		}
 		if err := auditDead(rctx, tx, rec.dead); err != nil {
@@ -320,11 +336,11 @@ func (r *Relay) Poll(ctx context.Context) (PollResult, error) {
 	r.m.published.Add(float64(rec.published))
 	r.m.deadLettered.Add(float64(len(rec.dead)))
 	for _, d := range rec.dead {
-		r.log.Warn("outbox event dead-lettered: attempts exhausted", "event_id", d.eventID, "attempts", r.cfg.MaxAttempts)
+		r.log.Warn("outbox event dead-lettered: attempts exhausted", "event_id", d.eventID, "consumer", d.consumer, "attempts", r.cfg.MaxAttempts)
 	}
 	res.Published, res.Retried, res.Released = rec.published, rec.retried, rec.released
 	res.DeadLettered += len(rec.dead)
-	res.LeaseLost = len(batch) - rec.published - rec.retried - rec.released - len(rec.dead)
+	res.LeaseLost = len(batch) - rec.published - rec.retried - rec.released - rec.settled
 	if res.LeaseLost > 0 {
 		r.log.Warn("outbox relay lost the lease of delivered events before recording them; they will be delivered again",
 			"events", res.LeaseLost, "lease", r.cfg.Lease)
@@ -340,48 +356,127 @@ func timeOrZero(t *time.Time) time.Time {
 	return *t
 }
 
-// deliver hands each event of the batch, oldest first, to its consumers, within the batch's share
-// of the lease.
-func (r *Relay) deliver(ctx context.Context, batch []claimed) outcomes {
-	var o outcomes
+// owed returns, in registration order, the consumers subscribed to e's type that do not have e
+// yet (no state, or PENDING).
+func (r *Relay) owed(c claimed) []Consumer {
+	var out []Consumer
+	for _, cons := range r.consumersFor(c.ev.Type) {
+		if s, ok := c.states[cons.Name()]; ok && s.state != statePending {
+			continue
+		}
+		out = append(out, cons)
+	}
+	return out
+}
+
+// expire turns rows whose last claim's lease expired with no outcome into dead letters, one for
+// each consumer that still owed the event (which of them the lost delivery was stuck in is not
+// known); a row no consumer owes any more is simply done.
+func (r *Relay) expire(rows []claimed) []eventOutcome {
+	const lost = "the lease of the last attempt expired with no outcome recorded"
+	outs := make([]eventOutcome, 0, len(rows))
+	for _, c := range rows {
+		o := eventOutcome{id: c.id, kind: published}
+		for _, cons := range r.owed(c) {
+			s := c.states[cons.Name()]
+			msg := lost
+			if s.lastError != "" {
+				msg = s.lastError + "; then " + lost
+			}
+			o.kind = settled
+			o.consumers = append(o.consumers, consumerOutcome{consumer: cons.Name(), state: stateDead, attempts: s.attempts + 1, err: msg})
+		}
+		outs = append(outs, o)
+	}
+	return outs
+}
+
+// deliver hands each event of the batch, oldest first, to the consumers that owe it and are due
+// at now, within the batch's share of the lease, and says what became of each event and consumer.
+func (r *Relay) deliver(ctx context.Context, batch []claimed, now time.Time) []eventOutcome {
+	outs := make([]eventOutcome, 0, len(batch))
 	dctx, cancel := context.WithTimeout(ctx, time.Duration(float64(r.cfg.Lease)*LeaseDeliveryShare))
 	defer cancel()
 	for _, c := range batch {
 		if dctx.Err() != nil {
-			o.released = append(o.released, c.id)
+			outs = append(outs, eventOutcome{id: c.id, kind: released})
 			continue
 		}
-		err := r.deliverOne(dctx, c.ev)
+		outs = append(outs, r.deliverOne(dctx, ctx, c, now))
+	}
+	return outs
+}
+
+// deliverOne delivers one claimed event to each consumer that owes it and is due.
+func (r *Relay) deliverOne(dctx, relayCtx context.Context, c claimed, now time.Time) eventOutcome {
+	cctx := tenancy.With(dctx, tenancy.Scope{TenantID: c.ev.TenantID, Actor: Actor, RequestID: c.ev.ID})
+	o := eventOutcome{id: c.id}
+	var (
+		errs    []string
+		next    time.Time // earliest time a consumer that still owes the event is due
+		stopped bool      // the relay stopped before every due consumer was tried
+		dead    int       // consumers dead-lettered now
+	)
+	owes := func(at time.Time) {
+		if next.IsZero() || at.Before(next) {
+			next = at
+		}
+	}
+	for _, cons := range r.owed(c) {
+		name := cons.Name()
+		s, had := c.states[name]
+		if had && s.next.After(now) {
+			owes(s.next) // in its own backoff: not this time
+			continue
+		}
+		if stopped || relayCtx.Err() != nil {
+			stopped = true
+			continue
+		}
+		err := consume(cctx, cons, c.ev)
 		switch {
 		case err == nil:
-			o.published = append(o.published, c.id)
-		case ctx.Err() != nil:
-			// The relay is stopping: not the event's fault, so not an attempt.
-			o.released = append(o.released, c.id)
-		case c.attempts >= r.cfg.MaxAttempts:
-			r.m.publishFailures.Inc()
-			o.dead = append(o.dead, retry{id: c.id, err: errorText(err)})
-		default:
-			r.m.publishFailures.Inc()
-			wait := Backoff(c.attempts, r.cfg.BackoffBase, r.cfg.BackoffCap)
-			o.retries = append(o.retries, retry{id: c.id, next: r.cfg.Now().Add(wait), err: errorText(err)})
-			r.log.Warn("outbox delivery failed; retrying", "event_id", c.ev.ID, "type", c.ev.Type,
-				"attempt", c.attempts, "retry_in", wait, "error", err)
+			o.consumers = append(o.consumers, consumerOutcome{consumer: name, state: stateDelivered, attempts: s.attempts + 1})
+			continue
+		case relayCtx.Err() != nil:
+			// The relay is stopping: not the consumer's fault, so not an attempt.
+			stopped = true
+			continue
+		}
+		r.m.consumerFailures.WithLabelValues(name).Inc()
+		n := s.attempts + 1
+		msg := errorText(fmt.Errorf("%s: %w", name, err))
+		errs = append(errs, msg)
+		if n >= r.cfg.MaxAttempts {
+			dead++
+			o.consumers = append(o.consumers, consumerOutcome{consumer: name, state: stateDead, attempts: n, err: msg})
+			continue
+		}
+		at := r.cfg.Now().Add(Backoff(n, r.cfg.BackoffBase, r.cfg.BackoffCap))
+		owes(at)
+		o.consumers = append(o.consumers, consumerOutcome{consumer: name, state: statePending, attempts: n, next: at, err: msg})
+		r.log.Warn("outbox delivery failed; retrying", "event_id", c.ev.ID, "type", c.ev.Type, "consumer", name,
+			"attempt", n, "retry_in", at.Sub(now), "error", err)
+	}
+	if len(errs) > 0 {
+		r.m.publishFailures.Inc()
+		o.err = errorText(errors.New(strings.Join(errs, "; ")))
+	}
+	switch {
+	case stopped:
+		o.kind = released
+	case !next.IsZero():
+		o.kind, o.next = retried, next
+	case dead > 0:
+		o.kind = settled
+	default:
+		o.kind = published
+		if len(c.states) == 0 {
+			// Every consumer took it at its first delivery: nothing to remember per consumer.
+			o.consumers = nil
 		}
 	}
 	return o
-}
-
-func (r *Relay) deliverOne(ctx context.Context, e Event) error {
-	cctx := tenancy.With(ctx, tenancy.Scope{TenantID: e.TenantID, Actor: Actor, RequestID: e.ID})
-	var errs []error
-	for _, c := range r.consumersFor(e.Type) {
-		if err := consume(cctx, c, e); err != nil {
-			r.m.consumerFailures.WithLabelValues(c.Name()).Inc()
-			errs = append(errs, fmt.Errorf("%s: %w", c.Name(), err))
-		}
-	}
-	return errors.Join(errs...)
 }
 
 func consume(ctx context.Context, c Consumer, e Event) (err error) {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -39,8 +40,26 @@ const maxErrorBytes = 1024
 // claimed is one row a relay holds under its lease.
 type claimed struct {
 	id       int64
-	attempts int // deliveries started, this one included
+	attempts int // claims of the event, this one included
 	ev       Event
+	// states is the delivery state of each consumer that has one (see app.outbox_delivery); a
+	// subscribed consumer without one is owed the event and due.
+	states map[string]consumerState
+}
+
+// Delivery states of a (event, consumer) pair.
+const (
+	statePending   = "PENDING"
+	stateDelivered = "DELIVERED"
+	stateDead      = "DEAD"
+)
+
+// consumerState is one consumer's delivery state of one event.
+type consumerState struct {
+	state     string
+	attempts  int       // deliveries to it whose outcome was recorded
+	next      time.Time // when a PENDING consumer is due again
+	lastError string
 }
 
 // stats is what the relay learns about the whole table in each transaction: the age gauge and
@@ -58,44 +77,64 @@ func readStats(ctx context.Context, tx pgx.Tx) (stats, error) {
 	return s, err
 }
 
-// deadRow is an event moved to the dead-letter table.
-type deadRow struct{ eventID, tenantID string }
-
-// insertDead is the tail of every move to app.outbox_dead_letter: moved(...) is a DELETE … RETURNING
-// of the outbox columns and the error to keep.
-const insertDead = `
-	INSERT INTO app.outbox_dead_letter (event_id, tenant_id, type, occurred_at, payload, attempts, last_error, created_at, dead_at)
-	SELECT event_id, tenant_id, type, occurred_at, payload, attempts, err, created_at, $1 FROM moved
-	RETURNING event_id::text, tenant_id`
-
-// deadLetterExpired moves leased rows whose lease ran out on their last attempt: a relay claimed
-// them for it and never recorded an outcome (it died, or lost its database, mid-delivery).
-// Redelivering them would let an event that crashes its consumer loop forever. (A row that is
-// not leased is dead-lettered by the relay that records its last failure.)
-func deadLetterExpired(ctx context.Context, tx pgx.Tx, now time.Time, maxAttempts, limit int) ([]deadRow, error) {
+// loadStates reads the delivery state of the consumers of the given outbox rows.
+func loadStates(ctx context.Context, tx pgx.Tx, ids []int64) (map[int64]map[string]consumerState, error) {
+	out := map[int64]map[string]consumerState{}
+	if len(ids) == 0 {
+		return out, nil
+	}
 	rows, err := tx.Query(ctx, `
-		WITH moved AS (
-			DELETE FROM app.outbox o WHERE o.id IN (
-				SELECT id FROM app.outbox
-				WHERE claim_id IS NOT NULL AND claimed_until <= $1 AND attempts >= $2 AND published_at IS NULL
-				ORDER BY claimed_until, id LIMIT $3
-				FOR UPDATE SKIP LOCKED)
-			RETURNING o.event_id, o.tenant_id, o.type, o.occurred_at, o.payload, o.attempts, o.created_at,
-				left(coalesce(o.last_error || '; then ', '') || 'the lease of the last attempt expired with no outcome recorded', 1024) AS err
-		)`+insertDead, now, maxAttempts, limit)
+		SELECT outbox_id, consumer, state, attempts, coalesce(next_attempt_at, 'epoch'), coalesce(last_error, '')
+		FROM app.outbox_delivery WHERE outbox_id = ANY($1)`, ids)
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, scanDead)
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			id   int64
+			name string
+			st   consumerState
+		)
+		if err := rows.Scan(&id, &name, &st.state, &st.attempts, &st.next, &st.lastError); err != nil {
+			return nil, err
+		}
+		if out[id] == nil {
+			out[id] = map[string]consumerState{}
+		}
+		out[id][name] = st
+	}
+	return out, rows.Err()
 }
 
-func scanDead(r pgx.CollectableRow) (deadRow, error) {
-	var d deadRow
-	err := r.Scan(&d.eventID, &d.tenantID)
-	return d, err
+// deadRow is one consumer's dead letter of an event.
+type deadRow struct{ eventID, tenantID, consumer string }
+
+// expiredLastAttempts locks leased rows whose lease ran out on their last claim: a relay claimed
+// them for it and never recorded an outcome (it died, or lost its database, mid-delivery).
+// Claiming them again would let an event that crashes its consumer loop forever. (A row that is
+// not leased is dead-lettered, per consumer, by the relay that records the last failure.)
+func expiredLastAttempts(ctx context.Context, tx pgx.Tx, now time.Time, maxAttempts, limit int) ([]claimed, error) {
+	rows, err := tx.Query(ctx, `
+		SELECT id, attempts, event_id::text, type, occurred_at, tenant_id, payload FROM app.outbox
+		WHERE claim_id IS NOT NULL AND claimed_until <= $1 AND attempts >= $2 AND published_at IS NULL
+		ORDER BY claimed_until, id LIMIT $3
+		FOR UPDATE SKIP LOCKED`, now, maxAttempts, limit)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, scanClaimed)
 }
 
-// claimDue takes up to limit due rows no other relay holds, counts the attempt, and leases them to
+func scanClaimed(r pgx.CollectableRow) (claimed, error) {
+	var c claimed
+	var payload []byte
+	err := r.Scan(&c.id, &c.attempts, &c.ev.ID, &c.ev.Type, &c.ev.OccurredAt, &c.ev.TenantID, &payload)
+	c.ev.Payload = payload
+	return c, err
+}
+
+// claimDue takes up to limit due rows no other relay holds, counts the claim, and leases them to
 // claimID until leaseEnd (next_attempt_at moves there too, so a relay that dies leaves the row to
 // be claimed again when the lease ends, never lost).
 func claimDue(ctx context.Context, tx pgx.Tx, now, leaseEnd time.Time, claimID uuid.UUID, limit int) ([]claimed, error) {
@@ -112,13 +151,7 @@ func claimDue(ctx context.Context, tx pgx.Tx, now, leaseEnd time.Time, claimID u
 	if err != nil {
 		return nil, err
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (claimed, error) {
-		var c claimed
-		var payload []byte
-		err := r.Scan(&c.id, &c.attempts, &c.ev.ID, &c.ev.Type, &c.ev.OccurredAt, &c.ev.TenantID, &payload)
-		c.ev.Payload = payload
-		return c, err
-	})
+	out, err := pgx.CollectRows(rows, scanClaimed)
 	if err != nil {
 		return nil, err
 	}
@@ -127,94 +160,220 @@ func claimDue(ctx context.Context, tx pgx.Tx, now, leaseEnd time.Time, claimID u
 	return out, nil
 }
 
-// retry is a failed delivery to try again at next.
-type retry struct {
-	id   int64
+// withStates fills each row's consumer states.
+func withStates(ctx context.Context, tx pgx.Tx, rows []claimed) error {
+	ids := make([]int64, len(rows))
+	for i, c := range rows {
+		ids[i] = c.id
+	}
+	states, err := loadStates(ctx, tx, ids)
+	if err != nil {
+		return err
+	}
+	for i := range rows {
+		rows[i].states = states[rows[i].id]
+	}
+	return nil
+}
+
+// consumerOutcome is what one delivery (or dead-lettering) did to one consumer's state.
+type consumerOutcome struct {
+	consumer string
+	state    string    // statePending, stateDelivered or stateDead
+	attempts int       // after this delivery
+	next     time.Time // statePending only
+	err      string    // the failure ("name: error"), "" after a success
+}
+
+// eventOutcome is what one batch's deliveries came to for one event.
+type eventOutcome struct {
+	id int64
+	// kind: published (every subscribed consumer has it), settled (none owes it any more, one or
+	// more dead-lettered), retry (a consumer still owes it, due at next), released (the relay is
+	// stopping or ran out of time before this event; not an attempt).
+	kind outcomeKind
 	next time.Time
-	err  string
+	err  string // the cycle's failures, joined; "" keeps the stored last_error
+	// consumers are the state changes to keep; none for an event every consumer took at once.
+	consumers []consumerOutcome
 }
 
-// outcomes is what one batch's deliveries came to, recorded in one transaction.
-type outcomes struct {
-	published []int64
-	retries   []retry
-	dead      []retry // next unused
-	released  []int64
-}
+type outcomeKind int
 
-// recorded says how many rows each outcome changed; rows whose lease another relay has since
-// taken are not changed (lost).
+const (
+	published outcomeKind = iota
+	settled
+	retried
+	released
+)
+
+// recorded says what the recording changed; rows whose lease another relay has since taken are
+// not changed (lost).
 type recorded struct {
-	published, retried, released int
-	dead                         []deadRow
+	published, retried, released, settled int
+	dead                                  []deadRow
 }
 
-// record applies o to the rows this relay still holds under claimID.
-func record(ctx context.Context, tx pgx.Tx, o outcomes, claimID uuid.UUID, now time.Time) (recorded, error) {
+// record applies the outcomes to the rows this relay still holds under claimID (all of them when
+// claimID is nil: the rows of expiredLastAttempts, locked in the same transaction).
+func record(ctx context.Context, tx pgx.Tx, outs []eventOutcome, claimID *uuid.UUID, now time.Time) (recorded, error) {
 	var r recorded
-	if len(o.published) > 0 {
-		tag, err := tx.Exec(ctx, `
-			UPDATE app.outbox SET published_at = $1, claimed_until = NULL, claim_id = NULL
-			WHERE id = ANY($2) AND claim_id = $3`, now, o.published, claimID)
+	if len(outs) == 0 {
+		return r, nil
+	}
+	ids := make([]int64, len(outs))
+	for i, o := range outs {
+		ids[i] = o.id
+	}
+	held := map[int64]bool{}
+	if claimID != nil {
+		// Lock what is still ours first: another relay's claim skips locked rows, so nothing
+		// below can race one that takes a row whose lease ran out.
+		rows, err := tx.Query(ctx, `SELECT id FROM app.outbox WHERE id = ANY($1) AND claim_id = $2 FOR UPDATE`, ids, *claimID)
 		if err != nil {
 			return r, err
 		}
-		r.published = int(tag.RowsAffected())
+		got, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		if err != nil {
+			return r, err
+		}
+		for _, id := range got {
+			held[id] = true
+		}
+	} else {
+		for _, id := range ids {
+			held[id] = true
+		}
 	}
-	if len(o.retries) > 0 {
-		ids, nexts, errs := splitRetries(o.retries)
+
+	var (
+		st struct {
+			ids      []int64
+			names    []string
+			states   []string
+			attempts []int32
+			nexts    []*time.Time
+			errs     []*string
+		}
+		dead struct {
+			ids      []int64
+			names    []string
+			attempts []int32
+			errs     []string
+		}
+		done, doneDead, rel []int64
+		retry               struct {
+			ids   []int64
+			nexts []time.Time
+			errs  []*string
+		}
+	)
+	for _, o := range outs {
+		if !held[o.id] {
+			continue
+		}
+		for _, c := range o.consumers {
+			st.ids, st.names, st.states, st.attempts = append(st.ids, o.id), append(st.names, c.consumer), append(st.states, c.state), append(st.attempts, int32(c.attempts))
+			var next *time.Time
+			if c.state == statePending {
+				next = &c.next
+			}
+			st.nexts, st.errs = append(st.nexts, next), append(st.errs, optional(c.err))
+			if c.state == stateDead {
+				dead.ids, dead.names, dead.attempts, dead.errs = append(dead.ids, o.id), append(dead.names, c.consumer), append(dead.attempts, int32(c.attempts)), append(dead.errs, c.err)
+			}
+		}
+		switch o.kind {
+		case published:
+			done = append(done, o.id)
+		case settled:
+			doneDead = append(doneDead, o.id)
+		case retried:
+			retry.ids, retry.nexts, retry.errs = append(retry.ids, o.id), append(retry.nexts, o.next), append(retry.errs, optional(o.err))
+		case released:
+			rel = append(rel, o.id)
+		}
+	}
+	if len(st.ids) > 0 {
+		if _, err := tx.Exec(ctx, `
+			INSERT INTO app.outbox_delivery (outbox_id, consumer, state, attempts, next_attempt_at, last_error, updated_at)
+			SELECT f.id, f.consumer, f.state, f.attempts, f.next, f.err, $7
+			FROM unnest($1::bigint[], $2::text[], $3::text[], $4::int[], $5::timestamptz[], $6::text[]) AS f(id, consumer, state, attempts, next, err)
+			ON CONFLICT (outbox_id, consumer) DO UPDATE SET state = excluded.state, attempts = excluded.attempts,
+				next_attempt_at = excluded.next_attempt_at, last_error = coalesce(excluded.last_error, app.outbox_delivery.last_error),
+				updated_at = excluded.updated_at`,
+			st.ids, st.names, st.states, st.attempts, st.nexts, st.errs, now); err != nil {
+			return r, err
+		}
+	}
+	if len(dead.ids) > 0 {
+		rows, err := tx.Query(ctx, `
+			INSERT INTO app.outbox_dead_letter (event_id, tenant_id, type, occurred_at, payload, attempts, last_error, created_at, dead_at, consumer)
+			SELECT o.event_id, o.tenant_id, o.type, o.occurred_at, o.payload, f.attempts, left(f.err, 1024), o.created_at, $1, f.consumer
+			FROM unnest($2::bigint[], $3::text[], $4::int[], $5::text[]) WITH ORDINALITY AS f(id, consumer, attempts, err, n)
+			JOIN app.outbox o ON o.id = f.id
+			ORDER BY f.n
+			RETURNING event_id::text, tenant_id, consumer`, now, dead.ids, dead.names, dead.attempts, dead.errs)
+		if err != nil {
+			return r, err
+		}
+		if r.dead, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (deadRow, error) {
+			var d deadRow
+			err := row.Scan(&d.eventID, &d.tenantID, &d.consumer)
+			return d, err
+		}); err != nil {
+			return r, err
+		}
+	}
+	for _, set := range []struct {
+		ids []int64
+		n   *int
+	}{{done, &r.published}, {doneDead, &r.settled}} {
+		if len(set.ids) == 0 {
+			continue
+		}
 		tag, err := tx.Exec(ctx, `
-			UPDATE app.outbox o SET next_attempt_at = f.next, last_error = f.err, claimed_until = NULL, claim_id = NULL
+			UPDATE app.outbox SET published_at = $1, claimed_until = NULL, claim_id = NULL WHERE id = ANY($2)`, now, set.ids)
+		if err != nil {
+			return r, err
+		}
+		*set.n = int(tag.RowsAffected())
+	}
+	if len(retry.ids) > 0 {
+		tag, err := tx.Exec(ctx, `
+			UPDATE app.outbox o SET next_attempt_at = f.next, last_error = coalesce(f.err, o.last_error), claimed_until = NULL, claim_id = NULL
 			FROM unnest($1::bigint[], $2::timestamptz[], $3::text[]) AS f(id, next, err)
-			WHERE o.id = f.id AND o.claim_id = $4`, ids, nexts, errs, claimID)
+			WHERE o.id = f.id`, retry.ids, retry.nexts, retry.errs)
 		if err != nil {
 			return r, err
 		}
 		r.retried = int(tag.RowsAffected())
 	}
-	if len(o.released) > 0 {
+	if len(rel) > 0 {
 		tag, err := tx.Exec(ctx, `
 			UPDATE app.outbox SET attempts = attempts - 1, next_attempt_at = $1, claimed_until = NULL, claim_id = NULL
-			WHERE id = ANY($2) AND claim_id = $3`, now, o.released, claimID)
+			WHERE id = ANY($2)`, now, rel)
 		if err != nil {
 			return r, err
 		}
 		r.released = int(tag.RowsAffected())
 	}
-	if len(o.dead) > 0 {
-		ids, _, errs := splitRetries(o.dead)
-		rows, err := tx.Query(ctx, `
-			WITH moved AS (
-				DELETE FROM app.outbox o
-				USING unnest($2::bigint[], $3::text[]) AS f(id, err)
-				WHERE o.id = f.id AND o.claim_id = $4
-				RETURNING o.event_id, o.tenant_id, o.type, o.occurred_at, o.payload, o.attempts, o.created_at, f.err
-			)`+insertDead, now, ids, errs, claimID)
-		if err != nil {
-			return r, err
-		}
-		if r.dead, err = pgx.CollectRows(rows, scanDead); err != nil {
-			return r, err
-		}
-	}
 	return r, nil
 }
 
-func splitRetries(rs []retry) ([]int64, []time.Time, []string) {
-	ids := make([]int64, len(rs))
-	nexts := make([]time.Time, len(rs))
-	errs := make([]string, len(rs))
-	for i, x := range rs {
-		ids[i], nexts[i], errs[i] = x.id, x.next, x.err
+func optional(s string) *string {
+	if s == "" {
+		return nil
 	}
-	return ids, nexts, errs
+	return &s
 }
 
-// auditDead writes one audit row per dead-lettered event, under the event's tenant.
+// auditDead writes one audit row per dead letter, under the event's tenant, naming the consumer.
 func auditDead(ctx context.Context, tx pgx.Tx, dead []deadRow) error {
 	for _, d := range dead {
 		if err := audit.Write(tenancy.WithTenant(ctx, d.tenantID), tx, audit.Entry{
 			Action: AuditDeadLettered, Outcome: audit.Failed, TargetType: AuditTarget, TargetID: d.eventID,
+			Details: map[string]string{"consumer": d.consumer},
 		}); err != nil {
 			return err
 		}
@@ -236,22 +395,33 @@ func errorText(err error) string {
 	return s[:cut]
 }
 
-// DeadLetter is an event that exhausted its attempts.
+// LegacyConsumer is the consumer of dead letters written before delivery was per consumer: the
+// event's, for every consumer. Requeueing one delivers the event to every consumer again.
+const LegacyConsumer = "*"
+
+// DeadLetter is one consumer's delivery of an event that exhausted its attempts.
 type DeadLetter struct {
 	Event
-	// Seq orders the dead-letter table; pass the last Seq of a page as DeadLetterQuery.After.
-	Seq       int64     `json:"seq"`
+	// Seq identifies the dead letter and orders the table: pass the last Seq of a page as
+	// DeadLetterQuery.After, and Seqs to RequeueDeadLetters.
+	Seq int64 `json:"seq"`
+	// Consumer is the consumer that dead-lettered the event (LegacyConsumer: every consumer).
+	Consumer  string    `json:"consumer"`
 	Attempts  int       `json:"attempts"`
 	LastError string    `json:"lastError"`
 	CreatedAt time.Time `json:"createdAt"` // when the event entered the outbox
 	DeadAt    time.Time `json:"deadAt"`
 }
 
-// DeadLetterQuery selects a page of dead letters, oldest first.
+// DeadLetterQuery selects a page of dead letters, oldest first. Zero fields do not filter.
 type DeadLetterQuery struct {
-	TenantID string // empty: every tenant
-	After    int64  // Seq of the last row already seen; 0 for the first page
-	Limit    int    // 1 to MaxDeadLetterPage; 0 means DefaultDeadLetterPage
+	TenantID string
+	Consumer string
+	Type     string
+	// DeadFrom and DeadTo bound DeadAt: DeadFrom ≤ DeadAt < DeadTo.
+	DeadFrom, DeadTo time.Time
+	After            int64 // Seq of the last row already seen; 0 for the first page
+	Limit            int   // 1 to MaxDeadLetterPage; 0 means DefaultDeadLetterPage
 }
 
 // Page sizes of DeadLetters.
@@ -260,31 +430,17 @@ const (
 	MaxDeadLetterPage     = 500
 )
 
-// DeadLetters lists dead-lettered events across tenants through the audited cross-tenant path:
-// platform must log in as wagerail_platform and ctx must carry the acting admin (crosstenant
-// errors otherwise).
+// ValidConsumerName reports whether name can be a registered consumer's name.
+func ValidConsumerName(name string) bool { return consumerName.MatchString(name) }
+
+// DeadLetters lists dead letters across tenants through the audited cross-tenant path: platform
+// must log in as wagerail_platform and ctx must carry the acting admin (crosstenant errors
+// otherwise).
 func DeadLetters(ctx context.Context, platform db.Beginner, q DeadLetterQuery) ([]DeadLetter, error) {
-	if q.Limit <= 0 {
-		q.Limit = DefaultDeadLetterPage
-	}
-	q.Limit = min(q.Limit, MaxDeadLetterPage)
 	var out []DeadLetter
 	err := crosstenant.Tx(ctx, platform, "list outbox dead letters", func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, `
-			SELECT id, event_id::text, type, occurred_at, tenant_id, payload, attempts, coalesce(last_error, ''), created_at, dead_at
-			FROM app.outbox_dead_letter
-			WHERE id > $1 AND ($2 = '' OR tenant_id = $2)
-			ORDER BY id LIMIT $3`, q.After, q.TenantID, q.Limit)
-		if err != nil {
-			return err
-		}
-		out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (DeadLetter, error) {
-			var d DeadLetter
-			var payload []byte
-			err := r.Scan(&d.Seq, &d.ID, &d.Type, &d.OccurredAt, &d.TenantID, &payload, &d.Attempts, &d.LastError, &d.CreatedAt, &d.DeadAt)
-			d.Payload = payload
-			return d, err
-		})
+		var err error
+		out, err = ListDeadLetters(ctx, tx, q)
 		return err
 	})
 	if err != nil {
@@ -293,12 +449,44 @@ func DeadLetters(ctx context.Context, platform db.Beginner, q DeadLetterQuery) (
 	return out, nil
 }
 
-// Requeue moves a dead-lettered event back to the outbox with its attempts reset, due at once,
-// through the audited cross-tenant path (ctx carries the acting admin), and audits
-// OutboxEventRequeued under the event's tenant. The envelope (id, type, occurredAt, payload) is
-// unchanged, so consumers that saw it before dedupe it; the age gauge counts it from now.
+// ListDeadLetters is DeadLetters in the caller's cross-tenant transaction (crosstenant.Tx).
+func ListDeadLetters(ctx context.Context, tx pgx.Tx, q DeadLetterQuery) ([]DeadLetter, error) {
+	if q.Limit <= 0 {
+		q.Limit = DefaultDeadLetterPage
+	}
+	q.Limit = min(q.Limit, MaxDeadLetterPage)
+	var from, to *time.Time
+	if !q.DeadFrom.IsZero() {
+		from = &q.DeadFrom
+	}
+	if !q.DeadTo.IsZero() {
+		to = &q.DeadTo
+	}
+	rows, err := tx.Query(ctx, `
+		SELECT id, consumer, event_id::text, type, occurred_at, tenant_id, payload, attempts, coalesce(last_error, ''), created_at, dead_at
+		FROM app.outbox_dead_letter
+		WHERE id > $1 AND ($2 = '' OR tenant_id = $2) AND ($3 = '' OR consumer = $3) AND ($4 = '' OR type = $4)
+		  AND ($5::timestamptz IS NULL OR dead_at >= $5) AND ($6::timestamptz IS NULL OR dead_at < $6)
+		ORDER BY id LIMIT $7`, q.After, q.TenantID, q.Consumer, q.Type, from, to, q.Limit)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, scanDeadLetter)
+}
+
+func scanDeadLetter(r pgx.CollectableRow) (DeadLetter, error) {
+	var d DeadLetter
+	var payload []byte
+	err := r.Scan(&d.Seq, &d.Consumer, &d.ID, &d.Type, &d.OccurredAt, &d.TenantID, &payload, &d.Attempts, &d.LastError, &d.CreatedAt, &d.DeadAt)
+	d.Payload = payload
+	return d, err
+}
+
+// Requeue requeues every dead letter of one event (RequeueDeadLetters) through the audited
+// cross-tenant path (ctx carries the acting admin), and returns the event.
 //
-// Errors: ErrInvalidEventID, ErrNotFound, crosstenant's errors, a database error.
+// Errors: ErrInvalidEventID, ErrNotFound (the event has no dead letter), crosstenant's errors, a
+// database error.
 func Requeue(ctx context.Context, platform db.Beginner, eventID string) (Event, error) {
 	id, err := uuid.Parse(eventID)
 	if err != nil {
@@ -306,24 +494,23 @@ func Requeue(ctx context.Context, platform db.Beginner, eventID string) (Event, 
 	}
 	var ev Event
 	err = crosstenant.Tx(ctx, platform, "requeue an outbox dead letter", func(tx pgx.Tx) error {
-		var payload []byte
-		err := tx.QueryRow(ctx, `
-			WITH moved AS (DELETE FROM app.outbox_dead_letter WHERE event_id = $1
-			               RETURNING event_id, tenant_id, type, occurred_at, payload)
-			INSERT INTO app.outbox (event_id, tenant_id, type, occurred_at, payload)
-			SELECT event_id, tenant_id, type, occurred_at, payload FROM moved
-			RETURNING event_id::text, type, occurred_at, tenant_id, payload`, id).
-			Scan(&ev.ID, &ev.Type, &ev.OccurredAt, &ev.TenantID, &payload)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return ErrNotFound
-		}
+		rows, err := tx.Query(ctx, `SELECT id FROM app.outbox_dead_letter WHERE event_id = $1 ORDER BY id`, id)
 		if err != nil {
 			return err
 		}
-		ev.Payload = payload
-		return audit.Write(tenancy.WithTenant(ctx, ev.TenantID), tx, audit.Entry{
-			Action: AuditRequeued, Outcome: audit.Success, TargetType: AuditTarget, TargetID: ev.ID,
-		})
+		seqs, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		if err != nil {
+			return err
+		}
+		if len(seqs) == 0 {
+			return ErrNotFound
+		}
+		back, err := RequeueDeadLetters(ctx, tx, seqs)
+		if err != nil {
+			return err
+		}
+		ev = back[0].Event
+		return nil
 	})
 	if err != nil {
 		return Event{}, fmt.Errorf("outbox.requeue: %w", err)
@@ -331,24 +518,97 @@ func Requeue(ctx context.Context, platform db.Beginner, eventID string) (Event, 
 	return ev, nil
 }
 
+// MissingDeadLetters is RequeueDeadLetters' ErrNotFound: which of the asked dead letters do not exist.
+type MissingDeadLetters struct{ Seqs []int64 }
+
+func (e *MissingDeadLetters) Error() string {
+	return fmt.Sprintf("outbox: no dead letter %v", e.Seqs)
+}
+
+func (e *MissingDeadLetters) Unwrap() error { return ErrNotFound }
+
+// RequeueDeadLetters, in the caller's cross-tenant transaction (crosstenant.Tx, ctx carrying the
+// acting admin), gives each dead letter named by seqs back to its consumer: the dead letter is
+// deleted, the consumer owes the event again with fresh attempts, and the event is due at once
+// (its outbox row put back if it was gone, as for dead letters older than per-consumer delivery).
+// The consumers that have the event do not get it again. Each requeue is audited
+// OutboxEventRequeued under the event's tenant, naming the consumer. All or nothing: when one of
+// seqs names no dead letter, nothing is requeued and the error is a *MissingDeadLetters (which is
+// ErrNotFound). The dead letters come back in seqs' order, as they were.
+func RequeueDeadLetters(ctx context.Context, tx pgx.Tx, seqs []int64) ([]DeadLetter, error) {
+	rows, err := tx.Query(ctx, `
+		DELETE FROM app.outbox_dead_letter WHERE id = ANY($1)
+		RETURNING id, consumer, event_id::text, type, occurred_at, tenant_id, payload, attempts, coalesce(last_error, ''), created_at, dead_at`, seqs)
+	if err != nil {
+		return nil, err
+	}
+	got, err := pgx.CollectRows(rows, scanDeadLetter)
+	if err != nil {
+		return nil, err
+	}
+	bySeq := make(map[int64]DeadLetter, len(got))
+	for _, d := range got {
+		bySeq[d.Seq] = d
+	}
+	out := make([]DeadLetter, 0, len(seqs))
+	var missing []int64
+	for _, s := range seqs {
+		d, ok := bySeq[s]
+		if !ok {
+			missing = append(missing, s)
+			continue
+		}
+		out = append(out, d)
+	}
+	if len(missing) > 0 {
+		return nil, &MissingDeadLetters{Seqs: missing} // the caller's transaction rolls back
+	}
+	for _, d := range out {
+		var outboxID int64
+		// The event is due at once with fresh claims; a row that was gone comes back as written.
+		if err := tx.QueryRow(ctx, `
+			INSERT INTO app.outbox (event_id, tenant_id, type, occurred_at, payload)
+			VALUES ($1, $2, $3, $4, $5)
+			ON CONFLICT (event_id) DO UPDATE SET attempts = 0, next_attempt_at = now(), last_error = NULL,
+				published_at = NULL, claimed_until = NULL, claim_id = NULL
+			RETURNING id`, d.ID, d.TenantID, d.Type, d.OccurredAt, []byte(d.Payload)).Scan(&outboxID); err != nil {
+			return nil, err
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM app.outbox_delivery WHERE outbox_id = $1 AND consumer = $2`, outboxID, d.Consumer); err != nil {
+			return nil, err
+		}
+		if err := audit.Write(tenancy.WithTenant(ctx, d.TenantID), tx, audit.Entry{
+			Action: AuditRequeued, Outcome: audit.Success, TargetType: AuditTarget, TargetID: d.ID,
+			Details: map[string]string{"consumer": d.Consumer, "deadLetter": strconv.FormatInt(d.Seq, 10)},
+		}); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
 // pruneBatch bounds one prune transaction, so deleting a month of rows never holds one long
 // transaction (or one huge lock set).
 const pruneBatch = 5000
 
 // Prune deletes published events published before cutoff, in batches, through the audited
-// cross-tenant path (ctx carries the actor), and returns how many it deleted. Unpublished and
-// dead-lettered events are never pruned. The relay calls it hourly when Config.Retention > 0.
+// cross-tenant path (ctx carries the actor; an audit row for each batch that deleted something),
+// and returns how many it deleted. Unpublished events, and events with a dead letter (whose
+// requeue must know which consumers have them), are never pruned. The relay calls it hourly when
+// Config.Retention > 0.
 func Prune(ctx context.Context, platform db.Beginner, cutoff time.Time) (int64, error) {
 	var total int64
 	for {
 		var n int64
-		err := crosstenant.Tx(ctx, platform, "prune published outbox events", func(tx pgx.Tx) error {
+		err := crosstenant.JobTx(ctx, platform, "prune published outbox events", func(tx pgx.Tx) (int, error) {
 			tag, err := tx.Exec(ctx, `
 				DELETE FROM app.outbox WHERE id IN (
-					SELECT id FROM app.outbox WHERE published_at < $1 ORDER BY published_at LIMIT $2)`,
+					SELECT o.id FROM app.outbox o WHERE o.published_at < $1
+					AND NOT EXISTS (SELECT 1 FROM app.outbox_dead_letter d WHERE d.event_id = o.event_id)
+					ORDER BY o.published_at LIMIT $2)`,
 				cutoff, pruneBatch)
 			n = tag.RowsAffected()
-			return err
+			return int(n), err
 		})
 		if err != nil {
 			return total, fmt.Errorf("outbox.prune: %w", err)
