@@ -112,7 +112,7 @@ func (s *Server) recordEwaRepayment(c *gin.Context) {
 			ActorID: caller.User.ID, CorrelationID: requestID(c)})
 	wait := s.deps.DisburseWait
 	if wait <= 0 {
-		wait = DefaultDisburseWait
+		wait = DefaultSagaWait
 	}
 	ctx, cancel := context.WithTimeout(c.Request.Context(), wait)
 	defer cancel()

@@ -90,7 +90,8 @@ type Deps struct {
 	// typed errors. Handlers that need one and find it nil answer 503.
 	Temporal client.Client
 	// TaskQueue is where the API starts sagas ("" means workflows.DefaultTaskQueue);
-	// DisburseWait bounds a disburse call's wait for the saga's gates (0: DefaultDisburseWait).
+	// DisburseWait bounds a saga call's wait for the saga's acceptance (api/saga.go; 0:
+	// DefaultSagaWait).
 	TaskQueue    string
 	DisburseWait time.Duration
 	Ledger       *ledger.Client

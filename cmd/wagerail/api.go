@@ -38,7 +38,7 @@ type apiConfig struct {
 	TemporalAddress     string
 	TemporalNamespace   string
 	// TaskQueue is where the API starts sagas (the worker's --task-queue); DisburseWait bounds a
-	// disburse call's wait for the saga's gates and transfer initiation.
+	// saga call's wait for the saga's acceptance (a disburse: the gates and transfer initiation).
 	TaskQueue      string
 	DisburseWait   time.Duration
 	LedgerAddr     string
@@ -125,7 +125,7 @@ func apiCommand() *cli.Command {
 	c.String(&cfg.TemporalAddress, "temporal-address", "TEMPORAL_ADDRESS", "127.0.0.1:7233", "Temporal frontend host:port")
 	c.String(&cfg.TemporalNamespace, "temporal-namespace", "TEMPORAL_NAMESPACE", "default", "Temporal namespace")
 	c.String(&cfg.TaskQueue, "task-queue", "TEMPORAL_TASK_QUEUE", workflows.DefaultTaskQueue, "task queue the sagas are started on (the worker's --task-queue)")
-	c.Duration(&cfg.DisburseWait, "disburse-wait", "API_DISBURSE_WAIT", api.DefaultDisburseWait, "how long a disburse call waits for the gates and the transfer initiation before answering 202 DISBURSING")
+	c.Duration(&cfg.DisburseWait, "disburse-wait", "API_DISBURSE_WAIT", api.DefaultSagaWait, "how long a disburse call waits for the gates and the transfer initiation before answering 202 DISBURSING")
 	c.String(&cfg.LedgerAddr, "ledger-addr", "LEDGER_ADDR", "127.0.0.1:50052", "ledger gRPC host:port")
 	c.String(&cfg.GatewayAddr, "gateway-addr", "GATEWAY_ADDR", "127.0.0.1:50051", "gateway gRPC host:port")
 	c.String(&cfg.WebhookSecrets, "webhook-secrets", "WEBHOOK_SECRETS", "", "partner callback signing secrets: partner=secret[,partner=secret…]")

@@ -1,0 +1,187 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/jackc/pgx/v5"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/wagerail/wagerail/internal/platform/idempotency"
+	"github.com/wagerail/wagerail/workflows"
+)
+
+// The start-and-wait of every money saga behind an Idem route: one Update-with-Start starts the
+// workflow the Idempotency-Key names (or attaches to it) and waits for its "accepted" update,
+// which completes once the saga has passed its gates and set the money moving, or with a refusal
+// (an ApplicationError whose type is the API code). The call answers
+//
+//   - 202 with the update's answer;
+//   - the status and public message of the domain's table of codes for a refusal (the saga's own
+//     message may carry internal detail);
+//   - 202 with the pending body when the wait runs out (a slow partner: the saga resolves later);
+//   - from the workflow's result when the key's saga has already closed (the idempotency record
+//     expired or was never stored: a crash between the saga's start and the stored answer).
+//
+// Before anything starts, the pre-check refuses what the saga would refuse for a database read
+// instead of a workflow — except when the target is owned by the very saga this key names: then
+// the answer is that saga's (attached, or its result), never the pre-check's refusal. A client
+// retrying its own key after a crash thus gets what the first call would have had.
+
+// DefaultSagaWait bounds how long a saga call waits for the saga's "accepted" update. The gates
+// answer in milliseconds; a partner that does not answer in time leaves the saga retrying, and the
+// call answers 202 with the pending body (the spec's "fails fast into a pending state that
+// resolves later").
+const DefaultSagaWait = 15 * time.Second
+
+// sagaRefusal looks a saga's refusal code up in its domain's table of codes (e.g. ewa.RefusalOf):
+// the HTTP status and the fixed public message (the saga's own message may carry internal
+// detail). A code the table does not know is an internal error (500): the table and the saga's
+// codes must agree.
+type sagaRefusal func(code string) (status int, message string, ok bool)
+
+// sagaCall is one start-and-wait: A is the update's answer, R the workflow's result.
+type sagaCall[A, R any] struct {
+	// Workflow is the registered workflow name, Input its input, BusinessKey the search attribute
+	// operators find the saga by (the target's id).
+	Workflow    string
+	Input       any
+	BusinessKey string
+	// Update and UpdateID name the saga's "accepted" update (a fixed id: every call of one key
+	// is the same update and gets the same answer).
+	Update, UpdateID string
+	// Wait bounds the wait for the update (0: Deps.DisburseWait, else DefaultSagaWait).
+	Wait time.Duration
+	// Refusal answers the saga's refusal codes.
+	Refusal sagaRefusal
+	// Precheck, when set, reads the target before anything starts: owner is the workflow id of
+	// the saga that owns it ("" when none does), err the refusal for a new saga (an error that
+	// s.answer maps and audits). When owner is this key's workflow, err is ignored.
+	Precheck func(ctx context.Context, tx pgx.Tx) (owner string, err error)
+	// Accepted is the 202 body of the update's answer.
+	Accepted func(wfID string, a A) any
+	// Pending is the 202 body when the wait ran out with the saga still at work.
+	Pending func(wfID string) any
+	// Closed answers from a closed run's result: the 202 body, or the refusal code it ended with.
+	Closed func(wfID string, r R) (body any, refusal string)
+	// LogAttrs are added to the call's log lines (e.g. the target's id).
+	LogAttrs []any
+}
+
+// runSaga serves one saga call on an Idem route (the idempotency gate has put the key's scope in
+// the request context).
+func runSaga[A, R any](s *Server, c *gin.Context, call sagaCall[A, R]) {
+	if s.deps.Temporal == nil {
+		writeError(c, NewError(http.StatusServiceUnavailable, "NOT_CONFIGURED", "this route needs Temporal"))
+		return
+	}
+	tenant := callerOf(c).Tenant
+	wfID, ok := idempotency.WorkflowIDFrom(c.Request.Context())
+	if !ok {
+		writeError(c, errors.New("saga call: no idempotency scope on an Idem route"))
+		return
+	}
+	if call.Precheck != nil {
+		err := s.inTenant(c, func(ctx context.Context, tx pgx.Tx) error {
+			owner, err := call.Precheck(ctx, tx)
+			if owner != "" && owner == wfID {
+				return nil // this key's saga owns the target: its answer is the answer
+			}
+			return err
+		})
+		if err != nil {
+			s.answer(c, tenant, err)
+			return
+		}
+	}
+	wait := call.Wait
+	if wait <= 0 {
+		wait = s.deps.DisburseWait
+	}
+	if wait <= 0 {
+		wait = DefaultSagaWait
+	}
+	tc := s.deps.Temporal
+	start := tc.NewWithStartWorkflowOperation(workflows.StartOptions(wfID, s.taskQueue(), tenant, call.BusinessKey), call.Workflow, call.Input)
+	ctx, cancel := context.WithTimeout(c.Request.Context(), wait)
+	defer cancel()
+	var acc A
+	h, err := tc.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
+		StartWorkflowOperation: start,
+		UpdateOptions: client.UpdateWorkflowOptions{
+			UpdateID: call.UpdateID, UpdateName: call.Update, WaitForStage: client.WorkflowUpdateStageCompleted,
+		},
+	})
+	if err == nil {
+		err = h.Get(ctx, &acc)
+	}
+	if err == nil {
+		c.JSON(http.StatusAccepted, call.Accepted(wfID, acc))
+		return
+	}
+	logAttrs := append([]any{"workflow", call.Workflow, "workflow_id", wfID, "request_id", requestID(c)}, call.LogAttrs...)
+	var app *temporal.ApplicationError
+	switch {
+	case errors.As(err, &app):
+		s.sagaRefused(c, call.Refusal, app.Type(), logAttrs)
+	case ctx.Err() != nil && c.Request.Context().Err() == nil:
+		// The saga is started and still working (a slow or unreachable partner): it resolves
+		// later; the caller follows it on the target's GET.
+		s.deps.Log.Warn("saga call: answered before the saga accepted", logAttrs...)
+		c.JSON(http.StatusAccepted, call.Pending(wfID))
+	case isWorkflowClosed(err):
+		closedSaga(s, c, call, wfID, wait, logAttrs)
+	default:
+		writeError(c, err)
+	}
+}
+
+// sagaRefused answers a refusal code through the saga's table.
+func (s *Server) sagaRefused(c *gin.Context, refusal sagaRefusal, code string, logAttrs []any) {
+	status, message, ok := refusal(code)
+	if !ok {
+		s.deps.Log.Error("saga call: a refusal code the API does not know", append(logAttrs, "code", code)...)
+		writeError(c, errors.New("saga call: unknown refusal code "+code))
+		return
+	}
+	s.deps.Log.Info("saga call refused", append(logAttrs, "code", code)...)
+	writeError(c, NewError(status, code, message))
+}
+
+// isWorkflowClosed reports an update that found its workflow closed: the start was refused
+// because the id was used by a run that has ended (REJECT_DUPLICATE), or the update reached a run
+// that had already completed.
+func isWorkflowClosed(err error) bool {
+	var started *serviceerror.WorkflowExecutionAlreadyStarted
+	var nf *serviceerror.NotFound
+	return errors.As(err, &started) || errors.As(err, &nf)
+}
+
+// closedSaga answers from the closed saga's result (following its continued runs).
+func closedSaga[A, R any](s *Server, c *gin.Context, call sagaCall[A, R], wfID string, wait time.Duration, logAttrs []any) {
+	ctx, cancel := context.WithTimeout(c.Request.Context(), wait)
+	defer cancel()
+	var res R
+	if err := s.deps.Temporal.GetWorkflow(ctx, wfID, "").Get(ctx, &res); err != nil {
+		writeError(c, err)
+		return
+	}
+	body, refusal := call.Closed(wfID, res)
+	if refusal != "" || body == nil {
+		s.sagaRefused(c, call.Refusal, refusal, logAttrs)
+		return
+	}
+	c.JSON(http.StatusAccepted, body)
+}
+
+func (s *Server) taskQueue() string {
+	if s.deps.TaskQueue != "" {
+		return s.deps.TaskQueue
+	}
+	return workflows.DefaultTaskQueue
+}
