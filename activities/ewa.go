@@ -6,19 +6,28 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"go.temporal.io/sdk/worker"
 
 	"github.com/wagerail/wagerail/internal/ewa"
 	"github.com/wagerail/wagerail/internal/platform/field"
-	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
 
-// Registered names of the EWA disburse saga's record steps.
+// Registered names of the EWA disburse saga's record steps (histories reference them).
 const (
 	EwaLoadPlanActivity      = "ewa.LoadPlan"
 	EwaClaimActivity         = "ewa.Claim"
 	EwaSetLedgerTxActivity   = "ewa.SetLedgerTx"
 	EwaMarkDisbursedActivity = "ewa.MarkDisbursed"
 	EwaMarkFailedActivity    = "ewa.MarkFailed"
+)
+
+// The record steps, typed (what workflows call).
+var (
+	EwaLoadPlan      = Activity[EwaStep, ewa.Plan]{EwaLoadPlanActivity}
+	EwaClaim         = Activity[EwaStep, ewa.Request]{EwaClaimActivity}
+	EwaSetLedgerTx   = Action[EwaStep]{EwaSetLedgerTxActivity}
+	EwaMarkDisbursed = Activity[EwaStep, ewa.Request]{EwaMarkDisbursedActivity}
+	EwaMarkFailed    = Activity[EwaStep, ewa.Request]{EwaMarkFailedActivity}
 )
 
 // EwaSaga is the actor of the saga's steps: tenancy.System(EwaSaga).
@@ -34,13 +43,11 @@ type Ewa struct {
 // EwaStep names the request and the saga run; the other fields belong to the steps that use
 // them.
 type EwaStep struct {
-	TenantID      string
-	RequestID     string
-	WorkflowID    string
-	CorrelationID string
-	LedgerTxID    string // SetLedgerTx
-	TransferID    string // MarkDisbursed
-	Reason        string // MarkFailed
+	Run
+	RequestID  string
+	LedgerTxID string // SetLedgerTx
+	TransferID string // MarkDisbursed
+	Reason     string // MarkFailed
 }
 
 // LoadPlan reads what disbursing the request needs. Not found, not disbursable and no funding
@@ -97,25 +104,21 @@ func (a *Ewa) MarkFailed(ctx context.Context, in EwaStep) (ewa.Request, error) {
 	return r, err
 }
 
-// inTx runs fn in the request's tenant transaction as the saga and maps its error.
+// Register registers the record steps.
+func (a *Ewa) Register(r worker.ActivityRegistry) {
+	EwaLoadPlan.Register(r, a.LoadPlan)
+	EwaClaim.Register(r, a.Claim)
+	EwaSetLedgerTx.Register(r, a.SetLedgerTx)
+	EwaMarkDisbursed.Register(r, a.MarkDisbursed)
+	EwaMarkFailed.Register(r, a.MarkFailed)
+}
+
+// inTx runs fn as one of the saga's record steps (recordStep), its refusals typed by their EWA
+// codes.
 func (a *Ewa) inTx(ctx context.Context, in EwaStep, fn func(context.Context, pgx.Tx) error) error {
-	if a.DB == nil {
-		return misconfigured("ewa: no database pool configured")
-	}
-	if err := errors.Join(field.Identifier("tenantId", in.TenantID, field.MaxIdentifier),
-		field.Identifier("requestId", in.RequestID, field.MaxIdentifier),
-		field.Reference("workflowId", in.WorkflowID, field.MaxReference),
-		field.Text("correlationId", in.CorrelationID, field.MaxReference),
-		field.Text("reason", in.Reason, field.MaxText)); err != nil {
-		return temporalError(err)
-	}
-	ctx = tenancy.With(ctx, tenancy.Scope{TenantID: in.TenantID, Actor: tenancy.System(EwaSaga), RequestID: in.CorrelationID})
-	err := tenancy.InTx(ctx, a.DB, func(tx pgx.Tx) error { return fn(ctx, tx) })
-	if err != nil {
-		activityLogger(ctx, "tenant_id", in.TenantID, "ewa_request_id", in.RequestID, "workflow_id", in.WorkflowID,
-			"correlation_id", in.CorrelationID, "tx_id", in.LedgerTxID, "transfer_id", in.TransferID).Warn("ewa record step failed", "error", err)
-	}
-	return ewaError(err)
+	return recordStep(ctx, a.DB, in.Run, EwaSaga,
+		errors.Join(field.Identifier("requestId", in.RequestID, field.MaxIdentifier), field.Text("reason", in.Reason, field.MaxText)),
+		ewaError, fn, "ewa_request_id", in.RequestID, "tx_id", in.LedgerTxID, "transfer_id", in.TransferID)
 }
 
 // ewaError maps the EWA store's refusals to non-retryable errors typed by their API code

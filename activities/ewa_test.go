@@ -30,12 +30,12 @@ func TestEwaStepsRefuseBadInput(t *testing.T) {
 	d := testkit.NewDB(t)
 	a := &Ewa{DB: d.App}
 	ctx := context.Background()
-	good := EwaStep{TenantID: "t1", RequestID: "req-1", WorkflowID: "idem-t1-X", CorrelationID: "http-1"}
+	good := EwaStep{Run: Run{TenantID: "t1", WorkflowID: "idem-t1-X", CorrelationID: "http-1"}, RequestID: "req-1"}
 	for name, in := range map[string]EwaStep{
-		"no tenant":       {RequestID: "req-1", WorkflowID: "wf"},
-		"bad request id":  {TenantID: "t1", RequestID: "req 1", WorkflowID: "wf"},
-		"no workflow":     {TenantID: "t1", RequestID: "req-1"},
-		"control in text": {TenantID: "t1", RequestID: "req-1", WorkflowID: "wf", Reason: "x\x00"},
+		"no tenant":       {Run: Run{WorkflowID: "wf"}, RequestID: "req-1"},
+		"bad request id":  {Run: Run{TenantID: "t1", WorkflowID: "wf"}, RequestID: "req 1"},
+		"no workflow":     {Run: Run{TenantID: "t1"}, RequestID: "req-1"},
+		"control in text": {Run: Run{TenantID: "t1", WorkflowID: "wf"}, RequestID: "req-1", Reason: "x\x00"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := a.LoadPlan(ctx, in)

@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/worker"
 
 	"github.com/wagerail/wagerail/gateway"
 	"github.com/wagerail/wagerail/internal/kyc"
@@ -81,10 +82,10 @@ type Gates struct {
 type GateInput struct {
 	// Saga is the audit actor's name: rows are written as tenancy.System(Saga), e.g.
 	// "ewa-disburse".
-	Saga          string
-	TenantID      string
-	WorkflowID    string // the saga's id: the audit row's details.workflowId and its dedupe key
-	CorrelationID string // the HTTP request id: the audit row's request_id, and the logs'
+	Saga string
+	// Run: the saga's workflow id is the audit row's details.workflowId and its dedupe key; the
+	// correlation id the audit row's request_id.
+	Run
 	// SubjectType and SubjectID: whose KYC and sanctions screening are checked (EMPLOYEE or
 	// USER and its id).
 	SubjectType string
@@ -99,6 +100,22 @@ type GateInput struct {
 	AccountNumber      string
 	ExpectedHolderName string
 	RequireNameMatch   bool
+}
+
+// The gates, typed (what workflows call).
+var (
+	KycGate       = Action[GateInput]{KycGateActivity}
+	SanctionsGate = Action[GateInput]{SanctionsGateActivity}
+	AccountGate   = Action[GateInput]{AccountGateActivity}
+	GateFailed    = Action[GateFailedInput]{GateFailedActivity}
+)
+
+// Register registers the gates.
+func (g *Gates) Register(r worker.ActivityRegistry) {
+	KycGate.Register(r, g.KycGate)
+	SanctionsGate.Register(r, g.SanctionsGate)
+	AccountGate.Register(r, g.AccountGate)
+	GateFailed.Register(r, g.Failed)
 }
 
 // GateFailedInput records a gate that could not decide.
@@ -338,9 +355,7 @@ func writeGateAuditOnce(ctx context.Context, tx pgx.Tx, in GateInput, action str
 func (in GateInput) validate(account bool) error {
 	checks := []error{
 		field.Identifier("saga", in.Saga, 64),
-		field.Identifier("tenantId", in.TenantID, field.MaxIdentifier),
-		field.Reference("workflowId", in.WorkflowID, field.MaxReference),
-		field.Text("correlationId", in.CorrelationID, field.MaxReference),
+		in.check(),
 		field.Identifier("subjectType", in.SubjectType, 32),
 		field.Identifier("subjectId", in.SubjectID, field.MaxIdentifier),
 		field.Identifier("targetType", in.TargetType, 64),
@@ -358,14 +373,11 @@ func (in GateInput) validate(account bool) error {
 }
 
 // scope is the activity's tenancy: the tenant, the saga as system actor, the request id.
-func (in GateInput) scope(ctx context.Context) context.Context {
-	return tenancy.With(ctx, tenancy.Scope{TenantID: in.TenantID, Actor: tenancy.System(in.Saga), RequestID: in.CorrelationID})
-}
+func (in GateInput) scope(ctx context.Context) context.Context { return in.Run.scope(ctx, in.Saga) }
 
 // logger is the activity logger with the run's correlation ids.
 func (in GateInput) logger(ctx context.Context) log.Logger {
-	return activityLogger(ctx, "tenant_id", in.TenantID, "workflow_id", in.WorkflowID, "correlation_id", in.CorrelationID,
-		"target_type", in.TargetType, "target_id", in.TargetID)
+	return in.Run.logger(ctx, "target_type", in.TargetType, "target_id", in.TargetID)
 }
 
 // activityLogger is the activity's logger with keyvals; outside an activity (a test calling a

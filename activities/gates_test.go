@@ -36,7 +36,7 @@ func gateTenant(t *testing.T, pool *pgxpool.Pool) string {
 }
 
 func gateInput(tenant, subject, workflowID string) GateInput {
-	return GateInput{Saga: "ewa-disburse", TenantID: tenant, WorkflowID: workflowID, CorrelationID: "http-req-1",
+	return GateInput{Saga: "ewa-disburse", Run: Run{TenantID: tenant, WorkflowID: workflowID, CorrelationID: "http-req-1"},
 		SubjectType: "EMPLOYEE", SubjectID: subject, TargetType: "EwaRequest", TargetID: "req-" + subject}
 }
 

@@ -1,6 +1,8 @@
 package activities
 
 import (
+	"go.temporal.io/sdk/worker"
+
 	"context"
 	"errors"
 	"time"
@@ -14,6 +16,14 @@ import (
 // IdempotencyCleanupActivity is the registered name of the clean-up step (stable across Go
 // renames).
 const IdempotencyCleanupActivity = "idempotency.Cleanup"
+
+// IdempotencyCleanupStep is the clean-up, typed (what the workflow calls).
+var IdempotencyCleanupStep = Activity[IdempotencyCleanupInput, IdempotencyCleanupResult]{IdempotencyCleanupActivity}
+
+// Register registers the clean-up.
+func (a *IdempotencyCleanup) Register(r worker.ActivityRegistry) {
+	IdempotencyCleanupStep.Register(r, a.Cleanup)
+}
 
 // IdempotencyCleanup holds the daily deletion of finished idempotency records, a system job that
 // crosses tenants through internal/platform/crosstenant (audited).

@@ -1,6 +1,8 @@
 package activities
 
 import (
+	"go.temporal.io/sdk/worker"
+
 	"context"
 	"time"
 
@@ -16,6 +18,20 @@ const (
 	CleanupSessionsActivity      = "identity.CleanupSessions"
 	CleanupRateLimitsActivity    = "ratelimit.Cleanup"
 )
+
+// The clean-ups, typed (what the workflow calls).
+var (
+	CleanupVerifications = Activity[CleanupBeforeInput, CleanupResult]{CleanupVerificationsActivity}
+	CleanupSessions      = Activity[CleanupBeforeInput, CleanupResult]{CleanupSessionsActivity}
+	CleanupRateLimits    = Activity[RateLimitCleanupInput, CleanupResult]{CleanupRateLimitsActivity}
+)
+
+// Register registers the clean-ups.
+func (a *IdentityCleanup) Register(r worker.ActivityRegistry) {
+	CleanupVerifications.Register(r, a.Verifications)
+	CleanupSessions.Register(r, a.Sessions)
+	CleanupRateLimits.Register(r, a.RateLimits)
+}
 
 // IdentityCleanup holds the daily deletion of identity rows nobody can use any more: expired
 // one-time secrets, long-expired sessions and ended rate-limit windows. These tables are

@@ -1,6 +1,8 @@
 package activities
 
 import (
+	"go.temporal.io/sdk/worker"
+
 	"context"
 	"errors"
 	"time"
@@ -15,6 +17,12 @@ import (
 
 // ExpireKycActivity is the registered name of one batch of the KYC expiry sweep.
 const ExpireKycActivity = "kyc.ExpireDue"
+
+// ExpireKyc is the expiry, typed (what the workflow calls).
+var ExpireKyc = Activity[ExpireKycInput, ExpireKycResult]{ExpireKycActivity}
+
+// Register registers the expiry.
+func (a *KycExpiry) Register(r worker.ActivityRegistry) { ExpireKyc.Register(r, a.ExpireDue) }
 
 // kycExpiryActor is the audit actor of expiries: the clock, not a person.
 var kycExpiryActor = tenancy.System("kyc-expiry")

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.temporal.io/sdk/worker"
 
 	"github.com/wagerail/wagerail/gateway"
 	"github.com/wagerail/wagerail/internal/platform/field"
@@ -88,6 +89,26 @@ type Money struct {
 	Metrics *SettlementPollMetrics
 }
 
+// The money activities, typed (what workflows call).
+var (
+	LedgerPostPending = Activity[LedgerPostInput, LedgerPostResult]{LedgerPostPendingActivity}
+	LedgerPost        = Activity[LedgerPostInput, LedgerPostResult]{LedgerPostActivity}
+	LedgerCommit      = Action[LedgerSettleInput]{LedgerCommitActivity}
+	LedgerVoid        = Action[LedgerSettleInput]{LedgerVoidActivity}
+	InitiateTransfer  = Activity[TransferInput, TransferResult]{InitiateTransferActivity}
+	TransferStatus    = Activity[TransferStatusInput, TransferStatusResult]{TransferStatusActivity}
+)
+
+// Register registers the money activities.
+func (m *Money) Register(r worker.ActivityRegistry) {
+	LedgerPostPending.Register(r, m.LedgerPostPending)
+	LedgerPost.Register(r, m.LedgerPost)
+	LedgerCommit.Register(r, m.LedgerCommit)
+	LedgerVoid.Register(r, m.LedgerVoid)
+	InitiateTransfer.Register(r, m.InitiateTransfer)
+	TransferStatus.Register(r, m.TransferStatus)
+}
+
 // LedgerLeg is one leg of a posting: an account by its chart name (created on first use),
 // DEBIT or CREDIT, an amount in santim.
 type LedgerLeg struct {
@@ -98,9 +119,7 @@ type LedgerLeg struct {
 
 // LedgerPostInput is one ledger transaction of a saga.
 type LedgerPostInput struct {
-	TenantID      string
-	WorkflowID    string
-	CorrelationID string
+	Run
 	// IdempotencyKey makes the posting safe to retry: the same key and content return the
 	// original transaction ("ewa-disburse:<workflowID>"). A posting that moves a partner-bank
 	// mirror names its transfer in Metadata[partnerref.LedgerMetadataKey].
@@ -120,11 +139,9 @@ type LedgerPostResult struct {
 
 // LedgerSettleInput names a pending transaction to commit or void.
 type LedgerSettleInput struct {
-	TenantID      string
-	WorkflowID    string
-	CorrelationID string
-	TxID          string
-	Reason        string // LedgerVoid's reason (the partner's failure code, …)
+	Run
+	TxID   string
+	Reason string // LedgerVoid's reason (the partner's failure code, …)
 }
 
 // LedgerPostPending ensures every account of the legs exists, then posts them as a PENDING
@@ -142,8 +159,7 @@ func (m *Money) post(ctx context.Context, in LedgerPostInput, status ledgerv1.Tr
 	if m.Ledger == nil {
 		return LedgerPostResult{}, misconfigured("money: no ledger client configured")
 	}
-	log := activityLogger(ctx, "tenant_id", in.TenantID, "workflow_id", in.WorkflowID, "correlation_id", in.CorrelationID,
-		"idempotency_key", in.IdempotencyKey)
+	log := in.logger(ctx, "idempotency_key", in.IdempotencyKey)
 	if err := errors.Join(field.Identifier("tenantId", in.TenantID, field.MaxIdentifier),
 		field.Reference("idempotencyKey", in.IdempotencyKey, field.MaxReference)); err != nil {
 		return LedgerPostResult{}, temporalError(err)
@@ -179,7 +195,7 @@ func (m *Money) LedgerCommit(ctx context.Context, in LedgerSettleInput) error {
 	if m.Ledger == nil {
 		return misconfigured("money: no ledger client configured")
 	}
-	log := activityLogger(ctx, "tenant_id", in.TenantID, "workflow_id", in.WorkflowID, "correlation_id", in.CorrelationID, "tx_id", in.TxID)
+	log := in.logger(ctx, "tx_id", in.TxID)
 	_, err := m.Ledger.CommitPending(ctx, &ledgerv1.CommitPendingRequest{TenantId: in.TenantID, TransactionId: in.TxID})
 	if errors.Is(err, ledger.ErrAlreadyPosted) {
 		// ALREADY_POSTED also covers a reversed transaction: only POSTED is this commit's.
@@ -205,7 +221,7 @@ func (m *Money) LedgerVoid(ctx context.Context, in LedgerSettleInput) error {
 	if m.Ledger == nil {
 		return misconfigured("money: no ledger client configured")
 	}
-	log := activityLogger(ctx, "tenant_id", in.TenantID, "workflow_id", in.WorkflowID, "correlation_id", in.CorrelationID, "tx_id", in.TxID)
+	log := in.logger(ctx, "tx_id", in.TxID)
 	_, err := m.Ledger.VoidPending(ctx, &ledgerv1.VoidPendingRequest{TenantId: in.TenantID, TransactionId: in.TxID, Reason: in.Reason})
 	if errors.Is(err, ledger.ErrAlreadyVoided) {
 		err = nil
@@ -222,16 +238,14 @@ func (m *Money) LedgerVoid(ctx context.Context, in LedgerSettleInput) error {
 // partnerref.Leg; the posting that pays for the transfer carries the same as "bank_reference"):
 // the gateway and the partner are idempotent on it.
 type TransferInput struct {
-	TenantID      string
-	WorkflowID    string
-	CorrelationID string
-	Partner       string
-	Reference     string
-	FromAccount   string
-	ToAccount     string
-	AmountSantim  int64
-	Domain        string // EWA, LOAN, PAYROLL, …
-	CallbackURL   string // "" = the partner's default
+	Run
+	Partner      string
+	Reference    string
+	FromAccount  string
+	ToAccount    string
+	AmountSantim int64
+	Domain       string // EWA, LOAN, PAYROLL, …
+	CallbackURL  string // "" = the partner's default
 }
 
 // TransferResult is the partner's answer to an initiation.
@@ -257,8 +271,7 @@ func (m *Money) InitiateTransfer(ctx context.Context, in TransferInput) (Transfe
 	if m.Gateway == nil {
 		return TransferResult{}, misconfigured("money: no gateway client configured")
 	}
-	log := activityLogger(ctx, "tenant_id", in.TenantID, "workflow_id", in.WorkflowID, "correlation_id", in.CorrelationID,
-		"partner", in.Partner, "partner_reference", in.Reference)
+	log := in.logger(ctx, "partner", in.Partner, "partner_reference", in.Reference)
 	resp, err := m.Gateway.InitiateDisbursement(ctx, &gatewayv1.InitiateDisbursementRequest{
 		Partner: in.Partner, Reference: in.Reference, FromAccount: in.FromAccount, ToAccount: in.ToAccount,
 		AmountSantim: in.AmountSantim, TenantId: in.TenantID, Domain: in.Domain, CallbackUrl: in.CallbackURL})
@@ -292,11 +305,9 @@ func (m *Money) InitiateTransfer(ctx context.Context, in TransferInput) (Transfe
 
 // TransferStatusInput names a transfer by our reference.
 type TransferStatusInput struct {
-	TenantID      string
-	WorkflowID    string
-	CorrelationID string
-	Partner       string
-	Reference     string
+	Run
+	Partner   string
+	Reference string
 }
 
 // TransferStatusResult is the partner's word on the transfer.
@@ -313,8 +324,7 @@ func (m *Money) TransferStatus(ctx context.Context, in TransferStatusInput) (Tra
 	if m.Gateway == nil {
 		return TransferStatusResult{}, misconfigured("money: no gateway client configured")
 	}
-	log := activityLogger(ctx, "tenant_id", in.TenantID, "workflow_id", in.WorkflowID, "correlation_id", in.CorrelationID,
-		"partner", in.Partner, "partner_reference", in.Reference)
+	log := in.logger(ctx, "partner", in.Partner, "partner_reference", in.Reference)
 	resp, err := m.Gateway.GetTransferStatus(ctx, &gatewayv1.GetTransferStatusRequest{Partner: in.Partner, Reference: in.Reference})
 	if errors.Is(err, gateway.ErrTransferNotFound) {
 		m.Metrics.inc(PollNotFound)

@@ -42,7 +42,7 @@ func TestMoneyLedgerAgainstTheLedger(t *testing.T) {
 	m := &Money{Ledger: led}
 	ctx := context.Background()
 	tenant, employee, funding := testkit.Unique("tenant"), testkit.Unique("emp"), testkit.Unique("FUND")
-	in := LedgerPostInput{TenantID: tenant, WorkflowID: "wf-1", CorrelationID: "req-1", IdempotencyKey: "ewa-disburse:wf-1", Step: "disburse",
+	in := LedgerPostInput{Run: Run{TenantID: tenant, WorkflowID: "wf-1", CorrelationID: "req-1"}, IdempotencyKey: "ewa-disburse:wf-1", Step: "disburse",
 		Legs: disburseLegs(employee, funding), Metadata: map[string]string{"ewaRequestId": "r1"}}
 
 	// Pending (the accounts are created on first use); a retry returns the same transaction.
@@ -55,7 +55,7 @@ func TestMoneyLedgerAgainstTheLedger(t *testing.T) {
 	require.Equal(t, LedgerPostResult{TxID: first.TxID, Status: "PENDING", Replayed: true}, again)
 
 	// Commit, twice: the second is the first's answer lost, and succeeds.
-	settle := LedgerSettleInput{TenantID: tenant, WorkflowID: "wf-1", CorrelationID: "req-1", TxID: first.TxID}
+	settle := LedgerSettleInput{Run: Run{TenantID: tenant, WorkflowID: "wf-1", CorrelationID: "req-1"}, TxID: first.TxID}
 	require.NoError(t, m.LedgerCommit(ctx, settle))
 	require.NoError(t, m.LedgerCommit(ctx, settle))
 	tx, err := led.GetTransaction(ctx, &ledgerv1.GetTransactionRequest{TenantId: tenant, TransactionId: first.TxID})
@@ -70,7 +70,7 @@ func TestMoneyLedgerAgainstTheLedger(t *testing.T) {
 	in2.WorkflowID, in2.IdempotencyKey = "wf-2", "ewa-disburse:wf-2"
 	second, err := m.LedgerPostPending(ctx, in2)
 	require.NoError(t, err)
-	void := LedgerSettleInput{TenantID: tenant, WorkflowID: "wf-2", TxID: second.TxID, Reason: "ACCOUNT_CLOSED"}
+	void := LedgerSettleInput{Run: Run{TenantID: tenant, WorkflowID: "wf-2"}, TxID: second.TxID, Reason: "ACCOUNT_CLOSED"}
 	require.NoError(t, m.LedgerVoid(ctx, void))
 	require.NoError(t, m.LedgerVoid(ctx, void))
 	requireErrType(t, m.LedgerCommit(ctx, void), string(ledger.ReasonAlreadyVoided), true)
@@ -79,7 +79,7 @@ func TestMoneyLedgerAgainstTheLedger(t *testing.T) {
 	require.Equal(t, ledgerv1.TransactionStatus_TRANSACTION_STATUS_VOIDED, tx.GetTransaction().GetStatus())
 
 	// Posted at once (the repayment journal's shape).
-	repay := LedgerPostInput{TenantID: tenant, WorkflowID: "wf-3", IdempotencyKey: "ewa-repay:r1", Step: "repay", Legs: []LedgerLeg{
+	repay := LedgerPostInput{Run: Run{TenantID: tenant, WorkflowID: "wf-3"}, IdempotencyKey: "ewa-repay:r1", Step: "repay", Legs: []LedgerLeg{
 		{Account: "payroll-clearing", Direction: "DEBIT", AmountSantim: 101_500},
 		{Account: "receivable-from-employee:" + employee, Direction: "CREDIT", AmountSantim: 101_500}}}
 	posted, err := m.LedgerPost(ctx, repay)
@@ -125,11 +125,11 @@ func TestMoneyTransfersAgainstGatewayAndSandbox(t *testing.T) {
 	sb.Account(t, funding, "Employer PLC", 10_000_00)
 	sb.Account(t, payout, "Almaz Tesfaye", 0)
 	tin := func(ref string) TransferInput {
-		return TransferInput{TenantID: "t1", WorkflowID: ref, CorrelationID: "req-1", Partner: "sandbox", Reference: ref,
+		return TransferInput{Run: Run{TenantID: "t1", WorkflowID: ref, CorrelationID: "req-1"}, Partner: "sandbox", Reference: ref,
 			FromAccount: funding, ToAccount: payout, AmountSantim: 500_00, Domain: "EWA"}
 	}
 	sin := func(ref string) TransferStatusInput {
-		return TransferStatusInput{TenantID: "t1", WorkflowID: ref, Partner: "sandbox", Reference: ref}
+		return TransferStatusInput{Run: Run{TenantID: "t1", WorkflowID: ref}, Partner: "sandbox", Reference: ref}
 	}
 	polls := func(outcome string) float64 { return testutil.ToFloat64(m.Metrics.ticks.WithLabelValues(outcome)) }
 

@@ -48,20 +48,20 @@ var (
 		Funding:     ewa.Account{Partner: "sandbox", AccountNumber: "FUND-1"},
 		Destination: ewa.Account{Partner: "sandbox", AccountNumber: "EMP-1", HolderName: "Almaz Tesfaye"}, AccountNameMatch: true,
 		Status: ewa.Requested}
-	testStep = activities.EwaStep{TenantID: "t1", RequestID: "req-1", WorkflowID: testWF, CorrelationID: "http-req-9"}
-	testGate = activities.GateInput{Saga: "ewa-disburse", TenantID: "t1", WorkflowID: testWF, CorrelationID: "http-req-9",
+	testStep = activities.EwaStep{Run: activities.Run{TenantID: "t1", WorkflowID: testWF, CorrelationID: "http-req-9"}, RequestID: "req-1"}
+	testGate = activities.GateInput{Saga: "ewa-disburse", Run: activities.Run{TenantID: "t1", WorkflowID: testWF, CorrelationID: "http-req-9"},
 		SubjectType: "EMPLOYEE", SubjectID: "emp-1", TargetType: "EwaRequest", TargetID: "req-1",
 		Partner: "sandbox", AccountNumber: "EMP-1", ExpectedHolderName: "Almaz Tesfaye", RequireNameMatch: true}
-	testLedger = activities.LedgerPostInput{TenantID: "t1", WorkflowID: testWF, CorrelationID: "http-req-9",
+	testLedger = activities.LedgerPostInput{Run: activities.Run{TenantID: "t1", WorkflowID: testWF, CorrelationID: "http-req-9"},
 		IdempotencyKey: "ewa-disburse:" + testWF, Step: "disburse", Legs: []activities.LedgerLeg{
 			{Account: "receivable-from-employee:emp-1", Direction: "DEBIT", AmountSantim: 101_500},
 			{Account: "partner-bank:sandbox:FUND-1", Direction: "CREDIT", AmountSantim: 100_000},
 			{Account: "fee-income", Direction: "CREDIT", AmountSantim: 1_500},
 		}, Metadata: map[string]string{"ewaRequestId": "req-1", "employeeId": "emp-1", "bank_reference": testRef}}
-	testTransfer = activities.TransferInput{TenantID: "t1", WorkflowID: testWF, CorrelationID: "http-req-9", Partner: "sandbox",
+	testTransfer = activities.TransferInput{Run: activities.Run{TenantID: "t1", WorkflowID: testWF, CorrelationID: "http-req-9"}, Partner: "sandbox",
 		Reference: testRef, FromAccount: "FUND-1", ToAccount: "EMP-1", AmountSantim: 100_000, Domain: "EWA"}
-	testStatus = activities.TransferStatusInput{TenantID: "t1", WorkflowID: testWF, CorrelationID: "http-req-9", Partner: "sandbox", Reference: testRef}
-	testSettle = activities.LedgerSettleInput{TenantID: "t1", WorkflowID: testWF, CorrelationID: "http-req-9", TxID: "ltx-1"}
+	testStatus = activities.TransferStatusInput{Run: activities.Run{TenantID: "t1", WorkflowID: testWF, CorrelationID: "http-req-9"}, Partner: "sandbox", Reference: testRef}
+	testSettle = activities.LedgerSettleInput{Run: activities.Run{TenantID: "t1", WorkflowID: testWF, CorrelationID: "http-req-9"}, TxID: "ltx-1"}
 )
 
 // disburseHarness is the SDK test environment with the saga's activities mocked, the order of

@@ -204,7 +204,7 @@ func (r *repay) run(ctx workflow.Context) (EwaRepayResult, error) {
 // journal is the repayment's POSTED transaction: Dr payroll-clearing, Cr
 // receivable-from-employee:<employee>, the repayment's amount, under its ledger key.
 func (r *repay) journal(employeeID string, p ewa.Repayment) activities.LedgerPostInput {
-	return activities.LedgerPostInput{TenantID: r.in.TenantID, WorkflowID: r.wfID, CorrelationID: r.in.CorrelationID,
+	return activities.LedgerPostInput{Run: activities.Run{TenantID: r.in.TenantID, WorkflowID: r.wfID, CorrelationID: r.in.CorrelationID},
 		IdempotencyKey: p.LedgerKey, Step: repayStep,
 		Legs: []activities.LedgerLeg{
 			{Account: chart.PayrollClearing, Direction: "DEBIT", AmountSantim: p.AmountSantim},

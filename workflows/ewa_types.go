@@ -1,8 +1,6 @@
 package workflows
 
 import (
-	"time"
-
 	"github.com/wagerail/wagerail/internal/ewa"
 )
 
@@ -38,24 +36,8 @@ type EwaDisburseInput struct {
 }
 
 // DisburseResume is what a run of the disburse saga hands the next one when it continues as new
-// while it waits for the settlement (its history would otherwise grow with every status lookup
-// for as long as the partner holds the transfer).
-type DisburseResume struct {
-	Plan ewa.Plan
-	// Reference is the transfer's partner reference; empty in runs continued before leg
-	// references, whose transfer has the workflow id as its reference.
-	Reference      string `json:",omitempty"`
-	LedgerTxID     string
-	TransferID     string
-	TransferStatus string
-	// SeenEvents are the settlement signals' event ids already applied or ignored, in arrival order.
-	SeenEvents []string
-	// NextPoll is the wait before the next status lookup.
-	NextPoll time.Duration
-	// Since is when the first run began to wait; Runs counts the runs that waited before this one.
-	Since time.Time
-	Runs  int
-}
+// while it waits for the settlement: its plan and the payout block's state (PayoutResume).
+type DisburseResume = PayoutResume[ewa.Plan]
 
 // DisburseAccepted is the update's answer once the transfer is initiated.
 type DisburseAccepted struct {

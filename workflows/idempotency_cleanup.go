@@ -43,9 +43,7 @@ func IdempotencyCleanup(ctx workflow.Context, in IdempotencyCleanupInput) (Idemp
 }
 
 func cleanupIdempotencyRecords(ctx workflow.Context, in activities.IdempotencyCleanupInput) (activities.IdempotencyCleanupResult, error) {
-	var out activities.IdempotencyCleanupResult
-	err := workflow.ExecuteActivity(ctx, activities.IdempotencyCleanupActivity, in).Get(ctx, &out)
-	return out, err
+	return call(ctx, workflow.GetActivityOptions(ctx), activities.IdempotencyCleanupStep, in)
 }
 
 // IdempotencyCleanupSchedule is the daily 03:00 UTC schedule of the clean-up on taskQueue.

@@ -76,21 +76,15 @@ func IdentityCleanup(ctx workflow.Context, in IdentityCleanupInput) (IdentityCle
 }
 
 func cleanupVerifications(ctx workflow.Context, in activities.CleanupBeforeInput) (activities.CleanupResult, error) {
-	var out activities.CleanupResult
-	err := workflow.ExecuteActivity(ctx, activities.CleanupVerificationsActivity, in).Get(ctx, &out)
-	return out, err
+	return call(ctx, workflow.GetActivityOptions(ctx), activities.CleanupVerifications, in)
 }
 
 func cleanupSessions(ctx workflow.Context, in activities.CleanupBeforeInput) (activities.CleanupResult, error) {
-	var out activities.CleanupResult
-	err := workflow.ExecuteActivity(ctx, activities.CleanupSessionsActivity, in).Get(ctx, &out)
-	return out, err
+	return call(ctx, workflow.GetActivityOptions(ctx), activities.CleanupSessions, in)
 }
 
 func cleanupRateLimits(ctx workflow.Context, in activities.RateLimitCleanupInput) (activities.CleanupResult, error) {
-	var out activities.CleanupResult
-	err := workflow.ExecuteActivity(ctx, activities.CleanupRateLimitsActivity, in).Get(ctx, &out)
-	return out, err
+	return call(ctx, workflow.GetActivityOptions(ctx), activities.CleanupRateLimits, in)
 }
 
 // IdentityCleanupSchedule is the daily 03:15 UTC schedule of the clean-up on taskQueue.

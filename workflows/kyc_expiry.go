@@ -44,9 +44,8 @@ func KycExpiry(ctx workflow.Context, in KycExpiryInput) (KycExpiryResult, error)
 	ctx = workflow.WithActivityOptions(ctx, housekeepingOptions())
 	res := KycExpiryResult{Now: workflow.Now(ctx)}
 	for i := 0; i < in.MaxBatches; i++ {
-		var out activities.ExpireKycResult
-		if err := workflow.ExecuteActivity(ctx, activities.ExpireKycActivity,
-			activities.ExpireKycInput{Now: res.Now, Batch: in.Batch}).Get(ctx, &out); err != nil {
+		out, err := call(ctx, housekeepingOptions(), activities.ExpireKyc, activities.ExpireKycInput{Now: res.Now, Batch: in.Batch})
+		if err != nil {
 			return res, err
 		}
 		res.Expired += out.Expired

@@ -40,6 +40,26 @@ func WorkerOptions() worker.Options {
 	}
 }
 
+// groups are the activity groups a worker serves, each registering its own activities (adding a
+// saga's group is one line here and its field in Deps). A nil one is registered empty.
+func (d Deps) groups() []activities.Group {
+	return []activities.Group{
+		orEmpty(d.IdempotencyCleanup), orEmpty(d.IdentityCleanup), orEmpty(d.KycExpiry),
+		orEmpty(d.Gates), orEmpty(d.Money), orEmpty(d.Ewa),
+	}
+}
+
+// orEmpty is g, or a new empty group of its type when g is nil.
+func orEmpty[G any, P interface {
+	*G
+	activities.Group
+}](g P) activities.Group {
+	if g == nil {
+		return P(new(G))
+	}
+	return g
+}
+
 // Register registers every workflow and activity on a worker, under explicit names so that a Go
 // rename never breaks a running history. It is the only registration a worker does.
 func Register(w worker.Registry, d Deps) {
@@ -49,44 +69,9 @@ func Register(w worker.Registry, d Deps) {
 	}
 	w.RegisterActivityWithOptions(d.Reconcile.FetchStatements, activity.RegisterOptions{Name: activities.FetchStatementsActivity})
 	w.RegisterActivityWithOptions(d.Reconcile.ReconcilePair, activity.RegisterOptions{Name: activities.ReconcilePairActivity})
-	if d.IdempotencyCleanup == nil {
-		d.IdempotencyCleanup = &activities.IdempotencyCleanup{}
+	for _, g := range d.groups() {
+		g.Register(w)
 	}
-	w.RegisterActivityWithOptions(d.IdempotencyCleanup.Cleanup, activity.RegisterOptions{Name: activities.IdempotencyCleanupActivity})
-	if d.IdentityCleanup == nil {
-		d.IdentityCleanup = &activities.IdentityCleanup{}
-	}
-	w.RegisterActivityWithOptions(d.IdentityCleanup.Verifications, activity.RegisterOptions{Name: activities.CleanupVerificationsActivity})
-	w.RegisterActivityWithOptions(d.IdentityCleanup.Sessions, activity.RegisterOptions{Name: activities.CleanupSessionsActivity})
-	w.RegisterActivityWithOptions(d.IdentityCleanup.RateLimits, activity.RegisterOptions{Name: activities.CleanupRateLimitsActivity})
-	if d.KycExpiry == nil {
-		d.KycExpiry = &activities.KycExpiry{}
-	}
-	w.RegisterActivityWithOptions(d.KycExpiry.ExpireDue, activity.RegisterOptions{Name: activities.ExpireKycActivity})
-	if d.Gates == nil {
-		d.Gates = &activities.Gates{}
-	}
-	w.RegisterActivityWithOptions(d.Gates.KycGate, activity.RegisterOptions{Name: activities.KycGateActivity})
-	w.RegisterActivityWithOptions(d.Gates.SanctionsGate, activity.RegisterOptions{Name: activities.SanctionsGateActivity})
-	w.RegisterActivityWithOptions(d.Gates.AccountGate, activity.RegisterOptions{Name: activities.AccountGateActivity})
-	w.RegisterActivityWithOptions(d.Gates.Failed, activity.RegisterOptions{Name: activities.GateFailedActivity})
-	if d.Money == nil {
-		d.Money = &activities.Money{}
-	}
-	w.RegisterActivityWithOptions(d.Money.LedgerPostPending, activity.RegisterOptions{Name: activities.LedgerPostPendingActivity})
-	w.RegisterActivityWithOptions(d.Money.LedgerPost, activity.RegisterOptions{Name: activities.LedgerPostActivity})
-	w.RegisterActivityWithOptions(d.Money.LedgerCommit, activity.RegisterOptions{Name: activities.LedgerCommitActivity})
-	w.RegisterActivityWithOptions(d.Money.LedgerVoid, activity.RegisterOptions{Name: activities.LedgerVoidActivity})
-	w.RegisterActivityWithOptions(d.Money.InitiateTransfer, activity.RegisterOptions{Name: activities.InitiateTransferActivity})
-	w.RegisterActivityWithOptions(d.Money.TransferStatus, activity.RegisterOptions{Name: activities.TransferStatusActivity})
-	if d.Ewa == nil {
-		d.Ewa = &activities.Ewa{}
-	}
-	w.RegisterActivityWithOptions(d.Ewa.LoadPlan, activity.RegisterOptions{Name: activities.EwaLoadPlanActivity})
-	w.RegisterActivityWithOptions(d.Ewa.Claim, activity.RegisterOptions{Name: activities.EwaClaimActivity})
-	w.RegisterActivityWithOptions(d.Ewa.SetLedgerTx, activity.RegisterOptions{Name: activities.EwaSetLedgerTxActivity})
-	w.RegisterActivityWithOptions(d.Ewa.MarkDisbursed, activity.RegisterOptions{Name: activities.EwaMarkDisbursedActivity})
-	w.RegisterActivityWithOptions(d.Ewa.MarkFailed, activity.RegisterOptions{Name: activities.EwaMarkFailedActivity})
 	registerEwaRepay(w, d.EwaRepay)
 	registerBulk(w, d.Bulk)
 }

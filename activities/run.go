@@ -1,0 +1,95 @@
+package activities
+
+import (
+	"context"
+	"errors"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/wagerail/wagerail/internal/platform/field"
+	"github.com/wagerail/wagerail/internal/platform/tenancy"
+)
+
+// Run names the saga run an activity works for. Every saga activity's input embeds it (its
+// fields stay at the top level of the input's JSON, as they were before it existed, so recorded
+// histories decode unchanged).
+type Run struct {
+	TenantID   string
+	WorkflowID string // the saga's id: audit rows' details, ledger lineage, logs
+	// CorrelationID is the HTTP request id that started the saga, carried into logs and audit
+	// rows.
+	CorrelationID string
+}
+
+// check validates the run's ids (they come from the saga's own records, but an activity trusts
+// nothing).
+func (r Run) check() error {
+	return errors.Join(field.Identifier("tenantId", r.TenantID, field.MaxIdentifier),
+		field.Reference("workflowId", r.WorkflowID, field.MaxReference),
+		field.Text("correlationId", r.CorrelationID, field.MaxReference))
+}
+
+// scope is the run's tenancy: the tenant, the saga as the system actor, the request id.
+func (r Run) scope(ctx context.Context, actor string) context.Context {
+	return tenancy.With(ctx, tenancy.Scope{TenantID: r.TenantID, Actor: tenancy.System(actor), RequestID: r.CorrelationID})
+}
+
+// logger is the activity logger with the run's ids and keyvals.
+func (r Run) logger(ctx context.Context, keyvals ...any) log.Logger {
+	return activityLogger(ctx, append([]any{"tenant_id", r.TenantID, "workflow_id", r.WorkflowID, "correlation_id", r.CorrelationID}, keyvals...)...)
+}
+
+// recordStep is the one runner of a saga's record steps in its own database: the run's ids and
+// the step's own values (checks) are validated before anything else, then fn runs in one
+// tenant-scoped transaction acting as tenancy.System(actor) with the run's correlation id (its
+// state change, audit row and outbox event commit together); a failure is logged with the run's
+// ids and keyvals and mapped by mapErr (a domain's refusals to its codes), the rest by
+// temporalError.
+func recordStep(ctx context.Context, pool *pgxpool.Pool, run Run, actor string, checks error, mapErr func(error) error,
+	fn func(context.Context, pgx.Tx) error, keyvals ...any) error {
+	if pool == nil {
+		return misconfigured(actor + ": no database pool configured")
+	}
+	if err := errors.Join(run.check(), checks); err != nil {
+		return temporalError(err)
+	}
+	ctx = run.scope(ctx, actor)
+	err := tenancy.InTx(ctx, pool, func(tx pgx.Tx) error { return fn(ctx, tx) })
+	if err == nil {
+		return nil
+	}
+	run.logger(ctx, keyvals...).Warn("record step failed", "actor", actor, "error", err)
+	if mapErr != nil {
+		return mapErr(err)
+	}
+	return temporalError(err)
+}
+
+// Activity is a registered activity bound to its argument and result types: workflows call it
+// through their typed helpers (the compiler checks what they pass and what they read), and its
+// group registers its method under Name with Register, which only takes a function of those
+// types. Name never changes: histories reference it.
+type Activity[In, Out any] struct{ Name string }
+
+// Register registers fn under the activity's name.
+func (a Activity[In, Out]) Register(r worker.ActivityRegistry, fn func(context.Context, In) (Out, error)) {
+	r.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: a.Name})
+}
+
+// Action is an Activity without a result.
+type Action[In any] struct{ Name string }
+
+// Register registers fn under the action's name.
+func (a Action[In]) Register(r worker.ActivityRegistry, fn func(context.Context, In) error) {
+	r.RegisterActivityWithOptions(fn, activity.RegisterOptions{Name: a.Name})
+}
+
+// Group is a struct of activities that registers its own (a nil dependency inside it makes its
+// activities fail as misconfigured when called; registering never needs them).
+type Group interface {
+	Register(r worker.ActivityRegistry)
+}

@@ -1,0 +1,427 @@
+package workflows
+
+import (
+	"errors"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/wagerail/wagerail/activities"
+	"github.com/wagerail/wagerail/internal/bankwebhook"
+)
+
+// The payout block every money saga is built on: the answer to the caller's update, the gate
+// loop, and the transfers — each one a leg with its own partner reference
+// (partnerref.Leg(kind, workflow id, leg)), initiated with a first try while the caller waits,
+// retried, an unknown outcome resolved by a status lookup (never by sending blindly), then
+// settled by the bank's callback (routed to its leg by its Reference, deduplicated by event id)
+// or by a status lookup on a backing-off timer, continuing as new while the partner holds a
+// transfer long. A saga keeps its own plan and record steps; ewa_disburse.go is the example.
+
+// The fallback when no settlement signal arrives: the saga asks the partner after
+// SettlementPollFirst, then at doubling intervals up to SettlementPollMax. Package variables so
+// tests can shorten them (virtual time makes the defaults instant in the SDK's test suite).
+var (
+	SettlementPollFirst = 30 * time.Second
+	SettlementPollMax   = 10 * time.Minute
+	// SettlementPollsPerRun is how many status lookups one run makes before it continues as new
+	// (sooner if Temporal suggests it): at the 10-minute cap, about 16 hours and 1,100 history
+	// events per run, however long the partner holds the transfer.
+	SettlementPollsPerRun = 100
+)
+
+// --- the caller's answer ---
+
+// answer is the update a saga's caller waits on (Update-with-Start): answered once, with a value
+// (accepted) or an error (refused); every later accept or refuse is ignored.
+type answer[T any] struct {
+	done  bool
+	value T
+	err   error
+}
+
+// handle installs the update handler: it waits for the answer.
+func (a *answer[T]) handle(ctx workflow.Context, name string) error {
+	return workflow.SetUpdateHandler(ctx, name, func(ctx workflow.Context) (T, error) {
+		if err := workflow.Await(ctx, func() bool { return a.done }); err != nil {
+			var zero T
+			return zero, err
+		}
+		return a.value, a.err
+	})
+}
+
+func (a *answer[T]) accept(v T) {
+	if !a.done {
+		a.done, a.value = true, v
+	}
+}
+
+func (a *answer[T]) refuse(err error) {
+	if !a.done {
+		a.done, a.err = true, err
+	}
+}
+
+// finish lets the update's handler return before the run closes.
+func finishHandlers(ctx workflow.Context) {
+	_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
+}
+
+// --- gates ---
+
+// gateTable is a saga's reading of the shared gates: which it runs, in order, and its own code
+// for each refusal and for a gate that could not decide (it fails closed).
+type gateTable struct {
+	// gates are run in this order; the first refusal ends the loop.
+	gates []activities.GateKind
+	// refusals maps a gate's refusal code (activities.Gate…) to the saga's; other is the saga's
+	// code for a refusal code it does not list.
+	refusals map[string]string
+	other    string
+	// unavailable is the saga's code for a gate that could not decide.
+	unavailable map[activities.GateKind]string
+}
+
+var gateActions = map[activities.GateKind]activities.Action[activities.GateInput]{
+	activities.GateKYC:       activities.KycGate,
+	activities.GateSanctions: activities.SanctionsGate,
+	activities.GateAccount:   activities.AccountGate,
+}
+
+// runGates runs the table's gates as local activities. refused is false when all passed; else
+// code is the saga's refusal code and reason the refusal's text. A gate that could not decide
+// has its one audit row written (GateFailed) and refuses.
+func runGates(ctx workflow.Context, in activities.GateInput, t gateTable) (code, reason string, refused bool) {
+	log := workflow.GetLogger(ctx)
+	for _, kind := range t.gates {
+		err := doLocal(ctx, localGateOptions(), gateActions[kind], in)
+		if err == nil {
+			continue
+		}
+		if gc, ok := activities.GateRefusal(err); ok {
+			code, found := t.refusals[gc]
+			if !found {
+				code = t.other
+			}
+			return code, err.Error(), true
+		}
+		log.Warn("gate could not decide; refusing", "gate", string(kind), "error", err)
+		if ferr := doLocal(ctx, localRecordOptions(), activities.GateFailed,
+			activities.GateFailedInput{Gate: kind, Input: in, Cause: activities.ErrorType(err)}); ferr != nil {
+			log.Error("gate failure not recorded", "gate", string(kind), "error", ferr)
+		}
+		return t.unavailable[kind], "gate " + string(kind) + " unavailable", true
+	}
+	return "", "", false
+}
+
+// --- transfers ---
+
+// payoutLeg is one transfer of a saga and what is known of it.
+type payoutLeg struct {
+	// Transfer is what is sent; its Reference is the leg's partner reference.
+	Transfer   activities.TransferInput
+	LedgerTxID string // the pending posting that pays for it, when the saga has one
+	TransferID string
+	Status     string // the partner's last word: PENDING, SETTLED, FAILED ("" before it)
+	Final      string // SETTLED or FAILED once known
+	FailCode   string
+}
+
+// LegState is one leg as a run continued as new hands it on.
+type LegState struct {
+	Reference      string
+	LedgerTxID     string `json:",omitempty"`
+	TransferID     string `json:",omitempty"`
+	TransferStatus string `json:",omitempty"`
+}
+
+// PayoutResume is what a run of a money saga hands the next one when it continues as new while
+// a partner holds its transfers (its history would otherwise grow with every status lookup):
+// the saga's own plan P and the payout block's state. A saga with one transfer keeps it in the
+// top-level fields (the form runs continued before legs existed have); one with many in Legs.
+type PayoutResume[P any] struct {
+	Plan P
+	// Reference is the one transfer's partner reference; empty in runs continued before leg
+	// references, whose transfer has the workflow id as its reference.
+	Reference      string `json:",omitempty"`
+	LedgerTxID     string
+	TransferID     string
+	TransferStatus string
+	// Legs are the transfers of a saga with many (then the fields above are empty).
+	Legs []LegState `json:",omitempty"`
+	// SeenEvents are the settlement signals' event ids already applied or ignored, in arrival order.
+	SeenEvents []string
+	// NextPoll is the wait before the next status lookup.
+	NextPoll time.Duration
+	// Since is when the first run began to wait; Runs counts the runs that waited before this one.
+	Since time.Time
+	Runs  int
+}
+
+// payout is a saga run's transfers.
+type payout struct {
+	legs  []*payoutLeg
+	byRef map[string]*payoutLeg
+	// seen are the settlement signals' event ids already applied or ignored; seenOrder the same
+	// in arrival order (carried on continue-as-new).
+	seen      map[string]bool
+	seenOrder []string
+	// pending is called when the caller should be answered that the money is on its way (a
+	// transfer not sent yet, or its outcome unknown); nil does nothing.
+	pending func()
+	// changed is called after a leg's state changes (the saga's query answer follows); nil does
+	// nothing.
+	changed func(*payoutLeg)
+
+	// The wait's state: the next lookup's delay, when the first run began waiting, how many
+	// runs waited before this one.
+	nextPoll time.Duration
+	since    time.Time
+	runs     int
+}
+
+func newPayout() *payout {
+	return &payout{byRef: map[string]*payoutLeg{}, seen: map[string]bool{}, nextPoll: SettlementPollFirst}
+}
+
+// add adds a leg to send.
+func (p *payout) add(t activities.TransferInput) *payoutLeg {
+	l := &payoutLeg{Transfer: t}
+	p.legs = append(p.legs, l)
+	p.byRef[t.Reference] = l
+	return l
+}
+
+// resumePayout restores the block's state from a continued run; transfer rebuilds a leg's
+// TransferInput from its reference (the saga's plan knows the rest).
+func resumePayout[P any](r *PayoutResume[P], transfer func(ref string) activities.TransferInput) *payout {
+	p := newPayout()
+	p.nextPoll, p.since, p.runs = r.NextPoll, r.Since, r.Runs+1
+	legs := r.Legs
+	if len(legs) == 0 {
+		legs = []LegState{{Reference: r.Reference, LedgerTxID: r.LedgerTxID, TransferID: r.TransferID, TransferStatus: r.TransferStatus}}
+	}
+	for _, s := range legs {
+		l := p.add(transfer(s.Reference))
+		l.LedgerTxID, l.TransferID, l.Status = s.LedgerTxID, s.TransferID, s.TransferStatus
+	}
+	for _, id := range r.SeenEvents {
+		p.see(id)
+	}
+	return p
+}
+
+// resume is the block's state for the next run, with the saga's plan.
+func resumeOf[P any](p *payout, plan P) *PayoutResume[P] {
+	r := &PayoutResume[P]{Plan: plan, SeenEvents: p.seenOrder, NextPoll: p.nextPoll, Since: p.since, Runs: p.runs}
+	if len(p.legs) == 1 {
+		l := p.legs[0]
+		r.Reference, r.LedgerTxID, r.TransferID, r.TransferStatus = l.Transfer.Reference, l.LedgerTxID, l.TransferID, l.Status
+		return r
+	}
+	for _, l := range p.legs {
+		r.Legs = append(r.Legs, LegState{Reference: l.Transfer.Reference, LedgerTxID: l.LedgerTxID, TransferID: l.TransferID, TransferStatus: l.Status})
+	}
+	return r
+}
+
+func (p *payout) see(eventID string) {
+	p.seen[eventID] = true
+	p.seenOrder = append(p.seenOrder, eventID)
+}
+
+func (p *payout) answerPending() {
+	if p.pending != nil {
+		p.pending()
+	}
+}
+
+func (p *payout) update(l *payoutLeg) {
+	if p.changed != nil {
+		p.changed(l)
+	}
+}
+
+// transfer initiates the leg's transfer and resolves an unknown outcome by status lookups (never
+// by sending blindly). It returns with l.Final set when the outcome is already known, else with
+// the transfer held by the partner (PENDING). The first attempt runs while the caller waits (a
+// local activity, one try); if nothing could be sent the caller is answered pending and the
+// initiation is retried under partnerOptions.
+func (p *payout) transfer(ctx workflow.Context, l *payoutLeg) {
+	log := workflow.GetLogger(ctx)
+	tin := l.Transfer
+	sin := activities.TransferStatusInput{Run: tin.Run, Partner: tin.Partner, Reference: tin.Reference}
+
+	res, err := callLocal(ctx, localPartnerFirstTryOptions(), activities.InitiateTransfer, tin)
+	if err != nil && retryableFailure(err) {
+		log.Warn("transfer not sent yet; answering pending and retrying", "partner_reference", tin.Reference, "error", err)
+		p.answerPending()
+		res, err = call(ctx, partnerOptions(), activities.InitiateTransfer, tin)
+	}
+	for {
+		switch {
+		case err == nil:
+		case retryableFailure(err), activities.ErrorType(err) == "REFERENCE_CONFLICT":
+			// The retries ran out (an attempt may have been sent), or something already holds
+			// our reference: whether the partner has the transfer, the status lookup says.
+			res, err = activities.TransferResult{Outcome: activities.TransferUnknown, UnknownReason: activities.ErrorType(err)}, nil
+		default:
+			// Refused before anything was sent (bad request, unknown partner, …).
+			l.Final, l.FailCode = activities.TransferFailed, activities.ErrorType(err)
+			return
+		}
+		switch res.Outcome {
+		case activities.TransferAccepted:
+			l.TransferID, l.Status = res.TransferID, res.Status
+			switch res.Status {
+			case activities.TransferSettled:
+				l.Final = activities.TransferSettled
+			case activities.TransferFailed:
+				l.Final, l.FailCode = activities.TransferFailed, res.FailureCode
+			}
+			p.update(l)
+			return
+		case activities.TransferRejected:
+			l.Final, l.FailCode = activities.TransferFailed, res.RejectCode
+			return
+		}
+		// UNKNOWN: ask, never resend blindly. The answer is pending for the caller meanwhile.
+		log.Warn("transfer outcome unknown; asking the partner", "partner_reference", tin.Reference, "reason", res.UnknownReason)
+		p.answerPending()
+		st, serr := call(ctx, partnerOptions(), activities.TransferStatus, sin)
+		if serr != nil {
+			// A day of lookups failed: still unknown, so ask again; money is never given up on.
+			log.Error("transfer status still unknown; asking again", "error", serr)
+			continue
+		}
+		if st.Status == activities.TransferNotFound {
+			// Never sent: sending it now, with the same reference, is safe.
+			res, err = call(ctx, partnerOptions(), activities.InitiateTransfer, tin)
+			continue
+		}
+		if st.Status == activities.TransferSettled || st.Status == activities.TransferFailed {
+			l.Final, l.FailCode = st.Status, st.FailureCode
+		}
+		l.TransferID, l.Status = st.TransferID, st.Status
+		p.update(l)
+		return
+	}
+}
+
+// errContinueAsNew is await's answer when the run should continue as new: the caller builds
+// the next run's input from resumeOf and returns workflow.NewContinueAsNewError.
+var errContinueAsNew = errors.New("payout: continue as new")
+
+// await waits until every leg in legs has its final status: settlement signals (routed to their
+// leg by Reference, deduplicated by event id; a signal for another reference is ignored), or a
+// status lookup of the legs still held when the timer fires first. After SettlementPollsPerRun
+// lookups (or when Temporal suggests it) with a transfer still held, it drains the signals
+// already delivered and returns errContinueAsNew.
+func (p *payout) await(ctx workflow.Context, settlements workflow.ReceiveChannel, legs []*payoutLeg) error {
+	log := workflow.GetLogger(ctx)
+	open := func() bool {
+		for _, l := range legs {
+			if l.Final == "" {
+				return true
+			}
+		}
+		return false
+	}
+	if p.since.IsZero() {
+		p.since = workflow.Now(ctx)
+	}
+	for polls := 0; open(); {
+		if polls >= SettlementPollsPerRun || workflow.GetInfo(ctx).GetContinueAsNewSuggested() {
+			// A signal already delivered to this run must not be lost with it.
+			var s bankwebhook.Settlement
+			for settlements.ReceiveAsync(&s) {
+				p.settle(ctx, s)
+			}
+			if !open() {
+				break
+			}
+			log.Info("transfer still held by the partner; continuing as new", "legs", len(legs), "waiting_since", p.since, "runs", p.runs+1)
+			return errContinueAsNew
+		}
+		tctx, cancelTimer := workflow.WithCancel(ctx)
+		timer := workflow.NewTimer(tctx, p.nextPoll)
+		fired := false
+		sel := workflow.NewSelector(ctx)
+		sel.AddReceive(settlements, func(c workflow.ReceiveChannel, more bool) {
+			var s bankwebhook.Settlement
+			c.Receive(ctx, &s)
+			p.settle(ctx, s)
+		})
+		sel.AddFuture(timer, func(workflow.Future) { fired = true })
+		sel.Select(ctx)
+		if !fired {
+			cancelTimer()
+			continue
+		}
+		polls++
+		for _, l := range legs {
+			if l.Final != "" {
+				continue
+			}
+			st, err := call(ctx, partnerOptions(), activities.TransferStatus,
+				activities.TransferStatusInput{Run: l.Transfer.Run, Partner: l.Transfer.Partner, Reference: l.Transfer.Reference})
+			if err != nil {
+				log.Warn("settlement status lookup failed; waiting again", "partner_reference", l.Transfer.Reference, "error", err)
+				continue
+			}
+			l.Status = st.Status
+			if st.Status == activities.TransferSettled || st.Status == activities.TransferFailed {
+				l.Final, l.FailCode = st.Status, st.FailureCode
+				if st.TransferID != "" {
+					l.TransferID = st.TransferID
+				}
+			}
+			p.update(l)
+		}
+		p.nextPoll = min(2*p.nextPoll, SettlementPollMax)
+	}
+	return nil
+}
+
+// settle applies one settlement signal to its leg: another reference, an event already seen,
+// or anything after the leg's final status changes nothing.
+func (p *payout) settle(ctx workflow.Context, s bankwebhook.Settlement) {
+	log := workflow.GetLogger(ctx)
+	l, ok := p.byRef[s.Reference]
+	switch {
+	case !ok:
+		log.Warn("settlement for another reference ignored", "reference", s.Reference, "event_id", s.EventID)
+		return
+	case p.seen[s.EventID]:
+		log.Info("duplicate settlement ignored", "event_id", s.EventID)
+		return
+	}
+	p.see(s.EventID)
+	if l.Final != "" {
+		log.Info("settlement after the final status ignored", "event_id", s.EventID, "status", s.Status)
+		return
+	}
+	switch s.Status {
+	case activities.TransferSettled, activities.TransferFailed:
+		l.Final, l.FailCode, l.Status = s.Status, s.FailureCode, s.Status
+		if s.TransferID != "" {
+			l.TransferID = s.TransferID
+		}
+		p.update(l)
+	default:
+		log.Warn("settlement with a status that is not final ignored", "event_id", s.EventID, "status", s.Status)
+	}
+}
+
+// retryableFailure: the activity failed on something that may pass on a later attempt (the
+// dependency down, a timeout), as opposed to a refusal.
+func retryableFailure(err error) bool {
+	var ae *temporal.ApplicationError
+	if errors.As(err, &ae) {
+		return !ae.NonRetryable()
+	}
+	return true // timeouts, cancellations, panics
+}

@@ -1,0 +1,12 @@
+package workflows
+
+// The GetVersion change ids of every saga, in one home. A change to a deployed workflow's command
+// sequence gets an id here and a workflow.GetVersion at the point where the sequence changes;
+// runs begun before it keep the old sequence (the replay tests over testdata hold them to it).
+
+// legReferenceChange (EwaDisburse): the saga's transfer got a leg reference (partnerref.Leg:
+// "<workflow id>.ewa-disburse.1", also put on the ledger posting as "bank_reference") instead of
+// the bare workflow id, which reconciliation could not tie to the posting. Runs begun before it
+// keep the workflow id for every lookup of their transfer: the partner holds it under that
+// reference.
+const legReferenceChange = "partner-leg-reference"
