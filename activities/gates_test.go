@@ -243,6 +243,7 @@ func TestAccountGateAgainstGatewayAndSandbox(t *testing.T) {
 	ctx := context.Background()
 
 	require.NoError(t, g.AccountGate(ctx, in("match", open, "ALMAZ  tesfaye", true)), "names compare normalised")
+	require.NoError(t, g.AccountGate(ctx, in("match-geez", open, "አልማዝ ተስፋዬ", true)), "an Ethiopic holder name matches its Latin form")
 	require.NoError(t, g.AccountGate(ctx, in("rule-off", open, "Someone Else", false)), "the name rule is the tenant's choice")
 
 	for _, c := range []struct {
@@ -254,6 +255,7 @@ func TestAccountGateAgainstGatewayAndSandbox(t *testing.T) {
 		{"missing-rule-off", testkit.Unique("NONE"), "", false, GateAccountNotFound, "NOT_FOUND"},
 		{"closed", closed, "Almaz Tesfaye", true, GateAccountNotFound, "ACCOUNT_STATUS_CLOSED"},
 		{"mismatch", open, "Someone Else", true, GateAccountMismatch, "NAME_MATCH_MISMATCH"},
+		{"mismatch-geez", open, "አልማዝ ከበደ", true, GateAccountMismatch, "NAME_MATCH_MISMATCH"},
 		{"no-name", open, "", true, GateAccountMismatch, "NAME_MATCH_NOT_CHECKED"},
 	} {
 		i := in(c.subject, c.account, c.holder, c.rule)

@@ -40,6 +40,25 @@ func lookup(e *env, account, expected string) (*gatewayv1.LookupAccountResponse,
 	return e.rpc.LookupAccount(context.Background(), &gatewayv1.LookupAccountRequest{Partner: SandboxPartner, AccountId: account, ExpectedHolderName: expected})
 }
 
+// The holder-name check compares in the one normalised form of names (internal/platform/personname):
+// a name the employer wrote in Ge'ez matches the partner's Latin spelling, and another person's
+// does not.
+func TestLookupAccountMatchesGeezHolderName(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpt{})
+	acc := acct("geez")
+	e.account(t, acc, "Abebe Kebede", 0)
+	for expected, want := range map[string]gatewayv1.NameMatch{
+		"አበበ ከበደ":  gatewayv1.NameMatch_NAME_MATCH_MATCH,
+		"አልማዝ ከበደ": gatewayv1.NameMatch_NAME_MATCH_MISMATCH,
+	} {
+		r, err := lookup(e, acc, expected)
+		require.NoError(t, err)
+		require.True(t, r.GetExists())
+		require.Equal(t, want, r.GetNameMatch(), expected)
+	}
+}
+
 func TestLookupAccount(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOpt{})

@@ -6,22 +6,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestNormalizeName(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct{ in, want string }{
-		{"Abebe Kebede", "abebe kebede"},
-		{"  ABEBE   kebede\t", "abebe kebede"},
-		{"José-María O'Neill", "josemaria oneill"},
-		{"Zoë Ångström", "zoe angstrom"},
-		{"Straße Øster", "strasse oster"},
-		{"አበበ ከበደ", "አበበ ከበደ"},
-		{"ＡＢＥＢＥ", "abebe"}, // full-width letters fold by compatibility decomposition
-		{"...", ""},
-	} {
-		require.Equal(t, tc.want, NormalizeName(tc.in), "NormalizeName(%q)", tc.in)
-	}
-}
-
 func TestNamesMatch(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -32,6 +16,15 @@ func TestNamesMatch(t *testing.T) {
 		{"abebe  kebede.", "Abebe Kebede", true},
 		{"Mary-Jane Smith", "Mary Jane Smith", true},
 		{"Sélam Tesfaye", "Selam Tesfaye", true},
+		{"José-María O'Neill", "Jose Maria ONeill", true},
+		{"Straße Øster", "strasse oster", true},
+		{"ＡＢＥＢＥ", "Abebe", true},                     // full-width letters fold by compatibility decomposition
+		{"Abe\u200bbe Kebede", "Abebe Kebede", true}, // an invisible character changes nothing
+		// The holder name in Ge'ez matches its Latin form, either way round.
+		{"አበበ ከበደ", "Abebe Kebede", true},
+		{"Almaz Tesfaye", "አልማዝ ተስፋዬ", true},
+		{"አበበ ከበደ", "Almaz Kebede", false},
+		{"አበበ ከበደ", "Kebede Abebe", false},
 		{"Abebe Kebede", "Abebe Kebede Tesfaye", false},
 		{"Abebe Kebede", "Kebede Abebe", false},
 		{"Abebe Kebede", "Almaz Kebede", false},

@@ -11,7 +11,8 @@
 // Platform (internal/platform/…): tenancy (who acts for which tenant, and the tenant-scoped
 // transaction), crosstenant (the one audited path across tenants), audit, outbox, idempotency,
 // ratelimit, money, field (validation of outside values), csvsafe (CSV cells made safe for
-// spreadsheets), partnerref (transfer-leg references), callbacksig (the signature of partner
+// spreadsheets), partnerref (transfer-leg references), personname (the one normaliser of
+// people's names, for sanctions screening and the holder-name match), callbacksig (the signature of partner
 // callbacks, signed by the sandbox and verified by the API), and the plumbing (buildinfo, cli, db,
 // devtemporal, freeport, logging, pgcluster, promreg, rpcclient, rpcserve, testkit).
 //

@@ -17,6 +17,7 @@ import (
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/field"
 	"github.com/wagerail/wagerail/internal/platform/outbox"
+	"github.com/wagerail/wagerail/internal/platform/personname"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
 
@@ -160,7 +161,7 @@ func record(ctx context.Context, tx pgx.Tx, tenant string, subject Subject, res 
 	}
 	// As Screen checks it: a name stored before the edge refused invisible characters is
 	// recorded as it was screened.
-	if err := field.Name("name", strings.TrimSpace(StripIgnorable(res.Name))); err != nil {
+	if err := field.Name("name", strings.TrimSpace(personname.StripIgnorable(res.Name))); err != nil {
 		return Check{}, err
 	}
 	evidence := res.Evidence

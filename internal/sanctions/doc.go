@@ -59,12 +59,13 @@
 //
 // # Matching
 //
-// Names are compared in Normalize's form token by token, in any order. Normalize removes invisible
+// Names are compared token by token, in any order, in the form of the one name normaliser,
+// internal/platform/personname (the gateway's holder-name match uses it too). Normalize removes invisible
 // characters (default-ignorable and format characters: zero-width spaces and joiners, soft hyphen,
 // BOM, variation selectors, tag characters, bidi controls), applies NFKC, folds case and
 // diacritics and punctuation, transliterates Ethiopic, Arabic, Cyrillic and Greek words to Latin
 // and folds letters of other scripts that look like Latin ones inside a Latin word to them
-// (Unicode TR39 confusables, ConfusablesVersion); a whole word of Cyrillic or Greek letters
+// (Unicode TR39 confusables, personname.ConfusablesVersion); a whole word of Cyrillic or Greek letters
 // that look Latin is matched in both readings (LookalikeReading). A name it cannot bring to
 // Latin with confidence (another script; Arabic script, whose transliteration finds the listed
 // Latin spelling only part of the time, as the recall test measures; a word mixing scripts that

@@ -14,6 +14,7 @@ import (
 	"github.com/wagerail/wagerail/internal/platform/audit"
 	"github.com/wagerail/wagerail/internal/platform/crosstenant"
 	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/personname"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
 
@@ -347,7 +348,7 @@ func renormalizeVersion(ctx context.Context, tx pgx.Tx, version int64) error {
 	var id int64
 	var name string
 	if _, err := pgx.ForEachRow(rows, []any{&id, &name}, func() error {
-		ids, names, normalized = append(ids, id), append(names, name), append(normalized, Normalize(name))
+		ids, names, normalized = append(ids, id), append(names, name), append(normalized, personname.Normalize(name))
 		return nil
 	}); err != nil {
 		return fmt.Errorf("sanctions.renormalize: %w", err)
@@ -371,7 +372,7 @@ func renormalizeVersion(ctx context.Context, tx pgx.Tx, version int64) error {
 	}
 	ids, normalized = ids[:0], normalized[:0]
 	if _, err := pgx.ForEachRow(rows, []any{&id, &name}, func() error {
-		ids, normalized = append(ids, id), append(normalized, Normalize(name))
+		ids, normalized = append(ids, id), append(normalized, personname.Normalize(name))
 		return nil
 	}); err != nil {
 		return fmt.Errorf("sanctions.renormalize: %w", err)

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/wagerail/wagerail/internal/platform/personname"
 )
 
 // Source is a sanctions list publisher.
@@ -61,7 +63,7 @@ const (
 type Name struct {
 	Kind       NameKind
 	Name       string
-	Normalized string // Normalize(Name)
+	Normalized string // personname.Normalize(Name)
 }
 
 // Entry is one listed person, organization, vessel or aircraft as a parser read it.
@@ -154,7 +156,7 @@ func checkText(file string, line int, what, v string) error {
 // nothing to normalise (no letter or digit) is skipped.
 func (e *Entry) addName(kind NameKind, name string) {
 	name = strings.Join(strings.Fields(name), " ")
-	n := Normalize(name)
+	n := personname.Normalize(name)
 	if n == "" || len(e.Names) >= maxNamesEntry {
 		return
 	}

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/wagerail/wagerail/internal/platform/personname"
 )
 
 func fixture(t testing.TB, name string) []byte {
@@ -286,7 +288,7 @@ func checkList(t *testing.T, l List) {
 		require.Equal(t, PrimaryName, e.Names[0].Kind)
 		for _, n := range e.Names {
 			require.NotEmpty(t, n.Normalized)
-			require.Equal(t, Normalize(n.Name), n.Normalized)
+			require.Equal(t, personname.Normalize(n.Name), n.Normalized)
 			require.LessOrEqual(t, len(n.Name), MaxNameBytes)
 		}
 		for _, d := range e.DOBs {

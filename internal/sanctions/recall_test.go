@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/wagerail/wagerail/internal/platform/personname"
 	"github.com/wagerail/wagerail/internal/sanctions"
 )
 
@@ -557,6 +558,6 @@ func TestToGeezRoundTrip(t *testing.T) {
 		"Saddam Hussein":   "sadam husein",
 		"Kim Jong Un":      "kim jong un",
 	} {
-		require.Equal(t, want, sanctions.Normalize(toGeez(in)), "%s → %s", in, toGeez(in))
+		require.Equal(t, want, personname.Normalize(toGeez(in)), "%s → %s", in, toGeez(in))
 	}
 }

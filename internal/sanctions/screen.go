@@ -13,6 +13,7 @@ import (
 
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/field"
+	"github.com/wagerail/wagerail/internal/platform/personname"
 )
 
 // MaxEvidence bounds the matches a result (and a recorded check) carries: the best ones.
@@ -90,10 +91,10 @@ func Screen(ctx context.Context, b db.Beginner, name string, dob time.Time) (Res
 	// are screened again (Rescreen): refusing them here would leave those subjects out of the
 	// re-screening, so they are checked without their invisible characters, which matching
 	// ignores anyway.
-	if err := field.Name("name", strings.TrimSpace(StripIgnorable(name))); err != nil {
+	if err := field.Name("name", strings.TrimSpace(personname.StripIgnorable(name))); err != nil {
 		return Result{}, err
 	}
-	normalized, lookalike, why := normalize(name)
+	normalized, lookalike, why := personname.Analyze(name)
 	tokens := matchTokens(normalized)
 	if len(tokens) == 0 {
 		return Result{}, &field.Error{Field: "name", Problem: "must contain a letter or digit"}

@@ -1,4 +1,4 @@
-package sanctions
+package personname
 
 // Ethiopic (Ge'ez) to Latin, as Ethiopian names are usually written in English documents
 // (Abebe, Bekele, Tesfaye, Haile), which is how they appear on sanctions lists: not a scholarly

@@ -1,4 +1,4 @@
-package sanctions
+package personname
 
 import (
 	"strings"
