@@ -2,9 +2,12 @@ package api
 
 import (
 	"context"
+	"errors"
+	"net/http"
 
 	"github.com/gin-gonic/gin"
 	"github.com/jackc/pgx/v5"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/wagerail/wagerail/internal/ewa"
 	"github.com/wagerail/wagerail/internal/platform/field"
@@ -34,36 +37,43 @@ func (s *Server) disburseEwa(c *gin.Context) {
 		Input:       workflows.EwaDisburseInput{TenantID: caller.Tenant, RequestID: id, ActorID: caller.User.ID, CorrelationID: requestID(c)},
 		BusinessKey: id,
 		Update:      workflows.DisburseAcceptedUpdate, UpdateID: workflows.DisburseAcceptedUpdateID,
-		Refusal: ewaRefusal,
+		Refused: func(app *temporal.ApplicationError) (*Error, bool) { return ewaRefusal(app.Type()) },
 		// An unknown id or a request another saga owns costs a database read, not a workflow. The
 		// refusals are the EWA routes' own (ewaError): 404 EWA_REQUEST_NOT_FOUND, and 409
 		// EWA_INVALID_STATE audited DENIED. A request claimed by this key's saga (DISBURSING,
 		// DISBURSED or FAILED under its workflow id) is answered by that saga.
-		Precheck: func(ctx context.Context, tx pgx.Tx) (string, error) {
+		Precheck: func(ctx context.Context, tx pgx.Tx, _ string) (sagaPrecheck, error) {
 			req, err := ewa.Get(ctx, tx, caller.Tenant, id)
 			if err == nil && req.Status != ewa.Requested {
 				err = ewa.ErrNotDisbursable
 			}
-			return req.WorkflowID, ewaError(ewa.ActionDisburse, id, err)
+			return sagaPrecheck{Owner: req.WorkflowID}, ewaError(ewa.ActionDisburse, id, err)
 		},
-		Accepted: func(wfID string, a workflows.DisburseAccepted) any {
-			return disburseJSON{ID: id, Status: a.Status, WorkflowID: wfID}
+		Accepted: func(wfID string, a workflows.DisburseAccepted) (int, any) {
+			return http.StatusAccepted, disburseJSON{ID: id, Status: a.Status, WorkflowID: wfID}
 		},
 		Pending: func(wfID string) any {
 			return disburseJSON{ID: id, Status: string(ewa.Disbursing), WorkflowID: wfID}
 		},
-		Closed: func(wfID string, r workflows.EwaDisburseResult) (any, string) {
-			if r.Status == workflows.ResultRefused {
-				return nil, r.Code
+		Closed: func(wfID string, r workflows.EwaDisburseResult) (int, any, error) {
+			if r.Status != workflows.ResultRefused {
+				return http.StatusAccepted, disburseJSON{ID: id, Status: r.Status, WorkflowID: wfID}, nil
 			}
-			return disburseJSON{ID: id, Status: r.Status, WorkflowID: wfID}, ""
+			if e, ok := ewaRefusal(r.Code); ok {
+				return 0, nil, e
+			}
+			return 0, nil, errors.New("ewa disburse: the saga was refused with an unknown code " + r.Code)
 		},
 		LogAttrs: []any{"ewa_request_id", id},
 	})
 }
 
-// ewaRefusal answers an EWA saga's refusal codes from internal/ewa's table.
-func ewaRefusal(code string) (int, string, bool) {
+// ewaRefusal is the answer to an EWA saga's refusal code, from internal/ewa's table; ok is false
+// for a code that is not EWA's.
+func ewaRefusal(code string) (*Error, bool) {
 	r, ok := ewa.RefusalOf(code)
-	return r.Status, r.Message, ok
+	if !ok {
+		return nil, false
+	}
+	return NewError(r.Status, r.Code, r.Message), true
 }

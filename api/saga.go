@@ -21,9 +21,9 @@ import (
 // which completes once the saga has passed its gates and set the money moving, or with a refusal
 // (an ApplicationError whose type is the API code). The call answers
 //
-//   - 202 with the update's answer;
-//   - the status and public message of the domain's table of codes for a refusal (the saga's own
-//     message may carry internal detail);
+//   - the update's answer (202 while the saga works on, or 200 when it is done);
+//   - the refusal's code with the status and public message of the domain's table of codes (the
+//     saga's own message may carry internal detail);
 //   - 202 with the pending body when the wait runs out (a slow partner: the saga resolves later);
 //   - from the workflow's result when the key's saga has already closed (the idempotency record
 //     expired or was never stored: a crash between the saga's start and the stored answer).
@@ -39,12 +39,6 @@ import (
 // resolves later").
 const DefaultSagaWait = 15 * time.Second
 
-// sagaRefusal looks a saga's refusal code up in its domain's table of codes (e.g. ewa.RefusalOf):
-// the HTTP status and the fixed public message (the saga's own message may carry internal
-// detail). A code the table does not know is an internal error (500): the table and the saga's
-// codes must agree.
-type sagaRefusal func(code string) (status int, message string, ok bool)
-
 // sagaCall is one start-and-wait: A is the update's answer, R the workflow's result.
 type sagaCall[A, R any] struct {
 	// Workflow is the registered workflow name, Input its input, BusinessKey the search attribute
@@ -57,20 +51,39 @@ type sagaCall[A, R any] struct {
 	Update, UpdateID string
 	// Wait bounds the wait for the update (0: Deps.DisburseWait, else DefaultSagaWait).
 	Wait time.Duration
-	// Refusal answers the saga's refusal codes.
-	Refusal sagaRefusal
-	// Precheck, when set, reads the target before anything starts: owner is the workflow id of
-	// the saga that owns it ("" when none does), err the refusal for a new saga (an error that
-	// s.answer maps and audits). When owner is this key's workflow, err is ignored.
-	Precheck func(ctx context.Context, tx pgx.Tx) (owner string, err error)
-	// Accepted is the 202 body of the update's answer.
-	Accepted func(wfID string, a A) any
+	// Precheck, when set, reads the target before anything starts (wfID is this key's workflow
+	// id). Its error is the refusal of a new saga (an error s.answer maps and audits), ignored
+	// when the answer names this key's workflow as the target's owner.
+	Precheck func(ctx context.Context, tx pgx.Tx, wfID string) (sagaPrecheck, error)
+	// Refused answers the saga's refusal (the update's ApplicationError, whose Type is the API
+	// code): the error to send, with its public message. ok is false for an error that is not one
+	// of the saga's refusals (a failure: 500).
+	Refused func(app *temporal.ApplicationError) (e *Error, ok bool)
+	// Accepted is the answer of the update's result (202 while the saga works on, 200 when it is
+	// already done, as the route documents).
+	Accepted func(wfID string, a A) (status int, body any)
 	// Pending is the 202 body when the wait ran out with the saga still at work.
 	Pending func(wfID string) any
-	// Closed answers from a closed run's result: the 202 body, or the refusal code it ended with.
-	Closed func(wfID string, r R) (body any, refusal string)
+	// Closed answers from a closed run's result: a status and body, or the refusal (an *Error)
+	// it ended with; any other error is a failure (500).
+	Closed func(wfID string, r R) (status int, body any, err error)
 	// LogAttrs are added to the call's log lines (e.g. the target's id).
 	LogAttrs []any
+}
+
+// sagaPrecheck is what a pre-check found.
+type sagaPrecheck struct {
+	// Owner is the workflow id of the saga that owns the target ("" when none does).
+	Owner string
+	// Done, when set, answers the call without starting a saga: the target already shows this
+	// call's outcome.
+	Done *sagaAnswer
+}
+
+// sagaAnswer is a status and a JSON body.
+type sagaAnswer struct {
+	Status int
+	Body   any
 }
 
 // runSaga serves one saga call on an Idem route (the idempotency gate has put the key's scope in
@@ -87,15 +100,21 @@ func runSaga[A, R any](s *Server, c *gin.Context, call sagaCall[A, R]) {
 		return
 	}
 	if call.Precheck != nil {
+		var done *sagaAnswer
 		err := s.inTenant(c, func(ctx context.Context, tx pgx.Tx) error {
-			owner, err := call.Precheck(ctx, tx)
-			if owner != "" && owner == wfID {
+			p, err := call.Precheck(ctx, tx, wfID)
+			if p.Owner != "" && p.Owner == wfID {
 				return nil // this key's saga owns the target: its answer is the answer
 			}
+			done = p.Done
 			return err
 		})
 		if err != nil {
 			s.answer(c, tenant, err)
+			return
+		}
+		if done != nil {
+			c.JSON(done.Status, done.Body)
 			return
 		}
 	}
@@ -121,14 +140,20 @@ func runSaga[A, R any](s *Server, c *gin.Context, call sagaCall[A, R]) {
 		err = h.Get(ctx, &acc)
 	}
 	if err == nil {
-		c.JSON(http.StatusAccepted, call.Accepted(wfID, acc))
+		c.JSON(call.Accepted(wfID, acc))
 		return
 	}
 	logAttrs := append([]any{"workflow", call.Workflow, "workflow_id", wfID, "request_id", requestID(c)}, call.LogAttrs...)
 	var app *temporal.ApplicationError
 	switch {
 	case errors.As(err, &app):
-		s.sagaRefused(c, call.Refusal, app.Type(), logAttrs)
+		e, ok := call.Refused(app)
+		if !ok {
+			s.deps.Log.Error("saga call: the saga failed", append(logAttrs, "error", err)...)
+			writeError(c, err)
+			return
+		}
+		s.sagaRefused(c, e, logAttrs)
 	case ctx.Err() != nil && c.Request.Context().Err() == nil:
 		// The saga is started and still working (a slow or unreachable partner): it resolves
 		// later; the caller follows it on the target's GET.
@@ -141,16 +166,10 @@ func runSaga[A, R any](s *Server, c *gin.Context, call sagaCall[A, R]) {
 	}
 }
 
-// sagaRefused answers a refusal code through the saga's table.
-func (s *Server) sagaRefused(c *gin.Context, refusal sagaRefusal, code string, logAttrs []any) {
-	status, message, ok := refusal(code)
-	if !ok {
-		s.deps.Log.Error("saga call: a refusal code the API does not know", append(logAttrs, "code", code)...)
-		writeError(c, errors.New("saga call: unknown refusal code "+code))
-		return
-	}
-	s.deps.Log.Info("saga call refused", append(logAttrs, "code", code)...)
-	writeError(c, NewError(status, code, message))
+// sagaRefused sends a saga's refusal.
+func (s *Server) sagaRefused(c *gin.Context, e *Error, logAttrs []any) {
+	s.deps.Log.Info("saga call refused", append(logAttrs, "code", e.Code)...)
+	writeError(c, e)
 }
 
 // isWorkflowClosed reports an update that found its workflow closed: the start was refused
@@ -171,12 +190,17 @@ func closedSaga[A, R any](s *Server, c *gin.Context, call sagaCall[A, R], wfID s
 		writeError(c, err)
 		return
 	}
-	body, refusal := call.Closed(wfID, res)
-	if refusal != "" || body == nil {
-		s.sagaRefused(c, call.Refusal, refusal, logAttrs)
-		return
+	status, body, err := call.Closed(wfID, res)
+	var e *Error
+	switch {
+	case errors.As(err, &e):
+		s.sagaRefused(c, e, logAttrs)
+	case err != nil:
+		s.deps.Log.Error("saga call: the closed saga's result is no answer", append(logAttrs, "error", err)...)
+		writeError(c, err)
+	default:
+		c.JSON(status, body)
 	}
-	c.JSON(http.StatusAccepted, body)
 }
 
 func (s *Server) taskQueue() string {
