@@ -191,6 +191,9 @@ func (s *Server) bankCallback(c *gin.Context) {
 		c.JSON(http.StatusOK, gin.H{"status": status, "outcome": string(d.Outcome), "eventId": cb.EventID, "id": d.ID})
 	}
 	switch d.Outcome {
+	case bankwebhook.Gathered:
+		// A bulk item's callback: stored, and signalled with its batch's others by the next flush.
+		ack(resultAccepted, "accepted")
 	case bankwebhook.Duplicate:
 		// A retry of an event already decided: acknowledge so the partner stops, change nothing.
 		ack(resultDuplicate, "duplicate")

@@ -16,6 +16,7 @@ import (
 
 	"github.com/wagerail/wagerail/internal/platform/audit"
 	"github.com/wagerail/wagerail/internal/platform/crosstenant"
+	"github.com/wagerail/wagerail/internal/platform/partnerref"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
 
@@ -33,6 +34,7 @@ const (
 	Receipt      Trigger = "RECEIPT"       // the first time the partner sent the event
 	PartnerRetry Trigger = "PARTNER_RETRY" // the partner sent a stored event again
 	Replay       Trigger = "REPLAY"        // a platform admin re-delivered a stored event
+	Batch        Trigger = "BATCH"         // a flush signalled the gathered callbacks of a batch (Applier.Flush)
 )
 
 // Audit actions of this package (BankWebhookReceived is written when an event is stored).
@@ -97,8 +99,13 @@ type Applier struct {
 	// when the first attempt is made.
 	BreakerOpenFor time.Duration
 
+	// GatherWindow is how long the callbacks about bulk-disbursement items are gathered before
+	// one flush signals each batch once (0 means DefaultGatherWindow).
+	GatherWindow time.Duration
+
 	breakerOnce sync.Once
 	breaker     *gobreaker.TwoStepCircuitBreaker[struct{}]
+	gathering   gathering
 }
 
 // NewApplier delivers through wf; a nil wf (no Temporal configured) stores matched callbacks as
@@ -153,6 +160,9 @@ func (a *Applier) Receive(ctx context.Context, cb Callback) (Delivery, error) {
 		d, err = a.deliver(ctx, tx, st.ID, trigger)
 		return err
 	})
+	if err == nil && d.Outcome == Gathered {
+		a.gather()
+	}
 	return d, err
 }
 
@@ -186,6 +196,11 @@ type lockedEvent struct {
 	Partner, EventID, ClaimedTenant, TenantID, Domain, Reference, Status, TransferID, FailureCode, Problem string
 	AmountSantim                                                                                           int64
 	Outcome                                                                                                Outcome
+}
+
+func (e lockedEvent) settlement(id int64) Settlement {
+	return Settlement{Partner: e.Partner, EventID: e.EventID, Reference: e.Reference, TransferID: e.TransferID,
+		Status: e.Status, FailureCode: e.FailureCode, AmountSantim: e.AmountSantim, WebhookEventID: id}
 }
 
 func lockEvent(ctx context.Context, tx pgx.Tx, id int64) (lockedEvent, error) {
@@ -237,13 +252,17 @@ func (a *Applier) deliver(ctx context.Context, tx pgx.Tx, id int64, trigger Trig
 			}
 			d.TenantID = tenant
 		}
-		d.Outcome, d.Problem = a.signal(ctx, d.WorkflowID, Settlement{Partner: ev.Partner, EventID: ev.EventID,
-			Reference: ev.Reference, TransferID: ev.TransferID, Status: ev.Status, FailureCode: ev.FailureCode,
-			AmountSantim: ev.AmountSantim, WebhookEventID: id})
+		if trigger != Replay && partnerref.IsBulkItem(ev.Reference) {
+			// An item of a bulk disbursement: gathered with its batch's other callbacks into
+			// one signal (Flush), instead of one signal each.
+			d.Outcome = Gathered
+			break
+		}
+		d.Outcome, d.Problem = a.signal(ctx, d.WorkflowID, SettlementSignalName, ev.settlement(id))
 	}
 
 	d.EventOutcome = ev.Outcome
-	if d.Outcome != Duplicate && d.Outcome != Undelivered && rank[d.Outcome] >= rank[ev.Outcome] {
+	if d.Outcome != Duplicate && d.Outcome != Undelivered && d.Outcome != Gathered && rank[d.Outcome] >= rank[ev.Outcome] {
 		d.EventOutcome = d.Outcome
 		problem := ""
 		if d.Outcome == Unmatched {
@@ -280,7 +299,7 @@ func (a *Applier) deliver(ctx context.Context, tx pgx.Tx, id int64, trigger Trig
 
 // signal delivers s to the current run of workflow wfID and says what came of it, through the
 // breaker on Temporal.
-func (a *Applier) signal(ctx context.Context, wfID string, s Settlement) (Outcome, string) {
+func (a *Applier) signal(ctx context.Context, wfID, name string, arg any) (Outcome, string) {
 	if a.wf == nil {
 		return Undelivered, "no Temporal client is configured"
 	}
@@ -288,7 +307,7 @@ func (a *Applier) signal(ctx context.Context, wfID string, s Settlement) (Outcom
 	if err != nil {
 		return Undelivered, "temporal unavailable: circuit open after repeated failures"
 	}
-	outcome, problem, err := a.signalOnce(ctx, wfID, s)
+	outcome, problem, err := a.signalOnce(ctx, wfID, name, arg)
 	if err != nil && ctx.Err() != nil {
 		err = ctx.Err() // the caller gave up (not the attempt's own Timeout): not counted
 	}
@@ -297,7 +316,7 @@ func (a *Applier) signal(ctx context.Context, wfID string, s Settlement) (Outcom
 }
 
 // signalOnce is one delivery attempt; err is errTemporalDown when Temporal could not be reached.
-func (a *Applier) signalOnce(ctx context.Context, wfID string, s Settlement) (Outcome, string, error) {
+func (a *Applier) signalOnce(ctx context.Context, wfID, name string, arg any) (Outcome, string, error) {
 	timeout := a.Timeout
 	if timeout <= 0 {
 		timeout = DefaultSignalTimeout
@@ -307,7 +326,7 @@ func (a *Applier) signalOnce(ctx context.Context, wfID string, s Settlement) (Ou
 	// Twice at most: a workflow that starts between a refused signal and the description is
 	// signalled again.
 	for range 2 {
-		err := a.wf.SignalWorkflow(ctx, wfID, "", SettlementSignalName, s)
+		err := a.wf.SignalWorkflow(ctx, wfID, "", name, arg)
 		var notFound *serviceerror.NotFound
 		var invalid *serviceerror.InvalidArgument
 		switch {

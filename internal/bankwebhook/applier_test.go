@@ -68,6 +68,7 @@ func newFixture(t *testing.T) *fixture {
 	f := &fixture{t: t, d: testkit.NewDB(t), tc: tc, queue: testkit.Unique("bw"), now: time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)}
 	w := worker.New(tc, f.queue, worker.Options{})
 	w.RegisterWorkflowWithOptions(recorder, workflow.RegisterOptions{Name: recorderName})
+	w.RegisterWorkflowWithOptions(batchRecorder, workflow.RegisterOptions{Name: batchRecorderName})
 	require.NoError(t, w.Start())
 	t.Cleanup(func() {
 		w.Stop()

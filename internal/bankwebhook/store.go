@@ -58,7 +58,7 @@ type TransferFinder func(ctx context.Context, tx pgx.Tx, partner, reference stri
 
 // Outcome is what happened to a stored event (Event.Outcome: Pending, Applied, SagaFinished,
 // Unmatched) or to one delivery attempt of it (Attempt.Outcome: Applied, SagaFinished,
-// Unmatched, Duplicate, Undelivered).
+// Unmatched, Duplicate, Undelivered, Gathered).
 type Outcome string
 
 const (
@@ -78,6 +78,10 @@ const (
 	// Undelivered: the attempt could not reach Temporal (or none is configured); the event
 	// stays Pending. An attempt's outcome only.
 	Undelivered Outcome = "UNDELIVERED"
+	// Gathered: the event is about an item of a bulk disbursement (partnerref.BulkItem); it
+	// stays Pending until the next flush signals it with the other callbacks of its batch
+	// (Applier.Flush). An attempt's outcome only.
+	Gathered Outcome = "GATHERED"
 )
 
 // EventOutcomes are the values of an event's own outcome.
