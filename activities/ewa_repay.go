@@ -7,21 +7,29 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/worker"
 
 	"github.com/wagerail/wagerail/internal/ewa"
 	"github.com/wagerail/wagerail/internal/platform/field"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
 
-// Registered names of the EWA repayment saga's record steps (its ledger posting is
-// money.LedgerPost).
+// Registered names of the EWA repayment saga's record steps (histories reference them); its
+// ledger posting is LedgerPost.
 const (
 	EwaRepayReserveActivity  = "ewa.repay.Reserve"
 	EwaRepayCompleteActivity = "ewa.repay.Complete"
 	EwaRepayFailActivity     = "ewa.repay.Fail"
 )
 
-// EwaRepaySaga is the actor of the repayment saga's steps when no user is named.
+// The record steps, typed (what workflows call).
+var (
+	EwaRepayReserve  = Activity[EwaRepayStep, EwaRepayReserved]{EwaRepayReserveActivity}
+	EwaRepayComplete = Activity[EwaRepayStep, EwaRepayRecorded]{EwaRepayCompleteActivity}
+	EwaRepayFail     = Activity[EwaRepayStep, ewa.Repayment]{EwaRepayFailActivity}
+)
+
+// EwaRepaySaga is the actor of the repayment saga's steps when the input names no user.
 const EwaRepaySaga = "ewa-repay"
 
 // EwaRepay holds the repayment saga's record steps: each is internal/ewa's function in one
@@ -34,15 +42,13 @@ type EwaRepay struct {
 // EwaRepayStep names the repayment and the saga run; the other fields belong to the steps that
 // use them.
 type EwaRepayStep struct {
-	TenantID      string
-	RequestID     string
-	WorkflowID    string
-	CorrelationID string
-	ActorID       string // the user who asked; "" acts as system:ewa-repay
-	AmountSantim  int64  // Reserve
-	Source        string // Reserve
-	LedgerTxID    string // Complete
-	Reason        string // Fail
+	Run
+	RequestID    string
+	ActorID      string // the user who asked; "" acts as system:ewa-repay
+	AmountSantim int64  // Reserve
+	Source       string // Reserve
+	LedgerTxID   string // Complete
+	Reason       string // Fail
 }
 
 // EwaRepayReserved is Reserve's answer (ewa.Reservation).
@@ -56,6 +62,13 @@ type EwaRepayReserved struct {
 type EwaRepayRecorded struct {
 	Request   ewa.Request
 	Repayment ewa.Repayment
+}
+
+// Register registers the record steps.
+func (a *EwaRepay) Register(r worker.ActivityRegistry) {
+	EwaRepayReserve.Register(r, a.Reserve)
+	EwaRepayComplete.Register(r, a.Complete)
+	EwaRepayFail.Register(r, a.Fail)
 }
 
 // Reserve reserves the repayment for this saga (idempotent). A refusal of the rules is audited
@@ -77,7 +90,10 @@ func (a *EwaRepay) Reserve(ctx context.Context, in EwaRepayStep) (EwaRepayReserv
 	if err != nil {
 		return EwaRepayReserved{}, err
 	}
-	return out, repaymentRefusal(refusal)
+	if refusal != nil {
+		return EwaRepayReserved{}, repaymentRefusal(refusal)
+	}
+	return out, nil
 }
 
 // Complete records the reserved repayment as posted with its journal (idempotent).
@@ -113,34 +129,26 @@ func repaymentRefusal(err error) error {
 	return repayError(err)
 }
 
-// inTx runs fn in the repayment's tenant transaction as its actor and maps its error.
+// inTx runs fn as one of the saga's record steps (recordStep), acting as the user who asked when
+// the input names one.
 func (a *EwaRepay) inTx(ctx context.Context, in EwaRepayStep, fn func(context.Context, pgx.Tx) error) error {
-	if a.DB == nil {
-		return misconfigured("ewa repay: no database pool configured")
-	}
-	actor := tenancy.System(EwaRepaySaga)
+	var actor error
 	if in.ActorID != "" {
-		actor = in.ActorID
+		actor = field.Identifier("actorId", in.ActorID, field.MaxIdentifier)
 	}
-	if err := errors.Join(field.Identifier("tenantId", in.TenantID, field.MaxIdentifier),
-		field.Identifier("requestId", in.RequestID, field.MaxIdentifier),
-		field.Reference("workflowId", in.WorkflowID, field.MaxReference),
-		field.Text("correlationId", in.CorrelationID, field.MaxReference),
-		field.Identifier("actorId", actor, field.MaxIdentifier)); err != nil {
-		return temporalError(err)
-	}
-	ctx = tenancy.With(ctx, tenancy.Scope{TenantID: in.TenantID, Actor: actor, RequestID: in.CorrelationID})
-	err := tenancy.InTx(ctx, a.DB, func(tx pgx.Tx) error { return fn(ctx, tx) })
-	if err != nil {
-		activityLogger(ctx, "tenant_id", in.TenantID, "ewa_request_id", in.RequestID, "workflow_id", in.WorkflowID,
-			"correlation_id", in.CorrelationID, "tx_id", in.LedgerTxID).Warn("ewa repayment record step failed", "error", err)
-	}
-	return repayError(err)
+	return recordStep(ctx, a.DB, in.Run, EwaRepaySaga,
+		errors.Join(field.Identifier("requestId", in.RequestID, field.MaxIdentifier), actor, field.Text("reason", in.Reason, field.MaxText)),
+		repayError, func(ctx context.Context, tx pgx.Tx) error {
+			if in.ActorID != "" {
+				ctx = tenancy.WithActor(ctx, in.ActorID)
+			}
+			return fn(ctx, tx)
+		}, "ewa_request_id", in.RequestID, "tx_id", in.LedgerTxID)
 }
 
-// repayError maps the repayment store's errors: its refusals by their code (ewa.CodeOf: a
-// request or reservation that is not there, a reservation already released), an input it
-// refuses as invalid — none of them changes on a retry — the rest through temporalError.
+// repayError maps the repayment store's errors: an input it refuses as invalid (which no retry
+// changes), then its refusals by their code (ewaError: a request or reservation that is not
+// there, a reservation already released), the rest through temporalError.
 func repayError(err error) error {
 	if errors.Is(err, ewa.ErrInvalid) {
 		return nonRetryable(err.Error(), ErrTypeInvalidArgument)

@@ -3,9 +3,7 @@ package workflows
 import (
 	"errors"
 
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
-	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/wagerail/wagerail/activities"
@@ -72,27 +70,14 @@ type EwaRepayResult struct {
 // (the ledger refused its journal): an internal failure, not a refusal the caller can act on.
 const ErrTypeRepaymentReleased = "EWA_REPAYMENT_RELEASED"
 
-// registerEwaRepay registers the saga's record steps (nil: registered empty, failing as
-// misconfigured when called).
-func registerEwaRepay(w worker.ActivityRegistry, a *activities.EwaRepay) {
-	if a == nil {
-		a = &activities.EwaRepay{}
-	}
-	w.RegisterActivityWithOptions(a.Reserve, activity.RegisterOptions{Name: activities.EwaRepayReserveActivity})
-	w.RegisterActivityWithOptions(a.Complete, activity.RegisterOptions{Name: activities.EwaRepayCompleteActivity})
-	w.RegisterActivityWithOptions(a.Fail, activity.RegisterOptions{Name: activities.EwaRepayFailActivity})
-}
-
 // repayStep is the repayment journal's lineage step in the ledger.
 const repayStep = "repay"
 
-// repay is one run's state: what the update waits on.
+// repay is one run's state: the input, the run's ids and the caller's answer.
 type repay struct {
-	in       EwaRepayInput
-	wfID     string
-	answered bool
-	accepted RepayAccepted
-	refusal  error
+	in     EwaRepayInput
+	run    activities.Run
+	answer answer[RepayAccepted]
 }
 
 // EwaRepay records one repayment of a disbursed request: reserve it against what is still owed
@@ -101,40 +86,32 @@ type repay struct {
 // repayment's ledger key, so a retry never posts twice), then record it on the request, which is
 // REPAID once its repayments cover principal + fee. A ledger refusal releases the reservation.
 func EwaRepay(ctx workflow.Context, in EwaRepayInput) (EwaRepayResult, error) {
-	r := &repay{in: in, wfID: workflow.GetInfo(ctx).WorkflowExecution.ID}
-	if err := workflow.SetUpdateHandler(ctx, RepayAcceptedUpdate, func(ctx workflow.Context) (RepayAccepted, error) {
-		if err := workflow.Await(ctx, func() bool { return r.answered }); err != nil {
-			return RepayAccepted{}, err
-		}
-		return r.accepted, r.refusal
-	}); err != nil {
+	r := &repay{in: in, run: activities.Run{TenantID: in.TenantID, WorkflowID: workflow.GetInfo(ctx).WorkflowExecution.ID,
+		CorrelationID: in.CorrelationID}}
+	if err := r.answer.handle(ctx, RepayAcceptedUpdate); err != nil {
 		return EwaRepayResult{}, err
 	}
-	res, err := r.run(ctx)
-	if !r.answered {
-		// Every path answers before it returns; this is the net under a workflow error.
-		r.refuse(temporal.NewApplicationError("repayment saga ended without an answer", activities.ErrorType(err)))
-	}
-	_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
+	res, err := r.repay(ctx)
+	// Every path answers before it returns; this is the net under a workflow error.
+	r.answer.refuse(temporal.NewApplicationError("repayment saga ended without an answer", activities.ErrorType(err)))
+	finishHandlers(ctx)
 	return res, err
 }
 
-func (r *repay) run(ctx workflow.Context) (EwaRepayResult, error) {
+func (r *repay) repay(ctx workflow.Context) (EwaRepayResult, error) {
 	log := workflow.GetLogger(ctx)
-	step := activities.EwaRepayStep{TenantID: r.in.TenantID, RequestID: r.in.RequestID, WorkflowID: r.wfID,
-		CorrelationID: r.in.CorrelationID, ActorID: r.in.ActorID, AmountSantim: r.in.AmountSantim, Source: r.in.Source}
-	rec := workflow.WithLocalActivityOptions(ctx, localRecordOptions())
+	step := activities.EwaRepayStep{Run: r.run, RequestID: r.in.RequestID, ActorID: r.in.ActorID,
+		AmountSantim: r.in.AmountSantim, Source: r.in.Source}
 	res := EwaRepayResult{RequestID: r.in.RequestID}
 
 	// 1. The reservation.
-	var rsv activities.EwaRepayReserved
-	if err := workflow.ExecuteLocalActivity(rec, activities.EwaRepayReserveActivity, step).Get(ctx, &rsv); err != nil {
+	rsv, err := callLocal(ctx, localRecordOptions(), activities.EwaRepayReserve, step)
+	if err != nil {
+		r.answer.refuse(err)
 		if code, outstanding, ok := repayRefusal(err); ok {
-			r.refuse(err)
 			res.Status, res.Code, res.OutstandingSantim = RepayRefused, code, outstanding
 			return res, nil
 		}
-		r.refuse(err)
 		return res, err
 	}
 	p := rsv.Repayment
@@ -146,7 +123,7 @@ func (r *repay) run(ctx workflow.Context) (EwaRepayResult, error) {
 		return res, nil
 	case p.Status == ewa.RepaymentFailed:
 		// Released by an earlier run of this saga: the ledger refused its journal.
-		r.refuse(temporal.NewNonRetryableApplicationError("the repayment was released: "+p.FailureReason, ErrTypeRepaymentReleased, nil))
+		r.answer.refuse(temporal.NewNonRetryableApplicationError("the repayment was released: "+p.FailureReason, ErrTypeRepaymentReleased, nil))
 		res.Status, res.Code, res.Repayment = RepayFailed, p.FailureReason, p
 		return res, nil
 	}
@@ -154,32 +131,27 @@ func (r *repay) run(ctx workflow.Context) (EwaRepayResult, error) {
 	// 2. The journal: one attempt while the caller waits; if the ledger did not take it, the
 	// caller is answered PENDING and the saga goes on trying.
 	post := r.journal(rsv.Request.EmployeeID, p)
-	var posted activities.LedgerPostResult
-	err := workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, localLedgerFirstTryOptions()),
-		activities.LedgerPostActivity, post).Get(ctx, &posted)
+	posted, err := callLocal(ctx, localLedgerFirstTryOptions(), activities.LedgerPost, post)
 	if err != nil && retryableFailure(err) {
 		log.Warn("repayment journal not posted yet; answering pending and retrying", "error", err)
 		r.accept(RepayPending, rsv.Request)
-		err = workflow.ExecuteLocalActivity(workflow.WithLocalActivityOptions(ctx, localLedgerOptions()),
-			activities.LedgerPostActivity, post).Get(ctx, &posted)
+		posted, err = callLocal(ctx, localLedgerOptions(), activities.LedgerPost, post)
 	}
 	if err != nil {
+		r.answer.refuse(err)
 		if retryableFailure(err) {
 			// The retries ran out with the outcome unknown: the reservation stays for an operator
-			// (a retry of the key re-runs nothing; the ledger key makes a repost safe).
-			r.refuse(err)
+			// (the ledger key makes a repost safe).
 			return res, err
 		}
 		// The ledger refused the journal: nothing was posted; release the reservation.
 		code := activities.ErrorType(err)
 		log.Error("ledger refused the repayment journal", "code", code, "error", err)
-		withReason := step
-		withReason.Reason = code
-		if ferr := workflow.ExecuteLocalActivity(rec, activities.EwaRepayFailActivity, withReason).Get(ctx, &res.Repayment); ferr != nil {
-			r.refuse(ferr)
-			return res, ferr
+		release := step
+		release.Reason = code
+		if res.Repayment, err = callLocal(ctx, localRecordOptions(), activities.EwaRepayFail, release); err != nil {
+			return res, err
 		}
-		r.refuse(err)
 		res.Status, res.Code = RepayFailed, code
 		return res, nil
 	}
@@ -187,11 +159,11 @@ func (r *repay) run(ctx workflow.Context) (EwaRepayResult, error) {
 	// 3. The record: POSTED, added to the request (REPAID when covered), audit row and events.
 	done := step
 	done.LedgerTxID = posted.TxID
-	var recorded activities.EwaRepayRecorded
-	if err := workflow.ExecuteLocalActivity(rec, activities.EwaRepayCompleteActivity, done).Get(ctx, &recorded); err != nil {
+	recorded, err := callLocal(ctx, localRecordOptions(), activities.EwaRepayComplete, done)
+	if err != nil {
 		// The journal is posted: the record is retried for as long as recordOptions allows; past
 		// that the run fails for an operator, the reservation PENDING.
-		r.refuse(err)
+		r.answer.refuse(err)
 		return res, err
 	}
 	r.accept(RepayRecorded, recorded.Request)
@@ -204,7 +176,7 @@ func (r *repay) run(ctx workflow.Context) (EwaRepayResult, error) {
 // journal is the repayment's POSTED transaction: Dr payroll-clearing, Cr
 // receivable-from-employee:<employee>, the repayment's amount, under its ledger key.
 func (r *repay) journal(employeeID string, p ewa.Repayment) activities.LedgerPostInput {
-	return activities.LedgerPostInput{Run: activities.Run{TenantID: r.in.TenantID, WorkflowID: r.wfID, CorrelationID: r.in.CorrelationID},
+	return activities.LedgerPostInput{Run: r.run,
 		IdempotencyKey: p.LedgerKey, Step: repayStep,
 		Legs: []activities.LedgerLeg{
 			{Account: chart.PayrollClearing, Direction: "DEBIT", AmountSantim: p.AmountSantim},
@@ -214,19 +186,7 @@ func (r *repay) journal(employeeID string, p ewa.Repayment) activities.LedgerPos
 }
 
 func (r *repay) accept(status string, req ewa.Request) {
-	if r.answered {
-		return
-	}
-	r.answered = true
-	r.accepted = RepayAccepted{Status: status, Request: req, WorkflowID: r.wfID}
-}
-
-func (r *repay) refuse(err error) {
-	if r.answered {
-		return
-	}
-	r.answered = true
-	r.refusal = err
+	r.answer.accept(RepayAccepted{Status: status, Request: req, WorkflowID: r.run.WorkflowID})
 }
 
 // repayRefusal is the code (and, for an overpayment, the outstanding santim) of a refusal of

@@ -23,18 +23,17 @@ import (
 const repayWF = "idem-t1-REPAYTESTWORKFLOW"
 
 var (
-	repayIn       = EwaRepayInput{TenantID: "t1", RequestID: "req-1", AmountSantim: 40_000, Source: "PAYROLL", ActorID: "user-1", CorrelationID: "http-req-7"}
-	repayTestStep = activities.EwaRepayStep{TenantID: "t1", RequestID: "req-1", WorkflowID: repayWF, CorrelationID: "http-req-7",
-		ActorID: "user-1", AmountSantim: 40_000, Source: "PAYROLL"}
+	repayIn        = EwaRepayInput{TenantID: "t1", RequestID: "req-1", AmountSantim: 40_000, Source: "PAYROLL", ActorID: "user-1", CorrelationID: "http-req-7"}
+	repayRun       = activities.Run{TenantID: "t1", WorkflowID: repayWF, CorrelationID: "http-req-7"}
+	repayTestStep  = activities.EwaRepayStep{Run: repayRun, RequestID: "req-1", ActorID: "user-1", AmountSantim: 40_000, Source: "PAYROLL"}
 	repayDisbursed = ewa.Request{ID: "req-1", TenantID: "t1", EmployeeID: "emp-1", PrincipalSantim: 100_000, FeeSantim: 1_500,
 		Status: ewa.Disbursed, RepaidAmountSantim: 61_500}
 	repayReserved = ewa.Repayment{ID: "ewarep_1", TenantID: "t1", RequestID: "req-1", Seq: 2, WorkflowID: repayWF, AmountSantim: 40_000,
 		Source: "PAYROLL", Status: ewa.RepaymentPending, LedgerKey: "ewa-repay:req-1:2"}
-	repayJournal = activities.LedgerPostInput{TenantID: "t1", WorkflowID: repayWF, CorrelationID: "http-req-7",
-		IdempotencyKey: "ewa-repay:req-1:2", Step: "repay", Legs: []activities.LedgerLeg{
-			{Account: "payroll-clearing", Direction: "DEBIT", AmountSantim: 40_000},
-			{Account: "receivable-from-employee:emp-1", Direction: "CREDIT", AmountSantim: 40_000},
-		}, Metadata: map[string]string{"ewa_request_id": "req-1", "kind": "ewa_repayment", "ewa_repayment_id": "ewarep_1"}}
+	repayJournal = activities.LedgerPostInput{Run: repayRun, IdempotencyKey: "ewa-repay:req-1:2", Step: "repay", Legs: []activities.LedgerLeg{
+		{Account: "payroll-clearing", Direction: "DEBIT", AmountSantim: 40_000},
+		{Account: "receivable-from-employee:emp-1", Direction: "CREDIT", AmountSantim: 40_000},
+	}, Metadata: map[string]string{"ewa_request_id": "req-1", "kind": "ewa_repayment", "ewa_repayment_id": "ewarep_1"}}
 )
 
 // repayHarness is the SDK test environment with the repayment saga's activities mocked, the

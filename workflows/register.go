@@ -45,7 +45,7 @@ func WorkerOptions() worker.Options {
 func (d Deps) groups() []activities.Group {
 	return []activities.Group{
 		orEmpty(d.IdempotencyCleanup), orEmpty(d.IdentityCleanup), orEmpty(d.KycExpiry),
-		orEmpty(d.Gates), orEmpty(d.Money), orEmpty(d.Ewa),
+		orEmpty(d.Gates), orEmpty(d.Money), orEmpty(d.Ewa), orEmpty(d.EwaRepay),
 	}
 }
 
@@ -72,7 +72,6 @@ func Register(w worker.Registry, d Deps) {
 	for _, g := range d.groups() {
 		g.Register(w)
 	}
-	registerEwaRepay(w, d.EwaRepay)
 	registerBulk(w, d.Bulk)
 }
 
