@@ -42,44 +42,36 @@ func (s *Server) ewaRoutes() []Route {
 	}
 }
 
-var (
-	errEwaRequestNotFound  = NewError(http.StatusNotFound, "EWA_REQUEST_NOT_FOUND", "no such EWA request in this organization")
-	errEwaEmployeeNotFound = NewError(http.StatusNotFound, "EMPLOYEE_NOT_FOUND", "no such employee in this organization")
-)
-
-// ewaError maps the EWA store's errors to the API's; refusals of a rule are audited DENIED
-// (action on the request, or the employee for a create) when answered with s.answer.
+// ewaError maps the EWA store's errors to the API's through internal/ewa's table of codes;
+// refusals of a rule are audited DENIED (action on the request, or the employee for a create)
+// when answered with s.answer.
 func ewaError(action, targetID string, err error) error {
 	var fe *field.Error
+	if errors.Is(err, ewa.ErrInvalid) && errors.As(err, &fe) {
+		return fieldError(fe)
+	}
+	code := ewa.CodeOf(err)
+	r, ok := ewa.RefusalOf(code)
+	if !ok {
+		return err
+	}
+	target := ewa.TargetRequest
+	switch code {
+	case ewa.CodeRequestNotFound, ewa.CodeEmployeeNotFound, ewa.CodeFundingAccountNotSet:
+		return NewError(r.Status, r.Code, r.Message) // nothing refused by a rule: not audited
+	case ewa.CodeLimitExceeded, ewa.CodeEmployeeNotActive:
+		target = "Employee"
+	}
+	ref := refuse(r.Status, r.Code, r.Message, action, target, targetID)
 	var le *ewa.LimitError
 	var over *ewa.OverpaymentError
 	switch {
-	case errors.Is(err, ewa.ErrNotFound):
-		return errEwaRequestNotFound
-	case errors.Is(err, ewa.ErrEmployeeNotFound):
-		return errEwaEmployeeNotFound
-	case errors.Is(err, ewa.ErrInvalid) && errors.As(err, &fe):
-		return fieldError(fe)
 	case errors.As(err, &le):
-		r := refuse(http.StatusUnprocessableEntity, "EWA_LIMIT_EXCEEDED",
-			"the amount plus its fee is more than the employee may draw now", action, "Employee", targetID)
-		r.err.Details = map[string]int64{"availableSantim": le.AvailableSantim, "maxPrincipalSantim": le.MaxPrincipalSantim}
-		return r
-	case errors.Is(err, ewa.ErrEmployeeNotActive):
-		return refuse(http.StatusConflict, "EWA_EMPLOYEE_NOT_ACTIVE", "only an ACTIVE employee may draw an advance", action, "Employee", targetID)
-	case errors.Is(err, ewa.ErrInvalidState), errors.Is(err, ewa.ErrNotDisbursable):
-		return refuse(http.StatusConflict, "EWA_INVALID_STATE", "the request's state does not allow this", action, ewa.TargetRequest, targetID)
-	case errors.Is(err, ewa.ErrNotDisbursed):
-		return refuse(http.StatusConflict, "EWA_NOT_DISBURSED", "only a DISBURSED request can be repaid", action, ewa.TargetRequest, targetID)
+		ref.err.Details = map[string]int64{"availableSantim": le.AvailableSantim, "maxPrincipalSantim": le.MaxPrincipalSantim}
 	case errors.As(err, &over):
-		a, _ := ewa.RefusalOf(ewa.CodeRepaymentExceedsOutstanding)
-		r := refuse(a.Status, a.Code, a.Message, action, ewa.TargetRequest, targetID)
-		r.err.Details = map[string]int64{"outstandingSantim": over.OutstandingSantim}
-		return r
-	case errors.Is(err, ewa.ErrFundingNotSet):
-		return NewError(http.StatusConflict, "EWA_FUNDING_ACCOUNT_NOT_SET", "set the funding account first (PUT /api/ewa/settings)")
+		ref.err.Details = map[string]int64{"outstandingSantim": over.OutstandingSantim}
 	}
-	return err
+	return ref
 }
 
 // --- JSON ---
