@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	"go.temporal.io/sdk/worker"
+
 	"github.com/wagerail/wagerail/gateway"
 	gatewayv1 "github.com/wagerail/wagerail/schema/proto/gateway/v1"
 )
@@ -14,6 +16,18 @@ const (
 	InitiateBulkActivity = "bulk.Initiate"
 	BulkStatusActivity   = "bulk.Status"
 )
+
+// The bulk activities, typed (what workflows call).
+var (
+	InitiateBulk = Activity[BulkInput, BulkResult]{InitiateBulkActivity}
+	BulkStatus   = Activity[BulkStatusInput, BulkStatusResult]{BulkStatusActivity}
+)
+
+// Register registers the bulk activities.
+func (b *Bulk) Register(r worker.ActivityRegistry) {
+	InitiateBulk.Register(r, b.InitiateBulk)
+	BulkStatus.Register(r, b.BulkStatus)
+}
 
 // Bulk sends bulk disbursements through the gateway and reads them back by batch reference. Both
 // are idempotent on the batch reference (the gateway's register and the partner dedupe on it), so
@@ -35,10 +49,8 @@ type BulkItem struct {
 
 // BulkInput is one bulk disbursement from one source account.
 type BulkInput struct {
-	TenantID      string
-	WorkflowID    string
-	CorrelationID string
-	Partner       string
+	Run
+	Partner string
 	// BatchReference is the batch's partner reference: the gateway and the partner dedupe on it.
 	BatchReference string
 	FromAccount    string
@@ -81,8 +93,7 @@ func (b *Bulk) InitiateBulk(ctx context.Context, in BulkInput) (BulkResult, erro
 	if b.Gateway == nil {
 		return BulkResult{}, misconfigured("bulk: no gateway client configured")
 	}
-	log := activityLogger(ctx, "tenant_id", in.TenantID, "workflow_id", in.WorkflowID, "correlation_id", in.CorrelationID,
-		"partner", in.Partner, "batch_reference", in.BatchReference, "items", len(in.Items))
+	log := in.logger(ctx, "partner", in.Partner, "batch_reference", in.BatchReference, "items", len(in.Items))
 	req := &gatewayv1.InitiateBulkDisbursementRequest{Partner: in.Partner, BatchReference: in.BatchReference,
 		FromAccount: in.FromAccount, Currency: in.Currency, TenantId: in.TenantID, Domain: in.Domain, CallbackUrl: in.CallbackURL,
 		Items: make([]*gatewayv1.BulkItem, len(in.Items))}
@@ -120,9 +131,7 @@ func (b *Bulk) InitiateBulk(ctx context.Context, in BulkInput) (BulkResult, erro
 
 // BulkStatusInput names a batch by our batch reference.
 type BulkStatusInput struct {
-	TenantID       string
-	WorkflowID     string
-	CorrelationID  string
+	Run
 	Partner        string
 	BatchReference string
 }
@@ -142,8 +151,7 @@ func (b *Bulk) BulkStatus(ctx context.Context, in BulkStatusInput) (BulkStatusRe
 	if b.Gateway == nil {
 		return BulkStatusResult{}, misconfigured("bulk: no gateway client configured")
 	}
-	log := activityLogger(ctx, "tenant_id", in.TenantID, "workflow_id", in.WorkflowID, "correlation_id", in.CorrelationID,
-		"partner", in.Partner, "batch_reference", in.BatchReference)
+	log := in.logger(ctx, "partner", in.Partner, "batch_reference", in.BatchReference)
 	resp, err := b.Gateway.GetBatchStatus(ctx, &gatewayv1.GetBatchStatusRequest{Partner: in.Partner, BatchReference: in.BatchReference})
 	if errors.Is(err, gateway.ErrTransferNotFound) {
 		b.Metrics.inc(PollNotFound)
@@ -187,4 +195,27 @@ func bulkItems(in []*gatewayv1.BulkItemResult) ([]BulkItemResult, error) {
 		out[i] = BulkItemResult{Reference: it.GetReference(), TransferID: it.GetTransferId(), Status: st, FailureCode: it.GetFailureCode()}
 	}
 	return out, nil
+}
+
+// BulkItemOutcome is one item of a fan-out (workflows.Fanout) with its outcome as its batch knows
+// it: what the caller's record activity receives and the fan-out's queries answer.
+type BulkItemOutcome struct {
+	Index        int // in the fan-out's items
+	Key          string
+	Reference    string // the item's partner reference
+	ToAccount    string
+	AmountSantim int64
+	Status       string // QUEUED, SENDING, PENDING, SETTLED or FAILED (workflows.FanoutItem*)
+	TransferID   string `json:",omitempty"`
+	FailureCode  string `json:",omitempty"`
+}
+
+// BulkRecordInput is the input of a saga's record activity for a fan-out (an
+// Action[BulkRecordInput] it registers and names in workflows.FanoutParams.Record): the items of
+// one batch whose outcome became final, SETTLED or FAILED. It runs at least once per item: it
+// must be idempotent by the item's Reference.
+type BulkRecordInput struct {
+	Run      // WorkflowID is the batch's
+	FanoutID string
+	Items    []BulkItemOutcome
 }

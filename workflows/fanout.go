@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/wagerail/wagerail/activities"
 	"github.com/wagerail/wagerail/internal/platform/money"
 	"github.com/wagerail/wagerail/internal/platform/partnerref"
 )
@@ -79,12 +80,11 @@ type FanoutParams struct {
 	Currency    string // "" = ETB
 	Domain      string // PAYROLL, LOAN, …
 	CallbackURL string // "" = the partner's default
-	// Record, when set, is the registered name of the caller's activity
-	// func(context.Context, FanoutRecordInput) error, called with the items whose outcome became
-	// final (SETTLED or FAILED), batch by batch, once per wake-up of the batch. Activities run at
-	// least once: it must be idempotent by the item's Reference (a ledger posting keyed by it, an
-	// INSERT … ON CONFLICT DO NOTHING).
-	Record string
+	// Record, when its Name is set, is the caller's record activity, called with the items whose
+	// outcome became final (SETTLED or FAILED), batch by batch, once per wake-up of the batch.
+	// Activities run at least once: it must be idempotent by the item's Reference (a ledger
+	// posting keyed by it, an INSERT … ON CONFLICT DO NOTHING).
+	Record activities.Action[activities.BulkRecordInput]
 }
 
 // FanoutInput starts a fan-out.
@@ -98,29 +98,12 @@ type FanoutInput struct {
 	MaxUnsent int
 }
 
-// FanoutItemOutcome is an item's outcome as its batch knows it.
-type FanoutItemOutcome struct {
-	Index        int // in FanoutInput.Items
-	Key          string
-	Reference    string // the item's partner reference
-	ToAccount    string
-	AmountSantim int64
-	Status       string
-	TransferID   string `json:",omitempty"`
-	FailureCode  string `json:",omitempty"`
-}
+// FanoutItemOutcome is an item's outcome as its batch knows it (the type the caller's record
+// activity receives, so it is defined in activities).
+type FanoutItemOutcome = activities.BulkItemOutcome
 
-func (o FanoutItemOutcome) final() bool {
+func itemFinal(o FanoutItemOutcome) bool {
 	return o.Status == FanoutItemSettled || o.Status == FanoutItemFailed
-}
-
-// FanoutRecordInput is what the caller's record activity receives.
-type FanoutRecordInput struct {
-	TenantID        string
-	CorrelationID   string
-	FanoutID        string
-	BatchWorkflowID string
-	Items           []FanoutItemOutcome
 }
 
 // FanoutTotals count items and santim by outcome.

@@ -90,7 +90,7 @@ func FanoutBatch(ctx workflow.Context, in FanoutBatchInput) (FanoutBatchResult, 
 	}
 	for i, it := range b.items {
 		b.byRef[it.Reference] = i
-		if !it.final() {
+		if !itemFinal(it) {
 			b.open++
 		}
 	}
@@ -170,15 +170,12 @@ func FanoutBatch(ctx workflow.Context, in FanoutBatchInput) (FanoutBatchResult, 
 // sent again with the same reference.
 func (b *fanoutBatch) send(ctx workflow.Context) {
 	log := workflow.GetLogger(ctx)
-	bin := activities.BulkInput{TenantID: b.in.TenantID, WorkflowID: b.wfID, CorrelationID: b.in.CorrelationID,
-		Partner: b.in.Partner, BatchReference: b.batchRef, FromAccount: b.in.FromAccount, Currency: b.in.Currency,
+	bin := activities.BulkInput{Run: b.run(), Partner: b.in.Partner, BatchReference: b.batchRef, FromAccount: b.in.FromAccount, Currency: b.in.Currency,
 		Domain: b.in.Domain, CallbackURL: b.in.CallbackURL, Items: make([]activities.BulkItem, len(b.items))}
 	for i, it := range b.items {
 		bin.Items[i] = activities.BulkItem{Reference: it.Reference, ToAccount: it.ToAccount, AmountSantim: it.AmountSantim}
 	}
-	bulk := workflow.WithActivityOptions(ctx, bulkOptions())
-	var res activities.BulkResult
-	err := workflow.ExecuteActivity(bulk, activities.InitiateBulkActivity, bin).Get(ctx, &res)
+	res, err := call(ctx, bulkOptions(), activities.InitiateBulk, bin)
 	for {
 		switch {
 		case err == nil:
@@ -200,14 +197,14 @@ func (b *fanoutBatch) send(ctx workflow.Context) {
 			return
 		}
 		log.Warn("batch outcome unknown; asking the partner", "reason", res.UnknownReason)
-		var st activities.BulkStatusResult
-		if serr := workflow.ExecuteActivity(bulk, activities.BulkStatusActivity, b.statusInput()).Get(ctx, &st); serr != nil {
+		st, serr := call(ctx, bulkOptions(), activities.BulkStatus, b.statusInput())
+		if serr != nil {
 			log.Error("batch status still unknown; asking again", "error", serr)
 			continue
 		}
 		if !st.Found {
 			// Never received: sending it now, with the same reference, is safe.
-			err = workflow.ExecuteActivity(bulk, activities.InitiateBulkActivity, bin).Get(ctx, &res)
+			res, err = call(ctx, bulkOptions(), activities.InitiateBulk, bin)
 			continue
 		}
 		b.apply(st.Items)
@@ -215,15 +212,17 @@ func (b *fanoutBatch) send(ctx workflow.Context) {
 	}
 }
 
+func (b *fanoutBatch) run() activities.Run {
+	return activities.Run{TenantID: b.in.TenantID, WorkflowID: b.wfID, CorrelationID: b.in.CorrelationID}
+}
+
 func (b *fanoutBatch) statusInput() activities.BulkStatusInput {
-	return activities.BulkStatusInput{TenantID: b.in.TenantID, WorkflowID: b.wfID, CorrelationID: b.in.CorrelationID,
-		Partner: b.in.Partner, BatchReference: b.batchRef}
+	return activities.BulkStatusInput{Run: b.run(), Partner: b.in.Partner, BatchReference: b.batchRef}
 }
 
 // lookup asks the partner for the whole batch and applies every item's status.
 func (b *fanoutBatch) lookup(ctx workflow.Context) {
-	var st activities.BulkStatusResult
-	err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, bulkOptions()), activities.BulkStatusActivity, b.statusInput()).Get(ctx, &st)
+	st, err := call(ctx, bulkOptions(), activities.BulkStatus, b.statusInput())
 	switch {
 	case err != nil:
 		workflow.GetLogger(ctx).Warn("batch status lookup failed; waiting again", "error", err)
@@ -249,7 +248,7 @@ func (b *fanoutBatch) apply(items []activities.BulkItemResult) {
 
 func (b *fanoutBatch) update(i int, status, transferID, failureCode string) {
 	it := &b.items[i]
-	if it.final() {
+	if itemFinal(*it) {
 		return
 	}
 	if transferID != "" {
@@ -314,7 +313,7 @@ func (b *fanoutBatch) record(ctx workflow.Context) error {
 	var idx []int
 	var out []FanoutItemOutcome
 	for i, it := range b.items {
-		if it.final() && !b.recorded[i] {
+		if itemFinal(it) && !b.recorded[i] {
 			idx = append(idx, i)
 			out = append(out, it)
 		}
@@ -322,10 +321,9 @@ func (b *fanoutBatch) record(ctx workflow.Context) error {
 	if len(out) == 0 {
 		return nil
 	}
-	if b.in.Record != "" {
-		rin := FanoutRecordInput{TenantID: b.in.TenantID, CorrelationID: b.in.CorrelationID, FanoutID: b.in.FanoutID,
-			BatchWorkflowID: b.wfID, Items: out}
-		if err := workflow.ExecuteActivity(workflow.WithActivityOptions(ctx, recordOptions()), b.in.Record, rin).Get(ctx, nil); err != nil {
+	if b.in.Record.Name != "" {
+		rin := activities.BulkRecordInput{Run: b.run(), FanoutID: b.in.FanoutID, Items: out}
+		if err := do(ctx, recordOptions(), b.in.Record, rin); err != nil {
 			// The money has moved: the record must catch up; an operator resets or retries.
 			return temporal.NewApplicationErrorWithCause("fan-out record step failed", "FANOUT_RECORD_FAILED", err)
 		}

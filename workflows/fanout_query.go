@@ -4,21 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/worker"
-
-	"github.com/wagerail/wagerail/activities"
 )
-
-// registerBulk registers the fan-out block's partner steps (Register calls it).
-func registerBulk(w worker.ActivityRegistry, a *activities.Bulk) {
-	if a == nil {
-		a = &activities.Bulk{}
-	}
-	w.RegisterActivityWithOptions(a.InitiateBulk, activity.RegisterOptions{Name: activities.InitiateBulkActivity})
-	w.RegisterActivityWithOptions(a.BulkStatus, activity.RegisterOptions{Name: activities.BulkStatusActivity})
-}
 
 // FanoutItemStatus answers where the item with key stands in the fan-out fanoutID, running or
 // closed: its batch's outcome for it, or QUEUED while its batch has not started. It asks the

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
@@ -81,7 +80,7 @@ func (f *fanoutFake) status(_ context.Context, in activities.BulkStatusInput) (a
 	return activities.BulkStatusResult{Found: true, BatchID: "b-" + in.BatchReference, Items: f.items(in.BatchReference)}, nil
 }
 
-func (f *fanoutFake) record(_ context.Context, in FanoutRecordInput) error {
+func (f *fanoutFake) record(_ context.Context, in activities.BulkRecordInput) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.records++
@@ -99,7 +98,7 @@ func (f *fanoutFake) settle(refs []string, status string) {
 	}
 }
 
-const fanoutRecordActivity = "test.FanoutRecord"
+var fanoutRecord = activities.Action[activities.BulkRecordInput]{Name: "test.FanoutRecord"}
 
 func startOpts(id string) client.StartWorkflowOptions { return client.StartWorkflowOptions{ID: id} }
 
@@ -110,9 +109,9 @@ func newFanoutEnv(f *fanoutFake) *testsuite.TestWorkflowEnvironment {
 	env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: time.Minute})
 	env.RegisterWorkflowWithOptions(Fanout, workflow.RegisterOptions{Name: FanoutWorkflowName})
 	env.RegisterWorkflowWithOptions(FanoutBatch, workflow.RegisterOptions{Name: FanoutBatchWorkflowName})
-	env.RegisterActivityWithOptions(f.initiate, activity.RegisterOptions{Name: activities.InitiateBulkActivity})
-	env.RegisterActivityWithOptions(f.status, activity.RegisterOptions{Name: activities.BulkStatusActivity})
-	env.RegisterActivityWithOptions(f.record, activity.RegisterOptions{Name: fanoutRecordActivity})
+	activities.InitiateBulk.Register(env, f.initiate)
+	activities.BulkStatus.Register(env, f.status)
+	fanoutRecord.Register(env, f.record)
 	return env
 }
 
@@ -127,7 +126,7 @@ func fanoutItems(n int, ghosts ...int) []FanoutItem {
 	return items
 }
 
-var fanoutParams = FanoutParams{TenantID: "t1", CorrelationID: "corr-1", Partner: "sandbox", FromAccount: "PAYROLL-1", Domain: "PAYROLL", Record: fanoutRecordActivity}
+var fanoutParams = FanoutParams{TenantID: "t1", CorrelationID: "corr-1", Partner: "sandbox", FromAccount: "PAYROLL-1", Domain: "PAYROLL", Record: fanoutRecord}
 
 // One batch: an item refused on acceptance fails at once; gathered callbacks settle some items
 // (a duplicate and a callback for another reference change nothing), the batch lookup settles or

@@ -45,7 +45,7 @@ func WorkerOptions() worker.Options {
 func (d Deps) groups() []activities.Group {
 	return []activities.Group{
 		orEmpty(d.IdempotencyCleanup), orEmpty(d.IdentityCleanup), orEmpty(d.KycExpiry),
-		orEmpty(d.Gates), orEmpty(d.Money), orEmpty(d.Ewa), orEmpty(d.EwaRepay),
+		orEmpty(d.Gates), orEmpty(d.Money), orEmpty(d.Ewa), orEmpty(d.EwaRepay), orEmpty(d.Bulk),
 	}
 }
 
@@ -72,7 +72,6 @@ func Register(w worker.Registry, d Deps) {
 	for _, g := range d.groups() {
 		g.Register(w)
 	}
-	registerBulk(w, d.Bulk)
 }
 
 // registerWorkflows is every workflow under its registered name (also what the replay tests use).
