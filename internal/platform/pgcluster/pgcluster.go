@@ -34,6 +34,10 @@ type Cluster struct {
 	BinDir string
 	// LogFile receives the server's log; default Dir/../postgres.log.
 	LogFile string
+	// StaleLockWait bounds how long Start waits for the postmaster of a previous run that is
+	// still going away (its lock file, port or shared memory still held); default
+	// DefaultStaleLockWait.
+	StaleLockWait time.Duration
 
 	cmd  *exec.Cmd
 	done chan error
@@ -87,8 +91,19 @@ func (c *Cluster) SuperuserDSN(db string) string {
 	return fmt.Sprintf("host=%s port=%d user=%s dbname=%s sslmode=disable", c.SocketDir(), c.Port, Superuser, db)
 }
 
+// DefaultStaleLockWait is how long Start waits, by default, for a previous run's postmaster to
+// go away. After a hard crash of its parent (SIGKILL of `wagerail dev`) the postmaster gets SIGINT
+// and shuts down fast, which takes a moment; its backends outlive a killed postmaster by
+// milliseconds.
+const DefaultStaleLockWait = 15 * time.Second
+
 // Start creates the cluster on first use and starts the server as a child process. The child is
 // sent SIGINT (fast shutdown) if we die, so a crashed test run leaves no postgres behind.
+//
+// A lock left by a previous run does not fail the start: a lock file whose postmaster is gone (or
+// a zombie not yet reaped, or its pid now another program's) is removed, and a postmaster still
+// shutting down, its port, or shared memory its last backends hold are waited for, up to
+// StaleLockWait.
 func (c *Cluster) Start(ctx context.Context) error {
 	if c.BinDir == "" {
 		d, err := FindBinDir()
@@ -100,7 +115,19 @@ func (c *Cluster) Start(ctx context.Context) error {
 	if c.LogFile == "" {
 		c.LogFile = filepath.Join(filepath.Dir(c.Dir), "postgres.log")
 	}
-	if err := portFree(c.Port); err != nil {
+	wait := c.StaleLockWait
+	if wait <= 0 {
+		wait = DefaultStaleLockWait
+	}
+	deadline := time.Now().Add(wait)
+	stale, err := c.waitOldPostmaster(ctx, deadline)
+	if err != nil {
+		return err
+	}
+	if !stale {
+		deadline = time.Now() // no previous run of ours: a port in use is someone else's
+	}
+	if err := waitPortFree(ctx, c.Port, deadline); err != nil {
 		return err
 	}
 	cred, err := runAs()
@@ -121,10 +148,30 @@ func (c *Cluster) Start(ctx context.Context) error {
 			return err
 		}
 	}
-	// A stale pid file from a killed run would make postgres refuse to start; postgres itself
-	// checks whether the pid is alive, so only remove it when the process is gone.
-	c.removeStalePid()
+	for {
+		err := c.launch(ctx)
+		if err == nil || !errors.Is(err, errStaleLock) || time.Now().After(deadline) {
+			return err
+		}
+		// The last run's backends still hold its shared memory, or its postmaster came back
+		// into view: wait a little and try again.
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+		if _, err := c.waitOldPostmaster(ctx, deadline); err != nil {
+			return err
+		}
+	}
+}
 
+// errStaleLock marks a start that failed on a previous run's lock or shared memory.
+var errStaleLock = errors.New("a previous run's lock is still held")
+
+// launch starts postgres once and waits until it accepts connections.
+func (c *Cluster) launch(ctx context.Context) error {
+	logFrom := logSize(c.LogFile) // this launch's lines follow
 	logf, err := os.OpenFile(c.LogFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return fmt.Errorf("pgcluster log: %w", err)
@@ -140,7 +187,7 @@ func (c *Cluster) Start(ctx context.Context) error {
 		"-c", "synchronous_commit=on",
 	)
 	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGINT, Credential: cred}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGINT, Credential: c.cred}
 	if err := cmd.Start(); err != nil {
 		logf.Close()
 		return fmt.Errorf("pgcluster start postgres: %w", err)
@@ -148,7 +195,15 @@ func (c *Cluster) Start(ctx context.Context) error {
 	c.cmd = cmd
 	c.done = make(chan error, 1)
 	go func() { c.done <- cmd.Wait(); logf.Close() }()
-	return c.waitReady(ctx)
+	return c.waitReady(ctx, logFrom)
+}
+
+func logSize(path string) int64 {
+	st, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return st.Size()
 }
 
 // Stop asks the server for a fast shutdown and waits for it to exit.
@@ -179,7 +234,7 @@ func (c *Cluster) initdb(ctx context.Context) error {
 	return nil
 }
 
-func (c *Cluster) waitReady(ctx context.Context) error {
+func (c *Cluster) waitReady(ctx context.Context, logFrom int64) error {
 	deadline := time.Now().Add(60 * time.Second)
 	for {
 		conn, err := pgx.Connect(ctx, c.SuperuserDSN("postgres"))
@@ -190,7 +245,12 @@ func (c *Cluster) waitReady(ctx context.Context) error {
 		select {
 		case werr := <-c.done:
 			c.done <- werr
-			return fmt.Errorf("pgcluster: postgres exited during start (%v); see %s: %s", werr, c.LogFile, tailFile(c.LogFile, 5))
+			c.cmd = nil
+			err := fmt.Errorf("pgcluster: postgres exited during start (%v); see %s: %s", werr, c.LogFile, tailFile(c.LogFile, 5))
+			if staleLockLog(c.LogFile, logFrom) {
+				err = fmt.Errorf("%w: %w", errStaleLock, err)
+			}
+			return err
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(25 * time.Millisecond):
@@ -201,25 +261,84 @@ func (c *Cluster) waitReady(ctx context.Context) error {
 	}
 }
 
-func (c *Cluster) removeStalePid() {
+// waitOldPostmaster clears the lock file of a previous run: it is removed when its postmaster is
+// gone, a zombie (dead, not yet reaped: postgres would take it for alive) or its pid is now
+// another program's; a postmaster that still runs is waited for until deadline. stale reports
+// that there was a lock file.
+func (c *Cluster) waitOldPostmaster(ctx context.Context, deadline time.Time) (stale bool, err error) {
 	pidFile := filepath.Join(c.Dir, "postmaster.pid")
+	for {
+		pid, ok := readPid(pidFile)
+		if !ok {
+			return stale, nil
+		}
+		stale = true
+		if !postmasterRunning(pid) {
+			if err := os.Remove(pidFile); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return true, fmt.Errorf("pgcluster: removing the stale lock %s: %w", pidFile, err)
+			}
+			return true, nil
+		}
+		if time.Now().After(deadline) {
+			return true, fmt.Errorf("pgcluster: postgres (pid %d) still runs on %s; stop it first", pid, c.Dir)
+		}
+		select {
+		case <-ctx.Done():
+			return true, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// readPid reads the postmaster's pid, the lock file's first line; ok is false without one.
+func readPid(pidFile string) (int, bool) {
 	f, err := os.Open(pidFile)
 	if err != nil {
-		return
+		return 0, false
 	}
 	defer f.Close()
 	s := bufio.NewScanner(f)
 	if !s.Scan() {
-		return
+		return 0, false
 	}
 	pid, err := strconv.Atoi(strings.TrimSpace(s.Text()))
+	return pid, err == nil && pid > 0
+}
+
+// postmasterRunning reports whether pid is a live (not zombie) postgres process.
+func postmasterRunning(pid int) bool {
+	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+		return false
+	}
+	stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
 	if err != nil {
-		return
+		// No /proc entry: gone by now (or no procfs, where kill's answer is all we have).
+		_, statErr := os.Stat("/proc/self/stat")
+		return statErr != nil && syscall.Kill(pid, 0) == nil
 	}
-	if syscall.Kill(pid, 0) == nil {
-		return // alive: let postgres report the conflict
+	// "pid (comm) state …": the command name may hold spaces and parentheses, the state follows
+	// the last ')'.
+	i := strings.LastIndexByte(string(stat), ')')
+	if i < 0 || i+2 >= len(stat) {
+		return false
 	}
-	_ = os.Remove(pidFile)
+	if state := stat[i+2]; state == 'Z' || state == 'X' {
+		return false
+	}
+	comm := string(stat[strings.IndexByte(string(stat), '(')+1 : i])
+	return comm == "postgres" || strings.HasPrefix(comm, "postgres")
+}
+
+// staleLockLog reports whether the log written since offset from says postgres refused to start
+// over a previous run's lock file or shared memory.
+func staleLockLog(path string, from int64) bool {
+	b, err := os.ReadFile(path)
+	if err != nil || int64(len(b)) < from {
+		return false
+	}
+	tail := string(b[from:])
+	return strings.Contains(tail, "postmaster.pid") || strings.Contains(tail, "pre-existing shared memory block") ||
+		strings.Contains(tail, "could not bind")
 }
 
 func (c *Cluster) chown(path string) error {
@@ -269,12 +388,23 @@ func MakeReachable(dir string) error {
 	return nil
 }
 
-func portFree(port int) error {
-	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-	if err != nil {
-		return fmt.Errorf("postgres port %d on 127.0.0.1 is in use (choose another with --pg-port, or set DATABASE_URL)", port)
+// waitPortFree waits until deadline for the port to be free (a previous run's postmaster may
+// hold it for a moment while it shuts down).
+func waitPortFree(ctx context.Context, port int, deadline time.Time) error {
+	for {
+		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+		if err == nil {
+			return l.Close()
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("postgres port %d on 127.0.0.1 is in use (choose another with --pg-port, or set DATABASE_URL)", port)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
 	}
-	return l.Close()
 }
 
 func lastLines(s string, n int) string {
