@@ -31,7 +31,7 @@ type ewaRepaymentRequest struct {
 }
 
 // ewaRepaymentPendingJSON is the 202 answer: the repayment is reserved and its journal not yet
-// in the ledger; the saga goes on, and a retry with the same key answers its outcome.
+// in the ledger; the saga goes on, and the request shows the repayment once it is recorded.
 type ewaRepaymentPendingJSON struct {
 	ID         string `json:"id"`
 	Status     string `json:"status"` // PENDING

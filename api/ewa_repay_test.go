@@ -11,9 +11,12 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wagerail/wagerail/activities"
 	"github.com/wagerail/wagerail/internal/ewa"
 	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/ledger"
 	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
+	"github.com/wagerail/wagerail/workflows"
 )
 
 // TestEwaPartialRepayments: a request repaid in parts over HTTP, each part a saga. It stays
@@ -126,4 +129,51 @@ func TestEwaPartialRepayments(t *testing.T) {
 	entries, err = w.ledger.ListEntries(ctx, &ledgerv1.ListEntriesRequest{TenantId: w.tenant, AccountName: "payroll-clearing"})
 	require.NoError(t, err)
 	require.Len(t, entries.GetEntries(), 5, "nothing posted again")
+}
+
+// TestEwaRepaymentLedgerDownAnswersPending: the ledger is down when the repayment is asked for.
+// The caller gets 202 PENDING at once (not a 503 to retry by hand), the amount stays reserved
+// (a second repayment cannot take it), and once a worker with the ledger takes the saga over the
+// repayment is posted once and recorded. The key's retry replays the stored 202 (what the caller
+// was told stays what it is told); the request shows the repayment.
+func TestEwaRepaymentLedgerDownAnswersPending(t *testing.T) {
+	t.Parallel()
+	dead, err := ledger.Dial("127.0.0.1:1", ledger.ClientOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = dead.Close() })
+	w := newEwaWorldWith(t, ewaSalary, dead)
+	w.settings(500, 250, 50)
+	r := w.created(w.employee, 100_000) // total 103,000
+	w.disburse(r.ID)
+	path := "/api/ewa/requests/" + r.ID + "/record-repayment"
+	body := map[string]any{"ewaRequestId": r.ID, "repaidAmountSantim": 100_000, "source": "PAYROLL"}
+
+	k := ewaKey()
+	rec := w.owner.call(http.MethodPost, path, body, "Idempotency-Key", k)
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	pending := decode[ewaRepaymentPendingJSON](t, rec)
+	require.Equal(t, ewaRepaymentPendingJSON{ID: r.ID, Status: "PENDING", WorkflowID: pending.WorkflowID}, pending)
+	require.NotEmpty(t, pending.WorkflowID)
+	rec = w.owner.call(http.MethodPost, path, map[string]any{"ewaRequestId": r.ID, "repaidAmountSantim": 3_001, "source": "PAYROLL"},
+		"Idempotency-Key", ewaKey())
+	require.Equal(t, http.StatusUnprocessableEntity, rec.Code, "the pending repayment holds its amount")
+	require.JSONEq(t, `{"outstandingSantim":3000}`, string(decode[errBody](t, rec).Error.Details))
+
+	// The ledger is back: a worker that reaches it takes over the saga.
+	w.worker.Stop()
+	startEwaWorldWorker(t, w.tc, w.queue, workflows.Deps{Money: &activities.Money{Ledger: w.ledger}, EwaRepay: &activities.EwaRepay{DB: w.d.App}})
+	var res workflows.EwaRepayResult
+	require.NoError(t, w.tc.GetWorkflow(context.Background(), pending.WorkflowID, "").Get(context.Background(), &res))
+	require.Equal(t, workflows.RepayRecorded, res.Status)
+
+	rec = w.owner.call(http.MethodPost, path, body, "Idempotency-Key", k)
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	require.Equal(t, "true", rec.Header().Get("Idempotent-Replayed"))
+	rec = w.owner.call(http.MethodGet, "/api/ewa/requests/"+r.ID, nil)
+	got := decode[ewaRequestJSON](t, rec)
+	require.Equal(t, ewa.Disbursed, got.Status)
+	require.EqualValues(t, 100_000, *got.RepaidAmountSantim)
+	entries, err := w.ledger.ListEntries(context.Background(), &ledgerv1.ListEntriesRequest{TenantId: w.tenant, AccountName: "payroll-clearing"})
+	require.NoError(t, err)
+	require.Len(t, entries.GetEntries(), 1, "posted once")
 }

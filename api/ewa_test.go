@@ -39,6 +39,9 @@ type ewaWorld struct {
 	*authFixture
 	ledger              *ledger.Client
 	bank                *gatewaytest.Stack // the sandbox and the gateway in front of it
+	tc                  client.Client
+	queue               string        // the task queue of the world's sagas
+	worker              worker.Worker // the world's worker (repayments)
 	owner, other        *apiClient
 	tenant, otherTenant string
 	employee            string
@@ -53,6 +56,12 @@ const ewaFundingAccount = "2000000000001"
 
 func newEwaWorld(t testing.TB, salary int64) *ewaWorld {
 	t.Helper()
+	return newEwaWorldWith(t, salary, nil)
+}
+
+// newEwaWorldWith is newEwaWorld whose worker posts to workerLedger (nil: the world's ledger).
+func newEwaWorldWith(t testing.TB, salary int64, workerLedger *ledger.Client) *ewaWorld {
+	t.Helper()
 	d := testkit.NewDB(t)
 	f := &authFixture{t: t, d: d, inbox: &notify.Memory{}, clock: time.Date(2026, 11, 23, 9, 0, 0, 0, time.UTC)}
 	lc := ledger.NewClient(ledgertest.Serve(t, d.App, nil), ledger.ClientOptions{})
@@ -60,7 +69,10 @@ func newEwaWorld(t testing.TB, salary int64) *ewaWorld {
 	bank := gatewaytest.Start(t, d.App, gatewaytest.Options{})
 	bank.Account(t, ewaFundingAccount, "Org Treasury", 0)
 	// Repayments are sagas: a worker on a task queue of the world's own serves them.
-	tc, queue := ewaWorldWorker(t, workflows.Deps{Money: &activities.Money{Ledger: lc}, EwaRepay: &activities.EwaRepay{DB: d.App}})
+	if workerLedger == nil {
+		workerLedger = lc
+	}
+	tc, queue, wk := ewaWorldWorker(t, workflows.Deps{Money: &activities.Money{Ledger: workerLedger}, EwaRepay: &activities.EwaRepay{DB: d.App}})
 	f.srv = New(Deps{
 		Log:       slog.New(slog.NewTextHandler(io.Discard, nil)),
 		DB:        d.App,
@@ -74,7 +86,7 @@ func newEwaWorld(t testing.TB, salary int64) *ewaWorld {
 		Temporal:  tc,
 		TaskQueue: queue,
 	})
-	w := &ewaWorld{authFixture: f, ledger: lc, bank: bank}
+	w := &ewaWorld{authFixture: f, ledger: lc, bank: bank, tc: tc, queue: queue, worker: wk}
 	var res signUpResult
 	w.owner, res = f.signUp("owner@ewa.test", "BUSINESS")
 	w.tenant = res.Organization.ID
@@ -85,8 +97,8 @@ func newEwaWorld(t testing.TB, salary int64) *ewaWorld {
 }
 
 // ewaWorldWorker is a client of the test binary's Temporal server and a worker with deps on a
-// task queue of its own, stopped when the test ends.
-func ewaWorldWorker(t testing.TB, deps workflows.Deps) (client.Client, string) {
+// task queue of its own, stopped when the test ends (Stop before that is allowed).
+func ewaWorldWorker(t testing.TB, deps workflows.Deps) (client.Client, string, worker.Worker) {
 	t.Helper()
 	ts := testkit.Temporal(t)
 	tc, err := client.Dial(client.Options{HostPort: ts.HostPort(), Namespace: ts.Namespace(),
@@ -94,11 +106,20 @@ func ewaWorldWorker(t testing.TB, deps workflows.Deps) (client.Client, string) {
 	require.NoError(t, err)
 	t.Cleanup(tc.Close)
 	queue := testkit.Unique("ewa-world")
+	return tc, queue, startEwaWorldWorker(t, tc, queue, deps)
+}
+
+// startEwaWorldWorker runs a worker with deps on queue until the test ends (Stop before that is
+// allowed).
+func startEwaWorldWorker(t testing.TB, tc client.Client, queue string, deps workflows.Deps) worker.Worker {
+	t.Helper()
 	wk := worker.New(tc, queue, workflows.WorkerOptions())
 	workflows.Register(wk, deps)
 	require.NoError(t, wk.Start())
-	t.Cleanup(wk.Stop)
-	return tc, queue
+	var once sync.Once
+	stop := func() { once.Do(wk.Stop) }
+	t.Cleanup(stop)
+	return stoppable{Worker: wk, stop: stop}
 }
 
 func (w *ewaWorld) addEmployee(nationalID string, salary int64) string {
