@@ -305,6 +305,8 @@ func TestDevStackReadyThenDegradesThenStopsCleanly(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Contains(t, string(metrics), "svc_outbox_oldest_unpublished_age_seconds")
+	// The worker registered its consumers on the relay (each one's failure series starts at 0).
+	require.Contains(t, string(metrics), `svc_outbox_consumer_failures_total{consumer="event-log"} 0`)
 	requireNoDemo(t, p)
 
 	// The developer inbox: printed beside the URLs, and where a sign-up's verification e-mail lands

@@ -146,6 +146,15 @@ func (d workerDeps) activities() workflows.Deps {
 	}
 }
 
+// consumers is the table of the outbox's consumers: every consumer the worker's relay delivers
+// to is registered here, once (internal/platform/outbox: each has its own delivery state, retries
+// and dead letters).
+func (d workerDeps) consumers() []outbox.Subscription {
+	return []outbox.Subscription{
+		{EventType: outbox.AllEvents, Consumer: outbox.LogConsumer(d.Log.With("component", "outbox-event-log"))},
+	}
+}
+
 // runWorker serves the task queue until ctx ends, with /metrics and /healthz on cfg.MetricsAddr.
 // ready is called once the worker polls its task queue.
 func runWorker(ctx context.Context, log *slog.Logger, cfg workerConfig, ready func()) error {
@@ -247,6 +256,9 @@ func runWorker(ctx context.Context, log *slog.Logger, cfg workerConfig, ready fu
 		relay, err := outbox.NewRelay(outbox.Config{Platform: platform, Logger: log, Registerer: reg})
 		if err != nil {
 			return fmt.Errorf("worker: outbox relay: %w", err)
+		}
+		if err := relay.RegisterAll(deps.consumers()); err != nil {
+			return fmt.Errorf("worker: outbox consumers: %w", err)
 		}
 		rctx, stopRelay := context.WithCancel(ctx)
 		relayDone := make(chan struct{})

@@ -1,8 +1,11 @@
 package outbox_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
+	"sync"
 	"testing"
 	"time"
 
@@ -234,4 +237,51 @@ func TestAnIdleRelayWritesNoAuditRow(t *testing.T) {
 	_, err = r.Poll(context.Background())
 	require.NoError(t, err)
 	require.Equal(t, 2, countAudit(t, d, plat, crosstenant.Action, outbox.Actor), "claim and record")
+}
+
+// A process registers its table of consumers at once; the event log says which event passed, never
+// what it carries.
+func TestRegisterAllAndTheEventLog(t *testing.T) {
+	t.Parallel()
+	d := testkit.NewDB(t)
+	c := newClock()
+	r, _ := newRelay(t, d.Platform(t), c, nil)
+	var buf syncBuffer
+	log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	rec := &recorder{name: "kyc"}
+	require.NoError(t, r.RegisterAll([]outbox.Subscription{
+		{EventType: outbox.AllEvents, Consumer: outbox.LogConsumer(log)},
+		{EventType: "kyc.approved.v1", Consumer: rec},
+	}))
+	require.ErrorIs(t, r.RegisterAll([]outbox.Subscription{{EventType: outbox.AllEvents, Consumer: outbox.LogConsumer(log)}}),
+		outbox.ErrConsumer, "event-log is registered already")
+
+	ev := write(t, d, "tenant-a", "kyc.approved.v1", map[string]string{"fullName": "Abebe Kebede"})
+	res, err := r.Poll(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, 1, res.Published)
+	requireEvents(t, []outbox.Event{ev}, rec.events())
+	line := buf.String()
+	for _, want := range []string{"outbox event", "type=kyc.approved.v1", "event_id=" + ev.ID, "tenant_id=tenant-a"} {
+		require.Contains(t, line, want)
+	}
+	require.NotContains(t, line, "Abebe", "no payload in the log")
+}
+
+// syncBuffer is a bytes.Buffer safe for the relay's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -222,6 +222,34 @@ func (r *Relay) Register(eventType string, c Consumer) error {
 	return nil
 }
 
+// Subscription is one consumer and the event type it takes (a full type, or AllEvents): a row of
+// the table of consumers a process registers (cmd/wagerail's worker keeps its own).
+type Subscription struct {
+	EventType string
+	Consumer  Consumer
+}
+
+// RegisterAll registers each subscription in order (Register), stopping at the first refusal.
+func (r *Relay) RegisterAll(subs []Subscription) error {
+	for _, s := range subs {
+		if err := r.Register(s.EventType, s.Consumer); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// LogConsumer is a consumer named event-log that logs each event it receives at debug level —
+// its type, id, tenant and time, never its payload (which may name people) — so an operator who
+// turns debug logging on can follow events through the relay. It never fails.
+func LogConsumer(log *slog.Logger) Consumer {
+	return ConsumerFunc("event-log", func(ctx context.Context, e Event) error {
+		log.DebugContext(ctx, "outbox event", "type", e.Type, "event_id", e.ID, "tenant_id", e.TenantID,
+			"occurred_at", e.OccurredAt.UTC().Format(time.RFC3339Nano))
+		return nil
+	})
+}
+
 func (r *Relay) consumersFor(eventType string) []Consumer {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
