@@ -159,6 +159,7 @@ func (s *ewaStack) realActivities() workflows.Deps {
 		Money:    &activities.Money{Ledger: s.ledger, Gateway: s.gateway, Metrics: activities.NewSettlementPollMetrics(prometheus.NewRegistry())},
 		Ewa:      &activities.Ewa{DB: s.d.App},
 		EwaRepay: &activities.EwaRepay{DB: s.d.App},
+		Bulk:     &activities.Bulk{Gateway: s.gateway},
 	}
 }
 
