@@ -3,20 +3,70 @@ package activities
 import (
 	"context"
 
+	"go.temporal.io/sdk/activity"
+
+	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/reconcile"
 )
 
 // Registered names of the reconciliation activities (stable across Go renames).
 const (
-	FetchStatementsActivity = "reconcile.FetchStatements"
-	ReconcilePairActivity   = "reconcile.ReconcilePair"
+	FetchStatementsActivity      = "reconcile.FetchStatements"
+	ReconcilePairActivity        = "reconcile.ReconcilePair"
+	FindReconcilePairsActivity   = "reconcile.FindPairs"
+	RecordReconciliationActivity = "reconcile.RecordReconciliation"
 )
 
-// Reconcile holds the reconciliation activities: fetching a pair's statements through the
-// gateway, then matching them with the ledger's mirror accounts. Both are the reconcile.Runner's
-// methods, the ones `wagerail reconcile` calls too.
+// Reconcile holds the reconciliation activities: finding whom to reconcile, fetching a pair's
+// statements through the gateway, matching them with the ledger's mirror accounts, and recording
+// the whole run. Fetching and matching are the reconcile.Runner's methods, the ones
+// `wagerail reconcile` calls too.
 type Reconcile struct {
 	Runner *reconcile.Runner
+	// Platform is the cross-tenant role's pool (wagerail_platform), for FindPairs.
+	Platform db.Beginner
+}
+
+// FindPairsInput restricts the search to some partners (none: every partner).
+type FindPairsInput struct {
+	Partners []string
+}
+
+// FindPairsResult is every tenant and partner to reconcile, in (tenant, partner) order.
+type FindPairsResult struct {
+	Pairs []reconcile.Pair
+}
+
+// FindPairs finds every tenant with partner-bank mirror accounts, and at which partners, on the
+// cross-tenant path (reconcile.FindPairs): no list of tenants to keep.
+func (a *Reconcile) FindPairs(ctx context.Context, in FindPairsInput) (FindPairsResult, error) {
+	if a.Platform == nil {
+		return FindPairsResult{}, misconfigured("reconcile: no cross-tenant database pool (DATABASE_PLATFORM_URL) configured to find the tenants")
+	}
+	pairs, err := reconcile.FindPairs(ctx, a.Platform, in.Partners)
+	return FindPairsResult{Pairs: pairs}, temporalError(err)
+}
+
+// RecordReconciliationInput is a finished run's scope and totals.
+type RecordReconciliationInput struct {
+	// Everyone: the run covered every pair FindPairs found.
+	Everyone               bool
+	From, To               string // YYYY-MM-DD, inclusive
+	Pairs, Flagged, Errors int
+}
+
+// RecordReconciliation records the calling workflow run (app.reconciliations, keyed by its
+// Temporal ids, so a retry records it once): a run over everyone without runner errors moves
+// svc_reconcile_last_success_timestamp_seconds.
+func (a *Reconcile) RecordReconciliation(ctx context.Context, in RecordReconciliationInput) error {
+	if a.Runner == nil || a.Runner.Store == nil {
+		return misconfigured("reconcile: no store configured")
+	}
+	run := activity.GetInfo(ctx).WorkflowExecution
+	return temporalError(a.Runner.Store.RecordOutcome(ctx, reconcile.Outcome{
+		WorkflowID: run.ID, RunID: run.RunID, Everyone: in.Everyone, From: in.From, To: in.To,
+		Pairs: in.Pairs, Flagged: in.Flagged, Errors: in.Errors,
+	}))
 }
 
 // FetchStatementsInput names one tenant and partner and the period (YYYY-MM-DD, inclusive).

@@ -22,7 +22,8 @@ type ruleFile struct {
 	} `yaml:"groups"`
 }
 
-// The spec's five alert rules exist, each on the metric it names, with the spec's thresholds.
+// The spec's five alert rules exist, each on the metric it names, with the spec's thresholds,
+// and the reconciliation's heartbeat (no success for 26 hours).
 func TestAlertRulesParseAndCoverTheSpec(t *testing.T) {
 	b, err := os.ReadFile("prometheus/alerts.yml")
 	require.NoError(t, err)
@@ -36,6 +37,7 @@ func TestAlertRulesParseAndCoverTheSpec(t *testing.T) {
 		"OutboxBacklog":                     {"svc_outbox_oldest_unpublished_age_seconds", "> 300", ""},
 		"SettlementPollerErrors":            {"svc_settlement_poller_ticks_total", "> 0.5", ""},
 		"ReconciliationDrift":               {"svc_ledger_reconcile_drift_santim", "> 0", ""},
+		"ReconciliationNotSucceeding":       {"svc_reconcile_last_success_timestamp_seconds", "> 26 * 3600", ""},
 	}
 	seen := map[string]bool{}
 	tenantLabel := regexp.MustCompile(`tenant`)

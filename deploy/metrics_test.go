@@ -24,6 +24,7 @@ import (
 	"github.com/wagerail/wagerail/internal/platform/outbox"
 	"github.com/wagerail/wagerail/internal/platform/rpcserve"
 	"github.com/wagerail/wagerail/ledger"
+	"github.com/wagerail/wagerail/reconcile"
 )
 
 // The registries of every process that serves /metrics, built the way cmd/wagerail builds them
@@ -71,6 +72,9 @@ func processRegistries(t *testing.T) map[string]*prometheus.Registry {
 	t.Cleanup(pool.Close)
 	_, err = outbox.NewRelay(outbox.Config{Platform: pool, Registerer: wreg})
 	require.NoError(t, err)
+	// The reconciliation's last success (runWorker registers it; it reads the database only
+	// when scraped).
+	require.NoError(t, wreg.Register(reconcile.NewMetrics(reconcile.NewStore(pool))))
 	regs["worker"] = wreg
 
 	// sandbox: the simulated bank exports no metrics.
@@ -464,6 +468,7 @@ func TestSelectors(t *testing.T) {
 		`max(svc_outbox_oldest_unpublished_age_seconds) > 300`:                                {"svc_outbox_oldest_unpublished_age_seconds"},
 		`sum(rate(svc_settlement_poller_ticks_total{outcome="error"}[5m])) * 60 > 0.5`:        {"svc_settlement_poller_ticks_total"},
 		`max by (partner) (abs(svc_ledger_reconcile_drift_santim)) > 0`:                       {"svc_ledger_reconcile_drift_santim"},
+		`time() - max(svc_reconcile_last_success_timestamp_seconds) > 26 * 3600`:              {"svc_reconcile_last_success_timestamp_seconds"},
 		`histogram_quantile(0.95, sum without (instance) (rate(lat_bucket{job="x"}[5m:1m])))`: {"lat_bucket"},
 		`a / on(instance) group_left(version) b{x!="y", z!~"w"} offset 1h30m`:                 {"a", "b"},
 		`count_values("v", up) or vector(0) unless absent(foo) and bool 1`:                    {"up", "foo"},

@@ -202,9 +202,14 @@ func (r *Runner) ReconcilePair(ctx context.Context, p PairRequest) (PairSummary,
 		}
 		sum.FlagsByKind[f.Kind]++
 	}
-	if len(drift) > 0 {
+	if len(drift) > 0 || sum.Errors == 0 {
 		// The ledger compares [from, to+1d) by entry time; the balance compared is as of the end
-		// of the period.
+		// of the period. It sets svc_ledger_reconcile_drift_santim{partner} from each report, so
+		// every pair reconciled without an error reports: 0 when clean, and the alert's series
+		// exists. Without an error and without compared accounts, neither side has an account
+		// (the ledger, given none, compares its mirrors of the partner: there are none either).
+		// A pair none of whose accounts could be compared leaves the tenant's last figure as it
+		// was rather than claim it clean.
 		if sum.DriftSantim, err = reportDrift(ctx, r.Ledger, p.TenantID, p.Partner, from, to.AddDate(0, 0, 1), drift); err != nil {
 			return PairSummary{}, err
 		}

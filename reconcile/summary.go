@@ -9,8 +9,10 @@ import (
 // Everything in this file runs inside the reconciliation workflow as well as in the runner: it
 // must stay deterministic (no clocks, no I/O, no ranging over maps — see workflowcheck).
 
-// Request is a whole reconciliation: every tenant × partner pair over one period.
+// Request is a whole reconciliation over one period: the given pairs, or when there are none,
+// every tenant × partner pair.
 type Request struct {
+	Pairs    []Pair
 	Tenants  []string
 	Partners []string
 	From, To string // YYYY-MM-DD, inclusive
@@ -30,22 +32,28 @@ type Steps struct {
 // not be fetched is never reconciled, since matching against a statement that did not arrive
 // would only produce false flags.
 func Run(req Request, s Steps) Report {
-	var pairs []PairSummary
-	for _, tenant := range req.Tenants {
-		for _, partner := range req.Partners {
-			p := PairRequest{TenantID: tenant, Partner: partner, From: req.From, To: req.To}
-			if req.FetchStatements {
-				if _, err := s.Fetch(p); err != nil {
-					pairs = append(pairs, FailedPair(p, "fetch statements", err))
-					continue
-				}
+	todo := req.Pairs
+	if len(todo) == 0 {
+		for _, tenant := range req.Tenants {
+			for _, partner := range req.Partners {
+				todo = append(todo, Pair{TenantID: tenant, Partner: partner})
 			}
-			sum, err := s.Reconcile(p)
-			if err != nil {
-				sum = FailedPair(p, "reconcile", err)
-			}
-			pairs = append(pairs, sum)
 		}
+	}
+	var pairs []PairSummary
+	for _, pr := range todo {
+		p := PairRequest{TenantID: pr.TenantID, Partner: pr.Partner, From: req.From, To: req.To}
+		if req.FetchStatements {
+			if _, err := s.Fetch(p); err != nil {
+				pairs = append(pairs, FailedPair(p, "fetch statements", err))
+				continue
+			}
+		}
+		sum, err := s.Reconcile(p)
+		if err != nil {
+			sum = FailedPair(p, "reconcile", err)
+		}
+		pairs = append(pairs, sum)
 	}
 	return Summarise(pairs)
 }

@@ -21,7 +21,9 @@ const ReconcileWorkflowName = "ReconcileDaily"
 // never overlaps itself, which is the single-leader guarantee the spec asks of reconciliation.
 const ReconcileScheduleID = "reconcile-daily"
 
-// ReconcileInput says what to reconcile. Empty From/To mean the UTC day before the run.
+// ReconcileInput says what to reconcile. No Tenants means every tenant with partner-bank mirror
+// accounts, found at the start of the run on the cross-tenant path (the schedule's runs); Partners,
+// when given, restricts the partners. Empty From/To mean the UTC day before the run.
 type ReconcileInput struct {
 	Tenants  []string
 	Partners []string
@@ -37,17 +39,33 @@ type ReconcileResult = reconcile.Report
 // details carry the full ReconcileResult. Flagged lines alone are a successful run.
 const ErrTypeReconcileRunnerErrors = "RECONCILE_RUNNER_ERRORS"
 
-// Reconcile fetches (optionally) and reconciles every tenant × partner pair in turn, through
-// reconcile.Run — the loop `wagerail reconcile` runs too — with each step an activity. A
-// dependency that is down fails the attempt, and reconcileOptions retries it; a pair is reported
-// as failed only when its retries are spent or its failure is not one retrying can fix.
+// reconcileEveryoneChange is the GetVersion id of the change that made a run without tenants
+// cover every tenant found (FindPairs; before it, such a run reconciled nothing) and made every
+// run end by recording itself (RecordReconciliation).
+const reconcileEveryoneChange = "reconcile-everyone"
+
+// Reconcile fetches (optionally) and reconciles every pair in turn, through reconcile.Run — the
+// loop `wagerail reconcile` runs too — with each step an activity. A dependency that is down
+// fails the attempt, and reconcileOptions retries it; a pair is reported as failed only when its
+// retries are spent or its failure is not one retrying can fix. The run then records itself,
+// which is what svc_reconcile_last_success_timestamp_seconds reads.
 func Reconcile(ctx workflow.Context, in ReconcileInput) (ReconcileResult, error) {
 	// workflow.Now is the run's start (for a scheduled run, its scheduled time): replay-safe.
 	from, to := reconcile.DefaultPeriod(workflow.Now(ctx), in.From, in.To)
 	ctx = workflow.WithActivityOptions(ctx, reconcileOptions())
-	rep := reconcile.Run(reconcile.Request{
-		Tenants: in.Tenants, Partners: in.Partners, From: from, To: to, FetchStatements: in.FetchStatements,
-	}, reconcile.Steps{
+	recorded := workflow.GetVersion(ctx, reconcileEveryoneChange, workflow.DefaultVersion, 1) >= 1
+	everyone := recorded && len(in.Tenants) == 0
+	req := reconcile.Request{Tenants: in.Tenants, Partners: in.Partners, From: from, To: to, FetchStatements: in.FetchStatements}
+	if everyone {
+		var found activities.FindPairsResult
+		if err := workflow.ExecuteActivity(ctx, activities.FindReconcilePairsActivity, activities.FindPairsInput{Partners: in.Partners}).Get(ctx, &found); err != nil {
+			// Not knowing whom to reconcile is not a clean run: nothing is recorded, and the
+			// age of the last success grows until the alert fires.
+			return ReconcileResult{}, err
+		}
+		req.Pairs, req.Tenants, req.Partners = found.Pairs, nil, nil
+	}
+	rep := reconcile.Run(req, reconcile.Steps{
 		Fetch: func(p reconcile.PairRequest) (reconcile.FetchCounts, error) {
 			var out activities.FetchStatementsResult
 			err := workflow.ExecuteActivity(ctx, activities.FetchStatementsActivity, p).Get(ctx, &out)
@@ -59,6 +77,14 @@ func Reconcile(ctx workflow.Context, in ReconcileInput) (ReconcileResult, error)
 			return out, err
 		},
 	})
+	if recorded {
+		a := rep.Aggregate
+		if err := workflow.ExecuteActivity(ctx, activities.RecordReconciliationActivity, activities.RecordReconciliationInput{
+			Everyone: everyone, From: from, To: to, Pairs: a.Pairs, Flagged: a.Flagged, Errors: a.Errors,
+		}).Get(ctx, nil); err != nil {
+			return rep, err
+		}
+	}
 	if rep.Aggregate.Errors > 0 {
 		return rep, temporal.NewNonRetryableApplicationError(
 			fmt.Sprintf("reconciliation of %s..%s had runner errors in %d pair(s)", from, to, rep.Aggregate.Errors),
@@ -96,7 +122,8 @@ func ReconcileSchedule(taskQueue string, in ReconcileInput) client.ScheduleOptio
 }
 
 // EnsureReconcileSchedule creates the schedule, or brings an existing one to the given input and
-// task queue (so a redeploy with other tenants updates it instead of failing).
+// task queue (so a redeploy updates it instead of failing). The worker passes an input without
+// tenants: every run covers every tenant found then.
 func EnsureReconcileSchedule(ctx context.Context, c client.Client, taskQueue string, in ReconcileInput) error {
 	if err := ensureSchedule(ctx, c, ReconcileSchedule(taskQueue, in)); err != nil {
 		return fmt.Errorf("workflows.ensure_reconcile_schedule: %w", err)

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
@@ -18,6 +20,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/credentials/insecure"
@@ -60,6 +63,9 @@ func TestReconcileWorkflowDefaultsToYesterday(t *testing.T) {
 		}
 		env.OnActivity(activities.ReconcilePairActivity, mock.Anything, pin).Return(sum, nil).Once()
 	}
+	// The run records itself; a run over a given list is not "everyone".
+	env.OnActivity(activities.RecordReconciliationActivity, mock.Anything, activities.RecordReconciliationInput{
+		Everyone: false, From: "2026-03-04", To: "2026-03-04", Pairs: 2, Flagged: 1}).Return(nil).Once()
 	env.ExecuteWorkflow(ReconcileWorkflowName, ReconcileInput{Tenants: []string{"t1", "t2"}, Partners: []string{"sandbox"}, FetchStatements: true})
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError(), "flagged lines are a successful run")
@@ -83,6 +89,9 @@ func TestReconcileWorkflowReportsRunnerErrors(t *testing.T) {
 		Return(activities.FetchStatementsResult{}, nil).Once()
 	env.OnActivity(activities.ReconcilePairActivity, mock.Anything, activities.ReconcilePairInput{TenantID: "t2", Partner: "sandbox", From: "2026-03-01", To: "2026-03-02"}).
 		Return(reconcile.PairSummary{Tenant: "t2", Partner: "sandbox", Scanned: 2, Matched: 2}, nil).Once()
+	// A run with runner errors is recorded too, with its errors (it is no success).
+	env.OnActivity(activities.RecordReconciliationActivity, mock.Anything, activities.RecordReconciliationInput{
+		From: "2026-03-01", To: "2026-03-02", Pairs: 2, Errors: 1}).Return(nil).Once()
 	env.ExecuteWorkflow(ReconcileWorkflowName, ReconcileInput{Tenants: []string{"t1", "t2"}, Partners: []string{"sandbox"}, From: "2026-03-01", To: "2026-03-02", FetchStatements: true})
 	require.True(t, env.IsWorkflowCompleted())
 	err := env.GetWorkflowError()
@@ -97,6 +106,81 @@ func TestReconcileWorkflowReportsRunnerErrors(t *testing.T) {
 	require.Equal(t, 2, rep.Pairs[1].Matched)
 	require.Equal(t, 1, rep.Aggregate.Errors)
 	env.AssertExpectations(t)
+}
+
+// A run without tenants (the schedule's) reconciles every pair FindPairs finds, whatever the
+// partner, and records itself as covering everyone.
+func TestReconcileWorkflowCoversEveryTenantFound(t *testing.T) {
+	env := mockedReconcileEnv(t)
+	env.SetStartTime(time.Date(2026, 3, 5, 7, 30, 0, 0, time.UTC))
+	found := []reconcile.Pair{{TenantID: "t1", Partner: "sandbox"}, {TenantID: "t2", Partner: "cbe"}, {TenantID: "t2", Partner: "sandbox"}}
+	env.OnActivity(activities.FindReconcilePairsActivity, mock.Anything, activities.FindPairsInput{}).
+		Return(activities.FindPairsResult{Pairs: found}, nil).Once()
+	for _, p := range found {
+		in := activities.ReconcilePairInput{TenantID: p.TenantID, Partner: p.Partner, From: "2026-03-04", To: "2026-03-04"}
+		env.OnActivity(activities.FetchStatementsActivity, mock.Anything, in).Return(activities.FetchStatementsResult{}, nil).Once()
+		env.OnActivity(activities.ReconcilePairActivity, mock.Anything, in).
+			Return(reconcile.PairSummary{Tenant: p.TenantID, Partner: p.Partner, Scanned: 2, Matched: 2}, nil).Once()
+	}
+	env.OnActivity(activities.RecordReconciliationActivity, mock.Anything, activities.RecordReconciliationInput{
+		Everyone: true, From: "2026-03-04", To: "2026-03-04", Pairs: 3}).Return(nil).Once()
+	env.ExecuteWorkflow(ReconcileWorkflowName, ReconcileInput{FetchStatements: true})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	var rep ReconcileResult
+	require.NoError(t, env.GetWorkflowResult(&rep))
+	require.Len(t, rep.Pairs, 3)
+	require.Equal(t, "cbe", rep.Pairs[1].Partner)
+	require.Equal(t, 6, rep.Aggregate.Matched)
+	env.AssertExpectations(t)
+}
+
+// Nobody to reconcile (a new installation) is a successful run over everyone: it is recorded,
+// so the age of the last success restarts. Partners restrict the search.
+func TestReconcileWorkflowWithNobodyFoundSucceeds(t *testing.T) {
+	env := mockedReconcileEnv(t)
+	env.OnActivity(activities.FindReconcilePairsActivity, mock.Anything, activities.FindPairsInput{Partners: []string{"sandbox"}}).
+		Return(activities.FindPairsResult{}, nil).Once()
+	env.OnActivity(activities.RecordReconciliationActivity, mock.Anything, activities.RecordReconciliationInput{
+		Everyone: true, From: "2026-03-01", To: "2026-03-01"}).Return(nil).Once()
+	env.ExecuteWorkflow(ReconcileWorkflowName, ReconcileInput{Partners: []string{"sandbox"}, From: "2026-03-01"})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	var rep ReconcileResult
+	require.NoError(t, env.GetWorkflowResult(&rep))
+	require.Empty(t, rep.Pairs)
+	env.AssertExpectations(t)
+}
+
+// When the tenants cannot be found, the run fails and records nothing: no success is claimed.
+func TestReconcileWorkflowFailsWhenTheTenantsCannotBeFound(t *testing.T) {
+	env := mockedReconcileEnv(t)
+	env.OnActivity(activities.FindReconcilePairsActivity, mock.Anything, mock.Anything).
+		Return(activities.FindPairsResult{}, temporal.NewNonRetryableApplicationError("database gone", "TEST_FIND_FAILED", nil)).Once()
+	env.ExecuteWorkflow(ReconcileWorkflowName, ReconcileInput{From: "2026-03-01"})
+	require.True(t, env.IsWorkflowCompleted())
+	// The failure is FindPairs' own: had the run gone on, the unmocked steps would have failed
+	// as misconfigured instead.
+	var appErr *temporal.ApplicationError
+	require.ErrorAs(t, env.GetWorkflowError(), &appErr)
+	require.Equal(t, "TEST_FIND_FAILED", appErr.Type())
+	env.AssertNotCalled(t, activities.RecordReconciliationActivity, mock.Anything, mock.Anything)
+	env.AssertNotCalled(t, activities.ReconcilePairActivity, mock.Anything, mock.Anything)
+}
+
+// A run begun before reconcileEveryoneChange keeps what it did: without tenants it reconciled
+// nothing, and no run recorded itself.
+func TestReconcileWorkflowBeforeEveryoneChange(t *testing.T) {
+	env := mockedReconcileEnv(t)
+	env.OnGetVersion(reconcileEveryoneChange, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+	env.ExecuteWorkflow(ReconcileWorkflowName, ReconcileInput{From: "2026-03-01"})
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	var rep ReconcileResult
+	require.NoError(t, env.GetWorkflowResult(&rep))
+	require.Empty(t, rep.Pairs)
+	env.AssertNotCalled(t, activities.FindReconcilePairsActivity, mock.Anything, mock.Anything)
+	env.AssertNotCalled(t, activities.RecordReconciliationActivity, mock.Anything, mock.Anything)
 }
 
 // TestReconcileWorkflowRealActivities runs the workflow on the embedded Temporal server with the
@@ -324,11 +408,16 @@ func TestReconcileWorkflowRetriesATransientLedgerOutage(t *testing.T) {
 	require.NotZero(t, p.RunID)
 
 	iter := tc.GetWorkflowHistory(ctx, run.GetID(), run.GetRunID(), false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	// The pair's activity, that is: the run records itself afterwards, in an activity of its own.
 	attempts := int32(0)
+	scheduled := map[int64]string{} // event id -> activity type
 	for iter.HasNext() {
 		ev, err := iter.Next()
 		require.NoError(t, err)
-		if a := ev.GetActivityTaskStartedEventAttributes(); a != nil {
+		if a := ev.GetActivityTaskScheduledEventAttributes(); a != nil {
+			scheduled[ev.GetEventId()] = a.GetActivityType().GetName()
+		}
+		if a := ev.GetActivityTaskStartedEventAttributes(); a != nil && scheduled[a.GetScheduledEventId()] == activities.ReconcilePairActivity {
 			attempts = a.GetAttempt()
 		}
 	}
@@ -352,4 +441,150 @@ func serveLedgerAt(t *testing.T, d *testkit.DB, addr string) {
 		stop()
 		<-done
 	})
+}
+
+// reconcileEveryoneHistoryFile is a recorded run over everyone found, after reconcileEveryoneChange.
+const reconcileEveryoneHistoryFile = "testdata/reconcile_everyone_history.json"
+
+func TestReconcileEveryoneReplay(t *testing.T) {
+	r := worker.NewWorkflowReplayer()
+	registerWorkflows(r)
+	require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(nil, reconcileEveryoneHistoryFile))
+}
+
+// TestReconcileEveryoneRealActivities is the schedule's run on the real stack: no tenant list.
+// The run finds both tenants that sent money from a partner account (on the cross-tenant path),
+// reconciles each clean, leaves the ledger's drift gauge at 0 for the partner, and records
+// itself, which moves svc_reconcile_last_success_timestamp_seconds.
+func TestReconcileEveryoneRealActivities(t *testing.T) {
+	d := testkit.NewDB(t)
+	stack := gatewaytest.Start(t, d.App, gatewaytest.Options{})
+	log := testLogger()
+	lm := ledger.NewMetrics()
+	lsrv := rpcserve.New("ledger", log, lm.UnaryInterceptor(log))
+	require.NoError(t, lm.Register(lsrv.Registry))
+	ledgerv1.RegisterLedgerServiceServer(lsrv.GRPC, ledger.NewServer(ledger.NewStore(d.App), nil, lm))
+	lconn, _ := testkit.ServeGRPC(t, lsrv)
+	lc := ledgerv1.NewLedgerServiceClient(lconn)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	store := reconcile.NewStore(d.App)
+	_, ok, err := store.LastSuccess(ctx)
+	require.NoError(t, err)
+	require.False(t, ok, "no reconciliation has run yet")
+	reg := prometheus.NewRegistry()
+	require.NoError(t, reg.Register(reconcile.NewMetrics(store)))
+	require.Equal(t, 0.0, gaugeValue(t, reg, reconcile.LastSuccessMetric, nil), "0 until one succeeds: the alert fires when none ever ran")
+
+	// Two tenants, each with its own employer account mirrored in its ledger and one
+	// disbursement booked on both sides.
+	var tenants []string
+	for range 2 {
+		tenant, company, emp := testkit.Unique("tenant"), testkit.Unique("co"), testkit.Unique("emp")
+		tenants = append(tenants, tenant)
+		stack.Account(t, company, "Employer PLC", 1_000_000)
+		stack.Account(t, emp, "Abebe Kebede", 0)
+		mirror := chart.PartnerBankAccount(gateway.SandboxPartner, company)
+		for _, n := range []string{mirror, "opening-balance-equity", "receivable-from-employee:" + emp} {
+			_, err := lc.EnsureAccount(ctx, &ledgerv1.EnsureAccountRequest{TenantId: tenant, Name: n})
+			require.NoError(t, err)
+		}
+		post := func(key, bankRef, debit, credit string, amt int64) {
+			_, err := lc.PostTransaction(ctx, &ledgerv1.PostTransactionRequest{TenantId: tenant, IdempotencyKey: key,
+				Metadata: map[string]string{"bank_reference": bankRef},
+				Entries: []*ledgerv1.EntryInput{
+					{AccountName: debit, Direction: ledgerv1.Direction_DIRECTION_DEBIT, AmountSantim: amt},
+					{AccountName: credit, Direction: ledgerv1.Direction_DIRECTION_CREDIT, AmountSantim: amt},
+				}})
+			require.NoError(t, err)
+		}
+		post(testkit.Unique("open"), "OPENING-BALANCE", mirror, "opening-balance-equity", 1_000_000)
+		ref := testkit.Unique("ewa")
+		r, err := stack.Gateway.InitiateDisbursement(ctx, &gatewayv1.InitiateDisbursementRequest{Partner: gateway.SandboxPartner, Reference: ref,
+			FromAccount: company, ToAccount: emp, AmountSantim: 25_000, TenantId: tenant, Domain: "EWA"})
+		require.NoError(t, err)
+		require.Equal(t, gatewayv1.DisbursementOutcome_DISBURSEMENT_OUTCOME_ACCEPTED, r.GetOutcome())
+		post(ref, ref, "receivable-from-employee:"+emp, mirror, 25_000)
+		stack.WaitTransfer(t, ref, gatewayv1.TransferStatus_TRANSFER_STATUS_SETTLED)
+	}
+	sort.Strings(tenants)
+
+	ts := testkit.Temporal(t)
+	tc, err := client.Dial(client.Options{HostPort: ts.HostPort(), Namespace: ts.Namespace()})
+	require.NoError(t, err)
+	defer tc.Close()
+	queue := testkit.Unique("reconcile")
+	w := worker.New(tc, queue, worker.Options{DeadlockDetectionTimeout: time.Minute})
+	Register(w, Deps{Reconcile: &activities.Reconcile{Platform: d.Platform(t), Runner: &reconcile.Runner{
+		Ledger: ledger.NewClient(lc, ledger.ClientOptions{}), Statements: stack.Store, Store: store,
+		Gateway: fetchVia(stack.Gateway),
+	}}})
+	require.NoError(t, w.Start())
+	defer w.Stop()
+
+	day := time.Now().UTC().Format(time.DateOnly)
+	before := time.Now()
+	run, err := tc.ExecuteWorkflow(ctx, StartOptions(testkit.Unique("reconcile"), queue, "", ReconcileScheduleID),
+		ReconcileWorkflowName, ReconcileInput{From: day, To: day, FetchStatements: true})
+	require.NoError(t, err)
+	var rep ReconcileResult
+	require.NoError(t, run.Get(ctx, &rep))
+	require.Len(t, rep.Pairs, 2, "%+v", rep.Pairs)
+	for i, p := range rep.Pairs {
+		require.Equal(t, tenants[i], p.Tenant)
+		require.Equal(t, gateway.SandboxPartner, p.Partner)
+		require.Zero(t, p.Errors, "%v", p.ErrorDetails)
+		require.Zero(t, p.Flagged, "%+v", p.FlagsByKind)
+		require.Equal(t, 4, p.Matched) // opening and hold at the bank, opening and disbursement in the ledger
+		require.Zero(t, p.DriftSantim)
+	}
+	recordHistory(t, tc, run.GetID(), run.GetRunID(), reconcileEveryoneHistoryFile)
+
+	// The partner's drift series exists, at 0.
+	require.Equal(t, 0.0, gaugeValue(t, lsrv.Registry, "svc_ledger_reconcile_drift_santim", map[string]string{"partner": gateway.SandboxPartner}))
+	// The run is recorded once, as a success over everyone, and the gauge reads its time.
+	at, ok, err := store.LastSuccess(ctx)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.WithinRange(t, at, before.Add(-time.Second), time.Now().Add(time.Second))
+	require.InDelta(t, float64(at.UnixNano())/1e9, gaugeValue(t, reg, reconcile.LastSuccessMetric, nil), 0.001)
+
+	// A run over a given list is recorded but is no "success over everyone".
+	run2, err := tc.ExecuteWorkflow(ctx, StartOptions(testkit.Unique("reconcile"), queue, tenants[0], "reconcile:"+day),
+		ReconcileWorkflowName, ReconcileInput{Tenants: tenants[:1], Partners: []string{gateway.SandboxPartner}, From: day, To: day})
+	require.NoError(t, err)
+	require.NoError(t, run2.Get(ctx, &rep))
+	again, _, err := store.LastSuccess(ctx)
+	require.NoError(t, err)
+	require.True(t, again.Equal(at))
+	var runs int
+	require.NoError(t, d.App.QueryRow(ctx, `SELECT count(*) FROM app.reconciliations`).Scan(&runs))
+	require.Equal(t, 2, runs)
+}
+
+// gaugeValue is the value of the gauge name with exactly labels in reg.
+func gaugeValue(t *testing.T, reg prometheus.Gatherer, name string, labels map[string]string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	require.NoError(t, err)
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+	metrics:
+		for _, m := range mf.GetMetric() {
+			if len(m.GetLabel()) != len(labels) {
+				continue
+			}
+			for _, l := range m.GetLabel() {
+				if labels[l.GetName()] != l.GetValue() {
+					continue metrics
+				}
+			}
+			return m.GetGauge().GetValue()
+		}
+	}
+	t.Fatalf("no %s%v in the registry", name, labels)
+	return 0
 }

@@ -69,6 +69,8 @@ func Register(w worker.Registry, d Deps) {
 	}
 	w.RegisterActivityWithOptions(d.Reconcile.FetchStatements, activity.RegisterOptions{Name: activities.FetchStatementsActivity})
 	w.RegisterActivityWithOptions(d.Reconcile.ReconcilePair, activity.RegisterOptions{Name: activities.ReconcilePairActivity})
+	w.RegisterActivityWithOptions(d.Reconcile.FindPairs, activity.RegisterOptions{Name: activities.FindReconcilePairsActivity})
+	w.RegisterActivityWithOptions(d.Reconcile.RecordReconciliation, activity.RegisterOptions{Name: activities.RecordReconciliationActivity})
 	for _, g := range d.groups() {
 		g.Register(w)
 	}

@@ -193,7 +193,7 @@ func devComponents(cfg devConfig, st *devStack) []devComponent {
 		{name: "worker", run: func(ctx context.Context, log *slog.Logger, ready func()) error {
 			wk := defaultWorkerConfig()
 			wk.DatabaseURL, wk.TemporalAddress, wk.TemporalNamespace = st.appDSN, st.tAddr, cfg.TemporalNamespace
-			wk.LedgerAddr, wk.GatewayAddr, wk.ReconcileTenants = cfg.LedgerGRPCAddr, cfg.GatewayGRPCAddr, cfg.ReconcileTenants
+			wk.LedgerAddr, wk.GatewayAddr = cfg.LedgerGRPCAddr, cfg.GatewayGRPCAddr
 			wk.MetricsAddr, wk.DatabasePlatformURL = cfg.WorkerMetricsAddr, st.platformDSN
 			// The relay needs the platform role; with an outside DATABASE_URL and no
 			// DATABASE_PLATFORM_URL it stays off rather than failing the stack.

@@ -30,7 +30,6 @@ type devConfig struct {
 	GatewayMetrics    string
 	SandboxAddr       string
 	WorkerMetricsAddr string
-	ReconcileTenants  string
 	// PublicURL and SMTP are the API's (links in e-mails; e-mail delivery instead of the dev inbox).
 	PublicURL string
 	SMTP      smtpSettings
@@ -62,7 +61,6 @@ func devCommand() *cli.Command {
 	c.String(&cfg.GatewayMetrics, "gateway-metrics-addr", "GATEWAY_METRICS_ADDR", "127.0.0.1:50053", "gateway metrics listen address")
 	c.String(&cfg.SandboxAddr, "sandbox-addr", "SANDBOX_ADDR", "127.0.0.1:8090", "bank sandbox HTTP listen address")
 	c.String(&cfg.WorkerMetricsAddr, "worker-metrics-addr", "WORKER_METRICS_ADDR", "127.0.0.1:50055", "worker metrics and /healthz listen address")
-	c.String(&cfg.ReconcileTenants, "reconcile-tenants", "RECONCILE_TENANTS", "", "tenants the worker's daily reconciliation schedule covers (empty: no schedule)")
 	c.String(&cfg.PublicURL, "public-url", "PUBLIC_URL", "", "the portal's base URL, where the links in e-mails point (default: the API's URL)")
 	c.Bool(&cfg.NoDemo, "no-demo", "WAGERAIL_NO_DEMO", false, "seed no demo: no sandbox demo accounts, no demo admin, business, employees or EWA settings")
 	addSMTPFlags(c, &cfg.SMTP)

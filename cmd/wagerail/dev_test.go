@@ -308,6 +308,12 @@ func TestDevStackReadyThenDegradesThenStopsCleanly(t *testing.T) {
 	// The worker registered its consumers on the relay (each one's failure series starts at 0).
 	require.Contains(t, string(metrics), `svc_outbox_consumer_failures_total{consumer="event-log"} 0`)
 	requireNoDemo(t, p)
+	// make run has the daily reconciliation over every tenant, with no list to give, and runs it
+	// once at the first start (none had succeeded yet): its heartbeat gauge leaves 0.
+	require.Eventually(t, func() bool {
+		return strings.Contains(p.errOut.String(), `"msg":"schedule ensured","process":"dev","component":"worker","schedule":"reconcile-daily"`) &&
+			lastReconcileSuccess(t, m[1]) > 0
+	}, 2*time.Minute, 500*time.Millisecond, "stderr tail:\n%s", tail(p.errOut.String(), 20))
 
 	// The developer inbox: printed beside the URLs, and where a sign-up's verification e-mail lands
 	// with its link on the API's URL.
@@ -357,6 +363,24 @@ func TestDevStackReadyThenDegradesThenStopsCleanly(t *testing.T) {
 	t.Logf("graceful stop took %s", took)
 	require.False(t, processAlive(pgPID), "postgres %d survived shutdown", pgPID)
 	require.Empty(t, processesMentioning(dataDir), "processes left behind")
+}
+
+// lastReconcileSuccess reads svc_reconcile_last_success_timestamp_seconds from the worker's
+// metrics URL (-1 when it is not there).
+func lastReconcileSuccess(t *testing.T, url string) float64 {
+	t.Helper()
+	resp, err := http.Get(url)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	m := regexp.MustCompile(`(?m)^svc_reconcile_last_success_timestamp_seconds (\S+)$`).FindSubmatch(b)
+	if m == nil {
+		return -1
+	}
+	v, err := strconv.ParseFloat(string(m[1]), 64)
+	require.NoError(t, err)
+	return v
 }
 
 // With --temporal-postgres the embedded Temporal server keeps its state in the private cluster,

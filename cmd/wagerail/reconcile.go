@@ -39,7 +39,7 @@ func reconcileCommand() *cli.Command {
 			"Exit status 0 when every pair ran (flagged lines or not), 2 when any pair had a runner error.")
 	c.String(&cfg.DatabaseURL, "database-url", "DATABASE_URL", "", "Postgres URL of the runtime role wagerail_app (default: the private cluster of a `make run` in this directory)")
 	c.String(&cfg.LedgerAddr, "ledger-addr", "LEDGER_ADDR", "127.0.0.1:50052", "ledger gRPC host:port")
-	c.String(&cfg.Tenants, "tenants", "RECONCILE_TENANTS", "", "comma-separated tenant ids (required)")
+	c.String(&cfg.Tenants, "tenants", "", "", "comma-separated tenant ids (required; the worker's daily schedule finds every tenant itself)")
 	c.String(&cfg.Partners, "partners", "RECONCILE_PARTNERS", gateway.SandboxPartner, "comma-separated partner names")
 	c.String(&cfg.From, "from", "", "", "first day of the period, YYYY-MM-DD UTC (default: yesterday)")
 	c.String(&cfg.To, "to", "", "", "last day of the period, YYYY-MM-DD UTC (default: --from)")
@@ -75,7 +75,7 @@ func splitList(s string) []string {
 func (cfg reconcileConfig) parse(now time.Time) (reconcile.Request, error) {
 	var r reconcile.Request
 	if r.Tenants = splitList(cfg.Tenants); len(r.Tenants) == 0 {
-		return r, errors.New("reconcile: set --tenants (or RECONCILE_TENANTS) to a comma-separated list of tenant ids")
+		return r, errors.New("reconcile: set --tenants to a comma-separated list of tenant ids")
 	}
 	if r.Partners = splitList(cfg.Partners); len(r.Partners) == 0 {
 		return r, errors.New("reconcile: set --partners (or RECONCILE_PARTNERS) to a comma-separated list of partner names")

@@ -46,17 +46,13 @@ type workerConfig struct {
 	MetricsAddr string
 	Schedules   bool
 	DialTimeout time.Duration
-	// ReconcileTenants and ReconcilePartners are what the daily reconciliation schedule covers.
-	ReconcileTenants  string
-	ReconcilePartners string
-	LogLevel          string
+	LogLevel    string
 }
 
 func defaultWorkerConfig() workerConfig {
 	return workerConfig{
 		TemporalAddress: "127.0.0.1:7233", TemporalNamespace: "default", TaskQueue: "wagerail",
 		LedgerAddr: "127.0.0.1:50052", GatewayAddr: "127.0.0.1:50051", MetricsAddr: "127.0.0.1:50055", Schedules: true, LogLevel: "info", DialTimeout: 30 * time.Second,
-		ReconcilePartners: "sandbox",
 	}
 }
 
@@ -67,7 +63,7 @@ func workerCommand() *cli.Command {
 		"Run the Temporal worker: Wagerail's workflows and activities, and the schedules they run on,\n"+
 			"with Prometheus metrics and /healthz on the metrics address.")
 	c.String(&cfg.DatabaseURL, "database-url", "DATABASE_URL", "", "Postgres URL of the runtime role wagerail_app (default: the private cluster of a `make run` in this directory)")
-	c.String(&cfg.DatabasePlatformURL, "database-platform-url", "DATABASE_PLATFORM_URL", "", "Postgres URL of the cross-tenant role wagerail_platform, for the outbox relay and the idempotency clean-up (default beside `make run`: its private cluster)")
+	c.String(&cfg.DatabasePlatformURL, "database-platform-url", "DATABASE_PLATFORM_URL", "", "Postgres URL of the cross-tenant role wagerail_platform, for the outbox relay, the idempotency clean-up and the daily reconciliation's search for tenants (default beside `make run`: its private cluster)")
 	c.Bool(&cfg.OutboxRelay, "outbox-publisher", "OUTBOX_PUBLISHER_ENABLED", false, "run the outbox relay, which hands committed events to their consumers (needs --database-platform-url)")
 	c.String(&cfg.TemporalAddress, "temporal-address", "TEMPORAL_ADDRESS", d.TemporalAddress, "Temporal frontend host:port")
 	c.String(&cfg.TemporalNamespace, "temporal-namespace", "TEMPORAL_NAMESPACE", d.TemporalNamespace, "Temporal namespace")
@@ -77,8 +73,6 @@ func workerCommand() *cli.Command {
 	c.String(&cfg.MetricsAddr, "metrics-addr", "WORKER_METRICS_ADDR", d.MetricsAddr, "Prometheus /metrics and /healthz listen address")
 	c.Duration(&cfg.DialTimeout, "temporal-dial-timeout", "TEMPORAL_DIAL_TIMEOUT", d.DialTimeout, "how long to keep trying to reach Temporal at start")
 	c.Bool(&cfg.Schedules, "schedules", "WORKER_SCHEDULES", d.Schedules, "create or update the Temporal schedules (daily clean-ups, reconciliation) at start")
-	c.String(&cfg.ReconcileTenants, "reconcile-tenants", "RECONCILE_TENANTS", "", "tenants the daily 07:30 UTC reconciliation covers (comma-separated; empty: no schedule)")
-	c.String(&cfg.ReconcilePartners, "reconcile-partners", "RECONCILE_PARTNERS", d.ReconcilePartners, "partners the daily reconciliation covers (comma-separated)")
 	addLogLevel(c, &cfg.LogLevel)
 	c.Run = func(ctx context.Context, _ []string) error {
 		log, err := newLogger(cfg.LogLevel, "worker")
@@ -130,10 +124,14 @@ type workerDeps struct {
 
 // activities builds every activity struct from the shared dependencies.
 func (d workerDeps) activities() workflows.Deps {
+	rec := &activities.Reconcile{Runner: &reconcile.Runner{
+		Ledger: d.Ledger, Statements: gateway.NewStore(d.DB), Store: reconcile.NewStore(d.DB), Gateway: d.Gateway, Log: d.Log,
+	}}
+	if d.Platform != nil {
+		rec.Platform = d.Platform
+	}
 	return workflows.Deps{
-		Reconcile: &activities.Reconcile{Runner: &reconcile.Runner{
-			Ledger: d.Ledger, Statements: gateway.NewStore(d.DB), Store: reconcile.NewStore(d.DB), Gateway: d.Gateway, Log: d.Log,
-		}},
+		Reconcile:          rec,
 		IdempotencyCleanup: &activities.IdempotencyCleanup{Platform: d.Platform, Metrics: idempotency.NewMetrics(d.Metrics)},
 		// The runtime role deletes expired identity rows; the limiter counts by the database's clock.
 		IdentityCleanup: &activities.IdentityCleanup{DB: d.DB, Limiter: ratelimit.New(d.DB)},
@@ -212,6 +210,8 @@ func runWorker(ctx context.Context, log *slog.Logger, cfg workerConfig, ready fu
 	}
 	defer gc.Close()
 	deps := workerDeps{Log: log, DB: pool, Platform: platform, Temporal: tc, Ledger: lc, Gateway: gc, Metrics: reg}
+	// svc_reconcile_last_success_timestamp_seconds, read from the database at each scrape.
+	reg.MustRegister(reconcile.NewMetrics(reconcile.NewStore(pool)))
 	health.checks = []workerCheck{
 		{"database", func(ctx context.Context) error { return pool.Ping(ctx) }},
 		{"temporal", func(ctx context.Context) error {
@@ -242,10 +242,10 @@ func runWorker(ctx context.Context, log *slog.Logger, cfg workerConfig, ready fu
 			return workflows.EnsureIdentityCleanupSchedule(ctx, tc, cfg.TaskQueue)
 		}})
 	}
-	if tenants := splitList(cfg.ReconcileTenants); cfg.Schedules && len(tenants) > 0 {
-		in := workflows.ReconcileInput{Tenants: tenants, Partners: splitList(cfg.ReconcilePartners), FetchStatements: true}
+	if cfg.Schedules && platform != nil {
+		// Every tenant with partner-bank mirror accounts, found by each run: no list to keep.
 		schedules = append(schedules, scheduleJob{workflows.ReconcileScheduleID, func(ctx context.Context) error {
-			return workflows.EnsureReconcileSchedule(ctx, tc, cfg.TaskQueue, in)
+			return ensureReconcileSchedule(ctx, tc, cfg.TaskQueue, reconcile.NewStore(pool))
 		}})
 	}
 	sctx, stopSchedules := context.WithCancel(ctx)
@@ -271,6 +271,24 @@ func runWorker(ctx context.Context, log *slog.Logger, cfg workerConfig, ready fu
 	ready()
 	<-ctx.Done()
 	health.started.Store(false)
+	return nil
+}
+
+// ensureReconcileSchedule creates or updates the daily reconciliation's schedule, covering every
+// tenant found, and when no reconciliation has ever succeeded (a new installation, or one whose
+// schedule never ran) triggers one now: svc_reconcile_last_success_timestamp_seconds reads 0
+// until one has, and the alert on its age would otherwise fire until the first 07:30 UTC.
+func ensureReconcileSchedule(ctx context.Context, tc client.Client, taskQueue string, store *reconcile.Store) error {
+	if err := workflows.EnsureReconcileSchedule(ctx, tc, taskQueue, workflows.ReconcileInput{FetchStatements: true}); err != nil {
+		return err
+	}
+	_, succeeded, err := store.LastSuccess(ctx)
+	if err != nil || succeeded {
+		return err
+	}
+	if err := tc.ScheduleClient().GetHandle(ctx, workflows.ReconcileScheduleID).Trigger(ctx, client.ScheduleTriggerOptions{}); err != nil {
+		return fmt.Errorf("trigger the first reconciliation: %w", err)
+	}
 	return nil
 }
 
