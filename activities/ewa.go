@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -19,6 +20,9 @@ const (
 	EwaSetLedgerTxActivity   = "ewa.SetLedgerTx"
 	EwaMarkDisbursedActivity = "ewa.MarkDisbursed"
 	EwaMarkFailedActivity    = "ewa.MarkFailed"
+	// The fewer, larger steps of runs begun after ewaFewerStepsChange (workflows/versions.go).
+	EwaBeginActivity             = "ewa.Begin"
+	EwaClaimWithLedgerTxActivity = "ewa.ClaimWithLedgerTx"
 )
 
 // The record steps, typed (what workflows call).
@@ -28,6 +32,16 @@ var (
 	EwaSetLedgerTx   = Action[EwaStep]{EwaSetLedgerTxActivity}
 	EwaMarkDisbursed = Activity[EwaStep, ewa.Request]{EwaMarkDisbursedActivity}
 	EwaMarkFailed    = Activity[EwaStep, ewa.Request]{EwaMarkFailedActivity}
+
+	EwaBegin             = Activity[EwaStep, EwaBeginResult]{EwaBeginActivity}
+	EwaClaimWithLedgerTx = Activity[EwaStep, ewa.Request]{EwaClaimWithLedgerTxActivity}
+)
+
+// The subject and target of the disburse saga's gates: the employee is screened, the request is
+// the audit rows' target.
+const (
+	EwaGateSubjectType = "EMPLOYEE"
+	EwaGateTargetType  = "EwaRequest"
 )
 
 // EwaSaga is the actor of the saga's steps: tenancy.System(EwaSaga).
@@ -38,6 +52,18 @@ const EwaSaga = "ewa-disburse"
 // together), acting as system:ewa-disburse with the HTTP request id.
 type Ewa struct {
 	DB *pgxpool.Pool // the runtime role (wagerail_app)
+	// Now is Begin's KYC clock (an approval past its validity refuses); nil is time.Now.
+	Now func() time.Time
+}
+
+// EwaBeginResult is Begin's answer: the plan, and the refusal of the KYC or sanctions gate when
+// one said no (nothing else happened then but its audit row).
+type EwaBeginResult struct {
+	Plan ewa.Plan
+	// Refused is the gate's refusal code (GateKycNotApproved, GateSanctionsBlocked), "" when
+	// both passed; Reason is its text.
+	Refused string `json:",omitempty"`
+	Reason  string `json:",omitempty"`
 }
 
 // EwaStep names the request and the saga run; the other fields belong to the steps that use
@@ -104,6 +130,63 @@ func (a *Ewa) MarkFailed(ctx context.Context, in EwaStep) (ewa.Request, error) {
 	return r, err
 }
 
+// Begin is LoadPlan, the KYC gate and the sanctions gate in one transaction: the plan, then the
+// employee's KYC and screening, each refusal written as its gate's one audit row (the gates of
+// activities.Gates, run here against the same transaction). A gate that cannot decide fails the
+// step (retryable); the store's refusals are as LoadPlan's.
+func (a *Ewa) Begin(ctx context.Context, in EwaStep) (EwaBeginResult, error) {
+	now := time.Now
+	if a.Now != nil {
+		now = a.Now
+	}
+	var res EwaBeginResult
+	err := a.inTx(ctx, in, func(ctx context.Context, tx pgx.Tx) error {
+		p, err := ewa.LoadPlan(ctx, tx, in.RequestID, in.WorkflowID)
+		if err != nil {
+			return err
+		}
+		gin := GateInput{Saga: EwaSaga, Run: in.Run, SubjectType: EwaGateSubjectType, SubjectID: p.EmployeeID,
+			TargetType: EwaGateTargetType, TargetID: in.RequestID}
+		if err := gin.validate(false); err != nil {
+			return err
+		}
+		refused, err := kycGateTx(ctx, tx, gin, now())
+		if err == nil && refused == nil {
+			refused, err = sanctionsGateTx(ctx, tx, gin)
+		}
+		if err != nil {
+			return err
+		}
+		res = EwaBeginResult{Plan: p}
+		if refused != nil {
+			res.Refused, res.Reason = ErrorType(refused), refused.Error()
+		}
+		return nil
+	})
+	if err == nil && res.Refused != "" {
+		in.logger(ctx, "ewa_request_id", in.RequestID).Info("gate refused", "code", res.Refused)
+	}
+	return res, err
+}
+
+// ClaimWithLedgerTx is Claim and SetLedgerTx in one transaction: REQUESTED → DISBURSING for
+// this saga with the pending ledger transaction already posted (a second call by the same saga
+// is a no-op).
+func (a *Ewa) ClaimWithLedgerTx(ctx context.Context, in EwaStep) (ewa.Request, error) {
+	var r ewa.Request
+	err := a.inTx(ctx, in, func(ctx context.Context, tx pgx.Tx) error {
+		var err error
+		if r, err = ewa.Claim(ctx, tx, in.RequestID, in.WorkflowID); err != nil {
+			return err
+		}
+		if err = ewa.SetLedgerTx(ctx, tx, in.RequestID, in.WorkflowID, in.LedgerTxID); err == nil {
+			r.LedgerTxID = in.LedgerTxID
+		}
+		return err
+	})
+	return r, err
+}
+
 // Register registers the record steps.
 func (a *Ewa) Register(r worker.ActivityRegistry) {
 	EwaLoadPlan.Register(r, a.LoadPlan)
@@ -111,6 +194,8 @@ func (a *Ewa) Register(r worker.ActivityRegistry) {
 	EwaSetLedgerTx.Register(r, a.SetLedgerTx)
 	EwaMarkDisbursed.Register(r, a.MarkDisbursed)
 	EwaMarkFailed.Register(r, a.MarkFailed)
+	EwaBegin.Register(r, a.Begin)
+	EwaClaimWithLedgerTx.Register(r, a.ClaimWithLedgerTx)
 }
 
 // inTx runs fn as one of the saga's record steps (recordStep), its refusals typed by their EWA

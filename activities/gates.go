@@ -172,24 +172,9 @@ func (g *Gates) KycGate(ctx context.Context, in GateInput) error {
 	}
 	ctx = in.scope(ctx)
 	var refused error
-	err := tenancy.InTx(ctx, g.DB, func(tx pgx.Tx) error {
-		err := kyc.Gate(ctx, tx, in.TenantID, kyc.SubjectType(in.SubjectType), in.SubjectID, now())
-		if err == nil {
-			return nil
-		}
-		status := "NOT_APPROVED"
-		switch {
-		case errors.Is(err, kyc.ErrExpired):
-			status = "EXPIRED"
-		case !errors.Is(err, kyc.ErrNotApproved):
-			return err // could not decide: retried
-		}
-		if err := writeGateAuditOnce(ctx, tx, in, ActionKycGateBlocked, audit.Denied,
-			map[string]any{"code": GateKycNotApproved, "kyc": status}); err != nil {
-			return err
-		}
-		refused = refusal(GateKycNotApproved, "KYC not approved ("+status+")", status)
-		return nil
+	err := tenancy.InTx(ctx, g.DB, func(tx pgx.Tx) (err error) {
+		refused, err = kycGateTx(ctx, tx, in, now())
+		return err
 	})
 	if err != nil {
 		in.logger(ctx).Warn("kyc gate could not decide", "error", err)
@@ -213,21 +198,9 @@ func (g *Gates) SanctionsGate(ctx context.Context, in GateInput) error {
 	}
 	ctx = in.scope(ctx)
 	var refused error
-	err := tenancy.InTx(ctx, g.DB, func(tx pgx.Tx) error {
-		err := sanctions.Gate(ctx, tx, in.TenantID, sanctions.SubjectType(in.SubjectType), in.SubjectID)
-		code := sanctions.GateCode(err)
-		switch code {
-		case "":
-			return nil
-		case sanctions.CodeUnavailable:
-			return err // could not decide: retried (or refused as bad input)
-		}
-		if err := writeGateAuditOnce(ctx, tx, in, ActionSanctionsGateBlocked, audit.Denied,
-			map[string]any{"code": GateSanctionsBlocked, "sanctionsCode": code}); err != nil {
-			return err
-		}
-		refused = refusal(GateSanctionsBlocked, "sanctions gate refused ("+code+")", code)
-		return nil
+	err := tenancy.InTx(ctx, g.DB, func(tx pgx.Tx) (err error) {
+		refused, err = sanctionsGateTx(ctx, tx, in)
+		return err
 	})
 	if err != nil {
 		in.logger(ctx).Warn("sanctions gate could not decide", "error", err)
@@ -237,6 +210,44 @@ func (g *Gates) SanctionsGate(ctx context.Context, in GateInput) error {
 		in.logger(ctx).Info("sanctions gate refused", "code", GateSanctionsBlocked)
 	}
 	return refused
+}
+
+// kycGateTx is the KYC gate in the caller's transaction: refused is the gate's no (its audit
+// row written in tx); err means it could not decide.
+func kycGateTx(ctx context.Context, tx pgx.Tx, in GateInput, now time.Time) (refused, err error) {
+	err = kyc.Gate(ctx, tx, in.TenantID, kyc.SubjectType(in.SubjectType), in.SubjectID, now)
+	if err == nil {
+		return nil, nil
+	}
+	status := "NOT_APPROVED"
+	switch {
+	case errors.Is(err, kyc.ErrExpired):
+		status = "EXPIRED"
+	case !errors.Is(err, kyc.ErrNotApproved):
+		return nil, err // could not decide: retried
+	}
+	if err := writeGateAuditOnce(ctx, tx, in, ActionKycGateBlocked, audit.Denied,
+		map[string]any{"code": GateKycNotApproved, "kyc": status}); err != nil {
+		return nil, err
+	}
+	return refusal(GateKycNotApproved, "KYC not approved ("+status+")", status), nil
+}
+
+// sanctionsGateTx is the sanctions gate in the caller's transaction, as kycGateTx.
+func sanctionsGateTx(ctx context.Context, tx pgx.Tx, in GateInput) (refused, err error) {
+	err = sanctions.Gate(ctx, tx, in.TenantID, sanctions.SubjectType(in.SubjectType), in.SubjectID)
+	code := sanctions.GateCode(err)
+	switch code {
+	case "":
+		return nil, nil
+	case sanctions.CodeUnavailable:
+		return nil, err // could not decide: retried (or refused as bad input)
+	}
+	if err := writeGateAuditOnce(ctx, tx, in, ActionSanctionsGateBlocked, audit.Denied,
+		map[string]any{"code": GateSanctionsBlocked, "sanctionsCode": code}); err != nil {
+		return nil, err
+	}
+	return refusal(GateSanctionsBlocked, "sanctions gate refused ("+code+")", code), nil
 }
 
 // AccountGate asks the partner (through the gateway) about the payout account: a missing or

@@ -171,6 +171,9 @@ func (d *disburse) resume(ctx workflow.Context, r *DisburseResume) {
 // transaction and the transfer's initiation. done reports that the run ends here (a refusal, a
 // failure recorded, or an error), with its result.
 func (d *disburse) begin(ctx workflow.Context) (res EwaDisburseResult, done bool, err error) {
+	if workflow.GetVersion(ctx, ewaFewerStepsChange, workflow.DefaultVersion, 1) >= 1 {
+		return d.beginFewer(ctx)
+	}
 	step := activities.EwaStep{Run: d.run, RequestID: d.in.RequestID}
 
 	// 1. The plan.
@@ -180,11 +183,7 @@ func (d *disburse) begin(ctx workflow.Context) (res EwaDisburseResult, done bool
 
 	// 2. The gates, in order; the first refusal ends the saga with nothing moved.
 	d.progress.Stage = StageGates
-	gin := activities.GateInput{Saga: ewaSaga, Run: d.run,
-		SubjectType: "EMPLOYEE", SubjectID: d.plan.EmployeeID, TargetType: "EwaRequest", TargetID: d.in.RequestID,
-		Partner: d.plan.Destination.Partner, AccountNumber: d.plan.Destination.AccountNumber,
-		ExpectedHolderName: d.plan.Destination.HolderName, RequireNameMatch: d.plan.AccountNameMatch}
-	if code, reason, refused := runGates(ctx, gin, ewaGates); refused {
+	if code, reason, refused := runGates(ctx, d.gateInput(), ewaGates); refused {
 		return d.refused(code, reason), true, nil
 	}
 
@@ -196,12 +195,7 @@ func (d *disburse) begin(ctx workflow.Context) (res EwaDisburseResult, done bool
 
 	// 4. The pending ledger transaction, recorded on the request. From here on the transfer's
 	// reference is fixed: the posting carries it, then the transfer and every lookup.
-	ref := d.wfID
-	if workflow.GetVersion(ctx, legReferenceChange, workflow.DefaultVersion, 1) >= 1 {
-		ref = partnerref.Leg(partnerref.EwaDisburse, d.wfID, 1)
-	}
-	d.pay = d.newPayout(newPayout())
-	d.leg = d.pay.add(d.transferInput(ref))
+	d.addLeg(ctx)
 	d.progress.Stage = StageLedger
 	posted, err := callLocal(ctx, localLedgerOptions(), activities.LedgerPostPending, d.ledgerInput())
 	if err != nil {
@@ -221,6 +215,87 @@ func (d *disburse) begin(ctx workflow.Context) (res EwaDisburseResult, done bool
 	d.progress.Stage = StageInitiating
 	d.pay.transfer(ctx, d.leg)
 	return EwaDisburseResult{}, false, nil
+}
+
+// beginFewer is begin in runs begun after ewaFewerStepsChange: the plan with the KYC and
+// sanctions gates in one step (ewa.Begin), the account gate, the pending ledger transaction, then
+// the claim recording it in one transaction (ewa.ClaimWithLedgerTx), and the transfer. The
+// posting comes before the claim, so a refused claim voids it (nothing moved); a posting the
+// ledger refuses claims the request and fails it with the ledger's reason, as before.
+func (d *disburse) beginFewer(ctx workflow.Context) (res EwaDisburseResult, done bool, err error) {
+	step := activities.EwaStep{Run: d.run, RequestID: d.in.RequestID}
+
+	// 1. The plan, the KYC and the sanctions gates: one transaction.
+	b, err := callLocal(ctx, localRecordOptions(), activities.EwaBegin, step)
+	if err != nil {
+		return d.recordFailed(err)
+	}
+	d.plan = b.Plan
+	d.progress.Stage = StageGates
+	if b.Refused != "" {
+		return d.refused(ewaGates.code(b.Refused), b.Reason), true, nil
+	}
+
+	// 2. The account gate (the partner's lookup).
+	accountGate := ewaGates
+	accountGate.gates = []activities.GateKind{activities.GateAccount}
+	if code, reason, refused := runGates(ctx, d.gateInput(), accountGate); refused {
+		return d.refused(code, reason), true, nil
+	}
+
+	// 3. The pending ledger transaction.
+	d.addLeg(ctx)
+	d.progress.Stage = StageLedger
+	posted, err := callLocal(ctx, localLedgerOptions(), activities.LedgerPostPending, d.ledgerInput())
+	if err != nil {
+		// Nothing moved: the request fails with the ledger's reason, once this run has it.
+		if _, cerr := callLocal(ctx, localRecordOptions(), activities.EwaClaim, step); cerr != nil {
+			return d.recordFailed(cerr)
+		}
+		d.progress.Stage = StageClaimed
+		res, err := d.fail(ctx, activities.ErrorType(err), false)
+		return res, true, err
+	}
+
+	// 4. The claim, REQUESTED → DISBURSING for this run, with the posting recorded on it.
+	withTx := step
+	withTx.LedgerTxID = posted.TxID
+	if _, err := callLocal(ctx, localRecordOptions(), activities.EwaClaimWithLedgerTx, withTx); err != nil {
+		if verr := doLocal(ctx, localLedgerOptions(), activities.LedgerVoid,
+			activities.LedgerSettleInput{Run: d.run, TxID: posted.TxID, Reason: activities.ErrorType(err)}); verr != nil {
+			d.answer.refuse(verr)
+			return d.result(), true, verr
+		}
+		return d.recordFailed(err)
+	}
+	d.leg.LedgerTxID, d.progress.LedgerTxID = posted.TxID, posted.TxID
+	d.progress.Stage = StageClaimed
+
+	// 5. The transfer.
+	d.progress.Stage = StageInitiating
+	d.pay.transfer(ctx, d.leg)
+	return EwaDisburseResult{}, false, nil
+}
+
+// gateInput is the gates' input for the plan: the employee screened, the request the audit
+// rows' target, the payout account looked up with the tenant's name rule.
+func (d *disburse) gateInput() activities.GateInput {
+	return activities.GateInput{Saga: ewaSaga, Run: d.run,
+		SubjectType: activities.EwaGateSubjectType, SubjectID: d.plan.EmployeeID, TargetType: activities.EwaGateTargetType, TargetID: d.in.RequestID,
+		Partner: d.plan.Destination.Partner, AccountNumber: d.plan.Destination.AccountNumber,
+		ExpectedHolderName: d.plan.Destination.HolderName, RequireNameMatch: d.plan.AccountNameMatch}
+}
+
+// addLeg fixes the transfer's reference (the leg reference, or the workflow id in runs begun
+// before legReferenceChange) and adds the leg: the posting carries the reference, then the
+// transfer and every lookup.
+func (d *disburse) addLeg(ctx workflow.Context) {
+	ref := d.wfID
+	if workflow.GetVersion(ctx, legReferenceChange, workflow.DefaultVersion, 1) >= 1 {
+		ref = partnerref.Leg(partnerref.EwaDisburse, d.wfID, 1)
+	}
+	d.pay = d.newPayout(newPayout())
+	d.leg = d.pay.add(d.transferInput(ref))
 }
 
 // recordFailed ends the run on a record step's error before anything moved: the store's

@@ -76,7 +76,16 @@ type disburseHarness struct {
 	updErr   error
 }
 
+// newDisburseHarness runs the saga as runs begun before ewaFewerStepsChange do (LoadPlan, the
+// gates one by one, Claim, the posting, SetLedgerTx): the tests that use it hold those runs to
+// their sequence (a resumed run asks no version: Maybe); newFewerStepsHarness runs the current one.
 func newDisburseHarness(t *testing.T) *disburseHarness {
+	h := newHarness(t)
+	h.env.OnGetVersion(ewaFewerStepsChange, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion).Maybe()
+	return h
+}
+
+func newHarness(t *testing.T) *disburseHarness {
 	var s testsuite.WorkflowTestSuite
 	h := &disburseHarness{env: s.NewTestWorkflowEnvironment()}
 	h.env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: time.Minute})
@@ -561,18 +570,20 @@ func requireUpdateRefused(t *testing.T, h *disburseHarness, code string) {
 
 // Recorded histories of real runs (WAGERAIL_RECORD_HISTORY=1 rewrites the current ones): a
 // whole saga settled by the callback, and the last run of a saga that continued as new while the
-// partner held its transfer. The first two were recorded before legReferenceChange and are
-// kept as they are: they are what running sagas of that time replay.
+// partner held its transfer. The first two were recorded before legReferenceChange, the third
+// before ewaFewerStepsChange; they are kept as they are: they are what running sagas of their
+// time replay.
 const (
-	ewaDisburseHistoryFile        = "testdata/ewa_disburse_history.json"
-	ewaDisburseResumedHistoryFile = "testdata/ewa_disburse_resumed_history.json"
-	ewaDisburseLegRefHistoryFile  = "testdata/ewa_disburse_legref_history.json"
+	ewaDisburseHistoryFile           = "testdata/ewa_disburse_history.json"
+	ewaDisburseResumedHistoryFile    = "testdata/ewa_disburse_resumed_history.json"
+	ewaDisburseLegRefHistoryFile     = "testdata/ewa_disburse_legref_history.json"
+	ewaDisburseFewerStepsHistoryFile = "testdata/ewa_disburse_fewer_steps_history.json"
 )
 
 // TestEwaDisburseReplay replays the recorded histories against the current code, under the
 // workflow id each ran with (the saga compares a signal's reference with its own id).
 func TestEwaDisburseReplay(t *testing.T) {
-	for _, file := range []string{ewaDisburseHistoryFile, ewaDisburseResumedHistoryFile, ewaDisburseLegRefHistoryFile} {
+	for _, file := range []string{ewaDisburseHistoryFile, ewaDisburseResumedHistoryFile, ewaDisburseLegRefHistoryFile, ewaDisburseFewerStepsHistoryFile} {
 		t.Run(file, func(t *testing.T) {
 			f, err := os.Open(file)
 			require.NoError(t, err)
@@ -629,9 +640,9 @@ func TestEwaDisburseRealRun(t *testing.T) {
 	tr := stack.WaitTransfer(t, ref, gatewayv1.TransferStatus_TRANSFER_STATUS_SETTLED)
 	require.Equal(t, int64(500_00), tr.GetAmountSantim())
 	require.Equal(t, res.TransferID, tr.GetId())
-	require.Equal(t, 4, r.steps(), "LoadPlan, Claim, SetLedgerTx, MarkDisbursed")
+	require.Equal(t, 3, r.steps(), "Begin, ClaimWithLedgerTx, MarkDisbursed")
 
-	recordHistory(t, tc, wfID, run.GetRunID(), ewaDisburseLegRefHistoryFile)
+	recordHistory(t, tc, wfID, run.GetRunID(), ewaDisburseFewerStepsHistoryFile)
 }
 
 // A transfer the partner holds past a run's lookups, on the real server: the saga continues as
@@ -676,7 +687,7 @@ func TestEwaDisburseRealRunContinuesAsNew(t *testing.T) {
 	require.Equal(t, "ewa-disburse:"+wfID, tx.GetTransaction().GetIdempotencyKey())
 	tr := r.stack.WaitTransfer(t, partnerref.Leg(partnerref.EwaDisburse, wfID, 1), gatewayv1.TransferStatus_TRANSFER_STATUS_SETTLED)
 	require.Equal(t, res.TransferID, tr.GetId())
-	require.Equal(t, 4, r.steps(), "LoadPlan, Claim, SetLedgerTx, MarkDisbursed: none again in a later run")
+	require.Equal(t, 3, r.steps(), "Begin, ClaimWithLedgerTx, MarkDisbursed: none again in a later run")
 
 	// The recorded resumed history predates leg references and stays as it is (see above).
 }
@@ -755,6 +766,14 @@ func newRealRun(t *testing.T, settleDelay time.Duration) *realRun {
 	}
 	w.RegisterActivityWithOptions(func(_ context.Context, in activities.EwaStep) error { record(in); return nil },
 		activity.RegisterOptions{Name: activities.EwaSetLedgerTxActivity})
+	activities.EwaBegin.Register(w, func(_ context.Context, in activities.EwaStep) (activities.EwaBeginResult, error) {
+		record(in)
+		return activities.EwaBeginResult{Plan: r.plan}, nil
+	})
+	activities.EwaClaimWithLedgerTx.Register(w, func(_ context.Context, in activities.EwaStep) (ewa.Request, error) {
+		record(in)
+		return ewa.Request{ID: in.RequestID, LedgerTxID: in.LedgerTxID}, nil
+	})
 	require.NoError(t, w.Start())
 	t.Cleanup(w.Stop)
 	return r

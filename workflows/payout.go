@@ -84,6 +84,14 @@ type gateTable struct {
 	unavailable map[activities.GateKind]string
 }
 
+// code is the saga's code of a gate's refusal code.
+func (t gateTable) code(gateCode string) string {
+	if c, ok := t.refusals[gateCode]; ok {
+		return c
+	}
+	return t.other
+}
+
 var gateActions = map[activities.GateKind]activities.Action[activities.GateInput]{
 	activities.GateKYC:       activities.KycGate,
 	activities.GateSanctions: activities.SanctionsGate,
@@ -101,11 +109,7 @@ func runGates(ctx workflow.Context, in activities.GateInput, t gateTable) (code,
 			continue
 		}
 		if gc, ok := activities.GateRefusal(err); ok {
-			code, found := t.refusals[gc]
-			if !found {
-				code = t.other
-			}
-			return code, err.Error(), true
+			return t.code(gc), err.Error(), true
 		}
 		log.Warn("gate could not decide; refusing", "gate", string(kind), "error", err)
 		if ferr := doLocal(ctx, localRecordOptions(), activities.GateFailed,

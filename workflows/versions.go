@@ -10,3 +10,10 @@ package workflows
 // keep the workflow id for every lookup of their transfer: the partner holds it under that
 // reference.
 const legReferenceChange = "partner-leg-reference"
+
+// ewaFewerStepsChange (EwaDisburse): fewer, larger record steps. The plan and the KYC and
+// sanctions gates are one step in one transaction (ewa.Begin), the pending ledger transaction is
+// posted before the claim, and the claim records it in the same transaction
+// (ewa.ClaimWithLedgerTx; a refused claim voids it). Runs begun before it keep LoadPlan, the
+// gates one by one, Claim, the posting and SetLedgerTx.
+const ewaFewerStepsChange = "ewa-fewer-record-steps"
