@@ -30,7 +30,7 @@ const (
 // FanoutPollsPerRun lookups (or when Temporal suggests it) it continues as new. Package variables
 // so tests can shorten them.
 var (
-	FanoutPollFirst   = 2 * time.Second
+	FanoutPollFirst   = time.Second
 	FanoutPollMax     = 5 * time.Minute
 	FanoutPollsPerRun = 100
 	// fanoutWakesPerRun bounds the wake-ups (signals, lookups) of one run: each may record
