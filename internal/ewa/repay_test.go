@@ -27,6 +27,7 @@ func TestMain(m *testing.M) { testkit.Main(m) }
 // + fee is what is owed) and a way to make disbursed requests.
 type repayWorld struct {
 	t      testing.TB
+	d      *testkit.DB
 	pool   *pgxpool.Pool
 	tenant string
 	ctx    context.Context
@@ -35,7 +36,7 @@ type repayWorld struct {
 
 func newRepayWorld(t testing.TB) *repayWorld {
 	d := testkit.NewDB(t)
-	w := &repayWorld{t: t, pool: d.App, tenant: orgs.NewOrganizationID()}
+	w := &repayWorld{t: t, d: d, pool: d.App, tenant: orgs.NewOrganizationID()}
 	w.ctx = tenancy.With(context.Background(), tenancy.Scope{TenantID: w.tenant, Actor: tenancy.System("repay-test")})
 	w.in(func(tx pgx.Tx) error {
 		if _, _, err := orgs.Create(w.ctx, tx, orgs.NewOrganization{ID: w.tenant, Name: "Biz", Kind: orgs.Business}, ""); err != nil {

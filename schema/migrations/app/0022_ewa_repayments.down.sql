@@ -8,8 +8,11 @@ ALTER TABLE app.ewa_requests
     DROP CONSTRAINT ewa_requests_repaid_only_disbursed,
     DROP CONSTRAINT ewa_requests_repayment_columns,
     DROP CONSTRAINT ewa_requests_repaid_when_covered;
+-- (Row-level security is forced on the owner too: lifted for this statement only.)
+ALTER TABLE app.ewa_requests NO FORCE ROW LEVEL SECURITY;
 UPDATE app.ewa_requests SET repaid_amount_santim = NULL, repayment_source = NULL, repayment_ledger_tx_id = NULL, repaid_at = NULL
     WHERE status = 'DISBURSED';
+ALTER TABLE app.ewa_requests FORCE ROW LEVEL SECURITY;
 ALTER TABLE app.ewa_requests ADD CONSTRAINT ewa_requests_check3 CHECK ((status = 'REPAID') = (repaid_amount_santim IS NOT NULL
     AND repayment_source IS NOT NULL AND repayment_ledger_tx_id IS NOT NULL AND repaid_at IS NOT NULL));
 DROP TABLE app.ewa_repayments;

@@ -45,11 +45,17 @@ CREATE POLICY platform_access ON app.ewa_repayments TO wagerail_platform
     USING (app.cross_tenant()) WITH CHECK (app.cross_tenant());
 
 -- The repayments recorded before: one each, POSTED, under the ledger key they were posted with.
+-- Both tables force row-level security on their owner too, which would show this statement no
+-- tenant's rows: lifted for the backfill only, inside this migration's transaction.
+ALTER TABLE app.ewa_requests NO FORCE ROW LEVEL SECURITY;
+ALTER TABLE app.ewa_repayments NO FORCE ROW LEVEL SECURITY;
 INSERT INTO app.ewa_repayments (id, tenant_id, request_id, seq, amount_santim, source, status, ledger_key, ledger_tx_id,
         requested_by, created_at, posted_at)
     SELECT 'ewarep_' || id, tenant_id, id, 1, repaid_amount_santim, repayment_source, 'POSTED', 'ewa-repay:' || id,
         repayment_ledger_tx_id, 'system:migration', repaid_at, repaid_at
     FROM app.ewa_requests WHERE status = 'REPAID';
+ALTER TABLE app.ewa_requests FORCE ROW LEVEL SECURITY;
+ALTER TABLE app.ewa_repayments FORCE ROW LEVEL SECURITY;
 
 -- The request's repayment columns now describe the repayments so far: repaid_amount_santim is
 -- the sum of the POSTED ones (never more than principal + fee), repayment_source and
