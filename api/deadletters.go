@@ -184,6 +184,10 @@ func (s *Server) requeueDeadLetters(c *gin.Context) {
 		writeError(c, e)
 		return
 	}
+	if errors.Is(err, outbox.ErrInFlight) {
+		writeError(c, NewError(http.StatusConflict, "OUTBOX_EVENT_IN_FLIGHT", "an event of these dead letters is being delivered; nothing was requeued, try again shortly"))
+		return
+	}
 	if err != nil {
 		writeError(c, err)
 		return

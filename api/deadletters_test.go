@@ -213,6 +213,23 @@ func TestDeadLettersListAndRequeuePerConsumer(t *testing.T) {
 	require.Len(t, list("").Items, 3, "nothing was requeued")
 	require.Zero(t, poll().Claimed)
 
+	// While a relay holds one of the events (delivering it to a consumer that still owes it),
+	// its dead letters wait: 409, nothing requeued.
+	sys := tenancy.WithActor(context.Background(), "system:test")
+	lease := func(until string) {
+		require.NoError(t, crosstenant.Tx(sys, plat, "test: lease an event", func(tx pgx.Tx) error {
+			_, err := tx.Exec(sys, `UPDATE app.outbox SET published_at = NULL, claim_id = gen_random_uuid(), claimed_until = now() + $2::interval
+				WHERE event_id = $1`, kycA.ID, until)
+			return err
+		}))
+	}
+	lease("1 minute")
+	rec = platform.call(http.MethodPost, requeuePath, map[string]any{"ids": []int64{all.Items[0].ID, all.Items[2].ID}})
+	require.Equal(t, http.StatusConflict, rec.Code, rec.Body.String())
+	require.Equal(t, "OUTBOX_EVENT_IN_FLIGHT", errCode(rec))
+	require.Len(t, list("").Items, 3, "nothing was requeued")
+	lease("-1 second") // that relay's lease ended (its outcome would be discarded)
+
 	// Fixed, and two of the three requeued: the broken consumer gets those once more, nobody else.
 	broken.setFail(false)
 	rec = platform.call(http.MethodPost, requeuePath, map[string]any{"ids": []int64{all.Items[2].ID, all.Items[0].ID}})

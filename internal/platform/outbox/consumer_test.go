@@ -285,3 +285,45 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// A dead letter of an event a relay holds under a live lease is not requeued (that relay would
+// record the event done without the requeued consumer); once the lease has ended it is, and the
+// stale claim is dropped.
+func TestRequeueWaitsForAnEventInFlight(t *testing.T) {
+	t.Parallel()
+	d := testkit.NewDB(t)
+	plat := d.Platform(t)
+	c := newClock()
+	r, _ := newRelay(t, plat, c, func(cfg *outbox.Config) { cfg.MaxAttempts = 1 })
+	broken := &recorder{name: "broken", fail: func(outbox.Event) error { return errors.New("no") }}
+	require.NoError(t, r.Register(outbox.AllEvents, broken))
+	ev := write(t, d, "tenant-a", "ewa.disbursed.v1", nil)
+	res, err := r.Poll(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, 1, res.DeadLettered)
+
+	// Another consumer still owes it and a relay holds it right now (as when the relay claims it
+	// for that consumer's retry).
+	sys := tenancy.WithActor(context.Background(), "system:test")
+	lease := func(until string) {
+		require.NoError(t, crosstenant.Tx(sys, plat, "test: lease the event", func(tx pgx.Tx) error {
+			_, err := tx.Exec(sys, `UPDATE app.outbox SET published_at = NULL, claim_id = gen_random_uuid(), claimed_until = now() + $2::interval
+				WHERE event_id = $1`, ev.ID, until)
+			return err
+		}))
+	}
+	lease("1 minute")
+	_, err = outbox.Requeue(admin(context.Background()), plat, ev.ID)
+	require.ErrorIs(t, err, outbox.ErrInFlight)
+	dead, err := outbox.DeadLetters(admin(context.Background()), plat, outbox.DeadLetterQuery{})
+	require.NoError(t, err)
+	require.Len(t, dead, 1, "nothing requeued")
+
+	lease("-1 second")
+	_, err = outbox.Requeue(admin(context.Background()), plat, ev.ID)
+	require.NoError(t, err)
+	row := outboxRow(t, d, ev)
+	require.Nil(t, row.ClaimedUntil, "the expired claim is dropped")
+	require.Nil(t, row.Published)
+	require.Zero(t, row.Attempts)
+}

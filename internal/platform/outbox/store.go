@@ -30,7 +30,10 @@ const (
 
 // Errors of the dead-letter functions.
 var (
-	ErrNotFound       = errors.New("outbox: no such dead-lettered event")
+	ErrNotFound = errors.New("outbox: no such dead-lettered event")
+	// ErrInFlight: a relay holds the event under a live lease (delivering it to the consumers
+	// that owe it); requeue once the lease has ended.
+	ErrInFlight       = errors.New("outbox: the event is being delivered; requeue it again shortly")
 	ErrInvalidEventID = errors.New("outbox: event id must be a UUID")
 )
 
@@ -534,7 +537,9 @@ func (e *MissingDeadLetters) Unwrap() error { return ErrNotFound }
 // The consumers that have the event do not get it again. Each requeue is audited
 // OutboxEventRequeued under the event's tenant, naming the consumer. All or nothing: when one of
 // seqs names no dead letter, nothing is requeued and the error is a *MissingDeadLetters (which is
-// ErrNotFound). The dead letters come back in seqs' order, as they were.
+// ErrNotFound). A dead letter of an event a relay holds under a live lease is refused with
+// ErrInFlight (nothing requeued): that relay would record the event done without the requeued
+// consumer. The dead letters come back in seqs' order, as they were.
 func RequeueDeadLetters(ctx context.Context, tx pgx.Tx, seqs []int64) ([]DeadLetter, error) {
 	rows, err := tx.Query(ctx, `
 		DELETE FROM app.outbox_dead_letter WHERE id = ANY($1)
@@ -564,6 +569,18 @@ func RequeueDeadLetters(ctx context.Context, tx pgx.Tx, seqs []int64) ([]DeadLet
 		return nil, &MissingDeadLetters{Seqs: missing} // the caller's transaction rolls back
 	}
 	for _, d := range out {
+		// Lock the event's row, if it has one, so no relay claims it under us, and refuse while
+		// one holds it.
+		var leased bool
+		err := tx.QueryRow(ctx, `SELECT claim_id IS NOT NULL AND claimed_until > now() FROM app.outbox WHERE event_id = $1 FOR UPDATE`,
+			d.ID).Scan(&leased)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+		case err != nil:
+			return nil, err
+		case leased:
+			return nil, fmt.Errorf("%w: event %s", ErrInFlight, d.ID)
+		}
 		var outboxID int64
 		// The event is due at once with fresh claims; a row that was gone comes back as written.
 		if err := tx.QueryRow(ctx, `
