@@ -238,6 +238,16 @@ func (s *Server) Drain(ctx context.Context) error {
 // WatchDependencies keeps svc_dependency_up fresh until ctx ends.
 func (s *Server) WatchDependencies(ctx context.Context) { s.ready.watch(ctx, defaultWatchInterval) }
 
+// SweepGatheredCallbacks delivers, once a minute until ctx ends, the gathered bank callbacks
+// (bulk-disbursement items) that a process stopped before flushing (internal/bankwebhook); a
+// receipt flushes its own within a fraction of a second.
+func (s *Server) SweepGatheredCallbacks(ctx context.Context) {
+	if s.webhooks.applier == nil || !s.webhooks.applier.Configured() {
+		return
+	}
+	s.webhooks.applier.SweepGathered(ctx, time.Minute)
+}
+
 // routes is the map of the API: every route, its auth level and handler. openapi.yaml must name
 // exactly these (TestOpenAPIMatchesRoutes).
 func (s *Server) routes() []Route {

@@ -292,6 +292,7 @@ func runAPI(ctx context.Context, log *slog.Logger, cfg apiConfig, ready func()) 
 	wctx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
 	go srv.WatchDependencies(wctx)
+	go srv.SweepGatheredCallbacks(wctx)
 
 	hs := srv.HTTPServer(cfg.Timeouts)
 	errc := make(chan error, 1)

@@ -75,6 +75,22 @@ func (a *Applier) flushScheduled() {
 	}
 }
 
+// SweepGathered flushes, every interval until ctx ends, what an earlier process left pending (it
+// stopped between a receipt and its flush). An empty sweep is one indexed read, and writes
+// nothing.
+func (a *Applier) SweepGathered(ctx context.Context, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			a.gather()
+		}
+	}
+}
+
 // pendingItem is a gathered callback waiting for its flush.
 type pendingItem struct {
 	id       int64
@@ -106,13 +122,14 @@ var FlushActor = tenancy.System("bank-callback-flush")
 
 func (a *Applier) flushOnce(ctx context.Context) (delivered int, full bool, err error) {
 	ctx = tenancy.WithActor(ctx, FlushActor)
-	err = crosstenant.Tx(ctx, a.store.platform, "bank callbacks: gathered flush", func(tx pgx.Tx) error {
+	// A job's transaction: audited when it found something (an idle sweep writes no row).
+	err = crosstenant.JobTx(ctx, a.store.platform, "bank callbacks: gathered flush", func(tx pgx.Tx) (int, error) {
 		rows, err := tx.Query(ctx, `SELECT id, partner, event_id, tenant_id, domain, reference, status,
 				coalesce(transfer_id, ''), coalesce(failure_code, ''), amount_santim
 			FROM app.bank_webhook_events WHERE outcome = 'PENDING' AND reference LIKE '%.bulk.%'
 			ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`, flushLimit)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		items, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (pendingItem, error) {
 			var p pendingItem
@@ -122,7 +139,7 @@ func (a *Applier) flushOnce(ctx context.Context) (delivered int, full bool, err 
 			return p, err
 		})
 		if err != nil {
-			return err
+			return 0, err
 		}
 		full = len(items) == flushLimit
 		// Batches in the order of their first pending event.
@@ -175,7 +192,7 @@ func (a *Applier) flushOnce(ctx context.Context) (delivered int, full bool, err 
 			}
 		}
 		if len(attemptIDs) == 0 {
-			return nil
+			return 0, nil
 		}
 		// The event's outcome: the delivered ones only (an Undelivered one stays Pending).
 		eventOutcomes, eventProblems := make([]string, 0, len(ids)), make([]string, 0, len(ids))
@@ -192,14 +209,14 @@ func (a *Applier) flushOnce(ctx context.Context) (delivered int, full bool, err 
 		if _, err := tx.Exec(ctx, `UPDATE app.bank_webhook_events e SET outcome = v.outcome, match_problem = NULLIF(v.problem, '')
 			FROM unnest($1::bigint[], $2::text[], $3::text[]) AS v(id, outcome, problem) WHERE e.id = v.id`,
 			ids, eventOutcomes, eventProblems); err != nil {
-			return fmt.Errorf("bankwebhook: flush: record outcomes: %w", err)
+			return 0, fmt.Errorf("bankwebhook: flush: record outcomes: %w", err)
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO app.bank_webhook_deliveries
 				(webhook_event_id, trigger, outcome, workflow_id, problem, actor, attempted_at)
 			SELECT v.id, $1, v.outcome, v.wf, NULLIF(v.problem, ''), v.actor, $2
 			FROM unnest($3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[]) WITH ORDINALITY AS v(id, outcome, wf, problem, actor, n)
 			ORDER BY v.n`, string(Batch), now, attemptIDs, outcomes, workflows, problems, actors); err != nil {
-			return fmt.Errorf("bankwebhook: flush: record attempts: %w", err)
+			return 0, fmt.Errorf("bankwebhook: flush: record attempts: %w", err)
 		}
 		// One audit statement per tenant and partner, in the order they first appear.
 		for _, wf := range order {
@@ -211,12 +228,12 @@ func (a *Applier) flushOnce(ctx context.Context) (delivered int, full bool, err 
 				}
 				actx := tenancy.WithActor(tenancy.WithTenant(ctx, p.tenantID), tenancy.Partner(p.s.Partner))
 				if err := audit.WriteMany(actx, tx, entries); err != nil {
-					return err
+					return 0, err
 				}
 				delete(applied, k)
 			}
 		}
-		return nil
+		return len(attemptIDs), nil
 	})
 	if err != nil {
 		return 0, false, fmt.Errorf("bankwebhook: flush: %w", err)

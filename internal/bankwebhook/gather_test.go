@@ -135,3 +135,25 @@ func TestGatheredCallbacksFlushOnTheirOwn(t *testing.T) {
 	}, 20*time.Second, 50*time.Millisecond)
 	require.LessOrEqual(t, f.batchSeen(bankwebhook.WorkflowIDOf(refs[0])).Signals, 3, "gathered, not one signal each")
 }
+
+// Callbacks a process gathered and never flushed (it stopped) are delivered by the sweep of the
+// next one.
+func TestSweepDeliversWhatAStoppedProcessLeftPending(t *testing.T) {
+	f := newFixture(t)
+	stopped := bankwebhook.NewApplier(f.store, f.tc)
+	stopped.GatherWindow = time.Hour // never flushes
+	refs := f.bulkBatch(5)
+	for _, ref := range refs {
+		d, err := stopped.Receive(context.Background(), f.callback(ref, "ev-"+ref))
+		require.NoError(t, err)
+		require.Equal(t, bankwebhook.Gathered, d.Outcome)
+	}
+	next := bankwebhook.NewApplier(f.store, f.tc)
+	next.GatherWindow = 10 * time.Millisecond
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go next.SweepGathered(ctx, 50*time.Millisecond)
+	require.Eventually(t, func() bool {
+		return len(f.batchSeen(bankwebhook.WorkflowIDOf(refs[0])).Events) == len(refs)
+	}, 20*time.Second, 50*time.Millisecond)
+}
