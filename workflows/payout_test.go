@@ -209,3 +209,52 @@ func TestPayoutThreeLegsEachPaidOnce(t *testing.T) {
 	stack.Bank(t, http.MethodGet, "/api/v1/sandbox/accounts/"+funding, nil, http.StatusOK, &fund)
 	require.Equal(t, int64(10_000_00-100_00-250_00-75_00), fund.BalanceSantim, "the funding account debited each leg once")
 }
+
+// The resume state a run continued as new hands on, through its JSON: a saga with many legs
+// keeps every leg's state in Legs; one with one leg keeps it in the top-level fields, the form
+// runs continued before legs existed have.
+func TestPayoutResumeRoundTrip(t *testing.T) {
+	since := time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC)
+	build := func(n int) *payout {
+		p := newPayout()
+		for i := 1; i <= n; i++ {
+			l := p.add(activities.TransferInput{Reference: partnerref.Leg(legsKind, "idem-x", i)})
+			l.LedgerTxID, l.TransferID, l.Status = "ltx-"+string(rune('0'+i)), "tr-"+string(rune('0'+i)), "PENDING"
+		}
+		p.see("ev-1")
+		p.see("ev-2")
+		p.nextPoll, p.since, p.runs = 2*time.Minute, since, 1
+		return p
+	}
+	through := func(r *PayoutResume[string]) *payout {
+		b, err := json.Marshal(r)
+		require.NoError(t, err)
+		var back PayoutResume[string]
+		require.NoError(t, json.Unmarshal(b, &back))
+		require.Equal(t, "plan", back.Plan)
+		return resumePayout(&back, func(ref string) activities.TransferInput { return activities.TransferInput{Reference: ref} })
+	}
+	for _, n := range []int{1, 3} {
+		p := build(n)
+		r := resumeOf(p, "plan")
+		if n == 1 {
+			require.Empty(t, r.Legs)
+			require.Equal(t, PayoutResume[string]{Plan: "plan", Reference: partnerref.Leg(legsKind, "idem-x", 1), LedgerTxID: "ltx-1", TransferID: "tr-1",
+				TransferStatus: "PENDING", SeenEvents: []string{"ev-1", "ev-2"}, NextPoll: 2 * time.Minute, Since: since, Runs: 1}, *r)
+		} else {
+			require.Len(t, r.Legs, n)
+			require.Empty(t, r.Reference)
+		}
+		q := through(r)
+		require.Len(t, q.legs, n)
+		for i, l := range q.legs {
+			require.Equal(t, *p.legs[i], *l, "leg %d", i+1)
+			require.Same(t, l, q.byRef[l.Transfer.Reference], "a signal finds its leg by reference")
+		}
+		require.Equal(t, []string{"ev-1", "ev-2"}, q.seenOrder)
+		require.True(t, q.seen["ev-2"])
+		require.Equal(t, 2*time.Minute, q.nextPoll)
+		require.Equal(t, since, q.since)
+		require.Equal(t, 2, q.runs, "one more run waited")
+	}
+}
