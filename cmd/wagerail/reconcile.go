@@ -20,11 +20,13 @@ import (
 
 type reconcileConfig struct {
 	DatabaseURL string
-	LedgerAddr  string
-	Tenants     string // comma-separated
-	Partners    string // comma-separated
-	From, To    string // YYYY-MM-DD, inclusive; default yesterday (UTC)
-	MarginDays  int
+	// DatabasePlatformURL is the cross-tenant role's, to find every tenant when --tenants is empty.
+	DatabasePlatformURL string
+	LedgerAddr          string
+	Tenants             string // comma-separated
+	Partners            string // comma-separated
+	From, To            string // YYYY-MM-DD, inclusive; default yesterday (UTC)
+	MarginDays          int
 	// Fetch first ingests the period's statements through the gateway at GatewayAddr.
 	Fetch       bool
 	GatewayAddr string
@@ -33,13 +35,15 @@ type reconcileConfig struct {
 
 func reconcileCommand() *cli.Command {
 	var cfg reconcileConfig
-	c := cli.New("reconcile", "wagerail reconcile --tenants T1,T2 --partners sandbox [--from YYYY-MM-DD --to YYYY-MM-DD]",
-		"Reconcile stored partner statements with the ledger's partner-bank mirror accounts. Prints a JSON\n"+
-			"summary per tenant and partner plus an aggregate; discrepancies are stored in gateway.recon_flags.\n"+
+	c := cli.New("reconcile", "wagerail reconcile [--tenants T1,T2] --partners sandbox [--from YYYY-MM-DD --to YYYY-MM-DD]",
+		"Reconcile stored partner statements with the ledger's partner-bank mirror accounts, for the given\n"+
+			"tenants or, as the daily schedule does, every tenant with such accounts. Prints a JSON summary per\n"+
+			"tenant and partner plus an aggregate; discrepancies are stored in gateway.recon_flags.\n"+
 			"Exit status 0 when every pair ran (flagged lines or not), 2 when any pair had a runner error.")
 	c.String(&cfg.DatabaseURL, "database-url", "DATABASE_URL", "", "Postgres URL of the runtime role wagerail_app (default: the private cluster of a `make run` in this directory)")
 	c.String(&cfg.LedgerAddr, "ledger-addr", "LEDGER_ADDR", "127.0.0.1:50052", "ledger gRPC host:port")
-	c.String(&cfg.Tenants, "tenants", "", "", "comma-separated tenant ids (required; the worker's daily schedule finds every tenant itself)")
+	c.String(&cfg.DatabasePlatformURL, "database-platform-url", "DATABASE_PLATFORM_URL", "", "Postgres URL of the cross-tenant role wagerail_platform, to find every tenant when --tenants is not given (default beside `make run`: its private cluster)")
+	c.String(&cfg.Tenants, "tenants", "", "", "comma-separated tenant ids (default: every tenant with partner-bank mirror accounts at the partners, found as the daily schedule finds them)")
 	c.String(&cfg.Partners, "partners", "RECONCILE_PARTNERS", gateway.SandboxPartner, "comma-separated partner names")
 	c.String(&cfg.From, "from", "", "", "first day of the period, YYYY-MM-DD UTC (default: yesterday)")
 	c.String(&cfg.To, "to", "", "", "last day of the period, YYYY-MM-DD UTC (default: --from)")
@@ -74,9 +78,7 @@ func splitList(s string) []string {
 // checks every pair again; checking here first names the flag that is wrong.
 func (cfg reconcileConfig) parse(now time.Time) (reconcile.Request, error) {
 	var r reconcile.Request
-	if r.Tenants = splitList(cfg.Tenants); len(r.Tenants) == 0 {
-		return r, errors.New("reconcile: set --tenants to a comma-separated list of tenant ids")
-	}
+	r.Tenants = splitList(cfg.Tenants)
 	if r.Partners = splitList(cfg.Partners); len(r.Partners) == 0 {
 		return r, errors.New("reconcile: set --partners (or RECONCILE_PARTNERS) to a comma-separated list of partner names")
 	}
@@ -105,7 +107,8 @@ func (cfg reconcileConfig) parse(now time.Time) (reconcile.Request, error) {
 // errReconcileFailed makes the process exit non-zero after the summary was printed.
 var errReconcileFailed = errors.New("reconcile: runner errors (see errorDetails in the summary)")
 
-// runReconcile reconciles every tenant × partner pair and writes the JSON report to out. It runs
+// runReconcile reconciles every tenant × partner pair (without tenants: every pair FindPairs
+// finds) and writes the JSON report to out. It runs
 // what the daily workflow runs — reconcile.Run over the Runner's two steps — with the steps
 // called directly instead of as activities, so without Temporal's retries: a dependency that is
 // down fails its pair. It returns an error when any pair had a runner error; flagged lines alone
@@ -115,9 +118,30 @@ func runReconcile(ctx context.Context, log *slog.Logger, cfg reconcileConfig, ou
 	if err != nil {
 		return err
 	}
+	private := cfg.DatabaseURL == ""
 	dbURL, err := resolveDatabaseURL("reconcile", cfg.DatabaseURL, db.AppRole)
 	if err != nil {
 		return err
+	}
+	if len(req.Tenants) == 0 {
+		// Every tenant, found on the cross-tenant path as the workflow finds them. Beside
+		// `make run`, its private cluster's platform role, as for the runtime role.
+		platformURL := cfg.DatabasePlatformURL
+		if platformURL == "" && !private {
+			return errors.New("reconcile: without --tenants, set --database-platform-url or DATABASE_PLATFORM_URL (the " + db.PlatformRole + " role) to find every tenant")
+		}
+		if platformURL, err = resolveDatabaseURL("reconcile", platformURL, db.PlatformRole); err != nil {
+			return err
+		}
+		platform, err := openRuntimeDB(ctx, "reconcile", platformURL, 1)
+		if err != nil {
+			return err
+		}
+		req.Pairs, err = reconcile.FindPairs(ctx, platform, req.Partners)
+		platform.Close()
+		if err != nil {
+			return fmt.Errorf("reconcile: %w", err)
+		}
 	}
 	pool, err := openRuntimeDB(ctx, "reconcile", dbURL, 4)
 	if err != nil {
