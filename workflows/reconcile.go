@@ -39,11 +39,6 @@ type ReconcileResult = reconcile.Report
 // details carry the full ReconcileResult. Flagged lines alone are a successful run.
 const ErrTypeReconcileRunnerErrors = "RECONCILE_RUNNER_ERRORS"
 
-// reconcileEveryoneChange is the GetVersion id of the change that made a run without tenants
-// cover every tenant found (FindPairs; before it, such a run reconciled nothing) and made every
-// run end by recording itself (RecordReconciliation).
-const reconcileEveryoneChange = "reconcile-everyone"
-
 // Reconcile fetches (optionally) and reconciles every pair in turn, through reconcile.Run — the
 // loop `wagerail reconcile` runs too — with each step an activity. A dependency that is down
 // fails the attempt, and reconcileOptions retries it; a pair is reported as failed only when its

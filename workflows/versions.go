@@ -17,3 +17,9 @@ const legReferenceChange = "partner-leg-reference"
 // (ewa.ClaimWithLedgerTx; a refused claim voids it). Runs begun before it keep LoadPlan, the
 // gates one by one, Claim, the posting and SetLedgerTx.
 const ewaFewerStepsChange = "ewa-fewer-record-steps"
+
+// reconcileEveryoneChange (Reconcile): a run without tenants (the schedule's) first finds every
+// tenant with partner-bank mirror accounts (FindPairs) and reconciles them, and every run ends by
+// recording itself (RecordReconciliation, which svc_reconcile_last_success_timestamp_seconds
+// reads). Runs begun before it reconciled only the tenants they were given and recorded nothing.
+const reconcileEveryoneChange = "reconcile-everyone"
