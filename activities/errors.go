@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5/pgconn"
 	"go.temporal.io/sdk/temporal"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
@@ -145,12 +146,6 @@ func codeName(c codes.Code) string {
 // integrity constraint, syntax or permission, a trigger's RAISE). Connection failures,
 // serialization failures and deadlocks are retried.
 func refusedByDatabase(sqlState string) bool {
-	if len(sqlState) < 2 {
-		return false
-	}
-	switch sqlState[:2] {
-	case "22", "23", "42", "P0":
-		return true
-	}
-	return false
+	return pgerrcode.IsDataException(sqlState) || pgerrcode.IsIntegrityConstraintViolation(sqlState) ||
+		pgerrcode.IsSyntaxErrororAccessRuleViolation(sqlState) || pgerrcode.IsPLpgSQLError(sqlState)
 }

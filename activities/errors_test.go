@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/temporal"
@@ -76,12 +77,12 @@ func TestTemporalErrorMapsEveryKind(t *testing.T) {
 		{"field", fmt.Errorf("reconcile: %w", &field.Error{Field: "tenant", Problem: "must not be empty"}), ErrTypeInvalidArgument, false},
 		{"database down", errors.New("reconcile.statement_covers: dial tcp: connection refused"), ErrTypeDependency, true},
 		{"deadline", fmt.Errorf("x: %w", context.DeadlineExceeded), ErrTypeDependency, true},
-		{"serialization failure", &pgconn.PgError{Code: "40001"}, ErrTypeDependency, true},
-		{"admin shutdown", &pgconn.PgError{Code: "57P01"}, ErrTypeDependency, true},
-		{"unique violation", fmt.Errorf("store: %w", &pgconn.PgError{Code: "23505"}), ErrTypeDatabaseRefused, false},
-		{"check violation", &pgconn.PgError{Code: "23514"}, ErrTypeDatabaseRefused, false},
-		{"rls refusal", &pgconn.PgError{Code: "42501"}, ErrTypeDatabaseRefused, false},
-		{"trigger exception", &pgconn.PgError{Code: "P0001"}, ErrTypeDatabaseRefused, false},
+		{"serialization failure", &pgconn.PgError{Code: pgerrcode.SerializationFailure}, ErrTypeDependency, true},
+		{"admin shutdown", &pgconn.PgError{Code: pgerrcode.AdminShutdown}, ErrTypeDependency, true},
+		{"unique violation", fmt.Errorf("store: %w", &pgconn.PgError{Code: pgerrcode.UniqueViolation}), ErrTypeDatabaseRefused, false},
+		{"check violation", &pgconn.PgError{Code: pgerrcode.CheckViolation}, ErrTypeDatabaseRefused, false},
+		{"rls refusal", &pgconn.PgError{Code: pgerrcode.InsufficientPrivilege}, ErrTypeDatabaseRefused, false},
+		{"trigger exception", &pgconn.PgError{Code: pgerrcode.RaiseException}, ErrTypeDatabaseRefused, false},
 		// Already decided.
 		{"application error kept", temporal.NewNonRetryableApplicationError("no", "KYC_NOT_APPROVED", nil), "KYC_NOT_APPROVED", false},
 		{"wrapped application error unwrapped", fmt.Errorf("gate: %w", temporal.NewApplicationError("later", "SANCTIONS_LIST_STALE")), "SANCTIONS_LIST_STALE", true},

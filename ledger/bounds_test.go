@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/require"
@@ -89,7 +90,7 @@ func TestHardening1_AmountBoundsRefused(t *testing.T) {
 	constraint := func(err error) string {
 		var pgErr *pgconn.PgError
 		require.ErrorAs(t, err, &pgErr)
-		require.Equal(t, "23514", pgErr.Code, "got %v", err)
+		require.Equal(t, pgerrcode.CheckViolation, pgErr.Code, "got %v", err)
 		return pgErr.ConstraintName
 	}
 	insert := func(n int, amount int64) error {

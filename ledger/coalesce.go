@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
@@ -169,9 +170,6 @@ func isDataError(err error) bool {
 	if !errors.As(err, &pgErr) {
 		return false
 	}
-	switch pgErr.Code[:2] {
-	case "22", "23", "P0":
-		return true
-	}
-	return false
+	return pgerrcode.IsDataException(pgErr.Code) || pgerrcode.IsIntegrityConstraintViolation(pgErr.Code) ||
+		pgerrcode.IsPLpgSQLError(pgErr.Code)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/require"
@@ -81,7 +82,7 @@ func TestRowLevelSecurity(t *testing.T) {
 		_, err := tx.Exec(ctx, `INSERT INTO ledger.accounts (tenant_id, name, type) VALUES ($1, 'misc-loss', 'EXPENSE')`, a)
 		return err
 	})
-	require.True(t, db.IsCode(err, "42501"), "got %v", err)
+	require.True(t, db.IsCode(err, pgerrcode.InsufficientPrivilege), "got %v", err)
 	// The runtime role cannot switch RLS off or claim to bypass it.
 	var bypass, super bool
 	require.NoError(t, conn.QueryRow(ctx, `SELECT rolbypassrls, rolsuper FROM pg_roles WHERE rolname = current_user`).Scan(&bypass, &super))
@@ -124,7 +125,7 @@ func TestDatabaseRefuses(t *testing.T) {
 	constraint := func(err error) string {
 		var pgErr *pgconn.PgError
 		require.ErrorAs(t, err, &pgErr)
-		require.Equal(t, "23514", pgErr.Code, "got %v", err)
+		require.Equal(t, pgerrcode.CheckViolation, pgErr.Code, "got %v", err)
 		return pgErr.ConstraintName
 	}
 	before := e.counts(t, tenant)
@@ -182,26 +183,26 @@ func TestDatabaseRefuses(t *testing.T) {
 	require.Equal(t, "santim_check", constraint(run(e.db.App, insertEntry, tenant, txID, ids["fee-income"], "ETB", "CREDIT", -5)))
 	// An account of another tenant, or of another currency, breaks the composite foreign key.
 	crossTenant := run(e.db.App, withPair, newID, tenant, "raw-3", "POSTED", ids["payroll-clearing"], "ETB", 100, otherIDs["fee-income"], "ETB", 100)
-	require.True(t, db.IsCode(crossTenant, "23503"), "got %v", crossTenant)
+	require.True(t, db.IsCode(crossTenant, pgerrcode.ForeignKeyViolation), "got %v", crossTenant)
 	mixed := run(e.db.App, withPair, newID, tenant, "raw-4", "POSTED", ids["payroll-clearing"], "ETB", 100, usd.GetAccount().GetId(), "ETB", 100)
-	require.True(t, db.IsCode(mixed, "23503"), "got %v", mixed)
+	require.True(t, db.IsCode(mixed, pgerrcode.ForeignKeyViolation), "got %v", mixed)
 	// Entries must belong to a transaction of their own tenant and currency: a USD pair (its
 	// accounts are USD) on an ETB transaction, and a pair on a transaction that does not exist.
 	usdID := usd.GetAccount().GetId()
 	otherCurrency := run(e.db.App, withPair, newID, tenant, "raw-6", "POSTED", usdID, "USD", 100, usdID, "USD", 100)
-	require.True(t, db.IsCode(otherCurrency, "23503"), "got %v", otherCurrency)
+	require.True(t, db.IsCode(otherCurrency, pgerrcode.ForeignKeyViolation), "got %v", otherCurrency)
 	require.ErrorContains(t, otherCurrency, "currency")
 	insertPair := `INSERT INTO ledger.entries (tenant_id, transaction_id, account_id, currency, phase, direction, amount)
 		VALUES ($1, $2, $3, $4, 'POSTED', 'DEBIT', 100), ($1, $2, $5, $4, 'POSTED', 'CREDIT', 100)`
 	noTx := run(e.db.App, insertPair, tenant, "0d8d6f0e-8f8a-4c1e-9c43-3c1b8f1b2a02", ids["payroll-clearing"], "ETB", ids["fee-income"])
-	require.True(t, db.IsCode(noTx, "23503"), "got %v", noTx)
+	require.True(t, db.IsCode(noTx, pgerrcode.ForeignKeyViolation), "got %v", noTx)
 	require.ErrorContains(t, noTx, "does not exist")
 	// The other tenant cannot attach entries to this tenant's transaction (it cannot see it).
 	foreignTx := db.InTenantTx(ctx, e.db.App, other, func(tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, insertPair, other, txID, otherIDs["fee-income"], "ETB", otherIDs["fee-income"])
 		return err
 	})
-	require.True(t, db.IsCode(foreignTx, "23503"), "got %v", foreignTx)
+	require.True(t, db.IsCode(foreignTx, pgerrcode.ForeignKeyViolation), "got %v", foreignTx)
 	// Entries that balance but contradict the status (posted entries on a pending transaction).
 	pendingWithPosted := run(e.db.App, withPair, newID, tenant, "raw-5", "PENDING", ids["payroll-clearing"], "ETB", 100, ids["fee-income"], "ETB", 100)
 	require.ErrorContains(t, pendingWithPosted, "do not match its status")
@@ -221,7 +222,7 @@ func TestDatabaseRefuses(t *testing.T) {
 	before.entries += 2
 	second := run(e.db.App, `INSERT INTO ledger.transactions (tenant_id, idempotency_key, request_hash, kind, status, currency, reverses_id)
 		VALUES ($1, 'rev-again', decode(repeat('00', 32), 'hex'), 'REVERSAL', 'POSTED', 'ETB', $2)`, tenant, txID)
-	require.True(t, db.IsCode(second, "23505"), "got %v", second)
+	require.True(t, db.IsCode(second, pgerrcode.UniqueViolation), "got %v", second)
 	// A reversal is posted, references what it reverses, and is never reversed itself.
 	unanchored := run(e.db.App, `WITH t AS (
 			INSERT INTO ledger.transactions (tenant_id, idempotency_key, request_hash, kind, status, currency)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -153,9 +154,9 @@ func storeErr(op string, err error) error {
 			return errorf(ReasonSingleAccount, "%s", pgErr.Message)
 		case pgErr.ConstraintName == "account_total_max":
 			return errorf(ReasonAccountLimitExceeded, "the posting would take an account's debit or credit total past %d santim", money.MaxAccountTotalSantim)
-		case pgErr.Code == "23503" && pgErr.ConstraintName == "entries_account_fkey":
+		case pgErr.Code == pgerrcode.ForeignKeyViolation && pgErr.ConstraintName == "entries_account_fkey":
 			return errorf(ReasonAccountNotFound, "an entry's account does not exist for this tenant and currency")
-		case pgErr.Code == "22003": // numeric value out of range
+		case pgErr.Code == pgerrcode.NumericValueOutOfRange: // numeric value out of range
 			return errorf(ReasonAmountOverflow, "an amount is out of range")
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/wagerail/wagerail/internal/platform/db"
@@ -188,7 +189,7 @@ func (s *Store) PostBatch(ctx context.Context, tenant string, ps []Posting) ([]P
 		// One round trip, one implicit transaction: the tenant, then one statement that inserts
 		// the transactions and the entries of those whose key was new.
 		if err := s.inTx(ctx, tenant, insert, nil); err != nil {
-			if db.IsCode(err, "23503") {
+			if db.IsCode(err, pgerrcode.ForeignKeyViolation) {
 				s.accounts.forget()
 			}
 			return nil, storeErr("ledger.post", err)

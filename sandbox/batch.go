@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/wagerail/wagerail/internal/platform/db"
@@ -177,7 +178,7 @@ func (s *store) tryCreateBatch(ctx context.Context, r BatchRequest, hash []byte,
 			"to_account", "amount_santim", "currency", "tenant_id", "domain", "callback_url", "status", "failure_code",
 			"forced_failure_code", "batch_id", "batch_seq", "created_at", "settle_after", "failed_at"},
 			pgx.CopyFromRows(transfers)); err != nil {
-			if db.IsCode(err, "23505") {
+			if db.IsCode(err, pgerrcode.UniqueViolation) {
 				return errf(409, CodeReferenceConflict, "an item reference of batch %s was used concurrently by another transfer", r.BatchReference)
 			}
 			return err

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -306,7 +307,7 @@ func (s *store) tryCreateTransfer(ctx context.Context, r TransferRequest, forced
 			ON CONFLICT (reference) DO NOTHING`,
 			id, r.Reference, r.FromAccount, r.ToAccount, r.AmountSantim, r.Currency, r.TenantID, r.Domain,
 			r.CallbackURL, forcedFailure, now, now.Add(delay))
-		if db.IsCode(err, "23503") {
+		if db.IsCode(err, pgerrcode.ForeignKeyViolation) {
 			return errf(422, CodeAccountNotFound, "source account %s does not exist", r.FromAccount)
 		}
 		if err != nil {

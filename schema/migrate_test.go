@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
@@ -113,7 +114,7 @@ func TestRuntimeRoleCannotBypassRLS(t *testing.T) {
 		_, err := tx.Exec(ctx, `INSERT INTO app.rls_probe (tenant_id, note) VALUES ('tenant-b', 'sneak')`)
 		return err
 	})
-	require.True(t, db.IsCode(err, "42501"), "want insufficient_privilege from the RLS check, got %v", err)
+	require.True(t, db.IsCode(err, pgerrcode.InsufficientPrivilege), "want insufficient_privilege from the RLS check, got %v", err)
 	// The tenant setting does not outlive its transaction.
 	require.Zero(t, count(`SELECT count(*) FROM app.rls_probe`))
 	// The runtime role cannot switch RLS off or take ownership.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -337,7 +338,7 @@ func reserve(ctx context.Context, tx pgx.Tx, table, tenant string) error {
 // translate turns the unique indexes' refusals into this package's errors.
 func translate(err error) error {
 	var pe *pgconn.PgError
-	if errors.As(err, &pe) && pe.Code == "23505" {
+	if errors.As(err, &pe) && pe.Code == pgerrcode.UniqueViolation {
 		switch {
 		case strings.HasSuffix(pe.ConstraintName, "_live_name"):
 			return ErrDuplicateName

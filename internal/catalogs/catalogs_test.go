@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
@@ -362,7 +363,7 @@ func TestAmountCheckedByDatabase(t *testing.T) {
 				VALUES ('x', $1, 'n', 'c', $2, $3, true, true, now(), now())`, a.id, tc.kind, tc.amount)
 			return err
 		})
-		require.True(t, db.IsCode(err, "23514"), "%+v: want a check violation, got %v", tc, err)
+		require.True(t, db.IsCode(err, pgerrcode.CheckViolation), "%+v: want a check violation, got %v", tc, err)
 	}
 }
 
@@ -516,7 +517,7 @@ func TestSoftDeleteOnly(t *testing.T) {
 			_, err := tx.Exec(ctx, `DELETE FROM app.`+table)
 			return err
 		})
-		require.True(t, db.IsCode(err, "42501"), "%s: want insufficient_privilege, got %v", table, err)
+		require.True(t, db.IsCode(err, pgerrcode.InsufficientPrivilege), "%s: want insufficient_privilege, got %v", table, err)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
@@ -214,7 +215,7 @@ func TestDuplicateNationalIDAndSoftDelete(t *testing.T) {
 		_, err := tx.Exec(w.ctx, `DELETE FROM app.employees WHERE id = $1`, again.ID)
 		return err
 	})
-	require.True(t, db.IsCode(err, "42501"), "want insufficient_privilege, got %v", err)
+	require.True(t, db.IsCode(err, pgerrcode.InsufficientPrivilege), "want insufficient_privilege, got %v", err)
 }
 
 func TestDatabaseHoldsTheSalaryBound(t *testing.T) {
@@ -227,7 +228,7 @@ func TestDatabaseHoldsTheSalaryBound(t *testing.T) {
 			_, err := tx.Exec(w.ctx, `UPDATE app.employees SET gross_monthly_salary_santim = $2::numeric WHERE id = $1`, e.ID, v)
 			return err
 		})
-		require.True(t, db.IsCode(err, "23514"), "%s: want check_violation, got %v", v, err)
+		require.True(t, db.IsCode(err, pgerrcode.CheckViolation), "%s: want check_violation, got %v", v, err)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -74,7 +75,7 @@ func collect(rows pgx.Rows, err error) ([]Employee, error) {
 // translate turns the database's refusals into the store's errors, once.
 func translate(op string, err error) error {
 	var pg *pgconn.PgError
-	if errors.As(err, &pg) && pg.Code == "23505" {
+	if errors.As(err, &pg) && pg.Code == pgerrcode.UniqueViolation {
 		switch pg.ConstraintName {
 		case "employees_national_id":
 			return ErrDuplicateNationalID

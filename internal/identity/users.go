@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/wagerail/wagerail/internal/platform/db"
@@ -74,7 +75,7 @@ func CreateUser(ctx context.Context, q db.Querier, n NewUser) (User, error) {
 	}
 	u, err := scanUser(q.QueryRow(ctx, `INSERT INTO app.users (id, email, name, password_hash)
 		VALUES ($1, $2, $3, $4) RETURNING `+userColumns, NewID(), NormalizeEmail(n.Email), n.Name, hash))
-	if db.IsCode(err, "23505") {
+	if db.IsCode(err, pgerrcode.UniqueViolation) {
 		return User{}, ErrEmailTaken
 	}
 	return u, err

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/wagerail/wagerail/internal/identity"
@@ -125,7 +126,7 @@ func Submit(ctx context.Context, tx pgx.Tx, tenant string, n NewSubmission) (Sub
 			national_id, date_of_birth, photo_key, status, submitted_by)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'PENDING', $9)`,
 		id, tenant, string(n.SubjectType), n.SubjectID, n.FullName, n.NationalID, n.DateOfBirth, n.PhotoKey, n.SubmittedBy)
-	if db.IsCode(err, "23505") {
+	if db.IsCode(err, pgerrcode.UniqueViolation) {
 		return Submission{}, ErrOpenSubmission
 	}
 	if err != nil {

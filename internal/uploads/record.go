@@ -9,6 +9,7 @@ import (
 	"io"
 	"slices"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/wagerail/wagerail/internal/platform/db"
@@ -29,9 +30,9 @@ func Record(ctx context.Context, q db.Querier, o Object) error {
 	_, err := q.Exec(ctx, `INSERT INTO app.uploads (`+columns+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
 		o.TenantID, o.Key, o.FileName, o.ContentType, o.SniffedType, o.SizeBytes, o.SHA256, o.UploadedBy, o.CreatedAt)
 	switch {
-	case db.IsCode(err, "23505"):
+	case db.IsCode(err, pgerrcode.UniqueViolation):
 		return ErrExists
-	case db.IsCode(err, "23503"):
+	case db.IsCode(err, pgerrcode.ForeignKeyViolation):
 		return ErrNotFound
 	case err != nil:
 		return fmt.Errorf("uploads: record: %w", err)

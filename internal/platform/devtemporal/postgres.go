@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/api/serviceerror"
@@ -22,6 +22,8 @@ import (
 	tschema "go.temporal.io/server/tools/common/schema"
 	tsql "go.temporal.io/server/tools/sql"
 	"google.golang.org/protobuf/types/known/durationpb"
+
+	"github.com/wagerail/wagerail/internal/platform/db"
 )
 
 // PostgresConfig points the embedded server at a Postgres server for its persistence: one database
@@ -110,7 +112,7 @@ func ProvisionPostgres(ctx context.Context, superDSN string, p PostgresConfig) e
 	pw := strings.ReplaceAll(p.Password, "'", "''")
 	attrs := "LOGIN NOSUPERUSER NOCREATEROLE NOCREATEDB NOBYPASSRLS"
 	_, err = conn.Exec(ctx, fmt.Sprintf(`CREATE ROLE %s %s PASSWORD '%s'`, role, attrs, pw))
-	if isCode(err, "42710") { // duplicate_object: made by an earlier run (or a parallel test binary)
+	if db.IsCode(err, pgerrcode.DuplicateObject) { // made by an earlier run (or a parallel test binary)
 		_, err = conn.Exec(ctx, fmt.Sprintf(`ALTER ROLE %s %s PASSWORD '%s'`, role, attrs, pw))
 	}
 	if err != nil {
@@ -125,7 +127,7 @@ func ProvisionPostgres(ctx context.Context, superDSN string, p PostgresConfig) e
 			continue
 		}
 		_, err := conn.Exec(ctx, fmt.Sprintf(`CREATE DATABASE %s OWNER %s`, pgx.Identifier{name}.Sanitize(), role))
-		if err != nil && !isCode(err, "42P04") { // duplicate_database: a parallel run made it
+		if err != nil && !db.IsCode(err, pgerrcode.DuplicateDatabase) { // a parallel run made it
 			return fmt.Errorf("devtemporal: provision: database %s: %w", name, err)
 		}
 	}
@@ -158,7 +160,7 @@ func ensureDatabase(ctx context.Context, p PostgresConfig, cfg *config.SQL) erro
 	if err == nil {
 		return conn.Close(ctx)
 	}
-	if !isCode(err, "3D000") { // invalid_catalog_name: the database does not exist
+	if !db.IsCode(err, pgerrcode.InvalidCatalogName) { // the database does not exist
 		return fmt.Errorf("temporal postgres %s: %w", cfg.DatabaseName, err)
 	}
 	create := *cfg
@@ -247,9 +249,4 @@ func (s *Server) dial(ctx context.Context) (client.Client, error) {
 		return err
 	})
 	return c, err
-}
-
-func isCode(err error, code string) bool {
-	var pgErr *pgconn.PgError
-	return errors.As(err, &pgErr) && pgErr.Code == code
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
@@ -171,11 +172,11 @@ func TestSchemaRefusals(t *testing.T) {
 		_, err := tx.Exec(ctx, `DELETE FROM app.idempotency_records`)
 		return err
 	})
-	require.True(t, db.IsCode(err, "42501"), "the runtime role may not delete: %v", err)
+	require.True(t, db.IsCode(err, pgerrcode.InsufficientPrivilege), "the runtime role may not delete: %v", err)
 	err = db.InTenantTx(ctx, d.App, "tenant-b", func(tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, `INSERT INTO app.idempotency_records (tenant_id, route, key, request_hash, state, locked_until)
 			VALUES ('tenant-a', $1, 'x', $2, 'IN_FLIGHT', now())`, route, h[:])
 		return err
 	})
-	require.True(t, db.IsCode(err, "42501"), "row-level security refuses another tenant's row: %v", err)
+	require.True(t, db.IsCode(err, pgerrcode.InsufficientPrivilege), "row-level security refuses another tenant's row: %v", err)
 }
