@@ -53,9 +53,12 @@ const (
 	PollError    = "error"
 )
 
-// SettlementPollMetrics counts the sagas' status lookups: the worker's side of
-// svc_settlement_poller_ticks_total (the gateway's settlement poller has its own series, ok and
-// error, in its own process), by outcome.
+// MetricSettlementTicks counts the sagas' settlement status lookups, by outcome. The saga that
+// sent a transfer is the only one that asks the partner about it (the gateway runs no poller), so
+// this worker series is the settlement poller's.
+const MetricSettlementTicks = "svc_settlement_poller_ticks_total"
+
+// SettlementPollMetrics counts the sagas' status lookups (MetricSettlementTicks), by outcome.
 type SettlementPollMetrics struct {
 	ticks *prometheus.CounterVec
 }
@@ -64,7 +67,7 @@ type SettlementPollMetrics struct {
 // (nil: not registered). Registering twice on one registry reuses the first.
 func NewSettlementPollMetrics(reg prometheus.Registerer) *SettlementPollMetrics {
 	cv := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: gateway.MetricSettlementTicks,
+		Name: MetricSettlementTicks,
 		Help: "Settlement status lookups of the sagas waiting on a partner transfer, by outcome: settled, failed, pending, not_found (the partner has no such transfer), error (the gateway or the partner failed).",
 	}, []string{"outcome"})
 	cv = promreg.Shared(reg, cv)

@@ -231,7 +231,7 @@ func TestMoneyTransfersAgainstGatewayAndSandbox(t *testing.T) {
 	requireErrType(t, err, string(gateway.ReasonInvalidArgument), true)
 	require.Equal(t, 2.0, polls(PollSettled))
 	require.Equal(t, 2.0, polls(PollNotFound))
-	n, err = testutil.GatherAndCount(reg, gateway.MetricSettlementTicks)
+	n, err = testutil.GatherAndCount(reg, MetricSettlementTicks)
 	require.NoError(t, err)
 	require.Equal(t, 5, n, "one series per outcome, registered in the worker's registry")
 	require.Same(t, m.Metrics.ticks, NewSettlementPollMetrics(reg).ticks, "registering again reuses the series")

@@ -70,6 +70,11 @@ func newWebhooks(d Deps) *webhooks {
 			wf = d.Temporal
 		}
 		m.applier = bankwebhook.NewApplier(bankwebhook.NewStore(d.Platform, find, d.Now), wf)
+		if d.DB != nil {
+			// The register learns SETTLED and FAILED from callbacks too (the sagas' status
+			// lookups are its other source; the gateway runs no poller of its own).
+			m.applier.Register = gateway.NewStore(d.DB)
+		}
 	}
 	return m
 }

@@ -147,6 +147,56 @@ func (f *webhookFixture) count(result string) float64 {
 	return testutil.ToFloat64(f.srv.webhooks.requests.WithLabelValues(result))
 }
 
+// The gateway's transfer register learns a transfer's end from its callback, as it does from a
+// saga's status lookup: SETTLED or FAILED with the partner's id and code, once, never backwards;
+// a callback about no transfer of ours records nothing.
+func TestBankCallbackRecordsTheSettlementInTheTransferRegister(t *testing.T) {
+	f := newWebhookFixture(t)
+	register := func(eventID string) gateway.TransferRecord {
+		t.Helper()
+		var r gateway.TransferRecord
+		require.NoError(t, db.InTenantTx(context.Background(), f.d.App, "tenant-a", func(tx pgx.Tx) error {
+			var err error
+			r, err = gateway.FindTransfer(context.Background(), tx, "sandbox", f.ref(eventID))
+			return err
+		}))
+		return r
+	}
+	f.sent(t, "ev-settled", "tenant-a", 150_000)
+	f.sent(t, "ev-failed", "tenant-a", 90_000)
+	require.Equal(t, gateway.TransferInitiated, register("ev-settled").Status)
+
+	rec := f.post(t, "sandbox", f.body("ev-settled", "tenant-a", 150_000), f.now, "nonce-s", sandboxSecret)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	got := register("ev-settled")
+	require.Equal(t, gateway.TransferSettled, got.Status)
+	require.Equal(t, "tr-ev-settled", got.PartnerTransferID)
+
+	failed, _ := json.Marshal(map[string]any{"eventId": "ev-failed", "tenant_id": "tenant-a", "domain": "EWA", "reference": f.ref("ev-failed"),
+		"transferId": "tr-ev-failed", "status": "FAILED", "failureCode": "ACCOUNT_CLOSED", "amountSantim": 90_000, "occurredAt": "2026-11-21T12:00:00Z"})
+	rec = f.post(t, "sandbox", failed, f.now, "nonce-f", sandboxSecret)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	got = register("ev-failed")
+	require.Equal(t, gateway.TransferFailed, got.Status)
+	require.Equal(t, "ACCOUNT_CLOSED", got.FailureCode)
+
+	// A later contradicting callback (another event about the settled transfer) does not move a
+	// final status: the register only goes forward.
+	contra := callbackBodyRef(f.ref("ev-settled"), "ev-settled-2", "FAILED", "tenant-a", 150_000)
+	rec = f.post(t, "sandbox", contra, f.now, "nonce-s2", sandboxSecret)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.Equal(t, gateway.TransferSettled, register("ev-settled").Status)
+
+	// A callback about a reference we never sent: acknowledged, nothing recorded anywhere.
+	rec = f.post(t, "sandbox", callbackBodyRef(f.ref("ev-none"), "ev-none", "SETTLED", "tenant-a", 1), f.now, "nonce-n", sandboxSecret)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.NoError(t, db.InTenantTx(context.Background(), f.d.App, "tenant-a", func(tx pgx.Tx) error {
+		_, err := gateway.FindTransfer(context.Background(), tx, "sandbox", f.ref("ev-none"))
+		require.ErrorIs(t, err, gateway.ErrTransferNotFound)
+		return nil
+	}))
+}
+
 func TestBankCallbackAcceptedOnceAndRetriesAreAcknowledged(t *testing.T) {
 	f := newWebhookFixture(t)
 	f.sent(t, "ev-1", "tenant-a", 150_000)

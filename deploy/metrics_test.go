@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gopkg.in/yaml.v3"
 
+	"github.com/wagerail/wagerail/activities"
 	"github.com/wagerail/wagerail/api"
 	"github.com/wagerail/wagerail/gateway"
 	"github.com/wagerail/wagerail/internal/platform/outbox"
@@ -56,12 +57,11 @@ func processRegistries(t *testing.T) map[string]*prometheus.Registry {
 	require.NoError(t, lm.Register(ls.Registry))
 	regs["ledger"] = ls.Registry
 
-	// gateway (runGateway, given --database-platform-url: the settlement poller's counter)
+	// gateway (runGateway)
 	gm := gateway.NewMetrics(nil, gateway.SystemClock{})
 	gs := rpcserve.New("gateway", log, gm.UnaryInterceptor(log))
 	t.Cleanup(gs.GRPC.Stop)
 	require.NoError(t, gm.Register(gs.Registry))
-	require.NoError(t, gateway.NewSettlementMetrics().Register(gs.Registry))
 	regs["gateway"] = gs.Registry
 
 	// worker (runWorker): the outbox relay registers into the registry served on --metrics-addr.
@@ -75,6 +75,8 @@ func processRegistries(t *testing.T) map[string]*prometheus.Registry {
 	// The reconciliation's last success (runWorker registers it; it reads the database only
 	// when scraped).
 	require.NoError(t, wreg.Register(reconcile.NewMetrics(reconcile.NewStore(pool))))
+	// The sagas' settlement status lookups (runWorker's activities), the one settlement poller.
+	activities.NewSettlementPollMetrics(wreg)
 	regs["worker"] = wreg
 
 	// sandbox: the simulated bank exports no metrics.

@@ -197,3 +197,17 @@ func (s *Store) UpdateTransfers(ctx context.Context, tenantID string, ups []Tran
 	}
 	return int(changed), nil
 }
+
+// RecordSettlement records a partner callback's final answer (SETTLED or FAILED) about one
+// transfer of tenantID, as the bank-callback path learns it (internal/bankwebhook calls it for
+// every receipt of a callback it matched to the transfer). Like every answer, it applies once
+// and only forward: a repeat, or an answer older than the one recorded, changes nothing.
+func (s *Store) RecordSettlement(ctx context.Context, tenantID, partner, reference, status, partnerTransferID, failureCode string) error {
+	st := TransferStatus(status)
+	if st != TransferSettled && st != TransferFailed {
+		return fmt.Errorf("gateway.record_settlement: status %q is not a settlement (SETTLED or FAILED)", status)
+	}
+	_, err := s.UpdateTransfers(ctx, tenantID, []TransferUpdate{{Partner: partner, Reference: reference, Status: st,
+		PartnerTransferID: partnerTransferID, FailureCode: failureCode}})
+	return err
+}

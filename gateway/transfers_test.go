@@ -254,6 +254,36 @@ func TestFindTransferAcrossTenants(t *testing.T) {
 
 // The database keeps the register honest whoever writes: a body never changes, a status only
 // moves forward, and the runtime role cannot delete.
+// A callback's settlement is recorded for the transfer's tenant, once, only forward; a status
+// that is not a settlement is refused, and another tenant's transfer is out of reach.
+func TestRecordSettlementFromACallback(t *testing.T) {
+	t.Parallel()
+	d := testkit.NewDB(t)
+	s := NewStore(d.App)
+	tenant, ref := uniq("tenant"), uniq("cb")
+	require.NoError(t, s.RecordTransfers(ctxT(t), tenant, []TransferRecord{{Partner: SandboxPartner, Reference: ref, TenantID: tenant,
+		Domain: "EWA", AmountSantim: 10, Currency: "ETB", FromAccount: "a", ToAccount: "b"}}))
+	status := func() TransferRecord {
+		var r TransferRecord
+		require.NoError(t, db.InTenantTx(ctxT(t), d.App, tenant, func(tx pgx.Tx) error {
+			var err error
+			r, err = FindTransfer(ctxT(t), tx, SandboxPartner, ref)
+			return err
+		}))
+		return r
+	}
+	require.Error(t, s.RecordSettlement(ctxT(t), tenant, SandboxPartner, ref, "PENDING", "", ""), "not a settlement")
+	require.NoError(t, s.RecordSettlement(ctxT(t), uniq("other"), SandboxPartner, ref, "FAILED", "", "X"), "another tenant's: no row it may see")
+	require.Equal(t, TransferInitiated, status().Status)
+	require.NoError(t, s.RecordSettlement(ctxT(t), tenant, SandboxPartner, ref, "SETTLED", "p-9", ""))
+	require.NoError(t, s.RecordSettlement(ctxT(t), tenant, SandboxPartner, ref, "SETTLED", "p-9", ""), "a repeat")
+	require.NoError(t, s.RecordSettlement(ctxT(t), tenant, SandboxPartner, ref, "FAILED", "p-9", "LATE"), "a contradiction after the end")
+	got := status()
+	require.Equal(t, TransferSettled, got.Status)
+	require.Equal(t, "p-9", got.PartnerTransferID)
+	require.Empty(t, got.FailureCode)
+}
+
 func TestTransferRegisterInvariantsInTheDatabase(t *testing.T) {
 	t.Parallel()
 	d := testkit.NewDB(t)

@@ -166,7 +166,6 @@ func devComponents(cfg devConfig, st *devStack) []devComponent {
 	gw := defaultGatewayConfig()
 	gw.DatabaseURL, gw.GRPCAddr, gw.MetricsAddr = st.appDSN, cfg.GatewayGRPCAddr, cfg.GatewayMetrics
 	gw.SandboxURL = "http://" + cfg.SandboxAddr
-	gw.DatabasePlatformURL = st.platformDSN // the settlement poller
 
 	return []devComponent{
 		{name: "sandbox", run: func(ctx context.Context, log *slog.Logger, ready func()) error {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/wagerail/wagerail/gateway"
@@ -17,16 +16,11 @@ import (
 )
 
 type gatewayConfig struct {
-	DatabaseURL string
-	// DatabasePlatformURL is the cross-tenant role (wagerail_platform): the settlement poller
-	// lists every tenant's unresolved transfers through it. Empty: the poller does not run.
-	DatabasePlatformURL string
-	// SettlementInterval is the pause between the settlement poller's ticks.
-	SettlementInterval time.Duration
-	GRPCAddr           string
-	MetricsAddr        string
-	SandboxURL         string
-	ProbeInterval      time.Duration
+	DatabaseURL   string
+	GRPCAddr      string
+	MetricsAddr   string
+	SandboxURL    string
+	ProbeInterval time.Duration
 	// Per-call deadlines and breaker policy of every partner adapter.
 	LookupTimeout   time.Duration
 	TransferTimeout time.Duration
@@ -39,7 +33,7 @@ func defaultGatewayConfig() gatewayConfig {
 	g := gateway.DefaultGuardConfig()
 	return gatewayConfig{
 		GRPCAddr: ":50051", MetricsAddr: ":50053", SandboxURL: "http://127.0.0.1:8090",
-		ProbeInterval: 15 * time.Second, SettlementInterval: gateway.DefaultSettlementInterval, LookupTimeout: g.LookupTimeout, TransferTimeout: g.TransferTimeout,
+		ProbeInterval: 15 * time.Second, LookupTimeout: g.LookupTimeout, TransferTimeout: g.TransferTimeout,
 		BreakerFailures: int(g.BreakerFailures), BreakerOpenFor: g.BreakerOpenFor, LogLevel: "info",
 	}
 }
@@ -51,8 +45,6 @@ func gatewayCommand() *cli.Command {
 		"Serve the integration gateway (gRPC): partner-bank adapters, account lookup, disbursement,\n"+
 			"transfer status, adapter health and statement ingestion. Metrics and /healthz on the metrics address.")
 	c.String(&cfg.DatabaseURL, "database-url", "DATABASE_URL", "", "Postgres URL of the runtime role wagerail_app (default: the private Postgres of `make run` in this directory)")
-	c.String(&cfg.DatabasePlatformURL, "database-platform-url", "DATABASE_PLATFORM_URL", "", "Postgres URL of the cross-tenant role wagerail_platform; set, the settlement poller runs (default beside `make run`: its private Postgres)")
-	c.Duration(&cfg.SettlementInterval, "settlement-interval", "SETTLEMENT_POLL_INTERVAL", d.SettlementInterval, "how often the settlement poller asks partners about INITIATED and PENDING transfers")
 	c.String(&cfg.GRPCAddr, "grpc-addr", "GATEWAY_GRPC_ADDR", d.GRPCAddr, "gRPC listen address")
 	c.String(&cfg.MetricsAddr, "metrics-addr", "GATEWAY_METRICS_ADDR", d.MetricsAddr, "metrics and /healthz listen address")
 	c.String(&cfg.SandboxURL, "sandbox-url", "SANDBOX_URL", d.SandboxURL, "base URL of the bank sandbox (partner \"sandbox\")")
@@ -67,13 +59,8 @@ func gatewayCommand() *cli.Command {
 		if err != nil {
 			return err
 		}
-		private := cfg.DatabaseURL == ""
 		if cfg.DatabaseURL, err = resolveDatabaseURL("gateway", cfg.DatabaseURL, db.AppRole); err != nil {
 			return err
-		}
-		if private && cfg.DatabasePlatformURL == "" {
-			// Beside `make run`, the private cluster's platform role too; optional otherwise.
-			cfg.DatabasePlatformURL, _ = resolveDatabaseURL("gateway", "", db.PlatformRole)
 		}
 		return runGateway(ctx, log, cfg, func() {})
 	}
@@ -90,9 +77,6 @@ func (cfg gatewayConfig) validate() error {
 	}
 	if cfg.LookupTimeout <= 0 || cfg.TransferTimeout <= 0 || cfg.BreakerOpenFor <= 0 || cfg.ProbeInterval <= 0 {
 		return errors.New("gateway: timeouts, --breaker-open-for and --probe-interval must be positive")
-	}
-	if cfg.SettlementInterval <= 0 {
-		return errors.New("gateway: --settlement-interval / SETTLEMENT_POLL_INTERVAL must be positive")
 	}
 	if cfg.BreakerFailures < 1 {
 		return errors.New("gateway: --breaker-failures / GATEWAY_BREAKER_FAILURES must be at least 1")
@@ -148,34 +132,6 @@ func runGateway(ctx context.Context, log *slog.Logger, cfg gatewayConfig, ready 
 	pctx, stopProbes := context.WithCancel(ctx)
 	defer stopProbes()
 	go g.RunProbes(pctx, cfg.ProbeInterval)
-
-	if cfg.DatabasePlatformURL != "" {
-		platform, err := db.Open(ctx, cfg.DatabasePlatformURL, 2)
-		if err != nil {
-			gl.Close()
-			ml.Close()
-			return fmt.Errorf("gateway: %s (check --database-platform-url / DATABASE_PLATFORM_URL)", strings.Join(strings.Fields(err.Error()), " "))
-		}
-		defer platform.Close()
-		sm := gateway.NewSettlementMetrics()
-		if err := sm.Register(srv.Registry); err != nil {
-			gl.Close()
-			ml.Close()
-			return fmt.Errorf("gateway: %w", err)
-		}
-		poller, err := gateway.NewSettlementPoller(gateway.SettlementConfig{Platform: platform, Gateway: g,
-			Interval: cfg.SettlementInterval, Logger: log, Metrics: sm})
-		if err != nil {
-			gl.Close()
-			ml.Close()
-			return fmt.Errorf("gateway: %w", err)
-		}
-		polled := make(chan struct{})
-		defer func() { stopProbes(); <-polled }()
-		go func() { defer close(polled); _ = poller.Run(pctx) }()
-	} else {
-		log.Warn("no DATABASE_PLATFORM_URL: the settlement poller is off; INITIATED and PENDING transfers are resolved only when a saga asks for their status")
-	}
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ctx, gl, ml) }()

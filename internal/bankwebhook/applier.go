@@ -103,6 +103,10 @@ type Applier struct {
 	// one flush signals each batch once (0 means DefaultGatherWindow).
 	GatherWindow time.Duration
 
+	// Register, when set, records each matched callback's answer in the gateway's transfer
+	// register (see TransferRegister).
+	Register TransferRegister
+
 	breakerOnce sync.Once
 	breaker     *gobreaker.TwoStepCircuitBreaker[struct{}]
 	gathering   gathering
@@ -143,7 +147,9 @@ func (a *Applier) Configured() bool { return a.wf != nil }
 // it in the same cross-tenant transaction: a new event that matches a transfer is signalled to
 // its workflow, a redelivery of a Pending event is signalled (PartnerRetry), a redelivery of a
 // decided one is recorded as Duplicate. BankWebhookApplied (actor partner:<name>) is written the
-// one time an event becomes Applied. It refuses with ErrEventConflict or ErrReplayedNonce and
+// one time an event becomes Applied. Then, with a Register, a matched callback's answer is
+// recorded in the transfer register; if that fails the error is returned (the event is stored
+// and delivered: the partner's retry records it). It refuses with ErrEventConflict or ErrReplayedNonce and
 // then writes nothing.
 func (a *Applier) Receive(ctx context.Context, cb Callback) (Delivery, error) {
 	ctx = tenancy.WithActor(ctx, tenancy.Partner(cb.Partner))
@@ -160,10 +166,13 @@ func (a *Applier) Receive(ctx context.Context, cb Callback) (Delivery, error) {
 		d, err = a.deliver(ctx, tx, st.ID, trigger)
 		return err
 	})
-	if err == nil && d.Outcome == Gathered {
+	if err != nil {
+		return d, err
+	}
+	if d.Outcome == Gathered {
 		a.gather()
 	}
-	return d, err
+	return d, a.recordSettlement(ctx, cb, d)
 }
 
 // Replay re-delivers stored event id in tx (a cross-tenant transaction whose context names the
