@@ -18,7 +18,7 @@ import (
 )
 
 // The access matrix: every row of the route table × {anonymous, member, admin, owner,
-// other-tenant owner, platform admin}. The expected outcome is computed from the row's own
+// other-tenant owner, platform admin, platform operator}. The expected outcome is computed from the row's own
 // metadata by the spec's rules, and the pipeline is run with a sentinel in place of the handler,
 // so the test checks exactly the guards (no handler runs, nothing changes) for every route that
 // exists now or is added later. Each denial must also be a status the OpenAPI operation documents.
@@ -58,6 +58,7 @@ func TestAccessMatrix(t *testing.T) {
 		{"owner", owner},
 		{"other-tenant owner", otherOwner},
 		{"platform", f.platformAdmin("platform@wagerail.test")},
+		{"operator", f.operator("operator@wagerail.test")},
 	}
 	require.NotEqual(t, tenantA, b.Organization.ID)
 
@@ -110,7 +111,8 @@ func TestAccessMatrix(t *testing.T) {
 }
 
 // expectedAccess is the spec's pipeline applied by hand to one route and caller. Every caller
-// but the platform admin has tenant A active, except the other-tenant owner (tenant B).
+// but the platform admin and the operator has tenant A active, except the other-tenant owner
+// (tenant B).
 func expectedAccess(r Route, who string) (int, string) {
 	if r.Auth == Public || r.Auth == PublicSigned {
 		return passed, ""
@@ -126,6 +128,11 @@ func expectedAccess(r Route, who string) (int, string) {
 			return passed, ""
 		}
 		return http.StatusForbidden, "PLATFORM_ADMIN_REQUIRED"
+	case Operator:
+		if who == "platform" || who == "operator" {
+			return passed, ""
+		}
+		return http.StatusForbidden, "OPERATOR_REQUIRED"
 	}
 	// Org.
 	if who == "platform" {
@@ -133,6 +140,12 @@ func expectedAccess(r Route, who string) (int, string) {
 			return http.StatusForbidden, "TENANT_CONTEXT_MISSING" // a platform admin has no active organization
 		}
 		return passed, ""
+	}
+	if who == "operator" { // a member of no organization
+		if r.Tenant == "" {
+			return http.StatusForbidden, "TENANT_CONTEXT_MISSING"
+		}
+		return http.StatusForbidden, "NOT_A_MEMBER"
 	}
 	role := map[string]orgs.MemberRole{"member": orgs.PlainMember, "admin": orgs.Admin, "owner": orgs.Owner, "other-tenant owner": orgs.Owner}[who]
 	if who == "other-tenant owner" && r.Tenant != "" {

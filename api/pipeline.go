@@ -23,8 +23,9 @@ import (
 //  2. tenant context: an x-actor-id header is refused (400, warning logged); the scope's actor is
 //     the session user, its tenant the route's (active organization or path parameter);
 //  3. authentication guard: Public and PublicSigned pass; anything else needs a user (401);
-//  4. organization-role guard: Platform routes need a platform admin; Org routes need an ACTIVE
-//     member of the route's organization with at least Route.Role (a platform admin passes);
+//  4. organization-role guard: Platform routes need a platform admin; Operator routes a platform
+//     operator or a platform admin; Org routes need an ACTIVE member of the route's organization
+//     with at least Route.Role (a platform admin passes);
 //  5. permission guard: Route.Permission must be in the union of the member's application roles
 //     (a platform admin passes);
 //  6. the idempotency gate (Idem routes) and the handler.
@@ -43,6 +44,7 @@ type caller struct {
 	User     identity.User
 	Session  identity.Session
 	Platform bool // a platform admin
+	Operator bool // a platform operator (platform support)
 	// Tenant is the route's organization ("" for routes without one); Access the caller's rights
 	// there (zero for a platform admin who is not a member).
 	Tenant string
@@ -58,7 +60,7 @@ func callerOf(c *gin.Context) *caller {
 // pipeline returns the guards for r, in order.
 func (s *Server) pipeline(r Route) []gin.HandlerFunc {
 	switch r.Auth {
-	case Public, PublicSigned, Session, Org, Platform:
+	case Public, PublicSigned, Session, Org, Platform, Operator:
 	default:
 		panic("api: route " + r.Method + " " + r.Path + " declares no access level")
 	}
@@ -107,10 +109,10 @@ func (s *Server) sessionStep(r Route) gin.HandlerFunc {
 		c.Set(callerKey, cl)
 		ctx := tenancy.WithRequestID(c.Request.Context(), requestID(c))
 		if token, ok := sessionToken(c); ok {
-			sess, u, platform, err := identity.Authenticate(ctx, s.deps.DB, token, s.now())
+			sess, u, staff, err := identity.Authenticate(ctx, s.deps.DB, token, s.now())
 			switch {
 			case err == nil:
-				cl.User, cl.Session, cl.Platform = u, sess, platform
+				cl.User, cl.Session, cl.Platform, cl.Operator = u, sess, staff.Admin, staff.Operator
 				ctx = tenancy.WithActor(ctx, u.ID)
 			case !errors.Is(err, identity.ErrNotFound):
 				writeError(c, err)
@@ -165,6 +167,11 @@ func (s *Server) guardStep(r Route) gin.HandlerFunc {
 		case Platform:
 			if !platform {
 				s.deny(c, crosstenant.PlatformTenant, "PLATFORM_ADMIN_REQUIRED", "this route is for platform admins")
+				return
+			}
+		case Operator:
+			if !platform && !cl.Operator {
+				s.deny(c, crosstenant.PlatformTenant, "OPERATOR_REQUIRED", "this route is for platform operators (and platform admins)")
 				return
 			}
 		case Org:

@@ -45,6 +45,9 @@ const (
 	Org Auth = "Org"
 	// Platform routes need a platform admin (AdminProfile with checkType PLATFORM).
 	Platform Auth = "Platform"
+	// Operator routes need a platform operator (the spec's platform support: dispute decisions,
+	// BNPL restructure; granted by a platform admin) or a platform admin.
+	Operator Auth = "Operator"
 )
 
 // Route is one row of the route table.
@@ -264,7 +267,7 @@ func (s *Server) routes() []Route {
 	for _, area := range [][]Route{s.authRoutes(), s.authExtraRoutes(), s.orgAuthRoutes(), s.memberRoutes(), s.businessRoutes(), s.teamRoutes(),
 		s.employeeRoutes(), s.catalogRoutes(), s.catalogAssignmentRoutes(), s.uploadRoutes(), s.kycRoutes(), s.sanctionsRoutes(),
 		s.ewaRoutes(), s.webhookAdminRoutes(),
-		s.deadLetterRoutes()} {
+		s.deadLetterRoutes(), s.operatorRoutes()} {
 		rs = append(rs, area...)
 	}
 	return rs

@@ -117,20 +117,28 @@ func truncate(s string, n int) string {
 	return s[:n]
 }
 
-// Authenticate resolves a session token to its live session, its user and whether the user is a
-// platform admin, in one round trip (it runs before every signed-in request). ErrNotFound when
-// the token names no live session.
-func Authenticate(ctx context.Context, q db.Querier, token string, now time.Time) (Session, User, bool, error) {
+// Staff is a user's platform roles: a platform admin (AdminProfile of checkType PLATFORM) and a
+// platform operator (app.platform_operators).
+type Staff struct {
+	Admin    bool
+	Operator bool
+}
+
+// Authenticate resolves a session token to its live session, its user and the user's platform
+// roles, in one round trip (it runs before every signed-in request, so a revoked role holds at
+// the next request). ErrNotFound when the token names no live session.
+func Authenticate(ctx context.Context, q db.Querier, token string, now time.Time) (Session, User, Staff, error) {
 	var s Session
-	var platform bool
+	var staff Staff
 	row := q.QueryRow(ctx, `SELECT s.id, s.user_id, coalesce(s.active_organization_id, ''), s.two_factor_pending,
 			s.created_at, s.expires_at, `+userColumnsOf("u")+`,
-			EXISTS (SELECT 1 FROM app.admin_profiles p WHERE p.user_id = u.id AND p.check_type = 'PLATFORM')
+			EXISTS (SELECT 1 FROM app.admin_profiles p WHERE p.user_id = u.id AND p.check_type = 'PLATFORM'),
+			EXISTS (SELECT 1 FROM app.platform_operators o WHERE o.user_id = u.id)
 		FROM app.sessions s JOIN app.users u ON u.id = s.user_id
 		WHERE s.token_hash = $1 AND s.revoked_at IS NULL AND s.expires_at > $2`, HashSecret(token), now)
-	u, err := scanUserWith(row, []any{&s.ID, &s.UserID, &s.ActiveOrganizationID, &s.TwoFactorPending, &s.CreatedAt, &s.ExpiresAt}, &platform)
+	u, err := scanUserWith(row, []any{&s.ID, &s.UserID, &s.ActiveOrganizationID, &s.TwoFactorPending, &s.CreatedAt, &s.ExpiresAt}, &staff.Admin, &staff.Operator)
 	if err != nil {
-		return Session{}, User{}, false, err
+		return Session{}, User{}, Staff{}, err
 	}
-	return s, u, platform, nil
+	return s, u, staff, nil
 }

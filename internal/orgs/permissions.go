@@ -23,23 +23,41 @@ var Kinds = []Kind{Business, FI, Merchant}
 // ValidKind reports whether k is a known kind.
 func ValidKind(k Kind) bool { return slices.Contains(Kinds, k) }
 
-// catalog is every permission module and its actions (the spec's list).
+// catalog is every permission module and its actions: the spec's payroll modules, and the
+// lending and BNPL modules that financial institutions and merchants guard their routes with
+// (loans: read, approve a loan request, disburse it, edit its terms; bnpl: read agreements,
+// approve, collect an installment, cancel before activation — restructuring is the platform
+// operator's, not a module action).
 var catalog = map[string][]string{
 	"payroll":    {"view", "approve", "edit"},
 	"employees":  {"view", "add", "edit", "delete"},
 	"allowances": {"view", "edit"},
 	"deductions": {"view", "edit"},
 	"paye_tax":   {"export"},
+	"loans":      {"view", "approve", "disburse", "edit"},
+	"bnpl":       {"view", "approve", "collect", "cancel"},
 }
 
 // kindModules is the per-kind allowlist: which modules an organization of that kind may grant.
-// The named modules are all about running a payroll, which only businesses do; financial
-// institutions and merchants grant none until their own modules (lending, BNPL) exist.
+// Running a payroll is a business's; lending a financial institution's; BNPL a merchant's.
 var kindModules = map[Kind][]string{
 	Business: {"allowances", "deductions", "employees", "paye_tax", "payroll"},
-	FI:       {},
-	Merchant: {},
+	FI:       {"loans"},
+	Merchant: {"bnpl"},
 }
+
+// Permissions routes can require of financial institutions and merchants (as a route table row's
+// Permission).
+var (
+	LoansView     = Permission{Module: "loans", Action: "view"}
+	LoansApprove  = Permission{Module: "loans", Action: "approve"}
+	LoansDisburse = Permission{Module: "loans", Action: "disburse"}
+	LoansEdit     = Permission{Module: "loans", Action: "edit"}
+	BnplView      = Permission{Module: "bnpl", Action: "view"}
+	BnplApprove   = Permission{Module: "bnpl", Action: "approve"}
+	BnplCollect   = Permission{Module: "bnpl", Action: "collect"}
+	BnplCancel    = Permission{Module: "bnpl", Action: "cancel"}
+)
 
 // Permission is one module.action pair a route can require.
 type Permission struct{ Module, Action string }

@@ -16,8 +16,14 @@ func TestFullIsTheKindsAllowlist(t *testing.T) {
 	}, full)
 	require.True(t, full.Allows(Permission{"paye_tax", "export"}))
 	require.False(t, full.Allows(Permission{"paye_tax", "view"}))
-	require.Empty(t, Full(FI))
-	require.Empty(t, Full(Merchant))
+	// Lending is a financial institution's, BNPL a merchant's; neither grants the other's or a
+	// business's modules.
+	require.Equal(t, Permissions{"loans": {"view", "approve", "disburse", "edit"}}, Full(FI))
+	require.Equal(t, Permissions{"bnpl": {"view", "approve", "collect", "cancel"}}, Full(Merchant))
+	require.True(t, Full(FI).Allows(LoansDisburse))
+	require.False(t, Full(FI).Allows(BnplView))
+	require.False(t, Full(Merchant).Allows(LoansView))
+	require.False(t, full.Allows(LoansView))
 }
 
 func TestUnionOfRoles(t *testing.T) {
@@ -42,6 +48,16 @@ func TestDecodePermissions(t *testing.T) {
 	}
 	_, err = DecodePermissions([]byte(`{"payroll":["view"]}`), FI)
 	require.ErrorContains(t, err, "not available to FI organizations")
+	_, err = DecodePermissions([]byte(`{"loans":["view"]}`), Business)
+	require.ErrorContains(t, err, "not available to BUSINESS organizations")
+	_, err = DecodePermissions([]byte(`{"bnpl":["view"]}`), FI)
+	require.ErrorContains(t, err, "not available to FI organizations")
+	p, err = DecodePermissions([]byte(`{"loans":["disburse","view"]}`), FI)
+	require.NoError(t, err)
+	require.Equal(t, Permissions{"loans": {"disburse", "view"}}, p)
+	p, err = DecodePermissions([]byte(`{"bnpl":["collect"]}`), Merchant)
+	require.NoError(t, err)
+	require.Equal(t, Permissions{"bnpl": {"collect"}}, p)
 }
 
 // FuzzDecodePermissions: whatever decodes is a subset of the kind's full grant, normalized, and
