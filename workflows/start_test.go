@@ -12,8 +12,10 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 
+	"github.com/wagerail/wagerail/activities"
 	"github.com/wagerail/wagerail/internal/platform/devtemporal"
 	"github.com/wagerail/wagerail/internal/platform/testkit"
+	"github.com/wagerail/wagerail/reconcile"
 )
 
 // The attributes StartOptions sets are the ones every namespace registers.
@@ -46,8 +48,10 @@ func TestStartOptionsAttachAndAreSearchable(t *testing.T) {
 	require.NoError(t, err, "a second start while it runs attaches")
 	require.Equal(t, first.GetRunID(), second.GetRunID())
 
+	// A run without tenants finds them (none in a fresh database) and records itself.
+	d := testkit.NewDB(t)
 	w := worker.New(tc, queue, worker.Options{DeadlockDetectionTimeout: time.Minute})
-	Register(w, Deps{})
+	Register(w, Deps{Reconcile: &activities.Reconcile{Platform: d.Platform(t), Runner: &reconcile.Runner{Store: reconcile.NewStore(d.App)}}})
 	require.NoError(t, w.Start())
 	defer w.Stop()
 	var rep ReconcileResult
