@@ -1,7 +1,7 @@
 // Package ewa is early wage access: the tenant's EWA settings (where advances are paid from and
 // what they cost), eligibility (how much an employee may draw now), the requests and their
-// states, the repayments, and the record steps the disburse and repayment sagas call. Every state change
-// writes its audit row and its outbox event in the same transaction as the change.
+// states, the repayments, and the record steps the disburse and repayment sagas call. Every
+// state change writes its audit row and its outbox event in the same transaction as the change.
 //
 // Repayments (repay.go) are partial or whole: each is one run of the repayment saga
 // (workflows.EwaRepay), never more than what is still owed; the request stays DISBURSED until
