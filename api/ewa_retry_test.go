@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"sync"
 	"testing"
@@ -14,18 +15,23 @@ import (
 	"github.com/wagerail/wagerail/internal/platform/testkit"
 )
 
-const disburseRoute = "POST /api/ewa/requests/:id/disburse"
+const (
+	disburseRoute = "POST /api/ewa/requests/:id/disburse"
+	repayRoute    = "POST /api/ewa/requests/:id/record-repayment"
+)
 
-// loseAnswer puts the key's idempotency record back where a crash between the saga's start and
-// the stored answer leaves it: IN_FLIGHT, its lease lapsed, no response. The next call with the
-// key takes the claim over and reaches the handler again.
-func (s *ewaStack) loseAnswer(t *testing.T, key string) {
+// loseAnswer puts the key's idempotency record of the disburse route back where a crash between
+// the saga's start and the stored answer leaves it: IN_FLIGHT, its lease lapsed, no response. The
+// next call with the key takes the claim over and reaches the handler again.
+func (s *ewaStack) loseAnswer(t *testing.T, key string) { s.loseAnswerOf(t, disburseRoute, key) }
+
+func (s *ewaStack) loseAnswerOf(t *testing.T, route, key string) {
 	t.Helper()
 	ctx := context.Background()
 	require.NoError(t, db.InTenantTx(ctx, s.d.App, s.tenant, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `UPDATE app.idempotency_records SET state = 'IN_FLIGHT', locked_until = now() - interval '1 minute',
 				completed_at = NULL, response_status = NULL, response_headers = NULL, response_body = NULL
-			WHERE tenant_id = $1 AND route = $2 AND key = $3`, s.tenant, disburseRoute, key)
+			WHERE tenant_id = $1 AND route = $2 AND key = $3`, s.tenant, route, key)
 		if err == nil && tag.RowsAffected() != 1 {
 			t.Fatalf("no idempotency record for key %s", key)
 		}
@@ -160,4 +166,39 @@ func TestEwaDisburseConcurrentRetriesAfterLostAnswers(t *testing.T) {
 	ledgerTxs, transfers, events := s.sideEffects(t)
 	require.Equal(t, [3]int{n, n, n}, [3]int{ledgerTxs, transfers, events}, "each advance paid exactly once")
 	require.Len(t, s.bank.Sandbox.Transfers(t), n)
+}
+
+// TestEwaRepaymentRetryAfterLostAnswer: the repayment route starts its saga through the same
+// start-and-wait, so a retry whose answer was lost gets the first call's answer from the key's
+// saga — even once a later repayment has made the request REPAID, where the pre-check alone
+// would refuse (EWA_NOT_DISBURSED) — and nothing is posted twice.
+func TestEwaRepaymentRetryAfterLostAnswer(t *testing.T) {
+	t.Parallel()
+	s := newEwaStack(t, ewaStackOpts{})
+	s.approveKyc(t)
+	req := s.request(t, 10_000) // fee 500 + 100
+	rec := s.disburse(req.ID, testkit.Unique("disburse"))
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	s.waitStatus(t, req.ID, "DISBURSED")
+
+	repay := func(amount int64, key string) *httptest.ResponseRecorder {
+		return s.owner.call(http.MethodPost, "/api/ewa/requests/"+req.ID+"/record-repayment",
+			map[string]any{"ewaRequestId": req.ID, "repaidAmountSantim": amount, "source": "PAYROLL"}, "Idempotency-Key", key)
+	}
+	first, second := testkit.Unique("repay"), testkit.Unique("repay")
+	part := repay(4_000, first)
+	require.Equal(t, http.StatusOK, part.Code, part.Body.String())
+	require.Equal(t, "DISBURSED", string(decode[ewaRequestJSON](t, part).Status))
+	rest := repay(6_600, second)
+	require.Equal(t, http.StatusOK, rest.Code, rest.Body.String())
+	require.Equal(t, "REPAID", string(decode[ewaRequestJSON](t, rest).Status))
+	repayTxs := s.count(t, `SELECT count(*) FROM ledger.transactions WHERE tenant_id = $1`, s.tenant)
+
+	s.loseAnswerOf(t, repayRoute, first)
+	retry := repay(4_000, first)
+	require.Empty(t, retry.Header().Get("Idempotent-Replayed"), "the retry reached the handler")
+	require.Equal(t, http.StatusOK, retry.Code, retry.Body.String())
+	require.JSONEq(t, part.Body.String(), retry.Body.String(), "the first call's answer")
+	require.Equal(t, repayTxs, s.count(t, `SELECT count(*) FROM ledger.transactions WHERE tenant_id = $1`, s.tenant), "nothing posted twice")
+	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.outbox WHERE tenant_id = $1 AND type = 'ewa.repaid.v1'`, s.tenant))
 }
