@@ -380,11 +380,8 @@ func (s *Server) listOwnBusinesses(c *gin.Context, cl *caller) {
 }
 
 func (s *Server) getBusiness(c *gin.Context) {
-	var b orgs.BusinessOrg
-	err := s.inTenant(c, func(ctx context.Context, tx pgx.Tx) error {
-		var err error
-		b, err = orgs.BusinessByID(ctx, tx, callerOf(c).Tenant)
-		return err
+	b, err := inTenantValue(s, c, func(ctx context.Context, tx pgx.Tx) (orgs.BusinessOrg, error) {
+		return orgs.BusinessByID(ctx, tx, callerOf(c).Tenant)
 	})
 	if err != nil {
 		writeError(c, businessError(err))
@@ -409,13 +406,12 @@ func (s *Server) updateBusiness(c *gin.Context) {
 		writeError(c, NewError(http.StatusBadRequest, "INVALID_REQUEST", "give at least one field to change"))
 		return
 	}
-	var b orgs.BusinessOrg
-	err = s.inTenant(c, func(ctx context.Context, tx pgx.Tx) error {
-		var err error
-		if b, err = orgs.UpdateBusiness(ctx, tx, id, func(x *orgs.BusinessOrg) error { req.apply(x); return nil }); err != nil {
-			return err
+	b, err := inTenantValue(s, c, func(ctx context.Context, tx pgx.Tx) (orgs.BusinessOrg, error) {
+		b, err := orgs.UpdateBusiness(ctx, tx, id, func(x *orgs.BusinessOrg) error { req.apply(x); return nil })
+		if err != nil {
+			return b, err
 		}
-		return audit.Write(ctx, tx, audit.Entry{Action: actionUpdateBusiness, Outcome: audit.Success,
+		return b, audit.Write(ctx, tx, audit.Entry{Action: actionUpdateBusiness, Outcome: audit.Success,
 			TargetType: targetBusiness, TargetID: id, Details: map[string]any{"fields": given}})
 	})
 	if err != nil {
@@ -427,13 +423,12 @@ func (s *Server) updateBusiness(c *gin.Context) {
 
 func (s *Server) deleteBusiness(c *gin.Context) {
 	id := callerOf(c).Tenant
-	var b orgs.BusinessOrg
-	err := s.inTenant(c, func(ctx context.Context, tx pgx.Tx) error {
-		var err error
-		if b, err = orgs.DeleteBusiness(ctx, tx, id, s.now()); err != nil {
-			return err
+	b, err := inTenantValue(s, c, func(ctx context.Context, tx pgx.Tx) (orgs.BusinessOrg, error) {
+		b, err := orgs.DeleteBusiness(ctx, tx, id, s.now())
+		if err != nil {
+			return b, err
 		}
-		return audit.Write(ctx, tx, audit.Entry{Action: actionDeleteBusiness, Outcome: audit.Success,
+		return b, audit.Write(ctx, tx, audit.Entry{Action: actionDeleteBusiness, Outcome: audit.Success,
 			TargetType: targetBusiness, TargetID: id})
 	})
 	if err != nil {

@@ -211,11 +211,8 @@ func catalogString(p *string) string {
 
 func (s *Server) listCatalogEntries(m catalogEntryMount) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		var list []catalogs.Entry
-		err := s.inTenant(c, func(ctx context.Context, tx pgx.Tx) error {
-			var err error
-			list, err = m.catalog.List(ctx, tx)
-			return err
+		list, err := inTenantValue(s, c, func(ctx context.Context, tx pgx.Tx) ([]catalogs.Entry, error) {
+			return m.catalog.List(ctx, tx)
 		})
 		if err != nil {
 			s.catalogFail(c, m.noun, "", "", "", err)
@@ -245,11 +242,8 @@ func (s *Server) createCatalogEntry(m catalogEntryMount) gin.HandlerFunc {
 			writeError(c, fieldError(err))
 			return
 		}
-		var e catalogs.Entry
-		err := s.inTenant(c, func(ctx context.Context, tx pgx.Tx) error {
-			var err error
-			e, err = m.catalog.Create(ctx, tx, in, s.now())
-			return err
+		e, err := inTenantValue(s, c, func(ctx context.Context, tx pgx.Tx) (catalogs.Entry, error) {
+			return m.catalog.Create(ctx, tx, in, s.now())
 		})
 		if err != nil {
 			s.catalogFail(c, m.noun, "Create"+m.catalog.Target, m.catalog.Target, "", err)
@@ -276,11 +270,8 @@ func (s *Server) updateCatalogEntry(m catalogEntryMount) gin.HandlerFunc {
 			writeError(c, fieldError(err))
 			return
 		}
-		var out catalogs.Entry
-		err := s.inTenant(c, func(ctx context.Context, tx pgx.Tx) error {
-			var err error
-			out, err = m.catalog.Update(ctx, tx, id, ch, s.now())
-			return err
+		out, err := inTenantValue(s, c, func(ctx context.Context, tx pgx.Tx) (catalogs.Entry, error) {
+			return m.catalog.Update(ctx, tx, id, ch, s.now())
 		})
 		if err != nil {
 			s.catalogFail(c, m.noun, "Update"+m.catalog.Target, m.catalog.Target, id, err)
@@ -326,11 +317,8 @@ func (m catalogDefinitionMount) bind(c *gin.Context) (catalogDefinitionFields, *
 
 func (s *Server) listCatalogDefinitions(m catalogDefinitionMount) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		var list []catalogs.Definition
-		err := s.inTenant(c, func(ctx context.Context, tx pgx.Tx) error {
-			var err error
-			list, err = m.catalog.List(ctx, tx)
-			return err
+		list, err := inTenantValue(s, c, func(ctx context.Context, tx pgx.Tx) ([]catalogs.Definition, error) {
+			return m.catalog.List(ctx, tx)
 		})
 		if err != nil {
 			s.catalogFail(c, m.noun, "", "", "", err)
@@ -372,11 +360,8 @@ func (s *Server) createCatalogDefinition(m catalogDefinitionMount) gin.HandlerFu
 			writeError(c, fieldError(err))
 			return
 		}
-		var d catalogs.Definition
-		err := s.inTenant(c, func(ctx context.Context, tx pgx.Tx) error {
-			var err error
-			d, err = m.catalog.Create(ctx, tx, in, s.now())
-			return err
+		d, err := inTenantValue(s, c, func(ctx context.Context, tx pgx.Tx) (catalogs.Definition, error) {
+			return m.catalog.Create(ctx, tx, in, s.now())
 		})
 		if err != nil {
 			s.catalogFail(c, m.noun, "Create"+m.catalog.Target, m.catalog.Target, "", err)
@@ -404,11 +389,8 @@ func (s *Server) updateCatalogDefinition(m catalogDefinitionMount) gin.HandlerFu
 			writeError(c, fieldError(err))
 			return
 		}
-		var d catalogs.Definition
-		err := s.inTenant(c, func(ctx context.Context, tx pgx.Tx) error {
-			var err error
-			d, err = m.catalog.Update(ctx, tx, id, ch, s.now())
-			return err
+		d, err := inTenantValue(s, c, func(ctx context.Context, tx pgx.Tx) (catalogs.Definition, error) {
+			return m.catalog.Update(ctx, tx, id, ch, s.now())
 		})
 		if err != nil {
 			s.catalogFail(c, m.noun, "Update"+m.catalog.Target, m.catalog.Target, id, err)

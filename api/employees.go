@@ -314,16 +314,15 @@ func (s *Server) createEmployee(c *gin.Context) {
 		return
 	}
 	tenant := callerOf(c).Tenant
-	var out employees.Employee
-	err = s.inTenant(c, func(ctx context.Context, tx pgx.Tx) error {
+	out, err := inTenantValue(s, c, func(ctx context.Context, tx pgx.Tx) (employees.Employee, error) {
 		if err := employees.ResolveCatalogs(ctx, tx, &e); err != nil {
-			return employeeError(actionCreateEmployee, "", err)
+			return employees.Employee{}, employeeError(actionCreateEmployee, "", err)
 		}
-		var err error
-		if out, err = employees.Create(ctx, tx, tenant, e); err != nil {
-			return employeeError(actionCreateEmployee, "", err)
+		out, err := employees.Create(ctx, tx, tenant, e)
+		if err != nil {
+			return out, employeeError(actionCreateEmployee, "", err)
 		}
-		return recordEmployee(ctx, tx, actionCreateEmployee, eventEmployeeCreated, out.ID, map[string]any{"fields": given})
+		return out, recordEmployee(ctx, tx, actionCreateEmployee, eventEmployeeCreated, out.ID, map[string]any{"fields": given})
 	})
 	if err != nil {
 		s.answer(c, tenant, err)
@@ -338,11 +337,8 @@ func (s *Server) getEmployee(c *gin.Context) {
 		return
 	}
 	tenant := callerOf(c).Tenant
-	var e employees.Employee
-	err := s.inTenant(c, func(ctx context.Context, tx pgx.Tx) error {
-		var err error
-		e, err = employees.ByID(ctx, tx, tenant, id)
-		return err
+	e, err := inTenantValue(s, c, func(ctx context.Context, tx pgx.Tx) (employees.Employee, error) {
+		return employees.ByID(ctx, tx, tenant, id)
 	})
 	if err != nil {
 		writeError(c, employeeError("", id, err))
@@ -374,10 +370,8 @@ func (s *Server) updateEmployee(c *gin.Context) {
 		return
 	}
 	tenant := callerOf(c).Tenant
-	var out employees.Employee
-	err = s.inTenant(c, func(ctx context.Context, tx pgx.Tx) error {
-		var err error
-		out, err = employees.Update(ctx, tx, tenant, id, func(e *employees.Employee) error {
+	out, err := inTenantValue(s, c, func(ctx context.Context, tx pgx.Tx) (employees.Employee, error) {
+		out, err := employees.Update(ctx, tx, tenant, id, func(e *employees.Employee) error {
 			if _, err := req.apply(e); err != nil {
 				return err
 			}
@@ -387,9 +381,9 @@ func (s *Server) updateEmployee(c *gin.Context) {
 			return nil
 		})
 		if err != nil {
-			return employeeError(actionUpdateEmployee, id, err)
+			return out, employeeError(actionUpdateEmployee, id, err)
 		}
-		return recordEmployee(ctx, tx, actionUpdateEmployee, eventEmployeeUpdated, id, map[string]any{"fields": given})
+		return out, recordEmployee(ctx, tx, actionUpdateEmployee, eventEmployeeUpdated, id, map[string]any{"fields": given})
 	})
 	if err != nil {
 		s.answer(c, tenant, err)
@@ -417,17 +411,15 @@ func (s *Server) setEmployeeStatus(c *gin.Context) {
 		return
 	}
 	tenant := callerOf(c).Tenant
-	var out employees.Employee
-	err := s.inTenant(c, func(ctx context.Context, tx pgx.Tx) error {
+	out, err := inTenantValue(s, c, func(ctx context.Context, tx pgx.Tx) (employees.Employee, error) {
 		e, from, changed, err := employees.SetStatus(ctx, tx, tenant, id, req.Status)
 		if err != nil {
-			return employeeError(actionSetEmployeeStatus, id, err)
+			return e, employeeError(actionSetEmployeeStatus, id, err)
 		}
-		out = e
 		if !changed {
-			return nil // already in that status: nothing changed, nothing to record
+			return e, nil // already in that status: nothing changed, nothing to record
 		}
-		return recordEmployee(ctx, tx, actionSetEmployeeStatus, eventEmployeeUpdated, id,
+		return e, recordEmployee(ctx, tx, actionSetEmployeeStatus, eventEmployeeUpdated, id,
 			map[string]any{"fields": []string{"status"}, "from": from, "to": e.Status})
 	})
 	if err != nil {
@@ -543,11 +535,8 @@ func (s *Server) listEmployeesWith(c *gin.Context, f employees.Filter) {
 	tenant := callerOf(c).Tenant
 	limit := f.Limit
 	f.Limit = limit + 1
-	var page []employees.Employee
-	err := s.inTenant(c, func(ctx context.Context, tx pgx.Tx) error {
-		var err error
-		page, err = employees.List(ctx, tx, tenant, f)
-		return err
+	page, err := inTenantValue(s, c, func(ctx context.Context, tx pgx.Tx) ([]employees.Employee, error) {
+		return employees.List(ctx, tx, tenant, f)
 	})
 	if err != nil {
 		writeError(c, err)
@@ -596,14 +585,11 @@ type employeeCountJSON struct {
 
 func (s *Server) businessEmployeeCount(c *gin.Context) {
 	tenant := callerOf(c).Tenant
-	var n employees.Counts
-	err := s.inTenant(c, func(ctx context.Context, tx pgx.Tx) error {
+	n, err := inTenantValue(s, c, func(ctx context.Context, tx pgx.Tx) (employees.Counts, error) {
 		if _, err := orgs.BusinessByID(ctx, tx, tenant); err != nil {
-			return err
+			return employees.Counts{}, err
 		}
-		var err error
-		n, err = employees.Count(ctx, tx, tenant)
-		return err
+		return employees.Count(ctx, tx, tenant)
 	})
 	if err != nil {
 		writeError(c, businessError(err))
@@ -645,11 +631,8 @@ func (s *Server) inviteEmployee(c *gin.Context) {
 	}
 	tenant := callerOf(c).Tenant
 	// The address decides the per-recipient rate limit, as for every route that sends a message.
-	var cur employees.Employee
-	err := s.inTenant(c, func(ctx context.Context, tx pgx.Tx) error {
-		var err error
-		cur, err = employees.ByID(ctx, tx, tenant, id)
-		return err
+	cur, err := inTenantValue(s, c, func(ctx context.Context, tx pgx.Tx) (employees.Employee, error) {
+		return employees.ByID(ctx, tx, tenant, id)
 	})
 	if err != nil {
 		writeError(c, employeeError(actionInviteEmployee, id, err))

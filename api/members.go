@@ -120,11 +120,8 @@ func (s *Server) getMember(c *gin.Context) {
 		return
 	}
 	tenant := callerOf(c).Tenant
-	var out memberDetailJSON
-	err := s.inTenant(c, func(ctx context.Context, tx pgx.Tx) error {
-		var err error
-		out, err = memberWithPermissions(ctx, tx, tenant, userID)
-		return err
+	out, err := inTenantValue(s, c, func(ctx context.Context, tx pgx.Tx) (memberDetailJSON, error) {
+		return memberWithPermissions(ctx, tx, tenant, userID)
 	})
 	if errors.Is(err, orgs.ErrNotFound) {
 		writeError(c, errMemberNotFound)
@@ -220,11 +217,9 @@ func (s *Server) deleteMember(c *gin.Context) {
 	}
 	cl := callerOf(c)
 	tenant := cl.Tenant
-	var m orgs.Member
-	err := s.inTenant(c, func(ctx context.Context, tx pgx.Tx) error {
-		var err error
-		m, err = orgs.LockMemberByUser(ctx, tx, tenant, userID)
-		return s.removeLocked(ctx, tx, cl, tenant, m, err)
+	m, err := inTenantValue(s, c, func(ctx context.Context, tx pgx.Tx) (orgs.Member, error) {
+		m, err := orgs.LockMemberByUser(ctx, tx, tenant, userID)
+		return m, s.removeLocked(ctx, tx, cl, tenant, m, err)
 	})
 	if err != nil {
 		s.answer(c, tenant, err)

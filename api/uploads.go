@@ -267,11 +267,8 @@ func (s *Server) downloadFile(c *gin.Context) {
 		writeError(c, errUploadNotFound) // no key we mint looks like this
 		return
 	}
-	var obj uploads.Object
-	err := s.inTenant(c, func(ctx context.Context, tx pgx.Tx) error {
-		var err error
-		obj, err = uploads.Lookup(ctx, tx, cl.Tenant, key)
-		return err
+	obj, err := inTenantValue(s, c, func(ctx context.Context, tx pgx.Tx) (uploads.Object, error) {
+		return uploads.Lookup(ctx, tx, cl.Tenant, key)
 	})
 	if errors.Is(err, uploads.ErrNotFound) {
 		writeError(c, errUploadNotFound)
