@@ -109,7 +109,10 @@ func TestOperatorGrantAndRevoke(t *testing.T) {
 			require.Equal(t, "PLATFORM_ADMIN_REQUIRED", errCode(rec))
 		}
 	}
+	ownerID := bizUserID(t, owner)
+	denied := bizAudits(t, f.d, crosstenant.PlatformTenant, "AccessRoute", "DENIED", ownerID)
 	require.Equal(t, "OPERATOR_REQUIRED", errCode(operatorProbe(f, owner)))
+	require.Equal(t, denied+1, bizAudits(t, f.d, crosstenant.PlatformTenant, "AccessRoute", "DENIED", ownerID), "the refusal is audited")
 
 	// Refusals change nothing.
 	rec = admin.call(http.MethodPost, "/api/admin/operators", map[string]any{"userId": "usr_nobody"})
