@@ -81,16 +81,7 @@ func (c *Compensation) Assignments(ctx context.Context, q db.Querier, employeeID
 	if err != nil {
 		return nil, fmt.Errorf("catalogs: list %s: %w", c.assignTable, err)
 	}
-	defer rows.Close()
-	out := []Assignment{}
-	for rows.Next() {
-		a, err := scanAssignment(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, a)
-	}
-	return out, rows.Err()
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Assignment, error) { return scanAssignment(r) })
 }
 
 // Assign gives the employee the definition at at, with amount (nil: the definition's), and audits

@@ -198,16 +198,7 @@ func (c *Catalog) List(ctx context.Context, q db.Querier) ([]Entry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("catalogs: list %s: %w", c.table, err)
 	}
-	defer rows.Close()
-	out := []Entry{}
-	for rows.Next() {
-		e, err := scanEntry(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, e)
-	}
-	return out, rows.Err()
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Entry, error) { return scanEntry(r) })
 }
 
 // Resolve finds names among the catalog's entries that are not deleted, compared

@@ -191,16 +191,7 @@ func (c *Compensation) List(ctx context.Context, q db.Querier) ([]Definition, er
 	if err != nil {
 		return nil, fmt.Errorf("catalogs: list %s: %w", c.table, err)
 	}
-	defer rows.Close()
-	out := []Definition{}
-	for rows.Next() {
-		d, err := scanDefinition(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, d)
-	}
-	return out, rows.Err()
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Definition, error) { return scanDefinition(r) })
 }
 
 // ByID returns the definition unless it is deleted. ErrNotFound.

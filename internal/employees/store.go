@@ -57,16 +57,8 @@ func collect(rows pgx.Rows, err error) ([]Employee, error) {
 	if err != nil {
 		return nil, fmt.Errorf("employees: list: %w", err)
 	}
-	defer rows.Close()
-	var out []Employee
-	for rows.Next() {
-		e, err := scan(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, e)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Employee, error) { return scan(r) })
+	if err != nil {
 		return nil, fmt.Errorf("employees: list: %w", err)
 	}
 	return out, nil

@@ -185,14 +185,5 @@ func Queue(ctx context.Context, q db.Querier, status []Status, after string, lim
 	if err != nil {
 		return nil, fmt.Errorf("kyc: queue: %w", err)
 	}
-	defer rows.Close()
-	var out []Submission
-	for rows.Next() {
-		s, err := scan(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, s)
-	}
-	return out, rows.Err()
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Submission, error) { return scan(r) })
 }

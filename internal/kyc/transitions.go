@@ -153,14 +153,5 @@ func Due(ctx context.Context, q db.Querier, now time.Time, limit int) ([]Submiss
 	if err != nil {
 		return nil, fmt.Errorf("kyc: due: %w", err)
 	}
-	defer rows.Close()
-	var out []Submission
-	for rows.Next() {
-		s, err := scan(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, s)
-	}
-	return out, rows.Err()
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Submission, error) { return scan(r) })
 }

@@ -194,16 +194,7 @@ func ListBusinesses(ctx context.Context, q db.Querier, after string, limit int) 
 	if err != nil {
 		return nil, fmt.Errorf("orgs: list businesses: %w", err)
 	}
-	defer rows.Close()
-	var out []BusinessOrg
-	for rows.Next() {
-		b, err := scanBusiness(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, b)
-	}
-	return out, rows.Err()
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (BusinessOrg, error) { return scanBusiness(r) })
 }
 
 // UpdateBusiness applies change to the business (its Name and Profile; other fields are ignored)

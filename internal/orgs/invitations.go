@@ -202,16 +202,7 @@ func PendingInvitations(ctx context.Context, q db.Querier, tenant string, now ti
 	if err != nil {
 		return nil, fmt.Errorf("orgs: pending invitations: %w", err)
 	}
-	defer rows.Close()
-	var out []Invitation
-	for rows.Next() {
-		inv, err := scanInvitation(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, inv)
-	}
-	return out, rows.Err()
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Invitation, error) { return scanInvitation(r) })
 }
 
 // lockMembership serializes the changes of one organization's memberships: every path that locks

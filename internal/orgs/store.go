@@ -267,16 +267,7 @@ func ListMembers(ctx context.Context, q db.Querier, tenant string, roles ...Memb
 	if err != nil {
 		return nil, fmt.Errorf("orgs: list members: %w", err)
 	}
-	defer rows.Close()
-	var out []Member
-	for rows.Next() {
-		m, err := scanMember(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, m)
-	}
-	return out, rows.Err()
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Member, error) { return scanMember(r) })
 }
 
 // UpdateMember applies change to a member under a row lock and refuses a result that leaves the
@@ -397,18 +388,22 @@ func Roles(ctx context.Context, q db.Querier, tenant string) ([]Role, error) {
 	if err != nil {
 		return nil, fmt.Errorf("orgs: roles: %w", err)
 	}
-	defer rows.Close()
-	var out []Role
-	for rows.Next() {
-		var r Role
-		var perms []byte
-		if err := rows.Scan(&r.ID, &r.Name, &r.Scope, &perms, &r.Builtin); err != nil {
-			return nil, fmt.Errorf("orgs: roles: %w", err)
-		}
-		if err := json.Unmarshal(perms, &r.Permissions); err != nil {
-			return nil, fmt.Errorf("orgs: role %s permissions: %w", r.ID, err)
-		}
-		out = append(out, r)
+	out, err := pgx.CollectRows(rows, scanRole)
+	if err != nil {
+		return nil, fmt.Errorf("orgs: roles: %w", err)
 	}
-	return out, rows.Err()
+	return out, nil
+}
+
+// scanRole reads id, name, scope, permissions (JSON) and builtin.
+func scanRole(row pgx.CollectableRow) (Role, error) {
+	var r Role
+	var perms []byte
+	if err := row.Scan(&r.ID, &r.Name, &r.Scope, &perms, &r.Builtin); err != nil {
+		return r, err
+	}
+	if err := json.Unmarshal(perms, &r.Permissions); err != nil {
+		return r, fmt.Errorf("role %s permissions: %w", r.ID, err)
+	}
+	return r, nil
 }

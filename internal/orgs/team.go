@@ -2,9 +2,10 @@ package orgs
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/wagerail/wagerail/internal/platform/db"
 )
@@ -36,20 +37,8 @@ func CheckAppRoles(ctx context.Context, q db.Querier, tenant string, names []str
 	if err != nil {
 		return nil, fmt.Errorf("orgs: check roles: %w", err)
 	}
-	defer rows.Close()
-	var out []Role
-	for rows.Next() {
-		var r Role
-		var perms []byte
-		if err := rows.Scan(&r.ID, &r.Name, &r.Scope, &perms, &r.Builtin); err != nil {
-			return nil, fmt.Errorf("orgs: check roles: %w", err)
-		}
-		if err := json.Unmarshal(perms, &r.Permissions); err != nil {
-			return nil, fmt.Errorf("orgs: role %s permissions: %w", r.ID, err)
-		}
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := pgx.CollectRows(rows, scanRole)
+	if err != nil {
 		return nil, fmt.Errorf("orgs: check roles: %w", err)
 	}
 	if len(out) != len(uniq) {
