@@ -23,7 +23,7 @@
 //     context, the stated reason): in the same transaction when the work commits, and in a
 //     transaction of its own, outcome FAILED, when it does not, so a read that rolled back is
 //     recorded too.
-//   - A job of ours that looks on a timer (the outbox relay, the settlement poller, the sweeps)
+//   - A job of ours that looks on a timer (the outbox relay, the sweeps)
 //     uses JobTx instead: it audits what the look found or changed (with the count) and every
 //     failure, but not a look that found nothing, which would otherwise write thousands of rows
 //     a day that say only that nothing happened. That holds for system actors (tenancy.System)
