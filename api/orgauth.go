@@ -464,8 +464,8 @@ func (s *Server) removeMember(c *gin.Context) {
 		return
 	}
 	tenant := req.OrganizationID
-	var m orgs.Member
-	err := s.inTenant(c, func(ctx context.Context, tx pgx.Tx) error {
+	m, err := inTenantValue(s, c, func(ctx context.Context, tx pgx.Tx) (orgs.Member, error) {
+		var m orgs.Member
 		var err error
 		if byEmail {
 			var u identity.User
@@ -475,7 +475,7 @@ func (s *Server) removeMember(c *gin.Context) {
 		} else {
 			m, err = orgs.LockMember(ctx, tx, tenant, req.MemberIDOrEmail)
 		}
-		return s.removeLocked(ctx, tx, cl, tenant, m, err)
+		return m, s.removeLocked(ctx, tx, cl, tenant, m, err)
 	})
 	if err != nil {
 		s.answer(c, tenant, err)
