@@ -188,17 +188,14 @@ func (s *Store) StatementLines(ctx context.Context, tenantID, partner, account s
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
-		for rows.Next() {
+		out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (StoredLine, error) {
 			var l StoredLine
 			var dir string
-			if err := rows.Scan(&l.Account, &l.EntryRef, &l.BookingDate, &l.ValueDate, &l.Reference, &dir, &l.AmountSantim, &l.Currency, &l.Counterparty, &l.BalanceAfterSantim); err != nil {
-				return err
-			}
+			err := r.Scan(&l.Account, &l.EntryRef, &l.BookingDate, &l.ValueDate, &l.Reference, &dir, &l.AmountSantim, &l.Currency, &l.Counterparty, &l.BalanceAfterSantim)
 			l.Direction = Direction(dir)
-			out = append(out, l)
-		}
-		return rows.Err()
+			return l, err
+		})
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("gateway.statement_lines: %w", err)

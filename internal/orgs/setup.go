@@ -29,15 +29,12 @@ func ActivateInvitedMemberships(ctx context.Context, b db.Beginner, userID strin
 		if err != nil {
 			return err
 		}
-		defer rows.Close()
-		for rows.Next() {
+		pending, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (invited, error) {
 			var p invited
-			if err := rows.Scan(&p.tenant, &p.member); err != nil {
-				return err
-			}
-			pending = append(pending, p)
-		}
-		return rows.Err()
+			err := r.Scan(&p.tenant, &p.member)
+			return p, err
+		})
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("orgs: invited memberships: %w", err)

@@ -160,22 +160,23 @@ func ListForUser(ctx context.Context, q db.Querier, userID string, kind Kind) ([
 	if err != nil {
 		return nil, fmt.Errorf("orgs: list for user: %w", err)
 	}
-	defer rows.Close()
-	var out []Membership
-	for rows.Next() {
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Membership, error) {
 		var ms Membership
 		var docs []byte
 		o := &ms.Organization
-		if err := rows.Scan(&o.ID, &o.Name, &o.Kind, &o.Status, &o.KYCStatus, &docs, &o.CreatedAt, &o.UpdatedAt,
+		if err := r.Scan(&o.ID, &o.Name, &o.Kind, &o.Status, &o.KYCStatus, &docs, &o.CreatedAt, &o.UpdatedAt,
 			&ms.MemberID, &ms.Role, &ms.Status); err != nil {
-			return nil, fmt.Errorf("orgs: list for user: %w", err)
+			return ms, err
 		}
 		if err := json.Unmarshal(docs, &o.KYCDocuments); err != nil {
-			return nil, fmt.Errorf("orgs: kyc documents: %w", err)
+			return ms, fmt.Errorf("kyc documents: %w", err)
 		}
-		out = append(out, ms)
+		return ms, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("orgs: list for user: %w", err)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // Member is one person's membership of an organization.
