@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/worker"
 
 	"github.com/wagerail/wagerail/gateway"
@@ -100,7 +102,9 @@ func (b *Bulk) InitiateBulk(ctx context.Context, in BulkInput) (BulkResult, erro
 	for i, it := range in.Items {
 		req.Items[i] = &gatewayv1.BulkItem{Reference: it.Reference, ToAccount: it.ToAccount, AmountSantim: it.AmountSantim}
 	}
-	resp, err := b.Gateway.InitiateBulkDisbursement(ctx, req)
+	resp, err := heartbeating(ctx, func() (*gatewayv1.InitiateBulkDisbursementResponse, error) {
+		return b.Gateway.InitiateBulkDisbursement(ctx, req)
+	})
 	if err != nil {
 		switch gateway.ReasonOf(err) {
 		case gateway.ReasonDeadlineExceeded, gateway.ReasonUnavailable, gateway.ReasonInternal:
@@ -152,7 +156,9 @@ func (b *Bulk) BulkStatus(ctx context.Context, in BulkStatusInput) (BulkStatusRe
 		return BulkStatusResult{}, misconfigured("bulk: no gateway client configured")
 	}
 	log := in.logger(ctx, "partner", in.Partner, "batch_reference", in.BatchReference)
-	resp, err := b.Gateway.GetBatchStatus(ctx, &gatewayv1.GetBatchStatusRequest{Partner: in.Partner, BatchReference: in.BatchReference})
+	resp, err := heartbeating(ctx, func() (*gatewayv1.GetBatchStatusResponse, error) {
+		return b.Gateway.GetBatchStatus(ctx, &gatewayv1.GetBatchStatusRequest{Partner: in.Partner, BatchReference: in.BatchReference})
+	})
 	if errors.Is(err, gateway.ErrTransferNotFound) {
 		b.Metrics.inc(PollNotFound)
 		log.Info("batch status", "found", false)
@@ -218,4 +224,34 @@ type BulkRecordInput struct {
 	Run      // WorkflowID is the batch's
 	FanoutID string
 	Items    []BulkItemOutcome
+}
+
+// BulkHeartbeat is how often a bulk call tells Temporal it is alive. A batch of thousands takes
+// the gateway seconds to minutes; with heartbeats, a worker that dies during the call is noticed
+// after the activity's heartbeat timeout (and the call retried: it is idempotent on the batch
+// reference) instead of after its whole start-to-close timeout.
+const BulkHeartbeat = 2 * time.Second
+
+// heartbeating runs call, heartbeating every BulkHeartbeat while it runs.
+func heartbeating[T any](ctx context.Context, call func() (T, error)) (T, error) {
+	if !activity.IsActivity(ctx) {
+		return call()
+	}
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		t := time.NewTicker(BulkHeartbeat)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				activity.RecordHeartbeat(ctx)
+			}
+		}
+	}()
+	return call()
 }

@@ -270,7 +270,22 @@ func TestFanoutSurvivesAWorkerKilledMidBatch(t *testing.T) {
 	require.Equal(t, w.items[1].Key, item.Key)
 
 	var res workflows.FanoutResult
-	require.NoError(t, run.Get(ctx, &res))
+	gctx, gcancel := context.WithTimeout(ctx, 90*time.Second)
+	defer gcancel()
+	if err := run.Get(gctx, &res); err != nil {
+		// Say where it stands: the batches' states and what their workflows wait on.
+		if v, qerr := s.tc.QueryWorkflow(ctx, id, "", workflows.FanoutStatusQuery); qerr == nil {
+			var p workflows.FanoutProgress
+			_ = v.Get(&p)
+			t.Logf("fan-out progress: %+v", p)
+		}
+		for k := 1; k <= 3; k++ {
+			if desc, derr := s.tc.DescribeWorkflowExecution(ctx, workflows.FanoutBatchID(id, k), ""); derr == nil {
+				t.Logf("batch %d: %v, pending activities %v", k, desc.GetWorkflowExecutionInfo().GetStatus(), desc.GetPendingActivities())
+			}
+		}
+		t.Fatalf("the fan-out did not finish after the worker was replaced: %v", err)
+	}
 	w.books(t, id, res, 100)
 	w.gatheredApplied(t, id)
 }

@@ -75,11 +75,14 @@ func partnerOptions() workflow.ActivityOptions {
 
 // bulkOptions: a bulk disbursement and its batch status lookup through the gateway. As
 // partnerOptions (idempotent on the batch reference; a partner that stays unreachable is retried
-// for up to a day), with a deadline above the gateway client's batch deadline: a batch of
-// thousands of items takes the gateway longer than one transfer.
+// for up to a day), with a deadline above the gateway client's batch deadline (a batch of
+// thousands of items takes the gateway longer than one transfer) and a heartbeat.
 func bulkOptions() workflow.ActivityOptions {
 	o := partnerOptions()
 	o.StartToCloseTimeout = 3 * time.Minute
+	// The activity heartbeats (activities.BulkHeartbeat): a worker that dies during the call is
+	// noticed in seconds, and the call retried.
+	o.HeartbeatTimeout = 10 * time.Second
 	return o
 }
 
