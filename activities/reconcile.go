@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/worker"
 
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/reconcile"
@@ -16,6 +17,22 @@ const (
 	FindReconcilePairsActivity   = "reconcile.FindPairs"
 	RecordReconciliationActivity = "reconcile.RecordReconciliation"
 )
+
+// The reconciliation's activities, typed.
+var (
+	FindReconcilePairs   = Activity[FindPairsInput, FindPairsResult]{FindReconcilePairsActivity}
+	FetchStatements      = Activity[FetchStatementsInput, FetchStatementsResult]{FetchStatementsActivity}
+	ReconcilePair        = Activity[ReconcilePairInput, ReconcilePairResult]{ReconcilePairActivity}
+	RecordReconciliation = Action[RecordReconciliationInput]{RecordReconciliationActivity}
+)
+
+// Register registers the reconciliation's activities.
+func (a *Reconcile) Register(r worker.ActivityRegistry) {
+	FindReconcilePairs.Register(r, a.FindPairs)
+	FetchStatements.Register(r, a.FetchStatements)
+	ReconcilePair.Register(r, a.ReconcilePair)
+	RecordReconciliation.Register(r, a.RecordReconciliation)
+}
 
 // Reconcile holds the reconciliation activities: finding whom to reconcile, fetching a pair's
 // statements through the gateway, matching them with the ledger's mirror accounts, and recording

@@ -47,13 +47,13 @@ const ErrTypeReconcileRunnerErrors = "RECONCILE_RUNNER_ERRORS"
 func Reconcile(ctx workflow.Context, in ReconcileInput) (ReconcileResult, error) {
 	// workflow.Now is the run's start (for a scheduled run, its scheduled time): replay-safe.
 	from, to := reconcile.DefaultPeriod(workflow.Now(ctx), in.From, in.To)
-	ctx = workflow.WithActivityOptions(ctx, reconcileOptions())
+	opts := reconcileOptions()
 	recorded := workflow.GetVersion(ctx, reconcileEveryoneChange, workflow.DefaultVersion, 1) >= 1
 	everyone := recorded && len(in.Tenants) == 0
 	req := reconcile.Request{Tenants: in.Tenants, Partners: in.Partners, From: from, To: to, FetchStatements: in.FetchStatements}
 	if everyone {
-		var found activities.FindPairsResult
-		if err := workflow.ExecuteActivity(ctx, activities.FindReconcilePairsActivity, activities.FindPairsInput{Partners: in.Partners}).Get(ctx, &found); err != nil {
+		found, err := call(ctx, opts, activities.FindReconcilePairs, activities.FindPairsInput{Partners: in.Partners})
+		if err != nil {
 			// Not knowing whom to reconcile is not a clean run: nothing is recorded, and the
 			// age of the last success grows until the alert fires.
 			return ReconcileResult{}, err
@@ -62,21 +62,17 @@ func Reconcile(ctx workflow.Context, in ReconcileInput) (ReconcileResult, error)
 	}
 	rep := reconcile.Run(req, reconcile.Steps{
 		Fetch: func(p reconcile.PairRequest) (reconcile.FetchCounts, error) {
-			var out activities.FetchStatementsResult
-			err := workflow.ExecuteActivity(ctx, activities.FetchStatementsActivity, p).Get(ctx, &out)
-			return out, err
+			return call(ctx, opts, activities.FetchStatements, p)
 		},
 		Reconcile: func(p reconcile.PairRequest) (reconcile.PairSummary, error) {
-			var out activities.ReconcilePairResult
-			err := workflow.ExecuteActivity(ctx, activities.ReconcilePairActivity, p).Get(ctx, &out)
-			return out, err
+			return call(ctx, opts, activities.ReconcilePair, p)
 		},
 	})
 	if recorded {
 		a := rep.Aggregate
-		if err := workflow.ExecuteActivity(ctx, activities.RecordReconciliationActivity, activities.RecordReconciliationInput{
+		if err := do(ctx, opts, activities.RecordReconciliation, activities.RecordReconciliationInput{
 			Everyone: everyone, From: from, To: to, Pairs: a.Pairs, Flagged: a.Flagged, Errors: a.Errors,
-		}).Get(ctx, nil); err != nil {
+		}); err != nil {
 			return rep, err
 		}
 	}

@@ -1,7 +1,8 @@
 package workflows
 
 import (
-	"go.temporal.io/sdk/activity"
+	"reflect"
+
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
@@ -40,37 +41,30 @@ func WorkerOptions() worker.Options {
 	}
 }
 
-// groups are the activity groups a worker serves, each registering its own activities (adding a
-// saga's group is one line here and its field in Deps). A nil one is registered empty.
+// groups are the activity groups a worker serves: every field of Deps, each registering its own
+// activities, so adding a saga's group is its field in Deps (and building it in the worker) —
+// nothing else to keep in step. A nil one is registered empty.
 func (d Deps) groups() []activities.Group {
-	return []activities.Group{
-		orEmpty(d.IdempotencyCleanup), orEmpty(d.IdentityCleanup), orEmpty(d.KycExpiry),
-		orEmpty(d.Gates), orEmpty(d.Money), orEmpty(d.Ewa), orEmpty(d.EwaRepay), orEmpty(d.Bulk),
+	v := reflect.ValueOf(d)
+	gs := make([]activities.Group, 0, v.NumField())
+	for i := range v.NumField() {
+		f := v.Field(i)
+		if f.IsNil() {
+			f = reflect.New(f.Type().Elem())
+		}
+		g, ok := f.Interface().(activities.Group)
+		if !ok {
+			panic("workflows.Deps." + v.Type().Field(i).Name + " is not an activities.Group")
+		}
+		gs = append(gs, g)
 	}
-}
-
-// orEmpty is g, or a new empty group of its type when g is nil.
-func orEmpty[G any, P interface {
-	*G
-	activities.Group
-}](g P) activities.Group {
-	if g == nil {
-		return P(new(G))
-	}
-	return g
+	return gs
 }
 
 // Register registers every workflow and activity on a worker, under explicit names so that a Go
 // rename never breaks a running history. It is the only registration a worker does.
 func Register(w worker.Registry, d Deps) {
 	registerWorkflows(w)
-	if d.Reconcile == nil {
-		d.Reconcile = &activities.Reconcile{}
-	}
-	w.RegisterActivityWithOptions(d.Reconcile.FetchStatements, activity.RegisterOptions{Name: activities.FetchStatementsActivity})
-	w.RegisterActivityWithOptions(d.Reconcile.ReconcilePair, activity.RegisterOptions{Name: activities.ReconcilePairActivity})
-	w.RegisterActivityWithOptions(d.Reconcile.FindPairs, activity.RegisterOptions{Name: activities.FindReconcilePairsActivity})
-	w.RegisterActivityWithOptions(d.Reconcile.RecordReconciliation, activity.RegisterOptions{Name: activities.RecordReconciliationActivity})
 	for _, g := range d.groups() {
 		g.Register(w)
 	}
