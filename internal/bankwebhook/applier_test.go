@@ -245,7 +245,7 @@ func TestApplierBreakerFailsFastWhileTemporalIsDown(t *testing.T) {
 	wf := &switchable{dead: dead, live: f.tc}
 	wf.down.Store(true)
 	a := bankwebhook.NewApplier(f.store, wf)
-	a.Timeout, a.BreakerOpenFor = 300*time.Millisecond, 500*time.Millisecond
+	a.Timeout, a.BreakerOpenFor = 300*time.Millisecond, 3*time.Second
 
 	var cbs []bankwebhook.Callback
 	for i := range bankwebhook.BreakerFailures + 2 {
