@@ -193,31 +193,8 @@ func TestReconcileWorkflowRealActivities(t *testing.T) {
 	defer cancel()
 
 	// One employer account, mirrored in the ledger, one disbursement booked on both sides.
-	tenant, company, emp := testkit.Unique("tenant"), testkit.Unique("co"), testkit.Unique("emp")
-	stack.Account(t, company, "Employer PLC", 1_000_000)
-	stack.Account(t, emp, "Abebe Kebede", 0)
-	mirror := chart.PartnerBankAccount(gateway.SandboxPartner, company)
-	for _, n := range []string{mirror, "opening-balance-equity", "receivable-from-employee:" + emp} {
-		_, err := lc.EnsureAccount(ctx, &ledgerv1.EnsureAccountRequest{TenantId: tenant, Name: n})
-		require.NoError(t, err)
-	}
-	post := func(key, bankRef, debit, credit string, amt int64) {
-		_, err := lc.PostTransaction(ctx, &ledgerv1.PostTransactionRequest{TenantId: tenant, IdempotencyKey: key,
-			Metadata: map[string]string{"bank_reference": bankRef},
-			Entries: []*ledgerv1.EntryInput{
-				{AccountName: debit, Direction: ledgerv1.Direction_DIRECTION_DEBIT, AmountSantim: amt},
-				{AccountName: credit, Direction: ledgerv1.Direction_DIRECTION_CREDIT, AmountSantim: amt},
-			}})
-		require.NoError(t, err)
-	}
-	post(testkit.Unique("open"), "OPENING-BALANCE", mirror, "opening-balance-equity", 1_000_000)
-	ref := testkit.Unique("ewa")
-	r, err := stack.Gateway.InitiateDisbursement(ctx, &gatewayv1.InitiateDisbursementRequest{Partner: gateway.SandboxPartner, Reference: ref,
-		FromAccount: company, ToAccount: emp, AmountSantim: 40_050, TenantId: tenant, Domain: "EWA"})
-	require.NoError(t, err)
-	require.Equal(t, gatewayv1.DisbursementOutcome_DISBURSEMENT_OUTCOME_ACCEPTED, r.GetOutcome())
-	post(ref, ref, "receivable-from-employee:"+emp, mirror, 40_050)
-	stack.WaitTransfer(t, ref, gatewayv1.TransferStatus_TRANSFER_STATUS_SETTLED)
+	tenant := testkit.Unique("tenant")
+	bookDisbursement(ctx, t, stack, lc, tenant, 40_050)
 
 	ts := testkit.Temporal(t)
 	tc, err := client.Dial(client.Options{HostPort: ts.HostPort(), Namespace: ts.Namespace()})
@@ -481,32 +458,9 @@ func TestReconcileEveryoneRealActivities(t *testing.T) {
 	// disbursement booked on both sides.
 	var tenants []string
 	for range 2 {
-		tenant, company, emp := testkit.Unique("tenant"), testkit.Unique("co"), testkit.Unique("emp")
+		tenant := testkit.Unique("tenant")
 		tenants = append(tenants, tenant)
-		stack.Account(t, company, "Employer PLC", 1_000_000)
-		stack.Account(t, emp, "Abebe Kebede", 0)
-		mirror := chart.PartnerBankAccount(gateway.SandboxPartner, company)
-		for _, n := range []string{mirror, "opening-balance-equity", "receivable-from-employee:" + emp} {
-			_, err := lc.EnsureAccount(ctx, &ledgerv1.EnsureAccountRequest{TenantId: tenant, Name: n})
-			require.NoError(t, err)
-		}
-		post := func(key, bankRef, debit, credit string, amt int64) {
-			_, err := lc.PostTransaction(ctx, &ledgerv1.PostTransactionRequest{TenantId: tenant, IdempotencyKey: key,
-				Metadata: map[string]string{"bank_reference": bankRef},
-				Entries: []*ledgerv1.EntryInput{
-					{AccountName: debit, Direction: ledgerv1.Direction_DIRECTION_DEBIT, AmountSantim: amt},
-					{AccountName: credit, Direction: ledgerv1.Direction_DIRECTION_CREDIT, AmountSantim: amt},
-				}})
-			require.NoError(t, err)
-		}
-		post(testkit.Unique("open"), "OPENING-BALANCE", mirror, "opening-balance-equity", 1_000_000)
-		ref := testkit.Unique("ewa")
-		r, err := stack.Gateway.InitiateDisbursement(ctx, &gatewayv1.InitiateDisbursementRequest{Partner: gateway.SandboxPartner, Reference: ref,
-			FromAccount: company, ToAccount: emp, AmountSantim: 25_000, TenantId: tenant, Domain: "EWA"})
-		require.NoError(t, err)
-		require.Equal(t, gatewayv1.DisbursementOutcome_DISBURSEMENT_OUTCOME_ACCEPTED, r.GetOutcome())
-		post(ref, ref, "receivable-from-employee:"+emp, mirror, 25_000)
-		stack.WaitTransfer(t, ref, gatewayv1.TransferStatus_TRANSFER_STATUS_SETTLED)
+		bookDisbursement(ctx, t, stack, lc, tenant, 25_000)
 	}
 	sort.Strings(tenants)
 
@@ -587,4 +541,36 @@ func gaugeValue(t *testing.T, reg prometheus.Gatherer, name string, labels map[s
 	}
 	t.Fatalf("no %s%v in the registry", name, labels)
 	return 0
+}
+
+// bookDisbursement gives tenant one employer account at the sandbox, mirrored in its ledger with
+// an opening balance of 1,000,000 santim, and one settled disbursement of amount booked on both
+// sides under the same reference: a pair that reconciles clean.
+func bookDisbursement(ctx context.Context, t *testing.T, stack *gatewaytest.Stack, lc ledgerv1.LedgerServiceClient, tenant string, amount int64) {
+	t.Helper()
+	company, emp := testkit.Unique("co"), testkit.Unique("emp")
+	stack.Account(t, company, "Employer PLC", 1_000_000)
+	stack.Account(t, emp, "Abebe Kebede", 0)
+	mirror, receivable := chart.PartnerBankAccount(gateway.SandboxPartner, company), chart.EmployeeReceivable(emp)
+	for _, n := range []string{mirror, "opening-balance-equity", receivable} {
+		_, err := lc.EnsureAccount(ctx, &ledgerv1.EnsureAccountRequest{TenantId: tenant, Name: n})
+		require.NoError(t, err)
+	}
+	post := func(key, bankRef, debit, credit string, amt int64) {
+		_, err := lc.PostTransaction(ctx, &ledgerv1.PostTransactionRequest{TenantId: tenant, IdempotencyKey: key,
+			Metadata: map[string]string{"bank_reference": bankRef},
+			Entries: []*ledgerv1.EntryInput{
+				{AccountName: debit, Direction: ledgerv1.Direction_DIRECTION_DEBIT, AmountSantim: amt},
+				{AccountName: credit, Direction: ledgerv1.Direction_DIRECTION_CREDIT, AmountSantim: amt},
+			}})
+		require.NoError(t, err)
+	}
+	post(testkit.Unique("open"), "OPENING-BALANCE", mirror, "opening-balance-equity", 1_000_000)
+	ref := testkit.Unique("ewa")
+	r, err := stack.Gateway.InitiateDisbursement(ctx, &gatewayv1.InitiateDisbursementRequest{Partner: gateway.SandboxPartner, Reference: ref,
+		FromAccount: company, ToAccount: emp, AmountSantim: amount, TenantId: tenant, Domain: "EWA"})
+	require.NoError(t, err)
+	require.Equal(t, gatewayv1.DisbursementOutcome_DISBURSEMENT_OUTCOME_ACCEPTED, r.GetOutcome())
+	post(ref, ref, receivable, mirror, amount)
+	stack.WaitTransfer(t, ref, gatewayv1.TransferStatus_TRANSFER_STATUS_SETTLED)
 }
