@@ -130,31 +130,26 @@ func FanoutBatch(ctx workflow.Context, in FanoutBatchInput) (FanoutBatchResult, 
 			next.Resume = &FanoutBatchResume{Items: b.items, Recorded: b.recorded, NextPoll: wait}
 			return FanoutBatchResult{}, workflow.NewContinueAsNewError(ctx, FanoutBatchWorkflowName, next)
 		}
-		tctx, cancelTimer := workflow.WithCancel(ctx)
-		timer := workflow.NewTimer(tctx, wait)
-		fired := false
-		sel := workflow.NewSelector(ctx)
-		sel.AddReceive(gathered, func(c workflow.ReceiveChannel, _ bool) {
-			var ss []bankwebhook.Settlement
-			c.Receive(ctx, &ss)
-			for _, s := range ss {
+		fired := signalOrTimer(ctx, wait, func(sel workflow.Selector) {
+			sel.AddReceive(gathered, func(c workflow.ReceiveChannel, _ bool) {
+				var ss []bankwebhook.Settlement
+				c.Receive(ctx, &ss)
+				for _, s := range ss {
+					b.settle(ctx, s)
+				}
+			})
+			sel.AddReceive(single, func(c workflow.ReceiveChannel, _ bool) {
+				var s bankwebhook.Settlement
+				c.Receive(ctx, &s)
 				b.settle(ctx, s)
-			}
+			})
 		})
-		sel.AddReceive(single, func(c workflow.ReceiveChannel, _ bool) {
-			var s bankwebhook.Settlement
-			c.Receive(ctx, &s)
-			b.settle(ctx, s)
-		})
-		sel.AddFuture(timer, func(workflow.Future) { fired = true })
-		sel.Select(ctx)
 		wakes++
 		if fired {
 			polls++
 			b.lookup(ctx)
 			wait = min(2*wait, FanoutPollMax)
 		} else {
-			cancelTimer()
 			// Take whatever else has arrived too: one record step for all of it.
 			b.drain(ctx, gathered, single)
 		}

@@ -350,19 +350,13 @@ func (p *payout) await(ctx workflow.Context, settlements workflow.ReceiveChannel
 			log.Info("transfer still held by the partner; continuing as new", "legs", len(legs), "waiting_since", p.since, "runs", p.runs+1)
 			return errContinueAsNew
 		}
-		tctx, cancelTimer := workflow.WithCancel(ctx)
-		timer := workflow.NewTimer(tctx, p.nextPoll)
-		fired := false
-		sel := workflow.NewSelector(ctx)
-		sel.AddReceive(settlements, func(c workflow.ReceiveChannel, more bool) {
-			var s bankwebhook.Settlement
-			c.Receive(ctx, &s)
-			p.settle(ctx, s)
-		})
-		sel.AddFuture(timer, func(workflow.Future) { fired = true })
-		sel.Select(ctx)
-		if !fired {
-			cancelTimer()
+		if !signalOrTimer(ctx, p.nextPoll, func(sel workflow.Selector) {
+			sel.AddReceive(settlements, func(c workflow.ReceiveChannel, more bool) {
+				var s bankwebhook.Settlement
+				c.Receive(ctx, &s)
+				p.settle(ctx, s)
+			})
+		}) {
 			continue
 		}
 		polls++
@@ -388,6 +382,23 @@ func (p *payout) await(ctx workflow.Context, settlements workflow.ReceiveChannel
 		p.nextPoll = min(2*p.nextPoll, SettlementPollMax)
 	}
 	return nil
+}
+
+// signalOrTimer is one turn of a settlement wait: it blocks until a signal the receivers added
+// to the selector arrives (its handler has run) or wait passes, whichever is first, and reports
+// whether the timer fired; a timer a signal beat is cancelled. The payout block and the fan-out's
+// batches wait with it.
+func signalOrTimer(ctx workflow.Context, wait time.Duration, receivers func(workflow.Selector)) (fired bool) {
+	tctx, cancelTimer := workflow.WithCancel(ctx)
+	timer := workflow.NewTimer(tctx, wait)
+	sel := workflow.NewSelector(ctx)
+	receivers(sel)
+	sel.AddFuture(timer, func(workflow.Future) { fired = true })
+	sel.Select(ctx)
+	if !fired {
+		cancelTimer()
+	}
+	return fired
 }
 
 // settle applies one settlement signal to its leg: another reference, an event already seen,
