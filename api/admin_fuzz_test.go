@@ -1,0 +1,53 @@
+package api
+
+import (
+	"fmt"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// FuzzPlatformSupportRoutes: whatever reaches the dead-letter and operator routes (any path
+// parameter, query and body, from a platform admin, a business owner or nobody) answers 4xx or
+// success, never 5xx.
+func FuzzPlatformSupportRoutes(f *testing.F) {
+	fx := newAuthFixture(f)
+	admin := fx.platformAdmin("fuzz-support-admin@wagerail.test")
+	owner, su := fx.signUp("fuzz-support-owner@example.com", "BUSINESS")
+	routes := append(fx.srv.deadLetterRoutes(), fx.srv.operatorRoutes()...)
+	f.Add(uint8(0), uint8(0), "", "consumer=event-log&type=ewa.disbursed.v1&limit=1", "")
+	f.Add(uint8(0), uint8(0), "", "from=0000-01-01T00:00:00Z&to=9999-12-31T23:59:59Z&cursor=99999999999999999999", "")
+	f.Add(uint8(0), uint8(0), "", "consumer=%00&type=%ff&tenantId=../x", "")
+	f.Add(uint8(1), uint8(0), "", "", `{"ids":[1,2,3]}`)
+	f.Add(uint8(1), uint8(0), "", "", `{"ids":[9223372036854775807,-1,0]}`)
+	f.Add(uint8(1), uint8(0), "", "", `{"ids":[1,1]}`)
+	f.Add(uint8(1), uint8(1), "", "", `{"ids":"x"}`)
+	f.Add(uint8(2), uint8(0), "", "", "")
+	f.Add(uint8(3), uint8(0), "", "", `{"userId":"`+su.User.ID+`"}`)
+	f.Add(uint8(3), uint8(0), "", "", `{"userId":"\u0000"}`)
+	f.Add(uint8(3), uint8(2), "", "", `{"userId":1e400}`)
+	f.Add(uint8(4), uint8(0), su.User.ID, "", "")
+	f.Add(uint8(4), uint8(0), "%ff%00", "", "")
+	f.Fuzz(func(t *testing.T, route, who uint8, param, query, body string) {
+		r := routes[int(route)%len(routes)]
+		path := r.Path
+		if i := strings.IndexByte(path, ':'); i >= 0 {
+			path = path[:i] + param
+		}
+		req := httptest.NewRequest(r.Method, "/", strings.NewReader(body))
+		req.URL.Path, req.URL.RawPath, req.URL.RawQuery = path, "", query
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		req.RemoteAddr = "192.0.2.81:40000"
+		switch who % 3 {
+		case 0:
+			req.AddCookie(admin.cookie)
+		case 1:
+			req.AddCookie(owner.cookie)
+		}
+		rec := httptest.NewRecorder()
+		fx.srv.Engine.ServeHTTP(rec, req)
+		requireNoServerError(t, rec, fmt.Sprintf("%s %q %q %q", r.Method, path, query, body))
+	})
+}
