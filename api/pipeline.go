@@ -13,6 +13,7 @@ import (
 	"github.com/wagerail/wagerail/internal/orgs"
 	"github.com/wagerail/wagerail/internal/platform/audit"
 	"github.com/wagerail/wagerail/internal/platform/crosstenant"
+	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/field"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
@@ -290,6 +291,39 @@ func inTenantValue[T any](s *Server, c *gin.Context, fn func(ctx context.Context
 		return err
 	})
 	return out, err
+}
+
+// inTenantBun is inTenant for a bun store (internal/platform/db.NewBun over the same pools).
+func (s *Server) inTenantBun(c *gin.Context, fn func(ctx context.Context, tx db.BunTx) error) error {
+	cl := callerOf(c)
+	ctx := c.Request.Context()
+	if cl.Tenant == "" {
+		return tenancy.ErrNoTenant
+	}
+	if cl.Access.Member || !cl.Platform {
+		return tenancy.InBunTx(ctx, s.bun, func(tx db.BunTx) error { return fn(ctx, tx) })
+	}
+	return s.asPlatformBun(c, func(tx db.BunTx) error { return fn(ctx, tx) })
+}
+
+// inTenantBunValue is inTenantBun for a function that returns a value.
+func inTenantBunValue[T any](s *Server, c *gin.Context, fn func(ctx context.Context, tx db.BunTx) (T, error)) (T, error) {
+	var out T
+	err := s.inTenantBun(c, func(ctx context.Context, tx db.BunTx) error {
+		var err error
+		out, err = fn(ctx, tx)
+		return err
+	})
+	return out, err
+}
+
+// asPlatformBun is asPlatform for a bun store.
+func (s *Server) asPlatformBun(c *gin.Context, fn func(tx db.BunTx) error) error {
+	if s.platformBun == nil {
+		return NewError(http.StatusServiceUnavailable, "NOT_CONFIGURED", "platform administration is not configured")
+	}
+	reason := "platform admin: " + c.Request.Method + " " + c.FullPath()
+	return crosstenant.BunTx(c.Request.Context(), s.platformBun, reason, fn)
 }
 
 // asPlatform runs fn on the audited cross-tenant path for a platform admin's request.

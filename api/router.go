@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/uptrace/bun"
 	"go.temporal.io/sdk/client"
 	"gopkg.in/yaml.v3"
 
@@ -25,6 +26,7 @@ import (
 	"github.com/wagerail/wagerail/internal/notify"
 	"github.com/wagerail/wagerail/internal/orgs"
 	"github.com/wagerail/wagerail/internal/platform/buildinfo"
+	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/idempotency"
 	"github.com/wagerail/wagerail/internal/platform/ratelimit"
 	"github.com/wagerail/wagerail/internal/uploads"
@@ -136,6 +138,9 @@ type Server struct {
 	webhooks *webhooks
 	access   *orgs.AccessCache
 	limiter  *ratelimit.Limiter
+	// bun and platformBun are the domain stores' query layer over Deps.DB and Deps.Platform
+	// (internal/platform/db.NewBun; nil when the pool is).
+	bun, platformBun *bun.DB
 	// background counts work that runs after the answer (the mails of forget-password and
 	// magic-link sign-in, which must not show in the response time; api/auth_extra.go).
 	background sync.WaitGroup
@@ -177,6 +182,12 @@ func New(d Deps) *Server {
 		d.PublicURL = "http://127.0.0.1:8080"
 	}
 	s := &Server{deps: d, reg: d.Registry, access: orgs.NewAccessCache(d.Now, 0), limiter: d.Limiter}
+	if d.DB != nil {
+		s.bun = db.NewBun(d.DB)
+	}
+	if d.Platform != nil {
+		s.platformBun = db.NewBun(d.Platform)
+	}
 	s.ready = newReadiness(d.Probes, d.Registry)
 	s.webhooks = newWebhooks(d)
 	e := gin.New()

@@ -13,8 +13,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/jackc/pgx/v5"
-
+	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
 
@@ -45,7 +44,7 @@ var (
 )
 
 // Write inserts e in tx for the context's tenant and actor.
-func Write(ctx context.Context, tx pgx.Tx, e Entry) error {
+func Write(ctx context.Context, tx db.Writer, e Entry) error {
 	s, err := scope(ctx)
 	if err != nil {
 		return err

@@ -4,14 +4,14 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/wagerail/wagerail/internal/platform/db"
 )
 
 // WriteMany inserts entries in tx for the context's tenant and actor, as Write does for each, in
 // one statement: a change that touches thousands of rows (a bulk import) records one row per
 // thing it changed without a round trip per row. Every entry is checked before anything is
 // written; one incomplete entry writes none.
-func WriteMany(ctx context.Context, tx pgx.Tx, entries []Entry) error {
+func WriteMany(ctx context.Context, tx db.Writer, entries []Entry) error {
 	s, err := scope(ctx)
 	if err != nil {
 		return err

@@ -43,6 +43,7 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/uptrace/bun"
 
 	"github.com/wagerail/wagerail/internal/platform/audit"
 	"github.com/wagerail/wagerail/internal/platform/db"
@@ -68,7 +69,28 @@ var (
 // access, and audits it. b must log in as wagerail_platform. fn's error rolls the transaction
 // back (and is returned after the FAILED audit row is written).
 func Tx(ctx context.Context, b db.Beginner, reason string, fn func(pgx.Tx) error) error {
-	return run(ctx, b, reason, func(tx pgx.Tx) (bool, map[string]string, error) { return true, nil, fn(tx) })
+	return run(ctx, pgxBegin(b), reason, func(tx db.Writer) (bool, map[string]string, error) { return true, nil, fn(tx.(pgx.Tx)) })
+}
+
+// BunTx is Tx for a bun store: b is bun over a pool that logs in as wagerail_platform
+// (db.NewBun).
+func BunTx(ctx context.Context, b *bun.DB, reason string, fn func(db.BunTx) error) error {
+	return run(ctx, bunBegin(b), reason, func(tx db.Writer) (bool, map[string]string, error) { return true, nil, fn(tx.(db.BunTx)) })
+}
+
+// begin runs fn in one transaction of a pgx pool or of bun: run does not care which.
+type begin func(ctx context.Context, fn func(db.Writer) error) error
+
+func pgxBegin(b db.Beginner) begin {
+	return func(ctx context.Context, fn func(db.Writer) error) error {
+		return pgx.BeginFunc(ctx, b, func(tx pgx.Tx) error { return fn(tx) })
+	}
+}
+
+func bunBegin(b *bun.DB) begin {
+	return func(ctx context.Context, fn func(db.Writer) error) error {
+		return b.RunInTx(ctx, nil, func(_ context.Context, tx bun.Tx) error { return fn(db.BunTx{Tx: tx}) })
+	}
 }
 
 // JobTx is Tx for a system job that looks across tenants on a timer: fn returns how many rows it
@@ -77,15 +99,15 @@ func Tx(ctx context.Context, b db.Beginner, reason string, fn func(pgx.Tx) error
 // look is always recorded. A failure is audited as Tx audits it.
 func JobTx(ctx context.Context, b db.Beginner, reason string, fn func(pgx.Tx) (int, error)) error {
 	job := strings.HasPrefix(tenancy.Actor(ctx), tenancy.System(""))
-	return run(ctx, b, reason, func(tx pgx.Tx) (bool, map[string]string, error) {
-		n, err := fn(tx)
+	return run(ctx, pgxBegin(b), reason, func(tx db.Writer) (bool, map[string]string, error) {
+		n, err := fn(tx.(pgx.Tx))
 		return n > 0 || !job, map[string]string{"rows": strconv.Itoa(n)}, err
 	})
 }
 
 // run is Tx and JobTx: fn says whether the success is worth an audit row, and what to add to its
 // details.
-func run(ctx context.Context, b db.Beginner, reason string, fn func(pgx.Tx) (bool, map[string]string, error)) error {
+func run(ctx context.Context, begin begin, reason string, fn func(db.Writer) (bool, map[string]string, error)) error {
 	actor := tenancy.Actor(ctx)
 	if actor == "" {
 		return ErrNoActor
@@ -96,9 +118,9 @@ func run(ctx context.Context, b db.Beginner, reason string, fn func(pgx.Tx) (boo
 	actx := tenancy.WithTenant(ctx, PlatformTenant)
 	details := map[string]string{"reason": reason}
 	entry := audit.Entry{Action: Action, Outcome: audit.Success, Details: details}
-	err := pgx.BeginFunc(ctx, b, func(tx pgx.Tx) error {
-		var role string
-		if err := tx.QueryRow(ctx, `SELECT current_user, set_config($1, 'on', true)`, db.CrossTenantSetting).Scan(&role, nil); err != nil {
+	err := begin(ctx, func(tx db.Writer) error {
+		var role, on string
+		if err := tx.QueryRow(ctx, `SELECT current_user, set_config($1, 'on', true)`, db.CrossTenantSetting).Scan(&role, &on); err != nil {
 			return fmt.Errorf("crosstenant: %w", err)
 		}
 		if role != db.PlatformRole {
@@ -116,7 +138,7 @@ func run(ctx context.Context, b db.Beginner, reason string, fn func(pgx.Tx) (boo
 	}
 	entry.Outcome = audit.Failed
 	entry.Details = map[string]string{"reason": reason, "error": err.Error()}
-	if aerr := pgx.BeginFunc(ctx, b, func(tx pgx.Tx) error {
+	if aerr := begin(ctx, func(tx db.Writer) error {
 		if _, err := tx.Exec(ctx, `SELECT set_config($1, 'on', true)`, db.CrossTenantSetting); err != nil {
 			return err
 		}

@@ -174,3 +174,28 @@ func TestJobTxAuditsOnlyWhatItFoundAndFailures(t *testing.T) {
 		{"admin-1", "SUCCESS", "look: nothing", "0"},
 	}, rows)
 }
+
+// The bun form is the same path: it sees every tenant, audits each use, and refuses the runtime
+// role's pool.
+func TestBunTxSeesEveryTenantAndAudits(t *testing.T) {
+	d := testkit.NewDB(t)
+	seed(t, d, "tenant-a", "tenant-b")
+	ctx := tenancy.With(context.Background(), tenancy.Scope{Actor: "admin-1", RequestID: "req-2"})
+
+	var n int
+	require.NoError(t, crosstenant.BunTx(ctx, db.NewBun(d.Platform(t)), "count seeds", func(tx db.BunTx) error {
+		return tx.NewSelect().TableExpr("app.audit_log").ColumnExpr("count(*)").Where("action = ?", "Seed").Scan(ctx, &n)
+	}))
+	require.Equal(t, 2, n)
+	var audited int
+	require.NoError(t, crosstenant.Tx(ctx, d.Platform(t), "read the audit", func(tx pgx.Tx) error {
+		return tx.QueryRow(ctx, `SELECT count(*) FROM app.audit_log WHERE action = $1 AND details->>'reason' = 'count seeds'
+			AND request_id = 'req-2'`, crosstenant.Action).Scan(&audited)
+	}))
+	require.Equal(t, 1, audited)
+
+	ran := false
+	err := crosstenant.BunTx(ctx, db.NewBun(d.App), "test", func(db.BunTx) error { ran = true; return nil })
+	require.ErrorIs(t, err, crosstenant.ErrNotPlatformRole)
+	require.False(t, ran)
+}

@@ -11,8 +11,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 
+	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
 
@@ -63,7 +63,7 @@ func ValidType(t string) error {
 //
 // Errors: tenancy.ErrNoTenant, ErrInvalidType, ErrInvalidPayload, ErrPayloadTooLarge (nothing
 // written, tx untouched); a database error otherwise.
-func Write(ctx context.Context, tx pgx.Tx, typ string, payload any) (Event, error) {
+func Write(ctx context.Context, tx db.Writer, typ string, payload any) (Event, error) {
 	tenant := tenancy.TenantID(ctx)
 	if tenant == "" {
 		return Event{}, tenancy.ErrNoTenant

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/uptrace/bun"
 
 	"github.com/wagerail/wagerail/internal/platform/db"
 )
@@ -114,4 +115,15 @@ func (s Scope) UserID() string {
 		return ""
 	}
 	return s.Actor
+}
+
+// InBunTx is InTx for a bun store (db.NewBun over the same pool): the same scope, the same
+// row-level security, and the transaction also takes the audit row and the outbox event
+// (db.BunTx is a db.Writer).
+func InBunTx(ctx context.Context, b *bun.DB, fn func(db.BunTx) error) error {
+	s := From(ctx)
+	if s.TenantID == "" {
+		return ErrNoTenant
+	}
+	return db.InScopedBunTx(ctx, b, s.TenantID, s.UserID(), fn)
 }

@@ -2,11 +2,15 @@ package tenancy_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wagerail/wagerail/internal/platform/audit"
+	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/outbox"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
 	"github.com/wagerail/wagerail/internal/platform/testkit"
 )
@@ -37,4 +41,60 @@ func TestInTxSetsTheContextsTenant(t *testing.T) {
 	err := tenancy.InTx(context.Background(), d.App, func(pgx.Tx) error { ran = true; return nil })
 	require.ErrorIs(t, err, tenancy.ErrNoTenant)
 	require.False(t, ran)
+}
+
+// A bun store's transaction is scoped as InTx's is: row-level security shows the tenant's rows
+// only, and the audit row and outbox event written in it commit or roll back with it.
+func TestInBunTxIsScopedAndTakesAuditAndOutbox(t *testing.T) {
+	d := testkit.NewDB(t)
+	b := db.NewBun(d.App)
+	for _, tn := range []string{"tenant-a", "tenant-b"} {
+		ctx := tenancy.With(context.Background(), tenancy.Scope{TenantID: tn, Actor: "user-1", RequestID: "r-" + tn})
+		require.NoError(t, tenancy.InBunTx(ctx, b, func(tx db.BunTx) error {
+			if err := audit.Write(ctx, tx, audit.Entry{Action: "Seed", Outcome: audit.Success}); err != nil {
+				return err
+			}
+			_, err := outbox.Write(ctx, tx, "test.seeded.v1", map[string]string{"tenant": tn})
+			return err
+		}))
+	}
+	ctx := tenancy.With(context.Background(), tenancy.Scope{TenantID: "tenant-a", Actor: "user-1"})
+	var tenant string
+	var audits, events int
+	require.NoError(t, tenancy.InBunTx(ctx, b, func(tx db.BunTx) error {
+		if err := tx.QueryRow(ctx, `SELECT app.current_tenant()`).Scan(&tenant); err != nil {
+			return err
+		}
+		if err := tx.NewSelect().TableExpr("app.audit_log").ColumnExpr("count(*)").Where("action = 'Seed'").Scan(ctx, &audits); err != nil {
+			return err
+		}
+		return tx.NewSelect().TableExpr("app.outbox").ColumnExpr("count(*)").Where("type = ?", "test.seeded.v1").Scan(ctx, &events)
+	}))
+	require.Equal(t, "tenant-a", tenant)
+	require.Equal(t, 1, audits, "the other tenant's audit row is invisible")
+	require.Equal(t, 1, events, "the other tenant's event is invisible")
+
+	// fn's error rolls back the audit row and the event written before it.
+	boom := errors.New("boom")
+	err := tenancy.InBunTx(ctx, b, func(tx db.BunTx) error {
+		require.NoError(t, audit.Write(ctx, tx, audit.Entry{Action: "Seed", Outcome: audit.Success}))
+		_, err := outbox.Write(ctx, tx, "test.seeded.v1", nil)
+		require.NoError(t, err)
+		return boom
+	})
+	require.ErrorIs(t, err, boom)
+	require.NoError(t, tenancy.InBunTx(ctx, b, func(tx db.BunTx) error {
+		return tx.QueryRow(ctx, `SELECT (SELECT count(*) FROM app.audit_log WHERE action = 'Seed'),
+			(SELECT count(*) FROM app.outbox WHERE type = 'test.seeded.v1')`).Scan(&audits, &events)
+	}))
+	require.Equal(t, 1, audits)
+	require.Equal(t, 1, events)
+
+	// No row is pgx.ErrNoRows, as with pgx.
+	require.NoError(t, tenancy.InBunTx(ctx, b, func(tx db.BunTx) error {
+		var x int
+		require.ErrorIs(t, tx.QueryRow(ctx, `SELECT 1 WHERE false`).Scan(&x), pgx.ErrNoRows)
+		return nil
+	}))
+	require.ErrorIs(t, tenancy.InBunTx(context.Background(), b, func(db.BunTx) error { return nil }), tenancy.ErrNoTenant)
 }

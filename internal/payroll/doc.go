@@ -1,0 +1,19 @@
+// Package payroll owns the payroll domain's stores and rules: the inputs a run pays from
+// (one-time earnings, overtime policies and entries, protection policies, adjustments, deduction
+// mandates, tenant settings and the auto-lock policy) and, later, the runs and their entries. The
+// net-pay arithmetic is the pure package paycalc; this package loads and keeps what it reads.
+//
+// Stores are written with bun (the project's rule: bun for a domain's plain tables, raw pgx where
+// every microsecond counts, see internal/platform/db.NewBun). Every method takes a db.BunTx that
+// the caller opened with tenancy.InBunTx (or crosstenant.BunTx for a platform admin), so
+// row-level security scopes it exactly as a pgx transaction is scoped, and every query also
+// filters by the context's tenant, because a platform admin's transaction sees every tenant.
+//
+// Every change writes its audit row and its outbox event in the caller's transaction. A refusal
+// is a *Refusal (a stable code, its HTTP status and a public message): a resource another tenant
+// owns is not found, an illegal state move is a conflict (Machine). Values are checked with
+// internal/platform/field; those errors are the caller's 400.
+//
+// Amounts are int64 santim (NUMERIC(20,0) in the database, JSON names ending in Santim), shares
+// are basis points; both have documented bounds that the database checks again.
+package payroll
