@@ -22,7 +22,9 @@
 // of IEEE 754 and of most accounting systems. Intermediate products are exact (128-bit), so the
 // one rounding is the only one. Where several rounded parts must add up to a total (a loan split
 // into instalments, a fee split between parties), do not round each part: use Allocate, which
-// gives every part its share and hands the leftover santim out deterministically.
+// gives every part its share and hands the leftover santim out deterministically. A limit (the most
+// a rule lets be taken, such as a third of a wage) is not an amount: it is rounded down with
+// MulDivFloor, so it never allows more than its exact value.
 //
 // # Formats
 //

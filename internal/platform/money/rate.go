@@ -41,6 +41,36 @@ func MulDiv(amount, num, den int64) (int64, error) {
 	return v, nil
 }
 
+// MulDivFloor returns amount × num ÷ den, computed exactly and rounded down (toward negative
+// infinity) instead of to the nearest santim. It is for limits and caps, which must never allow
+// more than their exact value: a third of 1,000 santim is a cap of 333, not 333.33 rounded. It is
+// not a second rounding rule for amounts charged or paid (those go through MulDiv); a cap is
+// compared with amounts, never booked. den must be positive (ErrInvalid); a result outside int64
+// is ErrOverflow.
+func MulDivFloor(amount, num, den int64) (int64, error) {
+	if den <= 0 {
+		return 0, fmt.Errorf("%w: divisor %d is not positive", ErrInvalid, den)
+	}
+	hi, lo := bits.Mul64(magnitude(amount), magnitude(num))
+	d := uint64(den)
+	if hi >= d {
+		return 0, fmt.Errorf("%w: %d * %d / %d", ErrOverflow, amount, num, den)
+	}
+	q, r := bits.Div64(hi, lo, d)
+	neg := (amount < 0) != (num < 0)
+	if neg && r != 0 { // the floor of a negative quotient is one further from zero
+		if q == math.MaxUint64 {
+			return 0, fmt.Errorf("%w: %d * %d / %d", ErrOverflow, amount, num, den)
+		}
+		q++
+	}
+	v, ok := signed(q, neg)
+	if !ok {
+		return 0, fmt.Errorf("%w: %d * %d / %d", ErrOverflow, amount, num, den)
+	}
+	return v, nil
+}
+
 // roundsUp is the rounding rule on magnitudes: quotient q with remainder r of divisor d moves up
 // when r/d is above one half, or exactly one half and q is odd (half to even). Rounding the
 // magnitude and then applying the sign is the same rule on the signed value, since the rule is

@@ -54,6 +54,50 @@ func TestMulDivAgreesWithBigRat(t *testing.T) {
 	}
 }
 
+// floorRat is the reference for MulDivFloor: the exact rational a·n/d rounded toward negative
+// infinity, with big.Int's Euclidean division (d > 0).
+func floorRat(a, n, d int64) *big.Int {
+	return new(big.Int).Div(new(big.Int).Mul(big.NewInt(a), big.NewInt(n)), big.NewInt(d))
+}
+
+func TestMulDivFloorAgreesWithBig(t *testing.T) {
+	t.Parallel()
+	check := func(a, n, d int64) {
+		got, err := MulDivFloor(a, n, d)
+		checkAgainstBig(t, "*/floor", a, n, floorRat(a, n, d), got, err)
+	}
+	dens := []int64{1, 2, 3, 7, 100, HundredPercent, 1 << 32, math.MaxInt64, math.MaxInt64 - 1, 3_037_000_500}
+	for _, a := range edges {
+		for _, n := range edges {
+			for _, d := range dens {
+				check(a, n, d)
+			}
+		}
+	}
+	r := rand.New(rand.NewPCG(13, 0x5eed))
+	for range draws() {
+		d := anyInt64(r)
+		if d <= 0 {
+			d = dens[r.IntN(len(dens))]
+		}
+		check(anyInt64(r), anyInt64(r), d)
+		if t.Failed() {
+			return
+		}
+	}
+	for _, tc := range []struct{ a, n, d, want int64 }{
+		{1_000, 1, 3, 333}, {999, 1, 3, 333}, {-1_000, 1, 3, -334}, {1_000, -1, 3, -334}, {5, 1, 2, 2}, {-5, 1, 2, -3}, {6, 1, 3, 2},
+	} {
+		got, err := MulDivFloor(tc.a, tc.n, tc.d)
+		require.NoError(t, err)
+		require.Equal(t, tc.want, got, "%d × %d ÷ %d", tc.a, tc.n, tc.d)
+	}
+	for _, d := range []int64{0, -1, math.MinInt64} {
+		_, err := MulDivFloor(10, 1, d)
+		require.ErrorIs(t, err, ErrInvalid, "%d", d)
+	}
+}
+
 // The rule, spelled out: halves go to the even santim, in both directions; everything else to
 // the nearest.
 func TestRoundingRule(t *testing.T) {
