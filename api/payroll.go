@@ -2,9 +2,13 @@ package api
 
 import (
 	"errors"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
 
 	"github.com/wagerail/wagerail/internal/orgs"
 	"github.com/wagerail/wagerail/internal/payroll"
+	"github.com/wagerail/wagerail/internal/platform/audit"
 	"github.com/wagerail/wagerail/internal/platform/field"
 )
 
@@ -32,4 +36,21 @@ func payrollError(err error) error {
 		return fieldError(fe)
 	}
 	return err
+}
+
+// payrollAnswer answers a payroll store's error: a refusal by a rule (403, 409, 422: a state
+// move, the maker-checker rule, a closed period) is first audited DENIED, under the route's
+// tenant in a transaction of its own, as action on targetType/targetID; a not-found, a field
+// error and our own errors are answered as payrollError maps them, unaudited.
+func (s *Server) payrollAnswer(c *gin.Context, action, targetType, targetID string, err error) {
+	var r *payroll.Refusal
+	if errors.As(err, &r) && r.Status != http.StatusNotFound && action != "" {
+		cl := callerOf(c)
+		if aerr := s.auditIn(c.Request.Context(), cl.Tenant, cl.User.ID, audit.Entry{Action: action, Outcome: audit.Denied,
+			TargetType: targetType, TargetID: targetID, Details: map[string]string{"code": r.Code}}); aerr != nil {
+			writeError(c, aerr)
+			return
+		}
+	}
+	writeError(c, payrollError(err))
 }
