@@ -218,7 +218,7 @@ func calculate(in *Input) (Entry, error) {
 		}
 	}
 	if e.GrossSantim > money.MaxAmountSantim {
-		return Entry{}, refuse("earnings", "add up to more than %d santim in one period", money.MaxAmountSantim)
+		return Entry{}, refuse("gross", "(the period's earnings) must add up to at most %d santim", money.MaxAmountSantim)
 	}
 
 	// Statutory: PAYE on the whole taxable income first (the pre-tax relief comes at the end).

@@ -105,7 +105,7 @@ func TestValidateRefuses(t *testing.T) {
 		{"carriedForward[1].reference", func(in *Input) {
 			in.CarriedForward = []Carry{{Kind: KindOther, Reference: "c", AmountSantim: 1}, {Kind: KindOther, Reference: "c", AmountSantim: 2}}
 		}},
-		{"earnings", func(in *Input) {
+		{"gross", func(in *Input) {
 			in.MonthlySalarySantim = money.MaxAmountSantim
 			in.Earnings = []OneTimeEarning{{Reference: "e", Kind: EarningBonus, AmountSantim: 1}}
 		}},
@@ -115,7 +115,7 @@ func TestValidateRefuses(t *testing.T) {
 		c.edit(&in)
 		var fe *field.Error
 		err := in.Validate()
-		if c.field == "earnings" { // a sum, found while calculating
+		if c.field == "gross" { // a sum, found while calculating
 			require.NoError(t, err)
 		} else {
 			require.True(t, errors.As(err, &fe), "%s: %v", c.field, err)
@@ -165,4 +165,35 @@ func TestDates(t *testing.T) {
 		_, err := ParseDate(s)
 		require.Error(t, err, s)
 	}
+}
+
+// FuzzCalculate: any values in any field give a *field.Error or an entry that keeps every
+// invariant; never a panic, never another error.
+func FuzzCalculate(f *testing.F) {
+	f.Add("2025-07", int64(1_000_000), 20, 0, int64(120), int64(15_000), int64(60_000), int64(2_000), int64(50_000), int64(100_000), int64(208), int64(1), int64(3), int64(0), int64(700))
+	f.Add("2025-06", int64(0), 1, 31, int64(1), int64(40_000), int64(-1), int64(10_000), int64(0), int64(-1), int64(1), int64(0), int64(1), int64(1_000), int64(5_000))
+	f.Fuzz(func(t *testing.T, period string, salary int64, hireDay, termDay int, minutes, mult, allowance, mandateBp, loan, remaining, hours, num, den, minNet, pension int64) {
+		in := emp(period, salary)
+		in.HireDate = Date{2025, 6, hireDay}
+		if termDay != 0 {
+			in.TerminationDate = &Date{2025, 7, termDay}
+		}
+		in.Overtime = []Overtime{{Reference: "ot", Minutes: minutes, MultiplierBasisPoints: mult}}
+		in.Allowances = []Allowance{{Reference: "al", Method: Fixed, Amount: allowance}}
+		in.Mandates = []Mandate{{Reference: "co", Kind: KindCourtOrder, Method: Percent, Amount: mandateBp}}
+		if remaining >= 0 {
+			in.Mandates[0].RemainingSantim = &remaining
+		}
+		in.Loans = []LoanInstalment{{Reference: "l", AmountSantim: loan}}
+		in.CarriedForward = []Carry{{Kind: KindLoanInstallment, Reference: "l", AmountSantim: loan}}
+		in.Policy = Policy{EmployeePensionBasisPoints: pension, EmployerPensionBasisPoints: 1_100, MonthlyHours: hours,
+			ShareNumerator: num, ShareDenominator: den, MinNetSantim: minNet}
+		e, err := Calculate(in)
+		if err != nil {
+			var fe *field.Error
+			require.True(t, errors.As(err, &fe), "%v", err)
+			return
+		}
+		checkEntry(t, in, e)
+	})
 }
