@@ -87,6 +87,9 @@
 // 15%, to 7,000 20%, to 10,000 25%, to 14,000 30%, above 35%) from 2025-07. The period chooses
 // the table; Entry.TaxTableVersion (and the PAYE line's reference) names it, so a report can say
 // which applied. A table that has applied is never edited: a change is a new version.
+// TaxTable2016 answers every accepted period before 2025-07, back to 2000-01; the schedule it
+// replaced in July 2016 (Proclamation 286/2002) is not included, since Wagerail runs no payroll
+// for periods that old: a version for it would be added before such a period is calculated.
 //
 // # Projection
 //

@@ -25,7 +25,8 @@ type TaxTable struct {
 
 // Versions of the PAYE table.
 const (
-	// TaxTable2016 is Schedule "A" of the Income Tax Proclamation 979/2016 (monthly).
+	// TaxTable2016 is Schedule "A" of the Income Tax Proclamation 979/2016 (monthly). It answers
+	// every period from 2000-01 to 2025-06 (see the package doc).
 	TaxTable2016 = "ET-PAYE-2016"
 	// TaxTable2025 is the monthly schedule of the Income Tax (Amendment) Proclamation of 2025,
 	// for periods from July 2025.
