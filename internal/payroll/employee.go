@@ -2,8 +2,6 @@ package payroll
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
@@ -19,13 +17,16 @@ var ErrEmployeeNotFound = NotFound(CodeEmployeeNotFound, "employee")
 // EmployeeStatus is the employee's status (ACTIVE, ON_LEAVE, SUSPENDED, TERMINATED), locking
 // the row against a concurrent change for the rest of tx: an input for an employee is recorded
 // against the employee as it is, never one deleted meanwhile.
-func EmployeeStatus(ctx context.Context, tx db.BunTx, employeeID string) (string, error) {
-	var status string
-	err := tx.NewSelect().TableExpr("app.employees").Column("status").
-		Where("tenant_id = ?", tenancy.TenantID(ctx)).Where("id = ?", employeeID).Where("deleted_at IS NULL").
-		For("SHARE").Scan(ctx, &status)
-	if errors.Is(err, sql.ErrNoRows) {
+func EmployeeStatus(ctx context.Context, tx db.Writer, employeeID string) (string, error) {
+	rows, err := db.Select[struct {
+		Status string `bun:"status" db:"status"`
+	}](ctx, tx, `SELECT status FROM app.employees WHERE tenant_id = ? AND id = ? AND deleted_at IS NULL FOR SHARE`,
+		tenancy.TenantID(ctx), employeeID)
+	if err != nil {
+		return "", err
+	}
+	if len(rows) == 0 {
 		return "", ErrEmployeeNotFound
 	}
-	return status, err
+	return rows[0].Status, nil
 }

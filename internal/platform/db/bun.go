@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/uptrace/bun"
 	"github.com/uptrace/bun/dialect/pgdialect"
+	"github.com/uptrace/bun/schema"
 )
 
 // The rule for store code: a domain store with many plain tables (payroll, lending, equb,
@@ -85,4 +86,31 @@ func InScopedBunTx(ctx context.Context, b *bun.DB, tenantID, userID string, fn f
 		}
 		return fn(t)
 	})
+}
+
+// pgFormatter writes bun's query syntax (? placeholders, bun.In, bun.Ident) as Postgres SQL with
+// the arguments quoted in, as bun itself sends every query.
+var pgFormatter = schema.NewQueryGen(pgdialect.New())
+
+// Select runs a query written in bun's syntax in tx, a pgx.Tx or a BunTx, and returns its rows as
+// T, matched by column name (a struct field's `db` tag, else its name, as pgx.RowToStructByName
+// does; bun reads the `bun` tag, so a row type carries both). It lets one read path (the payroll
+// calculator's loader) run inside whichever transaction its caller holds: a bun store's, or a pgx
+// one that already holds the locks the read must be consistent with (early wage access).
+func Select[T any](ctx context.Context, tx Writer, query string, args ...any) ([]T, error) {
+	switch t := tx.(type) {
+	case BunTx:
+		var out []T
+		if err := t.NewRaw(query, args...).Scan(ctx, &out); err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return nil, err
+		}
+		return out, nil
+	case pgx.Tx:
+		rows, err := t.Query(ctx, pgFormatter.FormatQuery(query, args...))
+		if err != nil {
+			return nil, err
+		}
+		return pgx.CollectRows(rows, pgx.RowToStructByName[T])
+	}
+	return nil, fmt.Errorf("db: Select in a %T, not a pgx.Tx or a BunTx", tx)
 }
