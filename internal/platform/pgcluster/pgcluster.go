@@ -261,32 +261,49 @@ func (c *Cluster) waitReady(ctx context.Context, logFrom int64) error {
 	}
 }
 
-// waitOldPostmaster clears the lock file of a previous run: it is removed when its postmaster is
-// gone, a zombie (dead, not yet reaped: postgres would take it for alive) or its pid is now
-// another program's; a postmaster that still runs is waited for until deadline. stale reports
-// that there was a lock file.
+// waitOldPostmaster clears the lock files of a previous run (lockFiles): each is removed when
+// the postmaster it names is gone, a zombie (dead, not yet reaped: postgres would take it for
+// alive) or its pid is now another program's; a postmaster that still runs is waited for until
+// deadline. stale reports that there was a lock file.
 func (c *Cluster) waitOldPostmaster(ctx context.Context, deadline time.Time) (stale bool, err error) {
-	pidFile := filepath.Join(c.Dir, "postmaster.pid")
 	for {
-		pid, ok := readPid(pidFile)
-		if !ok {
+		running := 0
+		for _, lockFile := range c.lockFiles() {
+			pid, ok := readPid(lockFile)
+			if !ok {
+				continue
+			}
+			stale = true
+			if postmasterRunning(pid) {
+				running = pid
+				continue
+			}
+			if err := os.Remove(lockFile); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return true, fmt.Errorf("pgcluster: removing the stale lock %s: %w", lockFile, err)
+			}
+		}
+		if running == 0 {
 			return stale, nil
 		}
-		stale = true
-		if !postmasterRunning(pid) {
-			if err := os.Remove(pidFile); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return true, fmt.Errorf("pgcluster: removing the stale lock %s: %w", pidFile, err)
-			}
-			return true, nil
-		}
 		if time.Now().After(deadline) {
-			return true, fmt.Errorf("pgcluster: postgres (pid %d) still runs on %s; stop it first", pid, c.Dir)
+			return true, fmt.Errorf("pgcluster: postgres (pid %d) still runs on %s; stop it first", running, c.Dir)
 		}
 		select {
 		case <-ctx.Done():
 			return true, ctx.Err()
 		case <-time.After(100 * time.Millisecond):
 		}
+	}
+}
+
+// lockFiles are the lock files a postmaster of this cluster holds, each naming its pid on the
+// first line: the data directory's postmaster.pid and its Unix socket's lock. A postmaster killed
+// with SIGKILL leaves both, and postgres refuses to start while either names a pid that
+// kill(pid, 0) finds — a zombie included.
+func (c *Cluster) lockFiles() []string {
+	return []string{
+		filepath.Join(c.Dir, "postmaster.pid"),
+		filepath.Join(c.SocketDir(), ".s.PGSQL."+strconv.Itoa(c.Port)+".lock"),
 	}
 }
 
@@ -337,7 +354,7 @@ func staleLockLog(path string, from int64) bool {
 		return false
 	}
 	tail := string(b[from:])
-	return strings.Contains(tail, "postmaster.pid") || strings.Contains(tail, "pre-existing shared memory block") ||
+	return strings.Contains(tail, "postmaster.pid") || strings.Contains(tail, ".s.PGSQL.") || strings.Contains(tail, "pre-existing shared memory block") ||
 		strings.Contains(tail, "could not bind")
 }
 

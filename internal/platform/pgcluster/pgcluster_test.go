@@ -49,9 +49,15 @@ func start(t *testing.T, c *Cluster) {
 // postmaster.
 func lockNaming(t *testing.T, c *Cluster, lock []byte, pid int) {
 	t.Helper()
+	fileNaming(t, filepath.Join(c.Dir, "postmaster.pid"), lock, pid)
+}
+
+// fileNaming writes the lock file path as the last run left it (lock), with pid as its postmaster.
+func fileNaming(t *testing.T, path string, lock []byte, pid int) {
+	t.Helper()
 	lines := strings.SplitN(string(lock), "\n", 2)
 	require.Len(t, lines, 2)
-	require.NoError(t, os.WriteFile(filepath.Join(c.Dir, "postmaster.pid"), []byte(strconv.Itoa(pid)+"\n"+lines[1]), 0o600))
+	require.NoError(t, os.WriteFile(path, []byte(strconv.Itoa(pid)+"\n"+lines[1]), 0o600))
 }
 
 // asPostgresUser runs cmd as the user postgres runs as (when we are root, the postgres OS user),
@@ -74,6 +80,9 @@ func TestStartAfterHardCrash(t *testing.T) {
 	start(t, first)
 	lock, err := os.ReadFile(filepath.Join(first.Dir, "postmaster.pid"))
 	require.NoError(t, err)
+	socketLockFile := filepath.Join(first.SocketDir(), ".s.PGSQL."+strconv.Itoa(first.Port)+".lock")
+	socketLock, err := os.ReadFile(socketLockFile)
+	require.NoError(t, err)
 
 	// The postmaster is SIGKILLed: its lock file stays behind.
 	require.NoError(t, first.cmd.Process.Signal(syscall.SIGKILL))
@@ -84,8 +93,9 @@ func TestStartAfterHardCrash(t *testing.T) {
 	start(t, second)
 	require.NoError(t, second.Stop())
 
-	// The lock names a postmaster that died and was not reaped yet (a zombie: kill(pid, 0) still
-	// succeeds, so postgres itself would refuse to start).
+	// The locks name a postmaster that died and was not reaped yet (a zombie: kill(pid, 0) still
+	// succeeds, so postgres itself would refuse to start): the data directory's and the socket's,
+	// both left by a SIGKILL (the crash drill's restart once failed on the socket's).
 	zombie := asPostgresUser(t, exec.Command("sleep", "60"))
 	require.NoError(t, zombie.Start())
 	require.NoError(t, zombie.Process.Signal(syscall.SIGKILL))
@@ -94,6 +104,7 @@ func TestStartAfterHardCrash(t *testing.T) {
 		return err == nil && strings.Contains(string(st), ") Z ")
 	}, 5*time.Second, 10*time.Millisecond)
 	lockNaming(t, first, lock, zombie.Process.Pid)
+	fileNaming(t, socketLockFile, socketLock, zombie.Process.Pid)
 	third := again(first, 0)
 	start(t, third)
 	require.NoError(t, third.Stop())
