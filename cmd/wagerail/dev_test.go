@@ -108,7 +108,20 @@ func isolatedListenEnv(t *testing.T) []string {
 // extra flags come last and override the claimed ports.
 func launchDev(t *testing.T, bin, dataDir string, extra ...string) *devProc {
 	t.Helper()
-	ports := devPorts(t)
+	return launchDevWith(t, bin, dataDir, devLaunch{ports: devPorts(t)}, extra...)
+}
+
+// devLaunch is how launchDevWith starts dev: on which ten ports (devPorts), and whether as the
+// leader of its own process group (so a crash drill can SIGKILL the group; the process then dies
+// with the test binary too).
+type devLaunch struct {
+	ports    []int
+	ownGroup bool
+}
+
+func launchDevWith(t *testing.T, bin, dataDir string, l devLaunch, extra ...string) *devProc {
+	t.Helper()
+	ports := l.ports
 	api := addr(ports[0])
 	args := []string{"dev",
 		"--data-dir", dataDir,
@@ -131,11 +144,17 @@ func launchDev(t *testing.T, bin, dataDir string, extra ...string) *devProc {
 		}
 	}
 	cmd.Env = env
+	if l.ownGroup {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	}
 	p := &devProc{cmd: cmd, apiURL: "http://" + api, dataDir: dataDir, out: &readyWatcher{ready: make(chan struct{})}, exited: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.out, &p.errOut
 	require.NoError(t, cmd.Start())
 	go func() { p.waitErr = cmd.Wait(); close(p.exited) }()
 	t.Cleanup(func() {
+		if l.ownGroup {
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		}
 		_ = cmd.Process.Kill()
 		<-p.exited
 	})
@@ -158,17 +177,27 @@ func startDev(t *testing.T, bin, dataDir string, extra ...string) *devProc {
 	t.Helper()
 	for attempt := 1; ; attempt++ {
 		p := launchDev(t, bin, dataDir, extra...)
-		select {
-		case <-p.exited:
-		default:
+		if p = startedDev(t, p, attempt); p != nil {
 			return p
 		}
-		if attempt < 3 && strings.Contains(p.errOut.String(), "address already in use") {
-			t.Logf("attempt %d: a port was taken, starting again on new ports: %s", attempt, lastLine(p.errOut.String()))
-			continue
-		}
-		t.Fatalf("dev exited before it was ready (%v); output:\n%s\nstderr tail:\n%s", p.waitErr, p.out.String(), tail(p.errOut.String(), 50))
 	}
+}
+
+// startedDev returns p when it got ready, nil when it exited on a bind conflict and attempt may
+// be retried on new ports; otherwise it fails the test.
+func startedDev(t *testing.T, p *devProc, attempt int) *devProc {
+	t.Helper()
+	select {
+	case <-p.exited:
+	default:
+		return p
+	}
+	if attempt < 3 && strings.Contains(p.errOut.String(), "address already in use") {
+		t.Logf("attempt %d: a port was taken, starting again on new ports: %s", attempt, lastLine(p.errOut.String()))
+		return nil
+	}
+	t.Fatalf("dev exited before it was ready (%v); output:\n%s\nstderr tail:\n%s", p.waitErr, p.out.String(), tail(p.errOut.String(), 50))
+	return nil
 }
 
 func lastLine(s string) string {
