@@ -1,0 +1,187 @@
+package payroll
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/tenancy"
+)
+
+// A tenant's payroll settings and its auto-lock policy are each read through three layers, in
+// this order of precedence:
+//
+//  1. the platform's override for the tenant (a value the platform forces: it wins over
+//     anything the tenant sets),
+//  2. the tenant's own value,
+//  3. the platform default (the constants of settings.go and autolock.go: the law's figures
+//     and the product's choices, changed by a reviewed code change rather than a row).
+//
+// Each field is resolved on its own: an override that sets only the pension rates leaves the
+// tenant's monthly hours in force. A stored layer holds NULL for every field it does not set.
+// Both stored layers are one row per tenant (tenant-scoped, RLS forced); the override row is
+// written only by the platform role (the runtime role may read the tenant's own, for
+// /effective, and has no write grant or policy: migration app/0027).
+
+// Source is where an effective value came from.
+type Source string
+
+const (
+	SourceDefault  Source = "default"
+	SourceTenant   Source = "tenant"
+	SourceOverride Source = "override"
+)
+
+// Layer is a stored layer: the tenant's own row or the platform's override for it.
+type Layer string
+
+const (
+	LayerTenant   Layer = "TENANT"
+	LayerOverride Layer = "OVERRIDE"
+)
+
+func (l Layer) source() Source {
+	if l == LayerOverride {
+		return SourceOverride
+	}
+	return SourceTenant
+}
+
+// Field is one field of a change: Set says the change names it; Set with a nil Value clears the
+// field (back to inheriting from the layer below), Set with a Value sets it.
+type Field[T any] struct {
+	Set   bool
+	Value *T
+}
+
+// To is a Field that sets v.
+func To[T any](v T) Field[T] { return Field[T]{Set: true, Value: &v} }
+
+// Cleared is a Field that clears the stored value.
+func Cleared[T any]() Field[T] { return Field[T]{Set: true} }
+
+// Codes of the organization a platform route names.
+const (
+	CodeOrganizationNotFound = "ORGANIZATION_NOT_FOUND"
+	CodeOrganizationDeleted  = "ORGANIZATION_DELETED"
+)
+
+// ErrOrganizationNotFound: the platform named no business organization (payroll is a
+// business's module; an FI or a merchant has no payroll settings).
+var ErrOrganizationNotFound = NotFound(CodeOrganizationNotFound, "business organization")
+
+// ErrOrganizationDeleted: a deleted organization's settings can be read, not changed.
+var ErrOrganizationDeleted = &Refusal{Code: CodeOrganizationDeleted, Status: http.StatusConflict,
+	Message: "the organization is deleted; its payroll settings can only be read"}
+
+// CheckOrganization checks that the context's tenant is a business organization, and, when
+// forWrite, that it is not deleted. A platform route calls it first: the path's tenant id is
+// the caller's text, and an override for nobody must not be stored.
+func CheckOrganization(ctx context.Context, tx db.BunTx, forWrite bool) error {
+	var org struct {
+		Kind   string `bun:"kind"`
+		Status string `bun:"status"`
+	}
+	err := tx.NewSelect().TableExpr("app.organizations").Column("kind", "status").
+		Where("id = ?", tenancy.TenantID(ctx)).Scan(ctx, &org)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return ErrOrganizationNotFound
+	case err != nil:
+		return fmt.Errorf("payroll: organization: %w", err)
+	case org.Kind != "BUSINESS":
+		return ErrOrganizationNotFound
+	case forWrite && org.Status == "DELETED":
+		return ErrOrganizationDeleted
+	}
+	return nil
+}
+
+// layerTables are a family's two stored layers.
+type layerTables struct{ tenant, override string }
+
+// of is the table of layer l, aliased as the row models' queries name it ("r").
+func (t layerTables) of(l Layer) string {
+	if l == LayerOverride {
+		return t.override + " AS r"
+	}
+	return t.tenant + " AS r"
+}
+
+// rowMeta are the columns every layer row has besides its values.
+type rowMeta struct {
+	TenantID  string    `bun:"tenant_id,pk"`
+	CreatedAt time.Time `bun:"created_at,nullzero,notnull,default:current_timestamp"`
+	UpdatedBy string    `bun:"updated_by,notnull"`
+	UpdatedAt time.Time `bun:"updated_at,nullzero,notnull,default:current_timestamp"`
+	// Layer is which table a row of a union read came from (not a column).
+	Layer Layer `bun:"layer,scanonly"`
+}
+
+// readLayer reads the context tenant's row of table into m; found is false when there is none.
+func readLayer(ctx context.Context, tx db.BunTx, table string, m any) (found bool, err error) {
+	err = tx.NewSelect().Model(m).ModelTableExpr(table).Where("tenant_id = ?", tenancy.TenantID(ctx)).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// upsertLayer writes the context tenant's row of table from m: a new row with cols (and NULL
+// for the other value columns), or, when the tenant has one, only cols are changed. The row as
+// stored is read back into m. One statement: two concurrent changes of different fields both
+// hold, neither overwrites the other with what it read before.
+func upsertLayer(ctx context.Context, tx db.BunTx, table string, m any, cols []string) error {
+	all := append([]string{"tenant_id", "updated_by"}, cols...)
+	q := tx.NewInsert().Model(m).ModelTableExpr(table).Column(all...).
+		On("CONFLICT (tenant_id) DO UPDATE").Set("updated_by = EXCLUDED.updated_by").Set("updated_at = now()")
+	for _, c := range cols {
+		q = q.Set("? = EXCLUDED.?", bun.Ident(c), bun.Ident(c))
+	}
+	if _, err := q.Returning("*").Exec(ctx); err != nil {
+		return fmt.Errorf("payroll: write %s: %w", table, err)
+	}
+	return nil
+}
+
+// deleteLayer removes the context tenant's row of table; removed is false when it had none.
+func deleteLayer(ctx context.Context, tx db.BunTx, table string) (removed bool, err error) {
+	res, err := tx.NewDelete().TableExpr(table).Where("tenant_id = ?", tenancy.TenantID(ctx)).Exec(ctx)
+	if err != nil {
+		return false, fmt.Errorf("payroll: delete %s: %w", table, err)
+	}
+	n, err := res.RowsAffected()
+	return n > 0, err
+}
+
+// readBothLayers reads, in one query, every row of both layers of the given tenants into dst
+// (a pointer to a slice of the family's row model, whose rowMeta.Layer says which layer).
+func readBothLayers(ctx context.Context, tx db.BunTx, t layerTables, tenants []string, dst any) error {
+	err := tx.NewRaw(`SELECT 'TENANT' AS layer, * FROM `+t.tenant+` WHERE tenant_id IN (?)
+		UNION ALL SELECT 'OVERRIDE' AS layer, * FROM `+t.override+` WHERE tenant_id IN (?)`,
+		bun.In(tenants), bun.In(tenants)).Scan(ctx, dst)
+	if err != nil {
+		return fmt.Errorf("payroll: read %s: %w", t.tenant, err)
+	}
+	return nil
+}
+
+// listLayer reads the rows of table in tenant id order after the cursor (at most limit). It does
+// not filter by tenant: in a platform transaction it lists every tenant's row, in a tenant's the
+// tenant's own at most.
+func listLayer(ctx context.Context, tx db.BunTx, table string, after string, limit int, dst any) error {
+	q := tx.NewSelect().Model(dst).ModelTableExpr(table).Order("tenant_id").Limit(int64(limit))
+	if after != "" {
+		q = q.Where("tenant_id > ?", after)
+	}
+	if err := q.Scan(ctx); err != nil {
+		return fmt.Errorf("payroll: list %s: %w", table, err)
+	}
+	return nil
+}
