@@ -10,14 +10,12 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/jackc/pgx/v5"
 
-	"github.com/wagerail/wagerail/gateway"
 	"github.com/wagerail/wagerail/internal/employees"
 	"github.com/wagerail/wagerail/internal/ewa"
 	"github.com/wagerail/wagerail/internal/orgs"
 	"github.com/wagerail/wagerail/internal/platform/field"
 	"github.com/wagerail/wagerail/internal/platform/money"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
-	gatewayv1 "github.com/wagerail/wagerail/schema/proto/gateway/v1"
 )
 
 // Early wage access: the organization's settings, eligibility, requests (create, list, read,
@@ -246,42 +244,11 @@ func (s *Server) putEwaSettings(c *gin.Context) {
 }
 
 // checkFundingAccount asks the partner, through the gateway's account lookup, whether the
-// funding account exists and is active. A partner the gateway has no adapter for and an account
-// the partner does not have are the caller's 422; a gateway or partner that cannot answer is our
-// 503 (nothing is stored: an unchecked account is never taken on trust).
+// funding account exists and is active (checkPartnerAccount).
 func (s *Server) checkFundingAccount(c *gin.Context, acct ewa.Account) *Error {
-	if s.deps.Gateway == nil {
-		return NewError(http.StatusServiceUnavailable, "NOT_CONFIGURED", "the gateway is not configured, so the funding account cannot be checked")
-	}
-	refuse := func(code, f, msg string) *Error {
-		e := NewError(http.StatusUnprocessableEntity, code, msg)
-		e.Details = map[string]string{"field": f}
-		return e
-	}
-	unknownPartner := func() *Error {
-		return refuse("EWA_FUNDING_PARTNER_UNKNOWN", "fundingAccount.partner", "the gateway knows no partner bank of this name")
-	}
-	noAccount := func() *Error {
-		return refuse("EWA_FUNDING_ACCOUNT_NOT_FOUND", "fundingAccount.accountNumber", "the partner bank has no active account with this number")
-	}
-	resp, err := s.deps.Gateway.LookupAccount(c.Request.Context(),
-		&gatewayv1.LookupAccountRequest{Partner: acct.Partner, AccountId: acct.AccountNumber})
-	var ge *gateway.Error
-	switch {
-	case err == nil:
-	case errors.As(err, &ge) && (ge.Reason == gateway.ReasonUnknownPartner || ge.Reason == gateway.ReasonInvalidArgument && ge.Field == "partner"):
-		return unknownPartner()
-	case errors.As(err, &ge) && (ge.Reason == gateway.ReasonPartnerInvalid || ge.Reason == gateway.ReasonInvalidArgument && ge.Field == "account_id"):
-		return noAccount()
-	default:
-		s.deps.Log.Warn("ewa settings: funding account lookup failed", "request_id", requestID(c), "reason", gateway.ReasonOf(err), "error", err)
-		return NewError(http.StatusServiceUnavailable, "GATEWAY_UNAVAILABLE",
-			"the partner bank could not be asked about the funding account; nothing was changed, retry later")
-	}
-	if !resp.GetExists() || resp.GetAccountStatus() != gatewayv1.AccountStatus_ACCOUNT_STATUS_ACTIVE {
-		return noAccount()
-	}
-	return nil
+	return s.checkPartnerAccount(c, accountCheck{Partner: acct.Partner, AccountNumber: acct.AccountNumber,
+		Field: "fundingAccount", What: "the funding account",
+		PartnerUnknown: "EWA_FUNDING_PARTNER_UNKNOWN", NotFound: "EWA_FUNDING_ACCOUNT_NOT_FOUND"})
 }
 
 // --- eligibility ---
