@@ -278,6 +278,7 @@ func (s *Server) routes() []Route {
 	for _, area := range [][]Route{s.authRoutes(), s.authExtraRoutes(), s.orgAuthRoutes(), s.memberRoutes(), s.businessRoutes(), s.teamRoutes(),
 		s.employeeRoutes(), s.catalogRoutes(), s.catalogAssignmentRoutes(), s.uploadRoutes(), s.kycRoutes(), s.sanctionsRoutes(),
 		s.ewaRoutes(), s.webhookAdminRoutes(),
+		s.payrollSettingsRoutes(),
 		s.deadLetterRoutes(), s.operatorRoutes()} {
 		rs = append(rs, area...)
 	}
