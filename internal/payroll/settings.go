@@ -8,6 +8,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/wagerail/wagerail/internal/payroll/paycalc"
 	"github.com/wagerail/wagerail/internal/platform/audit"
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/field"
@@ -21,14 +22,14 @@ import (
 // The platform defaults: what a field is until the tenant or the platform sets it.
 const (
 	// DefaultMonthlyWorkingHours is the divisor of the overtime hourly rate: 48 hours a week
-	// (Labour Proclamation 1156/2019, art. 61: 8 hours a day, 48 a week) × 52 weeks ÷ 12 months.
-	// The calculator (paycalc.DefaultMonthlyHours) uses the same figure.
-	DefaultMonthlyWorkingHours int64 = 208
+	// (Labour Proclamation 1156/2019, art. 61: 8 hours a day, 48 a week) × 52 weeks ÷ 12 months
+	// = 208, the calculator's own default (one constant, so they cannot drift).
+	DefaultMonthlyWorkingHours = paycalc.DefaultMonthlyHours
 	// DefaultPensionEmployeeBasisPoints and DefaultPensionEmployerBasisPoints are the private
 	// organisation employees' pension contributions (Proclamation 715/2011 as amended): 7% and
-	// 11% of basic salary.
-	DefaultPensionEmployeeBasisPoints int64 = 700
-	DefaultPensionEmployerBasisPoints int64 = 1_100
+	// 11% of basic salary (the calculator's defaults).
+	DefaultPensionEmployeeBasisPoints = paycalc.DefaultEmployeePensionBasisPoints
+	DefaultPensionEmployerBasisPoints = paycalc.DefaultEmployerPensionBasisPoints
 	// DefaultPayCadence: runs are monthly (periods are calendar months, "YYYY-MM").
 	DefaultPayCadence = CadenceMonthly
 	// DefaultPayDayOfMonth 31 pays on the last day of every month (a shorter month pays on its
@@ -52,7 +53,7 @@ const (
 	MaxMonthlyWorkingHours int64 = 240
 	// MaxPensionEmployeeBasisPoints: 50%, the calculator's bound (with PAYE at most 35%, the
 	// statutory deductions stay below gross).
-	MaxPensionEmployeeBasisPoints int64 = 5_000
+	MaxPensionEmployeeBasisPoints       = paycalc.MaxEmployeePensionBasisPoints
 	MaxPensionEmployerBasisPoints int64 = 10_000
 	MaxPayDayOfMonth              int64 = 31
 	maxAccountPartner                   = 64
@@ -111,6 +112,15 @@ type Settings struct {
 func (s Settings) PayDate(year int, month time.Month) time.Time {
 	last := time.Date(year, month+1, 0, 0, 0, 0, 0, time.UTC).Day()
 	return time.Date(year, month, min(int(s.PayDayOfMonth), last), 0, 0, 0, 0, time.UTC)
+}
+
+// Policy is p with the settings the calculator reads (pension rates, monthly hours) replaced by
+// s's; the rest (the protection share, the minimum net) is the protection policy's.
+func (s Settings) Policy(p paycalc.Policy) paycalc.Policy {
+	p.EmployeePensionBasisPoints = s.PensionEmployeeBasisPoints
+	p.EmployerPensionBasisPoints = s.PensionEmployerBasisPoints
+	p.MonthlyHours = s.MonthlyWorkingHours
+	return p
 }
 
 // SettingsValues are what one stored layer sets; nil is "not set in this layer".

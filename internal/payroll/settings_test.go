@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wagerail/wagerail/internal/payroll"
+	"github.com/wagerail/wagerail/internal/payroll/paycalc"
 	"github.com/wagerail/wagerail/internal/payroll/payrolltest"
 	"github.com/wagerail/wagerail/internal/platform/crosstenant"
 	"github.com/wagerail/wagerail/internal/platform/db"
@@ -356,4 +357,18 @@ func TestCheckOrganization(t *testing.T) {
 		})
 		require.ErrorIs(t, err, payroll.ErrOrganizationNotFound)
 	}
+}
+
+// TestSettingsPolicy: the default settings give the calculator its own default policy, and the
+// tenant's values replace exactly the fields the settings own.
+func TestSettingsPolicy(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, paycalc.DefaultPolicy(), payroll.DefaultSettings("t").Policy(paycalc.DefaultPolicy()))
+	s := payroll.DefaultSettings("t")
+	s.MonthlyWorkingHours, s.PensionEmployeeBasisPoints, s.PensionEmployerBasisPoints = 173, 650, 1200
+	base := paycalc.DefaultPolicy()
+	base.MinNetSantim = 50_000
+	p := s.Policy(base)
+	require.Equal(t, paycalc.Policy{EmployeePensionBasisPoints: 650, EmployerPensionBasisPoints: 1200, MonthlyHours: 173,
+		ShareNumerator: 1, ShareDenominator: 3, MinNetSantim: 50_000}, p)
 }
