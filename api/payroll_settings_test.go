@@ -20,7 +20,9 @@ import (
 	"github.com/wagerail/wagerail/internal/notify"
 	"github.com/wagerail/wagerail/internal/orgs"
 	"github.com/wagerail/wagerail/internal/payroll"
+	"github.com/wagerail/wagerail/internal/platform/crosstenant"
 	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/tenancy"
 	"github.com/wagerail/wagerail/internal/platform/testkit"
 )
 
@@ -321,6 +323,16 @@ func TestPayrollPlatformOverrides(t *testing.T) {
 	require.Equal(t, 1, w.count(w.otherTenant, `SELECT count(*) FROM app.audit_log WHERE action = 'OverridePayrollAutoLockPolicy'`))
 	require.Equal(t, 1, w.count(w.otherTenant, `SELECT count(*) FROM app.outbox WHERE type = 'payroll.auto_lock_policy_changed.v1'
 		AND payload->>'layer' = 'OVERRIDE' AND (payload->'effective'->>'enabled')::boolean`))
+
+	// A deleted organization's override can be read, not changed.
+	ctx := tenancy.WithActor(context.Background(), "usr_test")
+	require.NoError(t, crosstenant.Tx(ctx, w.d.Platform(t), "test: delete an organization", func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `UPDATE app.organizations SET status = 'DELETED', deleted_at = now() WHERE id = $1`, w.otherTenant)
+		return err
+	}))
+	status(t, w.admin.call(http.MethodGet, pathPlatformAutoLock+w.otherTenant, nil), http.StatusOK, "")
+	status(t, w.admin.call(http.MethodPost, pathPlatformAutoLock+w.otherTenant, map[string]any{"enabled": false}), http.StatusConflict, "ORGANIZATION_DELETED")
+	status(t, w.admin.call(http.MethodDelete, pathPlatformAutoLock+w.otherTenant, nil), http.StatusConflict, "ORGANIZATION_DELETED")
 }
 
 // TestPayrollAutoLockRoutes: the organization's policy round trip and its bounds.

@@ -127,12 +127,12 @@ type AutoLockChange struct {
 }
 
 type autoLockRow struct {
-	bun.BaseModel `bun:"table:app.payroll_auto_lock_policies,alias:r"`
+	bun.BaseModel `bun:"table:app.payroll_auto_lock_policies,alias:r" db:"-"`
 	rowMeta
-	Enabled            *bool   `bun:"enabled"`
-	DaysAfterPeriodEnd *int64  `bun:"days_after_period_end"`
-	LockTime           *string `bun:"lock_time"`
-	TimeZone           *string `bun:"time_zone"`
+	Enabled            *bool   `bun:"enabled" db:"enabled"`
+	DaysAfterPeriodEnd *int64  `bun:"days_after_period_end" db:"days_after_period_end"`
+	LockTime           *string `bun:"lock_time" db:"lock_time"`
+	TimeZone           *string `bun:"time_zone" db:"time_zone"`
 }
 
 var autoLockTables = layerTables{tenant: "app.payroll_auto_lock_policies", override: "app.payroll_auto_lock_policy_overrides"}
@@ -171,8 +171,8 @@ func (p *AutoLock) over(v AutoLockValues, src Source) {
 }
 
 // EffectiveAutoLock is the context tenant's effective auto-lock policy (default, tenant,
-// override: one query).
-func EffectiveAutoLock(ctx context.Context, tx db.BunTx) (AutoLock, error) {
+// override: one query) in tx, a BunTx or a pgx.Tx.
+func EffectiveAutoLock(ctx context.Context, tx db.Writer) (AutoLock, error) {
 	tenant := tenancy.TenantID(ctx)
 	if tenant == "" {
 		return AutoLock{}, tenancy.ErrNoTenant
@@ -186,13 +186,13 @@ func EffectiveAutoLock(ctx context.Context, tx db.BunTx) (AutoLock, error) {
 
 // EffectiveAutoLockOf is the effective policy of each of tenants (one query), for the
 // scheduler's cross-tenant transaction (see EffectiveSettingsOf).
-func EffectiveAutoLockOf(ctx context.Context, tx db.BunTx, tenants []string) (map[string]AutoLock, error) {
+func EffectiveAutoLockOf(ctx context.Context, tx db.Writer, tenants []string) (map[string]AutoLock, error) {
 	out := make(map[string]AutoLock, len(tenants))
 	if len(tenants) == 0 {
 		return out, nil
 	}
-	var rows []autoLockRow
-	if err := readBothLayers(ctx, tx, autoLockTables, tenants, &rows); err != nil {
+	rows, err := readBothLayers[autoLockRow](ctx, tx, autoLockTables, tenants)
+	if err != nil {
 		return nil, err
 	}
 	for _, t := range tenants {

@@ -85,8 +85,8 @@ var ErrOrganizationDeleted = &Refusal{Code: CodeOrganizationDeleted, Status: htt
 // the caller's text, and an override for nobody must not be stored.
 func CheckOrganization(ctx context.Context, tx db.BunTx, forWrite bool) error {
 	var org struct {
-		Kind   string `bun:"kind"`
-		Status string `bun:"status"`
+		Kind   string `bun:"kind" db:"kind"`
+		Status string `bun:"status" db:"status"`
 	}
 	err := tx.NewSelect().TableExpr("app.organizations").Column("kind", "status").
 		Where("id = ?", tenancy.TenantID(ctx)).Scan(ctx, &org)
@@ -116,12 +116,12 @@ func (t layerTables) of(l Layer) string {
 
 // rowMeta are the columns every layer row has besides its values.
 type rowMeta struct {
-	TenantID  string    `bun:"tenant_id,pk"`
-	CreatedAt time.Time `bun:"created_at,nullzero,notnull,default:current_timestamp"`
-	UpdatedBy string    `bun:"updated_by,notnull"`
-	UpdatedAt time.Time `bun:"updated_at,nullzero,notnull,default:current_timestamp"`
+	TenantID  string    `bun:"tenant_id,pk" db:"tenant_id"`
+	CreatedAt time.Time `bun:"created_at,nullzero,notnull,default:current_timestamp" db:"created_at"`
+	UpdatedBy string    `bun:"updated_by,notnull" db:"updated_by"`
+	UpdatedAt time.Time `bun:"updated_at,nullzero,notnull,default:current_timestamp" db:"updated_at"`
 	// Layer is which table a row of a union read came from (not a column).
-	Layer Layer `bun:"layer,scanonly"`
+	Layer Layer `bun:"layer,scanonly" db:"layer"`
 }
 
 // readLayer reads the context tenant's row of table into m; found is false when there is none.
@@ -160,16 +160,17 @@ func deleteLayer(ctx context.Context, tx db.BunTx, table string) (removed bool, 
 	return n > 0, err
 }
 
-// readBothLayers reads, in one query, every row of both layers of the given tenants into dst
-// (a pointer to a slice of the family's row model, whose rowMeta.Layer says which layer).
-func readBothLayers(ctx context.Context, tx db.BunTx, t layerTables, tenants []string, dst any) error {
-	err := tx.NewRaw(`SELECT 'TENANT' AS layer, * FROM `+t.tenant+` WHERE tenant_id IN (?)
+// readBothLayers reads, in one query, every row of both layers of the given tenants (a row's
+// rowMeta.Layer says which layer). tx is a BunTx or a pgx.Tx (db.Select), so a caller on either
+// reads the effective values in the transaction it holds.
+func readBothLayers[R any](ctx context.Context, tx db.Writer, t layerTables, tenants []string) ([]R, error) {
+	rows, err := db.Select[R](ctx, tx, `SELECT 'TENANT' AS layer, * FROM `+t.tenant+` WHERE tenant_id IN (?)
 		UNION ALL SELECT 'OVERRIDE' AS layer, * FROM `+t.override+` WHERE tenant_id IN (?)`,
-		bun.In(tenants), bun.In(tenants)).Scan(ctx, dst)
+		bun.In(tenants), bun.In(tenants))
 	if err != nil {
-		return fmt.Errorf("payroll: read %s: %w", t.tenant, err)
+		return nil, fmt.Errorf("payroll: read %s: %w", t.tenant, err)
 	}
-	return nil
+	return rows, nil
 }
 
 // listLayer reads the rows of table in tenant id order after the cursor (at most limit). It does

@@ -158,17 +158,17 @@ type SettingsChange struct {
 
 // settingsRow is a row of either layer (app.payroll_settings, app.payroll_settings_overrides).
 type settingsRow struct {
-	bun.BaseModel `bun:"table:app.payroll_settings,alias:r"`
+	bun.BaseModel `bun:"table:app.payroll_settings,alias:r" db:"-"`
 	rowMeta
-	MonthlyWorkingHours        *int64  `bun:"monthly_working_hours"`
-	PensionEmployeeBasisPoints *int64  `bun:"pension_employee_basis_points"`
-	PensionEmployerBasisPoints *int64  `bun:"pension_employer_basis_points"`
-	PayrollAccountPartner      *string `bun:"payroll_account_partner"`
-	PayrollAccountNumber       *string `bun:"payroll_account_number"`
-	PayrollAccountHolderName   *string `bun:"payroll_account_holder_name"`
-	PayCadence                 *string `bun:"pay_cadence"`
-	PayDayOfMonth              *int64  `bun:"pay_day_of_month"`
-	CourtOrderAutoSubmit       *bool   `bun:"court_order_auto_submit"`
+	MonthlyWorkingHours        *int64  `bun:"monthly_working_hours" db:"monthly_working_hours"`
+	PensionEmployeeBasisPoints *int64  `bun:"pension_employee_basis_points" db:"pension_employee_basis_points"`
+	PensionEmployerBasisPoints *int64  `bun:"pension_employer_basis_points" db:"pension_employer_basis_points"`
+	PayrollAccountPartner      *string `bun:"payroll_account_partner" db:"payroll_account_partner"`
+	PayrollAccountNumber       *string `bun:"payroll_account_number" db:"payroll_account_number"`
+	PayrollAccountHolderName   *string `bun:"payroll_account_holder_name" db:"payroll_account_holder_name"`
+	PayCadence                 *string `bun:"pay_cadence" db:"pay_cadence"`
+	PayDayOfMonth              *int64  `bun:"pay_day_of_month" db:"pay_day_of_month"`
+	CourtOrderAutoSubmit       *bool   `bun:"court_order_auto_submit" db:"court_order_auto_submit"`
 }
 
 var settingsTables = layerTables{tenant: "app.payroll_settings", override: "app.payroll_settings_overrides"}
@@ -225,8 +225,8 @@ func (s *Settings) over(v SettingsValues, src Source) {
 
 // EffectiveSettings are the context tenant's effective settings: the platform default, the
 // tenant's values over it, the platform's override over both (one query). The calculator's
-// loader, EWA and runs call it in the transaction they read the rest in.
-func EffectiveSettings(ctx context.Context, tx db.BunTx) (Settings, error) {
+// loader, EWA and runs call it in the transaction they read the rest in: a BunTx or a pgx.Tx.
+func EffectiveSettings(ctx context.Context, tx db.Writer) (Settings, error) {
 	tenant := tenancy.TenantID(ctx)
 	if tenant == "" {
 		return Settings{}, tenancy.ErrNoTenant
@@ -241,13 +241,13 @@ func EffectiveSettings(ctx context.Context, tx db.BunTx) (Settings, error) {
 // EffectiveSettingsOf are the effective settings of each of tenants (one query), for a
 // platform job in a cross-tenant transaction; in a tenant's transaction the other tenants read
 // as defaults (row-level security hides their rows), so use EffectiveSettings there.
-func EffectiveSettingsOf(ctx context.Context, tx db.BunTx, tenants []string) (map[string]Settings, error) {
+func EffectiveSettingsOf(ctx context.Context, tx db.Writer, tenants []string) (map[string]Settings, error) {
 	out := make(map[string]Settings, len(tenants))
 	if len(tenants) == 0 {
 		return out, nil
 	}
-	var rows []settingsRow
-	if err := readBothLayers(ctx, tx, settingsTables, tenants, &rows); err != nil {
+	rows, err := readBothLayers[settingsRow](ctx, tx, settingsTables, tenants)
+	if err != nil {
 		return nil, err
 	}
 	for _, t := range tenants {

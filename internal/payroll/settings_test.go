@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/wagerail/wagerail/internal/payroll"
@@ -95,6 +96,20 @@ func TestSettingsLayers(t *testing.T) {
 		"payDayOfMonth", "tenant", "courtOrderAutoSubmit", "tenant"), s.Sources)
 	require.Equal(t, time.Date(2026, 2, 25, 0, 0, 0, 0, time.UTC), s.PayDate(2026, time.February))
 
+	// The same read in a pgx transaction (EWA's stores are on pgx).
+	var viaPgx payroll.Settings
+	require.NoError(t, tenancy.InTx(o.Ctx, d.App, func(tx pgx.Tx) (err error) {
+		viaPgx, err = payroll.EffectiveSettings(o.Ctx, tx)
+		return err
+	}))
+	require.Equal(t, s, viaPgx)
+	var lockViaPgx payroll.AutoLock
+	require.NoError(t, tenancy.InTx(o.Ctx, d.App, func(tx pgx.Tx) (err error) {
+		lockViaPgx, err = payroll.EffectiveAutoLock(o.Ctx, tx)
+		return err
+	}))
+	require.Equal(t, payroll.DefaultAutoLock(o.ID), lockViaPgx)
+
 	// The other tenant is untouched and cannot see the row.
 	require.Equal(t, payroll.DefaultSettings(other.ID), effectiveSettings(t, other))
 	require.NoError(t, other.In(func(ctx context.Context, tx db.BunTx) error {
@@ -115,6 +130,11 @@ func TestSettingsLayers(t *testing.T) {
 	require.Equal(t, payroll.SourceOverride, s.Sources["monthlyWorkingHours"])
 	require.Equal(t, payroll.SourceOverride, s.Sources["pensionEmployeeBasisPoints"])
 	require.Equal(t, payroll.SourceTenant, s.Sources["pensionEmployerBasisPoints"])
+	require.NoError(t, tenancy.InTx(o.Ctx, d.App, func(tx pgx.Tx) (err error) {
+		viaPgx, err = payroll.EffectiveSettings(o.Ctx, tx)
+		return err
+	}))
+	require.Equal(t, s, viaPgx, "both layers read alike through pgx")
 	// The tenant reads its override layer (its own row only).
 	require.NoError(t, o.In(func(ctx context.Context, tx db.BunTx) error {
 		l, err := payroll.SettingsLayerOf(ctx, tx, payroll.LayerOverride)
@@ -371,4 +391,68 @@ func TestSettingsPolicy(t *testing.T) {
 	p := s.Policy(base)
 	require.Equal(t, paycalc.Policy{EmployeePensionBasisPoints: 650, EmployerPensionBasisPoints: 1200, MonthlyHours: 173,
 		ShareNumerator: 1, ShareDenominator: 3, MinNetSantim: 50_000}, p)
+}
+
+// TestConcurrentChangesOfDifferentFieldsBothHold: changes that name different fields, made at
+// once by a tenant that has no row yet, are all kept (one upsert statement each, no read before
+// the write that a concurrent change could make stale).
+func TestConcurrentChangesOfDifferentFieldsBothHold(t *testing.T) {
+	t.Parallel()
+	d := testkit.NewDB(t)
+	o := payrolltest.NewOrg(t, d)
+	changes := []payroll.SettingsChange{
+		{MonthlyWorkingHours: payroll.To[int64](190)},
+		{PensionEmployeeBasisPoints: payroll.To[int64](650)},
+		{PensionEmployerBasisPoints: payroll.To[int64](1150)},
+		{PayDayOfMonth: payroll.To[int64](27)},
+		{CourtOrderAutoSubmit: payroll.To(true)},
+	}
+	errs := make(chan error, len(changes))
+	for _, c := range changes {
+		go func() {
+			_, err := changeSettings(o, c)
+			errs <- err
+		}()
+	}
+	for range changes {
+		require.NoError(t, <-errs)
+	}
+	s := effectiveSettings(t, o)
+	require.Equal(t, int64(190), s.MonthlyWorkingHours)
+	require.Equal(t, int64(650), s.PensionEmployeeBasisPoints)
+	require.Equal(t, int64(1150), s.PensionEmployerBasisPoints)
+	require.Equal(t, int64(27), s.PayDayOfMonth)
+	require.True(t, s.CourtOrderAutoSubmit)
+	require.Equal(t, len(changes), o.Count(t, `SELECT count(*) FROM app.outbox WHERE type = $1`, payroll.EventSettingsChanged))
+}
+
+// TestDatabaseKeepsTheBounds: whoever writes, the tables refuse what the store refuses.
+func TestDatabaseKeepsTheBounds(t *testing.T) {
+	t.Parallel()
+	d := testkit.NewDB(t)
+	o := payrolltest.NewOrg(t, d)
+	for _, stmt := range []string{
+		`INSERT INTO app.payroll_settings (tenant_id, monthly_working_hours, updated_by) VALUES ($1, 241, 'u')`,
+		`INSERT INTO app.payroll_settings (tenant_id, pension_employee_basis_points, updated_by) VALUES ($1, 5001, 'u')`,
+		`INSERT INTO app.payroll_settings (tenant_id, pay_cadence, updated_by) VALUES ($1, 'WEEKLY', 'u')`,
+		`INSERT INTO app.payroll_settings (tenant_id, pay_day_of_month, updated_by) VALUES ($1, 0, 'u')`,
+		`INSERT INTO app.payroll_settings (tenant_id, payroll_account_partner, payroll_account_number, updated_by) VALUES ($1, 'sandbox', '1', 'u')`,
+		`INSERT INTO app.payroll_settings (tenant_id, payroll_account_partner, payroll_account_number, payroll_account_holder_name, updated_by) VALUES ($1, 'Sandbox', '1', 'A', 'u')`,
+		`INSERT INTO app.payroll_auto_lock_policies (tenant_id, days_after_period_end, updated_by) VALUES ($1, 29, 'u')`,
+		`INSERT INTO app.payroll_auto_lock_policies (tenant_id, lock_time, updated_by) VALUES ($1, '24:00', 'u')`,
+		`INSERT INTO app.payroll_auto_lock_policies (tenant_id, time_zone, updated_by) VALUES ($1, '../x', 'u')`,
+		`INSERT INTO app.payroll_settings (tenant_id, updated_by) VALUES ('org_other', 'u')`,
+	} {
+		err := o.In(func(ctx context.Context, tx db.BunTx) error {
+			_, err := tx.Exec(ctx, stmt, o.ID)
+			return err
+		})
+		require.Error(t, err, stmt)
+	}
+	// The platform's override table keeps the same bounds.
+	err := asPlatform(t, d, o.ID, func(ctx context.Context, tx db.BunTx) error {
+		_, err := tx.Exec(ctx, `INSERT INTO app.payroll_settings_overrides (tenant_id, monthly_working_hours, updated_by) VALUES ($1, 39, 'u')`, o.ID)
+		return err
+	})
+	require.ErrorContains(t, err, "check constraint")
 }
