@@ -31,9 +31,10 @@ import (
 
 // The crash drill (issue 22): a real `wagerail dev` with the demo seeded, drillSagas concurrent EWA
 // disburses over HTTP, each with its own Idempotency-Key, and the whole stack — dev's process
-// group and its Postgres — SIGKILLed while they are in flight. dev restarts on the same data dir
-// and ports (Postgres finds the dead run's lock), and each client retries its own key until it
-// has a final answer. Then every advance the saga accepted was paid exactly once (one sandbox
+// group and its Postgres — SIGKILLed while they are in flight (or, in some runs, once every call
+// is answered and the sagas wait for the bank's settlement; and in some, again just after the
+// restart). dev restarts on the same data dir and ports (Postgres finds the dead run's locks and
+// recovers), and each client retries its own key until it has a final answer. Then every advance the saga accepted was paid exactly once (one sandbox
 // transfer and one POSTED ledger transaction per request, the employee's bank balance up by the
 // accepted principals and no more), every answer was the saga's (202/200 as the first call would
 // have had, or the saga's own refusal; never 409 EWA_INVALID_STATE, never a 5xx), a further retry
@@ -80,17 +81,26 @@ type drillClient struct {
 	replay         *drillAnswer // the extra retry once every client had its answer
 }
 
+// drillKill is one kill of the stack and the restart after it.
+type drillKill struct {
+	why                          string
+	at                           time.Time
+	after                        time.Duration // since the calls were fired
+	inFlight, answered, accepted int
+	restart, readyz              time.Duration
+	pgStart, pgLog               string
+}
+
 // drillState is what the clients and the killer share.
 type drillState struct {
-	mu             sync.Mutex
-	killed         bool
-	inFlight       int // POSTs sent and not answered
-	answered       int // clients with a final answer
-	acceptedEarly  int // 200/202 answers before the kill
-	killAfter      int // the kill comes at this many acceptedEarly (or the timer)
-	killNow        chan struct{}
-	inFlightAtKill int
-	answeredAtKill int
+	mu            sync.Mutex
+	killed        bool
+	inFlight      int // POSTs sent and not answered
+	answered      int // clients with a final answer
+	acceptedEarly int // 200/202 answers before the kill
+	killAfter     int // the kill comes at this many acceptedEarly (or the timer)
+	killNow       chan struct{}
+	allAnswered   chan struct{} // closed when every client has its answer
 }
 
 func TestCrashDrillEwaDisburse(t *testing.T) {
@@ -149,11 +159,15 @@ func TestCrashDrillEwaDisburse(t *testing.T) {
 	empBefore := sandboxBalance(t, sb, empAccount)
 	fundBefore := sandboxBalance(t, sb, demoFundingAccount)
 
-	// Fire, and kill the stack after the first few accepted answers (or a short random delay,
-	// whichever comes first).
-	st := &drillState{killAfter: 2 + rng.IntN(7), killNow: make(chan struct{})}
+	// Fire, and kill the stack while the calls are in flight: after the first few accepted
+	// answers or a short random delay, whichever comes first; in one run of four, once every call
+	// is answered, while the sagas wait for the bank's settlement (2 s after each transfer).
+	st := &drillState{killAfter: 2 + rng.IntN(7), killNow: make(chan struct{}), allAnswered: make(chan struct{})}
 	killDelay := time.Duration(300+rng.IntN(1500)) * time.Millisecond
+	settling := rng.IntN(4) == 0
 	killPostgres := rng.IntN(3) > 0
+	twice := rng.IntN(3) == 0
+	secondKill := time.Duration(200+rng.IntN(2500)) * time.Millisecond
 	hc := owner.hc
 	var wg sync.WaitGroup
 	start := make(chan struct{})
@@ -166,41 +180,65 @@ func TestCrashDrillEwaDisburse(t *testing.T) {
 	t0 := time.Now()
 	close(start)
 	trigger := "timer " + killDelay.String()
-	select {
-	case <-st.killNow:
-		trigger = fmt.Sprintf("%d accepted answers", st.killAfter)
-	case <-time.After(killDelay):
+	if settling {
+		select {
+		case <-st.allAnswered:
+		case <-time.After(drillClientDeadline):
+			t.Fatal("the calls were not all answered before the kill")
+		}
+		time.Sleep(killDelay - 300*time.Millisecond)
+		trigger = fmt.Sprintf("every call answered, then %s", killDelay-300*time.Millisecond)
+	} else {
+		select {
+		case <-st.killNow:
+			trigger = fmt.Sprintf("%d accepted answers", st.killAfter)
+		case <-time.After(killDelay):
+		}
 	}
-	killed := "dev's process group and postgres"
-	if !killPostgres {
-		killed = "dev's process group"
+	// The whole stack goes: dev's process group (it leads one) and, in two runs of three,
+	// postgres too (its own group; else it sees its parent die and shuts down fast while dev
+	// restarts). In one run of three the restarted stack is killed once more, a moment after it
+	// is ready, while it recovers the sagas.
+	var kills []drillKill
+	crash := func(p *devProc, why string) {
+		pgPID := p.postgresPID(t)
+		st.mu.Lock()
+		st.killed = true
+		k := drillKill{why: why, after: time.Since(t0), inFlight: st.inFlight, answered: st.answered, accepted: st.acceptedEarly}
+		killErr := syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		if killPostgres && killErr == nil {
+			killErr = syscall.Kill(pgPID, syscall.SIGKILL)
+		}
+		k.at = time.Now()
+		st.mu.Unlock()
+		require.NoError(t, killErr, "SIGKILL")
+		<-p.exited
+		kills = append(kills, k)
 	}
-	pgPID := p.postgresPID(t)
-	st.mu.Lock()
-	st.killed = true
-	st.inFlightAtKill, st.answeredAtKill = st.inFlight, st.answered
-	acceptedAtKill := st.acceptedEarly
-	killErr := syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-	if killPostgres && killErr == nil {
-		// Postgres runs in its own group: SIGKILLed too, the whole stack goes at once.
-		killErr = syscall.Kill(pgPID, syscall.SIGKILL)
-	} // else it sees its parent die and shuts down fast while dev restarts
-	killTime := time.Now()
-	st.mu.Unlock()
-	require.NoError(t, killErr, "SIGKILL")
-	killedAt := time.Since(t0)
-	<-p.exited
-
-	// Restart on the same data dir and ports, while the clients keep retrying.
+	// restart starts dev again on the same data dir and ports, while the clients keep retrying.
 	pgLog := filepath.Join(dataDir, "pg", "postgres.log")
-	pgLogFrom := fileSize(pgLog)
-	r0 := time.Now()
-	p2 := startedDev(t, launchDevWith(t, bin, dataDir, launch), 3)
-	restartTook := time.Since(r0)
-	p2.waitReadyz(t, http.StatusOK)
-	readyTook := time.Since(r0)
+	restart := func() *devProc {
+		k := &kills[len(kills)-1]
+		pgLogFrom := fileSize(pgLog)
+		r0 := time.Now()
+		p := startedDev(t, launchDevWith(t, bin, dataDir, launch), 3)
+		k.restart = time.Since(r0)
+		k.pgStart = startLine(p.out.String(), "postgres")
+		p.waitReadyz(t, http.StatusOK)
+		k.readyz = time.Since(r0)
+		k.pgLog = pgRestartLines(t, pgLog, pgLogFrom)
+		return p
+	}
+	crash(p, trigger)
+	p2 := restart()
+	if twice {
+		time.Sleep(secondKill)
+		crash(p2, fmt.Sprintf("%s after the restart was ready", secondKill))
+		p2 = restart()
+	}
+	restarted := time.Now()
 	wg.Wait()
-	allAnswered := time.Since(r0)
+	allAnswered := time.Since(restarted)
 
 	// Every attempt: an answer of the saga, or (not final) the stack down or the crashed call's
 	// idempotency lease not yet expired.
@@ -330,15 +368,20 @@ func TestCrashDrillEwaDisburse(t *testing.T) {
 	}
 	require.Empty(t, others, "ledger transactions of sagas the drill did not start")
 
-	postedAtKill, bookedAtKill := drillMovedBy(t, dataDir, launch.ports[1], d.BusinessID, killTime)
-	t.Logf("crash drill: %d disburses of %d santim; %s SIGKILLed at %s (%s): %d answered (%d accepted), %d in flight (%d POSTs on the wire); money moving at the kill: %d ledger postings, %d transfers booked at the bank",
-		drillSagas, principal, killed, killedAt.Round(time.Millisecond), trigger, st.answeredAtKill, acceptedAtKill, drillSagas-st.answeredAtKill, st.inFlightAtKill,
-		postedAtKill, bookedAtKill)
-	t.Logf("restart: dev ready in %s (%s), readyz 200 at %s; every client answered %s after the restart, %d of them after the kill",
-		restartTook.Round(time.Millisecond), startLine(p2.out.String(), "postgres"), readyTook.Round(time.Millisecond), allAnswered.Round(time.Millisecond), answeredLater)
-	t.Logf("postgres at the restart:\n%s", pgRestartLines(t, pgLog, pgLogFrom))
-	t.Logf("answers: %d accepted, %d refused by the saga; retries: %d with the stack down, %d IDEMPOTENCY_KEY_IN_USE; all DISBURSED %s after; %d santim paid in %d transfers, one each",
-		accepted, refused, transportErrs, inUse, settled.Round(time.Millisecond), paid, accepted)
+	killed := "dev's process group and postgres"
+	if !killPostgres {
+		killed = "dev's process group"
+	}
+	t.Logf("crash drill: %d disburses of %d santim; %d kill(s) of %s", drillSagas, principal, len(kills), killed)
+	for i, k := range kills {
+		moved := drillMovedBy(t, dataDir, launch.ports[1], d.BusinessID, k.at)
+		t.Logf("kill %d at %s (%s): %d calls answered (%d accepted before the first kill), %d not (%d POSTs on the wire); by then %d ledger postings, %d transfers booked at the bank, %d settled, %d DISBURSED",
+			i+1, k.after.Round(time.Millisecond), k.why, k.answered, k.accepted, drillSagas-k.answered, k.inFlight, moved[0], moved[1], moved[2], moved[3])
+		t.Logf("restart %d: dev ready in %s (%s), readyz 200 at %s; postgres:\n%s", i+1, k.restart.Round(time.Millisecond), k.pgStart, k.readyz.Round(time.Millisecond), k.pgLog)
+	}
+	t.Logf("answers: %d accepted, %d refused by the saga, %d given after a kill (the last %s after the last restart); retries: %d with the stack down, %d IDEMPOTENCY_KEY_IN_USE",
+		accepted, refused, answeredLater, allAnswered.Round(time.Millisecond), transportErrs, inUse)
+	t.Logf("all DISBURSED %s after; %d santim paid in %d transfers, one each", settled.Round(time.Millisecond), paid, accepted)
 
 	pg2 := p2.postgresPID(t)
 	p2.stop(t)
@@ -410,6 +453,9 @@ func (c *drillClient) run(ctx context.Context, hc *http.Client, base string, st 
 				if st.acceptedEarly == st.killAfter && !st.killed {
 					close(st.killNow)
 				}
+			}
+			if st.answered == drillSagas && !st.killed {
+				close(st.allAnswered)
 			}
 		}
 		st.mu.Unlock()
@@ -585,8 +631,9 @@ func drillEvents(t *testing.T, dataDir string, pgPort int, tenant string) map[st
 	return out
 }
 
-// drillMovedBy counts the tenant's ledger transactions and bank transfers made before at.
-func drillMovedBy(t *testing.T, dataDir string, pgPort int, tenant string, at time.Time) (ledgerTxs, transfers int) {
+// drillMovedBy counts what the tenant's sagas had done before at: ledger transactions, bank
+// transfers booked and settled, requests DISBURSED.
+func drillMovedBy(t *testing.T, dataDir string, pgPort int, tenant string, at time.Time) (n [4]int) {
 	t.Helper()
 	c := pgcluster.Cluster{Dir: filepath.Join(dataDir, "pg", "data"), Port: pgPort}
 	conn, err := pgx.Connect(t.Context(), c.SuperuserDSN(devDatabase))
@@ -594,8 +641,10 @@ func drillMovedBy(t *testing.T, dataDir string, pgPort int, tenant string, at ti
 	defer conn.Close(context.Background())
 	require.NoError(t, conn.QueryRow(t.Context(), `SELECT
 		(SELECT count(*) FROM ledger.transactions WHERE tenant_id = $1 AND workflow_id <> '' AND created_at < $2),
-		(SELECT count(*) FROM sandbox.transfers WHERE tenant_id = $1 AND created_at < $2)`, tenant, at).Scan(&ledgerTxs, &transfers))
-	return ledgerTxs, transfers
+		(SELECT count(*) FROM sandbox.transfers WHERE tenant_id = $1 AND created_at < $2),
+		(SELECT count(*) FROM sandbox.transfers WHERE tenant_id = $1 AND settled_at < $2),
+		(SELECT count(*) FROM app.ewa_requests WHERE tenant_id = $1 AND disbursed_at < $2)`, tenant, at).Scan(&n[0], &n[1], &n[2], &n[3]))
+	return n
 }
 
 func fileSize(path string) int64 {
