@@ -15,7 +15,9 @@ import (
 )
 
 // Per-employee allowances and deductions: a catalog definition applied to one employee, with an
-// optional amount of their own (in the definition's unit). The employee must be the active
+// optional amount of their own in the definition's unit (amountSantim for a FIXED_SANTIM
+// definition, basisPoints for a PERCENT_OF_GROSS_BASIS_POINTS one; the other unit is 422
+// AMOUNT_KIND_MISMATCH). The employee must be the active
 // organization's (another tenant's, deleted or unknown: 404 EMPLOYEE_NOT_FOUND); the store audits
 // every assignment and its end.
 
@@ -36,18 +38,24 @@ func (s *Server) catalogAssignmentRoutes() []Route {
 	return rs
 }
 
+// assignmentJSON is an assignment: the employee's own amount (null: the definition's) and the
+// effective one, each in the definition's unit (the other unit's field null).
 type assignmentJSON struct {
-	ID              string                `json:"id"`
-	EmployeeID      string                `json:"employeeId"`
-	Definition      catalogDefinitionJSON `json:"definition"`
-	Amount          *int64                `json:"amount"`
-	EffectiveAmount int64                 `json:"effectiveAmount"`
-	CreatedAt       time.Time             `json:"createdAt"`
+	ID                    string                `json:"id"`
+	EmployeeID            string                `json:"employeeId"`
+	Definition            catalogDefinitionJSON `json:"definition"`
+	AmountSantim          *int64                `json:"amountSantim"`
+	BasisPoints           *int64                `json:"basisPoints"`
+	EffectiveAmountSantim *int64                `json:"effectiveAmountSantim"`
+	EffectiveBasisPoints  *int64                `json:"effectiveBasisPoints"`
+	CreatedAt             time.Time             `json:"createdAt"`
 }
 
 func (m catalogDefinitionMount) assignmentJSON(a catalogs.Assignment) assignmentJSON {
-	return assignmentJSON{ID: a.ID, EmployeeID: a.EmployeeID, Definition: m.toJSON(a.Definition), Amount: a.Amount,
-		EffectiveAmount: a.EffectiveAmount(), CreatedAt: a.CreatedAt.UTC()}
+	out := assignmentJSON{ID: a.ID, EmployeeID: a.EmployeeID, Definition: m.toJSON(a.Definition), AmountSantim: a.AmountSantim,
+		BasisPoints: a.BasisPoints, CreatedAt: a.CreatedAt.UTC()}
+	out.EffectiveAmountSantim, out.EffectiveBasisPoints = kindAmounts(a.Definition.Kind, a.EffectiveAmountSantim(), a.EffectiveBasisPoints())
+	return out
 }
 
 // withEmployee runs fn in the tenant's transaction once the path's employee is found there.
@@ -88,11 +96,12 @@ func (s *Server) listAssignments(m catalogDefinitionMount) gin.HandlerFunc {
 }
 
 // assignRequest names the definition (allowanceId or deductionId, by catalog) and, optionally,
-// the employee's own amount.
+// the employee's own amount (at most one of amountSantim and basisPoints).
 type assignRequest struct {
-	AllowanceID string `json:"allowanceId"`
-	DeductionID string `json:"deductionId"`
-	Amount      *int64 `json:"amount"`
+	AllowanceID  string `json:"allowanceId"`
+	DeductionID  string `json:"deductionId"`
+	AmountSantim *int64 `json:"amountSantim"`
+	BasisPoints  *int64 `json:"basisPoints"`
 }
 
 func (s *Server) assign(m catalogDefinitionMount) gin.HandlerFunc {
@@ -111,9 +120,13 @@ func (s *Server) assign(m catalogDefinitionMount) gin.HandlerFunc {
 			writeError(c, NewError(http.StatusBadRequest, "INVALID_REQUEST", idField+" is required (and only it)"))
 			return
 		}
+		if err := catalogs.CheckAmounts(req.AmountSantim, req.BasisPoints); err != nil {
+			writeError(c, fieldError(err))
+			return
+		}
 		var out assignmentJSON
 		err := s.withEmployee(c, func(ctx context.Context, tx pgx.Tx, employeeID string) error {
-			a, err := m.catalog.Assign(ctx, tx, employeeID, def, req.Amount, s.now())
+			a, err := m.catalog.Assign(ctx, tx, employeeID, def, catalogs.Own{AmountSantim: req.AmountSantim, BasisPoints: req.BasisPoints}, s.now())
 			out = m.assignmentJSON(a)
 			return err
 		})

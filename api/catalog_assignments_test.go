@@ -18,28 +18,66 @@ func TestCatalogAssignmentRoutes(t *testing.T) {
 	emp := f.catalogEmployee(tenant)
 	empB := f.catalogEmployee(resB.Organization.ID)
 
-	rec := owner.call(http.MethodPost, "/api/allowances", map[string]any{"name": "Transport", "code": "TRN", "kind": "FIXED_SANTIM", "amount": 60000})
+	rec := owner.call(http.MethodPost, "/api/allowances", map[string]any{"name": "Transport", "code": "TRN", "kind": "FIXED_SANTIM", "amountSantim": 60000})
 	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
 	allowance := decode[struct {
 		ID string `json:"id"`
 	}](t, rec).ID
+	rec = owner.call(http.MethodPost, "/api/deductions", map[string]any{"name": "Union", "code": "UNION", "kind": "PERCENT_OF_GROSS_BASIS_POINTS", "basisPoints": 150})
+	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
+	deduction := decode[struct {
+		ID string `json:"id"`
+	}](t, rec).ID
+	type assignmentOut struct {
+		ID                    string `json:"id"`
+		AmountSantim          *int64 `json:"amountSantim"`
+		BasisPoints           *int64 `json:"basisPoints"`
+		EffectiveAmountSantim *int64 `json:"effectiveAmountSantim"`
+		EffectiveBasisPoints  *int64 `json:"effectiveBasisPoints"`
+	}
 
 	base := "/api/employees/" + emp + "/allowances"
-	rec = owner.call(http.MethodPost, base, map[string]any{"allowanceId": allowance, "amount": 75000})
+	// An amount in the other unit than the definition's: 422, nothing assigned.
+	rec = owner.call(http.MethodPost, base, map[string]any{"allowanceId": allowance, "basisPoints": 100})
+	require.Equal(t, http.StatusUnprocessableEntity, rec.Code, rec.Body.String())
+	require.Equal(t, "AMOUNT_KIND_MISMATCH", errCode(rec))
+	require.Contains(t, rec.Body.String(), `"field":"basisPoints"`)
+	rec = owner.call(http.MethodPost, base, map[string]any{"allowanceId": allowance, "amountSantim": 75000})
 	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
-	got := decode[struct {
-		ID              string `json:"id"`
-		EffectiveAmount int64  `json:"effectiveAmount"`
-	}](t, rec)
-	require.Equal(t, int64(75000), got.EffectiveAmount, "the employee's own amount wins")
+	got := decode[assignmentOut](t, rec)
+	require.Equal(t, int64(75000), *got.AmountSantim)
+	require.Equal(t, int64(75000), *got.EffectiveAmountSantim, "the employee's own amount wins")
+	require.Nil(t, got.BasisPoints)
+	require.Nil(t, got.EffectiveBasisPoints, "a fixed allowance has no share of gross")
+
+	deductions := "/api/employees/" + emp + "/deductions"
+	rec = owner.call(http.MethodPost, deductions, map[string]any{"deductionId": deduction, "amountSantim": 100})
+	require.Equal(t, http.StatusUnprocessableEntity, rec.Code, rec.Body.String())
+	require.Equal(t, "AMOUNT_KIND_MISMATCH", errCode(rec))
+	rec = owner.call(http.MethodPost, deductions, map[string]any{"deductionId": deduction})
+	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
+	ded := decode[assignmentOut](t, rec)
+	require.Nil(t, ded.BasisPoints, "none of its own")
+	require.Equal(t, int64(150), *ded.EffectiveBasisPoints, "the definition's")
+	require.Nil(t, ded.EffectiveAmountSantim)
 
 	rec = owner.call(http.MethodPost, base, map[string]any{"allowanceId": allowance})
 	require.Equal(t, http.StatusConflict, rec.Code)
 	require.Equal(t, "ALREADY_ASSIGNED", errCode(rec))
 	rec = owner.hostile(http.MethodPost, base, map[string]any{"deductionId": allowance})
 	require.Equal(t, http.StatusBadRequest, rec.Code, "the deductions field on the allowances route")
-	rec = owner.hostile(http.MethodPost, base, map[string]any{"allowanceId": allowance, "amount": -1})
-	require.Equal(t, http.StatusBadRequest, rec.Code)
+	for _, body := range []map[string]any{
+		{"allowanceId": allowance, "amountSantim": -1},
+		{"allowanceId": allowance, "amountSantim": 1_000_000_001},
+		{"allowanceId": allowance, "basisPoints": 10_001},
+		{"allowanceId": allowance, "amountSantim": 1, "basisPoints": 1},
+		{"allowanceId": allowance, "amount": 1},
+	} {
+		require.Error(t, owner.documentVerdict(http.MethodPost, base, body), "the document refuses %v too", body)
+		rec = owner.hostile(http.MethodPost, base, body)
+		require.Equal(t, http.StatusBadRequest, rec.Code, "%v: %s", body, rec.Body.String())
+		require.Equal(t, "INVALID_REQUEST", errCode(rec))
+	}
 
 	rec = owner.call(http.MethodGet, base, nil)
 	require.Equal(t, http.StatusOK, rec.Code)
@@ -69,8 +107,10 @@ func FuzzCatalogAssignmentRoutes(f *testing.F) {
 	owner, res := fx.signUp("fuzz@assign.test", "BUSINESS")
 	emp := fx.catalogEmployee(res.Organization.ID)
 	routes := fx.srv.catalogAssignmentRoutes()
-	f.Add(uint8(1), emp, "x", `{"allowanceId":"alw_x","amount":9223372036854775807}`)
-	f.Add(uint8(4), emp, "x", `{"deductionId":"","amount":-9223372036854775808}`)
+	f.Add(uint8(1), emp, "x", `{"allowanceId":"alw_x","amountSantim":9223372036854775807}`)
+	f.Add(uint8(4), emp, "x", `{"deductionId":"","basisPoints":-9223372036854775808}`)
+	f.Add(uint8(1), emp, "x", `{"allowanceId":"alw_x","amountSantim":1,"basisPoints":1}`)
+	f.Add(uint8(4), emp, "x", `{"deductionId":"ded_x","basisPoints":10000}`)
 	f.Add(uint8(2), "../..", "%00", "")
 	f.Add(uint8(0), "emp\x00", "", "\xff")
 	f.Fuzz(func(t *testing.T, which uint8, id, assignment, body string) {

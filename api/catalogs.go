@@ -24,8 +24,12 @@ import (
 // DENIED in a transaction of its own.
 //
 // Per-employee allowances and deductions (/api/employees/<employeeId>/allowances, /deductions)
-// have their store (catalogs.Allowances.Assign, …) but no routes here yet: they need the
-// employees table to answer 404 EMPLOYEE_NOT_FOUND, and are wired with the employee routes.
+// are in catalog_assignments.go.
+//
+// A payment frequency also has a cadence (MONTHLY, SEMI_MONTHLY, BIWEEKLY, WEEKLY; MONTHLY when
+// not given), which payroll runs read; the other name catalogs refuse the field. An allowance or
+// deduction has one amount in the unit of its kind: amountSantim (FIXED_SANTIM) or basisPoints
+// (PERCENT_OF_GROSS_BASIS_POINTS); the other is null in responses and refused in requests.
 
 var (
 	catalogEmployeesView   = orgs.Permission{Module: "employees", Action: "view"}
@@ -98,19 +102,26 @@ func (s *Server) catalogRoutes() []Route {
 	return rs
 }
 
-// catalogEntryJSON is a name catalog's entry as the API shows it.
+// catalogEntryJSON is a name catalog's entry as the API shows it; only a payment frequency has a
+// cadence.
 type catalogEntryJSON struct {
-	ID          string    `json:"id"`
-	Name        string    `json:"name"`
-	Code        string    `json:"code"`
-	Description string    `json:"description"`
-	CreatedAt   time.Time `json:"createdAt"`
-	UpdatedAt   time.Time `json:"updatedAt"`
+	ID          string            `json:"id"`
+	Name        string            `json:"name"`
+	Code        string            `json:"code"`
+	Description string            `json:"description"`
+	Cadence     *catalogs.Cadence `json:"cadence,omitempty"`
+	CreatedAt   time.Time         `json:"createdAt"`
+	UpdatedAt   time.Time         `json:"updatedAt"`
 }
 
 func toCatalogEntryJSON(e catalogs.Entry) catalogEntryJSON {
-	return catalogEntryJSON{ID: e.ID, Name: e.Name, Code: e.Code, Description: e.Description,
+	out := catalogEntryJSON{ID: e.ID, Name: e.Name, Code: e.Code, Description: e.Description,
 		CreatedAt: e.CreatedAt.UTC(), UpdatedAt: e.UpdatedAt.UTC()}
+	if e.Cadence != "" {
+		c := e.Cadence
+		out.Cadence = &c
+	}
+	return out
 }
 
 // catalogDefinitionJSON is an allowance or deduction as the API shows it; exactly one of Taxable
@@ -121,17 +132,21 @@ type catalogDefinitionJSON struct {
 	Code        string        `json:"code"`
 	Description string        `json:"description"`
 	Kind        catalogs.Kind `json:"kind"`
-	Amount      int64         `json:"amount"`
-	Taxable     *bool         `json:"taxable,omitempty"`
-	PreTax      *bool         `json:"preTax,omitempty"`
-	Active      bool          `json:"active"`
-	CreatedAt   time.Time     `json:"createdAt"`
-	UpdatedAt   time.Time     `json:"updatedAt"`
+	// AmountSantim is set for FIXED_SANTIM, BasisPoints for PERCENT_OF_GROSS_BASIS_POINTS; the
+	// other is null.
+	AmountSantim *int64    `json:"amountSantim"`
+	BasisPoints  *int64    `json:"basisPoints"`
+	Taxable      *bool     `json:"taxable,omitempty"`
+	PreTax       *bool     `json:"preTax,omitempty"`
+	Active       bool      `json:"active"`
+	CreatedAt    time.Time `json:"createdAt"`
+	UpdatedAt    time.Time `json:"updatedAt"`
 }
 
 func (m catalogDefinitionMount) toJSON(d catalogs.Definition) catalogDefinitionJSON {
 	out := catalogDefinitionJSON{ID: d.ID, Name: d.Name, Code: d.Code, Description: d.Description, Kind: d.Kind,
-		Amount: d.Amount, Active: d.Active, CreatedAt: d.CreatedAt.UTC(), UpdatedAt: d.UpdatedAt.UTC()}
+		Active: d.Active, CreatedAt: d.CreatedAt.UTC(), UpdatedAt: d.UpdatedAt.UTC()}
+	out.AmountSantim, out.BasisPoints = kindAmounts(d.Kind, d.AmountSantim, d.BasisPoints)
 	flag := d.Flag
 	if m.flag == "taxable" {
 		out.Taxable = &flag
@@ -141,17 +156,31 @@ func (m catalogDefinitionMount) toJSON(d catalogs.Definition) catalogDefinitionJ
 	return out
 }
 
+// kindAmounts are a definition's two amount fields as the API shows them: the kind's one set,
+// the other null.
+func kindAmounts(k catalogs.Kind, santim, bp int64) (*int64, *int64) {
+	if k == catalogs.PercentOfGross {
+		return nil, &bp
+	}
+	return &santim, nil
+}
+
 // catalogError maps the catalog stores' errors to the routes' codes; anything else stays a 500.
 func catalogError(noun string, err error) error {
 	var (
 		e  *Error
 		fe *field.Error
+		ke *catalogs.AmountKindError
 	)
 	switch {
 	case errors.As(err, &e):
 		return e
 	case errors.As(err, &fe):
 		return fieldError(fe)
+	case errors.As(err, &ke):
+		out := NewError(http.StatusUnprocessableEntity, "AMOUNT_KIND_MISMATCH", "the "+noun+" is "+string(ke.Kind)+": "+ke.Error())
+		out.Details = map[string]string{"field": ke.Field, "kind": string(ke.Kind), "expected": ke.Kind.Field()}
+		return out
 	case errors.Is(err, catalogs.ErrNotFound):
 		return NewError(http.StatusNotFound, "NOT_FOUND", "no such "+noun)
 	case errors.Is(err, catalogs.ErrDuplicateName):
@@ -161,7 +190,8 @@ func catalogError(noun string, err error) error {
 	case errors.Is(err, catalogs.ErrFull):
 		return NewError(http.StatusConflict, "CATALOG_FULL", "the organization already has the maximum number of these")
 	case errors.Is(err, catalogs.ErrInUse):
-		return NewError(http.StatusConflict, "DEFINITION_IN_USE", "the "+noun+" is assigned to employees; remove it from them first")
+		return NewError(http.StatusConflict, "DEFINITION_IN_USE",
+			"the "+noun+" is assigned to employees: it cannot be deleted until it is removed from them, nor change kind once an assignment had an amount of its own (define a new one)")
 	case errors.Is(err, catalogs.ErrInactive):
 		return NewError(http.StatusConflict, "DEFINITION_INACTIVE", "the "+noun+" is not active")
 	case errors.Is(err, catalogs.ErrAlreadyAssigned):
@@ -201,6 +231,25 @@ type catalogEntryRequest struct {
 	Description *string `json:"description"`
 }
 
+// paymentFrequencyRequest is a payment frequency's body: an entry's fields and its cadence (the
+// other catalogs' bodies refuse cadence as an unknown field).
+type paymentFrequencyRequest struct {
+	catalogEntryRequest
+	Cadence *catalogs.Cadence `json:"cadence"`
+}
+
+// bind reads m's body: the entry's fields, and the cadence when m's entries have one.
+func (m catalogEntryMount) bind(c *gin.Context) (catalogEntryRequest, *catalogs.Cadence, *Error) {
+	if m.catalog.Cadenced() {
+		var req paymentFrequencyRequest
+		e := bindJSON(c, &req)
+		return req.catalogEntryRequest, req.Cadence, e
+	}
+	var req catalogEntryRequest
+	e := bindJSON(c, &req)
+	return req, nil, e
+}
+
 // catalogString is *p, or "" for a field the body left out.
 func catalogString(p *string) string {
 	if p == nil {
@@ -228,8 +277,8 @@ func (s *Server) listCatalogEntries(m catalogEntryMount) gin.HandlerFunc {
 
 func (s *Server) createCatalogEntry(m catalogEntryMount) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		var req catalogEntryRequest
-		if e := bindJSON(c, &req); e != nil {
+		req, cadence, e := m.bind(c)
+		if e != nil {
 			writeError(c, e)
 			return
 		}
@@ -238,18 +287,25 @@ func (s *Server) createCatalogEntry(m catalogEntryMount) gin.HandlerFunc {
 			return
 		}
 		in := catalogs.EntryInput{Name: *req.Name, Code: catalogString(req.Code), Description: catalogString(req.Description)}
+		if cadence != nil {
+			if !cadence.Valid() { // "" too: the store would read it as the default
+				writeError(c, fieldError(&field.Error{Field: "cadence", Problem: "must be MONTHLY, SEMI_MONTHLY, BIWEEKLY or WEEKLY"}))
+				return
+			}
+			in.Cadence = *cadence
+		}
 		if err := in.Clean(); err != nil {
 			writeError(c, fieldError(err))
 			return
 		}
-		e, err := inTenantValue(s, c, func(ctx context.Context, tx pgx.Tx) (catalogs.Entry, error) {
+		out, err := inTenantValue(s, c, func(ctx context.Context, tx pgx.Tx) (catalogs.Entry, error) {
 			return m.catalog.Create(ctx, tx, in, s.now())
 		})
 		if err != nil {
 			s.catalogFail(c, m.noun, "Create"+m.catalog.Target, m.catalog.Target, "", err)
 			return
 		}
-		c.JSON(http.StatusCreated, toCatalogEntryJSON(e))
+		c.JSON(http.StatusCreated, toCatalogEntryJSON(out))
 	}
 }
 
@@ -260,12 +316,12 @@ func (s *Server) updateCatalogEntry(m catalogEntryMount) gin.HandlerFunc {
 			writeError(c, e)
 			return
 		}
-		var req catalogEntryRequest
-		if e := bindJSON(c, &req); e != nil {
+		req, cadence, e := m.bind(c)
+		if e != nil {
 			writeError(c, e)
 			return
 		}
-		ch := catalogs.EntryChange{Name: req.Name, Code: req.Code, Description: req.Description}
+		ch := catalogs.EntryChange{Name: req.Name, Code: req.Code, Description: req.Description, Cadence: cadence}
 		if err := ch.Clean(); err != nil {
 			writeError(c, fieldError(err))
 			return
@@ -283,12 +339,13 @@ func (s *Server) updateCatalogEntry(m catalogEntryMount) gin.HandlerFunc {
 
 // catalogDefinitionFields are the fields both definition bodies share.
 type catalogDefinitionFields struct {
-	Name        *string        `json:"name"`
-	Code        *string        `json:"code"`
-	Description *string        `json:"description"`
-	Kind        *catalogs.Kind `json:"kind"`
-	Amount      *int64         `json:"amount"`
-	Active      *bool          `json:"active"`
+	Name         *string        `json:"name"`
+	Code         *string        `json:"code"`
+	Description  *string        `json:"description"`
+	Kind         *catalogs.Kind `json:"kind"`
+	AmountSantim *int64         `json:"amountSantim"`
+	BasisPoints  *int64         `json:"basisPoints"`
+	Active       *bool          `json:"active"`
 }
 
 // The definition bodies: each names only its own catalog's boolean, so an allowance body with
@@ -342,14 +399,14 @@ func (s *Server) createCatalogDefinition(m catalogDefinitionMount) gin.HandlerFu
 		for _, missing := range []struct {
 			name string
 			nil  bool
-		}{{"name", req.Name == nil}, {"code", req.Code == nil}, {"kind", req.Kind == nil}, {"amount", req.Amount == nil}} {
+		}{{"name", req.Name == nil}, {"code", req.Code == nil}, {"kind", req.Kind == nil}} {
 			if missing.nil {
 				writeError(c, fieldError(&field.Error{Field: missing.name, Problem: "is required"}))
 				return
 			}
 		}
 		in := catalogs.DefinitionInput{Name: *req.Name, Code: *req.Code, Description: catalogString(req.Description), Kind: *req.Kind,
-			Amount: *req.Amount, Flag: m.flagDefault, Active: true}
+			AmountSantim: req.AmountSantim, BasisPoints: req.BasisPoints, Flag: m.flagDefault, Active: true}
 		if flag != nil {
 			in.Flag = *flag
 		}
@@ -384,7 +441,7 @@ func (s *Server) updateCatalogDefinition(m catalogDefinitionMount) gin.HandlerFu
 			return
 		}
 		ch := catalogs.DefinitionChange{Name: req.Name, Code: req.Code, Description: req.Description, Kind: req.Kind,
-			Amount: req.Amount, Flag: flag, Active: req.Active}
+			AmountSantim: req.AmountSantim, BasisPoints: req.BasisPoints, Flag: flag, Active: req.Active}
 		if err := ch.Clean(); err != nil {
 			writeError(c, fieldError(err))
 			return

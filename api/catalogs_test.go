@@ -19,21 +19,23 @@ import (
 )
 
 type catalogEntryOut struct {
-	ID          string `json:"id"`
-	Name        string `json:"name"`
-	Code        string `json:"code"`
-	Description string `json:"description"`
+	ID          string  `json:"id"`
+	Name        string  `json:"name"`
+	Code        string  `json:"code"`
+	Description string  `json:"description"`
+	Cadence     *string `json:"cadence"`
 }
 
 type catalogDefinitionOut struct {
-	ID      string `json:"id"`
-	Name    string `json:"name"`
-	Code    string `json:"code"`
-	Kind    string `json:"kind"`
-	Amount  int64  `json:"amount"`
-	Taxable *bool  `json:"taxable"`
-	PreTax  *bool  `json:"preTax"`
-	Active  bool   `json:"active"`
+	ID           string `json:"id"`
+	Name         string `json:"name"`
+	Code         string `json:"code"`
+	Kind         string `json:"kind"`
+	AmountSantim *int64 `json:"amountSantim"`
+	BasisPoints  *int64 `json:"basisPoints"`
+	Taxable      *bool  `json:"taxable"`
+	PreTax       *bool  `json:"preTax"`
+	Active       bool   `json:"active"`
 }
 
 type catalogList[T any] struct {
@@ -100,6 +102,13 @@ func TestCatalogEntryRoutes(t *testing.T) {
 			e := decode[catalogEntryOut](t, rec)
 			require.Equal(t, "Head Office", e.Name)
 			require.Equal(t, "HO", e.Code)
+			if m.catalog.Cadenced() {
+				require.Equal(t, "MONTHLY", *e.Cadence, "a payment frequency is monthly unless told")
+			} else {
+				require.Nil(t, e.Cadence, "only a payment frequency has a cadence")
+				catalogStatus(t, owner.hostile(http.MethodPost, m.path, map[string]any{"name": "Weekly", "cadence": "WEEKLY"}),
+					http.StatusBadRequest, "INVALID_REQUEST")
+			}
 			rec = owner.call(http.MethodPost, m.path, map[string]any{"name": "Branch"})
 			catalogStatus(t, rec, http.StatusCreated, "")
 			branch := decode[catalogEntryOut](t, rec)
@@ -183,16 +192,20 @@ func TestCatalogDefinitionRoutes(t *testing.T) {
 				return d.PreTax
 			}
 			// Defaults: active, taxable for an allowance, not pre-tax for a deduction.
-			rec := owner.call(http.MethodPost, m.path, map[string]any{"name": "Transport", "code": "TRN", "kind": "FIXED_SANTIM", "amount": catalogs.MaxFixedSantim})
+			rec := owner.call(http.MethodPost, m.path, map[string]any{"name": "Transport", "code": "TRN", "kind": "FIXED_SANTIM", "amountSantim": catalogs.MaxFixedSantim})
 			catalogStatus(t, rec, http.StatusCreated, "")
 			fixed := decode[catalogDefinitionOut](t, rec)
-			require.Equal(t, catalogs.MaxFixedSantim, fixed.Amount)
+			require.Equal(t, catalogs.MaxFixedSantim, *fixed.AmountSantim)
+			require.Nil(t, fixed.BasisPoints)
+			require.Contains(t, rec.Body.String(), `"basisPoints":null`, "the other unit is null, not absent")
 			require.True(t, fixed.Active)
 			require.Equal(t, m.flagDefault, *flagOf(fixed))
 			rec = owner.call(http.MethodPost, m.path, map[string]any{"name": "Pension", "code": "PEN", "kind": "PERCENT_OF_GROSS_BASIS_POINTS",
-				"amount": 10_000, m.flag: !m.flagDefault, "active": false, "description": "all of gross"})
+				"basisPoints": 10_000, m.flag: !m.flagDefault, "active": false, "description": "all of gross"})
 			catalogStatus(t, rec, http.StatusCreated, "")
 			pct := decode[catalogDefinitionOut](t, rec)
+			require.Equal(t, int64(10_000), *pct.BasisPoints)
+			require.Nil(t, pct.AmountSantim)
 			require.Equal(t, !m.flagDefault, *flagOf(pct))
 			require.False(t, pct.Active)
 			require.Equal(t, 2, f.orgAuthAudits(tenant, "Create"+target, "SUCCESS"))
@@ -203,63 +216,98 @@ func TestCatalogDefinitionRoutes(t *testing.T) {
 				other = "taxable"
 			}
 			for _, body := range []string{
-				`{"name":"x","code":"X","kind":"FIXED_SANTIM","amount":-1}`,
-				`{"name":"x","code":"X","kind":"FIXED_SANTIM","amount":1000000001}`,
-				`{"name":"x","code":"X","kind":"FIXED_SANTIM","amount":9223372036854775807}`,
-				`{"name":"x","code":"X","kind":"FIXED_SANTIM","amount":9223372036854775808}`,
-				`{"name":"x","code":"X","kind":"FIXED_SANTIM","amount":-9223372036854775808}`,
-				`{"name":"x","code":"X","kind":"FIXED_SANTIM","amount":-9223372036854775809}`,
-				`{"name":"x","code":"X","kind":"FIXED_SANTIM","amount":99999999999999999999999999}`,
-				`{"name":"x","code":"X","kind":"FIXED_SANTIM","amount":1.5}`,
-				`{"name":"x","code":"X","kind":"FIXED_SANTIM","amount":1e3}`,
-				`{"name":"x","code":"X","kind":"FIXED_SANTIM","amount":"100"}`,
-				`{"name":"x","code":"X","kind":"FIXED_SANTIM","amount":null}`,
-				`{"name":"x","code":"X","kind":"PERCENT_OF_GROSS_BASIS_POINTS","amount":10001}`,
-				`{"name":"x","code":"X","kind":"PERCENT_OF_GROSS_BASIS_POINTS","amount":-1}`,
-				`{"name":"x","code":"X","kind":"PERCENT","amount":1}`,
-				`{"name":"x","code":"X","kind":"","amount":1}`,
-				`{"name":"x","code":"X","amount":1}`,
-				`{"name":"x","kind":"FIXED_SANTIM","amount":1}`,
-				`{"name":"x","code":"","kind":"FIXED_SANTIM","amount":1}`,
-				`{"code":"X","kind":"FIXED_SANTIM","amount":1}`,
-				`{"name":"x","code":"X","kind":"FIXED_SANTIM","amount":1,"` + other + `":true}`,
-				`{"name":"x","code":"X","kind":"FIXED_SANTIM","amount":1,"active":"yes"}`,
+				`{"name":"x","code":"X","kind":"FIXED_SANTIM","amountSantim":-1}`,
+				`{"name":"x","code":"X","kind":"FIXED_SANTIM","amountSantim":1000000001}`,
+				`{"name":"x","code":"X","kind":"FIXED_SANTIM","amountSantim":9223372036854775807}`,
+				`{"name":"x","code":"X","kind":"FIXED_SANTIM","amountSantim":9223372036854775808}`,
+				`{"name":"x","code":"X","kind":"FIXED_SANTIM","amountSantim":-9223372036854775808}`,
+				`{"name":"x","code":"X","kind":"FIXED_SANTIM","amountSantim":-9223372036854775809}`,
+				`{"name":"x","code":"X","kind":"FIXED_SANTIM","amountSantim":99999999999999999999999999}`,
+				`{"name":"x","code":"X","kind":"FIXED_SANTIM","amountSantim":1.5}`,
+				`{"name":"x","code":"X","kind":"FIXED_SANTIM","amountSantim":1e3}`,
+				`{"name":"x","code":"X","kind":"FIXED_SANTIM","amountSantim":"100"}`,
+				`{"name":"x","code":"X","kind":"FIXED_SANTIM","amountSantim":null}`,
+				`{"name":"x","code":"X","kind":"FIXED_SANTIM"}`,
+				`{"name":"x","code":"X","kind":"FIXED_SANTIM","basisPoints":1}`,
+				`{"name":"x","code":"X","kind":"FIXED_SANTIM","amountSantim":1,"basisPoints":1}`,
+				`{"name":"x","code":"X","kind":"FIXED_SANTIM","amount":1}`,
+				`{"name":"x","code":"X","kind":"PERCENT_OF_GROSS_BASIS_POINTS","basisPoints":10001}`,
+				`{"name":"x","code":"X","kind":"PERCENT_OF_GROSS_BASIS_POINTS","basisPoints":-1}`,
+				`{"name":"x","code":"X","kind":"PERCENT_OF_GROSS_BASIS_POINTS","basisPoints":1.5}`,
+				`{"name":"x","code":"X","kind":"PERCENT_OF_GROSS_BASIS_POINTS","amountSantim":1}`,
+				`{"name":"x","code":"X","kind":"PERCENT_OF_GROSS_BASIS_POINTS"}`,
+				`{"name":"x","code":"X","kind":"PERCENT","amountSantim":1}`,
+				`{"name":"x","code":"X","kind":"","amountSantim":1}`,
+				`{"name":"x","code":"X","amountSantim":1}`,
+				`{"name":"x","kind":"FIXED_SANTIM","amountSantim":1}`,
+				`{"name":"x","code":"","kind":"FIXED_SANTIM","amountSantim":1}`,
+				`{"code":"X","kind":"FIXED_SANTIM","amountSantim":1}`,
+				`{"name":"x","code":"X","kind":"FIXED_SANTIM","amountSantim":1,"` + other + `":true}`,
+				`{"name":"x","code":"X","kind":"FIXED_SANTIM","amountSantim":1,"active":"yes"}`,
 			} {
 				rec := catalogRaw(owner, http.MethodPost, m.path, body)
 				catalogStatus(t, rec, http.StatusBadRequest, "INVALID_REQUEST")
 			}
-			// Basis points past 100%: the document's oneOf by kind refuses it as the handler does.
-			rec = owner.hostile(http.MethodPost, m.path, map[string]any{"name": "x", "code": "X", "kind": "PERCENT_OF_GROSS_BASIS_POINTS", "amount": 10_001})
-			catalogStatus(t, rec, http.StatusBadRequest, "INVALID_REQUEST")
-			require.Contains(t, rec.Body.String(), `"field":"amount"`)
-			catalogStatus(t, owner.call(http.MethodPost, m.path, map[string]any{"name": "TRANSPORT", "code": "T2", "kind": "FIXED_SANTIM", "amount": 0}),
+			// The document refuses what the handler refuses: the kind's own amount, in bounds, and
+			// not the other one.
+			for _, tc := range []struct {
+				body  map[string]any
+				field string
+			}{
+				{map[string]any{"name": "x", "code": "X", "kind": "PERCENT_OF_GROSS_BASIS_POINTS", "basisPoints": 10_001}, "basisPoints"},
+				{map[string]any{"name": "x", "code": "X", "kind": "PERCENT_OF_GROSS_BASIS_POINTS", "amountSantim": 1}, "amountSantim"},
+				{map[string]any{"name": "x", "code": "X", "kind": "FIXED_SANTIM"}, "amountSantim"},
+				{map[string]any{"name": "x", "code": "X", "kind": "FIXED_SANTIM", "amountSantim": 1, "basisPoints": 1}, "basisPoints"},
+			} {
+				require.Error(t, owner.documentVerdict(http.MethodPost, m.path, tc.body), "%v", tc.body)
+				rec = owner.hostile(http.MethodPost, m.path, tc.body)
+				catalogStatus(t, rec, http.StatusBadRequest, "INVALID_REQUEST")
+				require.Contains(t, rec.Body.String(), `"field":"`+tc.field+`"`)
+			}
+			catalogStatus(t, owner.call(http.MethodPost, m.path, map[string]any{"name": "TRANSPORT", "code": "T2", "kind": "FIXED_SANTIM", "amountSantim": 0}),
 				http.StatusConflict, "DUPLICATE_NAME")
-			catalogStatus(t, owner.call(http.MethodPost, m.path, map[string]any{"name": "T2", "code": "trn", "kind": "FIXED_SANTIM", "amount": 0}),
+			catalogStatus(t, owner.call(http.MethodPost, m.path, map[string]any{"name": "T2", "code": "trn", "kind": "FIXED_SANTIM", "amountSantim": 0}),
 				http.StatusConflict, "DUPLICATE_CODE")
 			require.Equal(t, 2, f.orgAuthAudits(tenant, "Create"+target, "SUCCESS"))
 			require.Len(t, decode[catalogList[catalogDefinitionOut]](t, owner.call(http.MethodGet, m.path, nil)).Items, 2)
 
-			// PUT: kind and amount against what is stored.
+			// PUT: a kind comes with its own amount; an amount alone is in the stored kind's unit.
 			one := m.path + "/" + fixed.ID
-			rec = owner.call(http.MethodPut, one, map[string]any{"kind": "PERCENT_OF_GROSS_BASIS_POINTS"})
+			rec = owner.hostile(http.MethodPut, one, map[string]any{"kind": "PERCENT_OF_GROSS_BASIS_POINTS"})
 			catalogStatus(t, rec, http.StatusBadRequest, "INVALID_REQUEST")
-			require.Contains(t, rec.Body.String(), `"field":"amount"`, "10M santim is no percentage")
-			catalogStatus(t, owner.call(http.MethodPut, m.path+"/"+pct.ID, map[string]any{"amount": 10_001}), http.StatusBadRequest, "INVALID_REQUEST")
-			catalogStatus(t, catalogRaw(owner, http.MethodPut, one, `{"amount":-1}`), http.StatusBadRequest, "INVALID_REQUEST")
-			catalogStatus(t, catalogRaw(owner, http.MethodPut, one, `{"amount":9223372036854775808}`), http.StatusBadRequest, "INVALID_REQUEST")
+			require.Contains(t, rec.Body.String(), `"field":"basisPoints"`, "a kind without its amount")
+			require.Error(t, owner.documentVerdict(http.MethodPut, one, map[string]any{"kind": "PERCENT_OF_GROSS_BASIS_POINTS"}))
+			rec = owner.hostile(http.MethodPut, one, map[string]any{"kind": "FIXED_SANTIM", "basisPoints": 5})
+			catalogStatus(t, rec, http.StatusBadRequest, "INVALID_REQUEST")
+			require.Error(t, owner.documentVerdict(http.MethodPut, one, map[string]any{"kind": "FIXED_SANTIM", "basisPoints": 5}))
+			catalogStatus(t, owner.hostile(http.MethodPut, m.path+"/"+pct.ID, map[string]any{"basisPoints": 10_001}), http.StatusBadRequest, "INVALID_REQUEST")
+			catalogStatus(t, catalogRaw(owner, http.MethodPut, one, `{"amountSantim":-1}`), http.StatusBadRequest, "INVALID_REQUEST")
+			catalogStatus(t, catalogRaw(owner, http.MethodPut, one, `{"amountSantim":9223372036854775808}`), http.StatusBadRequest, "INVALID_REQUEST")
+			catalogStatus(t, catalogRaw(owner, http.MethodPut, one, `{"amountSantim":1,"basisPoints":1}`), http.StatusBadRequest, "INVALID_REQUEST")
+			catalogStatus(t, catalogRaw(owner, http.MethodPut, one, `{"amount":1}`), http.StatusBadRequest, "INVALID_REQUEST")
+			// Well-formed, but in the other unit than the stored kind's: 422, nothing changed.
+			rec = owner.call(http.MethodPut, one, map[string]any{"basisPoints": 5})
+			catalogStatus(t, rec, http.StatusUnprocessableEntity, "AMOUNT_KIND_MISMATCH")
+			require.Contains(t, rec.Body.String(), `"field":"basisPoints"`)
+			require.Contains(t, rec.Body.String(), `"expected":"amountSantim"`)
+			catalogStatus(t, owner.call(http.MethodPut, m.path+"/"+pct.ID, map[string]any{"amountSantim": 5}), http.StatusUnprocessableEntity, "AMOUNT_KIND_MISMATCH")
 			catalogStatus(t, catalogRaw(owner, http.MethodPut, one, `{}`), http.StatusBadRequest, "INVALID_REQUEST")
 			catalogStatus(t, catalogRaw(owner, http.MethodPut, one, `{"code":""}`), http.StatusBadRequest, "INVALID_REQUEST")
 			catalogStatus(t, owner.call(http.MethodPut, one, map[string]any{"name": "pension"}), http.StatusConflict, "DUPLICATE_NAME")
 			catalogStatus(t, owner.call(http.MethodPut, m.path+"/alw_missing", map[string]any{"active": true}), http.StatusNotFound, "NOT_FOUND")
-			rec = owner.call(http.MethodPut, one, map[string]any{"kind": "PERCENT_OF_GROSS_BASIS_POINTS", "amount": 250, m.flag: !m.flagDefault, "active": false})
+			rec = owner.call(http.MethodPut, one, map[string]any{"amountSantim": 12_345})
+			catalogStatus(t, rec, http.StatusOK, "")
+			require.Equal(t, int64(12_345), *decode[catalogDefinitionOut](t, rec).AmountSantim)
+			rec = owner.call(http.MethodPut, one, map[string]any{"kind": "PERCENT_OF_GROSS_BASIS_POINTS", "basisPoints": 250, m.flag: !m.flagDefault, "active": false})
 			catalogStatus(t, rec, http.StatusOK, "")
 			got := decode[catalogDefinitionOut](t, rec)
 			require.Equal(t, "PERCENT_OF_GROSS_BASIS_POINTS", got.Kind)
-			require.Equal(t, int64(250), got.Amount)
+			require.Equal(t, int64(250), *got.BasisPoints)
+			require.Nil(t, got.AmountSantim, "the santim amount went with the kind")
 			require.False(t, got.Active)
 			require.Equal(t, !m.flagDefault, *flagOf(got))
 			require.Equal(t, "Transport", got.Name)
-			require.Equal(t, 1, f.orgAuthAudits(tenant, "Update"+target, "SUCCESS"))
+			require.Equal(t, 2, f.orgAuthAudits(tenant, "Update"+target, "SUCCESS"))
 			require.Equal(t, 1, f.orgAuthAudits(tenant, "Update"+target, "DENIED"))
 
 			// DELETE: soft, once; refused while an employee has the definition.
@@ -270,7 +318,7 @@ func TestCatalogDefinitionRoutes(t *testing.T) {
 				if err != nil {
 					return err
 				}
-				_, err = m.catalog.Assign(ctx, tx, emp, pct.ID, nil, f.now())
+				_, err = m.catalog.Assign(ctx, tx, emp, pct.ID, catalogs.Own{}, f.now())
 				return err
 			}))
 			catalogStatus(t, owner.call(http.MethodDelete, m.path+"/"+pct.ID, nil), http.StatusConflict, "DEFINITION_IN_USE")
@@ -308,7 +356,7 @@ func TestCatalogPermissions(t *testing.T) {
 		ids[m.path] = decode[catalogEntryOut](t, rec).ID
 	}
 	for _, m := range catalogDefinitionMounts {
-		rec := owner.call(http.MethodPost, m.path, map[string]any{"name": "Owner's " + m.noun, "code": "OWN", "kind": "FIXED_SANTIM", "amount": 1})
+		rec := owner.call(http.MethodPost, m.path, map[string]any{"name": "Owner's " + m.noun, "code": "OWN", "kind": "FIXED_SANTIM", "amountSantim": 1})
 		catalogStatus(t, rec, http.StatusCreated, "")
 		ids[m.path] = decode[catalogDefinitionOut](t, rec).ID
 	}
@@ -321,7 +369,7 @@ func TestCatalogPermissions(t *testing.T) {
 	denied, lowRole := want{http.StatusForbidden, "PERMISSION_DENIED"}, want{http.StatusForbidden, "INSUFFICIENT_ROLE"}
 	entryBody := func(i int) map[string]any { return map[string]any{"name": fmt.Sprintf("n%d", i)} }
 	defBody := func(i int) map[string]any {
-		return map[string]any{"name": fmt.Sprintf("n%d", i), "code": fmt.Sprintf("C%d", i), "kind": "FIXED_SANTIM", "amount": 1}
+		return map[string]any{"name": fmt.Sprintf("n%d", i), "code": fmt.Sprintf("C%d", i), "kind": "FIXED_SANTIM", "amountSantim": 1}
 	}
 	i := 0
 	for _, tc := range []struct {
@@ -376,7 +424,7 @@ func TestCatalogPermissions(t *testing.T) {
 			require.Equal(t, w.code, errCode(rec), "%s: %s", who, name)
 		}
 	}
-	catalogStatus(t, owner.call(http.MethodPut, "/api/deductions/"+ids["/api/deductions"], map[string]any{"amount": 2}), http.StatusOK, "")
+	catalogStatus(t, owner.call(http.MethodPut, "/api/deductions/"+ids["/api/deductions"], map[string]any{"amountSantim": 2}), http.StatusOK, "")
 	require.Positive(t, f.orgAuthAudits(tenant, "AccessRoute", "DENIED"), "refusals are audited")
 
 	// Another organization's owner: the same ids are not found there, and nothing of A shows.
@@ -391,7 +439,7 @@ func TestCatalogPermissions(t *testing.T) {
 	}
 	for _, m := range catalogDefinitionMounts {
 		id := ids[m.path]
-		catalogStatus(t, other.call(http.MethodPut, m.path+"/"+id, map[string]any{"amount": 5}), http.StatusNotFound, "NOT_FOUND")
+		catalogStatus(t, other.call(http.MethodPut, m.path+"/"+id, map[string]any{"amountSantim": 5}), http.StatusNotFound, "NOT_FOUND")
 		catalogStatus(t, other.call(http.MethodDelete, m.path+"/"+id, nil), http.StatusNotFound, "NOT_FOUND")
 		rec := other.call(http.MethodGet, m.path, nil)
 		require.Empty(t, decode[catalogList[catalogDefinitionOut]](t, rec).Items)
@@ -399,7 +447,7 @@ func TestCatalogPermissions(t *testing.T) {
 	rec := owner.call(http.MethodGet, "/api/deductions", nil)
 	defs := decode[catalogList[catalogDefinitionOut]](t, rec).Items
 	require.Len(t, defs, 1)
-	require.Equal(t, int64(2), defs[0].Amount, "untouched by the other organization")
+	require.Equal(t, int64(2), *defs[0].AmountSantim, "untouched by the other organization")
 
 	// The employment type the clerk may delete (employees.edit), and the owner everything.
 	catalogStatus(t, clerk.call(http.MethodDelete, "/api/employment-types/"+ids["/api/employment-types"], nil), http.StatusOK, "")
@@ -426,20 +474,28 @@ func FuzzCatalogRoutes(f *testing.F) {
 	fx.addMember(res.Organization.ID, "admin@catalog-fuzz.example", orgs.Admin)
 	admin := fx.signIn("admin@catalog-fuzz.example")
 	routes := fx.srv.catalogRoutes()
-	rec := owner.call(http.MethodPost, "/api/allowances", map[string]any{"name": "Seed", "code": "SEED", "kind": "FIXED_SANTIM", "amount": 1})
+	rec := owner.call(http.MethodPost, "/api/allowances", map[string]any{"name": "Seed", "code": "SEED", "kind": "FIXED_SANTIM", "amountSantim": 1})
 	require.Equal(f, http.StatusCreated, rec.Code, rec.Body.String())
 	seed := decode[catalogDefinitionOut](f, rec).ID
 	for i, s := range []struct{ id, body string }{
 		{"", `{"name":"Ops","code":"OPS","description":"d"}`},
-		{"", `{"name":"Pay","code":"P","kind":"FIXED_SANTIM","amount":1000000000,"taxable":false}`},
-		{seed, `{"kind":"PERCENT_OF_GROSS_BASIS_POINTS","amount":10000}`},
-		{seed, `{"amount":9223372036854775807}`},
-		{seed, `{"amount":-9223372036854775808}`},
+		{"", `{"name":"Pay","code":"P","kind":"FIXED_SANTIM","amountSantim":1000000000,"taxable":false}`},
+		{"", `{"name":"Pct","code":"Q","kind":"PERCENT_OF_GROSS_BASIS_POINTS","basisPoints":10000,"amountSantim":null}`},
+		{"", `{"name":"Both","code":"B","kind":"FIXED_SANTIM","amountSantim":1,"basisPoints":1}`},
+		{seed, `{"kind":"PERCENT_OF_GROSS_BASIS_POINTS","basisPoints":10000}`},
+		{seed, `{"kind":"PERCENT_OF_GROSS_BASIS_POINTS","amountSantim":1}`},
+		{seed, `{"basisPoints":1}`},
+		{seed, `{"amountSantim":9223372036854775807}`},
+		{seed, `{"amountSantim":-9223372036854775808}`},
+		{seed, `{"basisPoints":-9223372036854775809}`},
+		{"pfq_x", `{"name":"Weekly","cadence":"WEEKLY"}`},
+		{"pfq_x", `{"cadence":""}`},
+		{"", `{"name":"Fortnight","cadence":"BIWEEKLY","code":"FN"}`},
 		{"dep_x", `{"name":"\u0000"}`},
 		{"../../etc", `[]`},
 		{"a\x00b", "\xff"},
 		{strings.Repeat("i", 200), `{"name":"x"}{}`},
-		{"", `{"name":"x","code":"X","kind":"PERCENT_OF_GROSS_BASIS_POINTS","amount":1e400}`},
+		{"", `{"name":"x","code":"X","kind":"PERCENT_OF_GROSS_BASIS_POINTS","basisPoints":1e400}`},
 		{"", `{"name":"x","preTax":true,"taxable":true}`},
 		{seed, ``},
 	} {

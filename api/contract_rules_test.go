@@ -68,13 +68,13 @@ func TestDocumentStatesEveryHandlerRule(t *testing.T) {
 	// second assignment of the same definition is 409 ALREADY_ASSIGNED, not the rule under test.
 	allowance := func(code string) string {
 		rec := owner.call(http.MethodPost, "/api/allowances", map[string]any{"name": "Allowance " + code, "code": code,
-			"kind": "PERCENT_OF_GROSS_BASIS_POINTS", "amount": 500})
+			"kind": "PERCENT_OF_GROSS_BASIS_POINTS", "basisPoints": 500})
 		require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
 		return decode[catalogDefinitionOut](t, rec).ID
 	}
 	deduction := func(code string) string {
 		rec := owner.call(http.MethodPost, "/api/deductions", map[string]any{"name": "Deduction " + code, "code": code,
-			"kind": "FIXED_SANTIM", "amount": 100})
+			"kind": "FIXED_SANTIM", "amountSantim": 100})
 		require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
 		return decode[catalogDefinitionOut](t, rec).ID
 	}
@@ -142,22 +142,48 @@ func TestDocumentStatesEveryHandlerRule(t *testing.T) {
 			okBody: map[string]any{"allowanceId": allowanceB, "deductionId": ""}, okStatus: 201},
 		{name: "deduction assignment needs deductionId", caller: owner, method: http.MethodPost, path: "/api/employees/" + employee + "/deductions",
 			body: map[string]any{"allowanceId": allowanceA}, status: 400, code: "INVALID_REQUEST",
-			okBody: map[string]any{"deductionId": deductionA, "amount": 0}, okStatus: 201},
+			okBody: map[string]any{"deductionId": deductionA, "amountSantim": 0}, okStatus: 201},
 		{name: "assignment amount is not negative", caller: owner, method: http.MethodPost, path: "/api/employees/" + employee + "/allowances",
-			body: map[string]any{"allowanceId": allowanceA, "amount": -1}, status: 400, code: "INVALID_REQUEST"},
+			body: map[string]any{"allowanceId": allowanceA, "basisPoints": -1}, status: 400, code: "INVALID_REQUEST"},
+		{name: "assignment takes one amount", caller: owner, method: http.MethodPost, path: "/api/employees/" + employee + "/allowances",
+			body: map[string]any{"allowanceId": allowanceA, "basisPoints": 1, "amountSantim": 1}, status: 400, code: "INVALID_REQUEST"},
+		{name: "assignment basis points at most 10000", caller: owner, method: http.MethodPost, path: "/api/employees/" + employee + "/allowances",
+			body: map[string]any{"allowanceId": allowanceA, "basisPoints": 10001}, status: 400, code: "INVALID_REQUEST",
+			okBody: map[string]any{"allowanceId": allowanceA, "basisPoints": 10000}, okStatus: 409, okCode: "ALREADY_ASSIGNED"},
 
-		// Catalog definitions: basis points are at most 10,000, santim at most 1,000,000,000.
+		// Catalog definitions: basis points are at most 10,000, santim at most 1,000,000,000; the
+		// kind's own amount, and only it.
 		{name: "percent allowance at most 10000 bp", caller: owner, method: http.MethodPost, path: "/api/allowances",
-			body:   map[string]any{"name": "Housing", "code": "HOUSING", "kind": "PERCENT_OF_GROSS_BASIS_POINTS", "amount": 10001},
+			body:   map[string]any{"name": "Housing", "code": "HOUSING", "kind": "PERCENT_OF_GROSS_BASIS_POINTS", "basisPoints": 10001},
 			status: 400, code: "INVALID_REQUEST",
-			okBody: map[string]any{"name": "Housing", "code": "HOUSING", "kind": "PERCENT_OF_GROSS_BASIS_POINTS", "amount": 10000}, okStatus: 201},
+			okBody: map[string]any{"name": "Housing", "code": "HOUSING", "kind": "PERCENT_OF_GROSS_BASIS_POINTS", "basisPoints": 10000}, okStatus: 201},
 		{name: "fixed deduction may pass 10000", caller: owner, method: http.MethodPost, path: "/api/deductions",
-			body:   map[string]any{"name": "Loan", "code": "LOAN", "kind": "FIXED_SANTIM", "amount": 1000000001},
+			body:   map[string]any{"name": "Loan", "code": "LOAN", "kind": "FIXED_SANTIM", "amountSantim": 1000000001},
 			status: 400, code: "INVALID_REQUEST",
-			okBody: map[string]any{"name": "Loan", "code": "LOAN", "kind": "FIXED_SANTIM", "amount": 10001}, okStatus: 201},
+			okBody: map[string]any{"name": "Loan", "code": "LOAN", "kind": "FIXED_SANTIM", "amountSantim": 10001}, okStatus: 201},
+		{name: "fixed allowance takes amountSantim", caller: owner, method: http.MethodPost, path: "/api/allowances",
+			body:   map[string]any{"name": "Meals", "code": "MEALS", "kind": "FIXED_SANTIM", "basisPoints": 100},
+			status: 400, code: "INVALID_REQUEST",
+			okBody: map[string]any{"name": "Meals", "code": "MEALS", "kind": "FIXED_SANTIM", "amountSantim": 100}, okStatus: 201},
+		{name: "percent deduction needs basisPoints", caller: owner, method: http.MethodPost, path: "/api/deductions",
+			body:   map[string]any{"name": "Union", "code": "UNION", "kind": "PERCENT_OF_GROSS_BASIS_POINTS"},
+			status: 400, code: "INVALID_REQUEST",
+			okBody: map[string]any{"name": "Union", "code": "UNION", "kind": "PERCENT_OF_GROSS_BASIS_POINTS", "basisPoints": 0}, okStatus: 201},
 		{name: "percent allowance update at most 10000 bp", caller: owner, method: http.MethodPut, path: "/api/allowances/" + allowanceA,
-			body: map[string]any{"kind": "PERCENT_OF_GROSS_BASIS_POINTS", "amount": 10001}, status: 400, code: "INVALID_REQUEST",
-			okBody: map[string]any{"kind": "PERCENT_OF_GROSS_BASIS_POINTS", "amount": 10000}, okStatus: 200},
+			body: map[string]any{"kind": "PERCENT_OF_GROSS_BASIS_POINTS", "basisPoints": 10001}, status: 400, code: "INVALID_REQUEST",
+			okBody: map[string]any{"kind": "PERCENT_OF_GROSS_BASIS_POINTS", "basisPoints": 10000}, okStatus: 200},
+		{name: "allowance update kind comes with its amount", caller: owner, method: http.MethodPut, path: "/api/allowances/" + allowanceA,
+			body: map[string]any{"kind": "PERCENT_OF_GROSS_BASIS_POINTS"}, status: 400, code: "INVALID_REQUEST",
+			okBody: map[string]any{"basisPoints": 9000}, okStatus: 200},
+		{name: "allowance update one amount", caller: owner, method: http.MethodPut, path: "/api/allowances/" + allowanceA,
+			body: map[string]any{"basisPoints": 1, "amountSantim": 1}, status: 400, code: "INVALID_REQUEST",
+			okBody: map[string]any{"amountSantim": 1}, okStatus: 422, okCode: "AMOUNT_KIND_MISMATCH"},
+		{name: "payment frequency cadence", caller: owner, method: http.MethodPost, path: "/api/payment-frequencies",
+			body: map[string]any{"name": "Every day", "cadence": "DAILY"}, status: 400, code: "INVALID_REQUEST",
+			okBody: map[string]any{"name": "Every week", "cadence": "WEEKLY"}, okStatus: 201},
+		{name: "department has no cadence", caller: owner, method: http.MethodPost, path: "/api/departments",
+			body: map[string]any{"name": "Weekly team", "cadence": "WEEKLY"}, status: 400, code: "INVALID_REQUEST",
+			okBody: map[string]any{"name": "Weekly team"}, okStatus: 201},
 		{name: "allowance update needs a field", caller: owner, method: http.MethodPut, path: "/api/allowances/" + allowanceA,
 			body: map[string]any{}, status: 400, code: "INVALID_REQUEST",
 			okBody: map[string]any{"active": true}, okStatus: 200},
@@ -167,9 +193,9 @@ func TestDocumentStatesEveryHandlerRule(t *testing.T) {
 			body: map[string]any{"name": "Finance", "code": "FIN 1"}, status: 400, code: "INVALID_REQUEST",
 			okBody: map[string]any{"name": "Finance", "code": "FIN-1.a:b_c"}, okStatus: 201},
 		{name: "allowance code characters", caller: owner, method: http.MethodPost, path: "/api/allowances",
-			body:   map[string]any{"name": "Transport", "code": "TR/1", "kind": "FIXED_SANTIM", "amount": 1},
+			body:   map[string]any{"name": "Transport", "code": "TR/1", "kind": "FIXED_SANTIM", "amountSantim": 1},
 			status: 400, code: "INVALID_REQUEST",
-			okBody: map[string]any{"name": "Transport", "code": "TR_1", "kind": "FIXED_SANTIM", "amount": 1}, okStatus: 201},
+			okBody: map[string]any{"name": "Transport", "code": "TR_1", "kind": "FIXED_SANTIM", "amountSantim": 1}, okStatus: 201},
 		{name: "department name not blank", caller: owner, method: http.MethodPost, path: "/api/departments",
 			body: map[string]any{"name": " \t "}, status: 400, code: "INVALID_REQUEST"},
 		{name: "department update needs a field", caller: owner, method: http.MethodPut, path: "/api/departments/" + department,
@@ -325,8 +351,10 @@ func TestDocumentNamesRulesNoSchemaStates(t *testing.T) {
 		{"/api/ewa/requests/{id}/record-repayment", http.MethodPost, "400", "must equal the path's id"},
 		{"/api/kyc", http.MethodPost, "400", "more than 14 years before today"},
 		{"/api/sanctions/screen", http.MethodPost, "400", "from 1900-01-01 to today"},
-		{"/api/employees/{id}/allowances", http.MethodPost, "400", "the stored definition's kind decides"},
-		{"/api/allowances/{id}", http.MethodPut, "400", "the stored kind decides"},
+		{"/api/employees/{id}/allowances", http.MethodPost, "422", "the stored definition's kind decides"},
+		{"/api/employees/{id}/deductions", http.MethodPost, "422", "the stored definition's kind decides"},
+		{"/api/allowances/{id}", http.MethodPut, "422", "the stored kind decides"},
+		{"/api/deductions/{id}", http.MethodPut, "422", "the stored kind decides"},
 		{"/api/employees/bulk-import", http.MethodPost, "400", "each column appears at most once"},
 		{"/api/uploads", http.MethodPost, "415", "a charset parameter is allowed on"},
 	} {

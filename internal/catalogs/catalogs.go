@@ -56,6 +56,8 @@ const (
 type Catalog struct {
 	table  string
 	prefix string
+	// cadenced: the entries carry a Cadence (payment frequencies only).
+	cadenced bool
 	// Target names an entry in the domain's words: the audit rows' target type, and the noun of
 	// their actions (Create<Target>, Update<Target>, Delete<Target>).
 	Target string
@@ -66,8 +68,45 @@ var (
 	Departments        = &Catalog{table: "departments", prefix: "dep_", Target: "Department"}
 	Positions          = &Catalog{table: "positions", prefix: "pos_", Target: "Position"}
 	EmploymentTypes    = &Catalog{table: "employment_types", prefix: "emt_", Target: "EmploymentType"}
-	PaymentFrequencies = &Catalog{table: "payment_frequencies", prefix: "pfq_", Target: "PaymentFrequency"}
+	PaymentFrequencies = &Catalog{table: "payment_frequencies", prefix: "pfq_", Target: "PaymentFrequency", cadenced: true}
 )
+
+// Cadence is how often a payroll run pays the employees of a payment frequency.
+type Cadence string
+
+const (
+	Monthly     Cadence = "MONTHLY"
+	SemiMonthly Cadence = "SEMI_MONTHLY" // twice a month
+	Biweekly    Cadence = "BIWEEKLY"     // every two weeks
+	Weekly      Cadence = "WEEKLY"
+)
+
+// DefaultCadence is the cadence of an employee without a payment frequency, of a payment
+// frequency created without one, and of every entry that existed before cadences (migration
+// app/0030): the monthly run was the only one.
+const DefaultCadence = Monthly
+
+// Cadences lists the valid cadences.
+var Cadences = []Cadence{Monthly, SemiMonthly, Biweekly, Weekly}
+
+// Valid reports whether c is one of Cadences.
+func (c Cadence) Valid() bool {
+	switch c {
+	case Monthly, SemiMonthly, Biweekly, Weekly:
+		return true
+	}
+	return false
+}
+
+// Cadenced reports whether c's entries carry a cadence (payment frequencies).
+func (c *Catalog) Cadenced() bool { return c.cadenced }
+
+func checkCadence(c Cadence) error {
+	if !c.Valid() {
+		return &field.Error{Field: "cadence", Problem: "must be MONTHLY, SEMI_MONTHLY, BIWEEKLY or WEEKLY"}
+	}
+	return nil
+}
 
 // Entry is one entry of a name catalog. Code and Description are "" when not given.
 type Entry struct {
@@ -75,19 +114,25 @@ type Entry struct {
 	Name        string
 	Code        string
 	Description string
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
-	DeletedAt   *time.Time
+	// Cadence is a payment frequency's ("" in the other catalogs).
+	Cadence   Cadence
+	CreatedAt time.Time
+	UpdatedAt time.Time
+	DeletedAt *time.Time
 }
 
-// EntryInput is a new entry.
+// EntryInput is a new entry. Cadence is for payment frequencies only ("" there means
+// DefaultCadence).
 type EntryInput struct {
 	Name, Code, Description string
+	Cadence                 Cadence
 }
 
-// EntryChange changes the fields that are not nil; "" clears Code or Description.
+// EntryChange changes the fields that are not nil; "" clears Code or Description. Cadence is for
+// payment frequencies only.
 type EntryChange struct {
 	Name, Code, Description *string
+	Cadence                 *Cadence
 }
 
 // CleanName trims a name and checks it: printable, not blank, at most MaxNameBytes.
@@ -125,16 +170,34 @@ func (in *EntryInput) Clean() error {
 	if in.Code, err = CleanCode(in.Code, true); err != nil {
 		return err
 	}
-	in.Description, err = CleanDescription(in.Description)
-	return err
+	if in.Description, err = CleanDescription(in.Description); err != nil {
+		return err
+	}
+	if in.Cadence != "" {
+		return checkCadence(in.Cadence)
+	}
+	return nil
 }
 
 // Clean normalizes and checks a change; a change of nothing is refused.
 func (ch *EntryChange) Clean() error {
-	if ch.Name == nil && ch.Code == nil && ch.Description == nil {
+	if ch.Name == nil && ch.Code == nil && ch.Description == nil && ch.Cadence == nil {
 		return &field.Error{Field: "body", Problem: "must change at least one field"}
 	}
+	if ch.Cadence != nil {
+		if err := checkCadence(*ch.Cadence); err != nil {
+			return err
+		}
+	}
 	return cleanPtrs(&ch.Name, &ch.Code, &ch.Description, true)
+}
+
+// cadenceOnly refuses a cadence for a catalog whose entries have none.
+func (c *Catalog) cadenceOnly(given bool) error {
+	if given && !c.cadenced {
+		return &field.Error{Field: "cadence", Problem: "is for payment frequencies only"}
+	}
+	return nil
 }
 
 // cleanPtrs cleans the optional name, code and description of a change in place.
@@ -163,11 +226,18 @@ func cleanPtrs(name, code, desc **string, codeOptional bool) error {
 	return nil
 }
 
-const entryColumns = `id, name, coalesce(code, ''), coalesce(description, ''), created_at, updated_at, deleted_at`
+// columns are the columns of an entry; the name catalogs without a cadence read it as ”.
+func (c *Catalog) columns() string {
+	cadence := "''"
+	if c.cadenced {
+		cadence = "cadence"
+	}
+	return `id, name, coalesce(code, ''), coalesce(description, ''), ` + cadence + `, created_at, updated_at, deleted_at`
+}
 
 func scanEntry(row pgx.Row) (Entry, error) {
 	var e Entry
-	err := row.Scan(&e.ID, &e.Name, &e.Code, &e.Description, &e.CreatedAt, &e.UpdatedAt, &e.DeletedAt)
+	err := row.Scan(&e.ID, &e.Name, &e.Code, &e.Description, &e.Cadence, &e.CreatedAt, &e.UpdatedAt, &e.DeletedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Entry{}, ErrNotFound
 	}
@@ -193,7 +263,7 @@ func (c *Catalog) List(ctx context.Context, q db.Querier) ([]Entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	rows, err := q.Query(ctx, `SELECT `+entryColumns+` FROM app.`+c.table+`
+	rows, err := q.Query(ctx, `SELECT `+c.columns()+` FROM app.`+c.table+`
 		WHERE tenant_id = $1 AND deleted_at IS NULL ORDER BY lower(name), id LIMIT $2`, tenant, MaxEntries)
 	if err != nil {
 		return nil, fmt.Errorf("catalogs: list %s: %w", c.table, err)
@@ -239,7 +309,7 @@ func (c *Catalog) ByID(ctx context.Context, q db.Querier, id string) (Entry, err
 	if err != nil {
 		return Entry{}, err
 	}
-	return scanEntry(q.QueryRow(ctx, `SELECT `+entryColumns+` FROM app.`+c.table+`
+	return scanEntry(q.QueryRow(ctx, `SELECT `+c.columns()+` FROM app.`+c.table+`
 		WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL`, tenant, id))
 }
 
@@ -249,6 +319,12 @@ func (c *Catalog) Create(ctx context.Context, tx pgx.Tx, in EntryInput, at time.
 	if err := in.Clean(); err != nil {
 		return Entry{}, err
 	}
+	if err := c.cadenceOnly(in.Cadence != ""); err != nil {
+		return Entry{}, err
+	}
+	if c.cadenced && in.Cadence == "" {
+		in.Cadence = DefaultCadence
+	}
 	tenant, err := tenantOf(ctx)
 	if err != nil {
 		return Entry{}, err
@@ -256,14 +332,26 @@ func (c *Catalog) Create(ctx context.Context, tx pgx.Tx, in EntryInput, at time.
 	if err := reserve(ctx, tx, c.table, tenant); err != nil {
 		return Entry{}, err
 	}
-	e, err := scanEntry(tx.QueryRow(ctx, `INSERT INTO app.`+c.table+` (id, tenant_id, name, code, description, created_at, updated_at)
-		VALUES ($1, $2, $3, nullif($4, ''), nullif($5, ''), $6, $6) RETURNING `+entryColumns,
-		c.prefix+identity.NewID(), tenant, in.Name, in.Code, in.Description, at))
+	cols, vals, args := "", "", []any{c.prefix + identity.NewID(), tenant, in.Name, in.Code, in.Description, at}
+	if c.cadenced {
+		cols, vals, args = ", cadence", ", $7", append(args, string(in.Cadence))
+	}
+	e, err := scanEntry(tx.QueryRow(ctx, `INSERT INTO app.`+c.table+` (id, tenant_id, name, code, description, created_at, updated_at`+cols+`)
+		VALUES ($1, $2, $3, nullif($4, ''), nullif($5, ''), $6, $6`+vals+`) RETURNING `+c.columns(), args...))
 	if err != nil {
 		return Entry{}, translate(err)
 	}
 	return e, audit.Write(ctx, tx, audit.Entry{Action: "Create" + c.Target, Outcome: audit.Success, TargetType: c.Target,
-		TargetID: e.ID, Details: map[string]string{"name": e.Name, "code": e.Code}})
+		TargetID: e.ID, Details: c.details(e)})
+}
+
+// details are an entry's audit details: its name and code, and a payment frequency's cadence.
+func (c *Catalog) details(e Entry) map[string]any {
+	d := map[string]any{"name": e.Name, "code": e.Code}
+	if c.cadenced {
+		d["cadence"] = e.Cadence
+	}
+	return d
 }
 
 // Update applies ch to the entry at at and audits Update<Target>. *field.Error, ErrNotFound,
@@ -272,11 +360,14 @@ func (c *Catalog) Update(ctx context.Context, tx pgx.Tx, id string, ch EntryChan
 	if err := ch.Clean(); err != nil {
 		return Entry{}, err
 	}
+	if err := c.cadenceOnly(ch.Cadence != nil); err != nil {
+		return Entry{}, err
+	}
 	tenant, err := tenantOf(ctx)
 	if err != nil {
 		return Entry{}, err
 	}
-	cur, err := scanEntry(tx.QueryRow(ctx, `SELECT `+entryColumns+` FROM app.`+c.table+`
+	cur, err := scanEntry(tx.QueryRow(ctx, `SELECT `+c.columns()+` FROM app.`+c.table+`
 		WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL FOR UPDATE`, tenant, id))
 	if err != nil {
 		return Entry{}, err
@@ -285,14 +376,21 @@ func (c *Catalog) Update(ctx context.Context, tx pgx.Tx, id string, ch EntryChan
 	set(&next.Name, ch.Name)
 	set(&next.Code, ch.Code)
 	set(&next.Description, ch.Description)
+	set(&next.Cadence, ch.Cadence)
+	setCadence, args := "", []any{tenant, id, next.Name, next.Code, next.Description, at}
+	if c.cadenced {
+		setCadence, args = ", cadence = $7", append(args, string(next.Cadence))
+	}
 	e, err := scanEntry(tx.QueryRow(ctx, `UPDATE app.`+c.table+` SET name = $3, code = nullif($4, ''),
-		description = nullif($5, ''), updated_at = $6 WHERE tenant_id = $1 AND id = $2 RETURNING `+entryColumns,
-		tenant, id, next.Name, next.Code, next.Description, at))
+		description = nullif($5, ''), updated_at = $6`+setCadence+` WHERE tenant_id = $1 AND id = $2 RETURNING `+c.columns(), args...))
 	if err != nil {
 		return Entry{}, translate(err)
 	}
+	details := c.details(e)
+	details["changed"] = changed(map[string]bool{"name": ch.Name != nil, "code": ch.Code != nil, "description": ch.Description != nil,
+		"cadence": ch.Cadence != nil})
 	return e, audit.Write(ctx, tx, audit.Entry{Action: "Update" + c.Target, Outcome: audit.Success, TargetType: c.Target,
-		TargetID: e.ID, Details: map[string]any{"changed": changed(map[string]bool{"name": ch.Name != nil, "code": ch.Code != nil, "description": ch.Description != nil}), "name": e.Name, "code": e.Code}})
+		TargetID: e.ID, Details: details})
 }
 
 // Delete soft-deletes the entry at at and audits Delete<Target>. ErrNotFound.
@@ -302,12 +400,12 @@ func (c *Catalog) Delete(ctx context.Context, tx pgx.Tx, id string, at time.Time
 		return Entry{}, err
 	}
 	e, err := scanEntry(tx.QueryRow(ctx, `UPDATE app.`+c.table+` SET deleted_at = $3, updated_at = $3
-		WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL RETURNING `+entryColumns, tenant, id, at))
+		WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL RETURNING `+c.columns(), tenant, id, at))
 	if err != nil {
 		return Entry{}, err
 	}
 	return e, audit.Write(ctx, tx, audit.Entry{Action: "Delete" + c.Target, Outcome: audit.Success, TargetType: c.Target,
-		TargetID: e.ID, Details: map[string]string{"name": e.Name, "code": e.Code}})
+		TargetID: e.ID, Details: c.details(e)})
 }
 
 // reserve orders concurrent additions to one catalog of one organization (an advisory lock for

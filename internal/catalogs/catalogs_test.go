@@ -2,6 +2,7 @@ package catalogs_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -185,6 +186,67 @@ func TestNameCatalogs(t *testing.T) {
 	}
 }
 
+// TestPaymentFrequencyCadence: a payment frequency has a cadence (MONTHLY unless given), which an
+// update may change and which the other catalogs refuse to carry.
+func TestPaymentFrequencyCadence(t *testing.T) {
+	t.Parallel()
+	d := testkit.NewDB(t)
+	a := newOrg(t, d, "a@example.com")
+	pf := catalogs.PaymentFrequencies
+	var monthly, weekly catalogs.Entry
+	require.NoError(t, a.in(func(ctx context.Context, tx pgx.Tx) error {
+		var err error
+		if monthly, err = pf.Create(ctx, tx, catalogs.EntryInput{Name: "Monthly"}, at); err != nil {
+			return err
+		}
+		weekly, err = pf.Create(ctx, tx, catalogs.EntryInput{Name: "Weekly", Cadence: catalogs.Weekly}, at)
+		return err
+	}))
+	require.Equal(t, catalogs.Monthly, monthly.Cadence, "the default")
+	require.Equal(t, catalogs.Weekly, weekly.Cadence)
+
+	var got catalogs.Entry
+	require.NoError(t, a.in(func(ctx context.Context, tx pgx.Tx) error {
+		var err error
+		got, err = pf.Update(ctx, tx, monthly.ID, catalogs.EntryChange{Cadence: ptr(catalogs.SemiMonthly)}, at)
+		return err
+	}))
+	require.Equal(t, catalogs.SemiMonthly, got.Cadence)
+	require.Equal(t, "Monthly", got.Name, "untouched")
+	require.NoError(t, a.in(func(ctx context.Context, tx pgx.Tx) error {
+		list, err := pf.List(ctx, tx)
+		require.Equal(t, []catalogs.Cadence{catalogs.SemiMonthly, catalogs.Weekly}, []catalogs.Cadence{list[0].Cadence, list[1].Cadence})
+		return err
+	}))
+
+	for _, err := range []error{
+		a.in(func(ctx context.Context, tx pgx.Tx) error {
+			_, err := pf.Create(ctx, tx, catalogs.EntryInput{Name: "Daily", Cadence: "DAILY"}, at)
+			return err
+		}),
+		a.in(func(ctx context.Context, tx pgx.Tx) error {
+			_, err := pf.Update(ctx, tx, weekly.ID, catalogs.EntryChange{Cadence: ptr(catalogs.Cadence("monthly"))}, at)
+			return err
+		}),
+		a.in(func(ctx context.Context, tx pgx.Tx) error {
+			_, err := catalogs.Departments.Create(ctx, tx, catalogs.EntryInput{Name: "Ops", Cadence: catalogs.Weekly}, at)
+			return err
+		}),
+	} {
+		require.Equal(t, "cadence", fieldOf(t, err))
+	}
+	require.NoError(t, a.in(func(ctx context.Context, tx pgx.Tx) error {
+		dep, err := catalogs.Departments.Create(ctx, tx, catalogs.EntryInput{Name: "Ops"}, at)
+		require.Empty(t, dep.Cadence, "a department has none")
+		return err
+	}))
+	err := a.in(func(ctx context.Context, tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `UPDATE app.payment_frequencies SET cadence = 'DAILY' WHERE id = $1`, weekly.ID)
+		return err
+	})
+	require.True(t, db.IsCode(err, pgerrcode.CheckViolation), "the table refuses an unknown cadence: %v", err)
+}
+
 func TestEntryValidation(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -210,7 +272,8 @@ func TestEntryValidation(t *testing.T) {
 	require.NoError(t, ok.Clean())
 }
 
-// TestAmountBounds: every int64 edge of both kinds, at the edge and in the store.
+// TestAmountBounds: every int64 edge of both units, and the kind's own field required with a
+// kind and the other refused.
 func TestAmountBounds(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -232,15 +295,28 @@ func TestAmountBounds(t *testing.T) {
 		{catalogs.PercentOfGross, -1, false},
 		{catalogs.PercentOfGross, math.MinInt64, false},
 	} {
-		err := catalogs.CheckAmount("amount", tc.kind, tc.amount)
-		if tc.ok {
-			require.NoError(t, err, "%s %d", tc.kind, tc.amount)
-		} else {
-			require.Equal(t, "amount", fieldOf(t, err), "%s %d", tc.kind, tc.amount)
+		santim, bp := &tc.amount, (*int64)(nil)
+		if tc.kind == catalogs.PercentOfGross {
+			santim, bp = nil, &tc.amount
+		}
+		for _, err := range []error{catalogs.CheckKindAmounts(tc.kind, santim, bp), catalogs.CheckAmounts(santim, bp)} {
+			if tc.ok {
+				require.NoError(t, err, "%s %d", tc.kind, tc.amount)
+			} else {
+				require.Equal(t, tc.kind.Field(), fieldOf(t, err), "%s %d", tc.kind, tc.amount)
+			}
 		}
 	}
-	require.Equal(t, "kind", fieldOf(t, catalogs.CheckAmount("amount", "PERCENT", 1)))
-	require.Equal(t, "kind", fieldOf(t, catalogs.CheckAmount("amount", "", 0)))
+	one := ptr(int64(1))
+	require.Equal(t, "kind", fieldOf(t, catalogs.CheckKindAmounts("PERCENT", nil, one)))
+	require.Equal(t, "kind", fieldOf(t, catalogs.CheckKindAmounts("", one, nil)))
+	require.Equal(t, "amountSantim", fieldOf(t, catalogs.CheckKindAmounts(catalogs.FixedSantim, nil, nil)), "the kind's own field is required")
+	require.Equal(t, "basisPoints", fieldOf(t, catalogs.CheckKindAmounts(catalogs.PercentOfGross, nil, nil)))
+	require.Equal(t, "basisPoints", fieldOf(t, catalogs.CheckKindAmounts(catalogs.FixedSantim, one, one)), "never both")
+	require.Equal(t, "basisPoints", fieldOf(t, catalogs.CheckKindAmounts(catalogs.FixedSantim, nil, one)), "the other kind's field")
+	require.Equal(t, "amountSantim", fieldOf(t, catalogs.CheckKindAmounts(catalogs.PercentOfGross, one, nil)))
+	require.Equal(t, "basisPoints", fieldOf(t, catalogs.CheckAmounts(one, one)))
+	require.NoError(t, catalogs.CheckAmounts(nil, nil))
 }
 
 func TestDefinitions(t *testing.T) {
@@ -268,41 +344,58 @@ func TestDefinitions(t *testing.T) {
 				return def, err
 			}
 			fixed, err := create(a, catalogs.DefinitionInput{Name: "Transport", Code: "TRN", Kind: catalogs.FixedSantim,
-				Amount: catalogs.MaxFixedSantim, Flag: true, Active: true})
+				AmountSantim: ptr(catalogs.MaxFixedSantim), Flag: true, Active: true})
 			require.NoError(t, err)
-			require.Equal(t, catalogs.MaxFixedSantim, fixed.Amount)
+			require.Equal(t, catalogs.MaxFixedSantim, fixed.AmountSantim)
+			require.Zero(t, fixed.BasisPoints)
 			require.True(t, fixed.Flag)
 			require.True(t, fixed.Active)
-			pct, err := create(a, catalogs.DefinitionInput{Name: "Pension", Code: "PEN", Kind: catalogs.PercentOfGross, Amount: 700})
+			pct, err := create(a, catalogs.DefinitionInput{Name: "Pension", Code: "PEN", Kind: catalogs.PercentOfGross, BasisPoints: ptr(int64(700))})
 			require.NoError(t, err)
 			require.False(t, pct.Active)
+			require.Equal(t, int64(700), pct.BasisPoints)
+			require.Zero(t, pct.AmountSantim)
 			require.Equal(t, 2, a.audits(t, "Create"+c.Target))
 
 			// Refusals write nothing.
 			for _, in := range []catalogs.DefinitionInput{
-				{Name: "x", Code: "X", Kind: catalogs.PercentOfGross, Amount: 10_001},
-				{Name: "x", Code: "X", Kind: catalogs.FixedSantim, Amount: -1},
-				{Name: "x", Code: "X", Kind: catalogs.FixedSantim, Amount: math.MaxInt64},
-				{Name: "x", Code: "X", Kind: "BOGUS", Amount: 1},
-				{Name: "x", Code: "", Kind: catalogs.FixedSantim, Amount: 1},
+				{Name: "x", Code: "X", Kind: catalogs.PercentOfGross, BasisPoints: ptr(int64(10_001))},
+				{Name: "x", Code: "X", Kind: catalogs.FixedSantim, AmountSantim: ptr(int64(-1))},
+				{Name: "x", Code: "X", Kind: catalogs.FixedSantim, AmountSantim: ptr(int64(math.MaxInt64))},
+				{Name: "x", Code: "X", Kind: "BOGUS", AmountSantim: ptr(int64(1))},
+				{Name: "x", Code: "", Kind: catalogs.FixedSantim, AmountSantim: ptr(int64(1))},
+				{Name: "x", Code: "X", Kind: catalogs.FixedSantim},
+				{Name: "x", Code: "X", Kind: catalogs.FixedSantim, BasisPoints: ptr(int64(1))},
+				{Name: "x", Code: "X", Kind: catalogs.PercentOfGross, AmountSantim: ptr(int64(1))},
+				{Name: "x", Code: "X", Kind: catalogs.PercentOfGross, AmountSantim: ptr(int64(1)), BasisPoints: ptr(int64(1))},
 			} {
 				_, err := create(a, in)
 				var fe *field.Error
 				require.ErrorAs(t, err, &fe, "%+v", in)
 			}
-			_, err = create(a, catalogs.DefinitionInput{Name: "transport", Code: "T2", Kind: catalogs.FixedSantim})
+			_, err = create(a, catalogs.DefinitionInput{Name: "transport", Code: "T2", Kind: catalogs.FixedSantim, AmountSantim: ptr(int64(0))})
 			require.ErrorIs(t, err, catalogs.ErrDuplicateName)
-			_, err = create(a, catalogs.DefinitionInput{Name: "T2", Code: "trn", Kind: catalogs.FixedSantim})
+			_, err = create(a, catalogs.DefinitionInput{Name: "T2", Code: "trn", Kind: catalogs.FixedSantim, AmountSantim: ptr(int64(0))})
 			require.ErrorIs(t, err, catalogs.ErrDuplicateCode)
 			require.Equal(t, 2, a.audits(t, "Create"+c.Target))
 
-			// Kind and amount are checked together against what is stored.
+			// A new kind comes with its own amount; an amount alone must be in the stored kind's unit.
 			_, err = update(a, fixed.ID, catalogs.DefinitionChange{Kind: ptr(catalogs.PercentOfGross)})
-			require.Equal(t, "amount", fieldOf(t, err), "the stored 10M santim is not a percentage")
-			_, err = update(a, pct.ID, catalogs.DefinitionChange{Amount: ptr(int64(10_001))})
-			require.Equal(t, "amount", fieldOf(t, err), "the stored kind bounds the new amount")
-			_, err = update(a, pct.ID, catalogs.DefinitionChange{Amount: ptr(int64(-1))})
-			require.Equal(t, "amount", fieldOf(t, err))
+			require.Equal(t, "basisPoints", fieldOf(t, err), "a kind without its amount")
+			_, err = update(a, fixed.ID, catalogs.DefinitionChange{Kind: ptr(catalogs.PercentOfGross), AmountSantim: ptr(int64(1))})
+			require.Equal(t, "amountSantim", fieldOf(t, err), "a kind with the other unit's amount")
+			_, err = update(a, pct.ID, catalogs.DefinitionChange{BasisPoints: ptr(int64(10_001))})
+			require.Equal(t, "basisPoints", fieldOf(t, err))
+			_, err = update(a, pct.ID, catalogs.DefinitionChange{BasisPoints: ptr(int64(-1))})
+			require.Equal(t, "basisPoints", fieldOf(t, err))
+			_, err = update(a, pct.ID, catalogs.DefinitionChange{AmountSantim: ptr(int64(5)), BasisPoints: ptr(int64(5))})
+			require.Equal(t, "basisPoints", fieldOf(t, err), "never both")
+			var mismatch *catalogs.AmountKindError
+			_, err = update(a, pct.ID, catalogs.DefinitionChange{AmountSantim: ptr(int64(5))})
+			require.ErrorAs(t, err, &mismatch, "santim for a stored percentage")
+			require.Equal(t, catalogs.AmountKindError{Field: "amountSantim", Kind: catalogs.PercentOfGross}, *mismatch)
+			_, err = update(a, fixed.ID, catalogs.DefinitionChange{BasisPoints: ptr(int64(5))})
+			require.ErrorIs(t, err, catalogs.ErrAmountKind)
 			_, err = update(a, pct.ID, catalogs.DefinitionChange{Kind: ptr(catalogs.Kind("x"))})
 			require.Equal(t, "kind", fieldOf(t, err))
 			_, err = update(a, pct.ID, catalogs.DefinitionChange{})
@@ -311,16 +404,20 @@ func TestDefinitions(t *testing.T) {
 			require.Equal(t, "code", fieldOf(t, err), "a definition's code is required")
 			_, err = update(a, pct.ID, catalogs.DefinitionChange{Name: ptr("TRANSPORT")})
 			require.ErrorIs(t, err, catalogs.ErrDuplicateName)
-			got, err := update(a, fixed.ID, catalogs.DefinitionChange{Kind: ptr(catalogs.PercentOfGross), Amount: ptr(int64(10_000)),
+			got, err := update(a, pct.ID, catalogs.DefinitionChange{BasisPoints: ptr(int64(725))})
+			require.NoError(t, err)
+			require.Equal(t, int64(725), got.BasisPoints, "an amount in the stored kind's unit")
+			got, err = update(a, fixed.ID, catalogs.DefinitionChange{Kind: ptr(catalogs.PercentOfGross), BasisPoints: ptr(int64(10_000)),
 				Flag: ptr(false), Active: ptr(false), Description: ptr("all of it")})
 			require.NoError(t, err)
 			require.Equal(t, catalogs.PercentOfGross, got.Kind)
-			require.Equal(t, int64(10_000), got.Amount)
+			require.Equal(t, int64(10_000), got.BasisPoints)
+			require.Zero(t, got.AmountSantim, "the other unit's amount is gone")
 			require.False(t, got.Flag)
 			require.False(t, got.Active)
 			require.Equal(t, "all of it", got.Description)
 			require.Equal(t, "Transport", got.Name, "untouched")
-			require.Equal(t, 1, a.audits(t, "Update"+c.Target))
+			require.Equal(t, 2, a.audits(t, "Update"+c.Target))
 
 			// Another organization sees none of it.
 			_, err = update(b, fixed.ID, catalogs.DefinitionChange{Active: ptr(true)})
@@ -343,29 +440,80 @@ func TestDefinitions(t *testing.T) {
 	}
 }
 
-// TestAmountCheckedByDatabase: the bounds hold even for a writer that skips this package.
+// TestAmountCheckedByDatabase: the bounds, and exactly the kind's one amount, hold even for a
+// writer that skips this package.
 func TestAmountCheckedByDatabase(t *testing.T) {
 	t.Parallel()
 	d := testkit.NewDB(t)
 	a := newOrg(t, d, "a@example.com")
+	n := func(v int64) *int64 { return &v }
 	for _, tc := range []struct {
-		table, kind string
-		amount      int64
+		table, kind  string
+		santim, bp   *int64
+		wantAccepted bool
 	}{
-		{"allowances", "FIXED_SANTIM", catalogs.MaxFixedSantim + 1},
-		{"allowances", "FIXED_SANTIM", -1},
-		{"deductions", "PERCENT_OF_GROSS_BASIS_POINTS", 10_001},
-		{"deductions", "PERCENT_OF_GROSS_BASIS_POINTS", math.MinInt64},
+		{"allowances", "FIXED_SANTIM", n(catalogs.MaxFixedSantim), nil, true},
+		{"allowances", "FIXED_SANTIM", n(catalogs.MaxFixedSantim + 1), nil, false},
+		{"allowances", "FIXED_SANTIM", n(-1), nil, false},
+		{"allowances", "FIXED_SANTIM", nil, nil, false},
+		{"allowances", "FIXED_SANTIM", nil, n(1), false},
+		{"allowances", "FIXED_SANTIM", n(1), n(1), false},
+		{"deductions", "PERCENT_OF_GROSS_BASIS_POINTS", nil, n(10_000), true},
+		{"deductions", "PERCENT_OF_GROSS_BASIS_POINTS", nil, n(10_001), false},
+		{"deductions", "PERCENT_OF_GROSS_BASIS_POINTS", nil, n(-1), false},
+		{"deductions", "PERCENT_OF_GROSS_BASIS_POINTS", n(1), nil, false},
+		{"deductions", "PERCENT_OF_GROSS_BASIS_POINTS", nil, nil, false},
 	} {
 		flag := map[string]string{"allowances": "taxable", "deductions": "pre_tax"}[tc.table]
 		err := a.in(func(ctx context.Context, tx pgx.Tx) error {
-			_, err := tx.Exec(ctx, `INSERT INTO app.`+tc.table+` (id, tenant_id, name, code, kind, amount, `+flag+`, active, created_at, updated_at)
-				VALUES ('x', $1, 'n', 'c', $2, $3, true, true, now(), now())`, a.id, tc.kind, tc.amount)
+			_, err := tx.Exec(ctx, `INSERT INTO app.`+tc.table+` (id, tenant_id, name, code, kind, amount_santim, basis_points, `+flag+`,
+					active, created_at, updated_at)
+				VALUES ('x', $1, 'n', 'c', $2, $3, $4, true, true, now(), now())`, a.id, tc.kind, tc.santim, tc.bp)
+			if err == nil {
+				return errRollback
+			}
 			return err
 		})
+		if tc.wantAccepted {
+			require.ErrorIs(t, err, errRollback, "%+v", tc)
+			continue
+		}
 		require.True(t, db.IsCode(err, pgerrcode.CheckViolation), "%+v: want a check violation, got %v", tc, err)
 	}
+
+	// An assignment's own amount is in its definition's unit, and follows it: the kind cannot
+	// change under an assignment with an amount of its own.
+	emp := a.employee(t)
+	var def catalogs.Definition
+	require.NoError(t, a.in(func(ctx context.Context, tx pgx.Tx) error {
+		var err error
+		def, err = catalogs.Allowances.Create(ctx, tx, catalogs.DefinitionInput{Name: "Fuel", Code: "FUEL", Kind: catalogs.FixedSantim,
+			AmountSantim: n(100), Active: true}, at)
+		return err
+	}))
+	insert := func(id string, santim, bp *int64) error {
+		return a.in(func(ctx context.Context, tx pgx.Tx) error {
+			_, err := tx.Exec(ctx, `INSERT INTO app.employee_allowances (id, tenant_id, employee_id, allowance_id, kind, amount_santim,
+					basis_points, created_at) VALUES ($1, $2, $3, $4, 'FIXED_SANTIM', $5, $6, now())`, id, a.id, emp, def.ID, santim, bp)
+			return err
+		})
+	}
+	require.True(t, db.IsCode(insert("eal_1", nil, n(5)), pgerrcode.CheckViolation), "basis points on a fixed definition")
+	require.True(t, db.IsCode(insert("eal_1", n(catalogs.MaxFixedSantim+1), nil), pgerrcode.CheckViolation))
+	require.True(t, db.IsCode(a.in(func(ctx context.Context, tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `INSERT INTO app.employee_allowances (id, tenant_id, employee_id, allowance_id, kind, created_at)
+			VALUES ('eal_2', $1, $2, $3, 'PERCENT_OF_GROSS_BASIS_POINTS', now())`, a.id, emp, def.ID)
+		return err
+	}), pgerrcode.ForeignKeyViolation), "an assignment of another kind than its definition's")
+	require.NoError(t, insert("eal_1", n(7), nil))
+	require.True(t, db.IsCode(a.in(func(ctx context.Context, tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `UPDATE app.allowances SET kind = 'PERCENT_OF_GROSS_BASIS_POINTS', amount_santim = NULL, basis_points = 1
+			WHERE id = $1`, def.ID)
+		return err
+	}), pgerrcode.CheckViolation), "the cascade refuses to re-kind an amount of its own")
 }
+
+var errRollback = errors.New("roll back")
 
 func TestAssignments(t *testing.T) {
 	t.Parallel()
@@ -377,47 +525,60 @@ func TestAssignments(t *testing.T) {
 			var fixed, pct, off catalogs.Definition
 			require.NoError(t, a.in(func(ctx context.Context, tx pgx.Tx) error {
 				var err error
-				if fixed, err = c.Create(ctx, tx, catalogs.DefinitionInput{Name: "Housing", Code: "HSG", Kind: catalogs.FixedSantim, Amount: 50_000, Active: true}, at); err != nil {
+				if fixed, err = c.Create(ctx, tx, catalogs.DefinitionInput{Name: "Housing", Code: "HSG", Kind: catalogs.FixedSantim,
+					AmountSantim: ptr(int64(50_000)), Active: true}, at); err != nil {
 					return err
 				}
-				if pct, err = c.Create(ctx, tx, catalogs.DefinitionInput{Name: "Bonus", Code: "BNS", Kind: catalogs.PercentOfGross, Amount: 500, Active: true}, at); err != nil {
+				if pct, err = c.Create(ctx, tx, catalogs.DefinitionInput{Name: "Bonus", Code: "BNS", Kind: catalogs.PercentOfGross,
+					BasisPoints: ptr(int64(500)), Active: true}, at); err != nil {
 					return err
 				}
-				off, err = c.Create(ctx, tx, catalogs.DefinitionInput{Name: "Old", Code: "OLD", Kind: catalogs.FixedSantim, Amount: 1}, at)
+				off, err = c.Create(ctx, tx, catalogs.DefinitionInput{Name: "Old", Code: "OLD", Kind: catalogs.FixedSantim, AmountSantim: ptr(int64(1))}, at)
 				return err
 			}))
-			assign := func(o *org, emp, def string, amount *int64) (catalogs.Assignment, error) {
+			assign := func(o *org, emp, def string, own catalogs.Own) (catalogs.Assignment, error) {
 				var as catalogs.Assignment
 				err := o.in(func(ctx context.Context, tx pgx.Tx) error {
 					var err error
-					as, err = c.Assign(ctx, tx, emp, def, amount, at)
+					as, err = c.Assign(ctx, tx, emp, def, own, at)
 					return err
 				})
 				return as, err
 			}
-			as1, err := assign(a, emp1, fixed.ID, nil)
+			none := catalogs.Own{}
+			as1, err := assign(a, emp1, fixed.ID, none)
 			require.NoError(t, err)
-			require.Equal(t, int64(50_000), as1.EffectiveAmount())
-			as2, err := assign(a, emp1, pct.ID, ptr(int64(10_000)))
+			require.Equal(t, int64(50_000), as1.EffectiveAmountSantim())
+			require.Zero(t, as1.EffectiveBasisPoints())
+			as2, err := assign(a, emp1, pct.ID, catalogs.Own{BasisPoints: ptr(int64(10_000))})
 			require.NoError(t, err)
-			require.Equal(t, int64(10_000), as2.EffectiveAmount())
+			require.Equal(t, int64(10_000), as2.EffectiveBasisPoints())
+			require.Nil(t, as2.AmountSantim)
 			require.Equal(t, 2, a.audits(t, "Assign"+c.Target))
 
-			_, err = assign(a, emp1, fixed.ID, nil)
+			_, err = assign(a, emp1, fixed.ID, none)
 			require.ErrorIs(t, err, catalogs.ErrAlreadyAssigned)
-			_, err = assign(a, emp2, pct.ID, ptr(int64(10_001)))
-			require.Equal(t, "amount", fieldOf(t, err), "the override is in the definition's unit")
-			_, err = assign(a, emp2, fixed.ID, ptr(int64(-1)))
-			require.Equal(t, "amount", fieldOf(t, err))
-			_, err = assign(a, emp2, fixed.ID, ptr(int64(math.MaxInt64)))
-			require.Equal(t, "amount", fieldOf(t, err))
-			_, err = assign(a, emp2, off.ID, nil)
+			_, err = assign(a, emp2, pct.ID, catalogs.Own{BasisPoints: ptr(int64(10_001))})
+			require.Equal(t, "basisPoints", fieldOf(t, err))
+			_, err = assign(a, emp2, fixed.ID, catalogs.Own{AmountSantim: ptr(int64(-1))})
+			require.Equal(t, "amountSantim", fieldOf(t, err))
+			_, err = assign(a, emp2, fixed.ID, catalogs.Own{AmountSantim: ptr(int64(math.MaxInt64))})
+			require.Equal(t, "amountSantim", fieldOf(t, err))
+			_, err = assign(a, emp2, fixed.ID, catalogs.Own{AmountSantim: ptr(int64(1)), BasisPoints: ptr(int64(1))})
+			require.Equal(t, "basisPoints", fieldOf(t, err), "never both")
+			var mismatch *catalogs.AmountKindError
+			_, err = assign(a, emp2, pct.ID, catalogs.Own{AmountSantim: ptr(int64(1))})
+			require.ErrorAs(t, err, &mismatch, "the override is in the definition's unit")
+			require.Equal(t, "amountSantim", mismatch.Field)
+			_, err = assign(a, emp2, fixed.ID, catalogs.Own{BasisPoints: ptr(int64(1))})
+			require.ErrorIs(t, err, catalogs.ErrAmountKind)
+			_, err = assign(a, emp2, off.ID, none)
 			require.ErrorIs(t, err, catalogs.ErrInactive)
-			_, err = assign(a, "emp 2", fixed.ID, nil)
+			_, err = assign(a, "emp 2", fixed.ID, none)
 			require.Equal(t, "employeeId", fieldOf(t, err))
-			_, err = assign(a, emp2, "../x", nil)
+			_, err = assign(a, emp2, "../x", none)
 			require.Error(t, err)
-			_, err = assign(b, emp1, fixed.ID, nil)
+			_, err = assign(b, emp1, fixed.ID, none)
 			require.ErrorIs(t, err, catalogs.ErrNotFound, "another organization's definition")
 			require.Equal(t, 2, a.audits(t, "Assign"+c.Target))
 
@@ -425,10 +586,10 @@ func TestAssignments(t *testing.T) {
 			require.NoError(t, a.in(func(ctx context.Context, tx pgx.Tx) error {
 				_, err := c.Delete(ctx, tx, fixed.ID, at)
 				require.ErrorIs(t, err, catalogs.ErrInUse)
-				_, err = c.Update(ctx, tx, pct.ID, catalogs.DefinitionChange{Kind: ptr(catalogs.FixedSantim)}, at)
+				_, err = c.Update(ctx, tx, pct.ID, catalogs.DefinitionChange{Kind: ptr(catalogs.FixedSantim), AmountSantim: ptr(int64(1))}, at)
 				require.ErrorIs(t, err, catalogs.ErrInUse)
 				// Without an override the kind may change: the definition's amount is the one read.
-				_, err = c.Update(ctx, tx, fixed.ID, catalogs.DefinitionChange{Kind: ptr(catalogs.PercentOfGross), Amount: ptr(int64(100))}, at)
+				_, err = c.Update(ctx, tx, fixed.ID, catalogs.DefinitionChange{Kind: ptr(catalogs.PercentOfGross), BasisPoints: ptr(int64(100))}, at)
 				return err
 			}))
 
@@ -437,7 +598,8 @@ func TestAssignments(t *testing.T) {
 				require.NoError(t, err)
 				require.Len(t, list, 2)
 				require.Equal(t, "Bonus", list[0].Definition.Name)
-				require.Equal(t, int64(100), list[1].EffectiveAmount(), "the definition as it stands now")
+				require.Equal(t, int64(100), list[1].EffectiveBasisPoints(), "the definition as it stands now")
+				require.Zero(t, list[1].EffectiveAmountSantim())
 				other, err := c.Assignments(ctx, tx, emp2)
 				require.Empty(t, other)
 				return err
@@ -467,9 +629,9 @@ func TestAssignments(t *testing.T) {
 				return err
 			}))
 			require.Equal(t, 1, a.audits(t, "Unassign"+c.Target))
-			_, err = assign(a, emp1, fixed.ID, nil)
+			_, err = assign(a, emp1, fixed.ID, none)
 			require.ErrorIs(t, err, catalogs.ErrNotFound, "a deleted definition")
-			_, err = assign(a, emp1, pct.ID, nil)
+			_, err = assign(a, emp1, pct.ID, none)
 			require.ErrorIs(t, err, catalogs.ErrAlreadyAssigned)
 		})
 	}
