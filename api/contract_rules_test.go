@@ -266,6 +266,20 @@ func TestDocumentStatesEveryHandlerRule(t *testing.T) {
 			body: merge(employeeBody("PHONE0001"), map[string]any{"phone": "0911234567"}), status: 400, code: "INVALID_REQUEST",
 			okBody: merge(employeeBody("PHONE0001"), map[string]any{"phone": " +251911234567 "}), okStatus: 201},
 
+		// TIN: 10 digits; a termination date: YYYY-MM-DD in 1900 to 2200, or "".
+		{name: "employee TIN is 10 digits", caller: owner, method: http.MethodPost, path: "/api/employees",
+			body: merge(employeeBody("TIN00001"), map[string]any{"tin": "012345678"}), status: 400, code: "INVALID_REQUEST",
+			okBody: merge(employeeBody("TIN00001"), map[string]any{"tin": "0123456789"}), okStatus: 201},
+		{name: "employee TIN has no separators", caller: owner, method: http.MethodPost, path: "/api/employees",
+			body: merge(employeeBody("TIN00002"), map[string]any{"tin": "01234-56789"}), status: 400, code: "INVALID_REQUEST",
+			okBody: merge(employeeBody("TIN00002"), map[string]any{"tin": ""}), okStatus: 201},
+		{name: "employee termination date shape", caller: owner, method: http.MethodPost, path: "/api/employees",
+			body: merge(employeeBody("LEFT0001"), map[string]any{"terminationDate": "2025/03/01"}), status: 400, code: "INVALID_REQUEST",
+			okBody: merge(employeeBody("LEFT0001"), map[string]any{"terminationDate": "2025-02-01"}), okStatus: 201},
+		{name: "employee termination date year", caller: owner, method: http.MethodPut, path: "/api/employees/" + employee,
+			body: map[string]any{"terminationDate": "2201-01-01"}, status: 400, code: "INVALID_REQUEST",
+			okBody: map[string]any{"terminationDate": ""}, okStatus: 200},
+
 		// National ids: 6 to 32 letters and digits once spaces and hyphens are gone.
 		{name: "employee national id too short", caller: owner, method: http.MethodPost, path: "/api/employees",
 			body: employeeBody("AB-12 3"), status: 400, code: "INVALID_REQUEST",
@@ -356,6 +370,7 @@ func TestDocumentNamesRulesNoSchemaStates(t *testing.T) {
 		{"/api/allowances/{id}", http.MethodPut, "422", "the stored kind decides"},
 		{"/api/deductions/{id}", http.MethodPut, "422", "the stored kind decides"},
 		{"/api/employees/bulk-import", http.MethodPost, "400", "each column appears at most once"},
+		{"/api/employees/{id}", http.MethodPut, "400", "checked against the stored hireDate"},
 		{"/api/uploads", http.MethodPost, "415", "a charset parameter is allowed on"},
 	} {
 		op := doc.Paths.Find(r.path).GetOperation(r.method)

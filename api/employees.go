@@ -9,6 +9,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/wagerail/wagerail/internal/catalogs"
 	"github.com/wagerail/wagerail/internal/employees"
 	"github.com/wagerail/wagerail/internal/notify"
 	"github.com/wagerail/wagerail/internal/orgs"
@@ -27,7 +28,13 @@ import (
 // businessId is only checked against it (403 TENANT_MISMATCH, audited), never used. Another
 // tenant's employee is 404 like one that does not exist. National ids are shown masked to their
 // last four characters in every response; audit rows and events name ids and field names, never
-// values.
+// values. A TIN, like the national id, is shown masked to its last four digits.
+//
+// A termination date is the employee's last day of work (pay is pro-rated up to and including
+// it); it is not a status change: the employer still sets TERMINATED through the status route
+// (a future date on an ACTIVE employee is a notice being served), and a re-hire (TERMINATED to
+// ACTIVE) clears it. payCadence is read-only: the cadence of the payment frequency the employee
+// names, MONTHLY when none.
 
 // employeeRoutes serves the employee routes (/api/employees/*, the employee-user link, /api/me/profile, the business employee-count).
 func (s *Server) employeeRoutes() []Route {
@@ -91,6 +98,9 @@ type employeeJSON struct {
 	EmploymentType           *string           `json:"employmentType"`
 	PaymentFrequency         *string           `json:"paymentFrequency"`
 	HireDate                 string            `json:"hireDate"`
+	TerminationDate          *string           `json:"terminationDate"`
+	TIN                      *string           `json:"tin"`
+	PayCadence               catalogs.Cadence  `json:"payCadence"`
 	Status                   employees.Status  `json:"status"`
 	GrossMonthlySalarySantim int64             `json:"grossMonthlySalarySantim"`
 	PayoutAccount            payoutAccountJSON `json:"payoutAccount"`
@@ -101,7 +111,13 @@ type employeeJSON struct {
 const dateLayout = "2006-01-02"
 
 func toEmployeeJSON(e employees.Employee) employeeJSON {
+	var left *string
+	if !e.TerminationDate.IsZero() {
+		d := e.TerminationDate.Format(dateLayout)
+		left = &d
+	}
 	return employeeJSON{
+		TerminationDate: left, TIN: optionalString(e.MaskedTIN()), PayCadence: e.PayCadence,
 		ID: e.ID, BusinessID: e.TenantID, UserID: optionalString(e.UserID),
 		FirstName: e.FirstName, LastName: e.LastName, FullName: e.FullName,
 		Email: optionalString(e.Email), Phone: optionalString(e.Phone), NationalID: e.MaskedNationalID(),
@@ -128,6 +144,8 @@ type employeeRequest struct {
 	EmploymentType           *string               `json:"employmentType"`
 	PaymentFrequency         *string               `json:"paymentFrequency"`
 	HireDate                 *string               `json:"hireDate"`
+	TerminationDate          *string               `json:"terminationDate"`
+	TIN                      *string               `json:"tin"`
 	GrossMonthlySalarySantim *int64                `json:"grossMonthlySalarySantim"`
 	PayoutAccount            *payoutAccountRequest `json:"payoutAccount"`
 }
@@ -171,6 +189,18 @@ func (r *employeeRequest) apply(e *employees.Employee) ([]string, error) {
 		e.HireDate = d
 		given = append(given, "hireDate")
 	}
+	if r.TerminationDate != nil {
+		e.TerminationDate = time.Time{} // "" clears it
+		if v := *r.TerminationDate; v != "" {
+			d, err := time.Parse(dateLayout, v)
+			if err != nil || d.Format(dateLayout) != v {
+				return nil, &field.Error{Field: "terminationDate", Problem: "must be a date such as 2026-11-30, or \"\" to clear it"}
+			}
+			e.TerminationDate = d
+		}
+		given = append(given, "terminationDate")
+	}
+	set("tin", &e.TIN, r.TIN)
 	if r.GrossMonthlySalarySantim != nil {
 		e.GrossMonthlySalarySantim = *r.GrossMonthlySalarySantim
 		given = append(given, "grossMonthlySalarySantim")
@@ -196,9 +226,12 @@ func (r *employeeRequest) cataloguedFields() []string {
 }
 
 // employeeProbe is a valid employee. The employee rules are per field, so a change applied to it
-// shows exactly the given fields' errors: an update is checked before any transaction opens.
+// shows exactly the given fields' errors: an update is checked before any transaction opens. Its
+// hire date is the earliest allowed, so a termination date given alone meets only its own rules
+// here (the stored hire date is checked in the store); given with a hire date, the two are
+// checked together.
 var employeeProbe = employees.Employee{FirstName: "A", LastName: "B", FullName: "A B", NationalID: "PROBE0001",
-	HireDate: time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC), Status: employees.Active,
+	HireDate: time.Date(1900, 1, 1, 0, 0, 0, 0, time.UTC), Status: employees.Active,
 	Payout: employees.PayoutAccount{Partner: "probe", AccountNumber: "1", HolderName: "A B"}}
 
 // checkedEmployee applies r to base, normalizes and validates the result.
@@ -240,6 +273,8 @@ func employeeError(action, id string, err error) error {
 	case errors.Is(err, employees.ErrDuplicateNationalID):
 		return refuse(http.StatusConflict, "DUPLICATE_NATIONAL_ID", "another employee of this business has this national id",
 			action, targetEmployee, id)
+	case errors.Is(err, employees.ErrDuplicateTIN):
+		return refuse(http.StatusConflict, "DUPLICATE_TIN", "another employee of this business has this TIN", action, targetEmployee, id)
 	case errors.Is(err, employees.ErrInvalidTransition):
 		return refuse(http.StatusConflict, "EMPLOYEE_INVALID_TRANSITION",
 			"a terminated employee can only be re-hired (status ACTIVE)", action, targetEmployee, id)
@@ -419,8 +454,12 @@ func (s *Server) setEmployeeStatus(c *gin.Context) {
 		if !changed {
 			return e, nil // already in that status: nothing changed, nothing to record
 		}
+		fields := []string{"status"}
+		if from == employees.Terminated && e.Status == employees.Active {
+			fields = append(fields, "terminationDate") // a re-hire clears it
+		}
 		return e, recordEmployee(ctx, tx, actionSetEmployeeStatus, eventEmployeeUpdated, id,
-			map[string]any{"fields": []string{"status"}, "from": from, "to": e.Status})
+			map[string]any{"fields": fields, "from": from, "to": e.Status})
 	})
 	if err != nil {
 		s.answer(c, tenant, err)

@@ -90,6 +90,10 @@ func importRowError(r employees.ImportRow) employeeImportRowJSON {
 		set(http.StatusConflict, "DUPLICATE_NATIONAL_ID", "line "+strconv.Itoa(r.FirstLine)+" of this file has the same national id")
 	case errors.Is(r.Err, employees.ErrDuplicateNationalID):
 		set(http.StatusConflict, "DUPLICATE_NATIONAL_ID", "another employee of this business has this national id")
+	case errors.Is(r.Err, employees.ErrDuplicateTINInFile):
+		set(http.StatusConflict, "DUPLICATE_TIN", "line "+strconv.Itoa(r.FirstLine)+" of this file has the same TIN")
+	case errors.Is(r.Err, employees.ErrDuplicateTIN):
+		set(http.StatusConflict, "DUPLICATE_TIN", "another employee of this business has this TIN")
 	default:
 		set(http.StatusBadRequest, "INVALID_ROW", "the row is not valid")
 	}
@@ -203,6 +207,11 @@ func (s *Server) importEmployees(c *gin.Context) {
 			if errors.Is(err, employees.ErrDuplicateNationalID) {
 				return refuse(http.StatusConflict, "DUPLICATE_NATIONAL_ID",
 					"an employee with a national id of this file was added while it was imported; nothing was imported, send the file again",
+					actionBulkImportEmployees, "", "")
+			}
+			if errors.Is(err, employees.ErrDuplicateTIN) {
+				return refuse(http.StatusConflict, "DUPLICATE_TIN",
+					"an employee with a TIN of this file was added while it was imported; nothing was imported, send the file again",
 					actionBulkImportEmployees, "", "")
 			}
 			return err

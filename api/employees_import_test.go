@@ -24,7 +24,7 @@ const importPath = "/api/employees/bulk-import"
 // importCols is a header with every documented column.
 var importCols = []string{"businessId", "firstName", "lastName", "email", "phone", "nationalId", "department", "position",
 	"employmentType", "paymentFrequency", "hireDate", "grossMonthlySalarySantim", "payoutPartner", "payoutAccountNumber",
-	"payoutHolderName", "status"}
+	"payoutHolderName", "status", "terminationDate", "tin"}
 
 // importCells is a valid row of importCols for national id nid (remembered: no response may
 // show it), with the given columns replaced.

@@ -57,6 +57,8 @@ const (
 	ColPayoutAccountNumber      = "payoutAccountNumber"
 	ColPayoutHolderName         = "payoutHolderName"
 	ColStatus                   = "status"
+	ColTerminationDate          = "terminationDate"
+	ColTIN                      = "tin"
 )
 
 // ImportColumn is one column an import file may have.
@@ -72,7 +74,7 @@ var ImportColumns = []ImportColumn{
 	{ColBusinessID, false}, {ColFirstName, true}, {ColLastName, true}, {ColFullName, false}, {ColEmail, false},
 	{ColPhone, false}, {ColNationalID, true}, {ColDepartment, false}, {ColPosition, false}, {ColEmploymentType, false},
 	{ColPaymentFrequency, false}, {ColHireDate, true}, {ColGrossMonthlySalarySantim, true}, {ColPayoutPartner, true},
-	{ColPayoutAccountNumber, true}, {ColPayoutHolderName, true}, {ColStatus, false},
+	{ColPayoutAccountNumber, true}, {ColPayoutHolderName, true}, {ColStatus, false}, {ColTerminationDate, false}, {ColTIN, false},
 }
 
 // Refusals of a whole file; ParseImport returns them inside an *ImportError.
@@ -98,7 +100,7 @@ func (e *ImportError) Error() string { return e.Err.Error() + ": " + e.Problem }
 func (e *ImportError) Unwrap() error { return e.Err }
 
 // Refusals of one row (besides ErrInvalid, wrapping the *field.Error, and
-// ErrDuplicateNationalID, which CheckTaken sets).
+// ErrDuplicateNationalID and ErrDuplicateTIN, which CheckTaken sets).
 var (
 	// ErrRowCells: the row does not have as many cells as the header.
 	ErrRowCells = errors.New("employees: the row does not have as many cells as the header")
@@ -107,6 +109,9 @@ var (
 	// ErrDuplicateInFile: an earlier valid row of the file has the same national id
 	// (ImportRow.FirstLine).
 	ErrDuplicateInFile = errors.New("employees: an earlier row of the file has this national id")
+	// ErrDuplicateTINInFile: an earlier valid row of the file has the same TIN
+	// (ImportRow.FirstLine).
+	ErrDuplicateTINInFile = errors.New("employees: an earlier row of the file has this TIN")
 )
 
 // ImportRow is one data row of an import file.
@@ -121,14 +126,15 @@ type ImportRow struct {
 	Given []string
 	// Err is why the row is refused (nil: it is, or will be, created).
 	Err error
-	// FirstLine is the line of the earlier row with the same national id (ErrDuplicateInFile).
+	// FirstLine is the line of the earlier row with the same national id (ErrDuplicateInFile) or
+	// TIN (ErrDuplicateTINInFile).
 	FirstLine int
 }
 
 // ParseImport reads an import file for tenant: a UTF-8 CSV file (a leading byte-order mark is
 // dropped), a header row of ImportColumns names, then at most MaxImportRows rows. It returns every
 // row, each normalized and checked with Validate, its businessId (if any) against tenant, and its
-// national id against the earlier valid rows'. It touches no database.
+// national id and TIN against the earlier valid rows'. It touches no database.
 //
 // Errors (the whole file refused, as *ImportError): ErrImportEncoding (with the line of the first
 // bad byte), ErrImportSyntax (with the line), ErrImportHeader (with the column), ErrImportEmpty,
@@ -163,7 +169,7 @@ func ParseImport(data []byte, tenant string) ([]ImportRow, error) {
 		return nil, err
 	}
 	var rows []ImportRow
-	firstLine := map[string]int{}
+	firstLine, firstTIN := map[string]int{}, map[string]int{}
 	for {
 		record, err := r.Read()
 		if errors.Is(err, io.EOF) {
@@ -179,10 +185,16 @@ func ParseImport(data []byte, tenant string) ([]ImportRow, error) {
 		}
 		row := importRow(line, header, index, record, tenant)
 		if row.Err == nil {
+			tin := row.Employee.TIN
 			if first, dup := firstLine[row.Employee.NationalID]; dup {
 				row.Err, row.FirstLine = ErrDuplicateInFile, first
+			} else if first, dup := firstTIN[tin]; tin != "" && dup {
+				row.Err, row.FirstLine = ErrDuplicateTINInFile, first
 			} else {
 				firstLine[row.Employee.NationalID] = line
+				if tin != "" {
+					firstTIN[tin] = line
+				}
 			}
 		}
 		rows = append(rows, row)
@@ -263,7 +275,7 @@ func importRow(line int, header []string, index map[string]int, record []string,
 		FirstName: cell(ColFirstName), LastName: cell(ColLastName), FullName: cell(ColFullName),
 		Email: cell(ColEmail), Phone: cell(ColPhone), NationalID: cell(ColNationalID),
 		Department: cell(ColDepartment), Position: cell(ColPosition), EmploymentType: cell(ColEmploymentType),
-		PaymentFrequency: cell(ColPaymentFrequency), Status: Active,
+		PaymentFrequency: cell(ColPaymentFrequency), Status: Active, TIN: strings.TrimSpace(cell(ColTIN)),
 		Payout: PayoutAccount{Partner: cell(ColPayoutPartner), AccountNumber: cell(ColPayoutAccountNumber), HolderName: cell(ColPayoutHolderName)},
 	}
 	if s := strings.TrimSpace(cell(ColStatus)); s != "" {
@@ -274,6 +286,11 @@ func importRow(line int, header []string, index map[string]int, record []string,
 		return invalid(err)
 	}
 	e.HireDate = d
+	if v := strings.TrimSpace(cell(ColTerminationDate)); v != "" {
+		if e.TerminationDate, err = parseDate(ColTerminationDate, v); err != nil {
+			return invalid(err)
+		}
+	}
 	if e.GrossMonthlySalarySantim, err = parseSantim(ColGrossMonthlySalarySantim, strings.TrimSpace(cell(ColGrossMonthlySalarySantim))); err != nil {
 		return invalid(err)
 	}
@@ -328,40 +345,50 @@ func parseSantim(name, v string) (int64, error) {
 	return n, ValidSalary(name, n)
 }
 
-// CheckTaken refuses (ErrDuplicateNationalID) every row still without an error whose national id
-// a live employee of tenant already has. Run it in the transaction that then writes the rows,
-// so only an employee added meanwhile by another transaction can still collide (CreateMany then
-// fails as a whole).
+// CheckTaken refuses every row still without an error whose national id (ErrDuplicateNationalID)
+// or TIN (ErrDuplicateTIN) a live employee of tenant already has. Run it in the transaction that
+// then writes the rows, so only an employee added meanwhile by another transaction can still
+// collide (CreateMany then fails as a whole).
 func CheckTaken(ctx context.Context, q db.Querier, tenant string, rows []ImportRow) error {
-	var ids []string
+	var ids, tins []string
 	for _, r := range rows {
 		if r.Err == nil {
 			ids = append(ids, r.Employee.NationalID)
+			if r.Employee.TIN != "" {
+				tins = append(tins, r.Employee.TIN)
+			}
 		}
 	}
 	if len(ids) == 0 {
 		return nil
 	}
-	res, err := q.Query(ctx, `SELECT national_id FROM app.employees
-		WHERE tenant_id = $1 AND deleted_at IS NULL AND national_id = ANY($2::text[])`, tenant, ids)
+	res, err := q.Query(ctx, `SELECT national_id, coalesce(tin, '') FROM app.employees
+		WHERE tenant_id = $1 AND deleted_at IS NULL AND (national_id = ANY($2::text[]) OR tin = ANY($3::text[]))`, tenant, ids, tins)
 	if err != nil {
 		return fmt.Errorf("employees: check national ids: %w", err)
 	}
 	defer res.Close()
-	taken := map[string]bool{}
+	taken, takenTIN := map[string]bool{}, map[string]bool{}
 	for res.Next() {
-		var id string
-		if err := res.Scan(&id); err != nil {
+		var id, tin string
+		if err := res.Scan(&id, &tin); err != nil {
 			return fmt.Errorf("employees: check national ids: %w", err)
 		}
 		taken[id] = true
+		if tin != "" {
+			takenTIN[tin] = true
+		}
 	}
 	if err := res.Err(); err != nil {
 		return fmt.Errorf("employees: check national ids: %w", err)
 	}
 	for i := range rows {
-		if rows[i].Err == nil && taken[rows[i].Employee.NationalID] {
+		switch e := rows[i].Employee; {
+		case rows[i].Err != nil:
+		case taken[e.NationalID]:
 			rows[i].Err = ErrDuplicateNationalID
+		case e.TIN != "" && takenTIN[e.TIN]:
+			rows[i].Err = ErrDuplicateTIN
 		}
 	}
 	return nil
@@ -371,7 +398,8 @@ func CheckTaken(ctx context.Context, q db.Querier, tenant string, rows []ImportR
 // and e.UserID are ignored, e.Status "" means ACTIVE), in a few multi-row INSERTs of the caller's
 // transaction, and returns them with their ids in es's order. It is all or nothing with that
 // transaction: one refused row (a national id taken meanwhile) fails the call, and the caller's
-// rollback takes the rows already inserted with it. Errors: ErrInvalid, ErrDuplicateNationalID.
+// rollback takes the rows already inserted with it. Errors: ErrInvalid, ErrDuplicateNationalID,
+// ErrDuplicateTIN.
 func CreateMany(ctx context.Context, q db.Querier, tenant string, es []Employee) ([]Employee, error) {
 	out := make([]Employee, len(es))
 	for i, e := range es {
@@ -398,27 +426,31 @@ func insertBatch(ctx context.Context, q db.Querier, tenant string, es []Employee
 	n := len(es)
 	var (
 		ids, first, last, full, email, phone, nid, dept, pos, etype, freq, status = col(n), col(n), col(n), col(n), col(n), col(n), col(n), col(n), col(n), col(n), col(n), col(n)
-		partner, account, holder                                                  = col(n), col(n), col(n)
+		partner, account, holder, tin                                             = col(n), col(n), col(n), col(n)
 		hired                                                                     = make([]time.Time, n)
+		left                                                                      = make([]*time.Time, n)
 		salary                                                                    = make([]int64, n)
 	)
 	for i, e := range es {
 		ids[i], first[i], last[i], full[i], email[i], phone[i], nid[i] = e.ID, e.FirstName, e.LastName, e.FullName, e.Email, e.Phone, e.NationalID
 		dept[i], pos[i], etype[i], freq[i], status[i] = e.Department, e.Position, e.EmploymentType, e.PaymentFrequency, string(e.Status)
 		partner[i], account[i], holder[i], hired[i], salary[i] = e.Payout.Partner, e.Payout.AccountNumber, e.Payout.HolderName, e.HireDate, e.GrossMonthlySalarySantim
+		left[i], tin[i] = nullDate(e.TerminationDate), e.TIN
 	}
 	_, err := q.Exec(ctx, `INSERT INTO app.employees (id, tenant_id, first_name, last_name, full_name, email, phone,
 			national_id, department, position, employment_type, payment_frequency, hire_date, status,
-			gross_monthly_salary_santim, payout_partner, payout_account_number, payout_holder_name)
+			gross_monthly_salary_santim, payout_partner, payout_account_number, payout_holder_name, termination_date, tin)
 		SELECT r.id, $1, r.first_name, r.last_name, r.full_name, NULLIF(r.email, ''), NULLIF(r.phone, ''), r.national_id,
 			NULLIF(r.department, ''), NULLIF(r.position, ''), NULLIF(r.employment_type, ''), NULLIF(r.payment_frequency, ''),
-			r.hire_date, r.status, r.salary, r.partner, r.account, r.holder
+			r.hire_date, r.status, r.salary, r.partner, r.account, r.holder, r.termination_date, NULLIF(r.tin, '')
 		FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
-			$10::text[], $11::text[], $12::text[], $13::date[], $14::text[], $15::bigint[], $16::text[], $17::text[], $18::text[])
+			$10::text[], $11::text[], $12::text[], $13::date[], $14::text[], $15::bigint[], $16::text[], $17::text[], $18::text[],
+			$19::date[], $20::text[])
 			WITH ORDINALITY AS r (id, first_name, last_name, full_name, email, phone, national_id, department, position,
-				employment_type, payment_frequency, hire_date, status, salary, partner, account, holder, n)
+				employment_type, payment_frequency, hire_date, status, salary, partner, account, holder, termination_date, tin, n)
 		ORDER BY r.n`,
-		tenant, ids, first, last, full, email, phone, nid, dept, pos, etype, freq, hired, status, salary, partner, account, holder)
+		tenant, ids, first, last, full, email, phone, nid, dept, pos, etype, freq, hired, status, salary, partner, account, holder,
+		left, tin)
 	if err != nil {
 		return translate("import", err)
 	}

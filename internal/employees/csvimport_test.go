@@ -51,9 +51,9 @@ func TestParseImportReadsEveryDocumentedColumn(t *testing.T) {
 		names = append(names, c.Name)
 	}
 	// Columns in another order than documented, every one filled.
-	file := "status,payoutHolderName,payoutAccountNumber,payoutPartner,grossMonthlySalarySantim,hireDate,paymentFrequency," +
+	file := "tin,terminationDate,status,payoutHolderName,payoutAccountNumber,payoutPartner,grossMonthlySalarySantim,hireDate,paymentFrequency," +
 		"employmentType,position,department,nationalId,phone,email,fullName,lastName,firstName,businessId\r\n" +
-		"ON_LEAVE, Abebe K. ,ACC-1,sandbox,2500000,2024-03-01,Monthly,Full time,Developer,Engineering,et 1234-5678,+251911234567," +
+		" 0012345678 , 2026-12-31 ,ON_LEAVE, Abebe K. ,ACC-1,sandbox,2500000,2024-03-01,Monthly,Full time,Developer,Engineering,et 1234-5678,+251911234567," +
 		"Abebe@Example.COM,Abebe Kebede Tesfaye,Kebede, Abebe ,org_a\r\n"
 	require.ElementsMatch(t, names, strings.Split(strings.SplitN(file, "\r\n", 2)[0], ","))
 	rows := parse(t, file, "org_a")
@@ -67,10 +67,12 @@ func TestParseImportReadsEveryDocumentedColumn(t *testing.T) {
 		Phone: "+251911234567", NationalID: "ET12345678", Department: "Engineering", Position: "Developer",
 		EmploymentType: "Full time", PaymentFrequency: "Monthly", HireDate: time.Date(2024, 3, 1, 0, 0, 0, 0, time.UTC),
 		Status: employees.OnLeave, GrossMonthlySalarySantim: 2_500_000,
-		Payout: employees.PayoutAccount{Partner: "sandbox", AccountNumber: "ACC-1", HolderName: "Abebe K."},
+		Payout:          employees.PayoutAccount{Partner: "sandbox", AccountNumber: "ACC-1", HolderName: "Abebe K."},
+		TerminationDate: time.Date(2026, 12, 31, 0, 0, 0, 0, time.UTC), TIN: "0012345678",
 	}, e, "normalized as the API normalizes")
 	require.Equal(t, []string{"firstName", "lastName", "fullName", "email", "phone", "nationalId", "department", "position",
-		"employmentType", "paymentFrequency", "hireDate", "grossMonthlySalarySantim", "payoutAccount", "status"}, r.Given)
+		"employmentType", "paymentFrequency", "hireDate", "grossMonthlySalarySantim", "payoutAccount", "status",
+		"terminationDate", "tin"}, r.Given)
 
 	// Only the required columns: the optional fields are empty, the status ACTIVE, the full name derived.
 	rows = parse(t, importHeader+"\n"+importLine("ET000001")+"\n", "org_a")
@@ -83,12 +85,12 @@ func TestParseImportReadsEveryDocumentedColumn(t *testing.T) {
 
 func TestParseImportRowRules(t *testing.T) {
 	t.Parallel()
-	header := "businessId,email,status," + importHeader
+	header := "businessId,email,status,terminationDate,tin," + importHeader
 	n := 0
 	// with is a valid row (a national id of its own) with one cell replaced.
 	with := func(col, v string) string {
 		n++
-		cells := strings.Split(",,,"+importLine(fmt.Sprintf("ET%06d", n)), ",")
+		cells := strings.Split(",,,,,"+importLine(fmt.Sprintf("ET%06d", n)), ",")
 		for i, c := range strings.Split(header, ",") {
 			if c == col {
 				cells[i] = v
@@ -130,11 +132,19 @@ func TestParseImportRowRules(t *testing.T) {
 		{with("status", "FIRED"), want{employees.ErrInvalid, "status"}},
 		{with("status", "terminated"), want{employees.ErrInvalid, "status"}},
 		{with("status", "TERMINATED"), want{}},
+		{with("terminationDate", "2024-03-01"), want{}}, // the hire day itself
+		{with("terminationDate", "2024-02-29"), want{employees.ErrInvalid, "terminationDate"}},
+		{with("terminationDate", "2025-02-29"), want{employees.ErrInvalid, "terminationDate"}}, // no such day
+		{with("terminationDate", "31/12/2026"), want{employees.ErrInvalid, "terminationDate"}},
+		{with("terminationDate", " "), want{}},
+		{with("tin", "0000000001"), want{}},
+		{with("tin", "000000001"), want{employees.ErrInvalid, "tin"}},
+		{with("tin", "00000-00001"), want{employees.ErrInvalid, "tin"}},
 		{with("payoutPartner", "bank one"), want{employees.ErrInvalid, "payoutAccount.partner"}},
 		{with("payoutHolderName", ""), want{employees.ErrInvalid, "payoutAccount.holderName"}},
 		{with("grossMonthlySalarySantim", "25,000"), want{err: employees.ErrRowCells}}, // one cell too many
 		{"Abebe,Kebede", want{err: employees.ErrRowCells}},
-		{",,,,,,,,,,", want{err: employees.ErrInvalid, field: "hireDate"}}, // every cell empty
+		{",,,,,,,,,,,,", want{err: employees.ErrInvalid, field: "hireDate"}}, // every cell empty
 	}
 	var lines []string
 	for _, c := range cases {
@@ -179,6 +189,22 @@ func TestParseImportDuplicateNationalIDs(t *testing.T) {
 	require.ErrorIs(t, rows[4].Err, employees.ErrDuplicateInFile)
 	require.Equal(t, 3, rows[4].FirstLine)
 	require.ErrorIs(t, rows[5].Err, employees.ErrInvalid)
+}
+
+func TestParseImportDuplicateTINs(t *testing.T) {
+	t.Parallel()
+	file := "tin," + importHeader + "\n" + strings.Join([]string{
+		"0012345678," + importLine("ET000001"), // 2
+		"," + importLine("ET000002"),           // 3 no TIN: claims none
+		"," + importLine("ET000003"),           // 4 nor does this one
+		"0012345678," + importLine("ET000004"), // 5 the TIN of line 2
+	}, "\n")
+	rows := parse(t, file, "org_a")
+	require.NoError(t, rows[0].Err)
+	require.NoError(t, rows[1].Err)
+	require.NoError(t, rows[2].Err)
+	require.ErrorIs(t, rows[3].Err, employees.ErrDuplicateTINInFile)
+	require.Equal(t, 2, rows[3].FirstLine)
 }
 
 func TestParseImportHostileFiles(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/wagerail/wagerail/internal/catalogs"
 	"github.com/wagerail/wagerail/internal/identity"
 	"github.com/wagerail/wagerail/internal/platform/field"
 	"github.com/wagerail/wagerail/internal/platform/logging"
@@ -68,7 +69,21 @@ type Employee struct {
 	EmploymentType   string // "" when none (a name from the employer's catalog)
 	PaymentFrequency string // "" when none (a name from the employer's catalog)
 	HireDate         time.Time
-	Status           Status
+	// TerminationDate is the last day the employee works (zero: none), never before HireDate. A
+	// payroll pays a leaver pro rata up to and including it. It is independent of Status: a
+	// future date on an ACTIVE employee is a notice being served, and a TERMINATED employee
+	// filed before termination dates existed has none (status alone keeps them out of runs).
+	// Re-hiring (SetStatus from TERMINATED to ACTIVE) clears it.
+	TerminationDate time.Time
+	// TIN is the taxpayer identification number the tax report names: 10 digits, "" when
+	// unknown; unique among the tenant's live employees. Like the national id it is PII, shown
+	// only through MaskedTIN.
+	TIN    string
+	Status Status
+	// PayCadence is how often payroll runs pay the employee, read from the payment frequency
+	// entry their PaymentFrequency names (catalogs.DefaultCadence, MONTHLY, when none). The
+	// store fills it; writes ignore it.
+	PayCadence catalogs.Cadence
 	// GrossMonthlySalarySantim is 0 to MaxGrossMonthlySalarySantim.
 	GrossMonthlySalarySantim int64
 	Payout                   PayoutAccount
@@ -81,6 +96,14 @@ type Employee struct {
 // MaskedNationalID is the national id as every response shows it: its last four characters.
 func (e Employee) MaskedNationalID() string { return logging.MaskLast4(e.NationalID) }
 
+// MaskedTIN is the TIN as every response shows it (its last four digits), "" when none.
+func (e Employee) MaskedTIN() string {
+	if e.TIN == "" {
+		return ""
+	}
+	return logging.MaskLast4(e.TIN)
+}
+
 // Bounds of an employee's fields beyond their kind's own (internal/platform/field).
 const (
 	// MaxGrossMonthlySalarySantim is money.MaxAmountSantim: a salary is paid as one amount (a
@@ -91,6 +114,8 @@ const (
 	MaxNationalID               = 32
 	MaxAccountNumber            = 64
 	MaxPartner                  = 64
+	// TINDigits is the length of an Ethiopian taxpayer identification number.
+	TINDigits = 10
 	// MaxLabel bounds department, position, employment type and payment frequency.
 	MaxLabel = 128
 )
@@ -119,6 +144,7 @@ func (e *Employee) Normalize() {
 		e.FullName = e.FirstName + " " + e.LastName
 	}
 	e.HireDate = dateOf(e.HireDate)
+	e.TerminationDate = dateOf(e.TerminationDate)
 }
 
 // NormalizeNationalID is the stored spelling of a national id: upper case, without the spaces
@@ -150,6 +176,8 @@ func (e *Employee) Validate() error {
 		func() error { return label("employmentType", e.EmploymentType) },
 		func() error { return label("paymentFrequency", e.PaymentFrequency) },
 		func() error { return ValidHireDate("hireDate", e.HireDate) },
+		func() error { return ValidTerminationDate("terminationDate", e.TerminationDate, e.HireDate) },
+		func() error { return optional(e.TIN, func() error { return ValidTIN("tin", e.TIN) }) },
 		func() error {
 			if !e.Status.Valid() {
 				return &field.Error{Field: "status", Problem: "must be ACTIVE, ON_LEAVE, SUSPENDED or TERMINATED"}
@@ -215,6 +243,34 @@ func ValidHireDate(name string, d time.Time) error {
 	}
 	if y := d.Year(); y < minHireYear || y > maxHireYear {
 		return &field.Error{Field: name, Problem: "must be a date between 1900 and 2200"}
+	}
+	return nil
+}
+
+// ValidTerminationDate checks an optional termination date (zero: none): a calendar date in a
+// plausible year, not before the hire date (the same day is a one-day employment).
+func ValidTerminationDate(name string, d, hired time.Time) error {
+	if d.IsZero() {
+		return nil
+	}
+	if y := d.Year(); y < minHireYear || y > maxHireYear {
+		return &field.Error{Field: name, Problem: "must be a date between 1900 and 2200"}
+	}
+	if d.Before(hired) {
+		return &field.Error{Field: name, Problem: "must not be before hireDate"}
+	}
+	return nil
+}
+
+// ValidTIN checks a TIN: exactly TINDigits ASCII digits (no spaces or separators).
+func ValidTIN(name, v string) error {
+	if len(v) != TINDigits {
+		return &field.Error{Field: name, Problem: "must be 10 digits"}
+	}
+	for i := 0; i < len(v); i++ {
+		if v[i] < '0' || v[i] > '9' {
+			return &field.Error{Field: name, Problem: "must be 10 digits"}
+		}
 	}
 	return nil
 }

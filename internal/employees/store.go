@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/wagerail/wagerail/internal/catalogs"
 	"github.com/wagerail/wagerail/internal/platform/db"
 )
 
@@ -20,6 +21,8 @@ var (
 	ErrNotFound = errors.New("employees: not found")
 	// ErrDuplicateNationalID: another (not deleted) employee of the tenant has the national id.
 	ErrDuplicateNationalID = errors.New("employees: another employee of this business has this national id")
+	// ErrDuplicateTIN: another (not deleted) employee of the tenant has the TIN.
+	ErrDuplicateTIN = errors.New("employees: another employee of this business has this TIN")
 	// ErrInvalidTransition: the status change is not allowed (Status.CanBecome).
 	ErrInvalidTransition = errors.New("employees: status change not allowed")
 	// ErrInvalid: an employee breaks a rule of Validate (the error wraps the *field.Error too).
@@ -32,17 +35,26 @@ const (
 	MaxPage     = 100
 )
 
+// columns are an employee as scan reads it. The pay cadence is the one of the payment frequency
+// entry the employee names: the live entry of that name, else the one deleted last (an employee
+// keeps the value filed before its entry was deleted, and is paid as that entry said), else the
+// default (no payment frequency, or a name from before the catalogs).
 const columns = `e.id, e.tenant_id, e.first_name, e.last_name, e.full_name, coalesce(e.email, ''), coalesce(e.phone, ''),
 	e.national_id, coalesce(e.department, ''), coalesce(e.position, ''), coalesce(e.employment_type, ''),
-	coalesce(e.payment_frequency, ''), e.hire_date, e.status, e.gross_monthly_salary_santim, e.payout_partner,
-	e.payout_account_number, e.payout_holder_name, coalesce(e.user_id, ''), e.created_at, e.updated_at`
+	coalesce(e.payment_frequency, ''), e.hire_date, e.termination_date, coalesce(e.tin, ''), e.status,
+	e.gross_monthly_salary_santim, e.payout_partner, e.payout_account_number, e.payout_holder_name, coalesce(e.user_id, ''),
+	e.created_at, e.updated_at,
+	coalesce((SELECT pf.cadence FROM app.payment_frequencies pf
+		WHERE pf.tenant_id = e.tenant_id AND lower(pf.name) = lower(e.payment_frequency)
+		ORDER BY pf.deleted_at IS NOT NULL, pf.deleted_at DESC LIMIT 1), '` + string(catalogs.DefaultCadence) + `')`
 
 func scan(row pgx.Row) (Employee, error) {
 	var e Employee
+	var terminated *time.Time
 	err := row.Scan(&e.ID, &e.TenantID, &e.FirstName, &e.LastName, &e.FullName, &e.Email, &e.Phone, &e.NationalID,
-		&e.Department, &e.Position, &e.EmploymentType, &e.PaymentFrequency, &e.HireDate, &e.Status,
+		&e.Department, &e.Position, &e.EmploymentType, &e.PaymentFrequency, &e.HireDate, &terminated, &e.TIN, &e.Status,
 		&e.GrossMonthlySalarySantim, &e.Payout.Partner, &e.Payout.AccountNumber, &e.Payout.HolderName, &e.UserID,
-		&e.CreatedAt, &e.UpdatedAt)
+		&e.CreatedAt, &e.UpdatedAt, &e.PayCadence)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Employee{}, ErrNotFound
 	}
@@ -50,6 +62,9 @@ func scan(row pgx.Row) (Employee, error) {
 		return Employee{}, fmt.Errorf("employees: scan: %w", err)
 	}
 	e.HireDate = dateOf(e.HireDate)
+	if terminated != nil {
+		e.TerminationDate = dateOf(*terminated)
+	}
 	return e, nil
 }
 
@@ -71,6 +86,8 @@ func translate(op string, err error) error {
 		switch pg.ConstraintName {
 		case "employees_national_id":
 			return ErrDuplicateNationalID
+		case "employees_tin":
+			return ErrDuplicateTIN
 		case "employees_user":
 			return ErrUserAlreadyLinked
 		}
@@ -94,8 +111,16 @@ func nullable(v string) *string {
 	return &v
 }
 
+// nullDate is d, or NULL for the zero time.
+func nullDate(d time.Time) *time.Time {
+	if d.IsZero() {
+		return nil
+	}
+	return &d
+}
+
 // Create adds e to tenant with a fresh id (e.ID and e.TenantID are ignored; e.Status "" means
-// ACTIVE) and returns it as stored. Errors: ErrInvalid, ErrDuplicateNationalID.
+// ACTIVE) and returns it as stored. Errors: ErrInvalid, ErrDuplicateNationalID, ErrDuplicateTIN.
 func Create(ctx context.Context, q db.Querier, tenant string, e Employee) (Employee, error) {
 	e.ID, e.TenantID, e.UserID = NewID(), tenant, ""
 	if e.Status == "" {
@@ -106,12 +131,13 @@ func Create(ctx context.Context, q db.Querier, tenant string, e Employee) (Emplo
 	}
 	out, err := scan(q.QueryRow(ctx, `INSERT INTO app.employees AS e (id, tenant_id, first_name, last_name, full_name, email, phone,
 			national_id, department, position, employment_type, payment_frequency, hire_date, status,
-			gross_monthly_salary_santim, payout_partner, payout_account_number, payout_holder_name)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
+			gross_monthly_salary_santim, payout_partner, payout_account_number, payout_holder_name, termination_date, tin)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
 		RETURNING `+columns,
 		e.ID, tenant, e.FirstName, e.LastName, e.FullName, nullable(e.Email), nullable(e.Phone), e.NationalID,
 		nullable(e.Department), nullable(e.Position), nullable(e.EmploymentType), nullable(e.PaymentFrequency),
-		e.HireDate, string(e.Status), e.GrossMonthlySalarySantim, e.Payout.Partner, e.Payout.AccountNumber, e.Payout.HolderName))
+		e.HireDate, string(e.Status), e.GrossMonthlySalarySantim, e.Payout.Partner, e.Payout.AccountNumber, e.Payout.HolderName,
+		nullDate(e.TerminationDate), nullable(e.TIN)))
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return Employee{}, translate("create", err)
 	}
@@ -189,7 +215,7 @@ var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 // Update applies change to tenant's employee id under a row lock and stores the result: every
 // field but the id, tenant, linked user and timestamps, which stay as they were. A status
 // change must be allowed (Status.CanBecome). Errors: ErrNotFound, ErrInvalid,
-// ErrInvalidTransition, ErrDuplicateNationalID, or change's own error.
+// ErrInvalidTransition, ErrDuplicateNationalID, ErrDuplicateTIN, or change's own error.
 func Update(ctx context.Context, q db.Querier, tenant, id string, change func(*Employee) error) (Employee, error) {
 	cur, err := lock(ctx, q, tenant, id)
 	if err != nil {
@@ -200,6 +226,10 @@ func Update(ctx context.Context, q db.Querier, tenant, id string, change func(*E
 		return Employee{}, err
 	}
 	next.ID, next.TenantID, next.UserID, next.CreatedAt, next.UpdatedAt = cur.ID, cur.TenantID, cur.UserID, cur.CreatedAt, cur.UpdatedAt
+	if cur.Status == Terminated && next.Status == Active {
+		// A re-hire starts a new employment: the old last day would pay them nothing.
+		next.TerminationDate = time.Time{}
+	}
 	if err := valid(&next); err != nil {
 		return Employee{}, err
 	}
@@ -209,12 +239,12 @@ func Update(ctx context.Context, q db.Querier, tenant, id string, change func(*E
 	out, err := scan(q.QueryRow(ctx, `UPDATE app.employees AS e SET first_name = $3, last_name = $4, full_name = $5, email = $6,
 			phone = $7, national_id = $8, department = $9, position = $10, employment_type = $11, payment_frequency = $12,
 			hire_date = $13, status = $14, gross_monthly_salary_santim = $15, payout_partner = $16,
-			payout_account_number = $17, payout_holder_name = $18, updated_at = now()
+			payout_account_number = $17, payout_holder_name = $18, termination_date = $19, tin = $20, updated_at = now()
 		WHERE e.tenant_id = $1 AND e.id = $2 RETURNING `+columns,
 		tenant, id, next.FirstName, next.LastName, next.FullName, nullable(next.Email), nullable(next.Phone), next.NationalID,
 		nullable(next.Department), nullable(next.Position), nullable(next.EmploymentType), nullable(next.PaymentFrequency),
 		next.HireDate, string(next.Status), next.GrossMonthlySalarySantim, next.Payout.Partner, next.Payout.AccountNumber,
-		next.Payout.HolderName))
+		next.Payout.HolderName, nullDate(next.TerminationDate), nullable(next.TIN)))
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return Employee{}, translate("update", err)
 	}
@@ -222,8 +252,8 @@ func Update(ctx context.Context, q db.Querier, tenant, id string, change func(*E
 }
 
 // SetStatus moves tenant's employee id to status to and returns it with the status it had.
-// Setting the status it already has changes nothing (changed is false). Errors: ErrNotFound,
-// ErrInvalidTransition.
+// Setting the status it already has changes nothing (changed is false). A re-hire (TERMINATED to
+// ACTIVE) also clears the termination date. Errors: ErrNotFound, ErrInvalidTransition.
 func SetStatus(ctx context.Context, q db.Querier, tenant, id string, to Status) (e Employee, from Status, changed bool, err error) {
 	if !to.Valid() {
 		return Employee{}, "", false, ErrInvalidTransition

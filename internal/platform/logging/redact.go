@@ -54,15 +54,22 @@ var rules = map[string]rule{
 	"secret":          redact,
 	"nationalid":      redact,
 	"national_id":     redact,
-	"phone":           redact,
-	"phonenumber":     redact,
-	"phone_number":    redact,
-	"idempotencykey":  redact,
-	"rawbody":         redact,
-	"raw_body":        redact,
-	"webhook_body":    redact,
-	"email":           last4,
-	"e-mail":          last4,
+	// A taxpayer identification number is personal data like the national id (the payroll tax
+	// report needs it; nothing else does).
+	"tin":            redact,
+	"taxid":          redact,
+	"tax_id":         redact,
+	"taxpayerid":     redact,
+	"taxpayer_id":    redact,
+	"phone":          redact,
+	"phonenumber":    redact,
+	"phone_number":   redact,
+	"idempotencykey": redact,
+	"rawbody":        redact,
+	"raw_body":       redact,
+	"webhook_body":   redact,
+	"email":          last4,
+	"e-mail":         last4,
 }
 
 // authRules is keyed by the name lower-cased with '_' and '-' removed, so totpSecret, totp_secret

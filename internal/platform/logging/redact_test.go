@@ -70,6 +70,21 @@ func TestRedactsTopLevelAttributes(t *testing.T) {
 	require.Equal(t, "d-1", rec["disbursement_id"])
 }
 
+// TestRedactsTaxpayerNumbers: an employee's TIN is masked wherever it is logged, under every
+// spelling the code uses (the employee JSON's "tin", a column name, a tax report's field).
+func TestRedactsTaxpayerNumbers(t *testing.T) {
+	const tin = "0012345678"
+	var buf bytes.Buffer
+	log := logTo(&buf)
+	log.Info("attrs", "tin", tin, "TIN", tin, "taxId", tin, "tax_id", tin, "taxpayerId", tin, "taxpayer_id", tin)
+	log.Info("body", "body", `{"employee":{"tin":"`+tin+`","firstName":"Abebe"}}`)
+	out := buf.String()
+	require.NotContains(t, out, tin)
+	require.NotContains(t, out, "5678", "not even its last digits")
+	require.Contains(t, out, `Abebe`, "the rest of the body survives")
+	require.Equal(t, 7, strings.Count(out, Masked))
+}
+
 func TestRedactsHeadersGroupsMapsAndJSONBodies(t *testing.T) {
 	var buf bytes.Buffer
 	h := http.Header{}

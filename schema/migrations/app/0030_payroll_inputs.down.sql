@@ -24,6 +24,7 @@ BEGIN
     END LOOP;
 END $$;
 
+DROP POLICY own_employer_rows ON app.payment_frequencies;
 ALTER TABLE app.payment_frequencies DROP COLUMN cadence;
 
 DROP INDEX app.employees_tin;

@@ -21,6 +21,12 @@ ALTER TABLE app.payment_frequencies
     ADD COLUMN cadence text NOT NULL DEFAULT 'MONTHLY'
         CONSTRAINT payment_frequencies_cadence CHECK (cadence IN ('MONTHLY', 'SEMI_MONTHLY', 'BIWEEKLY', 'WEEKLY'));
 ALTER TABLE app.payment_frequencies ALTER COLUMN cadence DROP DEFAULT;
+-- An employee reading their own row (a transaction scoped to the user and no tenant, as
+-- /api/me/profile runs) sees the cadence of their payment frequency: the entries of the
+-- organizations they are an employee of, through the employees' own policy (own_employee_rows).
+CREATE POLICY own_employer_rows ON app.payment_frequencies FOR SELECT
+    USING (app.current_tenant() IS NULL AND EXISTS (
+        SELECT 1 FROM app.employees e WHERE e.tenant_id = payment_frequencies.tenant_id AND e.user_id = app.current_user_id()));
 
 -- Allowance and deduction definitions: amount held santim or basis points by kind; now each unit
 -- has its column and exactly the kind's one is set, within the kind's bound (santim: at most
