@@ -1,6 +1,6 @@
 // Package employees owns the employees of a business: who they are (names, contact, national
-// id), how they are employed (department, position, employment type, payment frequency, hire
-// date, status), what they earn (gross monthly salary in santim) and where their pay goes (the
+// id, TIN), how they are employed (department, position, employment type, payment frequency and
+// the pay cadence it gives, hire and termination dates, status), what they earn (gross monthly salary in santim) and where their pay goes (the
 // payout account as the employer records it), plus the link from an employee to the login user
 // who may act as them (self-service).
 //
@@ -12,5 +12,5 @@
 // transaction could see.
 //
 // It must not write HTTP responses, audit rows or outbox events (the caller writes those in the
-// same transaction), and never puts a national id into an error or a log line.
+// same transaction), and never puts a national id or a TIN into an error or a log line.
 package employees
