@@ -1,8 +1,8 @@
 // Package employees owns the employees of a business: who they are (names, contact, national
 // id, TIN), how they are employed (department, position, employment type, payment frequency and
-// the pay cadence it gives, hire and termination dates, status), what they earn (gross monthly salary in santim) and where their pay goes (the
-// payout account as the employer records it), plus the link from an employee to the login user
-// who may act as them (self-service).
+// the pay cadence it gives, hire and termination dates, status), what they earn (gross monthly
+// salary in santim) and where their pay goes (the payout account as the employer records it),
+// plus the link from an employee to the login user who may act as them (self-service).
 //
 // Its rules (what a valid employee is, which status changes are allowed, who may accept a link)
 // live here once, so the API, the bulk import and the payroll and EWA activities apply the same
