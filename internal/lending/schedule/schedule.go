@@ -185,9 +185,20 @@ func roundHalfEven(num, den *big.Int) int64 {
 	return q.Int64()
 }
 
-// Compute is the schedule of t (see the package comment). Errors: a *field.Error for terms out
-// of bounds.
+// Compute is the schedule of t with its APR (see the package comment). Errors: a *field.Error
+// for terms out of bounds.
 func Compute(t Terms) (Schedule, error) {
+	s, err := Plan(t)
+	if err != nil {
+		return Schedule{}, err
+	}
+	s.APRBasisPoints = apr(t.PrincipalSantim, s.Instalments)
+	return s, nil
+}
+
+// Plan is Compute without the APR (nil), for a caller that tries many principals (the largest
+// affordable amount) and needs only the instalments.
+func Plan(t Terms) (Schedule, error) {
 	if err := t.Check(); err != nil {
 		return Schedule{}, err
 	}
@@ -226,7 +237,6 @@ func Compute(t Terms) (Schedule, error) {
 		s.TotalFeeSantim += in.FeeSantim
 		s.TotalSantim += in.TotalSantim
 	}
-	s.APRBasisPoints = apr(t.PrincipalSantim, s.Instalments)
 	return s, nil
 }
 

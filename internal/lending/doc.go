@@ -1,0 +1,40 @@
+// Package lending owns salary-backed lending's stores and rules: a financial institution's
+// accounts at its partner bank (FIAccounts), the loan products it offers (Product), a business's
+// opt-ins to them (OptIn) and the quote of a loan for an employee (Quote). Loans, their
+// instalments and the money sagas come next; the amortisation arithmetic is the pure package
+// schedule.
+//
+// # Who owns what
+//
+// A financial institution is an organization of kind FI. Its accounts and its products are its
+// tenant's rows, changed by its own members (the API guards them with the FI permission module
+// "loans": view to read, edit to change). A product is offered to every business: any
+// organization may read the ACTIVE products of every FI, and the products it has opted in to
+// (the database's "offered" policy; the queries here state the same rule, so a platform admin's
+// transaction, which sees every row, answers alike). A business's opt-in is the business's row;
+// only a product it has opted in to is quoted (and later originated) for its employees. Another
+// FI's product, another business's opt-in, a product neither on offer nor opted in to: not found.
+//
+// # Affordability
+//
+// A loan is affordable when its largest instalment (schedule.Schedule.MaxInstalmentSantim) fits
+// BOTH limits, the smaller binding:
+//
+//   - the product's debt-service share: all the borrower's loan instalments together take at
+//     most MaxDebtServiceBasisPoints of the net pay they are taken from, so the new instalment is
+//     at most ⌊(net + existing instalments) × share ÷ 10,000⌋ − existing instalments, where net is
+//     the projected net pay after every deduction (existing instalments included) — rounded down,
+//     a limit (money.MulDivFloor);
+//   - what the next payroll can still recover within the protection policy (the share of the
+//     wage and the minimum net after PAYE, pension, court orders, existing instalments and EWA
+//     recoveries: paycalc.Projection.RecoverableSantim), so every instalment can be deducted.
+//
+// The projection is not this package's: the API wiring supplies a ProjectFunc (the payroll
+// loader's projection of the employee's next run).
+//
+// # Changes
+//
+// Every change writes its audit row and its outbox event (lending.*.v1) in the caller's
+// transaction; refusals are *payroll.Refusal (the domain stores' one refusal type, so the API
+// answers them alike), field errors are the caller's 400.
+package lending

@@ -1,0 +1,180 @@
+package lending
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/wagerail/wagerail/internal/identity"
+	"github.com/wagerail/wagerail/internal/payroll"
+	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/tenancy"
+)
+
+// An opt-in is a business's choice to offer an FI's product to its employees: only a product the
+// business has an ACTIVE opt-in to is quoted (and later originated) for them. Lifecycle: ACTIVE →
+// WITHDRAWN (withdraw, final; opting in again makes a new opt-in). One ACTIVE opt-in per business
+// and product (the database's unique index).
+
+// Opt-in states.
+const (
+	OptInActive    = "ACTIVE"
+	OptInWithdrawn = "WITHDRAWN"
+)
+
+// OptInMachine is the opt-in lifecycle.
+var OptInMachine = &payroll.Machine{Noun: "loan product opt-in", Code: CodeOptInInvalidState, Moves: map[string]payroll.Move{
+	"withdrawn": {From: []string{OptInActive}, To: OptInWithdrawn},
+}}
+
+// OptIn is one stored opt-in.
+type OptIn struct {
+	bun.BaseModel `bun:"table:app.loan_product_opt_ins,alias:lo"`
+
+	ID          string     `bun:"id,pk"`
+	TenantID    string     `bun:"tenant_id"` // the business
+	ProductID   string     `bun:"product_id"`
+	FIID        string     `bun:"fi_id"`
+	Status      string     `bun:"status"`
+	CreatedBy   string     `bun:"created_by"`
+	CreatedAt   time.Time  `bun:"created_at"`
+	WithdrawnBy *string    `bun:"withdrawn_by"`
+	WithdrawnAt *time.Time `bun:"withdrawn_at"`
+	UpdatedAt   time.Time  `bun:"updated_at"`
+}
+
+// OptInToProduct opts the context's business in to a product on offer (audited
+// OptInLoanProduct, event lending.product_opted_in.v1). Errors: ErrProductNotFound (none on
+// offer, another FI's retired one included), 409 LOAN_PRODUCT_RETIRED (a retired product the
+// business had opted in to before), 409 LOAN_PRODUCT_ALREADY_OPTED_IN.
+func OptInToProduct(ctx context.Context, tx db.BunTx, productID string, now time.Time) (OptIn, error) {
+	p, err := OfferedProduct(ctx, tx, productID)
+	if err != nil {
+		return OptIn{}, err
+	}
+	if p.Status != ProductActive {
+		return OptIn{}, errRetired
+	}
+	o := OptIn{ID: "lopt_" + identity.NewID(), TenantID: tenancy.TenantID(ctx), ProductID: p.ID, FIID: p.TenantID,
+		Status: OptInActive, CreatedBy: actor(ctx), CreatedAt: now, UpdatedAt: now}
+	if o.FIID == o.TenantID {
+		return OptIn{}, ErrProductNotFound // an FI does not opt in to its own products
+	}
+	err = savepoint(ctx, tx, func() error {
+		_, err := tx.NewInsert().Model(&o).Exec(ctx)
+		if uniqueViolation(err, "loan_product_opt_ins_active") {
+			return errAlreadyOptedIn
+		}
+		if err != nil {
+			return fmt.Errorf("lending.opt_in: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return OptIn{}, err
+	}
+	return o, record(ctx, tx, "OptInLoanProduct", "LoanProductOptIn", o.ID, "lending.product_opted_in.v1", optInEvent(o))
+}
+
+// GetOptIn reads one opt-in of the context's business.
+func GetOptIn(ctx context.Context, tx db.BunTx, id string) (OptIn, error) {
+	return getOptIn(ctx, tx, id, false)
+}
+
+func getOptIn(ctx context.Context, tx db.BunTx, id string, lock bool) (OptIn, error) {
+	var o OptIn
+	q := tx.NewSelect().Model(&o).Where("lo.tenant_id = ?", tenancy.TenantID(ctx)).Where("lo.id = ?", id)
+	if lock {
+		q = q.For("UPDATE")
+	}
+	if err := q.Scan(ctx); err != nil {
+		return OptIn{}, notFoundOr(err, ErrOptInNotFound)
+	}
+	return o, nil
+}
+
+// OptInFilter narrows ListOptIns.
+type OptInFilter struct {
+	Status    string // "" any
+	ProductID string // "" any
+	Page
+}
+
+// ListOptIns lists the context's business's opt-ins by id.
+func ListOptIns(ctx context.Context, tx db.BunTx, f OptInFilter) ([]OptIn, error) {
+	var out []OptIn
+	q := tx.NewSelect().Model(&out).Where("lo.tenant_id = ?", tenancy.TenantID(ctx)).OrderExpr("lo.id").Limit(f.limit())
+	if f.Status != "" {
+		q = q.Where("lo.status = ?", f.Status)
+	}
+	if f.ProductID != "" {
+		q = q.Where("lo.product_id = ?", f.ProductID)
+	}
+	if f.After != "" {
+		q = q.Where("lo.id > ?", f.After)
+	}
+	if err := q.Scan(ctx); err != nil {
+		return nil, fmt.Errorf("lending.list_opt_ins: %w", err)
+	}
+	return out, nil
+}
+
+// ListFIOptIns lists the opt-ins to the context's FI's products (which businesses offer them),
+// by id.
+func ListFIOptIns(ctx context.Context, tx db.BunTx, f OptInFilter) ([]OptIn, error) {
+	var out []OptIn
+	q := tx.NewSelect().Model(&out).Where("lo.fi_id = ?", tenancy.TenantID(ctx)).OrderExpr("lo.id").Limit(f.limit())
+	if f.Status != "" {
+		q = q.Where("lo.status = ?", f.Status)
+	}
+	if f.ProductID != "" {
+		q = q.Where("lo.product_id = ?", f.ProductID)
+	}
+	if f.After != "" {
+		q = q.Where("lo.id > ?", f.After)
+	}
+	if err := q.Scan(ctx); err != nil {
+		return nil, fmt.Errorf("lending.list_fi_opt_ins: %w", err)
+	}
+	return out, nil
+}
+
+// WithdrawOptIn withdraws an ACTIVE opt-in (audited WithdrawLoanProductOptIn, event
+// lending.product_opt_in_withdrawn.v1): the product is quoted for the business's employees no
+// more. Errors: ErrOptInNotFound, 409 LOAN_PRODUCT_OPT_IN_INVALID_STATE.
+func WithdrawOptIn(ctx context.Context, tx db.BunTx, id string, now time.Time) (OptIn, error) {
+	o, err := getOptIn(ctx, tx, id, true)
+	if err != nil {
+		return OptIn{}, err
+	}
+	to, err := OptInMachine.Next("withdrawn", o.Status)
+	if err != nil {
+		return OptIn{}, err
+	}
+	who := actor(ctx)
+	o.Status, o.WithdrawnBy, o.WithdrawnAt, o.UpdatedAt = to, &who, &now, now
+	if _, err := tx.NewUpdate().Model(&o).Column("status", "withdrawn_by", "withdrawn_at", "updated_at").
+		Where("lo.tenant_id = ?", o.TenantID).WherePK().Exec(ctx); err != nil {
+		return OptIn{}, fmt.Errorf("lending.withdraw_opt_in: %w", err)
+	}
+	return o, record(ctx, tx, "WithdrawLoanProductOptIn", "LoanProductOptIn", o.ID, "lending.product_opt_in_withdrawn.v1", optInEvent(o))
+}
+
+// activeOptIn reports whether the context's business has an ACTIVE opt-in to productID.
+func activeOptIn(ctx context.Context, tx db.BunTx, productID string) (bool, error) {
+	var id string
+	err := tx.NewSelect().Model((*OptIn)(nil)).Column("lo.id").Where("lo.tenant_id = ?", tenancy.TenantID(ctx)).
+		Where("lo.product_id = ?", productID).Where("lo.status = ?", OptInActive).For("SHARE").Scan(ctx, &id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+func optInEvent(o OptIn) map[string]any {
+	return map[string]any{"optInId": o.ID, "productId": o.ProductID, "fiId": o.FIID, "status": o.Status}
+}

@@ -1,0 +1,243 @@
+package lending
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+
+	"github.com/wagerail/wagerail/internal/lending/schedule"
+	"github.com/wagerail/wagerail/internal/payroll"
+	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/field"
+	"github.com/wagerail/wagerail/internal/platform/money"
+)
+
+// Projection is the next payroll run's view of one employee that a loan's affordability is
+// judged on; ProjectFunc supplies it.
+type Projection struct {
+	// Period is the next run's period ("YYYY-MM"): a new loan's first instalment is due in it.
+	Period string
+	// NetSantim is the projected net pay after every deduction of the current inputs: PAYE,
+	// pension, court orders, the instalments of existing loans, EWA recoveries and the rest
+	// (paycalc.Projection.NetSantim).
+	NetSantim int64
+	// LoanInstalmentsSantim is the part of those deductions that is loan instalments (the
+	// debt service already taken); 0 when the employee has no loan.
+	LoanInstalmentsSantim int64
+	// RecoverableSantim is how much more the run could deduct within the protection policy
+	// without displacing any deduction (paycalc.Projection.RecoverableSantim).
+	RecoverableSantim int64
+}
+
+// ProjectFunc projects the next payroll run of employeeID, an employee of the context's
+// organization, in tx. The API wiring supplies it (the payroll loader turns the tenant's stored
+// inputs into a paycalc.Input and runs paycalc.Project). An employee it does not know is
+// payroll.ErrEmployeeNotFound; an employee it cannot project (no salary, inputs that do not
+// compute) may be answered with a *payroll.Refusal of the caller's kind (4xx).
+type ProjectFunc func(ctx context.Context, tx db.BunTx, employeeID string) (Projection, error)
+
+// Limits the affordability rule answers with.
+const (
+	BindingDebtService = "DEBT_SERVICE_SHARE"  // the product's share of net pay binds
+	BindingRecoverable = "PAYROLL_RECOVERABLE" // what the payroll can still recover binds
+)
+
+// Affordability is how a loan's largest instalment compares with what the borrower's pay allows.
+type Affordability struct {
+	Affordable bool
+	// InstalmentSantim is the loan's largest instalment (principal + interest + fee).
+	InstalmentSantim          int64
+	ProjectedNetSantim        int64
+	ExistingInstalmentsSantim int64
+	RecoverableSantim         int64
+	MaxDebtServiceBasisPoints int64
+	// DebtServiceLimitSantim is ⌊(net + existing) × share ÷ 10,000⌋ − existing, at least 0.
+	DebtServiceLimitSantim int64
+	// LimitSantim is the smaller of DebtServiceLimitSantim and RecoverableSantim; Binding says
+	// which (the debt-service share when they are equal).
+	LimitSantim int64
+	Binding     string
+	// HeadroomSantim is LimitSantim − InstalmentSantim (negative when not affordable).
+	HeadroomSantim int64
+	// MaxAmountSantim is the largest principal, up to the product's maximum, whose instalments
+	// at this term fit the limit; 0 when not even the product's minimum does.
+	MaxAmountSantim int64
+}
+
+// Afford judges an instalment against a projection and a product's debt-service share.
+func Afford(p Projection, maxDebtServiceBps, instalment int64) (Affordability, error) {
+	a := Affordability{InstalmentSantim: instalment, ProjectedNetSantim: p.NetSantim, ExistingInstalmentsSantim: p.LoanInstalmentsSantim,
+		RecoverableSantim: max(p.RecoverableSantim, 0), MaxDebtServiceBasisPoints: maxDebtServiceBps}
+	base, ok := money.Add(max(p.NetSantim, 0), max(p.LoanInstalmentsSantim, 0))
+	if !ok {
+		return Affordability{}, money.ErrOverflow
+	}
+	share, err := money.MulDivFloor(base, maxDebtServiceBps, money.HundredPercent)
+	if err != nil {
+		return Affordability{}, err
+	}
+	a.DebtServiceLimitSantim = max(share-max(p.LoanInstalmentsSantim, 0), 0)
+	a.LimitSantim, a.Binding = a.DebtServiceLimitSantim, BindingDebtService
+	if a.RecoverableSantim < a.LimitSantim {
+		a.LimitSantim, a.Binding = a.RecoverableSantim, BindingRecoverable
+	}
+	a.HeadroomSantim = a.LimitSantim - instalment
+	a.Affordable = instalment <= a.LimitSantim
+	return a, nil
+}
+
+// QuoteRequest is what a quote is asked for.
+type QuoteRequest struct {
+	EmployeeID   string
+	ProductID    string
+	FIPartnerID  string // optional: when given, the product must be this FI's
+	AmountSantim int64
+	TermMonths   int
+}
+
+// Check validates the request's fields (the caller's 400).
+func (r QuoteRequest) Check() error {
+	if err := field.Identifier("employeeId", r.EmployeeID, 0); err != nil {
+		return err
+	}
+	if err := field.Identifier("productId", r.ProductID, 0); err != nil {
+		return err
+	}
+	if r.FIPartnerID != "" {
+		if err := field.Identifier("fiPartnerId", r.FIPartnerID, 0); err != nil {
+			return err
+		}
+	}
+	switch {
+	case r.AmountSantim < 1 || r.AmountSantim > money.MaxAmountSantim:
+		return &field.Error{Field: "amountSantim", Problem: fmt.Sprintf("must be from 1 to %d", money.MaxAmountSantim)}
+	case r.TermMonths < MinTermMonths || r.TermMonths > MaxTermMonths:
+		return &field.Error{Field: "termMonths", Problem: fmt.Sprintf("must be from %d to %d", MinTermMonths, MaxTermMonths)}
+	}
+	return nil
+}
+
+// Quote is a loan as it would be made now: the product's terms, the schedule and its
+// affordability. It changes nothing.
+type Quote struct {
+	Request       QuoteRequest
+	Product       Product
+	Schedule      schedule.Schedule
+	Affordability Affordability
+}
+
+// QuoteLoan quotes a loan for an employee of the context's business, in this order of refusal:
+// the fields (400); fiPartnerId naming no FI that offers the business products (422
+// LOAN_FI_PARTNER_UNKNOWN); the product (404 LOAN_PRODUCT_NOT_FOUND: none on offer or opted in
+// to, or another FI's than fiPartnerId); a RETIRED product (409 LOAN_PRODUCT_RETIRED); no ACTIVE
+// opt-in (422 LOAN_PRODUCT_NOT_OPTED_IN); the amount and the term outside the product's ranges
+// (422 LOAN_AMOUNT_OUT_OF_RANGE, LOAN_TERM_OUT_OF_RANGE, with the range in the details); the
+// employee (404 EMPLOYEE_NOT_FOUND, 409 LOAN_EMPLOYEE_NOT_ACTIVE); the projection's own refusals;
+// affordability (422 LOAN_NOT_AFFORDABLE with the figures and the largest affordable amount).
+func QuoteLoan(ctx context.Context, tx db.BunTx, project ProjectFunc, r QuoteRequest) (Quote, error) {
+	if err := r.Check(); err != nil {
+		return Quote{}, err
+	}
+	if r.FIPartnerID != "" {
+		ok, err := knownFI(ctx, tx, r.FIPartnerID)
+		if err != nil {
+			return Quote{}, err
+		}
+		if !ok {
+			return Quote{}, errFIPartnerUnknown
+		}
+	}
+	p, err := OfferedProduct(ctx, tx, r.ProductID)
+	if err != nil {
+		return Quote{}, err
+	}
+	if r.FIPartnerID != "" && p.TenantID != r.FIPartnerID {
+		return Quote{}, ErrProductNotFound
+	}
+	if p.Status != ProductActive {
+		return Quote{}, errRetired
+	}
+	opted, err := activeOptIn(ctx, tx, p.ID)
+	if err != nil {
+		return Quote{}, fmt.Errorf("lending.quote: opt-in: %w", err)
+	}
+	if !opted {
+		return Quote{}, errNotOptedIn
+	}
+	if r.AmountSantim < p.MinAmountSantim || r.AmountSantim > p.MaxAmountSantim {
+		return Quote{}, &payroll.Refusal{Code: CodeAmountOutOfRange, Status: http.StatusUnprocessableEntity,
+			Message: "amountSantim is outside the product's amount range",
+			Details: map[string]any{"minAmountSantim": p.MinAmountSantim, "maxAmountSantim": p.MaxAmountSantim}}
+	}
+	if r.TermMonths < p.MinTermMonths || r.TermMonths > p.MaxTermMonths {
+		return Quote{}, &payroll.Refusal{Code: CodeTermOutOfRange, Status: http.StatusUnprocessableEntity,
+			Message: "termMonths is outside the product's term range",
+			Details: map[string]any{"minTermMonths": p.MinTermMonths, "maxTermMonths": p.MaxTermMonths}}
+	}
+	status, err := payroll.EmployeeStatus(ctx, tx, r.EmployeeID)
+	if err != nil {
+		return Quote{}, err
+	}
+	if status != "ACTIVE" {
+		return Quote{}, errEmployeeNotActive
+	}
+	proj, err := project(ctx, tx, r.EmployeeID)
+	if err != nil {
+		return Quote{}, err
+	}
+	if err := payroll.CheckPeriod("period", proj.Period); err != nil {
+		return Quote{}, fmt.Errorf("lending.quote: the projection's period: %w", err)
+	}
+	terms := termsOf(p, r.AmountSantim, r.TermMonths, proj.Period)
+	s, err := schedule.Compute(terms)
+	if err != nil {
+		// The product's bounds keep every term within the schedule's; a term that runs past
+		// 2100-12 is the one way out.
+		return Quote{}, err
+	}
+	a, err := Afford(proj, p.MaxDebtServiceBasisPoints, s.MaxInstalmentSantim)
+	if err != nil {
+		return Quote{}, fmt.Errorf("lending.quote: affordability: %w", err)
+	}
+	a.MaxAmountSantim = maxAffordable(p, terms, a.LimitSantim)
+	if !a.Affordable {
+		return Quote{}, &payroll.Refusal{Code: CodeNotAffordable, Status: http.StatusUnprocessableEntity,
+			Message: "the loan's instalment is more than the employee's pay allows",
+			Details: map[string]any{"monthlyInstalmentSantim": a.InstalmentSantim, "limitSantim": a.LimitSantim,
+				"bindingLimit": a.Binding, "debtServiceLimitSantim": a.DebtServiceLimitSantim,
+				"recoverableSantim": a.RecoverableSantim, "maxAmountSantim": a.MaxAmountSantim}}
+	}
+	return Quote{Request: r, Product: p, Schedule: s, Affordability: a}, nil
+}
+
+func termsOf(p Product, amount int64, n int, first string) schedule.Terms {
+	return schedule.Terms{PrincipalSantim: amount, AnnualRateBasisPoints: p.AnnualRateBasisPoints, TermMonths: n,
+		FeeFlatSantim: p.FeeFlatSantim, FeeBasisPoints: p.FeeBasisPoints, FirstDuePeriod: first}
+}
+
+// maxAffordable is the largest principal in [product min, product max] whose largest instalment
+// at terms' term is at most limit, found by bisection (the largest instalment does not fall as
+// the principal rises); 0 when the product's minimum does not fit.
+func maxAffordable(p Product, terms schedule.Terms, limit int64) int64 {
+	fits := func(amount int64) bool {
+		terms.PrincipalSantim = amount
+		s, err := schedule.Plan(terms)
+		return err == nil && s.MaxInstalmentSantim <= limit
+	}
+	if !fits(p.MinAmountSantim) {
+		return 0
+	}
+	if fits(p.MaxAmountSantim) {
+		return p.MaxAmountSantim
+	}
+	lo, hi := p.MinAmountSantim, p.MaxAmountSantim // fits(lo), !fits(hi)
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		if fits(mid) {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
