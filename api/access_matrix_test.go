@@ -154,8 +154,9 @@ func expectedAccess(r Route, who string) (int, string) {
 	if !role.AtLeast(r.Role) {
 		return http.StatusForbidden, "INSUFFICIENT_ROLE"
 	}
-	if r.Permission.Module != "" && role != orgs.Owner {
-		// Only owners hold organization_admin here; the admin and member have no app roles.
+	if r.Permission.Module != "" && (role != orgs.Owner || !orgs.Full(orgs.Business).Allows(r.Permission)) {
+		// Only owners hold organization_admin here; the admin and member have no app roles. A
+		// business's organization_admin grants no module of another kind (loans: an FI's).
 		return http.StatusForbidden, "PERMISSION_DENIED"
 	}
 	return passed, ""

@@ -23,6 +23,7 @@ import (
 
 	"github.com/wagerail/wagerail/gateway"
 	"github.com/wagerail/wagerail/internal/bankwebhook"
+	"github.com/wagerail/wagerail/internal/lending"
 	"github.com/wagerail/wagerail/internal/notify"
 	"github.com/wagerail/wagerail/internal/orgs"
 	"github.com/wagerail/wagerail/internal/platform/buildinfo"
@@ -127,6 +128,9 @@ type Deps struct {
 	// NOT_CONFIGURED. MaxUploadBytes bounds one file; 0 means uploads.DefaultMaxBytes.
 	Uploads        uploads.Store
 	MaxUploadBytes int64
+	// LoanProjection projects an employee's next payroll run for a loan quote (the payroll
+	// loader's projection); nil: POST /api/loans/quote answers 503 NOT_CONFIGURED.
+	LoanProjection lending.ProjectFunc
 }
 
 // Server is the HTTP API.
@@ -279,6 +283,7 @@ func (s *Server) routes() []Route {
 		s.employeeRoutes(), s.catalogRoutes(), s.catalogAssignmentRoutes(), s.uploadRoutes(), s.kycRoutes(), s.sanctionsRoutes(),
 		s.ewaRoutes(), s.webhookAdminRoutes(),
 		s.payrollSettingsRoutes(),
+		s.lendingRoutes(),
 		s.deadLetterRoutes(), s.operatorRoutes()} {
 		rs = append(rs, area...)
 	}

@@ -245,7 +245,8 @@ type ProductChange struct {
 	MaxDebtServiceBasisPoints *int64
 }
 
-func (c ProductChange) apply(t ProductTerms) ProductTerms {
+// Apply is t with the change's fields.
+func (c ProductChange) Apply(t ProductTerms) ProductTerms {
 	set := func(dst *int64, v *int64) {
 		if v != nil {
 			*dst = *v
@@ -283,7 +284,7 @@ func UpdateProduct(ctx context.Context, tx db.BunTx, id string, c ProductChange,
 	if _, err := ProductMachine.Next("updated", p.Status); err != nil {
 		return Product{}, err
 	}
-	terms := c.apply(p.Terms())
+	terms := c.Apply(p.Terms())
 	if err := terms.Check(); err != nil {
 		return Product{}, err
 	}

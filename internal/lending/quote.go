@@ -186,7 +186,7 @@ func QuoteLoan(ctx context.Context, tx db.BunTx, project ProjectFunc, r QuoteReq
 		return Quote{}, err
 	}
 	if err := payroll.CheckPeriod("period", proj.Period); err != nil {
-		return Quote{}, fmt.Errorf("lending.quote: the projection's period: %w", err)
+		return Quote{}, fmt.Errorf("lending.quote: the projection's period: %v", err)
 	}
 	terms := termsOf(p, r.AmountSantim, r.TermMonths, proj.Period)
 	s, err := schedule.Compute(terms)
