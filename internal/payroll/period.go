@@ -1,6 +1,7 @@
 package payroll
 
 import (
+	"net/http"
 	"time"
 
 	"github.com/wagerail/wagerail/internal/platform/field"
@@ -12,6 +13,17 @@ const (
 	MinPeriod = "2000-01"
 	MaxPeriod = "2100-12"
 )
+
+// CodePeriodClosed is the refusal of an input, or a move of one, in a period that has closed: a
+// period before the current one (its payroll has been paid).
+const CodePeriodClosed = "PAYROLL_PERIOD_CLOSED"
+
+// ErrPeriodClosed is the refusal of an input or a move in a period that has closed.
+func ErrPeriodClosed(period, current string) error {
+	return &Refusal{Code: CodePeriodClosed, Status: http.StatusConflict,
+		Message: "period " + period + " has closed (the current period is " + current + ")",
+		Details: map[string]any{"period": period, "currentPeriod": current}}
+}
 
 // CheckPeriod checks a period a caller sent: "YYYY-MM" with a month 01 to 12, from MinPeriod to
 // MaxPeriod. Its error is a *field.Error naming name (the caller's 400).
