@@ -284,6 +284,7 @@ func (s *Server) routes() []Route {
 		s.ewaRoutes(), s.webhookAdminRoutes(),
 		s.payrollSettingsRoutes(),
 		s.lendingRoutes(),
+		s.payrollEarningRoutes(),
 		s.deadLetterRoutes(), s.operatorRoutes()} {
 		rs = append(rs, area...)
 	}
