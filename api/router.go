@@ -285,6 +285,7 @@ func (s *Server) routes() []Route {
 		s.payrollSettingsRoutes(),
 		s.lendingRoutes(),
 		s.payrollEarningRoutes(),
+		s.payrollMandateRoutes(),
 		s.deadLetterRoutes(), s.operatorRoutes()} {
 		rs = append(rs, area...)
 	}
