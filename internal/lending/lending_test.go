@@ -15,6 +15,7 @@ import (
 	"github.com/wagerail/wagerail/internal/lending/schedule"
 	"github.com/wagerail/wagerail/internal/orgs"
 	"github.com/wagerail/wagerail/internal/payroll"
+	"github.com/wagerail/wagerail/internal/payroll/paycalc"
 	"github.com/wagerail/wagerail/internal/payroll/payrolltest"
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/field"
@@ -467,5 +468,34 @@ func TestAfford(t *testing.T) {
 	a, err = lending.Afford(lending.Projection{NetSantim: 100, LoanInstalmentsSantim: 900, RecoverableSantim: 500}, 5_000, 1)
 	require.NoError(t, err)
 	require.Zero(t, a.DebtServiceLimitSantim)
+	require.False(t, a.Affordable)
+}
+
+// TestProjectionOf: the calculator's projection of an employee on 10,000 ETB with a loan
+// instalment of 500 ETB and a LOAN_INSTALLMENT mandate of 200 ETB, worked by hand: PAYE 1,650 ETB
+// (the 2025 table), pension 700 ETB, so 7,650 ETB disposable and a third of it, 2,550 ETB, the
+// share; the instalments take 700 ETB, leaving a net of 6,950 ETB and 1,850 ETB recoverable.
+func TestProjectionOf(t *testing.T) {
+	t.Parallel()
+	pp, err := paycalc.Project(paycalc.Input{
+		Period:              "2026-12",
+		MonthlySalarySantim: 1_000_000,
+		HireDate:            paycalc.Date{Year: 2024, Month: 1, Day: 1},
+		Loans:               []paycalc.LoanInstalment{{Reference: "loan_1:0", AmountSantim: 50_000}},
+		Mandates:            []paycalc.Mandate{{Reference: "mdt_1", Kind: paycalc.KindLoanInstallment, Method: paycalc.Fixed, Amount: 20_000}},
+		Policy:              paycalc.DefaultPolicy(),
+	})
+	require.NoError(t, err)
+	p := lending.ProjectionOf(pp)
+	require.Equal(t, lending.Projection{Period: "2026-12", NetSantim: 695_000, LoanInstalmentsSantim: 70_000, RecoverableSantim: 185_000}, p)
+	// With a third as the product's share: ⌊765,000 × 3,333 ÷ 10,000⌋ − 70,000 = 184,974 binds
+	// (just under the 185,000 the payroll could recover).
+	a, err := lending.Afford(p, 3_333, 184_974)
+	require.NoError(t, err)
+	require.True(t, a.Affordable)
+	require.Equal(t, lending.BindingDebtService, a.Binding)
+	require.Equal(t, int64(184_974), a.LimitSantim)
+	a, err = lending.Afford(p, 3_333, 184_975)
+	require.NoError(t, err)
 	require.False(t, a.Affordable)
 }

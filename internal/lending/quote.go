@@ -7,6 +7,7 @@ import (
 
 	"github.com/wagerail/wagerail/internal/lending/schedule"
 	"github.com/wagerail/wagerail/internal/payroll"
+	"github.com/wagerail/wagerail/internal/payroll/paycalc"
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/field"
 	"github.com/wagerail/wagerail/internal/platform/money"
@@ -27,6 +28,20 @@ type Projection struct {
 	// RecoverableSantim is how much more the run could deduct within the protection policy
 	// without displacing any deduction (paycalc.Projection.RecoverableSantim).
 	RecoverableSantim int64
+}
+
+// ProjectionOf is the Projection of the calculator's projection of the next run: its period,
+// its net, the loan instalments among its deductions (LOAN_INSTALLMENT lines, whether from loan
+// items or LOAN_INSTALLMENT mandates) and what it can still recover. The payroll loader's
+// projection becomes a ProjectFunc through it.
+func ProjectionOf(p paycalc.Projection) Projection {
+	out := Projection{Period: p.Entry.Period, NetSantim: p.NetSantim, RecoverableSantim: p.RecoverableSantim}
+	for _, d := range p.Entry.Deductions {
+		if d.Kind == paycalc.KindLoanInstallment {
+			out.LoanInstalmentsSantim += d.AmountSantim
+		}
+	}
+	return out
 }
 
 // ProjectFunc projects the next payroll run of employeeID, an employee of the context's
