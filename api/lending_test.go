@@ -407,3 +407,101 @@ func FuzzLendingRoutes(f *testing.F) {
 		requireNoServerError(t, rec, fmt.Sprintf("%s %q %q %q", r.Method, path, query, body))
 	})
 }
+
+// TestLendingDocumentStatesRules: each lending rule is sent broken (the document refuses it, and
+// so does the server, 400) and at its allowed boundary (the document accepts it, and so does the
+// server); the rules no schema can state are named in words.
+func TestLendingDocumentStatesRules(t *testing.T) {
+	t.Parallel()
+	w := newLendingWorld(t)
+	p := w.product(w.fi, "Rules loan")
+	require.Equal(t, http.StatusCreated, w.biz.call(http.MethodPost, "/api/lending/product-opt-ins", map[string]any{"productId": p.ID}).Code)
+	quote := map[string]any{"employeeId": w.employee, "productId": p.ID, "amountSantim": 100_000, "termMonths": 3}
+	n := 0
+	prod := func(k string, v any) map[string]any {
+		n++
+		return merge(productBody(fmt.Sprintf("Rules %d", n)), map[string]any{k: v})
+	}
+	accounts := func(partner string) map[string]any {
+		return map[string]any{"fundingAccount": map[string]any{"partner": partner, "accountNumber": lendingFundingAccount},
+			"settlementAccount": map[string]any{"partner": "sandbox", "accountNumber": lendingSettlementAccount}}
+	}
+	for _, tc := range []struct {
+		name         string
+		caller       *apiClient
+		method, path string
+		bad, good    any
+		goodStatus   int
+	}{
+		{"rate at most 100%", w.fi, http.MethodPost, "/api/fi/products", prod("annualRateBasisPoints", 10_001), prod("annualRateBasisPoints", 10_000), 201},
+		{"fee at most 20%", w.fi, http.MethodPost, "/api/fi/products", prod("feeBasisPoints", 2_001), prod("feeBasisPoints", 2_000), 201},
+		{"flat fee at most 100,000 ETB", w.fi, http.MethodPost, "/api/fi/products", prod("feeFlatSantim", 10_000_001), prod("feeFlatSantim", 10_000_000), 201},
+		{"term from 1", w.fi, http.MethodPost, "/api/fi/products", prod("minTermMonths", 0), prod("minTermMonths", 1), 201},
+		{"amount at most 10 million ETB", w.fi, http.MethodPost, "/api/fi/products", prod("maxAmountSantim", 1_000_000_001), prod("maxAmountSantim", 1_000_000_000), 201},
+		{"name without outer spaces", w.fi, http.MethodPost, "/api/fi/products", prod("name", "Loan "), prod("name", "L o a n"), 201},
+		{"a change names a term", w.fi, http.MethodPatch, "/api/fi/products/" + p.ID, map[string]any{}, map[string]any{"feeFlatSantim": 0}, 200},
+		{"partner in lower case", w.fi, http.MethodPut, "/api/fi/accounts", accounts("Sandbox"), accounts("sandbox"), 200},
+		{"opt-in product id", w.biz, http.MethodPost, "/api/lending/product-opt-ins", map[string]any{"productId": "lprod 1"}, nil, 0},
+		{"quote term at most 60", w.biz, http.MethodPost, "/api/loans/quote", merge(quote, map[string]any{"termMonths": 61}), quote, 200},
+		{"quote amount from 1", w.biz, http.MethodPost, "/api/loans/quote", merge(quote, map[string]any{"amountSantim": 0}), nil, 0},
+		{"quote fiPartnerId", w.biz, http.MethodPost, "/api/loans/quote", merge(quote, map[string]any{"fiPartnerId": "org 1"}), merge(quote, map[string]any{"fiPartnerId": ""}), 200},
+		{"product list status", w.fi, http.MethodGet, "/api/fi/products?status=GONE", nil, nil, 0},
+		{"offered list fiPartnerId", w.biz, http.MethodGet, "/api/lending/products?fiPartnerId=org%201", nil, nil, 0},
+		{"opt-in list status", w.biz, http.MethodGet, "/api/lending/product-opt-ins?status=ACTIVE&limit=101", nil, nil, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := tc.caller.clone()
+			a.t = t
+			require.Error(t, a.documentVerdict(tc.method, tc.path, tc.bad), "the document must refuse what the server refuses")
+			requireStatus(t, a.hostile(tc.method, tc.path, tc.bad), http.StatusBadRequest, "INVALID_REQUEST")
+			if tc.goodStatus != 0 {
+				rec := a.call(tc.method, tc.path, tc.good)
+				require.Equal(t, tc.goodStatus, rec.Code, rec.Body.String())
+			}
+		})
+	}
+	// Rules between fields: stated in words, refused with 400.
+	doc := string(openapiYAML)
+	for _, words := range []string{"minTermMonths ≤ maxTermMonths", "minAmountSantim ≥ 1000 × maxTermMonths", "the result must keep the create's rules"} {
+		require.Contains(t, doc, words)
+	}
+	requireStatus(t, w.fi.call(http.MethodPost, "/api/fi/products", merge(productBody("Cross"), map[string]any{"minAmountSantim": 23_999})),
+		http.StatusBadRequest, "INVALID_REQUEST")
+}
+
+// TestLendingConcurrentOptIns: racing opt-ins of one business to one product make one opt-in;
+// the others are refused 409 and write nothing.
+func TestLendingConcurrentOptIns(t *testing.T) {
+	t.Parallel()
+	w := newLendingWorld(t)
+	p := w.product(w.fi, "Race loan")
+	const n = 12
+	racers := make([]*racer, n)
+	for i := range racers {
+		racers[i] = w.biz.racer(http.MethodPost, "/api/lending/product-opt-ins", map[string]any{"productId": p.ID})
+	}
+	codes := make([]int, n)
+	var wg sync.WaitGroup
+	for i, r := range racers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			codes[i] = r.serve().Code
+		}()
+	}
+	wg.Wait()
+	created := 0
+	for i, c := range codes {
+		switch c {
+		case http.StatusCreated:
+			created++
+		case http.StatusConflict:
+			require.Equal(t, "LOAN_PRODUCT_ALREADY_OPTED_IN", errCode(racers[i].answer()))
+		default:
+			t.Fatalf("racer %d answered %d", i, c)
+		}
+	}
+	require.Equal(t, 1, created)
+	require.Equal(t, 1, w.tenantCount(w.bizID, `SELECT count(*) FROM app.loan_product_opt_ins`))
+	require.Equal(t, 1, w.tenantCount(w.bizID, `SELECT count(*) FROM app.outbox WHERE type = 'lending.product_opted_in.v1'`))
+}
