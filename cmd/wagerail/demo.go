@@ -62,6 +62,7 @@ type demoEmployee struct {
 	Key                       string // the name of its id in demoCredentials.Employees
 	First, Last               string
 	Email, NationalID, Born   string
+	TIN                       string // the taxpayer number the payroll tax report names
 	Department, Position      string
 	Account                   string // payout account at the sandbox
 	SalarySantim              int64  // gross monthly
@@ -70,11 +71,11 @@ type demoEmployee struct {
 }
 
 var demoEmployees = []demoEmployee{
-	{Key: "kycApproved", First: "Almaz", Last: "Tesfaye", Email: "almaz.tesfaye@demo.wagerail.test", NationalID: "DEMO0000101",
+	{Key: "kycApproved", First: "Almaz", Last: "Tesfaye", Email: "almaz.tesfaye@demo.wagerail.test", NationalID: "DEMO0000101", TIN: "0000000101",
 		Born: "1994-03-12", Department: "Weaving", Position: "Loom operator", Account: "1000000000101", SalarySantim: 18_000_00, ApproveKyc: true},
-	{Key: "kycPending", First: "Dawit", Last: "Bekele", Email: "dawit.bekele@demo.wagerail.test", NationalID: "DEMO0000102",
+	{Key: "kycPending", First: "Dawit", Last: "Bekele", Email: "dawit.bekele@demo.wagerail.test", NationalID: "DEMO0000102", TIN: "0000000102",
 		Born: "1990-11-02", Department: "Dyeing", Position: "Dye house technician", Account: "1000000000102", SalarySantim: 15_000_00},
-	{Key: "badAccount", First: "Hirut", Last: "Alemu", Email: "hirut.alemu@demo.wagerail.test", NationalID: "DEMO0000103",
+	{Key: "badAccount", First: "Hirut", Last: "Alemu", Email: "hirut.alemu@demo.wagerail.test", NationalID: "DEMO0000103", TIN: "0000000103",
 		Born: "1988-07-21", Department: "Finishing", Position: "Quality inspector", Account: "1000000000199", SalarySantim: 21_000_00,
 		ApproveKyc: true, AccountMissingFromSandbox: true},
 }
@@ -286,10 +287,11 @@ func (s *demoSeed) ownerAccount(ctx context.Context) error {
 }
 
 // The employment type and payment frequency every demo employee has: an employee's must be
-// entries of the employer's catalogs.
+// entries of the employer's catalogs. The payment frequency is paid monthly.
 const (
 	demoEmploymentType   = "Full time"
 	demoPaymentFrequency = "Monthly"
+	demoPayCadence       = catalogs.Monthly
 )
 
 // catalogs adds, through the API as an owner would, the catalog entries the demo employees name
@@ -299,9 +301,11 @@ func (s *demoSeed) catalogs(ctx context.Context) error {
 		catalog *catalogs.Catalog
 		path    string
 		name    string
+		body    map[string]any
 	}{
-		{catalogs.EmploymentTypes, "/api/employment-types", demoEmploymentType},
-		{catalogs.PaymentFrequencies, "/api/payment-frequencies", demoPaymentFrequency},
+		{catalogs.EmploymentTypes, "/api/employment-types", demoEmploymentType, map[string]any{"name": demoEmploymentType}},
+		{catalogs.PaymentFrequencies, "/api/payment-frequencies", demoPaymentFrequency,
+			map[string]any{"name": demoPaymentFrequency, "cadence": demoPayCadence}},
 	} {
 		var have map[string]string
 		if err := s.inBusiness(ctx, func(tx pgx.Tx) error {
@@ -318,7 +322,7 @@ func (s *demoSeed) catalogs(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if err := c.call(ctx, http.MethodPost, want.path, map[string]any{"name": want.name}, http.StatusCreated, nil); err != nil {
+		if err := c.call(ctx, http.MethodPost, want.path, want.body, http.StatusCreated, nil); err != nil {
 			return fmt.Errorf("%s: %w", want.name, err)
 		}
 	}
@@ -361,7 +365,7 @@ func (s *demoSeed) employees(ctx context.Context) error {
 			ID string `json:"id"`
 		}
 		if err := c.call(ctx, http.MethodPost, "/api/employees", map[string]any{
-			"firstName": e.First, "lastName": e.Last, "email": e.Email, "nationalId": e.NationalID,
+			"firstName": e.First, "lastName": e.Last, "email": e.Email, "nationalId": e.NationalID, "tin": e.TIN,
 			"department": e.Department, "position": e.Position, "employmentType": demoEmploymentType, "paymentFrequency": demoPaymentFrequency,
 			"hireDate": "2023-09-01", "grossMonthlySalarySantim": e.SalarySantim,
 			"payoutAccount": map[string]string{"partner": demoPartner, "accountNumber": e.Account, "holderName": e.First + " " + e.Last},

@@ -188,6 +188,8 @@ func TestDemoSeededOnceThenLeftAlone(t *testing.T) {
 		require.Equal(t, e.First+" "+e.Last, got.FullName)
 		require.Equal(t, e.SalarySantim, got.GrossMonthlySalarySantim)
 		require.Equal(t, "Monthly", got.PaymentFrequency)
+		require.Equal(t, "MONTHLY", got.PayCadence)
+		require.Equal(t, "****"+e.TIN[len(e.TIN)-4:], got.TIN, "the tax report's TIN, shown masked")
 		require.Equal(t, payoutAccountView{Partner: "sandbox", AccountNumber: e.Account, HolderName: e.First + " " + e.Last}, got.PayoutAccount)
 	}
 	var settings struct {
@@ -262,6 +264,8 @@ type employeeJSONView struct {
 	FullName                 string            `json:"fullName"`
 	GrossMonthlySalarySantim int64             `json:"grossMonthlySalarySantim"`
 	PaymentFrequency         string            `json:"paymentFrequency"`
+	PayCadence               string            `json:"payCadence"`
+	TIN                      string            `json:"tin"`
 	PayoutAccount            payoutAccountView `json:"payoutAccount"`
 }
 
