@@ -286,6 +286,7 @@ func (s *Server) routes() []Route {
 		s.lendingRoutes(),
 		s.payrollEarningRoutes(),
 		s.payrollMandateRoutes(),
+		s.payrollProjectionRoutes(),
 		s.deadLetterRoutes(), s.operatorRoutes()} {
 		rs = append(rs, area...)
 	}

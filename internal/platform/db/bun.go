@@ -92,11 +92,12 @@ func InScopedBunTx(ctx context.Context, b *bun.DB, tenantID, userID string, fn f
 // the arguments quoted in, as bun itself sends every query.
 var pgFormatter = schema.NewQueryGen(pgdialect.New())
 
-// Select runs a query written in bun's syntax in tx, a pgx.Tx or a BunTx, and returns its rows as
-// T, matched by column name (a struct field's `db` tag, else its name, as pgx.RowToStructByName
-// does; bun reads the `bun` tag, so a row type carries both). It lets one read path (the payroll
-// calculator's loader) run inside whichever transaction its caller holds: a bun store's, or a pgx
-// one that already holds the locks the read must be consistent with (early wage access).
+// Select runs a query written in bun's syntax in tx (a BunTx, or a pgx Querier: a pgx.Tx above
+// all) and returns its rows as T, matched by column name (a struct field's `db` tag, else its
+// name, as pgx.RowToStructByName does; bun reads the `bun` tag, so a row type carries both). It
+// lets one read path (the payroll calculator's loader) run inside whichever transaction its caller
+// holds: a bun store's, or a pgx one that already holds the locks the read must be consistent with
+// (early wage access).
 func Select[T any](ctx context.Context, tx Writer, query string, args ...any) ([]T, error) {
 	switch t := tx.(type) {
 	case BunTx:
@@ -105,12 +106,12 @@ func Select[T any](ctx context.Context, tx Writer, query string, args ...any) ([
 			return nil, err
 		}
 		return out, nil
-	case pgx.Tx:
+	case Querier: // a pgx.Tx, or a pool or connection for a read outside a transaction
 		rows, err := t.Query(ctx, pgFormatter.FormatQuery(query, args...))
 		if err != nil {
 			return nil, err
 		}
 		return pgx.CollectRows(rows, pgx.RowToStructByName[T])
 	}
-	return nil, fmt.Errorf("db: Select in a %T, not a pgx.Tx or a BunTx", tx)
+	return nil, fmt.Errorf("db: Select in a %T, not a BunTx or a pgx Querier", tx)
 }

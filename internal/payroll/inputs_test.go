@@ -1,0 +1,184 @@
+package payroll_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wagerail/wagerail/internal/catalogs"
+	"github.com/wagerail/wagerail/internal/ewa"
+	"github.com/wagerail/wagerail/internal/payroll"
+	"github.com/wagerail/wagerail/internal/payroll/paycalc"
+	"github.com/wagerail/wagerail/internal/payroll/payrolltest"
+	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/tenancy"
+	"github.com/wagerail/wagerail/internal/platform/testkit"
+)
+
+func day(y int, m time.Month, d int) time.Time { return time.Date(y, m, d, 0, 0, 0, 0, time.UTC) }
+
+// setStatus changes an employee's status and termination date behind the stores' back.
+func setStatus(t *testing.T, o *payrolltest.Org, id, status string, terminated *time.Time) {
+	t.Helper()
+	require.NoError(t, tenancy.InTx(o.Ctx, o.DB.App, func(tx pgx.Tx) error {
+		_, err := tx.Exec(o.Ctx, `UPDATE app.employees SET status = $2, termination_date = $3 WHERE id = $1`, id, status, terminated)
+		return err
+	}))
+}
+
+func load(t *testing.T, o *payrolltest.Org, period string, opt payroll.LoadOptions) map[string]paycalc.Input {
+	t.Helper()
+	var got []payroll.EmployeeInput
+	require.NoError(t, o.In(func(ctx context.Context, tx db.BunTx) (err error) {
+		got, err = payroll.LoadInputs(ctx, tx, period, opt)
+		return err
+	}))
+	out := map[string]paycalc.Input{}
+	for i, e := range got {
+		if i > 0 {
+			require.Less(t, got[i-1].EmployeeID, e.EmployeeID, "ordered by employee id")
+		}
+		out[e.EmployeeID] = e.Input
+	}
+	return out
+}
+
+// Who a period pays: hired by its last day, not gone before its first, not suspended, not
+// another tenant's.
+func TestLoadInputsPaysTheEmployeesOfThePeriod(t *testing.T) {
+	d := testkit.NewDB(t)
+	o, other := payrolltest.NewOrg(t, d), payrolltest.NewOrg(t, d)
+	steady := o.Employee(t, payrolltest.Employee{Salary: 1_000_000})
+	joiner := o.Employee(t, payrolltest.Employee{Salary: 3_100_000, HireDate: day(2026, 11, 20)})
+	future := o.Employee(t, payrolltest.Employee{HireDate: day(2026, 12, 1)})
+	leaver := o.Employee(t, payrolltest.Employee{HireDate: day(2025, 3, 1)})
+	setStatus(t, o, leaver, "TERMINATED", new(day(2026, 11, 10)))
+	gone := o.Employee(t, payrolltest.Employee{HireDate: day(2025, 3, 1)})
+	setStatus(t, o, gone, "TERMINATED", new(day(2026, 10, 31)))
+	suspended := o.Employee(t, payrolltest.Employee{})
+	setStatus(t, o, suspended, "SUSPENDED", nil)
+	onLeave := o.Employee(t, payrolltest.Employee{})
+	setStatus(t, o, onLeave, "ON_LEAVE", nil)
+	other.Employee(t, payrolltest.Employee{})
+
+	got := load(t, o, "2026-11", payroll.LoadOptions{})
+	require.ElementsMatch(t, []string{steady, joiner, leaver, onLeave}, keys(got))
+	require.Equal(t, paycalc.Input{Period: "2026-11", MonthlySalarySantim: 1_000_000, HireDate: paycalc.Date{Year: 2026, Month: 1, Day: 1},
+		Policy: paycalc.DefaultPolicy()}, got[steady])
+	require.Equal(t, paycalc.Date{Year: 2026, Month: 11, Day: 20}, got[joiner].HireDate)
+	require.Equal(t, &paycalc.Date{Year: 2026, Month: 11, Day: 10}, got[leaver].TerminationDate)
+
+	require.Equal(t, []string{gone}, keys(load(t, o, "2026-10", payroll.LoadOptions{EmployeeID: gone})), "a leaver is paid in the month it leaves")
+	require.Empty(t, load(t, o, "2026-11", payroll.LoadOptions{EmployeeID: suspended}))
+	require.ElementsMatch(t, []string{future, onLeave, steady, joiner}, keys(load(t, o, "2026-12", payroll.LoadOptions{})))
+
+	require.NoError(t, o.In(func(ctx context.Context, tx db.BunTx) error {
+		_, err := payroll.LoadInputs(ctx, tx, "2026-13", payroll.LoadOptions{})
+		require.Error(t, err)
+		return nil
+	}))
+}
+
+func keys(m map[string]paycalc.Input) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// The early wage access still owed is recovered oldest first, net of its posted and pending
+// repayments; a projection also counts advances on their way, a run only the paid ones.
+func TestLoadInputsRecoversEarlyWageAccess(t *testing.T) {
+	d := testkit.NewDB(t)
+	o := payrolltest.NewOrg(t, d)
+	emp := o.Employee(t, payrolltest.Employee{Salary: 3_000_000})
+	now := time.Now().UTC()
+	var first, second ewa.Request
+	require.NoError(t, tenancy.InTx(o.Ctx, o.DB.App, func(tx pgx.Tx) (err error) {
+		if first, err = ewa.Create(o.Ctx, tx, o.ID, emp, 100_000, now); err != nil {
+			return err
+		}
+		second, err = ewa.Create(o.Ctx, tx, o.ID, emp, 50_000, now.Add(time.Second))
+		return err
+	}))
+	// The first was paid and 30 ETB of it repaid; the second is still on its way.
+	require.NoError(t, tenancy.InTx(o.Ctx, o.DB.App, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(o.Ctx, `UPDATE app.ewa_requests SET status = 'DISBURSED', workflow_id = 'wf-1', disbursed_at = now() WHERE id = $1`, first.ID); err != nil {
+			return err
+		}
+		_, err := tx.Exec(o.Ctx, `INSERT INTO app.ewa_repayments (id, tenant_id, request_id, seq, amount_santim, source, status, ledger_key, requested_by)
+			VALUES ('ewarep_t1', $1, $2, 1, 3000, 'EMPLOYER', 'PENDING', 'k1', 'u')`, o.ID, first.ID)
+		return err
+	}))
+	period := payroll.PeriodOf(now)
+	run := load(t, o, period, payroll.LoadOptions{})[emp]
+	require.Equal(t, []paycalc.EWARecovery{{Reference: first.ID, OutstandingSantim: first.PrincipalSantim + first.FeeSantim - 3000}}, run.EWA)
+	proj := load(t, o, period, payroll.LoadOptions{InFlightEWA: true})[emp]
+	require.Equal(t, []paycalc.EWARecovery{
+		{Reference: first.ID, OutstandingSantim: first.PrincipalSantim + first.FeeSantim - 3000},
+		{Reference: second.ID, OutstandingSantim: second.PrincipalSantim + second.FeeSantim, Priority: 1},
+	}, proj.EWA)
+
+	// Project is the calculator on exactly that input, in a bun or a pgx transaction alike.
+	want, err := paycalc.Project(proj)
+	require.NoError(t, err)
+	var viaBun, viaPgx payroll.Projection
+	require.NoError(t, o.In(func(ctx context.Context, tx db.BunTx) (err error) {
+		viaBun, err = payroll.Project(ctx, tx, emp, period)
+		return err
+	}))
+	require.NoError(t, tenancy.InTx(o.Ctx, o.DB.App, func(tx pgx.Tx) (err error) {
+		viaPgx, err = payroll.Project(o.Ctx, tx, emp, period)
+		return err
+	}))
+	require.True(t, viaBun.Paid)
+	require.Equal(t, want, viaBun.Projection)
+	require.Equal(t, viaBun, viaPgx)
+	require.Positive(t, want.RecoverableSantim)
+	require.Equal(t, (want.Entry.GrossSantim-want.Entry.StatutorySantim)/3, want.Entry.ShareCapSantim, "the default share: a third of gross − statutory")
+}
+
+// Catalog lines: an employee's live assignments of active definitions, the assignment's own
+// amount over its definition's, in the calculator's units.
+func TestLoadInputsReadsCatalogAssignments(t *testing.T) {
+	d := testkit.NewDB(t)
+	o := payrolltest.NewOrg(t, d)
+	emp := o.Employee(t, payrolltest.Employee{})
+	bystander := o.Employee(t, payrolltest.Employee{})
+	at := time.Now()
+	require.NoError(t, tenancy.InTx(o.Ctx, o.DB.App, func(tx pgx.Tx) error {
+		def := func(c *catalogs.Compensation, code string, kind catalogs.Kind, santim, bp *int64, flag, active bool) string {
+			x, err := c.Create(o.Ctx, tx, catalogs.DefinitionInput{Name: code, Code: code, Kind: kind, AmountSantim: santim, BasisPoints: bp, Flag: flag, Active: active}, at)
+			require.NoError(t, err)
+			return x.ID
+		}
+		transport := def(catalogs.Allowances, "TRANSPORT", catalogs.FixedSantim, new(int64(60_000)), nil, false, true)
+		housing := def(catalogs.Allowances, "HOUSING", catalogs.PercentOfGross, nil, new(int64(1_000)), true, true)
+		retired := def(catalogs.Allowances, "RETIRED", catalogs.FixedSantim, new(int64(1)), nil, true, true)
+		provident := def(catalogs.Deductions, "PROVIDENT", catalogs.PercentOfGross, nil, new(int64(500)), true, true)
+		for _, a := range []struct {
+			c   *catalogs.Compensation
+			def string
+			own catalogs.Own
+		}{{catalogs.Allowances, transport, catalogs.Own{AmountSantim: new(int64(75_000))}}, {catalogs.Allowances, housing, catalogs.Own{}},
+			{catalogs.Allowances, retired, catalogs.Own{}}, {catalogs.Deductions, provident, catalogs.Own{}}} {
+			if _, err := a.c.Assign(o.Ctx, tx, emp, a.def, a.own, at); err != nil {
+				return err
+			}
+		}
+		_, err := tx.Exec(o.Ctx, `UPDATE app.allowances SET active = false WHERE id = $1`, retired) // retired after it was assigned
+		return err
+	}))
+	got := load(t, o, "2026-11", payroll.LoadOptions{})
+	require.Equal(t, []paycalc.Allowance{
+		{Reference: "HOUSING", Method: paycalc.Percent, Amount: 1_000, Taxable: true},
+		{Reference: "TRANSPORT", Method: paycalc.Fixed, Amount: 75_000},
+	}, got[emp].Allowances, "the retired definition pays nothing; the assignment's own amount wins")
+	require.Equal(t, []paycalc.CatalogDeduction{{Reference: "PROVIDENT", Method: paycalc.Percent, Amount: 500, PreTax: true}}, got[emp].Deductions)
+	require.Empty(t, got[bystander].Allowances)
+	require.Empty(t, got[bystander].Deductions)
+}
