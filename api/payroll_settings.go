@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 	"time"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/wagerail/wagerail/internal/orgs"
 	"github.com/wagerail/wagerail/internal/payroll"
+	"github.com/wagerail/wagerail/internal/platform/audit"
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/field"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
@@ -55,6 +57,10 @@ func (s *Server) payrollSettingsRoutes() []Route {
 // payrollFamily is what the routes of one layered resource (the settings, the auto-lock policy)
 // do with the store; the handlers below serve both.
 type payrollFamily struct {
+	// target is the audit target type; the actions are a change and a removal of the
+	// organization's layer and of the platform's override (refusals are audited DENIED under them).
+	target                                     string
+	updateAction, overrideAction, removeAction string
 	// layer reads the context tenant's row of a layer, as its JSON.
 	layer func(ctx context.Context, tx db.BunTx, l payroll.Layer) (any, error)
 	// effective reads what is in force, as its JSON.
@@ -177,6 +183,8 @@ func toPayrollSettingsLayerJSON(l payroll.SettingsLayer) payrollSettingsLayerJSO
 
 func settingsFamily() payrollFamily {
 	return payrollFamily{
+		target: payroll.TargetSettings, updateAction: payroll.ActionUpdateSettings,
+		overrideAction: payroll.ActionOverrideSettings, removeAction: payroll.ActionRemoveSettingsOverride,
 		layer: func(ctx context.Context, tx db.BunTx, l payroll.Layer) (any, error) {
 			out, err := payroll.SettingsLayerOf(ctx, tx, l)
 			return toPayrollSettingsLayerJSON(out), err
@@ -265,6 +273,8 @@ func toPayrollAutoLockLayerJSON(l payroll.AutoLockLayer) payrollAutoLockLayerJSO
 
 func autoLockFamily() payrollFamily {
 	return payrollFamily{
+		target: payroll.TargetAutoLock, updateAction: payroll.ActionUpdateAutoLock,
+		overrideAction: payroll.ActionOverrideAutoLock, removeAction: payroll.ActionRemoveAutoLockOverride,
 		layer: func(ctx context.Context, tx db.BunTx, l payroll.Layer) (any, error) {
 			out, err := payroll.AutoLockLayerOf(ctx, tx, l)
 			return toPayrollAutoLockLayerJSON(out), err
@@ -376,7 +386,7 @@ func (s *Server) changePayrollLayer(f payrollFamily) gin.HandlerFunc {
 				return storedAccount(ctx, tx, payroll.LayerTenant)
 			})
 		}); err != nil {
-			writeError(c, err)
+			s.payrollSettingsRefused(c, callerOf(c).Tenant, f.updateAction, f.target, err)
 			return
 		}
 		out, err := inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) (any, error) {
@@ -402,6 +412,22 @@ func (s *Server) resetPayrollLayer(f payrollFamily) gin.HandlerFunc {
 		}
 		c.Status(http.StatusNoContent)
 	}
+}
+
+// payrollSettingsRefused answers err; a refusal by a rule (409: a deleted organization; 422: the
+// partner refused the payroll account) is first audited DENIED as action on the organization's
+// target, under that organization, in a transaction of its own (the change itself wrote
+// nothing). Field errors, not-found and our own errors are answered unaudited.
+func (s *Server) payrollSettingsRefused(c *gin.Context, tenant, action, target string, err error) {
+	var e *Error
+	if errors.As(err, &e) && (e.Status == http.StatusConflict || e.Status == http.StatusUnprocessableEntity) {
+		if aerr := s.auditIn(c.Request.Context(), tenant, callerOf(c).User.ID, audit.Entry{Action: action, Outcome: audit.Denied,
+			TargetType: target, TargetID: tenant, Details: map[string]string{"code": e.Code}}); aerr != nil {
+			writeError(c, aerr)
+			return
+		}
+	}
+	writeError(c, err)
 }
 
 // platformTenant reads the :tenantId of a platform route (an identifier); it has answered when
@@ -465,7 +491,7 @@ func (s *Server) changePayrollOverride(f payrollFamily) gin.HandlerFunc {
 			})
 			return acct, err
 		}); err != nil {
-			writeError(c, err)
+			s.payrollSettingsRefused(c, tenant, f.overrideAction, f.target, err)
 			return
 		}
 		var out any
@@ -474,7 +500,7 @@ func (s *Server) changePayrollOverride(f payrollFamily) gin.HandlerFunc {
 			return err
 		})
 		if err != nil {
-			writeError(c, payrollError(err))
+			s.payrollSettingsRefused(c, tenant, f.overrideAction, f.target, payrollError(err))
 			return
 		}
 		c.JSON(http.StatusOK, out)
@@ -492,7 +518,7 @@ func (s *Server) resetPayrollOverride(f payrollFamily) gin.HandlerFunc {
 			return err
 		})
 		if err != nil {
-			writeError(c, payrollError(err))
+			s.payrollSettingsRefused(c, tenant, f.removeAction, f.target, payrollError(err))
 			return
 		}
 		c.Status(http.StatusNoContent)

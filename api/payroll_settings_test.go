@@ -223,6 +223,12 @@ func TestPayrollAccountLookedUp(t *testing.T) {
 	}
 	require.Zero(t, w.count(w.tenant, `SELECT count(*) FROM app.payroll_settings`))
 	require.Zero(t, w.count(w.tenant, `SELECT count(*) FROM app.payroll_settings_overrides`))
+	require.Zero(t, w.count(w.tenant, `SELECT count(*) FROM app.outbox`))
+	// Each refusal is audited DENIED under the organization, with its code.
+	for _, action := range []string{"UpdatePayrollTenantSettings", "OverridePayrollTenantSettings"} {
+		require.Equal(t, 3, w.count(w.tenant, `SELECT count(*) FROM app.audit_log WHERE action = $1 AND outcome = 'DENIED'
+			AND target_id = $2 AND details->>'code' LIKE 'PAYROLL_ACCOUNT_%'`, action, w.tenant), action)
+	}
 	status(t, w.owner.call(http.MethodPost, pathPayrollSettings, acct("sandbox", payrollAccountNumber, "Org Treasury")), http.StatusOK, "")
 
 	dead, err := gateway.Dial("127.0.0.1:1", gateway.ClientOptions{})
@@ -333,6 +339,8 @@ func TestPayrollPlatformOverrides(t *testing.T) {
 	status(t, w.admin.call(http.MethodGet, pathPlatformAutoLock+w.otherTenant, nil), http.StatusOK, "")
 	status(t, w.admin.call(http.MethodPost, pathPlatformAutoLock+w.otherTenant, map[string]any{"enabled": false}), http.StatusConflict, "ORGANIZATION_DELETED")
 	status(t, w.admin.call(http.MethodDelete, pathPlatformAutoLock+w.otherTenant, nil), http.StatusConflict, "ORGANIZATION_DELETED")
+	require.Equal(t, 2, w.count(w.otherTenant, `SELECT count(*) FROM app.audit_log WHERE action IN ('OverridePayrollAutoLockPolicy',
+		'RemovePayrollAutoLockPolicyOverride') AND outcome = 'DENIED' AND details->>'code' = 'ORGANIZATION_DELETED'`))
 }
 
 // TestPayrollAutoLockRoutes: the organization's policy round trip and its bounds.

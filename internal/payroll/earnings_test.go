@@ -320,3 +320,44 @@ func TestOneTimeEarningTableHoldsTheRules(t *testing.T) {
 		require.ErrorContains(t, err, c.want, name)
 	}
 }
+
+// TestOneTimeEarningMovesRace: an approve and a void of one earning at once: exactly one
+// succeeds and the other meets the state it left (409), never both.
+func TestOneTimeEarningMovesRace(t *testing.T) {
+	t.Parallel()
+	d := testkit.NewDB(t)
+	o := payrolltest.NewOrg(t, d)
+	emp := o.Employee(t, payrolltest.Employee{})
+	for i := 0; i < 5; i++ {
+		e, err := value(t, o, "usr_maker", func(ctx context.Context, tx db.BunTx) (payroll.OneTimeEarning, error) {
+			return payroll.CreateOneTimeEarning(ctx, tx, bonus(emp, "2026-11", 100), nov15)
+		})
+		require.NoError(t, err)
+		errs := make(chan error, 2)
+		go func() {
+			_, err := value(t, o, "usr_checker", func(ctx context.Context, tx db.BunTx) (payroll.OneTimeEarning, error) {
+				return payroll.ApproveOneTimeEarning(ctx, tx, e.ID, nov15)
+			})
+			errs <- err
+		}()
+		go func() {
+			_, err := value(t, o, "usr_maker", func(ctx context.Context, tx db.BunTx) (payroll.OneTimeEarning, error) {
+				return payroll.VoidOneTimeEarning(ctx, tx, e.ID, "", false, nov15)
+			})
+			errs <- err
+		}()
+		var failed []error
+		for range 2 {
+			if err := <-errs; err != nil {
+				failed = append(failed, err)
+			}
+		}
+		// Void first: the approve finds VOIDED. Approve first: the void (without payroll.approve)
+		// finds APPROVED and is refused for its permission.
+		require.Len(t, failed, 1)
+		var r *payroll.Refusal
+		require.ErrorAs(t, failed[0], &r)
+		require.Contains(t, []string{payroll.CodeEarningInvalidState, "PERMISSION_DENIED"}, r.Code)
+		require.Equal(t, 1, o.Count(t, `SELECT count(*) FROM app.outbox WHERE payload->>'id' = $1 AND type <> $2`, e.ID, payroll.EventEarningCreated))
+	}
+}
