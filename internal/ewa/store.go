@@ -31,14 +31,17 @@ var (
 	ErrInvalid = errors.New("ewa: invalid value")
 )
 
-// LimitError is ErrLimitExceeded with the figures the caller needs to ask again.
+// LimitError is ErrLimitExceeded with the figures the caller needs to ask again and the limit
+// that binds.
 type LimitError struct {
 	AvailableSantim    int64
 	MaxPrincipalSantim int64
+	LimitingFactor     Factor
 }
 
 func (e *LimitError) Error() string {
-	return fmt.Sprintf("%v: available %d santim, largest principal %d santim", ErrLimitExceeded, e.AvailableSantim, e.MaxPrincipalSantim)
+	return fmt.Sprintf("%v: available %d santim (%s), largest principal %d santim", ErrLimitExceeded, e.AvailableSantim,
+		e.LimitingFactor, e.MaxPrincipalSantim)
 }
 
 // Is makes errors.Is(err, ErrLimitExceeded) hold.
@@ -61,7 +64,8 @@ const (
 	maxFundingPartner        = 64
 	maxFailureReasonBytes    = field.MaxText
 	outstandingStatusesSQL   = `('REQUESTED', 'DISBURSING', 'DISBURSED')`
-	settingsColumns          = `tenant_id, coalesce(funding_partner, ''), coalesce(funding_account_number, ''), access_cap_percent, fee_flat_santim, fee_basis_points, account_name_match, updated_at`
+	drawnStatusesSQL         = `('REQUESTED', 'DISBURSING', 'DISBURSED', 'REPAID')`
+	settingsColumns          = `tenant_id, coalesce(funding_partner, ''), coalesce(funding_account_number, ''), access_cap_percent, fee_flat_santim, fee_basis_points, account_name_match, max_per_day_santim, max_per_period_santim, max_requests_per_day, max_requests_per_period, updated_at`
 	requestColumns           = `id, tenant_id, employee_id, principal_santim, fee_santim, status, coalesce(workflow_id, ''), coalesce(ledger_tx_id, ''), coalesce(transfer_id, ''), coalesce(failure_reason, ''), coalesce(repaid_amount_santim, 0), coalesce(repayment_source, ''), coalesce(repayment_ledger_tx_id, ''), requested_at, coalesce(disbursed_at, 'epoch'), coalesce(repaid_at, 'epoch'), updated_at`
 )
 
@@ -106,13 +110,29 @@ func (s Settings) Validate() error {
 	case s.FeeBasisPoints < 0 || s.FeeBasisPoints > MaxFeeBasisPoints:
 		return &field.Error{Field: "feeBasisPoints", Problem: fmt.Sprintf("must be a whole number from 0 to %d", MaxFeeBasisPoints)}
 	}
+	for _, c := range []struct {
+		name    string
+		v       *int64
+		max     int64
+		problem string
+	}{
+		{"maxPerDaySantim", s.MaxPerDaySantim, money.MaxAmountSantim, "must be null or a whole number of santim from 1 to %d"},
+		{"maxPerPeriodSantim", s.MaxPerPeriodSantim, money.MaxAmountSantim, "must be null or a whole number of santim from 1 to %d"},
+		{"maxRequestsPerDay", s.MaxRequestsPerDay, MaxRequestsCap, "must be null or a whole number from 1 to %d"},
+		{"maxRequestsPerPeriod", s.MaxRequestsPerPeriod, MaxRequestsCap, "must be null or a whole number from 1 to %d"},
+	} {
+		if c.v != nil && (*c.v < 1 || *c.v > c.max) {
+			return &field.Error{Field: c.name, Problem: fmt.Sprintf(c.problem, c.max)}
+		}
+	}
 	return nil
 }
 
 func scanSettings(row pgx.Row) (Settings, error) {
 	var s Settings
 	err := row.Scan(&s.TenantID, &s.Funding.Partner, &s.Funding.AccountNumber, &s.AccessCapPercent, &s.FeeFlatSantim,
-		&s.FeeBasisPoints, &s.AccountNameMatch, &s.UpdatedAt)
+		&s.FeeBasisPoints, &s.AccountNameMatch, &s.MaxPerDaySantim, &s.MaxPerPeriodSantim, &s.MaxRequestsPerDay,
+		&s.MaxRequestsPerPeriod, &s.UpdatedAt)
 	return s, err
 }
 
@@ -140,36 +160,51 @@ func PutSettings(ctx context.Context, tx pgx.Tx, tenant string, s Settings) (Set
 		partner, account = &s.Funding.Partner, &s.Funding.AccountNumber
 	}
 	out, err := scanSettings(tx.QueryRow(ctx, `INSERT INTO app.ewa_settings (tenant_id, funding_partner, funding_account_number,
-			access_cap_percent, fee_flat_santim, fee_basis_points, account_name_match, updated_by, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, now())
+			access_cap_percent, fee_flat_santim, fee_basis_points, account_name_match, max_per_day_santim,
+			max_per_period_santim, max_requests_per_day, max_requests_per_period, updated_by, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, now())
 		ON CONFLICT (tenant_id) DO UPDATE SET funding_partner = EXCLUDED.funding_partner,
 			funding_account_number = EXCLUDED.funding_account_number, access_cap_percent = EXCLUDED.access_cap_percent,
 			fee_flat_santim = EXCLUDED.fee_flat_santim, fee_basis_points = EXCLUDED.fee_basis_points,
-			account_name_match = EXCLUDED.account_name_match, updated_by = EXCLUDED.updated_by, updated_at = now()
+			account_name_match = EXCLUDED.account_name_match, max_per_day_santim = EXCLUDED.max_per_day_santim,
+			max_per_period_santim = EXCLUDED.max_per_period_santim, max_requests_per_day = EXCLUDED.max_requests_per_day,
+			max_requests_per_period = EXCLUDED.max_requests_per_period, updated_by = EXCLUDED.updated_by, updated_at = now()
 		RETURNING `+settingsColumns,
-		tenant, partner, account, s.AccessCapPercent, s.FeeFlatSantim, s.FeeBasisPoints, s.AccountNameMatch, actor))
+		tenant, partner, account, s.AccessCapPercent, s.FeeFlatSantim, s.FeeBasisPoints, s.AccountNameMatch, s.MaxPerDaySantim,
+		s.MaxPerPeriodSantim, s.MaxRequestsPerDay, s.MaxRequestsPerPeriod, actor))
 	if err != nil {
 		return Settings{}, fmt.Errorf("ewa: put settings: %w", err)
 	}
 	if err := audit.Write(ctx, tx, audit.Entry{Action: ActionUpdateSettings, Outcome: audit.Success, TargetType: "EwaSettings",
 		TargetID: tenant, Details: map[string]any{"fundingPartner": out.Funding.Partner, "accessCapPercent": out.AccessCapPercent,
-			"feeFlatSantim": out.FeeFlatSantim, "feeBasisPoints": out.FeeBasisPoints, "accountNameMatch": out.AccountNameMatch}}); err != nil {
+			"feeFlatSantim": out.FeeFlatSantim, "feeBasisPoints": out.FeeBasisPoints, "accountNameMatch": out.AccountNameMatch,
+			"maxPerDaySantim": out.MaxPerDaySantim, "maxPerPeriodSantim": out.MaxPerPeriodSantim,
+			"maxRequestsPerDay": out.MaxRequestsPerDay, "maxRequestsPerPeriod": out.MaxRequestsPerPeriod}}); err != nil {
 		return Settings{}, err
 	}
 	return out, nil
 }
 
-// outstanding is what employee still owes on the requests of the period starting at start that
-// count against the limit: principal + fee less what is repaid of them.
-func outstanding(ctx context.Context, q db.Querier, tenant, employee string, start time.Time) (int64, error) {
-	var sum int64
-	err := q.QueryRow(ctx, `SELECT coalesce(sum(principal_santim + fee_santim - coalesce(repaid_amount_santim, 0)), 0) FROM app.ewa_requests
-		WHERE tenant_id = $1 AND employee_id = $2 AND period_start = $3 AND status IN `+outstandingStatusesSQL,
-		tenant, employee, start).Scan(&sum)
+// usage reads, in one query over the employee's requests of the period starting at start, what
+// the limits count: the outstanding principal + fee (less what is repaid) of the REQUESTED,
+// DISBURSING and DISBURSED requests (the access cap), and principal + fee and the number of the
+// requests that are not CANCELLED or FAILED, in the period and in the UTC day of now (the caps).
+func usage(ctx context.Context, q db.Querier, tenant, employee string, start, now time.Time) (int64, Usage, error) {
+	var out int64
+	var u Usage
+	dayStart := now.UTC().Truncate(24 * time.Hour)
+	err := q.QueryRow(ctx, `SELECT
+			coalesce(sum(principal_santim + fee_santim - coalesce(repaid_amount_santim, 0)) FILTER (WHERE status IN `+outstandingStatusesSQL+`), 0),
+			coalesce(sum(principal_santim + fee_santim), 0), count(*),
+			coalesce(sum(principal_santim + fee_santim) FILTER (WHERE requested_at >= $4 AND requested_at < $5), 0),
+			count(*) FILTER (WHERE requested_at >= $4 AND requested_at < $5)
+		FROM app.ewa_requests WHERE tenant_id = $1 AND employee_id = $2 AND period_start = $3 AND status IN `+drawnStatusesSQL,
+		tenant, employee, start, dayStart, dayStart.Add(24*time.Hour)).Scan(&out, &u.DrawnInPeriodSantim, &u.RequestsInPeriod,
+		&u.DrawnTodaySantim, &u.RequestsToday)
 	if err != nil {
-		return 0, fmt.Errorf("ewa: outstanding: %w", err)
+		return 0, Usage{}, fmt.Errorf("ewa: usage: %w", err)
 	}
-	return sum, nil
+	return out, u, nil
 }
 
 // employeeFor reads what the rules need of tenant's employee, under a row lock when lock is set.
@@ -190,12 +225,40 @@ func employeeFor(ctx context.Context, q db.Querier, tenant, id string, lock bool
 	return salary, status == string(employees.Active), nil
 }
 
-// CheckEligibility is how much tenant's employee may draw at now. Errors: ErrEmployeeNotFound.
-func CheckEligibility(ctx context.Context, q db.Querier, tenant, employeeID string, now time.Time) (Eligibility, error) {
-	return eligibility(ctx, q, tenant, employeeID, now, false)
+// RecoverableFunc answers how much more the next payroll can recover from tenant's employee
+// within the protection policy, after every deduction already due for it (statutory, court
+// orders, instalments and the employee's outstanding advances): the calculator's
+// projection (paycalc.Projection.RecoverableSantim). An advance (principal + fee) is limited to
+// it (Factor PROJECTED_NET_PAY). ok false: no projection for this employee, the other limits
+// alone apply. It is called in the eligibility's transaction q, after the employee's row is
+// locked when an advance is being created, so what it reads of the employee's advances includes
+// every request committed before (concurrent requests for one employee take turns). An error
+// fails the eligibility (nothing is created).
+type RecoverableFunc func(ctx context.Context, q db.Querier, tenant, employeeID string, now time.Time) (recoverable int64, ok bool, err error)
+
+// Advances checks eligibility and creates requests with the limits beyond a tenant's settings
+// that the wiring supplies. The zero value applies the settings' limits only (CheckEligibility
+// and Create).
+type Advances struct {
+	// Recoverable, when set, limits an advance to what the next payroll can recover.
+	Recoverable RecoverableFunc
 }
 
-func eligibility(ctx context.Context, q db.Querier, tenant, employeeID string, now time.Time, lock bool) (Eligibility, error) {
+// CheckEligibility is how much tenant's employee may draw at now, by the settings' limits only.
+// Errors: ErrEmployeeNotFound.
+func CheckEligibility(ctx context.Context, q db.Querier, tenant, employeeID string, now time.Time) (Eligibility, error) {
+	return Advances{}.Eligibility(ctx, q, tenant, employeeID, now)
+}
+
+// Eligibility is how much tenant's employee may draw at now. Errors: ErrEmployeeNotFound, the
+// Recoverable func's error.
+func (a Advances) Eligibility(ctx context.Context, q db.Querier, tenant, employeeID string, now time.Time) (Eligibility, error) {
+	return a.eligibility(ctx, q, tenant, employeeID, now, false)
+}
+
+// eligibility reads the employee (under a row lock when lock is set) before anything else, so
+// under the lock every figure after it sees the requests committed before the lock was granted.
+func (a Advances) eligibility(ctx context.Context, q db.Querier, tenant, employeeID string, now time.Time, lock bool) (Eligibility, error) {
 	salary, active, err := employeeFor(ctx, q, tenant, employeeID, lock)
 	if err != nil {
 		return Eligibility{}, err
@@ -205,11 +268,21 @@ func eligibility(ctx context.Context, q db.Querier, tenant, employeeID string, n
 		return Eligibility{}, err
 	}
 	start, _ := Period(now)
-	out, err := outstanding(ctx, q, tenant, employeeID, start)
+	out, u, err := usage(ctx, q, tenant, employeeID, start, now)
 	if err != nil {
 		return Eligibility{}, err
 	}
-	e, err := Compute(salary, out, active, s, now)
+	in := Inputs{SalarySantim: salary, Active: active, OutstandingSantim: out, Usage: u}
+	if a.Recoverable != nil {
+		r, ok, err := a.Recoverable(ctx, q, tenant, employeeID, now)
+		if err != nil {
+			return Eligibility{}, fmt.Errorf("ewa: recoverable by the next payroll: %w", err)
+		}
+		if ok {
+			in.RecoverableSantim = &r
+		}
+	}
+	e, err := Evaluate(in, s, now)
 	e.EmployeeID = employeeID
 	return e, err
 }
@@ -264,17 +337,24 @@ func writeEvent(ctx context.Context, tx pgx.Tx, r Request, typ string, payload m
 	return err
 }
 
+// Create is Advances{}.Create: the settings' limits only.
+func Create(ctx context.Context, tx pgx.Tx, tenant, employeeID string, principal int64, now time.Time) (Request, error) {
+	return Advances{}.Create(ctx, tx, tenant, employeeID, principal, now)
+}
+
 // Create requests an advance of principal santim for tenant's employee at now, in tx (scoped to
 // tenant, actor in ctx). The employee's row is locked first, so concurrent requests for one
-// employee are checked against the limit one after the other and their sum never passes it.
-// Writes RequestEwa and ewa.requested.v1. Errors: ErrInvalid, ErrEmployeeNotFound,
-// ErrEmployeeNotActive, *LimitError (ErrLimitExceeded).
-func Create(ctx context.Context, tx pgx.Tx, tenant, employeeID string, principal int64, now time.Time) (Request, error) {
+// employee are checked against every limit (the access cap, the per-day and per-period amount
+// and count caps, the projected net pay) one after the other: neither their sum nor their
+// number ever passes a limit. Writes RequestEwa and ewa.requested.v1. Errors: ErrInvalid,
+// ErrEmployeeNotFound, ErrEmployeeNotActive, *LimitError (ErrLimitExceeded), the Recoverable
+// func's error.
+func (a Advances) Create(ctx context.Context, tx pgx.Tx, tenant, employeeID string, principal int64, now time.Time) (Request, error) {
 	if !money.ValidAmount(principal) {
 		return Request{}, fmt.Errorf("%w: %w", ErrInvalid, &field.Error{Field: "amountSantim",
 			Problem: fmt.Sprintf("must be a whole number of santim from 1 to %d", money.MaxAmountSantim)})
 	}
-	e, err := eligibility(ctx, tx, tenant, employeeID, now, true)
+	e, err := a.eligibility(ctx, tx, tenant, employeeID, now, true)
 	if err != nil {
 		return Request{}, err
 	}
@@ -286,7 +366,8 @@ func Create(ctx context.Context, tx pgx.Tx, tenant, employeeID string, principal
 		return Request{}, err
 	}
 	if !ok {
-		return Request{}, &LimitError{AvailableSantim: e.AvailableSantim, MaxPrincipalSantim: e.MaxPrincipalSantim}
+		return Request{}, &LimitError{AvailableSantim: e.AvailableSantim, MaxPrincipalSantim: e.MaxPrincipalSantim,
+			LimitingFactor: e.LimitingFactor}
 	}
 	id := "ewa_" + identity.NewID()
 	r, err := scanRequest(tx.QueryRow(ctx, `INSERT INTO app.ewa_requests (id, tenant_id, employee_id, principal_santim, fee_santim,

@@ -45,7 +45,16 @@ type Settings struct {
 	// AccountNameMatch turns on the account-lookup gate's name rule for this tenant: the holder
 	// name the partner resolves must match the employer-provided name (else ACCOUNT_MISMATCH).
 	AccountNameMatch bool
-	UpdatedAt        time.Time // zero while the defaults apply
+	// The caps besides the access cap (the kind EarnIn and Oracle Anytime Pay set), each nil
+	// when the tenant sets none (the default: only the access cap and, when wired, the projected
+	// net pay limit an advance). Amounts count principal + fee of the requests that are not
+	// CANCELLED or FAILED (repaid ones too: they cap what is drawn, not what is owed); a day is
+	// the UTC calendar day of the request, the period the pay period (Period).
+	MaxPerDaySantim      *int64    // 1..money.MaxAmountSantim: principal + fee drawn in one day
+	MaxPerPeriodSantim   *int64    // 1..money.MaxAmountSantim: principal + fee drawn in one pay period
+	MaxRequestsPerDay    *int64    // 1..MaxRequestsCap: requests made in one day
+	MaxRequestsPerPeriod *int64    // 1..MaxRequestsCap: requests made in one pay period
+	UpdatedAt            time.Time // zero while the defaults apply
 }
 
 // Defaults and bounds of the settings.
@@ -53,6 +62,8 @@ const (
 	DefaultAccessCapPercent = 50
 	MaxFeeFlatSantim        = 100_000_00 // 100,000 ETB
 	MaxFeeBasisPoints       = 10_000     // 100 %
+	// MaxRequestsCap bounds the per-day and per-period request counts a tenant may set.
+	MaxRequestsCap = 100
 )
 
 // Request is one EWA request.
