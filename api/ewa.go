@@ -65,7 +65,8 @@ func ewaError(action, targetID string, err error) error {
 	var over *ewa.OverpaymentError
 	switch {
 	case errors.As(err, &le):
-		ref.err.Details = map[string]int64{"availableSantim": le.AvailableSantim, "maxPrincipalSantim": le.MaxPrincipalSantim}
+		ref.err.Details = map[string]any{"availableSantim": le.AvailableSantim, "maxPrincipalSantim": le.MaxPrincipalSantim,
+			"limitingFactor": le.LimitingFactor}
 	case errors.As(err, &over):
 		ref.err.Details = map[string]int64{"outstandingSantim": over.OutstandingSantim}
 	}
@@ -79,18 +80,33 @@ type ewaAccountJSON struct {
 	AccountNumber string `json:"accountNumber"`
 }
 
+// ewaCapsJSON are the settings' caps besides the access cap (null: not set), in the settings,
+// their input and the eligibility's settings alike.
+type ewaCapsJSON struct {
+	MaxPerDaySantim      *int64 `json:"maxPerDaySantim"`
+	MaxPerPeriodSantim   *int64 `json:"maxPerPeriodSantim"`
+	MaxRequestsPerDay    *int64 `json:"maxRequestsPerDay"`
+	MaxRequestsPerPeriod *int64 `json:"maxRequestsPerPeriod"`
+}
+
+func toEwaCapsJSON(s ewa.Settings) ewaCapsJSON {
+	return ewaCapsJSON{MaxPerDaySantim: s.MaxPerDaySantim, MaxPerPeriodSantim: s.MaxPerPeriodSantim,
+		MaxRequestsPerDay: s.MaxRequestsPerDay, MaxRequestsPerPeriod: s.MaxRequestsPerPeriod}
+}
+
 type ewaSettingsJSON struct {
 	FundingAccount   *ewaAccountJSON `json:"fundingAccount"`
 	AccessCapPercent int64           `json:"accessCapPercent"`
 	FeeFlatSantim    int64           `json:"feeFlatSantim"`
 	FeeBasisPoints   int64           `json:"feeBasisPoints"`
 	AccountNameMatch bool            `json:"accountNameMatch"`
-	UpdatedAt        *time.Time      `json:"updatedAt"`
+	ewaCapsJSON
+	UpdatedAt *time.Time `json:"updatedAt"`
 }
 
 func toEwaSettingsJSON(s ewa.Settings) ewaSettingsJSON {
 	out := ewaSettingsJSON{AccessCapPercent: s.AccessCapPercent, FeeFlatSantim: s.FeeFlatSantim, FeeBasisPoints: s.FeeBasisPoints,
-		AccountNameMatch: s.AccountNameMatch}
+		AccountNameMatch: s.AccountNameMatch, ewaCapsJSON: toEwaCapsJSON(s)}
 	if s.Funding != (ewa.Account{}) {
 		out.FundingAccount = &ewaAccountJSON{Partner: s.Funding.Partner, AccountNumber: s.Funding.AccountNumber}
 	}
@@ -163,12 +179,19 @@ func (s *Server) getEwaSettings(c *gin.Context) {
 	c.JSON(http.StatusOK, toEwaSettingsJSON(out))
 }
 
+// ewaSettingsRequest is PUT's body; a cap that is absent or null is not set (the PUT replaces
+// the settings as a whole). The caps are spelled out rather than embedded (ewaCapsJSON) so a
+// wrong type's error names the field as the caller wrote it.
 type ewaSettingsRequest struct {
-	FundingAccount   *ewaAccountJSON `json:"fundingAccount"`
-	AccessCapPercent *int64          `json:"accessCapPercent"`
-	FeeFlatSantim    *int64          `json:"feeFlatSantim"`
-	FeeBasisPoints   *int64          `json:"feeBasisPoints"`
-	AccountNameMatch *bool           `json:"accountNameMatch"`
+	FundingAccount       *ewaAccountJSON `json:"fundingAccount"`
+	AccessCapPercent     *int64          `json:"accessCapPercent"`
+	FeeFlatSantim        *int64          `json:"feeFlatSantim"`
+	FeeBasisPoints       *int64          `json:"feeBasisPoints"`
+	AccountNameMatch     *bool           `json:"accountNameMatch"`
+	MaxPerDaySantim      *int64          `json:"maxPerDaySantim"`
+	MaxPerPeriodSantim   *int64          `json:"maxPerPeriodSantim"`
+	MaxRequestsPerDay    *int64          `json:"maxRequestsPerDay"`
+	MaxRequestsPerPeriod *int64          `json:"maxRequestsPerPeriod"`
 }
 
 func (r ewaSettingsRequest) settings(tenant string) (ewa.Settings, error) {
@@ -190,7 +213,9 @@ func (r ewaSettingsRequest) settings(tenant string) (ewa.Settings, error) {
 		}
 	}
 	out := ewa.Settings{TenantID: tenant, Funding: ewa.Account{Partner: r.FundingAccount.Partner, AccountNumber: r.FundingAccount.AccountNumber},
-		AccessCapPercent: *r.AccessCapPercent, FeeFlatSantim: *r.FeeFlatSantim, FeeBasisPoints: *r.FeeBasisPoints}
+		AccessCapPercent: *r.AccessCapPercent, FeeFlatSantim: *r.FeeFlatSantim, FeeBasisPoints: *r.FeeBasisPoints,
+		MaxPerDaySantim: r.MaxPerDaySantim, MaxPerPeriodSantim: r.MaxPerPeriodSantim, MaxRequestsPerDay: r.MaxRequestsPerDay,
+		MaxRequestsPerPeriod: r.MaxRequestsPerPeriod}
 	if r.AccountNameMatch != nil {
 		out.AccountNameMatch = *r.AccountNameMatch
 	}
@@ -253,23 +278,45 @@ func (s *Server) checkFundingAccount(c *gin.Context, acct ewa.Account) *Error {
 
 // --- eligibility ---
 
+// advances applies the EWA settings' limits and, when wired, the projected net pay's.
+func (s *Server) advances() ewa.Advances {
+	return ewa.Advances{Recoverable: s.deps.EwaRecoverable}
+}
+
 type ewaEligibilityJSON struct {
 	EmployeeID string `json:"employeeId"`
 	Period     struct {
 		Start string `json:"start"`
 		End   string `json:"end"`
 	} `json:"period"`
-	EarnedSantim       int64 `json:"earnedSantim"`
-	CapSantim          int64 `json:"capSantim"`
-	OutstandingSantim  int64 `json:"outstandingSantim"`
-	AvailableSantim    int64 `json:"availableSantim"`
-	MaxPrincipalSantim int64 `json:"maxPrincipalSantim"`
-	EmployeeActive     bool  `json:"employeeActive"`
-	Eligible           bool  `json:"eligible"`
+	EarnedSantim      int64 `json:"earnedSantim"`
+	CapSantim         int64 `json:"capSantim"`
+	OutstandingSantim int64 `json:"outstandingSantim"`
+	Usage             struct {
+		DrawnInPeriodSantim int64 `json:"drawnInPeriodSantim"`
+		DrawnTodaySantim    int64 `json:"drawnTodaySantim"`
+		RequestsInPeriod    int64 `json:"requestsInPeriod"`
+		RequestsToday       int64 `json:"requestsToday"`
+	} `json:"usage"`
+	RecoverableSantim *int64 `json:"recoverableSantim"`
+	Limits            struct {
+		AccessCapSantim       int64  `json:"accessCapSantim"`
+		ProjectedNetPaySantim *int64 `json:"projectedNetPaySantim"`
+		PeriodAmountSantim    *int64 `json:"periodAmountSantim"`
+		DayAmountSantim       *int64 `json:"dayAmountSantim"`
+		PeriodRequestsLeft    *int64 `json:"periodRequestsLeft"`
+		DayRequestsLeft       *int64 `json:"dayRequestsLeft"`
+	} `json:"limits"`
+	AvailableSantim    int64      `json:"availableSantim"`
+	LimitingFactor     ewa.Factor `json:"limitingFactor"`
+	MaxPrincipalSantim int64      `json:"maxPrincipalSantim"`
+	EmployeeActive     bool       `json:"employeeActive"`
+	Eligible           bool       `json:"eligible"`
 	Settings           struct {
 		AccessCapPercent int64 `json:"accessCapPercent"`
 		FeeFlatSantim    int64 `json:"feeFlatSantim"`
 		FeeBasisPoints   int64 `json:"feeBasisPoints"`
+		ewaCapsJSON
 	} `json:"settings"`
 }
 
@@ -307,7 +354,7 @@ func (s *Server) ewaEligibility(c *gin.Context) {
 	}
 	tenant := callerOf(c).Tenant
 	e, err := inTenantValue(s, c, func(ctx context.Context, tx pgx.Tx) (ewa.Eligibility, error) {
-		return ewa.CheckEligibility(ctx, tx, tenant, emp, s.now())
+		return s.advances().Eligibility(ctx, tx, tenant, emp, s.now())
 	})
 	if err != nil {
 		writeError(c, ewaError("", emp, err))
@@ -317,10 +364,18 @@ func (s *Server) ewaEligibility(c *gin.Context) {
 	out.EmployeeID = emp
 	out.Period.Start, out.Period.End = e.PeriodStart.Format(time.DateOnly), e.PeriodEnd.Format(time.DateOnly)
 	out.EarnedSantim, out.CapSantim, out.OutstandingSantim = e.EarnedSantim, e.CapSantim, e.OutstandingSantim
-	out.AvailableSantim, out.MaxPrincipalSantim = e.AvailableSantim, e.MaxPrincipalSantim
+	u, l := e.Usage, e.Limits
+	out.Usage.DrawnInPeriodSantim, out.Usage.DrawnTodaySantim = u.DrawnInPeriodSantim, u.DrawnTodaySantim
+	out.Usage.RequestsInPeriod, out.Usage.RequestsToday = u.RequestsInPeriod, u.RequestsToday
+	out.RecoverableSantim = e.RecoverableSantim
+	out.Limits.AccessCapSantim, out.Limits.ProjectedNetPaySantim = l.AccessCapSantim, l.ProjectedNetPaySantim
+	out.Limits.PeriodAmountSantim, out.Limits.DayAmountSantim = l.PeriodAmountSantim, l.DayAmountSantim
+	out.Limits.PeriodRequestsLeft, out.Limits.DayRequestsLeft = l.PeriodRequestsLeft, l.DayRequestsLeft
+	out.AvailableSantim, out.LimitingFactor, out.MaxPrincipalSantim = e.AvailableSantim, e.LimitingFactor, e.MaxPrincipalSantim
 	out.EmployeeActive, out.Eligible = e.EmployeeActive, e.EmployeeActive && e.MaxPrincipalSantim > 0
 	out.Settings.AccessCapPercent, out.Settings.FeeFlatSantim, out.Settings.FeeBasisPoints =
 		e.Settings.AccessCapPercent, e.Settings.FeeFlatSantim, e.Settings.FeeBasisPoints
+	out.Settings.ewaCapsJSON = toEwaCapsJSON(e.Settings)
 	c.JSON(http.StatusOK, out)
 }
 
@@ -357,7 +412,7 @@ func (s *Server) createEwaRequest(c *gin.Context) {
 	}
 	tenant := callerOf(c).Tenant
 	out, err := inTenantValue(s, c, func(ctx context.Context, tx pgx.Tx) (ewa.Request, error) {
-		out, err := ewa.Create(ctx, tx, tenant, req.EmployeeID, *req.AmountSantim, s.now())
+		out, err := s.advances().Create(ctx, tx, tenant, req.EmployeeID, *req.AmountSantim, s.now())
 		return out, ewaError(ewa.ActionRequest, req.EmployeeID, err)
 	})
 	if err != nil {

@@ -704,6 +704,11 @@ func FuzzEwaRoutes(f *testing.F) {
 	}
 	f.Add(uint8(3), "", "", `{"employeeId":"`+w.employee+`","amountSantim":9223372036854775807}`)
 	f.Add(uint8(1), "", "", `{"fundingAccount":{"partner":"x","accountNumber":"\u202e"},"accessCapPercent":1e3,"feeFlatSantim":1,"feeBasisPoints":1}`)
+	// The caps: at their bounds, past them, null, of the wrong type.
+	f.Add(uint8(1), "", "", `{"fundingAccount":{"partner":"sandbox","accountNumber":"`+ewaFundingAccount+`"},"accessCapPercent":100,"feeFlatSantim":0,"feeBasisPoints":0,"maxPerDaySantim":1,"maxPerPeriodSantim":1000000000000,"maxRequestsPerDay":1,"maxRequestsPerPeriod":100}`)
+	f.Add(uint8(1), "", "", `{"fundingAccount":{"partner":"sandbox","accountNumber":"`+ewaFundingAccount+`"},"accessCapPercent":100,"feeFlatSantim":0,"feeBasisPoints":0,"maxPerDaySantim":-9223372036854775808,"maxPerPeriodSantim":0,"maxRequestsPerDay":101,"maxRequestsPerPeriod":null}`)
+	f.Add(uint8(1), "", "", `{"fundingAccount":{"partner":"sandbox","accountNumber":"`+ewaFundingAccount+`"},"accessCapPercent":50,"feeFlatSantim":0,"feeBasisPoints":0,"maxPerDaySantim":"1","maxRequestsPerDay":1e2,"maxrequestsperday":3}`)
+	f.Add(uint8(1), "", "", `{"fundingAccount":{"partner":"sandbox","accountNumber":"`+ewaFundingAccount+`"},"accessCapPercent":50,"feeFlatSantim":0,"feeBasisPoints":0,"maxRequestsPerPeriod":1,"maxPerDaySantim":1}`)
 	f.Add(uint8(2), "", "employeeId="+w.employee, "")
 	f.Add(uint8(2), "", "employeeId=%ff", "")
 	f.Add(uint8(6), r.ID, "", `{"ewaRequestId":"`+r.ID+`","repaidAmountSantim":1500,"source":"PAYROLL"}`)

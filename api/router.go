@@ -23,6 +23,7 @@ import (
 
 	"github.com/wagerail/wagerail/gateway"
 	"github.com/wagerail/wagerail/internal/bankwebhook"
+	"github.com/wagerail/wagerail/internal/ewa"
 	"github.com/wagerail/wagerail/internal/lending"
 	"github.com/wagerail/wagerail/internal/notify"
 	"github.com/wagerail/wagerail/internal/orgs"
@@ -131,6 +132,9 @@ type Deps struct {
 	// LoanProjection projects an employee's next payroll run for a loan quote (the payroll
 	// loader's projection); nil: POST /api/loans/quote answers 503 NOT_CONFIGURED.
 	LoanProjection lending.ProjectFunc
+	// EwaRecoverable limits an EWA advance to what the next payroll can recover within the
+	// protection policy (the payroll calculator's projection); nil: the EWA settings' limits only.
+	EwaRecoverable ewa.RecoverableFunc
 }
 
 // Server is the HTTP API.
