@@ -232,8 +232,10 @@ func employeeFor(ctx context.Context, q db.Querier, tenant, id string, lock bool
 // it (Factor PROJECTED_NET_PAY). ok false: no projection for this employee, the other limits
 // alone apply. It is called in the eligibility's transaction q, after the employee's row is
 // locked when an advance is being created, so what it reads of the employee's advances includes
-// every request committed before (concurrent requests for one employee take turns). An error
-// fails the eligibility (nothing is created).
+// every request committed before (concurrent requests for one employee take turns). q is a
+// db.Writer too, so a loader written with db.Select reads in it. An employee it cannot project
+// (no payroll inputs) is ok false rather than an error: an error fails the eligibility and the
+// request (nothing is created; the API answers 500).
 type RecoverableFunc func(ctx context.Context, q db.Querier, tenant, employeeID string, now time.Time) (recoverable int64, ok bool, err error)
 
 // Advances checks eligibility and creates requests with the limits beyond a tenant's settings
