@@ -316,6 +316,13 @@ func TestPayrollOvertimeRoutes(t *testing.T) {
 	require.Nil(t, ent.PolicyID)
 	require.Equal(t, int64(12_620), ent.EstimatedAmountSantim) // 1,000,000 × 90 × 17,500 ÷ (208 × 60 × 10,000) = 12,620.19…
 
+	// The estimate follows the organization's monthly working hours (tenant settings).
+	catalogStatus(t, k.clerk.call(http.MethodPost, "/api/payroll/tenant-settings", map[string]any{"monthlyWorkingHours": 160}), http.StatusOK, "")
+	rec = k.viewer.call(http.MethodGet, entries+"/"+ent.ID, nil)
+	catalogStatus(t, rec, http.StatusOK, "")
+	require.Equal(t, int64(16_406), decode[payrollEntryOut](t, rec).EstimatedAmountSantim) // 1,000,000 × 90 × 17,500 ÷ (160 × 60 × 10,000) = 16,406.25
+	catalogStatus(t, k.clerk.call(http.MethodDelete, "/api/payroll/tenant-settings", nil), http.StatusNoContent, "")
+
 	rec = k.clerk.call(http.MethodPost, policies, map[string]any{"name": "  Night double  ", "workingDayBasisPoints": 15000,
 		"nightBasisPoints": 20000, "weeklyRestDayBasisPoints": 20000, "publicHolidayBasisPoints": 25000})
 	catalogStatus(t, rec, http.StatusCreated, "")

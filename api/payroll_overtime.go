@@ -182,8 +182,33 @@ type payrollOvertimeEntryJSON struct {
 	UpdatedAt             time.Time                `json:"updatedAt"`
 }
 
-func toPayrollOvertimeEntryJSON(e payroll.OvertimeEntry) (payrollOvertimeEntryJSON, error) {
-	est, err := e.EstimatedAmountSantim(e.SalarySantim, payroll.EstimateMonthlyHours)
+// monthlyHours is the organization's monthly working hours, the divisor of the estimate's hourly
+// rate.
+func monthlyHours(ctx context.Context, tx db.BunTx) (int64, error) {
+	st, err := payroll.EffectiveSettings(ctx, tx)
+	return st.MonthlyWorkingHours, err
+}
+
+// overtimeRead is entries read with the monthly hours of their estimates.
+type overtimeRead[T any] struct {
+	value T
+	hours int64
+}
+
+// readOvertime runs read in the tenant's transaction and reads the monthly hours with it.
+func readOvertime[T any](s *Server, c *gin.Context, read func(ctx context.Context, tx db.BunTx) (T, error)) (overtimeRead[T], error) {
+	return inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) (overtimeRead[T], error) {
+		v, err := read(ctx, tx)
+		if err != nil {
+			return overtimeRead[T]{}, err
+		}
+		h, err := monthlyHours(ctx, tx)
+		return overtimeRead[T]{v, h}, err
+	})
+}
+
+func toPayrollOvertimeEntryJSON(e payroll.OvertimeEntry, hours int64) (payrollOvertimeEntryJSON, error) {
+	est, err := e.EstimatedAmountSantim(e.SalarySantim, hours)
 	if err != nil {
 		return payrollOvertimeEntryJSON{}, err
 	}
@@ -228,8 +253,8 @@ func (r payrollOvertimeEntryRequest) input() (payroll.NewOvertimeEntry, error) {
 }
 
 // answerOvertimeEntry answers one entry with its estimate.
-func answerOvertimeEntry(c *gin.Context, status int, e payroll.OvertimeEntry) {
-	out, err := toPayrollOvertimeEntryJSON(e)
+func answerOvertimeEntry(c *gin.Context, status int, r overtimeRead[payroll.OvertimeEntry]) {
+	out, err := toPayrollOvertimeEntryJSON(r.value, r.hours)
 	if err != nil {
 		writeError(c, err)
 		return
@@ -248,7 +273,7 @@ func (s *Server) createOvertimeEntry(c *gin.Context) {
 		writeError(c, fieldError(err))
 		return
 	}
-	out, err := inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) (payroll.OvertimeEntry, error) {
+	out, err := readOvertime(s, c, func(ctx context.Context, tx db.BunTx) (payroll.OvertimeEntry, error) {
 		return payroll.CreateOvertimeEntry(ctx, tx, in, s.now())
 	})
 	if err != nil {
@@ -263,7 +288,7 @@ func (s *Server) listOvertimeEntries(c *gin.Context) {
 	if !ok {
 		return
 	}
-	rows, err := inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) ([]payroll.OvertimeEntry, error) {
+	read, err := readOvertime(s, c, func(ctx context.Context, tx db.BunTx) ([]payroll.OvertimeEntry, error) {
 		return payroll.ListOvertimeEntries(ctx, tx, payroll.OvertimeFilter{Status: status, EmployeeID: employee, Period: period,
 			After: cursor, Limit: limit + 1})
 	})
@@ -272,9 +297,10 @@ func (s *Server) listOvertimeEntries(c *gin.Context) {
 		return
 	}
 	out := payrollOvertimeEntryListJSON{Items: []payrollOvertimeEntryJSON{}}
-	rows, out.NextCursor = pageOf(rows, limit, func(e payroll.OvertimeEntry) string { return e.ID })
+	rows, next := pageOf(read.value, limit, func(e payroll.OvertimeEntry) string { return e.ID })
+	out.NextCursor = next
 	for _, e := range rows {
-		j, err := toPayrollOvertimeEntryJSON(e)
+		j, err := toPayrollOvertimeEntryJSON(e, read.hours)
 		if err != nil {
 			writeError(c, err)
 			return
@@ -289,7 +315,7 @@ func (s *Server) getOvertimeEntry(c *gin.Context) {
 	if !ok {
 		return
 	}
-	out, err := inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) (payroll.OvertimeEntry, error) {
+	out, err := readOvertime(s, c, func(ctx context.Context, tx db.BunTx) (payroll.OvertimeEntry, error) {
 		return payroll.GetOvertimeEntry(ctx, tx, id)
 	})
 	if err != nil {
@@ -304,7 +330,7 @@ func (s *Server) approveOvertimeEntry(c *gin.Context) {
 	if !ok {
 		return
 	}
-	out, err := inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) (payroll.OvertimeEntry, error) {
+	out, err := readOvertime(s, c, func(ctx context.Context, tx db.BunTx) (payroll.OvertimeEntry, error) {
 		return payroll.ApproveOvertimeEntry(ctx, tx, id, s.now())
 	})
 	if err != nil {

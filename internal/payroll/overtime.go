@@ -12,6 +12,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/wagerail/wagerail/internal/identity"
+	"github.com/wagerail/wagerail/internal/payroll/paycalc"
 	"github.com/wagerail/wagerail/internal/platform/audit"
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/field"
@@ -61,25 +62,23 @@ const (
 // OvertimeCategories are the categories in the order the API lists them.
 var OvertimeCategories = []OvertimeCategory{OvertimeWorkingDay, OvertimeNight, OvertimeWeeklyRestDay, OvertimePublicHoliday}
 
-// Bounds of overtime (the tables check them again).
+// Bounds of overtime (the tables check them again), the calculator's own (one constant each, so
+// nothing this store accepts is refused by the calculator).
 const (
-	MinMultiplierBasisPoints    int64 = 10_000 // 1×: overtime never pays less than the hourly rate
-	MaxMultiplierBasisPoints    int64 = 40_000 // 4×
-	MaxOvertimeMinutesPerEntry        = 24 * 60
-	MaxOvertimeMinutesPerDay          = 24 * 60
-	MaxOvertimeMinutesPerPeriod       = 31 * 24 * 60
-	// EstimateMonthlyHours is the monthly hours of an entry's estimated amount (48 hours a week ×
-	// 52 ÷ 12, the calculator's default); the run uses the tenant's setting.
-	EstimateMonthlyHours int64 = 208
+	MinMultiplierBasisPoints    = paycalc.MinMultiplierBasisPoints // 1×: never less than the hourly rate
+	MaxMultiplierBasisPoints    = paycalc.MaxMultiplierBasisPoints // 4×
+	MaxOvertimeMinutesPerEntry  = paycalc.MaxOvertimeMinutesPerEntry
+	MaxOvertimeMinutesPerDay    = 24 * 60
+	MaxOvertimeMinutesPerPeriod = paycalc.MaxOvertimeMinutesPerPeriod
 )
 
 // The labour law's multipliers (Labour Proclamation 1156/2019 art. 68), basis points of the
-// hourly rate.
+// hourly rate: the calculator's constants.
 const (
-	DefaultWorkingDayBasisPoints    int64 = 15_000
-	DefaultNightBasisPoints         int64 = 17_500
-	DefaultWeeklyRestDayBasisPoints int64 = 20_000
-	DefaultPublicHolidayBasisPoints int64 = 25_000
+	DefaultWorkingDayBasisPoints    = paycalc.MultiplierWorkdayBasisPoints // 1.5×
+	DefaultNightBasisPoints         = paycalc.MultiplierNightBasisPoints   // 1.75×
+	DefaultWeeklyRestDayBasisPoints = paycalc.MultiplierRestDayBasisPoints // 2×
+	DefaultPublicHolidayBasisPoints = paycalc.MultiplierHolidayBasisPoints // 2.5×
 )
 
 // The states of a policy and of an entry.
@@ -380,8 +379,9 @@ type OvertimeEntry struct {
 
 // EstimatedAmountSantim is the entry's amount at monthlySalary and monthlyHours: minutes ×
 // salary × multiplier ÷ (monthlyHours × 60 × 10,000), rounded once, half to even (the
-// calculator's formula). It is an estimate where the API shows it: the run computes it with the
-// period's salary and the tenant's monthly hours.
+// calculator's formula). It is an estimate where the API shows it (at the employee's current
+// salary and the tenant's monthly working hours, EffectiveSettings): the run computes it with the
+// period's salary.
 func (e OvertimeEntry) EstimatedAmountSantim(monthlySalarySantim, monthlyHours int64) (int64, error) {
 	return money.MulDiv(e.Minutes*monthlySalarySantim, e.MultiplierBasisPoints, monthlyHours*60*money.HundredPercent)
 }

@@ -140,7 +140,7 @@ func TestOvertimeEntries(t *testing.T) {
 	require.Equal(t, "2026-11", e.Period)
 	require.Equal(t, int64(17_500), e.MultiplierBasisPoints)
 	require.Empty(t, e.PolicyID)
-	est, err := e.EstimatedAmountSantim(e.SalarySantim, payroll.EstimateMonthlyHours)
+	est, err := e.EstimatedAmountSantim(e.SalarySantim, payroll.DefaultMonthlyWorkingHours)
 	require.NoError(t, err)
 	require.Equal(t, int64(35_000), est)
 
