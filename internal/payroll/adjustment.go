@@ -315,8 +315,8 @@ func (p PeriodAdjustment) ForCalc() paycalc.Adjustment {
 // keyed by employee id, each employee's lines by adjustment id (reversals after): the POSTED
 // adjustments of the period, the REVERSED ones of the period whose reversal took effect later,
 // and the opposite lines of earlier periods' adjustments reversed effective in this period. One
-// query.
-func PostedAdjustmentsForPeriod(ctx context.Context, tx db.BunTx, period string) (map[string][]PeriodAdjustment, error) {
+// query, in a bun or a pgx transaction.
+func PostedAdjustmentsForPeriod(ctx context.Context, tx db.Writer, period string) (map[string][]PeriodAdjustment, error) {
 	lines, err := periodAdjustments(ctx, tx, period, "")
 	if err != nil {
 		return nil, err
@@ -329,28 +329,26 @@ func PostedAdjustmentsForPeriod(ctx context.Context, tx db.BunTx, period string)
 }
 
 // EmployeeAdjustmentsForPeriod is PostedAdjustmentsForPeriod for one employee.
-func EmployeeAdjustmentsForPeriod(ctx context.Context, tx db.BunTx, employeeID, period string) ([]PeriodAdjustment, error) {
+func EmployeeAdjustmentsForPeriod(ctx context.Context, tx db.Writer, employeeID, period string) ([]PeriodAdjustment, error) {
 	if err := field.Identifier("employeeId", employeeID, 0); err != nil {
 		return nil, err
 	}
 	return periodAdjustments(ctx, tx, period, employeeID)
 }
 
-func periodAdjustments(ctx context.Context, tx db.BunTx, period, employeeID string) ([]PeriodAdjustment, error) {
+func periodAdjustments(ctx context.Context, tx db.Writer, period, employeeID string) ([]PeriodAdjustment, error) {
 	if err := CheckPeriod("period", period); err != nil {
 		return nil, err
 	}
-	var rows []Adjustment
-	q := tx.NewSelect().Model(&rows).Where("adj.tenant_id = ?", tenancy.TenantID(ctx)).
-		WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
-			return q.Where("adj.period = ? AND adj.status = ?", period, AdjustmentPosted).
-				WhereOr("adj.period = ? AND adj.status = ? AND adj.reversal_period > adj.period", period, AdjustmentReversed).
-				WhereOr("adj.reversal_period = ? AND adj.status = ? AND adj.reversal_period > adj.period", period, AdjustmentReversed)
-		}).OrderExpr("adj.employee_id, adj.id")
-	if employeeID != "" {
-		q = q.Where("adj.employee_id = ?", employeeID)
-	}
-	if err := q.Scan(ctx); err != nil {
+	rows, err := db.Select[periodAdjustmentRow](ctx, tx, `SELECT id, employee_id, period, direction,
+			amount_santim::bigint AS amount_santim, taxable
+		FROM app.payroll_adjustments
+		WHERE tenant_id = ? AND (? = '' OR employee_id = ?)
+			AND ((period = ? AND status = 'POSTED')
+				OR (period = ? AND status = 'REVERSED' AND reversal_period > period)
+				OR (reversal_period = ? AND status = 'REVERSED' AND reversal_period > period))
+		ORDER BY employee_id, id`, tenancy.TenantID(ctx), employeeID, employeeID, period, period, period)
+	if err != nil {
 		return nil, fmt.Errorf("payroll.period_adjustments: %w", err)
 	}
 	var out, reversals []PeriodAdjustment
@@ -374,4 +372,27 @@ func periodAdjustments(ctx context.Context, tx db.BunTx, period, employeeID stri
 	}
 	flush()
 	return out, nil
+}
+
+type periodAdjustmentRow struct {
+	ID           string `bun:"id" db:"id"`
+	EmployeeID   string `bun:"employee_id" db:"employee_id"`
+	Period       string `bun:"period" db:"period"`
+	Direction    string `bun:"direction" db:"direction"`
+	AmountSantim int64  `bun:"amount_santim" db:"amount_santim"`
+	Taxable      bool   `bun:"taxable" db:"taxable"`
+}
+
+// loadAdjustments is the loader's adjustments family (LoadInputs).
+func loadAdjustments(ctx context.Context, tx db.Writer, period string, opt LoadOptions, byID map[string]*paycalc.Input) error {
+	lines, err := periodAdjustments(ctx, tx, period, opt.EmployeeID)
+	if err != nil {
+		return err
+	}
+	for _, l := range lines {
+		if in := byID[l.EmployeeID]; in != nil {
+			in.Adjustments = append(in.Adjustments, l.ForCalc())
+		}
+	}
+	return nil
 }

@@ -75,7 +75,7 @@ func LoadInputs(ctx context.Context, tx db.Writer, period string, opt LoadOption
 type inputLoader func(ctx context.Context, tx db.Writer, period string, opt LoadOptions, byID map[string]*paycalc.Input) error
 
 // inputLoaders are the families LoadInputs reads, each one query.
-var inputLoaders = []inputLoader{loadCatalogLines, loadEWARecoveries}
+var inputLoaders = []inputLoader{loadCatalogLines, loadEWARecoveries, loadMandates, loadAdjustments}
 
 type employeeRow struct {
 	ID              string     `bun:"id" db:"id"`
@@ -177,11 +177,16 @@ func loadEWARecoveries(ctx context.Context, tx db.Writer, _ string, opt LoadOpti
 }
 
 // calcPolicy is the tenant's calculator policy for period: the effective settings' pension rates
-// and monthly hours over the defaults.
-func calcPolicy(ctx context.Context, tx db.Writer, _ string) (paycalc.Policy, error) {
+// and monthly hours and the protection policy in force for period (EffectiveProtection) over the
+// defaults.
+func calcPolicy(ctx context.Context, tx db.Writer, period string) (paycalc.Policy, error) {
 	s, err := EffectiveSettings(ctx, tx)
 	if err != nil {
 		return paycalc.Policy{}, err
 	}
-	return s.Policy(paycalc.DefaultPolicy()), nil
+	terms, err := EffectiveProtection(ctx, tx, period)
+	if err != nil {
+		return paycalc.Policy{}, err
+	}
+	return terms.Policy(s.Policy(paycalc.DefaultPolicy())), nil
 }

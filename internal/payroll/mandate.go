@@ -110,18 +110,6 @@ func (m Mandate) RemainingSantim() *int64 {
 	return &r
 }
 
-// ForCalc is the mandate as the calculator takes it: its kind, a fixed amount or basis points of
-// gross, its priority and what is still owed.
-func (m Mandate) ForCalc() paycalc.Mandate {
-	out := paycalc.Mandate{Reference: m.ID, Kind: paycalc.DeductionKind(m.Kind), Priority: m.Priority, RemainingSantim: m.RemainingSantim()}
-	if m.AmountSantim != nil {
-		out.Method, out.Amount = paycalc.Fixed, *m.AmountSantim
-	} else if m.BasisPoints != nil {
-		out.Method, out.Amount = paycalc.Percent, *m.BasisPoints
-	}
-	return out
-}
-
 // Payee is the account a court order's deductions are remitted to.
 type Payee struct {
 	Partner, AccountNumber, HolderName string
@@ -366,17 +354,43 @@ func mandateEvent(m Mandate) map[string]any {
 	return ev
 }
 
+// PeriodMandate is a mandate as a period's calculation reads it.
+type PeriodMandate struct {
+	MandateID    string `bun:"id" db:"id"`
+	EmployeeID   string `bun:"employee_id" db:"employee_id"`
+	Kind         string `bun:"kind" db:"kind"`
+	AmountSantim *int64 `bun:"amount_santim" db:"amount_santim"` // exactly one of AmountSantim and BasisPoints
+	BasisPoints  *int64 `bun:"basis_points" db:"basis_points"`
+	Priority     int64  `bun:"priority" db:"priority"`
+	// RemainingSantim is the total still owed (nil: no total), always more than 0.
+	RemainingSantim *int64 `bun:"remaining_santim" db:"remaining_santim"`
+	// Reference is the court's or the loan's reference (nil when none was given).
+	Reference *string `bun:"reference" db:"reference"`
+}
+
+// ForCalc is the mandate as the calculator takes it: its kind, a fixed amount or basis points of
+// gross, its priority and what is still owed.
+func (m PeriodMandate) ForCalc() paycalc.Mandate {
+	out := paycalc.Mandate{Reference: m.MandateID, Kind: paycalc.DeductionKind(m.Kind), Priority: m.Priority, RemainingSantim: m.RemainingSantim}
+	if m.AmountSantim != nil {
+		out.Method, out.Amount = paycalc.Fixed, *m.AmountSantim
+	} else if m.BasisPoints != nil {
+		out.Method, out.Amount = paycalc.Percent, *m.BasisPoints
+	}
+	return out
+}
+
 // MandatesForPeriod is every mandate that takes in period, for all the tenant's employees, keyed
 // by employee id, each employee's by kind order then priority then id: ACTIVE, started
 // (startPeriod ≤ period), not ended (no endPeriod, or endPeriod ≥ period) and not taken in full
-// (no total, or taken < total). One query. Suspended, pending, cancelled and completed mandates
-// take nothing.
-func MandatesForPeriod(ctx context.Context, tx db.BunTx, period string) (map[string][]Mandate, error) {
+// (no total, or taken < total). Suspended, pending, cancelled and completed mandates take
+// nothing. One query, in a bun or a pgx transaction.
+func MandatesForPeriod(ctx context.Context, tx db.Writer, period string) (map[string][]PeriodMandate, error) {
 	rows, err := periodMandates(ctx, tx, period, "")
 	if err != nil {
 		return nil, err
 	}
-	out := map[string][]Mandate{}
+	out := map[string][]PeriodMandate{}
 	for _, m := range rows {
 		out[m.EmployeeID] = append(out[m.EmployeeID], m)
 	}
@@ -384,26 +398,27 @@ func MandatesForPeriod(ctx context.Context, tx db.BunTx, period string) (map[str
 }
 
 // EmployeeMandatesForPeriod is MandatesForPeriod for one employee.
-func EmployeeMandatesForPeriod(ctx context.Context, tx db.BunTx, employeeID, period string) ([]Mandate, error) {
+func EmployeeMandatesForPeriod(ctx context.Context, tx db.Writer, employeeID, period string) ([]PeriodMandate, error) {
 	if err := field.Identifier("employeeId", employeeID, 0); err != nil {
 		return nil, err
 	}
 	return periodMandates(ctx, tx, period, employeeID)
 }
 
-func periodMandates(ctx context.Context, tx db.BunTx, period, employeeID string) ([]Mandate, error) {
+func periodMandates(ctx context.Context, tx db.Writer, period, employeeID string) ([]PeriodMandate, error) {
 	if err := CheckPeriod("period", period); err != nil {
 		return nil, err
 	}
-	var rows []Mandate
-	q := tx.NewSelect().Model(&rows).Where("md.tenant_id = ?", tenancy.TenantID(ctx)).Where("md.status = ?", MandateActive).
-		Where("md.start_period <= ?", period).Where("(md.end_period IS NULL OR md.end_period >= ?)", period).
-		Where("(md.total_santim IS NULL OR md.taken_santim < md.total_santim)").
-		OrderExpr("md.employee_id, array_position(?::text[], md.kind), md.priority, md.id", pgTextArray(MandateKinds))
-	if employeeID != "" {
-		q = q.Where("md.employee_id = ?", employeeID)
-	}
-	if err := q.Scan(ctx); err != nil {
+	rows, err := db.Select[PeriodMandate](ctx, tx, `SELECT id, employee_id, kind, amount_santim::bigint AS amount_santim,
+			basis_points::bigint AS basis_points, priority::bigint AS priority,
+			(total_santim - taken_santim)::bigint AS remaining_santim, reference
+		FROM app.payroll_deduction_mandates
+		WHERE tenant_id = ? AND (? = '' OR employee_id = ?) AND status = 'ACTIVE'
+			AND start_period <= ? AND (end_period IS NULL OR end_period >= ?)
+			AND (total_santim IS NULL OR taken_santim < total_santim)
+		ORDER BY employee_id, array_position(?::text[], kind), priority, id`,
+		tenancy.TenantID(ctx), employeeID, employeeID, period, period, pgTextArray(MandateKinds))
+	if err != nil {
 		return nil, fmt.Errorf("payroll.period_mandates: %w", err)
 	}
 	return rows, nil
@@ -419,4 +434,18 @@ func pgTextArray(ss []string) string {
 		s += v
 	}
 	return s + "}"
+}
+
+// loadMandates is the loader's mandates family (LoadInputs).
+func loadMandates(ctx context.Context, tx db.Writer, period string, opt LoadOptions, byID map[string]*paycalc.Input) error {
+	rows, err := periodMandates(ctx, tx, period, opt.EmployeeID)
+	if err != nil {
+		return err
+	}
+	for _, m := range rows {
+		if in := byID[m.EmployeeID]; in != nil {
+			in.Mandates = append(in.Mandates, m.ForCalc())
+		}
+	}
+	return nil
 }

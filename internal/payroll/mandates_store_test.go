@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/wagerail/wagerail/internal/payroll"
@@ -395,16 +396,16 @@ func TestMandateLifecycleAndPeriodMandates(t *testing.T) {
 		return err
 	}))
 
-	ids := func(ms []payroll.Mandate) []string {
+	ids := func(ms []payroll.PeriodMandate) []string {
 		var out []string
 		for _, m := range ms {
-			out = append(out, m.ID)
+			out = append(out, m.MandateID)
 		}
 		return out
 	}
 	forPeriod := func(p string) map[string][]string {
 		t.Helper()
-		all, err := owned(t, o, func(ctx context.Context, tx db.BunTx) (map[string][]payroll.Mandate, error) {
+		all, err := owned(t, o, func(ctx context.Context, tx db.BunTx) (map[string][]payroll.PeriodMandate, error) {
 			return payroll.MandatesForPeriod(ctx, tx, p)
 		})
 		require.NoError(t, err)
@@ -429,7 +430,7 @@ func TestMandateLifecycleAndPeriodMandates(t *testing.T) {
 	cm, err = move(payroll.ResumeMandate, cm.ID)
 	require.NoError(t, err)
 	require.Nil(t, cm.SuspendedAt)
-	one, err := owned(t, o, func(ctx context.Context, tx db.BunTx) ([]payroll.Mandate, error) {
+	one, err := owned(t, o, func(ctx context.Context, tx db.BunTx) ([]payroll.PeriodMandate, error) {
 		return payroll.EmployeeMandatesForPeriod(ctx, tx, emp, "2026-12")
 	})
 	require.NoError(t, err)
@@ -459,7 +460,7 @@ func TestMandateLifecycleAndPeriodMandates(t *testing.T) {
 		return payroll.ActivateMandate(ctx, tx, x.ID, t0)
 	})
 	requireRefusal(t, err, http.StatusNotFound, "PAYROLL_MANDATE_NOT_FOUND")
-	got, err := owned(t, other, func(ctx context.Context, tx db.BunTx) (map[string][]payroll.Mandate, error) {
+	got, err := owned(t, other, func(ctx context.Context, tx db.BunTx) (map[string][]payroll.PeriodMandate, error) {
 		return payroll.MandatesForPeriod(ctx, tx, "2026-12")
 	})
 	require.NoError(t, err)
@@ -545,6 +546,26 @@ func TestPeriodReadsFeedTheCalculator(t *testing.T) {
 	}))
 	require.Len(t, in.Mandates, 2)
 	require.Equal(t, int64(15_000), *in.Mandates[1].RemainingSantim)
+
+	// The loader reads the same, and so do the period reads in a pgx transaction.
+	loaded := load(t, o, "2026-11", payroll.LoadOptions{})[emp]
+	require.Equal(t, in.Mandates, loaded.Mandates)
+	require.Equal(t, in.Adjustments, loaded.Adjustments)
+	require.Equal(t, in.Policy, loaded.Policy)
+	require.NoError(t, tenancy.InTx(o.Ctx, o.DB.App, func(tx pgx.Tx) error {
+		ms, err := payroll.EmployeeMandatesForPeriod(o.Ctx, tx, emp, "2026-11")
+		require.NoError(t, err)
+		require.Len(t, ms, 2)
+		require.Equal(t, in.Mandates[0], ms[0].ForCalc())
+		as, err := payroll.EmployeeAdjustmentsForPeriod(o.Ctx, tx, emp, "2026-11")
+		require.NoError(t, err)
+		require.Equal(t, in.Adjustments, []paycalc.Adjustment{as[0].ForCalc()})
+		terms, err := payroll.EffectiveProtection(o.Ctx, tx, "2026-11")
+		require.NoError(t, err)
+		require.Equal(t, pol.ID, terms.PolicyID)
+		return nil
+	}))
+
 	entry, err := paycalc.Calculate(in)
 	require.NoError(t, err)
 	require.Equal(t, int64(2_030_000), entry.GrossSantim, "salary + the posted arrears")

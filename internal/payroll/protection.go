@@ -221,24 +221,32 @@ func ActivateProtectionPolicy(ctx context.Context, tx db.BunTx, id string, now t
 // (ACTIVE or SUPERSEDED) whose effectiveFrom is not after period, the one activated last; with
 // none, DefaultProtection. So a policy activated with a later effectiveFrom leaves the earlier
 // periods to the one it superseded, and a policy activated later for an earlier effectiveFrom
-// decides every period from then on. One query for the whole tenant.
-func EffectiveProtection(ctx context.Context, tx db.BunTx, period string) (ProtectionTerms, error) {
+// decides every period from then on. One query for the whole tenant, in a bun or a pgx transaction.
+func EffectiveProtection(ctx context.Context, tx db.Writer, period string) (ProtectionTerms, error) {
 	if err := CheckPeriod("period", period); err != nil {
 		return ProtectionTerms{}, err
 	}
-	var ps []ProtectionPolicy
-	err := tx.NewSelect().Model(&ps).Where("pp.tenant_id = ?", tenancy.TenantID(ctx)).
-		Where("pp.status IN (?, ?)", ProtectionActive, ProtectionSuperseded).Where("pp.effective_from <= ?", period).
-		OrderExpr("pp.activation_seq DESC").Limit(1).Scan(ctx)
+	rows, err := db.Select[protectionTermsRow](ctx, tx, `SELECT id, share_numerator, share_denominator,
+			minimum_net_santim::bigint AS minimum_net_santim
+		FROM app.payroll_protection_policies
+		WHERE tenant_id = ? AND status IN ('ACTIVE', 'SUPERSEDED') AND effective_from <= ?
+		ORDER BY activation_seq DESC LIMIT 1`, tenancy.TenantID(ctx), period)
 	if err != nil {
 		return ProtectionTerms{}, fmt.Errorf("payroll.effective_protection: %w", err)
 	}
-	if len(ps) == 0 {
+	if len(rows) == 0 {
 		return DefaultProtection, nil
 	}
-	p := ps[0]
+	p := rows[0]
 	return ProtectionTerms{PolicyID: p.ID, ShareNumerator: p.ShareNumerator, ShareDenominator: p.ShareDenominator,
 		MinimumNetSantim: p.MinimumNetSantim}, nil
+}
+
+type protectionTermsRow struct {
+	ID               string `bun:"id" db:"id"`
+	ShareNumerator   int64  `bun:"share_numerator" db:"share_numerator"`
+	ShareDenominator int64  `bun:"share_denominator" db:"share_denominator"`
+	MinimumNetSantim int64  `bun:"minimum_net_santim" db:"minimum_net_santim"`
 }
 
 func protectionEvent(p ProtectionPolicy) map[string]any {
