@@ -577,3 +577,44 @@ func TestPeriodReadsFeedTheCalculator(t *testing.T) {
 	require.Equal(t, int64(15_000), taken[paycalc.KindUnionDues], "1% of gross is 20,300, capped at what is still owed")
 	require.Equal(t, (entry.GrossSantim-entry.StatutorySantim)/4, entry.ShareCapSantim, "the policy's quarter, not the default third")
 }
+
+// TestConcurrentActivationsLeaveOneActivePolicy: policies activated at the same time by different
+// requests end with exactly one ACTIVE, every other SUPERSEDED, and a strict activation order.
+func TestConcurrentActivationsLeaveOneActivePolicy(t *testing.T) {
+	t.Parallel()
+	d := testkit.NewDB(t)
+	o := payrolltest.NewOrg(t, d)
+	const n = 6
+	ids := make([]string, n)
+	for i := range ids {
+		p, err := owned(t, o, func(ctx context.Context, tx db.BunTx) (payroll.ProtectionPolicy, error) {
+			return payroll.CreateProtectionPolicy(ctx, tx, payroll.NewProtectionPolicy{ShareNumerator: 1, ShareDenominator: int64(2 + i), EffectiveFrom: "2026-01"}, t0)
+		})
+		require.NoError(t, err)
+		ids[i] = p.ID
+	}
+	errs := make(chan error, n)
+	for _, id := range ids {
+		go func() {
+			_, err := checked(o, func(ctx context.Context, tx db.BunTx) (payroll.ProtectionPolicy, error) {
+				return payroll.ActivateProtectionPolicy(ctx, tx, id, t0)
+			})
+			errs <- err
+		}()
+	}
+	for range ids {
+		require.NoError(t, <-errs)
+	}
+	require.Equal(t, 1, o.Count(t, `SELECT count(*) FROM app.payroll_protection_policies WHERE status = 'ACTIVE'`))
+	require.Equal(t, n-1, o.Count(t, `SELECT count(*) FROM app.payroll_protection_policies WHERE status = 'SUPERSEDED'`))
+	require.Equal(t, n, o.Count(t, `SELECT count(DISTINCT activation_seq) FROM app.payroll_protection_policies WHERE activation_seq BETWEEN 1 AND $1`, n))
+	var active string
+	require.NoError(t, o.In(func(ctx context.Context, tx db.BunTx) error {
+		return tx.QueryRow(ctx, `SELECT id FROM app.payroll_protection_policies WHERE status = 'ACTIVE' AND activation_seq = $1`, n).Scan(&active)
+	}), "the ACTIVE policy is the one activated last")
+	terms, err := owned(t, o, func(ctx context.Context, tx db.BunTx) (payroll.ProtectionTerms, error) {
+		return payroll.EffectiveProtection(ctx, tx, "2026-06")
+	})
+	require.NoError(t, err)
+	require.Equal(t, active, terms.PolicyID)
+}
