@@ -446,6 +446,27 @@ func loadTx(ctx context.Context, tx querier, ids []string) (map[string]*Transact
 	return out, nil
 }
 
+// queueLoadTx queues the reads of transactions ids with their entries into byID (loadTx as one
+// part of a pipeline).
+func queueLoadTx(b *pgx.Batch, ids []string, byID map[string]*Transaction) {
+	b.Queue(txByIDsSQL, ids).Query(func(rows pgx.Rows) error {
+		txs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*Transaction, error) { return scanTx(r) })
+		for _, t := range txs {
+			byID[t.ID] = t
+		}
+		return err
+	})
+	b.Queue(entriesByIDsSQL, ids).Query(func(rows pgx.Rows) error {
+		es, err := pgx.CollectRows(rows, scanEntry)
+		for _, e := range es {
+			if t := byID[e.TransactionID]; t != nil {
+				t.Entries = append(t.Entries, e)
+			}
+		}
+		return err
+	})
+}
+
 // GetTransaction finds a transaction by id, or by idempotency key when id is empty.
 //
 // Errors: ErrMissingTenant, ErrInvalidArgument, ErrTransactionNotFound.
@@ -524,6 +545,10 @@ func (s *Store) GetTransactions(ctx context.Context, tenant string, ids []string
 	}
 	byID := make(map[string]*Transaction, len(uniq))
 	err := s.inTx(ctx, tenant, func(b *pgx.Batch) {
+		if entries {
+			queueLoadTx(b, uniq, byID)
+			return
+		}
 		b.Queue(txByIDsSQL, uniq).Query(func(rows pgx.Rows) error {
 			txs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*Transaction, error) { return scanTx(r) })
 			for _, t := range txs {
@@ -531,17 +556,6 @@ func (s *Store) GetTransactions(ctx context.Context, tenant string, ids []string
 			}
 			return err
 		})
-		if entries {
-			b.Queue(entriesByIDsSQL, uniq).Query(func(rows pgx.Rows) error {
-				es, err := pgx.CollectRows(rows, scanEntry)
-				for _, e := range es {
-					if t := byID[e.TransactionID]; t != nil {
-						t.Entries = append(t.Entries, e)
-					}
-				}
-				return err
-			})
-		}
 	}, nil)
 	if err != nil {
 		return nil, storeErr("ledger.get_transactions", err)

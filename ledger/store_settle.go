@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // Commit moves a PENDING transaction to POSTED: it appends the posted entries and releases the
@@ -44,47 +45,51 @@ func (s *Store) settle(ctx context.Context, tenant, id string, to Status, reason
 		op = "ledger.void"
 		phases = []string{string(PhaseRelease)}
 	}
-	var t *Transaction
-	err = s.inTx(ctx, tenant, nil, func(tx querier) error {
-		tag, err := tx.Exec(ctx, `UPDATE ledger.transactions SET status = $2::text,
-				posted_at = CASE WHEN $2::text = 'POSTED' THEN now() END,
-				voided_at = CASE WHEN $2::text = 'VOIDED' THEN now() END,
-				void_reason = CASE WHEN $2::text = 'VOIDED' THEN $3 END
-			WHERE id = $1::uuid AND status = 'PENDING'`, id, string(to), reason)
-		if err != nil {
-			return err
-		}
-		if tag.RowsAffected() == 0 {
-			var st Status
-			err := tx.QueryRow(ctx, `SELECT status FROM ledger.transactions WHERE id = $1::uuid`, id).Scan(&st)
-			switch {
-			case errors.Is(err, pgx.ErrNoRows):
-				return errorf(ReasonTransactionNotFound, "transaction %s not found", id)
-			case err != nil:
-				return err
-			case st == Voided:
-				return errorf(ReasonAlreadyVoided, "transaction %s is already voided", id)
-			default:
-				return errorf(ReasonAlreadyPosted, "transaction %s is already %s", id, strings.ToLower(string(st)))
-			}
-		}
-		// Append, in account order (lock order), a copy of every hold in each new phase.
-		if _, err := tx.Exec(ctx, `
+	// One pipeline, one round trip, one implicit transaction (committed at its end, rolled back
+	// on its first error): the tenant, then one statement that moves the transaction out of
+	// PENDING and appends, in account order (lock order), a copy of every hold in each new phase
+	// — only when that statement's own update matched, so a transaction already settled gets no
+	// second copy — then the transaction and its entries as they now are. The per-account locks
+	// the entries take are held from that statement to the commit, with no round trip between.
+	var inserted int64
+	byID := map[string]*Transaction{}
+	err = s.inTx(ctx, tenant, func(b *pgx.Batch) {
+		b.Queue(`
+			WITH u AS (
+				UPDATE ledger.transactions SET status = $2::text,
+					posted_at = CASE WHEN $2::text = 'POSTED' THEN now() END,
+					voided_at = CASE WHEN $2::text = 'VOIDED' THEN now() END,
+					void_reason = CASE WHEN $2::text = 'VOIDED' THEN $3 END
+				WHERE id = $1::uuid AND status = 'PENDING'
+				RETURNING id
+			)
 			INSERT INTO ledger.entries (tenant_id, transaction_id, account_id, currency, phase, direction, amount)
 			SELECT h.tenant_id, h.transaction_id, h.account_id, h.currency, p.phase, h.direction, h.amount
-			FROM ledger.entries h CROSS JOIN unnest($2::text[]) AS p(phase)
-			WHERE h.transaction_id = $1::uuid AND h.phase = 'HOLD'
-			ORDER BY h.account_id, h.seq, p.phase`, id, phases); err != nil {
-			return err
-		}
-		m, err := loadTx(ctx, tx, []string{id})
-		if err != nil {
-			return err
-		}
-		t = m[id]
-		return nil
-	})
-	return t, storeErr(op, err)
+			FROM u JOIN ledger.entries h ON h.transaction_id = u.id CROSS JOIN unnest($4::text[]) AS p(phase)
+			WHERE h.phase = 'HOLD'
+			ORDER BY h.account_id, h.seq, p.phase`, id, string(to), reason, phases).Exec(func(tag pgconn.CommandTag) error {
+			inserted = tag.RowsAffected()
+			return nil
+		})
+		queueLoadTx(b, []string{id}, byID)
+	}, nil)
+	if err != nil {
+		return nil, storeErr(op, err)
+	}
+	t := byID[id]
+	switch {
+	case t == nil:
+		return nil, errorf(ReasonTransactionNotFound, "transaction %s not found", id)
+	case inserted > 0:
+		return t, nil
+	case t.Status == Voided:
+		return nil, errorf(ReasonAlreadyVoided, "transaction %s is already voided", id)
+	case t.Status == Pending:
+		// Every pending transaction has holds, so its update matched and copied them.
+		return nil, fmt.Errorf("%s: pending transaction %s has no holds", op, id)
+	default:
+		return nil, errorf(ReasonAlreadyPosted, "transaction %s is already %s", id, strings.ToLower(string(t.Status)))
+	}
 }
 
 // Reverse posts the mirror of a POSTED transaction (every posted entry with its direction
