@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/wagerail/wagerail/internal/platform/db"
 )
@@ -106,25 +107,27 @@ func (s *Store) RecordTransfers(ctx context.Context, tenantID string, recs []Tra
 		}
 	}
 	err := db.InTenantTx(ctx, s.pool, tenantID, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `
+		// The insert and the read of every reference in one round trip; the transaction stays
+		// open until the read is checked, so a refused batch writes nothing.
+		var stored []TransferRecord
+		b := &pgx.Batch{}
+		b.Queue(`
 			INSERT INTO gateway.transfers (partner, reference, tenant_id, domain, amount_santim, currency, from_account, to_account, batch_reference)
 			SELECT p, r, $1, d, a, c, f, t, b
 			FROM unnest($2::text[], $3::text[], $4::text[], $5::numeric[], $6::text[], $7::text[], $8::text[], $9::text[])
 			     WITH ORDINALITY AS v(p, r, d, a, c, f, t, b, i)
 			ORDER BY i
 			ON CONFLICT (partner, reference) DO NOTHING`,
-			tenantID, partners, refs, domains, amounts, ccys, froms, tos, batches); err != nil {
-			return err
-		}
+			tenantID, partners, refs, domains, amounts, ccys, froms, tos, batches)
 		// Every reference now has a row; the ones this tenant cannot see belong to another.
-		rows, err := tx.Query(ctx, `SELECT `+transferColumns+`
+		b.Queue(`SELECT `+transferColumns+`
 			FROM gateway.transfers t JOIN unnest($1::text[], $2::text[]) AS v(p, r) ON t.partner = v.p AND t.reference = v.r`,
-			partners, refs)
-		if err != nil {
+			partners, refs).Query(func(rows pgx.Rows) error {
+			var err error
+			stored, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (TransferRecord, error) { return scanTransfer(r) })
 			return err
-		}
-		stored, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (TransferRecord, error) { return scanTransfer(r) })
-		if err != nil {
+		})
+		if err := tx.SendBatch(ctx, b).Close(); err != nil {
 			return err
 		}
 		byRef := make(map[[2]string]TransferRecord, len(stored))
@@ -168,8 +171,9 @@ func (s *Store) UpdateTransfers(ctx context.Context, tenantID string, ups []Tran
 		partners[i], refs[i], statuses[i], ids[i], codes[i] = u.Partner, u.Reference, string(u.Status), u.PartnerTransferID, u.FailureCode
 	}
 	var changed int64
-	err := db.InTenantTx(ctx, s.pool, tenantID, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `
+	// One round trip, one implicit transaction.
+	err := db.InTenantBatch(ctx, s.pool, tenantID, func(b *pgx.Batch) {
+		b.Queue(`
 			UPDATE gateway.transfers t SET status = x.s,
 			    partner_transfer_id = coalesce(NULLIF(x.pid, ''), t.partner_transfer_id),
 			    failure_code = CASE WHEN x.s IN ('FAILED', 'REJECTED') THEN coalesce(NULLIF(x.code, ''), t.failure_code) END,
@@ -188,9 +192,10 @@ func (s *Store) UpdateTransfers(ctx context.Context, tenantID string, ups []Tran
 			    FOR UPDATE OF c
 			) AS x
 			WHERE t.id = x.id`,
-			partners, refs, statuses, ids, codes)
-		changed = tag.RowsAffected()
-		return err
+			partners, refs, statuses, ids, codes).Exec(func(tag pgconn.CommandTag) error {
+			changed = tag.RowsAffected()
+			return nil
+		})
 	})
 	if err != nil {
 		return 0, fmt.Errorf("gateway.update_transfers: %w", err)

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -146,6 +147,12 @@ func InScopedTx(ctx context.Context, b Beginner, tenantID, userID string, fn fun
 	if tenantID == "" && userID == "" {
 		return errors.New("db: a tenant or a user is required")
 	}
+	if tb, ok := b.(txBeginner); ok {
+		if begin, ok := scopedBegin(tenantID, userID); ok {
+			// BEGIN and the settings in one round trip.
+			return pgx.BeginTxFunc(ctx, tb, pgx.TxOptions{BeginQuery: begin}, fn)
+		}
+	}
 	return pgx.BeginFunc(ctx, b, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT set_config($1, $2, true), set_config($3, $4, true)`,
 			TenantSetting, tenantID, UserSetting, userID); err != nil {
@@ -153,6 +160,54 @@ func InScopedTx(ctx context.Context, b Beginner, tenantID, userID string, fn fun
 		}
 		return fn(tx)
 	})
+}
+
+// Batcher is what InTenantBatch needs: a pool or a connection.
+type Batcher interface {
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+}
+
+// InTenantBatch runs, in one round trip, the statements queue adds to a batch (their callbacks
+// read their results) in one implicit transaction scoped to tenantID: the tenant setting first
+// (local to the transaction, as InTenantTx's), then them. The transaction commits at the batch's
+// end, or rolls back at its first error, which is returned. It is for a transaction whose
+// statements do not wait on one another's results in Go; one that decides between its
+// statements takes InTenantTx.
+func InTenantBatch(ctx context.Context, b Batcher, tenantID string, queue func(*pgx.Batch)) error {
+	if tenantID == "" {
+		return errors.New("db: tenant id is required")
+	}
+	batch := &pgx.Batch{}
+	batch.Queue(`SELECT set_config($1, $2, true), set_config($3, '', true)`, TenantSetting, tenantID, UserSetting)
+	queue(batch)
+	return b.SendBatch(ctx, batch).Close()
+}
+
+// txBeginner is a pool or a connection (a pgx.Tx nests with Begin only).
+type txBeginner interface {
+	BeginTx(ctx context.Context, o pgx.TxOptions) (pgx.Tx, error)
+}
+
+// scopedBegin is the one simple-protocol query that opens a transaction scoped to tenantID and
+// userID: BEGIN, then both settings, local to the transaction. The values travel as escape-string
+// literals (E'...', every backslash and quote escaped), which Postgres reads the same whatever
+// standard_conforming_strings says; ok is false for a value a literal cannot carry (NUL, invalid
+// UTF-8), which the caller then sends as parameters.
+func scopedBegin(tenantID, userID string) (string, bool) {
+	t, ok1 := escapeLiteral(tenantID)
+	u, ok2 := escapeLiteral(userID)
+	if !ok1 || !ok2 {
+		return "", false
+	}
+	return "BEGIN; SELECT set_config('" + TenantSetting + "', " + t + ", true), set_config('" + UserSetting + "', " + u + ", true)", true
+}
+
+// escapeLiteral is s as an escape-string literal, or false when s holds NUL or invalid UTF-8.
+func escapeLiteral(s string) (string, bool) {
+	if strings.ContainsRune(s, 0) || !utf8.ValidString(s) {
+		return "", false
+	}
+	return "E'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s) + "'", true
 }
 
 // IsCode reports whether err is a Postgres error with the given SQLSTATE.
