@@ -176,12 +176,7 @@ func (a *Ewa) ClaimWithLedgerTx(ctx context.Context, in EwaStep) (ewa.Request, e
 	var r ewa.Request
 	err := a.inTx(ctx, in, func(ctx context.Context, tx pgx.Tx) error {
 		var err error
-		if r, err = ewa.Claim(ctx, tx, in.RequestID, in.WorkflowID); err != nil {
-			return err
-		}
-		if err = ewa.SetLedgerTx(ctx, tx, in.RequestID, in.WorkflowID, in.LedgerTxID); err == nil {
-			r.LedgerTxID = in.LedgerTxID
-		}
+		r, err = ewa.ClaimWithLedgerTx(ctx, tx, in.RequestID, in.WorkflowID, in.LedgerTxID)
 		return err
 	})
 	return r, err

@@ -692,6 +692,62 @@ func TestEwaRecordStepsIdempotent(t *testing.T) {
 	require.Equal(t, 1, w.count(w.tenant, `SELECT count(*) FROM app.audit_log WHERE action = 'EwaDisbursed'`))
 }
 
+// TestEwaClaimWithLedgerTx: the claim that records the pending ledger transaction repeats
+// safely for its workflow and transaction, records the transaction on a request its workflow
+// claimed without one, and refuses another workflow, another transaction and a request not
+// REQUESTED; one DisburseEwa audit row per claim.
+func TestEwaClaimWithLedgerTx(t *testing.T) {
+	t.Parallel()
+	w := newEwaWorld(t, ewaSalary)
+	w.settings(0, 0, 50)
+	ctx := tenancy.With(context.Background(), tenancy.Scope{TenantID: w.tenant, Actor: tenancy.System("ewa-test")})
+	step := func(fn func(tx pgx.Tx) error) error { return tenancy.InTx(ctx, w.d.App, fn) }
+	claim := func(id, wf, ltx string) (ewa.Request, error) {
+		var got ewa.Request
+		err := step(func(tx pgx.Tx) error {
+			var err error
+			got, err = ewa.ClaimWithLedgerTx(ctx, tx, id, wf, ltx)
+			return err
+		})
+		return got, err
+	}
+
+	r := w.created(w.employee, 1_000)
+	for range 2 {
+		got, err := claim(r.ID, "wf-a", "ltx-a")
+		require.NoError(t, err)
+		require.Equal(t, ewa.Disbursing, got.Status)
+		require.Equal(t, "wf-a", got.WorkflowID)
+		require.Equal(t, "ltx-a", got.LedgerTxID)
+	}
+	_, err := claim(r.ID, "wf-a", "ltx-other")
+	require.ErrorIs(t, err, ewa.ErrNotDisbursable)
+	_, err = claim(r.ID, "wf-b", "ltx-b")
+	require.ErrorIs(t, err, ewa.ErrNotDisbursable)
+	require.Equal(t, 1, w.count(w.tenant, `SELECT count(*) FROM app.audit_log WHERE action = 'DisburseEwa' AND target_id = $1`, r.ID))
+	require.Equal(t, 1, w.count(w.tenant, `SELECT count(*) FROM app.ewa_requests WHERE id = $1 AND ledger_tx_id = 'ltx-a'`, r.ID))
+
+	// Claimed by its workflow without a transaction (a run begun before the fewer record steps):
+	// the transaction is recorded, no second claim is audited.
+	c := w.created(w.employee, 1_000)
+	require.NoError(t, step(func(tx pgx.Tx) error { _, err := ewa.Claim(ctx, tx, c.ID, "wf-c"); return err }))
+	got, err := claim(c.ID, "wf-c", "ltx-c")
+	require.NoError(t, err)
+	require.Equal(t, "ltx-c", got.LedgerTxID)
+	require.Equal(t, 1, w.count(w.tenant, `SELECT count(*) FROM app.audit_log WHERE action = 'DisburseEwa' AND target_id = $1`, c.ID))
+	require.Equal(t, 1, w.count(w.tenant, `SELECT count(*) FROM app.ewa_requests WHERE id = $1 AND ledger_tx_id = 'ltx-c'`, c.ID))
+
+	// Not REQUESTED: refused, nothing written.
+	x := w.created(w.employee, 1_000)
+	rec := w.owner.call(http.MethodPost, "/api/ewa/requests/"+x.ID+"/cancel", nil, "Idempotency-Key", ewaKey())
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	_, err = claim(x.ID, "wf-x", "ltx-x")
+	require.ErrorIs(t, err, ewa.ErrNotDisbursable)
+	_, err = claim("ewa_missing", "wf-x", "ltx-x")
+	require.ErrorIs(t, err, ewa.ErrNotFound)
+	require.Zero(t, w.count(w.tenant, `SELECT count(*) FROM app.audit_log WHERE action = 'DisburseEwa' AND target_id = $1`, x.ID))
+}
+
 func FuzzEwaRoutes(f *testing.F) {
 	w := newEwaWorld(f, ewaSalary)
 	w.settings(500, 250, 50)

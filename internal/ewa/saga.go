@@ -99,24 +99,74 @@ func SetLedgerTx(ctx context.Context, tx pgx.Tx, requestID, workflowID, ledgerTx
 	return nil
 }
 
-// MarkDisbursed moves DISBURSING → DISBURSED: audit EwaDisbursed, outbox ewa.disbursed.v1.
-// Idempotent for the same workflow.
-func MarkDisbursed(ctx context.Context, tx pgx.Tx, requestID, workflowID, transferID string) (Request, error) {
+// ClaimWithLedgerTx is Claim and SetLedgerTx in one: REQUESTED → DISBURSING for workflowID with
+// its pending ledger transaction recorded, in one update under one row lock (audit DisburseEwa,
+// as Claim). A second call by the same workflow with the same transaction is a no-op; a request
+// this workflow claimed before without a transaction gets it recorded (as SetLedgerTx). Any
+// other state, workflow or transaction is ErrNotDisbursable.
+func ClaimWithLedgerTx(ctx context.Context, tx pgx.Tx, requestID, workflowID, ledgerTxID string) (Request, error) {
+	switch {
+	case workflowID == "":
+		return Request{}, fmt.Errorf("%w: no workflow id", ErrNotDisbursable)
+	case ledgerTxID == "":
+		return Request{}, fmt.Errorf("ewa: claim: empty ledger transaction id")
+	}
 	cur, err := lockRequest(ctx, tx, requestID)
 	if err != nil {
 		return Request{}, err
 	}
 	switch {
-	case cur.WorkflowID != workflowID || workflowID == "":
-		return cur, fmt.Errorf("%w: claimed by another workflow", ErrNotDisbursable)
-	case cur.Status == Disbursed || cur.Status == Repaid:
-		return cur, nil // the first call's outcome (a REPAID request was disbursed first)
-	case cur.Status != Disbursing:
+	case cur.Status == Disbursing && cur.WorkflowID == workflowID:
+		// Claimed by this workflow already: the transaction is recorded, or is recorded now.
+		switch {
+		case cur.LedgerTxID == ledgerTxID:
+			return cur, nil
+		case cur.LedgerTxID != "":
+			return cur, fmt.Errorf("%w: status %s, ledger transaction already set", ErrNotDisbursable, cur.Status)
+		}
+		if _, err := tx.Exec(ctx, `UPDATE app.ewa_requests SET ledger_tx_id = $2, updated_at = now() WHERE id = $1`,
+			requestID, ledgerTxID); err != nil {
+			return Request{}, fmt.Errorf("ewa: set ledger tx: %w", err)
+		}
+		cur.LedgerTxID = ledgerTxID
+		return cur, nil
+	case cur.Status != Requested:
 		return cur, fmt.Errorf("%w: status %s", ErrNotDisbursable, cur.Status)
 	}
+	r, err := scanRequest(tx.QueryRow(ctx, `UPDATE app.ewa_requests SET status = 'DISBURSING', workflow_id = $2, ledger_tx_id = $3,
+			updated_at = now()
+		WHERE id = $1 RETURNING `+requestColumns, requestID, workflowID, ledgerTxID))
+	if err != nil {
+		return Request{}, fmt.Errorf("ewa: claim: %w", err)
+	}
+	return r, record(ctx, tx, r, ActionDisburse, audit.Success,
+		map[string]any{"workflowId": workflowID, "principalSantim": r.PrincipalSantim, "feeSantim": r.FeeSantim}, "", nil)
+}
+
+// MarkDisbursed moves DISBURSING → DISBURSED: audit EwaDisbursed, outbox ewa.disbursed.v1.
+// Idempotent for the same workflow.
+func MarkDisbursed(ctx context.Context, tx pgx.Tx, requestID, workflowID, transferID string) (Request, error) {
+	if workflowID == "" {
+		return Request{}, fmt.Errorf("%w: no workflow id", ErrNotDisbursable)
+	}
+	// The move itself, under the row lock its update takes; when it does not apply, the row read
+	// under lock says why (or that it is this workflow's earlier call).
 	r, err := scanRequest(tx.QueryRow(ctx, `UPDATE app.ewa_requests SET status = 'DISBURSED', transfer_id = NULLIF($2, ''),
 			disbursed_at = now(), updated_at = now()
-		WHERE id = $1 RETURNING `+requestColumns, requestID, transferID))
+		WHERE id = $1 AND status = 'DISBURSING' AND workflow_id = $3 RETURNING `+requestColumns, requestID, transferID, workflowID))
+	if errors.Is(err, ErrNotFound) {
+		cur, err := lockRequest(ctx, tx, requestID)
+		if err != nil {
+			return Request{}, err
+		}
+		switch {
+		case cur.WorkflowID != workflowID:
+			return cur, fmt.Errorf("%w: claimed by another workflow", ErrNotDisbursable)
+		case cur.Status == Disbursed || cur.Status == Repaid:
+			return cur, nil // the first call's outcome (a REPAID request was disbursed first)
+		}
+		return cur, fmt.Errorf("%w: status %s", ErrNotDisbursable, cur.Status)
+	}
 	if err != nil {
 		return Request{}, fmt.Errorf("ewa: mark disbursed: %w", err)
 	}
