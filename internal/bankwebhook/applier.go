@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/sony/gobreaker/v2"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
@@ -270,6 +271,9 @@ func (a *Applier) deliver(ctx context.Context, tx pgx.Tx, id int64, trigger Trig
 		d.Outcome, d.Problem = a.signal(ctx, d.WorkflowID, SettlementSignalName, ev.settlement(id))
 	}
 
+	// What the attempt decided, in one round trip: the event's new outcome, the attempt, and the
+	// audit row of an event applied for the first time.
+	b := &pgx.Batch{}
 	d.EventOutcome = ev.Outcome
 	if d.Outcome != Duplicate && d.Outcome != Undelivered && d.Outcome != Gathered && rank[d.Outcome] >= rank[ev.Outcome] {
 		d.EventOutcome = d.Outcome
@@ -277,31 +281,31 @@ func (a *Applier) deliver(ctx context.Context, tx pgx.Tx, id int64, trigger Trig
 		if d.Outcome == Unmatched {
 			problem = d.Problem
 		}
-		if _, err := tx.Exec(ctx, `UPDATE app.bank_webhook_events SET outcome = $2, tenant_id = NULLIF($3, ''),
-			match_problem = NULLIF($4, '') WHERE id = $1`, id, string(d.EventOutcome), d.TenantID, problem); err != nil {
-			return Delivery{}, fmt.Errorf("bankwebhook: record outcome: %w", err)
-		}
+		b.Queue(`UPDATE app.bank_webhook_events SET outcome = $2, tenant_id = NULLIF($3, ''),
+			match_problem = NULLIF($4, '') WHERE id = $1`, id, string(d.EventOutcome), d.TenantID, problem).
+			Exec(func(pgconn.CommandTag) error { return nil })
 	}
 
 	s := tenancy.From(ctx)
-	err = tx.QueryRow(ctx, `INSERT INTO app.bank_webhook_deliveries
+	b.Queue(`INSERT INTO app.bank_webhook_deliveries
 			(webhook_event_id, trigger, outcome, workflow_id, problem, actor, request_id, attempted_at)
 		VALUES ($1, $2, $3, $4, NULLIF($5, ''), $6, NULLIF($7, ''), $8) RETURNING id`,
-		id, string(trigger), string(d.Outcome), d.WorkflowID, d.Problem, s.Actor, s.RequestID, a.store.now()).Scan(&d.AttemptID)
-	if err != nil {
-		return Delivery{}, fmt.Errorf("bankwebhook: record attempt: %w", err)
-	}
+		id, string(trigger), string(d.Outcome), d.WorkflowID, d.Problem, s.Actor, s.RequestID, a.store.now()).
+		QueryRow(func(r pgx.Row) error { return r.Scan(&d.AttemptID) })
 
 	if d.EventOutcome == Applied && ev.Outcome != Applied {
 		// The partner's word took effect: once per event, whoever's attempt delivered it.
 		actx := tenancy.WithActor(tenancy.WithTenant(ctx, d.TenantID), tenancy.Partner(ev.Partner))
-		if err := audit.Write(actx, tx, audit.Entry{Action: ActionApplied, Outcome: audit.Success, TargetType: "BankTransfer",
+		if err := audit.Queue(actx, b, audit.Entry{Action: ActionApplied, Outcome: audit.Success, TargetType: "BankTransfer",
 			TargetID: ev.Reference, Details: map[string]any{
 				"eventId": ev.EventID, "partner": ev.Partner, "domain": ev.Domain, "status": ev.Status,
 				"amountSantim": ev.AmountSantim, "webhookEventId": id, "workflowId": d.WorkflowID, "trigger": trigger,
 			}}); err != nil {
 			return Delivery{}, err
 		}
+	}
+	if err := tx.SendBatch(ctx, b).Close(); err != nil {
+		return Delivery{}, fmt.Errorf("bankwebhook: record attempt: %w", err)
 	}
 	return d, nil
 }

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/wagerail/wagerail/internal/platform/audit"
@@ -171,15 +172,20 @@ func (s *Store) store(ctx context.Context, tx pgx.Tx, cb Callback) (stored, erro
 	}
 
 	now := s.now()
-	if _, err := tx.Exec(ctx, `DELETE FROM app.bank_webhook_nonces WHERE seen_at < $1`, now.Add(-NonceRetention)); err != nil {
-		return stored{}, fmt.Errorf("bankwebhook: prune nonces: %w", err)
-	}
-	tag, err := tx.Exec(ctx, `INSERT INTO app.bank_webhook_nonces (partner, nonce, seen_at) VALUES ($1, $2, $3)
-		ON CONFLICT DO NOTHING`, cb.Partner, cb.Nonce, now)
-	if err != nil {
+	// The prune and the nonce in one round trip.
+	var nonceNew bool
+	b := &pgx.Batch{}
+	b.Queue(`DELETE FROM app.bank_webhook_nonces WHERE seen_at < $1`, now.Add(-NonceRetention)).
+		Exec(func(pgconn.CommandTag) error { return nil })
+	b.Queue(`INSERT INTO app.bank_webhook_nonces (partner, nonce, seen_at) VALUES ($1, $2, $3)
+		ON CONFLICT DO NOTHING`, cb.Partner, cb.Nonce, now).Exec(func(tag pgconn.CommandTag) error {
+		nonceNew = tag.RowsAffected() > 0
+		return nil
+	})
+	if err := tx.SendBatch(ctx, b).Close(); err != nil {
 		return stored{}, fmt.Errorf("bankwebhook: nonce: %w", err)
 	}
-	if tag.RowsAffected() == 0 {
+	if !nonceNew {
 		// The same delivery may be racing itself (same nonce, same event): that one committed
 		// first, and this is its retry. Otherwise the nonce is being replayed.
 		if st, found, err := existing(ctx, tx, cb); found || err != nil {

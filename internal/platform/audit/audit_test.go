@@ -85,3 +85,45 @@ func TestAppendOnly(t *testing.T) {
 		owner.Close(ctx)
 	}
 }
+
+// Queue writes the row Write would, as part of the caller's batch in the caller's transaction:
+// it lives and dies with the transaction; an entry Write refuses is refused before anything is
+// queued.
+func TestQueueInCallersBatch(t *testing.T) {
+	d := testkit.NewDB(t)
+	ctx := tenancy.With(context.Background(), tenancy.Scope{TenantID: "tenant-a", Actor: "user-7", RequestID: "req-9"})
+	entry := audit.Entry{Action: "DisburseEwa", Outcome: audit.Success, TargetType: "EwaRequest", TargetID: "ewa-1",
+		Details: map[string]any{"gate": "KYC"}}
+	for _, commit := range []bool{false, true} {
+		err := tenancy.InTx(ctx, d.App, func(tx pgx.Tx) error {
+			b := &pgx.Batch{}
+			b.Queue(`SELECT 1`)
+			require.NoError(t, audit.Queue(ctx, b, entry))
+			if err := tx.SendBatch(ctx, b).Close(); err != nil {
+				return err
+			}
+			if !commit {
+				return context.Canceled
+			}
+			return nil
+		})
+		if !commit {
+			require.ErrorIs(t, err, context.Canceled)
+			continue
+		}
+		require.NoError(t, err)
+	}
+	var n int
+	var actor, tid, gate, req string
+	require.NoError(t, tenancy.InTx(ctx, d.App, func(tx pgx.Tx) error {
+		return tx.QueryRow(ctx, `SELECT count(*), min(actor), min(target_id), min(details->>'gate'), min(request_id) FROM app.audit_log`).
+			Scan(&n, &actor, &tid, &gate, &req)
+	}))
+	require.Equal(t, 1, n, "the rolled back batch left no row")
+	require.Equal(t, []string{"user-7", "ewa-1", "KYC", "req-9"}, []string{actor, tid, gate, req})
+
+	b := &pgx.Batch{}
+	require.ErrorIs(t, audit.Queue(ctx, b, audit.Entry{Outcome: audit.Success}), audit.ErrInvalid)
+	require.ErrorIs(t, audit.Queue(tenancy.With(context.Background(), tenancy.Scope{TenantID: "t"}), b, entry), audit.ErrNoActor)
+	require.Zero(t, b.Len())
+}
