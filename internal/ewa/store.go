@@ -323,14 +323,19 @@ func event(r Request) map[string]any {
 // tenant, in tx.
 func record(ctx context.Context, tx pgx.Tx, r Request, action string, outcome audit.Outcome, details map[string]any, typ string, payload map[string]any) error {
 	ctx = tenancy.WithTenant(ctx, r.TenantID)
-	if err := audit.Write(ctx, tx, audit.Entry{Action: action, Outcome: outcome, TargetType: TargetRequest, TargetID: r.ID,
-		Details: details}); err != nil {
+	entry := audit.Entry{Action: action, Outcome: outcome, TargetType: TargetRequest, TargetID: r.ID, Details: details}
+	if typ == "" {
+		return audit.Write(ctx, tx, entry)
+	}
+	// The audit row and the event in one round trip.
+	b := &pgx.Batch{}
+	if err := audit.Queue(ctx, b, entry); err != nil {
 		return err
 	}
-	if typ == "" {
-		return nil
+	if err := outbox.Queue(ctx, b, typ, payload, nil); err != nil {
+		return err
 	}
-	return writeEvent(ctx, tx, r, typ, payload)
+	return tx.SendBatch(ctx, b).Close()
 }
 
 // writeEvent writes one outbox event of r under its tenant, in tx.

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
@@ -64,30 +65,64 @@ func ValidType(t string) error {
 // Errors: tenancy.ErrNoTenant, ErrInvalidType, ErrInvalidPayload, ErrPayloadTooLarge (nothing
 // written, tx untouched); a database error otherwise.
 func Write(ctx context.Context, tx db.Writer, typ string, payload any) (Event, error) {
-	tenant := tenancy.TenantID(ctx)
-	if tenant == "" {
-		return Event{}, tenancy.ErrNoTenant
-	}
-	if err := ValidType(typ); err != nil {
-		return Event{}, err
-	}
-	raw, err := marshalPayload(payload)
+	ev, raw, err := newEvent(ctx, typ, payload)
 	if err != nil {
 		return Event{}, err
 	}
-	id, err := uuid.NewV7()
-	if err != nil {
-		return Event{}, fmt.Errorf("outbox.write: %w", err)
-	}
-	ev := Event{ID: id.String(), Type: typ, TenantID: tenant}
 	var stored []byte // as jsonb keeps it, which is what consumers will receive
-	if err := tx.QueryRow(ctx, `
-		INSERT INTO app.outbox (event_id, tenant_id, type, payload) VALUES ($1, $2, $3, $4)
-		RETURNING occurred_at, payload`, id, tenant, typ, raw).Scan(&ev.OccurredAt, &stored); err != nil {
+	if err := tx.QueryRow(ctx, insertSQL, ev.ID, ev.TenantID, typ, raw).Scan(&ev.OccurredAt, &stored); err != nil {
 		return Event{}, fmt.Errorf("outbox.write: %w", err)
 	}
 	ev.Payload = stored
 	return ev, nil
+}
+
+// Queue is Write as one statement of the caller's batch, sent in the caller's transaction with
+// the batch (so it rides on a round trip the caller makes anyway): once the batch has run, *out
+// (when not nil) is the event as consumers will receive it. What Write refuses before touching
+// the database is refused here before anything is queued.
+func Queue(ctx context.Context, b *pgx.Batch, typ string, payload any, out *Event) error {
+	ev, raw, err := newEvent(ctx, typ, payload)
+	if err != nil {
+		return err
+	}
+	b.Queue(insertSQL, ev.ID, ev.TenantID, typ, raw).QueryRow(func(r pgx.Row) error {
+		var stored []byte
+		if err := r.Scan(&ev.OccurredAt, &stored); err != nil {
+			return fmt.Errorf("outbox.write: %w", err)
+		}
+		ev.Payload = stored
+		if out != nil {
+			*out = ev
+		}
+		return nil
+	})
+	return nil
+}
+
+const insertSQL = `
+		INSERT INTO app.outbox (event_id, tenant_id, type, payload) VALUES ($1, $2, $3, $4)
+		RETURNING occurred_at, payload`
+
+// newEvent checks an event of typ for the context's tenant and gives it its id; raw is the
+// payload to store.
+func newEvent(ctx context.Context, typ string, payload any) (Event, json.RawMessage, error) {
+	tenant := tenancy.TenantID(ctx)
+	if tenant == "" {
+		return Event{}, nil, tenancy.ErrNoTenant
+	}
+	if err := ValidType(typ); err != nil {
+		return Event{}, nil, err
+	}
+	raw, err := marshalPayload(payload)
+	if err != nil {
+		return Event{}, nil, err
+	}
+	id, err := uuid.NewV7()
+	if err != nil {
+		return Event{}, nil, fmt.Errorf("outbox.write: %w", err)
+	}
+	return Event{ID: id.String(), Type: typ, TenantID: tenant}, raw, nil
 }
 
 // marshalPayload turns payload into the JSON object stored in jsonb, refusing in Go what Postgres

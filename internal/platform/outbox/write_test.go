@@ -147,3 +147,44 @@ func TestNotificationCarriesNoTenantData(t *testing.T) {
 	require.Equal(t, outbox.NotifyChannel, n.Channel)
 	require.Empty(t, n.Payload)
 }
+
+// Queue records the event Write would, as part of the caller's batch in the caller's
+// transaction: it lives and dies with the transaction, *out is the event as consumers receive
+// it, and what Write refuses up front is refused before anything is queued.
+func TestQueueInCallersBatch(t *testing.T) {
+	t.Parallel()
+	d := testkit.NewDB(t)
+	ctx := tenancy.With(context.Background(), tenancy.Scope{TenantID: "tenant-q", Actor: "user-1"})
+	boom := errors.New("the state change failed")
+	for _, commit := range []bool{false, true} {
+		var ev outbox.Event
+		err := tenancy.InTx(ctx, d.App, func(tx pgx.Tx) error {
+			b := &pgx.Batch{}
+			require.NoError(t, outbox.Queue(ctx, b, "ewa.disbursed.v1", disbursed{RequestID: "ewa_q", AmountSantim: 7}, &ev))
+			if err := tx.SendBatch(ctx, b).Close(); err != nil {
+				return err
+			}
+			if !commit {
+				return boom
+			}
+			return nil
+		})
+		if !commit {
+			require.ErrorIs(t, err, boom)
+			require.Equal(t, 0, countEvents(t, d, "tenant-q"), "a rolled-back change leaves no event")
+			continue
+		}
+		require.NoError(t, err)
+		require.Equal(t, 1, countEvents(t, d, "tenant-q"))
+		require.Equal(t, "ewa.disbursed.v1", ev.Type)
+		require.Equal(t, "tenant-q", ev.TenantID)
+		require.Len(t, ev.ID, 36)
+		require.WithinDuration(t, time.Now(), ev.OccurredAt, time.Minute)
+		require.JSONEq(t, `{"requestId":"ewa_q","amountSantim":7}`, string(ev.Payload))
+	}
+	b := &pgx.Batch{}
+	require.ErrorIs(t, outbox.Queue(ctx, b, "Not A Type", nil, nil), outbox.ErrInvalidType)
+	require.ErrorIs(t, outbox.Queue(ctx, b, "ewa.disbursed.v1", []int{1}, nil), outbox.ErrInvalidPayload)
+	require.ErrorIs(t, outbox.Queue(context.Background(), b, "ewa.disbursed.v1", nil, nil), tenancy.ErrNoTenant)
+	require.Zero(t, b.Len())
+}
