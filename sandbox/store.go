@@ -327,16 +327,18 @@ func (s *store) tryCreateTransfer(ctx context.Context, r TransferRequest, forced
 			out = existing
 			return nil
 		}
-		src, err := scanAccount(tx.QueryRow(ctx, `SELECT `+accountCols+` FROM sandbox.accounts WHERE account_number = $1 FOR NO KEY UPDATE`, r.FromAccount))
+		// The destination is read (not locked) before the source's balance lock is taken: a
+		// busy source account is locked for one round trip fewer.
+		dst, err := scanAccount(tx.QueryRow(ctx, `SELECT `+accountCols+` FROM sandbox.accounts WHERE account_number = $1`, r.ToAccount))
 		if errors.Is(err, pgx.ErrNoRows) {
-			return errf(422, CodeAccountNotFound, "source account %s does not exist", r.FromAccount)
+			return errf(422, CodeAccountNotFound, "destination account %s does not exist", r.ToAccount)
 		}
 		if err != nil {
 			return err
 		}
-		dst, err := scanAccount(tx.QueryRow(ctx, `SELECT `+accountCols+` FROM sandbox.accounts WHERE account_number = $1`, r.ToAccount))
+		src, err := scanAccount(tx.QueryRow(ctx, `SELECT `+accountCols+` FROM sandbox.accounts WHERE account_number = $1 FOR NO KEY UPDATE`, r.FromAccount))
 		if errors.Is(err, pgx.ErrNoRows) {
-			return errf(422, CodeAccountNotFound, "destination account %s does not exist", r.ToAccount)
+			return errf(422, CodeAccountNotFound, "source account %s does not exist", r.FromAccount)
 		}
 		if err != nil {
 			return err
