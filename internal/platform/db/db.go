@@ -177,8 +177,17 @@ func InTenantBatch(ctx context.Context, b Batcher, tenantID string, queue func(*
 	if tenantID == "" {
 		return errors.New("db: tenant id is required")
 	}
+	return InScopedBatch(ctx, b, tenantID, "", queue)
+}
+
+// InScopedBatch is InTenantBatch that also names the signed-in user, as InScopedTx; either may
+// be empty, but not both.
+func InScopedBatch(ctx context.Context, b Batcher, tenantID, userID string, queue func(*pgx.Batch)) error {
+	if tenantID == "" && userID == "" {
+		return errors.New("db: a tenant or a user is required")
+	}
 	batch := &pgx.Batch{}
-	batch.Queue(`SELECT set_config($1, $2, true), set_config($3, '', true)`, TenantSetting, tenantID, UserSetting)
+	batch.Queue(`SELECT set_config($1, $2, true), set_config($3, $4, true)`, TenantSetting, tenantID, UserSetting, userID)
 	queue(batch)
 	return b.SendBatch(ctx, batch).Close()
 }

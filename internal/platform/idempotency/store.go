@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
@@ -91,9 +92,12 @@ func (s *Store) Claim(ctx context.Context, route, key string, h Hash, now time.T
 	for range 3 {
 		var l *Lease
 		var rec Record
-		err := tenancy.InTx(ctx, s.db, func(tx pgx.Tx) error {
-			var attempt int64
-			err := tx.QueryRow(ctx, `
+		// The claim is one statement (one round trip); only a key held by another claim is read
+		// after it, in a transaction of its own.
+		var attempt int64
+		claimed := false
+		err := tenancy.InBatch(ctx, s.db, func(b *pgx.Batch) {
+			b.Queue(`
 				INSERT INTO app.idempotency_records AS r
 					(tenant_id, route, key, request_hash, state, attempt, locked_until, created_at)
 				VALUES (app.current_tenant(), $1, $2, $3, 'IN_FLIGHT', 1, $4, $5)
@@ -101,17 +105,21 @@ func (s *Store) Claim(ctx context.Context, route, key string, h Hash, now time.T
 					SET attempt = r.attempt + 1, locked_until = EXCLUDED.locked_until
 					WHERE r.state = 'IN_FLIGHT' AND r.locked_until <= $5 AND r.request_hash = EXCLUDED.request_hash
 				RETURNING attempt`,
-				route, key, h[:], now.Add(lease), now).Scan(&attempt)
-			switch {
-			case err == nil:
-				l = &Lease{Route: route, Key: key, Attempt: attempt, Recovered: attempt > 1}
-				return nil
-			case !errors.Is(err, pgx.ErrNoRows):
-				return err
-			}
-			rec, err = lookup(ctx, tx, route, key)
-			return err
+				route, key, h[:], now.Add(lease), now).Query(func(rows pgx.Rows) error {
+				for rows.Next() {
+					claimed = true
+					if err := rows.Scan(&attempt); err != nil {
+						return err
+					}
+				}
+				return rows.Err()
+			})
 		})
+		if err == nil && claimed {
+			l = &Lease{Route: route, Key: key, Attempt: attempt, Recovered: attempt > 1}
+		} else if err == nil {
+			rec, err = s.Lookup(ctx, route, key)
+		}
 		switch {
 		case errors.Is(err, ErrNotFound):
 			continue
@@ -164,10 +172,12 @@ func (s *Store) Release(ctx context.Context, l Lease, now time.Time) error {
 
 func (s *Store) update(ctx context.Context, op string, l Lease, sql string, args ...any) error {
 	var n int64
-	err := tenancy.InTx(ctx, s.db, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, sql, append([]any{l.Route, l.Key, l.Attempt}, args...)...)
-		n = tag.RowsAffected()
-		return err
+	// One statement: one round trip, one implicit transaction.
+	err := tenancy.InBatch(ctx, s.db, func(b *pgx.Batch) {
+		b.Queue(sql, append([]any{l.Route, l.Key, l.Attempt}, args...)...).Exec(func(tag pgconn.CommandTag) error {
+			n = tag.RowsAffected()
+			return nil
+		})
 	})
 	switch {
 	case err != nil:

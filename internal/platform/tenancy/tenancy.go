@@ -99,6 +99,27 @@ func InTx(ctx context.Context, b db.Beginner, fn func(pgx.Tx) error) error {
 	return db.InScopedTx(ctx, b, s.TenantID, s.UserID(), fn)
 }
 
+// InBatch runs, in one round trip, the statements queue adds to a batch in one implicit
+// transaction scoped as InTx scopes one (db.InScopedBatch); the batch commits at its end or rolls
+// back at its first error. b is a pool or a connection; inside a transaction (b a pgx.Tx), or
+// with a b that cannot send batches, the batch runs in InTx.
+func InBatch(ctx context.Context, b db.Beginner, queue func(*pgx.Batch)) error {
+	s := From(ctx)
+	if s.TenantID == "" {
+		return ErrNoTenant
+	}
+	if _, nested := b.(pgx.Tx); !nested {
+		if sb, ok := b.(db.Batcher); ok {
+			return db.InScopedBatch(ctx, sb, s.TenantID, s.UserID(), queue)
+		}
+	}
+	return InTx(ctx, b, func(tx pgx.Tx) error {
+		batch := &pgx.Batch{}
+		queue(batch)
+		return tx.SendBatch(ctx, batch).Close()
+	})
+}
+
 // InUserTx runs fn in a transaction scoped to the context's user and no tenant: it sees the user's
 // own memberships and the organizations they name, nothing else that is tenant-scoped.
 func InUserTx(ctx context.Context, b db.Beginner, fn func(pgx.Tx) error) error {

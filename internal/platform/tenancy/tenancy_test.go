@@ -98,3 +98,29 @@ func TestInBunTxIsScopedAndTakesAuditAndOutbox(t *testing.T) {
 	}))
 	require.ErrorIs(t, tenancy.InBunTx(context.Background(), b, func(db.BunTx) error { return nil }), tenancy.ErrNoTenant)
 }
+
+// InBatch scopes its one-round-trip transaction as InTx scopes one (tenant, and the user when the
+// actor is one), on a pool and inside a transaction alike; without a tenant nothing runs.
+func TestInBatchSetsTheContextsScope(t *testing.T) {
+	d := testkit.NewDB(t)
+	ctx := tenancy.With(context.Background(), tenancy.Scope{TenantID: "tenant-b", Actor: "user-b"})
+	read := func(tenant, user *string) func(b *pgx.Batch) {
+		return func(b *pgx.Batch) {
+			b.Queue(`SELECT current_setting('app.tenant_id'), current_setting('app.user_id')`).QueryRow(func(r pgx.Row) error {
+				return r.Scan(tenant, user)
+			})
+		}
+	}
+	var tenant, user string
+	require.NoError(t, tenancy.InBatch(ctx, d.App, read(&tenant, &user)))
+	require.Equal(t, []string{"tenant-b", "user-b"}, []string{tenant, user})
+
+	tenant, user = "", ""
+	require.NoError(t, pgx.BeginFunc(ctx, d.App, func(tx pgx.Tx) error { return tenancy.InBatch(ctx, tx, read(&tenant, &user)) }))
+	require.Equal(t, []string{"tenant-b", "user-b"}, []string{tenant, user})
+
+	ran := false
+	err := tenancy.InBatch(context.Background(), d.App, func(*pgx.Batch) { ran = true })
+	require.ErrorIs(t, err, tenancy.ErrNoTenant)
+	require.False(t, ran)
+}
