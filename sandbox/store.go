@@ -356,15 +356,24 @@ func (s *store) tryCreateTransfer(ctx context.Context, r TransferRequest, forced
 			return errf(422, CodeInsufficientFunds, "source account %s cannot cover %d santim", r.FromAccount, r.AmountSantim)
 		}
 		bal := src.balance - r.AmountSantim
-		var bookedAt time.Time // see bookingTime
-		if err := tx.QueryRow(ctx, `UPDATE sandbox.accounts SET balance_santim = $2 WHERE account_number = $1
-			RETURNING clock_timestamp()`, r.FromAccount, bal).Scan(&bookedAt); err != nil {
+		// The hold and its statement line in one statement (one round trip under the source's
+		// lock), booked at the time the balance changed (see bookingTime), on its UTC day.
+		tag, err = tx.Exec(ctx, `
+			WITH u AS (
+				UPDATE sandbox.accounts SET balance_santim = $2 WHERE account_number = $1
+				RETURNING clock_timestamp() AS at
+			)
+			INSERT INTO sandbox.statement_lines (account_number, transfer_id, kind, reference, direction,
+				amount_santim, currency, counterparty, balance_after_santim, booked_at, booking_date, value_date)
+			SELECT $1, $3::uuid, 'HOLD', $4, 'DBIT', $5, $6, $7, $2, u.at, (u.at AT TIME ZONE 'UTC')::date,
+				(u.at AT TIME ZONE 'UTC')::date
+			FROM u`,
+			r.FromAccount, bal, id, r.Reference, r.AmountSantim, r.Currency, r.ToAccount)
+		if err != nil {
 			return err
 		}
-		bookedAt = bookedAt.UTC()
-		if err := bookLines(ctx, tx, bookedAt, []line{{account: r.FromAccount, transferID: id, kind: "HOLD", reference: r.Reference,
-			direction: "DBIT", amount: r.AmountSantim, currency: r.Currency, counterparty: r.ToAccount, balanceAfter: bal}}); err != nil {
-			return err
+		if tag.RowsAffected() != 1 {
+			return fmt.Errorf("source account %s vanished under its lock", r.FromAccount)
 		}
 		created = true
 		out = Transfer{ID: id, Reference: r.Reference, FromAccount: r.FromAccount, ToAccount: r.ToAccount,
