@@ -393,19 +393,23 @@ func (s *store) tryCreateTransfer(ctx context.Context, r TransferRequest, forced
 // readAccounts reads accounts without locking them.
 func readAccounts(ctx context.Context, tx pgx.Tx, numbers []string) (map[string]*bookAccount, error) {
 	rows, err := tx.Query(ctx, `SELECT `+accountCols+` FROM sandbox.accounts WHERE account_number = ANY($1)`, numbers)
+	return collectAccounts(rows, err)
+}
+
+// collectAccounts reads a query's accounts by number.
+func collectAccounts(rows pgx.Rows, err error) (map[string]*bookAccount, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	out := make(map[string]*bookAccount, len(numbers))
-	for rows.Next() {
-		a, err := scanAccount(rows)
-		if err != nil {
-			return nil, err
-		}
-		out[a.number] = &a
+	accts, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (bookAccount, error) { return scanAccount(r) })
+	if err != nil {
+		return nil, err
 	}
-	return out, rows.Err()
+	out := make(map[string]*bookAccount, len(accts))
+	for i := range accts {
+		out[accts[i].number] = &accts[i]
+	}
+	return out, nil
 }
 
 // lockAccounts locks the given accounts in account-number order (the one lock order every writer
@@ -419,17 +423,5 @@ func lockAccounts(ctx context.Context, tx pgx.Tx, numbers []string) (map[string]
 	numbers = slices.Compact(numbers)
 	rows, err := tx.Query(ctx, `SELECT `+accountCols+` FROM sandbox.accounts WHERE account_number = ANY($1)
 		ORDER BY account_number FOR NO KEY UPDATE`, numbers)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := make(map[string]*bookAccount, len(numbers))
-	for rows.Next() {
-		a, err := scanAccount(rows)
-		if err != nil {
-			return nil, err
-		}
-		out[a.number] = &a
-	}
-	return out, rows.Err()
+	return collectAccounts(rows, err)
 }
