@@ -12,7 +12,6 @@ import (
 	"github.com/wagerail/wagerail/internal/platform/testkit"
 )
 
-
 // The scope's values reach the transaction's settings exactly as given, whatever they hold: the
 // one-round-trip BEGIN carries them as literals, and a value that tries to end its literal stays
 // a value — also on a connection that reads plain literals the old way
