@@ -13,6 +13,8 @@ import (
 	"github.com/wagerail/wagerail/internal/employees"
 	"github.com/wagerail/wagerail/internal/ewa"
 	"github.com/wagerail/wagerail/internal/orgs"
+	"github.com/wagerail/wagerail/internal/payroll"
+	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/field"
 	"github.com/wagerail/wagerail/internal/platform/money"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
@@ -281,6 +283,21 @@ func (s *Server) checkFundingAccount(c *gin.Context, acct ewa.Account) *Error {
 // advances applies the EWA settings' limits and, when wired, the projected net pay's.
 func (s *Server) advances() ewa.Advances {
 	return ewa.Advances{Recoverable: s.deps.EwaRecoverable}
+}
+
+// EwaRecoverableFromPayroll is Deps.EwaRecoverable on the payroll calculator: the projection of
+// the current month's run (payroll.Project, which counts the employee's advances drawn or on
+// their way) read in the eligibility's own transaction, after the employee's row lock. A run
+// that will not pay the employee can recover nothing (0).
+func EwaRecoverableFromPayroll(ctx context.Context, q db.Querier, _ string, employeeID string, now time.Time) (int64, bool, error) {
+	p, err := payroll.Project(ctx, q, employeeID, now.UTC().Format("2006-01"))
+	if err != nil {
+		return 0, false, err
+	}
+	if !p.Paid {
+		return 0, true, nil
+	}
+	return p.RecoverableSantim, true, nil
 }
 
 type ewaEligibilityJSON struct {

@@ -11,10 +11,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/wagerail/wagerail/internal/ewa"
+	"github.com/wagerail/wagerail/internal/payroll"
 	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
 
 // ewaCapsBody is a settings body with the world's funding account, a 100% access cap, no fee and
@@ -241,4 +244,75 @@ func TestEwaCapsHoldUnderRacingRequests(t *testing.T) {
 			require.EqualValues(t, int64(c.allowed)*100_000, e.Usage.DrawnInPeriodSantim)
 		})
 	}
+}
+
+// TestEwaProjectedNetPayFromThePayrollCalculator: EwaRecoverableFromPayroll wired as the hook.
+// Eligibility's recoverableSantim is payroll.Project's for the current month; an advance lowers
+// it by its principal + fee (the projection counts advances on their way); a request past it is
+// refused PROJECTED_NET_PAY; and 20 racing requests create exactly as many as the projection
+// allows one after another.
+func TestEwaProjectedNetPayFromThePayrollCalculator(t *testing.T) {
+	t.Parallel()
+	w := newEwaWorld(t, 3_000_000) // the 50% access cap is 1,150,000 on the 23rd
+	w.settings(100, 0, 50)
+	w.srv.deps.EwaRecoverable = EwaRecoverableFromPayroll
+	project := func() payroll.Projection {
+		t.Helper()
+		var p payroll.Projection
+		ctx := tenancy.With(context.Background(), tenancy.Scope{TenantID: w.tenant, Actor: tenancy.System("ewa-test")})
+		require.NoError(t, tenancy.InTx(ctx, w.d.App, func(tx pgx.Tx) error {
+			var err error
+			p, err = payroll.Project(ctx, tx, w.employee, "2026-11")
+			return err
+		}))
+		require.True(t, p.Paid)
+		return p
+	}
+	p := project()
+	e := w.eligibility(w.employee)
+	require.Equal(t, p.RecoverableSantim, *e.RecoverableSantim)
+	require.Less(t, p.RecoverableSantim, e.Limits.AccessCapSantim, "the share of a 30,000 ETB wage after PAYE and pension binds before half the earned wage")
+	require.Equal(t, ewa.FactorProjectedNetPay, e.LimitingFactor)
+	require.Equal(t, p.RecoverableSantim, e.AvailableSantim)
+
+	r := w.created(w.employee, 100_000)
+	after := project()
+	require.Equal(t, p.RecoverableSantim-r.TotalSantim, after.RecoverableSantim, "the advance on its way is what the run will recover")
+	e = w.eligibility(w.employee)
+	require.Equal(t, after.RecoverableSantim, e.AvailableSantim)
+	d := refusalOf(t, w.request(w.owner, w.employee, e.MaxPrincipalSantim+1))
+	require.Equal(t, ewa.FactorProjectedNetPay, d.LimitingFactor)
+
+	// Racing: each request sees the ones committed before it (the lock, then the projection).
+	allowed := int(after.RecoverableSantim / 100_100) // principal 100,000 + fee 100 each
+	const n = 20
+	codes := make([]int, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req := httptest.NewRequest(http.MethodPost, "/api/ewa/requests",
+				strings.NewReader(fmt.Sprintf(`{"employeeId":%q,"amountSantim":100000}`, w.employee)))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Idempotency-Key", fmt.Sprintf("projected-race-%d", i))
+			req.AddCookie(w.owner.cookie)
+			rec := httptest.NewRecorder()
+			w.srv.Engine.ServeHTTP(rec, req)
+			codes[i] = rec.Code
+		}()
+	}
+	wg.Wait()
+	created := 0
+	for _, c := range codes {
+		require.Contains(t, []int{http.StatusCreated, http.StatusUnprocessableEntity}, c)
+		if c == http.StatusCreated {
+			created++
+		}
+	}
+	t.Logf("projected net pay (payroll.Project): recoverable %d santim before the race, %d racing requests of 100,100, %d created (allowed %d), %d refused",
+		after.RecoverableSantim, n, created, allowed, n-created)
+	require.Equal(t, allowed, created)
+	require.GreaterOrEqual(t, project().RecoverableSantim, int64(0))
+	require.Less(t, project().RecoverableSantim, int64(100_100))
 }
