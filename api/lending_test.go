@@ -348,12 +348,36 @@ func TestLendingOptInsAndQuoteAPI(t *testing.T) {
 	require.Equal(t, 1, w.tenantCount(w.bizID, `SELECT count(*) FROM app.outbox WHERE type = 'lending.product_opt_in_withdrawn.v1'`))
 }
 
-func TestLendingQuoteWithoutProjection(t *testing.T) {
+// TestLendingQuoteOnThePayrollProjection: with no projection given, a quote is limited by the
+// payroll calculator's projection of the clock's month on the inputs stored now.
+func TestLendingQuoteOnThePayrollProjection(t *testing.T) {
 	t.Parallel()
-	f := newAuthFixture(t)
-	owner, _ := f.signUp("owner@noproj.test", "BUSINESS")
-	rec := owner.call(http.MethodPost, "/api/loans/quote", map[string]any{"employeeId": "emp_1", "productId": "lprod_1", "amountSantim": 100_000, "termMonths": 3})
-	requireStatus(t, rec, http.StatusServiceUnavailable, "NOT_CONFIGURED")
+	w := newLendingWorld(t) // clock 2026-11-23
+	w.srv.deps.LoanProjection = w.srv.loanProjection
+	p := w.product(w.fi, "Salary loan")
+	rec := w.biz.call(http.MethodPost, "/api/lending/product-opt-ins", map[string]any{"productId": p.ID})
+	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
+
+	// 25,000 ETB a month: PAYE 300 + 600 + 750 + 1,200 + 35% of 11,000 = 6,700 ETB, pension 1,750
+	// ETB, net 16,550 ETB. The product's 33.33% of it is 5,516.115 ETB (rounded down); the
+	// payroll's one-third share could recover 5,516.66 ETB: the product's share binds.
+	quote := map[string]any{"employeeId": w.employee, "productId": p.ID, "amountSantim": 5_000_000, "termMonths": 12}
+	rec = w.biz.call(http.MethodPost, "/api/loans/quote", quote)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	q := decode[quoteJSON](t, rec)
+	require.Equal(t, "2026-11", q.FirstDuePeriod, "the next run is the clock's month")
+	a := q.Affordability
+	require.Equal(t, int64(1_655_000), a.ProjectedNetSantim)
+	require.Equal(t, int64(551_666), a.RecoverableSantim)
+	require.Equal(t, int64(551_611), a.DebtServiceLimitSantim)
+	require.Equal(t, lending.BindingDebtService, a.BindingLimit)
+	require.True(t, a.Affordable)
+
+	// A court order of 4,000 ETB a month takes its place first: the payroll can then recover
+	// only 1,516.66 ETB, and the quote is refused.
+	courtOrder(t, w.authFixture, w.bizID, w.employee, 400_000)
+	rec = w.biz.call(http.MethodPost, "/api/loans/quote", quote)
+	requireStatus(t, rec, http.StatusUnprocessableEntity, "LOAN_NOT_AFFORDABLE")
 }
 
 // FuzzLendingRoutes: whatever reaches the lending routes (any path id, query and body, from an FI

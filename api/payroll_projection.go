@@ -6,6 +6,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/wagerail/wagerail/internal/lending"
 	"github.com/wagerail/wagerail/internal/orgs"
 	"github.com/wagerail/wagerail/internal/payroll"
 	"github.com/wagerail/wagerail/internal/platform/db"
@@ -83,6 +84,19 @@ func (s *Server) payrollProjection(c *gin.Context) {
 		return
 	}
 	c.JSON(http.StatusOK, projectionOf(p))
+}
+
+// loanProjection is the projection a loan quote and origination are limited by
+// (Deps.LoanProjection's default): the run of the clock's month on the inputs stored now.
+func (s *Server) loanProjection(ctx context.Context, tx db.BunTx, employeeID string) (lending.Projection, error) {
+	p, err := payroll.Project(ctx, tx, employeeID, payroll.PeriodOf(s.now()))
+	if err != nil {
+		return lending.Projection{}, err
+	}
+	if !p.Paid {
+		return lending.Projection{}, payroll.ErrEmployeeNotPaid
+	}
+	return lending.ProjectionOf(p.Projection), nil
 }
 
 func projectionOf(p payroll.Projection) projectionJSON {

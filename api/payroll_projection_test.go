@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -9,6 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wagerail/wagerail/internal/orgs"
+	"github.com/wagerail/wagerail/internal/payroll"
+	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
 
 // The projection answers what the calculator makes of the stored inputs, to members with
@@ -103,4 +107,20 @@ func FuzzPayrollProjection(f *testing.F) {
 		fx.srv.Engine.ServeHTTP(rec, req)
 		requireNoServerError(t, rec, query)
 	})
+}
+
+// courtOrder gives tenant's employee an ACTIVE court order of amount santim a month, recorded by
+// one user and activated by another.
+func courtOrder(t *testing.T, f *authFixture, tenant, employee string, amount int64) {
+	t.Helper()
+	ctx := tenancy.With(context.Background(), tenancy.Scope{TenantID: tenant, Actor: "user-maker"})
+	require.NoError(t, tenancy.InBunTx(ctx, db.NewBun(f.d.App), func(tx db.BunTx) error {
+		m, err := payroll.CreateMandate(ctx, tx, payroll.NewMandate{EmployeeID: employee, Kind: payroll.KindCourtOrder, AmountSantim: &amount,
+			StartPeriod: "2026-01", Reference: "FHC-1", Payee: &payroll.Payee{Partner: "cbe", AccountNumber: "1000999", HolderName: "Court Trust"}}, f.now())
+		if err != nil {
+			return err
+		}
+		_, err = payroll.ActivateMandate(tenancy.WithActor(ctx, "user-checker"), tx, m.ID, f.now())
+		return err
+	}))
 }

@@ -129,8 +129,9 @@ type Deps struct {
 	// NOT_CONFIGURED. MaxUploadBytes bounds one file; 0 means uploads.DefaultMaxBytes.
 	Uploads        uploads.Store
 	MaxUploadBytes int64
-	// LoanProjection projects an employee's next payroll run for a loan quote (the payroll
-	// loader's projection); nil: POST /api/loans/quote answers 503 NOT_CONFIGURED.
+	// LoanProjection projects an employee's next payroll run for a loan quote; nil means the
+	// payroll calculator's projection of the clock's month on the inputs stored now
+	// (payroll.Project).
 	LoanProjection lending.ProjectFunc
 	// EwaRecoverable limits an EWA advance to what the next payroll can recover within the
 	// protection policy (the payroll calculator's projection); nil: the EWA settings' limits only.
@@ -192,6 +193,9 @@ func New(d Deps) *Server {
 	s := &Server{deps: d, reg: d.Registry, access: orgs.NewAccessCache(d.Now, 0), limiter: d.Limiter}
 	if d.DB != nil {
 		s.bun = db.NewBun(d.DB)
+		if s.deps.LoanProjection == nil {
+			s.deps.LoanProjection = s.loanProjection
+		}
 	}
 	if d.Platform != nil {
 		s.platformBun = db.NewBun(d.Platform)

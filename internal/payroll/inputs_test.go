@@ -182,3 +182,78 @@ func TestLoadInputsReadsCatalogAssignments(t *testing.T) {
 	require.Empty(t, got[bystander].Allowances)
 	require.Empty(t, got[bystander].Deductions)
 }
+
+// Every stored input family reaches the calculator: approved earnings and overtime, posted
+// adjustments, active mandates and the protection policy in force, in a bun or a pgx transaction
+// alike.
+func TestLoadInputsReadsEveryFamily(t *testing.T) {
+	d := testkit.NewDB(t)
+	o := payrolltest.NewOrg(t, d)
+	emp := o.Employee(t, payrolltest.Employee{Salary: 1_000_000})
+	now := day(2026, 11, 23)
+	checker := tenancy.WithActor(o.Ctx, "user-checker")
+	var ids struct{ bonus, ot, adj, court, policy string }
+	require.NoError(t, o.In(func(ctx context.Context, tx db.BunTx) error {
+		e, err := payroll.CreateOneTimeEarning(ctx, tx, payroll.NewOneTimeEarning{EmployeeID: emp, Period: "2026-11",
+			Kind: payroll.EarningBonus, AmountSantim: 100_000, Taxable: true}, now)
+		require.NoError(t, err)
+		_, err = payroll.ApproveOneTimeEarning(checker, tx, e.ID, now)
+		require.NoError(t, err)
+		ot, err := payroll.CreateOvertimeEntry(ctx, tx, payroll.NewOvertimeEntry{EmployeeID: emp, WorkDate: "2026-11-02",
+			Category: payroll.OvertimeWorkingDay, Minutes: 120}, now)
+		require.NoError(t, err)
+		_, err = payroll.ApproveOvertimeEntry(checker, tx, ot.ID, now)
+		require.NoError(t, err)
+		a, err := payroll.CreateAdjustment(ctx, tx, payroll.NewAdjustment{EmployeeID: emp, Period: "2026-11", Direction: "DEDUCTION",
+			AmountSantim: 20_000, Taxable: new(false), Reason: "uniform"}, now)
+		require.NoError(t, err)
+		_, err = payroll.ApproveAdjustment(checker, tx, a.ID, now)
+		require.NoError(t, err)
+		_, err = payroll.PostAdjustment(checker, tx, a.ID, now)
+		require.NoError(t, err)
+		m, err := payroll.CreateMandate(ctx, tx, payroll.NewMandate{EmployeeID: emp, Kind: payroll.KindCourtOrder, AmountSantim: new(int64(50_000)),
+			StartPeriod: "2026-10", Reference: "FHC-2026-118", Payee: &payroll.Payee{Partner: "cbe", AccountNumber: "1000999", HolderName: "Court Trust"}}, now)
+		require.NoError(t, err)
+		_, err = payroll.ActivateMandate(checker, tx, m.ID, now)
+		require.NoError(t, err)
+		p, err := payroll.CreateProtectionPolicy(ctx, tx, payroll.NewProtectionPolicy{ShareNumerator: 1, ShareDenominator: 4,
+			MinimumNetSantim: 100_000, EffectiveFrom: "2026-11"}, now)
+		require.NoError(t, err)
+		_, err = payroll.ActivateProtectionPolicy(checker, tx, p.ID, now)
+		require.NoError(t, err)
+		ids.bonus, ids.ot, ids.adj, ids.court, ids.policy = e.ID, ot.ID, a.ID, m.ID, p.ID
+		return nil
+	}))
+
+	in := load(t, o, "2026-11", payroll.LoadOptions{})[emp]
+	require.Equal(t, []paycalc.OneTimeEarning{{Reference: ids.bonus, Kind: paycalc.EarningBonus, AmountSantim: 100_000, Taxable: true}}, in.Earnings)
+	require.Equal(t, []paycalc.Overtime{{Reference: ids.ot, Minutes: 120, MultiplierBasisPoints: paycalc.MultiplierWorkdayBasisPoints}}, in.Overtime)
+	require.Equal(t, []paycalc.Adjustment{{Reference: ids.adj, Direction: paycalc.AdjustDeduction, AmountSantim: 20_000}}, in.Adjustments)
+	require.Len(t, in.Mandates, 1)
+	require.Equal(t, paycalc.Mandate{Reference: ids.court, Kind: paycalc.KindCourtOrder, Method: paycalc.Fixed, Amount: 50_000}, in.Mandates[0])
+	require.Equal(t, int64(1), in.Policy.ShareNumerator)
+	require.Equal(t, int64(4), in.Policy.ShareDenominator)
+	require.Equal(t, int64(100_000), in.Policy.MinNetSantim)
+	require.Equal(t, paycalc.DefaultMonthlyHours, in.Policy.MonthlyHours)
+	require.Empty(t, load(t, o, "2026-10", payroll.LoadOptions{})[emp].Earnings, "an earning is paid in its own period")
+
+	// The projection, to the santim: basic 10,000 + bonus 1,000 + overtime 2 h × 10,000 ÷ 208 ×
+	// 1.5 = 144.23 ETB; gross 11,144.23. PAYE: 1,650 on the first 10,000 + 30% of 1,144.23 =
+	// 343.269 → 1,993.27 ETB; pension 700 ETB. Court order 500 ETB; the uniform 200 ETB (a quarter
+	// of gross − statutory = 2,112.74 ETB leaves room). Net 11,144.23 − 3,393.27 = 7,750.96 ETB.
+	var viaBun, viaPgx payroll.Projection
+	require.NoError(t, o.In(func(ctx context.Context, tx db.BunTx) (err error) {
+		viaBun, err = payroll.Project(ctx, tx, emp, "2026-11")
+		return err
+	}))
+	require.NoError(t, tenancy.InTx(o.Ctx, o.DB.App, func(tx pgx.Tx) (err error) {
+		viaPgx, err = payroll.Project(o.Ctx, tx, emp, "2026-11")
+		return err
+	}))
+	require.Equal(t, viaBun, viaPgx)
+	e := viaBun.Entry
+	require.Equal(t, int64(1_114_423), e.GrossSantim)
+	require.Equal(t, int64(199_327), e.Deductions[0].AmountSantim, "PAYE")
+	require.Equal(t, int64(70_000), e.Deductions[1].AmountSantim, "pension")
+	require.Equal(t, int64(775_096), e.NetSantim)
+}

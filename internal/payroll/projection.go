@@ -2,10 +2,19 @@ package payroll
 
 import (
 	"context"
+	"net/http"
 
 	"github.com/wagerail/wagerail/internal/payroll/paycalc"
 	"github.com/wagerail/wagerail/internal/platform/db"
 )
+
+// CodeEmployeeNotPaid: the period pays the employee nothing (suspended, or gone before it), so
+// there is no pay to limit an advance or a loan by.
+const CodeEmployeeNotPaid = "PAYROLL_EMPLOYEE_NOT_PAID"
+
+// ErrEmployeeNotPaid is the refusal of CodeEmployeeNotPaid.
+var ErrEmployeeNotPaid = &Refusal{Code: CodeEmployeeNotPaid, Status: http.StatusConflict,
+	Message: "the employee is not paid in the period (suspended, or left before it)"}
 
 // Projection is what the run of period will pay an employee on the inputs stored now.
 type Projection struct {
