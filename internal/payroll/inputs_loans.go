@@ -1,0 +1,54 @@
+package payroll
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/uptrace/bun"
+
+	"github.com/wagerail/wagerail/internal/payroll/paycalc"
+	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/tenancy"
+)
+
+// loanInstalmentStatuses are the loan states whose instalments the loader reads: a loan counts
+// against the borrower's pay from the moment it is requested (REQUESTED, APPROVED) until it is
+// repaid or written off (DISBURSING, ACTIVE), so affordability checks of later loans and the
+// projection see it. A REJECTED or CANCELLED loan never counts. (Which of them a run will
+// actually deduct — only ACTIVE ones — is the run's business when runs deduct loans.)
+var loanInstalmentStatuses = []string{"REQUESTED", "APPROVED", "DISBURSING", "ACTIVE"}
+
+type loanInstalmentRow struct {
+	EmployeeID string `bun:"employee_id" db:"employee_id"`
+	LoanID     string `bun:"loan_id" db:"loan_id"`
+	Idx        int    `bun:"idx" db:"idx"`
+	Owed       int64  `bun:"owed" db:"owed"`
+}
+
+// loadLoanInstalments reads the instalments due in period (what is still owed on each: total −
+// repaid) of the employees' loans in loanInstalmentStatuses into Input.Loans, referenced
+// "<loan id>#<index>", the oldest loan first (priority in that order). Arrears of earlier periods
+// are the delinquency work's (not read here yet).
+func loadLoanInstalments(ctx context.Context, tx db.Writer, period string, opt LoadOptions, byID map[string]*paycalc.Input) error {
+	rows, err := db.Select[loanInstalmentRow](ctx, tx, `
+		SELECT l.borrower_id AS employee_id, i.loan_id, i.idx, (i.total_santim - i.repaid_santim)::bigint AS owed
+		FROM app.loan_instalments i JOIN app.loans l ON l.tenant_id = i.tenant_id AND l.id = i.loan_id
+		WHERE i.tenant_id = ? AND i.due_period = ? AND l.status IN (?) AND i.status <> 'REPAID'
+			AND (? = '' OR l.borrower_id = ?)
+		ORDER BY l.borrower_id, l.requested_at, l.id, i.idx`,
+		tenancy.TenantID(ctx), period, bun.In(loanInstalmentStatuses), opt.EmployeeID, opt.EmployeeID)
+	if err != nil {
+		return fmt.Errorf("payroll: load loan instalments: %w", err)
+	}
+	prio := map[string]int64{}
+	for _, r := range rows {
+		in := byID[r.EmployeeID]
+		if in == nil || r.Owed <= 0 {
+			continue
+		}
+		in.Loans = append(in.Loans, paycalc.LoanInstalment{Reference: fmt.Sprintf("%s#%d", r.LoanID, r.Idx),
+			AmountSantim: r.Owed, Priority: prio[r.EmployeeID]})
+		prio[r.EmployeeID]++
+	}
+	return nil
+}

@@ -1,0 +1,2 @@
+DROP TABLE app.loan_instalments;
+DROP TABLE app.loans;
