@@ -292,6 +292,7 @@ func (s *Server) routes() []Route {
 		s.ewaRoutes(), s.webhookAdminRoutes(),
 		s.payrollSettingsRoutes(),
 		s.lendingRoutes(),
+		s.loanRoutes(),
 		s.payrollEarningRoutes(),
 		s.payrollMandateRoutes(),
 		s.payrollProjectionRoutes(),

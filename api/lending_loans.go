@@ -1,0 +1,346 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/wagerail/wagerail/internal/lending"
+	"github.com/wagerail/wagerail/internal/orgs"
+	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/field"
+	"github.com/wagerail/wagerail/internal/platform/tenancy"
+)
+
+// Loans, without money movement yet (issue 24, second part): a business's admins originate a
+// loan for an employee (POST /api/loans, Idem, audit RequestLoan) and cancel it before it is paid
+// out; the lending FI's members with loans.approve approve, reject or cancel the loans they fund
+// (/api/fi/loans/*); org members read the business's loans, FI members with loans.view the FI's,
+// and an employee their own (/api/me/loans). States and rules: internal/lending/loans.go.
+
+// loanRoutes serves the loan routes of this file.
+func (s *Server) loanRoutes() []Route {
+	fi := func(r Route) Route { r.Handler = s.forKind(orgs.FI, r.Handler); return r }
+	biz := func(r Route) Route { r.Handler = s.forKind(orgs.Business, r.Handler); return r }
+	return []Route{
+		biz(Route{Method: http.MethodPost, Path: "/api/loans", Auth: Org, Role: orgs.Admin, Idem: true, Summary: "Originate a loan for an employee (REQUESTED)", Handler: s.originateLoan}),
+		biz(Route{Method: http.MethodGet, Path: "/api/loans", Auth: Org, Role: orgs.PlainMember, Summary: "The organization's loans (paged, filtered)", Handler: s.listLoans}),
+		biz(Route{Method: http.MethodGet, Path: "/api/loans/:id", Auth: Org, Role: orgs.PlainMember, Summary: "One loan with its instalments", Handler: s.getLoan}),
+		biz(Route{Method: http.MethodPost, Path: "/api/loans/:id/cancel", Auth: Org, Role: orgs.Admin, Summary: "Cancel a loan before it is paid out", Handler: s.cancelLoan, Body: BodyNone}),
+		fi(Route{Method: http.MethodGet, Path: "/api/fi/loans", Auth: Org, Role: orgs.PlainMember, Permission: orgs.LoansView, Summary: "The loans the financial institution funds (paged, filtered)", Handler: s.listFILoans}),
+		fi(Route{Method: http.MethodGet, Path: "/api/fi/loans/:id", Auth: Org, Role: orgs.PlainMember, Permission: orgs.LoansView, Summary: "One loan the financial institution funds, with its instalments", Handler: s.getFILoan}),
+		fi(Route{Method: http.MethodPost, Path: "/api/fi/loans/:id/approve", Auth: Org, Role: orgs.PlainMember, Permission: orgs.LoansApprove, Summary: "Approve a requested loan", Handler: s.approveLoan, Body: BodyNone}),
+		fi(Route{Method: http.MethodPost, Path: "/api/fi/loans/:id/reject", Auth: Org, Role: orgs.PlainMember, Permission: orgs.LoansApprove, Summary: "Reject a requested loan, with a reason", Handler: s.rejectLoan}),
+		fi(Route{Method: http.MethodPost, Path: "/api/fi/loans/:id/cancel", Auth: Org, Role: orgs.PlainMember, Permission: orgs.LoansApprove, Summary: "Cancel a loan the financial institution funds before it is paid out", Handler: s.fiCancelLoan, Body: BodyNone}),
+		{Method: http.MethodGet, Path: "/api/me/loans", Auth: Session, Summary: "The caller's own loans", Handler: s.myLoans},
+		{Method: http.MethodGet, Path: "/api/me/loans/:id", Auth: Session, Summary: "One of the caller's own loans", Handler: s.myLoan},
+	}
+}
+
+// --- JSON ---
+
+type loanInstalmentJSON struct {
+	Index           int    `json:"index"`
+	DuePeriod       string `json:"duePeriod"`
+	PrincipalSantim int64  `json:"principalSantim"`
+	InterestSantim  int64  `json:"interestSantim"`
+	FeeSantim       int64  `json:"feeSantim"`
+	TotalSantim     int64  `json:"totalSantim"`
+	BalanceSantim   int64  `json:"balanceSantim"`
+	RepaidSantim    int64  `json:"repaidSantim"`
+	Status          string `json:"status"`
+}
+
+type loanJSON struct {
+	ID                      string               `json:"id"`
+	BusinessID              string               `json:"businessId"`
+	BorrowerID              string               `json:"borrowerId"`
+	FIPartnerID             string               `json:"fiPartnerId"`
+	ProductID               string               `json:"productId"`
+	ProductVersion          int                  `json:"productVersion"`
+	Status                  string               `json:"status"`
+	PrincipalSantim         int64                `json:"principalSantim"`
+	AnnualRateBasisPoints   int64                `json:"annualRateBasisPoints"`
+	TermMonths              int                  `json:"termMonths"`
+	FeeFlatSantim           int64                `json:"feeFlatSantim"`
+	FeeBasisPoints          int64                `json:"feeBasisPoints"`
+	FeeSantim               int64                `json:"feeSantim"`
+	PaymentSantim           int64                `json:"paymentSantim"`
+	MonthlyInstalmentSantim int64                `json:"monthlyInstalmentSantim"`
+	TotalInterestSantim     int64                `json:"totalInterestSantim"`
+	TotalRepayableSantim    int64                `json:"totalRepayableSantim"`
+	APRBasisPoints          *int64               `json:"aprBasisPoints"`
+	FirstDuePeriod          string               `json:"firstDuePeriod"`
+	RequestedBy             string               `json:"requestedBy"`
+	RequestedAt             time.Time            `json:"requestedAt"`
+	DecidedBy               *string              `json:"decidedBy"`
+	DecidedAt               *time.Time           `json:"decidedAt"`
+	DecisionReason          *string              `json:"decisionReason"`
+	UpdatedAt               time.Time            `json:"updatedAt"`
+	Instalments             []loanInstalmentJSON `json:"instalments,omitempty"`
+}
+
+func toLoanJSON(l lending.Loan) loanJSON {
+	out := loanJSON{ID: l.ID, BusinessID: l.TenantID, BorrowerID: l.BorrowerID, FIPartnerID: l.FIID, ProductID: l.ProductID,
+		ProductVersion: l.ProductVersion, Status: l.Status, PrincipalSantim: l.PrincipalSantim, AnnualRateBasisPoints: l.AnnualRateBasisPoints,
+		TermMonths: l.TermMonths, FeeFlatSantim: l.FeeFlatSantim, FeeBasisPoints: l.FeeBasisPoints, FeeSantim: l.FeeSantim,
+		PaymentSantim: l.PaymentSantim, MonthlyInstalmentSantim: l.MonthlyInstalmentSantim, TotalInterestSantim: l.TotalInterestSantim,
+		TotalRepayableSantim: l.TotalRepayableSantim, APRBasisPoints: l.APRBasisPoints, FirstDuePeriod: l.FirstDuePeriod,
+		RequestedBy: l.RequestedBy, RequestedAt: l.RequestedAt.UTC(), DecidedBy: l.DecidedBy, DecidedAt: utcPtr(l.DecidedAt),
+		DecisionReason: l.DecisionReason, UpdatedAt: l.UpdatedAt.UTC()}
+	for _, in := range l.Instalments {
+		out.Instalments = append(out.Instalments, loanInstalmentJSON{Index: in.Index, DuePeriod: in.DuePeriod,
+			PrincipalSantim: in.PrincipalSantim, InterestSantim: in.InterestSantim, FeeSantim: in.FeeSantim, TotalSantim: in.TotalSantim,
+			BalanceSantim: in.BalanceSantim, RepaidSantim: in.RepaidSantim, Status: in.Status})
+	}
+	return out
+}
+
+type loanListJSON struct {
+	Items      []loanJSON `json:"items"`
+	NextCursor *string    `json:"nextCursor"`
+}
+
+func answerLoanPage(c *gin.Context, rows []lending.Loan, limit int) {
+	out := loanListJSON{Items: []loanJSON{}}
+	rows, out.NextCursor = pageOf(rows, limit, func(l lending.Loan) string { return l.ID })
+	for _, l := range rows {
+		out.Items = append(out.Items, toLoanJSON(l))
+	}
+	c.JSON(http.StatusOK, out)
+}
+
+// loanFilter reads a loan list's repeatable status, its borrowerId (when borrower) and its page.
+func loanFilter(c *gin.Context, borrower bool) (lending.LoanFilter, int, bool) {
+	limit, cursor, ok := ewaPage(c)
+	if !ok {
+		return lending.LoanFilter{}, 0, false
+	}
+	f := lending.LoanFilter{Page: lending.Page{After: cursor, Limit: limit + 1}}
+	statuses := c.Request.URL.Query()["status"]
+	if len(statuses) > len(lending.LoanStatuses) {
+		writeError(c, fieldError(&field.Error{Field: "status", Problem: "must be given at most 9 times"}))
+		return f, 0, false
+	}
+	check := enumCheck("status", "must be REQUESTED, APPROVED, REJECTED, CANCELLED, DISBURSING, ACTIVE, REPAID, DEFAULTED or WRITTEN_OFF", lending.LoanStatuses...)
+	for _, v := range statuses {
+		if err := check(v); err != nil {
+			writeError(c, fieldError(err))
+			return f, 0, false
+		}
+	}
+	f.Statuses = statuses
+	if borrower {
+		if f.BorrowerID, ok = singleQuery(c, "borrowerId", false, identifierCheck("borrowerId")); !ok {
+			return f, 0, false
+		}
+	}
+	return f, limit, true
+}
+
+// --- the business's ---
+
+func (s *Server) originateLoan(c *gin.Context) {
+	var req quoteRequest
+	if e := bindJSON(c, &req); e != nil {
+		writeError(c, e)
+		return
+	}
+	for _, f := range []struct {
+		name    string
+		present bool
+	}{{"employeeId", req.EmployeeID != ""}, {"productId", req.ProductID != ""}, {"amountSantim", req.AmountSantim != nil}, {"termMonths", req.TermMonths != nil}} {
+		if !f.present {
+			writeError(c, fieldError(&field.Error{Field: f.name, Problem: "is required"}))
+			return
+		}
+	}
+	in := lending.QuoteRequest{EmployeeID: req.EmployeeID, ProductID: req.ProductID, FIPartnerID: req.FIPartnerID,
+		AmountSantim: *req.AmountSantim, TermMonths: *req.TermMonths}
+	if err := in.Check(); err != nil {
+		writeError(c, fieldError(err))
+		return
+	}
+	if s.deps.LoanProjection == nil {
+		writeError(c, NewError(http.StatusServiceUnavailable, "NOT_CONFIGURED", "the payroll projection that loans are judged on is not configured"))
+		return
+	}
+	out, ok := lendingValue(s, c, "RequestLoan", "Employee", in.EmployeeID, func(ctx context.Context, tx db.BunTx) (lending.Loan, error) {
+		return lending.Originate(ctx, tx, s.deps.LoanProjection, in, s.now())
+	})
+	if ok {
+		c.JSON(http.StatusCreated, toLoanJSON(out))
+	}
+}
+
+func (s *Server) listLoansAs(c *gin.Context, p lending.Party) {
+	f, limit, ok := loanFilter(c, true)
+	if !ok {
+		return
+	}
+	rows, ok := lendingValue(s, c, "", "", "", func(ctx context.Context, tx db.BunTx) ([]lending.Loan, error) {
+		return lending.ListLoans(ctx, tx, p, f)
+	})
+	if ok {
+		answerLoanPage(c, rows, limit)
+	}
+}
+
+func (s *Server) getLoanAs(c *gin.Context, p lending.Party) {
+	id, ok := lendingID(c)
+	if !ok {
+		return
+	}
+	out, ok := lendingValue(s, c, "", "", "", func(ctx context.Context, tx db.BunTx) (lending.Loan, error) {
+		return lending.GetLoan(ctx, tx, p, id)
+	})
+	if ok {
+		c.JSON(http.StatusOK, toLoanJSON(out))
+	}
+}
+
+func (s *Server) listLoans(c *gin.Context)   { s.listLoansAs(c, lending.Business) }
+func (s *Server) getLoan(c *gin.Context)     { s.getLoanAs(c, lending.Business) }
+func (s *Server) listFILoans(c *gin.Context) { s.listLoansAs(c, lending.Lender) }
+func (s *Server) getFILoan(c *gin.Context)   { s.getLoanAs(c, lending.Lender) }
+
+// decideLoan runs a decision on the path's loan and answers the loan (refusals audited DENIED as
+// action).
+func (s *Server) decideLoan(c *gin.Context, action string, fn func(ctx context.Context, tx db.BunTx, id string) (lending.Loan, error)) {
+	id, ok := lendingID(c)
+	if !ok {
+		return
+	}
+	out, ok := lendingValue(s, c, action, "Loan", id, func(ctx context.Context, tx db.BunTx) (lending.Loan, error) {
+		return fn(ctx, tx, id)
+	})
+	if ok {
+		c.JSON(http.StatusOK, toLoanJSON(out))
+	}
+}
+
+func (s *Server) cancelLoan(c *gin.Context) {
+	s.decideLoan(c, "CancelLoan", func(ctx context.Context, tx db.BunTx, id string) (lending.Loan, error) {
+		return lending.CancelLoan(ctx, tx, lending.Business, id, s.now())
+	})
+}
+
+// --- the FI's ---
+
+func (s *Server) approveLoan(c *gin.Context) {
+	s.decideLoan(c, "ApproveLoan", func(ctx context.Context, tx db.BunTx, id string) (lending.Loan, error) {
+		return lending.ApproveLoan(ctx, tx, id, s.now())
+	})
+}
+
+type loanRejectRequest struct {
+	Reason *string `json:"reason"`
+}
+
+func (s *Server) rejectLoan(c *gin.Context) {
+	if _, ok := lendingID(c); !ok {
+		return
+	}
+	var req loanRejectRequest
+	if e := bindJSON(c, &req); e != nil {
+		writeError(c, e)
+		return
+	}
+	if req.Reason == nil {
+		writeError(c, fieldError(&field.Error{Field: "reason", Problem: "is required"}))
+		return
+	}
+	if err := lending.CheckReason("reason", *req.Reason); err != nil {
+		writeError(c, fieldError(err))
+		return
+	}
+	s.decideLoan(c, "RejectLoan", func(ctx context.Context, tx db.BunTx, id string) (lending.Loan, error) {
+		return lending.RejectLoan(ctx, tx, id, *req.Reason, s.now())
+	})
+}
+
+func (s *Server) fiCancelLoan(c *gin.Context) {
+	s.decideLoan(c, "CancelLoan", func(ctx context.Context, tx db.BunTx, id string) (lending.Loan, error) {
+		return lending.CancelLoan(ctx, tx, lending.Lender, id, s.now())
+	})
+}
+
+// --- the employee's own ---
+
+// myEmployee is the employee linked to the caller in the session's active organization, else in
+// the one organization they are linked in (as /api/me/ewa/requests); it has answered 404
+// EMPLOYEE_NOT_LINKED when there is none.
+func (s *Server) myEmployee(c *gin.Context) (tenant, employeeID string, ok bool) {
+	linked, ok := s.linkedEmployees(c)
+	if !ok {
+		return "", "", false
+	}
+	active := callerOf(c).Session.ActiveOrganizationID
+	for _, e := range linked {
+		if e.TenantID == active {
+			return e.TenantID, e.ID, true
+		}
+	}
+	if len(linked) == 1 {
+		return linked[0].TenantID, linked[0].ID, true
+	}
+	writeError(c, errEmployeeNotLinked)
+	return "", "", false
+}
+
+// asEmployee runs fn in the employee's tenant as the caller.
+func asEmployee[T any](s *Server, c *gin.Context, tenant string, fn func(ctx context.Context, tx db.BunTx) (T, error)) (T, error) {
+	var out T
+	ctx := tenancy.WithTenant(c.Request.Context(), tenant)
+	err := tenancy.InBunTx(ctx, s.bun, func(tx db.BunTx) error {
+		var err error
+		out, err = fn(ctx, tx)
+		return err
+	})
+	return out, err
+}
+
+func (s *Server) myLoans(c *gin.Context) {
+	f, limit, ok := loanFilter(c, false)
+	if !ok {
+		return
+	}
+	tenant, emp, ok := s.myEmployee(c)
+	if !ok {
+		return
+	}
+	f.BorrowerID = emp
+	rows, err := asEmployee(s, c, tenant, func(ctx context.Context, tx db.BunTx) ([]lending.Loan, error) {
+		return lending.ListLoans(ctx, tx, lending.Business, f)
+	})
+	if err != nil {
+		writeError(c, payrollError(err))
+		return
+	}
+	answerLoanPage(c, rows, limit)
+}
+
+func (s *Server) myLoan(c *gin.Context) {
+	id, ok := lendingID(c)
+	if !ok {
+		return
+	}
+	tenant, emp, ok := s.myEmployee(c)
+	if !ok {
+		return
+	}
+	out, err := asEmployee(s, c, tenant, func(ctx context.Context, tx db.BunTx) (lending.Loan, error) {
+		l, err := lending.GetLoan(ctx, tx, lending.Business, id)
+		if err == nil && l.BorrowerID != emp {
+			return lending.Loan{}, lending.ErrLoanNotFound // another employee's loan
+		}
+		return l, err
+	})
+	if err != nil {
+		writeError(c, payrollError(err))
+		return
+	}
+	c.JSON(http.StatusOK, toLoanJSON(out))
+}
