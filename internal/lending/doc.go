@@ -1,8 +1,9 @@
 // Package lending owns salary-backed lending's stores and rules: a financial institution's
 // accounts at its partner bank (FIAccounts), the loan products it offers (Product), a business's
-// opt-ins to them (OptIn) and the quote of a loan for an employee (Quote). Loans, their
-// instalments and the money sagas come next; the amortisation arithmetic is the pure package
-// schedule.
+// opt-ins to them (OptIn), the quote of a loan for an employee (Quote) and the loans with their
+// instalments (Loan, loans.go: origination, the FI's approval or rejection, cancellation; their
+// states are documented there). The money sagas (disbursement, repayment, remittance to the FI)
+// come next; the amortisation arithmetic is the pure package schedule.
 //
 // # Who owns what
 //
