@@ -278,6 +278,9 @@ func runAPI(ctx context.Context, log *slog.Logger, cfg apiConfig, ready func()) 
 		KycValidity:    cfg.KycValidity,
 		Uploads:        store,
 		MaxUploadBytes: int64(cfg.MaxUploadBytes),
+		// An advance is limited to what the next payroll can recover within the protection
+		// policy (issue 23); loan quotes default to the same projection.
+		EwaRecoverable: api.EwaRecoverableFromPayroll,
 		// Limiter stays nil: api.New builds it on DB with its metrics.
 		Probes: []api.Probe{
 			databaseProbe(pool),
