@@ -207,6 +207,32 @@ func TestLoanDecisions(t *testing.T) {
 	}))
 	require.Zero(t, lending.ProjectionOf(proj.Projection).LoanInstalmentsSantim)
 
+	// The database's own rules, whatever the query says: the FI reads the loans it funds and
+	// their instalments, another FI and another business nothing; an FI's UPDATE cannot move a
+	// loan to another FI; no one deletes.
+	require.Equal(t, 3, w.fi.Count(t, `SELECT count(*) FROM app.loans`))
+	require.Equal(t, 18, w.fi.Count(t, `SELECT count(*) FROM app.loan_instalments`))
+	for _, o := range []*payrolltest.Org{w.otherFI, w.otherBiz} {
+		require.Zero(t, o.Count(t, `SELECT count(*) FROM app.loans`))
+		require.Zero(t, o.Count(t, `SELECT count(*) FROM app.loan_instalments`))
+	}
+	require.Error(t, w.fi.In(func(ctx context.Context, tx db.BunTx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE app.loans SET fi_id = ? WHERE id = ?`, w.otherFI.ID, a.ID)
+		return err
+	}), "the row must stay the FI's")
+	require.NoError(t, w.otherFI.In(func(ctx context.Context, tx db.BunTx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE app.loans SET status = 'APPROVED' WHERE id = ?`, c.ID)
+		if err == nil {
+			n, _ := res.RowsAffected()
+			require.Zero(t, n, "another FI's update reaches no row")
+		}
+		return err
+	}))
+	require.Error(t, w.biz.In(func(ctx context.Context, tx db.BunTx) error {
+		_, err := tx.ExecContext(ctx, `DELETE FROM app.loans WHERE id = ?`, a.ID)
+		return err
+	}))
+
 	// Lists: by party, status and borrower.
 	list := func(o *payrolltest.Org, p lending.Party, f lending.LoanFilter) []lending.Loan {
 		out, err := value(t, o, func(ctx context.Context, tx db.BunTx) ([]lending.Loan, error) {
