@@ -121,6 +121,14 @@ func TestOriginateLoan(t *testing.T) {
 		}
 	}
 	require.Equal(t, l.ID+"#0", line.Reference)
+	// A run (no in-flight items) deducts only what was paid out: a REQUESTED loan is not taken.
+	var run []payroll.EmployeeInput
+	require.NoError(t, w.biz.In(func(ctx context.Context, tx db.BunTx) (err error) {
+		run, err = payroll.LoadInputs(ctx, tx, "2026-12", payroll.LoadOptions{EmployeeID: w.emp})
+		return err
+	}))
+	require.Len(t, run, 1)
+	require.Empty(t, run[0].Input.Loans)
 
 	// Refusals write nothing: not opted in (another FI's product), out of range, another tenant's employee.
 	_, err = w.originate(t, w.biz, w.emp, 50_000, 12)

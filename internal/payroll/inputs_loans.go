@@ -11,12 +11,16 @@ import (
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
 
-// loanInstalmentStatuses are the loan states whose instalments the loader reads: a loan counts
-// against the borrower's pay from the moment it is requested (REQUESTED, APPROVED) until it is
-// repaid or written off (DISBURSING, ACTIVE), so affordability checks of later loans and the
-// projection see it. A REJECTED or CANCELLED loan never counts. (Which of them a run will
-// actually deduct — only ACTIVE ones — is the run's business when runs deduct loans.)
-var loanInstalmentStatuses = []string{"REQUESTED", "APPROVED", "DISBURSING", "ACTIVE"}
+// loanInstalmentStatuses are the loan states whose instalments a PROJECTION reads (LoadOptions
+// .InFlightEWA set, as Project sets it: what is on its way counts): a loan counts against the
+// borrower's pay from the moment it is requested (REQUESTED, APPROVED) until it is repaid or
+// written off (DISBURSING, ACTIVE), so the affordability checks of later loans and early wage
+// access see it. A REJECTED or CANCELLED loan never counts. A RUN (InFlightEWA unset) deducts
+// only what was paid out: ACTIVE loans (loanRunStatuses).
+var (
+	loanInstalmentStatuses = []string{"REQUESTED", "APPROVED", "DISBURSING", "ACTIVE"}
+	loanRunStatuses        = []string{"ACTIVE"}
+)
 
 type loanInstalmentRow struct {
 	EmployeeID string `bun:"employee_id" db:"employee_id"`
@@ -26,17 +30,22 @@ type loanInstalmentRow struct {
 }
 
 // loadLoanInstalments reads the instalments due in period (what is still owed on each: total −
-// repaid) of the employees' loans in loanInstalmentStatuses into Input.Loans, referenced
+// repaid) of the employees' loans in loanInstalmentStatuses (a projection) or loanRunStatuses (a
+// run) into Input.Loans, referenced
 // "<loan id>#<index>", the oldest loan first (priority in that order). Arrears of earlier periods
 // are the delinquency work's (not read here yet).
 func loadLoanInstalments(ctx context.Context, tx db.Writer, period string, opt LoadOptions, byID map[string]*paycalc.Input) error {
+	statuses := loanRunStatuses
+	if opt.InFlightEWA {
+		statuses = loanInstalmentStatuses
+	}
 	rows, err := db.Select[loanInstalmentRow](ctx, tx, `
 		SELECT l.borrower_id AS employee_id, i.loan_id, i.idx, (i.total_santim - i.repaid_santim)::bigint AS owed
 		FROM app.loan_instalments i JOIN app.loans l ON l.tenant_id = i.tenant_id AND l.id = i.loan_id
 		WHERE i.tenant_id = ? AND i.due_period = ? AND l.status IN (?) AND i.status <> 'REPAID'
 			AND (? = '' OR l.borrower_id = ?)
 		ORDER BY l.borrower_id, l.requested_at, l.id, i.idx`,
-		tenancy.TenantID(ctx), period, bun.In(loanInstalmentStatuses), opt.EmployeeID, opt.EmployeeID)
+		tenancy.TenantID(ctx), period, bun.In(statuses), opt.EmployeeID, opt.EmployeeID)
 	if err != nil {
 		return fmt.Errorf("payroll: load loan instalments: %w", err)
 	}
