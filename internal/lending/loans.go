@@ -40,9 +40,9 @@ import (
 // Origination re-runs the quote's checks inside its transaction, after locking the borrower's
 // employee row (FOR NO KEY UPDATE, which also serialises with early wage access requests, which
 // lock the same row): a second origination for the same borrower waits until the first commits
-// and then projects the payroll with the first loan's instalments counted (the payroll loader's
-// loan family, internal/payroll/inputs_loans.go, reads the instalments due in the period of every
-// loan that is REQUESTED, APPROVED, DISBURSING or ACTIVE: a loan not yet paid out is counted as
+// and then projects the payroll with the first loan's instalments counted (in a projection the
+// payroll loader's loan family, internal/payroll/inputs_loans.go, reads the instalments due in the
+// period of every loan that is REQUESTED, APPROVED, DISBURSING or ACTIVE — a run only ACTIVE ones: a loan not yet paid out is counted as
 // soon as it is requested, so requests cannot together promise more than the pay allows). So any
 // number of concurrent originations for one borrower never exceed affordability together.
 // Transactions are READ COMMITTED: the statement after the lock sees what the holder committed.
