@@ -22,10 +22,11 @@ type EmployeeInput struct {
 type LoadOptions struct {
 	// EmployeeID limits the load to one employee ("": every employee paid in the period).
 	EmployeeID string
-	// InFlightEWA counts early wage access requests that are not paid out yet (REQUESTED,
-	// DISBURSING) as owed, as well as the DISBURSED ones: a projection does (an advance on its way
-	// will be recovered by the next run), a run does not (it recovers what was paid).
-	InFlightEWA bool
+	// InFlight counts what is on its way as owed, as well as what was paid out: early wage access
+	// requests REQUESTED or DISBURSING, loans REQUESTED, APPROVED or DISBURSING. A projection does
+	// (an advance or a loan on its way will be recovered by the next run), a run does not (it
+	// recovers what was paid).
+	InFlight bool
 }
 
 // LoadInputs reads, in tx (the tenant's), everything the calculator needs for period and returns
@@ -150,7 +151,7 @@ type ewaRow struct {
 // oldest request first.
 func loadEWARecoveries(ctx context.Context, tx db.Writer, _ string, opt LoadOptions, byID map[string]*paycalc.Input) error {
 	statuses := []string{"DISBURSED"}
-	if opt.InFlightEWA {
+	if opt.InFlight {
 		statuses = append(statuses, "REQUESTED", "DISBURSING")
 	}
 	rows, err := db.Select[ewaRow](ctx, tx, `

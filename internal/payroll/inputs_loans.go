@@ -12,10 +12,10 @@ import (
 )
 
 // loanInstalmentStatuses are the loan states whose instalments a PROJECTION reads (LoadOptions
-// .InFlightEWA set, as Project sets it: what is on its way counts): a loan counts against the
+// .InFlight set, as Project sets it: what is on its way counts): a loan counts against the
 // borrower's pay from the moment it is requested (REQUESTED, APPROVED) until it is repaid or
 // written off (DISBURSING, ACTIVE), so the affordability checks of later loans and early wage
-// access see it. A REJECTED or CANCELLED loan never counts. A RUN (InFlightEWA unset) deducts
+// access see it. A REJECTED or CANCELLED loan never counts. A RUN (InFlight unset) deducts
 // only what was paid out: ACTIVE loans (loanRunStatuses).
 var (
 	loanInstalmentStatuses = []string{"REQUESTED", "APPROVED", "DISBURSING", "ACTIVE"}
@@ -36,7 +36,7 @@ type loanInstalmentRow struct {
 // are the delinquency work's (not read here yet).
 func loadLoanInstalments(ctx context.Context, tx db.Writer, period string, opt LoadOptions, byID map[string]*paycalc.Input) error {
 	statuses := loanRunStatuses
-	if opt.InFlightEWA {
+	if opt.InFlight {
 		statuses = loanInstalmentStatuses
 	}
 	rows, err := db.Select[loanInstalmentRow](ctx, tx, `

@@ -117,7 +117,7 @@ func TestLoadInputsRecoversEarlyWageAccess(t *testing.T) {
 	period := payroll.PeriodOf(now)
 	run := load(t, o, period, payroll.LoadOptions{})[emp]
 	require.Equal(t, []paycalc.EWARecovery{{Reference: first.ID, OutstandingSantim: first.PrincipalSantim + first.FeeSantim - 3000}}, run.EWA)
-	proj := load(t, o, period, payroll.LoadOptions{InFlightEWA: true})[emp]
+	proj := load(t, o, period, payroll.LoadOptions{InFlight: true})[emp]
 	require.Equal(t, []paycalc.EWARecovery{
 		{Reference: first.ID, OutstandingSantim: first.PrincipalSantim + first.FeeSantim - 3000},
 		{Reference: second.ID, OutstandingSantim: second.PrincipalSantim + second.FeeSantim, Priority: 1},

@@ -39,7 +39,7 @@ func Project(ctx context.Context, tx db.Writer, employeeID, period string) (Proj
 		return Projection{}, err
 	}
 	p := Projection{EmployeeID: employeeID, Period: period}
-	ins, err := LoadInputs(ctx, tx, period, LoadOptions{EmployeeID: employeeID, InFlightEWA: true})
+	ins, err := LoadInputs(ctx, tx, period, LoadOptions{EmployeeID: employeeID, InFlight: true})
 	if err != nil || len(ins) == 0 {
 		return p, err
 	}
