@@ -33,6 +33,38 @@
 // The projection is not this package's: the API wiring supplies a ProjectFunc (the payroll
 // loader's projection of the employee's next run).
 //
+// # Journals
+//
+// The ledger of a loan is the business's (its tenant): the business services the loan for the FI
+// and its books hold what the borrower owes, what is owed on to the FI, and the payroll money in
+// transit between them. The FI's funding and settlement accounts are the FI's, not the business's,
+// so the business's ledger does not mirror them (a partner-bank:<partner>:<account> mirror is an
+// account the tenant holds; reconciliation reads exactly those). Every subledger closes: when a
+// loan is REPAID and every instalment remitted, receivable-from-borrower:<loan>,
+// payable-to-fi-partner[<fi>] for the loan and payroll-clearing are back where they started.
+//
+//	Disburse P (PENDING while the transfer FI funding → borrower is in flight; committed when it
+//	settles, voided when it fails; bank_reference = the transfer's leg reference):
+//	    Dr receivable-from-borrower:<loan>     P
+//	    Cr payable-to-fi-partner[<fi>]         P    the FI's advance, owed back as it is collected
+//	Repay a on instalment k (POSTED; applied to k's outstanding interest, then fee, then principal):
+//	    Dr payroll-clearing                    a    the instalment, as the spec's journal
+//	    Cr receivable-from-borrower:<loan>     a_principal
+//	    Cr payable-to-fi-partner[<fi>]         a_interest + a_fee   the FI's earnings, owed once collected
+//	Remit instalment k, c = what was repaid on k (PENDING while the transfer business payroll
+//	account → FI settlement account is in flight; bank_reference = its leg reference):
+//	    Dr payable-to-fi-partner[<fi>]         c
+//	    Cr payroll-clearing                    c
+//	Write off R, the principal outstanding (the FI's approval recorded: the FI bears it):
+//	    Dr payable-to-fi-partner[<fi>]         R
+//	    Cr receivable-from-borrower:<loan>     R
+//
+// Interest and fees are never recognised before they are collected: the receivable is the
+// principal outstanding, so an early repayment, a restructure or a write-off never leaves
+// unearned interest behind. The spec's remittance amount ("principal") is the principal of the
+// remittance, what was collected on the instalment; for an interest-free, fee-free product the
+// two are the same.
+//
 // # Changes
 //
 // Every change writes its audit row and its outbox event (lending.*.v1) in the caller's
