@@ -40,23 +40,24 @@
 // transit between them. The FI's funding and settlement accounts are the FI's, not the business's,
 // so the business's ledger does not mirror them (a partner-bank:<partner>:<account> mirror is an
 // account the tenant holds; reconciliation reads exactly those). Every subledger closes: when a
-// loan is REPAID and every instalment remitted, receivable-from-borrower:<loan>,
-// payable-to-fi-partner[<fi>] for the loan and payroll-clearing are back where they started.
+// loan is REPAID and every instalment remitted, its accounts receivable-from-borrower:<loan>,
+// payable-to-fi-partner[<fi>]:<loan> and payroll-clearing:<loan> are at zero (the names come
+// from chart.BorrowerReceivable, chart.FIPayable and chart.LoanClearing).
 //
 //	Disburse P (PENDING while the transfer FI funding → borrower is in flight; committed when it
 //	settles, voided when it fails; bank_reference = the transfer's leg reference):
 //	    Dr receivable-from-borrower:<loan>     P
-//	    Cr payable-to-fi-partner[<fi>]         P    the FI's advance, owed back as it is collected
+//	    Cr payable-to-fi-partner[<fi>]:<loan>  P    the FI's advance, owed back as it is collected
 //	Repay a on instalment k (POSTED; applied to k's outstanding interest, then fee, then principal):
-//	    Dr payroll-clearing                    a    the instalment, as the spec's journal
+//	    Dr payroll-clearing:<loan>             a    the instalment, as the spec's journal
 //	    Cr receivable-from-borrower:<loan>     a_principal
-//	    Cr payable-to-fi-partner[<fi>]         a_interest + a_fee   the FI's earnings, owed once collected
+//	    Cr payable-to-fi-partner[<fi>]:<loan>  a_interest + a_fee   the FI's earnings, owed once collected
 //	Remit instalment k, c = what was repaid on k (PENDING while the transfer business payroll
 //	account → FI settlement account is in flight; bank_reference = its leg reference):
-//	    Dr payable-to-fi-partner[<fi>]         c
-//	    Cr payroll-clearing                    c
+//	    Dr payable-to-fi-partner[<fi>]:<loan>  c
+//	    Cr payroll-clearing:<loan>             c
 //	Write off R, the principal outstanding (the FI's approval recorded: the FI bears it):
-//	    Dr payable-to-fi-partner[<fi>]         R
+//	    Dr payable-to-fi-partner[<fi>]:<loan>  R
 //	    Cr receivable-from-borrower:<loan>     R
 //
 // Interest and fees are never recognised before they are collected: the receivable is the

@@ -101,6 +101,24 @@ func EmployeeReceivable(employeeID string) string {
 	return ReceivableFromEmployee + ":" + employeeID
 }
 
+// BorrowerReceivable is the account of what a borrower owes on one loan (its principal
+// outstanding): receivable-from-borrower:<loan>.
+func BorrowerReceivable(loanID string) string {
+	return ReceivableFromBorrower + ":" + loanID
+}
+
+// FIPayable is what the business owes a financial institution on one loan (its advance and the
+// interest and fees collected, until remitted): payable-to-fi-partner[<fi>]:<loan>.
+func FIPayable(fiID, loanID string) string {
+	return PayableToFIPartner + "[" + fiID + "]:" + loanID
+}
+
+// LoanClearing is the payroll money collected on one loan and not yet remitted to its FI:
+// payroll-clearing:<loan>.
+func LoanClearing(loanID string) string {
+	return PayrollClearing + ":" + loanID
+}
+
 // EqubPoolAccount is the account mirroring one equb cycle's escrow pool: equb:pool:<tenant>:<cycle>.
 func EqubPoolAccount(tenant, cycle string) string {
 	return EqubPool + ":" + tenant + ":" + cycle

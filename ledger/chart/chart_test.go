@@ -53,3 +53,16 @@ func TestEntriesAreConsistent(t *testing.T) {
 		}
 	}
 }
+
+func TestLoanAccountNamesParse(t *testing.T) {
+	for name, want := range map[string]Type{
+		BorrowerReceivable("loan_01J"):   Asset,
+		FIPayable("org_fi1", "loan_01J"): Liability,
+		LoanClearing("loan_01J"):         Asset,
+	} {
+		got, err := Parse(name)
+		if err != nil || got != want {
+			t.Errorf("Parse(%q) = %v, %v; want %v", name, got, err, want)
+		}
+	}
+}
