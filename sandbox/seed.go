@@ -14,6 +14,7 @@ var DemoAccounts = []CreateAccountRequest{
 	{AccountNumber: "1000000000103", HolderName: "Hirut Alemu", BalanceSantim: 0},
 	{AccountNumber: "1000000000104", HolderName: "Yonas Girma", BalanceSantim: 9_800_00},
 	{AccountNumber: "1000000000201", HolderName: "Wagerail Lending Pool", BalanceSantim: 1_000_000_000_00},
+	{AccountNumber: "1000000000202", HolderName: "Tana Microfinance Settlement", BalanceSantim: 0},
 	{AccountNumber: "1000000000301", HolderName: "Wagerail Equb Escrow", BalanceSantim: 0},
 	{AccountNumber: "1000000000401", HolderName: "Wagerail EWA Float", BalanceSantim: 500_000_000_00},
 }

@@ -87,4 +87,11 @@ type demoCredentials struct {
 	// settings have defaults; reading them needs a session, which is audited).
 	EwaSettingsSet bool `json:"ewaSettingsSet,omitempty"`
 	Complete       bool `json:"complete,omitempty"`
+	// The lending part (demo_lending.go): the FI's owner, its id, its product, and whether the
+	// part is complete (a data dir seeded before lending existed gets it on its next run).
+	LenderEmail     string `json:"lenderEmail,omitempty"`
+	LenderPassword  string `json:"lenderPassword,omitempty"`
+	FIID            string `json:"fiId,omitempty"`
+	LoanProductID   string `json:"loanProductId,omitempty"`
+	LendingComplete bool   `json:"lendingComplete,omitempty"`
 }

@@ -121,13 +121,14 @@ func seedDemo(ctx context.Context, env demoEnv) (*demoCredentials, error) {
 	if s.d.Complete {
 		_, err := identity.UserByEmail(ctx, app, s.d.OwnerEmail)
 		if err == nil {
-			return s.d, nil
+			return s.d, s.lending(ctx)
 		}
 		if !errors.Is(err, identity.ErrNotFound) {
 			return nil, err
 		}
 		// The database was replaced under the data dir's credentials: seed again.
 		s.d.Complete, s.d.EwaSettingsSet, s.d.BusinessID, s.d.Employees = false, false, "", nil
+		s.d.LendingComplete, s.d.FIID, s.d.LoanProductID = false, "", ""
 	}
 	for _, step := range []struct {
 		name string
@@ -146,15 +147,18 @@ func seedDemo(ctx context.Context, env demoEnv) (*demoCredentials, error) {
 		}
 	}
 	s.d.Complete = true
-	return s.d, s.save()
+	if err := s.save(); err != nil {
+		return nil, err
+	}
+	return s.d, s.lending(ctx)
 }
 
 type demoSeed struct {
 	env demoEnv
 	d   *demoCredentials
 	app *pgxpool.Pool
-	// admin and owner are signed-in API clients, made when a step first needs one.
-	admin, owner *demoClient
+	// admin, owner and lender are signed-in API clients, made when a step first needs one.
+	admin, owner, lender *demoClient
 }
 
 func (s *demoSeed) save() error { return saveCredentials(s.env.CredsPath, *s.env.Creds) }
@@ -566,7 +570,7 @@ func (c *demoClient) do(req *http.Request, want int, out any) error {
 			} `json:"error"`
 		}
 		if json.Unmarshal(b, &e) == nil && e.Error.Code != "" {
-			return fmt.Errorf("%s %s: %d %s: %s", req.Method, req.URL.Path, resp.StatusCode, e.Error.Code, e.Error.Message)
+			return &demoAPIError{Method: req.Method, Path: req.URL.Path, Status: resp.StatusCode, Code: e.Error.Code, Message: e.Error.Message}
 		}
 		text := strings.TrimSpace(string(b))
 		if text == "" {
@@ -581,6 +585,26 @@ func (c *demoClient) do(req *http.Request, want int, out any) error {
 		return fmt.Errorf("%s %s: %w", req.Method, req.URL.Path, err)
 	}
 	return nil
+}
+
+// demoAPIError is an API answer with an error code the demo did not want.
+type demoAPIError struct {
+	Method, Path  string
+	Status        int
+	Code, Message string
+}
+
+func (e *demoAPIError) Error() string {
+	return fmt.Sprintf("%s %s: %d %s: %s", e.Method, e.Path, e.Status, e.Code, e.Message)
+}
+
+// apiCode is err's API error code ("" for another error).
+func apiCode(err error) string {
+	var e *demoAPIError
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return ""
 }
 
 // upload stores a file for the client's active organization and returns its key.
@@ -697,6 +721,11 @@ func printDemo(w io.Writer, d *demoCredentials, credsPath string) {
 		}
 		fmt.Fprintf(tw, "  employee\t%s\t%s %s, %s, %s\n", d.Employees[e.Key], e.First, e.Last, state, account)
 	}
+	if d.LendingComplete {
+		fmt.Fprintf(tw, "  lender\t%s\tpassword %s\n", d.LenderEmail, d.LenderPassword)
+		fmt.Fprintf(tw, "  financial institution\t%s\t%s, lends from %s, remittances to %s\n", d.FIID, demoFIName, demoFIFunding, demoFISettlement)
+		fmt.Fprintf(tw, "  loan product\t%s\t%s, opted in to by %s\n", d.LoanProductID, demoLoanProduct["name"], demoBusinessName)
+	}
 	tw.Flush()
-	fmt.Fprintln(w, `Try it: README.md, "Try it: an early wage advance" (sign in, request, disburse, find the saga in the Temporal UI).`)
+	fmt.Fprintln(w, `Try it: README.md, "Try it: an early wage advance" (sign in, request, disburse, find the saga in the Temporal UI) and "Try it: a salary-backed loan".`)
 }

@@ -241,6 +241,45 @@ func TestDemoSeededOnceThenLeftAlone(t *testing.T) {
 			require.ErrorIs(t, sanctionsErr, sanctions.ErrNoCheck, e.Key)
 		}
 	})
+	// The lending part: the lender signs in with the printed password and sees its accounts and
+	// its product; the business is opted in, its payroll account is set, and Almaz is quoted a
+	// loan from the real payroll projection of her pay.
+	require.True(t, d.LendingComplete)
+	for _, s := range []string{d.LenderEmail, d.LenderPassword, d.FIID, d.LoanProductID, `"Try it: a salary-backed loan"`} {
+		require.Contains(t, out[demoAt:], s)
+	}
+	lender, err := signedIn(ctx, p.apiURL, d.LenderEmail, d.LenderPassword)
+	require.NoError(t, err)
+	var fiAccounts struct {
+		FundingAccount    struct{ AccountNumber string } `json:"fundingAccount"`
+		SettlementAccount struct{ AccountNumber string } `json:"settlementAccount"`
+	}
+	require.NoError(t, lender.call(ctx, http.MethodGet, "/api/fi/accounts", nil, http.StatusOK, &fiAccounts))
+	require.Equal(t, []string{demoFIFunding, demoFISettlement}, []string{fiAccounts.FundingAccount.AccountNumber, fiAccounts.SettlementAccount.AccountNumber})
+	var optIns struct {
+		Items []struct {
+			ProductID string `json:"productId"`
+		} `json:"items"`
+	}
+	require.NoError(t, owner.call(ctx, http.MethodGet, "/api/lending/product-opt-ins", nil, http.StatusOK, &optIns))
+	require.Len(t, optIns.Items, 1)
+	require.Equal(t, d.LoanProductID, optIns.Items[0].ProductID)
+	var payrollSettings struct {
+		PayrollAccount struct{ AccountNumber string } `json:"payrollAccount"`
+	}
+	require.NoError(t, owner.call(ctx, http.MethodGet, "/api/payroll/tenant-settings/effective", nil, http.StatusOK, &payrollSettings))
+	require.Equal(t, demoPayrollAccount, payrollSettings.PayrollAccount.AccountNumber)
+	var quote struct {
+		FIPartnerID             string `json:"fiPartnerId"`
+		TotalPrincipalSantim    int64  `json:"totalPrincipalSantim"`
+		MonthlyInstalmentSantim int64  `json:"monthlyInstalmentSantim"`
+	}
+	require.NoError(t, owner.call(ctx, http.MethodPost, "/api/loans/quote", map[string]any{"employeeId": d.Employees["kycApproved"],
+		"productId": d.LoanProductID, "amountSantim": 10_000_00, "termMonths": 6}, http.StatusOK, &quote))
+	require.Equal(t, d.FIID, quote.FIPartnerID)
+	require.Equal(t, int64(10_000_00), quote.TotalPrincipalSantim)
+	require.Positive(t, quote.MonthlyInstalmentSantim)
+
 	first := takeDemoSnapshot(t, dataDir)
 	require.Equal(t, map[string]kyc.Status{d.Employees["kycApproved"]: kyc.Approved, d.Employees["kycPending"]: kyc.Pending,
 		d.Employees["badAccount"]: kyc.Approved}, first.KycStatus)
@@ -284,6 +323,9 @@ func TestDemoAccountsAreTheSandboxSeed(t *testing.T) {
 		seeded[a.AccountNumber] = a.HolderName
 	}
 	require.Contains(t, seeded, demoFundingAccount)
+	require.Contains(t, seeded, demoFIFunding)
+	require.Contains(t, seeded, demoFISettlement)
+	require.Equal(t, demoPayrollHolder, seeded[demoPayrollAccount])
 	for _, e := range demoEmployees {
 		holder, ok := seeded[e.Account]
 		require.Equal(t, !e.AccountMissingFromSandbox, ok, e.Account)
