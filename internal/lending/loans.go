@@ -25,14 +25,21 @@ import (
 //
 // # States
 //
-//	REQUESTED ──approve (FI)──▶ APPROVED ──(disbursement saga)──▶ DISBURSING ──▶ ACTIVE ──▶ REPAID
-//	    │  └──reject (FI)──▶ REJECTED              │                                  └──▶ DEFAULTED ──▶ WRITTEN_OFF
+//	REQUESTED ──approve (FI)──▶ APPROVED ──disburse (saga claims)──▶ DISBURSING ──transfer settled──▶ ACTIVE ──▶ REPAID
+//	    │  └──reject (FI)──▶ REJECTED   │  ▲                                │                         └──▶ DEFAULTED ──▶ WRITTEN_OFF
+//	    │                               │  └────────transfer failed─────────┘
 //	    └──cancel (business admin or FI)──▶ CANCELLED ◀──cancel──┘
 //
-// This part makes REQUESTED (originate), APPROVED (approve: the FI's members with loans.approve),
-// REJECTED (reject, with a reason) and CANCELLED (cancel, from REQUESTED or APPROVED, by the
-// business's admins or the FI). DISBURSING, ACTIVE, REPAID, DEFAULTED and WRITTEN_OFF are the
-// sagas' (the next part); the table already admits them. Any other move is 409
+// Origination makes REQUESTED; the FI's members with loans.approve approve (APPROVED) or reject
+// (REJECTED, with a reason); the business's admins or the FI cancel a REQUESTED or APPROVED loan
+// (CANCELLED). The disbursement saga (disburse.go, workflows/loan_disburse.go, POST
+// /api/loans/<id>/disburse) claims an APPROVED loan for its run together with the PENDING ledger
+// posting that pays it out (DISBURSING: no cancel, no second saga); the transfer settling makes
+// it ACTIVE (loan.disbursed.v1), its failure voids the posting and returns it to APPROVED with
+// the failure's code recorded (last_disbursement_failure, loan.disbursement_failed.v1), so a new
+// disbursement (a new Idempotency-Key) can be tried. Only the business's saga makes these moves:
+// the database refuses them (and the disburse_* columns) to the FI. REPAID, DEFAULTED and
+// WRITTEN_OFF are the later sagas'; the table already admits them. Any other move is 409
 // LOAN_INVALID_STATE with the current and allowed states.
 //
 // # Affordability together
@@ -87,11 +94,16 @@ const MaxDecisionReason = 512
 // ErrLoanNotFound: no such loan of the business (or, for an FI, none it funds).
 var ErrLoanNotFound = payroll.NotFound(CodeLoanNotFound, "loan")
 
-// LoanMachine is the loan lifecycle's moves made by this part (the sagas add theirs).
+// LoanMachine is the loan lifecycle's moves (the later sagas add theirs). The disbursement's:
+// "disbursing" (the saga's claim), "disbursed" (the transfer settled) and "disbursement_failed"
+// (the transfer failed: back to APPROVED, to be tried again).
 var LoanMachine = &payroll.Machine{Noun: "loan", Code: CodeLoanInvalidState, Moves: map[string]payroll.Move{
-	"approved":  {From: []string{LoanRequested}, To: LoanApproved},
-	"rejected":  {From: []string{LoanRequested}, To: LoanRejected},
-	"cancelled": {From: []string{LoanRequested, LoanApproved}, To: LoanCancelled},
+	"approved":            {From: []string{LoanRequested}, To: LoanApproved},
+	"rejected":            {From: []string{LoanRequested}, To: LoanRejected},
+	"cancelled":           {From: []string{LoanRequested, LoanApproved}, To: LoanCancelled},
+	"disbursing":          {From: []string{LoanApproved}, To: LoanDisbursing},
+	"disbursed":           {From: []string{LoanDisbursing}, To: LoanActive},
+	"disbursement_failed": {From: []string{LoanDisbursing}, To: LoanApproved},
 }}
 
 // Loan is one stored loan.
@@ -123,6 +135,13 @@ type Loan struct {
 	DecidedAt               *time.Time `bun:"decided_at"`
 	DecisionReason          *string    `bun:"decision_reason"`
 	UpdatedAt               time.Time  `bun:"updated_at"`
+	// The disbursement (disburse.go): the saga run that claimed the loan last, its pending
+	// posting and transfer, when it was paid out, and the code of the last failed attempt.
+	DisburseWorkflowID      *string    `bun:"disburse_workflow_id"`
+	DisburseLedgerTxID      *string    `bun:"disburse_ledger_tx_id"`
+	DisburseTransferID      *string    `bun:"disburse_transfer_id"`
+	DisbursedAt             *time.Time `bun:"disbursed_at"`
+	LastDisbursementFailure *string    `bun:"last_disbursement_failure"`
 
 	Instalments []LoanInstalment `bun:"-"`
 }

@@ -28,6 +28,9 @@ type Kind string
 // The saga kinds that send partner transfers.
 const (
 	EwaDisburse Kind = "ewa-disburse"
+	// LoanDisburse is a loan's disbursement from its FI's funding account to the borrower
+	// (workflows.LoanDisburse): one leg.
+	LoanDisburse Kind = "loan-disburse"
 	// BulkItem is an item of a bulk disbursement sent by the fan-out block (workflows.Fanout):
 	// the workflow id is the batch's (one child workflow per batch, whatever saga fanned out),
 	// the leg the item's number in it. Callbacks about bulk items are gathered per batch

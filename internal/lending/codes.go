@@ -1,0 +1,80 @@
+package lending
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/wagerail/wagerail/internal/payroll"
+)
+
+// The stable API codes of the loan sagas' refusals, defined once, like internal/ewa/codes.go: the
+// stores' refusals carry them (*payroll.Refusal, CodeOf), the sagas answer their update with them
+// (the ApplicationError's Type), the record-step activities type their non-retryable errors with
+// them, and the API answers each with its HTTP status and public message (RefusalOf). A saga that
+// adds a refusal adds its row here.
+const (
+	// CodeLoanNotFound and CodeLoanInvalidState (loans.go) are the table's too.
+
+	// CodeFundingAccountNotSet: the loan's FI has not set its funding and settlement accounts
+	// (PUT /api/lending/fi-accounts), so there is nothing to pay the loan from.
+	CodeFundingAccountNotSet = "LOAN_FUNDING_ACCOUNT_NOT_SET"
+
+	// The disbursement saga's gates (the borrower's KYC, sanctions screening and payout account).
+	CodeKycNotApproved      = "LOAN_KYC_NOT_APPROVED"
+	CodeSanctionsBlocked    = "LOAN_SANCTIONS_BLOCKED"
+	CodeDestinationInvalid  = "LOAN_DESTINATION_ACCOUNT_INVALID"
+	CodeAccountNameMismatch = "LOAN_ACCOUNT_NAME_MISMATCH"
+	CodePartnerUnavailable  = "LOAN_PARTNER_UNAVAILABLE"
+)
+
+// Refusal is how a code is answered: its HTTP status and its public message (an internal error's
+// text may carry detail the caller must not see, so the caller gets this fixed one).
+type Refusal struct {
+	Code    string
+	Status  int
+	Message string
+}
+
+// refusals is the one table. The KYC and sanctions gates are rules the caller cannot fix in the
+// request (422); a payout account the partner does not confirm is a conflict with the partner's
+// state (409, as the spec says); a partner that cannot be asked fails closed with 503 (nothing
+// moved; retry later with a new key).
+var refusals = map[string]Refusal{
+	CodeLoanNotFound:         {CodeLoanNotFound, http.StatusNotFound, "no such loan in this organization"},
+	CodeLoanInvalidState:     {CodeLoanInvalidState, http.StatusConflict, "the loan's state does not allow this"},
+	CodeFundingAccountNotSet: {CodeFundingAccountNotSet, http.StatusConflict, "the loan's financial institution has not set its funding account (PUT /api/lending/fi-accounts)"},
+
+	CodeKycNotApproved:      {CodeKycNotApproved, http.StatusUnprocessableEntity, "the borrower's KYC is not approved (or its approval has expired)"},
+	CodeSanctionsBlocked:    {CodeSanctionsBlocked, http.StatusUnprocessableEntity, "the borrower did not pass sanctions screening"},
+	CodeDestinationInvalid:  {CodeDestinationInvalid, http.StatusConflict, "the partner bank did not confirm the borrower's payout account"},
+	CodeAccountNameMismatch: {CodeAccountNameMismatch, http.StatusConflict, "the payout account's holder name at the partner bank does not match the borrower's"},
+	CodePartnerUnavailable:  {CodePartnerUnavailable, http.StatusServiceUnavailable, "the partner bank could not be asked about the payout account; nothing moved, try again later with a new key"},
+}
+
+// RefusalOf is code's answer; ok is false for a code that is not in the table.
+func RefusalOf(code string) (r Refusal, ok bool) {
+	r, ok = refusals[code]
+	return r, ok
+}
+
+// RefusalError is code's answer as the stores' refusal type (what the API's payroll answer
+// writes); it panics on a code that is not in the table (a programming error).
+func RefusalError(code string) *payroll.Refusal {
+	r, ok := refusals[code]
+	if !ok {
+		panic("lending: no refusal " + code)
+	}
+	return &payroll.Refusal{Code: r.Code, Status: r.Status, Message: r.Message}
+}
+
+// CodeOf is the code of one of the stores' refusals that is in the table (a *payroll.Refusal
+// whose Code the table has), "" for any other error.
+func CodeOf(err error) string {
+	var r *payroll.Refusal
+	if errors.As(err, &r) {
+		if _, ok := refusals[r.Code]; ok {
+			return r.Code
+		}
+	}
+	return ""
+}

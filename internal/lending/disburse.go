@@ -1,0 +1,282 @@
+package lending
+
+// The loan disbursement saga's store (workflows/loan_disburse.go): what paying out a loan needs
+// (LoadDisbursePlan) and its record steps (ClaimDisbursement, MarkDisbursed,
+// MarkDisbursementFailed). Each runs in a transaction scoped to the loan's business (the saga's
+// tenant) and writes its audit row and outbox event in that transaction. Activities run at least
+// once, so each step is idempotent for the saga run (workflow id) that claimed the loan: a second
+// call returns what the first did and writes nothing. They take a db.Writer (a pgx.Tx or a
+// BunTx): the saga's record steps run on pgx (activities.recordStep), the API's reads on either.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/wagerail/wagerail/internal/employees"
+	"github.com/wagerail/wagerail/internal/payroll"
+	"github.com/wagerail/wagerail/internal/platform/audit"
+	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/outbox"
+	"github.com/wagerail/wagerail/internal/platform/tenancy"
+)
+
+// Audit actions and events of the disbursement (the claim is the spec's DisburseLoan).
+const (
+	ActionDisburseLoan           = "DisburseLoan"
+	ActionLoanDisbursed          = "LoanDisbursed"
+	ActionLoanDisbursementFailed = "LoanDisbursementFailed"
+
+	EventLoanDisbursing          = "loan.disbursing.v1"
+	EventLoanDisbursed           = "loan.disbursed.v1"
+	EventLoanDisbursementFailed  = "loan.disbursement_failed.v1"
+	maxDisbursementFailureLength = 128
+)
+
+// ErrFundingNotSet: the loan's FI has not set its accounts (LOAN_FUNDING_ACCOUNT_NOT_SET).
+var ErrFundingNotSet = RefusalError(CodeFundingAccountNotSet)
+
+// errNotClaimed is a record step of a saga run that does not hold the loan (another run claimed
+// it, or none did).
+func errNotClaimed(status string) error {
+	return &payroll.Refusal{Code: CodeLoanInvalidState, Status: http.StatusConflict,
+		Message: "the loan is being (or was) disbursed by another request", Details: map[string]any{"status": status}}
+}
+
+// Payee is the borrower's payout account: where the loan is paid to, with the holder name the
+// employer gave.
+type Payee struct {
+	Account
+	HolderName string
+}
+
+// DisbursePlan is what paying out a loan needs: the principal, from the FI's funding account to
+// the borrower's payout account (the employee's, as early wage access reads it).
+type DisbursePlan struct {
+	TenantID        string // the loan's business
+	LoanID          string
+	BorrowerID      string
+	FIID            string
+	PrincipalSantim int64
+	Funding         Account
+	Destination     Payee
+	Status          string
+	WorkflowID      string // the saga run holding the loan ("" when none)
+}
+
+// Disbursement is a loan's disbursement state: its status and the saga run that claimed it last
+// (the API's pre-check reads it).
+type Disbursement struct {
+	LoanID          string
+	TenantID        string
+	FIID            string
+	BorrowerID      string
+	PrincipalSantim int64
+	Status          string
+	WorkflowID      string
+	LedgerTxID      string
+	TransferID      string
+	DisbursedAt     *time.Time
+	LastFailure     string
+}
+
+const disbursementColumns = `id, tenant_id, fi_id, borrower_id, principal_santim::bigint, status,
+	coalesce(disburse_workflow_id, ''), coalesce(disburse_ledger_tx_id, ''), coalesce(disburse_transfer_id, ''),
+	disbursed_at, coalesce(last_disbursement_failure, '')`
+
+func scanDisbursement(row pgx.Row) (Disbursement, error) {
+	var d Disbursement
+	err := row.Scan(&d.LoanID, &d.TenantID, &d.FIID, &d.BorrowerID, &d.PrincipalSantim, &d.Status, &d.WorkflowID, &d.LedgerTxID,
+		&d.TransferID, &d.DisbursedAt, &d.LastFailure)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Disbursement{}, ErrLoanNotFound
+	}
+	if err != nil {
+		return Disbursement{}, fmt.Errorf("lending: read the loan's disbursement: %w", err)
+	}
+	return d, nil
+}
+
+// GetDisbursement reads loan id of the context's business (ErrLoanNotFound otherwise: an FI's
+// loan is not the FI's to disburse).
+func GetDisbursement(ctx context.Context, tx db.Writer, id string) (Disbursement, error) {
+	return scanDisbursement(tx.QueryRow(ctx, `SELECT `+disbursementColumns+` FROM app.loans WHERE tenant_id = $1 AND id = $2`,
+		tenancy.TenantID(ctx), id))
+}
+
+// lockDisbursement is GetDisbursement under the row's lock for the rest of tx.
+func lockDisbursement(ctx context.Context, tx db.Writer, id string) (Disbursement, error) {
+	return scanDisbursement(tx.QueryRow(ctx, `SELECT `+disbursementColumns+` FROM app.loans WHERE tenant_id = $1 AND id = $2 FOR UPDATE`,
+		tenancy.TenantID(ctx), id))
+}
+
+// LoadDisbursePlan reads loan id of the context's business and what paying it out needs (the
+// FI's funding account, the borrower's payout account). Errors: ErrLoanNotFound;
+// LOAN_INVALID_STATE when the loan is not APPROVED (nor DISBURSING under workflowID: a retried
+// or continued run of the saga that holds it); ErrFundingNotSet.
+func LoadDisbursePlan(ctx context.Context, tx db.Querier, id, workflowID string) (DisbursePlan, error) {
+	d, err := GetDisbursement(ctx, tx, id)
+	if err != nil {
+		return DisbursePlan{}, err
+	}
+	if !(d.Status == LoanDisbursing && d.WorkflowID == workflowID && workflowID != "") {
+		if _, err := LoanMachine.Next("disbursing", d.Status); err != nil {
+			return DisbursePlan{}, err
+		}
+	}
+	var funding Account
+	err = tx.QueryRow(ctx, `SELECT funding_partner, funding_account_number FROM app.lending_fi_accounts WHERE tenant_id = $1`, d.FIID).
+		Scan(&funding.Partner, &funding.AccountNumber)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return DisbursePlan{}, ErrFundingNotSet
+	case err != nil:
+		return DisbursePlan{}, fmt.Errorf("lending: read the FI's funding account: %w", err)
+	}
+	e, err := employees.ByID(ctx, tx, d.TenantID, d.BorrowerID)
+	if errors.Is(err, employees.ErrNotFound) {
+		return DisbursePlan{}, ErrEmployeeNotFound
+	}
+	if err != nil {
+		return DisbursePlan{}, fmt.Errorf("lending: read the borrower: %w", err)
+	}
+	return DisbursePlan{TenantID: d.TenantID, LoanID: d.LoanID, BorrowerID: d.BorrowerID, FIID: d.FIID, PrincipalSantim: d.PrincipalSantim,
+		Funding: funding, Destination: Payee{Account: Account{Partner: e.Payout.Partner, AccountNumber: e.Payout.AccountNumber},
+			HolderName: e.Payout.HolderName}, Status: d.Status, WorkflowID: d.WorkflowID}, nil
+}
+
+// ErrEmployeeNotFound: the loan's borrower is no longer an employee of the business (deleted),
+// so there is no payout account to pay: the loan's state no longer allows the disbursement.
+var ErrEmployeeNotFound = &payroll.Refusal{Code: CodeLoanInvalidState, Status: http.StatusConflict,
+	Message: "the loan's borrower is no longer an employee of this organization"}
+
+// ClaimDisbursement moves the loan APPROVED → DISBURSING for workflowID with its pending ledger
+// transaction recorded, in one update under the row's lock (audit DisburseLoan, event
+// loan.disbursing.v1). A second call by the same run with the same transaction is a no-op; any
+// other state, run or transaction is LOAN_INVALID_STATE.
+func ClaimDisbursement(ctx context.Context, tx db.Writer, id, workflowID, ledgerTxID string, now time.Time) (Disbursement, error) {
+	switch {
+	case workflowID == "":
+		return Disbursement{}, errors.New("lending: claim: no workflow id")
+	case ledgerTxID == "":
+		return Disbursement{}, errors.New("lending: claim: no ledger transaction id")
+	}
+	cur, err := lockDisbursement(ctx, tx, id)
+	if err != nil {
+		return Disbursement{}, err
+	}
+	if cur.Status == LoanDisbursing && cur.WorkflowID == workflowID {
+		if cur.LedgerTxID == ledgerTxID {
+			return cur, nil
+		}
+		return cur, errNotClaimed(cur.Status)
+	}
+	if _, err := LoanMachine.Next("disbursing", cur.Status); err != nil {
+		return cur, err
+	}
+	d, err := scanDisbursement(tx.QueryRow(ctx, `UPDATE app.loans SET status = 'DISBURSING', disburse_workflow_id = $3,
+			disburse_ledger_tx_id = $4, disburse_transfer_id = NULL, updated_at = $5
+		WHERE tenant_id = $1 AND id = $2 RETURNING `+disbursementColumns, cur.TenantID, id, workflowID, ledgerTxID, now))
+	if err != nil {
+		return Disbursement{}, err
+	}
+	return d, recordDisbursement(ctx, tx, d, ActionDisburseLoan, audit.Success, EventLoanDisbursing, nil)
+}
+
+// MarkDisbursed moves the loan DISBURSING → ACTIVE once its transfer settled (audit
+// LoanDisbursed, event loan.disbursed.v1), recording the partner's transfer id and the time.
+// Idempotent for the run that claimed it.
+func MarkDisbursed(ctx context.Context, tx db.Writer, id, workflowID, transferID string, now time.Time) (Disbursement, error) {
+	cur, err := lockDisbursement(ctx, tx, id)
+	if err != nil {
+		return Disbursement{}, err
+	}
+	switch {
+	case workflowID == "" || cur.WorkflowID != workflowID:
+		return cur, errNotClaimed(cur.Status)
+	case cur.DisbursedAt != nil:
+		return cur, nil // the first call's outcome (the loan may have moved on since)
+	}
+	if _, err := LoanMachine.Next("disbursed", cur.Status); err != nil {
+		return cur, err
+	}
+	d, err := scanDisbursement(tx.QueryRow(ctx, `UPDATE app.loans SET status = 'ACTIVE', disburse_transfer_id = NULLIF($3, ''),
+			disbursed_at = $4, updated_at = $4
+		WHERE tenant_id = $1 AND id = $2 RETURNING `+disbursementColumns, cur.TenantID, id, transferID, now))
+	if err != nil {
+		return Disbursement{}, err
+	}
+	return d, recordDisbursement(ctx, tx, d, ActionLoanDisbursed, audit.Success, EventLoanDisbursed,
+		map[string]any{"disbursedAt": now.UTC()})
+}
+
+// MarkDisbursementFailed returns the loan DISBURSING → APPROVED after its transfer failed (the
+// pending posting voided by the saga), with code recorded as its last disbursement failure
+// (audit LoanDisbursementFailed outcome FAILED, event loan.disbursement_failed.v1): nothing was
+// paid out, and a new disbursement (a new Idempotency-Key) may be tried. Idempotent for the run
+// that claimed it.
+func MarkDisbursementFailed(ctx context.Context, tx db.Writer, id, workflowID, code string, now time.Time) (Disbursement, error) {
+	code = boundedFailure(code)
+	cur, err := lockDisbursement(ctx, tx, id)
+	if err != nil {
+		return Disbursement{}, err
+	}
+	switch {
+	case workflowID == "" || cur.WorkflowID != workflowID:
+		return cur, errNotClaimed(cur.Status)
+	case cur.Status != LoanDisbursing && cur.LastFailure != "" && cur.DisbursedAt == nil:
+		return cur, nil // the first call's outcome
+	}
+	if _, err := LoanMachine.Next("disbursement_failed", cur.Status); err != nil {
+		return cur, err
+	}
+	d, err := scanDisbursement(tx.QueryRow(ctx, `UPDATE app.loans SET status = 'APPROVED', last_disbursement_failure = $3, updated_at = $4
+		WHERE tenant_id = $1 AND id = $2 RETURNING `+disbursementColumns, cur.TenantID, id, code, now))
+	if err != nil {
+		return Disbursement{}, err
+	}
+	return d, recordDisbursement(ctx, tx, d, ActionLoanDisbursementFailed, audit.Failed, EventLoanDisbursementFailed,
+		map[string]any{"failureCode": code})
+}
+
+// recordDisbursement writes a step's audit row (target the loan) and its outbox event.
+func recordDisbursement(ctx context.Context, tx db.Writer, d Disbursement, action string, outcome audit.Outcome, event string, extra map[string]any) error {
+	payload := map[string]any{"loanId": d.LoanID, "businessId": d.TenantID, "borrowerId": d.BorrowerID, "fiPartnerId": d.FIID,
+		"principalSantim": d.PrincipalSantim, "status": d.Status, "workflowId": d.WorkflowID, "ledgerTxId": d.LedgerTxID}
+	if d.TransferID != "" {
+		payload["transferId"] = d.TransferID
+	}
+	for k, v := range extra {
+		payload[k] = v
+	}
+	if err := audit.Write(ctx, tx, audit.Entry{Action: action, Outcome: outcome, TargetType: "Loan", TargetID: d.LoanID,
+		Details: payload}); err != nil {
+		return err
+	}
+	_, err := outbox.Write(ctx, tx, event, payload)
+	return err
+}
+
+// boundedFailure makes a failure code storable: printable, at most 128 bytes, never empty.
+func boundedFailure(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || r == utf8.RuneError {
+			return -1
+		}
+		return r
+	}, strings.ToValidUTF8(s, ""))
+	for len(s) > maxDisbursementFailureLength {
+		_, size := utf8.DecodeLastRuneInString(s)
+		s = s[:len(s)-size]
+	}
+	if strings.TrimSpace(s) == "" {
+		return "TRANSFER_FAILED"
+	}
+	return s
+}

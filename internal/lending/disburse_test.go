@@ -1,0 +1,220 @@
+package lending_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wagerail/wagerail/internal/lending"
+	"github.com/wagerail/wagerail/internal/payroll/payrolltest"
+	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/tenancy"
+)
+
+func (w *loanWorld) approved(t *testing.T) lending.Loan {
+	t.Helper()
+	l, err := w.originate(t, w.biz, w.emp, 500_000, 12)
+	require.NoError(t, err)
+	l, err = value(t, w.fi, func(ctx context.Context, tx db.BunTx) (lending.Loan, error) {
+		return lending.ApproveLoan(ctx, tx, l.ID, t0)
+	})
+	require.NoError(t, err)
+	return l
+}
+
+// loadPlan runs LoadDisbursePlan in a pgx transaction of o (as the saga's step does).
+func loadPlan(o *payrolltest.Org, id, wf string) (p lending.DisbursePlan, err error) {
+	err = tenancy.InTx(o.Ctx, o.DB.App, func(tx pgx.Tx) error {
+		p, err = lending.LoadDisbursePlan(o.Ctx, tx, id, wf)
+		return err
+	})
+	return p, err
+}
+
+func disbursement(t *testing.T, o *payrolltest.Org, fn func(ctx context.Context, tx db.BunTx) (lending.Disbursement, error)) (lending.Disbursement, error) {
+	return value(t, o, fn)
+}
+
+// TestDisbursementStore walks the disbursement's record steps on the real database: the plan
+// needs the FI's funding account; the claim (APPROVED → DISBURSING) belongs to one saga run and
+// records its posting; a failed transfer returns the loan to APPROVED with the code; a new run
+// claims it again and the settled transfer makes it ACTIVE. Each step is idempotent for its run
+// and refused to any other, with one audit row and one event per move.
+func TestDisbursementStore(t *testing.T) {
+	t.Parallel()
+	w := newLoanWorld(t)
+	l := w.approved(t)
+	plan := func(wf string) (lending.DisbursePlan, error) {
+		return loadPlan(w.biz, l.ID, wf)
+	}
+
+	// No funding account yet.
+	_, err := plan("wf-a")
+	requireRefusal(t, err, http.StatusConflict, lending.CodeFundingAccountNotSet)
+	_, err = value(t, w.fi, func(ctx context.Context, tx db.BunTx) (lending.FIAccounts, error) {
+		return lending.PutFIAccounts(ctx, tx, lending.Account{Partner: "sandbox", AccountNumber: "3000000000001"},
+			lending.Account{Partner: "sandbox", AccountNumber: "3000000000002"}, t0)
+	})
+	require.NoError(t, err)
+	p, err := plan("wf-a")
+	require.NoError(t, err)
+	require.Equal(t, lending.DisbursePlan{TenantID: w.biz.ID, LoanID: l.ID, BorrowerID: w.emp, FIID: w.fi.ID, PrincipalSantim: 500_000,
+		Funding:     lending.Account{Partner: "sandbox", AccountNumber: "3000000000001"},
+		Destination: lending.Payee{Account: lending.Account{Partner: "cbe", AccountNumber: "1000123456789"}, HolderName: "Abebe Kebede"},
+		Status:      lending.LoanApproved}, p)
+	// Another business (no loan from this FI) does not see the FI's accounts.
+	require.Zero(t, w.otherBiz.Count(t, `SELECT count(*) FROM app.lending_fi_accounts`))
+	require.Equal(t, 1, w.biz.Count(t, `SELECT count(*) FROM app.lending_fi_accounts`))
+	// Nor another business's loan: not found.
+	_, err = loadPlan(w.otherBiz, l.ID, "wf-a")
+	requireRefusal(t, err, http.StatusNotFound, lending.CodeLoanNotFound)
+
+	step := func(fn func(ctx context.Context, tx db.BunTx) (lending.Disbursement, error)) (lending.Disbursement, error) {
+		return disbursement(t, w.biz, fn)
+	}
+	claim := func(wf, txID string) (lending.Disbursement, error) {
+		return step(func(ctx context.Context, tx db.BunTx) (lending.Disbursement, error) {
+			return lending.ClaimDisbursement(ctx, tx, l.ID, wf, txID, t0)
+		})
+	}
+	d, err := claim("wf-a", "tx-1")
+	require.NoError(t, err)
+	require.Equal(t, lending.LoanDisbursing, d.Status)
+	require.Equal(t, "wf-a", d.WorkflowID)
+	require.Equal(t, "tx-1", d.LedgerTxID)
+	again, err := claim("wf-a", "tx-1")
+	require.NoError(t, err)
+	require.Equal(t, d, again)
+	_, err = claim("wf-a", "tx-other")
+	requireRefusal(t, err, http.StatusConflict, lending.CodeLoanInvalidState)
+	_, err = claim("wf-b", "tx-2")
+	requireRefusal(t, err, http.StatusConflict, lending.CodeLoanInvalidState)
+	_, err = plan("wf-b")
+	requireRefusal(t, err, http.StatusConflict, lending.CodeLoanInvalidState)
+	_, err = plan("wf-a") // the run holding it (retried or continued) reads its plan
+	require.NoError(t, err)
+	require.Equal(t, 1, audits(t, w.biz, lending.ActionDisburseLoan))
+	require.Equal(t, 1, events(t, w.biz, lending.EventLoanDisbursing))
+	// A DISBURSING loan is not cancelled.
+	_, err = value(t, w.biz, func(ctx context.Context, tx db.BunTx) (lending.Loan, error) {
+		return lending.CancelLoan(ctx, tx, lending.Business, l.ID, t0)
+	})
+	requireRefusal(t, err, http.StatusConflict, lending.CodeLoanInvalidState)
+
+	// The transfer failed: back to APPROVED with the code; only the run holding it says so.
+	failed := func(wf string) (lending.Disbursement, error) {
+		return step(func(ctx context.Context, tx db.BunTx) (lending.Disbursement, error) {
+			return lending.MarkDisbursementFailed(ctx, tx, l.ID, wf, "INSUFFICIENT_FUNDS", t0)
+		})
+	}
+	_, err = failed("wf-b")
+	requireRefusal(t, err, http.StatusConflict, lending.CodeLoanInvalidState)
+	d, err = failed("wf-a")
+	require.NoError(t, err)
+	require.Equal(t, lending.LoanApproved, d.Status)
+	require.Equal(t, "INSUFFICIENT_FUNDS", d.LastFailure)
+	_, err = failed("wf-a")
+	require.NoError(t, err)
+	require.Equal(t, 1, events(t, w.biz, lending.EventLoanDisbursementFailed))
+	require.Equal(t, 1, w.biz.Count(t, `SELECT count(*) FROM app.audit_log WHERE action = $1 AND outcome = 'FAILED'`, lending.ActionLoanDisbursementFailed))
+	_, err = step(func(ctx context.Context, tx db.BunTx) (lending.Disbursement, error) {
+		return lending.MarkDisbursed(ctx, tx, l.ID, "wf-a", "trf-1", t0)
+	})
+	requireRefusal(t, err, http.StatusConflict, lending.CodeLoanInvalidState)
+
+	// A new run claims it and is paid out.
+	d, err = claim("wf-b", "tx-2")
+	require.NoError(t, err)
+	require.Equal(t, lending.LoanDisbursing, d.Status)
+	require.Equal(t, "INSUFFICIENT_FUNDS", d.LastFailure, "the last failure stays on record")
+	paid := func(wf string) (lending.Disbursement, error) {
+		return step(func(ctx context.Context, tx db.BunTx) (lending.Disbursement, error) {
+			return lending.MarkDisbursed(ctx, tx, l.ID, wf, "trf-2", t0)
+		})
+	}
+	_, err = paid("wf-a")
+	requireRefusal(t, err, http.StatusConflict, lending.CodeLoanInvalidState)
+	d, err = paid("wf-b")
+	require.NoError(t, err)
+	require.Equal(t, lending.LoanActive, d.Status)
+	require.Equal(t, "trf-2", d.TransferID)
+	require.NotNil(t, d.DisbursedAt)
+	again, err = paid("wf-b")
+	require.NoError(t, err)
+	require.Equal(t, d, again)
+	require.Equal(t, 1, events(t, w.biz, lending.EventLoanDisbursed))
+	require.Equal(t, 1, audits(t, w.biz, lending.ActionLoanDisbursed))
+	got, err := value(t, w.biz, func(ctx context.Context, tx db.BunTx) (lending.Loan, error) {
+		return lending.GetLoan(ctx, tx, lending.Business, l.ID)
+	})
+	require.NoError(t, err)
+	require.Equal(t, lending.LoanActive, got.Status)
+	require.Equal(t, "wf-b", *got.DisburseWorkflowID)
+	require.Equal(t, "tx-2", *got.DisburseLedgerTxID)
+	require.Equal(t, "INSUFFICIENT_FUNDS", *got.LastDisbursementFailure)
+}
+
+// TestFICannotDisburse: the FI updates the loans it funds (its decisions), but the database
+// refuses it the disbursement's columns and moves, whatever SQL it sends.
+func TestFICannotDisburse(t *testing.T) {
+	t.Parallel()
+	w := newLoanWorld(t)
+	l := w.approved(t)
+	for _, stmt := range []string{
+		`UPDATE app.loans SET disburse_workflow_id = 'wf-fi' WHERE id = $1`,
+		`UPDATE app.loans SET disburse_ledger_tx_id = 'tx-fi' WHERE id = $1`,
+		`UPDATE app.loans SET disburse_transfer_id = 'trf-fi' WHERE id = $1`,
+		`UPDATE app.loans SET last_disbursement_failure = 'X' WHERE id = $1`,
+		`UPDATE app.loans SET status = 'DISBURSING', disburse_workflow_id = 'wf-fi', disburse_ledger_tx_id = 'tx-fi' WHERE id = $1`,
+		`UPDATE app.loans SET status = 'ACTIVE', disbursed_at = now(), disburse_workflow_id = 'wf-fi', disburse_ledger_tx_id = 'tx-fi' WHERE id = $1`,
+	} {
+		err := w.fi.In(func(ctx context.Context, tx db.BunTx) error {
+			_, err := tx.Exec(ctx, stmt, l.ID)
+			return err
+		})
+		var pe *pgconn.PgError
+		require.ErrorAs(t, err, &pe, stmt)
+		require.Equal(t, "42501", pe.Code, stmt)
+	}
+	// A DISBURSING loan is not the FI's to move either (not even to cancel it).
+	_, err := disbursement(t, w.biz, func(ctx context.Context, tx db.BunTx) (lending.Disbursement, error) {
+		return lending.ClaimDisbursement(ctx, tx, l.ID, "wf-biz", "tx-biz", t0)
+	})
+	require.NoError(t, err)
+	err = w.fi.In(func(ctx context.Context, tx db.BunTx) error {
+		_, err := tx.Exec(ctx, `UPDATE app.loans SET status = 'CANCELLED' WHERE id = $1`, l.ID)
+		return err
+	})
+	var pe *pgconn.PgError
+	require.ErrorAs(t, err, &pe)
+	require.Equal(t, "42501", pe.Code)
+	// The business's own saga made the move; the FI still reads the loan.
+	require.Equal(t, 1, w.fi.Count(t, `SELECT count(*) FROM app.loans WHERE id = $1 AND status = 'DISBURSING'`, l.ID))
+}
+
+// TestDisbursementChecks: the table's CHECKs hold the disbursement's columns to the states.
+func TestDisbursementChecks(t *testing.T) {
+	t.Parallel()
+	w := newLoanWorld(t)
+	l := w.approved(t)
+	for _, stmt := range []string{
+		`UPDATE app.loans SET status = 'DISBURSING' WHERE id = $1`,                                                // no claim
+		`UPDATE app.loans SET status = 'DISBURSING', disburse_workflow_id = 'wf' WHERE id = $1`,                   // no posting
+		`UPDATE app.loans SET status = 'ACTIVE' WHERE id = $1`,                                                    // not paid out
+		`UPDATE app.loans SET disbursed_at = now() WHERE id = $1`,                                                 // paid out, still APPROVED
+		`UPDATE app.loans SET disburse_workflow_id = '' WHERE id = $1`,                                            // empty
+		`UPDATE app.loans SET status = 'ACTIVE', disbursed_at = now(), disburse_workflow_id = 'wf' WHERE id = $1`, // no posting
+	} {
+		err := w.biz.In(func(ctx context.Context, tx db.BunTx) error {
+			_, err := tx.Exec(ctx, stmt, l.ID)
+			return err
+		})
+		var pe *pgconn.PgError
+		require.ErrorAs(t, err, &pe, stmt)
+		require.Equal(t, "23514", pe.Code, stmt)
+	}
+}
