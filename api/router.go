@@ -293,6 +293,7 @@ func (s *Server) routes() []Route {
 		s.payrollSettingsRoutes(),
 		s.lendingRoutes(),
 		s.loanRoutes(),
+		s.loanMoneyRoutes(),
 		s.payrollEarningRoutes(),
 		s.payrollMandateRoutes(),
 		s.payrollProjectionRoutes(),

@@ -24,6 +24,10 @@ type Deps struct {
 	Ewa   *activities.Ewa
 	// EwaRepay serves the repayment saga's record steps (its posting is Money's).
 	EwaRepay *activities.EwaRepay
+	// LoanRepay and LoanRemit serve the loan repayment and remittance sagas' record steps (their
+	// postings and transfers are Money's).
+	LoanRepay *activities.LoanRepay
+	LoanRemit *activities.LoanRemit
 	// Bulk serves the fan-out block's bulk disbursements (Fanout, FanoutBatch).
 	Bulk *activities.Bulk
 }
@@ -78,6 +82,8 @@ func registerWorkflows(w worker.WorkflowRegistry) {
 	w.RegisterWorkflowWithOptions(KycExpiry, workflow.RegisterOptions{Name: KycExpiryWorkflowName})
 	w.RegisterWorkflowWithOptions(EwaDisburse, workflow.RegisterOptions{Name: EwaDisburseWorkflowName})
 	w.RegisterWorkflowWithOptions(EwaRepay, workflow.RegisterOptions{Name: EwaRepayWorkflowName})
+	w.RegisterWorkflowWithOptions(LoanRepay, workflow.RegisterOptions{Name: LoanRepayWorkflowName})
+	w.RegisterWorkflowWithOptions(LoanRemit, workflow.RegisterOptions{Name: LoanRemitWorkflowName})
 	w.RegisterWorkflowWithOptions(Fanout, workflow.RegisterOptions{Name: FanoutWorkflowName})
 	w.RegisterWorkflowWithOptions(FanoutBatch, workflow.RegisterOptions{Name: FanoutBatchWorkflowName})
 }

@@ -140,6 +140,8 @@ func (d workerDeps) activities() workflows.Deps {
 		Money:           &activities.Money{Ledger: d.Ledger, Gateway: d.Gateway, Metrics: activities.NewSettlementPollMetrics(d.Metrics)},
 		Ewa:             &activities.Ewa{DB: d.DB},
 		EwaRepay:        &activities.EwaRepay{DB: d.DB},
+		LoanRepay:       &activities.LoanRepay{DB: d.DB},
+		LoanRemit:       &activities.LoanRemit{DB: d.DB},
 		Bulk:            &activities.Bulk{Gateway: d.Gateway, Metrics: activities.NewSettlementPollMetrics(d.Metrics)},
 	}
 }

@@ -36,6 +36,9 @@ const (
 	// the leg the item's number in it. Callbacks about bulk items are gathered per batch
 	// (internal/bankwebhook) and reach the batch's workflow as one signal.
 	BulkItem Kind = "bulk"
+	// LoanRemit is the transfer of a repaid loan instalment from the business's payroll account
+	// to the lending FI's settlement account (workflows.LoanRemit; one leg).
+	LoanRemit Kind = "loan-remit"
 )
 
 // LedgerMetadataKey is the ledger transaction metadata key under which a posting that moves a

@@ -1,0 +1,238 @@
+package workflows
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/wagerail/wagerail/activities"
+	"github.com/wagerail/wagerail/internal/lending"
+)
+
+const loanRepayWF = "idem-t1-LOANREPAYTESTWORKFLOW"
+
+var (
+	loanRepayIn = LoanRepayInput{TenantID: "t1", LoanID: "loan_1", Index: 0, AmountSantim: 30_000, Source: lending.RepaySourceManual,
+		Reference: "rcpt-7", ActorID: "user-1", CorrelationID: "http-req-7"}
+	loanRepayRun  = activities.Run{TenantID: "t1", WorkflowID: loanRepayWF, CorrelationID: "http-req-7"}
+	loanRepayStep = activities.LoanRepayStep{Run: loanRepayRun, LoanID: "loan_1", Index: 0, ActorID: "user-1", AmountSantim: 30_000,
+		Source: lending.RepaySourceManual, Reference: "rcpt-7"}
+	// The instalment: interest 7,500, fee 1,000, principal 41,500; 20,000 already repaid.
+	loanRepayInst = lending.LoanInstalment{TenantID: "t1", LoanID: "loan_1", FIID: "org_fi", Index: 0, PrincipalSantim: 41_500,
+		InterestSantim: 7_500, FeeSantim: 1_000, TotalSantim: 50_000, RepaidSantim: 20_000, Status: lending.InstalmentPartiallyRepaid}
+	loanRepayReserved = lending.LoanRepayment{ID: "lrep_1", TenantID: "t1", LoanID: "loan_1", FIID: "org_fi", Index: 0, Seq: 2,
+		WorkflowID: loanRepayWF, AmountSantim: 30_000, Parts: lending.RepaymentParts(loanRepayInst, 30_000),
+		Source: lending.RepaySourceManual, Reference: "rcpt-7", Status: lending.RepaymentPending, LedgerKey: "loan-repay:loan_1:0:2"}
+	loanRepayJournal = activities.LedgerPostInput{Run: loanRepayRun, IdempotencyKey: "loan-repay:loan_1:0:2", Step: "loan-repay",
+		Legs: []activities.LedgerLeg{
+			{Account: "payroll-clearing:loan_1", Direction: "DEBIT", AmountSantim: 30_000},
+			{Account: "receivable-from-borrower:loan_1", Direction: "CREDIT", AmountSantim: 30_000},
+		},
+		Metadata: map[string]string{"kind": "loan_repayment", "loan_id": "loan_1", "instalment_index": "0", "loan_repayment_id": "lrep_1",
+			"source": "MANUAL", "principal_santim": "30000", "interest_santim": "0", "fee_santim": "0"}}
+)
+
+// sagaHarness is the SDK test environment with a saga's activities mocked, the order its local
+// activities ran in, and its update's answer (A).
+type sagaHarness[A any] struct {
+	env      *testsuite.TestWorkflowEnvironment
+	mu       sync.Mutex
+	calls    []string
+	answered bool
+	accepted A
+	updErr   error
+}
+
+func newSagaHarness[A any](t *testing.T, wfID, update, updateID string) *sagaHarness[A] {
+	var s testsuite.WorkflowTestSuite
+	h := &sagaHarness[A]{env: s.NewTestWorkflowEnvironment()}
+	h.env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: time.Minute})
+	h.env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: wfID})
+	Register(h.env, Deps{})
+	h.env.SetOnLocalActivityStartedListener(func(info *activity.Info, _ context.Context, _ []any) {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		h.calls = append(h.calls, info.ActivityType.Name)
+	})
+	h.env.RegisterDelayedCallback(func() {
+		h.env.UpdateWorkflow(update, updateID, &testsuite.TestUpdateCallback{
+			OnReject: func(err error) { t.Errorf("update rejected: %v", err) },
+			OnComplete: func(v any, err error) {
+				h.mu.Lock()
+				defer h.mu.Unlock()
+				h.answered, h.updErr = true, err
+				if err == nil {
+					switch a := v.(type) {
+					case A:
+						h.accepted = a
+					case converter.EncodedValue:
+						require.NoError(t, a.Get(&h.accepted))
+					default:
+						t.Errorf("update answered %T", v)
+					}
+				}
+			},
+		})
+	}, 0)
+	return h
+}
+
+func (h *sagaHarness[A]) on(name string, in any) *testsuite.MockCallWrapper {
+	return h.env.OnActivity(name, mock.Anything, in)
+}
+
+func runSagaHarness[A, R any](t *testing.T, h *sagaHarness[A], name string, in any) R {
+	t.Helper()
+	h.env.ExecuteWorkflow(name, in)
+	require.True(t, h.env.IsWorkflowCompleted())
+	var res R
+	if err := h.env.GetWorkflowError(); err != nil {
+		t.Fatalf("workflow error: %v", err)
+	}
+	require.NoError(t, h.env.GetWorkflowResult(&res))
+	h.env.AssertExpectations(t)
+	require.True(t, h.answered, "the update is answered")
+	return res
+}
+
+// A partial repayment past the interest and fee: reserve (parts all principal: 20,000 already
+// covered interest and fee), post the journal (Dr payroll-clearing:<loan>, Cr the receivable;
+// no FI-payable leg for zero), record; the update answers RECORDED.
+func TestLoanRepayRecords(t *testing.T) {
+	require.Equal(t, lending.Parts{PrincipalSantim: 30_000}, loanRepayReserved.Parts)
+	h := newSagaHarness[LoanRepayAccepted](t, loanRepayWF, LoanRepayAcceptedUpdate, LoanRepayAcceptedUpdateID)
+	h.on(activities.LoanRepayReserveActivity, loanRepayStep).Return(activities.LoanRepayReserved{Repayment: loanRepayReserved, Instalment: loanRepayInst}, nil).Once()
+	h.on(activities.LedgerPostActivity, loanRepayJournal).Return(activities.LedgerPostResult{TxID: "ltx-9", Status: "POSTED"}, nil).Once()
+	done := loanRepayStep
+	done.LedgerTxID = "ltx-9"
+	posted := loanRepayReserved
+	posted.Status, posted.LedgerTxID = lending.RepaymentPosted, "ltx-9"
+	inst := loanRepayInst
+	inst.RepaidSantim, inst.Status = 50_000, lending.InstalmentRepaid
+	rec := lending.RepaymentRecorded{Repayment: posted, Instalment: inst, LoanStatus: lending.LoanActive}
+	h.on(activities.LoanRepayCompleteActivity, done).Return(rec, nil).Once()
+
+	res := runSagaHarness[LoanRepayAccepted, LoanRepayResult](t, h, LoanRepayWorkflowName, loanRepayIn)
+	require.Equal(t, LoanRepayResult{LoanID: "loan_1", Index: 0, Status: RepayRecorded, Recorded: rec}, res)
+	require.NoError(t, h.updErr)
+	require.Equal(t, LoanRepayAccepted{Status: RepayRecorded, Recorded: rec, WorkflowID: loanRepayWF}, h.accepted)
+	require.Equal(t, []string{activities.LoanRepayReserveActivity, activities.LedgerPostActivity, activities.LoanRepayCompleteActivity}, h.calls)
+}
+
+// The journal of a repayment that pays interest and fee: the FI-payable leg carries both, the
+// receivable the principal part; legs balance.
+func TestLoanRepayJournalSplitsParts(t *testing.T) {
+	in := loanRepayInst
+	in.RepaidSantim = 0
+	p := loanRepayReserved
+	p.AmountSantim, p.Parts = 10_000, lending.RepaymentParts(in, 10_000)
+	require.Equal(t, lending.Parts{InterestSantim: 7_500, FeeSantim: 1_000, PrincipalSantim: 1_500}, p.Parts)
+	j := (&loanRepay{run: loanRepayRun}).journal(p)
+	require.Equal(t, []activities.LedgerLeg{
+		{Account: "payroll-clearing:loan_1", Direction: "DEBIT", AmountSantim: 10_000},
+		{Account: "receivable-from-borrower:loan_1", Direction: "CREDIT", AmountSantim: 1_500},
+		{Account: "payable-to-fi-partner[org_fi]:loan_1", Direction: "CREDIT", AmountSantim: 8_500},
+	}, j.Legs)
+	// Only interest: no receivable leg.
+	p.AmountSantim, p.Parts = 5_000, lending.RepaymentParts(in, 5_000)
+	j = (&loanRepay{run: loanRepayRun}).journal(p)
+	require.Equal(t, []activities.LedgerLeg{
+		{Account: "payroll-clearing:loan_1", Direction: "DEBIT", AmountSantim: 5_000},
+		{Account: "payable-to-fi-partner[org_fi]:loan_1", Direction: "CREDIT", AmountSantim: 5_000},
+	}, j.Legs)
+}
+
+// Each refusal of the reservation ends the saga REFUSED, answered with the code (an overpayment
+// with the outstanding amount), nothing posted.
+func TestLoanRepayRefused(t *testing.T) {
+	for _, code := range []string{lending.CodeLoanNotFound, lending.CodeInstalmentNotFound, lending.CodeLoanInvalidState,
+		lending.CodeRepaymentInProgress, lending.CodeRepaymentExceedsOutstanding} {
+		t.Run(code, func(t *testing.T) {
+			h := newSagaHarness[LoanRepayAccepted](t, loanRepayWF, LoanRepayAcceptedUpdate, LoanRepayAcceptedUpdateID)
+			var refusal error = temporal.NewNonRetryableApplicationError("refused", code, nil)
+			want := LoanRepayResult{LoanID: "loan_1", Status: RepayRefused, Code: code}
+			if code == lending.CodeRepaymentExceedsOutstanding {
+				refusal = temporal.NewApplicationErrorWithOptions("refused", code, temporal.ApplicationErrorOptions{NonRetryable: true, Details: []any{int64(20_000)}})
+				want.OutstandingSantim = 20_000
+			}
+			h.on(activities.LoanRepayReserveActivity, loanRepayStep).Return(activities.LoanRepayReserved{}, refusal).Once()
+			res := runSagaHarness[LoanRepayAccepted, LoanRepayResult](t, h, LoanRepayWorkflowName, loanRepayIn)
+			require.Equal(t, want, res)
+			var ae *temporal.ApplicationError
+			require.True(t, errors.As(h.updErr, &ae), "%v", h.updErr)
+			require.Equal(t, code, ae.Type())
+			require.Equal(t, []string{activities.LoanRepayReserveActivity}, h.calls)
+		})
+	}
+}
+
+// The ledger refuses the journal: the reservation is released (FAILED), the update answers the
+// ledger's error, nothing recorded.
+func TestLoanRepayLedgerRefusalReleases(t *testing.T) {
+	h := newSagaHarness[LoanRepayAccepted](t, loanRepayWF, LoanRepayAcceptedUpdate, LoanRepayAcceptedUpdateID)
+	h.on(activities.LoanRepayReserveActivity, loanRepayStep).Return(activities.LoanRepayReserved{Repayment: loanRepayReserved, Instalment: loanRepayInst}, nil).Once()
+	h.on(activities.LedgerPostActivity, loanRepayJournal).Return(activities.LedgerPostResult{},
+		temporal.NewNonRetryableApplicationError("no", "INVALID_AMOUNT", nil)).Once()
+	fail := loanRepayStep
+	fail.Reason = "INVALID_AMOUNT"
+	released := loanRepayReserved
+	released.Status, released.FailureReason = lending.RepaymentFailed, "INVALID_AMOUNT"
+	h.on(activities.LoanRepayFailActivity, fail).Return(released, nil).Once()
+	res := runSagaHarness[LoanRepayAccepted, LoanRepayResult](t, h, LoanRepayWorkflowName, loanRepayIn)
+	require.Equal(t, LoanRepayResult{LoanID: "loan_1", Status: RepayFailed, Code: "INVALID_AMOUNT", Repayment: released}, res)
+	require.Error(t, h.updErr)
+}
+
+// The ledger is down at the first try: the caller is answered PENDING, the saga posts on retry
+// and records.
+func TestLoanRepayLedgerDownAnswersPending(t *testing.T) {
+	h := newSagaHarness[LoanRepayAccepted](t, loanRepayWF, LoanRepayAcceptedUpdate, LoanRepayAcceptedUpdateID)
+	h.on(activities.LoanRepayReserveActivity, loanRepayStep).Return(activities.LoanRepayReserved{Repayment: loanRepayReserved, Instalment: loanRepayInst}, nil).Once()
+	h.on(activities.LedgerPostActivity, loanRepayJournal).Return(activities.LedgerPostResult{}, temporal.NewApplicationError("down", "UNAVAILABLE")).Once()
+	h.on(activities.LedgerPostActivity, loanRepayJournal).Return(activities.LedgerPostResult{TxID: "ltx-9", Status: "POSTED"}, nil).Once()
+	done := loanRepayStep
+	done.LedgerTxID = "ltx-9"
+	h.on(activities.LoanRepayCompleteActivity, done).Return(lending.RepaymentRecorded{Repayment: loanRepayReserved}, nil).Once()
+	res := runSagaHarness[LoanRepayAccepted, LoanRepayResult](t, h, LoanRepayWorkflowName, loanRepayIn)
+	require.Equal(t, RepayRecorded, res.Status)
+	require.NoError(t, h.updErr)
+	require.Equal(t, RepayPending, h.accepted.Status)
+}
+
+// Without an update (a payroll run starts the saga and reads its result), the saga runs alike.
+func TestLoanRepayWithoutCaller(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: loanRepayWF})
+	Register(env, Deps{})
+	in, step := loanRepayIn, loanRepayStep
+	in.Source, in.ActorID, in.Reference = lending.RepaySourcePayroll, "", ""
+	step.Source, step.ActorID, step.Reference = lending.RepaySourcePayroll, "", ""
+	p := loanRepayReserved
+	p.Source, p.Reference = lending.RepaySourcePayroll, ""
+	j := loanRepayJournal
+	j.Metadata = map[string]string{"kind": "loan_repayment", "loan_id": "loan_1", "instalment_index": "0", "loan_repayment_id": "lrep_1",
+		"source": "PAYROLL", "principal_santim": "30000", "interest_santim": "0", "fee_santim": "0"}
+	env.OnActivity(activities.LoanRepayReserveActivity, mock.Anything, step).Return(activities.LoanRepayReserved{Repayment: p, Instalment: loanRepayInst}, nil).Once()
+	env.OnActivity(activities.LedgerPostActivity, mock.Anything, j).Return(activities.LedgerPostResult{TxID: "ltx-9"}, nil).Once()
+	done := step
+	done.LedgerTxID = "ltx-9"
+	env.OnActivity(activities.LoanRepayCompleteActivity, mock.Anything, done).Return(lending.RepaymentRecorded{Repayment: p}, nil).Once()
+	env.ExecuteWorkflow(LoanRepayWorkflowName, in)
+	require.NoError(t, env.GetWorkflowError())
+	var res LoanRepayResult
+	require.NoError(t, env.GetWorkflowResult(&res))
+	require.Equal(t, RepayRecorded, res.Status)
+	env.AssertExpectations(t)
+}
