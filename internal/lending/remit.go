@@ -89,7 +89,9 @@ type Remittance struct {
 
 // RemitReference is the partner reference of the remittance saga workflowID's transfer (its one
 // leg).
-func RemitReference(workflowID string) string { return partnerref.Leg(partnerref.LoanRemit, workflowID, 1) }
+func RemitReference(workflowID string) string {
+	return partnerref.Leg(partnerref.LoanRemit, workflowID, 1)
+}
 
 // RemitLedgerKey is the ledger idempotency key of the remittance saga workflowID's posting.
 func RemitLedgerKey(workflowID string) string { return string(partnerref.LoanRemit) + ":" + workflowID }
