@@ -352,11 +352,11 @@ func TestLoanRepaymentRefusals(t *testing.T) {
 		{"amountSantim": 1_000, "source": "MANUAL", "reference": strings.Repeat("r", 129)},
 		{"amountSantim": 1_000, "source": "MANUAL", "extra": true},
 	} {
-		rec := s.owner.call(http.MethodPost, "/api/loans/"+l.ID+"/installments/0/record-repayment", body, "Idempotency-Key", testkit.Unique("repay"))
+		rec := s.owner.hostile(http.MethodPost, "/api/loans/"+l.ID+"/installments/0/record-repayment", body, "Idempotency-Key", testkit.Unique("repay"))
 		require.Equal(t, http.StatusBadRequest, rec.Code, "%v: %s", body, rec.Body.String())
 	}
 	for _, idx := range []string{"-1", "01", "120", "x", "1e1"} {
-		rec := s.owner.call(http.MethodPost, "/api/loans/"+l.ID+"/installments/"+idx+"/record-repayment",
+		rec := s.owner.hostile(http.MethodPost, "/api/loans/"+l.ID+"/installments/"+idx+"/record-repayment",
 			map[string]any{"amountSantim": 1_000, "source": "MANUAL"}, "Idempotency-Key", testkit.Unique("repay"))
 		requireStatus(t, rec, http.StatusBadRequest, "INVALID_REQUEST")
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/wagerail/wagerail/activities"
@@ -165,4 +166,13 @@ func TestLoanRemitContinuesAsNew(t *testing.T) {
 	h2.on(activities.LoanRemitMarkRemittedActivity, mark).Return(done, nil).Once()
 	res := runSagaHarness[LoanRemitAccepted, LoanRemitResult](t, h2, LoanRemitWorkflowName, next)
 	require.Equal(t, lending.RemitRemitted, res.Status)
+}
+
+// TestLoanRemitReplay replays a recorded history of a real remittance (claimed, posted, sent,
+// settled by the sandbox, committed; recorded by api's TestLoanRepayAndRemitEndToEnd with
+// WAGERAIL_RECORD_HISTORY=1) against the current code.
+func TestLoanRemitReplay(t *testing.T) {
+	r := worker.NewWorkflowReplayer()
+	registerWorkflows(r)
+	require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(nil, "testdata/loan_remit_history.json"))
 }

@@ -236,3 +236,12 @@ func TestLoanRepayWithoutCaller(t *testing.T) {
 	require.Equal(t, RepayRecorded, res.Status)
 	env.AssertExpectations(t)
 }
+
+// TestLoanRepayReplay replays a recorded history of a real repayment (the instalment's second,
+// completing it; recorded by api's TestLoanRepayAndRemitEndToEnd with WAGERAIL_RECORD_HISTORY=1)
+// against the current code.
+func TestLoanRepayReplay(t *testing.T) {
+	r := worker.NewWorkflowReplayer()
+	registerWorkflows(r)
+	require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(nil, "testdata/loan_repay_history.json"))
+}
