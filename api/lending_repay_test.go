@@ -124,18 +124,22 @@ func (s *loanStack) activeLoan(t testing.TB, fi *apiClient, product loanProductJ
 	l := decode[loanJSON](t, rec)
 	rec = fi.call(http.MethodPost, "/api/fi/loans/"+l.ID+"/approve", nil)
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
-	ctx := tenancy.WithActor(context.Background(), "system:test-fixture")
-	require.NoError(t, crosstenant.Tx(ctx, s.d.Platform(t), "test fixture: a disbursed loan", func(tx pgx.Tx) error {
-		_, err := tx.Exec(ctx, `UPDATE app.loans SET status = 'ACTIVE' WHERE id = $1 AND status = 'APPROVED'`, l.ID)
-		return err
-	}))
-	_, err := s.ledger.PostCreatingAccounts(context.Background(), &ledgerv1.PostTransactionRequest{TenantId: s.tenant,
+	posted, err := s.ledger.PostCreatingAccounts(context.Background(), &ledgerv1.PostTransactionRequest{TenantId: s.tenant,
 		IdempotencyKey: "test-fixture-disburse:" + l.ID, Status: ledgerv1.TransactionStatus_TRANSACTION_STATUS_POSTED,
 		Entries: []*ledgerv1.EntryInput{
 			{AccountName: chart.BorrowerReceivable(l.ID), Direction: ledgerv1.Direction_DIRECTION_DEBIT, AmountSantim: principal},
 			{AccountName: chart.FIPayable(l.FIPartnerID, l.ID), Direction: ledgerv1.Direction_DIRECTION_CREDIT, AmountSantim: principal},
 		}})
 	require.NoError(t, err)
+	ctx := tenancy.WithActor(context.Background(), "system:test-fixture")
+	require.NoError(t, crosstenant.Tx(ctx, s.d.Platform(t), "test fixture: a disbursed loan", func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `UPDATE app.loans SET status = 'ACTIVE', disburse_workflow_id = $2, disburse_ledger_tx_id = $3,
+			disbursed_at = now() WHERE id = $1 AND status = 'APPROVED'`, l.ID, "test-fixture-disburse-"+l.ID, posted.GetTransaction().GetId())
+		if err == nil && tag.RowsAffected() != 1 {
+			err = fmt.Errorf("fixture: loan %s not APPROVED", l.ID)
+		}
+		return err
+	}))
 	return s.loan(t, l.ID)
 }
 

@@ -25,6 +25,22 @@ const (
 	CodeDestinationInvalid  = "LOAN_DESTINATION_ACCOUNT_INVALID"
 	CodeAccountNameMismatch = "LOAN_ACCOUNT_NAME_MISMATCH"
 	CodePartnerUnavailable  = "LOAN_PARTNER_UNAVAILABLE"
+
+	// The repayment saga (repay.go).
+	CodeInstalmentNotFound = "LOAN_INSTALMENT_NOT_FOUND"
+	// CodeRepaymentExceedsOutstanding: more than the instalment's outstanding (total less what is
+	// repaid); the message and details.outstandingSantim say how much may still be repaid.
+	CodeRepaymentExceedsOutstanding = "LOAN_REPAYMENT_EXCEEDS_OUTSTANDING"
+	// CodeRepaymentInProgress: another repayment of the instalment is being posted; retry.
+	CodeRepaymentInProgress = "LOAN_REPAYMENT_IN_PROGRESS"
+
+	// The remittance saga (remit.go).
+	CodeInstalmentNotRepaid       = "LOAN_INSTALMENT_NOT_REPAID"
+	CodeFISettlementAccountNotSet = "LOAN_FI_SETTLEMENT_ACCOUNT_NOT_SET" // the FI mapping
+	CodePayrollAccountNotSet      = "LOAN_PAYROLL_ACCOUNT_NOT_SET"
+	// CodeRemitPartnerMismatch: the payroll account and the FI's settlement account are at
+	// different partner banks; a remittance is a transfer within one partner.
+	CodeRemitPartnerMismatch = "LOAN_REMIT_PARTNER_MISMATCH"
 )
 
 // Refusal is how a code is answered: its HTTP status and its public message (an internal error's
@@ -49,6 +65,19 @@ var refusals = map[string]Refusal{
 	CodeDestinationInvalid:  {CodeDestinationInvalid, http.StatusConflict, "the partner bank did not confirm the borrower's payout account"},
 	CodeAccountNameMismatch: {CodeAccountNameMismatch, http.StatusConflict, "the payout account's holder name at the partner bank does not match the borrower's"},
 	CodePartnerUnavailable:  {CodePartnerUnavailable, http.StatusServiceUnavailable, "the partner bank could not be asked about the payout account; nothing moved, try again later with a new key"},
+
+	CodeInstalmentNotFound: {CodeInstalmentNotFound, http.StatusNotFound, "no such loan instalment in this organization"},
+	CodeRepaymentExceedsOutstanding: {CodeRepaymentExceedsOutstanding, http.StatusUnprocessableEntity,
+		"amountSantim is more than the instalment's outstanding (details.outstandingSantim)"},
+	CodeRepaymentInProgress: {CodeRepaymentInProgress, http.StatusConflict, "another repayment of this instalment is being recorded; retry once it is done"},
+
+	CodeInstalmentNotRepaid: {CodeInstalmentNotRepaid, http.StatusConflict, "only a REPAID instalment is remitted to the financial institution"},
+	CodeFISettlementAccountNotSet: {CodeFISettlementAccountNotSet, http.StatusConflict,
+		"the financial institution has no settlement account (PUT /api/fi/accounts)"},
+	CodePayrollAccountNotSet: {CodePayrollAccountNotSet, http.StatusConflict,
+		"the organization has no payroll account in its payroll settings (POST /api/payroll/tenant-settings)"},
+	CodeRemitPartnerMismatch: {CodeRemitPartnerMismatch, http.StatusConflict,
+		"the payroll account and the financial institution's settlement account are at different partner banks"},
 }
 
 // RefusalOf is code's answer; ok is false for a code that is not in the table.

@@ -89,8 +89,5 @@ BEGIN
     END LOOP;
 END $$;
 
--- A business reads the accounts of an FI that funds one of its loans (the remittance's
--- destination is the FI's settlement account); nothing else of the FI's. The loans' own policies
--- apply inside the subquery: the business sees only its loans.
-CREATE POLICY business_reads_lender_accounts ON app.lending_fi_accounts FOR SELECT TO wagerail_app
-    USING (EXISTS (SELECT 1 FROM app.loans l WHERE l.fi_id = lending_fi_accounts.tenant_id AND l.tenant_id = app.current_tenant()));
+-- The remittance reads the FI's settlement account in the business's tenant: the policy
+-- lender_accounts_of_borrowers (0034) lets it.
