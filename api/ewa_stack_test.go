@@ -160,6 +160,8 @@ func (s *ewaStack) realActivities() workflows.Deps {
 		Ewa:      &activities.Ewa{DB: s.d.App},
 		EwaRepay: &activities.EwaRepay{DB: s.d.App},
 		Bulk:     &activities.Bulk{Gateway: s.gateway},
+		// The loan disbursement saga's record steps (api/lending_disburse_test.go's stack).
+		LoanDisburse: &activities.LoanDisburse{DB: s.d.App},
 	}
 }
 

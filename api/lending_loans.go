@@ -36,6 +36,8 @@ func (s *Server) loanRoutes() []Route {
 		fi(Route{Method: http.MethodPost, Path: "/api/fi/loans/:id/cancel", Auth: Org, Role: orgs.PlainMember, Permission: orgs.LoansApprove, Summary: "Cancel a loan the financial institution funds before it is paid out", Handler: s.fiCancelLoan, Body: BodyNone}),
 		{Method: http.MethodGet, Path: "/api/me/loans", Auth: Session, Summary: "The caller's own loans", Handler: s.myLoans},
 		{Method: http.MethodGet, Path: "/api/me/loans/:id", Auth: Session, Summary: "One of the caller's own loans", Handler: s.myLoan},
+		// The disbursement saga (api/lending_disburse.go), last so the fuzz seeds above keep their rows.
+		biz(Route{Method: http.MethodPost, Path: "/api/loans/:id/disburse", Auth: Org, Role: orgs.Admin, Idem: true, Summary: "Disburse an approved loan (gates, ledger, partner transfer)", Handler: s.disburseLoan, Body: BodyNone}),
 	}
 }
 
@@ -78,6 +80,8 @@ type loanJSON struct {
 	DecidedBy               *string              `json:"decidedBy"`
 	DecidedAt               *time.Time           `json:"decidedAt"`
 	DecisionReason          *string              `json:"decisionReason"`
+	DisbursedAt             *time.Time           `json:"disbursedAt,omitempty"`
+	LastDisbursementFailure *string              `json:"lastDisbursementFailure,omitempty"`
 	UpdatedAt               time.Time            `json:"updatedAt"`
 	Instalments             []loanInstalmentJSON `json:"instalments,omitempty"`
 }
@@ -89,7 +93,8 @@ func toLoanJSON(l lending.Loan) loanJSON {
 		PaymentSantim: l.PaymentSantim, MonthlyInstalmentSantim: l.MonthlyInstalmentSantim, TotalInterestSantim: l.TotalInterestSantim,
 		TotalRepayableSantim: l.TotalRepayableSantim, APRBasisPoints: l.APRBasisPoints, FirstDuePeriod: l.FirstDuePeriod,
 		RequestedBy: l.RequestedBy, RequestedAt: l.RequestedAt.UTC(), DecidedBy: l.DecidedBy, DecidedAt: utcPtr(l.DecidedAt),
-		DecisionReason: l.DecisionReason, UpdatedAt: l.UpdatedAt.UTC()}
+		DecisionReason: l.DecisionReason, UpdatedAt: l.UpdatedAt.UTC(), DisbursedAt: utcPtr(l.DisbursedAt),
+		LastDisbursementFailure: l.LastDisbursementFailure}
 	for _, in := range l.Instalments {
 		out.Instalments = append(out.Instalments, loanInstalmentJSON{Index: in.Index, DuePeriod: in.DuePeriod,
 			PrincipalSantim: in.PrincipalSantim, InterestSantim: in.InterestSantim, FeeSantim: in.FeeSantim, TotalSantim: in.TotalSantim,

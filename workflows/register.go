@@ -30,6 +30,8 @@ type Deps struct {
 	LoanRemit *activities.LoanRemit
 	// Bulk serves the fan-out block's bulk disbursements (Fanout, FanoutBatch).
 	Bulk *activities.Bulk
+	// LoanDisburse serves the loan disbursement saga's record steps.
+	LoanDisburse *activities.LoanDisburse
 }
 
 // WorkerOptions are the options of every worker of the sagas' task queue. The workflow and
@@ -86,4 +88,5 @@ func registerWorkflows(w worker.WorkflowRegistry) {
 	w.RegisterWorkflowWithOptions(LoanRemit, workflow.RegisterOptions{Name: LoanRemitWorkflowName})
 	w.RegisterWorkflowWithOptions(Fanout, workflow.RegisterOptions{Name: FanoutWorkflowName})
 	w.RegisterWorkflowWithOptions(FanoutBatch, workflow.RegisterOptions{Name: FanoutBatchWorkflowName})
+	w.RegisterWorkflowWithOptions(LoanDisburse, workflow.RegisterOptions{Name: LoanDisburseWorkflowName})
 }

@@ -143,6 +143,7 @@ func (d workerDeps) activities() workflows.Deps {
 		LoanRepay:       &activities.LoanRepay{DB: d.DB},
 		LoanRemit:       &activities.LoanRemit{DB: d.DB},
 		Bulk:            &activities.Bulk{Gateway: d.Gateway, Metrics: activities.NewSettlementPollMetrics(d.Metrics)},
+		LoanDisburse:    &activities.LoanDisburse{DB: d.DB},
 	}
 }
 

@@ -1,0 +1,377 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/wagerail/wagerail/activities"
+	"github.com/wagerail/wagerail/internal/lending"
+	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/idempotency"
+	"github.com/wagerail/wagerail/internal/platform/partnerref"
+	"github.com/wagerail/wagerail/internal/platform/tenancy"
+	"github.com/wagerail/wagerail/internal/platform/testkit"
+	"github.com/wagerail/wagerail/internal/sanctions"
+	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
+	"github.com/wagerail/wagerail/workflows"
+)
+
+// disburseStack is the EWA stack (every real component: API, ledger, gateway and sandbox, Temporal,
+// a worker) with lending on top: a financial institution with its accounts at the sandbox (unless
+// noAccounts) and a product, the business opted in to it, and a stub projection of the borrower's
+// pay (2026-12: 20,000 ETB net, 6,000 recoverable).
+type disburseStack struct {
+	*ewaStack
+	fi                  *apiClient
+	fiID                string
+	fiFunding, fiSettle string
+	product             loanProductJSON
+}
+
+const loanPrincipal int64 = 200_000 // 2,000 ETB over 6 months
+
+func newDisburseStack(t testing.TB, o ewaStackOpts, noAccounts bool) *disburseStack {
+	t.Helper()
+	s := &disburseStack{ewaStack: newEwaStack(t, o)}
+	s.srv.deps.LoanProjection = func(context.Context, db.BunTx, string) (lending.Projection, error) {
+		return lending.Projection{Period: "2026-12", NetSantim: 2_000_000, RecoverableSantim: 600_000}, nil
+	}
+	var res signUpResult
+	s.fi, res = s.signUp("owner@lender.test", "FI")
+	s.fiID = res.Organization.ID
+	s.fiFunding, s.fiSettle = testkit.Unique("lfund"), testkit.Unique("lsettle")
+	s.bank.Account(t, s.fiFunding, "Lender Funding", stackFundingBalance)
+	s.bank.Account(t, s.fiSettle, "Lender Settlement", 0)
+	if !noAccounts {
+		s.setFIAccounts(t)
+	}
+	rec := s.fi.call(http.MethodPost, "/api/fi/products", productBody("Salary loan"))
+	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
+	s.product = decode[loanProductJSON](t, rec)
+	rec = s.owner.call(http.MethodPost, "/api/lending/product-opt-ins", map[string]any{"productId": s.product.ID})
+	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
+	return s
+}
+
+func (s *disburseStack) setFIAccounts(t testing.TB) {
+	t.Helper()
+	rec := s.fi.call(http.MethodPut, "/api/fi/accounts", map[string]any{
+		"fundingAccount":    map[string]any{"partner": "sandbox", "accountNumber": s.fiFunding},
+		"settlementAccount": map[string]any{"partner": "sandbox", "accountNumber": s.fiSettle}})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+}
+
+// approvedLoan originates a loan for the employee and has the FI approve it.
+func (s *disburseStack) approvedLoan(t testing.TB) loanJSON {
+	t.Helper()
+	rec := s.owner.call(http.MethodPost, "/api/loans", map[string]any{"employeeId": s.employee, "productId": s.product.ID,
+		"amountSantim": loanPrincipal, "termMonths": 6}, "Idempotency-Key", testkit.Unique("loan"))
+	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
+	l := decode[loanJSON](t, rec)
+	rec = s.fi.call(http.MethodPost, "/api/fi/loans/"+l.ID+"/approve", nil)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	return decode[loanJSON](t, rec)
+}
+
+func (s *disburseStack) disburseLoan(id, key string) *httptest.ResponseRecorder {
+	return s.owner.call(http.MethodPost, "/api/loans/"+id+"/disburse", nil, "Idempotency-Key", key)
+}
+
+// waitLoan polls the loan until it is want.
+func (s *disburseStack) waitLoan(t *testing.T, id, want string) loanJSON {
+	t.Helper()
+	var last loanJSON
+	require.Eventually(t, func() bool {
+		rec := s.owner.call(http.MethodGet, "/api/loans/"+id, nil)
+		if rec.Code != http.StatusOK {
+			return false
+		}
+		last = decode[loanJSON](t, rec)
+		return last.Status == want
+	}, 60*time.Second, 50*time.Millisecond, "loan %s never reached %s", id, want)
+	return last
+}
+
+// loanEffects counts what a disbursement leaves behind for the business: ledger transactions,
+// partner transfers and the disbursement's outbox events.
+func (s *disburseStack) loanEffects(t *testing.T) [3]int {
+	t.Helper()
+	return [3]int{
+		s.count(t, `SELECT count(*) FROM ledger.transactions WHERE tenant_id = $1`, s.tenant),
+		s.count(t, `SELECT count(*) FROM gateway.transfers WHERE tenant_id = $1`, s.tenant),
+		s.count(t, `SELECT count(*) FROM app.outbox WHERE tenant_id = $1 AND type IN ('loan.disbursed.v1', 'loan.disbursement_failed.v1')`, s.tenant),
+	}
+}
+
+func (s *disburseStack) balance(t *testing.T, account string) int64 {
+	t.Helper()
+	var acct struct {
+		BalanceSantim int64 `json:"balanceSantim"`
+	}
+	s.bank.Sandbox.Call(t, http.MethodGet, "/api/v1/sandbox/accounts/"+account, nil, http.StatusOK, &acct)
+	return acct.BalanceSantim
+}
+
+// TestLoanDisburseEndToEnd: originate → the FI approves → disburse → the sandbox settles and
+// calls back → the loan is ACTIVE; the ledger holds exactly Dr receivable P / Cr payable P,
+// POSTED, with the transfer's reference; the borrower received P from the FI's funding account;
+// one loan.disbursed.v1; the saga is found by TenantId and BusinessKey; the same key again gets
+// the same answer; another key is 409.
+func TestLoanDisburseEndToEnd(t *testing.T) {
+	t.Parallel()
+	s := newDisburseStack(t, ewaStackOpts{}, false)
+	s.approveKyc(t)
+	l := s.approvedLoan(t)
+	require.Equal(t, "APPROVED", l.Status)
+
+	key := testkit.Unique("disburse")
+	rec := s.disburseLoan(l.ID, key)
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	acc := decode[loanDisburseJSON](t, rec)
+	require.Equal(t, l.ID, acc.ID)
+	require.Equal(t, idempotency.WorkflowID(s.tenant, "POST /api/loans/:id/disburse", key), acc.WorkflowID)
+	require.Contains(t, []string{"DISBURSING", "ACTIVE"}, acc.Status)
+
+	active := s.waitLoan(t, l.ID, "ACTIVE")
+	require.NotNil(t, active.DisbursedAt)
+	require.Nil(t, active.LastDisbursementFailure)
+	txr, err := s.ledger.GetTransaction(context.Background(), &ledgerv1.GetTransactionRequest{
+		TenantId: s.tenant, IdempotencyKey: "loan-disburse:" + acc.WorkflowID})
+	require.NoError(t, err)
+	tx := txr.GetTransaction()
+	require.Equal(t, ledgerv1.TransactionStatus_TRANSACTION_STATUS_POSTED, tx.GetStatus())
+	require.ElementsMatch(t, []string{
+		"D receivable-from-borrower:" + l.ID + " 200000",
+		"C payable-to-fi-partner[" + s.fiID + "]:" + l.ID + " 200000",
+	}, entryLines(tx))
+	ref := partnerref.Leg(partnerref.LoanDisburse, acc.WorkflowID, 1)
+	require.Equal(t, ref, tx.GetMetadata()[partnerref.LedgerMetadataKey])
+	require.Equal(t, [3]int{1, 1, 1}, s.loanEffects(t), "one posting, one transfer, one event")
+	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.outbox WHERE tenant_id = $1 AND type = 'loan.disbursed.v1' AND payload->>'loanId' = $2`, s.tenant, l.ID))
+	require.Equal(t, 1, s.auditRows(t, "DisburseLoan"))
+	require.Equal(t, 1, s.auditRows(t, "LoanDisbursed"))
+	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM gateway.transfers WHERE tenant_id = $1 AND reference = $2 AND domain = 'LOAN'`, s.tenant, ref))
+	require.Equal(t, loanPrincipal, s.balance(t, stackEmployeeAcct), "the borrower got the principal")
+	require.Equal(t, int64(stackFundingBalance)-loanPrincipal, s.balance(t, s.fiFunding), "from the FI's funding account")
+	require.Equal(t, int64(stackFundingBalance), s.balance(t, s.funding), "not from the business's EWA funding account")
+	var stored struct {
+		wf, ltx, trf string
+		at           *time.Time
+	}
+	require.NoError(t, db.InTenantTx(context.Background(), s.d.App, s.tenant, func(tx pgx.Tx) error {
+		return tx.QueryRow(context.Background(), `SELECT disburse_workflow_id, disburse_ledger_tx_id, disburse_transfer_id, disbursed_at
+			FROM app.loans WHERE id = $1`, l.ID).Scan(&stored.wf, &stored.ltx, &stored.trf, &stored.at)
+	}))
+	require.Equal(t, acc.WorkflowID, stored.wf)
+	require.Equal(t, tx.GetId(), stored.ltx)
+	require.NotEmpty(t, stored.trf)
+	require.NotNil(t, stored.at)
+	// The bank's callback reached the saga.
+	require.Eventually(t, func() bool {
+		return s.count(t, `SELECT count(*) FROM app.bank_webhook_events WHERE tenant_id = $1 AND reference = $2 AND outcome IN ('APPLIED', 'SAGA_FINISHED')`,
+			s.tenant, ref) == 1
+	}, 30*time.Second, 50*time.Millisecond)
+
+	// An operator finds the saga in the Temporal UI by its search attributes.
+	query := "TenantId = '" + s.tenant + "' AND BusinessKey = '" + l.ID + "'"
+	require.Eventually(t, func() bool {
+		resp, err := s.tc.ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{Query: query})
+		return err == nil && len(resp.GetExecutions()) == 1 && resp.GetExecutions()[0].GetExecution().GetWorkflowId() == acc.WorkflowID
+	}, 30*time.Second, 100*time.Millisecond, "visibility: %s", query)
+	var res workflows.LoanDisburseResult
+	require.NoError(t, s.tc.GetWorkflow(context.Background(), acc.WorkflowID, "").Get(context.Background(), &res))
+	require.Equal(t, "ACTIVE", res.Status)
+
+	// The same key: the same answer, nothing started.
+	again := s.disburseLoan(l.ID, key)
+	require.Equal(t, rec.Body.String(), again.Body.String())
+	require.Equal(t, "true", again.Header().Get("Idempotent-Replayed"))
+	// Another key for the ACTIVE loan: 409, audited DENIED, nothing moved.
+	rec = s.disburseLoan(l.ID, testkit.Unique("disburse"))
+	requireStatus(t, rec, http.StatusConflict, "LOAN_INVALID_STATE")
+	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.audit_log WHERE tenant_id = $1 AND action = 'DisburseLoan' AND outcome = 'DENIED'`, s.tenant))
+	require.Equal(t, [3]int{1, 1, 1}, s.loanEffects(t))
+	// The same key with another loan.
+	rec = s.disburseLoan(s.approvedLoan(t).ID, key)
+	requireStatus(t, rec, http.StatusUnprocessableEntity, "IDEMPOTENCY_KEY_REUSED")
+}
+
+// TestLoanDisburseRefusals: each gate's refusal and a missing FI funding account answer their
+// code with nothing posted, sent or emitted, one audit row, and the loan still APPROVED; fixed,
+// the loan is disbursed with a new key. An unknown loan is 404; a REQUESTED one 409.
+func TestLoanDisburseRefusals(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name       string
+		noAccounts bool
+		setup      func(t *testing.T, s *disburseStack)
+		fix        func(t *testing.T, s *disburseStack)
+		status     int
+		code       string
+		audit      string
+	}{
+		{name: "KYC pending", setup: func(t *testing.T, s *disburseStack) {
+			_, code, errc := s.submit("Abebe Kebede")
+			require.Equal(t, http.StatusCreated, code, errc)
+		}, status: http.StatusUnprocessableEntity, code: "LOAN_KYC_NOT_APPROVED", audit: "KycGateBlocked"},
+		{name: "sanctions hit", setup: func(t *testing.T, s *disburseStack) {
+			s.approveKyc(t)
+			ctx := tenancy.WithActor(context.Background(), "system:test")
+			_, err := sanctions.Ingest(ctx, s.d.Platform(t), sanctions.National, sanctions.IngestOptions{},
+				sanctions.File{Name: "national.csv", Data: []byte("name,aliases,dob,reference\nAbebe Kebede,,1990-02-03,ETH-NAT-9\n")})
+			require.NoError(t, err)
+			_, err = sanctions.Rescreen(ctx, s.d.Platform(t))
+			require.NoError(t, err)
+		}, status: http.StatusUnprocessableEntity, code: "LOAN_SANCTIONS_BLOCKED", audit: "SanctionsGateBlocked"},
+		{name: "unknown destination account", setup: func(t *testing.T, s *disburseStack) {
+			s.approveKyc(t)
+			s.setPayoutAccount(t, testkit.Unique("nosuch"), "Abebe Kebede")
+		}, fix: func(t *testing.T, s *disburseStack) {
+			s.setPayoutAccount(t, stackEmployeeAcct, "Abebe Kebede")
+		}, status: http.StatusConflict, code: "LOAN_DESTINATION_ACCOUNT_INVALID", audit: "AccountLookupGateBlocked"},
+		{name: "holder name mismatch", setup: func(t *testing.T, s *disburseStack) {
+			s.approveKyc(t)
+			acct := testkit.Unique("other")
+			s.bank.Account(t, acct, "Tigist Alemu", 0)
+			s.setPayoutAccount(t, acct, "Abebe Kebede")
+		}, status: http.StatusConflict, code: "LOAN_ACCOUNT_NAME_MISMATCH", audit: "AccountLookupGateBlocked"},
+		{name: "FI funding account not set", noAccounts: true, setup: func(t *testing.T, s *disburseStack) {
+			s.approveKyc(t)
+		}, fix: func(t *testing.T, s *disburseStack) { s.setFIAccounts(t) },
+			status: http.StatusConflict, code: "LOAN_FUNDING_ACCOUNT_NOT_SET"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := newDisburseStack(t, ewaStackOpts{}, tc.noAccounts)
+			tc.setup(t, s)
+			l := s.approvedLoan(t)
+			before := s.count(t, `SELECT count(*) FROM app.audit_log WHERE tenant_id = $1`, s.tenant)
+			rec := s.disburseLoan(l.ID, testkit.Unique("disburse"))
+			requireStatus(t, rec, tc.status, tc.code)
+			require.Equal(t, [3]int{0, 0, 0}, s.loanEffects(t), "no ledger entry, no transfer, no event")
+			if tc.audit != "" {
+				require.Equal(t, 1, s.auditRows(t, tc.audit), "one %s row", tc.audit)
+				require.Equal(t, before+1, s.count(t, `SELECT count(*) FROM app.audit_log WHERE tenant_id = $1`, s.tenant), "that one row only")
+			}
+			require.Equal(t, 0, s.auditRows(t, "DisburseLoan"), "never claimed")
+			require.Equal(t, "APPROVED", s.waitLoan(t, l.ID, "APPROVED").Status)
+			if tc.fix != nil {
+				tc.fix(t, s)
+				rec := s.disburseLoan(l.ID, testkit.Unique("disburse"))
+				require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+				s.waitLoan(t, l.ID, "ACTIVE")
+				require.Equal(t, [3]int{1, 1, 1}, s.loanEffects(t))
+			}
+		})
+	}
+	t.Run("not found and not approved", func(t *testing.T) {
+		t.Parallel()
+		s := newDisburseStack(t, ewaStackOpts{}, false)
+		requireStatus(t, s.disburseLoan("loan_nosuch", testkit.Unique("d")), http.StatusNotFound, "LOAN_NOT_FOUND")
+		rec := s.owner.call(http.MethodPost, "/api/loans", map[string]any{"employeeId": s.employee, "productId": s.product.ID,
+			"amountSantim": loanPrincipal, "termMonths": 6}, "Idempotency-Key", testkit.Unique("loan"))
+		require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
+		requested := decode[loanJSON](t, rec)
+		requireStatus(t, s.disburseLoan(requested.ID, testkit.Unique("d")), http.StatusConflict, "LOAN_INVALID_STATE")
+		// Another business's loan is not found.
+		requireStatus(t, s.other.call(http.MethodPost, "/api/loans/"+requested.ID+"/disburse", nil, "Idempotency-Key", testkit.Unique("d")),
+			http.StatusNotFound, "LOAN_NOT_FOUND")
+		require.Equal(t, [3]int{0, 0, 0}, s.loanEffects(t))
+	})
+}
+
+// TestLoanDisburseFailedTransfer: the bank fails the transfer; the posting is voided, the loan is
+// APPROVED again with the code recorded and loan.disbursement_failed.v1 emitted; a new key
+// disburses it.
+func TestLoanDisburseFailedTransfer(t *testing.T) {
+	t.Parallel()
+	s := newDisburseStack(t, ewaStackOpts{}, false)
+	s.approveKyc(t)
+	l := s.approvedLoan(t)
+	s.bank.Sandbox.Fault(t, s.fiFunding, map[string]any{"settleFailureCode": "ACCOUNT_CLOSED"})
+	key := testkit.Unique("disburse")
+	rec := s.disburseLoan(l.ID, key)
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	wf := decode[loanDisburseJSON](t, rec).WorkflowID
+	var res workflows.LoanDisburseResult
+	require.NoError(t, s.tc.GetWorkflow(context.Background(), wf, "").Get(context.Background(), &res))
+	require.Equal(t, "FAILED", res.Status)
+	require.Equal(t, "ACCOUNT_CLOSED", res.Code)
+	got := s.waitLoan(t, l.ID, "APPROVED")
+	require.NotNil(t, got.LastDisbursementFailure)
+	require.Equal(t, "ACCOUNT_CLOSED", *got.LastDisbursementFailure)
+	require.Nil(t, got.DisbursedAt)
+	txr, err := s.ledger.GetTransaction(context.Background(), &ledgerv1.GetTransactionRequest{TenantId: s.tenant, IdempotencyKey: "loan-disburse:" + wf})
+	require.NoError(t, err)
+	require.Equal(t, ledgerv1.TransactionStatus_TRANSACTION_STATUS_VOIDED, txr.GetTransaction().GetStatus())
+	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.outbox WHERE tenant_id = $1 AND type = 'loan.disbursement_failed.v1'`, s.tenant))
+	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.loans WHERE id = $1 AND last_disbursement_failure = $2`, l.ID, res.Code))
+	require.Zero(t, s.balance(t, stackEmployeeAcct))
+
+	s.bank.Sandbox.ClearFault(t, s.fiFunding)
+	rec = s.disburseLoan(l.ID, testkit.Unique("disburse"))
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	s.waitLoan(t, l.ID, "ACTIVE")
+	require.Equal(t, loanPrincipal, s.balance(t, stackEmployeeAcct), "paid once, by the second saga")
+}
+
+// TestLoanDisburseSurvivesWorkerCrash: the worker dies after the bank accepted the transfer and
+// before it reported it, with the settlement still to come; a new worker takes the saga over and
+// it completes exactly once: one posting, one transfer, one event, the borrower paid once.
+func TestLoanDisburseSurvivesWorkerCrash(t *testing.T) {
+	t.Parallel()
+	s := newDisburseStack(t, ewaStackOpts{noWorker: true, settleDelay: 3 * time.Second}, false)
+	s.approveKyc(t)
+	l := s.approvedLoan(t)
+	crashed := make(chan struct{})
+	first := s.startWorker(t, func(w worker.Registry) {
+		crashAfter(w, activities.InitiateTransferActivity, s.realActivities(), func() { close(crashed) })
+	})
+	answered := make(chan *httptest.ResponseRecorder, 1)
+	go func() { answered <- s.disburseLoan(l.ID, testkit.Unique("disburse")) }()
+	<-crashed
+	first.Stop()
+	require.Len(t, s.bank.Sandbox.Transfers(t), 1, "the bank holds the transfer; the worker is gone")
+	s.startWorker(t, nil)
+
+	rec := <-answered
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	s.waitLoan(t, l.ID, "ACTIVE")
+	require.Equal(t, [3]int{1, 1, 1}, s.loanEffects(t), "exactly once after the crash")
+	require.Len(t, s.bank.Sandbox.Transfers(t), 1, "the bank holds one transfer")
+	require.Equal(t, loanPrincipal, s.balance(t, stackEmployeeAcct), "the borrower is paid once")
+}
+
+// FuzzLoanDisburse: whatever the id, the Idempotency-Key and the body, the disburse route answers
+// 4xx or success, never 5xx — on the real stack (the seeds include a real APPROVED loan whose
+// borrower has no KYC, so an input reaching the saga goes through its gates).
+func FuzzLoanDisburse(f *testing.F) {
+	s := newDisburseStack(f, ewaStackOpts{}, false)
+	real := s.approvedLoan(f).ID
+	f.Add(real, "k-1", "")
+	f.Add(real, "", "{}")
+	f.Add(real+"x", "k-2", "null")
+	f.Add("loan_00000000-0000-0000-0000-000000000000", "k-3", "")
+	f.Add("x y", "\x00", "\xff")
+	f.Add("..", strings.Repeat("k", 300), "[]")
+	f.Fuzz(func(t *testing.T, id, key, body string) {
+		req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(body))
+		req.URL.Path, req.URL.RawPath = pathOf("/api/loans/:id/disburse", map[string]string{"id": id}), ""
+		req.Header.Set("Idempotency-Key", key)
+		req.AddCookie(s.owner.cookie)
+		rec := httptest.NewRecorder()
+		s.srv.Engine.ServeHTTP(rec, req)
+		requireNoServerError(t, rec, fmt.Sprintf("disburse loan %q key %q", id, key))
+	})
+}

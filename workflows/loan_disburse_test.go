@@ -1,0 +1,528 @@
+package workflows
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/wagerail/wagerail/activities"
+	"github.com/wagerail/wagerail/gateway/gatewaytest"
+	"github.com/wagerail/wagerail/internal/bankwebhook"
+	"github.com/wagerail/wagerail/internal/lending"
+	"github.com/wagerail/wagerail/internal/platform/partnerref"
+	"github.com/wagerail/wagerail/internal/platform/testkit"
+	"github.com/wagerail/wagerail/ledger"
+	"github.com/wagerail/wagerail/ledger/ledgertest"
+	"github.com/wagerail/wagerail/sandbox"
+	gatewayv1 "github.com/wagerail/wagerail/schema/proto/gateway/v1"
+	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
+)
+
+const loanWF = "idem-t1-LOANDISBURSETESTWORKFLOW"
+
+var (
+	loanRef  = partnerref.Leg(partnerref.LoanDisburse, loanWF, 1)
+	loanRun  = activities.Run{TenantID: "biz-1", WorkflowID: loanWF, CorrelationID: "http-req-7"}
+	loanIn   = LoanDisburseInput{TenantID: "biz-1", LoanID: "loan_1", ActorID: "user-1", CorrelationID: "http-req-7"}
+	loanPlan = lending.DisbursePlan{TenantID: "biz-1", LoanID: "loan_1", BorrowerID: "emp-1", FIID: "fi-1", PrincipalSantim: 500_000,
+		Funding:     lending.Account{Partner: "sandbox", AccountNumber: "FI-FUND"},
+		Destination: lending.Payee{Account: lending.Account{Partner: "sandbox", AccountNumber: "EMP-1"}, HolderName: "Almaz Tesfaye"},
+		Status:      lending.LoanApproved}
+	loanStep = activities.LoanDisburseStep{Run: loanRun, LoanID: "loan_1"}
+	loanGate = activities.GateInput{Saga: "loan-disburse", Run: loanRun, SubjectType: "EMPLOYEE", SubjectID: "emp-1", TargetType: "Loan",
+		TargetID: "loan_1", Partner: "sandbox", AccountNumber: "EMP-1", ExpectedHolderName: "Almaz Tesfaye", RequireNameMatch: true}
+	loanLedger = activities.LedgerPostInput{Run: loanRun, IdempotencyKey: "loan-disburse:" + loanWF, Step: "disburse",
+		Legs: []activities.LedgerLeg{
+			{Account: "receivable-from-borrower:loan_1", Direction: "DEBIT", AmountSantim: 500_000},
+			{Account: "payable-to-fi-partner[fi-1]:loan_1", Direction: "CREDIT", AmountSantim: 500_000},
+		},
+		Metadata: map[string]string{"loanId": "loan_1", "borrowerId": "emp-1", "fiPartnerId": "fi-1", "bank_reference": loanRef}}
+	loanTransfer = activities.TransferInput{Run: loanRun, Partner: "sandbox", Reference: loanRef, FromAccount: "FI-FUND", ToAccount: "EMP-1",
+		AmountSantim: 500_000, Domain: "LOAN"}
+	loanStatus  = activities.TransferStatusInput{Run: loanRun, Partner: "sandbox", Reference: loanRef}
+	loanSettle  = activities.LedgerSettleInput{Run: loanRun, TxID: "ltx-9"}
+	loanSettled = bankwebhook.Settlement{Partner: "sandbox", EventID: "ev-1", Reference: loanRef, TransferID: "tr-9", Status: "SETTLED", AmountSantim: 500_000}
+
+	loanAccepted   = activities.TransferResult{Outcome: activities.TransferAccepted, TransferID: "tr-9", Status: activities.TransferPending}
+	loanUpToXfer   = []string{activities.LoanDisburseLoadPlanActivity, activities.KycGateActivity, activities.SanctionsGateActivity, activities.AccountGateActivity, activities.LedgerPostPendingActivity, activities.LoanDisburseClaimActivity, activities.InitiateTransferActivity}
+	loanSettleStep = []string{activities.LedgerCommitActivity, activities.LoanDisburseMarkDisbursedActivity}
+	loanFailSteps  = []string{activities.LedgerVoidActivity, activities.LoanDisburseMarkFailedActivity}
+)
+
+// loanHarness is the SDK test environment with the saga's activities mocked, the order they
+// ran in, and the update's answer.
+type loanHarness struct {
+	env *testsuite.TestWorkflowEnvironment
+
+	mu       sync.Mutex
+	calls    []string
+	answered bool
+	accepted LoanDisburseAccepted
+	updErr   error
+}
+
+func newLoanHarness(t *testing.T) *loanHarness {
+	var s testsuite.WorkflowTestSuite
+	h := &loanHarness{env: s.NewTestWorkflowEnvironment()}
+	h.env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: time.Minute})
+	h.env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: loanWF})
+	Register(h.env, Deps{})
+	record := func(info *activity.Info) {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		h.calls = append(h.calls, info.ActivityType.Name)
+	}
+	h.env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) { record(info) })
+	h.env.SetOnLocalActivityStartedListener(func(info *activity.Info, _ context.Context, _ []any) { record(info) })
+	h.env.RegisterDelayedCallback(func() {
+		h.env.UpdateWorkflow(LoanDisburseAcceptedUpdate, LoanDisburseAcceptedUpdateID, &testsuite.TestUpdateCallback{
+			OnReject: func(err error) { t.Errorf("update rejected: %v", err) },
+			OnComplete: func(v any, err error) {
+				h.mu.Lock()
+				defer h.mu.Unlock()
+				h.answered, h.updErr = true, err
+				if err == nil {
+					switch a := v.(type) {
+					case LoanDisburseAccepted:
+						h.accepted = a
+					case converter.EncodedValue:
+						require.NoError(t, a.Get(&h.accepted))
+					default:
+						t.Errorf("update answered %T", v)
+					}
+				}
+			},
+		})
+	}, 0)
+	return h
+}
+
+func (h *loanHarness) on(name string, in any) *testsuite.MockCallWrapper {
+	return h.env.OnActivity(name, mock.Anything, in)
+}
+
+func (h *loanHarness) run(t *testing.T, in LoanDisburseInput) LoanDisburseResult {
+	t.Helper()
+	h.env.ExecuteWorkflow(LoanDisburseWorkflowName, in)
+	require.True(t, h.env.IsWorkflowCompleted())
+	require.NoError(t, h.env.GetWorkflowError())
+	var res LoanDisburseResult
+	require.NoError(t, h.env.GetWorkflowResult(&res))
+	h.env.AssertExpectations(t)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	require.True(t, h.answered, "the update is always answered")
+	return res
+}
+
+func (h *loanHarness) signal(after time.Duration, s bankwebhook.Settlement) {
+	h.env.RegisterDelayedCallback(func() { h.env.SignalWorkflow(bankwebhook.SettlementSignalName, s) }, after)
+}
+
+// throughClaim mocks the steps up to the claim, all passing.
+func (h *loanHarness) throughClaim() {
+	h.on(activities.LoanDisburseLoadPlanActivity, loanStep).Return(loanPlan, nil).Once()
+	for _, g := range []string{activities.KycGateActivity, activities.SanctionsGateActivity, activities.AccountGateActivity} {
+		h.on(g, loanGate).Return(nil).Once()
+	}
+	h.on(activities.LedgerPostPendingActivity, loanLedger).Return(activities.LedgerPostResult{TxID: "ltx-9", Status: "PENDING"}, nil).Once()
+	claim := loanStep
+	claim.LedgerTxID = "ltx-9"
+	h.on(activities.LoanDisburseClaimActivity, claim).Return(lending.Disbursement{LoanID: "loan_1", Status: lending.LoanDisbursing}, nil).Once()
+}
+
+func (h *loanHarness) throughInitiate(res activities.TransferResult) {
+	h.throughClaim()
+	h.on(activities.InitiateTransferActivity, loanTransfer).Return(res, nil).Once()
+}
+
+func (h *loanHarness) settled() {
+	h.on(activities.LedgerCommitActivity, loanSettle).Return(nil).Once()
+	done := loanStep
+	done.TransferID = "tr-9"
+	h.on(activities.LoanDisburseMarkDisbursedActivity, done).Return(lending.Disbursement{LoanID: "loan_1", Status: lending.LoanActive}, nil).Once()
+}
+
+func (h *loanHarness) failed(code string) {
+	void := loanSettle
+	void.Reason = code
+	h.on(activities.LedgerVoidActivity, void).Return(nil).Once()
+	f := loanStep
+	f.Reason = code
+	h.on(activities.LoanDisburseMarkFailedActivity, f).Return(lending.Disbursement{LoanID: "loan_1", Status: lending.LoanApproved}, nil).Once()
+}
+
+func (h *loanHarness) activityCalls() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]string(nil), h.calls...)
+}
+
+func (h *loanHarness) requireRefused(t *testing.T, code string) {
+	t.Helper()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var ae *temporal.ApplicationError
+	require.True(t, errors.As(h.updErr, &ae), "update answered %v, %+v", h.updErr, h.accepted)
+	require.Equal(t, code, ae.Type())
+}
+
+func TestLoanDisburseSettledBySignal(t *testing.T) {
+	h := newLoanHarness(t)
+	h.throughInitiate(loanAccepted)
+	h.settled()
+	var mid LoanDisburseProgress
+	h.env.RegisterDelayedCallback(func() {
+		v, err := h.env.QueryWorkflow(LoanDisburseStatusQuery)
+		require.NoError(t, err)
+		require.NoError(t, v.Get(&mid))
+	}, 2*time.Second)
+	h.signal(5*time.Second, loanSettled)
+	res := h.run(t, loanIn)
+	require.Equal(t, LoanDisburseResult{LoanID: "loan_1", Status: "ACTIVE", LedgerTxID: "ltx-9", TransferID: "tr-9"}, res)
+	require.Equal(t, LoanDisburseAccepted{LoanID: "loan_1", Status: "DISBURSING", WorkflowID: loanWF}, h.accepted)
+	require.Equal(t, LoanDisburseProgress{LoanID: "loan_1", Stage: StageDisbursing, LedgerTxID: "ltx-9", TransferID: "tr-9", TransferStatus: "PENDING"}, mid)
+	require.Equal(t, concat(loanUpToXfer, loanSettleStep), h.activityCalls(), "no status lookup: the signal came first")
+}
+
+func TestLoanDisburseSettledByPoll(t *testing.T) {
+	h := newLoanHarness(t)
+	h.throughInitiate(loanAccepted)
+	h.on(activities.TransferStatusActivity, loanStatus).Return(activities.TransferStatusResult{Status: "PENDING", TransferID: "tr-9"}, nil).Once()
+	h.on(activities.TransferStatusActivity, loanStatus).Return(activities.TransferStatusResult{Status: "SETTLED", TransferID: "tr-9"}, nil).Once()
+	h.settled()
+	res := h.run(t, loanIn)
+	require.Equal(t, "ACTIVE", res.Status)
+	require.Equal(t, concat(loanUpToXfer, []string{activities.TransferStatusActivity, activities.TransferStatusActivity}, loanSettleStep), h.activityCalls())
+}
+
+func TestLoanDisburseGateRefusals(t *testing.T) {
+	for _, tc := range []struct {
+		gate, code, want string
+	}{
+		{activities.KycGateActivity, activities.GateKycNotApproved, lending.CodeKycNotApproved},
+		{activities.SanctionsGateActivity, activities.GateSanctionsBlocked, lending.CodeSanctionsBlocked},
+		{activities.AccountGateActivity, activities.GateAccountNotFound, lending.CodeDestinationInvalid},
+		{activities.AccountGateActivity, activities.GateAccountMismatch, lending.CodeAccountNameMismatch},
+	} {
+		t.Run(tc.code+"/"+tc.gate, func(t *testing.T) {
+			h := newLoanHarness(t)
+			h.on(activities.LoanDisburseLoadPlanActivity, loanStep).Return(loanPlan, nil).Once()
+			want := []string{activities.LoanDisburseLoadPlanActivity}
+			for _, g := range []string{activities.KycGateActivity, activities.SanctionsGateActivity, activities.AccountGateActivity} {
+				want = append(want, g)
+				if g == tc.gate {
+					h.on(g, loanGate).Return(temporal.NewNonRetryableApplicationError("no", tc.code, nil)).Once()
+					break
+				}
+				h.on(g, loanGate).Return(nil).Once()
+			}
+			res := h.run(t, loanIn)
+			require.Equal(t, "REFUSED", res.Status)
+			require.Equal(t, tc.want, res.Code)
+			h.requireRefused(t, tc.want)
+			require.Equal(t, want, h.activityCalls(), "no posting, no claim, no transfer")
+		})
+	}
+}
+
+// A gate that cannot decide fails closed: one FAILED audit row through GateFailed, and the saga
+// refuses with the gate's code.
+func TestLoanDisburseGateUnavailableFailsClosed(t *testing.T) {
+	for _, tc := range []struct {
+		gate string
+		kind activities.GateKind
+		want string
+	}{
+		{activities.KycGateActivity, activities.GateKYC, lending.CodeKycNotApproved},
+		{activities.SanctionsGateActivity, activities.GateSanctions, lending.CodeSanctionsBlocked},
+		{activities.AccountGateActivity, activities.GateAccount, lending.CodePartnerUnavailable},
+	} {
+		t.Run(string(tc.kind), func(t *testing.T) {
+			h := newLoanHarness(t)
+			h.on(activities.LoanDisburseLoadPlanActivity, loanStep).Return(loanPlan, nil).Once()
+			for _, g := range []string{activities.KycGateActivity, activities.SanctionsGateActivity, activities.AccountGateActivity} {
+				if g == tc.gate {
+					h.on(g, loanGate).Return(temporal.NewApplicationError("partner down", "PARTNER_UNAVAILABLE")).Times(4)
+					break
+				}
+				h.on(g, loanGate).Return(nil).Once()
+			}
+			h.on(activities.GateFailedActivity, activities.GateFailedInput{Gate: tc.kind, Input: loanGate, Cause: "PARTNER_UNAVAILABLE"}).Return(nil).Once()
+			res := h.run(t, loanIn)
+			require.Equal(t, "REFUSED", res.Status)
+			require.Equal(t, tc.want, res.Code)
+			h.requireRefused(t, tc.want)
+			require.NotContains(t, h.activityCalls(), activities.LedgerPostPendingActivity)
+		})
+	}
+}
+
+func TestLoanDisbursePlanRefusals(t *testing.T) {
+	for _, code := range []string{lending.CodeLoanNotFound, lending.CodeLoanInvalidState, lending.CodeFundingAccountNotSet} {
+		t.Run(code, func(t *testing.T) {
+			h := newLoanHarness(t)
+			h.on(activities.LoanDisburseLoadPlanActivity, loanStep).Return(lending.DisbursePlan{}, temporal.NewNonRetryableApplicationError("no", code, nil)).Once()
+			res := h.run(t, loanIn)
+			require.Equal(t, LoanDisburseResult{LoanID: "loan_1", Status: "REFUSED", Code: code, Reason: res.Reason}, res)
+			h.requireRefused(t, code)
+			require.Equal(t, []string{activities.LoanDisburseLoadPlanActivity}, h.activityCalls())
+		})
+	}
+}
+
+// A claim refused after the posting (the loan was cancelled, or another key's saga claimed it,
+// meanwhile) voids the posting: nothing moved, LOAN_INVALID_STATE.
+func TestLoanDisburseRefusedClaimVoids(t *testing.T) {
+	h := newLoanHarness(t)
+	h.on(activities.LoanDisburseLoadPlanActivity, loanStep).Return(loanPlan, nil).Once()
+	for _, g := range []string{activities.KycGateActivity, activities.SanctionsGateActivity, activities.AccountGateActivity} {
+		h.on(g, loanGate).Return(nil).Once()
+	}
+	h.on(activities.LedgerPostPendingActivity, loanLedger).Return(activities.LedgerPostResult{TxID: "ltx-9", Status: "PENDING"}, nil).Once()
+	claim := loanStep
+	claim.LedgerTxID = "ltx-9"
+	h.on(activities.LoanDisburseClaimActivity, claim).Return(lending.Disbursement{},
+		temporal.NewNonRetryableApplicationError("cancelled", lending.CodeLoanInvalidState, nil)).Once()
+	void := loanSettle
+	void.Reason = lending.CodeLoanInvalidState
+	h.on(activities.LedgerVoidActivity, void).Return(nil).Once()
+	res := h.run(t, loanIn)
+	require.Equal(t, "REFUSED", res.Status)
+	h.requireRefused(t, lending.CodeLoanInvalidState)
+	require.Equal(t, []string{activities.LoanDisburseLoadPlanActivity, activities.KycGateActivity, activities.SanctionsGateActivity,
+		activities.AccountGateActivity, activities.LedgerPostPendingActivity, activities.LoanDisburseClaimActivity, activities.LedgerVoidActivity}, h.activityCalls())
+}
+
+// A FAILED settlement voids the posting and returns the loan to APPROVED with the bank's code.
+func TestLoanDisburseFailedSignalVoids(t *testing.T) {
+	h := newLoanHarness(t)
+	h.throughInitiate(loanAccepted)
+	h.failed("ACCOUNT_CLOSED")
+	h.signal(5*time.Second, bankwebhook.Settlement{Partner: "sandbox", EventID: "ev-2", Reference: loanRef, TransferID: "tr-9", Status: "FAILED", FailureCode: "ACCOUNT_CLOSED"})
+	h.signal(6*time.Second, loanSettled) // late and contradicting: ignored
+	res := h.run(t, loanIn)
+	require.Equal(t, LoanDisburseResult{LoanID: "loan_1", Status: "FAILED", Code: "ACCOUNT_CLOSED", Reason: "ACCOUNT_CLOSED", LedgerTxID: "ltx-9", TransferID: "tr-9"}, res)
+	require.Equal(t, "DISBURSING", h.accepted.Status, "answered at initiation")
+	require.Equal(t, concat(loanUpToXfer, loanFailSteps), h.activityCalls())
+}
+
+// A transfer the bank rejects at once: the caller hears FAILED, the posting is voided.
+func TestLoanDisburseRejectedFails(t *testing.T) {
+	h := newLoanHarness(t)
+	h.throughInitiate(activities.TransferResult{Outcome: activities.TransferRejected, RejectCode: "INSUFFICIENT_FUNDS"})
+	h.failed("INSUFFICIENT_FUNDS")
+	res := h.run(t, loanIn)
+	require.Equal(t, "FAILED", res.Status)
+	require.Equal(t, LoanDisburseAccepted{LoanID: "loan_1", Status: "FAILED", WorkflowID: loanWF}, h.accepted)
+	require.Equal(t, concat(loanUpToXfer, loanFailSteps), h.activityCalls())
+}
+
+// An UNKNOWN initiation is resolved by the status lookup, never by sending again.
+func TestLoanDisburseUnknownResolvedByLookup(t *testing.T) {
+	h := newLoanHarness(t)
+	h.throughInitiate(activities.TransferResult{Outcome: activities.TransferUnknown, UnknownReason: "timeout"})
+	h.on(activities.TransferStatusActivity, loanStatus).Return(activities.TransferStatusResult{Status: "PENDING", TransferID: "tr-9"}, nil).Once()
+	h.settled()
+	h.signal(5*time.Second, loanSettled)
+	res := h.run(t, loanIn)
+	require.Equal(t, "ACTIVE", res.Status)
+	require.Equal(t, "DISBURSING", h.accepted.Status)
+	require.Equal(t, concat(loanUpToXfer, []string{activities.TransferStatusActivity}, loanSettleStep), h.activityCalls(), "one initiation only")
+}
+
+// A transfer the partner holds past a run's lookups: the run continues as new with the plan and
+// the payout block's state, and the next run goes straight to the wait and settles.
+func TestLoanDisburseContinuesAsNew(t *testing.T) {
+	pollsPerRun(t, 2)
+	h := newLoanHarness(t)
+	h.throughInitiate(loanAccepted)
+	h.on(activities.TransferStatusActivity, loanStatus).Return(activities.TransferStatusResult{Status: "PENDING", TransferID: "tr-9"}, nil).Times(2)
+	h.signal(10*time.Second, bankwebhook.Settlement{Partner: "sandbox", EventID: "ev-p", Reference: loanRef, TransferID: "tr-9", Status: "PENDING"})
+	h.env.ExecuteWorkflow(LoanDisburseWorkflowName, loanIn)
+	require.True(t, h.env.IsWorkflowCompleted())
+	var can *workflow.ContinueAsNewError
+	require.ErrorAs(t, h.env.GetWorkflowError(), &can)
+	require.Equal(t, LoanDisburseWorkflowName, can.WorkflowType.Name)
+	var next LoanDisburseInput
+	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
+	h.env.AssertExpectations(t)
+	r := next.Resume
+	require.NotNil(t, r)
+	r.Since = time.Time{}
+	require.Equal(t, LoanDisburseResume{Plan: loanPlan, Reference: loanRef, LedgerTxID: "ltx-9", TransferID: "tr-9", TransferStatus: "PENDING",
+		SeenEvents: []string{"ev-p"}, NextPoll: 4 * SettlementPollFirst}, *r)
+	next.Resume = nil
+	require.Equal(t, loanIn, next)
+
+	// The next run: no plan, gate, posting, claim or transfer again; the carried event is still a
+	// duplicate; the lookup settles it.
+	h2 := newLoanHarness(t)
+	in := loanIn
+	in.Resume = r
+	h2.signal(time.Minute, bankwebhook.Settlement{Partner: "sandbox", EventID: "ev-p", Reference: loanRef, Status: "FAILED", FailureCode: "X"})
+	h2.on(activities.TransferStatusActivity, loanStatus).Return(activities.TransferStatusResult{Status: "SETTLED", TransferID: "tr-9"}, nil).Once()
+	h2.settled()
+	res := h2.run(t, in)
+	require.Equal(t, LoanDisburseResult{LoanID: "loan_1", Status: "ACTIVE", LedgerTxID: "ltx-9", TransferID: "tr-9"}, res)
+	require.Equal(t, concat([]string{activities.TransferStatusActivity}, loanSettleStep), h2.activityCalls())
+	require.Equal(t, LoanDisburseAccepted{LoanID: "loan_1", Status: "DISBURSING", WorkflowID: loanWF}, h2.accepted)
+}
+
+// The saga's gate codes are the lending table's, each answered by it.
+func TestLoanDisburseCodesInTable(t *testing.T) {
+	codes := []string{loanGates.other}
+	for _, c := range loanGates.refusals {
+		codes = append(codes, c)
+	}
+	for _, c := range loanGates.unavailable {
+		codes = append(codes, c)
+	}
+	for c := range loanRecordRefusals {
+		codes = append(codes, c)
+	}
+	for _, c := range codes {
+		_, ok := lending.RefusalOf(c)
+		require.True(t, ok, c)
+	}
+}
+
+// loanDisburseHistoryFile is a real run's history (TestLoanDisburseRealRun records it with
+// WAGERAIL_RECORD_HISTORY=1), replayed against the current code by TestLoanDisburseReplay: a
+// change to the saga's command sequence that would break running sagas fails here.
+const loanDisburseHistoryFile = "testdata/loan_disburse_history.json"
+
+func TestLoanDisburseReplay(t *testing.T) {
+	f, err := os.Open(loanDisburseHistoryFile)
+	require.NoError(t, err)
+	defer f.Close()
+	hist, err := client.HistoryFromJSON(f, client.HistoryJSONOptions{})
+	require.NoError(t, err)
+	started := hist.GetEvents()[0].GetWorkflowExecutionStartedEventAttributes()
+	require.Equal(t, LoanDisburseWorkflowName, started.GetWorkflowType().GetName())
+	r := worker.NewWorkflowReplayer()
+	registerWorkflows(r)
+	require.NoError(t, r.ReplayWorkflowHistoryWithOptions(nil, hist, worker.ReplayWorkflowHistoryOptions{
+		OriginalExecution: workflow.Execution{ID: started.GetWorkflowId(), RunID: started.GetOriginalExecutionRunId()}}))
+}
+
+// TestLoanDisburseRealRun runs the saga on the embedded Temporal server, started as the API
+// starts it (Update-with-Start, search attributes), with the real money activities (the ledger
+// and the gateway over gRPC, the sandbox over HTTP settling and calling back; the callback
+// becomes the settlement signal, as the webhook route makes it). The gates and the record steps
+// are fakes here (their real versions: package activities and the API's end-to-end tests).
+func TestLoanDisburseRealRun(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	d := testkit.NewDB(t)
+	ts := testkit.Temporal(t)
+	tc, err := client.Dial(client.Options{HostPort: ts.HostPort(), Namespace: ts.Namespace()})
+	require.NoError(t, err)
+	t.Cleanup(tc.Close)
+	queue := testkit.Unique("loan-disburse")
+	cb := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		var body sandbox.CallbackBody
+		if err := json.NewDecoder(req.Body).Decode(&body); err != nil {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		_ = tc.SignalWorkflow(req.Context(), bankwebhook.WorkflowIDOf(body.Reference), "", bankwebhook.SettlementSignalName,
+			bankwebhook.Settlement{Partner: "sandbox", EventID: body.EventID, Reference: body.Reference, TransferID: body.TransferID,
+				Status: body.Status, FailureCode: body.FailureCode, AmountSantim: body.AmountSantim})
+	}))
+	t.Cleanup(cb.Close)
+	stack := gatewaytest.Start(t, d.App, gatewaytest.Options{CallbackURL: cb.URL, SettleDelay: 20 * time.Millisecond})
+	led := ledger.NewClient(ledgertest.Serve(t, d.App, nil), ledger.ClientOptions{})
+	tenant, loanID, fi := testkit.Unique("tenant"), "loan_"+testkit.Unique("l"), testkit.Unique("fi")
+	funding, payout := testkit.Unique("FIFUND"), testkit.Unique("EMP")
+	stack.Account(t, funding, "Lender PLC", 10_000_00)
+	stack.Account(t, payout, "Almaz Tesfaye", 0)
+	plan := lending.DisbursePlan{TenantID: tenant, LoanID: loanID, BorrowerID: "emp-1", FIID: fi, PrincipalSantim: 2_000_00,
+		Funding:     lending.Account{Partner: "sandbox", AccountNumber: funding},
+		Destination: lending.Payee{Account: lending.Account{Partner: "sandbox", AccountNumber: payout}, HolderName: "Almaz Tesfaye"},
+		Status:      lending.LoanApproved}
+
+	w := worker.New(tc, queue, worker.Options{DeadlockDetectionTimeout: time.Minute})
+	registerWorkflows(w)
+	(&activities.Money{Ledger: led, Gateway: stack.GW.Client}).Register(w)
+	pass := func(context.Context, activities.GateInput) error { return nil }
+	for _, g := range []activities.Action[activities.GateInput]{activities.KycGate, activities.SanctionsGate, activities.AccountGate} {
+		g.Register(w, pass)
+	}
+	var mu sync.Mutex
+	var steps []string
+	rec := func(name string) {
+		mu.Lock()
+		defer mu.Unlock()
+		steps = append(steps, name)
+	}
+	activities.LoanDisburseLoadPlan.Register(w, func(_ context.Context, in activities.LoanDisburseStep) (lending.DisbursePlan, error) {
+		rec("plan")
+		return plan, nil
+	})
+	for name, a := range map[string]activities.Activity[activities.LoanDisburseStep, lending.Disbursement]{
+		"claim": activities.LoanDisburseClaim, "disbursed": activities.LoanDisburseMarkDisbursed, "failed": activities.LoanDisburseMarkFailed} {
+		a.Register(w, func(_ context.Context, in activities.LoanDisburseStep) (lending.Disbursement, error) {
+			rec(name)
+			return lending.Disbursement{LoanID: in.LoanID}, nil
+		})
+	}
+	require.NoError(t, w.Start())
+	t.Cleanup(w.Stop)
+
+	wfID := "idem-" + testkit.Unique("loan-disburse")
+	in := LoanDisburseInput{TenantID: tenant, LoanID: loanID, ActorID: "user-1", CorrelationID: "req-http-1"}
+	op := tc.NewWithStartWorkflowOperation(StartOptions(wfID, queue, tenant, loanID), LoanDisburseWorkflowName, in)
+	upd, err := tc.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{StartWorkflowOperation: op,
+		UpdateOptions: client.UpdateWorkflowOptions{UpdateName: LoanDisburseAcceptedUpdate, UpdateID: LoanDisburseAcceptedUpdateID,
+			WaitForStage: client.WorkflowUpdateStageCompleted}})
+	require.NoError(t, err)
+	var acc LoanDisburseAccepted
+	require.NoError(t, upd.Get(ctx, &acc))
+	require.Equal(t, LoanDisburseAccepted{LoanID: loanID, Status: "DISBURSING", WorkflowID: wfID}, acc)
+
+	run := tc.GetWorkflow(ctx, wfID, "")
+	var res LoanDisburseResult
+	require.NoError(t, run.Get(ctx, &res))
+	require.Equal(t, "ACTIVE", res.Status)
+	tx, err := led.GetTransaction(ctx, &ledgerv1.GetTransactionRequest{TenantId: tenant, TransactionId: res.LedgerTxID})
+	require.NoError(t, err)
+	require.Equal(t, ledgerv1.TransactionStatus_TRANSACTION_STATUS_POSTED, tx.GetTransaction().GetStatus())
+	ref := partnerref.Leg(partnerref.LoanDisburse, wfID, 1)
+	require.Equal(t, ref, tx.GetTransaction().GetMetadata()[partnerref.LedgerMetadataKey])
+	posted := map[string]int64{}
+	for _, e := range tx.GetTransaction().GetEntries() {
+		if e.GetPhase() == ledgerv1.EntryPhase_ENTRY_PHASE_POSTED {
+			sign := int64(1)
+			if e.GetDirection() == ledgerv1.Direction_DIRECTION_CREDIT {
+				sign = -1
+			}
+			posted[e.GetAccountName()] += sign * e.GetAmountSantim()
+		}
+	}
+	require.Equal(t, map[string]int64{"receivable-from-borrower:" + loanID: 2_000_00, "payable-to-fi-partner[" + fi + "]:" + loanID: -2_000_00}, posted)
+	tr := stack.WaitTransfer(t, ref, gatewayv1.TransferStatus_TRANSFER_STATUS_SETTLED)
+	require.Equal(t, int64(2_000_00), tr.GetAmountSantim())
+	require.Equal(t, res.TransferID, tr.GetId())
+	mu.Lock()
+	require.Equal(t, []string{"plan", "claim", "disbursed"}, steps)
+	mu.Unlock()
+
+	recordHistory(t, tc, wfID, run.GetRunID(), loanDisburseHistoryFile)
+}
