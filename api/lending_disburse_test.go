@@ -375,3 +375,34 @@ func FuzzLoanDisburse(f *testing.F) {
 		requireNoServerError(t, rec, fmt.Sprintf("disburse loan %q key %q", id, key))
 	})
 }
+
+// TestLoanDisburseSurvivesWorkerKill runs the worker as the real binary (`wagerail worker`) and
+// kills it with SIGKILL once the bank has booked the transfer and holds its answer back (so the
+// saga is between the initiation and the settlement); a second worker process takes the saga
+// over and completes it exactly once: one posting, one transfer, one event, the borrower paid once.
+func TestLoanDisburseSurvivesWorkerKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the wagerail binary")
+	}
+	t.Parallel()
+	bin := testkit.Binary(t)
+	s := newDisburseStack(t, ewaStackOpts{noWorker: true}, false)
+	s.approveKyc(t)
+	l := s.approvedLoan(t)
+	s.bank.Sandbox.Fault(t, s.fiFunding, map[string]any{"executeThenTimeoutMs": 5000})
+	first := s.workerProcess(t, bin)
+	answered := make(chan *httptest.ResponseRecorder, 1)
+	go func() { answered <- s.disburseLoan(l.ID, testkit.Unique("disburse")) }()
+	require.Eventually(t, func() bool { return len(s.bank.Sandbox.Transfers(t)) == 1 }, 60*time.Second, 10*time.Millisecond,
+		"the worker never got there; its log:\n%s", first.log.String())
+	first.kill(t)
+	s.bank.Sandbox.ClearFault(t, s.fiFunding)
+	s.workerProcess(t, bin)
+
+	rec := <-answered
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	s.waitLoan(t, l.ID, "ACTIVE")
+	require.Equal(t, [3]int{1, 1, 1}, s.loanEffects(t), "exactly once after the kill")
+	require.Len(t, s.bank.Sandbox.Transfers(t), 1, "the bank holds one transfer")
+	require.Equal(t, loanPrincipal, s.balance(t, stackEmployeeAcct), "the borrower is paid once")
+}
