@@ -134,8 +134,7 @@ func TestLoanRemitRefused(t *testing.T) {
 // A transfer held past SettlementPollsPerRun lookups continues as new with the claimed
 // remittance and the leg; the next run waits on and settles.
 func TestLoanRemitContinuesAsNew(t *testing.T) {
-	defer func(n int) { SettlementPollsPerRun = n }(SettlementPollsPerRun)
-	SettlementPollsPerRun = 1
+	pollsPerRun(t, 1)
 	h := newRemitHarness(t)
 	h.on(activities.LoanRemitClaimActivity, loanRemitStep).Return(activities.LoanRemitClaimed{Remittance: loanRemitted, Claimed: true}, nil).Once()
 	h.on(activities.LedgerPostPendingActivity, loanRemitJournal).Return(activities.LedgerPostResult{TxID: "ltx-1", Status: "PENDING"}, nil).Once()
