@@ -297,6 +297,7 @@ func (s *Server) routes() []Route {
 		s.payrollEarningRoutes(),
 		s.payrollMandateRoutes(),
 		s.payrollProjectionRoutes(),
+		s.payrollRunRoutes(),
 		s.deadLetterRoutes(), s.operatorRoutes()} {
 		rs = append(rs, area...)
 	}

@@ -33,9 +33,12 @@ import (
 //	APPROVED ─reverse─▶ REVERSED      payroll.approve, a reason; once its period has closed
 //
 // A period is open from the day it begins being the current month until it ends: an earning for
-// an earlier month is "closed" because that month's payroll has been paid. The runs that will pay
-// periods are a later issue; until they exist, a period closes when its calendar month (UTC) is
-// over, and an approved earning of a closed period is taken as paid. That is why the two ways out
+// an earlier month is "closed" because that month's payroll has been paid. A period closes in two
+// ways: when the period's run is approved (or further on) or locked
+// (CheckPeriodOpen: its figures are fixed, so an input added now would never be paid), and, for
+// periods no run has closed, when its calendar month (UTC) is over (an approved earning of such a
+// period is taken as paid). Reverse still follows the calendar alone (its reversal period is the
+// current month, which must be after the earning's). That is why the two ways out
 // of APPROVED are split by the period: void while it is open (nothing was paid, the line just
 // leaves the coming calculation), reverse once it has closed (it was paid, so it must be taken
 // back). A reversal is recorded on the earning with its reason and the reversal period, the
@@ -234,8 +237,8 @@ func CreateOneTimeEarning(ctx context.Context, tx db.BunTx, n NewOneTimeEarning,
 	if err := n.Validate(); err != nil {
 		return OneTimeEarning{}, err
 	}
-	if current := PeriodOf(now); n.Period < current {
-		return OneTimeEarning{}, ErrPeriodClosed(n.Period, current)
+	if err := CheckPeriodOpen(ctx, tx, n.Period, now); err != nil {
+		return OneTimeEarning{}, err
 	}
 	if err := PayableEmployee(ctx, tx, n.EmployeeID); err != nil {
 		return OneTimeEarning{}, err
@@ -313,8 +316,8 @@ func ApproveOneTimeEarning(ctx context.Context, tx db.BunTx, id string, now time
 	if err := CheckMakerChecker(ctx, "one-time earning", e.CreatedBy); err != nil {
 		return e, err
 	}
-	if current := PeriodOf(now); e.Period < current {
-		return e, ErrPeriodClosed(e.Period, current)
+	if err := CheckPeriodOpen(ctx, tx, e.Period, now); err != nil {
+		return e, err
 	}
 	if err := PayableEmployee(ctx, tx, e.EmployeeID); err != nil {
 		return e, err
@@ -351,6 +354,12 @@ func VoidOneTimeEarning(ctx context.Context, tx db.BunTx, id, reason string, may
 		return e, &Refusal{Code: CodePeriodClosed, Status: http.StatusConflict,
 			Message: "period " + e.Period + " has closed, so the earning has been paid: reverse it instead",
 			Details: map[string]any{"period": e.Period, "currentPeriod": current}}
+	}
+	if e.Status == EarningApproved {
+		// Its period's run has fixed its figures (approved) or is locked: the earning is in them.
+		if err := CheckPeriodOpen(ctx, tx, e.Period, now); err != nil {
+			return e, err
+		}
 	}
 	e.Status, e.VoidedBy, e.VoidedAt, e.VoidReason, e.UpdatedAt = to, tenancy.Actor(ctx), now.UTC(), reason, now.UTC()
 	if err := updateEarning(ctx, tx, &e, "status", "voided_by", "voided_at", "void_reason", "updated_at"); err != nil {

@@ -76,7 +76,8 @@ func LoadInputs(ctx context.Context, tx db.Writer, period string, opt LoadOption
 type inputLoader func(ctx context.Context, tx db.Writer, period string, opt LoadOptions, byID map[string]*paycalc.Input) error
 
 // inputLoaders are the families LoadInputs reads, each one query.
-var inputLoaders = []inputLoader{loadCatalogLines, loadEWARecoveries, loadMandates, loadAdjustments, loadOneTimeEarnings, loadOvertime, loadLoanInstalments}
+var inputLoaders = []inputLoader{loadCatalogLines, loadEWARecoveries, loadMandates, loadAdjustments, loadOneTimeEarnings, loadOvertime, loadLoanInstalments,
+	loadCarriedForward}
 
 type employeeRow struct {
 	ID              string     `bun:"id" db:"id"`

@@ -482,8 +482,8 @@ func CreateOvertimeEntry(ctx context.Context, tx db.BunTx, n NewOvertimeEntry, n
 			Message: "the work date is after today (" + today + "): overtime is recorded once worked",
 			Details: map[string]any{"field": "workDate", "today": today}}
 	}
-	if current := PeriodOf(now); period < current {
-		return OvertimeEntry{}, ErrPeriodClosed(period, current)
+	if err := CheckPeriodOpen(ctx, tx, period, now); err != nil {
+		return OvertimeEntry{}, err
 	}
 	tenant := tenancy.TenantID(ctx)
 	// The caps are sums over the employee's entries: entries for one employee are recorded one at
@@ -598,8 +598,8 @@ func ApproveOvertimeEntry(ctx context.Context, tx db.BunTx, id string, now time.
 	if err := CheckMakerChecker(ctx, "overtime entry", e.CreatedBy); err != nil {
 		return e, err
 	}
-	if current := PeriodOf(now); e.Period < current {
-		return e, ErrPeriodClosed(e.Period, current)
+	if err := CheckPeriodOpen(ctx, tx, e.Period, now); err != nil {
+		return e, err
 	}
 	if err := PayableEmployee(ctx, tx, e.EmployeeID); err != nil {
 		return e, err

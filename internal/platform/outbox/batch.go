@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
 
@@ -73,4 +74,42 @@ func WriteMany(ctx context.Context, tx pgx.Tx, typ string, payloads []any) ([]Ev
 		return nil, fmt.Errorf("outbox.write: %w", err)
 	}
 	return events, nil
+}
+
+// WriteManyIn is WriteMany for any transaction (a bun store's db.BunTx included), when the caller
+// does not need the events back: one statement, every payload checked before anything is
+// written.
+//
+// Errors: those of Write.
+func WriteManyIn(ctx context.Context, tx db.Writer, typ string, payloads []any) error {
+	tenant := tenancy.TenantID(ctx)
+	if tenant == "" {
+		return tenancy.ErrNoTenant
+	}
+	if err := ValidType(typ); err != nil {
+		return err
+	}
+	if len(payloads) == 0 {
+		return nil
+	}
+	ids, raws := make([]string, len(payloads)), make([]string, len(payloads))
+	for i, p := range payloads {
+		raw, err := marshalPayload(p)
+		if err != nil {
+			return err
+		}
+		id, err := uuid.NewV7()
+		if err != nil {
+			return fmt.Errorf("outbox.write: %w", err)
+		}
+		ids[i], raws[i] = id.String(), string(raw)
+	}
+	if _, err := tx.Exec(ctx, `
+		INSERT INTO app.outbox (event_id, tenant_id, type, payload)
+		SELECT e.id, $1, $2, e.payload::jsonb
+		FROM unnest($3::uuid[], $4::text[]) WITH ORDINALITY AS e (id, payload, n)
+		ORDER BY e.n`, tenant, typ, ids, raws); err != nil {
+		return fmt.Errorf("outbox.write: %w", err)
+	}
+	return nil
 }

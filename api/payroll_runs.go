@@ -1,0 +1,379 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/wagerail/wagerail/internal/orgs"
+	"github.com/wagerail/wagerail/internal/payroll"
+	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/field"
+)
+
+// Payroll runs (the run lifecycle; internal/payroll/run.go has the states and rules): create
+// (idempotent on the period: 201 for a new run, 200 with the period's live run), list, read with
+// totals, entry counts and staleness, the entries paged, calculate, approve, cancel and lock. Every
+// route needs an admin or owner of the active organization with the payroll permission of its row:
+// view to read, edit to create, calculate and cancel (cancelling an APPROVED run also needs
+// approve; the store checks it, as it depends on the run's state), approve to approve and lock.
+// A refusal by a rule is audited DENIED (payrollAnswer). None of these routes moves money (the
+// disbursement does), and each is safe to retry: a create answers the same run, a repeated move
+// is refused by the state machine and changes nothing, so none takes an Idempotency-Key.
+
+// payrollRunRoutes serves the run lifecycle.
+func (s *Server) payrollRunRoutes() []Route {
+	org := func(method, path, summary string, perm orgs.Permission, h gin.HandlerFunc, body Body) Route {
+		return Route{Method: method, Path: path, Auth: Org, Role: orgs.Admin, Permission: perm, Summary: summary, Handler: h, Body: body}
+	}
+	const runs = "/api/payroll"
+	return []Route{
+		org(http.MethodPost, runs, "Create the payroll run of a period (DRAFT; idempotent on the period)", payrollEdit, s.createPayrollRun, BodyJSON),
+		org(http.MethodGet, runs, "The organization's payroll runs (paged, filtered)", payrollView, s.listPayrollRuns, BodyNone),
+		org(http.MethodGet, runs+"/:id", "One payroll run: totals, entry counts, staleness", payrollView, s.getPayrollRun, BodyNone),
+		org(http.MethodGet, runs+"/:id/entries", "A payroll run's entries (paged, filtered)", payrollView, s.listPayrollEntries, BodyNone),
+		org(http.MethodPost, runs+"/:id/calculate", "Calculate (or recalculate) a payroll run", payrollEdit, s.calculatePayrollRun, BodyNone),
+		org(http.MethodPost, runs+"/:id/approve", "Approve a calculated payroll run (not its calculator)", payrollApprove, s.approvePayrollRun, BodyNone),
+		org(http.MethodPost, runs+"/:id/cancel", "Cancel a payroll run before any money moves", payrollEdit, s.cancelPayrollRun, BodyOptionalJSON),
+		org(http.MethodPost, runs+"/:id/lock", "Lock a payroll run against changes", payrollApprove, s.lockPayrollRun, BodyNone),
+	}
+}
+
+// payrollRunJSON is a run as every response shows it (absent values null).
+type payrollRunJSON struct {
+	ID                          string     `json:"id"`
+	Period                      string     `json:"period"`
+	Status                      string     `json:"status"`
+	Locked                      bool       `json:"locked"`
+	EmployeeCount               int        `json:"employeeCount"`
+	GrossSantim                 int64      `json:"grossSantim"`
+	DeductionsSantim            int64      `json:"deductionsSantim"`
+	NetSantim                   int64      `json:"netSantim"`
+	EmployerContributionsSantim int64      `json:"employerContributionsSantim"`
+	CarriedForwardSantim        int64      `json:"carriedForwardSantim"`
+	CreatedBy                   string     `json:"createdBy"`
+	CreatedAt                   time.Time  `json:"createdAt"`
+	CalculatedBy                *string    `json:"calculatedBy"`
+	CalculatedAt                *time.Time `json:"calculatedAt"`
+	ApprovedBy                  *string    `json:"approvedBy"`
+	ApprovedAt                  *time.Time `json:"approvedAt"`
+	CancelledBy                 *string    `json:"cancelledBy"`
+	CancelledAt                 *time.Time `json:"cancelledAt"`
+	CancelReason                *string    `json:"cancelReason"`
+	LockedBy                    *string    `json:"lockedBy"`
+	LockedAt                    *time.Time `json:"lockedAt"`
+	UpdatedAt                   time.Time  `json:"updatedAt"`
+}
+
+func toPayrollRunJSON(r payroll.Run) payrollRunJSON {
+	return payrollRunJSON{ID: r.ID, Period: r.Period, Status: r.Status, Locked: r.Locked(), EmployeeCount: r.EmployeeCount,
+		GrossSantim: r.GrossSantim, DeductionsSantim: r.DeductionsSantim, NetSantim: r.NetSantim,
+		EmployerContributionsSantim: r.EmployerContributionsSantim, CarriedForwardSantim: r.CarriedForwardSantim,
+		CreatedBy: r.CreatedBy, CreatedAt: r.CreatedAt.UTC(), CalculatedBy: optionalString(r.CalculatedBy),
+		CalculatedAt: optionalTime(r.CalculatedAt), ApprovedBy: optionalString(r.ApprovedBy), ApprovedAt: optionalTime(r.ApprovedAt),
+		CancelledBy: optionalString(r.CancelledBy), CancelledAt: optionalTime(r.CancelledAt), CancelReason: optionalString(r.CancelReason),
+		LockedBy: optionalString(r.LockedBy), LockedAt: optionalTime(r.LockedAt), UpdatedAt: r.UpdatedAt.UTC()}
+}
+
+// maxStaleIDs bounds each list of employee ids a run's staleness names (the counts are whole).
+const maxStaleIDs = 100
+
+// payrollStalenessJSON is how a CALCULATED run's entries compare with the inputs stored now.
+type payrollStalenessJSON struct {
+	Stale              bool     `json:"stale"`
+	ChangedEntries     int      `json:"changedEntries"`
+	AddedEmployees     int      `json:"addedEmployees"`
+	RemovedEmployees   int      `json:"removedEmployees"`
+	ChangedEmployeeIDs []string `json:"changedEmployeeIds"`
+	AddedEmployeeIDs   []string `json:"addedEmployeeIds"`
+	RemovedEmployeeIDs []string `json:"removedEmployeeIds"`
+}
+
+// payrollRunDetailJSON is GET /api/payroll/<id>: the run, its entries counted by status, and
+// (CALCULATED only, else null) its staleness. The entries themselves are paged by
+// GET /api/payroll/<id>/entries.
+type payrollRunDetailJSON struct {
+	payrollRunJSON
+	EntryCounts map[string]int        `json:"entryCounts"`
+	Staleness   *payrollStalenessJSON `json:"staleness"`
+}
+
+type payrollRunListJSON struct {
+	Items      []payrollRunJSON `json:"items"`
+	NextCursor *string          `json:"nextCursor"`
+}
+
+// payrollEntryJSON is an entry with every figure of the calculator.
+type payrollEntryJSON struct {
+	ID                          string                  `json:"id"`
+	RunID                       string                  `json:"runId"`
+	EmployeeID                  string                  `json:"employeeId"`
+	Period                      string                  `json:"period"`
+	Status                      string                  `json:"status"`
+	TaxTableVersion             string                  `json:"taxTableVersion"`
+	DaysInPeriod                int                     `json:"daysInPeriod"`
+	DaysEmployed                int                     `json:"daysEmployed"`
+	BasicSantim                 int64                   `json:"basicSantim"`
+	GrossSantim                 int64                   `json:"grossSantim"`
+	TaxableSantim               int64                   `json:"taxableSantim"`
+	ExemptSantim                int64                   `json:"exemptSantim"`
+	TaxBaseSantim               int64                   `json:"taxBaseSantim"`
+	PAYESantim                  int64                   `json:"payeSantim"`
+	PensionEmployeeSantim       int64                   `json:"pensionEmployeeSantim"`
+	StatutorySantim             int64                   `json:"statutorySantim"`
+	CourtOrdersSantim           int64                   `json:"courtOrdersSantim"`
+	ProtectedSantim             int64                   `json:"protectedSantim"`
+	DeductionsSantim            int64                   `json:"deductionsSantim"`
+	NetSantim                   int64                   `json:"netSantim"`
+	EmployerContributionsSantim int64                   `json:"employerContributionsSantim"`
+	ShareCapSantim              int64                   `json:"shareCapSantim"`
+	RecoverableSantim           int64                   `json:"recoverableSantim"`
+	CarriedForwardSantim        int64                   `json:"carriedForwardSantim"`
+	BelowMinimumNet             bool                    `json:"belowMinimumNet"`
+	Earnings                    []payroll.EarningLine   `json:"earnings"`
+	Deductions                  []payroll.DeductionLine `json:"deductions"`
+	EmployerContributions       []payroll.Contribution  `json:"employerContributions"`
+	CarriedForward              []payroll.Carry         `json:"carriedForward"`
+	InputsFingerprint           string                  `json:"inputsFingerprint"`
+	FailureReason               *string                 `json:"failureReason"`
+	UpdatedAt                   time.Time               `json:"updatedAt"`
+}
+
+func toPayrollEntryJSON(e payroll.Entry) payrollEntryJSON {
+	out := payrollEntryJSON{ID: e.ID, RunID: e.RunID, EmployeeID: e.EmployeeID, Period: e.Period, Status: e.Status,
+		TaxTableVersion: e.TaxTableVersion, DaysInPeriod: e.DaysInPeriod, DaysEmployed: e.DaysEmployed, BasicSantim: e.BasicSantim,
+		GrossSantim: e.GrossSantim, TaxableSantim: e.TaxableSantim, ExemptSantim: e.ExemptSantim, TaxBaseSantim: e.TaxBaseSantim,
+		PAYESantim: e.PAYESantim, PensionEmployeeSantim: e.PensionEmployeeSantim, StatutorySantim: e.StatutorySantim,
+		CourtOrdersSantim: e.CourtOrdersSantim, ProtectedSantim: e.ProtectedSantim, DeductionsSantim: e.DeductionsSantim,
+		NetSantim: e.NetSantim, EmployerContributionsSantim: e.EmployerContributionsSantim, ShareCapSantim: e.ShareCapSantim,
+		RecoverableSantim: e.RecoverableSantim, CarriedForwardSantim: e.CarriedForwardSantim, BelowMinimumNet: e.BelowMinimumNet,
+		Earnings: e.Earnings, Deductions: e.Deductions, EmployerContributions: e.EmployerContributions, CarriedForward: e.CarriedForward,
+		InputsFingerprint: e.InputsFingerprint, FailureReason: optionalString(e.FailureReason), UpdatedAt: e.UpdatedAt.UTC()}
+	if out.Earnings == nil {
+		out.Earnings = []payroll.EarningLine{}
+	}
+	if out.Deductions == nil {
+		out.Deductions = []payroll.DeductionLine{}
+	}
+	if out.EmployerContributions == nil {
+		out.EmployerContributions = []payroll.Contribution{}
+	}
+	if out.CarriedForward == nil {
+		out.CarriedForward = []payroll.Carry{}
+	}
+	return out
+}
+
+type payrollEntryListJSON struct {
+	Items      []payrollEntryJSON `json:"items"`
+	NextCursor *string            `json:"nextCursor"`
+}
+
+type payrollRunRequest struct {
+	Period *string `json:"period"`
+}
+
+func (s *Server) createPayrollRun(c *gin.Context) {
+	var req payrollRunRequest
+	if e := bindJSON(c, &req); e != nil {
+		writeError(c, e)
+		return
+	}
+	if req.Period == nil {
+		writeError(c, fieldError(&field.Error{Field: "period", Problem: "is required"}))
+		return
+	}
+	if err := payroll.CheckPeriod("period", *req.Period); err != nil {
+		writeError(c, fieldError(err))
+		return
+	}
+	type created struct {
+		run payroll.Run
+		new bool
+	}
+	out, err := inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) (created, error) {
+		r, isNew, err := payroll.CreateRun(ctx, tx, *req.Period, s.now())
+		return created{r, isNew}, err
+	})
+	if err != nil {
+		s.payrollAnswer(c, payroll.ActionCreateRun, "PayrollPeriod", *req.Period, err)
+		return
+	}
+	status := http.StatusOK
+	if out.new {
+		status = http.StatusCreated
+	}
+	c.JSON(status, toPayrollRunJSON(out.run))
+}
+
+func (s *Server) listPayrollRuns(c *gin.Context) {
+	limit, cursor, ok := ewaPage(c)
+	if !ok {
+		return
+	}
+	status, ok := singleQuery(c, "status", false, oneOfCheck("status", payroll.RunStatuses))
+	if !ok {
+		return
+	}
+	from, ok := singleQuery(c, "periodFrom", false, func(v string) error { return payroll.CheckPeriod("periodFrom", v) })
+	if !ok {
+		return
+	}
+	to, ok := singleQuery(c, "periodTo", false, func(v string) error { return payroll.CheckPeriod("periodTo", v) })
+	if !ok {
+		return
+	}
+	if from != "" && to != "" && from > to {
+		writeError(c, fieldError(&field.Error{Field: "periodTo", Problem: "must not be before periodFrom"}))
+		return
+	}
+	rows, err := inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) ([]payroll.Run, error) {
+		return payroll.ListRuns(ctx, tx, payroll.RunFilter{Status: status, PeriodFrom: from, PeriodTo: to, After: cursor, Limit: limit + 1})
+	})
+	if err != nil {
+		writeError(c, payrollError(err))
+		return
+	}
+	out := payrollRunListJSON{Items: []payrollRunJSON{}}
+	rows, out.NextCursor = pageOf(rows, limit, func(r payroll.Run) string { return r.ID })
+	for _, r := range rows {
+		out.Items = append(out.Items, toPayrollRunJSON(r))
+	}
+	c.JSON(http.StatusOK, out)
+}
+
+// oneOfCheck accepts one of values.
+func oneOfCheck(name string, values []string) func(string) error {
+	return func(v string) error {
+		for _, s := range values {
+			if v == s {
+				return nil
+			}
+		}
+		return &field.Error{Field: name, Problem: "must be one of " + strings.Join(values, ", ")}
+	}
+}
+
+func (s *Server) getPayrollRun(c *gin.Context) {
+	id, ok := payrollID(c)
+	if !ok {
+		return
+	}
+	out, err := inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) (payrollRunDetailJSON, error) {
+		r, err := payroll.GetRun(ctx, tx, id)
+		if err != nil {
+			return payrollRunDetailJSON{}, err
+		}
+		d := payrollRunDetailJSON{payrollRunJSON: toPayrollRunJSON(r)}
+		if d.EntryCounts, err = payroll.EntryCounts(ctx, tx, r.ID); err != nil {
+			return d, err
+		}
+		if r.Status == payroll.RunCalculated {
+			st, err := payroll.RunStaleness(ctx, tx, r)
+			if err != nil {
+				return d, err
+			}
+			d.Staleness = &payrollStalenessJSON{Stale: st.Stale(), ChangedEntries: len(st.Changed), AddedEmployees: len(st.Added),
+				RemovedEmployees: len(st.Removed), ChangedEmployeeIDs: firstIDs(st.Changed), AddedEmployeeIDs: firstIDs(st.Added),
+				RemovedEmployeeIDs: firstIDs(st.Removed)}
+		}
+		return d, nil
+	})
+	if err != nil {
+		writeError(c, payrollError(err))
+		return
+	}
+	c.JSON(http.StatusOK, out)
+}
+
+// firstIDs is ids cut to maxStaleIDs, never null.
+func firstIDs(ids []string) []string {
+	if len(ids) > maxStaleIDs {
+		ids = ids[:maxStaleIDs]
+	}
+	if ids == nil {
+		return []string{}
+	}
+	return ids
+}
+
+func (s *Server) listPayrollEntries(c *gin.Context) {
+	id, ok := payrollID(c)
+	if !ok {
+		return
+	}
+	limit, cursor, ok := ewaPage(c)
+	if !ok {
+		return
+	}
+	status, ok := singleQuery(c, "status", false, oneOfCheck("status", payroll.EntryStatuses))
+	if !ok {
+		return
+	}
+	employee, ok := singleQuery(c, "employeeId", false, identifierCheck("employeeId"))
+	if !ok {
+		return
+	}
+	rows, err := inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) ([]payroll.Entry, error) {
+		return payroll.ListEntries(ctx, tx, id, payroll.EntryFilter{Status: status, EmployeeID: employee, After: cursor, Limit: limit + 1})
+	})
+	if err != nil {
+		writeError(c, payrollError(err))
+		return
+	}
+	out := payrollEntryListJSON{Items: []payrollEntryJSON{}}
+	rows, out.NextCursor = pageOf(rows, limit, func(e payroll.Entry) string { return e.ID })
+	for _, e := range rows {
+		out.Items = append(out.Items, toPayrollEntryJSON(e))
+	}
+	c.JSON(http.StatusOK, out)
+}
+
+// runMove serves an action on one run: move runs it in the tenant's transaction.
+func (s *Server) runMove(c *gin.Context, action string, move func(ctx context.Context, tx db.BunTx, id string) (payroll.Run, error)) {
+	id, ok := payrollID(c)
+	if !ok {
+		return
+	}
+	out, err := inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) (payroll.Run, error) {
+		return move(ctx, tx, id)
+	})
+	if err != nil {
+		s.payrollAnswer(c, action, payroll.TargetRun, id, err)
+		return
+	}
+	c.JSON(http.StatusOK, toPayrollRunJSON(out))
+}
+
+func (s *Server) calculatePayrollRun(c *gin.Context) {
+	s.runMove(c, payroll.ActionCalculateRun, func(ctx context.Context, tx db.BunTx, id string) (payroll.Run, error) {
+		return payroll.CalculateRun(ctx, tx, id, s.now())
+	})
+}
+
+func (s *Server) approvePayrollRun(c *gin.Context) {
+	s.runMove(c, payroll.ActionApproveRun, func(ctx context.Context, tx db.BunTx, id string) (payroll.Run, error) {
+		return payroll.ApproveRun(ctx, tx, id, s.now())
+	})
+}
+
+func (s *Server) cancelPayrollRun(c *gin.Context) {
+	reason, ok := bindReason(c, false)
+	if !ok {
+		return
+	}
+	cl := callerOf(c)
+	mayUndoApproval := cl.Platform || cl.Access.Permissions.Allows(payrollApprove)
+	s.runMove(c, payroll.ActionCancelRun, func(ctx context.Context, tx db.BunTx, id string) (payroll.Run, error) {
+		return payroll.CancelRun(ctx, tx, id, reason, mayUndoApproval, s.now())
+	})
+}
+
+func (s *Server) lockPayrollRun(c *gin.Context) {
+	s.runMove(c, payroll.ActionLockRun, func(ctx context.Context, tx db.BunTx, id string) (payroll.Run, error) {
+		return payroll.LockRun(ctx, tx, id, s.now())
+	})
+}

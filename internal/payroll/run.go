@@ -1,0 +1,526 @@
+package payroll
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/wagerail/wagerail/internal/identity"
+	"github.com/wagerail/wagerail/internal/payroll/paycalc"
+	"github.com/wagerail/wagerail/internal/platform/audit"
+	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/field"
+	"github.com/wagerail/wagerail/internal/platform/outbox"
+	"github.com/wagerail/wagerail/internal/platform/tenancy"
+)
+
+// Payroll runs: one per tenant and period, paying every employee paid in the period (LoadInputs)
+// what the calculator (paycalc) computes.
+//
+// States and moves (RunMachine):
+//
+//	(none)     ─create────▶ DRAFT        payroll.edit; idempotent on (tenant, period): a second
+//	                                     create answers the live run of the period
+//	DRAFT      ─calculate─▶ CALCULATED   payroll.edit; every employee paid in the period, one
+//	CALCULATED ─calculate─▶ CALCULATED   entry each (recalculated whole: a draft until approved)
+//	CALCULATED ─approve───▶ APPROVED     payroll.approve; not by the user who last calculated
+//	                                     (CheckMakerChecker); not while stale; one
+//	                                     payroll.deductions_taken.v1 per entry
+//	DRAFT, CALCULATED,
+//	APPROVED   ─cancel────▶ CANCELLED    payroll.edit (payroll.approve for an APPROVED run: it
+//	                                     undoes an approval); not once locked
+//	APPROVED   ─disburse──▶ DISBURSING   the disbursement saga (later): DISBURSED, COMPLETED
+//
+// Cancel stops at APPROVED because that is the last state in which no money has moved: an
+// approved run has only told the consumers of payroll.deductions_taken.v1 what it will take
+// (payroll.run_cancelled.v1 with wasApproved tells them it will not); from DISBURSING on, net
+// pay is on its way to employees and the run must be finished (failed entries retried), not
+// undone. A CANCELLED run frees its period: a new create makes a new DRAFT.
+//
+// The lock is not a state but a mark on the run (LockedAt), because it is orthogonal to where the
+// money is: the auto-lock policy locks the period's run at a fixed time after the period ends
+// (default the 5th of the next month), whatever the disbursement is doing. lock is allowed from
+// CALCULATED, APPROVED, DISBURSING, DISBURSED and COMPLETED (a DRAFT has nothing to freeze, a
+// CANCELLED run nothing to protect) and only once. A locked run is frozen: it is not calculated
+// again and not cancelled (PAYROLL_RUN_LOCKED); approval and the disbursement go on, since they
+// change no figure. Its period is closed to input changes (PeriodClosed).
+//
+// Calculation reads the carry of each employee's latest approved entry of an earlier period
+// (loadCarriedForward) and the sources' amounts still owed (EWA outstanding, loan instalments,
+// mandates' remaining); those are brought up to date when a run completes (its deductions
+// applied). So a period is not calculated while an earlier period's run is APPROVED, DISBURSING
+// or DISBURSED (PAYROLL_EARLIER_RUN_OPEN): its deductions would be counted again.
+//
+// A period after the current one (UTC) has no run yet (PAYROLL_PERIOD_IN_FUTURE); a period whose
+// run is COMPLETED is paid (PAYROLL_PERIOD_COMPLETED).
+
+// The states of a run.
+const (
+	RunDraft      = "DRAFT"
+	RunCalculated = "CALCULATED"
+	RunApproved   = "APPROVED"
+	RunDisbursing = "DISBURSING"
+	RunDisbursed  = "DISBURSED"
+	RunCompleted  = "COMPLETED"
+	RunCancelled  = "CANCELLED"
+)
+
+// RunStatuses are the run states in the order the API lists them.
+var RunStatuses = []string{RunDraft, RunCalculated, RunApproved, RunDisbursing, RunDisbursed, RunCompleted, RunCancelled}
+
+// Codes of the run refusals (besides CodeSelfApproval and CodePeriodClosed).
+const (
+	CodeRunNotFound        = "PAYROLL_RUN_NOT_FOUND"
+	CodeRunInvalidState    = "PAYROLL_RUN_INVALID_STATE"
+	CodeRunLocked          = "PAYROLL_RUN_LOCKED"
+	CodeRunStale           = "PAYROLL_RUN_STALE"
+	CodePeriodInFuture     = "PAYROLL_PERIOD_IN_FUTURE"
+	CodePeriodCompleted    = "PAYROLL_PERIOD_COMPLETED"
+	CodeEarlierRunOpen     = "PAYROLL_EARLIER_RUN_OPEN"
+	CodeCalculationRefused = "PAYROLL_CALCULATION_REFUSED"
+)
+
+// ErrRunNotFound: no run with this id in the tenant.
+var ErrRunNotFound = NotFound(CodeRunNotFound, "payroll run")
+
+// RunMachine is the run's lifecycle up to the disbursement (the lock is checked besides).
+var RunMachine = &Machine{Noun: "payroll run", Code: CodeRunInvalidState, Moves: map[string]Move{
+	"calculated": {From: []string{RunDraft, RunCalculated}, To: RunCalculated},
+	"approved":   {From: []string{RunCalculated}, To: RunApproved},
+	"cancelled":  {From: []string{RunDraft, RunCalculated, RunApproved}, To: RunCancelled},
+	// locked leaves the status as it is (To is not used): the states a lock may be put on.
+	"locked": {From: []string{RunCalculated, RunApproved, RunDisbursing, RunDisbursed, RunCompleted}},
+}}
+
+// The audit actions and outbox event types of runs.
+const (
+	ActionCreateRun    = "CreatePayrollRun"
+	ActionCalculateRun = "CalculatePayrollRun"
+	ActionApproveRun   = "ApprovePayrollRun"
+	ActionCancelRun    = "CancelPayrollRun"
+	ActionLockRun      = "LockPayrollRun"
+	TargetRun          = "PayrollRun"
+
+	EventRunCreated      = "payroll.run_created.v1"
+	EventRunCalculated   = "payroll.run_calculated.v1"
+	EventRunApproved     = "payroll.run_approved.v1"
+	EventDeductionsTaken = "payroll.deductions_taken.v1"
+	EventRunCancelled    = "payroll.run_cancelled.v1"
+	EventRunLocked       = "payroll.run_locked.v1"
+)
+
+// Run is a payroll run as stored.
+type Run struct {
+	bun.BaseModel `bun:"table:app.payroll_runs,alias:pr"`
+
+	ID                          string    `bun:"id,pk"`
+	TenantID                    string    `bun:"tenant_id"`
+	Period                      string    `bun:"period"`
+	Status                      string    `bun:"status"`
+	EmployeeCount               int       `bun:"employee_count"`
+	GrossSantim                 int64     `bun:"gross_santim"`
+	DeductionsSantim            int64     `bun:"deductions_santim"`
+	NetSantim                   int64     `bun:"net_santim"`
+	EmployerContributionsSantim int64     `bun:"employer_contributions_santim"`
+	CarriedForwardSantim        int64     `bun:"carried_forward_santim"`
+	CreatedBy                   string    `bun:"created_by"`
+	CreatedAt                   time.Time `bun:"created_at"`
+	CalculatedBy                string    `bun:"calculated_by,nullzero"`
+	CalculatedAt                time.Time `bun:"calculated_at,nullzero"`
+	ApprovedBy                  string    `bun:"approved_by,nullzero"`
+	ApprovedAt                  time.Time `bun:"approved_at,nullzero"`
+	CancelledBy                 string    `bun:"cancelled_by,nullzero"`
+	CancelledAt                 time.Time `bun:"cancelled_at,nullzero"`
+	CancelReason                string    `bun:"cancel_reason,nullzero"`
+	LockedBy                    string    `bun:"locked_by,nullzero"`
+	LockedAt                    time.Time `bun:"locked_at,nullzero"`
+	UpdatedAt                   time.Time `bun:"updated_at"`
+}
+
+// Locked reports whether the run is locked.
+func (r Run) Locked() bool { return !r.LockedAt.IsZero() }
+
+// runEvent is the payload of every run event but deductions_taken.
+type runEvent struct {
+	ID                          string `json:"id"`
+	Period                      string `json:"period"`
+	Status                      string `json:"status"`
+	Locked                      bool   `json:"locked"`
+	EmployeeCount               int    `json:"employeeCount"`
+	GrossSantim                 int64  `json:"grossSantim"`
+	DeductionsSantim            int64  `json:"deductionsSantim"`
+	NetSantim                   int64  `json:"netSantim"`
+	EmployerContributionsSantim int64  `json:"employerContributionsSantim"`
+	// WasApproved: a cancel of an APPROVED run (consumers of payroll.deductions_taken.v1 learn
+	// that those deductions will not be taken).
+	WasApproved bool `json:"wasApproved,omitempty"`
+}
+
+// recordRun writes the audit row and the event of a change to r, in tx.
+func recordRun(ctx context.Context, tx db.BunTx, action, event string, r Run, details map[string]any, wasApproved bool) error {
+	if details == nil {
+		details = map[string]any{}
+	}
+	details["period"], details["status"] = r.Period, r.Status
+	if err := audit.Write(ctx, tx, audit.Entry{Action: action, Outcome: audit.Success, TargetType: TargetRun,
+		TargetID: r.ID, Details: details}); err != nil {
+		return err
+	}
+	_, err := outbox.Write(ctx, tx, event, runEvent{ID: r.ID, Period: r.Period, Status: r.Status, Locked: r.Locked(),
+		EmployeeCount: r.EmployeeCount, GrossSantim: r.GrossSantim, DeductionsSantim: r.DeductionsSantim, NetSantim: r.NetSantim,
+		EmployerContributionsSantim: r.EmployerContributionsSantim, WasApproved: wasApproved})
+	return err
+}
+
+// CreateRun answers the tenant's live run of period, creating it DRAFT when there is none
+// (created reports which; audited CreatePayrollRun, event payroll.run_created.v1, only when
+// created). Errors: a *field.Error (period); PAYROLL_PERIOD_IN_FUTURE (422);
+// PAYROLL_PERIOD_COMPLETED (409: the period's run is COMPLETED).
+func CreateRun(ctx context.Context, tx db.BunTx, period string, now time.Time) (r Run, created bool, err error) {
+	if err := CheckPeriod("period", period); err != nil {
+		return r, false, err
+	}
+	if current := PeriodOf(now); period > current {
+		return r, false, &Refusal{Code: CodePeriodInFuture, Status: http.StatusUnprocessableEntity,
+			Message: "period " + period + " has not begun (the current period is " + current + ")",
+			Details: map[string]any{"period": period, "currentPeriod": current}}
+	}
+	now = now.UTC()
+	r = Run{ID: "prun_" + identity.NewID(), TenantID: tenancy.TenantID(ctx), Period: period, Status: RunDraft,
+		CreatedBy: tenancy.Actor(ctx), CreatedAt: now, UpdatedAt: now}
+	res, err := tx.NewInsert().Model(&r).On("CONFLICT (tenant_id, period) WHERE status <> 'CANCELLED' DO NOTHING").Exec(ctx)
+	if err != nil {
+		return r, false, fmt.Errorf("payroll: create run: %w", err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return r, false, err
+	} else if n == 0 {
+		// The period's live run (the conflict's row; it is visible to this transaction).
+		var existing Run
+		if err := tx.NewSelect().Model(&existing).Where("pr.tenant_id = ?", tenancy.TenantID(ctx)).
+			Where("pr.period = ?", period).Where("pr.status <> ?", RunCancelled).Scan(ctx); err != nil {
+			return r, false, fmt.Errorf("payroll: the period's run: %w", err)
+		}
+		if existing.Status == RunCompleted {
+			return existing, false, &Refusal{Code: CodePeriodCompleted, Status: http.StatusConflict,
+				Message: "period " + period + " has been paid: its run is COMPLETED",
+				Details: map[string]any{"period": period, "runId": existing.ID}}
+		}
+		return existing, false, nil
+	}
+	return r, true, recordRun(ctx, tx, ActionCreateRun, EventRunCreated, r, nil, false)
+}
+
+// GetRun reads one run of the tenant (ErrRunNotFound).
+func GetRun(ctx context.Context, tx db.BunTx, id string) (Run, error) {
+	return getRun(ctx, tx, id, false)
+}
+
+func getRun(ctx context.Context, tx db.BunTx, id string, lock bool) (Run, error) {
+	var r Run
+	q := tx.NewSelect().Model(&r).Where("pr.tenant_id = ?", tenancy.TenantID(ctx)).Where("pr.id = ?", id)
+	if lock {
+		q = q.For("UPDATE")
+	}
+	err := q.Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, ErrRunNotFound
+	}
+	return r, err
+}
+
+// RunFilter narrows ListRuns; zero fields do not filter.
+type RunFilter struct {
+	Status string
+	// PeriodFrom and PeriodTo bound the period, both inclusive.
+	PeriodFrom, PeriodTo string
+	// After is the previous page's last run id (the page goes on after it in the list's order);
+	// Limit the page size.
+	After string
+	Limit int
+}
+
+// ListRuns lists the tenant's runs, the latest period first (then by id, descending).
+func ListRuns(ctx context.Context, tx db.BunTx, f RunFilter) ([]Run, error) {
+	out := []Run{}
+	q := tx.NewSelect().Model(&out).Where("pr.tenant_id = ?", tenancy.TenantID(ctx)).
+		OrderExpr("pr.period DESC, pr.id DESC").Limit(int64(f.Limit))
+	if f.Status != "" {
+		q = q.Where("pr.status = ?", f.Status)
+	}
+	if f.PeriodFrom != "" {
+		q = q.Where("pr.period >= ?", f.PeriodFrom)
+	}
+	if f.PeriodTo != "" {
+		q = q.Where("pr.period <= ?", f.PeriodTo)
+	}
+	if f.After != "" {
+		q = q.Where("(pr.period, pr.id) < (SELECT c.period, c.id FROM app.payroll_runs AS c WHERE c.tenant_id = pr.tenant_id AND c.id = ?)", f.After)
+	}
+	return out, q.Scan(ctx)
+}
+
+// CalculateRun computes an entry for every employee paid in the run's period and replaces the
+// run's entries with them: DRAFT or CALCULATED → CALCULATED, the actor recorded as the calculator
+// (audited CalculatePayrollRun, event payroll.run_calculated.v1). Errors: ErrRunNotFound;
+// PAYROLL_RUN_INVALID_STATE (409); PAYROLL_RUN_LOCKED (409); PAYROLL_EARLIER_RUN_OPEN (409);
+// PAYROLL_CALCULATION_REFUSED (422: an employee's inputs the calculator refuses, named in the
+// details).
+func CalculateRun(ctx context.Context, tx db.BunTx, id string, now time.Time) (Run, error) {
+	r, err := getRun(ctx, tx, id, true)
+	if err != nil {
+		return r, err
+	}
+	to, err := RunMachine.Next("calculated", r.Status)
+	if err != nil {
+		return r, err
+	}
+	if r.Locked() {
+		return r, errRunLocked(r, "calculated again")
+	}
+	if err := checkEarlierRuns(ctx, tx, r.Period); err != nil {
+		return r, err
+	}
+	ins, err := LoadInputs(ctx, tx, r.Period, LoadOptions{})
+	if err != nil {
+		return r, err
+	}
+	now = now.UTC()
+	entries := make([]Entry, 0, len(ins))
+	var gross, deductions, net, employer, carried int64
+	for _, in := range ins {
+		e, err := paycalc.Calculate(in.Input)
+		if err != nil {
+			var fe *field.Error
+			if errors.As(err, &fe) {
+				return r, &Refusal{Code: CodeCalculationRefused, Status: http.StatusUnprocessableEntity,
+					Message: "the calculator refused an employee's inputs: " + fe.Error(),
+					Details: map[string]any{"employeeId": in.EmployeeID, "field": fe.Field}}
+			}
+			return r, fmt.Errorf("payroll: calculate %s: %w", in.EmployeeID, err)
+		}
+		entry, err := newEntry(ctx, &r, in, e, now)
+		if err != nil {
+			return r, err
+		}
+		entries = append(entries, entry)
+		// Each figure ≤ 1e12 and at most a few hundred thousand entries: far inside int64.
+		gross, deductions, net = gross+entry.GrossSantim, deductions+entry.DeductionsSantim, net+entry.NetSantim
+		employer, carried = employer+entry.EmployerContributionsSantim, carried+entry.CarriedForwardSantim
+	}
+	if _, err := tx.NewDelete().TableExpr("app.payroll_entries").Where("tenant_id = ?", r.TenantID).Where("run_id = ?", r.ID).
+		Exec(ctx); err != nil {
+		return r, fmt.Errorf("payroll: replace entries: %w", err)
+	}
+	if err := insertEntries(ctx, tx, entries); err != nil {
+		return r, err
+	}
+	recalculated := r.Status == RunCalculated
+	r.Status, r.CalculatedBy, r.CalculatedAt, r.UpdatedAt = to, tenancy.Actor(ctx), now, now
+	r.EmployeeCount, r.GrossSantim, r.DeductionsSantim, r.NetSantim = len(entries), gross, deductions, net
+	r.EmployerContributionsSantim, r.CarriedForwardSantim = employer, carried
+	if err := updateRun(ctx, tx, &r, "status", "calculated_by", "calculated_at", "updated_at", "employee_count", "gross_santim",
+		"deductions_santim", "net_santim", "employer_contributions_santim", "carried_forward_santim"); err != nil {
+		return r, err
+	}
+	return r, recordRun(ctx, tx, ActionCalculateRun, EventRunCalculated, r, map[string]any{"recalculated": recalculated,
+		"employeeCount": r.EmployeeCount, "grossSantim": r.GrossSantim, "netSantim": r.NetSantim}, false)
+}
+
+// checkEarlierRuns refuses a calculation of period while a run of an earlier period is approved
+// but not completed (its deductions are not yet applied to what the sources say is owed).
+func checkEarlierRuns(ctx context.Context, tx db.BunTx, period string) error {
+	var open []Run
+	if err := tx.NewSelect().Model(&open).Where("pr.tenant_id = ?", tenancy.TenantID(ctx)).Where("pr.period < ?", period).
+		Where("pr.status IN (?)", bun.In([]string{RunApproved, RunDisbursing, RunDisbursed})).
+		OrderExpr("pr.period").Limit(1).Scan(ctx); err != nil {
+		return fmt.Errorf("payroll: earlier runs: %w", err)
+	}
+	if len(open) > 0 {
+		return &Refusal{Code: CodeEarlierRunOpen, Status: http.StatusConflict,
+			Message: "the run of " + open[0].Period + " is " + open[0].Status + ": it must be completed (or cancelled) first, " +
+				"so that what it deducts is not deducted again",
+			Details: map[string]any{"runId": open[0].ID, "period": open[0].Period, "status": open[0].Status}}
+	}
+	return nil
+}
+
+func errRunLocked(r Run, what string) error {
+	return &Refusal{Code: CodeRunLocked, Status: http.StatusConflict,
+		Message: "the payroll run is locked: it cannot be " + what,
+		Details: map[string]any{"status": r.Status, "lockedAt": r.LockedAt.UTC()}}
+}
+
+// deductionsTaken is the payload of payroll.deductions_taken.v1: what one entry of an approved
+// run takes from the employee's pay, line by line, and what it carries forward.
+type deductionsTaken struct {
+	RunID            string          `json:"runId"`
+	EntryID          string          `json:"entryId"`
+	EmployeeID       string          `json:"employeeId"`
+	Period           string          `json:"period"`
+	GrossSantim      int64           `json:"grossSantim"`
+	DeductionsSantim int64           `json:"deductionsSantim"`
+	NetSantim        int64           `json:"netSantim"`
+	Deductions       []DeductionLine `json:"deductions"`
+	CarriedForward   []Carry         `json:"carriedForward"`
+}
+
+// ApproveRun approves a CALCULATED run whose entries match the inputs stored now: CALCULATED →
+// APPROVED, every entry APPROVED, one payroll.deductions_taken.v1 per entry and
+// payroll.run_approved.v1 (audited ApprovePayrollRun). The run's row lock and its state make the
+// events exactly once: a retried or concurrent approve finds it APPROVED and is refused.
+// Errors: ErrRunNotFound; PAYROLL_RUN_INVALID_STATE (409); PAYROLL_SELF_APPROVAL (403: the
+// actor calculated it); PAYROLL_RUN_STALE (409: calculate again).
+func ApproveRun(ctx context.Context, tx db.BunTx, id string, now time.Time) (Run, error) {
+	r, err := getRun(ctx, tx, id, true)
+	if err != nil {
+		return r, err
+	}
+	to, err := RunMachine.Next("approved", r.Status)
+	if err != nil {
+		return r, err
+	}
+	if err := CheckMakerChecker(ctx, "payroll run", r.CalculatedBy); err != nil {
+		return r, err
+	}
+	st, err := RunStaleness(ctx, tx, r)
+	if err != nil {
+		return r, err
+	}
+	if st.Stale() {
+		return r, &Refusal{Code: CodeRunStale, Status: http.StatusConflict,
+			Message: "the inputs of the period changed since the run was calculated: calculate it again, then approve",
+			Details: map[string]any{"changedEntries": len(st.Changed), "addedEmployees": len(st.Added), "removedEmployees": len(st.Removed)}}
+	}
+	var entries []Entry
+	if err := tx.NewSelect().Model(&entries).Where("pe.tenant_id = ?", r.TenantID).Where("pe.run_id = ?", r.ID).
+		Order("pe.id").Scan(ctx); err != nil {
+		return r, fmt.Errorf("payroll: entries: %w", err)
+	}
+	now = now.UTC()
+	if _, err := tx.NewUpdate().TableExpr("app.payroll_entries").Set("status = ?", EntryApproved).Set("updated_at = ?", now).
+		Where("tenant_id = ?", r.TenantID).Where("run_id = ?", r.ID).Exec(ctx); err != nil {
+		return r, fmt.Errorf("payroll: approve entries: %w", err)
+	}
+	payloads := make([]any, len(entries))
+	for i, e := range entries {
+		payloads[i] = deductionsTaken{RunID: r.ID, EntryID: e.ID, EmployeeID: e.EmployeeID, Period: r.Period, GrossSantim: e.GrossSantim,
+			DeductionsSantim: e.DeductionsSantim, NetSantim: e.NetSantim, Deductions: e.Deductions, CarriedForward: e.CarriedForward}
+	}
+	if err := outbox.WriteManyIn(ctx, tx, EventDeductionsTaken, payloads); err != nil {
+		return r, err
+	}
+	r.Status, r.ApprovedBy, r.ApprovedAt, r.UpdatedAt = to, tenancy.Actor(ctx), now, now
+	if err := updateRun(ctx, tx, &r, "status", "approved_by", "approved_at", "updated_at"); err != nil {
+		return r, err
+	}
+	return r, recordRun(ctx, tx, ActionApproveRun, EventRunApproved, r, map[string]any{"employeeCount": r.EmployeeCount,
+		"netSantim": r.NetSantim}, false)
+}
+
+// CancelRun cancels a DRAFT, CALCULATED or APPROVED run that is not locked; its entries are
+// CANCELLED and its period is free for a new run (audited CancelPayrollRun, event
+// payroll.run_cancelled.v1). An APPROVED run needs mayUndoApproval (the caller holds
+// payroll.approve). reason is optional. Errors: ErrRunNotFound; a *field.Error (reason);
+// PAYROLL_RUN_INVALID_STATE (409); PAYROLL_RUN_LOCKED (409); PERMISSION_DENIED (403).
+func CancelRun(ctx context.Context, tx db.BunTx, id, reason string, mayUndoApproval bool, now time.Time) (Run, error) {
+	if err := CheckReason("reason", reason, false); err != nil {
+		return Run{}, err
+	}
+	r, err := getRun(ctx, tx, id, true)
+	if err != nil {
+		return r, err
+	}
+	to, err := RunMachine.Next("cancelled", r.Status)
+	if err != nil {
+		return r, err
+	}
+	if r.Locked() {
+		return r, errRunLocked(r, "cancelled")
+	}
+	wasApproved := r.Status == RunApproved
+	if wasApproved && !mayUndoApproval {
+		return r, &Refusal{Code: CodeApprovalPermission, Status: http.StatusForbidden,
+			Message: "cancelling an approved payroll run undoes its approval: it needs payroll.approve"}
+	}
+	now = now.UTC()
+	if _, err := tx.NewUpdate().TableExpr("app.payroll_entries").Set("status = ?", EntryCancelled).Set("updated_at = ?", now).
+		Where("tenant_id = ?", r.TenantID).Where("run_id = ?", r.ID).Exec(ctx); err != nil {
+		return r, fmt.Errorf("payroll: cancel entries: %w", err)
+	}
+	r.Status, r.CancelledBy, r.CancelledAt, r.CancelReason, r.UpdatedAt = to, tenancy.Actor(ctx), now, reason, now
+	if err := updateRun(ctx, tx, &r, "status", "cancelled_by", "cancelled_at", "cancel_reason", "updated_at"); err != nil {
+		return r, err
+	}
+	return r, recordRun(ctx, tx, ActionCancelRun, EventRunCancelled, r, map[string]any{"wasApproved": wasApproved}, wasApproved)
+}
+
+// LockRun locks a run (CALCULATED onwards, once): it is no longer calculated nor cancelled and
+// its period's inputs are closed (audited LockPayrollRun, event payroll.run_locked.v1). Errors:
+// ErrRunNotFound; PAYROLL_RUN_INVALID_STATE (409: DRAFT or CANCELLED); PAYROLL_RUN_LOCKED (409:
+// already locked).
+func LockRun(ctx context.Context, tx db.BunTx, id string, now time.Time) (Run, error) {
+	r, err := getRun(ctx, tx, id, true)
+	if err != nil {
+		return r, err
+	}
+	if _, err := RunMachine.Next("locked", r.Status); err != nil {
+		return r, err
+	}
+	if r.Locked() {
+		return r, errRunLocked(r, "locked again")
+	}
+	now = now.UTC()
+	r.LockedBy, r.LockedAt, r.UpdatedAt = tenancy.Actor(ctx), now, now
+	if err := updateRun(ctx, tx, &r, "locked_by", "locked_at", "updated_at"); err != nil {
+		return r, err
+	}
+	return r, recordRun(ctx, tx, ActionLockRun, EventRunLocked, r, nil, false)
+}
+
+func updateRun(ctx context.Context, tx db.BunTx, r *Run, columns ...string) error {
+	if _, err := tx.NewUpdate().Model(r).Column(columns...).Where("pr.tenant_id = ?", r.TenantID).WherePK().Exec(ctx); err != nil {
+		return fmt.Errorf("payroll: update run: %w", err)
+	}
+	return nil
+}
+
+// PeriodClosed reports whether the tenant's run of period has fixed its figures: it is APPROVED
+// or further on (not CANCELLED), or locked. An input of that period, or a change of one, would
+// never be paid by it (CodePeriodClosed).
+func PeriodClosed(ctx context.Context, tx db.Writer, period string) (bool, error) {
+	rows, err := db.Select[struct {
+		N int `bun:"n" db:"n"`
+	}](ctx, tx, `SELECT count(*) AS n FROM app.payroll_runs WHERE tenant_id = ? AND period = ?
+		AND (status IN (?) OR locked_at IS NOT NULL)`,
+		tenancy.TenantID(ctx), period, bun.In([]string{RunApproved, RunDisbursing, RunDisbursed, RunCompleted}))
+	if err != nil {
+		return false, fmt.Errorf("payroll: period closed: %w", err)
+	}
+	return len(rows) > 0 && rows[0].N > 0, nil
+}
+
+// CheckPeriodOpen refuses (PAYROLL_PERIOD_CLOSED, 409) an input, or a move of one, in a period
+// that has closed: one before the current calendar month (UTC), or one whose run has fixed its
+// figures or is locked (PeriodClosed): an input changed now would never be paid by that run.
+func CheckPeriodOpen(ctx context.Context, tx db.Writer, period string, now time.Time) error {
+	current := PeriodOf(now)
+	if period < current {
+		return ErrPeriodClosed(period, current)
+	}
+	closed, err := PeriodClosed(ctx, tx, period)
+	if err != nil {
+		return err
+	}
+	if closed {
+		return &Refusal{Code: CodePeriodClosed, Status: http.StatusConflict,
+			Message: "period " + period + " has closed: its payroll run is approved or locked",
+			Details: map[string]any{"period": period, "currentPeriod": current}}
+	}
+	return nil
+}

@@ -1,0 +1,443 @@
+package payroll_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wagerail/wagerail/internal/payroll"
+	"github.com/wagerail/wagerail/internal/payroll/paycalc"
+	"github.com/wagerail/wagerail/internal/payroll/payrolltest"
+	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/tenancy"
+	"github.com/wagerail/wagerail/internal/platform/testkit"
+)
+
+// runNow is the tests' clock: November 2026 is the current period.
+var runNow = time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
+
+func refusalCode(err error) string {
+	var r *payroll.Refusal
+	if errors.As(err, &r) {
+		return r.Code
+	}
+	return ""
+}
+
+func runAs(t *testing.T, o *payrolltest.Org, actor string, fn func(ctx context.Context, tx db.BunTx) (payroll.Run, error)) (payroll.Run, error) {
+	t.Helper()
+	var r payroll.Run
+	err := as(o, actor, func(ctx context.Context, tx db.BunTx) (err error) {
+		r, err = fn(ctx, tx)
+		return err
+	})
+	return r, err
+}
+
+func entriesOf(t *testing.T, o *payrolltest.Org, runID string) map[string]payroll.Entry {
+	t.Helper()
+	out := map[string]payroll.Entry{}
+	require.NoError(t, o.In(func(ctx context.Context, tx db.BunTx) error {
+		es, err := payroll.ListEntries(ctx, tx, runID, payroll.EntryFilter{Limit: 1000})
+		for _, e := range es {
+			out[e.EmployeeID] = e
+		}
+		return err
+	}))
+	return out
+}
+
+func exec(t *testing.T, o *payrolltest.Org, sql string, args ...any) {
+	t.Helper()
+	require.NoError(t, tenancy.InTx(o.Ctx, o.DB.App, func(tx pgx.Tx) error {
+		_, err := tx.Exec(o.Ctx, sql, args...)
+		return err
+	}))
+}
+
+// The lifecycle in the store: create (idempotent), calculate (every paid employee, the
+// calculator's figures), staleness, maker ≠ checker, approve once with one event per entry.
+func TestRunLifecycle(t *testing.T) {
+	d := testkit.NewDB(t)
+	o := payrolltest.NewOrg(t, d)
+	a := o.Employee(t, payrolltest.Employee{Salary: 1_000_000})
+	b := o.Employee(t, payrolltest.Employee{Salary: 2_500_000, HireDate: day(2026, 11, 16)})
+	suspended := o.Employee(t, payrolltest.Employee{})
+	setStatus(t, o, suspended, "SUSPENDED", nil)
+	const maker, checker = "u-maker", "u-checker"
+
+	var run payroll.Run
+	require.NoError(t, as(o, maker, func(ctx context.Context, tx db.BunTx) error {
+		r, created, err := payroll.CreateRun(ctx, tx, "2026-11", runNow)
+		require.True(t, created)
+		run = r
+		return err
+	}))
+	require.Equal(t, payroll.RunDraft, run.Status)
+	require.NoError(t, as(o, checker, func(ctx context.Context, tx db.BunTx) error {
+		r, created, err := payroll.CreateRun(ctx, tx, "2026-11", runNow)
+		require.False(t, created, "a second create answers the period's run")
+		require.Equal(t, run.ID, r.ID)
+		return err
+	}))
+	require.Equal(t, 1, o.Count(t, `SELECT count(*) FROM app.outbox WHERE type = 'payroll.run_created.v1'`))
+	// A future period has no run; a malformed one is the caller's error.
+	require.NoError(t, as(o, maker, func(ctx context.Context, tx db.BunTx) error {
+		_, _, err := payroll.CreateRun(ctx, tx, "2026-12", runNow)
+		require.Equal(t, payroll.CodePeriodInFuture, refusalCode(err))
+		_, _, err = payroll.CreateRun(ctx, tx, "2026-13", runNow)
+		require.Error(t, err)
+		return nil
+	}))
+	// Approve before calculating: the machine refuses.
+	_, err := runAs(t, o, checker, func(ctx context.Context, tx db.BunTx) (payroll.Run, error) {
+		return payroll.ApproveRun(ctx, tx, run.ID, runNow)
+	})
+	require.Equal(t, payroll.CodeRunInvalidState, refusalCode(err))
+
+	run, err = runAs(t, o, maker, func(ctx context.Context, tx db.BunTx) (payroll.Run, error) {
+		return payroll.CalculateRun(ctx, tx, run.ID, runNow)
+	})
+	require.NoError(t, err)
+	require.Equal(t, payroll.RunCalculated, run.Status)
+	require.Equal(t, 2, run.EmployeeCount)
+	es := entriesOf(t, o, run.ID)
+	require.Len(t, es, 2)
+	require.NotContains(t, es, suspended)
+	ins := load(t, o, "2026-11", payroll.LoadOptions{})
+	var gross, net int64
+	for _, id := range []string{a, b} {
+		want, err := paycalc.Calculate(ins[id])
+		require.NoError(t, err)
+		e := es[id]
+		require.Equal(t, payroll.EntryCalculated, e.Status)
+		require.Equal(t, want.GrossSantim, e.GrossSantim)
+		require.Equal(t, want.NetSantim, e.NetSantim)
+		require.Equal(t, want.DeductionsSantim, e.DeductionsSantim)
+		require.Equal(t, e.GrossSantim-e.DeductionsSantim, e.NetSantim)
+		require.Equal(t, want.Deductions[0].AmountSantim, e.PAYESantim)
+		require.Equal(t, want.Deductions[1].AmountSantim, e.PensionEmployeeSantim)
+		require.Len(t, e.Deductions, len(want.Deductions))
+		require.Equal(t, want.DaysEmployed, e.DaysEmployed)
+		fp, err := payroll.Fingerprint(ins[id])
+		require.NoError(t, err)
+		require.Equal(t, fp, e.InputsFingerprint)
+		gross, net = gross+e.GrossSantim, net+e.NetSantim
+	}
+	require.Equal(t, 16, es[b].DaysEmployed, "a joiner of the 16th is paid 15 days of November's 30… inclusive: 16")
+	require.Equal(t, gross, run.GrossSantim)
+	require.Equal(t, net, run.NetSantim)
+
+	staleness := func() payroll.Staleness {
+		var st payroll.Staleness
+		require.NoError(t, o.In(func(ctx context.Context, tx db.BunTx) error {
+			r, err := payroll.GetRun(ctx, tx, run.ID)
+			if err != nil {
+				return err
+			}
+			st, err = payroll.RunStaleness(ctx, tx, r)
+			return err
+		}))
+		return st
+	}
+	require.False(t, staleness().Stale())
+	// An input changes after the calculation: the entry is stale, and so is a new employee.
+	exec(t, o, `INSERT INTO app.payroll_one_time_earnings (id, tenant_id, employee_id, period, kind, amount_santim, taxable, status,
+		created_by, approved_by, approved_at) VALUES ('ote_late', $1, $2, '2026-11', 'BONUS', 50000, true, 'APPROVED', 'x', 'y', now())`, o.ID, a)
+	c := o.Employee(t, payrolltest.Employee{})
+	st := staleness()
+	require.Equal(t, []string{a}, st.Changed)
+	require.Equal(t, []string{c}, st.Added)
+	require.Empty(t, st.Removed)
+
+	// Maker ≠ checker, then a stale run is not approved.
+	_, err = runAs(t, o, maker, func(ctx context.Context, tx db.BunTx) (payroll.Run, error) {
+		return payroll.ApproveRun(ctx, tx, run.ID, runNow)
+	})
+	require.Equal(t, payroll.CodeSelfApproval, refusalCode(err))
+	_, err = runAs(t, o, checker, func(ctx context.Context, tx db.BunTx) (payroll.Run, error) {
+		return payroll.ApproveRun(ctx, tx, run.ID, runNow)
+	})
+	require.Equal(t, payroll.CodeRunStale, refusalCode(err))
+
+	// Recalculated (by the checker this time, who then may not approve it), it is fresh.
+	run, err = runAs(t, o, checker, func(ctx context.Context, tx db.BunTx) (payroll.Run, error) {
+		return payroll.CalculateRun(ctx, tx, run.ID, runNow)
+	})
+	require.NoError(t, err)
+	require.Equal(t, 3, run.EmployeeCount)
+	require.False(t, staleness().Stale())
+	require.Equal(t, 3, o.Count(t, `SELECT count(*) FROM app.payroll_entries WHERE run_id = $1`, run.ID), "entries replaced, not added")
+	_, err = runAs(t, o, checker, func(ctx context.Context, tx db.BunTx) (payroll.Run, error) {
+		return payroll.ApproveRun(ctx, tx, run.ID, runNow)
+	})
+	require.Equal(t, payroll.CodeSelfApproval, refusalCode(err))
+
+	// Approve raced by three approvers: one wins, one event per entry, once.
+	var wg sync.WaitGroup
+	errs := make([]error, 3)
+	for i := range errs {
+		wg.Go(func() {
+			_, errs[i] = runAs(t, o, maker, func(ctx context.Context, tx db.BunTx) (payroll.Run, error) {
+				return payroll.ApproveRun(ctx, tx, run.ID, runNow)
+			})
+		})
+	}
+	wg.Wait()
+	won := 0
+	for _, err := range errs {
+		if err == nil {
+			won++
+		} else {
+			require.Equal(t, payroll.CodeRunInvalidState, refusalCode(err))
+		}
+	}
+	require.Equal(t, 1, won)
+	// And retried afterwards: refused, nothing written.
+	_, err = runAs(t, o, maker, func(ctx context.Context, tx db.BunTx) (payroll.Run, error) {
+		return payroll.ApproveRun(ctx, tx, run.ID, runNow)
+	})
+	require.Equal(t, payroll.CodeRunInvalidState, refusalCode(err))
+	require.Equal(t, 3, o.Count(t, `SELECT count(*) FROM app.outbox WHERE type = 'payroll.deductions_taken.v1'`))
+	require.Equal(t, 3, o.Count(t, `SELECT count(DISTINCT payload->>'entryId') FROM app.outbox WHERE type = 'payroll.deductions_taken.v1'`))
+	require.Equal(t, 1, o.Count(t, `SELECT count(*) FROM app.outbox WHERE type = 'payroll.run_approved.v1'`))
+	require.Equal(t, 1, o.Count(t, `SELECT count(*) FROM app.audit_log WHERE action = 'ApprovePayrollRun' AND outcome = 'SUCCESS'`))
+	require.Equal(t, 3, o.Count(t, `SELECT count(*) FROM app.payroll_entries WHERE run_id = $1 AND status = 'APPROVED'`, run.ID))
+	// The event carries the entry's deductions as stored.
+	require.Equal(t, 1, o.Count(t, `SELECT count(*) FROM app.outbox o JOIN app.payroll_entries e ON e.id = o.payload->>'entryId'
+		WHERE o.type = 'payroll.deductions_taken.v1' AND e.employee_id = $1 AND o.payload->'deductions' = e.deductions
+		AND (o.payload->>'netSantim')::numeric = e.net_santim`, a))
+	// Once approved, the period is closed to its inputs and no longer recalculated.
+	require.NoError(t, o.In(func(ctx context.Context, tx db.BunTx) error {
+		closed, err := payroll.PeriodClosed(ctx, tx, "2026-11")
+		require.True(t, closed)
+		return err
+	}))
+	_, err = runAs(t, o, maker, func(ctx context.Context, tx db.BunTx) (payroll.Run, error) {
+		return payroll.CalculateRun(ctx, tx, run.ID, runNow)
+	})
+	require.Equal(t, payroll.CodeRunInvalidState, refusalCode(err))
+}
+
+// Cancel and lock: which states, the approval permission, the lock's freeze, a cancelled period
+// freed for a new run.
+func TestRunCancelAndLock(t *testing.T) {
+	d := testkit.NewDB(t)
+	o := payrolltest.NewOrg(t, d)
+	o.Employee(t, payrolltest.Employee{})
+	const maker, checker = "u-maker", "u-checker"
+	create := func(period string) payroll.Run {
+		var r payroll.Run
+		require.NoError(t, as(o, maker, func(ctx context.Context, tx db.BunTx) (err error) {
+			r, _, err = payroll.CreateRun(ctx, tx, period, runNow)
+			return err
+		}))
+		return r
+	}
+	move := func(actor string, fn func(ctx context.Context, tx db.BunTx) (payroll.Run, error)) (payroll.Run, error) {
+		return runAs(t, o, actor, fn)
+	}
+	calc := func(id string) func(ctx context.Context, tx db.BunTx) (payroll.Run, error) {
+		return func(ctx context.Context, tx db.BunTx) (payroll.Run, error) {
+			return payroll.CalculateRun(ctx, tx, id, runNow)
+		}
+	}
+	lock := func(id string) func(ctx context.Context, tx db.BunTx) (payroll.Run, error) {
+		return func(ctx context.Context, tx db.BunTx) (payroll.Run, error) {
+			return payroll.LockRun(ctx, tx, id, runNow)
+		}
+	}
+	cancel := func(id string, mayUndo bool) func(ctx context.Context, tx db.BunTx) (payroll.Run, error) {
+		return func(ctx context.Context, tx db.BunTx) (payroll.Run, error) {
+			return payroll.CancelRun(ctx, tx, id, "wrong month", mayUndo, runNow)
+		}
+	}
+
+	// A DRAFT is cancelled; the period is free: a new create makes a new run.
+	r := create("2026-09")
+	_, err := move(maker, lock(r.ID))
+	require.Equal(t, payroll.CodeRunInvalidState, refusalCode(err), "a DRAFT has nothing to lock")
+	r, err = move(maker, cancel(r.ID, false))
+	require.NoError(t, err)
+	require.Equal(t, payroll.RunCancelled, r.Status)
+	_, err = move(maker, cancel(r.ID, true))
+	require.Equal(t, payroll.CodeRunInvalidState, refusalCode(err))
+	r2 := create("2026-09")
+	require.NotEqual(t, r.ID, r2.ID)
+	require.Equal(t, payroll.RunDraft, r2.Status)
+
+	// An APPROVED run is cancelled only with payroll.approve; its entries are cancelled with it.
+	_, err = move(maker, calc(r2.ID))
+	require.NoError(t, err)
+	_, err = move(checker, func(ctx context.Context, tx db.BunTx) (payroll.Run, error) {
+		return payroll.ApproveRun(ctx, tx, r2.ID, runNow)
+	})
+	require.NoError(t, err)
+	_, err = move(maker, cancel(r2.ID, false))
+	require.Equal(t, payroll.CodeApprovalPermission, refusalCode(err))
+	r2, err = move(checker, cancel(r2.ID, true))
+	require.NoError(t, err)
+	require.Equal(t, payroll.RunCancelled, r2.Status)
+	require.Equal(t, 1, o.Count(t, `SELECT count(*) FROM app.payroll_entries WHERE run_id = $1 AND status = 'CANCELLED'`, r2.ID))
+	require.Equal(t, 1, o.Count(t, `SELECT count(*) FROM app.outbox WHERE type = 'payroll.run_cancelled.v1' AND payload->>'wasApproved' = 'true'`))
+	require.NoError(t, o.In(func(ctx context.Context, tx db.BunTx) error {
+		closed, err := payroll.PeriodClosed(ctx, tx, "2026-09")
+		require.False(t, closed, "a cancelled run closes nothing")
+		return err
+	}))
+
+	// A locked run is frozen: not recalculated, not cancelled, not locked twice; approval goes on.
+	r3 := create("2026-10")
+	_, err = move(maker, calc(r3.ID))
+	require.NoError(t, err)
+	r3, err = move(checker, lock(r3.ID))
+	require.NoError(t, err)
+	require.True(t, r3.Locked())
+	require.Equal(t, payroll.RunCalculated, r3.Status)
+	_, err = move(maker, calc(r3.ID))
+	require.Equal(t, payroll.CodeRunLocked, refusalCode(err))
+	_, err = move(checker, cancel(r3.ID, true))
+	require.Equal(t, payroll.CodeRunLocked, refusalCode(err))
+	_, err = move(checker, lock(r3.ID))
+	require.Equal(t, payroll.CodeRunLocked, refusalCode(err))
+	require.NoError(t, o.In(func(ctx context.Context, tx db.BunTx) error {
+		closed, err := payroll.PeriodClosed(ctx, tx, "2026-10")
+		require.True(t, closed, "a locked run closes its period")
+		return err
+	}))
+	r3, err = move(checker, func(ctx context.Context, tx db.BunTx) (payroll.Run, error) {
+		return payroll.ApproveRun(ctx, tx, r3.ID, runNow)
+	})
+	require.NoError(t, err)
+	require.Equal(t, payroll.RunApproved, r3.Status)
+	for _, a := range []string{"CreatePayrollRun", "CalculatePayrollRun", "ApprovePayrollRun", "CancelPayrollRun", "LockPayrollRun"} {
+		require.Positive(t, o.Count(t, `SELECT count(*) FROM app.audit_log WHERE action = $1 AND outcome = 'SUCCESS'`, a), a)
+	}
+	for _, e := range []string{"payroll.run_created.v1", "payroll.run_calculated.v1", "payroll.run_approved.v1", "payroll.run_cancelled.v1",
+		"payroll.run_locked.v1"} {
+		require.Positive(t, o.Count(t, `SELECT count(*) FROM app.outbox WHERE type = $1`, e), e)
+	}
+	// A COMPLETED period is refused a new run (the disbursement saga completes runs; the test
+	// stands in for it).
+	exec(t, o, `UPDATE app.payroll_runs SET status = 'COMPLETED' WHERE id = $1`, r3.ID)
+	require.NoError(t, as(o, maker, func(ctx context.Context, tx db.BunTx) error {
+		_, _, err := payroll.CreateRun(ctx, tx, "2026-10", runNow)
+		require.Equal(t, payroll.CodePeriodCompleted, refusalCode(err))
+		return nil
+	}))
+}
+
+// What a period could not take is carried into the next run's calculation, through the stored
+// entries: a deduction bigger than the protection share leaves a carry in October that November's
+// run takes in its place (due = November's amount + October's carry).
+func TestRunCarriesForwardAcrossRuns(t *testing.T) {
+	d := testkit.NewDB(t)
+	o := payrolltest.NewOrg(t, d)
+	emp := o.Employee(t, payrolltest.Employee{Salary: 300_000})
+	exec(t, o, `INSERT INTO app.deductions (id, tenant_id, name, code, kind, amount_santim, basis_points, pre_tax, active, created_at, updated_at)
+		VALUES ('ded_carry', $1, 'Cooperative', 'COOP', 'FIXED_SANTIM', 200000, NULL, false, true, now(), now())`, o.ID)
+	exec(t, o, `INSERT INTO app.employee_deductions (id, tenant_id, employee_id, deduction_id, kind, created_at)
+		VALUES ('edd_carry', $1, $2, 'ded_carry', 'FIXED_SANTIM', now())`, o.ID, emp)
+	const maker, checker = "u-maker", "u-checker"
+	runPeriod := func(period string) (payroll.Run, error) {
+		var r payroll.Run
+		require.NoError(t, as(o, maker, func(ctx context.Context, tx db.BunTx) (err error) {
+			r, _, err = payroll.CreateRun(ctx, tx, period, runNow)
+			return err
+		}))
+		return runAs(t, o, maker, func(ctx context.Context, tx db.BunTx) (payroll.Run, error) {
+			return payroll.CalculateRun(ctx, tx, r.ID, runNow)
+		})
+	}
+	oct, err := runPeriod("2026-10")
+	require.NoError(t, err)
+	octEntry := entriesOf(t, o, oct.ID)[emp]
+	require.Len(t, octEntry.CarriedForward, 1)
+	carry := octEntry.CarriedForward[0]
+	require.Equal(t, "CATALOG_DEDUCTION", carry.Kind)
+	require.Equal(t, "COOP", carry.Reference)
+	require.Equal(t, int64(200_000)-takenOf(octEntry, "COOP"), carry.AmountSantim)
+	require.Equal(t, carry.AmountSantim, oct.CarriedForwardSantim)
+	// A draft's carry is not fed forward: only an approved run's.
+	require.Empty(t, load(t, o, "2026-11", payroll.LoadOptions{})[emp].CarriedForward)
+	_, err = runAs(t, o, checker, func(ctx context.Context, tx db.BunTx) (payroll.Run, error) {
+		return payroll.ApproveRun(ctx, tx, oct.ID, runNow)
+	})
+	require.NoError(t, err)
+	in := load(t, o, "2026-11", payroll.LoadOptions{})[emp]
+	require.Equal(t, []paycalc.Carry{{Kind: paycalc.KindCatalog, Reference: "COOP", AmountSantim: carry.AmountSantim}}, in.CarriedForward)
+
+	// October is approved but not completed: November waits, or October's deductions would be
+	// counted again.
+	_, err = runPeriod("2026-11")
+	require.Equal(t, payroll.CodeEarlierRunOpen, refusalCode(err))
+	// The disbursement saga completes runs (a later piece); the test stands in for it.
+	exec(t, o, `UPDATE app.payroll_runs SET status = 'COMPLETED' WHERE id = $1`, oct.ID)
+	nov, err := runPeriod("2026-11")
+	require.NoError(t, err)
+	novEntry := entriesOf(t, o, nov.ID)[emp]
+	want, err := paycalc.Calculate(in)
+	require.NoError(t, err)
+	require.Equal(t, want.NetSantim, novEntry.NetSantim)
+	require.Len(t, novEntry.CarriedForward, 1)
+	require.Equal(t, 200_000+carry.AmountSantim-takenOf(novEntry, "COOP"), novEntry.CarriedForward[0].AmountSantim,
+		"November's due is its own 2,000 ETB plus October's carry; what it cannot take is carried again")
+	require.Greater(t, novEntry.CarriedForward[0].AmountSantim, carry.AmountSantim)
+}
+
+func takenOf(e payroll.Entry, ref string) int64 {
+	var n int64
+	for _, l := range e.Deductions {
+		if l.Reference == ref {
+			n += l.AmountSantim
+		}
+	}
+	return n
+}
+
+// A run of 500 employees with every input family (the 10,000 case is the bench's,
+// TestBenchmarkReportPayrollRun): every entry keeps the invariant and the totals add up.
+func TestRunCalculatesManyEmployees(t *testing.T) {
+	const n = 500
+	d := testkit.NewDB(t)
+	o := payrolltest.NewOrg(t, d)
+	seedPayroll(t, o, n)
+	r, dur := calculateRun(t, o, "2026-11")
+	t.Logf("calculated %d entries in %v (%.0f entries/s)", r.EmployeeCount, dur.Round(time.Millisecond), float64(r.EmployeeCount)/dur.Seconds())
+	checkRunTotals(t, o, r)
+}
+
+// calculateRun creates and calculates o's run of period and times the calculation.
+func calculateRun(t testing.TB, o *payrolltest.Org, period string) (payroll.Run, time.Duration) {
+	t.Helper()
+	var r payroll.Run
+	require.NoError(t, as(o, "u-maker", func(ctx context.Context, tx db.BunTx) (err error) {
+		r, _, err = payroll.CreateRun(ctx, tx, period, runNow)
+		return err
+	}))
+	start := time.Now()
+	require.NoError(t, as(o, "u-maker", func(ctx context.Context, tx db.BunTx) (err error) {
+		r, err = payroll.CalculateRun(ctx, tx, r.ID, runNow)
+		return err
+	}))
+	return r, time.Since(start)
+}
+
+// checkRunTotals checks every entry's invariant in the database and the run's totals against
+// its entries.
+func checkRunTotals(t testing.TB, o *payrolltest.Org, r payroll.Run) {
+	t.Helper()
+	require.Positive(t, r.EmployeeCount)
+	require.Equal(t, r.EmployeeCount, o.Count(t, `SELECT count(*) FROM app.payroll_entries WHERE run_id = $1`, r.ID))
+	require.Equal(t, 0, o.Count(t, `SELECT count(*) FROM app.payroll_entries WHERE run_id = $1
+		AND (net_santim <> gross_santim - deductions_santim OR net_santim < 0)`, r.ID))
+	require.Equal(t, 1, o.Count(t, `SELECT count(*) FROM app.payroll_runs p WHERE id = $1 AND (SELECT sum(gross_santim) FROM app.payroll_entries
+		WHERE run_id = p.id) = p.gross_santim AND (SELECT sum(net_santim) FROM app.payroll_entries WHERE run_id = p.id) = p.net_santim`, r.ID))
+	require.Positive(t, o.Count(t, `SELECT count(*) FROM app.payroll_entries WHERE run_id = $1 AND carried_forward <> '[]'::jsonb`, r.ID),
+		"the mix leaves some deductions to carry")
+}

@@ -1,0 +1,2 @@
+DROP TABLE app.payroll_entries;
+DROP TABLE app.payroll_runs;
