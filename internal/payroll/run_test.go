@@ -129,7 +129,7 @@ func TestRunLifecycle(t *testing.T) {
 		require.Equal(t, fp, e.InputsFingerprint)
 		gross, net = gross+e.GrossSantim, net+e.NetSantim
 	}
-	require.Equal(t, 16, es[b].DaysEmployed, "a joiner of the 16th is paid 15 days of November's 30… inclusive: 16")
+	require.Equal(t, 15, es[b].DaysEmployed, "a joiner of the 16th is paid November 16 to 30, both inclusive")
 	require.Equal(t, gross, run.GrossSantim)
 	require.Equal(t, net, run.NetSantim)
 

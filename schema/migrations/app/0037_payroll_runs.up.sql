@@ -43,7 +43,7 @@ CREATE TABLE app.payroll_runs (
     CHECK ((status IN ('APPROVED', 'DISBURSING', 'DISBURSED', 'COMPLETED')) <= (approved_at IS NOT NULL)),
     CHECK ((status = 'CANCELLED') = (cancelled_by IS NOT NULL AND cancelled_at IS NOT NULL)),
     -- Four eyes: nobody approves the figures they calculated.
-    CHECK (approved_by IS DISTINCT FROM calculated_by),
+    CHECK (approved_by IS NULL OR approved_by IS DISTINCT FROM calculated_by),
     -- A locked run is never cancelled, and a DRAFT run has nothing to lock.
     CHECK (NOT (status = 'CANCELLED' AND locked_at IS NOT NULL)),
     CHECK (NOT (status = 'DRAFT' AND locked_at IS NOT NULL))
