@@ -57,9 +57,10 @@ func newLoanStack(t testing.TB, o ewaStackOpts) *loanStack {
 	s.settlement = strings.ReplaceAll(testkit.Unique("settle"), "_", "-")
 	funding := strings.ReplaceAll(testkit.Unique("lfund"), "_", "-")
 	s.bank.Account(t, s.settlement, "Lender Settlement", 0)
-	s.bank.Account(t, funding, "Lender Funding", 0)
+	s.bank.Account(t, funding, "Lender Funding", stackFundingBalance)
 	s.setFIAccounts(t, s.fi, funding, s.settlement)
 	s.product = s.offer(t, s.fi, "Salary loan")
+	s.approveKyc(t) // the disbursement's gate
 	rec := s.owner.call(http.MethodPost, "/api/payroll/tenant-settings", map[string]any{
 		"payrollAccount": map[string]any{"partner": "sandbox", "accountNumber": s.funding, "holderName": "Org Treasury"}})
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
@@ -111,12 +112,8 @@ func (s *loanStack) startWorker(t testing.TB, extra func(worker.Registry)) worke
 	return stoppable{Worker: w, stop: stop}
 }
 
-// activeLoan originates a loan of product on the business's employee, has fi approve it, and —
-// TEST FIXTURE until the disbursement saga (issue 24, another part) is on main — makes it ACTIVE
-// directly: the status as the platform role, and the disbursement journal of
-// internal/lending/doc.go (Dr receivable-from-borrower P, Cr payable-to-fi-partner[<fi>] P)
-// posted through the ledger client, so the loan's accounts are what a disbursed loan's are.
-func (s *loanStack) activeLoan(t testing.TB, fi *apiClient, product loanProductJSON, principal int64, months int) loanJSON {
+// approvedLoan originates a loan of product on the business's employee and has fi approve it.
+func (s *loanStack) approvedLoan(t testing.TB, fi *apiClient, product loanProductJSON, principal int64, months int) loanJSON {
 	t.Helper()
 	rec := s.owner.call(http.MethodPost, "/api/loans", map[string]any{"employeeId": s.employee, "productId": product.ID,
 		"amountSantim": principal, "termMonths": months}, "Idempotency-Key", testkit.Unique("orig"))
@@ -124,6 +121,30 @@ func (s *loanStack) activeLoan(t testing.TB, fi *apiClient, product loanProductJ
 	l := decode[loanJSON](t, rec)
 	rec = fi.call(http.MethodPost, "/api/fi/loans/"+l.ID+"/approve", nil)
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	return l
+}
+
+// activeLoan is an approved loan paid out by the disbursement saga (POST /api/loans/:id/disburse,
+// settled at the sandbox): ACTIVE, its disbursement journal in the ledger.
+func (s *loanStack) activeLoan(t testing.TB, fi *apiClient, product loanProductJSON, principal int64, months int) loanJSON {
+	t.Helper()
+	l := s.approvedLoan(t, fi, product, principal, months)
+	rec := s.owner.call(http.MethodPost, "/api/loans/"+l.ID+"/disburse", nil, "Idempotency-Key", testkit.Unique("disburse"))
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	require.Eventually(t, func() bool { return s.loan(t, l.ID).Status == "ACTIVE" }, 60*time.Second, 50*time.Millisecond,
+		"loan %s never became ACTIVE", l.ID)
+	return s.loan(t, l.ID)
+}
+
+// fixtureActiveLoan is a TEST FIXTURE for the one state no real path reaches: an ACTIVE loan of
+// an FI without accounts (the disbursement needs its funding account, and an FI sets both
+// accounts at once and cannot remove them). The approved loan is made ACTIVE directly: the
+// disbursement journal of internal/lending/doc.go (Dr receivable-from-borrower P, Cr
+// payable-to-fi-partner[<fi>] P) posted through the ledger client, the status and the
+// disbursement columns as the platform role.
+func (s *loanStack) fixtureActiveLoan(t testing.TB, fi *apiClient, product loanProductJSON, principal int64, months int) loanJSON {
+	t.Helper()
+	l := s.approvedLoan(t, fi, product, principal, months)
 	posted, err := s.ledger.PostCreatingAccounts(context.Background(), &ledgerv1.PostTransactionRequest{TenantId: s.tenant,
 		IdempotencyKey: "test-fixture-disburse:" + l.ID, Status: ledgerv1.TransactionStatus_TRANSACTION_STATUS_POSTED,
 		Entries: []*ledgerv1.EntryInput{
@@ -294,6 +315,7 @@ func TestLoanRepayAndRemitEndToEnd(t *testing.T) {
 	recordAPIHistory(t, s, r2.WorkflowID, "loan_repay_history.json")
 
 	// 5. The remittance.
+	transfersBefore := len(s.bank.Sandbox.Transfers(t))
 	settledBefore := s.sandboxBalance(t, s.settlement)
 	payrollBefore := s.sandboxBalance(t, s.funding)
 	rec = s.remit(l.ID, 0, testkit.Unique("remit"))
@@ -323,7 +345,7 @@ func TestLoanRepayAndRemitEndToEnd(t *testing.T) {
 	require.Equal(t, "REMITTED", done.Status)
 	require.Equal(t, rm.WorkflowID, done.WorkflowID)
 	require.Equal(t, rows, s.moneyRows(t))
-	require.Len(t, s.bank.Sandbox.Transfers(t), 1)
+	require.Len(t, s.bank.Sandbox.Transfers(t), transfersBefore+1, "one transfer: the remittance's")
 
 	// The loan's clearing account for the instalment is back at zero: collected, then remitted.
 	bal, err := s.ledger.GetBalance(context.Background(), &ledgerv1.GetBalanceRequest{TenantId: s.tenant, AccountName: chart.LoanClearing(l.ID)})
@@ -380,7 +402,7 @@ func TestLoanRemitRefusals(t *testing.T) {
 	// An FI that has not set its accounts, its product offered and a loan of it repaid.
 	bare, _ := s.signUp("owner@bare-lender.test", "FI")
 	bareProduct := s.offer(t, bare, "Bare loan")
-	bl := s.activeLoan(t, bare, bareProduct, 200_000, 3)
+	bl := s.fixtureActiveLoan(t, bare, bareProduct, 200_000, 3)
 	rec := s.repay(bl.ID, 0, bl.Instalments[0].TotalSantim, testkit.Unique("repay"))
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 	before := s.moneyRows(t)
@@ -409,6 +431,7 @@ func TestLoanRemitManyKeysOneTransfer(t *testing.T) {
 	rec := s.repay(l.ID, 0, l.Instalments[0].TotalSantim, testkit.Unique("repay"))
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 	ledgerBefore := s.count(t, `SELECT count(*) FROM ledger.transactions WHERE tenant_id = $1`, s.tenant)
+	transfersBefore := len(s.bank.Sandbox.Transfers(t))
 
 	const n = 20
 	codes, owners := make([]int, n), make([]string, n)
@@ -429,8 +452,8 @@ func TestLoanRemitManyKeysOneTransfer(t *testing.T) {
 		require.Equal(t, owners[0], owners[i], "every caller is answered with the one remittance")
 	}
 	s.waitRemitted(t, l.ID, 0)
-	require.Len(t, s.bank.Sandbox.Transfers(t), 1, "one transfer at the bank")
-	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM gateway.transfers WHERE tenant_id = $1`, s.tenant))
+	require.Len(t, s.bank.Sandbox.Transfers(t), transfersBefore+1, "one transfer at the bank")
+	require.Equal(t, transfersBefore+1, s.count(t, `SELECT count(*) FROM gateway.transfers WHERE tenant_id = $1`, s.tenant))
 	require.Equal(t, ledgerBefore+1, s.count(t, `SELECT count(*) FROM ledger.transactions WHERE tenant_id = $1`, s.tenant), "one ledger transaction")
 	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.outbox WHERE type = 'loan.installment_remitted_to_fi.v1'`))
 	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.loan_remittances WHERE attempt = 1`))
@@ -442,14 +465,19 @@ func TestLoanRemitManyKeysOneTransfer(t *testing.T) {
 func TestLoanRemitSurvivesWorkerCrash(t *testing.T) {
 	t.Parallel()
 	s := newLoanStack(t, ewaStackOpts{noWorker: true})
+	// The loan is disbursed and repaid on a worker that does not crash (the disbursement posts
+	// PENDING too).
+	setup := s.startWorker(t, nil)
+	l := s.activeLoan(t, s.fi, s.product, 200_000, 3)
+	rec := s.repay(l.ID, 0, l.Instalments[0].TotalSantim, testkit.Unique("repay"))
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	setup.Stop()
+	ledgerBefore := s.count(t, `SELECT count(*) FROM ledger.transactions WHERE tenant_id = $1`, s.tenant)
+	transfersBefore := len(s.bank.Sandbox.Transfers(t))
 	crashed := make(chan struct{})
 	first := s.startWorker(t, func(w worker.Registry) {
 		crashAfter(w, activities.LedgerPostPendingActivity, s.loanActivities(), func() { close(crashed) })
 	})
-	l := s.activeLoan(t, s.fi, s.product, 200_000, 3)
-	rec := s.repay(l.ID, 0, l.Instalments[0].TotalSantim, testkit.Unique("repay"))
-	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
-	ledgerBefore := s.count(t, `SELECT count(*) FROM ledger.transactions WHERE tenant_id = $1`, s.tenant)
 
 	answered := make(chan *httptest.ResponseRecorder, 1)
 	go func() { answered <- s.remit(l.ID, 0, testkit.Unique("remit")) }()
@@ -459,7 +487,7 @@ func TestLoanRemitSurvivesWorkerCrash(t *testing.T) {
 	a := <-answered
 	require.Contains(t, []int{http.StatusOK, http.StatusAccepted}, a.Code, a.Body.String())
 	s.waitRemitted(t, l.ID, 0)
-	require.Len(t, s.bank.Sandbox.Transfers(t), 1, "one transfer at the bank")
+	require.Len(t, s.bank.Sandbox.Transfers(t), transfersBefore+1, "one transfer at the bank")
 	require.Equal(t, ledgerBefore+1, s.count(t, `SELECT count(*) FROM ledger.transactions WHERE tenant_id = $1`, s.tenant), "one posting")
 	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.outbox WHERE type = 'loan.installment_remitted_to_fi.v1'`))
 }
