@@ -6,10 +6,12 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/uptrace/bun"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 
+	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/field"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
@@ -54,11 +56,32 @@ func recordStep(ctx context.Context, pool *pgxpool.Pool, run Run, actor string, 
 	if pool == nil {
 		return misconfigured(actor + ": no database pool configured")
 	}
+	return runStep(ctx, run, actor, checks, mapErr, func(ctx context.Context) error {
+		return tenancy.InTx(ctx, pool, func(tx pgx.Tx) error { return fn(ctx, tx) })
+	}, keyvals...)
+}
+
+// recordBunStep is recordStep for a bun store (internal/lending): fn's transaction is a
+// db.BunTx of b (db.NewBun over the runtime role's pool), with the same checks, scope, logging
+// and mapping.
+func recordBunStep(ctx context.Context, b *bun.DB, run Run, actor string, checks error, mapErr func(error) error,
+	fn func(context.Context, db.BunTx) error, keyvals ...any) error {
+	if b == nil {
+		return misconfigured(actor + ": no database configured")
+	}
+	return runStep(ctx, run, actor, checks, mapErr, func(ctx context.Context) error {
+		return tenancy.InBunTx(ctx, b, func(tx db.BunTx) error { return fn(ctx, tx) })
+	}, keyvals...)
+}
+
+// runStep is recordStep's body around inTx, the step's one transaction.
+func runStep(ctx context.Context, run Run, actor string, checks error, mapErr func(error) error,
+	inTx func(context.Context) error, keyvals ...any) error {
 	if err := errors.Join(run.check(), checks); err != nil {
 		return temporalError(err)
 	}
 	ctx = run.scope(ctx, actor)
-	err := tenancy.InTx(ctx, pool, func(tx pgx.Tx) error { return fn(ctx, tx) })
+	err := inTx(ctx)
 	if err == nil {
 		return nil
 	}

@@ -77,6 +77,11 @@ type Route struct {
 	// MaxBodyBytes replaces Deps.MaxBodyBytes for this route (0: the global limit): the upload
 	// and CSV import routes carry files.
 	MaxBodyBytes int64
+	// Resolve, when set, runs after the access guards and before the idempotency gate: an
+	// Operator route that acts on one organization's row finds that organization from the path
+	// (cl.Tenant and the context's tenant; api/lending_servicing.go). It has answered when it
+	// aborts.
+	Resolve gin.HandlerFunc
 	// Body is what the request body must be (api/bind.go); the zero value follows the method.
 	// openapi.yaml's requestBody says the same (TestRouteBodiesMatchDocument).
 	Body Body
@@ -218,6 +223,9 @@ func New(d Deps) *Server {
 	for _, r := range routes {
 		// The body's shape is checked first: a refusal there reads no session and writes nothing.
 		h := append([]gin.HandlerFunc{checkBody(r)}, s.pipeline(r)...)
+		if r.Resolve != nil {
+			h = append(h, r.Resolve)
+		}
 		if r.Idem {
 			h = append(h, idem.middleware(r))
 		}
@@ -294,6 +302,7 @@ func (s *Server) routes() []Route {
 		s.lendingRoutes(),
 		s.loanRoutes(),
 		s.loanMoneyRoutes(),
+		s.loanServicingRoutes(),
 		s.payrollEarningRoutes(),
 		s.payrollMandateRoutes(),
 		s.payrollProjectionRoutes(),

@@ -32,6 +32,10 @@ type Deps struct {
 	Bulk *activities.Bulk
 	// LoanDisburse serves the loan disbursement saga's record steps.
 	LoanDisburse *activities.LoanDisburse
+	// LoanDelinquency serves the loan delinquency watch; LoanWriteOff the write-off saga's
+	// record steps (its posting is Money's).
+	LoanDelinquency *activities.LoanDelinquency
+	LoanWriteOff    *activities.LoanWriteOff
 }
 
 // WorkerOptions are the options of every worker of the sagas' task queue. The workflow and
@@ -89,4 +93,6 @@ func registerWorkflows(w worker.WorkflowRegistry) {
 	w.RegisterWorkflowWithOptions(Fanout, workflow.RegisterOptions{Name: FanoutWorkflowName})
 	w.RegisterWorkflowWithOptions(FanoutBatch, workflow.RegisterOptions{Name: FanoutBatchWorkflowName})
 	w.RegisterWorkflowWithOptions(LoanDisburse, workflow.RegisterOptions{Name: LoanDisburseWorkflowName})
+	w.RegisterWorkflowWithOptions(LoanDelinquency, workflow.RegisterOptions{Name: LoanDelinquencyWorkflowName})
+	w.RegisterWorkflowWithOptions(LoanWriteOff, workflow.RegisterOptions{Name: LoanWriteOffWorkflowName})
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/uptrace/bun"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 
@@ -144,7 +145,17 @@ func (d workerDeps) activities() workflows.Deps {
 		LoanRemit:       &activities.LoanRemit{DB: d.DB},
 		Bulk:            &activities.Bulk{Gateway: d.Gateway, Metrics: activities.NewSettlementPollMetrics(d.Metrics)},
 		LoanDisburse:    &activities.LoanDisburse{DB: d.DB},
+		LoanDelinquency: &activities.LoanDelinquency{DB: bunOf(d.DB)},
+		LoanWriteOff:    &activities.LoanWriteOff{DB: bunOf(d.DB)},
 	}
+}
+
+// bunOf is bun over pool for the lending stores' steps (nil without a pool).
+func bunOf(pool *pgxpool.Pool) *bun.DB {
+	if pool == nil {
+		return nil
+	}
+	return db.NewBun(pool)
 }
 
 // consumers is the table of the outbox's consumers: every consumer the worker's relay delivers
