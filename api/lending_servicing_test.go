@@ -95,11 +95,12 @@ func (w *servicingWorld) servicing(t *testing.T, id string) loanServicingJSON {
 	return decode[loanServicingJSON](t, rec)
 }
 
+// balance is an account's posted debits less its posted credits.
 func (w *servicingWorld) balance(t *testing.T, account string) int64 {
 	t.Helper()
 	res, err := w.ledger.GetBalance(context.Background(), &ledgerv1.GetBalanceRequest{TenantId: w.bizID, AccountName: account})
 	require.NoError(t, err)
-	return res.GetBalanceSantim()
+	return res.GetBalance().GetPostedDebitsSantim() - res.GetBalance().GetPostedCreditsSantim()
 }
 
 // TestLoanServicingEndToEnd: a paid-out loan defaults, is restructured by an operator (a new
