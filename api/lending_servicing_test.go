@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/wagerail/wagerail/activities"
+	"github.com/wagerail/wagerail/internal/lending"
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/testkit"
 	"github.com/wagerail/wagerail/ledger"
@@ -30,6 +31,7 @@ import (
 // worker running the servicing activities, and a platform operator.
 type servicingWorld struct {
 	*loanAPIWorld
+	tc       client.Client
 	ledger   *ledger.Client
 	operator *apiClient
 	checker  *activities.LoanDelinquency
@@ -46,6 +48,7 @@ func newServicingWorld(t testing.TB) *servicingWorld {
 	require.NoError(t, err)
 	t.Cleanup(tc.Close)
 	queue := testkit.Unique("servicing")
+	w.tc = tc
 	w.srv.deps.Temporal, w.srv.deps.TaskQueue, w.srv.deps.Ledger = tc, queue, w.ledger
 	b := db.NewBun(w.d.App)
 	w.checker = &activities.LoanDelinquency{DB: b}
@@ -61,18 +64,20 @@ func newServicingWorld(t testing.TB) *servicingWorld {
 func (w *servicingWorld) operator_(email string) *apiClient { return w.authFixture.operator(email) }
 
 // paidOutLoanFixture stands in for the disbursement saga (workflows/loan_disburse.go) until it
-// is on main: it moves the APPROVED loan to ACTIVE as the owner role and posts the disbursement
+// is on main: it moves the APPROVED loan to ACTIVE in the business's scope and posts the disbursement
 // journal of internal/lending/doc.go (Dr receivable-from-borrower, Cr payable-to-fi-partner, P)
 // in the ledger, POSTED, as the saga leaves it once the transfer settled.
 func (w *servicingWorld) paidOutLoanFixture(t testing.TB, l loanJSON) {
 	t.Helper()
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, w.d.OwnerDSN)
-	require.NoError(t, err)
-	defer conn.Close(ctx)
-	_, err = conn.Exec(ctx, `UPDATE app.loans SET status = 'ACTIVE' WHERE id = $1 AND status = 'APPROVED'`, l.ID)
-	require.NoError(t, err)
-	_, err = w.ledger.PostCreatingAccounts(ctx, &ledgerv1.PostTransactionRequest{TenantId: l.BusinessID, IdempotencyKey: "fixture-disburse:" + l.ID,
+	require.NoError(t, db.InTenantTx(ctx, w.d.App, l.BusinessID, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `UPDATE app.loans SET status = 'ACTIVE' WHERE id = $1 AND status = 'APPROVED'`, l.ID)
+		if err == nil && tag.RowsAffected() != 1 {
+			err = fmt.Errorf("fixture: %d loans made ACTIVE", tag.RowsAffected())
+		}
+		return err
+	}))
+	_, err := w.ledger.PostCreatingAccounts(ctx, &ledgerv1.PostTransactionRequest{TenantId: l.BusinessID, IdempotencyKey: "fixture-disburse:" + l.ID,
 		Status: ledgerv1.TransactionStatus_TRANSACTION_STATUS_POSTED, Entries: []*ledgerv1.EntryInput{
 			{AccountName: chart.BorrowerReceivable(l.ID), Direction: ledgerv1.Direction_DIRECTION_DEBIT, AmountSantim: l.PrincipalSantim},
 			{AccountName: chart.FIPayable(l.FIPartnerID, l.ID), Direction: ledgerv1.Direction_DIRECTION_CREDIT, AmountSantim: l.PrincipalSantim},
@@ -262,4 +267,45 @@ func FuzzLoanServicingRoutes(f *testing.F) {
 		w.srv.Engine.ServeHTTP(rec, req)
 		requireNoServerError(t, rec, fmt.Sprintf("%s %q %q", r.Method, path, body))
 	})
+}
+
+// TestLoanDelinquencyWatchRecordsABucket: the watch on the embedded Temporal server with its real
+// activity and database, started as the API starts it (signal-with-start), records the bucket of
+// a loan whose instalment is past due — by the real clock, so the fixture moves the first
+// instalment's due period to 2026-09 (past due from 2026-10-06).
+func TestLoanDelinquencyWatchRecordsABucket(t *testing.T) {
+	t.Parallel()
+	w := newServicingWorld(t)
+	l := w.originate(t, w.employee, 500_000, 12)
+	rec := w.fi.call(http.MethodPost, "/api/fi/loans/"+l.ID+"/approve", nil)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	w.paidOutLoanFixture(t, l)
+	ctx := context.Background()
+	require.NoError(t, db.InTenantTx(ctx, w.d.App, w.bizID, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `UPDATE app.loan_instalments SET due_period = '2026-09' WHERE loan_id = $1 AND idx = 0`, l.ID)
+		return err
+	}))
+
+	in := workflows.LoanDelinquencyInput{TenantID: w.bizID, LoanID: l.ID, CorrelationID: "watch-test"}
+	require.NoError(t, workflows.NudgeLoanDelinquency(ctx, w.tc, w.srv.deps.TaskQueue, in))
+	id := workflows.LoanDelinquencyWorkflowID(w.bizID, l.ID)
+	t.Cleanup(func() { _ = w.tc.TerminateWorkflow(context.Background(), id, "", "test over") })
+	o, err := lending.OverdueAt("2026-09")
+	require.NoError(t, err)
+	var sv loanServicingJSON
+	require.Eventually(t, func() bool {
+		sv = w.servicing(t, l.ID)
+		return sv.Delinquency.Bucket != "CURRENT"
+	}, 30*time.Second, 100*time.Millisecond)
+	dpd := lending.DaysPastDue(o, time.Now())
+	require.Contains(t, []int{dpd - 1, dpd}, sv.Delinquency.DaysPastDue)
+	require.Equal(t, lending.BucketOf(sv.Delinquency.DaysPastDue), sv.Delinquency.Bucket)
+	require.Equal(t, 0, *sv.Delinquency.OldestUnpaidIndex)
+	require.Equal(t, "ACTIVE", sv.Status)
+	require.Equal(t, 1, w.tenantCount(w.bizID, `SELECT count(*) FROM app.outbox WHERE type = 'loan.delinquency_changed.v1'`))
+	require.Equal(t, 1, w.tenantCount(w.bizID, `SELECT count(*) FROM app.audit_log WHERE action = 'RecordLoanDelinquency' AND actor = 'system:loan-delinquency'`))
+	// Found in Temporal by the loan: TenantId and BusinessKey.
+	desc, err := w.tc.DescribeWorkflowExecution(ctx, id, "")
+	require.NoError(t, err)
+	require.Equal(t, workflows.LoanDelinquencyWorkflowName, desc.GetWorkflowExecutionInfo().GetType().GetName())
 }

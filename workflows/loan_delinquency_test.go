@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/testsuite"
@@ -93,11 +94,12 @@ func newDelinquencyEnv(t *testing.T, b *fakeLoanBook, start time.Time) *testsuit
 	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: LoanDelinquencyWorkflowID("t1", "loan_1")})
 	env.SetStartTime(start)
 	Register(env, Deps{})
-	env.OnActivity(activities.LoanDelinquencyCheckActivity, func(ctx context.Context, in activities.LoanDelinquencyInput) (lending.DelinquencyCheck, error) {
-		require.Equal(t, activities.Run{TenantID: "t1", WorkflowID: LoanDelinquencyWorkflowID("t1", "loan_1"), CorrelationID: "http-req-9"}, in.Run)
-		require.Equal(t, "loan_1", in.LoanID)
-		return b.check(ctx, in)
-	})
+	env.OnActivity(activities.LoanDelinquencyCheckActivity, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in activities.LoanDelinquencyInput) (lending.DelinquencyCheck, error) {
+			require.Equal(t, activities.Run{TenantID: "t1", WorkflowID: LoanDelinquencyWorkflowID("t1", "loan_1"), CorrelationID: "http-req-9"}, in.Run)
+			require.Equal(t, "loan_1", in.LoanID)
+			return b.check(ctx, in)
+		})
 	return env
 }
 
