@@ -71,7 +71,8 @@ func (w *servicingWorld) paidOutLoanFixture(t testing.TB, l loanJSON) {
 	t.Helper()
 	ctx := context.Background()
 	require.NoError(t, db.InTenantTx(ctx, w.d.App, l.BusinessID, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `UPDATE app.loans SET status = 'ACTIVE' WHERE id = $1 AND status = 'APPROVED'`, l.ID)
+		tag, err := tx.Exec(ctx, `UPDATE app.loans SET status = 'ACTIVE', disbursed_at = now(), disburse_workflow_id = $2,
+			disburse_ledger_tx_id = $3 WHERE id = $1 AND status = 'APPROVED'`, l.ID, "fixture-disburse-"+l.ID, "fixture-tx-"+l.ID)
 		if err == nil && tag.RowsAffected() != 1 {
 			err = fmt.Errorf("fixture: %d loans made ACTIVE", tag.RowsAffected())
 		}
