@@ -96,7 +96,9 @@ func TestLoadInputsRecoversEarlyWageAccess(t *testing.T) {
 	d := testkit.NewDB(t)
 	o := payrolltest.NewOrg(t, d)
 	emp := o.Employee(t, payrolltest.Employee{Salary: 3_000_000})
-	now := time.Now().UTC()
+	// A fixed day late in a month: on the real clock's first days of a month too little is
+	// earned for the advances below.
+	now := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
 	var first, second ewa.Request
 	require.NoError(t, tenancy.InTx(o.Ctx, o.DB.App, func(tx pgx.Tx) (err error) {
 		if first, err = ewa.Create(o.Ctx, tx, o.ID, emp, 100_000, now); err != nil {
