@@ -302,6 +302,15 @@ func (d *loanDisburse) conclude(ctx workflow.Context) (LoanDisburseResult, error
 	}
 	d.progress.Stage = LoanDisburseActive
 	d.accept(LoanDisburseActive)
+	if workflow.GetVersion(ctx, loanDelinquencyWatchChange, workflow.DefaultVersion, 1) == 1 {
+		// The loan is paid out: its delinquency watch starts (a watch already running stays). The
+		// money is settled whatever happens here: a watch that did not start is logged, and a
+		// restructure or repayment's nudge (NudgeLoanDelinquency) starts it.
+		if err := StartLoanDelinquency(ctx, LoanDelinquencyInput{TenantID: d.in.TenantID, LoanID: d.in.LoanID,
+			CorrelationID: d.run.CorrelationID}); err != nil {
+			workflow.GetLogger(ctx).Error("loan delinquency watch not started", "loan_id", d.in.LoanID, "error", err)
+		}
+	}
 	workflow.GetLogger(ctx).Info("loan disbursed", "tenant_id", d.in.TenantID, "loan_id", d.in.LoanID, "tx_id", d.progress.LedgerTxID,
 		"transfer_id", d.leg.TransferID, "partner_reference", d.leg.Transfer.Reference)
 	return d.result(), nil

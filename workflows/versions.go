@@ -23,3 +23,7 @@ const ewaFewerStepsChange = "ewa-fewer-record-steps"
 // recording itself (RecordReconciliation, which svc_reconcile_last_success_timestamp_seconds
 // reads). Runs begun before it reconciled only the tenants they were given and recorded nothing.
 const reconcileEveryoneChange = "reconcile-everyone"
+
+// loanDelinquencyWatchChange (LoanDisburse): a loan the saga makes ACTIVE gets its delinquency
+// watch (StartLoanDelinquency, an abandoned child). Runs begun before it start none.
+const loanDelinquencyWatchChange = "loan-delinquency-watch"

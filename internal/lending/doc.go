@@ -2,8 +2,10 @@
 // accounts at its partner bank (FIAccounts), the loan products it offers (Product), a business's
 // opt-ins to them (OptIn), the quote of a loan for an employee (Quote) and the loans with their
 // instalments (Loan, loans.go: origination, the FI's approval or rejection, cancellation; their
-// states are documented there). The money sagas (disbursement, repayment, remittance to the FI)
-// come next; the amortisation arithmetic is the pure package schedule.
+// states are documented there), and the record steps of the money sagas' workflows: disbursement
+// (disburse.go), repayment (repay.go), remittance to the FI (remit.go), delinquency, restructure
+// and write-off (delinquency.go, restructure.go, writeoff.go); the amortisation arithmetic is the
+// pure package schedule, the refusal codes one table (codes.go).
 //
 // # Who owns what
 //

@@ -38,9 +38,12 @@ import (
 // it ACTIVE (loan.disbursed.v1), its failure voids the posting and returns it to APPROVED with
 // the failure's code recorded (last_disbursement_failure, loan.disbursement_failed.v1), so a new
 // disbursement (a new Idempotency-Key) can be tried. Only the business's saga makes these moves:
-// the database refuses them (and the disburse_* columns) to the FI. REPAID, DEFAULTED and
-// WRITTEN_OFF are the later sagas'; the table already admits them. Any other move is 409
-// LOAN_INVALID_STATE with the current and allowed states.
+// the database refuses them (and the disburse_* columns) to the FI. The repayment workflow makes
+// a loan REPAID when its last instalment is repaid (repay.go); the delinquency watch makes an
+// ACTIVE loan DEFAULTED past its product's threshold (delinquency.go); a restructure makes a
+// DEFAULTED loan ACTIVE again (restructure.go); the write-off, with the FI's approval, makes a
+// DEFAULTED loan WRITTEN_OFF (writeoff.go). Any other move is 409 LOAN_INVALID_STATE with the
+// current and allowed states.
 //
 // # Affordability together
 //
