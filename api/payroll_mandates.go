@@ -397,7 +397,7 @@ func (s *Server) adjustmentMove(action string) gin.HandlerFunc {
 			case "approved":
 				return payroll.ApproveAdjustment(ctx, tx, id, s.now())
 			case "posted":
-				return payroll.PostAdjustment(ctx, tx, id, s.now())
+				return payroll.ApplyAdjustment(ctx, tx, id, s.now())
 			}
 			return payroll.VoidAdjustment(ctx, tx, id, reason, s.now())
 		})

@@ -203,9 +203,11 @@ func ApproveAdjustment(ctx context.Context, tx db.BunTx, id string, now time.Tim
 	}, "approved_by", "approved_at")
 }
 
-// PostAdjustment: APPROVED → POSTED; the period's calculation includes it from now on (audited
-// PostPayrollAdjustment, event payroll.adjustment_posted.v1). The creator may not post it either.
-func PostAdjustment(ctx context.Context, tx db.BunTx, id string, now time.Time) (Adjustment, error) {
+// ApplyAdjustment: APPROVED → POSTED, applying the adjustment to its period's payroll: the
+// period's calculation includes it from now on (audited PostPayrollAdjustment, event
+// payroll.adjustment_posted.v1). POSTED is the adjustment's status, not a ledger posting: this
+// moves no money and writes no ledger entry. The creator may not post it either.
+func ApplyAdjustment(ctx context.Context, tx db.BunTx, id string, now time.Time) (Adjustment, error) {
 	return moveAdjustment(ctx, tx, id, "posted", now, func(a *Adjustment, who string) error {
 		if err := CheckMakerChecker(ctx, "payroll adjustment", a.CreatedBy); err != nil {
 			return err

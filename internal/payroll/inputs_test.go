@@ -211,7 +211,7 @@ func TestLoadInputsReadsEveryFamily(t *testing.T) {
 		require.NoError(t, err)
 		_, err = payroll.ApproveAdjustment(checker, tx, a.ID, now)
 		require.NoError(t, err)
-		_, err = payroll.PostAdjustment(checker, tx, a.ID, now)
+		_, err = payroll.ApplyAdjustment(checker, tx, a.ID, now)
 		require.NoError(t, err)
 		m, err := payroll.CreateMandate(ctx, tx, payroll.NewMandate{EmployeeID: emp, Kind: payroll.KindCourtOrder, AmountSantim: new(int64(50_000)),
 			StartPeriod: "2026-10", Reference: "FHC-2026-118", Payee: &payroll.Payee{Partner: "cbe", AccountNumber: "1000999", HolderName: "Court Trust"}}, now)

@@ -184,7 +184,7 @@ func TestAdjustmentLifecycleAndPeriodLines(t *testing.T) {
 		require.NoError(t, err)
 		_, err = as(payroll.ApproveAdjustment, x.ID)
 		require.NoError(t, err)
-		x, err = as(payroll.PostAdjustment, x.ID)
+		x, err = as(payroll.ApplyAdjustment, x.ID)
 		require.NoError(t, err)
 		require.Equal(t, payroll.AdjustmentPosted, x.Status)
 		return x
@@ -221,7 +221,7 @@ func TestAdjustmentLifecycleAndPeriodLines(t *testing.T) {
 		return payroll.ApproveAdjustment(ctx, tx, x.ID, t0)
 	})
 	requireRefusal(t, err, http.StatusForbidden, payroll.CodeSelfApproval)
-	_, err = as(payroll.PostAdjustment, x.ID)
+	_, err = as(payroll.ApplyAdjustment, x.ID)
 	requireRefusal(t, err, http.StatusConflict, "PAYROLL_ADJUSTMENT_INVALID_STATE")
 	_, err = as(payroll.ApproveAdjustment, x.ID)
 	require.NoError(t, err)
@@ -232,7 +232,7 @@ func TestAdjustmentLifecycleAndPeriodLines(t *testing.T) {
 	})
 	require.NoError(t, err)
 	require.Equal(t, payroll.AdjustmentVoided, x.Status)
-	_, err = as(payroll.PostAdjustment, x.ID)
+	_, err = as(payroll.ApplyAdjustment, x.ID)
 	requireRefusal(t, err, http.StatusConflict, "PAYROLL_ADJUSTMENT_INVALID_STATE")
 
 	// Lines of 2026-11: a posted earning; a posted deduction reversed in 2026-12 (stays in 11,
@@ -511,7 +511,7 @@ func TestPeriodReadsFeedTheCalculator(t *testing.T) {
 			AmountSantim: 30_000, Reason: "arrears"}, t0)
 	})
 	require.NoError(t, err)
-	for _, move := range []func(context.Context, db.BunTx, string, time.Time) (payroll.Adjustment, error){payroll.ApproveAdjustment, payroll.PostAdjustment} {
+	for _, move := range []func(context.Context, db.BunTx, string, time.Time) (payroll.Adjustment, error){payroll.ApproveAdjustment, payroll.ApplyAdjustment} {
 		_, err = checked(o, func(ctx context.Context, tx db.BunTx) (payroll.Adjustment, error) { return move(ctx, tx, adj.ID, t0) })
 		require.NoError(t, err)
 	}
