@@ -158,6 +158,8 @@ type Server struct {
 	// background counts work that runs after the answer (the mails of forget-password and
 	// magic-link sign-in, which must not show in the response time; api/auth_extra.go).
 	background sync.WaitGroup
+	// payrollHealthCache shares one read of the payroll jobs' schedules (api/payroll_health.go).
+	payrollHealthCache payrollHealthCache
 }
 
 //go:embed openapi.yaml
@@ -289,6 +291,7 @@ func (s *Server) routes() []Route {
 		{Method: http.MethodGet, Path: "/api", Auth: Public, Summary: "Service banner", Handler: s.banner},
 		{Method: http.MethodGet, Path: "/api/healthz", Auth: Public, Summary: "Liveness", Handler: s.healthz},
 		{Method: http.MethodGet, Path: "/api/readyz", Auth: Public, Summary: "Readiness of every dependency", Handler: s.readyz},
+		{Method: http.MethodGet, Path: "/api/health/payroll", Auth: Public, Summary: "The payroll jobs' schedules", Handler: s.payrollHealth},
 		{Method: http.MethodGet, Path: "/api/metrics", Auth: Public, Summary: "Prometheus metrics", Handler: gin.WrapH(promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{}))},
 		{Method: http.MethodGet, Path: "/api/openapi.json", Auth: Public, Summary: "This API's OpenAPI 3 document", Handler: s.openapi},
 		// The callback checks its own body, after the signature (api/webhook.go), so that every

@@ -36,6 +36,8 @@ type Deps struct {
 	// record steps (its posting is Money's).
 	LoanDelinquency *activities.LoanDelinquency
 	LoanWriteOff    *activities.LoanWriteOff
+	// PayrollAutoLock serves the auto-lock's firings.
+	PayrollAutoLock *activities.PayrollAutoLock
 }
 
 // WorkerOptions are the options of every worker of the sagas' task queue. The workflow and
@@ -95,4 +97,5 @@ func registerWorkflows(w worker.WorkflowRegistry) {
 	w.RegisterWorkflowWithOptions(LoanDisburse, workflow.RegisterOptions{Name: LoanDisburseWorkflowName})
 	w.RegisterWorkflowWithOptions(LoanDelinquency, workflow.RegisterOptions{Name: LoanDelinquencyWorkflowName})
 	w.RegisterWorkflowWithOptions(LoanWriteOff, workflow.RegisterOptions{Name: LoanWriteOffWorkflowName})
+	w.RegisterWorkflowWithOptions(PayrollAutoLock, workflow.RegisterOptions{Name: PayrollAutoLockWorkflowName})
 }

@@ -21,6 +21,7 @@ import (
 
 	"github.com/wagerail/wagerail/activities"
 	"github.com/wagerail/wagerail/gateway"
+	"github.com/wagerail/wagerail/internal/payroll"
 	"github.com/wagerail/wagerail/internal/platform/cli"
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/idempotency"
@@ -118,9 +119,11 @@ type workerDeps struct {
 	DB       *pgxpool.Pool
 	Platform *pgxpool.Pool // the cross-tenant role; nil when not configured
 	Temporal client.Client
-	Ledger   *ledger.Client
-	Gateway  *gateway.Client
-	Metrics  *prometheus.Registry
+	// TaskQueue is the sagas' task queue (the schedules' workflows run on it).
+	TaskQueue string
+	Ledger    *ledger.Client
+	Gateway   *gateway.Client
+	Metrics   *prometheus.Registry
 }
 
 // activities builds every activity struct from the shared dependencies.
@@ -147,6 +150,7 @@ func (d workerDeps) activities() workflows.Deps {
 		LoanDisburse:    &activities.LoanDisburse{DB: d.DB},
 		LoanDelinquency: &activities.LoanDelinquency{DB: bunOf(d.DB)},
 		LoanWriteOff:    &activities.LoanWriteOff{DB: bunOf(d.DB)},
+		PayrollAutoLock: &activities.PayrollAutoLock{DB: bunOf(d.DB)},
 	}
 }
 
@@ -164,6 +168,7 @@ func bunOf(pool *pgxpool.Pool) *bun.DB {
 func (d workerDeps) consumers() []outbox.Subscription {
 	return []outbox.Subscription{
 		{EventType: outbox.AllEvents, Consumer: outbox.LogConsumer(d.Log.With("component", "outbox-event-log"))},
+		{EventType: payroll.EventAutoLockChanged, Consumer: &workflows.AutoLockScheduleSync{DB: bunOf(d.DB), Temporal: d.Temporal, TaskQueue: d.TaskQueue}},
 	}
 }
 
@@ -223,7 +228,7 @@ func runWorker(ctx context.Context, log *slog.Logger, cfg workerConfig, ready fu
 		return fmt.Errorf("worker: gateway address %q: %w", cfg.GatewayAddr, err)
 	}
 	defer gc.Close()
-	deps := workerDeps{Log: log, DB: pool, Platform: platform, Temporal: tc, Ledger: lc, Gateway: gc, Metrics: reg}
+	deps := workerDeps{Log: log, DB: pool, Platform: platform, Temporal: tc, TaskQueue: cfg.TaskQueue, Ledger: lc, Gateway: gc, Metrics: reg}
 	// svc_reconcile_last_success_timestamp_seconds, read from the database at each scrape.
 	reg.MustRegister(reconcile.NewMetrics(reconcile.NewStore(pool)))
 	health.checks = []workerCheck{
@@ -260,6 +265,8 @@ func runWorker(ctx context.Context, log *slog.Logger, cfg workerConfig, ready fu
 		// Every tenant with partner-bank mirror accounts, found by each run: no list to keep.
 		schedules = append(schedules, scheduleJob{workflows.ReconcileScheduleID, func(ctx context.Context) error {
 			return ensureReconcileSchedule(ctx, tc, cfg.TaskQueue, reconcile.NewStore(pool))
+		}}, scheduleJob{workflows.PayrollAutoLockSchedulePrefix + "*", func(ctx context.Context) error {
+			return workflows.SyncAllPayrollAutoLockSchedules(ctx, tc, cfg.TaskQueue, bunOf(platform))
 		}})
 	}
 	sctx, stopSchedules := context.WithCancel(ctx)
