@@ -72,8 +72,8 @@ func (a *LoanRepay) Register(r worker.ActivityRegistry) {
 
 // Reserve reserves the repayment for this saga (idempotent). A refusal of the rules is audited
 // DENIED and returned non-retryable, typed by its code (LOAN_NOT_FOUND, LOAN_INSTALMENT_NOT_FOUND,
-// LOAN_INVALID_STATE, LOAN_REPAYMENT_IN_PROGRESS, LOAN_REPAYMENT_EXCEEDS_OUTSTANDING with the
-// outstanding santim as its detail).
+// LOAN_INVALID_STATE, LOAN_WRITE_OFF_IN_PROGRESS, LOAN_REPAYMENT_IN_PROGRESS,
+// LOAN_REPAYMENT_EXCEEDS_OUTSTANDING with the outstanding santim as its detail).
 func (a *LoanRepay) Reserve(ctx context.Context, in LoanRepayStep) (LoanRepayReserved, error) {
 	var out LoanRepayReserved
 	var refusal error

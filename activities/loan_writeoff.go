@@ -75,7 +75,8 @@ func (a *LoanWriteOff) now() time.Time {
 }
 
 // Begin claims the write-off for this run. LOAN_NOT_FOUND, LOAN_INVALID_STATE,
-// LOAN_WRITE_OFF_NOT_APPROVED and LOAN_WRITE_OFF_IN_PROGRESS are non-retryable (and audited).
+// LOAN_WRITE_OFF_NOT_APPROVED, LOAN_WRITE_OFF_IN_PROGRESS and LOAN_REPAYMENT_IN_PROGRESS are
+// non-retryable (and audited).
 func (a *LoanWriteOff) Begin(ctx context.Context, in LoanWriteOffStep) (lending.WriteOffClaim, error) {
 	var out lending.WriteOffClaim
 	var refusal error

@@ -109,8 +109,8 @@ var errIdemKeyOtherLoanRepayment = NewError(http.StatusUnprocessableEntity, "IDE
 // by runSaga under the workflow id the Idempotency-Key names: 200 with the repayment, its parts,
 // the instalment and the loan's status once posted; 202 when the ledger has not taken the journal
 // yet. Refusals (nothing written but the audit row): LOAN_NOT_FOUND, LOAN_INSTALMENT_NOT_FOUND
-// (404), LOAN_INVALID_STATE, LOAN_REPAYMENT_IN_PROGRESS (409), LOAN_REPAYMENT_EXCEEDS_OUTSTANDING
-// (422, details.outstandingSantim).
+// (404), LOAN_INVALID_STATE, LOAN_WRITE_OFF_IN_PROGRESS, LOAN_REPAYMENT_IN_PROGRESS (409),
+// LOAN_REPAYMENT_EXCEEDS_OUTSTANDING (422, details.outstandingSantim).
 func (s *Server) recordLoanRepayment(c *gin.Context) {
 	id, idx, ok := loanInstalmentPath(c)
 	if !ok {

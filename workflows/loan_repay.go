@@ -70,7 +70,7 @@ const ErrTypeLoanRepaymentReleased = "LOAN_REPAYMENT_RELEASED"
 // but the refusal's audit row.
 var loanRepayRefusals = map[string]bool{
 	lending.CodeLoanNotFound: true, lending.CodeInstalmentNotFound: true, lending.CodeLoanInvalidState: true,
-	lending.CodeRepaymentInProgress: true, lending.CodeRepaymentExceedsOutstanding: true,
+	lending.CodeRepaymentInProgress: true, lending.CodeWriteOffInProgress: true, lending.CodeRepaymentExceedsOutstanding: true,
 }
 
 type loanRepay struct {

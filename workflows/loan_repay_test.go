@@ -157,7 +157,7 @@ func TestLoanRepayJournalSplitsParts(t *testing.T) {
 // with the outstanding amount), nothing posted.
 func TestLoanRepayRefused(t *testing.T) {
 	for _, code := range []string{lending.CodeLoanNotFound, lending.CodeInstalmentNotFound, lending.CodeLoanInvalidState,
-		lending.CodeRepaymentInProgress, lending.CodeRepaymentExceedsOutstanding} {
+		lending.CodeRepaymentInProgress, lending.CodeWriteOffInProgress, lending.CodeRepaymentExceedsOutstanding} {
 		t.Run(code, func(t *testing.T) {
 			h := newSagaHarness[LoanRepayAccepted](t, loanRepayWF, LoanRepayAcceptedUpdate, LoanRepayAcceptedUpdateID)
 			var refusal error = temporal.NewNonRetryableApplicationError("refused", code, nil)

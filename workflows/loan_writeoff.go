@@ -22,7 +22,8 @@ const (
 	// WriteOffAcceptedUpdate completes once the loan is WRITTEN_OFF (WRITTEN_OFF), when the
 	// ledger did not take the journal at the first try (PENDING: the saga goes on), or with the
 	// refusal (an ApplicationError whose Type is the API code: LOAN_NOT_FOUND,
-	// LOAN_INVALID_STATE, LOAN_WRITE_OFF_NOT_APPROVED, LOAN_WRITE_OFF_IN_PROGRESS).
+	// LOAN_INVALID_STATE, LOAN_WRITE_OFF_NOT_APPROVED, LOAN_WRITE_OFF_IN_PROGRESS,
+	// LOAN_REPAYMENT_IN_PROGRESS).
 	WriteOffAcceptedUpdate = "write-off-accepted"
 	// WriteOffAcceptedUpdateID is the update's fixed id: every call of one key is the same update.
 	WriteOffAcceptedUpdateID = "accepted"
@@ -178,7 +179,8 @@ func writeOffRefusal(err error) (string, bool) {
 		return "", false
 	}
 	switch ae.Type() {
-	case lending.CodeLoanNotFound, lending.CodeLoanInvalidState, lending.CodeWriteOffNotApproved, lending.CodeWriteOffInProgress:
+	case lending.CodeLoanNotFound, lending.CodeLoanInvalidState, lending.CodeWriteOffNotApproved, lending.CodeWriteOffInProgress,
+		lending.CodeRepaymentInProgress:
 		return ae.Type(), true
 	}
 	return "", false

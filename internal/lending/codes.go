@@ -2,6 +2,7 @@ package lending
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/wagerail/wagerail/internal/payroll"
@@ -31,7 +32,9 @@ const (
 	// CodeRepaymentExceedsOutstanding: more than the instalment's outstanding (total less what is
 	// repaid); the message and details.outstandingSantim say how much may still be repaid.
 	CodeRepaymentExceedsOutstanding = "LOAN_REPAYMENT_EXCEEDS_OUTSTANDING"
-	// CodeRepaymentInProgress: another repayment of the instalment is being posted; retry.
+	// CodeRepaymentInProgress: a repayment of the loan is being posted (reserved, its journal not
+	// yet recorded): a second repayment of its instalment, a write-off claim and a restructure
+	// wait for it; retry.
 	CodeRepaymentInProgress = "LOAN_REPAYMENT_IN_PROGRESS"
 
 	// The remittance saga (remit.go).
@@ -41,6 +44,15 @@ const (
 	// CodeRemitPartnerMismatch: the payroll account and the FI's settlement account are at
 	// different partner banks; a remittance is a transfer within one partner.
 	CodeRemitPartnerMismatch = "LOAN_REMIT_PARTNER_MISMATCH"
+
+	// Servicing: the restructure (restructure.go) and the write-off (writeoff.go).
+	CodeRestructureRateTooHigh = "LOAN_RESTRUCTURE_RATE_TOO_HIGH"
+	CodeNothingOutstanding     = "LOAN_NOTHING_OUTSTANDING"
+	CodeRestructureLimit       = "LOAN_RESTRUCTURE_LIMIT_REACHED"
+	CodeWriteOffNotApproved    = "LOAN_WRITE_OFF_NOT_APPROVED"
+	// CodeWriteOffInProgress: a write-off of the loan is claimed and its journal not yet
+	// recorded: another write-off run, a restructure and a repayment wait for it.
+	CodeWriteOffInProgress = "LOAN_WRITE_OFF_IN_PROGRESS"
 )
 
 // Refusal is how a code is answered: its HTTP status and its public message (an internal error's
@@ -69,7 +81,7 @@ var refusals = map[string]Refusal{
 	CodeInstalmentNotFound: {CodeInstalmentNotFound, http.StatusNotFound, "no such loan instalment in this organization"},
 	CodeRepaymentExceedsOutstanding: {CodeRepaymentExceedsOutstanding, http.StatusUnprocessableEntity,
 		"amountSantim is more than the instalment's outstanding (details.outstandingSantim)"},
-	CodeRepaymentInProgress: {CodeRepaymentInProgress, http.StatusConflict, "another repayment of this instalment is being recorded; retry once it is done"},
+	CodeRepaymentInProgress: {CodeRepaymentInProgress, http.StatusConflict, "a repayment of this loan is being recorded; retry once it is done"},
 
 	CodeInstalmentNotRepaid: {CodeInstalmentNotRepaid, http.StatusConflict, "only a REPAID instalment is remitted to the financial institution"},
 	CodeFISettlementAccountNotSet: {CodeFISettlementAccountNotSet, http.StatusConflict,
@@ -78,6 +90,14 @@ var refusals = map[string]Refusal{
 		"the organization has no payroll account in its payroll settings (POST /api/payroll/tenant-settings)"},
 	CodeRemitPartnerMismatch: {CodeRemitPartnerMismatch, http.StatusConflict,
 		"the payroll account and the financial institution's settlement account are at different partner banks"},
+
+	CodeRestructureRateTooHigh: {CodeRestructureRateTooHigh, http.StatusUnprocessableEntity, "a restructure may not raise the loan's annual rate"},
+	CodeNothingOutstanding:     {CodeNothingOutstanding, http.StatusConflict, "the loan has no principal outstanding"},
+	CodeRestructureLimit: {CodeRestructureLimit, http.StatusConflict,
+		fmt.Sprintf("the new schedule would number an instalment past %d", MaxInstalmentIndex)},
+	CodeWriteOffNotApproved: {CodeWriteOffNotApproved, http.StatusConflict,
+		"the loan's financial institution has not approved its write-off (POST /api/fi/loans/{id}/write-off-approval)"},
+	CodeWriteOffInProgress: {CodeWriteOffInProgress, http.StatusConflict, "a write-off of this loan is under way; retry once it is done"},
 }
 
 // RefusalOf is code's answer; ok is false for a code that is not in the table.

@@ -263,15 +263,25 @@ func RepaymentByWorkflow(ctx context.Context, q db.Writer, workflowID string) (p
 }
 
 // checkRepayment applies the rules to a repayment of amount: the loan ACTIVE or DEFAULTED, no
-// other repayment of the instalment being posted, the amount within its outstanding.
+// write-off of it under way, no other repayment of the instalment being posted, the amount
+// within its outstanding.
 func checkRepayment(ctx context.Context, q db.Writer, l loanHead, in LoanInstalment, amount int64) error {
 	if _, err := repayMachine.Next("repaid", l.Status); err != nil {
 		return err
 	}
-	var pending bool
-	if err := q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM app.loan_repayments WHERE tenant_id = $1 AND loan_id = $2 AND idx = $3
-		AND status = 'PENDING')`, l.TenantID, l.ID, in.Index).Scan(&pending); err != nil {
+	// A write-off claimed and not yet recorded wrote off the principal outstanding as it was at
+	// its claim: a repayment now would be credited to a receivable the write-off also clears.
+	// The reservation holds the loan's row lock, which the claim takes too, so the two see
+	// each other (BeginWriteOff refuses while a repayment is PENDING).
+	var pending, writingOff bool
+	if err := q.QueryRow(ctx, `SELECT
+			EXISTS (SELECT 1 FROM app.loan_repayments WHERE tenant_id = $1 AND loan_id = $2 AND idx = $3 AND status = 'PENDING'),
+			EXISTS (SELECT 1 FROM app.loan_write_offs WHERE tenant_id = $1 AND loan_id = $2 AND status = 'PENDING')`,
+		l.TenantID, l.ID, in.Index).Scan(&pending, &writingOff); err != nil {
 		return fmt.Errorf("lending: repayment in progress: %w", err)
+	}
+	if writingOff {
+		return errWriteOffInProgress
 	}
 	if pending {
 		return errRepaymentInProgress
@@ -284,8 +294,8 @@ func checkRepayment(ctx context.Context, q db.Writer, l loanHead, in LoanInstalm
 
 // CheckRepayment says, without reserving anything, whether the context's business may repay
 // amount on instalment idx of loan id now: the API's answer before it starts a saga. Errors:
-// ErrLoanNotFound, ErrInstalmentNotFound, 409 LOAN_INVALID_STATE, 409 LOAN_REPAYMENT_IN_PROGRESS,
-// 422 LOAN_REPAYMENT_EXCEEDS_OUTSTANDING.
+// ErrLoanNotFound, ErrInstalmentNotFound, 409 LOAN_INVALID_STATE, 409 LOAN_WRITE_OFF_IN_PROGRESS,
+// 409 LOAN_REPAYMENT_IN_PROGRESS, 422 LOAN_REPAYMENT_EXCEEDS_OUTSTANDING.
 func CheckRepayment(ctx context.Context, q db.Writer, id string, idx int, amount int64) error {
 	l, err := loadLoanHead(ctx, q, id, false)
 	if err != nil {

@@ -49,24 +49,12 @@ import (
 // MaxInstalmentIndex bounds an instalment's index (app.loan_instalments, migration 0036).
 const MaxInstalmentIndex = 1199
 
-// Codes of the servicing refusals.
-const (
-	CodeRestructureRateTooHigh = "LOAN_RESTRUCTURE_RATE_TOO_HIGH" // 422
-	CodeNothingOutstanding     = "LOAN_NOTHING_OUTSTANDING"       // 409
-	CodeWriteOffInProgress     = "LOAN_WRITE_OFF_IN_PROGRESS"     // 409
-	CodeRestructureLimit       = "LOAN_RESTRUCTURE_LIMIT_REACHED" // 409
-	CodeWriteOffNotApproved    = "LOAN_WRITE_OFF_NOT_APPROVED"    // 409
-)
-
+// The servicing refusals, from the one table (codes.go).
 var (
-	errRateTooHigh = &payroll.Refusal{Code: CodeRestructureRateTooHigh, Status: http.StatusUnprocessableEntity,
-		Message: "a restructure may not raise the loan's annual rate"}
-	errNothingOutstanding = &payroll.Refusal{Code: CodeNothingOutstanding, Status: http.StatusConflict,
-		Message: "the loan has no principal outstanding"}
-	errWriteOffInProgress = &payroll.Refusal{Code: CodeWriteOffInProgress, Status: http.StatusConflict,
-		Message: "a write-off of this loan is under way"}
-	errRestructureLimit = &payroll.Refusal{Code: CodeRestructureLimit, Status: http.StatusConflict,
-		Message: fmt.Sprintf("the new schedule would number an instalment past %d", MaxInstalmentIndex)}
+	errRateTooHigh        = RefusalError(CodeRestructureRateTooHigh)
+	errNothingOutstanding = RefusalError(CodeNothingOutstanding)
+	errWriteOffInProgress = RefusalError(CodeWriteOffInProgress)
+	errRestructureLimit   = RefusalError(CodeRestructureLimit)
 )
 
 // RestructureRequest is a restructure's terms.

@@ -36,7 +36,11 @@ import (
 // Refusals, nothing written but the DENIED audit row: a loan that is not DEFAULTED
 // (LOAN_INVALID_STATE, 409), no approval of its FI for its schedule version
 // (LOAN_WRITE_OFF_NOT_APPROVED, 409), a write-off claimed by another run still under way
-// (LOAN_WRITE_OFF_IN_PROGRESS, 409). A restructure is refused while a write-off is under way.
+// (LOAN_WRITE_OFF_IN_PROGRESS, 409), a repayment of the loan reserved and not yet recorded
+// (LOAN_REPAYMENT_IN_PROGRESS, 409: the principal outstanding R is final only once it is). The
+// claim and a repayment's reservation take the loan's row lock, so they see each other: while a
+// write-off is claimed (PENDING) a repayment is refused LOAN_WRITE_OFF_IN_PROGRESS, so R stays
+// what the journal posts. A restructure is refused while a write-off is under way.
 
 // Write-off states.
 const (
@@ -46,8 +50,7 @@ const (
 )
 
 var (
-	errWriteOffNotApproved = &payroll.Refusal{Code: CodeWriteOffNotApproved, Status: http.StatusConflict,
-		Message: "the loan's financial institution has not approved its write-off (POST /api/fi/loans/{id}/write-off-approval)"}
+	errWriteOffNotApproved = RefusalError(CodeWriteOffNotApproved)
 	// ErrWriteOffNotApproved, ErrWriteOffInProgress: the write-off's refusals.
 	ErrWriteOffNotApproved = errWriteOffNotApproved
 	ErrWriteOffInProgress  = errWriteOffInProgress
@@ -157,7 +160,7 @@ type WriteOffClaim struct {
 
 // BeginWriteOff claims the write-off of the context's business's DEFAULTED loan for the saga
 // run workflowID (idempotent for that run). Errors: ErrLoanNotFound, 409 LOAN_INVALID_STATE,
-// ErrWriteOffNotApproved, ErrWriteOffInProgress.
+// ErrWriteOffNotApproved, ErrWriteOffInProgress, 409 LOAN_REPAYMENT_IN_PROGRESS.
 func BeginWriteOff(ctx context.Context, tx db.BunTx, loanID, workflowID, reason string, now time.Time) (WriteOffClaim, error) {
 	if err := CheckReason("reason", reason); err != nil {
 		return WriteOffClaim{}, err
@@ -178,6 +181,9 @@ func BeginWriteOff(ctx context.Context, tx db.BunTx, loanID, workflowID, reason 
 	}
 	if ok && w.Status == WriteOffPending {
 		return WriteOffClaim{}, errWriteOffInProgress
+	}
+	if err := noRepaymentPending(ctx, tx, l); err != nil {
+		return WriteOffClaim{}, err
 	}
 	version, err := currentVersion(ctx, tx, l)
 	if err != nil {
@@ -203,6 +209,21 @@ func BeginWriteOff(ctx context.Context, tx db.BunTx, loanID, workflowID, reason 
 		return WriteOffClaim{}, fmt.Errorf("lending.begin_write_off: claim: %w", err)
 	}
 	return WriteOffClaim{WriteOff: w, Loan: l}, nil
+}
+
+// noRepaymentPending refuses LOAN_REPAYMENT_IN_PROGRESS while a repayment of the loan l is
+// reserved and not yet recorded (its journal may still post). The caller holds l's row lock,
+// which ReserveRepayment takes too, so no repayment is reserved until the caller commits.
+func noRepaymentPending(ctx context.Context, tx db.BunTx, l Loan) error {
+	var pending bool
+	if err := tx.NewRaw(`SELECT EXISTS (SELECT 1 FROM app.loan_repayments WHERE tenant_id = ? AND loan_id = ? AND status = 'PENDING')`,
+		l.TenantID, l.ID).Scan(ctx, &pending); err != nil {
+		return fmt.Errorf("lending: repayments in progress: %w", err)
+	}
+	if pending {
+		return errRepaymentInProgress
+	}
+	return nil
 }
 
 // claimed reads the write-off the run workflowID claimed, with its loan locked.
@@ -276,19 +297,21 @@ func FailWriteOff(ctx context.Context, tx db.BunTx, loanID, workflowID, reason s
 // CheckWriteOff is BeginWriteOff's refusals read without a change (the API's pre-check before it
 // starts a saga), in a transaction of either kind scoped to the loan's business: owner is the
 // saga run that holds the loan's write-off (PENDING or POSTED), "" when none does. Errors:
-// ErrLoanNotFound, 409 LOAN_INVALID_STATE, ErrWriteOffInProgress, ErrWriteOffNotApproved — a
+// ErrLoanNotFound, 409 LOAN_INVALID_STATE, ErrWriteOffInProgress, 409 LOAN_REPAYMENT_IN_PROGRESS,
+// ErrWriteOffNotApproved — a
 // write-off held by workflowID itself answers no error (its saga answers).
 func CheckWriteOff(ctx context.Context, tx db.Writer, tenantID, loanID, workflowID string) (owner string, err error) {
 	var status string
 	var holder *string
-	var approved bool
+	var approved, repaying bool
 	err = tx.QueryRow(ctx, `
 		SELECT l.status,
 			(SELECT w.workflow_id FROM app.loan_write_offs w WHERE w.tenant_id = l.tenant_id AND w.loan_id = l.id AND w.status <> 'FAILED'),
+			EXISTS (SELECT 1 FROM app.loan_repayments r WHERE r.tenant_id = l.tenant_id AND r.loan_id = l.id AND r.status = 'PENDING'),
 			EXISTS (SELECT 1 FROM app.loan_write_off_approvals a WHERE a.tenant_id = l.tenant_id AND a.loan_id = l.id
 				AND a.schedule_version = (SELECT COALESCE(max(v.version), 1) FROM app.loan_schedule_versions v
 					WHERE v.tenant_id = l.tenant_id AND v.loan_id = l.id))
-		FROM app.loans l WHERE l.tenant_id = $1 AND l.id = $2`, tenantID, loanID).Scan(&status, &holder, &approved)
+		FROM app.loans l WHERE l.tenant_id = $1 AND l.id = $2`, tenantID, loanID).Scan(&status, &holder, &repaying, &approved)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", ErrLoanNotFound
 	}
@@ -307,6 +330,9 @@ func CheckWriteOff(ctx context.Context, tx db.Writer, tenantID, loanID, workflow
 	if owner != "" {
 		return owner, errWriteOffInProgress
 	}
+	if repaying {
+		return "", errRepaymentInProgress
+	}
 	if !approved {
 		return "", errWriteOffNotApproved
 	}
@@ -321,10 +347,8 @@ func ServicingRefusal(code string) (*payroll.Refusal, bool) {
 		return ErrLoanNotFound, true
 	case CodeLoanInvalidState:
 		return &payroll.Refusal{Code: code, Status: http.StatusConflict, Message: "only a DEFAULTED loan can be written off"}, true
-	case CodeWriteOffNotApproved:
-		return errWriteOffNotApproved, true
-	case CodeWriteOffInProgress:
-		return errWriteOffInProgress, true
+	case CodeWriteOffNotApproved, CodeWriteOffInProgress, CodeRepaymentInProgress:
+		return RefusalError(code), true
 	}
 	return nil, false
 }

@@ -1,0 +1,186 @@
+package lending_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wagerail/wagerail/internal/lending"
+	"github.com/wagerail/wagerail/internal/payroll"
+	"github.com/wagerail/wagerail/internal/payroll/payrolltest"
+	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/tenancy"
+)
+
+// paidOut makes the approved loan paid out in status (ACTIVE or DEFAULTED), as the disbursement
+// saga and the delinquency watch leave it (the money steps here post nothing to a ledger).
+func (w *loanWorld) paidOut(t *testing.T, status string) lending.Loan {
+	t.Helper()
+	l, err := w.originate(t, w.biz, w.biz.Employee(t, payrolltest.Employee{}), 500_000, 12)
+	require.NoError(t, err)
+	l, err = value(t, w.fi, func(ctx context.Context, tx db.BunTx) (lending.Loan, error) {
+		return lending.ApproveLoan(ctx, tx, l.ID, t0)
+	})
+	require.NoError(t, err)
+	require.NoError(t, tenancy.InTx(w.biz.Ctx, w.biz.DB.App, func(tx pgx.Tx) error {
+		_, err := tx.Exec(w.biz.Ctx, `UPDATE app.loans SET status = $2, disbursed_at = now(), disburse_workflow_id = 'wf-disburse',
+			disburse_ledger_tx_id = 'tx-disburse' WHERE id = $1`, l.ID, status)
+		return err
+	}))
+	l.Status = status
+	return l
+}
+
+// reserve reserves a repayment in a transaction of the business (the saga's first step; a
+// refusal's audit row commits, as the activity's does).
+func (w *loanWorld) reserve(l lending.Loan, idx int, amount int64, wf string) (lending.LoanRepayment, error) {
+	var p lending.LoanRepayment
+	var refusal error
+	err := tenancy.InTx(w.biz.Ctx, w.biz.DB.App, func(tx pgx.Tx) (err error) {
+		p, _, err = lending.ReserveRepayment(w.biz.Ctx, tx, lending.RepaymentAsk{LoanID: l.ID, Index: idx, WorkflowID: wf,
+			AmountSantim: amount, Source: lending.RepaySourceManual})
+		var r *payroll.Refusal
+		if errors.As(err, &r) {
+			refusal = err
+			return nil
+		}
+		return err
+	})
+	if err == nil {
+		err = refusal
+	}
+	return p, err
+}
+
+func (w *loanWorld) completeRepayment(t *testing.T, wf string) lending.RepaymentRecorded {
+	t.Helper()
+	var out lending.RepaymentRecorded
+	require.NoError(t, tenancy.InTx(w.biz.Ctx, w.biz.DB.App, func(tx pgx.Tx) (err error) {
+		out, err = lending.CompleteRepayment(w.biz.Ctx, tx, wf, "tx-"+wf)
+		return err
+	}))
+	return out
+}
+
+func (w *loanWorld) failRepayment(t *testing.T, wf string) {
+	t.Helper()
+	require.NoError(t, tenancy.InTx(w.biz.Ctx, w.biz.DB.App, func(tx pgx.Tx) error {
+		_, err := lending.FailRepayment(w.biz.Ctx, tx, wf, "LEDGER_REFUSED")
+		return err
+	}))
+}
+
+func (w *loanWorld) approveWriteOff(t *testing.T, l lending.Loan) {
+	t.Helper()
+	_, err := value(t, w.fi, func(ctx context.Context, tx db.BunTx) (lending.WriteOffApproval, error) {
+		a, _, err := lending.ApproveWriteOff(ctx, tx, l.ID, "uncollectable", t0)
+		return a, err
+	})
+	require.NoError(t, err)
+}
+
+func (w *loanWorld) beginWriteOff(t *testing.T, l lending.Loan, wf string) (lending.WriteOffClaim, error) {
+	return value(t, w.biz, func(ctx context.Context, tx db.BunTx) (lending.WriteOffClaim, error) {
+		return lending.BeginWriteOff(ctx, tx, l.ID, wf, "uncollectable", t0)
+	})
+}
+
+func (w *loanWorld) checkWriteOff(l lending.Loan, wf string) error {
+	return tenancy.InTx(w.biz.Ctx, w.biz.DB.App, func(tx pgx.Tx) error {
+		_, err := lending.CheckWriteOff(w.biz.Ctx, tx, w.biz.ID, l.ID, wf)
+		return err
+	})
+}
+
+func (w *loanWorld) checkRepayment(l lending.Loan, idx int, amount int64) error {
+	return tenancy.InTx(w.biz.Ctx, w.biz.DB.App, func(tx pgx.Tx) error {
+		return lending.CheckRepayment(w.biz.Ctx, tx, l.ID, idx, amount)
+	})
+}
+
+// TestWriteOffWaitsForARepayment: a write-off is not claimed while a repayment of the loan is
+// being posted (its principal outstanding would be stale by the time the write-off's journal
+// posts): 409 LOAN_REPAYMENT_IN_PROGRESS from the claim and from the API's pre-check, nothing
+// written; once the repayment is recorded the claim takes the principal it left.
+func TestWriteOffWaitsForARepayment(t *testing.T) {
+	t.Parallel()
+	w := newLoanWorld(t)
+	l := w.paidOut(t, lending.LoanDefaulted)
+	w.approveWriteOff(t, l)
+
+	p, err := w.reserve(l, 0, 10_000, "wf-repay-1")
+	require.NoError(t, err)
+	require.Equal(t, lending.RepaymentPending, p.Status)
+	_, err = w.beginWriteOff(t, l, "wf-wo-1")
+	requireRefusal(t, err, http.StatusConflict, lending.CodeRepaymentInProgress)
+	requireRefusal(t, w.checkWriteOff(l, "wf-wo-1"), http.StatusConflict, lending.CodeRepaymentInProgress)
+	require.Equal(t, 0, w.biz.Count(t, `SELECT count(*) FROM app.loan_write_offs`))
+
+	rec := w.completeRepayment(t, "wf-repay-1")
+	require.NoError(t, w.checkWriteOff(l, "wf-wo-1"))
+	claim, err := w.beginWriteOff(t, l, "wf-wo-1")
+	require.NoError(t, err)
+	require.Equal(t, lending.WriteOffPending, claim.WriteOff.Status)
+	require.Equal(t, l.PrincipalSantim-rec.Repayment.PrincipalSantim, claim.WriteOff.AmountSantim)
+}
+
+// TestRepaymentWaitsForAWriteOff: while a write-off is claimed and its journal not yet posted, a
+// repayment is refused 409 LOAN_WRITE_OFF_IN_PROGRESS (from the reservation, audited DENIED, and
+// from the API's pre-check), nothing reserved; a released (FAILED) write-off lets it through.
+func TestRepaymentWaitsForAWriteOff(t *testing.T) {
+	t.Parallel()
+	w := newLoanWorld(t)
+	l := w.paidOut(t, lending.LoanDefaulted)
+	w.approveWriteOff(t, l)
+
+	_, err := w.beginWriteOff(t, l, "wf-wo-1")
+	require.NoError(t, err)
+	_, err = w.reserve(l, 0, 10_000, "wf-repay-1")
+	requireRefusal(t, err, http.StatusConflict, lending.CodeWriteOffInProgress)
+	requireRefusal(t, w.checkRepayment(l, 0, 10_000), http.StatusConflict, lending.CodeWriteOffInProgress)
+	require.Equal(t, 0, w.biz.Count(t, `SELECT count(*) FROM app.loan_repayments`))
+	require.Equal(t, 1, w.biz.Count(t, `SELECT count(*) FROM app.audit_log WHERE action = 'RecordLoanRepayment' AND outcome = 'DENIED'
+		AND details->>'code' = $1`, lending.CodeWriteOffInProgress))
+
+	_, err = value(t, w.biz, func(ctx context.Context, tx db.BunTx) (lending.WriteOff, error) {
+		return lending.FailWriteOff(ctx, tx, l.ID, "wf-wo-1", "LEDGER_REFUSED", t0)
+	})
+	require.NoError(t, err)
+	p, err := w.reserve(l, 0, 10_000, "wf-repay-2")
+	require.NoError(t, err)
+	require.Equal(t, lending.RepaymentPending, p.Status)
+}
+
+// TestWriteOffAndRepaymentExcludeEachOther: a write-off claim and a repayment reservation
+// started together never both succeed (each takes the loan's row lock and then sees the other).
+func TestWriteOffAndRepaymentExcludeEachOther(t *testing.T) {
+	t.Parallel()
+	w := newLoanWorld(t)
+	for round := range 5 {
+		l := w.paidOut(t, lending.LoanDefaulted)
+		w.approveWriteOff(t, l)
+		var wg sync.WaitGroup
+		var repayErr, writeOffErr error
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			_, repayErr = w.reserve(l, 0, 10_000, "wf-repay-"+l.ID)
+		}()
+		go func() {
+			defer wg.Done()
+			_, writeOffErr = w.beginWriteOff(t, l, "wf-wo-"+l.ID)
+		}()
+		wg.Wait()
+		require.True(t, (repayErr == nil) != (writeOffErr == nil), "round %d: repay %v, write-off %v", round, repayErr, writeOffErr)
+		if repayErr != nil {
+			requireRefusal(t, repayErr, http.StatusConflict, lending.CodeWriteOffInProgress)
+		} else {
+			requireRefusal(t, writeOffErr, http.StatusConflict, lending.CodeRepaymentInProgress)
+		}
+	}
+}
