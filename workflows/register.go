@@ -38,6 +38,9 @@ type Deps struct {
 	LoanWriteOff    *activities.LoanWriteOff
 	// PayrollAutoLock serves the auto-lock's firings.
 	PayrollAutoLock *activities.PayrollAutoLock
+	// PayrollComplete serves the payroll-completion saga's steps (its repayments are the EWA and
+	// loan repayment sagas').
+	PayrollComplete *activities.PayrollComplete
 }
 
 // WorkerOptions are the options of every worker of the sagas' task queue. The workflow and
@@ -98,4 +101,6 @@ func registerWorkflows(w worker.WorkflowRegistry) {
 	w.RegisterWorkflowWithOptions(LoanDelinquency, workflow.RegisterOptions{Name: LoanDelinquencyWorkflowName})
 	w.RegisterWorkflowWithOptions(LoanWriteOff, workflow.RegisterOptions{Name: LoanWriteOffWorkflowName})
 	w.RegisterWorkflowWithOptions(PayrollAutoLock, workflow.RegisterOptions{Name: PayrollAutoLockWorkflowName})
+	w.RegisterWorkflowWithOptions(PayrollComplete, workflow.RegisterOptions{Name: PayrollCompleteWorkflowName})
+	w.RegisterWorkflowWithOptions(PayrollCompleteBatch, workflow.RegisterOptions{Name: PayrollCompleteBatchWorkflowName})
 }

@@ -151,6 +151,7 @@ func (d workerDeps) activities() workflows.Deps {
 		LoanDelinquency: &activities.LoanDelinquency{DB: bunOf(d.DB)},
 		LoanWriteOff:    &activities.LoanWriteOff{DB: bunOf(d.DB)},
 		PayrollAutoLock: &activities.PayrollAutoLock{DB: bunOf(d.DB)},
+		PayrollComplete: &activities.PayrollComplete{DB: bunOf(d.DB)},
 	}
 }
 

@@ -34,7 +34,11 @@ import (
 //	DRAFT, CALCULATED,
 //	APPROVED   ─cancel────▶ CANCELLED    payroll.edit (payroll.approve for an APPROVED run: it
 //	                                     undoes an approval); not once locked
-//	APPROVED   ─disburse──▶ DISBURSING   the disbursement saga (later): DISBURSED, COMPLETED
+//	APPROVED   ─disburse──▶ DISBURSING   the disbursement saga: DISBURSED once every entry is
+//	                                     PAID or finally FAILED
+//	DISBURSED  ─complete──▶ COMPLETED    the completion saga (workflows.PayrollComplete, started
+//	                                     by the disbursement saga): the PAID entries' deductions
+//	                                     applied (complete.go), payroll.run_completed.v1
 //
 // Cancel stops at APPROVED because that is the last state in which no money has moved: an
 // approved run has only told the consumers of payroll.deductions_taken.v1 what it will take
@@ -53,7 +57,7 @@ import (
 // Calculation reads the carry of each employee's latest approved entry of an earlier period
 // (loadCarriedForward) and the sources' amounts still owed (EWA outstanding, loan instalments,
 // mandates' remaining); those are brought up to date when a run completes (its deductions
-// applied). So a period is not calculated while an earlier period's run is APPROVED, DISBURSING
+// applied: CompleteRun and the completion saga, complete.go). So a period is not calculated while an earlier period's run is APPROVED, DISBURSING
 // or DISBURSED (PAYROLL_EARLIER_RUN_OPEN): its deductions would be counted again.
 //
 // A period after the current one (UTC) has no run yet (PAYROLL_PERIOD_IN_FUTURE); a period whose
@@ -93,6 +97,7 @@ var RunMachine = &Machine{Noun: "payroll run", Code: CodeRunInvalidState, Moves:
 	"calculated": {From: []string{RunDraft, RunCalculated}, To: RunCalculated},
 	"approved":   {From: []string{RunCalculated}, To: RunApproved},
 	"cancelled":  {From: []string{RunDraft, RunCalculated, RunApproved}, To: RunCancelled},
+	"completed":  {From: []string{RunDisbursed}, To: RunCompleted},
 	// locked leaves the status as it is (To is not used): the states a lock may be put on.
 	"locked": {From: []string{RunCalculated, RunApproved, RunDisbursing, RunDisbursed, RunCompleted}},
 }}
@@ -112,6 +117,7 @@ const (
 	EventDeductionsTaken = "payroll.deductions_taken.v1"
 	EventRunCancelled    = "payroll.run_cancelled.v1"
 	EventRunLocked       = "payroll.run_locked.v1"
+	EventRunCompleted    = "payroll.run_completed.v1"
 )
 
 // Run is a payroll run as stored.

@@ -1,0 +1,219 @@
+package workflows
+
+import (
+	"context"
+	"errors"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/wagerail/wagerail/activities"
+	"github.com/wagerail/wagerail/internal/ewa"
+	"github.com/wagerail/wagerail/internal/lending"
+	"github.com/wagerail/wagerail/internal/payroll"
+)
+
+const completeWF = "payroll-complete:t1:prun_1"
+
+var (
+	completeIn   = PayrollCompleteInput{TenantID: "t1", RunID: "prun_1"}
+	completeStep = activities.PayrollCompleteStep{Run: activities.Run{TenantID: "t1", WorkflowID: completeWF}, RunID: "prun_1"}
+	oblEWA       = payroll.Obligation{EntryID: "pent_a", EmployeeID: "emp_a", Kind: payroll.ObligationEWA, Reference: "ewa_1",
+		RequestID: "ewa_1", AmountSantim: 103_000}
+	oblLoan0 = payroll.Obligation{EntryID: "pent_a", EmployeeID: "emp_a", Kind: payroll.ObligationLoan, Reference: "loan_1#0",
+		LoanID: "loan_1", Index: 0, AmountSantim: 50_000}
+	oblLoan1 = payroll.Obligation{EntryID: "pent_b", EmployeeID: "emp_b", Kind: payroll.ObligationLoan, Reference: "loan_2#1",
+		LoanID: "loan_2", Index: 1, AmountSantim: 7_000}
+)
+
+// completeHarness is the SDK test environment with the completion's steps and the repayment
+// sagas mocked (the batch child runs for real), and the ids of the children it started.
+type completeHarness struct {
+	env      *testsuite.TestWorkflowEnvironment
+	mu       sync.Mutex
+	children map[string]string // workflow id → type
+}
+
+func newCompleteHarness() *completeHarness {
+	var s testsuite.WorkflowTestSuite
+	h := &completeHarness{env: s.NewTestWorkflowEnvironment(), children: map[string]string{}}
+	h.env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: time.Minute})
+	h.env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: completeWF})
+	Register(h.env, Deps{})
+	h.env.SetOnChildWorkflowStartedListener(func(info *workflow.Info, _ workflow.Context, _ converter.EncodedValues) {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		h.children[info.WorkflowExecution.ID] = info.WorkflowType.Name
+	})
+	return h
+}
+
+func (h *completeHarness) on(name string, in any) *testsuite.MockCallWrapper {
+	return h.env.OnActivity(name, mock.Anything, in)
+}
+
+func (h *completeHarness) page(after string, p payroll.ObligationPage) {
+	ask := completeStep
+	ask.After, ask.Limit = after, PayrollCompletePage
+	h.on(activities.PayrollCompleteObligationsActivity, ask).Return(p, nil).Once()
+}
+
+func (h *completeHarness) run(t *testing.T) PayrollCompleteResult {
+	t.Helper()
+	h.env.ExecuteWorkflow(PayrollCompleteWorkflowName, completeIn)
+	require.True(t, h.env.IsWorkflowCompleted())
+	require.NoError(t, h.env.GetWorkflowError())
+	var res PayrollCompleteResult
+	require.NoError(t, h.env.GetWorkflowResult(&res))
+	h.env.AssertExpectations(t)
+	return res
+}
+
+func (h *completeHarness) childIDs(typ string) []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []string
+	for id, ty := range h.children {
+		if ty == typ {
+			out = append(out, id)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Two pages: the first with an EWA line and a loan line (repaid in full: its remittance is
+// started), the second with a partial loan line (no remittance). Each line is its repayment saga
+// with Source PAYROLL under its (run, entry, obligation) id; the record step gets the exact
+// outcome; the run is COMPLETED.
+func TestPayrollCompleteAppliesEveryPage(t *testing.T) {
+	h := newCompleteHarness()
+	h.on(activities.PayrollCompleteCheckActivity, completeStep).Return(payroll.Run{ID: "prun_1", Status: payroll.RunDisbursed}, nil).Once()
+	h.page("", payroll.ObligationPage{Obligations: []payroll.Obligation{oblEWA, oblLoan0}, Last: "pent_a"})
+	h.page("pent_a", payroll.ObligationPage{Obligations: []payroll.Obligation{oblLoan1}, Last: "pent_b", Done: true})
+	h.env.OnWorkflow(EwaRepayWorkflowName, mock.Anything, EwaRepayInput{TenantID: "t1", RequestID: "ewa_1", AmountSantim: 103_000,
+		Source: ewa.SourcePayroll}).Return(EwaRepayResult{RequestID: "ewa_1", Status: RepayRecorded}, nil).Once()
+	h.env.OnWorkflow(LoanRepayWorkflowName, mock.Anything, LoanRepayInput{TenantID: "t1", LoanID: "loan_1", Index: 0, AmountSantim: 50_000,
+		Source: lending.RepaySourcePayroll}).Return(LoanRepayResult{LoanID: "loan_1", Status: RepayRecorded,
+		Recorded: lending.RepaymentRecorded{Instalment: lending.LoanInstalment{Status: lending.InstalmentRepaid}}}, nil).Once()
+	h.env.OnWorkflow(LoanRepayWorkflowName, mock.Anything, LoanRepayInput{TenantID: "t1", LoanID: "loan_2", Index: 1, AmountSantim: 7_000,
+		Source: lending.RepaySourcePayroll}).Return(LoanRepayResult{LoanID: "loan_2", Index: 1, Status: RepayRecorded,
+		Recorded: lending.RepaymentRecorded{Instalment: lending.LoanInstalment{Status: lending.InstalmentPartiallyRepaid}}}, nil).Once()
+	h.env.OnWorkflow(LoanRemitWorkflowName, mock.Anything, LoanRemitInput{TenantID: "t1", LoanID: "loan_1", Index: 0}).
+		Return(LoanRemitResult{LoanID: "loan_1", Status: lending.RemitRemitted}, nil).Once()
+	want := payroll.CompletionOutcome{EWA: payroll.Tally{Count: 1, Santim: 103_000}, Loans: payroll.Tally{Count: 2, Santim: 57_000},
+		Remittances: 1}
+	var recorded activities.PayrollCompleteStep
+	h.env.OnActivity(activities.PayrollCompleteRecordActivity, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, s activities.PayrollCompleteStep) (activities.PayrollCompleted, error) {
+			recorded = s
+			return activities.PayrollCompleted{Run: payroll.Run{ID: "prun_1", Status: payroll.RunCompleted}, Completed: true}, nil
+		}).Once()
+
+	res := h.run(t)
+	require.Equal(t, PayrollCompleteResult{RunID: "prun_1", Status: PayrollCompleted, Outcome: want,
+		Run: payroll.Run{ID: "prun_1", Status: payroll.RunCompleted}}, res)
+	require.Equal(t, []string{completeWF + ":page-1", completeWF + ":page-2"}, h.childIDs(PayrollCompleteBatchWorkflowName))
+	require.Equal(t, []string{"payroll-deduction:t1:prun_1:pent_a:EWA_RECOVERY:ewa_1"}, h.childIDs(EwaRepayWorkflowName))
+	require.Equal(t, []string{"payroll-deduction:t1:prun_1:pent_a:LOAN_INSTALLMENT:loan_1#0", "payroll-deduction:t1:prun_1:pent_b:LOAN_INSTALLMENT:loan_2#1"},
+		h.childIDs(LoanRepayWorkflowName))
+	require.Equal(t, []string{PayrollRemitWorkflowID("t1", "loan_1", 0)}, h.childIDs(LoanRemitWorkflowName))
+	require.False(t, recorded.At.IsZero(), "the record step gets the workflow's clock")
+	recorded.At = time.Time{}
+	want2 := completeStep
+	want2.Outcome = want
+	require.Equal(t, want2, recorded)
+}
+
+// A line its source refuses (the advance was repaid by an admin route meanwhile) is reported,
+// not applied, and the run still completes; a loan repayment refused because another repayment
+// of the instalment is in flight is tried again after a wait, then recorded.
+func TestPayrollCompleteReportsRefusalsAndRetriesInFlight(t *testing.T) {
+	h := newCompleteHarness()
+	h.on(activities.PayrollCompleteCheckActivity, completeStep).Return(payroll.Run{ID: "prun_1", Status: payroll.RunDisbursed}, nil).Once()
+	h.page("", payroll.ObligationPage{Obligations: []payroll.Obligation{oblEWA, oblLoan1}, Last: "pent_b", Done: true})
+	h.env.OnWorkflow(EwaRepayWorkflowName, mock.Anything, mock.Anything).Return(EwaRepayResult{RequestID: "ewa_1", Status: RepayRefused,
+		Code: ewa.CodeNotDisbursed}, nil).Once()
+	h.env.OnWorkflow(LoanRepayWorkflowName, mock.Anything, mock.Anything).Return(LoanRepayResult{LoanID: "loan_2", Index: 1,
+		Status: RepayRefused, Code: lending.CodeRepaymentInProgress}, nil).Twice()
+	h.env.OnWorkflow(LoanRepayWorkflowName, mock.Anything, mock.Anything).Return(LoanRepayResult{LoanID: "loan_2", Index: 1,
+		Status: RepayRecorded}, nil).Once()
+	want := payroll.CompletionOutcome{Loans: payroll.Tally{Count: 1, Santim: 7_000}, Refused: payroll.Tally{Count: 1, Santim: 103_000},
+		RefusedLines: []payroll.RefusedDeduction{{EntryID: "pent_a", Kind: payroll.ObligationEWA, Reference: "ewa_1", AmountSantim: 103_000,
+			Code: ewa.CodeNotDisbursed}}}
+	var recorded activities.PayrollCompleteStep
+	h.env.OnActivity(activities.PayrollCompleteRecordActivity, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, s activities.PayrollCompleteStep) (activities.PayrollCompleted, error) {
+			recorded = s
+			return activities.PayrollCompleted{Run: payroll.Run{ID: "prun_1", Status: payroll.RunCompleted}, Completed: true}, nil
+		}).Once()
+	start := h.env.Now()
+	res := h.run(t)
+	require.Equal(t, PayrollCompleted, res.Status)
+	require.Equal(t, want, res.Outcome)
+	require.Equal(t, want, recorded.Outcome)
+	require.GreaterOrEqual(t, recorded.At.Sub(start), 2*loanInProgressWait, "two waits before the third try")
+	require.Empty(t, h.childIDs(LoanRemitWorkflowName), "a partial repayment is not remitted")
+}
+
+// A run COMPLETED already: nothing is read or applied. A run in another state: REFUSED with the
+// code, nothing applied.
+func TestPayrollCompleteOnlyFromDisbursed(t *testing.T) {
+	h := newCompleteHarness()
+	h.on(activities.PayrollCompleteCheckActivity, completeStep).Return(payroll.Run{ID: "prun_1", Status: payroll.RunCompleted}, nil).Once()
+	res := h.run(t)
+	require.Equal(t, PayrollAlreadyCompleted, res.Status)
+	require.Empty(t, h.children)
+
+	h = newCompleteHarness()
+	h.on(activities.PayrollCompleteCheckActivity, completeStep).Return(payroll.Run{},
+		temporal.NewNonRetryableApplicationError("a payroll run that is APPROVED cannot be completed", payroll.CodeRunInvalidState, nil)).Once()
+	res = h.run(t)
+	require.Equal(t, PayrollCompleteResult{RunID: "prun_1", Status: PayrollCompleteRefused, Code: payroll.CodeRunInvalidState}, res)
+	require.Empty(t, h.children)
+}
+
+// A repayment saga that fails (not a refusal: an error) fails the completion, the run left
+// DISBURSED for a new start; nothing is recorded.
+func TestPayrollCompleteFailsWithASaga(t *testing.T) {
+	h := newCompleteHarness()
+	h.on(activities.PayrollCompleteCheckActivity, completeStep).Return(payroll.Run{ID: "prun_1", Status: payroll.RunDisbursed}, nil).Once()
+	h.page("", payroll.ObligationPage{Obligations: []payroll.Obligation{oblEWA}, Last: "pent_a", Done: true})
+	h.env.OnWorkflow(EwaRepayWorkflowName, mock.Anything, mock.Anything).Return(EwaRepayResult{},
+		temporal.NewApplicationError("ledger down", "UNAVAILABLE")).Once()
+	h.env.ExecuteWorkflow(PayrollCompleteWorkflowName, completeIn)
+	require.True(t, h.env.IsWorkflowCompleted())
+	require.Error(t, h.env.GetWorkflowError())
+	h.env.AssertExpectations(t)
+}
+
+// After payrollCompletePagesPerRun pages the completion continues as new with its cursor, its
+// page count and what it applied so far.
+func TestPayrollCompleteContinuesAsNew(t *testing.T) {
+	h := newCompleteHarness()
+	h.on(activities.PayrollCompleteCheckActivity, completeStep).Return(payroll.Run{ID: "prun_1", Status: payroll.RunDisbursed}, nil).Once()
+	after := ""
+	for i := range payrollCompletePagesPerRun {
+		last := "pent_" + string(rune('a'+i))
+		h.page(after, payroll.ObligationPage{Obligations: []payroll.Obligation{}, Last: last})
+		after = last
+	}
+	h.env.ExecuteWorkflow(PayrollCompleteWorkflowName, completeIn)
+	require.True(t, h.env.IsWorkflowCompleted())
+	var can *workflow.ContinueAsNewError
+	require.True(t, errors.As(h.env.GetWorkflowError(), &can), "%v", h.env.GetWorkflowError())
+	var next PayrollCompleteInput
+	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
+	require.Equal(t, PayrollCompleteInput{TenantID: "t1", RunID: "prun_1", After: after, Pages: payrollCompletePagesPerRun}, next)
+	h.env.AssertExpectations(t)
+}
