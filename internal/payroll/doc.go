@@ -14,6 +14,12 @@
 // owns is not found, an illegal state move is a conflict (Machine). Values are checked with
 // internal/platform/field; those errors are the caller's 400.
 //
+// Runs (run.go, entries.go) move DRAFT → … → DISBURSED → COMPLETED. Completion (complete.go,
+// driven by workflows.PayrollComplete) applies the PAID entries' deductions to their sources: EWA
+// and loan lines through the EWA and loan repayment sagas (Source PAYROLL, one per run, entry and
+// obligation), mandates' taken amounts here. A FAILED entry's deductions are not applied and stay
+// owed at their source (complete.go says how the next run finds them).
+//
 // Amounts are int64 santim (NUMERIC(20,0) in the database, JSON names ending in Santim), shares
 // are basis points; both have documented bounds that the database checks again.
 package payroll

@@ -1,0 +1,301 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sync"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/wagerail/wagerail/activities"
+	"github.com/wagerail/wagerail/internal/ewa"
+	"github.com/wagerail/wagerail/internal/lending"
+	"github.com/wagerail/wagerail/internal/payroll"
+	"github.com/wagerail/wagerail/internal/platform/crosstenant"
+	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/tenancy"
+	"github.com/wagerail/wagerail/internal/platform/testkit"
+	"github.com/wagerail/wagerail/ledger/chart"
+	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
+	"github.com/wagerail/wagerail/workflows"
+)
+
+// completeLine is a deduction line as an entry stores it.
+type completeLine struct {
+	Kind         string `json:"kind"`
+	Reference    string `json:"reference"`
+	AmountSantim int64  `json:"amountSantim"`
+	PreTax       bool   `json:"preTax"`
+}
+
+// completeEntry is what the fixture needs of an entry: its employee, status, gross and lines
+// (PAYE and pension first); the other figures follow from them.
+type completeEntry struct {
+	id, employee, status string
+	gross                int64
+	lines                []completeLine
+}
+
+func (e completeEntry) figures() (statutory, protected, deductions, net int64) {
+	for i, l := range e.lines {
+		if i < 2 {
+			statutory += l.AmountSantim
+		} else {
+			protected += l.AmountSantim
+		}
+	}
+	deductions = statutory + protected
+	return statutory, protected, deductions, e.gross - deductions
+}
+
+// fixtureDisbursedRun is a TEST FIXTURE for what the disbursement saga (being built alongside)
+// leaves: a run of period 2026-11, DISBURSED, with these entries PAID or FAILED. Written as the
+// platform role, every figure consistent with the tables' checks.
+func fixtureDisbursedRun(t *testing.T, s *loanStack, entries []completeEntry) string {
+	t.Helper()
+	runID := "prun_" + testkit.Unique("t")
+	var gross, deductions, net int64
+	for _, e := range entries {
+		_, _, d, n := e.figures()
+		gross, deductions, net = gross+e.gross, deductions+d, net+n
+	}
+	ctx := tenancy.WithActor(context.Background(), "system:test-fixture")
+	require.NoError(t, crosstenant.Tx(ctx, s.d.Platform(t), "test fixture: a disbursed payroll run", func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO app.payroll_runs (id, tenant_id, period, status, employee_count, gross_santim,
+				deductions_santim, net_santim, created_by, calculated_by, calculated_at, approved_by, approved_at)
+			VALUES ($1, $2, '2026-11', 'DISBURSED', $3, $4, $5, $6, 'user_maker', 'user_maker', now(), 'user_checker', now())`,
+			runID, s.tenant, len(entries), gross, deductions, net); err != nil {
+			return err
+		}
+		for _, e := range entries {
+			st, pr, d, n := e.figures()
+			lines, err := json.Marshal(e.lines)
+			if err != nil {
+				return err
+			}
+			var reason *string
+			if e.status == payroll.EntryFailed {
+				r := "ACCOUNT_CLOSED"
+				reason = &r
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO app.payroll_entries (id, tenant_id, run_id, employee_id, period, status,
+					tax_table_version, days_in_period, days_employed, basic_santim, gross_santim, taxable_santim, exempt_santim,
+					tax_base_santim, paye_santim, pension_employee_santim, statutory_santim, court_orders_santim, protected_santim,
+					deductions_santim, net_santim, employer_contributions_santim, share_cap_santim, recoverable_santim,
+					carried_forward_santim, below_minimum_net, earnings, deductions, employer_contributions, carried_forward,
+					inputs_fingerprint, failure_reason)
+				VALUES ($1, $2, $3, $4, '2026-11', $5, 'ETH-2024', 30, 30, $6, $6, $6, 0, $6, $7, $8, $9, 0, $10, $11, $12, 0, 0, 0, 0,
+					false, '[]', $13, '[]', '[]', repeat('a', 64), $14)`,
+				e.id, s.tenant, runID, e.employee, e.status, e.gross, e.lines[0].AmountSantim, e.lines[1].AmountSantim, st, pr, d, n,
+				string(lines), reason); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+	return runID
+}
+
+// fixtureMandate is an ACTIVE deduction mandate (made and activated by two users, as the routes
+// do) of employee with a total.
+func fixtureMandate(t *testing.T, s *loanStack, employee, kind string, amount, total int64) string {
+	t.Helper()
+	id := "mdt_" + testkit.Unique("m")
+	ctx := tenancy.WithActor(context.Background(), "system:test-fixture")
+	require.NoError(t, crosstenant.Tx(ctx, s.d.Platform(t), "test fixture: a deduction mandate", func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `INSERT INTO app.payroll_deduction_mandates (id, tenant_id, employee_id, kind, amount_santim, total_santim,
+				start_period, priority, status, created_by, created_at, activated_by, activated_at, updated_at)
+			VALUES ($1, $2, $3, $4, $5, $6, '2026-01', 0, 'ACTIVE', 'user_maker', now(), 'user_checker', now(), now())`,
+			id, s.tenant, employee, kind, amount, total)
+		return err
+	}))
+	return id
+}
+
+// TestPayrollCompletionAppliesDeductions: a DISBURSED run whose PAID entry takes an EWA advance
+// in full, a loan instalment in full, half of the next one and a union-dues mandate's last
+// 5,000, and whose FAILED entry takes another mandate. The completion (real Postgres, the
+// embedded Temporal server, the ledger and the gateway over gRPC, the bank sandbox): the advance
+// REPAID, instalment 0 REPAID and remitted to the FI, instalment 1 PARTIALLY_REPAID and not
+// remitted, every journal exact in santim, the first mandate COMPLETED, the FAILED entry's
+// mandate untouched, the run COMPLETED with one payroll.run_completed.v1 whose figures are
+// exact. Run again — its start, a second workflow, a repayment saga under its own id — nothing
+// changes.
+func TestPayrollCompletionAppliesDeductions(t *testing.T) {
+	t.Parallel()
+	s := newLoanStack(t, ewaStackOpts{noWorker: true})
+	deps := s.loanActivities()
+	deps.PayrollComplete = &activities.PayrollComplete{DB: db.NewBun(s.d.App)}
+	w := worker.New(s.tc, s.queue, workflows.WorkerOptions())
+	workflows.Register(w, deps)
+	require.NoError(t, w.Start())
+	var once sync.Once
+	t.Cleanup(func() { once.Do(w.Stop) })
+
+	// The employee's advance, DISBURSED, and loan, ACTIVE; a second employee with nothing but a
+	// mandate.
+	adv := s.request(t, 10_000)
+	rec := s.disburse(adv.ID, testkit.Unique("disburse"))
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	adv = s.waitStatus(t, adv.ID, "DISBURSED")
+	l := s.activeLoan(t, s.fi, s.product, 300_000, 3)
+	in0, in1 := l.Instalments[0], l.Instalments[1]
+	half := in1.TotalSantim / 2
+	require.Greater(t, half, in1.InterestSantim+in1.FeeSantim, "the half pays interest, fee and some principal")
+	rec = s.owner.call(http.MethodPost, "/api/employees", map[string]any{
+		"firstName": "Hana", "lastName": "Girma", "email": "hana@kyc.test", "phone": "+251911234568",
+		"nationalId": "ET12345679", "department": "Ops", "position": "Clerk", "employmentType": "Full time",
+		"paymentFrequency": "Monthly", "hireDate": "2024-01-01", "grossMonthlySalarySantim": 800000,
+		"payoutAccount": map[string]any{"partner": "sandbox", "accountNumber": "1000123456790", "holderName": "Hana Girma"},
+	})
+	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
+	other := decode[struct {
+		ID string `json:"id"`
+	}](t, rec).ID
+	dues := fixtureMandate(t, s, s.employee, payroll.KindUnionDues, 5_000, 5_000)
+	owed := fixtureMandate(t, s, other, payroll.KindOther, 3_000, 10_000)
+
+	paid := completeEntry{id: "pent_" + testkit.Unique("t"), employee: s.employee, status: payroll.EntryPaid, gross: 1_500_000, lines: []completeLine{
+		{Kind: "PAYE", Reference: "ETH-2024", AmountSantim: 302_500}, {Kind: "PENSION_EMPLOYEE", Reference: "PENSION", AmountSantim: 105_000},
+		{Kind: "EWA_RECOVERY", Reference: adv.ID, AmountSantim: adv.TotalSantim},
+		{Kind: "LOAN_INSTALLMENT", Reference: fmt.Sprintf("%s#0", l.ID), AmountSantim: in0.TotalSantim},
+		{Kind: "LOAN_INSTALLMENT", Reference: fmt.Sprintf("%s#1", l.ID), AmountSantim: half},
+		{Kind: "UNION_DUES", Reference: dues, AmountSantim: 5_000},
+	}}
+	failed := completeEntry{id: "pent_" + testkit.Unique("t"), employee: other, status: payroll.EntryFailed, gross: 800_000, lines: []completeLine{
+		{Kind: "PAYE", Reference: "ETH-2024", AmountSantim: 115_000}, {Kind: "PENSION_EMPLOYEE", Reference: "PENSION", AmountSantim: 56_000},
+		{Kind: "OTHER", Reference: owed, AmountSantim: 3_000},
+	}}
+	runID := fixtureDisbursedRun(t, s, []completeEntry{paid, failed})
+	settledBefore := s.sandboxBalance(t, s.settlement)
+
+	// The completion, as the disbursement saga (or an operator) starts it.
+	ctx := context.Background()
+	started, err := workflows.StartPayrollComplete(ctx, s.tc, s.queue, s.tenant, runID)
+	require.NoError(t, err)
+	require.Equal(t, workflows.PayrollCompleteWorkflowID(s.tenant, runID), started.GetID())
+	var res workflows.PayrollCompleteResult
+	require.NoError(t, started.Get(ctx, &res))
+	loansSantim := in0.TotalSantim + half
+	wantOutcome := payroll.CompletionOutcome{EWA: payroll.Tally{Count: 1, Santim: adv.TotalSantim},
+		Loans: payroll.Tally{Count: 2, Santim: loansSantim}, Remittances: 1}
+	require.Equal(t, workflows.PayrollCompleted, res.Status)
+	require.Equal(t, wantOutcome, res.Outcome)
+	require.Equal(t, payroll.RunCompleted, res.Run.Status)
+
+	// The advance: REPAID from payroll, its journal exact.
+	got := s.waitStatus(t, adv.ID, "REPAID")
+	require.Equal(t, adv.TotalSantim, *got.RepaidAmountSantim)
+	require.Equal(t, ewa.SourcePayroll, *got.RepaymentSource)
+	require.ElementsMatch(t, []string{
+		fmt.Sprintf("D %s %d", chart.PayrollClearing, adv.TotalSantim),
+		fmt.Sprintf("C %s %d", chart.EmployeeReceivable(s.employee), adv.TotalSantim),
+	}, entryLines(s.ledgerTx(t, ewa.RepaymentLedgerKey(adv.ID, 1))))
+
+	// The loan: instalment 0 REPAID (interest and fee to the FI, principal off the receivable),
+	// instalment 1 half repaid, interest and fee first.
+	after := s.loan(t, l.ID)
+	require.Equal(t, "REPAID", after.Instalments[0].Status)
+	require.Equal(t, in0.TotalSantim, after.Instalments[0].RepaidSantim)
+	require.Equal(t, "PARTIALLY_REPAID", after.Instalments[1].Status)
+	require.Equal(t, half, after.Instalments[1].RepaidSantim)
+	require.ElementsMatch(t, []string{
+		fmt.Sprintf("D %s %d", chart.LoanClearing(l.ID), in0.TotalSantim),
+		fmt.Sprintf("C %s %d", chart.BorrowerReceivable(l.ID), in0.PrincipalSantim),
+		fmt.Sprintf("C %s %d", chart.FIPayable(s.fiID, l.ID), in0.InterestSantim+in0.FeeSantim),
+	}, entryLines(s.ledgerTx(t, lending.RepaymentLedgerKey(l.ID, 0, 1))))
+	require.ElementsMatch(t, []string{
+		fmt.Sprintf("D %s %d", chart.LoanClearing(l.ID), half),
+		fmt.Sprintf("C %s %d", chart.BorrowerReceivable(l.ID), half-in1.InterestSantim-in1.FeeSantim),
+		fmt.Sprintf("C %s %d", chart.FIPayable(s.fiID, l.ID), in1.InterestSantim+in1.FeeSantim),
+	}, entryLines(s.ledgerTx(t, lending.RepaymentLedgerKey(l.ID, 1, 1))))
+	require.Equal(t, 2, s.count(t, `SELECT count(*) FROM app.loan_repayments WHERE loan_id = $1 AND source = 'PAYROLL' AND status = 'POSTED'`, l.ID))
+
+	// Instalment 0 remitted to the FI (the remit journal exact and committed), instalment 1 not.
+	s.waitRemitted(t, l.ID, 0)
+	require.Equal(t, settledBefore+in0.TotalSantim, s.sandboxBalance(t, s.settlement), "the FI's settlement account received instalment 0")
+	rtx := s.ledgerTx(t, lending.RemitLedgerKey(workflows.PayrollRemitWorkflowID(s.tenant, l.ID, 0)))
+	require.Equal(t, ledgerv1.TransactionStatus_TRANSACTION_STATUS_POSTED, rtx.GetStatus())
+	require.ElementsMatch(t, []string{
+		fmt.Sprintf("D %s %d", chart.FIPayable(s.fiID, l.ID), in0.TotalSantim),
+		fmt.Sprintf("C %s %d", chart.LoanClearing(l.ID), in0.TotalSantim),
+	}, entryLines(rtx))
+	require.Zero(t, s.count(t, `SELECT count(*) FROM app.loan_remittances WHERE loan_id = $1 AND idx = 1`, l.ID))
+
+	// The mandates: the PAID entry's taken in full (COMPLETED), the FAILED entry's untouched.
+	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.payroll_deduction_mandates WHERE id = $1 AND taken_santim = 5000
+		AND status = 'COMPLETED' AND completed_at IS NOT NULL`, dues))
+	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.payroll_deduction_mandates WHERE id = $1 AND taken_santim = 0
+		AND status = 'ACTIVE'`, owed))
+
+	// The run COMPLETED; its event and the others exact.
+	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.payroll_runs WHERE id = $1 AND status = 'COMPLETED'`, runID))
+	_, _, _, paidNet := paid.figures()
+	_, _, _, failedNet := failed.figures()
+	var payload string
+	require.NoError(t, db.InTenantTx(ctx, s.d.App, s.tenant, func(tx pgx.Tx) error {
+		return tx.QueryRow(ctx, `SELECT payload::text FROM app.outbox WHERE type = 'payroll.run_completed.v1'`).Scan(&payload)
+	}))
+	require.JSONEq(t, fmt.Sprintf(`{"id":%q,"period":"2026-11","status":"COMPLETED","locked":false,"employeeCount":2,
+		"grossSantim":2300000,"deductionsSantim":%d,"netSantim":%d,"employerContributionsSantim":0,
+		"paidEntries":1,"failedEntries":1,"paidNetSantim":%d,"failedNetSantim":%d,
+		"ewaRecovered":{"count":1,"santim":%d},"loanInstalmentsRecovered":{"count":2,"santim":%d},
+		"mandatesApplied":{"count":1,"santim":5000},"mandatesCompleted":1,"notApplied":{"count":1,"santim":3000},
+		"refused":{"count":0,"santim":0},"refusedLines":[],"remittancesStarted":1}`,
+		runID, 2_300_000-paidNet-failedNet, paidNet+failedNet, paidNet, failedNet, adv.TotalSantim, loansSantim), payload)
+	events := func() map[string]int {
+		out := map[string]int{}
+		for _, typ := range []string{"payroll.run_completed.v1", "payroll.deduction_mandate_completed.v1", "ewa.repayment_recorded.v1",
+			"ewa.repaid.v1", "loan.installment_repaid.v1", "loan.installment_remitted_to_fi.v1"} {
+			out[typ] = s.count(t, `SELECT count(*) FROM app.outbox WHERE type = $1`, typ)
+		}
+		return out
+	}
+	require.Equal(t, map[string]int{"payroll.run_completed.v1": 1, "payroll.deduction_mandate_completed.v1": 1, "ewa.repayment_recorded.v1": 1,
+		"ewa.repaid.v1": 1, "loan.installment_repaid.v1": 2, "loan.installment_remitted_to_fi.v1": 1}, events())
+	require.Equal(t, 1, s.auditRows(t, payroll.ActionCompleteRun))
+
+	// Again: nothing changes.
+	state := func() []int {
+		return []int{
+			s.count(t, `SELECT count(*) FROM ledger.transactions WHERE tenant_id = $1`, s.tenant),
+			s.count(t, `SELECT count(*) FROM gateway.transfers WHERE tenant_id = $1`, s.tenant),
+			s.count(t, `SELECT count(*) FROM app.outbox`),
+			s.count(t, `SELECT count(*) FROM app.audit_log WHERE outcome = 'SUCCESS'`),
+			s.count(t, `SELECT count(*) FROM app.ewa_repayments`),
+			s.count(t, `SELECT count(*) FROM app.loan_repayments`),
+			s.count(t, `SELECT coalesce(sum(taken_santim), 0)::int FROM app.payroll_deduction_mandates`),
+		}
+	}
+	before := state()
+	again, err := workflows.StartPayrollComplete(ctx, s.tc, s.queue, s.tenant, runID)
+	require.NoError(t, err)
+	require.Equal(t, started.GetRunID(), again.GetRunID(), "the completed completion answers")
+	second, err := s.tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: testkit.Unique("payroll-complete-again"), TaskQueue: s.queue},
+		workflows.PayrollCompleteWorkflowName, workflows.PayrollCompleteInput{TenantID: s.tenant, RunID: runID})
+	require.NoError(t, err)
+	var res2 workflows.PayrollCompleteResult
+	require.NoError(t, second.Get(ctx, &res2))
+	require.Equal(t, workflows.PayrollAlreadyCompleted, res2.Status)
+	// One obligation's repayment saga run again under its (run, entry, obligation) id: it finds its
+	// repayment and answers it.
+	obl := payroll.Obligation{EntryID: paid.id, Kind: payroll.ObligationLoan, Reference: fmt.Sprintf("%s#1", l.ID)}
+	rerun, err := s.tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflows.PayrollDeductionWorkflowID(s.tenant, runID, obl),
+		TaskQueue: s.queue, WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE},
+		workflows.LoanRepayWorkflowName, workflows.LoanRepayInput{TenantID: s.tenant, LoanID: l.ID, Index: 1, AmountSantim: half,
+			Source: lending.RepaySourcePayroll})
+	require.NoError(t, err)
+	var lr workflows.LoanRepayResult
+	require.NoError(t, rerun.Get(ctx, &lr))
+	require.Equal(t, workflows.RepayRecorded, lr.Status)
+	require.Equal(t, half, lr.Recorded.Instalment.RepaidSantim)
+	require.Equal(t, before, state(), "ledger, transfers, events, audit rows, repayments and mandates unchanged")
+	require.Equal(t, "PARTIALLY_REPAID", s.loan(t, l.ID).Instalments[1].Status)
+}
