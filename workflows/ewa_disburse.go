@@ -1,50 +1,14 @@
 package workflows
 
 import (
-	"errors"
-
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/wagerail/wagerail/activities"
-	"github.com/wagerail/wagerail/internal/bankwebhook"
 	"github.com/wagerail/wagerail/internal/ewa"
 	"github.com/wagerail/wagerail/internal/platform/money"
 	"github.com/wagerail/wagerail/internal/platform/partnerref"
 	"github.com/wagerail/wagerail/ledger/chart"
 )
-
-// Stages of the disburse saga (DisburseProgress.Stage).
-const (
-	StageLoading    = "LOADING"
-	StageGates      = "GATES"
-	StageClaimed    = "CLAIMED"
-	StageLedger     = "LEDGER_PENDING"
-	StageInitiating = "INITIATING"
-	StageDisbursing = "DISBURSING" // the partner holds the transfer (or its outcome is being resolved)
-	StageSettling   = "SETTLING"   // the outcome is known; the ledger and the request are catching up
-	StageDisbursed  = "DISBURSED"
-	StageFailed     = "FAILED"
-	StageRefused    = "REFUSED"
-)
-
-// Result statuses (EwaDisburseResult.Status) besides the request's own.
-const (
-	ResultDisbursed = string(ewa.Disbursed)
-	ResultFailed    = string(ewa.Failed)
-	ResultRefused   = "REFUSED"
-)
-
-// DisburseProgress is DisburseStatusQuery's answer.
-type DisburseProgress struct {
-	RequestID  string
-	Stage      string
-	Code       string // a refusal's or failure's code
-	LedgerTxID string
-	TransferID string
-	// TransferStatus is the partner's last word (PENDING, SETTLED, FAILED), "" before it.
-	TransferStatus string
-}
 
 // ewaSaga is the audit actor and log name of the saga's steps.
 const ewaSaga = activities.EwaSaga
@@ -70,18 +34,10 @@ var ewaGates = gateTable{
 // ewaRecordRefusals are the record steps' refusals that end the saga as refused (nothing moved).
 var ewaRecordRefusals = map[string]bool{ewa.CodeRequestNotFound: true, ewa.CodeInvalidState: true, ewa.CodeFundingAccountNotSet: true}
 
-// disburse is one run's state: what the query answers and what the update waits on.
+// disburse is one run's state: the input and the payout saga's (payout_saga.go).
 type disburse struct {
-	in       EwaDisburseInput
-	wfID     string
-	run      activities.Run
-	progress DisburseProgress
-	plan     ewa.Plan
-	answer   answer[DisburseAccepted]
-	pay      *payout
-	// leg is the one transfer; its reference is the leg reference, or the workflow id in runs
-	// begun before legReferenceChange.
-	leg *payoutLeg
+	payoutSaga[ewa.Plan, DisburseAccepted]
+	in EwaDisburseInput
 }
 
 // EwaDisburse pays out one EWA request: the gates (KYC, sanctions, payout account), the claim,
@@ -90,59 +46,47 @@ type disburse struct {
 // when none arrives): SETTLED commits the ledger and marks the request DISBURSED; FAILED (or a
 // rejection) voids it and marks it FAILED. A gate or state refusal moves nothing and leaves the
 // request REQUESTED. The update DisburseAcceptedUpdate answers the caller once the transfer is
-// initiated (or refused). The transfer, the wait and the answer are the payout block's
-// (payout.go).
+// initiated (or refused). The handlers, the wait and the conclusion are the payout saga's
+// (payout_saga.go); the transfer is the payout block's (payout.go).
 func EwaDisburse(ctx workflow.Context, in EwaDisburseInput) (EwaDisburseResult, error) {
-	wfID := workflow.GetInfo(ctx).WorkflowExecution.ID
-	d := &disburse{in: in, wfID: wfID, run: activities.Run{TenantID: in.TenantID, WorkflowID: wfID, CorrelationID: in.CorrelationID},
-		progress: DisburseProgress{RequestID: in.RequestID, Stage: StageLoading}}
-	if err := workflow.SetQueryHandler(ctx, DisburseStatusQuery, func() (DisburseProgress, error) { return d.progress, nil }); err != nil {
-		return EwaDisburseResult{}, err
-	}
-	if err := d.answer.handle(ctx, DisburseAcceptedUpdate); err != nil {
-		return EwaDisburseResult{}, err
-	}
-	settlements := workflow.GetSignalChannel(ctx, bankwebhook.SettlementSignalName)
-
-	res, err := d.runSaga(ctx, settlements)
-	if !d.answer.done {
-		// Every path answers before it returns; this is the net under a workflow error.
-		ae := temporal.NewApplicationError("disburse saga ended without an answer", activities.ErrorType(err))
-		if err == nil {
-			ae = temporal.NewApplicationError("disburse saga ended: "+res.Status, res.Code)
-		}
-		d.answer.refuse(ae)
-	}
-	finishHandlers(ctx)
-	return res, err
-}
-
-func (d *disburse) runSaga(ctx workflow.Context, settlements workflow.ReceiveChannel) (EwaDisburseResult, error) {
-	if r := d.in.Resume; r != nil {
-		d.resume(ctx, r)
-	} else if res, done, err := d.begin(ctx); done {
-		return res, err
-	}
-	if d.leg.Final == "" {
-		d.progress.Stage = StageDisbursing
-		d.accept(StageDisbursing)
-		if err := d.pay.await(ctx, settlements, d.pay.legs); err != nil {
-			if errors.Is(err, errContinueAsNew) {
-				next := d.in
-				next.Resume = resumeOf(d.pay, d.plan)
-				err = workflow.NewContinueAsNewError(ctx, EwaDisburseWorkflowName, next)
+	d := &disburse{in: in}
+	d.payoutSaga = newPayoutSaga(ctx, in.TenantID, in.CorrelationID, payoutSteps[ewa.Plan, DisburseAccepted]{
+		workflowName: EwaDisburseWorkflowName, name: "disburse saga", recordRefusals: ewaRecordRefusals,
+		accepted: func(status string) DisburseAccepted {
+			return DisburseAccepted{RequestID: in.RequestID, Status: status, WorkflowID: d.wfID}
+		},
+		transfer: func(ref string) activities.TransferInput {
+			if ref == "" {
+				ref = d.wfID // a run continued before legReferenceChange
 			}
-			return d.result(), err
-		}
-	}
-	return d.conclude(ctx)
-}
-
-// newPayout is the block with the saga's answer and query wired in.
-func (d *disburse) newPayout(p *payout) *payout {
-	p.pending = func() { d.accept(StageDisbursing) }
-	p.changed = func(l *payoutLeg) { d.progress.TransferID, d.progress.TransferStatus = l.TransferID, l.Status }
-	return p
+			return d.transferInput(ref)
+		},
+		next: func(r *DisburseResume) any {
+			next := in
+			next.Resume = r
+			return next
+		},
+		markPaid: func(ctx workflow.Context, transferID string) error {
+			_, err := callLocal(ctx, localRecordOptions(), activities.EwaMarkDisbursed,
+				activities.EwaStep{Run: d.run, RequestID: in.RequestID, TransferID: transferID})
+			return err
+		},
+		markFailed: func(ctx workflow.Context, code string) error {
+			_, err := callLocal(ctx, localRecordOptions(), activities.EwaMarkFailed, activities.EwaStep{Run: d.run, RequestID: in.RequestID, Reason: code})
+			return err
+		},
+		paidStage: StageDisbursed, failedStage: StageFailed,
+		paid: func(ctx workflow.Context) {
+			workflow.GetLogger(ctx).Info("ewa disbursed", "tenant_id", in.TenantID, "ewa_request_id", in.RequestID, "tx_id", d.progress.LedgerTxID,
+				"transfer_id", d.leg.TransferID, "partner_reference", d.leg.Transfer.Reference)
+		},
+	})
+	o, err := runPayoutSaga(ctx, &d.payoutSaga, DisburseStatusQuery, func(p payoutProgress) DisburseProgress {
+		return DisburseProgress{RequestID: in.RequestID, Stage: p.Stage, Code: p.Code, LedgerTxID: p.LedgerTxID, TransferID: p.TransferID,
+			TransferStatus: p.TransferStatus}
+	}, DisburseAcceptedUpdate, in.Resume, d.begin)
+	return EwaDisburseResult{RequestID: in.RequestID, Status: o.Status, Code: o.Code, Reason: o.Reason, LedgerTxID: o.LedgerTxID,
+		TransferID: o.TransferID}, err
 }
 
 // transferInput is the transfer of the plan under ref: the principal from the funding account
@@ -152,25 +96,10 @@ func (d *disburse) transferInput(ref string) activities.TransferInput {
 		FromAccount: d.plan.Funding.AccountNumber, ToAccount: d.plan.Destination.AccountNumber, AmountSantim: d.plan.PrincipalSantim, Domain: "EWA"}
 }
 
-// resume restores a continued run: the update is answered DISBURSING (as the first run
-// answered it), and the wait goes on where the last run left it.
-func (d *disburse) resume(ctx workflow.Context, r *DisburseResume) {
-	d.plan = r.Plan
-	d.pay = d.newPayout(resumePayout(r, func(ref string) activities.TransferInput {
-		if ref == "" {
-			ref = d.wfID // a run continued before legReferenceChange
-		}
-		return d.transferInput(ref)
-	}))
-	d.leg = d.pay.legs[0]
-	d.progress.LedgerTxID, d.progress.TransferID, d.progress.TransferStatus = d.leg.LedgerTxID, d.leg.TransferID, d.leg.Status
-	d.accept(StageDisbursing)
-}
-
 // begin runs the saga up to the transfer: the plan, the gates, the claim, the pending ledger
 // transaction and the transfer's initiation. done reports that the run ends here (a refusal, a
-// failure recorded, or an error), with its result.
-func (d *disburse) begin(ctx workflow.Context) (res EwaDisburseResult, done bool, err error) {
+// failure recorded, or an error), with its outcome.
+func (d *disburse) begin(ctx workflow.Context) (o payoutOutcome, done bool, err error) {
 	if workflow.GetVersion(ctx, ewaFewerStepsChange, workflow.DefaultVersion, 1) >= 1 {
 		return d.beginFewer(ctx)
 	}
@@ -195,26 +124,22 @@ func (d *disburse) begin(ctx workflow.Context) (res EwaDisburseResult, done bool
 
 	// 4. The pending ledger transaction, recorded on the request. From here on the transfer's
 	// reference is fixed: the posting carries it, then the transfer and every lookup.
-	d.addLeg(ctx)
-	d.progress.Stage = StageLedger
-	posted, err := callLocal(ctx, localLedgerOptions(), activities.LedgerPostPending, d.ledgerInput())
+	posted, err := d.postPending(ctx, d.reference(ctx), d.ledgerInput)
 	if err != nil {
 		// Nothing moved: the request fails with the ledger's reason.
-		res, err := d.fail(ctx, activities.ErrorType(err), false)
-		return res, true, err
+		o, err := d.fail(ctx, activities.ErrorType(err), false)
+		return o, true, err
 	}
 	d.leg.LedgerTxID, d.progress.LedgerTxID = posted.TxID, posted.TxID
 	withTx := step
 	withTx.LedgerTxID = posted.TxID
 	if err := doLocal(ctx, localRecordOptions(), activities.EwaSetLedgerTx, withTx); err != nil {
-		res, err := d.fail(ctx, activities.ErrorType(err), true)
-		return res, true, err
+		o, err := d.fail(ctx, activities.ErrorType(err), true)
+		return o, true, err
 	}
 
 	// 5. The transfer.
-	d.progress.Stage = StageInitiating
-	d.pay.transfer(ctx, d.leg)
-	return EwaDisburseResult{}, false, nil
+	return d.initiate(ctx)
 }
 
 // beginFewer is begin in runs begun after ewaFewerStepsChange: the plan with the KYC and
@@ -222,7 +147,7 @@ func (d *disburse) begin(ctx workflow.Context) (res EwaDisburseResult, done bool
 // the claim recording it in one transaction (ewa.ClaimWithLedgerTx), and the transfer. The
 // posting comes before the claim, so a refused claim voids it (nothing moved); a posting the
 // ledger refuses claims the request and fails it with the ledger's reason, as before.
-func (d *disburse) beginFewer(ctx workflow.Context) (res EwaDisburseResult, done bool, err error) {
+func (d *disburse) beginFewer(ctx workflow.Context) (o payoutOutcome, done bool, err error) {
 	step := activities.EwaStep{Run: d.run, RequestID: d.in.RequestID}
 
 	// 1. The plan, the KYC and the sanctions gates: one transaction.
@@ -244,37 +169,29 @@ func (d *disburse) beginFewer(ctx workflow.Context) (res EwaDisburseResult, done
 	}
 
 	// 3. The pending ledger transaction.
-	d.addLeg(ctx)
-	d.progress.Stage = StageLedger
-	posted, err := callLocal(ctx, localLedgerOptions(), activities.LedgerPostPending, d.ledgerInput())
+	posted, err := d.postPending(ctx, d.reference(ctx), d.ledgerInput)
 	if err != nil {
 		// Nothing moved: the request fails with the ledger's reason, once this run has it.
 		if _, cerr := callLocal(ctx, localRecordOptions(), activities.EwaClaim, step); cerr != nil {
 			return d.recordFailed(cerr)
 		}
 		d.progress.Stage = StageClaimed
-		res, err := d.fail(ctx, activities.ErrorType(err), false)
-		return res, true, err
+		o, err := d.fail(ctx, activities.ErrorType(err), false)
+		return o, true, err
 	}
 
 	// 4. The claim, REQUESTED → DISBURSING for this run, with the posting recorded on it.
 	withTx := step
 	withTx.LedgerTxID = posted.TxID
-	if _, err := callLocal(ctx, localRecordOptions(), activities.EwaClaimWithLedgerTx, withTx); err != nil {
-		if verr := doLocal(ctx, localLedgerOptions(), activities.LedgerVoid,
-			activities.LedgerSettleInput{Run: d.run, TxID: posted.TxID, Reason: activities.ErrorType(err)}); verr != nil {
-			d.answer.refuse(verr)
-			return d.result(), true, verr
-		}
-		return d.recordFailed(err)
+	if o, done, err := d.claimPosted(ctx, posted.TxID, func() error {
+		_, err := callLocal(ctx, localRecordOptions(), activities.EwaClaimWithLedgerTx, withTx)
+		return err
+	}); done {
+		return o, done, err
 	}
-	d.leg.LedgerTxID, d.progress.LedgerTxID = posted.TxID, posted.TxID
-	d.progress.Stage = StageClaimed
 
 	// 5. The transfer.
-	d.progress.Stage = StageInitiating
-	d.pay.transfer(ctx, d.leg)
-	return EwaDisburseResult{}, false, nil
+	return d.initiate(ctx)
 }
 
 // gateInput is the gates' input for the plan: the employee screened, the request the audit
@@ -286,109 +203,13 @@ func (d *disburse) gateInput() activities.GateInput {
 		ExpectedHolderName: d.plan.Destination.HolderName, RequireNameMatch: d.plan.AccountNameMatch}
 }
 
-// addLeg fixes the transfer's reference (the leg reference, or the workflow id in runs begun
-// before legReferenceChange) and adds the leg: the posting carries the reference, then the
-// transfer and every lookup.
-func (d *disburse) addLeg(ctx workflow.Context) {
-	ref := d.wfID
+// reference is the transfer's partner reference: the leg reference, or the workflow id in runs
+// begun before legReferenceChange.
+func (d *disburse) reference(ctx workflow.Context) string {
 	if workflow.GetVersion(ctx, legReferenceChange, workflow.DefaultVersion, 1) >= 1 {
-		ref = partnerref.Leg(partnerref.EwaDisburse, d.wfID, 1)
+		return partnerref.Leg(partnerref.EwaDisburse, d.wfID, 1)
 	}
-	d.pay = d.newPayout(newPayout())
-	d.leg = d.pay.add(d.transferInput(ref))
-}
-
-// recordFailed ends the run on a record step's error before anything moved: the store's
-// refusals (ewaRecordRefusals) as a refusal, anything else as the run's error.
-func (d *disburse) recordFailed(err error) (EwaDisburseResult, bool, error) {
-	if code := activities.ErrorType(err); ewaRecordRefusals[code] {
-		return d.refused(code, err.Error()), true, nil
-	}
-	d.answer.refuse(err)
-	return d.result(), true, err
-}
-
-// conclude applies the transfer's final status: SETTLED commits the pending transaction and
-// marks the request DISBURSED; FAILED voids it and marks the request FAILED.
-func (d *disburse) conclude(ctx workflow.Context) (EwaDisburseResult, error) {
-	d.progress.Stage = StageSettling
-	if d.leg.Final == activities.TransferFailed {
-		return d.fail(ctx, d.leg.FailCode, true)
-	}
-	txID := d.progress.LedgerTxID
-	if err := doLocal(ctx, localLedgerOptions(), activities.LedgerCommit, activities.LedgerSettleInput{Run: d.run, TxID: txID}); err != nil {
-		// The money moved: the commit is retried for as long as ledgerOptions allows; past that
-		// the run fails for an operator, the request still DISBURSING.
-		d.accept(StageDisbursing)
-		return d.result(), err
-	}
-	step := activities.EwaStep{Run: d.run, RequestID: d.in.RequestID, TransferID: d.leg.TransferID}
-	if _, err := callLocal(ctx, localRecordOptions(), activities.EwaMarkDisbursed, step); err != nil {
-		d.accept(StageDisbursing)
-		return d.result(), err
-	}
-	d.progress.Stage = StageDisbursed
-	d.accept(StageDisbursed)
-	workflow.GetLogger(ctx).Info("ewa disbursed", "tenant_id", d.in.TenantID, "ewa_request_id", d.in.RequestID, "tx_id", txID,
-		"transfer_id", d.leg.TransferID, "partner_reference", d.leg.Transfer.Reference)
-	return d.result(), nil
-}
-
-// fail voids the pending transaction (when there is one) and marks the request FAILED with
-// code as its reason.
-func (d *disburse) fail(ctx workflow.Context, code string, voidLedger bool) (EwaDisburseResult, error) {
-	if code == "" {
-		code = "TRANSFER_FAILED"
-	}
-	d.progress.Stage = StageSettling
-	d.progress.Code = code
-	if voidLedger && d.progress.LedgerTxID != "" {
-		if err := doLocal(ctx, localLedgerOptions(), activities.LedgerVoid,
-			activities.LedgerSettleInput{Run: d.run, TxID: d.progress.LedgerTxID, Reason: code}); err != nil {
-			d.accept(StageDisbursing)
-			return d.result(), err
-		}
-	}
-	if _, err := callLocal(ctx, localRecordOptions(), activities.EwaMarkFailed,
-		activities.EwaStep{Run: d.run, RequestID: d.in.RequestID, Reason: code}); err != nil {
-		d.accept(StageDisbursing)
-		return d.result(), err
-	}
-	d.progress.Stage = StageFailed
-	d.accept(StageFailed)
-	r := d.result()
-	r.Reason = code
-	return r, nil
-}
-
-// refused ends the run with a refusal: nothing moved, the request stays as it was.
-func (d *disburse) refused(code, reason string) EwaDisburseResult {
-	d.progress.Stage = StageRefused
-	d.progress.Code = code
-	d.answer.refuse(temporal.NewApplicationError(reason, code))
-	r := d.result()
-	r.Reason = reason
-	return r
-}
-
-// accept answers the update (once) with the request's status.
-func (d *disburse) accept(status string) {
-	d.answer.accept(DisburseAccepted{RequestID: d.in.RequestID, Status: status, WorkflowID: d.wfID})
-}
-
-func (d *disburse) result() EwaDisburseResult {
-	r := EwaDisburseResult{RequestID: d.in.RequestID, Code: d.progress.Code, LedgerTxID: d.progress.LedgerTxID, TransferID: d.progress.TransferID}
-	switch d.progress.Stage {
-	case StageDisbursed:
-		r.Status = ResultDisbursed
-	case StageFailed:
-		r.Status = ResultFailed
-	case StageRefused:
-		r.Status = ResultRefused
-	default:
-		r.Status = d.progress.Stage
-	}
-	return r
+	return d.wfID
 }
 
 // ledgerInput is the disbursement's pending transaction: Dr receivable-from-employee principal

@@ -55,3 +55,22 @@ type EwaDisburseResult struct {
 	LedgerTxID string
 	TransferID string
 }
+
+// Result statuses (EwaDisburseResult.Status) besides the request's own. A result's status is the
+// stage its run ended in (payoutOutcome): StageDisbursed, StageFailed and StageRefused are these.
+const (
+	ResultDisbursed = string(ewa.Disbursed)
+	ResultFailed    = string(ewa.Failed)
+	ResultRefused   = "REFUSED"
+)
+
+// DisburseProgress is DisburseStatusQuery's answer.
+type DisburseProgress struct {
+	RequestID  string
+	Stage      string
+	Code       string // a refusal's or failure's code
+	LedgerTxID string
+	TransferID string
+	// TransferStatus is the partner's last word (PENDING, SETTLED, FAILED), "" before it.
+	TransferStatus string
+}

@@ -1,13 +1,9 @@
 package workflows
 
 import (
-	"errors"
-
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/wagerail/wagerail/activities"
-	"github.com/wagerail/wagerail/internal/bankwebhook"
 	"github.com/wagerail/wagerail/internal/lending"
 	"github.com/wagerail/wagerail/internal/platform/partnerref"
 	"github.com/wagerail/wagerail/ledger/chart"
@@ -104,16 +100,10 @@ var loanGates = gateTable{
 var loanRecordRefusals = map[string]bool{lending.CodeLoanNotFound: true, lending.CodeLoanInvalidState: true,
 	lending.CodeFundingAccountNotSet: true}
 
-// loanDisburse is one run's state.
+// loanDisburse is one run's state: the input and the payout saga's (payout_saga.go).
 type loanDisburse struct {
-	in       LoanDisburseInput
-	wfID     string
-	run      activities.Run
-	progress LoanDisburseProgress
-	plan     lending.DisbursePlan
-	answer   answer[LoanDisburseAccepted]
-	pay      *payout
-	leg      *payoutLeg
+	payoutSaga[lending.DisbursePlan, LoanDisburseAccepted]
+	in LoanDisburseInput
 }
 
 // LoanDisburse pays out one APPROVED loan, on the payout block: the plan (the FI's funding
@@ -127,56 +117,45 @@ type loanDisburse struct {
 // (loan.disbursement_failed.v1). A gate or state refusal moves nothing and leaves the loan
 // APPROVED. The update LoanDisburseAcceptedUpdate answers the caller once the transfer is
 // initiated (or refused). A ledger that refuses the posting (a bug: the legs are balanced and
-// named by the chart) fails the run with nothing moved and the loan APPROVED.
+// named by the chart) fails the run with nothing moved and the loan APPROVED. The handlers, the
+// wait and the conclusion are the payout saga's (payout_saga.go).
 func LoanDisburse(ctx workflow.Context, in LoanDisburseInput) (LoanDisburseResult, error) {
-	wfID := workflow.GetInfo(ctx).WorkflowExecution.ID
-	d := &loanDisburse{in: in, wfID: wfID, run: activities.Run{TenantID: in.TenantID, WorkflowID: wfID, CorrelationID: in.CorrelationID},
-		progress: LoanDisburseProgress{LoanID: in.LoanID, Stage: StageLoading}}
-	if err := workflow.SetQueryHandler(ctx, LoanDisburseStatusQuery, func() (LoanDisburseProgress, error) { return d.progress, nil }); err != nil {
-		return LoanDisburseResult{}, err
-	}
-	if err := d.answer.handle(ctx, LoanDisburseAcceptedUpdate); err != nil {
-		return LoanDisburseResult{}, err
-	}
-	settlements := workflow.GetSignalChannel(ctx, bankwebhook.SettlementSignalName)
-
-	res, err := d.runSaga(ctx, settlements)
-	if !d.answer.done {
-		// Every path answers before it returns; this is the net under a workflow error.
-		ae := temporal.NewApplicationError("loan disburse saga ended without an answer", activities.ErrorType(err))
-		if err == nil {
-			ae = temporal.NewApplicationError("loan disburse saga ended: "+res.Status, res.Code)
-		}
-		d.answer.refuse(ae)
-	}
-	finishHandlers(ctx)
-	return res, err
-}
-
-func (d *loanDisburse) runSaga(ctx workflow.Context, settlements workflow.ReceiveChannel) (LoanDisburseResult, error) {
-	if r := d.in.Resume; r != nil {
-		d.resume(r)
-	} else if res, done, err := d.begin(ctx); done {
-		return res, err
-	}
-	if d.leg.Final == "" {
-		d.progress.Stage = StageDisbursing
-		d.accept(StageDisbursing)
-		if err := d.pay.await(ctx, settlements, d.pay.legs); err != nil {
-			if errors.Is(err, errContinueAsNew) {
-				next := d.in
-				next.Resume = resumeOf(d.pay, d.plan)
-				err = workflow.NewContinueAsNewError(ctx, LoanDisburseWorkflowName, next)
-			}
-			return d.result(), err
-		}
-	}
-	return d.conclude(ctx)
+	d := &loanDisburse{in: in}
+	d.payoutSaga = newPayoutSaga(ctx, in.TenantID, in.CorrelationID, payoutSteps[lending.DisbursePlan, LoanDisburseAccepted]{
+		workflowName: LoanDisburseWorkflowName, name: "loan disburse saga", recordRefusals: loanRecordRefusals,
+		accepted: func(status string) LoanDisburseAccepted {
+			return LoanDisburseAccepted{LoanID: in.LoanID, Status: status, WorkflowID: d.wfID}
+		},
+		transfer: d.transferInput,
+		next: func(r *LoanDisburseResume) any {
+			next := in
+			next.Resume = r
+			return next
+		},
+		markPaid: func(ctx workflow.Context, transferID string) error {
+			_, err := callLocal(ctx, localRecordOptions(), activities.LoanDisburseMarkDisbursed,
+				activities.LoanDisburseStep{Run: d.run, LoanID: in.LoanID, TransferID: transferID})
+			return err
+		},
+		markFailed: func(ctx workflow.Context, code string) error {
+			_, err := callLocal(ctx, localRecordOptions(), activities.LoanDisburseMarkFailed,
+				activities.LoanDisburseStep{Run: d.run, LoanID: in.LoanID, Reason: code})
+			return err
+		},
+		paidStage: LoanDisburseActive, failedStage: LoanDisburseFailed,
+		paid: d.paid,
+	})
+	o, err := runPayoutSaga(ctx, &d.payoutSaga, LoanDisburseStatusQuery, func(p payoutProgress) LoanDisburseProgress {
+		return LoanDisburseProgress{LoanID: in.LoanID, Stage: p.Stage, Code: p.Code, LedgerTxID: p.LedgerTxID, TransferID: p.TransferID,
+			TransferStatus: p.TransferStatus}
+	}, LoanDisburseAcceptedUpdate, in.Resume, d.begin)
+	return LoanDisburseResult{LoanID: in.LoanID, Status: o.Status, Code: o.Code, Reason: o.Reason, LedgerTxID: o.LedgerTxID,
+		TransferID: o.TransferID}, err
 }
 
 // begin runs the saga up to the transfer. done reports that the run ends here (a refusal or an
-// error), with its result.
-func (d *loanDisburse) begin(ctx workflow.Context) (res LoanDisburseResult, done bool, err error) {
+// error), with its outcome.
+func (d *loanDisburse) begin(ctx workflow.Context) (o payoutOutcome, done bool, err error) {
 	step := activities.LoanDisburseStep{Run: d.run, LoanID: d.in.LoanID}
 
 	// 1. The plan.
@@ -191,51 +170,25 @@ func (d *loanDisburse) begin(ctx workflow.Context) (res LoanDisburseResult, done
 	}
 
 	// 3. The pending ledger transaction; from here on the transfer's reference is fixed.
-	d.pay = d.newPayout(newPayout())
-	d.leg = d.pay.add(d.transferInput(partnerref.Leg(partnerref.LoanDisburse, d.wfID, 1)))
-	d.progress.Stage = StageLedger
-	posted, err := callLocal(ctx, localLedgerOptions(), activities.LedgerPostPending, d.ledgerInput())
+	posted, err := d.postPending(ctx, partnerref.Leg(partnerref.LoanDisburse, d.wfID, 1), d.ledgerInput)
 	if err != nil {
 		d.answer.refuse(err)
-		return d.result(), true, err
+		return d.outcome(), true, err
 	}
 
 	// 4. The claim, APPROVED → DISBURSING for this run, with the posting recorded on it; a
 	// refused claim (the loan cancelled or claimed meanwhile) voids the posting.
 	withTx := step
 	withTx.LedgerTxID = posted.TxID
-	if _, err := callLocal(ctx, localRecordOptions(), activities.LoanDisburseClaim, withTx); err != nil {
-		if verr := doLocal(ctx, localLedgerOptions(), activities.LedgerVoid,
-			activities.LedgerSettleInput{Run: d.run, TxID: posted.TxID, Reason: activities.ErrorType(err)}); verr != nil {
-			d.answer.refuse(verr)
-			return d.result(), true, verr
-		}
-		return d.recordFailed(err)
+	if o, done, err := d.claimPosted(ctx, posted.TxID, func() error {
+		_, err := callLocal(ctx, localRecordOptions(), activities.LoanDisburseClaim, withTx)
+		return err
+	}); done {
+		return o, done, err
 	}
-	d.leg.LedgerTxID, d.progress.LedgerTxID = posted.TxID, posted.TxID
-	d.progress.Stage = StageClaimed
 
 	// 5. The transfer.
-	d.progress.Stage = StageInitiating
-	d.pay.transfer(ctx, d.leg)
-	return LoanDisburseResult{}, false, nil
-}
-
-// resume restores a continued run: the update is answered DISBURSING (as the first run
-// answered it), and the wait goes on where the last run left it.
-func (d *loanDisburse) resume(r *LoanDisburseResume) {
-	d.plan = r.Plan
-	d.pay = d.newPayout(resumePayout(r, d.transferInput))
-	d.leg = d.pay.legs[0]
-	d.progress.LedgerTxID, d.progress.TransferID, d.progress.TransferStatus = d.leg.LedgerTxID, d.leg.TransferID, d.leg.Status
-	d.accept(StageDisbursing)
-}
-
-// newPayout is the block with the saga's answer and query wired in.
-func (d *loanDisburse) newPayout(p *payout) *payout {
-	p.pending = func() { d.accept(StageDisbursing) }
-	p.changed = func(l *payoutLeg) { d.progress.TransferID, d.progress.TransferStatus = l.TransferID, l.Status }
-	return p
+	return d.initiate(ctx)
 }
 
 // transferInput is the transfer of the plan under ref: the principal from the FI's funding
@@ -271,37 +224,8 @@ func (d *loanDisburse) ledgerInput() activities.LedgerPostInput {
 			partnerref.LedgerMetadataKey: d.leg.Transfer.Reference}}
 }
 
-// recordFailed ends the run on a record step's error before anything moved: the store's
-// refusals as a refusal, anything else as the run's error.
-func (d *loanDisburse) recordFailed(err error) (LoanDisburseResult, bool, error) {
-	if code := activities.ErrorType(err); loanRecordRefusals[code] {
-		return d.refused(code, err.Error()), true, nil
-	}
-	d.answer.refuse(err)
-	return d.result(), true, err
-}
-
-// conclude applies the transfer's final status: SETTLED commits the pending transaction and
-// makes the loan ACTIVE; FAILED voids it and returns the loan to APPROVED.
-func (d *loanDisburse) conclude(ctx workflow.Context) (LoanDisburseResult, error) {
-	d.progress.Stage = StageSettling
-	if d.leg.Final == activities.TransferFailed {
-		return d.fail(ctx, d.leg.FailCode)
-	}
-	if err := doLocal(ctx, localLedgerOptions(), activities.LedgerCommit,
-		activities.LedgerSettleInput{Run: d.run, TxID: d.progress.LedgerTxID}); err != nil {
-		// The money moved: the commit is retried for as long as ledgerOptions allows; past that
-		// the run fails for an operator, the loan still DISBURSING.
-		d.accept(StageDisbursing)
-		return d.result(), err
-	}
-	step := activities.LoanDisburseStep{Run: d.run, LoanID: d.in.LoanID, TransferID: d.leg.TransferID}
-	if _, err := callLocal(ctx, localRecordOptions(), activities.LoanDisburseMarkDisbursed, step); err != nil {
-		d.accept(StageDisbursing)
-		return d.result(), err
-	}
-	d.progress.Stage = LoanDisburseActive
-	d.accept(LoanDisburseActive)
+// paid follows the payout: the loan's delinquency watch starts, and the payout is logged.
+func (d *loanDisburse) paid(ctx workflow.Context) {
 	if workflow.GetVersion(ctx, loanDelinquencyWatchChange, workflow.DefaultVersion, 1) == 1 {
 		// The loan is paid out: its delinquency watch starts (a watch already running stays). The
 		// money is settled whatever happens here: a watch that did not start is logged, and a
@@ -313,52 +237,4 @@ func (d *loanDisburse) conclude(ctx workflow.Context) (LoanDisburseResult, error
 	}
 	workflow.GetLogger(ctx).Info("loan disbursed", "tenant_id", d.in.TenantID, "loan_id", d.in.LoanID, "tx_id", d.progress.LedgerTxID,
 		"transfer_id", d.leg.TransferID, "partner_reference", d.leg.Transfer.Reference)
-	return d.result(), nil
-}
-
-// fail voids the pending transaction and returns the loan to APPROVED with code.
-func (d *loanDisburse) fail(ctx workflow.Context, code string) (LoanDisburseResult, error) {
-	if code == "" {
-		code = "TRANSFER_FAILED"
-	}
-	d.progress.Code = code
-	if err := doLocal(ctx, localLedgerOptions(), activities.LedgerVoid,
-		activities.LedgerSettleInput{Run: d.run, TxID: d.progress.LedgerTxID, Reason: code}); err != nil {
-		d.accept(StageDisbursing)
-		return d.result(), err
-	}
-	if _, err := callLocal(ctx, localRecordOptions(), activities.LoanDisburseMarkFailed,
-		activities.LoanDisburseStep{Run: d.run, LoanID: d.in.LoanID, Reason: code}); err != nil {
-		d.accept(StageDisbursing)
-		return d.result(), err
-	}
-	d.progress.Stage = LoanDisburseFailed
-	d.accept(LoanDisburseFailed)
-	r := d.result()
-	r.Reason = code
-	return r, nil
-}
-
-// refused ends the run with a refusal: nothing moved, the loan stays as it was.
-func (d *loanDisburse) refused(code, reason string) LoanDisburseResult {
-	d.progress.Stage = StageRefused
-	d.progress.Code = code
-	d.answer.refuse(temporal.NewApplicationError(reason, code))
-	r := d.result()
-	r.Reason = reason
-	return r
-}
-
-// accept answers the update (once) with the disbursement's status.
-func (d *loanDisburse) accept(status string) {
-	d.answer.accept(LoanDisburseAccepted{LoanID: d.in.LoanID, Status: status, WorkflowID: d.wfID})
-}
-
-func (d *loanDisburse) result() LoanDisburseResult {
-	r := LoanDisburseResult{LoanID: d.in.LoanID, Status: d.progress.Stage, Code: d.progress.Code, LedgerTxID: d.progress.LedgerTxID,
-		TransferID: d.progress.TransferID}
-	if r.Status == StageRefused {
-		r.Status = LoanDisburseRefused
-	}
-	return r
 }

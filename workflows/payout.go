@@ -11,13 +11,14 @@ import (
 	"github.com/wagerail/wagerail/internal/bankwebhook"
 )
 
-// The payout block every money saga is built on: the answer to the caller's update, the gate
-// loop, and the transfers — each one a leg with its own partner reference
-// (partnerref.Leg(kind, workflow id, leg)), initiated with a first try while the caller waits,
-// retried, an unknown outcome resolved by a status lookup (never by sending blindly), then
-// settled by the bank's callback (routed to its leg by its Reference, deduplicated by event id)
-// or by a status lookup on a backing-off timer, continuing as new while the partner holds a
-// transfer long. A saga keeps its own plan and record steps; ewa_disburse.go is the example.
+// The payout block every money saga is built on: the transfers, each one a leg with its own
+// partner reference (partnerref.Leg(kind, workflow id, leg)), initiated with a first try while
+// the caller waits, retried, an unknown outcome resolved by a status lookup (never by sending
+// blindly), then settled by the bank's callback (routed to its leg by its Reference,
+// deduplicated by event id) or by a status lookup on a backing-off timer, continuing as new while
+// the partner holds a transfer long. The gates are payout_gates.go; the caller's answer and the
+// run of a saga that pays one transfer out are payout_saga.go. A saga keeps its own plan and
+// record steps; ewa_disburse.go is the example.
 
 // The fallback when no settlement signal arrives: the saga asks the partner after
 // SettlementPollFirst, then at doubling intervals up to SettlementPollMax. Package variables so
@@ -30,98 +31,6 @@ var (
 	// events per run, however long the partner holds the transfer.
 	SettlementPollsPerRun = 100
 )
-
-// --- the caller's answer ---
-
-// answer is the update a saga's caller waits on (Update-with-Start): answered once, with a value
-// (accepted) or an error (refused); every later accept or refuse is ignored.
-type answer[T any] struct {
-	done  bool
-	value T
-	err   error
-}
-
-// handle installs the update handler: it waits for the answer.
-func (a *answer[T]) handle(ctx workflow.Context, name string) error {
-	return workflow.SetUpdateHandler(ctx, name, func(ctx workflow.Context) (T, error) {
-		if err := workflow.Await(ctx, func() bool { return a.done }); err != nil {
-			var zero T
-			return zero, err
-		}
-		return a.value, a.err
-	})
-}
-
-func (a *answer[T]) accept(v T) {
-	if !a.done {
-		a.done, a.value = true, v
-	}
-}
-
-func (a *answer[T]) refuse(err error) {
-	if !a.done {
-		a.done, a.err = true, err
-	}
-}
-
-// finish lets the update's handler return before the run closes.
-func finishHandlers(ctx workflow.Context) {
-	_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
-}
-
-// --- gates ---
-
-// gateTable is a saga's reading of the shared gates: which it runs, in order, and its own code
-// for each refusal and for a gate that could not decide (it fails closed).
-type gateTable struct {
-	// gates are run in this order; the first refusal ends the loop.
-	gates []activities.GateKind
-	// refusals maps a gate's refusal code (activities.Gate…) to the saga's; other is the saga's
-	// code for a refusal code it does not list.
-	refusals map[string]string
-	other    string
-	// unavailable is the saga's code for a gate that could not decide.
-	unavailable map[activities.GateKind]string
-}
-
-// code is the saga's code of a gate's refusal code.
-func (t gateTable) code(gateCode string) string {
-	if c, ok := t.refusals[gateCode]; ok {
-		return c
-	}
-	return t.other
-}
-
-var gateActions = map[activities.GateKind]activities.Action[activities.GateInput]{
-	activities.GateKYC:       activities.KycGate,
-	activities.GateSanctions: activities.SanctionsGate,
-	activities.GateAccount:   activities.AccountGate,
-}
-
-// runGates runs the table's gates as local activities. refused is false when all passed; else
-// code is the saga's refusal code and reason the refusal's text. A gate that could not decide
-// has its one audit row written (GateFailed) and refuses.
-func runGates(ctx workflow.Context, in activities.GateInput, t gateTable) (code, reason string, refused bool) {
-	log := workflow.GetLogger(ctx)
-	for _, kind := range t.gates {
-		err := doLocal(ctx, localGateOptions(), gateActions[kind], in)
-		if err == nil {
-			continue
-		}
-		if gc, ok := activities.GateRefusal(err); ok {
-			return t.code(gc), err.Error(), true
-		}
-		log.Warn("gate could not decide; refusing", "gate", string(kind), "error", err)
-		if ferr := doLocal(ctx, localRecordOptions(), activities.GateFailed,
-			activities.GateFailedInput{Gate: kind, Input: in, Cause: activities.ErrorType(err)}); ferr != nil {
-			log.Error("gate failure not recorded", "gate", string(kind), "error", ferr)
-		}
-		return t.unavailable[kind], "gate " + string(kind) + " unavailable", true
-	}
-	return "", "", false
-}
-
-// --- transfers ---
 
 // payoutLeg is one transfer of a saga and what is known of it.
 type payoutLeg struct {
