@@ -83,6 +83,9 @@ const (
 	InstalmentScheduled       = "SCHEDULED"
 	InstalmentPartiallyRepaid = "PARTIALLY_REPAID"
 	InstalmentRepaid          = "REPAID"
+	// InstalmentSuperseded: replaced by a restructure's new schedule (restructure.go); kept for
+	// history and for the repayments that name it, no longer part of the loan's schedule.
+	InstalmentSuperseded = "SUPERSEDED"
 )
 
 // Codes of the loan refusals.
@@ -255,7 +258,7 @@ func getLoan(ctx context.Context, tx db.BunTx, p Party, id string, lock bool) (L
 		return Loan{}, notFoundOr(err, ErrLoanNotFound)
 	}
 	if err := tx.NewSelect().Model(&l.Instalments).Where("li.tenant_id = ?", l.TenantID).Where("li.loan_id = ?", l.ID).
-		OrderExpr("li.idx").Scan(ctx); err != nil {
+		Where("li.status <> ?", InstalmentSuperseded).OrderExpr("li.idx").Scan(ctx); err != nil {
 		return Loan{}, fmt.Errorf("lending.get_loan: instalments: %w", err)
 	}
 	return l, nil

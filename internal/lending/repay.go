@@ -222,8 +222,19 @@ func scanInstalment(row pgx.Row) (LoanInstalment, error) {
 	return in, nil
 }
 
+// loadInstalment reads instalment idx of the loan's schedule: a superseded one is no longer the
+// loan's (restructure.go), so it is not found.
 func loadInstalment(ctx context.Context, q db.Writer, l loanHead, idx int, lock bool) (LoanInstalment, error) {
+	return loadInstalmentRow(ctx, q, l, idx, lock, false)
+}
+
+// loadInstalmentRow reads instalment idx, a superseded one too when superseded is true (the
+// instalment a finished repayment names, which a restructure may have replaced since).
+func loadInstalmentRow(ctx context.Context, q db.Writer, l loanHead, idx int, lock, superseded bool) (LoanInstalment, error) {
 	sql := `SELECT ` + instalmentColumns + ` FROM app.loan_instalments WHERE tenant_id = $1 AND loan_id = $2 AND idx = $3`
+	if !superseded {
+		sql += ` AND status <> 'SUPERSEDED'`
+	}
 	if lock {
 		sql += ` FOR UPDATE`
 	}
@@ -389,7 +400,7 @@ func lockRepayment(ctx context.Context, tx pgx.Tx, workflowID string) (LoanRepay
 	if err != nil {
 		return LoanRepayment{}, loanHead{}, LoanInstalment{}, err
 	}
-	in, err := loadInstalment(ctx, tx, l, p.Index, true)
+	in, err := loadInstalmentRow(ctx, tx, l, p.Index, true, p.Status != RepaymentPending)
 	if err != nil {
 		return LoanRepayment{}, loanHead{}, LoanInstalment{}, err
 	}
@@ -428,7 +439,8 @@ func CompleteRepayment(ctx context.Context, tx pgx.Tx, workflowID, ledgerTxID st
 		return RepaymentRecorded{}, fmt.Errorf("lending: complete repayment: instalment: %w", err)
 	}
 	var open int
-	if err := tx.QueryRow(ctx, `SELECT count(*) FROM app.loan_instalments WHERE tenant_id = $1 AND loan_id = $2 AND status <> 'REPAID'`,
+	if err := tx.QueryRow(ctx, `SELECT count(*) FROM app.loan_instalments WHERE tenant_id = $1 AND loan_id = $2
+		AND status NOT IN ('REPAID', 'SUPERSEDED')`,
 		l.TenantID, l.ID).Scan(&open); err != nil {
 		return RepaymentRecorded{}, fmt.Errorf("lending: complete repayment: open instalments: %w", err)
 	}

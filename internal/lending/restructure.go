@@ -28,8 +28,9 @@ import (
 //   - an instalment REPAID is kept as it is;
 //   - an instalment PARTIALLY_REPAID is closed at what was repaid on it (REPAID: its parts become
 //     what the repayment covered, interest first, then fee, then principal — the repayment rule);
-//   - an instalment nothing was repaid on (SCHEDULED) is replaced (deleted: the database allows
-//     exactly that, migration 0036);
+//   - an instalment nothing was repaid on (SCHEDULED) is replaced: it stays, SUPERSEDED by the
+//     new schedule version (migration 0038; a FAILED repayment may still name it, and history
+//     is kept), and is no longer part of the loan's schedule (read, repaid, deducted, assessed);
 //   - what was not repaid of the replaced and closed instalments' FEES is carried into the new
 //     schedule (its flat fee, spread over its instalments by money.Allocate), so the FI's fee is
 //     kept; their unpaid INTEREST is waived — interest is never recognised before it is collected,
@@ -42,7 +43,8 @@ import (
 // takes the new rate, level payment, monthly instalment and totals. Bounds: TermMonths within the
 // product's term range (LOAN_TERM_OUT_OF_RANGE, 422), the rate at most the loan's
 // (LOAN_RESTRUCTURE_RATE_TOO_HIGH, 422), something outstanding (LOAN_NOTHING_OUTSTANDING, 409),
-// no write-off under way (LOAN_WRITE_OFF_IN_PROGRESS, 409), the last index at most
+// no write-off under way (LOAN_WRITE_OFF_IN_PROGRESS, 409), no repayment of the loan being
+// posted (LOAN_REPAYMENT_IN_PROGRESS, 409), the last index at most
 // MaxInstalmentIndex (LOAN_RESTRUCTURE_LIMIT_REACHED, 409). Audited RestructureLoan, event
 // loan.restructured.v1.
 
@@ -200,6 +202,12 @@ func Restructure(ctx context.Context, tx db.BunTx, loanID string, r RestructureR
 	if pending > 0 {
 		return Restructured{}, errWriteOffInProgress
 	}
+	// A repayment being posted is for an instalment the restructure may replace or close: its
+	// parts were derived from the instalment as it is. The loan's row lock (held) keeps a new one
+	// from being reserved until this commits.
+	if err := noRepaymentPending(ctx, tx, l); err != nil {
+		return Restructured{}, err
+	}
 	// The product's term range (the business reads the products it opted in to; a product it
 	// can no longer read bounds the term by the schedule's own limits).
 	var bounds []struct {
@@ -235,9 +243,13 @@ func Restructure(ctx context.Context, tx db.BunTx, loanID string, r RestructureR
 	var carriedFee, waivedInterest int64
 	var closed []LoanInstalment
 	var replaced []int
-	maxIdx := 0
+	// Indexes are never reused: the new instalments follow every index, superseded ones too.
+	var maxIdx int
+	if err := tx.NewRaw(`SELECT COALESCE(max(idx), 0) FROM app.loan_instalments WHERE tenant_id = ? AND loan_id = ?`, l.TenantID, l.ID).
+		Scan(ctx, &maxIdx); err != nil {
+		return Restructured{}, fmt.Errorf("lending.restructure: last index: %w", err)
+	}
 	for _, in := range l.Instalments {
-		maxIdx = max(maxIdx, in.Index)
 		if in.Status == InstalmentRepaid {
 			continue
 		}
@@ -283,13 +295,14 @@ func Restructure(ctx context.Context, tx db.BunTx, loanID string, r RestructureR
 		return Restructured{}, fmt.Errorf("lending.restructure: version: %w", err)
 	}
 	if len(replaced) > 0 {
-		res, err := tx.NewDelete().Model((*LoanInstalment)(nil)).Where("li.tenant_id = ? AND li.loan_id = ?", l.TenantID, l.ID).
-			Where("li.idx IN (?)", bun.In(replaced)).Exec(ctx)
+		res, err := tx.NewUpdate().Model((*LoanInstalment)(nil)).Set("status = ?", InstalmentSuperseded).
+			Set("superseded_by_version = ?", v.Version).Where("li.tenant_id = ? AND li.loan_id = ?", l.TenantID, l.ID).
+			Where("li.idx IN (?) AND li.status = ? AND li.repaid_santim = 0", bun.In(replaced), InstalmentScheduled).Exec(ctx)
 		if err != nil {
 			return Restructured{}, fmt.Errorf("lending.restructure: replace instalments: %w", err)
 		}
 		if n, _ := res.RowsAffected(); n != int64(len(replaced)) {
-			return Restructured{}, fmt.Errorf("lending.restructure: replaced %d instalments of %d", n, len(replaced))
+			return Restructured{}, fmt.Errorf("lending.restructure: superseded %d instalments of %d", n, len(replaced))
 		}
 	}
 	for i := range closed {

@@ -2,6 +2,7 @@ package lending_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"sync"
@@ -183,4 +184,79 @@ func TestWriteOffAndRepaymentExcludeEachOther(t *testing.T) {
 			requireRefusal(t, writeOffErr, http.StatusConflict, lending.CodeRepaymentInProgress)
 		}
 	}
+}
+
+func (w *loanWorld) restructure(t *testing.T, l lending.Loan, months int) (lending.Restructured, error) {
+	return value(t, w.biz, func(ctx context.Context, tx db.BunTx) (lending.Restructured, error) {
+		return lending.Restructure(ctx, tx, l.ID, lending.RestructureRequest{TermMonths: months, Reason: "hardship plan"}, t0)
+	})
+}
+
+// TestRestructureWaitsForARepayment: a restructure while a repayment of an unpaid instalment is
+// being posted is refused 409 LOAN_REPAYMENT_IN_PROGRESS (it would replace the instalment the
+// repayment is for), nothing written; once the repayment is recorded it goes ahead.
+func TestRestructureWaitsForARepayment(t *testing.T) {
+	t.Parallel()
+	w := newLoanWorld(t)
+	l := w.paidOut(t, lending.LoanActive)
+	_, err := w.reserve(l, 3, 10_000, "wf-repay-1")
+	require.NoError(t, err)
+	_, err = w.restructure(t, l, 6)
+	requireRefusal(t, err, http.StatusConflict, lending.CodeRepaymentInProgress)
+	require.Equal(t, 0, w.biz.Count(t, `SELECT count(*) FROM app.loan_schedule_versions`))
+	require.Equal(t, 12, w.biz.Count(t, `SELECT count(*) FROM app.loan_instalments WHERE loan_id = $1 AND status = 'SCHEDULED'`, l.ID))
+
+	w.completeRepayment(t, "wf-repay-1")
+	rs, err := w.restructure(t, l, 6)
+	require.NoError(t, err)
+	require.Equal(t, 2, rs.Version.Version)
+}
+
+// TestRestructureKeepsAFailedRepaymentsInstalment: an unpaid instalment that a FAILED
+// repayment names (nothing repaid on it) is replaced by the restructure without losing the
+// history: it stays, SUPERSEDED by the new schedule version, the repayment still names it; the
+// loan's schedule, its principal outstanding and a repayment of it see only the new schedule.
+func TestRestructureKeepsAFailedRepaymentsInstalment(t *testing.T) {
+	t.Parallel()
+	w := newLoanWorld(t)
+	l := w.paidOut(t, lending.LoanActive)
+	_, err := w.reserve(l, 0, 10_000, "wf-repay-1")
+	require.NoError(t, err)
+	w.failRepayment(t, "wf-repay-1")
+
+	rs, err := w.restructure(t, l, 6)
+	require.NoError(t, err)
+	require.Len(t, rs.Loan.Instalments, 6)
+	for i, in := range rs.Loan.Instalments {
+		require.Equal(t, 12+i, in.Index)
+		require.Equal(t, lending.InstalmentScheduled, in.Status)
+	}
+	require.Equal(t, l.PrincipalSantim, lending.PrincipalOutstanding(rs.Loan.Instalments))
+	var previous []lending.HistoryInstalment
+	require.NoError(t, json.Unmarshal(rs.Version.Previous, &previous))
+	require.Len(t, previous, 12) // the old schedule, kept
+	require.Equal(t, 12, w.biz.Count(t, `SELECT count(*) FROM app.loan_instalments WHERE loan_id = $1 AND status = 'SUPERSEDED'
+		AND superseded_by_version = 2`, l.ID))
+	require.Equal(t, 1, w.biz.Count(t, `SELECT count(*) FROM app.loan_repayments WHERE loan_id = $1 AND idx = 0 AND status = 'FAILED'`, l.ID))
+	// Payroll deducts the new schedule's 2026-12 instalment only, not the superseded one.
+	ins, err := value(t, w.biz, func(ctx context.Context, tx db.BunTx) ([]payroll.EmployeeInput, error) {
+		return payroll.LoadInputs(ctx, tx, "2026-12", payroll.LoadOptions{EmployeeID: l.BorrowerID})
+	})
+	require.NoError(t, err)
+	require.Len(t, ins, 1)
+	require.Len(t, ins[0].Input.Loans, 1)
+	require.Equal(t, l.ID+"#12", ins[0].Input.Loans[0].Reference)
+	require.Equal(t, rs.Loan.Instalments[0].TotalSantim, ins[0].Input.Loans[0].AmountSantim)
+	// A superseded instalment is no longer repaid; the new ones are.
+	_, err = w.reserve(l, 0, 10_000, "wf-repay-2")
+	requireRefusal(t, err, http.StatusNotFound, lending.CodeInstalmentNotFound)
+	_, err = w.reserve(l, 12, 10_000, "wf-repay-3")
+	require.NoError(t, err)
+
+	// A second restructure numbers after every index, superseded ones included.
+	w.completeRepayment(t, "wf-repay-3")
+	rs, err = w.restructure(t, l, 3)
+	require.NoError(t, err)
+	require.Equal(t, 3, rs.Version.Version)
+	require.Equal(t, 18, rs.Loan.Instalments[len(rs.Loan.Instalments)-3].Index)
 }

@@ -42,7 +42,7 @@ func loadLoanInstalments(ctx context.Context, tx db.Writer, period string, opt L
 	rows, err := db.Select[loanInstalmentRow](ctx, tx, `
 		SELECT l.borrower_id AS employee_id, i.loan_id, i.idx, (i.total_santim - i.repaid_santim)::bigint AS owed
 		FROM app.loan_instalments i JOIN app.loans l ON l.tenant_id = i.tenant_id AND l.id = i.loan_id
-		WHERE i.tenant_id = ? AND i.due_period = ? AND l.status IN (?) AND i.status <> 'REPAID'
+		WHERE i.tenant_id = ? AND i.due_period = ? AND l.status IN (?) AND i.status NOT IN ('REPAID', 'SUPERSEDED')
 			AND (? = '' OR l.borrower_id = ?)
 		ORDER BY l.borrower_id, l.requested_at, l.id, i.idx`,
 		tenancy.TenantID(ctx), period, bun.In(statuses), opt.EmployeeID, opt.EmployeeID)
