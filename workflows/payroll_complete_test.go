@@ -3,6 +3,7 @@ package workflows
 import (
 	"context"
 	"errors"
+	"os"
 	"sort"
 	"sync"
 	"testing"
@@ -216,4 +217,23 @@ func TestPayrollCompleteContinuesAsNew(t *testing.T) {
 	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
 	require.Equal(t, PayrollCompleteInput{TenantID: "t1", RunID: "prun_1", After: after, Pages: payrollCompletePagesPerRun}, next)
 	h.env.AssertExpectations(t)
+}
+
+// The completion's and its batch's recorded histories (api's TestPayrollCompletionAppliesDeductions
+// with WAGERAIL_RECORD_HISTORY=1) replay on the code as it is.
+func TestPayrollCompleteReplay(t *testing.T) {
+	for _, file := range []string{"testdata/payroll_complete_history.json", "testdata/payroll_complete_batch_history.json"} {
+		t.Run(file, func(t *testing.T) {
+			f, err := os.Open(file)
+			require.NoError(t, err)
+			defer f.Close()
+			hist, err := client.HistoryFromJSON(f, client.HistoryJSONOptions{})
+			require.NoError(t, err)
+			started := hist.GetEvents()[0].GetWorkflowExecutionStartedEventAttributes()
+			r := worker.NewWorkflowReplayer()
+			registerWorkflows(r)
+			require.NoError(t, r.ReplayWorkflowHistoryWithOptions(nil, hist, worker.ReplayWorkflowHistoryOptions{
+				OriginalExecution: workflow.Execution{ID: started.GetWorkflowId(), RunID: started.GetOriginalExecutionRunId()}}))
+		})
+	}
 }
