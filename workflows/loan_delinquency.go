@@ -19,7 +19,8 @@ import (
 // change (an instalment becoming past due, the earliest unpaid one crossing 30, 60 or 90 days
 // past due or its product's default threshold: lending.NextCheckAt) and checks it there
 // (lending.CheckDelinquency: the bucket change recorded, the default made). A repayment or a
-// restructure may nudge it with LoanDelinquencyCheckSignal to check at once; without a nudge its
+// restructure nudges it with LoanDelinquencyCheckSignal to check at once (SignalLoanDelinquency,
+// NudgeLoanDelinquency); without a nudge its
 // next timer-driven check sees them. When nothing is ahead it re-checks after RecheckIdle. It
 // ends when the loan is REPAID or WRITTEN_OFF, and continues as new every MaxDelinquencyChecks
 // checks so its history stays bounded. Rules: internal/lending/delinquency.go.
@@ -133,4 +134,17 @@ func NudgeLoanDelinquency(ctx context.Context, c client.Client, taskQueue string
 		TypedSearchAttributes: searchAttributes(in.TenantID, in.LoanID),
 	}, LoanDelinquencyWorkflowName, in)
 	return err
+}
+
+// SignalLoanDelinquency nudges a loan's watch from a workflow that changed the loan's
+// instalments (a recorded repayment), so a loan that caught up leaves its bucket at once. Best
+// effort: a loan whose watch is not running (not found: never paid out by a saga that starts
+// one, or closed) needs no nudge, and any other failure is logged — the watch's next timer sees
+// the change anyway.
+func SignalLoanDelinquency(ctx workflow.Context, tenantID, loanID string) {
+	err := workflow.SignalExternalWorkflow(ctx, LoanDelinquencyWorkflowID(tenantID, loanID), "", LoanDelinquencyCheckSignal, nil).Get(ctx, nil)
+	var notFound *temporal.UnknownExternalWorkflowExecutionError
+	if err != nil && !errors.As(err, &notFound) {
+		workflow.GetLogger(ctx).Warn("loan delinquency watch not nudged", "loan_id", loanID, "error", err)
+	}
 }

@@ -85,7 +85,8 @@ type loanRepay struct {
 // payroll-clearing:<loan> a; Cr receivable-from-borrower:<loan> the principal part; Cr
 // payable-to-fi-partner[<fi>]:<loan> the interest and fee parts; POSTED, under the repayment's
 // ledger key, so a retry never posts twice), then record it on the instalment (PARTIALLY_REPAID
-// or REPAID; the loan REPAID with its last instalment). A ledger refusal releases the reservation.
+// or REPAID; the loan REPAID with its last instalment), and nudge the loan's delinquency watch.
+// A ledger refusal releases the reservation.
 func LoanRepay(ctx workflow.Context, in LoanRepayInput) (LoanRepayResult, error) {
 	r := &loanRepay{in: in, run: activities.Run{TenantID: in.TenantID, WorkflowID: workflow.GetInfo(ctx).WorkflowExecution.ID,
 		CorrelationID: in.CorrelationID}}
@@ -170,6 +171,10 @@ func (r *loanRepay) repay(ctx workflow.Context) (LoanRepayResult, error) {
 	r.answer.accept(LoanRepayAccepted{Status: RepayRecorded, Recorded: rec, WorkflowID: r.run.WorkflowID})
 	log.Info("loan repayment recorded", "tenant_id", r.in.TenantID, "loan_id", r.in.LoanID, "index", r.in.Index,
 		"tx_id", step.LedgerTxID, "amount_santim", p.AmountSantim, "instalment_status", rec.Instalment.Status, "loan_status", rec.LoanStatus)
+	// 4. The delinquency watch checks now (after the answer: the caller does not wait on it).
+	if workflow.GetVersion(ctx, loanRepayNudgeChange, workflow.DefaultVersion, 1) == 1 {
+		SignalLoanDelinquency(ctx, r.in.TenantID, r.in.LoanID)
+	}
 	res.Status, res.Recorded = RepayRecorded, rec
 	return res, nil
 }

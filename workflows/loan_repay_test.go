@@ -122,6 +122,7 @@ func TestLoanRepayRecords(t *testing.T) {
 	inst.RepaidSantim, inst.Status = 50_000, lending.InstalmentRepaid
 	rec := lending.RepaymentRecorded{Repayment: posted, Instalment: inst, LoanStatus: lending.LoanActive}
 	h.on(activities.LoanRepayCompleteActivity, done).Return(rec, nil).Once()
+	expectNudge(h.env, nil)
 
 	res := runSagaHarness[LoanRepayAccepted, LoanRepayResult](t, h, LoanRepayWorkflowName, loanRepayIn)
 	require.Equal(t, LoanRepayResult{LoanID: "loan_1", Index: 0, Status: RepayRecorded, Recorded: rec}, res)
@@ -204,6 +205,7 @@ func TestLoanRepayLedgerDownAnswersPending(t *testing.T) {
 	done := loanRepayStep
 	done.LedgerTxID = "ltx-9"
 	h.on(activities.LoanRepayCompleteActivity, done).Return(lending.RepaymentRecorded{Repayment: loanRepayReserved}, nil).Once()
+	expectNudge(h.env, nil)
 	res := runSagaHarness[LoanRepayAccepted, LoanRepayResult](t, h, LoanRepayWorkflowName, loanRepayIn)
 	require.Equal(t, RepayRecorded, res.Status)
 	require.NoError(t, h.updErr)
@@ -229,12 +231,42 @@ func TestLoanRepayWithoutCaller(t *testing.T) {
 	done := step
 	done.LedgerTxID = "ltx-9"
 	env.OnActivity(activities.LoanRepayCompleteActivity, mock.Anything, done).Return(lending.RepaymentRecorded{Repayment: p}, nil).Once()
+	expectNudge(env, nil)
 	env.ExecuteWorkflow(LoanRepayWorkflowName, in)
 	require.NoError(t, env.GetWorkflowError())
 	var res LoanRepayResult
 	require.NoError(t, env.GetWorkflowResult(&res))
 	require.Equal(t, RepayRecorded, res.Status)
 	env.AssertExpectations(t)
+}
+
+// expectNudge expects the recorded repayment to signal loan_1's delinquency watch once, the
+// signal answered err.
+func expectNudge(env *testsuite.TestWorkflowEnvironment, err error) {
+	env.OnSignalExternalWorkflow(mock.Anything, LoanDelinquencyWorkflowID("t1", "loan_1"), "", LoanDelinquencyCheckSignal, nil).
+		Return(err).Once()
+}
+
+// A recorded repayment nudges the loan's delinquency watch (a loan that caught up leaves its
+// bucket at once); a loan without a running watch (not found) or a signal that fails does not
+// fail the saga: the repayment is recorded either way, and the watch's next timer sees it.
+func TestLoanRepayNudgesTheDelinquencyWatch(t *testing.T) {
+	for name, signalErr := range map[string]error{"running": nil, "not found": &temporal.UnknownExternalWorkflowExecutionError{},
+		"other": errors.New("boom")} {
+		t.Run(name, func(t *testing.T) {
+			h := newSagaHarness[LoanRepayAccepted](t, loanRepayWF, LoanRepayAcceptedUpdate, LoanRepayAcceptedUpdateID)
+			h.on(activities.LoanRepayReserveActivity, loanRepayStep).Return(activities.LoanRepayReserved{Repayment: loanRepayReserved, Instalment: loanRepayInst}, nil).Once()
+			h.on(activities.LedgerPostActivity, loanRepayJournal).Return(activities.LedgerPostResult{TxID: "ltx-9", Status: "POSTED"}, nil).Once()
+			done := loanRepayStep
+			done.LedgerTxID = "ltx-9"
+			h.on(activities.LoanRepayCompleteActivity, done).Return(lending.RepaymentRecorded{Repayment: loanRepayReserved}, nil).Once()
+			expectNudge(h.env, signalErr)
+			res := runSagaHarness[LoanRepayAccepted, LoanRepayResult](t, h, LoanRepayWorkflowName, loanRepayIn)
+			require.Equal(t, RepayRecorded, res.Status)
+			require.NoError(t, h.updErr)
+			require.Equal(t, RepayRecorded, h.accepted.Status)
+		})
+	}
 }
 
 // TestLoanRepayReplay replays a recorded history of a real repayment (the instalment's second,

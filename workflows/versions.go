@@ -27,3 +27,8 @@ const reconcileEveryoneChange = "reconcile-everyone"
 // loanDelinquencyWatchChange (LoanDisburse): a loan the saga makes ACTIVE gets its delinquency
 // watch (StartLoanDelinquency, an abandoned child). Runs begun before it start none.
 const loanDelinquencyWatchChange = "loan-delinquency-watch"
+
+// loanRepayNudgeChange (LoanRepay): a recorded repayment signals the loan's delinquency watch
+// (SignalLoanDelinquency) so a loan that caught up leaves its bucket without waiting for the
+// watch's next timer. Runs begun before it signal nothing.
+const loanRepayNudgeChange = "loan-repay-nudge-delinquency"
