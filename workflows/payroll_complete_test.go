@@ -237,3 +237,18 @@ func TestPayrollCompleteReplay(t *testing.T) {
 		})
 	}
 }
+
+// StartPayrollCompleteChild, as the disbursement saga calls it: the completion is started under
+// the run's id with the run's input, and the starter returns once it has started.
+func TestStartPayrollCompleteChild(t *testing.T) {
+	h := newCompleteHarness()
+	starter := func(ctx workflow.Context) error { return StartPayrollCompleteChild(ctx, "t1", "prun_1", "corr-1") }
+	h.env.RegisterWorkflowWithOptions(starter, workflow.RegisterOptions{Name: "test-disburse-saga"})
+	h.env.OnWorkflow(PayrollCompleteWorkflowName, mock.Anything, PayrollCompleteInput{TenantID: "t1", RunID: "prun_1", CorrelationID: "corr-1"}).
+		Return(PayrollCompleteResult{RunID: "prun_1", Status: PayrollCompleted}, nil).Once()
+	h.env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: "payroll-disburse:t1:prun_1"})
+	h.env.ExecuteWorkflow("test-disburse-saga")
+	require.True(t, h.env.IsWorkflowCompleted())
+	require.NoError(t, h.env.GetWorkflowError())
+	require.Equal(t, []string{completeWF}, h.childIDs(PayrollCompleteWorkflowName))
+}
