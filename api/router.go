@@ -306,6 +306,7 @@ func (s *Server) routes() []Route {
 		s.loanRoutes(),
 		s.loanMoneyRoutes(),
 		s.loanServicingRoutes(),
+		s.loanMoneyReadRoutes(),
 		s.payrollEarningRoutes(),
 		s.payrollMandateRoutes(),
 		s.payrollProjectionRoutes(),
