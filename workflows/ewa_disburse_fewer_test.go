@@ -51,7 +51,7 @@ func TestEwaDisburseFewerStepsGateRefusedInBegin(t *testing.T) {
 			h.on(activities.EwaBeginActivity, testStep).Return(activities.EwaBeginResult{Plan: testPlan, Refused: gate, Reason: "no"}, nil).Once()
 			res := h.run(t)
 			require.Equal(t, EwaDisburseResult{RequestID: "req-1", Status: "REFUSED", Code: want, Reason: "no"}, res)
-			requireUpdateRefused(t, h, want)
+			h.requireRefused(t, want)
 			require.Equal(t, []string{activities.EwaBeginActivity}, h.activityCalls())
 		})
 	}
@@ -65,7 +65,7 @@ func TestEwaDisburseFewerStepsAccountGateRefused(t *testing.T) {
 	res := h.run(t)
 	require.Equal(t, "REFUSED", res.Status)
 	require.Equal(t, ewa.CodeAccountMismatch, res.Code)
-	requireUpdateRefused(t, h, ewa.CodeAccountMismatch)
+	h.requireRefused(t, ewa.CodeAccountMismatch)
 	require.Equal(t, []string{activities.EwaBeginActivity, activities.AccountGateActivity}, h.activityCalls())
 }
 
@@ -80,7 +80,7 @@ func TestEwaDisburseFewerStepsClaimRefusedVoids(t *testing.T) {
 	h.on(activities.LedgerVoidActivity, void).Return(nil).Once()
 	res := h.run(t)
 	require.Equal(t, EwaDisburseResult{RequestID: "req-1", Status: "REFUSED", Code: ewa.CodeInvalidState, Reason: res.Reason}, res)
-	requireUpdateRefused(t, h, ewa.CodeInvalidState)
+	h.requireRefused(t, ewa.CodeInvalidState)
 	require.Equal(t, []string{activities.EwaBeginActivity, activities.AccountGateActivity, activities.LedgerPostPendingActivity,
 		activities.EwaClaimWithLedgerTxActivity, activities.LedgerVoidActivity}, h.activityCalls())
 }

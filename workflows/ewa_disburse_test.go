@@ -2,12 +2,7 @@ package workflows
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
-	"os"
 	"sync"
 	"testing"
 	"time"
@@ -20,8 +15,6 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
-	"go.temporal.io/sdk/testsuite"
-	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/wagerail/wagerail/activities"
@@ -32,7 +25,6 @@ import (
 	"github.com/wagerail/wagerail/internal/platform/testkit"
 	"github.com/wagerail/wagerail/ledger"
 	"github.com/wagerail/wagerail/ledger/ledgertest"
-	"github.com/wagerail/wagerail/sandbox"
 	gatewayv1 "github.com/wagerail/wagerail/schema/proto/gateway/v1"
 	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
 )
@@ -64,16 +56,9 @@ var (
 	testSettle = activities.LedgerSettleInput{Run: activities.Run{TenantID: "t1", WorkflowID: testWF, CorrelationID: "http-req-9"}, TxID: "ltx-1"}
 )
 
-// disburseHarness is the SDK test environment with the saga's activities mocked, the order of
-// the activities it ran, and the update's answer.
+// disburseHarness is the saga harness (sagatest_test.go) with the disburse saga's steps.
 type disburseHarness struct {
-	env *testsuite.TestWorkflowEnvironment
-
-	mu       sync.Mutex
-	calls    []string
-	answered bool
-	accepted DisburseAccepted
-	updErr   error
+	*sagaHarness[DisburseAccepted]
 }
 
 // newDisburseHarness runs the saga as runs begun before ewaFewerStepsChange do (LoadPlan, the
@@ -86,46 +71,7 @@ func newDisburseHarness(t *testing.T) *disburseHarness {
 }
 
 func newHarness(t *testing.T) *disburseHarness {
-	var s testsuite.WorkflowTestSuite
-	h := &disburseHarness{env: s.NewTestWorkflowEnvironment()}
-	h.env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: time.Minute})
-	h.env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: testWF})
-	Register(h.env, Deps{})
-	// The saga runs its short steps as local activities and its long ones as activities: both
-	// count, in the order they started.
-	record := func(info *activity.Info) {
-		h.mu.Lock()
-		defer h.mu.Unlock()
-		h.calls = append(h.calls, info.ActivityType.Name)
-	}
-	h.env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) { record(info) })
-	h.env.SetOnLocalActivityStartedListener(func(info *activity.Info, _ context.Context, _ []any) { record(info) })
-	// The API's Update-with-Start: the update is there from the first workflow task.
-	h.env.RegisterDelayedCallback(func() {
-		h.env.UpdateWorkflow(DisburseAcceptedUpdate, DisburseAcceptedUpdateID, &testsuite.TestUpdateCallback{
-			OnReject: func(err error) { t.Errorf("update rejected: %v", err) },
-			OnComplete: func(v any, err error) {
-				h.mu.Lock()
-				defer h.mu.Unlock()
-				h.answered, h.updErr = true, err
-				if err == nil {
-					switch a := v.(type) {
-					case DisburseAccepted:
-						h.accepted = a
-					case converter.EncodedValue:
-						require.NoError(t, a.Get(&h.accepted))
-					default:
-						t.Errorf("update answered %T", v)
-					}
-				}
-			},
-		})
-	}, 0)
-	return h
-}
-
-func (h *disburseHarness) on(name string, in any) *testsuite.MockCallWrapper {
-	return h.env.OnActivity(name, mock.Anything, in)
+	return &disburseHarness{newSagaHarness[DisburseAccepted](t, testWF, DisburseAcceptedUpdate, DisburseAcceptedUpdateID)}
 }
 
 func (h *disburseHarness) run(t *testing.T) EwaDisburseResult {
@@ -135,20 +81,7 @@ func (h *disburseHarness) run(t *testing.T) EwaDisburseResult {
 
 func (h *disburseHarness) runWith(t *testing.T, in EwaDisburseInput) EwaDisburseResult {
 	t.Helper()
-	h.env.ExecuteWorkflow(EwaDisburseWorkflowName, in)
-	require.True(t, h.env.IsWorkflowCompleted())
-	require.NoError(t, h.env.GetWorkflowError())
-	var res EwaDisburseResult
-	require.NoError(t, h.env.GetWorkflowResult(&res))
-	h.env.AssertExpectations(t)
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	require.True(t, h.answered, "the update is always answered")
-	return res
-}
-
-func (h *disburseHarness) signal(after time.Duration, s bankwebhook.Settlement) {
-	h.env.RegisterDelayedCallback(func() { h.env.SignalWorkflow(bankwebhook.SettlementSignalName, s) }, after)
+	return runSagaHarness[DisburseAccepted, EwaDisburseResult](t, h.sagaHarness, EwaDisburseWorkflowName, in)
 }
 
 // throughInitiate mocks the steps up to the transfer's initiation, all passing.
@@ -188,12 +121,6 @@ func (h *disburseHarness) failed(code string) {
 	f := testStep
 	f.Reason = code
 	h.on(activities.EwaMarkFailedActivity, f).Return(ewa.Request{ID: "req-1", Status: ewa.Failed}, nil).Once()
-}
-
-func (h *disburseHarness) activityCalls() []string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return append([]string(nil), h.calls...)
 }
 
 var (
@@ -270,7 +197,7 @@ func TestEwaDisburseGateRefusals(t *testing.T) {
 			res := h.run(t)
 			require.Equal(t, "REFUSED", res.Status)
 			require.Equal(t, tc.want, res.Code)
-			requireUpdateRefused(t, h, tc.want)
+			h.requireRefused(t, tc.want)
 			require.Equal(t, want, h.activityCalls(), "no claim, no ledger, no transfer")
 		})
 	}
@@ -306,7 +233,7 @@ func TestEwaDisburseGateUnavailableFailsClosed(t *testing.T) {
 			res := h.run(t)
 			require.Equal(t, "REFUSED", res.Status)
 			require.Equal(t, tc.want, res.Code)
-			requireUpdateRefused(t, h, tc.want)
+			h.requireRefused(t, tc.want)
 			require.Equal(t, append(want, activities.GateFailedActivity), h.activityCalls())
 		})
 	}
@@ -319,7 +246,7 @@ func TestEwaDisbursePlanRefusals(t *testing.T) {
 			h.on(activities.EwaLoadPlanActivity, testStep).Return(ewa.Plan{}, temporal.NewNonRetryableApplicationError("no", code, nil)).Once()
 			res := h.run(t)
 			require.Equal(t, EwaDisburseResult{RequestID: "req-1", Status: "REFUSED", Code: code, Reason: res.Reason}, res)
-			requireUpdateRefused(t, h, code)
+			h.requireRefused(t, code)
 			require.Equal(t, []string{activities.EwaLoadPlanActivity}, h.activityCalls())
 		})
 	}
@@ -559,15 +486,6 @@ func TestEwaCodesAgreeWithActivities(t *testing.T) {
 	require.Equal(t, ewa.CodeAccountMismatch, activities.GateAccountMismatch)
 }
 
-func requireUpdateRefused(t *testing.T, h *disburseHarness, code string) {
-	t.Helper()
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	var ae *temporal.ApplicationError
-	require.True(t, errors.As(h.updErr, &ae), "update answered %v, %+v", h.updErr, h.accepted)
-	require.Equal(t, code, ae.Type())
-}
-
 // Recorded histories of real runs (WAGERAIL_RECORD_HISTORY=1 rewrites the current ones): a
 // whole saga settled by the callback, and the last run of a saga that continued as new while the
 // partner held its transfer. The first two were recorded before legReferenceChange, the third
@@ -584,18 +502,7 @@ const (
 // workflow id each ran with (the saga compares a signal's reference with its own id).
 func TestEwaDisburseReplay(t *testing.T) {
 	for _, file := range []string{ewaDisburseHistoryFile, ewaDisburseResumedHistoryFile, ewaDisburseLegRefHistoryFile, ewaDisburseFewerStepsHistoryFile} {
-		t.Run(file, func(t *testing.T) {
-			f, err := os.Open(file)
-			require.NoError(t, err)
-			defer f.Close()
-			hist, err := client.HistoryFromJSON(f, client.HistoryJSONOptions{})
-			require.NoError(t, err)
-			started := hist.GetEvents()[0].GetWorkflowExecutionStartedEventAttributes()
-			r := worker.NewWorkflowReplayer()
-			registerWorkflows(r)
-			require.NoError(t, r.ReplayWorkflowHistoryWithOptions(nil, hist, worker.ReplayWorkflowHistoryOptions{
-				OriginalExecution: workflow.Execution{ID: started.GetWorkflowId(), RunID: started.GetOriginalExecutionRunId()}}))
-		})
+		t.Run(file, func(t *testing.T) { require.Equal(t, EwaDisburseWorkflowName, replayHistory(t, file)) })
 	}
 }
 
@@ -625,17 +532,8 @@ func TestEwaDisburseRealRun(t *testing.T) {
 	require.Equal(t, "ewa-disburse:"+wfID, tx.GetTransaction().GetIdempotencyKey())
 	ref := partnerref.Leg(partnerref.EwaDisburse, wfID, 1)
 	require.Equal(t, ref, tx.GetTransaction().GetMetadata()[partnerref.LedgerMetadataKey], "the posting names its transfer")
-	posted := map[string]int64{}
-	for _, e := range tx.GetTransaction().GetEntries() {
-		if e.GetPhase() == ledgerv1.EntryPhase_ENTRY_PHASE_POSTED {
-			sign := int64(1)
-			if e.GetDirection() == ledgerv1.Direction_DIRECTION_CREDIT {
-				sign = -1
-			}
-			posted[e.GetAccountName()] += sign * e.GetAmountSantim()
-		}
-	}
-	require.Equal(t, map[string]int64{"receivable-from-employee:" + employee: 510_00, "partner-bank:sandbox:" + funding: -500_00, "fee-income": -10_00}, posted)
+	require.Equal(t, map[string]int64{"receivable-from-employee:" + employee: 510_00, "partner-bank:sandbox:" + funding: -500_00, "fee-income": -10_00},
+		postedByAccount(tx.GetTransaction()))
 	// The partner: one transfer with our reference, settled.
 	tr := stack.WaitTransfer(t, ref, gatewayv1.TransferStatus_TRANSFER_STATUS_SETTLED)
 	require.Equal(t, int64(500_00), tr.GetAmountSantim())
@@ -709,27 +607,9 @@ type realRun struct {
 
 func newRealRun(t *testing.T, settleDelay time.Duration) *realRun {
 	t.Helper()
-	d := testkit.NewDB(t)
-	ts := testkit.Temporal(t)
-	tc, err := client.Dial(client.Options{HostPort: ts.HostPort(), Namespace: ts.Namespace()})
-	require.NoError(t, err)
-	t.Cleanup(tc.Close)
-	r := &realRun{tc: tc, queue: testkit.Unique("ewa-disburse")}
-
-	// Sandbox callbacks become signals to the workflow that owns the reference.
-	cb := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		var body sandbox.CallbackBody
-		if err := json.NewDecoder(req.Body).Decode(&body); err != nil {
-			w.WriteHeader(http.StatusBadRequest)
-			return
-		}
-		_ = tc.SignalWorkflow(req.Context(), bankwebhook.WorkflowIDOf(body.Reference), "", bankwebhook.SettlementSignalName,
-			bankwebhook.Settlement{Partner: "sandbox", EventID: body.EventID, Reference: body.Reference, TransferID: body.TransferID,
-				Status: body.Status, FailureCode: body.FailureCode, AmountSantim: body.AmountSantim})
-	}))
-	t.Cleanup(cb.Close)
-	r.stack = gatewaytest.Start(t, d.App, gatewaytest.Options{CallbackURL: cb.URL, SettleDelay: settleDelay})
-	r.led = ledger.NewClient(ledgertest.Serve(t, d.App, nil), ledger.ClientOptions{})
+	st := newSettlingStack(t, settleDelay)
+	r := &realRun{tc: st.tc, queue: testkit.Unique("ewa-disburse"), stack: st.stack}
+	r.led = ledger.NewClient(ledgertest.Serve(t, st.d.App, nil), ledger.ClientOptions{})
 
 	tenant, requestID, employee := testkit.Unique("tenant"), testkit.Unique("req"), testkit.Unique("emp")
 	funding, payout := testkit.Unique("FUND"), testkit.Unique("EMP")
@@ -739,18 +619,7 @@ func newRealRun(t *testing.T, settleDelay time.Duration) *realRun {
 		Funding: ewa.Account{Partner: "sandbox", AccountNumber: funding}, Destination: ewa.Account{Partner: "sandbox", AccountNumber: payout, HolderName: "Almaz Tesfaye"},
 		AccountNameMatch: true, Status: ewa.Requested}
 
-	w := worker.New(tc, r.queue, worker.Options{DeadlockDetectionTimeout: time.Minute})
-	registerWorkflows(w)
-	money := &activities.Money{Ledger: r.led, Gateway: r.stack.GW.Client}
-	w.RegisterActivityWithOptions(money.LedgerPostPending, activity.RegisterOptions{Name: activities.LedgerPostPendingActivity})
-	w.RegisterActivityWithOptions(money.LedgerCommit, activity.RegisterOptions{Name: activities.LedgerCommitActivity})
-	w.RegisterActivityWithOptions(money.LedgerVoid, activity.RegisterOptions{Name: activities.LedgerVoidActivity})
-	w.RegisterActivityWithOptions(money.InitiateTransfer, activity.RegisterOptions{Name: activities.InitiateTransferActivity})
-	w.RegisterActivityWithOptions(money.TransferStatus, activity.RegisterOptions{Name: activities.TransferStatusActivity})
-	pass := func(context.Context, activities.GateInput) error { return nil }
-	for _, name := range []string{activities.KycGateActivity, activities.SanctionsGateActivity, activities.AccountGateActivity} {
-		w.RegisterActivityWithOptions(pass, activity.RegisterOptions{Name: name})
-	}
+	w := st.moneyWorker(r.queue, r.led)
 	record := func(in activities.EwaStep) {
 		r.mu.Lock()
 		defer r.mu.Unlock()
@@ -785,12 +654,8 @@ func (r *realRun) start(t *testing.T, ctx context.Context) string {
 	t.Helper()
 	wfID := "idem-" + testkit.Unique("disburse")
 	in := EwaDisburseInput{TenantID: r.plan.TenantID, RequestID: r.plan.RequestID, ActorID: "user-1", CorrelationID: "req-http-1"}
-	op := r.tc.NewWithStartWorkflowOperation(StartOptions(wfID, r.queue, r.plan.TenantID, "ewa:"+r.plan.RequestID), EwaDisburseWorkflowName, in)
-	upd, err := r.tc.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{StartWorkflowOperation: op,
-		UpdateOptions: client.UpdateWorkflowOptions{UpdateName: DisburseAcceptedUpdate, UpdateID: DisburseAcceptedUpdateID, WaitForStage: client.WorkflowUpdateStageCompleted}})
-	require.NoError(t, err)
-	var acc DisburseAccepted
-	require.NoError(t, upd.Get(ctx, &acc))
+	acc := startWithUpdate[DisburseAccepted](t, ctx, r.tc, StartOptions(wfID, r.queue, r.plan.TenantID, "ewa:"+r.plan.RequestID),
+		EwaDisburseWorkflowName, in, DisburseAcceptedUpdate, DisburseAcceptedUpdateID)
 	require.Equal(t, DisburseAccepted{RequestID: r.plan.RequestID, Status: "DISBURSING", WorkflowID: wfID}, acc)
 	return wfID
 }

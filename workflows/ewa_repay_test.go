@@ -1,20 +1,11 @@
 package workflows
 
 import (
-	"context"
 	"errors"
-	"sync"
 	"testing"
-	"time"
 
-	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/activity"
-	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
-	"go.temporal.io/sdk/testsuite"
-	"go.temporal.io/sdk/worker"
 
 	"github.com/wagerail/wagerail/activities"
 	"github.com/wagerail/wagerail/internal/ewa"
@@ -36,70 +27,19 @@ var (
 	}, Metadata: map[string]string{"ewa_request_id": "req-1", "kind": "ewa_repayment", "ewa_repayment_id": "ewarep_1"}}
 )
 
-// repayHarness is the SDK test environment with the repayment saga's activities mocked, the
-// order they ran in, and the update's answer.
+// repayHarness is the saga harness (sagatest_test.go) for the repayment saga, whose steps are
+// all local activities.
 type repayHarness struct {
-	env      *testsuite.TestWorkflowEnvironment
-	mu       sync.Mutex
-	calls    []string
-	answered bool
-	accepted RepayAccepted
-	updErr   error
+	*sagaHarness[RepayAccepted]
 }
 
 func newRepayHarness(t *testing.T) *repayHarness {
-	var s testsuite.WorkflowTestSuite
-	h := &repayHarness{env: s.NewTestWorkflowEnvironment()}
-	h.env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: time.Minute})
-	h.env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: repayWF})
-	Register(h.env, Deps{})
-	h.env.SetOnLocalActivityStartedListener(func(info *activity.Info, _ context.Context, _ []any) {
-		h.mu.Lock()
-		defer h.mu.Unlock()
-		h.calls = append(h.calls, info.ActivityType.Name)
-	})
-	h.env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
-		t.Errorf("the saga runs its steps as local activities; %s ran as an activity", info.ActivityType.Name)
-	})
-	h.env.RegisterDelayedCallback(func() {
-		h.env.UpdateWorkflow(RepayAcceptedUpdate, RepayAcceptedUpdateID, &testsuite.TestUpdateCallback{
-			OnReject: func(err error) { t.Errorf("update rejected: %v", err) },
-			OnComplete: func(v any, err error) {
-				h.mu.Lock()
-				defer h.mu.Unlock()
-				h.answered, h.updErr = true, err
-				if err == nil {
-					switch a := v.(type) {
-					case RepayAccepted:
-						h.accepted = a
-					case converter.EncodedValue:
-						require.NoError(t, a.Get(&h.accepted))
-					default:
-						t.Errorf("update answered %T", v)
-					}
-				}
-			},
-		})
-	}, 0)
-	return h
-}
-
-func (h *repayHarness) on(name string, in any) *testsuite.MockCallWrapper {
-	return h.env.OnActivity(name, mock.Anything, in)
+	return &repayHarness{newSagaHarness[RepayAccepted](t, repayWF, RepayAcceptedUpdate, RepayAcceptedUpdateID).localOnly(t)}
 }
 
 func (h *repayHarness) run(t *testing.T) EwaRepayResult {
 	t.Helper()
-	h.env.ExecuteWorkflow(EwaRepayWorkflowName, repayIn)
-	require.True(t, h.env.IsWorkflowCompleted())
-	var res EwaRepayResult
-	if err := h.env.GetWorkflowError(); err != nil {
-		t.Fatalf("workflow error: %v", err)
-	}
-	require.NoError(t, h.env.GetWorkflowResult(&res))
-	h.env.AssertExpectations(t)
-	require.True(t, h.answered, "the update is answered")
-	return res
+	return runSagaHarness[RepayAccepted, EwaRepayResult](t, h.sagaHarness, EwaRepayWorkflowName, repayIn)
 }
 
 // The repayment that completes the request: reserve, post the journal (Dr payroll-clearing, Cr

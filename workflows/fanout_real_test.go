@@ -2,24 +2,16 @@ package workflows
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
-	"os"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
-	"go.temporal.io/sdk/workflow"
 
 	"github.com/wagerail/wagerail/activities"
-	"github.com/wagerail/wagerail/gateway/gatewaytest"
-	"github.com/wagerail/wagerail/internal/bankwebhook"
 	"github.com/wagerail/wagerail/internal/platform/testkit"
-	"github.com/wagerail/wagerail/sandbox"
 )
 
 // Recorded histories of a real fan-out (WAGERAIL_RECORD_HISTORY=1 rewrites them): the fan-out and
@@ -36,23 +28,8 @@ const (
 func TestFanoutRealRun(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	d := testkit.NewDB(t)
-	ts := testkit.Temporal(t)
-	tc, err := client.Dial(client.Options{HostPort: ts.HostPort(), Namespace: ts.Namespace()})
-	require.NoError(t, err)
-	t.Cleanup(tc.Close)
-	cb := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		var body sandbox.CallbackBody
-		if err := json.NewDecoder(req.Body).Decode(&body); err != nil {
-			w.WriteHeader(http.StatusBadRequest)
-			return
-		}
-		_ = tc.SignalWorkflow(req.Context(), bankwebhook.WorkflowIDOf(body.Reference), "", bankwebhook.SettlementSignalName,
-			bankwebhook.Settlement{Partner: "sandbox", EventID: body.EventID, Reference: body.Reference, TransferID: body.TransferID,
-				Status: body.Status, FailureCode: body.FailureCode, AmountSantim: body.AmountSantim})
-	}))
-	t.Cleanup(cb.Close)
-	stack := gatewaytest.Start(t, d.App, gatewaytest.Options{CallbackURL: cb.URL, SettleDelay: 20 * time.Millisecond})
+	st := newSettlingStack(t, 20*time.Millisecond)
+	tc, stack := st.tc, st.stack
 	funding := testkit.Unique("FUND")
 	stack.Account(t, funding, "Employer PLC", 10_000_00)
 	items := make([]FanoutItem, 12)
@@ -91,18 +68,7 @@ func TestFanoutRealRun(t *testing.T) {
 
 // TestFanoutReplay replays the recorded fan-out and batch histories against the current code.
 func TestFanoutReplay(t *testing.T) {
-	for _, file := range []string{fanoutHistoryFile, fanoutBatchHistoryFile} {
-		t.Run(file, func(t *testing.T) {
-			f, err := os.Open(file)
-			require.NoError(t, err)
-			defer f.Close()
-			hist, err := client.HistoryFromJSON(f, client.HistoryJSONOptions{})
-			require.NoError(t, err)
-			started := hist.GetEvents()[0].GetWorkflowExecutionStartedEventAttributes()
-			r := worker.NewWorkflowReplayer()
-			registerWorkflows(r)
-			require.NoError(t, r.ReplayWorkflowHistoryWithOptions(nil, hist, worker.ReplayWorkflowHistoryOptions{
-				OriginalExecution: workflow.Execution{ID: started.GetWorkflowId(), RunID: started.GetOriginalExecutionRunId()}}))
-		})
+	for file, name := range map[string]string{fanoutHistoryFile: FanoutWorkflowName, fanoutBatchHistoryFile: FanoutBatchWorkflowName} {
+		t.Run(file, func(t *testing.T) { require.Equal(t, name, replayHistory(t, file)) })
 	}
 }

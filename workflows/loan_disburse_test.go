@@ -2,34 +2,23 @@ package workflows
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"net/http"
-	"net/http/httptest"
-	"os"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/activity"
-	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
-	"go.temporal.io/sdk/testsuite"
-	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/wagerail/wagerail/activities"
-	"github.com/wagerail/wagerail/gateway/gatewaytest"
 	"github.com/wagerail/wagerail/internal/bankwebhook"
 	"github.com/wagerail/wagerail/internal/lending"
 	"github.com/wagerail/wagerail/internal/platform/partnerref"
 	"github.com/wagerail/wagerail/internal/platform/testkit"
 	"github.com/wagerail/wagerail/ledger"
 	"github.com/wagerail/wagerail/ledger/ledgertest"
-	"github.com/wagerail/wagerail/sandbox"
 	gatewayv1 "github.com/wagerail/wagerail/schema/proto/gateway/v1"
 	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
 )
@@ -65,77 +54,22 @@ var (
 	loanFailSteps  = []string{activities.LedgerVoidActivity, activities.LoanDisburseMarkFailedActivity}
 )
 
-// loanHarness is the SDK test environment with the saga's activities mocked, the order they
-// ran in, and the update's answer.
+// loanHarness is the saga harness (sagatest_test.go) with the loan disbursement's steps.
 type loanHarness struct {
-	env *testsuite.TestWorkflowEnvironment
-
-	mu       sync.Mutex
-	calls    []string
-	answered bool
-	accepted LoanDisburseAccepted
-	updErr   error
+	*sagaHarness[LoanDisburseAccepted]
 }
 
 func newLoanHarness(t *testing.T) *loanHarness {
-	var s testsuite.WorkflowTestSuite
-	h := &loanHarness{env: s.NewTestWorkflowEnvironment()}
-	h.env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: time.Minute})
-	h.env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: loanWF})
-	Register(h.env, Deps{})
+	h := &loanHarness{newSagaHarness[LoanDisburseAccepted](t, loanWF, LoanDisburseAcceptedUpdate, LoanDisburseAcceptedUpdateID)}
 	// The delinquency watch a settled loan starts is its own workflow (loan_delinquency_test.go):
 	// here it only has to start.
 	h.env.OnWorkflow(LoanDelinquencyWorkflowName, mock.Anything, mock.Anything).Return(nil).Maybe()
-	record := func(info *activity.Info) {
-		h.mu.Lock()
-		defer h.mu.Unlock()
-		h.calls = append(h.calls, info.ActivityType.Name)
-	}
-	h.env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) { record(info) })
-	h.env.SetOnLocalActivityStartedListener(func(info *activity.Info, _ context.Context, _ []any) { record(info) })
-	h.env.RegisterDelayedCallback(func() {
-		h.env.UpdateWorkflow(LoanDisburseAcceptedUpdate, LoanDisburseAcceptedUpdateID, &testsuite.TestUpdateCallback{
-			OnReject: func(err error) { t.Errorf("update rejected: %v", err) },
-			OnComplete: func(v any, err error) {
-				h.mu.Lock()
-				defer h.mu.Unlock()
-				h.answered, h.updErr = true, err
-				if err == nil {
-					switch a := v.(type) {
-					case LoanDisburseAccepted:
-						h.accepted = a
-					case converter.EncodedValue:
-						require.NoError(t, a.Get(&h.accepted))
-					default:
-						t.Errorf("update answered %T", v)
-					}
-				}
-			},
-		})
-	}, 0)
 	return h
-}
-
-func (h *loanHarness) on(name string, in any) *testsuite.MockCallWrapper {
-	return h.env.OnActivity(name, mock.Anything, in)
 }
 
 func (h *loanHarness) run(t *testing.T, in LoanDisburseInput) LoanDisburseResult {
 	t.Helper()
-	h.env.ExecuteWorkflow(LoanDisburseWorkflowName, in)
-	require.True(t, h.env.IsWorkflowCompleted())
-	require.NoError(t, h.env.GetWorkflowError())
-	var res LoanDisburseResult
-	require.NoError(t, h.env.GetWorkflowResult(&res))
-	h.env.AssertExpectations(t)
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	require.True(t, h.answered, "the update is always answered")
-	return res
-}
-
-func (h *loanHarness) signal(after time.Duration, s bankwebhook.Settlement) {
-	h.env.RegisterDelayedCallback(func() { h.env.SignalWorkflow(bankwebhook.SettlementSignalName, s) }, after)
+	return runSagaHarness[LoanDisburseAccepted, LoanDisburseResult](t, h.sagaHarness, LoanDisburseWorkflowName, in)
 }
 
 // throughClaim mocks the steps up to the claim, all passing.
@@ -169,21 +103,6 @@ func (h *loanHarness) failed(code string) {
 	f := loanStep
 	f.Reason = code
 	h.on(activities.LoanDisburseMarkFailedActivity, f).Return(lending.Disbursement{LoanID: "loan_1", Status: lending.LoanApproved}, nil).Once()
-}
-
-func (h *loanHarness) activityCalls() []string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return append([]string(nil), h.calls...)
-}
-
-func (h *loanHarness) requireRefused(t *testing.T, code string) {
-	t.Helper()
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	var ae *temporal.ApplicationError
-	require.True(t, errors.As(h.updErr, &ae), "update answered %v, %+v", h.updErr, h.accepted)
-	require.Equal(t, code, ae.Type())
 }
 
 func TestLoanDisburseSettledBySignal(t *testing.T) {
@@ -412,17 +331,7 @@ func TestLoanDisburseCodesInTable(t *testing.T) {
 const loanDisburseHistoryFile = "testdata/loan_disburse_history.json"
 
 func TestLoanDisburseReplay(t *testing.T) {
-	f, err := os.Open(loanDisburseHistoryFile)
-	require.NoError(t, err)
-	defer f.Close()
-	hist, err := client.HistoryFromJSON(f, client.HistoryJSONOptions{})
-	require.NoError(t, err)
-	started := hist.GetEvents()[0].GetWorkflowExecutionStartedEventAttributes()
-	require.Equal(t, LoanDisburseWorkflowName, started.GetWorkflowType().GetName())
-	r := worker.NewWorkflowReplayer()
-	registerWorkflows(r)
-	require.NoError(t, r.ReplayWorkflowHistoryWithOptions(nil, hist, worker.ReplayWorkflowHistoryOptions{
-		OriginalExecution: workflow.Execution{ID: started.GetWorkflowId(), RunID: started.GetOriginalExecutionRunId()}}))
+	require.Equal(t, LoanDisburseWorkflowName, replayHistory(t, loanDisburseHistoryFile))
 }
 
 // TestLoanDisburseRealRun runs the saga on the embedded Temporal server, started as the API
@@ -433,25 +342,10 @@ func TestLoanDisburseReplay(t *testing.T) {
 func TestLoanDisburseRealRun(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	d := testkit.NewDB(t)
-	ts := testkit.Temporal(t)
-	tc, err := client.Dial(client.Options{HostPort: ts.HostPort(), Namespace: ts.Namespace()})
-	require.NoError(t, err)
-	t.Cleanup(tc.Close)
+	st := newSettlingStack(t, 20*time.Millisecond)
+	tc, stack := st.tc, st.stack
 	queue := testkit.Unique("loan-disburse")
-	cb := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		var body sandbox.CallbackBody
-		if err := json.NewDecoder(req.Body).Decode(&body); err != nil {
-			w.WriteHeader(http.StatusBadRequest)
-			return
-		}
-		_ = tc.SignalWorkflow(req.Context(), bankwebhook.WorkflowIDOf(body.Reference), "", bankwebhook.SettlementSignalName,
-			bankwebhook.Settlement{Partner: "sandbox", EventID: body.EventID, Reference: body.Reference, TransferID: body.TransferID,
-				Status: body.Status, FailureCode: body.FailureCode, AmountSantim: body.AmountSantim})
-	}))
-	t.Cleanup(cb.Close)
-	stack := gatewaytest.Start(t, d.App, gatewaytest.Options{CallbackURL: cb.URL, SettleDelay: 20 * time.Millisecond})
-	led := ledger.NewClient(ledgertest.Serve(t, d.App, nil), ledger.ClientOptions{})
+	led := ledger.NewClient(ledgertest.Serve(t, st.d.App, nil), ledger.ClientOptions{})
 	tenant, loanID, fi := testkit.Unique("tenant"), "loan_"+testkit.Unique("l"), testkit.Unique("fi")
 	funding, payout := testkit.Unique("FIFUND"), testkit.Unique("EMP")
 	stack.Account(t, funding, "Lender PLC", 10_000_00)
@@ -461,13 +355,7 @@ func TestLoanDisburseRealRun(t *testing.T) {
 		Destination: lending.Payee{Account: lending.Account{Partner: "sandbox", AccountNumber: payout}, HolderName: "Almaz Tesfaye"},
 		Status:      lending.LoanApproved}
 
-	w := worker.New(tc, queue, worker.Options{DeadlockDetectionTimeout: time.Minute})
-	registerWorkflows(w)
-	(&activities.Money{Ledger: led, Gateway: stack.GW.Client}).Register(w)
-	pass := func(context.Context, activities.GateInput) error { return nil }
-	for _, g := range []activities.Action[activities.GateInput]{activities.KycGate, activities.SanctionsGate, activities.AccountGate} {
-		g.Register(w, pass)
-	}
+	w := st.moneyWorker(queue, led)
 	var mu sync.Mutex
 	var steps []string
 	rec := func(name string) {
@@ -491,13 +379,8 @@ func TestLoanDisburseRealRun(t *testing.T) {
 
 	wfID := "idem-" + testkit.Unique("loan-disburse")
 	in := LoanDisburseInput{TenantID: tenant, LoanID: loanID, ActorID: "user-1", CorrelationID: "req-http-1"}
-	op := tc.NewWithStartWorkflowOperation(StartOptions(wfID, queue, tenant, loanID), LoanDisburseWorkflowName, in)
-	upd, err := tc.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{StartWorkflowOperation: op,
-		UpdateOptions: client.UpdateWorkflowOptions{UpdateName: LoanDisburseAcceptedUpdate, UpdateID: LoanDisburseAcceptedUpdateID,
-			WaitForStage: client.WorkflowUpdateStageCompleted}})
-	require.NoError(t, err)
-	var acc LoanDisburseAccepted
-	require.NoError(t, upd.Get(ctx, &acc))
+	acc := startWithUpdate[LoanDisburseAccepted](t, ctx, tc, StartOptions(wfID, queue, tenant, loanID), LoanDisburseWorkflowName, in,
+		LoanDisburseAcceptedUpdate, LoanDisburseAcceptedUpdateID)
 	require.Equal(t, LoanDisburseAccepted{LoanID: loanID, Status: "DISBURSING", WorkflowID: wfID}, acc)
 
 	run := tc.GetWorkflow(ctx, wfID, "")
@@ -509,17 +392,8 @@ func TestLoanDisburseRealRun(t *testing.T) {
 	require.Equal(t, ledgerv1.TransactionStatus_TRANSACTION_STATUS_POSTED, tx.GetTransaction().GetStatus())
 	ref := partnerref.Leg(partnerref.LoanDisburse, wfID, 1)
 	require.Equal(t, ref, tx.GetTransaction().GetMetadata()[partnerref.LedgerMetadataKey])
-	posted := map[string]int64{}
-	for _, e := range tx.GetTransaction().GetEntries() {
-		if e.GetPhase() == ledgerv1.EntryPhase_ENTRY_PHASE_POSTED {
-			sign := int64(1)
-			if e.GetDirection() == ledgerv1.Direction_DIRECTION_CREDIT {
-				sign = -1
-			}
-			posted[e.GetAccountName()] += sign * e.GetAmountSantim()
-		}
-	}
-	require.Equal(t, map[string]int64{"receivable-from-borrower:" + loanID: 2_000_00, "payable-to-fi-partner[" + fi + "]:" + loanID: -2_000_00}, posted)
+	require.Equal(t, map[string]int64{"receivable-from-borrower:" + loanID: 2_000_00, "payable-to-fi-partner[" + fi + "]:" + loanID: -2_000_00},
+		postedByAccount(tx.GetTransaction()))
 	tr := stack.WaitTransfer(t, ref, gatewayv1.TransferStatus_TRANSFER_STATUS_SETTLED)
 	require.Equal(t, int64(2_000_00), tr.GetAmountSantim())
 	require.Equal(t, res.TransferID, tr.GetId())

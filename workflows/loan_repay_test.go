@@ -1,17 +1,12 @@
 package workflows
 
 import (
-	"context"
 	"errors"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
@@ -42,69 +37,6 @@ var (
 		Metadata: map[string]string{"kind": "loan_repayment", "loan_id": "loan_1", "instalment_index": "0", "loan_repayment_id": "lrep_1",
 			"source": "MANUAL", "principal_santim": "30000", "interest_santim": "0", "fee_santim": "0"}}
 )
-
-// sagaHarness is the SDK test environment with a saga's activities mocked, the order its local
-// activities ran in, and its update's answer (A).
-type sagaHarness[A any] struct {
-	env      *testsuite.TestWorkflowEnvironment
-	mu       sync.Mutex
-	calls    []string
-	answered bool
-	accepted A
-	updErr   error
-}
-
-func newSagaHarness[A any](t *testing.T, wfID, update, updateID string) *sagaHarness[A] {
-	var s testsuite.WorkflowTestSuite
-	h := &sagaHarness[A]{env: s.NewTestWorkflowEnvironment()}
-	h.env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: time.Minute})
-	h.env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: wfID})
-	Register(h.env, Deps{})
-	h.env.SetOnLocalActivityStartedListener(func(info *activity.Info, _ context.Context, _ []any) {
-		h.mu.Lock()
-		defer h.mu.Unlock()
-		h.calls = append(h.calls, info.ActivityType.Name)
-	})
-	h.env.RegisterDelayedCallback(func() {
-		h.env.UpdateWorkflow(update, updateID, &testsuite.TestUpdateCallback{
-			OnReject: func(err error) { t.Errorf("update rejected: %v", err) },
-			OnComplete: func(v any, err error) {
-				h.mu.Lock()
-				defer h.mu.Unlock()
-				h.answered, h.updErr = true, err
-				if err == nil {
-					switch a := v.(type) {
-					case A:
-						h.accepted = a
-					case converter.EncodedValue:
-						require.NoError(t, a.Get(&h.accepted))
-					default:
-						t.Errorf("update answered %T", v)
-					}
-				}
-			},
-		})
-	}, 0)
-	return h
-}
-
-func (h *sagaHarness[A]) on(name string, in any) *testsuite.MockCallWrapper {
-	return h.env.OnActivity(name, mock.Anything, in)
-}
-
-func runSagaHarness[A, R any](t *testing.T, h *sagaHarness[A], name string, in any) R {
-	t.Helper()
-	h.env.ExecuteWorkflow(name, in)
-	require.True(t, h.env.IsWorkflowCompleted())
-	var res R
-	if err := h.env.GetWorkflowError(); err != nil {
-		t.Fatalf("workflow error: %v", err)
-	}
-	require.NoError(t, h.env.GetWorkflowResult(&res))
-	h.env.AssertExpectations(t)
-	require.True(t, h.answered, "the update is answered")
-	return res
-}
 
 // A partial repayment past the interest and fee: reserve (parts all principal: 20,000 already
 // covered interest and fee), post the journal (Dr payroll-clearing:<loan>, Cr the receivable;
