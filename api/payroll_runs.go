@@ -99,6 +99,9 @@ type payrollRunDetailJSON struct {
 	payrollRunJSON
 	EntryCounts map[string]int        `json:"entryCounts"`
 	Staleness   *payrollStalenessJSON `json:"staleness"`
+	// Disbursement is null until the run is disbursed (api/payroll_disburse.go).
+	Disbursement *payrollDisbursementJSON `json:"disbursement"`
+	run          payroll.Run
 }
 
 type payrollRunListJSON struct {
@@ -280,12 +283,14 @@ func (s *Server) getPayrollRun(c *gin.Context) {
 				RemovedEmployees: len(st.Removed), ChangedEmployeeIDs: firstIDs(st.Changed), AddedEmployeeIDs: firstIDs(st.Added),
 				RemovedEmployeeIDs: firstIDs(st.Removed)}
 		}
+		d.run = r
 		return d, nil
 	})
 	if err != nil {
 		writeError(c, payrollError(err))
 		return
 	}
+	out.Disbursement = s.payrollDisbursement(c, out.run)
 	c.JSON(http.StatusOK, out)
 }
 

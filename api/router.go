@@ -310,7 +310,7 @@ func (s *Server) routes() []Route {
 		s.payrollEarningRoutes(),
 		s.payrollMandateRoutes(),
 		s.payrollProjectionRoutes(),
-		s.payrollRunRoutes(),
+		s.payrollRunRoutes(), s.payrollDisburseRoutes(),
 		s.deadLetterRoutes(), s.operatorRoutes()} {
 		rs = append(rs, area...)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/jackc/pgx/v5"
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
@@ -46,6 +47,13 @@ type sagaCall[A, R any] struct {
 	Workflow    string
 	Input       any
 	BusinessKey string
+	// WorkflowID, when set, is the saga's id instead of the Idempotency-Key's: a saga that is
+	// one per target (a payroll run's disbursement), which every key of every caller reaches.
+	WorkflowID string
+	// RestartFailed lets a new saga start under the id after a failed one (a saga that fails
+	// when it is refused, so that its target can be tried again once the cause is fixed); a
+	// completed saga's id is never reused.
+	RestartFailed bool
 	// Update and UpdateID name the saga's "accepted" update (a fixed id: every call of one key
 	// is the same update and gets the same answer).
 	Update, UpdateID string
@@ -99,6 +107,9 @@ func runSaga[A, R any](s *Server, c *gin.Context, call sagaCall[A, R]) {
 		writeError(c, errors.New("saga call: no idempotency scope on an Idem route"))
 		return
 	}
+	if call.WorkflowID != "" {
+		wfID = call.WorkflowID
+	}
 	if call.Precheck != nil {
 		var done *sagaAnswer
 		err := s.inTenant(c, func(ctx context.Context, tx pgx.Tx) error {
@@ -126,7 +137,11 @@ func runSaga[A, R any](s *Server, c *gin.Context, call sagaCall[A, R]) {
 		wait = DefaultSagaWait
 	}
 	tc := s.deps.Temporal
-	start := tc.NewWithStartWorkflowOperation(workflows.StartOptions(wfID, s.taskQueue(), tenant, call.BusinessKey), call.Workflow, call.Input)
+	opts := workflows.StartOptions(wfID, s.taskQueue(), tenant, call.BusinessKey)
+	if call.RestartFailed {
+		opts.WorkflowIDReusePolicy = enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY
+	}
+	start := tc.NewWithStartWorkflowOperation(opts, call.Workflow, call.Input)
 	ctx, cancel := context.WithTimeout(c.Request.Context(), wait)
 	defer cancel()
 	var acc A

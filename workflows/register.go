@@ -41,6 +41,9 @@ type Deps struct {
 	// PayrollComplete serves the payroll-completion saga's steps (its repayments are the EWA and
 	// loan repayment sagas').
 	PayrollComplete *activities.PayrollComplete
+	// PayrollDisburse serves the payroll disbursement saga's and the entry retries' record
+	// steps (their transfers are Bulk's, through the fan-out).
+	PayrollDisburse *activities.PayrollDisburse
 }
 
 // WorkerOptions are the options of every worker of the sagas' task queue. The workflow and
@@ -103,4 +106,6 @@ func registerWorkflows(w worker.WorkflowRegistry) {
 	w.RegisterWorkflowWithOptions(PayrollAutoLock, workflow.RegisterOptions{Name: PayrollAutoLockWorkflowName})
 	w.RegisterWorkflowWithOptions(PayrollComplete, workflow.RegisterOptions{Name: PayrollCompleteWorkflowName})
 	w.RegisterWorkflowWithOptions(PayrollCompleteBatch, workflow.RegisterOptions{Name: PayrollCompleteBatchWorkflowName})
+	w.RegisterWorkflowWithOptions(PayrollDisburse, workflow.RegisterOptions{Name: PayrollDisburseWorkflowName})
+	w.RegisterWorkflowWithOptions(PayrollEntryRetry, workflow.RegisterOptions{Name: PayrollEntryRetryWorkflowName})
 }

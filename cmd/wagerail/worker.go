@@ -152,6 +152,7 @@ func (d workerDeps) activities() workflows.Deps {
 		LoanWriteOff:    &activities.LoanWriteOff{DB: bunOf(d.DB)},
 		PayrollAutoLock: &activities.PayrollAutoLock{DB: bunOf(d.DB)},
 		PayrollComplete: &activities.PayrollComplete{DB: bunOf(d.DB)},
+		PayrollDisburse: &activities.PayrollDisburse{DB: bunOf(d.DB)},
 	}
 }
 

@@ -1,7 +1,8 @@
 // Package payroll owns the payroll domain's stores and rules: the inputs a run pays from
 // (one-time earnings, overtime policies and entries, protection policies, adjustments, deduction
-// mandates, tenant settings and the auto-lock policy) and, later, the runs and their entries. The
-// net-pay arithmetic is the pure package paycalc; this package loads and keeps what it reads.
+// mandates, tenant settings and the auto-lock policy), the runs and their entries, and the runs'
+// disbursement. The net-pay arithmetic is the pure package paycalc; this package loads and keeps
+// what it reads.
 //
 // Stores are written with bun (the project's rule: bun for a domain's plain tables, raw pgx where
 // every microsecond counts, see internal/platform/db.NewBun). Every method takes a db.BunTx that
@@ -19,6 +20,24 @@
 // and loan lines through the EWA and loan repayment sagas (Source PAYROLL, one per run, entry and
 // obligation), mandates' taken amounts here. A FAILED entry's deductions are not applied and stay
 // owed at their source (complete.go says how the next run finds them).
+//
+// The disbursement (disburse.go, workflows/payroll_disburse.go) pays each approved entry's net
+// from the employer's payroll account at the partner bank (the tenant settings' payrollAccount,
+// confirmed by the account-lookup gate before anything changes) to the employee's payout account,
+// through the fan-out block's bulk disbursements. An entry with net 0 is PAID without a transfer.
+// An entry whose employee's payout account is at another partner is FAILED
+// (PAYOUT_ACCOUNT_AT_OTHER_PARTNER) and not sent: a bulk disbursement pays within one partner.
+// When every entry is PAID or FAILED the run is DISBURSED; an operator retries a FAILED entry in
+// a saga of its own (a new partner reference), which closes the run when it paid the last entry.
+//
+// Net pay is not journaled. The platform's ledger mirrors what the platform holds, owes and is
+// owed; net pay moves from the employer's own account to the employee's own account and never
+// passes through an account the platform holds or owes, so a journal for it would mirror nobody's
+// money. What a run does to the platform's books is its deductions, journaled when the run is
+// completed (DISBURSED → COMPLETED: EWA repayment and loan instalment journals through the
+// repayment sagas, workflows/payroll_complete.go). Each entry keeps the partner's reference and
+// transfer id of its payment, which is what GET /api/payroll/<id>/settlement shows and what a
+// statement of the payroll account is matched against.
 //
 // Amounts are int64 santim (NUMERIC(20,0) in the database, JSON names ending in Santim), shares
 // are basis points; both have documented bounds that the database checks again.

@@ -109,8 +109,17 @@ type Entry struct {
 	CarriedForward              []Carry         `bun:"carried_forward,type:jsonb"`
 	InputsFingerprint           string          `bun:"inputs_fingerprint"`
 	FailureReason               string          `bun:"failure_reason,nullzero"`
-	CreatedAt                   time.Time       `bun:"created_at"`
-	UpdatedAt                   time.Time       `bun:"updated_at"`
+	// The disbursement (disburse.go): how many times it was sent, to which account, the
+	// workflow owning an operator's retry, the partner's reference and transfer of the current
+	// attempt's outcome, and when it was paid.
+	Attempts          int       `bun:"attempts"`
+	PayoutAccount     string    `bun:"payout_account,nullzero"`
+	RetryWorkflowID   string    `bun:"retry_workflow_id,nullzero"`
+	TransferReference string    `bun:"transfer_reference,nullzero"`
+	TransferID        string    `bun:"transfer_id,nullzero"`
+	PaidAt            time.Time `bun:"paid_at,nullzero"`
+	CreatedAt         time.Time `bun:"created_at"`
+	UpdatedAt         time.Time `bun:"updated_at"`
 }
 
 // Fingerprint is the SHA-256 (hex) of a calculator input: equal inputs, equal fingerprints. The
@@ -195,6 +204,7 @@ type entryRow struct {
 	EmployerContributions       []Contribution  `json:"employer_contributions"`
 	CarriedForward              []Carry         `json:"carried_forward"`
 	InputsFingerprint           string          `json:"inputs_fingerprint"`
+	Attempts                    int             `json:"attempts"`
 	CreatedAt                   time.Time       `json:"created_at"`
 	UpdatedAt                   time.Time       `json:"updated_at"`
 }
@@ -211,7 +221,7 @@ func insertEntries(ctx context.Context, tx db.BunTx, es []Entry) error {
 			e.DaysEmployed, e.BasicSantim, e.GrossSantim, e.TaxableSantim, e.ExemptSantim, e.TaxBaseSantim, e.PAYESantim,
 			e.PensionEmployeeSantim, e.StatutorySantim, e.CourtOrdersSantim, e.ProtectedSantim, e.DeductionsSantim, e.NetSantim,
 			e.EmployerContributionsSantim, e.ShareCapSantim, e.RecoverableSantim, e.CarriedForwardSantim, e.BelowMinimumNet,
-			e.Earnings, e.Deductions, e.EmployerContributions, e.CarriedForward, e.InputsFingerprint, e.CreatedAt, e.UpdatedAt}
+			e.Earnings, e.Deductions, e.EmployerContributions, e.CarriedForward, e.InputsFingerprint, 0, e.CreatedAt, e.UpdatedAt}
 	}
 	raw, err := json.Marshal(rows)
 	if err != nil {

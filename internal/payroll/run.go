@@ -34,8 +34,8 @@ import (
 //	DRAFT, CALCULATED,
 //	APPROVED   ─cancel────▶ CANCELLED    payroll.edit (payroll.approve for an APPROVED run: it
 //	                                     undoes an approval); not once locked
-//	APPROVED   ─disburse──▶ DISBURSING   the disbursement saga: DISBURSED once every entry is
-//	                                     PAID or finally FAILED
+//	APPROVED   ─disburse──▶ DISBURSING   payroll.approve; the disbursement saga (disburse.go)
+//	DISBURSING ────────────▶ DISBURSED    once every entry is PAID or finally FAILED (disburse.go)
 //	DISBURSED  ─complete──▶ COMPLETED    the completion saga (workflows.PayrollComplete, started
 //	                                     by the disbursement saga): the PAID entries' deductions
 //	                                     applied (complete.go), payroll.run_completed.v1
@@ -98,6 +98,10 @@ var RunMachine = &Machine{Noun: "payroll run", Code: CodeRunInvalidState, Moves:
 	"approved":   {From: []string{RunCalculated}, To: RunApproved},
 	"cancelled":  {From: []string{RunDraft, RunCalculated, RunApproved}, To: RunCancelled},
 	"completed":  {From: []string{RunDisbursed}, To: RunCompleted},
+	// The disbursement saga (disburse.go): disburse starts it, the last entry to become final
+	// ends it.
+	"disbursing": {From: []string{RunApproved}, To: RunDisbursing},
+	"disbursed":  {From: []string{RunDisbursing}, To: RunDisbursed},
 	// locked leaves the status as it is (To is not used): the states a lock may be put on.
 	"locked": {From: []string{RunCalculated, RunApproved, RunDisbursing, RunDisbursed, RunCompleted}},
 }}
@@ -145,7 +149,13 @@ type Run struct {
 	CancelReason                string    `bun:"cancel_reason,nullzero"`
 	LockedBy                    string    `bun:"locked_by,nullzero"`
 	LockedAt                    time.Time `bun:"locked_at,nullzero"`
-	UpdatedAt                   time.Time `bun:"updated_at"`
+	// The disbursement (disburse.go): its workflow, who asked and when, and when every entry
+	// was final.
+	DisbursementWorkflowID string    `bun:"disbursement_workflow_id,nullzero"`
+	DisbursingBy           string    `bun:"disbursing_by,nullzero"`
+	DisbursingAt           time.Time `bun:"disbursing_at,nullzero"`
+	DisbursedAt            time.Time `bun:"disbursed_at,nullzero"`
+	UpdatedAt              time.Time `bun:"updated_at"`
 }
 
 // Locked reports whether the run is locked.

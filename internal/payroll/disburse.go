@@ -1,0 +1,470 @@
+package payroll
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/uptrace/bun"
+
+	"github.com/wagerail/wagerail/internal/platform/audit"
+	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/outbox"
+	"github.com/wagerail/wagerail/internal/platform/tenancy"
+)
+
+// The disbursement of an approved run: the record steps of the disbursement saga
+// (workflows/payroll_disburse.go), each one transaction with its audit rows and outbox events,
+// idempotent for the saga's workflow id.
+//
+//	LoadDisbursePlan    the run APPROVED (or already claimed by this saga) and the employer's
+//	                    payroll account (PAYROLL_ACCOUNT_NOT_SET); then the saga's account-lookup
+//	                    gate on it (PAYROLL_ACCOUNT_INVALID): a refusal changes nothing
+//	ClaimDisbursement   APPROVED → DISBURSING; each entry: net 0 → PAID without a transfer, an
+//	                    employee whose payout account is at another partner than the payroll
+//	                    account → FAILED (PAYOUT_ACCOUNT_AT_OTHER_PARTNER: a bulk disbursement
+//	                    pays within one partner), every other → DISBURSING, its account copied
+//	RecordOutcomes      the fan-out's final outcomes, batch by batch: DISBURSING → PAID or FAILED
+//	                    (failure_reason = the partner's code), only for the attempt the saga owns
+//	FinishDisbursement  DISBURSING → DISBURSED once no entry is APPROVED or DISBURSING
+//	                    (payroll.run_disbursed.v1); completion (DISBURSED → COMPLETED) follows
+//	ClaimRetry          an operator's retry of a FAILED entry of a DISBURSING or DISBURSED run:
+//	                    FAILED → DISBURSING, the next attempt owned by the retry's saga (a new
+//	                    partner reference, so the partner does not answer it with the failed one)
+//
+// Net pay is not journaled: it moves from the employer's own account to the employee's, money
+// the platform never holds or owes (doc.go). The entry keeps the partner's reference and transfer
+// id of each outcome: that is what the settlement view shows and reconciles against.
+
+// Codes of the disbursement's refusals and entry failures.
+const (
+	CodePayrollAccountNotSet      = "PAYROLL_ACCOUNT_NOT_SET"
+	CodePayrollAccountInvalid     = "PAYROLL_ACCOUNT_INVALID"
+	CodePayrollAccountUnavailable = "PAYROLL_ACCOUNT_LOOKUP_UNAVAILABLE"
+	CodeEntryNotFound             = "PAYROLL_ENTRY_NOT_FOUND"
+	CodeEntryInvalidState         = "PAYROLL_ENTRY_INVALID_STATE"
+	// FailurePayoutOtherPartner is the failure_reason of an entry not sent: the employee's
+	// payout account is at another partner than the payroll account.
+	FailurePayoutOtherPartner = "PAYOUT_ACCOUNT_AT_OTHER_PARTNER"
+)
+
+// ErrEntryNotFound: no entry with this id in the tenant's run.
+var ErrEntryNotFound = NotFound(CodeEntryNotFound, "payroll entry")
+
+// disburseRefusals are the disbursement saga's refusals by code: what the API answers when the
+// saga refuses with one of them.
+var disburseRefusals = map[string]Refusal{
+	CodeRunNotFound:     *ErrRunNotFound,
+	CodeRunInvalidState: {Code: CodeRunInvalidState, Status: http.StatusConflict, Message: "the payroll run is not in a state that allows this"},
+	CodePayrollAccountNotSet: {Code: CodePayrollAccountNotSet, Status: http.StatusConflict,
+		Message: "the organization has no payroll account: set it in the payroll tenant settings first"},
+	CodePayrollAccountInvalid: {Code: CodePayrollAccountInvalid, Status: http.StatusConflict,
+		Message: "the partner bank did not confirm the payroll account (unknown, closed, or another holder): nothing was sent"},
+	CodePayrollAccountUnavailable: {Code: CodePayrollAccountUnavailable, Status: http.StatusServiceUnavailable,
+		Message: "the partner bank could not be asked about the payroll account; nothing was sent, try again later"},
+	CodeEntryNotFound: *ErrEntryNotFound,
+	CodeEntryInvalidState: {Code: CodeEntryInvalidState, Status: http.StatusConflict,
+		Message: "only a FAILED entry of a DISBURSING or DISBURSED run can be sent again"},
+}
+
+// DisburseRefusalOf is the refusal of a disbursement saga's code (ok false for another code).
+func DisburseRefusalOf(code string) (Refusal, bool) {
+	r, ok := disburseRefusals[code]
+	return r, ok
+}
+
+// Audit actions and events of the disbursement.
+const (
+	ActionDisburseRun     = "DisbursePayrollRun"
+	ActionRunDisbursed    = "PayrollRunDisbursed"
+	ActionEntryPaid       = "PayrollEntryPaid"
+	ActionEntryFailed     = "PayrollEntryFailed"
+	ActionRetryEntry      = "RetryPayrollEntry"
+	TargetEntry           = "PayrollEntry"
+	EventRunDisbursing    = "payroll.run_disbursing.v1"
+	EventRunDisbursed     = "payroll.run_disbursed.v1"
+	EventEntryPaid        = "payroll.entry_paid.v1"
+	EventEntryFailed      = "payroll.entry_failed.v1"
+	EventEntryRetried     = "payroll.entry_retried.v1"
+	outcomeSettled        = "SETTLED"
+	outcomeFailed         = "FAILED"
+	maxFailureReasonBytes = 500
+)
+
+// DisbursePlan is what the saga needs before it claims the run.
+type DisbursePlan struct {
+	RunID   string
+	Period  string
+	Status  string // APPROVED, or the state a run this saga already claimed is in
+	Account Account
+}
+
+// LoadDisbursePlan reads the run and the employer's payroll account. A run already claimed by
+// wfID answers its state (the saga resumes). Errors: ErrRunNotFound; PAYROLL_RUN_INVALID_STATE;
+// PAYROLL_ACCOUNT_NOT_SET.
+func LoadDisbursePlan(ctx context.Context, tx db.BunTx, runID, wfID string) (DisbursePlan, error) {
+	r, err := getRun(ctx, tx, runID, false)
+	if err != nil {
+		return DisbursePlan{}, err
+	}
+	if r.DisbursementWorkflowID != wfID || r.Status == RunApproved {
+		if _, err := RunMachine.Next("disbursing", r.Status); err != nil {
+			return DisbursePlan{}, err
+		}
+	}
+	s, err := EffectiveSettings(ctx, tx)
+	if err != nil {
+		return DisbursePlan{}, err
+	}
+	if s.PayrollAccount == nil {
+		r := disburseRefusals[CodePayrollAccountNotSet]
+		return DisbursePlan{}, &r
+	}
+	return DisbursePlan{RunID: r.ID, Period: r.Period, Status: r.Status, Account: *s.PayrollAccount}, nil
+}
+
+// DisburseItem is one entry to send: its id, the account it is paid to, its net.
+type DisburseItem struct {
+	EntryID      string `bun:"id" json:"entryId"`
+	ToAccount    string `bun:"payout_account" json:"toAccount"`
+	AmountSantim int64  `bun:"net_santim" json:"amountSantim"`
+}
+
+// DisburseClaim is the claimed run: the entries the saga sends (by entry id), and how many
+// entries were settled without a transfer.
+type DisburseClaim struct {
+	Status         string
+	Items          []DisburseItem
+	PaidWithout    int // net 0: PAID without a transfer
+	FailedUnsent   int // not sent (FailurePayoutOtherPartner)
+	EntriesClaimed int
+}
+
+// ClaimDisbursement moves the APPROVED run to DISBURSING for the saga wfID with the payroll
+// account at partner (audited DisbursePayrollRun, payroll.run_disbursing.v1) and each entry as
+// the table above says. A run this saga already claimed is answered again, with the same items
+// (its first attempts, by entry id), whatever became of them since. Errors: ErrRunNotFound;
+// PAYROLL_RUN_INVALID_STATE.
+func ClaimDisbursement(ctx context.Context, tx db.BunTx, runID, wfID, partner string, now time.Time) (DisburseClaim, error) {
+	r, err := getRun(ctx, tx, runID, true)
+	if err != nil {
+		return DisburseClaim{}, err
+	}
+	var c DisburseClaim
+	if r.Status == RunApproved || r.DisbursementWorkflowID != wfID {
+		to, err := RunMachine.Next("disbursing", r.Status)
+		if err != nil {
+			return c, err
+		}
+		now = now.UTC()
+		var changed []entryChange
+		if err := tx.NewRaw(`
+			UPDATE app.payroll_entries AS pe SET
+				status = CASE WHEN pe.net_santim = 0 THEN 'PAID' WHEN e.payout_partner <> ? THEN 'FAILED' ELSE 'DISBURSING' END,
+				failure_reason = CASE WHEN pe.net_santim <> 0 AND e.payout_partner <> ? THEN ? END,
+				paid_at = CASE WHEN pe.net_santim = 0 THEN ?::timestamptz END,
+				attempts = CASE WHEN pe.net_santim = 0 OR e.payout_partner <> ? THEN 0 ELSE 1 END,
+				payout_account = e.payout_account_number, updated_at = ?
+			FROM app.employees AS e
+			WHERE pe.tenant_id = ? AND pe.run_id = ? AND pe.status = 'APPROVED' AND e.tenant_id = pe.tenant_id AND e.id = pe.employee_id
+			RETURNING pe.id, pe.run_id, pe.period, pe.employee_id, pe.status, pe.net_santim, coalesce(pe.failure_reason, '') AS failure_reason,
+				'' AS transfer_reference, pe.attempts`,
+			partner, partner, FailurePayoutOtherPartner, now, partner, now, r.TenantID, r.ID).Scan(ctx, &changed); err != nil &&
+			!errors.Is(err, sql.ErrNoRows) {
+			return c, fmt.Errorf("payroll: claim entries: %w", err)
+		}
+		c.EntriesClaimed = len(changed)
+		var final []entryChange
+		for _, e := range changed {
+			switch e.Status {
+			case EntryPaid:
+				c.PaidWithout++
+				final = append(final, e)
+			case EntryFailed:
+				c.FailedUnsent++
+				final = append(final, e)
+			}
+		}
+		if err := recordEntryOutcomes(ctx, tx, final); err != nil {
+			return c, err
+		}
+		r.Status, r.DisbursementWorkflowID, r.DisbursingBy, r.DisbursingAt, r.UpdatedAt = to, wfID, tenancy.Actor(ctx), now, now
+		if err := updateRun(ctx, tx, &r, "status", "disbursement_workflow_id", "disbursing_by", "disbursing_at", "updated_at"); err != nil {
+			return c, err
+		}
+		if err := recordRun(ctx, tx, ActionDisburseRun, EventRunDisbursing, r, map[string]any{"workflowId": wfID,
+			"entries": c.EntriesClaimed, "paidWithoutTransfer": c.PaidWithout, "failedUnsent": c.FailedUnsent}, false); err != nil {
+			return c, err
+		}
+	}
+	c.Status = r.Status
+	c.Items = []DisburseItem{}
+	// The first attempts of this run, by entry id: the same list on every call (a retry's later
+	// attempt is its own saga's).
+	if err := tx.NewRaw(`SELECT id, payout_account, net_santim FROM app.payroll_entries
+		WHERE tenant_id = ? AND run_id = ? AND net_santim > 0 AND payout_account IS NOT NULL AND attempts >= 1
+		  ORDER BY id`,
+		r.TenantID, r.ID).Scan(ctx, &c.Items); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return c, fmt.Errorf("payroll: claimed entries: %w", err)
+	}
+	return c, nil
+}
+
+// entryChange is an entry whose disbursement status changed.
+type entryChange struct {
+	ID                string `bun:"id" json:"entryId"`
+	RunID             string `bun:"run_id" json:"runId"`
+	Period            string `bun:"period" json:"period"`
+	EmployeeID        string `bun:"employee_id" json:"employeeId"`
+	Status            string `bun:"status" json:"status"`
+	NetSantim         int64  `bun:"net_santim" json:"netSantim"`
+	FailureReason     string `bun:"failure_reason" json:"failureReason,omitempty"`
+	TransferReference string `bun:"transfer_reference" json:"transferReference,omitempty"`
+	Attempts          int    `bun:"attempts" json:"attempts"`
+}
+
+// recordEntryOutcomes writes the audit row and the event of each entry that became PAID or
+// FAILED.
+// Each is the payload of payroll.entry_paid.v1 or payroll.entry_failed.v1.
+func recordEntryOutcomes(ctx context.Context, tx db.BunTx, es []entryChange) error {
+	if len(es) == 0 {
+		return nil
+	}
+	rows := make([]audit.Entry, len(es))
+	var paid, failed []any
+	for i, e := range es {
+		action := ActionEntryPaid
+		if e.Status == EntryFailed {
+			action = ActionEntryFailed
+			failed = append(failed, e)
+		} else {
+			paid = append(paid, e)
+		}
+		rows[i] = audit.Entry{Action: action, Outcome: audit.Success, TargetType: TargetEntry, TargetID: e.ID,
+			Details: map[string]any{"runId": e.RunID, "netSantim": e.NetSantim, "reason": e.FailureReason, "reference": e.TransferReference,
+				"attempt": e.Attempts}}
+	}
+	if err := audit.WriteMany(ctx, tx, rows); err != nil {
+		return err
+	}
+	if len(paid) > 0 {
+		if err := outbox.WriteManyIn(ctx, tx, EventEntryPaid, paid); err != nil {
+			return err
+		}
+	}
+	if len(failed) > 0 {
+		return outbox.WriteManyIn(ctx, tx, EventEntryFailed, failed)
+	}
+	return nil
+}
+
+// EntryOutcome is a sent entry's final outcome at the partner: SETTLED or FAILED (Code why).
+type EntryOutcome struct {
+	EntryID    string `json:"id"`
+	Reference  string `json:"reference"`
+	TransferID string `json:"transfer_id"`
+	Status     string `json:"status"`
+	Code       string `json:"code"`
+}
+
+// RecordOutcomes records the final outcomes of entries the saga owner sent: each DISBURSING
+// entry whose current attempt is owner's (the run's saga for a first attempt, the retry's saga
+// for a retry) becomes PAID (SETTLED) or FAILED with the partner's code, with its reference and
+// transfer id (audited PayrollEntryPaid / PayrollEntryFailed, payroll.entry_paid.v1 /
+// payroll.entry_failed.v1). An outcome recorded already, or about an attempt another saga owns
+// now, changes nothing: the fan-out calls this at least once per outcome. It answers how many
+// entries changed.
+func RecordOutcomes(ctx context.Context, tx db.BunTx, owner string, outs []EntryOutcome, now time.Time) (int, error) {
+	if len(outs) == 0 {
+		return 0, nil
+	}
+	for i := range outs {
+		if outs[i].Status == outcomeFailed && outs[i].Code == "" {
+			outs[i].Code = "TRANSFER_FAILED"
+		}
+		if len(outs[i].Code) > maxFailureReasonBytes {
+			outs[i].Code = outs[i].Code[:maxFailureReasonBytes]
+		}
+	}
+	raw, err := json.Marshal(outs)
+	if err != nil {
+		return 0, fmt.Errorf("payroll: outcomes: %w", err)
+	}
+	var changed []entryChange
+	if err := tx.NewRaw(`
+		UPDATE app.payroll_entries AS pe SET
+			status = CASE WHEN o.status = 'SETTLED' THEN 'PAID' ELSE 'FAILED' END,
+			failure_reason = CASE WHEN o.status = 'SETTLED' THEN NULL ELSE o.code END,
+			paid_at = CASE WHEN o.status = 'SETTLED' THEN ?::timestamptz END,
+			transfer_reference = nullif(o.reference, ''), transfer_id = nullif(o.transfer_id, ''), updated_at = ?
+		FROM json_to_recordset(?::json) AS o(id text, reference text, transfer_id text, status text, code text), app.payroll_runs AS pr
+		WHERE pe.tenant_id = ? AND pe.id = o.id AND pe.status = 'DISBURSING' AND o.status IN ('SETTLED', 'FAILED')
+		  AND pr.tenant_id = pe.tenant_id AND pr.id = pe.run_id AND coalesce(pe.retry_workflow_id, pr.disbursement_workflow_id) = ?
+		RETURNING pe.id, pe.run_id, pe.period, pe.employee_id, pe.status, pe.net_santim, coalesce(pe.failure_reason, '') AS failure_reason,
+			coalesce(pe.transfer_reference, '') AS transfer_reference, pe.attempts`,
+		now.UTC(), now.UTC(), string(raw), tenancy.TenantID(ctx), owner).Scan(ctx, &changed); err != nil &&
+		!errors.Is(err, sql.ErrNoRows) {
+		return 0, fmt.Errorf("payroll: record outcomes: %w", err)
+	}
+	return len(changed), recordEntryOutcomes(ctx, tx, changed)
+}
+
+// FinishDisbursement makes a DISBURSING run DISBURSED once none of its entries is APPROVED or
+// DISBURSING (audited PayrollRunDisbursed, payroll.run_disbursed.v1 with the counts) and answers
+// the run as it is then: still DISBURSING while an entry is being paid (an operator's retry in
+// flight: its saga finishes the run), or DISBURSED / COMPLETED already (no change). This is the
+// step after which the run's completion starts (workflows/payroll_disburse.go, runDisbursed).
+// Errors: ErrRunNotFound.
+func FinishDisbursement(ctx context.Context, tx db.BunTx, runID string, now time.Time) (Run, error) {
+	r, err := getRun(ctx, tx, runID, true)
+	if err != nil || r.Status != RunDisbursing {
+		return r, err
+	}
+	counts, err := EntryCounts(ctx, tx, r.ID)
+	if err != nil {
+		return r, err
+	}
+	if counts[EntryApproved]+counts[EntryDisbursing] > 0 {
+		return r, nil
+	}
+	to, err := RunMachine.Next("disbursed", r.Status)
+	if err != nil {
+		return r, err
+	}
+	now = now.UTC()
+	r.Status, r.DisbursedAt, r.UpdatedAt = to, now, now
+	if err := updateRun(ctx, tx, &r, "status", "disbursed_at", "updated_at"); err != nil {
+		return r, err
+	}
+	return r, recordRun(ctx, tx, ActionRunDisbursed, EventRunDisbursed, r, map[string]any{"paid": counts[EntryPaid],
+		"failed": counts[EntryFailed]}, false)
+}
+
+// RetryClaim is an entry claimed for another attempt: the item to send and the payroll account.
+type RetryClaim struct {
+	Item    DisburseItem
+	Attempt int
+	Account Account
+}
+
+// ClaimRetry claims a FAILED entry of a DISBURSING or DISBURSED run for another attempt owned by
+// the saga wfID: FAILED → DISBURSING, the employee's payout account read again (it may have been
+// corrected), the attempt counted (audited RetryPayrollEntry, payroll.entry_retried.v1). The run
+// stays where it is. The same saga claiming again is answered the same claim. Errors:
+// ErrRunNotFound; ErrEntryNotFound; PAYROLL_RUN_INVALID_STATE; PAYROLL_ENTRY_INVALID_STATE;
+// PAYROLL_ACCOUNT_NOT_SET.
+func ClaimRetry(ctx context.Context, tx db.BunTx, runID, entryID, wfID string, now time.Time) (RetryClaim, error) {
+	r, err := getRun(ctx, tx, runID, true)
+	if err != nil {
+		return RetryClaim{}, err
+	}
+	var e Entry
+	if err := tx.NewSelect().Model(&e).Where("pe.tenant_id = ?", r.TenantID).Where("pe.run_id = ?", r.ID).Where("pe.id = ?", entryID).
+		For("UPDATE").Scan(ctx); errors.Is(err, sql.ErrNoRows) {
+		return RetryClaim{}, ErrEntryNotFound
+	} else if err != nil {
+		return RetryClaim{}, fmt.Errorf("payroll: entry: %w", err)
+	}
+	s, err := EffectiveSettings(ctx, tx)
+	if err != nil {
+		return RetryClaim{}, err
+	}
+	if s.PayrollAccount == nil {
+		rf := disburseRefusals[CodePayrollAccountNotSet]
+		return RetryClaim{}, &rf
+	}
+	if e.RetryWorkflowID == wfID && e.RetryWorkflowID != "" {
+		return RetryClaim{Item: DisburseItem{EntryID: e.ID, ToAccount: e.PayoutAccount, AmountSantim: e.NetSantim},
+			Attempt: e.Attempts, Account: *s.PayrollAccount}, nil
+	}
+	if r.Status != RunDisbursing && r.Status != RunDisbursed {
+		return RetryClaim{}, &Refusal{Code: CodeRunInvalidState, Status: http.StatusConflict,
+			Message: "a payroll run that is " + r.Status + " has no failed payment to send again",
+			Details: map[string]any{"status": r.Status, "allowedFrom": []string{RunDisbursing, RunDisbursed}}}
+	}
+	if e.Status != EntryFailed {
+		rf := disburseRefusals[CodeEntryInvalidState]
+		rf.Details = map[string]any{"status": e.Status, "allowedFrom": []string{EntryFailed}}
+		return RetryClaim{}, &rf
+	}
+	var acct []struct {
+		Partner string `bun:"payout_partner"`
+		Number  string `bun:"payout_account_number"`
+	}
+	if err := tx.NewRaw(`SELECT payout_partner, payout_account_number FROM app.employees WHERE tenant_id = ? AND id = ?`,
+		r.TenantID, e.EmployeeID).Scan(ctx, &acct); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return RetryClaim{}, fmt.Errorf("payroll: employee account: %w", err)
+	}
+	if len(acct) == 0 || acct[0].Partner != s.PayrollAccount.Partner {
+		rf := disburseRefusals[CodeEntryInvalidState]
+		rf.Message = "the employee's payout account is not at the payroll account's partner: correct it, then retry"
+		rf.Details = map[string]any{"status": e.Status, "failureReason": FailurePayoutOtherPartner}
+		return RetryClaim{}, &rf
+	}
+	now = now.UTC()
+	previous := e.FailureReason
+	e.Status, e.FailureReason, e.Attempts, e.PayoutAccount, e.RetryWorkflowID = EntryDisbursing, "", e.Attempts+1, acct[0].Number, wfID
+	e.TransferReference, e.TransferID, e.UpdatedAt = "", "", now
+	if _, err := tx.NewUpdate().Model(&e).Column("status", "failure_reason", "attempts", "payout_account", "retry_workflow_id",
+		"transfer_reference", "transfer_id", "updated_at").Where("pe.tenant_id = ?", r.TenantID).WherePK().Exec(ctx); err != nil {
+		return RetryClaim{}, fmt.Errorf("payroll: retry entry: %w", err)
+	}
+	if err := audit.Write(ctx, tx, audit.Entry{Action: ActionRetryEntry, Outcome: audit.Success, TargetType: TargetEntry, TargetID: e.ID,
+		Details: map[string]any{"runId": r.ID, "attempt": e.Attempts, "previousReason": previous, "workflowId": wfID}}); err != nil {
+		return RetryClaim{}, err
+	}
+	if _, err := outbox.Write(ctx, tx, EventEntryRetried, entryChange{ID: e.ID, RunID: r.ID, Period: r.Period,
+		EmployeeID: e.EmployeeID, Status: e.Status, NetSantim: e.NetSantim, Attempts: e.Attempts}); err != nil {
+		return RetryClaim{}, err
+	}
+	return RetryClaim{Item: DisburseItem{EntryID: e.ID, ToAccount: e.PayoutAccount, AmountSantim: e.NetSantim}, Attempt: e.Attempts,
+		Account: *s.PayrollAccount}, nil
+}
+
+// GetEntry reads one entry of the tenant's run (ErrRunNotFound, ErrEntryNotFound).
+func GetEntry(ctx context.Context, tx db.BunTx, runID, entryID string) (Entry, error) {
+	if _, err := getRun(ctx, tx, runID, false); err != nil {
+		return Entry{}, err
+	}
+	var e Entry
+	err := tx.NewSelect().Model(&e).Where("pe.tenant_id = ?", tenancy.TenantID(ctx)).Where("pe.run_id = ?", runID).
+		Where("pe.id = ?", entryID).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return e, ErrEntryNotFound
+	}
+	return e, err
+}
+
+// StatusTotal is the entries of one status: how many, and their net.
+type StatusTotal struct {
+	Status    string `bun:"status"`
+	Entries   int    `bun:"n"`
+	NetSantim int64  `bun:"net"`
+}
+
+// SettlementTotals are a run's entries by status (every status of the disbursement, 0 included).
+func SettlementTotals(ctx context.Context, tx db.BunTx, runID string) ([]StatusTotal, error) {
+	rows, err := db.Select[StatusTotal](ctx, tx, `SELECT status, count(*) AS n, coalesce(sum(net_santim), 0) AS net
+		FROM app.payroll_entries WHERE tenant_id = ? AND run_id = ? AND status IN (?) GROUP BY status`,
+		tenancy.TenantID(ctx), runID, bun.In(settlementStatuses))
+	if err != nil {
+		return nil, fmt.Errorf("payroll: settlement totals: %w", err)
+	}
+	out := make([]StatusTotal, len(settlementStatuses))
+	for i, s := range settlementStatuses {
+		out[i].Status = s
+		for _, r := range rows {
+			if r.Status == s {
+				out[i] = r
+			}
+		}
+	}
+	return out, nil
+}
+
+// settlementStatuses are the entry states the settlement view counts.
+var settlementStatuses = []string{EntryApproved, EntryDisbursing, EntryPaid, EntryFailed}

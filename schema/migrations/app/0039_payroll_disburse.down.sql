@@ -1,0 +1,17 @@
+DROP INDEX app.payroll_entries_status;
+ALTER TABLE app.payroll_entries
+    DROP CONSTRAINT payroll_entries_paid,
+    DROP CONSTRAINT payroll_entries_sending,
+    DROP COLUMN paid_at,
+    DROP COLUMN transfer_id,
+    DROP COLUMN transfer_reference,
+    DROP COLUMN retry_workflow_id,
+    DROP COLUMN payout_account,
+    DROP COLUMN attempts;
+ALTER TABLE app.payroll_runs
+    DROP CONSTRAINT payroll_runs_disbursed,
+    DROP CONSTRAINT payroll_runs_disbursing,
+    DROP COLUMN disbursed_at,
+    DROP COLUMN disbursing_at,
+    DROP COLUMN disbursing_by,
+    DROP COLUMN disbursement_workflow_id;

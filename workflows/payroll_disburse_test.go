@@ -1,0 +1,274 @@
+package workflows
+
+import (
+	"context"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/wagerail/wagerail/activities"
+	"github.com/wagerail/wagerail/internal/payroll"
+)
+
+const payrollWF = "payroll-disburse-prun_1"
+
+var (
+	payrollRun  = activities.Run{TenantID: "biz-1", WorkflowID: payrollWF, CorrelationID: "http-req-9"}
+	payrollIn   = PayrollDisburseInput{TenantID: "biz-1", RunID: "prun_1", ActorID: "user-2", CorrelationID: "http-req-9"}
+	payrollAcct = payroll.Account{Partner: "sandbox", AccountNumber: "EMPLOYER-1", HolderName: "Employer PLC"}
+	payrollPlan = payroll.DisbursePlan{RunID: "prun_1", Period: "2026-11", Status: payroll.RunApproved, Account: payrollAcct}
+	payrollStep = activities.PayrollDisburseStep{Run: payrollRun, RunID: "prun_1"}
+	payrollGate = activities.GateInput{Saga: "payroll-disburse", Run: payrollRun, SubjectType: "ORGANIZATION", SubjectID: "biz-1",
+		TargetType: "PayrollRun", TargetID: "prun_1", Partner: "sandbox", AccountNumber: "EMPLOYER-1", ExpectedHolderName: "Employer PLC",
+		RequireNameMatch: true}
+	payrollClaimStep = activities.PayrollDisburseStep{Run: payrollRun, RunID: "prun_1", ActorID: "user-2", Partner: "sandbox"}
+	payrollClaim     = payroll.DisburseClaim{Status: payroll.RunDisbursing, PaidWithout: 1, EntriesClaimed: 3, Items: []payroll.DisburseItem{
+		{EntryID: "pent_a", ToAccount: "EMP-A", AmountSantim: 700_000}, {EntryID: "pent_b", ToAccount: "EMP-B", AmountSantim: 900_000}}}
+	payrollFanout = FanoutInput{FanoutParams: FanoutParams{TenantID: "biz-1", CorrelationID: "http-req-9", Partner: "sandbox",
+		FromAccount: "EMPLOYER-1", Domain: "PAYROLL", Record: activities.PayrollDisburseRecord},
+		Items: []FanoutItem{{Key: "pent_a", ToAccount: "EMP-A", AmountSantim: 700_000}, {Key: "pent_b", ToAccount: "EMP-B", AmountSantim: 900_000}}}
+	payrollFanoutResult = FanoutResult{Items: 2, FanoutTotals: FanoutTotals{Settled: 1, Failed: 1, SettledSantim: 700_000, FailedSantim: 900_000},
+		Failures: []FanoutItemOutcome{{Index: 1, Key: "pent_b", Status: FanoutItemFailed, FailureCode: "ACCOUNT_CLOSED", AmountSantim: 900_000}}}
+)
+
+// payrollHarness is the SDK test environment with the saga's activities mocked and the fan-out
+// child stubbed (its own tests: fanout_test.go), the order of the activities, and the update's
+// answer.
+type payrollHarness[A any] struct {
+	env *testsuite.TestWorkflowEnvironment
+
+	mu       sync.Mutex
+	calls    []string
+	fanouts  []string // the fan-out children's workflow ids
+	answered bool
+	accepted A
+	updErr   error
+}
+
+func newPayrollHarness[A any](t *testing.T, wfID, update string) *payrollHarness[A] {
+	var s testsuite.WorkflowTestSuite
+	h := &payrollHarness[A]{env: s.NewTestWorkflowEnvironment()}
+	h.env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: time.Minute})
+	h.env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: wfID})
+	Register(h.env, Deps{})
+	record := func(info *activity.Info) {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		h.calls = append(h.calls, info.ActivityType.Name)
+	}
+	h.env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) { record(info) })
+	h.env.SetOnLocalActivityStartedListener(func(info *activity.Info, _ context.Context, _ []any) { record(info) })
+	h.env.SetOnChildWorkflowStartedListener(func(info *workflow.Info, _ workflow.Context, _ converter.EncodedValues) {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		h.fanouts = append(h.fanouts, info.WorkflowExecution.ID)
+	})
+	h.env.RegisterDelayedCallback(func() {
+		h.env.UpdateWorkflow(update, "k1", &testsuite.TestUpdateCallback{
+			OnReject: func(err error) { t.Errorf("update rejected: %v", err) },
+			OnComplete: func(v any, err error) {
+				h.mu.Lock()
+				defer h.mu.Unlock()
+				h.answered, h.updErr = true, err
+				if err == nil {
+					switch a := v.(type) {
+					case A:
+						h.accepted = a
+					case converter.EncodedValue:
+						require.NoError(t, a.Get(&h.accepted))
+					default:
+						t.Errorf("update answered %T", v)
+					}
+				}
+			},
+		})
+	}, 0)
+	return h
+}
+
+func (h *payrollHarness[A]) on(name string, in any) *testsuite.MockCallWrapper {
+	return h.env.OnActivity(name, mock.Anything, in)
+}
+
+// The whole saga: the plan, the gate on the payroll account, the claim, the fan-out as a child
+// with the claimed entries (keyed by entry id, recorded by PayrollDisburseRecord), then Finish →
+// DISBURSED. The caller is answered after the claim.
+func TestPayrollDisbursePaysThroughTheFanout(t *testing.T) {
+	h := newPayrollHarness[PayrollDisburseAccepted](t, payrollWF, PayrollDisburseAcceptedUpdate)
+	h.on(activities.PayrollDisburseLoadPlanActivity, payrollStep).Return(payrollPlan, nil).Once()
+	h.on(activities.AccountGateActivity, payrollGate).Return(nil).Once()
+	h.on(activities.PayrollDisburseClaimActivity, payrollClaimStep).Return(payrollClaim, nil).Once()
+	h.env.OnWorkflow(FanoutWorkflowName, mock.Anything, payrollFanout).Return(payrollFanoutResult, nil).Once()
+	h.on(activities.PayrollDisburseFinishActivity, payrollStep).Return(activities.PayrollRunState{RunID: "prun_1", Status: payroll.RunDisbursed}, nil).Once()
+	h.env.ExecuteWorkflow(PayrollDisburseWorkflowName, payrollIn)
+
+	require.True(t, h.env.IsWorkflowCompleted())
+	require.NoError(t, h.env.GetWorkflowError())
+	var res PayrollDisburseResult
+	require.NoError(t, h.env.GetWorkflowResult(&res))
+	require.Equal(t, PayrollDisburseResult{RunID: "prun_1", Status: payroll.RunDisbursed, Sent: 2, PaidWithoutTransfer: 1,
+		Totals: payrollFanoutResult.FanoutTotals, FailedEntries: []string{"pent_b"}, WorkflowID: payrollWF}, res)
+	require.Equal(t, []string{activities.PayrollDisburseLoadPlanActivity, activities.AccountGateActivity, activities.PayrollDisburseClaimActivity,
+		activities.PayrollDisburseFinishActivity}, h.calls)
+	require.Equal(t, []string{payrollWF + "-pay"}, h.fanouts)
+	require.True(t, h.answered)
+	require.NoError(t, h.updErr)
+	require.Equal(t, PayrollDisburseAccepted{RunID: "prun_1", Status: payroll.RunDisbursing, WorkflowID: payrollWF, Sent: 2, PaidWithoutTransfer: 1}, h.accepted)
+	h.env.AssertExpectations(t)
+}
+
+// A payroll account the bank does not confirm: the update and the saga end with
+// PAYROLL_ACCOUNT_INVALID; nothing is claimed, nothing sent.
+func TestPayrollDisburseRefusedByTheAccountGate(t *testing.T) {
+	h := newPayrollHarness[PayrollDisburseAccepted](t, payrollWF, PayrollDisburseAcceptedUpdate)
+	h.on(activities.PayrollDisburseLoadPlanActivity, payrollStep).Return(payrollPlan, nil).Once()
+	h.on(activities.AccountGateActivity, payrollGate).
+		Return(temporal.NewNonRetryableApplicationError("account gate refused (NOT_FOUND)", activities.GateAccountNotFound, nil)).Once()
+	h.env.ExecuteWorkflow(PayrollDisburseWorkflowName, payrollIn)
+
+	require.True(t, h.env.IsWorkflowCompleted())
+	require.Equal(t, payroll.CodePayrollAccountInvalid, activities.ErrorType(h.env.GetWorkflowError()))
+	require.Equal(t, []string{activities.PayrollDisburseLoadPlanActivity, activities.AccountGateActivity}, h.calls)
+	require.Empty(t, h.fanouts)
+	require.True(t, h.answered)
+	require.Equal(t, payroll.CodePayrollAccountInvalid, activities.ErrorType(h.updErr))
+}
+
+// The plan's refusal (no payroll account) is the answer; no gate, no claim.
+func TestPayrollDisburseRefusedWithoutAPayrollAccount(t *testing.T) {
+	h := newPayrollHarness[PayrollDisburseAccepted](t, payrollWF, PayrollDisburseAcceptedUpdate)
+	h.on(activities.PayrollDisburseLoadPlanActivity, payrollStep).
+		Return(payroll.DisbursePlan{}, temporal.NewNonRetryableApplicationError("no payroll account", payroll.CodePayrollAccountNotSet, nil)).Once()
+	h.env.ExecuteWorkflow(PayrollDisburseWorkflowName, payrollIn)
+
+	require.Equal(t, payroll.CodePayrollAccountNotSet, activities.ErrorType(h.env.GetWorkflowError()))
+	require.Equal(t, []string{activities.PayrollDisburseLoadPlanActivity}, h.calls)
+	require.Equal(t, payroll.CodePayrollAccountNotSet, activities.ErrorType(h.updErr))
+}
+
+// A run this saga had claimed (a new run of the saga after a failed one): no gate again, the
+// same claim, the same fan-out; a retry still paying an entry leaves the run DISBURSING.
+func TestPayrollDisburseResumesAClaimedRun(t *testing.T) {
+	h := newPayrollHarness[PayrollDisburseAccepted](t, payrollWF, PayrollDisburseAcceptedUpdate)
+	plan := payrollPlan
+	plan.Status = payroll.RunDisbursing
+	h.on(activities.PayrollDisburseLoadPlanActivity, payrollStep).Return(plan, nil).Once()
+	h.on(activities.PayrollDisburseClaimActivity, payrollClaimStep).Return(payrollClaim, nil).Once()
+	h.env.OnWorkflow(FanoutWorkflowName, mock.Anything, payrollFanout).Return(payrollFanoutResult, nil).Once()
+	h.on(activities.PayrollDisburseFinishActivity, payrollStep).Return(activities.PayrollRunState{RunID: "prun_1", Status: payroll.RunDisbursing}, nil).Once()
+	h.env.ExecuteWorkflow(PayrollDisburseWorkflowName, payrollIn)
+
+	require.NoError(t, h.env.GetWorkflowError())
+	var res PayrollDisburseResult
+	require.NoError(t, h.env.GetWorkflowResult(&res))
+	require.Equal(t, payroll.RunDisbursing, res.Status)
+	require.Equal(t, []string{activities.PayrollDisburseLoadPlanActivity, activities.PayrollDisburseClaimActivity,
+		activities.PayrollDisburseFinishActivity}, h.calls)
+}
+
+// Every entry settled at the claim (net 0): no fan-out at all.
+func TestPayrollDisburseWithNothingToSend(t *testing.T) {
+	h := newPayrollHarness[PayrollDisburseAccepted](t, payrollWF, PayrollDisburseAcceptedUpdate)
+	h.on(activities.PayrollDisburseLoadPlanActivity, payrollStep).Return(payrollPlan, nil).Once()
+	h.on(activities.AccountGateActivity, payrollGate).Return(nil).Once()
+	h.on(activities.PayrollDisburseClaimActivity, payrollClaimStep).
+		Return(payroll.DisburseClaim{Status: payroll.RunDisbursing, PaidWithout: 2, EntriesClaimed: 2, Items: []payroll.DisburseItem{}}, nil).Once()
+	h.on(activities.PayrollDisburseFinishActivity, payrollStep).Return(activities.PayrollRunState{RunID: "prun_1", Status: payroll.RunDisbursed}, nil).Once()
+	h.env.ExecuteWorkflow(PayrollDisburseWorkflowName, payrollIn)
+
+	require.NoError(t, h.env.GetWorkflowError())
+	require.Empty(t, h.fanouts)
+	require.Equal(t, PayrollDisburseAccepted{RunID: "prun_1", Status: payroll.RunDisbursing, WorkflowID: payrollWF, PaidWithoutTransfer: 2}, h.accepted)
+}
+
+const retryWF = "idem-biz-1-RETRYWORKFLOW"
+
+var (
+	retryRun  = activities.Run{TenantID: "biz-1", WorkflowID: retryWF, CorrelationID: "http-req-10"}
+	retryIn   = PayrollEntryRetryInput{TenantID: "biz-1", RunID: "prun_1", EntryID: "pent_b", ActorID: "user-2", CorrelationID: "http-req-10"}
+	retryStep = activities.PayrollDisburseStep{Run: retryRun, RunID: "prun_1", EntryID: "pent_b", ActorID: "user-2"}
+)
+
+// An entry's retry: the claim, a one-item fan-out under the retry's own id (so a new partner
+// reference), Finish. PAID, and the run DISBURSED by it.
+func TestPayrollEntryRetryPays(t *testing.T) {
+	h := newPayrollHarness[PayrollEntryRetryAccepted](t, retryWF, PayrollEntryRetryAcceptedUpdate)
+	h.on(activities.PayrollRetryClaimActivity, retryStep).Return(payroll.RetryClaim{Item: payroll.DisburseItem{EntryID: "pent_b",
+		ToAccount: "EMP-B2", AmountSantim: 900_000}, Attempt: 2, Account: payrollAcct}, nil).Once()
+	in := FanoutInput{FanoutParams: FanoutParams{TenantID: "biz-1", CorrelationID: "http-req-10", Partner: "sandbox", FromAccount: "EMPLOYER-1",
+		Domain: "PAYROLL", Record: activities.PayrollDisburseRecord}, Items: []FanoutItem{{Key: "pent_b", ToAccount: "EMP-B2", AmountSantim: 900_000}}}
+	h.env.OnWorkflow(FanoutWorkflowName, mock.Anything, in).Return(FanoutResult{Items: 1, FanoutTotals: FanoutTotals{Settled: 1, SettledSantim: 900_000}}, nil).Once()
+	h.on(activities.PayrollDisburseFinishActivity, activities.PayrollDisburseStep{Run: retryRun, RunID: "prun_1"}).
+		Return(activities.PayrollRunState{RunID: "prun_1", Status: payroll.RunDisbursed}, nil).Once()
+	h.env.ExecuteWorkflow(PayrollEntryRetryWorkflowName, retryIn)
+
+	require.NoError(t, h.env.GetWorkflowError())
+	var res PayrollEntryRetryResult
+	require.NoError(t, h.env.GetWorkflowResult(&res))
+	require.Equal(t, PayrollEntryRetryResult{RunID: "prun_1", EntryID: "pent_b", Status: payroll.EntryPaid, Attempt: 2,
+		RunStatus: payroll.RunDisbursed, WorkflowID: retryWF}, res)
+	require.Equal(t, []string{retryWF + "-pay"}, h.fanouts)
+	require.Equal(t, PayrollEntryRetryAccepted{RunID: "prun_1", EntryID: "pent_b", Status: payroll.EntryDisbursing, WorkflowID: retryWF, Attempt: 2}, h.accepted)
+}
+
+// A retry of an entry that is not FAILED is refused: REFUSED with the code, nothing sent.
+func TestPayrollEntryRetryRefused(t *testing.T) {
+	h := newPayrollHarness[PayrollEntryRetryAccepted](t, retryWF, PayrollEntryRetryAcceptedUpdate)
+	h.on(activities.PayrollRetryClaimActivity, retryStep).
+		Return(payroll.RetryClaim{}, temporal.NewNonRetryableApplicationError("not failed", payroll.CodeEntryInvalidState, nil)).Once()
+	h.env.ExecuteWorkflow(PayrollEntryRetryWorkflowName, retryIn)
+
+	require.NoError(t, h.env.GetWorkflowError())
+	var res PayrollEntryRetryResult
+	require.NoError(t, h.env.GetWorkflowResult(&res))
+	require.Equal(t, ResultRefused, res.Status)
+	require.Equal(t, payroll.CodeEntryInvalidState, res.Code)
+	require.Empty(t, h.fanouts)
+	require.Equal(t, payroll.CodeEntryInvalidState, activities.ErrorType(h.updErr))
+}
+
+// The saga's refusal codes are all in the payroll table the API answers from.
+func TestPayrollDisburseCodesInTable(t *testing.T) {
+	codes := []string{payrollGates.other, payroll.CodePayrollAccountNotSet, payroll.CodeRunNotFound, payroll.CodeRunInvalidState,
+		payroll.CodeEntryInvalidState, payroll.CodeEntryNotFound}
+	for _, c := range payrollGates.refusals {
+		codes = append(codes, c)
+	}
+	for _, c := range payrollGates.unavailable {
+		codes = append(codes, c)
+	}
+	for _, c := range codes {
+		_, ok := payroll.DisburseRefusalOf(c)
+		require.True(t, ok, c)
+	}
+}
+
+// Recorded histories of real runs (api's TestPayrollDisburseEndToEnd records them with
+// WAGERAIL_RECORD_HISTORY=1), replayed against the current code.
+func TestPayrollDisburseReplay(t *testing.T) {
+	for _, file := range []string{"testdata/payroll_disburse_history.json", "testdata/payroll_entry_retry_history.json"} {
+		t.Run(file, func(t *testing.T) {
+			f, err := os.Open(file)
+			require.NoError(t, err)
+			defer f.Close()
+			hist, err := client.HistoryFromJSON(f, client.HistoryJSONOptions{})
+			require.NoError(t, err)
+			started := hist.GetEvents()[0].GetWorkflowExecutionStartedEventAttributes()
+			r := worker.NewWorkflowReplayer()
+			registerWorkflows(r)
+			require.NoError(t, r.ReplayWorkflowHistoryWithOptions(nil, hist, worker.ReplayWorkflowHistoryOptions{
+				OriginalExecution: workflow.Execution{ID: started.GetWorkflowId(), RunID: started.GetOriginalExecutionRunId()}}))
+		})
+	}
+}
