@@ -61,10 +61,12 @@ type PayrollDisburseStep struct {
 	Partner string `json:",omitempty"` // Claim: the payroll account's partner
 }
 
-// PayrollRunState is the run as Finish leaves it.
+// PayrollRunState is the run as Finish leaves it, with its entries still being paid and those
+// FAILED.
 type PayrollRunState struct {
-	RunID  string
-	Status string // DISBURSING (an entry is still being paid), DISBURSED or COMPLETED
+	RunID              string
+	Status             string // DISBURSING (an entry is still being paid), DISBURSED or COMPLETED
+	Disbursing, Failed int
 }
 
 // LoadPlan reads the run and the payroll account (PAYROLL_RUN_NOT_FOUND,
@@ -115,7 +117,11 @@ func (a *PayrollDisburse) Finish(ctx context.Context, in PayrollDisburseStep) (P
 	var out PayrollRunState
 	err := a.inTx(ctx, in, func(ctx context.Context, tx db.BunTx) error {
 		r, err := payroll.FinishDisbursement(ctx, tx, in.RunID, a.now())
-		out = PayrollRunState{RunID: r.ID, Status: r.Status}
+		if err != nil {
+			return err
+		}
+		counts, err := payroll.EntryCounts(ctx, tx, r.ID)
+		out = PayrollRunState{RunID: r.ID, Status: r.Status, Disbursing: counts[payroll.EntryDisbursing], Failed: counts[payroll.EntryFailed]}
 		return err
 	})
 	return out, err

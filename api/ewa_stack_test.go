@@ -164,6 +164,8 @@ func (s *ewaStack) realActivities() workflows.Deps {
 		LoanDisburse: &activities.LoanDisburse{DB: s.d.App},
 		// The payroll disbursement saga's record steps (api/payroll_disburse_test.go).
 		PayrollDisburse: &activities.PayrollDisburse{DB: db.NewBun(s.d.App)},
+		// The completion a fully paid run starts (api/payroll_complete_test.go).
+		PayrollComplete: &activities.PayrollComplete{DB: db.NewBun(s.d.App)},
 	}
 }
 

@@ -175,11 +175,12 @@ func (w *payrollDisburseWorld) balances(t *testing.T, accounts []string) map[str
 }
 
 // The disbursement end to end: 50 employees, three of whose accounts the bank refuses (a
-// blocked beneficiary, one whose transfers fail at settlement, a closed account); the payroll
+// blocked beneficiary, one whose transfers fail at settlement, a dormant one); the payroll
 // account not set, then not confirmed by the bank (nothing changes), then good → DISBURSED with
 // those three FAILED with the bank's codes and 47 PAID; every other call of disburse (racing, or
-// later with other keys) answers the same saga and pays nobody twice; the two fixable accounts
-// fixed and retried → PAID, the closed one FAILED again; the sandbox's books exact. Every request
+// later with other keys) answers the same saga and pays nobody twice; two accounts fixed and the
+// three retried → two PAID, the dormant one FAILED again (the run stays DISBURSED); it fixed and
+// retried → PAID, and the run's completion starts → COMPLETED; the sandbox's books exact. Every request
 // and answer is validated against api/openapi.yaml (the test client does it).
 func TestPayrollDisburseEndToEnd(t *testing.T) {
 	w := newPayrollDisburseWorld(t, 50)
@@ -205,7 +206,7 @@ func TestPayrollDisburseEndToEnd(t *testing.T) {
 	catalogStatus(t, w.other.call(http.MethodGet, base+"/settlement", nil), http.StatusNotFound, "PAYROLL_RUN_NOT_FOUND")
 
 	// The bank's trouble: three employees' accounts.
-	var blocked, failing, closed string
+	var blocked, failing, dormant string
 	for id, acct := range w.employees {
 		switch {
 		case id == w.employee:
@@ -213,14 +214,14 @@ func TestPayrollDisburseEndToEnd(t *testing.T) {
 			blocked = acct
 		case failing == "":
 			failing = acct
-		case closed == "":
-			closed = acct
+		case dormant == "":
+			dormant = acct
 		}
 	}
 	w.bank.Fault(t, blocked, map[string]any{"rejectCode": "BENEFICIARY_BLOCKED"})
 	w.bank.Fault(t, failing, map[string]any{"settleFailureCode": "BENEFICIARY_BANK_DOWN"})
-	w.bank.Sandbox.CloseAccount(t, closed)
-	wantFail := map[string]string{blocked: "BENEFICIARY_BLOCKED", failing: "BENEFICIARY_BANK_DOWN", closed: "ACCOUNT_CLOSED"}
+	w.bank.Fault(t, dormant, map[string]any{"rejectCode": "ACCOUNT_DORMANT"})
+	wantFail := map[string]string{blocked: "BENEFICIARY_BLOCKED", failing: "BENEFICIARY_BANK_DOWN", dormant: "ACCOUNT_DORMANT"}
 
 	// The good account; two callers with their own keys at once reach the one saga.
 	w.setPayrollAccount(t, w.payroll, "Employer PLC")
@@ -323,43 +324,54 @@ func TestPayrollDisburseEndToEnd(t *testing.T) {
 			continue
 		}
 		require.Equal(t, 2, it.Attempts)
-		if acct == closed {
+		if acct == dormant {
 			require.Equal(t, "FAILED", it.Status)
-			require.Equal(t, "ACCOUNT_CLOSED", *it.FailureReason)
+			require.Equal(t, "ACCOUNT_DORMANT", *it.FailureReason)
 			continue
 		}
 		require.Equal(t, "PAID", it.Status, "retried entry of %s", acct)
 		paidTotal += it.NetSantim
 	}
-	// The same key again: the stored answer; the run stays DISBURSED.
+	// The same key again: the stored answer; the run stays DISBURSED (an entry is still FAILED:
+	// its completion waits for the operator).
 	rec = w.checker.call(http.MethodPost, base+"/entries/"+entryOf[blocked]+"/retry", nil, "Idempotency-Key", keys[blocked])
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
 	require.Equal(t, "DISBURSED", decode[payrollRunOut](t, w.checker.call(http.MethodGet, base, nil)).Status)
+	require.Zero(t, w.count(t, `SELECT count(*) FROM app.outbox WHERE tenant_id = $1 AND type = 'payroll.run_completed.v1'`, w.tenant))
 
-	// The books: each payee holds exactly its net once (nobody paid twice), the closed account
-	// nothing, and the payroll account lost exactly what was paid.
+	// The last account fixed and its entry sent a third time: every entry PAID, so the retry's
+	// saga starts the run's completion → COMPLETED.
+	w.bank.Sandbox.ClearFault(t, dormant)
+	rec = w.checker.call(http.MethodPost, base+"/entries/"+entryOf[dormant]+"/retry", nil, "Idempotency-Key", testkit.Unique("retry"))
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	require.Equal(t, 3, decode[payrollRetryJSON](t, rec).Attempt)
+	w.waitRun(t, run.ID, "COMPLETED")
+	paidTotal += net[dormant]
+	require.Equal(t, 1, w.count(t, `SELECT count(*) FROM app.outbox WHERE tenant_id = $1 AND type = 'payroll.run_completed.v1'`, w.tenant))
+	// A completed run's entries are not sent again.
+	catalogStatus(t, w.checker.call(http.MethodPost, base+"/entries/"+entryOf[dormant]+"/retry", nil, "Idempotency-Key", testkit.Unique("k")), http.StatusConflict, "PAYROLL_RUN_INVALID_STATE")
+
+	// The books: each payee holds exactly its net once (nobody paid twice), and the payroll
+	// account lost exactly what was paid: every net.
 	accts := []string{w.payroll}
 	for _, a := range w.employees {
 		accts = append(accts, a)
 	}
 	bal := w.balances(t, accts)
 	for acct, n := range net {
-		want := n
-		if acct == closed {
-			want = 0
-		}
-		require.Equal(t, want, bal[acct], "payee %s", acct)
+		require.Equal(t, n, bal[acct], "payee %s", acct)
 	}
 	require.Equal(t, int64(payrollDisburseFunds)-paidTotal, bal[w.payroll])
-	require.Equal(t, 53, w.count(t, `SELECT count(*) FROM gateway.transfers WHERE tenant_id = $1 AND from_account = $2`, w.tenant, w.payroll))
-	require.Equal(t, 2, w.count(t, `SELECT count(*) FROM app.outbox WHERE tenant_id = $1 AND type = 'payroll.entry_paid.v1'`, w.tenant)-47)
+	require.Equal(t, 54, w.count(t, `SELECT count(*) FROM gateway.transfers WHERE tenant_id = $1 AND from_account = $2`, w.tenant, w.payroll))
+	require.Equal(t, 50, w.count(t, `SELECT count(*) FROM app.outbox WHERE tenant_id = $1 AND type = 'payroll.entry_paid.v1'`, w.tenant))
+	require.Equal(t, 4, w.count(t, `SELECT count(*) FROM app.outbox WHERE tenant_id = $1 AND type = 'payroll.entry_failed.v1'`, w.tenant))
 	require.Equal(t, 1, w.count(t, `SELECT count(*) FROM app.outbox WHERE tenant_id = $1 AND type = 'payroll.run_disbursed.v1'`, w.tenant))
 
 	// The sagas' histories, for the replay tests of package workflows (WAGERAIL_RECORD_HISTORY=1).
 	w.recordHistory(t, workflows.PayrollDisburseWorkflowID(run.ID), "../workflows/testdata/payroll_disburse_history.json")
 	var retryID string
 	require.NoError(t, db.InTenantTx(context.Background(), w.d.App, w.tenant, func(tx pgx.Tx) error {
-		return tx.QueryRow(context.Background(), `SELECT retry_workflow_id FROM app.payroll_entries WHERE id = $1`, entryOf[blocked]).Scan(&retryID)
+		return tx.QueryRow(context.Background(), `SELECT retry_workflow_id FROM app.payroll_entries WHERE id = $1`, entryOf[dormant]).Scan(&retryID)
 	}))
 	w.recordHistory(t, retryID, "../workflows/testdata/payroll_entry_retry_history.json")
 }

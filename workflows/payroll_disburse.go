@@ -180,10 +180,7 @@ func (d *payrollDisburse) pay(ctx workflow.Context) (PayrollDisburseResult, erro
 	}
 	res.Status = state.Status
 	d.progress.Stage = StageDone
-	if state.Status == payroll.RunDisbursed {
-		runDisbursed(ctx, d.run, d.in.RunID)
-	}
-	return res, nil
+	return res, runDisbursed(ctx, d.run, d.in.RunID, state)
 }
 
 // refused answers the caller with err's code and fails the saga with it (so that the run's id
@@ -210,11 +207,18 @@ func payEntries(ctx workflow.Context, run activities.Run, from payroll.Account, 
 	return res, err
 }
 
-// runDisbursed is the hook of the run's completion: it runs once a saga (the run's, or an
-// entry's retry that paid the last entry) has made the run DISBURSED (Finish answered
-// DISBURSED). The completion saga (DISBURSED → COMPLETED: the deductions applied,
-// workflows/payroll_complete.go) starts here, behind a GetVersion, with an id derived from the
-// run id so that two sagas reaching this point start it once.
-func runDisbursed(ctx workflow.Context, run activities.Run, runID string) {
-	workflow.GetLogger(ctx).Info("payroll run disbursed", "run_id", runID, "workflow_id", run.WorkflowID)
+// runDisbursed is the hook of the run's completion, called by a saga (the run's, or an entry's
+// retry) once its Finish has answered. When the run is DISBURSED with every entry PAID it starts
+// the completion (DISBURSED → COMPLETED: the deductions applied, workflows/payroll_complete.go)
+// as an abandoned child whose id is derived from the run, so two sagas reaching this point start
+// it once. A run with FAILED entries waits: an operator retries them (the retry that pays the last
+// one starts the completion here), because a completed run's entries are not paid any more and a
+// FAILED entry's deductions stay owed at their source; a run whose failures are final is
+// completed by an operator (StartPayrollComplete).
+func runDisbursed(ctx workflow.Context, run activities.Run, runID string, state activities.PayrollRunState) error {
+	if state.Status != payroll.RunDisbursed || state.Failed > 0 || state.Disbursing > 0 {
+		return nil
+	}
+	workflow.GetLogger(ctx).Info("payroll run disbursed, every entry paid: starting its completion", "run_id", runID, "workflow_id", run.WorkflowID)
+	return StartPayrollCompleteChild(ctx, run.TenantID, runID, run.CorrelationID)
 }

@@ -89,9 +89,7 @@ func PayrollEntryRetry(ctx workflow.Context, in PayrollEntryRetryInput) (Payroll
 		return res, err
 	}
 	res.RunStatus = state.Status
-	if state.Status == payroll.RunDisbursed {
-		runDisbursed(ctx, run, in.RunID)
-	}
+	err = runDisbursed(ctx, run, in.RunID, state)
 	finishHandlers(ctx)
-	return res, nil
+	return res, err
 }

@@ -50,7 +50,7 @@ type payrollHarness[A any] struct {
 
 	mu       sync.Mutex
 	calls    []string
-	fanouts  []string // the fan-out children's workflow ids
+	fanouts  []string // the children's workflow ids (fan-outs, the completion)
 	answered bool
 	accepted A
 	updErr   error
@@ -110,7 +110,8 @@ func TestPayrollDisbursePaysThroughTheFanout(t *testing.T) {
 	h.on(activities.AccountGateActivity, payrollGate).Return(nil).Once()
 	h.on(activities.PayrollDisburseClaimActivity, payrollClaimStep).Return(payrollClaim, nil).Once()
 	h.env.OnWorkflow(FanoutWorkflowName, mock.Anything, payrollFanout).Return(payrollFanoutResult, nil).Once()
-	h.on(activities.PayrollDisburseFinishActivity, payrollStep).Return(activities.PayrollRunState{RunID: "prun_1", Status: payroll.RunDisbursed}, nil).Once()
+	h.on(activities.PayrollDisburseFinishActivity, payrollStep).
+		Return(activities.PayrollRunState{RunID: "prun_1", Status: payroll.RunDisbursed, Failed: 1}, nil).Once()
 	h.env.ExecuteWorkflow(PayrollDisburseWorkflowName, payrollIn)
 
 	require.True(t, h.env.IsWorkflowCompleted())
@@ -121,7 +122,7 @@ func TestPayrollDisbursePaysThroughTheFanout(t *testing.T) {
 		Totals: payrollFanoutResult.FanoutTotals, FailedEntries: []string{"pent_b"}, WorkflowID: payrollWF}, res)
 	require.Equal(t, []string{activities.PayrollDisburseLoadPlanActivity, activities.AccountGateActivity, activities.PayrollDisburseClaimActivity,
 		activities.PayrollDisburseFinishActivity}, h.calls)
-	require.Equal(t, []string{payrollWF + "-pay"}, h.fanouts)
+	require.Equal(t, []string{payrollWF + "-pay"}, h.fanouts, "no completion: an entry is FAILED (the operator retries it first)")
 	require.True(t, h.answered)
 	require.NoError(t, h.updErr)
 	require.Equal(t, PayrollDisburseAccepted{RunID: "prun_1", Status: payroll.RunDisbursing, WorkflowID: payrollWF, Sent: 2, PaidWithoutTransfer: 1}, h.accepted)
@@ -177,7 +178,8 @@ func TestPayrollDisburseResumesAClaimedRun(t *testing.T) {
 		activities.PayrollDisburseFinishActivity}, h.calls)
 }
 
-// Every entry settled at the claim (net 0): no fan-out at all.
+// Every entry settled at the claim (net 0): no fan-out at all; every entry PAID, so the run's
+// completion starts (its id derived from the run).
 func TestPayrollDisburseWithNothingToSend(t *testing.T) {
 	h := newPayrollHarness[PayrollDisburseAccepted](t, payrollWF, PayrollDisburseAcceptedUpdate)
 	h.on(activities.PayrollDisburseLoadPlanActivity, payrollStep).Return(payrollPlan, nil).Once()
@@ -185,10 +187,12 @@ func TestPayrollDisburseWithNothingToSend(t *testing.T) {
 	h.on(activities.PayrollDisburseClaimActivity, payrollClaimStep).
 		Return(payroll.DisburseClaim{Status: payroll.RunDisbursing, PaidWithout: 2, EntriesClaimed: 2, Items: []payroll.DisburseItem{}}, nil).Once()
 	h.on(activities.PayrollDisburseFinishActivity, payrollStep).Return(activities.PayrollRunState{RunID: "prun_1", Status: payroll.RunDisbursed}, nil).Once()
+	h.env.OnWorkflow(PayrollCompleteWorkflowName, mock.Anything, PayrollCompleteInput{TenantID: "biz-1", RunID: "prun_1", CorrelationID: "http-req-9"}).
+		Return(PayrollCompleteResult{RunID: "prun_1"}, nil).Once()
 	h.env.ExecuteWorkflow(PayrollDisburseWorkflowName, payrollIn)
 
 	require.NoError(t, h.env.GetWorkflowError())
-	require.Empty(t, h.fanouts)
+	require.Equal(t, []string{PayrollCompleteWorkflowID("biz-1", "prun_1")}, h.fanouts)
 	require.Equal(t, PayrollDisburseAccepted{RunID: "prun_1", Status: payroll.RunDisbursing, WorkflowID: payrollWF, PaidWithoutTransfer: 2}, h.accepted)
 }
 
@@ -201,7 +205,7 @@ var (
 )
 
 // An entry's retry: the claim, a one-item fan-out under the retry's own id (so a new partner
-// reference), Finish. PAID, and the run DISBURSED by it.
+// reference), Finish. PAID, the run DISBURSED with every entry paid, so its completion starts.
 func TestPayrollEntryRetryPays(t *testing.T) {
 	h := newPayrollHarness[PayrollEntryRetryAccepted](t, retryWF, PayrollEntryRetryAcceptedUpdate)
 	h.on(activities.PayrollRetryClaimActivity, retryStep).Return(payroll.RetryClaim{Item: payroll.DisburseItem{EntryID: "pent_b",
@@ -211,6 +215,8 @@ func TestPayrollEntryRetryPays(t *testing.T) {
 	h.env.OnWorkflow(FanoutWorkflowName, mock.Anything, in).Return(FanoutResult{Items: 1, FanoutTotals: FanoutTotals{Settled: 1, SettledSantim: 900_000}}, nil).Once()
 	h.on(activities.PayrollDisburseFinishActivity, activities.PayrollDisburseStep{Run: retryRun, RunID: "prun_1"}).
 		Return(activities.PayrollRunState{RunID: "prun_1", Status: payroll.RunDisbursed}, nil).Once()
+	h.env.OnWorkflow(PayrollCompleteWorkflowName, mock.Anything, PayrollCompleteInput{TenantID: "biz-1", RunID: "prun_1", CorrelationID: "http-req-10"}).
+		Return(PayrollCompleteResult{RunID: "prun_1"}, nil).Once()
 	h.env.ExecuteWorkflow(PayrollEntryRetryWorkflowName, retryIn)
 
 	require.NoError(t, h.env.GetWorkflowError())
@@ -218,7 +224,7 @@ func TestPayrollEntryRetryPays(t *testing.T) {
 	require.NoError(t, h.env.GetWorkflowResult(&res))
 	require.Equal(t, PayrollEntryRetryResult{RunID: "prun_1", EntryID: "pent_b", Status: payroll.EntryPaid, Attempt: 2,
 		RunStatus: payroll.RunDisbursed, WorkflowID: retryWF}, res)
-	require.Equal(t, []string{retryWF + "-pay"}, h.fanouts)
+	require.Equal(t, []string{retryWF + "-pay", PayrollCompleteWorkflowID("biz-1", "prun_1")}, h.fanouts, "the last entry paid: the completion starts")
 	require.Equal(t, PayrollEntryRetryAccepted{RunID: "prun_1", EntryID: "pent_b", Status: payroll.EntryDisbursing, WorkflowID: retryWF, Attempt: 2}, h.accepted)
 }
 
