@@ -197,6 +197,8 @@ func devComponents(cfg devConfig, st *devStack) []devComponent {
 			// The relay needs the platform role; with an outside DATABASE_URL and no
 			// DATABASE_PLATFORM_URL it stays off rather than failing the stack.
 			wk.OutboxRelay = st.platformDSN != ""
+			// Users' notifications ride on the relay; in dev they land in the developer inbox.
+			wk.Notifications, wk.SMTP, wk.DevDataDir = wk.OutboxRelay, cfg.SMTP, st.dataDir
 			return runWorker(ctx, log, wk, ready)
 		}},
 	}

@@ -21,6 +21,8 @@ import (
 
 	"github.com/wagerail/wagerail/activities"
 	"github.com/wagerail/wagerail/gateway"
+	"github.com/wagerail/wagerail/internal/notifications"
+	"github.com/wagerail/wagerail/internal/notify"
 	"github.com/wagerail/wagerail/internal/payroll"
 	"github.com/wagerail/wagerail/internal/platform/cli"
 	"github.com/wagerail/wagerail/internal/platform/db"
@@ -38,7 +40,13 @@ type workerConfig struct {
 	// outbox relay and the idempotency clean-up.
 	DatabasePlatformURL string
 	// OutboxRelay runs the outbox relay (OUTBOX_PUBLISHER_ENABLED; always on in `wagerail dev`).
-	OutboxRelay       bool
+	OutboxRelay bool
+	// Notifications registers the notification consumer on the relay
+	// (NOTIFICATIONS_CONSUMER_ENABLED; on in `wagerail dev`): its e-mails go through SMTP (SMTP_*)
+	// or, under `wagerail dev`, the developer inbox in DevDataDir, as the API's do.
+	Notifications     bool
+	SMTP              smtpSettings
+	DevDataDir        string
 	TemporalAddress   string
 	TemporalNamespace string
 	TaskQueue         string
@@ -67,6 +75,8 @@ func workerCommand() *cli.Command {
 	c.String(&cfg.DatabaseURL, "database-url", "DATABASE_URL", "", "Postgres URL of the runtime role wagerail_app (default: the private cluster of a `make run` in this directory)")
 	c.String(&cfg.DatabasePlatformURL, "database-platform-url", "DATABASE_PLATFORM_URL", "", "Postgres URL of the cross-tenant role wagerail_platform, for the outbox relay, the idempotency clean-up and the daily reconciliation's search for tenants (default beside `make run`: its private cluster)")
 	c.Bool(&cfg.OutboxRelay, "outbox-publisher", "OUTBOX_PUBLISHER_ENABLED", false, "run the outbox relay, which hands committed events to their consumers (needs --database-platform-url)")
+	c.Bool(&cfg.Notifications, "notifications-consumer", "NOTIFICATIONS_CONSUMER_ENABLED", false, "send users their notifications (in-app, e-mail, SMS per their preferences) from the outbox's events (needs --outbox-publisher)")
+	addSMTPFlags(c, &cfg.SMTP)
 	c.String(&cfg.TemporalAddress, "temporal-address", "TEMPORAL_ADDRESS", d.TemporalAddress, "Temporal frontend host:port")
 	c.String(&cfg.TemporalNamespace, "temporal-namespace", "TEMPORAL_NAMESPACE", d.TemporalNamespace, "Temporal namespace")
 	c.String(&cfg.TaskQueue, "task-queue", "TEMPORAL_TASK_QUEUE", d.TaskQueue, "task queue the workflows and activities are served on")
@@ -124,6 +134,8 @@ type workerDeps struct {
 	Ledger    *ledger.Client
 	Gateway   *gateway.Client
 	Metrics   *prometheus.Registry
+	// Notifications is the notification consumer (nil: not enabled).
+	Notifications *notifications.Consumer
 }
 
 // activities builds every activity struct from the shared dependencies.
@@ -168,10 +180,14 @@ func bunOf(pool *pgxpool.Pool) *bun.DB {
 // to is registered here, once (internal/platform/outbox: each has its own delivery state, retries
 // and dead letters).
 func (d workerDeps) consumers() []outbox.Subscription {
-	return []outbox.Subscription{
+	subs := []outbox.Subscription{
 		{EventType: outbox.AllEvents, Consumer: outbox.LogConsumer(d.Log.With("component", "outbox-event-log"))},
 		{EventType: payroll.EventAutoLockChanged, Consumer: &workflows.AutoLockScheduleSync{DB: bunOf(d.DB), Temporal: d.Temporal, TaskQueue: d.TaskQueue}},
 	}
+	if d.Notifications != nil {
+		subs = append(subs, notifications.Subscription(d.Notifications))
+	}
+	return subs
 }
 
 // runWorker serves the task queue until ctx ends, with /metrics and /healthz on cfg.MetricsAddr.
@@ -188,6 +204,9 @@ func runWorker(ctx context.Context, log *slog.Logger, cfg workerConfig, ready fu
 	}
 	if cfg.OutboxRelay && cfg.DatabasePlatformURL == "" {
 		return errors.New("worker: the outbox relay needs --database-platform-url / DATABASE_PLATFORM_URL (the wagerail_platform role)")
+	}
+	if cfg.Notifications && !cfg.OutboxRelay {
+		return errors.New("worker: the notification consumer takes its events from the outbox relay: set --outbox-publisher / OUTBOX_PUBLISHER_ENABLED too")
 	}
 	if cfg.MetricsAddr == "" {
 		cfg.MetricsAddr = defaultWorkerConfig().MetricsAddr
@@ -231,6 +250,13 @@ func runWorker(ctx context.Context, log *slog.Logger, cfg workerConfig, ready fu
 	}
 	defer gc.Close()
 	deps := workerDeps{Log: log, DB: pool, Platform: platform, Temporal: tc, TaskQueue: cfg.TaskQueue, Ledger: lc, Gateway: gc, Metrics: reg}
+	if cfg.Notifications {
+		mailer, texter, err := notify.FromEnv(cfg.SMTP.getenv, log, cfg.DevDataDir, cfg.DevDataDir != "")
+		if err != nil {
+			return fmt.Errorf("worker: %w", err)
+		}
+		deps.Notifications = &notifications.Consumer{DB: pool, Mailer: mailer, Texter: texter, Log: log.With("component", "notifications")}
+	}
 	// svc_reconcile_last_success_timestamp_seconds, read from the database at each scrape.
 	reg.MustRegister(reconcile.NewMetrics(reconcile.NewStore(pool)))
 	health.checks = []workerCheck{

@@ -27,12 +27,15 @@ const (
 	// AccountExists tells an address's owner that someone tried to sign up with it (the sign-up
 	// answer does not say so: it would tell anyone who has an account).
 	AccountExists Purpose = "AccountExists"
+	// Notification is a message about the user's own money or verification, written by the
+	// notification consumer (internal/notifications) from an outbox event.
+	Notification Purpose = "Notification"
 )
 
 // Valid reports whether p is one of the purposes above.
 func (p Purpose) Valid() bool {
 	switch p {
-	case VerifyEmail, ResetPassword, MagicLink, Invitation, AccountSetup, PhoneOTP, AccountExists:
+	case VerifyEmail, ResetPassword, MagicLink, Invitation, AccountSetup, PhoneOTP, AccountExists, Notification:
 		return true
 	}
 	return false
