@@ -35,6 +35,7 @@ func (s *Server) payrollRunRoutes() []Route {
 		org(http.MethodGet, runs, "The organization's payroll runs (paged, filtered)", payrollView, s.listPayrollRuns, BodyNone),
 		org(http.MethodGet, runs+"/:id", "One payroll run: totals, entry counts, staleness", payrollView, s.getPayrollRun, BodyNone),
 		org(http.MethodGet, runs+"/:id/entries", "A payroll run's entries (paged, filtered)", payrollView, s.listPayrollEntries, BodyNone),
+		org(http.MethodGet, runs+"/:id/audit", "A payroll run's audit trail (the run and its entries, paged)", payrollView, s.payrollRunAudit, BodyNone),
 		org(http.MethodPost, runs+"/:id/calculate", "Calculate (or recalculate) a payroll run", payrollEdit, s.calculatePayrollRun, BodyNone),
 		org(http.MethodPost, runs+"/:id/approve", "Approve a calculated payroll run (not its calculator)", payrollApprove, s.approvePayrollRun, BodyNone),
 		org(http.MethodPost, runs+"/:id/cancel", "Cancel a payroll run before any money moves", payrollEdit, s.cancelPayrollRun, BodyOptionalJSON),

@@ -150,8 +150,44 @@ func TestPayrollRunRoutes(t *testing.T) {
 	catalogStatus(t, k.owner.call(http.MethodPost, base+"/"+run.ID+"/cancel", map[string]any{"reason": "oops"}), http.StatusConflict, "PAYROLL_RUN_LOCKED")
 	require.Equal(t, 1, k.events("payroll.run_locked.v1"))
 
+	// The run's audit trail, oldest first, in pages of three: each success in order, the refusals
+	// with them, every row about the run.
+	var trail []string
+	for cursor := ""; ; {
+		path := base + "/" + run.ID + "/audit?limit=3"
+		if cursor != "" {
+			path += "&cursor=" + cursor
+		}
+		page := decode[payrollList[struct {
+			Action     string `json:"action"`
+			Outcome    string `json:"outcome"`
+			TargetType string `json:"targetType"`
+			TargetID   string `json:"targetId"`
+		}]](t, k.viewer.call(http.MethodGet, path, nil))
+		for _, r := range page.Items {
+			require.Equal(t, []string{"PayrollRun", run.ID}, []string{r.TargetType, r.TargetID})
+			trail = append(trail, r.Action+":"+r.Outcome)
+		}
+		if page.NextCursor == nil {
+			break
+		}
+		cursor = *page.NextCursor
+	}
+	var successes []string
+	for _, a := range trail {
+		if a, ok := strings.CutSuffix(a, ":SUCCESS"); ok {
+			successes = append(successes, a)
+		}
+	}
+	require.Equal(t, []string{"CreatePayrollRun", "CalculatePayrollRun", "CalculatePayrollRun", "ApprovePayrollRun", "LockPayrollRun"}, successes)
+	require.Contains(t, trail, "ApprovePayrollRun:DENIED")
+	require.Equal(t, k.audits("ApprovePayrollRun", "DENIED")+k.audits("CalculatePayrollRun", "DENIED")+k.audits("LockPayrollRun", "DENIED")+
+		k.audits("CancelPayrollRun", "DENIED")+len(successes), len(trail), "every row about the run, no other")
+	catalogStatus(t, k.viewer.hostile(http.MethodGet, base+"/"+run.ID+"/audit?cursor=abc", nil), http.StatusBadRequest, "")
+
 	// Another organization sees none of it.
 	catalogStatus(t, k.otherOwner.call(http.MethodGet, base+"/"+run.ID, nil), http.StatusNotFound, "PAYROLL_RUN_NOT_FOUND")
+	catalogStatus(t, k.otherOwner.call(http.MethodGet, base+"/"+run.ID+"/audit", nil), http.StatusNotFound, "PAYROLL_RUN_NOT_FOUND")
 	catalogStatus(t, k.otherOwner.call(http.MethodGet, base+"/"+run.ID+"/entries", nil), http.StatusNotFound, "PAYROLL_RUN_NOT_FOUND")
 	catalogStatus(t, k.otherOwner.call(http.MethodPost, base+"/"+run.ID+"/cancel", nil), http.StatusNotFound, "PAYROLL_RUN_NOT_FOUND")
 	require.Empty(t, decode[payrollList[payrollRunOut]](t, k.otherOwner.call(http.MethodGet, base, nil)).Items)

@@ -19,10 +19,14 @@ import (
 // writes; the query filters by the tenant too, because a platform admin's transaction sees every
 // tenant's rows.
 
-// Target is one kind of row (TargetType) and the ids of those a reader asks about.
+// Target is one kind of row (TargetType) and the ids of those a reader asks about: IDs, or the
+// ids a subquery selects (In, with its arguments as ? placeholders), for a set too large to send
+// (a payroll run's 10,000 entries). In is the caller's SQL, never a caller's input.
 type Target struct {
-	Type string
-	IDs  []string
+	Type   string
+	IDs    []string
+	In     string
+	InArgs []any
 }
 
 // Query selects rows for List.
@@ -66,11 +70,16 @@ func List(ctx context.Context, tx db.Writer, q Query) ([]Row, error) {
 	about := make([]string, len(q.Targets))
 	args := []any{tenant, q.After}
 	for i, t := range q.Targets {
-		if t.Type == "" || len(t.IDs) == 0 {
-			return nil, fmt.Errorf("%w: target %d names no type or no id", ErrQuery, i)
+		switch {
+		case t.Type == "" || (len(t.IDs) == 0) == (t.In == ""):
+			return nil, fmt.Errorf("%w: target %d names no type, or not exactly one of ids and a subquery", ErrQuery, i)
+		case t.In != "":
+			about[i] = "(target_type = ? AND target_id IN (" + t.In + "))"
+			args = append(append(args, t.Type), t.InArgs...)
+		default:
+			about[i] = "(target_type = ? AND target_id IN (?))"
+			args = append(args, t.Type, bun.In(t.IDs))
 		}
-		about[i] = "(target_type = ? AND target_id IN (?))"
-		args = append(args, t.Type, bun.In(t.IDs))
 	}
 	args = append(args, q.Limit)
 	rows, err := db.Select[Row](ctx, tx, `SELECT id, actor, action, outcome, coalesce(target_type, '') AS target_type,

@@ -33,7 +33,7 @@ func TestListPagesTheTargetsRows(t *testing.T) {
 		write(b, "PayrollRun", "prun_1", "TenantB") // another tenant's run of the same id
 	}
 	q := audit.Query{Targets: []audit.Target{{Type: "PayrollRun", IDs: []string{"prun_1"}},
-		{Type: "PayrollEntry", IDs: []string{"pent_1", "pent_3"}}}, Limit: 4}
+		{Type: "PayrollEntry", In: `SELECT 'pent_1' UNION SELECT ?`, InArgs: []any{"pent_3"}}}, Limit: 4}
 	var got []string
 	for {
 		var page []audit.Row
@@ -59,6 +59,7 @@ func TestListPagesTheTargetsRows(t *testing.T) {
 		"no target":   {Limit: 10},
 		"no id":       {Targets: []audit.Target{{Type: "PayrollRun"}}, Limit: 10},
 		"no type":     {Targets: []audit.Target{{IDs: []string{"x"}}}, Limit: 10},
+		"ids and in":  {Targets: []audit.Target{{Type: "PayrollRun", IDs: []string{"x"}, In: "SELECT 'x'"}}, Limit: 10},
 		"limit 0":     {Targets: []audit.Target{{Type: "PayrollRun", IDs: []string{"x"}}}},
 		"limit large": {Targets: []audit.Target{{Type: "PayrollRun", IDs: []string{"x"}}}, Limit: audit.MaxPage + 1},
 	} {

@@ -1,0 +1,74 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/wagerail/wagerail/internal/payroll"
+	"github.com/wagerail/wagerail/internal/platform/audit"
+	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/field"
+)
+
+// GET /api/payroll/:id/audit: the run's audit trail (payroll.RunAudit over audit.List), oldest
+// first, paged by audit row id.
+
+type auditRowJSON struct {
+	ID         string          `json:"id"`
+	Actor      string          `json:"actor"`
+	Action     string          `json:"action"`
+	Outcome    string          `json:"outcome"`
+	TargetType string          `json:"targetType"`
+	TargetID   string          `json:"targetId"`
+	Details    json.RawMessage `json:"details"`
+	RequestID  *string         `json:"requestId"`
+	OccurredAt time.Time       `json:"occurredAt"`
+}
+
+type auditListJSON struct {
+	Items      []auditRowJSON `json:"items"`
+	NextCursor *string        `json:"nextCursor"`
+}
+
+func (s *Server) payrollRunAudit(c *gin.Context) {
+	id, ok := payrollID(c)
+	if !ok {
+		return
+	}
+	limit, cursor, ok := ewaPage(c)
+	if !ok {
+		return
+	}
+	var after int64
+	if cursor != "" {
+		n, err := strconv.ParseInt(cursor, 10, 64)
+		if err != nil || n < 1 || cursor != strconv.FormatInt(n, 10) {
+			writeError(c, fieldError(&field.Error{Field: "cursor", Problem: "must be the nextCursor of the previous page"}))
+			return
+		}
+		after = n
+	}
+	rows, err := inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) ([]audit.Row, error) {
+		return payroll.RunAudit(ctx, tx, id, after, limit+1)
+	})
+	if err != nil {
+		writeError(c, payrollError(err))
+		return
+	}
+	out := auditListJSON{Items: []auditRowJSON{}}
+	rows, out.NextCursor = pageOf(rows, limit, func(r audit.Row) string { return strconv.FormatInt(r.ID, 10) })
+	for _, r := range rows {
+		j := auditRowJSON{ID: strconv.FormatInt(r.ID, 10), Actor: r.Actor, Action: r.Action, Outcome: string(r.Outcome),
+			TargetType: r.TargetType, TargetID: r.TargetID, Details: r.Details, OccurredAt: r.OccurredAt.UTC()}
+		if r.RequestID != "" {
+			j.RequestID = &r.RequestID
+		}
+		out.Items = append(out.Items, j)
+	}
+	c.JSON(http.StatusOK, out)
+}
