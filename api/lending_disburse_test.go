@@ -182,11 +182,19 @@ func TestLoanDisburseEndToEnd(t *testing.T) {
 			s.tenant, ref) == 1
 	}, 30*time.Second, 50*time.Millisecond)
 
-	// An operator finds the saga in the Temporal UI by its search attributes.
+	// An operator finds the loan's workflows in the Temporal UI by its search attributes: the
+	// disbursement saga and the delinquency watch it started once the loan was ACTIVE.
 	query := "TenantId = '" + s.tenant + "' AND BusinessKey = '" + l.ID + "'"
 	require.Eventually(t, func() bool {
 		resp, err := s.tc.ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{Query: query})
-		return err == nil && len(resp.GetExecutions()) == 1 && resp.GetExecutions()[0].GetExecution().GetWorkflowId() == acc.WorkflowID
+		if err != nil || len(resp.GetExecutions()) != 2 {
+			return false
+		}
+		types := map[string]string{}
+		for _, e := range resp.GetExecutions() {
+			types[e.GetType().GetName()] = e.GetExecution().GetWorkflowId()
+		}
+		return types[workflows.LoanDisburseWorkflowName] == acc.WorkflowID && types[workflows.LoanDelinquencyWorkflowName] != ""
 	}, 30*time.Second, 100*time.Millisecond, "visibility: %s", query)
 	var res workflows.LoanDisburseResult
 	require.NoError(t, s.tc.GetWorkflow(context.Background(), acc.WorkflowID, "").Get(context.Background(), &res))
