@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -95,6 +96,7 @@ type loanProductJSON struct {
 	FeeFlatSantim             int64      `json:"feeFlatSantim"`
 	FeeBasisPoints            int64      `json:"feeBasisPoints"`
 	MaxDebtServiceBasisPoints int64      `json:"maxDebtServiceBasisPoints"`
+	DefaultAfterDays          int        `json:"defaultAfterDays"`
 	Status                    string     `json:"status"`
 	Version                   int        `json:"version"`
 	CreatedAt                 time.Time  `json:"createdAt"`
@@ -106,7 +108,7 @@ func toLoanProductJSON(p lending.Product) loanProductJSON {
 	return loanProductJSON{ID: p.ID, FIPartnerID: p.TenantID, Name: p.Name, Description: p.Description,
 		AnnualRateBasisPoints: p.AnnualRateBasisPoints, MinTermMonths: p.MinTermMonths, MaxTermMonths: p.MaxTermMonths,
 		MinAmountSantim: p.MinAmountSantim, MaxAmountSantim: p.MaxAmountSantim, FeeFlatSantim: p.FeeFlatSantim,
-		FeeBasisPoints: p.FeeBasisPoints, MaxDebtServiceBasisPoints: p.MaxDebtServiceBasisPoints, Status: p.Status,
+		FeeBasisPoints: p.FeeBasisPoints, MaxDebtServiceBasisPoints: p.MaxDebtServiceBasisPoints, DefaultAfterDays: p.DefaultAfterDays, Status: p.Status,
 		Version: p.Version, CreatedAt: p.CreatedAt.UTC(), UpdatedAt: p.UpdatedAt.UTC(), RetiredAt: utcPtr(p.RetiredAt)}
 }
 
@@ -268,13 +270,14 @@ type loanProductRequest struct {
 	FeeFlatSantim             *int64  `json:"feeFlatSantim"`
 	FeeBasisPoints            *int64  `json:"feeBasisPoints"`
 	MaxDebtServiceBasisPoints *int64  `json:"maxDebtServiceBasisPoints"`
+	DefaultAfterDays          *int    `json:"defaultAfterDays"`
 }
 
 func (r loanProductRequest) change() lending.ProductChange {
 	return lending.ProductChange{Name: r.Name, Description: r.Description, AnnualRateBasisPoints: r.AnnualRateBasisPoints,
 		MinTermMonths: r.MinTermMonths, MaxTermMonths: r.MaxTermMonths, MinAmountSantim: r.MinAmountSantim,
 		MaxAmountSantim: r.MaxAmountSantim, FeeFlatSantim: r.FeeFlatSantim, FeeBasisPoints: r.FeeBasisPoints,
-		MaxDebtServiceBasisPoints: r.MaxDebtServiceBasisPoints}
+		MaxDebtServiceBasisPoints: r.MaxDebtServiceBasisPoints, DefaultAfterDays: r.DefaultAfterDays}
 }
 
 // terms is the create request's terms: the required fields present, the optional ones 0 or "".
@@ -289,7 +292,11 @@ func (r loanProductRequest) terms() (lending.ProductTerms, error) {
 			return lending.ProductTerms{}, &field.Error{Field: f.name, Problem: "is required"}
 		}
 	}
-	return r.change().Apply(lending.ProductTerms{}), nil
+	if r.DefaultAfterDays != nil && *r.DefaultAfterDays == 0 {
+		return lending.ProductTerms{}, &field.Error{Field: "defaultAfterDays",
+			Problem: fmt.Sprintf("must be from %d to %d", lending.MinDefaultAfterDays, lending.MaxDefaultAfterDays)}
+	}
+	return r.change().Apply(lending.ProductTerms{DefaultAfterDays: lending.DefaultAfterDays}), nil
 }
 
 func (s *Server) createLoanProduct(c *gin.Context) {

@@ -195,12 +195,21 @@ func TestLendingProductsAPI(t *testing.T) {
 		"unknown field":            func(m map[string]any) { m["status"] = "RETIRED" },
 		"debt service share zero":  func(m map[string]any) { m["maxDebtServiceBasisPoints"] = 0 },
 		"fee percentage above 20%": func(m map[string]any) { m["feeBasisPoints"] = 2_001 },
+		"default under 30 days":    func(m map[string]any) { m["defaultAfterDays"] = 29 },
+		"default past a year":      func(m map[string]any) { m["defaultAfterDays"] = 366 },
+		"default zero":             func(m map[string]any) { m["defaultAfterDays"] = 0 },
 	} {
 		b := productBody("Bad " + name)
 		change(b)
 		requireStatus(t, w.fi.hostile(http.MethodPost, "/api/fi/products", b), http.StatusBadRequest, "INVALID_REQUEST")
 	}
 	p := w.product(w.fi, "Salary loan")
+	require.Equal(t, 90, p.DefaultAfterDays, "the default threshold when not given")
+	b := productBody("Patient loan")
+	b["defaultAfterDays"] = 180
+	rec := w.fi.call(http.MethodPost, "/api/fi/products", b)
+	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
+	require.Equal(t, 180, decode[loanProductJSON](t, rec).DefaultAfterDays)
 	require.Equal(t, w.fiID, p.FIPartnerID)
 	require.Equal(t, "ACTIVE", p.Status)
 	require.Equal(t, 1, p.Version)
@@ -209,10 +218,10 @@ func TestLendingProductsAPI(t *testing.T) {
 	w.product(w.fi, "Second loan")
 	w.product(w.fi, "Third loan")
 
-	page := decode[loanProductListJSON](t, w.fi.call(http.MethodGet, "/api/fi/products?limit=2", nil))
-	require.Len(t, page.Items, 2)
+	page := decode[loanProductListJSON](t, w.fi.call(http.MethodGet, "/api/fi/products?limit=3", nil))
+	require.Len(t, page.Items, 3)
 	require.NotNil(t, page.NextCursor)
-	rest := decode[loanProductListJSON](t, w.fi.call(http.MethodGet, "/api/fi/products?limit=2&cursor="+*page.NextCursor, nil))
+	rest := decode[loanProductListJSON](t, w.fi.call(http.MethodGet, "/api/fi/products?limit=3&cursor="+*page.NextCursor, nil))
 	require.Len(t, rest.Items, 1)
 	require.Nil(t, rest.NextCursor)
 	require.Empty(t, decode[loanProductListJSON](t, w.otherFI.call(http.MethodGet, "/api/fi/products", nil)).Items)
@@ -222,13 +231,20 @@ func TestLendingProductsAPI(t *testing.T) {
 	requireStatus(t, w.otherFI.call(http.MethodPatch, "/api/fi/products/"+p.ID, map[string]any{"annualRateBasisPoints": 100}), http.StatusNotFound, "LOAN_PRODUCT_NOT_FOUND")
 	requireStatus(t, w.otherFI.call(http.MethodPost, "/api/fi/products/"+p.ID+"/retire", nil), http.StatusNotFound, "LOAN_PRODUCT_NOT_FOUND")
 
-	rec := w.fi.call(http.MethodPatch, "/api/fi/products/"+p.ID, map[string]any{"annualRateBasisPoints": 1500, "description": "Repaid from salary"})
+	rec = w.fi.call(http.MethodPatch, "/api/fi/products/"+p.ID, map[string]any{"annualRateBasisPoints": 1500, "description": "Repaid from salary"})
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 	up := decode[loanProductJSON](t, rec)
 	require.Equal(t, int64(1500), up.AnnualRateBasisPoints)
 	require.Equal(t, 2, up.Version)
 	require.Equal(t, "Repaid from salary", up.Description)
 	requireStatus(t, w.fi.hostile(http.MethodPatch, "/api/fi/products/"+p.ID, map[string]any{}), http.StatusBadRequest, "INVALID_REQUEST")
+	rec = w.fi.call(http.MethodPatch, "/api/fi/products/"+p.ID, map[string]any{"defaultAfterDays": 120})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.Equal(t, 120, decode[loanProductJSON](t, rec).DefaultAfterDays)
+	require.Equal(t, 3, decode[loanProductJSON](t, rec).Version)
+	for _, bad := range []int{0, 29, 366} {
+		requireStatus(t, w.fi.hostile(http.MethodPatch, "/api/fi/products/"+p.ID, map[string]any{"defaultAfterDays": bad}), http.StatusBadRequest, "INVALID_REQUEST")
+	}
 	requireStatus(t, w.fi.call(http.MethodPatch, "/api/fi/products/"+p.ID, map[string]any{"minTermMonths": 30}), http.StatusBadRequest, "INVALID_REQUEST")
 	requireStatus(t, w.fi.call(http.MethodPatch, "/api/fi/products/"+p.ID, map[string]any{"name": "Second loan"}), http.StatusConflict, "LOAN_PRODUCT_NAME_TAKEN")
 

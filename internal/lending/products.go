@@ -66,6 +66,7 @@ type Product struct {
 	FeeFlatSantim             int64      `bun:"fee_flat_santim"`
 	FeeBasisPoints            int64      `bun:"fee_basis_points"`
 	MaxDebtServiceBasisPoints int64      `bun:"max_debt_service_basis_points"`
+	DefaultAfterDays          int        `bun:"default_after_days"`
 	Status                    string     `bun:"status"`
 	Version                   int        `bun:"version"`
 	CreatedBy                 string     `bun:"created_by"`
@@ -88,7 +89,17 @@ type ProductTerms struct {
 	FeeFlatSantim             int64
 	FeeBasisPoints            int64
 	MaxDebtServiceBasisPoints int64
+	// DefaultAfterDays is the days past due after which a loan of the product is DEFAULTED
+	// (delinquency.go), MinDefaultAfterDays to MaxDefaultAfterDays; 0 is DefaultAfterDays.
+	DefaultAfterDays int
 }
+
+// The bounds of a product's default threshold: at least the first bucket (1–30 days past due)
+// before a loan can default, at most a year.
+const (
+	MinDefaultAfterDays = 30
+	MaxDefaultAfterDays = 365
+)
 
 // Check validates the terms as a whole (field errors: the caller's 400).
 func (p ProductTerms) Check() error {
@@ -127,6 +138,8 @@ func (p ProductTerms) Check() error {
 		return &field.Error{Field: "feeBasisPoints", Problem: fmt.Sprintf("must be from 0 to %d", MaxFeeBasisPoints)}
 	case p.MaxDebtServiceBasisPoints < 1 || p.MaxDebtServiceBasisPoints > MaxDebtServiceBasisPoints:
 		return &field.Error{Field: "maxDebtServiceBasisPoints", Problem: fmt.Sprintf("must be from 1 to %d", MaxDebtServiceBasisPoints)}
+	case p.DefaultAfterDays != 0 && (p.DefaultAfterDays < MinDefaultAfterDays || p.DefaultAfterDays > MaxDefaultAfterDays):
+		return &field.Error{Field: "defaultAfterDays", Problem: fmt.Sprintf("must be from %d to %d", MinDefaultAfterDays, MaxDefaultAfterDays)}
 	}
 	return nil
 }
@@ -136,13 +149,17 @@ func (p Product) Terms() ProductTerms {
 	return ProductTerms{Name: p.Name, Description: p.Description, AnnualRateBasisPoints: p.AnnualRateBasisPoints,
 		MinTermMonths: p.MinTermMonths, MaxTermMonths: p.MaxTermMonths, MinAmountSantim: p.MinAmountSantim,
 		MaxAmountSantim: p.MaxAmountSantim, FeeFlatSantim: p.FeeFlatSantim, FeeBasisPoints: p.FeeBasisPoints,
-		MaxDebtServiceBasisPoints: p.MaxDebtServiceBasisPoints}
+		MaxDebtServiceBasisPoints: p.MaxDebtServiceBasisPoints, DefaultAfterDays: p.DefaultAfterDays}
 }
 
 func (p *Product) setTerms(t ProductTerms) {
 	p.Name, p.Description, p.AnnualRateBasisPoints = t.Name, t.Description, t.AnnualRateBasisPoints
 	p.MinTermMonths, p.MaxTermMonths, p.MinAmountSantim, p.MaxAmountSantim = t.MinTermMonths, t.MaxTermMonths, t.MinAmountSantim, t.MaxAmountSantim
 	p.FeeFlatSantim, p.FeeBasisPoints, p.MaxDebtServiceBasisPoints = t.FeeFlatSantim, t.FeeBasisPoints, t.MaxDebtServiceBasisPoints
+	p.DefaultAfterDays = t.DefaultAfterDays
+	if p.DefaultAfterDays == 0 {
+		p.DefaultAfterDays = DefaultAfterDays
+	}
 }
 
 // CreateProduct adds an ACTIVE product of the context's FI (audited CreateLoanProduct, event
@@ -243,6 +260,7 @@ type ProductChange struct {
 	FeeFlatSantim             *int64
 	FeeBasisPoints            *int64
 	MaxDebtServiceBasisPoints *int64
+	DefaultAfterDays          *int
 }
 
 // Apply is t with the change's fields.
@@ -264,6 +282,9 @@ func (c ProductChange) Apply(t ProductTerms) ProductTerms {
 	if c.MaxTermMonths != nil {
 		t.MaxTermMonths = *c.MaxTermMonths
 	}
+	if c.DefaultAfterDays != nil {
+		t.DefaultAfterDays = *c.DefaultAfterDays
+	}
 	set(&t.AnnualRateBasisPoints, c.AnnualRateBasisPoints)
 	set(&t.MinAmountSantim, c.MinAmountSantim)
 	set(&t.MaxAmountSantim, c.MaxAmountSantim)
@@ -283,6 +304,9 @@ func UpdateProduct(ctx context.Context, tx db.BunTx, id string, c ProductChange,
 	}
 	if _, err := ProductMachine.Next("updated", p.Status); err != nil {
 		return Product{}, err
+	}
+	if c.DefaultAfterDays != nil && *c.DefaultAfterDays == 0 { // 0 means "the default" only at creation
+		return Product{}, &field.Error{Field: "defaultAfterDays", Problem: fmt.Sprintf("must be from %d to %d", MinDefaultAfterDays, MaxDefaultAfterDays)}
 	}
 	terms := c.Apply(p.Terms())
 	if err := terms.Check(); err != nil {
@@ -380,5 +404,5 @@ func productEvent(p Product) map[string]any {
 	return map[string]any{"productId": p.ID, "fiId": p.TenantID, "status": p.Status, "version": p.Version, "name": p.Name,
 		"annualRateBasisPoints": p.AnnualRateBasisPoints, "minTermMonths": p.MinTermMonths, "maxTermMonths": p.MaxTermMonths,
 		"minAmountSantim": p.MinAmountSantim, "maxAmountSantim": p.MaxAmountSantim, "feeFlatSantim": p.FeeFlatSantim,
-		"feeBasisPoints": p.FeeBasisPoints, "maxDebtServiceBasisPoints": p.MaxDebtServiceBasisPoints}
+		"feeBasisPoints": p.FeeBasisPoints, "maxDebtServiceBasisPoints": p.MaxDebtServiceBasisPoints, "defaultAfterDays": p.DefaultAfterDays}
 }

@@ -260,3 +260,46 @@ func TestRestructureKeepsAFailedRepaymentsInstalment(t *testing.T) {
 	require.Equal(t, 3, rs.Version.Version)
 	require.Equal(t, 18, rs.Loan.Instalments[len(rs.Loan.Instalments)-3].Index)
 }
+
+// TestProductDefaultAfterDays: a product's default threshold is its FI's to set, 30 to 365 days
+// past due (90 when not given), at creation and by an update (version + 1); the delinquency
+// check reads it.
+func TestProductDefaultAfterDays(t *testing.T) {
+	t.Parallel()
+	w := newLoanWorld(t)
+	require.Equal(t, lending.DefaultAfterDays, w.product.DefaultAfterDays)
+	pt := terms("Patient loan")
+	pt.DefaultAfterDays = 45
+	p := createProduct(t, w.fi, pt)
+	require.Equal(t, 45, p.DefaultAfterDays)
+	for _, bad := range []int{29, 366, -1} {
+		pt := terms("Bad loan")
+		pt.DefaultAfterDays = bad
+		requireField(t, pt.Check(), "defaultAfterDays")
+		days := bad
+		_, err := value(t, w.fi, func(ctx context.Context, tx db.BunTx) (lending.Product, error) {
+			return lending.UpdateProduct(ctx, tx, p.ID, lending.ProductChange{DefaultAfterDays: &days}, t0)
+		})
+		requireField(t, err, "defaultAfterDays")
+	}
+	days := 120
+	up, err := value(t, w.fi, func(ctx context.Context, tx db.BunTx) (lending.Product, error) {
+		return lending.UpdateProduct(ctx, tx, w.product.ID, lending.ProductChange{DefaultAfterDays: &days}, t0)
+	})
+	require.NoError(t, err)
+	require.Equal(t, 120, up.DefaultAfterDays)
+	require.Equal(t, w.product.Version+1, up.Version)
+	got, err := value(t, w.fi, func(ctx context.Context, tx db.BunTx) (lending.Product, error) {
+		return lending.GetProduct(ctx, tx, w.product.ID)
+	})
+	require.NoError(t, err)
+	require.Equal(t, 120, got.DefaultAfterDays)
+
+	// A loan of the product: the delinquency check reads the new threshold.
+	l := w.paidOut(t, lending.LoanActive)
+	c, err := value(t, w.biz, func(ctx context.Context, tx db.BunTx) (lending.DelinquencyCheck, error) {
+		return lending.CheckDelinquency(ctx, tx, l.ID, t0)
+	})
+	require.NoError(t, err)
+	require.Equal(t, 120, c.DefaultAfterDays)
+}
