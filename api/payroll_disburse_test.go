@@ -1,10 +1,13 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -393,4 +396,45 @@ func (w *payrollDisburseWorld) recordHistory(t *testing.T, id, path string) {
 	b, err := protojson.MarshalOptions{Indent: "  "}.Marshal(hist)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(path, b, 0o644))
+}
+
+// The disbursement routes with hostile ids, queries, bodies and keys, as the owner, the clerk
+// (no payroll.approve) or nobody: 4xx or success, never 5xx.
+func FuzzPayrollDisburseRoutes(f *testing.F) {
+	k := newPayrollKit(f, "pay-disburse-fuzz")
+	routes := k.f.srv.payrollDisburseRoutes()
+	rec := k.owner.call(http.MethodPost, "/api/payroll", map[string]any{"period": "2026-11"})
+	require.Equal(f, http.StatusCreated, rec.Code, rec.Body.String())
+	seed := decode[payrollRunOut](f, rec).ID
+	for i, s := range []struct{ id, entry, query, key, body string }{
+		{seed, "pent_x", "", "k1", ``},
+		{seed, "pent_x", "status=FAILED&limit=100&cursor=pent_", "k2", `{}`},
+		{"prun_nope", "pent_nope", "limit=0&limit=2", "", ``},
+		{"../../x", "%00", "status=%00", strings.Repeat("k", 300), `[]`},
+		{strings.Repeat("i", 200), strings.Repeat("e", 200), "cursor=" + strings.Repeat("c", 200), "\u00e9", `{"a":1}`},
+	} {
+		f.Add(uint8(i), uint8(i%3), s.id, s.entry, s.query, s.key, []byte(s.body))
+	}
+	f.Fuzz(func(t *testing.T, route, who uint8, id, entry, query, key string, body []byte) {
+		r := routes[int(route)%len(routes)]
+		path := strings.Replace(strings.Replace(r.Path, ":id", id, 1), ":entryId", entry, 1)
+		req := httptest.NewRequest(r.Method, "/", bytes.NewReader(body))
+		req.URL.Path, req.URL.RawPath, req.URL.RawQuery = path, "", query
+		req.RemoteAddr = "192.0.2.84:40000"
+		if len(body) > 0 {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		if key != "" {
+			req.Header.Set("Idempotency-Key", key)
+		}
+		switch who % 3 {
+		case 0:
+			req.AddCookie(k.owner.cookie)
+		case 1:
+			req.AddCookie(k.clerk.cookie)
+		}
+		rec := httptest.NewRecorder()
+		k.f.srv.Engine.ServeHTTP(rec, req)
+		requireNoServerError(t, rec, fmt.Sprintf("%s %q %q %q", r.Method, path, query, body))
+	})
 }
