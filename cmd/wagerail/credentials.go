@@ -94,4 +94,8 @@ type demoCredentials struct {
 	FIID            string `json:"fiId,omitempty"`
 	LoanProductID   string `json:"loanProductId,omitempty"`
 	LendingComplete bool   `json:"lendingComplete,omitempty"`
+	// The payroll part (demo_payroll.go): the business's second admin, who approves runs.
+	ApproverEmail    string `json:"approverEmail,omitempty"`
+	ApproverPassword string `json:"approverPassword,omitempty"`
+	PayrollComplete  bool   `json:"payrollComplete,omitempty"`
 }

@@ -93,6 +93,9 @@ type demoEnv struct {
 	AppDSN      string
 	PlatformDSN string
 	CredsPath   string
+	// DevInbox is the dev inbox's file ("" when e-mail goes to SMTP: the payroll approver, who
+	// sets a password from a mailed link, is then left out).
+	DevInbox string
 	// Creds is the stack's credentials; the seed fills in Creds.Demo and saves the file after
 	// every step that made something.
 	Creds *devCredentials
@@ -121,7 +124,7 @@ func seedDemo(ctx context.Context, env demoEnv) (*demoCredentials, error) {
 	if s.d.Complete {
 		_, err := identity.UserByEmail(ctx, app, s.d.OwnerEmail)
 		if err == nil {
-			return s.d, s.lending(ctx)
+			return s.d, s.parts(ctx)
 		}
 		if !errors.Is(err, identity.ErrNotFound) {
 			return nil, err
@@ -129,6 +132,7 @@ func seedDemo(ctx context.Context, env demoEnv) (*demoCredentials, error) {
 		// The database was replaced under the data dir's credentials: seed again.
 		s.d.Complete, s.d.EwaSettingsSet, s.d.BusinessID, s.d.Employees = false, false, "", nil
 		s.d.LendingComplete, s.d.FIID, s.d.LoanProductID = false, "", ""
+		s.d.PayrollComplete = false
 	}
 	for _, step := range []struct {
 		name string
@@ -150,7 +154,18 @@ func seedDemo(ctx context.Context, env demoEnv) (*demoCredentials, error) {
 	if err := s.save(); err != nil {
 		return nil, err
 	}
-	return s.d, s.lending(ctx)
+	return s.d, s.parts(ctx)
+}
+
+// parts brings the parts seeded after the core to their complete state: lending, then payroll.
+func (s *demoSeed) parts(ctx context.Context) error {
+	if err := s.lending(ctx); err != nil {
+		return err
+	}
+	if err := s.payroll(ctx); err != nil {
+		return fmt.Errorf("payroll approver: %w", err)
+	}
+	return nil
 }
 
 type demoSeed struct {
@@ -726,6 +741,10 @@ func printDemo(w io.Writer, d *demoCredentials, credsPath string) {
 		fmt.Fprintf(tw, "  financial institution\t%s\t%s, lends from %s, remittances to %s\n", d.FIID, demoFIName, demoFIFunding, demoFISettlement)
 		fmt.Fprintf(tw, "  loan product\t%s\t%s, opted in to by %s\n", d.LoanProductID, demoLoanProduct["name"], demoBusinessName)
 	}
+	if d.PayrollComplete {
+		fmt.Fprintf(tw, "  payroll approver\t%s\tpassword %s (a second admin of %s: approves what the owner calculates)\n",
+			d.ApproverEmail, d.ApproverPassword, demoBusinessName)
+	}
 	tw.Flush()
-	fmt.Fprintln(w, `Try it: README.md, "Try it: an early wage advance" (sign in, request, disburse, find the saga in the Temporal UI) and "Try it: a salary-backed loan".`)
+	fmt.Fprintln(w, `Try it: README.md, "Try it: an early wage advance" (sign in, request, disburse, find the saga in the Temporal UI), "Try it: a salary-backed loan" and "Try it: a payroll run".`)
 }

@@ -280,6 +280,16 @@ func TestDemoSeededOnceThenLeftAlone(t *testing.T) {
 	require.Equal(t, int64(10_000_00), quote.TotalPrincipalSantim)
 	require.Positive(t, quote.MonthlyInstalmentSantim)
 
+	// The payroll part: the approver, a second admin of the business, signs in with the printed
+	// password and reads the business's payroll runs.
+	require.True(t, d.PayrollComplete)
+	for _, s := range []string{d.ApproverEmail, d.ApproverPassword, `"Try it: a payroll run"`} {
+		require.Contains(t, out[demoAt:], s)
+	}
+	approver, err := signedIn(ctx, p.apiURL, d.ApproverEmail, d.ApproverPassword)
+	require.NoError(t, err)
+	require.NoError(t, approver.call(ctx, http.MethodGet, "/api/payroll", nil, http.StatusOK, nil))
+
 	first := takeDemoSnapshot(t, dataDir)
 	require.Equal(t, map[string]kyc.Status{d.Employees["kycApproved"]: kyc.Approved, d.Employees["kycPending"]: kyc.Pending,
 		d.Employees["badAccount"]: kyc.Approved}, first.KycStatus)

@@ -230,6 +230,14 @@ func printURLs(cfg devConfig, st *devStack) {
 	fmt.Println("\nFirst platform admin: wagerail admin create-platform-admin --email you@example.com (in this directory)")
 }
 
+// devInbox is the dev inbox's file when e-mail goes there ("" when it goes to SMTP).
+func (st *devStack) devInbox(cfg devConfig) string {
+	if cfg.SMTP.Addr != "" {
+		return ""
+	}
+	return filepath.Join(st.dataDir, notify.DevInboxFile)
+}
+
 // seedDemo seeds the demo once every component is ready (unless --no-demo) and returns its
 // credentials. A demo that cannot be seeded is reported and the stack runs on without it.
 func (st *devStack) seedDemo(ctx context.Context, log *slog.Logger, cfg devConfig) *demoCredentials {
@@ -238,7 +246,7 @@ func (st *devStack) seedDemo(ctx context.Context, log *slog.Logger, cfg devConfi
 	}
 	t0 := time.Now()
 	d, err := seedDemo(ctx, demoEnv{APIURL: "http://" + cfg.APIAddr, AppDSN: st.appDSN, PlatformDSN: st.platformDSN,
-		CredsPath: filepath.Join(st.dataDir, credentialsFile), Creds: &st.creds})
+		CredsPath: filepath.Join(st.dataDir, credentialsFile), Creds: &st.creds, DevInbox: st.devInbox(cfg)})
 	if err != nil {
 		if ctx.Err() == nil {
 			log.Error("demo not seeded", "error", err)
