@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -40,42 +41,74 @@ const payrollDisburseFunds = 50_000_000_00 // 50 M ETB
 
 func newPayrollDisburseWorld(t *testing.T, n int) *payrollDisburseWorld {
 	t.Helper()
-	s := newEwaStack(t, ewaStackOpts{settleDelay: 100 * time.Millisecond})
+	return payrollWorldOn(t, newEwaStack(t, ewaStackOpts{settleDelay: 100 * time.Millisecond}), n, payrollDisburseFunds)
+}
+
+// payrollWorldOn makes s a payroll of n employees (the stack's own and n-1 more, created over
+// the API a few at a time) whose payroll account at the sandbox holds funds; the payroll account
+// is not set in the organization's settings (setPayrollAccount).
+func payrollWorldOn(t *testing.T, s *ewaStack, n int, funds int64) *payrollDisburseWorld {
+	t.Helper()
 	w := &payrollDisburseWorld{ewaStack: s, employees: map[string]string{s.employee: stackEmployeeAcct}}
 	s.catalogAppRole(s.tenant, "payroll-checker", `{"payroll":["view","edit","approve"]}`)
 	s.addMember(s.tenant, "checker@payroll-disburse.test", orgs.Admin, "payroll-checker")
 	w.checker = s.signIn("checker@payroll-disburse.test")
 	w.payroll = testkit.Unique("PAYROLL")
-	s.bank.Account(t, w.payroll, "Employer PLC", payrollDisburseFunds)
+	s.bank.Account(t, w.payroll, "Employer PLC", funds)
 	prefix := testkit.Unique("EMP")
-	for i := 1; i < n; i++ {
-		acct := fmt.Sprintf("%s-%02d", prefix, i)
-		s.bank.Account(t, acct, "Payee "+acct, 0)
-		rec := s.owner.call(http.MethodPost, "/api/employees", map[string]any{
-			"firstName": "Payee", "lastName": fmt.Sprintf("Number%02d", i), "email": fmt.Sprintf("payee%02d@payroll-disburse.test", i),
-			"phone": fmt.Sprintf("+25191%07d", 1000000+i), "nationalId": fmt.Sprintf("ET%08d", 20000000+i), "department": "Ops",
-			"position": "Clerk", "employmentType": "Full time", "paymentFrequency": "Monthly", "hireDate": "2024-01-01",
-			"grossMonthlySalarySantim": 800_000 + int64(i)*10_000,
-			"payoutAccount":            map[string]any{"partner": "sandbox", "accountNumber": acct, "holderName": "Payee " + acct},
+	var mu sync.Mutex
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for i := int(next.Add(1)); i < n && !t.Failed(); i = int(next.Add(1)) {
+				acct := fmt.Sprintf("%s-%02d", prefix, i)
+				s.bank.Account(t, acct, "Payee "+acct, 0)
+				rec := s.owner.call(http.MethodPost, "/api/employees", map[string]any{
+					"firstName": "Payee", "lastName": fmt.Sprintf("Number%02d", i), "email": fmt.Sprintf("payee%02d@payroll-disburse.test", i),
+					"phone": fmt.Sprintf("+25191%07d", 1000000+i), "nationalId": fmt.Sprintf("ET%08d", 20000000+i), "department": "Ops",
+					"position": "Clerk", "employmentType": "Full time", "paymentFrequency": "Monthly", "hireDate": "2024-01-01",
+					"grossMonthlySalarySantim": 800_000 + int64(i%100)*10_000,
+					"payoutAccount":            map[string]any{"partner": "sandbox", "accountNumber": acct, "holderName": "Payee " + acct},
+				})
+				if rec.Code != http.StatusCreated {
+					t.Errorf("employee %d: %d %s", i, rec.Code, rec.Body.String())
+					return
+				}
+				id := decode[struct {
+					ID string `json:"id"`
+				}](t, rec).ID
+				mu.Lock()
+				w.employees[id] = acct
+				mu.Unlock()
+			}
 		})
-		require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
-		w.employees[decode[struct {
-			ID string `json:"id"`
-		}](t, rec).ID] = acct
 	}
+	wg.Wait()
+	require.False(t, t.Failed(), "the payroll's employees")
 	return w
 }
 
 // approvedRun creates, calculates (the owner) and approves (the checker) the run of 2026-11.
 func (w *payrollDisburseWorld) approvedRun(t *testing.T) payrollRunOut {
 	t.Helper()
-	rec := w.owner.call(http.MethodPost, "/api/payroll", map[string]any{"period": "2026-11"})
+	return w.approvedRunOf(t, "2026-11", func(string) {})
+}
+
+// approvedRunOf creates, calculates and approves the run of period; phase is called as each of
+// "created", "calculated" and "approved" is answered (the benchmark's clock).
+func (w *payrollDisburseWorld) approvedRunOf(t *testing.T, period string, phase func(string)) payrollRunOut {
+	t.Helper()
+	rec := w.owner.call(http.MethodPost, "/api/payroll", map[string]any{"period": period})
 	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
 	run := decode[payrollRunOut](t, rec)
+	phase("created")
 	rec = w.owner.call(http.MethodPost, "/api/payroll/"+run.ID+"/calculate", nil)
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	phase("calculated")
 	rec = w.checker.call(http.MethodPost, "/api/payroll/"+run.ID+"/approve", nil)
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	phase("approved")
 	run = decode[payrollRunOut](t, rec)
 	require.Equal(t, "APPROVED", run.Status)
 	require.Equal(t, len(w.employees), run.EmployeeCount)

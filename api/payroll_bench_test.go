@@ -1,0 +1,135 @@
+package api
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/wagerail/wagerail/internal/platform/testkit"
+)
+
+// TestBenchmarkReportPayrollDisburse prints (asserts nothing about speed) how long a payroll run
+// of WAGERAIL_BENCH_PAYROLL_EMPLOYEES employees (default 10,000) takes on the real stack (the
+// API, Postgres, the embedded Temporal server, the ledger and the gateway over gRPC, the bank
+// sandbox over HTTP settling at once and calling back): calculate, approve, pay (the disburse
+// call to DISBURSED, every entry PAID) and complete (DISBURSED to COMPLETED: the run's
+// deductions applied, the stack's employee's EWA advances and loan instalment repaid by their
+// sagas), each phase timed, beside S — the rate of workflows of the EWA saga's shape with no
+// work in them, measured in the same run on the same server (shapeRate). What it asserts is the
+// outcome: every entry PAID, the run COMPLETED, each payee's sandbox balance up by its net and
+// the payroll account down by the run's net total (and the instalment remitted to the FI), the
+// advances REPAID, the instalment REPAID. `make bench` runs it.
+func TestBenchmarkReportPayrollDisburse(t *testing.T) {
+	if os.Getenv("WAGERAIL_BENCH") == "" {
+		t.Skip("set WAGERAIL_BENCH=1 (make bench) to run")
+	}
+	n := envInt("WAGERAIL_BENCH_PAYROLL_EMPLOYEES", 10_000)
+	const advances, period = 3, "2026-12" // the loan stack's projection puts the first instalment in 2026-12
+	setupStart := time.Now()
+	ls := newLoanStack(t, ewaStackOpts{settleDelay: time.Millisecond})
+	// A salary that leaves room for the advances and the instalment in full.
+	rec := ls.owner.call(http.MethodPut, "/api/employees/"+ls.employee, map[string]any{"grossMonthlySalarySantim": 5_000_000})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	w := payrollWorldOn(t, ls.ewaStack, n, int64(n)*2_000_000)
+	w.setPayrollAccount(t, w.payroll, "Employer PLC")
+
+	// The stack's employee owes: advances DISBURSED and an ACTIVE loan whose first instalment is
+	// due in the run's period.
+	advIDs := make([]string, advances)
+	for i := range advIDs {
+		adv := ls.request(t, 10_000)
+		rec := ls.disburse(adv.ID, testkit.Unique("disburse"))
+		require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+		advIDs[i] = ls.waitStatus(t, adv.ID, "DISBURSED").ID
+	}
+	loan := ls.activeLoan(t, ls.fi, ls.product, 300_000, 3)
+	require.Equal(t, period, loan.Instalments[0].DuePeriod)
+
+	accts := []string{w.payroll}
+	for _, a := range w.employees {
+		accts = append(accts, a)
+	}
+	before := w.balances(t, accts)
+	setup := time.Since(setupStart)
+
+	// S on the same server, warmed up first.
+	shapeRate(t, ls.tc, 50, 16)
+	shape := shapeRate(t, ls.tc, envInt("WAGERAIL_BENCH_SAGAS", 300), 16)
+
+	at := map[string]time.Time{}
+	start := time.Now()
+	run := w.approvedRunOf(t, period, func(p string) { at[p] = time.Now() })
+	require.Equal(t, n, run.EmployeeCount)
+	rec = w.checker.call(http.MethodPost, "/api/payroll/"+run.ID+"/disburse", nil, "Idempotency-Key", testkit.Unique("k"))
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	at["disburse answered"] = time.Now()
+	// The run's status, read over the API until COMPLETED; the first read of DISBURSED ends the pay phase.
+	deadline := time.Now().Add(30 * time.Minute)
+	var polls int
+	for {
+		polls++
+		rec := w.checker.call(http.MethodGet, "/api/payroll/"+run.ID, nil)
+		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+		st := decode[payrollRunDisbursementOut](t, rec).Status
+		if _, ok := at["DISBURSED"]; !ok && (st == "DISBURSED" || st == "COMPLETED") {
+			at["DISBURSED"] = time.Now()
+		}
+		if st == "COMPLETED" {
+			at["COMPLETED"] = time.Now()
+			break
+		}
+		require.NotContains(t, []string{"FAILED", "CANCELLED"}, st)
+		require.True(t, time.Now().Before(deadline), "run %s still %s", run.ID, st)
+		time.Sleep(50 * time.Millisecond)
+	}
+	total := at["COMPLETED"].Sub(start)
+
+	// The outcome.
+	st := w.settlement(t, run.ID)
+	require.Len(t, st.Items, n)
+	var netTotal int64
+	for _, it := range st.Items {
+		require.Equal(t, "PAID", it.Status, "entry %s", it.EntryID)
+		netTotal += it.NetSantim
+	}
+	require.Equal(t, run.NetSantim, netTotal)
+	for _, id := range advIDs {
+		ls.waitStatus(t, id, "REPAID")
+	}
+	require.Equal(t, "REPAID", ls.loan(t, loan.ID).Instalments[0].Status)
+	ls.waitRemitted(t, loan.ID, 0)
+	after := w.balances(t, accts)
+	for _, it := range st.Items {
+		acct := w.employees[it.EmployeeID]
+		require.Equal(t, before[acct]+it.NetSantim, after[acct], "payee %s", acct)
+	}
+	remitted := loan.Instalments[0].TotalSantim
+	require.Equal(t, before[w.payroll]-netTotal-remitted, after[w.payroll], "the payroll account paid the run's net total and the remittance")
+	repaySagas := w.count(t, `SELECT count(*) FROM app.ewa_repayments WHERE tenant_id = $1 AND source = 'PAYROLL'`, w.tenant) +
+		w.count(t, `SELECT count(*) FROM app.loan_repayments WHERE tenant_id = $1 AND source = 'PAYROLL'`, w.tenant)
+
+	phase := func(name string, d time.Duration, baseline string) {
+		t.Logf("  %-42s %8.2f s  %s", name, d.Seconds(), baseline)
+	}
+	atS := float64(n) / shape // n sagas of the shape at S, one after another at the measured rate
+	t.Logf("payroll run, real stack (API, Postgres, ledger and gateway over gRPC, bank sandbox over HTTP settling at once and calling back), embedded Temporal on SQLite (in memory)")
+	t.Logf("%d employees (setup, not measured: %.1f s); the stack's employee owes %d EWA advances and a loan instalment (%d repayment sagas in the completion)",
+		n, setup.Seconds(), advances, repaySagas)
+	t.Logf("S = %.1f sagas/s (the EWA saga's shape, no work, 16 callers); %d such sagas at S take n/S = %.2f s", shape, n, atS)
+	phase("calculate (POST …/calculate)", at["calculated"].Sub(at["created"]), ratio(at["calculated"].Sub(at["created"]), atS))
+	phase("approve (POST …/approve)", at["approved"].Sub(at["calculated"]), ratio(at["approved"].Sub(at["calculated"]), atS))
+	phase("pay (POST …/disburse → DISBURSED)", at["DISBURSED"].Sub(at["approved"]), ratio(at["DISBURSED"].Sub(at["approved"]), atS))
+	phase("  of which the disburse call", at["disburse answered"].Sub(at["approved"]), "")
+	phase("complete (DISBURSED → COMPLETED)", at["COMPLETED"].Sub(at["DISBURSED"]), ratio(at["COMPLETED"].Sub(at["DISBURSED"]), atS))
+	phase("total (create → COMPLETED)", total, ratio(total, atS))
+	t.Logf("every entry PAID (net total %d santim), the run COMPLETED, the advances and the instalment REPAID, the sandbox balances exact; %d status reads at 50 ms", netTotal, polls)
+}
+
+// ratio is d as a multiple of base seconds (n/S).
+func ratio(d time.Duration, base float64) string {
+	return fmt.Sprintf("= %.2f × n/S", d.Seconds()/base)
+}
