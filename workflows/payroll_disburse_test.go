@@ -1,19 +1,14 @@
 package workflows
 
 import (
-	"context"
 	"os"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
-	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
@@ -42,63 +37,21 @@ var (
 		Failures: []FanoutItemOutcome{{Index: 1, Key: "pent_b", Status: FanoutItemFailed, FailureCode: "ACCOUNT_CLOSED", AmountSantim: 900_000}}}
 )
 
-// payrollHarness is the SDK test environment with the saga's activities mocked and the fan-out
-// child stubbed (its own tests: fanout_test.go), the order of the activities, and the update's
-// answer.
+// payrollHarness is the saga harness (sagatest_test.go) with the fan-out child stubbed (its own
+// tests: fanout_test.go) and the children's workflow ids in the order they started.
 type payrollHarness[A any] struct {
-	env *testsuite.TestWorkflowEnvironment
-
-	mu       sync.Mutex
-	calls    []string
-	fanouts  []string // the children's workflow ids (fan-outs, the completion)
-	answered bool
-	accepted A
-	updErr   error
+	*sagaHarness[A]
+	fanouts []string // the children's workflow ids (fan-outs, the completion)
 }
 
 func newPayrollHarness[A any](t *testing.T, wfID, update string) *payrollHarness[A] {
-	var s testsuite.WorkflowTestSuite
-	h := &payrollHarness[A]{env: s.NewTestWorkflowEnvironment()}
-	h.env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: time.Minute})
-	h.env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: wfID})
-	Register(h.env, Deps{})
-	record := func(info *activity.Info) {
-		h.mu.Lock()
-		defer h.mu.Unlock()
-		h.calls = append(h.calls, info.ActivityType.Name)
-	}
-	h.env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) { record(info) })
-	h.env.SetOnLocalActivityStartedListener(func(info *activity.Info, _ context.Context, _ []any) { record(info) })
+	h := &payrollHarness[A]{sagaHarness: newSagaHarness[A](t, wfID, update, "k1")}
 	h.env.SetOnChildWorkflowStartedListener(func(info *workflow.Info, _ workflow.Context, _ converter.EncodedValues) {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		h.fanouts = append(h.fanouts, info.WorkflowExecution.ID)
 	})
-	h.env.RegisterDelayedCallback(func() {
-		h.env.UpdateWorkflow(update, "k1", &testsuite.TestUpdateCallback{
-			OnReject: func(err error) { t.Errorf("update rejected: %v", err) },
-			OnComplete: func(v any, err error) {
-				h.mu.Lock()
-				defer h.mu.Unlock()
-				h.answered, h.updErr = true, err
-				if err == nil {
-					switch a := v.(type) {
-					case A:
-						h.accepted = a
-					case converter.EncodedValue:
-						require.NoError(t, a.Get(&h.accepted))
-					default:
-						t.Errorf("update answered %T", v)
-					}
-				}
-			},
-		})
-	}, 0)
 	return h
-}
-
-func (h *payrollHarness[A]) on(name string, in any) *testsuite.MockCallWrapper {
-	return h.env.OnActivity(name, mock.Anything, in)
 }
 
 // The whole saga: the plan, the gate on the payroll account, the claim, the fan-out as a child
