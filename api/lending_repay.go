@@ -14,7 +14,6 @@ import (
 	"github.com/wagerail/wagerail/internal/lending"
 	"github.com/wagerail/wagerail/internal/orgs"
 	"github.com/wagerail/wagerail/internal/payroll"
-	"github.com/wagerail/wagerail/internal/platform/field"
 	"github.com/wagerail/wagerail/internal/platform/money"
 	"github.com/wagerail/wagerail/workflows"
 )
@@ -36,7 +35,7 @@ func (s *Server) loanMoneyRoutes() []Route {
 	}
 }
 
-// loanInstalmentPath reads the path's loan id and instalment index (a decimal from 0 to 119
+// loanInstalmentPath reads the path's loan id and instalment index (a decimal from 0 to lending.MaxInstalmentIndex
 // without leading zeros); it has answered 400 when not ok.
 func loanInstalmentPath(c *gin.Context) (string, int, bool) {
 	id, ok := lendingID(c)
@@ -46,7 +45,7 @@ func loanInstalmentPath(c *gin.Context) (string, int, bool) {
 	raw := c.Param("idx")
 	idx, err := strconv.Atoi(raw)
 	if err != nil || strconv.Itoa(idx) != raw || lending.CheckInstalmentIndex(idx) != nil {
-		writeError(c, fieldError(&field.Error{Field: "idx", Problem: "must be an instalment index from 0 to 119"}))
+		writeError(c, fieldError(lending.CheckInstalmentIndex(-1)))
 		return "", 0, false
 	}
 	return id, idx, true

@@ -165,10 +165,11 @@ func CheckRepaymentReference(v string) error {
 	return nil
 }
 
-// CheckInstalmentIndex validates an instalment index (0 to 119, as a loan has at most 120).
+// CheckInstalmentIndex validates an instalment index (0 to MaxInstalmentIndex: a loan has at
+// most 120 instalments, and a restructure numbers its new ones after every earlier index).
 func CheckInstalmentIndex(idx int) error {
-	if idx < 0 || idx > 119 {
-		return &field.Error{Field: "idx", Problem: "must be an instalment index from 0 to 119"}
+	if idx < 0 || idx > MaxInstalmentIndex {
+		return &field.Error{Field: "idx", Problem: fmt.Sprintf("must be an instalment index from 0 to %d", MaxInstalmentIndex)}
 	}
 	return nil
 }
