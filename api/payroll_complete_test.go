@@ -55,6 +55,21 @@ func (e completeEntry) figures() (statutory, protected, deductions, net int64) {
 	return statutory, protected, deductions, e.gross - deductions
 }
 
+// secondEmployee adds Hana Girma to the stack's business and answers her id.
+func (s *loanStack) secondEmployee(t *testing.T) string {
+	t.Helper()
+	rec := s.owner.call(http.MethodPost, "/api/employees", map[string]any{
+		"firstName": "Hana", "lastName": "Girma", "email": "hana@kyc.test", "phone": "+251911234568",
+		"nationalId": "ET12345679", "department": "Ops", "position": "Clerk", "employmentType": "Full time",
+		"paymentFrequency": "Monthly", "hireDate": "2024-01-01", "grossMonthlySalarySantim": 800000,
+		"payoutAccount": map[string]any{"partner": "sandbox", "accountNumber": "1000123456790", "holderName": "Hana Girma"},
+	})
+	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
+	return decode[struct {
+		ID string `json:"id"`
+	}](t, rec).ID
+}
+
 // fixtureDisbursedRun is a TEST FIXTURE for what the disbursement saga (being built alongside)
 // leaves: a run of period 2026-11, DISBURSED, with these entries PAID or FAILED. Written as the
 // platform role, every figure consistent with the tables' checks.
@@ -149,16 +164,7 @@ func TestPayrollCompletionAppliesDeductions(t *testing.T) {
 	in0, in1 := l.Instalments[0], l.Instalments[1]
 	half := in1.TotalSantim / 2
 	require.Greater(t, half, in1.InterestSantim+in1.FeeSantim, "the half pays interest, fee and some principal")
-	rec = s.owner.call(http.MethodPost, "/api/employees", map[string]any{
-		"firstName": "Hana", "lastName": "Girma", "email": "hana@kyc.test", "phone": "+251911234568",
-		"nationalId": "ET12345679", "department": "Ops", "position": "Clerk", "employmentType": "Full time",
-		"paymentFrequency": "Monthly", "hireDate": "2024-01-01", "grossMonthlySalarySantim": 800000,
-		"payoutAccount": map[string]any{"partner": "sandbox", "accountNumber": "1000123456790", "holderName": "Hana Girma"},
-	})
-	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
-	other := decode[struct {
-		ID string `json:"id"`
-	}](t, rec).ID
+	other := s.secondEmployee(t)
 	dues := fixtureMandate(t, s, s.employee, payroll.KindUnionDues, 5_000, 5_000)
 	owed := fixtureMandate(t, s, other, payroll.KindOther, 3_000, 10_000)
 
@@ -300,4 +306,78 @@ func TestPayrollCompletionAppliesDeductions(t *testing.T) {
 	require.Equal(t, half, lr.Recorded.Instalment.RepaidSantim)
 	require.Equal(t, before, state(), "ledger, transfers, events, audit rows, repayments and mandates unchanged")
 	require.Equal(t, "PARTIALLY_REPAID", s.loan(t, l.ID).Instalments[1].Status)
+}
+
+// TestPayrollCompleteRoute: POST /api/payroll/<id>/complete completes a DISBURSED run whose
+// FAILED entry is final: refused while the run is not DISBURSED or an entry is being sent again
+// (409, audited DENIED, nothing started), another organization's run is 404; then 200 with the
+// outcome, the run COMPLETED, the FAILED entry's deduction not applied (its mandate untouched,
+// counted as notApplied), the operator's request and the completion audited once; the same key
+// answers the stored answer and another key the completed workflow's, changing nothing.
+func TestPayrollCompleteRoute(t *testing.T) {
+	t.Parallel()
+	s := newLoanStack(t, ewaStackOpts{noWorker: true})
+	deps := s.loanActivities()
+	deps.PayrollComplete = &activities.PayrollComplete{DB: db.NewBun(s.d.App)}
+	w := worker.New(s.tc, s.queue, workflows.WorkerOptions())
+	workflows.Register(w, deps)
+	require.NoError(t, w.Start())
+	t.Cleanup(w.Stop)
+
+	other := s.secondEmployee(t)
+	owed := fixtureMandate(t, s, other, payroll.KindOther, 3_000, 10_000)
+	paid := completeEntry{id: "pent_" + testkit.Unique("t"), employee: s.employee, status: payroll.EntryPaid, gross: 1_000_000, lines: []completeLine{
+		{Kind: "PAYE", Reference: "ETH-2024", AmountSantim: 150_000}, {Kind: "PENSION_EMPLOYEE", Reference: "PENSION", AmountSantim: 70_000}}}
+	failed := completeEntry{id: "pent_" + testkit.Unique("t"), employee: other, status: payroll.EntryFailed, gross: 800_000, lines: []completeLine{
+		{Kind: "PAYE", Reference: "ETH-2024", AmountSantim: 115_000}, {Kind: "PENSION_EMPLOYEE", Reference: "PENSION", AmountSantim: 56_000},
+		{Kind: "OTHER", Reference: owed, AmountSantim: 3_000}}}
+	runID := fixtureDisbursedRun(t, s, []completeEntry{paid, failed})
+	path := "/api/payroll/" + runID + "/complete"
+	platform := func(query string, args ...any) {
+		t.Helper()
+		ctx := tenancy.WithActor(context.Background(), "system:test-fixture")
+		require.NoError(t, crosstenant.Tx(ctx, s.d.Platform(t), "test fixture: a payroll run's state", func(tx pgx.Tx) error {
+			_, err := tx.Exec(ctx, query, args...)
+			return err
+		}))
+	}
+	key := func() []string { return []string{"Idempotency-Key", testkit.Unique("k")} }
+
+	// Refusals: nothing starts.
+	platform(`UPDATE app.payroll_runs SET status = 'DISBURSING' WHERE id = $1`, runID)
+	requireStatus(t, s.owner.call(http.MethodPost, path, nil, key()...), http.StatusConflict, "PAYROLL_RUN_INVALID_STATE")
+	platform(`UPDATE app.payroll_runs SET status = 'DISBURSED' WHERE id = $1`, runID)
+	platform(`UPDATE app.payroll_entries SET status = 'DISBURSING', failure_reason = NULL, attempts = 2, payout_account = '1000123456790'
+		WHERE id = $1`, failed.id) // an operator's retry at work
+	requireStatus(t, s.owner.call(http.MethodPost, path, nil, key()...), http.StatusConflict, "PAYROLL_RUN_ENTRIES_UNSETTLED")
+	platform(`UPDATE app.payroll_entries SET status = 'FAILED', failure_reason = 'ACCOUNT_CLOSED' WHERE id = $1`, failed.id)
+	requireStatus(t, s.other.call(http.MethodPost, path, nil, key()...), http.StatusNotFound, "PAYROLL_RUN_NOT_FOUND")
+	requireStatus(t, s.owner.hostile(http.MethodPost, "/api/payroll/bad%20id/complete", nil, key()...), http.StatusBadRequest, "INVALID_REQUEST")
+	require.Equal(t, 2, s.count(t, `SELECT count(*) FROM app.audit_log WHERE action = $1 AND outcome = 'DENIED'`, payroll.ActionRequestCompletion))
+	require.Zero(t, s.auditRows(t, payroll.ActionCompleteRun))
+
+	// The completion.
+	first := key()
+	rec := s.owner.call(http.MethodPost, path, nil, first...)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	want := fmt.Sprintf(`{"id":%q,"status":"COMPLETED","workflowId":%q,"outcome":{"ewaRecovered":{"count":0,"santim":0},
+		"loanInstalmentsRecovered":{"count":0,"santim":0},"refused":{"count":0,"santim":0},"refusedLines":[],"remittancesStarted":0}}`,
+		runID, workflows.PayrollCompleteWorkflowID(s.tenant, runID))
+	require.JSONEq(t, want, rec.Body.String())
+	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.payroll_runs WHERE id = $1 AND status = 'COMPLETED'`, runID))
+	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.payroll_deduction_mandates WHERE id = $1 AND taken_santim = 0 AND status = 'ACTIVE'`, owed))
+	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.outbox WHERE type = 'payroll.run_completed.v1'
+		AND payload->'notApplied' = '{"count":1,"santim":3000}'::jsonb AND (payload->>'failedEntries')::int = 1`))
+
+	// Again, by the same key and by another: the same answer, nothing more written.
+	again := s.owner.call(http.MethodPost, path, nil, first...)
+	require.Equal(t, http.StatusOK, again.Code, again.Body.String())
+	require.JSONEq(t, want, again.Body.String())
+	byAnother := s.owner.call(http.MethodPost, path, nil, key()...)
+	require.Equal(t, http.StatusOK, byAnother.Code, byAnother.Body.String())
+	require.JSONEq(t, want, byAnother.Body.String())
+	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.audit_log WHERE action = $1 AND outcome = 'SUCCESS'`, payroll.ActionRequestCompletion),
+		"the request that started the completion is audited; a call on the COMPLETED run only answers")
+	require.Equal(t, 1, s.auditRows(t, payroll.ActionCompleteRun))
+	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.outbox WHERE type = 'payroll.run_completed.v1'`))
 }

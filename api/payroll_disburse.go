@@ -31,6 +31,7 @@ func (s *Server) payrollDisburseRoutes() []Route {
 	return []Route{
 		org(http.MethodPost, runs+"/:id/disburse", "Pay an approved payroll run's net pay (the disbursement saga)", payrollApprove, s.disbursePayrollRun, true),
 		org(http.MethodPost, runs+"/:id/entries/:entryId/retry", "Send a failed payroll entry's net pay again", payrollApprove, s.retryPayrollEntry, true),
+		org(http.MethodPost, runs+"/:id/complete", "Complete a disbursed payroll run whose failed payments are final", payrollApprove, s.completePayrollRun, true),
 		org(http.MethodGet, runs+"/:id/settlement", "A payroll run's settlement: each entry's transfer and the totals by status", payrollView, s.payrollSettlement, false),
 	}
 }

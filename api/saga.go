@@ -129,13 +129,7 @@ func runSaga[A, R any](s *Server, c *gin.Context, call sagaCall[A, R]) {
 			return
 		}
 	}
-	wait := call.Wait
-	if wait <= 0 {
-		wait = s.deps.DisburseWait
-	}
-	if wait <= 0 {
-		wait = DefaultSagaWait
-	}
+	wait := s.sagaWait(call.Wait)
 	tc := s.deps.Temporal
 	opts := workflows.StartOptions(wfID, s.taskQueue(), tenant, call.BusinessKey)
 	if call.RestartFailed {
@@ -216,6 +210,18 @@ func closedSaga[A, R any](s *Server, c *gin.Context, call sagaCall[A, R], wfID s
 	default:
 		c.JSON(status, body)
 	}
+}
+
+// sagaWait is how long a call waits for a saga's answer: wait, else Deps.DisburseWait, else
+// DefaultSagaWait.
+func (s *Server) sagaWait(wait time.Duration) time.Duration {
+	if wait <= 0 {
+		wait = s.deps.DisburseWait
+	}
+	if wait <= 0 {
+		wait = DefaultSagaWait
+	}
+	return wait
 }
 
 func (s *Server) taskQueue() string {

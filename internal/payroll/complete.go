@@ -60,6 +60,36 @@ const (
 	CodeEntriesUnsettled = "PAYROLL_RUN_ENTRIES_UNSETTLED"
 )
 
+// completeRefusals are the completion's refusals, by code.
+var completeRefusals = map[string]Refusal{
+	CodeRunNotFound:      *ErrRunNotFound,
+	CodeRunInvalidState:  {Code: CodeRunInvalidState, Status: http.StatusConflict, Message: "only a DISBURSED payroll run can be completed"},
+	CodeEntriesUnsettled: {Code: CodeEntriesUnsettled, Status: http.StatusConflict, Message: "an entry of the run is still being paid: every entry must be PAID or FAILED"},
+}
+
+// CompleteRefusalOf is the refusal of a completion saga's code (ok false for another code).
+func CompleteRefusalOf(code string) (Refusal, bool) {
+	r, ok := completeRefusals[code]
+	return r, ok
+}
+
+// CheckEntriesSettled refuses a run with an entry that is neither PAID nor FAILED (an entry
+// being sent again: PAYROLL_RUN_ENTRIES_UNSETTLED, 409).
+func CheckEntriesSettled(ctx context.Context, tx db.BunTx, runID string) error {
+	totals, err := SettlementTotals(ctx, tx, runID)
+	if err != nil {
+		return err
+	}
+	for _, t := range totals {
+		if t.Entries > 0 && t.Status != EntryPaid && t.Status != EntryFailed {
+			rf := completeRefusals[CodeEntriesUnsettled]
+			rf.Details = map[string]any{"status": t.Status, "entries": t.Entries}
+			return &rf
+		}
+	}
+	return nil
+}
+
 // Obligation kinds: the deduction lines another domain's saga applies.
 const (
 	ObligationEWA  = string(paycalc.KindEWARecovery)
@@ -205,9 +235,11 @@ type CompletionOutcome struct {
 
 // The audit action and events of completion.
 const (
-	ActionCompleteRun     = "CompletePayrollRun"
-	ActionCompleteMandate = "CompleteDeductionMandate"
-	EventMandateCompleted = "payroll.deduction_mandate_completed.v1"
+	ActionCompleteRun = "CompletePayrollRun"
+	// ActionRequestCompletion: an operator asked for a DISBURSED run's completion.
+	ActionRequestCompletion = "RequestPayrollRunCompletion"
+	ActionCompleteMandate   = "CompleteDeductionMandate"
+	EventMandateCompleted   = "payroll.deduction_mandate_completed.v1"
 )
 
 // runCompleted is the payload of payroll.run_completed.v1.
