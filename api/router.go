@@ -311,6 +311,7 @@ func (s *Server) routes() []Route {
 		s.payrollMandateRoutes(),
 		s.payrollProjectionRoutes(),
 		s.payrollRunRoutes(), s.payrollDisburseRoutes(),
+		s.equbRoutes(),
 		s.deadLetterRoutes(), s.operatorRoutes(), s.notificationRoutes()} {
 		rs = append(rs, area...)
 	}
