@@ -377,14 +377,15 @@ func TestAPIMailConfigForDevAndSMTP(t *testing.T) {
 		mut  func(*apiConfig)
 		want string
 	}{
-		"public url":        {func(c *apiConfig) { c.PublicURL = "portal.example.org" }, "PUBLIC_URL"},
-		"smtp without from": {func(c *apiConfig) { c.SMTP = smtpSettings{Addr: "smtp.example.org:587", TLS: "starttls"} }, "SMTP_"},
-		"smtp bad address":  {func(c *apiConfig) { c.SMTP = smtpSettings{Addr: "smtp.example.org", From: "a@example.org"} }, "SMTP_"},
+		"public url":                  {func(c *apiConfig) { c.PublicURL = "portal.example.org" }, "PUBLIC_URL"},
+		"smtp without from":           {func(c *apiConfig) { c.Senders = senderSettings{Addr: "smtp.example.org:587", TLS: "starttls"} }, "SMTP_"},
+		"smtp bad address":            {func(c *apiConfig) { c.Senders = senderSettings{Addr: "smtp.example.org", From: "a@example.org"} }, "SMTP_"},
+		"sms gateway over plain http": {func(c *apiConfig) { c.Senders = senderSettings{SMSURL: "http://sms.example.org/send"} }, "SMS_HTTP_URL"},
 		"smtp bad tls": {func(c *apiConfig) {
-			c.SMTP = smtpSettings{Addr: "smtp.example.org:25", From: "a@example.org", TLS: "ssl"}
+			c.Senders = senderSettings{Addr: "smtp.example.org:25", From: "a@example.org", TLS: "ssl"}
 		}, "SMTP_"},
 		"smtp password alone": {func(c *apiConfig) {
-			c.SMTP = smtpSettings{Addr: "smtp.example.org:25", From: "a@example.org", Password: "hunter2-secret"}
+			c.Senders = senderSettings{Addr: "smtp.example.org:25", From: "a@example.org", Password: "hunter2-secret"}
 		}, "SMTP_"},
 	} {
 		cfg := base
@@ -394,12 +395,14 @@ func TestAPIMailConfigForDevAndSMTP(t *testing.T) {
 		require.NotContains(t, err.Error(), "hunter2", name)
 	}
 	// The flags are the variables notify.FromEnv reads.
-	s := smtpSettings{Addr: "a:1", From: "f@example.org", Username: "u", Password: "p", TLS: "none"}
-	for name, want := range map[string]string{"SMTP_ADDR": "a:1", "SMTP_FROM": "f@example.org", "SMTP_USERNAME": "u", "SMTP_PASSWORD": "p", "SMTP_TLS": "none", "HOME": ""} {
+	s := senderSettings{Addr: "a:1", From: "f@example.org", Username: "u", Password: "p", TLS: "none",
+		SMSURL: "https://sms.example.org/send", SMSToken: "t", SMSSender: "Wagerail"}
+	for name, want := range map[string]string{"SMTP_ADDR": "a:1", "SMTP_FROM": "f@example.org", "SMTP_USERNAME": "u", "SMTP_PASSWORD": "p", "SMTP_TLS": "none",
+		"SMS_HTTP_URL": "https://sms.example.org/send", "SMS_HTTP_TOKEN": "t", "SMS_HTTP_SENDER": "Wagerail", "HOME": ""} {
 		require.Equal(t, want, s.getenv(name), name)
 	}
 	vars := apiCommand().EnvVars()
-	for _, v := range []string{"PUBLIC_URL", "SMTP_ADDR", "SMTP_FROM", "SMTP_USERNAME", "SMTP_PASSWORD", "SMTP_TLS"} {
+	for _, v := range []string{"PUBLIC_URL", "SMTP_ADDR", "SMTP_FROM", "SMTP_USERNAME", "SMTP_PASSWORD", "SMTP_TLS", "SMS_HTTP_URL", "SMS_HTTP_TOKEN", "SMS_HTTP_SENDER"} {
 		require.Contains(t, vars, v)
 		require.Contains(t, devCommand().EnvVars(), v)
 	}

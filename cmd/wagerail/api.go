@@ -53,7 +53,7 @@ type apiConfig struct {
 	// reset, magic link, set-up, invitation); "" means the API's own URL.
 	PublicURL string
 	// SMTP delivers e-mail when its Addr is set (SMTP_*); see notify.FromEnv.
-	SMTP smtpSettings
+	Senders senderSettings
 	// TrustedProxies (comma-separated IPs or CIDRs) may set X-Forwarded-For; none by default.
 	TrustedProxies string
 	// KycValidity is how long a KYC approval holds.
@@ -70,23 +70,28 @@ type apiConfig struct {
 // defaultPublicURL is the API of `make run`, where links point when PUBLIC_URL is not set.
 const defaultPublicURL = "http://127.0.0.1:8080"
 
-// smtpSettings are the SMTP_* variables notify.FromEnv reads, bound to flags so that --help lists
-// them and a compose file is checked against them.
-type smtpSettings struct {
+// senderSettings are the SMTP_* and SMS_HTTP_* variables notify.FromEnv reads, bound to flags so
+// that --help lists them and a compose file is checked against them.
+type senderSettings struct {
 	Addr, From, Username, Password, TLS string
+	SMSURL, SMSToken, SMSSender         string
 }
 
-func addSMTPFlags(c *cli.Command, s *smtpSettings) {
+func addSenderFlags(c *cli.Command, s *senderSettings) {
 	c.String(&s.Addr, "smtp-addr", "SMTP_ADDR", "", "host:port of the SMTP submission server that sends e-mails (empty: the dev inbox under `wagerail dev`, else a log line and no delivery)")
 	c.String(&s.From, "smtp-from", "SMTP_FROM", "", "sender of the e-mails, e.g. \"Wagerail <no-reply@example.org>\" (required with --smtp-addr)")
 	c.String(&s.Username, "smtp-username", "SMTP_USERNAME", "", "SMTP AUTH user name (empty: no AUTH)")
 	c.String(&s.Password, "smtp-password", "SMTP_PASSWORD", "", "SMTP AUTH password (sent only over TLS, or to localhost)")
 	c.String(&s.TLS, "smtp-tls", "SMTP_TLS", string(notify.StartTLS), "starttls, tls (implicit TLS, port 465) or none (a mail catcher)")
+	c.String(&s.SMSURL, "sms-http-url", "SMS_HTTP_URL", "", "an SMS gateway's HTTP send endpoint (https; http only to localhost) that sends the text messages (empty: the dev inbox under `wagerail dev`, else a log line and no delivery)")
+	c.String(&s.SMSToken, "sms-http-token", "SMS_HTTP_TOKEN", "", "bearer token of the SMS gateway (empty: none)")
+	c.String(&s.SMSSender, "sms-http-sender", "SMS_HTTP_SENDER", "", "sender id the SMS gateway shows (1 to 11 letters and digits; empty: the gateway's default)")
 }
 
 // getenv answers notify.FromEnv from the parsed flags.
-func (s smtpSettings) getenv(name string) string {
-	return map[string]string{"SMTP_ADDR": s.Addr, "SMTP_FROM": s.From, "SMTP_USERNAME": s.Username, "SMTP_PASSWORD": s.Password, "SMTP_TLS": s.TLS}[name]
+func (s senderSettings) getenv(name string) string {
+	return map[string]string{"SMTP_ADDR": s.Addr, "SMTP_FROM": s.From, "SMTP_USERNAME": s.Username, "SMTP_PASSWORD": s.Password, "SMTP_TLS": s.TLS,
+		"SMS_HTTP_URL": s.SMSURL, "SMS_HTTP_TOKEN": s.SMSToken, "SMS_HTTP_SENDER": s.SMSSender}[name]
 }
 
 // parsePublicURL checks a PUBLIC_URL: "" (the default applies), or an absolute http(s) URL
@@ -138,7 +143,7 @@ func apiCommand() *cli.Command {
 	c.String(&cfg.PublicURL, "public-url", "PUBLIC_URL", "", "the portal's base URL, where the links in e-mails point (default: this API's own URL)")
 	c.String(&cfg.UploadDir, "upload-dir", "UPLOAD_DIR", ".data/uploads", "directory of uploaded files (created, mode 0700, when missing)")
 	c.Int(&cfg.MaxUploadBytes, "upload-max-bytes", "UPLOAD_MAX_BYTES", int(uploads.DefaultMaxBytes), "largest uploaded file; larger gets 413 UPLOAD_TOO_LARGE")
-	addSMTPFlags(c, &cfg.SMTP)
+	addSenderFlags(c, &cfg.Senders)
 	c.Duration(&cfg.KycValidity, "kyc-validity", "KYC_VALIDITY", kyc.DefaultValidity, "how long a KYC approval holds before it expires")
 	c.String(&cfg.TrustedProxies, "trusted-proxies", "TRUSTED_PROXIES", "", "IPs or CIDRs of the load balancers whose X-Forwarded-For names the client (default none: the peer address is the client)")
 	addLogLevel(c, &cfg.LogLevel)
@@ -194,7 +199,7 @@ func runAPI(ctx context.Context, log *slog.Logger, cfg apiConfig, ready func()) 
 	}
 	// A dry run first, silently, so a bad SMTP setting is the one line a misconfigured start prints;
 	// the senders are made (and their choice logged) once the API can start.
-	if _, _, err := notify.FromEnv(cfg.SMTP.getenv, slog.New(slog.DiscardHandler), cfg.DevDataDir, cfg.DevDataDir != ""); err != nil {
+	if _, _, err := notify.FromEnv(cfg.Senders.getenv, slog.New(slog.DiscardHandler), cfg.DevDataDir, cfg.DevDataDir != ""); err != nil {
 		return fmt.Errorf("api: %w (check --smtp-* / SMTP_*)", err)
 	}
 	ln, err := net.Listen("tcp", cfg.Addr)
@@ -240,7 +245,7 @@ func runAPI(ctx context.Context, log *slog.Logger, cfg apiConfig, ready func()) 
 		return fmt.Errorf("api: gateway address: %w", err)
 	}
 	defer gatewayConn.Close()
-	mailer, texter, err := notify.FromEnv(cfg.SMTP.getenv, log, cfg.DevDataDir, cfg.DevDataDir != "")
+	mailer, texter, err := notify.FromEnv(cfg.Senders.getenv, log, cfg.DevDataDir, cfg.DevDataDir != "")
 	if err != nil {
 		ln.Close()
 		return fmt.Errorf("api: %w (check --smtp-* / SMTP_*)", err)

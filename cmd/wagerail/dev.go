@@ -185,7 +185,7 @@ func devComponents(cfg devConfig, st *devStack) []devComponent {
 				Addr: cfg.APIAddr, DatabaseURL: st.appDSN, DatabasePlatformURL: st.platformDSN, TemporalAddress: st.tAddr,
 				TemporalNamespace: cfg.TemporalNamespace, LedgerAddr: cfg.LedgerGRPCAddr, GatewayAddr: cfg.GatewayGRPCAddr,
 				WebhookSecrets: "sandbox=" + st.creds.CallbackSecret,
-				PublicURL:      cfg.PublicURL, SMTP: cfg.SMTP, DevDataDir: st.dataDir,
+				PublicURL:      cfg.PublicURL, Senders: cfg.Senders, DevDataDir: st.dataDir,
 				UploadDir: filepath.Join(st.dataDir, "uploads"),
 			}, ready)
 		}},
@@ -198,7 +198,7 @@ func devComponents(cfg devConfig, st *devStack) []devComponent {
 			// DATABASE_PLATFORM_URL it stays off rather than failing the stack.
 			wk.OutboxRelay = st.platformDSN != ""
 			// Users' notifications ride on the relay; in dev they land in the developer inbox.
-			wk.Notifications, wk.SMTP, wk.DevDataDir = wk.OutboxRelay, cfg.SMTP, st.dataDir
+			wk.Notifications, wk.Senders, wk.DevDataDir = wk.OutboxRelay, cfg.Senders, st.dataDir
 			return runWorker(ctx, log, wk, ready)
 		}},
 	}
@@ -221,9 +221,14 @@ func printURLs(cfg devConfig, st *devStack) {
 	fmt.Fprintf(tw, "  Bank sandbox\thttp://%s/api/v1\n", cfg.SandboxAddr)
 	fmt.Fprintf(tw, "  Postgres\t%s\n", db.Redact(st.appDSN))
 	inbox := filepath.Join(st.dataDir, notify.DevInboxFile)
-	if cfg.SMTP.Addr != "" {
-		fmt.Fprintf(tw, "  Dev inbox\t%s (texts; e-mails go to SMTP %s)\n", inbox, cfg.SMTP.Addr)
-	} else {
+	switch {
+	case cfg.Senders.Addr != "" && cfg.Senders.SMSURL != "":
+		fmt.Fprintf(tw, "  Senders\te-mails to SMTP %s, texts to the SMS gateway\n", cfg.Senders.Addr)
+	case cfg.Senders.Addr != "":
+		fmt.Fprintf(tw, "  Dev inbox\t%s (texts; e-mails go to SMTP %s)\n", inbox, cfg.Senders.Addr)
+	case cfg.Senders.SMSURL != "":
+		fmt.Fprintf(tw, "  Dev inbox\t%s (e-mails; texts go to the SMS gateway)\n", inbox)
+	default:
 		fmt.Fprintf(tw, "  Dev inbox\t%s (every e-mail and text, links and codes included)\n", inbox)
 	}
 	tw.Flush()
@@ -232,7 +237,7 @@ func printURLs(cfg devConfig, st *devStack) {
 
 // devInbox is the dev inbox's file when e-mail goes there ("" when it goes to SMTP).
 func (st *devStack) devInbox(cfg devConfig) string {
-	if cfg.SMTP.Addr != "" {
+	if cfg.Senders.Addr != "" {
 		return ""
 	}
 	return filepath.Join(st.dataDir, notify.DevInboxFile)

@@ -32,7 +32,7 @@ type devConfig struct {
 	WorkerMetricsAddr string
 	// PublicURL and SMTP are the API's (links in e-mails; e-mail delivery instead of the dev inbox).
 	PublicURL string
-	SMTP      smtpSettings
+	Senders   senderSettings
 	LogLevel  string
 	// NoDemo leaves the whole demo out: the sandbox's demo accounts and the demo users, business,
 	// employees and settings (demo.go).
@@ -63,7 +63,7 @@ func devCommand() *cli.Command {
 	c.String(&cfg.WorkerMetricsAddr, "worker-metrics-addr", "WORKER_METRICS_ADDR", "127.0.0.1:50055", "worker metrics and /healthz listen address")
 	c.String(&cfg.PublicURL, "public-url", "PUBLIC_URL", "", "the portal's base URL, where the links in e-mails point (default: the API's URL)")
 	c.Bool(&cfg.NoDemo, "no-demo", "WAGERAIL_NO_DEMO", false, "seed no demo: no sandbox demo accounts, no demo admin, business, employees or EWA settings")
-	addSMTPFlags(c, &cfg.SMTP)
+	addSenderFlags(c, &cfg.Senders)
 	addLogLevel(c, &cfg.LogLevel)
 	c.Run = func(ctx context.Context, _ []string) error {
 		log, err := newLogger(cfg.LogLevel, "dev")

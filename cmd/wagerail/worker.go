@@ -45,7 +45,7 @@ type workerConfig struct {
 	// (NOTIFICATIONS_CONSUMER_ENABLED; on in `wagerail dev`): its e-mails go through SMTP (SMTP_*)
 	// or, under `wagerail dev`, the developer inbox in DevDataDir, as the API's do.
 	Notifications     bool
-	SMTP              smtpSettings
+	Senders           senderSettings
 	DevDataDir        string
 	TemporalAddress   string
 	TemporalNamespace string
@@ -76,7 +76,7 @@ func workerCommand() *cli.Command {
 	c.String(&cfg.DatabasePlatformURL, "database-platform-url", "DATABASE_PLATFORM_URL", "", "Postgres URL of the cross-tenant role wagerail_platform, for the outbox relay, the idempotency clean-up and the daily reconciliation's search for tenants (default beside `make run`: its private cluster)")
 	c.Bool(&cfg.OutboxRelay, "outbox-publisher", "OUTBOX_PUBLISHER_ENABLED", false, "run the outbox relay, which hands committed events to their consumers (needs --database-platform-url)")
 	c.Bool(&cfg.Notifications, "notifications-consumer", "NOTIFICATIONS_CONSUMER_ENABLED", false, "send users their notifications (in-app, e-mail, SMS per their preferences) from the outbox's events (needs --outbox-publisher)")
-	addSMTPFlags(c, &cfg.SMTP)
+	addSenderFlags(c, &cfg.Senders)
 	c.String(&cfg.TemporalAddress, "temporal-address", "TEMPORAL_ADDRESS", d.TemporalAddress, "Temporal frontend host:port")
 	c.String(&cfg.TemporalNamespace, "temporal-namespace", "TEMPORAL_NAMESPACE", d.TemporalNamespace, "Temporal namespace")
 	c.String(&cfg.TaskQueue, "task-queue", "TEMPORAL_TASK_QUEUE", d.TaskQueue, "task queue the workflows and activities are served on")
@@ -251,7 +251,7 @@ func runWorker(ctx context.Context, log *slog.Logger, cfg workerConfig, ready fu
 	defer gc.Close()
 	deps := workerDeps{Log: log, DB: pool, Platform: platform, Temporal: tc, TaskQueue: cfg.TaskQueue, Ledger: lc, Gateway: gc, Metrics: reg}
 	if cfg.Notifications {
-		mailer, texter, err := notify.FromEnv(cfg.SMTP.getenv, log, cfg.DevDataDir, cfg.DevDataDir != "")
+		mailer, texter, err := notify.FromEnv(cfg.Senders.getenv, log, cfg.DevDataDir, cfg.DevDataDir != "")
 		if err != nil {
 			return fmt.Errorf("worker: %w", err)
 		}

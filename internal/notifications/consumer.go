@@ -212,7 +212,7 @@ func (c *Consumer) deliver(ctx context.Context, e outbox.Event, ch Channel, to r
 	if !claimed {
 		return nil
 	}
-	sendErr := c.send(ctx, ch, to, m)
+	sendErr := c.send(ctx, e.ID, ch, to, m)
 	err = tenancy.InTx(ctx, c.DB, func(tx pgx.Tx) error {
 		if sendErr == nil {
 			_, err := tx.Exec(ctx, `UPDATE app.notification_deliveries SET status = 'SENT', sent_at = $4, last_error = NULL,
@@ -235,8 +235,10 @@ func (c *Consumer) deliver(ctx context.Context, e outbox.Event, ch Channel, to r
 	return nil
 }
 
-// send hands m to ch's sender.
-func (c *Consumer) send(ctx context.Context, ch Channel, to recipient, m Message) error {
+// send hands m to ch's sender. A text message carries the delivery's own reference (event,
+// channel, user), so an SMS gateway that de-duplicates sends a message redelivered after a crash
+// mid-send once.
+func (c *Consumer) send(ctx context.Context, eventID string, ch Channel, to recipient, m Message) error {
 	switch ch {
 	case Email:
 		if c.Mailer == nil {
@@ -247,9 +249,15 @@ func (c *Consumer) send(ctx context.Context, ch Channel, to recipient, m Message
 		if c.Texter == nil {
 			return errors.New("no texter")
 		}
-		return c.Texter.SendSMS(ctx, notify.SMS{To: to.Phone, Text: m.Body, Purpose: notify.Notification})
+		return c.Texter.SendSMS(ctx, notify.SMS{To: to.Phone, Text: m.Body, Purpose: notify.Notification,
+			Reference: DeliveryReference(eventID, ch, to.UserID)})
 	}
 	return fmt.Errorf("unknown channel %s", ch)
+}
+
+// DeliveryReference names one delivery (event, channel, user) for a provider's de-duplication.
+func DeliveryReference(eventID string, ch Channel, userID string) string {
+	return "ntf:" + eventID + ":" + string(ch) + ":" + userID
 }
 
 func (c *Consumer) log() *slog.Logger {

@@ -239,6 +239,8 @@ func TestFailingSenderRetriesOnlyWhatFailed(t *testing.T) {
 	require.NotContains(t, err.Error(), o.email, "the sender's text (which quotes the address) stays out of the error")
 	require.Empty(t, mailer.Emails())
 	require.Len(t, texts.Texts(), 1, "the other channels went")
+	require.Equal(t, notifications.DeliveryReference(ev.ID, notifications.SMS, o.userID), texts.Texts()[0].Reference,
+		"the text names its delivery for the gateway's de-duplication")
 	require.Len(t, o.inbox(t), 1)
 	status := func() (string, int, string) {
 		var s, last string

@@ -16,7 +16,9 @@ const DevInboxFile = "dev-inbox.jsonl"
 //   - e-mail: SMTP when SMTP_ADDR is set (with SMTP_FROM, required, and SMTP_USERNAME,
 //     SMTP_PASSWORD, SMTP_TLS = starttls (default) | tls | none); else, in dev mode, the dev
 //     inbox at dataDir/dev-inbox.jsonl; else the Log sender, which delivers nothing;
-//   - text messages: in dev mode the dev inbox; else the Log sender (there is no SMS provider yet).
+//   - text messages: an SMS gateway's HTTP API when SMS_HTTP_URL is set (with SMS_HTTP_TOKEN and
+//     SMS_HTTP_SENDER, optional; see SMSHTTP); else, in dev mode, the dev inbox; else the Log
+//     sender, which delivers nothing.
 //
 // It logs one line saying what it picked, a warning when a channel delivers nothing.
 func FromEnv(getenv func(string) string, log *slog.Logger, dataDir string, dev bool) (Mailer, Texter, error) {
@@ -54,16 +56,27 @@ func FromEnv(getenv func(string) string, log *slog.Logger, dataDir string, dev b
 		mailer = NewLog(log)
 		via = append(via, "mailer", "log")
 	}
-	if inbox != nil {
+	switch {
+	case getenv("SMS_HTTP_URL") != "":
+		h, err := NewSMSHTTP(SMSHTTPConfig{URL: getenv("SMS_HTTP_URL"), Token: getenv("SMS_HTTP_TOKEN"), Sender: getenv("SMS_HTTP_SENDER")}, log)
+		if err != nil {
+			return nil, nil, err
+		}
+		texter = h
+		via = append(via, "texter", "sms-http")
+	case inbox != nil:
 		texter = inbox
 		via = append(via, "texter", "dev-inbox", "dev_inbox", inbox.Path())
-	} else {
+	default:
 		texter = NewLog(log)
 		via = append(via, "texter", "log")
 	}
 	level := slog.LevelInfo
-	if !dev {
-		level = slog.LevelWarn // outside dev some channel delivers nothing: SMS, until a provider exists
+	if _, logOnly := texter.(*Log); !dev && logOnly {
+		level = slog.LevelWarn // outside dev a channel that delivers nothing is worth a warning
+	}
+	if _, logOnly := mailer.(*Log); !dev && logOnly {
+		level = slog.LevelWarn
 	}
 	log.Log(context.Background(), level, "notify: senders chosen", via...)
 	return mailer, texter, nil

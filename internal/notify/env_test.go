@@ -84,3 +84,17 @@ func TestFromEnv(t *testing.T) {
 		require.Error(t, err)
 	})
 }
+
+func TestFromEnvSMSGateway(t *testing.T) {
+	t.Parallel()
+	for _, dev := range []bool{false, true} {
+		var buf bytes.Buffer
+		_, texter, err := FromEnv(env(map[string]string{"SMS_HTTP_URL": "https://sms.example.org/send", "SMS_HTTP_TOKEN": "t",
+			"SMTP_ADDR": "mail.example.org:465", "SMTP_FROM": "no-reply@example.org"}), slog.New(slog.NewJSONHandler(&buf, nil)), t.TempDir(), dev)
+		require.NoError(t, err)
+		require.IsType(t, &SMSHTTP{}, texter, "SMS_HTTP_URL wins, in dev too")
+		require.NotContains(t, buf.String(), `"level":"WARN"`, "both channels deliver")
+	}
+	_, _, err := FromEnv(env(map[string]string{"SMS_HTTP_URL": "http://sms.example.org/send"}), slog.New(slog.DiscardHandler), t.TempDir(), false)
+	require.Error(t, err, "a bad gateway setting stops the start")
+}

@@ -57,6 +57,9 @@ type SMS struct {
 	Text    string
 	Purpose Purpose
 	Secret  string
+	// Reference, when set, names this message for the provider's de-duplication: the same
+	// message sent again carries the same reference (at most 200 printable bytes, no spaces).
+	Reference string
 }
 
 // Mailer sends e-mail. An error means the message was not accepted for delivery.
@@ -129,6 +132,9 @@ func (m SMS) Validate() error {
 	}
 	if err := field.Text("text", m.Text, MaxSMSText); err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalidMessage, err)
+	}
+	if err := checkReference(m.Reference); err != nil {
+		return err
 	}
 	return checkPurposeAndSecret(m.Purpose, m.Secret, m.Text)
 }
