@@ -312,6 +312,7 @@ func (s *Server) routes() []Route {
 		s.payrollProjectionRoutes(),
 		s.payrollRunRoutes(), s.payrollDisburseRoutes(),
 		s.equbRoutes(),
+		s.payslipRoutes(),
 		s.deadLetterRoutes(), s.operatorRoutes(), s.notificationRoutes()} {
 		rs = append(rs, area...)
 	}

@@ -5,7 +5,7 @@
 // members, roles, permissions), employees (and the employee–user link), catalogs (departments,
 // positions, allowances, deductions, …), uploads (files bound to their SHA-256), kyc (submissions,
 // review, the KYC gate), sanctions (lists, screening, checks, the sanctions gate), ewa (early wage
-// access requests and settings), notify (e-mail and text senders) and bankwebhook (stored partner
+// access requests and settings), payslip (a payroll entry as a payslip: JSON, HTML, PDF), notify (e-mail and text senders) and bankwebhook (stored partner
 // callbacks).
 //
 // Platform (internal/platform/…): tenancy (who acts for which tenant, and the tenant-scoped
