@@ -23,6 +23,7 @@ import (
 
 	"github.com/wagerail/wagerail/gateway"
 	"github.com/wagerail/wagerail/internal/bankwebhook"
+	"github.com/wagerail/wagerail/internal/disputes"
 	"github.com/wagerail/wagerail/internal/ewa"
 	"github.com/wagerail/wagerail/internal/lending"
 	"github.com/wagerail/wagerail/internal/notify"
@@ -141,6 +142,9 @@ type Deps struct {
 	// EwaRecoverable limits an EWA advance to what the next payroll can recover within the
 	// protection policy (the payroll calculator's projection); nil: the EWA settings' limits only.
 	EwaRecoverable ewa.RecoverableFunc
+	// DisputeCalendar counts disputes' SLA deadlines in business days; nil means
+	// disputes.Ethiopia() (the built-in Ethiopian public holidays).
+	DisputeCalendar *disputes.Calendar
 }
 
 // Server is the HTTP API.
@@ -313,6 +317,7 @@ func (s *Server) routes() []Route {
 		s.payrollRunRoutes(), s.payrollDisburseRoutes(),
 		s.equbRoutes(),
 		s.payslipRoutes(),
+		s.disputeRoutes(),
 		s.deadLetterRoutes(), s.operatorRoutes(), s.notificationRoutes()} {
 		rs = append(rs, area...)
 	}
