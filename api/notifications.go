@@ -4,14 +4,18 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/wagerail/wagerail/internal/identity"
 	"github.com/wagerail/wagerail/internal/notifications"
+	"github.com/wagerail/wagerail/internal/notify"
 	"github.com/wagerail/wagerail/internal/platform/audit"
 	"github.com/wagerail/wagerail/internal/platform/field"
+	"github.com/wagerail/wagerail/internal/platform/logging"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
 
@@ -27,6 +31,7 @@ func (s *Server) notificationRoutes() []Route {
 		{Method: http.MethodPut, Path: "/api/notifications/preferences", Auth: Session, Summary: "Change the caller's notification preferences", Handler: s.putNotificationPreferences},
 		{Method: http.MethodGet, Path: "/api/me/notifications", Auth: Session, Summary: "The caller's in-app notifications (newest first, paged)", Handler: s.myNotifications},
 		{Method: http.MethodPost, Path: "/api/me/notifications/:id/read", Auth: Session, Summary: "Mark one of the caller's notifications read", Handler: s.readNotification, Body: BodyNone},
+		{Method: http.MethodPost, Path: "/api/notifications/test", Auth: Platform, Summary: "Send a test message through the e-mail or SMS sender", Handler: s.sendTestNotification},
 	}
 }
 
@@ -240,4 +245,67 @@ func (s *Server) readNotification(c *gin.Context) {
 		return
 	}
 	c.JSON(http.StatusOK, toNotificationJSON(n))
+}
+
+// --- the platform's test message ---
+
+type notificationTestInput struct {
+	Channel  string  `json:"channel"`
+	To       string  `json:"to"`
+	Language *string `json:"language"`
+}
+
+type notificationTestJSON struct {
+	Channel   string  `json:"channel"`
+	To        string  `json:"to"` // masked: the last four characters
+	Language  string  `json:"language"`
+	Reference string  `json:"reference"`
+	Status    string  `json:"status"` // SENT or FAILED
+	Failure   *string `json:"failure"`
+}
+
+// sendTestNotification sends the test message by e-mail or SMS to the address or number given,
+// through the sender that channel uses (the consumer's): a platform admin's check that messages
+// leave. The answer says whether the sender accepted it (a sender's failure is the answer's
+// FAILED, not an error of this call: the call did what it was asked). Nothing is stored; one log
+// line with the masked recipient.
+func (s *Server) sendTestNotification(c *gin.Context) {
+	var in notificationTestInput
+	if e := bindJSON(c, &in); e != nil {
+		writeError(c, e)
+		return
+	}
+	ch, to := notifications.Channel(in.Channel), strings.TrimSpace(in.To)
+	var err error
+	switch ch {
+	case notifications.Email:
+		err = field.Email("to", to)
+	case notifications.SMS:
+		err = field.Phone("to", to)
+	default:
+		err = &field.Error{Field: "channel", Problem: "must be EMAIL or SMS"}
+	}
+	if err != nil {
+		writeError(c, fieldError(err))
+		return
+	}
+	lang := notifications.English
+	if in.Language != nil {
+		if lang = notifications.Language(*in.Language); !lang.Valid() {
+			writeError(c, fieldError(&field.Error{Field: "language", Problem: "must be en or am"}))
+			return
+		}
+	}
+	out := notificationTestJSON{Channel: string(ch), To: logging.MaskLast4(to), Language: string(lang),
+		Reference: "ntftest_" + identity.NewID(), Status: "SENT"}
+	if err := notifications.SendTest(c.Request.Context(), s.deps.Mailer, s.deps.Texter, ch, to, lang, out.Reference); err != nil {
+		failure := "the sender failed"
+		if errors.Is(err, notify.ErrInvalidMessage) || errors.Is(err, notify.ErrHeaderInjection) {
+			failure = "the sender refused the message"
+		}
+		out.Status, out.Failure = "FAILED", &failure
+	}
+	s.deps.Log.InfoContext(c.Request.Context(), "notifications: test message", "channel", out.Channel, "to", out.To,
+		"reference", out.Reference, "status", out.Status)
+	c.JSON(http.StatusOK, out)
 }

@@ -60,6 +60,10 @@ var templates = map[string]map[Language]template{
 		English: {"More information is needed to verify your identity", "Hello {name}, we need more information to verify your identity: {note}"},
 		Amharic: {"ለማንነት ማረጋገጫዎ ተጨማሪ መረጃ ያስፈልጋል", "ሰላም {name}፣ ማንነትዎን ለማረጋገጥ ተጨማሪ መረጃ ያስፈልገናል፦ {note}"},
 	},
+	kindTest: {
+		English: {"Wagerail test message", "This is a test message from Wagerail: notifications sent this way reach you. Reference {reference}."},
+		Amharic: {"የዋጀሬል የሙከራ መልእክት", "ይህ ከዋጀሬል የተላከ የሙከራ መልእክት ነው፤ በዚህ መንገድ የሚላኩ ማሳወቂያዎች ይደርሱዎታል። መለያ ቁጥር {reference}።"},
+	},
 	kindKycExpired: {
 		English: {"Your identity verification has expired", "Hello {name}, your identity verification has expired. Submit your documents again to keep using wage access and loans."},
 		Amharic: {"የማንነት ማረጋገጫዎ ጊዜው አልፏል", "ሰላም {name}፣ የማንነት ማረጋገጫዎ ጊዜው አልፏል። አገልግሎቶቹን ለመቀጠል ሰነዶችዎን እንደገና ያስገቡ።"},
