@@ -315,6 +315,7 @@ func (s *Server) routes() []Route {
 		s.payrollMandateRoutes(),
 		s.payrollProjectionRoutes(),
 		s.payrollRunRoutes(), s.payrollDisburseRoutes(),
+		s.payrollReportRoutes(),
 		s.equbRoutes(),
 		s.payslipRoutes(),
 		s.disputeRoutes(),

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what `make run` and `make test` need on a fresh Debian machine that has Go: the
-# PostgreSQL server binaries (package postgresql) when no initdb is found, and a C compiler for
-# the race detector. It never creates or
+# PostgreSQL server binaries (package postgresql) when no initdb is found, a C compiler for
+# the race detector, and xmllint (libxml2-utils) for the XSD checks of the payroll reports. It never creates or
 # starts a system cluster: Wagerail runs its own private clusters.
 set -euo pipefail
 
@@ -16,6 +16,9 @@ pkgs=()
 have_pg || pkgs+=(postgresql)
 # The race detector (make test) needs cgo, so a C compiler.
 command -v gcc >/dev/null 2>&1 || pkgs+=(gcc libc6-dev)
+# The payroll reports' tests validate every XML document against its XSD with xmllint
+# (api/payroll_reports_test.go): Go has no XSD validator of its own.
+command -v xmllint >/dev/null 2>&1 || pkgs+=(libxml2-utils)
 if [ ${#pkgs[@]} -eq 0 ]; then exit 0; fi
 
 echo "ensure-deps: installing ${pkgs[*]}" >&2

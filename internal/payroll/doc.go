@@ -39,6 +39,12 @@
 // transfer id of its payment, which is what GET /api/payroll/<id>/settlement shows and what a
 // statement of the payroll account is matched against.
 //
+// Reports (report.go, report_courtorders.go, report_render.go) read a run's entries as they are
+// and write the employer's run report (JSON, CSV through csvsafe), the PAYE declaration for the
+// tax authority, the pension contribution schedule and the court-order remittance report; each
+// XML layout is an XSD in xsd/ (embedded as ReportSchemas) that the tests validate every
+// document against.
+//
 // Amounts are int64 santim (NUMERIC(20,0) in the database, JSON names ending in Santim), shares
 // are basis points; both have documented bounds that the database checks again.
 package payroll
