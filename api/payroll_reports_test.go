@@ -236,6 +236,44 @@ func TestPayrollReportsGolden(t *testing.T) {
 	rec = k.viewer.call(http.MethodGet, k.path("report.pension.xml"), nil)
 	catalogStatus(t, rec, http.StatusOK, "")
 	require.NoError(t, validateXSD(t, "pension-schedule.xsd", rec.Body.Bytes()))
+
+	// Paid and failed entries: only a PAID entry's court order is withheld (owed to the payee); a
+	// FAILED one's stays owed at its mandate.
+	require.NoError(t, tenancy.InTx(ctx, k.f.d.App, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `UPDATE app.payroll_entries SET status = 'PAID', paid_at = now(), attempts = 1, payout_account = '1000000000101'
+			WHERE run_id = $1 AND employee_id = 'emp_golden_1'`, k.runID); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `UPDATE app.payroll_entries SET status = 'FAILED', attempts = 1, payout_account = '1000000000103',
+			failure_reason = 'ACCOUNT_NOT_FOUND' WHERE run_id = $1 AND employee_id = 'emp_golden_3'`, k.runID)
+		return err
+	}))
+	co := decode[struct {
+		Items []struct {
+			MandateID   string `json:"mandateId"`
+			EntryStatus string `json:"entryStatus"`
+			Withheld    bool   `json:"withheld"`
+		} `json:"items"`
+		Payees []struct {
+			Partner        string `json:"partner"`
+			Orders         int    `json:"orders"`
+			WithheldSantim int64  `json:"withheldSantim"`
+			TotalSantim    int64  `json:"totalSantim"`
+		} `json:"payees"`
+		WithheldSantim int64 `json:"withheldSantim"`
+		TotalSantim    int64 `json:"totalSantim"`
+	}](t, k.viewer.call(http.MethodGet, k.path("report.court-orders.json"), nil))
+	require.Len(t, co.Items, 3)
+	require.Equal(t, []bool{true, false, false}, []bool{co.Items[0].Withheld, co.Items[1].Withheld, co.Items[2].Withheld})
+	require.Equal(t, []string{"PAID", "APPROVED", "FAILED"}, []string{co.Items[0].EntryStatus, co.Items[1].EntryStatus, co.Items[2].EntryStatus})
+	require.Equal(t, int64(50_000), co.WithheldSantim)
+	require.Equal(t, int64(195_002), co.TotalSantim)
+	require.Equal(t, "cbe", co.Payees[1].Partner)
+	require.Equal(t, []int64{2, 50_000, 70_000}, []int64{int64(co.Payees[1].Orders), co.Payees[1].WithheldSantim, co.Payees[1].TotalSantim})
+	rec = k.viewer.call(http.MethodGet, k.path("report.court-orders.xml"), nil)
+	catalogStatus(t, rec, http.StatusOK, "")
+	require.NoError(t, validateXSD(t, "court-order-remittance.xsd", rec.Body.Bytes()))
+	require.Contains(t, rec.Body.String(), "<Withheld>500.00</Withheld>")
 }
 
 // The documents' text neutraliser: control characters and bidirectional controls become U+FFFD,
