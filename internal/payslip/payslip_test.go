@@ -3,6 +3,7 @@ package payslip
 import (
 	"bytes"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -144,4 +145,27 @@ func TestFileName(t *testing.T) {
 	p := sample("x")
 	p.Employee.ID = "emp:a.b"
 	require.Equal(t, "payslip-2026-11-emp_a.b", p.FileName())
+}
+
+// Documents drawn at once share the parsed font (read only): each is whole and has its own text.
+func TestPDFsDrawnConcurrently(t *testing.T) {
+	t.Parallel()
+	names := []string{"አበበ በቀለ", "ሰላም ታደሰ", "Abebe Kebede", "ዮሐንስ Yohannes", "ብርሃን", "Meron", "ትዕግስት", "Dawit"}
+	out := make([][]byte, len(names))
+	errs := make([]error, len(names))
+	var wg sync.WaitGroup
+	for i, n := range names {
+		wg.Go(func() {
+			var buf bytes.Buffer
+			errs[i] = WritePDF(&buf, sample(n))
+			out[i] = buf.Bytes()
+		})
+	}
+	wg.Wait()
+	for i, n := range names {
+		require.NoError(t, errs[i])
+		text := pdfText(t, out[i])
+		require.Contains(t, text, n)
+		require.Contains(t, text, "8,770.00 ETB")
+	}
 }

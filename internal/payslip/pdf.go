@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"sync"
 
 	"github.com/signintech/gopdf"
 )
@@ -18,6 +19,14 @@ import (
 var fontTTF []byte
 
 const fontFamily = "AbyssinicaSIL"
+
+// fonts holds the font parsed once for every document: parsing it is most of a payslip's cost
+// (the archive renders thousands). A document only reads the parsed tables (the library's
+// FontContainer is made for that sharing); it subsets the glyphs it used into its own output.
+var (
+	fonts    = &gopdf.FontContainer{}
+	fontOnce = sync.OnceValue(func() error { return fonts.AddTTFFontData(fontFamily, fontTTF) })
+)
 
 // A4 portrait, in points.
 const (
@@ -45,11 +54,13 @@ func writePDF(w io.Writer, p Payslip, missing func(rune)) error {
 	d := &pdfDoc{pdf: &gopdf.GoPdf{}}
 	d.pdf.Start(gopdf.Config{PageSize: gopdf.Rect{W: pageW, H: pageH}})
 	d.pdf.SetInfo(gopdf.PdfInfo{Title: "Payslip " + p.Period + " " + p.Employee.ID, Producer: "Wagerail", CreationDate: p.PeriodEnd})
-	opt := gopdf.TtfOption{UseKerning: false}
+	var err error
 	if missing != nil {
-		opt.OnGlyphNotFound = missing
+		err = d.pdf.AddTTFFontDataWithOption(fontFamily, fontTTF, gopdf.TtfOption{OnGlyphNotFound: missing})
+	} else if err = fontOnce(); err == nil {
+		err = d.pdf.AddTTFFontFromFontContainer(fontFamily, fonts)
 	}
-	if err := d.pdf.AddTTFFontDataWithOption(fontFamily, fontTTF, opt); err != nil {
+	if err != nil {
 		return fmt.Errorf("payslip: pdf font: %w", err)
 	}
 	d.pdf.AddPage()
