@@ -18,6 +18,7 @@ import (
 	"github.com/wagerail/wagerail/ledger"
 	"github.com/wagerail/wagerail/ledger/chart"
 	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
+	"github.com/wagerail/wagerail/workflows"
 )
 
 // Disputes (issue 27 part 1; the spec's "Disputes (Proposed)"): an employee disputes a ledger
@@ -288,6 +289,7 @@ func (s *Server) openMyDispute(c *gin.Context) {
 		writeError(c, disputeError(err))
 		return
 	}
+	s.startDisputeWorkflow(c, d)
 	c.JSON(http.StatusCreated, toDisputeJSON(d, s.now()))
 }
 
@@ -421,4 +423,21 @@ func (s *Server) getDispute(c *gin.Context) {
 		return
 	}
 	c.JSON(http.StatusOK, out)
+}
+
+// startDisputeWorkflow starts the dispute's workflow (workflows.Dispute: investigation, SLA
+// timers, evidence and decisions), found by TenantId and BusinessKey = the dispute id. The dispute
+// is committed first, so the workflow reads it; a start that fails is logged and the dispute
+// shows OPENED (never UNDER_INVESTIGATION) until it is started again with the same id.
+func (s *Server) startDisputeWorkflow(c *gin.Context, d disputes.Dispute) {
+	if s.deps.Temporal == nil {
+		s.deps.Log.Warn("dispute workflow not started: no Temporal client", "dispute_id", d.ID, "request_id", requestID(c))
+		return
+	}
+	in := workflows.DisputeInput{TenantID: d.TenantID, DisputeID: d.ID, LedgerTransactionID: d.LedgerTransactionID,
+		SLADeadline: d.SLADeadline, CorrelationID: requestID(c)}
+	if _, err := s.deps.Temporal.ExecuteWorkflow(c.Request.Context(), workflows.StartOptions(d.WorkflowID, s.taskQueue(), d.TenantID, d.ID),
+		workflows.DisputeWorkflowName, in); err != nil {
+		s.deps.Log.Warn("dispute workflow not started", "dispute_id", d.ID, "request_id", requestID(c), "error", err)
+	}
 }

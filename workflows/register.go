@@ -44,6 +44,8 @@ type Deps struct {
 	// PayrollDisburse serves the payroll disbursement saga's and the entry retries' record
 	// steps (their transfers are Bulk's, through the fan-out).
 	PayrollDisburse *activities.PayrollDisburse
+	// Disputes serves the dispute workflow's record steps and its reversal.
+	Disputes *activities.Disputes
 }
 
 // WorkerOptions are the options of every worker of the sagas' task queue. The workflow and
@@ -108,4 +110,5 @@ func registerWorkflows(w worker.WorkflowRegistry) {
 	w.RegisterWorkflowWithOptions(PayrollCompleteBatch, workflow.RegisterOptions{Name: PayrollCompleteBatchWorkflowName})
 	w.RegisterWorkflowWithOptions(PayrollDisburse, workflow.RegisterOptions{Name: PayrollDisburseWorkflowName})
 	w.RegisterWorkflowWithOptions(PayrollEntryRetry, workflow.RegisterOptions{Name: PayrollEntryRetryWorkflowName})
+	w.RegisterWorkflowWithOptions(Dispute, workflow.RegisterOptions{Name: DisputeWorkflowName})
 }

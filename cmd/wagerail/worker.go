@@ -165,6 +165,7 @@ func (d workerDeps) activities() workflows.Deps {
 		PayrollAutoLock: &activities.PayrollAutoLock{DB: bunOf(d.DB)},
 		PayrollComplete: &activities.PayrollComplete{DB: bunOf(d.DB)},
 		PayrollDisburse: &activities.PayrollDisburse{DB: bunOf(d.DB)},
+		Disputes:        &activities.Disputes{DB: d.DB, Ledger: d.Ledger},
 	}
 }
 

@@ -1,0 +1,131 @@
+package workflows
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/wagerail/wagerail/activities"
+	"github.com/wagerail/wagerail/internal/disputes"
+)
+
+// fakeDispute is the dispute the mocked record step keeps: the moves it was asked for, at the
+// workflow's clock.
+type fakeDispute struct {
+	d     disputes.Dispute
+	moves []string
+	at    []time.Time
+}
+
+func (f *fakeDispute) record(_ context.Context, in activities.DisputeMoveInput) (disputes.Dispute, error) {
+	m := in.Move
+	name := string(m.Trigger)
+	switch m.Trigger {
+	case disputes.TriggerInvestigate, disputes.TriggerEvidence:
+		f.d.Status = disputes.UnderInvestigation
+	case disputes.TriggerSLA:
+		name += ":" + string(m.SLAEvent)
+		if m.SLAEvent == disputes.EventSLABreachImminent {
+			at := in.At
+			f.d.SLABreachWarnedAt = &at
+		}
+	case disputes.TriggerDecide:
+		name += ":" + string(m.Decision)
+		f.d.Status = m.Decision.Outcome()
+		if m.ReversalTxID != "" {
+			name += ":" + m.ReversalTxID
+		}
+	}
+	f.moves = append(f.moves, name)
+	f.at = append(f.at, in.At)
+	return f.d, nil
+}
+
+var disputeStart = time.Date(2026, 12, 4, 9, 0, 0, 0, time.UTC)
+
+func newDisputeEnv(t *testing.T, f *fakeDispute) (*testsuite.TestWorkflowEnvironment, DisputeInput) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.SetWorkerOptions(worker.Options{DeadlockDetectionTimeout: time.Minute})
+	id := disputes.WorkflowIDOf("t1", "dsp_1")
+	env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: id})
+	env.SetStartTime(disputeStart)
+	Register(env, Deps{})
+	env.OnActivity(activities.DisputeRecordActivity, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, in activities.DisputeMoveInput) (disputes.Dispute, error) {
+			require.Equal(t, activities.Run{TenantID: "t1", WorkflowID: id, CorrelationID: "req-1"}, in.Run)
+			require.Equal(t, "dsp_1", in.DisputeID)
+			return f.record(ctx, in)
+		})
+	f.d = disputes.Dispute{ID: "dsp_1", TenantID: "t1", Status: disputes.Opened, SLADeadline: disputeStart.AddDate(0, 0, 7)}
+	return env, DisputeInput{TenantID: "t1", DisputeID: "dsp_1", LedgerTransactionID: "tx-1", SLADeadline: f.d.SLADeadline, CorrelationID: "req-1"}
+}
+
+type updateResult struct {
+	err error
+	d   disputes.Dispute
+}
+
+func (u *updateResult) callbacks() *testsuite.TestUpdateCallback {
+	return &testsuite.TestUpdateCallback{
+		OnAccept:   func() {},
+		OnReject:   func(err error) { u.err = err },
+		OnComplete: func(v any, err error) { u.err = err; u.d, _ = v.(disputes.Dispute) },
+	}
+}
+
+// TestDisputeWorkflowWarnsThenDecides: the investigation starts at once, evidence is recorded when
+// it arrives, the SLA warning goes out 24 h before the deadline (virtual time), and a no-action
+// decision ends the workflow.
+func TestDisputeWorkflowWarnsThenDecides(t *testing.T) {
+	f := &fakeDispute{}
+	env, in := newDisputeEnv(t, f)
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(DisputeEvidenceSignal, DisputeEvidence{Actor: "usr_admin", UploadKeys: []string{"k1"}})
+	}, time.Hour)
+	var refused, done updateResult
+	env.RegisterDelayedCallback(func() {
+		env.UpdateWorkflow(DisputeDecisionUpdate, "u0", refused.callbacks(), DisputeDecision{Actor: "op", Decision: disputes.Adjustment, Reason: "r"})
+		env.UpdateWorkflow(DisputeDecisionUpdate, "u1", done.callbacks(), DisputeDecision{Actor: "op", Decision: disputes.NoAction, Reason: "payslip"})
+	}, 6*24*time.Hour+12*time.Hour)
+	env.ExecuteWorkflow(DisputeWorkflowName, in)
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	var res DisputeResult
+	require.NoError(t, env.GetWorkflowResult(&res))
+	require.Equal(t, disputes.ClosedNoAction, res.Status)
+	require.Error(t, refused.err, "an adjustment needs its second approver")
+	require.NoError(t, done.err)
+	require.Equal(t, disputes.ClosedNoAction, done.d.Status)
+	require.Equal(t, []string{"investigate", "evidence", "sla:SLA_BREACH_IMMINENT", "decide:NO_ACTION"}, f.moves)
+	require.Equal(t, disputeStart.AddDate(0, 0, 6), f.at[2], "the warning 24 h before the deadline")
+}
+
+// TestDisputeWorkflowBreachThenReversal: undecided at the deadline, the breach is recorded; a
+// reversal then reverses the disputed transaction and records its id.
+func TestDisputeWorkflowBreachThenReversal(t *testing.T) {
+	f := &fakeDispute{}
+	env, in := newDisputeEnv(t, f)
+	env.OnActivity(activities.DisputeReverseActivity, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, r activities.DisputeReverseInput) (string, error) {
+			require.Equal(t, "tx-1", r.TransactionID)
+			require.Equal(t, "wrong amount", r.Reason)
+			return "rev-1", nil
+		}).Once()
+	var done updateResult
+	env.RegisterDelayedCallback(func() {
+		env.UpdateWorkflow(DisputeDecisionUpdate, "u1", done.callbacks(), DisputeDecision{Actor: "op", Decision: disputes.Reversal, Reason: "wrong amount"})
+	}, 8*24*time.Hour)
+	env.ExecuteWorkflow(DisputeWorkflowName, in)
+	require.NoError(t, env.GetWorkflowError())
+	require.NoError(t, done.err)
+	require.Equal(t, []string{"investigate", "sla:SLA_BREACH_IMMINENT", "sla:SLA_BREACHED", "decide:REVERSAL:rev-1"}, f.moves)
+	require.Equal(t, disputeStart.AddDate(0, 0, 7), f.at[2], "the breach at the deadline")
+	require.Equal(t, disputes.ResolvedReversal, done.d.Status)
+}
