@@ -164,8 +164,17 @@ func runSaga[A, R any](s *Server, c *gin.Context, call sagaCall[A, R]) {
 		}
 		s.sagaRefused(c, e, logAttrs)
 	case ctx.Err() != nil && c.Request.Context().Err() == nil:
-		// The saga is started and still working (a slow or unreachable partner): it resolves
-		// later; the caller follows it on the target's GET.
+		// The wait ran out. A saga that was started is still working (a slow or unreachable
+		// partner): it resolves later and the caller follows it on the target's GET. One that is
+		// not known to have started (the start itself ran out of time on a loaded server) must
+		// not be answered 202: that answer would be stored under the key and nothing would ever
+		// run. 503 is not stored, so the client's retry with its key starts or reaches the saga.
+		if !s.sagaStarted(c.Request.Context(), wfID) {
+			s.deps.Log.Warn("saga call: the saga was not known to be started when the wait ran out", logAttrs...)
+			writeError(c, NewError(http.StatusServiceUnavailable, "TEMPORAL_UNAVAILABLE",
+				"the work could not be started in time; retry with the same Idempotency-Key"))
+			return
+		}
 		s.deps.Log.Warn("saga call: answered before the saga accepted", logAttrs...)
 		c.JSON(http.StatusAccepted, call.Pending(wfID))
 	case isWorkflowClosed(err):
@@ -173,6 +182,18 @@ func runSaga[A, R any](s *Server, c *gin.Context, call sagaCall[A, R]) {
 	default:
 		writeError(c, err)
 	}
+}
+
+// sagaStartedWait bounds sagaStarted's look-up.
+const sagaStartedWait = 5 * time.Second
+
+// sagaStarted reports whether the workflow wfID exists (running or closed); false when it does
+// not or when Temporal does not say in time.
+func (s *Server) sagaStarted(ctx context.Context, wfID string) bool {
+	ctx, cancel := context.WithTimeout(ctx, sagaStartedWait)
+	defer cancel()
+	_, err := s.deps.Temporal.DescribeWorkflowExecution(ctx, wfID, "")
+	return err == nil
 }
 
 // sagaRefused sends a saga's refusal.
