@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -224,4 +227,55 @@ func TestEqubLotteryOrderIsTheSeeds(t *testing.T) {
 	require.Equal(t, a, b)
 	require.ElementsMatch(t, ids, a)
 	require.NotEqual(t, a, equb.LotteryOrder("ff"+seed[2:], ids))
+}
+
+// FuzzEqubRoutes: every equb route (groups, membership, cycles, the caller's own, contribute and
+// payout) with any path parameters, query and body, as a member, the organizer or a stranger,
+// answers 4xx or success with the error envelope, never 5xx.
+func FuzzEqubRoutes(f *testing.F) {
+	s := newEqubStack(f, ewaStackOpts{}, 1)
+	s.srv.deps.EqubMoneyMovement = true
+	g := s.createGroup(f, equb.OrderFixed, true, 10_000)
+	routes := append(s.srv.equbRoutes(), s.srv.equbMoneyRoutes()...)
+	f.Add(uint8(0), uint8(1), g.ID, "1", "", `{"name":"Fuzz","contributionSantim":1000,"maxMembers":3,"payoutOrder":"FIXED","escrowAccount":{"partner":"sandbox","accountNumber":"`+s.escrow+`"}}`)
+	f.Add(uint8(0), uint8(1), g.ID, "1", "", `{"name":" x","contributionSantim":1e400,"maxMembers":-1,"payoutOrder":"BID","escrowAccount":{"partner":"A:B","accountNumber":"\u0000"}}`)
+	f.Add(uint8(0), uint8(1), g.ID, "1", "", `{"name":"x","extra":1}`)
+	f.Add(uint8(1), uint8(0), g.ID, "1", "limit=1&cursor=equb_zzz", "")
+	f.Add(uint8(1), uint8(0), g.ID, "1", "limit=0&cursor=%ff%00", "")
+	f.Add(uint8(2), uint8(0), "%ff%00", "1", "", "")
+	f.Add(uint8(3), uint8(0), g.ID, "1", "", "")
+	f.Add(uint8(4), uint8(0), g.ID, "1", "", `{"acknowledgeSettlement":"yes"}`)
+	f.Add(uint8(4), uint8(0), g.ID, "1", "", `{"acknowledgeSettlement":true}`)
+	f.Add(uint8(5), uint8(1), g.ID, "1", "", "")
+	f.Add(uint8(6), uint8(2), g.ID, "1", "", "")
+	f.Add(uint8(7), uint8(0), "", "", "limit=101", "")
+	f.Add(uint8(10), uint8(0), g.ID, "1", "", "")
+	f.Add(uint8(11), uint8(1), g.ID, "99", "", "")
+	f.Add(uint8(11), uint8(1), g.ID, "01", "", "")
+	f.Add(uint8(11), uint8(1), "eqc_"+strings.Repeat("x", 300), "-1", "", "")
+	var n atomic.Int64
+	f.Fuzz(func(t *testing.T, route, who uint8, id, cycle, query, body string) {
+		r := routes[int(route)%len(routes)]
+		path := strings.ReplaceAll(strings.ReplaceAll(r.Path, ":id", url.PathEscape(id)), ":cycle", url.PathEscape(cycle))
+		req := httptest.NewRequest(r.Method, "/", strings.NewReader(body))
+		req.URL.Path, req.URL.RawPath, req.URL.RawQuery = path, "", query
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		if r.Idem {
+			req.Header.Set("Idempotency-Key", fmt.Sprintf("fuzz-equb-%d", n.Add(1)))
+		}
+		req.RemoteAddr = "192.0.2.83:40000"
+		switch who % 3 {
+		case 0:
+			req.AddCookie(s.members[0].cookie)
+		case 1:
+			req.AddCookie(s.owner.cookie)
+		case 2:
+			req.AddCookie(s.other.cookie)
+		}
+		rec := httptest.NewRecorder()
+		s.srv.Engine.ServeHTTP(rec, req)
+		requireNoServerError(t, rec, fmt.Sprintf("%s %q %q %q", r.Method, path, query, body))
+	})
 }

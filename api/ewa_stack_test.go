@@ -166,6 +166,8 @@ func (s *ewaStack) realActivities() workflows.Deps {
 		PayrollDisburse: &activities.PayrollDisburse{DB: db.NewBun(s.d.App)},
 		// The completion a fully paid run starts (api/payroll_complete_test.go).
 		PayrollComplete: &activities.PayrollComplete{DB: db.NewBun(s.d.App)},
+		// The equb sagas' record steps (api/equb_money_test.go).
+		Equb: &activities.Equb{DB: db.NewBun(s.d.App)},
 	}
 }
 

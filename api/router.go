@@ -139,6 +139,10 @@ type Deps struct {
 	// payroll calculator's projection of the clock's month on the inputs stored now
 	// (payroll.Project).
 	LoanProjection lending.ProjectFunc
+	// EqubMoneyMovement is the master switch of equb money movement (EQUB_MONEY_MOVEMENT_ENABLED):
+	// off, the equb money routes answer 503 EQUB_MONEY_MOVEMENT_DISABLED before anything is
+	// written (api/equb_money.go).
+	EqubMoneyMovement bool
 	// EwaRecoverable limits an EWA advance to what the next payroll can recover within the
 	// protection policy (the payroll calculator's projection); nil: the EWA settings' limits only.
 	EwaRecoverable ewa.RecoverableFunc
@@ -316,7 +320,7 @@ func (s *Server) routes() []Route {
 		s.payrollProjectionRoutes(),
 		s.payrollRunRoutes(), s.payrollDisburseRoutes(),
 		s.payrollReportRoutes(),
-		s.equbRoutes(),
+		s.equbRoutes(), s.equbMoneyRoutes(),
 		s.payslipRoutes(),
 		s.disputeRoutes(),
 		s.deadLetterRoutes(), s.operatorRoutes(), s.notificationRoutes()} {

@@ -46,6 +46,8 @@ type Deps struct {
 	PayrollDisburse *activities.PayrollDisburse
 	// Disputes serves the dispute workflow's record steps and its reversal.
 	Disputes *activities.Disputes
+	// Equb serves the equb sagas' record steps (their postings and transfers are Money's).
+	Equb *activities.Equb
 }
 
 // WorkerOptions are the options of every worker of the sagas' task queue. The workflow and
@@ -111,4 +113,6 @@ func registerWorkflows(w worker.WorkflowRegistry) {
 	w.RegisterWorkflowWithOptions(PayrollDisburse, workflow.RegisterOptions{Name: PayrollDisburseWorkflowName})
 	w.RegisterWorkflowWithOptions(PayrollEntryRetry, workflow.RegisterOptions{Name: PayrollEntryRetryWorkflowName})
 	w.RegisterWorkflowWithOptions(Dispute, workflow.RegisterOptions{Name: DisputeWorkflowName})
+	w.RegisterWorkflowWithOptions(EqubContribute, workflow.RegisterOptions{Name: EqubContributeWorkflowName})
+	w.RegisterWorkflowWithOptions(EqubPayout, workflow.RegisterOptions{Name: EqubPayoutWorkflowName})
 }

@@ -58,6 +58,10 @@ type apiConfig struct {
 	TrustedProxies string
 	// KycValidity is how long a KYC approval holds.
 	KycValidity time.Duration
+	// EqubMoneyMovement is the master switch of equb money movement (EQUB_MONEY_MOVEMENT_ENABLED;
+	// off by default, on in `wagerail dev`): off, the equb money routes answer 503
+	// EQUB_MONEY_MOVEMENT_DISABLED before anything is written.
+	EqubMoneyMovement bool
 	// UploadDir is where uploaded files are stored ("" : the upload routes answer 503);
 	// MaxUploadBytes bounds one file (0: the api package's default, 10 MiB).
 	UploadDir      string
@@ -145,6 +149,7 @@ func apiCommand() *cli.Command {
 	c.Int(&cfg.MaxUploadBytes, "upload-max-bytes", "UPLOAD_MAX_BYTES", int(uploads.DefaultMaxBytes), "largest uploaded file; larger gets 413 UPLOAD_TOO_LARGE")
 	addSenderFlags(c, &cfg.Senders)
 	c.Duration(&cfg.KycValidity, "kyc-validity", "KYC_VALIDITY", kyc.DefaultValidity, "how long a KYC approval holds before it expires")
+	c.Bool(&cfg.EqubMoneyMovement, "equb-money-movement", "EQUB_MONEY_MOVEMENT_ENABLED", false, "let equb contributions and payouts move money (the master kill switch; off: 503 EQUB_MONEY_MOVEMENT_DISABLED)")
 	c.String(&cfg.TrustedProxies, "trusted-proxies", "TRUSTED_PROXIES", "", "IPs or CIDRs of the load balancers whose X-Forwarded-For names the client (default none: the peer address is the client)")
 	addLogLevel(c, &cfg.LogLevel)
 	c.Run = func(ctx context.Context, _ []string) error {
@@ -272,17 +277,18 @@ func runAPI(ctx context.Context, log *slog.Logger, cfg apiConfig, ready func()) 
 		TaskQueue:    cfg.TaskQueue,
 		DisburseWait: cfg.DisburseWait,
 		// One connection per service serves both its client and its readiness probe.
-		Ledger:         ledger.NewClient(ledgerv1.NewLedgerServiceClient(ledgerConn), ledger.ClientOptions{}),
-		Gateway:        gateway.NewClient(gatewayv1.NewGatewayServiceClient(gatewayConn), gateway.ClientOptions{}),
-		WebhookSecrets: secrets,
-		MaxBodyBytes:   int64(cfg.MaxBodyBytes),
-		Mailer:         mailer,
-		Texter:         texter,
-		PublicURL:      publicURL,
-		TrustedProxies: proxies,
-		KycValidity:    cfg.KycValidity,
-		Uploads:        store,
-		MaxUploadBytes: int64(cfg.MaxUploadBytes),
+		Ledger:            ledger.NewClient(ledgerv1.NewLedgerServiceClient(ledgerConn), ledger.ClientOptions{}),
+		Gateway:           gateway.NewClient(gatewayv1.NewGatewayServiceClient(gatewayConn), gateway.ClientOptions{}),
+		WebhookSecrets:    secrets,
+		MaxBodyBytes:      int64(cfg.MaxBodyBytes),
+		Mailer:            mailer,
+		Texter:            texter,
+		PublicURL:         publicURL,
+		TrustedProxies:    proxies,
+		KycValidity:       cfg.KycValidity,
+		EqubMoneyMovement: cfg.EqubMoneyMovement,
+		Uploads:           store,
+		MaxUploadBytes:    int64(cfg.MaxUploadBytes),
 		// An advance is limited to what the next payroll can recover within the protection
 		// policy (issue 23); loan quotes default to the same projection.
 		EwaRecoverable: api.EwaRecoverableFromPayroll,

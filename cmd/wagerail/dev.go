@@ -187,6 +187,8 @@ func devComponents(cfg devConfig, st *devStack) []devComponent {
 				WebhookSecrets: "sandbox=" + st.creds.CallbackSecret,
 				PublicURL:      cfg.PublicURL, Senders: cfg.Senders, DevDataDir: st.dataDir,
 				UploadDir: filepath.Join(st.dataDir, "uploads"),
+				// The demo moves equb money (the switch is off by default elsewhere).
+				EqubMoneyMovement: true,
 			}, ready)
 		}},
 		{name: "worker", run: func(ctx context.Context, log *slog.Logger, ready func()) error {

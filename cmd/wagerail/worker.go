@@ -166,6 +166,7 @@ func (d workerDeps) activities() workflows.Deps {
 		PayrollComplete: &activities.PayrollComplete{DB: bunOf(d.DB)},
 		PayrollDisburse: &activities.PayrollDisburse{DB: bunOf(d.DB)},
 		Disputes:        &activities.Disputes{DB: d.DB, Ledger: d.Ledger},
+		Equb:            &activities.Equb{DB: bunOf(d.DB)},
 	}
 }
 

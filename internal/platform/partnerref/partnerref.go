@@ -39,6 +39,11 @@ const (
 	// LoanRemit is the transfer of a repaid loan instalment from the business's payroll account
 	// to the lending FI's settlement account (workflows.LoanRemit; one leg).
 	LoanRemit Kind = "loan-remit"
+	// EqubContribution is a member's contribution from their account to the cycle's escrow
+	// account (workflows.EqubContribute; one leg); EqubPayout the cycle's pot from the escrow
+	// account to its recipient (workflows.EqubPayout; one leg).
+	EqubContribution Kind = "equb-contribution"
+	EqubPayout       Kind = "equb-payout"
 )
 
 // LedgerMetadataKey is the ledger transaction metadata key under which a posting that moves a

@@ -1,0 +1,157 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/gin-gonic/gin"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/wagerail/wagerail/internal/equb"
+	"github.com/wagerail/wagerail/internal/orgs"
+	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/field"
+	"github.com/wagerail/wagerail/internal/platform/idempotency"
+	"github.com/wagerail/wagerail/workflows"
+)
+
+// The equb money routes (Idem): a member's contribution to the group's OPEN cycle (the
+// contribution saga, workflows/equb_contribute.go) through runSaga. Everything here is behind the
+// master switch EQUB_MONEY_MOVEMENT_ENABLED: off, the route answers 503
+// EQUB_MONEY_MOVEMENT_DISABLED before the idempotency gate, so nothing at all is written.
+
+func (s *Server) equbMoneyRoutes() []Route {
+	biz := func(r Route) Route { r.Handler = s.forKind(orgs.Business, r.Handler); return r }
+	return []Route{
+		biz(Route{Method: http.MethodPost, Path: "/api/equb/groups/:id/contribute", Auth: Org, Role: orgs.PlainMember, Idem: true, Body: BodyNone,
+			Resolve: s.equbMoneySwitch, Summary: "Contribute to the group's open cycle (member → escrow)", Handler: s.contributeEqub}),
+		biz(Route{Method: http.MethodPost, Path: "/api/equb/groups/:id/payout/:cycle", Auth: Org, Role: orgs.Admin, Idem: true, Body: BodyNone,
+			Resolve: s.equbMoneySwitch, Summary: "Pay a cycle's pot to its recipient (escrow → member; organizer)", Handler: s.payOutEqub}),
+	}
+}
+
+// equbMoneySwitch refuses every equb money route while the master switch is off.
+func (s *Server) equbMoneySwitch(c *gin.Context) {
+	if !s.deps.EqubMoneyMovement {
+		writeError(c, equbRefusal(equb.CodeMoneyMovementOff))
+	}
+}
+
+func equbRefusal(code string) *Error {
+	r, ok := equb.RefusalOf(code)
+	if !ok {
+		return nil
+	}
+	return NewError(r.Status, r.Code, r.Message)
+}
+
+type equbContributeJSON struct {
+	GroupID    string `json:"groupId"`
+	CycleID    string `json:"cycleId"`
+	Status     string `json:"status"`
+	WorkflowID string `json:"workflowId"`
+}
+
+// contributeEqub starts the contribution saga and answers once the member's account has passed
+// the lookup and the transfer member → escrow is initiated (202 DISBURSING, or POSTED / FAILED
+// when the partner answered at once), or with the refusal from internal/equb's table. The
+// pre-check refuses in the database what the saga would (not a member: 404; no OPEN cycle, no
+// ACTIVE escrow binding, already contributed: 409 audited DENIED) — unless the contribution is
+// held by the saga this key names, whose answer is then the answer.
+func (s *Server) contributeEqub(c *gin.Context) {
+	id, ok := lendingID(c)
+	if !ok {
+		return
+	}
+	cl := callerOf(c)
+	wfID, _ := idempotency.WorkflowIDFrom(c.Request.Context())
+	plan, err := inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) (equb.MoneyPlan, error) {
+		return equb.LoadContributionPlan(ctx, tx, id, cl.User.ID, wfID)
+	})
+	if err != nil && (plan.Owner == "" || plan.Owner != wfID) {
+		s.payrollAnswer(c, "ContributeEqub", "EqubGroup", id, err)
+		return
+	}
+	runSaga(s, c, sagaCall[workflows.EqubContributeAccepted, workflows.EqubContributeResult]{
+		Workflow: workflows.EqubContributeWorkflowName,
+		Input: workflows.EqubContributeInput{TenantID: cl.Tenant, GroupID: id, UserID: cl.User.ID,
+			CorrelationID: requestID(c)},
+		BusinessKey: id,
+		Update:      workflows.EqubContributeAcceptedUpdate, UpdateID: workflows.EqubContributeAcceptedUpdateID,
+		Refused: func(app *temporal.ApplicationError) (*Error, bool) {
+			e := equbRefusal(app.Type())
+			return e, e != nil
+		},
+		Accepted: func(wfID string, a workflows.EqubContributeAccepted) (int, any) {
+			return http.StatusAccepted, equbContributeJSON{GroupID: id, CycleID: a.CycleID, Status: a.Status, WorkflowID: wfID}
+		},
+		Pending: func(wfID string) any {
+			return equbContributeJSON{GroupID: id, CycleID: plan.CycleID, Status: workflows.StageDisbursing, WorkflowID: wfID}
+		},
+		Closed: func(wfID string, r workflows.EqubContributeResult) (int, any, error) {
+			if r.Status != workflows.EqubContributeRefused {
+				return http.StatusAccepted, equbContributeJSON{GroupID: id, CycleID: r.CycleID, Status: r.Status, WorkflowID: wfID}, nil
+			}
+			if e := equbRefusal(r.Code); e != nil {
+				return 0, nil, e
+			}
+			return 0, nil, errors.New("equb contribute: the saga was refused with an unknown code " + r.Code)
+		},
+		LogAttrs: []any{"group_id", id},
+	})
+}
+
+// payOutEqub starts the payout saga of the group's cycle and answers once the transfer escrow →
+// recipient is initiated (202 DISBURSING, or PAID / FAILED when the partner answered at once).
+// The pre-check refuses what the saga would: an unknown cycle 404; contributions not all POSTED
+// (409 EQUB_CONTRIBUTIONS_OUTSTANDING), a cycle or recipient already paid or being paid (409
+// EQUB_ALREADY_PAID_OUT), audited DENIED — unless the payout is this key's saga's.
+func (s *Server) payOutEqub(c *gin.Context) {
+	id, ok := lendingID(c)
+	if !ok {
+		return
+	}
+	raw := c.Param("cycle")
+	number, err := strconv.Atoi(raw)
+	if err != nil || number < 1 || number > equb.MaxMembers || strconv.Itoa(number) != raw {
+		writeError(c, fieldError(&field.Error{Field: "cycle", Problem: "must be a cycle number from 1 to 50"}))
+		return
+	}
+	cl := callerOf(c)
+	wfID, _ := idempotency.WorkflowIDFrom(c.Request.Context())
+	plan, err := inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) (equb.MoneyPlan, error) {
+		return equb.LoadPayoutPlan(ctx, tx, id, number, wfID)
+	})
+	if err != nil && (plan.Owner == "" || plan.Owner != wfID) {
+		s.payrollAnswer(c, "PayOutEqub", "EqubGroup", id, err)
+		return
+	}
+	runSaga(s, c, sagaCall[workflows.EqubPayoutAccepted, workflows.EqubPayoutResult]{
+		Workflow:    workflows.EqubPayoutWorkflowName,
+		Input:       workflows.EqubPayoutInput{TenantID: cl.Tenant, GroupID: id, Cycle: number, ActorID: cl.User.ID, CorrelationID: requestID(c)},
+		BusinessKey: id,
+		Update:      workflows.EqubPayoutAcceptedUpdate, UpdateID: workflows.EqubPayoutAcceptedUpdateID,
+		Refused: func(app *temporal.ApplicationError) (*Error, bool) {
+			e := equbRefusal(app.Type())
+			return e, e != nil
+		},
+		Accepted: func(wfID string, a workflows.EqubPayoutAccepted) (int, any) {
+			return http.StatusAccepted, equbContributeJSON{GroupID: id, CycleID: a.CycleID, Status: a.Status, WorkflowID: wfID}
+		},
+		Pending: func(wfID string) any {
+			return equbContributeJSON{GroupID: id, CycleID: plan.CycleID, Status: workflows.StageDisbursing, WorkflowID: wfID}
+		},
+		Closed: func(wfID string, r workflows.EqubPayoutResult) (int, any, error) {
+			if r.Status != workflows.EqubPayoutRefused {
+				return http.StatusAccepted, equbContributeJSON{GroupID: id, CycleID: r.CycleID, Status: r.Status, WorkflowID: wfID}, nil
+			}
+			if e := equbRefusal(r.Code); e != nil {
+				return 0, nil, e
+			}
+			return 0, nil, errors.New("equb payout: the saga was refused with an unknown code " + r.Code)
+		},
+		LogAttrs: []any{"group_id", id, "cycle", number},
+	})
+}
