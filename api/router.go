@@ -323,6 +323,7 @@ func (s *Server) routes() []Route {
 		s.equbRoutes(), s.equbMoneyRoutes(),
 		s.payslipRoutes(),
 		s.disputeRoutes(),
+		s.walletRoutes(),
 		s.deadLetterRoutes(), s.operatorRoutes(), s.notificationRoutes()} {
 		rs = append(rs, area...)
 	}
