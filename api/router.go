@@ -315,6 +315,7 @@ func (s *Server) routes() []Route {
 		s.loanMoneyRoutes(),
 		s.loanServicingRoutes(),
 		s.loanMoneyReadRoutes(),
+		s.bnplRoutes(),
 		s.payrollEarningRoutes(),
 		s.payrollMandateRoutes(),
 		s.payrollProjectionRoutes(),

@@ -36,6 +36,9 @@ type Deps struct {
 	// record steps (its posting is Money's).
 	LoanDelinquency *activities.LoanDelinquency
 	LoanWriteOff    *activities.LoanWriteOff
+	// Bnpl serves the BNPL activation and collection sagas' record steps (their postings and
+	// transfers are Money's).
+	Bnpl *activities.Bnpl
 	// PayrollAutoLock serves the auto-lock's firings.
 	PayrollAutoLock *activities.PayrollAutoLock
 	// PayrollComplete serves the payroll-completion saga's steps (its repayments are the EWA and
@@ -107,6 +110,8 @@ func registerWorkflows(w worker.WorkflowRegistry) {
 	w.RegisterWorkflowWithOptions(LoanDisburse, workflow.RegisterOptions{Name: LoanDisburseWorkflowName})
 	w.RegisterWorkflowWithOptions(LoanDelinquency, workflow.RegisterOptions{Name: LoanDelinquencyWorkflowName})
 	w.RegisterWorkflowWithOptions(LoanWriteOff, workflow.RegisterOptions{Name: LoanWriteOffWorkflowName})
+	w.RegisterWorkflowWithOptions(BnplActivate, workflow.RegisterOptions{Name: BnplActivateWorkflowName})
+	w.RegisterWorkflowWithOptions(BnplCollect, workflow.RegisterOptions{Name: BnplCollectWorkflowName})
 	w.RegisterWorkflowWithOptions(PayrollAutoLock, workflow.RegisterOptions{Name: PayrollAutoLockWorkflowName})
 	w.RegisterWorkflowWithOptions(PayrollComplete, workflow.RegisterOptions{Name: PayrollCompleteWorkflowName})
 	w.RegisterWorkflowWithOptions(PayrollCompleteBatch, workflow.RegisterOptions{Name: PayrollCompleteBatchWorkflowName})

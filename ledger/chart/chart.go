@@ -119,6 +119,18 @@ func LoanClearing(loanID string) string {
 	return PayrollClearing + ":" + loanID
 }
 
+// CustomerReceivable is what a BNPL customer owes on one agreement:
+// receivable-from-customer:<agreement>.
+func CustomerReceivable(agreementID string) string {
+	return ReceivableFromCustomer + ":" + agreementID
+}
+
+// MerchantPayable is what is owed a merchant on one BNPL agreement until it is paid:
+// payable-to-merchant:<merchant>:<agreement>.
+func MerchantPayable(merchantID, agreementID string) string {
+	return PayableToMerchant + ":" + merchantID + ":" + agreementID
+}
+
 // EqubPoolAccount is the account mirroring one equb cycle's escrow pool: equb:pool:<tenant>:<cycle>.
 func EqubPoolAccount(tenant, cycle string) string {
 	return EqubPool + ":" + tenant + ":" + cycle

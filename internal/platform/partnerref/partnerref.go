@@ -44,6 +44,9 @@ const (
 	// account to its recipient (workflows.EqubPayout; one leg).
 	EqubContribution Kind = "equb-contribution"
 	EqubPayout       Kind = "equb-payout"
+	// BnplSettle is a BNPL purchase's settlement from the business's funding account to the
+	// merchant's settlement account (workflows.BnplActivate; one leg).
+	BnplSettle Kind = "bnpl-settle"
 )
 
 // LedgerMetadataKey is the ledger transaction metadata key under which a posting that moves a

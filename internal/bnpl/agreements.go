@@ -1,0 +1,194 @@
+package bnpl
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/wagerail/wagerail/internal/platform/audit"
+	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/outbox"
+	"github.com/wagerail/wagerail/internal/platform/tenancy"
+)
+
+// Agreement states (doc.go) and instalment states.
+const (
+	StatusAccepted  = "ACCEPTED"
+	StatusActive    = "ACTIVE"
+	StatusSettled   = "SETTLED"
+	StatusFailed    = "FAILED"
+	StatusDefaulted = "DEFAULTED"
+
+	InstalmentDue        = "DUE"
+	InstalmentCollecting = "COLLECTING"
+	InstalmentCollected  = "COLLECTED"
+)
+
+// Instalment is one scheduled instalment of an agreement.
+type Instalment struct {
+	Index             int
+	DueDate           time.Time
+	AmountSantim      int64
+	Status            string
+	CollectWorkflowID string
+	Source            string
+	LedgerTxID        string
+	CollectedAt       *time.Time
+}
+
+// Agreement is a BNPL agreement with its instalments.
+type Agreement struct {
+	ID                string
+	TenantID          string
+	EmployeeID        string
+	MerchantID        string
+	MerchantReference string
+	PurchaseSantim    int64
+	DiscountSantim    int64
+	InstalmentCount   int
+	Status            string
+	WorkflowID        string
+	LedgerTxID        string
+	TransferID        string
+	Failure           string
+	CreatedBy         string
+	CreatedAt         time.Time
+	ActivatedAt       *time.Time
+	UpdatedAt         time.Time
+	Instalments       []Instalment
+}
+
+// OutstandingSantim is what the customer still owes: the instalments not collected.
+func (a Agreement) OutstandingSantim() int64 {
+	var n int64
+	for _, i := range a.Instalments {
+		if i.Status != InstalmentCollected {
+			n += i.AmountSantim
+		}
+	}
+	if a.Status == StatusFailed {
+		return 0
+	}
+	return n
+}
+
+// AgreementIDOf is the id of the agreement the activation saga workflowID creates: derived from
+// it, so every retry of a step names the same row.
+func AgreementIDOf(workflowID string) string {
+	h := sha256.Sum256([]byte(workflowID))
+	return "bnpl_" + hex.EncodeToString(h[:16])
+}
+
+const agreementColumns = `id, tenant_id, employee_id, merchant_id, merchant_reference, purchase_santim::bigint,
+	discount_santim::bigint, instalment_count, status, workflow_id, ledger_tx_id, coalesce(transfer_id, ''), coalesce(failure, ''),
+	created_by, created_at, activated_at, updated_at`
+
+func scanAgreement(row pgx.Row) (Agreement, error) {
+	var a Agreement
+	err := row.Scan(&a.ID, &a.TenantID, &a.EmployeeID, &a.MerchantID, &a.MerchantReference, &a.PurchaseSantim, &a.DiscountSantim,
+		&a.InstalmentCount, &a.Status, &a.WorkflowID, &a.LedgerTxID, &a.TransferID, &a.Failure, &a.CreatedBy, &a.CreatedAt,
+		&a.ActivatedAt, &a.UpdatedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Agreement{}, RefusalError(CodeAgreementNotFound)
+	}
+	if err != nil {
+		return Agreement{}, fmt.Errorf("bnpl: read the agreement: %w", err)
+	}
+	return a, nil
+}
+
+// lockAgreement reads agreement id of the context's business under the row's lock.
+func lockAgreement(ctx context.Context, tx db.Writer, id string) (Agreement, error) {
+	return scanAgreement(tx.QueryRow(ctx, `SELECT `+agreementColumns+` FROM app.bnpl_agreements WHERE tenant_id = $1 AND id = $2 FOR UPDATE`,
+		tenancy.TenantID(ctx), id))
+}
+
+// Get reads agreement id of the context's business with its instalments. Errors:
+// BNPL_AGREEMENT_NOT_FOUND (another tenant's agreement is not found).
+func Get(ctx context.Context, q db.Querier, id string) (Agreement, error) {
+	a, err := scanAgreement(q.QueryRow(ctx, `SELECT `+agreementColumns+` FROM app.bnpl_agreements WHERE tenant_id = $1 AND id = $2`,
+		tenancy.TenantID(ctx), id))
+	if err != nil {
+		return a, err
+	}
+	a.Instalments, err = instalments(ctx, q, a.ID)
+	return a, err
+}
+
+func instalments(ctx context.Context, q db.Querier, id string) ([]Instalment, error) {
+	rows, err := q.Query(ctx, `SELECT idx, due_date, amount_santim::bigint, status, coalesce(collect_workflow_id, ''),
+			coalesce(collect_source, ''), coalesce(ledger_tx_id, ''), collected_at
+		FROM app.bnpl_instalments WHERE tenant_id = $1 AND agreement_id = $2 ORDER BY idx`, tenancy.TenantID(ctx), id)
+	if err != nil {
+		return nil, fmt.Errorf("bnpl: read the instalments: %w", err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Instalment, error) {
+		var i Instalment
+		err := r.Scan(&i.Index, &i.DueDate, &i.AmountSantim, &i.Status, &i.CollectWorkflowID, &i.Source, &i.LedgerTxID, &i.CollectedAt)
+		return i, err
+	})
+}
+
+// Filter narrows a list: the employee's agreements, and/or one status.
+type Filter struct {
+	EmployeeID string
+	Status     string
+}
+
+// List reads up to limit agreements of the context's business after cursor (an id), by id,
+// with their instalments.
+func List(ctx context.Context, q db.Querier, f Filter, limit int, cursor string) ([]Agreement, error) {
+	rows, err := q.Query(ctx, `SELECT `+agreementColumns+` FROM app.bnpl_agreements
+		WHERE tenant_id = $1 AND ($2 = '' OR employee_id = $2) AND ($3 = '' OR status = $3) AND id > $4
+		ORDER BY id LIMIT $5`, tenancy.TenantID(ctx), f.EmployeeID, f.Status, cursor, limit)
+	if err != nil {
+		return nil, fmt.Errorf("bnpl: list agreements: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Agreement, error) { return scanAgreement(r) })
+	if err != nil {
+		return nil, err
+	}
+	for i := range out {
+		if out[i].Instalments, err = instalments(ctx, q, out[i].ID); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// ByWorkflow reads the agreement activation saga workflowID created, ok false when none.
+func ByWorkflow(ctx context.Context, q db.Writer, workflowID string) (Agreement, bool, error) {
+	a, err := scanAgreement(q.QueryRow(ctx, `SELECT `+agreementColumns+` FROM app.bnpl_agreements WHERE tenant_id = $1 AND workflow_id = $2`,
+		tenancy.TenantID(ctx), workflowID))
+	if CodeOf(err) == CodeAgreementNotFound {
+		return Agreement{}, false, nil
+	}
+	return a, err == nil, err
+}
+
+// record writes a change's audit row (target the agreement) and its outbox event.
+func record(ctx context.Context, tx db.Writer, a Agreement, action string, outcome audit.Outcome, event string, extra map[string]any) error {
+	payload := map[string]any{"agreementId": a.ID, "businessId": a.TenantID, "employeeId": a.EmployeeID, "merchantId": a.MerchantID,
+		"merchantReference": a.MerchantReference, "purchaseSantim": a.PurchaseSantim, "discountSantim": a.DiscountSantim,
+		"status": a.Status, "workflowId": a.WorkflowID, "ledgerTxId": a.LedgerTxID}
+	if a.TransferID != "" {
+		payload["transferId"] = a.TransferID
+	}
+	for k, v := range extra {
+		payload[k] = v
+	}
+	if err := audit.Write(ctx, tx, audit.Entry{Action: action, Outcome: outcome, TargetType: "BnplAgreement", TargetID: a.ID,
+		Details: payload}); err != nil {
+		return err
+	}
+	if event == "" {
+		return nil
+	}
+	_, err := outbox.Write(ctx, tx, event, payload)
+	return err
+}

@@ -1,0 +1,169 @@
+package bnpl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/wagerail/wagerail/internal/platform/audit"
+	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/outbox"
+)
+
+// The collection saga's store (workflows/bnpl_collect.go): one instalment is held by one saga run
+// (ReserveInstalment: DUE → COLLECTING, under the agreement's lock, so racing collections of one
+// instalment find it held), its journal posted, then recorded (MarkCollected: COLLECTED; the last
+// one settles the agreement) or released (ReleaseInstalment: back to DUE).
+
+// Audit actions, events and sources of a collection.
+const (
+	ActionCollectInstalment  = "CollectBnplInstalment"
+	ActionInstalmentReleased = "BnplInstalmentReleased"
+	ActionAgreementSettled   = "BnplAgreementSettled"
+
+	EventInstalmentCollected = "bnpl.instalment_collected.v1"
+	EventSettled             = "bnpl.settled.v1"
+
+	SourceManual  = "MANUAL"
+	SourcePayroll = "PAYROLL"
+)
+
+// Collection is an instalment's collection as a step left it.
+type Collection struct {
+	AgreementID     string
+	EmployeeID      string
+	Index           int
+	AmountSantim    int64
+	Status          string // the instalment's
+	AgreementStatus string
+	LedgerTxID      string
+	CollectedAt     *time.Time
+}
+
+func lockInstalment(ctx context.Context, tx db.Writer, a Agreement, idx int) (Instalment, error) {
+	var i Instalment
+	err := tx.QueryRow(ctx, `SELECT idx, due_date, amount_santim::bigint, status, coalesce(collect_workflow_id, ''),
+			coalesce(collect_source, ''), coalesce(ledger_tx_id, ''), collected_at
+		FROM app.bnpl_instalments WHERE tenant_id = $1 AND agreement_id = $2 AND idx = $3 FOR UPDATE`, a.TenantID, a.ID, idx).
+		Scan(&i.Index, &i.DueDate, &i.AmountSantim, &i.Status, &i.CollectWorkflowID, &i.Source, &i.LedgerTxID, &i.CollectedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return i, RefusalError(CodeInstalmentNotFound)
+	}
+	if err != nil {
+		return i, fmt.Errorf("bnpl: read the instalment: %w", err)
+	}
+	return i, nil
+}
+
+func collectionOf(a Agreement, i Instalment) Collection {
+	return Collection{AgreementID: a.ID, EmployeeID: a.EmployeeID, Index: i.Index, AmountSantim: i.AmountSantim, Status: i.Status,
+		AgreementStatus: a.Status, LedgerTxID: i.LedgerTxID, CollectedAt: i.CollectedAt}
+}
+
+// ReserveInstalment holds instalment idx of agreement id for saga workflowID (DUE →
+// COLLECTING, audit CollectBnplInstalment). The same run again is a no-op. Errors:
+// BNPL_AGREEMENT_NOT_FOUND, BNPL_INVALID_STATE (the agreement is not ACTIVE),
+// BNPL_INSTALMENT_NOT_FOUND, BNPL_INSTALMENT_NOT_DUE (held by another run, or collected).
+func ReserveInstalment(ctx context.Context, tx db.Writer, id string, idx int, workflowID, source string) (Collection, error) {
+	if source != SourceManual && source != SourcePayroll {
+		return Collection{}, fmt.Errorf("bnpl: unknown collection source %q", source)
+	}
+	a, err := lockAgreement(ctx, tx, id)
+	if err != nil {
+		return Collection{}, err
+	}
+	i, err := lockInstalment(ctx, tx, a, idx)
+	if err != nil {
+		return Collection{}, err
+	}
+	if i.CollectWorkflowID == workflowID && i.Status != InstalmentDue {
+		return collectionOf(a, i), nil
+	}
+	if a.Status != StatusActive {
+		return collectionOf(a, i), RefusalError(CodeInvalidState)
+	}
+	if i.Status != InstalmentDue {
+		return collectionOf(a, i), RefusalError(CodeInstalmentNotDue)
+	}
+	if _, err := tx.Exec(ctx, `UPDATE app.bnpl_instalments SET status = 'COLLECTING', collect_workflow_id = $4, collect_source = $5
+		WHERE tenant_id = $1 AND agreement_id = $2 AND idx = $3`, a.TenantID, a.ID, idx, workflowID, source); err != nil {
+		return Collection{}, fmt.Errorf("bnpl: hold the instalment: %w", err)
+	}
+	i.Status, i.CollectWorkflowID, i.Source = InstalmentCollecting, workflowID, source
+	c := collectionOf(a, i)
+	return c, audit.Write(ctx, tx, audit.Entry{Action: ActionCollectInstalment, Outcome: audit.Success, TargetType: "BnplAgreement",
+		TargetID: a.ID, Details: map[string]any{"index": idx, "amountSantim": i.AmountSantim, "source": source, "workflowId": workflowID}})
+}
+
+// MarkCollected records the held instalment COLLECTED with its journal (event
+// bnpl.instalment_collected.v1); the last one moves the agreement ACTIVE → SETTLED (audit
+// BnplAgreementSettled, event bnpl.settled.v1). Idempotent for the run that holds it.
+func MarkCollected(ctx context.Context, tx db.Writer, id string, idx int, workflowID, ledgerTxID string, now time.Time) (Collection, error) {
+	a, err := lockAgreement(ctx, tx, id)
+	if err != nil {
+		return Collection{}, err
+	}
+	i, err := lockInstalment(ctx, tx, a, idx)
+	if err != nil {
+		return Collection{}, err
+	}
+	switch {
+	case i.CollectWorkflowID != workflowID:
+		return collectionOf(a, i), RefusalError(CodeInstalmentNotDue)
+	case i.Status == InstalmentCollected:
+		return collectionOf(a, i), nil
+	case i.Status != InstalmentCollecting:
+		return collectionOf(a, i), RefusalError(CodeInstalmentNotDue)
+	}
+	if _, err := tx.Exec(ctx, `UPDATE app.bnpl_instalments SET status = 'COLLECTED', ledger_tx_id = $4, collected_at = $5
+		WHERE tenant_id = $1 AND agreement_id = $2 AND idx = $3`, a.TenantID, a.ID, idx, ledgerTxID, now); err != nil {
+		return Collection{}, fmt.Errorf("bnpl: record the collection: %w", err)
+	}
+	i.Status, i.LedgerTxID, i.CollectedAt = InstalmentCollected, ledgerTxID, &now
+	payload := map[string]any{"agreementId": a.ID, "businessId": a.TenantID, "employeeId": a.EmployeeID, "merchantId": a.MerchantID,
+		"index": idx, "amountSantim": i.AmountSantim, "source": i.Source, "ledgerTxId": ledgerTxID, "workflowId": workflowID}
+	if _, err := outbox.Write(ctx, tx, EventInstalmentCollected, payload); err != nil {
+		return Collection{}, err
+	}
+	var open int
+	if err := tx.QueryRow(ctx, `SELECT count(*) FROM app.bnpl_instalments WHERE tenant_id = $1 AND agreement_id = $2 AND status <> 'COLLECTED'`,
+		a.TenantID, a.ID).Scan(&open); err != nil {
+		return Collection{}, fmt.Errorf("bnpl: count open instalments: %w", err)
+	}
+	if open == 0 && a.Status == StatusActive {
+		if a, err = scanAgreement(tx.QueryRow(ctx, `UPDATE app.bnpl_agreements SET status = 'SETTLED', updated_at = $3
+			WHERE tenant_id = $1 AND id = $2 RETURNING `+agreementColumns, a.TenantID, a.ID, now)); err != nil {
+			return Collection{}, err
+		}
+		if err := record(ctx, tx, a, ActionAgreementSettled, audit.Success, EventSettled, nil); err != nil {
+			return Collection{}, err
+		}
+	}
+	return collectionOf(a, i), nil
+}
+
+// ReleaseInstalment returns the instalment held by workflowID to DUE (its journal was refused),
+// audited FAILED with code. Idempotent.
+func ReleaseInstalment(ctx context.Context, tx db.Writer, id string, idx int, workflowID, code string) (Collection, error) {
+	a, err := lockAgreement(ctx, tx, id)
+	if err != nil {
+		return Collection{}, err
+	}
+	i, err := lockInstalment(ctx, tx, a, idx)
+	if err != nil {
+		return Collection{}, err
+	}
+	if i.CollectWorkflowID != workflowID || i.Status != InstalmentCollecting {
+		return collectionOf(a, i), nil
+	}
+	if _, err := tx.Exec(ctx, `UPDATE app.bnpl_instalments SET status = 'DUE', collect_workflow_id = NULL, collect_source = NULL
+		WHERE tenant_id = $1 AND agreement_id = $2 AND idx = $3`, a.TenantID, a.ID, idx); err != nil {
+		return Collection{}, fmt.Errorf("bnpl: release the instalment: %w", err)
+	}
+	i.Status, i.CollectWorkflowID = InstalmentDue, ""
+	return collectionOf(a, i), audit.Write(ctx, tx, audit.Entry{Action: ActionInstalmentReleased, Outcome: audit.Failed,
+		TargetType: "BnplAgreement", TargetID: a.ID, Details: map[string]any{"index": idx, "code": boundedFailure(code), "workflowId": workflowID}})
+}

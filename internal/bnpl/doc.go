@@ -1,0 +1,63 @@
+// Package bnpl owns buy-now-pay-later: merchants (organizations of kind MERCHANT) and their
+// settlement accounts at a partner bank (merchants.go), the quote of a purchase for an employee
+// (quote.go: the plan offer and its affordability, no state change), the agreements with their
+// instalments (agreements.go) and the record steps of the two money sagas: activation
+// (activate.go, workflows/bnpl_activate.go) and the collection of one instalment (collect.go,
+// workflows/bnpl_collect.go). Refusal codes are one table (codes.go).
+//
+// # Who owns what
+//
+// A merchant's row (its settlement account and its discount rate) is the merchant's tenant's and
+// every organization reads it. An agreement is the BUSINESS's row (tenant: the business whose
+// employee buys), as a loan is: the business fronts the purchase to the merchant from its
+// advance funding account (the EWA funding account, PUT /api/ewa/settings) and recovers it from
+// the employee's pay, instalment by instalment. A merchant reads the agreements bought from it
+// and changes none.
+//
+// # States
+//
+//	(none)   --POST /api/bnpl/agreements, gates passed, posting recorded--> ACCEPTED
+//	ACCEPTED --the merchant's settlement transfer SETTLED-->                 ACTIVE
+//	ACCEPTED --the settlement transfer FAILED (posting voided)-->           FAILED (terminal: nothing owed)
+//	ACTIVE   --the last instalment collected-->                             SETTLED
+//	ACTIVE   --DEFAULTED is reserved for servicing (not reached by any route yet)
+//
+// A gate or state refusal writes no agreement (only its audit row). An instalment is DUE, held
+// COLLECTING by one collection saga while its journal is posted, then COLLECTED; racing
+// collections of one instalment (any keys) find it held or collected and are refused
+// BNPL_INSTALMENT_NOT_DUE, so it is collected once.
+//
+// # Affordability
+//
+// The largest instalment must fit both the debt-service share (MaxDebtServiceBasisPoints of the
+// projected net pay, with the employee's loan instalments and the BNPL instalments already due in
+// the projected period counted as existing obligations) and what the payroll can still recover
+// within the protection policy less those BNPL instalments: lending.Afford on the adjusted
+// projection (the one affordability rule).
+//
+// # Journals
+//
+// The books are the business's (the tenant). P is the purchase, d the merchant's discount
+// (⌊P × discount bps ÷ 10,000⌋), a an instalment.
+//
+//	Activate (PENDING while the settlement transfer funding → merchant is in flight; committed
+//	when it settles, voided when it fails):
+//	    Dr receivable-from-customer:<agreement>            P   the customer owes the purchase
+//	    Cr payable-to-merchant:<merchant>:<agreement>      P − d
+//	    Cr fee-income                                      d   the merchant's discount
+//	Merchant paid (POSTED once the transfer settled; bank_reference = the transfer's leg
+//	reference, so reconciliation pairs it with the statement line):
+//	    Dr payable-to-merchant:<merchant>:<agreement>      P − d
+//	    Cr partner-bank:<funding partner>:<funding account> P − d
+//	Collect instalment k (POSTED; the instalment deducted from the employee's pay):
+//	    Dr payroll-clearing:<agreement>                    a
+//	    Cr receivable-from-customer:<agreement>            a
+//
+// Once every instalment is collected, receivable-from-customer:<agreement> and
+// payable-to-merchant:<merchant>:<agreement> are at zero.
+//
+// # Changes
+//
+// Every change writes its audit row and its outbox event (bnpl.*.v1) in the caller's
+// transaction; refusals are *payroll.Refusal (the stores' one refusal type).
+package bnpl

@@ -1,0 +1,105 @@
+package bnpl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/wagerail/wagerail/internal/platform/audit"
+	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/field"
+	"github.com/wagerail/wagerail/internal/platform/outbox"
+	"github.com/wagerail/wagerail/internal/platform/tenancy"
+)
+
+// Audit action and event of a merchant's settings.
+const (
+	ActionSetMerchant    = "SetBnplMerchant"
+	EventMerchantUpdated = "bnpl.merchant_updated.v1"
+	// MaxDiscountBasisPoints bounds a merchant's discount (20%).
+	MaxDiscountBasisPoints = 2000
+)
+
+// The shapes the database keeps (schema/migrations/app/0048_bnpl.up.sql): a partner, an account
+// number, a merchant's order reference.
+var (
+	partnerPattern   = regexp.MustCompile(`^[a-z0-9_-]{1,64}$`)
+	accountPattern   = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+	referencePattern = accountPattern
+)
+
+// Account is an account at a partner bank.
+type Account struct {
+	Partner       string
+	AccountNumber string
+}
+
+// Merchant is a merchant's BNPL settings: where its purchases are paid to and the discount it
+// gives up on each.
+type Merchant struct {
+	ID                  string // the merchant organization
+	Settlement          Account
+	DiscountBasisPoints int64
+	UpdatedAt           time.Time
+}
+
+// Check validates the settings' fields.
+func (m Merchant) Check() error {
+	if !partnerPattern.MatchString(m.Settlement.Partner) {
+		return &field.Error{Field: "settlementAccount.partner", Problem: "must be 1 to 64 of a-z 0-9 _ -"}
+	}
+	if !accountPattern.MatchString(m.Settlement.AccountNumber) {
+		return &field.Error{Field: "settlementAccount.accountNumber", Problem: "must be 1 to 64 of A-Z a-z 0-9 . _ -"}
+	}
+	if m.DiscountBasisPoints < 0 || m.DiscountBasisPoints > MaxDiscountBasisPoints {
+		return &field.Error{Field: "discountBasisPoints", Problem: fmt.Sprintf("must be from 0 to %d", MaxDiscountBasisPoints)}
+	}
+	return nil
+}
+
+// GetMerchant reads merchant id's settings (any organization may: a quote names the merchant).
+// Errors: BNPL_MERCHANT_NOT_FOUND when the organization has set none.
+func GetMerchant(ctx context.Context, q db.Writer, id string) (Merchant, error) {
+	var m Merchant
+	err := q.QueryRow(ctx, `SELECT tenant_id, settlement_partner, settlement_account_number, discount_basis_points, updated_at
+		FROM app.bnpl_merchants WHERE tenant_id = $1`, id).
+		Scan(&m.ID, &m.Settlement.Partner, &m.Settlement.AccountNumber, &m.DiscountBasisPoints, &m.UpdatedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Merchant{}, RefusalError(CodeMerchantNotFound)
+	}
+	if err != nil {
+		return Merchant{}, fmt.Errorf("bnpl: read the merchant: %w", err)
+	}
+	return m, nil
+}
+
+// PutMerchant sets the context's merchant's settings (the caller checked the account at the
+// partner), with its audit row and event.
+func PutMerchant(ctx context.Context, tx db.Writer, m Merchant, now time.Time) (Merchant, error) {
+	if err := m.Check(); err != nil {
+		return Merchant{}, err
+	}
+	m.ID = tenancy.TenantID(ctx)
+	err := tx.QueryRow(ctx, `INSERT INTO app.bnpl_merchants (tenant_id, settlement_partner, settlement_account_number,
+			discount_basis_points, updated_by, updated_at) VALUES ($1, $2, $3, $4, $5, $6)
+		ON CONFLICT (tenant_id) DO UPDATE SET settlement_partner = EXCLUDED.settlement_partner,
+			settlement_account_number = EXCLUDED.settlement_account_number, discount_basis_points = EXCLUDED.discount_basis_points,
+			updated_by = EXCLUDED.updated_by, updated_at = EXCLUDED.updated_at
+		RETURNING updated_at`, m.ID, m.Settlement.Partner, m.Settlement.AccountNumber, m.DiscountBasisPoints,
+		tenancy.Actor(ctx), now).Scan(&m.UpdatedAt)
+	if err != nil {
+		return Merchant{}, fmt.Errorf("bnpl: store the merchant: %w", err)
+	}
+	payload := map[string]any{"merchantId": m.ID, "settlementPartner": m.Settlement.Partner,
+		"discountBasisPoints": m.DiscountBasisPoints}
+	if err := audit.Write(ctx, tx, audit.Entry{Action: ActionSetMerchant, Outcome: audit.Success, TargetType: "BnplMerchant",
+		TargetID: m.ID, Details: payload}); err != nil {
+		return Merchant{}, err
+	}
+	_, err = outbox.Write(ctx, tx, EventMerchantUpdated, payload)
+	return m, err
+}

@@ -1,0 +1,3 @@
+DROP TABLE app.bnpl_instalments;
+DROP TABLE app.bnpl_agreements;
+DROP TABLE app.bnpl_merchants;

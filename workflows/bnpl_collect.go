@@ -1,0 +1,125 @@
+package workflows
+
+import (
+	"errors"
+	"strconv"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/wagerail/wagerail/activities"
+	"github.com/wagerail/wagerail/internal/bnpl"
+	"github.com/wagerail/wagerail/ledger/chart"
+)
+
+// The BNPL collection saga: one instalment of an ACTIVE agreement collected (its amount taken
+// from the customer's pay). The collect route starts it (Update-with-Start); a payroll run may
+// start it with Source PAYROLL.
+
+// Registered names.
+const (
+	BnplCollectWorkflowName = "BnplCollect"
+	// BnplCollectAcceptedUpdate completes once the collection is recorded (BnplCollectAccepted)
+	// or with the refusal (an ApplicationError whose Type is the BNPL code).
+	BnplCollectAcceptedUpdate   = "bnpl-collect-accepted"
+	BnplCollectAcceptedUpdateID = "accepted"
+)
+
+// The collection's outcomes.
+const (
+	BnplCollectRecorded = "RECORDED"
+	BnplCollectRefused  = ResultRefused
+	BnplCollectFailed   = "FAILED"
+)
+
+// BnplCollectInput starts the saga; the workflow id is idempotency.WorkflowID(tenant, route,
+// Idempotency-Key).
+type BnplCollectInput struct {
+	TenantID      string
+	AgreementID   string
+	Index         int
+	Source        string // MANUAL or PAYROLL
+	ActorID       string
+	CorrelationID string
+}
+
+// BnplCollectAccepted is the update's answer.
+type BnplCollectAccepted struct {
+	Collection bnpl.Collection
+	WorkflowID string
+}
+
+// BnplCollectResult is the workflow's result.
+type BnplCollectResult struct {
+	Status     string // RECORDED, REFUSED or FAILED
+	Code       string
+	Collection bnpl.Collection
+}
+
+// bnplCollectRefusals are the hold's refusals: the saga ends REFUSED, nothing written.
+var bnplCollectRefusals = map[string]bool{bnpl.CodeAgreementNotFound: true, bnpl.CodeInvalidState: true,
+	bnpl.CodeInstalmentNotFound: true, bnpl.CodeInstalmentNotDue: true}
+
+// BnplCollect holds the instalment for this run (one collection of an instalment at a time: a
+// racing collection is refused BNPL_INSTALMENT_NOT_DUE), posts its journal (Dr
+// payroll-clearing:<agreement> a / Cr receivable-from-customer:<agreement> a, POSTED under the
+// run's ledger key), then records it COLLECTED (the agreement SETTLED with its last instalment).
+// A ledger refusal releases the hold.
+func BnplCollect(ctx workflow.Context, in BnplCollectInput) (BnplCollectResult, error) {
+	run := activities.Run{TenantID: in.TenantID, WorkflowID: workflow.GetInfo(ctx).WorkflowExecution.ID, CorrelationID: in.CorrelationID}
+	var ans answer[BnplCollectAccepted]
+	if err := ans.handle(ctx, BnplCollectAcceptedUpdate); err != nil {
+		return BnplCollectResult{}, err
+	}
+	res, err := bnplCollect(ctx, in, run, &ans)
+	ans.refuse(temporal.NewApplicationError("bnpl collection saga ended without an answer", activities.ErrorType(err)))
+	finishHandlers(ctx)
+	return res, err
+}
+
+func bnplCollect(ctx workflow.Context, in BnplCollectInput, run activities.Run, ans *answer[BnplCollectAccepted]) (BnplCollectResult, error) {
+	step := activities.BnplStep{Run: run, AgreementID: in.AgreementID, Index: in.Index, Source: in.Source}
+	c, err := callLocal(ctx, localRecordOptions(), activities.BnplCollectReserve, step)
+	if err != nil {
+		ans.refuse(err)
+		var ae *temporal.ApplicationError
+		if errors.As(err, &ae) && ae.NonRetryable() && bnplCollectRefusals[ae.Type()] {
+			return BnplCollectResult{Status: BnplCollectRefused, Code: ae.Type()}, nil
+		}
+		return BnplCollectResult{}, err
+	}
+	if c.Status == bnpl.InstalmentCollected {
+		ans.accept(BnplCollectAccepted{Collection: c, WorkflowID: run.WorkflowID})
+		return BnplCollectResult{Status: BnplCollectRecorded, Collection: c}, nil
+	}
+	posted, err := callLocal(ctx, localLedgerOptions(), activities.LedgerPost, activities.LedgerPostInput{Run: run,
+		IdempotencyKey: "bnpl-collect:" + run.WorkflowID, Step: "bnpl-collect",
+		Legs: []activities.LedgerLeg{
+			{Account: chart.PayrollClearing + ":" + in.AgreementID, Direction: "DEBIT", AmountSantim: c.AmountSantim},
+			{Account: chart.CustomerReceivable(in.AgreementID), Direction: "CREDIT", AmountSantim: c.AmountSantim},
+		},
+		Metadata: map[string]string{"kind": "bnpl_collection", "agreementId": in.AgreementID, "instalmentIndex": strconv.Itoa(in.Index),
+			"source": in.Source}})
+	if err != nil {
+		ans.refuse(err)
+		if retryableFailure(err) {
+			return BnplCollectResult{}, err // the hold stays for an operator; the ledger key makes a repost safe
+		}
+		release := step
+		release.Reason = activities.ErrorType(err)
+		if c, err = callLocal(ctx, localRecordOptions(), activities.BnplCollectRelease, release); err != nil {
+			return BnplCollectResult{}, err
+		}
+		return BnplCollectResult{Status: BnplCollectFailed, Code: release.Reason, Collection: c}, nil
+	}
+	step.LedgerTxID = posted.TxID
+	c, err = callLocal(ctx, localRecordOptions(), activities.BnplCollectMark, step)
+	if err != nil {
+		ans.refuse(err)
+		return BnplCollectResult{}, err
+	}
+	ans.accept(BnplCollectAccepted{Collection: c, WorkflowID: run.WorkflowID})
+	workflow.GetLogger(ctx).Info("bnpl instalment collected", "tenant_id", in.TenantID, "agreement_id", in.AgreementID,
+		"index", in.Index, "tx_id", posted.TxID, "agreement_status", c.AgreementStatus)
+	return BnplCollectResult{Status: BnplCollectRecorded, Collection: c}, nil
+}
