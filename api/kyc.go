@@ -35,6 +35,7 @@ func (s *Server) kycRoutes() []Route {
 		{Method: http.MethodPost, Path: "/api/kyc", Auth: Session, Summary: "Submit KYC for yourself or (admins) an employee", Handler: s.submitKyc},
 		{Method: http.MethodGet, Path: "/api/kyc/status", Auth: Session, Summary: "Your own KYC state", Handler: s.kycStatus},
 		{Method: http.MethodGet, Path: "/api/kyc/queue", Auth: Platform, Summary: "Submissions waiting for a reviewer", Handler: s.kycQueue},
+		{Method: http.MethodGet, Path: "/api/kyc/:id/documents", Auth: Session, Summary: "A submission's documents, their upload records and whether each is intact", Handler: s.kycDocuments},
 		{Method: http.MethodPost, Path: "/api/kyc/:id/claim", Auth: Platform, Summary: "Claim a submission for review", Handler: s.kycMove(kyc.Claim), Body: BodyNone},
 		{Method: http.MethodPost, Path: "/api/kyc/:id/approve", Auth: Platform, Summary: "Approve a claimed submission (screens the name first)", Handler: s.approveKyc, Body: BodyOptionalJSON},
 		{Method: http.MethodPost, Path: "/api/kyc/:id/reject", Auth: Platform, Summary: "Reject a claimed submission (terminal)", Handler: s.kycMove(kyc.Reject)},

@@ -73,13 +73,13 @@ type Submission struct {
 	SubmittedBy     string
 	CreatedAt       time.Time
 	UpdatedAt       time.Time
-	Documents       []Document
+	Documents       []Document // the photo first, then by type
 }
 
 const columns = `id, tenant_id, subject_type, subject_id, full_name, national_id, date_of_birth, photo_key, status,
 	coalesce(rejection_reason, ''), coalesce(claimed_by, ''), coalesce(decided_by, ''), coalesce(decided_at, 'epoch'),
 	coalesce(valid_until, 'epoch'), submitted_by, created_at, updated_at,
-	coalesce((SELECT json_agg(json_build_object('type', d.doc_type, 'uploadKey', d.upload_key, 'sha256', d.sha256) ORDER BY d.doc_type)
+	coalesce((SELECT json_agg(json_build_object('type', d.doc_type, 'uploadKey', d.upload_key, 'sha256', d.sha256) ORDER BY d.doc_type <> 'photo', d.doc_type)
 	          FROM app.kyc_documents d WHERE d.submission_id = s.id), '[]')`
 
 func scan(row pgx.Row) (Submission, error) {
