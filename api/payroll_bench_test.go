@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"sync"
 	"testing"
 	"time"
 
@@ -64,6 +67,7 @@ func TestBenchmarkReportPayrollDisburse(t *testing.T) {
 	start := time.Now()
 	run := w.approvedRunOf(t, period, func(p string) { at[p] = time.Now() })
 	require.Equal(t, n, run.EmployeeCount)
+	stopProfile := benchProfile(t, "payroll-pay")
 	rec = w.checker.call(http.MethodPost, "/api/payroll/"+run.ID+"/disburse", nil, "Idempotency-Key", testkit.Unique("k"))
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
 	at["disburse answered"] = time.Now()
@@ -77,6 +81,7 @@ func TestBenchmarkReportPayrollDisburse(t *testing.T) {
 		st := decode[payrollRunDisbursementOut](t, rec).Status
 		if _, ok := at["DISBURSED"]; !ok && (st == "DISBURSED" || st == "COMPLETED") {
 			at["DISBURSED"] = time.Now()
+			stopProfile()
 		}
 		if st == "COMPLETED" {
 			at["COMPLETED"] = time.Now()
@@ -127,6 +132,29 @@ func TestBenchmarkReportPayrollDisburse(t *testing.T) {
 	phase("complete (DISBURSED → COMPLETED)", at["COMPLETED"].Sub(at["DISBURSED"]), ratio(at["COMPLETED"].Sub(at["DISBURSED"]), atS))
 	phase("total (create → COMPLETED)", total, ratio(total, atS))
 	t.Logf("every entry PAID (net total %d santim), the run COMPLETED, the advances and the instalment REPAID, the sandbox balances exact; %d status reads at 50 ms", netTotal, polls)
+}
+
+// benchProfile starts a CPU profile of this process (the whole stack but Postgres) when
+// WAGERAIL_BENCH_PROFILE names a directory, written there as <name>.pprof when the returned stop
+// is called (once; later calls do nothing), so one phase of a benchmark can be profiled.
+func benchProfile(t *testing.T, name string) (stop func()) {
+	dir := os.Getenv("WAGERAIL_BENCH_PROFILE")
+	if dir == "" {
+		return func() {}
+	}
+	f, err := os.Create(filepath.Join(dir, name+".pprof"))
+	require.NoError(t, err)
+	require.NoError(t, pprof.StartCPUProfile(f))
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			pprof.StopCPUProfile()
+			require.NoError(t, f.Close())
+			t.Logf("CPU profile of %s: %s", name, f.Name())
+		})
+	}
+	t.Cleanup(stop)
+	return stop
 }
 
 // ratio is d as a multiple of base seconds (n/S).
