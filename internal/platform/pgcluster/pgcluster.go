@@ -38,6 +38,9 @@ type Cluster struct {
 	// still going away (its lock file, port or shared memory still held); default
 	// DefaultStaleLockWait.
 	StaleLockWait time.Duration
+	// Settings are extra server settings, "name=value" each, passed as -c after the defaults (a
+	// later -c wins). The test kit's throwaway cluster turns fsync off with them.
+	Settings []string
 
 	cmd  *exec.Cmd
 	done chan error
@@ -186,6 +189,9 @@ func (c *Cluster) launch(ctx context.Context) error {
 		"-c", "fsync=on",
 		"-c", "synchronous_commit=on",
 	)
+	for _, kv := range c.Settings {
+		cmd.Args = append(cmd.Args, "-c", kv)
+	}
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGINT, Credential: c.cred}
 	if err := cmd.Start(); err != nil {

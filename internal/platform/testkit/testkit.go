@@ -164,6 +164,14 @@ func startServer() (*Server, error) {
 			return nil, err
 		}
 		c := &pgcluster.Cluster{Dir: filepath.Join(dir, "data"), Port: port}
+		// A throwaway cluster need not survive the machine losing power: without fsync, creating
+		// each test's database from the template and every commit stop waiting on the disk. A
+		// killed server still loses nothing (commits stay synchronous: the WAL reaches the OS
+		// before a commit returns), so crash and restart tests prove the same. Benchmarks
+		// (WAGERAIL_BENCH) keep the durable settings their figures are about.
+		if os.Getenv("WAGERAIL_BENCH") == "" {
+			c.Settings = []string{"fsync=off", "full_page_writes=off"}
+		}
 		if err := c.Start(ctx); err != nil {
 			return nil, err
 		}
