@@ -29,8 +29,6 @@ import (
 	"github.com/wagerail/wagerail/internal/platform/testkit"
 )
 
-func TestMain(m *testing.M) { testkit.Main(m) }
-
 var sandboxSecret = []byte("sandbox-test-secret")
 
 type webhookFixture struct {

@@ -342,3 +342,14 @@ func TestBackupCodes(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, identity.BackupCodeCount, left)
 }
+
+// TestPasswordHashesUseTheProductionCost pins the argon2id cost every real hash is made with
+// (OWASP's 19 MiB, 2 passes, 1 lane). Test binaries that sign many users in lower it with
+// UseCheapPasswordHashesForTests; this package never does, so the real cost is checked here.
+func TestPasswordHashesUseTheProductionCost(t *testing.T) {
+	h, err := identity.HashPassword("correct horse battery staple")
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(h, "$argon2id$v=19$m=19456,t=2,p=1$"), h)
+	require.True(t, identity.VerifyPassword("correct horse battery staple", h))
+	require.False(t, identity.VerifyPassword("correct horse battery stapler", h))
+}

@@ -17,7 +17,19 @@ const (
 
 // Params are OWASP's argon2id recommendation (19 MiB, 2 passes, 1 lane): memory-hard for an
 // attacker, about tens of milliseconds for us, and bounded in memory under a burst of sign-ins.
-var passwordParams = &argon2id.Params{Memory: 19 * 1024, Iterations: 2, Parallelism: 1, SaltLength: 16, KeyLength: 32}
+var passwordParams = productionPasswordParams
+
+var productionPasswordParams = &argon2id.Params{Memory: 19 * 1024, Iterations: 2, Parallelism: 1, SaltLength: 16, KeyLength: 32}
+
+// UseCheapPasswordHashesForTests lowers the argon2id cost of new hashes to the minimum, for a
+// test binary that signs many users up and in (call it from TestMain, before any test). Under the
+// race detector one 19 MiB hash takes seconds, and the API's suite makes thousands. The hashes are
+// still argon2id PHC strings made and checked by the same code (a hash carries its own cost), so
+// what a test proves about sign-up and sign-in is unchanged; identity's own tests keep the
+// production cost and pin it (TestPasswordHashesUseTheProductionCost). Nothing else calls it.
+func UseCheapPasswordHashesForTests() {
+	passwordParams = &argon2id.Params{Memory: 64, Iterations: 1, Parallelism: 1, SaltLength: 16, KeyLength: 32}
+}
 
 // ErrWeakPassword is a password outside the bounds; its message is safe to show.
 var ErrWeakPassword = errors.New("password must be 10 to 128 bytes of valid UTF-8")
