@@ -50,6 +50,8 @@ func (s *Server) businessRoutes() []Route {
 		{Method: http.MethodPut, Path: "/api/business/:id", Auth: Org, Role: orgs.Admin, Tenant: "id", Summary: "Update a business's name and profile", Handler: s.updateBusiness},
 		{Method: http.MethodDelete, Path: "/api/business/:id", Auth: Org, Role: orgs.Owner, Tenant: "id", Summary: "Delete a business (soft: status DELETED, data kept)", Handler: s.deleteBusiness},
 		{Method: http.MethodGet, Path: "/api/business/:id/employee-count", Auth: Org, Role: orgs.PlainMember, Tenant: "id", Summary: "How many employees a business has (and how many are ACTIVE)", Handler: s.businessEmployeeCount},
+		{Method: http.MethodGet, Path: "/api/business/:id/branding", Auth: Org, Role: orgs.PlainMember, Tenant: "id", Summary: "A business's branding (the defaults until it sets its own)", Handler: s.getBranding},
+		{Method: http.MethodPut, Path: "/api/business/:id/branding", Auth: Org, Role: orgs.Admin, Tenant: "id", Summary: "Replace a business's branding (display name, colours, logo, payslip footer)", Handler: s.putBranding},
 		{Method: http.MethodGet, Path: "/api/business/:id/onboarding-progress", Auth: Platform, Summary: "A business's onboarding steps", Handler: s.businessOnboarding},
 		{Method: http.MethodPut, Path: "/api/business/:id/verify-kyc", Auth: Platform, Summary: "Record the KYC review of a business", Handler: s.verifyBusinessKYC},
 		{Method: http.MethodPut, Path: "/api/business/:id/status", Auth: Platform, Summary: "Activate or suspend a business", Handler: s.setBusinessStatus},

@@ -1,0 +1,1 @@
+DROP TABLE app.business_branding;
