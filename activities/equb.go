@@ -3,7 +3,6 @@ package activities
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/uptrace/bun"
 	"go.temporal.io/sdk/worker"
@@ -53,8 +52,9 @@ const (
 // refusals are non-retryable errors typed by their equb code.
 type Equb struct {
 	DB *bun.DB // the runtime role's pool (db.NewBun)
-	// Now is the steps' clock; nil is time.Now.
-	Now func() time.Time
+	// Now is the steps' clock (nil: time.Now): the rows' instants and the default rule's "is the
+	// cycle due" (equb.LoadPayoutPlan, equb.ClaimPayout).
+	Now Clock
 }
 
 // EqubStep names the group, the member (by their user) and the saga run; the other fields belong
@@ -86,7 +86,7 @@ func (a *Equb) LoadPlan(ctx context.Context, in EqubStep) (equb.MoneyPlan, error
 func (a *Equb) Claim(ctx context.Context, in EqubStep) (equb.Contribution, error) {
 	var c equb.Contribution
 	err := a.inTx(ctx, in, func(ctx context.Context, tx db.BunTx) (err error) {
-		c, err = equb.ClaimContribution(ctx, tx, in.Plan, in.WorkflowID, in.LedgerTxID, a.now())
+		c, err = equb.ClaimContribution(ctx, tx, in.Plan, in.WorkflowID, in.LedgerTxID, a.Now.Now())
 		return err
 	})
 	return c, err
@@ -96,7 +96,7 @@ func (a *Equb) Claim(ctx context.Context, in EqubStep) (equb.Contribution, error
 func (a *Equb) MarkPosted(ctx context.Context, in EqubStep) (equb.Contribution, error) {
 	var c equb.Contribution
 	err := a.inTx(ctx, in, func(ctx context.Context, tx db.BunTx) (err error) {
-		c, err = equb.MarkContributionPosted(ctx, tx, in.WorkflowID, in.TransferID, a.now())
+		c, err = equb.MarkContributionPosted(ctx, tx, in.WorkflowID, in.TransferID, a.Now.Now())
 		return err
 	})
 	return c, err
@@ -106,18 +106,18 @@ func (a *Equb) MarkPosted(ctx context.Context, in EqubStep) (equb.Contribution, 
 func (a *Equb) MarkFailed(ctx context.Context, in EqubStep) (equb.Contribution, error) {
 	var c equb.Contribution
 	err := a.inTx(ctx, in, func(ctx context.Context, tx db.BunTx) (err error) {
-		c, err = equb.MarkContributionFailed(ctx, tx, in.WorkflowID, in.Reason, a.now())
+		c, err = equb.MarkContributionFailed(ctx, tx, in.WorkflowID, in.Reason, a.Now.Now())
 		return err
 	})
 	return c, err
 }
 
-// PayoutLoadPlan reads what the cycle's payout needs (equb.LoadPayoutPlan: every contribution
-// settled, no other payout of the cycle or its recipient).
+// PayoutLoadPlan reads what the cycle's payout needs (equb.LoadPayoutPlan: the group's default
+// rule allows it now, no other payout of the cycle or its recipient).
 func (a *Equb) PayoutLoadPlan(ctx context.Context, in EqubStep) (equb.MoneyPlan, error) {
 	var p equb.MoneyPlan
 	err := a.inTx(ctx, in, func(ctx context.Context, tx db.BunTx) (err error) {
-		p, err = equb.LoadPayoutPlan(ctx, tx, in.GroupID, in.Cycle, in.WorkflowID)
+		p, err = equb.LoadPayoutPlan(ctx, tx, in.GroupID, in.Cycle, in.WorkflowID, a.Now.Now())
 		return err
 	})
 	return p, err
@@ -127,7 +127,7 @@ func (a *Equb) PayoutLoadPlan(ctx context.Context, in EqubStep) (equb.MoneyPlan,
 func (a *Equb) PayoutClaim(ctx context.Context, in EqubStep) (equb.Payout, error) {
 	var p equb.Payout
 	err := a.inTx(ctx, in, func(ctx context.Context, tx db.BunTx) (err error) {
-		p, err = equb.ClaimPayout(ctx, tx, in.Plan, in.WorkflowID, in.LedgerTxID, a.now())
+		p, err = equb.ClaimPayout(ctx, tx, in.Plan, in.WorkflowID, in.LedgerTxID, a.Now.Now())
 		return err
 	})
 	return p, err
@@ -137,7 +137,7 @@ func (a *Equb) PayoutClaim(ctx context.Context, in EqubStep) (equb.Payout, error
 func (a *Equb) PayoutMarkPaid(ctx context.Context, in EqubStep) (equb.Payout, error) {
 	var p equb.Payout
 	err := a.inTx(ctx, in, func(ctx context.Context, tx db.BunTx) (err error) {
-		p, err = equb.MarkPayoutPaid(ctx, tx, in.WorkflowID, in.TransferID, a.now())
+		p, err = equb.MarkPayoutPaid(ctx, tx, in.WorkflowID, in.TransferID, a.Now.Now())
 		return err
 	})
 	return p, err
@@ -147,7 +147,7 @@ func (a *Equb) PayoutMarkPaid(ctx context.Context, in EqubStep) (equb.Payout, er
 func (a *Equb) PayoutMarkFailed(ctx context.Context, in EqubStep) (equb.Payout, error) {
 	var p equb.Payout
 	err := a.inTx(ctx, in, func(ctx context.Context, tx db.BunTx) (err error) {
-		p, err = equb.MarkPayoutFailed(ctx, tx, in.WorkflowID, in.Reason, a.now())
+		p, err = equb.MarkPayoutFailed(ctx, tx, in.WorkflowID, in.Reason, a.Now.Now())
 		return err
 	})
 	return p, err
@@ -163,13 +163,6 @@ func (a *Equb) Register(r worker.ActivityRegistry) {
 	EqubPayoutClaim.Register(r, a.PayoutClaim)
 	EqubPayoutMarkPaid.Register(r, a.PayoutMarkPaid)
 	EqubPayoutMarkFailed.Register(r, a.PayoutMarkFailed)
-}
-
-func (a *Equb) now() time.Time {
-	if a.Now != nil {
-		return a.Now()
-	}
-	return time.Now()
 }
 
 func (a *Equb) inTx(ctx context.Context, in EqubStep, fn func(context.Context, db.BunTx) error) error {

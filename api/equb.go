@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -51,6 +52,8 @@ type equbGroupJSON struct {
 	Status                 string             `json:"status"`
 	LotterySeed            *string            `json:"lotterySeed"`
 	CyclesTotal            int                `json:"cyclesTotal"`
+	DefaultRule            string             `json:"defaultRule"`
+	ContributionDueHours   int                `json:"contributionDueHours"`
 	CreatedAt              time.Time          `json:"createdAt"`
 	UpdatedAt              time.Time          `json:"updatedAt"`
 	Members                []equbMemberJSON   `json:"members,omitempty"`
@@ -70,7 +73,7 @@ func toEqubGroupJSON(g equb.Group) equbGroupJSON {
 	return equbGroupJSON{ID: g.ID, BusinessID: g.TenantID, Name: g.Name, ContributionSantim: g.ContributionSantim, MaxMembers: g.MaxMembers,
 		PayoutOrder: g.PayoutOrder, AllowChangesAfterStart: g.AllowChangesAfterStart,
 		EscrowAccount: lendingAccountJSON{g.EscrowPartner, g.EscrowAccountNumber}, Status: g.Status, LotterySeed: g.LotterySeed,
-		CyclesTotal: g.CyclesTotal, CreatedAt: g.CreatedAt.UTC(), UpdatedAt: g.UpdatedAt.UTC()}
+		CyclesTotal: g.CyclesTotal, DefaultRule: g.DefaultRule, ContributionDueHours: g.ContributionDueHours, CreatedAt: g.CreatedAt.UTC(), UpdatedAt: g.UpdatedAt.UTC()}
 }
 
 func toEqubMemberJSON(m equb.Membership) equbMemberJSON {
@@ -101,12 +104,14 @@ type equbCycleJSON struct {
 	MembersDue          int              `json:"membersDue"`
 	Status              string           `json:"status"`
 	OpenedAt            time.Time        `json:"openedAt"`
+	DueAt               time.Time        `json:"dueAt"`
 	PaidAt              *time.Time       `json:"paidAt"`
 	EscrowBinding       *equbBindingJSON `json:"escrowBinding"`
 	ContributionsPosted int              `json:"contributionsPosted"`
 	ContributionsOpen   int              `json:"contributionsPending"`
 	PoolSantim          int64            `json:"poolSantim"`
 	PayoutStatus        *string          `json:"payoutStatus"`
+	DefaultedCount      int              `json:"defaultedCount"`
 }
 
 func toEqubBindingJSON(b *equb.Binding) *equbBindingJSON {
@@ -119,8 +124,8 @@ func toEqubBindingJSON(b *equb.Binding) *equbBindingJSON {
 
 func toEqubCycleJSON(v equb.CycleView) equbCycleJSON {
 	out := equbCycleJSON{ID: v.ID, GroupID: v.GroupID, Number: v.Number, RecipientID: v.RecipientID, ContributionSantim: v.ContributionSantim,
-		MembersDue: v.MembersDue, Status: v.Status, OpenedAt: v.OpenedAt.UTC(), PaidAt: utcPtr(v.PaidAt), EscrowBinding: toEqubBindingJSON(v.Binding),
-		ContributionsPosted: v.ContributionsPosted, ContributionsOpen: v.ContributionsOpen, PoolSantim: v.PostedSantim}
+		MembersDue: v.MembersDue, Status: v.Status, OpenedAt: v.OpenedAt.UTC(), DueAt: v.DueAt.UTC(), PaidAt: utcPtr(v.PaidAt), EscrowBinding: toEqubBindingJSON(v.Binding),
+		ContributionsPosted: v.ContributionsPosted, ContributionsOpen: v.ContributionsOpen, PoolSantim: v.PostedSantim, DefaultedCount: v.Defaulted}
 	if v.PayoutStatus != "" {
 		ps := v.PayoutStatus
 		out.PayoutStatus = &ps
@@ -141,6 +146,8 @@ type equbGroupRequest struct {
 	PayoutOrder            *string             `json:"payoutOrder"`
 	AllowChangesAfterStart *bool               `json:"allowChangesAfterStart"`
 	EscrowAccount          *lendingAccountJSON `json:"escrowAccount"`
+	DefaultRule            *string             `json:"defaultRule"`
+	ContributionDueHours   *int                `json:"contributionDueHours"`
 }
 
 func (s *Server) createEqubGroup(c *gin.Context) {
@@ -163,6 +170,20 @@ func (s *Server) createEqubGroup(c *gin.Context) {
 		PayoutOrder: *req.PayoutOrder, EscrowPartner: req.EscrowAccount.Partner, EscrowAccountNumber: req.EscrowAccount.AccountNumber}
 	if req.AllowChangesAfterStart != nil {
 		in.AllowChangesAfterStart = *req.AllowChangesAfterStart
+	}
+	if req.DefaultRule != nil {
+		if *req.DefaultRule == "" { // "" is not WAIT at the edge: the field is an enum
+			writeError(c, fieldError(&field.Error{Field: "defaultRule", Problem: "must be WAIT or PAY_COLLECTED"}))
+			return
+		}
+		in.DefaultRule = *req.DefaultRule
+	}
+	if req.ContributionDueHours != nil {
+		if *req.ContributionDueHours == 0 {
+			writeError(c, fieldError(&field.Error{Field: "contributionDueHours", Problem: fmt.Sprintf("must be from %d to %d", equb.MinDueHours, equb.MaxDueHours)}))
+			return
+		}
+		in.ContributionDueHours = *req.ContributionDueHours
 	}
 	if err := in.Check(); err != nil {
 		writeError(c, fieldError(err))

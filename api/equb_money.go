@@ -106,7 +106,8 @@ func (s *Server) contributeEqub(c *gin.Context) {
 // payOutEqub starts the payout saga of the group's cycle and answers once the transfer escrow →
 // recipient is initiated (202 DISBURSING, or PAID / FAILED when the partner answered at once).
 // The pre-check refuses what the saga would: an unknown cycle 404; contributions not all POSTED
-// (409 EQUB_CONTRIBUTIONS_OUTSTANDING), a cycle or recipient already paid or being paid (409
+// while the group's default rule does not let the cycle pay what was collected (409
+// EQUB_CONTRIBUTIONS_OUTSTANDING), a cycle or recipient already paid or being paid (409
 // EQUB_ALREADY_PAID_OUT), audited DENIED — unless the payout is this key's saga's.
 func (s *Server) payOutEqub(c *gin.Context) {
 	id, ok := lendingID(c)
@@ -122,7 +123,7 @@ func (s *Server) payOutEqub(c *gin.Context) {
 	cl := callerOf(c)
 	wfID, _ := idempotency.WorkflowIDFrom(c.Request.Context())
 	plan, err := inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) (equb.MoneyPlan, error) {
-		return equb.LoadPayoutPlan(ctx, tx, id, number, wfID)
+		return equb.LoadPayoutPlan(ctx, tx, id, number, wfID, s.now())
 	})
 	if err != nil && (plan.Owner == "" || plan.Owner != wfID) {
 		s.payrollAnswer(c, "PayOutEqub", "EqubGroup", id, err)

@@ -39,6 +39,15 @@ const (
 	OrderFixed   = "FIXED"
 	OrderLottery = "LOTTERY"
 
+	// The default rules (what a cycle's payout does about a member's missing contribution):
+	// WAIT for every contribution; PAY_COLLECTED, once the cycle is due, pays what was collected
+	// and records the members without a POSTED contribution in default (internal/equb/defaults.go).
+	RuleWait         = "WAIT"
+	RulePayCollected = "PAY_COLLECTED"
+
+	DefaultOwed   = "OWED"
+	DefaultVoided = "VOIDED"
+
 	MemberActive = "ACTIVE"
 	MemberLeft   = "LEFT"
 
@@ -61,6 +70,10 @@ const (
 	MaxContributionSantim int64 = 100_000_000 // 1 million ETB
 	MinMembers                  = 2
 	MaxMembers                  = 50
+	// A cycle is due this many hours after it opens (default a week, at most 90 days).
+	MinDueHours     = 1
+	MaxDueHours     = 2160
+	DefaultDueHours = 168
 )
 
 // Group is one stored group.
@@ -79,6 +92,8 @@ type Group struct {
 	Status                 string    `bun:"status"`
 	LotterySeed            *string   `bun:"lottery_seed"`
 	CyclesTotal            int       `bun:"cycles_total"`
+	DefaultRule            string    `bun:"default_rule"`
+	ContributionDueHours   int       `bun:"contribution_due_hours"`
 	CreatedBy              string    `bun:"created_by"`
 	CreatedAt              time.Time `bun:"created_at"`
 	UpdatedAt              time.Time `bun:"updated_at"`
@@ -114,6 +129,7 @@ type Cycle struct {
 	Status             string     `bun:"status"`
 	OpenedBy           string     `bun:"opened_by"`
 	OpenedAt           time.Time  `bun:"opened_at"`
+	DueAt              time.Time  `bun:"due_at"` // contributions are due by then (the default rule's time)
 	PaidAt             *time.Time `bun:"paid_at"`
 }
 
@@ -140,10 +156,24 @@ type GroupInput struct {
 	AllowChangesAfterStart bool
 	EscrowPartner          string
 	EscrowAccountNumber    string
+	DefaultRule            string // "" is WAIT
+	ContributionDueHours   int    // 0 is DefaultDueHours
+}
+
+// withDefaults fills the optional fields.
+func (in GroupInput) withDefaults() GroupInput {
+	if in.DefaultRule == "" {
+		in.DefaultRule = RuleWait
+	}
+	if in.ContributionDueHours == 0 {
+		in.ContributionDueHours = DefaultDueHours
+	}
+	return in
 }
 
 // Check validates the input as a whole (field errors: the caller's 400).
 func (in GroupInput) Check() error {
+	in = in.withDefaults()
 	if err := field.Name("name", in.Name); err != nil {
 		return err
 	}
@@ -158,6 +188,10 @@ func (in GroupInput) Check() error {
 		return &field.Error{Field: "maxMembers", Problem: fmt.Sprintf("must be from %d to %d", MinMembers, MaxMembers)}
 	case in.PayoutOrder != OrderFixed && in.PayoutOrder != OrderLottery:
 		return &field.Error{Field: "payoutOrder", Problem: "must be FIXED or LOTTERY"}
+	case in.DefaultRule != RuleWait && in.DefaultRule != RulePayCollected:
+		return &field.Error{Field: "defaultRule", Problem: "must be WAIT or PAY_COLLECTED"}
+	case in.ContributionDueHours < MinDueHours || in.ContributionDueHours > MaxDueHours:
+		return &field.Error{Field: "contributionDueHours", Problem: fmt.Sprintf("must be from %d to %d", MinDueHours, MaxDueHours)}
 	}
 	return nil
 }
@@ -169,9 +203,11 @@ func CreateGroup(ctx context.Context, tx db.BunTx, in GroupInput, now time.Time)
 	if err := in.Check(); err != nil {
 		return Group{}, err
 	}
+	in = in.withDefaults()
 	g := Group{ID: "equb_" + identity.NewID(), TenantID: tenancy.TenantID(ctx), Name: in.Name, ContributionSantim: in.ContributionSantim,
 		MaxMembers: in.MaxMembers, PayoutOrder: in.PayoutOrder, AllowChangesAfterStart: in.AllowChangesAfterStart,
 		EscrowPartner: in.EscrowPartner, EscrowAccountNumber: in.EscrowAccountNumber, Status: GroupForming,
+		DefaultRule: in.DefaultRule, ContributionDueHours: in.ContributionDueHours,
 		CreatedBy: actor(ctx), CreatedAt: now, UpdatedAt: now}
 	if _, err := tx.NewInsert().Model(&g).Exec(ctx); err != nil {
 		return Group{}, fmt.Errorf("equb.create_group: %w", err)
@@ -516,7 +552,8 @@ func OpenCycle(ctx context.Context, tx db.BunTx, groupID, seed string, verifiedA
 		return Cycle{}, Binding{}, fmt.Errorf("equb.open_cycle: %w", err)
 	}
 	c := Cycle{ID: "eqc_" + identity.NewID(), TenantID: g.TenantID, GroupID: g.ID, Number: number, RecipientID: recipient,
-		ContributionSantim: g.ContributionSantim, MembersDue: len(active), Status: CycleOpen, OpenedBy: actor(ctx), OpenedAt: now}
+		ContributionSantim: g.ContributionSantim, MembersDue: len(active), Status: CycleOpen, OpenedBy: actor(ctx), OpenedAt: now,
+		DueAt: now.Add(time.Duration(g.ContributionDueHours) * time.Hour)}
 	if _, err := tx.NewInsert().Model(&c).Exec(ctx); err != nil {
 		return Cycle{}, Binding{}, fmt.Errorf("equb.open_cycle: %w", err)
 	}
@@ -528,6 +565,7 @@ func OpenCycle(ctx context.Context, tx db.BunTx, groupID, seed string, verifiedA
 	}
 	ev := map[string]any{"groupId": g.ID, "cycleId": c.ID, "number": c.Number, "recipientId": c.RecipientID,
 		"contributionSantim": c.ContributionSantim, "membersDue": c.MembersDue, "payoutOrder": g.PayoutOrder,
+		"dueAt": c.DueAt.UTC(), "defaultRule": g.DefaultRule,
 		"escrowPartner": b.Partner, "escrowAccount": b.PartnerAccountID, "ledgerPoolAccountId": b.LedgerPoolAccountID}
 	if g.LotterySeed != nil {
 		ev["lotterySeed"] = *g.LotterySeed
@@ -543,6 +581,7 @@ type CycleView struct {
 	ContributionsOpen   int // PENDING at the bank
 	PostedSantim        int64
 	PayoutStatus        string // "" none yet
+	Defaulted           int    // members recorded in default (OWED) for the cycle
 }
 
 // ListCycles lists a group's cycles by number.
@@ -565,9 +604,10 @@ func ListCycles(ctx context.Context, tx db.BunTx, groupID string) ([]CycleView, 
 		if err := tx.QueryRow(ctx, `
 			SELECT count(*) FILTER (WHERE status = 'POSTED'), count(*) FILTER (WHERE status = 'PENDING'),
 			       COALESCE(sum(amount_santim) FILTER (WHERE status = 'POSTED'), 0)::bigint,
-			       COALESCE((SELECT status FROM app.equb_payouts p WHERE p.tenant_id = $1 AND p.cycle_id = $2 AND p.status <> 'FAILED'), '')
+			       COALESCE((SELECT status FROM app.equb_payouts p WHERE p.tenant_id = $1 AND p.cycle_id = $2 AND p.status <> 'FAILED'), ''),
+			       (SELECT count(*) FROM app.equb_defaults d WHERE d.tenant_id = $1 AND d.cycle_id = $2 AND d.status = 'OWED')
 			FROM app.equb_contributions WHERE tenant_id = $1 AND cycle_id = $2`, c.TenantID, c.ID).
-			Scan(&v.ContributionsPosted, &v.ContributionsOpen, &v.PostedSantim, &v.PayoutStatus); err != nil {
+			Scan(&v.ContributionsPosted, &v.ContributionsOpen, &v.PostedSantim, &v.PayoutStatus, &v.Defaulted); err != nil {
 			return nil, fmt.Errorf("equb.list_cycles: %w", err)
 		}
 		out = append(out, v)
@@ -577,7 +617,8 @@ func ListCycles(ctx context.Context, tx db.BunTx, groupID string) ([]CycleView, 
 
 func groupEvent(g Group) map[string]any {
 	return map[string]any{"groupId": g.ID, "name": g.Name, "contributionSantim": g.ContributionSantim, "maxMembers": g.MaxMembers,
-		"payoutOrder": g.PayoutOrder, "allowChangesAfterStart": g.AllowChangesAfterStart, "status": g.Status}
+		"payoutOrder": g.PayoutOrder, "allowChangesAfterStart": g.AllowChangesAfterStart, "status": g.Status,
+		"defaultRule": g.DefaultRule, "contributionDueHours": g.ContributionDueHours}
 }
 
 func memberEvent(m Membership) map[string]any {

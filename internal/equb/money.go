@@ -250,26 +250,44 @@ func MarkContributionFailed(ctx context.Context, tx db.BunTx, wfID, code string,
 	return settleContribution(ctx, tx, wfID, MoneyFailed, "", code, now)
 }
 
+// settle is the one settlement step of both sagas: it moves the saga's row (a contribution or a
+// payout, model a pointer to it) PENDING → to with the transfer id or the failure code, and reads
+// it back into model. moved is false when the row already was to (a retried step: nothing to
+// record again). A row that is not PENDING or to is an error; no row is notFound.
+func settle(ctx context.Context, tx db.BunTx, model any, alias, wfID, to, transferID, code string, now time.Time, notFound error) (moved bool, err error) {
+	q := tx.NewSelect().Model(model).Where("?.tenant_id = ?", bun.Ident(alias), tenancy.TenantID(ctx)).Where("?.workflow_id = ?", bun.Ident(alias), wfID)
+	if err := q.For("UPDATE").Scan(ctx); err != nil {
+		return false, notFoundOr(err, notFound)
+	}
+	var status, id string
+	switch r := model.(type) {
+	case *Contribution:
+		status, id = r.Status, r.ID
+	case *Payout:
+		status, id = r.Status, r.ID
+	default:
+		return false, fmt.Errorf("equb.settle: %T is not a money row", model)
+	}
+	if status == to {
+		return false, nil
+	}
+	if status != MoneyPending {
+		return false, fmt.Errorf("equb.settle: %s is %s, not PENDING", id, status)
+	}
+	if _, err := tx.NewUpdate().Model(model).Set("status = ?", to).Set("transfer_id = COALESCE(NULLIF(?, ''), transfer_id)", transferID).
+		Set("failure_code = NULLIF(?, '')", code).Set("updated_at = ?", now).WherePK().Exec(ctx); err != nil {
+		return false, fmt.Errorf("equb.settle: %w", err)
+	}
+	if err := tx.NewSelect().Model(model).WherePK().Scan(ctx); err != nil {
+		return false, fmt.Errorf("equb.settle: %w", err)
+	}
+	return true, nil
+}
+
 func settleContribution(ctx context.Context, tx db.BunTx, wfID, to, transferID, code string, now time.Time) (Contribution, error) {
 	var ct Contribution
-	if err := tx.NewSelect().Model(&ct).Where("ct.tenant_id = ?", tenancy.TenantID(ctx)).Where("ct.workflow_id = ?", wfID).For("UPDATE").Scan(ctx); err != nil {
-		return Contribution{}, notFoundOr(err, RefusalError(CodeCycleNotOpen))
-	}
-	if ct.Status == to {
-		return ct, nil
-	}
-	if ct.Status != MoneyPending {
-		return Contribution{}, fmt.Errorf("equb.settle_contribution: %s is %s, not PENDING", ct.ID, ct.Status)
-	}
-	ct.Status, ct.UpdatedAt = to, now
-	if transferID != "" {
-		ct.TransferID = &transferID
-	}
-	if code != "" {
-		ct.FailureCode = &code
-	}
-	if _, err := tx.NewUpdate().Model(&ct).Column("status", "transfer_id", "failure_code", "updated_at").WherePK().Exec(ctx); err != nil {
-		return Contribution{}, fmt.Errorf("equb.settle_contribution: %w", err)
+	if moved, err := settle(ctx, tx, &ct, "ct", wfID, to, transferID, code, now, RefusalError(CodeCycleNotOpen)); err != nil || !moved {
+		return ct, err
 	}
 	ev := contributionEvent(ct)
 	if to == MoneyFailed {
@@ -292,14 +310,16 @@ func contributionEvent(ct Contribution) map[string]any {
 }
 
 // LoadPayoutPlan reads what the payout of the group's cycle number needs (the API's pre-check and
-// the payout saga's first step): every contribution the cycle waits for is POSTED (none at the
+// the payout saga's first step): the group's default rule allows it at now (DecidePayout: every
+// contribution the cycle waits for is POSTED, or under PAY_COLLECTED the cycle is due; none at the
 // bank), and neither the cycle nor its recipient has a payout that is not FAILED — unless it is
 // this saga's (wfID). The amount is what the pool holds: the cycle's POSTED contributions.
 // Errors: EQUB_GROUP_NOT_FOUND, EQUB_CYCLE_NOT_FOUND, EQUB_CYCLE_NOT_OPEN (already PAID),
-// EQUB_ESCROW_NOT_ACTIVE, EQUB_CONTRIBUTIONS_OUTSTANDING (details.postedCount, membersDue),
-// EQUB_ALREADY_PAID_OUT.
-func LoadPayoutPlan(ctx context.Context, tx db.BunTx, groupID string, number int, wfID string) (MoneyPlan, error) {
-	if _, err := GetGroup(ctx, tx, groupID); err != nil {
+// EQUB_ESCROW_NOT_ACTIVE, EQUB_CONTRIBUTIONS_OUTSTANDING (details.postedCount, pendingCount,
+// membersDue, missingCount, defaultRule, dueAt), EQUB_ALREADY_PAID_OUT.
+func LoadPayoutPlan(ctx context.Context, tx db.BunTx, groupID string, number int, wfID string, now time.Time) (MoneyPlan, error) {
+	g, err := GetGroup(ctx, tx, groupID)
+	if err != nil {
 		return MoneyPlan{}, err
 	}
 	c, err := cycleOfGroup(ctx, tx, groupID, number, false)
@@ -338,32 +358,30 @@ func LoadPayoutPlan(ctx context.Context, tx db.BunTx, groupID string, number int
 	if err != nil {
 		return MoneyPlan{}, err
 	}
-	var posted, open int
-	var pool int64
-	if err := tx.QueryRow(ctx, `SELECT count(*) FILTER (WHERE status = 'POSTED'), count(*) FILTER (WHERE status = 'PENDING'),
-		COALESCE(sum(amount_santim) FILTER (WHERE status = 'POSTED'), 0)::bigint
-		FROM app.equb_contributions WHERE tenant_id = $1 AND cycle_id = $2`, c.TenantID, c.ID).Scan(&posted, &open, &pool); err != nil {
-		return MoneyPlan{}, fmt.Errorf("equb.load_payout_plan: %w", err)
+	money, err := cycleMoney(ctx, tx, c)
+	if err != nil {
+		return MoneyPlan{}, err
 	}
 	p := MoneyPlan{TenantID: c.TenantID, GroupID: groupID, CycleID: c.ID, CycleNumber: c.Number, MembershipID: m.ID, EmployeeID: m.EmployeeID,
-		AmountSantim: pool, Member: acct, Escrow: Account{Partner: b.Partner, AccountNumber: b.PartnerAccountID}, PoolAccount: b.LedgerPoolAccountID,
+		AmountSantim: money.PoolSantim, Member: acct, Escrow: Account{Partner: b.Partner, AccountNumber: b.PartnerAccountID}, PoolAccount: b.LedgerPoolAccountID,
 		Owner: owner}
 	if owner != "" { // this saga's own payout
 		p.AmountSantim = held.AmountSantim
 		return p, nil
 	}
-	if open > 0 || posted < c.MembersDue || pool == 0 {
-		r := RefusalError(CodeContributionsPending)
-		r.Details = map[string]any{"postedCount": posted, "membersDue": c.MembersDue}
-		return p, r
+	if !DecidePayout(g.DefaultRule, c.DueAt, now, c.MembersDue, money).Allowed {
+		return p, outstanding(g, c, money)
 	}
 	return p, nil
 }
 
 // ClaimPayout records the saga's payout PENDING with its pending pool posting and the cycle
-// PAYING (audited PayOutEqub, event equb.payout_initiated.v1); the same saga again is a no-op.
-// Errors: EQUB_ALREADY_PAID_OUT (the database's indexes: one payout per cycle, one per member of
-// the group).
+// PAYING (audited PayOutEqub, event equb.payout_initiated.v1), and the members in default when the
+// group's rule pays what was collected; the same saga again is a no-op. The rule is decided again
+// here under the cycle's lock (the lock a contribution's claim takes too), so a contribution that
+// arrived since the plan was read refuses the claim rather than being left in the escrow. Errors:
+// EQUB_ALREADY_PAID_OUT (the database's indexes: one payout per cycle, one per member of the
+// group), EQUB_CONTRIBUTIONS_OUTSTANDING (the pool is no longer the plan's).
 func ClaimPayout(ctx context.Context, tx db.BunTx, p MoneyPlan, wfID, ledgerTxID string, now time.Time) (Payout, error) {
 	var own Payout
 	err := tx.NewSelect().Model(&own).Where("po.tenant_id = ?", tenancy.TenantID(ctx)).Where("po.workflow_id = ?", wfID).Scan(ctx)
@@ -380,6 +398,18 @@ func ClaimPayout(ctx context.Context, tx db.BunTx, p MoneyPlan, wfID, ledgerTxID
 	if c.Status == CyclePaid {
 		return Payout{}, RefusalError(CodeAlreadyPaidOut)
 	}
+	g, err := GetGroup(ctx, tx, p.GroupID)
+	if err != nil {
+		return Payout{}, err
+	}
+	money, err := cycleMoney(ctx, tx, c)
+	if err != nil {
+		return Payout{}, err
+	}
+	decision := DecidePayout(g.DefaultRule, c.DueAt, now, c.MembersDue, money)
+	if !decision.Allowed || money.PoolSantim != p.AmountSantim {
+		return Payout{}, outstanding(g, c, money)
+	}
 	po := Payout{ID: "eqp_" + identity.NewID(), TenantID: p.TenantID, GroupID: p.GroupID, CycleID: p.CycleID, MembershipID: p.MembershipID,
 		AmountSantim: p.AmountSantim, Status: MoneyPending, WorkflowID: wfID, LedgerTxID: &ledgerTxID, CreatedAt: now, UpdatedAt: now}
 	err = savepoint(ctx, tx, func() error {
@@ -395,6 +425,9 @@ func ClaimPayout(ctx context.Context, tx db.BunTx, p MoneyPlan, wfID, ledgerTxID
 	if _, err := tx.Exec(ctx, `UPDATE app.equb_cycles SET status = 'PAYING' WHERE tenant_id = $1 AND id = $2`, c.TenantID, c.ID); err != nil {
 		return Payout{}, fmt.Errorf("equb.claim_payout: %w", err)
 	}
+	if err := recordDefaults(ctx, tx, c, po, decision.Defaulters, now); err != nil {
+		return Payout{}, err
+	}
 	return po, record(ctx, tx, "PayOutEqub", "EqubPayout", po.ID, "equb.payout_initiated.v1", payoutEvent(po))
 }
 
@@ -406,37 +439,27 @@ func MarkPayoutPaid(ctx context.Context, tx db.BunTx, wfID, transferID string, n
 }
 
 // MarkPayoutFailed moves the saga's payout PENDING → FAILED with the bank's code and its cycle
-// back to OPEN (the posting voided: nothing moved); a new key may pay it again.
+// back to OPEN (the posting voided: nothing moved; the defaults it recorded VOIDED); a new key may
+// pay it again.
 func MarkPayoutFailed(ctx context.Context, tx db.BunTx, wfID, code string, now time.Time) (Payout, error) {
 	return settlePayout(ctx, tx, wfID, MoneyFailed, "", code, now)
 }
 
 func settlePayout(ctx context.Context, tx db.BunTx, wfID, to, transferID, code string, now time.Time) (Payout, error) {
 	var po Payout
-	if err := tx.NewSelect().Model(&po).Where("po.tenant_id = ?", tenancy.TenantID(ctx)).Where("po.workflow_id = ?", wfID).For("UPDATE").Scan(ctx); err != nil {
-		return Payout{}, notFoundOr(err, RefusalError(CodeCycleNotFound))
-	}
-	if po.Status == to {
-		return po, nil
-	}
-	if po.Status != MoneyPending {
-		return Payout{}, fmt.Errorf("equb.settle_payout: %s is %s, not PENDING", po.ID, po.Status)
-	}
-	po.Status, po.UpdatedAt = to, now
-	if transferID != "" {
-		po.TransferID = &transferID
-	}
-	if code != "" {
-		po.FailureCode = &code
-	}
-	if _, err := tx.NewUpdate().Model(&po).Column("status", "transfer_id", "failure_code", "updated_at").WherePK().Exec(ctx); err != nil {
-		return Payout{}, fmt.Errorf("equb.settle_payout: %w", err)
+	if moved, err := settle(ctx, tx, &po, "po", wfID, to, transferID, code, now, RefusalError(CodeCycleNotFound)); err != nil || !moved {
+		return po, err
 	}
 	ev := payoutEvent(po)
 	if to == MoneyFailed {
 		if _, err := tx.Exec(ctx, `UPDATE app.equb_cycles SET status = 'OPEN' WHERE tenant_id = $1 AND id = $2`, po.TenantID, po.CycleID); err != nil {
 			return Payout{}, fmt.Errorf("equb.settle_payout: %w", err)
 		}
+		voided, err := voidDefaults(ctx, tx, po, now)
+		if err != nil {
+			return Payout{}, err
+		}
+		ev["defaultsVoided"] = voided
 		return po, record(ctx, tx, "EqubPayoutFailed", "EqubPayout", po.ID, "equb.payout_failed.v1", ev)
 	}
 	if _, err := tx.Exec(ctx, `UPDATE app.equb_cycles SET status = 'PAID', paid_at = $3 WHERE tenant_id = $1 AND id = $2`, po.TenantID, po.CycleID, now); err != nil {
