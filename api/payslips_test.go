@@ -155,6 +155,11 @@ func TestPayslipRoutes(t *testing.T) {
 		require.Contains(t, text, want)
 	}
 
+	// The business's branding footer ends its payslips.
+	catalogStatus(t, k.owner.call(http.MethodPut, "/api/business/"+k.tenant+"/branding", map[string]any{"primaryColor": "#000000",
+		"accentColor": "#FFFFFF", "payslipFooter": "ጥያቄ? payroll@selam.example"}), http.StatusOK, "")
+	require.Contains(t, extractPDF(t, k.viewer.call(http.MethodGet, base+amharic+".pdf", nil).Body.Bytes()), "ጥያቄ? payroll@selam.example")
+
 	// HTML: the hostile name is text, not markup; no script may run (CSP), bidi controls are gone.
 	rec = k.viewer.call(http.MethodGet, base+hostile+".html", nil)
 	catalogStatus(t, rec, http.StatusOK, "")
@@ -164,6 +169,7 @@ func TestPayslipRoutes(t *testing.T) {
 	require.NotContains(t, page, "<script")
 	require.NotContains(t, page, "\u202E")
 	require.Contains(t, page, "<bdi>&lt;script&gt;alert(1)&lt;/script&gt;exe.pdf</bdi>")
+	require.Contains(t, page, `<footer class="muted"><p><bdi>ጥያቄ? payroll@selam.example</bdi></p></footer>`)
 	rec = k.viewer.call(http.MethodGet, base+hostile+".pdf", nil)
 	catalogStatus(t, rec, http.StatusOK, "")
 	require.Contains(t, extractPDF(t, rec.Body.Bytes()), "<script>alert(1)</script>exe.pdf", "drawn as text, the override removed")

@@ -56,6 +56,7 @@ var page = template.Must(template.New("payslip").Funcs(template.FuncMap{
 <p class="net">Net pay: {{money .NetSantim}}</p>
 {{template "lines" (section "Employer contributions" .EmployerContributions "Total employer contributions" .EmployerContributionsSantim)}}
 {{if .CarriedForward}}{{template "lines" (section "Carried forward to the next period" .CarriedForward "Total carried forward" .CarriedForwardSantim)}}{{end}}
+{{if .Employer.Footer}}<footer class="muted"><p><bdi>{{.Employer.Footer}}</bdi></p></footer>{{end}}
 </body>
 </html>
 {{define "lines"}}<h2>{{.Title}}</h2>

@@ -23,7 +23,13 @@ type Employer struct {
 	ID   string
 	Name string
 	TIN  string // "" when the business profile has none
+	// Footer is the business's payslip footer (its branding), made safe by TextUpTo and cut to
+	// MaxFooter characters; "" for none.
+	Footer string
 }
+
+// MaxFooter bounds a payslip's footer in characters (the branding's own bound).
+const MaxFooter = 500
 
 // Employee is who is paid, as the payslip names them. Their TIN is masked to its last four
 // digits, as every response shows it.
@@ -83,7 +89,7 @@ func Build(r payroll.Run, e payroll.Entry, employer Employer, employee Employee)
 		TaxTableVersion: e.TaxTableVersion, GrossSantim: e.GrossSantim, TaxableSantim: e.TaxableSantim,
 		DeductionsSantim: e.DeductionsSantim, NetSantim: e.NetSantim, EmployerContributionsSantim: e.EmployerContributionsSantim,
 		CarriedForwardSantim: e.CarriedForwardSantim, PaidAt: e.PaidAt,
-		Employer: Employer{ID: employer.ID, Name: Text(employer.Name), TIN: Text(employer.TIN)},
+		Employer: Employer{ID: employer.ID, Name: Text(employer.Name), TIN: Text(employer.TIN), Footer: TextUpTo(employer.Footer, MaxFooter)},
 		Employee: Employee{ID: employee.ID, Name: Text(employee.Name), Position: Text(employee.Position),
 			Department: Text(employee.Department), MaskedTIN: Text(employee.MaskedTIN)},
 		Earnings: []Line{}, Deductions: []Line{}, EmployerContributions: []Line{}, CarriedForward: []Line{}}
@@ -130,7 +136,10 @@ func label(kind string) string {
 // the Unicode bidi controls (LRM, RLM, ALM, LRE, RLE, PDF, LRO, RLO, LRI, RLI, FSI, PDI) and other
 // invisible format characters removed (a name cannot reorder or hide the text around it), space
 // runs collapsed, cut to MaxText characters (with "…").
-func Text(s string) string {
+func Text(s string) string { return TextUpTo(s, MaxText) }
+
+// TextUpTo is Text cut to max characters instead of MaxText.
+func TextUpTo(s string, max int) string {
 	if !utf8.ValidString(s) {
 		s = strings.ToValidUTF8(s, "\uFFFD")
 	}
@@ -149,8 +158,8 @@ func Text(s string) string {
 			out = append(out, r)
 		}
 	}
-	if len(out) > MaxText {
-		return strings.TrimRight(string(out[:MaxText]), " ") + "…"
+	if len(out) > max {
+		return strings.TrimRight(string(out[:max]), " ") + "…"
 	}
 	return string(out)
 }

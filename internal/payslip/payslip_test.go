@@ -169,3 +169,33 @@ func TestPDFsDrawnConcurrently(t *testing.T) {
 		require.Contains(t, text, "8,770.00 ETB")
 	}
 }
+
+// The business's footer (its branding) ends both documents: made safe like every other text
+// (markup escaped, bidi controls removed), cut to MaxFooter characters, wrapped over lines in
+// the PDF; no footer, no footer element.
+func TestFooterEndsBothDocuments(t *testing.T) {
+	t.Parallel()
+	r := payroll.Run{ID: "prun_1", Period: "2026-11", Status: payroll.RunApproved}
+	e := payroll.Entry{ID: "pent_1", EmployeeID: "emp_1", Status: payroll.EntryPaid, DaysInPeriod: 30, DaysEmployed: 30, NetSantim: 100}
+	footer := "አመሰግናለሁ <b>thank you</b>\u202E for your work. " + strings.Repeat("Questions: payroll@selam.example ", 20)
+	p := Build(r, e, Employer{ID: "org_1", Name: "Selam Trading PLC", Footer: footer}, Employee{ID: "emp_1", Name: "Abebe"})
+	require.LessOrEqual(t, len([]rune(p.Employer.Footer)), MaxFooter+1)
+	require.True(t, strings.HasSuffix(p.Employer.Footer, "…"))
+
+	var html bytes.Buffer
+	require.NoError(t, WriteHTML(&html, p))
+	out := html.String()
+	require.Contains(t, out, `<footer class="muted"><p><bdi>አመሰግናለሁ &lt;b&gt;thank you&lt;/b&gt; for your work. Questions`)
+	require.NotContains(t, out, "\u202E")
+
+	var pdfOut bytes.Buffer
+	require.NoError(t, writePDF(&pdfOut, p, nil))
+	text := pdfText(t, pdfOut.Bytes())
+	squeeze := func(s string) string { return strings.Join(strings.Fields(s), "") }
+	require.Contains(t, squeeze(text), squeeze(p.Employer.Footer), "the whole footer drawn, wrapped over lines, not cut to one")
+
+	p.Employer.Footer = ""
+	html.Reset()
+	require.NoError(t, WriteHTML(&html, p))
+	require.NotContains(t, html.String(), "<footer")
+}

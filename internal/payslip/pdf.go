@@ -109,6 +109,10 @@ func writePDF(w io.Writer, p Payslip, missing func(rune)) error {
 	if len(p.CarriedForward) > 0 {
 		d.section("Carried forward to the next period", p.CarriedForward, "Total carried forward", p.CarriedForwardSantim, false)
 	}
+	if p.Employer.Footer != "" {
+		d.y += 8
+		d.paragraph(8, p.Employer.Footer)
+	}
 	if d.err != nil {
 		return fmt.Errorf("payslip: pdf: %w", d.err)
 	}
@@ -134,6 +138,24 @@ func (d *pdfDoc) textAt(x, size float64, s string) {
 	d.room(size + 6)
 	d.cell(x, size, d.fit(s, size, pageW-margin-x), gopdf.Left, pageW-margin-x)
 	d.y += size + 6
+}
+
+// paragraph draws s at size wrapped to the page's width, a line at a time.
+func (d *pdfDoc) paragraph(size float64, s string) {
+	if d.err != nil {
+		return
+	}
+	if d.err = d.pdf.SetFont(fontFamily, "", size); d.err != nil {
+		return
+	}
+	lines, err := d.pdf.SplitTextWithWordWrap(s, pageW-2*margin)
+	if err != nil {
+		d.err = err
+		return
+	}
+	for _, l := range lines {
+		d.text(size, l)
+	}
 }
 
 // cell draws s in a box from x of width w at the cursor's line.

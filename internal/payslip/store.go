@@ -152,8 +152,9 @@ func build(ctx context.Context, tx db.BunTx, r payroll.Run, es []payroll.Entry) 
 		LegalName *string `bun:"legal_name" db:"legal_name"`
 		TradeName *string `bun:"trade_name" db:"trade_name"`
 		TIN       *string `bun:"tin" db:"tin"`
-	}](ctx, tx, `SELECT o.name, b.legal_name, b.trade_name, b.tin FROM app.organizations o
-		LEFT JOIN app.businesses b ON b.id = o.id WHERE o.id = ?`, tenant)
+		Footer    *string `bun:"payslip_footer" db:"payslip_footer"`
+	}](ctx, tx, `SELECT o.name, b.legal_name, b.trade_name, b.tin, br.payslip_footer FROM app.organizations o
+		LEFT JOIN app.businesses b ON b.id = o.id LEFT JOIN app.business_branding br ON br.tenant_id = o.id WHERE o.id = ?`, tenant)
 	if err != nil {
 		return nil, fmt.Errorf("payslip: employer: %w", err)
 	}
@@ -169,6 +170,9 @@ func build(ctx context.Context, tx db.BunTx, r payroll.Run, es []payroll.Entry) 
 		}
 		if o.TIN != nil {
 			employer.TIN = *o.TIN
+		}
+		if o.Footer != nil {
+			employer.Footer = *o.Footer // made safe by Build
 		}
 	}
 	ids := make([]string, len(es))
