@@ -212,23 +212,34 @@ func (w *fanoutWorld) gatheredApplied(t *testing.T, fanoutID string) int {
 	return applied
 }
 
-// A payroll-sized fan-out in small: 300 items in 3 batches through the real stack (the gateway
+// fanoutSize is the fan-out the stack tests run: in `make test` 90 items in 3 batches of 30,
+// every kind of trouble twice (items go round-robin over 45 accounts, the five troubled ones
+// last); under `make soak` (WAGERAIL_SOAK=1) the payroll-sized 300 in 3 batches of 100.
+func fanoutSize() (items, batch int) {
+	if soak() {
+		return 300, 100
+	}
+	return 90, 30
+}
+
+// A payroll-sized fan-out in small (fanoutSize: 3 batches) through the real stack (the gateway
 // over gRPC, the bank sandbox over HTTP calling back the API's callback route, the embedded
 // Temporal server, the ledger), with items refused on acceptance (unknown, closed and blocked
 // payees), failing at settlement, and called back twice. Every item ends SETTLED or FAILED with
 // the bank's reason, the callbacks reach the batches gathered, and the books balance.
 func TestFanoutPaysThroughTheSandbox(t *testing.T) {
+	n, batch := fanoutSize()
 	s := newEwaStack(t, ewaStackOpts{settleDelay: 200 * time.Millisecond, noWorker: true})
-	w := newFanoutWorld(t, s, 300)
+	w := newFanoutWorld(t, s, n)
 	w.worker(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	id := testkit.Unique("fanout")
-	run, err := s.tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: s.queue}, workflows.FanoutWorkflowName, w.input(100, 2))
+	run, err := s.tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: s.queue}, workflows.FanoutWorkflowName, w.input(batch, 2))
 	require.NoError(t, err)
 	var res workflows.FanoutResult
 	require.NoError(t, run.Get(ctx, &res))
-	w.books(t, id, res, 100)
+	w.books(t, id, res, batch)
 	require.Positive(t, w.gatheredApplied(t, id), "callbacks reached the running batches")
 
 	// Per item, after the fact: the fan-out says where it is, its batch what became of it.
@@ -241,15 +252,16 @@ func TestFanoutPaysThroughTheSandbox(t *testing.T) {
 
 // The worker is killed while a batch is with the partner (and the next is being sent), and a new
 // one takes over: no item is paid twice, none is lost, each is recorded with its outcome; while
-// it runs, an item's status is answered by the queries.
+// it runs, an item's status is answered by the queries. (fanoutSize: 3 batches.)
 func TestFanoutSurvivesAWorkerKilledMidBatch(t *testing.T) {
+	n, batch := fanoutSize()
 	s := newEwaStack(t, ewaStackOpts{settleDelay: 1500 * time.Millisecond, noWorker: true})
-	w := newFanoutWorld(t, s, 300)
+	w := newFanoutWorld(t, s, n)
 	first := w.worker(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	id := testkit.Unique("fanout")
-	run, err := s.tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: s.queue}, workflows.FanoutWorkflowName, w.input(100, 1))
+	run, err := s.tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: s.queue}, workflows.FanoutWorkflowName, w.input(batch, 1))
 	require.NoError(t, err)
 
 	// Kill the worker once the first batch is with the partner, its items not yet settled.
@@ -286,6 +298,6 @@ func TestFanoutSurvivesAWorkerKilledMidBatch(t *testing.T) {
 		}
 		t.Fatalf("the fan-out did not finish after the worker was replaced: %v", err)
 	}
-	w.books(t, id, res, 100)
+	w.books(t, id, res, batch)
 	w.gatheredApplied(t, id)
 }
