@@ -56,7 +56,7 @@ func (e completeEntry) figures() (statutory, protected, deductions, net int64) {
 }
 
 // secondEmployee adds Hana Girma to the stack's business and answers her id.
-func (s *loanStack) secondEmployee(t *testing.T) string {
+func (s *loanStack) secondEmployee(t testing.TB) string {
 	t.Helper()
 	rec := s.owner.call(http.MethodPost, "/api/employees", map[string]any{
 		"firstName": "Hana", "lastName": "Girma", "email": "hana@kyc.test", "phone": "+251911234568",
@@ -73,7 +73,7 @@ func (s *loanStack) secondEmployee(t *testing.T) string {
 // fixtureDisbursedRun is a TEST FIXTURE for what the disbursement saga (being built alongside)
 // leaves: a run of period 2026-11, DISBURSED, with these entries PAID or FAILED. Written as the
 // platform role, every figure consistent with the tables' checks.
-func fixtureDisbursedRun(t *testing.T, s *loanStack, entries []completeEntry) string {
+func fixtureDisbursedRun(t testing.TB, s *loanStack, entries []completeEntry) string {
 	t.Helper()
 	runID := "prun_" + testkit.Unique("t")
 	var gross, deductions, net int64

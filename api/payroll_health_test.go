@@ -48,6 +48,8 @@ func TestPayrollHealth(t *testing.T) {
 	require.NoError(t, workflows.SyncPayrollAutoLockSchedule(ctx, tc, "health-queue", policy))
 	handle := tc.ScheduleClient().GetHandle(ctx, workflows.PayrollAutoLockScheduleID(policy.TenantID))
 	t.Cleanup(func() { _ = handle.Delete(context.Background()) })
+	// The court-order-auto-submit schedule, as the worker ensures it at start.
+	require.NoError(t, workflows.EnsureCourtOrderAutoSubmitSchedule(ctx, tc, "health-queue"))
 
 	assertState := func(wantCode int, want string) {
 		t.Helper()
@@ -58,7 +60,9 @@ func TestPayrollHealth(t *testing.T) {
 			if assert.Len(c, h.Crons, 3) {
 				assert.Equal(c, workflows.CronPayrollAutoLock, h.Crons[0].Name)
 				assert.Equal(c, want, h.Crons[0].State)
-				assert.Equal(c, workflows.CronNotBuilt, h.Crons[1].State)
+				assert.Equal(c, workflows.CronCourtOrderAutoSubmit, h.Crons[1].Name)
+				assert.Equal(c, workflows.CronScheduled, h.Crons[1].State)
+				assert.NotNil(c, h.Crons[1].NextRunAt)
 				assert.Equal(c, workflows.CronNotBuilt, h.Crons[2].State)
 			}
 		}, 20*time.Second, 200*time.Millisecond)

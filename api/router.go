@@ -320,7 +320,7 @@ func (s *Server) routes() []Route {
 		s.payrollMandateRoutes(),
 		s.payrollProjectionRoutes(),
 		s.payrollRunRoutes(), s.payrollDisburseRoutes(),
-		s.payrollReportRoutes(),
+		s.payrollReportRoutes(), s.payrollCourtOrderRoutes(),
 		s.equbRoutes(), s.equbMoneyRoutes(),
 		s.payslipRoutes(),
 		s.disputeRoutes(),

@@ -22,8 +22,8 @@ const (
 	CronIdle      = "IDLE"      // the job is built, but no tenant's policy asks for a schedule
 	CronPaused    = "PAUSED"    // every schedule is paused
 	CronOverdue   = "OVERDUE"   // a schedule's next firing is past by more than CronOverdueAfter
-	// CronNotBuilt is a job the spec names that this release does not have yet (court-order
-	// auto-submit and the deductions poller): reported as such, never as healthy or scheduled.
+	// CronNotBuilt is a job the spec names that this release does not have yet (the deductions
+	// poller): reported as such, never as healthy or scheduled.
 	CronNotBuilt = "NOT_BUILT"
 )
 
@@ -44,10 +44,11 @@ type CronStatus struct {
 // maxCronSchedules bounds the schedules one health read walks.
 const maxCronSchedules = 100_000
 
-// PayrollCrons reads the payroll jobs' schedules from Temporal at now.
+// PayrollCrons reads the payroll jobs' schedules from Temporal at now: the tenants' auto-lock
+// schedules (PayrollAutoLockSchedulePrefix) and the one court-order-auto-submit schedule.
 func PayrollCrons(ctx context.Context, c client.Client, now time.Time) ([]CronStatus, error) {
-	lock := CronStatus{Name: CronPayrollAutoLock, State: CronIdle}
-	paused := 0
+	lock := cronOf{CronStatus: CronStatus{Name: CronPayrollAutoLock, State: CronIdle}}
+	court := cronOf{CronStatus: CronStatus{Name: CronCourtOrderAutoSubmit, State: CronIdle}}
 	it, err := c.ScheduleClient().List(ctx, client.ScheduleListOptions{PageSize: 1000})
 	if err != nil {
 		return nil, fmt.Errorf("workflows.payroll_crons: %w", err)
@@ -57,36 +58,51 @@ func PayrollCrons(ctx context.Context, c client.Client, now time.Time) ([]CronSt
 		if err != nil {
 			return nil, fmt.Errorf("workflows.payroll_crons: %w", err)
 		}
-		if !strings.HasPrefix(s.ID, PayrollAutoLockSchedulePrefix) {
-			continue
-		}
-		lock.Schedules++
-		if s.Paused {
-			paused++
-			continue
-		}
-		for _, a := range s.RecentActions {
-			if t := a.ActualTime; lock.LastRunAt == nil || t.After(*lock.LastRunAt) {
-				lock.LastRunAt = &t
-			}
-		}
-		if len(s.NextActionTimes) > 0 {
-			if t := s.NextActionTimes[0]; lock.NextRunAt == nil || t.Before(*lock.NextRunAt) {
-				lock.NextRunAt = &t
-			}
+		switch {
+		case strings.HasPrefix(s.ID, PayrollAutoLockSchedulePrefix):
+			lock.add(s)
+		case s.ID == CourtOrderAutoSubmitScheduleID:
+			court.add(s)
 		}
 	}
-	switch {
-	case lock.Schedules == 0:
-	case paused == lock.Schedules:
-		lock.State = CronPaused
-	case lock.NextRunAt != nil && now.Sub(*lock.NextRunAt) > CronOverdueAfter:
-		lock.State = CronOverdue
-	default:
-		lock.State = CronScheduled
-	}
-	return []CronStatus{lock,
-		{Name: CronCourtOrderAutoSubmit, State: CronNotBuilt},
+	return []CronStatus{lock.status(now), court.status(now),
 		{Name: CronPayrollDeductionsPoller, State: CronNotBuilt},
 	}, nil
+}
+
+// cronOf gathers one job's schedules.
+type cronOf struct {
+	CronStatus
+	paused int
+}
+
+func (j *cronOf) add(s *client.ScheduleListEntry) {
+	j.Schedules++
+	if s.Paused {
+		j.paused++
+		return
+	}
+	for _, a := range s.RecentActions {
+		if t := a.ActualTime; j.LastRunAt == nil || t.After(*j.LastRunAt) {
+			j.LastRunAt = &t
+		}
+	}
+	if len(s.NextActionTimes) > 0 {
+		if t := s.NextActionTimes[0]; j.NextRunAt == nil || t.Before(*j.NextRunAt) {
+			j.NextRunAt = &t
+		}
+	}
+}
+
+func (j *cronOf) status(now time.Time) CronStatus {
+	switch {
+	case j.Schedules == 0:
+	case j.paused == j.Schedules:
+		j.State = CronPaused
+	case j.NextRunAt != nil && now.Sub(*j.NextRunAt) > CronOverdueAfter:
+		j.State = CronOverdue
+	default:
+		j.State = CronScheduled
+	}
+	return j.CronStatus
 }

@@ -47,6 +47,9 @@ type Deps struct {
 	// PayrollDisburse serves the payroll disbursement saga's and the entry retries' record
 	// steps (their transfers are Bulk's, through the fan-out).
 	PayrollDisburse *activities.PayrollDisburse
+	// PayrollCourtOrders serves the court-order remittance saga's record steps and the
+	// court-order-auto-submit firing's look-up (its transfers are Money's).
+	PayrollCourtOrders *activities.PayrollCourtOrders
 	// Disputes serves the dispute workflow's record steps and its reversal.
 	Disputes *activities.Disputes
 	// Equb serves the equb sagas' record steps (their postings and transfers are Money's).
@@ -117,6 +120,8 @@ func registerWorkflows(w worker.WorkflowRegistry) {
 	w.RegisterWorkflowWithOptions(PayrollCompleteBatch, workflow.RegisterOptions{Name: PayrollCompleteBatchWorkflowName})
 	w.RegisterWorkflowWithOptions(PayrollDisburse, workflow.RegisterOptions{Name: PayrollDisburseWorkflowName})
 	w.RegisterWorkflowWithOptions(PayrollEntryRetry, workflow.RegisterOptions{Name: PayrollEntryRetryWorkflowName})
+	w.RegisterWorkflowWithOptions(PayrollCourtOrderRemit, workflow.RegisterOptions{Name: PayrollCourtRemitWorkflowName})
+	w.RegisterWorkflowWithOptions(PayrollCourtOrderAutoSubmit, workflow.RegisterOptions{Name: PayrollCourtOrderAutoSubmitWorkflowName})
 	w.RegisterWorkflowWithOptions(Dispute, workflow.RegisterOptions{Name: DisputeWorkflowName})
 	w.RegisterWorkflowWithOptions(EqubContribute, workflow.RegisterOptions{Name: EqubContributeWorkflowName})
 	w.RegisterWorkflowWithOptions(EqubPayout, workflow.RegisterOptions{Name: EqubPayoutWorkflowName})

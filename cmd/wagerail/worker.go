@@ -166,8 +166,10 @@ func (d workerDeps) activities() workflows.Deps {
 		PayrollAutoLock: &activities.PayrollAutoLock{DB: bunOf(d.DB)},
 		PayrollComplete: &activities.PayrollComplete{DB: bunOf(d.DB)},
 		PayrollDisburse: &activities.PayrollDisburse{DB: bunOf(d.DB)},
-		Disputes:        &activities.Disputes{DB: d.DB, Ledger: d.Ledger},
-		Equb:            &activities.Equb{DB: bunOf(d.DB)},
+		// The court-order remittance's steps; Platform finds the auto-submit's due runs.
+		PayrollCourtOrders: &activities.PayrollCourtOrders{DB: bunOf(d.DB), Platform: bunOf(d.Platform)},
+		Disputes:           &activities.Disputes{DB: d.DB, Ledger: d.Ledger},
+		Equb:               &activities.Equb{DB: bunOf(d.DB)},
 	}
 }
 
@@ -298,6 +300,8 @@ func runWorker(ctx context.Context, log *slog.Logger, cfg workerConfig, ready fu
 			return ensureReconcileSchedule(ctx, tc, cfg.TaskQueue, reconcile.NewStore(pool))
 		}}, scheduleJob{workflows.PayrollAutoLockSchedulePrefix + "*", func(ctx context.Context) error {
 			return workflows.SyncAllPayrollAutoLockSchedules(ctx, tc, cfg.TaskQueue, bunOf(platform))
+		}}, scheduleJob{workflows.CourtOrderAutoSubmitScheduleID, func(ctx context.Context) error {
+			return workflows.EnsureCourtOrderAutoSubmitSchedule(ctx, tc, cfg.TaskQueue)
 		}})
 	}
 	sctx, stopSchedules := context.WithCancel(ctx)

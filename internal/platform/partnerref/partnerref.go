@@ -47,6 +47,10 @@ const (
 	// BnplSettle is a BNPL purchase's settlement from the business's funding account to the
 	// merchant's settlement account (workflows.BnplActivate; one leg).
 	BnplSettle Kind = "bnpl-settle"
+	// CourtOrderRemit is a payroll run's court-order withholding for one payee account, from the
+	// business's payroll account to the court's (workflows.PayrollCourtOrderRemit; one leg per
+	// payee, numbered in the claim's order).
+	CourtOrderRemit Kind = "court-order-remit"
 )
 
 // LedgerMetadataKey is the ledger transaction metadata key under which a posting that moves a

@@ -1,0 +1,1 @@
+DROP TABLE app.payroll_court_order_remittances;
