@@ -145,12 +145,13 @@ func (s *courtStack) rows(t *testing.T) map[string]courtRow {
 	return out
 }
 
-// waitFinal waits until no remittance of the run is REMITTING.
+// waitFinal waits until both payees have a remittance and none is REMITTING.
 func (s *courtStack) waitFinal(t *testing.T) map[string]courtRow {
 	t.Helper()
 	require.Eventually(t, func() bool {
-		return s.count(t, `SELECT count(*) FROM app.payroll_court_order_remittances WHERE run_id = $1 AND status = 'REMITTING'`, s.runID) == 0
-	}, 60*time.Second, 50*time.Millisecond, "a remittance stayed REMITTING")
+		return s.count(t, `SELECT count(*) FILTER (WHERE status <> 'REMITTING') - count(*) FILTER (WHERE status = 'REMITTING')
+			FROM app.payroll_court_order_remittances WHERE run_id = $1`, s.runID) == 2
+	}, 60*time.Second, 50*time.Millisecond, "the remittances never became final")
 	return s.rows(t)
 }
 
