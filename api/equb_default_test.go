@@ -59,10 +59,14 @@ func TestEqubDefaultRulePaysWhatWasCollected(t *testing.T) {
 	c := s.openCycle(t, g)
 	require.True(t, c.OpenedAt.Add(24*time.Hour).Equal(c.DueAt), "due %s, opened %s", c.DueAt, c.OpenedAt)
 	recipient := s.members[0] // FIXED: join order
-	for _, m := range s.members[:2] {
+	for i, m := range s.members[:2] {
 		rec := s.contribute(m, g.ID, testkit.Unique("c"))
 		require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
-		s.waitContribution(t, m, decode[equbContributeJSON](t, rec).WorkflowID, "POSTED")
+		wfID := decode[equbContributeJSON](t, rec).WorkflowID
+		s.waitContribution(t, m, wfID, "POSTED")
+		if i == 0 { // the saga's history, for the replay test of package workflows
+			recordAPIHistory(t, &loanStack{ewaStack: s.ewaStack}, wfID, "equb_contribute_history.json")
+		}
 	}
 
 	// Not due yet: refused with the rule's details; nothing recorded.
@@ -91,6 +95,8 @@ func TestEqubDefaultRulePaysWhatWasCollected(t *testing.T) {
 	require.Eventually(t, func() bool {
 		return s.count(t, `SELECT count(*) FROM app.equb_payouts WHERE tenant_id = $1 AND status = 'FAILED'`, s.tenant) == 1
 	}, 60*time.Second, 50*time.Millisecond)
+	s.waitClosed(t, decode[equbContributeJSON](t, rec).WorkflowID)
+	recordAPIHistory(t, &loanStack{ewaStack: s.ewaStack}, decode[equbContributeJSON](t, rec).WorkflowID, "equb_payout_failed_history.json")
 	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.equb_defaults WHERE tenant_id = $1 AND status = 'VOIDED'`, s.tenant))
 	require.Zero(t, s.count(t, `SELECT count(*) FROM app.equb_defaults WHERE tenant_id = $1 AND status = 'OWED'`, s.tenant))
 	require.Equal(t, 2*amount, s.sandboxBalance(t, s.escrow), "the rejected payout moved nothing")
@@ -102,6 +108,8 @@ func TestEqubDefaultRulePaysWhatWasCollected(t *testing.T) {
 	rec = s.payout(g.ID, 1, key)
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
 	paid := s.waitCycle(t, g.ID, 1, "PAID")
+	s.waitClosed(t, decode[equbContributeJSON](t, rec).WorkflowID)
+	recordAPIHistory(t, &loanStack{ewaStack: s.ewaStack}, decode[equbContributeJSON](t, rec).WorkflowID, "equb_payout_history.json")
 	require.Equal(t, 1, paid.DefaultedCount)
 	require.Equal(t, before+2*amount, s.sandboxBalance(t, recipient.account), "the pot is the two contributions collected")
 	require.Equal(t, 2*amount, s.paidPayoutAmount(t))
@@ -119,6 +127,15 @@ func TestEqubDefaultRulePaysWhatWasCollected(t *testing.T) {
 	// The cycle is paid: the late contribution has no open cycle to go to.
 	requireStatus(t, s.contribute(third, g.ID, testkit.Unique("late")), http.StatusConflict, "EQUB_CYCLE_NOT_OPEN")
 	requireStatus(t, s.payout(g.ID, 1, testkit.Unique("again")), http.StatusConflict, "EQUB_ALREADY_PAID_OUT")
+}
+
+// waitClosed waits until the workflow's run has closed (its history is complete).
+func (s *equbStack) waitClosed(t *testing.T, wfID string) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		d, err := s.tc.DescribeWorkflowExecution(context.Background(), wfID, "")
+		return err == nil && d.GetWorkflowExecutionInfo().GetCloseTime() != nil
+	}, 60*time.Second, 50*time.Millisecond, "workflow %s never closed", wfID)
 }
 
 // paidPayoutAmount is the amount of the tenant's one PAID payout.
