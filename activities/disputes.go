@@ -20,6 +20,7 @@ import (
 const (
 	DisputeRecordActivity  = "dispute.Record"
 	DisputeReverseActivity = "dispute.Reverse"
+	DisputeAdjustActivity  = "dispute.Adjust"
 )
 
 // DisputeRecord records one move of a dispute (disputes.Apply: the row, its event, audit row and
@@ -29,6 +30,10 @@ var DisputeRecord = Activity[DisputeMoveInput, disputes.Dispute]{DisputeRecordAc
 // DisputeReverse reverses the disputed ledger transaction (Ledger.Reverse, keyed by the
 // workflow so a retry returns the same reversal) and answers the reversal's id.
 var DisputeReverse = Activity[DisputeReverseInput, string]{DisputeReverseActivity}
+
+// DisputeAdjust posts a dispute's approved adjustment (Ledger.PostAdjustment with the signature
+// the API made) and answers the adjustment's transaction id.
+var DisputeAdjust = Activity[DisputeAdjustInput, string]{DisputeAdjustActivity}
 
 // DisputeSaga is the actor of the dispute workflow's audit rows: tenancy.System(DisputeSaga).
 const DisputeSaga = "dispute"
@@ -55,10 +60,48 @@ type DisputeReverseInput struct {
 	Reason        string
 }
 
+// DisputeAdjustmentSource is the ledger adjustment's source of a dispute outcome (the spec's
+// adjustment_source).
+const DisputeAdjustmentSource = "BANK_DISPUTE_OUTCOME"
+
+// DisputeAdjustment is an adjustment exactly as approved and signed: Dr DebitAccount / Cr
+// CreditAccount AmountSantim, under IdempotencyKey, with the approval Signature the API made with
+// the adjustment key over PB() (ledger.SignAdjustmentRequest). The workflow passes it on as is:
+// what the ledger verifies is what the platform admin approved.
+type DisputeAdjustment struct {
+	TenantID       string
+	IdempotencyKey string
+	Reason         string // <disputeId>:<decisionReason>
+	ApprovedBy     string // the platform admin
+	RequestedBy    string // the operator deciding
+	DebitAccount   string
+	CreditAccount  string
+	AmountSantim   int64
+	Signature      []byte
+}
+
+// PB is the ledger request, with the signature when there is one.
+func (a DisputeAdjustment) PB() *ledgerv1.PostAdjustmentRequest {
+	return &ledgerv1.PostAdjustmentRequest{TenantId: a.TenantID, IdempotencyKey: a.IdempotencyKey, ApprovalSignature: a.Signature,
+		Adjustment: &ledgerv1.Adjustment{Source: DisputeAdjustmentSource, Reason: a.Reason, ApprovedBy: a.ApprovedBy, RequestedBy: a.RequestedBy},
+		Entries: []*ledgerv1.EntryInput{
+			{AccountName: a.DebitAccount, Direction: ledgerv1.Direction_DIRECTION_DEBIT, AmountSantim: a.AmountSantim},
+			{AccountName: a.CreditAccount, Direction: ledgerv1.Direction_DIRECTION_CREDIT, AmountSantim: a.AmountSantim},
+		}}
+}
+
+// DisputeAdjustInput is the adjustment of a dispute.
+type DisputeAdjustInput struct {
+	Run
+	DisputeID  string
+	Adjustment DisputeAdjustment
+}
+
 // Register registers the steps.
 func (a *Disputes) Register(r worker.ActivityRegistry) {
 	DisputeRecord.Register(r, a.Record)
 	DisputeReverse.Register(r, a.Reverse)
+	DisputeAdjust.Register(r, a.Adjust)
 }
 
 // Record applies in.Move. The store's refusals are non-retryable, typed by their code.
@@ -89,6 +132,33 @@ func (a *Disputes) Reverse(ctx context.Context, in DisputeReverseInput) (string,
 		return "", temporalError(err)
 	}
 	return resp.GetReversal().GetId(), nil
+}
+
+// Adjust posts the adjustment as signed. The accounts are made sure of first (misc-loss may not
+// exist in a tenant yet); the ledger answers a retry with the same key with the same transaction,
+// and refuses a signature that does not verify (non-retryable).
+func (a *Disputes) Adjust(ctx context.Context, in DisputeAdjustInput) (string, error) {
+	if a.Ledger == nil {
+		return "", misconfigured("dispute: no ledger client configured")
+	}
+	adj := in.Adjustment
+	if err := errors.Join(in.Run.check(), field.Identifier("disputeId", in.DisputeID, 0)); err != nil {
+		return "", temporalError(err)
+	}
+	if adj.TenantID != in.TenantID || adj.AmountSantim <= 0 || len(adj.Signature) == 0 {
+		return "", nonRetryable("dispute: the adjustment is not this dispute's or is unsigned", ErrTypeInvalidArgument)
+	}
+	for _, name := range []string{adj.DebitAccount, adj.CreditAccount} {
+		if _, err := a.Ledger.EnsureAccount(ctx, &ledgerv1.EnsureAccountRequest{TenantId: in.TenantID, Name: name}); err != nil {
+			return "", temporalError(err)
+		}
+	}
+	resp, err := a.Ledger.PostAdjustment(ctx, adj.PB())
+	if err != nil {
+		in.Run.logger(ctx, "dispute_id", in.DisputeID).Warn("dispute adjustment failed", "error", err)
+		return "", temporalError(err)
+	}
+	return resp.GetTransaction().GetId(), nil
 }
 
 // disputeError maps internal/disputes' refusals to non-retryable errors typed by their code.

@@ -28,13 +28,13 @@ import (
 // the lifecycle are internal/disputes.
 
 func (s *Server) disputeRoutes() []Route {
-	return []Route{
+	return append([]Route{
 		{Method: http.MethodGet, Path: "/api/me/ledger-transactions", Auth: Session, Summary: "The caller's own ledger transactions (their employee receivable), to dispute one", Handler: s.myLedgerTransactions},
 		{Method: http.MethodPost, Path: "/api/me/disputes", Auth: Session, Summary: "Dispute a ledger transaction on the caller's own receivable", Handler: s.openMyDispute},
 		{Method: http.MethodGet, Path: "/api/me/disputes", Auth: Session, Summary: "The disputes the caller raised (newest first, paged)", Handler: s.myDisputes},
 		{Method: http.MethodGet, Path: "/api/disputes", Auth: Org, Role: orgs.Admin, Summary: "The organization's disputes (newest first, filtered, paged)", Handler: s.listDisputes},
 		{Method: http.MethodGet, Path: "/api/disputes/:id", Auth: Org, Role: orgs.Admin, Summary: "A dispute and its event log", Handler: s.getDispute},
-	}
+	}, s.disputeWorkRoutes()...)
 }
 
 // disputeCalendar is the business-day calendar SLA deadlines are counted on.

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -194,11 +195,14 @@ func TestDisputeHostileInput(t *testing.T) {
 	require.Zero(t, w.tenantCount(w.tenant, `SELECT count(*) FROM app.disputes`))
 }
 
-// FuzzDisputeRoutes: whatever reaches the dispute routes (any path parameter, query and body, from
-// an employee, an owner or nobody) answers 4xx or success, never 5xx.
+// FuzzDisputeRoutes: whatever reaches the dispute routes — the reads, opening, evidence,
+// decisions, adjustment approvals and reopen (any path parameter, query and body, from an
+// employee, an owner, an operator, a platform admin or nobody, against the real workflow, ledger
+// and Temporal) — answers 4xx or success, never 5xx.
 func FuzzDisputeRoutes(f *testing.F) {
-	w := newDisputeWorld(f)
+	w := newDisputeStack(f)
 	tx := w.post(f, w.tenant, w.emp, 1_000)
+	open := decode[disputeJSON](f, w.open(f, w.me, w.post(f, w.tenant, w.emp, 2_000)))
 	routes := w.srv.disputeRoutes()
 	f.Add(uint8(0), uint8(0), "", "limit=1&cursor=zz", "")
 	f.Add(uint8(1), uint8(0), "", "", `{"ledgerTransactionId":"`+tx+`","reason":"not mine"}`)
@@ -207,6 +211,17 @@ func FuzzDisputeRoutes(f *testing.F) {
 	f.Add(uint8(2), uint8(0), "", "status=OPENED&breached=true&cursor=dsp_x", "")
 	f.Add(uint8(3), uint8(1), "", "ledgerTransactionId=%ff", "")
 	f.Add(uint8(4), uint8(1), "dsp_%00", "", "")
+	// The work routes (evidence, decisions, approvals, reopen) as the owner, the operator and the
+	// platform admin.
+	f.Add(uint8(5), uint8(1), open.ID, "", `{"uploadKeys":["upl_01890000-0000-7000-8000-000000000000"],"note":"x"}`)
+	f.Add(uint8(5), uint8(1), open.ID, "", `{"uploadKeys":[]}`)
+	f.Add(uint8(6), uint8(3), open.ID, "", `{"decision":"ADJUSTMENT","reason":"x","approval":{"approvedBy":"u","expiresAt":"2027-01-01T00:00:00Z","signature":"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"}}`)
+	f.Add(uint8(6), uint8(3), open.ID, "", `{"decision":"CHARGEBACK","reason":"x","partnerChargebackRef":"CB\u0000"}`)
+	f.Add(uint8(6), uint8(4), "dsp_nope", "", `{"decision":"NO_ACTION","reason":"x"}`)
+	f.Add(uint8(7), uint8(4), open.ID, "", `{"decisionReason":"\u202e"}`)
+	f.Add(uint8(8), uint8(4), open.ID, "", `{"reason":"new evidence"}`)
+	f.Add(uint8(8), uint8(3), "%ff", "", `{"reason":"x"}`)
+	var n atomic.Int64
 	f.Fuzz(func(t *testing.T, route, who uint8, param, query, body string) {
 		r := routes[int(route)%len(routes)]
 		path := r.Path
@@ -219,11 +234,18 @@ func FuzzDisputeRoutes(f *testing.F) {
 			req.Header.Set("Content-Type", "application/json")
 		}
 		req.RemoteAddr = "192.0.2.82:40000"
-		switch who % 3 {
+		if r.Idem {
+			req.Header.Set("Idempotency-Key", fmt.Sprintf("fuzz-dispute-%d", n.Add(1)))
+		}
+		switch who % 5 {
 		case 0:
 			req.AddCookie(w.me.cookie)
 		case 1:
 			req.AddCookie(w.owner.cookie)
+		case 3:
+			req.AddCookie(w.operator.cookie)
+		case 4:
+			req.AddCookie(w.admin.cookie)
 		}
 		rec := httptest.NewRecorder()
 		w.srv.Engine.ServeHTTP(rec, req)

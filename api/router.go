@@ -149,6 +149,11 @@ type Deps struct {
 	// DisputeCalendar counts disputes' SLA deadlines in business days; nil means
 	// disputes.Ethiopia() (the built-in Ethiopian public holidays).
 	DisputeCalendar *disputes.Calendar
+	// AdjustmentKeys sign dispute adjustments (LEDGER_ADJUSTMENT_KEY, the ledger's key, then
+	// LEDGER_ADJUSTMENT_KEY_PREVIOUS while a rotation is under way): the first signs the ledger
+	// request and the approvals; each verifies an approval it signed. None: adjustments are refused
+	// (api/disputes_decide.go).
+	AdjustmentKeys [][]byte
 }
 
 // Server is the HTTP API.

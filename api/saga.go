@@ -57,6 +57,9 @@ type sagaCall[A, R any] struct {
 	// Update and UpdateID name the saga's "accepted" update (a fixed id: every call of one key
 	// is the same update and gets the same answer).
 	Update, UpdateID string
+	// UpdateArgs are the update's arguments (none for an "accepted" update; a dispute decision
+	// carries the decision).
+	UpdateArgs []any
 	// Wait bounds the wait for the update (0: Deps.DisburseWait, else DefaultSagaWait).
 	Wait time.Duration
 	// Precheck, when set, reads the target before anything starts (wfID is this key's workflow
@@ -142,7 +145,7 @@ func runSaga[A, R any](s *Server, c *gin.Context, call sagaCall[A, R]) {
 	h, err := tc.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
 		StartWorkflowOperation: start,
 		UpdateOptions: client.UpdateWorkflowOptions{
-			UpdateID: call.UpdateID, UpdateName: call.Update, WaitForStage: client.WorkflowUpdateStageCompleted,
+			UpdateID: call.UpdateID, UpdateName: call.Update, Args: call.UpdateArgs, WaitForStage: client.WorkflowUpdateStageCompleted,
 		},
 	})
 	if err == nil {

@@ -55,12 +55,36 @@ type DisputeEvidence struct {
 	Note       string
 }
 
-// DisputeDecision is an operator's decision.
+// DisputeDecision is an operator's decision. An adjustment carries the platform admin who
+// approved it and the ledger request as approved and signed by the API.
 type DisputeDecision struct {
 	Actor                string
 	Decision             disputes.Decision
 	Reason               string
 	PartnerChargebackRef string
+	ApprovedBy           string
+	Adjustment           *activities.DisputeAdjustment
+}
+
+// checkAdjustment refuses an adjustment decision whose signed request is not the one the decision
+// names: the operator and the approver as the requester and the approver, the reason
+// <disputeId>:<decisionReason>, this dispute's tenant.
+func checkAdjustment(in DisputeInput, d DisputeDecision) error {
+	a := d.Adjustment
+	switch {
+	case d.Decision != disputes.Adjustment && (a != nil || d.ApprovedBy != ""):
+		return temporal.NewApplicationError("only an adjustment is approved", disputes.CodeApprovalInvalid)
+	case d.Decision != disputes.Adjustment:
+		return nil
+	case d.ApprovedBy == "":
+		return temporal.NewApplicationError("an adjustment needs a platform admin's approval", disputes.CodeApprovalMissing)
+	case d.ApprovedBy == d.Actor:
+		return temporal.NewApplicationError("the approver is the operator", disputes.CodeSelfApproved)
+	case a == nil || len(a.Signature) == 0 || a.TenantID != in.TenantID || a.ApprovedBy != d.ApprovedBy ||
+		a.RequestedBy != d.Actor || a.Reason != in.DisputeID+":"+d.Reason:
+		return temporal.NewApplicationError("the adjustment is not the one approved", disputes.CodeApprovalInvalid)
+	}
+	return nil
 }
 
 // Dispute is the workflow (see above).
@@ -78,7 +102,17 @@ func Dispute(ctx workflow.Context, in DisputeInput) (DisputeResult, error) {
 			return disputes.Dispute{}, temporal.NewApplicationError("the dispute is decided", disputes.CodeInvalidState)
 		}
 		m := disputes.Move{Trigger: disputes.TriggerDecide, Actor: d.Actor, Decision: d.Decision, Reason: d.Reason,
-			PartnerChargebackRef: d.PartnerChargebackRef}
+			PartnerChargebackRef: d.PartnerChargebackRef, ApprovedBy: d.ApprovedBy}
+		// Only adjustment decisions reach this branch, and the validator of every earlier
+		// version refused them: no recorded history takes it, so it needs no version marker.
+		if d.Decision == disputes.Adjustment {
+			id, err := call(ctx, ledgerOptions(), activities.DisputeAdjust, activities.DisputeAdjustInput{Run: run,
+				DisputeID: in.DisputeID, Adjustment: *d.Adjustment})
+			if err != nil {
+				return disputes.Dispute{}, refusalOf(err, disputes.CodeLedgerRefused)
+			}
+			m.AdjustmentTxID = id
+		}
 		if d.Decision == disputes.Reversal {
 			id, err := call(ctx, ledgerOptions(), activities.DisputeReverse, activities.DisputeReverseInput{Run: run,
 				DisputeID: in.DisputeID, TransactionID: in.LedgerTransactionID, Reason: d.Reason})
@@ -97,12 +131,11 @@ func Dispute(ctx workflow.Context, in DisputeInput) (DisputeResult, error) {
 		switch {
 		case decided != nil:
 			return temporal.NewApplicationError("the dispute is decided", disputes.CodeInvalidState)
-		case d.Decision == disputes.Adjustment:
-			// Adjustments are approved by a second person and posted by the ledger's
-			// PostAdjustment: not taken by this workflow version.
-			return temporal.NewApplicationError("adjustments are not taken yet", disputes.CodeApprovalMissing)
 		}
-		return disputes.CheckDecision(d.Decision, d.Reason, d.Actor, "")
+		if err := checkAdjustment(in, d); err != nil {
+			return err
+		}
+		return disputes.CheckDecision(d.Decision, d.Reason, d.Actor, d.ApprovedBy)
 	}}); err != nil {
 		return res, err
 	}
@@ -118,6 +151,8 @@ func Dispute(ctx workflow.Context, in DisputeInput) (DisputeResult, error) {
 	}
 	res.Status = d.Status
 	if !d.Status.Open() {
+		// Decided already (an update that raced the investigation start): its handler answers.
+		_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
 		return res, nil
 	}
 	evidence := workflow.GetSignalChannel(ctx, DisputeEvidenceSignal)

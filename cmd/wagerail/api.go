@@ -62,6 +62,9 @@ type apiConfig struct {
 	// off by default, on in `wagerail dev`): off, the equb money routes answer 503
 	// EQUB_MONEY_MOVEMENT_DISABLED before anything is written.
 	EqubMoneyMovement bool
+	// AdjustmentKey signs dispute adjustments for the ledger (the ledger's LEDGER_ADJUSTMENT_KEY);
+	// AdjustmentKeyPrevious, during a rotation, still verifies approvals signed before it.
+	AdjustmentKey, AdjustmentKeyPrevious string
 	// UploadDir is where uploaded files are stored ("" : the upload routes answer 503);
 	// MaxUploadBytes bounds one file (0: the api package's default, 10 MiB).
 	UploadDir      string
@@ -149,6 +152,8 @@ func apiCommand() *cli.Command {
 	c.Int(&cfg.MaxUploadBytes, "upload-max-bytes", "UPLOAD_MAX_BYTES", int(uploads.DefaultMaxBytes), "largest uploaded file; larger gets 413 UPLOAD_TOO_LARGE")
 	addSenderFlags(c, &cfg.Senders)
 	c.Duration(&cfg.KycValidity, "kyc-validity", "KYC_VALIDITY", kyc.DefaultValidity, "how long a KYC approval holds before it expires")
+	c.String(&cfg.AdjustmentKey, "adjustment-key", "LEDGER_ADJUSTMENT_KEY", "", "the ledger's adjustment key: signs dispute adjustment approvals and the PostAdjustment requests (empty: adjustments answer 503)")
+	c.String(&cfg.AdjustmentKeyPrevious, "adjustment-key-previous", "LEDGER_ADJUSTMENT_KEY_PREVIOUS", "", "the adjustment key before a rotation: verifies approvals it signed until they expire (24 h)")
 	c.Bool(&cfg.EqubMoneyMovement, "equb-money-movement", "EQUB_MONEY_MOVEMENT_ENABLED", false, "let equb contributions and payouts move money (the master kill switch; off: 503 EQUB_MONEY_MOVEMENT_DISABLED)")
 	c.String(&cfg.TrustedProxies, "trusted-proxies", "TRUSTED_PROXIES", "", "IPs or CIDRs of the load balancers whose X-Forwarded-For names the client (default none: the peer address is the client)")
 	addLogLevel(c, &cfg.LogLevel)
@@ -287,6 +292,7 @@ func runAPI(ctx context.Context, log *slog.Logger, cfg apiConfig, ready func()) 
 		TrustedProxies:    proxies,
 		KycValidity:       cfg.KycValidity,
 		EqubMoneyMovement: cfg.EqubMoneyMovement,
+		AdjustmentKeys:    adjustmentKeys(cfg.AdjustmentKey, cfg.AdjustmentKeyPrevious),
 		Uploads:           store,
 		MaxUploadBytes:    int64(cfg.MaxUploadBytes),
 		// An advance is limited to what the next payroll can recover within the protection
@@ -367,4 +373,15 @@ func parseSecrets(s string) (map[string][]byte, error) {
 		out[name] = []byte(secret)
 	}
 	return out, nil
+}
+
+// adjustmentKeys is the API's adjustment keys, the current one first.
+func adjustmentKeys(current, previous string) [][]byte {
+	var keys [][]byte
+	for _, k := range []string{current, previous} {
+		if k != "" {
+			keys = append(keys, []byte(k))
+		}
+	}
+	return keys
 }

@@ -189,6 +189,7 @@ func devComponents(cfg devConfig, st *devStack) []devComponent {
 				UploadDir: filepath.Join(st.dataDir, "uploads"),
 				// The demo moves equb money (the switch is off by default elsewhere).
 				EqubMoneyMovement: true,
+				AdjustmentKey:     st.creds.AdjustmentKey,
 			}, ready)
 		}},
 		{name: "worker", run: func(ctx context.Context, log *slog.Logger, ready func()) error {

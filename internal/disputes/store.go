@@ -303,10 +303,11 @@ func List(ctx context.Context, q db.Querier, f Filter) ([]Dispute, error) {
 	return out, nil
 }
 
-// Events reads a dispute's events, oldest first.
+// Events reads a dispute's events in the order they were written (the identity, not occurredAt:
+// the API and the workflow stamp events with their own clocks, which need not agree).
 func Events(ctx context.Context, q db.Querier, id string) ([]Event, error) {
 	rows, err := q.Query(ctx, `SELECT id, dispute_id, event_type, status, payload, actor_user_id, occurred_at
-		FROM app.dispute_events WHERE dispute_id = $1 ORDER BY occurred_at, id`, id)
+		FROM app.dispute_events WHERE dispute_id = $1 ORDER BY id`, id)
 	if err != nil {
 		return nil, fmt.Errorf("disputes.events: %w", err)
 	}

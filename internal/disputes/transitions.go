@@ -52,8 +52,10 @@ func Apply(ctx context.Context, tx db.Querier, id string, m Move, now time.Time)
 	case TriggerEvidence:
 		return attachEvidence(ctx, tx, d, m, now)
 	case TriggerInvestigate:
-		if d.Status == UnderInvestigation {
-			return d, nil // already started (a retried step)
+		if d.Status != Opened {
+			// Already started (a retried step), or the dispute moved on already (a decision that
+			// raced the workflow's first step started the investigation itself).
+			return d, nil
 		}
 		if _, err := Next(d.Status, TriggerInvestigate, ""); err != nil {
 			return Dispute{}, err
