@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 
 	"github.com/wagerail/wagerail/api"
 	"github.com/wagerail/wagerail/gateway"
+	"github.com/wagerail/wagerail/internal/disputes"
 	"github.com/wagerail/wagerail/internal/kyc"
 	"github.com/wagerail/wagerail/internal/notify"
 	"github.com/wagerail/wagerail/internal/platform/cli"
@@ -65,6 +67,9 @@ type apiConfig struct {
 	// AdjustmentKey signs dispute adjustments for the ledger (the ledger's LEDGER_ADJUSTMENT_KEY);
 	// AdjustmentKeyPrevious, during a rotation, still verifies approvals signed before it.
 	AdjustmentKey, AdjustmentKeyPrevious string
+	// DisputeHolidaysFile replaces the built-in Ethiopian public holidays of the dispute SLA's
+	// business-day calendar (internal/disputes/holidays_et.json's format; "": the built-in one).
+	DisputeHolidaysFile string
 	// UploadDir is where uploaded files are stored ("" : the upload routes answer 503);
 	// MaxUploadBytes bounds one file (0: the api package's default, 10 MiB).
 	UploadDir      string
@@ -154,6 +159,7 @@ func apiCommand() *cli.Command {
 	c.Duration(&cfg.KycValidity, "kyc-validity", "KYC_VALIDITY", kyc.DefaultValidity, "how long a KYC approval holds before it expires")
 	c.String(&cfg.AdjustmentKey, "adjustment-key", "LEDGER_ADJUSTMENT_KEY", "", "the ledger's adjustment key: signs dispute adjustment approvals and the PostAdjustment requests (empty: adjustments answer 503)")
 	c.String(&cfg.AdjustmentKeyPrevious, "adjustment-key-previous", "LEDGER_ADJUSTMENT_KEY_PREVIOUS", "", "the adjustment key before a rotation: verifies approvals it signed until they expire (24 h)")
+	c.String(&cfg.DisputeHolidaysFile, "dispute-holidays-file", "DISPUTE_HOLIDAYS_FILE", "", "a JSON file of the public holidays dispute SLAs count business days around (the format of internal/disputes/holidays_et.json; empty: the built-in Ethiopian calendar)")
 	c.Bool(&cfg.EqubMoneyMovement, "equb-money-movement", "EQUB_MONEY_MOVEMENT_ENABLED", false, "let equb contributions and payouts move money (the master kill switch; off: 503 EQUB_MONEY_MOVEMENT_DISABLED)")
 	c.String(&cfg.TrustedProxies, "trusted-proxies", "TRUSTED_PROXIES", "", "IPs or CIDRs of the load balancers whose X-Forwarded-For names the client (default none: the peer address is the client)")
 	addLogLevel(c, &cfg.LogLevel)
@@ -260,6 +266,17 @@ func runAPI(ctx context.Context, log *slog.Logger, cfg apiConfig, ready func()) 
 		ln.Close()
 		return fmt.Errorf("api: %w (check --smtp-* / SMTP_*)", err)
 	}
+	var calendar *disputes.Calendar // nil: the built-in Ethiopian calendar
+	if cfg.DisputeHolidaysFile != "" {
+		b, err := os.ReadFile(cfg.DisputeHolidaysFile)
+		if err == nil {
+			calendar, err = disputes.ParseCalendar(b)
+		}
+		if err != nil {
+			ln.Close()
+			return fmt.Errorf("api: --dispute-holidays-file / DISPUTE_HOLIDAYS_FILE: %w", err)
+		}
+	}
 	// Opened once the rest is known to work, so a start that fails earlier creates no directory.
 	var store uploads.Store // nil, not a nil *FS: the routes answer 503 without a directory
 	if cfg.UploadDir != "" {
@@ -293,6 +310,7 @@ func runAPI(ctx context.Context, log *slog.Logger, cfg apiConfig, ready func()) 
 		KycValidity:       cfg.KycValidity,
 		EqubMoneyMovement: cfg.EqubMoneyMovement,
 		AdjustmentKeys:    adjustmentKeys(cfg.AdjustmentKey, cfg.AdjustmentKeyPrevious),
+		DisputeCalendar:   calendar,
 		Uploads:           store,
 		MaxUploadBytes:    int64(cfg.MaxUploadBytes),
 		// An advance is limited to what the next payroll can recover within the protection
