@@ -60,6 +60,9 @@ type ewaStackOpts struct {
 	// temporalPostgres runs the saga on the embedded Temporal server that keeps its state in
 	// Postgres (testkit.TemporalOnPostgres) instead of the in-memory SQLite one.
 	temporalPostgres bool
+	// sagaWait replaces the API's wait for a saga's acceptance (0: the default), for tests whose
+	// many concurrent sagas take longer than that on a loaded machine.
+	sagaWait time.Duration
 }
 
 const (
@@ -97,6 +100,7 @@ func newEwaStack(t testing.TB, o ewaStackOpts) *ewaStack {
 		deps.Now = time.Now // the bank signs its callbacks with the real clock
 		deps.Temporal, deps.TaskQueue = tc, queue
 		deps.Ledger, deps.Gateway = lc, gc
+		deps.DisburseWait = o.sagaWait
 		deps.WebhookSecrets = map[string][]byte{"sandbox": []byte(stackCallbackSecret)}
 	})
 	engine.Store(http.Handler(u.srv.Engine))
@@ -170,6 +174,8 @@ func (s *ewaStack) realActivities() workflows.Deps {
 		PayrollComplete: &activities.PayrollComplete{DB: db.NewBun(s.d.App)},
 		// The equb sagas' record steps (api/equb_money_test.go).
 		Equb: &activities.Equb{DB: db.NewBun(s.d.App)},
+		// The savings deposit and withdraw saga's steps (api/savings_test.go).
+		Savings: &activities.Savings{DB: s.d.App, Ledger: s.ledger},
 	}
 }
 

@@ -330,6 +330,7 @@ func (s *Server) routes() []Route {
 		s.payslipRoutes(),
 		s.disputeRoutes(),
 		s.walletRoutes(),
+		s.savingsRoutes(),
 		s.deadLetterRoutes(), s.operatorRoutes(), s.notificationRoutes()} {
 		rs = append(rs, area...)
 	}

@@ -12,6 +12,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wagerail/wagerail/gateway"
+	"github.com/wagerail/wagerail/gateway/gatewaytest"
 	"github.com/wagerail/wagerail/internal/identity"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
 	"github.com/wagerail/wagerail/internal/platform/testkit"
@@ -22,7 +24,8 @@ import (
 	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
 )
 
-// walletWorld is a business with one employee, the real ledger service over gRPC behind the API.
+// walletWorld is a business with one employee, the real ledger service over gRPC and the gateway
+// on the bank sandbox behind the API (no Temporal: the money routes' fuzz targets stop before it).
 type walletWorld struct {
 	*kycWorld
 	ledger *ledger.Client
@@ -32,7 +35,10 @@ func newWalletWorld(t testing.TB) *walletWorld {
 	d := testkit.NewDB(t)
 	lrpc, _ := ledgertest.ServeAddr(t, d.App, nil)
 	lc := ledger.NewClient(lrpc, ledger.ClientOptions{})
-	u := newUploadsFixtureOn(t, d, func(deps *Deps) { deps.Ledger = lc })
+	bank := gatewaytest.Start(t, d.App, gatewaytest.Options{})
+	u := newUploadsFixtureOn(t, d, func(deps *Deps) {
+		deps.Ledger, deps.Gateway = lc, gateway.NewClient(bank.Gateway, gateway.ClientOptions{})
+	})
 	return &walletWorld{kycWorld: newKycWorldOn(t, u), ledger: lc}
 }
 

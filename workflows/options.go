@@ -154,6 +154,16 @@ func housekeepingOptions() workflow.ActivityOptions {
 func localGateOptions() workflow.LocalActivityOptions   { return localOf(gateOptions()) }
 func localRecordOptions() workflow.LocalActivityOptions { return localOf(recordOptions()) }
 func localLedgerOptions() workflow.LocalActivityOptions { return localOf(ledgerOptions()) }
+
+// localReserveOptions: a reservation under a lock it does not wait for (the savings withdrawal's
+// balance check and hold): a busy lock is retried soon and often, every 100 ms to 1 s, as is any
+// other failure (within the ledger step's timeouts; the ledger client's breaker bounds the calls
+// while the ledger is down).
+func localReserveOptions() workflow.LocalActivityOptions {
+	o := localOf(ledgerOptions())
+	o.RetryPolicy = &temporal.RetryPolicy{InitialInterval: 100 * time.Millisecond, BackoffCoefficient: 1.5, MaximumInterval: time.Second}
+	return o
+}
 func localLedgerFirstTryOptions() workflow.LocalActivityOptions {
 	return localOf(ledgerFirstTryOptions())
 }

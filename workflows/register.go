@@ -54,6 +54,9 @@ type Deps struct {
 	Disputes *activities.Disputes
 	// Equb serves the equb sagas' record steps (their postings and transfers are Money's).
 	Equb *activities.Equb
+	// Savings serves the savings deposit and withdraw saga's steps (its postings and transfers
+	// are Money's, its withdrawal reservation its own).
+	Savings *activities.Savings
 }
 
 // WorkerOptions are the options of every worker of the sagas' task queue. The workflow and
@@ -125,4 +128,5 @@ func registerWorkflows(w worker.WorkflowRegistry) {
 	w.RegisterWorkflowWithOptions(Dispute, workflow.RegisterOptions{Name: DisputeWorkflowName})
 	w.RegisterWorkflowWithOptions(EqubContribute, workflow.RegisterOptions{Name: EqubContributeWorkflowName})
 	w.RegisterWorkflowWithOptions(EqubPayout, workflow.RegisterOptions{Name: EqubPayoutWorkflowName})
+	w.RegisterWorkflowWithOptions(SavingsMove, workflow.RegisterOptions{Name: SavingsMoveWorkflowName})
 }

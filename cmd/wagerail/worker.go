@@ -170,6 +170,8 @@ func (d workerDeps) activities() workflows.Deps {
 		PayrollCourtOrders: &activities.PayrollCourtOrders{DB: bunOf(d.DB), Platform: bunOf(d.Platform)},
 		Disputes:           &activities.Disputes{DB: d.DB, Ledger: d.Ledger},
 		Equb:               &activities.Equb{DB: bunOf(d.DB)},
+		// Savings deposits and withdrawals: the withdrawal's reservation reads and posts to the ledger.
+		Savings: &activities.Savings{DB: d.DB, Ledger: d.Ledger},
 	}
 }
 

@@ -51,6 +51,10 @@ const (
 	// business's payroll account to the court's (workflows.PayrollCourtOrderRemit; one leg per
 	// payee, numbered in the claim's order).
 	CourtOrderRemit Kind = "court-order-remit"
+	// SavingsDeposit and SavingsWithdraw are a savings goal's movements between the saver's payout
+	// account and the organization's savings escrow (workflows.SavingsMove; one leg each).
+	SavingsDeposit  Kind = "savings-deposit"
+	SavingsWithdraw Kind = "savings-withdraw"
 )
 
 // LedgerMetadataKey is the ledger transaction metadata key under which a posting that moves a

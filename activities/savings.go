@@ -1,0 +1,213 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/wagerail/wagerail/internal/payroll"
+	"github.com/wagerail/wagerail/internal/platform/field"
+	"github.com/wagerail/wagerail/internal/savings"
+	"github.com/wagerail/wagerail/ledger"
+	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
+)
+
+// Registered names of the savings sagas' steps (histories reference them).
+const (
+	SavingsLoadPlanActivity          = "savings.LoadPlan"
+	SavingsRecordDepositActivity     = "savings.RecordDeposit"
+	SavingsReserveWithdrawalActivity = "savings.ReserveWithdrawal"
+	SavingsMarkSettledActivity       = "savings.MarkSettled"
+	SavingsMarkFailedActivity        = "savings.MarkFailed"
+)
+
+// The steps, typed (what workflows call).
+var (
+	SavingsLoadPlan          = Activity[SavingsStep, savings.Plan]{SavingsLoadPlanActivity}
+	SavingsRecordDeposit     = Activity[SavingsStep, savings.Movement]{SavingsRecordDepositActivity}
+	SavingsReserveWithdrawal = Activity[SavingsReserve, LedgerPostResult]{SavingsReserveWithdrawalActivity}
+	SavingsMarkSettled       = Activity[SavingsStep, savings.Movement]{SavingsMarkSettledActivity}
+	SavingsMarkFailed        = Activity[SavingsStep, savings.Movement]{SavingsMarkFailedActivity}
+)
+
+// SavingsSaga is the actor of the savings sagas' steps and gates: tenancy.System(SavingsSaga).
+const SavingsSaga = "savings"
+
+// The subject and target of the savings gates: the saver (an employee) is screened, the goal is
+// the audit rows' target.
+const (
+	SavingsGateSubjectType = "EMPLOYEE"
+	SavingsGateTargetType  = savings.TargetGoal
+)
+
+// Savings holds the deposit and withdraw sagas' steps: internal/savings's functions in one
+// tenant-scoped transaction each (recordStep), acting as system:savings; the store's refusals
+// are non-retryable errors typed by their savings code. ReserveWithdrawal also reads and posts to
+// the ledger while it holds the goal's row lock.
+type Savings struct {
+	DB     *pgxpool.Pool // the runtime role (wagerail_app)
+	Ledger *ledger.Client
+	// Now is the steps' clock (settled_at); nil is time.Now.
+	Now func() time.Time
+}
+
+// SavingsStep names the run's goal and movement; the other fields belong to the steps that use them.
+type SavingsStep struct {
+	Run
+	GoalID       string
+	EmployeeID   string       // LoadPlan: the saver ("" skips the ownership check)
+	Kind         savings.Kind // LoadPlan
+	AmountSantim int64        // LoadPlan
+	Plan         savings.Plan // RecordDeposit
+	LedgerTxID   string       // RecordDeposit
+	ActorID      string       // RecordDeposit: the user who asked
+	TransferID   string       // MarkSettled
+	Reason       string       // MarkFailed: the failure's code
+}
+
+// SavingsReserve is ReserveWithdrawal's input: the plan and the pending posting that pays it.
+type SavingsReserve struct {
+	Run
+	Plan    savings.Plan
+	ActorID string
+	Posting LedgerPostInput
+}
+
+// LoadPlan reads what the movement needs (SAVINGS_GOAL_NOT_FOUND, SAVINGS_ESCROW_NOT_SET,
+// SAVINGS_EMPLOYEE_NOT_ACTIVE, SAVINGS_PAYOUT_ACCOUNT_NOT_SET are non-retryable).
+func (a *Savings) LoadPlan(ctx context.Context, in SavingsStep) (savings.Plan, error) {
+	var p savings.Plan
+	err := a.inTx(ctx, in, func(ctx context.Context, tx pgx.Tx) (err error) {
+		p, err = savings.LoadPlan(ctx, tx, in.GoalID, in.EmployeeID, in.Kind, in.AmountSantim)
+		return err
+	})
+	return p, err
+}
+
+// RecordDeposit records the deposit PENDING with its ledger hold (audit SavingsDeposit,
+// savings.deposit_initiated.v1); the same run again is a no-op.
+func (a *Savings) RecordDeposit(ctx context.Context, in SavingsStep) (savings.Movement, error) {
+	var m savings.Movement
+	err := a.inTx(ctx, in, func(ctx context.Context, tx pgx.Tx) (err error) {
+		m, err = savings.RecordPending(ctx, tx, in.Plan, in.WorkflowID, in.LedgerTxID, in.ActorID)
+		return err
+	})
+	return m, err
+}
+
+// ReserveWithdrawal places the withdrawal's hold, one withdrawal of a goal at a time: with the
+// goal's row locked it reads the ledger's available balance of savings-held:<goal> (posted minus
+// the open holds of other withdrawals), refuses SAVINGS_INSUFFICIENT_BALANCE when the amount is
+// more, else posts the PENDING transaction and records the movement, then lets the lock go. A
+// retried run finds its own movement (or its own posting, whose hold it does not count against
+// itself) and records nothing twice.
+func (a *Savings) ReserveWithdrawal(ctx context.Context, in SavingsReserve) (LedgerPostResult, error) {
+	if a.Ledger == nil {
+		return LedgerPostResult{}, misconfigured("savings: no ledger client configured")
+	}
+	var res LedgerPostResult
+	step := SavingsStep{Run: in.Run, GoalID: in.Plan.GoalID, ActorID: in.ActorID}
+	err := a.inTx(ctx, step, func(ctx context.Context, tx pgx.Tx) error {
+		if err := savings.LockGoal(ctx, tx, in.Plan.GoalID); err != nil {
+			return err
+		}
+		if m, ok, err := savings.MovementOf(ctx, tx, in.WorkflowID); err != nil || ok {
+			res = LedgerPostResult{TxID: m.LedgerTxID, Status: "PENDING", Replayed: true}
+			return err
+		}
+		own := int64(0) // this run's own hold, when an earlier attempt posted it
+		got, err := a.Ledger.GetTransaction(ctx, &ledgerv1.GetTransactionRequest{TenantId: in.TenantID, IdempotencyKey: in.Posting.IdempotencyKey})
+		switch {
+		case err == nil && got.GetTransaction().GetStatus() == ledgerv1.TransactionStatus_TRANSACTION_STATUS_PENDING:
+			own = in.Plan.AmountSantim
+		case err == nil:
+		case !errors.Is(err, ledger.ErrTransactionNotFound):
+			return err
+		}
+		available := int64(0)
+		bal, err := a.Ledger.GetBalance(ctx, &ledgerv1.GetBalanceRequest{TenantId: in.TenantID, AccountName: savings.Account(in.Plan.GoalID)})
+		switch {
+		case err == nil:
+			available = bal.GetBalance().GetAvailableSantim()
+		case !errors.Is(err, ledger.ErrAccountNotFound):
+			return err
+		}
+		if in.Plan.AmountSantim > available+own {
+			r, _ := savings.RefusalOf(savings.CodeInsufficientBalance)
+			r.Details = map[string]any{"availableSantim": available + own}
+			return &r
+		}
+		posted, err := (&Money{Ledger: a.Ledger}).LedgerPostPending(ctx, in.Posting)
+		if err != nil {
+			return err
+		}
+		res = posted
+		_, err = savings.RecordPending(ctx, tx, in.Plan, in.WorkflowID, posted.TxID, in.ActorID)
+		return err
+	})
+	return res, err
+}
+
+// MarkSettled moves the movement PENDING → SETTLED (savings.deposited.v1 or savings.withdrawn.v1).
+func (a *Savings) MarkSettled(ctx context.Context, in SavingsStep) (savings.Movement, error) {
+	var m savings.Movement
+	err := a.inTx(ctx, in, func(ctx context.Context, tx pgx.Tx) (err error) {
+		m, err = savings.MarkSettled(ctx, tx, in.WorkflowID, in.TransferID, a.now())
+		return err
+	})
+	return m, err
+}
+
+// MarkFailed moves the movement PENDING → FAILED with the failure's code.
+func (a *Savings) MarkFailed(ctx context.Context, in SavingsStep) (savings.Movement, error) {
+	var m savings.Movement
+	err := a.inTx(ctx, in, func(ctx context.Context, tx pgx.Tx) (err error) {
+		m, err = savings.MarkFailed(ctx, tx, in.WorkflowID, in.Reason, a.now())
+		return err
+	})
+	return m, err
+}
+
+// Register registers the steps.
+func (a *Savings) Register(r worker.ActivityRegistry) {
+	SavingsLoadPlan.Register(r, a.LoadPlan)
+	SavingsRecordDeposit.Register(r, a.RecordDeposit)
+	SavingsReserveWithdrawal.Register(r, a.ReserveWithdrawal)
+	SavingsMarkSettled.Register(r, a.MarkSettled)
+	SavingsMarkFailed.Register(r, a.MarkFailed)
+}
+
+func (a *Savings) now() time.Time {
+	if a.Now != nil {
+		return a.Now()
+	}
+	return time.Now()
+}
+
+func (a *Savings) inTx(ctx context.Context, in SavingsStep, fn func(context.Context, pgx.Tx) error) error {
+	return recordStep(ctx, a.DB, in.Run, SavingsSaga,
+		errors.Join(field.Identifier("goalId", in.GoalID, field.MaxIdentifier), field.Text("reason", in.Reason, field.MaxText)),
+		savingsError, fn, "goal_id", in.GoalID, "tx_id", in.LedgerTxID, "transfer_id", in.TransferID)
+}
+
+// savingsError types a savings refusal by its code (non-retryable); anything else as
+// temporalError does.
+func savingsError(err error) error {
+	var r *payroll.Refusal
+	if errors.As(err, &r) {
+		return nonRetryable(r.Message, r.Code)
+	}
+	if errors.Is(err, savings.ErrGoalBusy) {
+		// Retryable: the reservation tries again (workflows' reserveOptions) once the lock is free.
+		return temporal.NewApplicationError(err.Error(), SavingsGoalBusy)
+	}
+	return temporalError(err)
+}
+
+// SavingsGoalBusy types a reservation that found the goal locked by another (retryable).
+const SavingsGoalBusy = "SAVINGS_GOAL_BUSY"

@@ -1,0 +1,55 @@
+package savings
+
+import (
+	"net/http"
+
+	"github.com/wagerail/wagerail/internal/payroll"
+)
+
+// The stable codes of the savings refusals, defined once: the store returns them as
+// *payroll.Refusal (the shared refusal value of the newer domains), the deposit and withdraw sagas
+// answer their update with them (the ApplicationError's Type), and the API answers each with its
+// status and message (RefusalOf for the saga's codes).
+const (
+	CodeGoalNotFound        = "SAVINGS_GOAL_NOT_FOUND"
+	CodeEscrowNotSet        = "SAVINGS_ESCROW_NOT_SET"
+	CodeInsufficientBalance = "SAVINGS_INSUFFICIENT_BALANCE"
+	CodeEmployeeNotActive   = "SAVINGS_EMPLOYEE_NOT_ACTIVE"
+	CodePayoutAccountNotSet = "SAVINGS_PAYOUT_ACCOUNT_NOT_SET"
+	CodeMovementNotFound    = "SAVINGS_MOVEMENT_NOT_FOUND"
+
+	// The gates of the deposit and withdraw sagas.
+	CodeKycNotApproved     = "SAVINGS_KYC_NOT_APPROVED"
+	CodeSanctionsBlocked   = "SAVINGS_SANCTIONS_BLOCKED"
+	CodeDestinationInvalid = "SAVINGS_ACCOUNT_INVALID"
+	CodeAccountMismatch    = "ACCOUNT_MISMATCH"
+	CodePartnerUnavailable = "SAVINGS_PARTNER_UNAVAILABLE"
+	CodeLedgerUnavailable  = "SAVINGS_LEDGER_UNAVAILABLE"
+)
+
+var refusals = map[string]payroll.Refusal{
+	CodeGoalNotFound:        {Code: CodeGoalNotFound, Status: http.StatusNotFound, Message: "no such savings goal of yours in this organization"},
+	CodeEscrowNotSet:        {Code: CodeEscrowNotSet, Status: http.StatusConflict, Message: "the organization has not set its savings escrow account (PUT /api/savings/settings)"},
+	CodeInsufficientBalance: {Code: CodeInsufficientBalance, Status: http.StatusConflict, Message: "the goal's available balance is less than the amount"},
+	CodeEmployeeNotActive:   {Code: CodeEmployeeNotActive, Status: http.StatusConflict, Message: "only an ACTIVE employee may save"},
+	CodePayoutAccountNotSet: {Code: CodePayoutAccountNotSet, Status: http.StatusConflict, Message: "the employee has no payout account to save from or withdraw to"},
+	CodeMovementNotFound:    {Code: CodeMovementNotFound, Status: http.StatusNotFound, Message: "no such savings deposit or withdrawal"},
+	CodeKycNotApproved:      {Code: CodeKycNotApproved, Status: http.StatusUnprocessableEntity, Message: "the saver's KYC is not approved (or its approval has expired)"},
+	CodeSanctionsBlocked:    {Code: CodeSanctionsBlocked, Status: http.StatusUnprocessableEntity, Message: "the saver did not pass sanctions screening"},
+	CodeDestinationInvalid:  {Code: CodeDestinationInvalid, Status: http.StatusConflict, Message: "the partner bank did not confirm the saver's payout account"},
+	CodeAccountMismatch:     {Code: CodeAccountMismatch, Status: http.StatusConflict, Message: "the payout account's holder name at the partner bank does not match the saver's"},
+	CodePartnerUnavailable:  {Code: CodePartnerUnavailable, Status: http.StatusServiceUnavailable, Message: "the partner bank could not be asked; nothing moved, try again later with a new key"},
+	CodeLedgerUnavailable:   {Code: CodeLedgerUnavailable, Status: http.StatusServiceUnavailable, Message: "the ledger could not be read; nothing moved, try again later with a new key"},
+}
+
+// RefusalOf is code's answer; ok is false for a code that is not savings'.
+func RefusalOf(code string) (payroll.Refusal, bool) {
+	r, ok := refusals[code]
+	return r, ok
+}
+
+// refuse is the store's error for code.
+func refuse(code string) *payroll.Refusal {
+	r := refusals[code]
+	return &r
+}

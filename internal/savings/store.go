@@ -1,0 +1,330 @@
+package savings
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgerrcode"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/wagerail/wagerail/internal/employees"
+	"github.com/wagerail/wagerail/internal/platform/audit"
+	"github.com/wagerail/wagerail/internal/platform/field"
+	"github.com/wagerail/wagerail/internal/platform/outbox"
+	"github.com/wagerail/wagerail/internal/platform/tenancy"
+)
+
+// The store: every function runs in the caller's tenant-scoped transaction (RLS applies), and
+// every state change writes its audit row and its outbox event in that transaction.
+
+// Events (outbox types) of the savings state changes.
+const (
+	EventSettingsUpdated     = "savings.settings_updated.v1"
+	EventGoalCreated         = "savings.goal_created.v1"
+	EventDepositInitiated    = "savings.deposit_initiated.v1"
+	EventDeposited           = "savings.deposited.v1"
+	EventDepositFailed       = "savings.deposit_failed.v1"
+	EventWithdrawalInitiated = "savings.withdrawal_initiated.v1"
+	EventWithdrawn           = "savings.withdrawn.v1"
+	EventWithdrawalFailed    = "savings.withdrawal_failed.v1"
+)
+
+// Audit targets.
+const (
+	TargetGoal     = "SavingsGoal"
+	TargetSettings = "SavingsSettings"
+)
+
+// GetSettings reads the organization's escrow account; ok is false when none is set.
+func GetSettings(ctx context.Context, tx pgx.Tx) (s Settings, ok bool, err error) {
+	err = tx.QueryRow(ctx, `SELECT escrow_partner, escrow_account, updated_by, updated_at FROM app.savings_settings
+		WHERE tenant_id = $1`, tenancy.TenantID(ctx)).Scan(&s.Escrow.Partner, &s.Escrow.AccountNumber, &s.UpdatedBy, &s.UpdatedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Settings{}, false, nil
+	}
+	return s, err == nil, err
+}
+
+// ValidAccount checks a partner bank account's fields (name is the request's field).
+func ValidAccount(name string, a BankAccount) error {
+	return errors.Join(field.Identifier(name+".partner", a.Partner, 64), field.Identifier(name+".accountNumber", a.AccountNumber, 64))
+}
+
+// PutSettings sets the escrow account (audit SetSavingsSettings, savings.settings_updated.v1). The
+// caller has had the partner confirm the account.
+func PutSettings(ctx context.Context, tx pgx.Tx, escrow BankAccount, actor string) (Settings, error) {
+	if err := ValidAccount("escrowAccount", escrow); err != nil {
+		return Settings{}, err
+	}
+	tenant := tenancy.TenantID(ctx)
+	var s Settings
+	err := tx.QueryRow(ctx, `INSERT INTO app.savings_settings (tenant_id, escrow_partner, escrow_account, updated_by)
+		VALUES ($1, $2, $3, $4)
+		ON CONFLICT (tenant_id) DO UPDATE SET escrow_partner = EXCLUDED.escrow_partner, escrow_account = EXCLUDED.escrow_account,
+			updated_by = EXCLUDED.updated_by, updated_at = now()
+		RETURNING escrow_partner, escrow_account, updated_by, updated_at`, tenant, escrow.Partner, escrow.AccountNumber, actor).
+		Scan(&s.Escrow.Partner, &s.Escrow.AccountNumber, &s.UpdatedBy, &s.UpdatedAt)
+	if err != nil {
+		return Settings{}, err
+	}
+	payload := map[string]any{"escrowPartner": s.Escrow.Partner, "escrowAccount": s.Escrow.AccountNumber}
+	return s, record(ctx, tx, "SetSavingsSettings", audit.Success, TargetSettings, tenant, EventSettingsUpdated, payload)
+}
+
+// NewGoal is what a saver asks for.
+type NewGoal struct {
+	EmployeeID   string
+	Name         string
+	TargetSantim int64
+	TargetDate   *time.Time
+	CreatedBy    string
+}
+
+// Validate checks the goal's fields.
+func (g *NewGoal) Validate(today time.Time) error {
+	g.Name = strings.TrimSpace(g.Name)
+	if err := field.Text("name", g.Name, MaxNameLength); err != nil {
+		return err
+	}
+	if g.Name == "" {
+		return &field.Error{Field: "name", Problem: "is required"}
+	}
+	if g.TargetSantim < 1 || g.TargetSantim > MaxTargetSantim {
+		return &field.Error{Field: "targetSantim", Problem: "must be 1 to 100000000000"}
+	}
+	if g.TargetDate != nil && g.TargetDate.Before(today.Truncate(24*time.Hour)) {
+		return &field.Error{Field: "targetDate", Problem: "must not be in the past"}
+	}
+	return nil
+}
+
+const goalCols = `id, tenant_id, employee_id, name, target_santim, target_date, status, created_by, created_at`
+
+func scanGoal(row pgx.Row) (Goal, error) {
+	var g Goal
+	err := row.Scan(&g.ID, &g.TenantID, &g.EmployeeID, &g.Name, &g.TargetSantim, &g.TargetDate, &g.Status, &g.CreatedBy, &g.CreatedAt)
+	return g, err
+}
+
+// CreateGoal creates an ACTIVE goal for an ACTIVE employee (audit CreateSavingsGoal,
+// savings.goal_created.v1).
+func CreateGoal(ctx context.Context, tx pgx.Tx, g NewGoal, now time.Time) (Goal, error) {
+	if err := g.Validate(now); err != nil {
+		return Goal{}, err
+	}
+	tenant := tenancy.TenantID(ctx)
+	e, err := employees.ByID(ctx, tx, tenant, g.EmployeeID)
+	if errors.Is(err, employees.ErrNotFound) {
+		return Goal{}, refuse(CodeGoalNotFound)
+	}
+	if err != nil {
+		return Goal{}, err
+	}
+	if e.Status != employees.Active {
+		return Goal{}, refuse(CodeEmployeeNotActive)
+	}
+	out, err := scanGoal(tx.QueryRow(ctx, `INSERT INTO app.savings_goals (id, tenant_id, employee_id, name, target_santim, target_date, created_by)
+		VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING `+goalCols, NewGoalID(), tenant, g.EmployeeID, g.Name, g.TargetSantim, g.TargetDate, g.CreatedBy))
+	if err != nil {
+		return Goal{}, err
+	}
+	payload := map[string]any{"goalId": out.ID, "employeeId": out.EmployeeID, "targetSantim": out.TargetSantim}
+	return out, record(ctx, tx, "CreateSavingsGoal", audit.Success, TargetGoal, out.ID, EventGoalCreated, payload)
+}
+
+// ListGoals pages an employee's goals by id (after: the previous page's last id).
+func ListGoals(ctx context.Context, tx pgx.Tx, employeeID, after string, limit int) ([]Goal, error) {
+	rows, err := tx.Query(ctx, `SELECT `+goalCols+` FROM app.savings_goals
+		WHERE tenant_id = $1 AND employee_id = $2 AND ($3 = '' OR id > $3) ORDER BY id LIMIT $4`,
+		tenancy.TenantID(ctx), employeeID, after, limit)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Goal, error) { return scanGoal(r) })
+}
+
+// GoalOf is the employee's goal id (CodeGoalNotFound for anyone else's, or none).
+func GoalOf(ctx context.Context, tx pgx.Tx, employeeID, goalID string) (Goal, error) {
+	g, err := scanGoal(tx.QueryRow(ctx, `SELECT `+goalCols+` FROM app.savings_goals WHERE tenant_id = $1 AND id = $2 AND employee_id = $3`,
+		tenancy.TenantID(ctx), goalID, employeeID))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Goal{}, refuse(CodeGoalNotFound)
+	}
+	return g, err
+}
+
+// ErrGoalBusy: another withdrawal of the goal holds its lock; try again shortly.
+var ErrGoalBusy = errors.New("savings: the goal is locked by another withdrawal")
+
+// LockGoal locks the goal's row until tx ends: withdrawals of one goal check the ledger's
+// available balance and place their hold one at a time. It does not wait (NOWAIT): a goal locked
+// by another withdrawal is ErrGoalBusy at once, so waiters never sit on database connections
+// while the holder talks to the ledger; the caller retries.
+func LockGoal(ctx context.Context, tx pgx.Tx, goalID string) error {
+	var id string
+	err := tx.QueryRow(ctx, `SELECT id FROM app.savings_goals WHERE tenant_id = $1 AND id = $2 FOR NO KEY UPDATE NOWAIT`, tenancy.TenantID(ctx), goalID).Scan(&id)
+	var pe *pgconn.PgError
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return refuse(CodeGoalNotFound)
+	case errors.As(err, &pe) && pe.Code == pgerrcode.LockNotAvailable:
+		return ErrGoalBusy
+	}
+	return err
+}
+
+// LoadPlan reads what moving amount into (Deposit) or out of (Withdrawal) the goal needs. A goal
+// that is not the saver's (employeeID; "" skips the check), an employee no longer ACTIVE, no
+// payout account or no escrow are refusals.
+func LoadPlan(ctx context.Context, tx pgx.Tx, goalID, employeeID string, kind Kind, amount int64) (Plan, error) {
+	if kind != Deposit && kind != Withdrawal {
+		return Plan{}, &field.Error{Field: "kind", Problem: "must be DEPOSIT or WITHDRAWAL"}
+	}
+	if amount < 1 || amount > MaxAmountSantim {
+		return Plan{}, &field.Error{Field: "amountSantim", Problem: "must be 1 to 100000000000"}
+	}
+	tenant := tenancy.TenantID(ctx)
+	var g Goal
+	var err error
+	if employeeID != "" {
+		g, err = GoalOf(ctx, tx, employeeID, goalID)
+	} else {
+		g, err = scanGoal(tx.QueryRow(ctx, `SELECT `+goalCols+` FROM app.savings_goals WHERE tenant_id = $1 AND id = $2`, tenant, goalID))
+		if errors.Is(err, pgx.ErrNoRows) {
+			err = refuse(CodeGoalNotFound)
+		}
+	}
+	if err != nil {
+		return Plan{}, err
+	}
+	e, err := employees.ByID(ctx, tx, tenant, g.EmployeeID)
+	if err != nil {
+		return Plan{}, err
+	}
+	if e.Status != employees.Active {
+		return Plan{}, refuse(CodeEmployeeNotActive)
+	}
+	if e.Payout.Partner == "" || e.Payout.AccountNumber == "" {
+		return Plan{}, refuse(CodePayoutAccountNotSet)
+	}
+	s, ok, err := GetSettings(ctx, tx)
+	if err != nil {
+		return Plan{}, err
+	}
+	if !ok {
+		return Plan{}, refuse(CodeEscrowNotSet)
+	}
+	return Plan{GoalID: g.ID, EmployeeID: g.EmployeeID, Kind: kind, AmountSantim: amount, Escrow: s.Escrow,
+		Payout: BankAccount{Partner: e.Payout.Partner, AccountNumber: e.Payout.AccountNumber, HolderName: e.Payout.HolderName}}, nil
+}
+
+const movementCols = `id, tenant_id, goal_id, kind, amount_santim, status, workflow_id, ledger_tx_id, coalesce(transfer_id, ''),
+	coalesce(failure_reason, ''), requested_by, created_at, settled_at`
+
+func scanMovement(row pgx.Row) (Movement, error) {
+	var m Movement
+	err := row.Scan(&m.ID, &m.TenantID, &m.GoalID, &m.Kind, &m.AmountSantim, &m.Status, &m.WorkflowID, &m.LedgerTxID, &m.TransferID,
+		&m.FailureReason, &m.RequestedBy, &m.CreatedAt, &m.SettledAt)
+	return m, err
+}
+
+// MovementOf is the movement a saga run recorded; ok is false before it recorded one.
+func MovementOf(ctx context.Context, tx pgx.Tx, workflowID string) (m Movement, ok bool, err error) {
+	m, err = scanMovement(tx.QueryRow(ctx, `SELECT `+movementCols+` FROM app.savings_movements WHERE tenant_id = $1 AND workflow_id = $2`,
+		tenancy.TenantID(ctx), workflowID))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Movement{}, false, nil
+	}
+	return m, err == nil, err
+}
+
+// RecordPending records the run's movement PENDING with its ledger hold (audit SavingsDeposit or
+// SavingsWithdraw, savings.deposit_initiated.v1 or savings.withdrawal_initiated.v1); the same run
+// recording again gets its movement back.
+func RecordPending(ctx context.Context, tx pgx.Tx, p Plan, workflowID, ledgerTxID, requestedBy string) (Movement, error) {
+	if m, ok, err := MovementOf(ctx, tx, workflowID); err != nil || ok {
+		return m, err
+	}
+	m, err := scanMovement(tx.QueryRow(ctx, `INSERT INTO app.savings_movements
+		(id, tenant_id, goal_id, kind, amount_santim, status, workflow_id, ledger_tx_id, requested_by)
+		VALUES ($1, $2, $3, $4, $5, 'PENDING', $6, $7, $8) RETURNING `+movementCols,
+		newMovementID(), tenancy.TenantID(ctx), p.GoalID, string(p.Kind), p.AmountSantim, workflowID, ledgerTxID, requestedBy))
+	if err != nil {
+		return Movement{}, err
+	}
+	action, event := "SavingsDeposit", EventDepositInitiated
+	if p.Kind == Withdrawal {
+		action, event = "SavingsWithdraw", EventWithdrawalInitiated
+	}
+	return m, record(ctx, tx, action, audit.Success, TargetGoal, p.GoalID, event, movementPayload(m))
+}
+
+// MarkSettled moves the run's movement PENDING → SETTLED (audit SavingsDeposited or
+// SavingsWithdrawn, savings.deposited.v1 or savings.withdrawn.v1); again is a no-op.
+func MarkSettled(ctx context.Context, tx pgx.Tx, workflowID, transferID string, now time.Time) (Movement, error) {
+	return conclude(ctx, tx, workflowID, Settled, transferID, "", now)
+}
+
+// MarkFailed moves the run's movement PENDING → FAILED with the failure's code (audit
+// SavingsDepositFailed or SavingsWithdrawalFailed, savings.deposit_failed.v1 or
+// savings.withdrawal_failed.v1); again is a no-op.
+func MarkFailed(ctx context.Context, tx pgx.Tx, workflowID, reason string, now time.Time) (Movement, error) {
+	if reason == "" || len(reason) > 128 {
+		reason = "TRANSFER_FAILED"
+	}
+	return conclude(ctx, tx, workflowID, Failed, "", reason, now)
+}
+
+func conclude(ctx context.Context, tx pgx.Tx, workflowID string, to Status, transferID, reason string, now time.Time) (Movement, error) {
+	m, err := scanMovement(tx.QueryRow(ctx, `SELECT `+movementCols+` FROM app.savings_movements WHERE tenant_id = $1 AND workflow_id = $2 FOR UPDATE`,
+		tenancy.TenantID(ctx), workflowID))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Movement{}, refuse(CodeMovementNotFound)
+	}
+	if err != nil || m.Status != Pending {
+		return m, err
+	}
+	m, err = scanMovement(tx.QueryRow(ctx, `UPDATE app.savings_movements SET status = $3, transfer_id = nullif($4, ''),
+		failure_reason = nullif($5, ''), settled_at = $6 WHERE tenant_id = $1 AND workflow_id = $2 RETURNING `+movementCols,
+		tenancy.TenantID(ctx), workflowID, string(to), transferID, reason, now))
+	if err != nil {
+		return Movement{}, err
+	}
+	var action, event string
+	outcome := audit.Success
+	switch {
+	case m.Kind == Deposit && to == Settled:
+		action, event = "SavingsDeposited", EventDeposited
+	case m.Kind == Deposit:
+		action, event, outcome = "SavingsDepositFailed", EventDepositFailed, audit.Failed
+	case to == Settled:
+		action, event = "SavingsWithdrawn", EventWithdrawn
+	default:
+		action, event, outcome = "SavingsWithdrawalFailed", EventWithdrawalFailed, audit.Failed
+	}
+	return m, record(ctx, tx, action, outcome, TargetGoal, m.GoalID, event, movementPayload(m))
+}
+
+func movementPayload(m Movement) map[string]any {
+	p := map[string]any{"movementId": m.ID, "goalId": m.GoalID, "kind": string(m.Kind), "amountSantim": m.AmountSantim,
+		"status": string(m.Status), "workflowId": m.WorkflowID, "ledgerTxId": m.LedgerTxID}
+	if m.TransferID != "" {
+		p["transferId"] = m.TransferID
+	}
+	if m.FailureReason != "" {
+		p["reason"] = m.FailureReason
+	}
+	return p
+}
+
+// record writes a state change's audit row and outbox event in tx.
+func record(ctx context.Context, tx pgx.Tx, action string, outcome audit.Outcome, targetType, targetID, event string, payload map[string]any) error {
+	if err := audit.Write(ctx, tx, audit.Entry{Action: action, Outcome: outcome, TargetType: targetType, TargetID: targetID, Details: payload}); err != nil {
+		return err
+	}
+	_, err := outbox.Write(ctx, tx, event, payload)
+	return err
+}

@@ -1,0 +1,168 @@
+package workflows
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/wagerail/wagerail/activities"
+	"github.com/wagerail/wagerail/internal/bankwebhook"
+	"github.com/wagerail/wagerail/internal/platform/partnerref"
+	"github.com/wagerail/wagerail/internal/savings"
+)
+
+const savWF = "idem-t1-SAVINGSTESTWORKFLOW"
+
+var (
+	savRun    = activities.Run{TenantID: "biz-1", WorkflowID: savWF, CorrelationID: "http-req-8"}
+	savEscrow = savings.BankAccount{Partner: "sandbox", AccountNumber: "ESCROW-1"}
+	savPayout = savings.BankAccount{Partner: "sandbox", AccountNumber: "EMP-1", HolderName: "Almaz Tesfaye"}
+	savGate   = activities.GateInput{Saga: "savings", Run: savRun, SubjectType: "EMPLOYEE", SubjectID: "emp-1", TargetType: "SavingsGoal",
+		TargetID: "sgl_1", Partner: "sandbox", AccountNumber: "EMP-1", ExpectedHolderName: "Almaz Tesfaye", RequireNameMatch: true}
+)
+
+func savIn(kind savings.Kind) SavingsMoveInput {
+	return SavingsMoveInput{TenantID: "biz-1", GoalID: "sgl_1", EmployeeID: "emp-1", Kind: kind, AmountSantim: 7_000, ActorID: "user-1",
+		CorrelationID: "http-req-8"}
+}
+
+func savPlan(kind savings.Kind) savings.Plan {
+	return savings.Plan{GoalID: "sgl_1", EmployeeID: "emp-1", Kind: kind, AmountSantim: 7_000, Escrow: savEscrow, Payout: savPayout}
+}
+
+func savRef(kind savings.Kind) string {
+	if kind == savings.Deposit {
+		return partnerref.Leg(partnerref.SavingsDeposit, savWF, 1)
+	}
+	return partnerref.Leg(partnerref.SavingsWithdraw, savWF, 1)
+}
+
+func savLedger(kind savings.Kind) activities.LedgerPostInput {
+	escrow, held, key := "DEBIT", "CREDIT", "savings-deposit"
+	if kind == savings.Withdrawal {
+		escrow, held, key = "CREDIT", "DEBIT", "savings-withdraw"
+	}
+	return activities.LedgerPostInput{Run: savRun, IdempotencyKey: key + ":" + savWF, Step: key,
+		Legs: []activities.LedgerLeg{
+			{Account: "partner-bank:sandbox:ESCROW-1", Direction: escrow, AmountSantim: 7_000},
+			{Account: "savings-held:sgl_1", Direction: held, AmountSantim: 7_000},
+		},
+		Metadata: map[string]string{"goalId": "sgl_1", "employeeId": "emp-1", "bank_reference": savRef(kind)}}
+}
+
+func newSavingsHarness(t *testing.T) *sagaHarness[SavingsAccepted] {
+	return newSagaHarness[SavingsAccepted](t, savWF, SavingsAcceptedUpdate, SavingsAcceptedUpdateID)
+}
+
+// savThroughGates mocks the plan and the three gates, all passing.
+func savThroughGates(h *sagaHarness[SavingsAccepted], kind savings.Kind) {
+	h.on(activities.SavingsLoadPlanActivity, activities.SavingsStep{Run: savRun, GoalID: "sgl_1", EmployeeID: "emp-1", Kind: kind, AmountSantim: 7_000}).
+		Return(savPlan(kind), nil).Once()
+	for _, g := range []string{activities.KycGateActivity, activities.SanctionsGateActivity, activities.AccountGateActivity} {
+		h.on(g, savGate).Return(nil).Once()
+	}
+}
+
+func savTransfer(kind savings.Kind) activities.TransferInput {
+	from, to := "EMP-1", "ESCROW-1"
+	if kind == savings.Withdrawal {
+		from, to = to, from
+	}
+	return activities.TransferInput{Run: savRun, Partner: "sandbox", Reference: savRef(kind), FromAccount: from, ToAccount: to,
+		AmountSantim: 7_000, Domain: "SAVINGS"}
+}
+
+func savSettled(h *sagaHarness[SavingsAccepted], kind savings.Kind) {
+	h.on(activities.InitiateTransferActivity, savTransfer(kind)).
+		Return(activities.TransferResult{Outcome: activities.TransferAccepted, TransferID: "tr-5", Status: activities.TransferPending}, nil).Once()
+	h.on(activities.LedgerCommitActivity, activities.LedgerSettleInput{Run: savRun, TxID: "ltx-5"}).Return(nil).Once()
+	h.on(activities.SavingsMarkSettledActivity, activities.SavingsStep{Run: savRun, GoalID: "sgl_1", TransferID: "tr-5"}).
+		Return(savings.Movement{Status: savings.Settled}, nil).Once()
+	h.signal(3*time.Second, bankwebhook.Settlement{Partner: "sandbox", EventID: "ev-5", Reference: savRef(kind), TransferID: "tr-5",
+		Status: "SETTLED", AmountSantim: 7_000})
+}
+
+// TestSavingsDepositSettled: plan, gates, the pending posting (escrow mirror debited,
+// savings-held credited), its record, the transfer payout → escrow, the settlement signal, the
+// commit and the record of the settlement.
+func TestSavingsDepositSettled(t *testing.T) {
+	h := newSavingsHarness(t)
+	savThroughGates(h, savings.Deposit)
+	h.on(activities.LedgerPostPendingActivity, savLedger(savings.Deposit)).Return(activities.LedgerPostResult{TxID: "ltx-5", Status: "PENDING"}, nil).Once()
+	h.on(activities.SavingsRecordDepositActivity, activities.SavingsStep{Run: savRun, GoalID: "sgl_1", Plan: savPlan(savings.Deposit),
+		LedgerTxID: "ltx-5", ActorID: "user-1"}).Return(savings.Movement{Status: savings.Pending}, nil).Once()
+	savSettled(h, savings.Deposit)
+	res := runSagaHarness[SavingsAccepted, SavingsMoveResult](t, h, SavingsMoveWorkflowName, savIn(savings.Deposit))
+	require.Equal(t, SavingsMoveResult{GoalID: "sgl_1", Kind: savings.Deposit, Status: "SETTLED", LedgerTxID: "ltx-5", TransferID: "tr-5"}, res)
+	require.Equal(t, SavingsAccepted{GoalID: "sgl_1", Kind: savings.Deposit, Status: "DISBURSING", WorkflowID: savWF}, h.accepted)
+}
+
+// TestSavingsWithdrawalSettled: the reservation (balance check, hold and record in one step)
+// takes the place of the posting and the claim; the transfer goes escrow → payout.
+func TestSavingsWithdrawalSettled(t *testing.T) {
+	h := newSavingsHarness(t)
+	savThroughGates(h, savings.Withdrawal)
+	h.on(activities.SavingsReserveWithdrawalActivity, activities.SavingsReserve{Run: savRun, Plan: savPlan(savings.Withdrawal), ActorID: "user-1",
+		Posting: savLedger(savings.Withdrawal)}).Return(activities.LedgerPostResult{TxID: "ltx-5", Status: "PENDING"}, nil).Once()
+	savSettled(h, savings.Withdrawal)
+	res := runSagaHarness[SavingsAccepted, SavingsMoveResult](t, h, SavingsMoveWorkflowName, savIn(savings.Withdrawal))
+	require.Equal(t, "SETTLED", res.Status)
+	require.Equal(t, []string{activities.SavingsLoadPlanActivity, activities.KycGateActivity, activities.SanctionsGateActivity,
+		activities.AccountGateActivity, activities.SavingsReserveWithdrawalActivity, activities.InitiateTransferActivity,
+		activities.LedgerCommitActivity, activities.SavingsMarkSettledActivity}, h.activityCalls())
+}
+
+// TestSavingsWithdrawalInsufficient: a reservation refused for the balance ends the saga
+// REFUSED with nothing moved (no transfer, no ledger settle).
+func TestSavingsWithdrawalInsufficient(t *testing.T) {
+	h := newSavingsHarness(t)
+	savThroughGates(h, savings.Withdrawal)
+	h.on(activities.SavingsReserveWithdrawalActivity, activities.SavingsReserve{Run: savRun, Plan: savPlan(savings.Withdrawal), ActorID: "user-1",
+		Posting: savLedger(savings.Withdrawal)}).
+		Return(activities.LedgerPostResult{}, temporal.NewNonRetryableApplicationError("short", savings.CodeInsufficientBalance, nil)).Once()
+	res := runSagaHarness[SavingsAccepted, SavingsMoveResult](t, h, SavingsMoveWorkflowName, savIn(savings.Withdrawal))
+	require.Equal(t, "REFUSED", res.Status)
+	require.Equal(t, savings.CodeInsufficientBalance, res.Code)
+	h.requireRefused(t, savings.CodeInsufficientBalance)
+}
+
+// TestSavingsGateRefused: a KYC refusal ends the saga before any posting.
+func TestSavingsGateRefused(t *testing.T) {
+	h := newSavingsHarness(t)
+	h.on(activities.SavingsLoadPlanActivity, activities.SavingsStep{Run: savRun, GoalID: "sgl_1", EmployeeID: "emp-1", Kind: savings.Deposit, AmountSantim: 7_000}).
+		Return(savPlan(savings.Deposit), nil).Once()
+	h.on(activities.KycGateActivity, savGate).Return(temporal.NewNonRetryableApplicationError("no kyc", activities.GateKycNotApproved, nil)).Once()
+	res := runSagaHarness[SavingsAccepted, SavingsMoveResult](t, h, SavingsMoveWorkflowName, savIn(savings.Deposit))
+	require.Equal(t, "REFUSED", res.Status)
+	h.requireRefused(t, savings.CodeKycNotApproved)
+	require.Equal(t, []string{activities.SavingsLoadPlanActivity, activities.KycGateActivity}, h.activityCalls())
+}
+
+// TestSavingsCodesInTable: every code the saga can answer is in internal/savings's table.
+func TestSavingsCodesInTable(t *testing.T) {
+	codes := []string{savingsGates.other}
+	for _, c := range savingsGates.refusals {
+		codes = append(codes, c)
+	}
+	for _, c := range savingsGates.unavailable {
+		codes = append(codes, c)
+	}
+	for c := range savingsRecordRefusals {
+		codes = append(codes, c)
+	}
+	for _, c := range codes {
+		_, ok := savings.RefusalOf(c)
+		require.True(t, ok, c)
+	}
+}
+
+// The savings saga's recorded runs (api/savings_test.go's TestSavingsEndToEnd records them with
+// WAGERAIL_RECORD_HISTORY=1: a deposit and a withdrawal on the real stack), replayed against the
+// current code: a change to the command sequence that would break running sagas fails here.
+func TestSavingsMoveReplay(t *testing.T) {
+	for _, f := range []string{"testdata/savings_deposit_history.json", "testdata/savings_withdraw_history.json"} {
+		require.Equal(t, SavingsMoveWorkflowName, replayHistory(t, f), f)
+	}
+}
