@@ -101,6 +101,9 @@ func newEwaStack(t testing.TB, o ewaStackOpts) *ewaStack {
 		deps.Temporal, deps.TaskQueue = tc, queue
 		deps.Ledger, deps.Gateway = lc, gc
 		deps.DisburseWait = o.sagaWait
+		if os.Getenv("WAGERAIL_TEST_TEMPORAL_LOG") != "" {
+			deps.Log = slog.New(stackLogHandler()) // the API's log lines beside the saga's
+		}
 		deps.WebhookSecrets = map[string][]byte{"sandbox": []byte(stackCallbackSecret)}
 	})
 	engine.Store(http.Handler(u.srv.Engine))

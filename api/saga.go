@@ -75,6 +75,11 @@ type sagaCall[A, R any] struct {
 	Accepted func(wfID string, a A) (status int, body any)
 	// Pending is the 202 body when the wait ran out with the saga still at work.
 	Pending func(wfID string) any
+	// NoPendingAnswer: a wait that runs out before the saga answered is never 202 (the saga may
+	// still refuse: a savings withdrawal decides whether the balance covers it under the goal's
+	// lock), but 503 DECISION_PENDING, which is not stored: the client's retry with its key
+	// reaches the same saga and gets its answer.
+	NoPendingAnswer bool
 	// Closed answers from a closed run's result: a status and body, or the refusal (an *Error)
 	// it ended with; any other error is a failure (500).
 	Closed func(wfID string, r R) (status int, body any, err error)
@@ -138,19 +143,17 @@ func runSaga[A, R any](s *Server, c *gin.Context, call sagaCall[A, R]) {
 	if call.RestartFailed {
 		opts.WorkflowIDReusePolicy = enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY
 	}
-	start := tc.NewWithStartWorkflowOperation(opts, call.Workflow, call.Input)
 	ctx, cancel := context.WithTimeout(c.Request.Context(), wait)
 	defer cancel()
 	var acc A
-	h, err := tc.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{
-		StartWorkflowOperation: start,
-		UpdateOptions: client.UpdateWorkflowOptions{
-			UpdateID: call.UpdateID, UpdateName: call.Update, Args: call.UpdateArgs, WaitForStage: client.WorkflowUpdateStageCompleted,
-		},
-	})
-	if err == nil {
-		err = h.Get(ctx, &acc)
-	}
+	err := updateWithStart(ctx, tc, func() client.UpdateWithStartWorkflowOptions {
+		return client.UpdateWithStartWorkflowOptions{
+			StartWorkflowOperation: tc.NewWithStartWorkflowOperation(opts, call.Workflow, call.Input),
+			UpdateOptions: client.UpdateWorkflowOptions{
+				UpdateID: call.UpdateID, UpdateName: call.Update, Args: call.UpdateArgs, WaitForStage: client.WorkflowUpdateStageCompleted,
+			},
+		}
+	}, &acc)
 	if err == nil {
 		c.JSON(call.Accepted(wfID, acc))
 		return
@@ -178,6 +181,11 @@ func runSaga[A, R any](s *Server, c *gin.Context, call sagaCall[A, R]) {
 				"the work could not be started in time; retry with the same Idempotency-Key"))
 			return
 		}
+		if call.NoPendingAnswer {
+			s.deps.Log.Warn("saga call: the saga had not decided when the wait ran out", logAttrs...)
+			writeError(c, errDecisionPending)
+			return
+		}
 		s.deps.Log.Warn("saga call: answered before the saga accepted", logAttrs...)
 		c.JSON(http.StatusAccepted, call.Pending(wfID))
 	case isWorkflowClosed(err):
@@ -186,6 +194,35 @@ func runSaga[A, R any](s *Server, c *gin.Context, call sagaCall[A, R]) {
 		writeError(c, err)
 	}
 }
+
+// updateWithStart sends the Update-with-Start (a new start operation each time: one is used
+// once) and waits for the update's result while ctx lasts. A wait the server ended before ctx did
+// (WorkflowUpdateServiceTimeoutOrCanceledError: its long poll has its own deadline) and an update
+// the server could not deliver yet (WorkflowNotReady: the workflow task failed and is being
+// retried, on a loaded worker) are not answers: the same update (its fixed id) is asked again
+// after a pause, until it answers or ctx ends.
+func updateWithStart(ctx context.Context, tc client.Client, opts func() client.UpdateWithStartWorkflowOptions, out any) error {
+	for pause := 200 * time.Millisecond; ; pause = min(2*pause, 2*time.Second) {
+		h, err := tc.UpdateWithStartWorkflow(ctx, opts())
+		if err == nil {
+			err = h.Get(ctx, out)
+		}
+		var polled *client.WorkflowUpdateServiceTimeoutOrCanceledError
+		var notReady *serviceerror.WorkflowNotReady
+		if err == nil || ctx.Err() != nil || !(errors.As(err, &polled) || errors.As(err, &notReady)) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(pause):
+		}
+	}
+}
+
+// errDecisionPending answers a NoPendingAnswer call whose saga had not decided in time.
+var errDecisionPending = NewError(http.StatusServiceUnavailable, "DECISION_PENDING",
+	"the request is still being decided; retry with the same Idempotency-Key for its answer")
 
 // sagaStartedWait bounds sagaStarted's look-up.
 const sagaStartedWait = 5 * time.Second

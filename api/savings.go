@@ -274,7 +274,9 @@ func (s *Server) withdrawSavings(c *gin.Context) { s.moveSavings(c, savings.With
 // the refusal from internal/savings's table of codes. The pre-check answers a goal that is not
 // the caller's (404 SAVINGS_GOAL_NOT_FOUND) and an organization without an escrow account (409
 // SAVINGS_ESCROW_NOT_SET) from the database; the balance check of a withdrawal is the saga's (it
-// holds the goal's lock while it checks and reserves).
+// holds the goal's lock while it checks and reserves), and the call waits for it: a withdrawal is
+// never answered 202 before its reservation (NoPendingAnswer: 503 DECISION_PENDING, not stored,
+// when the wait runs out; the retry with the same key gets the saga's answer).
 func (s *Server) moveSavings(c *gin.Context, kind savings.Kind) {
 	id := c.Param("id")
 	if err := field.Identifier("id", id, 0); err != nil {
@@ -322,6 +324,9 @@ func (s *Server) moveSavings(c *gin.Context, kind savings.Kind) {
 			return http.StatusAccepted, body(wfID, a.Status)
 		},
 		Pending: func(wfID string) any { return body(wfID, workflows.StageDisbursing) },
+		// A withdrawal is answered 202 only once the saga has reserved it under the goal's lock:
+		// never "pending" before the balance check, which may still refuse it.
+		NoPendingAnswer: kind == savings.Withdrawal,
 		Closed: func(wfID string, r workflows.SavingsMoveResult) (int, any, error) {
 			if r.Status != workflows.SavingsRefused {
 				return http.StatusAccepted, body(wfID, r.Status), nil

@@ -87,7 +87,9 @@ func (w *savingsWorld) move(verb, id, key string, amount int64) *httptest.Respon
 // journal; a replay answers the stored result; another saver's or an unknown goal is 404.
 func TestSavingsEndToEnd(t *testing.T) {
 	t.Parallel()
-	w := newSavingsWorld(t, ewaStackOpts{})
+	// A loaded machine (the race detector, other suites) may take longer than the default wait to
+	// start a saga: the calls wait for the saga's answer instead.
+	w := newSavingsWorld(t, ewaStackOpts{sagaWait: 2 * time.Minute})
 	g := w.goal(t, "School fees", 20_000)
 	require.Zero(t, g.SavedSantim)
 	require.Equal(t, "savings-held:"+g.ID, g.LedgerAccount)
@@ -98,6 +100,7 @@ func TestSavingsEndToEnd(t *testing.T) {
 	acc := decode[savingsMoveJSON](t, rec)
 	require.Contains(t, []string{"DISBURSING", "SETTLED"}, acc.Status)
 	got := w.waitSaved(t, g.ID, 10_000)
+	require.Equal(t, "SETTLED", w.result(t, acc.WorkflowID).Status) // the saga has recorded what follows the ledger's commit
 	require.Equal(t, int64(5_000), got.ProgressBasisPoints)
 	require.Equal(t, int64(10_000), got.AvailableSantim)
 
@@ -123,6 +126,7 @@ func TestSavingsEndToEnd(t *testing.T) {
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
 	wacc := decode[savingsMoveJSON](t, rec)
 	w.waitSaved(t, g.ID, 6_000)
+	require.Equal(t, "SETTLED", w.result(t, wacc.WorkflowID).Status)
 	tx, err = w.ledger.GetTransaction(context.Background(), &ledgerv1.GetTransactionRequest{TenantId: w.tenant, IdempotencyKey: "savings-withdraw:" + wacc.WorkflowID})
 	require.NoError(t, err)
 	require.Equal(t, ledgerv1.TransactionStatus_TRANSACTION_STATUS_POSTED, tx.GetTransaction().GetStatus())
@@ -139,6 +143,14 @@ func TestSavingsEndToEnd(t *testing.T) {
 	requireStatus(t, w.me.hostile(http.MethodPost, "/api/savings/goals/"+g.ID+"/withdraw", map[string]any{"amountSantim": 0}, "Idempotency-Key", testkit.Unique("k")),
 		http.StatusBadRequest, "INVALID_REQUEST")
 	requireStatus(t, w.me.hostile(http.MethodPost, "/api/savings/goals", map[string]any{"name": " ", "targetSantim": 1}), http.StatusBadRequest, "INVALID_REQUEST")
+}
+
+// result waits for the saga id's result.
+func (w *savingsWorld) result(t *testing.T, id string) workflows.SavingsMoveResult {
+	t.Helper()
+	var res workflows.SavingsMoveResult
+	require.NoError(t, w.tc.GetWorkflow(context.Background(), id, "").Get(context.Background(), &res))
+	return res
 }
 
 // recordHistory writes a finished saga's history to workflows/testdata when

@@ -155,12 +155,16 @@ func localGateOptions() workflow.LocalActivityOptions   { return localOf(gateOpt
 func localRecordOptions() workflow.LocalActivityOptions { return localOf(recordOptions()) }
 func localLedgerOptions() workflow.LocalActivityOptions { return localOf(ledgerOptions()) }
 
-// localReserveOptions: a reservation under a lock it does not wait for (the savings withdrawal's
-// balance check and hold): a busy lock is retried soon and often, every 100 ms to 1 s, as is any
-// other failure (within the ledger step's timeouts; the ledger client's breaker bounds the calls
-// while the ledger is down).
-func localReserveOptions() workflow.LocalActivityOptions {
-	o := localOf(ledgerOptions())
+// reserveOptions: a reservation under a lock it does not wait for (the savings withdrawal's
+// balance check and hold). It is a regular activity, not a local one: racing reservations of one
+// goal find its lock taken and are retried soon and often (every 100 ms to 1 s), and those
+// retries must not run inside the workflow task (a local activity retried for seconds keeps the
+// task open past its timeout on a loaded worker, the task fails and the caller's update with it).
+// Any other failure is retried as ledgerOptions retries (the ledger client's breaker bounds the
+// calls while the ledger is down).
+func reserveOptions() workflow.ActivityOptions {
+	o := ledgerOptions()
+	o.StartToCloseTimeout = 30 * time.Second
 	o.RetryPolicy = &temporal.RetryPolicy{InitialInterval: 100 * time.Millisecond, BackoffCoefficient: 1.5, MaximumInterval: time.Second}
 	return o
 }

@@ -183,7 +183,7 @@ func (m *savingsMove) begin(ctx workflow.Context) (o payoutOutcome, done bool, e
 		m.pay = m.newPayout(newPayout())
 		m.leg = m.pay.add(m.transferInput(partnerref.Leg(partnerref.SavingsWithdraw, m.wfID, 1)))
 		m.progress.Stage = StageLedger
-		posted, err := callLocal(ctx, localReserveOptions(), activities.SavingsReserveWithdrawal,
+		posted, err := call(ctx, reserveOptions(), activities.SavingsReserveWithdrawal,
 			activities.SavingsReserve{Run: m.run, Plan: m.plan, ActorID: m.in.ActorID, Posting: m.ledgerInput()})
 		if err != nil {
 			return m.recordFailed(err)

@@ -114,6 +114,23 @@ func TestSavingsWithdrawalSettled(t *testing.T) {
 		activities.LedgerCommitActivity, activities.SavingsMarkSettledActivity}, h.activityCalls())
 }
 
+// TestSavingsWithdrawalRetriedWhileBusy: a reservation that finds the goal locked by another
+// withdrawal (SAVINGS_GOAL_BUSY, retryable) is tried again until it gets the lock; the caller is
+// answered only once it has reserved.
+func TestSavingsWithdrawalRetriedWhileBusy(t *testing.T) {
+	h := newSavingsHarness(t)
+	savThroughGates(h, savings.Withdrawal)
+	reserve := activities.SavingsReserve{Run: savRun, Plan: savPlan(savings.Withdrawal), ActorID: "user-1", Posting: savLedger(savings.Withdrawal)}
+	h.on(activities.SavingsReserveWithdrawalActivity, reserve).
+		Return(activities.LedgerPostResult{}, temporal.NewApplicationError("busy", activities.SavingsGoalBusy)).Times(3)
+	h.on(activities.SavingsReserveWithdrawalActivity, reserve).Return(activities.LedgerPostResult{TxID: "ltx-5", Status: "PENDING"}, nil).Once()
+	savSettled(h, savings.Withdrawal)
+	res := runSagaHarness[SavingsAccepted, SavingsMoveResult](t, h, SavingsMoveWorkflowName, savIn(savings.Withdrawal))
+	require.Equal(t, "SETTLED", res.Status)
+	require.Equal(t, "ltx-5", res.LedgerTxID)
+	require.Equal(t, SavingsAccepted{GoalID: "sgl_1", Kind: savings.Withdrawal, Status: "DISBURSING", WorkflowID: savWF}, h.accepted)
+}
+
 // TestSavingsWithdrawalInsufficient: a reservation refused for the balance ends the saga
 // REFUSED with nothing moved (no transfer, no ledger settle).
 func TestSavingsWithdrawalInsufficient(t *testing.T) {
