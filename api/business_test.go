@@ -287,6 +287,7 @@ func TestBusinessTenantIsolation(t *testing.T) {
 		http.MethodPut + " /api/business/:id/status":             map[string]any{"status": "SUSPENDED"},
 		http.MethodPut + " /api/business/:id/documents/:docType": bizDoc("k"),
 		http.MethodPost + " /api/business":                       map[string]any{"name": "x"},
+		http.MethodPut + " /api/business/:id/branding":           map[string]any{"primaryColor": "#000000", "accentColor": "#FFFFFF"},
 	}
 	for _, r := range w.f.srv.businessRoutes() {
 		if !strings.HasPrefix(r.Path, "/api/business") {
@@ -311,6 +312,9 @@ func TestBusinessTenantIsolation(t *testing.T) {
 	require.Equal(t, "Secret Legal Name PLC", *got.LegalName)
 	require.Equal(t, orgs.OrgActive, got.Status)
 	require.Equal(t, orgs.KYCPending, got.KYCStatus)
+	rec = w.owner.call(http.MethodGet, "/api/business/"+w.a+"/branding", nil)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.False(t, decode[brandingOut](t, rec).Custom, "A's branding was never set")
 }
 
 func TestBusinessList(t *testing.T) {
