@@ -17,7 +17,6 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/wagerail/wagerail/activities"
 	"github.com/wagerail/wagerail/internal/disputes"
 	"github.com/wagerail/wagerail/internal/orgs"
 	"github.com/wagerail/wagerail/internal/platform/audit"
@@ -356,7 +355,7 @@ func parseDecision(req disputeDecisionRequest) (disputes.Decision, *parsedApprov
 
 // signedAdjustment verifies the platform admin's approval of an adjustment of d by operator
 // with reason, and builds the ledger request signed with the current adjustment key.
-func (s *Server) signedAdjustment(d disputes.Dispute, operator, reason string, a *parsedApproval) (*activities.DisputeAdjustment, error) {
+func (s *Server) signedAdjustment(d disputes.Dispute, operator, reason string, a *parsedApproval) (*workflows.DisputeAdjustment, error) {
 	switch {
 	case a == nil:
 		return nil, disputeRefusal(disputes.CodeApprovalMissing)
@@ -373,7 +372,7 @@ func (s *Server) signedAdjustment(d disputes.Dispute, operator, reason string, a
 	if !valid || !s.now().Before(a.expires) {
 		return nil, disputeRefusal(disputes.CodeApprovalInvalid)
 	}
-	adj := &activities.DisputeAdjustment{TenantID: d.TenantID, IdempotencyKey: d.WorkflowID + ":adjustment", Reason: d.ID + ":" + reason,
+	adj := &workflows.DisputeAdjustment{TenantID: d.TenantID, IdempotencyKey: d.WorkflowID + ":adjustment", Reason: d.ID + ":" + reason,
 		ApprovedBy: a.approvedBy, RequestedBy: operator, DebitAccount: chart.MiscLoss, CreditAccount: d.LedgerAccountName,
 		AmountSantim: d.AmountSantim}
 	r := adj.PB()

@@ -11,6 +11,10 @@ import (
 	"github.com/wagerail/wagerail/internal/disputes"
 )
 
+// DisputeAdjustment is an adjustment exactly as approved and signed (the activity's type, named
+// here so the API builds the decision without importing activities).
+type DisputeAdjustment = activities.DisputeAdjustment
+
 // The dispute workflow: one per dispute, found by TenantId and BusinessKey = the dispute id
 // (workflow id disputes.WorkflowIDOf). It starts the investigation, then waits for evidence
 // (DisputeEvidenceSignal), a decision (DisputeDecisionUpdate, answered once the decision is
@@ -63,7 +67,7 @@ type DisputeDecision struct {
 	Reason               string
 	PartnerChargebackRef string
 	ApprovedBy           string
-	Adjustment           *activities.DisputeAdjustment
+	Adjustment           *DisputeAdjustment
 }
 
 // checkAdjustment refuses an adjustment decision whose signed request is not the one the decision
