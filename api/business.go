@@ -204,16 +204,6 @@ func (r *businessFields) apply(b *orgs.BusinessOrg) {
 	set(&p.ContactPhone, r.ContactPhone)
 }
 
-// platformOrgID reads and checks a Platform route's :id (the pipeline checks an Org route's).
-func platformOrgID(c *gin.Context) (string, bool) {
-	id := c.Param("id")
-	if err := field.Identifier("id", id, 0); err != nil {
-		writeError(c, fieldError(err))
-		return "", false
-	}
-	return id, true
-}
-
 // asPlatformIn runs fn on the platform's audited cross-tenant path with ctx scoped to tenant, so
 // the audit rows fn writes land in that organization's trail.
 func (s *Server) asPlatformIn(c *gin.Context, tenant string, fn func(ctx context.Context, tx pgx.Tx) error) error {
@@ -454,7 +444,7 @@ type onboardingJSON struct {
 }
 
 func (s *Server) businessOnboarding(c *gin.Context) {
-	id, ok := platformOrgID(c)
+	id, ok := pathID(c)
 	if !ok {
 		return
 	}
@@ -485,7 +475,7 @@ type verifyKYCRequest struct {
 }
 
 func (s *Server) verifyBusinessKYC(c *gin.Context) {
-	id, ok := platformOrgID(c)
+	id, ok := pathID(c)
 	if !ok {
 		return
 	}
@@ -530,7 +520,7 @@ type businessStatusRequest struct {
 }
 
 func (s *Server) setBusinessStatus(c *gin.Context) {
-	id, ok := platformOrgID(c)
+	id, ok := pathID(c)
 	if !ok {
 		return
 	}
@@ -586,7 +576,7 @@ type kycDocumentListJSON struct {
 
 // kycDocumentPath reads and checks :id and :docType of a document route of kind k.
 func kycDocumentPath(c *gin.Context, k orgs.Kind) (id, docType string, ok bool) {
-	if id, ok = platformOrgID(c); !ok {
+	if id, ok = pathID(c); !ok {
 		return "", "", false
 	}
 	docType = c.Param("docType")
@@ -605,7 +595,7 @@ func kycDocumentPath(c *gin.Context, k orgs.Kind) (id, docType string, ok bool) 
 
 func (s *Server) listKYCDocuments(k orgs.Kind) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		id, ok := platformOrgID(c)
+		id, ok := pathID(c)
 		if !ok {
 			return
 		}

@@ -384,15 +384,6 @@ func (s *Server) listDisputes(c *gin.Context) {
 	s.answerDisputePage(c, rows, f.Limit-1)
 }
 
-func disputeID(c *gin.Context) (string, bool) {
-	id := c.Param("id")
-	if err := field.Identifier("id", id, 0); err != nil {
-		writeError(c, fieldError(err))
-		return "", false
-	}
-	return id, true
-}
-
 func disputeDetailOf(ctx context.Context, tx pgx.Tx, id string, now time.Time) (disputeDetailJSON, error) {
 	d, err := disputes.Get(ctx, tx, id)
 	if err != nil {
@@ -411,7 +402,7 @@ func disputeDetailOf(ctx context.Context, tx pgx.Tx, id string, now time.Time) (
 }
 
 func (s *Server) getDispute(c *gin.Context) {
-	id, ok := disputeID(c)
+	id, ok := pathID(c)
 	if !ok {
 		return
 	}

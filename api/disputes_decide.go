@@ -20,10 +20,8 @@ import (
 	"github.com/wagerail/wagerail/internal/disputes"
 	"github.com/wagerail/wagerail/internal/orgs"
 	"github.com/wagerail/wagerail/internal/platform/audit"
-	"github.com/wagerail/wagerail/internal/platform/crosstenant"
 	"github.com/wagerail/wagerail/internal/platform/field"
 	"github.com/wagerail/wagerail/internal/platform/idempotency"
-	"github.com/wagerail/wagerail/internal/platform/tenancy"
 	"github.com/wagerail/wagerail/internal/uploads"
 	"github.com/wagerail/wagerail/ledger"
 	"github.com/wagerail/wagerail/ledger/chart"
@@ -61,30 +59,7 @@ func (s *Server) disputeWorkRoutes() []Route {
 // step of the operator and platform dispute routes, whose caller is a member of no organization):
 // 400 for an id that is no identifier, 404 DISPUTE_NOT_FOUND for a dispute that is nowhere.
 func (s *Server) resolveDisputeTenant(c *gin.Context) {
-	id, ok := disputeID(c)
-	if !ok {
-		return
-	}
-	if s.deps.Platform == nil {
-		writeError(c, NewError(http.StatusServiceUnavailable, "NOT_CONFIGURED", "dispute work needs the platform pool"))
-		return
-	}
-	var tenant string
-	reason := "platform dispute work: " + c.Request.Method + " " + c.FullPath()
-	err := crosstenant.Tx(c.Request.Context(), s.deps.Platform, reason, func(tx pgx.Tx) error {
-		return tx.QueryRow(c.Request.Context(), `SELECT tenant_id FROM app.disputes WHERE id = $1`, id).Scan(&tenant)
-	})
-	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-		writeError(c, disputeRefusal(disputes.CodeNotFound))
-		return
-	case err != nil:
-		writeError(c, err)
-		return
-	}
-	callerOf(c).Tenant = tenant
-	c.Request = c.Request.WithContext(tenancy.WithTenant(c.Request.Context(), tenant))
-	c.Next()
+	s.resolveTenantOf(c, `SELECT tenant_id FROM app.disputes WHERE id = $1`, disputeRefusal(disputes.CodeNotFound))
 }
 
 // --- evidence ---
@@ -104,7 +79,7 @@ type disputeEvidenceJSON struct {
 // organization and the dispute is open: 202, the workflow records EVIDENCE_ATTACHED (and
 // dispute.evidence_attached.v1) in the dispute's log.
 func (s *Server) attachDisputeEvidence(c *gin.Context) {
-	id, ok := disputeID(c)
+	id, ok := pathID(c)
 	if !ok {
 		return
 	}
@@ -236,7 +211,7 @@ func checkDecisionReason(v *string) error {
 // its amount and the decision reason given: 201 with the signed approval the operator sends with
 // the decision (audited ApproveDisputeAdjustment). It moves nothing.
 func (s *Server) approveDisputeAdjustment(c *gin.Context) {
-	id, ok := disputeID(c)
+	id, ok := pathID(c)
 	if !ok {
 		return
 	}
@@ -386,7 +361,7 @@ func (s *Server) signedAdjustment(d disputes.Dispute, operator, reason string, a
 // the decided dispute. A reversal and an adjustment are the workflow's ledger steps, their ids
 // recorded with the decision in one database transaction.
 func (s *Server) decideDispute(c *gin.Context) {
-	id, ok := disputeID(c)
+	id, ok := pathID(c)
 	if !ok {
 		return
 	}
@@ -466,7 +441,7 @@ type disputeReopenedJSON struct {
 // and a new dispute of the same transaction opens with reopensDisputeId (its own SLA from now,
 // dispute.reopened.v1), in one transaction; the new dispute's workflow starts.
 func (s *Server) reopenDispute(c *gin.Context) {
-	id, ok := disputeID(c)
+	id, ok := pathID(c)
 	if !ok {
 		return
 	}

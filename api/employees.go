@@ -304,16 +304,6 @@ func errNotInCatalog(ce *employees.CatalogError) *Error {
 	return e
 }
 
-// employeeID reads and checks the :id path parameter.
-func employeeID(c *gin.Context) (string, bool) {
-	id := c.Param("id")
-	if err := field.Identifier("id", id, 0); err != nil {
-		writeError(c, fieldError(err))
-		return "", false
-	}
-	return id, true
-}
-
 // recordEmployee writes a change's audit row and event in the change's transaction.
 func recordEmployee(ctx context.Context, tx pgx.Tx, action, event, id string, details map[string]any) error {
 	if err := audit.Write(ctx, tx, audit.Entry{Action: action, Outcome: audit.Success, TargetType: targetEmployee, TargetID: id,
@@ -367,7 +357,7 @@ func (s *Server) createEmployee(c *gin.Context) {
 }
 
 func (s *Server) getEmployee(c *gin.Context) {
-	id, ok := employeeID(c)
+	id, ok := pathID(c)
 	if !ok {
 		return
 	}
@@ -383,7 +373,7 @@ func (s *Server) getEmployee(c *gin.Context) {
 }
 
 func (s *Server) updateEmployee(c *gin.Context) {
-	id, ok := employeeID(c)
+	id, ok := pathID(c)
 	if !ok {
 		return
 	}
@@ -432,7 +422,7 @@ type employeeStatusRequest struct {
 }
 
 func (s *Server) setEmployeeStatus(c *gin.Context) {
-	id, ok := employeeID(c)
+	id, ok := pathID(c)
 	if !ok {
 		return
 	}
@@ -469,7 +459,7 @@ func (s *Server) setEmployeeStatus(c *gin.Context) {
 }
 
 func (s *Server) deleteEmployee(c *gin.Context) {
-	id, ok := employeeID(c)
+	id, ok := pathID(c)
 	if !ok {
 		return
 	}
@@ -655,7 +645,7 @@ type employeeInviteJSON struct {
 // minted the token commits, under notify.Invitation (it invites a person to act on Wagerail for an
 // organization, as an organization invitation does).
 func (s *Server) inviteEmployee(c *gin.Context) {
-	id, ok := employeeID(c)
+	id, ok := pathID(c)
 	if !ok {
 		return
 	}

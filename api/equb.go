@@ -236,7 +236,7 @@ func answerEqubGroups(c *gin.Context, rows []equb.Group, limit int) {
 }
 
 func (s *Server) getEqubGroup(c *gin.Context) {
-	id, ok := lendingID(c)
+	id, ok := pathID(c)
 	if !ok {
 		return
 	}
@@ -262,7 +262,7 @@ func (s *Server) getEqubGroup(c *gin.Context) {
 }
 
 func (s *Server) joinEqubGroup(c *gin.Context) {
-	id, ok := lendingID(c)
+	id, ok := pathID(c)
 	if !ok {
 		return
 	}
@@ -284,7 +284,7 @@ type equbLeaveRequest struct {
 }
 
 func (s *Server) leaveEqubGroup(c *gin.Context) {
-	id, ok := lendingID(c)
+	id, ok := pathID(c)
 	if !ok {
 		return
 	}
@@ -306,7 +306,7 @@ func (s *Server) leaveEqubGroup(c *gin.Context) {
 // --- cycles ---
 
 func (s *Server) openEqubCycle(c *gin.Context) {
-	id, ok := lendingID(c)
+	id, ok := pathID(c)
 	if !ok {
 		return
 	}
@@ -337,7 +337,7 @@ func (s *Server) openEqubCycle(c *gin.Context) {
 }
 
 func (s *Server) listEqubCycles(c *gin.Context) {
-	id, ok := lendingID(c)
+	id, ok := pathID(c)
 	if !ok {
 		return
 	}

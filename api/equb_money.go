@@ -61,7 +61,7 @@ type equbContributeJSON struct {
 // ACTIVE escrow binding, already contributed: 409 audited DENIED) — unless the contribution is
 // held by the saga this key names, whose answer is then the answer.
 func (s *Server) contributeEqub(c *gin.Context) {
-	id, ok := lendingID(c)
+	id, ok := pathID(c)
 	if !ok {
 		return
 	}
@@ -110,7 +110,7 @@ func (s *Server) contributeEqub(c *gin.Context) {
 // EQUB_CONTRIBUTIONS_OUTSTANDING), a cycle or recipient already paid or being paid (409
 // EQUB_ALREADY_PAID_OUT), audited DENIED — unless the payout is this key's saga's.
 func (s *Server) payOutEqub(c *gin.Context) {
-	id, ok := lendingID(c)
+	id, ok := pathID(c)
 	if !ok {
 		return
 	}

@@ -439,16 +439,6 @@ func (s *Server) createEwaRequest(c *gin.Context) {
 	c.JSON(http.StatusCreated, toEwaRequestJSON(out))
 }
 
-// ewaRequestID reads and checks the :id path parameter.
-func ewaRequestID(c *gin.Context) (string, bool) {
-	id := c.Param("id")
-	if err := field.Identifier("id", id, 0); err != nil {
-		writeError(c, fieldError(err))
-		return "", false
-	}
-	return id, true
-}
-
 // ewaPage reads limit and cursor; it has answered when ok is false.
 func ewaPage(c *gin.Context) (limit int, cursor string, ok bool) {
 	for _, k := range []string{"limit", "cursor"} {
@@ -505,7 +495,7 @@ func (s *Server) listEwaRequests(c *gin.Context) {
 }
 
 func (s *Server) getEwaRequest(c *gin.Context) {
-	id, ok := ewaRequestID(c)
+	id, ok := pathID(c)
 	if !ok {
 		return
 	}
@@ -521,7 +511,7 @@ func (s *Server) getEwaRequest(c *gin.Context) {
 }
 
 func (s *Server) cancelEwaRequest(c *gin.Context) {
-	id, ok := ewaRequestID(c)
+	id, ok := pathID(c)
 	if !ok {
 		return
 	}

@@ -44,7 +44,7 @@ type ewaRepaymentPendingJSON struct {
 // + fee), 202 when the ledger has not taken the journal yet. A request already REPAID by one
 // repayment of this amount and source answers the stored request (200) and starts nothing.
 func (s *Server) recordEwaRepayment(c *gin.Context) {
-	id, ok := ewaRequestID(c)
+	id, ok := pathID(c)
 	if !ok {
 		return
 	}

@@ -358,20 +358,10 @@ func kycSubmissionTenant(ctx context.Context, tx pgx.Tx, id string) (string, err
 	return tenant, err
 }
 
-// kycID is the path's submission id, or the 400 a malformed one gets.
-func kycID(c *gin.Context) (string, bool) {
-	id := c.Param("id")
-	if err := field.Identifier("id", id, 0); err != nil {
-		writeError(c, fieldError(err))
-		return "", false
-	}
-	return id, true
-}
-
 // kycMove serves claim, reject and request-more-info: one transition on the cross-tenant path.
 func (s *Server) kycMove(action kyc.Action) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		id, ok := kycID(c)
+		id, ok := pathID(c)
 		if !ok {
 			return
 		}
@@ -457,7 +447,7 @@ type kycApproveRequest struct {
 // approves. A BLOCK fails the approval (409 SANCTIONS_BLOCKED); a REVIEW fails it unless the
 // reviewer acknowledges it (409 SANCTIONS_REVIEW); either way the submission stays IN_REVIEW.
 func (s *Server) approveKyc(c *gin.Context) {
-	id, ok := kycID(c)
+	id, ok := pathID(c)
 	if !ok {
 		return
 	}

@@ -47,7 +47,7 @@ type kycSubmissionDocumentsJSON struct {
 var errKycNotFound = NewError(http.StatusNotFound, "NOT_FOUND", "no such KYC submission")
 
 func (s *Server) kycDocuments(c *gin.Context) {
-	id, ok := kycID(c)
+	id, ok := pathID(c)
 	if !ok {
 		return
 	}

@@ -141,15 +141,6 @@ type optInListJSON struct {
 // --- shared reading ---
 
 // lendingID reads the path id; it has answered when ok is false.
-func lendingID(c *gin.Context) (string, bool) {
-	id := c.Param("id")
-	if err := field.Identifier("id", id, 0); err != nil {
-		writeError(c, fieldError(err))
-		return "", false
-	}
-	return id, true
-}
-
 func enumCheck(name, problem string, allowed ...string) func(string) error {
 	return func(v string) error {
 		for _, a := range allowed {
@@ -349,7 +340,7 @@ func answerProductPage(c *gin.Context, rows []lending.Product, limit int) {
 }
 
 func (s *Server) getLoanProduct(c *gin.Context) {
-	id, ok := lendingID(c)
+	id, ok := pathID(c)
 	if !ok {
 		return
 	}
@@ -362,7 +353,7 @@ func (s *Server) getLoanProduct(c *gin.Context) {
 }
 
 func (s *Server) updateLoanProduct(c *gin.Context) {
-	id, ok := lendingID(c)
+	id, ok := pathID(c)
 	if !ok {
 		return
 	}
@@ -384,7 +375,7 @@ func (s *Server) updateLoanProduct(c *gin.Context) {
 }
 
 func (s *Server) retireLoanProduct(c *gin.Context) {
-	id, ok := lendingID(c)
+	id, ok := pathID(c)
 	if !ok {
 		return
 	}
@@ -455,7 +446,7 @@ func (s *Server) listOfferedProducts(c *gin.Context) {
 }
 
 func (s *Server) getOfferedProduct(c *gin.Context) {
-	id, ok := lendingID(c)
+	id, ok := pathID(c)
 	if !ok {
 		return
 	}
@@ -503,7 +494,7 @@ func (s *Server) listOptIns(c *gin.Context) {
 }
 
 func (s *Server) getOptIn(c *gin.Context) {
-	id, ok := lendingID(c)
+	id, ok := pathID(c)
 	if !ok {
 		return
 	}
@@ -516,7 +507,7 @@ func (s *Server) getOptIn(c *gin.Context) {
 }
 
 func (s *Server) withdrawOptIn(c *gin.Context) {
-	id, ok := lendingID(c)
+	id, ok := pathID(c)
 	if !ok {
 		return
 	}

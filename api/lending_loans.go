@@ -194,7 +194,7 @@ func (s *Server) listLoansAs(c *gin.Context, p lending.Party) {
 }
 
 func (s *Server) getLoanAs(c *gin.Context, p lending.Party) {
-	id, ok := lendingID(c)
+	id, ok := pathID(c)
 	if !ok {
 		return
 	}
@@ -214,7 +214,7 @@ func (s *Server) getFILoan(c *gin.Context)   { s.getLoanAs(c, lending.Lender) }
 // decideLoan runs a decision on the path's loan and answers the loan (refusals audited DENIED as
 // action).
 func (s *Server) decideLoan(c *gin.Context, action string, fn func(ctx context.Context, tx db.BunTx, id string) (lending.Loan, error)) {
-	id, ok := lendingID(c)
+	id, ok := pathID(c)
 	if !ok {
 		return
 	}
@@ -245,7 +245,7 @@ type loanRejectRequest struct {
 }
 
 func (s *Server) rejectLoan(c *gin.Context) {
-	if _, ok := lendingID(c); !ok {
+	if _, ok := pathID(c); !ok {
 		return
 	}
 	var req loanRejectRequest
@@ -328,7 +328,7 @@ func (s *Server) myLoans(c *gin.Context) {
 }
 
 func (s *Server) myLoan(c *gin.Context) {
-	id, ok := lendingID(c)
+	id, ok := pathID(c)
 	if !ok {
 		return
 	}

@@ -82,7 +82,7 @@ type loanRemittanceListJSON struct {
 }
 
 func (s *Server) loanRepaymentsAs(c *gin.Context, p lending.Party) {
-	id, ok := lendingID(c)
+	id, ok := pathID(c)
 	if !ok {
 		return
 	}
@@ -105,7 +105,7 @@ func (s *Server) loanRepaymentsAs(c *gin.Context, p lending.Party) {
 }
 
 func (s *Server) loanRemittancesAs(c *gin.Context, p lending.Party) {
-	id, ok := lendingID(c)
+	id, ok := pathID(c)
 	if !ok {
 		return
 	}

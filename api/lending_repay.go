@@ -38,7 +38,7 @@ func (s *Server) loanMoneyRoutes() []Route {
 // loanInstalmentPath reads the path's loan id and instalment index (a decimal from 0 to lending.MaxInstalmentIndex
 // without leading zeros); it has answered 400 when not ok.
 func loanInstalmentPath(c *gin.Context) (string, int, bool) {
-	id, ok := lendingID(c)
+	id, ok := pathID(c)
 	if !ok {
 		return "", 0, false
 	}

@@ -14,7 +14,6 @@ import (
 	"github.com/wagerail/wagerail/internal/lending"
 	"github.com/wagerail/wagerail/internal/orgs"
 	"github.com/wagerail/wagerail/internal/payroll"
-	"github.com/wagerail/wagerail/internal/platform/crosstenant"
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/field"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
@@ -57,30 +56,7 @@ func (s *Server) loanServicingRoutes() []Route {
 // the operator loan routes): 400 for an id that is no identifier, 404 LOAN_NOT_FOUND for a loan
 // that is nowhere.
 func (s *Server) resolveLoanTenant(c *gin.Context) {
-	id, ok := lendingID(c)
-	if !ok {
-		return
-	}
-	if s.deps.Platform == nil {
-		writeError(c, NewError(http.StatusServiceUnavailable, "NOT_CONFIGURED", "operator routes need the platform pool"))
-		return
-	}
-	var tenant string
-	reason := "platform operator: " + c.Request.Method + " " + c.FullPath()
-	err := crosstenant.Tx(c.Request.Context(), s.deps.Platform, reason, func(tx pgx.Tx) error {
-		return tx.QueryRow(c.Request.Context(), `SELECT tenant_id FROM app.loans WHERE id = $1`, id).Scan(&tenant)
-	})
-	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-		writeError(c, payrollError(lending.ErrLoanNotFound))
-		return
-	case err != nil:
-		writeError(c, err)
-		return
-	}
-	callerOf(c).Tenant = tenant
-	c.Request = c.Request.WithContext(tenancy.WithTenant(c.Request.Context(), tenant))
-	c.Next()
+	s.resolveTenantOf(c, `SELECT tenant_id FROM app.loans WHERE id = $1`, payrollError(lending.ErrLoanNotFound))
 }
 
 // inLoanTenant runs fn in the resolved business's scope as the operator, through row-level
@@ -212,7 +188,7 @@ func loanServicingOf(ctx context.Context, tx db.BunTx, l lending.Loan) (loanServ
 // --- reads ---
 
 func (s *Server) loanServicingAs(c *gin.Context, p lending.Party) {
-	id, ok := lendingID(c)
+	id, ok := pathID(c)
 	if !ok {
 		return
 	}
@@ -248,7 +224,7 @@ type restructuredJSON struct {
 // and the version record) and nudges its delinquency watch (signal-with-start), so the new
 // schedule's bucket is recorded at once.
 func (s *Server) restructureLoan(c *gin.Context) {
-	id, ok := lendingID(c)
+	id, ok := pathID(c)
 	if !ok {
 		return
 	}
@@ -325,7 +301,7 @@ func servicingRefusal(code string) (*Error, bool) {
 // workflow id the Idempotency-Key names: 200 with the loan WRITTEN_OFF and its write-off, 202
 // while the ledger has not taken the journal.
 func (s *Server) writeOffLoan(c *gin.Context) {
-	id, ok := lendingID(c)
+	id, ok := pathID(c)
 	if !ok {
 		return
 	}
@@ -413,7 +389,7 @@ type writeOffApprovalRequest struct {
 // approveLoanWriteOff records the FI's approval: 201, or 200 with the approval already recorded
 // for the loan's schedule version (nothing written).
 func (s *Server) approveLoanWriteOff(c *gin.Context) {
-	id, ok := lendingID(c)
+	id, ok := pathID(c)
 	if !ok {
 		return
 	}

@@ -36,7 +36,7 @@ type auditListJSON struct {
 }
 
 func (s *Server) payrollRunAudit(c *gin.Context) {
-	id, ok := payrollID(c)
+	id, ok := pathID(c)
 	if !ok {
 		return
 	}

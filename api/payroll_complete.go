@@ -39,7 +39,7 @@ type payrollCompleteOutcomeJSON struct {
 // PAYROLL_RUN_ENTRIES_UNSETTLED), audited DENIED; an accepted request is audited
 // RequestPayrollRunCompletion with the operator, the completion itself CompletePayrollRun.
 func (s *Server) completePayrollRun(c *gin.Context) {
-	id, ok := payrollID(c)
+	id, ok := pathID(c)
 	if !ok {
 		return
 	}

@@ -74,7 +74,7 @@ func toCourtOrderSubmitJSON(runID, status, wfID string, rems []payroll.CourtOrde
 // submit (409 PAYROLL_COURT_ORDERS_ALREADY_REMITTED), no payroll account (409
 // PAYROLL_ACCOUNT_NOT_SET); each but the 404 audited DENIED.
 func (s *Server) submitCourtOrderRemit(c *gin.Context) {
-	id, ok := payrollID(c)
+	id, ok := pathID(c)
 	if !ok {
 		return
 	}

@@ -52,7 +52,7 @@ type payrollDisburseJSON struct {
 // unknown run (404), a run that is not APPROVED and not already the saga's (409, audited DENIED),
 // an organization without a payroll account (409, audited DENIED).
 func (s *Server) disbursePayrollRun(c *gin.Context) {
-	id, ok := payrollID(c)
+	id, ok := pathID(c)
 	if !ok {
 		return
 	}
@@ -126,7 +126,7 @@ type payrollRetryJSON struct {
 // a run that is not DISBURSING or DISBURSED (409, audited DENIED) — unless this key's saga holds
 // the entry.
 func (s *Server) retryPayrollEntry(c *gin.Context) {
-	id, ok := payrollID(c)
+	id, ok := pathID(c)
 	if !ok {
 		return
 	}
@@ -227,7 +227,7 @@ type payrollSettlementJSON struct {
 // payrollSettlement answers the run's entries with their transfers (paged by entry id, filtered
 // by status) and the totals by status over the whole run.
 func (s *Server) payrollSettlement(c *gin.Context) {
-	id, ok := payrollID(c)
+	id, ok := pathID(c)
 	if !ok {
 		return
 	}

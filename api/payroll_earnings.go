@@ -130,16 +130,6 @@ func (r payrollEarningRequest) input() (payroll.NewOneTimeEarning, error) {
 	return n, n.Validate()
 }
 
-// payrollID is the path's id, or the 400 a malformed one gets; it has answered when ok is false.
-func payrollID(c *gin.Context) (string, bool) {
-	id := c.Param("id")
-	if err := field.Identifier("id", id, 0); err != nil {
-		writeError(c, fieldError(err))
-		return "", false
-	}
-	return id, true
-}
-
 // payrollListQuery reads a list's page and its status, employeeId and period filters; statuses
 // are the status filter's allowed values. It has answered when ok is false.
 func payrollListQuery(c *gin.Context, statuses ...string) (limit int, cursor, status, employee, period string, ok bool) {
@@ -207,7 +197,7 @@ func (s *Server) listOneTimeEarnings(c *gin.Context) {
 }
 
 func (s *Server) getOneTimeEarning(c *gin.Context) {
-	id, ok := payrollID(c)
+	id, ok := pathID(c)
 	if !ok {
 		return
 	}
@@ -223,7 +213,7 @@ func (s *Server) getOneTimeEarning(c *gin.Context) {
 
 // earningMove serves an action on one earning: move runs it in the tenant's transaction.
 func (s *Server) earningMove(c *gin.Context, action string, move func(ctx context.Context, tx db.BunTx, id string) (payroll.OneTimeEarning, error)) {
-	id, ok := payrollID(c)
+	id, ok := pathID(c)
 	if !ok {
 		return
 	}

@@ -57,16 +57,6 @@ func (s *Server) payrollMandateRoutes() []Route {
 	}
 }
 
-// mandatesID reads the :id path parameter; it has answered when ok is false.
-func mandatesID(c *gin.Context) (string, bool) {
-	id := c.Param("id")
-	if err := field.Identifier("id", id, 0); err != nil {
-		writeError(c, fieldError(err))
-		return "", false
-	}
-	return id, true
-}
-
 // mandatesList reads limit, cursor and the route's filters (each at most once, each checked);
 // it has answered when ok is false.
 func mandatesList(c *gin.Context, filters map[string]func(string) error) (payroll.Page, map[string]string, bool) {
@@ -225,7 +215,7 @@ func (s *Server) listProtectionPolicies(c *gin.Context) {
 }
 
 func (s *Server) getProtectionPolicy(c *gin.Context) {
-	id, ok := mandatesID(c)
+	id, ok := pathID(c)
 	if !ok {
 		return
 	}
@@ -240,7 +230,7 @@ func (s *Server) getProtectionPolicy(c *gin.Context) {
 }
 
 func (s *Server) activateProtectionPolicy(c *gin.Context) {
-	id, ok := mandatesID(c)
+	id, ok := pathID(c)
 	if !ok {
 		return
 	}
@@ -362,7 +352,7 @@ func (s *Server) listAdjustments(c *gin.Context) {
 }
 
 func (s *Server) getAdjustment(c *gin.Context) {
-	id, ok := mandatesID(c)
+	id, ok := pathID(c)
 	if !ok {
 		return
 	}
@@ -382,7 +372,7 @@ var adjustmentAuditActions = map[string]string{"approved": "ApprovePayrollAdjust
 // adjustmentMove serves approve and post (no body) and void (an optional reason).
 func (s *Server) adjustmentMove(action string) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		id, ok := mandatesID(c)
+		id, ok := pathID(c)
 		if !ok {
 			return
 		}
@@ -410,7 +400,7 @@ func (s *Server) adjustmentMove(action string) gin.HandlerFunc {
 }
 
 func (s *Server) reverseAdjustment(c *gin.Context) {
-	id, ok := mandatesID(c)
+	id, ok := pathID(c)
 	if !ok {
 		return
 	}
@@ -570,7 +560,7 @@ func (s *Server) listMandates(c *gin.Context) {
 }
 
 func (s *Server) getMandate(c *gin.Context) {
-	id, ok := mandatesID(c)
+	id, ok := pathID(c)
 	if !ok {
 		return
 	}
@@ -590,7 +580,7 @@ var mandateAuditActions = map[string]string{"activated": "ActivateDeductionManda
 // mandateMove serves activate (no body) and suspend, resume and cancel (an optional reason).
 func (s *Server) mandateMove(action string) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		id, ok := mandatesID(c)
+		id, ok := pathID(c)
 		if !ok {
 			return
 		}

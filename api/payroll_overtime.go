@@ -149,7 +149,7 @@ func (s *Server) listOvertimePolicies(c *gin.Context) {
 }
 
 func (s *Server) activateOvertimePolicy(c *gin.Context) {
-	id, ok := payrollID(c)
+	id, ok := pathID(c)
 	if !ok {
 		return
 	}
@@ -311,7 +311,7 @@ func (s *Server) listOvertimeEntries(c *gin.Context) {
 }
 
 func (s *Server) getOvertimeEntry(c *gin.Context) {
-	id, ok := payrollID(c)
+	id, ok := pathID(c)
 	if !ok {
 		return
 	}
@@ -326,7 +326,7 @@ func (s *Server) getOvertimeEntry(c *gin.Context) {
 }
 
 func (s *Server) approveOvertimeEntry(c *gin.Context) {
-	id, ok := payrollID(c)
+	id, ok := pathID(c)
 	if !ok {
 		return
 	}

@@ -126,7 +126,7 @@ func toPayrollReportJSON(r payroll.Report) payrollReportJSON {
 
 // loadReport reads the path's run's report (false: answered).
 func (s *Server) loadReport(c *gin.Context) (payroll.Report, bool) {
-	id, ok := payrollID(c)
+	id, ok := pathID(c)
 	if !ok {
 		return payroll.Report{}, false
 	}
@@ -267,7 +267,7 @@ func toCourtOrderReportJSON(r payroll.CourtOrderReport) payrollCourtOrderReportJ
 
 // loadCourtOrderReport reads the path's run's court-order report (false: answered).
 func (s *Server) loadCourtOrderReport(c *gin.Context) (payroll.CourtOrderReport, bool) {
-	id, ok := payrollID(c)
+	id, ok := pathID(c)
 	if !ok {
 		return payroll.CourtOrderReport{}, false
 	}

@@ -262,7 +262,7 @@ func oneOfCheck(name string, values []string) func(string) error {
 }
 
 func (s *Server) getPayrollRun(c *gin.Context) {
-	id, ok := payrollID(c)
+	id, ok := pathID(c)
 	if !ok {
 		return
 	}
@@ -307,7 +307,7 @@ func firstIDs(ids []string) []string {
 }
 
 func (s *Server) listPayrollEntries(c *gin.Context) {
-	id, ok := payrollID(c)
+	id, ok := pathID(c)
 	if !ok {
 		return
 	}
@@ -340,7 +340,7 @@ func (s *Server) listPayrollEntries(c *gin.Context) {
 
 // runMove serves an action on one run: move runs it in the tenant's transaction.
 func (s *Server) runMove(c *gin.Context, action string, move func(ctx context.Context, tx db.BunTx, id string) (payroll.Run, error)) {
-	id, ok := payrollID(c)
+	id, ok := pathID(c)
 	if !ok {
 		return
 	}

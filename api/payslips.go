@@ -68,7 +68,7 @@ func payslipParam(c *gin.Context, name string) (id, format string, ok bool) {
 }
 
 func (s *Server) payrollPayslip(c *gin.Context) {
-	runID, ok := payrollID(c)
+	runID, ok := pathID(c)
 	if !ok {
 		return
 	}
@@ -137,7 +137,7 @@ func answerPayslip(c *gin.Context, p payslip.Payslip, format string) {
 // stream stops without the ZIP's central directory: the client holds a truncated archive every
 // ZIP reader refuses, never one that mixes two calculations.
 func (s *Server) payrollPayslipArchive(c *gin.Context) {
-	runID, ok := payrollID(c)
+	runID, ok := pathID(c)
 	if !ok {
 		return
 	}

@@ -335,6 +335,42 @@ func (s *Server) asPlatform(c *gin.Context, fn func(tx pgx.Tx) error) error {
 	return crosstenant.Tx(c.Request.Context(), s.deps.Platform, reason, fn)
 }
 
+// resolveTenantOf is the Resolve step of a route whose caller is a member of no organization (an
+// operator, a platform admin) on a row of one: it reads the row's tenant with query (one
+// parameter, the path's id; one column, tenant_id) on the audited cross-tenant path and scopes the
+// request to it. 400 for an id that is no identifier, notFound for a row that is nowhere.
+func (s *Server) resolveTenantOf(c *gin.Context, query string, notFound error) {
+	id, ok := pathID(c)
+	if !ok {
+		return
+	}
+	var tenant string
+	err := s.asPlatform(c, func(tx pgx.Tx) error {
+		return tx.QueryRow(c.Request.Context(), query, id).Scan(&tenant)
+	})
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		writeError(c, notFound)
+		return
+	case err != nil:
+		writeError(c, err)
+		return
+	}
+	callerOf(c).Tenant = tenant
+	c.Request = c.Request.WithContext(tenancy.WithTenant(c.Request.Context(), tenant))
+	c.Next()
+}
+
+// pathID is the path's :id when it is an identifier; otherwise it answers 400 and is false.
+func pathID(c *gin.Context) (string, bool) {
+	id := c.Param("id")
+	if err := field.Identifier("id", id, 0); err != nil {
+		writeError(c, fieldError(err))
+		return "", false
+	}
+	return id, true
+}
+
 // fieldError turns a validation failure into the 400 every edge uses.
 func fieldError(err error) *Error {
 	var fe *field.Error
