@@ -13,7 +13,8 @@
 // ratelimit, money, field (validation of outside values), csvsafe (CSV cells made safe for
 // spreadsheets), partnerref (transfer-leg references), personname (the one normaliser of
 // people's names, for sanctions screening and the holder-name match), callbacksig (the signature of partner
-// callbacks, signed by the sandbox and verified by the API), and the plumbing (buildinfo, cli, db,
+// callbacks, signed by the sandbox and verified by the API), refusal (a refused request and each
+// domain's one table of its codes), and the plumbing (buildinfo, cli, db,
 // devtemporal, freeport, logging, pgcluster, promreg, rpcclient, rpcserve, testkit).
 //
 // A domain may import platform packages and other domains (acyclic); a platform package never

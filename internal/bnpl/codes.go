@@ -1,10 +1,9 @@
 package bnpl
 
 import (
-	"errors"
 	"net/http"
 
-	"github.com/wagerail/wagerail/internal/payroll"
+	"github.com/wagerail/wagerail/internal/platform/refusal"
 )
 
 // The stable API codes of BNPL's refusals, defined once (as internal/lending/codes.go): the stores'
@@ -26,51 +25,27 @@ const (
 	CodePartnerUnavailable   = "BNPL_PARTNER_UNAVAILABLE"
 )
 
-// Refusal is how a code is answered.
-type Refusal struct {
-	Code    string
-	Status  int
-	Message string
-}
-
-var refusals = map[string]Refusal{
-	CodeMerchantNotFound:     {CodeMerchantNotFound, http.StatusNotFound, "no merchant of this id sells on BNPL (it has not set its settlement account)"},
-	CodeAgreementNotFound:    {CodeAgreementNotFound, http.StatusNotFound, "no such BNPL agreement in this organization"},
-	CodeInvalidState:         {CodeInvalidState, http.StatusConflict, "the agreement's state does not allow this"},
-	CodeEmployeeNotActive:    {CodeEmployeeNotActive, http.StatusUnprocessableEntity, "the employee is not an active, paid employee of this organization"},
-	CodeNotAffordable:        {CodeNotAffordable, http.StatusUnprocessableEntity, "the plan's instalment is more than the employee's pay allows"},
-	CodeFundingAccountNotSet: {CodeFundingAccountNotSet, http.StatusConflict, "the organization has no funding account to pay merchants from (PUT /api/ewa/settings)"},
-	CodeDuplicateOrder:       {CodeDuplicateOrder, http.StatusConflict, "this merchant's order already has a BNPL agreement in this organization"},
-	CodeInstalmentNotFound:   {CodeInstalmentNotFound, http.StatusNotFound, "no such instalment of this agreement"},
-	CodeInstalmentNotDue:     {CodeInstalmentNotDue, http.StatusConflict, "the instalment is being collected or was collected already"},
-	CodeKycNotApproved:       {CodeKycNotApproved, http.StatusUnprocessableEntity, "the customer's KYC is not approved (or its approval has expired)"},
-	CodeSanctionsBlocked:     {CodeSanctionsBlocked, http.StatusUnprocessableEntity, "the customer did not pass sanctions screening"},
-	CodeDestinationInvalid:   {CodeDestinationInvalid, http.StatusConflict, "the partner bank did not confirm the merchant's settlement account"},
-	CodePartnerUnavailable:   {CodePartnerUnavailable, http.StatusServiceUnavailable, "the partner bank could not be asked about the merchant's account; nothing moved, try again later with a new key"},
+var refusals = refusal.Table{
+	CodeMerchantNotFound:     {Status: http.StatusNotFound, Message: "no merchant of this id sells on BNPL (it has not set its settlement account)"},
+	CodeAgreementNotFound:    {Status: http.StatusNotFound, Message: "no such BNPL agreement in this organization"},
+	CodeInvalidState:         {Status: http.StatusConflict, Message: "the agreement's state does not allow this"},
+	CodeEmployeeNotActive:    {Status: http.StatusUnprocessableEntity, Message: "the employee is not an active, paid employee of this organization"},
+	CodeNotAffordable:        {Status: http.StatusUnprocessableEntity, Message: "the plan's instalment is more than the employee's pay allows"},
+	CodeFundingAccountNotSet: {Status: http.StatusConflict, Message: "the organization has no funding account to pay merchants from (PUT /api/ewa/settings)"},
+	CodeDuplicateOrder:       {Status: http.StatusConflict, Message: "this merchant's order already has a BNPL agreement in this organization"},
+	CodeInstalmentNotFound:   {Status: http.StatusNotFound, Message: "no such instalment of this agreement"},
+	CodeInstalmentNotDue:     {Status: http.StatusConflict, Message: "the instalment is being collected or was collected already"},
+	CodeKycNotApproved:       {Status: http.StatusUnprocessableEntity, Message: "the customer's KYC is not approved (or its approval has expired)"},
+	CodeSanctionsBlocked:     {Status: http.StatusUnprocessableEntity, Message: "the customer did not pass sanctions screening"},
+	CodeDestinationInvalid:   {Status: http.StatusConflict, Message: "the partner bank did not confirm the merchant's settlement account"},
+	CodePartnerUnavailable:   {Status: http.StatusServiceUnavailable, Message: "the partner bank could not be asked about the merchant's account; nothing moved, try again later with a new key"},
 }
 
 // RefusalOf is code's answer; ok is false for a code that is not in the table.
-func RefusalOf(code string) (r Refusal, ok bool) {
-	r, ok = refusals[code]
-	return r, ok
-}
+func RefusalOf(code string) (refusal.Refusal, bool) { return refusals.Of(code) }
 
 // RefusalError is code's answer as the stores' refusal type; it panics on an unknown code.
-func RefusalError(code string) *payroll.Refusal {
-	r, ok := refusals[code]
-	if !ok {
-		panic("bnpl: no refusal " + code)
-	}
-	return &payroll.Refusal{Code: r.Code, Status: r.Status, Message: r.Message}
-}
+func RefusalError(code string) *refusal.Refusal { return refusals.Error(code) }
 
 // CodeOf is the code of a store refusal in the table, "" for any other error.
-func CodeOf(err error) string {
-	var r *payroll.Refusal
-	if errors.As(err, &r) {
-		if _, ok := refusals[r.Code]; ok {
-			return r.Code
-		}
-	}
-	return ""
-}
+func CodeOf(err error) string { return refusals.CodeOf(err) }

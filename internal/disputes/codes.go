@@ -3,6 +3,8 @@ package disputes
 import (
 	"errors"
 	"net/http"
+
+	"github.com/wagerail/wagerail/internal/platform/refusal"
 )
 
 // The store's errors.
@@ -36,33 +38,23 @@ const (
 	CodeLedgerRefused        = "DISPUTE_LEDGER_REFUSED"
 )
 
-// Refusal is how a code is answered: its HTTP status and its public message.
-type Refusal struct {
-	Code    string
-	Status  int
-	Message string
-}
-
 // refusals is the one table.
-var refusals = map[string]Refusal{
-	CodeNotFound:             {CodeNotFound, http.StatusNotFound, "no such dispute in this organization"},
-	CodeTransactionNotFound:  {CodeTransactionNotFound, http.StatusNotFound, "no such ledger transaction on your account"},
-	CodeTransactionNotPosted: {CodeTransactionNotPosted, http.StatusConflict, "only a POSTED ledger transaction can be disputed"},
-	CodeAlreadyOpen:          {CodeAlreadyOpen, http.StatusConflict, "this transaction already has an open dispute"},
-	CodeInvalidState:         {CodeInvalidState, http.StatusConflict, "the dispute's state does not allow this"},
-	CodeAlreadyReopened:      {CodeAlreadyReopened, http.StatusConflict, "this dispute was already reopened"},
-	CodeApprovalMissing:      {CodeApprovalMissing, http.StatusUnprocessableEntity, "an adjustment needs the approval of a platform admin (approvedBy)"},
-	CodeSelfApproved:         {CodeSelfApproved, http.StatusUnprocessableEntity, "the approver of an adjustment must be another person than the operator deciding it"},
-	CodeApprovalInvalid:      {CodeApprovalInvalid, http.StatusUnprocessableEntity, "the adjustment's approval does not verify"},
-	CodeLedgerUnavailable:    {CodeLedgerUnavailable, http.StatusServiceUnavailable, "the ledger could not be reached; nothing was decided, try again"},
-	CodeLedgerRefused:        {CodeLedgerRefused, http.StatusConflict, "the ledger refused the decision's posting; nothing was decided"},
+var refusals = refusal.Table{
+	CodeNotFound:             {Status: http.StatusNotFound, Message: "no such dispute in this organization"},
+	CodeTransactionNotFound:  {Status: http.StatusNotFound, Message: "no such ledger transaction on your account"},
+	CodeTransactionNotPosted: {Status: http.StatusConflict, Message: "only a POSTED ledger transaction can be disputed"},
+	CodeAlreadyOpen:          {Status: http.StatusConflict, Message: "this transaction already has an open dispute"},
+	CodeInvalidState:         {Status: http.StatusConflict, Message: "the dispute's state does not allow this"},
+	CodeAlreadyReopened:      {Status: http.StatusConflict, Message: "this dispute was already reopened"},
+	CodeApprovalMissing:      {Status: http.StatusUnprocessableEntity, Message: "an adjustment needs the approval of a platform admin (approvedBy)"},
+	CodeSelfApproved:         {Status: http.StatusUnprocessableEntity, Message: "the approver of an adjustment must be another person than the operator deciding it"},
+	CodeApprovalInvalid:      {Status: http.StatusUnprocessableEntity, Message: "the adjustment's approval does not verify"},
+	CodeLedgerUnavailable:    {Status: http.StatusServiceUnavailable, Message: "the ledger could not be reached; nothing was decided, try again"},
+	CodeLedgerRefused:        {Status: http.StatusConflict, Message: "the ledger refused the decision's posting; nothing was decided"},
 }
 
 // RefusalOf is code's answer; ok is false for a code that is not disputes'.
-func RefusalOf(code string) (r Refusal, ok bool) {
-	r, ok = refusals[code]
-	return r, ok
-}
+func RefusalOf(code string) (refusal.Refusal, bool) { return refusals.Of(code) }
 
 var storeCodes = []struct {
 	err  error

@@ -1,10 +1,9 @@
 package equb
 
 import (
-	"errors"
 	"net/http"
 
-	"github.com/wagerail/wagerail/internal/payroll"
+	"github.com/wagerail/wagerail/internal/platform/refusal"
 )
 
 // The stable API codes of the equb stores' and sagas' refusals, defined once (like
@@ -37,60 +36,36 @@ const (
 	CodePartnerUnavailable = "EQUB_PARTNER_UNAVAILABLE"
 )
 
-// Refusal is how a code is answered: its HTTP status and its public message.
-type Refusal struct {
-	Code    string
-	Status  int
-	Message string
-}
-
-var refusals = map[string]Refusal{
-	CodeGroupNotFound:        {CodeGroupNotFound, http.StatusNotFound, "no such equb group in this organization"},
-	CodeCycleNotFound:        {CodeCycleNotFound, http.StatusNotFound, "no such cycle in this equb group"},
-	CodeNotMember:            {CodeNotMember, http.StatusNotFound, "no such equb group among yours"},
-	CodeAlreadyMember:        {CodeAlreadyMember, http.StatusConflict, "you are already a member of this equb group"},
-	CodeGroupFull:            {CodeGroupFull, http.StatusConflict, "the equb group has as many members as it allows"},
-	CodeChangesLocked:        {CodeChangesLocked, http.StatusConflict, "the group's first cycle has started and the group does not allow joining or leaving after it"},
-	CodeSettlementRequired:   {CodeSettlementRequired, http.StatusConflict, "leaving now leaves a balance to settle (details.settlementSantim: > 0 the group owes you, < 0 you owe the group); leave again with acknowledgeSettlement true"},
-	CodeMoneyInFlight:        {CodeMoneyInFlight, http.StatusConflict, "a contribution or payout of yours is still at the bank; leave once it has settled"},
-	CodeRecipientCannotLeave: {CodeRecipientCannotLeave, http.StatusConflict, "the open cycle pays you: you cannot leave before its payout"},
-	CodeNotEnoughMembers:     {CodeNotEnoughMembers, http.StatusConflict, "an equb group needs at least two members before its first cycle"},
-	CodeCycleInProgress:      {CodeCycleInProgress, http.StatusConflict, "the group's current cycle is not paid out yet"},
-	CodeGroupCompleted:       {CodeGroupCompleted, http.StatusConflict, "every member has received the pot: the group is COMPLETED"},
-	CodeEmployeeNotActive:    {CodeEmployeeNotActive, http.StatusConflict, "only an ACTIVE employee linked to your account can join an equb group"},
-	CodeCycleNotOpen:         {CodeCycleNotOpen, http.StatusConflict, "the cycle takes no contributions (it is not the group's OPEN cycle)"},
-	CodeEscrowNotActive:      {CodeEscrowNotActive, http.StatusConflict, "the cycle has no ACTIVE escrow binding"},
-	CodeAlreadyContributed:   {CodeAlreadyContributed, http.StatusConflict, "you have already contributed to this cycle (or your contribution is at the bank)"},
-	CodeContributionsPending: {CodeContributionsPending, http.StatusConflict, "not every contribution of the cycle has settled"},
-	CodeAlreadyPaidOut:       {CodeAlreadyPaidOut, http.StatusConflict, "the cycle's payout (or this member's payout of the round) is already made or under way"},
-	CodeMoneyMovementOff:     {CodeMoneyMovementOff, http.StatusServiceUnavailable, "equb money movement is switched off (EQUB_MONEY_MOVEMENT_ENABLED); nothing was written"},
-	CodeAccountInvalid:       {CodeAccountInvalid, http.StatusConflict, "the partner bank did not confirm the member's account"},
-	CodePartnerUnavailable:   {CodePartnerUnavailable, http.StatusServiceUnavailable, "the partner bank could not be asked; nothing moved, try again later with a new key"},
+var refusals = refusal.Table{
+	CodeGroupNotFound:        {Status: http.StatusNotFound, Message: "no such equb group in this organization"},
+	CodeCycleNotFound:        {Status: http.StatusNotFound, Message: "no such cycle in this equb group"},
+	CodeNotMember:            {Status: http.StatusNotFound, Message: "no such equb group among yours"},
+	CodeAlreadyMember:        {Status: http.StatusConflict, Message: "you are already a member of this equb group"},
+	CodeGroupFull:            {Status: http.StatusConflict, Message: "the equb group has as many members as it allows"},
+	CodeChangesLocked:        {Status: http.StatusConflict, Message: "the group's first cycle has started and the group does not allow joining or leaving after it"},
+	CodeSettlementRequired:   {Status: http.StatusConflict, Message: "leaving now leaves a balance to settle (details.settlementSantim: > 0 the group owes you, < 0 you owe the group); leave again with acknowledgeSettlement true"},
+	CodeMoneyInFlight:        {Status: http.StatusConflict, Message: "a contribution or payout of yours is still at the bank; leave once it has settled"},
+	CodeRecipientCannotLeave: {Status: http.StatusConflict, Message: "the open cycle pays you: you cannot leave before its payout"},
+	CodeNotEnoughMembers:     {Status: http.StatusConflict, Message: "an equb group needs at least two members before its first cycle"},
+	CodeCycleInProgress:      {Status: http.StatusConflict, Message: "the group's current cycle is not paid out yet"},
+	CodeGroupCompleted:       {Status: http.StatusConflict, Message: "every member has received the pot: the group is COMPLETED"},
+	CodeEmployeeNotActive:    {Status: http.StatusConflict, Message: "only an ACTIVE employee linked to your account can join an equb group"},
+	CodeCycleNotOpen:         {Status: http.StatusConflict, Message: "the cycle takes no contributions (it is not the group's OPEN cycle)"},
+	CodeEscrowNotActive:      {Status: http.StatusConflict, Message: "the cycle has no ACTIVE escrow binding"},
+	CodeAlreadyContributed:   {Status: http.StatusConflict, Message: "you have already contributed to this cycle (or your contribution is at the bank)"},
+	CodeContributionsPending: {Status: http.StatusConflict, Message: "not every contribution of the cycle has settled"},
+	CodeAlreadyPaidOut:       {Status: http.StatusConflict, Message: "the cycle's payout (or this member's payout of the round) is already made or under way"},
+	CodeMoneyMovementOff:     {Status: http.StatusServiceUnavailable, Message: "equb money movement is switched off (EQUB_MONEY_MOVEMENT_ENABLED); nothing was written"},
+	CodeAccountInvalid:       {Status: http.StatusConflict, Message: "the partner bank did not confirm the member's account"},
+	CodePartnerUnavailable:   {Status: http.StatusServiceUnavailable, Message: "the partner bank could not be asked; nothing moved, try again later with a new key"},
 }
 
 // RefusalOf is code's answer; ok is false for a code that is not in the table.
-func RefusalOf(code string) (Refusal, bool) {
-	r, ok := refusals[code]
-	return r, ok
-}
+func RefusalOf(code string) (refusal.Refusal, bool) { return refusals.Of(code) }
 
 // RefusalError is code's answer as the stores' refusal type; it panics on a code that is not in
 // the table (a programming error).
-func RefusalError(code string) *payroll.Refusal {
-	r, ok := refusals[code]
-	if !ok {
-		panic("equb: no refusal " + code)
-	}
-	return &payroll.Refusal{Code: r.Code, Status: r.Status, Message: r.Message}
-}
+func RefusalError(code string) *refusal.Refusal { return refusals.Error(code) }
 
 // CodeOf is the code of one of the stores' refusals that is in the table, "" for any other error.
-func CodeOf(err error) string {
-	var r *payroll.Refusal
-	if errors.As(err, &r) {
-		if _, ok := refusals[r.Code]; ok {
-			return r.Code
-		}
-	}
-	return ""
-}
+func CodeOf(err error) string { return refusals.CodeOf(err) }

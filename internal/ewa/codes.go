@@ -3,6 +3,8 @@ package ewa
 import (
 	"errors"
 	"net/http"
+
+	"github.com/wagerail/wagerail/internal/platform/refusal"
 )
 
 // The stable API codes of early wage access's refusals, defined once: the store's errors map to
@@ -29,41 +31,29 @@ const (
 	CodePartnerUnavailable = "EWA_PARTNER_UNAVAILABLE"
 )
 
-// Refusal is how a code is answered: its HTTP status and its public message (the internal
-// error's text may carry detail the caller must not see, so the caller gets this fixed one).
-type Refusal struct {
-	Code    string
-	Status  int
-	Message string
-}
-
 // refusals is the one table. The KYC and sanctions gates are business rules the caller cannot
 // fix in the request (422); a destination the partner does not confirm is a conflict with the
 // partner's state (409, as the spec says); a partner that cannot be asked fails closed with 503
 // (nothing moved; retry later with a new key).
-var refusals = map[string]Refusal{
-	CodeRequestNotFound:   {CodeRequestNotFound, http.StatusNotFound, "no such EWA request in this organization"},
-	CodeEmployeeNotFound:  {CodeEmployeeNotFound, http.StatusNotFound, "no such employee in this organization"},
-	CodeEmployeeNotActive: {CodeEmployeeNotActive, http.StatusConflict, "only an ACTIVE employee may draw an advance"},
-	CodeInvalidState:      {CodeInvalidState, http.StatusConflict, "the request's state does not allow this"},
-	CodeNotDisbursed:      {CodeNotDisbursed, http.StatusConflict, "only a DISBURSED request can be repaid"},
-	CodeRepaymentExceedsOutstanding: {CodeRepaymentExceedsOutstanding, http.StatusUnprocessableEntity,
-		"repaidAmountSantim is more than what is still owed on the request (details.outstandingSantim)"},
-	CodeLimitExceeded:        {CodeLimitExceeded, http.StatusUnprocessableEntity, "the amount plus its fee is more than the employee may draw now"},
-	CodeFundingAccountNotSet: {CodeFundingAccountNotSet, http.StatusConflict, "set the organization's EWA funding account first (PUT /api/ewa/settings)"},
+var refusals = refusal.Table{
+	CodeRequestNotFound:             {Status: http.StatusNotFound, Message: "no such EWA request in this organization"},
+	CodeEmployeeNotFound:            {Status: http.StatusNotFound, Message: "no such employee in this organization"},
+	CodeEmployeeNotActive:           {Status: http.StatusConflict, Message: "only an ACTIVE employee may draw an advance"},
+	CodeInvalidState:                {Status: http.StatusConflict, Message: "the request's state does not allow this"},
+	CodeNotDisbursed:                {Status: http.StatusConflict, Message: "only a DISBURSED request can be repaid"},
+	CodeRepaymentExceedsOutstanding: {Status: http.StatusUnprocessableEntity, Message: "repaidAmountSantim is more than what is still owed on the request (details.outstandingSantim)"},
+	CodeLimitExceeded:               {Status: http.StatusUnprocessableEntity, Message: "the amount plus its fee is more than the employee may draw now"},
+	CodeFundingAccountNotSet:        {Status: http.StatusConflict, Message: "set the organization's EWA funding account first (PUT /api/ewa/settings)"},
 
-	CodeKycNotApproved:     {CodeKycNotApproved, http.StatusUnprocessableEntity, "the employee's KYC is not approved (or its approval has expired)"},
-	CodeSanctionsBlocked:   {CodeSanctionsBlocked, http.StatusUnprocessableEntity, "the employee did not pass sanctions screening"},
-	CodeDestinationInvalid: {CodeDestinationInvalid, http.StatusConflict, "the partner bank did not confirm the employee's payout account"},
-	CodeAccountMismatch:    {CodeAccountMismatch, http.StatusConflict, "the payout account's holder name at the partner bank does not match the employee's"},
-	CodePartnerUnavailable: {CodePartnerUnavailable, http.StatusServiceUnavailable, "the partner bank could not be asked about the payout account; nothing moved, try again later with a new key"},
+	CodeKycNotApproved:     {Status: http.StatusUnprocessableEntity, Message: "the employee's KYC is not approved (or its approval has expired)"},
+	CodeSanctionsBlocked:   {Status: http.StatusUnprocessableEntity, Message: "the employee did not pass sanctions screening"},
+	CodeDestinationInvalid: {Status: http.StatusConflict, Message: "the partner bank did not confirm the employee's payout account"},
+	CodeAccountMismatch:    {Status: http.StatusConflict, Message: "the payout account's holder name at the partner bank does not match the employee's"},
+	CodePartnerUnavailable: {Status: http.StatusServiceUnavailable, Message: "the partner bank could not be asked about the payout account; nothing moved, try again later with a new key"},
 }
 
 // RefusalOf is code's answer; ok is false for a code that is not EWA's.
-func RefusalOf(code string) (r Refusal, ok bool) {
-	r, ok = refusals[code]
-	return r, ok
-}
+func RefusalOf(code string) (refusal.Refusal, bool) { return refusals.Of(code) }
 
 // storeCodes maps the store's errors to their codes, in the order CodeOf tries them.
 var storeCodes = []struct {

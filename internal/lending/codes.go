@@ -1,11 +1,10 @@
 package lending
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 
-	"github.com/wagerail/wagerail/internal/payroll"
+	"github.com/wagerail/wagerail/internal/platform/refusal"
 )
 
 // The stable API codes of the loan sagas' refusals, defined once, like internal/ewa/codes.go: the
@@ -55,75 +54,44 @@ const (
 	CodeWriteOffInProgress = "LOAN_WRITE_OFF_IN_PROGRESS"
 )
 
-// Refusal is how a code is answered: its HTTP status and its public message (an internal error's
-// text may carry detail the caller must not see, so the caller gets this fixed one).
-type Refusal struct {
-	Code    string
-	Status  int
-	Message string
-}
-
 // refusals is the one table. The KYC and sanctions gates are rules the caller cannot fix in the
 // request (422); a payout account the partner does not confirm is a conflict with the partner's
 // state (409, as the spec says); a partner that cannot be asked fails closed with 503 (nothing
 // moved; retry later with a new key).
-var refusals = map[string]Refusal{
-	CodeLoanNotFound:         {CodeLoanNotFound, http.StatusNotFound, "no such loan in this organization"},
-	CodeLoanInvalidState:     {CodeLoanInvalidState, http.StatusConflict, "the loan's state does not allow this"},
-	CodeFundingAccountNotSet: {CodeFundingAccountNotSet, http.StatusConflict, "the loan's financial institution has not set its funding account (PUT /api/lending/fi-accounts)"},
+var refusals = refusal.Table{
+	CodeLoanNotFound:         {Status: http.StatusNotFound, Message: "no such loan in this organization"},
+	CodeLoanInvalidState:     {Status: http.StatusConflict, Message: "the loan's state does not allow this"},
+	CodeFundingAccountNotSet: {Status: http.StatusConflict, Message: "the loan's financial institution has not set its funding account (PUT /api/lending/fi-accounts)"},
 
-	CodeKycNotApproved:      {CodeKycNotApproved, http.StatusUnprocessableEntity, "the borrower's KYC is not approved (or its approval has expired)"},
-	CodeSanctionsBlocked:    {CodeSanctionsBlocked, http.StatusUnprocessableEntity, "the borrower did not pass sanctions screening"},
-	CodeDestinationInvalid:  {CodeDestinationInvalid, http.StatusConflict, "the partner bank did not confirm the borrower's payout account"},
-	CodeAccountNameMismatch: {CodeAccountNameMismatch, http.StatusConflict, "the payout account's holder name at the partner bank does not match the borrower's"},
-	CodePartnerUnavailable:  {CodePartnerUnavailable, http.StatusServiceUnavailable, "the partner bank could not be asked about the payout account; nothing moved, try again later with a new key"},
+	CodeKycNotApproved:      {Status: http.StatusUnprocessableEntity, Message: "the borrower's KYC is not approved (or its approval has expired)"},
+	CodeSanctionsBlocked:    {Status: http.StatusUnprocessableEntity, Message: "the borrower did not pass sanctions screening"},
+	CodeDestinationInvalid:  {Status: http.StatusConflict, Message: "the partner bank did not confirm the borrower's payout account"},
+	CodeAccountNameMismatch: {Status: http.StatusConflict, Message: "the payout account's holder name at the partner bank does not match the borrower's"},
+	CodePartnerUnavailable:  {Status: http.StatusServiceUnavailable, Message: "the partner bank could not be asked about the payout account; nothing moved, try again later with a new key"},
 
-	CodeInstalmentNotFound: {CodeInstalmentNotFound, http.StatusNotFound, "no such loan instalment in this organization"},
-	CodeRepaymentExceedsOutstanding: {CodeRepaymentExceedsOutstanding, http.StatusUnprocessableEntity,
-		"amountSantim is more than the instalment's outstanding (details.outstandingSantim)"},
-	CodeRepaymentInProgress: {CodeRepaymentInProgress, http.StatusConflict, "a repayment of this loan is being recorded; retry once it is done"},
+	CodeInstalmentNotFound:          {Status: http.StatusNotFound, Message: "no such loan instalment in this organization"},
+	CodeRepaymentExceedsOutstanding: {Status: http.StatusUnprocessableEntity, Message: "amountSantim is more than the instalment's outstanding (details.outstandingSantim)"},
+	CodeRepaymentInProgress:         {Status: http.StatusConflict, Message: "a repayment of this loan is being recorded; retry once it is done"},
 
-	CodeInstalmentNotRepaid: {CodeInstalmentNotRepaid, http.StatusConflict, "only a REPAID instalment is remitted to the financial institution"},
-	CodeFISettlementAccountNotSet: {CodeFISettlementAccountNotSet, http.StatusConflict,
-		"the financial institution has no settlement account (PUT /api/fi/accounts)"},
-	CodePayrollAccountNotSet: {CodePayrollAccountNotSet, http.StatusConflict,
-		"the organization has no payroll account in its payroll settings (POST /api/payroll/tenant-settings)"},
-	CodeRemitPartnerMismatch: {CodeRemitPartnerMismatch, http.StatusConflict,
-		"the payroll account and the financial institution's settlement account are at different partner banks"},
+	CodeInstalmentNotRepaid:       {Status: http.StatusConflict, Message: "only a REPAID instalment is remitted to the financial institution"},
+	CodeFISettlementAccountNotSet: {Status: http.StatusConflict, Message: "the financial institution has no settlement account (PUT /api/fi/accounts)"},
+	CodePayrollAccountNotSet:      {Status: http.StatusConflict, Message: "the organization has no payroll account in its payroll settings (POST /api/payroll/tenant-settings)"},
+	CodeRemitPartnerMismatch:      {Status: http.StatusConflict, Message: "the payroll account and the financial institution's settlement account are at different partner banks"},
 
-	CodeRestructureRateTooHigh: {CodeRestructureRateTooHigh, http.StatusUnprocessableEntity, "a restructure may not raise the loan's annual rate"},
-	CodeNothingOutstanding:     {CodeNothingOutstanding, http.StatusConflict, "the loan has no principal outstanding"},
-	CodeRestructureLimit: {CodeRestructureLimit, http.StatusConflict,
-		fmt.Sprintf("the new schedule would number an instalment past %d", MaxInstalmentIndex)},
-	CodeWriteOffNotApproved: {CodeWriteOffNotApproved, http.StatusConflict,
-		"the loan's financial institution has not approved its write-off (POST /api/fi/loans/{id}/write-off-approval)"},
-	CodeWriteOffInProgress: {CodeWriteOffInProgress, http.StatusConflict, "a write-off of this loan is under way; retry once it is done"},
+	CodeRestructureRateTooHigh: {Status: http.StatusUnprocessableEntity, Message: "a restructure may not raise the loan's annual rate"},
+	CodeNothingOutstanding:     {Status: http.StatusConflict, Message: "the loan has no principal outstanding"},
+	CodeRestructureLimit:       {Status: http.StatusConflict, Message: fmt.Sprintf("the new schedule would number an instalment past %d", MaxInstalmentIndex)},
+	CodeWriteOffNotApproved:    {Status: http.StatusConflict, Message: "the loan's financial institution has not approved its write-off (POST /api/fi/loans/{id}/write-off-approval)"},
+	CodeWriteOffInProgress:     {Status: http.StatusConflict, Message: "a write-off of this loan is under way; retry once it is done"},
 }
 
 // RefusalOf is code's answer; ok is false for a code that is not in the table.
-func RefusalOf(code string) (r Refusal, ok bool) {
-	r, ok = refusals[code]
-	return r, ok
-}
+func RefusalOf(code string) (refusal.Refusal, bool) { return refusals.Of(code) }
 
 // RefusalError is code's answer as the stores' refusal type (what the API's payroll answer
 // writes); it panics on a code that is not in the table (a programming error).
-func RefusalError(code string) *payroll.Refusal {
-	r, ok := refusals[code]
-	if !ok {
-		panic("lending: no refusal " + code)
-	}
-	return &payroll.Refusal{Code: r.Code, Status: r.Status, Message: r.Message}
-}
+func RefusalError(code string) *refusal.Refusal { return refusals.Error(code) }
 
 // CodeOf is the code of one of the stores' refusals that is in the table (a *payroll.Refusal
 // whose Code the table has), "" for any other error.
-func CodeOf(err error) string {
-	var r *payroll.Refusal
-	if errors.As(err, &r) {
-		if _, ok := refusals[r.Code]; ok {
-			return r.Code
-		}
-	}
-	return ""
-}
+func CodeOf(err error) string { return refusals.CodeOf(err) }

@@ -4,18 +4,12 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+
+	"github.com/wagerail/wagerail/internal/platform/refusal"
 )
 
-// Refusal is a refused request: a stable code the client can switch on, the HTTP status it is
-// answered with, a public message, and optional details (the current state, the allowed ones).
-type Refusal struct {
-	Code    string
-	Status  int
-	Message string
-	Details map[string]any
-}
-
-func (r *Refusal) Error() string { return r.Code + ": " + r.Message }
+// Refusal is a refused request (refusal.Refusal): the stores' refusals are of this one type.
+type Refusal = refusal.Refusal
 
 // NotFound is the refusal of an id that names nothing in the caller's tenant (another tenant's
 // row included: it is not disclosed).

@@ -3,7 +3,7 @@ package savings
 import (
 	"net/http"
 
-	"github.com/wagerail/wagerail/internal/payroll"
+	"github.com/wagerail/wagerail/internal/platform/refusal"
 )
 
 // The stable codes of the savings refusals, defined once: the store returns them as
@@ -27,29 +27,23 @@ const (
 	CodeLedgerUnavailable  = "SAVINGS_LEDGER_UNAVAILABLE"
 )
 
-var refusals = map[string]payroll.Refusal{
-	CodeGoalNotFound:        {Code: CodeGoalNotFound, Status: http.StatusNotFound, Message: "no such savings goal of yours in this organization"},
-	CodeEscrowNotSet:        {Code: CodeEscrowNotSet, Status: http.StatusConflict, Message: "the organization has not set its savings escrow account (PUT /api/savings/settings)"},
-	CodeInsufficientBalance: {Code: CodeInsufficientBalance, Status: http.StatusConflict, Message: "the goal's available balance is less than the amount"},
-	CodeEmployeeNotActive:   {Code: CodeEmployeeNotActive, Status: http.StatusConflict, Message: "only an ACTIVE employee may save"},
-	CodePayoutAccountNotSet: {Code: CodePayoutAccountNotSet, Status: http.StatusConflict, Message: "the employee has no payout account to save from or withdraw to"},
-	CodeMovementNotFound:    {Code: CodeMovementNotFound, Status: http.StatusNotFound, Message: "no such savings deposit or withdrawal"},
-	CodeKycNotApproved:      {Code: CodeKycNotApproved, Status: http.StatusUnprocessableEntity, Message: "the saver's KYC is not approved (or its approval has expired)"},
-	CodeSanctionsBlocked:    {Code: CodeSanctionsBlocked, Status: http.StatusUnprocessableEntity, Message: "the saver did not pass sanctions screening"},
-	CodeDestinationInvalid:  {Code: CodeDestinationInvalid, Status: http.StatusConflict, Message: "the partner bank did not confirm the saver's payout account"},
-	CodeAccountMismatch:     {Code: CodeAccountMismatch, Status: http.StatusConflict, Message: "the payout account's holder name at the partner bank does not match the saver's"},
-	CodePartnerUnavailable:  {Code: CodePartnerUnavailable, Status: http.StatusServiceUnavailable, Message: "the partner bank could not be asked; nothing moved, try again later with a new key"},
-	CodeLedgerUnavailable:   {Code: CodeLedgerUnavailable, Status: http.StatusServiceUnavailable, Message: "the ledger could not be read; nothing moved, try again later with a new key"},
+var refusals = refusal.Table{
+	CodeGoalNotFound:        {Status: http.StatusNotFound, Message: "no such savings goal of yours in this organization"},
+	CodeEscrowNotSet:        {Status: http.StatusConflict, Message: "the organization has not set its savings escrow account (PUT /api/savings/settings)"},
+	CodeInsufficientBalance: {Status: http.StatusConflict, Message: "the goal's available balance is less than the amount"},
+	CodeEmployeeNotActive:   {Status: http.StatusConflict, Message: "only an ACTIVE employee may save"},
+	CodePayoutAccountNotSet: {Status: http.StatusConflict, Message: "the employee has no payout account to save from or withdraw to"},
+	CodeMovementNotFound:    {Status: http.StatusNotFound, Message: "no such savings deposit or withdrawal"},
+	CodeKycNotApproved:      {Status: http.StatusUnprocessableEntity, Message: "the saver's KYC is not approved (or its approval has expired)"},
+	CodeSanctionsBlocked:    {Status: http.StatusUnprocessableEntity, Message: "the saver did not pass sanctions screening"},
+	CodeDestinationInvalid:  {Status: http.StatusConflict, Message: "the partner bank did not confirm the saver's payout account"},
+	CodeAccountMismatch:     {Status: http.StatusConflict, Message: "the payout account's holder name at the partner bank does not match the saver's"},
+	CodePartnerUnavailable:  {Status: http.StatusServiceUnavailable, Message: "the partner bank could not be asked; nothing moved, try again later with a new key"},
+	CodeLedgerUnavailable:   {Status: http.StatusServiceUnavailable, Message: "the ledger could not be read; nothing moved, try again later with a new key"},
 }
 
 // RefusalOf is code's answer; ok is false for a code that is not savings'.
-func RefusalOf(code string) (payroll.Refusal, bool) {
-	r, ok := refusals[code]
-	return r, ok
-}
+func RefusalOf(code string) (refusal.Refusal, bool) { return refusals.Of(code) }
 
 // refuse is the store's error for code.
-func refuse(code string) *payroll.Refusal {
-	r := refusals[code]
-	return &r
-}
+func refuse(code string) *refusal.Refusal { return refusals.Error(code) }
