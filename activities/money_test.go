@@ -149,7 +149,7 @@ func TestMoneyTransfersAgainstGatewayAndSandbox(t *testing.T) {
 	require.Equal(t, 1.0, polls(PollSettled))
 	n := 0
 	for _, tr := range sb.Transfers(t) {
-		if tr["reference"] == ref {
+		if tr.Reference == ref {
 			n++
 		}
 	}

@@ -159,9 +159,9 @@ func (s *courtStack) waitFinal(t *testing.T) map[string]courtRow {
 func (s *courtStack) bankTransfersTo(t *testing.T, account string) (settled int, amount int64) {
 	t.Helper()
 	for _, tr := range s.bank.Sandbox.Transfers(t) {
-		if tr["toAccount"] == account && tr["status"] == "SETTLED" {
+		if tr.ToAccount == account && tr.Status == "SETTLED" {
 			settled++
-			amount += int64(tr["amountSantim"].(float64))
+			amount += tr.AmountSantim
 		}
 	}
 	return settled, amount

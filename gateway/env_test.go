@@ -135,7 +135,7 @@ func (e *env) fault(t testing.TB, account string, f map[string]any) {
 func (e *env) clearFault(t testing.TB, account string) { e.sb.ClearFault(t, account) }
 
 // bankTransfers lists the sandbox's transfers (operator view).
-func (e *env) bankTransfers(t testing.TB) []map[string]any {
+func (e *env) bankTransfers(t testing.TB) []sandbox.Transfer {
 	t.Helper()
 	return e.sb.Transfers(t)
 }

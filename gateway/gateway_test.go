@@ -357,7 +357,7 @@ func TestFaultMatrix(t *testing.T) {
 		require.Equal(t, st.GetTransfer().GetId(), r.GetTransfer().GetId())
 		n := 0
 		for _, tr := range e.bankTransfers(t) {
-			if tr["reference"] == ref {
+			if tr.Reference == ref {
 				n++
 			}
 		}

@@ -162,11 +162,12 @@ func faultPath(account string) string {
 	return "/api/v1/sandbox/faults/" + account
 }
 
-// Transfers lists the sandbox's transfers (operator view, newest first, up to 1000).
-func (s *Sandbox) Transfers(t testing.TB) []map[string]any {
+// Transfers lists the sandbox's transfers (operator view, newest first, up to 1000), amounts in
+// integer santim.
+func (s *Sandbox) Transfers(t testing.TB) []sandbox.Transfer {
 	t.Helper()
 	var out struct {
-		Transfers []map[string]any `json:"transfers"`
+		Transfers []sandbox.Transfer `json:"transfers"`
 	}
 	s.Call(t, http.MethodGet, "/api/v1/sandbox/transfers?limit=1000", nil, http.StatusOK, &out)
 	return out.Transfers
