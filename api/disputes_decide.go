@@ -52,6 +52,8 @@ func (s *Server) disputeWorkRoutes() []Route {
 			Summary: "Approve an adjustment of a dispute (platform admin; the second person of the decision)", Handler: s.approveDisputeAdjustment},
 		{Method: http.MethodPost, Path: "/api/admin/disputes/:id/reopen", Auth: Platform, Resolve: s.resolveDisputeTenant,
 			Summary: "Reopen a dispute closed with no action: a new dispute with reopensDisputeId", Handler: s.reopenDispute},
+		{Method: http.MethodPost, Path: "/api/admin/disputes/:id/evidence", Auth: Platform, Resolve: s.resolveDisputeTenant,
+			Summary: "Attach evidence (the organization's uploads by key) to an open dispute (platform admin)", Handler: s.attachDisputeEvidence},
 	}
 }
 
@@ -74,7 +76,8 @@ type disputeEvidenceJSON struct {
 	UploadKeys []string    `json:"uploadKeys"`
 }
 
-// attachDisputeEvidence sends the evidence to the dispute's workflow (signal-with-start: a
+// attachDisputeEvidence (the organization's admins on POST /api/disputes/<id>/evidence, platform
+// admins on POST /api/admin/disputes/<id>/evidence, whose Resolve finds the organization) sends the evidence to the dispute's workflow (signal-with-start: a
 // workflow whose start was missed is started now) once every key is an upload of the
 // organization and the dispute is open: 202, the workflow records EVIDENCE_ATTACHED (and
 // dispute.evidence_attached.v1) in the dispute's log.
@@ -388,7 +391,12 @@ func (s *Server) decideDispute(c *gin.Context) {
 		}
 		return d, disputes.CheckDecidable(d, dec)
 	})
-	if err != nil {
+	var e *Error
+	switch {
+	case err != nil && errors.As(disputeError(err), &e) && e.Code != disputes.CodeNotFound:
+		s.denyDecision(c, id, dec, e)
+		return
+	case err != nil:
 		writeError(c, disputeError(err))
 		return
 	}
@@ -398,7 +406,10 @@ func (s *Server) decideDispute(c *gin.Context) {
 	}
 	if dec == disputes.Adjustment {
 		adj, err := s.signedAdjustment(d, cl.User.ID, *req.Reason, approval)
-		if err != nil {
+		if errors.As(err, &e) {
+			s.denyDecision(c, id, dec, e)
+			return
+		} else if err != nil {
 			writeError(c, err)
 			return
 		}
@@ -415,15 +426,43 @@ func (s *Server) decideDispute(c *gin.Context) {
 			if !ok {
 				return nil, false
 			}
-			return NewError(r.Status, r.Code, r.Message), true
+			e := NewError(r.Status, r.Code, r.Message)
+			return e, s.auditDecisionRefused(c, d.ID, dec, e)
 		},
 		Accepted: func(_ string, a disputes.Dispute) (int, any) { return http.StatusOK, toDisputeJSON(a, now) },
 		Pending:  func(string) any { return toDisputeJSON(d, now) },
 		Closed: func(string, workflows.DisputeResult) (int, any, error) {
-			return 0, nil, disputeRefusal(disputes.CodeInvalidState)
+			e := disputeRefusal(disputes.CodeInvalidState)
+			if !s.auditDecisionRefused(c, d.ID, dec, e) {
+				return 0, nil, errors.New("dispute decision: the refusal could not be audited")
+			}
+			return 0, nil, e
 		},
 		LogAttrs: []any{"dispute_id", d.ID},
 	})
+}
+
+// auditDecisionRefused writes the DENIED DecideDispute audit row of a refused decision (in the
+// dispute's organization, the caller as actor, the refusal's code): false when it could not be
+// written (logged; the caller answers an error then, not the refusal).
+func (s *Server) auditDecisionRefused(c *gin.Context, id string, dec disputes.Decision, e *Error) bool {
+	cl := callerOf(c)
+	err := s.auditIn(c.Request.Context(), cl.Tenant, cl.User.ID, audit.Entry{Action: "DecideDispute", Outcome: audit.Denied,
+		TargetType: "Dispute", TargetID: id, Details: map[string]string{"code": e.Code, "decision": string(dec)}})
+	if err != nil {
+		s.deps.Log.Error("dispute decision refusal not audited", "dispute_id", id, "request_id", requestID(c), "error", err)
+		return false
+	}
+	return true
+}
+
+// denyDecision answers a decision refused before it reached the workflow, audited DENIED.
+func (s *Server) denyDecision(c *gin.Context, id string, dec disputes.Decision, e *Error) {
+	if !s.auditDecisionRefused(c, id, dec, e) {
+		writeError(c, errors.New("dispute decision: the refusal could not be audited"))
+		return
+	}
+	writeError(c, e)
 }
 
 // --- reopen ---

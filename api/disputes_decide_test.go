@@ -321,3 +321,64 @@ func TestDisputeWorkHostileInput(t *testing.T) {
 	require.Equal(t, "UNDER_INVESTIGATION", s.detail(t, d.ID).Status)
 	require.Zero(t, s.tenantCount(s.tenant, `SELECT count(*) FROM app.outbox WHERE type = 'dispute.decided.v1'`))
 }
+
+// TestDisputePlatformEvidenceAndRefusalsAudited: a platform admin attaches evidence (an upload
+// they made for the organization) through POST /api/admin/disputes/<id>/evidence, recorded by the
+// workflow with them as actor; the route is theirs alone. Every refused decision — before the
+// workflow (no approval, self-approval) and by it (decided already) — is audited DENIED
+// DecideDispute with its code, and nothing is decided by a refusal.
+func TestDisputePlatformEvidenceAndRefusalsAudited(t *testing.T) {
+	t.Parallel()
+	s := newDisputeStack(t)
+	d, _ := s.opened(t, 7_000)
+	rec := s.admin.call(http.MethodPost, "/api/admin/disputes/"+d.ID+"/adjustment-approvals", map[string]any{"decisionReason": "probe"})
+	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
+	adminID := decode[disputeApprovalJSON](t, rec).ApprovedBy
+
+	rec = uploadsSend(s.admin, "?tenantId="+s.tenant, uploadsFile("bank-letter.pdf", "application/pdf", uploadsPDF))
+	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
+	key := decode[uploadJSON](t, rec).Key
+	rec = uploadsSend(s.other, "", uploadsFile("theirs.pdf", "application/pdf", uploadsPDF))
+	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
+	theirKey := decode[uploadJSON](t, rec).Key
+	ev := func(who *apiClient, id string, keys ...string) *httptest.ResponseRecorder {
+		return who.call(http.MethodPost, "/api/admin/disputes/"+id+"/evidence", map[string]any{"uploadKeys": keys, "note": "the bank's letter"})
+	}
+	requireStatus(t, ev(s.owner, d.ID, key), http.StatusForbidden, "PLATFORM_ADMIN_REQUIRED")
+	requireStatus(t, ev(s.operator, d.ID, key), http.StatusForbidden, "PLATFORM_ADMIN_REQUIRED")
+	requireStatus(t, ev(s.admin, "dsp_nope", key), http.StatusNotFound, "DISPUTE_NOT_FOUND")
+	requireStatus(t, ev(s.admin, d.ID, theirKey), http.StatusNotFound, "UPLOAD_NOT_FOUND")
+	rec = ev(s.admin, d.ID, key)
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	require.Equal(t, []string{key}, decode[disputeEvidenceJSON](t, rec).UploadKeys)
+	require.Eventually(t, func() bool {
+		evs := s.detail(t, d.ID).Events
+		last := evs[len(evs)-1]
+		return last.EventType == "EVIDENCE_ATTACHED" && last.ActorUserID != nil && *last.ActorUserID == adminID
+	}, 20*time.Second, 50*time.Millisecond)
+	require.Equal(t, 1, s.tenantCount(s.tenant, `SELECT count(*) FROM app.outbox WHERE type = 'dispute.evidence_attached.v1'`))
+
+	denied := func(code string) int {
+		return s.tenantCount(s.tenant, `SELECT count(*) FROM app.audit_log WHERE action = 'DecideDispute' AND outcome = 'DENIED'
+			AND target_id = '`+d.ID+`' AND details->>'code' = '`+code+`'`)
+	}
+	adjust := map[string]any{"decision": "ADJUSTMENT", "reason": "not recoverable"}
+	requireStatus(t, s.decide(s.operator, d.ID, adjust), http.StatusUnprocessableEntity, "DISPUTE_APPROVAL_REQUIRED")
+	require.Equal(t, 1, denied("DISPUTE_APPROVAL_REQUIRED"))
+	rec = s.admin.call(http.MethodPost, "/api/admin/disputes/"+d.ID+"/adjustment-approvals", map[string]any{"decisionReason": "not recoverable"})
+	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
+	a := decode[disputeApprovalJSON](t, rec)
+	adjust["approval"] = map[string]any{"approvedBy": a.ApprovedBy, "expiresAt": a.ExpiresAt.Format(time.RFC3339), "signature": a.Signature}
+	requireStatus(t, s.decide(s.admin, d.ID, adjust), http.StatusUnprocessableEntity, "DISPUTE_SELF_APPROVAL")
+	require.Equal(t, 1, denied("DISPUTE_SELF_APPROVAL"))
+	require.Equal(t, "UNDER_INVESTIGATION", s.detail(t, d.ID).Status, "a refusal decides nothing")
+	require.Zero(t, s.tenantCount(s.tenant, `SELECT count(*) FROM app.audit_log WHERE action = 'DecideDispute' AND outcome = 'SUCCESS'`))
+
+	rec = s.decide(s.operator, d.ID, map[string]any{"decision": "NO_ACTION", "reason": "the advance was taken"})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	// Decided already: refused, audited.
+	requireStatus(t, s.decide(s.operator, d.ID, map[string]any{"decision": "REVERSAL", "reason": "x"}), http.StatusConflict, "DISPUTE_INVALID_STATE")
+	require.Equal(t, 1, denied("DISPUTE_INVALID_STATE"))
+	require.Equal(t, 1, s.tenantCount(s.tenant, `SELECT count(*) FROM app.audit_log WHERE action = 'DecideDispute' AND outcome = 'SUCCESS'`))
+	require.Equal(t, 3, s.tenantCount(s.tenant, `SELECT count(*) FROM app.audit_log WHERE action = 'DecideDispute' AND outcome = 'DENIED'`))
+}

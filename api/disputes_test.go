@@ -221,6 +221,10 @@ func FuzzDisputeRoutes(f *testing.F) {
 	f.Add(uint8(7), uint8(4), open.ID, "", `{"decisionReason":"\u202e"}`)
 	f.Add(uint8(8), uint8(4), open.ID, "", `{"reason":"new evidence"}`)
 	f.Add(uint8(8), uint8(3), "%ff", "", `{"reason":"x"}`)
+	// A platform admin's evidence (the dispute's organization found from the dispute).
+	f.Add(uint8(9), uint8(4), open.ID, "", `{"uploadKeys":["upl_01890000-0000-7000-8000-000000000000"]}`)
+	f.Add(uint8(9), uint8(4), "dsp_nope", "", `{"uploadKeys":["upl_01890000-0000-7000-8000-000000000000"],"note":"\u0007"}`)
+	f.Add(uint8(9), uint8(1), open.ID, "", `{"uploadKeys":["upl_01890000-0000-7000-8000-000000000000"]}`)
 	var n atomic.Int64
 	f.Fuzz(func(t *testing.T, route, who uint8, param, query, body string) {
 		r := routes[int(route)%len(routes)]
