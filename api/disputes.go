@@ -418,8 +418,9 @@ func (s *Server) getDispute(c *gin.Context) {
 
 // startDisputeWorkflow starts the dispute's workflow (workflows.Dispute: investigation, SLA
 // timers, evidence and decisions), found by TenantId and BusinessKey = the dispute id. The dispute
-// is committed first, so the workflow reads it; a start that fails is logged and the dispute
-// shows OPENED (never UNDER_INVESTIGATION) until it is started again with the same id.
+// is committed first, so the workflow reads it; a start that fails is logged and made later by
+// the worker's outbox consumer of the dispute's own dispute.opened.v1 (workflows.DisputeStarter),
+// written in the open's transaction; until then the dispute shows OPENED.
 func (s *Server) startDisputeWorkflow(c *gin.Context, d disputes.Dispute) {
 	if s.deps.Temporal == nil {
 		s.deps.Log.Warn("dispute workflow not started: no Temporal client", "dispute_id", d.ID, "request_id", requestID(c))

@@ -190,6 +190,8 @@ func (d workerDeps) consumers() []outbox.Subscription {
 	subs := []outbox.Subscription{
 		{EventType: outbox.AllEvents, Consumer: outbox.LogConsumer(d.Log.With("component", "outbox-event-log"))},
 		{EventType: payroll.EventAutoLockChanged, Consumer: &workflows.AutoLockScheduleSync{DB: bunOf(d.DB), Temporal: d.Temporal, TaskQueue: d.TaskQueue}},
+		// A dispute's workflow whose start the API missed after the open committed.
+		(&workflows.DisputeStarter{DB: d.DB, Temporal: d.Temporal, TaskQueue: d.TaskQueue}).Subscription(),
 	}
 	if d.Notifications != nil {
 		subs = append(subs, notifications.Subscription(d.Notifications))
