@@ -23,7 +23,8 @@ type ruleFile struct {
 }
 
 // The spec's five alert rules exist, each on the metric it names, with the spec's thresholds,
-// and the reconciliation's heartbeat (no success for 26 hours).
+// the reconciliation's heartbeat (no success for 26 hours), and open disputes past their SLA
+// deadline (issue 27).
 func TestAlertRulesParseAndCoverTheSpec(t *testing.T) {
 	b, err := os.ReadFile("prometheus/alerts.yml")
 	require.NoError(t, err)
@@ -38,6 +39,7 @@ func TestAlertRulesParseAndCoverTheSpec(t *testing.T) {
 		"SettlementPollerErrors":            {"svc_settlement_poller_ticks_total", "> 0.5", ""},
 		"ReconciliationDrift":               {"svc_ledger_reconcile_drift_santim", "> 0", ""},
 		"ReconciliationNotSucceeding":       {"svc_reconcile_last_success_timestamp_seconds", "> 26 * 3600", ""},
+		"DisputeSLABreached":                {"svc_disputes_sla_breached", "> 0", "10m"},
 	}
 	seen := map[string]bool{}
 	tenantLabel := regexp.MustCompile(`tenant`)

@@ -22,6 +22,7 @@ import (
 	"github.com/wagerail/wagerail/activities"
 	"github.com/wagerail/wagerail/api"
 	"github.com/wagerail/wagerail/gateway"
+	"github.com/wagerail/wagerail/internal/disputes"
 	"github.com/wagerail/wagerail/internal/platform/outbox"
 	"github.com/wagerail/wagerail/internal/platform/rpcserve"
 	"github.com/wagerail/wagerail/ledger"
@@ -75,6 +76,9 @@ func processRegistries(t *testing.T) map[string]*prometheus.Registry {
 	// The reconciliation's last success (runWorker registers it; it reads the database only
 	// when scraped).
 	require.NoError(t, wreg.Register(reconcile.NewMetrics(reconcile.NewStore(pool))))
+	// The open disputes past their SLA deadline (runWorker registers it beside the platform pool;
+	// it reads the database only when scraped).
+	require.NoError(t, wreg.Register(disputes.NewSLAMetrics(pool, 0)))
 	// The sagas' settlement status lookups (runWorker's activities), the one settlement poller.
 	activities.NewSettlementPollMetrics(wreg)
 	regs["worker"] = wreg

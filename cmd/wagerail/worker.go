@@ -21,6 +21,7 @@ import (
 
 	"github.com/wagerail/wagerail/activities"
 	"github.com/wagerail/wagerail/gateway"
+	"github.com/wagerail/wagerail/internal/disputes"
 	"github.com/wagerail/wagerail/internal/notifications"
 	"github.com/wagerail/wagerail/internal/notify"
 	"github.com/wagerail/wagerail/internal/payroll"
@@ -268,6 +269,10 @@ func runWorker(ctx context.Context, log *slog.Logger, cfg workerConfig, ready fu
 	}
 	// svc_reconcile_last_success_timestamp_seconds, read from the database at each scrape.
 	reg.MustRegister(reconcile.NewMetrics(reconcile.NewStore(pool)))
+	if platform != nil {
+		// svc_disputes_sla_breached: the open disputes past their SLA deadline, every tenant's.
+		reg.MustRegister(disputes.NewSLAMetrics(platform, 0))
+	}
 	health.checks = []workerCheck{
 		{"database", func(ctx context.Context) error { return pool.Ping(ctx) }},
 		{"temporal", func(ctx context.Context) error {
