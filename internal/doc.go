@@ -2,7 +2,8 @@
 // plumbing they share.
 //
 // Domains: identity (users, sessions, one-time secrets, platform admins), orgs (organizations,
-// members, roles, permissions), employees (and the employee–user link), catalogs (departments,
+// members, roles, permissions), employees (and the employee–user link), employeetransfer (an
+// employee moved to another business, their obligations handled explicitly), catalogs (departments,
 // positions, allowances, deductions, …), uploads (files bound to their SHA-256), kyc (submissions,
 // review, the KYC gate), sanctions (lists, screening, checks, the sanctions gate), ewa (early wage
 // access requests and settings), payslip (a payroll entry as a payslip: JSON, HTML, PDF), notify (e-mail and text senders) and bankwebhook (stored partner

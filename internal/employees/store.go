@@ -121,7 +121,7 @@ func nullDate(d time.Time) *time.Time {
 
 // Create adds e to tenant with a fresh id (e.ID and e.TenantID are ignored; e.Status "" means
 // ACTIVE) and returns it as stored. Errors: ErrInvalid, ErrDuplicateNationalID, ErrDuplicateTIN.
-func Create(ctx context.Context, q db.Querier, tenant string, e Employee) (Employee, error) {
+func Create(ctx context.Context, q db.Writer, tenant string, e Employee) (Employee, error) {
 	e.ID, e.TenantID, e.UserID = NewID(), tenant, ""
 	if e.Status == "" {
 		e.Status = Active
@@ -145,14 +145,20 @@ func Create(ctx context.Context, q db.Querier, tenant string, e Employee) (Emplo
 }
 
 // ByID returns tenant's employee id; ErrNotFound when there is none or it is deleted.
-func ByID(ctx context.Context, q db.Querier, tenant, id string) (Employee, error) {
+func ByID(ctx context.Context, q db.Writer, tenant, id string) (Employee, error) {
 	return scan(q.QueryRow(ctx, `SELECT `+columns+` FROM app.employees e
 		WHERE e.tenant_id = $1 AND e.id = $2 AND e.deleted_at IS NULL`, tenant, id))
 }
 
+// Lock is lock for a caller that decides on the employee within its own transaction (a transfer
+// reads the obligations of the locked record before it ends the employment).
+func Lock(ctx context.Context, q db.Writer, tenant, id string) (Employee, error) {
+	return lock(ctx, q, tenant, id)
+}
+
 // lock reads tenant's employee id under a row lock for the rest of the transaction, so
 // concurrent changes apply one after the other.
-func lock(ctx context.Context, q db.Querier, tenant, id string) (Employee, error) {
+func lock(ctx context.Context, q db.Writer, tenant, id string) (Employee, error) {
 	return scan(q.QueryRow(ctx, `SELECT `+columns+` FROM app.employees e
 		WHERE e.tenant_id = $1 AND e.id = $2 AND e.deleted_at IS NULL FOR UPDATE`, tenant, id))
 }
@@ -216,7 +222,7 @@ var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 // field but the id, tenant, linked user and timestamps, which stay as they were. A status
 // change must be allowed (Status.CanBecome). Errors: ErrNotFound, ErrInvalid,
 // ErrInvalidTransition, ErrDuplicateNationalID, ErrDuplicateTIN, or change's own error.
-func Update(ctx context.Context, q db.Querier, tenant, id string, change func(*Employee) error) (Employee, error) {
+func Update(ctx context.Context, q db.Writer, tenant, id string, change func(*Employee) error) (Employee, error) {
 	cur, err := lock(ctx, q, tenant, id)
 	if err != nil {
 		return Employee{}, err
@@ -254,7 +260,7 @@ func Update(ctx context.Context, q db.Querier, tenant, id string, change func(*E
 // SetStatus moves tenant's employee id to status to and returns it with the status it had.
 // Setting the status it already has changes nothing (changed is false). A re-hire (TERMINATED to
 // ACTIVE) also clears the termination date. Errors: ErrNotFound, ErrInvalidTransition.
-func SetStatus(ctx context.Context, q db.Querier, tenant, id string, to Status) (e Employee, from Status, changed bool, err error) {
+func SetStatus(ctx context.Context, q db.Writer, tenant, id string, to Status) (e Employee, from Status, changed bool, err error) {
 	if !to.Valid() {
 		return Employee{}, "", false, ErrInvalidTransition
 	}
