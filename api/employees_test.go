@@ -86,16 +86,16 @@ func (w *empWorld) noNationalID(rec *httptest.ResponseRecorder) {
 	}
 }
 
-func (w *empWorld) call(a *apiClient, method, path string, body any) *httptest.ResponseRecorder {
+func (w *empWorld) call(a *apiClient, method, path string, body any, hdr ...string) *httptest.ResponseRecorder {
 	w.t.Helper()
-	rec := a.call(method, path, body)
+	rec := a.call(method, path, body, hdr...)
 	w.noNationalID(rec)
 	return rec
 }
 
-func (w *empWorld) hostile(a *apiClient, method, path string, body any) *httptest.ResponseRecorder {
+func (w *empWorld) hostile(a *apiClient, method, path string, body any, hdr ...string) *httptest.ResponseRecorder {
 	w.t.Helper()
-	rec := a.hostile(method, path, body)
+	rec := a.hostile(method, path, body, hdr...)
 	w.noNationalID(rec)
 	return rec
 }
