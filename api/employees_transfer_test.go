@@ -336,3 +336,79 @@ func FuzzEmployeeTransfer(f *testing.F) {
 		requireNoServerError(t, rec, fmt.Sprintf("transfer %q key %q body %q", id, key, body))
 	})
 }
+
+// TestEmployeeTransferWithAdvanceAndLoan: on the real stack (embedded Temporal, ledger and
+// gateway over gRPC, the bank sandbox), an employee with a disbursed advance, an active loan and
+// an advance still REQUESTED: the transfer is refused until nothing is in flight and each kind is
+// handled; then the advance and the loan stay with the old employer, where the advance is still
+// collected.
+func TestEmployeeTransferWithAdvanceAndLoan(t *testing.T) {
+	t.Parallel()
+	s := newLoanStack(t, ewaStackOpts{})
+	_, res := s.signUp("owner@transfer-target.test", "BUSINESS")
+	target := res.Organization.ID
+	joinAsAdmin(t, s.d, s.owner, target)
+
+	adv := s.request(t, 10_000)
+	rec := s.disburse(adv.ID, testkit.Unique("disburse"))
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	adv = s.waitStatus(t, adv.ID, "DISBURSED")
+	loan := s.activeLoan(t, s.fi, s.product, 200_000, 3)
+	pending := s.request(t, 5_000)
+
+	path := fmt.Sprintf(transferPath, s.employee)
+	to := map[string]any{"targetBusinessId": target}
+	blocking := blockedBy(t, s.owner.call(http.MethodPost, path, to, "Idempotency-Key", testkit.Unique("transfer")))
+	problems := map[string]string{}
+	for _, o := range blocking {
+		problems[string(o.Kind)+" "+o.ID] = o.Problem
+	}
+	require.Equal(t, employeetransfer.ProblemUnhandled, problems["EWA_ADVANCE "+adv.ID])
+	require.Equal(t, employeetransfer.ProblemUnhandled, problems["LOAN "+loan.ID])
+	require.Equal(t, employeetransfer.ProblemInFlight, problems["EWA_ADVANCE "+pending.ID])
+
+	handled := map[string]any{"targetBusinessId": target, "obligations": map[string]any{
+		"ewaAdvances": "RETAIN_WITH_SOURCE", "loans": "RETAIN_WITH_SOURCE", "deductionMandates": "CARRY_OVER"}}
+	blocking = blockedBy(t, s.owner.call(http.MethodPost, path, handled, "Idempotency-Key", testkit.Unique("transfer")))
+	require.Len(t, blocking, 1, "only the request in flight still blocks")
+	require.Equal(t, pending.ID, blocking[0].ID)
+	require.Equal(t, employeetransfer.ProblemInFlight, blocking[0].Problem)
+	require.Equal(t, [3]int{0, 0, 0}, transferTrail(t, s.d, s.tenant))
+	require.Equal(t, [3]int{0, 0, 0}, transferTrail(t, s.d, target))
+
+	rec = s.owner.call(http.MethodPost, "/api/ewa/requests/"+pending.ID+"/cancel", nil, "Idempotency-Key", testkit.Unique("cancel"))
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	ledgerBefore := s.count(t, `SELECT count(*) FROM ledger.transactions WHERE tenant_id = $1`, s.tenant)
+	transfersBefore := s.count(t, `SELECT count(*) FROM gateway.transfers WHERE tenant_id = $1`, s.tenant)
+
+	key := testkit.Unique("transfer")
+	rec = s.owner.call(http.MethodPost, path, handled, "Idempotency-Key", key)
+	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
+	tr := decode[employeeTransferJSON](t, rec)
+	handling := map[string]employeetransfer.Handling{}
+	for _, o := range tr.Obligations {
+		handling[string(o.Kind)+" "+o.ID] = o.Handling
+	}
+	require.Equal(t, employeetransfer.RetainWithSource, handling["EWA_ADVANCE "+adv.ID])
+	require.Equal(t, employeetransfer.RetainWithSource, handling["LOAN "+loan.ID])
+	require.NotContains(t, handling, "EWA_ADVANCE "+pending.ID, "a cancelled request owes nothing")
+	require.Equal(t, [3]int{1, 1, 1}, transferTrail(t, s.d, s.tenant))
+	require.Equal(t, [3]int{1, 1, 1}, transferTrail(t, s.d, target))
+	// No money moved.
+	require.Equal(t, ledgerBefore, s.count(t, `SELECT count(*) FROM ledger.transactions WHERE tenant_id = $1`, s.tenant))
+	require.Equal(t, transfersBefore, s.count(t, `SELECT count(*) FROM gateway.transfers WHERE tenant_id = $1`, s.tenant))
+
+	// The retry answers the stored transfer.
+	rec = s.owner.call(http.MethodPost, path, handled, "Idempotency-Key", key)
+	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
+	require.Equal(t, tr.ID, decode[employeeTransferJSON](t, rec).ID)
+	require.Equal(t, [3]int{1, 1, 1}, transferTrail(t, s.d, target))
+
+	// Kept by the old employer, not dropped: the loan is still ACTIVE and the advance is still
+	// collected there.
+	require.Equal(t, "ACTIVE", s.loan(t, loan.ID).Status)
+	rec = s.owner.call(http.MethodPost, "/api/ewa/requests/"+adv.ID+"/record-repayment", map[string]any{
+		"ewaRequestId": adv.ID, "repaidAmountSantim": adv.TotalSantim, "source": "EMPLOYER"}, "Idempotency-Key", testkit.Unique("repay"))
+	require.Contains(t, []int{http.StatusOK, http.StatusAccepted}, rec.Code, rec.Body.String())
+	s.waitStatus(t, adv.ID, "REPAID")
+}
