@@ -11,6 +11,11 @@
 // (LinkedTo). Every function takes the tenant explicitly and filters on it, whatever the
 // transaction could see.
 //
+// A move to another business of the platform (POST /api/employees/<id>/transfer) is
+// internal/employeetransfer's: it ends this record (TERMINATED) and creates the new one in the
+// target through this package, in its cross-tenant transaction (hence Lock, Create, Update and
+// SetStatus take a db.Writer, which a bun transaction is too).
+//
 // It must not write HTTP responses, audit rows or outbox events (the caller writes those in the
 // same transaction), and never puts a national id or a TIN into an error or a log line.
 package employees
