@@ -127,7 +127,7 @@ type employeeTransferJSON struct {
 const actionTransferEmployee = "TransferEmployee"
 
 func (s *Server) transferEmployee(c *gin.Context) {
-	id, ok := employeeID(c)
+	id, ok := pathID(c)
 	if !ok {
 		return
 	}
