@@ -23,7 +23,8 @@ import (
 // is measured: an evasion that keeps the listed name out of the candidates is a miss however the
 // scorer would have scored it.
 const (
-	recallSample       = 300  // listed names the evasions are made from
+	recallSample       = 300  // listed names the evasions are made from (make soak, make bench)
+	recallSampleShort  = 120  // the same in make test, spread over the lists the same way
 	recallTarget       = 0.99 // share of all evasion variants screened REVIEW or BLOCK
 	recallClassTarget  = 0.95 // the same, in every class
 	ethiopianNames     = 1000 // ordinary names, each screened in Latin and in Ge'ez spelling
@@ -34,9 +35,12 @@ const (
 // TestScreeningRecallAgainstEvasions asserts the targets (see recallReport).
 func TestScreeningRecallAgainstEvasions(t *testing.T) {
 	if testing.Short() {
-		t.Skip("screens about 6,000 names against the real lists")
+		t.Skip("screens about 3,300 names against the real lists (6,000 under WAGERAIL_SOAK)")
 	}
-	r := measureRecall(t)
+	// make test screens fewer listed names (and every other Arabic original); the sample is
+	// seeded and spread evenly over the lists like the full one, the Ethiopian false-positive
+	// population is the same 1,000 names, and the targets are the same. make soak screens all.
+	r := measureRecall(t, os.Getenv("WAGERAIL_SOAK") != "")
 	t.Log(r.table())
 	r.assert(t)
 }
@@ -46,7 +50,7 @@ func TestBenchmarkReportScreeningRecall(t *testing.T) {
 	if os.Getenv("WAGERAIL_BENCH") == "" {
 		t.Skip("set WAGERAIL_BENCH=1 (make bench)")
 	}
-	r := measureRecall(t)
+	r := measureRecall(t, true)
 	fmt.Print(r.table())
 	r.assert(t)
 }
@@ -148,7 +152,9 @@ func (r recallReport) assert(t *testing.T) {
 // the Latin names (as OFAC lists them), not by being on the list verbatim.
 var originalScript = regexp.MustCompile(`(?s)<NAME_ORIGINAL_SCRIPT>.*?</NAME_ORIGINAL_SCRIPT>`)
 
-func measureRecall(t *testing.T) recallReport {
+// measureRecall screens the variants of recallSample listed names and every Arabic original
+// (full), or of recallSampleShort names and every other original.
+func measureRecall(t *testing.T, full bool) recallReport {
 	l := newListDB(t)
 	sdn, alt, un := realFile(t, "ofac-sdn.csv"), realFile(t, "ofac-alt.csv"), realFile(t, "un-consolidated.xml")
 	unLatin := sanctions.File{Name: un.Name, Data: originalScript.ReplaceAll(un.Data, nil)}
@@ -159,9 +165,13 @@ func measureRecall(t *testing.T) recallReport {
 	require.NoError(t, err)
 	unList, err := sanctions.Parse(sanctions.UN, un)
 	require.NoError(t, err)
-	sample := sampleListed(ofacList, 200)
-	sample = append(sample, sampleListed(unList, recallSample-len(sample))...)
-	require.Len(t, sample, recallSample)
+	size, arabicEvery := recallSample, 1
+	if !full {
+		size, arabicEvery = recallSampleShort, 2
+	}
+	sample := sampleListed(ofacList, size*2/3)
+	sample = append(sample, sampleListed(unList, size-len(sample))...)
+	require.Len(t, sample, size)
 	var arabic []listedName
 	for _, e := range unList.Entries {
 		if n := listedFrom(e); n != nil && len(n.original) > 0 {
@@ -181,8 +191,10 @@ func measureRecall(t *testing.T) recallReport {
 		r.classes = append(r.classes, screenAll(t, l, c.name, names, false))
 	}
 	var arabicNames []string
-	for _, n := range arabic {
-		arabicNames = append(arabicNames, n.original...)
+	for i, n := range arabic {
+		if i%arabicEvery == 0 {
+			arabicNames = append(arabicNames, n.original...)
+		}
 	}
 	r.classes = append(r.classes, screenAll(t, l, "arabic script (UN originals)", arabicNames, false))
 
