@@ -27,13 +27,13 @@ import (
 // nothing. Each case uses its own tenant on one shared database, with a checkpoint written
 // every other entry so balances are read through checkpoints constantly.
 //
-// 500 cases in a normal run; WAGERAIL_SOAK=1 runs 5000 longer ones (-rapid.checks, which
+// 200 cases in a normal run (make test); WAGERAIL_SOAK=1 runs 5000 longer ones (-rapid.checks, which
 // counts per half, and -rapid.steps override both).
 func TestLedgerProperties(t *testing.T) {
 	// The cases run in two halves side by side: each step waits on the database far more than
 	// on the CPU.
 	const parts = 2
-	checks, steps := 500, 8
+	checks, steps := 200, 8
 	if os.Getenv("WAGERAIL_SOAK") != "" {
 		checks, steps = 5000, 40
 	}
