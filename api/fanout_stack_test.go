@@ -252,9 +252,9 @@ func TestFanoutPaysThroughTheSandbox(t *testing.T) {
 
 // The worker is killed while a batch is with the partner (and the next is being sent), and a new
 // one takes over: no item is paid twice, none is lost, each is recorded with its outcome; while
-// it runs, an item's status is answered by the queries. Sized by fanoutSize, like the test above.
+// it runs, an item's status is answered by the queries.
 func TestFanoutSurvivesAWorkerKilledMidBatch(t *testing.T) {
-	n, batch := fanoutSize()
+	n, batch := 300, 100
 	s := newEwaStack(t, ewaStackOpts{settleDelay: 1500 * time.Millisecond, noWorker: true})
 	w := newFanoutWorld(t, s, n)
 	first := w.worker(t)
