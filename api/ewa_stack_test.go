@@ -27,6 +27,7 @@ import (
 	"github.com/wagerail/wagerail/internal/platform/testkit"
 	"github.com/wagerail/wagerail/ledger"
 	"github.com/wagerail/wagerail/ledger/ledgertest"
+	"github.com/wagerail/wagerail/reconcile"
 	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
 	"github.com/wagerail/wagerail/workflows"
 )
@@ -177,6 +178,9 @@ func (s *ewaStack) realActivities() workflows.Deps {
 		PayrollComplete: &activities.PayrollComplete{DB: db.NewBun(s.d.App)},
 		// The equb sagas' record steps (api/equb_money_test.go).
 		Equb: &activities.Equb{DB: db.NewBun(s.d.App)},
+		// The equb escrow reconciliation (api/equb_escrow_recon_test.go); the route's switch decides.
+		EqubEscrowRecon: &activities.EqubEscrowRecon{Enabled: true, Platform: s.srv.deps.Platform,
+			Runner: &reconcile.EscrowRunner{DB: s.d.App, Ledger: s.ledger, Gateway: s.gateway}},
 		// The savings deposit and withdraw saga's steps (api/savings_test.go).
 		Savings: &activities.Savings{DB: s.d.App, Ledger: s.ledger},
 	}

@@ -143,6 +143,10 @@ type Deps struct {
 	// off, the equb money routes answer 503 EQUB_MONEY_MOVEMENT_DISABLED before anything is
 	// written (api/equb_money.go).
 	EqubMoneyMovement bool
+	// EqubEscrowRecon is the switch of the equb escrow reconciliation (EQUB_ESCROW_RECON_ENABLED):
+	// off, its operator route answers 503 EQUB_ESCROW_RECON_DISABLED and starts nothing
+	// (api/equb_escrow_recon.go).
+	EqubEscrowRecon bool
 	// EwaRecoverable limits an EWA advance to what the next payroll can recover within the
 	// protection policy (the payroll calculator's projection); nil: the EWA settings' limits only.
 	EwaRecoverable ewa.RecoverableFunc
@@ -326,7 +330,7 @@ func (s *Server) routes() []Route {
 		s.payrollProjectionRoutes(),
 		s.payrollRunRoutes(), s.payrollDisburseRoutes(),
 		s.payrollReportRoutes(), s.payrollCourtOrderRoutes(),
-		s.equbRoutes(), s.equbMoneyRoutes(),
+		s.equbRoutes(), s.equbMoneyRoutes(), s.equbEscrowReconRoutes(),
 		s.payslipRoutes(),
 		s.disputeRoutes(),
 		s.walletRoutes(),

@@ -23,8 +23,8 @@ type ruleFile struct {
 }
 
 // The spec's five alert rules exist, each on the metric it names, with the spec's thresholds,
-// the reconciliation's heartbeat (no success for 26 hours), and open disputes past their SLA
-// deadline (issue 27).
+// the reconciliation's heartbeat (no success for 26 hours), open disputes past their SLA
+// deadline (issue 27) and the equb escrow drift (issue 28).
 func TestAlertRulesParseAndCoverTheSpec(t *testing.T) {
 	b, err := os.ReadFile("prometheus/alerts.yml")
 	require.NoError(t, err)
@@ -40,6 +40,7 @@ func TestAlertRulesParseAndCoverTheSpec(t *testing.T) {
 		"ReconciliationDrift":               {"svc_ledger_reconcile_drift_santim", "> 0", ""},
 		"ReconciliationNotSucceeding":       {"svc_reconcile_last_success_timestamp_seconds", "> 26 * 3600", ""},
 		"DisputeSLABreached":                {"svc_disputes_sla_breached", "> 0", "10m"},
+		"EqubEscrowDrift":                   {"svc_equb_escrow_drift_santim", "> 0", ""},
 	}
 	seen := map[string]bool{}
 	tenantLabel := regexp.MustCompile(`tenant`)

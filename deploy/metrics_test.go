@@ -79,6 +79,9 @@ func processRegistries(t *testing.T) map[string]*prometheus.Registry {
 	// The open disputes past their SLA deadline (runWorker registers it beside the platform pool;
 	// it reads the database only when scraped).
 	require.NoError(t, wreg.Register(disputes.NewSLAMetrics(pool, 0)))
+	// The equb escrow reconciliation's drift per partner and last success (runWorker registers
+	// it; it reads the database only when scraped).
+	require.NoError(t, wreg.Register(reconcile.NewEscrowMetrics(pool)))
 	// The sagas' settlement status lookups (runWorker's activities), the one settlement poller.
 	activities.NewSettlementPollMetrics(wreg)
 	regs["worker"] = wreg

@@ -57,6 +57,8 @@ type Deps struct {
 	// Savings serves the savings deposit and withdraw saga's steps (its postings and transfers
 	// are Money's, its withdrawal reservation its own).
 	Savings *activities.Savings
+	// EqubEscrowRecon serves the equb escrow reconciliation (EQUB_ESCROW_RECON_ENABLED).
+	EqubEscrowRecon *activities.EqubEscrowRecon
 }
 
 // WorkerOptions are the options of every worker of the sagas' task queue. The workflow and
@@ -129,4 +131,5 @@ func registerWorkflows(w worker.WorkflowRegistry) {
 	w.RegisterWorkflowWithOptions(EqubContribute, workflow.RegisterOptions{Name: EqubContributeWorkflowName})
 	w.RegisterWorkflowWithOptions(EqubPayout, workflow.RegisterOptions{Name: EqubPayoutWorkflowName})
 	w.RegisterWorkflowWithOptions(SavingsMove, workflow.RegisterOptions{Name: SavingsMoveWorkflowName})
+	w.RegisterWorkflowWithOptions(EqubEscrowReconcile, workflow.RegisterOptions{Name: EqubEscrowReconcileWorkflowName})
 }

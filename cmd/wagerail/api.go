@@ -64,6 +64,10 @@ type apiConfig struct {
 	// off by default, on in `wagerail dev`): off, the equb money routes answer 503
 	// EQUB_MONEY_MOVEMENT_DISABLED before anything is written.
 	EqubMoneyMovement bool
+	// EqubEscrowRecon is the switch of the equb escrow reconciliation (EQUB_ESCROW_RECON_ENABLED;
+	// off by default, on in `wagerail dev`): off, its operator route answers 503
+	// EQUB_ESCROW_RECON_DISABLED and starts nothing.
+	EqubEscrowRecon bool
 	// AdjustmentKey signs dispute adjustments for the ledger (the ledger's LEDGER_ADJUSTMENT_KEY);
 	// AdjustmentKeyPrevious, during a rotation, still verifies approvals signed before it.
 	AdjustmentKey, AdjustmentKeyPrevious string
@@ -161,6 +165,7 @@ func apiCommand() *cli.Command {
 	c.String(&cfg.AdjustmentKeyPrevious, "adjustment-key-previous", "LEDGER_ADJUSTMENT_KEY_PREVIOUS", "", "the adjustment key before a rotation: verifies approvals it signed until they expire (24 h)")
 	c.String(&cfg.DisputeHolidaysFile, "dispute-holidays-file", "DISPUTE_HOLIDAYS_FILE", "", "a JSON file of the public holidays dispute SLAs count business days around (the format of internal/disputes/holidays_et.json; empty: the built-in Ethiopian calendar)")
 	c.Bool(&cfg.EqubMoneyMovement, "equb-money-movement", "EQUB_MONEY_MOVEMENT_ENABLED", false, "let equb contributions and payouts move money (the master kill switch; off: 503 EQUB_MONEY_MOVEMENT_DISABLED)")
+	c.Bool(&cfg.EqubEscrowRecon, "equb-escrow-recon", "EQUB_ESCROW_RECON_ENABLED", false, "let platform admins run the equb escrow reconciliation (escrow statements against the ledger's pool mirror; off: 503 EQUB_ESCROW_RECON_DISABLED)")
 	c.String(&cfg.TrustedProxies, "trusted-proxies", "TRUSTED_PROXIES", "", "IPs or CIDRs of the load balancers whose X-Forwarded-For names the client (default none: the peer address is the client)")
 	addLogLevel(c, &cfg.LogLevel)
 	c.Run = func(ctx context.Context, _ []string) error {
@@ -309,6 +314,7 @@ func runAPI(ctx context.Context, log *slog.Logger, cfg apiConfig, ready func()) 
 		TrustedProxies:    proxies,
 		KycValidity:       cfg.KycValidity,
 		EqubMoneyMovement: cfg.EqubMoneyMovement,
+		EqubEscrowRecon:   cfg.EqubEscrowRecon,
 		AdjustmentKeys:    adjustmentKeys(cfg.AdjustmentKey, cfg.AdjustmentKeyPrevious),
 		DisputeCalendar:   calendar,
 		Uploads:           store,

@@ -189,6 +189,7 @@ func devComponents(cfg devConfig, st *devStack) []devComponent {
 				UploadDir: filepath.Join(st.dataDir, "uploads"),
 				// The demo moves equb money (the switch is off by default elsewhere).
 				EqubMoneyMovement: true,
+				EqubEscrowRecon:   true,
 				AdjustmentKey:     st.creds.AdjustmentKey,
 			}, ready)
 		}},
@@ -197,6 +198,8 @@ func devComponents(cfg devConfig, st *devStack) []devComponent {
 			wk.DatabaseURL, wk.TemporalAddress, wk.TemporalNamespace = st.appDSN, st.tAddr, cfg.TemporalNamespace
 			wk.LedgerAddr, wk.GatewayAddr = cfg.LedgerGRPCAddr, cfg.GatewayGRPCAddr
 			wk.MetricsAddr, wk.DatabasePlatformURL = cfg.WorkerMetricsAddr, st.platformDSN
+			// The demo reconciles its equb escrow accounts (the switch is off by default elsewhere).
+			wk.EqubEscrowRecon = true
 			// The relay needs the platform role; with an outside DATABASE_URL and no
 			// DATABASE_PLATFORM_URL it stays off rather than failing the stack.
 			wk.OutboxRelay = st.platformDSN != ""

@@ -56,8 +56,12 @@ type workerConfig struct {
 	// MetricsAddr serves /metrics and /healthz.
 	MetricsAddr string
 	Schedules   bool
-	DialTimeout time.Duration
-	LogLevel    string
+	// EqubEscrowRecon is EQUB_ESCROW_RECON_ENABLED (off by default, on in `wagerail dev`): on, the
+	// worker keeps the daily equb escrow reconciliation's schedule and its activities run; off, it
+	// removes the schedule and the activities refuse (EQUB_ESCROW_RECON_DISABLED).
+	EqubEscrowRecon bool
+	DialTimeout     time.Duration
+	LogLevel        string
 }
 
 func defaultWorkerConfig() workerConfig {
@@ -85,6 +89,7 @@ func workerCommand() *cli.Command {
 	c.String(&cfg.GatewayAddr, "gateway-addr", "GATEWAY_ADDR", d.GatewayAddr, "gateway gRPC host:port")
 	c.String(&cfg.MetricsAddr, "metrics-addr", "WORKER_METRICS_ADDR", d.MetricsAddr, "Prometheus /metrics and /healthz listen address")
 	c.Duration(&cfg.DialTimeout, "temporal-dial-timeout", "TEMPORAL_DIAL_TIMEOUT", d.DialTimeout, "how long to keep trying to reach Temporal at start")
+	c.Bool(&cfg.EqubEscrowRecon, "equb-escrow-recon", "EQUB_ESCROW_RECON_ENABLED", false, "run the equb escrow reconciliation (daily schedule at 07:45 UTC and the operator route's runs; off: its schedule is removed and its activities refuse)")
 	c.Bool(&cfg.Schedules, "schedules", "WORKER_SCHEDULES", d.Schedules, "create or update the Temporal schedules (daily clean-ups, reconciliation) at start")
 	addLogLevel(c, &cfg.LogLevel)
 	c.Run = func(ctx context.Context, _ []string) error {
@@ -137,6 +142,8 @@ type workerDeps struct {
 	Metrics   *prometheus.Registry
 	// Notifications is the notification consumer (nil: not enabled).
 	Notifications *notifications.Consumer
+	// EqubEscrowRecon is EQUB_ESCROW_RECON_ENABLED.
+	EqubEscrowRecon bool
 }
 
 // activities builds every activity struct from the shared dependencies.
@@ -147,8 +154,14 @@ func (d workerDeps) activities() workflows.Deps {
 	if d.Platform != nil {
 		rec.Platform = d.Platform
 	}
+	escrow := &activities.EqubEscrowRecon{Enabled: d.EqubEscrowRecon,
+		Runner: &reconcile.EscrowRunner{DB: d.DB, Ledger: d.Ledger, Gateway: d.Gateway}}
+	if d.Platform != nil {
+		escrow.Platform = d.Platform
+	}
 	return workflows.Deps{
 		Reconcile:          rec,
+		EqubEscrowRecon:    escrow,
 		IdempotencyCleanup: &activities.IdempotencyCleanup{Platform: d.Platform, Metrics: idempotency.NewMetrics(d.Metrics)},
 		// The runtime role deletes expired identity rows; the limiter counts by the database's clock.
 		IdentityCleanup: &activities.IdentityCleanup{DB: d.DB, Limiter: ratelimit.New(d.DB)},
@@ -259,7 +272,8 @@ func runWorker(ctx context.Context, log *slog.Logger, cfg workerConfig, ready fu
 		return fmt.Errorf("worker: gateway address %q: %w", cfg.GatewayAddr, err)
 	}
 	defer gc.Close()
-	deps := workerDeps{Log: log, DB: pool, Platform: platform, Temporal: tc, TaskQueue: cfg.TaskQueue, Ledger: lc, Gateway: gc, Metrics: reg}
+	deps := workerDeps{Log: log, DB: pool, Platform: platform, Temporal: tc, TaskQueue: cfg.TaskQueue, Ledger: lc, Gateway: gc, Metrics: reg,
+		EqubEscrowRecon: cfg.EqubEscrowRecon}
 	if cfg.Notifications {
 		mailer, texter, err := notify.FromEnv(cfg.Senders.getenv, log, cfg.DevDataDir, cfg.DevDataDir != "")
 		if err != nil {
@@ -273,6 +287,8 @@ func runWorker(ctx context.Context, log *slog.Logger, cfg workerConfig, ready fu
 		// svc_disputes_sla_breached: the open disputes past their SLA deadline, every tenant's.
 		reg.MustRegister(disputes.NewSLAMetrics(platform, 0))
 	}
+	// svc_equb_escrow_drift_santim{partner} and its last success, read from the database too.
+	reg.MustRegister(reconcile.NewEscrowMetrics(pool))
 	health.checks = []workerCheck{
 		{"database", func(ctx context.Context) error { return pool.Ping(ctx) }},
 		{"temporal", func(ctx context.Context) error {
@@ -311,6 +327,17 @@ func runWorker(ctx context.Context, log *slog.Logger, cfg workerConfig, ready fu
 			return workflows.SyncAllPayrollAutoLockSchedules(ctx, tc, cfg.TaskQueue, bunOf(platform))
 		}}, scheduleJob{workflows.CourtOrderAutoSubmitScheduleID, func(ctx context.Context) error {
 			return workflows.EnsureCourtOrderAutoSubmitSchedule(ctx, tc, cfg.TaskQueue)
+		}})
+	}
+	if cfg.Schedules && platform != nil && cfg.EqubEscrowRecon {
+		// Every tenant with equb escrow bindings, found by each run.
+		schedules = append(schedules, scheduleJob{workflows.EqubEscrowReconcileScheduleID, func(ctx context.Context) error {
+			return workflows.EnsureEqubEscrowReconcileSchedule(ctx, tc, cfg.TaskQueue)
+		}})
+	} else if cfg.Schedules {
+		// Switched off: no schedule left behind by an earlier deployment.
+		schedules = append(schedules, scheduleJob{workflows.EqubEscrowReconcileScheduleID + " (removed)", func(ctx context.Context) error {
+			return workflows.RemoveEqubEscrowReconcileSchedule(ctx, tc)
 		}})
 	}
 	sctx, stopSchedules := context.WithCancel(ctx)

@@ -30,6 +30,8 @@ const (
 	CodeContributionsPending = "EQUB_CONTRIBUTIONS_OUTSTANDING"
 	CodeAlreadyPaidOut       = "EQUB_ALREADY_PAID_OUT"
 	CodeMoneyMovementOff     = "EQUB_MONEY_MOVEMENT_DISABLED"
+	// The escrow reconciliation's switch (EQUB_ESCROW_RECON_ENABLED) is off.
+	CodeEscrowReconOff = "EQUB_ESCROW_RECON_DISABLED"
 	// The sagas' account gate (the member's account, the recipient's account) and a partner
 	// that cannot be asked (fail closed).
 	CodeAccountInvalid     = "EQUB_ACCOUNT_INVALID"
@@ -58,6 +60,7 @@ var refusals = refusal.Table{
 	CodeMoneyMovementOff:     {Status: http.StatusServiceUnavailable, Message: "equb money movement is switched off (EQUB_MONEY_MOVEMENT_ENABLED); nothing was written"},
 	CodeAccountInvalid:       {Status: http.StatusConflict, Message: "the partner bank did not confirm the member's account"},
 	CodePartnerUnavailable:   {Status: http.StatusServiceUnavailable, Message: "the partner bank could not be asked; nothing moved, try again later with a new key"},
+	CodeEscrowReconOff:       {Status: http.StatusServiceUnavailable, Message: "equb escrow reconciliation is switched off (EQUB_ESCROW_RECON_ENABLED); nothing ran"},
 }
 
 // RefusalOf is code's answer; ok is false for a code that is not in the table.
