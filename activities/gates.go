@@ -26,7 +26,10 @@ import (
 const (
 	KycGateActivity       = "gates.Kyc"
 	SanctionsGateActivity = "gates.Sanctions"
-	AccountGateActivity   = "gates.Account"
+	// CounterpartyGateActivity screens a transfer's counterparty (the destination account's holder
+	// name, who is no subject of ours) against the active sanctions lists.
+	CounterpartyGateActivity = "gates.Counterparty"
+	AccountGateActivity      = "gates.Account"
 	// GateFailedActivity records a gate that could not decide (its retries ran out): the one
 	// audit row of that refusal, outcome FAILED.
 	GateFailedActivity = "gates.Failed"
@@ -39,6 +42,9 @@ const (
 	GateSanctionsBlocked = "SANCTIONS_BLOCKED" // any sanctions refusal; the audit row and details carry sanctions' own code
 	GateAccountNotFound  = "ACCOUNT_NOT_FOUND" // the partner has no such account, or it is closed
 	GateAccountMismatch  = "ACCOUNT_MISMATCH"  // the name rule is on and the holder name does not match
+	// GateCounterpartyBlocked: the counterparty's name screens REVIEW or BLOCK (no reviewer can
+	// clear a name that is no subject of ours: the gate fails closed).
+	GateCounterpartyBlocked = "COUNTERPARTY_SANCTIONS_BLOCKED"
 )
 
 // Codes of a gate that could not decide (GateFailed's audit rows); the saga refuses anyway.
@@ -46,6 +52,9 @@ const (
 	GateKycUnavailable       = "KYC_GATE_UNAVAILABLE"
 	GateSanctionsUnavailable = sanctions.CodeUnavailable
 	GateAccountUnavailable   = "ACCOUNT_LOOKUP_UNAVAILABLE"
+	// GateCounterpartyUnavailable: the counterparty could not be screened (no active list, the
+	// database down).
+	GateCounterpartyUnavailable = "COUNTERPARTY_SCREEN_UNAVAILABLE"
 )
 
 // GateKind names a gate (GateFailedInput.Gate).
@@ -55,6 +64,8 @@ const (
 	GateKYC       GateKind = "KYC"
 	GateSanctions GateKind = "SANCTIONS"
 	GateAccount   GateKind = "ACCOUNT"
+	// GateCounterparty screens GateInput.CounterpartyName (after the subject's own sanctions gate).
+	GateCounterparty GateKind = "COUNTERPARTY"
 )
 
 // Audit actions of the gates' refusals (one row per refusal, outcome DENIED, or FAILED when the
@@ -63,6 +74,8 @@ const (
 	ActionKycGateBlocked       = "KycGateBlocked"
 	ActionSanctionsGateBlocked = "SanctionsGateBlocked"
 	ActionAccountGateBlocked   = "AccountLookupGateBlocked"
+	// ActionCounterpartyGateBlocked is the counterparty screen's refusal.
+	ActionCounterpartyGateBlocked = "CounterpartySanctionsGateBlocked"
 )
 
 // Gates holds the safety gates of the money sagas: KYC, sanctions and account lookup. Each
@@ -100,6 +113,9 @@ type GateInput struct {
 	AccountNumber      string
 	ExpectedHolderName string
 	RequireNameMatch   bool
+	// CounterpartyName is the name the counterparty gate screens (a transfer's destination
+	// account holder); only that gate reads it.
+	CounterpartyName string `json:",omitempty"`
 }
 
 // The gates, typed (what workflows call).
@@ -107,7 +123,9 @@ var (
 	KycGate       = Action[GateInput]{KycGateActivity}
 	SanctionsGate = Action[GateInput]{SanctionsGateActivity}
 	AccountGate   = Action[GateInput]{AccountGateActivity}
-	GateFailed    = Action[GateFailedInput]{GateFailedActivity}
+	// CounterpartyGate is the counterparty's sanctions screen.
+	CounterpartyGate = Action[GateInput]{CounterpartyGateActivity}
+	GateFailed       = Action[GateFailedInput]{GateFailedActivity}
 )
 
 // Register registers the gates.
@@ -115,6 +133,7 @@ func (g *Gates) Register(r worker.ActivityRegistry) {
 	KycGate.Register(r, g.KycGate)
 	SanctionsGate.Register(r, g.SanctionsGate)
 	AccountGate.Register(r, g.AccountGate)
+	CounterpartyGate.Register(r, g.CounterpartyGate)
 	GateFailed.Register(r, g.Failed)
 }
 
@@ -135,7 +154,7 @@ func GateRefusal(err error) (code string, ok bool) {
 		return "", false
 	}
 	switch ae.Type() {
-	case GateKycNotApproved, GateSanctionsBlocked, GateAccountNotFound, GateAccountMismatch:
+	case GateKycNotApproved, GateSanctionsBlocked, GateAccountNotFound, GateAccountMismatch, GateCounterpartyBlocked:
 		return ae.Type(), true
 	}
 	return "", false
@@ -250,6 +269,49 @@ func sanctionsGateTx(ctx context.Context, tx pgx.Tx, in GateInput) (refused, err
 	return refusal(GateSanctionsBlocked, "sanctions gate refused ("+code+")", code), nil
 }
 
+// CounterpartyGate screens the counterparty's name (in.CounterpartyName) against the active
+// sanctions lists (sanctions.Screen, which writes nothing): it passes only on CLEAR. A REVIEW or a
+// BLOCK is COUNTERPARTY_SANCTIONS_BLOCKED with one audit row (the outcome and score, not the
+// name); no active list, or lists awaiting renormalisation, mean it cannot decide (retryable,
+// then refused by the saga as unavailable).
+func (g *Gates) CounterpartyGate(ctx context.Context, in GateInput) error {
+	if g.DB == nil {
+		return misconfigured("counterparty gate: no database pool configured")
+	}
+	if err := errors.Join(in.validate(false), field.Name("counterpartyName", in.CounterpartyName)); err != nil {
+		return temporalError(err)
+	}
+	ctx = in.scope(ctx)
+	var refused error
+	err := tenancy.InTx(ctx, g.DB, func(tx pgx.Tx) error {
+		res, err := sanctions.Screen(ctx, tx, in.CounterpartyName, time.Time{})
+		var fe *field.Error
+		switch {
+		case errors.As(err, &fe):
+			// A name the screener cannot read (no letter or digit) is never passed: fail closed.
+			res = sanctions.Result{Outcome: "UNSCREENABLE", ListVersions: []int64{}}
+		case err != nil:
+			return err
+		case res.Outcome == sanctions.Clear:
+			return nil
+		}
+		if err := writeGateAuditOnce(ctx, tx, in, ActionCounterpartyGateBlocked, audit.Denied,
+			map[string]any{"code": GateCounterpartyBlocked, "outcome": string(res.Outcome), "score": res.Score, "listVersions": res.ListVersions}); err != nil {
+			return err
+		}
+		refused = refusal(GateCounterpartyBlocked, "counterparty screening refused ("+string(res.Outcome)+")", string(res.Outcome))
+		return nil
+	})
+	if err != nil {
+		in.logger(ctx).Warn("counterparty gate could not decide", "error", err)
+		return temporalError(err)
+	}
+	if refused != nil {
+		in.logger(ctx).Info("counterparty gate refused", "code", GateCounterpartyBlocked)
+	}
+	return refused
+}
+
 // AccountGate asks the partner (through the gateway) about the payout account: a missing or
 // closed account is ACCOUNT_NOT_FOUND; with RequireNameMatch, a holder name that does not match
 // ExpectedHolderName (or no name to compare) is ACCOUNT_MISMATCH. The gateway or the partner
@@ -314,8 +376,10 @@ func (g *Gates) Failed(ctx context.Context, in GateFailedInput) error {
 		action, code = ActionSanctionsGateBlocked, GateSanctionsUnavailable
 	case GateAccount:
 		action, code = ActionAccountGateBlocked, GateAccountUnavailable
+	case GateCounterparty:
+		action, code = ActionCounterpartyGateBlocked, GateCounterpartyUnavailable
 	default:
-		return temporalError(&field.Error{Field: "gate", Problem: "must be KYC, SANCTIONS or ACCOUNT"})
+		return temporalError(&field.Error{Field: "gate", Problem: "must be KYC, SANCTIONS, ACCOUNT or COUNTERPARTY"})
 	}
 	if err := in.Input.validate(false); err != nil {
 		return temporalError(err)

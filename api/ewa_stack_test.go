@@ -183,6 +183,8 @@ func (s *ewaStack) realActivities() workflows.Deps {
 			Runner: &reconcile.EscrowRunner{DB: s.d.App, Ledger: s.ledger, Gateway: s.gateway}},
 		// The savings deposit and withdraw saga's steps (api/savings_test.go).
 		Savings: &activities.Savings{DB: s.d.App, Ledger: s.ledger},
+		// The wallet transfer saga's steps (api/wallet_transfer_test.go).
+		Wallet: &activities.Wallet{DB: s.d.App, Ledger: s.ledger},
 	}
 }
 

@@ -333,7 +333,7 @@ func (s *Server) routes() []Route {
 		s.equbRoutes(), s.equbMoneyRoutes(), s.equbEscrowReconRoutes(),
 		s.payslipRoutes(),
 		s.disputeRoutes(),
-		s.walletRoutes(),
+		s.walletRoutes(), s.walletTransferRoutes(),
 		s.savingsRoutes(),
 		s.deadLetterRoutes(), s.operatorRoutes(), s.notificationRoutes()} {
 		rs = append(rs, area...)

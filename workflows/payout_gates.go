@@ -32,9 +32,10 @@ func (t gateTable) code(gateCode string) string {
 }
 
 var gateActions = map[activities.GateKind]activities.Action[activities.GateInput]{
-	activities.GateKYC:       activities.KycGate,
-	activities.GateSanctions: activities.SanctionsGate,
-	activities.GateAccount:   activities.AccountGate,
+	activities.GateKYC:          activities.KycGate,
+	activities.GateSanctions:    activities.SanctionsGate,
+	activities.GateAccount:      activities.AccountGate,
+	activities.GateCounterparty: activities.CounterpartyGate,
 }
 
 // runGates runs the table's gates as local activities. refused is false when all passed; else

@@ -59,6 +59,9 @@ type Deps struct {
 	Savings *activities.Savings
 	// EqubEscrowRecon serves the equb escrow reconciliation (EQUB_ESCROW_RECON_ENABLED).
 	EqubEscrowRecon *activities.EqubEscrowRecon
+	// Wallet serves the wallet transfer saga's steps (its reservation reads and posts to the
+	// ledger; its transfer is Money's).
+	Wallet *activities.Wallet
 }
 
 // WorkerOptions are the options of every worker of the sagas' task queue. The workflow and
@@ -132,4 +135,5 @@ func registerWorkflows(w worker.WorkflowRegistry) {
 	w.RegisterWorkflowWithOptions(EqubPayout, workflow.RegisterOptions{Name: EqubPayoutWorkflowName})
 	w.RegisterWorkflowWithOptions(SavingsMove, workflow.RegisterOptions{Name: SavingsMoveWorkflowName})
 	w.RegisterWorkflowWithOptions(EqubEscrowReconcile, workflow.RegisterOptions{Name: EqubEscrowReconcileWorkflowName})
+	w.RegisterWorkflowWithOptions(WalletTransfer, workflow.RegisterOptions{Name: WalletTransferWorkflowName})
 }

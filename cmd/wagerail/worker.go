@@ -186,6 +186,8 @@ func (d workerDeps) activities() workflows.Deps {
 		Equb:               &activities.Equb{DB: bunOf(d.DB)},
 		// Savings deposits and withdrawals: the withdrawal's reservation reads and posts to the ledger.
 		Savings: &activities.Savings{DB: d.DB, Ledger: d.Ledger},
+		// Wallet transfers: the reservation reads and posts to the ledger.
+		Wallet: &activities.Wallet{DB: d.DB, Ledger: d.Ledger},
 	}
 }
 

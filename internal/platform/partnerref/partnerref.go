@@ -55,6 +55,9 @@ const (
 	// account and the organization's savings escrow (workflows.SavingsMove; one leg each).
 	SavingsDeposit  Kind = "savings-deposit"
 	SavingsWithdraw Kind = "savings-withdraw"
+	// WalletTransfer is a transfer out of an employee's wallet, from the organization's wallet
+	// pool account to the destination the employee named (workflows.WalletTransfer; one leg).
+	WalletTransfer Kind = "wallet-transfer"
 )
 
 // LedgerMetadataKey is the ledger transaction metadata key under which a posting that moves a

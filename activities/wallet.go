@@ -1,0 +1,198 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/wagerail/wagerail/internal/employees"
+	"github.com/wagerail/wagerail/internal/payroll"
+	"github.com/wagerail/wagerail/internal/platform/field"
+	"github.com/wagerail/wagerail/internal/wallet"
+	"github.com/wagerail/wagerail/ledger"
+	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
+)
+
+// Registered names of the wallet transfer saga's steps (histories reference them).
+const (
+	WalletLoadPlanActivity    = "wallet.LoadPlan"
+	WalletReserveActivity     = "wallet.Reserve"
+	WalletMarkSettledActivity = "wallet.MarkSettled"
+	WalletMarkFailedActivity  = "wallet.MarkFailed"
+)
+
+// The steps, typed (what workflows call).
+var (
+	WalletLoadPlan    = Activity[WalletStep, wallet.Plan]{WalletLoadPlanActivity}
+	WalletReserve     = Activity[WalletReserveInput, LedgerPostResult]{WalletReserveActivity}
+	WalletMarkSettled = Activity[WalletStep, wallet.Transfer]{WalletMarkSettledActivity}
+	WalletMarkFailed  = Activity[WalletStep, wallet.Transfer]{WalletMarkFailedActivity}
+)
+
+// WalletSaga is the actor of the wallet transfer saga's steps and gates: tenancy.System(WalletSaga).
+const WalletSaga = "wallet-transfer"
+
+// The subject and target of the wallet gates: the holder (an employee) is screened and is the
+// audit rows' target (the Wallet of that employee).
+const (
+	WalletGateSubjectType = "EMPLOYEE"
+	WalletGateTargetType  = wallet.TargetWallet
+)
+
+// WalletBusy types a reservation that found the wallet locked by another transfer (retryable).
+const WalletBusy = "WALLET_BUSY"
+
+// Wallet holds the wallet transfer saga's steps: internal/wallet's functions in one
+// tenant-scoped transaction each (recordStep), acting as system:wallet-transfer; the store's
+// refusals are non-retryable errors typed by their wallet code. Reserve also reads and posts to
+// the ledger while it holds the wallet's lock.
+type Wallet struct {
+	DB     *pgxpool.Pool // the runtime role (wagerail_app)
+	Ledger *ledger.Client
+	// Now is the steps' clock (settled_at); nil is time.Now.
+	Now func() time.Time
+}
+
+// WalletStep names the run's wallet holder; the other fields belong to the steps that use them.
+type WalletStep struct {
+	Run
+	EmployeeID   string
+	AmountSantim int64              // LoadPlan
+	Destination  wallet.BankAccount // LoadPlan
+	TransferID   string             // MarkSettled
+	Reason       string             // MarkFailed: the failure's code
+}
+
+// WalletReserveInput is Reserve's input: the plan and the pending posting that pays it.
+type WalletReserveInput struct {
+	Run
+	Plan    wallet.Plan
+	ActorID string
+	Posting LedgerPostInput
+}
+
+// LoadPlan reads what the transfer needs (WALLET_SETTINGS_NOT_SET, WALLET_EMPLOYEE_NOT_ACTIVE,
+// WALLET_DESTINATION_PARTNER_UNSUPPORTED, WALLET_DESTINATION_IS_POOL are non-retryable).
+func (a *Wallet) LoadPlan(ctx context.Context, in WalletStep) (wallet.Plan, error) {
+	var p wallet.Plan
+	err := a.inTx(ctx, in, func(ctx context.Context, tx pgx.Tx) (err error) {
+		p, err = wallet.LoadPlan(ctx, tx, in.EmployeeID, in.AmountSantim, in.Destination)
+		return err
+	})
+	return p, err
+}
+
+// Reserve places the transfer's hold, one transfer of a wallet at a time: with the wallet's lock
+// held it reads the ledger's available balance of payable-to-employee:<employee> (posted minus
+// the open holds of other transfers), refuses WALLET_INSUFFICIENT_BALANCE when the amount is
+// more, else posts the PENDING transaction and records the transfer, then lets the lock go. A
+// retried run finds its own transfer (or its own posting, whose hold it does not count against
+// itself) and records nothing twice.
+func (a *Wallet) Reserve(ctx context.Context, in WalletReserveInput) (LedgerPostResult, error) {
+	if a.Ledger == nil {
+		return LedgerPostResult{}, misconfigured("wallet: no ledger client configured")
+	}
+	var res LedgerPostResult
+	step := WalletStep{Run: in.Run, EmployeeID: in.Plan.EmployeeID}
+	err := a.inTx(ctx, step, func(ctx context.Context, tx pgx.Tx) error {
+		if err := wallet.LockWallet(ctx, tx, in.Plan.EmployeeID); err != nil {
+			return err
+		}
+		if t, ok, err := wallet.TransferOf(ctx, tx, in.WorkflowID); err != nil || ok {
+			res = LedgerPostResult{TxID: t.LedgerTxID, Status: "PENDING", Replayed: true}
+			return err
+		}
+		own := int64(0) // this run's own hold, when an earlier attempt posted it
+		got, err := a.Ledger.GetTransaction(ctx, &ledgerv1.GetTransactionRequest{TenantId: in.TenantID, IdempotencyKey: in.Posting.IdempotencyKey})
+		switch {
+		case err == nil && got.GetTransaction().GetStatus() == ledgerv1.TransactionStatus_TRANSACTION_STATUS_PENDING:
+			own = in.Plan.AmountSantim
+		case err == nil:
+		case !errors.Is(err, ledger.ErrTransactionNotFound):
+			return err
+		}
+		available := int64(0)
+		bal, err := a.Ledger.GetBalance(ctx, &ledgerv1.GetBalanceRequest{TenantId: in.TenantID, AccountName: in.Plan.WalletAccount()})
+		switch {
+		case err == nil:
+			available = bal.GetBalance().GetAvailableSantim()
+		case !errors.Is(err, ledger.ErrAccountNotFound):
+			return err
+		}
+		if in.Plan.AmountSantim > available+own {
+			r, _ := wallet.RefusalOf(wallet.CodeInsufficientBalance)
+			r.Details = map[string]any{"availableSantim": available + own}
+			return &r
+		}
+		posted, err := (&Money{Ledger: a.Ledger}).LedgerPostPending(ctx, in.Posting)
+		if err != nil {
+			return err
+		}
+		res = posted
+		_, err = wallet.RecordPending(ctx, tx, in.Plan, in.WorkflowID, posted.TxID, in.ActorID)
+		return err
+	})
+	return res, err
+}
+
+// MarkSettled moves the transfer PENDING → SETTLED (wallet.transfer_settled.v1).
+func (a *Wallet) MarkSettled(ctx context.Context, in WalletStep) (wallet.Transfer, error) {
+	var t wallet.Transfer
+	err := a.inTx(ctx, in, func(ctx context.Context, tx pgx.Tx) (err error) {
+		t, err = wallet.MarkSettled(ctx, tx, in.WorkflowID, in.TransferID, a.now())
+		return err
+	})
+	return t, err
+}
+
+// MarkFailed moves the transfer PENDING → FAILED with the failure's code (wallet.transfer_failed.v1).
+func (a *Wallet) MarkFailed(ctx context.Context, in WalletStep) (wallet.Transfer, error) {
+	var t wallet.Transfer
+	err := a.inTx(ctx, in, func(ctx context.Context, tx pgx.Tx) (err error) {
+		t, err = wallet.MarkFailed(ctx, tx, in.WorkflowID, in.Reason, a.now())
+		return err
+	})
+	return t, err
+}
+
+// Register registers the steps.
+func (a *Wallet) Register(r worker.ActivityRegistry) {
+	WalletLoadPlan.Register(r, a.LoadPlan)
+	WalletReserve.Register(r, a.Reserve)
+	WalletMarkSettled.Register(r, a.MarkSettled)
+	WalletMarkFailed.Register(r, a.MarkFailed)
+}
+
+func (a *Wallet) now() time.Time {
+	if a.Now != nil {
+		return a.Now()
+	}
+	return time.Now()
+}
+
+func (a *Wallet) inTx(ctx context.Context, in WalletStep, fn func(context.Context, pgx.Tx) error) error {
+	return recordStep(ctx, a.DB, in.Run, WalletSaga,
+		errors.Join(field.Identifier("employeeId", in.EmployeeID, field.MaxIdentifier), field.Text("reason", in.Reason, field.MaxText)),
+		walletError, fn, "employee_id", in.EmployeeID, "transfer_id", in.TransferID)
+}
+
+// walletError types a wallet refusal by its code (non-retryable); a wallet locked by another
+// transfer as retryable WALLET_BUSY; anything else as temporalError does.
+func walletError(err error) error {
+	var r *payroll.Refusal
+	if errors.As(err, &r) {
+		return nonRetryable(r.Message, r.Code)
+	}
+	if errors.Is(err, wallet.ErrWalletBusy) {
+		return temporal.NewApplicationError(err.Error(), WalletBusy)
+	}
+	if errors.Is(err, employees.ErrNotFound) {
+		return nonRetryable("the wallet holder is not an employee of this organization", wallet.CodeEmployeeNotActive)
+	}
+	return temporalError(err)
+}

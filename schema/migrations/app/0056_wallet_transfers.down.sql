@@ -1,0 +1,2 @@
+DROP TABLE app.wallet_transfers;
+DROP TABLE app.wallet_settings;
