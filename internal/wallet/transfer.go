@@ -12,10 +12,10 @@ import (
 
 	"github.com/wagerail/wagerail/internal/employees"
 	"github.com/wagerail/wagerail/internal/identity"
-	"github.com/wagerail/wagerail/internal/payroll"
 	"github.com/wagerail/wagerail/internal/platform/audit"
 	"github.com/wagerail/wagerail/internal/platform/field"
 	"github.com/wagerail/wagerail/internal/platform/outbox"
+	"github.com/wagerail/wagerail/internal/platform/refusal"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
 	"github.com/wagerail/wagerail/ledger/chart"
 )
@@ -58,7 +58,7 @@ const (
 )
 
 // The stable codes of the wallet transfer's refusals, defined once: the store returns them as
-// *payroll.Refusal, the saga answers its update with them and the API answers each with its
+// *refusal.Refusal, the saga answers its update with them and the API answers each with its
 // status and message (RefusalOf).
 const (
 	CodeSettingsNotSet         = "WALLET_SETTINGS_NOT_SET"
@@ -76,32 +76,26 @@ const (
 	CodeSanctionsUnavailable   = "WALLET_SANCTIONS_UNAVAILABLE"
 )
 
-var refusals = map[string]payroll.Refusal{
-	CodeSettingsNotSet:         {Code: CodeSettingsNotSet, Status: http.StatusConflict, Message: "the organization has not set its wallet pool account (PUT /api/wallet/settings)"},
-	CodeEmployeeNotActive:      {Code: CodeEmployeeNotActive, Status: http.StatusConflict, Message: "only an ACTIVE employee may transfer from their wallet"},
-	CodeInsufficientBalance:    {Code: CodeInsufficientBalance, Status: http.StatusConflict, Message: "the wallet's available balance is less than the amount"},
-	CodeDestinationIsPool:      {Code: CodeDestinationIsPool, Status: http.StatusConflict, Message: "the destination is the organization's wallet pool account itself"},
-	CodePartnerNotSupported:    {Code: CodePartnerNotSupported, Status: http.StatusConflict, Message: "transfers go to accounts at the wallet pool's partner bank only"},
-	CodeTransferNotFound:       {Code: CodeTransferNotFound, Status: http.StatusNotFound, Message: "no such wallet transfer"},
-	CodeKycNotApproved:         {Code: CodeKycNotApproved, Status: http.StatusUnprocessableEntity, Message: "the wallet holder's KYC is not approved (or its approval has expired)"},
-	CodeSanctionsBlocked:       {Code: CodeSanctionsBlocked, Status: http.StatusUnprocessableEntity, Message: "the wallet holder did not pass sanctions screening"},
-	CodeCounterpartySanctioned: {Code: CodeCounterpartySanctioned, Status: http.StatusUnprocessableEntity, Message: "the destination account holder's name did not pass sanctions screening"},
-	CodeDestinationInvalid:     {Code: CodeDestinationInvalid, Status: http.StatusConflict, Message: "the partner bank did not confirm the destination account (missing or not active)"},
-	CodeAccountMismatch:        {Code: CodeAccountMismatch, Status: http.StatusConflict, Message: "the destination account's holder name at the partner bank does not match the one given"},
-	CodePartnerUnavailable:     {Code: CodePartnerUnavailable, Status: http.StatusServiceUnavailable, Message: "the partner bank could not be asked; nothing moved, try again later with a new key"},
-	CodeSanctionsUnavailable:   {Code: CodeSanctionsUnavailable, Status: http.StatusServiceUnavailable, Message: "sanctions screening could not decide; nothing moved, try again later with a new key"},
+var refusals = refusal.Table{
+	CodeSettingsNotSet:         {Status: http.StatusConflict, Message: "the organization has not set its wallet pool account (PUT /api/wallet/settings)"},
+	CodeEmployeeNotActive:      {Status: http.StatusConflict, Message: "only an ACTIVE employee may transfer from their wallet"},
+	CodeInsufficientBalance:    {Status: http.StatusConflict, Message: "the wallet's available balance is less than the amount"},
+	CodeDestinationIsPool:      {Status: http.StatusConflict, Message: "the destination is the organization's wallet pool account itself"},
+	CodePartnerNotSupported:    {Status: http.StatusConflict, Message: "transfers go to accounts at the wallet pool's partner bank only"},
+	CodeTransferNotFound:       {Status: http.StatusNotFound, Message: "no such wallet transfer"},
+	CodeKycNotApproved:         {Status: http.StatusUnprocessableEntity, Message: "the wallet holder's KYC is not approved (or its approval has expired)"},
+	CodeSanctionsBlocked:       {Status: http.StatusUnprocessableEntity, Message: "the wallet holder did not pass sanctions screening"},
+	CodeCounterpartySanctioned: {Status: http.StatusUnprocessableEntity, Message: "the destination account holder's name did not pass sanctions screening"},
+	CodeDestinationInvalid:     {Status: http.StatusConflict, Message: "the partner bank did not confirm the destination account (missing or not active)"},
+	CodeAccountMismatch:        {Status: http.StatusConflict, Message: "the destination account's holder name at the partner bank does not match the one given"},
+	CodePartnerUnavailable:     {Status: http.StatusServiceUnavailable, Message: "the partner bank could not be asked; nothing moved, try again later with a new key"},
+	CodeSanctionsUnavailable:   {Status: http.StatusServiceUnavailable, Message: "sanctions screening could not decide; nothing moved, try again later with a new key"},
 }
 
 // RefusalOf is code's answer; ok is false for a code that is not the wallet's.
-func RefusalOf(code string) (payroll.Refusal, bool) {
-	r, ok := refusals[code]
-	return r, ok
-}
+func RefusalOf(code string) (refusal.Refusal, bool) { return refusals.Of(code) }
 
-func refuse(code string) *payroll.Refusal {
-	r := refusals[code]
-	return &r
-}
+func refuse(code string) *refusal.Refusal { return refusals.Error(code) }
 
 // Events (outbox types) and audit of the wallet's state changes.
 const (
