@@ -483,10 +483,12 @@ func (s *Server) myBnplAgreements(c *gin.Context) {
 
 // --- collection ---
 
-// collectBnplInstalment starts the collection saga for one instalment and answers once it is
-// recorded (200), or with the refusal. The pre-check answers an unknown agreement or instalment
-// (404) and an instalment that is not DUE or an agreement that is not ACTIVE (409, audited
-// DENIED CollectBnplInstalment) — unless this key's saga holds the instalment.
+// collectBnplInstalment starts the instalment's one collection saga, or attaches to it
+// (workflows.BnplCollectWorkflowID: every key and caller collecting one instalment reaches the
+// same run, so racing collections are one), and answers once it is recorded (200), or with the
+// refusal. The pre-check answers an unknown agreement or instalment (404), and an instalment
+// collected already or held by another saga, or an agreement that is not ACTIVE (409, audited
+// DENIED CollectBnplInstalment); an instalment its own saga holds is attached to.
 func (s *Server) collectBnplInstalment(c *gin.Context) {
 	id, ok := bnplID(c)
 	if !ok {
@@ -502,25 +504,25 @@ func (s *Server) collectBnplInstalment(c *gin.Context) {
 		Workflow: workflows.BnplCollectWorkflowName,
 		Input: workflows.BnplCollectInput{TenantID: caller.Tenant, AgreementID: id, Index: idx, Source: bnpl.SourceManual,
 			ActorID: caller.User.ID, CorrelationID: requestID(c)},
-		BusinessKey: id,
-		Update:      workflows.BnplCollectAcceptedUpdate, UpdateID: workflows.BnplCollectAcceptedUpdateID,
+		BusinessKey: id, WorkflowID: workflows.BnplCollectWorkflowID(caller.Tenant, id, idx), RestartClosed: true,
+		Update: workflows.BnplCollectAcceptedUpdate, UpdateID: workflows.BnplCollectAcceptedUpdateID,
 		Refused: func(app *temporal.ApplicationError) (*Error, bool) { return bnplRefusal(app.Type()) },
 		Precheck: func(ctx context.Context, tx pgx.Tx, wfID string) (sagaPrecheck, error) {
 			a, err := bnpl.Get(ctx, tx, id)
 			if err != nil {
 				return sagaPrecheck{}, s.bnplCollectRefusal(id, err)
 			}
-			if idx >= len(a.Instalments) {
+			i, found := bnplInstalment(a, idx)
+			if !found {
 				return sagaPrecheck{}, s.bnplCollectRefusal(id, bnpl.RefusalError(bnpl.CodeInstalmentNotFound))
 			}
-			i := a.Instalments[idx]
 			switch {
-			case i.CollectWorkflowID != "" && i.CollectWorkflowID == wfID:
+			case i.Status == bnpl.InstalmentCollecting && i.CollectWorkflowID == wfID:
 				return sagaPrecheck{Owner: wfID}, nil
-			case a.Status != bnpl.StatusActive:
-				return sagaPrecheck{Owner: i.CollectWorkflowID}, s.bnplCollectRefusal(id, bnpl.RefusalError(bnpl.CodeInvalidState))
 			case i.Status != bnpl.InstalmentDue:
-				return sagaPrecheck{Owner: i.CollectWorkflowID}, s.bnplCollectRefusal(id, bnpl.RefusalError(bnpl.CodeInstalmentNotDue))
+				return sagaPrecheck{}, s.bnplCollectRefusal(id, bnpl.RefusalError(bnpl.CodeInstalmentNotDue))
+			case a.Status != bnpl.StatusActive:
+				return sagaPrecheck{}, s.bnplCollectRefusal(id, bnpl.RefusalError(bnpl.CodeInvalidState))
 			}
 			return sagaPrecheck{}, nil
 		},
@@ -531,8 +533,12 @@ func (s *Server) collectBnplInstalment(c *gin.Context) {
 			return bnplCollectJSON{AgreementID: id, Index: idx, Status: bnpl.InstalmentCollecting, WorkflowID: wfID}
 		},
 		Closed: func(wfID string, r workflows.BnplCollectResult) (int, any, error) {
-			if r.Status == workflows.BnplCollectRecorded {
+			switch {
+			case r.Status == workflows.BnplCollectRecorded:
 				return http.StatusOK, toBnplCollectJSON(wfID, r.Collection), nil
+			case r.Status == workflows.BnplCollectFailed:
+				e, _ := bnplRefusal(bnpl.CodeCollectionRefused)
+				return 0, nil, e
 			}
 			if e, ok := bnplRefusal(r.Code); ok {
 				return 0, nil, e
@@ -541,6 +547,16 @@ func (s *Server) collectBnplInstalment(c *gin.Context) {
 		},
 		LogAttrs: []any{"agreement_id", id, "index", idx},
 	})
+}
+
+// bnplInstalment is instalment idx of a (indexes pass the first schedule's after a restructure).
+func bnplInstalment(a bnpl.Agreement, idx int) (bnpl.Instalment, bool) {
+	for _, i := range a.Instalments {
+		if i.Index == idx {
+			return i, true
+		}
+	}
+	return bnpl.Instalment{}, false
 }
 
 func toBnplCollectJSON(wfID string, c bnpl.Collection) bnplCollectJSON {

@@ -54,6 +54,10 @@ type sagaCall[A, R any] struct {
 	// when it is refused, so that its target can be tried again once the cause is fixed); a
 	// completed saga's id is never reused.
 	RestartFailed bool
+	// RestartClosed lets a new saga start under the id after any closed run (a saga that is one
+	// per target and reads its target first, so a run after a completed one finds the target
+	// done and answers it again).
+	RestartClosed bool
 	// Update and UpdateID name the saga's "accepted" update (a fixed id: every call of one key
 	// is the same update and gets the same answer).
 	Update, UpdateID string
@@ -142,6 +146,9 @@ func runSaga[A, R any](s *Server, c *gin.Context, call sagaCall[A, R]) {
 	opts := workflows.StartOptions(wfID, s.taskQueue(), tenant, call.BusinessKey)
 	if call.RestartFailed {
 		opts.WorkflowIDReusePolicy = enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY
+	}
+	if call.RestartClosed {
+		opts.WorkflowIDReusePolicy = enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE
 	}
 	ctx, cancel := context.WithTimeout(c.Request.Context(), wait)
 	defer cancel()

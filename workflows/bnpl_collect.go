@@ -9,12 +9,22 @@ import (
 
 	"github.com/wagerail/wagerail/activities"
 	"github.com/wagerail/wagerail/internal/bnpl"
+	"github.com/wagerail/wagerail/internal/platform/idempotency"
 	"github.com/wagerail/wagerail/ledger/chart"
 )
 
 // The BNPL collection saga: one instalment of an ACTIVE agreement collected (its amount taken
 // from the customer's pay). The collect route starts it (Update-with-Start); a payroll run may
 // start it with Source PAYROLL.
+//
+// There is one saga per instalment (BnplCollectWorkflowID), whatever key or caller asks: racing
+// collections of one instalment attach to that one run and its one "accepted" update, instead of
+// each starting a saga of its own that only its hold would refuse (20 racing keys were 20 sagas
+// on one history shard: under load most callers' waits ran out before their saga was even
+// known, and they were answered 5xx). A new run may start under the id once the last one has
+// closed (the route starts it with WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE): a run after a
+// recorded one finds the instalment collected by this id and answers it again; a run after a
+// refused journal collects the instalment, due again, under the same ledger key.
 
 // Registered names.
 const (
@@ -32,8 +42,13 @@ const (
 	BnplCollectFailed   = "FAILED"
 )
 
-// BnplCollectInput starts the saga; the workflow id is idempotency.WorkflowID(tenant, route,
-// Idempotency-Key).
+// BnplCollectWorkflowID is the collection saga's workflow id of instalment index of an agreement
+// (idempotency.WorkflowID's hashed form, so the ledger key "bnpl-collect:<id>" stays bounded).
+func BnplCollectWorkflowID(tenantID, agreementID string, index int) string {
+	return idempotency.WorkflowID(tenantID, "bnpl-collect", agreementID+"#"+strconv.Itoa(index))
+}
+
+// BnplCollectInput starts the saga; the workflow id is BnplCollectWorkflowID.
 type BnplCollectInput struct {
 	TenantID      string
 	AgreementID   string
@@ -101,15 +116,20 @@ func bnplCollect(ctx workflow.Context, in BnplCollectInput, run activities.Run, 
 		Metadata: map[string]string{"kind": "bnpl_collection", "agreementId": in.AgreementID, "instalmentIndex": strconv.Itoa(in.Index),
 			"source": in.Source}})
 	if err != nil {
-		ans.refuse(err)
 		if retryableFailure(err) {
-			return BnplCollectResult{}, err // the hold stays for an operator; the ledger key makes a repost safe
+			ans.refuse(err)
+			return BnplCollectResult{}, err // the hold stays for the next run; the ledger key makes a repost safe
 		}
 		release := step
 		release.Reason = activities.ErrorType(err)
 		if c, err = callLocal(ctx, localRecordOptions(), activities.BnplCollectRelease, release); err != nil {
+			ans.refuse(err)
 			return BnplCollectResult{}, err
 		}
+		// The instalment is due again: the callers get the collection's refusal code (the
+		// ledger's reason stays in the audit row and the result).
+		ans.refuse(temporal.NewNonRetryableApplicationError("the ledger refused the collection's journal: "+release.Reason,
+			bnpl.CodeCollectionRefused, nil))
 		return BnplCollectResult{Status: BnplCollectFailed, Code: release.Reason, Collection: c}, nil
 	}
 	step.LedgerTxID = posted.TxID

@@ -154,6 +154,7 @@ func TestBnplCollect(t *testing.T) {
 		h.on(activities.BnplCollectReleaseActivity, release).Return(bnpl.Collection{Status: bnpl.InstalmentDue}, nil).Once()
 		res := runSagaHarness[BnplCollectAccepted, BnplCollectResult](t, h, BnplCollectWorkflowName, bnplCollectIn)
 		require.Equal(t, BnplCollectFailed, res.Status)
-		h.requireRefused(t, "INVALID_ACCOUNT_NAME")
+		require.Equal(t, "INVALID_ACCOUNT_NAME", res.Code)
+		h.requireRefused(t, bnpl.CodeCollectionRefused)
 	})
 }

@@ -23,6 +23,7 @@ const (
 	CodeSanctionsBlocked     = "BNPL_SANCTIONS_BLOCKED"
 	CodeDestinationInvalid   = "BNPL_DESTINATION_ACCOUNT_INVALID"
 	CodePartnerUnavailable   = "BNPL_PARTNER_UNAVAILABLE"
+	CodeCollectionRefused    = "BNPL_COLLECTION_REFUSED"
 )
 
 var refusals = refusal.Table{
@@ -39,6 +40,7 @@ var refusals = refusal.Table{
 	CodeSanctionsBlocked:     {Status: http.StatusUnprocessableEntity, Message: "the customer did not pass sanctions screening"},
 	CodeDestinationInvalid:   {Status: http.StatusConflict, Message: "the partner bank did not confirm the merchant's settlement account"},
 	CodePartnerUnavailable:   {Status: http.StatusServiceUnavailable, Message: "the partner bank could not be asked about the merchant's account; nothing moved, try again later with a new key"},
+	CodeCollectionRefused:    {Status: http.StatusConflict, Message: "the ledger refused the instalment's journal; nothing was collected and the instalment is due again"},
 }
 
 // RefusalOf is code's answer; ok is false for a code that is not in the table.

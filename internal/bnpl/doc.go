@@ -23,9 +23,10 @@
 //	ACTIVE   --DEFAULTED is reserved for servicing (not reached by any route yet)
 //
 // A gate or state refusal writes no agreement (only its audit row). An instalment is DUE, held
-// COLLECTING by one collection saga while its journal is posted, then COLLECTED; racing
-// collections of one instalment (any keys) find it held or collected and are refused
-// BNPL_INSTALMENT_NOT_DUE, so it is collected once.
+// COLLECTING by one collection saga while its journal is posted, then COLLECTED. There is one
+// collection saga per instalment (workflows.BnplCollectWorkflowID): racing collections of one
+// instalment (any keys, any source) attach to that run; a saga of another id finds it held or
+// collected and is refused BNPL_INSTALMENT_NOT_DUE, so it is collected once.
 //
 // # Affordability
 //
