@@ -519,6 +519,11 @@ func (s *Server) collectBnplInstalment(c *gin.Context) {
 			switch {
 			case i.Status == bnpl.InstalmentCollecting && i.CollectWorkflowID == wfID:
 				return sagaPrecheck{Owner: wfID}, nil
+			case i.Status == bnpl.InstalmentCollected && i.CollectWorkflowID == wfID:
+				// The instalment's one saga recorded it: every caller is answered that collection.
+				return sagaPrecheck{Done: &sagaAnswer{Status: http.StatusOK, Body: toBnplCollectJSON(wfID, bnpl.Collection{
+					AgreementID: a.ID, EmployeeID: a.EmployeeID, Index: i.Index, AmountSantim: i.AmountSantim, Status: i.Status,
+					AgreementStatus: a.Status, LedgerTxID: i.LedgerTxID, CollectedAt: i.CollectedAt})}}, nil
 			case i.Status != bnpl.InstalmentDue:
 				return sagaPrecheck{}, s.bnplCollectRefusal(id, bnpl.RefusalError(bnpl.CodeInstalmentNotDue))
 			case a.Status != bnpl.StatusActive:

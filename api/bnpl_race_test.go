@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wagerail/wagerail/internal/platform/testkit"
+	"github.com/wagerail/wagerail/workflows"
 )
 
 // activeBnplAgreement creates an agreement of 1,200 ETB in 3 for the stack's employee and waits
@@ -80,6 +81,13 @@ func TestBnplRacingCollect(t *testing.T) {
 	}, 30*time.Second, 50*time.Millisecond)
 	time.Sleep(500 * time.Millisecond)
 	require.Equal(t, 2, s.count(t, `SELECT count(*) FROM ledger.transactions WHERE tenant_id = $1 AND idempotency_key LIKE 'bnpl-collect:%'`, s.tenant))
+	// The ledger exact: each instalment's one journal (under its one saga's key) is its amount.
+	for _, idx := range []int{0, 1} {
+		require.ElementsMatch(t, []string{
+			"D payroll-clearing:" + a.ID + " 40000",
+			"C receivable-from-customer:" + a.ID + " 40000",
+		}, entryLines(s.ledgerTx(t, "bnpl-collect:"+workflows.BnplCollectWorkflowID(s.tenant, a.ID, idx))))
+	}
 	require.Equal(t, 2, s.count(t, `SELECT count(*) FROM app.outbox WHERE tenant_id = $1 AND type = 'bnpl.instalment_collected.v1'`, s.tenant))
 	require.Equal(t, 2, s.count(t, `SELECT count(*) FROM app.audit_log WHERE tenant_id = $1 AND action = 'CollectBnplInstalment' AND outcome = 'SUCCESS'`, s.tenant))
 	// The key's replay answers what its first call got (a stored answer).

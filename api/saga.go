@@ -153,11 +153,11 @@ func runSaga[A, R any](s *Server, c *gin.Context, call sagaCall[A, R]) {
 	ctx, cancel := context.WithTimeout(c.Request.Context(), wait)
 	defer cancel()
 	var acc A
-	err := updateWithStart(ctx, tc, func() client.UpdateWithStartWorkflowOptions {
+	started, err := updateWithStart(ctx, tc, func() client.UpdateWithStartWorkflowOptions {
 		return client.UpdateWithStartWorkflowOptions{
 			StartWorkflowOperation: tc.NewWithStartWorkflowOperation(opts, call.Workflow, call.Input),
 			UpdateOptions: client.UpdateWorkflowOptions{
-				UpdateID: call.UpdateID, UpdateName: call.Update, Args: call.UpdateArgs, WaitForStage: client.WorkflowUpdateStageCompleted,
+				UpdateID: call.UpdateID, UpdateName: call.Update, Args: call.UpdateArgs, WaitForStage: client.WorkflowUpdateStageAccepted,
 			},
 		}
 	}, &acc)
@@ -182,7 +182,12 @@ func runSaga[A, R any](s *Server, c *gin.Context, call sagaCall[A, R]) {
 		// not known to have started (the start itself ran out of time on a loaded server) must
 		// not be answered 202: that answer would be stored under the key and nothing would ever
 		// run. 503 is not stored, so the client's retry with its key starts or reaches the saga.
-		if !s.sagaStarted(c.Request.Context(), wfID) {
+		owned, done := s.ownsTarget(c, call.Precheck, wfID)
+		if done != nil {
+			c.JSON(done.Status, done.Body) // the saga finished with the target meanwhile
+			return
+		}
+		if !started && !owned && !s.sagaStarted(c.Request.Context(), wfID) {
 			s.deps.Log.Warn("saga call: the saga was not known to be started when the wait ran out", logAttrs...)
 			writeError(c, NewError(http.StatusServiceUnavailable, "TEMPORAL_UNAVAILABLE",
 				"the work could not be started in time; retry with the same Idempotency-Key"))
@@ -198,33 +203,65 @@ func runSaga[A, R any](s *Server, c *gin.Context, call sagaCall[A, R]) {
 	case isWorkflowClosed(err):
 		closedSaga(s, c, call, wfID, wait, logAttrs)
 	default:
+		s.deps.Log.Error("saga call: Temporal failed", append(logAttrs, "error", err)...)
 		writeError(c, err)
 	}
 }
 
 // updateWithStart sends the Update-with-Start (a new start operation each time: one is used
 // once) and waits for the update's result while ctx lasts. A wait the server ended before ctx did
-// (WorkflowUpdateServiceTimeoutOrCanceledError: its long poll has its own deadline) and an update
+// (WorkflowUpdateServiceTimeoutOrCanceledError: its long poll has its own deadline), an update
 // the server could not deliver yet (WorkflowNotReady: the workflow task failed and is being
-// retried, on a loaded worker) are not answers: the same update (its fixed id) is asked again
-// after a pause, until it answers or ctx ends.
-func updateWithStart(ctx context.Context, tc client.Client, opts func() client.UpdateWithStartWorkflowOptions, out any) error {
+// retried, on a loaded worker) and a transient answer of the server (temporalTransient) are not
+// answers: the same update (its fixed id) is asked again after a pause, until it answers or ctx
+// ends. Asking again is safe: the start reaches the one workflow of its id and the update's fixed
+// id makes every ask the same update.
+//
+// The Update-with-Start returns once the update is accepted (WorkflowUpdateStageAccepted), and the
+// handle then waits for its outcome: started reports that the workflow is known to exist (the
+// handle came back: the start or the running workflow took the update), so a wait that runs out
+// afterwards is a saga at work, not one that never started — a loaded server whose Describe
+// does not answer in time no longer turns a running saga into 503 TEMPORAL_UNAVAILABLE.
+func updateWithStart(ctx context.Context, tc client.Client, opts func() client.UpdateWithStartWorkflowOptions, out any) (started bool, err error) {
 	for pause := 200 * time.Millisecond; ; pause = min(2*pause, 2*time.Second) {
-		h, err := tc.UpdateWithStartWorkflow(ctx, opts())
+		var h client.WorkflowUpdateHandle
+		h, err = tc.UpdateWithStartWorkflow(ctx, opts())
 		if err == nil {
+			started = true
 			err = h.Get(ctx, out)
 		}
 		var polled *client.WorkflowUpdateServiceTimeoutOrCanceledError
 		var notReady *serviceerror.WorkflowNotReady
-		if err == nil || ctx.Err() != nil || !(errors.As(err, &polled) || errors.As(err, &notReady)) {
-			return err
+		if err == nil || ctx.Err() != nil || !(errors.As(err, &polled) || errors.As(err, &notReady) || temporalTransient(err)) {
+			return started, err
 		}
 		select {
 		case <-ctx.Done():
-			return err
+			return started, err
 		case <-time.After(pause):
 		}
 	}
+}
+
+// temporalTransient reports an answer of the Temporal server that says nothing about the saga:
+// the server was busy (Unavailable, ResourceExhausted, its own DeadlineExceeded), a racing start
+// or a run closing under the update asked for the operation again (Aborted, MultiOperationAborted),
+// or its namespace registry could not read the namespace in time (NamespaceNotFound, NamespaceUnavailable: the
+// registry answers a failed persistence read of a namespace it has not cached as "not found").
+// Seen under load on racing Update-with-Starts of one workflow id (20 collections of one BNPL
+// instalment), where they were answered 500.
+func temporalTransient(err error) bool {
+	var (
+		unavailable *serviceerror.Unavailable
+		exhausted   *serviceerror.ResourceExhausted
+		deadline    *serviceerror.DeadlineExceeded
+		aborted     *serviceerror.Aborted
+		multiAbort  *serviceerror.MultiOperationAborted
+		nsNotFound  *serviceerror.NamespaceNotFound
+		nsUnavail   *serviceerror.NamespaceUnavailable
+	)
+	return errors.As(err, &unavailable) || errors.As(err, &exhausted) || errors.As(err, &deadline) ||
+		errors.As(err, &aborted) || errors.As(err, &multiAbort) || errors.As(err, &nsNotFound) || errors.As(err, &nsUnavail)
 }
 
 // errDecisionPending answers a NoPendingAnswer call whose saga had not decided in time.
@@ -242,6 +279,26 @@ func (s *Server) sagaStarted(ctx context.Context, wfID string) bool {
 	_, err := s.deps.Temporal.DescribeWorkflowExecution(ctx, wfID, "")
 	return err == nil
 }
+
+// ownsTarget asks the pre-check again once a wait ran out (a database read): owned when the
+// target is held by the saga wfID (it has started), done when the target now shows this call's
+// outcome (the saga finished with it). Either way the saga is known to have run even when
+// Temporal is too loaded to say so in time: 20 racing collections of one instalment had racers
+// whose Update-with-Start and Describe both ran out of time answered 503 while the saga they
+// asked for held, then had collected, the instalment.
+func (s *Server) ownsTarget(c *gin.Context, precheck func(ctx context.Context, tx pgx.Tx, wfID string) (sagaPrecheck, error), wfID string) (owned bool, done *sagaAnswer) {
+	if precheck == nil {
+		return false, nil
+	}
+	_ = s.inTenant(c, func(ctx context.Context, tx pgx.Tx) error {
+		p, _ := precheck(ctx, tx, wfID)
+		owned, done = p.Owner != "" && p.Owner == wfID, p.Done
+		return errReadOnly // a read: nothing the pre-check did is kept
+	})
+	return owned, done
+}
+
+var errReadOnly = errors.New("read only")
 
 // sagaRefused sends a saga's refusal.
 func (s *Server) sagaRefused(c *gin.Context, e *Error, logAttrs []any) {
@@ -264,6 +321,7 @@ func closedSaga[A, R any](s *Server, c *gin.Context, call sagaCall[A, R], wfID s
 	defer cancel()
 	var res R
 	if err := s.deps.Temporal.GetWorkflow(ctx, wfID, "").Get(ctx, &res); err != nil {
+		s.deps.Log.Error("saga call: the closed saga's result could not be read", append(logAttrs, "error", err)...)
 		writeError(c, err)
 		return
 	}
