@@ -36,6 +36,7 @@ func (s *Server) bnplRoutes() []Route {
 		biz(Route{Method: http.MethodPost, Path: "/api/bnpl/agreements", Auth: Org, Role: orgs.Admin, Idem: true, Summary: "Create a BNPL agreement (gates, the merchant's settlement, instalments)", Handler: s.createBnplAgreement}),
 		biz(Route{Method: http.MethodGet, Path: "/api/bnpl/agreements", Auth: Org, Role: orgs.PlainMember, Summary: "The organization's BNPL agreements (paged)", Handler: s.listBnplAgreements}),
 		biz(Route{Method: http.MethodGet, Path: "/api/bnpl/agreements/:id", Auth: Org, Role: orgs.PlainMember, Summary: "One BNPL agreement with its instalments", Handler: s.getBnplAgreement}),
+		biz(Route{Method: http.MethodPost, Path: "/api/bnpl/agreements/:id/cancel", Auth: Org, Role: orgs.Admin, Summary: "Cancel a BNPL agreement before activation (refused once the merchant's settlement was sent)", Handler: s.cancelBnplAgreement, Body: BodyNone}),
 		biz(Route{Method: http.MethodPost, Path: "/api/bnpl/agreements/:id/installments/:idx/collect", Auth: Org, Role: orgs.Admin, Idem: true, Summary: "Collect one instalment of an ACTIVE agreement", Handler: s.collectBnplInstalment, Body: BodyNone}),
 		{Method: http.MethodGet, Path: "/api/me/bnpl/agreements", Auth: Session, Summary: "The caller's own BNPL agreements (paged)", Handler: s.myBnplAgreements},
 	}
@@ -481,6 +482,29 @@ func (s *Server) myBnplAgreements(c *gin.Context) {
 	answerBnplPage(c, rows, limit)
 }
 
+// cancelBnplAgreement answers a cancellation: 404 for an agreement this organization does not
+// have, else the refusal bnpl.CancelRefusal gives (409, audited DENIED CancelBnplAgreement; nothing
+// else written), since every agreement's merchant settlement is sent when it is made.
+func (s *Server) cancelBnplAgreement(c *gin.Context) {
+	id, ok := bnplID(c)
+	if !ok {
+		return
+	}
+	tenant := callerOf(c).Tenant
+	err := s.inTenant(c, func(ctx context.Context, tx pgx.Tx) error {
+		a, err := bnpl.Get(ctx, tx, id)
+		if err != nil {
+			return s.bnplStateRefusal(bnpl.ActionCancelAgreement, id, err)
+		}
+		return s.bnplStateRefusal(bnpl.ActionCancelAgreement, id, bnpl.CancelRefusal(a))
+	})
+	if err != nil {
+		s.answer(c, tenant, err)
+		return
+	}
+	writeError(c, errors.New("bnpl cancel: no refusal for an agreement"))
+}
+
 // --- collection ---
 
 // collectBnplInstalment starts the instalment's one collection saga, or attaches to it
@@ -572,6 +596,12 @@ func toBnplCollectJSON(wfID string, c bnpl.Collection) bnplCollectJSON {
 // bnplCollectRefusal is the pre-check's refusal: a state refusal audited DENIED
 // CollectBnplInstalment (a not-found is not audited).
 func (s *Server) bnplCollectRefusal(id string, err error) error {
+	return s.bnplStateRefusal(bnpl.ActionCollectInstalment, id, err)
+}
+
+// bnplStateRefusal is err as the API's answer: a BNPL state refusal audited DENIED action on the
+// agreement (a not-found is not audited); another error is returned as it is.
+func (s *Server) bnplStateRefusal(action, id string, err error) error {
 	r, ok := bnpl.RefusalOf(bnpl.CodeOf(err))
 	if !ok {
 		return err
@@ -580,6 +610,6 @@ func (s *Server) bnplCollectRefusal(id string, err error) error {
 	if r.Status == http.StatusNotFound {
 		return e
 	}
-	return &refusal{err: e, entry: audit.Entry{Action: bnpl.ActionCollectInstalment, Outcome: audit.Denied, TargetType: "BnplAgreement",
+	return &refusal{err: e, entry: audit.Entry{Action: action, Outcome: audit.Denied, TargetType: "BnplAgreement",
 		TargetID: id, Details: map[string]string{"code": r.Code}}}
 }

@@ -29,6 +29,8 @@ const (
 	ActionCreateAgreement    = "CreateBnplAgreement"
 	ActionAgreementActivated = "BnplAgreementActivated"
 	ActionAgreementFailed    = "BnplAgreementFailed"
+	// ActionCancelAgreement is a cancellation's audit action (CancelRefusal).
+	ActionCancelAgreement = "CancelBnplAgreement"
 
 	EventAccepted         = "bnpl.accepted.v1"
 	EventActivated        = "bnpl.activated.v1"

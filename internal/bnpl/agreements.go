@@ -192,3 +192,19 @@ func record(ctx context.Context, tx db.Writer, a Agreement, action string, outco
 	_, err := outbox.Write(ctx, tx, event, payload)
 	return err
 }
+
+// CancelRefusal is the answer of a cancellation of a: an agreement can be cancelled only before
+// activation, and the activation saga records the agreement (ACCEPTED) in the same run that sends
+// the merchant's settlement transfer, right after the gates — there is no state in which an
+// agreement exists and its merchant has not been paid or is not being paid. So every agreement's
+// cancellation is refused: BNPL_SETTLEMENT_SENT for ACCEPTED (the settlement in flight), ACTIVE,
+// SETTLED and DEFAULTED (the merchant paid: a return is the merchant's refund, or an operator's
+// restructure), BNPL_INVALID_STATE for FAILED (the settlement failed and its posting was voided:
+// nothing is owed and there is nothing to cancel). Nothing is written but the caller's DENIED
+// audit row, so asking again answers the same.
+func CancelRefusal(a Agreement) error {
+	if a.Status == StatusFailed {
+		return RefusalError(CodeInvalidState)
+	}
+	return RefusalError(CodeSettlementSent)
+}

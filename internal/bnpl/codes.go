@@ -24,6 +24,7 @@ const (
 	CodeDestinationInvalid   = "BNPL_DESTINATION_ACCOUNT_INVALID"
 	CodePartnerUnavailable   = "BNPL_PARTNER_UNAVAILABLE"
 	CodeCollectionRefused    = "BNPL_COLLECTION_REFUSED"
+	CodeSettlementSent       = "BNPL_SETTLEMENT_SENT"
 )
 
 var refusals = refusal.Table{
@@ -41,6 +42,7 @@ var refusals = refusal.Table{
 	CodeDestinationInvalid:   {Status: http.StatusConflict, Message: "the partner bank did not confirm the merchant's settlement account"},
 	CodePartnerUnavailable:   {Status: http.StatusServiceUnavailable, Message: "the partner bank could not be asked about the merchant's account; nothing moved, try again later with a new key"},
 	CodeCollectionRefused:    {Status: http.StatusConflict, Message: "the ledger refused the instalment's journal; nothing was collected and the instalment is due again"},
+	CodeSettlementSent:       {Status: http.StatusConflict, Message: "the merchant's settlement was sent when the agreement was made; an agreement cannot be cancelled once its merchant is paid or being paid"},
 }
 
 // RefusalOf is code's answer; ok is false for a code that is not in the table.

@@ -22,6 +22,13 @@
 //	ACTIVE   --the last instalment collected-->                             SETTLED
 //	ACTIVE   --DEFAULTED is reserved for servicing (not reached by any route yet)
 //
+// There is no CANCELLED state. Cancellation (POST /api/bnpl/agreements/<id>/cancel) is allowed
+// only before activation, and the activation saga records the agreement in the run that sends
+// the merchant's settlement right after its gates: no agreement exists whose merchant is not
+// paid or being paid. So a cancellation is refused (CancelRefusal): BNPL_SETTLEMENT_SENT for
+// ACCEPTED, ACTIVE, SETTLED and DEFAULTED, BNPL_INVALID_STATE for FAILED (nothing is owed),
+// audited DENIED CancelBnplAgreement, nothing else written.
+//
 // A gate or state refusal writes no agreement (only its audit row). An instalment is DUE, held
 // COLLECTING by one collection saga while its journal is posted, then COLLECTED. There is one
 // collection saga per instalment (workflows.BnplCollectWorkflowID): racing collections of one
