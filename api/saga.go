@@ -272,12 +272,25 @@ var errDecisionPending = NewError(http.StatusServiceUnavailable, "DECISION_PENDI
 const sagaStartedWait = 5 * time.Second
 
 // sagaStarted reports whether the workflow wfID exists (running or closed); false when it does
-// not or when Temporal does not say in time.
+// not or when Temporal does not say in time (a transient answer is asked again meanwhile).
 func (s *Server) sagaStarted(ctx context.Context, wfID string) bool {
 	ctx, cancel := context.WithTimeout(ctx, sagaStartedWait)
 	defer cancel()
-	_, err := s.deps.Temporal.DescribeWorkflowExecution(ctx, wfID, "")
-	return err == nil
+	for pause := 100 * time.Millisecond; ; pause = min(2*pause, time.Second) {
+		_, err := s.deps.Temporal.DescribeWorkflowExecution(ctx, wfID, "")
+		if err == nil {
+			return true
+		}
+		if !temporalTransient(err) || ctx.Err() != nil { // a transient answer (a busy server) is asked again
+			s.deps.Log.Warn("saga call: the saga's start could not be confirmed", "workflow_id", wfID, "error", err)
+			return false
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(pause):
+		}
+	}
 }
 
 // ownsTarget asks the pre-check again once a wait ran out (a database read): owned when the
