@@ -147,6 +147,36 @@ type LedgerSettleInput struct {
 	Reason string // LedgerVoid's reason (the partner's failure code, …)
 }
 
+// reserveHold places a hold against account's available balance, under a lock on the account's
+// owner that the caller holds (one reservation of it at a time): it reads the ledger's available
+// balance (posted minus the open holds; this run's own hold, when an earlier attempt posted it
+// under posting's idempotency key, is not counted against itself), answers insufficient's error
+// (given what is available) when amount is more, else posts the PENDING transaction.
+func (m *Money) reserveHold(ctx context.Context, tenantID, account string, amount int64, posting LedgerPostInput,
+	insufficient func(availableSantim int64) error) (LedgerPostResult, error) {
+	own := int64(0)
+	got, err := m.Ledger.GetTransaction(ctx, &ledgerv1.GetTransactionRequest{TenantId: tenantID, IdempotencyKey: posting.IdempotencyKey})
+	switch {
+	case err == nil && got.GetTransaction().GetStatus() == ledgerv1.TransactionStatus_TRANSACTION_STATUS_PENDING:
+		own = amount
+	case err == nil:
+	case !errors.Is(err, ledger.ErrTransactionNotFound):
+		return LedgerPostResult{}, err
+	}
+	available := int64(0)
+	bal, err := m.Ledger.GetBalance(ctx, &ledgerv1.GetBalanceRequest{TenantId: tenantID, AccountName: account})
+	switch {
+	case err == nil:
+		available = bal.GetBalance().GetAvailableSantim()
+	case !errors.Is(err, ledger.ErrAccountNotFound):
+		return LedgerPostResult{}, err
+	}
+	if amount > available+own {
+		return LedgerPostResult{}, insufficient(available + own)
+	}
+	return m.LedgerPostPending(ctx, posting)
+}
+
 // LedgerPostPending ensures every account of the legs exists, then posts them as a PENDING
 // transaction (a hold, later committed or voided).
 func (m *Money) LedgerPostPending(ctx context.Context, in LedgerPostInput) (LedgerPostResult, error) {

@@ -14,7 +14,6 @@ import (
 	"github.com/wagerail/wagerail/internal/platform/field"
 	"github.com/wagerail/wagerail/internal/savings"
 	"github.com/wagerail/wagerail/ledger"
-	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
 )
 
 // Registered names of the savings sagas' steps (histories reference them).
@@ -120,29 +119,12 @@ func (a *Savings) ReserveWithdrawal(ctx context.Context, in SavingsReserve) (Led
 			res = LedgerPostResult{TxID: m.LedgerTxID, Status: "PENDING", Replayed: true}
 			return err
 		}
-		own := int64(0) // this run's own hold, when an earlier attempt posted it
-		got, err := a.Ledger.GetTransaction(ctx, &ledgerv1.GetTransactionRequest{TenantId: in.TenantID, IdempotencyKey: in.Posting.IdempotencyKey})
-		switch {
-		case err == nil && got.GetTransaction().GetStatus() == ledgerv1.TransactionStatus_TRANSACTION_STATUS_PENDING:
-			own = in.Plan.AmountSantim
-		case err == nil:
-		case !errors.Is(err, ledger.ErrTransactionNotFound):
-			return err
-		}
-		available := int64(0)
-		bal, err := a.Ledger.GetBalance(ctx, &ledgerv1.GetBalanceRequest{TenantId: in.TenantID, AccountName: savings.Account(in.Plan.GoalID)})
-		switch {
-		case err == nil:
-			available = bal.GetBalance().GetAvailableSantim()
-		case !errors.Is(err, ledger.ErrAccountNotFound):
-			return err
-		}
-		if in.Plan.AmountSantim > available+own {
-			r, _ := savings.RefusalOf(savings.CodeInsufficientBalance)
-			r.Details = map[string]any{"availableSantim": available + own}
-			return &r
-		}
-		posted, err := (&Money{Ledger: a.Ledger}).LedgerPostPending(ctx, in.Posting)
+		posted, err := (&Money{Ledger: a.Ledger}).reserveHold(ctx, in.TenantID, savings.Account(in.Plan.GoalID), in.Plan.AmountSantim, in.Posting,
+			func(available int64) error {
+				r, _ := savings.RefusalOf(savings.CodeInsufficientBalance)
+				r.Details = map[string]any{"availableSantim": available}
+				return &r
+			})
 		if err != nil {
 			return err
 		}

@@ -15,7 +15,6 @@ import (
 	"github.com/wagerail/wagerail/internal/platform/field"
 	"github.com/wagerail/wagerail/internal/wallet"
 	"github.com/wagerail/wagerail/ledger"
-	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
 )
 
 // Registered names of the wallet transfer saga's steps (histories reference them).
@@ -107,29 +106,12 @@ func (a *Wallet) Reserve(ctx context.Context, in WalletReserveInput) (LedgerPost
 			res = LedgerPostResult{TxID: t.LedgerTxID, Status: "PENDING", Replayed: true}
 			return err
 		}
-		own := int64(0) // this run's own hold, when an earlier attempt posted it
-		got, err := a.Ledger.GetTransaction(ctx, &ledgerv1.GetTransactionRequest{TenantId: in.TenantID, IdempotencyKey: in.Posting.IdempotencyKey})
-		switch {
-		case err == nil && got.GetTransaction().GetStatus() == ledgerv1.TransactionStatus_TRANSACTION_STATUS_PENDING:
-			own = in.Plan.AmountSantim
-		case err == nil:
-		case !errors.Is(err, ledger.ErrTransactionNotFound):
-			return err
-		}
-		available := int64(0)
-		bal, err := a.Ledger.GetBalance(ctx, &ledgerv1.GetBalanceRequest{TenantId: in.TenantID, AccountName: in.Plan.WalletAccount()})
-		switch {
-		case err == nil:
-			available = bal.GetBalance().GetAvailableSantim()
-		case !errors.Is(err, ledger.ErrAccountNotFound):
-			return err
-		}
-		if in.Plan.AmountSantim > available+own {
-			r, _ := wallet.RefusalOf(wallet.CodeInsufficientBalance)
-			r.Details = map[string]any{"availableSantim": available + own}
-			return &r
-		}
-		posted, err := (&Money{Ledger: a.Ledger}).LedgerPostPending(ctx, in.Posting)
+		posted, err := (&Money{Ledger: a.Ledger}).reserveHold(ctx, in.TenantID, in.Plan.WalletAccount(), in.Plan.AmountSantim, in.Posting,
+			func(available int64) error {
+				r, _ := wallet.RefusalOf(wallet.CodeInsufficientBalance)
+				r.Details = map[string]any{"availableSantim": available}
+				return &r
+			})
 		if err != nil {
 			return err
 		}
