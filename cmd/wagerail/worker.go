@@ -202,17 +202,27 @@ func bunOf(pool *pgxpool.Pool) *bun.DB {
 // consumers is the table of the outbox's consumers: every consumer the worker's relay delivers
 // to is registered here, once (internal/platform/outbox: each has its own delivery state, retries
 // and dead letters).
-func (d workerDeps) consumers() []outbox.Subscription {
+func (d workerDeps) consumers() ([]outbox.Subscription, error) {
+	var reg prometheus.Registerer // svc_domain_events_total's; none without a registry
+	if d.Metrics != nil {
+		reg = d.Metrics
+	}
+	counter, err := outbox.EventCounter(reg, "bnpl", "wallet", "savings", "equb")
+	if err != nil {
+		return nil, err
+	}
 	subs := []outbox.Subscription{
 		{EventType: outbox.AllEvents, Consumer: outbox.LogConsumer(d.Log.With("component", "outbox-event-log"))},
 		{EventType: payroll.EventAutoLockChanged, Consumer: &workflows.AutoLockScheduleSync{DB: bunOf(d.DB), Temporal: d.Temporal, TaskQueue: d.TaskQueue}},
 		// A dispute's workflow whose start the API missed after the open committed.
 		(&workflows.DisputeStarter{DB: d.DB, Temporal: d.Temporal, TaskQueue: d.TaskQueue}).Subscription(),
+		// The products' state changes as rates (svc_domain_events_total{type}).
+		{EventType: outbox.AllEvents, Consumer: counter},
 	}
 	if d.Notifications != nil {
 		subs = append(subs, notifications.Subscription(d.Notifications))
 	}
-	return subs
+	return subs, nil
 }
 
 // runWorker serves the task queue until ctx ends, with /metrics and /healthz on cfg.MetricsAddr.
@@ -351,7 +361,11 @@ func runWorker(ctx context.Context, log *slog.Logger, cfg workerConfig, ready fu
 		if err != nil {
 			return fmt.Errorf("worker: outbox relay: %w", err)
 		}
-		if err := relay.RegisterAll(deps.consumers()); err != nil {
+		subs, err := deps.consumers()
+		if err != nil {
+			return err
+		}
+		if err := relay.RegisterAll(subs); err != nil {
 			return fmt.Errorf("worker: outbox consumers: %w", err)
 		}
 		rctx, stopRelay := context.WithCancel(ctx)

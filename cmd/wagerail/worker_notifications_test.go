@@ -15,12 +15,16 @@ import (
 // picks its own), and never without the relay that feeds it.
 func TestWorkerNotificationConsumerIsRegisteredWhenEnabled(t *testing.T) {
 	d := workerDeps{Log: slog.New(slog.DiscardHandler)}
-	for _, s := range d.consumers() {
+	subs, err := d.consumers()
+	require.NoError(t, err)
+	for _, s := range subs {
 		require.NotEqual(t, notifications.ConsumerName, s.Consumer.Name())
 	}
 	d.Notifications = &notifications.Consumer{}
+	subs, err = d.consumers()
+	require.NoError(t, err)
 	var found []outbox.Subscription
-	for _, s := range d.consumers() {
+	for _, s := range subs {
 		if s.Consumer.Name() == notifications.ConsumerName {
 			found = append(found, s)
 		}
@@ -31,6 +35,6 @@ func TestWorkerNotificationConsumerIsRegisteredWhenEnabled(t *testing.T) {
 	cfg := defaultWorkerConfig()
 	cfg.DatabaseURL = "postgres://wagerail_app:x@127.0.0.1:1/wagerail"
 	cfg.Notifications = true
-	err := runWorker(context.Background(), slog.New(slog.DiscardHandler), cfg, func() { t.Error("ready") })
+	err = runWorker(context.Background(), slog.New(slog.DiscardHandler), cfg, func() { t.Error("ready") })
 	require.ErrorContains(t, err, "OUTBOX_PUBLISHER_ENABLED")
 }
