@@ -544,10 +544,14 @@ func (s *Server) collectBnplInstalment(c *gin.Context) {
 			case i.Status == bnpl.InstalmentCollecting && i.CollectWorkflowID == wfID:
 				return sagaPrecheck{Owner: wfID}, nil
 			case i.Status == bnpl.InstalmentCollected && i.CollectWorkflowID == wfID:
-				// The instalment's one saga recorded it: every caller is answered that collection.
+				// The instalment's one saga recorded it. A call that arrives now is a new request
+				// for a collected instalment: 409 (the error). A call that was waiting on the saga
+				// when its wait ran out reads this again (ownsTarget, which takes Done and not the
+				// error) and is answered the collection it was attached to.
 				return sagaPrecheck{Done: &sagaAnswer{Status: http.StatusOK, Body: toBnplCollectJSON(wfID, bnpl.Collection{
 					AgreementID: a.ID, EmployeeID: a.EmployeeID, Index: i.Index, AmountSantim: i.AmountSantim, Status: i.Status,
-					AgreementStatus: a.Status, LedgerTxID: i.LedgerTxID, CollectedAt: i.CollectedAt})}}, nil
+					AgreementStatus: a.Status, LedgerTxID: i.LedgerTxID, CollectedAt: i.CollectedAt})}},
+					s.bnplCollectRefusal(id, bnpl.RefusalError(bnpl.CodeInstalmentNotDue))
 			case i.Status != bnpl.InstalmentDue:
 				return sagaPrecheck{}, s.bnplCollectRefusal(id, bnpl.RefusalError(bnpl.CodeInstalmentNotDue))
 			case a.Status != bnpl.StatusActive:

@@ -96,7 +96,9 @@ type sagaPrecheck struct {
 	// Owner is the workflow id of the saga that owns the target ("" when none does).
 	Owner string
 	// Done, when set, answers the call without starting a saga: the target already shows this
-	// call's outcome.
+	// call's outcome. With an error too, the error answers a new call and Done answers only a
+	// call whose wait on the saga ran out (ownsTarget): a saga that is one per target, not per
+	// key, finished with a later key's call as a new request.
 	Done *sagaAnswer
 }
 
