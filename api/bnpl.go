@@ -38,6 +38,8 @@ func (s *Server) bnplRoutes() []Route {
 		biz(Route{Method: http.MethodGet, Path: "/api/bnpl/agreements/:id", Auth: Org, Role: orgs.PlainMember, Summary: "One BNPL agreement with its instalments", Handler: s.getBnplAgreement}),
 		biz(Route{Method: http.MethodPost, Path: "/api/bnpl/agreements/:id/cancel", Auth: Org, Role: orgs.Admin, Summary: "Cancel a BNPL agreement before activation (refused once the merchant's settlement was sent)", Handler: s.cancelBnplAgreement, Body: BodyNone}),
 		biz(Route{Method: http.MethodPost, Path: "/api/bnpl/agreements/:id/installments/:idx/collect", Auth: Org, Role: orgs.Admin, Idem: true, Summary: "Collect one instalment of an ACTIVE agreement", Handler: s.collectBnplInstalment, Body: BodyNone}),
+		{Method: http.MethodPost, Path: "/api/bnpl/agreements/:id/restructure", Auth: Operator, Idem: true, Resolve: s.resolveBnplTenant,
+			Summary: "Restructure an ACTIVE or DEFAULTED BNPL agreement: a new schedule for what is still due (operator)", Handler: s.restructureBnplAgreement},
 		{Method: http.MethodGet, Path: "/api/me/bnpl/agreements", Auth: Session, Summary: "The caller's own BNPL agreements (paged)", Handler: s.myBnplAgreements},
 	}
 }
@@ -124,6 +126,8 @@ type bnplInstalmentJSON struct {
 	Source       *string    `json:"source"`
 	LedgerTxID   *string    `json:"ledgerTxId"`
 	CollectedAt  *time.Time `json:"collectedAt"`
+	// ScheduleVersion is 1 for the agreement's schedule, 2.. for a restructure's.
+	ScheduleVersion int `json:"scheduleVersion"`
 }
 
 type bnplAgreementJSON struct {
@@ -184,7 +188,7 @@ func toBnplAgreementJSON(a bnpl.Agreement) bnplAgreementJSON {
 	for _, i := range a.Instalments {
 		out.Instalments = append(out.Instalments, bnplInstalmentJSON{Index: i.Index, DueDate: i.DueDate.Format("2006-01-02"),
 			AmountSantim: i.AmountSantim, Status: i.Status, Source: bnplOptional(i.Source), LedgerTxID: bnplOptional(i.LedgerTxID),
-			CollectedAt: i.CollectedAt})
+			CollectedAt: i.CollectedAt, ScheduleVersion: i.ScheduleVersion})
 	}
 	return out
 }
@@ -519,8 +523,8 @@ func (s *Server) collectBnplInstalment(c *gin.Context) {
 		return
 	}
 	idx, err := strconv.Atoi(c.Param("idx"))
-	if err != nil || idx < 0 || idx >= bnpl.MaxInstalments || c.Param("idx") != strconv.Itoa(idx) {
-		writeError(c, fieldError(&field.Error{Field: "idx", Problem: "must be a whole number from 0 to 11"}))
+	if err != nil || idx < 0 || idx > bnpl.MaxInstalmentIndex || c.Param("idx") != strconv.Itoa(idx) {
+		writeError(c, fieldError(&field.Error{Field: "idx", Problem: "must be a whole number from 0 to 59"}))
 		return
 	}
 	caller := callerOf(c)

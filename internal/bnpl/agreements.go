@@ -39,6 +39,7 @@ type Instalment struct {
 	Source            string
 	LedgerTxID        string
 	CollectedAt       *time.Time
+	ScheduleVersion   int // 1 for the agreement's schedule, 2.. for a restructure's (restructure.go)
 }
 
 // Agreement is a BNPL agreement with its instalments.
@@ -63,11 +64,12 @@ type Agreement struct {
 	Instalments       []Instalment
 }
 
-// OutstandingSantim is what the customer still owes: the instalments not collected.
+// OutstandingSantim is what the customer still owes: the instalments due or being collected
+// (not the collected ones, nor those a restructure superseded).
 func (a Agreement) OutstandingSantim() int64 {
 	var n int64
 	for _, i := range a.Instalments {
-		if i.Status != InstalmentCollected {
+		if i.Status == InstalmentDue || i.Status == InstalmentCollecting {
 			n += i.AmountSantim
 		}
 	}
@@ -122,14 +124,14 @@ func Get(ctx context.Context, q db.Querier, id string) (Agreement, error) {
 
 func instalments(ctx context.Context, q db.Querier, id string) ([]Instalment, error) {
 	rows, err := q.Query(ctx, `SELECT idx, due_date, amount_santim::bigint, status, coalesce(collect_workflow_id, ''),
-			coalesce(collect_source, ''), coalesce(ledger_tx_id, ''), collected_at
-		FROM app.bnpl_instalments WHERE tenant_id = $1 AND agreement_id = $2 ORDER BY idx`, tenancy.TenantID(ctx), id)
+			coalesce(collect_source, ''), coalesce(ledger_tx_id, ''), collected_at,
+			schedule_version FROM app.bnpl_instalments WHERE tenant_id = $1 AND agreement_id = $2 ORDER BY idx`, tenancy.TenantID(ctx), id)
 	if err != nil {
 		return nil, fmt.Errorf("bnpl: read the instalments: %w", err)
 	}
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Instalment, error) {
 		var i Instalment
-		err := r.Scan(&i.Index, &i.DueDate, &i.AmountSantim, &i.Status, &i.CollectWorkflowID, &i.Source, &i.LedgerTxID, &i.CollectedAt)
+		err := r.Scan(&i.Index, &i.DueDate, &i.AmountSantim, &i.Status, &i.CollectWorkflowID, &i.Source, &i.LedgerTxID, &i.CollectedAt, &i.ScheduleVersion)
 		return i, err
 	})
 }

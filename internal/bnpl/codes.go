@@ -25,6 +25,9 @@ const (
 	CodePartnerUnavailable   = "BNPL_PARTNER_UNAVAILABLE"
 	CodeCollectionRefused    = "BNPL_COLLECTION_REFUSED"
 	CodeSettlementSent       = "BNPL_SETTLEMENT_SENT"
+	CodeCollectionInProgress = "BNPL_COLLECTION_IN_PROGRESS"
+	CodeNothingOutstanding   = "BNPL_NOTHING_OUTSTANDING"
+	CodeRestructureLimit     = "BNPL_RESTRUCTURE_LIMIT_REACHED"
 )
 
 var refusals = refusal.Table{
@@ -43,6 +46,9 @@ var refusals = refusal.Table{
 	CodePartnerUnavailable:   {Status: http.StatusServiceUnavailable, Message: "the partner bank could not be asked about the merchant's account; nothing moved, try again later with a new key"},
 	CodeCollectionRefused:    {Status: http.StatusConflict, Message: "the ledger refused the instalment's journal; nothing was collected and the instalment is due again"},
 	CodeSettlementSent:       {Status: http.StatusConflict, Message: "the merchant's settlement was sent when the agreement was made; an agreement cannot be cancelled once its merchant is paid or being paid"},
+	CodeCollectionInProgress: {Status: http.StatusConflict, Message: "an instalment of the agreement is being collected; try again once it is recorded"},
+	CodeNothingOutstanding:   {Status: http.StatusConflict, Message: "the agreement has no instalment due"},
+	CodeRestructureLimit:     {Status: http.StatusConflict, Message: "the agreement has been restructured as often as it may be, or the new schedule would pass the last instalment index"},
 }
 
 // RefusalOf is code's answer; ok is false for a code that is not in the table.

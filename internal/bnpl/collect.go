@@ -129,7 +129,7 @@ func MarkCollected(ctx context.Context, tx db.Writer, id string, idx int, workfl
 		return Collection{}, err
 	}
 	var open int
-	if err := tx.QueryRow(ctx, `SELECT count(*) FROM app.bnpl_instalments WHERE tenant_id = $1 AND agreement_id = $2 AND status <> 'COLLECTED'`,
+	if err := tx.QueryRow(ctx, `SELECT count(*) FROM app.bnpl_instalments WHERE tenant_id = $1 AND agreement_id = $2 AND status IN ('DUE', 'COLLECTING')`,
 		a.TenantID, a.ID).Scan(&open); err != nil {
 		return Collection{}, fmt.Errorf("bnpl: count open instalments: %w", err)
 	}

@@ -141,7 +141,7 @@ func QuoteFor(ctx context.Context, tx db.BunTx, project lending.ProjectFunc, r Q
 	if err := tx.QueryRow(ctx, `SELECT coalesce(sum(i.amount_santim), 0)::bigint FROM app.bnpl_instalments i
 			JOIN app.bnpl_agreements a ON a.tenant_id = i.tenant_id AND a.id = i.agreement_id
 		WHERE a.tenant_id = $1 AND a.employee_id = $2 AND a.status IN ('ACCEPTED', 'ACTIVE') AND a.workflow_id <> $3
-			AND i.status <> 'COLLECTED' AND i.due_date >= $4 AND i.due_date < $5`,
+			AND i.status IN ('DUE', 'COLLECTING') AND i.due_date >= $4 AND i.due_date < $5`,
 		tenancy.TenantID(ctx), r.EmployeeID, exceptWorkflow, start, start.AddDate(0, 1, 0)).Scan(&existing); err != nil {
 		return Quote{}, fmt.Errorf("bnpl: existing instalments: %w", err)
 	}
