@@ -257,6 +257,7 @@ func TestBnplEndToEnd(t *testing.T) {
 // nobody: 4xx or success, never 5xx.
 func FuzzBnplRoutes(f *testing.F) {
 	s := newBnplStack(f)
+	operator := s.operator("support@bnpl-fuzz.test")
 	routes := s.srv.bnplRoutes()
 	quote := func(purchase, n any) string {
 		return fmt.Sprintf(`{"employeeId":%q,"merchantId":%q,"purchaseSantim":%v,"instalments":%v}`, s.employee, s.merchantID, purchase, n)
@@ -288,7 +289,12 @@ func FuzzBnplRoutes(f *testing.F) {
 	f.Add(uint8(7), uint8(0), "bnpl_x", "-1", "", "k-5", "")
 	f.Add(uint8(7), uint8(0), "bnpl_x", "012", "", "k-6", "{}")
 	f.Add(uint8(7), uint8(0), "bnpl_x", "99999999999999999999", "", "", "")
-	f.Add(uint8(8), uint8(0), "", "", "limit=101", "", "")
+	f.Add(uint8(8), uint8(2), "bnpl_00000000000000000000000000000000", "", "", "k-8", `{"instalments":3,"firstPeriod":"2027-01","reason":"r"}`)
+	f.Add(uint8(8), uint8(2), "%00", "", "", "k-9", `{"instalments":1e400,"firstPeriod":"2027-13","reason":"\u0000"}`)
+	f.Add(uint8(8), uint8(2), "bnpl_x", "", "", "", `{"instalments":3,"firstPeriod":"2027-01","reason":"r"}`)
+	f.Add(uint8(8), uint8(2), "bnpl_x", "", "", "k-10", `{"instalments":-1,"firstPeriod":"1999-12","reason":" "}`)
+	f.Add(uint8(8), uint8(0), "bnpl_x", "", "", "k-11", `{"instalments":3,"firstPeriod":"2027-01","reason":"r"}`)
+	f.Add(uint8(9), uint8(0), "", "", "limit=101", "", "")
 	f.Add(uint8(0), uint8(0), "", "", "", "", "")
 	f.Fuzz(func(t *testing.T, route, who uint8, id, idx, query, key, body string) {
 		r := routes[int(route)%len(routes)]
@@ -302,11 +308,13 @@ func FuzzBnplRoutes(f *testing.F) {
 			req.Header.Set("Idempotency-Key", key)
 		}
 		req.RemoteAddr = "192.0.2.84:40000"
-		switch who % 3 {
+		switch who % 4 {
 		case 0:
 			req.AddCookie(s.owner.cookie)
 		case 1:
 			req.AddCookie(s.merchant.cookie)
+		case 2:
+			req.AddCookie(operator.cookie)
 		}
 		rec := httptest.NewRecorder()
 		s.srv.Engine.ServeHTTP(rec, req)

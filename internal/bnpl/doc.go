@@ -21,6 +21,7 @@
 //	ACCEPTED --the settlement transfer FAILED (posting voided)-->           FAILED (terminal: nothing owed)
 //	ACTIVE   --the last instalment collected-->                             SETTLED
 //	ACTIVE   --DEFAULTED is reserved for servicing (not reached by any route yet)
+//	ACTIVE, DEFAULTED --an operator's restructure (restructure.go)-->         ACTIVE
 //
 // There is no CANCELLED state. Cancellation (POST /api/bnpl/agreements/<id>/cancel) is allowed
 // only before activation, and the activation saga records the agreement in the run that sends
@@ -34,6 +35,11 @@
 // collection saga per instalment (workflows.BnplCollectWorkflowID): racing collections of one
 // instalment (any keys, any source) attach to that run; a saga of another id finds it held or
 // collected and is refused BNPL_INSTALMENT_NOT_DUE, so it is collected once.
+//
+// A restructure (POST /api/bnpl/agreements/<id>/restructure, operator only) replaces the DUE
+// instalments by a new schedule of the same total: they stay, SUPERSEDED (history; never
+// collected, not owed), and the new ones carry the next schedule_version. It moves no money, so
+// it is one transaction and posts nothing (see restructure.go).
 //
 // # Affordability
 //
