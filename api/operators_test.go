@@ -33,9 +33,9 @@ func (f *authFixture) operator(email string) *apiClient {
 	return f.signIn(email)
 }
 
-// operatorProbe runs cl's request through the real pipeline of a route at the Operator level
-// (the routes of operators' work — dispute decisions, BNPL restructure — are not built yet) and
-// returns the answer; 299 (passed) means the handler was reached.
+// operatorProbe runs cl's request through the real pipeline of a probe route at the Operator
+// level (the access level alone, apart from any operator route's own handler) and returns the
+// answer; 299 (passed) means the handler was reached.
 func operatorProbe(f *authFixture, cl *apiClient) *httptest.ResponseRecorder {
 	e := gin.New()
 	e.Use(withRequestID())
