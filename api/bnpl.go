@@ -41,6 +41,9 @@ func (s *Server) bnplRoutes() []Route {
 		{Method: http.MethodPost, Path: "/api/bnpl/agreements/:id/restructure", Auth: Operator, Idem: true, Resolve: s.resolveBnplTenant,
 			Summary: "Restructure an ACTIVE or DEFAULTED BNPL agreement: a new schedule for what is still due (operator)", Handler: s.restructureBnplAgreement},
 		{Method: http.MethodGet, Path: "/api/me/bnpl/agreements", Auth: Session, Summary: "The caller's own BNPL agreements (paged)", Handler: s.myBnplAgreements},
+		// Signed by the merchant's partner; checks its own body after the signature
+		// (api/merchant_callback.go), as the bank callback does.
+		{Method: http.MethodPost, Path: "/api/integration/merchant-callback/:partner", Auth: PublicSigned, Summary: "A merchant's word on a BNPL order (delivered, refunded, cancelled), signed by its partner", Handler: s.merchantCallback, Body: BodyOwn},
 	}
 }
 

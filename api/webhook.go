@@ -19,6 +19,7 @@ import (
 
 	"github.com/wagerail/wagerail/gateway"
 	"github.com/wagerail/wagerail/internal/bankwebhook"
+	"github.com/wagerail/wagerail/internal/bnpl"
 	"github.com/wagerail/wagerail/internal/platform/callbacksig"
 	"github.com/wagerail/wagerail/internal/platform/field"
 	"github.com/wagerail/wagerail/internal/platform/money"
@@ -48,6 +49,11 @@ const (
 type webhooks struct {
 	requests *prometheus.CounterVec
 	applier  *bankwebhook.Applier // nil without a platform pool: callbacks answer 503
+
+	// The merchant callbacks (api/merchant_callback.go): the same signature, nonces and storage
+	// discipline, their own table and counter.
+	merchantRequests *prometheus.CounterVec
+	merchant         *bnpl.MerchantCallbacks // nil without a platform pool: callbacks answer 503
 }
 
 func newWebhooks(d Deps) *webhooks {
@@ -59,6 +65,21 @@ func newWebhooks(d Deps) *webhooks {
 	for _, r := range []string{resultAccepted, resultSagaFinished, resultUnmatched, resultDuplicate, resultUndelivered,
 		resultConflict, resultSignatureRejected, resultReplay, resultInvalid, resultError} {
 		m.requests.WithLabelValues(r) // export zeroes so rate() works from the first scrape
+	}
+	m.merchantRequests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "svc_bnpl_merchant_callback_requests_total",
+		Help: "Merchant callbacks (BNPL orders) received, by result.",
+	}, []string{"result"})
+	d.Registry.MustRegister(m.merchantRequests)
+	for _, r := range merchantCallbackResults {
+		m.merchantRequests.WithLabelValues(r)
+	}
+	if d.Platform != nil {
+		var wf bankwebhook.Workflows
+		if d.Temporal != nil {
+			wf = d.Temporal
+		}
+		m.merchant = bnpl.NewMerchantCallbacks(d.Platform, wf, d.Now)
 	}
 	if d.Platform != nil {
 		find := d.FindTransfer
@@ -129,30 +150,8 @@ func (s *Server) bankCallback(c *gin.Context) {
 		s.deps.Log.Warn("bank callback rejected", "partner", logPartner, "result", result, "code", e.Code, "request_id", requestID(c))
 		writeError(c, e)
 	}
-	body, e := readBody(c)
-	if e != nil {
-		reject(resultInvalid, e)
-		return
-	}
-
-	// Authenticate before reading anything the body says. A malformed header is a request that
-	// failed to authenticate, so it is counted with the bad signatures.
-	h, e := parseCallbackHeaders(c.Request.Header)
-	if e != nil {
-		reject(resultSignatureRejected, e)
-		return
-	}
-	if !known || h.timestamp == "" || h.nonce == "" || h.signature == "" ||
-		!callbacksig.Verify(secret, h.timestamp, h.nonce, body, h.signature) {
-		// An unknown partner gets the same answer as a bad signature: nothing to probe.
-		reject(resultSignatureRejected, NewError(http.StatusUnauthorized, "SIGNATURE_INVALID", "signature does not verify"))
-		return
-	}
-	// Whole seconds on both sides, so the window is symmetric: a callback signed exactly 300 s ago
-	// and one signed exactly 300 s ahead are both inside it, 301 s either way is not. The header
-	// holds at most 19 digits, so the difference cannot overflow.
-	if !callbacksig.Fresh(h.unix, s.now().Unix()) {
-		reject(resultSignatureRejected, NewError(http.StatusUnauthorized, "SIGNATURE_STALE", "timestamp outside the 5-minute window"))
+	body, h, ok := s.authenticateCallback(c, secret, known, reject)
+	if !ok {
 		return
 	}
 	signedAt := time.Unix(h.unix, 0)
@@ -227,6 +226,41 @@ func (s *Server) bankCallback(c *gin.Context) {
 			"partner_reference", cb.Reference, "status", cb.Status, "webhook_event_id", d.ID, "request_id", requestID(c))
 		ack(resultAccepted, "accepted")
 	}
+}
+
+// authenticateCallback is the front of every signed callback route (bank and merchant): the body
+// fits (413), the three headers are well-formed (400 INVALID_HEADER), the signature verifies
+// under the partner's secret (401 SIGNATURE_INVALID; an unknown partner answers the same), and
+// the timestamp is inside the window (401 SIGNATURE_STALE). Nothing the body says is read
+// before. ok false means reject has answered.
+func (s *Server) authenticateCallback(c *gin.Context, secret []byte, known bool, reject func(string, *Error)) (body []byte, h callbackHeaders, ok bool) {
+	body, e := readBody(c)
+	if e != nil {
+		reject(resultInvalid, e)
+		return nil, callbackHeaders{}, false
+	}
+
+	// Authenticate before reading anything the body says. A malformed header is a request that
+	// failed to authenticate, so it is counted with the bad signatures.
+	h, e = parseCallbackHeaders(c.Request.Header)
+	if e != nil {
+		reject(resultSignatureRejected, e)
+		return nil, callbackHeaders{}, false
+	}
+	if !known || h.timestamp == "" || h.nonce == "" || h.signature == "" ||
+		!callbacksig.Verify(secret, h.timestamp, h.nonce, body, h.signature) {
+		// An unknown partner gets the same answer as a bad signature: nothing to probe.
+		reject(resultSignatureRejected, NewError(http.StatusUnauthorized, "SIGNATURE_INVALID", "signature does not verify"))
+		return nil, callbackHeaders{}, false
+	}
+	// Whole seconds on both sides, so the window is symmetric: a callback signed exactly 300 s ago
+	// and one signed exactly 300 s ahead are both inside it, 301 s either way is not. The header
+	// holds at most 19 digits, so the difference cannot overflow.
+	if !callbacksig.Fresh(h.unix, s.now().Unix()) {
+		reject(resultSignatureRejected, NewError(http.StatusUnauthorized, "SIGNATURE_STALE", "timestamp outside the 5-minute window"))
+		return nil, callbackHeaders{}, false
+	}
+	return body, h, true
 }
 
 var callbackStatuses = map[string]bool{"SETTLED": true, "FAILED": true}

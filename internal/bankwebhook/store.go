@@ -172,18 +172,9 @@ func (s *Store) store(ctx context.Context, tx pgx.Tx, cb Callback) (stored, erro
 	}
 
 	now := s.now()
-	// The prune and the nonce in one round trip.
-	var nonceNew bool
-	b := &pgx.Batch{}
-	b.Queue(`DELETE FROM app.bank_webhook_nonces WHERE seen_at < $1`, now.Add(-NonceRetention)).
-		Exec(func(pgconn.CommandTag) error { return nil })
-	b.Queue(`INSERT INTO app.bank_webhook_nonces (partner, nonce, seen_at) VALUES ($1, $2, $3)
-		ON CONFLICT DO NOTHING`, cb.Partner, cb.Nonce, now).Exec(func(tag pgconn.CommandTag) error {
-		nonceNew = tag.RowsAffected() > 0
-		return nil
-	})
-	if err := tx.SendBatch(ctx, b).Close(); err != nil {
-		return stored{}, fmt.Errorf("bankwebhook: nonce: %w", err)
+	nonceNew, err := ClaimNonce(ctx, tx, cb.Partner, cb.Nonce, now)
+	if err != nil {
+		return stored{}, err
 	}
 	if !nonceNew {
 		// The same delivery may be racing itself (same nonce, same event): that one committed
@@ -238,6 +229,28 @@ func (s *Store) store(ctx context.Context, tx pgx.Tx, cb Callback) (stored, erro
 		return stored{}, err
 	}
 	return st, nil
+}
+
+// ClaimNonce remembers a signed callback's nonce for partner in tx (a cross-tenant transaction)
+// and reports whether it is new; it also forgets the nonces older than NonceRetention. Every
+// route that takes callbacks signed with package callbacksig claims its nonces here, in the one
+// table: the signature covers the body, not the path, so a body signed for one callback route
+// and replayed to another is refused as a replayed nonce too.
+func ClaimNonce(ctx context.Context, tx pgx.Tx, partner, nonce string, now time.Time) (bool, error) {
+	// The prune and the nonce in one round trip.
+	var nonceNew bool
+	b := &pgx.Batch{}
+	b.Queue(`DELETE FROM app.bank_webhook_nonces WHERE seen_at < $1`, now.Add(-NonceRetention)).
+		Exec(func(pgconn.CommandTag) error { return nil })
+	b.Queue(`INSERT INTO app.bank_webhook_nonces (partner, nonce, seen_at) VALUES ($1, $2, $3)
+		ON CONFLICT DO NOTHING`, partner, nonce, now).Exec(func(tag pgconn.CommandTag) error {
+		nonceNew = tag.RowsAffected() > 0
+		return nil
+	})
+	if err := tx.SendBatch(ctx, b).Close(); err != nil {
+		return false, fmt.Errorf("bankwebhook: nonce: %w", err)
+	}
+	return nonceNew, nil
 }
 
 func deref(p *string) string {

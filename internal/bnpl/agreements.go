@@ -90,11 +90,14 @@ const agreementColumns = `id, tenant_id, employee_id, merchant_id, merchant_refe
 	discount_santim::bigint, instalment_count, status, workflow_id, ledger_tx_id, coalesce(transfer_id, ''), coalesce(failure, ''),
 	created_by, created_at, activated_at, updated_at`
 
-func scanAgreement(row pgx.Row) (Agreement, error) {
+func scanAgreement(row pgx.Row) (Agreement, error) { return scanAgreementWith(row) }
+
+// scanAgreementWith scans agreementColumns followed by extra columns into extra.
+func scanAgreementWith(row pgx.Row, extra ...any) (Agreement, error) {
 	var a Agreement
-	err := row.Scan(&a.ID, &a.TenantID, &a.EmployeeID, &a.MerchantID, &a.MerchantReference, &a.PurchaseSantim, &a.DiscountSantim,
+	err := row.Scan(append([]any{&a.ID, &a.TenantID, &a.EmployeeID, &a.MerchantID, &a.MerchantReference, &a.PurchaseSantim, &a.DiscountSantim,
 		&a.InstalmentCount, &a.Status, &a.WorkflowID, &a.LedgerTxID, &a.TransferID, &a.Failure, &a.CreatedBy, &a.CreatedAt,
-		&a.ActivatedAt, &a.UpdatedAt)
+		&a.ActivatedAt, &a.UpdatedAt}, extra...)...)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Agreement{}, RefusalError(CodeAgreementNotFound)
 	}

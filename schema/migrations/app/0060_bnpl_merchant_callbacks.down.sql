@@ -1,0 +1,1 @@
+DROP TABLE app.bnpl_merchant_callbacks;
