@@ -70,6 +70,36 @@
 // Once every instalment is collected, receivable-from-customer:<agreement> and
 // payable-to-merchant:<merchant>:<agreement> are at zero.
 //
+// # Merchant callbacks
+//
+// POST /api/integration/merchant-callback/<partner> (callback.go) is a merchant's word on an
+// order: DELIVERED, REFUNDED or CANCELLED, naming the agreement (agreementId), the merchant
+// (merchantId) and its order (merchantReference). The merchant's partner (the one its settlement
+// account is at) relays and signs it exactly as it signs bank callbacks (package callbacksig,
+// the partner's one callback secret, the API's shared authentication front); its nonce is claimed
+// in the bank callbacks' nonce table (bankwebhook.ClaimNonce), so a body signed for one callback
+// route is not accepted by the other. A verified callback is stored once per (partner, event id)
+// in app.bnpl_merchant_callbacks, verbatim, in one cross-tenant transaction (until the agreement
+// is looked up nobody knows whose it is):
+//
+//   - it matches only when the agreement was bought from that merchant under that reference and
+//     the merchant settles at that partner: stored RECORDED for the agreement's business, with
+//     the audit row BnplMerchantCallbackReceived and bnpl.merchant_callback_received.v1 (actor
+//     partner:<name>); then MerchantCallbackSignalName goes to the agreement's activation saga
+//     if it still runs (a closed saga is no error);
+//   - anything else (no such agreement, another merchant's, another reference, a merchant that
+//     settles elsewhere) is stored UNMATCHED without a tenant, audited FAILED on the platform's
+//     trail, and changes nothing; the answer (unmatched) does not say which;
+//   - a retry with the same body is a DUPLICATE receipt: nothing is recorded again (the signal is
+//     sent again to a running saga, which may dedupe by EventID); another body under the same
+//     event id, or a nonce reused by another event, is refused and writes nothing.
+//
+// A callback changes no agreement state and moves no money: the merchant is paid on the bank's
+// word (the settlement transfer), not on the merchant's, and a refund or cancellation after
+// activation is settled by an operator's restructure, for which the recorded callback is the
+// evidence. The activation saga takes the signal into its history and does not change course
+// on it.
+//
 // # Changes
 //
 // Every change writes its audit row and its outbox event (bnpl.*.v1) in the caller's
