@@ -16,6 +16,7 @@ import (
 
 	"github.com/wagerail/wagerail/internal/platform/callbacksig"
 	"github.com/wagerail/wagerail/internal/platform/crosstenant"
+	"github.com/wagerail/wagerail/internal/platform/tenancy"
 	"github.com/wagerail/wagerail/internal/platform/testkit"
 )
 
@@ -37,7 +38,7 @@ func signedHeaders(body []byte, nonce string) []string {
 // merchantCallbackRows counts the stored merchant callbacks of every tenant (and none) by outcome.
 func (s *bnplStack) merchantCallbackRows(t *testing.T) (recorded, unmatched int) {
 	t.Helper()
-	ctx := context.Background()
+	ctx := tenancy.WithActor(context.Background(), "admin-test")
 	require.NoError(t, crosstenant.Tx(ctx, s.d.Platform(t), "test inspection", func(tx pgx.Tx) error {
 		return tx.QueryRow(ctx, `SELECT count(*) FILTER (WHERE outcome = 'RECORDED'), count(*) FILTER (WHERE outcome = 'UNMATCHED')
 			FROM app.bnpl_merchant_callbacks`).Scan(&recorded, &unmatched)
