@@ -556,8 +556,8 @@ func (s *Server) collectBnplInstalment(c *gin.Context) {
 				// when its wait ran out reads this again (ownsTarget, which takes Done and not the
 				// error) and is answered the collection it was attached to.
 				return sagaPrecheck{Done: &sagaAnswer{Status: http.StatusOK, Body: toBnplCollectJSON(wfID, bnpl.Collection{
-					AgreementID: a.ID, EmployeeID: a.EmployeeID, Index: i.Index, AmountSantim: i.AmountSantim, Status: i.Status,
-					AgreementStatus: a.Status, LedgerTxID: i.LedgerTxID, CollectedAt: i.CollectedAt})}},
+						AgreementID: a.ID, EmployeeID: a.EmployeeID, Index: i.Index, AmountSantim: i.AmountSantim, Status: i.Status,
+						AgreementStatus: a.Status, LedgerTxID: i.LedgerTxID, CollectedAt: i.CollectedAt})}},
 					s.bnplCollectRefusal(id, bnpl.RefusalError(bnpl.CodeInstalmentNotDue))
 			case i.Status != bnpl.InstalmentDue:
 				return sagaPrecheck{}, s.bnplCollectRefusal(id, bnpl.RefusalError(bnpl.CodeInstalmentNotDue))
