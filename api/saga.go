@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/wagerail/wagerail/internal/platform/idempotency"
+	"github.com/wagerail/wagerail/internal/platform/temporalerr"
 	"github.com/wagerail/wagerail/workflows"
 )
 
@@ -214,7 +215,7 @@ func runSaga[A, R any](s *Server, c *gin.Context, call sagaCall[A, R]) {
 // once) and waits for the update's result while ctx lasts. A wait the server ended before ctx did
 // (WorkflowUpdateServiceTimeoutOrCanceledError: its long poll has its own deadline), an update
 // the server could not deliver yet (WorkflowNotReady: the workflow task failed and is being
-// retried, on a loaded worker) and a transient answer of the server (temporalTransient) are not
+// retried, on a loaded worker) and a transient answer of the server (temporalerr.Transient) are not
 // answers: the same update (its fixed id) is asked again after a pause, until it answers or ctx
 // ends. Asking again is safe: the start reaches the one workflow of its id and the update's fixed
 // id makes every ask the same update.
@@ -234,7 +235,7 @@ func updateWithStart(ctx context.Context, tc client.Client, opts func() client.U
 		}
 		var polled *client.WorkflowUpdateServiceTimeoutOrCanceledError
 		var notReady *serviceerror.WorkflowNotReady
-		if err == nil || ctx.Err() != nil || !(errors.As(err, &polled) || errors.As(err, &notReady) || temporalTransient(err)) {
+		if err == nil || ctx.Err() != nil || !(errors.As(err, &polled) || errors.As(err, &notReady) || temporalerr.Transient(err)) {
 			return started, err
 		}
 		select {
@@ -243,27 +244,6 @@ func updateWithStart(ctx context.Context, tc client.Client, opts func() client.U
 		case <-time.After(pause):
 		}
 	}
-}
-
-// temporalTransient reports an answer of the Temporal server that says nothing about the saga:
-// the server was busy (Unavailable, ResourceExhausted, its own DeadlineExceeded), a racing start
-// or a run closing under the update asked for the operation again (Aborted, MultiOperationAborted),
-// or its namespace registry could not read the namespace in time (NamespaceNotFound, NamespaceUnavailable: the
-// registry answers a failed persistence read of a namespace it has not cached as "not found").
-// Seen under load on racing Update-with-Starts of one workflow id (20 collections of one BNPL
-// instalment), where they were answered 500.
-func temporalTransient(err error) bool {
-	var (
-		unavailable *serviceerror.Unavailable
-		exhausted   *serviceerror.ResourceExhausted
-		deadline    *serviceerror.DeadlineExceeded
-		aborted     *serviceerror.Aborted
-		multiAbort  *serviceerror.MultiOperationAborted
-		nsNotFound  *serviceerror.NamespaceNotFound
-		nsUnavail   *serviceerror.NamespaceUnavailable
-	)
-	return errors.As(err, &unavailable) || errors.As(err, &exhausted) || errors.As(err, &deadline) ||
-		errors.As(err, &aborted) || errors.As(err, &multiAbort) || errors.As(err, &nsNotFound) || errors.As(err, &nsUnavail)
 }
 
 // errDecisionPending answers a NoPendingAnswer call whose saga had not decided in time.
@@ -283,7 +263,7 @@ func (s *Server) sagaStarted(ctx context.Context, wfID string) bool {
 		if err == nil {
 			return true
 		}
-		if !temporalTransient(err) || ctx.Err() != nil { // a transient answer (a busy server) is asked again
+		if !temporalerr.Transient(err) || ctx.Err() != nil { // a transient answer (a busy server) is asked again
 			s.deps.Log.Warn("saga call: the saga's start could not be confirmed", "workflow_id", wfID, "error", err)
 			return false
 		}

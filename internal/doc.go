@@ -15,7 +15,8 @@
 // spreadsheets), partnerref (transfer-leg references), personname (the one normaliser of
 // people's names, for sanctions screening and the holder-name match), callbacksig (the signature of partner
 // callbacks, signed by the sandbox and verified by the API), refusal (a refused request and each
-// domain's one table of its codes), and the plumbing (buildinfo, cli, db,
+// domain's one table of its codes), temporalerr (the Temporal answers that are asked again), and
+// the plumbing (buildinfo, cli, db,
 // devtemporal, freeport, logging, pgcluster, promreg, rpcclient, rpcserve, testkit).
 //
 // A domain may import platform packages and other domains (acyclic); a platform package never

@@ -18,6 +18,7 @@ import (
 	"github.com/wagerail/wagerail/internal/platform/audit"
 	"github.com/wagerail/wagerail/internal/platform/crosstenant"
 	"github.com/wagerail/wagerail/internal/platform/partnerref"
+	"github.com/wagerail/wagerail/internal/platform/temporalerr"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
 
@@ -339,7 +340,7 @@ func (a *Applier) signalOnce(ctx context.Context, wfID, name string, arg any) (O
 	// Twice at most: a workflow that starts between a refused signal and the description is
 	// signalled again.
 	for range 2 {
-		err := a.wf.SignalWorkflow(ctx, wfID, "", name, arg)
+		err := askAgain(ctx, func() error { return a.wf.SignalWorkflow(ctx, wfID, "", name, arg) })
 		var notFound *serviceerror.NotFound
 		var invalid *serviceerror.InvalidArgument
 		switch {
@@ -351,7 +352,11 @@ func (a *Applier) signalOnce(ctx context.Context, wfID, name string, arg any) (O
 			return Undelivered, problem("temporal: signal: ", err), errTemporalDown
 		}
 		// Not found: no such workflow, or it is closed. Describe tells them apart.
-		desc, err := a.wf.DescribeWorkflowExecution(ctx, wfID, "")
+		var desc *workflowservice.DescribeWorkflowExecutionResponse
+		err = askAgain(ctx, func() (err error) {
+			desc, err = a.wf.DescribeWorkflowExecution(ctx, wfID, "")
+			return err
+		})
 		switch {
 		case errors.As(err, &notFound):
 			return Unmatched, "no workflow with this reference", nil
@@ -363,6 +368,23 @@ func (a *Applier) signalOnce(ctx context.Context, wfID, name string, arg any) (O
 		}
 	}
 	return Undelivered, "the workflow is running but refused the signal", nil
+}
+
+// askAgain runs call, and runs it again after a transient answer of the Temporal server
+// (temporalerr.Transient: busy, or a namespace read that failed under load) while ctx lasts: such
+// an answer says nothing about the workflow, so it must not leave the callback undelivered.
+func askAgain(ctx context.Context, call func() error) error {
+	for pause := 50 * time.Millisecond; ; pause = min(2*pause, time.Second) {
+		err := call()
+		if err == nil || !temporalerr.Transient(err) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(pause):
+		}
+	}
 }
 
 func problem(prefix string, err error) string {
