@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -60,6 +61,13 @@ var Actor = tenancy.System("outbox-relay")
 
 // Config configures a Relay. Zero values take the defaults named below.
 type Config struct {
+	// Group is the relay group: the set of consumers one kind of process runs. Relays of one
+	// group share each event's delivery (one of them at a time holds it; it is done when the
+	// group's consumers have it); relays of different groups deliver every event each, on their
+	// own claims, leases, retries and dead letters. Empty is DefaultGroup (the worker's); a name
+	// (1 to 64 of a-z, 0-9, '_' and '-', starting with a letter) is registered by the group's
+	// first cycle and owes every event written from then on. Consumer names are per group.
+	Group string
 	// Platform is a pool that logs in as wagerail_platform (DATABASE_PLATFORM_URL): the relay
 	// claims across tenants only through internal/platform/crosstenant. One connection stays checked out
 	// for LISTEN, so the pool needs at least two. Required.
@@ -161,8 +169,11 @@ func Backoff(n int, base, limit time.Duration) time.Duration {
 // processes) may run against one database: a row is claimed by one of them at a time.
 type Relay struct {
 	cfg Config
+	g   group
 	log *slog.Logger
 	m   *metrics
+
+	joined atomic.Bool // the group is registered
 
 	mu   sync.RWMutex
 	subs []subscription
@@ -192,12 +203,44 @@ func NewRelay(cfg Config) (*Relay, error) {
 		return nil, fmt.Errorf("%w: Platform pool is required", ErrConfig)
 	case cfg.BackoffCap < cfg.BackoffBase:
 		return nil, fmt.Errorf("%w: BackoffCap is below BackoffBase", ErrConfig)
+	case cfg.Group != DefaultGroup && !consumerName.MatchString(cfg.Group):
+		return nil, fmt.Errorf("%w: a relay group needs a name of a-z, 0-9, '_' and '-'", ErrConfig)
 	}
-	r := &Relay{cfg: cfg, log: cfg.Logger.With("component", "outbox-relay"), m: newMetrics(cfg.Now)}
+	log := cfg.Logger.With("component", "outbox-relay")
+	if cfg.Group != DefaultGroup {
+		log = log.With("relay_group", cfg.Group)
+	}
+	r := &Relay{cfg: cfg, g: newGroup(cfg.Group), log: log, m: newMetrics(cfg.Now)}
 	if err := r.m.register(cfg.Registerer); err != nil {
 		return nil, fmt.Errorf("outbox: metrics: %w", err)
 	}
 	return r, nil
+}
+
+// Group is the relay's group (DefaultGroup when Config.Group was empty).
+func (r *Relay) Group() string { return r.g.name }
+
+// Join registers the relay's group now (the first cycle does it otherwise), through the audited
+// cross-tenant path: from its commit on, every event written is owed to the group, whether or
+// not its relays run. A process that runs a named group calls it before it says it is ready.
+// Nothing to do for DefaultGroup.
+func (r *Relay) Join(ctx context.Context) error {
+	if r.g.name == DefaultGroup || r.joined.Load() {
+		return nil
+	}
+	ctx = tenancy.With(ctx, tenancy.Scope{Actor: Actor, RequestID: "outbox-join-" + r.g.name})
+	err := crosstenant.JobTx(ctx, r.cfg.Platform, "outbox relay: register relay group", func(tx pgx.Tx) (int, error) {
+		n, err := r.g.join(ctx, tx)
+		if n {
+			return 1, err
+		}
+		return 0, err
+	})
+	if err != nil {
+		return fmt.Errorf("outbox.relay: join group %s: %w", r.g.name, err)
+	}
+	r.joined.Store(true)
+	return nil
 }
 
 // Register subscribes c to events of eventType (a full type such as ewa.disbursed.v1, or
@@ -294,32 +337,44 @@ func (r *Relay) Poll(ctx context.Context) (PollResult, error) {
 		exp   recorded
 		st    stats
 	)
+	joining := !r.joined.Load()
 	err := crosstenant.JobTx(ctx, r.cfg.Platform, "outbox relay: claim due events", func(tx pgx.Tx) (int, error) {
-		expired, err := expiredLastAttempts(ctx, tx, now, r.cfg.MaxAttempts, r.cfg.BatchSize)
+		registered := 0
+		if joining {
+			if n, err := r.g.join(ctx, tx); err != nil {
+				return 0, err
+			} else if n {
+				registered = 1 // a new group is worth its audit row
+			}
+		}
+		expired, err := expiredLastAttempts(ctx, tx, r.g, now, r.cfg.MaxAttempts, r.cfg.BatchSize)
 		if err != nil {
 			return 0, err
 		}
-		if err := withStates(ctx, tx, expired); err != nil {
+		if err := withStates(ctx, tx, r.g, expired); err != nil {
 			return 0, err
 		}
-		if exp, err = record(ctx, tx, r.expire(expired), nil, now); err != nil {
+		if exp, err = record(ctx, tx, r.g, r.expire(expired), nil, now); err != nil {
 			return 0, err
 		}
-		if err := auditDead(ctx, tx, exp.dead); err != nil {
+		if err := auditDead(ctx, tx, r.g, exp.dead); err != nil {
 			return 0, err
 		}
-		if batch, err = claimDue(ctx, tx, now, leaseEnd, claimID, r.cfg.BatchSize); err != nil {
+		if batch, err = claimDue(ctx, tx, r.g, now, leaseEnd, claimID, r.cfg.BatchSize); err != nil {
 			return 0, err
 		}
-		if err := withStates(ctx, tx, batch); err != nil {
+		if err := withStates(ctx, tx, r.g, batch); err != nil {
 			return 0, err
 		}
-		st, err = readStats(ctx, tx)
-		return len(expired) + len(batch), err
+		st, err = readStats(ctx, tx, r.g)
+		return registered + len(expired) + len(batch), err
 	})
 	if err != nil {
 		r.m.relayErrors.Inc()
 		return res, fmt.Errorf("outbox.relay: claim: %w", err)
+	}
+	if joining {
+		r.joined.Store(true)
 	}
 	r.m.observe(st)
 	r.m.deadLettered.Add(float64(len(exp.dead)))
@@ -346,13 +401,13 @@ func (r *Relay) Poll(ctx context.Context) (PollResult, error) {
 	var rec recorded
 	err = crosstenant.Tx(rctx, r.cfg.Platform, "outbox relay: record delivery outcomes", func(tx pgx.Tx) error {
 		var err error
-		if rec, err = record(rctx, tx, outs, &claimID, r.cfg.Now()); err != nil {
+		if rec, err = record(rctx, tx, r.g, outs, &claimID, r.cfg.Now()); err != nil {
 			return err
 		}
-		if err := auditDead(rctx, tx, rec.dead); err != nil {
+		if err := auditDead(rctx, tx, r.g, rec.dead); err != nil {
 			return err
 		}
-		st, err = readStats(rctx, tx)
+		st, err = readStats(rctx, tx, r.g)
 		return err
 	})
 	if err != nil {

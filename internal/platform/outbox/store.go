@@ -72,23 +72,23 @@ type stats struct {
 	nextDue *time.Time // earliest next_attempt_at of an unpublished row
 }
 
-func readStats(ctx context.Context, tx pgx.Tx) (stats, error) {
+func readStats(ctx context.Context, tx pgx.Tx, g group) (stats, error) {
 	var s stats
-	err := tx.QueryRow(ctx, `
-		SELECT (SELECT min(created_at) FROM app.outbox WHERE published_at IS NULL),
-		       (SELECT min(next_attempt_at) FROM app.outbox WHERE published_at IS NULL)`).Scan(&s.oldest, &s.nextDue)
+	err := tx.QueryRow(ctx, g.sql(`
+		SELECT (SELECT min(created_at) FROM {state} s WHERE {group} AND published_at IS NULL),
+		       (SELECT min(next_attempt_at) FROM {state} s WHERE {group} AND published_at IS NULL)`), g.name).Scan(&s.oldest, &s.nextDue)
 	return s, err
 }
 
-// loadStates reads the delivery state of the consumers of the given outbox rows.
-func loadStates(ctx context.Context, tx pgx.Tx, ids []int64) (map[int64]map[string]consumerState, error) {
+// loadStates reads the delivery state of the group's consumers of the given outbox rows.
+func loadStates(ctx context.Context, tx pgx.Tx, g group, ids []int64) (map[int64]map[string]consumerState, error) {
 	out := map[int64]map[string]consumerState{}
 	if len(ids) == 0 {
 		return out, nil
 	}
 	rows, err := tx.Query(ctx, `
 		SELECT outbox_id, consumer, state, attempts, coalesce(next_attempt_at, 'epoch'), coalesce(last_error, '')
-		FROM app.outbox_delivery WHERE outbox_id = ANY($1)`, ids)
+		FROM app.outbox_delivery WHERE outbox_id = ANY($1) AND relay_group = $2`, ids, g.name)
 	if err != nil {
 		return nil, err
 	}
@@ -117,12 +117,13 @@ type deadRow struct{ eventID, tenantID, consumer string }
 // them for it and never recorded an outcome (it died, or lost its database, mid-delivery).
 // Claiming them again would let an event that crashes its consumer loop forever. (A row that is
 // not leased is dead-lettered, per consumer, by the relay that records the last failure.)
-func expiredLastAttempts(ctx context.Context, tx pgx.Tx, now time.Time, maxAttempts, limit int) ([]claimed, error) {
-	rows, err := tx.Query(ctx, `
-		SELECT id, attempts, event_id::text, type, occurred_at, tenant_id, payload FROM app.outbox
-		WHERE claim_id IS NOT NULL AND claimed_until <= $1 AND attempts >= $2 AND published_at IS NULL
-		ORDER BY claimed_until, id LIMIT $3
-		FOR UPDATE SKIP LOCKED`, now, maxAttempts, limit)
+func expiredLastAttempts(ctx context.Context, tx pgx.Tx, g group, now time.Time, maxAttempts, limit int) ([]claimed, error) {
+	rows, err := tx.Query(ctx, g.sql(`
+		SELECT o.id, s.attempts, o.event_id::text, o.type, o.occurred_at, o.tenant_id, o.payload
+		FROM {state} s JOIN app.outbox o ON o.id = s.{key}
+		WHERE {group} AND s.claim_id IS NOT NULL AND s.claimed_until <= $2 AND s.attempts >= $3 AND s.published_at IS NULL
+		ORDER BY s.claimed_until, s.{key} LIMIT $4
+		FOR UPDATE OF s SKIP LOCKED`), g.name, now, maxAttempts, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -140,17 +141,17 @@ func scanClaimed(r pgx.CollectableRow) (claimed, error) {
 // claimDue takes up to limit due rows no other relay holds, counts the claim, and leases them to
 // claimID until leaseEnd (next_attempt_at moves there too, so a relay that dies leaves the row to
 // be claimed again when the lease ends, never lost).
-func claimDue(ctx context.Context, tx pgx.Tx, now, leaseEnd time.Time, claimID uuid.UUID, limit int) ([]claimed, error) {
-	rows, err := tx.Query(ctx, `
-		UPDATE app.outbox o
-		SET attempts = o.attempts + 1, next_attempt_at = $2, claimed_until = $2, claim_id = $3
-		FROM (SELECT id FROM app.outbox
-		      WHERE published_at IS NULL AND next_attempt_at <= $1
-		      ORDER BY next_attempt_at, id LIMIT $4
-		      FOR UPDATE SKIP LOCKED) due
-		WHERE o.id = due.id
-		RETURNING o.id, o.attempts, o.event_id::text, o.type, o.occurred_at, o.tenant_id, o.payload`,
-		now, leaseEnd, claimID, limit)
+func claimDue(ctx context.Context, tx pgx.Tx, g group, now, leaseEnd time.Time, claimID uuid.UUID, limit int) ([]claimed, error) {
+	rows, err := tx.Query(ctx, g.sql(`
+		UPDATE {state} s
+		SET attempts = s.attempts + 1, next_attempt_at = $3, claimed_until = $3, claim_id = $4
+		FROM (SELECT s.{key} AS id FROM {state} s
+		      WHERE {group} AND s.published_at IS NULL AND s.next_attempt_at <= $2
+		      ORDER BY s.next_attempt_at, s.{key} LIMIT $5
+		      FOR UPDATE SKIP LOCKED) due, app.outbox o
+		WHERE {group} AND s.{key} = due.id AND o.id = s.{key}
+		RETURNING o.id, s.attempts, o.event_id::text, o.type, o.occurred_at, o.tenant_id, o.payload`),
+		g.name, now, leaseEnd, claimID, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -163,13 +164,13 @@ func claimDue(ctx context.Context, tx pgx.Tx, now, leaseEnd time.Time, claimID u
 	return out, nil
 }
 
-// withStates fills each row's consumer states.
-func withStates(ctx context.Context, tx pgx.Tx, rows []claimed) error {
+// withStates fills each row's consumer states (the group's).
+func withStates(ctx context.Context, tx pgx.Tx, g group, rows []claimed) error {
 	ids := make([]int64, len(rows))
 	for i, c := range rows {
 		ids[i] = c.id
 	}
-	states, err := loadStates(ctx, tx, ids)
+	states, err := loadStates(ctx, tx, g, ids)
 	if err != nil {
 		return err
 	}
@@ -219,7 +220,7 @@ type recorded struct {
 
 // record applies the outcomes to the rows this relay still holds under claimID (all of them when
 // claimID is nil: the rows of expiredLastAttempts, locked in the same transaction).
-func record(ctx context.Context, tx pgx.Tx, outs []eventOutcome, claimID *uuid.UUID, now time.Time) (recorded, error) {
+func record(ctx context.Context, tx pgx.Tx, g group, outs []eventOutcome, claimID *uuid.UUID, now time.Time) (recorded, error) {
 	var r recorded
 	if len(outs) == 0 {
 		return r, nil
@@ -232,7 +233,8 @@ func record(ctx context.Context, tx pgx.Tx, outs []eventOutcome, claimID *uuid.U
 	if claimID != nil {
 		// Lock what is still ours first: another relay's claim skips locked rows, so nothing
 		// below can race one that takes a row whose lease ran out.
-		rows, err := tx.Query(ctx, `SELECT id FROM app.outbox WHERE id = ANY($1) AND claim_id = $2 FOR UPDATE`, ids, *claimID)
+		rows, err := tx.Query(ctx, g.sql(`SELECT s.{key} FROM {state} s WHERE {group} AND s.{key} = ANY($2) AND s.claim_id = $3 FOR UPDATE`),
+			g.name, ids, *claimID)
 		if err != nil {
 			return r, err
 		}
@@ -299,24 +301,24 @@ func record(ctx context.Context, tx pgx.Tx, outs []eventOutcome, claimID *uuid.U
 	}
 	if len(st.ids) > 0 {
 		if _, err := tx.Exec(ctx, `
-			INSERT INTO app.outbox_delivery (outbox_id, consumer, state, attempts, next_attempt_at, last_error, updated_at)
-			SELECT f.id, f.consumer, f.state, f.attempts, f.next, f.err, $7
+			INSERT INTO app.outbox_delivery (outbox_id, relay_group, consumer, state, attempts, next_attempt_at, last_error, updated_at)
+			SELECT f.id, $8, f.consumer, f.state, f.attempts, f.next, f.err, $7
 			FROM unnest($1::bigint[], $2::text[], $3::text[], $4::int[], $5::timestamptz[], $6::text[]) AS f(id, consumer, state, attempts, next, err)
-			ON CONFLICT (outbox_id, consumer) DO UPDATE SET state = excluded.state, attempts = excluded.attempts,
+			ON CONFLICT (outbox_id, relay_group, consumer) DO UPDATE SET state = excluded.state, attempts = excluded.attempts,
 				next_attempt_at = excluded.next_attempt_at, last_error = coalesce(excluded.last_error, app.outbox_delivery.last_error),
 				updated_at = excluded.updated_at`,
-			st.ids, st.names, st.states, st.attempts, st.nexts, st.errs, now); err != nil {
+			st.ids, st.names, st.states, st.attempts, st.nexts, st.errs, now, g.name); err != nil {
 			return r, err
 		}
 	}
 	if len(dead.ids) > 0 {
 		rows, err := tx.Query(ctx, `
-			INSERT INTO app.outbox_dead_letter (event_id, tenant_id, type, occurred_at, payload, attempts, last_error, created_at, dead_at, consumer)
-			SELECT o.event_id, o.tenant_id, o.type, o.occurred_at, o.payload, f.attempts, left(f.err, 1024), o.created_at, $1, f.consumer
+			INSERT INTO app.outbox_dead_letter (event_id, tenant_id, type, occurred_at, payload, attempts, last_error, created_at, dead_at, consumer, relay_group)
+			SELECT o.event_id, o.tenant_id, o.type, o.occurred_at, o.payload, f.attempts, left(f.err, 1024), o.created_at, $1, f.consumer, $6
 			FROM unnest($2::bigint[], $3::text[], $4::int[], $5::text[]) WITH ORDINALITY AS f(id, consumer, attempts, err, n)
 			JOIN app.outbox o ON o.id = f.id
 			ORDER BY f.n
-			RETURNING event_id::text, tenant_id, consumer`, now, dead.ids, dead.names, dead.attempts, dead.errs)
+			RETURNING event_id::text, tenant_id, consumer`, now, dead.ids, dead.names, dead.attempts, dead.errs, g.name)
 		if err != nil {
 			return r, err
 		}
@@ -335,27 +337,27 @@ func record(ctx context.Context, tx pgx.Tx, outs []eventOutcome, claimID *uuid.U
 		if len(set.ids) == 0 {
 			continue
 		}
-		tag, err := tx.Exec(ctx, `
-			UPDATE app.outbox SET published_at = $1, claimed_until = NULL, claim_id = NULL WHERE id = ANY($2)`, now, set.ids)
+		tag, err := tx.Exec(ctx, g.sql(`
+			UPDATE {state} s SET published_at = $2, claimed_until = NULL, claim_id = NULL WHERE {group} AND s.{key} = ANY($3)`), g.name, now, set.ids)
 		if err != nil {
 			return r, err
 		}
 		*set.n = int(tag.RowsAffected())
 	}
 	if len(retry.ids) > 0 {
-		tag, err := tx.Exec(ctx, `
-			UPDATE app.outbox o SET next_attempt_at = f.next, last_error = coalesce(f.err, o.last_error), claimed_until = NULL, claim_id = NULL
-			FROM unnest($1::bigint[], $2::timestamptz[], $3::text[]) AS f(id, next, err)
-			WHERE o.id = f.id`, retry.ids, retry.nexts, retry.errs)
+		tag, err := tx.Exec(ctx, g.sql(`
+			UPDATE {state} s SET next_attempt_at = f.next, last_error = coalesce(f.err, s.last_error), claimed_until = NULL, claim_id = NULL
+			FROM unnest($2::bigint[], $3::timestamptz[], $4::text[]) AS f(id, next, err)
+			WHERE {group} AND s.{key} = f.id`), g.name, retry.ids, retry.nexts, retry.errs)
 		if err != nil {
 			return r, err
 		}
 		r.retried = int(tag.RowsAffected())
 	}
 	if len(rel) > 0 {
-		tag, err := tx.Exec(ctx, `
-			UPDATE app.outbox SET attempts = attempts - 1, next_attempt_at = $1, claimed_until = NULL, claim_id = NULL
-			WHERE id = ANY($2)`, now, rel)
+		tag, err := tx.Exec(ctx, g.sql(`
+			UPDATE {state} s SET attempts = s.attempts - 1, next_attempt_at = $2, claimed_until = NULL, claim_id = NULL
+			WHERE {group} AND s.{key} = ANY($3)`), g.name, now, rel)
 		if err != nil {
 			return r, err
 		}
@@ -371,17 +373,26 @@ func optional(s string) *string {
 	return &s
 }
 
-// auditDead writes one audit row per dead letter, under the event's tenant, naming the consumer.
-func auditDead(ctx context.Context, tx pgx.Tx, dead []deadRow) error {
+// auditDead writes one audit row per dead letter, under the event's tenant, naming the consumer
+// (and its group, when not the default).
+func auditDead(ctx context.Context, tx pgx.Tx, g group, dead []deadRow) error {
 	for _, d := range dead {
 		if err := audit.Write(tenancy.WithTenant(ctx, d.tenantID), tx, audit.Entry{
 			Action: AuditDeadLettered, Outcome: audit.Failed, TargetType: AuditTarget, TargetID: d.eventID,
-			Details: map[string]string{"consumer": d.consumer},
+			Details: groupDetails(g.name, map[string]string{"consumer": d.consumer}),
 		}); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// groupDetails adds a named group to an audit row's details.
+func groupDetails(name string, details map[string]string) map[string]string {
+	if name != DefaultGroup {
+		details["group"] = name
+	}
+	return details
 }
 
 // errorText makes a consumer's error storable: valid UTF-8, no NUL, at most maxErrorBytes.
@@ -409,7 +420,10 @@ type DeadLetter struct {
 	// DeadLetterQuery.After, and Seqs to RequeueDeadLetters.
 	Seq int64 `json:"seq"`
 	// Consumer is the consumer that dead-lettered the event (LegacyConsumer: every consumer).
-	Consumer  string    `json:"consumer"`
+	Consumer string `json:"consumer"`
+	// Group is the relay group that runs the consumer (DefaultGroup: the worker's); a requeue
+	// gives the event back to that group alone.
+	Group     string    `json:"group"`
 	Attempts  int       `json:"attempts"`
 	LastError string    `json:"lastError"`
 	CreatedAt time.Time `json:"createdAt"` // when the event entered the outbox
@@ -466,7 +480,7 @@ func ListDeadLetters(ctx context.Context, tx pgx.Tx, q DeadLetterQuery) ([]DeadL
 		to = &q.DeadTo
 	}
 	rows, err := tx.Query(ctx, `
-		SELECT id, consumer, event_id::text, type, occurred_at, tenant_id, payload, attempts, coalesce(last_error, ''), created_at, dead_at
+		SELECT id, consumer, relay_group, event_id::text, type, occurred_at, tenant_id, payload, attempts, coalesce(last_error, ''), created_at, dead_at
 		FROM app.outbox_dead_letter
 		WHERE id > $1 AND ($2 = '' OR tenant_id = $2) AND ($3 = '' OR consumer = $3) AND ($4 = '' OR type = $4)
 		  AND ($5::timestamptz IS NULL OR dead_at >= $5) AND ($6::timestamptz IS NULL OR dead_at < $6)
@@ -480,7 +494,7 @@ func ListDeadLetters(ctx context.Context, tx pgx.Tx, q DeadLetterQuery) ([]DeadL
 func scanDeadLetter(r pgx.CollectableRow) (DeadLetter, error) {
 	var d DeadLetter
 	var payload []byte
-	err := r.Scan(&d.Seq, &d.Consumer, &d.ID, &d.Type, &d.OccurredAt, &d.TenantID, &payload, &d.Attempts, &d.LastError, &d.CreatedAt, &d.DeadAt)
+	err := r.Scan(&d.Seq, &d.Consumer, &d.Group, &d.ID, &d.Type, &d.OccurredAt, &d.TenantID, &payload, &d.Attempts, &d.LastError, &d.CreatedAt, &d.DeadAt)
 	d.Payload = payload
 	return d, err
 }
@@ -543,7 +557,7 @@ func (e *MissingDeadLetters) Unwrap() error { return ErrNotFound }
 func RequeueDeadLetters(ctx context.Context, tx pgx.Tx, seqs []int64) ([]DeadLetter, error) {
 	rows, err := tx.Query(ctx, `
 		DELETE FROM app.outbox_dead_letter WHERE id = ANY($1)
-		RETURNING id, consumer, event_id::text, type, occurred_at, tenant_id, payload, attempts, coalesce(last_error, ''), created_at, dead_at`, seqs)
+		RETURNING id, consumer, relay_group, event_id::text, type, occurred_at, tenant_id, payload, attempts, coalesce(last_error, ''), created_at, dead_at`, seqs)
 	if err != nil {
 		return nil, err
 	}
@@ -569,39 +583,78 @@ func RequeueDeadLetters(ctx context.Context, tx pgx.Tx, seqs []int64) ([]DeadLet
 		return nil, &MissingDeadLetters{Seqs: missing} // the caller's transaction rolls back
 	}
 	for _, d := range out {
-		// Lock the event's row, if it has one, so no relay claims it under us, and refuse while
-		// one holds it.
-		var leased bool
-		err := tx.QueryRow(ctx, `SELECT claim_id IS NOT NULL AND claimed_until > now() FROM app.outbox WHERE event_id = $1 FOR UPDATE`,
-			d.ID).Scan(&leased)
-		switch {
-		case errors.Is(err, pgx.ErrNoRows):
-		case err != nil:
-			return nil, err
-		case leased:
-			return nil, fmt.Errorf("%w: event %s", ErrInFlight, d.ID)
-		}
-		var outboxID int64
-		// The event is due at once with fresh claims; a row that was gone comes back as written.
-		if err := tx.QueryRow(ctx, `
-			INSERT INTO app.outbox (event_id, tenant_id, type, occurred_at, payload)
-			VALUES ($1, $2, $3, $4, $5)
-			ON CONFLICT (event_id) DO UPDATE SET attempts = 0, next_attempt_at = now(), last_error = NULL,
-				published_at = NULL, claimed_until = NULL, claim_id = NULL
-			RETURNING id`, d.ID, d.TenantID, d.Type, d.OccurredAt, []byte(d.Payload)).Scan(&outboxID); err != nil {
-			return nil, err
-		}
-		if _, err := tx.Exec(ctx, `DELETE FROM app.outbox_delivery WHERE outbox_id = $1 AND consumer = $2`, outboxID, d.Consumer); err != nil {
+		if err := requeueOne(ctx, tx, d); err != nil {
 			return nil, err
 		}
 		if err := audit.Write(tenancy.WithTenant(ctx, d.TenantID), tx, audit.Entry{
 			Action: AuditRequeued, Outcome: audit.Success, TargetType: AuditTarget, TargetID: d.ID,
-			Details: map[string]string{"consumer": d.Consumer, "deadLetter": strconv.FormatInt(d.Seq, 10)},
+			Details: groupDetails(d.Group, map[string]string{"consumer": d.Consumer, "deadLetter": strconv.FormatInt(d.Seq, 10)}),
 		}); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
+}
+
+// requeueOne gives one dead letter back to its consumer in its group: the group's state of the
+// event is due at once with fresh claims, and the consumer's own state is forgotten.
+func requeueOne(ctx context.Context, tx pgx.Tx, d DeadLetter) error {
+	g := newGroup(d.Group)
+	// Lock the event's row, if it has one, so no relay of its group claims it under us.
+	var (
+		outboxID int64
+		leased   bool
+	)
+	err := tx.QueryRow(ctx, `SELECT id, claim_id IS NOT NULL AND claimed_until > now() FROM app.outbox WHERE event_id = $1 FOR UPDATE`,
+		d.ID).Scan(&outboxID, &leased)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		// Gone (a dead letter from before per-consumer delivery): it comes back as written, owed
+		// to its own group alone; the fan-out trigger made it due for every named group, which
+		// had it, or never owed it, long ago.
+		if err := tx.QueryRow(ctx, `
+			INSERT INTO app.outbox (event_id, tenant_id, type, occurred_at, payload) VALUES ($1, $2, $3, $4, $5) RETURNING id`,
+			d.ID, d.TenantID, d.Type, d.OccurredAt, []byte(d.Payload)).Scan(&outboxID); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM app.outbox_group_state WHERE outbox_id = $1 AND relay_group <> $2`, outboxID, d.Group); err != nil {
+			return err
+		}
+		if g.name != DefaultGroup {
+			if _, err := tx.Exec(ctx, `UPDATE app.outbox SET published_at = now() WHERE id = $1`, outboxID); err != nil {
+				return err
+			}
+		}
+	case err != nil:
+		return err
+	}
+	if g.name != DefaultGroup {
+		err := tx.QueryRow(ctx, `SELECT claim_id IS NOT NULL AND claimed_until > now() FROM app.outbox_group_state
+			WHERE relay_group = $1 AND outbox_id = $2 FOR UPDATE`, g.name, outboxID).Scan(&leased)
+		if errors.Is(err, pgx.ErrNoRows) {
+			leased = false
+		} else if err != nil {
+			return err
+		}
+	}
+	// Refuse while a relay of the group holds the event: it would record the event done without
+	// the requeued consumer.
+	if leased {
+		return fmt.Errorf("%w: event %s", ErrInFlight, d.ID)
+	}
+	if g.name == DefaultGroup {
+		if _, err := tx.Exec(ctx, `UPDATE app.outbox SET attempts = 0, next_attempt_at = now(), last_error = NULL,
+			published_at = NULL, claimed_until = NULL, claim_id = NULL WHERE id = $1`, outboxID); err != nil {
+			return err
+		}
+	} else if _, err := tx.Exec(ctx, `
+		INSERT INTO app.outbox_group_state (outbox_id, relay_group) VALUES ($1, $2)
+		ON CONFLICT (relay_group, outbox_id) DO UPDATE SET attempts = 0, next_attempt_at = now(), last_error = NULL,
+			published_at = NULL, claimed_until = NULL, claim_id = NULL`, outboxID, g.name); err != nil {
+		return err
+	}
+	_, err = tx.Exec(ctx, `DELETE FROM app.outbox_delivery WHERE outbox_id = $1 AND relay_group = $2 AND consumer = $3`, outboxID, d.Group, d.Consumer)
+	return err
 }
 
 // pruneBatch bounds one prune transaction, so deleting a month of rows never holds one long
@@ -622,6 +675,7 @@ func Prune(ctx context.Context, platform db.Beginner, cutoff time.Time) (int64, 
 				DELETE FROM app.outbox WHERE id IN (
 					SELECT o.id FROM app.outbox o WHERE o.published_at < $1
 					AND NOT EXISTS (SELECT 1 FROM app.outbox_dead_letter d WHERE d.event_id = o.event_id)
+					AND NOT EXISTS (SELECT 1 FROM app.outbox_group_state s WHERE s.outbox_id = o.id AND s.published_at IS NULL)
 					ORDER BY o.published_at LIMIT $2)`,
 				cutoff, pruneBatch)
 			n = tag.RowsAffected()
