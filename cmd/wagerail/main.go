@@ -19,6 +19,7 @@ func commands() []*cli.Command {
 		devCommand(),
 		apiCommand(),
 		workerCommand(),
+		notifyCommand(),
 		ledgerCommand(),
 		gatewayCommand(),
 		reconcileCommand(),

@@ -45,14 +45,18 @@ type workerConfig struct {
 	// Notifications registers the notification consumer on the relay
 	// (NOTIFICATIONS_CONSUMER_ENABLED; on in `wagerail dev`): its e-mails go through SMTP (SMTP_*)
 	// or, under `wagerail dev`, the developer inbox in DevDataDir, as the API's do.
-	Notifications     bool
-	Senders           senderSettings
-	DevDataDir        string
-	TemporalAddress   string
-	TemporalNamespace string
-	TaskQueue         string
-	LedgerAddr        string
-	GatewayAddr       string
+	Notifications bool
+	// NotificationsSeparate (NOTIFICATIONS_SEPARATE_PROCESS) says `wagerail notify` runs the
+	// notification consumer in a relay group of its own: the worker then does not run it, whatever
+	// Notifications says.
+	NotificationsSeparate bool
+	Senders               senderSettings
+	DevDataDir            string
+	TemporalAddress       string
+	TemporalNamespace     string
+	TaskQueue             string
+	LedgerAddr            string
+	GatewayAddr           string
 	// MetricsAddr serves /metrics and /healthz.
 	MetricsAddr string
 	Schedules   bool
@@ -81,6 +85,7 @@ func workerCommand() *cli.Command {
 	c.String(&cfg.DatabasePlatformURL, "database-platform-url", "DATABASE_PLATFORM_URL", "", "Postgres URL of the cross-tenant role wagerail_platform, for the outbox relay, the idempotency clean-up and the daily reconciliation's search for tenants (default beside `make run`: its private cluster)")
 	c.Bool(&cfg.OutboxRelay, "outbox-publisher", "OUTBOX_PUBLISHER_ENABLED", false, "run the outbox relay, which hands committed events to their consumers (needs --database-platform-url)")
 	c.Bool(&cfg.Notifications, "notifications-consumer", "NOTIFICATIONS_CONSUMER_ENABLED", false, "send users their notifications (in-app, e-mail, SMS per their preferences) from the outbox's events (needs --outbox-publisher)")
+	c.Bool(&cfg.NotificationsSeparate, "notifications-separate-process", "NOTIFICATIONS_SEPARATE_PROCESS", false, "`wagerail notify` sends the notifications in a process of its own: the worker does not run the notification consumer, even with --notifications-consumer")
 	addSenderFlags(c, &cfg.Senders)
 	c.String(&cfg.TemporalAddress, "temporal-address", "TEMPORAL_ADDRESS", d.TemporalAddress, "Temporal frontend host:port")
 	c.String(&cfg.TemporalNamespace, "temporal-namespace", "TEMPORAL_NAMESPACE", d.TemporalNamespace, "Temporal namespace")
@@ -225,6 +230,29 @@ func (d workerDeps) consumers() ([]outbox.Subscription, error) {
 	return subs, nil
 }
 
+// runsNotifications says whether the worker runs the notification consumer: when enabled, and
+// not moved to `wagerail notify`; it needs the worker's relay then.
+func (c workerConfig) runsNotifications() (bool, error) {
+	if !c.Notifications || c.NotificationsSeparate {
+		return false, nil
+	}
+	if !c.OutboxRelay {
+		return false, errors.New("worker: the notification consumer takes its events from the outbox relay: set --outbox-publisher / OUTBOX_PUBLISHER_ENABLED too (or NOTIFICATIONS_SEPARATE_PROCESS with `wagerail notify`)")
+	}
+	return true, nil
+}
+
+// newNotificationConsumer is the notification consumer on the runtime pool, sending e-mails and
+// texts through SMTP_* and SMS_HTTP_* (or, under `wagerail dev`, the developer inbox in
+// devDataDir), as the API does: the worker's, or `wagerail notify`'s.
+func newNotificationConsumer(log *slog.Logger, pool *pgxpool.Pool, senders senderSettings, devDataDir string) (*notifications.Consumer, error) {
+	mailer, texter, err := notify.FromEnv(senders.getenv, log, devDataDir, devDataDir != "")
+	if err != nil {
+		return nil, err
+	}
+	return &notifications.Consumer{DB: pool, Mailer: mailer, Texter: texter, Log: log.With("component", "notifications")}, nil
+}
+
 // runWorker serves the task queue until ctx ends, with /metrics and /healthz on cfg.MetricsAddr.
 // ready is called once the worker polls its task queue.
 func runWorker(ctx context.Context, log *slog.Logger, cfg workerConfig, ready func()) error {
@@ -240,8 +268,9 @@ func runWorker(ctx context.Context, log *slog.Logger, cfg workerConfig, ready fu
 	if cfg.OutboxRelay && cfg.DatabasePlatformURL == "" {
 		return errors.New("worker: the outbox relay needs --database-platform-url / DATABASE_PLATFORM_URL (the wagerail_platform role)")
 	}
-	if cfg.Notifications && !cfg.OutboxRelay {
-		return errors.New("worker: the notification consumer takes its events from the outbox relay: set --outbox-publisher / OUTBOX_PUBLISHER_ENABLED too")
+	runsNotifications, err := cfg.runsNotifications()
+	if err != nil {
+		return err
 	}
 	if cfg.MetricsAddr == "" {
 		cfg.MetricsAddr = defaultWorkerConfig().MetricsAddr
@@ -286,12 +315,12 @@ func runWorker(ctx context.Context, log *slog.Logger, cfg workerConfig, ready fu
 	defer gc.Close()
 	deps := workerDeps{Log: log, DB: pool, Platform: platform, Temporal: tc, TaskQueue: cfg.TaskQueue, Ledger: lc, Gateway: gc, Metrics: reg,
 		EqubEscrowRecon: cfg.EqubEscrowRecon}
-	if cfg.Notifications {
-		mailer, texter, err := notify.FromEnv(cfg.Senders.getenv, log, cfg.DevDataDir, cfg.DevDataDir != "")
-		if err != nil {
+	if runsNotifications {
+		if deps.Notifications, err = newNotificationConsumer(log, pool, cfg.Senders, cfg.DevDataDir); err != nil {
 			return fmt.Errorf("worker: %w", err)
 		}
-		deps.Notifications = &notifications.Consumer{DB: pool, Mailer: mailer, Texter: texter, Log: log.With("component", "notifications")}
+	} else if cfg.Notifications {
+		log.Info("notifications are sent by `wagerail notify` (NOTIFICATIONS_SEPARATE_PROCESS): the worker does not run their consumer")
 	}
 	// svc_reconcile_last_success_timestamp_seconds, read from the database at each scrape.
 	reg.MustRegister(reconcile.NewMetrics(reconcile.NewStore(pool)))
