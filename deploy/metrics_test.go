@@ -86,6 +86,12 @@ func processRegistries(t *testing.T) map[string]*prometheus.Registry {
 	activities.NewSettlementPollMetrics(wreg)
 	regs["worker"] = wreg
 
+	// notify (runNotify): its relay, in group "notify", registers the same outbox series.
+	nreg := prometheus.NewRegistry()
+	_, err = outbox.NewRelay(outbox.Config{Group: "notify", Platform: pool, Registerer: nreg})
+	require.NoError(t, err)
+	regs["notify"] = nreg
+
 	// sandbox: the simulated bank exports no metrics.
 	return regs
 }

@@ -1,15 +1,18 @@
 // Package outbox is Wagerail's transactional outbox: a state change writes its event (the spec's
 // envelope: id, type, occurredAt, tenantId, payload) in the same transaction as the change, and a
-// relay hands committed events to in-process consumers. It owns app.outbox, app.outbox_delivery
-// and app.outbox_dead_letter (migrations app/0004 and app/0023). It must not publish anything
-// that did not commit, and must not lose anything that did.
+// relay hands committed events to in-process consumers. It owns app.outbox, app.outbox_delivery,
+// app.outbox_dead_letter, app.outbox_relay_group and app.outbox_group_state (migrations app/0004,
+// app/0023 and app/0061). It must not publish anything that did not commit, and must not lose
+// anything that did.
 //
 // # Writing
 //
 // Write runs in the caller's tenant-scoped transaction (tenancy.InTx) as the runtime role: the
 // event commits or rolls back with the change it reports. The runtime role may INSERT and SELECT
 // its tenant's events and nothing else: it cannot mark an event published, change, delete or
-// dead-letter one, so a compromised request cannot silence an event.
+// dead-letter one, so a compromised request cannot silence an event. (The fan-out trigger, which
+// runs as the writer, may add a named group's fresh, due state row for its own tenant's event, and
+// nothing more: see Relay groups.)
 //
 // # Relaying
 //
@@ -37,6 +40,9 @@
 //     An event every consumer took at its first delivery — the usual case — leaves no
 //     per-consumer row.
 //
+// Everything above is per relay group (next section): "the row" is the group's state of the
+// event, and "every consumer" every consumer the group runs.
+//
 // A relay that dies or stalls between 1 and 3 leaves its rows leased; when the lease ends the
 // next claim takes them and delivers them again (to the consumers that owed them). So delivery
 // is at least once, never lost, and one relay at a time holds an event: a delivery that outlives
@@ -48,14 +54,38 @@
 // attempts count the relay's claims, which bounds a consumer that crashes the relay: a lease that
 // expires on the MaxAttempts-th claim dead-letters the event for the consumers that still owed it.
 //
+// # Relay groups
+//
+// A relay belongs to a group (Config.Group): the set of consumers one kind of process runs. The
+// worker's relays are DefaultGroup; `wagerail notify` runs the notification consumer in group
+// "notify". Relays of one group share each event's delivery as described above — one of them at
+// a time holds it, and it is done when the group's consumers have it or dead-lettered it —
+// while every group delivers every event on claims, leases, attempts, backoff and dead letters of
+// its own: a group neither takes an event from another nor marks one done for it, a group that
+// fails or dead-letters neither holds back nor repeats another's delivery, and a relay killed
+// mid-lease is redelivered after the lease in its own group only.
+//
+// DefaultGroup's state of an event is app.outbox's own columns (attempts, next_attempt_at,
+// last_error, claimed_until, claim_id, published_at). A named group's is a row of
+// app.outbox_group_state with the same columns and meaning, keyed (group, event). A named group
+// is registered in app.outbox_relay_group by its first relay (Join, or its first cycle; audited);
+// from then on an AFTER INSERT trigger on app.outbox gives every new event a fresh, due state row
+// for every registered group, in the statement that writes the event, so a group owes every event
+// written after it registered, even while none of its relays runs, and never one written before.
+// Consumer states (app.outbox_delivery) and dead letters carry their group, so one consumer name
+// in two groups is two consumers. To move a consumer to a group of its own, start the new group
+// first and only then stop the old one's consumer (the consumer dedupes the overlap); to retire a
+// named group, delete its app.outbox_relay_group row (its states go with it).
+//
 // # Dead letters
 //
-// A dead letter is one (event, consumer): the envelope, the consumer, its attempts and last
-// error. An admin lists them (DeadLetters / ListDeadLetters: by tenant, consumer, type and time,
+// A dead letter is one (event, group, consumer): the envelope, the consumer and its group, its
+// attempts and last error. An admin lists them (DeadLetters / ListDeadLetters: by tenant, consumer, type and time,
 // paged by Seq) and requeues one or many (RequeueDeadLetters; Requeue for every dead letter of one
 // event), through the cross-tenant path, so every look and every requeue is audited; a requeue
 // also writes OutboxEventRequeued under the event's tenant. A requeued consumer owes the event
-// again with fresh attempts; the consumers that have it do not get it again. Dead letters from
+// again with fresh attempts, in its group alone (the group's state of the event is due at once);
+// the consumers that have it, and the other groups, do not get it again. Dead letters from
 // before per-consumer delivery carry consumer "*" (LegacyConsumer) and go back to every consumer.
 //
 // # Waking
@@ -74,7 +104,8 @@
 // Published rows stay in app.outbox for the record (they leave the claim and age indexes, which
 // are partial on published_at IS NULL). The relay deletes those published more than Retention
 // ago (default 30 days) once an hour, in batches (Prune), except those with a dead letter (a
-// requeue needs their per-consumer state); dead letters stay until requeued.
+// requeue needs their per-consumer state) and those a named group has not finished; dead letters
+// stay until requeued.
 //
 // # Metrics
 //
@@ -82,7 +113,8 @@
 // created_at the relay last saw, so it keeps growing if the relay is stuck),
 // svc_outbox_events_published_total, svc_outbox_publish_failures_total,
 // svc_outbox_consumer_failures_total{consumer}, svc_outbox_dead_lettered_total and
-// svc_outbox_relay_errors_total. No tenant and no event-type label.
+// svc_outbox_relay_errors_total. No tenant and no event-type label. They are the relay's group's:
+// each process (worker, notify) serves its own on its /metrics.
 //
 // # Not here
 //

@@ -166,7 +166,8 @@ func Backoff(n int, base, limit time.Duration) time.Duration {
 }
 
 // Relay moves events from app.outbox to the registered consumers. Several relays (in one or many
-// processes) may run against one database: a row is claimed by one of them at a time.
+// processes) may run against one database: an event is claimed by one relay of each group at a
+// time, and each group (Config.Group) delivers every event to its own consumers.
 type Relay struct {
 	cfg Config
 	g   group
@@ -245,7 +246,8 @@ func (r *Relay) Join(ctx context.Context) error {
 
 // Register subscribes c to events of eventType (a full type such as ewa.disbursed.v1, or
 // AllEvents). Each event is delivered to every consumer subscribed to its type; an event no
-// consumer wants is marked published as it is. A consumer name is registered once.
+// consumer wants is marked published (for the relay's group) as it is. Register the same
+// consumers on every relay of a group. A consumer name is registered once.
 func (r *Relay) Register(eventType string, c Consumer) error {
 	if eventType != AllEvents && ValidType(eventType) != nil {
 		return fmt.Errorf("%w: event type %q", ErrConsumer, eventType)
