@@ -56,7 +56,8 @@ type equbContributeJSON struct {
 
 // contributeEqub starts the contribution saga and answers once the member's account has passed
 // the lookup and the transfer member → escrow is initiated (202 DISBURSING, or POSTED / FAILED
-// when the partner answered at once), or with the refusal from internal/equb's table. The
+// when the partner answered at once; 503 DECISION_PENDING, not stored, when the wait ran out
+// before the saga decided), or with the refusal from internal/equb's table. The
 // pre-check refuses in the database what the saga would (not a member: 404; no OPEN cycle, no
 // ACTIVE escrow binding, already contributed: 409 audited DENIED) — unless the contribution is
 // held by the saga this key names, whose answer is then the answer.
@@ -87,9 +88,9 @@ func (s *Server) contributeEqub(c *gin.Context) {
 		Accepted: func(wfID string, a workflows.EqubContributeAccepted) (int, any) {
 			return http.StatusAccepted, equbContributeJSON{GroupID: id, CycleID: a.CycleID, Status: a.Status, WorkflowID: wfID}
 		},
-		Pending: func(wfID string) any {
-			return equbContributeJSON{GroupID: id, CycleID: plan.CycleID, Status: workflows.StageDisbursing, WorkflowID: wfID}
-		},
+		// Never "DISBURSING" before the saga's claim, which may still refuse: 503
+		// DECISION_PENDING, not stored, and the retry with the key gets the saga's answer.
+		NoPendingAnswer: true,
 		Closed: func(wfID string, r workflows.EqubContributeResult) (int, any, error) {
 			if r.Status != workflows.EqubContributeRefused {
 				return http.StatusAccepted, equbContributeJSON{GroupID: id, CycleID: r.CycleID, Status: r.Status, WorkflowID: wfID}, nil
@@ -104,7 +105,8 @@ func (s *Server) contributeEqub(c *gin.Context) {
 }
 
 // payOutEqub starts the payout saga of the group's cycle and answers once the transfer escrow →
-// recipient is initiated (202 DISBURSING, or PAID / FAILED when the partner answered at once).
+// recipient is initiated (202 DISBURSING, or PAID / FAILED when the partner answered at once; 503
+// DECISION_PENDING, not stored, when the wait ran out before the saga decided).
 // The pre-check refuses what the saga would: an unknown cycle 404; contributions not all POSTED
 // while the group's default rule does not let the cycle pay what was collected (409
 // EQUB_CONTRIBUTIONS_OUTSTANDING), a cycle or recipient already paid or being paid (409
@@ -141,9 +143,9 @@ func (s *Server) payOutEqub(c *gin.Context) {
 		Accepted: func(wfID string, a workflows.EqubPayoutAccepted) (int, any) {
 			return http.StatusAccepted, equbContributeJSON{GroupID: id, CycleID: a.CycleID, Status: a.Status, WorkflowID: wfID}
 		},
-		Pending: func(wfID string) any {
-			return equbContributeJSON{GroupID: id, CycleID: plan.CycleID, Status: workflows.StageDisbursing, WorkflowID: wfID}
-		},
+		// Never "DISBURSING" before the saga's claim, which may still refuse: 503
+		// DECISION_PENDING, not stored, and the retry with the key gets the saga's answer.
+		NoPendingAnswer: true,
 		Closed: func(wfID string, r workflows.EqubPayoutResult) (int, any, error) {
 			if r.Status != workflows.EqubPayoutRefused {
 				return http.StatusAccepted, equbContributeJSON{GroupID: id, CycleID: r.CycleID, Status: r.Status, WorkflowID: wfID}, nil

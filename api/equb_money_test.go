@@ -17,8 +17,12 @@ import (
 	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
 )
 
+// contribute asks for the member's contribution with key, again with the same key while the
+// answer is 503 DECISION_PENDING (the saga had not decided when the wait ran out).
 func (s *equbStack) contribute(m equbMemberClient, groupID, key string) *httptest.ResponseRecorder {
-	return m.call(http.MethodPost, "/api/equb/groups/"+groupID+"/contribute", nil, "Idempotency-Key", key)
+	return untilDecided(func() *httptest.ResponseRecorder {
+		return m.call(http.MethodPost, "/api/equb/groups/"+groupID+"/contribute", nil, "Idempotency-Key", key)
+	})
 }
 
 // waitContribution polls the member's own contributions until the one of workflow wfID is want.
@@ -154,8 +158,12 @@ func TestEqubContributionEndToEnd(t *testing.T) {
 	require.Equal(t, 3, s.count(t, `SELECT count(*) FROM app.outbox WHERE tenant_id = $1 AND type = 'equb.bank_transfer_settled.v1'`, s.tenant))
 }
 
+// payout asks for the cycle's payout with key, again with the same key while the answer is 503
+// DECISION_PENDING.
 func (s *equbStack) payout(groupID string, cycle int, key string) *httptest.ResponseRecorder {
-	return s.owner.call(http.MethodPost, "/api/equb/groups/"+groupID+"/payout/"+strconv.Itoa(cycle), nil, "Idempotency-Key", key)
+	return untilDecided(func() *httptest.ResponseRecorder {
+		return s.owner.call(http.MethodPost, "/api/equb/groups/"+groupID+"/payout/"+strconv.Itoa(cycle), nil, "Idempotency-Key", key)
+	})
 }
 
 // waitCycle polls the group's cycles until cycle number n is want.

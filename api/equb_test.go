@@ -260,25 +260,31 @@ func FuzzEqubRoutes(f *testing.F) {
 	f.Fuzz(func(t *testing.T, route, who uint8, id, cycle, query, body string) {
 		r := routes[int(route)%len(routes)]
 		path := strings.ReplaceAll(strings.ReplaceAll(r.Path, ":id", url.PathEscape(id)), ":cycle", url.PathEscape(cycle))
-		req := httptest.NewRequest(r.Method, "/", strings.NewReader(body))
-		req.URL.Path, req.URL.RawPath, req.URL.RawQuery = path, "", query
-		if body != "" {
-			req.Header.Set("Content-Type", "application/json")
-		}
-		if r.Idem {
-			req.Header.Set("Idempotency-Key", fmt.Sprintf("fuzz-equb-%d", n.Add(1)))
-		}
-		req.RemoteAddr = "192.0.2.83:40000"
-		switch who % 3 {
-		case 0:
-			req.AddCookie(s.members[0].cookie)
-		case 1:
-			req.AddCookie(s.owner.cookie)
-		case 2:
-			req.AddCookie(s.other.cookie)
-		}
-		rec := httptest.NewRecorder()
-		s.srv.Engine.ServeHTTP(rec, req)
+		key := fmt.Sprintf("fuzz-equb-%d", n.Add(1))
+		// A money route whose saga had not decided in time answers 503 DECISION_PENDING (not
+		// stored): the client sends the same request with the same key again.
+		rec := untilDecided(func() *httptest.ResponseRecorder {
+			req := httptest.NewRequest(r.Method, "/", strings.NewReader(body))
+			req.URL.Path, req.URL.RawPath, req.URL.RawQuery = path, "", query
+			if body != "" {
+				req.Header.Set("Content-Type", "application/json")
+			}
+			if r.Idem {
+				req.Header.Set("Idempotency-Key", key)
+			}
+			req.RemoteAddr = "192.0.2.83:40000"
+			switch who % 3 {
+			case 0:
+				req.AddCookie(s.members[0].cookie)
+			case 1:
+				req.AddCookie(s.owner.cookie)
+			case 2:
+				req.AddCookie(s.other.cookie)
+			}
+			rec := httptest.NewRecorder()
+			s.srv.Engine.ServeHTTP(rec, req)
+			return rec
+		})
 		requireNoServerError(t, rec, fmt.Sprintf("%s %q %q %q", r.Method, path, query, body))
 	})
 }
