@@ -147,6 +147,7 @@ func (a *Bnpl) Register(r worker.ActivityRegistry) {
 	BnplCollectReserve.Register(r, a.Reserve)
 	BnplCollectMark.Register(r, a.MarkCollected)
 	BnplCollectRelease.Register(r, a.Release)
+	BnplApplyMerchantCallback.Register(r, a.ApplyMerchantCallback)
 }
 
 func (a *Bnpl) now() time.Time {

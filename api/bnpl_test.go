@@ -31,9 +31,12 @@ type bnplStack struct {
 	merchantSettle string
 }
 
-func newBnplStack(t testing.TB) *bnplStack {
+func newBnplStack(t testing.TB) *bnplStack { t.Helper(); return newBnplStackWith(t, ewaStackOpts{}) }
+
+// newBnplStackWith is newBnplStack on the EWA stack of options o.
+func newBnplStackWith(t testing.TB, o ewaStackOpts) *bnplStack {
 	t.Helper()
-	s := &bnplStack{ewaStack: newEwaStack(t, ewaStackOpts{})}
+	s := &bnplStack{ewaStack: newEwaStack(t, o)}
 	s.srv.deps.LoanProjection = func(context.Context, db.BunTx, string) (lending.Projection, error) {
 		return lending.Projection{Period: "2026-12", NetSantim: 2_000_000, RecoverableSantim: 600_000}, nil
 	}

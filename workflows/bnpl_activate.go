@@ -61,6 +61,9 @@ type BnplActivateProgress struct {
 	LedgerTxID     string
 	TransferID     string
 	TransferStatus string
+	// MerchantStatus is the agreement's merchant status as this run's last applied merchant
+	// callback left it ("" before any; bnpl_merchant_callback.go).
+	MerchantStatus string `json:",omitempty"`
 }
 
 // BnplActivateResult is the workflow's result.
@@ -109,7 +112,9 @@ type bnplActivate struct {
 // transfer funding → merchant, then: SETTLED commits the posting, posts the merchant's payment
 // (Dr payable-to-merchant / Cr partner-bank:<funding>, bank_reference the leg's reference) and
 // makes the agreement ACTIVE (bnpl.activated.v1); FAILED voids the posting and makes it FAILED
-// (bnpl.activation_failed.v1). A gate or plan refusal writes no agreement.
+// (bnpl.activation_failed.v1). A gate or plan refusal writes no agreement. A merchant callback
+// signalled meanwhile is applied to the agreement (handleMerchantCallbacks), every one received
+// before the run closes or continues as new.
 func BnplActivate(ctx workflow.Context, in BnplActivateInput) (BnplActivateResult, error) {
 	d := &bnplActivate{in: in}
 	d.payoutSaga = newPayoutSaga(ctx, in.TenantID, in.CorrelationID, payoutSteps[bnpl.ActivatePlan, BnplActivateAccepted]{
@@ -142,10 +147,12 @@ func BnplActivate(ctx workflow.Context, in BnplActivateInput) (BnplActivateResul
 				"transfer_id", d.leg.TransferID, "partner_reference", d.leg.Transfer.Reference)
 		},
 	})
+	callbacks := handleMerchantCallbacks(ctx, &d.run, func() string { return d.plan.AgreementID })
 	o, err := runPayoutSaga(ctx, &d.payoutSaga, BnplActivateStatusQuery, func(p payoutProgress) BnplActivateProgress {
 		return BnplActivateProgress{AgreementID: d.plan.AgreementID, Stage: p.Stage, Code: p.Code, LedgerTxID: p.LedgerTxID,
-			TransferID: p.TransferID, TransferStatus: p.TransferStatus}
+			TransferID: p.TransferID, TransferStatus: p.TransferStatus, MerchantStatus: callbacks.status}
 	}, BnplActivateAcceptedUpdate, in.Resume, d.begin)
+	callbacks.finish(ctx)
 	return BnplActivateResult{AgreementID: d.plan.AgreementID, Status: o.Status, Code: o.Code, Reason: o.Reason,
 		LedgerTxID: o.LedgerTxID, TransferID: o.TransferID}, err
 }

@@ -32,3 +32,9 @@ const loanDelinquencyWatchChange = "loan-delinquency-watch"
 // (SignalLoanDelinquency) so a loan that caught up leaves its bucket without waiting for the
 // watch's next timer. Runs begun before it signal nothing.
 const loanRepayNudgeChange = "loan-repay-nudge-delinquency"
+
+// bnplMerchantCallbackChange (BnplActivate): a merchant callback signalled to the running saga
+// (bnpl.MerchantCallbackSignalName) is applied to the agreement (BnplApplyMerchantCallback: its
+// merchant status) instead of being left unread in the history. Taken when the first callback is
+// handled; histories recorded before it replay with theirs unread.
+const bnplMerchantCallbackChange = "bnpl-merchant-callback"

@@ -114,7 +114,8 @@ var ErrSignal = errors.New("bnpl: the agreement's saga could not be signalled")
 // callback writes its audit row and bnpl.merchant_callback_received.v1 for the agreement's
 // business; an unmatched one is stored without a tenant, audited FAILED in the platform's trail,
 // and changes nothing. Then, for a matched callback (first receipt or retry), the agreement's
-// saga is signalled if it runs; a closed or absent saga is not an error. It refuses with
+// activation saga is signalled if it runs, and applies it (ApplyMerchantCallback); when no saga
+// runs the receipt applies it in a second transaction. It refuses with
 // ErrCallbackConflict or ErrCallbackReplayed and then writes nothing.
 func (m *MerchantCallbacks) Receive(ctx context.Context, cb MerchantCallback) (CallbackReceipt, error) {
 	ctx = tenancy.WithActor(ctx, tenancy.Partner(cb.Partner))
@@ -124,22 +125,29 @@ func (m *MerchantCallbacks) Receive(ctx context.Context, cb MerchantCallback) (C
 		r, err = m.store(ctx, tx, cb)
 		return err
 	})
-	if err != nil || r.TenantID == "" || m.wf == nil {
+	if err != nil || r.TenantID == "" {
 		return r, err
 	}
-	err = m.wf.SignalWorkflow(ctx, r.WorkflowID, "", MerchantCallbackSignalName, MerchantCallbackSignal{
-		Partner: cb.Partner, EventID: cb.EventID, AgreementID: cb.AgreementID, MerchantReference: cb.MerchantReference,
-		Kind: cb.Kind, CallbackID: r.ID})
-	var nf *serviceerror.NotFound
-	switch {
-	case err == nil:
-		r.Signalled = true
-	case errors.As(err, &nf):
-		// The saga has finished (or never ran under this id): the record is the whole effect.
-	default:
-		return r, fmt.Errorf("%w: %v", ErrSignal, err)
+	if m.wf != nil {
+		err = m.wf.SignalWorkflow(ctx, r.WorkflowID, "", MerchantCallbackSignalName, MerchantCallbackSignal{
+			Partner: cb.Partner, EventID: cb.EventID, AgreementID: cb.AgreementID, MerchantReference: cb.MerchantReference,
+			Kind: cb.Kind, CallbackID: r.ID})
+		var nf *serviceerror.NotFound
+		switch {
+		case err == nil:
+			r.Signalled = true // the running saga applies it (ApplyMerchantCallback)
+			return r, nil
+		case !errors.As(err, &nf):
+			return r, fmt.Errorf("%w: %v", ErrSignal, err)
+		}
 	}
-	return r, nil
+	// No saga runs (it has closed, or never ran under this id): the receipt applies the callback
+	// to the agreement itself; applying it again (a retry) changes nothing.
+	err = crosstenant.Tx(ctx, m.platform, "merchant callback apply "+cb.Partner, func(tx pgx.Tx) error {
+		_, err := ApplyMerchantCallback(tenancy.WithTenant(ctx, r.TenantID), tx, cb.AgreementID, r.ID, m.now())
+		return err
+	})
+	return r, err
 }
 
 func (m *MerchantCallbacks) existing(ctx context.Context, tx pgx.Tx, cb MerchantCallback) (CallbackReceipt, bool, error) {
