@@ -94,11 +94,17 @@
 //     sent again to a running saga, which may dedupe by EventID); another body under the same
 //     event id, or a nonce reused by another event, is refused and writes nothing.
 //
-// A callback changes no agreement state and moves no money: the merchant is paid on the bank's
-// word (the settlement transfer), not on the merchant's, and a refund or cancellation after
-// activation is settled by an operator's restructure, for which the recorded callback is the
-// evidence. The activation saga takes the signal into its history and does not change course
-// on it.
+// A recorded callback sets the agreement's merchant status (callback_apply.go,
+// ApplyMerchantCallback; columns merchant_status, merchant_callback_id, merchant_status_at): the
+// merchant's latest word, DELIVERED, REFUNDED or CANCELLED, the latest received callback winning,
+// so a duplicate or an older callback changes nothing; a change is audited
+// BnplMerchantStatusChanged with bnpl.merchant_status_changed.v1 (and the previous status). While
+// the activation saga runs (the agreement ACCEPTED, the settlement in flight) the saga applies it
+// between its own steps (workflows/bnpl_merchant_callback.go); once it has closed, the receipt
+// applies it. Nothing else changes and no money moves: the merchant is paid on the bank's word
+// (the settlement transfer), not on the merchant's, and a refund or cancellation is settled by an
+// operator's restructure, for which the merchant status is the flag and the recorded callback
+// the evidence.
 //
 // # Changes
 //
