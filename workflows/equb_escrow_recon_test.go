@@ -88,3 +88,12 @@ func TestEqubEscrowReconcileSwitchedOff(t *testing.T) {
 	env.AssertNotCalled(t, activities.EqubEscrowCheckTenantActivity, mock.Anything, mock.Anything)
 	env.AssertNotCalled(t, activities.EqubEscrowRecordRunActivity, mock.Anything, mock.Anything)
 }
+
+// TestEqubEscrowReconReplay: a recorded run of the escrow reconciliation (api's
+// TestEqubEscrowReconciliation with WAGERAIL_RECORD_HISTORY=1: the operator's run on the real
+// stack that found someone else's money on the escrow account, DRIFT), replayed against the
+// current code: a change to its command sequence that would break a running reconciliation
+// fails here.
+func TestEqubEscrowReconReplay(t *testing.T) {
+	require.Equal(t, EqubEscrowReconcileWorkflowName, replayHistory(t, "testdata/equb_escrow_recon_history.json"))
+}
