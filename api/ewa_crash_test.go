@@ -208,6 +208,15 @@ func crashAfter(w worker.Registry, step string, real workflows.Deps, crash func(
 			}
 			return out, err
 		}, opts)
+	case activities.WalletReserveActivity:
+		w.RegisterActivityWithOptions(func(ctx context.Context, in activities.WalletReserveInput) (activities.LedgerPostResult, error) {
+			out, err := real.Wallet.Reserve(ctx, in)
+			if err == nil && crashed() {
+				<-ctx.Done()
+				return activities.LedgerPostResult{}, lost
+			}
+			return out, err
+		}, opts)
 	default:
 		panic("crashAfter: no crash for " + step)
 	}
