@@ -45,6 +45,7 @@ func (f *authFixture) addMember(tenant, email string, role orgs.MemberRole, appR
 }
 
 func TestAccessMatrix(t *testing.T) {
+	t.Parallel()
 	f := newAuthFixture(t)
 	owner, a := f.signUp("owner-a@example.com", "BUSINESS")
 	otherOwner, b := f.signUp("owner-b@example.com", "BUSINESS")

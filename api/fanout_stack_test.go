@@ -228,6 +228,7 @@ func fanoutSize() (items, batch int) {
 // payees), failing at settlement, and called back twice. Every item ends SETTLED or FAILED with
 // the bank's reason, the callbacks reach the batches gathered, and the books balance.
 func TestFanoutPaysThroughTheSandbox(t *testing.T) {
+	t.Parallel()
 	n, batch := fanoutSize()
 	s := newEwaStack(t, ewaStackOpts{settleDelay: 200 * time.Millisecond, noWorker: true})
 	w := newFanoutWorld(t, s, n)

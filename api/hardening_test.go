@@ -377,6 +377,7 @@ func sortedKeys(m map[string]string) func(func(string, string) bool) {
 // each gets its 4xx and stable code (never 5xx), that a refused one stores and audits nothing and
 // is still counted, and that every status is one openapi.yaml documents.
 func TestHardening4_BankCallbackHostileProbes(t *testing.T) {
+	t.Parallel()
 	f := newHardeningFixture(t, 0)
 	documented := documentedStatuses(t)
 	type tally struct{ probes, accepted, refused int }
