@@ -127,6 +127,7 @@ func TestAdminCommandsBesideMakeRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a private Postgres")
 	}
+	t.Parallel()
 	bin := testkit.Binary(t)
 	dir, app, _ := makeRunDir(t)
 	ctx := t.Context()

@@ -453,6 +453,7 @@ func TestDevStackKeepsTemporalInPostgres(t *testing.T) {
 }
 
 func TestConfigErrorsAreOneClearLine(t *testing.T) {
+	t.Parallel()
 	bin := testkit.Binary(t)
 	occupyDefaultPorts(t) // as a developer's `make run` beside the suite does (issue 21)
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
@@ -504,6 +505,7 @@ func TestConfigErrorsAreOneClearLine(t *testing.T) {
 }
 
 func TestEveryCommandHasHelpWithEnvironment(t *testing.T) {
+	t.Parallel()
 	bin := testkit.Binary(t)
 	for _, c := range commands() {
 		out, err := exec.Command(bin, c.Name, "--help").CombinedOutput()

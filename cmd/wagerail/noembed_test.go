@@ -34,6 +34,7 @@ func deps(t *testing.T, tags ...string) map[string]bool {
 // (`make run`) links the embedded Temporal server and UI; the noembed one (deploy/Dockerfile)
 // links neither, still serves every other command, and refuses `wagerail dev` in one clear line.
 func TestProductionBuildLeavesTheDevStackOut(t *testing.T) {
+	t.Parallel()
 	full, prod := deps(t), deps(t, "-tags", "noembed")
 	for _, p := range embeddedOnly {
 		require.True(t, full[p], "the default build links %s (make run needs it)", p)

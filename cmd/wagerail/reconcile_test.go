@@ -143,6 +143,7 @@ func TestGatewayConfigErrorsAreOneLine(t *testing.T) {
 // found on the cross-tenant path exactly as the daily workflow finds them: real Postgres, the
 // real ledger and gateway over gRPC, the bank sandbox.
 func TestReconcileEveryTenantFromTheCommandLine(t *testing.T) {
+	t.Parallel()
 	d := testkit.NewDB(t)
 	stack := gatewaytest.Start(t, d.App, gatewaytest.Options{})
 	lc, ledgerAddr := ledgertest.ServeAddr(t, d.App, nil)

@@ -67,6 +67,7 @@ func TestSanctionsCommandsBesideMakeRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a private Postgres")
 	}
+	t.Parallel()
 	bin := testkit.Binary(t)
 	dir, app, owner := makeRunDir(t)
 	ctx := t.Context()
