@@ -100,8 +100,11 @@ func (d *disburse) transferInput(ref string) activities.TransferInput {
 // transaction and the transfer's initiation. done reports that the run ends here (a refusal, a
 // failure recorded, or an error), with its outcome.
 func (d *disburse) begin(ctx workflow.Context) (o payoutOutcome, done bool, err error) {
+	if workflow.GetVersion(ctx, ewaOneVersionChange, workflow.DefaultVersion, 1) >= 1 {
+		return d.beginFewer(ctx, true)
+	}
 	if workflow.GetVersion(ctx, ewaFewerStepsChange, workflow.DefaultVersion, 1) >= 1 {
-		return d.beginFewer(ctx)
+		return d.beginFewer(ctx, false)
 	}
 	step := activities.EwaStep{Run: d.run, RequestID: d.in.RequestID}
 
@@ -146,8 +149,10 @@ func (d *disburse) begin(ctx workflow.Context) (o payoutOutcome, done bool, err 
 // sanctions gates in one step (ewa.Begin), the account gate, the pending ledger transaction, then
 // the claim recording it in one transaction (ewa.ClaimWithLedgerTx), and the transfer. The
 // posting comes before the claim, so a refused claim voids it (nothing moved); a posting the
-// ledger refuses claims the request and fails it with the ledger's reason, as before.
-func (d *disburse) beginFewer(ctx workflow.Context) (o payoutOutcome, done bool, err error) {
+// ledger refuses claims the request and fails it with the ledger's reason, as before. oneVersion
+// (runs begun after ewaOneVersionChange) takes the leg reference without asking
+// legReferenceChange: those runs ask no version but ewaOneVersionChange.
+func (d *disburse) beginFewer(ctx workflow.Context, oneVersion bool) (o payoutOutcome, done bool, err error) {
 	step := activities.EwaStep{Run: d.run, RequestID: d.in.RequestID}
 
 	// 1. The plan, the KYC and the sanctions gates: one transaction.
@@ -169,7 +174,11 @@ func (d *disburse) beginFewer(ctx workflow.Context) (o payoutOutcome, done bool,
 	}
 
 	// 3. The pending ledger transaction.
-	posted, err := d.postPending(ctx, d.reference(ctx), d.ledgerInput)
+	ref := d.legReference()
+	if !oneVersion {
+		ref = d.reference(ctx)
+	}
+	posted, err := d.postPending(ctx, ref, d.ledgerInput)
 	if err != nil {
 		// Nothing moved: the request fails with the ledger's reason, once this run has it.
 		if _, cerr := callLocal(ctx, localRecordOptions(), activities.EwaClaim, step); cerr != nil {
@@ -207,10 +216,13 @@ func (d *disburse) gateInput() activities.GateInput {
 // begun before legReferenceChange.
 func (d *disburse) reference(ctx workflow.Context) string {
 	if workflow.GetVersion(ctx, legReferenceChange, workflow.DefaultVersion, 1) >= 1 {
-		return partnerref.Leg(partnerref.EwaDisburse, d.wfID, 1)
+		return d.legReference()
 	}
 	return d.wfID
 }
+
+// legReference is the saga's one transfer's leg reference (partnerref.Leg).
+func (d *disburse) legReference() string { return partnerref.Leg(partnerref.EwaDisburse, d.wfID, 1) }
 
 // ledgerInput is the disbursement's pending transaction: Dr receivable-from-employee principal
 // + fee; Cr the funding account's mirror principal; Cr fee-income fee (no leg when it is 0). Its

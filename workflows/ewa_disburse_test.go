@@ -64,8 +64,10 @@ type disburseHarness struct {
 // newDisburseHarness runs the saga as runs begun before ewaFewerStepsChange do (LoadPlan, the
 // gates one by one, Claim, the posting, SetLedgerTx): the tests that use it hold those runs to
 // their sequence (a resumed run asks no version: Maybe); newFewerStepsHarness runs the current one.
+// Such runs were begun before ewaOneVersionChange too (asked first, it answers DefaultVersion).
 func newDisburseHarness(t *testing.T) *disburseHarness {
 	h := newHarness(t)
+	h.env.OnGetVersion(ewaOneVersionChange, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion).Maybe()
 	h.env.OnGetVersion(ewaFewerStepsChange, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion).Maybe()
 	return h
 }
@@ -489,19 +491,21 @@ func TestEwaCodesAgreeWithActivities(t *testing.T) {
 // Recorded histories of real runs (WAGERAIL_RECORD_HISTORY=1 rewrites the current ones): a
 // whole saga settled by the callback, and the last run of a saga that continued as new while the
 // partner held its transfer. The first two were recorded before legReferenceChange, the third
-// before ewaFewerStepsChange; they are kept as they are: they are what running sagas of their
-// time replay.
+// before ewaFewerStepsChange, the fourth before ewaOneVersionChange; they are kept as they are:
+// they are what running sagas of their time replay. The last is the current one.
 const (
 	ewaDisburseHistoryFile           = "testdata/ewa_disburse_history.json"
 	ewaDisburseResumedHistoryFile    = "testdata/ewa_disburse_resumed_history.json"
 	ewaDisburseLegRefHistoryFile     = "testdata/ewa_disburse_legref_history.json"
 	ewaDisburseFewerStepsHistoryFile = "testdata/ewa_disburse_fewer_steps_history.json"
+	ewaDisburseOneVersionHistoryFile = "testdata/ewa_disburse_one_version_history.json"
 )
 
 // TestEwaDisburseReplay replays the recorded histories against the current code, under the
 // workflow id each ran with (the saga compares a signal's reference with its own id).
 func TestEwaDisburseReplay(t *testing.T) {
-	for _, file := range []string{ewaDisburseHistoryFile, ewaDisburseResumedHistoryFile, ewaDisburseLegRefHistoryFile, ewaDisburseFewerStepsHistoryFile} {
+	for _, file := range []string{ewaDisburseHistoryFile, ewaDisburseResumedHistoryFile, ewaDisburseLegRefHistoryFile, ewaDisburseFewerStepsHistoryFile,
+		ewaDisburseOneVersionHistoryFile} {
 		t.Run(file, func(t *testing.T) { require.Equal(t, EwaDisburseWorkflowName, replayHistory(t, file)) })
 	}
 }
@@ -540,7 +544,7 @@ func TestEwaDisburseRealRun(t *testing.T) {
 	require.Equal(t, res.TransferID, tr.GetId())
 	require.Equal(t, 3, r.steps(), "Begin, ClaimWithLedgerTx, MarkDisbursed")
 
-	recordHistory(t, tc, wfID, run.GetRunID(), ewaDisburseFewerStepsHistoryFile)
+	recordHistory(t, tc, wfID, run.GetRunID(), ewaDisburseOneVersionHistoryFile)
 }
 
 // A transfer the partner holds past a run's lookups, on the real server: the saga continues as

@@ -18,6 +18,13 @@ const legReferenceChange = "partner-leg-reference"
 // gates one by one, Claim, the posting and SetLedgerTx.
 const ewaFewerStepsChange = "ewa-fewer-record-steps"
 
+// ewaOneVersionChange (EwaDisburse): runs begun after it ask this one version and no other. It
+// implies ewaFewerStepsChange's steps and legReferenceChange's leg reference, which such runs no
+// longer ask: every GetVersion a run asks records a marker and upserts the TemporalChangeVersion
+// search attribute (a visibility write on the server), two per saga before it, one now. The
+// steps and their inputs are those of ewaFewerStepsChange. Runs begun before it ask the two.
+const ewaOneVersionChange = "ewa-one-version"
+
 // reconcileEveryoneChange (Reconcile): a run without tenants (the schedule's) first finds every
 // tenant with partner-bank mirror accounts (FindPairs) and reconciles them, and every run ends by
 // recording itself (RecordReconciliation, which svc_reconcile_last_success_timestamp_seconds

@@ -1,0 +1,34 @@
+package workflows
+
+import (
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+)
+
+// A run begun after ewaOneVersionChange asks one version: its recorded history (which
+// TestEwaDisburseReplay holds the code to) has one version marker and one upsert of the
+// TemporalChangeVersion search attribute, where the run before it had two of each; its steps
+// are ewaFewerStepsChange's, the seven local activities.
+func TestEwaDisburseOneVersionHistoryAsksOneVersion(t *testing.T) {
+	f, err := os.Open(ewaDisburseOneVersionHistoryFile)
+	require.NoError(t, err)
+	defer f.Close()
+	hist, err := client.HistoryFromJSON(f, client.HistoryJSONOptions{})
+	require.NoError(t, err)
+	markers := map[string]int{}
+	upserts := 0
+	for _, e := range hist.GetEvents() {
+		switch e.GetEventType() {
+		case enumspb.EVENT_TYPE_MARKER_RECORDED:
+			markers[e.GetMarkerRecordedEventAttributes().GetMarkerName()]++
+		case enumspb.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES:
+			upserts++
+		}
+	}
+	require.Equal(t, map[string]int{"Version": 1, "LocalActivity": 7}, markers)
+	require.Equal(t, 1, upserts)
+}
