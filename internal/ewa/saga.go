@@ -111,6 +111,19 @@ func ClaimWithLedgerTx(ctx context.Context, tx pgx.Tx, requestID, workflowID, le
 	case ledgerTxID == "":
 		return Request{}, fmt.Errorf("ewa: claim: empty ledger transaction id")
 	}
+	// The claim itself, under the row lock its update takes (a racing claim waits for it, then
+	// finds the request no longer REQUESTED); when it does not apply, the row read under lock
+	// says why (or that it is this workflow's earlier call).
+	r, err := scanRequest(tx.QueryRow(ctx, `UPDATE app.ewa_requests SET status = 'DISBURSING', workflow_id = $2, ledger_tx_id = $3,
+			updated_at = now()
+		WHERE id = $1 AND status = 'REQUESTED' RETURNING `+requestColumns, requestID, workflowID, ledgerTxID))
+	if err == nil {
+		return r, record(ctx, tx, r, ActionDisburse, audit.Success,
+			map[string]any{"workflowId": workflowID, "principalSantim": r.PrincipalSantim, "feeSantim": r.FeeSantim}, "", nil)
+	}
+	if !errors.Is(err, ErrNotFound) {
+		return Request{}, fmt.Errorf("ewa: claim: %w", err)
+	}
 	cur, err := lockRequest(ctx, tx, requestID)
 	if err != nil {
 		return Request{}, err
@@ -130,17 +143,8 @@ func ClaimWithLedgerTx(ctx context.Context, tx pgx.Tx, requestID, workflowID, le
 		}
 		cur.LedgerTxID = ledgerTxID
 		return cur, nil
-	case cur.Status != Requested:
-		return cur, fmt.Errorf("%w: status %s", ErrNotDisbursable, cur.Status)
 	}
-	r, err := scanRequest(tx.QueryRow(ctx, `UPDATE app.ewa_requests SET status = 'DISBURSING', workflow_id = $2, ledger_tx_id = $3,
-			updated_at = now()
-		WHERE id = $1 RETURNING `+requestColumns, requestID, workflowID, ledgerTxID))
-	if err != nil {
-		return Request{}, fmt.Errorf("ewa: claim: %w", err)
-	}
-	return r, record(ctx, tx, r, ActionDisburse, audit.Success,
-		map[string]any{"workflowId": workflowID, "principalSantim": r.PrincipalSantim, "feeSantim": r.FeeSantim}, "", nil)
+	return cur, fmt.Errorf("%w: status %s", ErrNotDisbursable, cur.Status)
 }
 
 // MarkDisbursed moves DISBURSING → DISBURSED: audit EwaDisbursed, outbox ewa.disbursed.v1.
