@@ -61,13 +61,15 @@ type Equb struct {
 // to the steps that use them.
 type EqubStep struct {
 	Run
-	GroupID    string
-	UserID     string         // a contribution's member
-	Cycle      int            // a payout's cycle number
-	Plan       equb.MoneyPlan // Claim
-	LedgerTxID string         // Claim
-	TransferID string         // MarkPosted
-	Reason     string         // MarkFailed: the failure's code
+	GroupID string
+	UserID  string // a contribution's member
+	// Payroll: a contribution by payroll deduction (the member by membership; LoadPlan).
+	Payroll    *equb.PayrollSource `json:",omitempty"`
+	Cycle      int                 // a payout's cycle number
+	Plan       equb.MoneyPlan      // Claim
+	LedgerTxID string              // Claim
+	TransferID string              // MarkPosted
+	Reason     string              // MarkFailed: the failure's code
 }
 
 // LoadPlan reads what the contribution needs (equb.LoadContributionPlan); its refusals are
@@ -75,6 +77,10 @@ type EqubStep struct {
 func (a *Equb) LoadPlan(ctx context.Context, in EqubStep) (equb.MoneyPlan, error) {
 	var p equb.MoneyPlan
 	err := a.inTx(ctx, in, func(ctx context.Context, tx db.BunTx) (err error) {
+		if in.Payroll != nil {
+			p, err = equb.LoadPayrollContributionPlan(ctx, tx, *in.Payroll, in.WorkflowID)
+			return err
+		}
 		p, err = equb.LoadContributionPlan(ctx, tx, in.GroupID, in.UserID, in.WorkflowID)
 		return err
 	})
@@ -166,8 +172,12 @@ func (a *Equb) Register(r worker.ActivityRegistry) {
 }
 
 func (a *Equb) inTx(ctx context.Context, in EqubStep, fn func(context.Context, db.BunTx) error) error {
+	subject := field.Identifier("groupId", in.GroupID, field.MaxIdentifier)
+	if in.Payroll != nil && in.GroupID == "" { // a payroll deduction's plan names the membership
+		subject = field.Identifier("payroll.membershipId", in.Payroll.MembershipID, field.MaxIdentifier)
+	}
 	return recordBunStep(ctx, a.DB, in.Run, EqubContributionSaga,
-		errors.Join(field.Identifier("groupId", in.GroupID, field.MaxIdentifier), field.Text("reason", in.Reason, field.MaxText)),
+		errors.Join(subject, field.Text("reason", in.Reason, field.MaxText)),
 		equbError, fn, "group_id", in.GroupID, "tx_id", in.LedgerTxID, "transfer_id", in.TransferID)
 }
 

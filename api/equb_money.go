@@ -11,6 +11,7 @@ import (
 
 	"github.com/wagerail/wagerail/internal/equb"
 	"github.com/wagerail/wagerail/internal/orgs"
+	"github.com/wagerail/wagerail/internal/payroll"
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/field"
 	"github.com/wagerail/wagerail/internal/platform/idempotency"
@@ -29,7 +30,50 @@ func (s *Server) equbMoneyRoutes() []Route {
 			Resolve: s.equbMoneySwitch, Summary: "Contribute to the group's open cycle (member → escrow)", Handler: s.contributeEqub}),
 		biz(Route{Method: http.MethodPost, Path: "/api/equb/groups/:id/payout/:cycle", Auth: Org, Role: orgs.Admin, Idem: true, Body: BodyNone,
 			Resolve: s.equbMoneySwitch, Summary: "Pay a cycle's pot to its recipient (escrow → member; organizer)", Handler: s.payOutEqub}),
+		biz(Route{Method: http.MethodPost, Path: "/api/equb/groups/:id/contribution-mandate", Auth: Org, Role: orgs.PlainMember,
+			Resolve: s.equbMoneySwitch, Summary: "Opt in to contribute by payroll deduction (a PENDING deduction mandate)", Handler: s.createEqubContributionMandate}),
 	}
+}
+
+type equbContributionMandateRequest struct {
+	StartPeriod *string `json:"startPeriod"`
+	EndPeriod   *string `json:"endPeriod"`
+}
+
+// createEqubContributionMandate records the caller's opt-in to contribute to the group by payroll
+// deduction: a PENDING EQUB_CONTRIBUTION deduction mandate for their own membership
+// (equb.CreateContributionMandate; internal/payroll/product_mandate.go), answered as the payroll
+// mandate routes answer a mandate (201). A payroll approver activates it.
+func (s *Server) createEqubContributionMandate(c *gin.Context) {
+	id, ok := pathID(c)
+	if !ok {
+		return
+	}
+	var req equbContributionMandateRequest
+	if e := bindJSON(c, &req); e != nil {
+		writeError(c, e)
+		return
+	}
+	if err := pmRequired("startPeriod", req.StartPeriod == nil); err != nil {
+		writeError(c, payrollError(err))
+		return
+	}
+	end := ""
+	if req.EndPeriod != nil {
+		if end = *req.EndPeriod; end == "" {
+			writeError(c, fieldError(&field.Error{Field: "endPeriod", Problem: "must be a month written YYYY-MM (leave it out for none)"}))
+			return
+		}
+	}
+	cl := callerOf(c)
+	m, err := inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) (payroll.Mandate, error) {
+		return equb.CreateContributionMandate(ctx, tx, id, cl.User.ID, *req.StartPeriod, end, s.now())
+	})
+	if err != nil {
+		s.payrollAnswer(c, "CreateDeductionMandate", "EqubGroup", id, err)
+		return
+	}
+	c.JSON(http.StatusCreated, toMandateJSON(m))
 }
 
 // equbMoneySwitch refuses every equb money route while the master switch is off.

@@ -256,6 +256,14 @@ func FuzzEqubRoutes(f *testing.F) {
 	f.Add(uint8(11), uint8(1), g.ID, "99", "", "")
 	f.Add(uint8(11), uint8(1), g.ID, "01", "", "")
 	f.Add(uint8(11), uint8(1), "eqc_"+strings.Repeat("x", 300), "-1", "", "")
+	// 12: POST .../contribution-mandate (the payroll-deduction opt-in).
+	f.Add(uint8(12), uint8(0), g.ID, "", "", `{"startPeriod":"2026-11"}`)
+	f.Add(uint8(12), uint8(0), g.ID, "", "", `{"startPeriod":"2026-11","endPeriod":"2026-10"}`)
+	f.Add(uint8(12), uint8(0), g.ID, "", "", `{"startPeriod":"2026-13","endPeriod":""}`)
+	f.Add(uint8(12), uint8(0), g.ID, "", "", `{"startPeriod":null,"amountSantim":1e400}`)
+	f.Add(uint8(12), uint8(1), g.ID, "", "", `{"startPeriod":"2026-11"}`)
+	f.Add(uint8(12), uint8(2), g.ID, "", "", `{"startPeriod":"2026-11"}`)
+	f.Add(uint8(12), uint8(0), "%ff%00", "", "", `[]`)
 	var n atomic.Int64
 	f.Fuzz(func(t *testing.T, route, who uint8, id, cycle, query, body string) {
 		r := routes[int(route)%len(routes)]

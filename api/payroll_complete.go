@@ -28,6 +28,8 @@ type payrollCompleteOutcomeJSON struct {
 	Refused        payroll.Tally              `json:"refused"`
 	RefusedLines   []payroll.RefusedDeduction `json:"refusedLines"`
 	Remittances    int                        `json:"remittancesStarted"`
+	// ProductsCollected: the product mandates' collections, by kind (every product kind).
+	ProductsCollected map[string]payroll.Tally `json:"productsCollected"`
 }
 
 // completePayrollRun is the operator's completion of a DISBURSED run whose FAILED entries are
@@ -96,7 +98,10 @@ func (s *Server) completePayrollRun(c *gin.Context) {
 	}
 	o := res.Outcome
 	out.Outcome = &payrollCompleteOutcomeJSON{EWARecovered: o.EWA, LoansRecovered: o.Loans, Refused: o.Refused,
-		RefusedLines: o.RefusedLines, Remittances: o.Remittances}
+		RefusedLines: o.RefusedLines, Remittances: o.Remittances, ProductsCollected: map[string]payroll.Tally{}}
+	for _, k := range payroll.ProductKinds {
+		out.Outcome.ProductsCollected[k] = o.Products[k]
+	}
 	if out.Outcome.RefusedLines == nil {
 		out.Outcome.RefusedLines = []payroll.RefusedDeduction{}
 	}

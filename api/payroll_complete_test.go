@@ -254,7 +254,8 @@ func TestPayrollCompletionAppliesDeductions(t *testing.T) {
 		"paidEntries":1,"failedEntries":1,"paidNetSantim":%d,"failedNetSantim":%d,
 		"ewaRecovered":{"count":1,"santim":%d},"loanInstalmentsRecovered":{"count":2,"santim":%d},
 		"mandatesApplied":{"count":1,"santim":5000},"mandatesCompleted":1,"notApplied":{"count":1,"santim":3000},
-		"refused":{"count":0,"santim":0},"refusedLines":[],"remittancesStarted":1}`,
+		"refused":{"count":0,"santim":0},"refusedLines":[],"remittancesStarted":1,
+		"productsCollected":{"EQUB_CONTRIBUTION":{"count":0,"santim":0},"BNPL_INSTALLMENT":{"count":0,"santim":0},"SAVINGS_AUTOSAVE":{"count":0,"santim":0}}}`,
 		runID, 2_300_000-paidNet-failedNet, paidNet+failedNet, paidNet, failedNet, adv.TotalSantim, loansSantim), payload)
 	events := func() map[string]int {
 		out := map[string]int{}
@@ -361,7 +362,8 @@ func TestPayrollCompleteRoute(t *testing.T) {
 	rec := s.owner.call(http.MethodPost, path, nil, first...)
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 	want := fmt.Sprintf(`{"id":%q,"status":"COMPLETED","workflowId":%q,"outcome":{"ewaRecovered":{"count":0,"santim":0},
-		"loanInstalmentsRecovered":{"count":0,"santim":0},"refused":{"count":0,"santim":0},"refusedLines":[],"remittancesStarted":0}}`,
+		"loanInstalmentsRecovered":{"count":0,"santim":0},"refused":{"count":0,"santim":0},"refusedLines":[],"remittancesStarted":0,
+		"productsCollected":{"EQUB_CONTRIBUTION":{"count":0,"santim":0},"BNPL_INSTALLMENT":{"count":0,"santim":0},"SAVINGS_AUTOSAVE":{"count":0,"santim":0}}}}`,
 		runID, workflows.PayrollCompleteWorkflowID(s.tenant, runID))
 	require.JSONEq(t, want, rec.Body.String())
 	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.payroll_runs WHERE id = $1 AND status = 'COMPLETED'`, runID))

@@ -37,8 +37,15 @@ type EqubContributeInput struct {
 	GroupID       string
 	UserID        string // the member, by their user (the session's)
 	CorrelationID string
-	Resume        *EqubContributeResume `json:",omitempty"`
+	// Payroll is set for a contribution by payroll deduction (the payroll-completion saga,
+	// internal/payroll/product_mandate.go): the member by their membership, the amount the
+	// run withheld, the money from the employer's payroll account; GroupID and UserID unset.
+	Payroll *EqubPayrollSource    `json:",omitempty"`
+	Resume  *EqubContributeResume `json:",omitempty"`
 }
+
+// EqubPayrollSource is a payroll-deducted contribution's source (equb.PayrollSource).
+type EqubPayrollSource = equb.PayrollSource
 
 // EqubContributeResume is the state a run hands the next when it continues as new while the
 // partner holds the transfer.
@@ -58,7 +65,7 @@ var equbContribution = equbMove{
 	query: EqubContributeStatusQuery, update: EqubContributeAcceptedUpdate,
 	kind: partnerref.EqubContribution, ledgerStep: "contribute", intoEscrow: true,
 	recordRefusals: map[string]bool{equb.CodeGroupNotFound: true, equb.CodeNotMember: true, equb.CodeCycleNotOpen: true,
-		equb.CodeEscrowNotActive: true, equb.CodeAlreadyContributed: true},
+		equb.CodeEscrowNotActive: true, equb.CodeAlreadyContributed: true, equb.CodeAmountMismatch: true, equb.CodePayrollAccountNotSet: true},
 	paidStage: EqubContributePosted, failedStage: EqubContributeFailed,
 	loadPlan:   activities.EqubContributionLoadPlan,
 	claim:      equbRecord(activities.EqubContributionClaim),
@@ -77,7 +84,7 @@ var equbContribution = equbMove{
 // is POSTED; FAILED voids it and the contribution is FAILED (failContribution), nothing posted.
 func EqubContribute(ctx workflow.Context, in EqubContributeInput) (EqubContributeResult, error) {
 	return runEqubMove(ctx, equbContribution, in.TenantID, in.CorrelationID,
-		activities.EqubStep{GroupID: in.GroupID, UserID: in.UserID}, in.Resume,
+		activities.EqubStep{GroupID: in.GroupID, UserID: in.UserID, Payroll: in.Payroll}, in.Resume,
 		func(r *EqubContributeResume) any {
 			next := in
 			next.Resume = r

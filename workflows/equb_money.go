@@ -125,6 +125,9 @@ func (d *equbMoney) begin(ctx workflow.Context) (o payoutOutcome, done bool, err
 	if d.plan, err = callLocal(ctx, localRecordOptions(), d.move.loadPlan, d.step()); err != nil {
 		return d.recordFailed(err)
 	}
+	if d.groupID == "" { // a contribution by payroll deduction names its member by membership
+		d.groupID, d.base.GroupID = d.plan.GroupID, d.plan.GroupID
+	}
 	// 2. The member's account.
 	d.progress.Stage = StageGates
 	if code, reason, refused := runGates(ctx, activities.GateInput{Saga: activities.EqubContributionSaga, Run: d.run,
@@ -168,11 +171,15 @@ func (d *equbMoney) ledgerInput() activities.LedgerPostInput {
 	if d.move.intoEscrow {
 		debit, credit = escrow, p.PoolAccount
 	}
+	meta := map[string]string{"groupId": p.GroupID, "cycleId": p.CycleID, "membershipId": p.MembershipID,
+		partnerref.LedgerMetadataKey: d.leg.Transfer.Reference}
+	if p.Payroll != nil {
+		meta["source"], meta["mandateId"] = equb.SourcePayroll, p.Payroll.MandateID
+	}
 	return activities.LedgerPostInput{Run: d.run, IdempotencyKey: string(d.move.kind) + ":" + d.wfID, Step: d.move.ledgerStep,
 		Legs: []activities.LedgerLeg{
 			{Account: debit, Direction: "DEBIT", AmountSantim: p.AmountSantim},
 			{Account: credit, Direction: "CREDIT", AmountSantim: p.AmountSantim},
 		},
-		Metadata: map[string]string{"groupId": p.GroupID, "cycleId": p.CycleID, "membershipId": p.MembershipID,
-			partnerref.LedgerMetadataKey: d.leg.Transfer.Reference}}
+		Metadata: meta}
 }

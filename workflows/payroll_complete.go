@@ -199,5 +199,13 @@ func mergeOutcome(a, b payroll.CompletionOutcome) payroll.CompletionOutcome {
 		}
 	}
 	a.Remittances += b.Remittances
+	for _, k := range payroll.ProductKinds {
+		if t, ok := b.Products[k]; ok {
+			if a.Products == nil {
+				a.Products = map[string]payroll.Tally{}
+			}
+			a.Products[k] = payroll.Tally{Count: a.Products[k].Count + t.Count, Santim: a.Products[k].Santim + t.Santim}
+		}
+	}
 	return a
 }

@@ -21,6 +21,12 @@ import (
 // workflow id (a second run of the id finds its repayment and answers it), so a page run again
 // after a crash posts nothing twice.
 //
+// A product mandate's line (internal/payroll/product_mandate.go) goes to its product's own saga
+// with Source PAYROLL under PayrollProductWorkflowID (the (run, entry, mandate) key, hashed so
+// that the transfer's partner reference stays bounded): an EQUB_CONTRIBUTION to EqubContribute
+// (the payroll account → the cycle's escrow). The product sagas are idempotent on their workflow
+// id too: a second run under the id finds its own record and answers it, moving nothing again.
+//
 // A loan instalment the run's repayment made REPAID is remitted to its FI: LoanRemit is started
 // as an abandoned child under PayrollRemitWorkflowID (one per instalment, never started twice:
 // REJECT_DUPLICATE), and the batch waits only for it to start — the FI's settlement is the
@@ -48,6 +54,13 @@ const (
 // of a run.
 func PayrollDeductionWorkflowID(tenantID, runID string, o payroll.Obligation) string {
 	return "payroll-deduction:" + tenantID + ":" + runID + ":" + o.EntryID + ":" + o.Kind + ":" + o.Reference
+}
+
+// PayrollProductWorkflowID is the product saga's workflow id for a product mandate's line of one
+// entry of a run (idempotency.WorkflowID's hashed form: the saga's partner reference
+// "<workflow id>.<kind>.<leg>" must stay within the gateway's bound and alphabet).
+func PayrollProductWorkflowID(tenantID, runID string, o payroll.Obligation) string {
+	return idempotency.WorkflowID(tenantID, "payroll-complete/"+o.Kind, runID+":"+o.EntryID+":"+o.Reference)
 }
 
 // PayrollRemitWorkflowID is the remittance saga's workflow id for an instalment a payroll run
@@ -86,6 +99,13 @@ func PayrollCompleteBatch(ctx workflow.Context, in PayrollCompleteBatchInput) (p
 			}
 		case o.Kind == payroll.ObligationEWA:
 			out.EWA.Add(o.AmountSantim)
+		case payroll.ProductKind(o.Kind):
+			if out.Products == nil {
+				out.Products = map[string]payroll.Tally{}
+			}
+			t := out.Products[o.Kind]
+			t.Add(o.AmountSantim)
+			out.Products[o.Kind] = t
 		default:
 			out.Loans.Add(o.AmountSantim)
 		}
@@ -105,6 +125,9 @@ type obligationOutcome struct {
 }
 
 func applyObligation(ctx workflow.Context, in PayrollCompleteBatchInput, o payroll.Obligation) obligationOutcome {
+	if payroll.ProductKind(o.Kind) {
+		return applyProduct(ctx, in, o)
+	}
 	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
 		WorkflowID:            PayrollDeductionWorkflowID(in.TenantID, in.RunID, o),
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
@@ -170,4 +193,31 @@ func startRemit(ctx workflow.Context, in PayrollCompleteBatchInput, o payroll.Ob
 		return nil
 	}
 	return err
+}
+
+// applyProduct runs a product mandate's line through its product's saga (see above); a kind whose
+// product takes no payroll collection yet is refused (reported, the line still owed at it).
+func applyProduct(ctx workflow.Context, in PayrollCompleteBatchInput, o payroll.Obligation) obligationOutcome {
+	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+		WorkflowID:            PayrollProductWorkflowID(in.TenantID, in.RunID, o),
+		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		TypedSearchAttributes: searchAttributes(in.TenantID, "payroll:"+in.RunID),
+	})
+	switch o.Kind {
+	case payroll.KindEqubContribution:
+		var res EqubContributeResult
+		if err := workflow.ExecuteChildWorkflow(cctx, EqubContributeWorkflowName, EqubContributeInput{TenantID: in.TenantID,
+			CorrelationID: in.CorrelationID, Payroll: &EqubPayrollSource{MembershipID: o.ProductRef, MandateID: o.Reference,
+				AmountSantim: o.AmountSantim}}).Get(ctx, &res); err != nil {
+			return obligationOutcome{err: err}
+		}
+		if res.Status == EqubContributePosted {
+			return obligationOutcome{}
+		}
+		if res.Code == "" {
+			return obligationOutcome{code: res.Status}
+		}
+		return obligationOutcome{code: res.Code}
+	}
+	return obligationOutcome{code: payroll.CodeProductNotCollected}
 }

@@ -34,8 +34,13 @@ const (
 	CodeEscrowReconOff = "EQUB_ESCROW_RECON_DISABLED"
 	// The sagas' account gate (the member's account, the recipient's account) and a partner
 	// that cannot be asked (fail closed).
-	CodeAccountInvalid     = "EQUB_ACCOUNT_INVALID"
-	CodePartnerUnavailable = "EQUB_PARTNER_UNAVAILABLE"
+	CodeAccountInvalid = "EQUB_ACCOUNT_INVALID"
+	// A contribution by payroll deduction (PayrollSource) the plan refuses: the run withheld
+	// another amount than the cycle's contribution; the organization has no payroll account, or
+	// one at another partner than the escrow's.
+	CodeAmountMismatch       = "EQUB_CONTRIBUTION_AMOUNT_MISMATCH"
+	CodePayrollAccountNotSet = "EQUB_PAYROLL_ACCOUNT_NOT_SET"
+	CodePartnerUnavailable   = "EQUB_PARTNER_UNAVAILABLE"
 )
 
 var refusals = refusal.Table{
@@ -59,6 +64,8 @@ var refusals = refusal.Table{
 	CodeAlreadyPaidOut:       {Status: http.StatusConflict, Message: "the cycle's payout (or this member's payout of the round) is already made or under way"},
 	CodeMoneyMovementOff:     {Status: http.StatusServiceUnavailable, Message: "equb money movement is switched off (EQUB_MONEY_MOVEMENT_ENABLED); nothing was written"},
 	CodeAccountInvalid:       {Status: http.StatusConflict, Message: "the partner bank did not confirm the member's account"},
+	CodeAmountMismatch:       {Status: http.StatusConflict, Message: "the amount withheld is not the cycle's contribution"},
+	CodePayrollAccountNotSet: {Status: http.StatusConflict, Message: "the organization has no payroll account at the escrow's partner bank (POST /api/payroll/tenant-settings)"},
 	CodePartnerUnavailable:   {Status: http.StatusServiceUnavailable, Message: "the partner bank could not be asked; nothing moved, try again later with a new key"},
 	CodeEscrowReconOff:       {Status: http.StatusServiceUnavailable, Message: "equb escrow reconciliation is switched off (EQUB_ESCROW_RECON_ENABLED); nothing ran"},
 }

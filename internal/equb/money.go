@@ -10,6 +10,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/wagerail/wagerail/internal/identity"
+	"github.com/wagerail/wagerail/internal/payroll"
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/outbox"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
@@ -19,19 +20,37 @@ import (
 type Contribution struct {
 	bun.BaseModel `bun:"table:app.equb_contributions,alias:ct"`
 
-	ID           string    `bun:"id,pk"`
-	TenantID     string    `bun:"tenant_id"`
-	GroupID      string    `bun:"group_id"`
-	CycleID      string    `bun:"cycle_id"`
-	MembershipID string    `bun:"membership_id"`
-	AmountSantim int64     `bun:"amount_santim"`
-	Status       string    `bun:"status"`
-	WorkflowID   string    `bun:"workflow_id"`
-	LedgerTxID   *string   `bun:"ledger_tx_id"`
-	TransferID   *string   `bun:"transfer_id"`
-	FailureCode  *string   `bun:"failure_code"`
-	CreatedAt    time.Time `bun:"created_at"`
-	UpdatedAt    time.Time `bun:"updated_at"`
+	ID           string  `bun:"id,pk"`
+	TenantID     string  `bun:"tenant_id"`
+	GroupID      string  `bun:"group_id"`
+	CycleID      string  `bun:"cycle_id"`
+	MembershipID string  `bun:"membership_id"`
+	AmountSantim int64   `bun:"amount_santim"`
+	Status       string  `bun:"status"`
+	WorkflowID   string  `bun:"workflow_id"`
+	LedgerTxID   *string `bun:"ledger_tx_id"`
+	TransferID   *string `bun:"transfer_id"`
+	FailureCode  *string `bun:"failure_code"`
+	// Source is where the money came from: SourceMember (the member's account) or SourcePayroll
+	// (a payroll deduction, with its MandateID).
+	Source    string    `bun:"source"`
+	MandateID *string   `bun:"mandate_id"`
+	CreatedAt time.Time `bun:"created_at"`
+	UpdatedAt time.Time `bun:"updated_at"`
+}
+
+// Contribution sources.
+const (
+	SourceMember  = "MEMBER"
+	SourcePayroll = "PAYROLL"
+)
+
+// PayrollSource is a contribution by payroll deduction (internal/payroll/product_mandate.go): the
+// member by membership, the product mandate, and the amount the payroll run withheld.
+type PayrollSource struct {
+	MembershipID string
+	MandateID    string
+	AmountSantim int64
 }
 
 // Payout is a cycle's payout to its recipient (the payout saga's record).
@@ -107,6 +126,9 @@ type MoneyPlan struct {
 	// Owner is the workflow id of the saga that already holds this contribution or payout ("" when
 	// none does): the saga with that id goes on, any other is refused.
 	Owner string
+	// Payroll is set for a contribution by payroll deduction: Member is then the organization's
+	// payroll account (where the withheld pay is), not the member's own.
+	Payroll *PayrollSource `json:",omitempty"`
 }
 
 // cycleOfGroup reads the group's cycle: number 0 is the current (not PAID) one.
@@ -201,6 +223,37 @@ func LoadContributionPlan(ctx context.Context, tx db.BunTx, groupID, userID, wfI
 	return p, nil
 }
 
+// LoadPayrollContributionPlan is LoadContributionPlan for a contribution by payroll deduction
+// (the payroll-completion saga): the member by membership (still ACTIVE in its group), the
+// group's OPEN cycle as for any contribution, the amount withheld equal to the cycle's
+// contribution, and the money from the organization's payroll account at the escrow's partner
+// (Member is that account). Errors: LoadContributionPlan's; EQUB_NOT_MEMBER for a membership
+// that is not ACTIVE; EQUB_CONTRIBUTION_AMOUNT_MISMATCH; EQUB_PAYROLL_ACCOUNT_NOT_SET.
+func LoadPayrollContributionPlan(ctx context.Context, tx db.BunTx, src PayrollSource, wfID string) (MoneyPlan, error) {
+	var m Membership
+	if err := tx.NewSelect().Model(&m).Where("m.tenant_id = ?", tenancy.TenantID(ctx)).Where("m.id = ?", src.MembershipID).
+		Where("m.status = ?", MemberActive).Scan(ctx); err != nil {
+		return MoneyPlan{}, notFoundOr(err, RefusalError(CodeNotMember))
+	}
+	p, err := LoadContributionPlan(ctx, tx, m.GroupID, m.UserID, wfID)
+	if err != nil {
+		return p, err
+	}
+	if p.AmountSantim != src.AmountSantim {
+		return MoneyPlan{}, RefusalError(CodeAmountMismatch)
+	}
+	s, err := payroll.EffectiveSettings(ctx, tx)
+	if err != nil {
+		return MoneyPlan{}, err
+	}
+	if s.PayrollAccount == nil || s.PayrollAccount.Partner != p.Escrow.Partner {
+		return MoneyPlan{}, RefusalError(CodePayrollAccountNotSet)
+	}
+	p.Member = Account{Partner: s.PayrollAccount.Partner, AccountNumber: s.PayrollAccount.AccountNumber}
+	p.Payroll = &src
+	return p, nil
+}
+
 // ClaimContribution records the saga's contribution PENDING with its pending pool posting
 // (audited ContributeEqub, event equb.contribution_initiated.v1); the same saga again is a no-op.
 // Errors: EQUB_ALREADY_CONTRIBUTED (another saga holds the member's contribution to the cycle:
@@ -222,7 +275,11 @@ func ClaimContribution(ctx context.Context, tx db.BunTx, p MoneyPlan, wfID, ledg
 		return Contribution{}, RefusalError(CodeCycleNotOpen)
 	}
 	ct := Contribution{ID: "eqt_" + identity.NewID(), TenantID: p.TenantID, GroupID: p.GroupID, CycleID: p.CycleID, MembershipID: p.MembershipID,
-		AmountSantim: p.AmountSantim, Status: MoneyPending, WorkflowID: wfID, LedgerTxID: &ledgerTxID, CreatedAt: now, UpdatedAt: now}
+		AmountSantim: p.AmountSantim, Status: MoneyPending, WorkflowID: wfID, LedgerTxID: &ledgerTxID, Source: SourceMember,
+		CreatedAt: now, UpdatedAt: now}
+	if p.Payroll != nil {
+		ct.Source, ct.MandateID = SourcePayroll, &p.Payroll.MandateID
+	}
 	err = savepoint(ctx, tx, func() error {
 		_, err := tx.NewInsert().Model(&ct).Exec(ctx)
 		if uniqueViolation(err, "equb_contributions_one") {
@@ -302,7 +359,10 @@ func settleContribution(ctx context.Context, tx db.BunTx, wfID, to, transferID, 
 
 func contributionEvent(ct Contribution) map[string]any {
 	ev := map[string]any{"contributionId": ct.ID, "groupId": ct.GroupID, "cycleId": ct.CycleID, "membershipId": ct.MembershipID,
-		"amountSantim": ct.AmountSantim, "status": ct.Status, "workflowId": ct.WorkflowID}
+		"amountSantim": ct.AmountSantim, "status": ct.Status, "workflowId": ct.WorkflowID, "source": ct.Source}
+	if ct.MandateID != nil {
+		ev["mandateId"] = *ct.MandateID
+	}
 	if ct.FailureCode != nil {
 		ev["failureCode"] = *ct.FailureCode
 	}
@@ -487,4 +547,25 @@ func payoutEvent(po Payout) map[string]any {
 		ev["failureCode"] = *po.FailureCode
 	}
 	return ev
+}
+
+// CreateContributionMandate is a member's opt-in to contribute by payroll deduction: a PENDING
+// deduction mandate of kind EQUB_CONTRIBUTION for the caller's own ACTIVE membership of the group
+// (its reference) and employee, of the group's contribution each period from startPeriod (to
+// endPeriod, "" until cancelled) — internal/payroll/product_mandate.go. It takes effect once a
+// payroll approver activates it. Errors: EQUB_GROUP_NOT_FOUND (another organization's group),
+// EQUB_NOT_MEMBER (404: a group the caller is not an ACTIVE member of), field errors,
+// PAYROLL_MANDATE_EXISTS (409), PAYROLL_EMPLOYEE_TERMINATED (422).
+func CreateContributionMandate(ctx context.Context, tx db.BunTx, groupID, userID, startPeriod, endPeriod string, now time.Time) (payroll.Mandate, error) {
+	g, err := GetGroup(ctx, tx, groupID)
+	if err != nil {
+		return payroll.Mandate{}, err
+	}
+	m, err := ActiveMember(ctx, tx, groupID, userID)
+	if err != nil {
+		return payroll.Mandate{}, err
+	}
+	return payroll.CreateProductMandate(ctx, tx, payroll.ProductMandate{Kind: payroll.KindEqubContribution, EmployeeID: m.EmployeeID,
+		Reference: m.ID, AmountSantim: g.ContributionSantim, StartPeriod: startPeriod, EndPeriod: endPeriod,
+		Description: "Equb contribution by payroll deduction"}, now)
 }

@@ -36,6 +36,10 @@ import (
 //     payroll.deduction_mandate_completed.v1) — in CompleteRun's transaction, under the run's
 //     row lock, so exactly once however often the step is retried (the run is COMPLETED by the
 //     same commit);
+//   - a product mandate's line (EQUB_CONTRIBUTION, BNPL_INSTALLMENT, SAVINGS_AUTOSAVE with the
+//     mandate id as reference) → an obligation (product_mandate.go): the product's own saga
+//     records the collection with Source PAYROLL and moves the money from the payroll account to
+//     where the product keeps it; the mandate's taken_santim grows as any mandate's;
 //   - PAYE, pension, catalog deductions and adjustments: nothing to apply. Adjustments are
 //     period-bound (a run reads its period's posted adjustments); what a run could not take of
 //     one is in the entry's carried_forward, which the next period's calculation reads.
@@ -100,13 +104,16 @@ const (
 type Obligation struct {
 	EntryID    string
 	EmployeeID string
-	Kind       string // ObligationEWA or ObligationLoan
+	Kind       string // ObligationEWA, ObligationLoan or a product kind (ProductKind)
 	Reference  string // the line's reference
 	// RequestID is the EWA request (ObligationEWA); LoanID and Index the instalment
 	// (ObligationLoan).
-	RequestID    string `json:",omitempty"`
-	LoanID       string `json:",omitempty"`
-	Index        int    `json:",omitempty"`
+	RequestID string `json:",omitempty"`
+	LoanID    string `json:",omitempty"`
+	Index     int    `json:",omitempty"`
+	// ProductRef is a product mandate's object (its reference: the equb membership, the BNPL
+	// agreement, the savings goal); the mandate is Reference.
+	ProductRef   string `json:",omitempty"`
 	AmountSantim int64
 }
 
@@ -135,7 +142,13 @@ func CheckCompletable(ctx context.Context, tx db.BunTx, id string) (Run, error) 
 }
 
 // obligationKinds matches an entry with at least one line another saga applies.
-var obligationKinds = []string{`[{"kind":"` + ObligationEWA + `"}]`, `[{"kind":"` + ObligationLoan + `"}]`}
+var obligationKinds = func() string {
+	s := `{"[{\"kind\":\"` + ObligationEWA + `\"}]","[{\"kind\":\"` + ObligationLoan + `\"}]"`
+	for _, k := range ProductKinds {
+		s += `,"[{\"kind\":\"` + k + `\"}]"`
+	}
+	return s + "}"
+}()
 
 // Obligations reads the EWA and loan-instalment lines of the run's PAID entries after the entry
 // id after, at most limit entries (1 to MaxObligationPage), by entry id. Entries without such a
@@ -150,8 +163,8 @@ func Obligations(ctx context.Context, tx db.BunTx, runID, after string, limit in
 		EmployeeID string          `bun:"employee_id" db:"employee_id"`
 		Deductions json.RawMessage `bun:"deductions" db:"deductions"`
 	}](ctx, tx, `SELECT id, employee_id, deductions FROM app.payroll_entries
-		WHERE tenant_id = ? AND run_id = ? AND status = ? AND id > ? AND (deductions @> ?::jsonb OR deductions @> ?::jsonb)
-		ORDER BY id LIMIT ?`, tenancy.TenantID(ctx), runID, EntryPaid, after, obligationKinds[0], obligationKinds[1], limit)
+		WHERE tenant_id = ? AND run_id = ? AND status = ? AND id > ? AND deductions @> ANY (?::jsonb[])
+		ORDER BY id LIMIT ?`, tenancy.TenantID(ctx), runID, EntryPaid, after, obligationKinds, limit)
 	if err != nil {
 		return ObligationPage{}, fmt.Errorf("payroll: obligations: %w", err)
 	}
@@ -175,13 +188,46 @@ func Obligations(ctx context.Context, tx db.BunTx, runID, after string, limit in
 					continue // a LOAN_INSTALLMENT mandate's line
 				}
 				o.LoanID, o.Index = loan, idx
+			case ProductKind(l.Kind):
+				// The product object is the mandate's reference (productRefs, below).
 			default:
 				continue
 			}
 			page.Obligations = append(page.Obligations, o)
 		}
 	}
-	return page, nil
+	return page, productRefs(ctx, tx, page.Obligations)
+}
+
+// productRefs fills the product obligations' ProductRef from their mandates (one query).
+func productRefs(ctx context.Context, tx db.BunTx, obs []Obligation) error {
+	var ids []string
+	for _, o := range obs {
+		if ProductKind(o.Kind) {
+			ids = append(ids, o.Reference)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	rows, err := db.Select[struct {
+		ID        string `bun:"id" db:"id"`
+		Reference string `bun:"reference" db:"reference"`
+	}](ctx, tx, `SELECT id, reference FROM app.payroll_deduction_mandates WHERE tenant_id = ? AND id IN (?) AND reference IS NOT NULL`,
+		tenancy.TenantID(ctx), bun.In(ids))
+	if err != nil {
+		return fmt.Errorf("payroll: product obligations: %w", err)
+	}
+	refs := make(map[string]string, len(rows))
+	for _, r := range rows {
+		refs[r.ID] = r.Reference
+	}
+	for i := range obs {
+		if ProductKind(obs[i].Kind) {
+			obs[i].ProductRef = refs[obs[i].Reference]
+		}
+	}
+	return nil
 }
 
 // LoanReference splits a loan instalment's line reference "<loan id>#<index>" (ok false for any
@@ -225,6 +271,9 @@ const MaxReportedRefusals = 100
 type CompletionOutcome struct {
 	EWA   Tally // EWA recoveries recorded
 	Loans Tally // loan instalment repayments recorded
+	// Products are the product mandates' collections recorded by their products' sagas
+	// (product_mandate.go), by kind.
+	Products map[string]Tally `json:",omitempty"`
 	// Refused counts every refused obligation; RefusedLines lists the first
 	// MaxReportedRefusals.
 	Refused      Tally
@@ -245,14 +294,16 @@ const (
 // runCompleted is the payload of payroll.run_completed.v1.
 type runCompleted struct {
 	runEvent
-	PaidEntries       int   `json:"paidEntries"`
-	FailedEntries     int   `json:"failedEntries"`
-	PaidNetSantim     int64 `json:"paidNetSantim"`
-	FailedNetSantim   int64 `json:"failedNetSantim"`
-	EWARecovered      Tally `json:"ewaRecovered"`
-	LoansRecovered    Tally `json:"loanInstalmentsRecovered"`
-	MandatesApplied   Tally `json:"mandatesApplied"`
-	MandatesCompleted int   `json:"mandatesCompleted"`
+	PaidEntries     int   `json:"paidEntries"`
+	FailedEntries   int   `json:"failedEntries"`
+	PaidNetSantim   int64 `json:"paidNetSantim"`
+	FailedNetSantim int64 `json:"failedNetSantim"`
+	EWARecovered    Tally `json:"ewaRecovered"`
+	LoansRecovered  Tally `json:"loanInstalmentsRecovered"`
+	// ProductsCollected: the product mandates' collections, by kind (every product kind listed).
+	ProductsCollected map[string]Tally `json:"productsCollected"`
+	MandatesApplied   Tally            `json:"mandatesApplied"`
+	MandatesCompleted int              `json:"mandatesCompleted"`
 	// NotApplied: the FAILED entries' deduction lines other than PAYE and pension (still owed).
 	NotApplied   Tally              `json:"notApplied"`
 	Refused      Tally              `json:"refused"`
@@ -276,7 +327,10 @@ func CompleteRun(ctx context.Context, tx db.BunTx, id string, out CompletionOutc
 		return r, false, err
 	}
 	ev := runCompleted{EWARecovered: out.EWA, LoansRecovered: out.Loans, Refused: out.Refused,
-		RefusedLines: out.RefusedLines, Remittances: out.Remittances}
+		RefusedLines: out.RefusedLines, Remittances: out.Remittances, ProductsCollected: map[string]Tally{}}
+	for _, k := range ProductKinds {
+		ev.ProductsCollected[k] = out.Products[k]
+	}
 	if ev.RefusedLines == nil {
 		ev.RefusedLines = []RefusedDeduction{}
 	}
@@ -296,8 +350,9 @@ func CompleteRun(ctx context.Context, tx db.BunTx, id string, out CompletionOutc
 		EmployerContributionsSantim: r.EmployerContributionsSantim}
 	if err := audit.Write(ctx, tx, audit.Entry{Action: ActionCompleteRun, Outcome: audit.Success, TargetType: TargetRun, TargetID: r.ID,
 		Details: map[string]any{"period": r.Period, "status": r.Status, "paidEntries": ev.PaidEntries, "failedEntries": ev.FailedEntries,
-			"ewaRecovered": ev.EWARecovered, "loanInstalmentsRecovered": ev.LoansRecovered, "mandatesApplied": ev.MandatesApplied,
-			"notApplied": ev.NotApplied, "refused": ev.Refused, "remittancesStarted": ev.Remittances}}); err != nil {
+			"ewaRecovered": ev.EWARecovered, "loanInstalmentsRecovered": ev.LoansRecovered, "productsCollected": ev.ProductsCollected,
+			"mandatesApplied": ev.MandatesApplied,
+			"notApplied":      ev.NotApplied, "refused": ev.Refused, "remittancesStarted": ev.Remittances}}); err != nil {
 		return r, false, err
 	}
 	if _, err := outbox.Write(ctx, tx, EventRunCompleted, ev); err != nil {

@@ -43,6 +43,10 @@ const (
 	KindUnionDues       = "UNION_DUES"
 	KindCostSharing     = "COST_SHARING"
 	KindOther           = "OTHER"
+	// The product kinds (product_mandate.go): created by a product's opt-in route only.
+	KindEqubContribution = "EQUB_CONTRIBUTION"
+	KindBnplInstallment  = "BNPL_INSTALLMENT"
+	KindSavingsAutosave  = "SAVINGS_AUTOSAVE"
 )
 
 // Mandate bounds: a fixed amount and a total are at most money.MaxAmountSantim; a share of gross
@@ -54,7 +58,12 @@ const (
 )
 
 // MandateKinds are the kinds in the calculator's order among the mandates.
-var MandateKinds = []string{KindCourtOrder, KindLoanInstallment, KindUnionDues, KindCostSharing, KindOther}
+var MandateKinds = []string{KindCourtOrder, KindLoanInstallment, KindUnionDues, KindCostSharing, KindOther,
+	KindEqubContribution, KindBnplInstallment, KindSavingsAutosave}
+
+// PayrollMandateKinds are the kinds the payroll's own mandate route creates (the product kinds
+// are their products' opt-in routes').
+var PayrollMandateKinds = MandateKinds[:5]
 
 // MandateMachine is the mandate lifecycle.
 var MandateMachine = &Machine{Noun: "deduction mandate", Code: "PAYROLL_MANDATE_INVALID_STATE", Moves: map[string]Move{
@@ -132,14 +141,19 @@ type NewMandate struct {
 
 // Check validates the input (field errors: the caller's 400).
 func (m NewMandate) Check() error {
+	return m.check(false)
+}
+
+// check is Check; product lets the product kinds through (CreateProductMandate).
+func (m NewMandate) check(product bool) error {
 	if err := field.Identifier("employeeId", m.EmployeeID, 0); err != nil {
 		return err
 	}
 	known := false
-	for _, k := range MandateKinds {
+	for _, k := range PayrollMandateKinds {
 		known = known || k == m.Kind
 	}
-	if !known {
+	if !known && !(product && ProductKind(m.Kind)) {
 		return &field.Error{Field: "kind", Problem: "must be COURT_ORDER, LOAN_INSTALLMENT, UNION_DUES, COST_SHARING or OTHER"}
 	}
 	switch {
@@ -169,7 +183,7 @@ func (m NewMandate) Check() error {
 		if err := checkLabel("reference", m.Reference); err != nil {
 			return err
 		}
-	} else if m.Kind == KindCourtOrder || m.Kind == KindLoanInstallment {
+	} else if m.Kind == KindCourtOrder || m.Kind == KindLoanInstallment || ProductKind(m.Kind) {
 		return &field.Error{Field: "reference", Problem: "is required for " + m.Kind + " (the court's or the loan's reference)"}
 	}
 	if m.Payee != nil {
@@ -195,6 +209,10 @@ func CreateMandate(ctx context.Context, tx db.BunTx, in NewMandate, now time.Tim
 	if err := in.Check(); err != nil {
 		return Mandate{}, err
 	}
+	return createMandate(ctx, tx, in, now)
+}
+
+func createMandate(ctx context.Context, tx db.BunTx, in NewMandate, now time.Time) (Mandate, error) {
 	if err := PayableEmployee(ctx, tx, in.EmployeeID); err != nil {
 		return Mandate{}, err
 	}

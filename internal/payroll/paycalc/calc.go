@@ -122,7 +122,7 @@ func groupOf(k DeductionKind) int {
 		return groupLoan
 	case KindEWARecovery:
 		return groupEWA
-	case KindUnionDues, KindCostSharing, KindOther:
+	case KindUnionDues, KindCostSharing, KindOther, KindEqubContribution, KindBnplInstallment, KindSavingsAutosave:
 		return groupMandate
 	case KindCatalog:
 		return groupCatalog
@@ -259,6 +259,9 @@ func calculate(in *Input) (Entry, error) {
 	var taken []DeductionLine
 	take := func(s source, room *int64, total *int64) {
 		t := min(s.due, *room)
+		if Whole(s.kind) && t < s.due {
+			return // taken whole or not at all, never carried (Whole)
+		}
 		*room -= t
 		*total += t
 		if t > 0 {

@@ -211,14 +211,28 @@ const (
 	KindUnionDues       DeductionKind = "UNION_DUES"
 	KindCostSharing     DeductionKind = "COST_SHARING"
 	KindOther           DeductionKind = "OTHER"
-	KindCatalog         DeductionKind = "CATALOG_DEDUCTION"
-	KindAdjustment      DeductionKind = "ADJUSTMENT"
+	// The product mandates (internal/payroll/product_mandate.go): an obligation of another
+	// product collected by payroll deduction. Each is taken whole or not at all (Whole).
+	KindEqubContribution DeductionKind = "EQUB_CONTRIBUTION"
+	KindBnplInstallment  DeductionKind = "BNPL_INSTALLMENT"
+	KindSavingsAutosave  DeductionKind = "SAVINGS_AUTOSAVE"
+	KindCatalog          DeductionKind = "CATALOG_DEDUCTION"
+	KindAdjustment       DeductionKind = "ADJUSTMENT"
 )
 
 // Mandate is an active deduction mandate. Kind is one of KindCourtOrder, KindLoanInstallment,
-// KindUnionDues, KindCostSharing, KindOther. A Fixed mandate takes Amount santim a period; a
+// KindUnionDues, KindCostSharing, KindOther, or a product kind (Whole). A Fixed mandate takes Amount santim a period; a
 // Percent mandate takes Amount basis points of the entry's gross pay. RemainingSantim, when set,
 // is the total still owed (earlier shortfalls included): nothing beyond it is ever taken.
+// Whole reports whether a deduction of kind k is taken in full or not at all: a product
+// mandate's (an equb contribution, a BNPL instalment, a savings auto-save), which its product
+// records only as the whole amount. One the protected room cannot cover is not taken and not
+// carried forward: the obligation stays owed at its product (the member contributes, the
+// instalment is collected, by the product's own route), and the next period asks again.
+func Whole(k DeductionKind) bool {
+	return k == KindEqubContribution || k == KindBnplInstallment || k == KindSavingsAutosave
+}
+
 type Mandate struct {
 	Reference       string // the mandate id; unique within its kind
 	Kind            DeductionKind

@@ -215,13 +215,17 @@ func (in *Input) Validate() error {
 	for i, m := range in.Mandates {
 		name := fmt.Sprintf("mandates[%d]", i)
 		if !mandateKind(m.Kind) {
-			return refuse(name+".kind", "must be %s, %s, %s, %s or %s", KindCourtOrder, KindLoanInstallment, KindUnionDues, KindCostSharing, KindOther)
+			return refuse(name+".kind", "must be %s, %s, %s, %s, %s, %s, %s or %s", KindCourtOrder, KindLoanInstallment, KindUnionDues,
+				KindCostSharing, KindOther, KindEqubContribution, KindBnplInstallment, KindSavingsAutosave)
 		}
 		if err := ref("sources", name, string(m.Kind), m.Reference); err != nil {
 			return err
 		}
 		if err := methodAmount(name, m.Method, m.Amount, true); err != nil {
 			return err
+		}
+		if Whole(m.Kind) && m.Method != Fixed {
+			return refuse(name+".method", "must be %s for %s (a product's obligation is a fixed amount)", Fixed, m.Kind)
 		}
 		if err := priority(name+".priority", m.Priority); err != nil {
 			return err
@@ -295,7 +299,8 @@ func (p Policy) validate() error {
 
 func mandateKind(k DeductionKind) bool {
 	switch k {
-	case KindCourtOrder, KindLoanInstallment, KindUnionDues, KindCostSharing, KindOther:
+	case KindCourtOrder, KindLoanInstallment, KindUnionDues, KindCostSharing, KindOther, KindEqubContribution, KindBnplInstallment,
+		KindSavingsAutosave:
 		return true
 	}
 	return false

@@ -1,0 +1,112 @@
+package payroll
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/tenancy"
+)
+
+// Product mandates: the one mechanism by which another product's obligation is collected by
+// payroll deduction (issues 28 and 29). A product mandate is a deduction mandate (mandate.go) of
+// a product kind whose reference names the product's object:
+//
+//   - EQUB_CONTRIBUTION — reference: the equb membership (eqm_…); the amount the group's
+//     contribution. Collected: the member's contribution to the group's OPEN cycle.
+//   - BNPL_INSTALLMENT — reference: the BNPL agreement; the amount an instalment's.
+//   - SAVINGS_AUTOSAVE — reference: the savings goal; the amount the saver chose.
+//
+// Who creates one: the member or customer, opting in through a route of the product for their
+// own object (e.g. POST /api/equb/groups/<id>/contribution-mandate: the caller's own ACTIVE
+// membership, never another member's; another organization's group is 404). The product checks
+// the object and calls CreateProductMandate in its transaction: the mandate is PENDING, created
+// by the member, and is activated like every mandate (payroll.approve, by another user than its
+// creator: POST /api/payroll/deduction-mandates/<id>/activate) — the employer agrees to withhold
+// it. Suspend, resume and cancel are the payroll routes' as for every mandate. At most one live
+// (PENDING, ACTIVE or SUSPENDED) mandate per product object (PAYROLL_MANDATE_EXISTS, 409). The
+// payroll's own create route refuses the product kinds (they need their product's check).
+//
+// The calculator (paycalc) takes a product mandate in the voluntary mandates' place (after court
+// orders, loan instalments and EWA recoveries), within the protection policy (the share cap and
+// the minimum net), and whole or not at all (paycalc.Whole): the product records only the whole
+// amount; one the room does not cover is neither taken nor carried forward, and stays owed at
+// its product (the member contributes by the product's own route).
+//
+// Completion (complete.go, workflows.PayrollCompleteBatch): each PAID entry's product line is an
+// obligation of the run, applied exactly once per (run, entry, mandate) by the product's own
+// saga with Source PAYROLL under PayrollProductWorkflowID (a hash of the key, so the transfer's
+// partner reference stays bounded): the money moves from the employer's payroll account at the
+// partner bank (where the withheld pay stayed, as for a loan remittance) to where the product
+// keeps it — an equb contribution to the cycle's escrow account (workflows.EqubContribute, the
+// pool mirror's journal as for a member's own contribution). A FAILED entry's product line is
+// not applied (nothing was withheld): the obligation stays owed at the product. A product that
+// refuses the collection (no OPEN cycle, already contributed, a different amount) is reported
+// line by line in payroll.run_completed.v1 (refused) for an operator to refund the employee, as
+// for loans.
+
+// ProductKinds are the product mandate kinds.
+var ProductKinds = []string{KindEqubContribution, KindBnplInstallment, KindSavingsAutosave}
+
+// ProductKind reports whether kind is a product mandate kind.
+func ProductKind(kind string) bool {
+	for _, k := range ProductKinds {
+		if k == kind {
+			return true
+		}
+	}
+	return false
+}
+
+// CodeMandateExists: a live mandate already collects the product object.
+const CodeMandateExists = "PAYROLL_MANDATE_EXISTS"
+
+// CodeProductNotCollected is a completion's refusal code for a product line whose product does
+// not take payroll collections (reported in payroll.run_completed.v1, the line still owed).
+const CodeProductNotCollected = "PAYROLL_PRODUCT_NOT_COLLECTED"
+
+// ProductMandate is what a product's opt-in records.
+type ProductMandate struct {
+	Kind         string // a product kind
+	EmployeeID   string // the member's or customer's employee
+	Reference    string // the product object
+	AmountSantim int64  // per period
+	StartPeriod  string
+	EndPeriod    string // "" until cancelled
+	Description  string
+}
+
+// CreateProductMandate records a PENDING product mandate (audited CreateDeductionMandate, event
+// payroll.deduction_mandate_created.v1, as every mandate): the product has checked that the
+// object is the caller's. Errors: field errors; ErrEmployeeNotFound; PAYROLL_EMPLOYEE_TERMINATED
+// (422); PAYROLL_MANDATE_EXISTS (409) when a live mandate collects the object already.
+func CreateProductMandate(ctx context.Context, tx db.BunTx, in ProductMandate, now time.Time) (Mandate, error) {
+	if !ProductKind(in.Kind) {
+		return Mandate{}, fmt.Errorf("payroll: %q is not a product mandate kind", in.Kind) // a programming error
+	}
+	amount := in.AmountSantim
+	nm := NewMandate{EmployeeID: in.EmployeeID, Kind: in.Kind, AmountSantim: &amount, StartPeriod: in.StartPeriod,
+		EndPeriod: in.EndPeriod, Reference: in.Reference, Description: in.Description}
+	if err := nm.check(true); err != nil {
+		return Mandate{}, err
+	}
+	// One live mandate per object: racing opt-ins wait here (the unique index is the backstop).
+	if err := lockTenantKey(ctx, tx, "product-mandate:"+in.Kind+":"+in.Reference); err != nil {
+		return Mandate{}, err
+	}
+	var live string
+	err := tx.QueryRow(ctx, `SELECT coalesce(min(id), '') FROM app.payroll_deduction_mandates
+		WHERE tenant_id = $1 AND kind = $2 AND reference = $3 AND status IN ($4, $5, $6)`,
+		tenancy.TenantID(ctx), in.Kind, in.Reference, MandatePending, MandateActive, MandateSuspended).Scan(&live)
+	if err != nil {
+		return Mandate{}, fmt.Errorf("payroll.create_product_mandate: %w", err)
+	}
+	if live != "" {
+		return Mandate{}, &Refusal{Code: CodeMandateExists, Status: http.StatusConflict,
+			Message: "a deduction mandate already collects this by payroll deduction (cancel it first)",
+			Details: map[string]any{"mandateId": live}}
+	}
+	return createMandate(ctx, tx, nm, now)
+}
