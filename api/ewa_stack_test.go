@@ -176,6 +176,8 @@ func (s *ewaStack) realActivities() workflows.Deps {
 		PayrollDisburse: &activities.PayrollDisburse{DB: db.NewBun(s.d.App)},
 		// The completion a fully paid run starts (api/payroll_complete_test.go).
 		PayrollComplete: &activities.PayrollComplete{DB: db.NewBun(s.d.App)},
+		// The run's calculation (api/payroll_runs.go's calculate).
+		PayrollCalculate: &activities.PayrollCalculate{DB: db.NewBun(s.d.App)},
 		// The equb sagas' record steps (api/equb_money_test.go).
 		Equb: &activities.Equb{DB: db.NewBun(s.d.App)},
 		// The equb escrow reconciliation (api/equb_escrow_recon_test.go); the route's switch decides.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -22,8 +23,10 @@ import (
 // call to DISBURSED, every entry PAID) and complete (DISBURSED to COMPLETED: the run's
 // deductions applied, the stack's employee's EWA advances and loan instalment repaid by their
 // sagas), each phase timed, beside S — the rate of workflows of the EWA saga's shape with no
-// work in them, measured in the same run on the same server (shapeRate). What it asserts is the
-// outcome: every entry PAID, the run COMPLETED, each payee's sandbox balance up by its net and
+// work in them, measured in the same run on the same server (shapeRate), and GET
+// /api/payroll/<id>'s latency (p50, p99) by the status it answered (20 reads while CALCULATED,
+// the status polls while DISBURSING; reads between phases are not counted in any). What it
+// asserts is the outcome: every entry PAID, the run COMPLETED, each payee's sandbox balance up by its net and
 // the payroll account down by the run's net total (and the instalment remitted to the FI), the
 // advances REPAID, the instalment REPAID. `make bench` runs it.
 func TestBenchmarkReportPayrollDisburse(t *testing.T) {
@@ -64,9 +67,40 @@ func TestBenchmarkReportPayrollDisburse(t *testing.T) {
 	shape := shapeRate(t, ls.tc, envInt("WAGERAIL_BENCH_SAGAS", 300), 16)
 
 	at := map[string]time.Time{}
+	// GET /api/payroll/<id>'s latency in each phase (the staleness check while CALCULATED, the
+	// fan-out's progress query while DISBURSING).
+	gets := map[string][]time.Duration{}
+	get := func(id string) payrollRunDisbursementOut {
+		start := time.Now()
+		rec := w.checker.call(http.MethodGet, "/api/payroll/"+id, nil)
+		d := time.Since(start)
+		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+		out := decode[payrollRunDisbursementOut](t, rec)
+		gets[out.Status] = append(gets[out.Status], d)
+		return out
+	}
 	start := time.Now()
-	run := w.approvedRunOf(t, period, func(p string) { at[p] = time.Now() })
+	rec = w.owner.call(http.MethodPost, "/api/payroll", map[string]any{"period": period})
+	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
+	run := decode[payrollRunOut](t, rec)
+	at["created"] = time.Now()
+	rec = w.owner.call(http.MethodPost, "/api/payroll/"+run.ID+"/calculate", nil)
+	require.Equal(t, http.StatusOK, rec.Code, "the calculation ends within the API's wait: %s", rec.Body.String())
+	at["calculated"] = time.Now()
+	for range 20 {
+		require.Equal(t, "CALCULATED", get(run.ID).Status)
+	}
+	at["approve asked"] = time.Now() // the reads before are not the approval's
+	rec = w.checker.call(http.MethodPost, "/api/payroll/"+run.ID+"/approve", nil)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	at["approved"] = time.Now()
+	run = decode[payrollRunOut](t, rec)
+	require.Equal(t, "APPROVED", run.Status)
 	require.Equal(t, n, run.EmployeeCount)
+	for range 5 {
+		get(run.ID)
+	}
+	at["pay asked"] = time.Now() // nor the pay phase's
 	stopProfile := benchProfile(t, "payroll-pay")
 	rec = w.checker.call(http.MethodPost, "/api/payroll/"+run.ID+"/disburse", nil, "Idempotency-Key", testkit.Unique("k"))
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
@@ -76,9 +110,7 @@ func TestBenchmarkReportPayrollDisburse(t *testing.T) {
 	var polls int
 	for {
 		polls++
-		rec := w.checker.call(http.MethodGet, "/api/payroll/"+run.ID, nil)
-		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
-		st := decode[payrollRunDisbursementOut](t, rec).Status
+		st := get(run.ID).Status
 		if _, ok := at["DISBURSED"]; !ok && (st == "DISBURSED" || st == "COMPLETED") {
 			at["DISBURSED"] = time.Now()
 			stopProfile()
@@ -126,13 +158,27 @@ func TestBenchmarkReportPayrollDisburse(t *testing.T) {
 		n, setup.Seconds(), advances, repaySagas)
 	t.Logf("S = %.1f sagas/s (the EWA saga's shape, no work, 16 callers); %d such sagas at S take n/S = %.2f s", shape, n, atS)
 	phase("calculate (POST …/calculate)", at["calculated"].Sub(at["created"]), ratio(at["calculated"].Sub(at["created"]), atS))
-	phase("approve (POST …/approve)", at["approved"].Sub(at["calculated"]), ratio(at["approved"].Sub(at["calculated"]), atS))
-	phase("pay (POST …/disburse → DISBURSED)", at["DISBURSED"].Sub(at["approved"]), ratio(at["DISBURSED"].Sub(at["approved"]), atS))
-	phase("  of which the disburse call", at["disburse answered"].Sub(at["approved"]), "")
+	phase("approve (POST …/approve)", at["approved"].Sub(at["approve asked"]), ratio(at["approved"].Sub(at["approve asked"]), atS))
+	phase("pay (POST …/disburse → DISBURSED)", at["DISBURSED"].Sub(at["pay asked"]), ratio(at["DISBURSED"].Sub(at["pay asked"]), atS))
+	phase("  of which the disburse call", at["disburse answered"].Sub(at["pay asked"]), "")
 	phase("complete (DISBURSED → COMPLETED)", at["COMPLETED"].Sub(at["DISBURSED"]), ratio(at["COMPLETED"].Sub(at["DISBURSED"]), atS))
+	total -= at["approve asked"].Sub(at["calculated"]) + at["pay asked"].Sub(at["approved"]) // the timed reads between the phases
 	phase("total (create → COMPLETED)", total, ratio(total, atS))
 	t.Logf("every entry PAID (net total %d santim), the run COMPLETED, the advances and the instalment REPAID, the sandbox balances exact; %d status reads at 50 ms", netTotal, polls)
+	for range 5 {
+		get(run.ID)
+	}
+	t.Logf("GET /api/payroll/<id> of the %d-entry run, by the status it answered:", n)
+	for _, st := range []string{"CALCULATED", "APPROVED", "DISBURSING", "DISBURSED", "COMPLETED"} {
+		if ds := gets[st]; len(ds) > 0 {
+			slices.Sort(ds)
+			t.Logf("  %-10s %4d reads  p50 %7.1f ms  p99 %7.1f ms  max %7.1f ms", st, len(ds), ms(ds[len(ds)/2]),
+				ms(ds[min(len(ds)-1, len(ds)*99/100)]), ms(ds[len(ds)-1]))
+		}
+	}
 }
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // benchProfile starts a CPU profile of this process (the whole stack but Postgres) when
 // WAGERAIL_BENCH_PROFILE names a directory, written there as <name>.pprof when the returned stop

@@ -67,6 +67,7 @@ type payrollKit struct {
 	ownerID                                     string
 	otherOwner                                  *apiClient
 	otherTenant, otherEmployee                  string
+	calc                                        *payrollCalculation // the run's calculation workflow
 }
 
 func newPayrollKit(t testing.TB, tag string) *payrollKit {
@@ -92,6 +93,7 @@ func newPayrollKit(t testing.TB, tag string) *payrollKit {
 	k.otherOwner, other = f.signUp("other@"+tag+".example", "BUSINESS")
 	k.otherTenant = other.Organization.ID
 	k.otherEmployee = f.catalogEmployee(k.otherTenant)
+	k.calc = withPayrollCalculation(t, f)
 	return k
 }
 

@@ -12,6 +12,8 @@ import (
 	"github.com/wagerail/wagerail/internal/payroll"
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/field"
+	"github.com/wagerail/wagerail/internal/platform/tenancy"
+	"github.com/wagerail/wagerail/workflows"
 )
 
 // Payroll runs (the run lifecycle; internal/payroll/run.go has the states and rules): create
@@ -66,7 +68,12 @@ type payrollRunJSON struct {
 	CancelReason                *string    `json:"cancelReason"`
 	LockedBy                    *string    `json:"lockedBy"`
 	LockedAt                    *time.Time `json:"lockedAt"`
-	UpdatedAt                   time.Time  `json:"updatedAt"`
+	// Calculating: a calculation was asked for (by CalculatingBy, at CalculatingAt) and has not
+	// ended; the status is the run's until it does.
+	Calculating   bool       `json:"calculating"`
+	CalculatingBy *string    `json:"calculatingBy"`
+	CalculatingAt *time.Time `json:"calculatingAt"`
+	UpdatedAt     time.Time  `json:"updatedAt"`
 }
 
 func toPayrollRunJSON(r payroll.Run) payrollRunJSON {
@@ -76,7 +83,8 @@ func toPayrollRunJSON(r payroll.Run) payrollRunJSON {
 		CreatedBy: r.CreatedBy, CreatedAt: r.CreatedAt.UTC(), CalculatedBy: optionalString(r.CalculatedBy),
 		CalculatedAt: optionalTime(r.CalculatedAt), ApprovedBy: optionalString(r.ApprovedBy), ApprovedAt: optionalTime(r.ApprovedAt),
 		CancelledBy: optionalString(r.CancelledBy), CancelledAt: optionalTime(r.CancelledAt), CancelReason: optionalString(r.CancelReason),
-		LockedBy: optionalString(r.LockedBy), LockedAt: optionalTime(r.LockedAt), UpdatedAt: r.UpdatedAt.UTC()}
+		LockedBy: optionalString(r.LockedBy), LockedAt: optionalTime(r.LockedAt), Calculating: r.Calculating(),
+		CalculatingBy: optionalString(r.CalculatingBy), CalculatingAt: optionalTime(r.CalculatingAt), UpdatedAt: r.UpdatedAt.UTC()}
 }
 
 // maxStaleIDs bounds each list of employee ids a run's staleness names (the counts are whole).
@@ -275,7 +283,7 @@ func (s *Server) getPayrollRun(c *gin.Context) {
 		if d.EntryCounts, err = payroll.EntryCounts(ctx, tx, r.ID); err != nil {
 			return d, err
 		}
-		if r.Status == payroll.RunCalculated {
+		if r.Status == payroll.RunCalculated && !r.Calculating() { // a calculation under way replaces the entries
 			st, err := payroll.RunStaleness(ctx, tx, r)
 			if err != nil {
 				return d, err
@@ -354,10 +362,76 @@ func (s *Server) runMove(c *gin.Context, action string, move func(ctx context.Co
 	c.JSON(http.StatusOK, toPayrollRunJSON(out))
 }
 
+// calculatePayrollRun calculates the run off the request (internal/payroll/run.go): it checks
+// and marks the run (payroll.RequestCalculation: a refusal is audited DENIED, as before), starts
+// the run's calculation workflow or attaches to the one under way
+// (workflows.StartPayrollCalculate), and waits for it as long as a saga call waits
+// (Server.sagaWait): 200 with the CALCULATED run when it ends in time, its refusal (audited
+// DENIED by the calculation itself) when it is refused, else 202 with the run as it is now (calculating: true; GET
+// /api/payroll/<id> shows when it is CALCULATED).
 func (s *Server) calculatePayrollRun(c *gin.Context) {
-	s.runMove(c, payroll.ActionCalculateRun, func(ctx context.Context, tx db.BunTx, id string) (payroll.Run, error) {
-		return payroll.CalculateRun(ctx, tx, id, s.now())
+	id, ok := pathID(c)
+	if !ok {
+		return
+	}
+	if s.deps.Temporal == nil {
+		writeError(c, NewError(http.StatusServiceUnavailable, "NOT_CONFIGURED", "this route needs Temporal"))
+		return
+	}
+	now := s.now().UTC()
+	type requested struct {
+		actor  string
+		marked bool
+	}
+	req, err := inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) (requested, error) {
+		_, marked, err := payroll.RequestCalculation(ctx, tx, id, now)
+		return requested{tenancy.Actor(ctx), marked}, err
 	})
+	if err != nil {
+		s.payrollAnswer(c, payroll.ActionCalculateRun, payroll.TargetRun, id, err)
+		return
+	}
+	started, err := workflows.StartPayrollCalculate(c.Request.Context(), s.deps.Temporal, s.taskQueue(), workflows.PayrollCalculateInput{
+		TenantID: callerOf(c).Tenant, RunID: id, ActorID: req.actor, At: now, CorrelationID: requestID(c)})
+	if err != nil {
+		if req.marked { // nothing will calculate the run: its approval must not wait for it
+			if _, uerr := inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) (struct{}, error) {
+				return struct{}{}, payroll.EndCalculation(ctx, tx, id, nil)
+			}); uerr != nil {
+				s.deps.Log.Error("payroll calculate: the mark of a calculation that did not start stays", "payroll_run_id", id, "error", uerr)
+			}
+		}
+		writeError(c, err)
+		return
+	}
+	ctx, cancel := context.WithTimeout(c.Request.Context(), s.sagaWait(0))
+	defer cancel()
+	var res workflows.PayrollCalculateResult
+	if err := started.Get(ctx, &res); err != nil {
+		if ctx.Err() == nil || c.Request.Context().Err() != nil {
+			writeError(c, err)
+			return
+		}
+		// Still calculating: the run as it is now.
+		r, err := inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) (payroll.Run, error) {
+			return payroll.GetRun(ctx, tx, id)
+		})
+		if err != nil {
+			writeError(c, payrollError(err))
+			return
+		}
+		status := http.StatusAccepted
+		if !r.Calculating() && r.Status == payroll.RunCalculated && r.CalculatedAt.Equal(now) {
+			status = http.StatusOK // it ended while the wait ran out: this request's calculation
+		}
+		c.JSON(status, toPayrollRunJSON(r))
+		return
+	}
+	if res.Refusal != nil {
+		writeError(c, payrollError(res.Refusal)) // audited DENIED by the calculation (payroll.EndCalculation)
+		return
+	}
+	c.JSON(http.StatusOK, toPayrollRunJSON(res.Run))
 }
 
 func (s *Server) approvePayrollRun(c *gin.Context) {

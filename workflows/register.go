@@ -44,6 +44,8 @@ type Deps struct {
 	// PayrollComplete serves the payroll-completion saga's steps (its repayments are the EWA and
 	// loan repayment sagas').
 	PayrollComplete *activities.PayrollComplete
+	// PayrollCalculate serves the payroll run's calculation (workflows.PayrollCalculate).
+	PayrollCalculate *activities.PayrollCalculate
 	// PayrollDisburse serves the payroll disbursement saga's and the entry retries' record
 	// steps (their transfers are Bulk's, through the fan-out).
 	PayrollDisburse *activities.PayrollDisburse
@@ -136,4 +138,5 @@ func registerWorkflows(w worker.WorkflowRegistry) {
 	w.RegisterWorkflowWithOptions(SavingsMove, workflow.RegisterOptions{Name: SavingsMoveWorkflowName})
 	w.RegisterWorkflowWithOptions(EqubEscrowReconcile, workflow.RegisterOptions{Name: EqubEscrowReconcileWorkflowName})
 	w.RegisterWorkflowWithOptions(WalletTransfer, workflow.RegisterOptions{Name: WalletTransferWorkflowName})
+	w.RegisterWorkflowWithOptions(PayrollCalculate, workflow.RegisterOptions{Name: PayrollCalculateWorkflowName})
 }

@@ -193,6 +193,8 @@ func (d workerDeps) activities() workflows.Deps {
 		Savings: &activities.Savings{DB: d.DB, Ledger: d.Ledger},
 		// Wallet transfers: the reservation reads and posts to the ledger.
 		Wallet: &activities.Wallet{DB: d.DB, Ledger: d.Ledger},
+		// The payroll run's calculation (POST /api/payroll/<id>/calculate).
+		PayrollCalculate: &activities.PayrollCalculate{DB: bunOf(d.DB)},
 	}
 }
 

@@ -15,7 +15,11 @@
 // owns is not found, an illegal state move is a conflict (Machine). Values are checked with
 // internal/platform/field; those errors are the caller's 400.
 //
-// Runs (run.go, entries.go) move DRAFT → … → DISBURSED → COMPLETED. Completion (complete.go,
+// Runs (run.go, entries.go) move DRAFT → … → DISBURSED → COMPLETED. A run is calculated off the
+// HTTP request, by the run's calculation workflow (workflows.PayrollCalculate, one at a time per
+// run: RequestCalculation marks the run, CalculateRun writes the entries and clears the mark);
+// being calculated is a mark on the run, not a state (run.go says why), and approval is refused
+// while it is set (PAYROLL_RUN_CALCULATING). Completion (complete.go,
 // driven by workflows.PayrollComplete) applies the PAID entries' deductions to their sources: EWA
 // and loan lines through the EWA and loan repayment sagas (Source PAYROLL, one per run, entry and
 // obligation), product mandates' lines (an equb contribution by payroll deduction; see

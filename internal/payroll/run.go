@@ -46,6 +46,19 @@ import (
 // pay is on its way to employees and the run must be finished (failed entries retried), not
 // undone. A CANCELLED run frees its period: a new create makes a new DRAFT.
 //
+// Calculation runs off the request: POST /api/payroll/<id>/calculate checks and marks the run
+// (RequestCalculation: CalculatingBy, CalculatingAt) and starts the run's calculation workflow
+// (workflows.PayrollCalculate, one at a time per run: its id is derived from the run's, so a
+// retried request attaches to the calculation under way), which runs CalculateRun; the route
+// answers 200 with the CALCULATED run when the workflow ends within the API's wait, else 202 with
+// the run as it is (calculating: true). Being calculated is a mark, not a state, like the lock:
+// the run stays DRAFT, or CALCULATED with its previous entries, until CalculateRun replaces them
+// and clears the mark in the same transaction (a refused calculation clears it too,
+// EndCalculation), so the spec's states are unchanged and every move keeps its meaning. While the
+// mark is set approve is refused (PAYROLL_RUN_CALCULATING, 409): the figures an approver saw are
+// about to be replaced. Cancel and lock are not refused: the calculation then finds the run
+// CANCELLED or locked and is refused itself.
+//
 // The lock is not a state but a mark on the run (LockedAt), because it is orthogonal to where the
 // money is: the auto-lock policy locks the period's run at a fixed time after the period ends
 // (default the 5th of the next month), whatever the disbursement is doing. lock is allowed from
@@ -87,6 +100,7 @@ const (
 	CodePeriodCompleted    = "PAYROLL_PERIOD_COMPLETED"
 	CodeEarlierRunOpen     = "PAYROLL_EARLIER_RUN_OPEN"
 	CodeCalculationRefused = "PAYROLL_CALCULATION_REFUSED"
+	CodeRunCalculating     = "PAYROLL_RUN_CALCULATING"
 )
 
 // ErrRunNotFound: no run with this id in the tenant.
@@ -155,11 +169,18 @@ type Run struct {
 	DisbursingBy           string    `bun:"disbursing_by,nullzero"`
 	DisbursingAt           time.Time `bun:"disbursing_at,nullzero"`
 	DisbursedAt            time.Time `bun:"disbursed_at,nullzero"`
-	UpdatedAt              time.Time `bun:"updated_at"`
+	// The calculation under way (RequestCalculation): who asked and when; cleared by the
+	// calculation that writes the entries, or by a refused one (EndCalculation).
+	CalculatingBy string    `bun:"calculating_by,nullzero"`
+	CalculatingAt time.Time `bun:"calculating_at,nullzero"`
+	UpdatedAt     time.Time `bun:"updated_at"`
 }
 
 // Locked reports whether the run is locked.
 func (r Run) Locked() bool { return !r.LockedAt.IsZero() }
+
+// Calculating reports whether a calculation of the run was asked for and has not ended.
+func (r Run) Calculating() bool { return !r.CalculatingAt.IsZero() }
 
 // runEvent is the payload of every run event but deductions_taken.
 type runEvent struct {
@@ -281,9 +302,60 @@ func ListRuns(ctx context.Context, tx db.BunTx, f RunFilter) ([]Run, error) {
 	return out, q.Scan(ctx)
 }
 
+// RequestCalculation checks that the run may be calculated now (what CalculateRun refuses before
+// it reads any input) and marks it as being calculated by the actor (CalculatingBy, CalculatingAt;
+// a mark already there is kept: the calculation it names is the one under way; marked reports
+// whether this call set it). It writes no audit row and no event: the calculation itself does
+// (CalculateRun), and a refusal is the caller's to audit. Errors: ErrRunNotFound; PAYROLL_RUN_INVALID_STATE (409); PAYROLL_RUN_LOCKED (409);
+// PAYROLL_EARLIER_RUN_OPEN (409).
+func RequestCalculation(ctx context.Context, tx db.BunTx, id string, now time.Time) (r Run, marked bool, err error) {
+	if r, err = getRun(ctx, tx, id, true); err != nil {
+		return r, false, err
+	}
+	if _, err := RunMachine.Next("calculated", r.Status); err != nil {
+		return r, false, err
+	}
+	if r.Locked() {
+		return r, false, errRunLocked(r, "calculated again")
+	}
+	if err := checkEarlierRuns(ctx, tx, r.Period); err != nil {
+		return r, false, err
+	}
+	if r.Calculating() {
+		return r, false, nil
+	}
+	r.CalculatingBy, r.CalculatingAt = tenancy.Actor(ctx), now.UTC()
+	return r, true, updateRun(ctx, tx, &r, "calculating_by", "calculating_at")
+}
+
+// EndCalculation clears the run's calculating mark after a calculation that did not write the
+// entries (a calculation that does clears it itself; a run without the mark, or gone, is left as
+// it is). refused, when set, is why: it is audited CalculatePayrollRun DENIED with its code, as
+// the actor — whether or not a request is still waiting for the answer.
+func EndCalculation(ctx context.Context, tx db.BunTx, id string, refused *Refusal) error {
+	if _, err := tx.NewUpdate().TableExpr("app.payroll_runs").Set("calculating_by = NULL").Set("calculating_at = NULL").
+		Where("tenant_id = ?", tenancy.TenantID(ctx)).Where("id = ?", id).Where("calculating_at IS NOT NULL").Exec(ctx); err != nil {
+		return fmt.Errorf("payroll: end calculation: %w", err)
+	}
+	if refused == nil {
+		return nil
+	}
+	return audit.Write(ctx, tx, audit.Entry{Action: ActionCalculateRun, Outcome: audit.Denied, TargetType: TargetRun, TargetID: id,
+		Details: map[string]string{"code": refused.Code}})
+}
+
+// errRunCalculating refuses to approve a run whose calculation is under way: the figures an
+// approver saw are about to be replaced.
+func errRunCalculating(r Run) error {
+	return &Refusal{Code: CodeRunCalculating, Status: http.StatusConflict,
+		Message: "the payroll run is being calculated: approve it once the calculation has ended",
+		Details: map[string]any{"status": r.Status, "calculatingSince": r.CalculatingAt.UTC()}}
+}
+
 // CalculateRun computes an entry for every employee paid in the run's period and replaces the
 // run's entries with them: DRAFT or CALCULATED → CALCULATED, the actor recorded as the calculator
-// (audited CalculatePayrollRun, event payroll.run_calculated.v1). Errors: ErrRunNotFound;
+// (audited CalculatePayrollRun, event payroll.run_calculated.v1), the calculating mark cleared
+// (RequestCalculation; the calculation workflow runs this). Errors: ErrRunNotFound;
 // PAYROLL_RUN_INVALID_STATE (409); PAYROLL_RUN_LOCKED (409); PAYROLL_EARLIER_RUN_OPEN (409);
 // PAYROLL_CALCULATION_REFUSED (422: an employee's inputs the calculator refuses, named in the
 // details).
@@ -340,8 +412,10 @@ func CalculateRun(ctx context.Context, tx db.BunTx, id string, now time.Time) (R
 	r.Status, r.CalculatedBy, r.CalculatedAt, r.UpdatedAt = to, tenancy.Actor(ctx), now, now
 	r.EmployeeCount, r.GrossSantim, r.DeductionsSantim, r.NetSantim = len(entries), gross, deductions, net
 	r.EmployerContributionsSantim, r.CarriedForwardSantim = employer, carried
+	r.CalculatingBy, r.CalculatingAt = "", time.Time{} // the calculation asked for has ended
 	if err := updateRun(ctx, tx, &r, "status", "calculated_by", "calculated_at", "updated_at", "employee_count", "gross_santim",
-		"deductions_santim", "net_santim", "employer_contributions_santim", "carried_forward_santim"); err != nil {
+		"deductions_santim", "net_santim", "employer_contributions_santim", "carried_forward_santim", "calculating_by",
+		"calculating_at"); err != nil {
 		return r, err
 	}
 	return r, recordRun(ctx, tx, ActionCalculateRun, EventRunCalculated, r, map[string]any{"recalculated": recalculated,
@@ -390,14 +464,27 @@ type deductionsTaken struct {
 // APPROVED, every entry APPROVED, one payroll.deductions_taken.v1 per entry and
 // payroll.run_approved.v1 (audited ApprovePayrollRun). The run's row lock and its state make the
 // events exactly once: a retried or concurrent approve finds it APPROVED and is refused.
-// Errors: ErrRunNotFound; PAYROLL_RUN_INVALID_STATE (409); PAYROLL_SELF_APPROVAL (403: the
-// actor calculated it); PAYROLL_RUN_STALE (409: calculate again).
+// Errors: ErrRunNotFound; PAYROLL_RUN_INVALID_STATE (409); PAYROLL_RUN_CALCULATING (409: a
+// calculation is under way); PAYROLL_SELF_APPROVAL (403: the actor calculated it);
+// PAYROLL_RUN_STALE (409: calculate again).
 func ApproveRun(ctx context.Context, tx db.BunTx, id string, now time.Time) (Run, error) {
-	r, err := getRun(ctx, tx, id, true)
-	if err != nil {
+	read := func(lock bool) (Run, string, error) {
+		r, err := getRun(ctx, tx, id, lock)
+		if err != nil {
+			return r, "", err
+		}
+		to, err := RunMachine.Next("approved", r.Status)
+		if err == nil && r.Calculating() {
+			err = errRunCalculating(r)
+		}
+		return r, to, err
+	}
+	// Read first without the row lock: a calculation writing the entries holds it, and the
+	// request is refused at once rather than after that calculation (which clears the mark).
+	if r, _, err := read(false); err != nil {
 		return r, err
 	}
-	to, err := RunMachine.Next("approved", r.Status)
+	r, to, err := read(true)
 	if err != nil {
 		return r, err
 	}
