@@ -421,7 +421,7 @@ func (s *Server) calculatePayrollRun(c *gin.Context) {
 			return
 		}
 		status := http.StatusAccepted
-		if !r.Calculating() && r.Status == payroll.RunCalculated && r.CalculatedAt.Equal(now) {
+		if !r.Calculating() && r.Status == payroll.RunCalculated && r.CalculatedAt.Equal(now.Truncate(time.Microsecond)) { // stored to the µs
 			status = http.StatusOK // it ended while the wait ran out: this request's calculation
 		}
 		c.JSON(status, toPayrollRunJSON(r))
