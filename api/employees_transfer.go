@@ -21,17 +21,33 @@ import (
 // the rules). Who may call: an admin (or owner) of the active organization, which is the
 // employee's business (another tenant's employee is 404), who is also an admin or owner of the
 // target business: the target consents through one of its own admins, since the transfer creates
-// a record and PENDING mandates there. A platform admin may do both sides. The transfer runs in
+// a record and PENDING mandates there. A platform admin may do both sides: a member of no
+// organization, they call POST /api/admin/employees/<id>/transfer, whose Resolve finds the
+// employee's business from the employee on the audited cross-tenant path (resolveTenantOf), and the
+// same handler runs in that business's scope (the idempotency key, the DENIED audit rows and the
+// source side are the business's; the transfer's rows name the platform admin as actor). The
+// organization route takes a platform admin too when they have an active organization. The transfer runs in
 // one transaction on the audited cross-tenant path (crosstenant.BunTx), because it writes in two
 // tenants and no money moves (see internal/employeetransfer's doc). Idempotency-Key is required:
 // a retry answers the stored response.
 
-// employeeTransferRoutes serves the transfer route (its row sits with the employee routes).
+// employeeTransferRoutes serves the transfer routes (their rows sit with the employee routes): the
+// organization's admins', and the platform admins', whose Resolve finds the employee's business.
 func (s *Server) employeeTransferRoutes() []Route {
 	return []Route{
 		{Method: http.MethodPost, Path: "/api/employees/:id/transfer", Auth: Org, Role: orgs.Admin, Idem: true,
 			Summary: "Move an employee to another business of the platform, their obligations handled explicitly", Handler: s.transferEmployee},
+		{Method: http.MethodPost, Path: "/api/admin/employees/:id/transfer", Auth: Platform, Idem: true, Resolve: s.resolveEmployeeTenant,
+			Summary: "Move an employee to another business of the platform (platform admin; the employee's business found from the employee)",
+			Handler: s.transferEmployee},
 	}
+}
+
+// resolveEmployeeTenant puts the business of the path's employee into the request (the Resolve
+// step of the platform admin's transfer route): 400 for an id that is no identifier, 404
+// NOT_FOUND for an employee that is nowhere (or deleted).
+func (s *Server) resolveEmployeeTenant(c *gin.Context) {
+	s.resolveTenantOf(c, `SELECT tenant_id FROM app.employees WHERE id = $1 AND deleted_at IS NULL`, errEmployeeNotFound)
 }
 
 // maxTransferReason bounds the transfer's free-text reason (bytes).

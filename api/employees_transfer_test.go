@@ -294,9 +294,10 @@ func TestEmployeeTransferEndToEnd(t *testing.T) {
 	require.Equal(t, "ACTIVE", string(decode[employeeJSON](t, rec).Status))
 }
 
-// FuzzEmployeeTransfer: whatever the id, the Idempotency-Key and the body, the transfer route
-// answers 4xx or success, never 5xx. The seeds include a real employee and a real target (a
-// transfer may succeed once; later ones find the employment ended).
+// FuzzEmployeeTransfer: whatever the id, the Idempotency-Key and the body, the transfer routes
+// (the organization's, as its owner, and the platform admin's) answer 4xx or success, never 5xx.
+// The seeds include a real employee and a real target (a transfer may succeed once; later ones
+// find the employment ended).
 func FuzzEmployeeTransfer(f *testing.F) {
 	fx := newAuthFixture(f)
 	owner, res := fx.signUp("owner@transfer-fuzz-a.example", "BUSINESS")
@@ -304,6 +305,7 @@ func FuzzEmployeeTransfer(f *testing.F) {
 	_, res = fx.signUp("owner@transfer-fuzz-b.example", "BUSINESS")
 	b := res.Organization.ID
 	joinAsAdmin(f, fx.d, owner, b)
+	root := fx.platformAdmin("root@transfer-fuzz.example")
 	rec := owner.call(http.MethodPost, "/api/employees", map[string]any{
 		"firstName": "Abebe", "lastName": "Kebede", "nationalId": "ET55550001", "hireDate": "2024-03-01",
 		"grossMonthlySalarySantim": 2500000,
@@ -311,26 +313,36 @@ func FuzzEmployeeTransfer(f *testing.F) {
 	require.Equal(f, http.StatusCreated, rec.Code, rec.Body.String())
 	emp := decode[employeeJSON](f, rec).ID
 	ok := fmt.Sprintf(`{"targetBusinessId":%q}`, b)
-	f.Add(emp, "k-1", ok)
-	f.Add(emp, "k-2", fmt.Sprintf(`{"targetBusinessId":%q,"obligations":{"deductionMandates":"CARRY_OVER","loans":"RETAIN_WITH_SOURCE"},"effectiveDate":"2026-12-01"}`, b))
-	f.Add(emp, "k-3", fmt.Sprintf(`{"targetBusinessId":%q}`, a))
-	f.Add(emp, "", ok)
-	f.Add(emp, "k-4", `{"targetBusinessId":"x","effectiveDate":"9999-99-99","grossMonthlySalarySantim":1e30}`)
-	f.Add(emp, "k-5", `{"targetBusinessId":null,"obligations":[]}`)
-	f.Add(emp, "k-6", fmt.Sprintf(`{"targetBusinessId":%q,"obligations":{"ewaAdvances":"CANCEL"}}`, b))
-	f.Add(emp, "k-7", fmt.Sprintf(`{"targetBusinessId":%q,"reason":"\u0000"}`, b))
-	f.Add(emp+"x", "k-8", ok)
-	f.Add("emp_00000000-0000-0000-0000-000000000000", "k-9", ok)
-	f.Add("x y", "\x00", "\xff")
-	f.Add("..", strings.Repeat("k", 300), "[]")
-	f.Add(emp, "k-10", "null")
-	f.Add(emp, "k-11", ok+ok)
-	f.Fuzz(func(t *testing.T, id, key, body string) {
+	f.Add(false, emp, "k-1", ok)
+	f.Add(false, emp, "k-2", fmt.Sprintf(`{"targetBusinessId":%q,"obligations":{"deductionMandates":"CARRY_OVER","loans":"RETAIN_WITH_SOURCE"},"effectiveDate":"2026-12-01"}`, b))
+	f.Add(false, emp, "k-3", fmt.Sprintf(`{"targetBusinessId":%q}`, a))
+	f.Add(false, emp, "", ok)
+	f.Add(false, emp, "k-4", `{"targetBusinessId":"x","effectiveDate":"9999-99-99","grossMonthlySalarySantim":1e30}`)
+	f.Add(false, emp, "k-5", `{"targetBusinessId":null,"obligations":[]}`)
+	f.Add(false, emp, "k-6", fmt.Sprintf(`{"targetBusinessId":%q,"obligations":{"ewaAdvances":"CANCEL"}}`, b))
+	f.Add(false, emp, "k-7", fmt.Sprintf(`{"targetBusinessId":%q,"reason":"\u0000"}`, b))
+	f.Add(false, emp+"x", "k-8", ok)
+	f.Add(false, "emp_00000000-0000-0000-0000-000000000000", "k-9", ok)
+	f.Add(false, "x y", "\x00", "\xff")
+	f.Add(false, "..", strings.Repeat("k", 300), "[]")
+	f.Add(false, emp, "k-10", "null")
+	f.Add(false, emp, "k-11", ok+ok)
+	// The platform admin's route: the business found from the employee.
+	f.Add(true, emp, "k-12", ok)
+	f.Add(true, emp, "k-13", fmt.Sprintf(`{"targetBusinessId":%q,"obligations":{"equbMemberships":"RETAIN_WITH_SOURCE"}}`, a))
+	f.Add(true, "emp_00000000-0000-0000-0000-000000000000", "k-14", ok)
+	f.Add(true, "x%00", "k-15", ok)
+	f.Add(true, emp, "k-16", `{"targetBusinessId":"org_nowhere"}`)
+	f.Fuzz(func(t *testing.T, admin bool, id, key, body string) {
+		route, who := "/api/employees/:id/transfer", owner
+		if admin {
+			route, who = "/api/admin/employees/:id/transfer", root
+		}
 		req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(body))
-		req.URL.Path, req.URL.RawPath = pathOf("/api/employees/:id/transfer", map[string]string{"id": id}), ""
+		req.URL.Path, req.URL.RawPath = pathOf(route, map[string]string{"id": id}), ""
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Idempotency-Key", key)
-		req.AddCookie(owner.cookie)
+		req.AddCookie(who.cookie)
 		rec := httptest.NewRecorder()
 		fx.srv.Engine.ServeHTTP(rec, req)
 		requireNoServerError(t, rec, fmt.Sprintf("transfer %q key %q body %q", id, key, body))
@@ -411,4 +423,100 @@ func TestEmployeeTransferWithAdvanceAndLoan(t *testing.T) {
 		"ewaRequestId": adv.ID, "repaidAmountSantim": adv.TotalSantim, "source": "EMPLOYER"}, "Idempotency-Key", testkit.Unique("repay"))
 	require.Contains(t, []int{http.StatusOK, http.StatusAccepted}, rec.Code, rec.Body.String())
 	s.waitStatus(t, adv.ID, "REPAID")
+}
+
+// TestEmployeeTransferByPlatformAdmin: a platform admin, a member of no organization, has no
+// active organization for the organization route (403 TENANT_CONTEXT_MISSING); on the platform
+// route the employee's business is found from the employee and the transfer runs there, audited
+// with the platform admin as actor on both sides and on the cross-tenant path; a retry answers
+// the stored response; a second transfer finds the employment ended; unknown employees and
+// targets are 404; nobody else may call it.
+func TestEmployeeTransferByPlatformAdmin(t *testing.T) {
+	t.Parallel()
+	w := newEmpWorld(t)
+	const adminPath = "/api/admin/employees/%s/transfer"
+	emp := w.create(w.owner, w.body("ET22220001"))
+	rec := w.call(w.owner, http.MethodPost, "/api/payroll/deduction-mandates", map[string]any{"employeeId": emp.ID,
+		"kind": "UNION_DUES", "basisPoints": 100, "startPeriod": "2026-01"})
+	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
+	dues := decode[mandatesOut](t, rec).ID
+	to := map[string]any{"targetBusinessId": w.b, "effectiveDate": "2026-11-30", "reason": "platform support ticket 42",
+		"obligations": map[string]any{"deductionMandates": "CARRY_OVER"}}
+
+	rec = w.call(w.platform, http.MethodPost, fmt.Sprintf(transferPath, emp.ID), to, "Idempotency-Key", testkit.Unique("transfer"))
+	require.Equal(t, http.StatusForbidden, rec.Code, rec.Body.String())
+	require.Equal(t, "TENANT_CONTEXT_MISSING", errCode(rec), "the organization route needs an active organization")
+	for _, c := range []*apiClient{w.owner, w.admin, w.otherOwn} {
+		rec = w.call(c, http.MethodPost, fmt.Sprintf(adminPath, emp.ID), to, "Idempotency-Key", testkit.Unique("transfer"))
+		require.Equal(t, http.StatusForbidden, rec.Code, rec.Body.String())
+		require.Equal(t, "PLATFORM_ADMIN_REQUIRED", errCode(rec))
+	}
+	require.Equal(t, [3]int{0, 0, 0}, transferTrail(t, w.f.d, w.a))
+
+	rec = w.call(w.platform, http.MethodGet, "/api/auth/get-session", nil)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	root := decode[sessionResult](t, rec).User.ID
+	crossBefore := countIn(t, w.f.d, "*", `SELECT count(*) FROM app.audit_log WHERE action = 'CrossTenantAccess' AND actor = $1`, root)
+
+	key := testkit.Unique("transfer")
+	rec = w.call(w.platform, http.MethodPost, fmt.Sprintf(adminPath, emp.ID), to, "Idempotency-Key", key)
+	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
+	first := rec.Body.String()
+	tr := decode[employeeTransferJSON](t, rec)
+	require.Equal(t, w.a, tr.Source.BusinessID, "the source is the employee's business")
+	require.Equal(t, "TERMINATED", string(tr.Source.Employee.Status))
+	require.Equal(t, w.b, tr.Target.BusinessID)
+	require.Equal(t, w.b, tr.Target.Employee.BusinessID)
+	require.Equal(t, "ACTIVE", string(tr.Target.Employee.Status))
+	require.Len(t, tr.Obligations, 1)
+	require.Equal(t, dues, tr.Obligations[0].ID)
+	require.Equal(t, employeetransfer.CarryOver, tr.Obligations[0].Handling)
+	require.NotEmpty(t, tr.Obligations[0].CarriedOverTo)
+	require.Equal(t, [3]int{1, 1, 1}, transferTrail(t, w.f.d, w.a))
+	require.Equal(t, [3]int{1, 1, 1}, transferTrail(t, w.f.d, w.b))
+	// Audited: each side's row names the platform admin; the employee's business was found, and
+	// the transfer ran, on the audited cross-tenant path.
+	require.Equal(t, 1, countIn(t, w.f.d, w.a, `SELECT count(*) FROM app.audit_log WHERE action = 'TransferEmployeeOut'
+		AND outcome = 'SUCCESS' AND actor = $1 AND target_id = $2`, root, tr.ID))
+	require.Equal(t, 1, countIn(t, w.f.d, w.b, `SELECT count(*) FROM app.audit_log WHERE action = 'TransferEmployeeIn'
+		AND outcome = 'SUCCESS' AND actor = $1 AND target_id = $2`, root, tr.ID))
+	require.Equal(t, 1, countIn(t, w.f.d, w.a, `SELECT count(*) FROM app.employee_transfers WHERE id = $1 AND side = 'OUT'
+		AND created_by = $2 AND reason = 'platform support ticket 42'`, tr.ID, root))
+	require.Equal(t, crossBefore+2, countIn(t, w.f.d, "*", `SELECT count(*) FROM app.audit_log WHERE action = 'CrossTenantAccess'
+		AND actor = $1`, root), "one row for finding the business, one for the transfer")
+	rec = w.call(w.otherOwn, http.MethodGet, "/api/payroll/deduction-mandates/"+tr.Obligations[0].CarriedOverTo, nil)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.Equal(t, "PENDING", decode[mandatesOut](t, rec).Status)
+
+	// The retry answers the stored response; a new key finds the employment ended (audited DENIED
+	// in the employee's business).
+	rec = w.call(w.platform, http.MethodPost, fmt.Sprintf(adminPath, emp.ID), to, "Idempotency-Key", key)
+	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
+	require.Equal(t, "true", rec.Header().Get("Idempotent-Replayed"))
+	require.JSONEq(t, first, rec.Body.String())
+	rec = w.call(w.platform, http.MethodPost, fmt.Sprintf(adminPath, emp.ID), to, "Idempotency-Key", testkit.Unique("transfer"))
+	require.Equal(t, http.StatusConflict, rec.Code, rec.Body.String())
+	require.Equal(t, "EMPLOYEE_NOT_TRANSFERABLE", errCode(rec))
+	require.Equal(t, 1, countIn(t, w.f.d, w.a, `SELECT count(*) FROM app.audit_log WHERE action = 'TransferEmployee'
+		AND outcome = 'DENIED' AND actor = $1 AND details->>'code' = 'EMPLOYEE_NOT_TRANSFERABLE'`, root))
+	require.Equal(t, [3]int{1, 1, 1}, transferTrail(t, w.f.d, w.a))
+
+	// Unknown employees and targets; the employee's own business as the target.
+	emp2 := w.create(w.owner, w.body("ET22220002"))
+	rec = w.call(w.platform, http.MethodPost, fmt.Sprintf(adminPath, "emp_00000000-0000-0000-0000-000000000000"), to,
+		"Idempotency-Key", testkit.Unique("transfer"))
+	require.Equal(t, http.StatusNotFound, rec.Code, rec.Body.String())
+	require.Equal(t, "NOT_FOUND", errCode(rec))
+	rec = w.call(w.platform, http.MethodPost, fmt.Sprintf(adminPath, emp2.ID), map[string]any{"targetBusinessId": "org_nowhere"},
+		"Idempotency-Key", testkit.Unique("transfer"))
+	require.Equal(t, http.StatusNotFound, rec.Code, rec.Body.String())
+	require.Equal(t, "TARGET_BUSINESS_NOT_FOUND", errCode(rec))
+	rec = w.call(w.platform, http.MethodPost, fmt.Sprintf(adminPath, emp2.ID), map[string]any{"targetBusinessId": w.a},
+		"Idempotency-Key", testkit.Unique("transfer"))
+	require.Equal(t, http.StatusBadRequest, rec.Code, rec.Body.String())
+	require.Equal(t, "INVALID_REQUEST", errCode(rec))
+	rec = w.hostile(w.platform, http.MethodPost, fmt.Sprintf(adminPath, "x%20y"), to, "Idempotency-Key", testkit.Unique("transfer"))
+	require.Equal(t, http.StatusBadRequest, rec.Code, rec.Body.String())
+	rec = w.call(w.owner, http.MethodGet, "/api/employees/"+emp2.ID, nil)
+	require.Equal(t, "ACTIVE", string(decode[employeeJSON](t, rec).Status))
 }
