@@ -36,7 +36,13 @@ func newBnplStack(t testing.TB) *bnplStack { t.Helper(); return newBnplStackWith
 // newBnplStackWith is newBnplStack on the EWA stack of options o.
 func newBnplStackWith(t testing.TB, o ewaStackOpts) *bnplStack {
 	t.Helper()
-	s := &bnplStack{ewaStack: newEwaStack(t, o)}
+	return bnplOn(t, newEwaStack(t, o))
+}
+
+// bnplOn adds the merchant and the projection to an EWA stack (a loan stack's, say).
+func bnplOn(t testing.TB, es *ewaStack) *bnplStack {
+	t.Helper()
+	s := &bnplStack{ewaStack: es}
 	s.srv.deps.LoanProjection = func(context.Context, db.BunTx, string) (lending.Projection, error) {
 		return lending.Projection{Period: "2026-12", NetSantim: 2_000_000, RecoverableSantim: 600_000}, nil
 	}

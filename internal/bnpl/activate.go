@@ -138,7 +138,8 @@ func LoadActivatePlan(ctx context.Context, tx db.Querier, workflowID string, r A
 // CreateAgreement records the agreement ACCEPTED with its instalments and its pending ledger
 // transaction (audit CreateBnplAgreement, event bnpl.accepted.v1). A second call by the same run
 // with the same transaction returns the row; a merchant reference taken meanwhile is
-// BNPL_DUPLICATE_MERCHANT_REFERENCE (the saga voids its posting).
+// BNPL_DUPLICATE_MERCHANT_REFERENCE, an employee no longer ACTIVE (transferred or terminated
+// since the plan was read) BNPL_EMPLOYEE_NOT_ACTIVE (the saga voids its posting).
 func CreateAgreement(ctx context.Context, tx db.Writer, p ActivatePlan, workflowID, ledgerTxID, createdBy string, now time.Time) (Agreement, error) {
 	if workflowID == "" || ledgerTxID == "" {
 		return Agreement{}, errors.New("bnpl: create: no workflow id or ledger transaction")
@@ -150,6 +151,18 @@ func CreateAgreement(ctx context.Context, tx db.Writer, p ActivatePlan, workflow
 		return cur, RefusalError(CodeInvalidState)
 	} else if CodeOf(err) != CodeAgreementNotFound {
 		return Agreement{}, err
+	}
+	// The employee is read again, locked for share until tx ends: LoadActivatePlan's read is a
+	// step (and a ledger posting) behind, and an employee transfer (internal/employeetransfer),
+	// which locks the row FOR UPDATE, may have ended the employment meanwhile. Under the lock,
+	// either the transfer commits first and this refuses (the saga voids its posting), or the
+	// agreement commits first and the transfer finds it ACCEPTED (in flight: it waits).
+	status, err := payroll.EmployeeStatus(ctx, tx, p.EmployeeID)
+	if errors.Is(err, payroll.ErrEmployeeNotFound) || err == nil && status != "ACTIVE" {
+		return Agreement{}, RefusalError(CodeEmployeeNotActive)
+	}
+	if err != nil {
+		return Agreement{}, fmt.Errorf("bnpl: create: the employee: %w", err)
 	}
 	if createdBy == "" {
 		createdBy = tenancy.Actor(ctx)

@@ -57,8 +57,18 @@
 //
 // It must not write HTTP responses. Concurrency: the source record is locked first (FOR UPDATE),
 // so of two racing transfers of one employee the second finds it TERMINATED and is refused
-// (ErrNotTransferable); a row that references the employee (a new request, a new mandate) waits
-// for the lock too. The self-service link of the old record is left as it is
+// (ErrNotTransferable). Every path that creates an obligation locks the same row in its own
+// transaction, in a mode that conflicts with FOR UPDATE, and reads the employee's status under
+// that lock: an EWA request (ewa's eligibility, FOR UPDATE), a loan (lending's lockBorrower, FOR
+// NO KEY UPDATE, then QuoteLoan's status), a deduction mandate (payroll.PayableEmployee, FOR
+// SHARE), a BNPL agreement (bnpl.CreateAgreement, FOR SHARE, in the saga's record step: the
+// plan read before it is a step behind) and an equb membership (equb.Join, FOR SHARE). So a
+// create racing a transfer either commits before the transfer reads the obligations (which then
+// handle it: in flight blocks, a mandate follows the plan) or waits for the lock, reads the
+// record TERMINATED and is refused with its kind's not-active code (EWA_EMPLOYEE_NOT_ACTIVE,
+// LOAN_EMPLOYEE_NOT_ACTIVE, PAYROLL_EMPLOYEE_TERMINATED, BNPL_EMPLOYEE_NOT_ACTIVE,
+// EQUB_EMPLOYEE_NOT_ACTIVE). A foreign key alone would not do: it waits for the lock, then
+// accepts the terminated row. The self-service link of the old record is left as it is
 // (the person still sees what stays with the old employer) and the new record starts unlinked
 // (the new employer invites them).
 package employeetransfer

@@ -295,8 +295,11 @@ func Join(ctx context.Context, tx db.BunTx, groupID, employeeID, userID string, 
 	if err != nil {
 		return Membership{}, err
 	}
+	// Locked for share until tx ends: an employee transfer (internal/employeetransfer) locks the
+	// row FOR UPDATE, so a join either commits before it (and the transfer handles the
+	// membership) or reads the employment it ended.
 	var status string
-	err = tx.QueryRow(ctx, `SELECT status FROM app.employees WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL`,
+	err = tx.QueryRow(ctx, `SELECT status FROM app.employees WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL FOR SHARE`,
 		g.TenantID, employeeID).Scan(&status)
 	if errors.Is(err, pgx.ErrNoRows) || err == nil && status != "ACTIVE" {
 		return Membership{}, RefusalError(CodeEmployeeNotActive)
