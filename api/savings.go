@@ -57,15 +57,25 @@ func (s *Server) resolveSaver(c *gin.Context) {
 	c.Next()
 }
 
-type savingsAccountJSON struct {
-	Partner       string `json:"partner"`
-	AccountNumber string `json:"accountNumber"`
-}
-
 type savingsSettingsJSON struct {
-	EscrowAccount *savingsAccountJSON `json:"escrowAccount"`
+	EscrowAccount *partnerAccountJSON `json:"escrowAccount"`
 	LedgerAccount *string             `json:"ledgerAccount"`
 	UpdatedAt     *time.Time          `json:"updatedAt"`
+}
+
+// savingsEscrowSetting is the savings one-account setting (account_setting.go): the escrow
+// account, audited SetSavingsSettings, savings.settings_updated.v1.
+var savingsEscrowSetting = accountSetting[savings.Settings, savingsSettingsJSON]{
+	Check: accountCheck{Field: "escrowAccount", What: "the savings escrow account",
+		PartnerUnknown: "SAVINGS_ESCROW_PARTNER_UNKNOWN", NotFound: "SAVINGS_ESCROW_ACCOUNT_NOT_FOUND"},
+	Valid: func(partner, number string) error {
+		return savings.ValidAccount("escrowAccount", savings.BankAccount{Partner: partner, AccountNumber: number})
+	},
+	Get: savings.GetSettings,
+	Put: func(ctx context.Context, tx pgx.Tx, partner, number, actor string) (savings.Settings, error) {
+		return savings.PutSettings(ctx, tx, savings.BankAccount{Partner: partner, AccountNumber: number}, actor)
+	},
+	JSON: toSavingsSettingsJSON,
 }
 
 func toSavingsSettingsJSON(st savings.Settings, ok bool) savingsSettingsJSON {
@@ -74,28 +84,14 @@ func toSavingsSettingsJSON(st savings.Settings, ok bool) savingsSettingsJSON {
 	}
 	mirror := savings.Plan{Escrow: st.Escrow}.EscrowMirror()
 	at := st.UpdatedAt.UTC()
-	return savingsSettingsJSON{EscrowAccount: &savingsAccountJSON{Partner: st.Escrow.Partner, AccountNumber: st.Escrow.AccountNumber},
+	return savingsSettingsJSON{EscrowAccount: &partnerAccountJSON{Partner: st.Escrow.Partner, AccountNumber: st.Escrow.AccountNumber},
 		LedgerAccount: &mirror, UpdatedAt: &at}
 }
 
-func (s *Server) getSavingsSettings(c *gin.Context) {
-	type got struct {
-		st savings.Settings
-		ok bool
-	}
-	out, err := inTenantValue(s, c, func(ctx context.Context, tx pgx.Tx) (got, error) {
-		st, ok, err := savings.GetSettings(ctx, tx)
-		return got{st, ok}, err
-	})
-	if err != nil {
-		writeError(c, err)
-		return
-	}
-	c.JSON(http.StatusOK, toSavingsSettingsJSON(out.st, out.ok))
-}
+func (s *Server) getSavingsSettings(c *gin.Context) { getAccountSetting(s, c, savingsEscrowSetting) }
 
 type savingsSettingsRequest struct {
-	EscrowAccount *savingsAccountJSON `json:"escrowAccount"`
+	EscrowAccount *partnerAccountJSON `json:"escrowAccount"`
 }
 
 // putSavingsSettings sets the escrow account once the partner has confirmed it exists and is
@@ -106,30 +102,7 @@ func (s *Server) putSavingsSettings(c *gin.Context) {
 		writeError(c, e)
 		return
 	}
-	if req.EscrowAccount == nil {
-		writeError(c, fieldError(&field.Error{Field: "escrowAccount", Problem: "is required"}))
-		return
-	}
-	acct := savings.BankAccount{Partner: req.EscrowAccount.Partner, AccountNumber: req.EscrowAccount.AccountNumber}
-	if err := savings.ValidAccount("escrowAccount", acct); err != nil {
-		writeError(c, fieldError(err))
-		return
-	}
-	if e := s.checkPartnerAccount(c, accountCheck{Partner: acct.Partner, AccountNumber: acct.AccountNumber,
-		Field: "escrowAccount", What: "the savings escrow account",
-		PartnerUnknown: "SAVINGS_ESCROW_PARTNER_UNKNOWN", NotFound: "SAVINGS_ESCROW_ACCOUNT_NOT_FOUND"}); e != nil {
-		writeError(c, e)
-		return
-	}
-	actor := callerOf(c).User.ID
-	out, err := inTenantValue(s, c, func(ctx context.Context, tx pgx.Tx) (savings.Settings, error) {
-		return savings.PutSettings(ctx, tx, acct, actor)
-	})
-	if err != nil {
-		writeError(c, payrollError(err))
-		return
-	}
-	c.JSON(http.StatusOK, toSavingsSettingsJSON(out, true))
+	putAccountSetting(s, c, savingsEscrowSetting, req.EscrowAccount)
 }
 
 type savingsGoalJSON struct {

@@ -34,15 +34,25 @@ func (s *Server) walletTransferRoutes() []Route {
 	}
 }
 
-type walletAccountJSON struct {
-	Partner       string `json:"partner"`
-	AccountNumber string `json:"accountNumber"`
+type walletSettingsJSON struct {
+	PoolAccount   *partnerAccountJSON `json:"poolAccount"`
+	LedgerAccount *string             `json:"ledgerAccount"`
+	UpdatedAt     *time.Time          `json:"updatedAt"`
 }
 
-type walletSettingsJSON struct {
-	PoolAccount   *walletAccountJSON `json:"poolAccount"`
-	LedgerAccount *string            `json:"ledgerAccount"`
-	UpdatedAt     *time.Time         `json:"updatedAt"`
+// walletPoolSetting is the wallet's one-account setting (account_setting.go): the pool account,
+// audited SetWalletSettings, wallet.settings_updated.v1.
+var walletPoolSetting = accountSetting[wallet.Settings, walletSettingsJSON]{
+	Check: accountCheck{Field: "poolAccount", What: "the wallet pool account",
+		PartnerUnknown: "WALLET_POOL_PARTNER_UNKNOWN", NotFound: "WALLET_POOL_ACCOUNT_NOT_FOUND"},
+	Valid: func(partner, number string) error {
+		return wallet.ValidAccount("poolAccount", wallet.BankAccount{Partner: partner, AccountNumber: number}, false)
+	},
+	Get: wallet.GetSettings,
+	Put: func(ctx context.Context, tx pgx.Tx, partner, number, actor string) (wallet.Settings, error) {
+		return wallet.PutSettings(ctx, tx, wallet.BankAccount{Partner: partner, AccountNumber: number}, actor)
+	},
+	JSON: toWalletSettingsJSON,
 }
 
 func toWalletSettingsJSON(st wallet.Settings, ok bool) walletSettingsJSON {
@@ -51,28 +61,14 @@ func toWalletSettingsJSON(st wallet.Settings, ok bool) walletSettingsJSON {
 	}
 	mirror := st.Pool.Mirror()
 	at := st.UpdatedAt.UTC()
-	return walletSettingsJSON{PoolAccount: &walletAccountJSON{Partner: st.Pool.Partner, AccountNumber: st.Pool.AccountNumber},
+	return walletSettingsJSON{PoolAccount: &partnerAccountJSON{Partner: st.Pool.Partner, AccountNumber: st.Pool.AccountNumber},
 		LedgerAccount: &mirror, UpdatedAt: &at}
 }
 
-func (s *Server) getWalletSettings(c *gin.Context) {
-	type got struct {
-		st wallet.Settings
-		ok bool
-	}
-	out, err := inTenantValue(s, c, func(ctx context.Context, tx pgx.Tx) (got, error) {
-		st, ok, err := wallet.GetSettings(ctx, tx)
-		return got{st, ok}, err
-	})
-	if err != nil {
-		writeError(c, err)
-		return
-	}
-	c.JSON(http.StatusOK, toWalletSettingsJSON(out.st, out.ok))
-}
+func (s *Server) getWalletSettings(c *gin.Context) { getAccountSetting(s, c, walletPoolSetting) }
 
 type walletSettingsRequest struct {
-	PoolAccount *walletAccountJSON `json:"poolAccount"`
+	PoolAccount *partnerAccountJSON `json:"poolAccount"`
 }
 
 // putWalletSettings sets the pool account once the partner has confirmed it exists and is active
@@ -83,30 +79,7 @@ func (s *Server) putWalletSettings(c *gin.Context) {
 		writeError(c, e)
 		return
 	}
-	if req.PoolAccount == nil {
-		writeError(c, fieldError(&field.Error{Field: "poolAccount", Problem: "is required"}))
-		return
-	}
-	acct := wallet.BankAccount{Partner: req.PoolAccount.Partner, AccountNumber: req.PoolAccount.AccountNumber}
-	if err := wallet.ValidAccount("poolAccount", acct, false); err != nil {
-		writeError(c, fieldError(err))
-		return
-	}
-	if e := s.checkPartnerAccount(c, accountCheck{Partner: acct.Partner, AccountNumber: acct.AccountNumber,
-		Field: "poolAccount", What: "the wallet pool account",
-		PartnerUnknown: "WALLET_POOL_PARTNER_UNKNOWN", NotFound: "WALLET_POOL_ACCOUNT_NOT_FOUND"}); e != nil {
-		writeError(c, e)
-		return
-	}
-	actor := callerOf(c).User.ID
-	out, err := inTenantValue(s, c, func(ctx context.Context, tx pgx.Tx) (wallet.Settings, error) {
-		return wallet.PutSettings(ctx, tx, acct, actor)
-	})
-	if err != nil {
-		writeError(c, payrollError(err))
-		return
-	}
-	c.JSON(http.StatusOK, toWalletSettingsJSON(out, true))
+	putAccountSetting(s, c, walletPoolSetting, req.PoolAccount)
 }
 
 type walletDestinationJSON struct {
