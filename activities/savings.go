@@ -111,25 +111,20 @@ func (a *Savings) ReserveWithdrawal(ctx context.Context, in SavingsReserve) (Led
 	}
 	var res LedgerPostResult
 	step := SavingsStep{Run: in.Run, GoalID: in.Plan.GoalID, ActorID: in.ActorID}
-	err := a.inTx(ctx, step, func(ctx context.Context, tx pgx.Tx) error {
-		if err := savings.LockGoal(ctx, tx, in.Plan.GoalID); err != nil {
-			return err
-		}
-		if m, ok, err := savings.MovementOf(ctx, tx, in.WorkflowID); err != nil || ok {
-			res = LedgerPostResult{TxID: m.LedgerTxID, Status: "PENDING", Replayed: true}
-			return err
-		}
-		posted, err := (&Money{Ledger: a.Ledger}).reserveHold(ctx, in.TenantID, savings.Account(in.Plan.GoalID), in.Plan.AmountSantim, in.Posting,
-			func(available int64) error {
-				r, _ := savings.RefusalOf(savings.CodeInsufficientBalance)
-				r.Details = map[string]any{"availableSantim": available}
-				return &r
-			})
-		if err != nil {
-			return err
-		}
-		res = posted
-		_, err = savings.RecordPending(ctx, tx, in.Plan, in.WorkflowID, posted.TxID, in.ActorID)
+	err := a.inTx(ctx, step, func(ctx context.Context, tx pgx.Tx) (err error) {
+		insufficient, _ := savings.RefusalOf(savings.CodeInsufficientBalance)
+		res, err = (&Money{Ledger: a.Ledger}).reserveLocked(ctx, in.TenantID, in.Posting, lockedReservation{
+			Lock: func() error { return savings.LockGoal(ctx, tx, in.Plan.GoalID) },
+			Recorded: func() (string, bool, error) {
+				m, ok, err := savings.MovementOf(ctx, tx, in.WorkflowID)
+				return m.LedgerTxID, ok, err
+			},
+			Account: savings.Account(in.Plan.GoalID), AmountSantim: in.Plan.AmountSantim, Insufficient: insufficient,
+			Record: func(txID string) error {
+				_, err := savings.RecordPending(ctx, tx, in.Plan, in.WorkflowID, txID, in.ActorID)
+				return err
+			},
+		})
 		return err
 	})
 	return res, err

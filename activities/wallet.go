@@ -98,25 +98,20 @@ func (a *Wallet) Reserve(ctx context.Context, in WalletReserveInput) (LedgerPost
 	}
 	var res LedgerPostResult
 	step := WalletStep{Run: in.Run, EmployeeID: in.Plan.EmployeeID}
-	err := a.inTx(ctx, step, func(ctx context.Context, tx pgx.Tx) error {
-		if err := wallet.LockWallet(ctx, tx, in.Plan.EmployeeID); err != nil {
-			return err
-		}
-		if t, ok, err := wallet.TransferOf(ctx, tx, in.WorkflowID); err != nil || ok {
-			res = LedgerPostResult{TxID: t.LedgerTxID, Status: "PENDING", Replayed: true}
-			return err
-		}
-		posted, err := (&Money{Ledger: a.Ledger}).reserveHold(ctx, in.TenantID, in.Plan.WalletAccount(), in.Plan.AmountSantim, in.Posting,
-			func(available int64) error {
-				r, _ := wallet.RefusalOf(wallet.CodeInsufficientBalance)
-				r.Details = map[string]any{"availableSantim": available}
-				return &r
-			})
-		if err != nil {
-			return err
-		}
-		res = posted
-		_, err = wallet.RecordPending(ctx, tx, in.Plan, in.WorkflowID, posted.TxID, in.ActorID)
+	err := a.inTx(ctx, step, func(ctx context.Context, tx pgx.Tx) (err error) {
+		insufficient, _ := wallet.RefusalOf(wallet.CodeInsufficientBalance)
+		res, err = (&Money{Ledger: a.Ledger}).reserveLocked(ctx, in.TenantID, in.Posting, lockedReservation{
+			Lock: func() error { return wallet.LockWallet(ctx, tx, in.Plan.EmployeeID) },
+			Recorded: func() (string, bool, error) {
+				t, ok, err := wallet.TransferOf(ctx, tx, in.WorkflowID)
+				return t.LedgerTxID, ok, err
+			},
+			Account: in.Plan.WalletAccount(), AmountSantim: in.Plan.AmountSantim, Insufficient: insufficient,
+			Record: func(txID string) error {
+				_, err := wallet.RecordPending(ctx, tx, in.Plan, in.WorkflowID, txID, in.ActorID)
+				return err
+			},
+		})
 		return err
 	})
 	return res, err
