@@ -14,6 +14,7 @@ import (
 	"github.com/wagerail/wagerail/internal/platform/audit"
 	"github.com/wagerail/wagerail/internal/platform/field"
 	"github.com/wagerail/wagerail/internal/platform/outbox"
+	"github.com/wagerail/wagerail/internal/platform/settle"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
 
@@ -272,26 +273,15 @@ func MarkSettled(ctx context.Context, tx pgx.Tx, workflowID, transferID string, 
 // SavingsDepositFailed or SavingsWithdrawalFailed, savings.deposit_failed.v1 or
 // savings.withdrawal_failed.v1); again is a no-op.
 func MarkFailed(ctx context.Context, tx pgx.Tx, workflowID, reason string, now time.Time) (Movement, error) {
-	if reason == "" || len(reason) > 128 {
-		reason = "TRANSFER_FAILED"
-	}
-	return conclude(ctx, tx, workflowID, Failed, "", reason, now)
+	return conclude(ctx, tx, workflowID, Failed, "", settle.FailureReason(reason), now)
 }
 
 func conclude(ctx context.Context, tx pgx.Tx, workflowID string, to Status, transferID, reason string, now time.Time) (Movement, error) {
-	m, err := scanMovement(tx.QueryRow(ctx, `SELECT `+movementCols+` FROM app.savings_movements WHERE tenant_id = $1 AND workflow_id = $2 FOR UPDATE`,
-		tenancy.TenantID(ctx), workflowID))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return Movement{}, refuse(CodeMovementNotFound)
-	}
-	if err != nil || m.Status != Pending {
+	m, changed, err := settle.Conclude(ctx, tx, settle.Table[Movement]{Name: "app.savings_movements", Columns: movementCols, Scan: scanMovement,
+		Pending: func(m Movement) bool { return m.Status == Pending }, NotFound: refuse(CodeMovementNotFound)},
+		workflowID, string(to), transferID, reason, now)
+	if err != nil || !changed {
 		return m, err
-	}
-	m, err = scanMovement(tx.QueryRow(ctx, `UPDATE app.savings_movements SET status = $3, transfer_id = nullif($4, ''),
-		failure_reason = nullif($5, ''), settled_at = $6 WHERE tenant_id = $1 AND workflow_id = $2 RETURNING `+movementCols,
-		tenancy.TenantID(ctx), workflowID, string(to), transferID, reason, now))
-	if err != nil {
-		return Movement{}, err
 	}
 	var action, event string
 	outcome := audit.Success

@@ -16,6 +16,7 @@ import (
 	"github.com/wagerail/wagerail/internal/platform/field"
 	"github.com/wagerail/wagerail/internal/platform/outbox"
 	"github.com/wagerail/wagerail/internal/platform/refusal"
+	"github.com/wagerail/wagerail/internal/platform/settle"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
 	"github.com/wagerail/wagerail/ledger/chart"
 )
@@ -304,26 +305,15 @@ func MarkSettled(ctx context.Context, tx pgx.Tx, workflowID, transferID string, 
 // MarkFailed moves the run's transfer PENDING → FAILED with the failure's code (audit
 // WalletTransferFailed, wallet.transfer_failed.v1); again is a no-op.
 func MarkFailed(ctx context.Context, tx pgx.Tx, workflowID, reason string, now time.Time) (Transfer, error) {
-	if reason == "" || len(reason) > 128 {
-		reason = "TRANSFER_FAILED"
-	}
-	return conclude(ctx, tx, workflowID, Failed, "", reason, now)
+	return conclude(ctx, tx, workflowID, Failed, "", settle.FailureReason(reason), now)
 }
 
 func conclude(ctx context.Context, tx pgx.Tx, workflowID string, to Status, transferID, reason string, now time.Time) (Transfer, error) {
-	t, err := scanTransfer(tx.QueryRow(ctx, `SELECT `+transferCols+` FROM app.wallet_transfers WHERE tenant_id = $1 AND workflow_id = $2 FOR UPDATE`,
-		tenancy.TenantID(ctx), workflowID))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return Transfer{}, refuse(CodeTransferNotFound)
-	}
-	if err != nil || t.Status != Pending {
+	t, changed, err := settle.Conclude(ctx, tx, settle.Table[Transfer]{Name: "app.wallet_transfers", Columns: transferCols, Scan: scanTransfer,
+		Pending: func(t Transfer) bool { return t.Status == Pending }, NotFound: refuse(CodeTransferNotFound)},
+		workflowID, string(to), transferID, reason, now)
+	if err != nil || !changed {
 		return t, err
-	}
-	t, err = scanTransfer(tx.QueryRow(ctx, `UPDATE app.wallet_transfers SET status = $3, transfer_id = nullif($4, ''),
-		failure_reason = nullif($5, ''), settled_at = $6 WHERE tenant_id = $1 AND workflow_id = $2 RETURNING `+transferCols,
-		tenancy.TenantID(ctx), workflowID, string(to), transferID, reason, now))
-	if err != nil {
-		return Transfer{}, err
 	}
 	action, event, outcome := "WalletTransferSettled", EventTransferSettled, audit.Success
 	if to == Failed {
