@@ -188,6 +188,10 @@ func (s *Server) requeueDeadLetters(c *gin.Context) {
 		writeError(c, NewError(http.StatusConflict, "OUTBOX_EVENT_IN_FLIGHT", "an event of these dead letters is being delivered; nothing was requeued, try again shortly"))
 		return
 	}
+	if errors.Is(err, outbox.ErrGroupRetired) {
+		writeError(c, NewError(http.StatusConflict, "OUTBOX_GROUP_RETIRED", "a dead letter's relay group is retired, so no relay would deliver it; nothing was requeued"))
+		return
+	}
 	if err != nil {
 		writeError(c, err)
 		return

@@ -388,3 +388,39 @@ func TestRuntimeRoleCannotTamperWithGroupState(t *testing.T) {
 	require.Nil(t, g.Published)
 	require.Zero(t, g.Attempts)
 }
+
+// A dead letter of a group that was retired (its app.outbox_relay_group row deleted, as the
+// package doc says to retire one) is refused with ErrGroupRetired, and nothing is requeued: no
+// relay would deliver it.
+func TestRequeueOfARetiredGroupsDeadLetterIsRefused(t *testing.T) {
+	t.Parallel()
+	d := testkit.NewDB(t)
+	plat := d.Platform(t)
+	c := newClock()
+	n := joined(t, plat, c, "notify", func(cfg *outbox.Config) { cfg.MaxAttempts = 1 })
+	require.NoError(t, n.Register(outbox.AllEvents, &recorder{name: "notifications", fail: func(outbox.Event) error { return errors.New("down") }}))
+	ev := write(t, d, "tenant-a", "ewa.disbursed.v1", disbursed{RequestID: "ewa_1", AmountSantim: 100})
+	res, err := n.Poll(context.Background())
+	require.NoError(t, err)
+	require.Equal(t, 1, res.DeadLettered)
+
+	actx := admin(context.Background())
+	require.NoError(t, crosstenant.Tx(actx, plat, "test: retire the notify group", func(tx pgx.Tx) error {
+		_, err := tx.Exec(actx, `DELETE FROM app.outbox_relay_group WHERE name = 'notify'`)
+		return err
+	}))
+	dead, err := outbox.DeadLetters(actx, plat, outbox.DeadLetterQuery{Consumer: "notifications"})
+	require.NoError(t, err)
+	require.Len(t, dead, 1)
+	err = crosstenant.Tx(actx, plat, "test: requeue", func(tx pgx.Tx) error {
+		_, err := outbox.RequeueDeadLetters(actx, tx, []int64{dead[0].Seq})
+		return err
+	})
+	require.ErrorIs(t, err, outbox.ErrGroupRetired)
+	_, err = outbox.Requeue(actx, plat, ev.ID)
+	require.ErrorIs(t, err, outbox.ErrGroupRetired)
+	dead, err = outbox.DeadLetters(actx, plat, outbox.DeadLetterQuery{Consumer: "notifications"})
+	require.NoError(t, err)
+	require.Len(t, dead, 1, "nothing requeued")
+	require.Equal(t, 0, countAudit(t, d, plat, outbox.AuditRequeued, "admin-1"))
+}

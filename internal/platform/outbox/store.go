@@ -35,6 +35,9 @@ var (
 	// that owe it); requeue once the lease has ended.
 	ErrInFlight       = errors.New("outbox: the event is being delivered; requeue it again shortly")
 	ErrInvalidEventID = errors.New("outbox: event id must be a UUID")
+	// ErrGroupRetired: the dead letter's relay group is no longer registered (its row in
+	// app.outbox_relay_group was deleted), so no relay would deliver the requeued event.
+	ErrGroupRetired = errors.New("outbox: the dead letter's relay group is retired; nothing was requeued")
 )
 
 // maxErrorBytes bounds a stored last_error.
@@ -553,7 +556,8 @@ func (e *MissingDeadLetters) Unwrap() error { return ErrNotFound }
 // seqs names no dead letter, nothing is requeued and the error is a *MissingDeadLetters (which is
 // ErrNotFound). A dead letter of an event a relay holds under a live lease is refused with
 // ErrInFlight (nothing requeued): that relay would record the event done without the requeued
-// consumer. The dead letters come back in seqs' order, as they were.
+// consumer. A dead letter of a retired relay group (no longer in app.outbox_relay_group) is
+// refused with ErrGroupRetired (nothing requeued): no relay would deliver it. The dead letters come back in seqs' order, as they were.
 func RequeueDeadLetters(ctx context.Context, tx pgx.Tx, seqs []int64) ([]DeadLetter, error) {
 	rows, err := tx.Query(ctx, `
 		DELETE FROM app.outbox_dead_letter WHERE id = ANY($1)
@@ -600,6 +604,15 @@ func RequeueDeadLetters(ctx context.Context, tx pgx.Tx, seqs []int64) ([]DeadLet
 // event is due at once with fresh claims, and the consumer's own state is forgotten.
 func requeueOne(ctx context.Context, tx pgx.Tx, d DeadLetter) error {
 	g := newGroup(d.Group)
+	if g.name != DefaultGroup {
+		var registered bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM app.outbox_relay_group WHERE name = $1)`, g.name).Scan(&registered); err != nil {
+			return err
+		}
+		if !registered {
+			return fmt.Errorf("%w: group %s", ErrGroupRetired, g.name)
+		}
+	}
 	// Lock the event's row, if it has one, so no relay of its group claims it under us.
 	var (
 		outboxID int64
