@@ -55,6 +55,12 @@ type Equb struct {
 	// Now is the steps' clock (nil: time.Now): the rows' instants and the default rule's "is the
 	// cycle due" (equb.LoadPayoutPlan, equb.ClaimPayout).
 	Now Clock
+	// MoneyMovement is EQUB_MONEY_MOVEMENT_ENABLED as the worker has it: off, a contribution by
+	// payroll deduction (started by a payroll run's completion, not by a route) is refused at its
+	// plan, before anything is written or moved (EQUB_MONEY_MOVEMENT_DISABLED; the completion
+	// reports the line refused and the obligation stays owed). The routes check the API's own
+	// switch before they start a saga, so the sagas they start are not asked again.
+	MoneyMovement bool
 }
 
 // EqubStep names the group, the member (by their user) and the saga run; the other fields belong
@@ -78,6 +84,9 @@ func (a *Equb) LoadPlan(ctx context.Context, in EqubStep) (equb.MoneyPlan, error
 	var p equb.MoneyPlan
 	err := a.inTx(ctx, in, func(ctx context.Context, tx db.BunTx) (err error) {
 		if in.Payroll != nil {
+			if !a.MoneyMovement {
+				return equb.RefusalError(equb.CodeMoneyMovementOff)
+			}
 			p, err = equb.LoadPayrollContributionPlan(ctx, tx, *in.Payroll, in.WorkflowID)
 			return err
 		}

@@ -179,7 +179,7 @@ func (s *ewaStack) realActivities() workflows.Deps {
 		// The run's calculation (api/payroll_runs.go's calculate).
 		PayrollCalculate: &activities.PayrollCalculate{DB: db.NewBun(s.d.App)},
 		// The equb sagas' record steps (api/equb_money_test.go).
-		Equb: &activities.Equb{DB: db.NewBun(s.d.App)},
+		Equb: &activities.Equb{DB: db.NewBun(s.d.App), MoneyMovement: true},
 		// The equb escrow reconciliation (api/equb_escrow_recon_test.go); the route's switch decides.
 		EqubEscrowRecon: &activities.EqubEscrowRecon{Enabled: true, Platform: s.srv.deps.Platform,
 			Runner: &reconcile.EscrowRunner{DB: s.d.App, Ledger: s.ledger, Gateway: s.gateway}},

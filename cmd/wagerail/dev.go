@@ -200,6 +200,7 @@ func devComponents(cfg devConfig, st *devStack) []devComponent {
 			wk.MetricsAddr, wk.DatabasePlatformURL = cfg.WorkerMetricsAddr, st.platformDSN
 			// The demo reconciles its equb escrow accounts (the switch is off by default elsewhere).
 			wk.EqubEscrowRecon = true
+			wk.EqubMoneyMovement = true // as the api's switch in dev
 			// The relay needs the platform role; with an outside DATABASE_URL and no
 			// DATABASE_PLATFORM_URL it stays off rather than failing the stack.
 			wk.OutboxRelay = st.platformDSN != ""

@@ -64,8 +64,12 @@ type workerConfig struct {
 	// worker keeps the daily equb escrow reconciliation's schedule and its activities run; off, it
 	// removes the schedule and the activities refuse (EQUB_ESCROW_RECON_DISABLED).
 	EqubEscrowRecon bool
-	DialTimeout     time.Duration
-	LogLevel        string
+	// EqubMoneyMovement is EQUB_MONEY_MOVEMENT_ENABLED (off by default, on in `wagerail dev`): off,
+	// a payroll run's completion does not move equb contributions taken by payroll deduction
+	// (activities.Equb.MoneyMovement). Set it as on the api.
+	EqubMoneyMovement bool
+	DialTimeout       time.Duration
+	LogLevel          string
 }
 
 func defaultWorkerConfig() workerConfig {
@@ -94,6 +98,7 @@ func workerCommand() *cli.Command {
 	c.String(&cfg.GatewayAddr, "gateway-addr", "GATEWAY_ADDR", d.GatewayAddr, "gateway gRPC host:port")
 	c.String(&cfg.MetricsAddr, "metrics-addr", "WORKER_METRICS_ADDR", d.MetricsAddr, "Prometheus /metrics and /healthz listen address")
 	c.Duration(&cfg.DialTimeout, "temporal-dial-timeout", "TEMPORAL_DIAL_TIMEOUT", d.DialTimeout, "how long to keep trying to reach Temporal at start")
+	c.Bool(&cfg.EqubMoneyMovement, "equb-money-movement", "EQUB_MONEY_MOVEMENT_ENABLED", false, "let a payroll run's completion move equb contributions taken by payroll deduction (the master kill switch, as on the api; off: those lines are refused EQUB_MONEY_MOVEMENT_DISABLED and stay owed)")
 	c.Bool(&cfg.EqubEscrowRecon, "equb-escrow-recon", "EQUB_ESCROW_RECON_ENABLED", false, "run the equb escrow reconciliation (daily schedule at 07:45 UTC and the operator route's runs; off: its schedule is removed and its activities refuse)")
 	c.Bool(&cfg.Schedules, "schedules", "WORKER_SCHEDULES", d.Schedules, "create or update the Temporal schedules (daily clean-ups, reconciliation) at start")
 	addLogLevel(c, &cfg.LogLevel)
@@ -149,6 +154,8 @@ type workerDeps struct {
 	Notifications *notifications.Consumer
 	// EqubEscrowRecon is EQUB_ESCROW_RECON_ENABLED.
 	EqubEscrowRecon bool
+	// EqubMoneyMovement is EQUB_MONEY_MOVEMENT_ENABLED.
+	EqubMoneyMovement bool
 }
 
 // activities builds every activity struct from the shared dependencies.
@@ -188,7 +195,7 @@ func (d workerDeps) activities() workflows.Deps {
 		// The court-order remittance's steps; Platform finds the auto-submit's due runs.
 		PayrollCourtOrders: &activities.PayrollCourtOrders{DB: bunOf(d.DB), Platform: bunOf(d.Platform)},
 		Disputes:           &activities.Disputes{DB: d.DB, Ledger: d.Ledger},
-		Equb:               &activities.Equb{DB: bunOf(d.DB)},
+		Equb:               &activities.Equb{DB: bunOf(d.DB), MoneyMovement: d.EqubMoneyMovement},
 		// Savings deposits and withdrawals: the withdrawal's reservation reads and posts to the ledger.
 		Savings: &activities.Savings{DB: d.DB, Ledger: d.Ledger},
 		// Wallet transfers: the reservation reads and posts to the ledger.
@@ -316,7 +323,7 @@ func runWorker(ctx context.Context, log *slog.Logger, cfg workerConfig, ready fu
 	}
 	defer gc.Close()
 	deps := workerDeps{Log: log, DB: pool, Platform: platform, Temporal: tc, TaskQueue: cfg.TaskQueue, Ledger: lc, Gateway: gc, Metrics: reg,
-		EqubEscrowRecon: cfg.EqubEscrowRecon}
+		EqubEscrowRecon: cfg.EqubEscrowRecon, EqubMoneyMovement: cfg.EqubMoneyMovement}
 	if runsNotifications {
 		if deps.Notifications, err = newNotificationConsumer(log, pool, cfg.Senders, cfg.DevDataDir); err != nil {
 			return fmt.Errorf("worker: %w", err)
