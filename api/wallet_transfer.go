@@ -153,9 +153,8 @@ func (s *Server) walletTransfer(c *gin.Context) {
 		Accepted: func(wfID string, a workflows.WalletAccepted) (int, any) {
 			return http.StatusAccepted, body(wfID, a.Status)
 		},
-		Pending: func(wfID string) any { return body(wfID, workflows.StageDisbursing) },
 		// Answered 202 only once the saga has reserved the amount under the wallet's lock: never
-		// "pending" before the balance check, which may still refuse it.
+		// "pending" before the balance check, which may still refuse it (so no Pending body).
 		NoPendingAnswer: true,
 		Closed: func(wfID string, r workflows.WalletTransferResult) (int, any, error) {
 			if r.Status != workflows.WalletRefused {
