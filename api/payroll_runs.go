@@ -2,16 +2,20 @@ package api
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
 
 	"github.com/wagerail/wagerail/internal/orgs"
 	"github.com/wagerail/wagerail/internal/payroll"
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/field"
+	"github.com/wagerail/wagerail/internal/platform/temporalerr"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
 	"github.com/wagerail/wagerail/workflows"
 )
@@ -407,7 +411,7 @@ func (s *Server) calculatePayrollRun(c *gin.Context) {
 	ctx, cancel := context.WithTimeout(c.Request.Context(), s.sagaWait(0))
 	defer cancel()
 	var res workflows.PayrollCalculateResult
-	if err := started.Get(ctx, &res); err != nil {
+	if err := waitForRun(ctx, started, &res); err != nil {
 		if ctx.Err() == nil || c.Request.Context().Err() != nil {
 			writeError(c, err)
 			return
@@ -456,4 +460,27 @@ func (s *Server) lockPayrollRun(c *gin.Context) {
 	s.runMove(c, payroll.ActionLockRun, func(ctx context.Context, tx db.BunTx, id string) (payroll.Run, error) {
 		return payroll.LockRun(ctx, tx, id, s.now())
 	})
+}
+
+// waitForRun waits for the workflow run's result while ctx lasts. The SDK's long poll for the
+// result can end with its own deadline (or a transient answer of a loaded server) a moment before
+// ctx does: that is no answer about the workflow, so it is asked again until the result comes
+// or ctx ends (the caller then answers 202 with the run as it is).
+func waitForRun(ctx context.Context, run client.WorkflowRun, out any) error {
+	for {
+		err := run.Get(ctx, out)
+		if err == nil || ctx.Err() != nil {
+			return err
+		}
+		var canceled *serviceerror.Canceled
+		if !temporalerr.Transient(err) && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) &&
+			!errors.As(err, &canceled) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }

@@ -56,7 +56,6 @@ func (f *webhookFixture) server(t *testing.T, temporal client.Client) *Server {
 		Now:            func() time.Time { return f.now },
 		Temporal:       temporal,
 	})
-	srv.webhooks.applier.Timeout = time.Second // a server that is down fails the attempt sooner
 	return srv
 }
 
@@ -552,6 +551,7 @@ func TestBankCallbackTemporalDownIs503AndTheRetryDelivers(t *testing.T) {
 	f.sent(t, "ev-down", "tenant-a", 10)
 	body := f.body("ev-down", "tenant-a", 10)
 	down := f.server(t, testkit.TemporalDown(t))
+	down.webhooks.applier.Timeout = time.Second // a server that is down fails the attempt sooner
 	ts := strconv.FormatInt(f.now.Unix(), 10)
 	rec := newAPIClient(t, down).call(http.MethodPost, "/api/integration/bank-callback/sandbox", body,
 		"x-svc-timestamp", ts, "x-svc-nonce", "nonce-down-1", "x-svc-signature", callbacksig.Sign(sandboxSecret, ts, "nonce-down-1", body))

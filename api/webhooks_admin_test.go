@@ -145,9 +145,6 @@ func (f *hooksFixture) server(temporal client.Client) *Server {
 		Registry: prometheus.NewRegistry(), Mailer: f.inbox, Texter: f.inbox, Now: f.now, Temporal: temporal,
 		WebhookSecrets: map[string][]byte{"sandbox": sandboxSecret, "otherbank": []byte("otherbank-secret")},
 	})
-	if srv.webhooks.applier != nil {
-		srv.webhooks.applier.Timeout = time.Second // a server that is down fails the attempt sooner
-	}
 	return srv
 }
 
@@ -475,7 +472,9 @@ func TestWebhookAdminReplayWithTemporalDown(t *testing.T) {
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 	id := decode[callbackAck](t, rec).ID
 
-	down := newAPIClient(t, f.server(testkit.TemporalDown(t)))
+	downSrv := f.server(testkit.TemporalDown(t))
+	downSrv.webhooks.applier.Timeout = time.Second // a server that is down fails the attempt sooner
+	down := newAPIClient(t, downSrv)
 	down.cookie = f.root.cookie
 	rec = down.call(http.MethodPost, fmt.Sprintf("/api/integration/webhooks/%d/replay", id), nil)
 	require.Equal(t, http.StatusServiceUnavailable, rec.Code, rec.Body.String())
