@@ -271,14 +271,9 @@ func (s *Server) putBnplMerchant(c *gin.Context) {
 
 // bindBnplQuote reads a quote's fields (every one required).
 func bindBnplQuote(r bnplQuoteRequest) (bnpl.QuoteRequest, *Error) {
-	for _, f := range []struct {
-		name    string
-		present bool
-	}{{"employeeId", r.EmployeeID != ""}, {"merchantId", r.MerchantID != ""}, {"purchaseSantim", r.PurchaseSantim != nil},
-		{"instalments", r.Instalments != nil}} {
-		if !f.present {
-			return bnpl.QuoteRequest{}, fieldError(&field.Error{Field: f.name, Problem: "is required"})
-		}
+	if e := missingField(required{"employeeId", r.EmployeeID != ""}, required{"merchantId", r.MerchantID != ""},
+		required{"purchaseSantim", r.PurchaseSantim != nil}, required{"instalments", r.Instalments != nil}); e != nil {
+		return bnpl.QuoteRequest{}, e
 	}
 	q := bnpl.QuoteRequest{EmployeeID: r.EmployeeID, MerchantID: r.MerchantID, PurchaseSantim: *r.PurchaseSantim, Instalments: *r.Instalments}
 	if err := q.Check(); err != nil {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/wagerail/wagerail/internal/bnpl"
 	"github.com/wagerail/wagerail/internal/payroll"
-	"github.com/wagerail/wagerail/internal/platform/field"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
 
@@ -51,14 +50,10 @@ func (s *Server) restructureBnplAgreement(c *gin.Context) {
 		writeError(c, e)
 		return
 	}
-	for _, f := range []struct {
-		name    string
-		present bool
-	}{{"instalments", req.Instalments != nil}, {"firstPeriod", req.FirstPeriod != nil}, {"reason", req.Reason != nil}} {
-		if !f.present {
-			writeError(c, fieldError(&field.Error{Field: f.name, Problem: "is required"}))
-			return
-		}
+	if e := missingField(required{"instalments", req.Instalments != nil}, required{"firstPeriod", req.FirstPeriod != nil},
+		required{"reason", req.Reason != nil}); e != nil {
+		writeError(c, e)
+		return
 	}
 	in := bnpl.RestructureRequest{Instalments: *req.Instalments, FirstPeriod: *req.FirstPeriod, Reason: *req.Reason}
 	if err := in.Check(payroll.PeriodOf(s.now())); err != nil {

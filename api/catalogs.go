@@ -396,14 +396,9 @@ func (s *Server) createCatalogDefinition(m catalogDefinitionMount) gin.HandlerFu
 			writeError(c, e)
 			return
 		}
-		for _, missing := range []struct {
-			name string
-			nil  bool
-		}{{"name", req.Name == nil}, {"code", req.Code == nil}, {"kind", req.Kind == nil}} {
-			if missing.nil {
-				writeError(c, fieldError(&field.Error{Field: missing.name, Problem: "is required"}))
-				return
-			}
+		if e := missingField(required{"name", req.Name != nil}, required{"code", req.Code != nil}, required{"kind", req.Kind != nil}); e != nil {
+			writeError(c, e)
+			return
 		}
 		in := catalogs.DefinitionInput{Name: *req.Name, Code: *req.Code, Description: catalogString(req.Description), Kind: *req.Kind,
 			AmountSantim: req.AmountSantim, BasisPoints: req.BasisPoints, Flag: m.flagDefault, Active: true}

@@ -156,15 +156,11 @@ func (s *Server) createEqubGroup(c *gin.Context) {
 		writeError(c, e)
 		return
 	}
-	for _, f := range []struct {
-		name string
-		set  bool
-	}{{"name", req.Name != nil}, {"contributionSantim", req.ContributionSantim != nil}, {"maxMembers", req.MaxMembers != nil},
-		{"payoutOrder", req.PayoutOrder != nil}, {"escrowAccount", req.EscrowAccount != nil}} {
-		if !f.set {
-			writeError(c, fieldError(&field.Error{Field: f.name, Problem: "is required"}))
-			return
-		}
+	if e := missingField(required{"name", req.Name != nil}, required{"contributionSantim", req.ContributionSantim != nil},
+		required{"maxMembers", req.MaxMembers != nil}, required{"payoutOrder", req.PayoutOrder != nil},
+		required{"escrowAccount", req.EscrowAccount != nil}); e != nil {
+		writeError(c, e)
+		return
 	}
 	in := equb.GroupInput{Name: *req.Name, ContributionSantim: *req.ContributionSantim, MaxMembers: *req.MaxMembers,
 		PayoutOrder: *req.PayoutOrder, EscrowPartner: req.EscrowAccount.Partner, EscrowAccountNumber: req.EscrowAccount.AccountNumber}

@@ -233,14 +233,9 @@ func (s *Server) restructureLoan(c *gin.Context) {
 		writeError(c, e)
 		return
 	}
-	for _, f := range []struct {
-		name    string
-		present bool
-	}{{"termMonths", req.TermMonths != nil}, {"reason", req.Reason != nil}} {
-		if !f.present {
-			writeError(c, fieldError(&field.Error{Field: f.name, Problem: "is required"}))
-			return
-		}
+	if e := missingField(required{"termMonths", req.TermMonths != nil}, required{"reason", req.Reason != nil}); e != nil {
+		writeError(c, e)
+		return
 	}
 	in := lending.RestructureRequest{TermMonths: *req.TermMonths, AnnualRateBasisPoints: req.AnnualRateBasisPoints, Reason: *req.Reason}
 	if err := in.Check(); err != nil {

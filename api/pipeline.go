@@ -382,6 +382,23 @@ func fieldError(err error) *Error {
 	return NewError(http.StatusBadRequest, "INVALID_REQUEST", strings.TrimSpace(err.Error()))
 }
 
+// required names a body field and whether the request had it (missingField).
+type required struct {
+	name    string
+	present bool
+}
+
+// missingField is the 400 for the first of fields the body left out, or nil when every one is
+// there: a handler's check of its schema's required list, in the order the list gives.
+func missingField(fields ...required) *Error {
+	for _, f := range fields {
+		if !f.present {
+			return fieldError(&field.Error{Field: f.name, Problem: "is required"})
+		}
+	}
+	return nil
+}
+
 // sameBusiness enforces the spec's rule for a body (or CSV row) businessId: the tenant always
 // comes from the route, never from the body; a businessId that names another organization is
 // refused with 403 TENANT_MISMATCH (audited DENIED) and an empty one means the route's tenant. It
