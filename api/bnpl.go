@@ -44,6 +44,9 @@ func (s *Server) bnplRoutes() []Route {
 		// Signed by the merchant's partner; checks its own body after the signature
 		// (api/merchant_callback.go), as the bank callback does.
 		{Method: http.MethodPost, Path: "/api/integration/merchant-callback/:partner", Auth: PublicSigned, Summary: "A merchant's word on a BNPL order (delivered, refunded, cancelled), signed by its partner", Handler: s.merchantCallback, Body: BodyOwn},
+		// The customer's own opt-in: the tenant is the caller's employee's (resolveSaver).
+		{Method: http.MethodPost, Path: "/api/bnpl/agreements/:id/installment-mandate", Auth: Session, Resolve: s.resolveSaver,
+			Summary: "Opt in to pay the caller's own agreement's instalments by payroll deduction (a PENDING deduction mandate)", Handler: s.createBnplInstalmentMandate},
 	}
 }
 
@@ -134,23 +137,26 @@ type bnplInstalmentJSON struct {
 }
 
 type bnplAgreementJSON struct {
-	ID                     string               `json:"id"`
-	EmployeeID             string               `json:"employeeId"`
-	MerchantID             string               `json:"merchantId"`
-	MerchantReference      string               `json:"merchantReference"`
-	PurchaseSantim         int64                `json:"purchaseSantim"`
-	DiscountSantim         int64                `json:"discountSantim"`
-	MerchantReceivesSantim int64                `json:"merchantReceivesSantim"`
-	OutstandingSantim      int64                `json:"outstandingSantim"`
-	Status                 string               `json:"status"`
-	WorkflowID             string               `json:"workflowId"`
-	LedgerTxID             string               `json:"ledgerTxId"`
-	TransferID             *string              `json:"transferId"`
-	Failure                *string              `json:"failure"`
-	CreatedAt              time.Time            `json:"createdAt"`
-	ActivatedAt            *time.Time           `json:"activatedAt"`
-	UpdatedAt              time.Time            `json:"updatedAt"`
-	Instalments            []bnplInstalmentJSON `json:"instalments"`
+	ID                     string     `json:"id"`
+	EmployeeID             string     `json:"employeeId"`
+	MerchantID             string     `json:"merchantId"`
+	MerchantReference      string     `json:"merchantReference"`
+	PurchaseSantim         int64      `json:"purchaseSantim"`
+	DiscountSantim         int64      `json:"discountSantim"`
+	MerchantReceivesSantim int64      `json:"merchantReceivesSantim"`
+	OutstandingSantim      int64      `json:"outstandingSantim"`
+	Status                 string     `json:"status"`
+	WorkflowID             string     `json:"workflowId"`
+	LedgerTxID             string     `json:"ledgerTxId"`
+	TransferID             *string    `json:"transferId"`
+	Failure                *string    `json:"failure"`
+	CreatedAt              time.Time  `json:"createdAt"`
+	ActivatedAt            *time.Time `json:"activatedAt"`
+	UpdatedAt              time.Time  `json:"updatedAt"`
+	// MerchantStatus is the merchant's latest word on the order (its callbacks), nil before any.
+	MerchantStatus   *string              `json:"merchantStatus"`
+	MerchantStatusAt *time.Time           `json:"merchantStatusAt"`
+	Instalments      []bnplInstalmentJSON `json:"instalments"`
 }
 
 type bnplAgreementPageJSON struct {
@@ -187,7 +193,8 @@ func toBnplAgreementJSON(a bnpl.Agreement) bnplAgreementJSON {
 		PurchaseSantim: a.PurchaseSantim, DiscountSantim: a.DiscountSantim, MerchantReceivesSantim: a.PurchaseSantim - a.DiscountSantim,
 		OutstandingSantim: a.OutstandingSantim(), Status: a.Status, WorkflowID: a.WorkflowID, LedgerTxID: a.LedgerTxID,
 		TransferID: bnplOptional(a.TransferID), Failure: bnplOptional(a.Failure), CreatedAt: a.CreatedAt, ActivatedAt: a.ActivatedAt,
-		UpdatedAt: a.UpdatedAt, Instalments: []bnplInstalmentJSON{}}
+		UpdatedAt: a.UpdatedAt, MerchantStatus: bnplOptional(a.MerchantStatus), MerchantStatusAt: a.MerchantStatusAt,
+		Instalments: []bnplInstalmentJSON{}}
 	for _, i := range a.Instalments {
 		out.Instalments = append(out.Instalments, bnplInstalmentJSON{Index: i.Index, DueDate: i.DueDate.Format("2006-01-02"),
 			AmountSantim: i.AmountSantim, Status: i.Status, Source: bnplOptional(i.Source), LedgerTxID: bnplOptional(i.LedgerTxID),
@@ -505,6 +512,33 @@ func (s *Server) cancelBnplAgreement(c *gin.Context) {
 		return
 	}
 	writeError(c, errors.New("bnpl cancel: no refusal for an agreement"))
+}
+
+// --- payroll deduction ---
+
+// createBnplInstalmentMandate records the customer's opt-in to pay their own ACTIVE agreement's
+// instalments by payroll deduction: a PENDING BNPL_INSTALLMENT deduction mandate
+// (bnpl.CreateInstalmentMandate; internal/payroll/product_mandate.go), answered as the payroll
+// mandate routes answer a mandate (201). Another organization's or another customer's agreement
+// is 404; a payroll approver activates the mandate.
+func (s *Server) createBnplInstalmentMandate(c *gin.Context) {
+	id, ok := bnplID(c)
+	if !ok {
+		return
+	}
+	start, end, ok := bindProductMandate(c)
+	if !ok {
+		return
+	}
+	emp := c.GetString(saverKey)
+	m, err := inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) (payroll.Mandate, error) {
+		return bnpl.CreateInstalmentMandate(ctx, tx, id, emp, start, end, s.now())
+	})
+	if err != nil {
+		s.payrollAnswer(c, "CreateDeductionMandate", "BnplAgreement", id, err)
+		return
+	}
+	c.JSON(http.StatusCreated, toMandateJSON(m))
 }
 
 // --- collection ---

@@ -262,11 +262,12 @@ func TestBnplEndToEnd(t *testing.T) {
 }
 
 // FuzzBnplRoutes: every BNPL route on the real stack (the sagas' routes start real sagas) with
-// hostile ids, indexes, queries, bodies and keys, as the business's owner, the merchant or
-// nobody: 4xx or success, never 5xx.
+// hostile ids, indexes, queries, bodies and keys, as the business's owner, the merchant, an
+// operator, the employee (a linked customer) or nobody: 4xx or success, never 5xx.
 func FuzzBnplRoutes(f *testing.F) {
 	s := newBnplStack(f)
 	operator := s.operator("support@bnpl-fuzz.test")
+	customer := s.linkEmployeeUser(f, "fuzz-bnpl-customer@example.com")
 	routes := s.srv.bnplRoutes()
 	quote := func(purchase, n any) string {
 		return fmt.Sprintf(`{"employeeId":%q,"merchantId":%q,"purchaseSantim":%v,"instalments":%v}`, s.employee, s.merchantID, purchase, n)
@@ -304,6 +305,16 @@ func FuzzBnplRoutes(f *testing.F) {
 	f.Add(uint8(8), uint8(2), "bnpl_x", "", "", "k-10", `{"instalments":-1,"firstPeriod":"1999-12","reason":" "}`)
 	f.Add(uint8(8), uint8(0), "bnpl_x", "", "", "k-11", `{"instalments":3,"firstPeriod":"2027-01","reason":"r"}`)
 	f.Add(uint8(9), uint8(0), "", "", "limit=101", "", "")
+	// The instalment mandate opt-in (the last route): bodies and ids that are not one, the periods' rules.
+	f.Add(uint8(11), uint8(0), "bnpl_00000000000000000000000000000000", "", "", "", `{"startPeriod":"2026-12"}`)
+	f.Add(uint8(11), uint8(3), "bnpl_x", "", "", "", `{"startPeriod":"2026-12"}`)
+	f.Add(uint8(11), uint8(3), "bnpl_00000000000000000000000000000000", "", "", "", `{"startPeriod":"2026-12","endPeriod":"2027-01"}`)
+	f.Add(uint8(11), uint8(3), "bnpl_x", "", "", "", `{"startPeriod":"2026-12","endPeriod":"2026-11"}`)
+	f.Add(uint8(11), uint8(4), "bnpl_x", "", "", "", `{"startPeriod":"2026-12"}`)
+	f.Add(uint8(11), uint8(0), "%00", "", "", "", `{"startPeriod":"2026-13","endPeriod":""}`)
+	f.Add(uint8(11), uint8(0), "bnpl_x", "", "", "", `{"startPeriod":"2026-12","endPeriod":"2026-11","amountSantim":1}`)
+	f.Add(uint8(11), uint8(1), "bnpl_x", "", "", "", `{"startPeriod":null,"endPeriod":[]}`)
+	f.Add(uint8(11), uint8(2), "bnpl_x", "", "", "", `[`)
 	f.Add(uint8(0), uint8(0), "", "", "", "", "")
 	f.Fuzz(func(t *testing.T, route, who uint8, id, idx, query, key, body string) {
 		r := routes[int(route)%len(routes)]
@@ -317,13 +328,15 @@ func FuzzBnplRoutes(f *testing.F) {
 			req.Header.Set("Idempotency-Key", key)
 		}
 		req.RemoteAddr = "192.0.2.84:40000"
-		switch who % 4 {
+		switch who % 5 {
 		case 0:
 			req.AddCookie(s.owner.cookie)
 		case 1:
 			req.AddCookie(s.merchant.cookie)
 		case 2:
 			req.AddCookie(operator.cookie)
+		case 3:
+			req.AddCookie(customer.cookie)
 		}
 		rec := httptest.NewRecorder()
 		s.srv.Engine.ServeHTTP(rec, req)

@@ -35,11 +35,6 @@ func (s *Server) equbMoneyRoutes() []Route {
 	}
 }
 
-type equbContributionMandateRequest struct {
-	StartPeriod *string `json:"startPeriod"`
-	EndPeriod   *string `json:"endPeriod"`
-}
-
 // createEqubContributionMandate records the caller's opt-in to contribute to the group by payroll
 // deduction: a PENDING EQUB_CONTRIBUTION deduction mandate for their own membership
 // (equb.CreateContributionMandate; internal/payroll/product_mandate.go), answered as the payroll
@@ -49,25 +44,13 @@ func (s *Server) createEqubContributionMandate(c *gin.Context) {
 	if !ok {
 		return
 	}
-	var req equbContributionMandateRequest
-	if e := bindJSON(c, &req); e != nil {
-		writeError(c, e)
+	start, end, ok := bindProductMandate(c)
+	if !ok {
 		return
-	}
-	if err := pmRequired("startPeriod", req.StartPeriod == nil); err != nil {
-		writeError(c, payrollError(err))
-		return
-	}
-	end := ""
-	if req.EndPeriod != nil {
-		if end = *req.EndPeriod; end == "" {
-			writeError(c, fieldError(&field.Error{Field: "endPeriod", Problem: "must be a month written YYYY-MM (leave it out for none)"}))
-			return
-		}
 	}
 	cl := callerOf(c)
 	m, err := inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) (payroll.Mandate, error) {
-		return equb.CreateContributionMandate(ctx, tx, id, cl.User.ID, *req.StartPeriod, end, s.now())
+		return equb.CreateContributionMandate(ctx, tx, id, cl.User.ID, start, end, s.now())
 	})
 	if err != nil {
 		s.payrollAnswer(c, "CreateDeductionMandate", "EqubGroup", id, err)

@@ -61,7 +61,18 @@ type Agreement struct {
 	CreatedAt         time.Time
 	ActivatedAt       *time.Time
 	UpdatedAt         time.Time
-	Instalments       []Instalment
+	// MerchantStatus is the merchant's latest word on the order (DELIVERED, REFUNDED,
+	// CANCELLED; "" before any), set by its callbacks (callback_apply.go), at MerchantStatusAt.
+	MerchantStatus   string
+	MerchantStatusAt *time.Time
+	Instalments      []Instalment
+}
+
+// CollectionStopped reports whether the merchant's word stops the agreement's collection: an
+// order the merchant REFUNDED or CANCELLED is not collected from the customer (any source)
+// until an operator has dealt with it (see the package doc, "Merchant callbacks").
+func (a Agreement) CollectionStopped() bool {
+	return a.MerchantStatus == CallbackRefunded || a.MerchantStatus == CallbackCancelled
 }
 
 // OutstandingSantim is what the customer still owes: the instalments due or being collected
@@ -88,7 +99,7 @@ func AgreementIDOf(workflowID string) string {
 
 const agreementColumns = `id, tenant_id, employee_id, merchant_id, merchant_reference, purchase_santim::bigint,
 	discount_santim::bigint, instalment_count, status, workflow_id, ledger_tx_id, coalesce(transfer_id, ''), coalesce(failure, ''),
-	created_by, created_at, activated_at, updated_at`
+	created_by, created_at, activated_at, updated_at, coalesce(merchant_status, ''), merchant_status_at`
 
 func scanAgreement(row pgx.Row) (Agreement, error) { return scanAgreementWith(row) }
 
@@ -97,7 +108,7 @@ func scanAgreementWith(row pgx.Row, extra ...any) (Agreement, error) {
 	var a Agreement
 	err := row.Scan(append([]any{&a.ID, &a.TenantID, &a.EmployeeID, &a.MerchantID, &a.MerchantReference, &a.PurchaseSantim, &a.DiscountSantim,
 		&a.InstalmentCount, &a.Status, &a.WorkflowID, &a.LedgerTxID, &a.TransferID, &a.Failure, &a.CreatedBy, &a.CreatedAt,
-		&a.ActivatedAt, &a.UpdatedAt}, extra...)...)
+		&a.ActivatedAt, &a.UpdatedAt, &a.MerchantStatus, &a.MerchantStatusAt}, extra...)...)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Agreement{}, RefusalError(CodeAgreementNotFound)
 	}

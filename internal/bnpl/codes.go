@@ -28,6 +28,8 @@ const (
 	CodeCollectionInProgress = "BNPL_COLLECTION_IN_PROGRESS"
 	CodeNothingOutstanding   = "BNPL_NOTHING_OUTSTANDING"
 	CodeRestructureLimit     = "BNPL_RESTRUCTURE_LIMIT_REACHED"
+	CodeOrderReversed        = "BNPL_MERCHANT_ORDER_REVERSED"
+	CodeMandateAmount        = "BNPL_MANDATE_AMOUNT_MISMATCH"
 )
 
 var refusals = refusal.Table{
@@ -49,6 +51,8 @@ var refusals = refusal.Table{
 	CodeCollectionInProgress: {Status: http.StatusConflict, Message: "an instalment of the agreement is being collected; try again once it is recorded"},
 	CodeNothingOutstanding:   {Status: http.StatusConflict, Message: "the agreement has no instalment due"},
 	CodeRestructureLimit:     {Status: http.StatusConflict, Message: "the agreement has been restructured as often as it may be, or the new schedule would pass the last instalment index"},
+	CodeOrderReversed:        {Status: http.StatusConflict, Message: "the merchant reported the order REFUNDED or CANCELLED: its instalments are not collected until an operator settles the agreement"},
+	CodeMandateAmount:        {Status: http.StatusConflict, Message: "the payroll deduction's amount is not the instalment's: nothing was collected and the instalment is still owed"},
 }
 
 // RefusalOf is code's answer; ok is false for a code that is not in the table.

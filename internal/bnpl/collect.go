@@ -66,6 +66,7 @@ func collectionOf(a Agreement, i Instalment) Collection {
 // ReserveInstalment holds instalment idx of agreement id for saga workflowID (DUE →
 // COLLECTING, audit CollectBnplInstalment). The same run again is a no-op. Errors:
 // BNPL_AGREEMENT_NOT_FOUND, BNPL_INVALID_STATE (the agreement is not ACTIVE),
+// BNPL_MERCHANT_ORDER_REVERSED (the merchant refunded or cancelled the order: nothing written),
 // BNPL_INSTALMENT_NOT_FOUND, BNPL_INSTALMENT_NOT_DUE (held by another run, or collected).
 func ReserveInstalment(ctx context.Context, tx db.Writer, id string, idx int, workflowID, source string) (Collection, error) {
 	if source != SourceManual && source != SourcePayroll {
@@ -82,20 +83,81 @@ func ReserveInstalment(ctx context.Context, tx db.Writer, id string, idx int, wo
 	if i.CollectWorkflowID == workflowID && i.Status != InstalmentDue {
 		return collectionOf(a, i), nil
 	}
-	if a.Status != StatusActive {
-		return collectionOf(a, i), RefusalError(CodeInvalidState)
+	if err := collectable(a); err != nil {
+		return collectionOf(a, i), err
 	}
 	if i.Status != InstalmentDue {
 		return collectionOf(a, i), RefusalError(CodeInstalmentNotDue)
 	}
+	return hold(ctx, tx, a, i, workflowID, source, nil)
+}
+
+// ReservePayroll holds, for the payroll collection saga workflowID (one per run, entry and
+// mandate: workflows.PayrollProductWorkflowID), the earliest DUE instalment of agreement id
+// (by due date, then index; one another saga holds is not DUE and is passed over), as
+// ReserveInstalment does with source PAYROLL; the instalment this run holds or collected already
+// is its answer again. amountSantim is what the payroll withheld under mandateID: it must be the
+// instalment's. Errors: BNPL_AGREEMENT_NOT_FOUND, BNPL_INVALID_STATE, BNPL_MERCHANT_ORDER_REVERSED,
+// BNPL_NOTHING_OUTSTANDING (no DUE instalment), BNPL_MANDATE_AMOUNT_MISMATCH — nothing written
+// on any of them, the instalment still owed.
+func ReservePayroll(ctx context.Context, tx db.Writer, id, workflowID, mandateID string, amountSantim int64) (Collection, error) {
+	a, err := lockAgreement(ctx, tx, id)
+	if err != nil {
+		return Collection{}, err
+	}
+	var held int
+	err = tx.QueryRow(ctx, `SELECT idx FROM app.bnpl_instalments WHERE tenant_id = $1 AND agreement_id = $2 AND collect_workflow_id = $3
+		AND status <> 'DUE' ORDER BY idx LIMIT 1`, a.TenantID, a.ID, workflowID).Scan(&held)
+	switch {
+	case err == nil:
+		i, err := lockInstalment(ctx, tx, a, held)
+		return collectionOf(a, i), err
+	case !errors.Is(err, pgx.ErrNoRows):
+		return Collection{}, fmt.Errorf("bnpl: read the run's instalment: %w", err)
+	}
+	if err := collectable(a); err != nil {
+		return Collection{AgreementID: a.ID, EmployeeID: a.EmployeeID, AgreementStatus: a.Status}, err
+	}
+	idx, _, err := earliestDue(ctx, tx, a)
+	if err != nil {
+		return Collection{AgreementID: a.ID, EmployeeID: a.EmployeeID, AgreementStatus: a.Status}, err
+	}
+	i, err := lockInstalment(ctx, tx, a, idx)
+	if err != nil {
+		return Collection{}, err
+	}
+	if i.AmountSantim != amountSantim {
+		return collectionOf(a, i), RefusalError(CodeMandateAmount)
+	}
+	return hold(ctx, tx, a, i, workflowID, SourcePayroll, map[string]any{"mandateId": mandateID})
+}
+
+// collectable is nil when a's instalments may be collected: a is ACTIVE and its merchant has not
+// refunded or cancelled the order.
+func collectable(a Agreement) error {
+	if a.Status != StatusActive {
+		return RefusalError(CodeInvalidState)
+	}
+	if a.CollectionStopped() {
+		return RefusalError(CodeOrderReversed)
+	}
+	return nil
+}
+
+// hold moves the locked DUE instalment i of a to COLLECTING for workflowID (audit
+// CollectBnplInstalment, with extra in its details).
+func hold(ctx context.Context, tx db.Writer, a Agreement, i Instalment, workflowID, source string, extra map[string]any) (Collection, error) {
 	if _, err := tx.Exec(ctx, `UPDATE app.bnpl_instalments SET status = 'COLLECTING', collect_workflow_id = $4, collect_source = $5
-		WHERE tenant_id = $1 AND agreement_id = $2 AND idx = $3`, a.TenantID, a.ID, idx, workflowID, source); err != nil {
+		WHERE tenant_id = $1 AND agreement_id = $2 AND idx = $3`, a.TenantID, a.ID, i.Index, workflowID, source); err != nil {
 		return Collection{}, fmt.Errorf("bnpl: hold the instalment: %w", err)
 	}
 	i.Status, i.CollectWorkflowID, i.Source = InstalmentCollecting, workflowID, source
-	c := collectionOf(a, i)
-	return c, audit.Write(ctx, tx, audit.Entry{Action: ActionCollectInstalment, Outcome: audit.Success, TargetType: "BnplAgreement",
-		TargetID: a.ID, Details: map[string]any{"index": idx, "amountSantim": i.AmountSantim, "source": source, "workflowId": workflowID}})
+	details := map[string]any{"index": i.Index, "amountSantim": i.AmountSantim, "source": source, "workflowId": workflowID}
+	for k, v := range extra {
+		details[k] = v
+	}
+	return collectionOf(a, i), audit.Write(ctx, tx, audit.Entry{Action: ActionCollectInstalment, Outcome: audit.Success, TargetType: "BnplAgreement",
+		TargetID: a.ID, Details: details})
 }
 
 // MarkCollected records the held instalment COLLECTED with its journal (event

@@ -1,0 +1,64 @@
+package bnpl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/wagerail/wagerail/internal/payroll"
+	"github.com/wagerail/wagerail/internal/platform/db"
+)
+
+// Instalments collected by payroll deduction (internal/payroll/product_mandate.go): the
+// customer opts in for their own ACTIVE agreement (CreateInstalmentMandate: a PENDING
+// BNPL_INSTALLMENT mandate whose reference is the agreement, of the amount of its earliest DUE
+// instalment); a payroll approver activates it; each PAID payroll entry's line is then collected
+// by the collection saga with Source PAYROLL (workflows.BnplCollect), which takes the
+// agreement's earliest DUE instalment (ReservePayroll) and
+// refuses a line whose amount is not that instalment's (BNPL_MANDATE_AMOUNT_MISMATCH: the
+// instalment stays owed, the line is reported for a refund).
+
+// CreateInstalmentMandate is the customer's opt-in to pay agreement id's instalments by payroll
+// deduction from startPeriod (to endPeriod, "" until cancelled): employeeID is the caller's own
+// employee. Errors: BNPL_AGREEMENT_NOT_FOUND (404: another organization's or another customer's
+// agreement), BNPL_INVALID_STATE (409: not ACTIVE), BNPL_MERCHANT_ORDER_REVERSED (409: the
+// merchant refunded or cancelled the order), BNPL_NOTHING_OUTSTANDING (409: no DUE instalment),
+// field errors, PAYROLL_MANDATE_EXISTS (409), PAYROLL_EMPLOYEE_TERMINATED (422).
+func CreateInstalmentMandate(ctx context.Context, tx db.BunTx, id, employeeID, startPeriod, endPeriod string, now time.Time) (payroll.Mandate, error) {
+	a, err := lockAgreement(ctx, tx, id)
+	if err != nil {
+		return payroll.Mandate{}, err
+	}
+	if a.EmployeeID != employeeID {
+		return payroll.Mandate{}, RefusalError(CodeAgreementNotFound)
+	}
+	if err := collectable(a); err != nil {
+		return payroll.Mandate{}, err
+	}
+	_, amount, err := earliestDue(ctx, tx, a)
+	if err != nil {
+		return payroll.Mandate{}, err
+	}
+	return payroll.CreateProductMandate(ctx, tx, payroll.ProductMandate{Kind: payroll.KindBnplInstallment, EmployeeID: a.EmployeeID,
+		Reference: a.ID, AmountSantim: amount, StartPeriod: startPeriod, EndPeriod: endPeriod,
+		Description: "BNPL instalment by payroll deduction"}, now)
+}
+
+// earliestDue is the index and amount of a's earliest DUE instalment (by due date, then
+// index; superseded and collected ones are not owed). Errors: BNPL_NOTHING_OUTSTANDING.
+func earliestDue(ctx context.Context, tx db.Writer, a Agreement) (int, int64, error) {
+	var idx int
+	var amount int64
+	err := tx.QueryRow(ctx, `SELECT idx, amount_santim::bigint FROM app.bnpl_instalments
+		WHERE tenant_id = $1 AND agreement_id = $2 AND status = 'DUE' ORDER BY due_date, idx LIMIT 1`, a.TenantID, a.ID).Scan(&idx, &amount)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, 0, RefusalError(CodeNothingOutstanding)
+	}
+	if err != nil {
+		return 0, 0, fmt.Errorf("bnpl: read the earliest due instalment: %w", err)
+	}
+	return idx, amount, nil
+}
