@@ -63,9 +63,13 @@ type BnplStep struct {
 	AgreementID string
 	Index       int    // the collection's instalment
 	Source      string // the collection's source (MANUAL, PAYROLL)
-	LedgerTxID  string // Create, MarkCollected
-	TransferID  string // MarkActive
-	Reason      string // MarkFailed, Release: the failure's code
+	// MandateID and MandateSantim: a payroll run's collection (Reserve takes the agreement's
+	// earliest DUE instalment, bnpl.ReservePayroll, instead of Index); "" for the others.
+	MandateID     string `json:",omitempty"`
+	MandateSantim int64  `json:",omitempty"`
+	LedgerTxID    string // Create, MarkCollected
+	TransferID    string // MarkActive
+	Reason        string // MarkFailed, Release: the failure's code
 }
 
 // LoadPlan reads what activating the agreement needs.
@@ -108,10 +112,15 @@ func (a *Bnpl) MarkFailed(ctx context.Context, in BnplStep) (bnpl.Agreement, err
 	return out, err
 }
 
-// Reserve holds the instalment for the collection run.
+// Reserve holds the instalment for the collection run: instalment Index, or for a payroll run's
+// collection (MandateID set) the agreement's earliest DUE one.
 func (a *Bnpl) Reserve(ctx context.Context, in BnplStep) (bnpl.Collection, error) {
 	var out bnpl.Collection
 	err := a.inTx(ctx, in, BnplCollectSaga, func(ctx context.Context, tx pgx.Tx) (err error) {
+		if in.MandateID != "" {
+			out, err = bnpl.ReservePayroll(ctx, tx, in.AgreementID, in.WorkflowID, in.MandateID, in.MandateSantim)
+			return err
+		}
 		out, err = bnpl.ReserveInstalment(ctx, tx, in.AgreementID, in.Index, in.WorkflowID, in.Source)
 		return err
 	})

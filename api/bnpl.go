@@ -547,8 +547,10 @@ func (s *Server) createBnplInstalmentMandate(c *gin.Context) {
 // (workflows.BnplCollectWorkflowID: every key and caller collecting one instalment reaches the
 // same run, so racing collections are one), and answers once it is recorded (200), or with the
 // refusal. The pre-check answers an unknown agreement or instalment (404), and an instalment
-// collected already or held by another saga, or an agreement that is not ACTIVE (409, audited
-// DENIED CollectBnplInstalment); an instalment its own saga holds is attached to.
+// collected already or held by another saga, an agreement that is not ACTIVE, or one whose
+// merchant refunded or cancelled the order (409 BNPL_MERCHANT_ORDER_REVERSED; the saga's reserve
+// step refuses it too), audited DENIED CollectBnplInstalment; an instalment its own saga holds is
+// attached to.
 func (s *Server) collectBnplInstalment(c *gin.Context) {
 	id, ok := bnplID(c)
 	if !ok {
@@ -592,6 +594,8 @@ func (s *Server) collectBnplInstalment(c *gin.Context) {
 				return sagaPrecheck{}, s.bnplCollectRefusal(id, bnpl.RefusalError(bnpl.CodeInstalmentNotDue))
 			case a.Status != bnpl.StatusActive:
 				return sagaPrecheck{}, s.bnplCollectRefusal(id, bnpl.RefusalError(bnpl.CodeInvalidState))
+			case a.CollectionStopped():
+				return sagaPrecheck{}, s.bnplCollectRefusal(id, bnpl.RefusalError(bnpl.CodeOrderReversed))
 			}
 			return sagaPrecheck{}, nil
 		},

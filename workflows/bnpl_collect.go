@@ -56,6 +56,17 @@ type BnplCollectInput struct {
 	Source        string // MANUAL or PAYROLL
 	ActorID       string
 	CorrelationID string
+	// Payroll is set on a payroll run's collection (PayrollCompleteBatch, workflow id
+	// PayrollProductWorkflowID): Index is not used, the reserve step takes the agreement's
+	// earliest DUE instalment and checks it is the amount the run withheld (Source PAYROLL).
+	Payroll *BnplPayrollSource `json:",omitempty"`
+}
+
+// BnplPayrollSource is a collection by payroll deduction: the product mandate and the amount
+// the payroll run withheld under it.
+type BnplPayrollSource struct {
+	MandateID    string
+	AmountSantim int64
 }
 
 // BnplCollectAccepted is the update's answer.
@@ -73,7 +84,8 @@ type BnplCollectResult struct {
 
 // bnplCollectRefusals are the hold's refusals: the saga ends REFUSED, nothing written.
 var bnplCollectRefusals = map[string]bool{bnpl.CodeAgreementNotFound: true, bnpl.CodeInvalidState: true,
-	bnpl.CodeInstalmentNotFound: true, bnpl.CodeInstalmentNotDue: true}
+	bnpl.CodeInstalmentNotFound: true, bnpl.CodeInstalmentNotDue: true, bnpl.CodeOrderReversed: true,
+	bnpl.CodeNothingOutstanding: true, bnpl.CodeMandateAmount: true}
 
 // BnplCollect holds the instalment for this run (one collection of an instalment at a time: a
 // racing collection is refused BNPL_INSTALMENT_NOT_DUE), posts its journal (Dr
@@ -94,6 +106,9 @@ func BnplCollect(ctx workflow.Context, in BnplCollectInput) (BnplCollectResult, 
 
 func bnplCollect(ctx workflow.Context, in BnplCollectInput, run activities.Run, ans *answer[BnplCollectAccepted]) (BnplCollectResult, error) {
 	step := activities.BnplStep{Run: run, AgreementID: in.AgreementID, Index: in.Index, Source: in.Source}
+	if in.Payroll != nil {
+		step.Source, step.MandateID, step.MandateSantim = bnpl.SourcePayroll, in.Payroll.MandateID, in.Payroll.AmountSantim
+	}
 	c, err := callLocal(ctx, localRecordOptions(), activities.BnplCollectReserve, step)
 	if err != nil {
 		ans.refuse(err)
@@ -103,6 +118,7 @@ func bnplCollect(ctx workflow.Context, in BnplCollectInput, run activities.Run, 
 		}
 		return BnplCollectResult{}, err
 	}
+	step.Index = c.Index // the instalment the reserve step held (a payroll run's: the earliest DUE)
 	if c.Status == bnpl.InstalmentCollected {
 		ans.accept(BnplCollectAccepted{Collection: c, WorkflowID: run.WorkflowID})
 		return BnplCollectResult{Status: BnplCollectRecorded, Collection: c}, nil
@@ -113,8 +129,8 @@ func bnplCollect(ctx workflow.Context, in BnplCollectInput, run activities.Run, 
 			{Account: chart.PayrollClearing + ":" + in.AgreementID, Direction: "DEBIT", AmountSantim: c.AmountSantim},
 			{Account: chart.CustomerReceivable(in.AgreementID), Direction: "CREDIT", AmountSantim: c.AmountSantim},
 		},
-		Metadata: map[string]string{"kind": "bnpl_collection", "agreementId": in.AgreementID, "instalmentIndex": strconv.Itoa(in.Index),
-			"source": in.Source}})
+		Metadata: map[string]string{"kind": "bnpl_collection", "agreementId": in.AgreementID, "instalmentIndex": strconv.Itoa(c.Index),
+			"source": step.Source}})
 	if err != nil {
 		if retryableFailure(err) {
 			ans.refuse(err)
@@ -140,6 +156,6 @@ func bnplCollect(ctx workflow.Context, in BnplCollectInput, run activities.Run, 
 	}
 	ans.accept(BnplCollectAccepted{Collection: c, WorkflowID: run.WorkflowID})
 	workflow.GetLogger(ctx).Info("bnpl instalment collected", "tenant_id", in.TenantID, "agreement_id", in.AgreementID,
-		"index", in.Index, "tx_id", posted.TxID, "agreement_status", c.AgreementStatus)
+		"index", c.Index, "tx_id", posted.TxID, "agreement_status", c.AgreementStatus)
 	return BnplCollectResult{Status: BnplCollectRecorded, Collection: c}, nil
 }

@@ -120,7 +120,9 @@ var (
 	bnplHeld = bnpl.Collection{AgreementID: "bnpl_1", Index: 1, AmountSantim: 40_000, Status: bnpl.InstalmentCollecting, AgreementStatus: bnpl.StatusActive}
 )
 
-// TestBnplCollect: held, posted, recorded; a refused hold ends refused; a refused journal releases.
+// TestBnplCollect: held, posted, recorded; a refused hold ends refused; a refused journal releases;
+// a payroll run's collection posts and records the instalment its reserve step chose (the earliest
+// DUE), and its refusals (amount, merchant's reversal, nothing due) end refused with their code.
 func TestBnplCollect(t *testing.T) {
 	t.Run("recorded", func(t *testing.T) {
 		h := newSagaHarness[BnplCollectAccepted](t, bnplCollectWF, BnplCollectAcceptedUpdate, BnplCollectAcceptedUpdateID).localOnly(t)
@@ -157,4 +159,39 @@ func TestBnplCollect(t *testing.T) {
 		require.Equal(t, "INVALID_ACCOUNT_NAME", res.Code)
 		h.requireRefused(t, bnpl.CodeCollectionRefused)
 	})
+	t.Run("payroll takes the instalment the reserve step holds", func(t *testing.T) {
+		h := newSagaHarness[BnplCollectAccepted](t, bnplCollectWF, BnplCollectAcceptedUpdate, BnplCollectAcceptedUpdateID).localOnly(t)
+		in := BnplCollectInput{TenantID: "biz-1", AgreementID: "bnpl_1", Source: bnpl.SourcePayroll, CorrelationID: "http-req-3",
+			Payroll: &BnplPayrollSource{MandateID: "pdm_1", AmountSantim: 40_000}}
+		reserve := activities.BnplStep{Run: bnplCollectRun, AgreementID: "bnpl_1", Source: bnpl.SourcePayroll, MandateID: "pdm_1", MandateSantim: 40_000}
+		held := bnplHeld
+		held.Index = 2
+		h.on(activities.BnplCollectReserveActivity, reserve).Return(held, nil).Once()
+		post := bnplCollectPost
+		post.Metadata = map[string]string{"kind": "bnpl_collection", "agreementId": "bnpl_1", "instalmentIndex": "2", "source": bnpl.SourcePayroll}
+		h.on(activities.LedgerPostActivity, post).Return(activities.LedgerPostResult{TxID: "ltx-6", Status: "POSTED"}, nil).Once()
+		mark := reserve
+		mark.Index, mark.LedgerTxID = 2, "ltx-6"
+		done := held
+		done.Status, done.LedgerTxID = bnpl.InstalmentCollected, "ltx-6"
+		h.on(activities.BnplCollectMarkActivity, mark).Return(done, nil).Once()
+		res := runSagaHarness[BnplCollectAccepted, BnplCollectResult](t, h, BnplCollectWorkflowName, in)
+		require.Equal(t, BnplCollectRecorded, res.Status)
+		require.Equal(t, 2, res.Collection.Index)
+	})
+	for _, code := range []string{bnpl.CodeMandateAmount, bnpl.CodeOrderReversed, bnpl.CodeNothingOutstanding} {
+		t.Run("payroll refused "+code, func(t *testing.T) {
+			h := newSagaHarness[BnplCollectAccepted](t, bnplCollectWF, BnplCollectAcceptedUpdate, BnplCollectAcceptedUpdateID)
+			in := BnplCollectInput{TenantID: "biz-1", AgreementID: "bnpl_1", Source: bnpl.SourcePayroll,
+				Payroll: &BnplPayrollSource{MandateID: "pdm_1", AmountSantim: 39_999}}
+			reserve := activities.BnplStep{Run: activities.Run{TenantID: "biz-1", WorkflowID: bnplCollectWF}, AgreementID: "bnpl_1",
+				Source: bnpl.SourcePayroll, MandateID: "pdm_1", MandateSantim: 39_999}
+			h.on(activities.BnplCollectReserveActivity, reserve).
+				Return(bnpl.Collection{}, temporal.NewNonRetryableApplicationError("refused", code, nil)).Once()
+			res := runSagaHarness[BnplCollectAccepted, BnplCollectResult](t, h, BnplCollectWorkflowName, in)
+			require.Equal(t, BnplCollectRefused, res.Status)
+			require.Equal(t, code, res.Code)
+			require.Equal(t, []string{activities.BnplCollectReserveActivity}, h.activityCalls(), "nothing posted")
+		})
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/wagerail/wagerail/internal/bnpl"
 	"github.com/wagerail/wagerail/internal/ewa"
 	"github.com/wagerail/wagerail/internal/lending"
 	"github.com/wagerail/wagerail/internal/payroll"
@@ -24,8 +25,10 @@ import (
 // A product mandate's line (internal/payroll/product_mandate.go) goes to its product's own saga
 // with Source PAYROLL under PayrollProductWorkflowID (the (run, entry, mandate) key, hashed so
 // that the transfer's partner reference stays bounded): an EQUB_CONTRIBUTION to EqubContribute
-// (the payroll account → the cycle's escrow). The product sagas are idempotent on their workflow
-// id too: a second run under the id finds its own record and answers it, moving nothing again.
+// (the payroll account → the cycle's escrow), a BNPL_INSTALLMENT to BnplCollect (the agreement's
+// earliest DUE instalment; see internal/bnpl/mandate.go for where the money is). The product
+// sagas are idempotent on their workflow id too: a second run under the id finds its own record
+// and answers it, moving nothing again.
 //
 // A loan instalment the run's repayment made REPAID is remitted to its FI: LoanRemit is started
 // as an abandoned child under PayrollRemitWorkflowID (one per instalment, never started twice:
@@ -218,6 +221,26 @@ func applyProduct(ctx workflow.Context, in PayrollCompleteBatchInput, o payroll.
 			return obligationOutcome{code: res.Status}
 		}
 		return obligationOutcome{code: res.Code}
+	case payroll.KindBnplInstallment:
+		var res BnplCollectResult
+		if err := workflow.ExecuteChildWorkflow(cctx, BnplCollectWorkflowName, BnplCollectInput{TenantID: in.TenantID,
+			AgreementID: o.ProductRef, Source: bnpl.SourcePayroll, CorrelationID: in.CorrelationID,
+			Payroll: &BnplPayrollSource{MandateID: o.Reference, AmountSantim: o.AmountSantim}}).Get(ctx, &res); err != nil {
+			return obligationOutcome{err: err}
+		}
+		if res.Status == BnplCollectRecorded {
+			return obligationOutcome{}
+		}
+		return productOutcome(res.Status, res.Code)
 	}
 	return obligationOutcome{code: payroll.CodeProductNotCollected}
+}
+
+// productOutcome is a product saga's refusal or failure as a line's outcome: its code, else its
+// status.
+func productOutcome(status, code string) obligationOutcome {
+	if code == "" {
+		return obligationOutcome{code: status}
+	}
+	return obligationOutcome{code: code}
 }

@@ -70,6 +70,25 @@
 // Once every instalment is collected, receivable-from-customer:<agreement> and
 // payable-to-merchant:<merchant>:<agreement> are at zero.
 //
+// # Collected by payroll deduction
+//
+// The customer may opt in to pay the instalments by payroll deduction (mandate.go: a
+// BNPL_INSTALLMENT product mandate, internal/payroll/product_mandate.go). A payroll run's
+// completion collects, for each PAID entry's line, the agreement's earliest DUE instalment with
+// the collection saga (Source PAYROLL, one saga per run, entry and mandate), with the same
+// journal as a manual collection. Where the money is: the run withheld the instalment from the
+// employee's net pay, so it stays in the business's payroll account at the partner bank — the
+// payroll paid the net, not the gross. Unlike a loan instalment, whose FI is owed it and gets a
+// remittance (payroll account → the FI's settlement account), a BNPL instalment is owed to the
+// business itself (it fronted the merchant from its funding account), so no partner transfer
+// follows: the money is already the creditor's, as for an EWA recovery by payroll.
+// payroll-clearing:<agreement> carries it in the books; moving it from the payroll account to
+// the funding account is the business's own treasury move, not the agreement's. A FAILED entry
+// withheld nothing: no collection, the instalment stays owed. A refused line (the merchant
+// reversed the order, no DUE instalment, the amount not the instalment's —
+// BNPL_MANDATE_AMOUNT_MISMATCH, e.g. after a restructure changed the amounts) writes nothing and
+// is reported in payroll.run_completed.v1 for the employee's refund.
+//
 // # Merchant callbacks
 //
 // POST /api/integration/merchant-callback/<partner> (callback.go) is a merchant's word on an
@@ -101,10 +120,19 @@
 // BnplMerchantStatusChanged with bnpl.merchant_status_changed.v1 (and the previous status). While
 // the activation saga runs (the agreement ACCEPTED, the settlement in flight) the saga applies it
 // between its own steps (workflows/bnpl_merchant_callback.go); once it has closed, the receipt
-// applies it. Nothing else changes and no money moves: the merchant is paid on the bank's word
-// (the settlement transfer), not on the merchant's, and a refund or cancellation is settled by an
-// operator's restructure, for which the merchant status is the flag and the recorded callback
-// the evidence.
+// applies it. The agreement's status and books do not change and no money moves: the merchant is
+// paid on the bank's word (the settlement transfer), not on the merchant's.
+//
+// A merchant status REFUNDED or CANCELLED stops the agreement's collection (Agreement.
+// CollectionStopped): the collect route, a payroll run's collection and the payroll opt-in are
+// refused BNPL_MERCHANT_ORDER_REVERSED (409), nothing written but the refusal's audit row (a
+// payroll line is reported refused in payroll.run_completed.v1). A DELIVERED callback received
+// later (the latest wins) lifts it. What an operator does then: cancel the customer's payroll
+// mandate (POST /api/payroll/deduction-mandates/<id>/cancel) so no run withholds for the
+// agreement; the merchant's refund of P − d reaches the business outside the agreement, with the
+// recorded callback as the evidence. The DUE instalments stay owed in the books: a restructure
+// keeps the total (it does not lift the stop), a cancellation is refused once the merchant was
+// paid, and no route yet writes the receivable off against the refund — that is open work.
 //
 // # Changes
 //

@@ -16,7 +16,9 @@ import (
 //
 //   - EQUB_CONTRIBUTION — reference: the equb membership (eqm_…); the amount the group's
 //     contribution. Collected: the member's contribution to the group's OPEN cycle.
-//   - BNPL_INSTALLMENT — reference: the BNPL agreement; the amount an instalment's.
+//   - BNPL_INSTALLMENT — reference: the BNPL agreement; the amount an instalment's (its earliest
+//     DUE one's at the opt-in, POST /api/bnpl/agreements/<id>/installment-mandate). Collected:
+//     the agreement's earliest DUE instalment, when its amount is the line's.
 //   - SAVINGS_AUTOSAVE — reference: the savings goal; the amount the saver chose.
 //
 // Who creates one: the member or customer, opting in through a route of the product for their
@@ -41,7 +43,9 @@ import (
 // partner reference stays bounded): the money moves from the employer's payroll account at the
 // partner bank (where the withheld pay stayed, as for a loan remittance) to where the product
 // keeps it — an equb contribution to the cycle's escrow account (workflows.EqubContribute, the
-// pool mirror's journal as for a member's own contribution). A FAILED entry's product line is
+// pool mirror's journal as for a member's own contribution); a BNPL instalment by the collection
+// saga (workflows.BnplCollect), the money staying in the payroll account, since the business is
+// the creditor (internal/bnpl/doc.go, "Collected by payroll deduction"). A FAILED entry's product line is
 // not applied (nothing was withheld): the obligation stays owed at the product. A product that
 // refuses the collection (no OPEN cycle, already contributed, a different amount) is reported
 // line by line in payroll.run_completed.v1 (refused) for an operator to refund the employee, as
