@@ -2,16 +2,24 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
 
+	"github.com/wagerail/wagerail/internal/bnpl"
 	"github.com/wagerail/wagerail/internal/identity"
 	"github.com/wagerail/wagerail/internal/payroll"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
 	"github.com/wagerail/wagerail/internal/platform/testkit"
+	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
+	"github.com/wagerail/wagerail/workflows"
 )
 
 // activeAgreement makes an agreement of the stack's employee (purchase in n instalments) and
@@ -119,4 +127,241 @@ func TestBnplInstalmentMandateOptIn(t *testing.T) {
 	require.Equal(t, []int{1, 1, 2}, written())
 	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.audit_log WHERE tenant_id = $1 AND action = 'CreateDeductionMandate'
 		AND outcome = 'DENIED' AND details->>'code' = $2`, s.tenant, payroll.CodeMandateExists))
+}
+
+// bnplPayroll is a BNPL stack with a payroll of its one employee (the customer, linked to a
+// user), the payroll account at the sandbox, and an ACTIVE agreement of 1,200 ETB in 3
+// instalments of 400 ETB whose instalments the customer pays by an ACTIVE payroll mandate.
+type bnplPayroll struct {
+	*bnplStack
+	w       *payrollDisburseWorld
+	me      *apiClient
+	a       bnplAgreementJSON
+	mandate mandateJSON
+}
+
+func newBnplPayroll(t *testing.T, ref string) *bnplPayroll {
+	t.Helper()
+	s := newBnplStack(t)
+	s.approveKyc(t)
+	p := &bnplPayroll{bnplStack: s, w: payrollWorldOn(t, s.ewaStack, 1, payrollDisburseFunds)}
+	p.w.setPayrollAccount(t, p.w.payroll, "Employer PLC")
+	p.a = s.activeAgreement(t, 120_000, 3, ref)
+	p.me = s.linkEmployeeUser(t, testkit.Unique("buyer")+"@bnpl-payroll.test")
+	rec := p.me.call(http.MethodPost, "/api/bnpl/agreements/"+p.a.ID+"/installment-mandate", map[string]any{"startPeriod": "2026-11"})
+	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
+	p.mandate = decode[mandateJSON](t, rec)
+	rec = p.w.checker.call(http.MethodPost, "/api/payroll/deduction-mandates/"+p.mandate.ID+"/activate", nil)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	return p
+}
+
+// instalment is the agreement's instalment idx as the API shows it.
+func (p *bnplPayroll) instalment(t *testing.T, idx int) bnplInstalmentJSON {
+	t.Helper()
+	rec := p.owner.call(http.MethodGet, "/api/bnpl/agreements/"+p.a.ID, nil)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	for _, i := range decode[bnplAgreementJSON](t, rec).Instalments {
+		if i.Index == idx {
+			return i
+		}
+	}
+	t.Fatalf("no instalment %d", idx)
+	return bnplInstalmentJSON{}
+}
+
+// deducts reports whether the run's entry of the customer deducts the mandate's instalment.
+func (p *bnplPayroll) deducts(t *testing.T, runID string) bool {
+	return p.count(t, `SELECT count(*) FROM app.payroll_entries WHERE run_id = $1 AND employee_id = $2 AND deductions @> $3::jsonb`,
+		runID, p.employee, fmt.Sprintf(`[{"kind":"BNPL_INSTALLMENT","reference":%q,"amountSantim":40000}]`, p.mandate.ID)) == 1
+}
+
+// TestBnplInstalmentByPayrollDeduction: end to end over HTTP on the real stack and sandbox. The
+// customer's ACTIVE mandate: the run of 2026-11 deducts the instalment; approved, disbursed and
+// completed, the agreement's earliest DUE instalment (0) is COLLECTED with source PAYROLL by the
+// saga of (run, entry, mandate), its journal exact (Dr payroll-clearing:<agreement> / Cr
+// receivable-from-customer:<agreement>, metadata source PAYROLL); the money stays in the
+// business's payroll account (it paid the net only; no partner transfer beyond the merchant's
+// settlement); run_completed counts it in productsCollected; the mandate's taken amount grows.
+// The completion and the saga run again under its id change nothing. The run of 2026-12, whose
+// one entry FAILED at the bank, collects nothing: instalment 1 stays DUE and owed.
+func TestBnplInstalmentByPayrollDeduction(t *testing.T) {
+	t.Parallel()
+	p := newBnplPayroll(t, "order-payroll")
+	s, w := p.bnplStack, p.w
+	const amount int64 = 40_000
+	payrollBefore, buyerBefore := s.balance(t, w.payroll), s.balance(t, stackEmployeeAcct)
+
+	run := w.approvedRun(t)
+	require.True(t, p.deducts(t, run.ID), "the entry deducts the instalment")
+	rec := w.checker.call(http.MethodPost, "/api/payroll/"+run.ID+"/disburse", nil, "Idempotency-Key", testkit.Unique("k"))
+	require.Contains(t, []int{http.StatusAccepted, http.StatusOK}, rec.Code, rec.Body.String())
+	w.waitRun(t, run.ID, "COMPLETED")
+
+	// The collection: instalment 0, by payroll, under the (run, entry, mandate) saga.
+	wfID := workflows.PayrollProductWorkflowID(s.tenant, run.ID, payroll.Obligation{Kind: payroll.KindBnplInstallment,
+		EntryID: entryOf(t, s.ewaStack, run.ID, s.employee), Reference: p.mandate.ID})
+	i0 := p.instalment(t, 0)
+	require.Equal(t, "COLLECTED", i0.Status)
+	require.Equal(t, "PAYROLL", *i0.Source)
+	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.bnpl_instalments WHERE agreement_id = $1 AND idx = 0 AND collect_workflow_id = $2`,
+		p.a.ID, wfID))
+	require.Equal(t, "DUE", p.instalment(t, 1).Status)
+	require.Equal(t, "DUE", p.instalment(t, 2).Status)
+	tx := s.ledgerTx(t, "bnpl-collect:"+wfID)
+	require.Equal(t, ledgerv1.TransactionStatus_TRANSACTION_STATUS_POSTED, tx.GetStatus())
+	require.Equal(t, *i0.LedgerTxID, tx.GetId())
+	require.ElementsMatch(t, []string{
+		fmt.Sprintf("D payroll-clearing:%s %d", p.a.ID, amount),
+		fmt.Sprintf("C receivable-from-customer:%s %d", p.a.ID, amount),
+	}, entryLines(tx))
+	require.Equal(t, "PAYROLL", tx.GetMetadata()["source"])
+	require.Equal(t, "0", tx.GetMetadata()["instalmentIndex"])
+	got := s.waitAgreement(t, p.a.ID, "ACTIVE")
+	require.Equal(t, int64(80_000), got.OutstandingSantim)
+
+	// The money: the payroll account paid the net only (the instalment withheld stays there, the
+	// business's own); the customer received the net; no transfer but the merchant's settlement.
+	net := netOf(t, s.ewaStack, run.ID, s.employee)
+	require.Equal(t, payrollBefore-net, s.balance(t, w.payroll))
+	require.Equal(t, buyerBefore+net, s.balance(t, stackEmployeeAcct))
+	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM gateway.transfers WHERE tenant_id = $1 AND domain = 'BNPL'`, s.tenant))
+	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.payroll_deduction_mandates WHERE id = $1 AND taken_santim = $2 AND status = 'ACTIVE'`,
+		p.mandate.ID, amount))
+	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.outbox WHERE tenant_id = $1 AND type = 'bnpl.instalment_collected.v1'
+		AND payload->>'source' = 'PAYROLL' AND payload->>'agreementId' = $2 AND (payload->>'index')::int = 0`, s.tenant, p.a.ID))
+	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.outbox WHERE tenant_id = $1 AND type = 'payroll.run_completed.v1'
+		AND payload->'productsCollected'->'BNPL_INSTALLMENT' = $2::jsonb`, s.tenant, fmt.Sprintf(`{"count":1,"santim":%d}`, amount)))
+	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.audit_log WHERE tenant_id = $1 AND action = 'CollectBnplInstalment'
+		AND outcome = 'SUCCESS' AND details->>'mandateId' = $2`, s.tenant, p.mandate.ID))
+
+	// Again: the completion answers, the saga under its id moves nothing.
+	state := func() []int {
+		return []int{
+			s.count(t, `SELECT count(*) FROM ledger.transactions WHERE tenant_id = $1`, s.tenant),
+			s.count(t, `SELECT count(*) FROM gateway.transfers WHERE tenant_id = $1`, s.tenant),
+			s.count(t, `SELECT count(*) FROM app.outbox WHERE tenant_id = $1`, s.tenant),
+			s.count(t, `SELECT count(*) FROM app.bnpl_instalments WHERE agreement_id = $1 AND status = 'COLLECTED'`, p.a.ID),
+			s.count(t, `SELECT coalesce(sum(taken_santim), 0)::int FROM app.payroll_deduction_mandates WHERE tenant_id = $1`, s.tenant),
+			int(s.balance(t, w.payroll)), int(s.balance(t, stackEmployeeAcct)),
+		}
+	}
+	before := state()
+	ctx := context.Background()
+	again, err := workflows.StartPayrollComplete(ctx, s.tc, s.queue, s.tenant, run.ID)
+	require.NoError(t, err)
+	var res workflows.PayrollCompleteResult
+	require.NoError(t, again.Get(ctx, &res))
+	require.Contains(t, []string{workflows.PayrollCompleted, workflows.PayrollAlreadyCompleted}, res.Status)
+	rerun, err := s.tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: wfID, TaskQueue: s.queue,
+		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE}, workflows.BnplCollectWorkflowName,
+		workflows.BnplCollectInput{TenantID: s.tenant, AgreementID: p.a.ID, Source: bnpl.SourcePayroll,
+			Payroll: &workflows.BnplPayrollSource{MandateID: p.mandate.ID, AmountSantim: amount}})
+	require.NoError(t, err)
+	var cr workflows.BnplCollectResult
+	require.NoError(t, rerun.Get(ctx, &cr))
+	require.Equal(t, workflows.BnplCollectRecorded, cr.Status)
+	require.Equal(t, 0, cr.Collection.Index, "the run's own instalment, not the next DUE one")
+	require.Equal(t, before, state(), "ledger, transfers, events, instalments, mandates and balances unchanged")
+
+	// The next run's entry FAILED at the bank: nothing withheld, nothing collected, still owed.
+	w.bank.Fault(t, stackEmployeeAcct, map[string]any{"rejectCode": "BENEFICIARY_BLOCKED"})
+	run2 := w.approvedRunOf(t, "2026-12", func(string) {})
+	require.True(t, p.deducts(t, run2.ID))
+	rec = w.checker.call(http.MethodPost, "/api/payroll/"+run2.ID+"/disburse", nil, "Idempotency-Key", testkit.Unique("k"))
+	require.Contains(t, []int{http.StatusAccepted, http.StatusOK}, rec.Code, rec.Body.String())
+	w.waitRun(t, run2.ID, "DISBURSED")
+	require.Eventually(t, func() bool {
+		return s.count(t, `SELECT count(*) FROM app.payroll_entries WHERE run_id = $1 AND status = 'FAILED'`, run2.ID) == 1
+	}, 60*time.Second, 100*time.Millisecond)
+	rec = s.owner.call(http.MethodPost, "/api/payroll/"+run2.ID+"/complete", nil, "Idempotency-Key", testkit.Unique("k"))
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.Equal(t, "DUE", p.instalment(t, 1).Status)
+	require.Equal(t, int64(80_000), s.waitAgreement(t, p.a.ID, "ACTIVE").OutstandingSantim)
+	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.payroll_deduction_mandates WHERE id = $1 AND taken_santim = $2`, p.mandate.ID, amount))
+	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.outbox WHERE tenant_id = $1 AND type = 'bnpl.instalment_collected.v1'`, s.tenant))
+}
+
+// TestBnplMerchantReversalStopsCollection: the merchant's word shows in the agreement's JSON (the
+// business's read, its list and the customer's own list); once the merchant reports the order
+// REFUNDED, the collect route is 409 BNPL_MERCHANT_ORDER_REVERSED (audited DENIED, nothing else
+// written), a new opt-in (after the operator cancelled the mandate) is refused the same way, and
+// a payroll run that withheld the instalment
+// collects nothing: the line is reported refused in payroll.run_completed.v1 with the code and
+// the instalment stays DUE, no journal. A later DELIVERED lifts the stop.
+func TestBnplMerchantReversalStopsCollection(t *testing.T) {
+	t.Parallel()
+	p := newBnplPayroll(t, "order-reversed")
+	s, w := p.bnplStack, p.w
+	partner := newAPIClient(t, s.srv)
+	say := func(event, kind, nonce string) {
+		t.Helper()
+		body := merchantCallbackBody(event, s.merchantID, p.a.ID, "order-reversed", kind)
+		rec := partner.call(http.MethodPost, merchantCallbackPath, body, signedHeaders(body, nonce)...)
+		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+		require.Equal(t, "recorded", decode[merchantCallbackJSON](t, rec).Status)
+	}
+	merchantStatus := func() []*string {
+		var out []*string
+		rec := s.owner.call(http.MethodGet, "/api/bnpl/agreements/"+p.a.ID, nil)
+		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+		out = append(out, decode[bnplAgreementJSON](t, rec).MerchantStatus)
+		for _, r := range []*httptest.ResponseRecorder{s.owner.call(http.MethodGet, "/api/bnpl/agreements", nil),
+			p.me.call(http.MethodGet, "/api/me/bnpl/agreements", nil)} {
+			require.Equal(t, http.StatusOK, r.Code, r.Body.String())
+			items := decode[bnplAgreementPageJSON](t, r).Items
+			require.Len(t, items, 1)
+			out = append(out, items[0].MerchantStatus)
+		}
+		return out
+	}
+	require.Equal(t, []*string{nil, nil, nil}, merchantStatus())
+	require.Nil(t, p.a.MerchantStatusAt)
+
+	say("rev-1", "REFUNDED", "rev-n1")
+	refunded := "REFUNDED"
+	require.Equal(t, []*string{&refunded, &refunded, &refunded}, merchantStatus())
+
+	// The collect route: refused, audited, nothing else written.
+	written := func() []int {
+		return []int{
+			s.count(t, `SELECT count(*) FROM ledger.transactions WHERE tenant_id = $1`, s.tenant),
+			s.count(t, `SELECT count(*) FROM app.outbox WHERE tenant_id = $1`, s.tenant),
+			s.count(t, `SELECT count(*) FROM app.bnpl_instalments WHERE agreement_id = $1 AND status = 'DUE'`, p.a.ID),
+		}
+	}
+	before := written()
+	requireStatus(t, s.owner.call(http.MethodPost, "/api/bnpl/agreements/"+p.a.ID+"/installments/0/collect", nil,
+		"Idempotency-Key", testkit.Unique("collect")), http.StatusConflict, "BNPL_MERCHANT_ORDER_REVERSED")
+	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.audit_log WHERE tenant_id = $1 AND action = 'CollectBnplInstalment'
+		AND outcome = 'DENIED' AND details->>'code' = 'BNPL_MERCHANT_ORDER_REVERSED'`, s.tenant))
+	require.Equal(t, before, written())
+	// The payroll: the line is withheld, its collection refused and reported; nothing collected.
+	run := w.approvedRun(t)
+	require.True(t, p.deducts(t, run.ID))
+	rec := w.checker.call(http.MethodPost, "/api/payroll/"+run.ID+"/disburse", nil, "Idempotency-Key", testkit.Unique("k"))
+	require.Contains(t, []int{http.StatusAccepted, http.StatusOK}, rec.Code, rec.Body.String())
+	w.waitRun(t, run.ID, "COMPLETED")
+	require.Equal(t, "DUE", p.instalment(t, 0).Status)
+	require.Equal(t, 3, s.count(t, `SELECT count(*) FROM app.bnpl_instalments WHERE agreement_id = $1 AND status = 'DUE'`, p.a.ID))
+	require.Zero(t, s.count(t, `SELECT count(*) FROM app.outbox WHERE tenant_id = $1 AND type = 'bnpl.instalment_collected.v1'`, s.tenant))
+	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.outbox WHERE tenant_id = $1 AND type = 'payroll.run_completed.v1'
+		AND payload->'productsCollected'->'BNPL_INSTALLMENT' = '{"count":0,"santim":0}'::jsonb
+		AND payload->'refusedLines' @> $2::jsonb`, s.tenant,
+		fmt.Sprintf(`[{"kind":"BNPL_INSTALLMENT","reference":%q,"amountSantim":40000,"code":"BNPL_MERCHANT_ORDER_REVERSED"}]`, p.mandate.ID)))
+	wfID := workflows.PayrollProductWorkflowID(s.tenant, run.ID, payroll.Obligation{Kind: payroll.KindBnplInstallment,
+		EntryID: entryOf(t, s.ewaStack, run.ID, s.employee), Reference: p.mandate.ID})
+	_, err := s.ledger.GetTransaction(context.Background(), &ledgerv1.GetTransactionRequest{TenantId: s.tenant, IdempotencyKey: "bnpl-collect:" + wfID})
+	require.Error(t, err, "no journal for the refused line")
+
+	// The operator cancels the customer's mandate; a new opt-in is refused by the reversal.
+	rec = w.checker.call(http.MethodPost, "/api/payroll/deduction-mandates/"+p.mandate.ID+"/cancel", nil)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	requireStatus(t, p.me.call(http.MethodPost, "/api/bnpl/agreements/"+p.a.ID+"/installment-mandate", map[string]any{"startPeriod": "2026-12"}),
+		http.StatusConflict, "BNPL_MERCHANT_ORDER_REVERSED")
+
+	// The merchant's later DELIVERED lifts the stop: the instalment is collected.
+	say("rev-2", "DELIVERED", "rev-n2")
+	rec = s.owner.call(http.MethodPost, "/api/bnpl/agreements/"+p.a.ID+"/installments/0/collect", nil, "Idempotency-Key", testkit.Unique("collect"))
+	require.Contains(t, []int{http.StatusOK, http.StatusAccepted}, rec.Code, rec.Body.String())
 }

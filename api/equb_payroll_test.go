@@ -105,7 +105,7 @@ func TestEqubContributionByPayrollDeduction(t *testing.T) {
 
 	// The contribution: one, by payroll, POSTED, the pool journal exact.
 	wfID := workflows.PayrollProductWorkflowID(s.tenant, run.ID, payroll.Obligation{Kind: payroll.KindEqubContribution,
-		EntryID: entryOf(t, s, run.ID, s.members[0].employee), Reference: md.ID})
+		EntryID: entryOf(t, s.ewaStack, run.ID, s.members[0].employee), Reference: md.ID})
 	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.equb_contributions WHERE tenant_id = $1`, s.tenant))
 	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.equb_contributions WHERE tenant_id = $1 AND cycle_id = $2 AND membership_id = $3
 		AND status = 'POSTED' AND source = 'PAYROLL' AND mandate_id = $4 AND amount_santim = $5 AND workflow_id = $6`,
@@ -127,7 +127,7 @@ func TestEqubContributionByPayrollDeduction(t *testing.T) {
 	require.Equal(t, len(w.employees), s.count(t, `SELECT count(*) FROM app.payroll_entries WHERE run_id = $1 AND status = 'PAID'`, run.ID))
 	require.Equal(t, escrowBefore+amount, s.sandboxBalance(t, s.escrow))
 	require.Equal(t, payrollBefore-paidNet-amount, s.sandboxBalance(t, w.payroll))
-	require.Equal(t, equbMemberBalance+netOf(t, s, run.ID, s.members[0].employee), s.sandboxBalance(t, s.members[0].account),
+	require.Equal(t, equbMemberBalance+netOf(t, s.ewaStack, run.ID, s.members[0].employee), s.sandboxBalance(t, s.members[0].account),
 		"the member's own account paid nothing: it received the net pay")
 	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.payroll_deduction_mandates WHERE id = $1 AND taken_santim = $2 AND status = 'ACTIVE'`,
 		md.ID, amount))
@@ -166,7 +166,7 @@ func TestEqubContributionByPayrollDeduction(t *testing.T) {
 }
 
 // entryOf is the run's entry of employee.
-func entryOf(t *testing.T, s *equbStack, runID, employee string) string {
+func entryOf(t *testing.T, s *ewaStack, runID, employee string) string {
 	t.Helper()
 	var id string
 	ctx := context.Background()
@@ -177,7 +177,7 @@ func entryOf(t *testing.T, s *equbStack, runID, employee string) string {
 }
 
 // netOf is the net pay of employee's entry in the run.
-func netOf(t *testing.T, s *equbStack, runID, employee string) int64 {
+func netOf(t *testing.T, s *ewaStack, runID, employee string) int64 {
 	t.Helper()
 	var n int64
 	ctx := context.Background()
