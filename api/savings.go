@@ -11,6 +11,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/wagerail/wagerail/internal/orgs"
+	"github.com/wagerail/wagerail/internal/payroll"
+	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/field"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
 	"github.com/wagerail/wagerail/internal/savings"
@@ -25,7 +27,10 @@ import (
 // (GET /api/me/savings/goals: the saved amount is the ledger's balance of savings-held:<goal>,
 // read on every call) and moves money in and out (POST /api/savings/goals/<id>/deposit and
 // /withdraw, Idem: the SavingsMove saga, workflows/savings.go, through runSaga). Another
-// saver's or organization's goal is 404 SAVINGS_GOAL_NOT_FOUND.
+// saver's or organization's goal is 404 SAVINGS_GOAL_NOT_FOUND. A saver opts in to auto-save
+// into a goal by payroll deduction (POST /api/savings/goals/<id>/autosave-mandate: a PENDING
+// SAVINGS_AUTOSAVE deduction mandate a payroll approver activates); the goal's listing shows its
+// live auto-save.
 
 func (s *Server) savingsRoutes() []Route {
 	return []Route{
@@ -37,6 +42,8 @@ func (s *Server) savingsRoutes() []Route {
 		{Method: http.MethodPost, Path: "/api/savings/goals/:id/withdraw", Auth: Session, Resolve: s.resolveSaver, Idem: true,
 			Summary: "Withdraw from one of the caller's goals (saga: savings escrow → payout account)", Handler: s.withdrawSavings},
 		{Method: http.MethodGet, Path: "/api/me/savings/goals", Auth: Session, Summary: "The caller's savings goals with their progress (from the ledger)", Handler: s.mySavingsGoals},
+		{Method: http.MethodPost, Path: "/api/savings/goals/:id/autosave-mandate", Auth: Session, Resolve: s.resolveSaver,
+			Summary: "Opt in to save into one of the caller's goals by payroll deduction (a PENDING deduction mandate)", Handler: s.createSavingsAutosaveMandate},
 	}
 }
 
@@ -119,6 +126,15 @@ type savingsGoalJSON struct {
 	PendingWithdrawalSantim int64     `json:"pendingWithdrawalSantim"`
 	ProgressBasisPoints     int64     `json:"progressBasisPoints"`
 	CreatedAt               time.Time `json:"createdAt"`
+
+	// Autosave is the goal's live auto-save mandate (PENDING, ACTIVE or SUSPENDED), null when none.
+	Autosave *savingsAutosaveJSON `json:"autosave"`
+}
+
+type savingsAutosaveJSON struct {
+	MandateID    string `json:"mandateId"`
+	AmountSantim int64  `json:"amountSantim"`
+	Status       string `json:"status"`
 }
 
 type savingsGoalListJSON struct {
@@ -207,24 +223,82 @@ func (s *Server) mySavingsGoals(c *gin.Context) {
 	}
 	ctx := tenancy.WithTenant(c.Request.Context(), tenant)
 	var rows []savings.Goal
+	var autosaves map[string]payroll.LiveProductMandate
+	out := savingsGoalListJSON{Items: []savingsGoalJSON{}}
 	if err := tenancy.InTx(ctx, s.deps.DB, func(tx pgx.Tx) (err error) {
-		rows, err = savings.ListGoals(ctx, tx, emp, cursor, limit+1)
+		if rows, err = savings.ListGoals(ctx, tx, emp, cursor, limit+1); err != nil {
+			return err
+		}
+		rows, out.NextCursor = pageOf(rows, limit, func(g savings.Goal) string { return g.ID })
+		ids := make([]string, len(rows))
+		for i, g := range rows {
+			ids[i] = g.ID
+		}
+		autosaves, err = payroll.LiveProductMandates(ctx, tx, payroll.KindSavingsAutosave, ids)
 		return err
 	}); err != nil {
 		writeError(c, err)
 		return
 	}
-	out := savingsGoalListJSON{Items: []savingsGoalJSON{}}
-	rows, out.NextCursor = pageOf(rows, limit, func(g savings.Goal) string { return g.ID })
 	for _, g := range rows {
 		j, err := s.goalJSON(c.Request.Context(), tenant, g)
 		if err != nil {
 			writeError(c, err)
 			return
 		}
+		if m, ok := autosaves[g.ID]; ok {
+			j.Autosave = &savingsAutosaveJSON{MandateID: m.ID, AmountSantim: m.AmountSantim, Status: m.Status}
+		}
 		out.Items = append(out.Items, j)
 	}
 	c.JSON(http.StatusOK, out)
+}
+
+type savingsAutosaveMandateRequest struct {
+	AmountSantim *int64 `json:"amountSantim"`
+	productMandatePeriods
+}
+
+// createSavingsAutosaveMandate records the caller's opt-in to save amountSantim into their own
+// ACTIVE goal each pay period by payroll deduction: a PENDING SAVINGS_AUTOSAVE deduction mandate
+// (savings.CreateAutosaveMandate; internal/payroll/product_mandate.go), answered as the payroll
+// mandate routes answer a mandate (201). A payroll approver activates it; the calculator takes it
+// whole within the protection policy or not at all, and the run's completion deposits it (the
+// SavingsMove saga with a payroll source). Another saver's or organization's goal is 404
+// SAVINGS_GOAL_NOT_FOUND; a closed goal 409 SAVINGS_GOAL_CLOSED; a second live opt-in 409
+// PAYROLL_MANDATE_EXISTS; bad input 400 with nothing written.
+func (s *Server) createSavingsAutosaveMandate(c *gin.Context) {
+	id, ok := pathID(c)
+	if !ok {
+		return
+	}
+	var req savingsAutosaveMandateRequest
+	if e := bindJSON(c, &req); e != nil {
+		writeError(c, e)
+		return
+	}
+	if err := pmRequired("amountSantim", req.AmountSantim == nil); err != nil {
+		writeError(c, fieldError(err))
+		return
+	}
+	if err := savings.CheckAutosaveAmount(*req.AmountSantim); err != nil {
+		writeError(c, fieldError(err))
+		return
+	}
+	start, end, e := req.periods()
+	if e != nil {
+		writeError(c, e)
+		return
+	}
+	emp := c.GetString(saverKey)
+	m, err := inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) (payroll.Mandate, error) {
+		return savings.CreateAutosaveMandate(ctx, tx, emp, id, *req.AmountSantim, start, end, s.now())
+	})
+	if err != nil {
+		s.payrollAnswer(c, "CreateDeductionMandate", savings.TargetGoal, id, err)
+		return
+	}
+	c.JSON(http.StatusCreated, toMandateJSON(m))
 }
 
 type savingsMoveRequest struct {

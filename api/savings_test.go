@@ -242,6 +242,22 @@ func FuzzSavingsRoutes(f *testing.F) {
 	f.Add(uint8(4), uint8(0), "%ff%00", "", `{"amountSantim":100}`)
 	f.Add(uint8(5), uint8(0), "", "limit=0&cursor=%00", "")
 	f.Add(uint8(5), uint8(2), "", "limit=1", "")
+	// 6: POST .../autosave-mandate (the payroll-deduction opt-in).
+	rec := me.call(http.MethodPost, "/api/savings/goals", map[string]any{"name": "Fuzz", "targetSantim": 1_000})
+	require.Equal(f, http.StatusCreated, rec.Code, rec.Body.String())
+	goal := decode[savingsGoalJSON](f, rec).ID
+	f.Add(uint8(6), uint8(0), goal, "", `{"amountSantim":100,"startPeriod":"2026-11"}`)
+	f.Add(uint8(6), uint8(0), goal, "", `{"amountSantim":0,"startPeriod":"2026-11"}`)
+	f.Add(uint8(6), uint8(0), goal, "", `{"amountSantim":100000000001,"startPeriod":"2026-11"}`)
+	f.Add(uint8(6), uint8(0), goal, "", `{"amountSantim":1e400,"startPeriod":"2026-11"}`)
+	f.Add(uint8(6), uint8(0), goal, "", `{"amountSantim":"100","startPeriod":"2026-11"}`)
+	f.Add(uint8(6), uint8(0), goal, "", `{"amountSantim":100,"startPeriod":"2026-11","endPeriod":"2026-10"}`)
+	f.Add(uint8(6), uint8(0), goal, "", `{"amountSantim":100,"startPeriod":"2026-13","endPeriod":""}`)
+	f.Add(uint8(6), uint8(0), goal, "", `{"amountSantim":100,"startPeriod":null,"employeeId":"x"}`)
+	f.Add(uint8(6), uint8(1), goal, "", `{"amountSantim":100,"startPeriod":"2026-11"}`)
+	f.Add(uint8(6), uint8(2), goal, "", `{"amountSantim":100,"startPeriod":"2026-11"}`)
+	f.Add(uint8(6), uint8(3), goal, "", `{"amountSantim":100,"startPeriod":"2026-11"}`)
+	f.Add(uint8(6), uint8(0), "%ff%00", "", `[]`)
 	f.Fuzz(func(t *testing.T, route, who uint8, param, query, body string) {
 		r := routes[int(route)%len(routes)]
 		path := strings.Replace(r.Path, ":id", param, 1)

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/uptrace/bun"
+
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
@@ -113,4 +115,31 @@ func CreateProductMandate(ctx context.Context, tx db.BunTx, in ProductMandate, n
 			Details: map[string]any{"mandateId": live}}
 	}
 	return createMandate(ctx, tx, nm, now)
+}
+
+// LiveProductMandate is a product object's live (PENDING, ACTIVE or SUSPENDED) mandate.
+type LiveProductMandate struct {
+	ID           string `bun:"id" db:"id"`
+	Reference    string `bun:"reference" db:"reference"`
+	AmountSantim int64  `bun:"amount_santim" db:"amount_santim"`
+	Status       string `bun:"status" db:"status"`
+}
+
+// LiveProductMandates reads the live mandate of kind of each of the product objects refs (at most
+// one each), by reference: what a product shows its member next to the object.
+func LiveProductMandates(ctx context.Context, tx db.Writer, kind string, refs []string) (map[string]LiveProductMandate, error) {
+	out := map[string]LiveProductMandate{}
+	if len(refs) == 0 {
+		return out, nil
+	}
+	rows, err := db.Select[LiveProductMandate](ctx, tx, `SELECT id, reference, amount_santim::bigint AS amount_santim, status
+		FROM app.payroll_deduction_mandates WHERE tenant_id = ? AND kind = ? AND reference IN (?) AND status IN (?)`,
+		tenancy.TenantID(ctx), kind, bun.In(refs), bun.In([]string{MandatePending, MandateActive, MandateSuspended}))
+	if err != nil {
+		return nil, fmt.Errorf("payroll.live_product_mandates: %w", err)
+	}
+	for _, r := range rows {
+		out[r.Reference] = r
+	}
+	return out, nil
 }

@@ -18,6 +18,12 @@ const (
 	CodePayoutAccountNotSet = "SAVINGS_PAYOUT_ACCOUNT_NOT_SET"
 	CodeMovementNotFound    = "SAVINGS_MOVEMENT_NOT_FOUND"
 
+	// A goal that is not ACTIVE takes no auto-save opt-in and no deposit.
+	CodeGoalClosed = "SAVINGS_GOAL_CLOSED"
+	// An auto-save deposit (PayrollSource) the plan refuses: the organization has no payroll
+	// account, or one at another partner than the savings escrow's.
+	CodePayrollAccountNotSet = "SAVINGS_PAYROLL_ACCOUNT_NOT_SET"
+
 	// The gates of the deposit and withdraw sagas.
 	CodeKycNotApproved     = "SAVINGS_KYC_NOT_APPROVED"
 	CodeSanctionsBlocked   = "SAVINGS_SANCTIONS_BLOCKED"
@@ -40,6 +46,10 @@ var refusals = refusal.Table{
 	CodeAccountMismatch:     {Status: http.StatusConflict, Message: "the payout account's holder name at the partner bank does not match the saver's"},
 	CodePartnerUnavailable:  {Status: http.StatusServiceUnavailable, Message: "the partner bank could not be asked; nothing moved, try again later with a new key"},
 	CodeLedgerUnavailable:   {Status: http.StatusServiceUnavailable, Message: "the ledger could not be read; nothing moved, try again later with a new key"},
+
+	CodeGoalClosed: {Status: http.StatusConflict, Message: "the savings goal is closed: it takes no deposit and no auto-save"},
+	CodePayrollAccountNotSet: {Status: http.StatusConflict,
+		Message: "the organization has no payroll account at the savings escrow's partner bank (POST /api/payroll/tenant-settings)"},
 }
 
 // RefusalOf is code's answer; ok is false for a code that is not savings'.

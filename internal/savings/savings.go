@@ -12,6 +12,13 @@
 //     the ledger's available balance (posted minus open withdrawal holds) covers it, so racing
 //     withdrawals never take a goal below zero; committed on settlement (savings.withdrawn.v1),
 //     voided on failure (savings.withdrawal_failed.v1), which makes the amount available again.
+//   - Auto-save (issue 29): the saver opts in to save a fixed amount each pay period by payroll
+//     deduction (POST /api/savings/goals/<id>/autosave-mandate: CreateAutosaveMandate, a PENDING
+//     SAVINGS_AUTOSAVE mandate of internal/payroll/product_mandate.go, taken within the protection
+//     policy by the calculator). A payroll run's completion deposits what it withheld: the deposit
+//     saga with a PayrollSource (LoadPayrollPlan), the money from the employer's payroll account at
+//     the partner bank (where the withheld pay stayed) to the escrow, the journal a deposit's, the
+//     movement's source PAYROLL with its mandate.
 package savings
 
 import (
@@ -30,6 +37,34 @@ const (
 	MaxAmountSantim = MaxTargetSantim
 	MaxNameLength   = 100
 )
+
+// Goal states: an ACTIVE goal takes deposits and auto-save; a CLOSED one only gives back what it
+// holds (SAVINGS_GOAL_CLOSED).
+const (
+	GoalActive = "ACTIVE"
+	GoalClosed = "CLOSED"
+)
+
+// Where a movement's money came from (a withdrawal's is always SourceSaver): the saver's payout
+// account, or the employer's payroll account for an auto-save deposit by payroll deduction.
+const (
+	SourceSaver   = "SAVER"
+	SourcePayroll = "PAYROLL"
+)
+
+// Bounds of an auto-save mandate's amount per pay period (the deposit's).
+const (
+	MinAutosaveSantim = int64(1)
+	MaxAutosaveSantim = MaxAmountSantim
+)
+
+// PayrollSource is an auto-save deposit by payroll deduction: the SAVINGS_AUTOSAVE mandate the
+// run collected, and (set by LoadPayrollPlan) the employer's payroll account the deposit is paid
+// from.
+type PayrollSource struct {
+	MandateID string
+	Account   BankAccount `json:",omitempty"`
+}
 
 // Kind is a movement's direction.
 type Kind string
@@ -78,6 +113,8 @@ type Movement struct {
 	AmountSantim         int64
 	Status               Status
 	WorkflowID           string
+	Source               string // SourceSaver or SourcePayroll
+	MandateID            string // a payroll deposit's mandate ("" otherwise)
 	LedgerTxID           string
 	TransferID           string
 	FailureReason        string
@@ -87,7 +124,8 @@ type Movement struct {
 }
 
 // Plan is what a deposit or withdrawal saga needs: the goal, the saver, the escrow and the
-// saver's payout account, the amount.
+// saver's payout account, the amount; Payroll for an auto-save deposit by payroll deduction (then
+// Payout is unset: the money comes from Payroll.Account).
 type Plan struct {
 	GoalID       string
 	EmployeeID   string
@@ -95,12 +133,16 @@ type Plan struct {
 	AmountSantim int64
 	Escrow       BankAccount
 	Payout       BankAccount
+	Payroll      *PayrollSource `json:",omitempty"`
 }
 
-// From and To are the plan's transfer: a deposit pays the escrow from the payout account, a
-// withdrawal the other way.
+// From and To are the plan's transfer: a deposit pays the escrow from the payout account (an
+// auto-save's from the payroll account), a withdrawal the other way.
 func (p Plan) From() BankAccount {
 	if p.Kind == Deposit {
+		if p.Payroll != nil {
+			return p.Payroll.Account
+		}
 		return p.Payout
 	}
 	return p.Escrow

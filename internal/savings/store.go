@@ -11,7 +11,9 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/wagerail/wagerail/internal/employees"
+	"github.com/wagerail/wagerail/internal/payroll"
 	"github.com/wagerail/wagerail/internal/platform/audit"
+	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/field"
 	"github.com/wagerail/wagerail/internal/platform/outbox"
 	"github.com/wagerail/wagerail/internal/platform/settle"
@@ -148,7 +150,7 @@ func ListGoals(ctx context.Context, tx pgx.Tx, employeeID, after string, limit i
 }
 
 // GoalOf is the employee's goal id (CodeGoalNotFound for anyone else's, or none).
-func GoalOf(ctx context.Context, tx pgx.Tx, employeeID, goalID string) (Goal, error) {
+func GoalOf(ctx context.Context, tx db.Writer, employeeID, goalID string) (Goal, error) {
 	g, err := scanGoal(tx.QueryRow(ctx, `SELECT `+goalCols+` FROM app.savings_goals WHERE tenant_id = $1 AND id = $2 AND employee_id = $3`,
 		tenancy.TenantID(ctx), goalID, employeeID))
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -178,9 +180,40 @@ func LockGoal(ctx context.Context, tx pgx.Tx, goalID string) error {
 }
 
 // LoadPlan reads what moving amount into (Deposit) or out of (Withdrawal) the goal needs. A goal
-// that is not the saver's (employeeID; "" skips the check), an employee no longer ACTIVE, no
-// payout account or no escrow are refusals.
+// that is not the saver's (employeeID; "" skips the check), a deposit into a goal that is not
+// ACTIVE, an employee no longer ACTIVE, no payout account or no escrow are refusals.
 func LoadPlan(ctx context.Context, tx pgx.Tx, goalID, employeeID string, kind Kind, amount int64) (Plan, error) {
+	return loadPlan(ctx, tx, goalID, employeeID, kind, amount, true)
+}
+
+// LoadPayrollPlan reads what an auto-save deposit of amount by payroll deduction into the goal
+// needs (the payroll-completion saga; src names the mandate): LoadPlan's rules for a deposit
+// without the saver's payout account — the money comes from the organization's payroll account,
+// which must be at the escrow's partner bank (CodePayrollAccountNotSet otherwise). Refusals:
+// CodeGoalNotFound, CodeGoalClosed, CodeEmployeeNotActive, CodeEscrowNotSet,
+// CodePayrollAccountNotSet.
+func LoadPayrollPlan(ctx context.Context, tx pgx.Tx, goalID string, amount int64, src PayrollSource) (Plan, error) {
+	if err := field.Identifier("payroll.mandateId", src.MandateID, field.MaxIdentifier); err != nil {
+		return Plan{}, err
+	}
+	p, err := loadPlan(ctx, tx, goalID, "", Deposit, amount, false)
+	if err != nil {
+		return Plan{}, err
+	}
+	s, err := payroll.EffectiveSettings(ctx, tx)
+	if err != nil {
+		return Plan{}, err
+	}
+	if s.PayrollAccount == nil || s.PayrollAccount.Partner != p.Escrow.Partner {
+		return Plan{}, refuse(CodePayrollAccountNotSet)
+	}
+	src.Account = BankAccount{Partner: s.PayrollAccount.Partner, AccountNumber: s.PayrollAccount.AccountNumber}
+	p.Payroll = &src
+	return p, nil
+}
+
+// loadPlan is LoadPlan; payout false leaves the saver's payout account out (an auto-save's).
+func loadPlan(ctx context.Context, tx pgx.Tx, goalID, employeeID string, kind Kind, amount int64, payout bool) (Plan, error) {
 	if kind != Deposit && kind != Withdrawal {
 		return Plan{}, &field.Error{Field: "kind", Problem: "must be DEPOSIT or WITHDRAWAL"}
 	}
@@ -201,6 +234,9 @@ func LoadPlan(ctx context.Context, tx pgx.Tx, goalID, employeeID string, kind Ki
 	if err != nil {
 		return Plan{}, err
 	}
+	if kind == Deposit && g.Status != GoalActive {
+		return Plan{}, refuse(CodeGoalClosed)
+	}
 	e, err := employees.ByID(ctx, tx, tenant, g.EmployeeID)
 	if err != nil {
 		return Plan{}, err
@@ -208,7 +244,7 @@ func LoadPlan(ctx context.Context, tx pgx.Tx, goalID, employeeID string, kind Ki
 	if e.Status != employees.Active {
 		return Plan{}, refuse(CodeEmployeeNotActive)
 	}
-	if e.Payout.Partner == "" || e.Payout.AccountNumber == "" {
+	if payout && (e.Payout.Partner == "" || e.Payout.AccountNumber == "") {
 		return Plan{}, refuse(CodePayoutAccountNotSet)
 	}
 	s, ok, err := GetSettings(ctx, tx)
@@ -218,17 +254,20 @@ func LoadPlan(ctx context.Context, tx pgx.Tx, goalID, employeeID string, kind Ki
 	if !ok {
 		return Plan{}, refuse(CodeEscrowNotSet)
 	}
-	return Plan{GoalID: g.ID, EmployeeID: g.EmployeeID, Kind: kind, AmountSantim: amount, Escrow: s.Escrow,
-		Payout: BankAccount{Partner: e.Payout.Partner, AccountNumber: e.Payout.AccountNumber, HolderName: e.Payout.HolderName}}, nil
+	p := Plan{GoalID: g.ID, EmployeeID: g.EmployeeID, Kind: kind, AmountSantim: amount, Escrow: s.Escrow}
+	if payout {
+		p.Payout = BankAccount{Partner: e.Payout.Partner, AccountNumber: e.Payout.AccountNumber, HolderName: e.Payout.HolderName}
+	}
+	return p, nil
 }
 
-const movementCols = `id, tenant_id, goal_id, kind, amount_santim, status, workflow_id, ledger_tx_id, coalesce(transfer_id, ''),
-	coalesce(failure_reason, ''), requested_by, created_at, settled_at`
+const movementCols = `id, tenant_id, goal_id, kind, amount_santim, status, workflow_id, source, coalesce(mandate_id, ''), ledger_tx_id,
+	coalesce(transfer_id, ''), coalesce(failure_reason, ''), requested_by, created_at, settled_at`
 
 func scanMovement(row pgx.Row) (Movement, error) {
 	var m Movement
-	err := row.Scan(&m.ID, &m.TenantID, &m.GoalID, &m.Kind, &m.AmountSantim, &m.Status, &m.WorkflowID, &m.LedgerTxID, &m.TransferID,
-		&m.FailureReason, &m.RequestedBy, &m.CreatedAt, &m.SettledAt)
+	err := row.Scan(&m.ID, &m.TenantID, &m.GoalID, &m.Kind, &m.AmountSantim, &m.Status, &m.WorkflowID, &m.Source, &m.MandateID, &m.LedgerTxID,
+		&m.TransferID, &m.FailureReason, &m.RequestedBy, &m.CreatedAt, &m.SettledAt)
 	return m, err
 }
 
@@ -243,16 +282,20 @@ func MovementOf(ctx context.Context, tx pgx.Tx, workflowID string) (m Movement, 
 }
 
 // RecordPending records the run's movement PENDING with its ledger hold (audit SavingsDeposit or
-// SavingsWithdraw, savings.deposit_initiated.v1 or savings.withdrawal_initiated.v1); the same run
-// recording again gets its movement back.
+// SavingsWithdraw, savings.deposit_initiated.v1 or savings.withdrawal_initiated.v1), its source
+// PAYROLL with the mandate for an auto-save; the same run recording again gets its movement back.
 func RecordPending(ctx context.Context, tx pgx.Tx, p Plan, workflowID, ledgerTxID, requestedBy string) (Movement, error) {
 	if m, ok, err := MovementOf(ctx, tx, workflowID); err != nil || ok {
 		return m, err
 	}
+	source, mandate := SourceSaver, (*string)(nil)
+	if p.Payroll != nil {
+		source, mandate = SourcePayroll, &p.Payroll.MandateID
+	}
 	m, err := scanMovement(tx.QueryRow(ctx, `INSERT INTO app.savings_movements
-		(id, tenant_id, goal_id, kind, amount_santim, status, workflow_id, ledger_tx_id, requested_by)
-		VALUES ($1, $2, $3, $4, $5, 'PENDING', $6, $7, $8) RETURNING `+movementCols,
-		newMovementID(), tenancy.TenantID(ctx), p.GoalID, string(p.Kind), p.AmountSantim, workflowID, ledgerTxID, requestedBy))
+		(id, tenant_id, goal_id, kind, amount_santim, status, workflow_id, source, mandate_id, ledger_tx_id, requested_by)
+		VALUES ($1, $2, $3, $4, $5, 'PENDING', $6, $7, $8, $9, $10) RETURNING `+movementCols,
+		newMovementID(), tenancy.TenantID(ctx), p.GoalID, string(p.Kind), p.AmountSantim, workflowID, source, mandate, ledgerTxID, requestedBy))
 	if err != nil {
 		return Movement{}, err
 	}
@@ -300,7 +343,10 @@ func conclude(ctx context.Context, tx pgx.Tx, workflowID string, to Status, tran
 
 func movementPayload(m Movement) map[string]any {
 	p := map[string]any{"movementId": m.ID, "goalId": m.GoalID, "kind": string(m.Kind), "amountSantim": m.AmountSantim,
-		"status": string(m.Status), "workflowId": m.WorkflowID, "ledgerTxId": m.LedgerTxID}
+		"status": string(m.Status), "workflowId": m.WorkflowID, "ledgerTxId": m.LedgerTxID, "source": m.Source}
+	if m.MandateID != "" {
+		p["mandateId"] = m.MandateID
+	}
 	if m.TransferID != "" {
 		p["transferId"] = m.TransferID
 	}
