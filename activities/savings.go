@@ -67,6 +67,9 @@ type SavingsStep struct {
 	ActorID      string       // RecordDeposit: the user who asked
 	TransferID   string       // MarkSettled
 	Reason       string       // MarkFailed: the failure's code
+
+	// Payroll: an auto-save deposit by payroll deduction (LoadPlan: savings.LoadPayrollPlan).
+	Payroll *savings.PayrollSource `json:",omitempty"`
 }
 
 // SavingsReserve is ReserveWithdrawal's input: the plan and the pending posting that pays it.
@@ -77,11 +80,19 @@ type SavingsReserve struct {
 	Posting LedgerPostInput
 }
 
-// LoadPlan reads what the movement needs (SAVINGS_GOAL_NOT_FOUND, SAVINGS_ESCROW_NOT_SET,
-// SAVINGS_EMPLOYEE_NOT_ACTIVE, SAVINGS_PAYOUT_ACCOUNT_NOT_SET are non-retryable).
+// LoadPlan reads what the movement needs (SAVINGS_GOAL_NOT_FOUND, SAVINGS_GOAL_CLOSED,
+// SAVINGS_ESCROW_NOT_SET, SAVINGS_EMPLOYEE_NOT_ACTIVE, SAVINGS_PAYOUT_ACCOUNT_NOT_SET and, for an
+// auto-save deposit by payroll deduction, SAVINGS_PAYROLL_ACCOUNT_NOT_SET are non-retryable).
 func (a *Savings) LoadPlan(ctx context.Context, in SavingsStep) (savings.Plan, error) {
 	var p savings.Plan
 	err := a.inTx(ctx, in, func(ctx context.Context, tx pgx.Tx) (err error) {
+		if in.Payroll != nil {
+			if in.Kind != savings.Deposit {
+				return &field.Error{Field: "kind", Problem: "must be DEPOSIT for a payroll deduction"}
+			}
+			p, err = savings.LoadPayrollPlan(ctx, tx, in.GoalID, in.AmountSantim, *in.Payroll)
+			return err
+		}
 		p, err = savings.LoadPlan(ctx, tx, in.GoalID, in.EmployeeID, in.Kind, in.AmountSantim)
 		return err
 	})

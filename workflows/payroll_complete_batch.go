@@ -9,10 +9,13 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/wagerail/wagerail/internal/bnpl"
+	"github.com/wagerail/wagerail/activities"
 	"github.com/wagerail/wagerail/internal/ewa"
 	"github.com/wagerail/wagerail/internal/lending"
 	"github.com/wagerail/wagerail/internal/payroll"
 	"github.com/wagerail/wagerail/internal/platform/idempotency"
+	"github.com/wagerail/wagerail/internal/platform/tenancy"
+	"github.com/wagerail/wagerail/internal/savings"
 )
 
 // PayrollCompleteBatch applies one page of a run's obligations: one repayment saga per line, as
@@ -26,9 +29,11 @@ import (
 // with Source PAYROLL under PayrollProductWorkflowID (the (run, entry, mandate) key, hashed so
 // that the transfer's partner reference stays bounded): an EQUB_CONTRIBUTION to EqubContribute
 // (the payroll account → the cycle's escrow), a BNPL_INSTALLMENT to BnplCollect (the agreement's
-// earliest DUE instalment; see internal/bnpl/mandate.go for where the money is). The product
-// sagas are idempotent on their workflow id too: a second run under the id finds its own record
-// and answers it, moving nothing again.
+// earliest DUE instalment; see internal/bnpl/mandate.go for where the money is), a SAVINGS_AUTOSAVE
+// to SavingsMove as a DEPOSIT with a payroll source (the payroll account → the savings escrow, into
+// the mandate's goal; a goal closed or a saver no longer ACTIVE is refused by its savings code).
+// The product sagas are idempotent on their workflow id too: a second run under the id finds its
+// own record and answers it, moving nothing again.
 //
 // A loan instalment the run's repayment made REPAID is remitted to its FI: LoanRemit is started
 // as an abandoned child under PayrollRemitWorkflowID (one per instalment, never started twice:
@@ -214,13 +219,7 @@ func applyProduct(ctx workflow.Context, in PayrollCompleteBatchInput, o payroll.
 				AmountSantim: o.AmountSantim}}).Get(ctx, &res); err != nil {
 			return obligationOutcome{err: err}
 		}
-		if res.Status == EqubContributePosted {
-			return obligationOutcome{}
-		}
-		if res.Code == "" {
-			return obligationOutcome{code: res.Status}
-		}
-		return obligationOutcome{code: res.Code}
+		return productOutcome(res.Status == EqubContributePosted, res.Status, res.Code)
 	case payroll.KindBnplInstallment:
 		var res BnplCollectResult
 		if err := workflow.ExecuteChildWorkflow(cctx, BnplCollectWorkflowName, BnplCollectInput{TenantID: in.TenantID,
@@ -228,18 +227,31 @@ func applyProduct(ctx workflow.Context, in PayrollCompleteBatchInput, o payroll.
 			Payroll: &BnplPayrollSource{MandateID: o.Reference, AmountSantim: o.AmountSantim}}).Get(ctx, &res); err != nil {
 			return obligationOutcome{err: err}
 		}
-		if res.Status == BnplCollectRecorded {
-			return obligationOutcome{}
+		return productOutcome(res.Status == BnplCollectRecorded, res.Status, res.Code)
+	case payroll.KindSavingsAutosave:
+		// Runs begun before the savings auto-save was collected refused the line (none could
+		// exist then: no route created the kind); they keep that answer.
+		if workflow.GetVersion(ctx, savingsAutosaveChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+			return obligationOutcome{code: payroll.CodeProductNotCollected}
 		}
-		return productOutcome(res.Status, res.Code)
+		var res SavingsMoveResult
+		if err := workflow.ExecuteChildWorkflow(cctx, SavingsMoveWorkflowName, SavingsMoveInput{TenantID: in.TenantID, GoalID: o.ProductRef,
+			Kind: savings.Deposit, AmountSantim: o.AmountSantim, ActorID: tenancy.System(activities.PayrollCompleteSaga),
+			CorrelationID: in.CorrelationID, Payroll: &SavingsPayrollSource{MandateID: o.Reference}}).Get(ctx, &res); err != nil {
+			return obligationOutcome{err: err}
+		}
+		return productOutcome(res.Status == SavingsSettled, res.Status, res.Code)
 	}
 	return obligationOutcome{code: payroll.CodeProductNotCollected}
 }
 
-// productOutcome is a product saga's refusal or failure as a line's outcome: its code, else its
-// status.
-func productOutcome(status, code string) obligationOutcome {
-	if code == "" {
+// productOutcome is a product saga's answer as the line's outcome: recorded when collected, else
+// refused or failed by the saga's code (its status when it has none).
+func productOutcome(collected bool, status, code string) obligationOutcome {
+	switch {
+	case collected:
+		return obligationOutcome{}
+	case code == "":
 		return obligationOutcome{code: status}
 	}
 	return obligationOutcome{code: code}

@@ -42,9 +42,16 @@ type SavingsMoveInput struct {
 	ActorID      string // the user who asked
 	// CorrelationID is the HTTP request id, carried into activity logs and audit rows.
 	CorrelationID string
+	// Payroll is set for an auto-save deposit by payroll deduction (the payroll-completion saga,
+	// internal/payroll/product_mandate.go): Kind DEPOSIT, AmountSantim what the run withheld,
+	// EmployeeID unset (the goal's saver is the plan's), ActorID the completion's system actor.
+	Payroll *SavingsPayrollSource `json:",omitempty"`
 	// Resume is set on a run the saga continued as new while the partner held the transfer.
 	Resume *SavingsResume `json:",omitempty"`
 }
+
+// SavingsPayrollSource is an auto-save deposit's source (savings.PayrollSource: the mandate).
+type SavingsPayrollSource = savings.PayrollSource
 
 // SavingsResume is what a run hands the next one when it continues as new.
 type SavingsResume = PayoutResume[savings.Plan]
@@ -97,9 +104,24 @@ var savingsGates = gateTable{
 	},
 }
 
+// savingsPayrollGates: an auto-save deposit by payroll deduction (SavingsMoveInput.Payroll) runs
+// the saver's KYC and sanctions screening — the money is still the saver's, saved into their
+// goal, and the escrow may later pay it out to them — but not the account gate: the money comes
+// from the employer's own payroll account (the organization's setting, where the withheld pay
+// stayed), not from an account of the saver's, so neither the saver's payout account nor the
+// holder-name rule has anything to check; the payroll account is the one every disbursement of
+// the run was paid from.
+var savingsPayrollGates = gateTable{
+	gates:       savingsGates.gates[:2],
+	refusals:    savingsGates.refusals,
+	other:       savingsGates.other,
+	unavailable: savingsGates.unavailable,
+}
+
 // savingsRecordRefusals are the steps' refusals that end the saga as refused (nothing moved).
 var savingsRecordRefusals = map[string]bool{savings.CodeGoalNotFound: true, savings.CodeEscrowNotSet: true,
-	savings.CodeEmployeeNotActive: true, savings.CodePayoutAccountNotSet: true, savings.CodeInsufficientBalance: true}
+	savings.CodeEmployeeNotActive: true, savings.CodePayoutAccountNotSet: true, savings.CodeInsufficientBalance: true,
+	savings.CodeGoalClosed: true, savings.CodePayrollAccountNotSet: true}
 
 // savingsMove is one run's state.
 type savingsMove struct {
@@ -108,10 +130,14 @@ type savingsMove struct {
 }
 
 // SavingsMove moves money into (DEPOSIT) or out of (WITHDRAWAL) a savings goal on the payout
-// block: the plan, the gates (KYC, sanctions, the saver's payout account), then
+// block: the plan, the gates (KYC, sanctions, the saver's payout account; an auto-save deposit by
+// payroll deduction KYC and sanctions only, savingsPayrollGates), then
 //
 //   - a deposit posts PENDING Dr partner-bank:<partner>:<escrow> / Cr savings-held:<goal> and
-//     records the movement (a refused record voids it), then transfers payout account → escrow;
+//     records the movement (a refused record voids it), then transfers payout account → escrow
+//     (an auto-save: the employer's payroll account → escrow, the movement's source PAYROLL with
+//     its mandate, also on the posting's metadata; the workflow id is the payroll completion's
+//     PayrollProductWorkflowID, so a second run under it finds its movement and moves nothing);
 //   - a withdrawal reserves: with the goal's row locked it checks the ledger's available balance
 //     and posts PENDING Dr savings-held:<goal> / Cr partner-bank:<partner>:<escrow> and records
 //     the movement in one step (SAVINGS_INSUFFICIENT_BALANCE when it does not cover the amount:
@@ -167,14 +193,18 @@ func (m *savingsMove) step(set func(*activities.SavingsStep)) activities.Savings
 func (m *savingsMove) begin(ctx workflow.Context) (o payoutOutcome, done bool, err error) {
 	// 1. The plan.
 	if m.plan, err = callLocal(ctx, localRecordOptions(), activities.SavingsLoadPlan, m.step(func(s *activities.SavingsStep) {
-		s.EmployeeID, s.Kind, s.AmountSantim = m.in.EmployeeID, m.in.Kind, m.in.AmountSantim
+		s.EmployeeID, s.Kind, s.AmountSantim, s.Payroll = m.in.EmployeeID, m.in.Kind, m.in.AmountSantim, m.in.Payroll
 	})); err != nil {
 		return m.recordFailed(err)
 	}
 
 	// 2. The gates, in order; the first refusal ends the saga with nothing moved.
 	m.progress.Stage = StageGates
-	if code, reason, refused := runGates(ctx, m.gateInput(), savingsGates); refused {
+	gates := savingsGates
+	if m.in.Payroll != nil {
+		gates = savingsPayrollGates
+	}
+	if code, reason, refused := runGates(ctx, m.gateInput(), gates); refused {
 		return m.refused(code, reason), true, nil
 	}
 
@@ -220,13 +250,16 @@ func (m *savingsMove) transferInput(ref string) activities.TransferInput {
 }
 
 // gateInput: the saver screened, the goal the audit rows' target, the payout account looked up
-// with the name rule.
+// with the name rule (none for an auto-save: savingsPayrollGates has no account gate).
 func (m *savingsMove) gateInput() activities.GateInput {
-	return activities.GateInput{Saga: activities.SavingsSaga, Run: m.run,
+	in := activities.GateInput{Saga: activities.SavingsSaga, Run: m.run,
 		SubjectType: activities.SavingsGateSubjectType, SubjectID: m.plan.EmployeeID,
-		TargetType: activities.SavingsGateTargetType, TargetID: m.in.GoalID,
-		Partner: m.plan.Payout.Partner, AccountNumber: m.plan.Payout.AccountNumber,
-		ExpectedHolderName: m.plan.Payout.HolderName, RequireNameMatch: true}
+		TargetType: activities.SavingsGateTargetType, TargetID: m.in.GoalID}
+	if m.in.Payroll == nil {
+		in.Partner, in.AccountNumber = m.plan.Payout.Partner, m.plan.Payout.AccountNumber
+		in.ExpectedHolderName, in.RequireNameMatch = m.plan.Payout.HolderName, true
+	}
+	return in
 }
 
 // ledgerInput is the movement's pending transaction: a deposit Dr the escrow's mirror / Cr
@@ -238,10 +271,14 @@ func (m *savingsMove) ledgerInput() activities.LedgerPostInput {
 	if p.Kind == savings.Withdrawal {
 		escrow, held, kind = "CREDIT", "DEBIT", partnerref.SavingsWithdraw
 	}
+	meta := map[string]string{"goalId": p.GoalID, "employeeId": p.EmployeeID, partnerref.LedgerMetadataKey: m.leg.Transfer.Reference}
+	if p.Payroll != nil {
+		meta["source"], meta["mandateId"] = savings.SourcePayroll, p.Payroll.MandateID
+	}
 	return activities.LedgerPostInput{Run: m.run, IdempotencyKey: string(kind) + ":" + m.wfID, Step: string(kind),
 		Legs: []activities.LedgerLeg{
 			{Account: p.EscrowMirror(), Direction: escrow, AmountSantim: p.AmountSantim},
 			{Account: savings.Account(p.GoalID), Direction: held, AmountSantim: p.AmountSantim},
 		},
-		Metadata: map[string]string{"goalId": p.GoalID, "employeeId": p.EmployeeID, partnerref.LedgerMetadataKey: m.leg.Transfer.Reference}}
+		Metadata: meta}
 }

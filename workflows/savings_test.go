@@ -1,14 +1,20 @@
 package workflows
 
 import (
+	"context"
+	"sort"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/wagerail/wagerail/activities"
 	"github.com/wagerail/wagerail/internal/bankwebhook"
+	"github.com/wagerail/wagerail/internal/payroll"
 	"github.com/wagerail/wagerail/internal/platform/partnerref"
 	"github.com/wagerail/wagerail/internal/savings"
 )
@@ -182,4 +188,150 @@ func TestSavingsMoveReplay(t *testing.T) {
 	for _, f := range []string{"testdata/savings_deposit_history.json", "testdata/savings_withdraw_history.json"} {
 		require.Equal(t, SavingsMoveWorkflowName, replayHistory(t, f), f)
 	}
+}
+
+// The auto-save deposit by payroll deduction's fixtures: the plan the payroll source gives (no
+// payout account; the employer's payroll account the deposit's source), the gate input without an
+// account, the posting with the source and the mandate in its metadata.
+var (
+	savPayrollSrc  = &SavingsPayrollSource{MandateID: "mdt_1"}
+	savPayrollAcct = savings.BankAccount{Partner: "sandbox", AccountNumber: "PAYROLL-1"}
+	savPayrollGate = activities.GateInput{Saga: "savings", Run: savRun, SubjectType: "EMPLOYEE", SubjectID: "emp-1", TargetType: "SavingsGoal",
+		TargetID: "sgl_1"}
+)
+
+func savPayrollIn() SavingsMoveInput {
+	return SavingsMoveInput{TenantID: "biz-1", GoalID: "sgl_1", Kind: savings.Deposit, AmountSantim: 7_000, ActorID: "system:payroll-complete",
+		CorrelationID: "http-req-8", Payroll: savPayrollSrc}
+}
+
+func savPayrollPlan() savings.Plan {
+	return savings.Plan{GoalID: "sgl_1", EmployeeID: "emp-1", Kind: savings.Deposit, AmountSantim: 7_000, Escrow: savEscrow,
+		Payroll: &savings.PayrollSource{MandateID: "mdt_1", Account: savPayrollAcct}}
+}
+
+func savPayrollLoadPlan(h *sagaHarness[SavingsAccepted]) *testsuite.MockCallWrapper {
+	return h.on(activities.SavingsLoadPlanActivity, activities.SavingsStep{Run: savRun, GoalID: "sgl_1", Kind: savings.Deposit, AmountSantim: 7_000,
+		Payroll: savPayrollSrc})
+}
+
+// TestSavingsPayrollDepositSettled: an auto-save deposit by payroll deduction runs the saver's
+// KYC and sanctions gates but no account gate (the employer's payroll account is the source), posts
+// the deposit's journal (escrow mirror Dr / savings-held Cr) with source PAYROLL and the mandate id
+// in its metadata, records the movement with the payroll plan, transfers payroll account → escrow
+// and settles as any deposit.
+func TestSavingsPayrollDepositSettled(t *testing.T) {
+	h := newSavingsHarness(t)
+	savPayrollLoadPlan(h).Return(savPayrollPlan(), nil).Once()
+	h.on(activities.KycGateActivity, savPayrollGate).Return(nil).Once()
+	h.on(activities.SanctionsGateActivity, savPayrollGate).Return(nil).Once()
+	posting := savLedger(savings.Deposit)
+	posting.Metadata["source"], posting.Metadata["mandateId"] = savings.SourcePayroll, "mdt_1"
+	h.on(activities.LedgerPostPendingActivity, posting).Return(activities.LedgerPostResult{TxID: "ltx-5", Status: "PENDING"}, nil).Once()
+	h.on(activities.SavingsRecordDepositActivity, activities.SavingsStep{Run: savRun, GoalID: "sgl_1", Plan: savPayrollPlan(),
+		LedgerTxID: "ltx-5", ActorID: "system:payroll-complete"}).Return(savings.Movement{Status: savings.Pending}, nil).Once()
+	tr := savTransfer(savings.Deposit)
+	tr.FromAccount = "PAYROLL-1"
+	h.on(activities.InitiateTransferActivity, tr).
+		Return(activities.TransferResult{Outcome: activities.TransferAccepted, TransferID: "tr-5", Status: activities.TransferPending}, nil).Once()
+	h.on(activities.LedgerCommitActivity, activities.LedgerSettleInput{Run: savRun, TxID: "ltx-5"}).Return(nil).Once()
+	h.on(activities.SavingsMarkSettledActivity, activities.SavingsStep{Run: savRun, GoalID: "sgl_1", TransferID: "tr-5"}).
+		Return(savings.Movement{Status: savings.Settled}, nil).Once()
+	h.signal(3*time.Second, bankwebhook.Settlement{Partner: "sandbox", EventID: "ev-5", Reference: savRef(savings.Deposit), TransferID: "tr-5",
+		Status: "SETTLED", AmountSantim: 7_000})
+	res := runSagaHarness[SavingsAccepted, SavingsMoveResult](t, h, SavingsMoveWorkflowName, savPayrollIn())
+	require.Equal(t, SavingsMoveResult{GoalID: "sgl_1", Kind: savings.Deposit, Status: "SETTLED", LedgerTxID: "ltx-5", TransferID: "tr-5"}, res)
+	require.Equal(t, []string{activities.SavingsLoadPlanActivity, activities.KycGateActivity, activities.SanctionsGateActivity,
+		activities.LedgerPostPendingActivity, activities.SavingsRecordDepositActivity, activities.InitiateTransferActivity,
+		activities.LedgerCommitActivity, activities.SavingsMarkSettledActivity}, h.activityCalls())
+}
+
+// TestSavingsPayrollDepositRefused: a goal closed (or a saver no longer ACTIVE) refuses the
+// auto-save deposit at its plan: REFUSED with the savings code, no gate, nothing posted or moved.
+func TestSavingsPayrollDepositRefused(t *testing.T) {
+	for _, code := range []string{savings.CodeGoalClosed, savings.CodeEmployeeNotActive, savings.CodePayrollAccountNotSet} {
+		t.Run(code, func(t *testing.T) {
+			h := newSavingsHarness(t)
+			savPayrollLoadPlan(h).Return(savings.Plan{}, temporal.NewNonRetryableApplicationError("refused", code, nil)).Once()
+			res := runSagaHarness[SavingsAccepted, SavingsMoveResult](t, h, SavingsMoveWorkflowName, savPayrollIn())
+			require.Equal(t, "REFUSED", res.Status)
+			require.Equal(t, code, res.Code)
+			require.Equal(t, []string{activities.SavingsLoadPlanActivity}, h.activityCalls())
+		})
+	}
+}
+
+// TestSavingsPayrollDepositSanctioned: the saver's sanctions screening still gates an auto-save.
+func TestSavingsPayrollDepositSanctioned(t *testing.T) {
+	h := newSavingsHarness(t)
+	savPayrollLoadPlan(h).Return(savPayrollPlan(), nil).Once()
+	h.on(activities.KycGateActivity, savPayrollGate).Return(nil).Once()
+	h.on(activities.SanctionsGateActivity, savPayrollGate).
+		Return(temporal.NewNonRetryableApplicationError("blocked", activities.GateSanctionsBlocked, nil)).Once()
+	res := runSagaHarness[SavingsAccepted, SavingsMoveResult](t, h, SavingsMoveWorkflowName, savPayrollIn())
+	require.Equal(t, "REFUSED", res.Status)
+	require.Equal(t, savings.CodeSanctionsBlocked, res.Code)
+	require.Equal(t, []string{activities.SavingsLoadPlanActivity, activities.KycGateActivity, activities.SanctionsGateActivity}, h.activityCalls())
+}
+
+var (
+	oblAutosave = payroll.Obligation{EntryID: "pent_c", EmployeeID: "emp_c", Kind: payroll.KindSavingsAutosave, Reference: "mdt_9",
+		ProductRef: "sgl_9", AmountSantim: 25_000}
+	oblAutosaveClosed = payroll.Obligation{EntryID: "pent_d", EmployeeID: "emp_d", Kind: payroll.KindSavingsAutosave, Reference: "mdt_8",
+		ProductRef: "sgl_8", AmountSantim: 4_000}
+)
+
+func autosaveMove(o payroll.Obligation) SavingsMoveInput {
+	return SavingsMoveInput{TenantID: "t1", GoalID: o.ProductRef, Kind: savings.Deposit, AmountSantim: o.AmountSantim,
+		ActorID: "system:payroll-complete", Payroll: &SavingsPayrollSource{MandateID: o.Reference}}
+}
+
+func completeRecorded(h *completeHarness, recorded *activities.PayrollCompleteStep) {
+	h.env.OnActivity(activities.PayrollCompleteRecordActivity, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, s activities.PayrollCompleteStep) (activities.PayrollCompleted, error) {
+			*recorded = s
+			return activities.PayrollCompleted{Run: payroll.Run{ID: "prun_1", Status: payroll.RunCompleted}, Completed: true}, nil
+		}).Once()
+}
+
+// TestPayrollCompleteDepositsSavingsAutosave: each SAVINGS_AUTOSAVE line of a PAID entry is the
+// savings deposit saga with a payroll source (the mandate; the goal its reference; the line's
+// amount) under its (run, entry, mandate) id; a settled one is counted in productsCollected, one
+// the saga refuses (the goal closed) is reported with its savings code.
+func TestPayrollCompleteDepositsSavingsAutosave(t *testing.T) {
+	h := newCompleteHarness()
+	h.on(activities.PayrollCompleteCheckActivity, completeStep).Return(payroll.Run{ID: "prun_1", Status: payroll.RunDisbursed}, nil).Once()
+	h.page("", payroll.ObligationPage{Obligations: []payroll.Obligation{oblAutosave, oblAutosaveClosed}, Last: "pent_d", Done: true})
+	h.env.OnWorkflow(SavingsMoveWorkflowName, mock.Anything, autosaveMove(oblAutosave)).
+		Return(SavingsMoveResult{GoalID: "sgl_9", Kind: savings.Deposit, Status: SavingsSettled}, nil).Once()
+	h.env.OnWorkflow(SavingsMoveWorkflowName, mock.Anything, autosaveMove(oblAutosaveClosed)).
+		Return(SavingsMoveResult{GoalID: "sgl_8", Kind: savings.Deposit, Status: SavingsRefused, Code: savings.CodeGoalClosed}, nil).Once()
+	var recorded activities.PayrollCompleteStep
+	completeRecorded(h, &recorded)
+	res := h.run(t)
+	want := payroll.CompletionOutcome{Products: map[string]payroll.Tally{payroll.KindSavingsAutosave: {Count: 1, Santim: 25_000}},
+		Refused: payroll.Tally{Count: 1, Santim: 4_000}, RefusedLines: []payroll.RefusedDeduction{{EntryID: "pent_d",
+			Kind: payroll.KindSavingsAutosave, Reference: "mdt_8", AmountSantim: 4_000, Code: savings.CodeGoalClosed}}}
+	require.Equal(t, PayrollCompleted, res.Status)
+	require.Equal(t, want, res.Outcome)
+	require.Equal(t, want, recorded.Outcome)
+	ids := []string{PayrollProductWorkflowID("t1", "prun_1", oblAutosave), PayrollProductWorkflowID("t1", "prun_1", oblAutosaveClosed)}
+	sort.Strings(ids)
+	require.Equal(t, ids, h.childIDs(SavingsMoveWorkflowName))
+}
+
+// TestPayrollCompleteSavingsAutosaveBeforeItsVersion: a run begun before savingsAutosaveChange
+// keeps refusing the line (PAYROLL_PRODUCT_NOT_COLLECTED) and starts no savings saga.
+func TestPayrollCompleteSavingsAutosaveBeforeItsVersion(t *testing.T) {
+	h := newCompleteHarness()
+	h.env.OnGetVersion(savingsAutosaveChange, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+	h.on(activities.PayrollCompleteCheckActivity, completeStep).Return(payroll.Run{ID: "prun_1", Status: payroll.RunDisbursed}, nil).Once()
+	h.page("", payroll.ObligationPage{Obligations: []payroll.Obligation{oblAutosave}, Last: "pent_c", Done: true})
+	var recorded activities.PayrollCompleteStep
+	completeRecorded(h, &recorded)
+	res := h.run(t)
+	require.Equal(t, payroll.CompletionOutcome{Refused: payroll.Tally{Count: 1, Santim: 25_000}, RefusedLines: []payroll.RefusedDeduction{{
+		EntryID: "pent_c", Kind: payroll.KindSavingsAutosave, Reference: "mdt_9", AmountSantim: 25_000, Code: payroll.CodeProductNotCollected}}},
+		res.Outcome)
+	require.Empty(t, h.childIDs(SavingsMoveWorkflowName))
 }

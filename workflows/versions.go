@@ -45,3 +45,9 @@ const loanRepayNudgeChange = "loan-repay-nudge-delinquency"
 // merchant status) instead of being left unread in the history. Taken when the first callback is
 // handled; histories recorded before it replay with theirs unread.
 const bnplMerchantCallbackChange = "bnpl-merchant-callback"
+
+// savingsAutosaveChange (PayrollCompleteBatch): a SAVINGS_AUTOSAVE line is deposited into its goal
+// by SavingsMove with a payroll source (a child workflow) instead of being refused
+// PAYROLL_PRODUCT_NOT_COLLECTED. Taken when the first such line is applied; runs begun before it
+// keep the refusal.
+const savingsAutosaveChange = "payroll-complete-savings-autosave"
