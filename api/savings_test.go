@@ -30,6 +30,7 @@ type savingsWorld struct {
 	*ewaStack
 	me     *apiClient
 	escrow string
+	saver  string // the saver's (the stack employee's) payout account at the sandbox
 }
 
 func newSavingsWorld(t *testing.T, o ewaStackOpts) *savingsWorld {
@@ -38,6 +39,7 @@ func newSavingsWorld(t *testing.T, o ewaStackOpts) *savingsWorld {
 	w := &savingsWorld{ewaStack: s, escrow: testkit.Unique("escrow")}
 	s.bank.Account(t, w.escrow, "Org Savings Escrow", 0)
 	saver := testkit.Unique("saver")
+	w.saver = saver
 	s.bank.Account(t, saver, "Abebe Kebede", 1_000_000)
 	s.setPayoutAccount(t, saver, "Abebe Kebede")
 	rec := s.owner.call(http.MethodPut, "/api/savings/settings", map[string]any{
