@@ -8,8 +8,8 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/wagerail/wagerail/internal/bnpl"
 	"github.com/wagerail/wagerail/activities"
+	"github.com/wagerail/wagerail/internal/bnpl"
 	"github.com/wagerail/wagerail/internal/ewa"
 	"github.com/wagerail/wagerail/internal/lending"
 	"github.com/wagerail/wagerail/internal/payroll"
