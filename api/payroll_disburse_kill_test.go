@@ -38,7 +38,22 @@ func TestPayrollDisburseSurvivesWorkerKill(t *testing.T) {
 	require.Equal(t, n, decode[payrollDisburseOut](t, rec).Sent)
 	// Kill 1: the claim is done, the fan-out has at most started.
 	w.worker.Stop()
-	require.Equal(t, "DISBURSING", decode[payrollRunOut](t, w.checker.call(http.MethodGet, base, nil)).Status)
+	// The run's progress is read from the entries: no worker needed to answer it.
+	type progressOut struct {
+		Status       string `json:"status"`
+		Disbursement struct {
+			Progress *struct {
+				Items, Batches, BatchesDone, Settled, Failed int
+				SettledSantim, FailedSantim                  int64
+			} `json:"progress"`
+		} `json:"disbursement"`
+	}
+	got := decode[progressOut](t, w.checker.call(http.MethodGet, base, nil))
+	require.Equal(t, "DISBURSING", got.Status)
+	require.NotNil(t, got.Disbursement.Progress)
+	require.Equal(t, n, got.Disbursement.Progress.Items)
+	require.Equal(t, 1, got.Disbursement.Progress.Batches)
+	require.Zero(t, got.Disbursement.Progress.BatchesDone+got.Disbursement.Progress.Settled+got.Disbursement.Progress.Failed)
 
 	// Kill 2: as soon as the batch is with the bank, before it settles (1.5 s).
 	second := w.startWorker(t, nil)

@@ -278,12 +278,24 @@ func (s *Server) getPayrollRun(c *gin.Context) {
 	if !ok {
 		return
 	}
-	out, err := inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) (payrollRunDetailJSON, error) {
+	out, err := s.readPayrollRun(c, id)
+	if err != nil {
+		writeError(c, payrollError(err))
+		return
+	}
+	c.JSON(http.StatusOK, out)
+}
+
+// readPayrollRun reads GET /api/payroll/<id>'s answer in one tenant transaction: the run, its
+// entries counted, its staleness (CALCULATED) and its disbursement (the progress counted from the
+// entries while DISBURSING: payroll.ReadDisbursementProgress).
+func (s *Server) readPayrollRun(c *gin.Context, id string) (payrollRunDetailJSON, error) {
+	return inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) (payrollRunDetailJSON, error) {
 		r, err := payroll.GetRun(ctx, tx, id)
 		if err != nil {
 			return payrollRunDetailJSON{}, err
 		}
-		d := payrollRunDetailJSON{payrollRunJSON: toPayrollRunJSON(r)}
+		d := payrollRunDetailJSON{payrollRunJSON: toPayrollRunJSON(r), run: r}
 		if d.EntryCounts, err = payroll.EntryCounts(ctx, tx, r.ID); err != nil {
 			return d, err
 		}
@@ -296,15 +308,9 @@ func (s *Server) getPayrollRun(c *gin.Context) {
 				RemovedEmployees: len(st.Removed), ChangedEmployeeIDs: firstIDs(st.Changed), AddedEmployeeIDs: firstIDs(st.Added),
 				RemovedEmployeeIDs: firstIDs(st.Removed)}
 		}
-		d.run = r
-		return d, nil
+		d.Disbursement, err = payrollDisbursement(ctx, tx, r)
+		return d, err
 	})
-	if err != nil {
-		writeError(c, payrollError(err))
-		return
-	}
-	out.Disbursement = s.payrollDisbursement(c, out.run)
-	c.JSON(http.StatusOK, out)
 }
 
 // firstIDs is ids cut to maxStaleIDs, never null.

@@ -468,3 +468,57 @@ func SettlementTotals(ctx context.Context, tx db.BunTx, runID string) ([]StatusT
 
 // settlementStatuses are the entry states the settlement view counts.
 var settlementStatuses = []string{EntryApproved, EntryDisbursing, EntryPaid, EntryFailed}
+
+// DisbursementProgress is how far the run's disbursement saga has paid the entries it sends (its
+// fan-out's items: the entries with a net above 0 sent by their first attempt at the claim,
+// ClaimDisbursement's Items), counted from the entries as the record steps leave them: Items
+// sent, Batches of batchSize in the fan-out's order (by entry id), BatchesDone those whose every
+// item is PAID or FAILED, and the items PAID (Settled) and FAILED, each with its net. An item an
+// operator retries counts by its current state (DISBURSING again: not settled, not failed, its
+// batch not done). Every figure is the committed state of the entries: it is as fresh as the
+// last record step and needs no workflow to answer.
+type DisbursementProgress struct {
+	Items, Batches, BatchesDone int
+	Settled, Failed             int
+	SettledSantim, FailedSantim int64
+}
+
+// ReadDisbursementProgress reads the run's DisbursementProgress with the fan-out's batchSize (one
+// query over the run's sent entries).
+func ReadDisbursementProgress(ctx context.Context, tx db.Writer, runID string, batchSize int) (DisbursementProgress, error) {
+	if batchSize <= 0 {
+		return DisbursementProgress{}, fmt.Errorf("payroll: disbursement progress: batch size %d", batchSize)
+	}
+	rows, err := db.Select[struct {
+		Items         int   `bun:"items" db:"items"`
+		Batches       int   `bun:"batches" db:"batches"`
+		BatchesDone   int   `bun:"batches_done" db:"batches_done"`
+		Settled       int   `bun:"settled" db:"settled"`
+		Failed        int   `bun:"failed" db:"failed"`
+		SettledSantim int64 `bun:"settled_santim" db:"settled_santim"`
+		FailedSantim  int64 `bun:"failed_santim" db:"failed_santim"`
+	}](ctx, tx, `
+		WITH sent AS (
+			SELECT status, net_santim, (row_number() OVER (ORDER BY id) - 1) / ? AS batch
+			FROM app.payroll_entries
+			WHERE tenant_id = ? AND run_id = ? AND net_santim > 0 AND payout_account IS NOT NULL AND attempts >= 1),
+		batches AS (
+			SELECT count(*) AS items, bool_and(status IN ('PAID', 'FAILED')) AS done,
+				count(*) FILTER (WHERE status = 'PAID') AS settled, count(*) FILTER (WHERE status = 'FAILED') AS failed,
+				coalesce(sum(net_santim) FILTER (WHERE status = 'PAID'), 0) AS settled_santim,
+				coalesce(sum(net_santim) FILTER (WHERE status = 'FAILED'), 0) AS failed_santim
+			FROM sent GROUP BY batch)
+		SELECT coalesce(sum(items), 0)::bigint AS items, count(*) AS batches, count(*) FILTER (WHERE done) AS batches_done,
+			coalesce(sum(settled), 0)::bigint AS settled, coalesce(sum(failed), 0)::bigint AS failed,
+			coalesce(sum(settled_santim), 0)::bigint AS settled_santim, coalesce(sum(failed_santim), 0)::bigint AS failed_santim
+		FROM batches`, batchSize, tenancy.TenantID(ctx), runID)
+	if err != nil {
+		return DisbursementProgress{}, fmt.Errorf("payroll: disbursement progress: %w", err)
+	}
+	if len(rows) == 0 {
+		return DisbursementProgress{}, nil
+	}
+	r := rows[0]
+	return DisbursementProgress{Items: r.Items, Batches: r.Batches, BatchesDone: r.BatchesDone, Settled: r.Settled, Failed: r.Failed,
+		SettledSantim: r.SettledSantim, FailedSantim: r.FailedSantim}, nil
+}

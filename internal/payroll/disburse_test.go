@@ -88,6 +88,19 @@ func TestDisbursementRecordSteps(t *testing.T) {
 	require.Equal(t, 1, o.Count(t, `SELECT count(*) FROM app.outbox WHERE type = 'payroll.entry_paid.v1'`))
 	require.Equal(t, 1, o.Count(t, `SELECT count(*) FROM app.outbox WHERE type = 'payroll.entry_failed.v1'`))
 
+	// The progress counts the two entries sent (the net-0 and the other partner's are not), here
+	// in batches of one, as their outcomes are recorded.
+	progress := func(batch int) payroll.DisbursementProgress {
+		var p payroll.DisbursementProgress
+		require.NoError(t, as(o, checker, func(ctx context.Context, tx db.BunTx) (err error) {
+			p, err = payroll.ReadDisbursementProgress(ctx, tx, run.ID, batch)
+			return err
+		}))
+		return p
+	}
+	require.Equal(t, payroll.DisbursementProgress{Items: 2, Batches: 2}, progress(1))
+	require.Equal(t, payroll.DisbursementProgress{Items: 2, Batches: 1}, progress(500))
+
 	record := func(owner string, outs ...payroll.EntryOutcome) int {
 		var n int
 		require.NoError(t, as(o, checker, func(ctx context.Context, tx db.BunTx) (err error) {
@@ -107,6 +120,9 @@ func TestDisbursementRecordSteps(t *testing.T) {
 	failed := payroll.EntryOutcome{EntryID: es[b].ID, Reference: "ref-b", TransferID: "tr-b", Status: "FAILED", Code: "ACCOUNT_CLOSED"}
 	require.Zero(t, record("payroll-disburse-other", settled), "another saga's outcome changes nothing")
 	require.Equal(t, 1, record(wf, settled))
+	// a's batch of one is done.
+	require.Equal(t, payroll.DisbursementProgress{Items: 2, Batches: 2, BatchesDone: 1, Settled: 1, SettledSantim: es[a].NetSantim}, progress(1))
+	require.Equal(t, payroll.DisbursementProgress{Items: 2, Batches: 1, Settled: 1, SettledSantim: es[a].NetSantim}, progress(500))
 	require.Equal(t, payroll.RunDisbursing, finish().Status, "an entry is still DISBURSING")
 	require.Equal(t, 1, record(wf, settled, failed), "the settled one was recorded already")
 	require.Zero(t, record(wf, settled, failed), "recorded once")
@@ -116,6 +132,9 @@ func TestDisbursementRecordSteps(t *testing.T) {
 	require.False(t, es[a].PaidAt.IsZero())
 	require.Equal(t, payroll.EntryFailed, es[b].Status)
 	require.Equal(t, "ACCOUNT_CLOSED", es[b].FailureReason)
+	done := payroll.DisbursementProgress{Items: 2, Batches: 1, BatchesDone: 1, Settled: 1, Failed: 1, SettledSantim: es[a].NetSantim,
+		FailedSantim: es[b].NetSantim}
+	require.Equal(t, done, progress(500))
 	require.Equal(t, payroll.RunDisbursed, finish().Status)
 	require.Equal(t, payroll.RunDisbursed, finish().Status)
 	require.Equal(t, 1, o.Count(t, `SELECT count(*) FROM app.outbox WHERE type = 'payroll.run_disbursed.v1'`))
@@ -141,11 +160,15 @@ func TestDisbursementRecordSteps(t *testing.T) {
 		require.Equal(t, payroll.CodeEntryInvalidState, refusalCode(err), "one retry at a time")
 		return nil
 	}))
+	require.Equal(t, payroll.DisbursementProgress{Items: 2, Batches: 1, Settled: 1, SettledSantim: es[a].NetSantim}, progress(500),
+		"the retried entry is being paid again: its batch is not done")
 	require.Zero(t, record(wf, payroll.EntryOutcome{EntryID: es[b].ID, Reference: "ref-b", Status: "SETTLED"}), "the first attempt's saga no longer owns it")
 	require.Equal(t, 1, record("retry-1", payroll.EntryOutcome{EntryID: es[b].ID, Reference: "ref-b2", TransferID: "tr-b2", Status: "SETTLED"}))
 	es = entriesOf(t, o, run.ID)
 	require.Equal(t, payroll.EntryPaid, es[b].Status)
 	require.Equal(t, "ref-b2", es[b].TransferReference)
+	require.Equal(t, payroll.DisbursementProgress{Items: 2, Batches: 2, BatchesDone: 2, Settled: 2, SettledSantim: es[a].NetSantim + es[b].NetSantim},
+		progress(1))
 	require.Equal(t, payroll.RunDisbursed, finish().Status, "still DISBURSED, no second event")
 	require.Equal(t, 1, o.Count(t, `SELECT count(*) FROM app.outbox WHERE type = 'payroll.run_disbursed.v1'`))
 
