@@ -279,6 +279,13 @@ func (s *Server) getPayrollRun(c *gin.Context) {
 		return
 	}
 	out, err := s.readPayrollRun(c, id)
+	if err == nil && out.run.CalculationOverdue(s.now()) {
+		// A mark no calculation will clear is cleared (internal/payroll/run.go), and the run read
+		// again as it is then.
+		if r := s.settleCalculation(c, out.run); !r.Calculating() {
+			out, err = s.readPayrollRun(c, id)
+		}
+	}
 	if err != nil {
 		writeError(c, payrollError(err))
 		return
@@ -388,6 +395,7 @@ func (s *Server) calculatePayrollRun(c *gin.Context) {
 		writeError(c, NewError(http.StatusServiceUnavailable, "NOT_CONFIGURED", "this route needs Temporal"))
 		return
 	}
+	s.settleCalculationOf(c, id) // an abandoned mark is cleared: this request marks the run as its own
 	now := s.now().UTC()
 	type requested struct {
 		actor  string
@@ -445,9 +453,61 @@ func (s *Server) calculatePayrollRun(c *gin.Context) {
 }
 
 func (s *Server) approvePayrollRun(c *gin.Context) {
+	id, ok := pathID(c)
+	if !ok {
+		return
+	}
+	s.settleCalculationOf(c, id) // an abandoned mark would refuse the approval
 	s.runMove(c, payroll.ActionApproveRun, func(ctx context.Context, tx db.BunTx, id string) (payroll.Run, error) {
 		return payroll.ApproveRun(ctx, tx, id, s.now())
 	})
+}
+
+// calculationCheckWait bounds the question to Temporal about an overdue calculating mark.
+const calculationCheckWait = 2 * time.Second
+
+// settleCalculation clears r's calculating mark when it is overdue (payroll.CalculationOverdue)
+// and the run's calculation workflow is not running (internal/payroll/run.go: a mark no
+// calculation will clear), and answers the run as it is then (r unchanged otherwise; when
+// Temporal or the database does not answer, the mark stays and is logged).
+func (s *Server) settleCalculation(c *gin.Context, r payroll.Run) payroll.Run {
+	if !r.CalculationOverdue(s.now()) || s.deps.Temporal == nil {
+		return r
+	}
+	ctx, cancel := context.WithTimeout(c.Request.Context(), calculationCheckWait)
+	defer cancel()
+	running, err := workflows.PayrollCalculationRunning(ctx, s.deps.Temporal, callerOf(c).Tenant, r.ID)
+	if err != nil {
+		s.deps.Log.Warn("payroll run: an overdue calculating mark could not be checked", "payroll_run_id", r.ID, "error", err)
+		return r
+	}
+	if running {
+		return r
+	}
+	out, err := inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) (payroll.Run, error) {
+		cur, cleared, err := payroll.ClearAbandonedCalculation(ctx, tx, r.ID, r.CalculatingAt)
+		if cleared {
+			s.deps.Log.Warn("payroll run: the calculating mark of a calculation that ended without clearing it is cleared",
+				"payroll_run_id", r.ID, "calculating_since", r.CalculatingAt)
+		}
+		return cur, err
+	})
+	if err != nil {
+		s.deps.Log.Error("payroll run: an abandoned calculating mark stays", "payroll_run_id", r.ID, "error", err)
+		return r
+	}
+	return out
+}
+
+// settleCalculationOf is settleCalculation of the run with id (nothing when it cannot be read:
+// the route's own read answers that).
+func (s *Server) settleCalculationOf(c *gin.Context, id string) {
+	r, err := inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) (payroll.Run, error) {
+		return payroll.GetRun(ctx, tx, id)
+	})
+	if err == nil {
+		s.settleCalculation(c, r)
+	}
 }
 
 func (s *Server) cancelPayrollRun(c *gin.Context) {

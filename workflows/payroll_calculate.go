@@ -2,9 +2,12 @@ package workflows
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -53,6 +56,23 @@ func StartPayrollCalculate(ctx context.Context, c client.Client, taskQueue strin
 	opts := StartOptions(PayrollCalculateWorkflowID(in.TenantID, in.RunID), taskQueue, in.TenantID, "payroll:"+in.RunID)
 	opts.WorkflowIDReusePolicy = enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE
 	return c.ExecuteWorkflow(ctx, opts, PayrollCalculateWorkflowName, in)
+}
+
+// PayrollCalculationRunning reports whether the run's calculation workflow (the latest of its id)
+// is running. false when it has closed, however it ended (completed, failed, timed out,
+// terminated, cancelled), or when there is none; an error when Temporal does not say. The API
+// asks it about a calculating mark older than payroll.CalculationCheckAfter
+// (internal/payroll/run.go: a mark no workflow will clear is cleared).
+func PayrollCalculationRunning(ctx context.Context, c client.Client, tenantID, runID string) (bool, error) {
+	d, err := c.DescribeWorkflowExecution(ctx, PayrollCalculateWorkflowID(tenantID, runID), "")
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("payroll calculation: describe: %w", err)
+	}
+	return d.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, nil
 }
 
 // calculateOptions: the calculation's one step, which loads every employee's inputs, runs the

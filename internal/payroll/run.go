@@ -59,6 +59,26 @@ import (
 // about to be replaced. Cancel and lock are not refused: the calculation then finds the run
 // CANCELLED or locked and is refused itself.
 //
+// A mark no calculation will clear heals itself. The workflow ends without running its step, or
+// with its step's answer lost, when it is terminated, times out, or is cancelled or fails (and an
+// API that died between marking and starting it leaves a mark with no workflow at all); no code
+// of the workflow runs after a termination or a timeout, so the workflow cannot be the one to
+// clear it. The API does: approve, calculate and GET /api/payroll/<id>, finding a mark older than
+// CalculationCheckAfter, ask Temporal whether the run's calculation workflow (the latest of
+// workflows.PayrollCalculateWorkflowID) is running; when it is not (or there is none), the mark
+// is cleared (ClearAbandonedCalculation: only that mark, by its CalculatingAt, under the run's
+// row lock; audited CalculatePayrollRun FAILED with PAYROLL_CALCULATION_ABANDONED), the run is
+// what its last calculation left, and approve or calculate goes on. The age bound keeps the check
+// off the path of every request and covers the moment between the mark's commit and the
+// workflow's start (a mark younger than it may name a workflow not yet started); a calculation
+// running longer than it is still running, so its mark stays. When Temporal does not answer the
+// mark stays (fail closed: approve is refused as before). A calculate that finds the mark
+// abandoned clears it first and marks the run anew as its own. What is left: a termination does
+// not stop a step already executing in a worker. The step's transaction takes the run's row lock
+// first (CalculateRun), as the clearing does, so a step holding it is waited for (and clears the
+// mark itself); one that has not taken it yet when the mark is cleared still writes its
+// calculation, with no mark to tell an approver that the figures are about to change.
+//
 // The lock is not a state but a mark on the run (LockedAt), because it is orthogonal to where the
 // money is: the auto-lock policy locks the period's run at a fixed time after the period ends
 // (default the 5th of the next month), whatever the disbursement is doing. lock is allowed from
@@ -181,6 +201,18 @@ func (r Run) Locked() bool { return !r.LockedAt.IsZero() }
 
 // Calculating reports whether a calculation of the run was asked for and has not ended.
 func (r Run) Calculating() bool { return !r.CalculatingAt.IsZero() }
+
+// CalculationCheckAfter is the age after which a calculating mark is checked against the
+// calculation's workflow (a mark no workflow will clear is cleared: ClearAbandonedCalculation).
+// It is far above the moment between marking a run and starting its workflow (one request), and
+// a check costs one Temporal call per request that meets such a mark.
+const CalculationCheckAfter = time.Minute
+
+// CalculationOverdue reports whether the run is marked calculating since CalculationCheckAfter or
+// longer at now: its calculation workflow is to be asked whether it still runs.
+func (r Run) CalculationOverdue(now time.Time) bool {
+	return r.Calculating() && now.Sub(r.CalculatingAt) >= CalculationCheckAfter
+}
 
 // runEvent is the payload of every run event but deductions_taken.
 type runEvent struct {
@@ -342,6 +374,33 @@ func EndCalculation(ctx context.Context, tx db.BunTx, id string, refused *Refusa
 	}
 	return audit.Write(ctx, tx, audit.Entry{Action: ActionCalculateRun, Outcome: audit.Denied, TargetType: TargetRun, TargetID: id,
 		Details: map[string]string{"code": refused.Code}})
+}
+
+// CodeCalculationAbandoned is the audit code of a calculating mark cleared because the
+// calculation's workflow ended without clearing it (ClearAbandonedCalculation).
+const CodeCalculationAbandoned = "PAYROLL_CALCULATION_ABANDONED"
+
+// ClearAbandonedCalculation clears the run's calculating mark set at since, once the caller has
+// found that no calculation workflow of the run is running (see "A mark no calculation will clear"
+// above): under the run's row lock, so a calculation step still writing the entries is waited
+// for (and clears the mark itself), and only when the mark is still the one set at since (a newer
+// request's mark is its own). Audited CalculatePayrollRun FAILED (code
+// PAYROLL_CALCULATION_ABANDONED, who asked and when). cleared reports whether it cleared it; r is
+// the run as it is after. Errors: ErrRunNotFound.
+func ClearAbandonedCalculation(ctx context.Context, tx db.BunTx, id string, since time.Time) (r Run, cleared bool, err error) {
+	if r, err = getRun(ctx, tx, id, true); err != nil {
+		return r, false, err
+	}
+	if !r.Calculating() || !r.CalculatingAt.Equal(since) {
+		return r, false, nil
+	}
+	by, at := r.CalculatingBy, r.CalculatingAt.UTC()
+	r.CalculatingBy, r.CalculatingAt = "", time.Time{}
+	if err := updateRun(ctx, tx, &r, "calculating_by", "calculating_at"); err != nil {
+		return r, false, err
+	}
+	return r, true, audit.Write(ctx, tx, audit.Entry{Action: ActionCalculateRun, Outcome: audit.Failed, TargetType: TargetRun, TargetID: id,
+		Details: map[string]any{"code": CodeCalculationAbandoned, "calculatingBy": by, "calculatingSince": at, "status": r.Status}})
 }
 
 // errRunCalculating refuses to approve a run whose calculation is under way: the figures an
