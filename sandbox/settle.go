@@ -25,14 +25,11 @@ type dueTransfer struct {
 func (s *store) settleDue(ctx context.Context, limit int, faults faultSet) (int, error) {
 	n := 0
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		now, err := txNow(ctx, tx)
-		if err != nil {
-			return err
-		}
+		// Due at the transaction's time (now()); the bookings take their own time below.
 		rows, err := tx.Query(ctx, `SELECT id::text, reference, from_account, to_account, amount_santim, currency,
 			tenant_id, domain, coalesce(callback_url, ''), coalesce(forced_failure_code, '')
-			FROM sandbox.transfers WHERE status = 'PENDING' AND settle_after <= $1
-			ORDER BY settle_after, id LIMIT $2 FOR UPDATE SKIP LOCKED`, now, limit)
+			FROM sandbox.transfers WHERE status = 'PENDING' AND settle_after <= now()
+			ORDER BY settle_after, id LIMIT $1 FOR UPDATE SKIP LOCKED`, limit)
 		if err != nil {
 			return err
 		}
@@ -68,7 +65,8 @@ func (s *store) settleDue(ctx context.Context, limit int, faults faultSet) (int,
 		if err != nil {
 			return err
 		}
-		if now, err = bookingTime(ctx, tx); err != nil {
+		now, err := bookingTime(ctx, tx)
+		if err != nil {
 			return err
 		}
 

@@ -294,26 +294,23 @@ func (s *store) tryCreateTransfer(ctx context.Context, r TransferRequest, forced
 	var out Transfer
 	created := false
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		now, err := txNow(ctx, tx)
-		if err != nil {
-			return err
-		}
 		// The unique index on reference is the idempotency guard: a concurrent duplicate waits
-		// here for our commit (or rollback) and then finds our row.
+		// here for our commit (or rollback) and then finds our row. The transfer is created at the
+		// transaction's time (now(), returned), settling delay later.
 		id := newID()
-		tag, err := tx.Exec(ctx, `INSERT INTO sandbox.transfers (id, reference, from_account, to_account, amount_santim,
+		var now time.Time
+		err := tx.QueryRow(ctx, `INSERT INTO sandbox.transfers (id, reference, from_account, to_account, amount_santim,
 			currency, tenant_id, domain, callback_url, status, forced_failure_code, created_at, settle_after)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, NULLIF($9, ''), 'PENDING', NULLIF($10, ''), $11, $12)
-			ON CONFLICT (reference) DO NOTHING`,
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, NULLIF($9, ''), 'PENDING', NULLIF($10, ''), now(),
+				now() + $11::bigint * interval '1 microsecond')
+			ON CONFLICT (reference) DO NOTHING
+			RETURNING created_at`,
 			id, r.Reference, r.FromAccount, r.ToAccount, r.AmountSantim, r.Currency, r.TenantID, r.Domain,
-			r.CallbackURL, forcedFailure, now, now.Add(delay))
+			r.CallbackURL, forcedFailure, delay.Microseconds()).Scan(&now)
 		if db.IsCode(err, pgerrcode.ForeignKeyViolation) {
 			return errf(422, CodeAccountNotFound, "source account %s does not exist", r.FromAccount)
 		}
-		if err != nil {
-			return err
-		}
-		if tag.RowsAffected() == 0 {
+		if errors.Is(err, pgx.ErrNoRows) {
 			existing, err := s.getTransfer(ctx, tx, "reference", r.Reference)
 			if e, ok := AsError(err); ok && e.Code == CodeTransferNotFound {
 				return errRetry
@@ -327,21 +324,40 @@ func (s *store) tryCreateTransfer(ctx context.Context, r TransferRequest, forced
 			out = existing
 			return nil
 		}
-		// The destination is read (not locked) before the source's balance lock is taken: a
-		// busy source account is locked for one round trip fewer.
-		dst, err := scanAccount(tx.QueryRow(ctx, `SELECT `+accountCols+` FROM sandbox.accounts WHERE account_number = $1`, r.ToAccount))
-		if errors.Is(err, pgx.ErrNoRows) {
+		if err != nil {
+			return err
+		}
+		now = now.UTC()
+		// The destination is read (not locked), then the source's balance lock is taken, in one
+		// statement (one round trip): the destination's branch runs first, so a busy source
+		// account is locked for no round trip more than before.
+		rows, err := tx.Query(ctx, `WITH src AS (
+				SELECT `+accountCols+` FROM sandbox.accounts WHERE account_number = $2 FOR NO KEY UPDATE
+			)
+			SELECT false, `+accountCols+` FROM sandbox.accounts WHERE account_number = $1
+			UNION ALL
+			SELECT true, `+accountCols+` FROM src`, r.ToAccount, r.FromAccount)
+		if err != nil {
+			return err
+		}
+		var dst, src *bookAccount
+		var isSrc bool
+		var a bookAccount
+		if _, err := pgx.ForEachRow(rows, []any{&isSrc, &a.number, &a.holder, &a.currency, &a.status, &a.balance}, func() error {
+			if got := a; isSrc {
+				src = &got
+			} else {
+				dst = &got
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+		if dst == nil {
 			return errf(422, CodeAccountNotFound, "destination account %s does not exist", r.ToAccount)
 		}
-		if err != nil {
-			return err
-		}
-		src, err := scanAccount(tx.QueryRow(ctx, `SELECT `+accountCols+` FROM sandbox.accounts WHERE account_number = $1 FOR NO KEY UPDATE`, r.FromAccount))
-		if errors.Is(err, pgx.ErrNoRows) {
+		if src == nil {
 			return errf(422, CodeAccountNotFound, "source account %s does not exist", r.FromAccount)
-		}
-		if err != nil {
-			return err
 		}
 		switch {
 		case src.status != AccountActive:
@@ -358,7 +374,7 @@ func (s *store) tryCreateTransfer(ctx context.Context, r TransferRequest, forced
 		bal := src.balance - r.AmountSantim
 		// The hold and its statement line in one statement (one round trip under the source's
 		// lock), booked at the time the balance changed (see bookingTime), on its UTC day.
-		tag, err = tx.Exec(ctx, `
+		tag, err := tx.Exec(ctx, `
 			WITH u AS (
 				UPDATE sandbox.accounts SET balance_santim = $2 WHERE account_number = $1
 				RETURNING clock_timestamp() AS at
