@@ -172,6 +172,11 @@ func startServer() (*Server, error) {
 		if os.Getenv("WAGERAIL_BENCH") == "" {
 			c.Settings = []string{"fsync=off", "full_page_writes=off"}
 		}
+		// Work-counting tests (WAGERAIL_COUNT_STATEMENTS) read every statement from
+		// pg_stat_statements, which must be loaded when the server starts.
+		if os.Getenv("WAGERAIL_COUNT_STATEMENTS") != "" {
+			c.Settings = append(c.Settings, "shared_preload_libraries=pg_stat_statements", "pg_stat_statements.max=10000")
+		}
 		if err := c.Start(ctx); err != nil {
 			return nil, err
 		}

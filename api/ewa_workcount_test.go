@@ -1,0 +1,97 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
+
+	"github.com/wagerail/wagerail/internal/platform/testkit"
+	"github.com/wagerail/wagerail/workflows"
+)
+
+// TestEwaDisburseWorkCount counts (asserts nothing about) the work one EWA disbursement costs on
+// the real stack, deterministically whatever the machine's load: the statements every component
+// sends Postgres (pg_stat_statements over the stack's database: API, ledger, gateway, bank
+// sandbox, their background loops), by query, per saga, and the saga's history events by type.
+// WAGERAIL_COUNT_STATEMENTS=1 runs it (testkit then loads pg_stat_statements);
+// WAGERAIL_COUNT_SAGAS sets how many sagas (default 20), one at a time.
+func TestEwaDisburseWorkCount(t *testing.T) {
+	if os.Getenv("WAGERAIL_COUNT_STATEMENTS") == "" {
+		t.Skip("set WAGERAIL_COUNT_STATEMENTS=1 to run")
+	}
+	n := envInt("WAGERAIL_COUNT_SAGAS", 20)
+	s := newEwaStack(t, ewaStackOpts{settleDelay: time.Millisecond})
+	s.approveKyc(t)
+	rec := s.owner.call(http.MethodPut, "/api/employees/"+s.employee, map[string]any{"grossMonthlySalarySantim": 100_000_000_00})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	disburseAll(t, s, requests(t, s, 3), 1) // warm-up: first-use reads and caches
+
+	ctx := context.Background()
+	super, err := pgx.Connect(ctx, testkit.PG(t).SuperDSN(s.d.Name))
+	require.NoError(t, err)
+	defer super.Close(ctx)
+	_, err = super.Exec(ctx, `CREATE EXTENSION IF NOT EXISTS pg_stat_statements`)
+	require.NoError(t, err)
+
+	ids := requests(t, s, n)
+	time.Sleep(500 * time.Millisecond) // the requests' own outbox work
+	_, err = super.Exec(ctx, `SELECT pg_stat_statements_reset()`)
+	require.NoError(t, err)
+	t0 := time.Now()
+	_, _, wfIDs, _ := disburseAll(t, s, ids, 1)
+	time.Sleep(500 * time.Millisecond) // the last callback's and outbox's work
+	elapsed := time.Since(t0)
+
+	rows, err := super.Query(ctx, `SELECT s.calls, s.query FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
+		WHERE d.datname = $1 AND s.query NOT LIKE '%pg_stat_statements%'`, s.d.Name)
+	require.NoError(t, err)
+	type stmt struct {
+		calls int64
+		query string
+	}
+	var all []stmt
+	var total int64
+	for rows.Next() {
+		var st stmt
+		require.NoError(t, rows.Scan(&st.calls, &st.query))
+		all = append(all, st)
+		total += st.calls
+	}
+	require.NoError(t, rows.Err())
+	sort.Slice(all, func(i, j int) bool { return all[i].calls > all[j].calls })
+	t.Logf("statements per saga over %d sagas, one at a time (%s, background loops included): %.1f", n, elapsed.Round(time.Millisecond), float64(total)/float64(n))
+	for _, st := range all {
+		q := strings.Join(strings.Fields(st.query), " ")
+		if len(q) > 150 {
+			q = q[:150] + "…"
+		}
+		t.Logf("  %6.2f  %s", float64(st.calls)/float64(n), q)
+	}
+
+	events := map[string]int{}
+	for _, id := range wfIDs {
+		it := s.tc.GetWorkflowHistory(ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		for it.HasNext() {
+			e, err := it.Next()
+			require.NoError(t, err)
+			events[strings.TrimPrefix(e.GetEventType().String(), "EVENT_TYPE_")]++
+		}
+	}
+	var names []string
+	for k := range events {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	t.Logf("history events per saga (%s)", workflows.EwaDisburseWorkflowName)
+	for _, k := range names {
+		t.Logf("  %5.2f  %s", float64(events[k])/float64(n), k)
+	}
+}
