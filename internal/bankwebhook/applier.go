@@ -157,7 +157,8 @@ func (a *Applier) Receive(ctx context.Context, cb Callback) (Delivery, error) {
 	ctx = tenancy.WithActor(ctx, tenancy.Partner(cb.Partner))
 	var d Delivery
 	err := crosstenant.Tx(ctx, a.store.platform, "bank callback "+cb.Partner, func(tx pgx.Tx) error {
-		st, err := a.store.store(ctx, tx, cb)
+		b := &pgx.Batch{} // the receipt's audit row, sent with the attempt's writes
+		st, err := a.store.store(ctx, tx, cb, b)
 		if err != nil {
 			return err
 		}
@@ -165,7 +166,15 @@ func (a *Applier) Receive(ctx context.Context, cb Callback) (Delivery, error) {
 		if !st.New {
 			trigger = PartnerRetry
 		}
-		d, err = a.deliver(ctx, tx, st.ID, trigger)
+		var known *lockedEvent
+		if st.New {
+			// Inserted by this transaction: no one else sees the row before it commits, so what
+			// it holds is what the receipt wrote, and reading it back under a lock is not needed.
+			known = &lockedEvent{Partner: cb.Partner, EventID: cb.EventID, ClaimedTenant: cb.ClaimedTenant, TenantID: st.TenantID,
+				Domain: cb.Domain, Reference: cb.Reference, Status: cb.Status, TransferID: cb.TransferID, FailureCode: cb.FailureCode,
+				Problem: st.Problem, AmountSantim: cb.AmountSantim, Outcome: st.Outcome}
+		}
+		d, err = a.deliverEvent(ctx, tx, st.ID, trigger, known, b)
 		return err
 	})
 	if err != nil {
@@ -238,9 +247,21 @@ var rank = map[Outcome]int{Pending: 0, Unmatched: 1, SagaFinished: 2, Applied: 3
 
 // deliver makes one attempt on event id and records it.
 func (a *Applier) deliver(ctx context.Context, tx pgx.Tx, id int64, trigger Trigger) (Delivery, error) {
-	ev, err := lockEvent(ctx, tx, id)
-	if err != nil {
-		return Delivery{}, err
+	return a.deliverEvent(ctx, tx, id, trigger, nil, &pgx.Batch{})
+}
+
+// deliverEvent is deliver with the event already in hand when known is not nil (one the
+// caller's transaction inserted; else it is read under its row lock), and the attempt's writes
+// queued on b after what the caller queued there.
+func (a *Applier) deliverEvent(ctx context.Context, tx pgx.Tx, id int64, trigger Trigger, known *lockedEvent, b *pgx.Batch) (Delivery, error) {
+	var ev lockedEvent
+	if known != nil {
+		ev = *known
+	} else {
+		var err error
+		if ev, err = lockEvent(ctx, tx, id); err != nil {
+			return Delivery{}, err
+		}
 	}
 	d := Delivery{ID: id, EventID: ev.EventID, Partner: ev.Partner, Trigger: trigger, TenantID: ev.TenantID,
 		WorkflowID: WorkflowIDOf(ev.Reference)}
@@ -274,7 +295,6 @@ func (a *Applier) deliver(ctx context.Context, tx pgx.Tx, id int64, trigger Trig
 
 	// What the attempt decided, in one round trip: the event's new outcome, the attempt, and the
 	// audit row of an event applied for the first time.
-	b := &pgx.Batch{}
 	d.EventOutcome = ev.Outcome
 	if d.Outcome != Duplicate && d.Outcome != Undelivered && d.Outcome != Gathered && rank[d.Outcome] >= rank[ev.Outcome] {
 		d.EventOutcome = d.Outcome

@@ -165,8 +165,9 @@ func (s *Store) match(ctx context.Context, tx pgx.Tx, partner, reference, domain
 // store keeps cb once per (partner, event id) and audits its receipt (BankWebhookReceived). A new
 // event that matches a transfer is stored Pending for the transfer's tenant (its delivery decides
 // the rest); one that does not is stored Unmatched without a tenant. ctx carries the partner as
-// the actor.
-func (s *Store) store(ctx context.Context, tx pgx.Tx, cb Callback) (stored, error) {
+// the actor. The audit row of a new event is queued on b, which the caller sends in tx (with the
+// delivery attempt's own writes: one round trip).
+func (s *Store) store(ctx context.Context, tx pgx.Tx, cb Callback, b *pgx.Batch) (stored, error) {
 	if st, found, err := existing(ctx, tx, cb); found || err != nil {
 		return st, err
 	}
@@ -225,7 +226,7 @@ func (s *Store) store(ctx context.Context, tx pgx.Tx, cb Callback) (stored, erro
 		entry.Outcome = audit.Failed
 		actx = tenancy.WithTenant(ctx, crosstenant.PlatformTenant)
 	}
-	if err := audit.Write(actx, tx, entry); err != nil {
+	if err := audit.Queue(actx, b, entry); err != nil {
 		return stored{}, err
 	}
 	return st, nil
