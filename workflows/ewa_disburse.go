@@ -100,6 +100,10 @@ func (d *disburse) transferInput(ref string) activities.TransferInput {
 // transaction and the transfer's initiation. done reports that the run ends here (a refusal, a
 // failure recorded, or an error), with its outcome.
 func (d *disburse) begin(ctx workflow.Context) (o payoutOutcome, done bool, err error) {
+	if d.in.Shape == ewaInputShapeChange {
+		// ewaInputShapeChange: the recorded input says which steps; no version is asked.
+		return d.beginFewer(ctx, true)
+	}
 	if workflow.GetVersion(ctx, ewaOneVersionChange, workflow.DefaultVersion, 1) >= 1 {
 		return d.beginFewer(ctx, true)
 	}

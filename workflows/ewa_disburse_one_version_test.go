@@ -14,13 +14,29 @@ import (
 // TemporalChangeVersion search attribute, where the run before it had two of each; its steps
 // are ewaFewerStepsChange's, the seven local activities.
 func TestEwaDisburseOneVersionHistoryAsksOneVersion(t *testing.T) {
-	f, err := os.Open(ewaDisburseOneVersionHistoryFile)
+	markers, upserts := historyMarkers(t, ewaDisburseOneVersionHistoryFile)
+	require.Equal(t, map[string]int{"Version": 1, "LocalActivity": 7}, markers)
+	require.Equal(t, 1, upserts)
+}
+
+// A run started with EwaShapeNoVersion (as the API starts every disbursement) asks no version:
+// its recorded history has the same seven local activities and no version marker, and upserts
+// no TemporalChangeVersion search attribute.
+func TestEwaDisburseInputShapeHistoryAsksNoVersion(t *testing.T) {
+	markers, upserts := historyMarkers(t, ewaDisburseInputShapeHistoryFile)
+	require.Equal(t, map[string]int{"LocalActivity": 7}, markers)
+	require.Zero(t, upserts)
+}
+
+// historyMarkers counts a recorded history's markers by name and its search attribute upserts.
+func historyMarkers(t *testing.T, file string) (markers map[string]int, upserts int) {
+	t.Helper()
+	f, err := os.Open(file)
 	require.NoError(t, err)
 	defer f.Close()
 	hist, err := client.HistoryFromJSON(f, client.HistoryJSONOptions{})
 	require.NoError(t, err)
-	markers := map[string]int{}
-	upserts := 0
+	markers = map[string]int{}
 	for _, e := range hist.GetEvents() {
 		switch e.GetEventType() {
 		case enumspb.EVENT_TYPE_MARKER_RECORDED:
@@ -29,6 +45,5 @@ func TestEwaDisburseOneVersionHistoryAsksOneVersion(t *testing.T) {
 			upserts++
 		}
 	}
-	require.Equal(t, map[string]int{"Version": 1, "LocalActivity": 7}, markers)
-	require.Equal(t, 1, upserts)
+	return markers, upserts
 }

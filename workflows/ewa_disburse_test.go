@@ -491,21 +491,23 @@ func TestEwaCodesAgreeWithActivities(t *testing.T) {
 // Recorded histories of real runs (WAGERAIL_RECORD_HISTORY=1 rewrites the current ones): a
 // whole saga settled by the callback, and the last run of a saga that continued as new while the
 // partner held its transfer. The first two were recorded before legReferenceChange, the third
-// before ewaFewerStepsChange, the fourth before ewaOneVersionChange; they are kept as they are:
-// they are what running sagas of their time replay. The last is the current one.
+// before ewaFewerStepsChange, the fourth before ewaOneVersionChange, the fifth before
+// ewaInputShapeChange; they are kept as they are: they are what running sagas of their time
+// replay. The last is the current one.
 const (
 	ewaDisburseHistoryFile           = "testdata/ewa_disburse_history.json"
 	ewaDisburseResumedHistoryFile    = "testdata/ewa_disburse_resumed_history.json"
 	ewaDisburseLegRefHistoryFile     = "testdata/ewa_disburse_legref_history.json"
 	ewaDisburseFewerStepsHistoryFile = "testdata/ewa_disburse_fewer_steps_history.json"
 	ewaDisburseOneVersionHistoryFile = "testdata/ewa_disburse_one_version_history.json"
+	ewaDisburseInputShapeHistoryFile = "testdata/ewa_disburse_input_shape_history.json"
 )
 
 // TestEwaDisburseReplay replays the recorded histories against the current code, under the
 // workflow id each ran with (the saga compares a signal's reference with its own id).
 func TestEwaDisburseReplay(t *testing.T) {
 	for _, file := range []string{ewaDisburseHistoryFile, ewaDisburseResumedHistoryFile, ewaDisburseLegRefHistoryFile, ewaDisburseFewerStepsHistoryFile,
-		ewaDisburseOneVersionHistoryFile} {
+		ewaDisburseOneVersionHistoryFile, ewaDisburseInputShapeHistoryFile} {
 		t.Run(file, func(t *testing.T) { require.Equal(t, EwaDisburseWorkflowName, replayHistory(t, file)) })
 	}
 }
@@ -544,7 +546,7 @@ func TestEwaDisburseRealRun(t *testing.T) {
 	require.Equal(t, res.TransferID, tr.GetId())
 	require.Equal(t, 3, r.steps(), "Begin, ClaimWithLedgerTx, MarkDisbursed")
 
-	recordHistory(t, tc, wfID, run.GetRunID(), ewaDisburseOneVersionHistoryFile)
+	recordHistory(t, tc, wfID, run.GetRunID(), ewaDisburseInputShapeHistoryFile)
 }
 
 // A transfer the partner holds past a run's lookups, on the real server: the saga continues as
@@ -657,7 +659,8 @@ func newRealRun(t *testing.T, settleDelay time.Duration) *realRun {
 func (r *realRun) start(t *testing.T, ctx context.Context) string {
 	t.Helper()
 	wfID := "idem-" + testkit.Unique("disburse")
-	in := EwaDisburseInput{TenantID: r.plan.TenantID, RequestID: r.plan.RequestID, ActorID: "user-1", CorrelationID: "req-http-1"}
+	in := EwaDisburseInput{TenantID: r.plan.TenantID, RequestID: r.plan.RequestID, ActorID: "user-1", CorrelationID: "req-http-1",
+		Shape: EwaShapeNoVersion}
 	acc := startWithUpdate[DisburseAccepted](t, ctx, r.tc, StartOptions(wfID, r.queue, r.plan.TenantID, "ewa:"+r.plan.RequestID),
 		EwaDisburseWorkflowName, in, DisburseAcceptedUpdate, DisburseAcceptedUpdateID)
 	require.Equal(t, DisburseAccepted{RequestID: r.plan.RequestID, Status: "DISBURSING", WorkflowID: wfID}, acc)

@@ -33,7 +33,15 @@ type EwaDisburseInput struct {
 	// Resume is set on a run the saga continued as new while the partner held the transfer: the
 	// run skips to the wait for the settlement with the state it carries.
 	Resume *DisburseResume `json:",omitempty"`
+	// Shape is the command sequence the run takes, fixed by its starter in its recorded input
+	// (EwaShapeNoVersion: see ewaInputShapeChange in versions.go); "" asks the versions.
+	Shape string `json:",omitempty"`
 }
+
+// EwaShapeNoVersion is the Shape of a run that asks no version: its steps are those of
+// ewaOneVersionChange, and it records no version marker and upserts no TemporalChangeVersion
+// search attribute. The API starts every disbursement with it.
+const EwaShapeNoVersion = "ewa-input-shape-1"
 
 // DisburseResume is what a run of the disburse saga hands the next one when it continues as new
 // while it waits for the settlement: its plan and the payout block's state (PayoutResume).

@@ -25,6 +25,15 @@ const ewaFewerStepsChange = "ewa-fewer-record-steps"
 // steps and their inputs are those of ewaFewerStepsChange. Runs begun before it ask the two.
 const ewaOneVersionChange = "ewa-one-version"
 
+// ewaInputShapeChange (EwaDisburse): runs whose input carries Shape = EwaShapeNoVersion (the
+// API starts every disbursement so) take ewaOneVersionChange's steps without asking any version:
+// the input is the history's first event, so it fixes the command sequence for every replay as
+// a version marker would, without the marker and the TemporalChangeVersion upsert (a visibility
+// write on the server) that asking costs each run. Runs started without it ask
+// ewaOneVersionChange as before. Not a GetVersion id: a later change of the saga's sequence
+// takes a new Shape value (or a GetVersion asked only by runs of a new Shape).
+const ewaInputShapeChange = EwaShapeNoVersion
+
 // reconcileEveryoneChange (Reconcile): a run without tenants (the schedule's) first finds every
 // tenant with partner-bank mirror accounts (FindPairs) and reconciles them, and every run ends by
 // recording itself (RecordReconciliation, which svc_reconcile_last_success_timestamp_seconds
