@@ -35,7 +35,7 @@ func (s *Server) disburseEwa(c *gin.Context) {
 	runSaga(s, c, sagaCall[workflows.DisburseAccepted, workflows.EwaDisburseResult]{
 		Workflow: workflows.EwaDisburseWorkflowName,
 		Input: workflows.EwaDisburseInput{TenantID: caller.Tenant, RequestID: id, ActorID: caller.User.ID, CorrelationID: requestID(c),
-			Shape: workflows.EwaShapeNoVersion},
+			Shape: workflows.EwaShapeLeaveTimer},
 		BusinessKey: id,
 		Update:      workflows.DisburseAcceptedUpdate, UpdateID: workflows.DisburseAcceptedUpdateID,
 		Refused: func(app *temporal.ApplicationError) (*Error, bool) { return ewaRefusal(app.Type()) },

@@ -75,7 +75,7 @@ func EwaDisburse(ctx workflow.Context, in EwaDisburseInput) (EwaDisburseResult, 
 			_, err := callLocal(ctx, localRecordOptions(), activities.EwaMarkFailed, activities.EwaStep{Run: d.run, RequestID: in.RequestID, Reason: code})
 			return err
 		},
-		paidStage: StageDisbursed, failedStage: StageFailed,
+		paidStage: StageDisbursed, failedStage: StageFailed, leaveTimer: in.Shape == ewaLeaveTimerChange,
 		paid: func(ctx workflow.Context) {
 			workflow.GetLogger(ctx).Info("ewa disbursed", "tenant_id", in.TenantID, "ewa_request_id", in.RequestID, "tx_id", d.progress.LedgerTxID,
 				"transfer_id", d.leg.TransferID, "partner_reference", d.leg.Transfer.Reference)
@@ -100,7 +100,7 @@ func (d *disburse) transferInput(ref string) activities.TransferInput {
 // transaction and the transfer's initiation. done reports that the run ends here (a refusal, a
 // failure recorded, or an error), with its outcome.
 func (d *disburse) begin(ctx workflow.Context) (o payoutOutcome, done bool, err error) {
-	if d.in.Shape == ewaInputShapeChange {
+	if d.in.Shape == ewaInputShapeChange || d.in.Shape == ewaLeaveTimerChange {
 		// ewaInputShapeChange: the recorded input says which steps; no version is asked.
 		return d.beginFewer(ctx, true)
 	}

@@ -492,8 +492,8 @@ func TestEwaCodesAgreeWithActivities(t *testing.T) {
 // whole saga settled by the callback, and the last run of a saga that continued as new while the
 // partner held its transfer. The first two were recorded before legReferenceChange, the third
 // before ewaFewerStepsChange, the fourth before ewaOneVersionChange, the fifth before
-// ewaInputShapeChange; they are kept as they are: they are what running sagas of their time
-// replay. The last is the current one.
+// ewaInputShapeChange, the sixth before ewaLeaveTimerChange; they are kept as they are: they are
+// what running sagas of their time replay. The last is the current one.
 const (
 	ewaDisburseHistoryFile           = "testdata/ewa_disburse_history.json"
 	ewaDisburseResumedHistoryFile    = "testdata/ewa_disburse_resumed_history.json"
@@ -501,13 +501,14 @@ const (
 	ewaDisburseFewerStepsHistoryFile = "testdata/ewa_disburse_fewer_steps_history.json"
 	ewaDisburseOneVersionHistoryFile = "testdata/ewa_disburse_one_version_history.json"
 	ewaDisburseInputShapeHistoryFile = "testdata/ewa_disburse_input_shape_history.json"
+	ewaDisburseLeaveTimerHistoryFile = "testdata/ewa_disburse_leave_timer_history.json"
 )
 
 // TestEwaDisburseReplay replays the recorded histories against the current code, under the
 // workflow id each ran with (the saga compares a signal's reference with its own id).
 func TestEwaDisburseReplay(t *testing.T) {
 	for _, file := range []string{ewaDisburseHistoryFile, ewaDisburseResumedHistoryFile, ewaDisburseLegRefHistoryFile, ewaDisburseFewerStepsHistoryFile,
-		ewaDisburseOneVersionHistoryFile, ewaDisburseInputShapeHistoryFile} {
+		ewaDisburseOneVersionHistoryFile, ewaDisburseInputShapeHistoryFile, ewaDisburseLeaveTimerHistoryFile} {
 		t.Run(file, func(t *testing.T) { require.Equal(t, EwaDisburseWorkflowName, replayHistory(t, file)) })
 	}
 }
@@ -546,7 +547,7 @@ func TestEwaDisburseRealRun(t *testing.T) {
 	require.Equal(t, res.TransferID, tr.GetId())
 	require.Equal(t, 3, r.steps(), "Begin, ClaimWithLedgerTx, MarkDisbursed")
 
-	recordHistory(t, tc, wfID, run.GetRunID(), ewaDisburseInputShapeHistoryFile)
+	recordHistory(t, tc, wfID, run.GetRunID(), ewaDisburseLeaveTimerHistoryFile)
 }
 
 // A transfer the partner holds past a run's lookups, on the real server: the saga continues as
@@ -660,7 +661,7 @@ func (r *realRun) start(t *testing.T, ctx context.Context) string {
 	t.Helper()
 	wfID := "idem-" + testkit.Unique("disburse")
 	in := EwaDisburseInput{TenantID: r.plan.TenantID, RequestID: r.plan.RequestID, ActorID: "user-1", CorrelationID: "req-http-1",
-		Shape: EwaShapeNoVersion}
+		Shape: EwaShapeLeaveTimer}
 	acc := startWithUpdate[DisburseAccepted](t, ctx, r.tc, StartOptions(wfID, r.queue, r.plan.TenantID, "ewa:"+r.plan.RequestID),
 		EwaDisburseWorkflowName, in, DisburseAcceptedUpdate, DisburseAcceptedUpdateID)
 	require.Equal(t, DisburseAccepted{RequestID: r.plan.RequestID, Status: "DISBURSING", WorkflowID: wfID}, acc)

@@ -40,8 +40,13 @@ type EwaDisburseInput struct {
 
 // EwaShapeNoVersion is the Shape of a run that asks no version: its steps are those of
 // ewaOneVersionChange, and it records no version marker and upserts no TemporalChangeVersion
-// search attribute. The API starts every disbursement with it.
+// search attribute.
 const EwaShapeNoVersion = "ewa-input-shape-1"
+
+// EwaShapeLeaveTimer is EwaShapeNoVersion where the settlement wait leaves its lookup timer
+// pending instead of cancelling it when the bank's signal ends the wait (see ewaLeaveTimerChange).
+// The API starts every disbursement with it.
+const EwaShapeLeaveTimer = "ewa-input-shape-2"
 
 // DisburseResume is what a run of the disburse saga hands the next one when it continues as new
 // while it waits for the settlement: its plan and the payout block's state (PayoutResume).

@@ -58,6 +58,12 @@ type payout struct {
 	// nothing.
 	changed func(*payoutLeg)
 
+	// leaveTimer: a lookup timer a signal beat is left pending, not cancelled, when that signal
+	// ended the wait (every leg final): the run ends soon after and the timer with it, so the
+	// cancel command is work for nothing. A saga sets it only for runs whose recorded input says so
+	// (a command sequence of its own).
+	leaveTimer bool
+
 	// The wait's state: the next lookup's delay, when the first run began waiting, how many
 	// runs waited before this one.
 	nextPoll time.Duration
@@ -209,13 +215,13 @@ func (p *payout) await(ctx workflow.Context, settlements workflow.ReceiveChannel
 			log.Info("transfer still held by the partner; continuing as new", "legs", len(legs), "waiting_since", p.since, "runs", p.runs+1)
 			return errContinueAsNew
 		}
-		if !signalOrTimer(ctx, p.nextPoll, func(sel workflow.Selector) {
+		if !signalOrTimerThen(ctx, p.nextPoll, func(sel workflow.Selector) {
 			sel.AddReceive(settlements, func(c workflow.ReceiveChannel, more bool) {
 				var s bankwebhook.Settlement
 				c.Receive(ctx, &s)
 				p.settle(ctx, s)
 			})
-		}) {
+		}, func() bool { return !p.leaveTimer || open() }) {
 			continue
 		}
 		polls++
@@ -248,13 +254,19 @@ func (p *payout) await(ctx workflow.Context, settlements workflow.ReceiveChannel
 // whether the timer fired; a timer a signal beat is cancelled. The payout block and the fan-out's
 // batches wait with it.
 func signalOrTimer(ctx workflow.Context, wait time.Duration, receivers func(workflow.Selector)) (fired bool) {
+	return signalOrTimerThen(ctx, wait, receivers, nil)
+}
+
+// signalOrTimerThen is signalOrTimer where a timer a signal beat is cancelled only when cancel
+// (asked after the signal's handler ran) says so; nil cancels it always.
+func signalOrTimerThen(ctx workflow.Context, wait time.Duration, receivers func(workflow.Selector), cancel func() bool) (fired bool) {
 	tctx, cancelTimer := workflow.WithCancel(ctx)
 	timer := workflow.NewTimer(tctx, wait)
 	sel := workflow.NewSelector(ctx)
 	receivers(sel)
 	sel.AddFuture(timer, func(workflow.Future) { fired = true })
 	sel.Select(ctx)
-	if !fired {
+	if !fired && (cancel == nil || cancel()) {
 		cancelTimer()
 	}
 	return fired

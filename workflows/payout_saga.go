@@ -109,6 +109,9 @@ type payoutSteps[P, A any] struct {
 	// paid runs once the transfer is settled and recorded, the caller answered (what follows a
 	// payout: a log line, a child workflow).
 	paid func(ctx workflow.Context)
+	// leaveTimer is the payout block's (payout.leaveTimer): set only for runs whose recorded
+	// input asks for it.
+	leaveTimer bool
 }
 
 // payoutSaga is one run's state: what the query answers and what the update waits on.
@@ -189,6 +192,7 @@ func (s *payoutSaga[P, A]) resume(r *PayoutResume[P]) {
 
 // newPayout is the block with the saga's answer and query wired in.
 func (s *payoutSaga[P, A]) newPayout(p *payout) *payout {
+	p.leaveTimer = s.leaveTimer
 	p.pending = func() { s.accept(StageDisbursing) }
 	p.changed = func(l *payoutLeg) { s.progress.TransferID, s.progress.TransferStatus = l.TransferID, l.Status }
 	return p

@@ -34,6 +34,14 @@ const ewaOneVersionChange = "ewa-one-version"
 // takes a new Shape value (or a GetVersion asked only by runs of a new Shape).
 const ewaInputShapeChange = EwaShapeNoVersion
 
+// ewaLeaveTimerChange (EwaDisburse, a Shape as ewaInputShapeChange is): runs started with Shape =
+// EwaShapeLeaveTimer (the API's, after it) take ewaInputShapeChange's steps, and their settlement
+// wait leaves the lookup timer pending when the bank's signal ends it (payout.leaveTimer), instead
+// of cancelling it: the run completes right after and the timer with it, so a CancelTimer command
+// and its TimerCanceled event fewer per saga. A signal that leaves a leg open (a duplicate, another
+// reference) still cancels the timer before the next. Continued runs carry the Shape in their input.
+const ewaLeaveTimerChange = EwaShapeLeaveTimer
+
 // reconcileEveryoneChange (Reconcile): a run without tenants (the schedule's) first finds every
 // tenant with partner-bank mirror accounts (FindPairs) and reconciles them, and every run ends by
 // recording itself (RecordReconciliation, which svc_reconcile_last_success_timestamp_seconds
