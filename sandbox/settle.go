@@ -65,10 +65,6 @@ func (s *store) settleDue(ctx context.Context, limit int, faults faultSet) (int,
 		if err != nil {
 			return err
 		}
-		now, err := bookingTime(ctx, tx)
-		if err != nil {
-			return err
-		}
 
 		ids := make([]string, 0, len(due))
 		statuses := make([]string, 0, len(due))
@@ -112,12 +108,8 @@ func (s *store) settleDue(ctx context.Context, limit int, faults faultSet) (int,
 				amount: d.amount})
 		}
 
-		if _, err := tx.Exec(ctx, `UPDATE sandbox.transfers t SET status = v.status, failure_code = NULLIF(v.code, ''),
-				settled_at = CASE WHEN v.status = 'SETTLED' THEN $4::timestamptz END,
-				failed_at = CASE WHEN v.status = 'FAILED' THEN $4::timestamptz END
-			FROM unnest($1::text[], $2::text[], $3::text[]) AS v(id, status, code)
-			WHERE t.id = v.id::uuid`, ids, statuses, codes, now); err != nil {
-			return err
+		if len(ids) == 0 {
+			return nil // every transfer waits for its source's lock: next round
 		}
 		nums := make([]string, 0, len(touched))
 		bals := make([]int64, 0, len(touched))
@@ -125,8 +117,23 @@ func (s *store) settleDue(ctx context.Context, limit int, faults faultSet) (int,
 			nums = append(nums, num)
 			bals = append(bals, accts[num].balance)
 		}
-		if _, err := tx.Exec(ctx, `UPDATE sandbox.accounts a SET balance_santim = v.bal
-			FROM unnest($1::text[], $2::bigint[]) AS v(num, bal) WHERE a.account_number = v.num`, nums, bals); err != nil {
+		// The balances first, returning the time the bookings are made at: read under the account
+		// locks (as bookingTime's is) by the statement that needs them anyway.
+		var now time.Time
+		if err := tx.QueryRow(ctx, `WITH u AS (
+				UPDATE sandbox.accounts a SET balance_santim = v.bal
+				FROM unnest($1::text[], $2::bigint[]) AS v(num, bal) WHERE a.account_number = v.num
+				RETURNING clock_timestamp() AS at
+			)
+			SELECT max(at) FROM u`, nums, bals).Scan(&now); err != nil {
+			return err
+		}
+		now = now.UTC()
+		if _, err := tx.Exec(ctx, `UPDATE sandbox.transfers t SET status = v.status, failure_code = NULLIF(v.code, ''),
+				settled_at = CASE WHEN v.status = 'SETTLED' THEN $4::timestamptz END,
+				failed_at = CASE WHEN v.status = 'FAILED' THEN $4::timestamptz END
+			FROM unnest($1::text[], $2::text[], $3::text[]) AS v(id, status, code)
+			WHERE t.id = v.id::uuid`, ids, statuses, codes, now); err != nil {
 			return err
 		}
 		if err := bookLines(ctx, tx, now, lines); err != nil {
