@@ -66,20 +66,31 @@ var (
 	dbSeq atomic.Int64
 
 	binOnce sync.Once
-	binDir  string
+	binPath string
 	binErr  error
 )
 
-// Binary returns the real wagerail binary (cmd/wagerail), built once per test binary, for tests
-// that run a command as its own process.
+// Binary returns the real wagerail binary (cmd/wagerail), for tests that run a command as its own
+// process. Every test binary of one checkout shares one copy (binaryPath), built under a file
+// lock: `go test ./...` runs api's and cmd/wagerail's tests at once, and without the lock both
+// compiled and linked the same quarter-gigabyte binary side by side. `go build -o` of a target
+// that is already up to date (its build ID matches the sources, flags and toolchain) neither
+// compiles nor links, so the second package, and the next run on unchanged sources, wait only
+// for the up-to-date check; a changed source is rebuilt as before.
 func Binary(t testing.TB) string {
 	t.Helper()
 	binOnce.Do(func() {
-		binDir, binErr = os.MkdirTemp("", "wagerail-bin-")
-		if binErr != nil {
+		var dir string
+		if dir, binErr = binaryDir(); binErr != nil {
 			return
 		}
-		cmd := exec.Command("go", "build", "-o", filepath.Join(binDir, "wagerail"), "github.com/wagerail/wagerail/cmd/wagerail")
+		binPath = filepath.Join(dir, "wagerail")
+		var unlock func()
+		if unlock, binErr = lockFile(filepath.Join(dir, "build.lock")); binErr != nil {
+			return
+		}
+		defer unlock()
+		cmd := exec.Command("go", "build", "-o", binPath, "github.com/wagerail/wagerail/cmd/wagerail")
 		cmd.Env = append(os.Environ(), "GOTOOLCHAIN=local")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			binErr = fmt.Errorf("go build: %v: %s", err, out)
@@ -88,7 +99,36 @@ func Binary(t testing.TB) string {
 	if binErr != nil {
 		t.Fatalf("testkit: %v", binErr)
 	}
-	return filepath.Join(binDir, "wagerail")
+	return binPath
+}
+
+// binaryDir is where Binary keeps the binary: under the user's cache directory (else the
+// temporary directory), one directory per checkout (its module root), so two checkouts never
+// share, or overwrite, each other's build.
+func binaryDir() (string, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	root := wd
+	for {
+		if _, err := os.Stat(filepath.Join(root, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(root)
+		if parent == root {
+			root = wd // no go.mod above: the package's own directory
+			break
+		}
+		root = parent
+	}
+	base, err := os.UserCacheDir()
+	if err != nil {
+		base = os.TempDir()
+	}
+	sum := sha256.Sum256([]byte(root))
+	dir := filepath.Join(base, "wagerail-testbin", hex.EncodeToString(sum[:8]))
+	return dir, os.MkdirAll(dir, 0o755)
 }
 
 // Main runs the tests and then stops what the kit started.
@@ -112,9 +152,6 @@ func Main(m *testing.M) {
 	}
 	if tmpDir != "" {
 		_ = os.RemoveAll(tmpDir)
-	}
-	if binDir != "" {
-		_ = os.RemoveAll(binDir)
 	}
 	os.Exit(code)
 }
