@@ -365,3 +365,33 @@ func TestBnplMerchantReversalStopsCollection(t *testing.T) {
 	rec = s.owner.call(http.MethodPost, "/api/bnpl/agreements/"+p.a.ID+"/installments/0/collect", nil, "Idempotency-Key", testkit.Unique("collect"))
 	require.Contains(t, []int{http.StatusOK, http.StatusAccepted}, rec.Code, rec.Body.String())
 }
+
+// TestBnplPayrollAmountNotTheInstalments: an operator restructures the agreement into 4
+// instalments of 300 ETB after the customer's mandate of 400 ETB was activated; the payroll run
+// withholds the mandate's 400 ETB, and its completion refuses the line
+// (BNPL_MANDATE_AMOUNT_MISMATCH, reported in payroll.run_completed.v1): no journal, no
+// instalment collected, every one still owed.
+func TestBnplPayrollAmountNotTheInstalments(t *testing.T) {
+	t.Parallel()
+	p := newBnplPayroll(t, "order-mismatch")
+	s, w := p.bnplStack, p.w
+	operator := s.operator("support@bnpl-mismatch.test")
+	rec := operator.call(http.MethodPost, "/api/bnpl/agreements/"+p.a.ID+"/restructure",
+		map[string]any{"instalments": 4, "firstPeriod": "2027-01", "reason": "longer plan"}, "Idempotency-Key", testkit.Unique("rs"))
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.Equal(t, 4, s.count(t, `SELECT count(*) FROM app.bnpl_instalments WHERE agreement_id = $1 AND status = 'DUE' AND amount_santim = 30000`, p.a.ID))
+
+	run := w.approvedRun(t)
+	require.True(t, p.deducts(t, run.ID))
+	rec = w.checker.call(http.MethodPost, "/api/payroll/"+run.ID+"/disburse", nil, "Idempotency-Key", testkit.Unique("k"))
+	require.Contains(t, []int{http.StatusAccepted, http.StatusOK}, rec.Code, rec.Body.String())
+	w.waitRun(t, run.ID, "COMPLETED")
+	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.outbox WHERE tenant_id = $1 AND type = 'payroll.run_completed.v1'
+		AND payload->'productsCollected'->'BNPL_INSTALLMENT' = '{"count":0,"santim":0}'::jsonb
+		AND payload->'refusedLines' @> $2::jsonb`, s.tenant,
+		fmt.Sprintf(`[{"kind":"BNPL_INSTALLMENT","reference":%q,"amountSantim":40000,"code":"BNPL_MANDATE_AMOUNT_MISMATCH"}]`, p.mandate.ID)))
+	require.Equal(t, 4, s.count(t, `SELECT count(*) FROM app.bnpl_instalments WHERE agreement_id = $1 AND status = 'DUE'`, p.a.ID))
+	require.Zero(t, s.count(t, `SELECT count(*) FROM app.bnpl_instalments WHERE agreement_id = $1 AND status IN ('COLLECTING', 'COLLECTED')`, p.a.ID))
+	require.Zero(t, s.count(t, `SELECT count(*) FROM app.outbox WHERE tenant_id = $1 AND type = 'bnpl.instalment_collected.v1'`, s.tenant))
+	require.Equal(t, int64(120_000), s.waitAgreement(t, p.a.ID, "ACTIVE").OutstandingSantim)
+}
