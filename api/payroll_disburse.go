@@ -292,27 +292,21 @@ type payrollDisbursementProgressJSON struct {
 	FailedSantim  int64 `json:"failedSantim"`
 }
 
-// payrollDisbursement is the run's disbursement (nil before it); while the run is DISBURSING its
-// progress is counted from the entries the record steps write (payroll.ReadDisbursementProgress,
-// in the read's transaction), in the batches the run's fan-out pays them in (the saga sends the
-// fan-out no batch size: workflows.DefaultFanoutBatch). It used to ask the fan-out (a workflow
-// query), which counted a batch's items only once the whole batch was done and made every read
-// of a paying run wait on a round trip through Temporal to the worker, busy paying: the slowest
-// part of the read by far (see the payroll benchmark's GET latencies).
-func payrollDisbursement(ctx context.Context, tx db.BunTx, r payroll.Run) (*payrollDisbursementJSON, error) {
+// payrollDisbursement is the run's disbursement (nil before it), with progress while the run is
+// DISBURSING: counted from the entries the record steps write, in the read's transaction
+// (payroll.ReadDisbursementProgress). It used to ask the fan-out (a workflow query), which
+// counted a batch's items only once the whole batch was done and made every read of a paying run
+// wait on a round trip through Temporal to the worker, busy paying: the slowest part of the read
+// by far (see the payroll benchmark's GET latencies).
+func payrollDisbursement(r payroll.Run, p *payroll.DisbursementProgress) *payrollDisbursementJSON {
 	if r.DisbursementWorkflowID == "" {
-		return nil, nil
+		return nil
 	}
 	out := &payrollDisbursementJSON{WorkflowID: r.DisbursementWorkflowID, DisbursingBy: r.DisbursingBy,
 		DisbursingAt: r.DisbursingAt.UTC(), DisbursedAt: optionalTime(r.DisbursedAt)}
-	if r.Status != payroll.RunDisbursing {
-		return out, nil
+	if r.Status == payroll.RunDisbursing && p != nil {
+		out.Progress = &payrollDisbursementProgressJSON{Items: p.Items, Batches: p.Batches, BatchesDone: p.BatchesDone, Settled: p.Settled,
+			Failed: p.Failed, SettledSantim: p.SettledSantim, FailedSantim: p.FailedSantim}
 	}
-	p, err := payroll.ReadDisbursementProgress(ctx, tx, r.ID, workflows.DefaultFanoutBatch)
-	if err != nil {
-		return nil, err
-	}
-	out.Progress = &payrollDisbursementProgressJSON{Items: p.Items, Batches: p.Batches, BatchesDone: p.BatchesDone, Settled: p.Settled,
-		Failed: p.Failed, SettledSantim: p.SettledSantim, FailedSantim: p.FailedSantim}
-	return out, nil
+	return out
 }

@@ -303,7 +303,15 @@ func (s *Server) readPayrollRun(c *gin.Context, id string) (payrollRunDetailJSON
 			return payrollRunDetailJSON{}, err
 		}
 		d := payrollRunDetailJSON{payrollRunJSON: toPayrollRunJSON(r), run: r}
-		if d.EntryCounts, err = payroll.EntryCounts(ctx, tx, r.ID); err != nil {
+		var progress *payroll.DisbursementProgress
+		if r.Status == payroll.RunDisbursing {
+			// The saga pays the entries in the fan-out's batches (it sends it no batch size).
+			p, err := payroll.ReadDisbursementProgress(ctx, tx, r.ID, workflows.DefaultFanoutBatch)
+			if err != nil {
+				return d, err
+			}
+			progress, d.EntryCounts = &p, p.Entries // one scan counts both
+		} else if d.EntryCounts, err = payroll.EntryCounts(ctx, tx, r.ID); err != nil {
 			return d, err
 		}
 		if r.Status == payroll.RunCalculated && !r.Calculating() { // a calculation under way replaces the entries
@@ -315,8 +323,8 @@ func (s *Server) readPayrollRun(c *gin.Context, id string) (payrollRunDetailJSON
 				RemovedEmployees: len(st.Removed), ChangedEmployeeIDs: firstIDs(st.Changed), AddedEmployeeIDs: firstIDs(st.Added),
 				RemovedEmployeeIDs: firstIDs(st.Removed)}
 		}
-		d.Disbursement, err = payrollDisbursement(ctx, tx, r)
-		return d, err
+		d.Disbursement = payrollDisbursement(r, progress)
+		return d, nil
 	})
 }
 

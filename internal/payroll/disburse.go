@@ -481,27 +481,32 @@ type DisbursementProgress struct {
 	Items, Batches, BatchesDone int
 	Settled, Failed             int
 	SettledSantim, FailedSantim int64
+	// Entries counts every entry of the run by status, as EntryCounts does (read in the same
+	// scan: a paying run's read counts both).
+	Entries map[string]int
 }
 
 // ReadDisbursementProgress reads the run's DisbursementProgress with the fan-out's batchSize (one
-// query over the run's sent entries).
+// query, one scan of the run's entries).
 func ReadDisbursementProgress(ctx context.Context, tx db.Writer, runID string, batchSize int) (DisbursementProgress, error) {
 	if batchSize <= 0 {
 		return DisbursementProgress{}, fmt.Errorf("payroll: disbursement progress: batch size %d", batchSize)
 	}
 	rows, err := db.Select[struct {
-		Items         int   `bun:"items" db:"items"`
-		Batches       int   `bun:"batches" db:"batches"`
-		BatchesDone   int   `bun:"batches_done" db:"batches_done"`
-		Settled       int   `bun:"settled" db:"settled"`
-		Failed        int   `bun:"failed" db:"failed"`
-		SettledSantim int64 `bun:"settled_santim" db:"settled_santim"`
-		FailedSantim  int64 `bun:"failed_santim" db:"failed_santim"`
+		Items         int             `bun:"items" db:"items"`
+		Batches       int             `bun:"batches" db:"batches"`
+		BatchesDone   int             `bun:"batches_done" db:"batches_done"`
+		Settled       int             `bun:"settled" db:"settled"`
+		Failed        int             `bun:"failed" db:"failed"`
+		SettledSantim int64           `bun:"settled_santim" db:"settled_santim"`
+		FailedSantim  int64           `bun:"failed_santim" db:"failed_santim"`
+		Entries       json.RawMessage `bun:"entries" db:"entries"`
 	}](ctx, tx, `
-		WITH sent AS (
-			SELECT status, net_santim, (row_number() OVER (ORDER BY id) - 1) / ? AS batch
-			FROM app.payroll_entries
-			WHERE tenant_id = ? AND run_id = ? AND net_santim > 0 AND payout_account IS NOT NULL AND attempts >= 1),
+		WITH entries AS MATERIALIZED (
+			SELECT id, status, net_santim, net_santim > 0 AND payout_account IS NOT NULL AND attempts >= 1 AS sent
+			FROM app.payroll_entries WHERE tenant_id = ? AND run_id = ?),
+		sent AS (
+			SELECT status, net_santim, (row_number() OVER (ORDER BY id) - 1) / ? AS batch FROM entries WHERE sent),
 		batches AS (
 			SELECT count(*) AS items, bool_and(status IN ('PAID', 'FAILED')) AS done,
 				count(*) FILTER (WHERE status = 'PAID') AS settled, count(*) FILTER (WHERE status = 'FAILED') AS failed,
@@ -510,15 +515,28 @@ func ReadDisbursementProgress(ctx context.Context, tx db.Writer, runID string, b
 			FROM sent GROUP BY batch)
 		SELECT coalesce(sum(items), 0)::bigint AS items, count(*) AS batches, count(*) FILTER (WHERE done) AS batches_done,
 			coalesce(sum(settled), 0)::bigint AS settled, coalesce(sum(failed), 0)::bigint AS failed,
-			coalesce(sum(settled_santim), 0)::bigint AS settled_santim, coalesce(sum(failed_santim), 0)::bigint AS failed_santim
-		FROM batches`, batchSize, tenancy.TenantID(ctx), runID)
+			coalesce(sum(settled_santim), 0)::bigint AS settled_santim, coalesce(sum(failed_santim), 0)::bigint AS failed_santim,
+			(SELECT coalesce(json_object_agg(status, n), '{}') FROM (SELECT status, count(*) AS n FROM entries GROUP BY status) c) AS entries
+		FROM batches`, tenancy.TenantID(ctx), runID, batchSize)
 	if err != nil {
 		return DisbursementProgress{}, fmt.Errorf("payroll: disbursement progress: %w", err)
 	}
+	out := DisbursementProgress{Entries: make(map[string]int, len(EntryStatuses))}
+	for _, s := range EntryStatuses {
+		out.Entries[s] = 0
+	}
 	if len(rows) == 0 {
-		return DisbursementProgress{}, nil
+		return out, nil
 	}
 	r := rows[0]
-	return DisbursementProgress{Items: r.Items, Batches: r.Batches, BatchesDone: r.BatchesDone, Settled: r.Settled, Failed: r.Failed,
-		SettledSantim: r.SettledSantim, FailedSantim: r.FailedSantim}, nil
+	var counts map[string]int
+	if err := json.Unmarshal(r.Entries, &counts); err != nil {
+		return out, fmt.Errorf("payroll: disbursement progress: entry counts: %w", err)
+	}
+	for s, n := range counts {
+		out.Entries[s] = n
+	}
+	out.Items, out.Batches, out.BatchesDone, out.Settled, out.Failed = r.Items, r.Batches, r.BatchesDone, r.Settled, r.Failed
+	out.SettledSantim, out.FailedSantim = r.SettledSantim, r.FailedSantim
+	return out, nil
 }

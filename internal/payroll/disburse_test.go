@@ -93,9 +93,14 @@ func TestDisbursementRecordSteps(t *testing.T) {
 	progress := func(batch int) payroll.DisbursementProgress {
 		var p payroll.DisbursementProgress
 		require.NoError(t, as(o, checker, func(ctx context.Context, tx db.BunTx) (err error) {
-			p, err = payroll.ReadDisbursementProgress(ctx, tx, run.ID, batch)
+			if p, err = payroll.ReadDisbursementProgress(ctx, tx, run.ID, batch); err != nil {
+				return err
+			}
+			counts, err := payroll.EntryCounts(ctx, tx, run.ID)
+			require.Equal(t, counts, p.Entries, "the entries counted in the same scan")
 			return err
 		}))
+		p.Entries = nil
 		return p
 	}
 	require.Equal(t, payroll.DisbursementProgress{Items: 2, Batches: 2}, progress(1))
