@@ -22,7 +22,7 @@
 // while it is set (PAYROLL_RUN_CALCULATING). Completion (complete.go,
 // driven by workflows.PayrollComplete) applies the PAID entries' deductions to their sources: EWA
 // and loan lines through the EWA and loan repayment sagas (Source PAYROLL, one per run, entry and
-// obligation), product mandates' lines (an equb contribution by payroll deduction; see
+// obligation), product mandates' lines (an equb contribution or a savings auto-save by payroll deduction; see
 // product_mandate.go, the one home of "a product obligation collected by payroll deduction")
 // through the product's own saga, mandates' taken amounts here. A FAILED entry's deductions are not applied and stay
 // owed at their source (complete.go says how the next run finds them).

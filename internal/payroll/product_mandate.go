@@ -47,8 +47,11 @@ import (
 // keeps it — an equb contribution to the cycle's escrow account (workflows.EqubContribute, the
 // pool mirror's journal as for a member's own contribution); a BNPL instalment by the collection
 // saga (workflows.BnplCollect), the money staying in the payroll account, since the business is
-// the creditor (internal/bnpl/doc.go, "Collected by payroll deduction"). A FAILED entry's product line is
-// not applied (nothing was withheld): the obligation stays owed at the product. A product that
+// the creditor (internal/bnpl/doc.go, "Collected by payroll deduction"); a savings auto-save to
+// the savings escrow account as a deposit into the goal (workflows.SavingsMove with a payroll
+// source, the deposit's journal, the movement's source PAYROLL with the mandate). A FAILED
+// entry's product line is not applied (nothing was withheld): the obligation stays owed at the
+// product. A product that
 // refuses the collection (no OPEN cycle, already contributed, a different amount) is reported
 // line by line in payroll.run_completed.v1 (refused) for an operator to refund the employee, as
 // for loans.
