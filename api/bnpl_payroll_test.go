@@ -10,8 +10,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
-	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/sdk/client"
 
 	"github.com/wagerail/wagerail/internal/bnpl"
 	"github.com/wagerail/wagerail/internal/identity"
@@ -247,19 +245,9 @@ func TestBnplInstalmentByPayrollDeduction(t *testing.T) {
 		}
 	}
 	before := state()
-	ctx := context.Background()
-	again, err := workflows.StartPayrollComplete(ctx, s.tc, s.queue, s.tenant, run.ID)
-	require.NoError(t, err)
-	var res workflows.PayrollCompleteResult
-	require.NoError(t, again.Get(ctx, &res))
-	require.Contains(t, []string{workflows.PayrollCompleted, workflows.PayrollAlreadyCompleted}, res.Status)
-	rerun, err := s.tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: wfID, TaskQueue: s.queue,
-		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE}, workflows.BnplCollectWorkflowName,
-		workflows.BnplCollectInput{TenantID: s.tenant, AgreementID: p.a.ID, Source: bnpl.SourcePayroll,
+	cr := completeAndRerunProduct[workflows.BnplCollectResult](t, s.tc, s.queue, s.tenant, run.ID, wfID,
+		workflows.BnplCollectWorkflowName, workflows.BnplCollectInput{TenantID: s.tenant, AgreementID: p.a.ID, Source: bnpl.SourcePayroll,
 			Payroll: &workflows.BnplPayrollSource{MandateID: p.mandate.ID, AmountSantim: amount}})
-	require.NoError(t, err)
-	var cr workflows.BnplCollectResult
-	require.NoError(t, rerun.Get(ctx, &cr))
 	require.Equal(t, workflows.BnplCollectRecorded, cr.Status)
 	require.Equal(t, 0, cr.Collection.Index, "the run's own instalment, not the next DUE one")
 	require.Equal(t, before, state(), "ledger, transfers, events, instalments, mandates and balances unchanged")

@@ -148,19 +148,9 @@ func TestEqubContributionByPayrollDeduction(t *testing.T) {
 		}
 	}
 	before := state()
-	ctx := context.Background()
-	again, err := workflows.StartPayrollComplete(ctx, s.tc, s.queue, s.tenant, run.ID)
-	require.NoError(t, err)
-	var res workflows.PayrollCompleteResult
-	require.NoError(t, again.Get(ctx, &res))
-	require.Contains(t, []string{workflows.PayrollCompleted, workflows.PayrollAlreadyCompleted}, res.Status)
-	rerun, err := s.tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: wfID, TaskQueue: s.queue,
-		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE}, workflows.EqubContributeWorkflowName,
-		workflows.EqubContributeInput{TenantID: s.tenant, Payroll: &workflows.EqubPayrollSource{MembershipID: membership, MandateID: md.ID,
+	cr := completeAndRerunProduct[workflows.EqubContributeResult](t, s.tc, s.queue, s.tenant, run.ID, wfID,
+		workflows.EqubContributeWorkflowName, workflows.EqubContributeInput{TenantID: s.tenant, Payroll: &workflows.EqubPayrollSource{MembershipID: membership, MandateID: md.ID,
 			AmountSantim: amount}})
-	require.NoError(t, err)
-	var cr workflows.EqubContributeResult
-	require.NoError(t, rerun.Get(ctx, &cr))
 	require.Equal(t, workflows.EqubContributePosted, cr.Status)
 	require.Equal(t, before, state(), "ledger, transfers, events, contributions, mandates and balances unchanged")
 }
@@ -185,4 +175,23 @@ func netOf(t *testing.T, s *ewaStack, runID, employee string) int64 {
 		return tx.QueryRow(ctx, `SELECT net_santim::bigint FROM app.payroll_entries WHERE run_id = $1 AND employee_id = $2`, runID, employee).Scan(&n)
 	}))
 	return n
+}
+
+// completeAndRerunProduct completes the run again, then runs a product line's saga again under its
+// (run, entry, mandate) workflow id (wfID): the caller checks that neither changed anything, and
+// gets the saga's answer (R) to check it is the first run's.
+func completeAndRerunProduct[R any](t *testing.T, tc client.Client, queue, tenant, runID, wfID, workflow string, input any) R {
+	t.Helper()
+	ctx := context.Background()
+	again, err := workflows.StartPayrollComplete(ctx, tc, queue, tenant, runID)
+	require.NoError(t, err)
+	var res workflows.PayrollCompleteResult
+	require.NoError(t, again.Get(ctx, &res))
+	require.Contains(t, []string{workflows.PayrollCompleted, workflows.PayrollAlreadyCompleted}, res.Status)
+	rerun, err := tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: wfID, TaskQueue: queue,
+		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE}, workflow, input)
+	require.NoError(t, err)
+	var out R
+	require.NoError(t, rerun.Get(ctx, &out))
+	return out
 }

@@ -10,8 +10,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
-	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/sdk/client"
 
 	"github.com/wagerail/wagerail/internal/identity"
 	"github.com/wagerail/wagerail/internal/payroll"
@@ -269,19 +267,9 @@ func TestSavingsAutosaveByPayrollDeduction(t *testing.T) {
 		}
 	}
 	was := state()
-	ctx := context.Background()
-	again, err := workflows.StartPayrollComplete(ctx, w.tc, w.queue, w.tenant, run.ID)
-	require.NoError(t, err)
-	var res workflows.PayrollCompleteResult
-	require.NoError(t, again.Get(ctx, &res))
-	require.Contains(t, []string{workflows.PayrollCompleted, workflows.PayrollAlreadyCompleted}, res.Status)
-	rerun, err := w.tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: wfID, TaskQueue: w.queue,
-		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE}, workflows.SavingsMoveWorkflowName,
-		workflows.SavingsMoveInput{TenantID: w.tenant, GoalID: g.ID, Kind: savings.Deposit, AmountSantim: amount,
+	mr := completeAndRerunProduct[workflows.SavingsMoveResult](t, w.tc, w.queue, w.tenant, run.ID, wfID,
+		workflows.SavingsMoveWorkflowName, workflows.SavingsMoveInput{TenantID: w.tenant, GoalID: g.ID, Kind: savings.Deposit, AmountSantim: amount,
 			ActorID: "system:payroll-complete", Payroll: &workflows.SavingsPayrollSource{MandateID: md.ID}})
-	require.NoError(t, err)
-	var mr workflows.SavingsMoveResult
-	require.NoError(t, rerun.Get(ctx, &mr))
 	require.Equal(t, workflows.SavingsSettled, mr.Status)
 	require.Equal(t, was, state(), "ledger, transfers, events, movements, mandates and balances unchanged")
 	require.Equal(t, amount, w.goals(t)[g.ID].SavedSantim)
