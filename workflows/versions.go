@@ -31,7 +31,9 @@ const ewaOneVersionChange = "ewa-one-version"
 // a version marker would, without the marker and the TemporalChangeVersion upsert (a visibility
 // write on the server) that asking costs each run. Runs started without it ask
 // ewaOneVersionChange as before. Not a GetVersion id: a later change of the saga's sequence
-// takes a new Shape value (or a GetVersion asked only by runs of a new Shape).
+// takes a new Shape value (or a GetVersion asked only by runs of a new Shape). Since the API
+// chooses the Shape, a release that adds one rolls out the workers before the API: a worker that
+// does not know the Shape would run another sequence under a history that names it.
 const ewaInputShapeChange = EwaShapeNoVersion
 
 // ewaLeaveTimerChange (EwaDisburse, a Shape as ewaInputShapeChange is): runs started with Shape =
