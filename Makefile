@@ -22,8 +22,10 @@ test: deps
 
 ## bench: print throughput and latency figures (nothing is asserted)
 bench: deps
-	set -o pipefail; WAGERAIL_BENCH=1 go test -run 'BenchmarkReport' -v -count=1 -timeout 60m ./... \
+	set -o pipefail; WAGERAIL_BENCH=1 go test -run 'BenchmarkReport' -skip 'BenchmarkReportEwaWork' -v -count=1 -timeout 60m ./... \
 	  | grep -v '^=== RUN\|no test files'
+	set -o pipefail; WAGERAIL_BENCH=1 WAGERAIL_COUNT_STATEMENTS=1 go test -run 'BenchmarkReportEwaWork$$' -v -count=1 -timeout 20m ./api/ \
+	  | grep -v '^=== RUN'
 
 ## soak: the long property/concurrency runs
 soak: deps

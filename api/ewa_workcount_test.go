@@ -17,13 +17,14 @@ import (
 	"github.com/wagerail/wagerail/workflows"
 )
 
-// TestEwaDisburseWorkCount counts (asserts nothing about) the work one EWA disbursement costs on
+// TestBenchmarkReportEwaWork counts (asserts nothing about) the work one EWA disbursement costs on
 // the real stack, deterministically whatever the machine's load: the statements every component
 // sends Postgres (pg_stat_statements over the stack's database: API, ledger, gateway, bank
 // sandbox, their background loops), by query, per saga, and the saga's history events by type.
-// WAGERAIL_COUNT_STATEMENTS=1 runs it (testkit then loads pg_stat_statements);
-// WAGERAIL_COUNT_SAGAS sets how many sagas (default 20), one at a time.
-func TestEwaDisburseWorkCount(t *testing.T) {
+// `make bench` runs it on its own with WAGERAIL_COUNT_STATEMENTS=1 (testkit then loads
+// pg_stat_statements, which the other reports do without); WAGERAIL_COUNT_SAGAS sets how many
+// sagas (default 20), one at a time.
+func TestBenchmarkReportEwaWork(t *testing.T) {
 	if os.Getenv("WAGERAIL_COUNT_STATEMENTS") == "" {
 		t.Skip("set WAGERAIL_COUNT_STATEMENTS=1 to run")
 	}
