@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -14,10 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
-	enumspb "go.temporal.io/api/enums/v1"
-	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/worker"
-	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/wagerail/wagerail/activities"
 	"github.com/wagerail/wagerail/internal/lending"
@@ -233,25 +228,6 @@ func (s *loanStack) moneyRows(t *testing.T) [5]int {
 	}
 }
 
-// recordAPIHistory writes a run's history to workflows/testdata (WAGERAIL_RECORD_HISTORY=1),
-// where the workflows package replays it.
-func recordAPIHistory(t *testing.T, s *loanStack, id, file string) {
-	t.Helper()
-	if os.Getenv("WAGERAIL_RECORD_HISTORY") == "" {
-		return
-	}
-	iter := s.tc.GetWorkflowHistory(context.Background(), id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	hist := &historypb.History{}
-	for iter.HasNext() {
-		ev, err := iter.Next()
-		require.NoError(t, err)
-		hist.Events = append(hist.Events, ev)
-	}
-	b, err := protojson.MarshalOptions{Indent: "  "}.Marshal(hist)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join("..", "workflows", "testdata", file), b, 0o644))
-}
-
 // TestLoanRepayAndRemitEndToEnd: an ACTIVE loan, instalment 0 repaid partially (interest, fee
 // and some principal), an overpayment refused with nothing written, a remittance before the
 // instalment is repaid refused with nothing written, then the rest repaid (REPAID): each journal
@@ -326,7 +302,7 @@ func TestLoanRepayAndRemitEndToEnd(t *testing.T) {
 	require.Equal(t, 2, s.count(t, `SELECT count(*) FROM app.audit_log WHERE action = $1 AND outcome = 'SUCCESS'`, lending.ActionRecordRepayment))
 	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.audit_log WHERE action = $1 AND outcome = 'DENIED'`, lending.ActionRecordRepayment),
 		"the overpayment's refusal")
-	recordAPIHistory(t, s, r2.WorkflowID, "loan_repay_history.json")
+	recordHistory(t, s.tc, r2.WorkflowID, "loan_repay_history.json")
 
 	// 5. The remittance.
 	transfersBefore := len(s.bank.Sandbox.Transfers(t))
@@ -349,7 +325,7 @@ func TestLoanRepayAndRemitEndToEnd(t *testing.T) {
 	}, entryLines(rtx))
 	require.Equal(t, rm.PartnerReference, rtx.GetMetadata()["bank_reference"])
 	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.outbox WHERE type = 'loan.installment_remitted_to_fi.v1' AND payload->>'loanId' = $1`, l.ID))
-	recordAPIHistory(t, s, rm.WorkflowID, "loan_remit_history.json")
+	recordHistory(t, s.tc, rm.WorkflowID, "loan_remit_history.json")
 
 	// Another key: the same remittance, nothing sent.
 	rows := s.moneyRows(t)

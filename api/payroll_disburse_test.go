@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,9 +14,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
-	enumspb "go.temporal.io/api/enums/v1"
-	historypb "go.temporal.io/api/history/v1"
-	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/wagerail/wagerail/internal/orgs"
 	"github.com/wagerail/wagerail/internal/platform/db"
@@ -404,31 +400,12 @@ func TestPayrollDisburseEndToEnd(t *testing.T) {
 	require.Equal(t, 1, w.count(t, `SELECT count(*) FROM app.outbox WHERE tenant_id = $1 AND type = 'payroll.run_disbursed.v1'`, w.tenant))
 
 	// The sagas' histories, for the replay tests of package workflows (WAGERAIL_RECORD_HISTORY=1).
-	w.recordHistory(t, workflows.PayrollDisburseWorkflowID(run.ID), "../workflows/testdata/payroll_disburse_history.json")
+	recordHistory(t, w.tc, workflows.PayrollDisburseWorkflowID(run.ID), "payroll_disburse_history.json")
 	var retryID string
 	require.NoError(t, db.InTenantTx(context.Background(), w.d.App, w.tenant, func(tx pgx.Tx) error {
 		return tx.QueryRow(context.Background(), `SELECT retry_workflow_id FROM app.payroll_entries WHERE id = $1`, entryOf[dormant]).Scan(&retryID)
 	}))
-	w.recordHistory(t, retryID, "../workflows/testdata/payroll_entry_retry_history.json")
-}
-
-// recordHistory writes the history of the workflow id's latest run to path when
-// WAGERAIL_RECORD_HISTORY is set (the replay tests of package workflows read it).
-func (w *payrollDisburseWorld) recordHistory(t *testing.T, id, path string) {
-	t.Helper()
-	if os.Getenv("WAGERAIL_RECORD_HISTORY") == "" {
-		return
-	}
-	iter := w.tc.GetWorkflowHistory(context.Background(), id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	hist := &historypb.History{}
-	for iter.HasNext() {
-		ev, err := iter.Next()
-		require.NoError(t, err)
-		hist.Events = append(hist.Events, ev)
-	}
-	b, err := protojson.MarshalOptions{Indent: "  "}.Marshal(hist)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(path, b, 0o644))
+	recordHistory(t, w.tc, retryID, "payroll_entry_retry_history.json")
 }
 
 // The disbursement routes with hostile ids, queries, bodies and keys, as the owner, the clerk

@@ -5,17 +5,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-	enumspb "go.temporal.io/api/enums/v1"
-	historypb "go.temporal.io/api/history/v1"
-	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/wagerail/wagerail/internal/platform/idempotency"
 	"github.com/wagerail/wagerail/internal/platform/testkit"
@@ -134,8 +129,8 @@ func TestSavingsEndToEnd(t *testing.T) {
 	require.Equal(t, ledgerv1.TransactionStatus_TRANSACTION_STATUS_POSTED, tx.GetTransaction().GetStatus())
 	require.ElementsMatch(t, []string{"D savings-held:" + g.ID + " 4000", "C partner-bank:sandbox:" + w.escrow + " 4000"}, entryLines(tx.GetTransaction()))
 	require.Equal(t, 1, w.count(t, `SELECT count(*) FROM app.outbox WHERE tenant_id = $1 AND type = 'savings.withdrawn.v1'`, w.tenant))
-	w.recordHistory(t, acc.WorkflowID, "savings_deposit_history.json")
-	w.recordHistory(t, wacc.WorkflowID, "savings_withdraw_history.json")
+	recordHistory(t, w.tc, acc.WorkflowID, "savings_deposit_history.json")
+	recordHistory(t, w.tc, wacc.WorkflowID, "savings_withdraw_history.json")
 
 	// Not the caller's goal, or nobody's.
 	requireStatus(t, w.move("deposit", "sgl_unknown", testkit.Unique("k"), 100), http.StatusNotFound, "SAVINGS_GOAL_NOT_FOUND")
@@ -153,27 +148,6 @@ func (w *savingsWorld) result(t *testing.T, id string) workflows.SavingsMoveResu
 	var res workflows.SavingsMoveResult
 	require.NoError(t, w.tc.GetWorkflow(context.Background(), id, "").Get(context.Background(), &res))
 	return res
-}
-
-// recordHistory writes a finished saga's history to workflows/testdata when
-// WAGERAIL_RECORD_HISTORY is set (the replay tests of package workflows read it).
-func (w *savingsWorld) recordHistory(t *testing.T, id, file string) {
-	t.Helper()
-	if os.Getenv("WAGERAIL_RECORD_HISTORY") == "" {
-		return
-	}
-	var res workflows.SavingsMoveResult
-	require.NoError(t, w.tc.GetWorkflow(context.Background(), id, "").Get(context.Background(), &res))
-	iter := w.tc.GetWorkflowHistory(context.Background(), id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	hist := &historypb.History{}
-	for iter.HasNext() {
-		ev, err := iter.Next()
-		require.NoError(t, err)
-		hist.Events = append(hist.Events, ev)
-	}
-	b, err := protojson.MarshalOptions{Indent: "  "}.Marshal(hist)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join("..", "workflows", "testdata", file), b, 0o644))
 }
 
 // TestSavingsRacingWithdrawalsNeverBelowZero: 20 withdrawals of 700 race against a goal holding

@@ -5,17 +5,12 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
-	enumspb "go.temporal.io/api/enums/v1"
-	historypb "go.temporal.io/api/history/v1"
-	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/wagerail/wagerail/internal/platform/idempotency"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
@@ -118,26 +113,6 @@ func (w *walletTransferWorld) requireNothingMoved(t *testing.T, fundings int) {
 	require.Zero(t, w.count(t, `SELECT count(*) FROM app.outbox WHERE tenant_id = $1 AND type LIKE 'wallet.transfer%'`, w.tenant))
 }
 
-// recordHistory writes a finished saga's history to workflows/testdata when
-// WAGERAIL_RECORD_HISTORY is set (TestWalletTransferReplay in package workflows reads it).
-func (w *walletTransferWorld) recordHistory(t *testing.T, id, file string) {
-	t.Helper()
-	if os.Getenv("WAGERAIL_RECORD_HISTORY") == "" {
-		return
-	}
-	w.result(t, id)
-	iter := w.tc.GetWorkflowHistory(context.Background(), id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	hist := &historypb.History{}
-	for iter.HasNext() {
-		ev, err := iter.Next()
-		require.NoError(t, err)
-		hist.Events = append(hist.Events, ev)
-	}
-	b, err := protojson.MarshalOptions{Indent: "  "}.Marshal(hist)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join("..", "workflows", "testdata", file), b, 0o644))
-}
-
 // TestWalletTransferEndToEnd: over HTTP on the real stack, the wallet holder pays 4,000 of a
 // 10,000 wallet to an account at the sandbox: the partner moves it (pool −4,000, destination
 // +4,000), the ledger holds exactly the transfer's journal (Dr payable-to-employee / Cr the pool's
@@ -177,7 +152,7 @@ func TestWalletTransferEndToEnd(t *testing.T) {
 	require.Equal(t, 1, w.count(t, `SELECT count(*) FROM app.outbox WHERE tenant_id = $1 AND type = 'wallet.transfer_settled.v1' AND payload->>'employeeId' = $2`, w.tenant, w.employee))
 	require.Equal(t, 1, w.auditRows(t, "WalletTransfer"))
 	require.Equal(t, 1, w.auditRows(t, "WalletTransferSettled"))
-	w.recordHistory(t, acc.WorkflowID, "wallet_transfer_history.json")
+	recordHistory(t, w.tc, acc.WorkflowID, "wallet_transfer_history.json")
 
 	// The same key again: the stored answer, one transfer, one partner transfer.
 	again := w.transfer(key, 4_000, w.destination(w.dest, walletDestHolder))
