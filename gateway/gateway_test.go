@@ -484,7 +484,10 @@ func TestBreakerOpensAndHalfOpens(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOpt{guard: func(g *GuardConfig) {
 		g.BreakerFailures = 3
-		g.BreakerOpenFor = 300 * time.Millisecond
+		// Long enough that the open-state checks below (three calls) finish before the breaker
+		// half-opens even on a loaded machine (at 300 ms a CI run's disburse found it half-open
+		// and reached the bank).
+		g.BreakerOpenFor = 2 * time.Second
 		g.Attempts = 1
 	}})
 	a, other := acct("flaky"), acct("fine")
