@@ -215,6 +215,10 @@ func TestBnplEndToEnd(t *testing.T) {
 		return s.count(t, `SELECT count(*) FROM app.audit_log WHERE tenant_id = $1 AND action = 'CollectBnplInstalment'`, s.tenant) >= 1
 	}, 10*time.Second, 50*time.Millisecond)
 	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM ledger.transactions WHERE tenant_id = $1 AND idempotency_key LIKE 'bnpl-collect:%'`, s.tenant))
+	// The activation's and the collection's histories (WAGERAIL_RECORD_HISTORY=1), replayed by
+	// TestBnplReplay in package workflows.
+	recordHistory(t, s.tc, acc.WorkflowID, "bnpl_activate_history.json")
+	recordHistory(t, s.tc, winnerWF, "bnpl_collect_history.json")
 
 	for _, idx := range []string{"1", "2"} {
 		rec = s.owner.call(http.MethodPost, "/api/bnpl/agreements/"+a.ID+"/installments/"+idx+"/collect", nil, "Idempotency-Key", testkit.Unique("collect"))

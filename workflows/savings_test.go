@@ -181,11 +181,14 @@ func TestSavingsCodesInTable(t *testing.T) {
 	}
 }
 
-// The savings saga's recorded runs (api/savings_test.go's TestSavingsEndToEnd records them with
-// WAGERAIL_RECORD_HISTORY=1: a deposit and a withdrawal on the real stack), replayed against the
-// current code: a change to the command sequence that would break running sagas fails here.
+// The savings saga's recorded runs (with WAGERAIL_RECORD_HISTORY=1 on the real stack:
+// api/savings_test.go's TestSavingsEndToEnd records a deposit and a withdrawal, and
+// api/savings_autosave_test.go's TestSavingsAutosaveByPayrollDeduction a deposit by payroll
+// deduction), replayed against the current code: a change to the command sequence that would
+// break running sagas fails here.
 func TestSavingsMoveReplay(t *testing.T) {
-	for _, f := range []string{"testdata/savings_deposit_history.json", "testdata/savings_withdraw_history.json"} {
+	for _, f := range []string{"testdata/savings_deposit_history.json", "testdata/savings_withdraw_history.json",
+		"testdata/savings_deposit_payroll_history.json"} {
 		require.Equal(t, SavingsMoveWorkflowName, replayHistory(t, f), f)
 	}
 }
