@@ -206,7 +206,7 @@ func TestBnplInstalmentByPayrollDeduction(t *testing.T) {
 		p.a.ID, wfID))
 	require.Equal(t, "DUE", p.instalment(t, 1).Status)
 	require.Equal(t, "DUE", p.instalment(t, 2).Status)
-	recordHistory(t, s.tc, wfID, "bnpl_collect_payroll_history.json")
+	testkit.RecordHistory(t, s.tc, wfID, "", "../workflows/testdata/bnpl_collect_payroll_history.json")
 	tx := s.ledgerTx(t, "bnpl-collect:"+wfID)
 	require.Equal(t, ledgerv1.TransactionStatus_TRANSACTION_STATUS_POSTED, tx.GetStatus())
 	require.Equal(t, *i0.LedgerTxID, tx.GetId())

@@ -217,8 +217,8 @@ func TestBnplEndToEnd(t *testing.T) {
 	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM ledger.transactions WHERE tenant_id = $1 AND idempotency_key LIKE 'bnpl-collect:%'`, s.tenant))
 	// The activation's and the collection's histories (WAGERAIL_RECORD_HISTORY=1), replayed by
 	// TestBnplReplay in package workflows.
-	recordHistory(t, s.tc, acc.WorkflowID, "bnpl_activate_history.json")
-	recordHistory(t, s.tc, winnerWF, "bnpl_collect_history.json")
+	testkit.RecordHistory(t, s.tc, acc.WorkflowID, "", "../workflows/testdata/bnpl_activate_history.json")
+	testkit.RecordHistory(t, s.tc, winnerWF, "", "../workflows/testdata/bnpl_collect_history.json")
 
 	for _, idx := range []string{"1", "2"} {
 		rec = s.owner.call(http.MethodPost, "/api/bnpl/agreements/"+a.ID+"/installments/"+idx+"/collect", nil, "Idempotency-Key", testkit.Unique("collect"))

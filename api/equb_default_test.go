@@ -65,7 +65,7 @@ func TestEqubDefaultRulePaysWhatWasCollected(t *testing.T) {
 		wfID := decode[equbContributeJSON](t, rec).WorkflowID
 		s.waitContribution(t, m, wfID, "POSTED")
 		if i == 0 { // the saga's history, for the replay test of package workflows
-			recordHistory(t, s.tc, wfID, "equb_contribute_history.json")
+			testkit.RecordHistory(t, s.tc, wfID, "", "../workflows/testdata/equb_contribute_history.json")
 		}
 	}
 
@@ -96,7 +96,7 @@ func TestEqubDefaultRulePaysWhatWasCollected(t *testing.T) {
 		return s.count(t, `SELECT count(*) FROM app.equb_payouts WHERE tenant_id = $1 AND status = 'FAILED'`, s.tenant) == 1
 	}, 60*time.Second, 50*time.Millisecond)
 	s.waitClosed(t, decode[equbContributeJSON](t, rec).WorkflowID)
-	recordHistory(t, s.tc, decode[equbContributeJSON](t, rec).WorkflowID, "equb_payout_failed_history.json")
+	testkit.RecordHistory(t, s.tc, decode[equbContributeJSON](t, rec).WorkflowID, "", "../workflows/testdata/equb_payout_failed_history.json")
 	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.equb_defaults WHERE tenant_id = $1 AND status = 'VOIDED'`, s.tenant))
 	require.Zero(t, s.count(t, `SELECT count(*) FROM app.equb_defaults WHERE tenant_id = $1 AND status = 'OWED'`, s.tenant))
 	require.Equal(t, 2*amount, s.sandboxBalance(t, s.escrow), "the rejected payout moved nothing")
@@ -109,7 +109,7 @@ func TestEqubDefaultRulePaysWhatWasCollected(t *testing.T) {
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
 	paid := s.waitCycle(t, g.ID, 1, "PAID")
 	s.waitClosed(t, decode[equbContributeJSON](t, rec).WorkflowID)
-	recordHistory(t, s.tc, decode[equbContributeJSON](t, rec).WorkflowID, "equb_payout_history.json")
+	testkit.RecordHistory(t, s.tc, decode[equbContributeJSON](t, rec).WorkflowID, "", "../workflows/testdata/equb_payout_history.json")
 	require.Equal(t, 1, paid.DefaultedCount)
 	require.Equal(t, before+2*amount, s.sandboxBalance(t, recipient.account), "the pot is the two contributions collected")
 	require.Equal(t, 2*amount, s.paidPayoutAmount(t))

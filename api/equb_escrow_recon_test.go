@@ -154,7 +154,7 @@ func TestEqubEscrowReconciliation(t *testing.T) {
 	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.equb_escrow_recons WHERE status = 'DRIFT' AND drift_santim = $1 AND workflow_id = $2`,
 		stray, rep.WorkflowID))
 	// The drifted run's history (WAGERAIL_RECORD_HISTORY=1), replayed by TestEqubEscrowReconReplay.
-	recordHistory(t, s.tc, rep.WorkflowID, "equb_escrow_recon_history.json")
+	testkit.RecordHistory(t, s.tc, rep.WorkflowID, "", "../workflows/testdata/equb_escrow_recon_history.json")
 	drift, _ = gauges()
 	require.Equal(t, map[string]float64{"sandbox": float64(stray)}, drift)
 	// Nothing corrected the ledger: the pool of the last cycle still holds nothing.

@@ -302,7 +302,7 @@ func TestLoanRepayAndRemitEndToEnd(t *testing.T) {
 	require.Equal(t, 2, s.count(t, `SELECT count(*) FROM app.audit_log WHERE action = $1 AND outcome = 'SUCCESS'`, lending.ActionRecordRepayment))
 	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.audit_log WHERE action = $1 AND outcome = 'DENIED'`, lending.ActionRecordRepayment),
 		"the overpayment's refusal")
-	recordHistory(t, s.tc, r2.WorkflowID, "loan_repay_history.json")
+	testkit.RecordHistory(t, s.tc, r2.WorkflowID, "", "../workflows/testdata/loan_repay_history.json")
 
 	// 5. The remittance.
 	transfersBefore := len(s.bank.Sandbox.Transfers(t))
@@ -325,7 +325,7 @@ func TestLoanRepayAndRemitEndToEnd(t *testing.T) {
 	}, entryLines(rtx))
 	require.Equal(t, rm.PartnerReference, rtx.GetMetadata()["bank_reference"])
 	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.outbox WHERE type = 'loan.installment_remitted_to_fi.v1' AND payload->>'loanId' = $1`, l.ID))
-	recordHistory(t, s.tc, rm.WorkflowID, "loan_remit_history.json")
+	testkit.RecordHistory(t, s.tc, rm.WorkflowID, "", "../workflows/testdata/loan_remit_history.json")
 
 	// Another key: the same remittance, nothing sent.
 	rows := s.moneyRows(t)

@@ -268,8 +268,8 @@ func TestPayrollCompletionAppliesDeductions(t *testing.T) {
 	require.Equal(t, map[string]int{"payroll.run_completed.v1": 1, "payroll.deduction_mandate_completed.v1": 1, "ewa.repayment_recorded.v1": 1,
 		"ewa.repaid.v1": 1, "loan.installment_repaid.v1": 2, "loan.installment_remitted_to_fi.v1": 1}, events())
 	require.Equal(t, 1, s.auditRows(t, payroll.ActionCompleteRun))
-	recordHistory(t, s.tc, started.GetID(), "payroll_complete_history.json")
-	recordHistory(t, s.tc, started.GetID()+":page-1", "payroll_complete_batch_history.json")
+	testkit.RecordHistory(t, s.tc, started.GetID(), "", "../workflows/testdata/payroll_complete_history.json")
+	testkit.RecordHistory(t, s.tc, started.GetID()+":page-1", "", "../workflows/testdata/payroll_complete_batch_history.json")
 
 	// Again: nothing changes.
 	state := func() []int {

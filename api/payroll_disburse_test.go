@@ -400,12 +400,12 @@ func TestPayrollDisburseEndToEnd(t *testing.T) {
 	require.Equal(t, 1, w.count(t, `SELECT count(*) FROM app.outbox WHERE tenant_id = $1 AND type = 'payroll.run_disbursed.v1'`, w.tenant))
 
 	// The sagas' histories, for the replay tests of package workflows (WAGERAIL_RECORD_HISTORY=1).
-	recordHistory(t, w.tc, workflows.PayrollDisburseWorkflowID(run.ID), "payroll_disburse_history.json")
+	testkit.RecordHistory(t, w.tc, workflows.PayrollDisburseWorkflowID(run.ID), "", "../workflows/testdata/payroll_disburse_history.json")
 	var retryID string
 	require.NoError(t, db.InTenantTx(context.Background(), w.d.App, w.tenant, func(tx pgx.Tx) error {
 		return tx.QueryRow(context.Background(), `SELECT retry_workflow_id FROM app.payroll_entries WHERE id = $1`, entryOf[dormant]).Scan(&retryID)
 	}))
-	recordHistory(t, w.tc, retryID, "payroll_entry_retry_history.json")
+	testkit.RecordHistory(t, w.tc, retryID, "", "../workflows/testdata/payroll_entry_retry_history.json")
 }
 
 // The disbursement routes with hostile ids, queries, bodies and keys, as the owner, the clerk

@@ -214,7 +214,7 @@ func TestSavingsAutosaveByPayrollDeduction(t *testing.T) {
 	wfID := workflows.PayrollProductWorkflowID(w.tenant, run.ID, payroll.Obligation{Kind: payroll.KindSavingsAutosave,
 		EntryID: entryOf(t, w.ewaStack, run.ID, w.employee), Reference: md.ID})
 	got := w.waitSaved(t, g.ID, amount)
-	recordHistory(t, w.tc, wfID, "savings_deposit_payroll_history.json")
+	testkit.RecordHistory(t, w.tc, wfID, "", "../workflows/testdata/savings_deposit_payroll_history.json")
 	require.Equal(t, amount*10_000/target, got.ProgressBasisPoints)
 	require.Equal(t, amount, got.AvailableSantim)
 	require.Equal(t, 1, w.count(t, `SELECT count(*) FROM app.savings_movements WHERE tenant_id = $1`, w.tenant))

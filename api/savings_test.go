@@ -129,8 +129,8 @@ func TestSavingsEndToEnd(t *testing.T) {
 	require.Equal(t, ledgerv1.TransactionStatus_TRANSACTION_STATUS_POSTED, tx.GetTransaction().GetStatus())
 	require.ElementsMatch(t, []string{"D savings-held:" + g.ID + " 4000", "C partner-bank:sandbox:" + w.escrow + " 4000"}, entryLines(tx.GetTransaction()))
 	require.Equal(t, 1, w.count(t, `SELECT count(*) FROM app.outbox WHERE tenant_id = $1 AND type = 'savings.withdrawn.v1'`, w.tenant))
-	recordHistory(t, w.tc, acc.WorkflowID, "savings_deposit_history.json")
-	recordHistory(t, w.tc, wacc.WorkflowID, "savings_withdraw_history.json")
+	testkit.RecordHistory(t, w.tc, acc.WorkflowID, "", "../workflows/testdata/savings_deposit_history.json")
+	testkit.RecordHistory(t, w.tc, wacc.WorkflowID, "", "../workflows/testdata/savings_withdraw_history.json")
 
 	// Not the caller's goal, or nobody's.
 	requireStatus(t, w.move("deposit", "sgl_unknown", testkit.Unique("k"), 100), http.StatusNotFound, "SAVINGS_GOAL_NOT_FOUND")

@@ -152,7 +152,7 @@ func TestWalletTransferEndToEnd(t *testing.T) {
 	require.Equal(t, 1, w.count(t, `SELECT count(*) FROM app.outbox WHERE tenant_id = $1 AND type = 'wallet.transfer_settled.v1' AND payload->>'employeeId' = $2`, w.tenant, w.employee))
 	require.Equal(t, 1, w.auditRows(t, "WalletTransfer"))
 	require.Equal(t, 1, w.auditRows(t, "WalletTransferSettled"))
-	recordHistory(t, w.tc, acc.WorkflowID, "wallet_transfer_history.json")
+	testkit.RecordHistory(t, w.tc, acc.WorkflowID, "", "../workflows/testdata/wallet_transfer_history.json")
 
 	// The same key again: the stored answer, one transfer, one partner transfer.
 	again := w.transfer(key, 4_000, w.destination(w.dest, walletDestHolder))

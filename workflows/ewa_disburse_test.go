@@ -547,7 +547,7 @@ func TestEwaDisburseRealRun(t *testing.T) {
 	require.Equal(t, res.TransferID, tr.GetId())
 	require.Equal(t, 3, r.steps(), "Begin, ClaimWithLedgerTx, MarkDisbursed")
 
-	recordHistory(t, tc, wfID, run.GetRunID(), ewaDisburseLeaveTimerHistoryFile)
+	testkit.RecordHistory(t, tc, wfID, run.GetRunID(), ewaDisburseLeaveTimerHistoryFile)
 }
 
 // A transfer the partner holds past a run's lookups, on the real server: the saga continues as

@@ -91,7 +91,7 @@ func TestEwaRepayRealActivities(t *testing.T) {
 	require.Equal(t, ewa.Repaid, rest.Request.Status)
 	require.Equal(t, total, rest.Request.RepaidAmountSantim)
 	require.Equal(t, 2, rest.Repayment.Seq)
-	recordHistory(t, tc, run.GetID(), run.GetRunID(), ewaRepayHistoryFile)
+	testkit.RecordHistory(t, tc, run.GetID(), run.GetRunID(), ewaRepayHistoryFile)
 	over, _ := repay(1)
 	require.Equal(t, EwaRepayResult{RequestID: req.ID, Status: RepayRefused, Code: ewa.CodeNotDisbursed}, over)
 

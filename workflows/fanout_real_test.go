@@ -62,8 +62,8 @@ func TestFanoutRealRun(t *testing.T) {
 	require.Equal(t, "ACCOUNT_NOT_FOUND", res.Failures[0].FailureCode)
 	require.Len(t, f.recorded, 12)
 
-	recordHistory(t, tc, id, run.GetRunID(), fanoutHistoryFile)
-	recordHistory(t, tc, FanoutBatchID(id, 1), "", fanoutBatchHistoryFile)
+	testkit.RecordHistory(t, tc, id, run.GetRunID(), fanoutHistoryFile)
+	testkit.RecordHistory(t, tc, FanoutBatchID(id, 1), "", fanoutBatchHistoryFile)
 }
 
 // TestFanoutReplay replays the recorded fan-out and batch histories against the current code.

@@ -116,7 +116,7 @@ func TestIdempotencyCleanupRealActivityAndSchedule(t *testing.T) {
 		_, err = store.Lookup(tenancy.WithTenant(ctx, tenant), route, "new")
 		require.NoError(t, err)
 	}
-	recordHistory(t, tc, run.GetID(), run.GetRunID(), idempotencyCleanupHistoryFile)
+	testkit.RecordHistory(t, tc, run.GetID(), run.GetRunID(), idempotencyCleanupHistoryFile)
 
 	// The schedule: created once, brought up to date (not duplicated) on the next deploy.
 	require.NoError(t, EnsureIdempotencyCleanupSchedule(ctx, tc, "old-queue"))

@@ -140,7 +140,7 @@ func TestIdentityCleanupRealActivitiesAndSchedule(t *testing.T) {
 	require.Equal(t, []int64{2, 1, 1}, []int64{res.Verifications, res.Sessions, res.RateLimitCounters})
 	v, s, c = identityRows(t, d.App)
 	require.Equal(t, []int{1, 2, 1}, []int{v, s, c}, "the live secret, the recent sessions and the running window stay")
-	recordHistory(t, tc, run.GetID(), run.GetRunID(), identityCleanupHistoryFile)
+	testkit.RecordHistory(t, tc, run.GetID(), run.GetRunID(), identityCleanupHistoryFile)
 
 	// The schedule: created once, brought up to date (not duplicated) on the next deploy.
 	require.NoError(t, EnsureIdentityCleanupSchedule(ctx, tc, "old-queue"))

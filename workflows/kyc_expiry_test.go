@@ -106,7 +106,7 @@ func TestKycExpiryRealActivitiesAndSchedule(t *testing.T) {
 		require.Equal(t, kyc.Expired, s.Status)
 		return err
 	}))
-	recordHistory(t, tc, run.GetID(), run.GetRunID(), kycExpiryHistoryFile)
+	testkit.RecordHistory(t, tc, run.GetID(), run.GetRunID(), kycExpiryHistoryFile)
 
 	require.NoError(t, EnsureKycExpirySchedule(ctx, tc, queue))
 	t.Cleanup(func() {

@@ -401,5 +401,5 @@ func TestLoanDisburseRealRun(t *testing.T) {
 	require.Equal(t, []string{"plan", "claim", "disbursed"}, steps)
 	mu.Unlock()
 
-	recordHistory(t, tc, wfID, run.GetRunID(), loanDisburseHistoryFile)
+	testkit.RecordHistory(t, tc, wfID, run.GetRunID(), loanDisburseHistoryFile)
 }

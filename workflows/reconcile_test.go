@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
 	"testing"
 	"time"
@@ -14,7 +12,6 @@ import (
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
-	historypb "go.temporal.io/api/history/v1"
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
@@ -24,7 +21,6 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/wagerail/wagerail/activities"
 	"github.com/wagerail/wagerail/gateway"
@@ -222,7 +218,7 @@ func TestReconcileWorkflowRealActivities(t *testing.T) {
 	require.Equal(t, 4, p.Scanned) // opening and hold at the bank, opening and disbursement in the ledger
 	require.Equal(t, 4, p.Matched)
 	require.NotZero(t, p.RunID)
-	recordHistory(t, tc, run.GetID(), run.GetRunID(), reconcileHistoryFile)
+	testkit.RecordHistory(t, tc, run.GetID(), run.GetRunID(), reconcileHistoryFile)
 
 	// The schedule: created once, updated (not duplicated) on the next deploy.
 	in := ReconcileInput{Tenants: []string{tenant}, Partners: []string{gateway.SandboxPartner}, FetchStatements: true}
@@ -266,25 +262,6 @@ func serveLedger(t *testing.T, d *testkit.DB) ledgerv1.LedgerServiceClient {
 
 // reconcileHistoryFile is a recorded history of a real run (WAGERAIL_RECORD_HISTORY=1 rewrites it).
 const reconcileHistoryFile = "testdata/reconcile_history.json"
-
-// recordHistory writes the run's history as JSON when WAGERAIL_RECORD_HISTORY is set.
-func recordHistory(t *testing.T, tc client.Client, id, runID, path string) {
-	t.Helper()
-	if os.Getenv("WAGERAIL_RECORD_HISTORY") == "" {
-		return
-	}
-	iter := tc.GetWorkflowHistory(context.Background(), id, runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	hist := &historypb.History{}
-	for iter.HasNext() {
-		ev, err := iter.Next()
-		require.NoError(t, err)
-		hist.Events = append(hist.Events, ev)
-	}
-	b, err := protojson.MarshalOptions{Indent: "  "}.Marshal(hist)
-	require.NoError(t, err)
-	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-	require.NoError(t, os.WriteFile(path, b, 0o644))
-}
 
 // TestReconcileReplay replays a recorded history against the current code: a change that would
 // break running histories fails here and needs workflow.GetVersion.
@@ -493,7 +470,7 @@ func TestReconcileEveryoneRealActivities(t *testing.T) {
 		require.Equal(t, 4, p.Matched) // opening and hold at the bank, opening and disbursement in the ledger
 		require.Zero(t, p.DriftSantim)
 	}
-	recordHistory(t, tc, run.GetID(), run.GetRunID(), reconcileEveryoneHistoryFile)
+	testkit.RecordHistory(t, tc, run.GetID(), run.GetRunID(), reconcileEveryoneHistoryFile)
 
 	// The partner's drift series exists, at 0.
 	require.Equal(t, 0.0, gaugeValue(t, lsrv.Registry, "svc_ledger_reconcile_drift_santim", map[string]string{"partner": gateway.SandboxPartner}))
