@@ -55,15 +55,6 @@ func (s *equbStack) poolBalance(t *testing.T, cycleID string) (posted, pending i
 	return b.GetPostedSantim(), b.GetPendingCreditsSantim() + b.GetPendingDebitsSantim() // open holds only
 }
 
-func (s *equbStack) sandboxBalance(t *testing.T, account string) int64 {
-	t.Helper()
-	var acct struct {
-		BalanceSantim int64 `json:"balanceSantim"`
-	}
-	s.bank.Sandbox.Call(t, http.MethodGet, "/api/v1/sandbox/accounts/"+account, nil, http.StatusOK, &acct)
-	return acct.BalanceSantim
-}
-
 // TestEqubContributionEndToEnd, on the real stack with the sandbox: with the master switch off a
 // contribution is 503 EQUB_MONEY_MOVEMENT_DISABLED and nothing at all is written; on, racing
 // contributions of one member for one cycle give exactly one (the others 409

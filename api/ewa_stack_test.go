@@ -251,6 +251,16 @@ func (s *ewaStack) sideEffects(t *testing.T) (ledgerTxs, transfers, events int) 
 }
 
 // auditRows counts the tenant's audit rows of action.
+// sandboxBalance is an account's balance at the bank sandbox.
+func (s *ewaStack) sandboxBalance(t *testing.T, number string) int64 {
+	t.Helper()
+	var out struct {
+		BalanceSantim int64 `json:"balanceSantim"`
+	}
+	s.bank.Bank(t, http.MethodGet, "/api/v1/sandbox/accounts/"+number, nil, http.StatusOK, &out)
+	return out.BalanceSantim
+}
+
 func (s *ewaStack) auditRows(t *testing.T, action string) int {
 	return s.count(t, `SELECT count(*) FROM app.audit_log WHERE tenant_id = $1 AND action = $2`, s.tenant, action)
 }

@@ -205,16 +205,6 @@ func (s *loanStack) ledgerTx(t *testing.T, key string) *ledgerv1.Transaction {
 	return got.GetTransaction()
 }
 
-// sandboxBalance is an account's balance at the bank sandbox.
-func (s *loanStack) sandboxBalance(t *testing.T, number string) int64 {
-	t.Helper()
-	var out struct {
-		BalanceSantim int64 `json:"balanceSantim"`
-	}
-	s.bank.Bank(t, http.MethodGet, "/api/v1/sandbox/accounts/"+number, nil, http.StatusOK, &out)
-	return out.BalanceSantim
-}
-
 // moneyRows counts what a remittance or a repayment writes: repayments, remittances, the
 // tenant's ledger transactions, partner transfers and the loan events.
 func (s *loanStack) moneyRows(t *testing.T) [5]int {
