@@ -44,6 +44,8 @@ func (s *Server) savingsRoutes() []Route {
 		{Method: http.MethodGet, Path: "/api/me/savings/goals", Auth: Session, Summary: "The caller's savings goals with their progress (from the ledger)", Handler: s.mySavingsGoals},
 		{Method: http.MethodPost, Path: "/api/savings/goals/:id/autosave-mandate", Auth: Session, Resolve: s.resolveSaver,
 			Summary: "Opt in to save into one of the caller's goals by payroll deduction (a PENDING deduction mandate)", Handler: s.createSavingsAutosaveMandate},
+		{Method: http.MethodPost, Path: "/api/savings/goals/:id/close", Auth: Session, Resolve: s.resolveSaver, Body: BodyNone,
+			Summary: "Close one of the caller's goals that holds nothing (its auto-save cancelled)", Handler: s.closeSavingsGoal},
 	}
 }
 
@@ -113,19 +115,20 @@ func (s *Server) putSavingsSettings(c *gin.Context) {
 }
 
 type savingsGoalJSON struct {
-	ID                      string    `json:"id"`
-	EmployeeID              string    `json:"employeeId"`
-	Name                    string    `json:"name"`
-	TargetSantim            int64     `json:"targetSantim"`
-	TargetDate              *string   `json:"targetDate"`
-	Status                  string    `json:"status"`
-	LedgerAccount           string    `json:"ledgerAccount"`
-	SavedSantim             int64     `json:"savedSantim"`
-	AvailableSantim         int64     `json:"availableSantim"`
-	PendingDepositSantim    int64     `json:"pendingDepositSantim"`
-	PendingWithdrawalSantim int64     `json:"pendingWithdrawalSantim"`
-	ProgressBasisPoints     int64     `json:"progressBasisPoints"`
-	CreatedAt               time.Time `json:"createdAt"`
+	ID                      string     `json:"id"`
+	EmployeeID              string     `json:"employeeId"`
+	Name                    string     `json:"name"`
+	TargetSantim            int64      `json:"targetSantim"`
+	TargetDate              *string    `json:"targetDate"`
+	Status                  string     `json:"status"`
+	LedgerAccount           string     `json:"ledgerAccount"`
+	SavedSantim             int64      `json:"savedSantim"`
+	AvailableSantim         int64      `json:"availableSantim"`
+	PendingDepositSantim    int64      `json:"pendingDepositSantim"`
+	PendingWithdrawalSantim int64      `json:"pendingWithdrawalSantim"`
+	ProgressBasisPoints     int64      `json:"progressBasisPoints"`
+	CreatedAt               time.Time  `json:"createdAt"`
+	ClosedAt                *time.Time `json:"closedAt"`
 
 	// Autosave is the goal's live auto-save mandate (PENDING, ACTIVE or SUSPENDED), null when none.
 	Autosave *savingsAutosaveJSON `json:"autosave"`
@@ -147,6 +150,10 @@ type savingsGoalListJSON struct {
 func (s *Server) goalJSON(ctx context.Context, tenant string, g savings.Goal) (savingsGoalJSON, error) {
 	out := savingsGoalJSON{ID: g.ID, EmployeeID: g.EmployeeID, Name: g.Name, TargetSantim: g.TargetSantim, Status: g.Status,
 		LedgerAccount: savings.Account(g.ID), CreatedAt: g.CreatedAt.UTC()}
+	if g.ClosedAt != nil {
+		at := g.ClosedAt.UTC()
+		out.ClosedAt = &at
+	}
 	if g.TargetDate != nil {
 		d := g.TargetDate.Format(time.DateOnly)
 		out.TargetDate = &d
@@ -299,6 +306,49 @@ func (s *Server) createSavingsAutosaveMandate(c *gin.Context) {
 		return
 	}
 	c.JSON(http.StatusCreated, toMandateJSON(m))
+}
+
+// closeSavingsGoal closes the caller's own goal (savings.CloseGoal): 200 with the goal CLOSED,
+// its figures zero and its auto-save gone (the mandate cancelled in the same transaction). A goal
+// that holds money or has a movement in flight is 409 SAVINGS_GOAL_NOT_EMPTY (withdraw first); one
+// whose auto-save a payroll run not yet completed may still deposit 409
+// SAVINGS_GOAL_AUTOSAVE_IN_RUN (both audited DENIED, nothing else written); a CLOSED goal is
+// answered as it is (200, nothing written), so a retry after a lost answer sees the same; another
+// saver's or organization's goal 404 SAVINGS_GOAL_NOT_FOUND. The ledger is read with the goal's
+// row locked; a ledger that cannot answer is 503 with nothing written.
+func (s *Server) closeSavingsGoal(c *gin.Context) {
+	id, ok := pathID(c)
+	if !ok || !s.ledgerReady(c) {
+		return
+	}
+	tenant, emp := callerOf(c).Tenant, c.GetString(saverKey)
+	held := func(ctx context.Context) (savings.Holdings, error) {
+		resp, err := s.deps.Ledger.GetBalance(ctx, &ledgerv1.GetBalanceRequest{TenantId: tenant, AccountName: savings.Account(id)})
+		switch {
+		case errors.Is(err, ledger.ErrAccountNotFound):
+			return savings.Holdings{}, nil
+		case err != nil:
+			s.deps.Log.Warn("savings goal close: ledger read failed", "goal_id", id, "error", err)
+			return savings.Holdings{}, errLedgerUnavailable
+		}
+		b := resp.GetBalance()
+		return savings.Holdings{PostedSantim: b.GetPostedSantim(), PendingInSantim: b.GetPendingCreditsSantim(),
+			PendingOutSantim: b.GetPendingDebitsSantim()}, nil
+	}
+	g, err := inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) (savings.Goal, error) {
+		g, _, err := savings.CloseGoal(ctx, tx, emp, id, held, s.now())
+		return g, err
+	})
+	if err != nil {
+		s.payrollAnswer(c, "CloseSavingsGoal", savings.TargetGoal, id, err)
+		return
+	}
+	out, err := s.goalJSON(c.Request.Context(), tenant, g)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, out)
 }
 
 type savingsMoveRequest struct {

@@ -56,14 +56,12 @@ func (w *savingsWorld) saverWithAccount(t *testing.T, owner *apiClient, email st
 	return w.signIn(email), emp.ID, account
 }
 
-// closeGoal closes the goal (no route closes one yet: the status domain's rule is what is tested).
+// closeGoal closes the caller's empty goal by its route.
 func (w *savingsWorld) closeGoal(t *testing.T, id string) {
 	t.Helper()
-	ctx := context.Background()
-	require.NoError(t, db.InTenantTx(ctx, w.d.App, w.tenant, func(tx pgx.Tx) error {
-		_, err := tx.Exec(ctx, `UPDATE app.savings_goals SET status = $1 WHERE id = $2`, savings.GoalClosed, id)
-		return err
-	}))
+	rec := w.me.call(http.MethodPost, "/api/savings/goals/"+id+"/close", nil)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.Equal(t, savings.GoalClosed, decode[savingsGoalJSON](t, rec).Status)
 }
 
 // TestSavingsAutosaveMandateOptIn: a saver opts in to auto-save into their own goal by payroll

@@ -234,6 +234,14 @@ func FuzzSavingsRoutes(f *testing.F) {
 	f.Add(uint8(6), uint8(2), goal, "", `{"amountSantim":100,"startPeriod":"2026-11"}`)
 	f.Add(uint8(6), uint8(3), goal, "", `{"amountSantim":100,"startPeriod":"2026-11"}`)
 	f.Add(uint8(6), uint8(0), "%ff%00", "", `[]`)
+	// 7: POST .../close (no body).
+	f.Add(uint8(7), uint8(0), goal, "", "")
+	f.Add(uint8(7), uint8(0), goal, "", `{"force":true}`)
+	f.Add(uint8(7), uint8(0), "sgl_\u202e", "", "")
+	f.Add(uint8(7), uint8(0), "%ff%00", "", "")
+	f.Add(uint8(7), uint8(1), goal, "", "")
+	f.Add(uint8(7), uint8(2), goal, "", "")
+	f.Add(uint8(7), uint8(3), goal, "", "")
 	f.Fuzz(func(t *testing.T, route, who uint8, param, query, body string) {
 		r := routes[int(route)%len(routes)]
 		path := strings.Replace(r.Path, ":id", param, 1)

@@ -146,3 +146,21 @@ func LiveProductMandates(ctx context.Context, tx db.Writer, kind string, refs []
 	}
 	return out, nil
 }
+
+// MandateInOpenRun reports whether a payroll run that has not ended yet may still take employee's
+// mandate: a run being calculated (its figures are not written yet), or a calculated, approved,
+// disbursing or disbursed run one of whose entries of the employee withheld an amount under the
+// mandate (its completion still applies it). A product that ends what the mandate pays for (a
+// savings goal's close) waits for such a run, so no withheld pay is left with nowhere to go.
+func MandateInOpenRun(ctx context.Context, tx db.Writer, employeeID, mandateID string) (bool, error) {
+	var open bool
+	err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM app.payroll_runs r WHERE r.tenant_id = $1 AND r.calculating_at IS NOT NULL)
+		OR EXISTS (SELECT 1 FROM app.payroll_entries e JOIN app.payroll_runs r ON r.tenant_id = e.tenant_id AND r.id = e.run_id
+			WHERE e.tenant_id = $1 AND e.employee_id = $2 AND r.status IN ($4, $5, $6, $7)
+				AND e.deductions @> jsonb_build_array(jsonb_build_object('reference', $3::text)))`,
+		tenancy.TenantID(ctx), employeeID, mandateID, RunCalculated, RunApproved, RunDisbursing, RunDisbursed).Scan(&open)
+	if err != nil {
+		return false, fmt.Errorf("payroll.mandate_in_open_run: %w", err)
+	}
+	return open, nil
+}

@@ -20,6 +20,10 @@ const (
 
 	// A goal that is not ACTIVE takes no auto-save opt-in and no deposit.
 	CodeGoalClosed = "SAVINGS_GOAL_CLOSED"
+	// A goal is closed only when it holds nothing and nothing is in flight (CloseGoal), and no
+	// payroll run that has not ended may still take its auto-save.
+	CodeGoalNotEmpty      = "SAVINGS_GOAL_NOT_EMPTY"
+	CodeGoalAutosaveInRun = "SAVINGS_GOAL_AUTOSAVE_IN_RUN"
 	// An auto-save deposit (PayrollSource) the plan refuses: the organization has no payroll
 	// account, or one at another partner than the savings escrow's.
 	CodePayrollAccountNotSet = "SAVINGS_PAYROLL_ACCOUNT_NOT_SET"
@@ -48,6 +52,10 @@ var refusals = refusal.Table{
 	CodeLedgerUnavailable:   {Status: http.StatusServiceUnavailable, Message: "the ledger could not be read; nothing moved, try again later with a new key"},
 
 	CodeGoalClosed: {Status: http.StatusConflict, Message: "the savings goal is closed: it takes no deposit and no auto-save"},
+	CodeGoalNotEmpty: {Status: http.StatusConflict,
+		Message: "the savings goal holds money or has a deposit or withdrawal in flight: withdraw everything, then close it"},
+	CodeGoalAutosaveInRun: {Status: http.StatusConflict,
+		Message: "a payroll run that has not completed withheld (or may withhold) an auto-save for this goal: close it once the run completes"},
 	CodePayrollAccountNotSet: {Status: http.StatusConflict,
 		Message: "the organization has no payroll account at the savings escrow's partner bank (POST /api/payroll/tenant-settings)"},
 }

@@ -19,6 +19,9 @@
 //     saga with a PayrollSource (LoadPayrollPlan), the money from the employer's payroll account at
 //     the partner bank (where the withheld pay stayed) to the escrow, the journal a deposit's, the
 //     movement's source PAYROLL with its mandate.
+//   - Close (CloseGoal): a goal that holds nothing and has nothing in flight becomes CLOSED, its
+//     live auto-save mandate cancelled in the same transaction; a CLOSED goal takes no deposit and
+//     no opt-in, and what it could still hold (nothing) may be withdrawn.
 package savings
 
 import (
@@ -104,6 +107,7 @@ type Goal struct {
 	Status                   string
 	CreatedBy                string
 	CreatedAt                time.Time
+	ClosedAt                 *time.Time // set when CLOSED (CloseGoal)
 }
 
 // Movement is one deposit or withdrawal: one saga run.

@@ -33,6 +33,7 @@ const (
 	EventWithdrawalInitiated = "savings.withdrawal_initiated.v1"
 	EventWithdrawn           = "savings.withdrawn.v1"
 	EventWithdrawalFailed    = "savings.withdrawal_failed.v1"
+	EventGoalClosed          = "savings.goal_closed.v1"
 )
 
 // Audit targets.
@@ -104,11 +105,11 @@ func (g *NewGoal) Validate(today time.Time) error {
 	return nil
 }
 
-const goalCols = `id, tenant_id, employee_id, name, target_santim, target_date, status, created_by, created_at`
+const goalCols = `id, tenant_id, employee_id, name, target_santim, target_date, status, created_by, created_at, closed_at`
 
 func scanGoal(row pgx.Row) (Goal, error) {
 	var g Goal
-	err := row.Scan(&g.ID, &g.TenantID, &g.EmployeeID, &g.Name, &g.TargetSantim, &g.TargetDate, &g.Status, &g.CreatedBy, &g.CreatedAt)
+	err := row.Scan(&g.ID, &g.TenantID, &g.EmployeeID, &g.Name, &g.TargetSantim, &g.TargetDate, &g.Status, &g.CreatedBy, &g.CreatedAt, &g.ClosedAt)
 	return g, err
 }
 
@@ -284,9 +285,22 @@ func MovementOf(ctx context.Context, tx pgx.Tx, workflowID string) (m Movement, 
 // RecordPending records the run's movement PENDING with its ledger hold (audit SavingsDeposit or
 // SavingsWithdraw, savings.deposit_initiated.v1 or savings.withdrawal_initiated.v1), its source
 // PAYROLL with the mandate for an auto-save; the same run recording again gets its movement back.
+// A deposit into a goal that is no longer ACTIVE is CodeGoalClosed (CloseGoal's race).
 func RecordPending(ctx context.Context, tx pgx.Tx, p Plan, workflowID, ledgerTxID, requestedBy string) (Movement, error) {
 	if m, ok, err := MovementOf(ctx, tx, workflowID); err != nil || ok {
 		return m, err
+	}
+	if p.Kind == Deposit {
+		// The goal's status again, under a lock a close (FOR UPDATE) waits for and holds off:
+		// a deposit is never recorded into a goal closed since its plan was read.
+		var status string
+		if err := tx.QueryRow(ctx, `SELECT status FROM app.savings_goals WHERE tenant_id = $1 AND id = $2 FOR KEY SHARE`,
+			tenancy.TenantID(ctx), p.GoalID).Scan(&status); err != nil {
+			return Movement{}, err
+		}
+		if status != GoalActive {
+			return Movement{}, refuse(CodeGoalClosed)
+		}
 	}
 	source, mandate := SourceSaver, (*string)(nil)
 	if p.Payroll != nil {
@@ -357,7 +371,7 @@ func movementPayload(m Movement) map[string]any {
 }
 
 // record writes a state change's audit row and outbox event in tx.
-func record(ctx context.Context, tx pgx.Tx, action string, outcome audit.Outcome, targetType, targetID, event string, payload map[string]any) error {
+func record(ctx context.Context, tx db.Writer, action string, outcome audit.Outcome, targetType, targetID, event string, payload map[string]any) error {
 	if err := audit.Write(ctx, tx, audit.Entry{Action: action, Outcome: outcome, TargetType: targetType, TargetID: targetID, Details: payload}); err != nil {
 		return err
 	}
