@@ -39,6 +39,10 @@ type PayrollCalculateStep struct {
 	RunID   string
 	ActorID string
 	At      time.Time
+	// Mark is the CalculatingAt of the run's calculating mark the calculation was asked under:
+	// the step writes nothing when the run no longer carries it (payroll.CalculateRunMarked).
+	// Zero in steps scheduled before it was passed: not checked.
+	Mark time.Time `json:",omitzero"`
 }
 
 // PayrollCalculation is the step's answer: the run as calculated, or the refusal (a business
@@ -65,15 +69,18 @@ func (a *PayrollCalculate) Calculate(ctx context.Context, in PayrollCalculateSte
 		at = &field.Error{Field: "at", Problem: "is required"}
 	}
 	err := a.inTx(ctx, in, at, func(ctx context.Context, tx db.BunTx) (err error) {
-		out.Run, err = payroll.CalculateRun(ctx, tx, in.RunID, in.At)
+		out.Run, err = payroll.CalculateRunMarked(ctx, tx, in.RunID, in.At, in.Mark)
 		return err
 	})
 	var r *payroll.Refusal
 	if !errors.As(err, &r) {
 		return out, temporalError(err)
 	}
+	if r.Code == payroll.CodeCalculationSuperseded { // its mark is gone: nothing to clear, nothing written
+		return PayrollCalculation{Refusal: r}, nil
+	}
 	if err := a.inTx(ctx, in, nil, func(ctx context.Context, tx db.BunTx) error {
-		return payroll.EndCalculation(ctx, tx, in.RunID, r)
+		return payroll.EndCalculationMarked(ctx, tx, in.RunID, in.Mark, r)
 	}); err != nil {
 		return out, temporalError(err)
 	}

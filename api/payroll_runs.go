@@ -408,17 +408,18 @@ func (s *Server) calculatePayrollRun(c *gin.Context) {
 	type requested struct {
 		actor  string
 		marked bool
+		mark   time.Time // the run's calculating mark: this request's, or the one it found
 	}
 	req, err := inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) (requested, error) {
-		_, marked, err := payroll.RequestCalculation(ctx, tx, id, now)
-		return requested{tenancy.Actor(ctx), marked}, err
+		r, marked, err := payroll.RequestCalculation(ctx, tx, id, now)
+		return requested{tenancy.Actor(ctx), marked, r.CalculatingAt}, err
 	})
 	if err != nil {
 		s.payrollAnswer(c, payroll.ActionCalculateRun, payroll.TargetRun, id, err)
 		return
 	}
 	started, err := workflows.StartPayrollCalculate(c.Request.Context(), s.deps.Temporal, s.taskQueue(), workflows.PayrollCalculateInput{
-		TenantID: callerOf(c).Tenant, RunID: id, ActorID: req.actor, At: now, CorrelationID: requestID(c)})
+		TenantID: callerOf(c).Tenant, RunID: id, ActorID: req.actor, At: now, Mark: req.mark, CorrelationID: requestID(c)})
 	if err != nil {
 		if req.marked { // nothing will calculate the run: its approval must not wait for it
 			if _, uerr := inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) (struct{}, error) {

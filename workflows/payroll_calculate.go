@@ -31,10 +31,13 @@ const PayrollCalculateWorkflowName = "PayrollCalculate"
 
 // PayrollCalculateInput starts the calculation.
 type PayrollCalculateInput struct {
-	TenantID      string
-	RunID         string
-	ActorID       string    // the user who asked: the calculator
-	At            time.Time // the instant of the request
+	TenantID string
+	RunID    string
+	ActorID  string    // the user who asked: the calculator
+	At       time.Time // the instant of the request
+	// Mark is the run's calculating mark (its CalculatingAt) this calculation runs under: the
+	// step writes nothing when the run no longer carries it. Zero in older inputs: not checked.
+	Mark          time.Time `json:",omitzero"`
 	CorrelationID string    `json:",omitempty"`
 }
 
@@ -91,7 +94,7 @@ func PayrollCalculate(ctx workflow.Context, in PayrollCalculateInput) (PayrollCa
 	wfID := workflow.GetInfo(ctx).WorkflowExecution.ID
 	step := activities.PayrollCalculateStep{
 		Run:   activities.Run{TenantID: in.TenantID, WorkflowID: wfID, CorrelationID: in.CorrelationID},
-		RunID: in.RunID, ActorID: in.ActorID, At: in.At,
+		RunID: in.RunID, ActorID: in.ActorID, At: in.At, Mark: in.Mark,
 	}
 	res := PayrollCalculateResult{RunID: in.RunID}
 	out, err := call(ctx, calculateOptions(), activities.PayrollCalculateRun, step)

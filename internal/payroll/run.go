@@ -77,7 +77,12 @@ import (
 // not stop a step already executing in a worker. The step's transaction takes the run's row lock
 // first (CalculateRun), as the clearing does, so a step holding it is waited for (and clears the
 // mark itself); one that has not taken it yet when the mark is cleared still writes its
-// calculation, with no mark to tell an approver that the figures are about to change.
+// calculation, with no mark to tell an approver that the figures are about to change — unless
+// it names the mark it was started under (CalculateRunMarked: the request passes the mark's
+// CalculatingAt through the workflow to the step): under the run's row lock the step then finds
+// the mark cleared or another request's, and writes nothing (PAYROLL_CALCULATION_SUPERSEDED,
+// not audited: the calculation asked for was already ended as abandoned, audited FAILED).
+// Histories started before the token was passed carry none and are not checked.
 //
 // The lock is not a state but a mark on the run (LockedAt), because it is orthogonal to where the
 // money is: the auto-lock policy locks the period's run at a fixed time after the period ends
@@ -356,7 +361,7 @@ func RequestCalculation(ctx context.Context, tx db.BunTx, id string, now time.Ti
 	if r.Calculating() {
 		return r, false, nil
 	}
-	r.CalculatingBy, r.CalculatingAt = tenancy.Actor(ctx), now.UTC()
+	r.CalculatingBy, r.CalculatingAt = tenancy.Actor(ctx), now.UTC().Truncate(time.Microsecond) // as stored: the mark's token
 	return r, true, updateRun(ctx, tx, &r, "calculating_by", "calculating_at")
 }
 
@@ -365,8 +370,19 @@ func RequestCalculation(ctx context.Context, tx db.BunTx, id string, now time.Ti
 // it is). refused, when set, is why: it is audited CalculatePayrollRun DENIED with its code, as
 // the actor — whether or not a request is still waiting for the answer.
 func EndCalculation(ctx context.Context, tx db.BunTx, id string, refused *Refusal) error {
-	if _, err := tx.NewUpdate().TableExpr("app.payroll_runs").Set("calculating_by = NULL").Set("calculating_at = NULL").
-		Where("tenant_id = ?", tenancy.TenantID(ctx)).Where("id = ?", id).Where("calculating_at IS NOT NULL").Exec(ctx); err != nil {
+	return EndCalculationMarked(ctx, tx, id, time.Time{}, refused)
+}
+
+// EndCalculationMarked is EndCalculation for the calculation started under the mark set at mark
+// (CalculateRunMarked): only that mark is cleared, a newer request's stays. A zero mark clears
+// whichever is there.
+func EndCalculationMarked(ctx context.Context, tx db.BunTx, id string, mark time.Time, refused *Refusal) error {
+	q := tx.NewUpdate().TableExpr("app.payroll_runs").Set("calculating_by = NULL").Set("calculating_at = NULL").
+		Where("tenant_id = ?", tenancy.TenantID(ctx)).Where("id = ?", id).Where("calculating_at IS NOT NULL")
+	if !mark.IsZero() {
+		q = q.Where("calculating_at = ?", mark.UTC().Truncate(time.Microsecond))
+	}
+	if _, err := q.Exec(ctx); err != nil {
 		return fmt.Errorf("payroll: end calculation: %w", err)
 	}
 	if refused == nil {
@@ -419,9 +435,33 @@ func errRunCalculating(r Run) error {
 // PAYROLL_CALCULATION_REFUSED (422: an employee's inputs the calculator refuses, named in the
 // details).
 func CalculateRun(ctx context.Context, tx db.BunTx, id string, now time.Time) (Run, error) {
+	return CalculateRunMarked(ctx, tx, id, now, time.Time{})
+}
+
+// CodeCalculationSuperseded refuses a calculation whose calculating mark is no longer on the run
+// (CalculateRunMarked).
+const CodeCalculationSuperseded = "PAYROLL_CALCULATION_SUPERSEDED"
+
+// CalculateRunMarked is CalculateRun for the calculation started under the calculating mark set
+// at mark (the run's CalculatingAt when it was asked for; RequestCalculation): under the run's
+// row lock, before anything is written, the mark must still be that one. A mark cleared
+// (ClearAbandonedCalculation, EndCalculation) or replaced by a newer request's means this
+// calculation was ended without it; it writes nothing and is refused with
+// PAYROLL_CALCULATION_SUPERSEDED (409) — unless the run was calculated at now, by this very
+// calculation (a retried step whose first attempt committed and cleared the mark): that answers
+// the run as it is, writing nothing. A zero mark checks nothing (CalculateRun).
+func CalculateRunMarked(ctx context.Context, tx db.BunTx, id string, now, mark time.Time) (Run, error) {
 	r, err := getRun(ctx, tx, id, true)
 	if err != nil {
 		return r, err
+	}
+	if !mark.IsZero() && !(r.Calculating() && r.CalculatingAt.Equal(mark.UTC().Truncate(time.Microsecond))) { // stored to the µs
+		if r.Status == RunCalculated && r.CalculatedAt.Equal(now.UTC().Truncate(time.Microsecond)) {
+			return r, nil // this calculation's own write (a retried step whose first attempt committed): its answer again
+		}
+		return r, &Refusal{Code: CodeCalculationSuperseded, Status: http.StatusConflict,
+			Message: "this calculation was ended before it ran (its calculating mark was cleared or replaced); the run is unchanged",
+			Details: map[string]any{"status": r.Status}}
 	}
 	to, err := RunMachine.Next("calculated", r.Status)
 	if err != nil {

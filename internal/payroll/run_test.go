@@ -441,3 +441,95 @@ func checkRunTotals(t testing.TB, o *payrolltest.Org, r payroll.Run) {
 	require.Positive(t, o.Count(t, `SELECT count(*) FROM app.payroll_entries WHERE run_id = $1 AND carried_forward <> '[]'::jsonb`, r.ID),
 		"the mix leaves some deductions to carry")
 }
+
+// A calculation step still executing in a worker after its workflow was terminated and its
+// mark cleared as abandoned (or replaced by a newer request's) writes nothing: it names the mark
+// it was started under, and under the run's row lock that mark is no longer there.
+func TestRunCalculationWritesOnlyUnderItsMark(t *testing.T) {
+	d := testkit.NewDB(t)
+	o := payrolltest.NewOrg(t, d)
+	o.Employee(t, payrolltest.Employee{Salary: 1_000_000})
+	const maker = "u-maker"
+	var run payroll.Run
+	require.NoError(t, as(o, maker, func(ctx context.Context, tx db.BunTx) (err error) {
+		run, _, err = payroll.CreateRun(ctx, tx, "2026-11", runNow)
+		return err
+	}))
+	mark := func(at time.Time) time.Time {
+		r, marked, err := runAs3(t, o, maker, func(ctx context.Context, tx db.BunTx) (payroll.Run, bool, error) {
+			return payroll.RequestCalculation(ctx, tx, run.ID, at)
+		})
+		require.NoError(t, err)
+		require.True(t, marked)
+		return r.CalculatingAt
+	}
+	calculate := func(at, under time.Time) (payroll.Run, error) {
+		return runAs(t, o, maker, func(ctx context.Context, tx db.BunTx) (payroll.Run, error) {
+			return payroll.CalculateRunMarked(ctx, tx, run.ID, at, under)
+		})
+	}
+	unchanged := func(status string, entries int) {
+		t.Helper()
+		var r payroll.Run
+		require.NoError(t, o.In(func(ctx context.Context, tx db.BunTx) (err error) {
+			r, err = payroll.GetRun(ctx, tx, run.ID)
+			return err
+		}))
+		require.Equal(t, status, r.Status)
+		require.Equal(t, entries, o.Count(t, `SELECT count(*) FROM app.payroll_entries WHERE run_id = $1`, run.ID))
+		require.Equal(t, 0, o.Count(t, `SELECT count(*) FROM app.outbox WHERE type = 'payroll.run_calculated.v1'`),
+			"no event of a superseded calculation")
+	}
+
+	// The first calculation's mark is cleared as abandoned: its late step writes nothing.
+	first := mark(runNow.Add(time.Nanosecond * 1500)) // stored to the µs: the token is compared as stored
+	require.NoError(t, as(o, maker, func(ctx context.Context, tx db.BunTx) error {
+		_, cleared, err := payroll.ClearAbandonedCalculation(ctx, tx, run.ID, first)
+		require.True(t, cleared)
+		return err
+	}))
+	_, err := calculate(runNow.Add(3*time.Hour), first)
+	require.Equal(t, payroll.CodeCalculationSuperseded, refusalCode(err))
+	unchanged(payroll.RunDraft, 0)
+
+	// A newer request marks the run: the old step still writes nothing, nor clears the new mark
+	// when refused; the newer calculation writes.
+	second := mark(runNow.Add(time.Minute))
+	_, err = calculate(runNow.Add(3*time.Hour), first)
+	require.Equal(t, payroll.CodeCalculationSuperseded, refusalCode(err))
+	unchanged(payroll.RunDraft, 0)
+	require.NoError(t, as(o, maker, func(ctx context.Context, tx db.BunTx) error {
+		return payroll.EndCalculationMarked(ctx, tx, run.ID, first, nil)
+	}))
+	require.Equal(t, 1, o.Count(t, `SELECT count(*) FROM app.payroll_runs WHERE id = $1 AND calculating_at IS NOT NULL`, run.ID),
+		"another calculation's mark stays")
+	r, err := calculate(runNow.Add(time.Minute), second)
+	require.NoError(t, err)
+	require.Equal(t, payroll.RunCalculated, r.Status)
+	require.False(t, r.Calculating())
+	require.Equal(t, 1, o.Count(t, `SELECT count(*) FROM app.payroll_entries WHERE run_id = $1`, run.ID))
+	// Its own step, retried after it wrote, finds its mark gone: it answers the run it wrote and
+	// writes nothing again.
+	events := o.Count(t, `SELECT count(*) FROM app.outbox WHERE type = 'payroll.run_calculated.v1'`)
+	again, err := calculate(runNow.Add(time.Minute), second)
+	require.NoError(t, err)
+	require.True(t, r.CalculatedAt.Equal(again.CalculatedAt), "the run it wrote: %v, got %v", r.CalculatedAt, again.CalculatedAt)
+	require.Equal(t, events, o.Count(t, `SELECT count(*) FROM app.outbox WHERE type = 'payroll.run_calculated.v1'`))
+	// A step of the superseded calculation, after the newer one wrote, still writes nothing.
+	_, err = calculate(runNow.Add(3*time.Hour), first)
+	require.Equal(t, payroll.CodeCalculationSuperseded, refusalCode(err))
+	// A step without a token (a history from before it was passed) is not checked.
+	_, err = calculate(runNow.Add(2*time.Minute), time.Time{})
+	require.NoError(t, err)
+}
+
+func runAs3(t *testing.T, o *payrolltest.Org, actor string, fn func(ctx context.Context, tx db.BunTx) (payroll.Run, bool, error)) (payroll.Run, bool, error) {
+	t.Helper()
+	var r payroll.Run
+	var b bool
+	err := as(o, actor, func(ctx context.Context, tx db.BunTx) (err error) {
+		r, b, err = fn(ctx, tx)
+		return err
+	})
+	return r, b, err
+}
