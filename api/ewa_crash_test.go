@@ -217,6 +217,15 @@ func crashAfter(w worker.Registry, step string, real workflows.Deps, crash func(
 			}
 			return out, err
 		}, opts)
+	case activities.SavingsReserveWithdrawalActivity:
+		w.RegisterActivityWithOptions(func(ctx context.Context, in activities.SavingsReserve) (activities.LedgerPostResult, error) {
+			out, err := real.Savings.ReserveWithdrawal(ctx, in)
+			if err == nil && crashed() {
+				<-ctx.Done()
+				return activities.LedgerPostResult{}, lost
+			}
+			return out, err
+		}, opts)
 	default:
 		panic("crashAfter: no crash for " + step)
 	}
