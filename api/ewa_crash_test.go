@@ -199,6 +199,15 @@ func crashAfter(w worker.Registry, step string, real workflows.Deps, crash func(
 			}
 			return out, err
 		}, opts)
+	case activities.LedgerPostActivity:
+		w.RegisterActivityWithOptions(func(ctx context.Context, in activities.LedgerPostInput) (activities.LedgerPostResult, error) {
+			out, err := real.Money.LedgerPost(ctx, in)
+			if err == nil && crashed() {
+				<-ctx.Done()
+				return activities.LedgerPostResult{}, lost
+			}
+			return out, err
+		}, opts)
 	case activities.InitiateTransferActivity:
 		w.RegisterActivityWithOptions(func(ctx context.Context, in activities.TransferInput) (activities.TransferResult, error) {
 			out, err := real.Money.InitiateTransfer(ctx, in)
