@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/worker"
 
 	"github.com/wagerail/wagerail/activities"
 	"github.com/wagerail/wagerail/internal/platform/testkit"
@@ -28,24 +27,8 @@ func TestBnplSurvivesWorkerCrash(t *testing.T) {
 	s.approveKyc(t)
 	const purchase, toMerchant = int64(120_000), int64(117_000) // the merchant's discount is 2.5 %
 
-	// crashing runs call under a worker that dies after step, then under a new worker until
-	// finished has seen the saga through; it answers the call's final answer and leaves no worker
-	// running.
 	crashing := func(step string, call func() *httptest.ResponseRecorder, finished func(*httptest.ResponseRecorder)) *httptest.ResponseRecorder {
-		t.Helper()
-		crashed := make(chan struct{})
-		first := s.startWorker(t, func(r worker.Registry) {
-			crashAfter(r, step, s.realActivities(), func() { close(crashed) })
-		})
-		answered := make(chan *httptest.ResponseRecorder, 1)
-		go func() { answered <- untilDecided(call) }()
-		<-crashed
-		first.Stop() // the crashed worker is gone; its step's result was never reported
-		second := s.startWorker(t, nil)
-		defer second.Stop()
-		rec := <-answered
-		finished(rec)
-		return rec
+		return s.crashMidStep(t, step, call, finished)
 	}
 
 	var agreements []bnplActivateJSON

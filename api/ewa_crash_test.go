@@ -175,6 +175,28 @@ func (p *workerProc) kill(t *testing.T) {
 	_ = p.cmd.Wait()
 }
 
+// crashMidStep runs call under a worker that dies right after step did its work (crashAfter),
+// then under a new worker until finished has seen the saga through; it answers the call's final
+// answer (asked again with its key while the answer is DECISION_PENDING) and leaves no worker
+// running.
+func (s *ewaStack) crashMidStep(t *testing.T, step string, call func() *httptest.ResponseRecorder,
+	finished func(*httptest.ResponseRecorder)) *httptest.ResponseRecorder {
+	t.Helper()
+	crashed := make(chan struct{})
+	first := s.startWorker(t, func(r worker.Registry) {
+		crashAfter(r, step, s.realActivities(), func() { close(crashed) })
+	})
+	answered := make(chan *httptest.ResponseRecorder, 1)
+	go func() { answered <- untilDecided(call) }()
+	<-crashed
+	first.Stop() // the crashed worker is gone; its step's result was never reported
+	second := s.startWorker(t, nil)
+	defer second.Stop()
+	rec := <-answered
+	finished(rec)
+	return rec
+}
+
 // crashAfter registers, in place of the activity named step, one that runs the real step and then,
 // the first time, "crashes": it tells the test, which stops the worker, and returns only when the
 // worker takes its context away — so the workflow task that ran the step never completes,

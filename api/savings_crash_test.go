@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"go.temporal.io/sdk/worker"
 
 	"github.com/wagerail/wagerail/activities"
 	"github.com/wagerail/wagerail/internal/platform/testkit"
@@ -45,33 +44,23 @@ func TestSavingsMoveSurvivesWorkerCrash(t *testing.T) {
 	var saved int64
 	for _, m := range moves {
 		what := string(m.kind) + " crashed after " + m.step
-		crashed := make(chan struct{})
-		first := w.startWorker(t, func(r worker.Registry) {
-			crashAfter(r, m.step, w.realActivities(), func() { close(crashed) })
-		})
 		verb, key := "deposit", testkit.Unique("scrash")
 		if m.kind == savings.Withdrawal {
 			verb = "withdraw"
 		}
-		answered := make(chan *httptest.ResponseRecorder, 1)
-		go func() {
-			answered <- untilDecided(func() *httptest.ResponseRecorder { return w.move(verb, g.ID, key, m.amount) })
-		}()
-		<-crashed
-		first.Stop() // the crashed worker is gone; its step's result was never reported
-		second := w.startWorker(t, nil)
-		rec := <-answered
-		require.Equal(t, http.StatusAccepted, rec.Code, "%s: %s", what, rec.Body.String())
 		var acc savingsMoveJSON
-		require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &acc))
-		if m.kind == savings.Deposit {
-			saved += m.amount
-		} else {
-			saved -= m.amount
-		}
-		w.waitSaved(t, g.ID, saved)
-		require.Equal(t, "SETTLED", w.result(t, acc.WorkflowID).Status, what)
-		second.Stop()
+		w.crashMidStep(t, m.step, func() *httptest.ResponseRecorder { return w.move(verb, g.ID, key, m.amount) },
+			func(rec *httptest.ResponseRecorder) {
+				require.Equal(t, http.StatusAccepted, rec.Code, "%s: %s", what, rec.Body.String())
+				require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &acc))
+				if m.kind == savings.Deposit {
+					saved += m.amount
+				} else {
+					saved -= m.amount
+				}
+				w.waitSaved(t, g.ID, saved)
+				require.Equal(t, "SETTLED", w.result(t, acc.WorkflowID).Status, what)
+			})
 
 		tx, err := w.ledger.GetTransaction(context.Background(), &ledgerv1.GetTransactionRequest{TenantId: w.tenant,
 			IdempotencyKey: "savings-" + verb + ":" + acc.WorkflowID})
