@@ -130,6 +130,7 @@ type bnplInstalmentJSON struct {
 	AmountSantim int64      `json:"amountSantim"`
 	Status       string     `json:"status"`
 	Source       *string    `json:"source"`
+	MandateID    *string    `json:"mandateId"`
 	LedgerTxID   *string    `json:"ledgerTxId"`
 	CollectedAt  *time.Time `json:"collectedAt"`
 	// ScheduleVersion is 1 for the agreement's schedule, 2.. for a restructure's.
@@ -197,7 +198,7 @@ func toBnplAgreementJSON(a bnpl.Agreement) bnplAgreementJSON {
 		Instalments: []bnplInstalmentJSON{}}
 	for _, i := range a.Instalments {
 		out.Instalments = append(out.Instalments, bnplInstalmentJSON{Index: i.Index, DueDate: i.DueDate.Format("2006-01-02"),
-			AmountSantim: i.AmountSantim, Status: i.Status, Source: bnplOptional(i.Source), LedgerTxID: bnplOptional(i.LedgerTxID),
+			AmountSantim: i.AmountSantim, Status: i.Status, Source: bnplOptional(i.Source), MandateID: bnplOptional(i.MandateID), LedgerTxID: bnplOptional(i.LedgerTxID),
 			CollectedAt: i.CollectedAt, ScheduleVersion: i.ScheduleVersion})
 	}
 	return out

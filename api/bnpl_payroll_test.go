@@ -202,6 +202,9 @@ func TestBnplInstalmentByPayrollDeduction(t *testing.T) {
 	i0 := p.instalment(t, 0)
 	require.Equal(t, "COLLECTED", i0.Status)
 	require.Equal(t, "PAYROLL", *i0.Source)
+	require.NotNil(t, i0.MandateID)
+	require.Equal(t, p.mandate.ID, *i0.MandateID, "the instalment names the mandate that collected it")
+	require.Nil(t, p.instalment(t, 1).MandateID, "a DUE instalment names none")
 	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.bnpl_instalments WHERE agreement_id = $1 AND idx = 0 AND collect_workflow_id = $2`,
 		p.a.ID, wfID))
 	require.Equal(t, "DUE", p.instalment(t, 1).Status)

@@ -37,6 +37,7 @@ type Instalment struct {
 	Status            string
 	CollectWorkflowID string
 	Source            string
+	MandateID         string // the payroll deduction mandate of a PAYROLL collection ("" otherwise)
 	LedgerTxID        string
 	CollectedAt       *time.Time
 	ScheduleVersion   int // 1 for the agreement's schedule, 2.. for a restructure's (restructure.go)
@@ -138,14 +139,14 @@ func Get(ctx context.Context, q db.Querier, id string) (Agreement, error) {
 
 func instalments(ctx context.Context, q db.Querier, id string) ([]Instalment, error) {
 	rows, err := q.Query(ctx, `SELECT idx, due_date, amount_santim::bigint, status, coalesce(collect_workflow_id, ''),
-			coalesce(collect_source, ''), coalesce(ledger_tx_id, ''), collected_at,
+			coalesce(collect_source, ''), coalesce(collect_mandate_id, ''), coalesce(ledger_tx_id, ''), collected_at,
 			schedule_version FROM app.bnpl_instalments WHERE tenant_id = $1 AND agreement_id = $2 ORDER BY idx`, tenancy.TenantID(ctx), id)
 	if err != nil {
 		return nil, fmt.Errorf("bnpl: read the instalments: %w", err)
 	}
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Instalment, error) {
 		var i Instalment
-		err := r.Scan(&i.Index, &i.DueDate, &i.AmountSantim, &i.Status, &i.CollectWorkflowID, &i.Source, &i.LedgerTxID, &i.CollectedAt, &i.ScheduleVersion)
+		err := r.Scan(&i.Index, &i.DueDate, &i.AmountSantim, &i.Status, &i.CollectWorkflowID, &i.Source, &i.MandateID, &i.LedgerTxID, &i.CollectedAt, &i.ScheduleVersion)
 		return i, err
 	})
 }

@@ -46,9 +46,9 @@ type Collection struct {
 func lockInstalment(ctx context.Context, tx db.Writer, a Agreement, idx int) (Instalment, error) {
 	var i Instalment
 	err := tx.QueryRow(ctx, `SELECT idx, due_date, amount_santim::bigint, status, coalesce(collect_workflow_id, ''),
-			coalesce(collect_source, ''), coalesce(ledger_tx_id, ''), collected_at
+			coalesce(collect_source, ''), coalesce(collect_mandate_id, ''), coalesce(ledger_tx_id, ''), collected_at
 		FROM app.bnpl_instalments WHERE tenant_id = $1 AND agreement_id = $2 AND idx = $3 FOR UPDATE`, a.TenantID, a.ID, idx).
-		Scan(&i.Index, &i.DueDate, &i.AmountSantim, &i.Status, &i.CollectWorkflowID, &i.Source, &i.LedgerTxID, &i.CollectedAt)
+		Scan(&i.Index, &i.DueDate, &i.AmountSantim, &i.Status, &i.CollectWorkflowID, &i.Source, &i.MandateID, &i.LedgerTxID, &i.CollectedAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return i, RefusalError(CodeInstalmentNotFound)
 	}
@@ -89,7 +89,7 @@ func ReserveInstalment(ctx context.Context, tx db.Writer, id string, idx int, wo
 	if i.Status != InstalmentDue {
 		return collectionOf(a, i), RefusalError(CodeInstalmentNotDue)
 	}
-	return hold(ctx, tx, a, i, workflowID, source, nil)
+	return hold(ctx, tx, a, i, workflowID, source, "")
 }
 
 // ReservePayroll holds, for the payroll collection saga workflowID (one per run, entry and
@@ -129,7 +129,7 @@ func ReservePayroll(ctx context.Context, tx db.Writer, id, workflowID, mandateID
 	if i.AmountSantim != amountSantim {
 		return collectionOf(a, i), RefusalError(CodeMandateAmount)
 	}
-	return hold(ctx, tx, a, i, workflowID, SourcePayroll, map[string]any{"mandateId": mandateID})
+	return hold(ctx, tx, a, i, workflowID, SourcePayroll, mandateID)
 }
 
 // collectable is nil when a's instalments may be collected: a is ACTIVE and its merchant has not
@@ -144,17 +144,18 @@ func collectable(a Agreement) error {
 	return nil
 }
 
-// hold moves the locked DUE instalment i of a to COLLECTING for workflowID (audit
-// CollectBnplInstalment, with extra in its details).
-func hold(ctx context.Context, tx db.Writer, a Agreement, i Instalment, workflowID, source string, extra map[string]any) (Collection, error) {
-	if _, err := tx.Exec(ctx, `UPDATE app.bnpl_instalments SET status = 'COLLECTING', collect_workflow_id = $4, collect_source = $5
-		WHERE tenant_id = $1 AND agreement_id = $2 AND idx = $3`, a.TenantID, a.ID, i.Index, workflowID, source); err != nil {
+// hold moves the locked DUE instalment i of a to COLLECTING for workflowID from source, with the
+// payroll deduction mandate of a PAYROLL collection ("" otherwise; audit CollectBnplInstalment).
+func hold(ctx context.Context, tx db.Writer, a Agreement, i Instalment, workflowID, source, mandateID string) (Collection, error) {
+	if _, err := tx.Exec(ctx, `UPDATE app.bnpl_instalments SET status = 'COLLECTING', collect_workflow_id = $4, collect_source = $5,
+			collect_mandate_id = nullif($6, '')
+		WHERE tenant_id = $1 AND agreement_id = $2 AND idx = $3`, a.TenantID, a.ID, i.Index, workflowID, source, mandateID); err != nil {
 		return Collection{}, fmt.Errorf("bnpl: hold the instalment: %w", err)
 	}
-	i.Status, i.CollectWorkflowID, i.Source = InstalmentCollecting, workflowID, source
+	i.Status, i.CollectWorkflowID, i.Source, i.MandateID = InstalmentCollecting, workflowID, source, mandateID
 	details := map[string]any{"index": i.Index, "amountSantim": i.AmountSantim, "source": source, "workflowId": workflowID}
-	for k, v := range extra {
-		details[k] = v
+	if mandateID != "" {
+		details["mandateId"] = mandateID
 	}
 	return collectionOf(a, i), audit.Write(ctx, tx, audit.Entry{Action: ActionCollectInstalment, Outcome: audit.Success, TargetType: "BnplAgreement",
 		TargetID: a.ID, Details: details})
@@ -221,11 +222,12 @@ func ReleaseInstalment(ctx context.Context, tx db.Writer, id string, idx int, wo
 	if i.CollectWorkflowID != workflowID || i.Status != InstalmentCollecting {
 		return collectionOf(a, i), nil
 	}
-	if _, err := tx.Exec(ctx, `UPDATE app.bnpl_instalments SET status = 'DUE', collect_workflow_id = NULL, collect_source = NULL
+	if _, err := tx.Exec(ctx, `UPDATE app.bnpl_instalments SET status = 'DUE', collect_workflow_id = NULL, collect_source = NULL,
+			collect_mandate_id = NULL
 		WHERE tenant_id = $1 AND agreement_id = $2 AND idx = $3`, a.TenantID, a.ID, idx); err != nil {
 		return Collection{}, fmt.Errorf("bnpl: release the instalment: %w", err)
 	}
-	i.Status, i.CollectWorkflowID = InstalmentDue, ""
+	i.Status, i.CollectWorkflowID, i.Source, i.MandateID = InstalmentDue, "", "", ""
 	return collectionOf(a, i), audit.Write(ctx, tx, audit.Entry{Action: ActionInstalmentReleased, Outcome: audit.Failed,
 		TargetType: "BnplAgreement", TargetID: a.ID, Details: map[string]any{"index": idx, "code": boundedFailure(code), "workflowId": workflowID}})
 }
