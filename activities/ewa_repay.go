@@ -11,7 +11,6 @@ import (
 
 	"github.com/wagerail/wagerail/internal/ewa"
 	"github.com/wagerail/wagerail/internal/platform/field"
-	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
 
 // Registered names of the EWA repayment saga's record steps (histories reference them); its
@@ -132,18 +131,10 @@ func repaymentRefusal(err error) error {
 // inTx runs fn as one of the saga's record steps (recordStep), acting as the user who asked when
 // the input names one.
 func (a *EwaRepay) inTx(ctx context.Context, in EwaRepayStep, fn func(context.Context, pgx.Tx) error) error {
-	var actor error
-	if in.ActorID != "" {
-		actor = field.Identifier("actorId", in.ActorID, field.MaxIdentifier)
-	}
 	return recordStep(ctx, a.DB, in.Run, EwaRepaySaga,
-		errors.Join(field.Identifier("requestId", in.RequestID, field.MaxIdentifier), actor, field.Text("reason", in.Reason, field.MaxText)),
-		repayError, func(ctx context.Context, tx pgx.Tx) error {
-			if in.ActorID != "" {
-				ctx = tenancy.WithActor(ctx, in.ActorID)
-			}
-			return fn(ctx, tx)
-		}, "ewa_request_id", in.RequestID, "tx_id", in.LedgerTxID)
+		errors.Join(field.Identifier("requestId", in.RequestID, field.MaxIdentifier), actorCheck(in.ActorID),
+			field.Text("reason", in.Reason, field.MaxText)),
+		repayError, asActor(in.ActorID, fn), "ewa_request_id", in.RequestID, "tx_id", in.LedgerTxID)
 }
 
 // repayError maps the repayment store's errors: an input it refuses as invalid (which no retry

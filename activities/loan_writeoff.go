@@ -13,7 +13,6 @@ import (
 	"github.com/wagerail/wagerail/internal/platform/audit"
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/field"
-	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
 
 // Registered names of the loan write-off saga's record steps (histories reference them); its
@@ -123,17 +122,8 @@ func (a *LoanWriteOff) Fail(ctx context.Context, in LoanWriteOffStep) (lending.W
 // inTx runs fn as one of the saga's record steps, acting as the operator who asked when the
 // input names one.
 func (a *LoanWriteOff) inTx(ctx context.Context, in LoanWriteOffStep, fn func(context.Context, db.BunTx) error) error {
-	var actor error
-	if in.ActorID != "" {
-		actor = field.Identifier("actorId", in.ActorID, field.MaxIdentifier)
-	}
 	return recordBunStep(ctx, a.DB, in.Run, LoanWriteOffSaga,
-		errors.Join(field.Identifier("loanId", in.LoanID, field.MaxIdentifier), actor, field.Text("reason", in.Reason, field.MaxText),
-			field.Text("ledgerTxId", in.LedgerTxID, field.MaxReference)),
-		servicingError, func(ctx context.Context, tx db.BunTx) error {
-			if in.ActorID != "" {
-				ctx = tenancy.WithActor(ctx, in.ActorID)
-			}
-			return fn(ctx, tx)
-		}, "loan_id", in.LoanID, "tx_id", in.LedgerTxID)
+		errors.Join(field.Identifier("loanId", in.LoanID, field.MaxIdentifier), actorCheck(in.ActorID),
+			field.Text("reason", in.Reason, field.MaxText), field.Text("ledgerTxId", in.LedgerTxID, field.MaxReference)),
+		servicingError, asActor(in.ActorID, fn), "loan_id", in.LoanID, "tx_id", in.LedgerTxID)
 }

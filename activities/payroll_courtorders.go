@@ -141,21 +141,14 @@ func (a *PayrollCourtOrders) now() time.Time {
 }
 
 func (a *PayrollCourtOrders) inTx(ctx context.Context, in PayrollCourtRemitStep, fn func(context.Context, db.BunTx) error) error {
-	checks := []error{field.Identifier("runId", in.RunID, field.MaxIdentifier), field.Text("reason", in.Reason, field.MaxText)}
-	if in.ActorID != "" {
-		checks = append(checks, field.Identifier("actorId", in.ActorID, field.MaxIdentifier))
-	}
+	checks := []error{field.Identifier("runId", in.RunID, field.MaxIdentifier), field.Text("reason", in.Reason, field.MaxText),
+		actorCheck(in.ActorID)}
 	if in.Reference != "" {
 		checks = append(checks, field.Reference("reference", in.Reference, 0))
 	}
 	if in.TransferID != "" {
 		checks = append(checks, field.Reference("transferId", in.TransferID, 0))
 	}
-	return recordBunStep(ctx, a.DB, in.Run, PayrollCourtRemitSaga, errors.Join(checks...), payrollStepError,
-		func(ctx context.Context, tx db.BunTx) error {
-			if in.ActorID != "" {
-				ctx = tenancy.WithActor(ctx, in.ActorID)
-			}
-			return fn(ctx, tx)
-		}, "run_id", in.RunID, "reference", in.Reference)
+	return recordBunStep(ctx, a.DB, in.Run, PayrollCourtRemitSaga, errors.Join(checks...), payrollStepError, asActor(in.ActorID, fn),
+		"run_id", in.RunID, "reference", in.Reference)
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/wagerail/wagerail/internal/payroll"
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/field"
-	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
 
 // Registered names of the payroll disbursement saga's record steps (histories reference them).
@@ -156,23 +155,15 @@ func (a *PayrollDisburse) now() time.Time {
 // inTx runs fn as one of the saga's record steps, acting as the user who asked when the input
 // names one.
 func (a *PayrollDisburse) inTx(ctx context.Context, in PayrollDisburseStep, fn func(context.Context, db.BunTx) error) error {
-	checks := []error{field.Identifier("runId", in.RunID, field.MaxIdentifier)}
+	checks := []error{field.Identifier("runId", in.RunID, field.MaxIdentifier), actorCheck(in.ActorID)}
 	if in.EntryID != "" {
 		checks = append(checks, field.Identifier("entryId", in.EntryID, field.MaxIdentifier))
-	}
-	if in.ActorID != "" {
-		checks = append(checks, field.Identifier("actorId", in.ActorID, field.MaxIdentifier))
 	}
 	if in.Partner != "" {
 		checks = append(checks, field.Identifier("partner", in.Partner, 64))
 	}
-	return recordBunStep(ctx, a.DB, in.Run, PayrollDisburseSaga, errors.Join(checks...), payrollStepError,
-		func(ctx context.Context, tx db.BunTx) error {
-			if in.ActorID != "" {
-				ctx = tenancy.WithActor(ctx, in.ActorID)
-			}
-			return fn(ctx, tx)
-		}, "run_id", in.RunID, "entry_id", in.EntryID)
+	return recordBunStep(ctx, a.DB, in.Run, PayrollDisburseSaga, errors.Join(checks...), payrollStepError, asActor(in.ActorID, fn),
+		"run_id", in.RunID, "entry_id", in.EntryID)
 }
 
 // payrollStepError types a payroll refusal by its code (non-retryable); anything else is

@@ -116,3 +116,22 @@ func (a Action[In]) Register(r worker.ActivityRegistry, fn func(context.Context,
 type Group interface {
 	Register(r worker.ActivityRegistry)
 }
+
+// actorCheck validates the user a step acts as ("" acts as the saga: nothing to check).
+func actorCheck(actorID string) error {
+	if actorID == "" {
+		return nil
+	}
+	return field.Identifier("actorId", actorID, field.MaxIdentifier)
+}
+
+// asActor is fn acting as the user actorID who asked for the saga (an operator, a payroll
+// approver); "" leaves the saga as the actor.
+func asActor[Tx any](actorID string, fn func(context.Context, Tx) error) func(context.Context, Tx) error {
+	return func(ctx context.Context, tx Tx) error {
+		if actorID != "" {
+			ctx = tenancy.WithActor(ctx, actorID)
+		}
+		return fn(ctx, tx)
+	}
+}

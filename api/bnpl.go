@@ -47,6 +47,9 @@ func (s *Server) bnplRoutes() []Route {
 		// The customer's own opt-in: the tenant is the caller's employee's (resolveSaver).
 		{Method: http.MethodPost, Path: "/api/bnpl/agreements/:id/installment-mandate", Auth: Session, Resolve: s.resolveSaver,
 			Summary: "Opt in to pay the caller's own agreement's instalments by payroll deduction (a PENDING deduction mandate)", Handler: s.createBnplInstalmentMandate},
+		{Method: http.MethodPost, Path: "/api/bnpl/agreements/:id/write-off", Auth: Operator, Idem: true, Resolve: s.resolveBnplTenant,
+			Summary: "Write off what the customer owes on an agreement whose merchant refunded or cancelled the order (operator; the write-off saga)",
+			Handler: s.writeOffBnplAgreement},
 	}
 }
 

@@ -319,6 +319,13 @@ func FuzzBnplRoutes(f *testing.F) {
 	f.Add(uint8(11), uint8(0), "bnpl_x", "", "", "", `{"startPeriod":"2026-12","endPeriod":"2026-11","amountSantim":1}`)
 	f.Add(uint8(11), uint8(1), "bnpl_x", "", "", "", `{"startPeriod":null,"endPeriod":[]}`)
 	f.Add(uint8(11), uint8(2), "bnpl_x", "", "", "", `[`)
+	// The write-off (after the opt-in): its one field, ids that are not one, callers that are not operators.
+	f.Add(uint8(12), uint8(2), "bnpl_00000000000000000000000000000000", "", "", "k-12", `{"reason":"refunded"}`)
+	f.Add(uint8(12), uint8(2), "%00", "", "", "k-13", `{"reason":"\u0000"}`)
+	f.Add(uint8(12), uint8(2), "bnpl_x", "", "", "k-14", `{"reason":" ","extra":1}`)
+	f.Add(uint8(12), uint8(2), "bnpl_x", "", "", "", `{"reason":"r"}`)
+	f.Add(uint8(12), uint8(0), "bnpl_x", "", "", "k-15", `{"reason":"r"}`)
+	f.Add(uint8(12), uint8(2), "bnpl_x", "", "", "k-16", `[`)
 	f.Add(uint8(0), uint8(0), "", "", "", "", "")
 	f.Fuzz(func(t *testing.T, route, who uint8, id, idx, query, key, body string) {
 		r := routes[int(route)%len(routes)]

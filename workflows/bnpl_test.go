@@ -198,13 +198,15 @@ func TestBnplCollect(t *testing.T) {
 
 // The BNPL sagas' recorded runs (with WAGERAIL_RECORD_HISTORY=1 on the real stack: api's
 // TestBnplEndToEnd records an activation and a collection by the collect route, and
-// TestBnplInstalmentByPayrollDeduction a collection by payroll deduction), replayed against the
+// TestBnplInstalmentByPayrollDeduction a collection by payroll deduction, TestBnplWriteOff a
+// write-off), replayed against the
 // current code: a change to the command sequence that would break running sagas fails here.
 func TestBnplReplay(t *testing.T) {
 	for _, c := range []struct{ file, workflow string }{
 		{"testdata/bnpl_activate_history.json", BnplActivateWorkflowName},
 		{"testdata/bnpl_collect_history.json", BnplCollectWorkflowName},
 		{"testdata/bnpl_collect_payroll_history.json", BnplCollectWorkflowName},
+		{"testdata/bnpl_writeoff_history.json", BnplWriteOffWorkflowName},
 	} {
 		require.Equal(t, c.workflow, replayHistory(t, c.file), c.file)
 	}

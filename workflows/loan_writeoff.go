@@ -114,33 +114,24 @@ func (w *writeOff) writeOff(ctx workflow.Context) (LoanWriteOffResult, error) {
 		return res, nil
 	}
 
-	// 2. The journal (none when nothing is outstanding): one attempt while the caller waits; if
-	// the ledger did not take it, the caller is answered PENDING and the saga goes on trying.
+	// 2. The journal (none when nothing is outstanding).
 	var txID string
 	if claim.WriteOff.AmountSantim > 0 {
-		post := w.journal(claim.Loan, claim.WriteOff.AmountSantim)
-		posted, err := callLocal(ctx, localLedgerFirstTryOptions(), activities.LedgerPost, post)
-		if err != nil && retryableFailure(err) {
-			log.Warn("write-off journal not posted yet; answering pending and retrying", "error", err)
-			w.accept(WriteOffPending, claim.Loan, claim.WriteOff)
-			posted, err = callLocal(ctx, localLedgerOptions(), activities.LedgerPost, post)
-		}
+		txID, err = postClaimedJournal(ctx, w.journal(claim.Loan, claim.WriteOff.AmountSantim),
+			func() { w.accept(WriteOffPending, claim.Loan, claim.WriteOff) })
 		if err != nil {
 			w.answer.refuse(err)
 			if retryableFailure(err) {
 				return res, err // the claim stays PENDING for an operator; the ledger key makes a repost safe
 			}
-			code := activities.ErrorType(err)
-			log.Error("ledger refused the write-off journal", "code", code, "error", err)
 			release := step
-			release.Reason = code
+			release.Reason = activities.ErrorType(err)
 			if res.WriteOff, err = callLocal(ctx, localRecordOptions(), activities.LoanWriteOffFail, release); err != nil {
 				return res, err
 			}
-			res.Status, res.Code = WriteOffFailed, code
+			res.Status, res.Code = WriteOffFailed, release.Reason
 			return res, nil
 		}
-		txID = posted.TxID
 	}
 
 	// 3. The record: the loan WRITTEN_OFF, audit row and event.
@@ -170,6 +161,27 @@ func (w *writeOff) journal(l lending.Loan, amount int64) activities.LedgerPostIn
 
 func (w *writeOff) accept(status string, l lending.Loan, wo lending.WriteOff) {
 	w.answer.accept(WriteOffAccepted{Status: status, Loan: l, WriteOff: wo, WorkflowID: w.run.WorkflowID})
+}
+
+// postClaimedJournal posts a claimed write-off's journal: one attempt while the caller waits; if
+// the ledger did not take it, pending answers the caller (the claim is made, the journal not yet
+// in the ledger) and the saga goes on trying. err is the last attempt's: retryable when the ledger
+// could not be reached (the claim stays PENDING; the journal's ledger key makes a repost safe), a
+// refusal typed by the ledger's code otherwise (the caller releases its claim).
+func postClaimedJournal(ctx workflow.Context, post activities.LedgerPostInput, pending func()) (string, error) {
+	posted, err := callLocal(ctx, localLedgerFirstTryOptions(), activities.LedgerPost, post)
+	if err != nil && retryableFailure(err) {
+		workflow.GetLogger(ctx).Warn("write-off journal not posted yet; answering pending and retrying", "error", err)
+		pending()
+		posted, err = callLocal(ctx, localLedgerOptions(), activities.LedgerPost, post)
+	}
+	if err != nil {
+		if !retryableFailure(err) {
+			workflow.GetLogger(ctx).Error("ledger refused the write-off journal", "code", activities.ErrorType(err), "error", err)
+		}
+		return "", err
+	}
+	return posted.TxID, nil
 }
 
 // writeOffRefusal is the code of a refusal of the claim; ok is false for any other error.

@@ -39,6 +39,8 @@ type Deps struct {
 	// Bnpl serves the BNPL activation and collection sagas' record steps (their postings and
 	// transfers are Money's).
 	Bnpl *activities.Bnpl
+	// BnplWriteOff serves the BNPL write-off saga's record steps (its journal is Money's).
+	BnplWriteOff *activities.BnplWriteOff
 	// PayrollAutoLock serves the auto-lock's firings.
 	PayrollAutoLock *activities.PayrollAutoLock
 	// PayrollComplete serves the payroll-completion saga's steps (its repayments are the EWA and
@@ -125,6 +127,7 @@ func registerWorkflows(w worker.WorkflowRegistry) {
 	w.RegisterWorkflowWithOptions(LoanWriteOff, workflow.RegisterOptions{Name: LoanWriteOffWorkflowName})
 	w.RegisterWorkflowWithOptions(BnplActivate, workflow.RegisterOptions{Name: BnplActivateWorkflowName})
 	w.RegisterWorkflowWithOptions(BnplCollect, workflow.RegisterOptions{Name: BnplCollectWorkflowName})
+	w.RegisterWorkflowWithOptions(BnplWriteOff, workflow.RegisterOptions{Name: BnplWriteOffWorkflowName})
 	w.RegisterWorkflowWithOptions(PayrollAutoLock, workflow.RegisterOptions{Name: PayrollAutoLockWorkflowName})
 	w.RegisterWorkflowWithOptions(PayrollComplete, workflow.RegisterOptions{Name: PayrollCompleteWorkflowName})
 	w.RegisterWorkflowWithOptions(PayrollCompleteBatch, workflow.RegisterOptions{Name: PayrollCompleteBatchWorkflowName})

@@ -189,6 +189,7 @@ func (d workerDeps) activities() workflows.Deps {
 		LoanDelinquency: &activities.LoanDelinquency{DB: bunOf(d.DB)},
 		LoanWriteOff:    &activities.LoanWriteOff{DB: bunOf(d.DB)},
 		Bnpl:            &activities.Bnpl{DB: d.DB},
+		BnplWriteOff:    &activities.BnplWriteOff{DB: bunOf(d.DB)},
 		PayrollAutoLock: &activities.PayrollAutoLock{DB: bunOf(d.DB)},
 		PayrollComplete: &activities.PayrollComplete{DB: bunOf(d.DB)},
 		PayrollDisburse: &activities.PayrollDisburse{DB: bunOf(d.DB)},

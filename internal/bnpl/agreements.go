@@ -31,16 +31,16 @@ const (
 
 // Instalment is one scheduled instalment of an agreement.
 type Instalment struct {
-	Index             int
-	DueDate           time.Time
-	AmountSantim      int64
-	Status            string
-	CollectWorkflowID string
-	Source            string
-	MandateID         string // the payroll deduction mandate of a PAYROLL collection ("" otherwise)
-	LedgerTxID        string
-	CollectedAt       *time.Time
-	ScheduleVersion   int // 1 for the agreement's schedule, 2.. for a restructure's (restructure.go)
+	Index             int        `bun:"idx" db:"idx"`
+	DueDate           time.Time  `bun:"due_date" db:"due_date"`
+	AmountSantim      int64      `bun:"amount_santim" db:"amount_santim"`
+	Status            string     `bun:"status" db:"status"`
+	CollectWorkflowID string     `bun:"collect_workflow_id" db:"collect_workflow_id"`
+	Source            string     `bun:"collect_source" db:"collect_source"`
+	MandateID         string     `bun:"collect_mandate_id" db:"collect_mandate_id"` // the payroll deduction mandate of a PAYROLL collection ("" otherwise)
+	LedgerTxID        string     `bun:"ledger_tx_id" db:"ledger_tx_id"`
+	CollectedAt       *time.Time `bun:"collected_at" db:"collected_at"`
+	ScheduleVersion   int        `bun:"schedule_version" db:"schedule_version"` // 1 for the agreement's schedule, 2.. for a restructure's (restructure.go)
 }
 
 // Agreement is a BNPL agreement with its instalments.
@@ -137,18 +137,16 @@ func Get(ctx context.Context, q db.Querier, id string) (Agreement, error) {
 	return a, err
 }
 
-func instalments(ctx context.Context, q db.Querier, id string) ([]Instalment, error) {
-	rows, err := q.Query(ctx, `SELECT idx, due_date, amount_santim::bigint, status, coalesce(collect_workflow_id, ''),
-			coalesce(collect_source, ''), coalesce(collect_mandate_id, ''), coalesce(ledger_tx_id, ''), collected_at,
-			schedule_version FROM app.bnpl_instalments WHERE tenant_id = $1 AND agreement_id = $2 ORDER BY idx`, tenancy.TenantID(ctx), id)
+// instalments reads agreement id's instalments by index, in a transaction of either kind.
+func instalments(ctx context.Context, q db.Writer, id string) ([]Instalment, error) {
+	out, err := db.Select[Instalment](ctx, q, `SELECT idx, due_date, amount_santim::bigint AS amount_santim, status,
+			coalesce(collect_workflow_id, '') AS collect_workflow_id, coalesce(collect_source, '') AS collect_source,
+			coalesce(collect_mandate_id, '') AS collect_mandate_id, coalesce(ledger_tx_id, '') AS ledger_tx_id, collected_at, schedule_version
+		FROM app.bnpl_instalments WHERE tenant_id = ? AND agreement_id = ? ORDER BY idx`, tenancy.TenantID(ctx), id)
 	if err != nil {
 		return nil, fmt.Errorf("bnpl: read the instalments: %w", err)
 	}
-	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Instalment, error) {
-		var i Instalment
-		err := r.Scan(&i.Index, &i.DueDate, &i.AmountSantim, &i.Status, &i.CollectWorkflowID, &i.Source, &i.MandateID, &i.LedgerTxID, &i.CollectedAt, &i.ScheduleVersion)
-		return i, err
-	})
+	return out, nil
 }
 
 // Filter narrows a list: the employee's agreements, and/or one status.

@@ -30,6 +30,9 @@ const (
 	CodeRestructureLimit     = "BNPL_RESTRUCTURE_LIMIT_REACHED"
 	CodeOrderReversed        = "BNPL_MERCHANT_ORDER_REVERSED"
 	CodeMandateAmount        = "BNPL_MANDATE_AMOUNT_MISMATCH"
+	CodeOrderNotReversed     = "BNPL_MERCHANT_ORDER_NOT_REVERSED"
+	CodeWriteOffInProgress   = "BNPL_WRITE_OFF_IN_PROGRESS"
+	CodeMandateInOpenRun     = "BNPL_MANDATE_IN_OPEN_RUN"
 )
 
 var refusals = refusal.Table{
@@ -41,7 +44,7 @@ var refusals = refusal.Table{
 	CodeFundingAccountNotSet: {Status: http.StatusConflict, Message: "the organization has no funding account to pay merchants from (PUT /api/ewa/settings)"},
 	CodeDuplicateOrder:       {Status: http.StatusConflict, Message: "this merchant's order already has a BNPL agreement in this organization"},
 	CodeInstalmentNotFound:   {Status: http.StatusNotFound, Message: "no such instalment of this agreement"},
-	CodeInstalmentNotDue:     {Status: http.StatusConflict, Message: "the instalment is being collected or was collected already"},
+	CodeInstalmentNotDue:     {Status: http.StatusConflict, Message: "the instalment is not due: it is being collected, was collected, or was superseded or written off"},
 	CodeKycNotApproved:       {Status: http.StatusUnprocessableEntity, Message: "the customer's KYC is not approved (or its approval has expired)"},
 	CodeSanctionsBlocked:     {Status: http.StatusUnprocessableEntity, Message: "the customer did not pass sanctions screening"},
 	CodeDestinationInvalid:   {Status: http.StatusConflict, Message: "the partner bank did not confirm the merchant's settlement account"},
@@ -53,6 +56,9 @@ var refusals = refusal.Table{
 	CodeRestructureLimit:     {Status: http.StatusConflict, Message: "the agreement has been restructured as often as it may be, or the new schedule would pass the last instalment index"},
 	CodeOrderReversed:        {Status: http.StatusConflict, Message: "the merchant reported the order REFUNDED or CANCELLED: its instalments are not collected until an operator settles the agreement"},
 	CodeMandateAmount:        {Status: http.StatusConflict, Message: "the payroll deduction's amount is not the instalment's: nothing was collected and the instalment is still owed"},
+	CodeOrderNotReversed:     {Status: http.StatusConflict, Message: "the merchant has not reported the order REFUNDED or CANCELLED: what the customer owes is not written off"},
+	CodeWriteOffInProgress:   {Status: http.StatusConflict, Message: "the agreement's write-off is under way; try again once it is recorded"},
+	CodeMandateInOpenRun:     {Status: http.StatusConflict, Message: "a payroll run that has not completed withheld or may withhold the instalment under the customer's mandate; write off once it has completed"},
 }
 
 // RefusalOf is code's answer; ok is false for a code that is not in the table.

@@ -67,6 +67,7 @@ func collectionOf(a Agreement, i Instalment) Collection {
 // COLLECTING, audit CollectBnplInstalment). The same run again is a no-op. Errors:
 // BNPL_AGREEMENT_NOT_FOUND, BNPL_INVALID_STATE (the agreement is not ACTIVE),
 // BNPL_MERCHANT_ORDER_REVERSED (the merchant refunded or cancelled the order: nothing written),
+// BNPL_WRITE_OFF_IN_PROGRESS,
 // BNPL_INSTALMENT_NOT_FOUND, BNPL_INSTALMENT_NOT_DUE (held by another run, or collected).
 func ReserveInstalment(ctx context.Context, tx db.Writer, id string, idx int, workflowID, source string) (Collection, error) {
 	if source != SourceManual && source != SourcePayroll {
@@ -83,7 +84,7 @@ func ReserveInstalment(ctx context.Context, tx db.Writer, id string, idx int, wo
 	if i.CollectWorkflowID == workflowID && i.Status != InstalmentDue {
 		return collectionOf(a, i), nil
 	}
-	if err := collectable(a); err != nil {
+	if err := collectable(ctx, tx, a); err != nil {
 		return collectionOf(a, i), err
 	}
 	if i.Status != InstalmentDue {
@@ -115,7 +116,7 @@ func ReservePayroll(ctx context.Context, tx db.Writer, id, workflowID, mandateID
 	case !errors.Is(err, pgx.ErrNoRows):
 		return Collection{}, fmt.Errorf("bnpl: read the run's instalment: %w", err)
 	}
-	if err := collectable(a); err != nil {
+	if err := collectable(ctx, tx, a); err != nil {
 		return Collection{AgreementID: a.ID, EmployeeID: a.EmployeeID, AgreementStatus: a.Status}, err
 	}
 	idx, _, err := earliestDue(ctx, tx, a)
@@ -132,16 +133,17 @@ func ReservePayroll(ctx context.Context, tx db.Writer, id, workflowID, mandateID
 	return hold(ctx, tx, a, i, workflowID, SourcePayroll, mandateID)
 }
 
-// collectable is nil when a's instalments may be collected: a is ACTIVE and its merchant has not
-// refunded or cancelled the order.
-func collectable(a Agreement) error {
+// collectable is nil when a's instalments may be collected: a is ACTIVE, its merchant has not
+// refunded or cancelled the order and no write-off of it is under way (writeoff.go). The caller
+// holds a's row lock.
+func collectable(ctx context.Context, tx db.Writer, a Agreement) error {
 	if a.Status != StatusActive {
 		return RefusalError(CodeInvalidState)
 	}
 	if a.CollectionStopped() {
 		return RefusalError(CodeOrderReversed)
 	}
-	return nil
+	return writeOffPending(ctx, tx, a)
 }
 
 // hold moves the locked DUE instalment i of a to COLLECTING for workflowID from source, with the

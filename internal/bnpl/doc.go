@@ -22,6 +22,8 @@
 //	ACTIVE   --the last instalment collected-->                             SETTLED
 //	ACTIVE   --DEFAULTED is reserved for servicing (not reached by any route yet)
 //	ACTIVE, DEFAULTED --an operator's restructure (restructure.go)-->         ACTIVE
+//	ACTIVE, DEFAULTED --the merchant reversed the order, an operator's write-off
+//	                    saga recorded (writeoff.go)-->                       WRITTEN_OFF (terminal: nothing owed)
 //
 // There is no CANCELLED state. Cancellation (POST /api/bnpl/agreements/<id>/cancel) is allowed
 // only before activation, and the activation saga records the agreement in the run that sends
@@ -31,7 +33,8 @@
 // audited DENIED CancelBnplAgreement, nothing else written.
 //
 // A gate or state refusal writes no agreement (only its audit row). An instalment is DUE, held
-// COLLECTING by one collection saga while its journal is posted, then COLLECTED. There is one
+// COLLECTING by one collection saga while its journal is posted, then COLLECTED; a DUE one is
+// SUPERSEDED by a restructure or WRITTEN_OFF with its agreement. There is one
 // collection saga per instalment (workflows.BnplCollectWorkflowID): racing collections of one
 // instalment (any keys, any source) attach to that run; a saga of another id finds it held or
 // collected and is refused BNPL_INSTALMENT_NOT_DUE, so it is collected once.
@@ -66,9 +69,12 @@
 //	Collect instalment k (POSTED; the instalment deducted from the employee's pay):
 //	    Dr payroll-clearing:<agreement>                    a
 //	    Cr receivable-from-customer:<agreement>            a
+//	Write off R (POSTED; the DUE instalments' total, once the merchant reversed the order):
+//	    Dr misc-loss                                       R
+//	    Cr receivable-from-customer:<agreement>            R
 //
-// Once every instalment is collected, receivable-from-customer:<agreement> and
-// payable-to-merchant:<merchant>:<agreement> are at zero.
+// Once every instalment is collected (or the rest written off), receivable-from-customer:<agreement>
+// and payable-to-merchant:<merchant>:<agreement> are at zero.
 //
 // # Collected by payroll deduction
 //
@@ -127,12 +133,12 @@
 // CollectionStopped): the collect route, a payroll run's collection and the payroll opt-in are
 // refused BNPL_MERCHANT_ORDER_REVERSED (409), nothing written but the refusal's audit row (a
 // payroll line is reported refused in payroll.run_completed.v1). A DELIVERED callback received
-// later (the latest wins) lifts it. What an operator does then: cancel the customer's payroll
-// mandate (POST /api/payroll/deduction-mandates/<id>/cancel) so no run withholds for the
-// agreement; the merchant's refund of P − d reaches the business outside the agreement, with the
-// recorded callback as the evidence. The DUE instalments stay owed in the books: a restructure
-// keeps the total (it does not lift the stop), a cancellation is refused once the merchant was
-// paid, and no route yet writes the receivable off against the refund — that is open work.
+// later (the latest wins) lifts it. What an operator does then: write off what the customer still
+// owes (POST /api/bnpl/agreements/<id>/write-off, the write-off saga, writeoff.go): the DUE
+// instalments' total leaves the receivable for misc-loss, the customer's payroll mandate for the
+// agreement is cancelled, and the agreement is WRITTEN_OFF. The merchant's refund of P − d reaches
+// the business outside the agreement, with the recorded callback as the evidence; refunding the
+// customer the instalments already collected is the business's own move, not this route's.
 //
 // # Changes
 //

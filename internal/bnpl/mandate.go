@@ -35,7 +35,7 @@ func CreateInstalmentMandate(ctx context.Context, tx db.BunTx, id, employeeID, s
 	if a.EmployeeID != employeeID {
 		return payroll.Mandate{}, RefusalError(CodeAgreementNotFound)
 	}
-	if err := collectable(a); err != nil {
+	if err := collectable(ctx, tx, a); err != nil {
 		return payroll.Mandate{}, err
 	}
 	_, amount, err := earliestDue(ctx, tx, a)

@@ -27,7 +27,8 @@ import (
 //   - the new instalments are numbered after the agreement's highest index (at most
 //     MaxInstalmentIndex) and carry the schedule's version (2, 3, 4).
 //
-// Refusals: BNPL_INVALID_STATE (409, the agreement is not ACTIVE or DEFAULTED), BNPL_COLLECTION_IN_PROGRESS
+// Refusals: BNPL_INVALID_STATE (409, the agreement is not ACTIVE or DEFAULTED), BNPL_WRITE_OFF_IN_PROGRESS
+// (409, its write-off is under way, writeoff.go), BNPL_COLLECTION_IN_PROGRESS
 // (409, an instalment is being collected: its saga decides first), BNPL_NOTHING_OUTSTANDING (409),
 // BNPL_RESTRUCTURE_LIMIT_REACHED (409, MaxRestructures done or the indexes would pass
 // MaxInstalmentIndex). Audited RestructureBnplAgreement, event bnpl.agreement_restructured.v1.
@@ -88,6 +89,9 @@ func Restructure(ctx context.Context, tx db.Querier, id string, r RestructureReq
 	}
 	if a.Status != StatusActive && a.Status != StatusDefaulted {
 		return Restructured{}, RefusalError(CodeInvalidState)
+	}
+	if err := writeOffPending(ctx, tx, a); err != nil {
+		return Restructured{}, err
 	}
 	var restructures int
 	if err := tx.QueryRow(ctx, `SELECT restructures FROM app.bnpl_agreements WHERE tenant_id = $1 AND id = $2`, a.TenantID, a.ID).
