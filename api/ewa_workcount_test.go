@@ -51,31 +51,8 @@ func TestBenchmarkReportEwaWork(t *testing.T) {
 	time.Sleep(500 * time.Millisecond) // the last callback's and outbox's work
 	elapsed := time.Since(t0)
 
-	rows, err := super.Query(ctx, `SELECT s.calls, s.query FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
-		WHERE d.datname = $1 AND s.query NOT LIKE '%pg_stat_statements%'`, s.d.Name)
-	require.NoError(t, err)
-	type stmt struct {
-		calls int64
-		query string
-	}
-	var all []stmt
-	var total int64
-	for rows.Next() {
-		var st stmt
-		require.NoError(t, rows.Scan(&st.calls, &st.query))
-		all = append(all, st)
-		total += st.calls
-	}
-	require.NoError(t, rows.Err())
-	sort.Slice(all, func(i, j int) bool { return all[i].calls > all[j].calls })
-	t.Logf("statements per saga over %d sagas, one at a time (%s, background loops included): %.1f", n, elapsed.Round(time.Millisecond), float64(total)/float64(n))
-	for _, st := range all {
-		q := strings.Join(strings.Fields(st.query), " ")
-		if len(q) > 150 {
-			q = q[:150] + "…"
-		}
-		t.Logf("  %6.2f  %s", float64(st.calls)/float64(n), q)
-	}
+	t.Logf("statements per saga over %d sagas, one at a time (%s, background loops included):", n, elapsed.Round(time.Millisecond))
+	logStatements(t, super, s.d.Name, float64(n), 0)
 
 	events := map[string]int{}
 	for _, id := range wfIDs {
@@ -94,5 +71,41 @@ func TestBenchmarkReportEwaWork(t *testing.T) {
 	t.Logf("history events per saga (%s)", workflows.EwaDisburseWorkflowName)
 	for _, k := range names {
 		t.Logf("  %5.2f  %s", float64(events[k])/float64(n), k)
+	}
+}
+
+// logStatements logs what pg_stat_statements counted in database db since its last reset, per
+// unit (calls and execution time divided by per), the statements by calls, the first most only
+// (0: all). The server must load pg_stat_statements (WAGERAIL_COUNT_STATEMENTS).
+func logStatements(t *testing.T, super *pgx.Conn, db string, per float64, most int) {
+	t.Helper()
+	rows, err := super.Query(context.Background(), `SELECT s.calls, s.total_exec_time, s.query FROM pg_stat_statements s
+		JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = $1 AND s.query NOT LIKE '%pg_stat_statements%' ORDER BY s.calls DESC`, db)
+	require.NoError(t, err)
+	type stmt struct {
+		calls int64
+		ms    float64
+		query string
+	}
+	all, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (stmt, error) {
+		var st stmt
+		return st, r.Scan(&st.calls, &st.ms, &st.query)
+	})
+	require.NoError(t, err)
+	var calls int64
+	var ms float64
+	for _, st := range all {
+		calls, ms = calls+st.calls, ms+st.ms
+	}
+	t.Logf("  %8.2f statements, %8.3f ms executing, per unit (%d statements, %.0f ms in all)", float64(calls)/per, ms/per, calls, ms)
+	for i, st := range all {
+		if most > 0 && i == most {
+			break
+		}
+		q := strings.Join(strings.Fields(st.query), " ")
+		if len(q) > 150 {
+			q = q[:150] + "…"
+		}
+		t.Logf("  %8.2f  %8.3f ms  %s", float64(st.calls)/per, st.ms/per, q)
 	}
 }

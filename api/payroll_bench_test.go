@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/wagerail/wagerail/internal/platform/testkit"
@@ -101,6 +103,7 @@ func TestBenchmarkReportPayrollDisburse(t *testing.T) {
 		get(run.ID)
 	}
 	at["pay asked"] = time.Now() // nor the pay phase's
+	stopStatements := benchStatements(t, ls.d.Name, "the pay phase, per entry", float64(n))
 	stopProfile := benchProfile(t, "payroll-pay")
 	rec = w.checker.call(http.MethodPost, "/api/payroll/"+run.ID+"/disburse", nil, "Idempotency-Key", testkit.Unique("k"))
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
@@ -114,6 +117,7 @@ func TestBenchmarkReportPayrollDisburse(t *testing.T) {
 		if _, ok := at["DISBURSED"]; !ok && (st == "DISBURSED" || st == "COMPLETED") {
 			at["DISBURSED"] = time.Now()
 			stopProfile()
+			stopStatements()
 		}
 		if st == "COMPLETED" {
 			at["COMPLETED"] = time.Now()
@@ -175,6 +179,30 @@ func TestBenchmarkReportPayrollDisburse(t *testing.T) {
 			t.Logf("  %-10s %4d reads  p50 %7.1f ms  p99 %7.1f ms  max %7.1f ms", st, len(ds), ms(ds[len(ds)/2]),
 				ms(ds[min(len(ds)-1, len(ds)*99/100)]), ms(ds[len(ds)-1]))
 		}
+	}
+}
+
+// benchStatements resets pg_stat_statements in database db when WAGERAIL_COUNT_STATEMENTS is set
+// (the server loads it then); the returned stop logs what was run since, per unit (once; later
+// calls do nothing), so one phase of a benchmark can be read statement by statement.
+func benchStatements(t *testing.T, db, what string, per float64) (stop func()) {
+	if os.Getenv("WAGERAIL_COUNT_STATEMENTS") == "" {
+		return func() {}
+	}
+	ctx := context.Background()
+	super, err := pgx.Connect(ctx, testkit.PG(t).SuperDSN(db))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = super.Close(ctx) })
+	_, err = super.Exec(ctx, `CREATE EXTENSION IF NOT EXISTS pg_stat_statements`)
+	require.NoError(t, err)
+	_, err = super.Exec(ctx, `SELECT pg_stat_statements_reset()`)
+	require.NoError(t, err)
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			t.Logf("statements of %s:", what)
+			logStatements(t, super, db, per, 40)
+		})
 	}
 }
 

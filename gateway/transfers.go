@@ -174,14 +174,14 @@ func (s *Store) UpdateTransfers(ctx context.Context, tenantID string, ups []Tran
 	// One round trip, one implicit transaction.
 	err := db.InTenantBatch(ctx, s.pool, tenantID, func(b *pgx.Batch) {
 		b.Queue(`
-			UPDATE gateway.transfers t SET status = x.s,
-			    partner_transfer_id = coalesce(NULLIF(x.pid, ''), t.partner_transfer_id),
-			    failure_code = CASE WHEN x.s IN ('FAILED', 'REJECTED') THEN coalesce(NULLIF(x.code, ''), t.failure_code) END,
-			    updated_at = now()
-			FROM (
-			    -- Rows are locked in id order, so concurrent updates of overlapping transfers
-			    -- wait for each other instead of deadlocking; a row another update has just
-			    -- moved is checked again and skipped when nothing is left to do.
+			-- Rows are locked in id order, so concurrent updates of overlapping transfers wait for
+			-- each other instead of deadlocking; a row another update has just moved is checked
+			-- again and skipped when nothing is left to do. The locked rows are read once
+			-- (MATERIALIZED) and the update is narrowed to their ids (t.id = ANY): with statistics
+			-- that lag a burst of inserts (a payroll's 10,000 transfers in a minute) the planner
+			-- otherwise walked every transfer of the tenant against every locked row (0.5 to 1 s
+			-- for a 500-item callback batch).
+			WITH x AS MATERIALIZED (
 			    SELECT c.id, v.s, v.pid, v.code
 			    FROM gateway.transfers c
 			    JOIN unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[]) AS v(p, r, s, pid, code)
@@ -190,8 +190,13 @@ func (s *Store) UpdateTransfers(ctx context.Context, tenantID string, ups []Tran
 			      AND (c.status <> v.s OR (c.partner_transfer_id IS NULL AND v.pid <> ''))
 			    ORDER BY c.id
 			    FOR UPDATE OF c
-			) AS x
-			WHERE t.id = x.id`,
+			)
+			UPDATE gateway.transfers t SET status = x.s,
+			    partner_transfer_id = coalesce(NULLIF(x.pid, ''), t.partner_transfer_id),
+			    failure_code = CASE WHEN x.s IN ('FAILED', 'REJECTED') THEN coalesce(NULLIF(x.code, ''), t.failure_code) END,
+			    updated_at = now()
+			FROM x
+			WHERE t.id = ANY(ARRAY(SELECT id FROM x)) AND t.id = x.id`,
 			partners, refs, statuses, ids, codes).Exec(func(tag pgconn.CommandTag) error {
 			changed = tag.RowsAffected()
 			return nil

@@ -290,23 +290,33 @@ func RecordOutcomes(ctx context.Context, tx db.BunTx, owner string, outs []Entry
 			outs[i].Code = outs[i].Code[:maxFailureReasonBytes]
 		}
 	}
+	ids := make([]string, len(outs))
+	for i, o := range outs {
+		ids[i] = o.EntryID
+	}
 	raw, err := json.Marshal(outs)
 	if err != nil {
 		return 0, fmt.Errorf("payroll: outcomes: %w", err)
 	}
 	var changed []entryChange
+	// The outcomes are read once (MATERIALIZED), and the entries are narrowed to theirs by id
+	// (pe.id IN): right after a run's calculation the planner's statistics may still say the
+	// run has no DISBURSING entry, and it then walks every entry of the run against every outcome
+	// (a 500-item batch's record of a 10,000-entry run took 1 to 11 s, 5 million comparisons).
+	// Narrowed, a plan is at worst batch × batch, whatever the statistics say.
 	if err := tx.NewRaw(`
+		WITH o AS MATERIALIZED (SELECT * FROM json_to_recordset(?::json) AS o(id text, reference text, transfer_id text, status text, code text))
 		UPDATE app.payroll_entries AS pe SET
 			status = CASE WHEN o.status = 'SETTLED' THEN 'PAID' ELSE 'FAILED' END,
 			failure_reason = CASE WHEN o.status = 'SETTLED' THEN NULL ELSE o.code END,
 			paid_at = CASE WHEN o.status = 'SETTLED' THEN ?::timestamptz END,
 			transfer_reference = nullif(o.reference, ''), transfer_id = nullif(o.transfer_id, ''), updated_at = ?
-		FROM json_to_recordset(?::json) AS o(id text, reference text, transfer_id text, status text, code text), app.payroll_runs AS pr
-		WHERE pe.tenant_id = ? AND pe.id = o.id AND pe.status = 'DISBURSING' AND o.status IN ('SETTLED', 'FAILED')
+		FROM o, app.payroll_runs AS pr
+		WHERE pe.tenant_id = ? AND pe.id IN (?) AND pe.id = o.id AND pe.status = 'DISBURSING' AND o.status IN ('SETTLED', 'FAILED')
 		  AND pr.tenant_id = pe.tenant_id AND pr.id = pe.run_id AND coalesce(pe.retry_workflow_id, pr.disbursement_workflow_id) = ?
 		RETURNING pe.id, pe.run_id, pe.period, pe.employee_id, pe.status, pe.net_santim, coalesce(pe.failure_reason, '') AS failure_reason,
 			coalesce(pe.transfer_reference, '') AS transfer_reference, pe.attempts`,
-		now.UTC(), now.UTC(), string(raw), tenancy.TenantID(ctx), owner).Scan(ctx, &changed); err != nil &&
+		string(raw), now.UTC(), now.UTC(), tenancy.TenantID(ctx), bun.In(ids), owner).Scan(ctx, &changed); err != nil &&
 		!errors.Is(err, sql.ErrNoRows) {
 		return 0, fmt.Errorf("payroll: record outcomes: %w", err)
 	}
