@@ -119,10 +119,14 @@ func (s *Store) RecordTransfers(ctx context.Context, tenantID string, recs []Tra
 			ORDER BY i
 			ON CONFLICT (partner, reference) DO NOTHING`,
 			tenantID, partners, refs, domains, amounts, ccys, froms, tos, batches)
-		// Every reference now has a row; the ones this tenant cannot see belong to another.
+		// Every reference now has a row; the ones this tenant cannot see belong to another. One
+		// scan narrowed by the batch's partners and references, the pairs matched below: as a
+		// join on (partner, reference), statistics that lag a burst of inserts (a payroll's
+		// 10,000 transfers) made the planner walk every transfer of the tenant per reference
+		// (3 s for a 500-item batch).
 		b.Queue(`SELECT `+transferColumns+`
-			FROM gateway.transfers t JOIN unnest($1::text[], $2::text[]) AS v(p, r) ON t.partner = v.p AND t.reference = v.r`,
-			partners, refs).Query(func(rows pgx.Rows) error {
+			FROM gateway.transfers t WHERE t.partner = ANY($1::text[]) AND t.reference = ANY($2::text[])`,
+			slices.Compact(slices.Sorted(slices.Values(partners))), refs).Query(func(rows pgx.Rows) error {
 			var err error
 			stored, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (TransferRecord, error) { return scanTransfer(r) })
 			return err
