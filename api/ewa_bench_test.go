@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"slices"
@@ -16,6 +17,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/interceptor"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
@@ -50,7 +52,9 @@ func TestBenchmarkReportEwa(t *testing.T) {
 }
 
 func benchEwa(t *testing.T, n, conc int, temporalPostgres bool, store string) {
-	s := newEwaStack(t, ewaStackOpts{settleDelay: time.Millisecond, temporalPostgres: temporalPostgres})
+	steps := &stepTimes{}
+	s := newEwaStack(t, ewaStackOpts{settleDelay: time.Millisecond, temporalPostgres: temporalPostgres,
+		interceptors: []interceptor.WorkerInterceptor{steps}})
 	s.approveKyc(t)
 	// A salary large enough that n advances stay under the access cap on any day of the month.
 	rec := s.owner.call(http.MethodPut, "/api/employees/"+s.employee, map[string]any{"grossMonthlySalarySantim": 100_000_000_00})
@@ -66,11 +70,20 @@ func benchEwa(t *testing.T, n, conc int, temporalPostgres bool, store string) {
 	}
 
 	trivial := trivialRate(t, s.tc, n, conc)
+	stopProfile := benchProfile(t, fmt.Sprintf("shape-%d-%t", conc, temporalPostgres))
+	self0, pg0 := cpuUse(t)
 	shape := shapeRate(t, s.tc, n, conc)
+	cpuPer(t, "workflow of the saga's shape", n, self0, pg0)
+	stopProfile()
 
 	ids := requests(t, s, n)
 	commits0, rows0 := dbWork(t, s)
+	stopProfile = benchProfile(t, fmt.Sprintf("ewa-%d-%t", conc, temporalPostgres))
+	steps.reset()
+	self0, pg0 = cpuUse(t)
 	calls, ends, wfIDs, elapsed := disburseAll(t, s, ids, conc)
+	cpuPer(t, "saga", n, self0, pg0)
+	stopProfile()
 	if t.Failed() {
 		return
 	}
@@ -88,6 +101,54 @@ func benchEwa(t *testing.T, n, conc int, temporalPostgres bool, store string) {
 	t.Logf("Postgres work per saga on the stack's database (API, ledger, gateway, sandbox, with their background loops): %.1f commits, %.1f rows written",
 		float64(commits1-commits0)/float64(n), float64(rows1-rows0)/float64(n))
 	stepReport(t, s.tc, wfIDs)
+	steps.report(t)
+}
+
+// stepTimes is a worker interceptor that times every activity the worker runs (local ones
+// included) by type, for the report.
+type stepTimes struct {
+	interceptor.WorkerInterceptorBase
+	mu   sync.Mutex
+	took map[string][]time.Duration
+}
+
+func (s *stepTimes) InterceptActivity(ctx context.Context, next interceptor.ActivityInboundInterceptor) interceptor.ActivityInboundInterceptor {
+	return &stepTimer{ActivityInboundInterceptorBase: interceptor.ActivityInboundInterceptorBase{Next: next}, times: s}
+}
+
+func (s *stepTimes) reset() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.took = map[string][]time.Duration{}
+}
+
+// report logs each activity type's count and latency percentiles.
+func (s *stepTimes) report(t *testing.T) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	names := slices.Sorted(maps.Keys(s.took))
+	t.Logf("  the worker's steps (local activities included), by type: count, p50, p99")
+	for _, n := range names {
+		t.Logf("    %-36s %5d %10s %10s", n, len(s.took[n]), pctile(s.took[n], 50), pctile(s.took[n], 99))
+	}
+}
+
+type stepTimer struct {
+	interceptor.ActivityInboundInterceptorBase
+	times *stepTimes
+}
+
+func (s *stepTimer) ExecuteActivity(ctx context.Context, in *interceptor.ExecuteActivityInput) (any, error) {
+	t0 := time.Now()
+	out, err := s.Next.ExecuteActivity(ctx, in)
+	took := time.Since(t0)
+	name := activity.GetInfo(ctx).ActivityType.Name
+	s.times.mu.Lock()
+	if s.times.took != nil {
+		s.times.took[name] = append(s.times.took[name], took)
+	}
+	s.times.mu.Unlock()
+	return out, err
 }
 
 // requests creates n EWA requests for the stack's employee.

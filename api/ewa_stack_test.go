@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/interceptor"
 	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 
@@ -64,6 +65,8 @@ type ewaStackOpts struct {
 	// sagaWait replaces the API's wait for a saga's acceptance (0: the default), for tests whose
 	// many concurrent sagas take longer than that on a loaded machine.
 	sagaWait time.Duration
+	// interceptors are added to the worker's (the bench's step timings).
+	interceptors []interceptor.WorkerInterceptor
 }
 
 const (
@@ -135,7 +138,9 @@ func newEwaStack(t testing.TB, o ewaStackOpts) *ewaStack {
 // replacements (the crash test). It stops when the test ends; Stop before that is allowed.
 func (s *ewaStack) startWorker(t testing.TB, extra func(worker.Registry)) worker.Worker {
 	t.Helper()
-	w := worker.New(s.tc, s.queue, workflows.WorkerOptions())
+	opts := workflows.WorkerOptions()
+	opts.Interceptors = append(opts.Interceptors, s.opts.interceptors...)
+	w := worker.New(s.tc, s.queue, opts)
 	workflows.Register(w, s.realActivities())
 	if extra != nil {
 		extra(w)

@@ -79,25 +79,27 @@ func TestBenchmarkReportEwaWork(t *testing.T) {
 // (0: all). The server must load pg_stat_statements (WAGERAIL_COUNT_STATEMENTS).
 func logStatements(t *testing.T, super *pgx.Conn, db string, per float64, most int) {
 	t.Helper()
-	rows, err := super.Query(context.Background(), `SELECT s.calls, s.total_exec_time, s.query FROM pg_stat_statements s
+	rows, err := super.Query(context.Background(), `SELECT s.calls, s.total_exec_time, s.total_plan_time, s.query FROM pg_stat_statements s
 		JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = $1 AND s.query NOT LIKE '%pg_stat_statements%' ORDER BY s.calls DESC`, db)
 	require.NoError(t, err)
 	type stmt struct {
-		calls int64
-		ms    float64
-		query string
+		calls  int64
+		ms     float64
+		planMs float64
+		query  string
 	}
 	all, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (stmt, error) {
 		var st stmt
-		return st, r.Scan(&st.calls, &st.ms, &st.query)
+		return st, r.Scan(&st.calls, &st.ms, &st.planMs, &st.query)
 	})
 	require.NoError(t, err)
 	var calls int64
-	var ms float64
+	var ms, planMs float64
 	for _, st := range all {
-		calls, ms = calls+st.calls, ms+st.ms
+		calls, ms, planMs = calls+st.calls, ms+st.ms, planMs+st.planMs
 	}
-	t.Logf("  %8.2f statements, %8.3f ms executing, per unit (%d statements, %.0f ms in all)", float64(calls)/per, ms/per, calls, ms)
+	t.Logf("  %8.2f statements, %8.3f ms executing, %8.3f ms planning, per unit (%d statements, %.0f ms in all)",
+		float64(calls)/per, ms/per, planMs/per, calls, ms+planMs)
 	for i, st := range all {
 		if most > 0 && i == most {
 			break
@@ -106,6 +108,6 @@ func logStatements(t *testing.T, super *pgx.Conn, db string, per float64, most i
 		if len(q) > 150 {
 			q = q[:150] + "…"
 		}
-		t.Logf("  %8.2f  %8.3f ms  %s", float64(st.calls)/per, st.ms/per, q)
+		t.Logf("  %8.2f  %8.3f ms  %8.3f ms planning  %s", float64(st.calls)/per, st.ms/per, st.planMs/per, q)
 	}
 }

@@ -212,7 +212,8 @@ func startServer() (*Server, error) {
 		// Work-counting tests (WAGERAIL_COUNT_STATEMENTS) read every statement from
 		// pg_stat_statements, which must be loaded when the server starts.
 		if os.Getenv("WAGERAIL_COUNT_STATEMENTS") != "" {
-			c.Settings = append(c.Settings, "shared_preload_libraries=pg_stat_statements", "pg_stat_statements.max=10000")
+			c.Settings = append(c.Settings, "shared_preload_libraries=pg_stat_statements", "pg_stat_statements.max=10000",
+				"pg_stat_statements.track_planning=on")
 		}
 		if err := c.Start(ctx); err != nil {
 			return nil, err
