@@ -94,8 +94,11 @@ func newEwaStack(t testing.TB, o ewaStackOpts) *ewaStack {
 	if o.temporalPostgres {
 		ts = testkit.TemporalOnPostgres(t)
 	}
+	// The embedded server is on loopback: requests go uncompressed, as cmd/wagerail sends them
+	// to a loopback frontend (temporalConnection).
 	tc, err := client.Dial(client.Options{HostPort: ts.HostPort(), Namespace: ts.Namespace(),
-		Logger: sdklog.NewStructuredLogger(slog.New(stackLogHandler()))})
+		Logger:            sdklog.NewStructuredLogger(slog.New(stackLogHandler())),
+		ConnectionOptions: client.ConnectionOptions{GrpcCompression: &client.GrpcCompressionNone{}}})
 	require.NoError(t, err)
 	t.Cleanup(tc.Close)
 	queue := testkit.Unique("ewa")

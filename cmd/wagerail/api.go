@@ -248,6 +248,7 @@ func runAPI(ctx context.Context, log *slog.Logger, cfg apiConfig, ready func()) 
 	}
 	tc, err := client.NewLazyClient(client.Options{
 		HostPort: cfg.TemporalAddress, Namespace: cfg.TemporalNamespace, Logger: sdkLogger(log),
+		ConnectionOptions: temporalConnection(cfg.TemporalAddress),
 	})
 	if err != nil {
 		ln.Close()

@@ -118,7 +118,7 @@ func dialTemporal(ctx context.Context, log *slog.Logger, addr, namespace string,
 	deadline := time.Now().Add(patience)
 	for {
 		c, err := client.DialContext(ctx, client.Options{
-			HostPort: addr, Namespace: namespace, Logger: sdkLogger(log),
+			HostPort: addr, Namespace: namespace, Logger: sdkLogger(log), ConnectionOptions: temporalConnection(addr),
 			// Worker heartbeats (a newer, optional server feature) time out against servers that
 			// do not serve them and would only add warnings; workflows do not depend on them.
 			WorkerHeartbeatInterval: -1,
