@@ -81,15 +81,15 @@ func atoi(s string) int64 {
 	return n
 }
 
-// cpuPer logs the CPU a phase used per unit, split between this process and Postgres.
-func cpuPer(t *testing.T, what string, n int, self0, pg0 time.Duration) {
+// cpuPer logs the CPU a phase used per unit (n units), split between this process (self) and
+// Postgres (pg, negative when not measured).
+func cpuPer(t *testing.T, what string, n int, self, pg time.Duration) {
 	t.Helper()
-	self1, pg1 := cpuUse(t)
 	per := func(d time.Duration) time.Duration { return (d / time.Duration(n)).Round(100 * time.Microsecond) }
-	if pg0 < 0 || pg1 < 0 {
-		t.Logf("CPU per %s: this process %s (Postgres not measured: an external server)", what, per(self1-self0))
+	if pg < 0 {
+		t.Logf("CPU per %s: this process %s (Postgres not measured: an external server)", what, per(self))
 		return
 	}
 	t.Logf("CPU per %s: %s = this process (API, worker, Temporal server, ledger, gateway, sandbox) %s + Postgres %s",
-		what, per(self1-self0+pg1-pg0), per(self1-self0), per(pg1-pg0))
+		what, per(self+pg), per(self), per(pg))
 }
