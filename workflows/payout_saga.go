@@ -10,11 +10,11 @@ import (
 	"github.com/wagerail/wagerail/internal/bankwebhook"
 )
 
-// The caller's answer, and the run of a saga that pays one transfer out on the payout block (EWA
-// and loan disbursement): the query and update handlers, the wait for the settlement (continuing
-// as new while the partner holds the transfer), the conclusion (commit and mark paid, or void and
-// mark failed), the net under an update no path answered, and the handlers finished before the
-// run closes. A saga keeps only its plan in its own file: its begin (plan, gates, posting, claim,
+// The run of a saga that pays one transfer out on the payout block (EWA and loan disbursement):
+// the query and update handlers (the caller's answer is answer.go), the wait for the settlement
+// (continuing as new while the partner holds the transfer), the conclusion (commit and mark paid,
+// or void and mark failed), the net under an update no path answered, and the handlers finished
+// before the run closes. A saga keeps only its plan in its own file: its begin (plan, gates, posting, claim,
 // up to the transfer), its record steps, its ledger posting and its names (payoutSteps).
 
 // Stages of the one-transfer payout sagas (their query answers' Stage). A saga's paid and failed
@@ -31,46 +31,6 @@ const (
 	StageFailed     = "FAILED"
 	StageRefused    = "REFUSED"
 )
-
-// --- the caller's answer ---
-
-// answer is the update a saga's caller waits on (Update-with-Start): answered once, with a value
-// (accepted) or an error (refused); every later accept or refuse is ignored.
-type answer[T any] struct {
-	done  bool
-	value T
-	err   error
-}
-
-// handle installs the update handler: it waits for the answer.
-func (a *answer[T]) handle(ctx workflow.Context, name string) error {
-	return workflow.SetUpdateHandler(ctx, name, func(ctx workflow.Context) (T, error) {
-		if err := workflow.Await(ctx, func() bool { return a.done }); err != nil {
-			var zero T
-			return zero, err
-		}
-		return a.value, a.err
-	})
-}
-
-func (a *answer[T]) accept(v T) {
-	if !a.done {
-		a.done, a.value = true, v
-	}
-}
-
-func (a *answer[T]) refuse(err error) {
-	if !a.done {
-		a.done, a.err = true, err
-	}
-}
-
-// finish lets the update's handler return before the run closes.
-func finishHandlers(ctx workflow.Context) {
-	_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
-}
-
-// --- one transfer out ---
 
 // payoutProgress is what a saga's query answers, besides its own id.
 type payoutProgress struct {

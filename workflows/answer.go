@@ -1,0 +1,43 @@
+package workflows
+
+import "go.temporal.io/sdk/workflow"
+
+// The caller's answer of every saga started by Update-with-Start (the payout sagas, the
+// repayments, the collections and write-offs): the update handler, the one answer, and the
+// handlers finished before the run closes.
+
+// answer is the update a saga's caller waits on (Update-with-Start): answered once, with a value
+// (accepted) or an error (refused); every later accept or refuse is ignored.
+type answer[T any] struct {
+	done  bool
+	value T
+	err   error
+}
+
+// handle installs the update handler: it waits for the answer.
+func (a *answer[T]) handle(ctx workflow.Context, name string) error {
+	return workflow.SetUpdateHandler(ctx, name, func(ctx workflow.Context) (T, error) {
+		if err := workflow.Await(ctx, func() bool { return a.done }); err != nil {
+			var zero T
+			return zero, err
+		}
+		return a.value, a.err
+	})
+}
+
+func (a *answer[T]) accept(v T) {
+	if !a.done {
+		a.done, a.value = true, v
+	}
+}
+
+func (a *answer[T]) refuse(err error) {
+	if !a.done {
+		a.done, a.err = true, err
+	}
+}
+
+// finish lets the update's handler return before the run closes.
+func finishHandlers(ctx workflow.Context) {
+	_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
+}
