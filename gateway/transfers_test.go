@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -412,4 +414,54 @@ func TestGetBatchStatusAnswersForEveryItem(t *testing.T) {
 	requireCode(t, err, codes.NotFound, ReasonTransferNotFound)
 	_, err = e.rpc.GetBatchStatus(ctxT(t), &gatewayv1.GetBatchStatusRequest{Partner: SandboxPartner, BatchReference: "bad ref\n"})
 	requireCode(t, err, codes.InvalidArgument, ReasonInvalidArgument)
+}
+
+// Answers about one transfer race (a saga's lookup and the bank's callback, a callback and its
+// retry): each applies under the row's lock against the status the winner left, so exactly one
+// final answer lands and nothing moves backwards, one transfer at a time (UpdateTransfers' single
+// row path) as in a batch.
+func TestTransferRegisterRacingAnswers(t *testing.T) {
+	t.Parallel()
+	d := testkit.NewDB(t)
+	s := NewStore(d.App)
+	tenant := uniq("tenant")
+	for round := range 20 {
+		ref := fmt.Sprintf("%s-%d", uniq("race"), round)
+		require.NoError(t, s.RecordTransfers(ctxT(t), tenant, []TransferRecord{{Partner: SandboxPartner, Reference: ref, TenantID: tenant,
+			Domain: "EWA", AmountSantim: 10, Currency: "ETB", FromAccount: "a", ToAccount: "b"}}))
+		answers := []TransferUpdate{
+			{Partner: SandboxPartner, Reference: ref, Status: TransferPending, PartnerTransferID: "p-1"},
+			{Partner: SandboxPartner, Reference: ref, Status: TransferSettled, PartnerTransferID: "p-1"},
+			{Partner: SandboxPartner, Reference: ref, Status: TransferFailed, PartnerTransferID: "p-1", FailureCode: "LATE"},
+			{Partner: SandboxPartner, Reference: ref, Status: TransferSettled, PartnerTransferID: "p-1"},
+		}
+		var wg sync.WaitGroup
+		changed := make([]int, len(answers))
+		errs := make([]error, len(answers))
+		for i, a := range answers {
+			wg.Go(func() { changed[i], errs[i] = s.UpdateTransfers(ctxT(t), tenant, []TransferUpdate{a}) })
+		}
+		wg.Wait()
+		finals := 0
+		for i, err := range errs {
+			require.NoError(t, err)
+			if answers[i].Status != TransferPending {
+				finals += changed[i]
+			}
+		}
+		require.Equal(t, 1, finals, "round %d: exactly one final answer applies", round)
+		var got TransferRecord
+		require.NoError(t, db.InTenantTx(ctxT(t), d.App, tenant, func(tx pgx.Tx) error {
+			var err error
+			got, err = FindTransfer(ctxT(t), tx, SandboxPartner, ref)
+			return err
+		}))
+		require.Contains(t, []TransferStatus{TransferSettled, TransferFailed}, got.Status, "round %d", round)
+		require.Equal(t, "p-1", got.PartnerTransferID)
+		if got.Status == TransferFailed {
+			require.Equal(t, "LATE", got.FailureCode)
+		} else {
+			require.Empty(t, got.FailureCode)
+		}
+	}
 }
