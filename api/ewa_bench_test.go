@@ -8,7 +8,6 @@ import (
 	"os"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -83,7 +82,7 @@ func benchEwa(t *testing.T, n, conc int, temporalPostgres bool, store string) {
 	var shapeTime, elapsed, shapeSelf, shapePG, sagaSelf, sagaPG time.Duration
 	var calls, ends []time.Duration
 	var wfIDs []string
-	var ratios []float64
+	var perRound []string
 	for r := range rounds {
 		part := ids[r*n/rounds : (r+1)*n/rounds]
 		stop := func() {}
@@ -106,7 +105,9 @@ func benchEwa(t *testing.T, n, conc int, temporalPostgres bool, store string) {
 		shapeTime, elapsed = shapeTime+shapeT, elapsed+took
 		shapeSelf, shapePG, sagaSelf, sagaPG = shapeSelf+self1-self0, shapePG+pg1-pg0, sagaSelf+self2-self1, sagaPG+pg2-pg1
 		calls, ends, wfIDs = append(calls, c...), append(ends, e...), append(wfIDs, w...)
-		ratios = append(ratios, shapeT.Seconds()/took.Seconds())
+		perRound = append(perRound, fmt.Sprintf("%.2f (S %.1f/s at %.1f ms CPU, sagas %.1f/s at %.1f ms)", shapeT.Seconds()/took.Seconds(),
+			float64(len(part))/shapeT.Seconds(), perItemMs(self1-self0+pg1-pg0, len(part)),
+			float64(len(part))/took.Seconds(), perItemMs(self2-self1+pg2-pg1, len(part))))
 	}
 	if _, pg := cpuUse(t); pg < 0 {
 		shapePG, sagaPG = -1, -1 // an external server: not measured
@@ -123,8 +124,10 @@ func benchEwa(t *testing.T, n, conc int, temporalPostgres bool, store string) {
 	t.Logf("sagas/s %.1f; trivial one-activity workflows/s T = %.1f on the same server; ratio %.2f × T", rate, trivial, rate/trivial)
 	t.Logf("the saga's shape with no work in it (update-with-start, %d no-op local activities, the settlement signal) S = %.1f/s = %.2f × T; the saga runs at %.2f × S",
 		shapeLocals, shape, shape/trivial, rate/shape)
-	slices.Sort(ratios)
-	t.Logf("  in %d alternating rounds of shape and sagas, the saga's rate over S's per round: %s", rounds, fmtRatios(ratios))
+	t.Logf("  in %d alternating rounds of shape and sagas, in order, the saga's rate over S's per round:", rounds)
+	for i, r := range perRound {
+		t.Logf("    round %d: %s", i+1, r)
+	}
 	cpuPer(t, "workflow of the saga's shape", n, shapeSelf, shapePG)
 	cpuPer(t, "saga", n, sagaSelf, sagaPG)
 	t.Logf("Postgres work per saga on the stack's database (API, ledger, gateway, sandbox, with their background loops, also while the shape rounds ran): %.1f commits, %.1f rows written",
@@ -180,12 +183,9 @@ func (s *stepTimer) ExecuteActivity(ctx context.Context, in *interceptor.Execute
 	return out, err
 }
 
-func fmtRatios(rs []float64) string {
-	parts := make([]string, len(rs))
-	for i, r := range rs {
-		parts[i] = fmt.Sprintf("%.2f", r)
-	}
-	return strings.Join(parts, ", ")
+// perItemMs is d per item in milliseconds (CPU of a round, with Postgres's when measured).
+func perItemMs(d time.Duration, n int) float64 {
+	return float64(d) / float64(n) / float64(time.Millisecond)
 }
 
 // requests creates n EWA requests for the stack's employee.
