@@ -49,6 +49,9 @@ type Server struct {
 }
 
 var (
+	// inMain is set by Main: the server PG starts is stopped and its directory removed only there.
+	inMain bool
+
 	srvOnce sync.Once
 	srv     *Server
 	srvErr  error
@@ -133,6 +136,7 @@ func binaryDir() (string, error) {
 
 // Main runs the tests and then stops what the kit started.
 func Main(m *testing.M) {
+	inMain = true
 	code := m.Run()
 	if temporal != nil {
 		_ = temporal.Stop()
@@ -159,6 +163,11 @@ func Main(m *testing.M) {
 // PG returns the shared server, starting it (and migrating the template) on first use.
 func PG(t testing.TB) *Server {
 	t.Helper()
+	if !inMain {
+		// Without Main nothing stops the private cluster or removes its directory: each run of
+		// the package would leave one behind in the temporary directory.
+		t.Fatalf("testkit: the package's TestMain must call testkit.Main(m) before its tests use the database")
+	}
 	srvOnce.Do(func() { srv, srvErr = startServer() })
 	if srvErr != nil {
 		t.Fatalf("testkit: postgres: %v", srvErr)
