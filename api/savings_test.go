@@ -68,7 +68,10 @@ func (w *savingsWorld) waitSaved(t *testing.T, id string, saved int64) savingsGo
 	var g savingsGoalJSON
 	require.Eventually(t, func() bool {
 		g = w.goals(t)[id]
-		return g.SavedSantim == saved && g.PendingDepositSantim == 0 && g.PendingWithdrawalSantim == 0
+		// The goal's figures are the ledger's, committed before the saga records its movement's
+		// end: nothing is pending once no movement of the goal is PENDING either.
+		return g.SavedSantim == saved && g.PendingDepositSantim == 0 && g.PendingWithdrawalSantim == 0 &&
+			w.count(t, `SELECT count(*) FROM app.savings_movements WHERE tenant_id = $1 AND goal_id = $2 AND status = 'PENDING'`, w.tenant, id) == 0
 	}, 60*time.Second, 100*time.Millisecond, "goal %s: want %d saved, nothing pending", id, saved)
 	return g
 }
