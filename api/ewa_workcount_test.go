@@ -34,6 +34,7 @@ func TestBenchmarkReportEwaWork(t *testing.T) {
 	rec := s.owner.call(http.MethodPut, "/api/employees/"+s.employee, map[string]any{"grossMonthlySalarySantim": 100_000_000_00})
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 	disburseAll(t, s, requests(t, s, 3), 1) // warm-up: first-use reads and caches
+	analyzeStack(t, s)
 
 	ctx := context.Background()
 	super, err := pgx.Connect(ctx, testkit.PG(t).SuperDSN(s.d.Name))
