@@ -25,16 +25,19 @@ const (
 	EwaClaimWithLedgerTxActivity = "ewa.ClaimWithLedgerTx"
 )
 
-// The record steps, typed (what workflows call).
+// The record steps, typed (what workflows call). The state changes are actions: the saga needs
+// only whether they happened, and a result would be recorded in every run's history for nothing
+// (the request they once returned was about 700 bytes of JSON per step; recorded histories that
+// hold it still replay, its result is not read).
 var (
 	EwaLoadPlan      = Activity[EwaStep, ewa.Plan]{EwaLoadPlanActivity}
-	EwaClaim         = Activity[EwaStep, ewa.Request]{EwaClaimActivity}
+	EwaClaim         = Action[EwaStep]{EwaClaimActivity}
 	EwaSetLedgerTx   = Action[EwaStep]{EwaSetLedgerTxActivity}
-	EwaMarkDisbursed = Activity[EwaStep, ewa.Request]{EwaMarkDisbursedActivity}
-	EwaMarkFailed    = Activity[EwaStep, ewa.Request]{EwaMarkFailedActivity}
+	EwaMarkDisbursed = Action[EwaStep]{EwaMarkDisbursedActivity}
+	EwaMarkFailed    = Action[EwaStep]{EwaMarkFailedActivity}
 
 	EwaBegin             = Activity[EwaStep, EwaBeginResult]{EwaBeginActivity}
-	EwaClaimWithLedgerTx = Activity[EwaStep, ewa.Request]{EwaClaimWithLedgerTxActivity}
+	EwaClaimWithLedgerTx = Action[EwaStep]{EwaClaimWithLedgerTxActivity}
 )
 
 // The subject and target of the disburse saga's gates: the employee is screened, the request is
@@ -91,14 +94,11 @@ func (a *Ewa) LoadPlan(ctx context.Context, in EwaStep) (ewa.Plan, error) {
 
 // Claim moves the request REQUESTED → DISBURSING for this saga (a second call by the same saga
 // is a no-op).
-func (a *Ewa) Claim(ctx context.Context, in EwaStep) (ewa.Request, error) {
-	var r ewa.Request
-	err := a.inTx(ctx, in, func(ctx context.Context, tx pgx.Tx) error {
-		var err error
-		r, err = ewa.Claim(ctx, tx, in.RequestID, in.WorkflowID)
+func (a *Ewa) Claim(ctx context.Context, in EwaStep) error {
+	return a.inTx(ctx, in, func(ctx context.Context, tx pgx.Tx) error {
+		_, err := ewa.Claim(ctx, tx, in.RequestID, in.WorkflowID)
 		return err
 	})
-	return r, err
 }
 
 // SetLedgerTx records the claim's pending ledger transaction.
@@ -109,25 +109,19 @@ func (a *Ewa) SetLedgerTx(ctx context.Context, in EwaStep) error {
 }
 
 // MarkDisbursed moves DISBURSING → DISBURSED (audit, ewa.disbursed.v1).
-func (a *Ewa) MarkDisbursed(ctx context.Context, in EwaStep) (ewa.Request, error) {
-	var r ewa.Request
-	err := a.inTx(ctx, in, func(ctx context.Context, tx pgx.Tx) error {
-		var err error
-		r, err = ewa.MarkDisbursed(ctx, tx, in.RequestID, in.WorkflowID, in.TransferID)
+func (a *Ewa) MarkDisbursed(ctx context.Context, in EwaStep) error {
+	return a.inTx(ctx, in, func(ctx context.Context, tx pgx.Tx) error {
+		_, err := ewa.MarkDisbursed(ctx, tx, in.RequestID, in.WorkflowID, in.TransferID)
 		return err
 	})
-	return r, err
 }
 
 // MarkFailed moves DISBURSING → FAILED with the reason (audit, ewa.disbursement_failed.v1).
-func (a *Ewa) MarkFailed(ctx context.Context, in EwaStep) (ewa.Request, error) {
-	var r ewa.Request
-	err := a.inTx(ctx, in, func(ctx context.Context, tx pgx.Tx) error {
-		var err error
-		r, err = ewa.MarkFailed(ctx, tx, in.RequestID, in.WorkflowID, in.Reason)
+func (a *Ewa) MarkFailed(ctx context.Context, in EwaStep) error {
+	return a.inTx(ctx, in, func(ctx context.Context, tx pgx.Tx) error {
+		_, err := ewa.MarkFailed(ctx, tx, in.RequestID, in.WorkflowID, in.Reason)
 		return err
 	})
-	return r, err
 }
 
 // Begin is LoadPlan, the KYC gate and the sanctions gate in one transaction: the plan, then the
@@ -172,14 +166,11 @@ func (a *Ewa) Begin(ctx context.Context, in EwaStep) (EwaBeginResult, error) {
 // ClaimWithLedgerTx is Claim and SetLedgerTx in one transaction: REQUESTED → DISBURSING for
 // this saga with the pending ledger transaction already posted (a second call by the same saga
 // is a no-op).
-func (a *Ewa) ClaimWithLedgerTx(ctx context.Context, in EwaStep) (ewa.Request, error) {
-	var r ewa.Request
-	err := a.inTx(ctx, in, func(ctx context.Context, tx pgx.Tx) error {
-		var err error
-		r, err = ewa.ClaimWithLedgerTx(ctx, tx, in.RequestID, in.WorkflowID, in.LedgerTxID)
+func (a *Ewa) ClaimWithLedgerTx(ctx context.Context, in EwaStep) error {
+	return a.inTx(ctx, in, func(ctx context.Context, tx pgx.Tx) error {
+		_, err := ewa.ClaimWithLedgerTx(ctx, tx, in.RequestID, in.WorkflowID, in.LedgerTxID)
 		return err
 	})
-	return r, err
 }
 
 // Register registers the record steps.

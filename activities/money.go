@@ -281,16 +281,17 @@ type TransferInput struct {
 	CallbackURL  string // "" = the partner's default
 }
 
-// TransferResult is the partner's answer to an initiation.
+// TransferResult is the partner's answer to an initiation. The fields of other outcomes are left
+// out of its JSON when empty: it is recorded in every saga's history.
 type TransferResult struct {
 	Outcome       string // ACCEPTED, REJECTED or UNKNOWN
 	TransferID    string // ACCEPTED
 	Status        string // ACCEPTED: PENDING, SETTLED or FAILED
-	FailureCode   string // Status FAILED
-	RejectCode    string // REJECTED
-	RejectMessage string
-	UnknownReason string // UNKNOWN
-	Replayed      bool   // the partner already held a transfer with this reference
+	FailureCode   string `json:",omitempty"` // Status FAILED
+	RejectCode    string `json:",omitempty"` // REJECTED
+	RejectMessage string `json:",omitempty"`
+	UnknownReason string `json:",omitempty"` // UNKNOWN
+	Replayed      bool   `json:",omitempty"` // the partner already held a transfer with this reference
 }
 
 // InitiateTransfer sends the transfer through the gateway. ACCEPTED, REJECTED and UNKNOWN are

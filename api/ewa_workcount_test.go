@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/wagerail/wagerail/internal/platform/testkit"
 	"github.com/wagerail/wagerail/workflows"
@@ -45,8 +46,9 @@ func TestBenchmarkReportEwaWork(t *testing.T) {
 
 	ids := requests(t, s, n)
 	time.Sleep(500 * time.Millisecond) // the requests' own outbox work
-	_, err = super.Exec(ctx, `SELECT pg_stat_statements_reset()`)
+	_, err = super.Exec(ctx, `SELECT pg_stat_statements_reset(), pg_stat_reset_shared('wal')`)
 	require.NoError(t, err)
+	commits0 := commitCount(t, super, s.d.Name)
 	t0 := time.Now()
 	_, _, wfIDs, _ := disburseAll(t, s, ids, 1)
 	time.Sleep(500 * time.Millisecond) // the last callback's and outbox's work
@@ -54,14 +56,20 @@ func TestBenchmarkReportEwaWork(t *testing.T) {
 
 	t.Logf("statements per saga over %d sagas, one at a time (%s, background loops included):", n, elapsed.Round(time.Millisecond))
 	logStatements(t, super, s.d.Name, float64(n), 0)
+	var walRecords, walSyncs, walBytes float64
+	require.NoError(t, super.QueryRow(ctx, `SELECT wal_records, wal_sync, wal_bytes FROM pg_stat_wal`).Scan(&walRecords, &walSyncs, &walBytes))
+	t.Logf("per saga: %.2f commits in the stack's database, %.2f WAL flushes (wal_sync, the whole server), %.1f WAL records, %.0f WAL bytes",
+		float64(commitCount(t, super, s.d.Name)-commits0)/float64(n), walSyncs/float64(n), walRecords/float64(n), walBytes/float64(n))
 
-	events := map[string]int{}
+	events, bytes := map[string]int{}, map[string]int{}
 	for _, id := range wfIDs {
 		it := s.tc.GetWorkflowHistory(ctx, id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 		for it.HasNext() {
 			e, err := it.Next()
 			require.NoError(t, err)
-			events[strings.TrimPrefix(e.GetEventType().String(), "EVENT_TYPE_")]++
+			k := strings.TrimPrefix(e.GetEventType().String(), "EVENT_TYPE_")
+			events[k]++
+			bytes[k] += proto.Size(e)
 		}
 	}
 	var names []string
@@ -69,10 +77,24 @@ func TestBenchmarkReportEwaWork(t *testing.T) {
 		names = append(names, k)
 	}
 	sort.Strings(names)
-	t.Logf("history events per saga (%s)", workflows.EwaDisburseWorkflowName)
+	t.Logf("history events per saga (%s): count, bytes", workflows.EwaDisburseWorkflowName)
+	total := 0
 	for _, k := range names {
-		t.Logf("  %5.2f  %s", float64(events[k])/float64(n), k)
+		t.Logf("  %5.2f %6.0f  %s", float64(events[k])/float64(n), float64(bytes[k])/float64(n), k)
+		total += bytes[k]
 	}
+	t.Logf("  %12.0f  bytes in all", float64(total)/float64(n))
+}
+
+// commitCount is how many transactions database db has committed (pg_stat_database, whose
+// counters the server publishes when a backend goes idle, so an idle moment must precede it).
+func commitCount(t *testing.T, super *pgx.Conn, db string) int64 {
+	t.Helper()
+	var n int64
+	_, err := super.Exec(context.Background(), `SELECT pg_stat_clear_snapshot()`)
+	require.NoError(t, err)
+	require.NoError(t, super.QueryRow(context.Background(), `SELECT xact_commit FROM pg_stat_database WHERE datname = $1`, db).Scan(&n))
+	return n
 }
 
 // logStatements logs what pg_stat_statements counted in database db since its last reset, per

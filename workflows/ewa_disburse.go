@@ -67,13 +67,11 @@ func EwaDisburse(ctx workflow.Context, in EwaDisburseInput) (EwaDisburseResult, 
 			return next
 		},
 		markPaid: func(ctx workflow.Context, transferID string) error {
-			_, err := callLocal(ctx, localRecordOptions(), activities.EwaMarkDisbursed,
+			return doLocal(ctx, localRecordOptions(), activities.EwaMarkDisbursed,
 				activities.EwaStep{Run: d.run, RequestID: in.RequestID, TransferID: transferID})
-			return err
 		},
 		markFailed: func(ctx workflow.Context, code string) error {
-			_, err := callLocal(ctx, localRecordOptions(), activities.EwaMarkFailed, activities.EwaStep{Run: d.run, RequestID: in.RequestID, Reason: code})
-			return err
+			return doLocal(ctx, localRecordOptions(), activities.EwaMarkFailed, activities.EwaStep{Run: d.run, RequestID: in.RequestID, Reason: code})
 		},
 		paidStage: StageDisbursed, failedStage: StageFailed, leaveTimer: in.Shape == ewaLeaveTimerChange,
 		paid: func(ctx workflow.Context) {
@@ -124,7 +122,7 @@ func (d *disburse) begin(ctx workflow.Context) (o payoutOutcome, done bool, err 
 	}
 
 	// 3. The claim: REQUESTED → DISBURSING for this run.
-	if _, err := callLocal(ctx, localRecordOptions(), activities.EwaClaim, step); err != nil {
+	if err := doLocal(ctx, localRecordOptions(), activities.EwaClaim, step); err != nil {
 		return d.recordFailed(err)
 	}
 	d.progress.Stage = StageClaimed
@@ -185,7 +183,7 @@ func (d *disburse) beginFewer(ctx workflow.Context, oneVersion bool) (o payoutOu
 	posted, err := d.postPending(ctx, ref, d.ledgerInput)
 	if err != nil {
 		// Nothing moved: the request fails with the ledger's reason, once this run has it.
-		if _, cerr := callLocal(ctx, localRecordOptions(), activities.EwaClaim, step); cerr != nil {
+		if cerr := doLocal(ctx, localRecordOptions(), activities.EwaClaim, step); cerr != nil {
 			return d.recordFailed(cerr)
 		}
 		d.progress.Stage = StageClaimed
@@ -197,8 +195,7 @@ func (d *disburse) beginFewer(ctx workflow.Context, oneVersion bool) (o payoutOu
 	withTx := step
 	withTx.LedgerTxID = posted.TxID
 	if o, done, err := d.claimPosted(ctx, posted.TxID, func() error {
-		_, err := callLocal(ctx, localRecordOptions(), activities.EwaClaimWithLedgerTx, withTx)
-		return err
+		return doLocal(ctx, localRecordOptions(), activities.EwaClaimWithLedgerTx, withTx)
 	}); done {
 		return o, done, err
 	}

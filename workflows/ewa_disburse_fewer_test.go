@@ -33,7 +33,7 @@ func (h *disburseHarness) fewerThroughPosting() {
 func TestEwaDisburseFewerStepsHappyPath(t *testing.T) {
 	h := newFewerStepsHarness(t)
 	h.fewerThroughPosting()
-	h.on(activities.EwaClaimWithLedgerTxActivity, testTxStep).Return(ewa.Request{ID: "req-1", Status: ewa.Disbursing, LedgerTxID: "ltx-1"}, nil).Once()
+	h.on(activities.EwaClaimWithLedgerTxActivity, testTxStep).Return(nil).Once()
 	h.on(activities.InitiateTransferActivity, testTransfer).Return(accepted, nil).Once()
 	h.settled()
 	h.signal(5*time.Second, settledSignalE1)
@@ -74,7 +74,7 @@ func TestEwaDisburseFewerStepsAccountGateRefused(t *testing.T) {
 func TestEwaDisburseFewerStepsClaimRefusedVoids(t *testing.T) {
 	h := newFewerStepsHarness(t)
 	h.fewerThroughPosting()
-	h.on(activities.EwaClaimWithLedgerTxActivity, testTxStep).Return(ewa.Request{}, temporal.NewNonRetryableApplicationError("taken", ewa.CodeInvalidState, nil)).Once()
+	h.on(activities.EwaClaimWithLedgerTxActivity, testTxStep).Return(temporal.NewNonRetryableApplicationError("taken", ewa.CodeInvalidState, nil)).Once()
 	void := testSettle
 	void.Reason = ewa.CodeInvalidState
 	h.on(activities.LedgerVoidActivity, void).Return(nil).Once()
@@ -92,10 +92,10 @@ func TestEwaDisburseFewerStepsLedgerRefusedFails(t *testing.T) {
 	h.on(activities.EwaBeginActivity, testStep).Return(activities.EwaBeginResult{Plan: testPlan}, nil).Once()
 	h.on(activities.AccountGateActivity, testGate).Return(nil).Once()
 	h.on(activities.LedgerPostPendingActivity, testLedger).Return(activities.LedgerPostResult{}, temporal.NewNonRetryableApplicationError("bad", "UNBALANCED", nil)).Once()
-	h.on(activities.EwaClaimActivity, testStep).Return(ewa.Request{ID: "req-1", Status: ewa.Disbursing}, nil).Once()
+	h.on(activities.EwaClaimActivity, testStep).Return(nil).Once()
 	f := testStep
 	f.Reason = "UNBALANCED"
-	h.on(activities.EwaMarkFailedActivity, f).Return(ewa.Request{ID: "req-1", Status: ewa.Failed}, nil).Once()
+	h.on(activities.EwaMarkFailedActivity, f).Return(nil).Once()
 	res := h.run(t)
 	require.Equal(t, EwaDisburseResult{RequestID: "req-1", Status: "FAILED", Code: "UNBALANCED", Reason: "UNBALANCED"}, res)
 	require.Equal(t, "FAILED", h.accepted.Status)

@@ -102,7 +102,7 @@ func (h *disburseHarness) throughLedgerPosting(posting activities.LedgerPostInpu
 	h.on(activities.KycGateActivity, testGate).Return(nil).Once()
 	h.on(activities.SanctionsGateActivity, testGate).Return(nil).Once()
 	h.on(activities.AccountGateActivity, testGate).Return(nil).Once()
-	h.on(activities.EwaClaimActivity, testStep).Return(ewa.Request{ID: "req-1", Status: ewa.Disbursing}, nil).Once()
+	h.on(activities.EwaClaimActivity, testStep).Return(nil).Once()
 	h.on(activities.LedgerPostPendingActivity, posting).Return(activities.LedgerPostResult{TxID: "ltx-1", Status: "PENDING"}, nil).Once()
 	withTx := testStep
 	withTx.LedgerTxID = "ltx-1"
@@ -113,7 +113,7 @@ func (h *disburseHarness) settled() {
 	h.on(activities.LedgerCommitActivity, testSettle).Return(nil).Once()
 	done := testStep
 	done.TransferID = "tr-1"
-	h.on(activities.EwaMarkDisbursedActivity, done).Return(ewa.Request{ID: "req-1", Status: ewa.Disbursed}, nil).Once()
+	h.on(activities.EwaMarkDisbursedActivity, done).Return(nil).Once()
 }
 
 func (h *disburseHarness) failed(code string) {
@@ -122,7 +122,7 @@ func (h *disburseHarness) failed(code string) {
 	h.on(activities.LedgerVoidActivity, void).Return(nil).Once()
 	f := testStep
 	f.Reason = code
-	h.on(activities.EwaMarkFailedActivity, f).Return(ewa.Request{ID: "req-1", Status: ewa.Failed}, nil).Once()
+	h.on(activities.EwaMarkFailedActivity, f).Return(nil).Once()
 }
 
 var (
@@ -634,21 +634,13 @@ func newRealRun(t *testing.T, settleDelay time.Duration) *realRun {
 	}
 	w.RegisterActivityWithOptions(func(_ context.Context, in activities.EwaStep) (ewa.Plan, error) { record(in); return r.plan, nil },
 		activity.RegisterOptions{Name: activities.EwaLoadPlanActivity})
-	for _, name := range []string{activities.EwaClaimActivity, activities.EwaMarkDisbursedActivity, activities.EwaMarkFailedActivity} {
-		w.RegisterActivityWithOptions(func(_ context.Context, in activities.EwaStep) (ewa.Request, error) {
-			record(in)
-			return ewa.Request{ID: in.RequestID}, nil
-		}, activity.RegisterOptions{Name: name})
+	for _, a := range []activities.Action[activities.EwaStep]{activities.EwaClaim, activities.EwaMarkDisbursed, activities.EwaMarkFailed,
+		activities.EwaSetLedgerTx, activities.EwaClaimWithLedgerTx} {
+		a.Register(w, func(_ context.Context, in activities.EwaStep) error { record(in); return nil })
 	}
-	w.RegisterActivityWithOptions(func(_ context.Context, in activities.EwaStep) error { record(in); return nil },
-		activity.RegisterOptions{Name: activities.EwaSetLedgerTxActivity})
 	activities.EwaBegin.Register(w, func(_ context.Context, in activities.EwaStep) (activities.EwaBeginResult, error) {
 		record(in)
 		return activities.EwaBeginResult{Plan: r.plan}, nil
-	})
-	activities.EwaClaimWithLedgerTx.Register(w, func(_ context.Context, in activities.EwaStep) (ewa.Request, error) {
-		record(in)
-		return ewa.Request{ID: in.RequestID, LedgerTxID: in.LedgerTxID}, nil
 	})
 	require.NoError(t, w.Start())
 	t.Cleanup(w.Stop)
