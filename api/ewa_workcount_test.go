@@ -14,6 +14,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/testkit"
 	"github.com/wagerail/wagerail/workflows"
 )
@@ -21,7 +22,9 @@ import (
 // TestBenchmarkReportEwaWork counts (asserts nothing about) the work one EWA disbursement costs on
 // the real stack, deterministically whatever the machine's load: the statements every component
 // sends Postgres (pg_stat_statements over the stack's database: API, ledger, gateway, bank
-// sandbox, their background loops), by query, per saga, and the saga's history events by type.
+// sandbox, their background loops), by query, per saga, with the commits, WAL, rows written and
+// Postgres CPU per saga and the CPU of a round trip and of a one-row write, and the saga's
+// history events (count and bytes) by type.
 // `make bench` runs it on its own with WAGERAIL_COUNT_STATEMENTS=1 (testkit then loads
 // pg_stat_statements, which the other reports do without); WAGERAIL_COUNT_SAGAS sets how many
 // sagas (default 20), one at a time.
@@ -49,10 +52,15 @@ func TestBenchmarkReportEwaWork(t *testing.T) {
 	_, err = super.Exec(ctx, `SELECT pg_stat_statements_reset(), pg_stat_reset_shared('wal')`)
 	require.NoError(t, err)
 	commits0 := commitCount(t, super, s.d.Name)
+	_, rows0 := dbWork(t, s)
+	_, pg0 := cpuUse(t)
 	t0 := time.Now()
 	_, _, wfIDs, _ := disburseAll(t, s, ids, 1)
 	time.Sleep(500 * time.Millisecond) // the last callback's and outbox's work
 	elapsed := time.Since(t0)
+	_, pg1 := cpuUse(t)
+	time.Sleep(time.Second) // Postgres publishes its statistics at most once a second
+	_, rows1 := dbWork(t, s)
 
 	t.Logf("statements per saga over %d sagas, one at a time (%s, background loops included):", n, elapsed.Round(time.Millisecond))
 	logStatements(t, super, s.d.Name, float64(n), 0)
@@ -60,6 +68,9 @@ func TestBenchmarkReportEwaWork(t *testing.T) {
 	require.NoError(t, super.QueryRow(ctx, `SELECT wal_records, wal_sync, wal_bytes FROM pg_stat_wal`).Scan(&walRecords, &walSyncs, &walBytes))
 	t.Logf("per saga: %.2f commits in the stack's database, %.2f WAL flushes (wal_sync, the whole server), %.1f WAL records, %.0f WAL bytes",
 		float64(commitCount(t, super, s.d.Name)-commits0)/float64(n), walSyncs/float64(n), walRecords/float64(n), walBytes/float64(n))
+	t.Logf("per saga: %.1f rows written, %s of Postgres CPU (its processes, pg_stat_statements loaded)",
+		float64(rows1-rows0)/float64(n), ((pg1 - pg0) / time.Duration(n)).Round(10*time.Microsecond))
+	pgUnitCosts(t, s)
 
 	events, bytes := map[string]int{}, map[string]int{}
 	for _, id := range wfIDs {
@@ -84,6 +95,36 @@ func TestBenchmarkReportEwaWork(t *testing.T) {
 		total += bytes[k]
 	}
 	t.Logf("  %12.0f  bytes in all", float64(total)/float64(n))
+}
+
+// pgUnitCosts logs what Postgres's processes spend on a statement's round trip and on a one-row
+// write in a transaction of its own, on this machine and server: the units of a saga's Postgres
+// CPU beside its statements and rows written.
+func pgUnitCosts(t *testing.T, s *ewaStack) {
+	t.Helper()
+	ctx := context.Background()
+	const n = 2000
+	unit := func(what string, op func() error) {
+		_, pg0 := cpuUse(t)
+		for range n {
+			require.NoError(t, op())
+		}
+		_, pg1 := cpuUse(t)
+		t.Logf("  %-72s %s", what, ((pg1 - pg0) / n).Round(time.Microsecond))
+	}
+	t.Logf("Postgres CPU per operation (%d of each, one at a time):", n)
+	var one int
+	unit("a round trip (SELECT 1)", func() error { return s.d.App.QueryRow(ctx, `SELECT 1`).Scan(&one) })
+	insert := `INSERT INTO app.audit_log (tenant_id, actor, action, outcome) VALUES (app.current_tenant(), 'system:bench', 'BenchUnit', 'SUCCESS')`
+	unit("a one-row insert in one round trip (tenant setting, insert, commit)", func() error {
+		return db.InTenantBatch(ctx, s.d.App, s.tenant, func(b *pgx.Batch) { b.Queue(insert) })
+	})
+	unit("the same in a transaction of three round trips (begin, insert, commit)", func() error {
+		return db.InTenantTx(ctx, s.d.App, s.tenant, func(tx pgx.Tx) error {
+			_, err := tx.Exec(ctx, insert)
+			return err
+		})
+	})
 }
 
 // commitCount is how many transactions database db has committed (pg_stat_database, whose
