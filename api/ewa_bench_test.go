@@ -116,7 +116,7 @@ func benchEwa(t *testing.T, n, conc int, temporalPostgres bool, store string) {
 	}
 	shape := float64(n) / shapeTime.Seconds()
 	rate := float64(n) / elapsed.Seconds()
-	time.Sleep(time.Second) // Postgres publishes its statistics at most once a second
+	waitStatsPublished()
 	commits1, rows1 := dbWork(t, s)
 
 	t.Logf("EWA disburse, real stack (API, ledger and gateway over gRPC, bank sandbox over HTTP settling at once), embedded Temporal on %s, %d sagas, %d callers (after %d not measured)", store, n, conc, warm)
@@ -251,6 +251,12 @@ func analyzeStack(t *testing.T, s *ewaStack) {
 	_, err = super.Exec(context.Background(), `ANALYZE`)
 	require.NoError(t, err)
 }
+
+// waitStatsPublished waits until every backend has published its counters (commits, rows, WAL)
+// to the statistics views: a backend that goes idle less than a second after its last report
+// holds them for up to 10 s (PGSTAT_IDLE_INTERVAL in Postgres 15), so reading them at once
+// undercounts the last moments' work.
+func waitStatsPublished() { time.Sleep(11 * time.Second) }
 
 // dbWork is the stack database's committed transactions and rows written so far.
 func dbWork(t *testing.T, s *ewaStack) (commits, rows int64) {
