@@ -59,6 +59,11 @@ type Config struct {
 	Namespace string
 	// Logger receives the server's own logs; nil discards them.
 	Logger tlog.Logger
+	// WorkflowTaskTimeout is how long a workflow task a worker took may run before the server
+	// hands it to another worker, for workflows started without a timeout of their own
+	// (Wagerail's are); 0 keeps Temporal's default, 10 s. A worker that dies mid-task holds its
+	// workflow that long.
+	WorkflowTaskTimeout time.Duration
 }
 
 // Server is a running embedded Temporal server.
@@ -137,36 +142,40 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("temporal claim mapper: %w", err)
 	}
+	dyn := dynamicconfig.StaticClient{
+		// ForceSearchAttributesCacheRefreshOnRead stays off (Temporal's CLI dev server turns it
+		// on): with it, every read of the search-attribute types (a start that carries search
+		// attributes, each visibility write) reloads the cluster metadata from the store, about
+		// 1 ms of CPU per saga here. The types need no refresh: SQL visibility keeps custom
+		// attributes in predefined columns whose types are in the cluster metadata from the
+		// first start, and a namespace's attribute names are its aliases, which the SQLite path
+		// writes before the server starts and the Postgres path registers and probes (Start
+		// returns once a query by them is accepted).
+		// One partition per task queue: with the default four, a task written to one partition
+		// while the worker polls another waits to be forwarded, which costs every workflow and
+		// activity task tens of milliseconds on a single-node server with one worker.
+		dynamicconfig.MatchingNumTaskqueueReadPartitions.Key():  []dynamicconfig.ConstrainedValue{{Value: 1}},
+		dynamicconfig.MatchingNumTaskqueueWritePartitions.Key(): []dynamicconfig.ConstrainedValue{{Value: 1}},
+		// The history service reads its task queues (transfer: a new workflow or activity task
+		// to hand to matching; timer; visibility; outbound) at most MaxPollRPS times a second per
+		// shard, 20 by default. A production cluster spreads its workflows over hundreds of
+		// shards; this server has one, so the default made every task wait up to 50 ms for the
+		// next read, about 25 ms on average, in every saga step that needs one.
+		dynamicconfig.TransferProcessorMaxPollRPS.Key():   []dynamicconfig.ConstrainedValue{{Value: shardPollRPS}},
+		dynamicconfig.TimerProcessorMaxPollRPS.Key():      []dynamicconfig.ConstrainedValue{{Value: shardPollRPS}},
+		dynamicconfig.VisibilityProcessorMaxPollRPS.Key(): []dynamicconfig.ConstrainedValue{{Value: shardPollRPS}},
+		dynamicconfig.OutboundProcessorMaxPollRPS.Key():   []dynamicconfig.ConstrainedValue{{Value: shardPollRPS}},
+	}
+	if cfg.WorkflowTaskTimeout > 0 {
+		dyn[dynamicconfig.DefaultWorkflowTaskTimeout.Key()] = []dynamicconfig.ConstrainedValue{{Value: cfg.WorkflowTaskTimeout}}
+	}
 	srv, err := temporal.NewServer(
 		temporal.WithConfig(serverCfg),
 		temporal.ForServices(temporal.DefaultServices),
 		temporal.WithLogger(cfg.Logger),
 		temporal.WithAuthorizer(authorizer),
 		temporal.WithClaimMapper(func(*config.Config) authorization.ClaimMapper { return claimMapper }),
-		temporal.WithDynamicConfigClient(dynamicconfig.StaticClient{
-			// ForceSearchAttributesCacheRefreshOnRead stays off (Temporal's CLI dev server turns it
-			// on): with it, every read of the search-attribute types (a start that carries search
-			// attributes, each visibility write) reloads the cluster metadata from the store, about
-			// 1 ms of CPU per saga here. The types need no refresh: SQL visibility keeps custom
-			// attributes in predefined columns whose types are in the cluster metadata from the
-			// first start, and a namespace's attribute names are its aliases, which the SQLite path
-			// writes before the server starts and the Postgres path registers and probes (Start
-			// returns once a query by them is accepted).
-			// One partition per task queue: with the default four, a task written to one partition
-			// while the worker polls another waits to be forwarded, which costs every workflow and
-			// activity task tens of milliseconds on a single-node server with one worker.
-			dynamicconfig.MatchingNumTaskqueueReadPartitions.Key():  []dynamicconfig.ConstrainedValue{{Value: 1}},
-			dynamicconfig.MatchingNumTaskqueueWritePartitions.Key(): []dynamicconfig.ConstrainedValue{{Value: 1}},
-			// The history service reads its task queues (transfer: a new workflow or activity task
-			// to hand to matching; timer; visibility; outbound) at most MaxPollRPS times a second per
-			// shard, 20 by default. A production cluster spreads its workflows over hundreds of
-			// shards; this server has one, so the default made every task wait up to 50 ms for the
-			// next read, about 25 ms on average, in every saga step that needs one.
-			dynamicconfig.TransferProcessorMaxPollRPS.Key():   []dynamicconfig.ConstrainedValue{{Value: shardPollRPS}},
-			dynamicconfig.TimerProcessorMaxPollRPS.Key():      []dynamicconfig.ConstrainedValue{{Value: shardPollRPS}},
-			dynamicconfig.VisibilityProcessorMaxPollRPS.Key(): []dynamicconfig.ConstrainedValue{{Value: shardPollRPS}},
-			dynamicconfig.OutboundProcessorMaxPollRPS.Key():   []dynamicconfig.ConstrainedValue{{Value: shardPollRPS}},
-		}),
+		temporal.WithDynamicConfigClient(dyn),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("temporal server: %w", err)

@@ -68,3 +68,25 @@ func TestPortInUseIsAClearError(t *testing.T) {
 	_, err = Start(context.Background(), Config{FrontendPort: port})
 	require.ErrorContains(t, err, "in use")
 }
+
+// A workflow started without a workflow task timeout of its own (Wagerail's are) gets the
+// server's: Config.WorkflowTaskTimeout when set, Temporal's 10 s otherwise.
+func TestWorkflowTaskTimeoutIsTheServersDefault(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, c := range []struct {
+		set, want time.Duration
+	}{{0, 10 * time.Second}, {3 * time.Second, 3 * time.Second}} {
+		s, err := Start(ctx, Config{WorkflowTaskTimeout: c.set})
+		require.NoError(t, err)
+		tc, err := client.Dial(client.Options{HostPort: s.HostPort(), Namespace: "default", Logger: quietLogger{}})
+		require.NoError(t, err)
+		run, err := tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: "task-timeout", TaskQueue: "nobody-polls"}, "SomeWorkflow")
+		require.NoError(t, err)
+		desc, err := tc.DescribeWorkflowExecution(ctx, run.GetID(), run.GetRunID())
+		require.NoError(t, err)
+		require.Equal(t, c.want, desc.GetExecutionConfig().GetDefaultWorkflowTaskTimeout().AsDuration(), "set %v", c.set)
+		tc.Close()
+		require.NoError(t, s.Stop())
+	}
+}

@@ -314,12 +314,24 @@ func Temporal(t testing.TB) *devtemporal.Server {
 	tempOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		temporal, tempErr = devtemporal.Start(ctx, devtemporal.Config{})
+		temporal, tempErr = devtemporal.Start(ctx, devtemporal.Config{WorkflowTaskTimeout: workflowTaskTimeout()})
 	})
 	if tempErr != nil {
 		t.Fatalf("testkit: temporal: %v", tempErr)
 	}
 	return temporal
+}
+
+// workflowTaskTimeout is the test servers' workflow task timeout: 2 s instead of Temporal's 10, so
+// a test that kills a worker mid-task sees another worker take the workflow over 8 s sooner (the
+// crash tests each wait for that once or more). A live worker is not hurried by it: while its
+// local activities run, the SDK extends the task before 80% of the timeout. Benchmarks keep
+// Temporal's default, as the server `make run` starts does.
+func workflowTaskTimeout() time.Duration {
+	if os.Getenv("WAGERAIL_BENCH") != "" {
+		return 0
+	}
+	return 2 * time.Second
 }
 
 // TemporalOnPostgres returns a second embedded Temporal server shared by this test binary, whose
@@ -344,7 +356,7 @@ func TemporalOnPostgres(t testing.TB) *devtemporal.Server {
 		if tempPGErr = devtemporal.ProvisionPostgres(ctx, s.SuperDSN("postgres"), pg); tempPGErr != nil {
 			return
 		}
-		temporalPG, tempPGErr = devtemporal.Start(ctx, devtemporal.Config{Postgres: &pg})
+		temporalPG, tempPGErr = devtemporal.Start(ctx, devtemporal.Config{Postgres: &pg, WorkflowTaskTimeout: workflowTaskTimeout()})
 	})
 	if tempPGErr != nil {
 		t.Fatalf("testkit: temporal on postgres: %v", tempPGErr)
