@@ -148,6 +148,7 @@ func (f *webhookFixture) count(result string) float64 {
 // saga's status lookup: SETTLED or FAILED with the partner's id and code, once, never backwards;
 // a callback about no transfer of ours records nothing.
 func TestBankCallbackRecordsTheSettlementInTheTransferRegister(t *testing.T) {
+	t.Parallel()
 	f := newWebhookFixture(t)
 	register := func(eventID string) gateway.TransferRecord {
 		t.Helper()
@@ -195,6 +196,7 @@ func TestBankCallbackRecordsTheSettlementInTheTransferRegister(t *testing.T) {
 }
 
 func TestBankCallbackAcceptedOnceAndRetriesAreAcknowledged(t *testing.T) {
+	t.Parallel()
 	f := newWebhookFixture(t)
 	f.sent(t, "ev-1", "tenant-a", 150_000)
 	body := f.body("ev-1", "tenant-a", 150_000)
@@ -233,6 +235,7 @@ func TestBankCallbackAcceptedOnceAndRetriesAreAcknowledged(t *testing.T) {
 
 // The same event id with another body is not a retry: 409, and what we hold is unchanged.
 func TestBankCallbackEventIDReusedWithAnotherBodyIsAConflict(t *testing.T) {
+	t.Parallel()
 	f := newWebhookFixture(t)
 	f.sent(t, "ev-9", "tenant-a", 500)
 	rec := f.post(t, "sandbox", f.body("ev-9", "tenant-a", 500), f.now, "nonce-9a", sandboxSecret)
@@ -259,6 +262,7 @@ func TestBankCallbackEventIDReusedWithAnotherBodyIsAConflict(t *testing.T) {
 // that matches no transfer of ours, or contradicts the one it names, is kept as UNMATCHED with no
 // tenant and acknowledged; no tenant sees it or an Applied audit row.
 func TestBankCallbackTenantComesFromTheTransfer(t *testing.T) {
+	t.Parallel()
 	f := newWebhookFixture(t)
 	f.sent(t, "ev-a", "tenant-a", 1_000)
 	f.sent(t, "ev-b", "tenant-a", 1_000)
@@ -310,6 +314,7 @@ func TestBankCallbackTenantComesFromTheTransfer(t *testing.T) {
 
 // A nonce is remembered for the signature window plus skew (and a margin), then pruned.
 func TestBankCallbackNoncesArePrunedAfterTheWindow(t *testing.T) {
+	t.Parallel()
 	f := newWebhookFixture(t)
 	f.sent(t, "ev-n1", "tenant-a", 10)
 	f.sent(t, "ev-n2", "tenant-a", 10)
@@ -335,6 +340,7 @@ func TestBankCallbackNoncesArePrunedAfterTheWindow(t *testing.T) {
 
 // Without the platform role the callback cannot learn whose transfer it is: 503, nothing stored.
 func TestBankCallbackWithoutPlatformPoolIs503(t *testing.T) {
+	t.Parallel()
 	d := testkit.NewDB(t)
 	srv := New(Deps{Log: slog.New(slog.NewTextHandler(io.Discard, nil)), DB: d.App, Registry: prometheus.NewRegistry(),
 		WebhookSecrets: map[string][]byte{"sandbox": sandboxSecret}})
@@ -347,6 +353,7 @@ func TestBankCallbackWithoutPlatformPoolIs503(t *testing.T) {
 }
 
 func TestBankCallbackRejectsAndChangesNothing(t *testing.T) {
+	t.Parallel()
 	f := newWebhookFixture(t)
 	good := f.body("ev-2", "tenant-a", 100)
 	cases := []struct {
@@ -404,6 +411,7 @@ func TestBankCallbackRejectsAndChangesNothing(t *testing.T) {
 }
 
 func TestBankCallbackRefusesAReplayedNonce(t *testing.T) {
+	t.Parallel()
 	f := newWebhookFixture(t)
 	f.sent(t, "ev-3", "tenant-a", 10)
 	f.sent(t, "ev-4", "tenant-a", 10)
@@ -420,6 +428,7 @@ func TestBankCallbackRefusesAReplayedNonce(t *testing.T) {
 // Racing deliveries of one event (the partner retrying before our first answer) store it once;
 // every answer is a 200, one accepted and the rest duplicates, whether the nonces differ or not.
 func TestBankCallbackRacingDuplicatesStoreOnce(t *testing.T) {
+	t.Parallel()
 	f := newWebhookFixture(t)
 	f.sent(t, "ev-race", "tenant-a", 42)
 	body := f.body("ev-race", "tenant-a", 42)
@@ -485,6 +494,7 @@ func (f *webhookFixture) eventOutcome(t *testing.T, eventID string) string {
 
 // The signature window is inclusive: exactly 300 s either way is accepted (and delivered).
 func TestBankCallbackWindowBoundariesAreAccepted(t *testing.T) {
+	t.Parallel()
 	f := newWebhookFixture(t)
 	for i, off := range []time.Duration{-300 * time.Second, 300 * time.Second} {
 		ev := "ev-edge-" + strconv.Itoa(i)
@@ -499,6 +509,7 @@ func TestBankCallbackWindowBoundariesAreAccepted(t *testing.T) {
 // Out of order: a FAILED event after a SETTLED one for the same transfer (two event ids). Both
 // are delivered, in the order they came; the saga decides what they mean.
 func TestBankCallbackOutOfOrderBothDelivered(t *testing.T) {
+	t.Parallel()
 	f := newWebhookFixture(t)
 	f.sent(t, "ev-o", "tenant-a", 700)
 	ref := f.ref("ev-o")
@@ -518,6 +529,7 @@ func TestBankCallbackOutOfOrderBothDelivered(t *testing.T) {
 // transfer whose workflow does not exist as UNMATCHED (for the transfer's tenant). Neither is
 // audited as applied; a retry of either is a duplicate.
 func TestBankCallbackFinishedOrMissingSaga(t *testing.T) {
+	t.Parallel()
 	f := newWebhookFixture(t)
 	f.sentOnly(t, "ev-fin", "tenant-a", 10)
 	f.saga.start(t, f.ref("ev-fin"), true)
@@ -547,6 +559,7 @@ func TestBankCallbackFinishedOrMissingSaga(t *testing.T) {
 // the retry (once Temporal answers) delivers it, once. Without any Temporal client the answer is
 // 503 NOT_CONFIGURED, also stored for a later delivery.
 func TestBankCallbackTemporalDownIs503AndTheRetryDelivers(t *testing.T) {
+	t.Parallel()
 	f := newWebhookFixture(t)
 	f.sent(t, "ev-down", "tenant-a", 10)
 	body := f.body("ev-down", "tenant-a", 10)
