@@ -214,8 +214,8 @@ func startServer() (*Server, error) {
 		// each test's database from the template and every commit stop waiting on the disk. A
 		// killed server still loses nothing (commits stay synchronous: the WAL reaches the OS
 		// before a commit returns), so crash and restart tests prove the same. Benchmarks
-		// (WAGERAIL_BENCH) keep the durable settings their figures are about.
-		if os.Getenv("WAGERAIL_BENCH") == "" {
+		// keep the durable settings their figures are about.
+		if !benchmarking() {
 			c.Settings = []string{"fsync=off", "full_page_writes=off"}
 		}
 		// Work-counting tests (WAGERAIL_COUNT_STATEMENTS) read every statement from
@@ -328,11 +328,15 @@ func Temporal(t testing.TB) *devtemporal.Server {
 // local activities run, the SDK extends the task before 80% of the timeout. Benchmarks keep
 // Temporal's default, as the server `make run` starts does.
 func workflowTaskTimeout() time.Duration {
-	if os.Getenv("WAGERAIL_BENCH") != "" {
+	if benchmarking() {
 		return 0
 	}
 	return 2 * time.Second
 }
+
+// benchmarking says whether this is a benchmark run (WAGERAIL_BENCH, `make bench`): the servers
+// then keep the production settings the figures are about, not the tests' quicker ones.
+func benchmarking() bool { return os.Getenv("WAGERAIL_BENCH") != "" }
 
 // TemporalOnPostgres returns a second embedded Temporal server shared by this test binary, whose
 // default and visibility stores are two databases of this binary's Postgres server (PG) rather than
