@@ -215,7 +215,7 @@ func (s *Server) listEqubGroups(c *gin.Context) {
 		return
 	}
 	rows, ok := lendingValue(s, c, "", "", "", func(ctx context.Context, tx db.BunTx) ([]equb.Group, error) {
-		return equb.ListGroups(ctx, tx, "", equb.Page{After: cursor, Limit: limit + 1})
+		return equb.ListGroups(ctx, tx, "", db.Page{After: cursor, Limit: limit + 1})
 	})
 	if ok {
 		answerEqubGroups(c, rows, limit)
@@ -396,7 +396,7 @@ type equbMoneyListJSON struct {
 
 // myEqub reads a page of the caller's own rows in their employee's organization (filtered by
 // their own membership).
-func myEqub[T any](s *Server, c *gin.Context, list func(ctx context.Context, tx db.BunTx, userID string, p equb.Page) ([]T, error)) ([]T, int, bool) {
+func myEqub[T any](s *Server, c *gin.Context, list func(ctx context.Context, tx db.BunTx, userID string, p db.Page) ([]T, error)) ([]T, int, bool) {
 	limit, cursor, e := pageParams(c.Query("limit"), c.Query("cursor"))
 	if e != nil {
 		writeError(c, e)
@@ -408,7 +408,7 @@ func myEqub[T any](s *Server, c *gin.Context, list func(ctx context.Context, tx 
 	}
 	user := callerOf(c).User.ID
 	rows, err := asEmployee(s, c, tenant, func(ctx context.Context, tx db.BunTx) ([]T, error) {
-		return list(ctx, tx, user, equb.Page{After: cursor, Limit: limit + 1})
+		return list(ctx, tx, user, db.Page{After: cursor, Limit: limit + 1})
 	})
 	if err != nil {
 		writeError(c, payrollError(err))

@@ -323,7 +323,7 @@ func (s *Server) listLoanProducts(c *gin.Context) {
 		return
 	}
 	rows, ok := lendingValue(s, c, "", "", "", func(ctx context.Context, tx db.BunTx) ([]lending.Product, error) {
-		return lending.ListProducts(ctx, tx, lending.ProductFilter{Status: status, Page: lending.Page{After: cursor, Limit: limit + 1}})
+		return lending.ListProducts(ctx, tx, lending.ProductFilter{Status: status, Page: db.Page{After: cursor, Limit: limit + 1}})
 	})
 	if ok {
 		answerProductPage(c, rows, limit)
@@ -401,7 +401,7 @@ func optInFilter(c *gin.Context) (lending.OptInFilter, int, bool) {
 	if !ok {
 		return lending.OptInFilter{}, 0, false
 	}
-	return lending.OptInFilter{Status: status, ProductID: product, Page: lending.Page{After: cursor, Limit: limit + 1}}, limit, true
+	return lending.OptInFilter{Status: status, ProductID: product, Page: db.Page{After: cursor, Limit: limit + 1}}, limit, true
 }
 
 func answerOptInPage(c *gin.Context, rows []lending.OptIn, limit int) {
@@ -438,7 +438,7 @@ func (s *Server) listOfferedProducts(c *gin.Context) {
 		return
 	}
 	rows, ok := lendingValue(s, c, "", "", "", func(ctx context.Context, tx db.BunTx) ([]lending.Product, error) {
-		return lending.ListOfferedProducts(ctx, tx, lending.ProductFilter{FIID: fi, Page: lending.Page{After: cursor, Limit: limit + 1}})
+		return lending.ListOfferedProducts(ctx, tx, lending.ProductFilter{FIID: fi, Page: db.Page{After: cursor, Limit: limit + 1}})
 	})
 	if ok {
 		answerProductPage(c, rows, limit)

@@ -123,7 +123,7 @@ func loanFilter(c *gin.Context, borrower bool) (lending.LoanFilter, int, bool) {
 	if !ok {
 		return lending.LoanFilter{}, 0, false
 	}
-	f := lending.LoanFilter{Page: lending.Page{After: cursor, Limit: limit + 1}}
+	f := lending.LoanFilter{Page: db.Page{After: cursor, Limit: limit + 1}}
 	statuses := c.Request.URL.Query()["status"]
 	if len(statuses) > len(lending.LoanStatuses) {
 		writeError(c, fieldError(&field.Error{Field: "status", Problem: "must be given at most 9 times"}))

@@ -91,7 +91,7 @@ func (s *Server) loanRepaymentsAs(c *gin.Context, p lending.Party) {
 		return
 	}
 	rows, ok := lendingValue(s, c, "", "", "", func(ctx context.Context, tx db.BunTx) ([]lending.LoanRepayment, error) {
-		return lending.ListRepayments(ctx, tx, p, id, lending.Page{After: cursor, Limit: limit + 1})
+		return lending.ListRepayments(ctx, tx, p, id, db.Page{After: cursor, Limit: limit + 1})
 	})
 	if !ok {
 		return
@@ -120,7 +120,7 @@ func (s *Server) loanRemittancesAs(c *gin.Context, p lending.Party) {
 		}
 	}
 	rows, ok := lendingValue(s, c, "", "", "", func(ctx context.Context, tx db.BunTx) ([]lending.Remittance, error) {
-		return lending.ListRemittances(ctx, tx, p, id, lending.Page{After: cursor, Limit: limit + 1})
+		return lending.ListRemittances(ctx, tx, p, id, db.Page{After: cursor, Limit: limit + 1})
 	})
 	if !ok {
 		return

@@ -59,20 +59,20 @@ func (s *Server) payrollMandateRoutes() []Route {
 
 // mandatesList reads limit, cursor and the route's filters (each at most once, each checked);
 // it has answered when ok is false.
-func mandatesList(c *gin.Context, filters map[string]func(string) error) (payroll.Page, map[string]string, bool) {
+func mandatesList(c *gin.Context, filters map[string]func(string) error) (db.Page, map[string]string, bool) {
 	limit, cursor, ok := ewaPage(c)
 	if !ok {
-		return payroll.Page{}, nil, false
+		return db.Page{}, nil, false
 	}
 	got := map[string]string{}
 	for name, check := range filters {
 		v, ok := singleQuery(c, name, false, check)
 		if !ok {
-			return payroll.Page{}, nil, false
+			return db.Page{}, nil, false
 		}
 		got[name] = v
 	}
-	return payroll.Page{After: cursor, Limit: limit + 1}, got, true
+	return db.Page{After: cursor, Limit: limit + 1}, got, true
 }
 
 func pmOneOf(name string, values ...string) func(string) error {

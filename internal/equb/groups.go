@@ -227,32 +227,16 @@ func getGroup(ctx context.Context, tx db.BunTx, id string, lock bool) (Group, er
 		q = q.For("UPDATE")
 	}
 	if err := q.Scan(ctx); err != nil {
-		return Group{}, notFoundOr(err, RefusalError(CodeGroupNotFound))
+		return Group{}, db.NotFoundOr(err, RefusalError(CodeGroupNotFound))
 	}
 	return g, nil
 }
 
-// Page is a list's window: at most Limit rows with ids after After.
-type Page struct {
-	After string
-	Limit int
-}
-
-// MaxPageRows bounds Page.Limit.
-const MaxPageRows = 101
-
-func (p Page) limit() int64 {
-	if p.Limit < 1 || p.Limit > MaxPageRows {
-		return MaxPageRows
-	}
-	return int64(p.Limit)
-}
-
 // ListGroups lists the context's organization's groups by id; userID, when set, keeps the groups
 // that user is an ACTIVE member of.
-func ListGroups(ctx context.Context, tx db.BunTx, userID string, p Page) ([]Group, error) {
+func ListGroups(ctx context.Context, tx db.BunTx, userID string, p db.Page) ([]Group, error) {
 	var out []Group
-	q := tx.NewSelect().Model(&out).Where("g.tenant_id = ?", tenancy.TenantID(ctx)).OrderExpr("g.id").Limit(p.limit())
+	q := tx.NewSelect().Model(&out).Where("g.tenant_id = ?", tenancy.TenantID(ctx)).OrderExpr("g.id").Limit(p.Rows())
 	if userID != "" {
 		q = q.Where("EXISTS (SELECT 1 FROM app.equb_memberships m WHERE m.tenant_id = g.tenant_id AND m.group_id = g.id AND m.user_id = ? AND m.status = ?)", userID, MemberActive)
 	}
@@ -280,7 +264,7 @@ func ActiveMember(ctx context.Context, tx db.BunTx, groupID, userID string) (Mem
 	var m Membership
 	if err := tx.NewSelect().Model(&m).Where("m.tenant_id = ?", tenancy.TenantID(ctx)).Where("m.group_id = ?", groupID).
 		Where("m.user_id = ?", userID).Where("m.status = ?", MemberActive).Scan(ctx); err != nil {
-		return Membership{}, notFoundOr(err, RefusalError(CodeNotMember))
+		return Membership{}, db.NotFoundOr(err, RefusalError(CodeNotMember))
 	}
 	return m, nil
 }
@@ -641,13 +625,6 @@ func record(ctx context.Context, tx db.Writer, action, targetType, targetID, eve
 		return err
 	}
 	_, err := outbox.Write(ctx, tx, event, payload)
-	return err
-}
-
-func notFoundOr(err, nf error) error {
-	if errors.Is(err, sql.ErrNoRows) || errors.Is(err, pgx.ErrNoRows) {
-		return nf
-	}
 	return err
 }
 

@@ -78,9 +78,9 @@ func ownedBy(q *bun.SelectQuery, alias, userID string) *bun.SelectQuery {
 }
 
 // UserContributions lists userID's contributions in the context's organization by id.
-func UserContributions(ctx context.Context, tx db.BunTx, userID string, p Page) ([]Contribution, error) {
+func UserContributions(ctx context.Context, tx db.BunTx, userID string, p db.Page) ([]Contribution, error) {
 	var out []Contribution
-	q := tx.NewSelect().Model(&out).Where("ct.tenant_id = ?", tenancy.TenantID(ctx)).OrderExpr("ct.id").Limit(p.limit())
+	q := tx.NewSelect().Model(&out).Where("ct.tenant_id = ?", tenancy.TenantID(ctx)).OrderExpr("ct.id").Limit(p.Rows())
 	if p.After != "" {
 		q = q.Where("ct.id > ?", p.After)
 	}
@@ -91,9 +91,9 @@ func UserContributions(ctx context.Context, tx db.BunTx, userID string, p Page) 
 }
 
 // UserPayouts lists userID's payouts in the context's organization by id.
-func UserPayouts(ctx context.Context, tx db.BunTx, userID string, p Page) ([]Payout, error) {
+func UserPayouts(ctx context.Context, tx db.BunTx, userID string, p db.Page) ([]Payout, error) {
 	var out []Payout
-	q := tx.NewSelect().Model(&out).Where("po.tenant_id = ?", tenancy.TenantID(ctx)).OrderExpr("po.id").Limit(p.limit())
+	q := tx.NewSelect().Model(&out).Where("po.tenant_id = ?", tenancy.TenantID(ctx)).OrderExpr("po.id").Limit(p.Rows())
 	if p.After != "" {
 		q = q.Where("po.id > ?", p.After)
 	}
@@ -144,7 +144,7 @@ func cycleOfGroup(ctx context.Context, tx db.BunTx, groupID string, number int, 
 		q = q.For("UPDATE")
 	}
 	if err := q.Scan(ctx); err != nil {
-		return Cycle{}, notFoundOr(err, RefusalError(CodeCycleNotOpen))
+		return Cycle{}, db.NotFoundOr(err, RefusalError(CodeCycleNotOpen))
 	}
 	return c, nil
 }
@@ -153,7 +153,7 @@ func activeBinding(ctx context.Context, tx db.BunTx, cycleID string) (Binding, e
 	var b Binding
 	if err := tx.NewSelect().Model(&b).Where("b.tenant_id = ?", tenancy.TenantID(ctx)).Where("b.cycle_id = ?", cycleID).
 		Where("b.status = ?", BindingActive).Limit(1).Scan(ctx); err != nil {
-		return Binding{}, notFoundOr(err, RefusalError(CodeEscrowNotActive))
+		return Binding{}, db.NotFoundOr(err, RefusalError(CodeEscrowNotActive))
 	}
 	return b, nil
 }
@@ -233,7 +233,7 @@ func LoadPayrollContributionPlan(ctx context.Context, tx db.BunTx, src PayrollSo
 	var m Membership
 	if err := tx.NewSelect().Model(&m).Where("m.tenant_id = ?", tenancy.TenantID(ctx)).Where("m.id = ?", src.MembershipID).
 		Where("m.status = ?", MemberActive).Scan(ctx); err != nil {
-		return MoneyPlan{}, notFoundOr(err, RefusalError(CodeNotMember))
+		return MoneyPlan{}, db.NotFoundOr(err, RefusalError(CodeNotMember))
 	}
 	p, err := LoadContributionPlan(ctx, tx, m.GroupID, m.UserID, wfID)
 	if err != nil {
@@ -314,7 +314,7 @@ func MarkContributionFailed(ctx context.Context, tx db.BunTx, wfID, code string,
 func settle(ctx context.Context, tx db.BunTx, model any, alias, wfID, to, transferID, code string, now time.Time, notFound error) (moved bool, err error) {
 	q := tx.NewSelect().Model(model).Where("?.tenant_id = ?", bun.Ident(alias), tenancy.TenantID(ctx)).Where("?.workflow_id = ?", bun.Ident(alias), wfID)
 	if err := q.For("UPDATE").Scan(ctx); err != nil {
-		return false, notFoundOr(err, notFound)
+		return false, db.NotFoundOr(err, notFound)
 	}
 	var status, id string
 	switch r := model.(type) {
@@ -405,7 +405,7 @@ func LoadPayoutPlan(ctx context.Context, tx db.BunTx, groupID string, number int
 	// CLOSED once the payout has settled).
 	var b Binding
 	if err := tx.NewSelect().Model(&b).Where("b.tenant_id = ?", c.TenantID).Where("b.cycle_id = ?", c.ID).Limit(1).Scan(ctx); err != nil {
-		return MoneyPlan{}, notFoundOr(err, RefusalError(CodeEscrowNotActive))
+		return MoneyPlan{}, db.NotFoundOr(err, RefusalError(CodeEscrowNotActive))
 	}
 	if owner == "" && b.Status != BindingActive {
 		return MoneyPlan{}, RefusalError(CodeEscrowNotActive)

@@ -2,7 +2,6 @@ package lending
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"net/http"
 
@@ -53,23 +52,6 @@ var (
 		Message: "only an ACTIVE employee can be offered a loan"}
 )
 
-// Page is a list's window: at most Limit rows (a caller asks for one more to learn whether
-// another page follows) with ids after After ("" the start).
-type Page struct {
-	After string
-	Limit int
-}
-
-// MaxPageRows bounds Page.Limit.
-const MaxPageRows = 101
-
-func (p Page) limit() int64 {
-	if p.Limit < 1 || p.Limit > MaxPageRows {
-		return MaxPageRows
-	}
-	return int64(p.Limit)
-}
-
 func actor(ctx context.Context) string { return tenancy.From(ctx).Actor }
 
 // record writes a change's audit row and its outbox event in tx.
@@ -79,13 +61,6 @@ func record(ctx context.Context, tx db.BunTx, action, targetType, targetID, even
 		return err
 	}
 	_, err := outbox.Write(ctx, tx, event, payload)
-	return err
-}
-
-func notFoundOr(err error, nf error) error {
-	if errors.Is(err, sql.ErrNoRows) {
-		return nf
-	}
 	return err
 }
 

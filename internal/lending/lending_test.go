@@ -328,7 +328,7 @@ func TestOfferedProductsAndOptIns(t *testing.T) {
 	requireRefusal(t, err, http.StatusConflict, lending.CodeProductRetired)
 
 	list, err := value(t, biz, func(ctx context.Context, tx db.BunTx) ([]lending.OptIn, error) {
-		return lending.ListOptIns(ctx, tx, lending.OptInFilter{Status: lending.OptInWithdrawn, Page: lending.Page{Limit: 1}})
+		return lending.ListOptIns(ctx, tx, lending.OptInFilter{Status: lending.OptInWithdrawn, Page: db.Page{Limit: 1}})
 	})
 	require.NoError(t, err)
 	require.Len(t, list, 1)

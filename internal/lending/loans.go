@@ -255,7 +255,7 @@ func getLoan(ctx context.Context, tx db.BunTx, p Party, id string, lock bool) (L
 		q = q.For("UPDATE")
 	}
 	if err := q.Scan(ctx); err != nil {
-		return Loan{}, notFoundOr(err, ErrLoanNotFound)
+		return Loan{}, db.NotFoundOr(err, ErrLoanNotFound)
 	}
 	if err := tx.NewSelect().Model(&l.Instalments).Where("li.tenant_id = ?", l.TenantID).Where("li.loan_id = ?", l.ID).
 		Where("li.status <> ?", InstalmentSuperseded).OrderExpr("li.idx").Scan(ctx); err != nil {
@@ -268,13 +268,13 @@ func getLoan(ctx context.Context, tx db.BunTx, p Party, id string, lock bool) (L
 type LoanFilter struct {
 	Statuses   []string // none: any
 	BorrowerID string   // "": any
-	Page
+	db.Page
 }
 
 // ListLoans lists the loans party sees (without instalments) by id.
 func ListLoans(ctx context.Context, tx db.BunTx, p Party, f LoanFilter) ([]Loan, error) {
 	var out []Loan
-	q := tx.NewSelect().Model(&out).Where(p.column()+" = ?", tenancy.TenantID(ctx)).OrderExpr("ln.id").Limit(f.limit())
+	q := tx.NewSelect().Model(&out).Where(p.column()+" = ?", tenancy.TenantID(ctx)).OrderExpr("ln.id").Limit(f.Rows())
 	if len(f.Statuses) > 0 {
 		q = q.Where("ln.status IN (?)", bun.In(f.Statuses))
 	}

@@ -255,9 +255,9 @@ func TestLoanDecisions(t *testing.T) {
 	require.Len(t, list(w.biz, lending.Business, lending.LoanFilter{Statuses: []string{lending.LoanCancelled}}), 2)
 	require.Len(t, list(w.biz, lending.Business, lending.LoanFilter{Statuses: []string{lending.LoanCancelled, lending.LoanRejected}}), 3)
 	require.Empty(t, list(w.biz, lending.Business, lending.LoanFilter{BorrowerID: "emp_nobody"}))
-	page := list(w.biz, lending.Business, lending.LoanFilter{Page: lending.Page{Limit: 2}})
+	page := list(w.biz, lending.Business, lending.LoanFilter{Page: db.Page{Limit: 2}})
 	require.Len(t, page, 2)
-	rest := list(w.biz, lending.Business, lending.LoanFilter{Page: lending.Page{After: page[1].ID, Limit: 2}})
+	rest := list(w.biz, lending.Business, lending.LoanFilter{Page: db.Page{After: page[1].ID, Limit: 2}})
 	require.Len(t, rest, 1)
 }
 

@@ -19,7 +19,7 @@ import (
 // ListRepayments lists the repayments of loan id party sees, every state (PENDING, POSTED,
 // FAILED), by instalment index then seq, page.Limit rows after the repayment page.After (a
 // repayment id; one that is not the loan's gives an empty page).
-func ListRepayments(ctx context.Context, tx db.BunTx, p Party, id string, page Page) ([]LoanRepayment, error) {
+func ListRepayments(ctx context.Context, tx db.BunTx, p Party, id string, page db.Page) ([]LoanRepayment, error) {
 	l, err := getLoan(ctx, tx, p, id, false)
 	if err != nil {
 		return nil, err
@@ -28,9 +28,9 @@ func ListRepayments(ctx context.Context, tx db.BunTx, p Party, id string, page P
 	args := []any{l.TenantID, l.ID}
 	if page.After != "" {
 		q += ` AND (r.idx, r.seq) > (SELECT a.idx, a.seq FROM app.loan_repayments a WHERE a.tenant_id = $1 AND a.loan_id = $2 AND a.id = $4)`
-		args = append(args, page.limit(), page.After)
+		args = append(args, page.Rows(), page.After)
 	} else {
-		args = append(args, page.limit())
+		args = append(args, page.Rows())
 	}
 	q += ` ORDER BY r.idx, r.seq LIMIT $3`
 	return listRows(ctx, tx, "lending.list_repayments", q, args, scanRepayment)
@@ -49,7 +49,7 @@ func CheckRemittanceCursor(v string) (int, error) {
 // ListRemittances lists the remittances of loan id party sees (one per remitted instalment, in
 // its current attempt), by instalment index, page.Limit rows after the index page.After
 // (CheckRemittanceCursor; "" from the start).
-func ListRemittances(ctx context.Context, tx db.BunTx, p Party, id string, page Page) ([]Remittance, error) {
+func ListRemittances(ctx context.Context, tx db.BunTx, p Party, id string, page db.Page) ([]Remittance, error) {
 	after := -1
 	if page.After != "" {
 		n, err := CheckRemittanceCursor(page.After)
@@ -63,7 +63,7 @@ func ListRemittances(ctx context.Context, tx db.BunTx, p Party, id string, page 
 		return nil, err
 	}
 	return listRows(ctx, tx, "lending.list_remittances", `SELECT `+remittanceColumns+` FROM app.loan_remittances
-		WHERE tenant_id = $1 AND loan_id = $2 AND idx > $3 ORDER BY idx LIMIT $4`, []any{l.TenantID, l.ID, after, page.limit()}, scanRemittance)
+		WHERE tenant_id = $1 AND loan_id = $2 AND idx > $3 ORDER BY idx LIMIT $4`, []any{l.TenantID, l.ID, after, page.Rows()}, scanRemittance)
 }
 
 // listRows runs a query with Postgres's own placeholders on tx's connection and scans each row.

@@ -92,7 +92,7 @@ func getOptIn(ctx context.Context, tx db.BunTx, id string, lock bool) (OptIn, er
 		q = q.For("UPDATE")
 	}
 	if err := q.Scan(ctx); err != nil {
-		return OptIn{}, notFoundOr(err, ErrOptInNotFound)
+		return OptIn{}, db.NotFoundOr(err, ErrOptInNotFound)
 	}
 	return o, nil
 }
@@ -101,13 +101,13 @@ func getOptIn(ctx context.Context, tx db.BunTx, id string, lock bool) (OptIn, er
 type OptInFilter struct {
 	Status    string // "" any
 	ProductID string // "" any
-	Page
+	db.Page
 }
 
 // ListOptIns lists the context's business's opt-ins by id.
 func ListOptIns(ctx context.Context, tx db.BunTx, f OptInFilter) ([]OptIn, error) {
 	var out []OptIn
-	q := tx.NewSelect().Model(&out).Where("lo.tenant_id = ?", tenancy.TenantID(ctx)).OrderExpr("lo.id").Limit(f.limit())
+	q := tx.NewSelect().Model(&out).Where("lo.tenant_id = ?", tenancy.TenantID(ctx)).OrderExpr("lo.id").Limit(f.Rows())
 	if f.Status != "" {
 		q = q.Where("lo.status = ?", f.Status)
 	}
@@ -127,7 +127,7 @@ func ListOptIns(ctx context.Context, tx db.BunTx, f OptInFilter) ([]OptIn, error
 // by id.
 func ListFIOptIns(ctx context.Context, tx db.BunTx, f OptInFilter) ([]OptIn, error) {
 	var out []OptIn
-	q := tx.NewSelect().Model(&out).Where("lo.fi_id = ?", tenancy.TenantID(ctx)).OrderExpr("lo.id").Limit(f.limit())
+	q := tx.NewSelect().Model(&out).Where("lo.fi_id = ?", tenancy.TenantID(ctx)).OrderExpr("lo.id").Limit(f.Rows())
 	if f.Status != "" {
 		q = q.Where("lo.status = ?", f.Status)
 	}

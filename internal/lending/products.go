@@ -220,7 +220,7 @@ func getOwnProduct(ctx context.Context, tx db.BunTx, id string, lock bool) (Prod
 		q = q.For("UPDATE")
 	}
 	if err := q.Scan(ctx); err != nil {
-		return Product{}, notFoundOr(err, ErrProductNotFound)
+		return Product{}, db.NotFoundOr(err, ErrProductNotFound)
 	}
 	return p, nil
 }
@@ -229,13 +229,13 @@ func getOwnProduct(ctx context.Context, tx db.BunTx, id string, lock bool) (Prod
 type ProductFilter struct {
 	Status string // "" any (the FI's own list; the offered list is ACTIVE only)
 	FIID   string // the offered list: one FI's products ("" every FI's)
-	Page
+	db.Page
 }
 
 // ListProducts lists the context's FI's products by id.
 func ListProducts(ctx context.Context, tx db.BunTx, f ProductFilter) ([]Product, error) {
 	var out []Product
-	q := tx.NewSelect().Model(&out).Where("lp.tenant_id = ?", tenancy.TenantID(ctx)).OrderExpr("lp.id").Limit(f.limit())
+	q := tx.NewSelect().Model(&out).Where("lp.tenant_id = ?", tenancy.TenantID(ctx)).OrderExpr("lp.id").Limit(f.Rows())
 	if f.Status != "" {
 		q = q.Where("lp.status = ?", f.Status)
 	}
@@ -367,7 +367,7 @@ func OfferedProduct(ctx context.Context, tx db.BunTx, id string) (Product, error
 	var p Product
 	q := tx.NewSelect().Model(&p).Where("lp.id = ?", id)
 	if err := visibleToBusiness(ctx, q).Scan(ctx); err != nil {
-		return Product{}, notFoundOr(err, ErrProductNotFound)
+		return Product{}, db.NotFoundOr(err, ErrProductNotFound)
 	}
 	return p, nil
 }
@@ -376,7 +376,7 @@ func OfferedProduct(ctx context.Context, tx db.BunTx, id string) (Product, error
 // may opt in to.
 func ListOfferedProducts(ctx context.Context, tx db.BunTx, f ProductFilter) ([]Product, error) {
 	var out []Product
-	q := tx.NewSelect().Model(&out).Where("lp.status = ?", ProductActive).OrderExpr("lp.id").Limit(f.limit())
+	q := tx.NewSelect().Model(&out).Where("lp.status = ?", ProductActive).OrderExpr("lp.id").Limit(f.Rows())
 	if f.FIID != "" {
 		q = q.Where("lp.tenant_id = ?", f.FIID)
 	}

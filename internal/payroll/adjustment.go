@@ -162,7 +162,7 @@ func getAdjustment(ctx context.Context, tx db.BunTx, id string, lock bool) (Adju
 		q = q.For("UPDATE")
 	}
 	if err := q.Scan(ctx); err != nil {
-		return Adjustment{}, notFoundOr(err, ErrAdjustmentNotFound)
+		return Adjustment{}, db.NotFoundOr(err, ErrAdjustmentNotFound)
 	}
 	return a, nil
 }
@@ -170,13 +170,13 @@ func getAdjustment(ctx context.Context, tx db.BunTx, id string, lock bool) (Adju
 // AdjustmentFilter narrows ListAdjustments ("" any).
 type AdjustmentFilter struct {
 	Status, EmployeeID, Period, Direction string
-	Page
+	db.Page
 }
 
 // ListAdjustments lists the tenant's adjustments by id (oldest first).
 func ListAdjustments(ctx context.Context, tx db.BunTx, f AdjustmentFilter) ([]Adjustment, error) {
 	var out []Adjustment
-	q := tx.NewSelect().Model(&out).Where("adj.tenant_id = ?", tenancy.TenantID(ctx)).OrderExpr("adj.id").Limit(f.limit())
+	q := tx.NewSelect().Model(&out).Where("adj.tenant_id = ?", tenancy.TenantID(ctx)).OrderExpr("adj.id").Limit(f.Rows())
 	for col, v := range map[string]string{"adj.status": f.Status, "adj.employee_id": f.EmployeeID, "adj.period": f.Period, "adj.direction": f.Direction} {
 		if v != "" {
 			q = q.Where("? = ?", bun.Ident(col), v)

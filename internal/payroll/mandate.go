@@ -246,7 +246,7 @@ func getMandate(ctx context.Context, tx db.BunTx, id string, lock bool) (Mandate
 		q = q.For("UPDATE")
 	}
 	if err := q.Scan(ctx); err != nil {
-		return Mandate{}, notFoundOr(err, ErrMandateNotFound)
+		return Mandate{}, db.NotFoundOr(err, ErrMandateNotFound)
 	}
 	return m, nil
 }
@@ -254,13 +254,13 @@ func getMandate(ctx context.Context, tx db.BunTx, id string, lock bool) (Mandate
 // MandateFilter narrows ListMandates ("" any).
 type MandateFilter struct {
 	Status, EmployeeID, Kind string
-	Page
+	db.Page
 }
 
 // ListMandates lists the tenant's mandates by id (oldest first).
 func ListMandates(ctx context.Context, tx db.BunTx, f MandateFilter) ([]Mandate, error) {
 	var out []Mandate
-	q := tx.NewSelect().Model(&out).Where("md.tenant_id = ?", tenancy.TenantID(ctx)).OrderExpr("md.id").Limit(f.limit())
+	q := tx.NewSelect().Model(&out).Where("md.tenant_id = ?", tenancy.TenantID(ctx)).OrderExpr("md.id").Limit(f.Rows())
 	for col, v := range map[string]string{"md.status": f.Status, "md.employee_id": f.EmployeeID, "md.kind": f.Kind} {
 		if v != "" {
 			q = q.Where("? = ?", bun.Ident(col), v)

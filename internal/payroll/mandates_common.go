@@ -2,8 +2,6 @@ package payroll
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"strings"
 
 	"github.com/wagerail/wagerail/internal/platform/audit"
@@ -49,23 +47,6 @@ func checkReason(name, v string) error {
 	return field.Text(name, v, MaxReason)
 }
 
-// Page is a list's window: at most Limit rows (the caller asks for one more to learn whether
-// another page follows) with ids after After ("" the start).
-type Page struct {
-	After string
-	Limit int
-}
-
-// MaxPageRows bounds Page.Limit.
-const MaxPageRows = 101
-
-func (p Page) limit() int64 {
-	if p.Limit < 1 || p.Limit > MaxPageRows {
-		return MaxPageRows
-	}
-	return int64(p.Limit)
-}
-
 // actor is the user acting (the context's actor).
 func actor(ctx context.Context) string { return tenancy.From(ctx).Actor }
 
@@ -76,14 +57,6 @@ func record(ctx context.Context, tx db.BunTx, action, targetType, targetID, even
 		return err
 	}
 	_, err := outbox.Write(ctx, tx, event, payload)
-	return err
-}
-
-// notFoundOr is nf for no rows, err otherwise.
-func notFoundOr(err error, nf error) error {
-	if errors.Is(err, sql.ErrNoRows) {
-		return nf
-	}
 	return err
 }
 

@@ -146,7 +146,7 @@ func getProtectionPolicy(ctx context.Context, tx db.BunTx, id string, lock bool)
 		q = q.For("UPDATE")
 	}
 	if err := q.Scan(ctx); err != nil {
-		return ProtectionPolicy{}, notFoundOr(err, ErrProtectionPolicyNotFound)
+		return ProtectionPolicy{}, db.NotFoundOr(err, ErrProtectionPolicyNotFound)
 	}
 	return p, nil
 }
@@ -154,13 +154,13 @@ func getProtectionPolicy(ctx context.Context, tx db.BunTx, id string, lock bool)
 // ProtectionFilter narrows ListProtectionPolicies.
 type ProtectionFilter struct {
 	Status string // "" any
-	Page
+	db.Page
 }
 
 // ListProtectionPolicies lists the tenant's policies by id (oldest first).
 func ListProtectionPolicies(ctx context.Context, tx db.BunTx, f ProtectionFilter) ([]ProtectionPolicy, error) {
 	var out []ProtectionPolicy
-	q := tx.NewSelect().Model(&out).Where("pp.tenant_id = ?", tenancy.TenantID(ctx)).OrderExpr("pp.id").Limit(f.limit())
+	q := tx.NewSelect().Model(&out).Where("pp.tenant_id = ?", tenancy.TenantID(ctx)).OrderExpr("pp.id").Limit(f.Rows())
 	if f.Status != "" {
 		q = q.Where("pp.status = ?", f.Status)
 	}

@@ -1,5 +1,6 @@
 // Package db holds the Postgres building blocks every store uses: role provisioning, pool opening,
-// the one helper that runs a tenant-scoped transaction, and SQLSTATE checks.
+// the one helper that runs a tenant-scoped transaction, SQLSTATE checks, and a list page and
+// no-row mapping every domain store shares.
 package db
 
 import (
