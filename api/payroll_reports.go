@@ -124,15 +124,14 @@ func toPayrollReportJSON(r payroll.Report) payrollReportJSON {
 	return out
 }
 
-// loadReport reads the path's run's report (false: answered).
-func (s *Server) loadReport(c *gin.Context) (payroll.Report, bool) {
+// loadRunReport reads one of the path's run's reports with load (false: answered).
+func loadRunReport[T any](s *Server, c *gin.Context, load func(context.Context, db.BunTx, string) (T, error)) (T, bool) {
 	id, ok := pathID(c)
 	if !ok {
-		return payroll.Report{}, false
+		var zero T
+		return zero, false
 	}
-	r, err := inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) (payroll.Report, error) {
-		return payroll.LoadReport(ctx, tx, id)
-	})
+	r, err := inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) (T, error) { return load(ctx, tx, id) })
 	if err != nil {
 		writeError(c, payrollError(err))
 		return r, false
@@ -141,7 +140,7 @@ func (s *Server) loadReport(c *gin.Context) (payroll.Report, bool) {
 }
 
 func (s *Server) payrollReport(c *gin.Context) {
-	r, ok := s.loadReport(c)
+	r, ok := loadRunReport(s, c, payroll.LoadReport)
 	if !ok {
 		return
 	}
@@ -167,7 +166,7 @@ func sendDocument(c *gin.Context, contentType, filename string, write func(io.Wr
 func documentName(r payroll.Run, what string) string { return "payroll-" + r.Period + "-" + what }
 
 func (s *Server) payrollReportCSV(c *gin.Context) {
-	r, ok := s.loadReport(c)
+	r, ok := loadRunReport(s, c, payroll.LoadReport)
 	if !ok {
 		return
 	}
@@ -177,7 +176,7 @@ func (s *Server) payrollReportCSV(c *gin.Context) {
 }
 
 func (s *Server) payrollReportPAYE(c *gin.Context) {
-	r, ok := s.loadReport(c)
+	r, ok := loadRunReport(s, c, payroll.LoadReport)
 	if !ok {
 		return
 	}
@@ -195,7 +194,7 @@ func (s *Server) payrollReportPAYE(c *gin.Context) {
 }
 
 func (s *Server) payrollReportPension(c *gin.Context) {
-	r, ok := s.loadReport(c)
+	r, ok := loadRunReport(s, c, payroll.LoadReport)
 	if !ok {
 		return
 	}
@@ -265,24 +264,8 @@ func toCourtOrderReportJSON(r payroll.CourtOrderReport) payrollCourtOrderReportJ
 	return out
 }
 
-// loadCourtOrderReport reads the path's run's court-order report (false: answered).
-func (s *Server) loadCourtOrderReport(c *gin.Context) (payroll.CourtOrderReport, bool) {
-	id, ok := pathID(c)
-	if !ok {
-		return payroll.CourtOrderReport{}, false
-	}
-	r, err := inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) (payroll.CourtOrderReport, error) {
-		return payroll.LoadCourtOrderReport(ctx, tx, id)
-	})
-	if err != nil {
-		writeError(c, payrollError(err))
-		return r, false
-	}
-	return r, true
-}
-
 func (s *Server) payrollCourtOrderReport(c *gin.Context) {
-	r, ok := s.loadCourtOrderReport(c)
+	r, ok := loadRunReport(s, c, payroll.LoadCourtOrderReport)
 	if !ok {
 		return
 	}
@@ -291,7 +274,7 @@ func (s *Server) payrollCourtOrderReport(c *gin.Context) {
 }
 
 func (s *Server) payrollCourtOrderReportXML(c *gin.Context) {
-	r, ok := s.loadCourtOrderReport(c)
+	r, ok := loadRunReport(s, c, payroll.LoadCourtOrderReport)
 	if !ok {
 		return
 	}
