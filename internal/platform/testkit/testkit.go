@@ -149,7 +149,7 @@ func Main(m *testing.M) {
 			_ = srv.Cluster.Stop()
 		} else {
 			dropDatabase(srv.SuperDSN("postgres"), srv.Template)
-			for _, name := range tempPGDBs {
+			for _, name := range append(tempPGDBs, dropped.names...) {
 				dropDatabase(srv.SuperDSN("postgres"), name)
 			}
 		}
@@ -291,9 +291,40 @@ func NewDB(t testing.TB) *DB {
 	d.App = pool
 	t.Cleanup(func() {
 		pool.Close()
-		dropDatabase(s.SuperDSN("postgres"), name)
+		dropSoon(s.SuperDSN("postgres"), name)
 	})
 	return d
+}
+
+// dropBatch is how many ended tests' databases are dropped together. PostgreSQL (15) makes every
+// DROP DATABASE force an immediate checkpoint and a barrier at which every backend of the server
+// closes all its relation files. Dropping each database as its test ended put that between the
+// statements of every test still running; dropping sixteen at a time, back to back, halved the
+// server's CPU over api's EWA tests (about 24 s to 12 s) and cut their wall time by a fifth.
+// At most dropBatch-1 ended databases wait (~16 MB each).
+const dropBatch = 16
+
+// dropped holds the ended tests' databases not yet dropped.
+var dropped struct {
+	sync.Mutex
+	names []string
+}
+
+// dropSoon drops the ended test's database name with the ones before it once dropBatch of them
+// wait. Main drops what is left on a shared server (DATABASE_URL); a private one is removed whole.
+func dropSoon(superDSN, name string) {
+	dropped.Lock()
+	dropped.names = append(dropped.names, name)
+	batch := dropped.names
+	if len(batch) < dropBatch {
+		batch = nil
+	} else {
+		dropped.names = nil
+	}
+	dropped.Unlock()
+	for _, n := range batch {
+		dropDatabase(superDSN, n)
+	}
 }
 
 func dropDatabase(superDSN, name string) {
