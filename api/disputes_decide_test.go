@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/wagerail/wagerail/activities"
+	"github.com/wagerail/wagerail/internal/platform/devtemporal/devtemporaltest"
 	"github.com/wagerail/wagerail/internal/platform/testkit"
 	"github.com/wagerail/wagerail/ledger/chart"
 	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
@@ -35,7 +36,7 @@ type disputeStack struct {
 func newDisputeStack(t testing.TB) *disputeStack {
 	t.Helper()
 	s := &disputeStack{disputeWorld: newDisputeWorld(t)}
-	ts := testkit.Temporal(t)
+	ts := devtemporaltest.Server(t)
 	tc, err := client.Dial(client.Options{HostPort: ts.HostPort(), Namespace: ts.Namespace(),
 		Logger: sdklog.NewStructuredLogger(slog.New(stackLogHandler()))})
 	require.NoError(t, err)

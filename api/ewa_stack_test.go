@@ -25,6 +25,7 @@ import (
 	"github.com/wagerail/wagerail/gateway/gatewaytest"
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/devtemporal"
+	"github.com/wagerail/wagerail/internal/platform/devtemporal/devtemporaltest"
 	"github.com/wagerail/wagerail/internal/platform/testkit"
 	"github.com/wagerail/wagerail/ledger"
 	"github.com/wagerail/wagerail/ledger/ledgertest"
@@ -60,7 +61,7 @@ type ewaStackOpts struct {
 	noWorker    bool          // the test starts (and stops) workers itself
 	gatewayDown bool          // the worker's gates reach no gateway (connection refused)
 	// temporalPostgres runs the saga on the embedded Temporal server that keeps its state in
-	// Postgres (testkit.TemporalOnPostgres) instead of the in-memory SQLite one.
+	// Postgres (devtemporaltest.OnPostgres) instead of the in-memory SQLite one.
 	temporalPostgres bool
 	// sagaWait replaces the API's wait for a saga's acceptance (0: the default), for tests whose
 	// many concurrent sagas take longer than that on a loaded machine.
@@ -90,9 +91,9 @@ func newEwaStack(t testing.TB, o ewaStackOpts) *ewaStack {
 	lrpc, ledgerAddr := ledgertest.ServeAddr(t, d.App, nil)
 	lc := ledger.NewClient(lrpc, ledger.ClientOptions{})
 	gc := gateway.NewClient(bank.Gateway, gateway.ClientOptions{})
-	ts := testkit.Temporal(t)
+	ts := devtemporaltest.Server(t)
 	if o.temporalPostgres {
-		ts = testkit.TemporalOnPostgres(t)
+		ts = devtemporaltest.OnPostgres(t)
 	}
 	// The embedded server is on loopback: requests go uncompressed, as cmd/wagerail sends them
 	// to a loopback frontend (temporalConnection).

@@ -25,6 +25,7 @@ import (
 	"github.com/wagerail/wagerail/internal/ewa"
 	"github.com/wagerail/wagerail/internal/identity"
 	"github.com/wagerail/wagerail/internal/notify"
+	"github.com/wagerail/wagerail/internal/platform/devtemporal/devtemporaltest"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
 	"github.com/wagerail/wagerail/internal/platform/testkit"
 	"github.com/wagerail/wagerail/ledger"
@@ -100,7 +101,7 @@ func newEwaWorldWith(t testing.TB, salary int64, workerLedger *ledger.Client) *e
 // task queue of its own, stopped when the test ends (Stop before that is allowed).
 func ewaWorldWorker(t testing.TB, deps workflows.Deps) (client.Client, string, worker.Worker) {
 	t.Helper()
-	ts := testkit.Temporal(t)
+	ts := devtemporaltest.Server(t)
 	tc, err := client.Dial(client.Options{HostPort: ts.HostPort(), Namespace: ts.Namespace(),
 		Logger: sdklog.NewStructuredLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))})
 	require.NoError(t, err)

@@ -19,6 +19,7 @@ import (
 	"github.com/wagerail/wagerail/activities"
 	"github.com/wagerail/wagerail/internal/lending"
 	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/devtemporal/devtemporaltest"
 	"github.com/wagerail/wagerail/internal/platform/testkit"
 	"github.com/wagerail/wagerail/ledger"
 	"github.com/wagerail/wagerail/ledger/chart"
@@ -42,7 +43,7 @@ func newServicingWorld(t testing.TB) *servicingWorld {
 	w := &servicingWorld{loanAPIWorld: newLoanAPIWorld(t)}
 	lrpc, _ := ledgertest.ServeAddr(t, w.d.App, nil)
 	w.ledger = ledger.NewClient(lrpc, ledger.ClientOptions{})
-	ts := testkit.Temporal(t)
+	ts := devtemporaltest.Server(t)
 	tc, err := client.Dial(client.Options{HostPort: ts.HostPort(), Namespace: ts.Namespace(),
 		Logger: sdklog.NewStructuredLogger(slog.New(stackLogHandler()))})
 	require.NoError(t, err)

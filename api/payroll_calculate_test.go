@@ -16,6 +16,7 @@ import (
 	"github.com/wagerail/wagerail/activities"
 	"github.com/wagerail/wagerail/internal/payroll"
 	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/devtemporal/devtemporaltest"
 	"github.com/wagerail/wagerail/internal/platform/testkit"
 	"github.com/wagerail/wagerail/workflows"
 )
@@ -34,7 +35,7 @@ type payrollCalculation struct {
 // when the test ends.
 func withPayrollCalculation(t testing.TB, f *authFixture) *payrollCalculation {
 	t.Helper()
-	ts := testkit.Temporal(t)
+	ts := devtemporaltest.Server(t)
 	tc, err := client.Dial(client.Options{HostPort: ts.HostPort(), Namespace: ts.Namespace(),
 		Logger: sdklog.NewStructuredLogger(slog.New(stackLogHandler()))})
 	require.NoError(t, err)

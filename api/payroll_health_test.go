@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/wagerail/wagerail/internal/payroll"
+	"github.com/wagerail/wagerail/internal/platform/devtemporal/devtemporaltest"
 	"github.com/wagerail/wagerail/internal/platform/testkit"
 	"github.com/wagerail/wagerail/workflows"
 )
@@ -36,7 +37,7 @@ func TestPayrollHealth(t *testing.T) {
 	require.False(t, h.Ready)
 	require.False(t, h.Healthy)
 
-	ts := testkit.Temporal(t)
+	ts := devtemporaltest.Server(t)
 	tc, err := client.Dial(client.Options{HostPort: ts.HostPort(), Namespace: ts.Namespace()})
 	require.NoError(t, err)
 	t.Cleanup(tc.Close)

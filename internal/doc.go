@@ -21,8 +21,8 @@
 // (the signature of partner callbacks, signed by the sandbox and verified by the API), refusal (a
 // refused request and each domain's one table of its codes), temporalerr (the Temporal answers
 // that are asked again), settle (the settle step of a held transfer, shared by wallet and
-// savings), and the plumbing (buildinfo, cli, db, devtemporal, freeport, logging, pgcluster,
-// promreg, rpcclient, rpcserve, testkit).
+// savings), and the plumbing (buildinfo, cli, db, devtemporal with devtemporaltest, freeport,
+// logging, pgcluster, promreg, rpcclient, rpcserve, testkit).
 //
 // A domain may import platform packages and other domains (acyclic); a platform package never
 // imports a domain.

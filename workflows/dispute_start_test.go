@@ -17,6 +17,7 @@ import (
 	"github.com/wagerail/wagerail/internal/identity"
 	"github.com/wagerail/wagerail/internal/orgs"
 	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/devtemporal/devtemporaltest"
 	"github.com/wagerail/wagerail/internal/platform/outbox"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
 	"github.com/wagerail/wagerail/internal/platform/testkit"
@@ -60,7 +61,7 @@ func TestDisputeStartMissedAtOpen(t *testing.T) {
 		return out.Status
 	}
 
-	ts := testkit.Temporal(t)
+	ts := devtemporaltest.Server(t)
 	tc, err := client.Dial(client.Options{HostPort: ts.HostPort(), Namespace: ts.Namespace()})
 	require.NoError(t, err)
 	t.Cleanup(tc.Close)

@@ -15,6 +15,7 @@ import (
 	"github.com/wagerail/wagerail/internal/employees"
 	"github.com/wagerail/wagerail/internal/ewa"
 	"github.com/wagerail/wagerail/internal/orgs"
+	"github.com/wagerail/wagerail/internal/platform/devtemporal/devtemporaltest"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
 	"github.com/wagerail/wagerail/internal/platform/testkit"
 	"github.com/wagerail/wagerail/ledger"
@@ -61,7 +62,7 @@ func TestEwaRepayRealActivities(t *testing.T) {
 	}))
 	led := ledger.NewClient(ledgertest.Serve(t, d.App, nil), ledger.ClientOptions{})
 
-	ts := testkit.Temporal(t)
+	ts := devtemporaltest.Server(t)
 	tc, err := client.Dial(client.Options{HostPort: ts.HostPort(), Namespace: ts.Namespace()})
 	require.NoError(t, err)
 	defer tc.Close()

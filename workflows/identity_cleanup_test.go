@@ -15,6 +15,7 @@ import (
 
 	"github.com/wagerail/wagerail/activities"
 	"github.com/wagerail/wagerail/internal/identity"
+	"github.com/wagerail/wagerail/internal/platform/devtemporal/devtemporaltest"
 	"github.com/wagerail/wagerail/internal/platform/ratelimit"
 	"github.com/wagerail/wagerail/internal/platform/testkit"
 )
@@ -122,7 +123,7 @@ func TestIdentityCleanupRealActivitiesAndSchedule(t *testing.T) {
 	v, s, c := identityRows(t, d.App)
 	require.Equal(t, []int{3, 3, 2}, []int{v, s, c})
 
-	ts := testkit.Temporal(t)
+	ts := devtemporaltest.Server(t)
 	tc, err := client.Dial(client.Options{HostPort: ts.HostPort(), Namespace: ts.Namespace()})
 	require.NoError(t, err)
 	defer tc.Close()

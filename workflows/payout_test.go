@@ -19,6 +19,7 @@ import (
 	"github.com/wagerail/wagerail/activities"
 	"github.com/wagerail/wagerail/gateway/gatewaytest"
 	"github.com/wagerail/wagerail/internal/bankwebhook"
+	"github.com/wagerail/wagerail/internal/platform/devtemporal/devtemporaltest"
 	"github.com/wagerail/wagerail/internal/platform/partnerref"
 	"github.com/wagerail/wagerail/internal/platform/testkit"
 	"github.com/wagerail/wagerail/sandbox"
@@ -86,7 +87,7 @@ func TestPayoutThreeLegsEachPaidOnce(t *testing.T) {
 	defer cancel()
 
 	d := testkit.NewDB(t)
-	ts := testkit.Temporal(t)
+	ts := devtemporaltest.Server(t)
 	tc, err := client.Dial(client.Options{HostPort: ts.HostPort(), Namespace: ts.Namespace()})
 	require.NoError(t, err)
 	t.Cleanup(tc.Close)

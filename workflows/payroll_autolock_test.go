@@ -15,6 +15,7 @@ import (
 	"github.com/wagerail/wagerail/internal/payroll"
 	"github.com/wagerail/wagerail/internal/payroll/payrolltest"
 	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/devtemporal/devtemporaltest"
 	"github.com/wagerail/wagerail/internal/platform/outbox"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
 	"github.com/wagerail/wagerail/internal/platform/testkit"
@@ -30,7 +31,7 @@ func TestPayrollAutoLockSchedule(t *testing.T) {
 	d := testkit.NewDB(t)
 	o := payrolltest.NewOrg(t, d)
 	o.Employee(t, payrolltest.Employee{})
-	ts := testkit.Temporal(t)
+	ts := devtemporaltest.Server(t)
 	tc, err := client.Dial(client.Options{HostPort: ts.HostPort(), Namespace: ts.Namespace()})
 	require.NoError(t, err)
 	t.Cleanup(tc.Close)

@@ -25,6 +25,7 @@ import (
 	"github.com/wagerail/wagerail/activities"
 	"github.com/wagerail/wagerail/gateway"
 	"github.com/wagerail/wagerail/gateway/gatewaytest"
+	"github.com/wagerail/wagerail/internal/platform/devtemporal/devtemporaltest"
 	"github.com/wagerail/wagerail/internal/platform/freeport"
 	"github.com/wagerail/wagerail/internal/platform/rpcserve"
 	"github.com/wagerail/wagerail/internal/platform/testkit"
@@ -192,7 +193,7 @@ func TestReconcileWorkflowRealActivities(t *testing.T) {
 	tenant := testkit.Unique("tenant")
 	bookDisbursement(ctx, t, stack, lc, tenant, 40_050)
 
-	ts := testkit.Temporal(t)
+	ts := devtemporaltest.Server(t)
 	tc, err := client.Dial(client.Options{HostPort: ts.HostPort(), Namespace: ts.Namespace()})
 	require.NoError(t, err)
 	defer tc.Close()
@@ -312,7 +313,7 @@ func TestReconcileWorkflowRetriesATransientLedgerOutage(t *testing.T) {
 	require.NoError(t, err)
 	defer conn.Close()
 
-	ts := testkit.Temporal(t)
+	ts := devtemporaltest.Server(t)
 	tc, err := client.Dial(client.Options{HostPort: ts.HostPort(), Namespace: ts.Namespace()})
 	require.NoError(t, err)
 	defer tc.Close()
@@ -441,7 +442,7 @@ func TestReconcileEveryoneRealActivities(t *testing.T) {
 	}
 	sort.Strings(tenants)
 
-	ts := testkit.Temporal(t)
+	ts := devtemporaltest.Server(t)
 	tc, err := client.Dial(client.Options{HostPort: ts.HostPort(), Namespace: ts.Namespace()})
 	require.NoError(t, err)
 	defer tc.Close()

@@ -24,6 +24,7 @@ import (
 	"github.com/wagerail/wagerail/activities"
 	"github.com/wagerail/wagerail/gateway/gatewaytest"
 	"github.com/wagerail/wagerail/internal/bankwebhook"
+	"github.com/wagerail/wagerail/internal/platform/devtemporal/devtemporaltest"
 	"github.com/wagerail/wagerail/internal/platform/testkit"
 	"github.com/wagerail/wagerail/ledger"
 	"github.com/wagerail/wagerail/sandbox"
@@ -148,7 +149,7 @@ type settlingStack struct {
 func newSettlingStack(t *testing.T, settleDelay time.Duration) settlingStack {
 	t.Helper()
 	d := testkit.NewDB(t)
-	ts := testkit.Temporal(t)
+	ts := devtemporaltest.Server(t)
 	tc, err := client.Dial(client.Options{HostPort: ts.HostPort(), Namespace: ts.Namespace()})
 	require.NoError(t, err)
 	t.Cleanup(tc.Close)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/wagerail/wagerail/activities"
 	"github.com/wagerail/wagerail/internal/platform/devtemporal"
+	"github.com/wagerail/wagerail/internal/platform/devtemporal/devtemporaltest"
 	"github.com/wagerail/wagerail/internal/platform/testkit"
 	"github.com/wagerail/wagerail/reconcile"
 )
@@ -31,7 +32,7 @@ func TestSearchAttributesAreTheRegisteredOnes(t *testing.T) {
 // on its tenant and business key.
 func TestStartOptionsAttachAndAreSearchable(t *testing.T) {
 	t.Parallel()
-	ts := testkit.Temporal(t)
+	ts := devtemporaltest.Server(t)
 	tc, err := client.Dial(client.Options{HostPort: ts.HostPort(), Namespace: ts.Namespace()})
 	require.NoError(t, err)
 	defer tc.Close()

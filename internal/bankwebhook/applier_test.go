@@ -18,6 +18,7 @@ import (
 	"github.com/wagerail/wagerail/gateway"
 	"github.com/wagerail/wagerail/internal/bankwebhook"
 	"github.com/wagerail/wagerail/internal/platform/crosstenant"
+	"github.com/wagerail/wagerail/internal/platform/devtemporal/devtemporaltest"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
 	"github.com/wagerail/wagerail/internal/platform/testkit"
 )
@@ -62,7 +63,7 @@ type fixture struct {
 }
 
 func newFixture(t *testing.T) *fixture {
-	ts := testkit.Temporal(t)
+	ts := devtemporaltest.Server(t)
 	tc, err := client.Dial(client.Options{HostPort: ts.HostPort(), Namespace: ts.Namespace()})
 	require.NoError(t, err)
 	f := &fixture{t: t, d: testkit.NewDB(t), tc: tc, queue: testkit.Unique("bw"), now: time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)}

@@ -21,6 +21,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/wagerail/wagerail/internal/platform/devtemporal"
+	"github.com/wagerail/wagerail/internal/platform/devtemporal/devtemporaltest"
 	"github.com/wagerail/wagerail/internal/platform/testkit"
 )
 
@@ -130,13 +131,13 @@ func TestPostgresServerSurvivesRestart(t *testing.T) {
 	findByAttributes(t, ctx, c, tenant2, key, runID2)
 }
 
-// The test kit's shared server on Postgres runs tagged workflows and finds them, as the SQLite one.
-func TestTestkitTemporalOnPostgres(t *testing.T) {
+// The tests' shared server on Postgres runs tagged workflows and finds them, as the SQLite one.
+func TestSharedTestServerOnPostgres(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	s := testkit.TemporalOnPostgres(t)
-	require.Same(t, s, testkit.TemporalOnPostgres(t))
-	require.NotEqual(t, testkit.Temporal(t).HostPort(), s.HostPort())
+	s := devtemporaltest.OnPostgres(t)
+	require.Same(t, s, devtemporaltest.OnPostgres(t))
+	require.NotEqual(t, devtemporaltest.Server(t).HostPort(), s.HostPort())
 	c := dial(t, s)
 	defer c.Close()
 	tenant, key := testkit.Unique("tenant"), testkit.Unique("key")

@@ -4,11 +4,11 @@
 //     uses), or the server named by DATABASE_URL (a superuser DSN) when set;
 //   - a template database migrated once, and a fresh database per test cloned from it with
 //     CREATE DATABASE … TEMPLATE, so tests own their data and may run in parallel;
-//   - one embedded Temporal server per test binary (in-memory SQLite), and on request a second one
-//     whose state is in two databases of the Postgres server (TemporalOnPostgres).
+//   - AtExit, for the test-support packages that start more (the embedded Temporal servers of
+//     internal/platform/devtemporal/devtemporaltest) to stop it when the tests end.
 //
 // A package that uses it declares `func TestMain(m *testing.M) { testkit.Main(m) }` so the
-// cluster and the Temporal server stop when the tests end.
+// cluster, and what AtExit registered, stop when the tests end.
 package testkit
 
 import (
@@ -30,7 +30,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/wagerail/wagerail/internal/platform/db"
-	"github.com/wagerail/wagerail/internal/platform/devtemporal"
 	"github.com/wagerail/wagerail/internal/platform/freeport"
 	"github.com/wagerail/wagerail/internal/platform/pgcluster"
 	"github.com/wagerail/wagerail/schema"
@@ -56,15 +55,6 @@ var (
 	srv     *Server
 	srvErr  error
 	tmpDir  string
-
-	tempOnce sync.Once
-	temporal *devtemporal.Server
-	tempErr  error
-
-	tempPGOnce sync.Once
-	temporalPG *devtemporal.Server
-	tempPGErr  error
-	tempPGDBs  []string
 
 	dbSeq atomic.Int64
 
@@ -138,19 +128,16 @@ func binaryDir() (string, error) {
 func Main(m *testing.M) {
 	inMain = true
 	code := m.Run()
-	if temporal != nil {
-		_ = temporal.Stop()
-	}
-	if temporalPG != nil {
-		_ = temporalPG.Stop()
+	for i := len(atExit) - 1; i >= 0; i-- {
+		atExit[i]()
 	}
 	if srv != nil {
 		if srv.Cluster != nil {
 			_ = srv.Cluster.Stop()
 		} else {
-			dropDatabase(srv.SuperDSN("postgres"), srv.Template)
-			for _, name := range append(tempPGDBs, dropped.names...) {
-				dropDatabase(srv.SuperDSN("postgres"), name)
+			srv.DropDatabase(srv.Template)
+			for _, name := range dropped.names {
+				srv.DropDatabase(name)
 			}
 		}
 	}
@@ -158,6 +145,20 @@ func Main(m *testing.M) {
 		_ = os.RemoveAll(tmpDir)
 	}
 	os.Exit(code)
+}
+
+// atExit holds what AtExit registered.
+var (
+	atExitMu sync.Mutex
+	atExit   []func()
+)
+
+// AtExit registers fn for Main to run once the tests have ended, before it stops the Postgres
+// server (the last registered runs first): how a test-support package stops what it started.
+func AtExit(fn func()) {
+	atExitMu.Lock()
+	defer atExitMu.Unlock()
+	atExit = append(atExit, fn)
 }
 
 // PG returns the shared server, starting it (and migrating the template) on first use.
@@ -215,7 +216,7 @@ func startServer() (*Server, error) {
 		// killed server still loses nothing (commits stay synchronous: the WAL reaches the OS
 		// before a commit returns), so crash and restart tests prove the same. Benchmarks
 		// keep the durable settings their figures are about.
-		if !benchmarking() {
+		if !Benchmarking() {
 			c.Settings = []string{"fsync=off", "full_page_writes=off"}
 		}
 		// Work-counting tests (WAGERAIL_COUNT_STATEMENTS) read every statement from
@@ -291,7 +292,7 @@ func NewDB(t testing.TB) *DB {
 	d.App = pool
 	t.Cleanup(func() {
 		pool.Close()
-		dropSoon(s.SuperDSN("postgres"), name)
+		dropSoon(s, name)
 	})
 	return d
 }
@@ -312,7 +313,7 @@ var dropped struct {
 
 // dropSoon drops the ended test's database name with the ones before it once dropBatch of them
 // wait. Main drops what is left on a shared server (DATABASE_URL); a private one is removed whole.
-func dropSoon(superDSN, name string) {
+func dropSoon(s *Server, name string) {
 	dropped.Lock()
 	dropped.names = append(dropped.names, name)
 	batch := dropped.names
@@ -323,14 +324,15 @@ func dropSoon(superDSN, name string) {
 	}
 	dropped.Unlock()
 	for _, n := range batch {
-		dropDatabase(superDSN, n)
+		s.DropDatabase(n)
 	}
 }
 
-func dropDatabase(superDSN, name string) {
+// DropDatabase drops the server's database name, if it is there, closing its connections.
+func (s *Server) DropDatabase(name string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	conn, err := pgx.Connect(ctx, superDSN)
+	conn, err := pgx.Connect(ctx, s.SuperDSN("postgres"))
 	if err != nil {
 		return
 	}
@@ -338,66 +340,9 @@ func dropDatabase(superDSN, name string) {
 	_, _ = conn.Exec(ctx, fmt.Sprintf("DROP DATABASE IF EXISTS %s WITH (FORCE)", name))
 }
 
-// Temporal returns the embedded Temporal server shared by this test binary (namespace "default",
-// search attributes TenantId and BusinessKey registered). Tests use unique workflow ids.
-func Temporal(t testing.TB) *devtemporal.Server {
-	t.Helper()
-	tempOnce.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		temporal, tempErr = devtemporal.Start(ctx, devtemporal.Config{WorkflowTaskTimeout: workflowTaskTimeout()})
-	})
-	if tempErr != nil {
-		t.Fatalf("testkit: temporal: %v", tempErr)
-	}
-	return temporal
-}
-
-// workflowTaskTimeout is the test servers' workflow task timeout: 2 s instead of Temporal's 10, so
-// a test that kills a worker mid-task sees another worker take the workflow over 8 s sooner (the
-// crash tests each wait for that once or more). A live worker is not hurried by it: while its
-// local activities run, the SDK extends the task before 80% of the timeout. Benchmarks keep
-// Temporal's default, as the server `make run` starts does.
-func workflowTaskTimeout() time.Duration {
-	if benchmarking() {
-		return 0
-	}
-	return 2 * time.Second
-}
-
-// benchmarking says whether this is a benchmark run (WAGERAIL_BENCH, `make bench`): the servers
+// Benchmarking says whether this is a benchmark run (WAGERAIL_BENCH, `make bench`): the servers
 // then keep the production settings the figures are about, not the tests' quicker ones.
-func benchmarking() bool { return os.Getenv("WAGERAIL_BENCH") != "" }
-
-// TemporalOnPostgres returns a second embedded Temporal server shared by this test binary, whose
-// default and visibility stores are two databases of this binary's Postgres server (PG) rather than
-// SQLite: the same namespace and search attributes as Temporal, so a benchmark can run the same
-// work on both persistences in one run. It connects as the login role devtemporal.PostgresUser.
-func TemporalOnPostgres(t testing.TB) *devtemporal.Server {
-	t.Helper()
-	s := PG(t)
-	tempPGOnce.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		// The role is cluster-wide and test binaries may share a server (DATABASE_URL): every
-		// binary derives the same password, as startServer does for the other roles.
-		sum := sha256.Sum256([]byte("wagerail-test-temporal:" + s.SuperDSN("postgres")))
-		pg := devtemporal.PostgresConfig{
-			Host: s.Host, Port: s.Port, User: devtemporal.PostgresUser, Password: hex.EncodeToString(sum[:12]),
-			Database:           fmt.Sprintf("temporal_t_%d", os.Getpid()),
-			VisibilityDatabase: fmt.Sprintf("temporal_visibility_t_%d", os.Getpid()),
-		}
-		tempPGDBs = []string{pg.Database, pg.VisibilityDatabase}
-		if tempPGErr = devtemporal.ProvisionPostgres(ctx, s.SuperDSN("postgres"), pg); tempPGErr != nil {
-			return
-		}
-		temporalPG, tempPGErr = devtemporal.Start(ctx, devtemporal.Config{Postgres: &pg, WorkflowTaskTimeout: workflowTaskTimeout()})
-	})
-	if tempPGErr != nil {
-		t.Fatalf("testkit: temporal on postgres: %v", tempPGErr)
-	}
-	return temporalPG
-}
+func Benchmarking() bool { return os.Getenv("WAGERAIL_BENCH") != "" }
 
 // Unique returns a short random string for ids in tests that share a server.
 func Unique(prefix string) string { return prefix + "-" + randomHex(6) }
