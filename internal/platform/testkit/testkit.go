@@ -4,8 +4,8 @@
 //     uses), or the server named by DATABASE_URL (a superuser DSN) when set;
 //   - a template database migrated once, and a fresh database per test cloned from it with
 //     CREATE DATABASE … TEMPLATE, so tests own their data and may run in parallel;
-//   - AtExit, for the test-support packages that start more (the embedded Temporal servers of
-//     internal/platform/devtemporal/devtemporaltest) to stop it when the tests end.
+//   - AtExit, through which a test-support package that starts more (the embedded Temporal
+//     servers of internal/platform/devtemporal/devtemporaltest) stops it when the tests end.
 //
 // A package that uses it declares `func TestMain(m *testing.M) { testkit.Main(m) }` so the
 // cluster, and what AtExit registered, stop when the tests end.
@@ -128,8 +128,11 @@ func binaryDir() (string, error) {
 func Main(m *testing.M) {
 	inMain = true
 	code := m.Run()
-	for i := len(atExit) - 1; i >= 0; i-- {
-		atExit[i]()
+	atExitMu.Lock()
+	hooks := atExit
+	atExitMu.Unlock()
+	for i := len(hooks) - 1; i >= 0; i-- {
+		hooks[i]()
 	}
 	if srv != nil {
 		if srv.Cluster != nil {
