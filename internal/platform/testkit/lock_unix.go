@@ -29,3 +29,26 @@ func lockFile(path string) (func(), error) {
 		_ = f.Close()
 	}, nil
 }
+
+// tryLockFile takes an exclusive lock on the existing file path if no process holds one: ok
+// false when another does (or path is missing). The returned func releases it.
+func tryLockFile(path string) (unlock func(), ok bool) {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return nil, false
+	}
+	for {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		_ = f.Close()
+		return nil, false
+	}
+	return func() {
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		_ = f.Close()
+	}, true
+}

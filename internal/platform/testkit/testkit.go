@@ -201,7 +201,8 @@ func startServer() (*Server, error) {
 			return dsn + " dbname=" + name // key=value form: the last dbname wins
 		}
 	} else {
-		dir, err := os.MkdirTemp("", "wagerail-test-pg-")
+		sweepClusterDirs(os.TempDir())
+		dir, err := makeClusterDir(os.TempDir())
 		if err != nil {
 			return nil, err
 		}
