@@ -139,7 +139,10 @@ func Main(m *testing.M) {
 			_ = srv.Cluster.Stop()
 		} else {
 			srv.DropDatabase(srv.Template)
-			for _, name := range dropped.names {
+			dropped.Lock()
+			left := dropped.names
+			dropped.Unlock()
+			for _, name := range left {
 				srv.DropDatabase(name)
 			}
 		}
