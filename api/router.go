@@ -232,6 +232,11 @@ func New(d Deps) *Server {
 	// client would replay the request there), a JSON 404 instead.
 	e.RedirectTrailingSlash = false
 	e.RedirectFixedPath = false
+	// A path parameter is one segment as the client escaped it: "%2F" in a segment is data, not a
+	// separator (RFC 3986), so "/api/x/a%2Fb" is the route of "/api/x/{id}" with id "a/b", as the
+	// document's router reads it, and its handler refuses the value.
+	e.UseRawPath = true
+	e.UnescapePathValues = true
 	if err := e.SetTrustedProxies(d.TrustedProxies); err != nil {
 		panic("api: trusted proxies: " + err.Error()) // validated by the caller (ParseTrustedProxies)
 	}

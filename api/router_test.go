@@ -225,6 +225,15 @@ func TestNoRedirects(t *testing.T) {
 	require.Equal(t, http.StatusNotFound, rec.Code)
 }
 
+// TestEscapedSlashIsDataInASegment: "%2F" in a path segment is part of that parameter (RFC 3986),
+// as the document's router reads it, not a separator that turns the request into no route.
+func TestEscapedSlashIsDataInASegment(t *testing.T) {
+	rec := do(t, newTestServer().Engine, http.MethodGet, "/api/business/a%2Fb")
+	require.Equal(t, http.StatusUnauthorized, rec.Code, "the route of /api/business/{id}, whose guard answers: %s", rec.Body.String())
+	rec = do(t, newTestServer().Engine, http.MethodGet, "/api/business/a/b")
+	require.Equal(t, http.StatusNotFound, rec.Code, "an unescaped slash still separates segments")
+}
+
 // TestClientAddressIsNotTheCallersChoice: without trusted proxies X-Forwarded-For is ignored, so a
 // caller cannot step around the per-IP rate limits by naming another address.
 func TestClientAddressIsNotTheCallersChoice(t *testing.T) {
