@@ -24,9 +24,17 @@ import (
 
 var (
 	contractOnce   sync.Once
+	contractDoc    *openapi3.T
 	contractRouter routers.Router
 	contractErr    error
 )
+
+// openapiDoc is api/openapi.yaml, loaded and validated once.
+func openapiDoc(t testing.TB) *openapi3.T {
+	t.Helper()
+	openapiRouter(t)
+	return contractDoc
+}
 
 func openapiRouter(t testing.TB) routers.Router {
 	t.Helper()
@@ -41,6 +49,7 @@ func openapiRouter(t testing.TB) routers.Router {
 			contractErr = err
 			return
 		}
+		contractDoc = doc
 		contractRouter, contractErr = gorillamux.NewRouter(doc)
 	})
 	require.NoError(t, contractErr, "api/openapi.yaml")
