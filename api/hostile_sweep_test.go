@@ -64,8 +64,7 @@ func TestEveryOperationAnswersHostileInputCleanly(t *testing.T) {
 			require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
 			return c
 		},
-		statuses:  map[int]int{},
-		charRules: map[string]int{},
+		statuses: map[int]int{},
 	}
 	routes := bs.srv.routes()
 	// The operations that remove what the others act on go last, the owner's organization last
@@ -92,12 +91,6 @@ func TestEveryOperationAnswersHostileInputCleanly(t *testing.T) {
 	t.Logf("hostile sweep: %d operations, %d requests in %s; %d of them (%.0f%%) past the guards; %d operations without a document-valid base request; statuses %s",
 		sw.ops, sw.requests, elapsed.Round(time.Millisecond), sw.pastGuards, 100*float64(sw.pastGuards)/float64(sw.requests),
 		len(sw.noBase), strings.Join(hist, " "))
-	var charTotal int
-	for _, n := range sw.charRules {
-		charTotal += n
-	}
-	t.Logf("%d requests on %d operations refused for a character rule the document states in words, not in a pattern",
-		charTotal, len(sw.charRules))
 	require.Empty(t, sw.noBase, "operations whose schemas the sweep cannot build a request for (teach sweepValue)")
 	require.Equal(t, len(routes), sw.ops, "every route is an operation of the document")
 	require.GreaterOrEqual(t, 10*sw.pastGuards, 9*sw.requests, "most requests reach the handlers")
@@ -124,24 +117,12 @@ type sweep struct {
 	statuses                     map[int]int
 	failures                     []string
 	noBase                       []string
-	// charRules counts, by route, the requests refused for a character rule the document's
-	// patterns do not state (see sweepCharacterValues).
-	charRules map[string]int
 }
 
 // sweepHostileStrings are path, query and header values no route may fail on.
 var sweepHostileStrings = []string{
 	"%00", "%FF%FE", "a%0Ab", "%E2%80%8B", "%E2%80%AEa", "..", "%2E%2E%2F", "9223372036854775808", "-1", "0",
 	"%27%20OR%201%3D1--", "%F0%9F%92%A9", "%EF%BC%A1%EF%BC%91", "%20", strings.Repeat("a", 4096),
-}
-
-// sweepCharacterValues are the hostile values whose refusal is a rule on characters (control
-// characters, invalid UTF-8 and its U+FFFD, bidirectional controls, invisible formatting) that
-// internal/platform/field enforces on every text field and the document's patterns state only
-// for identifiers (TestEveryOperationAnswersHostileInputCleanly counts the others).
-var sweepCharacterValues = []string{
-	"%00", "%FF%FE", "a%0Ab", "%E2%80%8B", "%E2%80%AEa",
-	`"\u0000"`, `"\ud800"`, "\"\xff\xfe\"", `"a\u202eb"`, `"\u200b"`,
 }
 
 // sweepHostileJSON are the values each body property is set to, one at a time.
@@ -233,7 +214,6 @@ func (sw *sweep) operation(r Route) {
 			default:
 				continue
 			}
-			req.chars = slices.Contains(sweepCharacterValues, h)
 			send(req, fmt.Sprintf("%s %s = %.40q", pv.In, pv.Name, h))
 		}
 	}
@@ -264,7 +244,6 @@ func (sw *sweep) operation(r Route) {
 			require.NoError(t, err)
 			req := base.clone()
 			req.raw = raw
-			req.chars = slices.Contains(sweepCharacterValues, h)
 			send(req, fmt.Sprintf("body .%s = %.40q", strings.Join(path, "."), h))
 		}
 	}
@@ -353,9 +332,8 @@ func (sw *sweep) send(cl *apiClient, r Route, req sweepRequest, what string) *ht
 		sw.fail("%s: answer %d breaks the document: %.300s (%.200s)", name, rec.Code, err, rec.Body.String())
 	}
 	// A request the document allows is not refused for its shape: that would be a handler rule
-	// the document does not state (issue 21). The exceptions: a rule between two parts of the
-	// request that the operation's text states (sweepCrossRules), and the character rules the
-	// patterns leave to the text (counted).
+	// the document does not state (issue 21). The exception: a rule between two parts of the
+	// request that the operation's text states (sweepCrossRules).
 	code := errCode(rec)
 	if req.noVerdict || (code != "INVALID_REQUEST" && code != "IDEMPOTENCY_KEY_INVALID") ||
 		openapi3filter.ValidateRequest(context.Background(), in) != nil {
@@ -369,8 +347,6 @@ func (sw *sweep) send(cl *apiClient, r Route, req sweepRequest, what string) *ht
 	_ = json.Unmarshal(e.Error.Details, &details)
 	fieldName := details.Field
 	switch {
-	case req.chars:
-		sw.charRules[r.Method+" "+r.Path]++
 	case sweepCrossRules[r.Method+" "+r.Path+" "+fieldName] != "":
 		op := route.Operation
 		text := op.Description
@@ -411,9 +387,8 @@ type sweepRequest struct {
 	body    any
 	raw     []byte // replaces body when set
 	key     *string
-	// chars: the hostile value is one of sweepCharacterValues; noVerdict: the document's
-	// validator cannot judge this request (see where it is set).
-	chars, noVerdict bool
+	// noVerdict: the document's validator cannot judge this request (see where it is set).
+	noVerdict bool
 }
 
 func (q sweepRequest) clone() sweepRequest {

@@ -59,11 +59,15 @@ func TestNamesRefuseInvisibleCharacters(t *testing.T) {
 	w.create(w.owner, body)
 	require.Equal(t, 1, w.listed(t))
 
-	// An organization's name at sign-up: the same refusal.
-	rec := w.f.client().call(http.MethodPost, "/api/auth/sign-up/email", map[string]any{
+	// An organization's name at sign-up: the same refusal, which the document's pattern
+	// (nameText) states too.
+	signUp := map[string]any{
 		"email": "evasive@example.org", "password": testPassword, "name": "Abebe Kebede",
 		"organization": map[string]any{"name": "Red\u200B Sea Trading", "kind": "BUSINESS"},
-	})
+	}
+	anon := w.f.client()
+	require.Error(t, anon.documentVerdict(http.MethodPost, "/api/auth/sign-up/email", signUp))
+	rec := anon.hostile(http.MethodPost, "/api/auth/sign-up/email", signUp)
 	require.Equal(t, http.StatusBadRequest, rec.Code, rec.Body.String())
 	require.Equal(t, "INVALID_REQUEST", errCode(rec))
 }
