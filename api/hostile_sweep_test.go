@@ -238,6 +238,16 @@ func (sw *sweep) operation(r Route) {
 		req.raw = []byte(b)
 		send(req, fmt.Sprintf("body %.40q", b))
 	}
+	// The base body as another media type, and a body past the limit (each operation declares
+	// its 415 and 413).
+	for _, ct := range []string{"text/plain", "application/json; charset=latin1", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"} {
+		req := base.clone()
+		req.contentType = ct
+		send(req, "Content-Type "+ct)
+	}
+	over := base.clone()
+	over.raw = []byte(`{"x":"` + strings.Repeat("a", int(DefaultMaxBodyBytes)) + `"}`)
+	send(over, "a body past the limit")
 	for _, path := range sweepPropertyPaths(bodySchema, nil, 0) {
 		for _, h := range sweepHostileJSON {
 			raw, err := sweepSetRaw(base.body, path, h)
@@ -387,6 +397,8 @@ type sweepRequest struct {
 	body    any
 	raw     []byte // replaces body when set
 	key     *string
+	// contentType replaces application/json when set.
+	contentType string
 	// noVerdict: the document's validator cannot judge this request (see where it is set).
 	noVerdict bool
 }
@@ -444,6 +456,9 @@ func (q sweepRequest) build(t testing.TB, r Route) *http.Request {
 	req.RemoteAddr = "192.0.2.77:40000"
 	if raw != nil {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	if q.contentType != "" {
+		req.Header.Set("Content-Type", q.contentType)
 	}
 	if r.Idem {
 		// A key of its own, so no request replays another's answer.
