@@ -19,6 +19,8 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/require"
 
 	"github.com/wagerail/wagerail/internal/platform/testkit"
@@ -92,6 +94,26 @@ func TestEveryOperationAnswersHostileInputCleanly(t *testing.T) {
 	t.Logf("hostile sweep: %d operations, %d requests in %s; %d of them (%.0f%%) past the guards; %d operations without a document-valid base request; statuses %s",
 		sw.ops, sw.requests, elapsed.Round(time.Millisecond), sw.pastGuards, 100*float64(sw.pastGuards)/float64(sw.requests),
 		len(sw.noBase), strings.Join(hist, " "))
+	// Bad input opened no breaker and caused no partner fault: whatever reached the bank was a
+	// call it could answer.
+	partnerCalls := map[string]float64{}
+	ch := make(chan prometheus.Metric, 64)
+	go func() { bs.bank.GW.Metrics.PartnerCalls.Collect(ch); close(ch) }()
+	for m := range ch {
+		var pb dto.Metric
+		require.NoError(t, m.Write(&pb))
+		for _, l := range pb.GetLabel() {
+			if l.GetName() == "result" {
+				partnerCalls[l.GetValue()] += pb.GetCounter().GetValue()
+			}
+		}
+	}
+	t.Logf("partner calls by result: %v", partnerCalls)
+	for _, fault := range []string{"invalid", "unknown", "unavailable"} {
+		require.Zero(t, partnerCalls[fault], "partner calls that ended %s", fault)
+	}
+	require.Equal(t, "closed", bs.gateway.BreakerState(), "the gateway client's breaker")
+	require.Equal(t, "closed", bs.ledger.BreakerState(), "the ledger client's breaker")
 	require.Empty(t, sw.noBase, "operations whose schemas the sweep cannot build a request for (teach sweepValue)")
 	require.Equal(t, len(routes), sw.ops, "every route is an operation of the document")
 	require.GreaterOrEqual(t, 10*sw.pastGuards, 9*sw.requests, "most requests reach the handlers")
