@@ -376,7 +376,7 @@ func TestBusinessList(t *testing.T) {
 	require.Equal(t, "PLATFORM_ADMIN_REQUIRED", errCode(rec))
 	require.Equal(t, denied+1, bizAudits(t, f.d, crosstenant.PlatformTenant, "AccessRoute", "DENIED", bizUserID(t, w.owner)))
 
-	for _, q := range []string{"?all=yes", "?all=true&limit=0", "?all=true&limit=101", "?all=true&limit=abc", "?all=true&limit=05",
+	for _, q := range []string{"?all=yes", "?all=true&limit=0", "?all=true&limit=101", "?all=true&limit=abc",
 		"?all=true&cursor=a%20b", "?limit=5", "?cursor=x", "?all=true&all=false"} {
 		rec := w.platform.hostile(http.MethodGet, "/api/business"+q, nil)
 		require.Equal(t, http.StatusBadRequest, rec.Code, q)

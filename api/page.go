@@ -13,10 +13,11 @@ const (
 	maxPage     = 100
 )
 
-// parseLimit reads a limit query value: a whole number from 1 to maxPage written plainly.
+// parseLimit reads a limit query value: a whole number from 1 to maxPage, in any spelling the
+// document's integer allows ("05" and "+5" are 5), as its validator reads it.
 func parseLimit(v string) (int, error) {
 	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 || n > maxPage || v != strconv.Itoa(n) {
+	if err != nil || n < 1 || n > maxPage {
 		return 0, &field.Error{Field: "limit", Problem: "must be a whole number from 1 to 100"}
 	}
 	return n, nil

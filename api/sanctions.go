@@ -189,7 +189,7 @@ func sanctionsPage(c *gin.Context, filters bool) (sanctions.CheckFilter, *Error)
 	f := sanctions.CheckFilter{Limit: defaultSanctionsPage}
 	if q.Has("limit") {
 		n, err := strconv.Atoi(q.Get("limit"))
-		if err != nil || n < 1 || n > maxSanctionsPage || q.Get("limit") != strconv.Itoa(n) {
+		if err != nil || n < 1 || n > maxSanctionsPage {
 			return f, fieldError(&field.Error{Field: "limit", Problem: "must be a whole number from 1 to 100"})
 		}
 		f.Limit = n
