@@ -16,6 +16,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
@@ -41,47 +42,7 @@ import (
 // The figures (operations, requests, share past the guards, statuses) are logged.
 func TestEveryOperationAnswersHostileInputCleanly(t *testing.T) {
 	t.Parallel()
-	ls := newLoanStack(t, ewaStackOpts{})
-	bs := bnplOn(t, ls.ewaStack)
-	// The equb routes' handlers, not their master switches' 503.
-	bs.srv.deps.EqubMoneyMovement, bs.srv.deps.EqubEscrowRecon = true, true
-	_, victim := bs.signUp("owner@sweep-victim.test", "BUSINESS")
-	sw := &sweep{
-		t:        t,
-		doc:      openapiDoc(t),
-		anon:     bs.client(),
-		platform: bs.reviewer,
-		operator: bs.operator("operator@sweep.test"),
-		employee: bs.linkEmployeeUser(t, "employee@sweep.test"),
-		orgs: []sweepOrg{
-			{bs.owner, bs.tenant}, {ls.fi, ls.fiID}, {bs.merchant, bs.merchantID},
-		},
-		victim: victim.Organization.ID,
-		fresh: func(n int) *apiClient {
-			// Each from its own address: sign-ups are limited per address.
-			c := bs.client()
-			c.ip = fmt.Sprintf("198.51.100.%d", n%250+1)
-			rec := c.call(http.MethodPost, "/api/auth/sign-up/email", map[string]any{
-				"email": fmt.Sprintf("sweep-%d@sweep.test", n), "password": testPassword, "name": "Sweep User",
-				"organization": map[string]any{"name": fmt.Sprintf("Sweep Org %d", n), "kind": "BUSINESS"}})
-			require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
-			return c
-		},
-		statuses: map[int]int{},
-	}
-	routes := bs.srv.routes()
-	// The operations that remove what the others act on go last, the owner's organization last
-	// of all.
-	rank := func(r Route) int {
-		switch {
-		case r.Method == http.MethodDelete && r.Path == "/api/business/:id":
-			return 2
-		case r.Method == http.MethodDelete:
-			return 1
-		}
-		return 0
-	}
-	sort.SliceStable(routes, func(i, j int) bool { return rank(routes[i]) < rank(routes[j]) })
+	sw, routes := newSweep(t)
 	start := time.Now()
 	for _, r := range routes {
 		sw.operation(r)
@@ -98,7 +59,7 @@ func TestEveryOperationAnswersHostileInputCleanly(t *testing.T) {
 	// call it could answer.
 	partnerCalls := map[string]float64{}
 	ch := make(chan prometheus.Metric, 64)
-	go func() { bs.bank.GW.Metrics.PartnerCalls.Collect(ch); close(ch) }()
+	go func() { sw.stack.bank.GW.Metrics.PartnerCalls.Collect(ch); close(ch) }()
 	for m := range ch {
 		var pb dto.Metric
 		require.NoError(t, m.Write(&pb))
@@ -112,8 +73,8 @@ func TestEveryOperationAnswersHostileInputCleanly(t *testing.T) {
 	for _, fault := range []string{"invalid", "unknown", "unavailable"} {
 		require.Zero(t, partnerCalls[fault], "partner calls that ended %s", fault)
 	}
-	require.Equal(t, "closed", bs.gateway.BreakerState(), "the gateway client's breaker")
-	require.Equal(t, "closed", bs.ledger.BreakerState(), "the ledger client's breaker")
+	require.Equal(t, "closed", sw.stack.gateway.BreakerState(), "the gateway client's breaker")
+	require.Equal(t, "closed", sw.stack.ledger.BreakerState(), "the ledger client's breaker")
 	require.Empty(t, sw.noBase, "operations whose schemas the sweep cannot build a request for (teach sweepValue)")
 	require.Equal(t, len(routes), sw.ops, "every route is an operation of the document")
 	require.GreaterOrEqual(t, 10*sw.pastGuards, 9*sw.requests, "most requests reach the handlers")
@@ -123,13 +84,63 @@ func TestEveryOperationAnswersHostileInputCleanly(t *testing.T) {
 	}
 }
 
+// newSweep is the sweep's world on the real stack (loan and BNPL stacks: a business owner, an FI,
+// a merchant, a linked employee, a platform admin, an operator and a second business for the
+// platform routes) and the route table in the order it is swept: the operations that remove what
+// the others act on go last, the owner's organization last of all.
+func newSweep(tb testing.TB) (*sweep, []Route) {
+	ls := newLoanStack(tb, ewaStackOpts{})
+	bs := bnplOn(tb, ls.ewaStack)
+	// The equb routes' handlers, not their master switches' 503.
+	bs.srv.deps.EqubMoneyMovement, bs.srv.deps.EqubEscrowRecon = true, true
+	_, victim := bs.signUp("owner@sweep-victim.test", "BUSINESS")
+	sw := &sweep{
+		t:        tb,
+		stack:    bs,
+		doc:      openapiDoc(tb),
+		anon:     bs.client(),
+		platform: bs.reviewer,
+		operator: bs.operator("operator@sweep.test"),
+		employee: bs.linkEmployeeUser(tb, "employee@sweep.test"),
+		orgs: []sweepOrg{
+			{bs.owner, bs.tenant}, {ls.fi, ls.fiID}, {bs.merchant, bs.merchantID},
+		},
+		victim: victim.Organization.ID,
+		fresh: func(n int) *apiClient {
+			// Each from its own address: sign-ups are limited per address.
+			c := bs.client()
+			c.ip = fmt.Sprintf("198.51.100.%d", n%250+1)
+			rec := c.call(http.MethodPost, "/api/auth/sign-up/email", map[string]any{
+				"email": fmt.Sprintf("sweep-%d@sweep.test", n), "password": testPassword, "name": "Sweep User",
+				"organization": map[string]any{"name": fmt.Sprintf("Sweep Org %d", n), "kind": "BUSINESS"}})
+			require.Equal(tb, http.StatusCreated, rec.Code, rec.Body.String())
+			return c
+		},
+		statuses: map[int]int{},
+	}
+	routes := bs.srv.routes()
+	rank := func(r Route) int {
+		switch {
+		case r.Method == http.MethodDelete && r.Path == "/api/business/:id":
+			return 2
+		case r.Method == http.MethodDelete:
+			return 1
+		}
+		return 0
+	}
+	sort.SliceStable(routes, func(i, j int) bool { return rank(routes[i]) < rank(routes[j]) })
+	return sw, routes
+}
+
 type sweepOrg struct {
 	cl *apiClient
 	id string
 }
 
 type sweep struct {
-	t                            *testing.T
+	// t is where a request that cannot be built fails: the test, or the fuzz target's iteration.
+	t                            testing.TB
+	stack                        *bnplStack
 	doc                          *openapi3.T
 	anon, platform, operator     *apiClient
 	employee                     *apiClient
@@ -164,14 +175,24 @@ func (sw *sweep) fail(format string, args ...any) {
 	sw.failures = append(sw.failures, fmt.Sprintf(format, args...))
 }
 
-// operation sweeps one route.
-func (sw *sweep) operation(r Route) {
-	t := sw.t
+// sweepOp is one operation ready to be swept: its route, parameters, body schema, caller and the
+// base request the document allows.
+type sweepOp struct {
+	r          Route
+	params     openapi3.Parameters
+	bodySchema *openapi3.Schema
+	caller     *apiClient
+	base       sweepRequest
+}
+
+// prepare builds r's base request from its operation's schemas, finds its caller and sends the
+// base request (nil: r is not in the document, a failure recorded).
+func (sw *sweep) prepare(r Route) *sweepOp {
 	docPath := ginToDocPath(r.Path)
 	item := sw.doc.Paths.Find(docPath)
 	if item == nil || item.GetOperation(r.Method) == nil {
 		sw.fail("%s %s: not in api/openapi.yaml", r.Method, r.Path)
-		return
+		return nil
 	}
 	sw.ops++
 	op := item.GetOperation(r.Method)
@@ -219,7 +240,17 @@ func (sw *sweep) operation(r Route) {
 		}
 	}
 	caller := sw.caller(r, &base)
-	send := func(req sweepRequest, what string) { sw.send(caller, r, req, what) }
+	return &sweepOp{r: r, params: params, bodySchema: bodySchema, caller: caller, base: base}
+}
+
+// operation sweeps one route: its base request, then each hostile variant.
+func (sw *sweep) operation(r Route) {
+	o := sw.prepare(r)
+	if o == nil {
+		return
+	}
+	base, params, bodySchema := o.base, o.params, o.bodySchema
+	send := func(req sweepRequest, what string) { sw.send(o.caller, r, req, what) }
 
 	for _, p := range params {
 		pv := p.Value
@@ -273,7 +304,7 @@ func (sw *sweep) operation(r Route) {
 	for _, path := range sweepPropertyPaths(bodySchema, nil, 0) {
 		for _, h := range sweepHostileJSON {
 			raw, err := sweepSetRaw(base.body, path, h)
-			require.NoError(t, err)
+			require.NoError(sw.t, err)
 			req := base.clone()
 			req.raw = raw
 			send(req, fmt.Sprintf("body .%s = %.40q", strings.Join(path, "."), h))
@@ -352,7 +383,8 @@ func (sw *sweep) send(cl *apiClient, r Route, req sweepRequest, what string) *ht
 	again := req.build(t, r)
 	route, params, err := openapiRouter(t).FindRoute(again)
 	if err != nil {
-		sw.fail("%s: the document has no operation for %s %s", name, again.Method, again.URL.RequestURI())
+		// A value that leaves no operation of the document (an empty segment): the checks above
+		// (below 500, the envelope's code) are all the document can say of the answer.
 		return rec
 	}
 	in := &openapi3filter.RequestValidationInput{Request: again, PathParams: params, Route: route,
@@ -365,7 +397,8 @@ func (sw *sweep) send(cl *apiClient, r Route, req sweepRequest, what string) *ht
 	}
 	// A request the document allows is not refused for its shape: that would be a handler rule
 	// the document does not state (issue 21). The exception: a rule between two parts of the
-	// request that the operation's text states (sweepCrossRules).
+	// request, or one against data the server holds, that the operation's text states
+	// (sweepWordRules).
 	code := errCode(rec)
 	if req.noVerdict || (code != "INVALID_REQUEST" && code != "IDEMPOTENCY_KEY_INVALID") ||
 		openapi3filter.ValidateRequest(context.Background(), in) != nil {
@@ -377,7 +410,7 @@ func (sw *sweep) send(cl *apiClient, r Route, req sweepRequest, what string) *ht
 	}
 	_ = json.Unmarshal(rec.Body.Bytes(), &e)
 	_ = json.Unmarshal(e.Error.Details, &details)
-	phrase, cross := sweepCrossRules[r.Method+" "+r.Path+" "+details.Field]
+	phrase, cross := sweepWordRules[r.Method+" "+r.Path+" "+details.Field]
 	if !cross {
 		sw.fail("%s: the document allows the request, the server refuses it: %.300s", name, rec.Body.String())
 		return rec
@@ -401,11 +434,14 @@ func (sw *sweep) send(cl *apiClient, r Route, req sweepRequest, what string) *ht
 	return rec
 }
 
-// sweepCrossRules are the rules between two parts of a request (no schema can state them), by
-// route and refused field, with the words of the operation's text that state each.
-var sweepCrossRules = map[string]string{
-	"GET /api/business cursor":                                 "limit and cursor without all=true are refused (400)",
-	"POST /api/ewa/requests/:id/record-repayment ewaRequestId": "must equal the path's id",
+// sweepWordRules are the rules no schema can state, by route and refused field, with the words
+// of the operation's text that state each: a rule between two parts of a request, or a value
+// checked against data the server holds (the time zone database).
+var sweepWordRules = map[string]string{
+	"GET /api/business cursor":                                       "limit and cursor without all=true are refused (400)",
+	"POST /api/ewa/requests/:id/record-repayment ewaRequestId":       "must equal the path's id",
+	"POST /api/payroll/auto-lock-policy timeZone":                    "an IANA time zone name the zone database has",
+	"POST /api/platform/payroll/auto-lock-policy/:tenantId timeZone": "an IANA time zone name the zone database has",
 }
 
 // sweepRequest is one request of the sweep before it is built.
@@ -719,4 +755,107 @@ func sweepSetRaw(base any, path []string, h string) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.Replace(raw, []byte(`"\u0000sweep-mark\u0000"`), []byte(h), 1), nil
+}
+
+// FuzzEveryOperation is the sweep as a fuzz target (make fuzz): the fuzzer chooses the operation,
+// the place (a path or query parameter, a body property, the whole body, the Idempotency-Key) and
+// the value, and the answer is held to the sweep's rules: below 500, the envelope's code on a
+// refusal, declared by the document, and no refusal of a request the document allows. The seeds
+// are the sweep's hostile values, spread over the operations.
+func FuzzEveryOperation(f *testing.F) {
+	sw, routes := newSweep(f)
+	var ops []*sweepOp
+	for _, r := range routes {
+		if r.Method == http.MethodDelete && r.Path == "/api/business/:id" {
+			continue // the owner's organization stays for every iteration
+		}
+		if o := sw.prepare(r); o != nil {
+			ops = append(ops, o)
+		}
+	}
+	require.Empty(f, sw.failures, "the base requests")
+	for i, h := range append(append([]string{}, sweepHostileStrings...), sweepHostileJSON...) {
+		f.Add(uint16(i*41), uint16(i), h)
+	}
+	f.Fuzz(func(t *testing.T, op, place uint16, value string) {
+		o := ops[int(op)%len(ops)]
+		places := o.places()
+		p := places[int(place)%len(places)]
+		req := o.base.clone()
+		switch p.kind {
+		case openapi3.ParameterInPath:
+			req.path[p.name] = url.PathEscape(value)
+			req.noVerdict = req.path[p.name] != value // the validator reads the escaped text
+		case openapi3.ParameterInQuery:
+			req.query[p.name] = url.QueryEscape(value)
+		case "header":
+			req.key = &value
+		case "body":
+			req.raw = []byte(value)
+			// OpenAPI 3.0 cannot say "no body": the server refuses one (400).
+			req.noVerdict = o.bodySchema == nil
+		default: // a body property
+			raw := value
+			if !json.Valid([]byte(value)) {
+				b, _ := json.Marshal(value)
+				raw = string(b)
+			}
+			var err error
+			req.raw, err = sweepSetRaw(o.base.body, p.path, raw)
+			require.NoError(t, err)
+		}
+		// Two rules the document states in words only: a name's invisible characters beyond the
+		// Basic Multilingual Plane and the joiners outside the scripts that spell with them, and
+		// bounds counted in bytes (maxLength counts characters).
+		if sweepWordsOnly(value) {
+			req.noVerdict = true
+		}
+		sw.t = t
+		n := len(sw.failures)
+		sw.send(o.caller, o.r, req, fmt.Sprintf("%s %s = %.60q", p.kind, p.name, value))
+		if len(sw.failures) > n {
+			t.Fatal(strings.Join(sw.failures[n:], "\n"))
+		}
+	})
+}
+
+// sweepPlace is where a fuzzed value goes: kind is a parameter's "path" or "query", "header"
+// (the Idempotency-Key), "body" (the whole body) or "property" (path names it).
+type sweepPlace struct {
+	kind, name string
+	path       []string
+}
+
+func (o *sweepOp) places() []sweepPlace {
+	var out []sweepPlace
+	for _, p := range o.params {
+		if p.Value.In == openapi3.ParameterInPath || p.Value.In == openapi3.ParameterInQuery {
+			out = append(out, sweepPlace{kind: p.Value.In, name: p.Value.Name})
+		}
+	}
+	if o.r.Idem {
+		out = append(out, sweepPlace{kind: "header", name: "Idempotency-Key"})
+	}
+	if o.bodySchema != nil {
+		out = append(out, sweepPlace{kind: "body"})
+		for _, path := range sweepPropertyPaths(o.bodySchema, nil, 0) {
+			out = append(out, sweepPlace{kind: "property", name: strings.Join(path, "."), path: path})
+		}
+	}
+	if len(out) == 0 {
+		out = append(out, sweepPlace{kind: "body"}) // a body where none is taken
+	}
+	return out
+}
+
+// sweepWordsOnly reports whether v holds what the document can state in words only: a character
+// beyond the Basic Multilingual Plane, a zero-width joiner or non-joiner, or more bytes than
+// characters (the server bounds text in bytes).
+func sweepWordsOnly(v string) bool {
+	for _, r := range v {
+		if r > 0xFFFF || r == 0x200C || r == 0x200D {
+			return true
+		}
+	}
+	return len(v) != utf8.RuneCountInString(v)
 }
