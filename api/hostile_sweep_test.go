@@ -436,10 +436,12 @@ func (sw *sweep) send(cl *apiClient, r Route, req sweepRequest, what string) *ht
 
 // sweepWordRules are the rules no schema can state, by route and refused field, with the words
 // of the operation's text that state each: a rule between two parts of a request, or a value
-// checked against data the server holds (the time zone database).
+// checked against data the server holds (the time zone database) or after a transformation the
+// document cannot describe (the sanctions normaliser).
 var sweepWordRules = map[string]string{
 	"GET /api/business cursor":                                       "limit and cursor without all=true are refused (400)",
 	"POST /api/ewa/requests/:id/record-repayment ewaRequestId":       "must equal the path's id",
+	"POST /api/sanctions/screen name":                                "it must still hold a letter or digit",
 	"POST /api/payroll/auto-lock-policy timeZone":                    "an IANA time zone name the zone database has",
 	"POST /api/platform/payroll/auto-lock-policy/:tenantId timeZone": "an IANA time zone name the zone database has",
 }
