@@ -439,6 +439,7 @@ func (sw *sweep) send(cl *apiClient, r Route, req sweepRequest, what string) *ht
 // checked against data the server holds (the time zone database) or after a transformation the
 // document cannot describe (the sanctions normaliser).
 var sweepWordRules = map[string]string{
+	"GET /api/business limit":                                        "limit and cursor without all=true are refused (400)",
 	"GET /api/business cursor":                                       "limit and cursor without all=true are refused (400)",
 	"POST /api/ewa/requests/:id/record-repayment ewaRequestId":       "must equal the path's id",
 	"POST /api/sanctions/screen name":                                "it must still hold a letter or digit",
