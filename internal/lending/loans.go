@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/uptrace/bun"
 
@@ -290,17 +289,14 @@ func ListLoans(ctx context.Context, tx db.BunTx, p Party, f LoanFilter) ([]Loan,
 	return out, nil
 }
 
-// CheckReason validates a decision's reason: required, printable, at most MaxDecisionReason bytes.
+// CheckReason validates a decision's reason: required (not blank) free text (field.Text: line
+// breaks allowed, no other control or bidirectional characters) of at most MaxDecisionReason
+// bytes.
 func CheckReason(name, v string) error {
-	switch {
-	case strings.TrimSpace(v) == "":
+	if strings.TrimSpace(v) == "" {
 		return &field.Error{Field: name, Problem: "is required"}
-	case len(v) > MaxDecisionReason:
-		return &field.Error{Field: name, Problem: fmt.Sprintf("must be at most %d bytes", MaxDecisionReason)}
-	case !utf8.ValidString(v) || strings.ContainsFunc(v, func(r rune) bool { return r < 0x20 || r == 0x7f }):
-		return &field.Error{Field: name, Problem: "must be printable text"}
 	}
-	return nil
+	return field.Text(name, v, MaxDecisionReason)
 }
 
 // ApproveLoan approves a REQUESTED loan the context's FI funds (audited ApproveLoan, event

@@ -149,17 +149,20 @@ func CheckRepaymentFields(amount int64, source, reference string) error {
 	return CheckRepaymentReference(reference)
 }
 
-// CheckRepaymentReference validates an optional external reference: empty, or 1 to
-// MaxRepaymentReference bytes of printable text without leading or trailing spaces.
+// CheckRepaymentReference validates an optional external reference: empty, or one line of at
+// most MaxRepaymentReference bytes of printable text (field.Text without its line breaks and
+// tabs) without leading or trailing spaces.
 func CheckRepaymentReference(v string) error {
-	switch {
-	case v == "":
+	if v == "" {
 		return nil
-	case len(v) > MaxRepaymentReference:
-		return &field.Error{Field: "reference", Problem: fmt.Sprintf("must be at most %d bytes", MaxRepaymentReference)}
-	case !utf8.ValidString(v) || strings.ContainsFunc(v, func(r rune) bool { return r < 0x20 || r == 0x7f }):
-		return &field.Error{Field: "reference", Problem: "must be printable text"}
-	case strings.TrimSpace(v) != v:
+	}
+	if strings.ContainsAny(v, "\t\n\r") {
+		return &field.Error{Field: "reference", Problem: "must be one line of printable text"}
+	}
+	if err := field.Text("reference", v, MaxRepaymentReference); err != nil {
+		return err
+	}
+	if strings.TrimSpace(v) != v {
 		return &field.Error{Field: "reference", Problem: "must not start or end with spaces"}
 	}
 	return nil
