@@ -851,14 +851,32 @@ func (o *sweepOp) places() []sweepPlace {
 	return out
 }
 
-// sweepWordsOnly reports whether v holds what the document can state in words only: a character
-// beyond the Basic Multilingual Plane, a zero-width joiner or non-joiner, or more bytes than
-// characters (the server bounds text in bytes).
+// sweepWordsOnly reports whether v holds what the document states in words only (its
+// description's list of rules no schema can state): a character beyond the Basic Multilingual
+// Plane, a zero-width joiner or non-joiner, more bytes than characters (the server bounds text in
+// bytes), a number with a fraction or an exponent (an integer is written as one), or a key twice
+// in one object.
 func sweepWordsOnly(v string) bool {
 	for _, r := range v {
 		if r > 0xFFFF || r == 0x200C || r == 0x200D {
 			return true
 		}
 	}
-	return len(v) != utf8.RuneCountInString(v)
+	if len(v) != utf8.RuneCountInString(v) {
+		return true
+	}
+	if _, dup := duplicateKey([]byte(v)); dup {
+		return true
+	}
+	dec := json.NewDecoder(strings.NewReader(v))
+	dec.UseNumber()
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		if n, ok := tok.(json.Number); ok && strings.ContainsAny(string(n), ".eE") {
+			return true
+		}
+	}
 }
