@@ -422,6 +422,7 @@ func (sw *sweep) send(cl *apiClient, r Route, req sweepRequest, what string) *ht
 	}
 	if op.RequestBody != nil {
 		if mt := op.RequestBody.Value.Content.Get("application/json"); mt != nil {
+			text += " " + mt.Schema.Value.Description
 			props, _, _ := sweepProperties(mt.Schema.Value)
 			if p := props[details.Field]; p != nil {
 				text += " " + p.Value.Description
@@ -442,6 +443,12 @@ var sweepWordRules = map[string]string{
 	"GET /api/business limit":                                        "limit and cursor without all=true are refused (400)",
 	"GET /api/business cursor":                                       "limit and cursor without all=true are refused (400)",
 	"POST /api/ewa/requests/:id/record-repayment ewaRequestId":       "must equal the path's id",
+	"POST /api/fi/products maxTermMonths":                            "minTermMonths ≤ maxTermMonths",
+	"POST /api/fi/products maxAmountSantim":                          "minAmountSantim ≤",
+	"POST /api/fi/products minAmountSantim":                          "minAmountSantim ≥ 1000 × maxTermMonths",
+	"PATCH /api/fi/products/:id maxTermMonths":                       "the result must keep the create's rules",
+	"PATCH /api/fi/products/:id maxAmountSantim":                     "the result must keep the create's rules",
+	"PATCH /api/fi/products/:id minAmountSantim":                     "the result must keep the create's rules",
 	"POST /api/sanctions/screen name":                                "it must still hold a letter or digit",
 	"POST /api/payroll/auto-lock-policy timeZone":                    "an IANA time zone name the zone database has",
 	"POST /api/platform/payroll/auto-lock-policy/:tenantId timeZone": "an IANA time zone name the zone database has",
