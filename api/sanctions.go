@@ -41,12 +41,6 @@ func (s *Server) sanctionsRoutes() []Route {
 	}
 }
 
-// Bounds of the check lists.
-const (
-	defaultSanctionsPage = 50
-	maxSanctionsPage     = 100
-)
-
 type sanctionsScreenRequest struct {
 	Name string `json:"name"`
 	DOB  string `json:"dob"`
@@ -186,11 +180,11 @@ func sanctionsPage(c *gin.Context, filters bool) (sanctions.CheckFilter, *Error)
 			return sanctions.CheckFilter{}, fieldError(&field.Error{Field: k, Problem: "must be given at most once"})
 		}
 	}
-	f := sanctions.CheckFilter{Limit: defaultSanctionsPage}
+	f := sanctions.CheckFilter{Limit: defaultPage}
 	if q.Has("limit") {
-		n, err := strconv.Atoi(q.Get("limit"))
-		if err != nil || n < 1 || n > maxSanctionsPage {
-			return f, fieldError(&field.Error{Field: "limit", Problem: "must be a whole number from 1 to 100"})
+		n, err := parseLimit(q.Get("limit"))
+		if err != nil {
+			return f, fieldError(err)
 		}
 		f.Limit = n
 	}
