@@ -88,7 +88,9 @@ func newEwaStack(t testing.TB, o ewaStackOpts) *ewaStack {
 		SettleDelay: o.settleDelay, CallbackSecret: stackCallbackSecret,
 		CallbackURL: hs.URL + "/api/integration/bank-callback/sandbox",
 	})
-	lrpc, ledgerAddr := ledgertest.ServeAddr(t, d.App, nil)
+	// The ledger and the API share an adjustment key, as make run's credentials give them: the
+	// dispute adjustments work (cmd/wagerail/credentials.go).
+	lrpc, ledgerAddr := ledgertest.ServeAddr(t, d.App, disputeAdjustmentKey)
 	lc := ledger.NewClient(lrpc, ledger.ClientOptions{})
 	gc := gateway.NewClient(bank.Gateway, gateway.ClientOptions{})
 	ts := devtemporaltest.Server(t)
@@ -109,6 +111,7 @@ func newEwaStack(t testing.TB, o ewaStackOpts) *ewaStack {
 		deps.Temporal, deps.TaskQueue = tc, queue
 		deps.Ledger, deps.Gateway = lc, gc
 		deps.DisburseWait = o.sagaWait
+		deps.AdjustmentKeys = [][]byte{disputeAdjustmentKey}
 		if os.Getenv("WAGERAIL_TEST_TEMPORAL_LOG") != "" {
 			deps.Log = slog.New(stackLogHandler()) // the API's log lines beside the saga's
 		}
@@ -196,6 +199,11 @@ func (s *ewaStack) realActivities() workflows.Deps {
 		Savings: &activities.Savings{DB: s.d.App, Ledger: s.ledger},
 		// The wallet transfer saga's steps (api/wallet_transfer_test.go).
 		Wallet: &activities.Wallet{DB: s.d.App, Ledger: s.ledger},
+		// The dispute decisions' steps and the loan servicing sagas' (api/disputes_decide_test.go,
+		// api/lending_servicing_test.go run them on stacks of their own).
+		Disputes:        &activities.Disputes{DB: s.d.App, Ledger: s.ledger},
+		LoanDelinquency: &activities.LoanDelinquency{DB: db.NewBun(s.d.App)},
+		LoanWriteOff:    &activities.LoanWriteOff{DB: db.NewBun(s.d.App)},
 	}
 }
 
