@@ -191,7 +191,11 @@ func TestDisputeEvidenceAndDecisions(t *testing.T) {
 
 	// Chargeback: the partner's reference, no ledger entry.
 	c, ctx := s.opened(t, 3_000)
-	requireStatus(t, s.decide(s.operator, c.ID, map[string]any{"decision": "CHARGEBACK", "reason": "card network"}), http.StatusBadRequest, "INVALID_REQUEST")
+	noRef := map[string]any{"decision": "CHARGEBACK", "reason": "card network"}
+	require.Error(t, s.operator.documentVerdict(http.MethodPost, "/api/disputes/"+c.ID+"/decisions", noRef, "Idempotency-Key", loanKey()),
+		"the document refuses a chargeback without its reference")
+	requireStatus(t, s.operator.hostile(http.MethodPost, "/api/disputes/"+c.ID+"/decisions", noRef, "Idempotency-Key", loanKey()),
+		http.StatusBadRequest, "INVALID_REQUEST")
 	rec = s.decide(s.operator, c.ID, map[string]any{"decision": "CHARGEBACK", "reason": "card network", "partnerChargebackRef": "CB-2026-0001"})
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 	cb := decode[disputeJSON](t, rec)
@@ -300,6 +304,8 @@ func TestDisputeWorkHostileInput(t *testing.T) {
 		"approval no approver":   map[string]any{"decision": "ADJUSTMENT", "reason": "x", "approval": map[string]any{"expiresAt": "2027-01-01T00:00:00Z", "signature": sig}},
 		"unknown field":          map[string]any{"decision": "NO_ACTION", "reason": "x", "amountSantim": 5},
 	} {
+		require.Error(t, s.operator.documentVerdict(http.MethodPost, "/api/disputes/"+d.ID+"/decisions", body, "Idempotency-Key", loanKey()),
+			"%s: the document refuses it too", name)
 		rec := s.operator.hostile(http.MethodPost, "/api/disputes/"+d.ID+"/decisions", body, "Idempotency-Key", loanKey())
 		require.Equal(t, http.StatusBadRequest, rec.Code, "%s: %s", name, rec.Body.String())
 	}
