@@ -25,6 +25,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wagerail/wagerail/internal/platform/testkit"
+	"github.com/wagerail/wagerail/ledger/chart"
+	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
 )
 
 // TestEveryOperationAnswersHostileInputCleanly is the document-driven sweep beside the hand-seeded
@@ -38,7 +40,9 @@ import (
 // document allows (status and body), and a request the document allows must not be refused for
 // its shape (issue 21's rule, here on every parameter and property) — so a generated client meets
 // no surprise on bad input either. Every operation must have a base request the document allows,
-// and nine in ten requests must get past the guards, or the sweep would test only the guards.
+// and nine in ten requests must get past the guards, or the sweep would test only the guards. An
+// operation on a resource (a path's :id or :userId) is swept on a real one, the first of its list
+// (realID), so that its rules past "not found" are reached: eight in ten must be.
 // The figures (operations, requests, share past the guards, statuses) are logged.
 func TestEveryOperationAnswersHostileInputCleanly(t *testing.T) {
 	t.Parallel()
@@ -52,9 +56,9 @@ func TestEveryOperationAnswersHostileInputCleanly(t *testing.T) {
 	for _, c := range slices.Sorted(maps.Keys(sw.statuses)) {
 		hist = append(hist, fmt.Sprintf("%d×%d", c, sw.statuses[c]))
 	}
-	t.Logf("hostile sweep: %d operations, %d requests in %s; %d of them (%.0f%%) past the guards; %d operations without a document-valid base request; statuses %s",
+	t.Logf("hostile sweep: %d operations, %d requests in %s; %d of them (%.0f%%) past the guards; %d operations without a document-valid base request; %d of %d operations on a resource swept on a real one; statuses %s",
 		sw.ops, sw.requests, elapsed.Round(time.Millisecond), sw.pastGuards, 100*float64(sw.pastGuards)/float64(sw.requests),
-		len(sw.noBase), strings.Join(hist, " "))
+		len(sw.noBase), sw.onReal, sw.idOps, strings.Join(hist, " "))
 	// Bad input opened no breaker and caused no partner fault: whatever reached the bank was a
 	// call it could answer.
 	partnerCalls := map[string]float64{}
@@ -78,6 +82,7 @@ func TestEveryOperationAnswersHostileInputCleanly(t *testing.T) {
 	require.Empty(t, sw.noBase, "operations whose schemas the sweep cannot build a request for (teach sweepValue)")
 	require.Equal(t, len(routes), sw.ops, "every route is an operation of the document")
 	require.GreaterOrEqual(t, 10*sw.pastGuards, 9*sw.requests, "most requests reach the handlers")
+	require.GreaterOrEqual(t, 10*sw.onReal, 8*sw.idOps, "most operations on a resource are swept on a real one")
 	if len(sw.failures) > 0 {
 		t.Fatalf("%d answers break the rules (first %d):\n%s", len(sw.failures), min(len(sw.failures), 600),
 			strings.Join(sw.failures[:min(len(sw.failures), 600)], "\n"))
@@ -94,6 +99,28 @@ func newSweep(tb testing.TB) (*sweep, []Route) {
 	// The equb routes' handlers, not their master switches' 503.
 	bs.srv.deps.EqubMoneyMovement, bs.srv.deps.EqubEscrowRecon = true, true
 	_, victim := bs.signUp("owner@sweep-victim.test", "BUSINESS")
+	// One resource of each kind the operations on a resource act on, where the sweep's own
+	// creations do not make one: an approved loan, an equb group, a BNPL agreement, and a
+	// dispute of the employee's over an advance recorded against them.
+	ls.approvedLoan(tb, ls.fi, ls.product, 300_000, 3)
+	escrow := testkit.Unique("escrow")
+	bs.bank.Account(tb, escrow, "Sweep Escrow", 0)
+	rec := bs.owner.call(http.MethodPost, "/api/equb/groups", map[string]any{"name": "Sweep circle", "contributionSantim": 10_000,
+		"maxMembers": 10, "payoutOrder": "FIXED", "allowChangesAfterStart": true,
+		"escrowAccount": map[string]any{"partner": "sandbox", "accountNumber": escrow}})
+	require.Equal(tb, http.StatusCreated, rec.Code, rec.Body.String())
+	rec = bs.owner.call(http.MethodPost, "/api/bnpl/agreements", bs.agreementBody(120_000, 3, "sweep-seed"), "Idempotency-Key", testkit.Unique("bnpl"))
+	require.Equal(tb, http.StatusAccepted, rec.Code, rec.Body.String())
+	employee := bs.linkEmployeeUser(tb, "employee@sweep.test")
+	advance, err := bs.ledger.PostCreatingAccounts(context.Background(), &ledgerv1.PostTransactionRequest{TenantId: bs.tenant,
+		IdempotencyKey: testkit.Unique("sweep-advance"), Entries: []*ledgerv1.EntryInput{
+			{AccountName: chart.EmployeeReceivable(bs.employee), Direction: ledgerv1.Direction_DIRECTION_DEBIT, AmountSantim: 50_000},
+			{AccountName: chart.PayrollClearing, Direction: ledgerv1.Direction_DIRECTION_CREDIT, AmountSantim: 50_000},
+		}})
+	require.NoError(tb, err)
+	rec = employee.call(http.MethodPost, "/api/me/disputes", map[string]any{"ledgerTransactionId": advance.GetTransaction().GetId(),
+		"reason": "I never took this advance"})
+	require.Equal(tb, http.StatusCreated, rec.Code, rec.Body.String())
 	sw := &sweep{
 		t:        tb,
 		stack:    bs,
@@ -101,11 +128,18 @@ func newSweep(tb testing.TB) (*sweep, []Route) {
 		anon:     bs.client(),
 		platform: bs.reviewer,
 		operator: bs.operator("operator@sweep.test"),
-		employee: bs.linkEmployeeUser(tb, "employee@sweep.test"),
+		employee: employee,
 		orgs: []sweepOrg{
 			{bs.owner, bs.tenant}, {ls.fi, ls.fiID}, {bs.merchant, bs.merchantID},
 		},
 		victim: victim.Organization.ID,
+		// The ids a base request names, the stack's own (and the partner bank's name), so that
+		// the request reaches the rules past "no such resource".
+		known: map[string]string{
+			"employeeId": bs.employee, "merchantId": bs.merchantID, "productId": ls.product.ID,
+			"financialInstitutionId": ls.fiID, "fiId": ls.fiID, "businessId": bs.tenant, "partner": "sandbox",
+			"ledgerTransactionId": advance.GetTransaction().GetId(),
+		},
 		fresh: func(n int) *apiClient {
 			// Each from its own address: sign-ups are limited per address.
 			c := bs.client()
@@ -123,12 +157,18 @@ func newSweep(tb testing.TB) (*sweep, []Route) {
 		switch {
 		case r.Method == http.MethodDelete && r.Path == "/api/business/:id":
 			return 2
-		case r.Method == http.MethodDelete:
+		case r.Method == http.MethodDelete, strings.HasSuffix(r.Path, "/retire"):
 			return 1
 		}
 		return 0
 	}
 	sort.SliceStable(routes, func(i, j int) bool { return rank(routes[i]) < rank(routes[j]) })
+	sw.lists = map[string]Route{}
+	for _, r := range routes {
+		if r.Method == http.MethodGet {
+			sw.lists[r.Path] = r
+		}
+	}
 	return sw, routes
 }
 
@@ -146,11 +186,16 @@ type sweep struct {
 	employee                     *apiClient
 	orgs                         []sweepOrg
 	victim                       string
+	known                        map[string]string
+	lists                        map[string]Route // the GET routes by path
 	fresh                        func(n int) *apiClient
 	ops, requests, pastGuards, n int
-	statuses                     map[int]int
-	failures                     []string
-	noBase                       []string
+	// idOps and onReal count the operations that name a resource in their path and those the
+	// sweep found a real one for (realID).
+	idOps, onReal int
+	statuses      map[int]int
+	failures      []string
+	noBase        []string
 }
 
 // sweepHostileStrings are path, query and header values no route may fail on.
@@ -215,6 +260,9 @@ func (sw *sweep) prepare(r Route) *sweepOp {
 				if !ok {
 					sw.noBase = append(sw.noBase, r.Method+" "+r.Path+" query "+pv.Name)
 				}
+				if id, known := sw.known[pv.Name]; known && pv.Schema.Value.VisitJSON(id) == nil {
+					v = id
+				}
 				base.query[pv.Name] = url.QueryEscape(v)
 			}
 		}
@@ -239,8 +287,122 @@ func (sw *sweep) prepare(r Route) *sweepOp {
 			}
 		}
 	}
+	sw.knownBody(&base, bodySchema)
 	caller := sw.caller(r, &base)
+	if sw.realID(r, caller, &base) {
+		sw.onReal++
+		sw.send(caller, r, base, "the base request on a real resource")
+	}
 	return &sweepOp{r: r, params: params, bodySchema: bodySchema, caller: caller, base: base}
+}
+
+// knownBody sets the base body's ids (top-level and in its objects) to the stack's own
+// (sw.known) where the schema takes them.
+func (sw *sweep) knownBody(base *sweepRequest, s *openapi3.Schema) {
+	body, ok := base.body.(map[string]any)
+	if !ok {
+		return
+	}
+	objs := []map[string]any{body}
+	for _, k := range slices.Sorted(maps.Keys(body)) {
+		if m, ok := body[k].(map[string]any); ok {
+			objs = append(objs, m)
+		}
+	}
+	for _, obj := range objs {
+		for _, name := range slices.Sorted(maps.Keys(sw.known)) {
+			old, had := obj[name]
+			if !had {
+				continue
+			}
+			obj[name] = sw.known[name]
+			if s.VisitJSON(body) != nil {
+				obj[name] = old
+			}
+		}
+	}
+}
+
+// sweepListOf names the list a resource is found in where it is not the GET of the path's prefix.
+var sweepListOf = map[string]string{
+	"/api/admin/disputes": "/api/disputes",
+	"/api/kyc":            "/api/kyc/queue",
+	"/api/savings/goals":  "/api/me/savings/goals",
+}
+
+// realID sets base's resource id (the path's :id or :userId) to one the caller can see, the
+// first item of the list of the path's prefix (GET /api/loans for /api/loans/:id/...), so that
+// the sweep reaches the handler's rules on a real resource and not only its "not found". It
+// reports whether it found one; the id is left as it is when the list is empty or absent.
+func (sw *sweep) realID(r Route, caller *apiClient, base *sweepRequest) bool {
+	for _, name := range []string{"id", "userId"} {
+		i := strings.Index(r.Path, "/:"+name)
+		if i < 0 || name == r.Tenant || base.path[name] == sw.victim {
+			continue
+		}
+		sw.idOps++
+		prefix := r.Path[:i]
+		list, ok := sw.lists[prefix]
+		if alias, aliased := sweepListOf[prefix]; aliased {
+			list, ok = sw.lists[alias]
+		}
+		if !ok || strings.Contains(list.Path, ":") {
+			return false
+		}
+		// The caller's own list first; for a platform or operator route (which acts across
+		// organizations) also the lists of the organizations and the employee.
+		lookers := []*apiClient{caller}
+		if r.Auth == Platform || r.Auth == Operator {
+			for _, o := range sw.orgs {
+				lookers = append(lookers, o.cl)
+			}
+			lookers = append(lookers, sw.employee)
+		}
+		for _, cl := range lookers {
+			rec := sw.send(cl, list, sweepRequest{method: http.MethodGet, path: map[string]string{}, query: map[string]string{}},
+				"the list a real id is taken from")
+			var page any
+			if rec.Code != http.StatusOK || json.Unmarshal(rec.Body.Bytes(), &page) != nil {
+				continue
+			}
+			if id := sweepFirstID(page, name); id != "" {
+				base.path[name] = url.PathEscape(id)
+				return true
+			}
+		}
+		return false
+	}
+	return false
+}
+
+// sweepFirstID is the field (a string or a number) of the first item of a list answer: a JSON
+// array, or the first property of an object (by name) that is an array of objects carrying field.
+func sweepFirstID(page any, field string) string {
+	var lists [][]any
+	switch v := page.(type) {
+	case []any:
+		lists = append(lists, v)
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			if l, ok := v[k].([]any); ok {
+				lists = append(lists, l)
+			}
+		}
+	}
+	for _, l := range lists {
+		for _, item := range l {
+			m, _ := item.(map[string]any)
+			switch id := m[field].(type) {
+			case string:
+				if id != "" {
+					return id
+				}
+			case float64: // a numeric id (the webhook events')
+				return strconv.FormatFloat(id, 'f', -1, 64)
+			}
+		}
+	}
+	return ""
 }
 
 // operation sweeps one route: its base request, then each hostile variant.
