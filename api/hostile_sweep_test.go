@@ -133,12 +133,14 @@ func newSweep(tb testing.TB) (*sweep, []Route) {
 			{bs.owner, bs.tenant}, {ls.fi, ls.fiID}, {bs.merchant, bs.merchantID},
 		},
 		victim: victim.Organization.ID,
-		// The ids a base request names, the stack's own (and the partner bank's name), so that
-		// the request reaches the rules past "no such resource".
+		// The ids a base request names, the stack's own (and the partner bank's name and
+		// today), so that the request reaches the rules past "no such resource".
 		known: map[string]string{
 			"employeeId": bs.employee, "merchantId": bs.merchantID, "productId": ls.product.ID,
 			"financialInstitutionId": ls.fiID, "fiId": ls.fiID, "businessId": bs.tenant, "partner": "sandbox",
 			"ledgerTransactionId": advance.GetTransaction().GetId(),
+			// Today: work of a closed pay period is refused before it is recorded.
+			"workDate": time.Now().UTC().Format(time.DateOnly),
 		},
 		fresh: func(n int) *apiClient {
 			// Each from its own address: sign-ups are limited per address.
