@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -42,7 +43,9 @@ import (
 // no surprise on bad input either. Every operation must have a base request the document allows,
 // and nine in ten requests must get past the guards, or the sweep would test only the guards. An
 // operation on a resource (a path's :id or :userId) is swept on a real one, the first of its list
-// (realID), so that its rules past "not found" are reached: eight in ten must be.
+// (realID), so that its rules past "not found" are reached: eight in ten must be. Before it is
+// broken, each base request also races copies of itself (race): no 5xx, and one answer per
+// Idempotency-Key.
 // The figures (operations, requests, share past the guards, statuses) are logged.
 func TestEveryOperationAnswersHostileInputCleanly(t *testing.T) {
 	t.Parallel()
@@ -413,6 +416,7 @@ func (sw *sweep) operation(r Route) {
 	if o == nil {
 		return
 	}
+	sw.race(o)
 	base, params, bodySchema := o.base, o.params, o.bodySchema
 	send := func(req sweepRequest, what string) { sw.send(o.caller, r, req, what) }
 
@@ -521,15 +525,26 @@ func (sw *sweep) caller(r Route, base *sweepRequest) *apiClient {
 
 // send serves req as cl and checks the answer.
 func (sw *sweep) send(cl *apiClient, r Route, req sweepRequest, what string) *httptest.ResponseRecorder {
-	t := sw.t
-	hreq := req.build(t, r)
+	rec := httptest.NewRecorder()
+	cl.h.ServeHTTP(rec, sw.as(cl, r, req))
+	sw.check(r, req, rec, what)
+	return rec
+}
+
+// as is req built as cl's request.
+func (sw *sweep) as(cl *apiClient, r Route, req sweepRequest) *http.Request {
+	hreq := req.build(sw.t, r)
 	hreq.RemoteAddr = cl.ip + ":40000"
 	if cl.cookie != nil {
 		hreq.AddCookie(cl.cookie)
 	}
+	return hreq
+}
+
+// check counts the answer rec to req and holds it to the sweep's rules.
+func (sw *sweep) check(r Route, req sweepRequest, rec *httptest.ResponseRecorder, what string) {
+	t := sw.t
 	sw.requests++
-	rec := httptest.NewRecorder()
-	cl.h.ServeHTTP(rec, hreq)
 	sw.statuses[rec.Code]++
 	if rec.Code != http.StatusUnauthorized && rec.Code != http.StatusForbidden {
 		sw.pastGuards++
@@ -537,11 +552,11 @@ func (sw *sweep) send(cl *apiClient, r Route, req sweepRequest, what string) *ht
 	name := r.Method + " " + r.Path + ": " + what
 	if rec.Code >= 500 {
 		sw.fail("%s: %d %.300s", name, rec.Code, rec.Body.String())
-		return rec
+		return
 	}
 	if rec.Code >= 400 && errCode(rec) == "" {
 		sw.fail("%s: %d without an error code: %.300s", name, rec.Code, rec.Body.String())
-		return rec
+		return
 	}
 	// The answer must be one the document allows to the operation the request is.
 	again := req.build(t, r)
@@ -549,7 +564,7 @@ func (sw *sweep) send(cl *apiClient, r Route, req sweepRequest, what string) *ht
 	if err != nil {
 		// A value that leaves no operation of the document (an empty segment): the checks above
 		// (below 500, the envelope's code) are all the document can say of the answer.
-		return rec
+		return
 	}
 	in := &openapi3filter.RequestValidationInput{Request: again, PathParams: params, Route: route,
 		Options: &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc}}
@@ -563,7 +578,7 @@ func (sw *sweep) send(cl *apiClient, r Route, req sweepRequest, what string) *ht
 	code := errCode(rec)
 	if req.noVerdict || (code != "INVALID_REQUEST" && code != "IDEMPOTENCY_KEY_INVALID") ||
 		openapi3filter.ValidateRequest(context.Background(), in) != nil {
-		return rec
+		return
 	}
 	var e errBody
 	var details struct {
@@ -574,7 +589,7 @@ func (sw *sweep) send(cl *apiClient, r Route, req sweepRequest, what string) *ht
 	phrase, cross := sweepWordRules[r.Method+" "+r.Path+" "+details.Field]
 	if !cross {
 		sw.fail("%s: the document allows the request, the server refuses it: %.300s", name, rec.Body.String())
-		return rec
+		return
 	}
 	op := route.Operation
 	text := op.Description
@@ -593,7 +608,56 @@ func (sw *sweep) send(cl *apiClient, r Route, req sweepRequest, what string) *ht
 	if !strings.Contains(text, phrase) {
 		sw.fail("%s: the rule on %s is not in the operation's text (%q)", name, details.Field, phrase)
 	}
-	return rec
+}
+
+// sweepRacers is how many copies of a base request race.
+const sweepRacers = 6
+
+// race sends o's base request sweepRacers times at once: for an operation that takes an
+// Idempotency-Key once with one key for all (one runs; the others replay its answer, or are told
+// the key is in use) and once with a key each, otherwise as it is. Each answer is held to the
+// sweep's rules, and the answers under one key must agree: one status, and one body when it is a
+// success.
+func (sw *sweep) race(o *sweepOp) {
+	rounds := []bool{false}
+	if o.r.Idem {
+		rounds = []bool{true, false}
+	}
+	for _, shared := range rounds {
+		req := o.base.clone()
+		what := "a racing copy of the base request"
+		if shared {
+			key := testkit.Unique("race")
+			req.key = &key
+			what += " under one Idempotency-Key"
+		}
+		hreqs := make([]*http.Request, sweepRacers)
+		recs := make([]*httptest.ResponseRecorder, sweepRacers)
+		for i := range hreqs {
+			hreqs[i], recs[i] = sw.as(o.caller, o.r, req), httptest.NewRecorder()
+		}
+		var wg sync.WaitGroup
+		for i := range hreqs {
+			wg.Go(func() { o.caller.h.ServeHTTP(recs[i], hreqs[i]) })
+		}
+		wg.Wait()
+		var first *httptest.ResponseRecorder
+		for _, rec := range recs {
+			sw.check(o.r, req, rec, what)
+			if !shared || errCode(rec) == "IDEMPOTENCY_KEY_IN_USE" {
+				continue
+			}
+			switch {
+			case first == nil:
+				first = rec
+			case rec.Code != first.Code:
+				sw.fail("%s %s: %s: answered %d and %d: %.200s / %.200s", o.r.Method, o.r.Path, what, first.Code, rec.Code,
+					first.Body.String(), rec.Body.String())
+			case rec.Code < 300 && !bytes.Equal(rec.Body.Bytes(), first.Body.Bytes()):
+				sw.fail("%s %s: %s: two bodies for one key: %.200s / %.200s", o.r.Method, o.r.Path, what, first.Body.String(), rec.Body.String())
+			}
+		}
+	}
 }
 
 // sweepWordRules are the rules no schema can state, by route and refused field, with the words
