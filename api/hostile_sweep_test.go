@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -24,7 +25,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/require"
+	"go.temporal.io/api/serviceerror"
 
+	"github.com/wagerail/wagerail/internal/platform/idempotency"
 	"github.com/wagerail/wagerail/internal/platform/testkit"
 	"github.com/wagerail/wagerail/ledger/chart"
 	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
@@ -45,7 +48,7 @@ import (
 // operation on a resource (a path's :id or :userId) is swept on a real one, the first of its list
 // (realID), so that its rules past "not found" are reached: eight in ten must be. Before it is
 // broken, each base request also races copies of itself (race): no 5xx, and one answer per
-// Idempotency-Key.
+// Idempotency-Key. A refusal of bad input on a saga's route must have started no saga (noSaga).
 // The figures (operations, requests, share past the guards, statuses) are logged.
 func TestEveryOperationAnswersHostileInputCleanly(t *testing.T) {
 	t.Parallel()
@@ -59,9 +62,9 @@ func TestEveryOperationAnswersHostileInputCleanly(t *testing.T) {
 	for _, c := range slices.Sorted(maps.Keys(sw.statuses)) {
 		hist = append(hist, fmt.Sprintf("%d×%d", c, sw.statuses[c]))
 	}
-	t.Logf("hostile sweep: %d operations, %d requests in %s; %d of them (%.0f%%) past the guards; %d operations without a document-valid base request; %d of %d operations on a resource swept on a real one; statuses %s",
+	t.Logf("hostile sweep: %d operations, %d requests in %s; %d of them (%.0f%%) past the guards; %d operations without a document-valid base request; %d of %d operations on a resource swept on a real one; %d refusals of bad input on a saga's route started no saga; statuses %s",
 		sw.ops, sw.requests, elapsed.Round(time.Millisecond), sw.pastGuards, 100*float64(sw.pastGuards)/float64(sw.requests),
-		len(sw.noBase), sw.onReal, sw.idOps, strings.Join(hist, " "))
+		len(sw.noBase), sw.onReal, sw.idOps, sw.sagaChecks, strings.Join(hist, " "))
 	// Bad input opened no breaker and caused no partner fault: whatever reached the bank was a
 	// call it could answer.
 	partnerCalls := map[string]float64{}
@@ -198,9 +201,11 @@ type sweep struct {
 	// idOps and onReal count the operations that name a resource in their path and those the
 	// sweep found a real one for (realID).
 	idOps, onReal int
-	statuses      map[int]int
-	failures      []string
-	noBase        []string
+	// sagaChecks counts the refusals noSaga looked for a saga of.
+	sagaChecks int
+	statuses   map[int]int
+	failures   []string
+	noBase     []string
 }
 
 // sweepHostileStrings are path, query and header values no route may fail on.
@@ -526,9 +531,46 @@ func (sw *sweep) caller(r Route, base *sweepRequest) *apiClient {
 // send serves req as cl and checks the answer.
 func (sw *sweep) send(cl *apiClient, r Route, req sweepRequest, what string) *httptest.ResponseRecorder {
 	rec := httptest.NewRecorder()
-	cl.h.ServeHTTP(rec, sw.as(cl, r, req))
+	hreq := sw.as(cl, r, req)
+	cl.h.ServeHTTP(rec, hreq)
 	sw.check(r, req, rec, what)
+	sw.noSaga(cl, r, hreq.Header.Get("Idempotency-Key"), rec, what)
 	return rec
+}
+
+// noSaga checks that a request refused as bad input (400, 413, 415) on a route that takes an
+// Idempotency-Key started no saga, so moved no money: no workflow has the id its key derives
+// (idempotency.WorkflowID) in the caller's organization (any of the sweep's for a platform or
+// operator caller). A refusal that a saga answers (a
+// gate's 422) is not bad input, and the key's own refusals (in use, reused for another request)
+// name a key another request may have started a saga with.
+func (sw *sweep) noSaga(cl *apiClient, r Route, key string, rec *httptest.ResponseRecorder, what string) {
+	switch {
+	case !r.Idem || key == "" || (rec.Code != http.StatusBadRequest && rec.Code != http.StatusRequestEntityTooLarge &&
+		rec.Code != http.StatusUnsupportedMediaType) || rec.Header().Get(idempotentReplayedHeader) != "":
+		return
+	}
+	sw.sagaChecks++
+	route := r.Method + " " + r.Path
+	tenants := []string{sw.victim}
+	for _, o := range sw.orgs {
+		tenants = append(tenants, o.id)
+		if o.cl == cl {
+			tenants = []string{o.id}
+			break
+		}
+	}
+	if cl == sw.employee {
+		tenants = []string{sw.orgs[0].id}
+	}
+	for _, tenant := range tenants {
+		id := idempotency.WorkflowID(tenant, route, key)
+		_, err := sw.stack.tc.DescribeWorkflowExecution(context.Background(), id, "")
+		var notFound *serviceerror.NotFound
+		if !errors.As(err, &notFound) {
+			sw.fail("%s: %s: refused %d, yet workflow %s exists (%v)", route, what, rec.Code, id, err)
+		}
+	}
 }
 
 // as is req built as cl's request.
