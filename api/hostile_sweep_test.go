@@ -106,12 +106,17 @@ func newSweep(tb testing.TB) (*sweep, []Route) {
 	bs.srv.deps.EqubMoneyMovement, bs.srv.deps.EqubEscrowRecon = true, true
 	_, victim := bs.signUp("owner@sweep-victim.test", "BUSINESS")
 	// One resource of each kind the operations on a resource act on, where the sweep's own
-	// creations do not make one: an approved loan, an equb group, a BNPL agreement, and a
-	// dispute of the employee's over an advance recorded against them.
+	// creations do not make one: an approved loan, an equb group, a BNPL agreement, a pending
+	// KYC submission of a second employee, and a dispute of the employee's over an advance
+	// recorded against them.
 	ls.approvedLoan(tb, ls.fi, ls.product, 300_000, 3)
+	rec := bs.owner.call(http.MethodPost, "/api/kyc", map[string]any{"employeeId": ls.secondEmployee(tb), "fullName": "Hana Girma",
+		"nationalId": "ET12345679", "dateOfBirth": "1991-04-05", "photoKey": bs.upload("photo.png", "image/png", uploadsPNG),
+		"documents": []map[string]any{{"type": "national_id", "uploadKey": bs.upload("id.pdf", "application/pdf", uploadsPDF)}}})
+	require.Equal(tb, http.StatusCreated, rec.Code, rec.Body.String())
 	escrow := testkit.Unique("escrow")
 	bs.bank.Account(tb, escrow, "Sweep Escrow", 0)
-	rec := bs.owner.call(http.MethodPost, "/api/equb/groups", map[string]any{"name": "Sweep circle", "contributionSantim": 10_000,
+	rec = bs.owner.call(http.MethodPost, "/api/equb/groups", map[string]any{"name": "Sweep circle", "contributionSantim": 10_000,
 		"maxMembers": 10, "payoutOrder": "FIXED", "allowChangesAfterStart": true,
 		"escrowAccount": map[string]any{"partner": "sandbox", "accountNumber": escrow}})
 	require.Equal(tb, http.StatusCreated, rec.Code, rec.Body.String())
