@@ -29,6 +29,8 @@ import (
 //     cannot promote anyone, themselves included, to owner, nor ban, edit or cancel an owner;
 //   - an admin grants only application roles whose permissions they hold themselves (403
 //     ROLE_NOT_GRANTABLE), or any admin could hand themselves every permission;
+//   - organization_admin follows the member role (orgs.AppRolesAfterRoleChange): a demotion to
+//     member takes it, a promotion to admin or owner brings it (a grant like any other);
 //   - the last active owner is never banned or demoted (orgs.ErrLastOwner → 409 LAST_OWNER);
 //   - nobody bans themselves (409 CANNOT_BAN_SELF);
 //   - DELETE only cancels a pending invite; an accepted membership is banned instead, so the
@@ -569,6 +571,7 @@ func (s *Server) updateTeamMember(c *gin.Context, sc *teamScope) {
 			}
 		}
 		var err error
+		var from orgs.MemberRole
 		m, err = orgs.UpdateMember(ctx, tx, org.ID, id, func(m *orgs.Member) error {
 			if sc.adminsOnly && m.Role != orgs.Owner && m.Role != orgs.Admin {
 				return orgs.ErrNotFound
@@ -576,6 +579,7 @@ func (s *Server) updateTeamMember(c *gin.Context, sc *teamScope) {
 			if !sc.ownerRights && (m.Role == orgs.Owner || req.Role != nil && *req.Role == orgs.Owner) {
 				return errOwnerRights
 			}
+			from = m.Role
 			if req.Title != nil {
 				m.Title = *req.Title
 			}
@@ -587,8 +591,19 @@ func (s *Server) updateTeamMember(c *gin.Context, sc *teamScope) {
 		if err != nil {
 			return err
 		}
-		if req.AppRoles != nil {
-			if err := orgs.SetAppRoles(ctx, tx, org.ID, m.ID, *req.AppRoles); err != nil {
+		// organization_admin follows the role (as on the organization auth routes): a demotion
+		// takes it, a promotion brings it, which the caller must hold to hand out.
+		if names := m.AppRoles; req.AppRoles != nil || from != m.Role {
+			if req.AppRoles != nil {
+				names = *req.AppRoles
+			}
+			if from != m.Role {
+				names = orgs.AppRolesAfterRoleChange(names, from, m.Role)
+				if err := sc.checkGrant(ctx, tx, org, names); err != nil {
+					return err
+				}
+			}
+			if err := orgs.SetAppRoles(ctx, tx, org.ID, m.ID, names); err != nil {
 				return err
 			}
 		}

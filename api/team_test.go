@@ -618,6 +618,47 @@ func TestTeamFIUsesPatchAndHasNoDelete(t *testing.T) {
 	require.Equal(t, http.StatusNotFound, teamRaw(b.owner, http.MethodPatch, b.one(b.plain), []byte(`{"title":"x"}`)).Code)
 }
 
+// A role change through the team routes keeps organization_admin in step with the role, as the
+// organization auth routes do (orgs.AppRolesAfterRoleChange): a demoted admin keeps no permission
+// through it, and a promotion grants it only when the one promoting holds it.
+func TestTeamRoleChangeKeepsOrganizationAdminInStep(t *testing.T) {
+	t.Parallel()
+	f := newAuthFixture(t)
+	k := teamKitOf(f)
+	o := k.org("FI")
+	rec := o.owner.call(http.MethodPatch, o.one(o.adminM), map[string]any{"appRoles": []string{orgs.AdminRole}})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.Equal(t, http.StatusOK, o.admin.call(http.MethodGet, "/api/fi/accounts", nil).Code, "loans.view through organization_admin")
+
+	// Demoted to member: organization_admin goes with the role, and so does loans.view.
+	rec = o.owner.call(http.MethodPatch, o.one(o.adminM), map[string]any{"role": "member"})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.Empty(t, decode[teamMemberResult](t, rec).AppRoles)
+	rec = o.admin.call(http.MethodGet, "/api/fi/accounts", nil)
+	require.Equal(t, http.StatusForbidden, rec.Code, rec.Body.String())
+	require.Equal(t, "PERMISSION_DENIED", errCode(rec))
+	// Even when the demotion names it among the roles to keep.
+	rec = o.owner.call(http.MethodPatch, o.one(o.plain), map[string]any{"role": "admin"})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.Equal(t, []string{orgs.AdminRole}, decode[teamMemberResult](t, rec).AppRoles, "a promotion to admin brings it")
+	rec = o.owner.call(http.MethodPatch, o.one(o.plain), map[string]any{"role": "member", "appRoles": []string{orgs.AdminRole}})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.Empty(t, decode[teamMemberResult](t, rec).AppRoles)
+
+	// An admin without organization_admin cannot hand it out by promoting someone.
+	rec = o.owner.call(http.MethodPatch, o.one(o.adminM), map[string]any{"role": "admin"})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	rec = o.owner.call(http.MethodPatch, o.one(o.adminM), map[string]any{"appRoles": []string{}})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.Equal(t, "admin", decode[teamMemberResult](t, rec).Role)
+	require.Empty(t, decode[teamMemberResult](t, rec).AppRoles)
+	rec = o.admin.call(http.MethodPatch, o.one(o.plain), map[string]any{"role": "admin"})
+	require.Equal(t, http.StatusForbidden, rec.Code, rec.Body.String())
+	require.Equal(t, "ROLE_NOT_GRANTABLE", errCode(rec))
+	rec = o.owner.call(http.MethodGet, o.one(o.plain), nil)
+	require.Equal(t, "member", decode[teamMemberResult](t, rec).Role, "the refused promotion changed nothing")
+}
+
 func TestTeamKindMismatchAndCrossTenant(t *testing.T) {
 	t.Parallel()
 	f := newAuthFixture(t)
