@@ -107,8 +107,8 @@ func newSweep(tb testing.TB) (*sweep, []Route) {
 	_, victim := bs.signUp("owner@sweep-victim.test", "BUSINESS")
 	// One resource of each kind the operations on a resource act on, where the sweep's own
 	// creations do not make one: an approved loan, an equb group, a BNPL agreement, a pending
-	// KYC submission of a second employee, and a dispute of the employee's over an advance
-	// recorded against them.
+	// KYC submission of a second employee, an invited member of each organization, and a
+	// dispute of the employee's over an advance recorded against them.
 	ls.approvedLoan(tb, ls.fi, ls.product, 300_000, 3)
 	rec := bs.owner.call(http.MethodPost, "/api/kyc", map[string]any{"employeeId": ls.secondEmployee(tb), "fullName": "Hana Girma",
 		"nationalId": "ET12345679", "dateOfBirth": "1991-04-05", "photoKey": bs.upload("photo.png", "image/png", uploadsPNG),
@@ -123,6 +123,13 @@ func newSweep(tb testing.TB) (*sweep, []Route) {
 	rec = bs.owner.call(http.MethodPost, "/api/bnpl/agreements", bs.agreementBody(120_000, 3, "sweep-seed"), "Idempotency-Key", testkit.Unique("bnpl"))
 	require.Equal(tb, http.StatusAccepted, rec.Code, rec.Body.String())
 	employee := bs.linkEmployeeUser(tb, "employee@sweep.test")
+	// A member invited to each organization, for the team operations to act on.
+	for prefix, o := range map[string]sweepOrg{"/api/business/": {bs.owner, bs.tenant}, "/api/financial-institutions/": {ls.fi, ls.fiID},
+		"/api/merchants/": {bs.merchant, bs.merchantID}} {
+		rec = o.cl.call(http.MethodPost, prefix+o.id+"/team-members", map[string]any{"email": "invitee-" + o.id + "@sweep.test",
+			"name": "Sweep Invitee", "role": "member"})
+		require.Equal(tb, http.StatusCreated, rec.Code, rec.Body.String())
+	}
 	advance, err := bs.ledger.PostCreatingAccounts(context.Background(), &ledgerv1.PostTransactionRequest{TenantId: bs.tenant,
 		IdempotencyKey: testkit.Unique("sweep-advance"), Entries: []*ledgerv1.EntryInput{
 			{AccountName: chart.EmployeeReceivable(bs.employee), Direction: ledgerv1.Direction_DIRECTION_DEBIT, AmountSantim: 50_000},
@@ -176,6 +183,12 @@ func newSweep(tb testing.TB) (*sweep, []Route) {
 		return 0
 	}
 	sort.SliceStable(routes, func(i, j int) bool { return rank(routes[i]) < rank(routes[j]) })
+	// The sweep's own people are never the resource it acts on: a base request that edits a
+	// membership (its application roles, say) would otherwise lock its caller out of the rest.
+	sw.own = map[string]bool{}
+	for _, cl := range []*apiClient{sw.platform, sw.operator, sw.employee, bs.owner, ls.fi, bs.merchant} {
+		sw.own[decode[sessionResult](tb, cl.call(http.MethodGet, "/api/auth/get-session", nil)).User.ID] = true
+	}
 	sw.lists = map[string]Route{}
 	for _, r := range routes {
 		if r.Method == http.MethodGet {
@@ -200,6 +213,7 @@ type sweep struct {
 	orgs                         []sweepOrg
 	victim                       string
 	known                        map[string]string
+	own                          map[string]bool  // the user ids of the sweep's callers
 	lists                        map[string]Route // the GET routes by path
 	fresh                        func(n int) *apiClient
 	ops, requests, pastGuards, n int
@@ -345,54 +359,79 @@ var sweepListOf = map[string]string{
 	"/api/savings/goals":  "/api/me/savings/goals",
 }
 
-// realID sets base's resource id (the path's :id or :userId) to one the caller can see, the
-// first item of the list of the path's prefix (GET /api/loans for /api/loans/:id/...), so that
+// sweepResourceParams are the path parameters that name a resource.
+var sweepResourceParams = []string{"id", "userId", "memberId", "adminId", "entryId"}
+
+// realID sets base's resource ids (the path's :id, :memberId, ...; not its organization) to ones
+// the caller can see, each the first item of the list of the path up to it (GET /api/loans for
+// /api/loans/:id/..., GET /api/business/:id/team-members for .../team-members/:memberId), so that
 // the sweep reaches the handler's rules on a real resource and not only its "not found". It
-// reports whether it found one; the id is left as it is when the list is empty or absent.
+// reports whether it found them all; an id is left as it is when its list is empty or absent.
 func (sw *sweep) realID(r Route, caller *apiClient, base *sweepRequest) bool {
-	for _, name := range []string{"id", "userId"} {
-		i := strings.Index(r.Path, "/:"+name)
-		if i < 0 || name == r.Tenant || base.path[name] == sw.victim {
+	parts := strings.Split(r.Path, "/")
+	tried, found := false, true
+	for i, part := range parts {
+		name, param := strings.CutPrefix(part, ":")
+		if !param || !slices.Contains(sweepResourceParams, name) || name == r.Tenant || base.path[name] == sw.victim {
 			continue
 		}
-		sw.idOps++
-		prefix := r.Path[:i]
-		list, ok := sw.lists[prefix]
-		if alias, aliased := sweepListOf[prefix]; aliased {
-			list, ok = sw.lists[alias]
+		tried = true
+		id := sw.firstOf(r, caller, strings.Join(parts[:i], "/"), name, base)
+		if id == "" {
+			found = false
+			break
 		}
-		if !ok || strings.Contains(list.Path, ":") {
-			return false
-		}
-		// The caller's own list first; for a platform or operator route (which acts across
-		// organizations) also the lists of the organizations and the employee.
-		lookers := []*apiClient{caller}
-		if r.Auth == Platform || r.Auth == Operator {
-			for _, o := range sw.orgs {
-				lookers = append(lookers, o.cl)
-			}
-			lookers = append(lookers, sw.employee)
-		}
-		for _, cl := range lookers {
-			rec := sw.send(cl, list, sweepRequest{method: http.MethodGet, path: map[string]string{}, query: map[string]string{}},
-				"the list a real id is taken from")
-			var page any
-			if rec.Code != http.StatusOK || json.Unmarshal(rec.Body.Bytes(), &page) != nil {
-				continue
-			}
-			if id := sweepFirstID(page, name); id != "" {
-				base.path[name] = url.PathEscape(id)
-				return true
-			}
-		}
-		return false
+		base.path[name] = url.PathEscape(id)
 	}
-	return false
+	if tried {
+		sw.idOps++
+	}
+	return tried && found
 }
 
-// sweepFirstID is the field (a string or a number) of the first item of a list answer: a JSON
-// array, or the first property of an object (by name) that is an array of objects carrying field.
-func sweepFirstID(page any, field string) string {
+// firstOf is the first id (the item's name field, else its id) of the list at prefix (or the one
+// sweepListOf names), its path parameters as base has them: as the caller, and for a platform or
+// operator route (which acts across organizations) also as each organization and the employee.
+func (sw *sweep) firstOf(r Route, caller *apiClient, prefix, name string, base *sweepRequest) string {
+	list, ok := sw.lists[prefix]
+	if alias, aliased := sweepListOf[prefix]; aliased {
+		list, ok = sw.lists[alias]
+	}
+	if !ok {
+		return ""
+	}
+	req := sweepRequest{method: http.MethodGet, path: map[string]string{}, query: map[string]string{}}
+	for _, part := range strings.Split(list.Path, "/") {
+		if p, param := strings.CutPrefix(part, ":"); param {
+			req.path[p] = base.path[p]
+		}
+	}
+	lookers := []*apiClient{caller}
+	if r.Auth == Platform || r.Auth == Operator {
+		for _, o := range sw.orgs {
+			lookers = append(lookers, o.cl)
+		}
+		lookers = append(lookers, sw.employee)
+	}
+	for _, cl := range lookers {
+		rec := sw.send(cl, list, req, "the list a real id is taken from")
+		var page any
+		if rec.Code != http.StatusOK || json.Unmarshal(rec.Body.Bytes(), &page) != nil {
+			continue
+		}
+		for _, field := range []string{name, "id"} {
+			if id := sweepFirstID(page, field, sw.own); id != "" {
+				return id
+			}
+		}
+	}
+	return ""
+}
+
+// sweepFirstID is the field (a string or a number) of the first item of a list answer (a JSON
+// array, or the first property of an object, by name, that is an array of objects carrying field)
+// whose userId, if it has one, is not among skip.
+func sweepFirstID(page any, field string, skip map[string]bool) string {
 	var lists [][]any
 	switch v := page.(type) {
 	case []any:
@@ -407,6 +446,9 @@ func sweepFirstID(page any, field string) string {
 	for _, l := range lists {
 		for _, item := range l {
 			m, _ := item.(map[string]any)
+			if u, ok := m["userId"].(string); ok && skip[u] {
+				continue
+			}
 			switch id := m[field].(type) {
 			case string:
 				if id != "" {
