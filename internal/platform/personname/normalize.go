@@ -23,7 +23,10 @@ import (
 //   - 2: default-ignorable and format characters removed, NFKC, letters of other scripts that
 //     look like Latin ones folded to them (Unicode TR39 confusables), Cyrillic, Greek and Arabic
 //     transliterated; names the rules cannot bring to Latin are flagged for review.
-const Version = 2
+//   - 3: a capital letter of another script folds to the Latin letter its small form looks like
+//     (Armenian Հ, whose small հ passes for h), as it would once lower-cased: normalising twice
+//     gave another name (FuzzNormalize).
+const Version = 3
 
 // ConfusablesVersion is the Unicode version of the TR39 confusables data
 // (github.com/mtibben/confusables embeds confusables.txt of Unicode 13.0.0, dated 2020-02-13).
@@ -280,11 +283,12 @@ func latinLetters(w []rune) string {
 }
 
 // foldRune is the ASCII letter (or letters) r looks like, from the TR39 confusables data, when
-// there is one: its own prototype or its capital's (Cyrillic м looks like a small M; its capital
-// М is M: inside a Latin word either passes for the Latin letter). Only the prototype's letters
-// count, lower-cased and without diacritics.
+// there is one: its own prototype, its capital's (Cyrillic м looks like a small M; its capital
+// М is M: inside a Latin word either passes for the Latin letter) or its small form's (Armenian
+// Հ: Normalize lower-cases it to հ, which passes for h, so it must fold as հ does). Only the
+// prototype's letters count, lower-cased and without diacritics.
 func foldRune(r rune) (string, bool) {
-	return fold(r, r, unicode.ToUpper(r))
+	return fold(r, r, unicode.ToUpper(r), unicode.ToLower(r))
 }
 
 // barLetters are letters that are a plain vertical stroke: TR39 gives them all the prototype
