@@ -45,7 +45,7 @@ import (
 // its shape (issue 21's rule, here on every parameter and property) — so a generated client meets
 // no surprise on bad input either. Every operation must have a base request the document allows,
 // and nine in ten requests must get past the guards, or the sweep would test only the guards. An
-// operation on a resource (a path's :id or :userId) is swept on a real one, the first of its list
+// operation on a resource (a path's :id, :memberId, …) is swept on a real one, the first of its list
 // (realID), so that its rules past "not found" are reached: eight in ten must be. Before it is
 // broken, each base request also races copies of itself (race): no 5xx, and one answer per
 // Idempotency-Key. A refusal of bad input on a saga's route must have started no saga (noSaga).
@@ -587,14 +587,13 @@ func (sw *sweep) send(cl *apiClient, r Route, req sweepRequest, what string) *ht
 
 // noSaga checks that a request refused as bad input (400, 413, 415) on a route that takes an
 // Idempotency-Key started no saga, so moved no money: no workflow has the id its key derives
-// (idempotency.WorkflowID) in the caller's organization (any of the sweep's for a platform or
-// operator caller). A refusal that a saga answers (a
-// gate's 422) is not bad input, and the key's own refusals (in use, reused for another request)
-// name a key another request may have started a saga with.
+// (idempotency.WorkflowID) in the caller's organization (in any of the sweep's for a platform or
+// operator caller). A refusal a saga answers (a gate's 422) is not bad input, and the key's own
+// refusals (in use, reused for another request) name a key another request may have started a
+// saga with.
 func (sw *sweep) noSaga(cl *apiClient, r Route, key string, rec *httptest.ResponseRecorder, what string) {
-	switch {
-	case !r.Idem || key == "" || (rec.Code != http.StatusBadRequest && rec.Code != http.StatusRequestEntityTooLarge &&
-		rec.Code != http.StatusUnsupportedMediaType) || rec.Header().Get(idempotentReplayedHeader) != "":
+	badInput := rec.Code == http.StatusBadRequest || rec.Code == http.StatusRequestEntityTooLarge || rec.Code == http.StatusUnsupportedMediaType
+	if !r.Idem || key == "" || !badInput || rec.Header().Get(idempotentReplayedHeader) != "" {
 		return
 	}
 	sw.sagaChecks++
