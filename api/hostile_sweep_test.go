@@ -533,8 +533,9 @@ func (sw *sweep) operation(r Route) {
 }
 
 // caller is the client whose request reaches the route's handler, by the route's access level;
-// for an organization's route, the first organization (business, FI, merchant) the guards let
-// through, whose id base then carries in the route's tenant parameter. It sends base, as that
+// for an organization's route, the first organization (business, FI, merchant; on a mount of one
+// kind, that kind's) the guards let through, whose id base then carries in the route's tenant
+// parameter. It sends base, as that
 // caller: for an organization's route the one that found it.
 func (sw *sweep) caller(r Route, base *sweepRequest) *apiClient {
 	var cl *apiClient
@@ -563,12 +564,20 @@ func (sw *sweep) caller(r Route, base *sweepRequest) *apiClient {
 		sw.send(cl, r, *base, "the base request")
 		return cl
 	}
-	for i, o := range sw.orgs {
+	// A route mounted for one kind of organization (the team routes) is the organization of that
+	// kind's; the others answer 404 there.
+	orgs := sw.orgs
+	for i, mount := range []string{"/api/business/", "/api/financial-institutions/", "/api/merchants/"} {
+		if strings.HasPrefix(r.Path, mount) {
+			orgs = sw.orgs[i : i+1]
+		}
+	}
+	for i, o := range orgs {
 		if r.Tenant != "" {
 			base.path[r.Tenant] = o.id
 		}
 		rec := sw.send(o.cl, r, *base, "the base request")
-		if (rec.Code != http.StatusUnauthorized && rec.Code != http.StatusForbidden) || i == len(sw.orgs)-1 {
+		if (rec.Code != http.StatusUnauthorized && rec.Code != http.StatusForbidden) || i == len(orgs)-1 {
 			return o.cl
 		}
 	}
