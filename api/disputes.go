@@ -141,7 +141,10 @@ type myLedgerTransactionListJSON struct {
 
 // --- the employee's side ---
 
-var ledgerCursor = regexp.MustCompile(`^[0-9a-z]{1,13}$`)
+// ledgerCursor is a ledger page token (an entry's sequence number in base 36) as the document
+// states it: up to 12 digits, or 13 below "1y" (every such value fits an int64; the ledger's
+// sequence never nears the ones left out).
+var ledgerCursor = regexp.MustCompile(`^([0-9a-z]{1,12}|[01][0-9a-x][0-9a-z]{11})$`)
 
 // ledgerReadError answers a ledger read's error: what the ledger does not know is 404 code, a
 // ledger that cannot be asked 503.
