@@ -773,6 +773,7 @@ var sweepWordRules = map[string]string{
 	"PATCH /api/fi/products/:id minAmountSantim":                     "the result must keep the create's rules",
 	"POST /api/sanctions/screen name":                                "it must still hold a letter or digit",
 	"POST /api/payroll/auto-lock-policy timeZone":                    "an IANA time zone name the zone database has",
+	"POST /api/payroll/protection-policies voluntaryShareNumerator":  "at most voluntaryShareDenominator",
 	"POST /api/platform/payroll/auto-lock-policy/:tenantId timeZone": "an IANA time zone name the zone database has",
 }
 
