@@ -21,8 +21,10 @@ type dueTransfer struct {
 // transfers in one transaction, set-based: the due rows are claimed with FOR UPDATE SKIP LOCKED
 // so several settlers never take the same transfer, the accounts they touch are locked in one
 // ordered statement, and the transfer updates, balance updates, statement lines and callbacks
-// are each written with one statement. It returns how many transfers it finished.
-func (s *store) settleDue(ctx context.Context, limit int, faults faultSet) (int, error) {
+// are each written with one statement. It returns how many transfers it finished. The callback
+// faults are read once the due transfers are claimed (faults.snapshot), not before: a fault set
+// before a transfer was made due then always applies to its callback.
+func (s *store) settleDue(ctx context.Context, limit int, faults *faultStore) (int, error) {
 	n := 0
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		// Due at the transaction's time (now()); the bookings take their own time below.
@@ -40,6 +42,10 @@ func (s *store) settleDue(ctx context.Context, limit int, faults faultSet) (int,
 			return d, err
 		})
 		if err != nil || len(due) == 0 {
+			return err
+		}
+		fs, err := faults.snapshot(ctx)
+		if err != nil {
 			return err
 		}
 		// Lock the destinations, and the sources of the transfers that look like they will fail
@@ -139,7 +145,7 @@ func (s *store) settleDue(ctx context.Context, limit int, faults faultSet) (int,
 		if err := bookLines(ctx, tx, now, lines); err != nil {
 			return err
 		}
-		if err := enqueueCallbacks(ctx, tx, now, events, faults); err != nil {
+		if err := enqueueCallbacks(ctx, tx, now, events, fs); err != nil {
 			return err
 		}
 		n = len(ids)
@@ -206,11 +212,7 @@ func (s *settler) run(ctx context.Context) {
 }
 
 func (s *settler) round(ctx context.Context) (int, error) {
-	fs, err := s.faults.snapshot(ctx)
-	if err != nil {
-		return 0, err
-	}
-	return s.store.settleDue(ctx, s.cfg.SettleChunk, fs)
+	return s.store.settleDue(ctx, s.cfg.SettleChunk, s.faults)
 }
 
 // errorBackoff stretches a polling loop's wait while its rounds keep failing (database down), from
