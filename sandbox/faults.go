@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -113,12 +114,20 @@ type faultStore struct {
 }
 
 func (s *faultStore) snapshot(ctx context.Context) (faultSet, error) {
+	return s.snapshotOn(ctx, s.pool)
+}
+
+// snapshotOn is snapshot read through q when the cache is stale: a transaction that needs the
+// faults reads them on its own connection rather than holding it while it waits for another.
+func (s *faultStore) snapshotOn(ctx context.Context, q interface {
+	Query(context.Context, string, ...any) (pgx.Rows, error)
+}) (faultSet, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.set != nil && time.Since(s.fetched) < s.ttl {
 		return s.set, nil
 	}
-	rows, err := s.pool.Query(ctx, `SELECT scope, config FROM sandbox.faults`)
+	rows, err := q.Query(ctx, `SELECT scope, config FROM sandbox.faults`)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox.faults: %w", err)
 	}

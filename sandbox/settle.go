@@ -22,8 +22,9 @@ type dueTransfer struct {
 // so several settlers never take the same transfer, the accounts they touch are locked in one
 // ordered statement, and the transfer updates, balance updates, statement lines and callbacks
 // are each written with one statement. It returns how many transfers it finished. The callback
-// faults are read once the due transfers are claimed (faults.snapshot), not before: a fault set
-// before a transfer was made due then always applies to its callback.
+// faults are read once the due transfers are claimed (in the transaction, when the cache is
+// stale), not before: a fault set before a transfer was made due then always applies to its
+// callback.
 func (s *store) settleDue(ctx context.Context, limit int, faults *faultStore) (int, error) {
 	n := 0
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
@@ -44,7 +45,7 @@ func (s *store) settleDue(ctx context.Context, limit int, faults *faultStore) (i
 		if err != nil || len(due) == 0 {
 			return err
 		}
-		fs, err := faults.snapshot(ctx)
+		fs, err := faults.snapshotOn(ctx, tx)
 		if err != nil {
 			return err
 		}
