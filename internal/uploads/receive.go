@@ -12,6 +12,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/wagerail/wagerail/internal/platform/field"
 )
 
 // DefaultMaxBytes is the size limit of one upload unless the caller sets another.
@@ -115,7 +117,7 @@ func Receive(ctx context.Context, store Store, u Upload) (Object, error) {
 // CleanFileName makes a client's file name safe to store and to show back: the last element of
 // any path (either separator), every character that is not printable (controls, format
 // characters such as zero-width and bidirectional overrides, spaces other than ' ', invalid
-// UTF-8) and every '"' replaced by '_', spaces and leading dots trimmed, at
+// UTF-8), every invisible one a name refuses (replaceUnshown) and every '"' replaced by '_', spaces and leading dots trimmed, at
 // most MaxFileName bytes; "upload" when nothing is left. The result passes field.Name.
 func CleanFileName(name string) string {
 	if i := strings.LastIndexAny(name, `/\`); i >= 0 {
@@ -124,23 +126,34 @@ func CleanFileName(name string) string {
 	if len(name) > 4*MaxFileName {
 		name = name[:4*MaxFileName] // far past the bound: the rest would be cut below anyway
 	}
-	var b strings.Builder
-	for _, r := range name {
-		if r == utf8.RuneError || r == '"' || !unicode.IsPrint(r) {
-			r = '_'
-		}
-		b.WriteRune(r)
-	}
-	s := strings.TrimLeft(strings.TrimSpace(b.String()), ". ")
+	s := strings.TrimLeft(strings.TrimSpace(replaceUnshown(name)), ". ")
 	for len(s) > MaxFileName {
 		_, size := utf8.DecodeLastRuneInString(s)
 		s = s[:len(s)-size]
 	}
-	s = strings.TrimSpace(s)
+	// Again: the cut may have left a joiner without the letter after it, which makes it one
+	// that has no place in a name.
+	s = strings.TrimSpace(replaceUnshown(s))
 	if s == "" {
 		return "upload"
 	}
 	return s
+}
+
+// replaceUnshown is s with '_' for every character a name may not show: invalid UTF-8, '"',
+// what is not printable, and the invisible ones field.Name refuses where they stand
+// (field.InvisibleInName: the combining grapheme joiner, variation selectors, Hangul fillers, a
+// joiner outside a word of a script that spells with it).
+func replaceUnshown(s string) string {
+	rs := []rune(s)
+	out := make([]rune, len(rs))
+	for i, r := range rs {
+		if r == utf8.RuneError || r == '"' || !unicode.IsPrint(r) || field.InvisibleInName(rs, i) {
+			r = '_'
+		}
+		out[i] = r
+	}
+	return string(out)
 }
 
 // capReader fails with ErrTooLarge as soon as more than max bytes have come through.

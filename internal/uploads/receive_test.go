@@ -169,6 +169,8 @@ func TestCleanFileName(t *testing.T) {
 		`say "hi".pdf`:                    "say _hi_.pdf",
 		"መታወቂያ.jpg":                       "መታወቂያ.jpg",
 		"zero\u200bwidth.png":             "zero_width.png",
+		"grapheme\u034fjoiner.pdf":        "grapheme_joiner.pdf",
+		"\u3164filler.pdf":                "_filler.pdf",
 		strings.Repeat("ሀ", 200) + ".pdf": strings.Repeat("ሀ", 85),
 	} {
 		require.Equal(t, want, uploads.CleanFileName(in), "%q", in)

@@ -73,7 +73,7 @@ func Reference(name, v string, max int) error {
 }
 
 // Name checks a person's, organization's or account holder's name: printable UTF-8, not blank,
-// at most MaxName bytes, and no invisible formatting characters (see invisibleInName). Inner
+// at most MaxName bytes, and no invisible formatting characters (see InvisibleInName). Inner
 // spaces are allowed; leading and trailing ones are the caller's to trim.
 func Name(name, v string) error {
 	if strings.TrimSpace(v) == "" {
@@ -87,7 +87,7 @@ func Name(name, v string) error {
 	}
 	rs := []rune(v)
 	for i, r := range rs {
-		if invisibleInName(rs, i) {
+		if InvisibleInName(rs, i) {
 			return refuse(name, "must not contain invisible formatting characters (U+%04X): zero-width spaces and joiners, "+
 				"soft hyphens, byte order marks, variation selectors and tag characters have no place in a name", r)
 		}
@@ -95,7 +95,7 @@ func Name(name, v string) error {
 	return nil
 }
 
-// invisibleInName reports whether rs[i] is a character that changes nothing a reader sees and so
+// InvisibleInName reports whether rs[i] is a character that changes nothing a reader sees and so
 // has no place in a name: format characters (Cf: zero-width space, word joiner, soft hyphen, BOM,
 // tag characters, …), variation selectors and the other default-ignorable code points (Hangul
 // fillers, the combining grapheme joiner). They let two names that look the same differ, which
@@ -103,7 +103,7 @@ func Name(name, v string) error {
 // zero-width joiner and non-joiner between two letters of a script that uses them to choose
 // letter forms (Arabic, Syriac, N'Ko, Mongolian and the Indic scripts): there they are part of
 // how the name is spelt; screening ignores them.
-func invisibleInName(rs []rune, i int) bool {
+func InvisibleInName(rs []rune, i int) bool {
 	r := rs[i]
 	if !unicode.Is(unicode.Cf, r) && !unicode.Is(unicode.Variation_Selector, r) &&
 		!unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r) {
