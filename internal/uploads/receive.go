@@ -115,10 +115,11 @@ func Receive(ctx context.Context, store Store, u Upload) (Object, error) {
 }
 
 // CleanFileName makes a client's file name safe to store and to show back: the last element of
-// any path (either separator), every character that is not printable (controls, format
+// any path (either separator); every character that is not printable (controls, format
 // characters such as zero-width and bidirectional overrides, spaces other than ' ', invalid
-// UTF-8), every invisible one a name refuses (replaceUnshown) and every '"' replaced by '_', spaces and leading dots trimmed, at
-// most MaxFileName bytes; "upload" when nothing is left. The result passes field.Name.
+// UTF-8), every invisible one a name refuses and every '"' replaced by '_' (replaceUnshown);
+// spaces and leading dots trimmed; at most MaxFileName bytes; "upload" when nothing is left.
+// The result passes field.Name.
 func CleanFileName(name string) string {
 	if i := strings.LastIndexAny(name, `/\`); i >= 0 {
 		name = name[i+1:]
