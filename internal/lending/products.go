@@ -40,7 +40,8 @@ const (
 	MaxFeeBasisPoints               = 2_000         // 20% of the principal
 	MaxDebtServiceBasisPoints       = 10_000
 	// MinPrincipalPerMonthSantim: a product's smallest amount is at least 10 ETB per month of its
-	// longest term, so every instalment of every loan it makes repays principal.
+	// longest term, so every instalment of every loan it makes repays principal (the schedule
+	// package's TestEveryProductTermAmortises proves it for every term and rate).
 	MinPrincipalPerMonthSantim int64 = 1_000
 )
 

@@ -230,9 +230,12 @@ func termsOf(p Product, amount int64, n int, first string) schedule.Terms {
 		FeeFlatSantim: p.FeeFlatSantim, FeeBasisPoints: p.FeeBasisPoints, FirstDuePeriod: first}
 }
 
-// maxAffordable is the largest principal in [product min, product max] whose largest instalment
-// at terms' term is at most limit, found by bisection (the largest instalment does not fall as
-// the principal rises); 0 when the product's minimum does not fit.
+// maxAffordable is a principal in [product min, product max] whose largest instalment at terms'
+// term is at most limit, found by bisection; 0 when the product's minimum does not fit. The
+// largest instalment rises with the principal only up to the last instalment's rounding (a
+// principal a santim larger can round A up and the last instalment down by several santim), so
+// the answer always fits and is the largest that does up to that rounding: a slightly larger
+// principal may fit too.
 func maxAffordable(p Product, terms schedule.Terms, limit int64) int64 {
 	fits := func(amount int64) bool {
 		terms.PrincipalSantim = amount

@@ -3,6 +3,7 @@ package lending
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -41,7 +42,9 @@ import (
 // for good), the whole old schedule is kept in app.loan_schedule_versions (version 2, 3, …;
 // version 1 is the origination's) with the restructure's terms, reason and operator, and the loan
 // takes the new rate, level payment, monthly instalment and totals. Bounds: TermMonths within the
-// product's term range (LOAN_TERM_OUT_OF_RANGE, 422), the rate at most the loan's
+// product's term range and short enough that every new instalment repays principal
+// (schedule.ErrNotAmortising: a small remainder over a long term; LOAN_TERM_OUT_OF_RANGE, 422,
+// naming the longest term that does), the rate at most the loan's
 // (LOAN_RESTRUCTURE_RATE_TOO_HIGH, 422), something outstanding (LOAN_NOTHING_OUTSTANDING, 409),
 // no write-off under way (LOAN_WRITE_OFF_IN_PROGRESS, 409), no repayment of the loan being
 // posted (LOAN_REPAYMENT_IN_PROGRESS, 409), the last index at most
@@ -267,8 +270,18 @@ func Restructure(ctx context.Context, tx db.BunTx, loanID string, r RestructureR
 		closed = append(closed, c)
 	}
 	first := time.Date(now.Year(), now.Month()+1, 1, 0, 0, 0, 0, time.UTC).Format("2006-01")
-	s, err := schedule.Compute(schedule.Terms{PrincipalSantim: outstanding, AnnualRateBasisPoints: rate, TermMonths: r.TermMonths,
-		FeeFlatSantim: carriedFee, FirstDuePeriod: first})
+	terms := schedule.Terms{PrincipalSantim: outstanding, AnnualRateBasisPoints: rate, TermMonths: r.TermMonths,
+		FeeFlatSantim: carriedFee, FirstDuePeriod: first}
+	s, err := schedule.Compute(terms)
+	if errors.Is(err, schedule.ErrNotAmortising) {
+		// A small remainder over a long term: some instalment would repay no principal (one of 0
+		// santim could never be repaid). Name the longest term that amortises.
+		longest := schedule.LongestTerm(terms)
+		return Restructured{}, &payroll.Refusal{Code: CodeTermOutOfRange, Status: http.StatusUnprocessableEntity,
+			Message: fmt.Sprintf("%d santim outstanding cannot be spread over %d months at this rate: every instalment must repay principal",
+				outstanding, r.TermMonths),
+			Details: map[string]any{"minTermMonths": minTerm, "maxTermMonths": min(maxTerm, longest), "principalOutstandingSantim": outstanding}}
+	}
 	if err != nil {
 		return Restructured{}, err
 	}

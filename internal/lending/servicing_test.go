@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"sync"
 	"testing"
@@ -259,6 +260,49 @@ func TestRestructureKeepsAFailedRepaymentsInstalment(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 3, rs.Version.Version)
 	require.Equal(t, 18, rs.Loan.Instalments[len(rs.Loan.Instalments)-3].Index)
+}
+
+// TestRestructureOfASmallRemainder: a remainder too small for the term asked (some new
+// instalment would repay no principal, and one of 0 santim could never be repaid) is refused 422
+// LOAN_TERM_OUT_OF_RANGE naming the longest term that amortises, nothing written; that term is
+// accepted and every new instalment repays principal.
+func TestRestructureOfASmallRemainder(t *testing.T) {
+	t.Parallel()
+	w := newLoanWorld(t)
+	l := w.paidOut(t, lending.LoanActive)
+	// Repay everything but 3 santim of the last instalment's principal (a repayment covers
+	// interest, then fee, then principal).
+	for i, in := range l.Instalments {
+		amount := in.TotalSantim
+		if i == len(l.Instalments)-1 {
+			amount -= 3
+		}
+		wf := fmt.Sprintf("wf-repay-%d", i)
+		_, err := w.reserve(l, in.Index, amount, wf)
+		require.NoError(t, err)
+		w.completeRepayment(t, wf)
+	}
+	// 3 santim at 18% a year: over 6, 5 or 4 months A = 1 santim pays it off in the third month.
+	_, err := w.restructure(t, l, 6)
+	requireRefusal(t, err, http.StatusUnprocessableEntity, lending.CodeTermOutOfRange)
+	var r *payroll.Refusal
+	require.ErrorAs(t, err, &r)
+	require.Equal(t, map[string]any{"minTermMonths": 3, "maxTermMonths": 3, "principalOutstandingSantim": int64(3)}, r.Details)
+	require.Equal(t, 0, w.biz.Count(t, `SELECT count(*) FROM app.loan_schedule_versions`))
+
+	rs, err := w.restructure(t, l, 3)
+	require.NoError(t, err)
+	var fresh []lending.LoanInstalment
+	for _, in := range rs.Loan.Instalments {
+		if in.Status == lending.InstalmentScheduled {
+			fresh = append(fresh, in)
+		}
+	}
+	require.Len(t, fresh, 3)
+	for _, in := range fresh {
+		require.Equal(t, int64(1), in.PrincipalSantim, "%+v", in)
+		require.Equal(t, int64(1), in.TotalSantim, "%+v", in)
+	}
 }
 
 // TestProductDefaultAfterDays: a product's default threshold is its FI's to set, 30 to 365 days

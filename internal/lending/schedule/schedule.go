@@ -19,14 +19,32 @@
 //	balance_k+1 = balance_k − principal_k
 //
 // and the LAST instalment takes the whole remaining balance as its principal, whatever A says:
-// the santim the rounding of A and of each month's interest left over (a few santim either way)
-// go to the last instalment, so its principal + interest may differ from A by that much. So the
-// principal parts add up to the principal EXACTLY, every balance is between 0 and the principal
-// and never rises, the last balance is 0, and every instalment but the last pays exactly A.
-// (Were A smaller than a month's interest the loan would never amortise; A is at least the first
-// month's exact interest, which rounds to no more than A, so principal parts are never
-// negative.)
+// the santim the rounding of A and of each month's interest left over go to the last
+// instalment, so its principal + interest may differ from A by that much. So the principal parts
+// add up to the principal EXACTLY, every balance is between 0 and the principal and falls every
+// month, the last balance is 0, and every instalment but the last pays exactly A.
 //
+// # Terms that do not amortise
+//
+// Rounding moves a balance by up to a santim a month, and that compounds: after k months the
+// balance is within S_k = ((1 + i)^k − 1) ÷ i santim of the exact annuity's. With a high rate,
+// a long term and a small principal, a month's exact principal part can be under a santim, and
+// the compounded santim can pay the loan off months early or leave whole instalments without
+// principal (980.08 ETB at 100% a year over 98 months: A rounded up by under half a santim pays
+// it off a month early). An instalment without principal is one the borrower pays only interest
+// on, and one of 0 santim can never be repaid, so it would keep the loan open and past due for
+// ever. Such terms are refused (ErrNotAmortising): every instalment of a schedule repays at
+// least one santim of principal, and every balance but the last is above 0. LongestTerm says
+// how long a term a principal can take.
+//
+// When they are accepted: with p₀ = P ÷ s_n, the first month's exact principal part, where
+// s_n = Σ_{j<n} (1 + i)^j, instalment k's principal part is within (1 + i)^k of the exact
+// p₀ × (1 + i)^k, and the balance before the last is within S_{n−1} of the exact p₀ × (1 + i)^(n−1).
+// So terms with p₀ > max(1, a_{n−1}), a_{n−1} = Σ_{1≤j<n} (1 + i)^−j, are always accepted. Every
+// loan product's terms are (10 ETB of principal per month of its longest term, at most 60 months,
+// at most 100% a year: the lending package's test checks each term and rate); a restructure of
+// a small remainder over a long term is where a refusal is met.
+
 // # Fees
 //
 // The fee is FeeFlatSantim + FeeBasisPoints of the principal (money.ApplyBasisPoints, the same
@@ -185,8 +203,14 @@ func roundHalfEven(num, den *big.Int) int64 {
 	return q.Int64()
 }
 
+// ErrNotAmortising refuses terms whose schedule would have an instalment that repays no
+// principal (see "Terms that do not amortise"): the caller's term is too long for its principal
+// at its rate.
+var ErrNotAmortising = &field.Error{Field: "termMonths",
+	Problem: "is too long for this principal at this rate: an instalment would repay no principal"}
+
 // Compute is the schedule of t with its APR (see the package comment). Errors: a *field.Error
-// for terms out of bounds.
+// for terms out of bounds, ErrNotAmortising.
 func Compute(t Terms) (Schedule, error) {
 	s, err := Plan(t)
 	if err != nil {
@@ -194,6 +218,18 @@ func Compute(t Terms) (Schedule, error) {
 	}
 	s.APRBasisPoints = apr(t.PrincipalSantim, s.Instalments)
 	return s, nil
+}
+
+// LongestTerm is the longest term, at most t.TermMonths, that Plan accepts with t's other
+// terms; 0 when none does.
+func LongestTerm(t Terms) int {
+	for n := min(t.TermMonths, MaxTermMonths); n >= 1; n-- {
+		t.TermMonths = n
+		if _, err := Plan(t); err == nil {
+			return n
+		}
+	}
+	return 0
 }
 
 // Plan is Compute without the APR (nil), for a caller that tries many principals (the largest
@@ -225,7 +261,10 @@ func Plan(t Terms) (Schedule, error) {
 		}
 		principal := balance
 		if k < n-1 {
-			principal = min(max(s.PaymentSantim-interest, 0), balance)
+			principal = s.PaymentSantim - interest
+			if principal < 1 || principal >= balance {
+				return Schedule{}, ErrNotAmortising
+			}
 		}
 		balance -= principal
 		in := Instalment{Index: k, DuePeriod: first.AddDate(0, k, 0).Format("2006-01"), PrincipalSantim: principal,

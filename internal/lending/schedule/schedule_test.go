@@ -1,11 +1,14 @@
 package schedule_test
 
 import (
+	"errors"
+	"math/big"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 
+	"github.com/wagerail/wagerail/internal/lending"
 	"github.com/wagerail/wagerail/internal/lending/schedule"
 	"github.com/wagerail/wagerail/internal/platform/field"
 	"github.com/wagerail/wagerail/internal/platform/money"
@@ -125,18 +128,38 @@ func TestScheduleProperties(t *testing.T) {
 	t.Parallel()
 	rapid.Check(t, func(t *rapid.T) {
 		terms := schedule.Terms{
-			PrincipalSantim:       rapid.Int64Range(1, money.MaxAmountSantim).Draw(t, "principal"),
+			// Small principals too, where long terms at high rates do not amortise.
+			PrincipalSantim:       rapid.OneOf(rapid.Int64Range(1, 10_000_000), rapid.Int64Range(1, money.MaxAmountSantim)).Draw(t, "principal"),
 			AnnualRateBasisPoints: rapid.Int64Range(0, schedule.MaxAnnualRateBasisPoints).Draw(t, "rate"),
 			TermMonths:            rapid.IntRange(1, schedule.MaxTermMonths).Draw(t, "n"),
 			FeeFlatSantim:         rapid.Int64Range(0, 10_000_000).Draw(t, "flat"),
 			FeeBasisPoints:        rapid.Int64Range(0, schedule.MaxFeeBasisPoints).Draw(t, "feeBps"),
 			FirstDuePeriod:        "2026-12",
 		}
+		n := terms.TermMonths
 		s, err := schedule.Compute(terms)
+		if errors.Is(err, schedule.ErrNotAmortising) {
+			// Refused: only terms outside the sufficient condition may be, and a shorter term
+			// that amortises is named.
+			if surelyAmortises(terms.PrincipalSantim, terms.AnnualRateBasisPoints, n) {
+				t.Fatalf("refused terms that surely amortise")
+			}
+			longest := schedule.LongestTerm(terms)
+			if longest < 1 || longest >= n {
+				t.Fatalf("longest term %d for a refused term of %d", longest, n)
+			}
+			terms.TermMonths = longest
+			if _, err := schedule.Compute(terms); err != nil {
+				t.Fatalf("the longest term %d is refused: %v", longest, err)
+			}
+			return
+		}
 		if err != nil {
 			t.Fatalf("compute: %v", err)
 		}
-		n := terms.TermMonths
+		if got := schedule.LongestTerm(terms); got != n {
+			t.Fatalf("longest term %d for accepted terms of %d", got, n)
+		}
 		if len(s.Instalments) != n {
 			t.Fatalf("%d instalments for %d months", len(s.Instalments), n)
 		}
@@ -153,14 +176,18 @@ func TestScheduleProperties(t *testing.T) {
 			if in.TotalSantim != in.PrincipalSantim+in.InterestSantim+in.FeeSantim {
 				t.Fatalf("total is not the sum of its parts at %d: %+v", k, in)
 			}
-			if in.BalanceSantim < 0 || in.BalanceSantim > prev || in.BalanceSantim != prev-in.PrincipalSantim {
+			if in.BalanceSantim != prev-in.PrincipalSantim || in.BalanceSantim < 0 || (k < n-1) != (in.BalanceSantim > 0) {
 				t.Fatalf("balance at %d: %d after %d", k, in.BalanceSantim, prev)
+			}
+			// Every instalment repays principal: the balance falls every month.
+			if in.PrincipalSantim < 1 {
+				t.Fatalf("instalment %d repays no principal: %+v", k, in)
 			}
 			// The interest is the rounded interest of the balance before it.
 			if want, _ := money.MulDiv(prev, terms.AnnualRateBasisPoints, 120_000); in.InterestSantim != want {
 				t.Fatalf("interest at %d: %d, want %d", k, in.InterestSantim, want)
 			}
-			if k < n-1 && in.BalanceSantim > 0 && in.PrincipalSantim+in.InterestSantim != s.PaymentSantim {
+			if k < n-1 && in.PrincipalSantim+in.InterestSantim != s.PaymentSantim {
 				t.Fatalf("instalment %d is not level: %d + %d != %d", k, in.PrincipalSantim, in.InterestSantim, s.PaymentSantim)
 			}
 			if k > 0 && (in.FeeSantim > s.Instalments[k-1].FeeSantim || s.Instalments[k-1].FeeSantim-in.FeeSantim > 1) {
@@ -182,15 +209,6 @@ func TestScheduleProperties(t *testing.T) {
 		if s.TotalPrincipalSantim != sumP || s.TotalInterestSantim != sumI || s.TotalSantim != sumT || s.MaxInstalmentSantim != maxT {
 			t.Fatalf("totals %+v", s)
 		}
-		// With at least 10 ETB of principal a month (every loan product's bound), the balance
-		// lasts the whole term: every instalment repays some principal.
-		if terms.PrincipalSantim >= 1_000*int64(n) {
-			for k, in := range s.Instalments {
-				if in.PrincipalSantim <= 0 {
-					t.Fatalf("instalment %d repays no principal: %+v", k, in)
-				}
-			}
-		}
 		if s.APRBasisPoints != nil && terms.FeeFlatSantim == 0 && terms.FeeBasisPoints == 0 && terms.PrincipalSantim >= 1_000_000 {
 			// Without a fee the APR is the nominal rate, give or take the rounding of A.
 			if d := *s.APRBasisPoints - terms.AnnualRateBasisPoints; d < -2 || d > 2 {
@@ -198,6 +216,110 @@ func TestScheduleProperties(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestTermsThatDoNotAmortise: terms whose level schedule would leave an instalment without
+// principal are refused, and LongestTerm names the longest that is not.
+func TestTermsThatDoNotAmortise(t *testing.T) {
+	t.Parallel()
+	// 3 santim at 0%: over 6 months A = 0.5 → 0 (to the even) repays nothing; over 5 or 4, A = 1
+	// pays the loan off in the third month and leaves the rest empty; over 3, A = 1 is exact.
+	small := schedule.Terms{PrincipalSantim: 3, TermMonths: 6, FirstDuePeriod: "2026-12"}
+	for _, n := range []int{6, 5, 4} {
+		small.TermMonths = n
+		_, err := schedule.Compute(small)
+		require.ErrorIs(t, err, schedule.ErrNotAmortising, "%d months", n)
+		var fe *field.Error
+		require.ErrorAs(t, err, &fe)
+		require.Equal(t, "termMonths", fe.Field)
+	}
+	small.TermMonths = 6
+	require.Equal(t, 3, schedule.LongestTerm(small))
+	small.TermMonths = 3
+	s, err := schedule.Compute(small)
+	require.NoError(t, err)
+	require.Equal(t, []row{{1, 0, 0, 1, 2}, {1, 0, 0, 1, 1}, {1, 0, 0, 1, 0}}, rows(s))
+
+	// 980.08 ETB at 100% a year over 98 months (found by TestScheduleProperties): the first
+	// month's exact principal is 0.4 santim, A = 8,170.55… rounds up, and the compounded half
+	// santim pays the loan off before the last month.
+	long := schedule.Terms{PrincipalSantim: 98_008, AnnualRateBasisPoints: 10_000, TermMonths: 98, FirstDuePeriod: "2026-12"}
+	_, err = schedule.Compute(long)
+	require.ErrorIs(t, err, schedule.ErrNotAmortising)
+	n := schedule.LongestTerm(long)
+	require.Less(t, n, 98)
+	long.TermMonths = n
+	s, err = schedule.Compute(long)
+	require.NoError(t, err)
+	require.Len(t, s.Instalments, n)
+	require.True(t, surelyAmortises(98_008, 10_000, 60), "every product's longest term at its smallest amount amortises")
+	require.False(t, surelyAmortises(98_008, 10_000, 98))
+}
+
+// surelyAmortises is the package comment's sufficient condition, exactly: P > s_n × max(1,
+// a_{n−1}), with s_n = Σ_{j<n} (1+i)^j and a_{n−1} = Σ_{1≤j<n} (1+i)^−j at i = r ÷ 120,000.
+func surelyAmortises(principal, r int64, n int) bool {
+	x, y := big.NewRat(120_000+r, 120_000), big.NewRat(1, 1) // 1 + i, and (1 + i)^j as j runs
+	s, a := new(big.Rat), new(big.Rat)
+	for j := 0; j < n; j++ {
+		s.Add(s, y)
+		if j > 0 {
+			a.Add(a, new(big.Rat).Inv(y))
+		}
+		y.Mul(y, x)
+	}
+	bound := new(big.Rat).Mul(s, maxRat(big.NewRat(1, 1), a))
+	return new(big.Rat).SetInt64(principal).Cmp(bound) > 0
+}
+
+func maxRat(a, b *big.Rat) *big.Rat {
+	if a.Cmp(b) >= 0 {
+		return a
+	}
+	return b
+}
+
+// TestEveryProductTermAmortises: every loan a product can make satisfies the sufficient
+// condition, so its schedule is never refused: for each term up to the products' longest and
+// each rate up to their highest (basis point by basis point; the bound is not monotone in the
+// rate), the smallest principal a product allows for that term — 10 ETB a month — is above the
+// bound. Exact integers: with x = 120,000 + r and y = 120,000,
+//
+//	P > s_n       ⇔ P·r·y^(n−1) > x^n − y^n
+//	P > s_n·a_{n−1} ⇔ P·r²·x^(n−1)·y^(n−1) > (x^n − y^n)·(x^(n−1) − y^(n−1))·y
+//
+// (at r = 0, s_n = n and a_{n−1} = n − 1).
+func TestEveryProductTermAmortises(t *testing.T) {
+	t.Parallel()
+	for n := 1; n <= lending.MaxTermMonths; n++ {
+		p := lending.MinPrincipalPerMonthSantim * int64(n)
+		require.Greater(t, p, int64(n)*int64(max(1, n-1)), "%d months at 0%%", n)
+	}
+	y := big.NewInt(120_000)
+	for r := int64(1); r <= lending.MaxAnnualRateBasisPoints; r++ {
+		x := big.NewInt(120_000 + r)
+		xPrev, yPrev := big.NewInt(1), big.NewInt(1) // x^(n−1), y^(n−1)
+		xn, yn := new(big.Int), new(big.Int)
+		lhs, rhs, d, dPrev := new(big.Int), new(big.Int), new(big.Int), new(big.Int)
+		for n := 1; n <= lending.MaxTermMonths; n++ {
+			xn.Mul(xPrev, x)
+			yn.Mul(yPrev, y)
+			p := big.NewInt(lending.MinPrincipalPerMonthSantim * int64(n))
+			d.Sub(xn, yn)
+			lhs.Mul(p, big.NewInt(r)).Mul(lhs, yPrev)
+			if lhs.Cmp(d) <= 0 {
+				t.Fatalf("%d months at %d bp: the first month's principal is under a santim", n, r)
+			}
+			lhs.Mul(lhs, big.NewInt(r)).Mul(lhs, xPrev)
+			dPrev.Sub(xPrev, yPrev)
+			rhs.Mul(d, dPrev).Mul(rhs, y)
+			if lhs.Cmp(rhs) <= 0 {
+				t.Fatalf("%d months at %d bp: the rounding could pay the loan off early", n, r)
+			}
+			xPrev.Set(xn)
+			yPrev.Set(yn)
+		}
+	}
 }
 
 // TestPaymentIsTheAnnuity: A is the exact annuity rounded half to even.
