@@ -30,7 +30,8 @@ import (
 //   - an admin grants only application roles whose permissions they hold themselves (403
 //     ROLE_NOT_GRANTABLE), or any admin could hand themselves every permission;
 //   - organization_admin follows the member role (orgs.AppRolesAfterRoleChange): a demotion to
-//     member takes it, a promotion to admin or owner brings it (a grant like any other);
+//     member takes it, a promotion to admin or owner — and an invite as one — brings it (a grant
+//     like any other);
 //   - the last active owner is never banned or demoted (orgs.ErrLastOwner → 409 LAST_OWNER);
 //   - nobody bans themselves (409 CANNOT_BAN_SELF);
 //   - DELETE only cancels a pending invite; an accepted membership is banned instead, so the
@@ -451,6 +452,9 @@ func (s *Server) invite(c *gin.Context, sc *teamScope, in invitee) {
 		if in.Role == orgs.Owner && !sc.ownerRights {
 			return errOwnerRights
 		}
+		// organization_admin follows the role from the start, as on a promotion: an invite as
+		// admin or owner carries it, a grant the inviter must hold like any other.
+		in.AppRoles = orgs.AppRolesAfterRoleChange(in.AppRoles, orgs.PlainMember, in.Role)
 		if err := sc.checkGrant(ctx, tx, o, in.AppRoles); err != nil {
 			return err
 		}

@@ -114,6 +114,12 @@ func (k *teamKit) org(kind string) *teamOrg {
 	o.ownerM = o.memberOf(res.User.ID)
 	var email string
 	o.adminM, email = o.addActive("admin")
+	// The kit's admin holds no application role, so the tests see what the member role alone
+	// allows: an invite as admin brings organization_admin, taken here before they sign in
+	// (in the database, so the tests' audit counts are theirs alone).
+	require.NoError(k.tb, db.InTenantTx(context.Background(), k.d.App, o.id, func(tx pgx.Tx) error {
+		return orgs.SetAppRoles(context.Background(), tx, o.id, o.adminM, nil)
+	}))
 	o.admin = k.signIn(email)
 	o.plain, email = o.addActive("member")
 	o.member = k.signIn(email)
@@ -657,6 +663,19 @@ func TestTeamRoleChangeKeepsOrganizationAdminInStep(t *testing.T) {
 	require.Equal(t, "ROLE_NOT_GRANTABLE", errCode(rec))
 	rec = o.owner.call(http.MethodGet, o.one(o.plain), nil)
 	require.Equal(t, "member", decode[teamMemberResult](t, rec).Role, "the refused promotion changed nothing")
+
+	// An invite as admin brings it too (as the organization auth routes' invitations do), so an
+	// admin without it cannot invite one; a member's invite carries only what it names.
+	invited := k.email("invited-admin")
+	rec = o.admin.call(http.MethodPost, o.base(), map[string]any{"email": invited, "name": "Invited Admin", "role": "admin"})
+	require.Equal(t, http.StatusForbidden, rec.Code, rec.Body.String())
+	require.Equal(t, "ROLE_NOT_GRANTABLE", errCode(rec))
+	rec = o.admin.call(http.MethodPost, o.base(), map[string]any{"email": invited, "name": "Invited Member", "role": "member"})
+	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
+	require.Empty(t, decode[teamMemberResult](t, rec).AppRoles)
+	rec = o.owner.call(http.MethodPost, o.base(), map[string]any{"email": k.email("second-admin"), "name": "Second Admin", "role": "admin"})
+	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
+	require.Equal(t, []string{orgs.AdminRole}, decode[teamMemberResult](t, rec).AppRoles)
 }
 
 func TestTeamKindMismatchAndCrossTenant(t *testing.T) {
