@@ -38,12 +38,7 @@ func (s *Server) disputeRoutes() []Route {
 }
 
 // disputeCalendar is the business-day calendar SLA deadlines are counted on.
-func (s *Server) disputeCalendar() *disputes.Calendar {
-	if s.deps.DisputeCalendar != nil {
-		return s.deps.DisputeCalendar
-	}
-	return disputes.Ethiopia()
-}
+func (s *Server) disputeCalendar() *disputes.Calendar { return s.deps.DisputeCalendar }
 
 func disputeError(err error) error {
 	if code := disputes.CodeOf(err); code != "" {

@@ -214,6 +214,11 @@ func New(d Deps) *Server {
 	if d.PublicURL == "" {
 		d.PublicURL = "http://127.0.0.1:8080"
 	}
+	if d.DisputeCalendar == nil {
+		d.DisputeCalendar = disputes.Ethiopia()
+	}
+	// When the dispute deadlines' holiday data ends: an alert asks for new data before then.
+	d.Registry.MustRegister(disputes.NewCalendarMetric(d.DisputeCalendar))
 	s := &Server{deps: d, reg: d.Registry, access: orgs.NewAccessCache(d.Now, 0), limiter: d.Limiter}
 	if d.DB != nil {
 		s.bun = db.NewBun(d.DB)

@@ -24,7 +24,7 @@ type ruleFile struct {
 
 // The spec's five alert rules exist, each on the metric it names, with the spec's thresholds,
 // the reconciliation's heartbeat (no success for 26 hours), open disputes past their SLA
-// deadline (issue 27) and the equb escrow drift (issue 28).
+// deadline (issue 27), the equb escrow drift (issue 28) and the dispute calendar's end.
 func TestAlertRulesParseAndCoverTheSpec(t *testing.T) {
 	b, err := os.ReadFile("prometheus/alerts.yml")
 	require.NoError(t, err)
@@ -41,6 +41,7 @@ func TestAlertRulesParseAndCoverTheSpec(t *testing.T) {
 		"ReconciliationNotSucceeding":       {"svc_reconcile_last_success_timestamp_seconds", "> 26 * 3600", ""},
 		"DisputeSLABreached":                {"svc_disputes_sla_breached", "> 0", "10m"},
 		"EqubEscrowDrift":                   {"svc_equb_escrow_drift_santim", "> 0", ""},
+		"DisputeCalendarEnding":             {"svc_disputes_calendar_through_timestamp_seconds", "< 60 * 86400", ""},
 	}
 	seen := map[string]bool{}
 	tenantLabel := regexp.MustCompile(`tenant`)

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // The default SLA per raiser (the spec's Limits): an employee's dispute 7 calendar days from
@@ -48,14 +50,20 @@ func (p Policy) Check() error {
 var holidaysET []byte
 
 // Calendar says which days are business days: Monday to Friday in its zone, except its public
-// holidays. The holidays are data (holidays_et.json, replaceable with ParseCalendar).
+// holidays. The holidays are data (holidays_et.json, replaceable with ParseCalendar), known up to
+// and including the day the data says it covers ("through"). After that day only weekends are
+// known: a deadline counted past it may come earlier than it should, never later (the SLA errs
+// strict), and svc_disputes_calendar_through_timestamp_seconds lets an alert ask for new data
+// well before (CalendarMetric).
 type Calendar struct {
 	zone     *time.Location
 	holidays map[string]string // yyyy-mm-dd → name
+	through  time.Time         // midnight at the start of the last covered day, in zone
 }
 
 type calendarFile struct {
-	TimezoneOffsetMinutes int `json:"timezone_offset_minutes"`
+	TimezoneOffsetMinutes int    `json:"timezone_offset_minutes"`
+	Through               string `json:"through"`
 	Holidays              []struct {
 		Date string `json:"date"`
 		Name string `json:"name"`
@@ -72,13 +80,38 @@ func ParseCalendar(b []byte) (*Calendar, error) {
 		return nil, fmt.Errorf("disputes: calendar: timezone offset out of range")
 	}
 	c := &Calendar{zone: time.FixedZone("calendar", f.TimezoneOffsetMinutes*60), holidays: map[string]string{}}
+	through, err := time.ParseInLocation(time.DateOnly, f.Through, c.zone)
+	if err != nil {
+		return nil, fmt.Errorf("disputes: calendar: through (the last day the holidays are known for, YYYY-MM-DD): %w", err)
+	}
+	c.through = through
 	for _, h := range f.Holidays {
 		if _, err := time.Parse(time.DateOnly, h.Date); err != nil {
 			return nil, fmt.Errorf("disputes: calendar: holiday %q: %w", h.Date, err)
 		}
+		if h.Date > f.Through {
+			return nil, fmt.Errorf("disputes: calendar: holiday %q is after through %q", h.Date, f.Through)
+		}
 		c.holidays[h.Date] = h.Name
 	}
 	return c, nil
+}
+
+// CoveredUntil is the end of the last day the calendar knows the holidays of (the start of the
+// day after "through", in its zone).
+func (c *Calendar) CoveredUntil() time.Time { return c.through.AddDate(0, 0, 1) }
+
+// CalendarMetric is the gauge NewCalendarMetric exports: when the business-day calendar's
+// holiday data ends (Unix seconds).
+const CalendarMetric = "svc_disputes_calendar_through_timestamp_seconds"
+
+// NewCalendarMetric exports CalendarMetric for c (the API registers it for the calendar its
+// dispute deadlines are counted on).
+func NewCalendarMetric(c *Calendar) prometheus.Collector {
+	until := float64(c.CoveredUntil().Unix())
+	return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: CalendarMetric,
+		Help: "When the public-holiday data partner-bank dispute SLAs count business days on ends (Unix seconds)."},
+		func() float64 { return until })
 }
 
 // Ethiopia is the Ethiopian business-day calendar built in (East Africa Time, UTC+3, no DST).

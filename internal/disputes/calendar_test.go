@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/require"
 )
 
@@ -20,13 +22,34 @@ func TestEthiopianCalendarData(t *testing.T) {
 	require.True(t, c.BusinessDay(time.Date(2026, 12, 7, 12, 0, 0, 0, eat)), "a Monday")
 	require.False(t, c.BusinessDay(time.Date(2026, 5, 1, 12, 0, 0, 0, eat)), "Labour Day, a Friday")
 
-	_, err := ParseCalendar([]byte(`{"timezone_offset_minutes": 180, "holidays": [{"date": "2026-13-01", "name": "x"}]}`))
-	require.Error(t, err)
-	_, err = ParseCalendar([]byte(`{"timezone_offset_minutes": 100000}`))
-	require.Error(t, err)
-	own, err := ParseCalendar([]byte(`{"timezone_offset_minutes": 180, "holidays": [{"date": "2026-12-08", "name": "Announced"}]}`))
+	// The data covers 2027 whole: its end is midnight starting 2028 in Addis Ababa.
+	require.Equal(t, time.Date(2028, 1, 1, 0, 0, 0, 0, eat).Unix(), c.CoveredUntil().Unix())
+
+	for name, file := range map[string]string{
+		"a date that is not one": `{"timezone_offset_minutes": 180, "through": "2026-12-31", "holidays": [{"date": "2026-13-01", "name": "x"}]}`,
+		"an offset out of range": `{"timezone_offset_minutes": 100000, "through": "2026-12-31"}`,
+		"no through":             `{"timezone_offset_minutes": 180, "holidays": [{"date": "2026-12-08", "name": "Announced"}]}`,
+		"a bad through":          `{"timezone_offset_minutes": 180, "through": "2026-12-32"}`,
+		"a holiday after it":     `{"timezone_offset_minutes": 180, "through": "2026-12-07", "holidays": [{"date": "2026-12-08", "name": "Announced"}]}`,
+	} {
+		_, err := ParseCalendar([]byte(file))
+		require.Error(t, err, name)
+	}
+	own, err := ParseCalendar([]byte(`{"timezone_offset_minutes": 180, "through": "2026-12-31", "holidays": [{"date": "2026-12-08", "name": "Announced"}]}`))
 	require.NoError(t, err)
 	require.False(t, own.BusinessDay(time.Date(2026, 12, 8, 12, 0, 0, 0, eat)), "the holidays are data")
+}
+
+// TestCalendarMetric: the gauge says when the holiday data ends.
+func TestCalendarMetric(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(NewCalendarMetric(Ethiopia()))
+	n, err := testutil.GatherAndCount(reg, CalendarMetric)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	mfs, err := reg.Gather()
+	require.NoError(t, err)
+	require.Equal(t, float64(time.Date(2028, 1, 1, 0, 0, 0, 0, eat).Unix()), mfs[0].GetMetric()[0].GetGauge().GetValue())
 }
 
 // TestSLADeadlines: each raiser's default, across weekends and holidays.
