@@ -67,6 +67,7 @@ type equbMemberJSON struct {
 	JoinedAt         time.Time  `json:"joinedAt"`
 	LeftAt           *time.Time `json:"leftAt"`
 	SettlementSantim *int64     `json:"settlementSantim"`
+	FirstCycle       int        `json:"firstCycle"`
 }
 
 func toEqubGroupJSON(g equb.Group) equbGroupJSON {
@@ -78,7 +79,7 @@ func toEqubGroupJSON(g equb.Group) equbGroupJSON {
 
 func toEqubMemberJSON(m equb.Membership) equbMemberJSON {
 	return equbMemberJSON{ID: m.ID, EmployeeID: m.EmployeeID, Status: m.Status, Position: m.Position, JoinedAt: m.JoinedAt.UTC(),
-		LeftAt: utcPtr(m.LeftAt), SettlementSantim: m.SettlementSantim}
+		LeftAt: utcPtr(m.LeftAt), SettlementSantim: m.SettlementSantim, FirstCycle: m.FirstCycle}
 }
 
 type equbGroupListJSON struct {

@@ -27,6 +27,7 @@ const (
 	CodeCycleNotOpen         = "EQUB_CYCLE_NOT_OPEN"
 	CodeEscrowNotActive      = "EQUB_ESCROW_NOT_ACTIVE"
 	CodeAlreadyContributed   = "EQUB_ALREADY_CONTRIBUTED"
+	CodeContributionNotDue   = "EQUB_CONTRIBUTION_NOT_DUE"
 	CodeContributionsPending = "EQUB_CONTRIBUTIONS_OUTSTANDING"
 	CodeAlreadyPaidOut       = "EQUB_ALREADY_PAID_OUT"
 	CodeMoneyMovementOff     = "EQUB_MONEY_MOVEMENT_DISABLED"
@@ -60,6 +61,7 @@ var refusals = refusal.Table{
 	CodeCycleNotOpen:         {Status: http.StatusConflict, Message: "the cycle takes no contributions (it is not the group's OPEN cycle)"},
 	CodeEscrowNotActive:      {Status: http.StatusConflict, Message: "the cycle has no ACTIVE escrow binding"},
 	CodeAlreadyContributed:   {Status: http.StatusConflict, Message: "you have already contributed to this cycle (or your contribution is at the bank)"},
+	CodeContributionNotDue:   {Status: http.StatusConflict, Message: "you joined after this cycle opened: your contributions start with the next cycle (details.firstCycle)"},
 	CodeContributionsPending: {Status: http.StatusConflict, Message: "not every contribution of the cycle has settled"},
 	CodeAlreadyPaidOut:       {Status: http.StatusConflict, Message: "the cycle's payout (or this member's payout of the round) is already made or under way"},
 	CodeMoneyMovementOff:     {Status: http.StatusServiceUnavailable, Message: "equb money movement is switched off (EQUB_MONEY_MOVEMENT_ENABLED); nothing was written"},

@@ -39,8 +39,8 @@ type Default struct {
 }
 
 // CycleMoney is where a cycle's contributions stand: how many are POSTED and PENDING, the pool
-// (the POSTED sum), and the members due at the cycle (ACTIVE, joined before it opened) who have no
-// POSTED contribution to it.
+// (the POSTED sum), and the members due at the cycle (ACTIVE, Due: joined before it opened) who
+// have no POSTED contribution to it.
 type CycleMoney struct {
 	Posted, Pending int
 	PoolSantim      int64
@@ -55,7 +55,7 @@ func cycleMoney(ctx context.Context, tx db.BunTx, c Cycle) (CycleMoney, error) {
 		return CycleMoney{}, fmt.Errorf("equb.cycle_money: %w", err)
 	}
 	if err := tx.NewSelect().Table("app.equb_memberships").Column("id").
-		Where("tenant_id = ?", c.TenantID).Where("group_id = ?", c.GroupID).Where("status = ?", MemberActive).Where("joined_at <= ?", c.OpenedAt).
+		Where("tenant_id = ?", c.TenantID).Where("group_id = ?", c.GroupID).Where("status = ?", MemberActive).Where("first_cycle <= ?", c.Number).
 		Where("NOT EXISTS (SELECT 1 FROM app.equb_contributions ct WHERE ct.tenant_id = equb_memberships.tenant_id AND ct.cycle_id = ? AND ct.membership_id = equb_memberships.id AND ct.status = 'POSTED')", c.ID).
 		OrderExpr("joined_at, id").Scan(ctx, &m.Missing); err != nil {
 		return CycleMoney{}, fmt.Errorf("equb.cycle_money: %w", err)

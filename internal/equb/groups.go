@@ -113,7 +113,13 @@ type Membership struct {
 	JoinedAt         time.Time  `bun:"joined_at"`
 	LeftAt           *time.Time `bun:"left_at"`
 	SettlementSantim *int64     `bun:"settlement_santim"`
+	// FirstCycle is the first cycle the member owes a contribution to (Due): 1 in a group that
+	// was FORMING when they joined, else the cycle after the group's last when they joined.
+	FirstCycle int `bun:"first_cycle"`
 }
+
+// Due reports whether the member owes a contribution to cycle number n.
+func (m Membership) Due(n int) bool { return m.FirstCycle <= n }
 
 // Cycle is one cycle of a group.
 type Cycle struct {
@@ -271,9 +277,10 @@ func ActiveMember(ctx context.Context, tx db.BunTx, groupID, userID string) (Mem
 
 // Join makes the employee (linked to userID) an ACTIVE member (audited JoinEqubGroup, event
 // equb.member_joined.v1). A RUNNING group takes them only when it allows changes after start:
-// they are paid last (the next position) and owe contributions from the next cycle on. Errors:
-// EQUB_GROUP_NOT_FOUND, EQUB_EMPLOYEE_NOT_ACTIVE, EQUB_ALREADY_MEMBER, EQUB_GROUP_FULL,
-// EQUB_CHANGES_LOCKED, EQUB_GROUP_COMPLETED.
+// they are paid last (the next position, so never once the group has MaxMembers turns) and owe
+// contributions from the next cycle on (FirstCycle). Errors: EQUB_GROUP_NOT_FOUND,
+// EQUB_EMPLOYEE_NOT_ACTIVE, EQUB_ALREADY_MEMBER, EQUB_GROUP_FULL, EQUB_CHANGES_LOCKED,
+// EQUB_GROUP_COMPLETED.
 func Join(ctx context.Context, tx db.BunTx, groupID, employeeID, userID string, now time.Time) (Membership, error) {
 	g, err := getGroup(ctx, tx, groupID, true)
 	if err != nil {
@@ -308,8 +315,20 @@ func Join(ctx context.Context, tx db.BunTx, groupID, employeeID, userID string, 
 		return Membership{}, RefusalError(CodeGroupFull)
 	}
 	m := Membership{ID: "eqm_" + identity.NewID(), TenantID: g.TenantID, GroupID: g.ID, EmployeeID: employeeID, UserID: userID,
-		Status: MemberActive, JoinedAt: now}
+		Status: MemberActive, JoinedAt: now, FirstCycle: 1}
 	if g.Status == GroupRunning {
+		// A turn after the last: the group's turns are bounded as its members are (members who
+		// were paid and left keep theirs).
+		if g.CyclesTotal >= MaxMembers {
+			return Membership{}, RefusalError(CodeGroupFull)
+		}
+		// The group row's lock (held) orders this against opening a cycle: the cycle open now, if
+		// any, did not count them; they owe from the next one.
+		last, err := lastCycle(ctx, tx, g)
+		if err != nil {
+			return Membership{}, err
+		}
+		m.FirstCycle = last + 1
 		pos := g.CyclesTotal + 1
 		m.Position = &pos
 		g.CyclesTotal, g.UpdatedAt = pos, now
@@ -404,13 +423,14 @@ func Leave(ctx context.Context, tx db.BunTx, groupID, userID string, acknowledge
 			return Membership{}, r
 		}
 		if ok && cur.Status == CycleOpen {
-			// The open cycle no longer waits for their contribution unless they made it.
+			// The open cycle no longer waits for their contribution unless they made it (a
+			// member who joined after it opened was never counted in it).
 			var paid bool
 			if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM app.equb_contributions WHERE tenant_id = $1 AND cycle_id = $2 AND membership_id = $3 AND status = 'POSTED')`,
 				g.TenantID, cur.ID, m.ID).Scan(&paid); err != nil {
 				return Membership{}, fmt.Errorf("equb.leave: %w", err)
 			}
-			if !paid && cur.MembersDue > 1 {
+			if !paid && m.Due(cur.Number) && cur.MembersDue > 1 {
 				if _, err := tx.Exec(ctx, `UPDATE app.equb_cycles SET members_due = members_due - 1 WHERE tenant_id = $1 AND id = $2`, g.TenantID, cur.ID); err != nil {
 					return Membership{}, fmt.Errorf("equb.leave: %w", err)
 				}
@@ -445,9 +465,34 @@ func Leave(ctx context.Context, tx db.BunTx, groupID, userID string, acknowledge
 			if _, err := tx.NewUpdate().Model(&g).Column("cycles_total", "updated_at").WherePK().Exec(ctx); err != nil {
 				return Membership{}, fmt.Errorf("equb.leave: %w", err)
 			}
+			// The last unpaid member gone: every turn left has been paid.
+			if err := completeIfPaid(ctx, tx, g.TenantID, g.ID, now); err != nil {
+				return Membership{}, err
+			}
 		}
 	}
 	return m, record(ctx, tx, "LeaveEqubGroup", "EqubGroup", g.ID, "equb.member_left.v1", memberEvent(m))
+}
+
+// lastCycle is the number of the group's latest cycle, 0 before the first.
+func lastCycle(ctx context.Context, tx db.BunTx, g Group) (int, error) {
+	var last int
+	if err := tx.QueryRow(ctx, `SELECT COALESCE(max(number), 0) FROM app.equb_cycles WHERE tenant_id = $1 AND group_id = $2`, g.TenantID, g.ID).Scan(&last); err != nil {
+		return 0, fmt.Errorf("equb.last_cycle: %w", err)
+	}
+	return last, nil
+}
+
+// completeIfPaid makes a RUNNING group COMPLETED once as many of its cycles are PAID as it has
+// turns: at its last payout's settlement, or when the members whose turns were left all leave.
+func completeIfPaid(ctx context.Context, tx db.BunTx, tenant, groupID string, now time.Time) error {
+	if _, err := tx.Exec(ctx, `UPDATE app.equb_groups g SET status = 'COMPLETED', updated_at = $3
+		WHERE g.tenant_id = $1 AND g.id = $2 AND g.status = 'RUNNING'
+		AND (SELECT count(*) FROM app.equb_cycles c WHERE c.tenant_id = g.tenant_id AND c.group_id = g.id AND c.status = 'PAID') >= g.cycles_total`,
+		tenant, groupID, now); err != nil {
+		return fmt.Errorf("equb.complete: %w", err)
+	}
+	return nil
 }
 
 // currentCycle is the group's cycle that is not PAID, if any.
@@ -521,9 +566,9 @@ func OpenCycle(ctx context.Context, tx db.BunTx, groupID, seed string, verifiedA
 		}
 		g.Status, g.CyclesTotal = GroupRunning, len(ids)
 	}
-	var last int
-	if err := tx.QueryRow(ctx, `SELECT COALESCE(max(number), 0) FROM app.equb_cycles WHERE tenant_id = $1 AND group_id = $2`, g.TenantID, g.ID).Scan(&last); err != nil {
-		return Cycle{}, Binding{}, fmt.Errorf("equb.open_cycle: %w", err)
+	last, err := lastCycle(ctx, tx, g)
+	if err != nil {
+		return Cycle{}, Binding{}, err
 	}
 	number := last + 1
 	if number > g.CyclesTotal {

@@ -169,7 +169,8 @@ func memberAccount(ctx context.Context, tx db.BunTx, employeeID string) (Account
 
 // LoadContributionPlan reads what the user's contribution to the group's OPEN cycle needs (the
 // API's pre-check and the saga's first step). wfID is the asking saga's id. Errors:
-// EQUB_GROUP_NOT_FOUND, EQUB_NOT_MEMBER, EQUB_CYCLE_NOT_OPEN, EQUB_ESCROW_NOT_ACTIVE,
+// EQUB_GROUP_NOT_FOUND, EQUB_NOT_MEMBER, EQUB_CYCLE_NOT_OPEN, EQUB_CONTRIBUTION_NOT_DUE (the
+// member joined after the cycle opened: they owe from the next), EQUB_ESCROW_NOT_ACTIVE,
 // EQUB_ALREADY_CONTRIBUTED (another saga's contribution, PENDING or POSTED).
 func LoadContributionPlan(ctx context.Context, tx db.BunTx, groupID, userID, wfID string) (MoneyPlan, error) {
 	if _, err := GetGroup(ctx, tx, groupID); err != nil {
@@ -193,6 +194,11 @@ func LoadContributionPlan(ctx context.Context, tx db.BunTx, groupID, userID, wfI
 		}
 		if c.Status != CycleOpen {
 			return MoneyPlan{}, RefusalError(CodeCycleNotOpen)
+		}
+		if !m.Due(c.Number) {
+			r := RefusalError(CodeContributionNotDue)
+			r.Details = map[string]any{"cycleNumber": c.Number, "firstCycle": m.FirstCycle}
+			return MoneyPlan{}, r
 		}
 	default:
 		return MoneyPlan{}, fmt.Errorf("equb.load_contribution_plan: %w", err)
@@ -528,10 +534,8 @@ func settlePayout(ctx context.Context, tx db.BunTx, wfID, to, transferID, code s
 	if _, err := tx.Exec(ctx, `UPDATE app.equb_escrow_bindings SET status = 'CLOSED' WHERE tenant_id = $1 AND cycle_id = $2`, po.TenantID, po.CycleID); err != nil {
 		return Payout{}, fmt.Errorf("equb.settle_payout: %w", err)
 	}
-	if _, err := tx.Exec(ctx, `UPDATE app.equb_groups g SET status = 'COMPLETED', updated_at = $3 WHERE g.tenant_id = $1 AND g.id = $2
-		AND (SELECT count(*) FROM app.equb_cycles c WHERE c.tenant_id = g.tenant_id AND c.group_id = g.id AND c.status = 'PAID') >= g.cycles_total`,
-		po.TenantID, po.GroupID, now); err != nil {
-		return Payout{}, fmt.Errorf("equb.settle_payout: %w", err)
+	if err := completeIfPaid(ctx, tx, po.TenantID, po.GroupID, now); err != nil {
+		return Payout{}, err
 	}
 	if _, err := outbox.Write(ctx, tx, "equb.bank_transfer_settled.v1", map[string]any{"domain": "EQUB", "kind": "payout",
 		"payoutId": po.ID, "cycleId": po.CycleID, "amountSantim": po.AmountSantim, "transferId": transferID}); err != nil {

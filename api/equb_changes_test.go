@@ -1,0 +1,158 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wagerail/wagerail/internal/equb"
+	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/testkit"
+)
+
+// leave is a member's leave of the group, acknowledging any settlement.
+func (s *equbStack) leave(t *testing.T, m equbMemberClient, groupID string) equbMemberJSON {
+	t.Helper()
+	rec := m.call(http.MethodPost, "/api/equb/groups/"+groupID+"/leave", map[string]any{"acknowledgeSettlement": true})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	return decode[equbMemberJSON](t, rec)
+}
+
+func (s *equbStack) join(t *testing.T, m equbMemberClient, groupID string) equbMemberJSON {
+	t.Helper()
+	rec := m.call(http.MethodPost, "/api/equb/groups/"+groupID+"/join", nil)
+	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
+	return decode[equbMemberJSON](t, rec)
+}
+
+// contributeAndWait contributes for m and waits for the contribution to be POSTED.
+func (s *equbStack) contributeAndWait(t *testing.T, m equbMemberClient, groupID string) {
+	t.Helper()
+	rec := s.contribute(m, groupID, testkit.Unique("c"))
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	s.waitContribution(t, m, decode[equbContributeJSON](t, rec).WorkflowID, "POSTED")
+}
+
+func (s *equbStack) payOut(t *testing.T, groupID string, cycle int) {
+	t.Helper()
+	rec := s.payout(groupID, cycle, testkit.Unique("payout"))
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	s.waitCycle(t, groupID, cycle, "PAID")
+}
+
+// TestEqubLateJoinerOwesFromTheNextCycle: a member who joins a RUNNING group owes contributions
+// from the next cycle on (firstCycle), so they can neither pay into the open cycle (409
+// EQUB_CONTRIBUTION_NOT_DUE, nothing written) nor, by joining and leaving, lower what it waits
+// for: a WAIT payout still needs every member it was opened with. Found by an audit: two
+// join-and-leave rounds took membersDue from 3 to 1 and the recipient was paid one contribution
+// of three, nobody recorded in default; a late joiner's contribution stood in for a due member's.
+func TestEqubLateJoinerOwesFromTheNextCycle(t *testing.T) {
+	t.Parallel()
+	s := newEqubStack(t, ewaStackOpts{}, 4)
+	s.srv.deps.EqubMoneyMovement = true
+	const amount int64 = 10_000
+	g := s.createGroup(t, equb.OrderFixed, true, amount)
+	for _, m := range s.members[:3] {
+		require.Equal(t, 1, s.join(t, m, g.ID).FirstCycle)
+	}
+	c := s.openCycle(t, g)
+	require.Equal(t, 3, c.MembersDue)
+	late := s.members[3]
+
+	for range 2 {
+		require.Equal(t, 2, s.join(t, late, g.ID).FirstCycle, "joined while cycle 1 is open: owes from cycle 2")
+		rec := s.contribute(late, g.ID, testkit.Unique("not-due"))
+		requireStatus(t, rec, http.StatusConflict, "EQUB_CONTRIBUTION_NOT_DUE")
+		require.Zero(t, s.count(t, `SELECT count(*) FROM app.equb_contributions WHERE tenant_id = $1`, s.tenant))
+		require.Zero(t, s.count(t, `SELECT count(*) FROM ledger.transactions WHERE tenant_id = $1`, s.tenant))
+		s.leave(t, late, g.ID)
+		require.Equal(t, 3, s.waitCycle(t, g.ID, 1, "OPEN").MembersDue, "a member never due leaves nothing owed behind")
+	}
+
+	// Only the recipient has paid: the WAIT payout is refused.
+	s.contributeAndWait(t, s.members[0], g.ID)
+	requireStatus(t, s.payout(g.ID, 1, testkit.Unique("early")), http.StatusConflict, "EQUB_CONTRIBUTIONS_OUTSTANDING")
+	require.Zero(t, s.count(t, `SELECT count(*) FROM app.equb_payouts WHERE tenant_id = $1`, s.tenant))
+
+	// Every member due in: the pot is the three contributions.
+	for _, m := range s.members[1:3] {
+		s.contributeAndWait(t, m, g.ID)
+	}
+	s.payOut(t, g.ID, 1)
+	require.Equal(t, 3*amount, s.paidPayoutAmount(t))
+
+	// A member who joins between cycles owes the next one, which counts them.
+	require.Equal(t, 2, s.join(t, late, g.ID).FirstCycle)
+	c2 := s.openCycle(t, s.group(t, g.ID))
+	require.Equal(t, 4, c2.MembersDue)
+	s.contributeAndWait(t, late, g.ID)
+}
+
+// TestEqubLeavesEndTheGroupCleanly: the turns members give up by leaving a running group go, and
+// the group ends when the turns left are paid. A two-member group's non-recipient leaving cycle 1
+// leaves a one-cycle group (it answered 500: the table required two cycles of a started group),
+// which its payout COMPLETES; a group whose last unpaid member leaves after the others were paid
+// is COMPLETED by that leave (it stayed RUNNING for ever, every next cycle refused).
+func TestEqubLeavesEndTheGroupCleanly(t *testing.T) {
+	t.Parallel()
+	s := newEqubStack(t, ewaStackOpts{}, 3)
+	s.srv.deps.EqubMoneyMovement = true
+	const amount int64 = 10_000
+
+	pair := s.createGroup(t, equb.OrderFixed, true, amount)
+	s.join(t, s.members[0], pair.ID)
+	s.join(t, s.members[1], pair.ID)
+	s.openCycle(t, pair)
+	left := s.leave(t, s.members[1], pair.ID)
+	require.Equal(t, "LEFT", left.Status)
+	got := s.group(t, pair.ID)
+	require.Equal(t, "RUNNING", got.Status)
+	require.Equal(t, 1, got.CyclesTotal)
+	require.Equal(t, 1, s.waitCycle(t, pair.ID, 1, "OPEN").MembersDue)
+	s.contributeAndWait(t, s.members[0], pair.ID)
+	s.payOut(t, pair.ID, 1)
+	require.Equal(t, "COMPLETED", s.group(t, pair.ID).Status)
+
+	trio := s.createGroup(t, equb.OrderFixed, true, amount)
+	for _, m := range s.members {
+		s.join(t, m, trio.ID)
+	}
+	for cycle := 1; cycle <= 2; cycle++ {
+		s.openCycle(t, s.group(t, trio.ID))
+		for _, m := range s.members {
+			s.contributeAndWait(t, m, trio.ID)
+		}
+		s.payOut(t, trio.ID, cycle)
+	}
+	require.Equal(t, "RUNNING", s.group(t, trio.ID).Status)
+	last := s.leave(t, s.members[2], trio.ID)
+	require.NotNil(t, last.SettlementSantim)
+	require.Equal(t, 2*amount, *last.SettlementSantim, "paid in twice, never paid out: the group owes them")
+	got = s.group(t, trio.ID)
+	require.Equal(t, "COMPLETED", got.Status)
+	require.Equal(t, 2, got.CyclesTotal)
+	requireStatus(t, s.owner.call(http.MethodPost, "/api/equb/groups/"+trio.ID+"/cycles", nil), http.StatusConflict, "EQUB_GROUP_COMPLETED")
+}
+
+// TestEqubJoinPastTheLastTurn: a running group has at most MaxMembers turns, counting those of
+// members who were paid and left; a join that would add one more is 409 EQUB_GROUP_FULL, nothing
+// written (it answered 500 on the positions' bound). The group is brought to 50 turns in the
+// database (fifty members' sagas would only repeat what the other tests run).
+func TestEqubJoinPastTheLastTurn(t *testing.T) {
+	t.Parallel()
+	s := newEqubStack(t, ewaStackOpts{}, 3)
+	g := s.createGroup(t, equb.OrderFixed, true, 10_000)
+	s.join(t, s.members[0], g.ID)
+	s.join(t, s.members[1], g.ID)
+	s.openCycle(t, g)
+	ctx := context.Background()
+	require.NoError(t, db.InTenantTx(ctx, s.d.App, s.tenant, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `UPDATE app.equb_groups SET cycles_total = $2 WHERE id = $1`, g.ID, equb.MaxMembers)
+		return err
+	}))
+	requireStatus(t, s.members[2].call(http.MethodPost, "/api/equb/groups/"+g.ID+"/join", nil), http.StatusConflict, "EQUB_GROUP_FULL")
+	require.Equal(t, 2, s.count(t, `SELECT count(*) FROM app.equb_memberships WHERE tenant_id = $1 AND group_id = $2`, s.tenant, g.ID))
+}
