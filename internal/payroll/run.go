@@ -96,7 +96,9 @@ import (
 // (loadCarriedForward) and the sources' amounts still owed (EWA outstanding, loan instalments,
 // mandates' remaining); those are brought up to date when a run completes (its deductions
 // applied: CompleteRun and the completion saga, complete.go). So a period is not calculated while an earlier period's run is APPROVED, DISBURSING
-// or DISBURSED (PAYROLL_EARLIER_RUN_OPEN): its deductions would be counted again.
+// or DISBURSED (PAYROLL_EARLIER_RUN_OPEN): its deductions would be counted again; and a run is not
+// approved while another period's is (PAYROLL_EARLIER_RUN_OPEN, PAYROLL_LATER_RUN_OPEN): one run
+// in flight at a time.
 //
 // A period after the current one (UTC) has no run yet (PAYROLL_PERIOD_IN_FUTURE); a period whose
 // run is COMPLETED is paid (PAYROLL_PERIOD_COMPLETED).
@@ -124,6 +126,7 @@ const (
 	CodePeriodInFuture     = "PAYROLL_PERIOD_IN_FUTURE"
 	CodePeriodCompleted    = "PAYROLL_PERIOD_COMPLETED"
 	CodeEarlierRunOpen     = "PAYROLL_EARLIER_RUN_OPEN"
+	CodeLaterRunOpen       = "PAYROLL_LATER_RUN_OPEN"
 	CodeCalculationRefused = "PAYROLL_CALCULATION_REFUSED"
 	CodeRunCalculating     = "PAYROLL_RUN_CALCULATING"
 )
@@ -521,22 +524,57 @@ func CalculateRunMarked(ctx context.Context, tx db.BunTx, id string, now, mark t
 		"employeeCount": r.EmployeeCount, "grossSantim": r.GrossSantim, "netSantim": r.NetSantim}, false)
 }
 
+// inFlight are the states of a run whose deductions are taken but not yet applied to what the
+// sources say is owed (CompleteRun applies them).
+var inFlight = []string{RunApproved, RunDisbursing, RunDisbursed}
+
 // checkEarlierRuns refuses a calculation of period while a run of an earlier period is approved
 // but not completed (its deductions are not yet applied to what the sources say is owed).
 func checkEarlierRuns(ctx context.Context, tx db.BunTx, period string) error {
 	var open []Run
 	if err := tx.NewSelect().Model(&open).Where("pr.tenant_id = ?", tenancy.TenantID(ctx)).Where("pr.period < ?", period).
-		Where("pr.status IN (?)", bun.In([]string{RunApproved, RunDisbursing, RunDisbursed})).
-		OrderExpr("pr.period").Limit(1).Scan(ctx); err != nil {
+		Where("pr.status IN (?)", bun.In(inFlight)).OrderExpr("pr.period").Limit(1).Scan(ctx); err != nil {
 		return fmt.Errorf("payroll: earlier runs: %w", err)
 	}
 	if len(open) > 0 {
-		return &Refusal{Code: CodeEarlierRunOpen, Status: http.StatusConflict,
-			Message: "the run of " + open[0].Period + " is " + open[0].Status + ": it must be completed (or cancelled) first, " +
-				"so that what it deducts is not deducted again",
-			Details: map[string]any{"runId": open[0].ID, "period": open[0].Period, "status": open[0].Status}}
+		return runInFlight(CodeEarlierRunOpen, open[0])
 	}
 	return nil
+}
+
+// checkRunsInFlight refuses the approval of r while a run of another period is approved but not
+// completed. Both would take the same deductions — each read what is owed before either applied
+// its own — and the second to complete could not apply them (a mandate's total, an advance's
+// outstanding), so it would stay DISBURSED and hold every later period. A calculation of a later
+// period is already refused while an earlier one is in flight; this is the approval's side of
+// the rule, for a run calculated before: an earlier run in flight is PAYROLL_EARLIER_RUN_OPEN,
+// a later one PAYROLL_LATER_RUN_OPEN (after it completes, r's inputs have changed and it is
+// calculated again). Approvals of one organization take an advisory lock first, so two racing
+// approvals of different periods see each other.
+func checkRunsInFlight(ctx context.Context, tx db.BunTx, r Run) error {
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, "payroll_run_approval:"+r.TenantID); err != nil {
+		return fmt.Errorf("payroll: approval lock: %w", err)
+	}
+	var open []Run
+	if err := tx.NewSelect().Model(&open).Where("pr.tenant_id = ?", r.TenantID).Where("pr.id <> ?", r.ID).
+		Where("pr.status IN (?)", bun.In(inFlight)).OrderExpr("pr.period").Limit(1).Scan(ctx); err != nil {
+		return fmt.Errorf("payroll: runs in flight: %w", err)
+	}
+	switch {
+	case len(open) == 0:
+		return nil
+	case open[0].Period < r.Period:
+		return runInFlight(CodeEarlierRunOpen, open[0])
+	default:
+		return runInFlight(CodeLaterRunOpen, open[0])
+	}
+}
+
+func runInFlight(code string, open Run) error {
+	return &Refusal{Code: code, Status: http.StatusConflict,
+		Message: "the run of " + open.Period + " is " + open.Status + ": it must be completed (or cancelled) first, " +
+			"so that what it deducts is not deducted again",
+		Details: map[string]any{"runId": open.ID, "period": open.Period, "status": open.Status}}
 }
 
 func errRunLocked(r Run, what string) error {
@@ -565,7 +603,8 @@ type deductionsTaken struct {
 // events exactly once: a retried or concurrent approve finds it APPROVED and is refused.
 // Errors: ErrRunNotFound; PAYROLL_RUN_INVALID_STATE (409); PAYROLL_RUN_CALCULATING (409: a
 // calculation is under way); PAYROLL_SELF_APPROVAL (403: the actor calculated it);
-// PAYROLL_RUN_STALE (409: calculate again).
+// PAYROLL_EARLIER_RUN_OPEN, PAYROLL_LATER_RUN_OPEN (409: another period's run is approved and
+// not completed, checkRunsInFlight); PAYROLL_RUN_STALE (409: calculate again).
 func ApproveRun(ctx context.Context, tx db.BunTx, id string, now time.Time) (Run, error) {
 	read := func(lock bool) (Run, string, error) {
 		r, err := getRun(ctx, tx, id, lock)
@@ -588,6 +627,9 @@ func ApproveRun(ctx context.Context, tx db.BunTx, id string, now time.Time) (Run
 		return r, err
 	}
 	if err := CheckMakerChecker(ctx, "payroll run", r.CalculatedBy); err != nil {
+		return r, err
+	}
+	if err := checkRunsInFlight(ctx, tx, r); err != nil {
 		return r, err
 	}
 	st, err := RunStaleness(ctx, tx, r)

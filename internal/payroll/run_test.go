@@ -390,6 +390,86 @@ func TestRunCarriesForwardAcrossRuns(t *testing.T) {
 	require.Greater(t, novEntry.CarriedForward[0].AmountSantim, carry.AmountSantim)
 }
 
+// TestOneRunInFlightAtATime: two periods calculated before either is approved cannot both be
+// approved — each read what is owed before the other's deductions, so both would take them, and
+// the second to complete could not apply its own (found by an audit: a court order's total was
+// withheld twice and the second run stayed DISBURSED for good, holding every later period). The
+// later one's approval is PAYROLL_EARLIER_RUN_OPEN while the earlier is in flight, the earlier's
+// PAYROLL_LATER_RUN_OPEN while the later is; a refused approval changes nothing; racing approvals
+// of the two periods approve one.
+func TestOneRunInFlightAtATime(t *testing.T) {
+	t.Parallel()
+	d := testkit.NewDB(t)
+	const maker, checker = "u-maker", "u-checker"
+	calculated := func(o *payrolltest.Org, period string) payroll.Run {
+		var r payroll.Run
+		require.NoError(t, as(o, maker, func(ctx context.Context, tx db.BunTx) (err error) {
+			r, _, err = payroll.CreateRun(ctx, tx, period, runNow)
+			return err
+		}))
+		r, err := runAs(t, o, maker, func(ctx context.Context, tx db.BunTx) (payroll.Run, error) {
+			return payroll.CalculateRun(ctx, tx, r.ID, runNow)
+		})
+		require.NoError(t, err)
+		return r
+	}
+	approve := func(o *payrolltest.Org, r payroll.Run) error {
+		_, err := runAs(t, o, checker, func(ctx context.Context, tx db.BunTx) (payroll.Run, error) {
+			return payroll.ApproveRun(ctx, tx, r.ID, runNow)
+		})
+		return err
+	}
+	status := func(o *payrolltest.Org, r payroll.Run) string {
+		var st string
+		require.NoError(t, tenancy.InTx(o.Ctx, o.DB.App, func(tx pgx.Tx) error {
+			return tx.QueryRow(o.Ctx, `SELECT status FROM app.payroll_runs WHERE id = $1`, r.ID).Scan(&st)
+		}))
+		return st
+	}
+	world := func() *payrolltest.Org {
+		o := payrolltest.NewOrg(t, d)
+		o.Employee(t, payrolltest.Employee{Salary: 300_000})
+		return o
+	}
+
+	for _, laterFirst := range []bool{false, true} {
+		o := world()
+		oct, nov := calculated(o, "2026-10"), calculated(o, "2026-11")
+		first, second, code := oct, nov, payroll.CodeEarlierRunOpen
+		if laterFirst {
+			first, second, code = nov, oct, payroll.CodeLaterRunOpen
+		}
+		require.NoError(t, approve(o, first))
+		err := approve(o, second)
+		require.Equal(t, code, refusalCode(err), "%v", err)
+		var r *payroll.Refusal
+		require.ErrorAs(t, err, &r)
+		require.Equal(t, first.ID, r.Details["runId"])
+		require.Equal(t, payroll.RunCalculated, status(o, second), "the refused approval changed nothing")
+		require.Equal(t, 0, o.Count(t, `SELECT count(*) FROM app.payroll_entries WHERE run_id = $1 AND status = 'APPROVED'`, second.ID))
+	}
+
+	// Racing approvals of the two periods: one wins.
+	o := world()
+	runs := []payroll.Run{calculated(o, "2026-10"), calculated(o, "2026-11")}
+	errs := make([]error, len(runs))
+	var wg sync.WaitGroup
+	for i, r := range runs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = approve(o, r)
+		}()
+	}
+	wg.Wait()
+	require.True(t, (errs[0] == nil) != (errs[1] == nil), "oct %v, nov %v", errs[0], errs[1])
+	for _, err := range errs {
+		if err != nil {
+			require.Contains(t, []string{payroll.CodeEarlierRunOpen, payroll.CodeLaterRunOpen}, refusalCode(err))
+		}
+	}
+}
+
 func takenOf(e payroll.Entry, ref string) int64 {
 	var n int64
 	for _, l := range e.Deductions {
