@@ -14,6 +14,7 @@ import (
 	"github.com/wagerail/wagerail/internal/bnpl"
 	"github.com/wagerail/wagerail/internal/identity"
 	"github.com/wagerail/wagerail/internal/payroll"
+	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
 	"github.com/wagerail/wagerail/internal/platform/testkit"
 	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
@@ -140,11 +141,17 @@ type bnplPayroll struct {
 
 func newBnplPayroll(t *testing.T, ref string) *bnplPayroll {
 	t.Helper()
+	return newBnplPayrollOf(t, ref, 120_000)
+}
+
+// newBnplPayrollOf is newBnplPayroll with a purchase of purchase santim in 3 instalments.
+func newBnplPayrollOf(t *testing.T, ref string, purchase int64) *bnplPayroll {
+	t.Helper()
 	s := newBnplStack(t)
 	s.approveKyc(t)
 	p := &bnplPayroll{bnplStack: s, w: payrollWorldOn(t, s.ewaStack, 1, payrollDisburseFunds)}
 	p.w.setPayrollAccount(t, p.w.payroll, "Employer PLC")
-	p.a = s.activeAgreement(t, 120_000, 3, ref)
+	p.a = s.activeAgreement(t, purchase, 3, ref)
 	p.me = s.linkEmployeeUser(t, testkit.Unique("buyer")+"@bnpl-payroll.test")
 	rec := p.me.call(http.MethodPost, "/api/bnpl/agreements/"+p.a.ID+"/installment-mandate", map[string]any{"startPeriod": "2026-11"})
 	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
@@ -358,20 +365,21 @@ func TestBnplMerchantReversalStopsCollection(t *testing.T) {
 	require.Contains(t, []int{http.StatusOK, http.StatusAccepted}, rec.Code, rec.Body.String())
 }
 
-// TestBnplPayrollAmountNotTheInstalments: an operator restructures the agreement into 4
-// instalments of 300 ETB after the customer's mandate of 400 ETB was activated; the payroll run
-// withholds the mandate's 400 ETB, and its completion refuses the line
-// (BNPL_MANDATE_AMOUNT_MISMATCH, reported in payroll.run_completed.v1): no journal, no
-// instalment collected, every one still owed.
+// TestBnplPayrollAmountNotTheInstalments: an operator restructures the agreement into 2
+// instalments of 600 ETB after the customer's mandate of 400 ETB was activated; the payroll run
+// withholds the mandate's 400 ETB (never more than the employer activated), and its completion
+// refuses the line (BNPL_MANDATE_AMOUNT_MISMATCH, reported in payroll.run_completed.v1): no
+// journal, no instalment collected, every one still owed. (Smaller instalments are withheld as
+// they are: TestBnplPayrollTakesEachInstalmentAsItIs.)
 func TestBnplPayrollAmountNotTheInstalments(t *testing.T) {
 	t.Parallel()
 	p := newBnplPayroll(t, "order-mismatch")
 	s, w := p.bnplStack, p.w
 	operator := s.operator("support@bnpl-mismatch.test")
 	rec := operator.call(http.MethodPost, "/api/bnpl/agreements/"+p.a.ID+"/restructure",
-		map[string]any{"instalments": 4, "firstPeriod": "2027-01", "reason": "longer plan"}, "Idempotency-Key", testkit.Unique("rs"))
+		map[string]any{"instalments": 2, "firstPeriod": "2027-01", "reason": "shorter plan"}, "Idempotency-Key", testkit.Unique("rs"))
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
-	require.Equal(t, 4, s.count(t, `SELECT count(*) FROM app.bnpl_instalments WHERE agreement_id = $1 AND status = 'DUE' AND amount_santim = 30000`, p.a.ID))
+	require.Equal(t, 2, s.count(t, `SELECT count(*) FROM app.bnpl_instalments WHERE agreement_id = $1 AND status = 'DUE' AND amount_santim = 60000`, p.a.ID))
 
 	run := w.approvedRun(t)
 	require.True(t, p.deducts(t, run.ID))
@@ -382,8 +390,57 @@ func TestBnplPayrollAmountNotTheInstalments(t *testing.T) {
 		AND payload->'productsCollected'->'BNPL_INSTALLMENT' = '{"count":0,"santim":0}'::jsonb
 		AND payload->'refusedLines' @> $2::jsonb`, s.tenant,
 		fmt.Sprintf(`[{"kind":"BNPL_INSTALLMENT","reference":%q,"amountSantim":40000,"code":"BNPL_MANDATE_AMOUNT_MISMATCH"}]`, p.mandate.ID)))
-	require.Equal(t, 4, s.count(t, `SELECT count(*) FROM app.bnpl_instalments WHERE agreement_id = $1 AND status = 'DUE'`, p.a.ID))
+	require.Equal(t, 2, s.count(t, `SELECT count(*) FROM app.bnpl_instalments WHERE agreement_id = $1 AND status = 'DUE'`, p.a.ID))
 	require.Zero(t, s.count(t, `SELECT count(*) FROM app.bnpl_instalments WHERE agreement_id = $1 AND status IN ('COLLECTING', 'COLLECTED')`, p.a.ID))
 	require.Zero(t, s.count(t, `SELECT count(*) FROM app.outbox WHERE tenant_id = $1 AND type = 'bnpl.instalment_collected.v1'`, s.tenant))
 	require.Equal(t, int64(120_000), s.waitAgreement(t, p.a.ID, "ACTIVE").OutstandingSantim)
+}
+
+// TestBnplPayrollTakesEachInstalmentAsItIs: 1,000.01 ETB in 3 instalments is 333.34, 333.34 and
+// 333.33 (the santim left over to the earliest). The mandate was activated at 333.34, the
+// earliest DUE instalment's; each period's line is the earliest DUE instalment's amount, so the
+// last, a santim smaller, is withheld and collected as it is — it was withheld at 333.34 and
+// refused BNPL_MANDATE_AMOUNT_MISMATCH every month, never collected, the agreement never
+// settled (found by an audit). Once the agreement is SETTLED the mandate takes nothing more.
+func TestBnplPayrollTakesEachInstalmentAsItIs(t *testing.T) {
+	t.Parallel()
+	p := newBnplPayrollOf(t, "order-uneven", 100_001)
+	s, w := p.bnplStack, p.w
+	require.Equal(t, []int64{33_334, 33_334, 33_333}, []int64{p.instalment(t, 0).AmountSantim, p.instalment(t, 1).AmountSantim,
+		p.instalment(t, 2).AmountSantim})
+	require.Equal(t, int64(33_334), *p.mandate.AmountSantim)
+	// The first instalment collected by the merchant's route; payroll takes the other two.
+	rec := s.owner.call(http.MethodPost, "/api/bnpl/agreements/"+p.a.ID+"/installments/0/collect", nil, "Idempotency-Key", testkit.Unique("collect"))
+	require.Contains(t, []int{http.StatusOK, http.StatusAccepted}, rec.Code, rec.Body.String())
+	require.Eventually(t, func() bool { return p.instalment(t, 0).Status == "COLLECTED" }, 60*time.Second, 50*time.Millisecond)
+
+	line := func(runID string) int64 {
+		var n int64
+		ctx := context.Background()
+		require.NoError(t, db.InTenantTx(ctx, s.d.App, s.tenant, func(tx pgx.Tx) error {
+			return tx.QueryRow(ctx, `SELECT coalesce(sum((l->>'amountSantim')::bigint), 0) FROM app.payroll_entries e,
+				jsonb_array_elements(e.deductions) l WHERE e.run_id = $1 AND l->>'kind' = 'BNPL_INSTALLMENT'`, runID).Scan(&n)
+		}))
+		return n
+	}
+	for i, period := range []string{"2026-11", "2026-12"} {
+		run := w.approvedRunOf(t, period, func(string) {})
+		want := p.instalment(t, i+1).AmountSantim
+		require.Equal(t, want, line(run.ID), period)
+		rec := w.checker.call(http.MethodPost, "/api/payroll/"+run.ID+"/disburse", nil, "Idempotency-Key", testkit.Unique("k"))
+		require.Contains(t, []int{http.StatusAccepted, http.StatusOK}, rec.Code, rec.Body.String())
+		w.waitRun(t, run.ID, "COMPLETED")
+		require.Equal(t, "COLLECTED", p.instalment(t, i+1).Status, period)
+		require.Equal(t, "PAYROLL", *p.instalment(t, i+1).Source, period)
+	}
+	require.Equal(t, int64(0), s.waitAgreement(t, p.a.ID, "SETTLED").OutstandingSantim)
+	require.Zero(t, s.count(t, `SELECT count(*) FROM app.outbox WHERE tenant_id = $1 AND type = 'payroll.run_completed.v1'
+		AND jsonb_array_length(coalesce(payload->'refusedLines', '[]'::jsonb)) > 0`, s.tenant), "no line refused")
+	// Settled: the mandate takes nothing in a later calculation.
+	ctx := context.Background()
+	require.NoError(t, db.InTenantTx(ctx, s.d.App, s.tenant, func(tx pgx.Tx) error {
+		ms, err := payroll.EmployeeMandatesForPeriod(tenancy.WithTenant(ctx, s.tenant), tx, s.employee, "2026-12")
+		require.Empty(t, ms)
+		return err
+	}))
 }

@@ -15,7 +15,9 @@ import (
 // Instalments collected by payroll deduction (internal/payroll/product_mandate.go): the
 // customer opts in for their own ACTIVE agreement (CreateInstalmentMandate: a PENDING
 // BNPL_INSTALLMENT mandate whose reference is the agreement, of the amount of its earliest DUE
-// instalment); a payroll approver activates it; each PAID payroll entry's line is then collected
+// instalment); a payroll approver activates it; each period's line is the earliest DUE
+// instalment's amount, at most the mandate's, none once nothing is DUE
+// (internal/payroll/mandate.go's periodMandates); each PAID payroll entry's line is then collected
 // by the collection saga with Source PAYROLL (workflows.BnplCollect), which takes the
 // agreement's earliest DUE instalment (ReservePayroll) and
 // refuses a line whose amount is not that instalment's (BNPL_MANDATE_AMOUNT_MISMATCH: the

@@ -427,15 +427,23 @@ func periodMandates(ctx context.Context, tx db.Writer, period, employeeID string
 	if err := CheckPeriod("period", period); err != nil {
 		return nil, err
 	}
-	rows, err := db.Select[PeriodMandate](ctx, tx, `SELECT id, employee_id, kind, amount_santim::bigint AS amount_santim,
-			basis_points::bigint AS basis_points, priority::bigint AS priority,
-			(total_santim - taken_santim)::bigint AS remaining_santim, reference
-		FROM app.payroll_deduction_mandates
-		WHERE tenant_id = ? AND (? = '' OR employee_id = ?) AND status = 'ACTIVE'
-			AND start_period <= ? AND (end_period IS NULL OR end_period >= ?)
-			AND (total_santim IS NULL OR taken_santim < total_santim)
-		ORDER BY employee_id, array_position(?::text[], kind), priority, id`,
-		tenancy.TenantID(ctx), employeeID, employeeID, period, period, pgTextArray(MandateKinds))
+	// A BNPL_INSTALLMENT mandate takes its agreement's earliest DUE instalment, never more than
+	// the amount the employer activated, and nothing once none is DUE (product_mandate.go).
+	rows, err := db.Select[PeriodMandate](ctx, tx, `SELECT m.id, m.employee_id, m.kind,
+			(CASE WHEN m.kind = ? THEN LEAST(m.amount_santim, due.amount_santim) ELSE m.amount_santim END)::bigint AS amount_santim,
+			m.basis_points::bigint AS basis_points, m.priority::bigint AS priority,
+			(m.total_santim - m.taken_santim)::bigint AS remaining_santim, m.reference
+		FROM app.payroll_deduction_mandates m
+		LEFT JOIN LATERAL (SELECT i.amount_santim FROM app.bnpl_instalments i
+			WHERE i.tenant_id = m.tenant_id AND i.agreement_id = m.reference AND i.status = 'DUE'
+			ORDER BY i.due_date, i.idx LIMIT 1) due ON m.kind = ?
+		WHERE m.tenant_id = ? AND (? = '' OR m.employee_id = ?) AND m.status = 'ACTIVE'
+			AND m.start_period <= ? AND (m.end_period IS NULL OR m.end_period >= ?)
+			AND (m.total_santim IS NULL OR m.taken_santim < m.total_santim)
+			AND (m.kind <> ? OR due.amount_santim IS NOT NULL)
+		ORDER BY m.employee_id, array_position(?::text[], m.kind), m.priority, m.id`,
+		KindBnplInstallment, KindBnplInstallment, tenancy.TenantID(ctx), employeeID, employeeID, period, period, KindBnplInstallment,
+		pgTextArray(MandateKinds))
 	if err != nil {
 		return nil, fmt.Errorf("payroll.period_mandates: %w", err)
 	}

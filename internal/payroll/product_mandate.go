@@ -19,8 +19,13 @@ import (
 //   - EQUB_CONTRIBUTION — reference: the equb membership (eqm_…); the amount the group's
 //     contribution. Collected: the member's contribution to the group's OPEN cycle.
 //   - BNPL_INSTALLMENT — reference: the BNPL agreement; the amount an instalment's (its earliest
-//     DUE one's at the opt-in, POST /api/bnpl/agreements/<id>/installment-mandate). Collected:
-//     the agreement's earliest DUE instalment, when its amount is the line's.
+//     DUE one's at the opt-in, POST /api/bnpl/agreements/<id>/installment-mandate). Each period's
+//     line is the agreement's earliest DUE instalment's amount at the calculation, never more
+//     than the mandate's (what the employer activated), and there is none once no instalment is
+//     DUE: instalments split to the santim differ by one (money.Allocate), a restructure may
+//     make them smaller, and a settled agreement owes nothing. Collected: the agreement's
+//     earliest DUE instalment, when its amount is the line's (a restructure into larger
+//     instalments needs a new mandate).
 //   - SAVINGS_AUTOSAVE — reference: the savings goal; the amount the saver chose.
 //
 // Who creates one: the member or customer, opting in through a route of the product for their
