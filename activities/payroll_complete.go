@@ -64,12 +64,14 @@ func (a *PayrollComplete) Register(r worker.ActivityRegistry) {
 	PayrollCompleteRecord.Register(r, a.Record)
 }
 
-// Check reads the run; one that is neither DISBURSED nor COMPLETED is refused non-retryable
-// (PAYROLL_RUN_INVALID_STATE, PAYROLL_RUN_NOT_FOUND).
+// Check begins the completion (payroll.BeginCompletion): a run that is neither DISBURSED nor
+// COMPLETED, or has an entry being sent again, is refused non-retryable
+// (PAYROLL_RUN_INVALID_STATE, PAYROLL_RUN_NOT_FOUND, PAYROLL_RUN_ENTRIES_UNSETTLED); a DISBURSED
+// one is marked completing, so no entry is sent again while its deductions are applied.
 func (a *PayrollComplete) Check(ctx context.Context, in PayrollCompleteStep) (payroll.Run, error) {
 	var out payroll.Run
 	err := a.inTx(ctx, in, nil, func(ctx context.Context, tx db.BunTx) (err error) {
-		out, err = payroll.CheckCompletable(ctx, tx, in.RunID)
+		out, err = payroll.BeginCompletion(ctx, tx, in.RunID)
 		return err
 	})
 	return out, err

@@ -154,6 +154,11 @@ func (s *Server) retryPayrollEntry(c *gin.Context) {
 				Message: "a payroll run that is " + r.Status + " has no failed payment to send again",
 				Details: map[string]any{"status": r.Status, "allowedFrom": []string{payroll.RunDisbursing, payroll.RunDisbursed}}}
 		}
+		if !r.CompletingAt.IsZero() {
+			rf, _ := payroll.DisburseRefusalOf(payroll.CodeRunCompleting)
+			rf.Details = map[string]any{"status": r.Status, "completingAt": r.CompletingAt.UTC()}
+			return struct{}{}, &rf
+		}
 		if e.Status != payroll.EntryFailed {
 			rf, _ := payroll.DisburseRefusalOf(payroll.CodeEntryInvalidState)
 			rf.Details = map[string]any{"status": e.Status, "allowedFrom": []string{payroll.EntryFailed}}

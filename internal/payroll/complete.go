@@ -141,6 +141,33 @@ func CheckCompletable(ctx context.Context, tx db.BunTx, id string) (Run, error) 
 	return r, err
 }
 
+// BeginCompletion is the completion's first step: under the run's row lock, which ClaimRetry
+// takes too, it checks the run may be completed (CheckCompletable: a COMPLETED run is answered
+// as it is) and that every entry is PAID or FAILED (CheckEntriesSettled), and marks the run
+// COMPLETING (CompletingAt, once). From then on ClaimRetry refuses (PAYROLL_RUN_COMPLETING): the
+// completion reads the PAID entries' lines page by page and applies the PAID entries' mandates at
+// its end, so an entry paid in between would have its mandates applied and its EWA, loan and
+// product lines never repaid. Errors: CheckCompletable's, PAYROLL_RUN_ENTRIES_UNSETTLED (409).
+func BeginCompletion(ctx context.Context, tx db.BunTx, id string) (Run, error) {
+	r, err := getRun(ctx, tx, id, true)
+	if err != nil || r.Status == RunCompleted {
+		return r, err
+	}
+	if _, err := RunMachine.Next("completed", r.Status); err != nil {
+		return r, err
+	}
+	if err := CheckEntriesSettled(ctx, tx, id); err != nil {
+		return r, err
+	}
+	if r.CompletingAt.IsZero() {
+		if err := tx.QueryRow(ctx, `UPDATE app.payroll_runs SET completing_at = now() WHERE tenant_id = $1 AND id = $2 RETURNING completing_at`,
+			r.TenantID, r.ID).Scan(&r.CompletingAt); err != nil {
+			return r, fmt.Errorf("payroll: begin completion: %w", err)
+		}
+	}
+	return r, nil
+}
+
 // obligationKinds matches an entry with at least one line another saga applies.
 var obligationKinds = func() string {
 	s := `{"[{\"kind\":\"` + ObligationEWA + `\"}]","[{\"kind\":\"` + ObligationLoan + `\"}]"`

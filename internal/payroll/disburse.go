@@ -47,6 +47,8 @@ const (
 	CodePayrollAccountUnavailable = "PAYROLL_ACCOUNT_LOOKUP_UNAVAILABLE"
 	CodeEntryNotFound             = "PAYROLL_ENTRY_NOT_FOUND"
 	CodeEntryInvalidState         = "PAYROLL_ENTRY_INVALID_STATE"
+	// CodeRunCompleting: the run's completion has begun (BeginCompletion): no entry is sent again.
+	CodeRunCompleting = "PAYROLL_RUN_COMPLETING"
 	// FailurePayoutOtherPartner is the failure_reason of an entry not sent: the employee's
 	// payout account is at another partner than the payroll account.
 	FailurePayoutOtherPartner = "PAYOUT_ACCOUNT_AT_OTHER_PARTNER"
@@ -67,6 +69,8 @@ var disburseRefusals = map[string]Refusal{
 	CodePayrollAccountUnavailable: {Code: CodePayrollAccountUnavailable, Status: http.StatusServiceUnavailable,
 		Message: "the partner bank could not be asked about the payroll account; nothing was sent, try again later"},
 	CodeEntryNotFound: *ErrEntryNotFound,
+	CodeRunCompleting: {Code: CodeRunCompleting, Status: http.StatusConflict,
+		Message: "the run's completion has begun: its failed entries are final (pay the employee outside the run and record the repayments)"},
 	CodeEntryInvalidState: {Code: CodeEntryInvalidState, Status: http.StatusConflict,
 		Message: "only a FAILED entry of a DISBURSING or DISBURSED run can be sent again"},
 }
@@ -365,7 +369,8 @@ type RetryClaim struct {
 // the saga wfID: FAILED → DISBURSING, the employee's payout account read again (it may have been
 // corrected), the attempt counted (audited RetryPayrollEntry, payroll.entry_retried.v1). The run
 // stays where it is. The same saga claiming again is answered the same claim. Errors:
-// ErrRunNotFound; ErrEntryNotFound; PAYROLL_RUN_INVALID_STATE; PAYROLL_ENTRY_INVALID_STATE;
+// ErrRunNotFound; ErrEntryNotFound; PAYROLL_RUN_COMPLETING (the completion has begun,
+// BeginCompletion); PAYROLL_RUN_INVALID_STATE; PAYROLL_ENTRY_INVALID_STATE;
 // PAYROLL_ACCOUNT_NOT_SET.
 func ClaimRetry(ctx context.Context, tx db.BunTx, runID, entryID, wfID string, now time.Time) (RetryClaim, error) {
 	r, err := getRun(ctx, tx, runID, true)
@@ -395,6 +400,11 @@ func ClaimRetry(ctx context.Context, tx db.BunTx, runID, entryID, wfID string, n
 		return RetryClaim{}, &Refusal{Code: CodeRunInvalidState, Status: http.StatusConflict,
 			Message: "a payroll run that is " + r.Status + " has no failed payment to send again",
 			Details: map[string]any{"status": r.Status, "allowedFrom": []string{RunDisbursing, RunDisbursed}}}
+	}
+	if !r.CompletingAt.IsZero() {
+		rf := disburseRefusals[CodeRunCompleting]
+		rf.Details = map[string]any{"status": r.Status, "completingAt": r.CompletingAt.UTC()}
+		return RetryClaim{}, &rf
 	}
 	if e.Status != EntryFailed {
 		rf := disburseRefusals[CodeEntryInvalidState]

@@ -167,6 +167,13 @@ func TestDisbursementRecordSteps(t *testing.T) {
 	}))
 	require.Equal(t, payroll.DisbursementProgress{Items: 2, Batches: 1, Settled: 1, SettledSantim: es[a].NetSantim}, progress(500),
 		"the retried entry is being paid again: its batch is not done")
+	begin := func() (payroll.Run, error) {
+		return runAs(t, o, checker, func(ctx context.Context, tx db.BunTx) (payroll.Run, error) {
+			return payroll.BeginCompletion(ctx, tx, run.ID)
+		})
+	}
+	_, err = begin()
+	require.Equal(t, payroll.CodeEntriesUnsettled, refusalCode(err), "an entry being sent again holds the completion back")
 	require.Zero(t, record(wf, payroll.EntryOutcome{EntryID: es[b].ID, Reference: "ref-b", Status: "SETTLED"}), "the first attempt's saga no longer owns it")
 	require.Equal(t, 1, record("retry-1", payroll.EntryOutcome{EntryID: es[b].ID, Reference: "ref-b2", TransferID: "tr-b2", Status: "SETTLED"}))
 	es = entriesOf(t, o, run.ID)
@@ -186,4 +193,21 @@ func TestDisbursementRecordSteps(t *testing.T) {
 			{Status: payroll.EntryFailed, Entries: 1, NetSantim: es[elsewhere].NetSantim}}, tot)
 		return nil
 	}))
+
+	// The completion begins: the run is marked once, and from then on no entry is sent again —
+	// an entry paid while the completion reads the paid entries' lines would have its mandates
+	// applied and its EWA, loan and product lines never repaid (found by an audit).
+	began, err := begin()
+	require.NoError(t, err)
+	require.False(t, began.CompletingAt.IsZero())
+	again, err := begin()
+	require.NoError(t, err)
+	require.True(t, began.CompletingAt.Equal(again.CompletingAt), "marked once")
+	exec(t, o, `UPDATE app.employees SET payout_partner = 'sandbox' WHERE id = $1`, es[elsewhere].EmployeeID)
+	require.NoError(t, as(o, checker, func(ctx context.Context, tx db.BunTx) error {
+		_, err := payroll.ClaimRetry(ctx, tx, run.ID, es[elsewhere].ID, "retry-3", runNow)
+		require.Equal(t, payroll.CodeRunCompleting, refusalCode(err))
+		return nil
+	}))
+	require.Equal(t, payroll.EntryFailed, entriesOf(t, o, run.ID)[elsewhere].Status, "nothing claimed")
 }

@@ -201,7 +201,9 @@ type Run struct {
 	// calculation that writes the entries, or by a refused one (EndCalculation).
 	CalculatingBy string    `bun:"calculating_by,nullzero"`
 	CalculatingAt time.Time `bun:"calculating_at,nullzero"`
-	UpdatedAt     time.Time `bun:"updated_at"`
+	// CompletingAt: when the completion began (BeginCompletion); no entry is sent again after.
+	CompletingAt time.Time `bun:"completing_at,nullzero"`
+	UpdatedAt    time.Time `bun:"updated_at"`
 }
 
 // Locked reports whether the run is locked.

@@ -1,0 +1,1 @@
+ALTER TABLE app.payroll_runs DROP COLUMN completing_at;
