@@ -6,9 +6,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/pgdialect"
 
 	"github.com/wagerail/wagerail/internal/identity"
 	"github.com/wagerail/wagerail/internal/payroll/paycalc"
@@ -345,7 +347,16 @@ type carryRow struct {
 
 // loadCarriedForward reads into Input.CarriedForward what each employee's latest fixed entry of
 // an earlier period could not take (an approved run's, not a cancelled or a draft one), fed back
-// unchanged (paycalc: never dropped, never taken twice).
+// unchanged (paycalc: never dropped, never taken twice) — except where the source itself says
+// what it is still owed and it was settled outside payroll. paycalc caps a carry merged into its
+// source by the source's figure, but takes a carry whose source is not in the input on its own.
+// So (this loader runs after the EWA and loan loaders): a carry of an EWA request that is not
+// among the employee's recoveries is dropped, since the request's outstanding is its whole debt
+// (the carry is part of it) and a request not loaded owes nothing (repaid by an admin's
+// repayment); a carry of a loan instalment of another period is capped by what the instalment
+// still owes (total − repaid; nothing once REPAID or SUPERSEDED by a restructure, whose new
+// schedule carries the principal). Without this the carry was withheld again and refused at the
+// completion as an overpayment, for an operator to refund.
 func loadCarriedForward(ctx context.Context, tx db.Writer, period string, opt LoadOptions, byID map[string]*paycalc.Input) error {
 	rows, err := db.Select[carryRow](ctx, tx, `
 		SELECT DISTINCT ON (employee_id) employee_id, carried_forward
@@ -369,6 +380,67 @@ func loadCarriedForward(ctx context.Context, tx db.Writer, period string, opt Lo
 			in.CarriedForward = append(in.CarriedForward, paycalc.Carry{Kind: paycalc.DeductionKind(c.Kind), Reference: c.Reference,
 				AmountSantim: c.AmountSantim, Priority: c.Priority, PreTax: c.PreTax})
 		}
+	}
+	return settledCarries(ctx, tx, byID)
+}
+
+// settledCarries drops or caps the carries whose source was settled outside payroll (see
+// loadCarriedForward).
+func settledCarries(ctx context.Context, tx db.Writer, byID map[string]*paycalc.Input) error {
+	type instalment struct {
+		loan string
+		idx  int
+	}
+	var ask []instalment
+	for _, in := range byID {
+		for _, c := range in.CarriedForward {
+			if c.Kind != paycalc.KindLoanInstallment || slices.ContainsFunc(in.Loans, func(l paycalc.LoanInstalment) bool { return l.Reference == c.Reference }) {
+				continue
+			}
+			if loan, idx, ok := LoanReference(c.Reference); ok {
+				ask = append(ask, instalment{loan, idx})
+			}
+		}
+	}
+	owed := map[string]int64{}
+	if len(ask) > 0 {
+		loans, idxs := make([]string, len(ask)), make([]int32, len(ask))
+		for i, a := range ask {
+			loans[i], idxs[i] = a.loan, int32(a.idx)
+		}
+		rows, err := db.Select[struct {
+			Loan string `bun:"loan_id" db:"loan_id"`
+			Idx  int    `bun:"idx" db:"idx"`
+			Owed int64  `bun:"owed" db:"owed"`
+		}](ctx, tx, `SELECT i.loan_id, i.idx, (CASE WHEN i.status IN ('REPAID', 'SUPERSEDED') THEN 0 ELSE i.total_santim - i.repaid_santim END)::bigint AS owed
+			FROM app.loan_instalments i JOIN unnest(?::text[], ?::int[]) AS a(loan_id, idx) ON a.loan_id = i.loan_id AND a.idx = i.idx
+			WHERE i.tenant_id = ?`, pgdialect.Array(loans), pgdialect.Array(idxs), tenancy.TenantID(ctx))
+		if err != nil {
+			return fmt.Errorf("payroll: carried loan instalments: %w", err)
+		}
+		for _, r := range rows {
+			owed[fmt.Sprintf("%s#%d", r.Loan, r.Idx)] = r.Owed
+		}
+	}
+	for _, in := range byID {
+		kept := in.CarriedForward[:0]
+		for _, c := range in.CarriedForward {
+			switch {
+			case c.Kind == paycalc.KindEWARecovery &&
+				!slices.ContainsFunc(in.EWA, func(r paycalc.EWARecovery) bool { return r.Reference == c.Reference }):
+				continue
+			case c.Kind == paycalc.KindLoanInstallment:
+				if _, _, ok := LoanReference(c.Reference); ok &&
+					!slices.ContainsFunc(in.Loans, func(l paycalc.LoanInstalment) bool { return l.Reference == c.Reference }) {
+					c.AmountSantim = min(c.AmountSantim, owed[c.Reference]) // an instalment not found owes nothing
+					if c.AmountSantim <= 0 {
+						continue
+					}
+				}
+			}
+			kept = append(kept, c)
+		}
+		in.CarriedForward = kept
 	}
 	return nil
 }

@@ -144,6 +144,63 @@ func TestLoadInputsRecoversEarlyWageAccess(t *testing.T) {
 	require.Equal(t, (want.Entry.GrossSantim-want.Entry.StatutorySantim)/3, want.Entry.ShareCapSantim, "the default share: a third of gross − statutory")
 }
 
+// A carry whose source was settled outside payroll is not taken again (found by an audit: 400 of
+// a 1,000 advance carried from October, the rest repaid by an admin's repayment, and November
+// withheld the 400 again, refused at completion for a refund). An EWA request's carry is kept
+// while the request is owed (paycalc caps it by the outstanding) and dropped once it is not; a
+// carry of a loan instalment of another period is capped by what the instalment still owes, and
+// dropped when it owes nothing (here: no such instalment). Other carries are fed back unchanged.
+func TestLoadInputsDropsCarriesSettledOutsidePayroll(t *testing.T) {
+	d := testkit.NewDB(t)
+	o := payrolltest.NewOrg(t, d)
+	emp := o.Employee(t, payrolltest.Employee{Salary: 3_000_000})
+	now := time.Date(2026, 10, 20, 12, 0, 0, 0, time.UTC)
+	var r ewa.Request
+	require.NoError(t, tenancy.InTx(o.Ctx, o.DB.App, func(tx pgx.Tx) (err error) {
+		if r, err = ewa.Create(o.Ctx, tx, o.ID, emp, 100_000, now); err != nil {
+			return err
+		}
+		_, err = tx.Exec(o.Ctx, `UPDATE app.ewa_requests SET status = 'DISBURSED', workflow_id = 'wf-1', disbursed_at = now() WHERE id = $1`, r.ID)
+		return err
+	}))
+	// October's run, approved, carried part of the advance, a loan instalment that does not
+	// exist, and a catalog deduction (set on the entry: what its calculation could not take).
+	const maker, checker = "u-maker", "u-checker"
+	var oct payroll.Run
+	require.NoError(t, as(o, maker, func(ctx context.Context, tx db.BunTx) (err error) {
+		oct, _, err = payroll.CreateRun(ctx, tx, "2026-10", runNow)
+		return err
+	}))
+	_, err := runAs(t, o, maker, func(ctx context.Context, tx db.BunTx) (payroll.Run, error) {
+		return payroll.CalculateRun(ctx, tx, oct.ID, runNow)
+	})
+	require.NoError(t, err)
+	_, err = runAs(t, o, checker, func(ctx context.Context, tx db.BunTx) (payroll.Run, error) {
+		return payroll.ApproveRun(ctx, tx, oct.ID, runNow)
+	})
+	require.NoError(t, err)
+	exec(t, o, `UPDATE app.payroll_entries SET carried_forward = jsonb_build_array(
+			jsonb_build_object('kind', 'EWA_RECOVERY', 'reference', $2::text, 'amountSantim', 40000, 'priority', 0, 'preTax', false),
+			jsonb_build_object('kind', 'LOAN_INSTALLMENT', 'reference', 'loan_gone#3', 'amountSantim', 5000, 'priority', 0, 'preTax', false),
+			jsonb_build_object('kind', 'CATALOG_DEDUCTION', 'reference', 'COOP', 'amountSantim', 7000, 'priority', 0, 'preTax', false))
+		WHERE run_id = $1`, oct.ID, r.ID)
+	exec(t, o, `UPDATE app.payroll_runs SET status = 'COMPLETED' WHERE id = $1`, oct.ID)
+
+	coop := paycalc.Carry{Kind: paycalc.KindCatalog, Reference: "COOP", AmountSantim: 7_000}
+	in := load(t, o, "2026-11", payroll.LoadOptions{})[emp]
+	require.Equal(t, []paycalc.Carry{{Kind: paycalc.KindEWARecovery, Reference: r.ID, AmountSantim: 40_000}, coop}, in.CarriedForward,
+		"the advance is still owed: its carry stays (merged into it, capped by the outstanding); the instalment that is not there owes nothing")
+
+	// The advance repaid in full by an admin's repayment (its saga leaves it REPAID): nothing of it
+	// is carried any more.
+	exec(t, o, `UPDATE app.ewa_requests SET status = 'REPAID', repaid_amount_santim = principal_santim + fee_santim, repaid_at = now(),
+		repayment_source = 'EMPLOYER', repayment_ledger_tx_id = 'tx-admin'
+		WHERE id = $1`, r.ID)
+	in = load(t, o, "2026-11", payroll.LoadOptions{})[emp]
+	require.Empty(t, in.EWA)
+	require.Equal(t, []paycalc.Carry{coop}, in.CarriedForward)
+}
+
 // Catalog lines: an employee's live assignments of active definitions, the assignment's own
 // amount over its definition's, in the calculator's units.
 func TestLoadInputsReadsCatalogAssignments(t *testing.T) {
