@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -143,6 +144,44 @@ func TestSavingsEndToEnd(t *testing.T) {
 	requireStatus(t, w.me.hostile(http.MethodPost, "/api/savings/goals/"+g.ID+"/withdraw", map[string]any{"amountSantim": 0}, "Idempotency-Key", testkit.Unique("k")),
 		http.StatusBadRequest, "INVALID_REQUEST")
 	requireStatus(t, w.me.hostile(http.MethodPost, "/api/savings/goals", map[string]any{"name": " ", "targetSantim": 1}), http.StatusBadRequest, "INVALID_REQUEST")
+}
+
+// TestSavingsEscrowNotChangedWhileItHoldsMoney: the escrow account holds the goals' money and
+// every deposit and withdrawal moves money at the account set, so another account is refused 409
+// SAVINGS_ESCROW_IN_USE (details: what it holds) while a goal holds money, nothing changed
+// (found by an audit: withdrawals then drew on the new account, the goals' money left at the
+// old); the same account again is fine, and once the goals are emptied the account may change.
+func TestSavingsEscrowNotChangedWhileItHoldsMoney(t *testing.T) {
+	t.Parallel()
+	w := newSavingsWorld(t, ewaStackOpts{sagaWait: 2 * time.Minute})
+	other := testkit.Unique("escrow2")
+	w.bank.Account(t, other, "Org Savings Escrow Two", 0)
+	put := func(account string) *httptest.ResponseRecorder {
+		return w.owner.call(http.MethodPut, "/api/savings/settings", map[string]any{
+			"escrowAccount": map[string]any{"partner": "sandbox", "accountNumber": account}})
+	}
+	g := w.goal(t, "Rainy day", 20_000)
+	require.Equal(t, http.StatusAccepted, w.move("deposit", g.ID, testkit.Unique("deposit"), 7_000).Code)
+	w.waitSaved(t, g.ID, 7_000)
+
+	rec := put(other)
+	requireStatus(t, rec, http.StatusConflict, "SAVINGS_ESCROW_IN_USE")
+	var refused struct {
+		Error struct {
+			Details map[string]any `json:"details"`
+		} `json:"error"`
+	}
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &refused))
+	require.EqualValues(t, 7_000, refused.Error.Details["heldSantim"], rec.Body.String())
+	require.Equal(t, http.StatusOK, put(w.escrow).Code, "the same account again")
+	rec = w.owner.call(http.MethodGet, "/api/savings/settings", nil)
+	require.Contains(t, rec.Body.String(), w.escrow, "nothing changed")
+
+	require.Equal(t, http.StatusAccepted, w.move("withdraw", g.ID, testkit.Unique("withdraw"), 7_000).Code)
+	w.waitSaved(t, g.ID, 0)
+	rec = put(other)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.Contains(t, rec.Body.String(), other)
 }
 
 // result waits for the saga id's result.

@@ -11,8 +11,10 @@ import (
 // answer their update with them (the ApplicationError's Type), and the API answers each with its
 // status and message (RefusalOf for the saga's codes).
 const (
-	CodeGoalNotFound        = "SAVINGS_GOAL_NOT_FOUND"
-	CodeEscrowNotSet        = "SAVINGS_ESCROW_NOT_SET"
+	CodeGoalNotFound = "SAVINGS_GOAL_NOT_FOUND"
+	CodeEscrowNotSet = "SAVINGS_ESCROW_NOT_SET"
+	// The escrow account is not changed while it holds savings or a movement is under way.
+	CodeEscrowInUse         = "SAVINGS_ESCROW_IN_USE"
 	CodeInsufficientBalance = "SAVINGS_INSUFFICIENT_BALANCE"
 	CodeEmployeeNotActive   = "SAVINGS_EMPLOYEE_NOT_ACTIVE"
 	CodePayoutAccountNotSet = "SAVINGS_PAYOUT_ACCOUNT_NOT_SET"
@@ -38,8 +40,10 @@ const (
 )
 
 var refusals = refusal.Table{
-	CodeGoalNotFound:        {Status: http.StatusNotFound, Message: "no such savings goal of yours in this organization"},
-	CodeEscrowNotSet:        {Status: http.StatusConflict, Message: "the organization has not set its savings escrow account (PUT /api/savings/settings)"},
+	CodeGoalNotFound: {Status: http.StatusNotFound, Message: "no such savings goal of yours in this organization"},
+	CodeEscrowNotSet: {Status: http.StatusConflict, Message: "the organization has not set its savings escrow account (PUT /api/savings/settings)"},
+	CodeEscrowInUse: {Status: http.StatusConflict,
+		Message: "the savings escrow account holds savers' money or a deposit or withdrawal is under way: it cannot be changed until the goals are emptied"},
 	CodeInsufficientBalance: {Status: http.StatusConflict, Message: "the goal's available balance is less than the amount"},
 	CodeEmployeeNotActive:   {Status: http.StatusConflict, Message: "only an ACTIVE employee may save"},
 	CodePayoutAccountNotSet: {Status: http.StatusConflict, Message: "the employee has no payout account to save from or withdraw to"},

@@ -58,14 +58,40 @@ func ValidAccount(name string, a BankAccount) error {
 }
 
 // PutSettings sets the escrow account (audit SetSavingsSettings, savings.settings_updated.v1). The
-// caller has had the partner confirm the account.
+// caller has had the partner confirm the account. Another account than the one set is refused
+// (SAVINGS_ESCROW_IN_USE, details.heldSantim and pendingMovements) while the escrow holds savers'
+// money — the settled deposits less the settled withdrawals of every goal — or a movement is
+// PENDING: every deposit and withdrawal moves money at the account set, so the goals' money would
+// be left at the old account and withdrawals drawn on the new one.
 func PutSettings(ctx context.Context, tx pgx.Tx, escrow BankAccount, actor string) (Settings, error) {
 	if err := ValidAccount("escrowAccount", escrow); err != nil {
 		return Settings{}, err
 	}
 	tenant := tenancy.TenantID(ctx)
+	var current BankAccount
+	err := tx.QueryRow(ctx, `SELECT escrow_partner, escrow_account FROM app.savings_settings WHERE tenant_id = $1 FOR UPDATE`, tenant).
+		Scan(&current.Partner, &current.AccountNumber)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+	case err != nil:
+		return Settings{}, err
+	case current.Partner != escrow.Partner || current.AccountNumber != escrow.AccountNumber:
+		var held int64
+		var pending int
+		if err := tx.QueryRow(ctx, `SELECT
+				coalesce(sum(CASE WHEN kind = 'DEPOSIT' THEN amount_santim ELSE -amount_santim END) FILTER (WHERE status = 'SETTLED'), 0)::bigint,
+				count(*) FILTER (WHERE status = 'PENDING')
+			FROM app.savings_movements WHERE tenant_id = $1`, tenant).Scan(&held, &pending); err != nil {
+			return Settings{}, err
+		}
+		if held != 0 || pending != 0 {
+			r := refuse(CodeEscrowInUse)
+			r.Details = map[string]any{"heldSantim": held, "pendingMovements": pending}
+			return Settings{}, r
+		}
+	}
 	var s Settings
-	err := tx.QueryRow(ctx, `INSERT INTO app.savings_settings (tenant_id, escrow_partner, escrow_account, updated_by)
+	err = tx.QueryRow(ctx, `INSERT INTO app.savings_settings (tenant_id, escrow_partner, escrow_account, updated_by)
 		VALUES ($1, $2, $3, $4)
 		ON CONFLICT (tenant_id) DO UPDATE SET escrow_partner = EXCLUDED.escrow_partner, escrow_account = EXCLUDED.escrow_account,
 			updated_by = EXCLUDED.updated_by, updated_at = now()
