@@ -249,6 +249,21 @@ func requireNoServerError(t *testing.T, rec *httptest.ResponseRecorder, what str
 	}
 }
 
+// refused checks that rec is the refusal status/code and returns its details.
+func refused(t *testing.T, rec *httptest.ResponseRecorder, status int, code string) map[string]any {
+	t.Helper()
+	require.Equal(t, status, rec.Code, rec.Body.String())
+	var e struct {
+		Error struct {
+			Code    string         `json:"code"`
+			Details map[string]any `json:"details"`
+		} `json:"error"`
+	}
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &e))
+	require.Equal(t, code, e.Error.Code, rec.Body.String())
+	return e.Error.Details
+}
+
 func errCode(rec *httptest.ResponseRecorder) string {
 	var e errBody
 	_ = json.Unmarshal(rec.Body.Bytes(), &e)

@@ -96,21 +96,6 @@ func (w *empWorld) imported(rec *httptest.ResponseRecorder) employeeImportJSON {
 	return decode[employeeImportJSON](w.t, rec)
 }
 
-// fileRefused checks a refusal of the whole file and returns its details.
-func fileRefused(t *testing.T, rec *httptest.ResponseRecorder, status int, code string) map[string]any {
-	t.Helper()
-	require.Equal(t, status, rec.Code, rec.Body.String())
-	var e struct {
-		Error struct {
-			Code    string         `json:"code"`
-			Details map[string]any `json:"details"`
-		} `json:"error"`
-	}
-	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &e))
-	require.Equal(t, code, e.Error.Code, rec.Body.String())
-	return e.Error.Details
-}
-
 // tenantCounts is what tenant has: employees, employee.created.v1 events, CreateEmployee audit
 // rows of a bulk import, and BulkImportEmployees audit rows by outcome.
 type tenantCounts struct{ employees, events, created, importOK, importDenied int }
@@ -268,9 +253,9 @@ func TestEmployeeImportDryRunWritesNothing(t *testing.T) {
 	require.Equal(t, before.employees+2, w.counts(w.a).employees)
 
 	rec := w.importFile(w.admin, file, "dryRun=yes", true)
-	require.Equal(t, "dryRun", fileRefused(t, rec, http.StatusBadRequest, "INVALID_REQUEST")["field"])
+	require.Equal(t, "dryRun", refused(t, rec, http.StatusBadRequest, "INVALID_REQUEST")["field"])
 	rec = w.importFile(w.admin, file, "dryRun=true&dryRun=false", true)
-	fileRefused(t, rec, http.StatusBadRequest, "INVALID_REQUEST")
+	refused(t, rec, http.StatusBadRequest, "INVALID_REQUEST")
 }
 
 func TestEmployeeImportHostileFiles(t *testing.T) {
@@ -310,11 +295,11 @@ func TestEmployeeImportHostileFiles(t *testing.T) {
 	before := w.counts(w.a)
 	// Whole-file refusals: nothing is written.
 	rec := w.importFile(w.owner, header+"\n"+line("HOS000007")+"\n"+line("HOS000008")+"\n"+strings.Replace(line("HOS000009"), "Abebe", "Ab\xffbe", 1)+"\n", "", true)
-	require.Equal(t, 4.0, fileRefused(t, rec, http.StatusBadRequest, "IMPORT_INVALID_ENCODING")["line"])
+	require.Equal(t, 4.0, refused(t, rec, http.StatusBadRequest, "IMPORT_INVALID_ENCODING")["line"])
 	rec = w.importFile(w.owner, header+"\n"+line("HOS000010")+"\n"+strings.Replace(line("HOS000011"), ",Abebe", `,Ab"ebe`, 1)+"\n", "", true)
-	require.Equal(t, 3.0, fileRefused(t, rec, http.StatusBadRequest, "IMPORT_INVALID_CSV")["line"])
+	require.Equal(t, 3.0, refused(t, rec, http.StatusBadRequest, "IMPORT_INVALID_CSV")["line"])
 	rec = w.importFile(w.owner, header+"\n\""+line("HOS000012")+"\n"+line("HOS000013")+"\n", "", true)
-	require.Equal(t, 2.0, fileRefused(t, rec, http.StatusBadRequest, "IMPORT_INVALID_CSV")["line"], "where the unterminated quote opened")
+	require.Equal(t, 2.0, refused(t, rec, http.StatusBadRequest, "IMPORT_INVALID_CSV")["line"], "where the unterminated quote opened")
 	for _, tc := range []struct{ header, column string }{
 		{header + ",salary", "salary"},
 		{header + ",email", "email"},
@@ -322,16 +307,16 @@ func TestEmployeeImportHostileFiles(t *testing.T) {
 		{strings.Replace(header, "firstName", "FirstName", 1), "FirstName"},
 	} {
 		rec = w.importFile(w.owner, tc.header+"\n", "", true)
-		require.Equal(t, tc.column, fileRefused(t, rec, http.StatusBadRequest, "IMPORT_INVALID_HEADER")["column"])
+		require.Equal(t, tc.column, refused(t, rec, http.StatusBadRequest, "IMPORT_INVALID_HEADER")["column"])
 	}
-	fileRefused(t, w.importFile(w.owner, "", "", true), http.StatusBadRequest, "IMPORT_EMPTY")
+	refused(t, w.importFile(w.owner, "", "", true), http.StatusBadRequest, "IMPORT_EMPTY")
 	// A header and no row: the document's body pattern wants a record after the header.
-	fileRefused(t, w.importFile(w.owner, header+"\r\n", "", true), http.StatusBadRequest, "IMPORT_EMPTY")
+	refused(t, w.importFile(w.owner, header+"\r\n", "", true), http.StatusBadRequest, "IMPORT_EMPTY")
 
 	// Not text/csv, or not UTF-8: 415.
 	for _, ct := range []string{"application/json", "text/plain", "text/csv; charset=iso-8859-1", "multipart/form-data; boundary=x", ""} {
 		rec = w.importFile(w.owner, header+"\n"+line("HOS000014")+"\n", "", true, "Content-Type", ct)
-		fileRefused(t, rec, http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE")
+		refused(t, rec, http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA_TYPE")
 	}
 	res = w.imported(w.importFile(w.owner, header+"\n"+line("HOS000015")+"\n", "", false, "Content-Type", "text/csv; charset=UTF-8"))
 	require.Equal(t, 1, res.Created)
@@ -346,13 +331,13 @@ func TestEmployeeImportHostileFiles(t *testing.T) {
 		b.WriteString(short + "\n")
 	}
 	rec = w.importFile(w.owner, b.String(), "", true)
-	d := fileRefused(t, rec, http.StatusRequestEntityTooLarge, "IMPORT_TOO_MANY_ROWS")
+	d := refused(t, rec, http.StatusRequestEntityTooLarge, "IMPORT_TOO_MANY_ROWS")
 	require.Equal(t, float64(employees.MaxImportRows+2), d["line"])
 	require.Equal(t, float64(employees.MaxImportRows), d["maxRows"])
 	for b.Len() <= employees.MaxImportBytes {
 		b.WriteString(short + "\n")
 	}
-	fileRefused(t, w.importFile(w.owner, b.String(), "", true), http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE")
+	refused(t, w.importFile(w.owner, b.String(), "", true), http.StatusRequestEntityTooLarge, "PAYLOAD_TOO_LARGE")
 
 	require.Equal(t, before, w.counts(w.a))
 }
@@ -406,7 +391,7 @@ func TestEmployeeImportIsAllOrNothing(t *testing.T) {
 
 	<-done
 	rec := imp.answer()
-	fileRefused(t, rec, http.StatusConflict, "DUPLICATE_NATIONAL_ID")
+	refused(t, rec, http.StatusConflict, "DUPLICATE_NATIONAL_ID")
 	w.noNationalIDFast(rec)
 	after := w.counts(w.a)
 	require.Equal(t, tenantCounts{employees: before.employees + 1, events: before.events, created: before.created,

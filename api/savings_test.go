@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -164,17 +163,10 @@ func TestSavingsEscrowNotChangedWhileItHoldsMoney(t *testing.T) {
 	require.Equal(t, http.StatusAccepted, w.move("deposit", g.ID, testkit.Unique("deposit"), 7_000).Code)
 	w.waitSaved(t, g.ID, 7_000)
 
-	rec := put(other)
-	requireStatus(t, rec, http.StatusConflict, "SAVINGS_ESCROW_IN_USE")
-	var refused struct {
-		Error struct {
-			Details map[string]any `json:"details"`
-		} `json:"error"`
-	}
-	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &refused))
-	require.EqualValues(t, 7_000, refused.Error.Details["heldSantim"], rec.Body.String())
+	details := refused(t, put(other), http.StatusConflict, "SAVINGS_ESCROW_IN_USE")
+	require.EqualValues(t, 7_000, details["heldSantim"])
 	require.Equal(t, http.StatusOK, put(w.escrow).Code, "the same account again")
-	rec = w.owner.call(http.MethodGet, "/api/savings/settings", nil)
+	rec := w.owner.call(http.MethodGet, "/api/savings/settings", nil)
 	require.Contains(t, rec.Body.String(), w.escrow, "nothing changed")
 
 	require.Equal(t, http.StatusAccepted, w.move("withdraw", g.ID, testkit.Unique("withdraw"), 7_000).Code)
