@@ -409,9 +409,9 @@ func bnplFilter(c *gin.Context, byEmployee bool) (bnpl.Filter, int, string, bool
 	}
 	f := bnpl.Filter{Status: q.Get("status")}
 	switch f.Status {
-	case "", bnpl.StatusAccepted, bnpl.StatusActive, bnpl.StatusSettled, bnpl.StatusFailed, bnpl.StatusDefaulted:
+	case "", bnpl.StatusAccepted, bnpl.StatusActive, bnpl.StatusSettled, bnpl.StatusFailed, bnpl.StatusDefaulted, bnpl.StatusWrittenOff:
 	default:
-		writeError(c, fieldError(&field.Error{Field: "status", Problem: "must be ACCEPTED, ACTIVE, SETTLED, FAILED or DEFAULTED"}))
+		writeError(c, fieldError(&field.Error{Field: "status", Problem: "must be ACCEPTED, ACTIVE, SETTLED, FAILED, DEFAULTED or WRITTEN_OFF"}))
 		return bnpl.Filter{}, 0, "", false
 	}
 	if byEmployee && q.Has("employeeId") {

@@ -164,6 +164,12 @@ func TestBnplWriteOff(t *testing.T) {
 		http.StatusConflict, "BNPL_INVALID_STATE")
 	require.Equal(t, after, written())
 	require.Equal(t, out.Agreement, s.waitAgreement(t, p.a.ID, "WRITTEN_OFF"))
+	// The list filters by every status the document names, WRITTEN_OFF too (it answered 400).
+	rec = s.owner.call(http.MethodGet, "/api/bnpl/agreements?status=WRITTEN_OFF", nil)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	page := decode[bnplAgreementPageJSON](t, rec)
+	require.Len(t, page.Items, 1)
+	require.Equal(t, p.a.ID, page.Items[0].ID)
 	// The write-off's history (WAGERAIL_RECORD_HISTORY=1), replayed by workflows.TestBnplReplay.
 	testkit.RecordHistory(t, s.tc, out.WriteOff.WorkflowID, "", "../workflows/testdata/bnpl_writeoff_history.json")
 }
