@@ -101,10 +101,16 @@ func Dispute(ctx workflow.Context, in DisputeInput) (DisputeResult, error) {
 			activities.DisputeMoveInput{Run: run, DisputeID: in.DisputeID, Move: m, At: workflow.Now(ctx)})
 	}
 	var decided *disputes.Dispute
+	// deciding is set while a decision's ledger step runs: a second decision accepted meanwhile
+	// (its validator ran before the first recorded anything) is refused before it moves money, or
+	// both would post (a reversal and an adjustment of one dispute), and the loser's posting would
+	// stand unrecorded. A decision whose ledger step was refused frees it for the next.
+	deciding := false
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, DisputeDecisionUpdate, func(ctx workflow.Context, d DisputeDecision) (disputes.Dispute, error) {
-		if decided != nil {
+		if decided != nil || deciding {
 			return disputes.Dispute{}, temporal.NewApplicationError("the dispute is decided", disputes.CodeInvalidState)
 		}
+		deciding = true
 		m := disputes.Move{Trigger: disputes.TriggerDecide, Actor: d.Actor, Decision: d.Decision, Reason: d.Reason,
 			PartnerChargebackRef: d.PartnerChargebackRef, ApprovedBy: d.ApprovedBy}
 		// Only adjustment decisions reach this branch, and the validator of every earlier
@@ -113,6 +119,7 @@ func Dispute(ctx workflow.Context, in DisputeInput) (DisputeResult, error) {
 			id, err := call(ctx, ledgerOptions(), activities.DisputeAdjust, activities.DisputeAdjustInput{Run: run,
 				DisputeID: in.DisputeID, Adjustment: *d.Adjustment})
 			if err != nil {
+				deciding = false
 				return disputes.Dispute{}, refusalOf(err, disputes.CodeLedgerRefused)
 			}
 			m.AdjustmentTxID = id
@@ -121,6 +128,7 @@ func Dispute(ctx workflow.Context, in DisputeInput) (DisputeResult, error) {
 			id, err := call(ctx, ledgerOptions(), activities.DisputeReverse, activities.DisputeReverseInput{Run: run,
 				DisputeID: in.DisputeID, TransactionID: in.LedgerTransactionID, Reason: d.Reason})
 			if err != nil {
+				deciding = false
 				return disputes.Dispute{}, refusalOf(err, disputes.CodeLedgerRefused)
 			}
 			m.ReversalTxID = id
@@ -133,7 +141,7 @@ func Dispute(ctx workflow.Context, in DisputeInput) (DisputeResult, error) {
 		return out, nil
 	}, workflow.UpdateHandlerOptions{Validator: func(ctx workflow.Context, d DisputeDecision) error {
 		switch {
-		case decided != nil:
+		case decided != nil, deciding:
 			return temporal.NewApplicationError("the dispute is decided", disputes.CodeInvalidState)
 		}
 		if err := checkAdjustment(in, d); err != nil {

@@ -129,3 +129,31 @@ func TestDisputeWorkflowBreachThenReversal(t *testing.T) {
 	require.Equal(t, disputeStart.AddDate(0, 0, 7), f.at[2], "the breach at the deadline")
 	require.Equal(t, disputes.ResolvedReversal, done.d.Status)
 }
+
+// TestDisputeWorkflowRacingDecisionsMoveMoneyOnce: two decisions accepted together (a reversal and
+// a no-action, under different keys) — the second is refused DISPUTE_INVALID_STATE before it
+// does anything, so the disputed transaction is reversed once and only the reversal is recorded
+// (found by an audit: a reversal and an adjustment both posted, the loser's posting unrecorded).
+func TestDisputeWorkflowRacingDecisionsMoveMoneyOnce(t *testing.T) {
+	f := &fakeDispute{}
+	env, in := newDisputeEnv(t, f)
+	reversals := 0
+	env.OnActivity(activities.DisputeReverseActivity, mock.Anything, mock.Anything).Return(
+		func(context.Context, activities.DisputeReverseInput) (string, error) {
+			reversals++
+			return "rev-1", nil
+		})
+	var first, second updateResult
+	env.RegisterDelayedCallback(func() {
+		env.UpdateWorkflow(DisputeDecisionUpdate, "u1", first.callbacks(), DisputeDecision{Actor: "op1", Decision: disputes.Reversal, Reason: "wrong amount"})
+		env.UpdateWorkflow(DisputeDecisionUpdate, "u2", second.callbacks(), DisputeDecision{Actor: "op2", Decision: disputes.NoAction, Reason: "payslip"})
+	}, time.Hour)
+	env.ExecuteWorkflow(DisputeWorkflowName, in)
+	require.NoError(t, env.GetWorkflowError())
+	require.NoError(t, first.err)
+	require.Equal(t, disputes.ResolvedReversal, first.d.Status)
+	require.Error(t, second.err)
+	require.Contains(t, second.err.Error(), "the dispute is decided")
+	require.Equal(t, 1, reversals)
+	require.Equal(t, []string{"investigate", "decide:REVERSAL:rev-1"}, f.moves)
+}
