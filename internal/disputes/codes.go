@@ -13,6 +13,7 @@ var (
 	ErrTransactionNotFound  = errors.New("disputes: no such ledger transaction on the employee's account")
 	ErrTransactionNotPosted = errors.New("disputes: only a POSTED ledger transaction can be disputed")
 	ErrAlreadyOpen          = errors.New("disputes: the transaction already has an open dispute")
+	ErrAlreadyDisputed      = errors.New("disputes: the transaction's dispute was decided (a closed one may be reopened)")
 	ErrInvalidTransition    = errors.New("disputes: the dispute's state does not allow this")
 	ErrAlreadyReopened      = errors.New("disputes: the dispute was already reopened")
 	ErrApprovalMissing      = errors.New("disputes: an adjustment needs a platform admin's approval")
@@ -29,6 +30,7 @@ const (
 	CodeTransactionNotFound  = "LEDGER_TRANSACTION_NOT_FOUND"
 	CodeTransactionNotPosted = "DISPUTE_TRANSACTION_NOT_POSTED"
 	CodeAlreadyOpen          = "DISPUTE_ALREADY_OPEN"
+	CodeAlreadyDisputed      = "DISPUTE_ALREADY_DECIDED"
 	CodeInvalidState         = "DISPUTE_INVALID_STATE"
 	CodeAlreadyReopened      = "DISPUTE_ALREADY_REOPENED"
 	CodeApprovalMissing      = "DISPUTE_APPROVAL_REQUIRED"
@@ -44,13 +46,15 @@ var refusals = refusal.Table{
 	CodeTransactionNotFound:  {Status: http.StatusNotFound, Message: "no such ledger transaction on your account"},
 	CodeTransactionNotPosted: {Status: http.StatusConflict, Message: "only a POSTED ledger transaction can be disputed"},
 	CodeAlreadyOpen:          {Status: http.StatusConflict, Message: "this transaction already has an open dispute"},
-	CodeInvalidState:         {Status: http.StatusConflict, Message: "the dispute's state does not allow this"},
-	CodeAlreadyReopened:      {Status: http.StatusConflict, Message: "this dispute was already reopened"},
-	CodeApprovalMissing:      {Status: http.StatusUnprocessableEntity, Message: "an adjustment needs the approval of a platform admin (approvedBy)"},
-	CodeSelfApproved:         {Status: http.StatusUnprocessableEntity, Message: "the approver of an adjustment must be another person than the operator deciding it"},
-	CodeApprovalInvalid:      {Status: http.StatusUnprocessableEntity, Message: "the adjustment's approval does not verify"},
-	CodeLedgerUnavailable:    {Status: http.StatusServiceUnavailable, Message: "the ledger could not be reached; nothing was decided, try again"},
-	CodeLedgerRefused:        {Status: http.StatusConflict, Message: "the ledger refused the decision's posting; nothing was decided"},
+	CodeAlreadyDisputed: {Status: http.StatusConflict,
+		Message: "this transaction was disputed and the dispute decided; a platform admin may reopen one closed with no action"},
+	CodeInvalidState:      {Status: http.StatusConflict, Message: "the dispute's state does not allow this"},
+	CodeAlreadyReopened:   {Status: http.StatusConflict, Message: "this dispute was already reopened"},
+	CodeApprovalMissing:   {Status: http.StatusUnprocessableEntity, Message: "an adjustment needs the approval of a platform admin (approvedBy)"},
+	CodeSelfApproved:      {Status: http.StatusUnprocessableEntity, Message: "the approver of an adjustment must be another person than the operator deciding it"},
+	CodeApprovalInvalid:   {Status: http.StatusUnprocessableEntity, Message: "the adjustment's approval does not verify"},
+	CodeLedgerUnavailable: {Status: http.StatusServiceUnavailable, Message: "the ledger could not be reached; nothing was decided, try again"},
+	CodeLedgerRefused:     {Status: http.StatusConflict, Message: "the ledger refused the decision's posting; nothing was decided"},
 }
 
 // RefusalOf is code's answer; ok is false for a code that is not disputes'.
@@ -64,6 +68,7 @@ var storeCodes = []struct {
 	{ErrTransactionNotFound, CodeTransactionNotFound},
 	{ErrTransactionNotPosted, CodeTransactionNotPosted},
 	{ErrAlreadyOpen, CodeAlreadyOpen},
+	{ErrAlreadyDisputed, CodeAlreadyDisputed},
 	{ErrInvalidTransition, CodeInvalidState},
 	{ErrAlreadyReopened, CodeAlreadyReopened},
 	{ErrApprovalMissing, CodeApprovalMissing},

@@ -144,7 +144,8 @@ func WorkflowIDOf(tenant, disputeID string) string { return "dispute:" + tenant 
 // policy for the raiser on cal, counted from now), the OPENED event, the OpenDispute audit row
 // and dispute.opened.v1 (with a reopen: the REOPENED predecessor is the caller's, see Reopen).
 //
-// Errors: ErrInvalid, ErrAlreadyOpen.
+// Errors: ErrInvalid, ErrAlreadyOpen, ErrAlreadyDisputed (a decided dispute of the transaction:
+// only a reopen disputes it again).
 func Open(ctx context.Context, tx db.Querier, cal *Calendar, in OpenInput, now time.Time) (Dispute, error) {
 	if !in.RaisedBy.Valid() || in.AmountSantim <= 0 || in.TenantID == "" || in.LedgerTransactionID == "" || in.RaisedBySubjectID == "" || in.Reason == "" {
 		return Dispute{}, fmt.Errorf("%w: open", ErrInvalid)
@@ -157,6 +158,23 @@ func Open(ctx context.Context, tx db.Querier, cal *Calendar, in OpenInput, now t
 	}
 	if in.WorkflowID == "" {
 		in.WorkflowID = WorkflowIDOf(in.TenantID, in.ID)
+	}
+	if in.ReopensDisputeID == "" {
+		// A transaction is disputed once: a decided dispute's money has moved (a reversal or an
+		// adjustment), so a second dispute could move it again; one closed with no action is
+		// reopened by a platform admin (Reopen), not disputed anew. The unique index on open
+		// disputes decides two racing first disputes.
+		var status Status
+		err := tx.QueryRow(ctx, `SELECT status FROM app.disputes WHERE tenant_id = $1 AND ledger_transaction_id = $2
+			ORDER BY opened_at DESC LIMIT 1`, in.TenantID, in.LedgerTransactionID).Scan(&status)
+		switch {
+		case err == nil && status.Open():
+			return Dispute{}, ErrAlreadyOpen
+		case err == nil:
+			return Dispute{}, ErrAlreadyDisputed
+		case !errors.Is(err, pgx.ErrNoRows):
+			return Dispute{}, fmt.Errorf("disputes.open: earlier disputes: %w", err)
+		}
 	}
 	p, err := PolicyFor(ctx, tx, in.TenantID, in.RaisedBy)
 	if err != nil {

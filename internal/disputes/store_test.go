@@ -120,6 +120,15 @@ func TestDisputeStoreLifecycle(t *testing.T) {
 	}
 	require.Equal(t, []disputes.EventType{disputes.EventOpened, disputes.EventInvestigationStarted, disputes.EventEvidenceAttached, disputes.EventDecided}, types)
 
+	// Decided, the transaction is not disputed anew (an adjustment or a reversal would move its
+	// money again; found by an audit): only a reopen disputes it again.
+	_, err = inTenant(t, d, tenant, func(ctx context.Context, tx pgx.Tx) (disputes.Dispute, error) {
+		return disputes.Open(ctx, tx, disputes.Ethiopia(), disputes.OpenInput{TenantID: tenant, LedgerTransactionID: "tx-1",
+			LedgerAccountID: "acc-1", LedgerAccountName: "n", AmountSantim: 1, RaisedBy: disputes.RaisedByEmployee, RaisedBySubjectID: "emp_1", Reason: "again"}, opened)
+	})
+	require.ErrorIs(t, err, disputes.ErrAlreadyDisputed)
+	require.Equal(t, disputes.CodeAlreadyDisputed, disputes.CodeOf(err))
+
 	type pair struct{ prev, next disputes.Dispute }
 	p, err := inTenant(t, d, tenant, func(ctx context.Context, tx pgx.Tx) (pair, error) {
 		a, b, err := disputes.Reopen(ctx, tx, disputes.Ethiopia(), x.ID, "usr_platform", "new evidence", opened.Add(48*time.Hour))
