@@ -256,18 +256,14 @@ func Restructure(ctx context.Context, tx db.BunTx, loanID string, r RestructureR
 		if in.Status == InstalmentRepaid {
 			continue
 		}
-		ci, cf, cp := Covered(in)
+		ci, cf, _ := Covered(in)
 		carriedFee += in.FeeSantim - cf
 		waivedInterest += in.InterestSantim - ci
 		if in.RepaidSantim == 0 {
 			replaced = append(replaced, in.Index)
 			continue
 		}
-		c := in
-		c.InterestSantim, c.FeeSantim, c.PrincipalSantim = ci, cf, cp
-		c.TotalSantim, c.Status = ci+cf+cp, InstalmentRepaid
-		c.BalanceSantim = in.BalanceSantim + (in.PrincipalSantim - cp)
-		closed = append(closed, c)
+		closed = append(closed, closedAtRepaid(in))
 	}
 	first := time.Date(now.Year(), now.Month()+1, 1, 0, 0, 0, 0, time.UTC).Format("2006-01")
 	terms := schedule.Terms{PrincipalSantim: outstanding, AnnualRateBasisPoints: rate, TermMonths: r.TermMonths,
@@ -318,11 +314,8 @@ func Restructure(ctx context.Context, tx db.BunTx, loanID string, r RestructureR
 			return Restructured{}, fmt.Errorf("lending.restructure: superseded %d instalments of %d", n, len(replaced))
 		}
 	}
-	for i := range closed {
-		if _, err := tx.NewUpdate().Model(&closed[i]).Column("principal_santim", "interest_santim", "fee_santim", "total_santim",
-			"balance_santim", "status").WherePK().Exec(ctx); err != nil {
-			return Restructured{}, fmt.Errorf("lending.restructure: close instalment %d: %w", closed[i].Index, err)
-		}
+	if err := storeClosed(ctx, tx, closed); err != nil {
+		return Restructured{}, fmt.Errorf("lending.restructure: %w", err)
 	}
 	if _, err := tx.NewInsert().Model(&fresh).Exec(ctx); err != nil {
 		return Restructured{}, fmt.Errorf("lending.restructure: new instalments: %w", err)
@@ -356,4 +349,28 @@ func Restructure(ctx context.Context, tx db.BunTx, loanID string, r RestructureR
 	ev["annualRateBasisPoints"], ev["newTermMonths"], ev["newFirstDuePeriod"] = rate, r.TermMonths, first
 	ev["carriedFeeSantim"], ev["waivedInterestSantim"], ev["replacedInstalments"], ev["reason"] = carriedFee, waivedInterest, replaced, r.Reason
 	return Restructured{Loan: l, Version: v}, record(ctx, tx, "RestructureLoan", "Loan", l.ID, "loan.restructured.v1", ev)
+}
+
+// closedAtRepaid is a PARTIALLY_REPAID instalment closed at what was repaid on it: REPAID, its
+// parts what the repayments covered (Covered: interest, then fee, then principal), its balance
+// holding the principal it no longer takes. Its repaid amount is what a remittance to the FI
+// sends (remit.go takes a REPAID instalment).
+func closedAtRepaid(in LoanInstalment) LoanInstalment {
+	ci, cf, cp := Covered(in)
+	c := in
+	c.InterestSantim, c.FeeSantim, c.PrincipalSantim = ci, cf, cp
+	c.TotalSantim, c.Status = ci+cf+cp, InstalmentRepaid
+	c.BalanceSantim = in.BalanceSantim + (in.PrincipalSantim - cp)
+	return c
+}
+
+// storeClosed writes instalments closed by closedAtRepaid.
+func storeClosed(ctx context.Context, tx db.BunTx, closed []LoanInstalment) error {
+	for i := range closed {
+		if _, err := tx.NewUpdate().Model(&closed[i]).Column("principal_santim", "interest_santim", "fee_santim", "total_santim",
+			"balance_santim", "status").WherePK().Exec(ctx); err != nil {
+			return fmt.Errorf("close instalment %d: %w", closed[i].Index, err)
+		}
+	}
+	return nil
 }

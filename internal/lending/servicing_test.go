@@ -131,6 +131,50 @@ func TestWriteOffWaitsForARepayment(t *testing.T) {
 	require.Equal(t, l.PrincipalSantim-rec.Repayment.PrincipalSantim, claim.WriteOff.AmountSantim)
 }
 
+// TestWriteOffClosesAPartPaidInstalment: what the borrower paid on an instalment they did not
+// finish is closed at it when the loan is written off (REPAID at the 10,000 repaid, its parts
+// what the repayment covered), so it is remitted to the FI like any repaid instalment; the
+// unpaid instalments stay as they are. Found by an audit: left PARTIALLY_REPAID, it could be
+// neither finished (a written-off loan takes no repayment) nor remitted
+// (LOAN_INSTALMENT_NOT_REPAID), the money stranded for good.
+func TestWriteOffClosesAPartPaidInstalment(t *testing.T) {
+	t.Parallel()
+	w := newLoanWorld(t)
+	l := w.paidOut(t, lending.LoanDefaulted)
+	_, err := w.reserve(l, 0, 10_000, "wf-repay-1")
+	require.NoError(t, err)
+	rec := w.completeRepayment(t, "wf-repay-1")
+	require.Equal(t, lending.InstalmentPartiallyRepaid, rec.Instalment.Status)
+	w.approveWriteOff(t, l)
+	_, err = w.beginWriteOff(t, l, "wf-wo-1")
+	require.NoError(t, err)
+	got, err := value(t, w.biz, func(ctx context.Context, tx db.BunTx) (lending.Loan, error) {
+		l, _, err := lending.CompleteWriteOff(ctx, tx, l.ID, "wf-wo-1", "tx-wo-1", t0)
+		return l, err
+	})
+	require.NoError(t, err)
+	require.Equal(t, lending.LoanWrittenOff, got.Status)
+	in0 := got.Instalments[0]
+	require.Equal(t, lending.InstalmentRepaid, in0.Status)
+	require.Equal(t, int64(10_000), in0.RepaidSantim)
+	require.Equal(t, int64(10_000), in0.TotalSantim)
+	require.Equal(t, rec.Repayment.InterestSantim, in0.InterestSantim)
+	require.Equal(t, rec.Repayment.FeeSantim, in0.FeeSantim)
+	require.Equal(t, rec.Repayment.PrincipalSantim, in0.PrincipalSantim)
+	for _, in := range got.Instalments[1:] {
+		require.Equal(t, lending.InstalmentScheduled, in.Status)
+	}
+	// The remittance of what was repaid is not refused as unrepaid any more.
+	err = tenancy.InTx(w.biz.Ctx, w.biz.DB.App, func(tx pgx.Tx) error {
+		_, err := lending.CheckRemittance(w.biz.Ctx, tx, l.ID, 0)
+		return err
+	})
+	var r *payroll.Refusal
+	if errors.As(err, &r) {
+		require.NotEqual(t, lending.CodeInstalmentNotRepaid, r.Code, r.Message)
+	}
+}
+
 // TestRepaymentWaitsForAWriteOff: while a write-off is claimed and its journal not yet posted, a
 // repayment is refused 409 LOAN_WRITE_OFF_IN_PROGRESS (from the reservation, audited DENIED, and
 // from the API's pre-check), nothing reserved; a released (FAILED) write-off lets it through.

@@ -243,7 +243,8 @@ func claimed(ctx context.Context, tx db.BunTx, loanID, workflowID string) (Loan,
 }
 
 // CompleteWriteOff records the claimed write-off as posted (ledgerTxID "" when there was no
-// journal, R being 0) and the loan WRITTEN_OFF (idempotent for the run).
+// journal, R being 0) and the loan WRITTEN_OFF, its PARTIALLY_REPAID instalments closed at what
+// was repaid (closedAtRepaid: REPAID, so remitted to the FI) (idempotent for the run).
 func CompleteWriteOff(ctx context.Context, tx db.BunTx, loanID, workflowID, ledgerTxID string, now time.Time) (Loan, WriteOff, error) {
 	l, w, err := claimed(ctx, tx, loanID, workflowID)
 	if err != nil {
@@ -266,6 +267,20 @@ func CompleteWriteOff(ctx context.Context, tx db.BunTx, loanID, workflowID, ledg
 	}
 	if _, err := tx.NewUpdate().Model(&w).Column("status", "completed_at", "ledger_tx_id").
 		Where("wo.tenant_id = ? AND wo.loan_id = ?", w.TenantID, w.LoanID).Exec(ctx); err != nil {
+		return Loan{}, WriteOff{}, fmt.Errorf("lending.complete_write_off: %w", err)
+	}
+	// What the borrower paid on an instalment they did not finish is the FI's: the instalment is
+	// closed at it (REPAID), so it is remitted like any repaid one. Left PARTIALLY_REPAID it could
+	// never be finished (a written-off loan takes no repayment) nor remitted, the money stranded
+	// in payroll-clearing and payable-to-fi for good.
+	var closed []LoanInstalment
+	for i, in := range l.Instalments {
+		if in.Status == InstalmentPartiallyRepaid {
+			l.Instalments[i] = closedAtRepaid(in)
+			closed = append(closed, l.Instalments[i])
+		}
+	}
+	if err := storeClosed(ctx, tx, closed); err != nil {
 		return Loan{}, WriteOff{}, fmt.Errorf("lending.complete_write_off: %w", err)
 	}
 	l.Status, l.UpdatedAt = to, now
