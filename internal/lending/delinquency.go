@@ -264,9 +264,13 @@ func CheckDelinquency(ctx context.Context, tx db.BunTx, loanID string, at time.T
 	}
 	out := DelinquencyCheck{LoanID: l.ID, Status: l.Status}
 	switch l.Status {
-	case LoanRepaid, LoanWrittenOff, LoanRejected, LoanCancelled:
+	case LoanWrittenOff, LoanRejected, LoanCancelled:
 		out.Final = true
 		return out, nil
+	case LoanRepaid:
+		// The last check: nothing is unpaid, so the bucket is CURRENT, recorded below when it was
+		// not (a loan repaid while past due kept its bucket for good).
+		out.Final = true
 	case LoanActive, LoanDefaulted:
 	default:
 		return out, nil // not paid out yet: nothing is due; wait to be nudged

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
@@ -390,4 +391,48 @@ func TestProductDefaultAfterDays(t *testing.T) {
 	})
 	require.NoError(t, err)
 	require.Equal(t, 120, c.DefaultAfterDays)
+}
+
+// TestRepaidLoanIsCurrent: a loan past due that is then repaid in full is CURRENT at its last
+// check (changed, final): found by an audit, the check of a REPAID loan ended before recording
+// anything, so the loan kept its past-due bucket for good and its servicing views showed it.
+func TestRepaidLoanIsCurrent(t *testing.T) {
+	t.Parallel()
+	w := newLoanWorld(t)
+	l := w.paidOut(t, lending.LoanActive)
+	overdue, err := lending.OverdueAt(l.Instalments[0].DuePeriod)
+	require.NoError(t, err)
+	check := func(at time.Time) lending.DelinquencyCheck {
+		c, err := value(t, w.biz, func(ctx context.Context, tx db.BunTx) (lending.DelinquencyCheck, error) {
+			return lending.CheckDelinquency(ctx, tx, l.ID, at)
+		})
+		require.NoError(t, err)
+		return c
+	}
+	late := overdue.AddDate(0, 0, 5)
+	c := check(late)
+	require.Equal(t, lending.BucketOf(c.DaysPastDue), c.Bucket)
+	require.NotEqual(t, lending.BucketCurrent, c.Bucket)
+	for i, in := range l.Instalments {
+		wf := fmt.Sprintf("wf-pay-%d", i)
+		_, err := w.reserve(l, in.Index, in.TotalSantim, wf)
+		require.NoError(t, err)
+		w.completeRepayment(t, wf)
+	}
+	c = check(late.Add(time.Hour))
+	require.Equal(t, lending.LoanRepaid, c.Status)
+	require.True(t, c.Final)
+	require.True(t, c.Changed)
+	require.Equal(t, lending.BucketCurrent, c.Bucket)
+	rec, err := value(t, w.biz, func(ctx context.Context, tx db.BunTx) (lending.LoanDelinquencyRecord, error) {
+		got, err := lending.GetLoan(ctx, tx, lending.Business, l.ID)
+		if err != nil {
+			return lending.LoanDelinquencyRecord{}, err
+		}
+		return lending.GetDelinquency(ctx, tx, got)
+	})
+	require.NoError(t, err)
+	require.Equal(t, lending.BucketCurrent, rec.Bucket)
+	require.Zero(t, rec.DaysPastDue)
+	require.Nil(t, rec.OldestUnpaidIdx)
 }
