@@ -14,6 +14,8 @@ import (
 	"github.com/wagerail/wagerail/internal/orgs"
 	"github.com/wagerail/wagerail/internal/platform/field"
 	"github.com/wagerail/wagerail/internal/wallet"
+	"github.com/wagerail/wagerail/ledger"
+	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
 	"github.com/wagerail/wagerail/workflows"
 )
 
@@ -72,14 +74,64 @@ type walletSettingsRequest struct {
 }
 
 // putWalletSettings sets the pool account once the partner has confirmed it exists and is active
-// (the account lookup); audited SetWalletSettings, wallet.settings_updated.v1.
+// (the account lookup); audited SetWalletSettings, wallet.settings_updated.v1. Another account
+// than the one set is refused while the set one's ledger mirror holds anything, posted or
+// pending (409 WALLET_POOL_IN_USE): every wallet transfer pays from the account set, so the
+// wallets' money would stay at the old account and transfers draw on the new one. Wallet money is
+// known to the ledger only, so the ledger is asked (503 LEDGER_UNAVAILABLE when it cannot answer).
 func (s *Server) putWalletSettings(c *gin.Context) {
 	var req walletSettingsRequest
 	if e := bindJSON(c, &req); e != nil {
 		writeError(c, e)
 		return
 	}
+	if req.PoolAccount != nil && !s.walletPoolFree(c, *req.PoolAccount) {
+		return
+	}
 	putAccountSetting(s, c, walletPoolSetting, req.PoolAccount)
+}
+
+// walletPoolFree reports whether the pool may be set to next: not set yet, the same account, or
+// one whose ledger mirror is empty with nothing pending; else it has answered.
+func (s *Server) walletPoolFree(c *gin.Context, next partnerAccountJSON) bool {
+	type got struct {
+		st wallet.Settings
+		ok bool
+	}
+	cur, err := inTenantValue(s, c, func(ctx context.Context, tx pgx.Tx) (got, error) {
+		st, ok, err := wallet.GetSettings(ctx, tx)
+		return got{st, ok}, err
+	})
+	if err != nil {
+		writeError(c, err)
+		return false
+	}
+	if !cur.ok || (cur.st.Pool.Partner == next.Partner && cur.st.Pool.AccountNumber == next.AccountNumber) {
+		return true
+	}
+	if !s.ledgerReady(c) {
+		return false
+	}
+	resp, err := s.deps.Ledger.GetBalance(c.Request.Context(), &ledgerv1.GetBalanceRequest{TenantId: callerOf(c).Tenant,
+		AccountName: cur.st.Pool.Mirror()})
+	switch {
+	case errors.Is(err, ledger.ErrAccountNotFound):
+		return true
+	case err != nil:
+		s.deps.Log.Warn("wallet settings: ledger read failed", "error", err)
+		writeError(c, errLedgerUnavailable)
+		return false
+	}
+	b := resp.GetBalance()
+	if b.GetPostedSantim() == 0 && b.GetPendingCreditsSantim() == 0 && b.GetPendingDebitsSantim() == 0 {
+		return true
+	}
+	r, _ := wallet.RefusalOf(wallet.CodePoolInUse)
+	e := NewError(r.Status, wallet.CodePoolInUse, r.Message)
+	e.Details = map[string]any{"postedSantim": b.GetPostedSantim(), "pendingCreditsSantim": b.GetPendingCreditsSantim(),
+		"pendingDebitsSantim": b.GetPendingDebitsSantim()}
+	writeError(c, e)
+	return false
 }
 
 type walletDestinationJSON struct {

@@ -113,6 +113,34 @@ func (w *walletTransferWorld) requireNothingMoved(t *testing.T, fundings int) {
 	require.Zero(t, w.count(t, `SELECT count(*) FROM app.outbox WHERE tenant_id = $1 AND type LIKE 'wallet.transfer%'`, w.tenant))
 }
 
+// TestWalletPoolNotChangedWhileItHoldsMoney: every wallet transfer pays from the pool account
+// set, so another account is refused 409 WALLET_POOL_IN_USE (details: what the pool's ledger
+// mirror holds) while it holds wallet money, nothing changed (found by an audit: transfers then
+// paid out of the new account, the wallets' money left at the old); the same account again is
+// fine; before any money is there the account may change.
+func TestWalletPoolNotChangedWhileItHoldsMoney(t *testing.T) {
+	t.Parallel()
+	w := newWalletTransferWorld(t, true, ewaStackOpts{})
+	other := testkit.Unique("wpool2")
+	w.bank.Account(t, other, "Org Wallet Pool Two", 0)
+	put := func(account string) *httptest.ResponseRecorder {
+		return w.owner.call(http.MethodPut, "/api/wallet/settings", map[string]any{
+			"poolAccount": map[string]any{"partner": "sandbox", "accountNumber": account}})
+	}
+	// Nothing held yet: the pool may move (and back).
+	require.Equal(t, http.StatusOK, put(other).Code)
+	require.Equal(t, http.StatusOK, put(w.pool).Code)
+
+	w.fund(t, 10_000)
+	details := refused(t, put(other), http.StatusConflict, "WALLET_POOL_IN_USE")
+	require.EqualValues(t, 10_000, details["postedSantim"])
+	require.Equal(t, http.StatusOK, put(w.pool).Code, "the same account again")
+	rec := w.owner.call(http.MethodGet, "/api/wallet/settings", nil)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.Contains(t, rec.Body.String(), w.pool, "nothing changed")
+	require.NotContains(t, rec.Body.String(), other)
+}
+
 // TestWalletTransferEndToEnd: over HTTP on the real stack, the wallet holder pays 4,000 of a
 // 10,000 wallet to an account at the sandbox: the partner moves it (pool −4,000, destination
 // +4,000), the ledger holds exactly the transfer's journal (Dr payable-to-employee / Cr the pool's

@@ -75,6 +75,8 @@ const (
 	CodeAccountMismatch        = "ACCOUNT_MISMATCH"
 	CodePartnerUnavailable     = "WALLET_PARTNER_UNAVAILABLE"
 	CodeSanctionsUnavailable   = "WALLET_SANCTIONS_UNAVAILABLE"
+	// The pool account is not changed while its ledger mirror holds wallet money or a movement.
+	CodePoolInUse = "WALLET_POOL_IN_USE"
 )
 
 var refusals = refusal.Table{
@@ -91,6 +93,8 @@ var refusals = refusal.Table{
 	CodeAccountMismatch:        {Status: http.StatusConflict, Message: "the destination account's holder name at the partner bank does not match the one given"},
 	CodePartnerUnavailable:     {Status: http.StatusServiceUnavailable, Message: "the partner bank could not be asked; nothing moved, try again later with a new key"},
 	CodeSanctionsUnavailable:   {Status: http.StatusServiceUnavailable, Message: "sanctions screening could not decide; nothing moved, try again later with a new key"},
+	CodePoolInUse: {Status: http.StatusConflict,
+		Message: "the wallet pool account holds wallet money or a movement is under way: it cannot be changed until it is empty"},
 }
 
 // RefusalOf is code's answer; ok is false for a code that is not the wallet's.
