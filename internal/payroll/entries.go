@@ -387,39 +387,35 @@ func loadCarriedForward(ctx context.Context, tx db.Writer, period string, opt Lo
 // settledCarries drops or caps the carries whose source was settled outside payroll (see
 // loadCarriedForward).
 func settledCarries(ctx context.Context, tx db.Writer, byID map[string]*paycalc.Input) error {
-	type instalment struct {
-		loan string
-		idx  int
+	// standalone reports whether carry c of in is a loan instalment's of another period (its
+	// source not in the input), the carries whose instalment is asked what it still owes.
+	standalone := func(in *paycalc.Input, c paycalc.Carry) bool {
+		_, _, isInstalment := LoanReference(c.Reference)
+		return c.Kind == paycalc.KindLoanInstallment && isInstalment &&
+			!slices.ContainsFunc(in.Loans, func(l paycalc.LoanInstalment) bool { return l.Reference == c.Reference })
 	}
-	var ask []instalment
+	var refs []string
 	for _, in := range byID {
 		for _, c := range in.CarriedForward {
-			if c.Kind != paycalc.KindLoanInstallment || slices.ContainsFunc(in.Loans, func(l paycalc.LoanInstalment) bool { return l.Reference == c.Reference }) {
-				continue
-			}
-			if loan, idx, ok := LoanReference(c.Reference); ok {
-				ask = append(ask, instalment{loan, idx})
+			if standalone(in, c) {
+				refs = append(refs, c.Reference)
 			}
 		}
 	}
-	owed := map[string]int64{}
-	if len(ask) > 0 {
-		loans, idxs := make([]string, len(ask)), make([]int32, len(ask))
-		for i, a := range ask {
-			loans[i], idxs[i] = a.loan, int32(a.idx)
-		}
+	owed := map[string]int64{} // an instalment not found owes nothing
+	if len(refs) > 0 {
 		rows, err := db.Select[struct {
-			Loan string `bun:"loan_id" db:"loan_id"`
-			Idx  int    `bun:"idx" db:"idx"`
+			Ref  string `bun:"ref" db:"ref"`
 			Owed int64  `bun:"owed" db:"owed"`
-		}](ctx, tx, `SELECT i.loan_id, i.idx, (CASE WHEN i.status IN ('REPAID', 'SUPERSEDED') THEN 0 ELSE i.total_santim - i.repaid_santim END)::bigint AS owed
-			FROM app.loan_instalments i JOIN unnest(?::text[], ?::int[]) AS a(loan_id, idx) ON a.loan_id = i.loan_id AND a.idx = i.idx
-			WHERE i.tenant_id = ?`, pgdialect.Array(loans), pgdialect.Array(idxs), tenancy.TenantID(ctx))
+		}](ctx, tx, `SELECT i.loan_id || '#' || i.idx AS ref,
+				(CASE WHEN i.status IN ('REPAID', 'SUPERSEDED') THEN 0 ELSE i.total_santim - i.repaid_santim END)::bigint AS owed
+			FROM app.loan_instalments i WHERE i.tenant_id = ? AND i.loan_id || '#' || i.idx = ANY(?::text[])`,
+			tenancy.TenantID(ctx), pgdialect.Array(refs))
 		if err != nil {
 			return fmt.Errorf("payroll: carried loan instalments: %w", err)
 		}
 		for _, r := range rows {
-			owed[fmt.Sprintf("%s#%d", r.Loan, r.Idx)] = r.Owed
+			owed[r.Ref] = r.Owed
 		}
 	}
 	for _, in := range byID {
@@ -429,13 +425,9 @@ func settledCarries(ctx context.Context, tx db.Writer, byID map[string]*paycalc.
 			case c.Kind == paycalc.KindEWARecovery &&
 				!slices.ContainsFunc(in.EWA, func(r paycalc.EWARecovery) bool { return r.Reference == c.Reference }):
 				continue
-			case c.Kind == paycalc.KindLoanInstallment:
-				if _, _, ok := LoanReference(c.Reference); ok &&
-					!slices.ContainsFunc(in.Loans, func(l paycalc.LoanInstalment) bool { return l.Reference == c.Reference }) {
-					c.AmountSantim = min(c.AmountSantim, owed[c.Reference]) // an instalment not found owes nothing
-					if c.AmountSantim <= 0 {
-						continue
-					}
+			case standalone(in, c):
+				if c.AmountSantim = min(c.AmountSantim, owed[c.Reference]); c.AmountSantim <= 0 {
+					continue
 				}
 			}
 			kept = append(kept, c)
