@@ -38,8 +38,8 @@ type accountSetting[S, J any] struct {
 	JSON func(st S, ok bool) J
 }
 
-// getAccountSetting answers the organization's setting.
-func getAccountSetting[S, J any](s *Server, c *gin.Context, a accountSetting[S, J]) {
+// readAccountSetting reads the organization's setting (ok false: not set).
+func readAccountSetting[S, J any](s *Server, c *gin.Context, a accountSetting[S, J]) (st S, ok bool, err error) {
 	type got struct {
 		st S
 		ok bool
@@ -48,11 +48,17 @@ func getAccountSetting[S, J any](s *Server, c *gin.Context, a accountSetting[S, 
 		st, ok, err := a.Get(ctx, tx)
 		return got{st, ok}, err
 	})
+	return out.st, out.ok, err
+}
+
+// getAccountSetting answers the organization's setting.
+func getAccountSetting[S, J any](s *Server, c *gin.Context, a accountSetting[S, J]) {
+	st, ok, err := readAccountSetting(s, c, a)
 	if err != nil {
 		writeError(c, err)
 		return
 	}
-	c.JSON(http.StatusOK, a.JSON(out.st, out.ok))
+	c.JSON(http.StatusOK, a.JSON(st, ok))
 }
 
 // putAccountSetting sets the organization's account, acct being the request's (nil: missing),

@@ -94,26 +94,19 @@ func (s *Server) putWalletSettings(c *gin.Context) {
 // walletPoolFree reports whether the pool may be set to next: not set yet, the same account, or
 // one whose ledger mirror is empty with nothing pending; else it has answered.
 func (s *Server) walletPoolFree(c *gin.Context, next partnerAccountJSON) bool {
-	type got struct {
-		st wallet.Settings
-		ok bool
-	}
-	cur, err := inTenantValue(s, c, func(ctx context.Context, tx pgx.Tx) (got, error) {
-		st, ok, err := wallet.GetSettings(ctx, tx)
-		return got{st, ok}, err
-	})
+	cur, set, err := readAccountSetting(s, c, walletPoolSetting)
 	if err != nil {
 		writeError(c, err)
 		return false
 	}
-	if !cur.ok || (cur.st.Pool.Partner == next.Partner && cur.st.Pool.AccountNumber == next.AccountNumber) {
+	if !set || (cur.Pool.Partner == next.Partner && cur.Pool.AccountNumber == next.AccountNumber) {
 		return true
 	}
 	if !s.ledgerReady(c) {
 		return false
 	}
 	resp, err := s.deps.Ledger.GetBalance(c.Request.Context(), &ledgerv1.GetBalanceRequest{TenantId: callerOf(c).Tenant,
-		AccountName: cur.st.Pool.Mirror()})
+		AccountName: cur.Pool.Mirror()})
 	switch {
 	case errors.Is(err, ledger.ErrAccountNotFound):
 		return true
