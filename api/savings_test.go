@@ -10,10 +10,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/idempotency"
+	refusals "github.com/wagerail/wagerail/internal/platform/refusal"
+	"github.com/wagerail/wagerail/internal/platform/tenancy"
 	"github.com/wagerail/wagerail/internal/platform/testkit"
+	"github.com/wagerail/wagerail/internal/savings"
 	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
 	"github.com/wagerail/wagerail/workflows"
 )
@@ -174,6 +179,49 @@ func TestSavingsEscrowNotChangedWhileItHoldsMoney(t *testing.T) {
 	rec = put(other)
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 	require.Contains(t, rec.Body.String(), other)
+}
+
+// TestSavingsDepositNotRecordedAtAnEscrowChangedSinceItsPlan: a deposit saga that read its plan
+// just before the escrow account changed (nothing held yet, so the change is allowed) does not
+// record its movement: it would be PENDING under the new account while its transfer paid the old
+// one, whose money no withdrawal could then reach (found by an audit). The record is refused
+// SAVINGS_ESCROW_CHANGED with nothing stored (the saga then voids its posting, nothing moves); a
+// plan read after the change records.
+func TestSavingsDepositNotRecordedAtAnEscrowChangedSinceItsPlan(t *testing.T) {
+	t.Parallel()
+	w := newSavingsWorld(t, ewaStackOpts{})
+	g := w.goal(t, "Planned", 20_000)
+	ctx := tenancy.WithActor(tenancy.WithTenant(context.Background(), w.tenant), "usr_test")
+	plan := func() savings.Plan {
+		var p savings.Plan
+		require.NoError(t, db.InTenantTx(ctx, w.d.App, w.tenant, func(tx pgx.Tx) (err error) {
+			p, err = savings.LoadPlan(ctx, tx, g.ID, w.employee, savings.Deposit, 500)
+			return err
+		}))
+		return p
+	}
+	record := func(p savings.Plan) error {
+		return db.InTenantTx(ctx, w.d.App, w.tenant, func(tx pgx.Tx) error {
+			_, err := savings.RecordPending(ctx, tx, p, testkit.Unique("savings-deposit"), testkit.Unique("tx"), "test")
+			return err
+		})
+	}
+
+	stale := plan()
+	other := testkit.Unique("escrow2")
+	w.bank.Account(t, other, "Org Savings Escrow Two", 0)
+	rec := w.owner.call(http.MethodPut, "/api/savings/settings", map[string]any{
+		"escrowAccount": map[string]any{"partner": "sandbox", "accountNumber": other}})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+
+	var r *refusals.Refusal
+	require.ErrorAs(t, record(stale), &r)
+	require.Equal(t, savings.CodeEscrowChanged, r.Code)
+	require.Zero(t, w.count(t, `SELECT count(*) FROM app.savings_movements WHERE tenant_id = $1 AND goal_id = $2`, w.tenant, g.ID))
+
+	fresh := plan()
+	require.Equal(t, other, fresh.Escrow.AccountNumber)
+	require.NoError(t, record(fresh))
 }
 
 // result waits for the saga id's result.

@@ -121,7 +121,7 @@ var savingsPayrollGates = gateTable{
 // savingsRecordRefusals are the steps' refusals that end the saga as refused (nothing moved).
 var savingsRecordRefusals = map[string]bool{savings.CodeGoalNotFound: true, savings.CodeEscrowNotSet: true,
 	savings.CodeEmployeeNotActive: true, savings.CodePayoutAccountNotSet: true, savings.CodeInsufficientBalance: true,
-	savings.CodeGoalClosed: true, savings.CodePayrollAccountNotSet: true}
+	savings.CodeGoalClosed: true, savings.CodePayrollAccountNotSet: true, savings.CodeEscrowChanged: true}
 
 // savingsMove is one run's state.
 type savingsMove struct {

@@ -14,7 +14,9 @@ const (
 	CodeGoalNotFound = "SAVINGS_GOAL_NOT_FOUND"
 	CodeEscrowNotSet = "SAVINGS_ESCROW_NOT_SET"
 	// The escrow account is not changed while it holds savings or a movement is under way.
-	CodeEscrowInUse         = "SAVINGS_ESCROW_IN_USE"
+	CodeEscrowInUse = "SAVINGS_ESCROW_IN_USE"
+	// A deposit planned at the escrow account set before the account changed is not recorded.
+	CodeEscrowChanged       = "SAVINGS_ESCROW_CHANGED"
 	CodeInsufficientBalance = "SAVINGS_INSUFFICIENT_BALANCE"
 	CodeEmployeeNotActive   = "SAVINGS_EMPLOYEE_NOT_ACTIVE"
 	CodePayoutAccountNotSet = "SAVINGS_PAYOUT_ACCOUNT_NOT_SET"
@@ -44,6 +46,8 @@ var refusals = refusal.Table{
 	CodeEscrowNotSet: {Status: http.StatusConflict, Message: "the organization has not set its savings escrow account (PUT /api/savings/settings)"},
 	CodeEscrowInUse: {Status: http.StatusConflict,
 		Message: "the savings escrow account holds savers' money or a deposit or withdrawal is under way: it cannot be changed until the goals are emptied"},
+	CodeEscrowChanged: {Status: http.StatusConflict,
+		Message: "the savings escrow account changed while the deposit was being made; nothing moved, try again with a new key"},
 	CodeInsufficientBalance: {Status: http.StatusConflict, Message: "the goal's available balance is less than the amount"},
 	CodeEmployeeNotActive:   {Status: http.StatusConflict, Message: "only an ACTIVE employee may save"},
 	CodePayoutAccountNotSet: {Status: http.StatusConflict, Message: "the employee has no payout account to save from or withdraw to"},

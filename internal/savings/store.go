@@ -311,7 +311,8 @@ func MovementOf(ctx context.Context, tx pgx.Tx, workflowID string) (m Movement, 
 // RecordPending records the run's movement PENDING with its ledger hold (audit SavingsDeposit or
 // SavingsWithdraw, savings.deposit_initiated.v1 or savings.withdrawal_initiated.v1), its source
 // PAYROLL with the mandate for an auto-save; the same run recording again gets its movement back.
-// A deposit into a goal that is no longer ACTIVE is CodeGoalClosed (CloseGoal's race).
+// A deposit into a goal that is no longer ACTIVE is CodeGoalClosed (CloseGoal's race), one planned
+// at another escrow than the one set now CodeEscrowChanged (PutSettings' race).
 func RecordPending(ctx context.Context, tx pgx.Tx, p Plan, workflowID, ledgerTxID, requestedBy string) (Movement, error) {
 	if m, ok, err := MovementOf(ctx, tx, workflowID); err != nil || ok {
 		return m, err
@@ -326,6 +327,22 @@ func RecordPending(ctx context.Context, tx pgx.Tx, p Plan, workflowID, ledgerTxI
 		}
 		if status != GoalActive {
 			return Movement{}, refuse(CodeGoalClosed)
+		}
+		// The escrow again, under a lock PutSettings (FOR UPDATE) waits for and holds off: a deposit
+		// is never recorded at an escrow changed since its plan was read, whose transfer would pay
+		// the old account. (A withdrawal needs savings held, and while any are PutSettings changes
+		// nothing.)
+		var current BankAccount
+		err := tx.QueryRow(ctx, `SELECT escrow_partner, escrow_account FROM app.savings_settings WHERE tenant_id = $1 FOR SHARE`,
+			tenancy.TenantID(ctx)).Scan(&current.Partner, &current.AccountNumber)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return Movement{}, refuse(CodeEscrowNotSet)
+		}
+		if err != nil {
+			return Movement{}, err
+		}
+		if current.Partner != p.Escrow.Partner || current.AccountNumber != p.Escrow.AccountNumber {
+			return Movement{}, refuse(CodeEscrowChanged)
 		}
 	}
 	source, mandate := SourceSaver, (*string)(nil)
