@@ -5,12 +5,12 @@ import (
 	"errors"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/uptrace/bun"
 	"go.temporal.io/sdk/worker"
 
 	"github.com/wagerail/wagerail/internal/bnpl"
 	"github.com/wagerail/wagerail/internal/payroll"
+	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/field"
 )
 
@@ -49,7 +49,7 @@ const (
 // tenant-scoped transaction through recordStep; the store's refusals are non-retryable errors
 // typed by their BNPL code.
 type Bnpl struct {
-	DB *pgxpool.Pool // the runtime role (wagerail_app)
+	DB *bun.DB // db.NewBun over the runtime role's pool (wagerail_app)
 	// Now is the steps' clock; nil is time.Now.
 	Now func() time.Time
 }
@@ -75,7 +75,7 @@ type BnplStep struct {
 // LoadPlan reads what activating the agreement needs.
 func (a *Bnpl) LoadPlan(ctx context.Context, in BnplStep) (bnpl.ActivatePlan, error) {
 	var p bnpl.ActivatePlan
-	err := a.inTx(ctx, in, BnplActivateSaga, func(ctx context.Context, tx pgx.Tx) (err error) {
+	err := a.inTx(ctx, in, BnplActivateSaga, func(ctx context.Context, tx db.BunTx) (err error) {
 		p, err = bnpl.LoadActivatePlan(ctx, tx, in.WorkflowID, in.Request)
 		return err
 	})
@@ -85,7 +85,7 @@ func (a *Bnpl) LoadPlan(ctx context.Context, in BnplStep) (bnpl.ActivatePlan, er
 // Create records the agreement ACCEPTED with its pending ledger transaction.
 func (a *Bnpl) Create(ctx context.Context, in BnplStep) (bnpl.Agreement, error) {
 	var out bnpl.Agreement
-	err := a.inTx(ctx, in, BnplActivateSaga, func(ctx context.Context, tx pgx.Tx) (err error) {
+	err := a.inTx(ctx, in, BnplActivateSaga, func(ctx context.Context, tx db.BunTx) (err error) {
 		out, err = bnpl.CreateAgreement(ctx, tx, in.Plan, in.WorkflowID, in.LedgerTxID, in.CreatedBy, a.now())
 		return err
 	})
@@ -95,7 +95,7 @@ func (a *Bnpl) Create(ctx context.Context, in BnplStep) (bnpl.Agreement, error) 
 // MarkActive records the merchant paid: the agreement ACTIVE.
 func (a *Bnpl) MarkActive(ctx context.Context, in BnplStep) (bnpl.Agreement, error) {
 	var out bnpl.Agreement
-	err := a.inTx(ctx, in, BnplActivateSaga, func(ctx context.Context, tx pgx.Tx) (err error) {
+	err := a.inTx(ctx, in, BnplActivateSaga, func(ctx context.Context, tx db.BunTx) (err error) {
 		out, err = bnpl.MarkActive(ctx, tx, in.AgreementID, in.WorkflowID, in.TransferID, a.now())
 		return err
 	})
@@ -105,7 +105,7 @@ func (a *Bnpl) MarkActive(ctx context.Context, in BnplStep) (bnpl.Agreement, err
 // MarkFailed records the settlement's failure: the agreement FAILED.
 func (a *Bnpl) MarkFailed(ctx context.Context, in BnplStep) (bnpl.Agreement, error) {
 	var out bnpl.Agreement
-	err := a.inTx(ctx, in, BnplActivateSaga, func(ctx context.Context, tx pgx.Tx) (err error) {
+	err := a.inTx(ctx, in, BnplActivateSaga, func(ctx context.Context, tx db.BunTx) (err error) {
 		out, err = bnpl.MarkFailed(ctx, tx, in.AgreementID, in.WorkflowID, in.Reason, a.now())
 		return err
 	})
@@ -116,7 +116,7 @@ func (a *Bnpl) MarkFailed(ctx context.Context, in BnplStep) (bnpl.Agreement, err
 // collection (MandateID set) the agreement's earliest DUE one.
 func (a *Bnpl) Reserve(ctx context.Context, in BnplStep) (bnpl.Collection, error) {
 	var out bnpl.Collection
-	err := a.inTx(ctx, in, BnplCollectSaga, func(ctx context.Context, tx pgx.Tx) (err error) {
+	err := a.inTx(ctx, in, BnplCollectSaga, func(ctx context.Context, tx db.BunTx) (err error) {
 		if in.MandateID != "" {
 			out, err = bnpl.ReservePayroll(ctx, tx, in.AgreementID, in.WorkflowID, in.MandateID, in.MandateSantim)
 			return err
@@ -130,7 +130,7 @@ func (a *Bnpl) Reserve(ctx context.Context, in BnplStep) (bnpl.Collection, error
 // MarkCollected records the held instalment collected with its journal.
 func (a *Bnpl) MarkCollected(ctx context.Context, in BnplStep) (bnpl.Collection, error) {
 	var out bnpl.Collection
-	err := a.inTx(ctx, in, BnplCollectSaga, func(ctx context.Context, tx pgx.Tx) (err error) {
+	err := a.inTx(ctx, in, BnplCollectSaga, func(ctx context.Context, tx db.BunTx) (err error) {
 		out, err = bnpl.MarkCollected(ctx, tx, in.AgreementID, in.Index, in.WorkflowID, in.LedgerTxID, a.now())
 		return err
 	})
@@ -140,7 +140,7 @@ func (a *Bnpl) MarkCollected(ctx context.Context, in BnplStep) (bnpl.Collection,
 // Release returns the held instalment to DUE.
 func (a *Bnpl) Release(ctx context.Context, in BnplStep) (bnpl.Collection, error) {
 	var out bnpl.Collection
-	err := a.inTx(ctx, in, BnplCollectSaga, func(ctx context.Context, tx pgx.Tx) (err error) {
+	err := a.inTx(ctx, in, BnplCollectSaga, func(ctx context.Context, tx db.BunTx) (err error) {
 		out, err = bnpl.ReleaseInstalment(ctx, tx, in.AgreementID, in.Index, in.WorkflowID, in.Reason)
 		return err
 	})
@@ -166,12 +166,12 @@ func (a *Bnpl) now() time.Time {
 	return time.Now()
 }
 
-func (a *Bnpl) inTx(ctx context.Context, in BnplStep, actor string, fn func(context.Context, pgx.Tx) error) error {
+func (a *Bnpl) inTx(ctx context.Context, in BnplStep, actor string, fn func(context.Context, db.BunTx) error) error {
 	var checks error
 	if in.AgreementID != "" {
 		checks = field.Identifier("agreementId", in.AgreementID, field.MaxIdentifier)
 	}
-	return recordStep(ctx, a.DB, in.Run, actor, errors.Join(checks, field.Text("reason", in.Reason, field.MaxText)),
+	return recordBunStep(ctx, a.DB, in.Run, actor, errors.Join(checks, field.Text("reason", in.Reason, field.MaxText)),
 		bnplError, fn, "agreement_id", in.AgreementID, "index", in.Index, "tx_id", in.LedgerTxID)
 }
 

@@ -4,9 +4,8 @@ import (
 	"context"
 	"errors"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/wagerail/wagerail/internal/bnpl"
+	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/field"
 )
 
@@ -33,9 +32,9 @@ func (a *Bnpl) ApplyMerchantCallback(ctx context.Context, in BnplMerchantCallbac
 	if in.CallbackID < 1 {
 		checks = errors.New("callbackId must be positive")
 	}
-	err := recordStep(ctx, a.DB, in.Run, BnplActivateSaga,
+	err := recordBunStep(ctx, a.DB, in.Run, BnplActivateSaga,
 		errors.Join(checks, field.Identifier("agreementId", in.AgreementID, field.MaxIdentifier)), bnplError,
-		func(ctx context.Context, tx pgx.Tx) (err error) {
+		func(ctx context.Context, tx db.BunTx) (err error) {
 			out, err = bnpl.ApplyMerchantCallback(ctx, tx, in.AgreementID, in.CallbackID, a.now())
 			return err
 		}, "agreement_id", in.AgreementID, "merchant_callback_id", in.CallbackID)

@@ -443,4 +443,13 @@ func TestBnplPayrollTakesEachInstalmentAsItIs(t *testing.T) {
 		require.Empty(t, ms)
 		return err
 	}))
+	// And it ends with the agreement, in the collection that settled it (found by an audit: it
+	// stayed ACTIVE for good, listed among the employee's live deductions).
+	var status, reason string
+	require.NoError(t, db.InTenantTx(ctx, s.d.App, s.tenant, func(tx pgx.Tx) error {
+		return tx.QueryRow(ctx, `SELECT status, coalesce(status_reason, '') FROM app.payroll_deduction_mandates WHERE id = $1`, p.mandate.ID).
+			Scan(&status, &reason)
+	}))
+	require.Equal(t, "CANCELLED", status)
+	require.Equal(t, "BNPL agreement settled", reason)
 }

@@ -183,7 +183,7 @@ func (s *ewaStack) realActivities() workflows.Deps {
 		// The loan disbursement saga's record steps (api/lending_disburse_test.go's stack).
 		LoanDisburse: &activities.LoanDisburse{DB: s.d.App},
 		// The BNPL sagas' record steps (api/bnpl_test.go).
-		Bnpl: &activities.Bnpl{DB: s.d.App}, BnplWriteOff: &activities.BnplWriteOff{DB: db.NewBun(s.d.App)},
+		Bnpl: &activities.Bnpl{DB: db.NewBun(s.d.App)}, BnplWriteOff: &activities.BnplWriteOff{DB: db.NewBun(s.d.App)},
 		// The payroll disbursement saga's record steps (api/payroll_disburse_test.go).
 		PayrollDisburse: &activities.PayrollDisburse{DB: db.NewBun(s.d.App)},
 		// The completion a fully paid run starts (api/payroll_complete_test.go).

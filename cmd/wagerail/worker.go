@@ -188,7 +188,7 @@ func (d workerDeps) activities() workflows.Deps {
 		LoanDisburse:    &activities.LoanDisburse{DB: d.DB},
 		LoanDelinquency: &activities.LoanDelinquency{DB: bunOf(d.DB)},
 		LoanWriteOff:    &activities.LoanWriteOff{DB: bunOf(d.DB)},
-		Bnpl:            &activities.Bnpl{DB: d.DB},
+		Bnpl:            &activities.Bnpl{DB: bunOf(d.DB)},
 		BnplWriteOff:    &activities.BnplWriteOff{DB: bunOf(d.DB)},
 		PayrollAutoLock: &activities.PayrollAutoLock{DB: bunOf(d.DB)},
 		PayrollComplete: &activities.PayrollComplete{DB: bunOf(d.DB)},

@@ -83,7 +83,7 @@ type ActivatePlan struct {
 // agreement already (a retried or continued run) reads it back. Errors:
 // BNPL_MERCHANT_NOT_FOUND, BNPL_EMPLOYEE_NOT_ACTIVE (or the payroll's employee-not-found),
 // BNPL_FUNDING_ACCOUNT_NOT_SET, BNPL_DUPLICATE_MERCHANT_REFERENCE.
-func LoadActivatePlan(ctx context.Context, tx db.Querier, workflowID string, r ActivateRequest) (ActivatePlan, error) {
+func LoadActivatePlan(ctx context.Context, tx db.Writer, workflowID string, r ActivateRequest) (ActivatePlan, error) {
 	if err := r.Check(); err != nil {
 		return ActivatePlan{}, err
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/wagerail/wagerail/internal/payroll"
 	"github.com/wagerail/wagerail/internal/platform/audit"
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/outbox"
@@ -165,8 +166,9 @@ func hold(ctx context.Context, tx db.Writer, a Agreement, i Instalment, workflow
 
 // MarkCollected records the held instalment COLLECTED with its journal (event
 // bnpl.instalment_collected.v1); the last one moves the agreement ACTIVE → SETTLED (audit
-// BnplAgreementSettled, event bnpl.settled.v1). Idempotent for the run that holds it.
-func MarkCollected(ctx context.Context, tx db.Writer, id string, idx int, workflowID, ledgerTxID string, now time.Time) (Collection, error) {
+// BnplAgreementSettled, event bnpl.settled.v1) and cancels its live payroll mandate, which has
+// nothing left to take. Idempotent for the run that holds it.
+func MarkCollected(ctx context.Context, tx db.BunTx, id string, idx int, workflowID, ledgerTxID string, now time.Time) (Collection, error) {
 	a, err := lockAgreement(ctx, tx, id)
 	if err != nil {
 		return Collection{}, err
@@ -205,6 +207,14 @@ func MarkCollected(ctx context.Context, tx db.Writer, id string, idx int, workfl
 		}
 		if err := record(ctx, tx, a, ActionAgreementSettled, audit.Success, EventSettled, nil); err != nil {
 			return Collection{}, err
+		}
+		// Nothing is left to take: the live mandate ends with the agreement.
+		if m, ok, err := liveMandate(ctx, tx, a); err != nil {
+			return Collection{}, err
+		} else if ok {
+			if _, err := payroll.CancelMandate(ctx, tx, m.ID, "BNPL agreement settled", now); err != nil {
+				return Collection{}, err
+			}
 		}
 	}
 	return collectionOf(a, i), nil

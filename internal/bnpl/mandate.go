@@ -17,7 +17,8 @@ import (
 // BNPL_INSTALLMENT mandate whose reference is the agreement, of the amount of its earliest DUE
 // instalment); a payroll approver activates it; each period's line is the earliest DUE
 // instalment's amount, at most the mandate's, none once nothing is DUE
-// (internal/payroll/mandate.go's periodMandates); each PAID payroll entry's line is then collected
+// (internal/payroll/mandate.go's periodMandates), and the collection that settles the agreement
+// cancels the mandate (MarkCollected; a write-off cancels it too); each PAID payroll entry's line is then collected
 // by the collection saga with Source PAYROLL (workflows.BnplCollect), which takes the
 // agreement's earliest DUE instalment (ReservePayroll) and
 // refuses a line whose amount is not that instalment's (BNPL_MANDATE_AMOUNT_MISMATCH: the
@@ -63,4 +64,11 @@ func earliestDue(ctx context.Context, tx db.Writer, a Agreement) (int, int64, er
 		return 0, 0, fmt.Errorf("bnpl: read the earliest due instalment: %w", err)
 	}
 	return idx, amount, nil
+}
+
+// liveMandate is a's live BNPL_INSTALLMENT mandate; ok is false when it has none.
+func liveMandate(ctx context.Context, tx db.Writer, a Agreement) (m payroll.LiveProductMandate, ok bool, err error) {
+	live, err := payroll.LiveProductMandates(ctx, tx, payroll.KindBnplInstallment, []string{a.ID})
+	m, ok = live[a.ID]
+	return m, ok, err
 }

@@ -182,11 +182,11 @@ func BeginWriteOff(ctx context.Context, tx db.BunTx, id, workflowID, reason stri
 		return WriteOffClaim{}, RefusalError(CodeNothingOutstanding)
 	}
 	claim := WriteOffClaim{Agreement: a}
-	live, err := payroll.LiveProductMandates(ctx, tx, payroll.KindBnplInstallment, []string{a.ID})
+	m, ok, err := liveMandate(ctx, tx, a)
 	if err != nil {
 		return WriteOffClaim{}, err
 	}
-	if m, ok := live[a.ID]; ok {
+	if ok {
 		open, err := payroll.MandateInOpenRun(ctx, tx, a.EmployeeID, m.ID)
 		if err != nil {
 			return WriteOffClaim{}, err

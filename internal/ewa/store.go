@@ -137,7 +137,7 @@ func scanSettings(row pgx.Row) (Settings, error) {
 }
 
 // GetSettings returns tenant's settings, or DefaultSettings when it has set none.
-func GetSettings(ctx context.Context, q db.Querier, tenant string) (Settings, error) {
+func GetSettings(ctx context.Context, q db.Writer, tenant string) (Settings, error) {
 	s, err := scanSettings(q.QueryRow(ctx, `SELECT `+settingsColumns+` FROM app.ewa_settings WHERE tenant_id = $1`, tenant))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return DefaultSettings(tenant), nil
