@@ -328,6 +328,12 @@ var (
 		'K': {'К', 'Κ'}, 'M': {'М', 'Μ'}, 'N': {'Ν'}, 'O': {'О', 'Ο'}, 'P': {'Р', 'Ρ'}, 'S': {'Ѕ'}, 'T': {'Т', 'Τ'},
 		'X': {'Х', 'Χ'}, 'Y': {'Υ', 'Ү'}, 'Z': {'Ζ'},
 	}
+	// Latin letters that read as another: small capitals, and letters with a hook drawn in.
+	latinLookalikes = map[rune][]rune{
+		'a': {'ᴀ'}, 'b': {'ʙ', 'ɓ'}, 'c': {'ᴄ'}, 'd': {'ᴅ', 'ɗ'}, 'e': {'ᴇ'}, 'f': {'ꜰ'}, 'g': {'ɢ'}, 'h': {'ʜ'},
+		'i': {'ɪ'}, 'j': {'ᴊ'}, 'k': {'ᴋ', 'ƙ'}, 'l': {'ʟ'}, 'm': {'ᴍ'}, 'n': {'ɴ'}, 'o': {'ᴏ'}, 'p': {'ᴘ'},
+		'r': {'ʀ'}, 's': {'ꜱ'}, 't': {'ᴛ'}, 'u': {'ᴜ'}, 'v': {'ᴠ'}, 'w': {'ᴡ'}, 'y': {'ʏ'}, 'z': {'ᴢ'},
+	}
 	accents = map[rune][]string{
 		'a': {"á", "à", "â", "ä", "ā", "a\u0301"}, 'e': {"é", "è", "ê", "ë", "ē", "e\u0300"}, 'i': {"í", "ï", "ī"},
 		'o': {"ó", "ö", "ô", "ø"}, 'u': {"ú", "ü", "ū"}, 'n': {"ñ"}, 'c': {"ç"}, 's': {"ş", "š"}, 'z': {"ž"},
@@ -356,6 +362,17 @@ func evasionClasses() []recallClass {
 			changed := 0
 			for i, r := range rs {
 				if alts, ok := lookalikes[r]; ok && (rng.IntN(2) == 0 || changed == 0 && i == len(rs)-1) {
+					rs[i] = pick(rng, alts)
+					changed++
+				}
+			}
+			return string(rs), changed > 0
+		}},
+		{"Latin small capitals, hooked letters", func(rng *rand.Rand, n listedName) (string, bool) {
+			rs := []rune(n.display)
+			changed := 0
+			for i, r := range rs {
+				if alts, ok := latinLookalikes[unicode.ToLower(r)]; ok && (rng.IntN(2) == 0 || changed == 0 && i == len(rs)-1) {
 					rs[i] = pick(rng, alts)
 					changed++
 				}

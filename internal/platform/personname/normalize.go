@@ -6,12 +6,14 @@
 package personname
 
 import (
+	"fmt"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/mtibben/confusables"
 	"golang.org/x/text/unicode/norm"
+	"golang.org/x/text/unicode/runenames"
 )
 
 // Version names the rules Normalize applies (sanctions.NormalizerVersion is this constant). A
@@ -26,7 +28,10 @@ import (
 //   - 3: a capital letter of another script folds to the Latin letter its small form looks like
 //     (Armenian Հ, whose small հ passes for h), as it would once lower-cased: normalising twice
 //     gave another name (FuzzNormalize).
-const Version = 3
+//   - 4: Latin letters named after a plain letter fold to it (small capitals ᴀ ʙ ɪ, ɓ ɗ ƙ: a
+//     name in small capitals screened CLEAR); a Latin letter still not ASCII makes the name a
+//     REVIEW.
+const Version = 4
 
 // ConfusablesVersion is the Unicode version of the TR39 confusables data
 // (github.com/mtibben/confusables embeds confusables.txt of Unicode 13.0.0, dated 2020-02-13).
@@ -197,7 +202,7 @@ func latinWord(w []rune) (string, string, string) {
 		switch {
 		case seen[scriptLatin]:
 			l := latinLetters(w)
-			return l, l, ""
+			return l, l, unfoldedWhy(l)
 		case seen[scriptEthiopic]:
 			var b strings.Builder
 			for _, r := range w {
@@ -250,7 +255,18 @@ func latinWord(w []rune) (string, string, string) {
 		t, _ := translitWord([]rune{r})
 		b.WriteString(t)
 	}
+	if why == "" {
+		why = unfoldedWhy(b.String())
+	}
 	return b.String(), b.String(), why
+}
+
+// unfoldedWhy says why a word with an unfolded Latin letter (unfoldedLatin) is unscreenable.
+func unfoldedWhy(w string) string {
+	if r := unfoldedLatin(w); r != 0 {
+		return fmt.Sprintf("a word holds the Latin letter %q (U+%04X), which the screener cannot bring to the letters the lists use", r, r)
+	}
+	return ""
 }
 
 // latinLetters is the lower-case, compatibility-decomposed form of w with diacritics dropped and
@@ -273,6 +289,8 @@ func latinLetters(w []rune) string {
 					b.WriteString(f)
 				} else if f, ok := foldRune(d); ok && scriptOf(d) == scriptLatin {
 					b.WriteString(f)
+				} else if f, ok := nameFold(d); ok {
+					b.WriteString(f)
 				} else {
 					b.WriteRune(unicode.ToLower(d))
 				}
@@ -280,6 +298,40 @@ func latinLetters(w []rune) string {
 		}
 	}
 	return b.String()
+}
+
+// nameFold is the ASCII letter (or pair) a Latin letter without a decomposition or a TR39
+// prototype is named after, in the Unicode character names: a small capital (ᴀ LATIN LETTER
+// SMALL CAPITAL A, ꜱ, ᴁ) or a letter with a hook, stroke or tail drawn into it (ɓ LATIN SMALL
+// LETTER B WITH HOOK). A reader takes each for that letter. Letters named otherwise (ɐ TURNED A,
+// ʃ ESH) have none: unfoldedLatin flags them.
+func nameFold(r rune) (string, bool) {
+	rest, ok := strings.CutPrefix(runenames.Name(r), "LATIN ")
+	if !ok {
+		return "", false
+	}
+	ok = false
+	for _, form := range []string{"SMALL LETTER ", "CAPITAL LETTER ", "LETTER SMALL CAPITAL ", "LETTER "} {
+		if rest, ok = strings.CutPrefix(rest, form); ok {
+			break
+		}
+	}
+	base, _, _ := strings.Cut(rest, " WITH ")
+	if !ok || len(base) == 0 || len(base) > 2 || strings.Trim(base, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") != "" {
+		return "", false
+	}
+	return strings.ToLower(base), true
+}
+
+// unfoldedLatin is the first Latin letter of a normalised word that is still not ASCII: one the
+// rules could not bring to the letters the lists are compared in (0 when there is none).
+func unfoldedLatin(w string) rune {
+	for _, r := range w {
+		if r >= 0x80 && scriptOf(r) == scriptLatin {
+			return r
+		}
+	}
+	return 0
 }
 
 // foldRune is the ASCII letter (or letters) r looks like, from the TR39 confusables data, when

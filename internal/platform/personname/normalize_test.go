@@ -48,6 +48,14 @@ func TestNormalize(t *testing.T) {
 		"ɡɑmal":                       "gamal",
 		"ｕｓａｍａ":                       "usama",
 		"e\u2060\u0301":               "e",
+		// Latin small capitals and letters named after the letter they carry (an audit: ᴜsᴀᴍᴀ
+		// screened CLEAR).
+		"ᴜsᴀᴍᴀ ʙɪɴ ʟᴀᴅɪɴ":     "usama bin ladin",
+		"ɢɪʀᴍᴀ ᴡᴏʟᴅᴇ ᴛᴇꜱꜰᴀʏᴇ": "girma wolde tesfaye",
+		"Usᴀmᴀ bin Lᴀdin":     "usama bin ladin",
+		"ᴋɪᴍ ᴊᴏɴɢ ᴜɴ":         "kim jong un",
+		"ɓello ɗan ƙano":      "bello dan kano",
+		"ᴁ":                   "ae",
 	} {
 		require.Equal(t, want, Normalize(in), "%q", in)
 	}
@@ -68,6 +76,9 @@ func TestUnscreenable(t *testing.T) {
 		"Abeበe":              "mixes letters",
 		"Вера":               "",
 		"Usama \u0939\u093f": "Devanagari",
+		"ᴜsᴀᴍᴀ ʙɪɴ ʟᴀᴅɪɴ":    "",
+		"ʃamil":              "Latin letter",
+		"Usa\u0250ma":        "Latin letter", // ɐ, a turned a: named after no plain letter
 	} {
 		got := Unscreenable(name)
 		if want == "" {
