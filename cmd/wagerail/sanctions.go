@@ -48,7 +48,7 @@ func sanctionsCommand() *cli.Command {
 	c.String(&cfg.SDN, "sdn", "", "", "ingest --source ofac: the SDN file (sdn.csv)")
 	c.String(&cfg.Alt, "alt", "", "", "ingest --source ofac: the alternate names file (alt.csv)")
 	c.String(&cfg.File, "file", "", "", "ingest --source un or national: the list file")
-	c.Bool(&cfg.AllowShrink, "allow-shrink", "", false, "ingest: accept a version with less than half the entries of the active one (a list really cut down)")
+	c.Bool(&cfg.AllowShrink, "allow-shrink", "", false, "ingest: accept a version with less than half the entries or aliases of the active one (a list really cut down)")
 	c.String(&cfg.Name, "name", "", "", "screen: the name to screen (required)")
 	c.String(&cfg.DOB, "dob", "", "", "screen: date of birth, YYYY-MM-DD")
 	c.Run = func(ctx context.Context, args []string) error {

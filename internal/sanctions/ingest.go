@@ -81,14 +81,14 @@ func ContentHash(src Source, files ...File) string {
 
 // IngestOptions tune Ingest.
 type IngestOptions struct {
-	// AllowShrink lets a version with fewer than ShrinkLimit of the active version's entries
-	// become active (a list really cut down); without it such a file is refused as likely
+	// AllowShrink lets a version with fewer than ShrinkLimit of the active version's entries, or
+	// of its names besides the entries' own (aliases), become active (a list really cut down); without it such a file is refused as likely
 	// truncated at a line boundary, which no parser can see.
 	AllowShrink bool
 }
 
-// ShrinkLimit: a new version with fewer entries than this share of the active one's is refused
-// unless IngestOptions.AllowShrink.
+// ShrinkLimit: a new version with fewer entries, or fewer names besides the entries' own, than
+// this share of the active one's is refused unless IngestOptions.AllowShrink.
 const ShrinkLimit = 0.5
 
 // IngestReport is what Ingest did.
@@ -112,7 +112,7 @@ var (
 	// Putting an old list back would drop designations made since; it is refused.
 	ErrSuperseded = errors.New("sanctions: this list content was ingested before and has since been superseded")
 	// ErrShrank: see IngestOptions.AllowShrink.
-	ErrShrank = errors.New("sanctions: the new list has far fewer entries than the active one")
+	ErrShrank = errors.New("sanctions: the new list has far fewer entries or aliases than the active one")
 )
 
 // Ingest parses a source's files and, unless the same content is already active, loads them as a
@@ -165,15 +165,24 @@ func load(ctx context.Context, tx pgx.Tx, list List, rep IngestReport, opts Inge
 	case !errors.Is(err, pgx.ErrNoRows):
 		return rep, fmt.Errorf("sanctions.ingest: %w", err)
 	}
-	var prevEntries int
-	err = tx.QueryRow(ctx, `SELECT id, entry_count FROM app.sanctions_list_versions WHERE source = $1 AND active`,
-		string(src)).Scan(&rep.Previous, &prevEntries)
+	var prevEntries, prevNames int
+	err = tx.QueryRow(ctx, `SELECT id, entry_count, name_count FROM app.sanctions_list_versions WHERE source = $1 AND active`,
+		string(src)).Scan(&rep.Previous, &prevEntries, &prevNames)
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return rep, fmt.Errorf("sanctions.ingest: %w", err)
 	}
-	if rep.Previous != 0 && !opts.AllowShrink && float64(rep.Entries) < ShrinkLimit*float64(prevEntries) {
-		return rep, fmt.Errorf("%w (%d entries, the active version %d has %d); if the list really shrank, ingest it with --allow-shrink",
-			ErrShrank, rep.Entries, rep.Previous, prevEntries)
+	if rep.Previous != 0 && !opts.AllowShrink {
+		// Entries and their other names both: OFAC's aliases come in a file of their own, which
+		// may be cut while every entry is there (and all of them are fewer than the entries).
+		for _, c := range []struct {
+			what      string
+			now, prev int
+		}{{"entries", rep.Entries, prevEntries}, {"names besides the entries' own", rep.Names - rep.Entries, prevNames - prevEntries}} {
+			if float64(c.now) < ShrinkLimit*float64(c.prev) {
+				return rep, fmt.Errorf("%w (%d %s, the active version %d has %d); if the list really shrank, ingest it with --allow-shrink",
+					ErrShrank, c.now, c.what, rep.Previous, c.prev)
+			}
+		}
 	}
 	if err := tx.QueryRow(ctx, `INSERT INTO app.sanctions_list_versions (source, content_hash, entry_count, name_count, ingested_by, normalizer_version)
 		VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`, string(src), rep.ContentHash, rep.Entries, rep.Names,

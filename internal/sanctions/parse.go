@@ -253,7 +253,9 @@ func ParseOFAC(sdnName string, sdn []byte, altName string, alt []byte) (List, er
 	if err != nil {
 		return List{}, err
 	}
+	aliases := 0
 	err = readCSV(altName, alt, 5, func(line int, rec []string) error {
+		aliases++
 		id := ofacField(rec[0])
 		if n, err := strconv.Atoi(id); err != nil || n <= 0 || strconv.Itoa(n) != id {
 			return perr(altName, line, "ent_num %q is not a positive whole number", rec[0])
@@ -283,6 +285,10 @@ func ParseOFAC(sdnName string, sdn []byte, altName string, alt []byte) (List, er
 	}
 	if len(entries) == 0 {
 		return List{}, perr(sdnName, 0, "no entries")
+	}
+	if aliases == 0 {
+		// OFAC publishes thousands; an empty file is a failed download.
+		return List{}, perr(altName, 0, "no aliases")
 	}
 	list.Entries = entries
 	return list, nil

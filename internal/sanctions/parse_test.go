@@ -81,9 +81,13 @@ func TestParseOFACRefusals(t *testing.T) {
 	lines := strings.SplitAfter(string(sdn), "\n")
 	cut := func(n int, extra string) []byte { return []byte(strings.Join(lines[:n], "") + extra) }
 
+	// An alias file with no aliases is a damaged one, not a list without aliases.
+	_, err := ParseOFAC("sdn.csv", sdn, "alt.csv", nil)
+	requireLine(t, err, "alt.csv", 0, "no aliases")
+
 	// Truncated inside a quoted field, inside the field list, inside a "-0-" marker.
 	mid := lines[10]
-	_, err := ParseOFAC("sdn.csv", cut(10, mid[:len(mid)/2]), "alt.csv", alt)
+	_, err = ParseOFAC("sdn.csv", cut(10, mid[:len(mid)/2]), "alt.csv", alt)
 	requireLine(t, err, "sdn.csv", 11, "")
 	_, err = ParseOFAC("sdn.csv", cut(10, `511,"Some Name",-0- ,"CUBA",-0- ,-0`), "alt.csv", alt)
 	requireLine(t, err, "sdn.csv", 11, "fields, want 12")

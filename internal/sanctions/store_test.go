@@ -233,6 +233,14 @@ func TestIngestVersions(t *testing.T) {
 	require.ErrorIs(t, err, sanctions.ErrShrank)
 	require.ErrorContains(t, err, "--allow-shrink")
 	require.Equal(t, want, l.versions(t))
+	// The aliases cut at a line boundary: every entry is there but half the names are gone
+	// (found by an audit: "Osama bin Laden" then screened CLEAR). Refused the same way.
+	altLines := strings.SplitAfter(string(alt.Data), "\n")
+	fewAliases := sanctions.File{Name: alt.Name, Data: []byte(strings.Join(altLines[:150], ""))}
+	_, err = sanctions.Ingest(l.ctx, l.platform, sanctions.OFAC, sanctions.IngestOptions{}, sdn, fewAliases)
+	require.ErrorIs(t, err, sanctions.ErrShrank)
+	require.ErrorContains(t, err, "names")
+	require.Equal(t, want, l.versions(t))
 
 	// A database failure mid-load (a cancelled context) rolls everything back.
 	ctx, cancel := context.WithCancel(l.ctx)
