@@ -70,7 +70,7 @@ func (r *kycSubmitRequest) validate(now time.Time) (time.Time, error) {
 			return time.Time{}, err
 		}
 	}
-	if err := field.Name("fullName", r.FullName); err != nil {
+	if err := sanctions.ValidName("fullName", r.FullName); err != nil {
 		return time.Time{}, err
 	}
 	r.NationalID = employees.NormalizeNationalID(r.NationalID)
@@ -523,6 +523,13 @@ func (s *Server) approveKyc(c *gin.Context) {
 		// screened under mismatched rules.
 		writeError(c, NewError(http.StatusServiceUnavailable, "SANCTIONS_LISTS_OUTDATED",
 			"the sanctions lists await renormalisation under this build's matching rules (wagerail sanctions rescreen)"))
+		return
+	}
+	var fe *field.Error
+	if errors.As(err, &fe) {
+		// A name stored before the submit refused it: nothing to screen, so nothing to approve.
+		writeError(c, NewError(http.StatusUnprocessableEntity, "KYC_NAME_NOT_SCREENABLE",
+			"the submission's full name "+fe.Problem+" for sanctions screening; reject it and have it submitted again"))
 		return
 	}
 	if err != nil {

@@ -145,6 +145,27 @@ func TestKycApprovalBlockedBySanctions(t *testing.T) {
 	require.Equal(t, 1, checks, "the blocking check is recorded with its evidence")
 }
 
+// TestKycApprovalOfAnUnscreenableName: a submission stored before the submit refused names with
+// nothing to screen is not approved, and answers 422 KYC_NAME_NOT_SCREENABLE (not 500); it stays
+// IN_REVIEW for the reviewer to reject.
+func TestKycApprovalOfAnUnscreenableName(t *testing.T) {
+	t.Parallel()
+	w := newKycWorld(t)
+	s, code, _ := w.submit("Abebe Kebede")
+	require.Equal(t, http.StatusCreated, code)
+	ctx := tenancy.WithTenant(context.Background(), w.tenant)
+	require.NoError(t, tenancy.InTx(ctx, w.d.App, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `UPDATE app.kyc_submissions SET full_name = '-' WHERE id = $1`, s.ID)
+		return err
+	}))
+	require.Equal(t, http.StatusOK, w.reviewer.call(http.MethodPost, "/api/kyc/"+s.ID+"/claim", nil).Code)
+	refused(t, w.reviewer.call(http.MethodPost, "/api/kyc/"+s.ID+"/approve", nil), http.StatusUnprocessableEntity, "KYC_NAME_NOT_SCREENABLE")
+	rec := w.reviewer.call(http.MethodGet, "/api/kyc/queue?status=IN_REVIEW", nil)
+	require.Contains(t, rec.Body.String(), s.ID)
+	rec = w.reviewer.call(http.MethodPost, "/api/kyc/"+s.ID+"/reject", map[string]any{"note": "the name on the document is unreadable"})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+}
+
 func TestKycDocumentHashMismatchRefused(t *testing.T) {
 	t.Parallel()
 	w := newKycWorld(t)
@@ -184,6 +205,9 @@ func TestKycRefusals(t *testing.T) {
 			m["documents"] = []map[string]any{{"type": "passport", "uploadKey": "upl_01234567-89ab-7def-8123-456789abcdef"}}
 		}, 400, "KYC_DOCUMENT_NOT_FOUND"},
 		"control chars": {func(m map[string]any) { m["fullName"] = "Abebe\x00" }, 400, "INVALID_REQUEST"},
+		// Nothing screening could compare (found by an audit: stored, then its approval was 500).
+		"no letter":       {func(m map[string]any) { m["fullName"] = "-" }, 400, "INVALID_REQUEST"},
+		"Ge'ez wordspace": {func(m map[string]any) { m["fullName"] = "፡፡" }, 400, "INVALID_REQUEST"},
 		"client hash": {func(m map[string]any) {
 			m["documents"] = []map[string]any{{"type": "passport", "uploadKey": photo, "sha256": "00"}}
 		}, 400, "INVALID_REQUEST"},

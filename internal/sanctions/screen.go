@@ -69,6 +69,21 @@ type Result struct {
 	NormalizerVersion int `json:"normalizerVersion"`
 }
 
+// ValidName checks a name the edge takes to screen later (a KYC submission's full name):
+// field.Name's rules, and once normalised it must still hold a letter or digit, which Screen
+// needs to compare it with anything.
+func ValidName(fieldName, name string) error {
+	if err := field.Name(fieldName, name); err != nil {
+		return err
+	}
+	if len(matchTokens(personname.Normalize(name))) == 0 {
+		return &field.Error{Field: fieldName, Problem: noLetter}
+	}
+	return nil
+}
+
+const noLetter = "must contain a letter or digit"
+
 // Screen screens a person's (or organization's) name, and date of birth when known (zero:
 // unknown), against every active list version. Candidates come from the trigram index (pg_trgm
 // similarity, or word similarity of the name to part of a listed name); each is then scored
@@ -97,7 +112,7 @@ func Screen(ctx context.Context, b db.Beginner, name string, dob time.Time) (Res
 	normalized, lookalike, why := personname.Analyze(name)
 	tokens := matchTokens(normalized)
 	if len(tokens) == 0 {
-		return Result{}, &field.Error{Field: "name", Problem: "must contain a letter or digit"}
+		return Result{}, &field.Error{Field: "name", Problem: noLetter}
 	}
 	res := Result{Name: name, Outcome: Clear, Evidence: []Evidence{}, NormalizerVersion: NormalizerVersion}
 	if !dob.IsZero() {
