@@ -82,13 +82,13 @@ func ContentHash(src Source, files ...File) string {
 // IngestOptions tune Ingest.
 type IngestOptions struct {
 	// AllowShrink lets a version with fewer than ShrinkLimit of the active version's entries, or
-	// of its names besides the entries' own (aliases), become active (a list really cut down); without it such a file is refused as likely
+	// for OFAC of its names besides the entries' own (aliases, a file of their own), become active (a list really cut down); without it such a file is refused as likely
 	// truncated at a line boundary, which no parser can see.
 	AllowShrink bool
 }
 
-// ShrinkLimit: a new version with fewer entries, or fewer names besides the entries' own, than
-// this share of the active one's is refused unless IngestOptions.AllowShrink.
+// ShrinkLimit: a new version with fewer entries, or for OFAC fewer names besides the entries'
+// own, than this share of the active one's is refused unless IngestOptions.AllowShrink.
 const ShrinkLimit = 0.5
 
 // IngestReport is what Ingest did.
@@ -172,12 +172,20 @@ func load(ctx context.Context, tx pgx.Tx, list List, rep IngestReport, opts Inge
 		return rep, fmt.Errorf("sanctions.ingest: %w", err)
 	}
 	if rep.Previous != 0 && !opts.AllowShrink {
-		// Entries and their other names both: OFAC's aliases come in a file of their own, which
-		// may be cut while every entry is there (and all of them are fewer than the entries).
-		for _, c := range []struct {
+		// Entries, and for OFAC the names besides the entries' own: its aliases come in a file of
+		// their own, which may be cut while every entry is there. (The other lists hold an
+		// entry's aliases in its record: a cut file loses entries.)
+		checks := []struct {
 			what      string
 			now, prev int
-		}{{"entries", rep.Entries, prevEntries}, {"names besides the entries' own", rep.Names - rep.Entries, prevNames - prevEntries}} {
+		}{{"entries", rep.Entries, prevEntries}}
+		if src == OFAC {
+			checks = append(checks, struct {
+				what      string
+				now, prev int
+			}{"names besides the entries' own", rep.Names - rep.Entries, prevNames - prevEntries})
+		}
+		for _, c := range checks {
 			if float64(c.now) < ShrinkLimit*float64(c.prev) {
 				return rep, fmt.Errorf("%w (%d %s, the active version %d has %d); if the list really shrank, ingest it with --allow-shrink",
 					ErrShrank, c.now, c.what, rep.Previous, c.prev)
