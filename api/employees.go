@@ -11,6 +11,7 @@ import (
 
 	"github.com/wagerail/wagerail/internal/catalogs"
 	"github.com/wagerail/wagerail/internal/employees"
+	"github.com/wagerail/wagerail/internal/employeetransfer"
 	"github.com/wagerail/wagerail/internal/notify"
 	"github.com/wagerail/wagerail/internal/orgs"
 	"github.com/wagerail/wagerail/internal/platform/audit"
@@ -437,6 +438,11 @@ func (s *Server) setEmployeeStatus(c *gin.Context) {
 	}
 	tenant := callerOf(c).Tenant
 	out, err := inTenantValue(s, c, func(ctx context.Context, tx pgx.Tx) (employees.Employee, error) {
+		if req.Status == employees.Terminated {
+			if err := endable(ctx, tx, tenant, id, actionSetEmployeeStatus, true); err != nil {
+				return employees.Employee{}, err
+			}
+		}
 		e, from, changed, err := employees.SetStatus(ctx, tx, tenant, id, req.Status)
 		if err != nil {
 			return e, employeeError(actionSetEmployeeStatus, id, err)
@@ -465,6 +471,9 @@ func (s *Server) deleteEmployee(c *gin.Context) {
 	}
 	tenant := callerOf(c).Tenant
 	err := s.inTenant(c, func(ctx context.Context, tx pgx.Tx) error {
+		if err := endable(ctx, tx, tenant, id, actionDeleteEmployee, false); err != nil {
+			return err
+		}
 		if _, err := employees.SoftDelete(ctx, tx, tenant, id, s.now()); err != nil {
 			return employeeError(actionDeleteEmployee, id, err)
 		}
@@ -475,6 +484,34 @@ func (s *Server) deleteEmployee(c *gin.Context) {
 		return
 	}
 	c.JSON(http.StatusOK, successBody)
+}
+
+// endable refuses to end employee id's employment, under its row lock, around the money it owes
+// or that is moving for it (employeetransfer.Obligations): a termination (inFlightOnly) while
+// money is in flight, 409 EMPLOYEE_MONEY_IN_FLIGHT; a delete, which frees the national id and
+// drops the record from every read, while it owes anything, 409 EMPLOYEE_HAS_OBLIGATIONS. What
+// is owed and not moving stays with a terminated record, as a transfer's RETAIN_WITH_SOURCE.
+func endable(ctx context.Context, tx pgx.Tx, tenant, id, action string, inFlightOnly bool) error {
+	if _, err := employees.Lock(ctx, tx, tenant, id); err != nil {
+		return employeeError(action, id, err)
+	}
+	found, err := employeetransfer.Obligations(ctx, tx, tenant, id)
+	if err != nil {
+		return err
+	}
+	code, msg := "EMPLOYEE_HAS_OBLIGATIONS",
+		"the employee owes money or has money moving (details.obligations): settle, cancel or transfer them first"
+	if inFlightOnly {
+		found = employeetransfer.InFlight(found)
+		code, msg = "EMPLOYEE_MONEY_IN_FLIGHT", "money is moving for the employee (details.obligations): wait for it, or cancel it first"
+	}
+	if len(found) == 0 {
+		return nil
+	}
+	r := refuse(http.StatusConflict, code, msg, action, targetEmployee, id)
+	r.err.Details = map[string]any{"obligations": found}
+	r.entry.Details = map[string]any{"code": code, "obligations": found}
+	return r
 }
 
 // --- lists ---

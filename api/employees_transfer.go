@@ -247,6 +247,10 @@ func transferError(id string, err error) error {
 	case errors.Is(err, employeetransfer.ErrBeforeHire):
 		return refuse(http.StatusUnprocessableEntity, "TRANSFER_DATE_BEFORE_HIRE",
 			"effectiveDate must not be before the employee's hire date", actionTransferEmployee, targetEmployee, id)
+	case errors.Is(err, employeetransfer.ErrTooLate):
+		return refuse(http.StatusUnprocessableEntity, "TRANSFER_DATE_TOO_LATE",
+			"effectiveDate must not be in a later month than today's: the deduction mandates move at once; record the transfer in its month",
+			actionTransferEmployee, targetEmployee, id)
 	case errors.Is(err, employees.ErrDuplicateNationalID):
 		return refuse(http.StatusConflict, "DUPLICATE_NATIONAL_ID", "the target business already has an employee with this national id",
 			actionTransferEmployee, targetEmployee, id)

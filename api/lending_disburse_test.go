@@ -283,6 +283,20 @@ func TestLoanDisburseRefusals(t *testing.T) {
 			}
 		})
 	}
+	t.Run("employment ended since the approval", func(t *testing.T) {
+		t.Parallel()
+		s := newDisburseStack(t, ewaStackOpts{}, false)
+		s.approveKyc(t)
+		l := s.approvedLoan(t)
+		ctx := context.Background()
+		require.NoError(t, db.InTenantTx(ctx, s.d.App, s.tenant, func(tx pgx.Tx) error {
+			_, err := tx.Exec(ctx, `UPDATE app.employees SET status = 'TERMINATED', termination_date = current_date WHERE id = $1`, s.employee)
+			return err
+		}))
+		requireStatus(t, s.disburseLoan(l.ID, testkit.Unique("disburse")), http.StatusConflict, "LOAN_EMPLOYEE_NOT_ACTIVE")
+		require.Equal(t, [3]int{0, 0, 0}, s.loanEffects(t), "no ledger entry, no transfer, no event")
+		require.Equal(t, "APPROVED", s.waitLoan(t, l.ID, "APPROVED").Status)
+	})
 	t.Run("not found and not approved", func(t *testing.T) {
 		t.Parallel()
 		s := newDisburseStack(t, ewaStackOpts{}, false)

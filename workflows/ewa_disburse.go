@@ -32,7 +32,8 @@ var ewaGates = gateTable{
 }
 
 // ewaRecordRefusals are the record steps' refusals that end the saga as refused (nothing moved).
-var ewaRecordRefusals = map[string]bool{ewa.CodeRequestNotFound: true, ewa.CodeInvalidState: true, ewa.CodeFundingAccountNotSet: true}
+var ewaRecordRefusals = map[string]bool{ewa.CodeRequestNotFound: true, ewa.CodeInvalidState: true, ewa.CodeFundingAccountNotSet: true,
+	ewa.CodeEmployeeNotFound: true, ewa.CodeEmployeeNotActive: true}
 
 // disburse is one run's state: the input and the payout saga's (payout_saga.go).
 type disburse struct {

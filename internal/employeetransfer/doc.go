@@ -36,7 +36,7 @@
 //	kind               what counts                                 allowed handling
 //	EWA_ADVANCE        a DISBURSED request (owed to the source)    RETAIN_WITH_SOURCE
 //	LOAN               an ACTIVE or DEFAULTED loan                  RETAIN_WITH_SOURCE
-//	DEDUCTION_MANDATE  a PENDING, ACTIVE or SUSPENDED mandate       CARRY_OVER, CANCEL (never for COURT_ORDER)
+//	DEDUCTION_MANDATE  a PENDING, ACTIVE or SUSPENDED mandate       CARRY_OVER (not for a product's), CANCEL (not for COURT_ORDER)
 //	BNPL_AGREEMENT     an ACTIVE or DEFAULTED agreement             RETAIN_WITH_SOURCE
 //	EQUB_MEMBERSHIP    ACTIVE in a FORMING or RUNNING group         RETAIN_WITH_SOURCE
 //
@@ -51,9 +51,21 @@
 // record (and do not block); a savings auto-save or a BNPL collection by payroll, when it is a
 // deduction mandate, follows the mandate rule.
 //
+// A product mandate (savings auto-save, BNPL instalment, equb contribution) names an object of
+// the source business (the goal, the agreement, the group), which the target cannot collect for:
+// it can only be cancelled.
+//
 // In flight (always blocking, no handling can be stated: wait for it, or cancel it first): an
 // EWA request REQUESTED or DISBURSING, a loan REQUESTED, APPROVED or DISBURSING, a BNPL agreement
-// ACCEPTED, a savings movement PENDING, an equb contribution or payout PENDING.
+// ACCEPTED, a savings movement PENDING, an equb contribution or payout PENDING, and a deduction
+// mandate a payroll run of the source that has not ended may still take (its completion adds what
+// the run withheld, so what is left to carry is not known before).
+//
+// The effective date may be in the past or in the current month, not in a later month: the
+// mandates move at once, so the source's runs of the months until then would withhold nothing.
+//
+// The same listing (Obligations) guards the end of an employment outside a transfer: the API
+// refuses TERMINATED while money is in flight and a delete while the record owes anything.
 //
 // It must not write HTTP responses. Concurrency: the source record is locked first (FOR UPDATE),
 // so of two racing transfers of one employee the second finds it TERMINATED and is refused

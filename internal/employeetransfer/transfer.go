@@ -110,6 +110,9 @@ var (
 	ErrNotTransferable = errors.New("employeetransfer: the employee's employment has ended")
 	// ErrBeforeHire: the effective date is before the employee's hire date.
 	ErrBeforeHire = errors.New("employeetransfer: the effective date is before the employee's hire date")
+	// ErrTooLate: the effective date is in a later month than the transfer's. The mandates move at
+	// once, so the source's runs of the months until then would withhold nothing under them.
+	ErrTooLate = errors.New("employeetransfer: the effective date is in a later month than today")
 )
 
 // Blocked is Transfer's refusal when obligations block it: every blocking one, in kind and id
@@ -151,7 +154,7 @@ const (
 // Transfer runs r in tx, a transaction of the platform role on the cross-tenant path
 // (crosstenant.BunTx); ctx carries the actor. Every statement names its tenant. Errors:
 // employees.ErrNotFound (no such employee in the source), ErrSameBusiness, ErrInvalidPlan,
-// ErrNotTransferable, ErrBeforeHire, *Blocked, employees.ErrDuplicateNationalID or
+// ErrNotTransferable, ErrBeforeHire, ErrTooLate, *Blocked, employees.ErrDuplicateNationalID or
 // ErrDuplicateTIN (the target already employs that person), employees.ErrInvalid; the caller
 // rolls back on any of them.
 func Transfer(ctx context.Context, tx db.BunTx, r Request) (Result, error) {
@@ -181,8 +184,11 @@ func Transfer(ctx context.Context, tx db.BunTx, r Request) (Result, error) {
 	if day.Before(dateOf(old.HireDate)) {
 		return Result{}, ErrBeforeHire
 	}
+	if day.Format("2006-01") > dateOf(r.Now).Format("2006-01") {
+		return Result{}, ErrTooLate
+	}
 
-	found, err := obligationsOf(src, tx, r.SourceTenant, r.EmployeeID)
+	found, err := Obligations(src, tx, r.SourceTenant, r.EmployeeID)
 	if err != nil {
 		return Result{}, err
 	}
@@ -242,7 +248,10 @@ func decide(found []Obligation, plan Plan) []Obligation {
 		switch {
 		case h == "":
 			o.Problem = ProblemUnhandled
-		case !slices.Contains(Allowed[o.Kind], h) || o.MandateKind == payroll.KindCourtOrder && h == Cancel:
+		case !slices.Contains(Allowed[o.Kind], h) || o.MandateKind == payroll.KindCourtOrder && h == Cancel ||
+			payroll.ProductKind(o.MandateKind) && h == CarryOver:
+			// A court order binds the person; a product mandate (savings auto-save, BNPL, equb)
+			// names an object of the source business, which the target cannot collect for.
 			o.Problem = ProblemNotAllowed
 		default:
 			o.Handling = h
@@ -253,58 +262,76 @@ func decide(found []Obligation, plan Plan) []Obligation {
 	return blocking
 }
 
-// obligationsOf lists the employee's obligations in the source, in kind and id order; those in
-// flight carry ProblemInFlight.
-func obligationsOf(ctx context.Context, tx db.BunTx, tenant, employee string) ([]Obligation, error) {
-	rows, err := tx.Tx.Tx.QueryContext(ctx, `SELECT kind, id, status, detail, in_flight FROM (
+// Obligations lists tenant's employee's obligations, in kind and id order; those in flight carry
+// ProblemInFlight. A deduction mandate is in flight while a payroll run that has not ended may
+// still take it (payroll.MandateInOpenRun): its completion adds what the run withheld to the
+// mandate, so what is left of it is not known before. ctx is scoped to tenant; tx is the
+// caller's transaction (pgx or bun), in which the employee's row should be locked.
+func Obligations(ctx context.Context, tx db.Writer, tenant, employee string) ([]Obligation, error) {
+	rows, err := db.Select[struct {
+		Kind     Kind   `bun:"kind" db:"kind"`
+		ID       string `bun:"id" db:"id"`
+		Status   string `bun:"status" db:"status"`
+		Detail   string `bun:"detail" db:"detail"`
+		InFlight bool   `bun:"in_flight" db:"in_flight"`
+	}](ctx, tx, `SELECT kind, id, status, detail, in_flight FROM (
 		SELECT 'EWA_ADVANCE' AS kind, id, status, '' AS detail, status <> 'DISBURSED' AS in_flight
-			FROM app.ewa_requests WHERE tenant_id = $1 AND employee_id = $2 AND status IN ('REQUESTED', 'DISBURSING', 'DISBURSED')
+			FROM app.ewa_requests WHERE tenant_id = ?0 AND employee_id = ?1 AND status IN ('REQUESTED', 'DISBURSING', 'DISBURSED')
 		UNION ALL
 		SELECT 'LOAN', id, status, '', status NOT IN ('ACTIVE', 'DEFAULTED')
-			FROM app.loans WHERE tenant_id = $1 AND borrower_id = $2 AND status IN ('REQUESTED', 'APPROVED', 'DISBURSING', 'ACTIVE', 'DEFAULTED')
+			FROM app.loans WHERE tenant_id = ?0 AND borrower_id = ?1 AND status IN ('REQUESTED', 'APPROVED', 'DISBURSING', 'ACTIVE', 'DEFAULTED')
 		UNION ALL
 		SELECT 'DEDUCTION_MANDATE', id, status, kind, false
-			FROM app.payroll_deduction_mandates WHERE tenant_id = $1 AND employee_id = $2 AND status IN ('PENDING', 'ACTIVE', 'SUSPENDED')
+			FROM app.payroll_deduction_mandates WHERE tenant_id = ?0 AND employee_id = ?1 AND status IN ('PENDING', 'ACTIVE', 'SUSPENDED')
 		UNION ALL
 		SELECT 'BNPL_AGREEMENT', id, status, '', status = 'ACCEPTED'
-			FROM app.bnpl_agreements WHERE tenant_id = $1 AND employee_id = $2 AND status IN ('ACCEPTED', 'ACTIVE', 'DEFAULTED')
+			FROM app.bnpl_agreements WHERE tenant_id = ?0 AND employee_id = ?1 AND status IN ('ACCEPTED', 'ACTIVE', 'DEFAULTED')
 		UNION ALL
 		SELECT 'EQUB_MEMBERSHIP', m.id, m.status, '', false
 			FROM app.equb_memberships m JOIN app.equb_groups g ON g.tenant_id = m.tenant_id AND g.id = m.group_id
-			WHERE m.tenant_id = $1 AND m.employee_id = $2 AND m.status = 'ACTIVE' AND g.status IN ('FORMING', 'RUNNING')
+			WHERE m.tenant_id = ?0 AND m.employee_id = ?1 AND m.status = 'ACTIVE' AND g.status IN ('FORMING', 'RUNNING')
 		UNION ALL
 		SELECT 'SAVINGS_MOVEMENT', sm.id, sm.status, '', true
 			FROM app.savings_movements sm JOIN app.savings_goals g ON g.tenant_id = sm.tenant_id AND g.id = sm.goal_id
-			WHERE sm.tenant_id = $1 AND g.employee_id = $2 AND sm.status = 'PENDING'
+			WHERE sm.tenant_id = ?0 AND g.employee_id = ?1 AND sm.status = 'PENDING'
 		UNION ALL
 		SELECT 'EQUB_CONTRIBUTION', c.id, c.status, '', true
 			FROM app.equb_contributions c JOIN app.equb_memberships m ON m.tenant_id = c.tenant_id AND m.id = c.membership_id
-			WHERE c.tenant_id = $1 AND m.employee_id = $2 AND c.status = 'PENDING'
+			WHERE c.tenant_id = ?0 AND m.employee_id = ?1 AND c.status = 'PENDING'
 		UNION ALL
 		SELECT 'EQUB_PAYOUT', p.id, p.status, '', true
 			FROM app.equb_payouts p JOIN app.equb_memberships m ON m.tenant_id = p.tenant_id AND m.id = p.membership_id
-			WHERE p.tenant_id = $1 AND m.employee_id = $2 AND p.status = 'PENDING'
+			WHERE p.tenant_id = ?0 AND m.employee_id = ?1 AND p.status = 'PENDING'
 		) o ORDER BY kind, id`, tenant, employee)
 	if err != nil {
 		return nil, fmt.Errorf("employeetransfer.obligations: %w", err)
 	}
-	defer rows.Close()
-	out := []Obligation{}
-	for rows.Next() {
-		var o Obligation
-		var inFlight bool
-		if err := rows.Scan(&o.Kind, &o.ID, &o.Status, &o.MandateKind, &inFlight); err != nil {
-			return nil, fmt.Errorf("employeetransfer.obligations: %w", err)
+	out := make([]Obligation, 0, len(rows))
+	for _, r := range rows {
+		o := Obligation{Kind: r.Kind, ID: r.ID, Status: r.Status, MandateKind: r.Detail}
+		inFlight := r.InFlight
+		if o.Kind == DeductionMandate {
+			if inFlight, err = payroll.MandateInOpenRun(ctx, tx, employee, o.ID); err != nil {
+				return nil, err
+			}
 		}
 		if inFlight {
 			o.Problem = ProblemInFlight
 		}
 		out = append(out, o)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("employeetransfer.obligations: %w", err)
-	}
 	return out, nil
+}
+
+// InFlight is the obligations of found with money moving (ProblemInFlight).
+func InFlight(found []Obligation) []Obligation {
+	var out []Obligation
+	for _, o := range found {
+		if o.Problem == ProblemInFlight {
+			out = append(out, o)
+		}
+	}
+	return out
 }
 
 // moveMandate cancels the source mandate o and, for CarryOver, re-creates what is left of it

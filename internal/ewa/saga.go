@@ -20,7 +20,8 @@ import (
 
 // LoadPlan reads request id and what disbursing it needs (settings, the employee's payout
 // account). Errors: ErrNotFound, ErrNotDisbursable (not REQUESTED, and not DISBURSING under this
-// workflowID), ErrFundingNotSet. tx is scoped to the request's tenant.
+// workflowID), ErrFundingNotSet, ErrEmployeeNotFound, ErrEmployeeNotActive (REQUESTED, and the
+// employee is no longer ACTIVE). tx is scoped to the request's tenant.
 func LoadPlan(ctx context.Context, tx pgx.Tx, requestID, workflowID string) (Plan, error) {
 	r, err := scanRequest(tx.QueryRow(ctx, `SELECT `+requestColumns+` FROM app.ewa_requests WHERE id = $1`, requestID))
 	if err != nil {
@@ -42,6 +43,11 @@ func LoadPlan(ctx context.Context, tx pgx.Tx, requestID, workflowID string) (Pla
 	}
 	if err != nil {
 		return Plan{}, err
+	}
+	if r.Status == Requested && e.Status != employees.Active {
+		// Not yet claimed: an employment that ended since the request draws nothing (a run that
+		// claimed it goes on: its money may be moving).
+		return Plan{}, ErrEmployeeNotActive
 	}
 	return Plan{TenantID: r.TenantID, RequestID: r.ID, EmployeeID: r.EmployeeID, PrincipalSantim: r.PrincipalSantim,
 		FeeSantim: r.FeeSantim, Funding: s.Funding,

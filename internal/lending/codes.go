@@ -62,6 +62,8 @@ var refusals = refusal.Table{
 	CodeLoanNotFound:         {Status: http.StatusNotFound, Message: "no such loan in this organization"},
 	CodeLoanInvalidState:     {Status: http.StatusConflict, Message: "the loan's state does not allow this"},
 	CodeFundingAccountNotSet: {Status: http.StatusConflict, Message: "the loan's financial institution has not set its funding account (PUT /api/lending/fi-accounts)"},
+	// The disbursement's plan: the borrower's employment ended since the approval.
+	CodeEmployeeNotActive: {Status: http.StatusConflict, Message: "only an ACTIVE employee is paid a loan"},
 
 	CodeKycNotApproved:      {Status: http.StatusUnprocessableEntity, Message: "the borrower's KYC is not approved (or its approval has expired)"},
 	CodeSanctionsBlocked:    {Status: http.StatusUnprocessableEntity, Message: "the borrower did not pass sanctions screening"},

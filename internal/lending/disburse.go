@@ -146,6 +146,10 @@ func LoadDisbursePlan(ctx context.Context, tx db.Querier, id, workflowID string)
 	if err != nil {
 		return DisbursePlan{}, fmt.Errorf("lending: read the borrower: %w", err)
 	}
+	if d.Status != LoanDisbursing && e.Status != employees.Active {
+		// Not yet claimed: an employment that ended since the approval is paid nothing.
+		return DisbursePlan{}, RefusalError(CodeEmployeeNotActive)
+	}
 	return DisbursePlan{TenantID: d.TenantID, LoanID: d.LoanID, BorrowerID: d.BorrowerID, FIID: d.FIID, PrincipalSantim: d.PrincipalSantim,
 		Funding: funding, Destination: Payee{Account: Account{Partner: e.Payout.Partner, AccountNumber: e.Payout.AccountNumber},
 			HolderName: e.Payout.HolderName}, Status: d.Status, WorkflowID: d.WorkflowID}, nil
