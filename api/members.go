@@ -173,7 +173,7 @@ func (s *Server) setMemberRoles(c *gin.Context) {
 		}
 		// The same rule as the team routes: a caller without owner rights grants only roles
 		// whose permissions they hold themselves.
-		roles, err := orgs.CheckAppRoles(ctx, tx, tenant, names)
+		refused, err := notGrantable(ctx, tx, tenant, actsAsOwner(cl), cl.Access.Permissions, names)
 		if errors.Is(err, orgs.ErrUnknownRole) {
 			e := NewError(http.StatusBadRequest, "UNKNOWN_ROLE", "an application role is not in this organization's catalog")
 			e.Details = map[string]string{"field": "appRoles"}
@@ -181,13 +181,8 @@ func (s *Server) setMemberRoles(c *gin.Context) {
 		} else if err != nil {
 			return err
 		}
-		if !actsAsOwner(cl) {
-			for _, r := range roles {
-				if !orgs.Covers(cl.Access.Permissions, r.Permissions) {
-					return refuse(http.StatusForbidden, "ROLE_NOT_GRANTABLE", "the role "+r.Name+" grants permissions you do not hold",
-						"UpdateMemberRoles", "Member", m.ID)
-				}
-			}
+		if refused != nil {
+			return refuseWith(refused, "UpdateMemberRoles", "Member", m.ID)
 		}
 		if err := orgs.SetAppRoles(ctx, tx, tenant, m.ID, names); errors.Is(err, orgs.ErrNotFound) {
 			e := NewError(http.StatusBadRequest, "UNKNOWN_ROLE", "an application role is not in this organization's catalog")

@@ -48,8 +48,13 @@ type refusal struct {
 func (r *refusal) Error() string { return r.err.Error() }
 
 func refuse(status int, code, msg, action, targetType, targetID string) *refusal {
-	return &refusal{err: NewError(status, code, msg), entry: audit.Entry{Action: action, Outcome: audit.Denied,
-		TargetType: targetType, TargetID: targetID, Details: map[string]string{"code": code}}}
+	return refuseWith(NewError(status, code, msg), action, targetType, targetID)
+}
+
+// refuseWith is refuse of an answer already made.
+func refuseWith(e *Error, action, targetType, targetID string) *refusal {
+	return &refusal{err: e, entry: audit.Entry{Action: action, Outcome: audit.Denied,
+		TargetType: targetType, TargetID: targetID, Details: map[string]string{"code": e.Code}}}
 }
 
 // answer writes err: a refusal audited under tenant, anything else as writeError does.
@@ -231,6 +236,13 @@ func (s *Server) inviteMember(c *gin.Context) {
 			}
 		case !errors.Is(err, identity.ErrNotFound):
 			return err
+		}
+		// Accepting brings the role's default application roles (organization_admin for an
+		// admin): the inviter must hold what they grant.
+		if refused, err := notGrantable(ctx, tx, tenant, actsAsOwner(cl), cl.Access.Permissions, orgs.DefaultAppRoles(req.Role)); err != nil {
+			return err
+		} else if refused != nil {
+			return refuseWith(refused, "InviteMember", "Organization", tenant)
 		}
 		if issued, err = orgs.CreateInvitation(ctx, tx, tenant, orgs.NewInvitation{Email: req.Email, Role: req.Role, InviterID: cl.User.ID}, s.now()); err != nil {
 			return err
@@ -418,6 +430,12 @@ func (s *Server) updateMemberRole(c *gin.Context) {
 			return err
 		}
 		if next := orgs.AppRolesAfterRoleChange(m.AppRoles, from, m.Role); len(next) != len(m.AppRoles) {
+			// A promotion brings organization_admin: the caller must hold what it grants.
+			if refused, err := notGrantable(ctx, tx, tenant, actsAsOwner(cl), cl.Access.Permissions, next); err != nil {
+				return err
+			} else if refused != nil {
+				return refuseWith(refused, "UpdateMemberRole", "Member", m.ID)
+			}
 			if err := orgs.SetAppRoles(ctx, tx, tenant, m.ID, next); err != nil {
 				return err
 			}

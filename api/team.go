@@ -198,19 +198,30 @@ var errOwnerRights = NewError(http.StatusForbidden, "INSUFFICIENT_ROLE", "only a
 // checkGrant checks application role names against the catalog (400 UNKNOWN_ROLE) and, for a
 // caller without owner rights, against what the caller holds (403 ROLE_NOT_GRANTABLE).
 func (sc *teamScope) checkGrant(ctx context.Context, tx pgx.Tx, org orgs.Organization, names []string) error {
-	roles, err := orgs.CheckAppRoles(ctx, tx, org.ID, names)
-	if err != nil {
+	refused, err := notGrantable(ctx, tx, org.ID, sc.ownerRights, sc.perms, names)
+	if err != nil || refused == nil {
 		return err
 	}
-	if sc.ownerRights {
-		return nil
+	return refused
+}
+
+// notGrantable is the one rule of every route that hands out application roles (the team and
+// member routes, and the organization auth routes' promotion and invitation, which bring
+// organization_admin): names must be in tenant's catalog (orgs.ErrUnknownRole), and a caller
+// without owner rights grants only roles whose permissions they hold (holder), or any admin could
+// give anyone, themselves included, the organization's every permission. refused is the 403
+// ROLE_NOT_GRANTABLE for the first role holder does not cover, nil when there is none.
+func notGrantable(ctx context.Context, tx pgx.Tx, tenant string, ownerRights bool, holder orgs.Permissions, names []string) (refused *Error, err error) {
+	roles, err := orgs.CheckAppRoles(ctx, tx, tenant, names)
+	if err != nil || ownerRights {
+		return nil, err
 	}
 	for _, r := range roles {
-		if !orgs.Covers(sc.perms, r.Permissions) {
-			return NewError(http.StatusForbidden, "ROLE_NOT_GRANTABLE", "the role "+r.Name+" grants permissions you do not hold")
+		if !orgs.Covers(holder, r.Permissions) {
+			return NewError(http.StatusForbidden, "ROLE_NOT_GRANTABLE", "the role "+r.Name+" grants permissions you do not hold"), nil
 		}
 	}
-	return nil
+	return nil, nil
 }
 
 // teamMemberJSON is a member as the team routes show it.

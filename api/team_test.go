@@ -542,6 +542,35 @@ func TestTeamBanBitesAtOnce(t *testing.T) {
 	require.Equal(t, "INSUFFICIENT_ROLE", errCode(rec))
 }
 
+// TestOrganizationAuthRoutesGrantOnlyWhatTheCallerHolds: the organization auth routes hand out
+// organization_admin with the admin role (a promotion, an accepted invitation), so they keep the
+// team routes' rule: an admin without owner rights grants only permissions they hold (found by
+// an audit: an admin with no application roles promoted a member to admin, who then held every
+// permission and handed organization_admin on). 403 ROLE_NOT_GRANTABLE, audited, nothing changed.
+func TestOrganizationAuthRoutesGrantOnlyWhatTheCallerHolds(t *testing.T) {
+	t.Parallel()
+	f := newAuthFixture(t)
+	k := teamKitOf(f)
+	o := k.org("BUSINESS")
+
+	promote := map[string]any{"organizationId": o.id, "memberId": o.plain, "role": "admin"}
+	refused(t, o.admin.call(http.MethodPost, pathUpdateRole, promote), http.StatusForbidden, "ROLE_NOT_GRANTABLE")
+	require.Equal(t, 1, k.audits(o.id, "UpdateMemberRole", "DENIED"))
+	invite := map[string]any{"organizationId": o.id, "email": k.email("invited"), "role": "admin"}
+	refused(t, o.admin.call(http.MethodPost, pathInvite, invite), http.StatusForbidden, "ROLE_NOT_GRANTABLE")
+	require.Equal(t, 1, k.audits(o.id, "InviteMember", "DENIED"))
+	rec := o.owner.call(http.MethodGet, o.one(o.plain), nil)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.Equal(t, "member", decode[teamMemberResult](t, rec).Role, "nothing changed")
+
+	// A member invitation grants nothing: the admin may send it. The owner may promote.
+	invite["role"], invite["email"] = "member", k.email("invited")
+	rec = o.admin.call(http.MethodPost, pathInvite, invite)
+	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
+	rec = o.owner.call(http.MethodPost, pathUpdateRole, promote)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+}
+
 func TestTeamUpdateAndDelete(t *testing.T) {
 	t.Parallel()
 	f := newAuthFixture(t)
