@@ -85,7 +85,9 @@ type resetPasswordRequest struct {
 
 // resetPassword spends a RESET_PASSWORD token, or the ACCOUNT_SETUP token of an invited team
 // member choosing their first password: the password is set, every session of the user is
-// revoked (whoever knew the old password is signed out), and the e-mail counts as verified (the
+// revoked (whoever knew the old password is signed out), every other unused reset, set-up and
+// magic link of the user is spent (one mailed before would undo the reset), and the e-mail
+// counts as verified (the
 // link reached it). Then the user's INVITED memberships become ACTIVE: INVITED means "has not set
 // a password yet", which no longer holds, whichever of the two links was used.
 func (s *Server) resetPassword(c *gin.Context) {
@@ -131,6 +133,13 @@ func (s *Server) resetPassword(c *gin.Context) {
 		}
 		if err := identity.RevokeUserSessions(actx, tx, v.UserID, "", now); err != nil {
 			return err
+		}
+		// And every other link that signs in or sets the password: one mailed before the reset
+		// would otherwise undo it.
+		for _, p := range []identity.Purpose{identity.ResetPassword, identity.AccountSetup, identity.MagicLink} {
+			if _, err := identity.SpendTokens(actx, tx, p, v.UserID, now); err != nil {
+				return err
+			}
 		}
 		if err := identity.MarkEmailVerified(actx, tx, v.UserID, now); err != nil {
 			return err

@@ -120,6 +120,29 @@ func TestAuthxResetPassword(t *testing.T) {
 	}
 }
 
+// A reset retires every other link that signs the user in or sets the password (found by an
+// audit: an older magic link still signed in, an older reset link set the password again).
+func TestAuthxResetPasswordRetiresOtherLinks(t *testing.T) {
+	t.Parallel()
+	f := newAuthxFixture(t, nil, false)
+	const email = "retire@example.com"
+	f.signUp(email, "BUSINESS")
+	require.Equal(t, http.StatusOK, f.client().call(http.MethodPost, "/api/auth/sign-in/magic-link", map[string]any{"email": email}).Code)
+	magic := authxMailedToken(t, f, email, notify.MagicLink)
+	require.Equal(t, http.StatusOK, f.client().call(http.MethodPost, "/api/auth/forget-password", map[string]any{"email": email}).Code)
+	older := authxMailedToken(t, f, email, notify.ResetPassword)
+	f.advance(time.Second)
+	require.Equal(t, http.StatusOK, f.client().call(http.MethodPost, "/api/auth/forget-password", map[string]any{"email": email}).Code)
+	latest := authxMailedToken(t, f, email, notify.ResetPassword)
+	require.NotEqual(t, older, latest)
+
+	rec := f.client().call(http.MethodPost, "/api/auth/reset-password", map[string]any{"token": latest, "newPassword": "a brand new passphrase"})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	refused(t, f.client().call(http.MethodPost, "/api/auth/magic-link/verify", map[string]any{"token": magic}), http.StatusBadRequest, "INVALID_TOKEN")
+	refused(t, f.client().call(http.MethodPost, "/api/auth/reset-password", map[string]any{"token": older, "newPassword": "the attacker's passphrase"}),
+		http.StatusBadRequest, "INVALID_TOKEN")
+}
+
 // Two resets racing with one token: exactly one wins, the other is INVALID_TOKEN.
 func TestAuthxResetPasswordRace(t *testing.T) {
 	t.Parallel()
