@@ -444,8 +444,9 @@ func (s *Server) addBusinessAdmin(c *gin.Context, sc *teamScope) {
 }
 
 // invite adds in to the scope's organization: a new e-mail gets a user without a password and
-// an INVITED membership; an existing user who has no password yet is INVITED too; one who has a
-// password joins ACTIVE (they sign in as usual). Invitees are mailed a set-up link (72 h), the
+// an INVITED membership; an existing user who has no password yet, or has not proved the
+// e-mail, is INVITED too (the set-up link's password then replaces theirs); one who has a
+// password and a verified e-mail joins ACTIVE (they sign in as usual). Invitees are mailed a set-up link (72 h), the
 // others a notice.
 func (s *Server) invite(c *gin.Context, sc *teamScope, in invitee) {
 	action := sc.actions.invite
@@ -477,8 +478,10 @@ func (s *Server) invite(c *gin.Context, sc *teamScope, in invitee) {
 		if err != nil {
 			return err
 		}
+		// Only an account that has proved this address joins at once: anyone may sign up with any
+		// address, so an unproved one is INVITED and the address itself gets the set-up link.
 		status := orgs.Invited
-		if u.PasswordHash != "" {
+		if u.PasswordHash != "" && u.EmailVerified {
 			status = orgs.Active
 		}
 		if m, err = orgs.AddMember(ctx, tx, o.ID, orgs.NewMember{UserID: u.ID, Role: in.Role, Status: status,

@@ -81,7 +81,17 @@ func (k *teamKit) signIn(email string) *apiClient {
 }
 
 // account creates a user who has a password and no organization; returns the user id.
+// account is a user with a password who has proved their e-mail.
 func (k *teamKit) account(email string) string {
+	k.tb.Helper()
+	id := k.unverifiedAccount(email)
+	require.NoError(k.tb, identity.MarkEmailVerified(context.Background(), k.d.App, id, time.Now()))
+	return id
+}
+
+// unverifiedAccount is a user with a password whose e-mail is not proved (anyone may sign up
+// with any address).
+func (k *teamKit) unverifiedAccount(email string) string {
 	k.tb.Helper()
 	hash, err := identity.HashPassword(testPassword)
 	require.NoError(k.tb, err)
@@ -417,6 +427,24 @@ func TestTeamInviteMailsSetupLink(t *testing.T) {
 	require.True(t, ok)
 	require.Contains(t, notice.Text, "Org of ")
 	require.Equal(t, http.StatusOK, k.signIn(email).call(http.MethodGet, o.base(), nil).Code, "the new admin acts at once")
+
+	// An account whose e-mail is not proved (anyone may sign up with any address) does not join
+	// ACTIVE: it is INVITED and the address gets the set-up link, whose password then replaces
+	// the squatter's (found by an audit: the squatter held the seat at once).
+	squatted := k.email("squatted")
+	k.unverifiedAccount(squatted)
+	squatter := k.signIn(squatted)
+	rec = o.owner.call(http.MethodPost, o.base(), map[string]any{"email": squatted, "name": "Chief Finance", "role": "admin"})
+	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
+	m3 := decode[teamMemberResult](t, rec)
+	require.Equal(t, "INVITED", m3.Status)
+	rec = squatter.call(http.MethodPost, "/api/auth/organization/set-active", map[string]any{"organizationId": o.id})
+	require.NotEqual(t, http.StatusOK, rec.Code, "an INVITED member cannot enter: %s", rec.Body.String())
+	rec = k.client().call(http.MethodPost, "/api/auth/reset-password", map[string]any{"token": k.setupToken(squatted), "newPassword": "the owner's passphrase"})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.Equal(t, http.StatusUnauthorized, squatter.call(http.MethodGet, "/api/auth/get-session", nil).Code, "the squatter is signed out")
+	rec = o.owner.call(http.MethodGet, o.one(m3.ID), nil)
+	require.Equal(t, "ACTIVE", decode[teamMemberResult](t, rec).Status)
 
 	// Refusals: no write, stable codes.
 	var before int
