@@ -507,6 +507,41 @@ func TestOrgAuthUpdateMemberRole(t *testing.T) {
 	}
 }
 
+// TestOrgAuthInvitationDiesWithItsInvitersRight: an invitation is accepted only while its inviter
+// may still send it (an ACTIVE admin or owner, an owner for an owner invitation, or a platform
+// admin); one sent by an admin who was removed or demoted since is INVALID_TOKEN, nothing
+// written (found by an audit: the removed admin's invitee joined as admin with
+// organization_admin).
+func TestOrgAuthInvitationDiesWithItsInvitersRight(t *testing.T) {
+	t.Parallel()
+	f := newAuthFixture(t)
+	owner, res := f.signUp("owner@inviter.test", "BUSINESS")
+	org := res.Organization.ID
+	admin, _ := f.orgAuthJoin(owner, org, "admin@inviter.test", "admin")
+	demoted, _ := f.orgAuthJoin(owner, org, "demoted@inviter.test", "admin")
+	alt, _ := f.signUp("alt@inviter.test", "MERCHANT")
+	alt2, _ := f.signUp("alt2@inviter.test", "MERCHANT")
+	tok := f.orgAuthInvite(admin, org, "alt@inviter.test", "admin")
+	tok2 := f.orgAuthInvite(demoted, org, "alt2@inviter.test", "member")
+	full := f.orgAuthFull(owner, org)
+
+	rec := owner.call(http.MethodPost, pathRemove, map[string]any{"organizationId": org, "memberIdOrEmail": "admin@inviter.test"})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	rec = owner.call(http.MethodPost, pathUpdateRole, map[string]any{"organizationId": org, "memberId": full.member(t, "demoted@inviter.test").ID,
+		"role": "member"})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+
+	refused(t, alt.call(http.MethodPost, pathAccept, map[string]any{"token": tok}), http.StatusBadRequest, "INVALID_TOKEN")
+	refused(t, alt2.call(http.MethodPost, pathAccept, map[string]any{"token": tok2}), http.StatusBadRequest, "INVALID_TOKEN")
+	after := f.orgAuthFull(owner, org)
+	require.Len(t, after.Members, len(full.Members)-1, "only the removal changed the members")
+
+	// The owner's own invitation stands.
+	alt3, _ := f.signUp("alt3@inviter.test", "MERCHANT")
+	rec = alt3.call(http.MethodPost, pathAccept, map[string]any{"token": f.orgAuthInvite(owner, org, "alt3@inviter.test", "admin")})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+}
+
 func TestOrgAuthRemoveMember(t *testing.T) {
 	t.Parallel()
 	f := newAuthFixture(t)

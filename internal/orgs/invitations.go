@@ -1,6 +1,7 @@
 package orgs
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -179,6 +180,9 @@ func AcceptInvitation(ctx context.Context, q db.Querier, tenant, token, email, u
 	if inv.Status != InvitationPending || !now.Before(inv.ExpiresAt) || orgStatus == OrgDeleted {
 		return Invitation{}, Member{}, ErrInvalidInvitation
 	}
+	if ok, err := inviterMaySend(ctx, q, inv); err != nil || !ok {
+		return Invitation{}, Member{}, cmp.Or(err, ErrInvalidInvitation)
+	}
 	if identity.NormalizeEmail(email) != inv.Email {
 		return inv, Member{}, ErrInvitationEmail
 	}
@@ -192,6 +196,24 @@ func AcceptInvitation(ctx context.Context, q db.Querier, tenant, token, email, u
 	}
 	inv.Status = InvitationAccepted
 	return inv, m, nil
+}
+
+// inviterMaySend reports whether inv's inviter may still send it: an ACTIVE admin or owner of
+// its organization (an owner for an owner invitation), or a platform admin. An invitation is the
+// inviter's grant, so it dies with the right: removed, demoted or banned since, their pending
+// invitations are not accepted.
+func inviterMaySend(ctx context.Context, q db.Querier, inv Invitation) (bool, error) {
+	var role MemberRole
+	var status string
+	err := q.QueryRow(ctx, `SELECT role, status FROM app.members WHERE tenant_id = $1 AND user_id = $2`, inv.TenantID, inv.InviterID).
+		Scan(&role, &status)
+	switch {
+	case err == nil && status == Active && role.AtLeast(Admin) && (inv.Role != Owner || role == Owner):
+		return true, nil
+	case err != nil && !errors.Is(err, pgx.ErrNoRows):
+		return false, fmt.Errorf("orgs: the inviter's membership: %w", err)
+	}
+	return identity.IsPlatformAdmin(ctx, q, inv.InviterID)
 }
 
 // PendingInvitations lists tenant's invitations that can still be accepted at now, oldest first.
