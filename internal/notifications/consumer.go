@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 
@@ -189,7 +190,9 @@ func writeInApp(ctx context.Context, tx pgx.Tx, e outbox.Event, userID string, m
 const staleClaim = 10 * time.Minute
 
 // deliver sends m on ch once: it claims the delivery row (new, FAILED, or a stale SENDING), sends,
-// and records the outcome. A row already SENT, or SENDING under a live claim, sends nothing.
+// and records the outcome. A row already SENT sends nothing; one SENDING under a live claim sends
+// nothing and is an error (the relay retries). A message the sender refuses as invalid is
+// recorded FAILED and not retried.
 func (c *Consumer) deliver(ctx context.Context, e outbox.Event, ch Channel, to recipient, m Message) error {
 	if ch == SMS && to.Phone == "" {
 		return nil // nowhere to send it; nothing to retry
@@ -210,22 +213,43 @@ func (c *Consumer) deliver(ctx context.Context, e outbox.Event, ch Channel, to r
 		return fmt.Errorf("claim: %w", err)
 	}
 	if !claimed {
-		return nil
+		// SENT: nothing to do. SENDING under a live claim (another relay mid-send, or a send
+		// whose outcome was never recorded): not done yet, so not a success, or the relay would
+		// settle the event and a send that did not finish would never be made; the relay retries
+		// and takes the claim once it is stale.
+		var status string
+		if err := tenancy.InTx(ctx, c.DB, func(tx pgx.Tx) error {
+			return tx.QueryRow(ctx, `SELECT status FROM app.notification_deliveries WHERE event_id = $1 AND channel = $2 AND user_id = $3`,
+				e.ID, string(ch), to.UserID).Scan(&status)
+		}); err != nil {
+			return fmt.Errorf("claim: %w", err)
+		}
+		if status == "SENT" {
+			return nil
+		}
+		return fmt.Errorf("notifications: %s delivery in progress under another claim", ch)
 	}
 	sendErr := c.send(ctx, e.ID, ch, to, m)
-	err = tenancy.InTx(ctx, c.DB, func(tx pgx.Tx) error {
+	// The outcome is recorded whatever became of ctx: a send cut off by the worker stopping or the
+	// lease running out is FAILED, for the redelivery to send.
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	defer cancel()
+	err = tenancy.InTx(rctx, c.DB, func(tx pgx.Tx) error {
 		if sendErr == nil {
-			_, err := tx.Exec(ctx, `UPDATE app.notification_deliveries SET status = 'SENT', sent_at = $4, last_error = NULL,
+			_, err := tx.Exec(rctx, `UPDATE app.notification_deliveries SET status = 'SENT', sent_at = $4, last_error = NULL,
 				updated_at = $4 WHERE event_id = $1 AND channel = $2 AND user_id = $3`, e.ID, string(ch), to.UserID, c.now())
 			return err
 		}
-		_, err := tx.Exec(ctx, `UPDATE app.notification_deliveries SET status = 'FAILED', last_error = $4, updated_at = $5
+		_, err := tx.Exec(rctx, `UPDATE app.notification_deliveries SET status = 'FAILED', last_error = $4, updated_at = $5
 			WHERE event_id = $1 AND channel = $2 AND user_id = $3`, e.ID, string(ch), to.UserID, failureText(sendErr), c.now())
 		return err
 	})
 	if sendErr != nil {
 		// The sender's own text may echo the address: only the kind of failure leaves here.
 		c.log().WarnContext(ctx, "notifications: delivery failed", "event_id", e.ID, "event_type", e.Type, "channel", string(ch))
+		if invalid(sendErr) && err == nil {
+			return nil // the same message is refused again on every try: recorded FAILED, not retried
+		}
 		return errors.New("sender refused the message")
 	}
 	if err != nil {
@@ -235,9 +259,32 @@ func (c *Consumer) deliver(ctx context.Context, e outbox.Event, ch Channel, to r
 	return nil
 }
 
+// recordTimeout bounds the recording of a send's outcome, made on a context of its own.
+const recordTimeout = 10 * time.Second
+
+// invalid reports a sender's refusal of the message itself, which no retry changes.
+func invalid(err error) bool {
+	return errors.Is(err, notify.ErrInvalidMessage) || errors.Is(err, notify.ErrHeaderInjection)
+}
+
+// smsText is body cut to what a text message may carry (notify.MaxSMSText bytes), at a letter,
+// with an ellipsis: a note the API accepts, in Ethiopic letters of three bytes each, beside a long
+// name, runs past it. The e-mail and the in-app message carry the whole body.
+func smsText(body string) string {
+	if len(body) <= notify.MaxSMSText {
+		return body
+	}
+	const more = "…"
+	cut := notify.MaxSMSText - len(more)
+	for cut > 0 && !utf8.RuneStart(body[cut]) {
+		cut--
+	}
+	return body[:cut] + more
+}
+
 // send hands m to ch's sender. A text message carries the delivery's own reference (event,
 // channel, user), so an SMS gateway that de-duplicates sends a message redelivered after a crash
-// mid-send once.
+// mid-send once; its text is cut to fit (smsText).
 func (c *Consumer) send(ctx context.Context, eventID string, ch Channel, to recipient, m Message) error {
 	switch ch {
 	case Email:
@@ -249,7 +296,7 @@ func (c *Consumer) send(ctx context.Context, eventID string, ch Channel, to reci
 		if c.Texter == nil {
 			return errors.New("no texter")
 		}
-		return c.Texter.SendSMS(ctx, notify.SMS{To: to.Phone, Text: m.Body, Purpose: notify.Notification,
+		return c.Texter.SendSMS(ctx, notify.SMS{To: to.Phone, Text: smsText(m.Body), Purpose: notify.Notification,
 			Reference: DeliveryReference(eventID, ch, to.UserID)})
 	}
 	return fmt.Errorf("unknown channel %s", ch)

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -357,4 +358,79 @@ func TestRelayDeadLettersForThisConsumerAloneAndRequeueDelivers(t *testing.T) {
 	require.Len(t, texts.Texts(), 1, "and sent no SMS again")
 	require.Equal(t, 1, logged, "the event log did not get it again")
 	require.Len(t, o.inbox(t), 1)
+}
+
+// hanging blocks its first send until the send's context ends, then records like Memory: a send
+// cut off by the worker stopping or the relay's lease running out.
+type hanging struct {
+	notify.Memory
+	mu   sync.Mutex
+	hung bool
+}
+
+func (h *hanging) SendEmail(ctx context.Context, m notify.Email) error {
+	h.mu.Lock()
+	first := !h.hung
+	h.hung = true
+	h.mu.Unlock()
+	if first {
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	return h.Memory.SendEmail(ctx, m)
+}
+
+// TestInterruptedSendIsSentOnRedelivery: a send cut off mid-way is recorded FAILED (on a context
+// of its own) and the redelivery sends it (found by an audit: the claim stayed SENDING, the
+// redelivery found it "in progress", answered success and the relay marked the event delivered:
+// the e-mail was never sent). A delivery SENDING under a live claim is an error for the relay to
+// retry, never a success.
+func TestInterruptedSendIsSentOnRedelivery(t *testing.T) {
+	d := testkit.NewDB(t)
+	o := newOrg(t, d, "Almaz")
+	mailer := &hanging{}
+	c := &notifications.Consumer{DB: d.App, Mailer: mailer, Texter: &notify.Memory{}}
+	ev := o.event("loan.disbursed.v1", map[string]any{"loanId": "loan_1", "borrowerId": o.employeeID, "principalSantim": 500000})
+
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	require.Error(t, c.Consume(ctx, ev))
+	var status string
+	o.in(t, func(ctx context.Context, tx pgx.Tx) error {
+		return tx.QueryRow(ctx, `SELECT status FROM app.notification_deliveries WHERE event_id = $1 AND channel = 'EMAIL'`, ev.ID).Scan(&status)
+	})
+	require.Equal(t, "FAILED", status)
+	require.NoError(t, c.Consume(context.Background(), ev))
+	require.Len(t, mailer.Emails(), 1)
+
+	// A claim still live (another relay mid-send) is not success.
+	live := o.event("loan.disbursed.v1", map[string]any{"loanId": "loan_2", "borrowerId": o.employeeID, "principalSantim": 500000})
+	o.in(t, func(ctx context.Context, tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `INSERT INTO app.notification_deliveries (tenant_id, event_id, channel, user_id, event_type, status, claimed_at, updated_at)
+			VALUES ($1, $2, 'EMAIL', $3, $4, 'SENDING', now(), now())`, o.id, live.ID, o.userID, live.Type)
+		return err
+	})
+	require.ErrorContains(t, c.Consume(context.Background(), live), "in progress")
+}
+
+// TestLongNoteTextIsCutToFit: an SMS is bounded in bytes (notify.MaxSMSText), and a note the API
+// accepts (up to 1,000 bytes, 333 Ethiopic letters) with a long Ethiopic name went past it: the
+// sender refused it on every attempt until the event was dead-lettered (found by an audit). The
+// text is cut to fit at a letter; a message a sender refuses as invalid is recorded FAILED and not
+// retried.
+func TestLongNoteTextIsCutToFit(t *testing.T) {
+	d := testkit.NewDB(t)
+	o := newOrg(t, d, strings.Repeat("አ", 60))
+	o.setPrefs(t, "am", notifications.Preference{Category: notifications.CategoryKYC, Channel: notifications.SMS, Enabled: true})
+	mem := &notify.Memory{}
+	c := &notifications.Consumer{DB: d.App, Mailer: mem, Texter: mem}
+	ev := o.event("kyc.more_info_requested.v1", map[string]any{"submissionId": "kyc_1", "subjectType": "EMPLOYEE", "subjectId": o.employeeID,
+		"status": "PENDING", "note": strings.Repeat("ሰ", 333)})
+	require.NoError(t, c.Consume(context.Background(), ev))
+	require.Len(t, mem.Texts(), 1)
+	text := mem.Texts()[0].Text
+	require.LessOrEqual(t, len(text), notify.MaxSMSText)
+	require.True(t, utf8.ValidString(text))
+	require.Len(t, mem.Emails(), 1, "the e-mail carries the whole note")
+	require.Contains(t, mem.Emails()[0].Text, strings.Repeat("ሰ", 300))
 }
