@@ -8,6 +8,8 @@ import (
 
 	"github.com/pquerna/otp"
 	"github.com/stretchr/testify/require"
+
+	"github.com/wagerail/wagerail/internal/identity"
 )
 
 type authxSessionUser struct {
@@ -128,6 +130,13 @@ func TestAuthxTwoFactorEnableAndSignIn(t *testing.T) {
 	// A challenge session may sign out.
 	e := authxChallenge(t, f, email)
 	require.Equal(t, http.StatusOK, e.call(http.MethodPost, "/api/auth/sign-out", nil).Code)
+
+	// A challenge lives minutes, not a session's week: whoever knows only the password does not
+	// get a week of code guesses from one sign-in (an audit's finding).
+	late := authxChallenge(t, f, email)
+	f.advance(identity.ChallengeLifetime)
+	rec = late.call(http.MethodPost, "/api/auth/two-factor/verify", map[string]any{"code": authxCode(t, k.Secret(), f.now())})
+	require.Equal(t, http.StatusUnauthorized, rec.Code, rec.Body.String())
 }
 
 // TOTP accepts the current step and one either side (codes from 30 s before and after), refuses
@@ -248,7 +257,10 @@ func TestAuthxTwoFactorRateLimit(t *testing.T) {
 	rec = a.call(http.MethodPost, "/api/auth/two-factor/generate-backup-codes", map[string]any{"password": testPassword})
 	require.Equal(t, http.StatusTooManyRequests, rec.Code)
 
+	// Once the window has passed (the challenge has expired by then: sign in again), codes count.
 	f.advance(ruleTwoFactorUser.Window)
+	require.Equal(t, http.StatusUnauthorized, c.call(http.MethodPost, "/api/auth/two-factor/verify", map[string]any{"code": wrong}).Code)
+	c = authxChallenge(t, f, email)
 	rec = c.call(http.MethodPost, "/api/auth/two-factor/verify", map[string]any{"code": authxCode(t, secret, f.now())})
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 }

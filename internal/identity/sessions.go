@@ -14,6 +14,11 @@ import (
 // SessionLifetime is how long a session lives from sign-in; sign-in again to extend.
 const SessionLifetime = 7 * 24 * time.Hour
 
+// ChallengeLifetime is how long a two-factor challenge session (TwoFactorPending) lives: long
+// enough to open the authenticator, short enough that knowing the password alone buys a few
+// rate-limited code guesses, not a week of them. Verifying rotates it into a full session.
+const ChallengeLifetime = 10 * time.Minute
+
 // Session is a signed-in browser or client. Its token is never stored: only its hash.
 type Session struct {
 	ID                   string
@@ -57,11 +62,15 @@ func CreateSession(ctx context.Context, q db.Querier, n NewSession, now time.Tim
 	if n.ActiveOrganizationID != "" {
 		org = &n.ActiveOrganizationID
 	}
+	lifetime := SessionLifetime
+	if n.TwoFactorPending {
+		lifetime = ChallengeLifetime
+	}
 	s, err := scanSession(q.QueryRow(ctx, `INSERT INTO app.sessions
 			(id, token_hash, user_id, active_organization_id, two_factor_pending, created_at, expires_at, ip_address, user_agent)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, nullif($8, ''), nullif($9, ''))
 		RETURNING `+sessionColumns,
-		NewID(), HashSecret(token), n.UserID, org, n.TwoFactorPending, now, now.Add(SessionLifetime),
+		NewID(), HashSecret(token), n.UserID, org, n.TwoFactorPending, now, now.Add(lifetime),
 		truncate(n.IP, 64), truncate(n.UserAgent, 256)))
 	if err != nil {
 		return Session{}, "", err
