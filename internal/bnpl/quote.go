@@ -132,6 +132,10 @@ func QuoteFor(ctx context.Context, tx db.BunTx, project lending.ProjectFunc, r Q
 	if err != nil {
 		return Quote{}, err
 	}
+	// The borrower's loans at their scheduled instalments, as a new loan's quote weighs them.
+	if proj, err = lending.WithScheduledDebt(ctx, tx, proj, r.EmployeeID); err != nil {
+		return Quote{}, err
+	}
 	plan, err := Offer(m.ID, r.PurchaseSantim, r.Instalments, m.DiscountBasisPoints, proj.Period)
 	if err != nil {
 		return Quote{}, fmt.Errorf("bnpl: the projection's period: %w", err)

@@ -11,6 +11,7 @@ import (
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/field"
 	"github.com/wagerail/wagerail/internal/platform/money"
+	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
 
 // Projection is the next payroll run's view of one employee that a loan's affordability is
@@ -42,6 +43,33 @@ func ProjectionOf(p paycalc.Projection) Projection {
 		}
 	}
 	return out
+}
+
+// WithScheduledDebt is p with employeeID's loans weighed at their scheduled instalments, as the
+// affordability of a new loan (or BNPL plan) must see them. A projection deducts what the next
+// period owes, which understates a loan's weight twice over: an instalment repaid early leaves
+// its period owing nothing (a run takes nothing that month, and the level instalment again the
+// month after), and a DEFAULTED loan is not deducted by a run at all, yet is owed until repaid,
+// restructured or written off. Each loan REQUESTED, APPROVED, DISBURSING, ACTIVE or DEFAULTED
+// counts its largest instalment still part of its schedule from p.Period on (or unpaid before
+// it); what that is more than the projection deducted for the loan comes off the net and the
+// recoverable and joins the loan instalments, as the BNPL quote adds its own instalments.
+func WithScheduledDebt(ctx context.Context, tx db.Writer, p Projection, employeeID string) (Projection, error) {
+	var more int64
+	err := tx.QueryRow(ctx, `SELECT coalesce(sum(greatest(scheduled - projected, 0)), 0)::bigint FROM (
+		SELECT coalesce(max(i.total_santim) FILTER (WHERE i.due_period >= $3 OR i.status <> 'REPAID'), 0) AS scheduled,
+			coalesce(sum(i.total_santim - i.repaid_santim) FILTER (WHERE i.due_period = $3 AND i.status <> 'REPAID' AND l.status <> 'DEFAULTED'), 0) AS projected
+		FROM app.loans l JOIN app.loan_instalments i ON i.tenant_id = l.tenant_id AND i.loan_id = l.id
+		WHERE l.tenant_id = $1 AND l.borrower_id = $2 AND l.status IN ('REQUESTED', 'APPROVED', 'DISBURSING', 'ACTIVE', 'DEFAULTED')
+			AND i.status <> 'SUPERSEDED'
+		GROUP BY l.id) AS per_loan`, tenancy.TenantID(ctx), employeeID, p.Period).Scan(&more)
+	if err != nil {
+		return Projection{}, fmt.Errorf("lending: scheduled debt: %w", err)
+	}
+	p.NetSantim -= more
+	p.RecoverableSantim -= more
+	p.LoanInstalmentsSantim += more
+	return p, nil
 }
 
 // ProjectFunc projects the next payroll run of employeeID, an employee of the context's
@@ -202,6 +230,9 @@ func QuoteLoan(ctx context.Context, tx db.BunTx, project ProjectFunc, r QuoteReq
 	}
 	if err := payroll.CheckPeriod("period", proj.Period); err != nil {
 		return Quote{}, fmt.Errorf("lending.quote: the projection's period: %v", err)
+	}
+	if proj, err = WithScheduledDebt(ctx, tx, proj, r.EmployeeID); err != nil {
+		return Quote{}, err
 	}
 	terms := termsOf(p, r.AmountSantim, r.TermMonths, proj.Period)
 	s, err := schedule.Compute(terms)

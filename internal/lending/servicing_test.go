@@ -436,3 +436,49 @@ func TestRepaidLoanIsCurrent(t *testing.T) {
 	require.Zero(t, rec.DaysPastDue)
 	require.Nil(t, rec.OldestUnpaidIdx)
 }
+
+// TestAffordabilityCountsEachLoansScheduledInstalment: a loan weighs on the borrower's pay with its
+// scheduled instalment until it is repaid or written off, whatever the next period happens to
+// owe (found by an audit): an instalment repaid early left the next period owing nothing, and a
+// DEFAULTED loan was not projected at all, so either let a second loan of the full affordable
+// size through, twice the debt-service limit from the month after.
+func TestAffordabilityCountsEachLoansScheduledInstalment(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, status string
+		prepay       bool
+	}{{"instalment repaid early", lending.LoanActive, true}, {"defaulted", lending.LoanDefaulted, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			w := newLoanWorld(t)
+			_, err := w.originate(t, w.biz, w.emp, 10_000_000, 12)
+			requireRefusal(t, err, http.StatusUnprocessableEntity, lending.CodeNotAffordable)
+			var r *payroll.Refusal
+			require.ErrorAs(t, err, &r)
+			most := r.Details["maxAmountSantim"].(int64)
+			require.Positive(t, most)
+
+			l, err := w.originate(t, w.biz, w.emp, most, 12)
+			require.NoError(t, err)
+			_, err = w.originate(t, w.biz, w.emp, most, 12)
+			requireRefusal(t, err, http.StatusUnprocessableEntity, lending.CodeNotAffordable)
+			_, err = value(t, w.fi, func(ctx context.Context, tx db.BunTx) (lending.Loan, error) {
+				return lending.ApproveLoan(ctx, tx, l.ID, t0)
+			})
+			require.NoError(t, err)
+			require.NoError(t, tenancy.InTx(w.biz.Ctx, w.biz.DB.App, func(tx pgx.Tx) error {
+				_, err := tx.Exec(w.biz.Ctx, `UPDATE app.loans SET status = $2, disbursed_at = now(), disburse_workflow_id = 'wf-disburse',
+					disburse_ledger_tx_id = 'tx-disburse' WHERE id = $1`, l.ID, tc.status)
+				return err
+			}))
+			if tc.prepay {
+				_, err := w.reserve(l, 0, l.Instalments[0].TotalSantim, "wf-prepay")
+				require.NoError(t, err)
+				w.completeRepayment(t, "wf-prepay")
+			}
+			_, err = w.originate(t, w.biz, w.emp, most, 12)
+			requireRefusal(t, err, http.StatusUnprocessableEntity, lending.CodeNotAffordable)
+			require.Equal(t, 1, w.biz.Count(t, `SELECT count(*) FROM app.loans WHERE borrower_id = $1`, w.emp))
+		})
+	}
+}
