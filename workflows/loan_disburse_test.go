@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -243,6 +244,21 @@ func TestLoanDisburseFailedSignalVoids(t *testing.T) {
 	require.Equal(t, LoanDisburseResult{LoanID: "loan_1", Status: "FAILED", Code: "ACCOUNT_CLOSED", Reason: "ACCOUNT_CLOSED", LedgerTxID: "ltx-9", TransferID: "tr-9"}, res)
 	require.Equal(t, "DISBURSING", h.accepted.Status, "answered at initiation")
 	require.Equal(t, concat(loanUpToXfer, loanFailSteps), h.activityCalls())
+}
+
+// The ledger is down for longer than a ledger step's hour when the failed transfer's posting is
+// to be voided: the run waits it out, voids, and the loan is APPROVED again (found by an audit:
+// the run gave up after the hour and left the loan DISBURSING for good, nothing able to restart
+// or cancel it).
+func TestLoanDisburseWaitsOutALedgerOutageToVoid(t *testing.T) {
+	h := newLoanHarness(t)
+	h.throughInitiate(activities.TransferResult{Outcome: activities.TransferRejected, RejectCode: "INSUFFICIENT_FUNDS"})
+	void := loanSettle
+	void.Reason = "INSUFFICIENT_FUNDS"
+	h.on(activities.LedgerVoidActivity, void).Return(errors.New("ledger unavailable")).Times(80)
+	h.failed("INSUFFICIENT_FUNDS")
+	res := h.run(t, loanIn)
+	require.Equal(t, "FAILED", res.Status)
 }
 
 // A transfer the bank rejects at once: the caller hears FAILED, the posting is voided.

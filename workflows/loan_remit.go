@@ -143,7 +143,7 @@ func (r *loanRemit) remit(ctx workflow.Context, settlements workflow.ReceiveChan
 		// 2. The pending journal, with the transfer's leg reference.
 		r.pay = r.newPayout(newPayout())
 		r.leg = r.pay.add(r.transferInput())
-		posted, err := callLocal(ctx, localLedgerOptions(), activities.LedgerPostPending, r.journal())
+		posted, err := callLocal(ctx, localCatchUpOptions(), activities.LedgerPostPending, r.journal())
 		if err != nil {
 			if retryableFailure(err) {
 				r.answer.refuse(err)
@@ -173,7 +173,7 @@ func (r *loanRemit) remit(ctx workflow.Context, settlements workflow.ReceiveChan
 	}
 
 	// 4. Settled: commit and record.
-	if err := doLocal(ctx, localLedgerOptions(), activities.LedgerCommit, activities.LedgerSettleInput{Run: r.run, TxID: r.rem.LedgerTxID}); err != nil {
+	if err := doLocal(ctx, localCatchUpOptions(), activities.LedgerCommit, activities.LedgerSettleInput{Run: r.run, TxID: r.rem.LedgerTxID}); err != nil {
 		r.accept()
 		return r.result(lending.RemitRemitting, ""), err
 	}
@@ -197,7 +197,7 @@ func (r *loanRemit) fail(ctx workflow.Context, code string) (LoanRemitResult, er
 		code = "TRANSFER_FAILED"
 	}
 	if r.rem.LedgerTxID != "" {
-		if err := doLocal(ctx, localLedgerOptions(), activities.LedgerVoid,
+		if err := doLocal(ctx, localCatchUpOptions(), activities.LedgerVoid,
 			activities.LedgerSettleInput{Run: r.run, TxID: r.rem.LedgerTxID, Reason: code}); err != nil {
 			r.accept()
 			return r.result(lending.RemitRemitting, code), err

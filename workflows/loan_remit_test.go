@@ -86,6 +86,29 @@ func TestLoanRemitTransferFailedVoids(t *testing.T) {
 	require.Equal(t, lending.RemitFailed, h.accepted.Remittance.Status)
 }
 
+// The ledger is down for longer than a ledger step's hour, once after the claim and once at the
+// void of a failed transfer: the run waits it out and ends FAILED, re-claimable (found by an
+// audit: the run gave up after the hour and left the remittance REMITTING for good).
+func TestLoanRemitWaitsOutALedgerOutage(t *testing.T) {
+	h := newRemitHarness(t)
+	down := errors.New("ledger unavailable")
+	h.on(activities.LoanRemitClaimActivity, loanRemitStep).Return(activities.LoanRemitClaimed{Remittance: loanRemitted, Claimed: true}, nil).Once()
+	h.on(activities.LedgerPostPendingActivity, loanRemitJournal).Return(activities.LedgerPostResult{}, down).Times(80)
+	h.on(activities.LedgerPostPendingActivity, loanRemitJournal).Return(activities.LedgerPostResult{TxID: "ltx-1", Status: "PENDING"}, nil).Once()
+	h.on(activities.InitiateTransferActivity, loanRemitTransfer).Return(activities.TransferResult{Outcome: activities.TransferAccepted,
+		TransferID: "tr-1", Status: activities.TransferFailed, FailureCode: "INSUFFICIENT_FUNDS"}, nil).Once()
+	void := activities.LedgerSettleInput{Run: loanRemitRun, TxID: "ltx-1", Reason: "INSUFFICIENT_FUNDS"}
+	h.on(activities.LedgerVoidActivity, void).Return(down).Times(80)
+	h.on(activities.LedgerVoidActivity, void).Return(nil).Once()
+	mark := loanRemitStep
+	mark.LedgerTxID, mark.Reason = "ltx-1", "INSUFFICIENT_FUNDS"
+	failed := loanRemitted
+	failed.Status, failed.FailureReason = lending.RemitFailed, "INSUFFICIENT_FUNDS"
+	h.on(activities.LoanRemitMarkFailedActivity, mark).Return(failed, nil).Once()
+	res := runSagaHarness[LoanRemitAccepted, LoanRemitResult](t, h, LoanRemitWorkflowName, loanRemitIn)
+	require.Equal(t, LoanRemitResult{LoanID: "loan_1", Status: lending.RemitFailed, Code: "INSUFFICIENT_FUNDS", Remittance: failed}, res)
+}
+
 // The ledger refuses the posting: nothing moved, no transfer, the remittance FAILED.
 func TestLoanRemitLedgerRefusal(t *testing.T) {
 	h := newRemitHarness(t)

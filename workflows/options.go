@@ -155,6 +155,22 @@ func localGateOptions() workflow.LocalActivityOptions   { return localOf(gateOpt
 func localRecordOptions() workflow.LocalActivityOptions { return localOf(recordOptions()) }
 func localLedgerOptions() workflow.LocalActivityOptions { return localOf(ledgerOptions()) }
 
+// catchUpOptions: a ledger step that brings the books in line with what already happened, which
+// nothing but the saga will do: the commit of a settled transfer, the void of a failed or refused
+// one, a remittance's posting after its claim. A run that gave up after ledgerOptions' hour left
+// its record DISBURSING or REMITTING for good (every new key refused, nothing able to restart it;
+// found by an audit), so these retry for a week, backing off to five minutes, until the ledger is
+// back (an outage longer than that is an operator's: the run's error says where it stopped). A
+// refusal (non-retryable) still ends them at once. (A zero ScheduleToCloseTimeout would not mean
+// "no end": the SDK makes it the StartToCloseTimeout.)
+func catchUpOptions() workflow.ActivityOptions {
+	o := ledgerOptions()
+	o.ScheduleToCloseTimeout = 7 * 24 * time.Hour
+	o.RetryPolicy.MaximumInterval = 5 * time.Minute
+	return o
+}
+func localCatchUpOptions() workflow.LocalActivityOptions { return localOf(catchUpOptions()) }
+
 // reserveOptions: a reservation under a lock it does not wait for (the savings withdrawal's
 // balance check and hold). It is a regular activity, not a local one: racing reservations of one
 // goal find its lock taken and are retried soon and often (every 100 ms to 1 s), and those

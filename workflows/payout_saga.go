@@ -173,7 +173,7 @@ func (s *payoutSaga[P, A]) postPending(ctx workflow.Context, ref string, posting
 // run ends here, with its outcome.
 func (s *payoutSaga[P, A]) claimPosted(ctx workflow.Context, txID string, claim func() error) (o payoutOutcome, done bool, err error) {
 	if err := claim(); err != nil {
-		if verr := doLocal(ctx, localLedgerOptions(), activities.LedgerVoid,
+		if verr := doLocal(ctx, localCatchUpOptions(), activities.LedgerVoid,
 			activities.LedgerSettleInput{Run: s.run, TxID: txID, Reason: activities.ErrorType(err)}); verr != nil {
 			s.answer.refuse(verr)
 			return s.outcome(), true, verr
@@ -210,7 +210,7 @@ func (s *payoutSaga[P, A]) conclude(ctx workflow.Context) (payoutOutcome, error)
 	if s.leg.Final == activities.TransferFailed {
 		return s.fail(ctx, s.leg.FailCode, true)
 	}
-	if err := doLocal(ctx, localLedgerOptions(), activities.LedgerCommit,
+	if err := doLocal(ctx, localCatchUpOptions(), activities.LedgerCommit,
 		activities.LedgerSettleInput{Run: s.run, TxID: s.progress.LedgerTxID}); err != nil {
 		// The money moved: the commit is retried for as long as ledgerOptions allows; past that
 		// the run fails for an operator, the record still DISBURSING.
@@ -236,7 +236,7 @@ func (s *payoutSaga[P, A]) fail(ctx workflow.Context, code string, voidLedger bo
 	s.progress.Stage = StageSettling
 	s.progress.Code = code
 	if voidLedger && s.progress.LedgerTxID != "" {
-		if err := doLocal(ctx, localLedgerOptions(), activities.LedgerVoid,
+		if err := doLocal(ctx, localCatchUpOptions(), activities.LedgerVoid,
 			activities.LedgerSettleInput{Run: s.run, TxID: s.progress.LedgerTxID, Reason: code}); err != nil {
 			s.accept(StageDisbursing)
 			return s.outcome(), err
