@@ -52,7 +52,7 @@ func TestSessionsRotationAndRevocation(t *testing.T) {
 	s1, tok1, err := identity.CreateSession(ctx, d.App, identity.NewSession{UserID: u.ID, TwoFactorPending: true, IP: "192.0.2.1", UserAgent: strings.Repeat("u", 500)}, t0)
 	require.NoError(t, err)
 	require.Len(t, tok1, 43)
-	require.Equal(t, t0.Add(identity.SessionLifetime), s1.ExpiresAt.UTC())
+	require.Equal(t, t0.Add(identity.ChallengeLifetime), s1.ExpiresAt.UTC(), "a two-factor challenge lives minutes (f3aab1d)")
 	got, err := identity.SessionByToken(ctx, d.App, tok1, t0)
 	require.NoError(t, err)
 	require.Equal(t, s1.ID, got.ID)
