@@ -26,7 +26,13 @@ func (w *loanWorld) paidOut(t *testing.T, status string) lending.Loan {
 	t.Helper()
 	l, err := w.originate(t, w.biz, w.biz.Employee(t, payrolltest.Employee{}), 500_000, 12)
 	require.NoError(t, err)
-	l, err = value(t, w.fi, func(ctx context.Context, tx db.BunTx) (lending.Loan, error) {
+	return w.payOut(t, l, status)
+}
+
+// payOut approves the requested loan l and makes it paid out in status.
+func (w *loanWorld) payOut(t *testing.T, l lending.Loan, status string) lending.Loan {
+	t.Helper()
+	l, err := value(t, w.fi, func(ctx context.Context, tx db.BunTx) (lending.Loan, error) {
 		return lending.ApproveLoan(ctx, tx, l.ID, t0)
 	})
 	require.NoError(t, err)
@@ -462,15 +468,7 @@ func TestAffordabilityCountsEachLoansScheduledInstalment(t *testing.T) {
 			require.NoError(t, err)
 			_, err = w.originate(t, w.biz, w.emp, most, 12)
 			requireRefusal(t, err, http.StatusUnprocessableEntity, lending.CodeNotAffordable)
-			_, err = value(t, w.fi, func(ctx context.Context, tx db.BunTx) (lending.Loan, error) {
-				return lending.ApproveLoan(ctx, tx, l.ID, t0)
-			})
-			require.NoError(t, err)
-			require.NoError(t, tenancy.InTx(w.biz.Ctx, w.biz.DB.App, func(tx pgx.Tx) error {
-				_, err := tx.Exec(w.biz.Ctx, `UPDATE app.loans SET status = $2, disbursed_at = now(), disburse_workflow_id = 'wf-disburse',
-					disburse_ledger_tx_id = 'tx-disburse' WHERE id = $1`, l.ID, tc.status)
-				return err
-			}))
+			l = w.payOut(t, l, tc.status)
 			if tc.prepay {
 				_, err := w.reserve(l, 0, l.Instalments[0].TotalSantim, "wf-prepay")
 				require.NoError(t, err)
