@@ -350,19 +350,18 @@ func (s *Server) createBnplAgreement(c *gin.Context) {
 		return
 	}
 	wfID, _ := idempotency.WorkflowIDFrom(c.Request.Context())
-	period, err := inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) (string, error) {
+	quote, err := inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) (bnpl.Quote, error) {
 		if _, ok, err := bnpl.ByWorkflow(ctx, tx, wfID); err != nil || ok {
-			return "", err // this key's saga holds its agreement: its answer is the answer
+			return bnpl.Quote{}, err // this key's saga holds its agreement: its answer is the answer
 		}
-		quote, err := bnpl.QuoteFor(ctx, tx, s.deps.LoanProjection, q, wfID)
-		return quote.Period, err
+		return bnpl.QuoteFor(ctx, tx, s.deps.LoanProjection, q, wfID)
 	})
 	if err != nil {
 		s.payrollAnswer(c, bnpl.ActionCreateAgreement, "BnplAgreement", "", err)
 		return
 	}
-	if period != "" {
-		in.FirstPeriod = period
+	if quote.Period != "" {
+		in.FirstPeriod, in.CapacitySantim = quote.Period, quote.Capacity()
 	}
 	caller := callerOf(c)
 	runSaga(s, c, sagaCall[workflows.BnplActivateAccepted, workflows.BnplActivateResult]{

@@ -94,3 +94,49 @@ func TestBnplRacingCollect(t *testing.T) {
 	rec := s.owner.call(http.MethodPost, "/api/bnpl/agreements/"+a.ID+"/installments/1/collect", nil, "Idempotency-Key", one)
 	require.Contains(t, []int{http.StatusOK, http.StatusAccepted}, rec.Code, rec.Body.String())
 }
+
+// TestBnplRacingActivationsStayAffordable: four agreements for one employee, each affordable
+// alone (400,000 a month against the 600,000 limit) but not two together, race through the
+// route: exactly one is made and its merchant paid; the others are refused BNPL_NOT_AFFORDABLE
+// (a 202 whose saga is refused later ends with no agreement) with their postings voided.
+func TestBnplRacingActivationsStayAffordable(t *testing.T) {
+	t.Parallel()
+	s := newBnplStack(t)
+	s.approveKyc(t)
+
+	const racers = 4
+	recs := make([]*httptest.ResponseRecorder, racers)
+	var wg sync.WaitGroup
+	for i := range racers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			recs[i] = s.owner.call(http.MethodPost, "/api/bnpl/agreements", s.agreementBody(800_000, 2, testkit.Unique("order")),
+				"Idempotency-Key", testkit.Unique("bnpl"))
+		}()
+	}
+	wg.Wait()
+	for _, r := range recs {
+		requireNoServerError(t, r, "racing activation")
+		switch r.Code {
+		case http.StatusAccepted:
+		case http.StatusUnprocessableEntity:
+			require.Equal(t, "BNPL_NOT_AFFORDABLE", errCode(r), r.Body.String())
+		default:
+			t.Fatalf("racing activation: %d %s", r.Code, r.Body.String())
+		}
+	}
+	// Every racer's saga has closed: one agreement made, every other posting voided.
+	require.Eventually(t, func() bool {
+		return s.count(t, `SELECT count(*) FROM ledger.transactions WHERE tenant_id = $1 AND idempotency_key LIKE 'bnpl-settle:%'
+			AND status = 'PENDING'`, s.tenant) == 0 &&
+			s.count(t, `SELECT count(*) FROM app.bnpl_agreements WHERE tenant_id = $1 AND status = 'ACCEPTED'`, s.tenant) == 0
+	}, 60*time.Second, 50*time.Millisecond)
+	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.bnpl_agreements WHERE tenant_id = $1`, s.tenant))
+	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.bnpl_agreements WHERE tenant_id = $1 AND status = 'ACTIVE'`, s.tenant))
+	require.Equal(t, 400_000, s.count(t, `SELECT coalesce(sum(amount_santim), 0)::int FROM app.bnpl_instalments
+		WHERE tenant_id = $1 AND due_date = '2026-12-31'`, s.tenant), "the month's instalments stay within the limit")
+	require.Equal(t, int64(800_000-20_000), s.balance(t, s.merchantSettle), "the merchant is paid for one order")
+	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM ledger.transactions WHERE tenant_id = $1 AND idempotency_key LIKE 'bnpl-settle:%'
+		AND status = 'POSTED'`, s.tenant))
+}

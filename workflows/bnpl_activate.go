@@ -97,7 +97,8 @@ var bnplGates = gateTable{
 
 // bnplRecordRefusals end the saga as refused (nothing moved).
 var bnplRecordRefusals = map[string]bool{bnpl.CodeMerchantNotFound: true, bnpl.CodeEmployeeNotActive: true,
-	bnpl.CodeFundingAccountNotSet: true, bnpl.CodeDuplicateOrder: true, bnpl.CodeInvalidState: true}
+	bnpl.CodeFundingAccountNotSet: true, bnpl.CodeDuplicateOrder: true, bnpl.CodeInvalidState: true,
+	bnpl.CodeNotAffordable: true}
 
 type bnplActivate struct {
 	payoutSaga[bnpl.ActivatePlan, BnplActivateAccepted]

@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/wagerail/wagerail/internal/employees"
@@ -38,11 +39,16 @@ const (
 )
 
 // ActivateRequest is what the agreement route asks: the quoted purchase, the merchant's order
-// reference and the period the plan was quoted on (its first instalment's).
+// reference, the period the plan was quoted on (its first instalment's) and the capacity the
+// quote found (Quote.Capacity).
 type ActivateRequest struct {
 	QuoteRequest
 	MerchantReference string
 	FirstPeriod       string
+	// CapacitySantim is what the employee's BNPL instalments due in FirstPeriod may come to
+	// together, this plan's first included; CreateAgreement holds the plan to it. 0: not
+	// checked (a saga started before the capacity was carried).
+	CapacitySantim int64 `json:",omitempty"`
 }
 
 // Check validates the request's fields.
@@ -52,6 +58,9 @@ func (r ActivateRequest) Check() error {
 	}
 	if err := CheckMerchantReference(r.MerchantReference); err != nil {
 		return err
+	}
+	if r.CapacitySantim < 0 {
+		return &field.Error{Field: "capacitySantim", Problem: "must not be negative"}
 	}
 	return payroll.CheckPeriod("firstPeriod", r.FirstPeriod)
 }
@@ -75,6 +84,10 @@ type ActivatePlan struct {
 	Plan              Plan
 	Funding           Account
 	Settlement        Account
+	// FirstPeriod and CapacitySantim are the request's: CreateAgreement refuses the plan when
+	// the BNPL instalments due in FirstPeriod, its own first included, pass CapacitySantim.
+	FirstPeriod    string `json:",omitempty"`
+	CapacitySantim int64  `json:",omitempty"`
 	// Status is the agreement's when this run created it already ("" before).
 	Status string
 }
@@ -97,7 +110,8 @@ func LoadActivatePlan(ctx context.Context, tx db.Writer, workflowID string, r Ac
 		return ActivatePlan{}, err
 	}
 	p := ActivatePlan{TenantID: tenant, AgreementID: AgreementIDOf(workflowID), EmployeeID: r.EmployeeID, MerchantID: m.ID,
-		MerchantReference: r.MerchantReference, Plan: plan, Settlement: m.Settlement}
+		MerchantReference: r.MerchantReference, Plan: plan, Settlement: m.Settlement,
+		FirstPeriod: r.FirstPeriod, CapacitySantim: r.CapacitySantim}
 	if a, ok, err := ByWorkflow(ctx, tx, workflowID); err != nil {
 		return ActivatePlan{}, err
 	} else if ok {
@@ -139,7 +153,9 @@ func LoadActivatePlan(ctx context.Context, tx db.Writer, workflowID string, r Ac
 // transaction (audit CreateBnplAgreement, event bnpl.accepted.v1). A second call by the same run
 // with the same transaction returns the row; a merchant reference taken meanwhile is
 // BNPL_DUPLICATE_MERCHANT_REFERENCE, an employee no longer ACTIVE (transferred or terminated
-// since the plan was read) BNPL_EMPLOYEE_NOT_ACTIVE (the saga voids its posting).
+// since the plan was read) BNPL_EMPLOYEE_NOT_ACTIVE, a plan whose first instalment no longer fits
+// the quote's capacity (another agreement made since) BNPL_NOT_AFFORDABLE (the saga voids its
+// posting).
 func CreateAgreement(ctx context.Context, tx db.Writer, p ActivatePlan, workflowID, ledgerTxID, createdBy string, now time.Time) (Agreement, error) {
 	if workflowID == "" || ledgerTxID == "" {
 		return Agreement{}, errors.New("bnpl: create: no workflow id or ledger transaction")
@@ -152,17 +168,35 @@ func CreateAgreement(ctx context.Context, tx db.Writer, p ActivatePlan, workflow
 	} else if CodeOf(err) != CodeAgreementNotFound {
 		return Agreement{}, err
 	}
-	// The employee is read again, locked for share until tx ends: LoadActivatePlan's read is a
-	// step (and a ledger posting) behind, and an employee transfer (internal/employeetransfer),
-	// which locks the row FOR UPDATE, may have ended the employment meanwhile. Under the lock,
-	// either the transfer commits first and this refuses (the saga voids its posting), or the
-	// agreement commits first and the transfer finds it ACCEPTED (in flight: it waits).
-	status, err := payroll.EmployeeStatus(ctx, tx, p.EmployeeID)
-	if errors.Is(err, payroll.ErrEmployeeNotFound) || err == nil && status != "ACTIVE" {
+	// The employee is read again, locked until tx ends (FOR NO KEY UPDATE): LoadActivatePlan's
+	// read is a step (and a ledger posting) behind. An employee transfer
+	// (internal/employeetransfer), which locks the row FOR UPDATE, may have ended the employment
+	// meanwhile: either it commits first and this refuses (the saga voids its posting), or the
+	// agreement commits first and the transfer finds it ACCEPTED (in flight: it waits). And
+	// another activation (or a loan's origination, which takes the same lock) may have made an
+	// agreement since the quote: activations for one employee take turns here, and each counts
+	// what the ones before it committed, so racing agreements never pass the quote's capacity
+	// together.
+	var status string
+	err := tx.QueryRow(ctx, `SELECT status FROM app.employees WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL
+		FOR NO KEY UPDATE`, p.TenantID, p.EmployeeID).Scan(&status)
+	if errors.Is(err, pgx.ErrNoRows) || err == nil && status != "ACTIVE" {
 		return Agreement{}, RefusalError(CodeEmployeeNotActive)
 	}
 	if err != nil {
 		return Agreement{}, fmt.Errorf("bnpl: create: the employee: %w", err)
+	}
+	if p.CapacitySantim > 0 {
+		due, err := dueInPeriod(ctx, tx, p.EmployeeID, p.FirstPeriod, workflowID)
+		if err != nil {
+			return Agreement{}, err
+		}
+		if due+p.Plan.MaxInstalmentSantim > p.CapacitySantim {
+			ref := RefusalError(CodeNotAffordable)
+			ref.Details = map[string]any{"maxInstalmentSantim": p.Plan.MaxInstalmentSantim,
+				"limitSantim": max(p.CapacitySantim-due, 0), "existingBnplSantim": due}
+			return Agreement{}, ref
+		}
 	}
 	if createdBy == "" {
 		createdBy = tenancy.Actor(ctx)

@@ -50,7 +50,11 @@
 // projected net pay, with the employee's loan instalments and the BNPL instalments already due in
 // the projected period counted as existing obligations) and what the payroll can still recover
 // within the protection policy less those BNPL instalments: lending.Afford on the adjusted
-// projection (the one affordability rule).
+// projection (the one affordability rule). The activation quotes in its route and carries the
+// quote's capacity (Quote.Capacity: the limit plus the BNPL instalments it counted) to the
+// record step, which locks the employee's row (as a loan's origination does) and refuses the
+// plan when the BNPL instalments due in its first period, made since by racing activations,
+// leave it no room: agreements made together never pass the limit.
 //
 // # Journals
 //

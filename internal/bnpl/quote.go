@@ -108,6 +108,29 @@ type Quote struct {
 	Affordability      lending.Affordability
 }
 
+// Capacity is what the employee's BNPL instalments due in the quote's period may come to
+// together, this plan's included: the limit the quote found plus the instalments it counted
+// (with those on the projection the limit is the capacity less them). An activation holds its
+// plan to it (ActivateRequest.CapacitySantim) against agreements made after the quote.
+func (q Quote) Capacity() int64 {
+	return q.Affordability.LimitSantim + q.ExistingBnplSantim
+}
+
+// dueInPeriod is what the employee's agreements (ACCEPTED or ACTIVE, but for saga
+// exceptWorkflow's own) still owe in instalments due in period.
+func dueInPeriod(ctx context.Context, tx db.Writer, employeeID, period, exceptWorkflow string) (int64, error) {
+	start := payroll.PeriodStart(period)
+	var due int64
+	if err := tx.QueryRow(ctx, `SELECT coalesce(sum(i.amount_santim), 0)::bigint FROM app.bnpl_instalments i
+			JOIN app.bnpl_agreements a ON a.tenant_id = i.tenant_id AND a.id = i.agreement_id
+		WHERE a.tenant_id = $1 AND a.employee_id = $2 AND a.status IN ('ACCEPTED', 'ACTIVE') AND a.workflow_id <> $3
+			AND i.status IN ('DUE', 'COLLECTING') AND i.due_date >= $4 AND i.due_date < $5`,
+		tenancy.TenantID(ctx), employeeID, exceptWorkflow, start, start.AddDate(0, 1, 0)).Scan(&due); err != nil {
+		return 0, fmt.Errorf("bnpl: instalments due in %s: %w", period, err)
+	}
+	return due, nil
+}
+
 // QuoteFor quotes r for the context's business on the employee's projected pay; it changes
 // nothing. exceptWorkflow names an activation saga whose own agreement is not an existing
 // obligation (a retried request of that saga). Refusals: BNPL_MERCHANT_NOT_FOUND,
@@ -140,14 +163,9 @@ func QuoteFor(ctx context.Context, tx db.BunTx, project lending.ProjectFunc, r Q
 	if err != nil {
 		return Quote{}, fmt.Errorf("bnpl: the projection's period: %w", err)
 	}
-	start := payroll.PeriodStart(proj.Period)
-	var existing int64
-	if err := tx.QueryRow(ctx, `SELECT coalesce(sum(i.amount_santim), 0)::bigint FROM app.bnpl_instalments i
-			JOIN app.bnpl_agreements a ON a.tenant_id = i.tenant_id AND a.id = i.agreement_id
-		WHERE a.tenant_id = $1 AND a.employee_id = $2 AND a.status IN ('ACCEPTED', 'ACTIVE') AND a.workflow_id <> $3
-			AND i.status IN ('DUE', 'COLLECTING') AND i.due_date >= $4 AND i.due_date < $5`,
-		tenancy.TenantID(ctx), r.EmployeeID, exceptWorkflow, start, start.AddDate(0, 1, 0)).Scan(&existing); err != nil {
-		return Quote{}, fmt.Errorf("bnpl: existing instalments: %w", err)
+	existing, err := dueInPeriod(ctx, tx, r.EmployeeID, proj.Period, exceptWorkflow)
+	if err != nil {
+		return Quote{}, err
 	}
 	// The BNPL instalments already due are obligations the projection does not hold (they are
 	// not payroll deductions yet): they come off the net and the recoverable, and count with
