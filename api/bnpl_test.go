@@ -354,3 +354,28 @@ func FuzzBnplRoutes(f *testing.F) {
 		requireNoServerError(t, rec, fmt.Sprintf("%s %q %q %q", r.Method, path, query, body))
 	})
 }
+
+// TestBnplFailedOrderMayBeBoughtAgain: an activation whose settlement failed (nothing owed, the
+// posting voided) leaves the merchant's order free: a new agreement for the same reference is
+// made and paid; a second one while that one stands is BNPL_DUPLICATE_MERCHANT_REFERENCE.
+func TestBnplFailedOrderMayBeBoughtAgain(t *testing.T) {
+	t.Parallel()
+	s := newBnplStack(t)
+	s.approveKyc(t)
+
+	s.bank.Sandbox.Fault(t, s.funding, map[string]any{"rejectCode": "ACCOUNT_BLOCKED"})
+	rec := s.owner.call(http.MethodPost, "/api/bnpl/agreements", s.agreementBody(120_000, 3, "order-9"), "Idempotency-Key", testkit.Unique("bnpl"))
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	failed := s.waitAgreement(t, decode[bnplActivateJSON](t, rec).ID, "FAILED")
+	s.bank.Sandbox.ClearFault(t, s.funding)
+
+	rec = s.owner.call(http.MethodPost, "/api/bnpl/agreements", s.agreementBody(120_000, 3, "order-9"), "Idempotency-Key", testkit.Unique("bnpl"))
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	again := s.waitAgreement(t, decode[bnplActivateJSON](t, rec).ID, "ACTIVE")
+	require.NotEqual(t, failed.ID, again.ID)
+	require.Equal(t, int64(117_000), s.balance(t, s.merchantSettle), "the merchant is paid once, by the second agreement")
+
+	rec = s.owner.call(http.MethodPost, "/api/bnpl/agreements", s.agreementBody(120_000, 3, "order-9"), "Idempotency-Key", testkit.Unique("bnpl"))
+	refused(t, rec, http.StatusConflict, "BNPL_DUPLICATE_MERCHANT_REFERENCE")
+	require.Equal(t, 2, s.count(t, `SELECT count(*) FROM app.bnpl_agreements WHERE tenant_id = $1 AND merchant_reference = 'order-9'`, s.tenant))
+}

@@ -95,7 +95,8 @@ type ActivatePlan struct {
 // LoadActivatePlan reads what activating r needs for saga workflowID. A run that created its
 // agreement already (a retried or continued run) reads it back. Errors:
 // BNPL_MERCHANT_NOT_FOUND, BNPL_EMPLOYEE_NOT_ACTIVE (or the payroll's employee-not-found),
-// BNPL_FUNDING_ACCOUNT_NOT_SET, BNPL_DUPLICATE_MERCHANT_REFERENCE.
+// BNPL_FUNDING_ACCOUNT_NOT_SET, BNPL_DUPLICATE_MERCHANT_REFERENCE (an agreement that is not
+// FAILED holds the merchant's order).
 func LoadActivatePlan(ctx context.Context, tx db.Writer, workflowID string, r ActivateRequest) (ActivatePlan, error) {
 	if err := r.Check(); err != nil {
 		return ActivatePlan{}, err
@@ -139,7 +140,7 @@ func LoadActivatePlan(ctx context.Context, tx db.Writer, workflowID string, r Ac
 	if p.Status == "" {
 		var taken bool
 		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM app.bnpl_agreements WHERE tenant_id = $1 AND merchant_id = $2
-				AND merchant_reference = $3)`, tenant, m.ID, r.MerchantReference).Scan(&taken); err != nil {
+				AND merchant_reference = $3 AND status <> 'FAILED')`, tenant, m.ID, r.MerchantReference).Scan(&taken); err != nil {
 			return ActivatePlan{}, fmt.Errorf("bnpl: merchant reference: %w", err)
 		}
 		if taken {
