@@ -311,7 +311,7 @@ func (s *Server) quoteBnpl(c *gin.Context) {
 		return
 	}
 	out, err := inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) (bnpl.Quote, error) {
-		return bnpl.QuoteFor(ctx, tx, s.deps.LoanProjection, in, "")
+		return bnpl.QuoteFor(ctx, tx, s.deps.LoanProjection, in)
 	})
 	if err != nil {
 		writeError(c, payrollError(err))
@@ -354,7 +354,7 @@ func (s *Server) createBnplAgreement(c *gin.Context) {
 		if _, ok, err := bnpl.ByWorkflow(ctx, tx, wfID); err != nil || ok {
 			return bnpl.Quote{}, err // this key's saga holds its agreement: its answer is the answer
 		}
-		return bnpl.QuoteFor(ctx, tx, s.deps.LoanProjection, q, wfID)
+		return bnpl.QuoteFor(ctx, tx, s.deps.LoanProjection, q)
 	})
 	if err != nil {
 		s.payrollAnswer(c, bnpl.ActionCreateAgreement, "BnplAgreement", "", err)

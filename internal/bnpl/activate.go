@@ -13,6 +13,7 @@ import (
 
 	"github.com/wagerail/wagerail/internal/employees"
 	"github.com/wagerail/wagerail/internal/ewa"
+	"github.com/wagerail/wagerail/internal/lending"
 	"github.com/wagerail/wagerail/internal/payroll"
 	"github.com/wagerail/wagerail/internal/platform/audit"
 	"github.com/wagerail/wagerail/internal/platform/db"
@@ -155,7 +156,7 @@ func LoadActivatePlan(ctx context.Context, tx db.Writer, workflowID string, r Ac
 // with the same transaction returns the row; a merchant reference taken meanwhile is
 // BNPL_DUPLICATE_MERCHANT_REFERENCE, an employee no longer ACTIVE (transferred or terminated
 // since the plan was read) BNPL_EMPLOYEE_NOT_ACTIVE, a plan whose first instalment no longer fits
-// the quote's capacity (another agreement made since) BNPL_NOT_AFFORDABLE (the saga voids its
+// the quote's capacity (a loan or an agreement made since) BNPL_NOT_AFFORDABLE (the saga voids its
 // posting).
 func CreateAgreement(ctx context.Context, tx db.Writer, p ActivatePlan, workflowID, ledgerTxID, createdBy string, now time.Time) (Agreement, error) {
 	if workflowID == "" || ledgerTxID == "" {
@@ -174,10 +175,9 @@ func CreateAgreement(ctx context.Context, tx db.Writer, p ActivatePlan, workflow
 	// (internal/employeetransfer), which locks the row FOR UPDATE, may have ended the employment
 	// meanwhile: either it commits first and this refuses (the saga voids its posting), or the
 	// agreement commits first and the transfer finds it ACCEPTED (in flight: it waits). And
-	// another activation (or a loan's origination, which takes the same lock) may have made an
-	// agreement since the quote: activations for one employee take turns here, and each counts
-	// what the ones before it committed, so racing agreements never pass the quote's capacity
-	// together.
+	// another activation, or a loan's origination (which takes the same lock), may have added
+	// debt since the quote: activations and originations for one employee take turns here, and
+	// each counts what the ones before it committed, so together they never pass the limit.
 	var status string
 	err := tx.QueryRow(ctx, `SELECT status FROM app.employees WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL
 		FOR NO KEY UPDATE`, p.TenantID, p.EmployeeID).Scan(&status)
@@ -188,14 +188,14 @@ func CreateAgreement(ctx context.Context, tx db.Writer, p ActivatePlan, workflow
 		return Agreement{}, fmt.Errorf("bnpl: create: the employee: %w", err)
 	}
 	if p.CapacitySantim > 0 {
-		due, err := dueInPeriod(ctx, tx, p.EmployeeID, p.FirstPeriod, workflowID)
+		debt, err := lending.ScheduledDebt(ctx, tx, p.EmployeeID, p.FirstPeriod)
 		if err != nil {
 			return Agreement{}, err
 		}
-		if due+p.Plan.MaxInstalmentSantim > p.CapacitySantim {
+		if debt.Total()+p.Plan.MaxInstalmentSantim > p.CapacitySantim {
 			ref := RefusalError(CodeNotAffordable)
 			ref.Details = map[string]any{"maxInstalmentSantim": p.Plan.MaxInstalmentSantim,
-				"limitSantim": max(p.CapacitySantim-due, 0), "existingBnplSantim": due}
+				"limitSantim": max(p.CapacitySantim-debt.Total(), 0), "existingBnplSantim": debt.BnplSantim}
 			return Agreement{}, ref
 		}
 	}

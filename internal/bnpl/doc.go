@@ -50,11 +50,13 @@
 // projected net pay, with the employee's loan instalments and the BNPL instalments already due in
 // the projected period counted as existing obligations) and what the payroll can still recover
 // within the protection policy less those BNPL instalments: lending.Afford on the adjusted
-// projection (the one affordability rule). The activation quotes in its route and carries the
-// quote's capacity (Quote.Capacity: the limit plus the BNPL instalments it counted) to the
+// projection (the one affordability rule). The employee's loans count at their scheduled
+// instalments (lending.WithScheduledDebt, which a loan's quote uses too and which counts the BNPL
+// instalments: loans and plans share the one limit). The activation quotes in its route and
+// carries the quote's capacity (Quote.Capacity: the limit plus the debt it counted) to the
 // record step, which locks the employee's row (as a loan's origination does) and refuses the
-// plan when the BNPL instalments due in its first period, made since by racing activations,
-// leave it no room: agreements made together never pass the limit.
+// plan when the debt in its first period, grown since by racing activations or originations,
+// leaves it no room: together they never pass the limit.
 //
 // # Journals
 //

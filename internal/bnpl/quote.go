@@ -9,7 +9,6 @@ import (
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/field"
 	"github.com/wagerail/wagerail/internal/platform/money"
-	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
 
 // The plan's bounds and the affordability share.
@@ -103,40 +102,25 @@ type Quote struct {
 	Request QuoteRequest
 	Plan    Plan
 	Period  string // the projected period (the first instalment's)
-	// ExistingBnplSantim is the employee's BNPL instalments already due in Period.
+	// ExistingBnplSantim is the employee's BNPL instalments already due in Period; DebtSantim
+	// all their debt weighing on it (lending.Debt.Total: loans and BNPL).
 	ExistingBnplSantim int64
+	DebtSantim         int64
 	Affordability      lending.Affordability
 }
 
-// Capacity is what the employee's BNPL instalments due in the quote's period may come to
-// together, this plan's included: the limit the quote found plus the instalments it counted
-// (with those on the projection the limit is the capacity less them). An activation holds its
-// plan to it (ActivateRequest.CapacitySantim) against agreements made after the quote.
+// Capacity is what the employee's debt in the quote's period (lending.Debt: loans and BNPL)
+// may come to with this plan's largest instalment: the limit the quote found plus the debt it
+// counted (the limit is the capacity less that debt). An activation holds its plan to it
+// (ActivateRequest.CapacitySantim) against loans and agreements made after the quote.
 func (q Quote) Capacity() int64 {
-	return q.Affordability.LimitSantim + q.ExistingBnplSantim
-}
-
-// dueInPeriod is what the employee's agreements (ACCEPTED or ACTIVE, but for saga
-// exceptWorkflow's own) still owe in instalments due in period.
-func dueInPeriod(ctx context.Context, tx db.Writer, employeeID, period, exceptWorkflow string) (int64, error) {
-	start := payroll.PeriodStart(period)
-	var due int64
-	if err := tx.QueryRow(ctx, `SELECT coalesce(sum(i.amount_santim), 0)::bigint FROM app.bnpl_instalments i
-			JOIN app.bnpl_agreements a ON a.tenant_id = i.tenant_id AND a.id = i.agreement_id
-		WHERE a.tenant_id = $1 AND a.employee_id = $2 AND a.status IN ('ACCEPTED', 'ACTIVE') AND a.workflow_id <> $3
-			AND i.status IN ('DUE', 'COLLECTING') AND i.due_date >= $4 AND i.due_date < $5`,
-		tenancy.TenantID(ctx), employeeID, exceptWorkflow, start, start.AddDate(0, 1, 0)).Scan(&due); err != nil {
-		return 0, fmt.Errorf("bnpl: instalments due in %s: %w", period, err)
-	}
-	return due, nil
+	return q.Affordability.LimitSantim + q.DebtSantim
 }
 
 // QuoteFor quotes r for the context's business on the employee's projected pay; it changes
-// nothing. exceptWorkflow names an activation saga whose own agreement is not an existing
-// obligation (a retried request of that saga). Refusals: BNPL_MERCHANT_NOT_FOUND,
-// BNPL_EMPLOYEE_NOT_ACTIVE (and the payroll's employee-not-found / not-paid),
-// BNPL_NOT_AFFORDABLE with the limits in its details.
-func QuoteFor(ctx context.Context, tx db.BunTx, project lending.ProjectFunc, r QuoteRequest, exceptWorkflow string) (Quote, error) {
+// nothing. Refusals: BNPL_MERCHANT_NOT_FOUND, BNPL_EMPLOYEE_NOT_ACTIVE (and the payroll's
+// employee-not-found / not-paid), BNPL_NOT_AFFORDABLE with the limits in its details.
+func QuoteFor(ctx context.Context, tx db.BunTx, project lending.ProjectFunc, r QuoteRequest) (Quote, error) {
 	if err := r.Check(); err != nil {
 		return Quote{}, err
 	}
@@ -155,30 +139,22 @@ func QuoteFor(ctx context.Context, tx db.BunTx, project lending.ProjectFunc, r Q
 	if err != nil {
 		return Quote{}, err
 	}
-	// The borrower's loans at their scheduled instalments, as a new loan's quote weighs them.
-	if proj, err = lending.WithScheduledDebt(ctx, tx, proj, r.EmployeeID); err != nil {
+	// The employee's loans at their scheduled instalments and the BNPL instalments already due:
+	// obligations the projection does not (fully) hold; they share the one limit.
+	proj, debt, err := lending.WithScheduledDebt(ctx, tx, proj, r.EmployeeID)
+	if err != nil {
 		return Quote{}, err
 	}
 	plan, err := Offer(m.ID, r.PurchaseSantim, r.Instalments, m.DiscountBasisPoints, proj.Period)
 	if err != nil {
 		return Quote{}, fmt.Errorf("bnpl: the projection's period: %w", err)
 	}
-	existing, err := dueInPeriod(ctx, tx, r.EmployeeID, proj.Period, exceptWorkflow)
-	if err != nil {
-		return Quote{}, err
-	}
-	// The BNPL instalments already due are obligations the projection does not hold (they are
-	// not payroll deductions yet): they come off the net and the recoverable, and count with
-	// the loan instalments.
-	adj := proj
-	adj.NetSantim -= existing
-	adj.RecoverableSantim -= existing
-	adj.LoanInstalmentsSantim += existing
-	a, err := lending.Afford(adj, MaxDebtServiceBasisPoints, plan.MaxInstalmentSantim)
+	a, err := lending.Afford(proj, MaxDebtServiceBasisPoints, plan.MaxInstalmentSantim)
 	if err != nil {
 		return Quote{}, fmt.Errorf("bnpl: affordability: %w", err)
 	}
-	q := Quote{Request: r, Plan: plan, Period: proj.Period, ExistingBnplSantim: existing, Affordability: a}
+	existing := debt.BnplSantim
+	q := Quote{Request: r, Plan: plan, Period: proj.Period, ExistingBnplSantim: existing, DebtSantim: debt.Total(), Affordability: a}
 	if !a.Affordable {
 		ref := RefusalError(CodeNotAffordable)
 		ref.Details = map[string]any{"maxInstalmentSantim": plan.MaxInstalmentSantim, "limitSantim": a.LimitSantim,

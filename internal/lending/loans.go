@@ -53,7 +53,10 @@ import (
 // payroll loader's loan family, internal/payroll/inputs_loans.go, reads the instalments due in the
 // period of every loan that is REQUESTED, APPROVED, DISBURSING or ACTIVE — a run only ACTIVE ones: a loan not yet paid out is counted as
 // soon as it is requested, so requests cannot together promise more than the pay allows). So any
-// number of concurrent originations for one borrower never exceed affordability together.
+// number of concurrent originations for one borrower never exceed affordability together. A BNPL
+// plan shares the limit (ScheduledDebt counts its instalments due in the period): its activation
+// takes the same lock to record the agreement and counts the loans committed before it
+// (internal/bnpl/activate.go), as an origination counts the agreements.
 // Transactions are READ COMMITTED: the statement after the lock sees what the holder committed.
 
 // Loan states.

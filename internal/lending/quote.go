@@ -45,31 +45,71 @@ func ProjectionOf(p paycalc.Projection) Projection {
 	return out
 }
 
-// WithScheduledDebt is p with employeeID's loans weighed at their scheduled instalments, as the
-// affordability of a new loan (or BNPL plan) must see them. A projection deducts what the next
-// period owes, which understates a loan's weight twice over: an instalment repaid early leaves
-// its period owing nothing (a run takes nothing that month, and the level instalment again the
-// month after), and a DEFAULTED loan is not deducted by a run at all, yet is owed until repaid,
-// restructured or written off. Each loan REQUESTED, APPROVED, DISBURSING, ACTIVE or DEFAULTED
-// counts its largest instalment still part of its schedule from p.Period on (or unpaid before
-// it); what that is more than the projection deducted for the loan comes off the net and the
-// recoverable and joins the loan instalments, as the BNPL quote adds its own instalments.
-func WithScheduledDebt(ctx context.Context, tx db.Writer, p Projection, employeeID string) (Projection, error) {
-	var more int64
-	err := tx.QueryRow(ctx, `SELECT coalesce(sum(greatest(scheduled - projected, 0)), 0)::bigint FROM (
-		SELECT coalesce(max(i.total_santim) FILTER (WHERE i.due_period >= $3 OR i.status <> 'REPAID'), 0) AS scheduled,
-			coalesce(sum(i.total_santim - i.repaid_santim) FILTER (WHERE i.due_period = $3 AND i.status <> 'REPAID' AND l.status <> 'DEFAULTED'), 0) AS projected
-		FROM app.loans l JOIN app.loan_instalments i ON i.tenant_id = l.tenant_id AND i.loan_id = l.id
-		WHERE l.tenant_id = $1 AND l.borrower_id = $2 AND l.status IN ('REQUESTED', 'APPROVED', 'DISBURSING', 'ACTIVE', 'DEFAULTED')
-			AND i.status <> 'SUPERSEDED'
-		GROUP BY l.id) AS per_loan`, tenancy.TenantID(ctx), employeeID, p.Period).Scan(&more)
-	if err != nil {
-		return Projection{}, fmt.Errorf("lending: scheduled debt: %w", err)
+// Debt is what an employee's loans and BNPL plans weigh on a period, whatever a projection of
+// it deducts (ScheduledDebt).
+type Debt struct {
+	// LoansSantim: each loan REQUESTED, APPROVED, DISBURSING, ACTIVE or DEFAULTED at the larger
+	// of its scheduled instalment (its largest still part of its schedule from the period on, or
+	// unpaid before it) and what the period owes it.
+	LoansSantim int64
+	// UnprojectedLoansSantim is the part of LoansSantim a projection does not deduct: what each
+	// loan weighs beyond what the period owes it (a projection deducts only that).
+	UnprojectedLoansSantim int64
+	// BnplSantim: the instalments due in the period of the employee's ACCEPTED or ACTIVE BNPL
+	// agreements still DUE or COLLECTING (a projection does not deduct them: they are not
+	// payroll deductions unless a mandate takes them).
+	BnplSantim int64
+}
+
+// Total is all the debt weighing on the period.
+func (d Debt) Total() int64 { return d.LoansSantim + d.BnplSantim }
+
+// ScheduledDebt reads employeeID's Debt in period. A projection deducts what the next period
+// owes, which understates a loan's weight twice over: an instalment repaid early leaves its
+// period owing nothing (a run takes nothing that month, and the level instalment again the month
+// after), and a DEFAULTED loan is not deducted by a run at all, yet is owed until repaid,
+// restructured or written off. And it does not see BNPL instalments at all.
+func ScheduledDebt(ctx context.Context, tx db.Writer, employeeID, period string) (Debt, error) {
+	if err := payroll.CheckPeriod("period", period); err != nil {
+		return Debt{}, err
 	}
+	start := payroll.PeriodStart(period)
+	var d Debt
+	err := tx.QueryRow(ctx, `WITH per_loan AS (
+			SELECT coalesce(max(i.total_santim) FILTER (WHERE i.due_period >= $3 OR i.status <> 'REPAID'), 0) AS scheduled,
+				coalesce(sum(i.total_santim - i.repaid_santim) FILTER (WHERE i.due_period = $3 AND i.status <> 'REPAID'
+					AND l.status <> 'DEFAULTED'), 0) AS projected
+			FROM app.loans l JOIN app.loan_instalments i ON i.tenant_id = l.tenant_id AND i.loan_id = l.id
+			WHERE l.tenant_id = $1 AND l.borrower_id = $2 AND l.status IN ('REQUESTED', 'APPROVED', 'DISBURSING', 'ACTIVE', 'DEFAULTED')
+				AND i.status <> 'SUPERSEDED'
+			GROUP BY l.id)
+		SELECT (SELECT coalesce(sum(greatest(scheduled, projected)), 0)::bigint FROM per_loan),
+			(SELECT coalesce(sum(greatest(scheduled - projected, 0)), 0)::bigint FROM per_loan),
+			(SELECT coalesce(sum(i.amount_santim), 0)::bigint FROM app.bnpl_instalments i
+				JOIN app.bnpl_agreements a ON a.tenant_id = i.tenant_id AND a.id = i.agreement_id
+			WHERE a.tenant_id = $1 AND a.employee_id = $2 AND a.status IN ('ACCEPTED', 'ACTIVE')
+				AND i.status IN ('DUE', 'COLLECTING') AND i.due_date >= $4 AND i.due_date < $5)`,
+		tenancy.TenantID(ctx), employeeID, period, start, start.AddDate(0, 1, 0)).Scan(&d.LoansSantim, &d.UnprojectedLoansSantim, &d.BnplSantim)
+	if err != nil {
+		return Debt{}, fmt.Errorf("lending: scheduled debt: %w", err)
+	}
+	return d, nil
+}
+
+// WithScheduledDebt is p with employeeID's Debt in p.Period that p does not deduct (the loans'
+// unprojected part and the BNPL instalments) taken off the net and the recoverable and joined to
+// the loan instalments, as the affordability of a new loan or BNPL plan must see them: every
+// instalment, loans' and BNPL's, shares the one debt-service limit. It returns the Debt too.
+func WithScheduledDebt(ctx context.Context, tx db.Writer, p Projection, employeeID string) (Projection, Debt, error) {
+	d, err := ScheduledDebt(ctx, tx, employeeID, p.Period)
+	if err != nil {
+		return Projection{}, Debt{}, err
+	}
+	more := d.UnprojectedLoansSantim + d.BnplSantim
 	p.NetSantim -= more
 	p.RecoverableSantim -= more
 	p.LoanInstalmentsSantim += more
-	return p, nil
+	return p, d, nil
 }
 
 // ProjectFunc projects the next payroll run of employeeID, an employee of the context's
@@ -231,7 +271,7 @@ func QuoteLoan(ctx context.Context, tx db.BunTx, project ProjectFunc, r QuoteReq
 	if err := payroll.CheckPeriod("period", proj.Period); err != nil {
 		return Quote{}, fmt.Errorf("lending.quote: the projection's period: %v", err)
 	}
-	if proj, err = WithScheduledDebt(ctx, tx, proj, r.EmployeeID); err != nil {
+	if proj, _, err = WithScheduledDebt(ctx, tx, proj, r.EmployeeID); err != nil {
 		return Quote{}, err
 	}
 	terms := termsOf(p, r.AmountSantim, r.TermMonths, proj.Period)

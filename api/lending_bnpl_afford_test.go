@@ -1,0 +1,98 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/wagerail/wagerail/activities"
+	"github.com/wagerail/wagerail/internal/bnpl"
+	"github.com/wagerail/wagerail/internal/platform/testkit"
+)
+
+// The stacks' projection: 600,000 a month recoverable binds (30% of 20,000 ETB is the same).
+const sharedLimitSantim = 600_000
+
+// TestLoanQuoteCountsBnplInstalments: a BNPL plan's instalments take their share of the one
+// debt-service limit a loan is quoted on (found by an audit: a loan quote ignored them, so an
+// employee paying 500,000 a month to a merchant was still offered a 600,000 instalment).
+func TestLoanQuoteCountsBnplInstalments(t *testing.T) {
+	t.Parallel()
+	ls := newLoanStack(t, ewaStackOpts{})
+	s := bnplOn(t, ls.ewaStack)
+	loan := map[string]any{"employeeId": s.employee, "productId": ls.product.ID, "amountSantim": 10_000_000, "termMonths": 12}
+	limit := func() int64 {
+		t.Helper()
+		rec := s.owner.call(http.MethodPost, "/api/loans/quote", loan)
+		requireStatus(t, rec, http.StatusUnprocessableEntity, "LOAN_NOT_AFFORDABLE")
+		var d struct {
+			LimitSantim int64 `json:"limitSantim"`
+		}
+		require.NoError(t, json.Unmarshal(decode[errBody](t, rec).Error.Details, &d))
+		return d.LimitSantim
+	}
+	require.Equal(t, int64(sharedLimitSantim), limit())
+
+	rec := s.owner.call(http.MethodPost, "/api/bnpl/agreements", s.agreementBody(1_000_000, 2, "o-1"), "Idempotency-Key", testkit.Unique("bnpl"))
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	s.waitAgreement(t, decode[bnplActivateJSON](t, rec).ID, "ACTIVE")
+	require.Equal(t, int64(sharedLimitSantim-500_000), limit(), "the plan's 500,000 due in 2026-12 comes off the limit")
+
+	// A loan that fits what is left is made; the two together stay within the limit.
+	loan["amountSantim"], loan["termMonths"] = 500_000, 6
+	rec = s.owner.call(http.MethodPost, "/api/loans/quote", loan)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.LessOrEqual(t, decode[quoteJSON](t, rec).MonthlyInstalmentSantim, int64(100_000))
+}
+
+// TestBnplRecordCountsALoanMadeSinceItsQuote: a loan originated between a BNPL activation's
+// quote (in its route) and its record step takes the room the quote saw; the record step counts
+// it under the employee's lock and refuses BNPL_NOT_AFFORDABLE, the saga voids its posting and
+// the merchant is not paid.
+func TestBnplRecordCountsALoanMadeSinceItsQuote(t *testing.T) {
+	t.Parallel()
+	ls := newLoanStack(t, ewaStackOpts{noWorker: true})
+	s := bnplOn(t, ls.ewaStack)
+	real := ls.loanActivities()
+	var once sync.Once
+	made := make(chan *httptest.ResponseRecorder, 1)
+	ls.startWorker(t, func(w worker.Registry) {
+		w.RegisterActivityWithOptions(func(ctx context.Context, in activities.BnplStep) (bnpl.Agreement, error) {
+			once.Do(func() {
+				made <- s.owner.call(http.MethodPost, "/api/loans", map[string]any{"employeeId": s.employee, "productId": ls.product.ID,
+					"amountSantim": 1_500_000, "termMonths": 6}, "Idempotency-Key", loanKey())
+			})
+			return real.Bnpl.Create(ctx, in)
+		}, activity.RegisterOptions{Name: activities.BnplActivateCreateActivity, DisableAlreadyRegisteredCheck: true})
+	})
+
+	rec := s.owner.call(http.MethodPost, "/api/bnpl/agreements", s.agreementBody(800_000, 2, "o-2"), "Idempotency-Key", testkit.Unique("bnpl"))
+	requireNoServerError(t, rec, "activation")
+	if rec.Code != http.StatusAccepted {
+		requireStatus(t, rec, http.StatusUnprocessableEntity, "BNPL_NOT_AFFORDABLE")
+	}
+	var loanRec *httptest.ResponseRecorder
+	select {
+	case loanRec = <-made:
+	case <-time.After(120 * time.Second):
+		t.Fatal("the record step never ran")
+	}
+	require.Equal(t, http.StatusCreated, loanRec.Code, loanRec.Body.String())
+	l := decode[loanJSON](t, loanRec)
+	require.Greater(t, l.MonthlyInstalmentSantim+400_000, int64(sharedLimitSantim), "the loan and the plan do not fit together")
+
+	require.Eventually(t, func() bool {
+		return s.count(t, `SELECT count(*) FROM ledger.transactions WHERE tenant_id = $1 AND idempotency_key LIKE 'bnpl-settle:%'
+			AND status = 'VOIDED'`, s.tenant) == 1
+	}, 60*time.Second, 50*time.Millisecond, "the saga voids its posting")
+	require.Zero(t, s.count(t, `SELECT count(*) FROM app.bnpl_agreements WHERE tenant_id = $1`, s.tenant))
+	require.Zero(t, s.balance(t, s.merchantSettle), "the merchant is not paid")
+}
