@@ -130,15 +130,15 @@ func BnplActivate(ctx workflow.Context, in BnplActivateInput) (BnplActivateResul
 			return next
 		},
 		markPaid: func(ctx workflow.Context, transferID string) error {
-			if _, err := callLocal(ctx, localLedgerOptions(), activities.LedgerPost, d.paidPosting()); err != nil {
+			if _, err := callLocal(ctx, localCatchUpOptions(), activities.LedgerPost, d.paidPosting()); err != nil {
 				return err
 			}
-			_, err := callLocal(ctx, localRecordOptions(), activities.BnplActivateMarkActive,
+			_, err := callLocal(ctx, localCatchUpRecordOptions(), activities.BnplActivateMarkActive,
 				activities.BnplStep{Run: d.run, AgreementID: d.plan.AgreementID, TransferID: transferID})
 			return err
 		},
 		markFailed: func(ctx workflow.Context, code string) error {
-			_, err := callLocal(ctx, localRecordOptions(), activities.BnplActivateMarkFailed,
+			_, err := callLocal(ctx, localCatchUpRecordOptions(), activities.BnplActivateMarkFailed,
 				activities.BnplStep{Run: d.run, AgreementID: d.plan.AgreementID, Reason: code})
 			return err
 		},

@@ -138,7 +138,7 @@ func bnplCollect(ctx workflow.Context, in BnplCollectInput, run activities.Run, 
 		}
 		release := step
 		release.Reason = activities.ErrorType(err)
-		if c, err = callLocal(ctx, localRecordOptions(), activities.BnplCollectRelease, release); err != nil {
+		if c, err = callLocal(ctx, localCatchUpRecordOptions(), activities.BnplCollectRelease, release); err != nil {
 			ans.refuse(err)
 			return BnplCollectResult{}, err
 		}
@@ -149,7 +149,7 @@ func bnplCollect(ctx workflow.Context, in BnplCollectInput, run activities.Run, 
 		return BnplCollectResult{Status: BnplCollectFailed, Code: release.Reason, Collection: c}, nil
 	}
 	step.LedgerTxID = posted.TxID
-	c, err = callLocal(ctx, localRecordOptions(), activities.BnplCollectMark, step)
+	c, err = callLocal(ctx, localCatchUpRecordOptions(), activities.BnplCollectMark, step)
 	if err != nil {
 		ans.refuse(err)
 		return BnplCollectResult{}, err

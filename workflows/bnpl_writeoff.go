@@ -96,7 +96,7 @@ func bnplWriteOff(ctx workflow.Context, in BnplWriteOffInput, run activities.Run
 	if claim.Done {
 		done := step
 		done.LedgerTxID = claim.WriteOff.LedgerTxID
-		out, err := callLocal(ctx, localRecordOptions(), activities.BnplWriteOffComplete, done) // the agreement with its instalments
+		out, err := callLocal(ctx, localCatchUpRecordOptions(), activities.BnplWriteOffComplete, done) // the agreement with its instalments
 		if err != nil {
 			ans.refuse(err)
 			return res, err
@@ -123,7 +123,7 @@ func bnplWriteOff(ctx workflow.Context, in BnplWriteOffInput, run activities.Run
 		}
 		release := step
 		release.Reason = activities.ErrorType(err)
-		if res.WriteOff, err = callLocal(ctx, localRecordOptions(), activities.BnplWriteOffFail, release); err != nil {
+		if res.WriteOff, err = callLocal(ctx, localCatchUpRecordOptions(), activities.BnplWriteOffFail, release); err != nil {
 			return res, err
 		}
 		res.Status, res.Code = WriteOffFailed, release.Reason
@@ -133,7 +133,7 @@ func bnplWriteOff(ctx workflow.Context, in BnplWriteOffInput, run activities.Run
 	// 3. The record: the agreement and its DUE instalments WRITTEN_OFF, audit row and event.
 	done := step
 	done.LedgerTxID = txID
-	out, err := callLocal(ctx, localRecordOptions(), activities.BnplWriteOffComplete, done)
+	out, err := callLocal(ctx, localCatchUpRecordOptions(), activities.BnplWriteOffComplete, done)
 	if err != nil {
 		ans.refuse(err)
 		return res, err

@@ -69,9 +69,9 @@ var equbContribution = equbMove{
 		equb.CodeEscrowNotActive:    true, equb.CodeAlreadyContributed: true, equb.CodeAmountMismatch: true, equb.CodePayrollAccountNotSet: true},
 	paidStage: EqubContributePosted, failedStage: EqubContributeFailed,
 	loadPlan:   activities.EqubContributionLoadPlan,
-	claim:      equbRecord(activities.EqubContributionClaim),
-	markPaid:   equbRecord(activities.EqubContributionMarkPosted),
-	markFailed: equbRecord(activities.EqubContributionMarkFailed),
+	claim:      equbRecord(localRecordOptions(), activities.EqubContributionClaim),
+	markPaid:   equbRecord(localCatchUpRecordOptions(), activities.EqubContributionMarkPosted),
+	markFailed: equbRecord(localCatchUpRecordOptions(), activities.EqubContributionMarkFailed),
 	paidLog:    "equb contribution posted",
 }
 

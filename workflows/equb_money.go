@@ -48,9 +48,9 @@ type equbMove struct {
 }
 
 // equbRecord is a record step whose answer the saga does not need.
-func equbRecord[O any](a activities.Activity[activities.EqubStep, O]) func(workflow.Context, activities.EqubStep) error {
+func equbRecord[O any](o workflow.LocalActivityOptions, a activities.Activity[activities.EqubStep, O]) func(workflow.Context, activities.EqubStep) error {
 	return func(ctx workflow.Context, s activities.EqubStep) error {
-		_, err := callLocal(ctx, localRecordOptions(), a, s)
+		_, err := callLocal(ctx, o, a, s)
 		return err
 	}
 }

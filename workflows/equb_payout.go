@@ -59,9 +59,9 @@ var equbPayout = equbMove{
 		equb.CodeEscrowNotActive: true, equb.CodeContributionsPending: true, equb.CodeAlreadyPaidOut: true},
 	paidStage: EqubPayoutPaid, failedStage: EqubPayoutFailed,
 	loadPlan:   activities.EqubPayoutLoadPlan,
-	claim:      equbRecord(activities.EqubPayoutClaim),
-	markPaid:   equbRecord(activities.EqubPayoutMarkPaid),
-	markFailed: equbRecord(activities.EqubPayoutMarkFailed),
+	claim:      equbRecord(localRecordOptions(), activities.EqubPayoutClaim),
+	markPaid:   equbRecord(localCatchUpRecordOptions(), activities.EqubPayoutMarkPaid),
+	markFailed: equbRecord(localCatchUpRecordOptions(), activities.EqubPayoutMarkFailed),
 	paidLog:    "equb payout paid",
 }
 

@@ -68,11 +68,11 @@ func EwaDisburse(ctx workflow.Context, in EwaDisburseInput) (EwaDisburseResult, 
 			return next
 		},
 		markPaid: func(ctx workflow.Context, transferID string) error {
-			return doLocal(ctx, localRecordOptions(), activities.EwaMarkDisbursed,
+			return doLocal(ctx, localCatchUpRecordOptions(), activities.EwaMarkDisbursed,
 				activities.EwaStep{Run: d.run, RequestID: in.RequestID, TransferID: transferID})
 		},
 		markFailed: func(ctx workflow.Context, code string) error {
-			return doLocal(ctx, localRecordOptions(), activities.EwaMarkFailed, activities.EwaStep{Run: d.run, RequestID: in.RequestID, Reason: code})
+			return doLocal(ctx, localCatchUpRecordOptions(), activities.EwaMarkFailed, activities.EwaStep{Run: d.run, RequestID: in.RequestID, Reason: code})
 		},
 		paidStage: StageDisbursed, failedStage: StageFailed, leaveTimer: in.Shape == ewaLeaveTimerChange,
 		paid: func(ctx workflow.Context) {

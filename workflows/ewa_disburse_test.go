@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -665,4 +666,35 @@ func (r *realRun) steps() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return len(r.recorded)
+}
+
+// The database is down for longer than a record step's hour once the money has moved, at the
+// record of a settled transfer and at the record of a failed one: the run waits it out and
+// records the outcome (found by an audit: the run gave up after the hour and left the request
+// DISBURSING for good, the advance paid).
+func TestEwaDisburseWaitsOutADatabaseOutageToRecord(t *testing.T) {
+	down := errors.New("database unavailable")
+	t.Run("settled", func(t *testing.T) {
+		h := newDisburseHarness(t)
+		h.throughInitiate(accepted)
+		h.on(activities.LedgerCommitActivity, testSettle).Return(nil).Once()
+		done := testStep
+		done.TransferID = "tr-1"
+		h.on(activities.EwaMarkDisbursedActivity, done).Return(down).Times(80)
+		h.on(activities.EwaMarkDisbursedActivity, done).Return(nil).Once()
+		h.signal(5*time.Second, settledSignalE1)
+		require.Equal(t, "DISBURSED", h.run(t).Status)
+	})
+	t.Run("failed", func(t *testing.T) {
+		h := newDisburseHarness(t)
+		h.throughInitiate(activities.TransferResult{Outcome: activities.TransferRejected, RejectCode: "INSUFFICIENT_FUNDS"})
+		void := testSettle
+		void.Reason = "INSUFFICIENT_FUNDS"
+		h.on(activities.LedgerVoidActivity, void).Return(nil).Once()
+		f := testStep
+		f.Reason = "INSUFFICIENT_FUNDS"
+		h.on(activities.EwaMarkFailedActivity, f).Return(down).Times(80)
+		h.on(activities.EwaMarkFailedActivity, f).Return(nil).Once()
+		require.Equal(t, "FAILED", h.run(t).Status)
+	})
 }

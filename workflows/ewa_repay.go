@@ -149,7 +149,7 @@ func (r *repay) repay(ctx workflow.Context) (EwaRepayResult, error) {
 		log.Error("ledger refused the repayment journal", "code", code, "error", err)
 		release := step
 		release.Reason = code
-		if res.Repayment, err = callLocal(ctx, localRecordOptions(), activities.EwaRepayFail, release); err != nil {
+		if res.Repayment, err = callLocal(ctx, localCatchUpRecordOptions(), activities.EwaRepayFail, release); err != nil {
 			return res, err
 		}
 		res.Status, res.Code = RepayFailed, code
@@ -159,7 +159,7 @@ func (r *repay) repay(ctx workflow.Context) (EwaRepayResult, error) {
 	// 3. The record: POSTED, added to the request (REPAID when covered), audit row and events.
 	done := step
 	done.LedgerTxID = posted.TxID
-	recorded, err := callLocal(ctx, localRecordOptions(), activities.EwaRepayComplete, done)
+	recorded, err := callLocal(ctx, localCatchUpRecordOptions(), activities.EwaRepayComplete, done)
 	if err != nil {
 		// The journal is posted: the record is retried for as long as recordOptions allows; past
 		// that the run fails for an operator, the reservation PENDING.

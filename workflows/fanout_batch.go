@@ -231,7 +231,7 @@ func (b *fanoutBatch) record(ctx workflow.Context) error {
 	}
 	if b.in.Record.Name != "" {
 		rin := activities.BulkRecordInput{Run: b.run(), FanoutID: b.in.FanoutID, Items: out}
-		if err := do(ctx, recordOptions(), b.in.Record, rin); err != nil {
+		if err := do(ctx, catchUpRecordOptions(), b.in.Record, rin); err != nil {
 			// The money has moved: the record must catch up; an operator resets or retries.
 			return temporal.NewApplicationErrorWithCause("fan-out record step failed", "FANOUT_RECORD_FAILED", err)
 		}

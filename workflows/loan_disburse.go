@@ -133,12 +133,12 @@ func LoanDisburse(ctx workflow.Context, in LoanDisburseInput) (LoanDisburseResul
 			return next
 		},
 		markPaid: func(ctx workflow.Context, transferID string) error {
-			_, err := callLocal(ctx, localRecordOptions(), activities.LoanDisburseMarkDisbursed,
+			_, err := callLocal(ctx, localCatchUpRecordOptions(), activities.LoanDisburseMarkDisbursed,
 				activities.LoanDisburseStep{Run: d.run, LoanID: in.LoanID, TransferID: transferID})
 			return err
 		},
 		markFailed: func(ctx workflow.Context, code string) error {
-			_, err := callLocal(ctx, localRecordOptions(), activities.LoanDisburseMarkFailed,
+			_, err := callLocal(ctx, localCatchUpRecordOptions(), activities.LoanDisburseMarkFailed,
 				activities.LoanDisburseStep{Run: d.run, LoanID: in.LoanID, Reason: code})
 			return err
 		},

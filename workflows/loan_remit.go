@@ -179,7 +179,7 @@ func (r *loanRemit) remit(ctx workflow.Context, settlements workflow.ReceiveChan
 	}
 	mark := r.step()
 	mark.LedgerTxID, mark.TransferID = r.rem.LedgerTxID, r.leg.TransferID
-	rem, err := callLocal(ctx, localRecordOptions(), activities.LoanRemitMarkRemitted, mark)
+	rem, err := callLocal(ctx, localCatchUpRecordOptions(), activities.LoanRemitMarkRemitted, mark)
 	if err != nil {
 		r.accept()
 		return r.result(lending.RemitRemitting, ""), err
@@ -205,7 +205,7 @@ func (r *loanRemit) fail(ctx workflow.Context, code string) (LoanRemitResult, er
 	}
 	mark := r.step()
 	mark.LedgerTxID, mark.Reason = r.rem.LedgerTxID, code
-	rem, err := callLocal(ctx, localRecordOptions(), activities.LoanRemitMarkFailed, mark)
+	rem, err := callLocal(ctx, localCatchUpRecordOptions(), activities.LoanRemitMarkFailed, mark)
 	if err != nil {
 		r.accept()
 		return r.result(lending.RemitRemitting, code), err

@@ -198,3 +198,22 @@ func TestLoanRemitReplay(t *testing.T) {
 	registerWorkflows(r)
 	require.NoError(t, r.ReplayWorkflowHistoryFromJSONFile(nil, "testdata/loan_remit_history.json"))
 }
+
+// The database is down for longer than a record step's hour once the remittance settled: the
+// run waits it out and records it REMITTED (it used to give up and leave it REMITTING).
+func TestLoanRemitWaitsOutADatabaseOutageToRecord(t *testing.T) {
+	h := newRemitHarness(t)
+	h.on(activities.LoanRemitClaimActivity, loanRemitStep).Return(activities.LoanRemitClaimed{Remittance: loanRemitted, Claimed: true}, nil).Once()
+	h.on(activities.LedgerPostPendingActivity, loanRemitJournal).Return(activities.LedgerPostResult{TxID: "ltx-1", Status: "PENDING"}, nil).Once()
+	h.on(activities.InitiateTransferActivity, loanRemitTransfer).Return(activities.TransferResult{Outcome: activities.TransferAccepted,
+		TransferID: "tr-1", Status: activities.TransferSettled}, nil).Once()
+	h.on(activities.LedgerCommitActivity, activities.LedgerSettleInput{Run: loanRemitRun, TxID: "ltx-1"}).Return(nil).Once()
+	mark := loanRemitStep
+	mark.LedgerTxID, mark.TransferID = "ltx-1", "tr-1"
+	remitted := loanRemitted
+	remitted.Status = lending.RemitRemitted
+	h.on(activities.LoanRemitMarkRemittedActivity, mark).Return(remitted, errors.New("database unavailable")).Times(80)
+	h.on(activities.LoanRemitMarkRemittedActivity, mark).Return(remitted, nil).Once()
+	res := runSagaHarness[LoanRemitAccepted, LoanRemitResult](t, h, LoanRemitWorkflowName, loanRemitIn)
+	require.Equal(t, lending.RemitRemitted, res.Status)
+}

@@ -149,7 +149,7 @@ func (r *loanRepay) repay(ctx workflow.Context) (LoanRepayResult, error) {
 			log.Error("ledger refused the loan repayment journal", "code", code, "error", err)
 			release := step
 			release.Reason = code
-			if res.Repayment, err = callLocal(ctx, localRecordOptions(), activities.LoanRepayFail, release); err != nil {
+			if res.Repayment, err = callLocal(ctx, localCatchUpRecordOptions(), activities.LoanRepayFail, release); err != nil {
 				return res, err
 			}
 			res.Status, res.Code = RepayFailed, code
@@ -161,7 +161,7 @@ func (r *loanRepay) repay(ctx workflow.Context) (LoanRepayResult, error) {
 	}
 
 	// 3. The record: POSTED, added to the instalment, audit row and events.
-	rec, err := callLocal(ctx, localRecordOptions(), activities.LoanRepayComplete, step)
+	rec, err := callLocal(ctx, localCatchUpRecordOptions(), activities.LoanRepayComplete, step)
 	if err != nil {
 		// The journal is posted: the record is retried for as long as recordOptions allows; past
 		// that the run fails for an operator, the reservation PENDING.

@@ -126,7 +126,7 @@ func (w *writeOff) writeOff(ctx workflow.Context) (LoanWriteOffResult, error) {
 			}
 			release := step
 			release.Reason = activities.ErrorType(err)
-			if res.WriteOff, err = callLocal(ctx, localRecordOptions(), activities.LoanWriteOffFail, release); err != nil {
+			if res.WriteOff, err = callLocal(ctx, localCatchUpRecordOptions(), activities.LoanWriteOffFail, release); err != nil {
 				return res, err
 			}
 			res.Status, res.Code = WriteOffFailed, release.Reason
@@ -137,7 +137,7 @@ func (w *writeOff) writeOff(ctx workflow.Context) (LoanWriteOffResult, error) {
 	// 3. The record: the loan WRITTEN_OFF, audit row and event.
 	done := step
 	done.LedgerTxID = txID
-	out, err := callLocal(ctx, localRecordOptions(), activities.LoanWriteOffComplete, done)
+	out, err := callLocal(ctx, localCatchUpRecordOptions(), activities.LoanWriteOffComplete, done)
 	if err != nil {
 		w.answer.refuse(err)
 		return res, err

@@ -171,6 +171,22 @@ func catchUpOptions() workflow.ActivityOptions {
 }
 func localCatchUpOptions() workflow.LocalActivityOptions { return localOf(catchUpOptions()) }
 
+// catchUpRecordOptions: a record step that brings a record in line with money that already
+// moved or a ledger step already taken (a payout marked paid or failed, a collection, a
+// remittance, a write-off completed, a fan-out batch's outcomes, a run's completion). A run that
+// gave up after recordOptions' hour of database outage left its record DISBURSING, COLLECTING or
+// REMITTING for good, the money moved, so these retry for a week as catchUpOptions do. A step
+// before anything moved keeps recordOptions: its run may end and be started again.
+func catchUpRecordOptions() workflow.ActivityOptions {
+	o := recordOptions()
+	o.ScheduleToCloseTimeout = 7 * 24 * time.Hour
+	o.RetryPolicy.MaximumInterval = 5 * time.Minute
+	return o
+}
+func localCatchUpRecordOptions() workflow.LocalActivityOptions {
+	return localOf(catchUpRecordOptions())
+}
+
 // reserveOptions: a reservation under a lock it does not wait for (the savings withdrawal's
 // balance check and hold). It is a regular activity, not a local one: racing reservations of one
 // goal find its lock taken and are retried soon and often (every 100 ms to 1 s), and those

@@ -146,7 +146,7 @@ func PayrollComplete(ctx workflow.Context, in PayrollCompleteInput) (PayrollComp
 		}
 		ask := step
 		ask.After, ask.Limit = in.After, PayrollCompletePage
-		page, err := callLocal(ctx, localRecordOptions(), activities.PayrollCompleteObligations, ask)
+		page, err := callLocal(ctx, localCatchUpRecordOptions(), activities.PayrollCompleteObligations, ask)
 		if err != nil {
 			return res, err
 		}
@@ -175,7 +175,7 @@ func PayrollComplete(ctx workflow.Context, in PayrollCompleteInput) (PayrollComp
 	// The record: mandates, the run COMPLETED, its audit row and payroll.run_completed.v1.
 	rec := step
 	rec.Outcome, rec.At = res.Outcome, workflow.Now(ctx)
-	done, err := callLocal(ctx, localRecordOptions(), activities.PayrollCompleteRecord, rec)
+	done, err := callLocal(ctx, localCatchUpRecordOptions(), activities.PayrollCompleteRecord, rec)
 	if err != nil {
 		return res, err
 	}

@@ -175,7 +175,7 @@ func (r *courtRemit) remit(ctx workflow.Context, settlements workflow.ReceiveCha
 				mark.Reason = "TRANSFER_FAILED"
 			}
 		}
-		m, err := callLocal(ctx, localRecordOptions(), act, mark)
+		m, err := callLocal(ctx, localCatchUpRecordOptions(), act, mark)
 		if err != nil {
 			r.accept()
 			return r.result(CourtRemitRemitting, ""), err

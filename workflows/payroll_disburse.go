@@ -174,7 +174,7 @@ func (d *payrollDisburse) pay(ctx workflow.Context) (PayrollDisburseResult, erro
 		}
 	}
 	d.progress.Stage = StageFinishing
-	state, err := call(ctx, recordOptions(), activities.PayrollDisburseFinish, activities.PayrollDisburseStep{Run: d.run, RunID: d.in.RunID})
+	state, err := call(ctx, catchUpRecordOptions(), activities.PayrollDisburseFinish, activities.PayrollDisburseStep{Run: d.run, RunID: d.in.RunID})
 	if err != nil {
 		return res, err
 	}

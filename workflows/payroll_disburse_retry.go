@@ -83,7 +83,7 @@ func PayrollEntryRetry(ctx workflow.Context, in PayrollEntryRetryInput) (Payroll
 	if len(fres.Failures) > 0 {
 		res.Status, res.Code = payroll.EntryFailed, fres.Failures[0].FailureCode
 	}
-	state, err := call(ctx, recordOptions(), activities.PayrollDisburseFinish, activities.PayrollDisburseStep{Run: run, RunID: in.RunID})
+	state, err := call(ctx, catchUpRecordOptions(), activities.PayrollDisburseFinish, activities.PayrollDisburseStep{Run: run, RunID: in.RunID})
 	if err != nil {
 		finishHandlers(ctx)
 		return res, err

@@ -160,11 +160,11 @@ func SavingsMove(ctx workflow.Context, in SavingsMoveInput) (SavingsMoveResult, 
 			return next
 		},
 		markPaid: func(ctx workflow.Context, transferID string) error {
-			_, err := callLocal(ctx, localRecordOptions(), activities.SavingsMarkSettled, m.step(func(s *activities.SavingsStep) { s.TransferID = transferID }))
+			_, err := callLocal(ctx, localCatchUpRecordOptions(), activities.SavingsMarkSettled, m.step(func(s *activities.SavingsStep) { s.TransferID = transferID }))
 			return err
 		},
 		markFailed: func(ctx workflow.Context, code string) error {
-			_, err := callLocal(ctx, localRecordOptions(), activities.SavingsMarkFailed, m.step(func(s *activities.SavingsStep) { s.Reason = code }))
+			_, err := callLocal(ctx, localCatchUpRecordOptions(), activities.SavingsMarkFailed, m.step(func(s *activities.SavingsStep) { s.Reason = code }))
 			return err
 		},
 		paidStage: SavingsSettled, failedStage: SavingsFailed,

@@ -131,11 +131,11 @@ func WalletTransfer(ctx workflow.Context, in WalletTransferInput) (WalletTransfe
 			return next
 		},
 		markPaid: func(ctx workflow.Context, transferID string) error {
-			_, err := callLocal(ctx, localRecordOptions(), activities.WalletMarkSettled, m.step(func(s *activities.WalletStep) { s.TransferID = transferID }))
+			_, err := callLocal(ctx, localCatchUpRecordOptions(), activities.WalletMarkSettled, m.step(func(s *activities.WalletStep) { s.TransferID = transferID }))
 			return err
 		},
 		markFailed: func(ctx workflow.Context, code string) error {
-			_, err := callLocal(ctx, localRecordOptions(), activities.WalletMarkFailed, m.step(func(s *activities.WalletStep) { s.Reason = code }))
+			_, err := callLocal(ctx, localCatchUpRecordOptions(), activities.WalletMarkFailed, m.step(func(s *activities.WalletStep) { s.Reason = code }))
 			return err
 		},
 		paidStage: WalletSettled, failedStage: WalletFailed,
