@@ -96,8 +96,12 @@ func Dispute(ctx workflow.Context, in DisputeInput) (DisputeResult, error) {
 	log := workflow.GetLogger(ctx)
 	run := activities.Run{TenantID: in.TenantID, WorkflowID: workflow.GetInfo(ctx).WorkflowExecution.ID, CorrelationID: in.CorrelationID}
 	res := DisputeResult{DisputeID: in.DisputeID}
+	// Every move is recorded with the catch-up options: the workflow is the one way to decide the
+	// dispute (its id is not reused), so a run that gave up after a record step's hour of
+	// database outage would leave the dispute UNDER_INVESTIGATION for good, or a posted reversal
+	// or adjustment unrecorded.
 	record := func(ctx workflow.Context, m disputes.Move) (disputes.Dispute, error) {
-		return callLocal(ctx, localRecordOptions(), activities.DisputeRecord,
+		return callLocal(ctx, localCatchUpRecordOptions(), activities.DisputeRecord,
 			activities.DisputeMoveInput{Run: run, DisputeID: in.DisputeID, Move: m, At: workflow.Now(ctx)})
 	}
 	var decided *disputes.Dispute
@@ -196,8 +200,10 @@ func Dispute(ctx workflow.Context, in DisputeInput) (DisputeResult, error) {
 				log.Warn("dispute evidence not recorded", "dispute_id", in.DisputeID, "error", err)
 			}
 		case note != "":
+			// A note that cannot be recorded (refused, or the database down past the catch-up's
+			// week) is logged and not tried again; the dispute stays decidable either way.
 			if _, err := record(ctx, disputes.Move{Trigger: disputes.TriggerSLA, SLAEvent: note}); err != nil {
-				return res, err
+				log.Error("dispute SLA note not recorded", "dispute_id", in.DisputeID, "event", string(note), "error", err)
 			}
 			warned = true
 			breached = breached || note == disputes.EventSLABreached

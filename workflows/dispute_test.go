@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -21,10 +22,16 @@ type fakeDispute struct {
 	d     disputes.Dispute
 	moves []string
 	at    []time.Time
+	// down fails a move's record this many more times (a database outage) before it is made.
+	down map[disputes.Trigger]int
 }
 
 func (f *fakeDispute) record(_ context.Context, in activities.DisputeMoveInput) (disputes.Dispute, error) {
 	m := in.Move
+	if f.down[m.Trigger] > 0 {
+		f.down[m.Trigger]--
+		return disputes.Dispute{}, errors.New("database unavailable")
+	}
 	name := string(m.Trigger)
 	switch m.Trigger {
 	case disputes.TriggerInvestigate, disputes.TriggerEvidence:
@@ -156,4 +163,27 @@ func TestDisputeWorkflowRacingDecisionsMoveMoneyOnce(t *testing.T) {
 	require.Contains(t, second.err.Error(), "the dispute is decided")
 	require.Equal(t, 1, reversals)
 	require.Equal(t, []string{"investigate", "decide:REVERSAL:rev-1"}, f.moves)
+}
+
+// TestDisputeWorkflowWaitsOutADatabaseOutage: the database is down for longer than a record
+// step's hour at the SLA warning, and again at the record of a reversal already posted: the
+// workflow waits both out and ends RESOLVED with the one reversal recorded (found by an audit:
+// the workflow failed after the hour, the dispute stayed UNDER_INVESTIGATION with no workflow to
+// decide it, and a reversal could stand unrecorded).
+func TestDisputeWorkflowWaitsOutADatabaseOutage(t *testing.T) {
+	f := &fakeDispute{down: map[disputes.Trigger]int{}}
+	env, in := newDisputeEnv(t, f)
+	env.OnActivity(activities.DisputeReverseActivity, mock.Anything, mock.Anything).Return("rev-1", nil).Once()
+	env.RegisterDelayedCallback(func() { f.down[disputes.TriggerSLA] = 100 }, 5*24*time.Hour)
+	var done updateResult
+	env.RegisterDelayedCallback(func() {
+		f.down[disputes.TriggerDecide] = 100
+		env.UpdateWorkflow(DisputeDecisionUpdate, "u1", done.callbacks(), DisputeDecision{Actor: "op", Decision: disputes.Reversal, Reason: "wrong amount"})
+	}, 6*24*time.Hour+12*time.Hour)
+	env.ExecuteWorkflow(DisputeWorkflowName, in)
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	require.NoError(t, done.err)
+	require.Equal(t, disputes.ResolvedReversal, done.d.Status)
+	require.Equal(t, []string{"investigate", "sla:SLA_BREACH_IMMINENT", "decide:REVERSAL:rev-1"}, f.moves)
 }
