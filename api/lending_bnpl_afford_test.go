@@ -15,6 +15,8 @@ import (
 
 	"github.com/wagerail/wagerail/activities"
 	"github.com/wagerail/wagerail/internal/bnpl"
+	"github.com/wagerail/wagerail/internal/lending"
+	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/testkit"
 )
 
@@ -95,4 +97,39 @@ func TestBnplRecordCountsALoanMadeSinceItsQuote(t *testing.T) {
 	}, 60*time.Second, 50*time.Millisecond, "the saga voids its posting")
 	require.Zero(t, s.count(t, `SELECT count(*) FROM app.bnpl_agreements WHERE tenant_id = $1`, s.tenant))
 	require.Zero(t, s.balance(t, s.merchantSettle), "the merchant is not paid")
+}
+
+// TestAffordabilityCountsAMandatedBnplInstalmentOnce: a BNPL instalment the payroll deducts under
+// the customer's mandate is in the projection already (off the net and the recoverable); the
+// quotes count it as debt service once, not a second time off the recoverable (found by an audit:
+// a mandated plan weighed twice, and an affordable loan or plan was refused).
+func TestAffordabilityCountsAMandatedBnplInstalmentOnce(t *testing.T) {
+	t.Parallel()
+	ls := newLoanStack(t, ewaStackOpts{})
+	s := bnplOn(t, ls.ewaStack)
+	rec := s.owner.call(http.MethodPost, "/api/bnpl/agreements", s.agreementBody(1_000_000, 2, "o-3"), "Idempotency-Key", testkit.Unique("bnpl"))
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	a := s.waitAgreement(t, decode[bnplActivateJSON](t, rec).ID, "ACTIVE")
+	// The run deducts the plan's 500,000 under its mandate: 1,500,000 net, 100,000 left to recover.
+	s.srv.deps.LoanProjection = func(context.Context, db.BunTx, string) (lending.Projection, error) {
+		return lending.Projection{Period: "2026-12", NetSantim: 1_500_000, RecoverableSantim: 100_000,
+			BnplDeductedSantim: map[string]int64{a.ID: 500_000}}, nil
+	}
+	rec = s.owner.call(http.MethodPost, "/api/loans/quote", map[string]any{"employeeId": s.employee, "productId": ls.product.ID,
+		"amountSantim": 10_000_000, "termMonths": 12})
+	requireStatus(t, rec, http.StatusUnprocessableEntity, "LOAN_NOT_AFFORDABLE")
+	var d struct {
+		LimitSantim            int64 `json:"limitSantim"`
+		DebtServiceLimitSantim int64 `json:"debtServiceLimitSantim"`
+	}
+	require.NoError(t, json.Unmarshal(decode[errBody](t, rec).Error.Details, &d))
+	require.Equal(t, int64(100_000), d.LimitSantim, "what the payroll can still recover")
+	require.Equal(t, int64(666_600-500_000), d.DebtServiceLimitSantim, "33.33% of the 2,000,000 net before the plan, less the plan")
+
+	rec = s.owner.call(http.MethodPost, "/api/bnpl/quotes", map[string]any{"employeeId": s.employee, "merchantId": s.merchantID,
+		"purchaseSantim": 200_000, "instalments": 2})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	q := decode[bnplQuoteJSON](t, rec)
+	require.Equal(t, int64(100_000), q.Affordability.LimitSantim)
+	require.Equal(t, int64(500_000), q.Affordability.ExistingBnplSantim)
 }

@@ -29,6 +29,10 @@ type Projection struct {
 	// RecoverableSantim is how much more the run could deduct within the protection policy
 	// without displacing any deduction (paycalc.Projection.RecoverableSantim).
 	RecoverableSantim int64
+	// BnplDeductedSantim is what the run deducts under each BNPL agreement's mandate
+	// (BNPL_INSTALLMENT lines by their reference, the agreement id): part of the deductions,
+	// not yet of the loan instalments (WithScheduledDebt makes it debt service).
+	BnplDeductedSantim map[string]int64
 }
 
 // ProjectionOf is the Projection of the calculator's projection of the next run: its period,
@@ -38,8 +42,14 @@ type Projection struct {
 func ProjectionOf(p paycalc.Projection) Projection {
 	out := Projection{Period: p.Entry.Period, NetSantim: p.NetSantim, RecoverableSantim: p.RecoverableSantim}
 	for _, d := range p.Entry.Deductions {
-		if d.Kind == paycalc.KindLoanInstallment {
+		switch d.Kind {
+		case paycalc.KindLoanInstallment:
 			out.LoanInstalmentsSantim += d.AmountSantim
+		case paycalc.KindBnplInstallment:
+			if out.BnplDeductedSantim == nil {
+				out.BnplDeductedSantim = map[string]int64{}
+			}
+			out.BnplDeductedSantim[d.Reference] += d.AmountSantim
 		}
 	}
 	return out
@@ -56,9 +66,10 @@ type Debt struct {
 	// loan weighs beyond what the period owes it (a projection deducts only that).
 	UnprojectedLoansSantim int64
 	// BnplSantim: the instalments due in the period of the employee's ACCEPTED or ACTIVE BNPL
-	// agreements still DUE or COLLECTING (a projection does not deduct them: they are not
-	// payroll deductions unless a mandate takes them).
-	BnplSantim int64
+	// agreements still DUE or COLLECTING; BnplByAgreement the same by agreement (a projection
+	// deducts an agreement's instalment only when a mandate takes it through payroll).
+	BnplSantim      int64
+	BnplByAgreement map[string]int64
 }
 
 // Total is all the debt weighing on the period.
@@ -83,29 +94,49 @@ func ScheduledDebt(ctx context.Context, tx db.Writer, employeeID, period string)
 			WHERE l.tenant_id = $1 AND l.borrower_id = $2 AND l.status IN ('REQUESTED', 'APPROVED', 'DISBURSING', 'ACTIVE', 'DEFAULTED')
 				AND i.status <> 'SUPERSEDED'
 			GROUP BY l.id)
-		SELECT (SELECT coalesce(sum(greatest(scheduled, projected)), 0)::bigint FROM per_loan),
-			(SELECT coalesce(sum(greatest(scheduled - projected, 0)), 0)::bigint FROM per_loan),
-			(SELECT coalesce(sum(i.amount_santim), 0)::bigint FROM app.bnpl_instalments i
-				JOIN app.bnpl_agreements a ON a.tenant_id = i.tenant_id AND a.id = i.agreement_id
-			WHERE a.tenant_id = $1 AND a.employee_id = $2 AND a.status IN ('ACCEPTED', 'ACTIVE')
-				AND i.status IN ('DUE', 'COLLECTING') AND i.due_date >= $4 AND i.due_date < $5)`,
-		tenancy.TenantID(ctx), employeeID, period, start, start.AddDate(0, 1, 0)).Scan(&d.LoansSantim, &d.UnprojectedLoansSantim, &d.BnplSantim)
+		SELECT coalesce(sum(greatest(scheduled, projected)), 0)::bigint, coalesce(sum(greatest(scheduled - projected, 0)), 0)::bigint
+		FROM per_loan`, tenancy.TenantID(ctx), employeeID, period).Scan(&d.LoansSantim, &d.UnprojectedLoansSantim)
 	if err != nil {
 		return Debt{}, fmt.Errorf("lending: scheduled debt: %w", err)
+	}
+	rows, err := db.Select[struct {
+		AgreementID string `bun:"agreement_id" db:"agreement_id"`
+		DueSantim   int64  `bun:"due_santim" db:"due_santim"`
+	}](ctx, tx, `SELECT i.agreement_id, sum(i.amount_santim)::bigint AS due_santim FROM app.bnpl_instalments i
+			JOIN app.bnpl_agreements a ON a.tenant_id = i.tenant_id AND a.id = i.agreement_id
+		WHERE a.tenant_id = ? AND a.employee_id = ? AND a.status IN ('ACCEPTED', 'ACTIVE')
+			AND i.status IN ('DUE', 'COLLECTING') AND i.due_date >= ? AND i.due_date < ?
+		GROUP BY i.agreement_id`, tenancy.TenantID(ctx), employeeID, start, start.AddDate(0, 1, 0))
+	if err != nil {
+		return Debt{}, fmt.Errorf("lending: scheduled BNPL instalments: %w", err)
+	}
+	for _, r := range rows {
+		if d.BnplByAgreement == nil {
+			d.BnplByAgreement = map[string]int64{}
+		}
+		d.BnplByAgreement[r.AgreementID] = r.DueSantim
+		d.BnplSantim += r.DueSantim
 	}
 	return d, nil
 }
 
-// WithScheduledDebt is p with employeeID's Debt in p.Period that p does not deduct (the loans'
-// unprojected part and the BNPL instalments) taken off the net and the recoverable and joined to
-// the loan instalments, as the affordability of a new loan or BNPL plan must see them: every
-// instalment, loans' and BNPL's, shares the one debt-service limit. It returns the Debt too.
+// WithScheduledDebt is p with employeeID's Debt in p.Period, as the affordability of a new loan
+// or BNPL plan must see it: every instalment, loans' and BNPL's, shares the one debt-service
+// limit. What p does not deduct (the loans' unprojected part, each BNPL agreement's due beyond
+// what its mandate deducts) comes off the net and the recoverable and joins the loan
+// instalments; what a mandate deducts is off them already and only joins the loan instalments.
+// It returns the Debt too.
 func WithScheduledDebt(ctx context.Context, tx db.Writer, p Projection, employeeID string) (Projection, Debt, error) {
 	d, err := ScheduledDebt(ctx, tx, employeeID, p.Period)
 	if err != nil {
 		return Projection{}, Debt{}, err
 	}
-	more := d.UnprojectedLoansSantim + d.BnplSantim
+	more := d.UnprojectedLoansSantim
+	for id, due := range d.BnplByAgreement {
+		deducted := min(max(p.BnplDeductedSantim[id], 0), due)
+		more += due - deducted
+		p.LoanInstalmentsSantim += deducted
+	}
 	p.NetSantim -= more
 	p.RecoverableSantim -= more
 	p.LoanInstalmentsSantim += more
