@@ -123,7 +123,9 @@ func bnplCollect(ctx workflow.Context, in BnplCollectInput, run activities.Run, 
 		ans.accept(BnplCollectAccepted{Collection: c, WorkflowID: run.WorkflowID})
 		return BnplCollectResult{Status: BnplCollectRecorded, Collection: c}, nil
 	}
-	posted, err := callLocal(ctx, localLedgerOptions(), activities.LedgerPost, activities.LedgerPostInput{Run: run,
+	// The hold is the instalment's: nothing but this run posts or releases it, so the journal is
+	// retried for as long as a catch-up step is (the caller's wait runs out first: 202).
+	posted, err := callLocal(ctx, localCatchUpOptions(), activities.LedgerPost, activities.LedgerPostInput{Run: run,
 		IdempotencyKey: "bnpl-collect:" + run.WorkflowID, Step: "bnpl-collect",
 		Legs: []activities.LedgerLeg{
 			{Account: chart.PayrollClearing + ":" + in.AgreementID, Direction: "DEBIT", AmountSantim: c.AmountSantim},
@@ -134,7 +136,7 @@ func bnplCollect(ctx workflow.Context, in BnplCollectInput, run activities.Run, 
 	if err != nil {
 		if retryableFailure(err) {
 			ans.refuse(err)
-			return BnplCollectResult{}, err // the hold stays for the next run; the ledger key makes a repost safe
+			return BnplCollectResult{}, err // a week passed: the hold stays for an operator; the ledger key makes a repost safe
 		}
 		release := step
 		release.Reason = activities.ErrorType(err)

@@ -84,3 +84,24 @@ func TestBnplWriteOffLedgerRefused(t *testing.T) {
 	require.Equal(t, []string{activities.BnplWriteOffBeginActivity, activities.LedgerPostActivity, activities.BnplWriteOffFailActivity},
 		h.activityCalls())
 }
+
+// The ledger is down for longer than a ledger step's hour after the claim: the saga answers
+// PENDING, waits the outage out and writes the agreement off (found by an audit: the run gave up
+// after the hour, the claim stayed PENDING with no run to finish it, and every new write-off,
+// restructure and collection of the agreement was refused for good).
+func TestBnplWriteOffWaitsOutALedgerOutage(t *testing.T) {
+	h := newSagaHarness[BnplWriteOffAccepted](t, bnplWriteOffWF, BnplWriteOffAcceptedUpdate, BnplWriteOffAcceptedUpdateID).localOnly(t)
+	h.on(activities.BnplWriteOffBeginActivity, bnplWriteOffTestStep).Return(bnplWriteOffClaim, nil).Once()
+	h.env.OnActivity(activities.LedgerPostActivity, mock.Anything, mock.MatchedBy(bnplWriteOffJournal)).
+		Return(activities.LedgerPostResult{}, temporal.NewApplicationError("ledger down", "LEDGER_UNAVAILABLE")).Times(100)
+	h.env.OnActivity(activities.LedgerPostActivity, mock.Anything, mock.MatchedBy(bnplWriteOffJournal)).
+		Return(activities.LedgerPostResult{TxID: "tx-wo"}, nil).Once()
+	done := bnplWriteOffTestStep
+	done.LedgerTxID = "tx-wo"
+	written := activities.BnplWrittenOff{Agreement: bnpl.Agreement{ID: "bnpl_1", Status: bnpl.StatusWrittenOff},
+		WriteOff: bnpl.WriteOff{AgreementID: "bnpl_1", AmountSantim: 80_000, Status: bnpl.WriteOffPosted, LedgerTxID: "tx-wo"}}
+	h.on(activities.BnplWriteOffCompleteActivity, done).Return(written, nil).Once()
+	res := runSagaHarness[BnplWriteOffAccepted, BnplWriteOffResult](t, h, BnplWriteOffWorkflowName, bnplWriteOffIn)
+	require.Equal(t, WriteOffWrittenOff, res.Status)
+	require.Equal(t, WriteOffPending, h.accepted.Status, "the caller heard PENDING while the ledger was down")
+}

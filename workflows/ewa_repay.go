@@ -135,12 +135,14 @@ func (r *repay) repay(ctx workflow.Context) (EwaRepayResult, error) {
 	if err != nil && retryableFailure(err) {
 		log.Warn("repayment journal not posted yet; answering pending and retrying", "error", err)
 		r.accept(RepayPending, rsv.Request)
-		posted, err = callLocal(ctx, localLedgerOptions(), activities.LedgerPost, post)
+		// The reservation holds the request: nothing but this run posts or releases it, so the
+		// journal is retried for as long as a catch-up step is.
+		posted, err = callLocal(ctx, localCatchUpOptions(), activities.LedgerPost, post)
 	}
 	if err != nil {
 		r.answer.refuse(err)
 		if retryableFailure(err) {
-			// The retries ran out with the outcome unknown: the reservation stays for an operator
+			// The week ran out with the outcome unknown: the reservation stays for an operator
 			// (the ledger key makes a repost safe).
 			return res, err
 		}
@@ -161,8 +163,8 @@ func (r *repay) repay(ctx workflow.Context) (EwaRepayResult, error) {
 	done.LedgerTxID = posted.TxID
 	recorded, err := callLocal(ctx, localCatchUpRecordOptions(), activities.EwaRepayComplete, done)
 	if err != nil {
-		// The journal is posted: the record is retried for as long as recordOptions allows; past
-		// that the run fails for an operator, the reservation PENDING.
+		// The journal is posted: the record is retried for as long as catchUpRecordOptions
+		// allows; past that the run fails for an operator, the reservation PENDING.
 		r.answer.refuse(err)
 		return res, err
 	}

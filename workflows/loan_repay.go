@@ -136,12 +136,14 @@ func (r *loanRepay) repay(ctx workflow.Context) (LoanRepayResult, error) {
 			log.Warn("loan repayment journal not posted yet; answering pending and retrying", "error", err)
 			r.answer.accept(LoanRepayAccepted{Status: RepayPending, Recorded: lending.RepaymentRecorded{Repayment: p, Instalment: rsv.Instalment},
 				WorkflowID: r.run.WorkflowID})
-			posted, err = callLocal(ctx, localLedgerOptions(), activities.LedgerPost, post)
+			// The reservation holds the instalment: nothing but this run posts or releases it, so
+			// the journal is retried for as long as a catch-up step is.
+			posted, err = callLocal(ctx, localCatchUpOptions(), activities.LedgerPost, post)
 		}
 		if err != nil {
 			r.answer.refuse(err)
 			if retryableFailure(err) {
-				// The retries ran out with the outcome unknown: the reservation stays for an
+				// The week ran out with the outcome unknown: the reservation stays for an
 				// operator (the ledger key makes a repost safe).
 				return res, err
 			}

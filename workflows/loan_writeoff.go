@@ -165,15 +165,17 @@ func (w *writeOff) accept(status string, l lending.Loan, wo lending.WriteOff) {
 
 // postClaimedJournal posts a claimed write-off's journal: one attempt while the caller waits; if
 // the ledger did not take it, pending answers the caller (the claim is made, the journal not yet
-// in the ledger) and the saga goes on trying. err is the last attempt's: retryable when the ledger
-// could not be reached (the claim stays PENDING; the journal's ledger key makes a repost safe), a
-// refusal typed by the ledger's code otherwise (the caller releases its claim).
+// in the ledger) and the saga goes on trying with the catch-up options (the claim holds the
+// agreement or loan: nothing but this run finishes or releases it). err is the last attempt's:
+// retryable when the ledger could not be reached for a week (the claim stays PENDING for an
+// operator; the journal's ledger key makes a repost safe), a refusal typed by the ledger's code
+// otherwise (the caller releases its claim).
 func postClaimedJournal(ctx workflow.Context, post activities.LedgerPostInput, pending func()) (string, error) {
 	posted, err := callLocal(ctx, localLedgerFirstTryOptions(), activities.LedgerPost, post)
 	if err != nil && retryableFailure(err) {
 		workflow.GetLogger(ctx).Warn("write-off journal not posted yet; answering pending and retrying", "error", err)
 		pending()
-		posted, err = callLocal(ctx, localLedgerOptions(), activities.LedgerPost, post)
+		posted, err = callLocal(ctx, localCatchUpOptions(), activities.LedgerPost, post)
 	}
 	if err != nil {
 		if !retryableFailure(err) {
