@@ -63,10 +63,13 @@ func (m *merchantCallbacks) apply(ctx workflow.Context, run activities.Run, agre
 		return
 	}
 	m.seen[s.EventID] = true
-	ch, err := callLocal(ctx, localRecordOptions(), activities.BnplApplyMerchantCallback,
+	// The partner was answered when the callback was signalled and will not send it again: it is
+	// applied with the catch-up options, so a database outage is waited out.
+	ch, err := callLocal(ctx, localCatchUpRecordOptions(), activities.BnplApplyMerchantCallback,
 		activities.BnplMerchantCallbackStep{Run: run, AgreementID: agreement, CallbackID: s.CallbackID})
 	if err != nil {
-		// Recorded all the same (app.bnpl_merchant_callbacks); the partner's retry signals again.
+		// Refused, or the database down for a week: the callback stays recorded
+		// (app.bnpl_merchant_callbacks) for an operator; a later signal of it is applied again.
 		delete(m.seen, s.EventID)
 		log.Error("bnpl merchant callback not applied", "agreement_id", agreement, "merchant_callback_id", s.CallbackID, "error", err)
 		return

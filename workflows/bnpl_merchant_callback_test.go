@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -87,4 +88,34 @@ func TestBnplActivateAppliesALastMerchantCallback(t *testing.T) {
 	require.Equal(t, bnpl.StatusActive, res.Status)
 	calls := h.activityCalls()
 	require.Contains(t, calls, activities.BnplApplyMerchantCallbackActivity)
+}
+
+// TestBnplActivateAppliesAMerchantCallbackAfterADatabaseOutage: the database is down for longer
+// than a record step's hour when a callback is to be applied; the partner was answered already
+// and will not send it again, so the run waits the outage out and applies it (it used to log it
+// and drop it after the hour: collection went on on a refunded order).
+func TestBnplActivateAppliesAMerchantCallbackAfterADatabaseOutage(t *testing.T) {
+	h := newBnplHarness(t)
+	bnplThroughTransfer(h)
+	h.on(activities.LedgerCommitActivity, activities.LedgerSettleInput{Run: bnplRun, TxID: "ltx-1"}).Return(nil).Once()
+	h.on(activities.LedgerPostActivity, bnplPaid).Return(activities.LedgerPostResult{TxID: "ltx-2", Status: "POSTED"}, nil).Once()
+	h.on(activities.BnplActivateMarkActiveActivity, activities.BnplStep{Run: bnplRun, AgreementID: "bnpl_1", TransferID: "tr-1"}).
+		Return(bnpl.Agreement{ID: "bnpl_1", Status: bnpl.StatusActive}, nil).Once()
+	step := activities.BnplMerchantCallbackStep{Run: bnplRun, AgreementID: "bnpl_1", CallbackID: 9}
+	h.on(activities.BnplApplyMerchantCallbackActivity, step).Return(bnpl.MerchantStatusChange{}, errors.New("database unavailable")).Times(100)
+	h.on(activities.BnplApplyMerchantCallbackActivity, step).
+		Return(bnpl.MerchantStatusChange{AgreementID: "bnpl_1", MerchantStatus: bnpl.CallbackRefunded, CallbackID: 9, Changed: true}, nil).Once()
+	h.env.RegisterDelayedCallback(func() {
+		h.env.SignalWorkflow(bnpl.MerchantCallbackSignalName, bnpl.MerchantCallbackSignal{Partner: "sandbox", EventID: "mcb-9",
+			AgreementID: "bnpl_1", MerchantReference: "order-1", Kind: bnpl.CallbackRefunded, CallbackID: 9})
+	}, 200*time.Millisecond)
+	h.signal(time.Second, bankwebhook.Settlement{Partner: "sandbox", EventID: "ev-1", Reference: bnplRef, TransferID: "tr-1",
+		Status: "SETTLED", AmountSantim: 117_000})
+	res := runSagaHarness[BnplActivateAccepted, BnplActivateResult](t, h, BnplActivateWorkflowName, bnplIn)
+	require.Equal(t, bnpl.StatusActive, res.Status)
+	v, err := h.env.QueryWorkflow(BnplActivateStatusQuery)
+	require.NoError(t, err)
+	var end BnplActivateProgress
+	require.NoError(t, v.Get(&end))
+	require.Equal(t, bnpl.CallbackRefunded, end.MerchantStatus, "the callback applied once the database was back")
 }
