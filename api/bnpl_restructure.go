@@ -6,11 +6,11 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
-	"github.com/jackc/pgx/v5"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/wagerail/wagerail/internal/bnpl"
 	"github.com/wagerail/wagerail/internal/payroll"
+	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
 	"github.com/wagerail/wagerail/workflows"
 )
@@ -70,7 +70,7 @@ func (s *Server) restructureBnplAgreement(c *gin.Context) {
 	// operator's authority is the route's guard.
 	var out bnpl.Restructured
 	ctx := c.Request.Context()
-	err := tenancy.InTx(ctx, s.deps.DB, func(tx pgx.Tx) (err error) {
+	err := tenancy.InBunTx(ctx, s.bun, func(tx db.BunTx) (err error) {
 		out, err = bnpl.Restructure(ctx, tx, id, in, s.now())
 		return err
 	})

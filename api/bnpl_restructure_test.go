@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -149,4 +150,37 @@ func TestBnplRestructure(t *testing.T) {
 	requireStatus(t, operator.call(http.MethodPost, path, body, "Idempotency-Key", testkit.Unique("rs")), http.StatusConflict, "BNPL_INVALID_STATE")
 	require.Equal(t, 2, restructures("DENIED"))
 	require.Equal(t, 1, restructures("SUCCESS"))
+}
+
+// TestBnplRestructureWithAPayrollMandate: the customer pays by payroll mandate (40,000 a month).
+// A restructure is refused while a run that withheld under the mandate has not completed (its
+// completion collects the old instalment: BNPL_MANDATE_IN_OPEN_RUN); once it has, a restructure
+// to instalments the mandate no longer covers (one of 80,000) ends the mandate, so the next run
+// withholds nothing (found by an audit: the mandate went on withholding 40,000 a month, each
+// line refused BNPL_MANDATE_AMOUNT_MISMATCH and reported for a refund, the instalment never
+// collected).
+func TestBnplRestructureWithAPayrollMandate(t *testing.T) {
+	t.Parallel()
+	p := newBnplPayroll(t, "order-restructure")
+	s, w := p.bnplStack, p.w
+	operator := s.operator("support@bnpl-restructure-mandate.test")
+	path := "/api/bnpl/agreements/" + p.a.ID + "/restructure"
+	body := map[string]any{"instalments": 1, "firstPeriod": "2027-01", "reason": "one payment"}
+
+	run := w.approvedRun(t)
+	require.True(t, p.deducts(t, run.ID))
+	requireStatus(t, operator.call(http.MethodPost, path, body, "Idempotency-Key", testkit.Unique("rs")), http.StatusConflict,
+		"BNPL_MANDATE_IN_OPEN_RUN")
+	rec := w.checker.call(http.MethodPost, "/api/payroll/"+run.ID+"/disburse", nil, "Idempotency-Key", testkit.Unique("k"))
+	require.Contains(t, []int{http.StatusAccepted, http.StatusOK}, rec.Code, rec.Body.String())
+	w.waitRun(t, run.ID, "COMPLETED")
+	require.Equal(t, "COLLECTED", p.instalment(t, 0).Status)
+
+	rec = operator.call(http.MethodPost, path, body, "Idempotency-Key", testkit.Unique("rs"))
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.payroll_deduction_mandates WHERE id = $1 AND status = 'CANCELLED'`, p.mandate.ID),
+		"the mandate's 40,000 no longer pays the 80,000 instalment")
+	run2 := w.approvedRunOf(t, "2026-12", func(string) {})
+	require.Zero(t, s.count(t, `SELECT count(*) FROM app.payroll_entries WHERE run_id = $1 AND deductions @> $2::jsonb`,
+		run2.ID, fmt.Sprintf(`[{"kind":"BNPL_INSTALLMENT","reference":%q}]`, p.mandate.ID)), "nothing withheld under the ended mandate")
 }

@@ -18,7 +18,8 @@ import (
 // instalment); a payroll approver activates it; each period's line is the earliest DUE
 // instalment's amount, at most the mandate's, none once nothing is DUE
 // (internal/payroll/mandate.go's periodMandates), and the collection that settles the agreement
-// cancels the mandate (MarkCollected; a write-off cancels it too); each PAID payroll entry's line is then collected
+// cancels the mandate (MarkCollected; a write-off cancels it too, and a restructure to larger
+// instalments than it covers); each PAID payroll entry's line is then collected
 // by the collection saga with Source PAYROLL (workflows.BnplCollect), which takes the
 // agreement's earliest DUE instalment (ReservePayroll) and
 // refuses a line whose amount is not that instalment's (BNPL_MANDATE_AMOUNT_MISMATCH: the

@@ -31,7 +31,10 @@ import (
 // (409, its write-off is under way, writeoff.go), BNPL_COLLECTION_IN_PROGRESS
 // (409, an instalment is being collected: its saga decides first), BNPL_NOTHING_OUTSTANDING (409),
 // BNPL_RESTRUCTURE_LIMIT_REACHED (409, MaxRestructures done or the indexes would pass
-// MaxInstalmentIndex). Audited RestructureBnplAgreement, event bnpl.agreement_restructured.v1.
+// MaxInstalmentIndex), BNPL_MANDATE_IN_OPEN_RUN (409, a payroll run that has not completed
+// withheld under the customer's mandate). Audited RestructureBnplAgreement, event
+// bnpl.agreement_restructured.v1. A mandate whose amount is less than the new instalments is
+// cancelled with it (the customer opts in again).
 //
 // A restructure moves no money (the receivable is the same total, only its dates change), so it
 // is one database transaction, not a saga: the agreement row's lock (the one the collection
@@ -78,11 +81,13 @@ type Restructured struct {
 	Version           int
 	OutstandingSantim int64
 	Superseded        []int
+	// CancelledMandateID is the customer's payroll mandate the restructure ended ("" when none).
+	CancelledMandateID string
 }
 
 // Restructure restructures agreement id of the context's business (see "Restructure"). The
 // caller has checked r (Check).
-func Restructure(ctx context.Context, tx db.Querier, id string, r RestructureRequest, now time.Time) (Restructured, error) {
+func Restructure(ctx context.Context, tx db.BunTx, id string, r RestructureRequest, now time.Time) (Restructured, error) {
 	a, err := lockAgreement(ctx, tx, id)
 	if err != nil {
 		return Restructured{}, err
@@ -98,8 +103,12 @@ func Restructure(ctx context.Context, tx db.Querier, id string, r RestructureReq
 		Scan(&restructures); err != nil {
 		return Restructured{}, fmt.Errorf("bnpl: restructures: %w", err)
 	}
-	rows, err := tx.Query(ctx, `SELECT idx, status, amount_santim::bigint FROM app.bnpl_instalments
-		WHERE tenant_id = $1 AND agreement_id = $2 ORDER BY idx FOR UPDATE`, a.TenantID, a.ID)
+	rows, err := db.Select[struct {
+		Idx          int    `bun:"idx" db:"idx"`
+		Status       string `bun:"status" db:"status"`
+		AmountSantim int64  `bun:"amount_santim" db:"amount_santim"`
+	}](ctx, tx, `SELECT idx, status, amount_santim::bigint AS amount_santim FROM app.bnpl_instalments
+		WHERE tenant_id = ? AND agreement_id = ? ORDER BY idx FOR UPDATE`, a.TenantID, a.ID)
 	if err != nil {
 		return Restructured{}, fmt.Errorf("bnpl: lock the instalments: %w", err)
 	}
@@ -107,25 +116,14 @@ func Restructure(ctx context.Context, tx db.Querier, id string, r RestructureReq
 	var outstanding int64
 	last := -1
 	collecting := false
-	for rows.Next() {
-		var idx int
-		var status string
-		var amount int64
-		if err := rows.Scan(&idx, &status, &amount); err != nil {
-			rows.Close()
-			return Restructured{}, err
-		}
-		last = max(last, idx)
-		switch status {
+	for _, i := range rows {
+		last = max(last, i.Idx)
+		switch i.Status {
 		case InstalmentDue:
-			due, outstanding = append(due, idx), outstanding+amount
+			due, outstanding = append(due, i.Idx), outstanding+i.AmountSantim
 		case InstalmentCollecting:
 			collecting = true
 		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return Restructured{}, err
 	}
 	switch {
 	case collecting:
@@ -145,6 +143,31 @@ func Restructure(ctx context.Context, tx db.Querier, id string, r RestructureReq
 	}
 	if outstanding < int64(r.Instalments) {
 		return Restructured{}, &field.Error{Field: "instalments", Problem: "must not be more than the santim outstanding"}
+	}
+	// The customer's payroll mandate: a run that withheld under it collects the old schedule's
+	// instalment at its completion, so the restructure waits for it; a mandate whose amount does
+	// not cover the new instalments (each line takes the earliest DUE instalment, at most the
+	// mandate's amount, and a line that is not the instalment is refused and refunded) ends here,
+	// for the customer to opt in again at the new amount and the payroll approver to activate.
+	m, live, err := liveMandate(ctx, tx, a)
+	if err != nil {
+		return Restructured{}, err
+	}
+	var cancelled string
+	if live {
+		open, err := payroll.MandateInOpenRun(ctx, tx, a.EmployeeID, m.ID)
+		if err != nil {
+			return Restructured{}, err
+		}
+		if open {
+			return Restructured{}, RefusalError(CodeMandateInOpenRun)
+		}
+		if parts[0] > m.AmountSantim {
+			if _, err := payroll.CancelMandate(ctx, tx, m.ID, "BNPL agreement restructured: its instalments are more than the mandate's amount", now); err != nil {
+				return Restructured{}, err
+			}
+			cancelled = m.ID
+		}
 	}
 	version := restructures + 2
 	if _, err := tx.Exec(ctx, `UPDATE app.bnpl_instalments SET status = 'SUPERSEDED'
@@ -168,8 +191,11 @@ func Restructure(ctx context.Context, tx db.Querier, id string, r RestructureReq
 	if a.Instalments, err = instalments(ctx, tx, a.ID); err != nil {
 		return Restructured{}, err
 	}
-	out := Restructured{Agreement: a, Version: version, OutstandingSantim: outstanding, Superseded: due}
-	return out, record(ctx, tx, a, ActionRestructure, audit.Success, EventRestructured, map[string]any{
-		"fromStatus": from, "version": version, "outstandingSantim": outstanding, "instalments": r.Instalments,
-		"firstPeriod": r.FirstPeriod, "superseded": due, "reason": r.Reason})
+	out := Restructured{Agreement: a, Version: version, OutstandingSantim: outstanding, Superseded: due, CancelledMandateID: cancelled}
+	extra := map[string]any{"fromStatus": from, "version": version, "outstandingSantim": outstanding, "instalments": r.Instalments,
+		"firstPeriod": r.FirstPeriod, "superseded": due, "reason": r.Reason}
+	if cancelled != "" {
+		extra["cancelledMandateId"] = cancelled
+	}
+	return out, record(ctx, tx, a, ActionRestructure, audit.Success, EventRestructured, extra)
 }
