@@ -366,11 +366,12 @@ func TestBnplMerchantReversalStopsCollection(t *testing.T) {
 }
 
 // TestBnplPayrollAmountNotTheInstalments: an operator restructures the agreement into 2
-// instalments of 600 ETB after the customer's mandate of 400 ETB was activated; the payroll run
-// withholds the mandate's 400 ETB (never more than the employer activated), and its completion
-// refuses the line (BNPL_MANDATE_AMOUNT_MISMATCH, reported in payroll.run_completed.v1): no
-// journal, no instalment collected, every one still owed. (Smaller instalments are withheld as
-// they are: TestBnplPayrollTakesEachInstalmentAsItIs.)
+// instalments of 600 ETB after the customer's mandate of 400 ETB was activated. The mandate no
+// longer covers an instalment, so the restructure cancels it (it used to stay ACTIVE: each run
+// withheld 400 ETB, its completion refused the line BNPL_MANDATE_AMOUNT_MISMATCH and reported it
+// for a refund, and the instalment was never collected); the customer opts in again at 600 ETB,
+// the approver activates it, and the next run withholds and collects the new instalment.
+// (Smaller instalments are withheld as they are: TestBnplPayrollTakesEachInstalmentAsItIs.)
 func TestBnplPayrollAmountNotTheInstalments(t *testing.T) {
 	t.Parallel()
 	p := newBnplPayroll(t, "order-mismatch")
@@ -380,20 +381,27 @@ func TestBnplPayrollAmountNotTheInstalments(t *testing.T) {
 		map[string]any{"instalments": 2, "firstPeriod": "2027-01", "reason": "shorter plan"}, "Idempotency-Key", testkit.Unique("rs"))
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 	require.Equal(t, 2, s.count(t, `SELECT count(*) FROM app.bnpl_instalments WHERE agreement_id = $1 AND status = 'DUE' AND amount_santim = 60000`, p.a.ID))
+	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.payroll_deduction_mandates WHERE id = $1 AND status = 'CANCELLED'`, p.mandate.ID))
+	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.outbox WHERE tenant_id = $1 AND type = 'bnpl.agreement_restructured.v1'
+		AND payload->>'cancelledMandateId' = $2`, s.tenant, p.mandate.ID))
+
+	rec = p.me.call(http.MethodPost, "/api/bnpl/agreements/"+p.a.ID+"/installment-mandate", map[string]any{"startPeriod": "2026-11"})
+	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
+	again := decode[mandateJSON](t, rec)
+	require.Equal(t, int64(60_000), *again.AmountSantim)
+	rec = w.checker.call(http.MethodPost, "/api/payroll/deduction-mandates/"+again.ID+"/activate", nil)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 
 	run := w.approvedRun(t)
-	require.True(t, p.deducts(t, run.ID))
+	require.False(t, p.deducts(t, run.ID), "nothing under the cancelled mandate")
 	rec = w.checker.call(http.MethodPost, "/api/payroll/"+run.ID+"/disburse", nil, "Idempotency-Key", testkit.Unique("k"))
 	require.Contains(t, []int{http.StatusAccepted, http.StatusOK}, rec.Code, rec.Body.String())
 	w.waitRun(t, run.ID, "COMPLETED")
 	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.outbox WHERE tenant_id = $1 AND type = 'payroll.run_completed.v1'
-		AND payload->'productsCollected'->'BNPL_INSTALLMENT' = '{"count":0,"santim":0}'::jsonb
-		AND payload->'refusedLines' @> $2::jsonb`, s.tenant,
-		fmt.Sprintf(`[{"kind":"BNPL_INSTALLMENT","reference":%q,"amountSantim":40000,"code":"BNPL_MANDATE_AMOUNT_MISMATCH"}]`, p.mandate.ID)))
-	require.Equal(t, 2, s.count(t, `SELECT count(*) FROM app.bnpl_instalments WHERE agreement_id = $1 AND status = 'DUE'`, p.a.ID))
-	require.Zero(t, s.count(t, `SELECT count(*) FROM app.bnpl_instalments WHERE agreement_id = $1 AND status IN ('COLLECTING', 'COLLECTED')`, p.a.ID))
-	require.Zero(t, s.count(t, `SELECT count(*) FROM app.outbox WHERE tenant_id = $1 AND type = 'bnpl.instalment_collected.v1'`, s.tenant))
-	require.Equal(t, int64(120_000), s.waitAgreement(t, p.a.ID, "ACTIVE").OutstandingSantim)
+		AND payload->'productsCollected'->'BNPL_INSTALLMENT' = '{"count":1,"santim":60000}'::jsonb`, s.tenant))
+	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.bnpl_instalments WHERE agreement_id = $1 AND status = 'COLLECTED'
+		AND amount_santim = 60000 AND collect_mandate_id = $2`, p.a.ID, again.ID))
+	require.Equal(t, int64(60_000), s.waitAgreement(t, p.a.ID, "ACTIVE").OutstandingSantim)
 }
 
 // TestBnplPayrollTakesEachInstalmentAsItIs: 1,000.01 ETB in 3 instalments is 333.34, 333.34 and
