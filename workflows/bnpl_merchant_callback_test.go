@@ -20,10 +20,7 @@ import (
 func TestBnplActivateAppliesMerchantCallbacks(t *testing.T) {
 	h := newBnplHarness(t)
 	bnplThroughTransfer(h)
-	h.on(activities.LedgerCommitActivity, activities.LedgerSettleInput{Run: bnplRun, TxID: "ltx-1"}).Return(nil).Once()
-	h.on(activities.LedgerPostActivity, bnplPaid).Return(activities.LedgerPostResult{TxID: "ltx-2", Status: "POSTED"}, nil).Once()
-	h.on(activities.BnplActivateMarkActiveActivity, activities.BnplStep{Run: bnplRun, AgreementID: "bnpl_1", TransferID: "tr-1"}).
-		Return(bnpl.Agreement{ID: "bnpl_1", Status: bnpl.StatusActive}, nil).Once()
+	bnplSettledSteps(h)
 	h.on(activities.BnplApplyMerchantCallbackActivity, activities.BnplMerchantCallbackStep{Run: bnplRun, AgreementID: "bnpl_1", CallbackID: 7}).
 		Return(bnpl.MerchantStatusChange{AgreementID: "bnpl_1", MerchantStatus: bnpl.CallbackDelivered, CallbackID: 7, Changed: true}, nil).Once()
 	h.on(activities.BnplApplyMerchantCallbackActivity, activities.BnplMerchantCallbackStep{Run: bnplRun, AgreementID: "bnpl_1", CallbackID: 9}).
@@ -72,10 +69,7 @@ func TestBnplActivateAppliesMerchantCallbacks(t *testing.T) {
 func TestBnplActivateAppliesALastMerchantCallback(t *testing.T) {
 	h := newBnplHarness(t)
 	bnplThroughTransfer(h)
-	h.on(activities.LedgerCommitActivity, activities.LedgerSettleInput{Run: bnplRun, TxID: "ltx-1"}).Return(nil).Once()
-	h.on(activities.LedgerPostActivity, bnplPaid).Return(activities.LedgerPostResult{TxID: "ltx-2", Status: "POSTED"}, nil).Once()
-	h.on(activities.BnplActivateMarkActiveActivity, activities.BnplStep{Run: bnplRun, AgreementID: "bnpl_1", TransferID: "tr-1"}).
-		Return(bnpl.Agreement{ID: "bnpl_1", Status: bnpl.StatusActive}, nil).Once()
+	bnplSettledSteps(h)
 	h.on(activities.BnplApplyMerchantCallbackActivity, activities.BnplMerchantCallbackStep{Run: bnplRun, AgreementID: "bnpl_1", CallbackID: 3}).
 		Return(bnpl.MerchantStatusChange{AgreementID: "bnpl_1", MerchantStatus: bnpl.CallbackCancelled, CallbackID: 3, Changed: true}, nil).Once()
 	h.env.RegisterDelayedCallback(func() {
@@ -97,10 +91,7 @@ func TestBnplActivateAppliesALastMerchantCallback(t *testing.T) {
 func TestBnplActivateAppliesAMerchantCallbackAfterADatabaseOutage(t *testing.T) {
 	h := newBnplHarness(t)
 	bnplThroughTransfer(h)
-	h.on(activities.LedgerCommitActivity, activities.LedgerSettleInput{Run: bnplRun, TxID: "ltx-1"}).Return(nil).Once()
-	h.on(activities.LedgerPostActivity, bnplPaid).Return(activities.LedgerPostResult{TxID: "ltx-2", Status: "POSTED"}, nil).Once()
-	h.on(activities.BnplActivateMarkActiveActivity, activities.BnplStep{Run: bnplRun, AgreementID: "bnpl_1", TransferID: "tr-1"}).
-		Return(bnpl.Agreement{ID: "bnpl_1", Status: bnpl.StatusActive}, nil).Once()
+	bnplSettledSteps(h)
 	step := activities.BnplMerchantCallbackStep{Run: bnplRun, AgreementID: "bnpl_1", CallbackID: 9}
 	h.on(activities.BnplApplyMerchantCallbackActivity, step).Return(bnpl.MerchantStatusChange{}, errors.New("database unavailable")).Times(100)
 	h.on(activities.BnplApplyMerchantCallbackActivity, step).

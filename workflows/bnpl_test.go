@@ -63,16 +63,22 @@ func bnplThroughTransfer(h *sagaHarness[BnplActivateAccepted]) {
 		TransferID: "tr-1", Status: activities.TransferPending}, nil).Once()
 }
 
+// bnplSettledSteps mocks what a SETTLED settlement does: the commit, the merchant's payment
+// posting, the agreement ACTIVE.
+func bnplSettledSteps(h *sagaHarness[BnplActivateAccepted]) {
+	h.on(activities.LedgerCommitActivity, activities.LedgerSettleInput{Run: bnplRun, TxID: "ltx-1"}).Return(nil).Once()
+	h.on(activities.LedgerPostActivity, bnplPaid).Return(activities.LedgerPostResult{TxID: "ltx-2", Status: "POSTED"}, nil).Once()
+	h.on(activities.BnplActivateMarkActiveActivity, activities.BnplStep{Run: bnplRun, AgreementID: "bnpl_1", TransferID: "tr-1"}).
+		Return(bnpl.Agreement{ID: "bnpl_1", Status: bnpl.StatusActive}, nil).Once()
+}
+
 // TestBnplActivateSettled: plan, gates, the pending posting, the agreement recorded, the
 // settlement; its SETTLED callback commits the posting, posts the merchant's payment with the
 // leg's reference and makes the agreement ACTIVE.
 func TestBnplActivateSettled(t *testing.T) {
 	h := newBnplHarness(t)
 	bnplThroughTransfer(h)
-	h.on(activities.LedgerCommitActivity, activities.LedgerSettleInput{Run: bnplRun, TxID: "ltx-1"}).Return(nil).Once()
-	h.on(activities.LedgerPostActivity, bnplPaid).Return(activities.LedgerPostResult{TxID: "ltx-2", Status: "POSTED"}, nil).Once()
-	h.on(activities.BnplActivateMarkActiveActivity, activities.BnplStep{Run: bnplRun, AgreementID: "bnpl_1", TransferID: "tr-1"}).
-		Return(bnpl.Agreement{ID: "bnpl_1", Status: bnpl.StatusActive}, nil).Once()
+	bnplSettledSteps(h)
 	h.signal(time.Second, bankwebhook.Settlement{Partner: "sandbox", EventID: "ev-1", Reference: bnplRef, TransferID: "tr-1",
 		Status: "SETTLED", AmountSantim: 117_000})
 	res := runSagaHarness[BnplActivateAccepted, BnplActivateResult](t, h, BnplActivateWorkflowName, bnplIn)

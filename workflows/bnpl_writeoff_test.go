@@ -31,6 +31,16 @@ func bnplWriteOffJournal(in activities.LedgerPostInput) bool {
 		in.Legs[1] == activities.LedgerLeg{Account: chart.CustomerReceivable("bnpl_1"), Direction: "CREDIT", AmountSantim: 80_000}
 }
 
+// bnplWriteOffCompletes mocks the record of the journal tx-wo: the agreement WRITTEN_OFF.
+func bnplWriteOffCompletes(h *sagaHarness[BnplWriteOffAccepted]) activities.BnplWrittenOff {
+	done := bnplWriteOffTestStep
+	done.LedgerTxID = "tx-wo"
+	written := activities.BnplWrittenOff{Agreement: bnpl.Agreement{ID: "bnpl_1", Status: bnpl.StatusWrittenOff},
+		WriteOff: bnpl.WriteOff{AgreementID: "bnpl_1", AmountSantim: 80_000, Status: bnpl.WriteOffPosted, LedgerTxID: "tx-wo"}}
+	h.on(activities.BnplWriteOffCompleteActivity, done).Return(written, nil).Once()
+	return written
+}
+
 // Each refusal of the claim ends the saga REFUSED, answered with the code, nothing posted.
 func TestBnplWriteOffRefused(t *testing.T) {
 	for _, code := range []string{bnpl.CodeAgreementNotFound, bnpl.CodeInvalidState, bnpl.CodeOrderNotReversed, bnpl.CodeWriteOffInProgress,
@@ -53,11 +63,7 @@ func TestBnplWriteOffPosted(t *testing.T) {
 	h.on(activities.BnplWriteOffBeginActivity, bnplWriteOffTestStep).Return(bnplWriteOffClaim, nil).Once()
 	h.env.OnActivity(activities.LedgerPostActivity, mock.Anything, mock.MatchedBy(bnplWriteOffJournal)).
 		Return(activities.LedgerPostResult{TxID: "tx-wo"}, nil).Once()
-	done := bnplWriteOffTestStep
-	done.LedgerTxID = "tx-wo"
-	written := activities.BnplWrittenOff{Agreement: bnpl.Agreement{ID: "bnpl_1", Status: bnpl.StatusWrittenOff},
-		WriteOff: bnpl.WriteOff{AgreementID: "bnpl_1", AmountSantim: 80_000, Status: bnpl.WriteOffPosted, LedgerTxID: "tx-wo"}}
-	h.on(activities.BnplWriteOffCompleteActivity, done).Return(written, nil).Once()
+	written := bnplWriteOffCompletes(h)
 	res := runSagaHarness[BnplWriteOffAccepted, BnplWriteOffResult](t, h, BnplWriteOffWorkflowName, bnplWriteOffIn)
 	require.Equal(t, BnplWriteOffResult{AgreementID: "bnpl_1", Status: WriteOffWrittenOff, Agreement: written.Agreement, WriteOff: written.WriteOff}, res)
 	require.NoError(t, h.updErr)
@@ -96,11 +102,7 @@ func TestBnplWriteOffWaitsOutALedgerOutage(t *testing.T) {
 		Return(activities.LedgerPostResult{}, temporal.NewApplicationError("ledger down", "LEDGER_UNAVAILABLE")).Times(100)
 	h.env.OnActivity(activities.LedgerPostActivity, mock.Anything, mock.MatchedBy(bnplWriteOffJournal)).
 		Return(activities.LedgerPostResult{TxID: "tx-wo"}, nil).Once()
-	done := bnplWriteOffTestStep
-	done.LedgerTxID = "tx-wo"
-	written := activities.BnplWrittenOff{Agreement: bnpl.Agreement{ID: "bnpl_1", Status: bnpl.StatusWrittenOff},
-		WriteOff: bnpl.WriteOff{AgreementID: "bnpl_1", AmountSantim: 80_000, Status: bnpl.WriteOffPosted, LedgerTxID: "tx-wo"}}
-	h.on(activities.BnplWriteOffCompleteActivity, done).Return(written, nil).Once()
+	written := bnplWriteOffCompletes(h)
 	res := runSagaHarness[BnplWriteOffAccepted, BnplWriteOffResult](t, h, BnplWriteOffWorkflowName, bnplWriteOffIn)
 	require.Equal(t, WriteOffWrittenOff, res.Status)
 	require.Equal(t, WriteOffPending, h.accepted.Status, "the caller heard PENDING while the ledger was down")
