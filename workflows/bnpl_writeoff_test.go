@@ -104,6 +104,6 @@ func TestBnplWriteOffWaitsOutALedgerOutage(t *testing.T) {
 		Return(activities.LedgerPostResult{TxID: "tx-wo"}, nil).Once()
 	written := bnplWriteOffCompletes(h)
 	res := runSagaHarness[BnplWriteOffAccepted, BnplWriteOffResult](t, h, BnplWriteOffWorkflowName, bnplWriteOffIn)
-	require.Equal(t, WriteOffWrittenOff, res.Status)
+	require.Equal(t, BnplWriteOffResult{AgreementID: "bnpl_1", Status: WriteOffWrittenOff, Agreement: written.Agreement, WriteOff: written.WriteOff}, res)
 	require.Equal(t, WriteOffPending, h.accepted.Status, "the caller heard PENDING while the ledger was down")
 }
