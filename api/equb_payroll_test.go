@@ -195,3 +195,74 @@ func completeAndRerunProduct[R any](t *testing.T, tc client.Client, queue, tenan
 	require.NoError(t, rerun.Get(ctx, &out))
 	return out
 }
+
+// TestEqubLeaveEndsTheContributionMandate: a member who contributes by payroll mandate leaves the
+// group. While a run that withheld the contribution has not completed, the leave is refused
+// (EQUB_MANDATE_IN_OPEN_RUN: that run records the contribution); once it has, the leave cancels
+// the mandate, and the next run withholds nothing (found by an audit: the mandate stayed ACTIVE,
+// every later run withheld 50,000 and its completion refused the line EQUB_NOT_MEMBER).
+func TestEqubLeaveEndsTheContributionMandate(t *testing.T) {
+	t.Parallel()
+	s := newEqubStack(t, ewaStackOpts{}, 2)
+	s.srv.deps.EqubMoneyMovement = true
+	const amount int64 = 50_000
+	w := payrollWorldOn(t, s.ewaStack, 1, payrollDisburseFunds)
+	for _, m := range s.members {
+		w.employees[m.employee] = m.account
+	}
+	w.setPayrollAccount(t, w.payroll, "Employer PLC")
+	g := s.createGroup(t, equb.OrderFixed, true, amount)
+	s.joinAll(t, g)
+	s.openCycle(t, g)
+	leaver := s.members[1] // the second turn: the open cycle does not pay them
+	rec := leaver.call(http.MethodPost, "/api/equb/groups/"+g.ID+"/contribution-mandate", map[string]any{"startPeriod": "2026-11"})
+	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
+	md := decode[mandateJSON](t, rec)
+	rec = w.checker.call(http.MethodPost, "/api/payroll/deduction-mandates/"+md.ID+"/activate", nil)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	withheld := func(runID string) int {
+		return s.count(t, `SELECT count(*) FROM app.payroll_entries WHERE run_id = $1 AND deductions @> $2::jsonb`,
+			runID, fmt.Sprintf(`[{"kind":"EQUB_CONTRIBUTION","reference":%q}]`, md.ID))
+	}
+
+	run := w.approvedRun(t)
+	require.Equal(t, 1, withheld(run.ID))
+	leave := map[string]any{"acknowledgeSettlement": true}
+	requireStatus(t, leaver.call(http.MethodPost, "/api/equb/groups/"+g.ID+"/leave", leave), http.StatusConflict, "EQUB_MANDATE_IN_OPEN_RUN")
+	rec = w.checker.call(http.MethodPost, "/api/payroll/"+run.ID+"/disburse", nil, "Idempotency-Key", testkit.Unique("k"))
+	require.Contains(t, []int{http.StatusAccepted, http.StatusOK}, rec.Code, rec.Body.String())
+	w.waitRun(t, run.ID, "COMPLETED")
+	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.equb_contributions WHERE tenant_id = $1 AND mandate_id = $2 AND status = 'POSTED'`,
+		s.tenant, md.ID), "the run recorded the contribution it withheld")
+
+	left := s.leave(t, leaver, g.ID)
+	require.Equal(t, amount, *left.SettlementSantim, "the group owes the leaver the contribution")
+	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.payroll_deduction_mandates WHERE id = $1 AND status = 'CANCELLED'`, md.ID))
+	run2 := w.approvedRunOf(t, "2026-12", func(string) {})
+	require.Zero(t, withheld(run2.ID), "nothing withheld for a group the employee left")
+}
+
+// TestEqubCompletedGroupEndsTheContributionMandates: once the last cycle is paid the group is
+// COMPLETED, and its members' live payroll contribution mandates end with it (they used to stay
+// ACTIVE, withholding every month for a group that takes no more contributions).
+func TestEqubCompletedGroupEndsTheContributionMandates(t *testing.T) {
+	t.Parallel()
+	s := newEqubStack(t, ewaStackOpts{}, 2)
+	s.srv.deps.EqubMoneyMovement = true
+	g := s.createGroup(t, equb.OrderFixed, false, 10_000)
+	s.joinAll(t, g)
+	rec := s.members[1].call(http.MethodPost, "/api/equb/groups/"+g.ID+"/contribution-mandate", map[string]any{"startPeriod": "2027-06"})
+	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
+	md := decode[mandateJSON](t, rec)
+	for cycle := 1; cycle <= 2; cycle++ {
+		s.openCycle(t, g)
+		for _, m := range s.members {
+			s.contributeAndWait(t, m, g.ID)
+		}
+		s.payOut(t, g.ID, cycle)
+	}
+	require.Equal(t, "COMPLETED", s.group(t, g.ID).Status)
+	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.payroll_deduction_mandates WHERE id = $1 AND status = 'CANCELLED'`, md.ID))
+	requireStatus(t, s.members[1].call(http.MethodPost, "/api/equb/groups/"+g.ID+"/contribution-mandate", map[string]any{"startPeriod": "2027-06"}),
+		http.StatusConflict, "EQUB_GROUP_COMPLETED")
+}

@@ -20,6 +20,7 @@ const (
 	CodeSettlementRequired   = "EQUB_SETTLEMENT_REQUIRED"
 	CodeMoneyInFlight        = "EQUB_MONEY_IN_FLIGHT"
 	CodeRecipientCannotLeave = "EQUB_RECIPIENT_CANNOT_LEAVE"
+	CodeMandateInOpenRun     = "EQUB_MANDATE_IN_OPEN_RUN"
 	CodeNotEnoughMembers     = "EQUB_NOT_ENOUGH_MEMBERS"
 	CodeCycleInProgress      = "EQUB_CYCLE_IN_PROGRESS"
 	CodeGroupCompleted       = "EQUB_GROUP_COMPLETED"
@@ -54,6 +55,7 @@ var refusals = refusal.Table{
 	CodeSettlementRequired:   {Status: http.StatusConflict, Message: "leaving now leaves a balance to settle (details.settlementSantim: > 0 the group owes you, < 0 you owe the group); leave again with acknowledgeSettlement true"},
 	CodeMoneyInFlight:        {Status: http.StatusConflict, Message: "a contribution or payout of yours is still at the bank; leave once it has settled"},
 	CodeRecipientCannotLeave: {Status: http.StatusConflict, Message: "the open cycle pays you: you cannot leave before its payout"},
+	CodeMandateInOpenRun:     {Status: http.StatusConflict, Message: "a payroll run that has not completed withheld or may withhold your contribution under your payroll mandate; leave once it has completed"},
 	CodeNotEnoughMembers:     {Status: http.StatusConflict, Message: "an equb group needs at least two members before its first cycle"},
 	CodeCycleInProgress:      {Status: http.StatusConflict, Message: "the group's current cycle is not paid out yet"},
 	CodeGroupCompleted:       {Status: http.StatusConflict, Message: "every member has received the pot: the group is COMPLETED"},

@@ -15,6 +15,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/wagerail/wagerail/internal/identity"
+	"github.com/wagerail/wagerail/internal/payroll"
 	"github.com/wagerail/wagerail/internal/platform/audit"
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/field"
@@ -385,9 +386,12 @@ func MemberBalance(ctx context.Context, tx db.BunTx, membershipID string) (Balan
 // a member with money at the bank waits for it; the member the open cycle pays stays until its
 // payout; a member whose contributions and receipts differ has the balance recorded as their
 // settlement (> 0: the group owes them, < 0: they owe the group) and must acknowledge it. A
-// member not yet paid gives up their turn: the later turns move up one. Errors:
+// member not yet paid gives up their turn: the later turns move up one. The member's payroll
+// contribution mandate ends with the membership (cancelled), once no payroll run that has not
+// completed has withheld under it (that run records the contribution). Errors:
 // EQUB_GROUP_NOT_FOUND, EQUB_NOT_MEMBER, EQUB_CHANGES_LOCKED, EQUB_MONEY_IN_FLIGHT,
-// EQUB_RECIPIENT_CANNOT_LEAVE, EQUB_SETTLEMENT_REQUIRED (details.settlementSantim).
+// EQUB_RECIPIENT_CANNOT_LEAVE, EQUB_MANDATE_IN_OPEN_RUN, EQUB_SETTLEMENT_REQUIRED
+// (details.settlementSantim).
 func Leave(ctx context.Context, tx db.BunTx, groupID, userID string, acknowledge bool, now time.Time) (Membership, error) {
 	g, err := getGroup(ctx, tx, groupID, true)
 	if err != nil {
@@ -398,24 +402,31 @@ func Leave(ctx context.Context, tx db.BunTx, groupID, userID string, acknowledge
 		return Membership{}, err
 	}
 	var settlement int64
+	var b Balance
+	var cur Cycle
+	var ok bool
 	if g.Status != GroupForming {
 		if !g.AllowChangesAfterStart {
 			return Membership{}, RefusalError(CodeChangesLocked)
 		}
-		b, err := MemberBalance(ctx, tx, m.ID)
-		if err != nil {
+		if b, err = MemberBalance(ctx, tx, m.ID); err != nil {
 			return Membership{}, err
 		}
 		if b.InFlight > 0 {
 			return Membership{}, RefusalError(CodeMoneyInFlight)
 		}
-		cur, ok, err := currentCycle(ctx, tx, groupID)
-		if err != nil {
+		if cur, ok, err = currentCycle(ctx, tx, groupID); err != nil {
 			return Membership{}, err
 		}
 		if ok && cur.RecipientID == m.ID {
 			return Membership{}, RefusalError(CodeRecipientCannotLeave)
 		}
+	}
+	mandate, err := endContributionMandate(ctx, tx, m, "left the equb group", now)
+	if err != nil {
+		return Membership{}, err
+	}
+	if g.Status != GroupForming {
 		settlement = b.ContributedSantim - b.ReceivedSantim
 		if settlement != 0 && !acknowledge {
 			r := RefusalError(CodeSettlementRequired)
@@ -471,7 +482,36 @@ func Leave(ctx context.Context, tx db.BunTx, groupID, userID string, acknowledge
 			}
 		}
 	}
-	return m, record(ctx, tx, "LeaveEqubGroup", "EqubGroup", g.ID, "equb.member_left.v1", memberEvent(m))
+	ev := memberEvent(m)
+	if mandate != "" {
+		ev["cancelledMandateId"] = mandate
+	}
+	return m, record(ctx, tx, "LeaveEqubGroup", "EqubGroup", g.ID, "equb.member_left.v1", ev)
+}
+
+// endContributionMandate cancels membership m's live payroll contribution mandate (PENDING,
+// ACTIVE or SUSPENDED) and returns its id ("" when it has none): EQUB_MANDATE_IN_OPEN_RUN while
+// a payroll run that has not completed withheld or may withhold under it.
+func endContributionMandate(ctx context.Context, tx db.BunTx, m Membership, reason string, now time.Time) (string, error) {
+	live, err := payroll.LiveProductMandates(ctx, tx, payroll.KindEqubContribution, []string{m.ID})
+	if err != nil {
+		return "", err
+	}
+	md, ok := live[m.ID]
+	if !ok {
+		return "", nil
+	}
+	open, err := payroll.MandateInOpenRun(ctx, tx, m.EmployeeID, md.ID)
+	if err != nil {
+		return "", err
+	}
+	if open {
+		return "", RefusalError(CodeMandateInOpenRun)
+	}
+	if _, err := payroll.CancelMandate(ctx, tx, md.ID, reason, now); err != nil {
+		return "", err
+	}
+	return md.ID, nil
 }
 
 // lastCycle is the number of the group's latest cycle, 0 before the first.
@@ -485,12 +525,32 @@ func lastCycle(ctx context.Context, tx db.BunTx, g Group) (int, error) {
 
 // completeIfPaid makes a RUNNING group COMPLETED once as many of its cycles are PAID as it has
 // turns: at its last payout's settlement, or when the members whose turns were left all leave.
+// Its members' live payroll contribution mandates end with it (a run still open that withheld
+// under one has its line refused at completion and reported for a refund).
 func completeIfPaid(ctx context.Context, tx db.BunTx, tenant, groupID string, now time.Time) error {
-	if _, err := tx.Exec(ctx, `UPDATE app.equb_groups g SET status = 'COMPLETED', updated_at = $3
+	tag, err := tx.Exec(ctx, `UPDATE app.equb_groups g SET status = 'COMPLETED', updated_at = $3
 		WHERE g.tenant_id = $1 AND g.id = $2 AND g.status = 'RUNNING'
 		AND (SELECT count(*) FROM app.equb_cycles c WHERE c.tenant_id = g.tenant_id AND c.group_id = g.id AND c.status = 'PAID') >= g.cycles_total`,
-		tenant, groupID, now); err != nil {
+		tenant, groupID, now)
+	if err != nil {
 		return fmt.Errorf("equb.complete: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return nil
+	}
+	var members []string
+	if err := tx.NewSelect().Model((*Membership)(nil)).Column("id").Where("tenant_id = ?", tenant).Where("group_id = ?", groupID).
+		Scan(ctx, &members); err != nil {
+		return fmt.Errorf("equb.complete: the members: %w", err)
+	}
+	live, err := payroll.LiveProductMandates(ctx, tx, payroll.KindEqubContribution, members)
+	if err != nil {
+		return err
+	}
+	for _, md := range live {
+		if _, err := payroll.CancelMandate(ctx, tx, md.ID, "equb group completed", now); err != nil {
+			return err
+		}
 	}
 	return nil
 }

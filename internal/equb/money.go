@@ -557,13 +557,18 @@ func payoutEvent(po Payout) map[string]any {
 // deduction mandate of kind EQUB_CONTRIBUTION for the caller's own ACTIVE membership of the group
 // (its reference) and employee, of the group's contribution each period from startPeriod (to
 // endPeriod, "" until cancelled) — internal/payroll/product_mandate.go. It takes effect once a
-// payroll approver activates it. Errors: EQUB_GROUP_NOT_FOUND (another organization's group),
-// EQUB_NOT_MEMBER (404: a group the caller is not an ACTIVE member of), field errors,
-// PAYROLL_MANDATE_EXISTS (409), PAYROLL_EMPLOYEE_TERMINATED (422).
+// payroll approver activates it. The group's row is locked first, as Leave and the last payout's
+// completion lock it, so an opt-in never outlives the membership or the group it pays. Errors:
+// EQUB_GROUP_NOT_FOUND (another organization's group), EQUB_NOT_MEMBER (404: a group the caller
+// is not an ACTIVE member of), EQUB_GROUP_COMPLETED (409), field errors, PAYROLL_MANDATE_EXISTS
+// (409), PAYROLL_EMPLOYEE_TERMINATED (422).
 func CreateContributionMandate(ctx context.Context, tx db.BunTx, groupID, userID, startPeriod, endPeriod string, now time.Time) (payroll.Mandate, error) {
-	g, err := GetGroup(ctx, tx, groupID)
+	g, err := getGroup(ctx, tx, groupID, true)
 	if err != nil {
 		return payroll.Mandate{}, err
+	}
+	if g.Status == GroupCompleted {
+		return payroll.Mandate{}, RefusalError(CodeGroupCompleted)
 	}
 	m, err := ActiveMember(ctx, tx, groupID, userID)
 	if err != nil {
