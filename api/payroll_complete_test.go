@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"sync"
 	"testing"
 
@@ -382,4 +383,43 @@ func TestPayrollCompleteRoute(t *testing.T) {
 		"the request that started the completion is audited; a call on the COMPLETED run only answers")
 	require.Equal(t, 1, s.auditRows(t, payroll.ActionCompleteRun))
 	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.outbox WHERE type = 'payroll.run_completed.v1'`))
+}
+
+// TestLoanRestructureWaitsForAnOpenRun: a DISBURSED run (not yet completed) withheld the loan's
+// instalment 0 from the borrower's pay. A restructure then is refused 409
+// LOAN_INSTALMENT_IN_OPEN_RUN (it would supersede the instalment, and the completion would find
+// it no more: found by an audit, the 104,015 withheld was refused LOAN_INSTALMENT_NOT_FOUND and
+// the borrower owed it again); once the run has completed and applied it, the restructure goes
+// through.
+func TestLoanRestructureWaitsForAnOpenRun(t *testing.T) {
+	t.Parallel()
+	s := newLoanStack(t, ewaStackOpts{noWorker: true})
+	deps := s.loanActivities()
+	deps.PayrollComplete = &activities.PayrollComplete{DB: db.NewBun(s.d.App)}
+	w := worker.New(s.tc, s.queue, workflows.WorkerOptions())
+	workflows.Register(w, deps)
+	require.NoError(t, w.Start())
+	t.Cleanup(w.Stop)
+	l := s.activeLoan(t, s.fi, s.product, 300_000, 3)
+	in0 := l.Instalments[0]
+	runID := fixtureDisbursedRun(t, s, []completeEntry{{id: "pent_" + testkit.Unique("t"), employee: s.employee, status: payroll.EntryPaid,
+		gross: 1_500_000, lines: []completeLine{
+			{Kind: "PAYE", Reference: "ETH-2024", AmountSantim: 302_500}, {Kind: "PENSION_EMPLOYEE", Reference: "PENSION", AmountSantim: 105_000},
+			{Kind: "LOAN_INSTALLMENT", Reference: fmt.Sprintf("%s#0", l.ID), AmountSantim: in0.TotalSantim},
+		}}})
+	operator := s.operator("support@loan-restructure-run.test")
+	restructure := func() *httptest.ResponseRecorder {
+		return operator.call(http.MethodPost, "/api/loans/"+l.ID+"/restructure", map[string]any{"termMonths": 6, "reason": "hardship"},
+			"Idempotency-Key", testkit.Unique("rs"))
+	}
+	requireStatus(t, restructure(), http.StatusConflict, "LOAN_INSTALMENT_IN_OPEN_RUN")
+
+	ctx := context.Background()
+	started, err := workflows.StartPayrollComplete(ctx, s.tc, s.queue, s.tenant, runID)
+	require.NoError(t, err)
+	var res workflows.PayrollCompleteResult
+	require.NoError(t, started.Get(ctx, &res))
+	require.Equal(t, payroll.CompletionOutcome{Loans: payroll.Tally{Count: 1, Santim: in0.TotalSantim}, Remittances: 1}, res.Outcome)
+	rec := restructure()
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 }

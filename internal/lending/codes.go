@@ -52,6 +52,9 @@ const (
 	// CodeWriteOffInProgress: a write-off of the loan is claimed and its journal not yet
 	// recorded: another write-off run, a restructure and a repayment wait for it.
 	CodeWriteOffInProgress = "LOAN_WRITE_OFF_IN_PROGRESS"
+	// CodeInstalmentInOpenRun: a payroll run that has not completed withheld (or, calculating,
+	// may withhold) an instalment of the loan: a restructure and a write-off wait for it.
+	CodeInstalmentInOpenRun = "LOAN_INSTALMENT_IN_OPEN_RUN"
 )
 
 // refusals is the one table. The KYC and sanctions gates are rules the caller cannot fix in the
@@ -85,6 +88,7 @@ var refusals = refusal.Table{
 	CodeRestructureLimit:       {Status: http.StatusConflict, Message: fmt.Sprintf("the new schedule would number an instalment past %d", MaxInstalmentIndex)},
 	CodeWriteOffNotApproved:    {Status: http.StatusConflict, Message: "the loan's financial institution has not approved its write-off (POST /api/fi/loans/{id}/write-off-approval)"},
 	CodeWriteOffInProgress:     {Status: http.StatusConflict, Message: "a write-off of this loan is under way; retry once it is done"},
+	CodeInstalmentInOpenRun:    {Status: http.StatusConflict, Message: "a payroll run that has not completed withheld or may withhold an instalment of this loan; retry once it has completed"},
 }
 
 // RefusalOf is code's answer; ok is false for a code that is not in the table.

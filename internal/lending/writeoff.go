@@ -211,10 +211,20 @@ func BeginWriteOff(ctx context.Context, tx db.BunTx, loanID, workflowID, reason 
 	return WriteOffClaim{WriteOff: w, Loan: l}, nil
 }
 
-// noRepaymentPending refuses LOAN_REPAYMENT_IN_PROGRESS while a repayment of the loan l is
-// reserved and not yet recorded (its journal may still post). The caller holds l's row lock,
-// which ReserveRepayment takes too, so no repayment is reserved until the caller commits.
+// noRepaymentPending refuses a change to loan l's schedule while money for an instalment is on
+// its way: LOAN_INSTALMENT_IN_OPEN_RUN while a payroll run that has not completed withheld (or,
+// calculating, may withhold) an instalment (its completion applies it to that instalment), and
+// LOAN_REPAYMENT_IN_PROGRESS while a repayment is reserved and not yet recorded (its journal may
+// still post). The caller holds l's row lock, which ReserveRepayment takes too, so no repayment
+// is reserved until the caller commits.
 func noRepaymentPending(ctx context.Context, tx db.BunTx, l Loan) error {
+	open, err := payroll.LoanInOpenRun(ctx, tx, l.BorrowerID, l.ID)
+	if err != nil {
+		return err
+	}
+	if open {
+		return RefusalError(CodeInstalmentInOpenRun)
+	}
 	var pending bool
 	if err := tx.NewRaw(`SELECT EXISTS (SELECT 1 FROM app.loan_repayments WHERE tenant_id = ? AND loan_id = ? AND status = 'PENDING')`,
 		l.TenantID, l.ID).Scan(ctx, &pending); err != nil {
@@ -362,7 +372,7 @@ func ServicingRefusal(code string) (*payroll.Refusal, bool) {
 		return ErrLoanNotFound, true
 	case CodeLoanInvalidState:
 		return &payroll.Refusal{Code: code, Status: http.StatusConflict, Message: "only a DEFAULTED loan can be written off"}, true
-	case CodeWriteOffNotApproved, CodeWriteOffInProgress, CodeRepaymentInProgress:
+	case CodeWriteOffNotApproved, CodeWriteOffInProgress, CodeRepaymentInProgress, CodeInstalmentInOpenRun:
 		return RefusalError(code), true
 	}
 	return nil, false

@@ -158,14 +158,30 @@ func LiveProductMandates(ctx context.Context, tx db.Writer, kind string, refs []
 // mandate (its completion still applies it). A product that ends what the mandate pays for (a
 // savings goal's close) waits for such a run, so no withheld pay is left with nowhere to go.
 func MandateInOpenRun(ctx context.Context, tx db.Writer, employeeID, mandateID string) (bool, error) {
+	return inOpenRun(ctx, tx, employeeID, mandateID, `e.deductions @> jsonb_build_array(jsonb_build_object('reference', $3::text))`)
+}
+
+// LoanInOpenRun reports whether a payroll run that has not ended yet may still take a loan's
+// instalment: a run being calculated, or a calculated, approved, disbursing or disbursed run one
+// of whose entries of the employee withheld a LOAN_INSTALLMENT line of the loan (reference
+// <loan>#<index>; its completion still applies it). A change to the loan's schedule (a
+// restructure, a write-off) waits for such a run, so the withheld instalment is applied where it
+// was owed.
+func LoanInOpenRun(ctx context.Context, tx db.Writer, employeeID, loanID string) (bool, error) {
+	return inOpenRun(ctx, tx, employeeID, loanID, `EXISTS (SELECT 1 FROM jsonb_array_elements(e.deductions) d
+		WHERE d->>'kind' = 'LOAN_INSTALLMENT' AND starts_with(d->>'reference', $3::text || '#'))`)
+}
+
+// inOpenRun is whether a run is being calculated, or a run not yet completed has an entry of
+// employeeID one of whose lines matches line (SQL over e.deductions, $3 being ref).
+func inOpenRun(ctx context.Context, tx db.Writer, employeeID, ref, line string) (bool, error) {
 	var open bool
 	err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM app.payroll_runs r WHERE r.tenant_id = $1 AND r.calculating_at IS NOT NULL)
 		OR EXISTS (SELECT 1 FROM app.payroll_entries e JOIN app.payroll_runs r ON r.tenant_id = e.tenant_id AND r.id = e.run_id
-			WHERE e.tenant_id = $1 AND e.employee_id = $2 AND r.status IN ($4, $5, $6, $7)
-				AND e.deductions @> jsonb_build_array(jsonb_build_object('reference', $3::text)))`,
-		tenancy.TenantID(ctx), employeeID, mandateID, RunCalculated, RunApproved, RunDisbursing, RunDisbursed).Scan(&open)
+			WHERE e.tenant_id = $1 AND e.employee_id = $2 AND r.status IN ($4, $5, $6, $7) AND `+line+`)`,
+		tenancy.TenantID(ctx), employeeID, ref, RunCalculated, RunApproved, RunDisbursing, RunDisbursed).Scan(&open)
 	if err != nil {
-		return false, fmt.Errorf("payroll.mandate_in_open_run: %w", err)
+		return false, fmt.Errorf("payroll: a run not yet completed: %w", err)
 	}
 	return open, nil
 }
