@@ -169,3 +169,41 @@ func (w *savingsWorld) mandateStatus(t *testing.T, id string) string {
 	}))
 	return status
 }
+
+// TestSavingsAutosaveOptInWaitsForAClose: an auto-save opt-in that reaches a goal while its close
+// holds the goal's row waits for the close, then finds the goal CLOSED (409 SAVINGS_GOAL_CLOSED)
+// and makes no mandate (found by an audit: the opt-in read the goal without a lock and made a
+// live mandate on a goal closed beside it, which would withhold pay every month for nothing).
+func TestSavingsAutosaveOptInWaitsForAClose(t *testing.T) {
+	t.Parallel()
+	w := newSavingsWorld(t, ewaStackOpts{})
+	g := w.goal(t, "Holiday", 500_000)
+	ctx := context.Background()
+	holder, err := pgx.Connect(ctx, testkit.PG(t).SuperDSN(w.d.Name))
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = holder.Close(ctx) })
+	hold, err := holder.Begin(ctx)
+	require.NoError(t, err)
+	_, err = hold.Exec(ctx, `SELECT 1 FROM app.savings_goals WHERE id = $1 FOR UPDATE`, g.ID)
+	require.NoError(t, err)
+
+	answer := make(chan *httptest.ResponseRecorder, 1)
+	go func() {
+		answer <- w.me.call(http.MethodPost, "/api/savings/goals/"+g.ID+"/autosave-mandate", map[string]any{"amountSantim": 1_000,
+			"startPeriod": "2026-11"})
+	}()
+	var early *httptest.ResponseRecorder
+	select { // the opt-in must wait for the close's lock; an answer now is the defect
+	case early = <-answer:
+	case <-time.After(2 * time.Second):
+	}
+	_, err = hold.Exec(ctx, `UPDATE app.savings_goals SET status = 'CLOSED', closed_at = now(), closed_by = 'usr_closer' WHERE id = $1`, g.ID)
+	require.NoError(t, err)
+	require.NoError(t, hold.Commit(ctx))
+	rec := early
+	if rec == nil {
+		rec = <-answer
+	}
+	requireStatus(t, rec, http.StatusConflict, "SAVINGS_GOAL_CLOSED")
+	require.Zero(t, w.count(t, `SELECT count(*) FROM app.payroll_deduction_mandates WHERE reference = $1`, g.ID))
+}

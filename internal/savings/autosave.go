@@ -23,7 +23,10 @@ func CreateAutosaveMandate(ctx context.Context, tx db.BunTx, employeeID, goalID 
 	if err := CheckAutosaveAmount(amount); err != nil {
 		return payroll.Mandate{}, err
 	}
-	g, err := GoalOf(ctx, tx, employeeID, goalID)
+	// The goal is read locked for share until tx ends: a close, which locks it FOR UPDATE and
+	// cancels the goal's live mandates, either commits first (this sees CLOSED) or waits for
+	// this opt-in (and finds its mandate to cancel).
+	g, err := goalOf(ctx, tx, employeeID, goalID, " FOR SHARE")
 	if err != nil {
 		return payroll.Mandate{}, err
 	}

@@ -178,7 +178,12 @@ func ListGoals(ctx context.Context, tx pgx.Tx, employeeID, after string, limit i
 
 // GoalOf is the employee's goal id (CodeGoalNotFound for anyone else's, or none).
 func GoalOf(ctx context.Context, tx db.Writer, employeeID, goalID string) (Goal, error) {
-	g, err := scanGoal(tx.QueryRow(ctx, `SELECT `+goalCols+` FROM app.savings_goals WHERE tenant_id = $1 AND id = $2 AND employee_id = $3`,
+	return goalOf(ctx, tx, employeeID, goalID, "")
+}
+
+// goalOf is GoalOf with a locking clause (" FOR SHARE", or "").
+func goalOf(ctx context.Context, tx db.Writer, employeeID, goalID, lock string) (Goal, error) {
+	g, err := scanGoal(tx.QueryRow(ctx, `SELECT `+goalCols+` FROM app.savings_goals WHERE tenant_id = $1 AND id = $2 AND employee_id = $3`+lock,
 		tenancy.TenantID(ctx), goalID, employeeID))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Goal{}, refuse(CodeGoalNotFound)
