@@ -448,3 +448,42 @@ func FuzzPayrollDisburseRoutes(f *testing.F) {
 		requireNoServerError(t, rec, fmt.Sprintf("%s %q %q %q", r.Method, path, query, body))
 	})
 }
+
+// TestPayrollAdjustmentInAClosedPeriod: once the run of 2026-11 is approved its figures are
+// fixed, so an adjustment of 2026-11 would never be paid: creating or approving one is 409
+// PAYROLL_PERIOD_CLOSED, and so is reversing a paid one in its own, closed period (found by an
+// audit: an earning posted after the approval was never paid, and its reversal in 2026-12 then
+// took back 1,000 ETB the employee never got). A later, open period takes both: an adjustment
+// of 2026-12 is posted, and the paid one is reversed effective 2026-12.
+func TestPayrollAdjustmentInAClosedPeriod(t *testing.T) {
+	t.Parallel()
+	w := newPayrollDisburseWorld(t, 1)
+	const base = "/api/payroll/adjustments"
+	create := func(period string) string {
+		t.Helper()
+		rec := w.owner.call(http.MethodPost, base, map[string]any{"employeeId": w.employee, "period": period, "direction": "EARNING",
+			"amountSantim": 100_000, "reason": "missed overtime"})
+		require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
+		return decode[mandatesOut](t, rec).ID
+	}
+	move := func(id, action string, body any) *httptest.ResponseRecorder {
+		return w.checker.call(http.MethodPost, base+"/"+id+"/"+action, body)
+	}
+	paid, pending, open := create("2026-11"), create("2026-11"), create("2026-12")
+	for _, id := range []string{paid, open} {
+		requireStatus(t, move(id, "approve", nil), http.StatusOK, "")
+	}
+	requireStatus(t, move(paid, "post", nil), http.StatusOK, "")
+	run := w.approvedRun(t)
+	require.Equal(t, 1, w.count(t, `SELECT count(*) FROM app.payroll_entries WHERE run_id = $1 AND earnings @> $2::jsonb`,
+		run.ID, fmt.Sprintf(`[{"reference":%q}]`, paid)), "the run pays the adjustment posted before it")
+
+	rec := w.owner.call(http.MethodPost, base, map[string]any{"employeeId": w.employee, "period": "2026-11", "direction": "EARNING",
+		"amountSantim": 100_000, "reason": "late"})
+	requireStatus(t, rec, http.StatusConflict, "PAYROLL_PERIOD_CLOSED")
+	requireStatus(t, move(pending, "approve", nil), http.StatusConflict, "PAYROLL_PERIOD_CLOSED")
+	requireStatus(t, move(paid, "reverse", map[string]any{"reason": "r", "effectivePeriod": "2026-11"}), http.StatusConflict,
+		"PAYROLL_PERIOD_CLOSED")
+	requireStatus(t, move(open, "post", nil), http.StatusOK, "")
+	requireStatus(t, move(paid, "reverse", map[string]any{"reason": "paid twice", "effectivePeriod": "2026-12"}), http.StatusOK, "")
+}

@@ -126,9 +126,13 @@ func (a NewAdjustment) Check() error {
 
 // CreateAdjustment records a PENDING adjustment for an employee of the tenant who is not
 // TERMINATED (audited CreatePayrollAdjustment, event payroll.adjustment_created.v1). Errors:
-// field errors, ErrEmployeeNotFound, PAYROLL_EMPLOYEE_TERMINATED (422).
+// field errors, ErrEmployeeNotFound, PAYROLL_EMPLOYEE_TERMINATED (422), PAYROLL_PERIOD_CLOSED
+// (409: the period's run is approved or locked, CheckRunOpen).
 func CreateAdjustment(ctx context.Context, tx db.BunTx, in NewAdjustment, now time.Time) (Adjustment, error) {
 	if err := in.Check(); err != nil {
+		return Adjustment{}, err
+	}
+	if err := CheckRunOpen(ctx, tx, in.Period, now); err != nil {
 		return Adjustment{}, err
 	}
 	if err := PayableEmployee(ctx, tx, in.EmployeeID); err != nil {
@@ -191,11 +195,14 @@ func ListAdjustments(ctx context.Context, tx db.BunTx, f AdjustmentFilter) ([]Ad
 	return out, nil
 }
 
-// ApproveAdjustment: PENDING → APPROVED, by another user than the creator (audited
-// ApprovePayrollAdjustment, event payroll.adjustment_approved.v1).
+// ApproveAdjustment: PENDING → APPROVED, by another user than the creator, while the period's
+// run is open (audited ApprovePayrollAdjustment, event payroll.adjustment_approved.v1).
 func ApproveAdjustment(ctx context.Context, tx db.BunTx, id string, now time.Time) (Adjustment, error) {
 	return moveAdjustment(ctx, tx, id, "approved", now, func(a *Adjustment, who string) error {
 		if err := CheckMakerChecker(ctx, "payroll adjustment", a.CreatedBy); err != nil {
+			return err
+		}
+		if err := CheckRunOpen(ctx, tx, a.Period, now); err != nil {
 			return err
 		}
 		a.ApprovedBy, a.ApprovedAt = &who, &now
@@ -206,10 +213,14 @@ func ApproveAdjustment(ctx context.Context, tx db.BunTx, id string, now time.Tim
 // ApplyAdjustment: APPROVED → POSTED, applying the adjustment to its period's payroll: the
 // period's calculation includes it from now on (audited PostPayrollAdjustment, event
 // payroll.adjustment_posted.v1). POSTED is the adjustment's status, not a ledger posting: this
-// moves no money and writes no ledger entry. The creator may not post it either.
+// moves no money and writes no ledger entry. The creator may not post it either, nor anyone once
+// the period's run is approved or locked (PAYROLL_PERIOD_CLOSED: that run would never pay it).
 func ApplyAdjustment(ctx context.Context, tx db.BunTx, id string, now time.Time) (Adjustment, error) {
 	return moveAdjustment(ctx, tx, id, "posted", now, func(a *Adjustment, who string) error {
 		if err := CheckMakerChecker(ctx, "payroll adjustment", a.CreatedBy); err != nil {
+			return err
+		}
+		if err := CheckRunOpen(ctx, tx, a.Period, now); err != nil {
 			return err
 		}
 		a.PostedBy, a.PostedAt = &who, &now
@@ -236,7 +247,9 @@ func VoidAdjustment(ctx context.Context, tx db.BunTx, id, reason string, now tim
 
 // ReverseAdjustment: POSTED → REVERSED, effective in period (the adjustment's own or a later one;
 // see the file's comment for what each means), with a reason (audited ReversePayrollAdjustment,
-// event payroll.adjustment_reversed.v1).
+// event payroll.adjustment_reversed.v1). The effective period's run must be open
+// (PAYROLL_PERIOD_CLOSED otherwise): a reversal in a closed own period would take out what was
+// paid without taking it back, one in a closed later period would never be deducted.
 func ReverseAdjustment(ctx context.Context, tx db.BunTx, id, reason, period string, now time.Time) (Adjustment, error) {
 	if err := checkReason("reason", reason); err != nil {
 		return Adjustment{}, err
@@ -247,6 +260,9 @@ func ReverseAdjustment(ctx context.Context, tx db.BunTx, id, reason, period stri
 	return moveAdjustment(ctx, tx, id, "reversed", now, func(a *Adjustment, who string) error {
 		if period < a.Period {
 			return &field.Error{Field: "effectivePeriod", Problem: "must not be before the adjustment's period"}
+		}
+		if err := CheckRunOpen(ctx, tx, period, now); err != nil {
+			return err
 		}
 		a.ReversedBy, a.ReversedAt, a.ReversalReason, a.ReversalPeriod = &who, &now, &reason, &period
 		return nil

@@ -738,17 +738,26 @@ func updateRun(ctx context.Context, tx db.BunTx, r *Run, columns ...string) erro
 
 // PeriodClosed reports whether the tenant's run of period has fixed its figures: it is APPROVED
 // or further on (not CANCELLED), or locked. An input of that period, or a change of one, would
-// never be paid by it (CodePeriodClosed).
+// never be paid by it (CodePeriodClosed). It locks the period's runs for share until tx ends: a
+// run's approval (which locks its row FOR UPDATE and then compares the period's inputs with
+// what the run calculated) and an input's change take turns, so an input approved beside an
+// approval is either seen by its staleness check or refused here.
 func PeriodClosed(ctx context.Context, tx db.Writer, period string) (bool, error) {
 	rows, err := db.Select[struct {
-		N int `bun:"n" db:"n"`
-	}](ctx, tx, `SELECT count(*) AS n FROM app.payroll_runs WHERE tenant_id = ? AND period = ?
-		AND (status IN (?) OR locked_at IS NOT NULL)`,
-		tenancy.TenantID(ctx), period, bun.In([]string{RunApproved, RunDisbursing, RunDisbursed, RunCompleted}))
+		Status string `bun:"status" db:"status"`
+		Locked bool   `bun:"locked" db:"locked"`
+	}](ctx, tx, `SELECT status, locked_at IS NOT NULL AS locked FROM app.payroll_runs WHERE tenant_id = ? AND period = ? FOR SHARE`,
+		tenancy.TenantID(ctx), period)
 	if err != nil {
 		return false, fmt.Errorf("payroll: period closed: %w", err)
 	}
-	return len(rows) > 0 && rows[0].N > 0, nil
+	for _, r := range rows {
+		switch {
+		case r.Locked, r.Status == RunApproved, r.Status == RunDisbursing, r.Status == RunDisbursed, r.Status == RunCompleted:
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // CheckPeriodOpen refuses (PAYROLL_PERIOD_CLOSED, 409) an input, or a move of one, in a period
@@ -759,6 +768,14 @@ func CheckPeriodOpen(ctx context.Context, tx db.Writer, period string, now time.
 	if period < current {
 		return ErrPeriodClosed(period, current)
 	}
+	return CheckRunOpen(ctx, tx, period, now)
+}
+
+// CheckRunOpen refuses (PAYROLL_PERIOD_CLOSED, 409) an input, or a move of one, in a period whose
+// run has fixed its figures or is locked (PeriodClosed), whatever the calendar says: an
+// adjustment may correct a past month no run has paid yet, but never one whose run will not pay
+// it.
+func CheckRunOpen(ctx context.Context, tx db.Writer, period string, now time.Time) error {
 	closed, err := PeriodClosed(ctx, tx, period)
 	if err != nil {
 		return err
@@ -766,7 +783,7 @@ func CheckPeriodOpen(ctx context.Context, tx db.Writer, period string, now time.
 	if closed {
 		return &Refusal{Code: CodePeriodClosed, Status: http.StatusConflict,
 			Message: "period " + period + " has closed: its payroll run is approved or locked",
-			Details: map[string]any{"period": period, "currentPeriod": current}}
+			Details: map[string]any{"period": period, "currentPeriod": PeriodOf(now)}}
 	}
 	return nil
 }
