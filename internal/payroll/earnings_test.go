@@ -3,6 +3,7 @@ package payroll_test
 import (
 	"context"
 	"net/http"
+	"sync"
 	"testing"
 	"time"
 
@@ -360,4 +361,75 @@ func TestOneTimeEarningMovesRace(t *testing.T) {
 		require.Contains(t, []string{payroll.CodeEarningInvalidState, "PERMISSION_DENIED"}, r.Code)
 		require.Equal(t, 1, o.Count(t, `SELECT count(*) FROM app.outbox WHERE payload->>'id' = $1 AND type <> $2`, e.ID, payroll.EventEarningCreated))
 	}
+}
+
+// TestEarningApprovalAndRunApprovalTakeTurns: an earning approved in a transaction still open
+// when the run of its period is approved beside it. The run's approval waits for the earning's
+// transaction (the input's period check locks the period's run), then finds the inputs changed
+// and refuses PAYROLL_RUN_STALE; the run is approved once calculated again, with the earning
+// (found by an audit: both went through, and the APPROVED earning was in no entry, never paid).
+func TestEarningApprovalAndRunApprovalTakeTurns(t *testing.T) {
+	t.Parallel()
+	d := testkit.NewDB(t)
+	o := payrolltest.NewOrg(t, d)
+	emp := o.Employee(t, payrolltest.Employee{})
+	const maker, checker = "usr_maker", "usr_checker"
+	e, err := value(t, o, maker, func(ctx context.Context, tx db.BunTx) (payroll.OneTimeEarning, error) {
+		return payroll.CreateOneTimeEarning(ctx, tx, bonus(emp, "2026-11", 500_000), nov15)
+	})
+	require.NoError(t, err)
+	run, err := value(t, o, maker, func(ctx context.Context, tx db.BunTx) (payroll.Run, error) {
+		r, _, err := payroll.CreateRun(ctx, tx, "2026-11", nov15)
+		if err != nil {
+			return r, err
+		}
+		return payroll.CalculateRun(ctx, tx, r.ID, nov15)
+	})
+	require.NoError(t, err)
+
+	approved, release := make(chan error, 1), make(chan struct{})
+	var once sync.Once
+	free := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(free)
+	go func() {
+		approved <- as(o, checker, func(ctx context.Context, tx db.BunTx) error {
+			_, err := payroll.ApproveOneTimeEarning(ctx, tx, e.ID, nov15)
+			if err == nil {
+				<-release // the earning's transaction stays open
+			}
+			return err
+		})
+	}()
+	time.Sleep(500 * time.Millisecond) // the earning is approved in its open transaction
+	runApproved := make(chan error, 1)
+	go func() {
+		_, err := value(t, o, checker, func(ctx context.Context, tx db.BunTx) (payroll.Run, error) {
+			return payroll.ApproveRun(ctx, tx, run.ID, nov15)
+		})
+		runApproved <- err
+	}()
+	select {
+	case err := <-runApproved:
+		free()
+		t.Fatalf("the run's approval did not wait for the earning's transaction: %v", err)
+	case <-time.After(time.Second):
+	}
+	free()
+	require.NoError(t, <-approved)
+	requireRefusal(t, <-runApproved, http.StatusConflict, payroll.CodeRunStale)
+
+	_, err = value(t, o, maker, func(ctx context.Context, tx db.BunTx) (payroll.Run, error) {
+		return payroll.CalculateRun(ctx, tx, run.ID, nov15)
+	})
+	require.NoError(t, err)
+	_, err = value(t, o, checker, func(ctx context.Context, tx db.BunTx) (payroll.Run, error) {
+		return payroll.ApproveRun(ctx, tx, run.ID, nov15)
+	})
+	require.NoError(t, err)
+	var paid int
+	require.NoError(t, o.In(func(ctx context.Context, tx db.BunTx) error {
+		return tx.QueryRow(ctx, `SELECT count(*) FROM app.payroll_entries WHERE run_id = $1 AND earnings @> $2::jsonb`, run.ID,
+			`[{"reference":"`+e.ID+`"}]`).Scan(&paid)
+	}))
+	require.Equal(t, 1, paid, "the approved run pays the earning")
 }
