@@ -46,9 +46,9 @@ type ActivateRequest struct {
 	QuoteRequest
 	MerchantReference string
 	FirstPeriod       string
-	// CapacitySantim is what the employee's BNPL instalments due in FirstPeriod may come to
-	// together, this plan's first included; CreateAgreement holds the plan to it. 0: not
-	// checked (a saga started before the capacity was carried).
+	// CapacitySantim is what the employee's debt in FirstPeriod (lending.Debt: loans and BNPL)
+	// may come to with this plan's largest instalment; CreateAgreement holds the plan to it. 0:
+	// not checked (a saga started before the capacity was carried).
 	CapacitySantim int64 `json:",omitempty"`
 }
 
@@ -86,7 +86,8 @@ type ActivatePlan struct {
 	Funding           Account
 	Settlement        Account
 	// FirstPeriod and CapacitySantim are the request's: CreateAgreement refuses the plan when
-	// the BNPL instalments due in FirstPeriod, its own first included, pass CapacitySantim.
+	// the employee's debt in FirstPeriod with the plan's largest instalment passes
+	// CapacitySantim.
 	FirstPeriod    string `json:",omitempty"`
 	CapacitySantim int64  `json:",omitempty"`
 	// Status is the agreement's when this run created it already ("" before).
