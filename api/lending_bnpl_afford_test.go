@@ -110,10 +110,15 @@ func TestAffordabilityCountsAMandatedBnplInstalmentOnce(t *testing.T) {
 	rec := s.owner.call(http.MethodPost, "/api/bnpl/agreements", s.agreementBody(1_000_000, 2, "o-3"), "Idempotency-Key", testkit.Unique("bnpl"))
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
 	a := s.waitAgreement(t, decode[bnplActivateJSON](t, rec).ID, "ACTIVE")
-	// The run deducts the plan's 500,000 under its mandate: 1,500,000 net, 100,000 left to recover.
+	me := s.linkEmployeeUser(t, testkit.Unique("buyer")+"@bnpl-afford.test")
+	rec = me.call(http.MethodPost, "/api/bnpl/agreements/"+a.ID+"/installment-mandate", map[string]any{"startPeriod": "2026-12"})
+	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
+	mandate := decode[mandateJSON](t, rec)
+	// The run deducts the plan's 500,000 under its mandate (the line's reference is the mandate):
+	// 1,500,000 net, 100,000 left to recover.
 	s.srv.deps.LoanProjection = func(context.Context, db.BunTx, string) (lending.Projection, error) {
 		return lending.Projection{Period: "2026-12", NetSantim: 1_500_000, RecoverableSantim: 100_000,
-			BnplDeductedSantim: map[string]int64{a.ID: 500_000}}, nil
+			BnplDeductedSantim: map[string]int64{mandate.ID: 500_000}}, nil
 	}
 	rec = s.owner.call(http.MethodPost, "/api/loans/quote", map[string]any{"employeeId": s.employee, "productId": ls.product.ID,
 		"amountSantim": 10_000_000, "termMonths": 12})

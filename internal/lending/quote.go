@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/uptrace/bun"
+
 	"github.com/wagerail/wagerail/internal/lending/schedule"
 	"github.com/wagerail/wagerail/internal/payroll"
 	"github.com/wagerail/wagerail/internal/payroll/paycalc"
@@ -29,9 +31,10 @@ type Projection struct {
 	// RecoverableSantim is how much more the run could deduct within the protection policy
 	// without displacing any deduction (paycalc.Projection.RecoverableSantim).
 	RecoverableSantim int64
-	// BnplDeductedSantim is what the run deducts under each BNPL agreement's mandate
-	// (BNPL_INSTALLMENT lines by their reference, the agreement id): part of the deductions,
-	// not yet of the loan instalments (WithScheduledDebt makes it debt service).
+	// BnplDeductedSantim is what the run deducts under each BNPL instalment mandate
+	// (BNPL_INSTALLMENT lines by their reference, the mandate id; the mandate's own reference
+	// is its agreement): part of the deductions, not yet of the loan instalments
+	// (WithScheduledDebt makes it debt service).
 	BnplDeductedSantim map[string]int64
 }
 
@@ -131,9 +134,13 @@ func WithScheduledDebt(ctx context.Context, tx db.Writer, p Projection, employee
 	if err != nil {
 		return Projection{}, Debt{}, err
 	}
+	byAgreement, err := bnplDeductedByAgreement(ctx, tx, p.BnplDeductedSantim)
+	if err != nil {
+		return Projection{}, Debt{}, err
+	}
 	more := d.UnprojectedLoansSantim
 	for id, due := range d.BnplByAgreement {
-		deducted := min(max(p.BnplDeductedSantim[id], 0), due)
+		deducted := min(max(byAgreement[id], 0), due)
 		more += due - deducted
 		p.LoanInstalmentsSantim += deducted
 	}
@@ -141,6 +148,31 @@ func WithScheduledDebt(ctx context.Context, tx db.Writer, p Projection, employee
 	p.RecoverableSantim -= more
 	p.LoanInstalmentsSantim += more
 	return p, d, nil
+}
+
+// bnplDeductedByAgreement is a projection's BNPL deductions (by mandate) by the agreement each
+// mandate pays.
+func bnplDeductedByAgreement(ctx context.Context, tx db.Writer, byMandate map[string]int64) (map[string]int64, error) {
+	out := map[string]int64{}
+	if len(byMandate) == 0 {
+		return out, nil
+	}
+	ids := make([]string, 0, len(byMandate))
+	for id := range byMandate {
+		ids = append(ids, id)
+	}
+	rows, err := db.Select[struct {
+		ID        string `bun:"id" db:"id"`
+		Reference string `bun:"reference" db:"reference"`
+	}](ctx, tx, `SELECT id, reference FROM app.payroll_deduction_mandates WHERE tenant_id = ? AND kind = ? AND id IN (?)`,
+		tenancy.TenantID(ctx), string(paycalc.KindBnplInstallment), bun.In(ids))
+	if err != nil {
+		return nil, fmt.Errorf("lending: the BNPL mandates deducted: %w", err)
+	}
+	for _, r := range rows {
+		out[r.Reference] += byMandate[r.ID]
+	}
+	return out, nil
 }
 
 // ProjectFunc projects the next payroll run of employeeID, an employee of the context's
