@@ -163,8 +163,10 @@ func localLedgerOptions() workflow.LocalActivityOptions { return localOf(ledgerO
 // back (an outage longer than that is an operator's: the run's error says where it stopped). A
 // refusal (non-retryable) still ends them at once. (A zero ScheduleToCloseTimeout would not mean
 // "no end": the SDK makes it the StartToCloseTimeout.)
-func catchUpOptions() workflow.ActivityOptions {
-	o := ledgerOptions()
+func catchUpOptions() workflow.ActivityOptions { return catchUp(ledgerOptions()) }
+
+// catchUp is o retried for a week, backing off to five minutes.
+func catchUp(o workflow.ActivityOptions) workflow.ActivityOptions {
 	o.ScheduleToCloseTimeout = 7 * 24 * time.Hour
 	o.RetryPolicy.MaximumInterval = 5 * time.Minute
 	return o
@@ -177,12 +179,7 @@ func localCatchUpOptions() workflow.LocalActivityOptions { return localOf(catchU
 // gave up after recordOptions' hour of database outage left its record DISBURSING, COLLECTING or
 // REMITTING for good, the money moved, so these retry for a week as catchUpOptions do. A step
 // before anything moved keeps recordOptions: its run may end and be started again.
-func catchUpRecordOptions() workflow.ActivityOptions {
-	o := recordOptions()
-	o.ScheduleToCloseTimeout = 7 * 24 * time.Hour
-	o.RetryPolicy.MaximumInterval = 5 * time.Minute
-	return o
-}
+func catchUpRecordOptions() workflow.ActivityOptions { return catchUp(recordOptions()) }
 func localCatchUpRecordOptions() workflow.LocalActivityOptions {
 	return localOf(catchUpRecordOptions())
 }
