@@ -20,6 +20,19 @@ import (
 	"github.com/wagerail/wagerail/workflows"
 )
 
+// newEqubPayroll is an equb stack of two members whose payroll pays them all (the payroll
+// account set at the sandbox).
+func newEqubPayroll(t *testing.T) (*equbStack, *payrollDisburseWorld) {
+	t.Helper()
+	s := newEqubStack(t, ewaStackOpts{}, 2)
+	w := payrollWorldOn(t, s.ewaStack, 1, payrollDisburseFunds)
+	for _, m := range s.members {
+		w.employees[m.employee] = m.account
+	}
+	w.setPayrollAccount(t, w.payroll, "Employer PLC")
+	return s, w
+}
+
 // TestEqubContributionByPayrollDeduction, on the real stack with the sandbox: a member opts in
 // to contribute by payroll deduction (bad input 400, another organization's group and a group the
 // caller is not a member of 404, nothing written; a second opt-in 409); a payroll approver
@@ -31,13 +44,8 @@ import (
 // contribution saga run again under its (run, entry, mandate) id, change nothing.
 func TestEqubContributionByPayrollDeduction(t *testing.T) {
 	t.Parallel()
-	s := newEqubStack(t, ewaStackOpts{}, 2)
+	s, w := newEqubPayroll(t)
 	const amount int64 = 50_000
-	w := payrollWorldOn(t, s.ewaStack, 1, payrollDisburseFunds)
-	for _, m := range s.members {
-		w.employees[m.employee] = m.account
-	}
-	w.setPayrollAccount(t, w.payroll, "Employer PLC")
 	g := s.createGroup(t, equb.OrderFixed, false, amount)
 	s.joinAll(t, g)
 	cy := s.openCycle(t, g)
@@ -203,14 +211,9 @@ func completeAndRerunProduct[R any](t *testing.T, tc client.Client, queue, tenan
 // every later run withheld 50,000 and its completion refused the line EQUB_NOT_MEMBER).
 func TestEqubLeaveEndsTheContributionMandate(t *testing.T) {
 	t.Parallel()
-	s := newEqubStack(t, ewaStackOpts{}, 2)
+	s, w := newEqubPayroll(t)
 	s.srv.deps.EqubMoneyMovement = true
 	const amount int64 = 50_000
-	w := payrollWorldOn(t, s.ewaStack, 1, payrollDisburseFunds)
-	for _, m := range s.members {
-		w.employees[m.employee] = m.account
-	}
-	w.setPayrollAccount(t, w.payroll, "Employer PLC")
 	g := s.createGroup(t, equb.OrderFixed, true, amount)
 	s.joinAll(t, g)
 	s.openCycle(t, g)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -135,6 +134,19 @@ func fixtureMandate(t *testing.T, s *loanStack, employee, kind string, amount, t
 	return id
 }
 
+// newCompletionStack is a loan stack whose worker also runs the payroll completion's steps.
+func newCompletionStack(t *testing.T) *loanStack {
+	t.Helper()
+	s := newLoanStack(t, ewaStackOpts{noWorker: true})
+	deps := s.loanActivities()
+	deps.PayrollComplete = &activities.PayrollComplete{DB: db.NewBun(s.d.App)}
+	w := worker.New(s.tc, s.queue, workflows.WorkerOptions())
+	workflows.Register(w, deps)
+	require.NoError(t, w.Start())
+	t.Cleanup(w.Stop)
+	return s
+}
+
 // TestPayrollCompletionAppliesDeductions: a DISBURSED run whose PAID entry takes an EWA advance
 // in full, a loan instalment in full, half of the next one and a union-dues mandate's last
 // 5,000, and whose FAILED entry takes another mandate. The completion (real Postgres, the
@@ -146,14 +158,7 @@ func fixtureMandate(t *testing.T, s *loanStack, employee, kind string, amount, t
 // changes.
 func TestPayrollCompletionAppliesDeductions(t *testing.T) {
 	t.Parallel()
-	s := newLoanStack(t, ewaStackOpts{noWorker: true})
-	deps := s.loanActivities()
-	deps.PayrollComplete = &activities.PayrollComplete{DB: db.NewBun(s.d.App)}
-	w := worker.New(s.tc, s.queue, workflows.WorkerOptions())
-	workflows.Register(w, deps)
-	require.NoError(t, w.Start())
-	var once sync.Once
-	t.Cleanup(func() { once.Do(w.Stop) })
+	s := newCompletionStack(t)
 
 	// The employee's advance, DISBURSED, and loan, ACTIVE; a second employee with nothing but a
 	// mandate.
@@ -318,13 +323,7 @@ func TestPayrollCompletionAppliesDeductions(t *testing.T) {
 // answers the stored answer and another key the completed workflow's, changing nothing.
 func TestPayrollCompleteRoute(t *testing.T) {
 	t.Parallel()
-	s := newLoanStack(t, ewaStackOpts{noWorker: true})
-	deps := s.loanActivities()
-	deps.PayrollComplete = &activities.PayrollComplete{DB: db.NewBun(s.d.App)}
-	w := worker.New(s.tc, s.queue, workflows.WorkerOptions())
-	workflows.Register(w, deps)
-	require.NoError(t, w.Start())
-	t.Cleanup(w.Stop)
+	s := newCompletionStack(t)
 
 	other := s.secondEmployee(t)
 	owed := fixtureMandate(t, s, other, payroll.KindOther, 3_000, 10_000)
@@ -393,13 +392,7 @@ func TestPayrollCompleteRoute(t *testing.T) {
 // through.
 func TestLoanRestructureWaitsForAnOpenRun(t *testing.T) {
 	t.Parallel()
-	s := newLoanStack(t, ewaStackOpts{noWorker: true})
-	deps := s.loanActivities()
-	deps.PayrollComplete = &activities.PayrollComplete{DB: db.NewBun(s.d.App)}
-	w := worker.New(s.tc, s.queue, workflows.WorkerOptions())
-	workflows.Register(w, deps)
-	require.NoError(t, w.Start())
-	t.Cleanup(w.Stop)
+	s := newCompletionStack(t)
 	l := s.activeLoan(t, s.fi, s.product, 300_000, 3)
 	in0 := l.Instalments[0]
 	runID := fixtureDisbursedRun(t, s, []completeEntry{{id: "pent_" + testkit.Unique("t"), employee: s.employee, status: payroll.EntryPaid,
