@@ -122,9 +122,10 @@ type payrollRetryJSON struct {
 
 // retryPayrollEntry sends a FAILED entry again through its own saga (the key's) and answers once
 // it is claimed (202 DISBURSING), or, when that saga has finished, with its outcome (200 PAID or
-// FAILED). The pre-check answers an unknown run or entry (404) and an entry that is not FAILED or
-// a run that is not DISBURSING or DISBURSED (409, audited DENIED) — unless this key's saga holds
-// the entry.
+// FAILED). The pre-check answers an unknown run or entry (404), an entry that is not FAILED or
+// a run that is not DISBURSING or DISBURSED (409), and a caller who set the new payout account
+// it would go to (403 PAYROLL_SELF_APPROVAL), audited DENIED — unless this key's saga holds the
+// entry.
 func (s *Server) retryPayrollEntry(c *gin.Context) {
 	id, ok := pathID(c)
 	if !ok {
@@ -164,7 +165,8 @@ func (s *Server) retryPayrollEntry(c *gin.Context) {
 			rf.Details = map[string]any{"status": e.Status, "allowedFrom": []string{payroll.EntryFailed}}
 			return struct{}{}, &rf
 		}
-		return struct{}{}, nil
+		_, err = payroll.RetryPayout(ctx, tx, e)
+		return struct{}{}, err
 	})
 	if err != nil {
 		s.payrollAnswer(c, payroll.ActionRetryEntry, payroll.TargetEntry, entryID, err)

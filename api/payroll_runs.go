@@ -154,6 +154,7 @@ type payrollEntryJSON struct {
 	EmployerContributions       []payroll.Contribution  `json:"employerContributions"`
 	CarriedForward              []payroll.Carry         `json:"carriedForward"`
 	InputsFingerprint           string                  `json:"inputsFingerprint"`
+	PayoutAccount               *payoutAccountJSON      `json:"payoutAccount"`
 	FailureReason               *string                 `json:"failureReason"`
 	UpdatedAt                   time.Time               `json:"updatedAt"`
 }
@@ -168,6 +169,9 @@ func toPayrollEntryJSON(e payroll.Entry) payrollEntryJSON {
 		RecoverableSantim: e.RecoverableSantim, CarriedForwardSantim: e.CarriedForwardSantim, BelowMinimumNet: e.BelowMinimumNet,
 		Earnings: e.Earnings, Deductions: e.Deductions, EmployerContributions: e.EmployerContributions, CarriedForward: e.CarriedForward,
 		InputsFingerprint: e.InputsFingerprint, FailureReason: optionalString(e.FailureReason), UpdatedAt: e.UpdatedAt.UTC()}
+	if e.PayoutPartner != "" && e.PayoutAccount != "" && e.PayoutHolderName != "" {
+		out.PayoutAccount = &payoutAccountJSON{Partner: e.PayoutPartner, AccountNumber: e.PayoutAccount, HolderName: e.PayoutHolderName}
+	}
 	if out.Earnings == nil {
 		out.Earnings = []payroll.EarningLine{}
 	}

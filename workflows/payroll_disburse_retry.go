@@ -47,8 +47,8 @@ type PayrollEntryRetryResult struct {
 }
 
 // PayrollEntryRetry sends one FAILED entry again: ClaimRetry (FAILED → DISBURSING, the next
-// attempt, the employee's payout account read again), then a one-item fan-out whose id is this
-// saga's (PayrollFanoutID), so the item's partner reference is new and the partner does not
+// attempt, the employee's payout account read again: RetryPayout), then a one-item fan-out
+// whose id is this saga's (PayrollFanoutID), so the item's partner reference is new and the partner does not
 // answer it with the failed attempt's outcome; PayrollDisburseRecord records PAID or FAILED, and
 // Finish makes the run DISBURSED when this was the last entry being paid.
 func PayrollEntryRetry(ctx workflow.Context, in PayrollEntryRetryInput) (PayrollEntryRetryResult, error) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/field"
+	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
 
 // The bulk import: a CSV file of employees, one per row, checked row by row with the rules of
@@ -439,10 +440,12 @@ func insertBatch(ctx context.Context, q db.Querier, tenant string, es []Employee
 	}
 	_, err := q.Exec(ctx, `INSERT INTO app.employees (id, tenant_id, first_name, last_name, full_name, email, phone,
 			national_id, department, position, employment_type, payment_frequency, hire_date, status,
-			gross_monthly_salary_santim, payout_partner, payout_account_number, payout_holder_name, termination_date, tin)
+			gross_monthly_salary_santim, payout_partner, payout_account_number, payout_holder_name, termination_date, tin,
+			payout_changed_by, payout_changed_at)
 		SELECT r.id, $1, r.first_name, r.last_name, r.full_name, NULLIF(r.email, ''), NULLIF(r.phone, ''), r.national_id,
 			NULLIF(r.department, ''), NULLIF(r.position, ''), NULLIF(r.employment_type, ''), NULLIF(r.payment_frequency, ''),
-			r.hire_date, r.status, r.salary, r.partner, r.account, r.holder, r.termination_date, NULLIF(r.tin, '')
+			r.hire_date, r.status, r.salary, r.partner, r.account, r.holder, r.termination_date, NULLIF(r.tin, ''),
+			NULLIF($21::text, ''), CASE WHEN $21::text <> '' THEN now() END
 		FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
 			$10::text[], $11::text[], $12::text[], $13::date[], $14::text[], $15::bigint[], $16::text[], $17::text[], $18::text[],
 			$19::date[], $20::text[])
@@ -450,7 +453,7 @@ func insertBatch(ctx context.Context, q db.Querier, tenant string, es []Employee
 				employment_type, payment_frequency, hire_date, status, salary, partner, account, holder, termination_date, tin, n)
 		ORDER BY r.n`,
 		tenant, ids, first, last, full, email, phone, nid, dept, pos, etype, freq, hired, status, salary, partner, account, holder,
-		left, tin)
+		left, tin, tenancy.Actor(ctx))
 	if err != nil {
 		return translate("import", err)
 	}

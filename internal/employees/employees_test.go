@@ -526,3 +526,43 @@ func FuzzValidate(f *testing.F) {
 		require.Regexp(t, `^[A-Z0-9]{6,32}$`, e.NationalID)
 	})
 }
+
+// Who set an employee's payout account is kept for the payroll retry's four-eyes rule: the
+// creator, then whoever changes the account; other changes leave it as it was.
+func TestPayoutChangeRecordsWhoSetIt(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	a := w.org()
+	as := func(actor string) context.Context {
+		return tenancy.With(w.ctx, tenancy.Scope{TenantID: a, Actor: actor})
+	}
+	var e employees.Employee
+	setBy := func() string {
+		var by *string
+		require.NoError(t, w.in(a, func(tx pgx.Tx) error {
+			return tx.QueryRow(w.ctx, `SELECT payout_changed_by FROM app.employees WHERE id = $1`, e.ID).Scan(&by)
+		}))
+		if by == nil {
+			return ""
+		}
+		return *by
+	}
+	update := func(actor string, change func(*employees.Employee)) {
+		require.NoError(t, w.in(a, func(tx pgx.Tx) error {
+			_, err := employees.Update(as(actor), tx, a, e.ID, func(x *employees.Employee) error { change(x); return nil })
+			return err
+		}))
+	}
+	require.NoError(t, w.in(a, func(tx pgx.Tx) error {
+		var err error
+		e, err = employees.Create(as("usr_maker"), tx, a, sample("ET3000001"))
+		return err
+	}))
+	require.Equal(t, "usr_maker", setBy())
+	update("usr_other", func(x *employees.Employee) { x.Department = "Finance" })
+	require.Equal(t, "usr_maker", setBy(), "another field changed")
+	update("usr_other", func(x *employees.Employee) { x.Payout.HolderName = "Abebe K. Kebede" })
+	require.Equal(t, "usr_other", setBy(), "the holder changed")
+	update("usr_maker", func(x *employees.Employee) { x.Payout.AccountNumber = "2000123456789" })
+	require.Equal(t, "usr_maker", setBy(), "the account changed")
+}

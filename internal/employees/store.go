@@ -13,6 +13,7 @@ import (
 
 	"github.com/wagerail/wagerail/internal/catalogs"
 	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
 
 // Errors the store returns; the API maps each to one code.
@@ -131,13 +132,15 @@ func Create(ctx context.Context, q db.Writer, tenant string, e Employee) (Employ
 	}
 	out, err := scan(q.QueryRow(ctx, `INSERT INTO app.employees AS e (id, tenant_id, first_name, last_name, full_name, email, phone,
 			national_id, department, position, employment_type, payment_frequency, hire_date, status,
-			gross_monthly_salary_santim, payout_partner, payout_account_number, payout_holder_name, termination_date, tin)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
+			gross_monthly_salary_santim, payout_partner, payout_account_number, payout_holder_name, termination_date, tin,
+			payout_changed_by, payout_changed_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
+			$21, CASE WHEN $21::text IS NOT NULL THEN now() END)
 		RETURNING `+columns,
 		e.ID, tenant, e.FirstName, e.LastName, e.FullName, nullable(e.Email), nullable(e.Phone), e.NationalID,
 		nullable(e.Department), nullable(e.Position), nullable(e.EmploymentType), nullable(e.PaymentFrequency),
 		e.HireDate, string(e.Status), e.GrossMonthlySalarySantim, e.Payout.Partner, e.Payout.AccountNumber, e.Payout.HolderName,
-		nullDate(e.TerminationDate), nullable(e.TIN)))
+		nullDate(e.TerminationDate), nullable(e.TIN), nullable(tenancy.Actor(ctx))))
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return Employee{}, translate("create", err)
 	}
@@ -218,9 +221,15 @@ func List(ctx context.Context, q db.Querier, tenant string, f Filter) ([]Employe
 
 var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 
+// payoutChanged is true in an UPDATE of app.employees AS e that sets the payout account to
+// $16-$18 (partner, account number, holder) when that is another account.
+const payoutChanged = `(e.payout_partner, e.payout_account_number, e.payout_holder_name) IS DISTINCT FROM ($16::text, $17::text, $18::text)`
+
 // Update applies change to tenant's employee id under a row lock and stores the result: every
 // field but the id, tenant, linked user and timestamps, which stay as they were. A status
-// change must be allowed (Status.CanBecome). Errors: ErrNotFound, ErrInvalid,
+// change must be allowed (Status.CanBecome). A change of the payout account records the actor
+// and the time (payout_changed_by, payout_changed_at): a payroll retry to the new account needs
+// someone else (payroll.ClaimRetry), as Create's and the import's first account does. Errors: ErrNotFound, ErrInvalid,
 // ErrInvalidTransition, ErrDuplicateNationalID, ErrDuplicateTIN, or change's own error.
 func Update(ctx context.Context, q db.Writer, tenant, id string, change func(*Employee) error) (Employee, error) {
 	cur, err := lock(ctx, q, tenant, id)
@@ -245,12 +254,14 @@ func Update(ctx context.Context, q db.Writer, tenant, id string, change func(*Em
 	out, err := scan(q.QueryRow(ctx, `UPDATE app.employees AS e SET first_name = $3, last_name = $4, full_name = $5, email = $6,
 			phone = $7, national_id = $8, department = $9, position = $10, employment_type = $11, payment_frequency = $12,
 			hire_date = $13, status = $14, gross_monthly_salary_santim = $15, payout_partner = $16,
-			payout_account_number = $17, payout_holder_name = $18, termination_date = $19, tin = $20, updated_at = now()
+			payout_account_number = $17, payout_holder_name = $18, termination_date = $19, tin = $20, updated_at = now(),
+			payout_changed_by = CASE WHEN `+payoutChanged+` THEN $21 ELSE e.payout_changed_by END,
+			payout_changed_at = CASE WHEN `+payoutChanged+` THEN (CASE WHEN $21::text IS NOT NULL THEN now() END) ELSE e.payout_changed_at END
 		WHERE e.tenant_id = $1 AND e.id = $2 RETURNING `+columns,
 		tenant, id, next.FirstName, next.LastName, next.FullName, nullable(next.Email), nullable(next.Phone), next.NationalID,
 		nullable(next.Department), nullable(next.Position), nullable(next.EmploymentType), nullable(next.PaymentFrequency),
 		next.HireDate, string(next.Status), next.GrossMonthlySalarySantim, next.Payout.Partner, next.Payout.AccountNumber,
-		next.Payout.HolderName, nullDate(next.TerminationDate), nullable(next.TIN)))
+		next.Payout.HolderName, nullDate(next.TerminationDate), nullable(next.TIN), nullable(tenancy.Actor(ctx))))
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return Employee{}, translate("update", err)
 	}

@@ -25,9 +25,10 @@ import (
 //	                    payroll account (PAYROLL_ACCOUNT_NOT_SET); then the saga's account-lookup
 //	                    gate on it (PAYROLL_ACCOUNT_INVALID): a refusal changes nothing
 //	ClaimDisbursement   APPROVED → DISBURSING; each entry: net 0 → PAID without a transfer, an
-//	                    employee whose payout account is at another partner than the payroll
+//	                    entry whose payout account is at another partner than the payroll
 //	                    account → FAILED (PAYOUT_ACCOUNT_AT_OTHER_PARTNER: a bulk disbursement
-//	                    pays within one partner), every other → DISBURSING, its account copied
+//	                    pays within one partner), every other → DISBURSING, to the account it
+//	                    was calculated and approved with (not the employee's as it is now)
 //	RecordOutcomes      the fan-out's final outcomes, batch by batch: DISBURSING → PAID or FAILED
 //	                    (failure_reason = the partner's code), only for the attempt the saga owns
 //	FinishDisbursement  DISBURSING → DISBURSED once no entry is APPROVED or DISBURSING
@@ -73,6 +74,8 @@ var disburseRefusals = map[string]Refusal{
 		Message: "the run's completion has begun: its failed entries are final (pay the employee outside the run and record the repayments)"},
 	CodeEntryInvalidState: {Code: CodeEntryInvalidState, Status: http.StatusConflict,
 		Message: "only a FAILED entry of a DISBURSING or DISBURSED run can be sent again"},
+	CodeSelfApproval: {Code: CodeSelfApproval, Status: http.StatusForbidden,
+		Message: "you set the employee's new payout account: someone else must send the pay to it"},
 }
 
 // DisburseRefusalOf is the refusal of a disbursement saga's code (ok false for another code).
@@ -168,13 +171,12 @@ func ClaimDisbursement(ctx context.Context, tx db.BunTx, runID, wfID, partner st
 		var changed []entryChange
 		if err := tx.NewRaw(`
 			UPDATE app.payroll_entries AS pe SET
-				status = CASE WHEN pe.net_santim = 0 THEN 'PAID' WHEN e.payout_partner <> ? THEN 'FAILED' ELSE 'DISBURSING' END,
-				failure_reason = CASE WHEN pe.net_santim <> 0 AND e.payout_partner <> ? THEN ? END,
+				status = CASE WHEN pe.net_santim = 0 THEN 'PAID' WHEN pe.payout_partner <> ? THEN 'FAILED' ELSE 'DISBURSING' END,
+				failure_reason = CASE WHEN pe.net_santim <> 0 AND pe.payout_partner <> ? THEN ? END,
 				paid_at = CASE WHEN pe.net_santim = 0 THEN ?::timestamptz END,
-				attempts = CASE WHEN pe.net_santim = 0 OR e.payout_partner <> ? THEN 0 ELSE 1 END,
-				payout_account = e.payout_account_number, updated_at = ?
-			FROM app.employees AS e
-			WHERE pe.tenant_id = ? AND pe.run_id = ? AND pe.status = 'APPROVED' AND e.tenant_id = pe.tenant_id AND e.id = pe.employee_id
+				attempts = CASE WHEN pe.net_santim = 0 OR pe.payout_partner <> ? THEN 0 ELSE 1 END,
+				updated_at = ?
+			WHERE pe.tenant_id = ? AND pe.run_id = ? AND pe.status = 'APPROVED'
 			RETURNING pe.id, pe.run_id, pe.period, pe.employee_id, pe.status, pe.net_santim, coalesce(pe.failure_reason, '') AS failure_reason,
 				'' AS transfer_reference, pe.attempts`,
 			partner, partner, FailurePayoutOtherPartner, now, partner, now, r.TenantID, r.ID).Scan(ctx, &changed); err != nil &&
@@ -367,11 +369,11 @@ type RetryClaim struct {
 
 // ClaimRetry claims a FAILED entry of a DISBURSING or DISBURSED run for another attempt owned by
 // the saga wfID: FAILED → DISBURSING, the employee's payout account read again (it may have been
-// corrected), the attempt counted (audited RetryPayrollEntry, payroll.entry_retried.v1). The run
+// corrected; RetryPayout) and kept on the entry, the attempt counted (audited RetryPayrollEntry, payroll.entry_retried.v1). The run
 // stays where it is. The same saga claiming again is answered the same claim. Errors:
 // ErrRunNotFound; ErrEntryNotFound; PAYROLL_RUN_COMPLETING (the completion has begun,
 // BeginCompletion); PAYROLL_RUN_INVALID_STATE; PAYROLL_ENTRY_INVALID_STATE;
-// PAYROLL_ACCOUNT_NOT_SET.
+// PAYROLL_ACCOUNT_NOT_SET; PAYROLL_SELF_APPROVAL (RetryPayout).
 func ClaimRetry(ctx context.Context, tx db.BunTx, runID, entryID, wfID string, now time.Time) (RetryClaim, error) {
 	r, err := getRun(ctx, tx, runID, true)
 	if err != nil {
@@ -411,30 +413,29 @@ func ClaimRetry(ctx context.Context, tx db.BunTx, runID, entryID, wfID string, n
 		rf.Details = map[string]any{"status": e.Status, "allowedFrom": []string{EntryFailed}}
 		return RetryClaim{}, &rf
 	}
-	var acct []struct {
-		Partner string `bun:"payout_partner"`
-		Number  string `bun:"payout_account_number"`
+	to, err := RetryPayout(ctx, tx, e)
+	if err != nil {
+		return RetryClaim{}, err
 	}
-	if err := tx.NewRaw(`SELECT payout_partner, payout_account_number FROM app.employees WHERE tenant_id = ? AND id = ?`,
-		r.TenantID, e.EmployeeID).Scan(ctx, &acct); err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return RetryClaim{}, fmt.Errorf("payroll: employee account: %w", err)
-	}
-	if len(acct) == 0 || acct[0].Partner != s.PayrollAccount.Partner {
+	if to.Partner != s.PayrollAccount.Partner {
 		rf := disburseRefusals[CodeEntryInvalidState]
 		rf.Message = "the employee's payout account is not at the payroll account's partner: correct it, then retry"
 		rf.Details = map[string]any{"status": e.Status, "failureReason": FailurePayoutOtherPartner}
 		return RetryClaim{}, &rf
 	}
 	now = now.UTC()
-	previous := e.FailureReason
-	e.Status, e.FailureReason, e.Attempts, e.PayoutAccount, e.RetryWorkflowID = EntryDisbursing, "", e.Attempts+1, acct[0].Number, wfID
+	previous, previousAccount := e.FailureReason, e.PayoutAccount
+	e.Status, e.FailureReason, e.Attempts, e.RetryWorkflowID = EntryDisbursing, "", e.Attempts+1, wfID
+	e.PayoutPartner, e.PayoutAccount, e.PayoutHolderName = to.Partner, to.AccountNumber, to.HolderName
 	e.TransferReference, e.TransferID, e.UpdatedAt = "", "", now
-	if _, err := tx.NewUpdate().Model(&e).Column("status", "failure_reason", "attempts", "payout_account", "retry_workflow_id",
-		"transfer_reference", "transfer_id", "updated_at").Where("pe.tenant_id = ?", r.TenantID).WherePK().Exec(ctx); err != nil {
+	if _, err := tx.NewUpdate().Model(&e).Column("status", "failure_reason", "attempts", "payout_partner", "payout_account",
+		"payout_holder_name", "retry_workflow_id", "transfer_reference", "transfer_id", "updated_at").
+		Where("pe.tenant_id = ?", r.TenantID).WherePK().Exec(ctx); err != nil {
 		return RetryClaim{}, fmt.Errorf("payroll: retry entry: %w", err)
 	}
 	if err := audit.Write(ctx, tx, audit.Entry{Action: ActionRetryEntry, Outcome: audit.Success, TargetType: TargetEntry, TargetID: e.ID,
-		Details: map[string]any{"runId": r.ID, "attempt": e.Attempts, "previousReason": previous, "workflowId": wfID}}); err != nil {
+		Details: map[string]any{"runId": r.ID, "attempt": e.Attempts, "previousReason": previous, "workflowId": wfID,
+			"accountChanged": previousAccount != e.PayoutAccount}}); err != nil {
 		return RetryClaim{}, err
 	}
 	if _, err := outbox.Write(ctx, tx, EventEntryRetried, entryChange{ID: e.ID, RunID: r.ID, Period: r.Period,
@@ -443,6 +444,41 @@ func ClaimRetry(ctx context.Context, tx db.BunTx, runID, entryID, wfID string, n
 	}
 	return RetryClaim{Item: DisburseItem{EntryID: e.ID, ToAccount: e.PayoutAccount, AmountSantim: e.NetSantim}, Attempt: e.Attempts,
 		Account: *s.PayrollAccount}, nil
+}
+
+// RetryPayout is where an operator's retry of entry e sends its pay: the employee's payout
+// account now (it may have been corrected since the entry failed). When that is not the account
+// the entry was approved with (or last sent to), it is paid on two people's word, as the run
+// was: the actor (the context's) must not be who set that account (employees.Update records it).
+// Errors: PAYROLL_SELF_APPROVAL (403); PAYROLL_ENTRY_INVALID_STATE (409: the employee is gone).
+func RetryPayout(ctx context.Context, tx db.BunTx, e Entry) (Account, error) {
+	var now []struct {
+		Partner   string `bun:"payout_partner"`
+		Number    string `bun:"payout_account_number"`
+		Holder    string `bun:"payout_holder_name"`
+		ChangedBy string `bun:"changed_by"`
+	}
+	if err := tx.NewRaw(`SELECT payout_partner, payout_account_number, payout_holder_name,
+			coalesce(payout_changed_by, '') AS changed_by
+		FROM app.employees WHERE tenant_id = ? AND id = ?`, e.TenantID, e.EmployeeID).Scan(ctx, &now); err != nil &&
+		!errors.Is(err, sql.ErrNoRows) {
+		return Account{}, fmt.Errorf("payroll: employee account: %w", err)
+	}
+	if len(now) == 0 {
+		rf := disburseRefusals[CodeEntryInvalidState]
+		rf.Message = "the entry's employee has no payout account to send to"
+		return Account{}, &rf
+	}
+	to := Account{Partner: now[0].Partner, AccountNumber: now[0].Number, HolderName: now[0].Holder}
+	if to == (Account{Partner: e.PayoutPartner, AccountNumber: e.PayoutAccount, HolderName: e.PayoutHolderName}) {
+		return to, nil
+	}
+	if now[0].ChangedBy != "" && now[0].ChangedBy == tenancy.Actor(ctx) {
+		rf := disburseRefusals[CodeSelfApproval]
+		rf.Details = map[string]any{"entryId": e.ID}
+		return Account{}, &rf
+	}
+	return to, nil
 }
 
 // GetEntry reads one entry of the tenant's run (ErrRunNotFound, ErrEntryNotFound).

@@ -115,7 +115,9 @@ type Entry struct {
 	// workflow owning an operator's retry, the partner's reference and transfer of the current
 	// attempt's outcome, and when it was paid.
 	Attempts          int       `bun:"attempts"`
+	PayoutPartner     string    `bun:"payout_partner,nullzero"`
 	PayoutAccount     string    `bun:"payout_account,nullzero"`
+	PayoutHolderName  string    `bun:"payout_holder_name,nullzero"`
 	RetryWorkflowID   string    `bun:"retry_workflow_id,nullzero"`
 	TransferReference string    `bun:"transfer_reference,nullzero"`
 	TransferID        string    `bun:"transfer_id,nullzero"`
@@ -147,7 +149,8 @@ func newEntry(ctx context.Context, run *Run, in EmployeeInput, e paycalc.Entry, 
 		ExemptSantim: e.ExemptSantim, TaxBaseSantim: e.TaxBaseSantim, StatutorySantim: e.StatutorySantim,
 		CourtOrdersSantim: e.CourtOrdersSantim, ProtectedSantim: e.ProtectedSantim, DeductionsSantim: e.DeductionsSantim,
 		NetSantim: e.NetSantim, ShareCapSantim: e.ShareCapSantim, RecoverableSantim: e.RecoverableSantim,
-		BelowMinimumNet: e.BelowMinimumNet, InputsFingerprint: fp, CreatedAt: now, UpdatedAt: now,
+		BelowMinimumNet: e.BelowMinimumNet, InputsFingerprint: fp, PayoutPartner: in.Payout.Partner,
+		PayoutAccount: in.Payout.AccountNumber, PayoutHolderName: in.Payout.HolderName, CreatedAt: now, UpdatedAt: now,
 		Earnings: make([]EarningLine, 0, len(e.Earnings)), Deductions: make([]DeductionLine, 0, len(e.Deductions)),
 		EmployerContributions: make([]Contribution, 0, len(e.EmployerContributions)), CarriedForward: make([]Carry, 0, len(e.CarriedForward))}
 	for _, l := range e.Earnings {
@@ -207,6 +210,9 @@ type entryRow struct {
 	CarriedForward              []Carry         `json:"carried_forward"`
 	InputsFingerprint           string          `json:"inputs_fingerprint"`
 	Attempts                    int             `json:"attempts"`
+	PayoutPartner               string          `json:"payout_partner"`
+	PayoutAccount               string          `json:"payout_account"`
+	PayoutHolderName            string          `json:"payout_holder_name"`
 	CreatedAt                   time.Time       `json:"created_at"`
 	UpdatedAt                   time.Time       `json:"updated_at"`
 }
@@ -223,7 +229,8 @@ func insertEntries(ctx context.Context, tx db.BunTx, es []Entry) error {
 			e.DaysEmployed, e.BasicSantim, e.GrossSantim, e.TaxableSantim, e.ExemptSantim, e.TaxBaseSantim, e.PAYESantim,
 			e.PensionEmployeeSantim, e.StatutorySantim, e.CourtOrdersSantim, e.ProtectedSantim, e.DeductionsSantim, e.NetSantim,
 			e.EmployerContributionsSantim, e.ShareCapSantim, e.RecoverableSantim, e.CarriedForwardSantim, e.BelowMinimumNet,
-			e.Earnings, e.Deductions, e.EmployerContributions, e.CarriedForward, e.InputsFingerprint, 0, e.CreatedAt, e.UpdatedAt}
+			e.Earnings, e.Deductions, e.EmployerContributions, e.CarriedForward, e.InputsFingerprint, 0, e.PayoutPartner, e.PayoutAccount,
+			e.PayoutHolderName, e.CreatedAt, e.UpdatedAt}
 	}
 	raw, err := json.Marshal(rows)
 	if err != nil {
@@ -286,7 +293,8 @@ func EntryCounts(ctx context.Context, tx db.Writer, runID string) (map[string]in
 
 // Staleness is how a CALCULATED run's entries compare with the inputs stored now.
 type Staleness struct {
-	// Changed are the employees whose entry was computed from other inputs than the stored ones.
+	// Changed are the employees whose entry was computed from other inputs than the stored ones,
+	// or for another payout account than theirs now (the approver approves where pay goes too).
 	Changed []string
 	// Added are employees paid in the period now who have no entry; Removed, employees with an
 	// entry who are no longer paid in it.
@@ -311,7 +319,12 @@ func RunStaleness(ctx context.Context, tx db.Writer, r Run) (Staleness, error) {
 	stored, err := db.Select[struct {
 		EmployeeID  string `bun:"employee_id" db:"employee_id"`
 		Fingerprint string `bun:"inputs_fingerprint" db:"inputs_fingerprint"`
-	}](ctx, tx, `SELECT employee_id, inputs_fingerprint FROM app.payroll_entries WHERE tenant_id = ? AND run_id = ? ORDER BY employee_id`,
+		Partner     string `bun:"partner" db:"partner"`
+		Account     string `bun:"account" db:"account"`
+		Holder      string `bun:"holder" db:"holder"`
+	}](ctx, tx, `SELECT employee_id, inputs_fingerprint, coalesce(payout_partner, '') AS partner,
+			coalesce(payout_account, '') AS account, coalesce(payout_holder_name, '') AS holder
+		FROM app.payroll_entries WHERE tenant_id = ? AND run_id = ? ORDER BY employee_id`,
 		tenancy.TenantID(ctx), r.ID)
 	if err != nil {
 		return st, fmt.Errorf("payroll: entry fingerprints: %w", err)
@@ -331,7 +344,8 @@ func RunStaleness(ctx context.Context, tx db.Writer, r Run) (Staleness, error) {
 			if err != nil {
 				return st, err
 			}
-			if fp != stored[j].Fingerprint {
+			at := stored[j]
+			if fp != at.Fingerprint || ins[i].Payout != (Account{Partner: at.Partner, AccountNumber: at.Account, HolderName: at.Holder}) {
 				st.Changed = append(st.Changed, ins[i].EmployeeID)
 			}
 			i, j = i+1, j+1

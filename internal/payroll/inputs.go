@@ -16,6 +16,9 @@ import (
 type EmployeeInput struct {
 	EmployeeID string
 	Input      paycalc.Input
+	// Payout is the employee's payout account now: the entry is paid to it (not an input of the
+	// calculator, but of the run: an entry calculated with another account is stale).
+	Payout Account
 }
 
 // LoadOptions narrow what LoadInputs reads.
@@ -56,7 +59,7 @@ func LoadInputs(ctx context.Context, tx db.Writer, period string, opt LoadOption
 	for i, e := range emps {
 		out[i] = EmployeeInput{EmployeeID: e.ID, Input: paycalc.Input{
 			Period: period, MonthlySalarySantim: e.Salary, HireDate: paycalc.DateOf(e.HireDate), Policy: policy,
-		}}
+		}, Payout: Account{Partner: e.PayoutPartner, AccountNumber: e.PayoutAccount, HolderName: e.PayoutHolder}}
 		if e.TerminationDate != nil {
 			d := paycalc.DateOf(*e.TerminationDate)
 			out[i].Input.TerminationDate = &d
@@ -84,10 +87,14 @@ type employeeRow struct {
 	Salary          int64      `bun:"salary" db:"salary"`
 	HireDate        time.Time  `bun:"hire_date" db:"hire_date"`
 	TerminationDate *time.Time `bun:"termination_date" db:"termination_date"`
+	PayoutPartner   string     `bun:"payout_partner" db:"payout_partner"`
+	PayoutAccount   string     `bun:"payout_account_number" db:"payout_account_number"`
+	PayoutHolder    string     `bun:"payout_holder_name" db:"payout_holder_name"`
 }
 
 func loadEmployees(ctx context.Context, tx db.Writer, start, end time.Time, only string) ([]employeeRow, error) {
-	rows, err := db.Select[employeeRow](ctx, tx, `SELECT id, gross_monthly_salary_santim::bigint AS salary, hire_date, termination_date
+	rows, err := db.Select[employeeRow](ctx, tx, `SELECT id, gross_monthly_salary_santim::bigint AS salary, hire_date, termination_date,
+			payout_partner, payout_account_number, payout_holder_name
 		FROM app.employees
 		WHERE tenant_id = ? AND deleted_at IS NULL AND hire_date <= ? AND (termination_date IS NULL OR termination_date >= ?)
 			AND (status IN ('ACTIVE', 'ON_LEAVE') OR (status = 'TERMINATED' AND termination_date IS NOT NULL))
