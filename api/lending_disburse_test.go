@@ -223,7 +223,7 @@ func TestLoanDisburseRefusals(t *testing.T) {
 		name       string
 		noAccounts bool
 		setup      func(t *testing.T, s *disburseStack)
-		fix        func(t *testing.T, s *disburseStack)
+		fix        func(t *testing.T, s *disburseStack, l loanJSON) loanJSON // fixes the cause; the loan to disburse then
 		status     int
 		code       string
 		audit      string
@@ -244,8 +244,14 @@ func TestLoanDisburseRefusals(t *testing.T) {
 		{name: "unknown destination account", setup: func(t *testing.T, s *disburseStack) {
 			s.approveKyc(t)
 			s.setPayoutAccount(t, testkit.Unique("nosuch"), "Abebe Kebede")
-		}, fix: func(t *testing.T, s *disburseStack) {
+		}, fix: func(t *testing.T, s *disburseStack, l loanJSON) loanJSON {
+			// The FI approved the loan for the unknown account: a corrected one needs a new loan
+			// (and a new approval).
 			s.setPayoutAccount(t, stackEmployeeAcct, "Abebe Kebede")
+			requireStatus(t, s.disburseLoan(l.ID, testkit.Unique("disburse")), http.StatusConflict, "LOAN_PAYOUT_ACCOUNT_CHANGED")
+			rec := s.owner.call(http.MethodPost, "/api/loans/"+l.ID+"/cancel", nil)
+			require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+			return s.approvedLoan(t)
 		}, status: http.StatusConflict, code: "LOAN_DESTINATION_ACCOUNT_INVALID", audit: "AccountLookupGateBlocked"},
 		{name: "holder name mismatch", setup: func(t *testing.T, s *disburseStack) {
 			s.approveKyc(t)
@@ -255,7 +261,7 @@ func TestLoanDisburseRefusals(t *testing.T) {
 		}, status: http.StatusConflict, code: "LOAN_ACCOUNT_NAME_MISMATCH", audit: "AccountLookupGateBlocked"},
 		{name: "FI funding account not set", noAccounts: true, setup: func(t *testing.T, s *disburseStack) {
 			s.approveKyc(t)
-		}, fix: func(t *testing.T, s *disburseStack) { s.setFIAccounts(t) },
+		}, fix: func(t *testing.T, s *disburseStack, l loanJSON) loanJSON { s.setFIAccounts(t); return l },
 			status: http.StatusConflict, code: "LOAN_FUNDING_ACCOUNT_NOT_SET"},
 	}
 	for _, tc := range cases {
@@ -275,7 +281,7 @@ func TestLoanDisburseRefusals(t *testing.T) {
 			require.Equal(t, 0, s.auditRows(t, "DisburseLoan"), "never claimed")
 			require.Equal(t, "APPROVED", s.waitLoan(t, l.ID, "APPROVED").Status)
 			if tc.fix != nil {
-				tc.fix(t, s)
+				l = tc.fix(t, s, l)
 				rec := s.disburseLoan(l.ID, testkit.Unique("disburse"))
 				require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
 				s.waitLoan(t, l.ID, "ACTIVE")

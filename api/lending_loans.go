@@ -82,6 +82,7 @@ type loanJSON struct {
 	DecisionReason          *string              `json:"decisionReason"`
 	DisbursedAt             *time.Time           `json:"disbursedAt,omitempty"`
 	LastDisbursementFailure *string              `json:"lastDisbursementFailure,omitempty"`
+	PayoutAccount           *payoutAccountJSON   `json:"payoutAccount"`
 	UpdatedAt               time.Time            `json:"updatedAt"`
 	Instalments             []loanInstalmentJSON `json:"instalments,omitempty"`
 }
@@ -95,6 +96,9 @@ func toLoanJSON(l lending.Loan) loanJSON {
 		RequestedBy: l.RequestedBy, RequestedAt: l.RequestedAt.UTC(), DecidedBy: l.DecidedBy, DecidedAt: utcPtr(l.DecidedAt),
 		DecisionReason: l.DecisionReason, UpdatedAt: l.UpdatedAt.UTC(), DisbursedAt: utcPtr(l.DisbursedAt),
 		LastDisbursementFailure: l.LastDisbursementFailure}
+	if l.PayoutAccountNumber != "" {
+		out.PayoutAccount = &payoutAccountJSON{Partner: l.PayoutPartner, AccountNumber: l.PayoutAccountNumber, HolderName: l.PayoutHolderName}
+	}
 	for _, in := range l.Instalments {
 		out.Instalments = append(out.Instalments, loanInstalmentJSON{Index: in.Index, DuePeriod: in.DuePeriod,
 			PrincipalSantim: in.PrincipalSantim, InterestSantim: in.InterestSantim, FeeSantim: in.FeeSantim, TotalSantim: in.TotalSantim,

@@ -25,6 +25,9 @@ const (
 	CodeDestinationInvalid  = "LOAN_DESTINATION_ACCOUNT_INVALID"
 	CodeAccountNameMismatch = "LOAN_ACCOUNT_NAME_MISMATCH"
 	CodePartnerUnavailable  = "LOAN_PARTNER_UNAVAILABLE"
+	// CodePayoutAccountChanged: the borrower's payout account is not the one the loan was
+	// requested (and approved) with; cancel the loan and request it again.
+	CodePayoutAccountChanged = "LOAN_PAYOUT_ACCOUNT_CHANGED"
 
 	// The repayment saga (repay.go).
 	CodeInstalmentNotFound = "LOAN_INSTALMENT_NOT_FOUND"
@@ -68,11 +71,12 @@ var refusals = refusal.Table{
 	// The disbursement's plan: the borrower's employment ended since the approval.
 	CodeEmployeeNotActive: {Status: http.StatusConflict, Message: "only an ACTIVE employee is paid a loan"},
 
-	CodeKycNotApproved:      {Status: http.StatusUnprocessableEntity, Message: "the borrower's KYC is not approved (or its approval has expired)"},
-	CodeSanctionsBlocked:    {Status: http.StatusUnprocessableEntity, Message: "the borrower did not pass sanctions screening"},
-	CodeDestinationInvalid:  {Status: http.StatusConflict, Message: "the partner bank did not confirm the borrower's payout account"},
-	CodeAccountNameMismatch: {Status: http.StatusConflict, Message: "the payout account's holder name at the partner bank does not match the borrower's"},
-	CodePartnerUnavailable:  {Status: http.StatusServiceUnavailable, Message: "the partner bank could not be asked about the payout account; nothing moved, try again later with a new key"},
+	CodeKycNotApproved:       {Status: http.StatusUnprocessableEntity, Message: "the borrower's KYC is not approved (or its approval has expired)"},
+	CodeSanctionsBlocked:     {Status: http.StatusUnprocessableEntity, Message: "the borrower did not pass sanctions screening"},
+	CodeDestinationInvalid:   {Status: http.StatusConflict, Message: "the partner bank did not confirm the borrower's payout account"},
+	CodeAccountNameMismatch:  {Status: http.StatusConflict, Message: "the payout account's holder name at the partner bank does not match the borrower's"},
+	CodePartnerUnavailable:   {Status: http.StatusServiceUnavailable, Message: "the partner bank could not be asked about the payout account; nothing moved, try again later with a new key"},
+	CodePayoutAccountChanged: {Status: http.StatusConflict, Message: "the borrower's payout account changed since the loan was requested, and the financial institution approved the other one: cancel the loan and request it again"},
 
 	CodeInstalmentNotFound:          {Status: http.StatusNotFound, Message: "no such loan instalment in this organization"},
 	CodeRepaymentExceedsOutstanding: {Status: http.StatusUnprocessableEntity, Message: "amountSantim is more than the instalment's outstanding (details.outstandingSantim)"},

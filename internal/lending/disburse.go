@@ -84,16 +84,18 @@ type Disbursement struct {
 	TransferID      string
 	DisbursedAt     *time.Time
 	LastFailure     string
+	Payee           Payee // the account it is paid to (zero on loans paid out before loans kept it)
 }
 
 const disbursementColumns = `id, tenant_id, fi_id, borrower_id, principal_santim::bigint, status,
 	coalesce(disburse_workflow_id, ''), coalesce(disburse_ledger_tx_id, ''), coalesce(disburse_transfer_id, ''),
-	disbursed_at, coalesce(last_disbursement_failure, '')`
+	disbursed_at, coalesce(last_disbursement_failure, ''), coalesce(payout_partner, ''), coalesce(payout_account_number, ''),
+	coalesce(payout_holder_name, '')`
 
 func scanDisbursement(row pgx.Row) (Disbursement, error) {
 	var d Disbursement
 	err := row.Scan(&d.LoanID, &d.TenantID, &d.FIID, &d.BorrowerID, &d.PrincipalSantim, &d.Status, &d.WorkflowID, &d.LedgerTxID,
-		&d.TransferID, &d.DisbursedAt, &d.LastFailure)
+		&d.TransferID, &d.DisbursedAt, &d.LastFailure, &d.Payee.Partner, &d.Payee.AccountNumber, &d.Payee.HolderName)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Disbursement{}, ErrLoanNotFound
 	}
@@ -117,9 +119,11 @@ func lockDisbursement(ctx context.Context, tx db.Writer, id string) (Disbursemen
 }
 
 // LoadDisbursePlan reads loan id of the context's business and what paying it out needs (the
-// FI's funding account, the borrower's payout account). Errors: ErrLoanNotFound;
-// LOAN_INVALID_STATE when the loan is not APPROVED (nor DISBURSING under workflowID: a retried
-// or continued run of the saga that holds it); ErrFundingNotSet.
+// FI's funding account, the borrower's payout account kept on the loan when it was requested).
+// Errors: ErrLoanNotFound; LOAN_INVALID_STATE when the loan is not APPROVED (nor DISBURSING
+// under workflowID: a retried or continued run of the saga that holds it); ErrFundingNotSet;
+// LOAN_EMPLOYEE_NOT_ACTIVE; LOAN_PAYOUT_ACCOUNT_CHANGED (the employee's account is no longer
+// the loan's: not claimed yet, the approval does not cover the new one).
 func LoadDisbursePlan(ctx context.Context, tx db.Querier, id, workflowID string) (DisbursePlan, error) {
 	d, err := GetDisbursement(ctx, tx, id)
 	if err != nil {
@@ -146,13 +150,23 @@ func LoadDisbursePlan(ctx context.Context, tx db.Querier, id, workflowID string)
 	if err != nil {
 		return DisbursePlan{}, fmt.Errorf("lending: read the borrower: %w", err)
 	}
-	if d.Status != LoanDisbursing && e.Status != employees.Active {
-		// Not yet claimed: an employment that ended since the approval is paid nothing.
-		return DisbursePlan{}, RefusalError(CodeEmployeeNotActive)
+	now := Payee{Account: Account{Partner: e.Payout.Partner, AccountNumber: e.Payout.AccountNumber}, HolderName: e.Payout.HolderName}
+	to := d.Payee
+	if to == (Payee{}) {
+		to = now // a loan requested before loans kept their account
+	}
+	if d.Status != LoanDisbursing {
+		// Not yet claimed: an employment that ended since the approval is paid nothing, and an
+		// account that changed since the request was not the one the FI approved.
+		if e.Status != employees.Active {
+			return DisbursePlan{}, RefusalError(CodeEmployeeNotActive)
+		}
+		if to != now {
+			return DisbursePlan{}, RefusalError(CodePayoutAccountChanged)
+		}
 	}
 	return DisbursePlan{TenantID: d.TenantID, LoanID: d.LoanID, BorrowerID: d.BorrowerID, FIID: d.FIID, PrincipalSantim: d.PrincipalSantim,
-		Funding: funding, Destination: Payee{Account: Account{Partner: e.Payout.Partner, AccountNumber: e.Payout.AccountNumber},
-			HolderName: e.Payout.HolderName}, Status: d.Status, WorkflowID: d.WorkflowID}, nil
+		Funding: funding, Destination: to, Status: d.Status, WorkflowID: d.WorkflowID}, nil
 }
 
 // ErrEmployeeNotFound: the loan's borrower is no longer an employee of the business (deleted),

@@ -150,6 +150,11 @@ type Loan struct {
 	DisburseTransferID      *string    `bun:"disburse_transfer_id"`
 	DisbursedAt             *time.Time `bun:"disbursed_at"`
 	LastDisbursementFailure *string    `bun:"last_disbursement_failure"`
+	// Where it is paid: the borrower's payout account when it was requested (the FI approves
+	// it; empty on loans paid out before accounts were kept on loans).
+	PayoutPartner       string `bun:"payout_partner,nullzero"`
+	PayoutAccountNumber string `bun:"payout_account_number,nullzero"`
+	PayoutHolderName    string `bun:"payout_holder_name,nullzero"`
 
 	Instalments []LoanInstalment `bun:"-"`
 }
@@ -175,7 +180,7 @@ type LoanInstalment struct {
 // Originate makes a REQUESTED loan for an employee of the context's business (audited
 // RequestLoan, event loan.requested.v1): the borrower is locked, the quote's checks are run again
 // in tx (QuoteLoan: its refusals, in its order), and the loan and its instalments are stored with
-// the product's terms as quoted. See the package's "Affordability together".
+// the product's terms as quoted and the borrower's payout account (the one it is paid to). See the package's "Affordability together".
 func Originate(ctx context.Context, tx db.BunTx, project ProjectFunc, r QuoteRequest, now time.Time) (Loan, error) {
 	if err := r.Check(); err != nil {
 		return Loan{}, err
@@ -197,6 +202,11 @@ func Originate(ctx context.Context, tx db.BunTx, project ProjectFunc, r QuoteReq
 		RequestedBy: actor(ctx), RequestedAt: now, UpdatedAt: now}
 	if l.FIID == l.TenantID {
 		return Loan{}, ErrProductNotFound
+	}
+	if err := tx.NewRaw(`SELECT payout_partner, payout_account_number, payout_holder_name FROM app.employees
+		WHERE tenant_id = ? AND id = ?`, l.TenantID, l.BorrowerID).Scan(ctx, &l.PayoutPartner, &l.PayoutAccountNumber,
+		&l.PayoutHolderName); err != nil {
+		return Loan{}, fmt.Errorf("lending.originate: the borrower's payout account: %w", err)
 	}
 	for _, in := range s.Instalments {
 		l.Instalments = append(l.Instalments, LoanInstalment{TenantID: l.TenantID, LoanID: l.ID, FIID: l.FIID, Index: in.Index,
