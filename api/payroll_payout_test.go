@@ -1,12 +1,15 @@
 package api
 
 import (
+	"context"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/wagerail/wagerail/internal/platform/testkit"
+	"github.com/wagerail/wagerail/workflows"
 )
 
 // payrollPayoutEntry is an entry as the entries list shows where it is paid.
@@ -120,4 +123,66 @@ func TestPayrollPaysTheApprovedPayoutAccount(t *testing.T) {
 	bal = w.balances(t, []string{corrected, w.employees[dormant]})
 	require.Equal(t, after.NetSantim, bal[corrected])
 	require.Zero(t, bal[w.employees[dormant]])
+}
+
+// A run's disbursement resumed by a new saga (its first one terminated after the bank had its
+// batch) sends the list the claim sent, unchanged: not the entry the claim did not send (its
+// account was at another partner) that an operator has since retried and paid, and every
+// outcome on its own entry. Before, the resumed list took the retried entry in: the batch's
+// items shifted, the bank's outcomes were matched to the wrong entries and the last entry
+// waited for an outcome that never came (or, with the batch not yet at the bank, the retried
+// entry was paid twice).
+func TestPayrollResumedDisbursementSendsTheClaimedList(t *testing.T) {
+	w := payrollWorldOn(t, newEwaStack(t, ewaStackOpts{settleDelay: 3 * time.Second}), 4, payrollDisburseFunds)
+	w.setPayrollAccount(t, w.payroll, "Employer PLC")
+	var elsewhere string // an employee whose account is at another bank when the run is calculated
+	for id := range w.employees {
+		if id != w.employee && (elsewhere == "" || id < elsewhere) {
+			elsewhere = id
+		}
+	}
+	rec := w.owner.call(http.MethodPut, "/api/employees/"+elsewhere, map[string]any{
+		"payoutAccount": map[string]any{"partner": "cbe", "accountNumber": w.employees[elsewhere], "holderName": "Payee " + w.employees[elsewhere]}})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	run := w.approvedRun(t)
+	base := "/api/payroll/" + run.ID
+
+	rec = w.checker.call(http.MethodPost, base+"/disburse", nil, "Idempotency-Key", testkit.Unique("k"))
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	first := decode[payrollDisburseOut](t, rec)
+	require.Equal(t, 3, first.Sent)
+	require.Equal(t, 1, first.FailedUnsent)
+	sagaID := workflows.PayrollDisburseWorkflowID(run.ID)
+	require.Eventually(t, func() bool {
+		return w.count(t, `SELECT count(*) FROM gateway.transfers WHERE tenant_id = $1 AND reference LIKE $2`, w.tenant, sagaID+"%") == 3
+	}, 30*time.Second, 20*time.Millisecond, "the batch at the bank")
+	require.NoError(t, w.tc.TerminateWorkflow(context.Background(), sagaID, "", "test: the saga dies"))
+
+	// The entry the claim did not send: its account corrected (by the owner) and sent again (by
+	// the checker) in its own saga.
+	w.setPayout(t, w.owner, elsewhere, w.employees[elsewhere])
+	entry := w.entriesByEmployee(t, run.ID)[elsewhere]
+	require.Equal(t, "FAILED", entry.Status)
+	rec = w.checker.call(http.MethodPost, base+"/entries/"+entry.ID+"/retry", nil, "Idempotency-Key", testkit.Unique("k"))
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	require.Eventually(t, func() bool { return w.entriesByEmployee(t, run.ID)[elsewhere].Status == "PAID" },
+		30*time.Second, 50*time.Millisecond)
+
+	// A new saga resumes the run: the same three items, each with its own outcome.
+	rec = w.checker.call(http.MethodPost, base+"/disburse", nil, "Idempotency-Key", testkit.Unique("k"))
+	require.Contains(t, []int{http.StatusAccepted, http.StatusOK}, rec.Code, rec.Body.String())
+	require.Equal(t, 3, decode[payrollDisburseOut](t, rec).Sent)
+	w.waitRun(t, run.ID, "COMPLETED")
+	accounts := []string{w.payroll}
+	for _, a := range w.employees {
+		accounts = append(accounts, a)
+	}
+	bal := w.balances(t, accounts)
+	var paid int64
+	for id, e := range w.entriesByEmployee(t, run.ID) {
+		require.Equal(t, "PAID", e.Status, "entry of %s", id)
+		require.Equal(t, e.NetSantim, bal[w.employees[id]], "payee %s paid exactly once", id)
+		paid += e.NetSantim
+	}
+	require.Equal(t, int64(payrollDisburseFunds)-paid, bal[w.payroll])
 }

@@ -175,11 +175,12 @@ func ClaimDisbursement(ctx context.Context, tx db.BunTx, runID, wfID, partner st
 				failure_reason = CASE WHEN pe.net_santim <> 0 AND pe.payout_partner <> ? THEN ? END,
 				paid_at = CASE WHEN pe.net_santim = 0 THEN ?::timestamptz END,
 				attempts = CASE WHEN pe.net_santim = 0 OR pe.payout_partner <> ? THEN 0 ELSE 1 END,
+				claim_account = CASE WHEN pe.net_santim = 0 OR pe.payout_partner <> ? THEN NULL ELSE pe.payout_account END,
 				updated_at = ?
 			WHERE pe.tenant_id = ? AND pe.run_id = ? AND pe.status = 'APPROVED'
 			RETURNING pe.id, pe.run_id, pe.period, pe.employee_id, pe.status, pe.net_santim, coalesce(pe.failure_reason, '') AS failure_reason,
 				'' AS transfer_reference, pe.attempts`,
-			partner, partner, FailurePayoutOtherPartner, now, partner, now, r.TenantID, r.ID).Scan(ctx, &changed); err != nil &&
+			partner, partner, FailurePayoutOtherPartner, now, partner, partner, now, r.TenantID, r.ID).Scan(ctx, &changed); err != nil &&
 			!errors.Is(err, sql.ErrNoRows) {
 			return c, fmt.Errorf("payroll: claim entries: %w", err)
 		}
@@ -209,10 +210,11 @@ func ClaimDisbursement(ctx context.Context, tx db.BunTx, runID, wfID, partner st
 	}
 	c.Status = r.Status
 	c.Items = []DisburseItem{}
-	// The first attempts of this run, by entry id: the same list on every call (a retry's later
-	// attempt is its own saga's).
-	if err := tx.NewRaw(`SELECT id, payout_account, net_santim FROM app.payroll_entries
-		WHERE tenant_id = ? AND run_id = ? AND net_santim > 0 AND payout_account IS NOT NULL AND attempts >= 1
+	// The first attempts of this run, by entry id, to the accounts the claim sent them to: the
+	// same list on every call, whatever operators' retries did since (a retry's attempt is its
+	// own saga's), so a saga resuming the run sends the same batches and items.
+	if err := tx.NewRaw(`SELECT id, claim_account AS payout_account, net_santim FROM app.payroll_entries
+		WHERE tenant_id = ? AND run_id = ? AND claim_account IS NOT NULL
 		  ORDER BY id`,
 		r.TenantID, r.ID).Scan(ctx, &c.Items); err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return c, fmt.Errorf("payroll: claimed entries: %w", err)
@@ -559,7 +561,7 @@ func ReadDisbursementProgress(ctx context.Context, tx db.Writer, runID string, b
 		Entries       json.RawMessage `bun:"entries" db:"entries"`
 	}](ctx, tx, `
 		WITH entries AS MATERIALIZED (
-			SELECT id, status, net_santim, net_santim > 0 AND payout_account IS NOT NULL AND attempts >= 1 AS sent
+			SELECT id, status, net_santim, claim_account IS NOT NULL AS sent
 			FROM app.payroll_entries WHERE tenant_id = ? AND run_id = ?),
 		sent AS (
 			SELECT status, net_santim, (row_number() OVER (ORDER BY id) - 1) / ? AS batch FROM entries WHERE sent),

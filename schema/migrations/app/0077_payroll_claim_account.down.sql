@@ -1,0 +1,1 @@
+ALTER TABLE app.payroll_entries DROP COLUMN claim_account;
