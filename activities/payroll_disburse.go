@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"time"
 
@@ -38,8 +39,23 @@ var (
 const PayrollDisburseSaga = "payroll-disburse"
 
 // PayrollFanoutSuffix makes a payroll saga's fan-out id from the saga's workflow id: the record
-// step reads from the fan-out id which saga owns the outcomes it records.
+// step reads from the fan-out id which saga owns the outcomes it records. A run paid in parts
+// numbers the parts after the first: <saga>-pay, <saga>-pay2, <saga>-pay3…
 const PayrollFanoutSuffix = "-pay"
+
+// PayrollFanoutOwner is the saga whose fan-out (or part of one) fanoutID is.
+func PayrollFanoutOwner(fanoutID string) (string, bool) {
+	i := strings.LastIndex(fanoutID, PayrollFanoutSuffix)
+	if i <= 0 {
+		return "", false
+	}
+	if part := fanoutID[i+len(PayrollFanoutSuffix):]; part != "" {
+		if n, err := strconv.Atoi(part); err != nil || n < 2 || strconv.Itoa(n) != part {
+			return "", false
+		}
+	}
+	return fanoutID[:i], true
+}
 
 // PayrollDisburse holds the payroll disbursement saga's record steps: each is internal/payroll's
 // function (disburse.go) in one tenant-scoped bun transaction through recordBunStep; the store's
@@ -93,7 +109,7 @@ func (a *PayrollDisburse) Claim(ctx context.Context, in PayrollDisburseStep) (pa
 // Record marks the entries whose outcome became final PAID or FAILED (the fan-out's record
 // step): idempotent, and only for the attempt the fan-out's saga owns.
 func (a *PayrollDisburse) Record(ctx context.Context, in BulkRecordInput) error {
-	owner, ok := strings.CutSuffix(in.FanoutID, PayrollFanoutSuffix)
+	owner, ok := PayrollFanoutOwner(in.FanoutID)
 	var checks []error
 	if !ok || owner == "" {
 		checks = append(checks, &field.Error{Field: "fanoutId", Problem: "is not a payroll saga's fan-out"})

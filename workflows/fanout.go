@@ -112,6 +112,14 @@ type FanoutTotals struct {
 	SettledSantim, FailedSantim int64
 }
 
+// plus adds another fan-out's totals (a payroll run paid in parts).
+func (t *FanoutTotals) plus(o FanoutTotals) {
+	t.Settled += o.Settled
+	t.Failed += o.Failed
+	t.SettledSantim, _ = money.Add(t.SettledSantim, o.SettledSantim)
+	t.FailedSantim, _ = money.Add(t.FailedSantim, o.FailedSantim)
+}
+
 func (t *FanoutTotals) add(o FanoutItemOutcome) {
 	switch o.Status {
 	case FanoutItemSettled:

@@ -1,6 +1,8 @@
 package workflows
 
 import (
+	"strconv"
+
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
@@ -42,6 +44,15 @@ func PayrollDisburseWorkflowID(runID string) string { return "payroll-disburse-"
 // PayrollFanoutID is the id of the fan-out a payroll saga (the run's, or an entry's retry) pays
 // through; its batches are FanoutBatchID of it.
 func PayrollFanoutID(sagaID string) string { return sagaID + activities.PayrollFanoutSuffix }
+
+// PayrollFanoutPartID is the id of part (1-based) of a run's items: a run pays MaxFanoutItems
+// entries per fan-out, one after the other; part 1 is PayrollFanoutID.
+func PayrollFanoutPartID(sagaID string, part int) string {
+	if part <= 1 {
+		return PayrollFanoutID(sagaID)
+	}
+	return PayrollFanoutID(sagaID) + strconv.Itoa(part)
+}
 
 // PayrollDisburseInput starts the saga.
 type PayrollDisburseInput struct {
@@ -160,15 +171,18 @@ func (d *payrollDisburse) pay(ctx workflow.Context) (PayrollDisburseResult, erro
 	d.answer.accept(PayrollDisburseAccepted{RunID: d.in.RunID, Status: claim.Status, WorkflowID: d.wfID, Sent: len(claim.Items),
 		PaidWithoutTransfer: claim.PaidWithout, FailedUnsent: claim.FailedUnsent})
 
-	if len(claim.Items) > 0 {
-		d.progress.Stage, d.progress.FanoutID = StagePaying, PayrollFanoutID(d.wfID)
-		fres, err := payEntries(ctx, d.run, plan.Account, d.progress.FanoutID, claim.Items)
+	// A fan-out carries at most MaxFanoutItems: a larger run is paid in parts, one after the
+	// other, each its own fan-out (the same parts on every saga of the run: the claim's list is
+	// fixed).
+	for part, first := 1, 0; first < len(claim.Items); part, first = part+1, first+MaxFanoutItems {
+		d.progress.Stage, d.progress.FanoutID = StagePaying, PayrollFanoutPartID(d.wfID, part)
+		fres, err := payEntries(ctx, d.run, plan.Account, d.progress.FanoutID, claim.Items[first:min(first+MaxFanoutItems, len(claim.Items))])
 		if err != nil {
 			// A batch failed (its record step could not catch up): the run stays DISBURSING for an
 			// operator, who sees the batch's history (its items may have been paid).
 			return res, err
 		}
-		res.Totals = fres.FanoutTotals
+		res.Totals.plus(fres.FanoutTotals)
 		for _, f := range fres.Failures {
 			res.FailedEntries = append(res.FailedEntries, f.Key)
 		}

@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"fmt"
 	"os"
 	"testing"
 
@@ -79,6 +80,46 @@ func TestPayrollDisbursePaysThroughTheFanout(t *testing.T) {
 	require.True(t, h.answered)
 	require.NoError(t, h.updErr)
 	require.Equal(t, PayrollDisburseAccepted{RunID: "prun_1", Status: payroll.RunDisbursing, WorkflowID: payrollWF, Sent: 2, PaidWithoutTransfer: 1}, h.accepted)
+	h.env.AssertExpectations(t)
+}
+
+// A run of more entries than a fan-out carries is paid in parts, one fan-out after the other
+// (<saga>-pay, then <saga>-pay2), each with its share of the claimed list in order; the result
+// adds their totals and failures.
+func TestPayrollDisbursePaysALargeRunInParts(t *testing.T) {
+	h := newPayrollHarness[PayrollDisburseAccepted](t, payrollWF, PayrollDisburseAcceptedUpdate)
+	claim := payroll.DisburseClaim{Status: payroll.RunDisbursing, EntriesClaimed: MaxFanoutItems + 2}
+	for i := range MaxFanoutItems + 2 {
+		claim.Items = append(claim.Items, payroll.DisburseItem{EntryID: fmt.Sprintf("pent_%06d", i), ToAccount: fmt.Sprintf("EMP-%d", i),
+			AmountSantim: 100})
+	}
+	part := func(from, to int) FanoutInput {
+		in := FanoutInput{FanoutParams: payrollFanout.FanoutParams}
+		for _, it := range claim.Items[from:to] {
+			in.Items = append(in.Items, FanoutItem{Key: it.EntryID, ToAccount: it.ToAccount, AmountSantim: it.AmountSantim})
+		}
+		return in
+	}
+	h.on(activities.PayrollDisburseLoadPlanActivity, payrollStep).Return(payrollPlan, nil).Once()
+	h.on(activities.AccountGateActivity, payrollGate).Return(nil).Once()
+	h.on(activities.PayrollDisburseClaimActivity, payrollClaimStep).Return(claim, nil).Once()
+	h.env.OnWorkflow(FanoutWorkflowName, mock.Anything, part(0, MaxFanoutItems)).
+		Return(FanoutResult{Items: MaxFanoutItems, FanoutTotals: FanoutTotals{Settled: MaxFanoutItems, SettledSantim: 100 * MaxFanoutItems}}, nil).Once()
+	h.env.OnWorkflow(FanoutWorkflowName, mock.Anything, part(MaxFanoutItems, MaxFanoutItems+2)).
+		Return(FanoutResult{Items: 2, FanoutTotals: FanoutTotals{Settled: 1, Failed: 1, SettledSantim: 100, FailedSantim: 100},
+			Failures: []FanoutItemOutcome{{Index: 1, Key: claim.Items[MaxFanoutItems+1].EntryID, Status: FanoutItemFailed}}}, nil).Once()
+	h.on(activities.PayrollDisburseFinishActivity, payrollStep).
+		Return(activities.PayrollRunState{RunID: "prun_1", Status: payroll.RunDisbursed, Failed: 1}, nil).Once()
+	h.env.ExecuteWorkflow(PayrollDisburseWorkflowName, payrollIn)
+
+	require.True(t, h.env.IsWorkflowCompleted())
+	require.NoError(t, h.env.GetWorkflowError())
+	var res PayrollDisburseResult
+	require.NoError(t, h.env.GetWorkflowResult(&res))
+	require.Equal(t, MaxFanoutItems+2, res.Sent)
+	require.Equal(t, FanoutTotals{Settled: MaxFanoutItems + 1, Failed: 1, SettledSantim: 100 * (MaxFanoutItems + 1), FailedSantim: 100}, res.Totals)
+	require.Equal(t, []string{claim.Items[MaxFanoutItems+1].EntryID}, res.FailedEntries)
+	require.Equal(t, []string{payrollWF + "-pay", payrollWF + "-pay2"}, h.fanouts)
 	h.env.AssertExpectations(t)
 }
 
