@@ -100,10 +100,18 @@ func PayrollCompleteBatch(ctx workflow.Context, in PayrollCompleteBatchInput) (p
 			// completion with it; started again, every saga answers what it did.
 			return out, oc.err
 		case oc.code != "":
-			out.Refused.Add(o.AmountSantim)
+			// Refused whole, or (applied > 0) its excess over what was still owed.
+			out.Refused.Add(o.AmountSantim - oc.applied)
 			if len(out.RefusedLines) < payroll.MaxReportedRefusals {
 				out.RefusedLines = append(out.RefusedLines, payroll.RefusedDeduction{EntryID: o.EntryID, Kind: o.Kind,
-					Reference: o.Reference, AmountSantim: o.AmountSantim, Code: oc.code})
+					Reference: o.Reference, AmountSantim: o.AmountSantim - oc.applied, Code: oc.code})
+			}
+			switch {
+			case oc.applied == 0:
+			case o.Kind == payroll.ObligationEWA:
+				out.EWA.Add(oc.applied)
+			default:
+				out.Loans.Add(oc.applied)
 			}
 		case o.Kind == payroll.ObligationEWA:
 			out.EWA.Add(o.AmountSantim)
@@ -125,9 +133,11 @@ func PayrollCompleteBatch(ctx workflow.Context, in PayrollCompleteBatchInput) (p
 }
 
 // obligationOutcome is one line's outcome: recorded (no code), refused or failed by its source
-// (code), or an error; remitted when a remittance was started for it.
+// (code; applied is the part still owed that was applied, when the line exceeded it), or an
+// error; remitted when a remittance was started for it.
 type obligationOutcome struct {
 	code     string
+	applied  int64
 	remitted bool
 	err      error
 }
@@ -141,31 +151,60 @@ func applyObligation(ctx workflow.Context, in PayrollCompleteBatchInput, o payro
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 		TypedSearchAttributes: searchAttributes(in.TenantID, "payroll:"+in.RunID),
 	})
+	// The part still owed of a line that exceeds it (repaid by an admin route since the run was
+	// approved) is applied by a second repayment of its own id; the excess alone is refused.
+	owedCtx := workflow.WithWorkflowID(cctx, PayrollDeductionWorkflowID(in.TenantID, in.RunID, o)+":owed")
 	if o.Kind == payroll.ObligationEWA {
-		var res EwaRepayResult
-		err := workflow.ExecuteChildWorkflow(cctx, EwaRepayWorkflowName, EwaRepayInput{TenantID: in.TenantID, RequestID: o.RequestID,
-			AmountSantim: o.AmountSantim, Source: ewa.SourcePayroll, CorrelationID: in.CorrelationID}).Get(ctx, &res)
+		repay := func(ctx workflow.Context, amount int64) (EwaRepayResult, error) {
+			var res EwaRepayResult
+			err := workflow.ExecuteChildWorkflow(ctx, EwaRepayWorkflowName, EwaRepayInput{TenantID: in.TenantID, RequestID: o.RequestID,
+				AmountSantim: amount, Source: ewa.SourcePayroll, CorrelationID: in.CorrelationID}).Get(ctx, &res)
+			return res, err
+		}
+		res, err := repay(cctx, o.AmountSantim)
 		if err != nil {
 			return obligationOutcome{err: err}
 		}
-		return obligationOutcome{code: repayCode(res.Status, res.Code)}
+		out := obligationOutcome{code: repayCode(res.Status, res.Code)}
+		if res.Code == ewa.CodeRepaymentExceedsOutstanding && res.OutstandingSantim > 0 && res.OutstandingSantim < o.AmountSantim {
+			owed, err := repay(owedCtx, res.OutstandingSantim)
+			if err != nil {
+				return obligationOutcome{err: err}
+			}
+			if owed.Status == RepayRecorded {
+				out.applied = res.OutstandingSantim
+			}
+		}
+		return out
 	}
-	var res LoanRepayResult
-	for attempt := 0; ; attempt++ {
-		err := workflow.ExecuteChildWorkflow(cctx, LoanRepayWorkflowName, LoanRepayInput{TenantID: in.TenantID, LoanID: o.LoanID,
-			Index: o.Index, AmountSantim: o.AmountSantim, Source: lending.RepaySourcePayroll, CorrelationID: in.CorrelationID}).Get(ctx, &res)
-		if err != nil {
-			return obligationOutcome{err: err}
+	repay := func(ctx workflow.Context, amount int64) (LoanRepayResult, error) {
+		var res LoanRepayResult
+		for attempt := 0; ; attempt++ {
+			err := workflow.ExecuteChildWorkflow(ctx, LoanRepayWorkflowName, LoanRepayInput{TenantID: in.TenantID, LoanID: o.LoanID,
+				Index: o.Index, AmountSantim: amount, Source: lending.RepaySourcePayroll, CorrelationID: in.CorrelationID}).Get(ctx, &res)
+			if err != nil || res.Code != lending.CodeRepaymentInProgress || attempt >= loanInProgressRetries {
+				return res, err
+			}
+			if err := workflow.Sleep(ctx, loanInProgressWait); err != nil {
+				return res, err
+			}
 		}
-		if res.Code != lending.CodeRepaymentInProgress || attempt >= loanInProgressRetries {
-			break
-		}
-		if err := workflow.Sleep(ctx, loanInProgressWait); err != nil {
-			return obligationOutcome{err: err}
-		}
+	}
+	res, err := repay(cctx, o.AmountSantim)
+	if err != nil {
+		return obligationOutcome{err: err}
 	}
 	out := obligationOutcome{code: repayCode(res.Status, res.Code)}
-	if out.code == "" && res.Recorded.Instalment.Status == lending.InstalmentRepaid {
+	if res.Code == lending.CodeRepaymentExceedsOutstanding && res.OutstandingSantim > 0 && res.OutstandingSantim < o.AmountSantim {
+		owed, err := repay(owedCtx, res.OutstandingSantim)
+		if err != nil {
+			return obligationOutcome{err: err}
+		}
+		if owed.Status == RepayRecorded {
+			out.applied, res = res.OutstandingSantim, owed
+		}
+	}
+	if (out.code == "" || out.applied > 0) && res.Recorded.Instalment.Status == lending.InstalmentRepaid {
 		if err := startRemit(ctx, in, o); err != nil {
 			return obligationOutcome{err: err}
 		}

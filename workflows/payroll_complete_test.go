@@ -167,6 +167,41 @@ func TestPayrollCompleteReportsRefusalsAndRetriesInFlight(t *testing.T) {
 	require.Empty(t, h.childIDs(LoanRemitWorkflowName), "a partial repayment is not remitted")
 }
 
+// A line more than its source still owes (part repaid by an admin route since the approval):
+// the part still owed is applied by a second repayment under the line's id + ":owed" (the loan
+// instalment is then REPAID and remitted), and only the excess is refused and reported.
+func TestPayrollCompleteAppliesWhatIsStillOwed(t *testing.T) {
+	h := newCompleteHarness()
+	h.on(activities.PayrollCompleteCheckActivity, completeStep).Return(payroll.Run{ID: "prun_1", Status: payroll.RunDisbursed}, nil).Once()
+	h.page("", payroll.ObligationPage{Obligations: []payroll.Obligation{oblEWA, oblLoan0}, Last: "pent_a", Done: true})
+	h.env.OnWorkflow(EwaRepayWorkflowName, mock.Anything, EwaRepayInput{TenantID: "t1", RequestID: "ewa_1", AmountSantim: 103_000,
+		Source: ewa.SourcePayroll}).Return(EwaRepayResult{RequestID: "ewa_1", Status: RepayRefused, Code: ewa.CodeRepaymentExceedsOutstanding,
+		OutstandingSantim: 93_000}, nil).Once()
+	h.env.OnWorkflow(EwaRepayWorkflowName, mock.Anything, EwaRepayInput{TenantID: "t1", RequestID: "ewa_1", AmountSantim: 93_000,
+		Source: ewa.SourcePayroll}).Return(EwaRepayResult{RequestID: "ewa_1", Status: RepayRecorded}, nil).Once()
+	h.env.OnWorkflow(LoanRepayWorkflowName, mock.Anything, LoanRepayInput{TenantID: "t1", LoanID: "loan_1", Index: 0, AmountSantim: 50_000,
+		Source: lending.RepaySourcePayroll}).Return(LoanRepayResult{LoanID: "loan_1", Status: RepayRefused,
+		Code: lending.CodeRepaymentExceedsOutstanding, OutstandingSantim: 20_000}, nil).Once()
+	h.env.OnWorkflow(LoanRepayWorkflowName, mock.Anything, LoanRepayInput{TenantID: "t1", LoanID: "loan_1", Index: 0, AmountSantim: 20_000,
+		Source: lending.RepaySourcePayroll}).Return(LoanRepayResult{LoanID: "loan_1", Status: RepayRecorded,
+		Recorded: lending.RepaymentRecorded{Instalment: lending.LoanInstalment{Status: lending.InstalmentRepaid}}}, nil).Once()
+	h.env.OnWorkflow(LoanRemitWorkflowName, mock.Anything, LoanRemitInput{TenantID: "t1", LoanID: "loan_1", Index: 0}).
+		Return(LoanRemitResult{LoanID: "loan_1", Status: lending.RemitRemitted}, nil).Once()
+	h.env.OnActivity(activities.PayrollCompleteRecordActivity, mock.Anything, mock.Anything).
+		Return(activities.PayrollCompleted{Run: payroll.Run{ID: "prun_1", Status: payroll.RunCompleted}, Completed: true}, nil).Once()
+
+	res := h.run(t)
+	require.Equal(t, payroll.CompletionOutcome{EWA: payroll.Tally{Count: 1, Santim: 93_000}, Loans: payroll.Tally{Count: 1, Santim: 20_000},
+		Refused: payroll.Tally{Count: 2, Santim: 40_000}, Remittances: 1, RefusedLines: []payroll.RefusedDeduction{
+			{EntryID: "pent_a", Kind: payroll.ObligationEWA, Reference: "ewa_1", AmountSantim: 10_000, Code: ewa.CodeRepaymentExceedsOutstanding},
+			{EntryID: "pent_a", Kind: payroll.ObligationLoan, Reference: "loan_1#0", AmountSantim: 30_000, Code: lending.CodeRepaymentExceedsOutstanding}}},
+		res.Outcome)
+	require.Equal(t, []string{"payroll-deduction:t1:prun_1:pent_a:EWA_RECOVERY:ewa_1", "payroll-deduction:t1:prun_1:pent_a:EWA_RECOVERY:ewa_1:owed"},
+		h.childIDs(EwaRepayWorkflowName))
+	require.Equal(t, []string{"payroll-deduction:t1:prun_1:pent_a:LOAN_INSTALLMENT:loan_1#0", "payroll-deduction:t1:prun_1:pent_a:LOAN_INSTALLMENT:loan_1#0:owed"},
+		h.childIDs(LoanRepayWorkflowName))
+}
+
 // A run COMPLETED already: nothing is read or applied. A run in another state: REFUSED with the
 // code, nothing applied.
 func TestPayrollCompleteOnlyFromDisbursed(t *testing.T) {

@@ -52,11 +52,13 @@ import (
 // are the delinquency watch's). The completion event counts them (notApplied). An operator who
 // pays such an employee outside the run records the repayments by the admin routes.
 //
-// A repayment a source refuses (the request or instalment was repaid by an admin route between
-// approval and completion, so this deduction exceeds what is owed) is not retried: the run still
-// completes — holding every later period's calculation (PAYROLL_EARLIER_RUN_OPEN) for it would
-// be worse — and the refusal is reported, line by line, in payroll.run_completed.v1 (refused)
-// and the audit row, for an operator to refund the employee.
+// A repayment a source refuses is not retried: the run still completes — holding every later
+// period's calculation (PAYROLL_EARLIER_RUN_OPEN) for it would be worse — and the refusal is
+// reported, line by line, in payroll.run_completed.v1 (refused) and the audit row, for an
+// operator to refund the employee. When the request or instalment was partly repaid by an admin
+// route between approval and completion, so the line exceeds what is still owed, the part still
+// owed is applied (a second repayment of that amount) and only the excess is refused: the
+// source is settled with the money the employee had withheld, and the refund is the excess.
 
 // Codes of the completion refusals.
 const (
