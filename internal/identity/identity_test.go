@@ -75,9 +75,25 @@ func TestSessionsRotationAndRevocation(t *testing.T) {
 	require.Equal(t, "org_x", s2.ActiveOrganizationID)
 	_, err = identity.SessionByToken(ctx, d.App, tok1, t0.Add(time.Minute))
 	require.ErrorIs(t, err, identity.ErrNotFound)
+	require.Equal(t, t0.Add(time.Minute+identity.SessionLifetime), s2.ExpiresAt.UTC(), "the challenge verified: signed in now")
 	// A session already revoked cannot be rotated (a concurrent sign-out wins).
 	_, _, err = identity.RotateSession(ctx, d.App, s1, nil, t0.Add(time.Minute))
 	require.ErrorIs(t, err, identity.ErrNotFound)
+	// Any other rotation keeps the expiry: rotating every six days does not keep a token alive.
+	cur := s2
+	for day := 6; day <= 18; day += 6 {
+		next, tok, err := identity.RotateSession(ctx, d.App, cur, func(n *identity.NewSession) { n.ActiveOrganizationID = "org_y" },
+			t0.Add(time.Duration(day)*24*time.Hour))
+		if day > 6 {
+			require.ErrorIs(t, err, identity.ErrNotFound, "day %d: expired, nothing to rotate", day)
+			break
+		}
+		require.NoError(t, err)
+		require.Equal(t, s2.ExpiresAt.UTC(), next.ExpiresAt.UTC())
+		_, err = identity.SessionByToken(ctx, d.App, tok, s2.ExpiresAt)
+		require.ErrorIs(t, err, identity.ErrNotFound, "dead when the first full session would have been")
+		cur = next
+	}
 
 	// Revoking everything but one.
 	s3, tok3, err := identity.CreateSession(ctx, d.App, identity.NewSession{UserID: u.ID}, t0)

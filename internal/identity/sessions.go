@@ -37,6 +37,9 @@ type NewSession struct {
 	ActiveOrganizationID string
 	TwoFactorPending     bool
 	IP, UserAgent        string
+	// NotAfter caps the session's expiry (zero: the full lifetime from now): a rotated session
+	// ends when the one it replaces would have.
+	NotAfter time.Time
 }
 
 const sessionColumns = `id, user_id, coalesce(active_organization_id, ''), two_factor_pending, created_at, expires_at`
@@ -66,11 +69,15 @@ func CreateSession(ctx context.Context, q db.Querier, n NewSession, now time.Tim
 	if n.TwoFactorPending {
 		lifetime = ChallengeLifetime
 	}
+	expires := now.Add(lifetime)
+	if !n.NotAfter.IsZero() && n.NotAfter.Before(expires) {
+		expires = n.NotAfter
+	}
 	s, err := scanSession(q.QueryRow(ctx, `INSERT INTO app.sessions
 			(id, token_hash, user_id, active_organization_id, two_factor_pending, created_at, expires_at, ip_address, user_agent)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, nullif($8, ''), nullif($9, ''))
 		RETURNING `+sessionColumns,
-		NewID(), HashSecret(token), n.UserID, org, n.TwoFactorPending, now, now.Add(lifetime),
+		NewID(), HashSecret(token), n.UserID, org, n.TwoFactorPending, now, expires,
 		truncate(n.IP, 64), truncate(n.UserAgent, 256)))
 	if err != nil {
 		return Session{}, "", err
@@ -101,13 +108,16 @@ func RevokeUserSessions(ctx context.Context, q db.Querier, userID, keep string, 
 
 // RotateSession replaces s by a new session (new id and token) with changes applied, and revokes
 // s: used on every privilege change (organization switch, two-factor verified), so a token that
-// leaked before the change does not carry the new privilege.
+// leaked before the change does not carry the new privilege. The new session expires when s
+// would have — a rotation is not a sign-in, so rotating again and again never keeps a token alive
+// past SessionLifetime — except a two-factor challenge verified: that completes the sign-in,
+// and the full session lives SessionLifetime from then.
 func RotateSession(ctx context.Context, q db.Querier, s Session, change func(*NewSession), now time.Time) (Session, string, error) {
 	var ip, ua string
-	if err := q.QueryRow(ctx, `UPDATE app.sessions SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL
+	if err := q.QueryRow(ctx, `UPDATE app.sessions SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL AND expires_at > $2
 		RETURNING coalesce(ip_address, ''), coalesce(user_agent, '')`, s.ID, now).Scan(&ip, &ua); err != nil {
 		if errors.Is(err, pgx.ErrNoRows) {
-			return Session{}, "", ErrNotFound // revoked concurrently: the caller must sign in again
+			return Session{}, "", ErrNotFound // revoked concurrently, or expired: the caller must sign in again
 		}
 		return Session{}, "", wrap("rotate session", err)
 	}
@@ -115,6 +125,10 @@ func RotateSession(ctx context.Context, q db.Querier, s Session, change func(*Ne
 		TwoFactorPending: s.TwoFactorPending, IP: ip, UserAgent: ua}
 	if change != nil {
 		change(&n)
+	}
+	n.NotAfter = s.ExpiresAt
+	if s.TwoFactorPending && !n.TwoFactorPending {
+		n.NotAfter = time.Time{} // the challenge verified: signed in now
 	}
 	return CreateSession(ctx, q, n, now)
 }
