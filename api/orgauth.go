@@ -303,6 +303,9 @@ func (s *Server) acceptInvitation(c *gin.Context) {
 		case errors.Is(err, orgs.ErrInvitationEmail):
 			return refuse(http.StatusForbidden, "INVITATION_EMAIL_MISMATCH", "this invitation was sent to another e-mail address; sign in with that one",
 				"AcceptInvitation", "Invitation", inv.ID)
+		case errors.Is(err, orgs.ErrOrganizationSuspended):
+			return refuse(http.StatusForbidden, "ORGANIZATION_SUSPENDED", "this organization is suspended; accept the invitation once it is active again",
+				"AcceptInvitation", "Invitation", inv.ID)
 		case errors.Is(err, orgs.ErrAlreadyMember):
 			return refuse(http.StatusConflict, "ALREADY_MEMBER", "you are already a member of this organization", "AcceptInvitation", "Invitation", inv.ID)
 		case err != nil:

@@ -542,6 +542,38 @@ func TestOrgAuthInvitationDiesWithItsInvitersRight(t *testing.T) {
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 }
 
+// A suspended organization takes no new member: its pending invitation is refused (403
+// ORGANIZATION_SUSPENDED, audited DENIED, nothing written, the session not rotated) and stays
+// pending, so it is accepted once the organization is active again.
+func TestOrgAuthInvitationIntoASuspendedOrganization(t *testing.T) {
+	t.Parallel()
+	f := newAuthFixture(t)
+	owner, res := f.signUp("owner@suspended.test", "BUSINESS")
+	org := res.Organization.ID
+	invitee, _ := f.signUp("invitee@suspended.test", "MERCHANT")
+	tok := f.orgAuthInvite(owner, org, "invitee@suspended.test", "admin")
+	platform := f.platformAdmin("ops@suspended.test")
+	setStatus := func(status string) {
+		rec := platform.call(http.MethodPut, "/api/business/"+org+"/status", map[string]any{"status": status})
+		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	}
+	setStatus("SUSPENDED")
+	before := activeOrg(t, invitee)
+	refused(t, invitee.call(http.MethodPost, pathAccept, map[string]any{"token": tok}), http.StatusForbidden, "ORGANIZATION_SUSPENDED")
+	require.Equal(t, 1, f.orgAuthAudits(org, "AcceptInvitation", "DENIED"))
+	require.Equal(t, before, activeOrg(t, invitee), "the session stays where it was")
+	var members int
+	require.NoError(t, db.InTenantTx(context.Background(), f.d.App, org, func(tx pgx.Tx) error {
+		return tx.QueryRow(context.Background(), `SELECT count(*) FROM app.members`).Scan(&members)
+	}))
+	require.Equal(t, 1, members, "only the owner")
+
+	setStatus("ACTIVE")
+	rec := invitee.call(http.MethodPost, pathAccept, map[string]any{"token": tok})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.Equal(t, org, activeOrg(t, invitee))
+}
+
 func TestOrgAuthRemoveMember(t *testing.T) {
 	t.Parallel()
 	f := newAuthFixture(t)

@@ -42,6 +42,9 @@ var (
 	ErrInvalidInvitation = errors.New("orgs: invitation unknown, expired, used or canceled")
 	// ErrInvitationEmail: the invitation was sent to another e-mail than the accepting user's.
 	ErrInvitationEmail = errors.New("orgs: the invitation is for another e-mail")
+	// ErrOrganizationSuspended: the invitation's organization is suspended; the invitation stays
+	// pending (until it expires) and may be accepted once the organization is active again.
+	ErrOrganizationSuspended = errors.New("orgs: the organization is suspended")
 )
 
 // Invitation is an invitation as stored (never its token).
@@ -161,7 +164,9 @@ func AppRolesAfterRoleChange(current []string, from, to MemberRole) []string {
 // AcceptInvitation redeems token for the signed-in user (userID, whose e-mail is email): under a
 // row lock, so of two concurrent accepts exactly one succeeds, it checks the invitation is pending,
 // unexpired at now and of a live organization (else ErrInvalidInvitation), that it was sent to
-// email (else ErrInvitationEmail, with the invitation), adds the user as a member with the
+// email (else ErrInvitationEmail, with the invitation) and that the organization is not
+// suspended (else ErrOrganizationSuspended: a suspended organization takes no new member), adds
+// the user as a member with the
 // invitation's role and DefaultAppRoles (ErrAlreadyMember when they are one) and marks it
 // accepted. q's transaction must be scoped to tenant, the organization the token names.
 func AcceptInvitation(ctx context.Context, q db.Querier, tenant, token, email, userID string, now time.Time) (Invitation, Member, error) {
@@ -185,6 +190,9 @@ func AcceptInvitation(ctx context.Context, q db.Querier, tenant, token, email, u
 	}
 	if identity.NormalizeEmail(email) != inv.Email {
 		return inv, Member{}, ErrInvitationEmail
+	}
+	if orgStatus == OrgSuspended {
+		return inv, Member{}, ErrOrganizationSuspended
 	}
 	m, err := AddMember(ctx, q, tenant, NewMember{UserID: userID, Role: inv.Role, Status: Active, AppRoles: DefaultAppRoles(inv.Role)})
 	if err != nil {
