@@ -3,7 +3,9 @@ package api
 import (
 	"context"
 	"net/http"
+	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
@@ -155,4 +157,37 @@ func TestEqubJoinPastTheLastTurn(t *testing.T) {
 	}))
 	requireStatus(t, s.members[2].call(http.MethodPost, "/api/equb/groups/"+g.ID+"/join", nil), http.StatusConflict, "EQUB_GROUP_FULL")
 	require.Equal(t, 2, s.count(t, `SELECT count(*) FROM app.equb_memberships WHERE tenant_id = $1 AND group_id = $2`, s.tenant, g.ID))
+}
+
+// A member who leaves while their contribution is on its way (the saga between its plan and its
+// claim: the bank slow to answer the account lookup) is not charged for a group they left: the
+// claim finds them gone (EQUB_NOT_MEMBER, nothing moved, the pending posting voided), and the
+// open cycle still waits for every member it is due from. Found by an audit: the leave and the
+// claim each passed, the leaver's 50,000 went into the pool while their settlement said 0, the
+// cycle's due count fell and the payout went ahead without an ACTIVE member's contribution and
+// without a default.
+func TestEqubLeaveRacingAContribution(t *testing.T) {
+	t.Parallel()
+	s := newEqubStack(t, ewaStackOpts{}, 3)
+	s.srv.deps.EqubMoneyMovement = true
+	const amount int64 = 50_000
+	g := s.createGroup(t, equb.OrderFixed, true, amount)
+	s.joinAll(t, g)
+	s.openCycle(t, g)
+	leaver := s.members[2]
+	s.bank.Fault(t, leaver.account, map[string]any{"latencyMs": 5000})
+
+	done := make(chan *httptest.ResponseRecorder, 1)
+	go func() { done <- s.contribute(leaver, g.ID, testkit.Unique("c")) }()
+	time.Sleep(time.Second) // the saga is at the account lookup (or, slower, not yet planned: refused the same)
+	left := s.leave(t, leaver, g.ID)
+	require.Equal(t, "LEFT", left.Status)
+	rec := <-done
+	requireStatus(t, rec, http.StatusNotFound, "EQUB_NOT_MEMBER")
+	s.bank.Sandbox.ClearFault(t, leaver.account)
+
+	require.Equal(t, equbMemberBalance, s.sandboxBalance(t, leaver.account), "the leaver paid nothing")
+	require.Zero(t, s.count(t, `SELECT count(*) FROM app.equb_contributions WHERE tenant_id = $1 AND status <> 'FAILED'`, s.tenant))
+	s.contributeAndWait(t, s.members[0], g.ID)
+	requireStatus(t, s.payout(g.ID, 1, testkit.Unique("payout")), http.StatusConflict, "EQUB_CONTRIBUTIONS_OUTSTANDING")
 }

@@ -401,6 +401,12 @@ func Leave(ctx context.Context, tx db.BunTx, groupID, userID string, acknowledge
 	if err != nil {
 		return Membership{}, err
 	}
+	// The membership's row lock orders the leave with a contribution's claim (which locks it for
+	// share): a claim committed first is money in flight below, and a claim after the leave
+	// finds the member gone.
+	if _, err := tx.Exec(ctx, `SELECT 1 FROM app.equb_memberships WHERE tenant_id = $1 AND id = $2 FOR UPDATE`, m.TenantID, m.ID); err != nil {
+		return Membership{}, fmt.Errorf("equb.leave: lock the membership: %w", err)
+	}
 	var settlement int64
 	var b Balance
 	var cur Cycle

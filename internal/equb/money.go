@@ -263,7 +263,8 @@ func LoadPayrollContributionPlan(ctx context.Context, tx db.BunTx, src PayrollSo
 // ClaimContribution records the saga's contribution PENDING with its pending pool posting
 // (audited ContributeEqub, event equb.contribution_initiated.v1); the same saga again is a no-op.
 // Errors: EQUB_ALREADY_CONTRIBUTED (another saga holds the member's contribution to the cycle:
-// the database's index decides racing ones), EQUB_CYCLE_NOT_OPEN.
+// the database's index decides racing ones), EQUB_NOT_MEMBER (the member left since the plan),
+// EQUB_CYCLE_NOT_OPEN.
 func ClaimContribution(ctx context.Context, tx db.BunTx, p MoneyPlan, wfID, ledgerTxID string, now time.Time) (Contribution, error) {
 	var own Contribution
 	err := tx.NewSelect().Model(&own).Where("ct.tenant_id = ?", tenancy.TenantID(ctx)).Where("ct.workflow_id = ?", wfID).Scan(ctx)
@@ -272,6 +273,16 @@ func ClaimContribution(ctx context.Context, tx db.BunTx, p MoneyPlan, wfID, ledg
 	}
 	if !errors.Is(err, sql.ErrNoRows) {
 		return Contribution{}, fmt.Errorf("equb.claim_contribution: %w", err)
+	}
+	// Still a member: the row locked for share, so a leave (which locks it for update) either
+	// committed before (refused here) or waits and then sees this contribution in flight.
+	var status string
+	if err := tx.QueryRow(ctx, `SELECT status FROM app.equb_memberships WHERE tenant_id = $1 AND id = $2 FOR SHARE`,
+		p.TenantID, p.MembershipID).Scan(&status); err != nil {
+		return Contribution{}, fmt.Errorf("equb.claim_contribution: the membership: %w", err)
+	}
+	if status != MemberActive {
+		return Contribution{}, RefusalError(CodeNotMember)
 	}
 	c, err := cycleOfGroup(ctx, tx, p.GroupID, 0, true)
 	if err != nil {
