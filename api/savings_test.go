@@ -150,6 +150,28 @@ func TestSavingsEndToEnd(t *testing.T) {
 	requireStatus(t, w.me.hostile(http.MethodPost, "/api/savings/goals", map[string]any{"name": " ", "targetSantim": 1}), http.StatusBadRequest, "INVALID_REQUEST")
 }
 
+// A saver whose employment ended takes their savings back out: a deposit is refused
+// (SAVINGS_EMPLOYEE_NOT_ACTIVE), a withdrawal pays the goal's money to their payout account, and
+// the emptied goal closes. Found by an audit: every plan refused a saver who was not ACTIVE, so a
+// terminated employee's savings stayed in the escrow with no way out.
+func TestSavingsTerminatedSaverWithdraws(t *testing.T) {
+	t.Parallel()
+	w := newSavingsWorld(t, ewaStackOpts{sagaWait: 2 * time.Minute})
+	g := w.goal(t, "Rainy day", 50_000)
+	rec := w.move("deposit", g.ID, testkit.Unique("d"), 10_000)
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	w.waitSaved(t, g.ID, 10_000)
+	rec = w.owner.call(http.MethodPut, "/api/employees/"+w.employee+"/status", map[string]any{"status": "TERMINATED"})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+
+	requireStatus(t, w.move("deposit", g.ID, testkit.Unique("d"), 1_000), http.StatusConflict, "SAVINGS_EMPLOYEE_NOT_ACTIVE")
+	rec = w.move("withdraw", g.ID, testkit.Unique("w"), 10_000)
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	w.waitSaved(t, g.ID, 0)
+	require.Equal(t, int64(1_000_000), w.sandboxBalance(t, w.saver), "the saver has their money back")
+	w.closeGoal(t, g.ID)
+}
+
 // TestSavingsEscrowNotChangedWhileItHoldsMoney: the escrow account holds the goals' money and
 // every deposit and withdrawal moves money at the account set, so another account is refused 409
 // SAVINGS_ESCROW_IN_USE (details: what it holds) while a goal holds money, nothing changed

@@ -273,7 +273,9 @@ func loadPlan(ctx context.Context, tx pgx.Tx, goalID, employeeID string, kind Ki
 	if err != nil {
 		return Plan{}, err
 	}
-	if e.Status != employees.Active {
+	if e.Status != employees.Active && kind == Deposit {
+		// Only an ACTIVE employee saves more; one on leave, suspended or gone still takes their
+		// savings back out (to their payout account, through the same gates).
 		return Plan{}, refuse(CodeEmployeeNotActive)
 	}
 	if payout && (e.Payout.Partner == "" || e.Payout.AccountNumber == "") {
