@@ -30,6 +30,8 @@ func (s *Server) equbRoutes() []Route {
 		biz(Route{Method: http.MethodGet, Path: "/api/equb/groups/:id", Auth: Org, Role: orgs.PlainMember, Summary: "One equb group with its members and payout order", Handler: s.getEqubGroup}),
 		biz(Route{Method: http.MethodPost, Path: "/api/equb/groups/:id/join", Auth: Org, Role: orgs.PlainMember, Summary: "Join an equb group as the caller's employee", Handler: s.joinEqubGroup, Body: BodyNone}),
 		biz(Route{Method: http.MethodPost, Path: "/api/equb/groups/:id/leave", Auth: Org, Role: orgs.PlainMember, Summary: "Leave an equb group", Handler: s.leaveEqubGroup}),
+		biz(Route{Method: http.MethodPost, Path: "/api/equb/groups/:id/payout-account", Auth: Org, Role: orgs.PlainMember, Body: BodyNone,
+			Summary: "Take the caller's current payout account for their equb membership", Handler: s.takeEqubAccount}),
 		biz(Route{Method: http.MethodPost, Path: "/api/equb/groups/:id/cycles", Auth: Org, Role: orgs.Admin, Summary: "Open the group's next cycle with its escrow binding (organizer)", Handler: s.openEqubCycle, Body: BodyNone}),
 		biz(Route{Method: http.MethodGet, Path: "/api/equb/groups/:id/cycles", Auth: Org, Role: orgs.PlainMember, Summary: "The group's cycles (organizers and the group's members)", Handler: s.listEqubCycles}),
 		{Method: http.MethodGet, Path: "/api/me/equb/groups", Auth: Session, Summary: "The caller's own equb groups", Handler: s.myEqubGroups},
@@ -297,6 +299,28 @@ func (s *Server) leaveEqubGroup(c *gin.Context) {
 	})
 	if ok {
 		c.JSON(http.StatusOK, toEqubMemberJSON(m))
+	}
+}
+
+// equbMemberAccountJSON answers take-account: the membership's account.
+type equbMemberAccountJSON struct {
+	MembershipID  string            `json:"membershipId"`
+	GroupID       string            `json:"groupId"`
+	PayoutAccount payoutAccountJSON `json:"payoutAccount"`
+}
+
+func (s *Server) takeEqubAccount(c *gin.Context) {
+	id, ok := pathID(c)
+	if !ok {
+		return
+	}
+	user := callerOf(c).User.ID
+	m, ok := lendingValue(s, c, "TakeEqubAccount", "EqubGroup", id, func(ctx context.Context, tx db.BunTx) (equb.Membership, error) {
+		return equb.TakeAccount(ctx, tx, id, user, s.now())
+	})
+	if ok {
+		c.JSON(http.StatusOK, equbMemberAccountJSON{MembershipID: m.ID, GroupID: m.GroupID, PayoutAccount: payoutAccountJSON{
+			Partner: m.PayoutPartner, AccountNumber: m.PayoutAccountNumber, HolderName: m.PayoutHolderName}})
 	}
 }
 

@@ -191,3 +191,60 @@ func TestEqubLeaveRacingAContribution(t *testing.T) {
 	s.contributeAndWait(t, s.members[0], g.ID)
 	requireStatus(t, s.payout(g.ID, 1, testkit.Unique("payout")), http.StatusConflict, "EQUB_CONTRIBUTIONS_OUTSTANDING")
 }
+
+// A member's money moves only through the account their membership keeps: their payout account
+// when they joined, or one they took for the group since. An organization admin repointing an
+// employee's payout account afterwards neither charges a member's contribution to another's
+// account nor diverts a member's pot; the member taking an account sends their money there,
+// with the holder's name checked at the bank (a repointed account in the member's name but
+// another's at the bank is EQUB_ACCOUNT_INVALID, nothing moved). Found by two audits: the pot
+// went to an account of the admin's choosing, and one member's contribution was taken from
+// another member's account.
+func TestEqubMoneyMovesThroughTheMembersAccount(t *testing.T) {
+	t.Parallel()
+	s := newEqubStack(t, ewaStackOpts{}, 3)
+	s.srv.deps.EqubMoneyMovement = true
+	const amount int64 = 50_000
+	g := s.createGroup(t, equb.OrderFixed, false, amount)
+	s.joinAll(t, g)
+	s.openCycle(t, g)
+	recipient, payer, other := s.members[0], s.members[1], s.members[2]
+	repoint := func(m equbMemberClient, account, holder string) {
+		rec := s.owner.call(http.MethodPut, "/api/employees/"+m.employee, map[string]any{
+			"payoutAccount": map[string]any{"partner": "sandbox", "accountNumber": account, "holderName": holder}})
+		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	}
+	mallory := testkit.Unique("mallory")
+	s.bank.Account(t, mallory, "Mallory Admin", 0)
+	repoint(recipient, mallory, "Mallory Admin") // the bank's name: the holder-name rule alone passes it
+	repoint(payer, other.account, "Member B Equb")
+
+	for _, m := range s.members {
+		s.contributeAndWait(t, m, g.ID)
+	}
+	require.Equal(t, equbMemberBalance-amount, s.sandboxBalance(t, payer.account), "the payer's own account paid")
+	require.Equal(t, equbMemberBalance-amount, s.sandboxBalance(t, other.account), "nobody else's")
+	s.payOut(t, g.ID, 1)
+	require.Equal(t, equbMemberBalance-amount+3*amount, s.sandboxBalance(t, recipient.account), "the pot went to the recipient")
+	require.Zero(t, s.sandboxBalance(t, mallory))
+
+	// The payer takes the repointed account: in their name by the employer, another's at the
+	// bank — the next contribution is refused and nothing moves.
+	rec := payer.call(http.MethodPost, "/api/equb/groups/"+g.ID+"/payout-account", nil)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.Equal(t, other.account, decode[equbMemberAccountJSON](t, rec).PayoutAccount.AccountNumber)
+	s.openCycle(t, g)
+	requireStatus(t, s.contribute(payer, g.ID, testkit.Unique("c")), http.StatusConflict, "EQUB_ACCOUNT_INVALID")
+	require.Equal(t, equbMemberBalance-amount, s.sandboxBalance(t, other.account))
+
+	// A new account of the payer's own, taken: the contribution comes from it.
+	own := testkit.Unique("own")
+	s.bank.Account(t, own, "Member B Equb", amount)
+	repoint(payer, own, "Member B Equb")
+	rec = payer.call(http.MethodPost, "/api/equb/groups/"+g.ID+"/payout-account", nil)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	s.contributeAndWait(t, payer, g.ID)
+	require.Zero(t, s.sandboxBalance(t, own))
+	require.Equal(t, equbMemberBalance-amount, s.sandboxBalance(t, payer.account))
+	requireStatus(t, s.owner.call(http.MethodPost, "/api/equb/groups/"+g.ID+"/payout-account", nil), http.StatusNotFound, "EQUB_NOT_MEMBER")
+}

@@ -56,7 +56,8 @@ func equbRecord[O any](o workflow.LocalActivityOptions, a activities.Activity[ac
 }
 
 // equbContributeGates: the member's own account is looked up at the partner (it pays from it, or
-// receives the pot); a partner that cannot be asked refuses (fails closed).
+// receives the pot), its holder's name matched with the member's; a partner that cannot be asked
+// refuses (fails closed).
 var equbContributeGates = gateTable{
 	gates: []activities.GateKind{activities.GateAccount},
 	refusals: map[string]string{
@@ -128,11 +129,13 @@ func (d *equbMoney) begin(ctx workflow.Context) (o payoutOutcome, done bool, err
 	if d.groupID == "" { // a contribution by payroll deduction names its member by membership
 		d.groupID, d.base.GroupID = d.plan.GroupID, d.plan.GroupID
 	}
-	// 2. The member's account.
+	// 2. The member's account (the organization's payroll account for a payroll deduction), by
+	// the holder's name too when it is the member's.
 	d.progress.Stage = StageGates
 	if code, reason, refused := runGates(ctx, activities.GateInput{Saga: activities.EqubContributionSaga, Run: d.run,
 		SubjectType: activities.EqubGateSubjectType, SubjectID: d.plan.EmployeeID, TargetType: activities.EqubGateTargetType,
-		TargetID: d.groupID, Partner: d.plan.Member.Partner, AccountNumber: d.plan.Member.AccountNumber}, equbContributeGates); refused {
+		TargetID: d.groupID, Partner: d.plan.Member.Partner, AccountNumber: d.plan.Member.AccountNumber,
+		ExpectedHolderName: d.plan.Member.HolderName, RequireNameMatch: d.plan.Payroll == nil && d.plan.Member.HolderName != ""}, equbContributeGates); refused {
 		return d.refused(code, reason), true, nil
 	}
 	// 3. The pending pool posting; from here on the transfer's reference is fixed.

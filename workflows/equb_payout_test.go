@@ -24,7 +24,8 @@ var (
 		Escrow: equb.Account{Partner: "sandbox", AccountNumber: "ESCROW"}, PoolAccount: "equb:pool:biz-1:eqc_2"}
 	equbPayoutStep = activities.EqubStep{Run: equbPayoutRun, GroupID: "equb_1", Cycle: 2}
 	equbPayoutGate = activities.GateInput{Saga: "equb-contribution", Run: equbPayoutRun, SubjectType: "EMPLOYEE", SubjectID: "emp-2",
-		TargetType: "EqubGroup", TargetID: "equb_1", Partner: "sandbox", AccountNumber: "EMP-2"}
+		TargetType: "EqubGroup", TargetID: "equb_1", Partner: "sandbox", AccountNumber: "EMP-2", ExpectedHolderName: "Dawit Bekele",
+		RequireNameMatch: true}
 	// The payout empties the pool: Dr the pool / Cr the escrow's mirror.
 	equbPayoutLedger = activities.LedgerPostInput{Run: equbPayoutRun, IdempotencyKey: "equb-payout:" + equbPayoutWF, Step: "payout",
 		Legs: []activities.LedgerLeg{

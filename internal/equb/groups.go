@@ -117,6 +117,21 @@ type Membership struct {
 	// FirstCycle is the first cycle the member owes a contribution to (Due): 1 in a group that
 	// was FORMING when they joined, else the cycle after the group's last when they joined.
 	FirstCycle int `bun:"first_cycle"`
+	// The member's account: their payout account when they joined, or the one they took for the
+	// group since (TakeAccount). Contributions come from it and the pot goes to it; empty only on
+	// memberships that ended before memberships kept it.
+	PayoutPartner       string `bun:"payout_partner,nullzero"`
+	PayoutAccountNumber string `bun:"payout_account_number,nullzero"`
+	PayoutHolderName    string `bun:"payout_holder_name,nullzero"`
+}
+
+// account is the member's account (the employee's payout account on a membership that does not
+// keep one).
+func (m Membership) account(ctx context.Context, tx db.BunTx) (Account, error) {
+	if m.PayoutAccountNumber != "" {
+		return Account{Partner: m.PayoutPartner, AccountNumber: m.PayoutAccountNumber, HolderName: m.PayoutHolderName}, nil
+	}
+	return memberAccount(ctx, tx, m.EmployeeID)
 }
 
 // Due reports whether the member owes a contribution to cycle number n.
@@ -291,8 +306,10 @@ func Join(ctx context.Context, tx db.BunTx, groupID, employeeID, userID string, 
 	// row FOR UPDATE, so a join either commits before it (and the transfer handles the
 	// membership) or reads the employment it ended.
 	var status string
-	err = tx.QueryRow(ctx, `SELECT status FROM app.employees WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL FOR SHARE`,
-		g.TenantID, employeeID).Scan(&status)
+	var acct Account
+	err = tx.QueryRow(ctx, `SELECT status, payout_partner, payout_account_number, payout_holder_name FROM app.employees
+		WHERE tenant_id = $1 AND id = $2 AND deleted_at IS NULL FOR SHARE`,
+		g.TenantID, employeeID).Scan(&status, &acct.Partner, &acct.AccountNumber, &acct.HolderName)
 	if errors.Is(err, pgx.ErrNoRows) || err == nil && status != "ACTIVE" {
 		return Membership{}, RefusalError(CodeEmployeeNotActive)
 	}
@@ -316,7 +333,8 @@ func Join(ctx context.Context, tx db.BunTx, groupID, employeeID, userID string, 
 		return Membership{}, RefusalError(CodeGroupFull)
 	}
 	m := Membership{ID: "eqm_" + identity.NewID(), TenantID: g.TenantID, GroupID: g.ID, EmployeeID: employeeID, UserID: userID,
-		Status: MemberActive, JoinedAt: now, FirstCycle: 1}
+		Status: MemberActive, JoinedAt: now, FirstCycle: 1, PayoutPartner: acct.Partner, PayoutAccountNumber: acct.AccountNumber,
+		PayoutHolderName: acct.HolderName}
 	if g.Status == GroupRunning {
 		// A turn after the last: the group's turns are bounded as its members are (members who
 		// were paid and left keep theirs).
@@ -717,6 +735,34 @@ func groupEvent(g Group) map[string]any {
 	return map[string]any{"groupId": g.ID, "name": g.Name, "contributionSantim": g.ContributionSantim, "maxMembers": g.MaxMembers,
 		"payoutOrder": g.PayoutOrder, "allowChangesAfterStart": g.AllowChangesAfterStart, "status": g.Status,
 		"defaultRule": g.DefaultRule, "contributionDueHours": g.ContributionDueHours}
+}
+
+// TakeAccount makes the caller's payout account now the account of their ACTIVE membership of
+// the group (audited TakeEqubAccount, event equb.member_account_changed.v1): their later
+// contributions come from it and their pot goes to it. Only the member does this — an account
+// the employer sets for the employee reaches the group when the member takes it. A contribution
+// or payout already on its way keeps the account it planned with. Errors: EQUB_GROUP_NOT_FOUND,
+// EQUB_NOT_MEMBER.
+func TakeAccount(ctx context.Context, tx db.BunTx, groupID, userID string, now time.Time) (Membership, error) {
+	if _, err := GetGroup(ctx, tx, groupID); err != nil {
+		return Membership{}, err
+	}
+	m, err := ActiveMember(ctx, tx, groupID, userID)
+	if err != nil {
+		return Membership{}, err
+	}
+	acct, err := memberAccount(ctx, tx, m.EmployeeID)
+	if err != nil {
+		return Membership{}, err
+	}
+	m.PayoutPartner, m.PayoutAccountNumber, m.PayoutHolderName = acct.Partner, acct.AccountNumber, acct.HolderName
+	if _, err := tx.NewUpdate().Model(&m).Column("payout_partner", "payout_account_number", "payout_holder_name").
+		Where("m.tenant_id = ?", m.TenantID).WherePK().Where("m.status = ?", MemberActive).Exec(ctx); err != nil {
+		return Membership{}, fmt.Errorf("equb.take_account: %w", err)
+	}
+	ev := memberEvent(m)
+	ev["at"] = now.UTC()
+	return m, record(ctx, tx, "TakeEqubAccount", "EqubMembership", m.ID, "equb.member_account_changed.v1", ev)
 }
 
 func memberEvent(m Membership) map[string]any {

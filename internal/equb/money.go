@@ -207,7 +207,7 @@ func LoadContributionPlan(ctx context.Context, tx db.BunTx, groupID, userID, wfI
 	if err != nil {
 		return MoneyPlan{}, err
 	}
-	acct, err := memberAccount(ctx, tx, m.EmployeeID)
+	acct, err := m.account(ctx, tx)
 	if err != nil {
 		return MoneyPlan{}, err
 	}
@@ -431,7 +431,7 @@ func LoadPayoutPlan(ctx context.Context, tx db.BunTx, groupID string, number int
 	if err := tx.NewSelect().Model(&m).Where("m.tenant_id = ?", c.TenantID).Where("m.id = ?", c.RecipientID).Scan(ctx); err != nil {
 		return MoneyPlan{}, fmt.Errorf("equb.load_payout_plan: %w", err)
 	}
-	acct, err := memberAccount(ctx, tx, m.EmployeeID)
+	acct, err := m.account(ctx, tx)
 	if err != nil {
 		return MoneyPlan{}, err
 	}
