@@ -46,8 +46,10 @@ type EwaRepayStep struct {
 	ActorID      string // the user who asked; "" acts as system:ewa-repay
 	AmountSantim int64  // Reserve
 	Source       string // Reserve
-	LedgerTxID   string // Complete
-	Reason       string // Fail
+	// UpToOutstanding: Reserve takes what is still owed of AmountSantim (a payroll deduction).
+	UpToOutstanding bool   `json:",omitempty"`
+	LedgerTxID      string // Complete
+	Reason          string // Fail
 }
 
 // EwaRepayReserved is Reserve's answer (ewa.Reservation).
@@ -78,7 +80,7 @@ func (a *EwaRepay) Reserve(ctx context.Context, in EwaRepayStep) (EwaRepayReserv
 	var refusal error
 	err := a.inTx(ctx, in, func(ctx context.Context, tx pgx.Tx) error {
 		res, err := ewa.ReserveRepayment(ctx, tx, ewa.RepaymentAsk{RequestID: in.RequestID, WorkflowID: in.WorkflowID,
-			AmountSantim: in.AmountSantim, Source: in.Source})
+			AmountSantim: in.AmountSantim, Source: in.Source, UpToOutstanding: in.UpToOutstanding})
 		if errors.Is(err, ewa.ErrNotDisbursed) || errors.Is(err, ewa.ErrExceedsOutstanding) {
 			refusal = err // audited in tx, which commits
 			return nil

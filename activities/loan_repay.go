@@ -52,8 +52,11 @@ type LoanRepayStep struct {
 	AmountSantim int64  // Reserve
 	Source       string // Reserve
 	Reference    string // Reserve
-	LedgerTxID   string // Complete
-	Reason       string // Fail
+	// UpToOutstanding: Reserve takes what the instalment still owes of AmountSantim (a payroll
+	// deduction).
+	UpToOutstanding bool   `json:",omitempty"`
+	LedgerTxID      string // Complete
+	Reason          string // Fail
 }
 
 // LoanRepayReserved is Reserve's answer: the reserved repayment (with its parts and ledger key)
@@ -79,7 +82,7 @@ func (a *LoanRepay) Reserve(ctx context.Context, in LoanRepayStep) (LoanRepayRes
 	var refusal error
 	err := a.inTx(ctx, in, func(ctx context.Context, tx pgx.Tx) error {
 		p, inst, err := lending.ReserveRepayment(ctx, tx, lending.RepaymentAsk{LoanID: in.LoanID, Index: in.Index, WorkflowID: in.WorkflowID,
-			AmountSantim: in.AmountSantim, Source: in.Source, Reference: in.Reference})
+			AmountSantim: in.AmountSantim, Source: in.Source, Reference: in.Reference, UpToOutstanding: in.UpToOutstanding})
 		if ruleRefusal(err) {
 			refusal = err // audited in tx, which commits
 			return nil

@@ -416,3 +416,65 @@ func TestLoanRestructureWaitsForAnOpenRun(t *testing.T) {
 	rec := restructure()
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 }
+
+// A completion's EWA recovery against advances an admin route repaid since the run was approved:
+// A repaid in full with source PAYROLL (the same amount and source as the run's line), B in part.
+// The run's line for A is refused whole (EWA_NOT_DISBURSED, for a refund: the employee paid it
+// twice) — it is not taken for a replay of the admin's repayment; B's line repays what B still
+// owes and only the excess is refused. The page run again (a restarted completion: the same child
+// ids) answers the same outcome and moves nothing. Found by an audit: A's line was counted as
+// recovered with nothing posted, and a page run again reported B's applied part as refused.
+func TestPayrollCompletionAgainstAdvancesRepaidMeanwhile(t *testing.T) {
+	t.Parallel()
+	s := newCompletionStack(t)
+	advance := func() ewaRequestJSON {
+		a := s.request(t, 10_000)
+		rec := s.disburse(a.ID, testkit.Unique("disburse"))
+		require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+		return s.waitStatus(t, a.ID, "DISBURSED")
+	}
+	a, b := advance(), advance()
+	repay := func(r ewaRequestJSON, amount int64) {
+		rec := s.owner.call(http.MethodPost, "/api/ewa/requests/"+r.ID+"/record-repayment",
+			map[string]any{"ewaRequestId": r.ID, "repaidAmountSantim": amount, "source": "PAYROLL"}, "Idempotency-Key", testkit.Unique("repay"))
+		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	}
+	repay(a, a.TotalSantim)
+	const paidMeanwhile = 4_000
+	repay(b, paidMeanwhile)
+	entry := completeEntry{id: "pent_" + testkit.Unique("t"), employee: s.employee, status: payroll.EntryPaid, gross: 1_500_000, lines: []completeLine{
+		{Kind: "PAYE", Reference: "ETH-2024", AmountSantim: 302_500},
+		{Kind: "EWA_RECOVERY", Reference: a.ID, AmountSantim: a.TotalSantim},
+		{Kind: "EWA_RECOVERY", Reference: b.ID, AmountSantim: b.TotalSantim},
+	}}
+	runID := fixtureDisbursedRun(t, s, []completeEntry{entry})
+
+	ctx := context.Background()
+	started, err := workflows.StartPayrollComplete(ctx, s.tc, s.queue, s.tenant, runID)
+	require.NoError(t, err)
+	var res workflows.PayrollCompleteResult
+	require.NoError(t, started.Get(ctx, &res))
+	want := payroll.CompletionOutcome{EWA: payroll.Tally{Count: 1, Santim: b.TotalSantim - paidMeanwhile},
+		Refused: payroll.Tally{Count: 2, Santim: a.TotalSantim + paidMeanwhile}, RefusedLines: []payroll.RefusedDeduction{
+			{EntryID: entry.id, Kind: payroll.ObligationEWA, Reference: a.ID, AmountSantim: a.TotalSantim, Code: ewa.CodeNotDisbursed},
+			{EntryID: entry.id, Kind: payroll.ObligationEWA, Reference: b.ID, AmountSantim: paidMeanwhile, Code: ewa.CodeRepaymentExceedsOutstanding}}}
+	require.Equal(t, workflows.PayrollCompleted, res.Status)
+	require.Equal(t, want, res.Outcome)
+	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.ewa_repayments WHERE request_id = $1 AND status = 'POSTED'`, a.ID), "the admin's only")
+	require.Equal(t, "REPAID", string(s.waitStatus(t, b.ID, "REPAID").Status))
+	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.ewa_repayments WHERE request_id = $1 AND status = 'POSTED'
+		AND amount_santim = $2 AND workflow_id LIKE 'payroll-deduction:%'`, b.ID, b.TotalSantim-paidMeanwhile))
+
+	// The page again, as a restarted completion runs it.
+	txs := s.count(t, `SELECT count(*) FROM ledger.transactions WHERE tenant_id = $1`, s.tenant)
+	obls := []payroll.Obligation{
+		{EntryID: entry.id, EmployeeID: s.employee, Kind: payroll.ObligationEWA, Reference: a.ID, RequestID: a.ID, AmountSantim: a.TotalSantim},
+		{EntryID: entry.id, EmployeeID: s.employee, Kind: payroll.ObligationEWA, Reference: b.ID, RequestID: b.ID, AmountSantim: b.TotalSantim}}
+	page, err := s.tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: testkit.Unique("page-again"), TaskQueue: s.queue},
+		workflows.PayrollCompleteBatchWorkflowName, workflows.PayrollCompleteBatchInput{TenantID: s.tenant, RunID: runID, Obligations: obls})
+	require.NoError(t, err)
+	var again payroll.CompletionOutcome
+	require.NoError(t, page.Get(ctx, &again))
+	require.Equal(t, want, again)
+	require.Equal(t, txs, s.count(t, `SELECT count(*) FROM ledger.transactions WHERE tenant_id = $1`, s.tenant), "nothing posted again")
+}

@@ -43,7 +43,10 @@ type EwaRepayInput struct {
 	RequestID    string
 	AmountSantim int64
 	Source       string // PAYROLL, EMPLOYER or EMPLOYEE
-	ActorID      string // the user who asked: the actor of the saga's audit rows
+	// UpToOutstanding repays what is still owed of AmountSantim (a payroll run's deduction: never
+	// a replay of another repayment; the result's repayment says what was taken).
+	UpToOutstanding bool   `json:",omitempty"`
+	ActorID         string // the user who asked: the actor of the saga's audit rows
 	// CorrelationID is the HTTP request id, carried into activity logs and audit rows.
 	CorrelationID string
 }
@@ -101,7 +104,7 @@ func EwaRepay(ctx workflow.Context, in EwaRepayInput) (EwaRepayResult, error) {
 func (r *repay) repay(ctx workflow.Context) (EwaRepayResult, error) {
 	log := workflow.GetLogger(ctx)
 	step := activities.EwaRepayStep{Run: r.run, RequestID: r.in.RequestID, ActorID: r.in.ActorID,
-		AmountSantim: r.in.AmountSantim, Source: r.in.Source}
+		AmountSantim: r.in.AmountSantim, Source: r.in.Source, UpToOutstanding: r.in.UpToOutstanding}
 	res := EwaRepayResult{RequestID: r.in.RequestID}
 
 	// 1. The reservation.

@@ -38,7 +38,10 @@ type LoanRepayInput struct {
 	AmountSantim int64
 	Source       string // MANUAL or PAYROLL
 	Reference    string `json:",omitempty"` // optional external reference
-	ActorID      string // the user who asked ("" for a payroll run: the steps act as system:loan-repay)
+	// UpToOutstanding repays what the instalment still owes of AmountSantim (a payroll run's
+	// deduction; the result's repayment says what was taken).
+	UpToOutstanding bool   `json:",omitempty"`
+	ActorID         string // the user who asked ("" for a payroll run: the steps act as system:loan-repay)
 	// CorrelationID is the HTTP request id (or the payroll run's), carried into logs and audit rows.
 	CorrelationID string
 }
@@ -103,7 +106,7 @@ func LoanRepay(ctx workflow.Context, in LoanRepayInput) (LoanRepayResult, error)
 func (r *loanRepay) repay(ctx workflow.Context) (LoanRepayResult, error) {
 	log := workflow.GetLogger(ctx)
 	step := activities.LoanRepayStep{Run: r.run, LoanID: r.in.LoanID, Index: r.in.Index, ActorID: r.in.ActorID,
-		AmountSantim: r.in.AmountSantim, Source: r.in.Source, Reference: r.in.Reference}
+		AmountSantim: r.in.AmountSantim, Source: r.in.Source, Reference: r.in.Reference, UpToOutstanding: r.in.UpToOutstanding}
 	res := LoanRepayResult{LoanID: r.in.LoanID, Index: r.in.Index}
 
 	// 1. The reservation.

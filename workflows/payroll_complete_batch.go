@@ -151,66 +151,55 @@ func applyObligation(ctx workflow.Context, in PayrollCompleteBatchInput, o payro
 		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 		TypedSearchAttributes: searchAttributes(in.TenantID, "payroll:"+in.RunID),
 	})
-	// The part still owed of a line that exceeds it (repaid by an admin route since the run was
-	// approved) is applied by a second repayment of its own id; the excess alone is refused.
-	owedCtx := workflow.WithWorkflowID(cctx, PayrollDeductionWorkflowID(in.TenantID, in.RunID, o)+":owed")
+	// Each repays what is still owed of the line (UpToOutstanding): an advance or instalment
+	// repaid in part by an admin route since the run was approved takes the rest, the excess is
+	// refused (reported for a refund). The saga answers again with its own repayment when the
+	// page is run again, so the outcome is the same.
 	if o.Kind == payroll.ObligationEWA {
-		repay := func(ctx workflow.Context, amount int64) (EwaRepayResult, error) {
-			var res EwaRepayResult
-			err := workflow.ExecuteChildWorkflow(ctx, EwaRepayWorkflowName, EwaRepayInput{TenantID: in.TenantID, RequestID: o.RequestID,
-				AmountSantim: amount, Source: ewa.SourcePayroll, CorrelationID: in.CorrelationID}).Get(ctx, &res)
-			return res, err
-		}
-		res, err := repay(cctx, o.AmountSantim)
+		var res EwaRepayResult
+		err := workflow.ExecuteChildWorkflow(cctx, EwaRepayWorkflowName, EwaRepayInput{TenantID: in.TenantID, RequestID: o.RequestID,
+			AmountSantim: o.AmountSantim, Source: ewa.SourcePayroll, UpToOutstanding: true, CorrelationID: in.CorrelationID}).Get(ctx, &res)
 		if err != nil {
 			return obligationOutcome{err: err}
 		}
-		out := obligationOutcome{code: repayCode(res.Status, res.Code)}
-		if res.Code == ewa.CodeRepaymentExceedsOutstanding && res.OutstandingSantim > 0 && res.OutstandingSantim < o.AmountSantim {
-			owed, err := repay(owedCtx, res.OutstandingSantim)
-			if err != nil {
-				return obligationOutcome{err: err}
-			}
-			if owed.Status == RepayRecorded {
-				out.applied = res.OutstandingSantim
-			}
-		}
-		return out
+		return partOf(o, repayCode(res.Status, res.Code), res.Repayment.AmountSantim, ewa.CodeRepaymentExceedsOutstanding)
 	}
-	repay := func(ctx workflow.Context, amount int64) (LoanRepayResult, error) {
-		var res LoanRepayResult
-		for attempt := 0; ; attempt++ {
-			err := workflow.ExecuteChildWorkflow(ctx, LoanRepayWorkflowName, LoanRepayInput{TenantID: in.TenantID, LoanID: o.LoanID,
-				Index: o.Index, AmountSantim: amount, Source: lending.RepaySourcePayroll, CorrelationID: in.CorrelationID}).Get(ctx, &res)
-			if err != nil || res.Code != lending.CodeRepaymentInProgress || attempt >= loanInProgressRetries {
-				return res, err
-			}
-			if err := workflow.Sleep(ctx, loanInProgressWait); err != nil {
-				return res, err
-			}
-		}
-	}
-	res, err := repay(cctx, o.AmountSantim)
-	if err != nil {
-		return obligationOutcome{err: err}
-	}
-	out := obligationOutcome{code: repayCode(res.Status, res.Code)}
-	if res.Code == lending.CodeRepaymentExceedsOutstanding && res.OutstandingSantim > 0 && res.OutstandingSantim < o.AmountSantim {
-		owed, err := repay(owedCtx, res.OutstandingSantim)
+	var res LoanRepayResult
+	for attempt := 0; ; attempt++ {
+		err := workflow.ExecuteChildWorkflow(cctx, LoanRepayWorkflowName, LoanRepayInput{TenantID: in.TenantID, LoanID: o.LoanID,
+			Index: o.Index, AmountSantim: o.AmountSantim, Source: lending.RepaySourcePayroll, UpToOutstanding: true,
+			CorrelationID: in.CorrelationID}).Get(ctx, &res)
 		if err != nil {
 			return obligationOutcome{err: err}
 		}
-		if owed.Status == RepayRecorded {
-			out.applied, res = res.OutstandingSantim, owed
+		if res.Code != lending.CodeRepaymentInProgress || attempt >= loanInProgressRetries {
+			break
+		}
+		if err := workflow.Sleep(ctx, loanInProgressWait); err != nil {
+			return obligationOutcome{err: err}
 		}
 	}
-	if (out.code == "" || out.applied > 0) && res.Recorded.Instalment.Status == lending.InstalmentRepaid {
+	out := partOf(o, repayCode(res.Status, res.Code), res.Recorded.Repayment.AmountSantim, lending.CodeRepaymentExceedsOutstanding)
+	if out.applied > 0 && res.Recorded.Instalment.Status == lending.InstalmentRepaid {
 		if err := startRemit(ctx, in, o); err != nil {
 			return obligationOutcome{err: err}
 		}
 		out.remitted = true
 	}
 	return out
+}
+
+// partOf is a repayment saga's outcome for line o: code "" when it recorded a repayment of
+// applied; a repayment of less than the line (what was still owed) is applied with the rest
+// refused under excessCode.
+func partOf(o payroll.Obligation, code string, applied int64, excessCode string) obligationOutcome {
+	switch {
+	case code != "":
+		return obligationOutcome{code: code}
+	case applied < o.AmountSantim:
+		return obligationOutcome{code: excessCode, applied: applied}
+	}
+	return obligationOutcome{applied: applied}
 }
 
 // repayCode is "" for a recorded repayment, else the refusal's or failure's code.

@@ -103,13 +103,16 @@ func TestPayrollCompleteAppliesEveryPage(t *testing.T) {
 	h.page("", payroll.ObligationPage{Obligations: []payroll.Obligation{oblEWA, oblLoan0}, Last: "pent_a"})
 	h.page("pent_a", payroll.ObligationPage{Obligations: []payroll.Obligation{oblLoan1}, Last: "pent_b", Done: true})
 	h.env.OnWorkflow(EwaRepayWorkflowName, mock.Anything, EwaRepayInput{TenantID: "t1", RequestID: "ewa_1", AmountSantim: 103_000,
-		Source: ewa.SourcePayroll}).Return(EwaRepayResult{RequestID: "ewa_1", Status: RepayRecorded}, nil).Once()
+		Source: ewa.SourcePayroll, UpToOutstanding: true}).Return(EwaRepayResult{RequestID: "ewa_1", Status: RepayRecorded,
+		Repayment: ewa.Repayment{AmountSantim: 103_000}}, nil).Once()
 	h.env.OnWorkflow(LoanRepayWorkflowName, mock.Anything, LoanRepayInput{TenantID: "t1", LoanID: "loan_1", Index: 0, AmountSantim: 50_000,
-		Source: lending.RepaySourcePayroll}).Return(LoanRepayResult{LoanID: "loan_1", Status: RepayRecorded,
-		Recorded: lending.RepaymentRecorded{Instalment: lending.LoanInstalment{Status: lending.InstalmentRepaid}}}, nil).Once()
+		Source: lending.RepaySourcePayroll, UpToOutstanding: true}).Return(LoanRepayResult{LoanID: "loan_1", Status: RepayRecorded,
+		Recorded: lending.RepaymentRecorded{Repayment: lending.LoanRepayment{AmountSantim: 50_000},
+			Instalment: lending.LoanInstalment{Status: lending.InstalmentRepaid}}}, nil).Once()
 	h.env.OnWorkflow(LoanRepayWorkflowName, mock.Anything, LoanRepayInput{TenantID: "t1", LoanID: "loan_2", Index: 1, AmountSantim: 7_000,
-		Source: lending.RepaySourcePayroll}).Return(LoanRepayResult{LoanID: "loan_2", Index: 1, Status: RepayRecorded,
-		Recorded: lending.RepaymentRecorded{Instalment: lending.LoanInstalment{Status: lending.InstalmentPartiallyRepaid}}}, nil).Once()
+		Source: lending.RepaySourcePayroll, UpToOutstanding: true}).Return(LoanRepayResult{LoanID: "loan_2", Index: 1, Status: RepayRecorded,
+		Recorded: lending.RepaymentRecorded{Repayment: lending.LoanRepayment{AmountSantim: 7_000},
+			Instalment: lending.LoanInstalment{Status: lending.InstalmentPartiallyRepaid}}}, nil).Once()
 	h.env.OnWorkflow(LoanRemitWorkflowName, mock.Anything, LoanRemitInput{TenantID: "t1", LoanID: "loan_1", Index: 0}).
 		Return(LoanRemitResult{LoanID: "loan_1", Status: lending.RemitRemitted}, nil).Once()
 	want := payroll.CompletionOutcome{EWA: payroll.Tally{Count: 1, Santim: 103_000}, Loans: payroll.Tally{Count: 2, Santim: 57_000},
@@ -148,7 +151,7 @@ func TestPayrollCompleteReportsRefusalsAndRetriesInFlight(t *testing.T) {
 	h.env.OnWorkflow(LoanRepayWorkflowName, mock.Anything, mock.Anything).Return(LoanRepayResult{LoanID: "loan_2", Index: 1,
 		Status: RepayRefused, Code: lending.CodeRepaymentInProgress}, nil).Twice()
 	h.env.OnWorkflow(LoanRepayWorkflowName, mock.Anything, mock.Anything).Return(LoanRepayResult{LoanID: "loan_2", Index: 1,
-		Status: RepayRecorded}, nil).Once()
+		Status: RepayRecorded, Recorded: lending.RepaymentRecorded{Repayment: lending.LoanRepayment{AmountSantim: 7_000}}}, nil).Once()
 	want := payroll.CompletionOutcome{Loans: payroll.Tally{Count: 1, Santim: 7_000}, Refused: payroll.Tally{Count: 1, Santim: 103_000},
 		RefusedLines: []payroll.RefusedDeduction{{EntryID: "pent_a", Kind: payroll.ObligationEWA, Reference: "ewa_1", AmountSantim: 103_000,
 			Code: ewa.CodeNotDisbursed}}}
@@ -168,23 +171,20 @@ func TestPayrollCompleteReportsRefusalsAndRetriesInFlight(t *testing.T) {
 }
 
 // A line more than its source still owes (part repaid by an admin route since the approval):
-// the part still owed is applied by a second repayment under the line's id + ":owed" (the loan
-// instalment is then REPAID and remitted), and only the excess is refused and reported.
+// each line is its saga with UpToOutstanding, which takes what is still owed; the batch applies
+// that (the loan instalment, REPAID by it, is remitted) and reports only the excess as refused.
+// Run again (a restarted completion), the sagas answer their own repayments: the same outcome.
 func TestPayrollCompleteAppliesWhatIsStillOwed(t *testing.T) {
 	h := newCompleteHarness()
 	h.on(activities.PayrollCompleteCheckActivity, completeStep).Return(payroll.Run{ID: "prun_1", Status: payroll.RunDisbursed}, nil).Once()
 	h.page("", payroll.ObligationPage{Obligations: []payroll.Obligation{oblEWA, oblLoan0}, Last: "pent_a", Done: true})
 	h.env.OnWorkflow(EwaRepayWorkflowName, mock.Anything, EwaRepayInput{TenantID: "t1", RequestID: "ewa_1", AmountSantim: 103_000,
-		Source: ewa.SourcePayroll}).Return(EwaRepayResult{RequestID: "ewa_1", Status: RepayRefused, Code: ewa.CodeRepaymentExceedsOutstanding,
-		OutstandingSantim: 93_000}, nil).Once()
-	h.env.OnWorkflow(EwaRepayWorkflowName, mock.Anything, EwaRepayInput{TenantID: "t1", RequestID: "ewa_1", AmountSantim: 93_000,
-		Source: ewa.SourcePayroll}).Return(EwaRepayResult{RequestID: "ewa_1", Status: RepayRecorded}, nil).Once()
+		Source: ewa.SourcePayroll, UpToOutstanding: true}).Return(EwaRepayResult{RequestID: "ewa_1", Status: RepayRecorded,
+		Repayment: ewa.Repayment{AmountSantim: 93_000}}, nil).Once()
 	h.env.OnWorkflow(LoanRepayWorkflowName, mock.Anything, LoanRepayInput{TenantID: "t1", LoanID: "loan_1", Index: 0, AmountSantim: 50_000,
-		Source: lending.RepaySourcePayroll}).Return(LoanRepayResult{LoanID: "loan_1", Status: RepayRefused,
-		Code: lending.CodeRepaymentExceedsOutstanding, OutstandingSantim: 20_000}, nil).Once()
-	h.env.OnWorkflow(LoanRepayWorkflowName, mock.Anything, LoanRepayInput{TenantID: "t1", LoanID: "loan_1", Index: 0, AmountSantim: 20_000,
-		Source: lending.RepaySourcePayroll}).Return(LoanRepayResult{LoanID: "loan_1", Status: RepayRecorded,
-		Recorded: lending.RepaymentRecorded{Instalment: lending.LoanInstalment{Status: lending.InstalmentRepaid}}}, nil).Once()
+		Source: lending.RepaySourcePayroll, UpToOutstanding: true}).Return(LoanRepayResult{LoanID: "loan_1", Status: RepayRecorded,
+		Recorded: lending.RepaymentRecorded{Repayment: lending.LoanRepayment{AmountSantim: 20_000},
+			Instalment: lending.LoanInstalment{Status: lending.InstalmentRepaid}}}, nil).Once()
 	h.env.OnWorkflow(LoanRemitWorkflowName, mock.Anything, LoanRemitInput{TenantID: "t1", LoanID: "loan_1", Index: 0}).
 		Return(LoanRemitResult{LoanID: "loan_1", Status: lending.RemitRemitted}, nil).Once()
 	h.env.OnActivity(activities.PayrollCompleteRecordActivity, mock.Anything, mock.Anything).
@@ -196,10 +196,6 @@ func TestPayrollCompleteAppliesWhatIsStillOwed(t *testing.T) {
 			{EntryID: "pent_a", Kind: payroll.ObligationEWA, Reference: "ewa_1", AmountSantim: 10_000, Code: ewa.CodeRepaymentExceedsOutstanding},
 			{EntryID: "pent_a", Kind: payroll.ObligationLoan, Reference: "loan_1#0", AmountSantim: 30_000, Code: lending.CodeRepaymentExceedsOutstanding}}},
 		res.Outcome)
-	require.Equal(t, []string{"payroll-deduction:t1:prun_1:pent_a:EWA_RECOVERY:ewa_1", "payroll-deduction:t1:prun_1:pent_a:EWA_RECOVERY:ewa_1:owed"},
-		h.childIDs(EwaRepayWorkflowName))
-	require.Equal(t, []string{"payroll-deduction:t1:prun_1:pent_a:LOAN_INSTALLMENT:loan_1#0", "payroll-deduction:t1:prun_1:pent_a:LOAN_INSTALLMENT:loan_1#0:owed"},
-		h.childIDs(LoanRepayWorkflowName))
 }
 
 // A run COMPLETED already: nothing is read or applied. A run in another state: REFUSED with the

@@ -76,6 +76,10 @@ type RepaymentAsk struct {
 	WorkflowID   string
 	AmountSantim int64
 	Source       string
+	// UpToOutstanding repays what is still owed of AmountSantim (all of it when that is less):
+	// a payroll run's deduction, money withheld from pay. It is never a replay of another
+	// repayment (it is new money), and what it does not take is the caller's to refund.
+	UpToOutstanding bool
 }
 
 // Reservation is ReserveRepayment's answer: the reserved repayment and the request as it is, or
@@ -176,6 +180,19 @@ func (st repaymentState) check(amount int64, source string) (replay bool, err er
 	return false, nil
 }
 
+// upTo is the part of amount a repayment that takes what is still owed may reserve now (the
+// outstanding less what is reserved). Errors: ErrNotDisbursed, *OverpaymentError (nothing owed).
+func (st repaymentState) upTo(amount int64) (int64, error) {
+	if st.req.Status != Disbursed {
+		return 0, fmt.Errorf("%w: status %s", ErrNotDisbursed, st.req.Status)
+	}
+	left := st.req.Outstanding() - st.pending
+	if left <= 0 {
+		return 0, &OverpaymentError{OutstandingSantim: max(left, 0)}
+	}
+	return min(amount, left), nil
+}
+
 // validAsk checks what a repayment names (ErrInvalid wraps the *field.Error).
 func validAsk(ask RepaymentAsk) error {
 	err := field.Identifier("ewaRequestId", ask.RequestID, 0)
@@ -225,7 +242,8 @@ func ReserveRepayment(ctx context.Context, tx pgx.Tx, ask RepaymentAsk) (Reserva
 		return Reservation{}, err
 	}
 	if p, err := RepaymentByWorkflow(ctx, tx, ask.WorkflowID); err == nil {
-		if p.RequestID != ask.RequestID || p.AmountSantim != ask.AmountSantim || p.Source != ask.Source {
+		if p.RequestID != ask.RequestID || p.Source != ask.Source || p.AmountSantim != ask.AmountSantim &&
+			!(ask.UpToOutstanding && p.AmountSantim < ask.AmountSantim) {
 			return Reservation{}, fmt.Errorf("%w: workflow %s reserved another repayment", ErrInvalid, ask.WorkflowID)
 		}
 		return Reservation{Repayment: p, Request: cur}, nil
@@ -236,7 +254,12 @@ func ReserveRepayment(ctx context.Context, tx pgx.Tx, ask RepaymentAsk) (Reserva
 	if err != nil {
 		return Reservation{}, err
 	}
-	replay, err := st.check(ask.AmountSantim, ask.Source)
+	amount, replay := ask.AmountSantim, false
+	if ask.UpToOutstanding {
+		amount, err = st.upTo(amount)
+	} else {
+		replay, err = st.check(amount, ask.Source)
+	}
 	if err != nil {
 		details := map[string]any{"code": CodeOf(err), "workflowId": ask.WorkflowID, "amountSantim": ask.AmountSantim, "source": ask.Source}
 		if aerr := record(ctx, tx, cur, ActionRecordRepayment, audit.Denied, details, "", nil); aerr != nil {
@@ -254,7 +277,7 @@ func ReserveRepayment(ctx context.Context, tx pgx.Tx, ask RepaymentAsk) (Reserva
 	p, err := scanRepayment(tx.QueryRow(ctx, `INSERT INTO app.ewa_repayments (id, tenant_id, request_id, seq, workflow_id,
 			amount_santim, source, ledger_key, requested_by)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING `+repaymentColumns,
-		"ewarep_"+identity.NewID(), cur.TenantID, cur.ID, seq, ask.WorkflowID, ask.AmountSantim, ask.Source,
+		"ewarep_"+identity.NewID(), cur.TenantID, cur.ID, seq, ask.WorkflowID, amount, ask.Source,
 		RepaymentLedgerKey(cur.ID, seq), tenancy.Actor(ctx)))
 	if err != nil {
 		return Reservation{}, fmt.Errorf("ewa: reserve repayment: %w", err)

@@ -136,6 +136,9 @@ type RepaymentAsk struct {
 	AmountSantim int64
 	Source       string
 	Reference    string // optional
+	// UpToOutstanding repays what the instalment still owes of AmountSantim (all of it when that
+	// is less): a payroll run's deduction; what it does not take is the caller's to refund.
+	UpToOutstanding bool
 }
 
 // CheckRepaymentFields validates a repayment's fields as the API receives them.
@@ -344,12 +347,17 @@ func ReserveRepayment(ctx context.Context, tx pgx.Tx, ask RepaymentAsk) (LoanRep
 	if p, ok, err := RepaymentByWorkflow(ctx, tx, ask.WorkflowID); err != nil {
 		return LoanRepayment{}, LoanInstalment{}, err
 	} else if ok {
-		if p.LoanID != ask.LoanID || p.Index != ask.Index || p.AmountSantim != ask.AmountSantim || p.Source != ask.Source || p.Reference != ask.Reference {
+		if p.LoanID != ask.LoanID || p.Index != ask.Index || p.Source != ask.Source || p.Reference != ask.Reference ||
+			p.AmountSantim != ask.AmountSantim && !(ask.UpToOutstanding && p.AmountSantim < ask.AmountSantim) {
 			return LoanRepayment{}, LoanInstalment{}, &field.Error{Field: "workflowId", Problem: "reserved another repayment"}
 		}
 		return p, in, nil
 	}
-	if err := checkRepayment(ctx, tx, l, in, ask.AmountSantim); err != nil {
+	amount := ask.AmountSantim
+	if ask.UpToOutstanding && in.Outstanding() > 0 {
+		amount = min(amount, in.Outstanding())
+	}
+	if err := checkRepayment(ctx, tx, l, in, amount); err != nil {
 		var r *payroll.Refusal
 		if errors.As(err, &r) {
 			details := map[string]any{"code": r.Code, "loanId": l.ID, "index": in.Index, "workflowId": ask.WorkflowID,
@@ -366,7 +374,7 @@ func ReserveRepayment(ctx context.Context, tx pgx.Tx, ask RepaymentAsk) (LoanRep
 		l.TenantID, l.ID, in.Index).Scan(&seq); err != nil {
 		return LoanRepayment{}, LoanInstalment{}, fmt.Errorf("lending: reserve repayment: %w", err)
 	}
-	parts := RepaymentParts(in, ask.AmountSantim)
+	parts := RepaymentParts(in, amount)
 	var ref *string
 	if ask.Reference != "" {
 		ref = &ask.Reference
@@ -374,7 +382,7 @@ func ReserveRepayment(ctx context.Context, tx pgx.Tx, ask RepaymentAsk) (LoanRep
 	p, err := scanRepayment(tx.QueryRow(ctx, `INSERT INTO app.loan_repayments (id, tenant_id, loan_id, fi_id, idx, seq, workflow_id,
 			amount_santim, interest_santim, fee_santim, principal_santim, source, reference, status, ledger_key, requested_by)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, 'PENDING', $14, $15) RETURNING `+repaymentColumns,
-		"lrep_"+identity.NewID(), l.TenantID, l.ID, l.FIID, in.Index, seq, ask.WorkflowID, ask.AmountSantim, parts.InterestSantim,
+		"lrep_"+identity.NewID(), l.TenantID, l.ID, l.FIID, in.Index, seq, ask.WorkflowID, amount, parts.InterestSantim,
 		parts.FeeSantim, parts.PrincipalSantim, ask.Source, ref, RepaymentLedgerKey(l.ID, in.Index, seq), actor(ctx)))
 	if err != nil {
 		return LoanRepayment{}, LoanInstalment{}, fmt.Errorf("lending: reserve repayment: %w", err)
