@@ -546,7 +546,7 @@ func TestEwaDisburseRealRun(t *testing.T) {
 	tr := stack.WaitTransfer(t, ref, gatewayv1.TransferStatus_TRANSFER_STATUS_SETTLED)
 	require.Equal(t, int64(500_00), tr.GetAmountSantim())
 	require.Equal(t, res.TransferID, tr.GetId())
-	require.Equal(t, 3, r.steps(), "Begin, ClaimWithLedgerTx, MarkDisbursed")
+	require.Equal(t, oncePerSaga, r.steps(), "Begin, ClaimWithLedgerTx, MarkDisbursed")
 
 	testkit.RecordHistory(t, tc, wfID, run.GetRunID(), ewaDisburseLeaveTimerHistoryFile)
 }
@@ -593,7 +593,7 @@ func TestEwaDisburseRealRunContinuesAsNew(t *testing.T) {
 	require.Equal(t, "ewa-disburse:"+wfID, tx.GetTransaction().GetIdempotencyKey())
 	tr := r.stack.WaitTransfer(t, partnerref.Leg(partnerref.EwaDisburse, wfID, 1), gatewayv1.TransferStatus_TRANSFER_STATUS_SETTLED)
 	require.Equal(t, res.TransferID, tr.GetId())
-	require.Equal(t, 3, r.steps(), "Begin, ClaimWithLedgerTx, MarkDisbursed: none again in a later run")
+	require.Equal(t, oncePerSaga, r.steps(), "Begin, ClaimWithLedgerTx, MarkDisbursed: none again in a later run")
 
 	// The recorded resumed history predates leg references and stays as it is (see above).
 }
@@ -610,13 +610,13 @@ type realRun struct {
 	plan  ewa.Plan
 
 	mu       sync.Mutex
-	recorded []activities.EwaStep
+	recorded map[string]map[string]bool // record step → the runs (run ids) it ran in
 }
 
 func newRealRun(t *testing.T, settleDelay time.Duration) *realRun {
 	t.Helper()
 	st := newSettlingStack(t, settleDelay)
-	r := &realRun{tc: st.tc, queue: testkit.Unique("ewa-disburse"), stack: st.stack}
+	r := &realRun{tc: st.tc, queue: testkit.Unique("ewa-disburse"), stack: st.stack, recorded: map[string]map[string]bool{}}
 	r.led = ledger.NewClient(ledgertest.Serve(t, st.d.App, nil), ledger.ClientOptions{})
 
 	tenant, requestID, employee := testkit.Unique("tenant"), testkit.Unique("req"), testkit.Unique("emp")
@@ -628,19 +628,27 @@ func newRealRun(t *testing.T, settleDelay time.Duration) *realRun {
 		AccountNameMatch: true, Status: ewa.Requested}
 
 	w := st.moneyWorker(r.queue, r.led)
-	record := func(in activities.EwaStep) {
+	// Each step is recorded with the run it ran in: a local activity runs at least once (a
+	// workflow task lost under load runs it again in the same run), the saga's promise is that no
+	// step runs again in a later run.
+	record := func(ctx context.Context, name string) {
 		r.mu.Lock()
 		defer r.mu.Unlock()
-		r.recorded = append(r.recorded, in)
+		if r.recorded[name] == nil {
+			r.recorded[name] = map[string]bool{}
+		}
+		r.recorded[name][activity.GetInfo(ctx).WorkflowExecution.RunID] = true
 	}
-	w.RegisterActivityWithOptions(func(_ context.Context, in activities.EwaStep) (ewa.Plan, error) { record(in); return r.plan, nil },
-		activity.RegisterOptions{Name: activities.EwaLoadPlanActivity})
+	w.RegisterActivityWithOptions(func(ctx context.Context, _ activities.EwaStep) (ewa.Plan, error) {
+		record(ctx, activities.EwaLoadPlanActivity)
+		return r.plan, nil
+	}, activity.RegisterOptions{Name: activities.EwaLoadPlanActivity})
 	for _, a := range []activities.Action[activities.EwaStep]{activities.EwaClaim, activities.EwaMarkDisbursed, activities.EwaMarkFailed,
 		activities.EwaSetLedgerTx, activities.EwaClaimWithLedgerTx} {
-		a.Register(w, func(_ context.Context, in activities.EwaStep) error { record(in); return nil })
+		a.Register(w, func(ctx context.Context, _ activities.EwaStep) error { record(ctx, a.Name); return nil })
 	}
-	activities.EwaBegin.Register(w, func(_ context.Context, in activities.EwaStep) (activities.EwaBeginResult, error) {
-		record(in)
+	activities.EwaBegin.Register(w, func(ctx context.Context, _ activities.EwaStep) (activities.EwaBeginResult, error) {
+		record(ctx, activities.EwaBegin.Name)
 		return activities.EwaBeginResult{Plan: r.plan}, nil
 	})
 	require.NoError(t, w.Start())
@@ -661,12 +669,20 @@ func (r *realRun) start(t *testing.T, ctx context.Context) string {
 	return wfID
 }
 
-// steps is how many record steps (load, claim, set ledger tx, mark) ran.
-func (r *realRun) steps() int {
+// steps is how many runs each record step (load, claim, set ledger tx, mark) that ran ran in.
+func (r *realRun) steps() map[string]int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return len(r.recorded)
+	out := map[string]int{}
+	for name, runs := range r.recorded {
+		out[name] = len(runs)
+	}
+	return out
 }
+
+// oncePerSaga is steps' answer for a saga whose Begin, ClaimWithLedgerTx and MarkDisbursed each
+// ran in one run, and nothing else ran.
+var oncePerSaga = map[string]int{activities.EwaBegin.Name: 1, activities.EwaClaimWithLedgerTx.Name: 1, activities.EwaMarkDisbursed.Name: 1}
 
 // The database is down for longer than a record step's hour once the money has moved, at the
 // record of a settled transfer and at the record of a failed one: the run waits it out and
