@@ -66,8 +66,8 @@ func TestPayrollAutoLockSchedule(t *testing.T) {
 	event := outbox.Event{ID: "evt-1", Type: payroll.EventAutoLockChanged, TenantID: o.ID}
 	scheduleID := PayrollAutoLockScheduleID(o.ID)
 
-	// The month before this one, calculated: the run a firing this month locks (its lock time,
-	// the 1st at 00:00 UTC, has always passed).
+	// The month before this one, calculated and approved: the run a firing this month locks (its
+	// lock time, the 1st at 00:00 UTC, has always passed).
 	now := time.Now().UTC()
 	period := time.Date(now.Year(), now.Month()-1, 1, 0, 0, 0, 0, time.UTC).Format("2006-01")
 	var run payroll.Run
@@ -76,6 +76,10 @@ func TestPayrollAutoLockSchedule(t *testing.T) {
 			return err
 		}
 		run, err = payroll.CalculateRun(ctx, tx, run.ID, now)
+		return err
+	})
+	in("u-checker", func(ctx context.Context, tx db.BunTx) (err error) {
+		run, err = payroll.ApproveRun(ctx, tx, run.ID, now)
 		return err
 	})
 

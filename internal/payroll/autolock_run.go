@@ -18,10 +18,15 @@ import (
 
 // Why a firing of the auto-lock locked nothing (AutoLockOutcome.Skipped).
 const (
-	AutoLockSkipDisabled      = "DISABLED"       // the policy was turned off after the schedule fired
-	AutoLockSkipNotDue        = "NOT_DUE"        // the period's lock time has not come (the policy moved it later)
-	AutoLockSkipNoRun         = "NO_RUN"         // the period has no live run
-	AutoLockSkipDraft         = "DRAFT"          // a DRAFT run has no figures to freeze
+	AutoLockSkipDisabled = "DISABLED" // the policy was turned off after the schedule fired
+	AutoLockSkipNotDue   = "NOT_DUE"  // the period's lock time has not come (the policy moved it later)
+	AutoLockSkipNoRun    = "NO_RUN"   // the period has no live run
+	AutoLockSkipDraft    = "DRAFT"    // a DRAFT run has no figures to freeze
+	// AutoLockSkipNotApproved: a CALCULATED run's figures are not approved yet. Locked, it could
+	// no more be calculated again nor cancelled, and an input the lock does not close (a salary,
+	// an advance) would make it stale for good: its approver decides first, then a person locks
+	// it (POST /api/payroll/{id}/lock).
+	AutoLockSkipNotApproved   = "NOT_APPROVED"
 	AutoLockSkipAlreadyLocked = "ALREADY_LOCKED" // a person, or an earlier firing, locked it
 )
 
@@ -72,6 +77,9 @@ func AutoLockDue(ctx context.Context, tx db.BunTx, now time.Time) (AutoLockOutco
 	switch {
 	case r.Status == RunDraft:
 		out.Skipped = AutoLockSkipDraft
+		return out, nil
+	case r.Status == RunCalculated:
+		out.Skipped = AutoLockSkipNotApproved
 		return out, nil
 	case r.Locked():
 		out.Skipped = AutoLockSkipAlreadyLocked

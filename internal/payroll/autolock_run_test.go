@@ -14,7 +14,8 @@ import (
 )
 
 // A firing of the auto-lock locks the run of the month before, in the policy's time zone, once
-// its lock time has passed — and only then, only when enabled, and only a run with figures.
+// its lock time has passed — and only then, only when enabled, and only a run with approved
+// figures.
 func TestAutoLockDue(t *testing.T) {
 	d := testkit.NewDB(t)
 	o := payrolltest.NewOrg(t, d)
@@ -52,6 +53,13 @@ func TestAutoLockDue(t *testing.T) {
 	require.Equal(t, payroll.AutoLockOutcome{Period: "2026-10", RunID: r.ID, Skipped: payroll.AutoLockSkipDraft}, fire(due))
 	_, err = runAs(t, o, "u-maker", func(ctx context.Context, tx db.BunTx) (payroll.Run, error) {
 		return payroll.CalculateRun(ctx, tx, r.ID, runNow)
+	})
+	require.NoError(t, err)
+	// Calculated, not approved: left for its approver (locked, it could not be calculated again
+	// nor cancelled, and a salary changed since would leave it stale for good).
+	require.Equal(t, payroll.AutoLockOutcome{Period: "2026-10", RunID: r.ID, Skipped: payroll.AutoLockSkipNotApproved}, fire(due))
+	_, err = runAs(t, o, "u-checker", func(ctx context.Context, tx db.BunTx) (payroll.Run, error) {
+		return payroll.ApproveRun(ctx, tx, r.ID, runNow)
 	})
 	require.NoError(t, err)
 

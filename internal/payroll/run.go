@@ -709,7 +709,7 @@ func CancelRun(ctx context.Context, tx db.BunTx, id, reason string, mayUndoAppro
 // LockRun locks a run (CALCULATED onwards, once): it is no longer calculated nor cancelled and
 // its period's inputs are closed (audited LockPayrollRun, event payroll.run_locked.v1). Errors:
 // ErrRunNotFound; PAYROLL_RUN_INVALID_STATE (409: DRAFT or CANCELLED); PAYROLL_RUN_LOCKED (409:
-// already locked).
+// already locked); PAYROLL_RUN_CALCULATING (409: a calculation is under way).
 func LockRun(ctx context.Context, tx db.BunTx, id string, now time.Time) (Run, error) {
 	r, err := getRun(ctx, tx, id, true)
 	if err != nil {
@@ -720,6 +720,12 @@ func LockRun(ctx context.Context, tx db.BunTx, id string, now time.Time) (Run, e
 	}
 	if r.Locked() {
 		return r, errRunLocked(r, "locked again")
+	}
+	if r.Calculating() {
+		// The calculation under way would be refused on commit and the figures before it frozen.
+		rf := errRunCalculating(r).(*Refusal)
+		rf.Message = "the payroll run is being calculated: lock it once the calculation has ended"
+		return r, rf
 	}
 	now = now.UTC()
 	r.LockedBy, r.LockedAt, r.UpdatedAt = tenancy.Actor(ctx), now, now

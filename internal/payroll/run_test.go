@@ -292,9 +292,15 @@ func TestRunCancelAndLock(t *testing.T) {
 	}))
 
 	// A locked run is frozen: not recalculated, not cancelled, not locked twice; approval goes on.
+	// Not locked while a calculation is under way (it would be refused and the figures before it
+	// frozen).
 	r3 := create("2026-10")
 	_, err = move(maker, calc(r3.ID))
 	require.NoError(t, err)
+	exec(t, o, `UPDATE app.payroll_runs SET calculating_at = now(), calculating_by = 'u-maker' WHERE id = $1`, r3.ID)
+	_, err = move(checker, lock(r3.ID))
+	require.Equal(t, payroll.CodeRunCalculating, refusalCode(err))
+	exec(t, o, `UPDATE app.payroll_runs SET calculating_at = NULL, calculating_by = NULL WHERE id = $1`, r3.ID)
 	r3, err = move(checker, lock(r3.ID))
 	require.NoError(t, err)
 	require.True(t, r3.Locked())
