@@ -339,39 +339,57 @@ const MaxDueCourtOrderRemits = 500
 // remittance under their tenant's policy: the effective courtOrderAutoSubmit is true, the run's
 // figures are settled (COMPLETED, or DISBURSED with no FAILED entry) and a payee withheld for
 // has no remittance yet. A payee whose remittance FAILED is not due: a person submits it again
-// (the audit row and the run's remittances say why it failed). By tenant, then run id.
+// (the audit row and the run's remittances say why it failed). By tenant, then run id; at most
+// MaxDueCourtOrderRemits.
 func DueCourtOrderRemits(ctx context.Context, tx db.BunTx) ([]DueCourtOrderRemit, error) {
-	rows, err := db.Select[DueCourtOrderRemit](ctx, tx, `
-		SELECT DISTINCT pe.tenant_id, pe.run_id
-		FROM app.payroll_entries pe
-		JOIN app.payroll_runs pr ON pr.tenant_id = pe.tenant_id AND pr.id = pe.run_id
-		CROSS JOIN LATERAL jsonb_array_elements(pe.deductions) AS d(line)
-		JOIN app.payroll_deduction_mandates m ON m.tenant_id = pe.tenant_id AND m.id = d.line->>'reference'
-		WHERE pe.status = 'PAID' AND d.line->>'kind' = 'COURT_ORDER' AND (d.line->>'amountSantim')::bigint > 0
-			AND (pr.status = 'COMPLETED' OR (pr.status = 'DISBURSED' AND NOT EXISTS (SELECT 1 FROM app.payroll_entries f
-				WHERE f.tenant_id = pr.tenant_id AND f.run_id = pr.id AND f.status = 'FAILED')))
-			AND NOT EXISTS (SELECT 1 FROM app.payroll_court_order_remittances r WHERE r.tenant_id = pe.tenant_id
-				AND r.run_id = pe.run_id AND r.payee_partner = m.payee_partner AND r.payee_account_number = m.payee_account_number)
-		ORDER BY pe.tenant_id, pe.run_id
-		LIMIT ?`, MaxDueCourtOrderRemits)
-	if err != nil {
-		return nil, fmt.Errorf("payroll.due_court_order_remits: %w", err)
-	}
-	tenants := []string{}
-	for _, r := range rows {
-		if len(tenants) == 0 || tenants[len(tenants)-1] != r.TenantID {
-			tenants = append(tenants, r.TenantID)
-		}
-	}
-	settings, err := EffectiveSettingsOf(ctx, tx, tenants)
-	if err != nil {
-		return nil, fmt.Errorf("payroll.due_court_order_remits: %w", err)
-	}
+	return dueCourtOrderRemits(ctx, tx, MaxDueCourtOrderRemits)
+}
+
+// dueCourtOrderRemits reads the candidates page runs at a time, keeping those of tenants whose
+// policy is on, until it has MaxDueCourtOrderRemits or none are left: the policy is resolved
+// across its layers in Go, so it cannot bound the query itself, and a page of runs of tenants
+// who remit outside the platform (policy off: their runs stay candidates for good) must not
+// hide the runs of one that does.
+func dueCourtOrderRemits(ctx context.Context, tx db.BunTx, page int) ([]DueCourtOrderRemit, error) {
 	out := []DueCourtOrderRemit{}
-	for _, r := range rows {
-		if settings[r.TenantID].CourtOrderAutoSubmit {
-			out = append(out, r)
+	var after DueCourtOrderRemit
+	for len(out) < MaxDueCourtOrderRemits {
+		rows, err := db.Select[DueCourtOrderRemit](ctx, tx, `
+			SELECT DISTINCT pe.tenant_id, pe.run_id
+			FROM app.payroll_entries pe
+			JOIN app.payroll_runs pr ON pr.tenant_id = pe.tenant_id AND pr.id = pe.run_id
+			CROSS JOIN LATERAL jsonb_array_elements(pe.deductions) AS d(line)
+			JOIN app.payroll_deduction_mandates m ON m.tenant_id = pe.tenant_id AND m.id = d.line->>'reference'
+			WHERE (pe.tenant_id, pe.run_id) > (?, ?)
+				AND pe.status = 'PAID' AND d.line->>'kind' = 'COURT_ORDER' AND (d.line->>'amountSantim')::bigint > 0
+				AND (pr.status = 'COMPLETED' OR (pr.status = 'DISBURSED' AND NOT EXISTS (SELECT 1 FROM app.payroll_entries f
+					WHERE f.tenant_id = pr.tenant_id AND f.run_id = pr.id AND f.status = 'FAILED')))
+				AND NOT EXISTS (SELECT 1 FROM app.payroll_court_order_remittances r WHERE r.tenant_id = pe.tenant_id
+					AND r.run_id = pe.run_id AND r.payee_partner = m.payee_partner AND r.payee_account_number = m.payee_account_number)
+			ORDER BY pe.tenant_id, pe.run_id
+			LIMIT ?`, after.TenantID, after.RunID, page)
+		if err != nil {
+			return nil, fmt.Errorf("payroll.due_court_order_remits: %w", err)
 		}
+		tenants := []string{}
+		for _, r := range rows {
+			if len(tenants) == 0 || tenants[len(tenants)-1] != r.TenantID {
+				tenants = append(tenants, r.TenantID)
+			}
+		}
+		settings, err := EffectiveSettingsOf(ctx, tx, tenants)
+		if err != nil {
+			return nil, fmt.Errorf("payroll.due_court_order_remits: %w", err)
+		}
+		for _, r := range rows {
+			if settings[r.TenantID].CourtOrderAutoSubmit && len(out) < MaxDueCourtOrderRemits {
+				out = append(out, r)
+			}
+		}
+		if len(rows) < page {
+			break
+		}
+		after = rows[len(rows)-1]
 	}
 	return out, nil
 }
