@@ -68,7 +68,8 @@ func (s *Server) readPayrollHealth(ctx context.Context) payrollHealth {
 	}
 	h.Ready, h.Healthy, h.Crons = true, true, crons
 	for _, c := range crons {
-		if c.State == workflows.CronPaused || c.State == workflows.CronOverdue {
+		switch c.State {
+		case workflows.CronPaused, workflows.CronOverdue, workflows.CronMissing, workflows.CronFailing:
 			h.Healthy = false
 		}
 	}

@@ -19,9 +19,12 @@ import (
 	"github.com/wagerail/wagerail/workflows"
 )
 
-// GET /api/health/payroll reads the payroll jobs' schedules from Temporal: not ready without it,
-// healthy with a tenant's auto-lock scheduled, unhealthy (503, same body) once every schedule of
-// a built job is paused. Every answer is checked against openapi.yaml.
+// GET /api/health/payroll reads the payroll jobs' schedules from Temporal: not ready without it;
+// unhealthy (503, same body) while the court-order auto-submit has no schedule (found by an
+// audit: it read IDLE, healthy, when no worker ensured it), healthy once it has one and a
+// tenant's auto-lock is scheduled, unhealthy again when the court-order job's latest firing did
+// not succeed (found by the same audit: never seen) or every schedule of a built job is paused.
+// Every answer is checked against openapi.yaml.
 func TestPayrollHealth(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -49,10 +52,8 @@ func TestPayrollHealth(t *testing.T) {
 	require.NoError(t, workflows.SyncPayrollAutoLockSchedule(ctx, tc, "health-queue", policy))
 	handle := tc.ScheduleClient().GetHandle(ctx, workflows.PayrollAutoLockScheduleID(policy.TenantID))
 	t.Cleanup(func() { _ = handle.Delete(context.Background()) })
-	// The court-order-auto-submit schedule, as the worker ensures it at start.
-	require.NoError(t, workflows.EnsureCourtOrderAutoSubmitSchedule(ctx, tc, "health-queue"))
 
-	assertState := func(wantCode int, want string) {
+	assertState := func(wantCode int, lock, court string) {
 		t.Helper()
 		require.EventuallyWithT(t, func(c *assert.CollectT) {
 			code, h := read(withTemporal()) // a new server: no shared read
@@ -60,15 +61,36 @@ func TestPayrollHealth(t *testing.T) {
 			assert.True(c, h.Ready)
 			if assert.Len(c, h.Crons, 3) {
 				assert.Equal(c, workflows.CronPayrollAutoLock, h.Crons[0].Name)
-				assert.Equal(c, want, h.Crons[0].State)
+				assert.Equal(c, lock, h.Crons[0].State)
 				assert.Equal(c, workflows.CronCourtOrderAutoSubmit, h.Crons[1].Name)
-				assert.Equal(c, workflows.CronScheduled, h.Crons[1].State)
-				assert.NotNil(c, h.Crons[1].NextRunAt)
+				assert.Equal(c, court, h.Crons[1].State)
 				assert.Equal(c, workflows.CronNotBuilt, h.Crons[2].State)
 			}
 		}, 20*time.Second, 200*time.Millisecond)
 	}
-	assertState(http.StatusOK, workflows.CronScheduled)
+	// No court-order-auto-submit schedule (no worker with the platform role ensured it): its
+	// tenants' court orders are never submitted, so the answer is unhealthy.
+	assertState(http.StatusServiceUnavailable, workflows.CronScheduled, workflows.CronMissing)
+	// The schedule, as the worker ensures it at start.
+	require.NoError(t, workflows.EnsureCourtOrderAutoSubmitSchedule(ctx, tc, "health-queue"))
+	court := tc.ScheduleClient().GetHandle(ctx, workflows.CourtOrderAutoSubmitScheduleID)
+	t.Cleanup(func() { _ = court.Delete(context.Background()) })
+	assertState(http.StatusOK, workflows.CronScheduled, workflows.CronScheduled)
+
+	// A firing that does not succeed (here terminated; a failing step ends the same way).
+	require.NoError(t, court.Trigger(ctx, client.ScheduleTriggerOptions{}))
+	var fired string
+	require.Eventually(t, func() bool {
+		d, err := court.Describe(ctx)
+		if err != nil || len(d.Info.RecentActions) == 0 {
+			return false
+		}
+		fired = d.Info.RecentActions[len(d.Info.RecentActions)-1].StartWorkflowResult.WorkflowID
+		return true
+	}, 20*time.Second, 100*time.Millisecond)
+	require.NoError(t, tc.TerminateWorkflow(ctx, fired, "", "test: the firing fails"))
+	assertState(http.StatusServiceUnavailable, workflows.CronScheduled, workflows.CronFailing)
+
 	require.NoError(t, handle.Pause(ctx, client.SchedulePauseOptions{Note: "test"}))
-	assertState(http.StatusServiceUnavailable, workflows.CronPaused)
+	assertState(http.StatusServiceUnavailable, workflows.CronPaused, workflows.CronFailing)
 }

@@ -2,10 +2,13 @@ package workflows
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 )
 
@@ -22,6 +25,12 @@ const (
 	CronIdle      = "IDLE"      // the job is built, but no tenant's policy asks for a schedule
 	CronPaused    = "PAUSED"    // every schedule is paused
 	CronOverdue   = "OVERDUE"   // a schedule's next firing is past by more than CronOverdueAfter
+	// CronMissing is a job whose one schedule does not exist (the court-order auto-submit: a
+	// worker with schedules and the platform role ensures it at start).
+	CronMissing = "MISSING"
+	// CronFailing is a job whose latest firing ended without success (failed, timed out,
+	// terminated or cancelled): it fires, but does not do its work.
+	CronFailing = "FAILING"
 	// CronNotBuilt is a job the spec names that this release does not have yet (the deductions
 	// poller): reported as such, never as healthy or scheduled.
 	CronNotBuilt = "NOT_BUILT"
@@ -65,15 +74,48 @@ func PayrollCrons(ctx context.Context, c client.Client, now time.Time) ([]CronSt
 			court.add(s)
 		}
 	}
-	return []CronStatus{lock.status(now), court.status(now),
-		{Name: CronPayrollDeductionsPoller, State: CronNotBuilt},
-	}, nil
+	court.required = true
+	out := []CronStatus{lock.status(now), court.status(now), {Name: CronPayrollDeductionsPoller, State: CronNotBuilt}}
+	for i, j := range []*cronOf{&lock, &court} {
+		failed, err := j.lastFailed(ctx, c)
+		if err != nil {
+			return nil, fmt.Errorf("workflows.payroll_crons: %w", err)
+		}
+		if failed && out[i].State == CronScheduled {
+			out[i].State = CronFailing
+		}
+	}
+	return out, nil
 }
 
 // cronOf gathers one job's schedules.
 type cronOf struct {
 	CronStatus
-	paused int
+	paused   int
+	required bool                              // the job has one schedule that must exist
+	last     *client.ScheduleWorkflowExecution // the latest firing's workflow
+}
+
+// lastFailed reports whether the job's latest firing closed without success (a firing still
+// running, or none, is not a failure).
+func (j *cronOf) lastFailed(ctx context.Context, c client.Client) (bool, error) {
+	if j.last == nil {
+		return false, nil
+	}
+	d, err := c.DescribeWorkflowExecution(ctx, j.last.WorkflowID, "") // its latest run (a firing may continue as new)
+	if err != nil {
+		var nf *serviceerror.NotFound
+		if errors.As(err, &nf) {
+			return false, nil // gone past its retention: nothing to say
+		}
+		return false, err
+	}
+	switch d.GetWorkflowExecutionInfo().GetStatus() {
+	case enumspb.WORKFLOW_EXECUTION_STATUS_FAILED, enumspb.WORKFLOW_EXECUTION_STATUS_TIMED_OUT,
+		enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED, enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:
+		return true, nil
+	}
+	return false, nil
 }
 
 func (j *cronOf) add(s *client.ScheduleListEntry) {
@@ -85,6 +127,7 @@ func (j *cronOf) add(s *client.ScheduleListEntry) {
 	for _, a := range s.RecentActions {
 		if t := a.ActualTime; j.LastRunAt == nil || t.After(*j.LastRunAt) {
 			j.LastRunAt = &t
+			j.last = a.StartWorkflowResult
 		}
 	}
 	if len(s.NextActionTimes) > 0 {
@@ -96,6 +139,8 @@ func (j *cronOf) add(s *client.ScheduleListEntry) {
 
 func (j *cronOf) status(now time.Time) CronStatus {
 	switch {
+	case j.Schedules == 0 && j.required:
+		j.State = CronMissing
 	case j.Schedules == 0:
 	case j.paused == j.Schedules:
 		j.State = CronPaused
