@@ -193,6 +193,7 @@ func (s *Server) importEmployees(c *gin.Context) {
 		if err := employees.ResolveImportCatalogs(ctx, tx, rows); err != nil {
 			return err
 		}
+		employees.MarkDuplicatesInFile(rows)
 		if dryRun {
 			return nil
 		}

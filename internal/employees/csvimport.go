@@ -134,8 +134,8 @@ type ImportRow struct {
 
 // ParseImport reads an import file for tenant: a UTF-8 CSV file (a leading byte-order mark is
 // dropped), a header row of ImportColumns names, then at most MaxImportRows rows. It returns every
-// row, each normalized and checked with Validate, its businessId (if any) against tenant, and its
-// national id and TIN against the earlier valid rows'. It touches no database.
+// row, each normalized and checked with Validate and its businessId (if any) against tenant;
+// duplicates within the file are MarkDuplicatesInFile's. It touches no database.
 //
 // Errors (the whole file refused, as *ImportError): ErrImportEncoding (with the line of the first
 // bad byte), ErrImportSyntax (with the line), ErrImportHeader (with the column), ErrImportEmpty,
@@ -170,7 +170,6 @@ func ParseImport(data []byte, tenant string) ([]ImportRow, error) {
 		return nil, err
 	}
 	var rows []ImportRow
-	firstLine, firstTIN := map[string]int{}, map[string]int{}
 	for {
 		record, err := r.Read()
 		if errors.Is(err, io.EOF) {
@@ -184,26 +183,41 @@ func ParseImport(data []byte, tenant string) ([]ImportRow, error) {
 			return nil, &ImportError{Err: ErrImportTooManyRows, Line: line,
 				Problem: fmt.Sprintf("a file may have at most %d rows; split it and send each part", MaxImportRows)}
 		}
-		row := importRow(line, header, index, record, tenant)
-		if row.Err == nil {
-			tin := row.Employee.TIN
-			if first, dup := firstLine[row.Employee.NationalID]; dup {
-				row.Err, row.FirstLine = ErrDuplicateInFile, first
-			} else if first, dup := firstTIN[tin]; tin != "" && dup {
-				row.Err, row.FirstLine = ErrDuplicateTINInFile, first
-			} else {
-				firstLine[row.Employee.NationalID] = line
-				if tin != "" {
-					firstTIN[tin] = line
-				}
-			}
-		}
-		rows = append(rows, row)
+		rows = append(rows, importRow(line, header, index, record, tenant))
 	}
 	if len(rows) == 0 {
 		return nil, &ImportError{Err: ErrImportEmpty, Problem: "the file has a header and no rows"}
 	}
 	return rows, nil
+}
+
+// MarkDuplicatesInFile refuses each row whose national id (ErrDuplicateInFile) or TIN
+// (ErrDuplicateTINInFile) an earlier row still valid has, with that row's line. Run it once
+// every other check has refused what it refuses (CheckTaken, ResolveImportCatalogs): a row
+// refused for another reason holds no value, so the next row with it is imported, not blamed on
+// a line that never was. Run again, it marks afresh.
+func MarkDuplicatesInFile(rows []ImportRow) {
+	firstLine, firstTIN := map[string]int{}, map[string]int{}
+	for i := range rows {
+		row := &rows[i]
+		if errors.Is(row.Err, ErrDuplicateInFile) || errors.Is(row.Err, ErrDuplicateTINInFile) {
+			row.Err, row.FirstLine = nil, 0
+		}
+		if row.Err != nil {
+			continue
+		}
+		tin := row.Employee.TIN
+		if first, dup := firstLine[row.Employee.NationalID]; dup {
+			row.Err, row.FirstLine = ErrDuplicateInFile, first
+		} else if first, dup := firstTIN[tin]; tin != "" && dup {
+			row.Err, row.FirstLine = ErrDuplicateTINInFile, first
+		} else {
+			firstLine[row.Employee.NationalID] = row.Line
+			if tin != "" {
+				firstTIN[tin] = row.Line
+			}
+		}
+	}
 }
 
 func syntaxError(err error) error {

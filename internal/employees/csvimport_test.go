@@ -21,10 +21,12 @@ func importLine(nid string) string {
 	return "Abebe,Kebede," + nid + ",2024-03-01,2500000,sandbox,1000123456789,Abebe Kebede"
 }
 
+// parse is ParseImport with the duplicates within the file marked (no database check between).
 func parse(t *testing.T, file, tenant string) []employees.ImportRow {
 	t.Helper()
 	rows, err := employees.ParseImport([]byte(file), tenant)
 	require.NoError(t, err)
+	employees.MarkDuplicatesInFile(rows)
 	return rows
 }
 
@@ -294,6 +296,34 @@ func TestParseImportRowLimit(t *testing.T) {
 	require.Equal(t, employees.MaxImportRows+2, ie.Line, "the first row past the limit")
 }
 
+// A row refused by the database checks (its national id taken in the organization) holds no
+// national id nor TIN: the next row with its TIN is imported, and one with its national id is
+// refused as taken, not blamed on the refused line. Found by an audit: the valid row was refused
+// "line 2 of this file has the same TIN" and never imported.
+func TestImportDuplicatesAmongRowsStillValid(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	a := w.org()
+	w.create(a, sample("ET000011"))
+	file := "tin," + importHeader + "\n" + strings.Join([]string{
+		"0012345678," + importLine("ET000011"), // 2 taken in the organization
+		"0012345678," + importLine("ET000012"), // 3 its TIN, free
+		"," + importLine("ET000011"),           // 4 taken too
+		"0012345678," + importLine("ET000013"), // 5 the TIN of line 3, valid
+	}, "\n")
+	rows, err := employees.ParseImport([]byte(file), a)
+	require.NoError(t, err)
+	require.NoError(t, w.in(a, func(tx pgx.Tx) error { return employees.CheckTaken(w.ctx, tx, a, rows) }))
+	employees.MarkDuplicatesInFile(rows)
+	require.ErrorIs(t, rows[0].Err, employees.ErrDuplicateNationalID)
+	require.NoError(t, rows[1].Err)
+	require.ErrorIs(t, rows[2].Err, employees.ErrDuplicateNationalID)
+	require.ErrorIs(t, rows[3].Err, employees.ErrDuplicateTINInFile)
+	require.Equal(t, 3, rows[3].FirstLine)
+	employees.MarkDuplicatesInFile(rows)
+	require.Equal(t, 3, rows[3].FirstLine, "marked afresh, the same")
+}
+
 func TestImportCreatesAllOrNothing(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
@@ -395,6 +425,7 @@ func FuzzParseImport(f *testing.F) {
 			require.Nil(t, rows)
 			return
 		}
+		employees.MarkDuplicatesInFile(rows)
 		require.NotEmpty(t, rows)
 		require.LessOrEqual(t, len(rows), employees.MaxImportRows)
 		seen := map[string]bool{}
