@@ -15,6 +15,18 @@ import (
 	"github.com/wagerail/wagerail/internal/platform/testkit"
 )
 
+// newRunningEqub is an equb stack with money movement on and n members in a FIXED-order group of
+// contribution (allowChanges: members may join and leave after the start), its first cycle open.
+func newRunningEqub(t *testing.T, n int, allowChanges bool, contribution int64) (*equbStack, equbGroupJSON) {
+	t.Helper()
+	s := newEqubStack(t, ewaStackOpts{}, n)
+	s.srv.deps.EqubMoneyMovement = true
+	g := s.createGroup(t, equb.OrderFixed, allowChanges, contribution)
+	s.joinAll(t, g)
+	s.openCycle(t, g)
+	return s, g
+}
+
 // leave is a member's leave of the group, acknowledging any settlement.
 func (s *equbStack) leave(t *testing.T, m equbMemberClient, groupID string) equbMemberJSON {
 	t.Helper()
@@ -168,12 +180,8 @@ func TestEqubJoinPastTheLastTurn(t *testing.T) {
 // without a default.
 func TestEqubLeaveRacingAContribution(t *testing.T) {
 	t.Parallel()
-	s := newEqubStack(t, ewaStackOpts{}, 3)
-	s.srv.deps.EqubMoneyMovement = true
 	const amount int64 = 50_000
-	g := s.createGroup(t, equb.OrderFixed, true, amount)
-	s.joinAll(t, g)
-	s.openCycle(t, g)
+	s, g := newRunningEqub(t, 3, true, amount)
 	leaver := s.members[2]
 	s.bank.Fault(t, leaver.account, map[string]any{"latencyMs": 5000})
 
@@ -202,12 +210,8 @@ func TestEqubLeaveRacingAContribution(t *testing.T) {
 // another member's account.
 func TestEqubMoneyMovesThroughTheMembersAccount(t *testing.T) {
 	t.Parallel()
-	s := newEqubStack(t, ewaStackOpts{}, 3)
-	s.srv.deps.EqubMoneyMovement = true
 	const amount int64 = 50_000
-	g := s.createGroup(t, equb.OrderFixed, false, amount)
-	s.joinAll(t, g)
-	s.openCycle(t, g)
+	s, g := newRunningEqub(t, 3, false, amount)
 	recipient, payer, other := s.members[0], s.members[1], s.members[2]
 	repoint := func(m equbMemberClient, account, holder string) {
 		rec := s.owner.call(http.MethodPut, "/api/employees/"+m.employee, map[string]any{
