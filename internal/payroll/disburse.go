@@ -371,8 +371,8 @@ type RetryClaim struct {
 
 // ClaimRetry claims a FAILED entry of a DISBURSING or DISBURSED run for another attempt owned by
 // the saga wfID: FAILED → DISBURSING, the employee's payout account read again (it may have been
-// corrected; RetryPayout) and kept on the entry, the attempt counted (audited RetryPayrollEntry, payroll.entry_retried.v1). The run
-// stays where it is. The same saga claiming again is answered the same claim. Errors:
+// corrected; RetryPayout) and kept on the entry, the attempt counted (audited RetryPayrollEntry,
+// payroll.entry_retried.v1). The run stays where it is. The same saga claiming again is answered the same claim. Errors:
 // ErrRunNotFound; ErrEntryNotFound; PAYROLL_RUN_COMPLETING (the completion has begun,
 // BeginCompletion); PAYROLL_RUN_INVALID_STATE; PAYROLL_ENTRY_INVALID_STATE;
 // PAYROLL_ACCOUNT_NOT_SET; PAYROLL_SELF_APPROVAL (RetryPayout).
