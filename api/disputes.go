@@ -15,6 +15,7 @@ import (
 	"github.com/wagerail/wagerail/internal/disputes"
 	"github.com/wagerail/wagerail/internal/orgs"
 	"github.com/wagerail/wagerail/internal/platform/field"
+	"github.com/wagerail/wagerail/internal/platform/money"
 	"github.com/wagerail/wagerail/ledger"
 	"github.com/wagerail/wagerail/ledger/chart"
 	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
@@ -216,16 +217,24 @@ type openDisputeRequest struct {
 	Reason              *string `json:"reason"`
 }
 
-// ownReceivableShare is what a transaction posted to the employee's receivable: its account id
-// and the amount of its posted entries there (0 when it never touched it).
-func ownReceivableShare(tx *ledgerv1.Transaction, account string) (accountID string, amount int64) {
+// ownReceivableShare is what a transaction charged to the employee's receivable: its account id
+// and the sum of its posted debits there (a credit — a repayment, a reversal, a dispute's own
+// adjustment — charges nothing); touched is whether it posted to the account at all; ok is false
+// when the sum leaves one amount's bound (money.MaxAmountSantim).
+func ownReceivableShare(tx *ledgerv1.Transaction, account string) (accountID string, touched bool, charged int64, ok bool) {
+	ok = true
 	for _, e := range tx.GetEntries() {
-		if e.GetPhase() == ledgerv1.EntryPhase_ENTRY_PHASE_POSTED && e.GetAccountName() == account {
-			accountID = e.GetAccountId()
-			amount += e.GetAmountSantim()
+		if e.GetPhase() != ledgerv1.EntryPhase_ENTRY_PHASE_POSTED || e.GetAccountName() != account {
+			continue
+		}
+		accountID, touched = e.GetAccountId(), true
+		if e.GetDirection() == ledgerv1.Direction_DIRECTION_DEBIT {
+			if charged, ok = money.Add(charged, e.GetAmountSantim()); !ok {
+				return accountID, touched, 0, false
+			}
 		}
 	}
-	return accountID, amount
+	return accountID, touched, charged, ok && charged <= money.MaxAmountSantim
 }
 
 // openMyDispute opens a dispute of a POSTED transaction on the caller's own receivable: 201 with
@@ -267,9 +276,17 @@ func (s *Server) openMyDispute(c *gin.Context) {
 		return
 	}
 	account := chart.EmployeeReceivable(employeeID)
-	accountID, amount := ownReceivableShare(got.GetTransaction(), account)
-	if amount <= 0 {
+	accountID, touched, amount, bounded := ownReceivableShare(got.GetTransaction(), account)
+	if !touched {
 		writeError(c, disputeRefusal(disputes.CodeTransactionNotFound))
+		return
+	}
+	// Only a charge is disputed: a transaction that only credits the account, a reversal or an
+	// adjustment (a dispute's own refund among them) is what a dispute gives back, and disputing
+	// it would give it back twice.
+	if kind := got.GetTransaction().GetKind(); amount <= 0 || !bounded || kind == ledgerv1.TransactionKind_TRANSACTION_KIND_REVERSAL ||
+		kind == ledgerv1.TransactionKind_TRANSACTION_KIND_ADJUSTMENT {
+		writeError(c, disputeRefusal(disputes.CodeNotDisputable))
 		return
 	}
 	if got.GetTransaction().GetStatus() != ledgerv1.TransactionStatus_TRANSACTION_STATUS_POSTED {

@@ -203,11 +203,18 @@ func (s *Server) adjustmentKeys() [][]byte {
 	return keys
 }
 
-func checkDecisionReason(v *string) error {
+func checkDecisionReason(v *string) error { return checkReasonOf(v, maxLedgerReason) }
+
+// maxLedgerReason bounds a decision's reason: the ledger's reason of its reversal or adjustment
+// is "<dispute id>:" (41 bytes) and the reason, within the ledger's field.MaxText.
+const maxLedgerReason = field.MaxText - len("dsp_00000000-0000-0000-0000-000000000000:")
+
+// checkReasonOf checks a required reason of at most max bytes of printable text.
+func checkReasonOf(v *string, max int) error {
 	if v == nil {
 		return &field.Error{Field: "reason", Problem: "is required"}
 	}
-	return field.Text("reason", *v, 1000)
+	return field.Text("reason", *v, max)
 }
 
 // approveDisputeAdjustment is a platform admin's approval of an adjustment of an open dispute for
@@ -489,7 +496,7 @@ func (s *Server) reopenDispute(c *gin.Context) {
 		writeError(c, e)
 		return
 	}
-	if err := checkDecisionReason(req.Reason); err != nil {
+	if err := checkReasonOf(req.Reason, 1000); err != nil {
 		writeError(c, fieldError(err.(*field.Error)))
 		return
 	}

@@ -389,3 +389,58 @@ func TestDisputePlatformEvidenceAndRefusalsAudited(t *testing.T) {
 	require.Equal(t, 1, s.tenantCount(s.tenant, `SELECT count(*) FROM app.audit_log WHERE action = 'DecideDispute' AND outcome = 'SUCCESS'`))
 	require.Equal(t, 3, s.tenantCount(s.tenant, `SELECT count(*) FROM app.audit_log WHERE action = 'DecideDispute' AND outcome = 'DENIED'`))
 }
+
+// Only a charge to the employee's account is disputed, for the sum of its debits there. A
+// dispute's own refund (the reversal it posted) is refused DISPUTE_TRANSACTION_NOT_DISPUTABLE:
+// found by an audit, it was disputed and refunded a second time (receivable −40,000). A
+// transaction that both debits and credits the account is disputed for its debits only (the
+// audit saw 800 for a 500 charge), and one whose debits there pass one amount's bound is
+// refused with the same code, not a 500.
+func TestDisputeOnlyCharges(t *testing.T) {
+	t.Parallel()
+	s := newDisputeStack(t)
+	d, _ := s.opened(t, 40_000)
+	rec := s.decide(s.operator, d.ID, map[string]any{"decision": "REVERSAL", "reason": "not theirs"})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	rev := decode[disputeJSON](t, rec)
+	require.NotNil(t, rev.ReversalTransactionID)
+	requireStatus(t, s.open(t, s.me, *rev.ReversalTransactionID), http.StatusConflict, "DISPUTE_TRANSACTION_NOT_DISPUTABLE")
+	require.Zero(t, s.balance(t, chart.EmployeeReceivable(s.emp)))
+
+	post := func(entries ...*ledgerv1.EntryInput) string {
+		resp, err := s.ledger.PostCreatingAccounts(context.Background(), &ledgerv1.PostTransactionRequest{TenantId: s.tenant,
+			IdempotencyKey: testkit.Unique("dsp-post"), Entries: entries})
+		require.NoError(t, err)
+		return resp.GetTransaction().GetId()
+	}
+	receivable := chart.EmployeeReceivable(s.emp)
+	leg := func(account string, dir ledgerv1.Direction, amount int64) *ledgerv1.EntryInput {
+		return &ledgerv1.EntryInput{AccountName: account, Direction: dir, AmountSantim: amount}
+	}
+	debit, credit := ledgerv1.Direction_DIRECTION_DEBIT, ledgerv1.Direction_DIRECTION_CREDIT
+	mixed := post(leg(receivable, debit, 500), leg(receivable, credit, 300), leg(chart.PayrollClearing, credit, 200))
+	rec = s.open(t, s.me, mixed)
+	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
+	require.EqualValues(t, 500, decode[disputeJSON](t, rec).AmountSantim)
+	huge := post(leg(receivable, debit, 600_000_000_000), leg(receivable, debit, 600_000_000_000),
+		leg(chart.PayrollClearing, credit, 600_000_000_000), leg(chart.PayrollClearing, credit, 600_000_000_000))
+	requireStatus(t, s.open(t, s.me, huge), http.StatusConflict, "DISPUTE_TRANSACTION_NOT_DISPUTABLE")
+	credited := post(leg(chart.PayrollClearing, debit, 700), leg(receivable, credit, 700))
+	requireStatus(t, s.open(t, s.me, credited), http.StatusConflict, "DISPUTE_TRANSACTION_NOT_DISPUTABLE")
+}
+
+// A decision's reason is bounded so that the ledger's reason of its reversal (the dispute's id
+// and the reason) fits the ledger's bound: the longest reason the API takes is posted. Found by an
+// audit: a 1,000-byte reason passed the API and was refused by the ledger (409
+// DISPUTE_LEDGER_REFUSED) for good, a signed adjustment approval with it unusable.
+func TestDisputeDecisionReasonFitsTheLedger(t *testing.T) {
+	t.Parallel()
+	s := newDisputeStack(t)
+	d, tx := s.opened(t, 12_000)
+	requireStatus(t, s.operator.hostile(http.MethodPost, "/api/disputes/"+d.ID+"/decisions",
+		map[string]any{"decision": "REVERSAL", "reason": strings.Repeat("r", maxLedgerReason+1)}, "Idempotency-Key", loanKey()),
+		http.StatusBadRequest, "INVALID_REQUEST")
+	rec := s.decide(s.operator, d.ID, map[string]any{"decision": "REVERSAL", "reason": strings.Repeat("r", maxLedgerReason)})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.Equal(t, ledgerv1.TransactionStatus_TRANSACTION_STATUS_REVERSED, s.txStatus(t, tx).GetStatus())
+}

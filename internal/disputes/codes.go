@@ -29,15 +29,18 @@ const (
 	CodeNotFound             = "DISPUTE_NOT_FOUND"
 	CodeTransactionNotFound  = "LEDGER_TRANSACTION_NOT_FOUND"
 	CodeTransactionNotPosted = "DISPUTE_TRANSACTION_NOT_POSTED"
-	CodeAlreadyOpen          = "DISPUTE_ALREADY_OPEN"
-	CodeAlreadyDisputed      = "DISPUTE_ALREADY_DECIDED"
-	CodeInvalidState         = "DISPUTE_INVALID_STATE"
-	CodeAlreadyReopened      = "DISPUTE_ALREADY_REOPENED"
-	CodeApprovalMissing      = "DISPUTE_APPROVAL_REQUIRED"
-	CodeSelfApproved         = "DISPUTE_SELF_APPROVAL"
-	CodeApprovalInvalid      = "DISPUTE_APPROVAL_INVALID"
-	CodeLedgerUnavailable    = "DISPUTE_LEDGER_UNAVAILABLE"
-	CodeLedgerRefused        = "DISPUTE_LEDGER_REFUSED"
+	// CodeNotDisputable: the transaction charged the employee nothing (it only credits their
+	// account: a repayment, a reversal, an adjustment), or more than one amount's bound.
+	CodeNotDisputable     = "DISPUTE_TRANSACTION_NOT_DISPUTABLE"
+	CodeAlreadyOpen       = "DISPUTE_ALREADY_OPEN"
+	CodeAlreadyDisputed   = "DISPUTE_ALREADY_DECIDED"
+	CodeInvalidState      = "DISPUTE_INVALID_STATE"
+	CodeAlreadyReopened   = "DISPUTE_ALREADY_REOPENED"
+	CodeApprovalMissing   = "DISPUTE_APPROVAL_REQUIRED"
+	CodeSelfApproved      = "DISPUTE_SELF_APPROVAL"
+	CodeApprovalInvalid   = "DISPUTE_APPROVAL_INVALID"
+	CodeLedgerUnavailable = "DISPUTE_LEDGER_UNAVAILABLE"
+	CodeLedgerRefused     = "DISPUTE_LEDGER_REFUSED"
 )
 
 // refusals is the one table.
@@ -45,7 +48,9 @@ var refusals = refusal.Table{
 	CodeNotFound:             {Status: http.StatusNotFound, Message: "no such dispute in this organization"},
 	CodeTransactionNotFound:  {Status: http.StatusNotFound, Message: "no such ledger transaction on your account"},
 	CodeTransactionNotPosted: {Status: http.StatusConflict, Message: "only a POSTED ledger transaction can be disputed"},
-	CodeAlreadyOpen:          {Status: http.StatusConflict, Message: "this transaction already has an open dispute"},
+	CodeNotDisputable: {Status: http.StatusConflict,
+		Message: "only a charge to your account can be disputed: a repayment, a reversal or an adjustment (a dispute's own refund) cannot"},
+	CodeAlreadyOpen: {Status: http.StatusConflict, Message: "this transaction already has an open dispute"},
 	CodeAlreadyDisputed: {Status: http.StatusConflict,
 		Message: "this transaction was disputed and the dispute decided; a platform admin may reopen one closed with no action"},
 	CodeInvalidState:      {Status: http.StatusConflict, Message: "the dispute's state does not allow this"},
