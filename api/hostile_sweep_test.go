@@ -31,6 +31,7 @@ import (
 	"github.com/wagerail/wagerail/internal/platform/testkit"
 	"github.com/wagerail/wagerail/ledger/chart"
 	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
+	"github.com/wagerail/wagerail/workflows"
 )
 
 // TestEveryOperationAnswersHostileInputCleanly is the document-driven sweep beside the hand-seeded
@@ -104,6 +105,12 @@ func newSweep(tb testing.TB) (*sweep, []Route) {
 	bs := bnplOn(tb, ls.ewaStack)
 	// The equb routes' handlers, not their master switches' 503.
 	bs.srv.deps.EqubMoneyMovement, bs.srv.deps.EqubEscrowRecon = true, true
+	// The court-order auto-submit's schedule, as a worker with the platform role ensures it: the
+	// payroll health is healthy, not 503 MISSING.
+	require.NoError(tb, workflows.EnsureCourtOrderAutoSubmitSchedule(context.Background(), ls.tc, ls.queue))
+	tb.Cleanup(func() {
+		_ = ls.tc.ScheduleClient().GetHandle(context.Background(), workflows.CourtOrderAutoSubmitScheduleID).Delete(context.Background())
+	})
 	_, victim := bs.signUp("owner@sweep-victim.test", "BUSINESS")
 	// One resource of each kind the operations on a resource act on, where the sweep's own
 	// creations do not make one: an approved loan, an equb group, a BNPL agreement, a pending

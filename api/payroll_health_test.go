@@ -68,8 +68,10 @@ func TestPayrollHealth(t *testing.T) {
 			}
 		}, 20*time.Second, 200*time.Millisecond)
 	}
-	// No court-order-auto-submit schedule (no worker with the platform role ensured it): its
-	// tenants' court orders are never submitted, so the answer is unhealthy.
+	// No court-order-auto-submit schedule (no worker with the platform role ensured it; one a test
+	// before left on this shared server removed): its tenants' court orders are never submitted,
+	// so the answer is unhealthy.
+	_ = tc.ScheduleClient().GetHandle(ctx, workflows.CourtOrderAutoSubmitScheduleID).Delete(ctx)
 	assertState(http.StatusServiceUnavailable, workflows.CronScheduled, workflows.CronMissing)
 	// The schedule, as the worker ensures it at start.
 	require.NoError(t, workflows.EnsureCourtOrderAutoSubmitSchedule(ctx, tc, "health-queue"))
