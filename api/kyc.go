@@ -419,12 +419,14 @@ func (s *Server) kycFail(c *gin.Context, tenant, id string, action kyc.Action, e
 		e = NewError(http.StatusConflict, "KYC_INVALID_TRANSITION", err.Error())
 	case errors.Is(err, kyc.ErrClaimedByOther):
 		e = NewError(http.StatusConflict, "KYC_CLAIMED_BY_OTHER", "another reviewer claimed this submission")
+	case errors.Is(err, kyc.ErrSelfReview):
+		e = NewError(http.StatusForbidden, "KYC_SELF_REVIEW", "you submitted this submission, or it verifies you: another reviewer reviews it")
 	case errors.As(err, &e):
 	default:
 		writeError(c, err)
 		return
 	}
-	if e.Status == http.StatusConflict && tenant != "" {
+	if (e.Status == http.StatusConflict || e.Code == "KYC_SELF_REVIEW") && tenant != "" {
 		if aerr := s.auditIn(c.Request.Context(), tenant, callerOf(c).User.ID, audit.Entry{Action: kyc.AuditAction(action),
 			Outcome: audit.Denied, TargetType: "KycSubmission", TargetID: id, Details: map[string]string{"code": e.Code}}); aerr != nil {
 			writeError(c, aerr)

@@ -13,7 +13,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wagerail/wagerail/internal/identity"
 	"github.com/wagerail/wagerail/internal/orgs"
+	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
 	"github.com/wagerail/wagerail/internal/sanctions"
 )
@@ -311,4 +313,42 @@ func TestKycDocumentsRead(t *testing.T) {
 	d := decode[docs](t, w.reviewer.call(http.MethodGet, path, nil))
 	require.True(t, d.Documents[0].Intact)
 	require.False(t, d.Documents[1].Intact)
+}
+
+// A KYC approval opens the money gates, so it is always a second person's: a platform admin who
+// submitted a submission, or whom it verifies (the user linked to its employee), may not claim
+// it (403 KYC_SELF_REVIEW, audited DENIED, the submission still PENDING); another reviewer
+// does. Found by an audit: an owner who was also a platform admin submitted, claimed and
+// approved a KYC alone.
+func TestKycNoSelfReview(t *testing.T) {
+	t.Parallel()
+	w := newKycWorld(t)
+	s, code, _ := w.submit("Abebe Kebede")
+	require.Equal(t, http.StatusCreated, code)
+	ctx := context.Background()
+	owner, err := identity.UserByEmail(ctx, w.d.App, "owner@kyc.test")
+	require.NoError(t, err)
+	require.NoError(t, identity.MakePlatformAdmin(ctx, w.d.Platform(t), owner.ID))
+	requireStatus(t, w.owner.call(http.MethodPost, "/api/kyc/"+s.ID+"/claim", nil), http.StatusForbidden, "KYC_SELF_REVIEW")
+
+	// The employee's own user, a platform admin too.
+	self := w.platformAdmin("abebe-admin@kyc.test")
+	me, err := identity.UserByEmail(ctx, w.d.App, "abebe-admin@kyc.test")
+	require.NoError(t, err)
+	tctx := tenancy.WithTenant(ctx, w.tenant)
+	require.NoError(t, tenancy.InTx(tctx, w.d.App, func(tx pgx.Tx) error {
+		_, err := tx.Exec(tctx, `UPDATE app.employees SET user_id = $1 WHERE id = $2`, me.ID, w.employee)
+		return err
+	}))
+	requireStatus(t, self.call(http.MethodPost, "/api/kyc/"+s.ID+"/claim", nil), http.StatusForbidden, "KYC_SELF_REVIEW")
+	var denied int
+	require.NoError(t, db.InTenantTx(ctx, w.d.App, w.tenant, func(tx pgx.Tx) error {
+		return tx.QueryRow(ctx, `SELECT count(*) FROM app.audit_log WHERE action = 'ClaimKyc' AND outcome = 'DENIED'`).Scan(&denied)
+	}))
+	require.Equal(t, 2, denied)
+
+	rec := w.reviewer.call(http.MethodPost, "/api/kyc/"+s.ID+"/claim", nil)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	rec = w.reviewer.call(http.MethodPost, "/api/kyc/"+s.ID+"/approve", nil)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 }

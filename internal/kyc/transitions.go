@@ -56,6 +56,27 @@ func AuditAction(a Action) string { return audits[a] }
 // ErrClaimedByOther refuses a decision by a reviewer who did not claim the submission.
 var ErrClaimedByOther = errors.New("kyc: another reviewer claimed this submission")
 
+// ErrSelfReview refuses a reviewer who is a party to the submission: who submitted it, the user
+// it verifies, or the user linked to the employee it verifies. A KYC approval opens the money
+// gates, so it is always a second person's.
+var ErrSelfReview = errors.New("kyc: a reviewer may not review a submission they made or that verifies them")
+
+// selfReview reports whether reviewer is a party to submission s (ErrSelfReview).
+func selfReview(ctx context.Context, tx pgx.Tx, s Submission, reviewer string) (bool, error) {
+	switch {
+	case reviewer == s.SubmittedBy, s.SubjectType == SubjectUser && s.SubjectID == reviewer:
+		return true, nil
+	case s.SubjectType != SubjectEmployee:
+		return false, nil
+	}
+	var linked *string
+	err := tx.QueryRow(ctx, `SELECT user_id FROM app.employees WHERE tenant_id = $1 AND id = $2`, s.TenantID, s.SubjectID).Scan(&linked)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return false, fmt.Errorf("kyc: the employee's user: %w", err)
+	}
+	return linked != nil && *linked == reviewer, nil
+}
+
 // Change is what a move needs besides the submission.
 type Change struct {
 	Reviewer string        // the platform admin (user id) or system actor
@@ -81,6 +102,13 @@ func Transition(ctx context.Context, tx pgx.Tx, tenant, id string, action Action
 	}
 	if (action == Approve || action == Reject || action == RequestMoreInfo) && cur.ClaimedBy != ch.Reviewer {
 		return cur, ErrClaimedByOther
+	}
+	if action == Claim || action == Approve {
+		if self, err := selfReview(ctx, tx, cur, ch.Reviewer); err != nil {
+			return cur, err
+		} else if self {
+			return cur, ErrSelfReview
+		}
 	}
 	var err2 error
 	switch action {
