@@ -114,8 +114,7 @@ type FanoutTotals struct {
 
 // plus adds another fan-out's totals (a payroll run paid in parts).
 func (t *FanoutTotals) plus(o FanoutTotals) {
-	t.Settled += o.Settled
-	t.Failed += o.Failed
+	t.Settled, t.Failed = t.Settled+o.Settled, t.Failed+o.Failed
 	t.SettledSantim, _ = money.Add(t.SettledSantim, o.SettledSantim)
 	t.FailedSantim, _ = money.Add(t.FailedSantim, o.FailedSantim)
 }
@@ -132,8 +131,7 @@ func (t *FanoutTotals) add(o FanoutItemOutcome) {
 }
 
 func (t *FanoutTotals) merge(o FanoutTotals) {
-	t.Settled += o.Settled
-	t.Failed += o.Failed
+	t.Settled, t.Failed = t.Settled+o.Settled, t.Failed+o.Failed
 	t.SettledSantim, _ = money.Add(t.SettledSantim, o.SettledSantim)
 	t.FailedSantim, _ = money.Add(t.FailedSantim, o.FailedSantim)
 }

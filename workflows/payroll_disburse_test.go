@@ -55,23 +55,34 @@ func newPayrollHarness[A any](t *testing.T, wfID, update string) *payrollHarness
 	return h
 }
 
+// claimed mocks the saga's plan, the gate on the payroll account and a claim answering claim.
+func (h *payrollHarness[A]) claimed(claim payroll.DisburseClaim) {
+	h.on(activities.PayrollDisburseLoadPlanActivity, payrollStep).Return(payrollPlan, nil).Once()
+	h.on(activities.AccountGateActivity, payrollGate).Return(nil).Once()
+	h.on(activities.PayrollDisburseClaimActivity, payrollClaimStep).Return(claim, nil).Once()
+}
+
+// disbursed mocks Finish (DISBURSED, one entry FAILED), runs the saga and returns its result.
+func (h *payrollHarness[A]) disbursed(t *testing.T) PayrollDisburseResult {
+	t.Helper()
+	h.on(activities.PayrollDisburseFinishActivity, payrollStep).
+		Return(activities.PayrollRunState{RunID: "prun_1", Status: payroll.RunDisbursed, Failed: 1}, nil).Once()
+	h.env.ExecuteWorkflow(PayrollDisburseWorkflowName, payrollIn)
+	require.True(t, h.env.IsWorkflowCompleted())
+	require.NoError(t, h.env.GetWorkflowError())
+	var res PayrollDisburseResult
+	require.NoError(t, h.env.GetWorkflowResult(&res))
+	return res
+}
+
 // The whole saga: the plan, the gate on the payroll account, the claim, the fan-out as a child
 // with the claimed entries (keyed by entry id, recorded by PayrollDisburseRecord), then Finish →
 // DISBURSED. The caller is answered after the claim.
 func TestPayrollDisbursePaysThroughTheFanout(t *testing.T) {
 	h := newPayrollHarness[PayrollDisburseAccepted](t, payrollWF, PayrollDisburseAcceptedUpdate)
-	h.on(activities.PayrollDisburseLoadPlanActivity, payrollStep).Return(payrollPlan, nil).Once()
-	h.on(activities.AccountGateActivity, payrollGate).Return(nil).Once()
-	h.on(activities.PayrollDisburseClaimActivity, payrollClaimStep).Return(payrollClaim, nil).Once()
+	h.claimed(payrollClaim)
 	h.env.OnWorkflow(FanoutWorkflowName, mock.Anything, payrollFanout).Return(payrollFanoutResult, nil).Once()
-	h.on(activities.PayrollDisburseFinishActivity, payrollStep).
-		Return(activities.PayrollRunState{RunID: "prun_1", Status: payroll.RunDisbursed, Failed: 1}, nil).Once()
-	h.env.ExecuteWorkflow(PayrollDisburseWorkflowName, payrollIn)
-
-	require.True(t, h.env.IsWorkflowCompleted())
-	require.NoError(t, h.env.GetWorkflowError())
-	var res PayrollDisburseResult
-	require.NoError(t, h.env.GetWorkflowResult(&res))
+	res := h.disbursed(t)
 	require.Equal(t, PayrollDisburseResult{RunID: "prun_1", Status: payroll.RunDisbursed, Sent: 2, PaidWithoutTransfer: 1,
 		Totals: payrollFanoutResult.FanoutTotals, FailedEntries: []string{"pent_b"}, WorkflowID: payrollWF}, res)
 	require.Equal(t, []string{activities.PayrollDisburseLoadPlanActivity, activities.AccountGateActivity, activities.PayrollDisburseClaimActivity,
@@ -100,22 +111,13 @@ func TestPayrollDisbursePaysALargeRunInParts(t *testing.T) {
 		}
 		return in
 	}
-	h.on(activities.PayrollDisburseLoadPlanActivity, payrollStep).Return(payrollPlan, nil).Once()
-	h.on(activities.AccountGateActivity, payrollGate).Return(nil).Once()
-	h.on(activities.PayrollDisburseClaimActivity, payrollClaimStep).Return(claim, nil).Once()
+	h.claimed(claim)
 	h.env.OnWorkflow(FanoutWorkflowName, mock.Anything, part(0, MaxFanoutItems)).
 		Return(FanoutResult{Items: MaxFanoutItems, FanoutTotals: FanoutTotals{Settled: MaxFanoutItems, SettledSantim: 100 * MaxFanoutItems}}, nil).Once()
 	h.env.OnWorkflow(FanoutWorkflowName, mock.Anything, part(MaxFanoutItems, MaxFanoutItems+2)).
 		Return(FanoutResult{Items: 2, FanoutTotals: FanoutTotals{Settled: 1, Failed: 1, SettledSantim: 100, FailedSantim: 100},
 			Failures: []FanoutItemOutcome{{Index: 1, Key: claim.Items[MaxFanoutItems+1].EntryID, Status: FanoutItemFailed}}}, nil).Once()
-	h.on(activities.PayrollDisburseFinishActivity, payrollStep).
-		Return(activities.PayrollRunState{RunID: "prun_1", Status: payroll.RunDisbursed, Failed: 1}, nil).Once()
-	h.env.ExecuteWorkflow(PayrollDisburseWorkflowName, payrollIn)
-
-	require.True(t, h.env.IsWorkflowCompleted())
-	require.NoError(t, h.env.GetWorkflowError())
-	var res PayrollDisburseResult
-	require.NoError(t, h.env.GetWorkflowResult(&res))
+	res := h.disbursed(t)
 	require.Equal(t, MaxFanoutItems+2, res.Sent)
 	require.Equal(t, FanoutTotals{Settled: MaxFanoutItems + 1, Failed: 1, SettledSantim: 100 * (MaxFanoutItems + 1), FailedSantim: 100}, res.Totals)
 	require.Equal(t, []string{claim.Items[MaxFanoutItems+1].EntryID}, res.FailedEntries)
