@@ -80,7 +80,11 @@
 // record TERMINATED and is refused with its kind's not-active code (EWA_EMPLOYEE_NOT_ACTIVE,
 // LOAN_EMPLOYEE_NOT_ACTIVE, PAYROLL_EMPLOYEE_TERMINATED, BNPL_EMPLOYEE_NOT_ACTIVE,
 // EQUB_EMPLOYEE_NOT_ACTIVE). A foreign key alone would not do: it waits for the lock, then
-// accepts the terminated row. The self-service link of the old record is left as it is
-// (the person still sees what stays with the old employer) and the new record starts unlinked
-// (the new employer invites them).
+// accepts the terminated row. A payroll calculation of the source locks every employee it pays
+// FOR SHARE before it reads their inputs (payroll.LoadOptions.Lock): it either commits first, and
+// the transfer then finds the mandates it withheld in flight, or waits for the transfer and
+// reads them cancelled — a carried-over order is never withheld by the old run as well.
+//
+// The self-service link of the old record is left as it is (the person still sees what stays
+// with the old employer) and the new record starts unlinked (the new employer invites them).
 package employeetransfer

@@ -30,6 +30,12 @@ type LoadOptions struct {
 	// (an advance or a loan on its way will be recovered by the next run), a run does not (it
 	// recovers what was paid).
 	InFlight bool
+	// Lock keeps the employees loaded locked for share until tx ends (a run's calculation). A
+	// change of an employee that holds its row (a transfer, a termination, FOR UPDATE) and
+	// commits while the calculation runs is then either seen by every input the calculation
+	// reads or waits for it — never half of it: a transfer's cancelled court order withheld by
+	// the old employer and carried over whole to the new one.
+	Lock bool
 }
 
 // LoadInputs reads, in tx (the tenant's), everything the calculator needs for period and returns
@@ -50,7 +56,7 @@ func LoadInputs(ctx context.Context, tx db.Writer, period string, opt LoadOption
 	if err != nil {
 		return nil, err
 	}
-	emps, err := loadEmployees(ctx, tx, start, end, opt.EmployeeID)
+	emps, err := loadEmployees(ctx, tx, start, end, opt)
 	if err != nil || len(emps) == 0 {
 		return nil, err
 	}
@@ -92,14 +98,18 @@ type employeeRow struct {
 	PayoutHolder    string     `bun:"payout_holder_name" db:"payout_holder_name"`
 }
 
-func loadEmployees(ctx context.Context, tx db.Writer, start, end time.Time, only string) ([]employeeRow, error) {
+func loadEmployees(ctx context.Context, tx db.Writer, start, end time.Time, opt LoadOptions) ([]employeeRow, error) {
+	lock := ""
+	if opt.Lock {
+		lock = " FOR SHARE"
+	}
 	rows, err := db.Select[employeeRow](ctx, tx, `SELECT id, gross_monthly_salary_santim::bigint AS salary, hire_date, termination_date,
 			payout_partner, payout_account_number, payout_holder_name
 		FROM app.employees
 		WHERE tenant_id = ? AND deleted_at IS NULL AND hire_date <= ? AND (termination_date IS NULL OR termination_date >= ?)
 			AND (status IN ('ACTIVE', 'ON_LEAVE') OR (status = 'TERMINATED' AND termination_date IS NOT NULL))
 			AND (? = '' OR id = ?)
-		ORDER BY id`, tenancy.TenantID(ctx), end, start, only, only)
+		ORDER BY id`+lock, tenancy.TenantID(ctx), end, start, opt.EmployeeID, opt.EmployeeID)
 	if err != nil {
 		return nil, fmt.Errorf("payroll: load employees: %w", err)
 	}

@@ -478,7 +478,7 @@ func CalculateRunMarked(ctx context.Context, tx db.BunTx, id string, now, mark t
 	if err := checkEarlierRuns(ctx, tx, r.Period); err != nil {
 		return r, err
 	}
-	ins, err := LoadInputs(ctx, tx, r.Period, LoadOptions{})
+	ins, err := LoadInputs(ctx, tx, r.Period, LoadOptions{Lock: true})
 	if err != nil {
 		return r, err
 	}
