@@ -72,8 +72,11 @@
 // does not fold) is at least a REVIEW with a reason (Unscreenable): screening fails closed.
 // Titles a name starts with (Mr, Dr, Sheikh, Haji, Ato, W/ro, …) are not matched. NameScore: Jaro–Winkler per token, vowel-insensitive for
 // transliteration variants (and insensitive to doubled letters against a spelling without them,
-// as Arabic writes names), best pairing, weighted by length. Candidates come from a pg_trgm
-// index; exact scoring is in Go. A date of birth on both sides raises (DOBBoost) or lowers
+// as Arabic writes names), best pairing, weighted by length. A name whose words are broken up
+// (Gir-ma Wol.de, letters spaced out: G i r m a) is read with its pieces joined into the listed
+// name's words again (rejoin), at rejoinWeight: a REVIEW, a BLOCK with the listed date of birth.
+// Candidates come from a pg_trgm index (a name with one-letter pieces is looked up joined as
+// well); exact scoring is in Go. A date of birth on both sides raises (DOBBoost) or lowers
 // (DOBPenalty) the score. Decide maps the final score to CLEAR / REVIEW (≥ ReviewThreshold) /
 // BLOCK (≥ BlockThreshold); a match on a weak alias is at most a REVIEW.
 package sanctions

@@ -15,20 +15,26 @@ import (
 // they are screened again.
 const NormalizerVersion = personname.Version
 
-// MaxTokens bounds how many tokens of a name take part in matching: names have a handful, and the
-// alignment is quadratic in them.
+// MaxTokens bounds how many tokens of a name take part in aligning it with a listed name: names
+// have a handful, and the alignment is quadratic in them.
 const MaxTokens = 12
 
-// Tokens are the normalised name's words, at most MaxTokens of them.
+// MaxPieces bounds how many tokens of a name are read before they are aligned: a name broken up
+// to slip past screening has more pieces than words (one per letter when its letters are spaced
+// out, G i r m a), and the scorer joins them into words again (rejoin) before it takes
+// MaxTokens of them.
+const MaxPieces = 64
+
+// Tokens are the normalised name's words, at most MaxPieces of them.
 func Tokens(name string) []string {
 	t := strings.Fields(personname.Normalize(name))
-	if len(t) > MaxTokens {
-		t = t[:MaxTokens]
+	if len(t) > MaxPieces {
+		t = t[:MaxPieces]
 	}
 	return t
 }
 
-// matchTokens are the tokens of a normalised name as they are scored: at most MaxTokens, without
+// matchTokens are the tokens of a normalised name as they are scored: at most MaxPieces, without
 // the titles and honorifics it starts with (Mr, Dr, Sheikh, Haji, Ato, W/ro, …), which are not
 // part of anyone's name and would otherwise count as unpaired tokens. A title is kept when only
 // one token would be left: "Mullah Omar" stripped to "omar" would match every Omar in full,
@@ -44,8 +50,8 @@ func matchTokens(normalized string) []string {
 		}
 		t = t[n:]
 	}
-	if len(t) > MaxTokens {
-		t = t[:MaxTokens]
+	if len(t) > MaxPieces {
+		t = t[:MaxPieces]
 	}
 	return t
 }

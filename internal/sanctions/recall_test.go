@@ -340,6 +340,8 @@ var (
 		'A': {"Á", "Ä"}, 'E': {"É"}, 'O': {"Ö", "Ó"}, 'U': {"Ü"}, 'I': {"Í"},
 	}
 	separators = []string{"-", ".", " - ", ",  ", "_", "   ", ". ", "/"}
+	// inWord split a word in two.
+	inWord     = []string{"-", ".", "_", " ", "·", "/", "*"}
 	honorifics = []string{"Mr", "Mr.", "Dr", "Dr.", "Sheikh", "Shaykh", "Haji", "Hajji", "Ato", "W/ro", "Mrs.", "Prof.",
 		"Mullah", "Alhaji", "አቶ", "ወ/ሮ"}
 )
@@ -416,6 +418,26 @@ func evasionClasses() []recallClass {
 				b.WriteString(".")
 			}
 			return "  " + b.String() + " ", true
+		}},
+		{"separators inside words (Gir-ma Wol.de)", func(rng *rand.Rand, n listedName) (string, bool) {
+			w := slices.Clone(n.tokens)
+			split := 0
+			for i, tok := range w {
+				if len(tok) >= 4 && (rng.IntN(3) > 0 || split == 0 && i == len(w)-1) {
+					at := 2 + rng.IntN(len(tok)-3) // a piece of at least two letters each side
+					w[i] = tok[:at] + pick(rng, inWord) + tok[at:]
+					split++
+				}
+			}
+			return strings.Join(w, " "), split > 0
+		}},
+		{"spaced-out letters (G i r m a)", func(rng *rand.Rand, n listedName) (string, bool) {
+			sep, gap := pick(rng, []string{" ", ".", ". ", "-"}), pick(rng, []string{"  ", " / ", "   "})
+			w := make([]string, len(n.tokens))
+			for i, tok := range n.tokens {
+				w[i] = strings.Join(strings.Split(tok, ""), sep)
+			}
+			return strings.Join(w, gap), true
 		}},
 		{"Ethiopic (Ge'ez) transliteration", func(_ *rand.Rand, n listedName) (string, bool) {
 			return toGeez(n.display), true

@@ -70,6 +70,10 @@ const (
 	// pairs written once as well (see tokenSimilarity): lower than vowelFoldWeight, so that a
 	// name whose every token differs this way is a REVIEW (a person looks), not a BLOCK.
 	squeezeWeight = 0.94
+	// rejoinWeight scales the score of a name read with adjacent pieces joined into words
+	// (rejoin): a name that is a listed one but for where its words break (Gir-ma Wol.de, G i r
+	// m a) is a REVIEW, a BLOCK only with the listed date of birth.
+	rejoinWeight = 0.94
 	// minLengthRatio and prefixLengthRatio: see tokenSimilarity.
 	minLengthRatio    = 0.6
 	prefixLengthRatio = 0.75
@@ -157,8 +161,12 @@ func NameScore(a, b string) float64 {
 	return tokenScore(Tokens(a), Tokens(b))
 }
 
-// tokenScore is NameScore over normalised tokens.
+// tokenScore is NameScore over normalised tokens: a is the subject's, b the listed name's; the
+// first MaxTokens of each are aligned (after rejoin has read a's pieces as words).
 func tokenScore(a, b []string) float64 {
+	joined := rejoin(a, b)
+	pieces := len(a)
+	a, b, joined = a[:min(len(a), MaxTokens)], b[:min(len(b), MaxTokens)], joined[:min(len(joined), MaxTokens)]
 	score := alignScore(a, b)
 	for i := 0; i+1 < len(a); i++ {
 		score = math.Max(score, alignScore(mergeAt(a, i), b))
@@ -166,7 +174,50 @@ func tokenScore(a, b []string) float64 {
 	for j := 0; j+1 < len(b); j++ {
 		score = math.Max(score, alignScore(a, mergeAt(b, j)))
 	}
+	if len(joined) < pieces {
+		score = math.Max(score, rejoinWeight*alignScore(joined, b))
+	}
 	return score
+}
+
+// rejoin reads the subject's tokens a as pieces of words broken up to slip past screening (a
+// hyphen, dot or space inside a word: Gir-ma Wol.de; every letter spaced out: G i r m a): from
+// each piece, the run of adjacent pieces whose join is most similar to a token of the listed
+// name b is taken as one word, when that join is similar enough to count (tokenMatchFloor) and
+// at least as similar as the piece alone (the a l a m i of al alami is alami, not al). Runs
+// whose join is too long to be similar to any token of b are not tried (minLengthRatio), so a
+// name of whole words costs a few comparisons.
+func rejoin(a, b []string) []string {
+	longest := 0
+	for _, t := range b {
+		longest = max(longest, utf8.RuneCountInString(t))
+	}
+	out := make([]string, 0, len(a))
+	for i := 0; i < len(a); {
+		best, run := closest(a[i], b), 1
+		joined := a[i]
+		for k := 2; i+k <= len(a); k++ {
+			joined += a[i+k-1]
+			if float64(utf8.RuneCountInString(joined))*minLengthRatio > float64(longest) {
+				break
+			}
+			if sim := closest(joined, b); sim >= best && sim >= tokenMatchFloor { // the longer run of two as similar
+				best, run = sim, k
+			}
+		}
+		out = append(out, strings.Join(a[i:i+run], ""))
+		i += run
+	}
+	return out
+}
+
+// closest is the similarity of token to the most similar of tokens.
+func closest(token string, tokens []string) float64 {
+	var best float64
+	for _, t := range tokens {
+		best = math.Max(best, tokenSimilarity(token, t))
+	}
+	return best
 }
 
 // mergeAt is t with tokens i and i+1 joined.

@@ -65,7 +65,15 @@ func TestNameScorePairs(t *testing.T) {
 		{"Laden Osama", "BIN LADEN, Osama", review},
 		{"Mohammed Ahmed", "Mohammad Ahmadi", review},
 		{"Hamza Usama Muhammad bin Laden", "BIN LADEN, Hamza", review},
+		// Words broken up (an audit's evasions, CLEAR before rejoin): reviewed.
+		{"Gir-ma Wol-de Tes-faye", "Girma Wolde Tesfaye", review},
+		{"Gir.ma Wol.de Tes.faye", "Girma Wolde Tesfaye", review},
+		{"G i r m a  W o l d e  T e s f a y e", "Girma Wolde Tesfaye", review},
+		{"U-s-a-m-a  B-i-n  L-a-d-i-n", "BIN LADIN, Usama", review},
+		{"I.m.a.d K.h.a.l.i.l A.L A.L.A.M.I", "ALAMI, Imad Khalil al-", review},
 		// Unrelated, or one shared given name.
+		{"A B Tesfaye", "Abebe Bekele", clear},
+		{"Ge Ta Chew", "Girma Wolde Tesfaye", clear},
 		{"Ali", "Ali Hassan Mohammed", clear},
 		{"John Smith", "John", clear},
 		{"Saddam Hussein", "SALAMI, Hossein", clear},
@@ -97,6 +105,9 @@ func TestDecide(t *testing.T) {
 	require.Equal(t, Block, Decide(adjust(0.93, DOBAgree), false))
 	require.Equal(t, Review, Decide(adjust(0.93, DOBPartial), false))
 	require.Equal(t, 1.0, adjust(0.99, DOBAgree))
+	// A listed name broken up (rejoin) is reviewed; with the listed date of birth it blocks.
+	require.Equal(t, Review, Decide(rejoinWeight, false))
+	require.Equal(t, Block, Decide(adjust(rejoinWeight, DOBAgree), false))
 	require.Equal(t, 0.0, adjust(0.05, DOBDisagree))
 }
 

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 
@@ -201,16 +202,25 @@ func Screen(ctx context.Context, b db.Beginner, name string, dob time.Time) (Res
 }
 
 // candidates scores every listed name the trigram index offers for tokens and keeps each entry's
-// best match; order lists the entries as first seen.
+// best match; order lists the entries as first seen. A name with a token of one letter is
+// looked up joined into one word as well: its letters spaced out (G i r m a W o l d e) share no
+// trigram with the listed name, joined they share most (the scorer reads the pieces as words
+// again: rejoin).
 func candidates(ctx context.Context, tx pgx.Tx, tokens []string, versions []int64, dob time.Time) (map[int64]Evidence, []int64, error) {
+	match, rank, args := `n.normalized % $1 OR n.normalized %> $1`, `similarity(n.normalized, $1)`,
+		[]any{strings.Join(tokens, " "), versions, candidateLimit}
+	if slices.ContainsFunc(tokens, func(t string) bool { return utf8.RuneCountInString(t) == 1 }) {
+		match, rank = match+` OR n.normalized % $4`, `greatest(`+rank+`, similarity(n.normalized, $4))`
+		args = append(args, strings.Join(tokens, ""))
+	}
 	rows, err := tx.Query(ctx, `
 		SELECT e.id, v.id, v.source, e.source_ref, e.entry_type, e.primary_name, e.dobs, n.name, n.normalized, n.kind
 		FROM app.sanctions_names n
 		JOIN app.sanctions_entries e ON e.id = n.entry_id
 		JOIN app.sanctions_list_versions v ON v.id = n.version_id
-		WHERE n.version_id = ANY($2) AND (n.normalized % $1 OR n.normalized %> $1)
-		ORDER BY similarity(n.normalized, $1) DESC, n.entry_id
-		LIMIT $3`, strings.Join(tokens, " "), versions, candidateLimit)
+		WHERE n.version_id = ANY($2) AND (`+match+`)
+		ORDER BY `+rank+` DESC, n.entry_id
+		LIMIT $3`, args...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("sanctions.screen: %w", err)
 	}
