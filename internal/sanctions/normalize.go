@@ -7,13 +7,21 @@ import (
 	"github.com/wagerail/wagerail/internal/platform/personname"
 )
 
-// NormalizerVersion names the rules of the name normaliser (internal/platform/personname) that
-// screening compares names with. Each list version records the version its names were
-// normalised with, and each check the version it was screened with: a change to the rules that
-// could change a match raises it, so that screening refuses lists normalised by older rules
-// (Rescreen renormalises them) and the gate treats checks made under older rules as stale until
-// they are screened again.
-const NormalizerVersion = personname.Version
+// NormalizerVersion names the matching rules: those of the name normaliser
+// (internal/platform/personname) that screening compares names with, and those of the scorer
+// (ScoringRevision). Each list version records the version its names were normalised with, and
+// each check the version it was screened with: a change to the rules that could change a match
+// raises it, so that screening refuses lists normalised by older rules (Rescreen renormalises
+// them) and the gate treats checks made under older rules as stale until they are screened
+// again. Both parts only ever rise, so their sum does too.
+const NormalizerVersion = personname.Version + ScoringRevision
+
+// ScoringRevision counts the changes to how names are scored that could turn a CLEAR into a
+// match (the normaliser's rules unchanged):
+//
+//   - 1: a name whose words are broken up (Gir-ma Wol.de, G i r m a) is read with its pieces
+//     joined again (rejoin); a check made before may have cleared one.
+const ScoringRevision = 1
 
 // MaxTokens bounds how many tokens of a name take part in aligning it with a listed name: names
 // have a handful, and the alignment is quadratic in them.

@@ -107,6 +107,9 @@ func TestScreenFailsClosedOnUnreadableNames(t *testing.T) {
 		{"Tеsfayе Wоrku Dеmissiе", sanctions.Block, ""}, // Cyrillic е and о
 		{"ተስፋዬ ወርቁ ደምሴ", sanctions.Block, ""},
 		{"Ato Tesfaye Worku Demissie", sanctions.Block, ""},
+		// Words broken up: reviewed (sanctions.ScoringRevision 1).
+		{"Tes-faye Wor.ku Dem_issie", sanctions.Review, ""},
+		{"T e s f a y e  W o r k u  D e m i s s i e", sanctions.Review, ""},
 	} {
 		res := l.screen(t, tc.name, "")
 		require.Equal(t, tc.want, res.Outcome, "%q: %+v", tc.name, res)
@@ -121,4 +124,6 @@ func TestScreenFailsClosedOnUnreadableNames(t *testing.T) {
 		require.True(t, c.NeedsReview)
 		require.ErrorIs(t, gate(l, l.ctx, tenant, sanctions.SubjectEmployee, "emp-unreadable"), sanctions.ErrSanctionsReview)
 	}
+	// Broken up, with the listed date of birth: blocked.
+	require.Equal(t, sanctions.Block, l.screen(t, "Tes-faye Wor.ku Dem_issie", "1975-03-14").Outcome)
 }

@@ -16,7 +16,7 @@ import (
 	"golang.org/x/text/unicode/runenames"
 )
 
-// Version names the rules Normalize applies (sanctions.NormalizerVersion is this constant). A
+// Version names the rules Normalize applies (sanctions.NormalizerVersion counts it). A
 // change to the rules that could change a match must raise it: sanctions screening refuses lists
 // normalised by older rules until they are renormalised, and treats checks made under older
 // rules as stale until they are screened again.
