@@ -221,6 +221,14 @@ func (s *Server) submitKyc(c *gin.Context) {
 				return err
 			}
 			sub.userID = e.UserID
+			if e.NationalID != req.NationalID {
+				// Another person's identity: approving it would verify the wrong one.
+				r := refuse(http.StatusUnprocessableEntity, "KYC_SUBJECT_MISMATCH",
+					"the national id is not the employee's on record: a KYC verifies the employee the money is paid to",
+					"SubmitKyc", string(sub.typ), sub.id)
+				r.err.Details = map[string]any{"field": "nationalId"}
+				return r
+			}
 		}
 		docs, err := s.bindKycDocuments(ctx, tx, sub.tenant, req.PhotoKey, req.Documents)
 		if err != nil {
@@ -480,8 +488,9 @@ func (s *Server) approveKyc(c *gin.Context) {
 	ctx := c.Request.Context()
 	reviewer := callerOf(c).User.ID
 	var sub kyc.Submission
-	var tenant string
-	// 1. The submission (claimed by this reviewer) and its documents, as they are now.
+	var tenant, recorded string
+	// 1. The submission (claimed by this reviewer) and its documents, as they are now, and the
+	// name of the employee it verifies as the business records it.
 	err := s.asPlatform(c, func(tx pgx.Tx) error {
 		var err error
 		if tenant, err = kycSubmissionTenant(ctx, tx, id); err != nil {
@@ -489,6 +498,13 @@ func (s *Server) approveKyc(c *gin.Context) {
 		}
 		if sub, err = kyc.ByID(ctx, tx, tenant, id); err != nil {
 			return err
+		}
+		if sub.SubjectType == kyc.SubjectEmployee {
+			e, err := employees.ByID(ctx, tx, tenant, sub.SubjectID)
+			if err != nil && !errors.Is(err, employees.ErrNotFound) {
+				return err
+			}
+			recorded = e.FullName
 		}
 		switch {
 		case sub.Status != kyc.InReview:
@@ -515,7 +531,15 @@ func (s *Server) approveKyc(c *gin.Context) {
 		return
 	}
 	// 2. Screening, recorded in a transaction of its own: the evidence stays whatever the outcome.
+	// An employee's name on record is screened too when it is another name: the money is paid to
+	// that employee, so the worse answer decides.
 	res, err := sanctions.Screen(ctx, s.deps.DB, sub.FullName, sub.DateOfBirth)
+	if err == nil && recorded != "" && sanctions.Key(recorded) != sanctions.Key(sub.FullName) {
+		var other sanctions.Result
+		if other, err = sanctions.Screen(ctx, s.deps.DB, recorded, sub.DateOfBirth); err == nil {
+			res = sanctions.Worse(res, other)
+		}
+	}
 	if errors.Is(err, sanctions.ErrNoActiveList) {
 		writeError(c, NewError(http.StatusServiceUnavailable, "SANCTIONS_LISTS_MISSING", "no sanctions list is loaded; approval screens against them (wagerail sanctions ingest)"))
 		return

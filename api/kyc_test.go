@@ -352,3 +352,46 @@ func TestKycNoSelfReview(t *testing.T) {
 	rec = w.reviewer.call(http.MethodPost, "/api/kyc/"+s.ID+"/approve", nil)
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 }
+
+// TestKycVerifiesTheEmployeeOnRecord: a KYC verifies the employee the money is paid to. Found by
+// an audit: a submission for an employee recorded under a listed name, made under another name,
+// was screened under that other name only and approved CLEAR, and the gate then passed the
+// listed person's advances. Approval screens the employee's recorded name too (the worse answer
+// decides), and a submission whose national id is not the employee's is refused: it is someone
+// else's identity.
+func TestKycVerifiesTheEmployeeOnRecord(t *testing.T) {
+	t.Parallel()
+	w := newKycWorld(t)
+	ctx := tenancy.WithTenant(context.Background(), w.tenant)
+	require.NoError(t, tenancy.InTx(ctx, w.d.App, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `UPDATE app.employees SET first_name = 'Girma', last_name = 'Wolde Tesfaye',
+			full_name = 'Girma Wolde Tesfaye' WHERE id = $1`, w.employee)
+		return err
+	}))
+
+	s, code, _ := w.submitBorn("Abebe Kebede", "1970-05-05")
+	require.Equal(t, http.StatusCreated, code)
+	require.Equal(t, http.StatusOK, w.reviewer.call(http.MethodPost, "/api/kyc/"+s.ID+"/claim", nil).Code)
+	rec := w.reviewer.call(http.MethodPost, "/api/kyc/"+s.ID+"/approve", nil)
+	requireStatus(t, rec, http.StatusConflict, "SANCTIONS_BLOCKED")
+	require.Contains(t, rec.Body.String(), "ETH-NAT-1")
+	var name string
+	require.NoError(t, tenancy.InTx(ctx, w.d.App, func(tx pgx.Tx) error {
+		return tx.QueryRow(ctx, `SELECT name_screened FROM app.sanctions_checks WHERE subject_id = $1 ORDER BY seq DESC LIMIT 1`,
+			w.employee).Scan(&name)
+	}))
+	require.Equal(t, "Girma Wolde Tesfaye", name, "the check records the name that decided it")
+
+	// Someone else's national id: refused, nothing stored.
+	photo := w.upload("photo.png", "image/png", uploadsPNG)
+	doc := w.upload("id.pdf", "application/pdf", uploadsPDF)
+	rec = w.owner.call(http.MethodPost, "/api/kyc", map[string]any{"employeeId": w.employee, "fullName": "Girma Wolde Tesfaye",
+		"nationalId": "ET87654321", "dateOfBirth": "1970-05-05", "photoKey": photo,
+		"documents": []map[string]any{{"type": "national_id", "uploadKey": doc}}})
+	requireStatus(t, rec, http.StatusUnprocessableEntity, "KYC_SUBJECT_MISMATCH")
+	var submissions int
+	require.NoError(t, tenancy.InTx(ctx, w.d.App, func(tx pgx.Tx) error {
+		return tx.QueryRow(ctx, `SELECT count(*) FROM app.kyc_submissions WHERE subject_id = $1`, w.employee).Scan(&submissions)
+	}))
+	require.Equal(t, 1, submissions)
+}

@@ -255,6 +255,15 @@ func candidates(ctx context.Context, tx pgx.Tx, tokens []string, versions []int6
 	return best, order, nil
 }
 
+// Worse is whichever of two screenings of one subject (the name on a document and the name on
+// record, say) holds it back more: the worse outcome, then the higher score; a when they tie.
+func Worse(a, b Result) Result {
+	if b.Outcome.rank() > a.Outcome.rank() || b.Outcome == a.Outcome && b.Score > a.Score {
+		return b
+	}
+	return a
+}
+
 // better reports whether a is the stronger match of one entry than b: a worse outcome first (a
 // BLOCK on an alias beats a higher-scoring weak alias), then a higher score.
 func better(a, b Evidence) bool {
