@@ -14,6 +14,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/wagerail/wagerail/gateway"
+	"github.com/wagerail/wagerail/internal/employees"
 	"github.com/wagerail/wagerail/internal/kyc"
 	"github.com/wagerail/wagerail/internal/platform/audit"
 	"github.com/wagerail/wagerail/internal/platform/field"
@@ -252,9 +253,21 @@ func kycGateTx(ctx context.Context, tx pgx.Tx, in GateInput, now time.Time) (ref
 	return refusal(GateKycNotApproved, "KYC not approved ("+status+")", status), nil
 }
 
-// sanctionsGateTx is the sanctions gate in the caller's transaction, as kycGateTx.
+// sanctionsGateTx is the sanctions gate in the caller's transaction, as kycGateTx. An employee
+// is paid under their name on record: when the latest check screened another name, that one is
+// screened too (sanctions.GateAs).
 func sanctionsGateTx(ctx context.Context, tx pgx.Tx, in GateInput) (refused, err error) {
-	err = sanctions.Gate(ctx, tx, in.TenantID, sanctions.SubjectType(in.SubjectType), in.SubjectID)
+	typ := sanctions.SubjectType(in.SubjectType)
+	err = sanctions.Gate(ctx, tx, in.TenantID, typ, in.SubjectID)
+	if err == nil && typ == sanctions.SubjectEmployee {
+		var e employees.Employee
+		switch e, err = employees.ByID(ctx, tx, in.TenantID, in.SubjectID); {
+		case errors.Is(err, employees.ErrNotFound):
+			err = nil // no record, no name to pay under: the saga's own steps refuse
+		case err == nil:
+			err = sanctions.GateAs(ctx, tx, in.TenantID, typ, in.SubjectID, e.FullName)
+		}
+	}
 	code := sanctions.GateCode(err)
 	switch code {
 	case "":

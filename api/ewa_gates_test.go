@@ -56,6 +56,13 @@ func TestEwaDisburseGateMatrix(t *testing.T) {
 			_, err = sanctions.Rescreen(ctx, s.d.Platform(t))
 			require.NoError(t, err)
 		}, status: http.StatusUnprocessableEntity, code: "EWA_SANCTIONS_BLOCKED", audit: "SanctionsGateBlocked"},
+		{name: "renamed to a listed name after the approval", setup: func(t *testing.T, s *ewaStack) {
+			s.approveKyc(t)
+			// The check screened "Abebe Kebede"; the money is paid under the record's name now.
+			rec := s.owner.call(http.MethodPut, "/api/employees/"+s.employee, map[string]any{"firstName": "Girma",
+				"lastName": "Wolde Tesfaye"})
+			require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+		}, status: http.StatusUnprocessableEntity, code: "EWA_SANCTIONS_BLOCKED", audit: "SanctionsGateBlocked"},
 		{name: "account missing", setup: func(t *testing.T, s *ewaStack) {
 			s.approveKyc(t)
 			s.setPayoutAccount(t, testkit.Unique("nosuch"), "Abebe Kebede")

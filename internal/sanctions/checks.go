@@ -292,6 +292,41 @@ func Gate(ctx context.Context, q db.Querier, tenant string, subjectType SubjectT
 	return nil
 }
 
+// GateAs is Gate for a subject whose money is paid under name (an employee's name on record):
+// when the latest check screened another name (the name on a KYC document, or the record's name
+// before a rename), name is screened now against the active lists and must be CLEAR as well —
+// a record renamed to a listed name after a CLEAR check is held back: ErrSanctionsBlocked for a
+// BLOCK, ErrSanctionsReview for a REVIEW (a new KYC screens and records the name for a
+// reviewer). Screening writes nothing; ErrNoActiveList and ErrListOutdated mean it cannot decide.
+// tx is the caller's transaction, as Gate's q.
+func GateAs(ctx context.Context, tx pgx.Tx, tenant string, subjectType SubjectType, subjectID, name string) error {
+	if err := Gate(ctx, tx, tenant, subjectType, subjectID); err != nil {
+		return err
+	}
+	var screened string
+	if err := tx.QueryRow(ctx, `SELECT name_screened FROM app.sanctions_checks
+		WHERE tenant_id = $1 AND subject_type = $2 AND subject_id = $3 ORDER BY seq DESC LIMIT 1`,
+		tenant, string(subjectType), subjectID).Scan(&screened); err != nil {
+		return fmt.Errorf("sanctions.gate: %w", err)
+	}
+	if Key(screened) == Key(name) {
+		return nil
+	}
+	res, err := Screen(ctx, tx, name, time.Time{})
+	var fe *field.Error
+	switch {
+	case errors.As(err, &fe):
+		return fmt.Errorf("sanctions.gate: the name on record cannot be screened (%s): %w", fe.Problem, ErrSanctionsReview)
+	case err != nil:
+		return fmt.Errorf("sanctions.gate: %w", err)
+	case res.Outcome == Block:
+		return fmt.Errorf("sanctions.gate: the name on record, not the one screened: %w", ErrSanctionsBlocked)
+	case res.Outcome != Clear:
+		return fmt.Errorf("sanctions.gate: the name on record, not the one screened: %w", ErrSanctionsReview)
+	}
+	return nil
+}
+
 const checkColumns = `id, seq, tenant_id, subject_type, subject_id, coalesce(user_id, ''), name_screened,
 	coalesce(to_char(dob, 'YYYY-MM-DD'), ''), outcome, score, evidence, list_versions, trigger, needs_review,
 	coalesce(review_decision, ''), coalesce(reviewed_by, ''), reviewed_at, coalesce(review_note, ''), created_at,

@@ -32,7 +32,9 @@
 // Gate passes only when the subject's latest check is CLEAR (or a REVIEW a reviewer cleared) and
 // ran against exactly the list versions active now, under the current matching rules
 // (NormalizerVersion); no check, a stale check, a BLOCK, an undecided REVIEW, a database error or
-// a cancelled context all refuse.
+// a cancelled context all refuse. An employee is paid under their name on record: GateAs also
+// screens that name when the latest check screened another (a KYC document's name, or the
+// record's before a rename), and refuses unless it is CLEAR.
 //
 // # Lists
 //
