@@ -30,15 +30,8 @@ func TestTransferRacingTheSourcesCalculation(t *testing.T) {
 	src, dst := payrolltest.NewOrg(t, d), payrolltest.NewOrg(t, d)
 	emp := src.Employee(t, payrolltest.Employee{Salary: 1_000_000})
 	const order, monthly = 600_000, 50_000
-	require.NoError(t, tenancy.InTx(src.Ctx, d.App, func(tx pgx.Tx) error {
-		_, err := tx.Exec(src.Ctx, `INSERT INTO app.payroll_deduction_mandates (id, tenant_id, employee_id, kind, amount_santim,
-				total_santim, start_period, priority, status, reference, payee_partner, payee_account_number, payee_holder_name,
-				created_by, created_at, activated_by, activated_at, updated_at)
-			VALUES ('mdt_'||$1, $1, $2, 'COURT_ORDER', $3, $4, '2026-01', 0, 'ACTIVE', 'FHC-1', 'sandbox', 'COURT-1', 'Federal Court',
-				'u-maker', now(), 'u-checker', now(), now())`, src.ID, emp, monthly, order)
-		return err
-	}))
-	mandate := "mdt_" + src.ID
+	total := int64(order)
+	mandate := src.CourtOrder(t, emp, monthly, &total)
 	now := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
 	var run payroll.Run
 	require.NoError(t, src.In(func(ctx context.Context, tx db.BunTx) (err error) {

@@ -28,11 +28,7 @@ func TestDueCourtOrderRemitsLooksPastTenantsWithThePolicyOff(t *testing.T) {
 	}
 	courtRuns := func(o *payrolltest.Org, periods ...string) []string {
 		emp := o.Employee(t, payrolltest.Employee{})
-		exec(t, o, `INSERT INTO app.payroll_deduction_mandates (id, tenant_id, employee_id, kind, amount_santim, start_period, priority,
-				status, reference, payee_partner, payee_account_number, payee_holder_name, created_by, created_at, activated_by, activated_at,
-				updated_at)
-			VALUES ('mdt_'||$1, $1, $2, 'COURT_ORDER', 10000, '2026-01', 0, 'ACTIVE', 'FHC-1', 'sandbox', 'COURT-1', 'Federal Court',
-				'u-maker', now(), 'u-checker', now(), now())`, o.ID, emp)
+		o.CourtOrder(t, emp, 10000, nil)
 		var ids []string
 		for _, p := range periods {
 			r, err := runAs(t, o, "u-maker", func(ctx context.Context, tx db.BunTx) (payroll.Run, error) {

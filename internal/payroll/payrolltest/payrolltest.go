@@ -92,3 +92,20 @@ func (o *Org) Count(t testing.TB, query string, args ...any) int {
 	}))
 	return n
 }
+
+// CourtOrder adds an ACTIVE court order on employee (made and activated by two others, since
+// 2026-01), withholding amount a month up to total (nil: no total), and returns its id
+// (mdt_<employee>).
+func (o *Org) CourtOrder(t testing.TB, employee string, amount int64, total *int64) string {
+	t.Helper()
+	id := "mdt_" + employee
+	require.NoError(t, tenancy.InTx(o.Ctx, o.DB.App, func(tx pgx.Tx) error {
+		_, err := tx.Exec(o.Ctx, `INSERT INTO app.payroll_deduction_mandates (id, tenant_id, employee_id, kind, amount_santim,
+				total_santim, start_period, priority, status, reference, payee_partner, payee_account_number, payee_holder_name,
+				created_by, created_at, activated_by, activated_at, updated_at)
+			VALUES ($1, $2, $3, 'COURT_ORDER', $4, $5, '2026-01', 0, 'ACTIVE', 'FHC-1', 'sandbox', 'COURT-1', 'Federal Court',
+				'u-maker', now(), 'u-checker', now(), now())`, id, o.ID, employee, amount, total)
+		return err
+	}))
+	return id
+}
