@@ -1,8 +1,10 @@
 package reconcile
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -132,7 +134,9 @@ func mirrorMovements(ctx context.Context, l LedgerReader, tenantID, partner, acc
 	out := make([]LedgerItem, 0, len(moved))
 	for _, id := range moved {
 		a := byTx[id]
-		it := LedgerItem{Account: account, TransactionID: id, Seq: a.seq, Date: a.date, References: refs[id], Direction: Credit, AmountSantim: a.net, Hold: hold[id]}
+		r := refs[id]
+		it := LedgerItem{Account: account, TransactionID: id, Seq: a.seq, Date: a.date, References: r.refs, Direction: Credit, AmountSantim: a.net, Hold: hold[id],
+			Pair: r.pair, pairDay: r.pairDay, pairRefs: r.pairRefs}
 		// The mirror is an asset: a debit is money arriving at the bank account (a bank credit).
 		if a.net < 0 {
 			it.Direction, it.AmountSantim = Debit, -a.net
@@ -174,27 +178,77 @@ func mirrorBalanceAt(ctx context.Context, l LedgerReader, tenantID, partner, acc
 	}
 }
 
+// txRefs is what reconciliation needs of a ledger transaction beyond its entries.
+type txRefs struct {
+	refs []string // ledgerReferences
+	// pair is the other half of a reversal (the transaction reversed, or the reversal), with
+	// the day it was posted and its references.
+	pair     string
+	pairDay  time.Time
+	pairRefs []string
+}
+
 // transactionRefs returns, per transaction id, the references a bank line may carry for it
-// (ledgerReferences).
+// (ledgerReferences) and the other half of its reversal, if any. A reversal carries no bank
+// reference of its own: it also answers to the references of the transaction it reverses, as
+// the bank's refund of a transfer carries the transfer's.
 //
 // ListEntries carries neither the idempotency key nor the metadata, so the transactions are
 // read with GetTransactions, without their entries, up to the ledger's maximum per call: one
-// call per page of entries at most, never one per transaction.
-func transactionRefs(ctx context.Context, l LedgerReader, tenantID string, ids []string) (map[string][]string, error) {
-	out := make(map[string][]string, len(ids))
+// call per page of entries at most, never one per transaction, and as many again for the other
+// halves of reversals when there are any.
+func transactionRefs(ctx context.Context, l LedgerReader, tenantID string, ids []string) (map[string]txRefs, error) {
+	txs, err := getTransactions(ctx, l, tenantID, ids)
+	if err != nil {
+		return nil, err
+	}
+	var more []string
+	for _, id := range ids {
+		t := txs[id]
+		if p := cmp.Or(t.GetReversesTransactionId(), t.GetReversedByTransactionId()); p != "" && txs[p] == nil {
+			more = append(more, p)
+		}
+	}
+	pairs, err := getTransactions(ctx, l, tenantID, more)
+	if err != nil {
+		return nil, err
+	}
+	maps.Copy(txs, pairs)
+	out := make(map[string]txRefs, len(ids))
+	for _, id := range ids {
+		t := txs[id]
+		r := txRefs{refs: ledgerReferences(t.GetMetadata(), t.GetIdempotencyKey(), t.GetId())}
+		if r.pair = cmp.Or(t.GetReversesTransactionId(), t.GetReversedByTransactionId()); r.pair != "" {
+			p := txs[r.pair]
+			r.pairDay = day(p.GetPostedAt().AsTime())
+			r.pairRefs = ledgerReferences(p.GetMetadata(), p.GetIdempotencyKey(), p.GetId())
+			if t.GetReversesTransactionId() != "" {
+				r.refs = append(r.refs, r.pairRefs...)
+			} else {
+				r.pairRefs = append(r.pairRefs, r.refs...)
+			}
+		}
+		out[id] = r
+	}
+	return out, nil
+}
+
+// getTransactions reads the transactions without their entries, by id.
+func getTransactions(ctx context.Context, l LedgerReader, tenantID string, ids []string) (map[string]*ledgerv1.Transaction, error) {
+	out := make(map[string]*ledgerv1.Transaction, len(ids))
 	for chunk := range slices.Chunk(ids, ledger.MaxGetTransactions) {
 		resp, err := l.GetTransactions(ctx, &ledgerv1.GetTransactionsRequest{TenantId: tenantID, TransactionIds: chunk, OmitEntries: true})
 		if err != nil {
 			return nil, fmt.Errorf("ledger get transactions (%d): %w", len(chunk), err)
 		}
 		for _, t := range resp.GetTransactions() {
-			out[t.GetId()] = ledgerReferences(t.GetMetadata(), t.GetIdempotencyKey(), t.GetId())
+			out[t.GetId()] = t
 		}
-		// The ids come from the tenant's own entries: a transaction the ledger leaves out
-		// would be a broken ledger, not a finding to report.
+		// The ids come from the tenant's own entries and reversals: a transaction the ledger
+		// leaves out would be a broken ledger, not a finding to report.
 		for _, id := range chunk {
 			if out[id] == nil {
-				return nil, fmt.Errorf("ledger get transactions: transaction %s of an entry not returned", id)
+				return nil, fmt.Errorf("ledger get transactions: transaction %s not returned", id)
 			}
 		}
 	}

@@ -12,6 +12,8 @@ import (
 // (the caller passes a margin of days on each side) are only there so a movement booked a day
 // apart on the two sides still pairs up, and are never flagged themselves.
 //
+// A movement and its reversal that the bank booked neither of cancel out (LedgerItem.Pair).
+//
 // Holds (LedgerItem.Hold) explain the bank lines of transfers whose posting is not a movement:
 // an open hold the transfer's debit, a voided hold the debit together with its refund (both
 // exactly, by reference, direction and amount). They are neither counted nor flagged: a hold
@@ -141,6 +143,40 @@ func Match(bank []BankItem, ledger []LedgerItem, from, to time.Time) MatchResult
 					res.Scanned++
 				}
 			}
+		}
+	}
+	// Pass 1c: a movement of the period and its reversal that no bank line took cancel out: the
+	// ledger took back what the bank never booked. A half dated outside the period counts only
+	// when the caller found no bank line for it either (PairUnbooked): lines near its day may
+	// not be in these lists.
+	byTx := map[key]int{}
+	for li, l := range ledger {
+		if l.Hold == "" {
+			byTx[key{l.Account, l.TransactionID}] = li
+		}
+	}
+	cancel := func(li int) {
+		ledgerUsed[li] = true
+		if in(ledger[li].Date) {
+			res.Matched++
+		}
+		res.Cancelled = append(res.Cancelled, TxRef{ledger[li].Account, ledger[li].TransactionID})
+	}
+	for li, l := range ledger {
+		if ledgerUsed[li] || l.Hold != "" || l.Pair == "" || !in(l.Date) {
+			continue
+		}
+		pi, listed := byTx[key{l.Account, l.Pair}]
+		if listed && (ledgerUsed[pi] || ledger[pi].Direction == l.Direction || ledger[pi].AmountSantim != l.AmountSantim) {
+			continue
+		}
+		switch {
+		case listed && (in(ledger[pi].Date) || l.PairUnbooked):
+			cancel(li)
+			cancel(pi)
+		case !listed && l.PairUnbooked:
+			cancel(li)
+			res.Cancelled = append(res.Cancelled, TxRef{l.Account, l.Pair})
 		}
 	}
 	flag := func(f Flag, dates ...time.Time) {

@@ -196,3 +196,58 @@ func TestLedgerReferencesPairLegacyPostings(t *testing.T) {
 	res = Match([]BankItem{bItem("idem-t-ABC.ewa-disburse.1", "E1", Debit, 100_00, d)}, []LedgerItem{item}, d, d)
 	require.Empty(t, res.Flags)
 }
+
+// An operator reverses a posting the bank never made: the two cancel out and nothing is flagged.
+// A reversal of a posting the bank did make expects the bank's refund, and is flagged without it.
+func TestMatchReversalCancelsWhatTheBankNeverBooked(t *testing.T) {
+	t.Parallel()
+	d1, d2, d3 := date("2026-03-01"), date("2026-03-02"), date("2026-03-03")
+	reversal := func(of LedgerItem, tx string, d time.Time) LedgerItem {
+		r := lItem("", tx, opposite(of.Direction), of.AmountSantim, d, of.Seq+100)
+		r.References = append(r.References, of.References...)
+		r.Pair = of.TransactionID
+		return r
+	}
+	ghost := lItem("g1", "t1", Debit, 33_000, d2, 1)
+	ghost.Pair = "r1"
+	res := Match(nil, []LedgerItem{ghost, reversal(ghost, "r1", d2)}, d2, d2)
+	require.Empty(t, res.Flags, "%+v", res.Flags)
+	require.Equal(t, 2, res.Scanned)
+	require.Equal(t, 2, res.Matched)
+	require.ElementsMatch(t, []TxRef{{"A", "t1"}, {"A", "r1"}}, res.Cancelled)
+
+	// The bank booked the original but not the refund: the reversal is money the ledger says
+	// came back. With the refund (under the original's reference) everything pairs.
+	paid := lItem("p1", "t2", Debit, 50_000, d2, 2)
+	paid.Pair = "r2"
+	res = Match([]BankItem{bItem("p1", "E1", Debit, 50_000, d2)}, []LedgerItem{paid, reversal(paid, "r2", d2)}, d2, d2)
+	require.Equal(t, map[FlagKind]int{MissingCreditAtBank: 1}, kinds(res.Flags), "%+v", res.Flags)
+	require.Equal(t, "r2", res.Flags[0].TransactionID)
+	require.Empty(t, res.Cancelled)
+	res = Match([]BankItem{bItem("p1", "E1", Debit, 50_000, d2), bItem("p1", "E2", Credit, 50_000, d2)},
+		[]LedgerItem{paid, reversal(paid, "r2", d2)}, d2, d2)
+	require.Empty(t, res.Flags, "%+v", res.Flags)
+	require.Equal(t, 4, res.Matched)
+
+	// A half outside the period cancels only when the caller found no bank line for it.
+	early := lItem("g3", "t3", Debit, 7_000, d1, 3)
+	rev := reversal(early, "r3", d3)
+	res = Match(nil, []LedgerItem{rev}, d3, d3)
+	require.Equal(t, map[FlagKind]int{MissingCreditAtBank: 1}, kinds(res.Flags), "the original may have been booked")
+	rev.PairUnbooked = true
+	res = Match(nil, []LedgerItem{rev}, d3, d3)
+	require.Empty(t, res.Flags, "%+v", res.Flags)
+	require.Equal(t, 1, res.Matched)
+	require.ElementsMatch(t, []TxRef{{"A", "r3"}, {"A", "t3"}}, res.Cancelled)
+	// Listed in the margin but unconfirmed: the reversal stands on its own.
+	early.Pair, early.Date = "r3", d2
+	rev.PairUnbooked = false
+	res = Match(nil, []LedgerItem{early, rev}, d3, d3)
+	require.Equal(t, map[FlagKind]int{MissingCreditAtBank: 1}, kinds(res.Flags))
+
+	// Only the exact other half cancels: another amount, or the same direction, does not.
+	odd := reversal(ghost, "r1", d2)
+	odd.AmountSantim--
+	res = Match(nil, []LedgerItem{ghost, odd}, d2, d2)
+	require.Equal(t, map[FlagKind]int{MissingDebitAtBank: 1, MissingCreditAtBank: 1}, kinds(res.Flags))
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -167,6 +168,13 @@ func (r *Runner) ReconcilePair(ctx context.Context, p PairRequest) (PairSummary,
 			if err != nil {
 				return PairSummary{}, err
 			}
+			for i, m := range moves {
+				if m.Pair != "" && (m.pairDay.Before(from) || m.pairDay.After(to)) {
+					if moves[i].PairUnbooked, err = r.pairUnbooked(ctx, p, m, margin); err != nil {
+						return PairSummary{}, err
+					}
+				}
+			}
 			ledger = append(ledger, moves...)
 		}
 		da := driftAccount{account: acct}
@@ -217,7 +225,7 @@ func (r *Runner) ReconcilePair(ctx context.Context, p PairRequest) (PairSummary,
 	sum.RunID, err = r.Store.RecordRun(ctx, RunRecord{
 		Partner: p.Partner, From: from, To: to, StartedAt: started,
 		Scanned: sum.Scanned, Matched: sum.Matched, Flagged: sum.Flagged, Errors: sum.Errors,
-		ErrorDetail: strings.Join(sum.ErrorDetails, "; "), CleanAccounts: clean, Flags: res.Flags,
+		ErrorDetail: strings.Join(sum.ErrorDetails, "; "), CleanAccounts: clean, Flags: res.Flags, Cancelled: res.Cancelled,
 	})
 	if err != nil {
 		return PairSummary{}, err
@@ -228,6 +236,31 @@ func (r *Runner) ReconcilePair(ctx context.Context, p PairRequest) (PairSummary,
 			"matched", sum.Matched, "flagged", sum.Flagged, "errors", sum.Errors)
 	}
 	return sum, nil
+}
+
+// pairUnbooked reports whether the bank booked no line for the other half of m's reversal,
+// which is dated outside the period: the statement of its day must have been fetched, and the
+// lines of its day and the margin around it (as a run over its day would pair them) include
+// none of the pair's references, direction and amount. Without its day's statement the answer
+// is "booked" (m is then matched or flagged on its own): a statement nobody fetched must not
+// cancel a movement out.
+func (r *Runner) pairUnbooked(ctx context.Context, p PairRequest, m LedgerItem, margin int) (bool, error) {
+	covered, err := r.Store.StatementCovers(ctx, p.Partner, m.Account, m.pairDay, m.pairDay)
+	if err != nil || !covered {
+		return false, err
+	}
+	from, to := m.pairDay.AddDate(0, 0, -margin), m.pairDay.AddDate(0, 0, margin)
+	lines, err := r.Statements.StatementLines(ctx, p.TenantID, p.Partner, m.Account, from, to)
+	if err != nil {
+		return false, err
+	}
+	dir := opposite(m.Direction)
+	for _, l := range lines {
+		if l.Reference != "" && Direction(l.Direction) == dir && l.AmountSantim == m.AmountSantim && slices.Contains(m.pairRefs, l.Reference) {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 // InBaseline marks the lines of a statement (in booking order) booked before the baseline was

@@ -112,14 +112,15 @@ func (b *books) ensure(t *testing.T, names ...string) {
 	}
 }
 
-// post records debit/credit in the ledger with metadata bank_reference (if set).
-func (b *books) post(t *testing.T, key, bankRef, debit, credit string, amount int64) {
+// post records debit/credit in the ledger with metadata bank_reference (if set), and returns
+// the transaction's id.
+func (b *books) post(t *testing.T, key, bankRef, debit, credit string, amount int64) string {
 	t.Helper()
 	md := map[string]string{}
 	if bankRef != "" {
 		md["bank_reference"] = bankRef
 	}
-	_, err := b.e.rawLed.PostTransaction(context.Background(), &ledgerv1.PostTransactionRequest{
+	r, err := b.e.rawLed.PostTransaction(context.Background(), &ledgerv1.PostTransactionRequest{
 		TenantId: b.tenant, IdempotencyKey: key, Metadata: md,
 		Entries: []*ledgerv1.EntryInput{
 			{AccountName: debit, Direction: ledgerv1.Direction_DIRECTION_DEBIT, AmountSantim: amount},
@@ -127,6 +128,7 @@ func (b *books) post(t *testing.T, key, bankRef, debit, credit string, amount in
 		},
 	})
 	require.NoError(t, err)
+	return r.GetTransaction().GetId()
 }
 
 // disburse pays an employee through the gateway and books it in the ledger the way an EWA

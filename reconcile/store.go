@@ -34,11 +34,14 @@ type RunRecord struct {
 	// the period that this run no longer sees are resolved. Other accounts' flags stay as they are.
 	CleanAccounts []string
 	Flags         []Flag
+	// Cancelled are movements that cancelled out with their reversal: their open flags, on
+	// whichever day, are resolved.
+	Cancelled []TxRef
 }
 
 // RecordRun stores a finished run, its flags (one row per fingerprint, so re-runs update rather
 // than duplicate) and marks RESOLVED the open flags of the clean accounts and days that this run
-// no longer sees, all in one transaction: an attempt that fails writes nothing, so a retried
+// no longer sees and those of the movements that cancelled out with their reversal, all in one transaction: an attempt that fails writes nothing, so a retried
 // activity never leaves a half-recorded run behind.
 func (s *Store) RecordRun(ctx context.Context, r RunRecord) (int64, error) {
 	status := "CLEAN"
@@ -76,6 +79,18 @@ func (s *Store) RecordRun(ctx context.Context, r RunRecord) (int64, error) {
 		}
 		if err := tx.SendBatch(ctx, b).Close(); err != nil {
 			return err
+		}
+		if len(r.Cancelled) > 0 {
+			fps := make([]string, len(r.Cancelled))
+			for i, c := range r.Cancelled {
+				fps[i] = c.fingerprint()
+			}
+			if _, err := tx.Exec(ctx, `
+				UPDATE gateway.recon_flags SET status = 'RESOLVED', resolved_run_id = $1, updated_at = now()
+				WHERE partner = $2 AND status = 'OPEN' AND fingerprint = ANY($3) AND last_run_id <> $1`,
+				runID, r.Partner, fps); err != nil {
+				return err
+			}
 		}
 		if len(r.CleanAccounts) == 0 {
 			return nil

@@ -83,6 +83,16 @@ type LedgerItem struct {
 	AmountSantim int64
 	Seq          int64
 	Date         time.Time // UTC day of the entry
+	// Pair is the other half of a reversal: the transaction this one reverses, or the reversal
+	// of this one ("" for neither). A movement and its reversal of which the bank booked
+	// neither moved nothing at the bank: they cancel out, counted as matched and never flagged.
+	Pair string
+	// PairUnbooked: the pair is dated outside the period, and the statement around its day
+	// (which the caller checked, fetched for every day of it) has no line for it. Within the
+	// period Match sees for itself whether the bank booked the pair.
+	PairUnbooked bool
+	pairDay      time.Time // the pair's posting day (mirrorMovements)
+	pairRefs     []string  // the references the bank may know the pair by
 }
 
 // Flag is one discrepancy.
@@ -105,7 +115,7 @@ type Flag struct {
 func (f Flag) Fingerprint() string {
 	switch f.Kind {
 	case MissingCreditAtBank, MissingDebitAtBank, DuplicateLedgerEntry:
-		return "ledger:" + f.Account + ":" + f.TransactionID
+		return TxRef{f.Account, f.TransactionID}.fingerprint()
 	case AmountMismatch:
 		return "bank:" + f.EntryRef + ":ledger:" + f.TransactionID
 	}
@@ -117,7 +127,19 @@ type MatchResult struct {
 	Scanned int // bank lines and ledger movements dated within the period
 	Matched int // of those, the ones paired with an equal counterpart
 	Flags   []Flag
+	// Cancelled are the movements that cancelled out with their reversal (both halves, also a
+	// half dated outside the period): a flag an earlier run raised for one of them is resolved.
+	Cancelled []TxRef
 }
+
+// TxRef names a ledger transaction's movement on a mirror account.
+type TxRef struct {
+	Account       string
+	TransactionID string
+}
+
+// fingerprint is the fingerprint of the ledger-side flags about the movement.
+func (r TxRef) fingerprint() string { return "ledger:" + r.Account + ":" + r.TransactionID }
 
 // PairRequest names one tenant and partner and a period (YYYY-MM-DD, inclusive). It is the
 // input of both reconciliation activities, so its field names are part of recorded histories.
