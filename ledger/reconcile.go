@@ -65,6 +65,7 @@ type AccountDrift struct {
 // ReconcileReport is the result of ReconcileWithBank.
 type ReconcileReport struct {
 	Partner             string
+	PeriodEnd           time.Time // the end compared: the request's, or when it was made
 	Accounts            []AccountDrift
 	TotalAbsDriftSantim int64
 	InBalance           bool
@@ -96,6 +97,7 @@ func (s *Store) Reconcile(ctx context.Context, req ReconcileRequest) (ReconcileR
 	if req.PeriodEnd != nil {
 		end = *req.PeriodEnd
 	}
+	rep.PeriodEnd = end
 	if req.PeriodStart != nil && !req.PeriodStart.Before(end) {
 		return rep, errorf(ReasonInvalidArgument, "period_start must be before period_end")
 	}

@@ -104,6 +104,40 @@ func TestReconcileWithBank(t *testing.T) {
 	requireReason(t, err, ReasonInvalidArgument)
 }
 
+// The drift gauge says how far the books are off now: reconciling an old day again (clean, as
+// it was then) does not clear the figure of a later day that drifted; reconciling that day again
+// does. Tenants add up; each keeps its own latest figure.
+func TestDriftGaugeKeepsTheLatestPeriod(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := ctxT(t)
+	tenant, other := testkit.Unique("t"), testkit.Unique("o")
+	funding := chart.PartnerBankAccount("dashen", "1000-funding")
+	e.ensure(t, tenant, funding)
+	e.ensure(t, other, funding)
+	day := func(n int) *timestamppb.Timestamp {
+		return timestamppb.New(time.Now().AddDate(0, 0, n).Truncate(24 * time.Hour))
+	}
+	report := func(tenant string, from, to int, bankBalance int64) {
+		t.Helper()
+		_, err := e.client.ReconcileWithBank(ctx, &ledgerv1.ReconcileWithBankRequest{
+			TenantId: tenant, Partner: "dashen", PeriodStart: day(from), PeriodEnd: day(to),
+			Accounts: []*ledgerv1.BankStatementAccount{{Account: "1000-funding", HasClosingBalance: true, ClosingBalanceSantim: bankBalance}},
+		})
+		require.NoError(t, err)
+	}
+	gauge := func() float64 { return testutil.ToFloat64(e.metrics.drift.WithLabelValues("dashen")) }
+
+	report(tenant, -1, 0, 33_000) // yesterday: the bank holds 33,000 the ledger does not know
+	require.Equal(t, 33_000.0, gauge())
+	report(tenant, -6, -5, 0) // a week-old day, clean
+	require.Equal(t, 33_000.0, gauge(), "an older period leaves the latest figure")
+	report(other, -2, -1, 7)
+	require.Equal(t, 33_007.0, gauge())
+	report(tenant, -1, 0, 0) // yesterday again, after the correction
+	require.Equal(t, 7.0, gauge())
+}
+
 func TestVerifyCheckpointsFindsCorruption(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)

@@ -288,7 +288,7 @@ func (s *Server) ReconcileWithBank(ctx context.Context, r *ledgerv1.ReconcileWit
 	if err != nil {
 		return nil, err
 	}
-	s.metrics.setDrift(rep.Partner, req.TenantID, rep.TotalAbsDriftSantim)
+	s.metrics.setDrift(rep.Partner, req.TenantID, rep.PeriodEnd, rep.TotalAbsDriftSantim)
 	out := &ledgerv1.ReconcileWithBankResponse{Partner: rep.Partner, TotalAbsDriftSantim: rep.TotalAbsDriftSantim, InBalance: rep.InBalance}
 	conv := func(ms []LineMismatch) []*ledgerv1.LineMismatch {
 		var o []*ledgerv1.LineMismatch
