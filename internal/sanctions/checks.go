@@ -64,11 +64,13 @@ const (
 
 // Check is one recorded screening of a subject.
 type Check struct {
-	ID           string
-	Seq          int64 // the order checks were recorded in; a subject's latest check has the highest
-	TenantID     string
-	Subject      Subject
-	Name         string
+	ID       string
+	Seq      int64 // the order checks were recorded in; a subject's latest check has the highest
+	TenantID string
+	Subject  Subject
+	Name     string
+	// OtherNames are the subject's other names screened with Name (Result.OtherNames).
+	OtherNames   []string
 	DOB          string // YYYY-MM-DD, "" when none
 	Outcome      Outcome
 	Score        float64
@@ -161,8 +163,13 @@ func record(ctx context.Context, tx pgx.Tx, tenant string, subject Subject, res 
 	}
 	// As Screen checks it: a name stored before the edge refused invisible characters is
 	// recorded as it was screened.
-	if err := field.Name("name", strings.TrimSpace(personname.StripIgnorable(res.Name))); err != nil {
-		return Check{}, err
+	if len(res.OtherNames) > MaxOtherNames {
+		return Check{}, fmt.Errorf("sanctions.record_check: %d other names (at most %d)", len(res.OtherNames), MaxOtherNames)
+	}
+	for _, n := range append([]string{res.Name}, res.OtherNames...) {
+		if err := field.Name("name", strings.TrimSpace(personname.StripIgnorable(n))); err != nil {
+			return Check{}, err
+		}
 	}
 	evidence := res.Evidence
 	if evidence == nil {
@@ -174,7 +181,7 @@ func record(ctx context.Context, tx pgx.Tx, tenant string, subject Subject, res 
 	}
 	versions := slices.Clone(res.ListVersions)
 	slices.Sort(versions)
-	c := Check{ID: uuid.Must(uuid.NewV7()).String(), TenantID: tenant, Subject: subject, Name: res.Name, DOB: res.DOB,
+	c := Check{ID: uuid.Must(uuid.NewV7()).String(), TenantID: tenant, Subject: subject, Name: res.Name, OtherNames: res.OtherNames, DOB: res.DOB,
 		Outcome: res.Outcome, Score: res.Score, Evidence: evidence, ListVersions: versions, Trigger: trig,
 		NeedsReview: res.Outcome != Clear, Reason: res.Reason, NormalizerVersion: res.NormalizerVersion}
 	if carried != nil {
@@ -189,13 +196,13 @@ func record(ctx context.Context, tx pgx.Tx, tenant string, subject Subject, res 
 	err = tx.QueryRow(ctx, `
 		INSERT INTO app.sanctions_checks (id, tenant_id, subject_type, subject_id, user_id, name_screened, dob, outcome, score,
 			evidence, list_versions, trigger, needs_review, review_decision, reviewed_by, reviewed_at, review_note, review_reason,
-			normalizer_version)
+			normalizer_version, other_names)
 		VALUES ($1, $2, $3, $4, NULLIF($5, ''), $6, $7::date, $8, $9, $10, $11, $12, $13, NULLIF($14, ''), NULLIF($15, ''), $16, NULLIF($17, ''),
-			NULLIF($18, ''), $19)
+			NULLIF($18, ''), $19, $20)
 		RETURNING seq, created_at`,
 		c.ID, tenant, string(subject.Type), subject.ID, subject.UserID, c.Name, dob, string(c.Outcome), c.Score, raw, versions,
 		string(trig), c.NeedsReview, string(c.Decision), c.ReviewedBy, c.ReviewedAt, c.ReviewNote, c.Reason,
-		c.NormalizerVersion).Scan(&c.Seq, &c.CreatedAt)
+		c.NormalizerVersion, append([]string{}, c.OtherNames...)).Scan(&c.Seq, &c.CreatedAt)
 	if err != nil {
 		return Check{}, fmt.Errorf("sanctions.record_check: %w", err)
 	}
@@ -303,13 +310,13 @@ func GateAs(ctx context.Context, tx pgx.Tx, tenant string, subjectType SubjectTy
 	if err := Gate(ctx, tx, tenant, subjectType, subjectID); err != nil {
 		return err
 	}
-	var screened string
-	if err := tx.QueryRow(ctx, `SELECT name_screened FROM app.sanctions_checks
+	var screened []string
+	if err := tx.QueryRow(ctx, `SELECT name_screened || other_names FROM app.sanctions_checks
 		WHERE tenant_id = $1 AND subject_type = $2 AND subject_id = $3 ORDER BY seq DESC LIMIT 1`,
 		tenant, string(subjectType), subjectID).Scan(&screened); err != nil {
 		return fmt.Errorf("sanctions.gate: %w", err)
 	}
-	if Key(screened) == Key(name) {
+	if slices.ContainsFunc(screened, func(s string) bool { return Key(s) == Key(name) }) {
 		return nil
 	}
 	res, err := Screen(ctx, tx, name, time.Time{})
@@ -330,7 +337,7 @@ func GateAs(ctx context.Context, tx pgx.Tx, tenant string, subjectType SubjectTy
 const checkColumns = `id, seq, tenant_id, subject_type, subject_id, coalesce(user_id, ''), name_screened,
 	coalesce(to_char(dob, 'YYYY-MM-DD'), ''), outcome, score, evidence, list_versions, trigger, needs_review,
 	coalesce(review_decision, ''), coalesce(reviewed_by, ''), reviewed_at, coalesce(review_note, ''), created_at,
-	coalesce(review_reason, ''), normalizer_version`
+	coalesce(review_reason, ''), normalizer_version, other_names`
 
 func scanCheck(r pgx.CollectableRow) (Check, error) {
 	var c Check
@@ -338,9 +345,12 @@ func scanCheck(r pgx.CollectableRow) (Check, error) {
 	var raw []byte
 	err := r.Scan(&c.ID, &c.Seq, &c.TenantID, &typ, &c.Subject.ID, &c.Subject.UserID, &c.Name, &c.DOB, &outcome, &c.Score,
 		&raw, &c.ListVersions, &trig, &c.NeedsReview, &decision, &c.ReviewedBy, &c.ReviewedAt, &c.ReviewNote, &c.CreatedAt,
-		&c.Reason, &c.NormalizerVersion)
+		&c.Reason, &c.NormalizerVersion, &c.OtherNames)
 	if err != nil {
 		return c, err
+	}
+	if len(c.OtherNames) == 0 {
+		c.OtherNames = nil
 	}
 	c.Subject.Type, c.Outcome, c.Trigger, c.Decision = SubjectType(typ), Outcome(outcome), Trigger(trig), Decision(decision)
 	if err := json.Unmarshal(raw, &c.Evidence); err != nil {
@@ -586,9 +596,18 @@ func rescreenOne(ctx context.Context, tx pgx.Tx, prev Check) (bool, error) {
 		}
 		dob = d
 	}
-	res, err := Screen(ctx, tx, prev.Name, dob)
-	if err != nil {
-		return false, fmt.Errorf("sanctions.rescreen: check %s: %w", prev.ID, err)
+	// Every name the subject was screened under is screened again; the worse answer decides.
+	var res Result
+	for i, name := range append([]string{prev.Name}, prev.OtherNames...) {
+		r, err := Screen(ctx, tx, name, dob)
+		if err != nil {
+			return false, fmt.Errorf("sanctions.rescreen: check %s: %w", prev.ID, err)
+		}
+		if i == 0 {
+			res = r
+		} else {
+			res = Worse(res, r)
+		}
 	}
 	var carried *Check
 	// A cleared REVIEW stays cleared only for the same matches and the same reason (a name the

@@ -54,6 +54,9 @@ type Evidence struct {
 // Result is one screening of a name.
 type Result struct {
 	Name string `json:"name"`
+	// OtherNames are the subject's other names screened with this one, whose screenings were
+	// not worse (Worse); "" never.
+	OtherNames []string `json:"otherNames,omitempty"`
 	// DOB is the subject's date of birth as screened (YYYY-MM-DD), "" when none.
 	DOB     string  `json:"dob,omitempty"`
 	Outcome Outcome `json:"outcome"`
@@ -255,13 +258,26 @@ func candidates(ctx context.Context, tx pgx.Tx, tokens []string, versions []int6
 	return best, order, nil
 }
 
+// MaxOtherNames bounds a check's other names (the database checks it too).
+const MaxOtherNames = 4
+
 // Worse is whichever of two screenings of one subject (the name on a document and the name on
 // record, say) holds it back more: the worse outcome, then the higher score; a when they tie.
+// The other screening's names join its OtherNames (at most MaxOtherNames, each name once), so a
+// recorded check re-screens the subject under all of them.
 func Worse(a, b Result) Result {
+	w, o := a, b
 	if b.Outcome.rank() > a.Outcome.rank() || b.Outcome == a.Outcome && b.Score > a.Score {
-		return b
+		w, o = b, a
 	}
-	return a
+	names := slices.Clone(w.OtherNames)
+	for _, n := range append([]string{o.Name}, o.OtherNames...) {
+		if len(names) < MaxOtherNames && Key(n) != Key(w.Name) && !slices.ContainsFunc(names, func(m string) bool { return Key(m) == Key(n) }) {
+			names = append(names, n)
+		}
+	}
+	w.OtherNames = names
+	return w
 }
 
 // better reports whether a is the stronger match of one entry than b: a worse outcome first (a

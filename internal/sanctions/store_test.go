@@ -607,3 +607,48 @@ func TestScreenRefusals(t *testing.T) {
 	})
 	require.NoError(t, err)
 }
+
+// A KYC approval screens the document's name and the employee's name on record, and records the
+// worse: here the record's name, a REVIEW a reviewer cleared. When the document's name is listed
+// later, re-screening finds it: a check re-screens every name its subject was screened under.
+func TestRescreenScreensEveryNameOfACheck(t *testing.T) {
+	l := newListDB(t)
+	national := fixtureFile(t, "national-sample.csv")
+	l.ingest(t, sanctions.National, national)
+	tenant, _ := newTenant(t, l)
+	ctx := l.ctx
+	subject := sanctions.Subject{Type: sanctions.SubjectEmployee, ID: "emp-1"}
+
+	onDocument, onRecord := l.screen(t, "Mekdes Alemu Haile", ""), l.screen(t, "Tesfaye Worku Bekele", "")
+	require.Equal(t, sanctions.Clear, onDocument.Outcome)
+	require.Equal(t, sanctions.Review, onRecord.Outcome)
+	res := sanctions.Worse(onDocument, onRecord)
+	require.Equal(t, "Tesfaye Worku Bekele", res.Name)
+	require.Equal(t, []string{"Mekdes Alemu Haile"}, res.OtherNames)
+	require.Equal(t, res, sanctions.Worse(res, l.screen(t, "MEKDES  alemu haile", "")), "a name is kept once")
+	var c sanctions.Check
+	require.NoError(t, tenancy.InTx(tenancy.WithTenant(ctx, tenant), l.App, func(tx pgx.Tx) error {
+		var err error
+		c, err = sanctions.RecordCheck(ctx, tx, tenant, subject, res)
+		return err
+	}))
+	_, err := resolve(t, l, c.ID, sanctions.Cleared)
+	require.NoError(t, err)
+	require.NoError(t, gate(l, ctx, tenant, subject.Type, subject.ID))
+
+	v2 := sanctions.File{Name: "national-v2.csv", Data: append([]byte(string(national.Data)), "Mekdes Alemu Haile,,,NAT-0006,INDIVIDUAL\n"...)}
+	l.ingest(t, sanctions.National, v2)
+	rep, err := sanctions.Rescreen(ctx, l.platform)
+	require.NoError(t, err)
+	require.Equal(t, sanctions.RescreenReport{Rescreened: 1, NewHits: 1}, rep)
+	require.Error(t, gate(l, ctx, tenant, subject.Type, subject.ID))
+	var hit sanctions.Check
+	require.NoError(t, tenancy.InTx(tenancy.WithTenant(ctx, tenant), l.App, func(tx pgx.Tx) error {
+		hit, err = sanctions.LatestCheck(ctx, tx, tenant, subject.Type, subject.ID)
+		return err
+	}))
+	require.Equal(t, "Mekdes Alemu Haile", hit.Name)
+	require.Equal(t, []string{"Tesfaye Worku Bekele"}, hit.OtherNames)
+	require.Equal(t, "NAT-0006", hit.Evidence[0].SourceRef)
+	require.True(t, hit.NeedsReview)
+}

@@ -1,0 +1,1 @@
+ALTER TABLE app.sanctions_checks DROP COLUMN other_names;
