@@ -114,6 +114,11 @@ type GateInput struct {
 	AccountNumber      string
 	ExpectedHolderName string
 	RequireNameMatch   bool
+	// TransferPartner is the partner the saga's transfer goes through (the funding, escrow or pool
+	// account's): a partner reads an account number as one of its own accounts, so an account
+	// at another partner is ACCOUNT_NOT_FOUND (reason OTHER_PARTNER) before any lookup. "" when
+	// the account is the transfer's source itself.
+	TransferPartner string `json:",omitempty"`
 	// CounterpartyName is the name the counterparty gate screens (a transfer's destination
 	// account holder); only that gate reads it.
 	CounterpartyName string `json:",omitempty"`
@@ -342,8 +347,16 @@ func (g *Gates) AccountGate(ctx context.Context, in GateInput) error {
 		req.ExpectedHolderName = in.ExpectedHolderName
 	}
 	code, why := "", ""
-	resp, err := g.Gateway.LookupAccount(ctx, req)
+	var resp *gatewayv1.LookupAccountResponse
+	var err error
+	if in.TransferPartner == "" || in.TransferPartner == in.Partner {
+		resp, err = g.Gateway.LookupAccount(ctx, req)
+	}
 	switch {
+	case resp == nil && err == nil:
+		// Sent through another partner, the transfer would credit whatever account that bank
+		// has under this number.
+		code, why = GateAccountNotFound, "OTHER_PARTNER"
 	case err != nil:
 		// An account number or partner the gateway refuses outright names no account.
 		var ge *gateway.Error
@@ -453,6 +466,9 @@ func (in GateInput) validate(account bool) error {
 		checks = append(checks,
 			field.Identifier("partner", in.Partner, 64),
 			field.Identifier("accountNumber", in.AccountNumber, 64))
+		if in.TransferPartner != "" {
+			checks = append(checks, field.Identifier("transferPartner", in.TransferPartner, 64))
+		}
 		if in.ExpectedHolderName != "" {
 			checks = append(checks, field.Name("expectedHolderName", in.ExpectedHolderName))
 		}

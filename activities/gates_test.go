@@ -278,4 +278,19 @@ func TestAccountGateAgainstGatewayAndSandbox(t *testing.T) {
 	defer unreachable.Close()
 	requireCannotDecide(t, (&Gates{DB: d.App, Gateway: unreachable}).AccountGate(ctx, in("gw-down", open, "Almaz Tesfaye", true)))
 	require.ErrorContains(t, (&Gates{DB: d.App}).AccountGate(ctx, in("x", open, "", false)), "no database pool or gateway")
+
+	// An account at another partner than the one the transfer goes through is refused before
+	// any lookup (through the unreachable gateway: a call could not have decided), as that bank
+	// would credit whatever account it has under the number.
+	other := in("other-partner", open, "Almaz Tesfaye", true)
+	other.TransferPartner = "awash"
+	requireRefusal(t, (&Gates{DB: d.App, Gateway: unreachable}).AccountGate(ctx, other), GateAccountNotFound)
+	require.Equal(t, []gateAudit{{Actor: "system:ewa-disburse", Outcome: "DENIED", TargetType: "EwaRequest", TargetID: "req-other-partner",
+		Code: GateAccountNotFound, WorkflowID: "wf-other-partner", RequestID: "http-req-1", Extra: "OTHER_PARTNER"}},
+		gateAudits(t, d.App, tenant, ActionAccountGateBlocked, "req-other-partner", "reason"))
+	same := in("same-partner", open, "Almaz Tesfaye", true)
+	same.TransferPartner = "sandbox"
+	require.NoError(t, g.AccountGate(ctx, same))
+	other.TransferPartner = "bad partner"
+	require.Error(t, g.AccountGate(ctx, other))
 }

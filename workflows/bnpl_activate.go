@@ -203,7 +203,7 @@ func (d *bnplActivate) gateInput() activities.GateInput {
 	return activities.GateInput{Saga: activities.BnplActivateSaga, Run: d.run,
 		SubjectType: activities.BnplGateSubjectType, SubjectID: d.plan.EmployeeID,
 		TargetType: activities.BnplGateTargetType, TargetID: d.plan.AgreementID,
-		Partner: d.plan.Settlement.Partner, AccountNumber: d.plan.Settlement.AccountNumber}
+		Partner: d.plan.Settlement.Partner, AccountNumber: d.plan.Settlement.AccountNumber, TransferPartner: d.plan.Funding.Partner}
 }
 
 // ledgerInput is the activation's pending transaction (internal/bnpl/doc.go, "Activate").

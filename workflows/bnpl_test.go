@@ -28,7 +28,7 @@ var (
 				{Index: 2, DueDate: "2027-02-28", AmountSantim: 40_000}}},
 		Funding: bnpl.Account{Partner: "sandbox", AccountNumber: "FUND"}, Settlement: bnpl.Account{Partner: "sandbox", AccountNumber: "SHOP"}}
 	bnplGate = activities.GateInput{Saga: "bnpl-activate", Run: bnplRun, SubjectType: "EMPLOYEE", SubjectID: "emp-1",
-		TargetType: "BnplAgreement", TargetID: "bnpl_1", Partner: "sandbox", AccountNumber: "SHOP"}
+		TargetType: "BnplAgreement", TargetID: "bnpl_1", Partner: "sandbox", AccountNumber: "SHOP", TransferPartner: "sandbox"}
 	bnplPending = activities.LedgerPostInput{Run: bnplRun, IdempotencyKey: "bnpl-settle:" + bnplWF, Step: "bnpl-activate",
 		Legs: []activities.LedgerLeg{
 			{Account: "receivable-from-customer:bnpl_1", Direction: "DEBIT", AmountSantim: 120_000},

@@ -23,7 +23,8 @@ var (
 		Escrow: equb.Account{Partner: "sandbox", AccountNumber: "ESCROW"}, PoolAccount: "equb:pool:biz-1:eqc_1"}
 	equbStep = activities.EqubStep{Run: equbRun, GroupID: "equb_1", UserID: "user-1"}
 	equbGate = activities.GateInput{Saga: "equb-contribution", Run: equbRun, SubjectType: "EMPLOYEE", SubjectID: "emp-1", TargetType: "EqubGroup",
-		TargetID: "equb_1", Partner: "sandbox", AccountNumber: "EMP-1", ExpectedHolderName: "Almaz Tesfaye", RequireNameMatch: true}
+		TargetID: "equb_1", Partner: "sandbox", AccountNumber: "EMP-1", ExpectedHolderName: "Almaz Tesfaye", RequireNameMatch: true,
+		TransferPartner: "sandbox"}
 	equbLedger = activities.LedgerPostInput{Run: equbRun, IdempotencyKey: "equb-contribution:" + equbWF, Step: "contribute",
 		Legs: []activities.LedgerLeg{
 			{Account: "partner-bank:sandbox:ESCROW", Direction: "DEBIT", AmountSantim: 50_000},

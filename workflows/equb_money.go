@@ -132,10 +132,7 @@ func (d *equbMoney) begin(ctx workflow.Context) (o payoutOutcome, done bool, err
 	// 2. The member's account (the organization's payroll account for a payroll deduction), by
 	// the holder's name too when it is the member's.
 	d.progress.Stage = StageGates
-	if code, reason, refused := runGates(ctx, activities.GateInput{Saga: activities.EqubContributionSaga, Run: d.run,
-		SubjectType: activities.EqubGateSubjectType, SubjectID: d.plan.EmployeeID, TargetType: activities.EqubGateTargetType,
-		TargetID: d.groupID, Partner: d.plan.Member.Partner, AccountNumber: d.plan.Member.AccountNumber,
-		ExpectedHolderName: d.plan.Member.HolderName, RequireNameMatch: d.plan.Payroll == nil && d.plan.Member.HolderName != ""}, equbContributeGates); refused {
+	if code, reason, refused := runGates(ctx, d.gateInput(), equbContributeGates); refused {
 		return d.refused(code, reason), true, nil
 	}
 	// 3. The pending pool posting; from here on the transfer's reference is fixed.
@@ -152,6 +149,16 @@ func (d *equbMoney) begin(ctx workflow.Context) (o payoutOutcome, done bool, err
 	}
 	// 5. The transfer.
 	return d.initiate(ctx)
+}
+
+// gateInput: the member screened, the group the audit rows' target, the member's account looked
+// up (by the holder's name too when it is the member's), at the escrow's partner.
+func (d *equbMoney) gateInput() activities.GateInput {
+	return activities.GateInput{Saga: activities.EqubContributionSaga, Run: d.run,
+		SubjectType: activities.EqubGateSubjectType, SubjectID: d.plan.EmployeeID, TargetType: activities.EqubGateTargetType,
+		TargetID: d.groupID, Partner: d.plan.Member.Partner, AccountNumber: d.plan.Member.AccountNumber,
+		ExpectedHolderName: d.plan.Member.HolderName, RequireNameMatch: d.plan.Payroll == nil && d.plan.Member.HolderName != "",
+		TransferPartner: d.plan.Escrow.Partner}
 }
 
 // transferInput is the move under ref, between the member's account and the cycle's escrow.

@@ -25,7 +25,7 @@ var (
 	equbPayoutStep = activities.EqubStep{Run: equbPayoutRun, GroupID: "equb_1", Cycle: 2}
 	equbPayoutGate = activities.GateInput{Saga: "equb-contribution", Run: equbPayoutRun, SubjectType: "EMPLOYEE", SubjectID: "emp-2",
 		TargetType: "EqubGroup", TargetID: "equb_1", Partner: "sandbox", AccountNumber: "EMP-2", ExpectedHolderName: "Dawit Bekele",
-		RequireNameMatch: true}
+		RequireNameMatch: true, TransferPartner: "sandbox"}
 	// The payout empties the pool: Dr the pool / Cr the escrow's mirror.
 	equbPayoutLedger = activities.LedgerPostInput{Run: equbPayoutRun, IdempotencyKey: "equb-payout:" + equbPayoutWF, Step: "payout",
 		Legs: []activities.LedgerLeg{

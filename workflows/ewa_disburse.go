@@ -211,7 +211,8 @@ func (d *disburse) gateInput() activities.GateInput {
 	return activities.GateInput{Saga: ewaSaga, Run: d.run,
 		SubjectType: activities.EwaGateSubjectType, SubjectID: d.plan.EmployeeID, TargetType: activities.EwaGateTargetType, TargetID: d.in.RequestID,
 		Partner: d.plan.Destination.Partner, AccountNumber: d.plan.Destination.AccountNumber,
-		ExpectedHolderName: d.plan.Destination.HolderName, RequireNameMatch: d.plan.AccountNameMatch}
+		ExpectedHolderName: d.plan.Destination.HolderName, RequireNameMatch: d.plan.AccountNameMatch,
+		TransferPartner: d.plan.Funding.Partner}
 }
 
 // reference is the transfer's partner reference: the leg reference, or the workflow id in runs

@@ -44,7 +44,7 @@ var (
 	testStep = activities.EwaStep{Run: activities.Run{TenantID: "t1", WorkflowID: testWF, CorrelationID: "http-req-9"}, RequestID: "req-1"}
 	testGate = activities.GateInput{Saga: "ewa-disburse", Run: activities.Run{TenantID: "t1", WorkflowID: testWF, CorrelationID: "http-req-9"},
 		SubjectType: "EMPLOYEE", SubjectID: "emp-1", TargetType: "EwaRequest", TargetID: "req-1",
-		Partner: "sandbox", AccountNumber: "EMP-1", ExpectedHolderName: "Almaz Tesfaye", RequireNameMatch: true}
+		Partner: "sandbox", AccountNumber: "EMP-1", ExpectedHolderName: "Almaz Tesfaye", RequireNameMatch: true, TransferPartner: "sandbox"}
 	testLedger = activities.LedgerPostInput{Run: activities.Run{TenantID: "t1", WorkflowID: testWF, CorrelationID: "http-req-9"},
 		IdempotencyKey: "ewa-disburse:" + testWF, Step: "disburse", Legs: []activities.LedgerLeg{
 			{Account: "receivable-from-employee:emp-1", Direction: "DEBIT", AmountSantim: 101_500},

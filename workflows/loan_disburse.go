@@ -207,7 +207,7 @@ func (d *loanDisburse) gateInput() activities.GateInput {
 		SubjectType: activities.LoanGateSubjectType, SubjectID: d.plan.BorrowerID,
 		TargetType: activities.LoanGateTargetType, TargetID: d.in.LoanID,
 		Partner: d.plan.Destination.Partner, AccountNumber: d.plan.Destination.AccountNumber,
-		ExpectedHolderName: d.plan.Destination.HolderName, RequireNameMatch: true}
+		ExpectedHolderName: d.plan.Destination.HolderName, RequireNameMatch: true, TransferPartner: d.plan.Funding.Partner}
 }
 
 // ledgerInput is the disbursement's pending transaction (internal/lending/doc.go, "Disburse"):

@@ -36,7 +36,8 @@ var (
 		Status:      lending.LoanApproved}
 	loanStep = activities.LoanDisburseStep{Run: loanRun, LoanID: "loan_1"}
 	loanGate = activities.GateInput{Saga: "loan-disburse", Run: loanRun, SubjectType: "EMPLOYEE", SubjectID: "emp-1", TargetType: "Loan",
-		TargetID: "loan_1", Partner: "sandbox", AccountNumber: "EMP-1", ExpectedHolderName: "Almaz Tesfaye", RequireNameMatch: true}
+		TargetID: "loan_1", Partner: "sandbox", AccountNumber: "EMP-1", ExpectedHolderName: "Almaz Tesfaye", RequireNameMatch: true,
+		TransferPartner: "sandbox"}
 	loanLedger = activities.LedgerPostInput{Run: loanRun, IdempotencyKey: "loan-disburse:" + loanWF, Step: "disburse",
 		Legs: []activities.LedgerLeg{
 			{Account: "receivable-from-borrower:loan_1", Direction: "DEBIT", AmountSantim: 500_000},

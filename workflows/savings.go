@@ -258,6 +258,7 @@ func (m *savingsMove) gateInput() activities.GateInput {
 	if m.in.Payroll == nil {
 		in.Partner, in.AccountNumber = m.plan.Payout.Partner, m.plan.Payout.AccountNumber
 		in.ExpectedHolderName, in.RequireNameMatch = m.plan.Payout.HolderName, true
+		in.TransferPartner = m.plan.Escrow.Partner
 	}
 	return in
 }

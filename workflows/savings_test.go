@@ -26,7 +26,8 @@ var (
 	savEscrow = savings.BankAccount{Partner: "sandbox", AccountNumber: "ESCROW-1"}
 	savPayout = savings.BankAccount{Partner: "sandbox", AccountNumber: "EMP-1", HolderName: "Almaz Tesfaye"}
 	savGate   = activities.GateInput{Saga: "savings", Run: savRun, SubjectType: "EMPLOYEE", SubjectID: "emp-1", TargetType: "SavingsGoal",
-		TargetID: "sgl_1", Partner: "sandbox", AccountNumber: "EMP-1", ExpectedHolderName: "Almaz Tesfaye", RequireNameMatch: true}
+		TargetID: "sgl_1", Partner: "sandbox", AccountNumber: "EMP-1", ExpectedHolderName: "Almaz Tesfaye", RequireNameMatch: true,
+		TransferPartner: "sandbox"}
 )
 
 func savIn(kind savings.Kind) SavingsMoveInput {

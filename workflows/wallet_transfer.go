@@ -205,7 +205,7 @@ func (m *walletTransfer) gateInput() activities.GateInput {
 		TargetType: activities.WalletGateTargetType, TargetID: m.plan.EmployeeID,
 		Partner: m.plan.Destination.Partner, AccountNumber: m.plan.Destination.AccountNumber,
 		ExpectedHolderName: m.plan.Destination.HolderName, RequireNameMatch: true,
-		CounterpartyName: m.plan.Destination.HolderName}
+		CounterpartyName: m.plan.Destination.HolderName, TransferPartner: m.plan.Pool.Partner}
 }
 
 // ledgerInput is the transfer's pending transaction: Dr payable-to-employee:<employee> / Cr

@@ -28,7 +28,7 @@ var (
 	walletLoad = activities.WalletStep{Run: walletRun, EmployeeID: "emp-1", AmountSantim: 25_000, Destination: walletDest}
 	walletGate = activities.GateInput{Saga: activities.WalletSaga, Run: walletRun, SubjectType: activities.WalletGateSubjectType,
 		SubjectID: "emp-1", TargetType: activities.WalletGateTargetType, TargetID: "emp-1", Partner: "sandbox", AccountNumber: "DEST-1",
-		ExpectedHolderName: "Abebe Kebede", RequireNameMatch: true, CounterpartyName: "Abebe Kebede"}
+		ExpectedHolderName: "Abebe Kebede", RequireNameMatch: true, CounterpartyName: "Abebe Kebede", TransferPartner: "sandbox"}
 	walletReserve = activities.WalletReserveInput{Run: walletRun, Plan: walletPlan, ActorID: "user-1",
 		Posting: activities.LedgerPostInput{Run: walletRun, IdempotencyKey: "wallet-transfer:" + walletWF, Step: "wallet-transfer",
 			Legs: []activities.LedgerLeg{
