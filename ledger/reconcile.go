@@ -206,12 +206,23 @@ func (s *Store) reconcileAccount(ctx context.Context, tx querier, req ReconcileR
 		return d, err
 	}
 	matchLines(&d, sa.Lines, movements)
+	// A transfer in flight at the end: the bank debited the account when it accepted it, the
+	// ledger holds the amount until the transfer settles. Its line explains the open hold.
+	var held int64
+	if len(d.MissingInLedger) > 0 && d.LedgerAccountExists {
+		holds, err := openHolds(ctx, tx, acc.ID, end)
+		if err != nil {
+			return d, err
+		}
+		held = explainByHolds(&d, holds)
+	}
 	var ok bool
 	switch {
 	case sa.HasClosingBalance:
-		d.DriftSantim = sa.ClosingBalanceSantim - d.LedgerBalanceSantim
+		// Both bounded by MaxAccountTotalSantim (the held amounts are entries of the account).
+		d.DriftSantim = sa.ClosingBalanceSantim - d.LedgerBalanceSantim - held
 	case len(sa.Lines) > 0 || req.PeriodStart != nil:
-		var bank, ledger int64
+		bank, ledger := int64(0), held
 		for _, l := range sa.Lines {
 			if bank, ok = money.Add(bank, l.AmountSantim); !ok {
 				return d, errorf(ReasonAmountOverflow, "statement lines of %s overflow int64 santim", sa.Account)
@@ -225,6 +236,57 @@ func (s *Store) reconcileAccount(ctx context.Context, tx querier, req ReconcileR
 		d.DriftSantim = bank - ledger
 	}
 	return d, nil
+}
+
+// openHolds are the account's holds still open at end: HOLD entries made before it, of
+// transactions with no other entry on the account by then (neither committed nor voided).
+func openHolds(ctx context.Context, tx querier, accountID string, end time.Time) ([]*movement, error) {
+	rows, err := tx.Query(ctx, `
+		SELECT t.id::text, t.idempotency_key, coalesce(t.metadata->>'bank_reference', ''),
+			sum(CASE WHEN e.direction = 'DEBIT' THEN e.amount ELSE -e.amount END)::bigint
+		FROM ledger.entries e JOIN ledger.transactions t ON t.id = e.transaction_id
+		WHERE e.account_id = $1::uuid AND e.phase = 'HOLD' AND e.created_at < $2
+			AND NOT EXISTS (SELECT 1 FROM ledger.entries x WHERE x.transaction_id = e.transaction_id
+				AND x.account_id = e.account_id AND x.phase <> 'HOLD' AND x.created_at < $2)
+		GROUP BY t.id, t.idempotency_key, t.metadata
+		HAVING sum(CASE WHEN e.direction = 'DEBIT' THEN e.amount ELSE -e.amount END) <> 0
+		ORDER BY min(e.seq)`, accountID, end)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (*movement, error) {
+		m := &movement{}
+		return m, r.Scan(&m.txID, &m.key, &m.bankRef, &m.amount)
+	})
+}
+
+// explainByHolds pairs the lines no movement explained with open holds of the same reference and
+// amount: those lines are matched, and the held amounts (returned, summed) count as moved.
+func explainByHolds(d *AccountDrift, holds []*movement) int64 {
+	var held int64
+	left := d.MissingInLedger[:0]
+	for _, l := range d.MissingInLedger {
+		var h *movement
+		for _, m := range holds {
+			if !m.used && m.amount == l.BankAmountSantim && l.Reference != "" &&
+				(l.Reference == m.bankRef || l.Reference == m.txID || l.Reference == m.key) {
+				h = m
+				break
+			}
+		}
+		if h == nil {
+			left = append(left, l)
+			continue
+		}
+		h.used = true
+		d.LinesMatched++
+		held += h.amount // bounded: entries of one account (MaxAccountTotalSantim)
+	}
+	d.MissingInLedger = left
+	if len(left) == 0 {
+		d.MissingInLedger = nil
+	}
+	return held
 }
 
 // matchLines pairs statement lines with ledger movements by reference (the transaction's

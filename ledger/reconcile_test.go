@@ -104,6 +104,66 @@ func TestReconcileWithBank(t *testing.T) {
 	requireReason(t, err, ReasonInvalidArgument)
 }
 
+// A transfer in flight at the period's end: the bank debited the account when it accepted it,
+// the ledger holds the amount (PENDING) until it settles. The bank's line explains the open hold,
+// so the day closes without drift; the ledger commits after the end and nothing changes for that
+// period. A hold the bank's statement does not show is not money at the bank (drift, as before).
+func TestReconcileCountsOpenHoldsTheBankBooked(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := ctxT(t)
+	tenant := testkit.Unique("t")
+	funding := chart.PartnerBankAccount("cbe", "1000-funding")
+	e.ensure(t, tenant, funding, "receivable-from-employee:e1")
+	start := time.Now()
+	hold := twoLeg(tenant, "ewa-1", "receivable-from-employee:e1", funding, 40_000)
+	hold.Status = ledgerv1.TransactionStatus_TRANSACTION_STATUS_PENDING
+	hold.Metadata = map[string]string{"bank_reference": "BR-H1"}
+	held, err := e.client.PostTransaction(ctx, hold)
+	require.NoError(t, err)
+	unbooked := twoLeg(tenant, "ewa-2", "receivable-from-employee:e1", funding, 7_000)
+	unbooked.Status = ledgerv1.TransactionStatus_TRANSACTION_STATUS_PENDING
+	_, err = e.client.PostTransaction(ctx, unbooked)
+	require.NoError(t, err)
+	end := time.Now().Add(time.Millisecond)
+	time.Sleep(5 * time.Millisecond)
+
+	reconcile := func(closing bool) *ledgerv1.ReconcileWithBankResponse {
+		t.Helper()
+		r, err := e.client.ReconcileWithBank(ctx, &ledgerv1.ReconcileWithBankRequest{
+			TenantId: tenant, Partner: "cbe", PeriodStart: timestamppb.New(start), PeriodEnd: timestamppb.New(end),
+			Accounts: []*ledgerv1.BankStatementAccount{{Account: "1000-funding", HasClosingBalance: closing, ClosingBalanceSantim: -40_000,
+				Lines: []*ledgerv1.BankStatementLine{{Reference: "BR-H1", AmountSantim: -40_000}}}},
+		})
+		require.NoError(t, err)
+		return r
+	}
+	for _, closing := range []bool{true, false} {
+		r := reconcile(closing)
+		require.Zero(t, r.GetTotalAbsDriftSantim(), "closing balance %v", closing)
+		require.True(t, r.GetInBalance())
+		a := r.GetAccounts()[0]
+		require.Equal(t, int32(1), a.GetLinesMatched())
+		require.Empty(t, a.GetMissingInLedger())
+		require.Zero(t, a.GetLedgerBalanceSantim(), "posted only")
+	}
+
+	// Settled after the end: the period's answer is the same.
+	_, err = e.client.CommitPending(ctx, &ledgerv1.CommitPendingRequest{TenantId: tenant, TransactionId: held.GetTransaction().GetId()})
+	require.NoError(t, err)
+	require.Zero(t, reconcile(true).GetTotalAbsDriftSantim())
+
+	// A line of another amount does not explain the hold.
+	r, err := e.client.ReconcileWithBank(ctx, &ledgerv1.ReconcileWithBankRequest{
+		TenantId: tenant, Partner: "cbe", PeriodStart: timestamppb.New(start), PeriodEnd: timestamppb.New(end),
+		Accounts: []*ledgerv1.BankStatementAccount{{Account: "1000-funding", HasClosingBalance: true, ClosingBalanceSantim: -40_001,
+			Lines: []*ledgerv1.BankStatementLine{{Reference: "BR-H1", AmountSantim: -40_001}}}},
+	})
+	require.NoError(t, err)
+	require.Equal(t, int64(40_001), r.GetTotalAbsDriftSantim())
+	require.Len(t, r.GetAccounts()[0].GetMissingInLedger(), 1)
+}
+
 // The drift gauge says how far the books are off now: reconciling an old day again (clean, as
 // it was then) does not clear the figure of a later day that drifted; reconciling that day again
 // does. Tenants add up; each keeps its own latest figure.

@@ -415,3 +415,42 @@ func TestReconcileRefusesHostilePairs(t *testing.T) {
 	require.Equal(t, before, e.writes(t))
 	t.Logf("probes reconcile pair %d: all refused before the database", n)
 }
+
+// A transfer in flight when the day is reconciled: the bank booked its debit when it accepted
+// it, the saga's posting is still a hold. Nothing is flagged and the ledger's own figure has no
+// drift: the bank's line explains the open hold (before, svc_ledger_reconcile_drift_santim paged
+// for every transfer that settled after the period's end).
+func TestReconcileTransferInFlight(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	b := newBooks(t, e, 5_000_000)
+	employee := uniq("emp")
+	e.stack.Account(t, employee, "Employee "+employee, 0)
+	ref := uniq("ewa")
+	r, err := e.stack.Gateway.InitiateDisbursement(context.Background(), &gatewayv1.InitiateDisbursementRequest{
+		Partner: gateway.SandboxPartner, Reference: ref, FromAccount: b.company, ToAccount: employee, AmountSantim: 64_000,
+		TenantId: b.tenant, Domain: "EWA",
+	})
+	require.NoError(t, err)
+	require.Equal(t, gatewayv1.DisbursementOutcome_DISBURSEMENT_OUTCOME_ACCEPTED, r.GetOutcome())
+	recv := "receivable-from-employee:" + employee
+	b.ensure(t, recv)
+	_, err = e.rawLed.PostTransaction(context.Background(), &ledgerv1.PostTransactionRequest{
+		TenantId: b.tenant, IdempotencyKey: ref, Metadata: map[string]string{"bank_reference": ref},
+		Status: ledgerv1.TransactionStatus_TRANSACTION_STATUS_PENDING,
+		Entries: []*ledgerv1.EntryInput{
+			{AccountName: recv, Direction: ledgerv1.Direction_DIRECTION_DEBIT, AmountSantim: 64_000},
+			{AccountName: b.mirror, Direction: ledgerv1.Direction_DIRECTION_CREDIT, AmountSantim: 64_000},
+		},
+	})
+	require.NoError(t, err)
+
+	rec := e.runner()
+	_, err = rec.FetchStatements(context.Background(), pairToday(b))
+	require.NoError(t, err)
+	sum, err := rec.ReconcilePair(context.Background(), pairToday(b))
+	require.NoError(t, err)
+	require.Zero(t, sum.Flagged, "%+v", sum.FlagsByKind)
+	require.Zero(t, sum.DriftSantim)
+	require.Equal(t, "CLEAN", b.runStatus(t, sum.RunID))
+}
