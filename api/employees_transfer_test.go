@@ -98,7 +98,7 @@ func TestEmployeeTransferEndToEnd(t *testing.T) {
 	require.Equal(t, "2026-11-30", *tr.Source.Employee.TerminationDate)
 	require.Equal(t, w.b, tr.Target.Employee.BusinessID)
 	require.Equal(t, "ACTIVE", string(tr.Target.Employee.Status))
-	require.Equal(t, "2026-11-30", tr.Target.Employee.HireDate)
+	require.Equal(t, "2026-12-01", tr.Target.Employee.HireDate, "the day after the last day with the source")
 	require.Equal(t, int64(2600000), tr.Target.Employee.GrossMonthlySalarySantim)
 	require.Equal(t, emp.NationalID, tr.Target.Employee.NationalID) // masked alike: the same person
 	require.Nil(t, tr.Target.Employee.Department)

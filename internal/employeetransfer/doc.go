@@ -15,8 +15,9 @@
 //     written;
 //   - otherwise the source record becomes TERMINATED with the effective date as its last day;
 //     a new record is created in the target business (same person: names, contact, national id,
-//     TIN, payout account; the salary the caller states or the old one; hired on the effective
-//     date; the employer-specific catalog fields empty, for the new employer to fill in);
+//     TIN, payout account; the salary the caller states or the old one; hired the day after
+//     the effective date, so no day is paid by both payrolls; the employer-specific catalog
+//     fields empty, for the new employer to fill in);
 //   - deduction mandates are cancelled in the source and, when carried over, re-created PENDING
 //     for the new record in the target with what is left of them (the target's admins activate
 //     them under their own four-eyes rule), through internal/payroll, which writes their audit

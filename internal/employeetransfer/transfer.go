@@ -199,8 +199,11 @@ func Transfer(ctx context.Context, tx db.BunTx, r Request) (Result, error) {
 	id := "etr_" + identity.NewID()
 	// The new record first: a duplicate national id or TIN in the target refuses before anything
 	// in the source changes (the transaction would roll it back anyway).
+	// The day is the last with the source (its termination date, a day worked there); the
+	// target's employment starts the next day, so the two payrolls never pay one day twice.
+	hire := day.AddDate(0, 0, 1)
 	next := old
-	next.HireDate, next.TerminationDate, next.Status = day, time.Time{}, employees.Active
+	next.HireDate, next.TerminationDate, next.Status = hire, time.Time{}, employees.Active
 	next.Department, next.Position, next.EmploymentType, next.PaymentFrequency = "", "", "", ""
 	if r.GrossMonthlySalarySantim != nil {
 		next.GrossMonthlySalarySantim = *r.GrossMonthlySalarySantim
@@ -219,7 +222,7 @@ func Transfer(ctx context.Context, tx db.BunTx, r Request) (Result, error) {
 
 	for i := range found {
 		if found[i].Kind == DeductionMandate {
-			if err := moveMandate(src, dst, tx, &found[i], created.ID, id, r.TargetTenant, day, r.Now); err != nil {
+			if err := moveMandate(src, dst, tx, &found[i], created.ID, id, r.TargetTenant, hire, r.Now); err != nil {
 				return Result{}, err
 			}
 		}
@@ -336,14 +339,14 @@ func InFlight(found []Obligation) []Obligation {
 
 // moveMandate cancels the source mandate o and, for CarryOver, re-creates what is left of it
 // PENDING for the new record (payroll writes both audit rows and events, each in its tenant).
-func moveMandate(src, dst context.Context, tx db.BunTx, o *Obligation, newEmployee, transfer, target string, day, now time.Time) error {
+func moveMandate(src, dst context.Context, tx db.BunTx, o *Obligation, newEmployee, transfer, target string, hired, now time.Time) error {
 	m, err := payroll.GetMandate(src, tx, o.ID)
 	if err != nil {
 		return err
 	}
 	var next *payroll.NewMandate
 	if o.Handling == CarryOver {
-		start := max(m.StartPeriod, day.Format("2006-01"))
+		start := max(m.StartPeriod, hired.Format("2006-01"))
 		left := m.RemainingSantim()
 		switch {
 		case m.EndPeriod != nil && *m.EndPeriod < start:
