@@ -19,6 +19,7 @@ import (
 	"github.com/wagerail/wagerail/internal/platform/logging"
 	"github.com/wagerail/wagerail/internal/platform/outbox"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
+	"github.com/wagerail/wagerail/internal/savings"
 )
 
 // The spec's "Employees" routes, the employee ↔ user link (which the spec lists as missing; we
@@ -439,7 +440,7 @@ func (s *Server) setEmployeeStatus(c *gin.Context) {
 	tenant := callerOf(c).Tenant
 	out, err := inTenantValue(s, c, func(ctx context.Context, tx pgx.Tx) (employees.Employee, error) {
 		if req.Status == employees.Terminated {
-			if err := endable(ctx, tx, tenant, id, actionSetEmployeeStatus, true); err != nil {
+			if err := endable(ctx, tx, tenant, id, actionSetEmployeeStatus, true, nil); err != nil {
 				return employees.Employee{}, err
 			}
 		}
@@ -471,7 +472,7 @@ func (s *Server) deleteEmployee(c *gin.Context) {
 	}
 	tenant := callerOf(c).Tenant
 	err := s.inTenant(c, func(ctx context.Context, tx pgx.Tx) error {
-		if err := endable(ctx, tx, tenant, id, actionDeleteEmployee, false); err != nil {
+		if err := endable(ctx, tx, tenant, id, actionDeleteEmployee, false, s.savingsHeld); err != nil {
 			return err
 		}
 		if _, err := employees.SoftDelete(ctx, tx, tenant, id, s.now()); err != nil {
@@ -491,13 +492,22 @@ func (s *Server) deleteEmployee(c *gin.Context) {
 // money is in flight, 409 EMPLOYEE_MONEY_IN_FLIGHT; a delete, which frees the national id and
 // drops the record from every read, while it owes anything, 409 EMPLOYEE_HAS_OBLIGATIONS. What
 // is owed and not moving stays with a terminated record, as a transfer's RETAIN_WITH_SOURCE.
-func endable(ctx context.Context, tx pgx.Tx, tenant, id, action string, inFlightOnly bool) error {
+// more adds obligations of the action's own (a delete's: the saver's goals that hold money).
+func endable(ctx context.Context, tx pgx.Tx, tenant, id, action string, inFlightOnly bool,
+	more func(ctx context.Context, tx pgx.Tx, tenant, id string) ([]employeetransfer.Obligation, error)) error {
 	if _, err := employees.Lock(ctx, tx, tenant, id); err != nil {
 		return employeeError(action, id, err)
 	}
 	found, err := employeetransfer.Obligations(ctx, tx, tenant, id)
 	if err != nil {
 		return err
+	}
+	if more != nil {
+		extra, err := more(ctx, tx, tenant, id)
+		if err != nil {
+			return err
+		}
+		found = append(found, extra...)
 	}
 	code, msg := "EMPLOYEE_HAS_OBLIGATIONS",
 		"the employee owes money or has money moving (details.obligations): settle, cancel or transfer them first"
@@ -512,6 +522,35 @@ func endable(ctx context.Context, tx pgx.Tx, tenant, id, action string, inFlight
 	r.err.Details = map[string]any{"obligations": found}
 	r.entry.Details = map[string]any{"code": code, "obligations": found}
 	return r
+}
+
+// savingsHeld lists the employee's goals that hold money or have it moving (SAVINGS_GOAL): the
+// saver reaches them only through their record, so deleting it would strand the money at the
+// escrow. Read with the employee's row locked; a ledger that cannot answer is 503.
+func (s *Server) savingsHeld(ctx context.Context, tx pgx.Tx, tenant, id string) ([]employeetransfer.Obligation, error) {
+	rows, err := tx.Query(ctx, `SELECT id, status FROM app.savings_goals WHERE tenant_id = $1 AND employee_id = $2 AND status <> $3 ORDER BY id`,
+		tenant, id, savings.GoalClosed)
+	if err != nil {
+		return nil, err
+	}
+	goals, err := pgx.CollectRows(rows, pgx.RowToStructByPos[struct{ ID, Status string }])
+	if err != nil || len(goals) == 0 {
+		return nil, err
+	}
+	if s.deps.Ledger == nil {
+		return nil, errLedgerUnavailable
+	}
+	var out []employeetransfer.Obligation
+	for _, g := range goals {
+		h, err := s.goalHoldings(ctx, tenant, g.ID)
+		if err != nil {
+			return nil, err
+		}
+		if !h.Empty() {
+			out = append(out, employeetransfer.Obligation{Kind: employeetransfer.SavingsGoal, ID: g.ID, Status: g.Status})
+		}
+	}
+	return out, nil
 }
 
 // --- lists ---

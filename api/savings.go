@@ -308,6 +308,22 @@ func (s *Server) createSavingsAutosaveMandate(c *gin.Context) {
 	c.JSON(http.StatusCreated, toMandateJSON(m))
 }
 
+// goalHoldings reads a goal's money from the ledger (nothing when its account does not exist
+// yet); a ledger that cannot answer is errLedgerUnavailable.
+func (s *Server) goalHoldings(ctx context.Context, tenant, goalID string) (savings.Holdings, error) {
+	resp, err := s.deps.Ledger.GetBalance(ctx, &ledgerv1.GetBalanceRequest{TenantId: tenant, AccountName: savings.Account(goalID)})
+	switch {
+	case errors.Is(err, ledger.ErrAccountNotFound):
+		return savings.Holdings{}, nil
+	case err != nil:
+		s.deps.Log.Warn("savings goal: ledger read failed", "goal_id", goalID, "error", err)
+		return savings.Holdings{}, errLedgerUnavailable
+	}
+	b := resp.GetBalance()
+	return savings.Holdings{PostedSantim: b.GetPostedSantim(), PendingInSantim: b.GetPendingCreditsSantim(),
+		PendingOutSantim: b.GetPendingDebitsSantim()}, nil
+}
+
 // closeSavingsGoal closes the caller's own goal (savings.CloseGoal): 200 with the goal CLOSED,
 // its figures zero and its auto-save gone (the mandate cancelled in the same transaction). A goal
 // that holds money or has a movement in flight is 409 SAVINGS_GOAL_NOT_EMPTY (withdraw first); one
@@ -322,19 +338,7 @@ func (s *Server) closeSavingsGoal(c *gin.Context) {
 		return
 	}
 	tenant, emp := callerOf(c).Tenant, c.GetString(saverKey)
-	held := func(ctx context.Context) (savings.Holdings, error) {
-		resp, err := s.deps.Ledger.GetBalance(ctx, &ledgerv1.GetBalanceRequest{TenantId: tenant, AccountName: savings.Account(id)})
-		switch {
-		case errors.Is(err, ledger.ErrAccountNotFound):
-			return savings.Holdings{}, nil
-		case err != nil:
-			s.deps.Log.Warn("savings goal close: ledger read failed", "goal_id", id, "error", err)
-			return savings.Holdings{}, errLedgerUnavailable
-		}
-		b := resp.GetBalance()
-		return savings.Holdings{PostedSantim: b.GetPostedSantim(), PendingInSantim: b.GetPendingCreditsSantim(),
-			PendingOutSantim: b.GetPendingDebitsSantim()}, nil
-	}
+	held := func(ctx context.Context) (savings.Holdings, error) { return s.goalHoldings(ctx, tenant, id) }
 	g, err := inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) (savings.Goal, error) {
 		g, _, err := savings.CloseGoal(ctx, tx, emp, id, held, s.now())
 		return g, err

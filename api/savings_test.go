@@ -172,6 +172,33 @@ func TestSavingsTerminatedSaverWithdraws(t *testing.T) {
 	w.closeGoal(t, g.ID)
 }
 
+// TestSavingsDeleteRefusedWhileAGoalHoldsMoney: the saver reaches their goals only through their
+// employee record, so deleting it while a goal holds money would strand the money at the escrow
+// (found by an audit: 200 delete, then 404 EMPLOYEE_NOT_LINKED on the saver's withdrawal). The
+// delete is refused 409 EMPLOYEE_HAS_OBLIGATIONS naming the goal, nothing changed; once the saver
+// has withdrawn it, the record may go (an empty goal left open does not hold it back).
+func TestSavingsDeleteRefusedWhileAGoalHoldsMoney(t *testing.T) {
+	t.Parallel()
+	w := newSavingsWorld(t, ewaStackOpts{sagaWait: 2 * time.Minute})
+	g := w.goal(t, "Rainy day", 50_000)
+	w.goal(t, "Never funded", 10_000)
+	require.Equal(t, http.StatusAccepted, w.move("deposit", g.ID, testkit.Unique("d"), 10_000).Code)
+	w.waitSaved(t, g.ID, 10_000)
+
+	details := refused(t, w.owner.call(http.MethodDelete, "/api/employees/"+w.employee, nil), http.StatusConflict, "EMPLOYEE_HAS_OBLIGATIONS")
+	obligations, _ := details["obligations"].([]any)
+	require.Len(t, obligations, 1, "%v", details)
+	require.Equal(t, "SAVINGS_GOAL", obligations[0].(map[string]any)["kind"])
+	require.Equal(t, g.ID, obligations[0].(map[string]any)["id"])
+
+	rec := w.move("withdraw", g.ID, testkit.Unique("w"), 10_000)
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String(), "the saver still reaches the goal")
+	w.waitSaved(t, g.ID, 0)
+	require.Equal(t, int64(1_000_000), w.sandboxBalance(t, w.saver))
+	rec = w.owner.call(http.MethodDelete, "/api/employees/"+w.employee, nil)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+}
+
 // TestSavingsEscrowNotChangedWhileItHoldsMoney: the escrow account holds the goals' money and
 // every deposit and withdrawal moves money at the account set, so another account is refused 409
 // SAVINGS_ESCROW_IN_USE (details: what it holds) while a goal holds money, nothing changed

@@ -31,6 +31,10 @@ const (
 	SavingsMovement  Kind = "SAVINGS_MOVEMENT"
 	EqubContribution Kind = "EQUB_CONTRIBUTION"
 	EqubPayout       Kind = "EQUB_PAYOUT"
+	// SavingsGoal is a goal that holds money. Obligations does not list it: the money is the
+	// saver's, who reaches it as long as their record exists (a terminated or transferred
+	// saver withdraws it); only deleting the record, which ends that, is refused over it.
+	SavingsGoal Kind = "SAVINGS_GOAL"
 )
 
 // Handling is what the caller states happens to the obligations of one kind.
