@@ -160,3 +160,38 @@ func TestReconcileReversalDaysLater(t *testing.T) {
 	require.Equal(t, 1, sum.Matched, "the ghost, cancelled by its reversal")
 	require.Equal(t, "RESOLVED", b.flagsByTx(t)[ghost].Status)
 }
+
+// The bank returns a settled transfer's money (the beneficiary's bank sent it back, under the
+// transfer's reference): a credit the ledger has no movement for. The operator reverses the
+// posting, and the reversal, answering to its original's references, pairs with the bank's
+// credit: the next run is clean and the flag resolved.
+func TestReconcileReversalPairsWithTheBanksReturn(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	b := newBooks(t, e, 5_000_000)
+	ref, _ := b.disburse(t, 80_000, 80_000, nil)
+	e.stack.WaitTransfer(t, ref, gatewayv1.TransferStatus_TRANSFER_STATUS_SETTLED)
+	e.stack.Bank(t, "POST", "/api/v1/sandbox/accounts/"+b.company+"/fund",
+		map[string]any{"amountSantim": 80_000, "reference": ref}, 200, nil)
+
+	r := e.runner()
+	_, err := r.FetchStatements(context.Background(), pairToday(b))
+	require.NoError(t, err)
+	sum, err := r.ReconcilePair(context.Background(), pairToday(b))
+	require.NoError(t, err)
+	require.Equal(t, map[FlagKind]int{MissingCreditInLedger: 1}, sum.FlagsByKind)
+
+	paid, err := e.rawLed.GetTransaction(context.Background(), &ledgerv1.GetTransactionRequest{TenantId: b.tenant, IdempotencyKey: ref})
+	require.NoError(t, err)
+	b.reverse(t, paid.GetTransaction().GetId())
+	_, err = r.FetchStatements(context.Background(), pairToday(b))
+	require.NoError(t, err)
+	sum, err = r.ReconcilePair(context.Background(), pairToday(b))
+	require.NoError(t, err)
+	require.Zero(t, sum.Flagged, "%+v", sum.FlagsByKind)
+	require.Zero(t, sum.DriftSantim)
+	require.Equal(t, sum.Scanned, sum.Matched)
+	open, err := e.store.Flags(b.ctx(), gateway.SandboxPartner, true)
+	require.NoError(t, err)
+	require.Empty(t, open)
+}
