@@ -528,12 +528,7 @@ func endable(ctx context.Context, tx pgx.Tx, tenant, id, action string, inFlight
 // saver reaches them only through their record, so deleting it would strand the money at the
 // escrow. Read with the employee's row locked; a ledger that cannot answer is 503.
 func (s *Server) savingsHeld(ctx context.Context, tx pgx.Tx, tenant, id string) ([]employeetransfer.Obligation, error) {
-	rows, err := tx.Query(ctx, `SELECT id, status FROM app.savings_goals WHERE tenant_id = $1 AND employee_id = $2 AND status <> $3 ORDER BY id`,
-		tenant, id, savings.GoalClosed)
-	if err != nil {
-		return nil, err
-	}
-	goals, err := pgx.CollectRows(rows, pgx.RowToStructByPos[struct{ ID, Status string }])
+	goals, err := savings.OpenGoals(ctx, tx, id)
 	if err != nil || len(goals) == 0 {
 		return nil, err
 	}

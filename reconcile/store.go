@@ -41,8 +41,9 @@ type RunRecord struct {
 
 // RecordRun stores a finished run, its flags (one row per fingerprint, so re-runs update rather
 // than duplicate) and marks RESOLVED the open flags of the clean accounts and days that this run
-// no longer sees and those of the movements that cancelled out with their reversal, all in one transaction: an attempt that fails writes nothing, so a retried
-// activity never leaves a half-recorded run behind.
+// no longer sees and those of the movements that cancelled out with their reversal, all in one
+// transaction: an attempt that fails writes nothing, so a retried activity never leaves a
+// half-recorded run behind.
 func (s *Store) RecordRun(ctx context.Context, r RunRecord) (int64, error) {
 	status := "CLEAN"
 	switch {

@@ -176,6 +176,16 @@ func ListGoals(ctx context.Context, tx pgx.Tx, employeeID, after string, limit i
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Goal, error) { return scanGoal(r) })
 }
 
+// OpenGoals are the employee's goals that are not CLOSED (those that may hold money), by id.
+func OpenGoals(ctx context.Context, tx pgx.Tx, employeeID string) ([]Goal, error) {
+	rows, err := tx.Query(ctx, `SELECT `+goalCols+` FROM app.savings_goals
+		WHERE tenant_id = $1 AND employee_id = $2 AND status <> $3 ORDER BY id`, tenancy.TenantID(ctx), employeeID, GoalClosed)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Goal, error) { return scanGoal(r) })
+}
+
 // GoalOf is the employee's goal id (CodeGoalNotFound for anyone else's, or none).
 func GoalOf(ctx context.Context, tx db.Writer, employeeID, goalID string) (Goal, error) {
 	return goalOf(ctx, tx, employeeID, goalID, "")
