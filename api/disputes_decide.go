@@ -14,7 +14,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/jackc/pgx/v5"
-	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/wagerail/wagerail/internal/disputes"
@@ -77,10 +77,13 @@ type disputeEvidenceJSON struct {
 }
 
 // attachDisputeEvidence (the organization's admins on POST /api/disputes/<id>/evidence, platform
-// admins on POST /api/admin/disputes/<id>/evidence, whose Resolve finds the organization) sends the evidence to the dispute's workflow (signal-with-start: a
-// workflow whose start was missed is started now) once every key is an upload of the
-// organization and the dispute is open: 202, the workflow records EVIDENCE_ATTACHED (and
-// dispute.evidence_attached.v1) in the dispute's log.
+// admins on POST /api/admin/disputes/<id>/evidence, whose Resolve finds the organization) hands
+// the evidence to the dispute's workflow (Update-with-Start: a workflow whose start was missed is
+// started now) once every key is an upload of the organization and the dispute is open. The
+// workflow records EVIDENCE_ATTACHED (and dispute.evidence_attached.v1) in the dispute's log:
+// 200 with the dispute once recorded, 202 when it took the evidence but the wait ran out before
+// the record (it is recorded before any decision), 409 DISPUTE_INVALID_STATE when a decision is
+// under way or made.
 func (s *Server) attachDisputeEvidence(c *gin.Context) {
 	id, ok := pathID(c)
 	if !ok {
@@ -139,20 +142,40 @@ func (s *Server) attachDisputeEvidence(c *gin.Context) {
 		writeError(c, NewError(http.StatusServiceUnavailable, "NOT_CONFIGURED", "this route needs Temporal"))
 		return
 	}
-	_, err = s.deps.Temporal.SignalWithStartWorkflow(c.Request.Context(), d.WorkflowID, workflows.DisputeEvidenceSignal,
-		workflows.DisputeEvidence{Actor: cl.User.ID, UploadKeys: req.UploadKeys, Note: note},
-		workflows.StartOptions(d.WorkflowID, s.taskQueue(), d.TenantID, d.ID), workflows.DisputeWorkflowName, disputeInputOf(d, requestID(c)))
-	var started *serviceerror.WorkflowExecutionAlreadyStarted
+	tc := s.deps.Temporal
+	ctx, cancel := context.WithTimeout(c.Request.Context(), s.sagaWait(0))
+	defer cancel()
+	var recorded disputes.Dispute
+	started, err := updateWithStart(ctx, tc, func() client.UpdateWithStartWorkflowOptions {
+		return client.UpdateWithStartWorkflowOptions{
+			StartWorkflowOperation: tc.NewWithStartWorkflowOperation(workflows.StartOptions(d.WorkflowID, s.taskQueue(), d.TenantID, d.ID),
+				workflows.DisputeWorkflowName, disputeInputOf(d, requestID(c))),
+			UpdateOptions: client.UpdateWorkflowOptions{UpdateID: "evidence:" + requestID(c), UpdateName: workflows.DisputeEvidenceUpdate,
+				Args:         []any{workflows.DisputeEvidence{Actor: cl.User.ID, UploadKeys: req.UploadKeys, Note: note}},
+				WaitForStage: client.WorkflowUpdateStageAccepted},
+		}
+	}, &recorded)
+	var app *temporal.ApplicationError
 	switch {
-	case errors.As(err, &started):
+	case err == nil:
+		c.JSON(http.StatusOK, disputeEvidenceJSON{Dispute: toDisputeJSON(recorded, s.now()), UploadKeys: req.UploadKeys})
+	case errors.As(err, &app):
+		if r, ok := disputes.RefusalOf(app.Type()); ok {
+			writeError(c, NewError(r.Status, r.Code, r.Message))
+			return
+		}
+		s.deps.Log.Error("dispute evidence failed", "dispute_id", d.ID, "request_id", requestID(c), "error", err)
+		writeError(c, err)
+	case isWorkflowClosed(err):
 		writeError(c, disputeRefusal(disputes.CodeInvalidState)) // decided meanwhile: its workflow is closed
-		return
-	case err != nil:
+	case started && ctx.Err() != nil && c.Request.Context().Err() == nil:
+		// Accepted and still being recorded (the database is slow or down): the workflow records
+		// it before any decision.
+		c.JSON(http.StatusAccepted, disputeEvidenceJSON{Dispute: toDisputeJSON(d, s.now()), UploadKeys: req.UploadKeys})
+	default:
 		s.deps.Log.Warn("dispute evidence not sent", "dispute_id", d.ID, "request_id", requestID(c), "error", err)
 		writeError(c, NewError(http.StatusServiceUnavailable, "TEMPORAL_UNAVAILABLE", "the evidence could not be handed to the dispute's workflow; nothing was attached, try again"))
-		return
 	}
-	c.JSON(http.StatusAccepted, disputeEvidenceJSON{Dispute: toDisputeJSON(d, s.now()), UploadKeys: req.UploadKeys})
 }
 
 func disputeInputOf(d disputes.Dispute, correlation string) workflows.DisputeInput {

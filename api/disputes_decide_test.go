@@ -101,7 +101,7 @@ func (s *disputeStack) balance(t *testing.T, account string) int64 {
 	return res.GetBalance().GetPostedDebitsSantim() - res.GetBalance().GetPostedCreditsSantim()
 }
 
-// TestDisputeEvidenceAndDecisions: evidence through the workflow's signal; every decision, its
+// TestDisputeEvidenceAndDecisions: evidence through the workflow's update (200 once recorded); every decision, its
 // ledger effect (none, a reversal) and its event; the role matrix; every illegal move refused with
 // its code; reopen.
 func TestDisputeEvidenceAndDecisions(t *testing.T) {
@@ -123,11 +123,10 @@ func TestDisputeEvidenceAndDecisions(t *testing.T) {
 	requireStatus(t, ev(s.other, d.ID, theirKey), http.StatusNotFound, "DISPUTE_NOT_FOUND")
 	require.Equal(t, http.StatusForbidden, ev(s.me, d.ID, key).Code, "an employee is no admin")
 	rec = ev(s.owner, d.ID, key)
-	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
-	require.Eventually(t, func() bool {
-		evs := s.detail(t, d.ID).Events
-		return evs[len(evs)-1].EventType == "EVIDENCE_ATTACHED"
-	}, 20*time.Second, 50*time.Millisecond)
+	require.Equal(t, http.StatusOK, rec.Code, "answered once recorded: %s", rec.Body.String())
+	require.Equal(t, "UNDER_INVESTIGATION", decode[disputeEvidenceJSON](t, rec).Dispute.Status)
+	evs := s.detail(t, d.ID).Events
+	require.Equal(t, "EVIDENCE_ATTACHED", evs[len(evs)-1].EventType)
 	require.Equal(t, 1, s.tenantCount(s.tenant, `SELECT count(*) FROM app.outbox WHERE type = 'dispute.evidence_attached.v1'`))
 
 	// Deciding: operators and platform admins only.
@@ -356,13 +355,13 @@ func TestDisputePlatformEvidenceAndRefusalsAudited(t *testing.T) {
 	requireStatus(t, ev(s.admin, "dsp_nope", key), http.StatusNotFound, "DISPUTE_NOT_FOUND")
 	requireStatus(t, ev(s.admin, d.ID, theirKey), http.StatusNotFound, "UPLOAD_NOT_FOUND")
 	rec = ev(s.admin, d.ID, key)
-	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	require.Equal(t, http.StatusOK, rec.Code, "answered once recorded: %s", rec.Body.String())
 	require.Equal(t, []string{key}, decode[disputeEvidenceJSON](t, rec).UploadKeys)
-	require.Eventually(t, func() bool {
-		evs := s.detail(t, d.ID).Events
-		last := evs[len(evs)-1]
-		return last.EventType == "EVIDENCE_ATTACHED" && last.ActorUserID != nil && *last.ActorUserID == adminID
-	}, 20*time.Second, 50*time.Millisecond)
+	evs := s.detail(t, d.ID).Events
+	last := evs[len(evs)-1]
+	require.Equal(t, "EVIDENCE_ATTACHED", last.EventType)
+	require.NotNil(t, last.ActorUserID)
+	require.Equal(t, adminID, *last.ActorUserID)
 	require.Equal(t, 1, s.tenantCount(s.tenant, `SELECT count(*) FROM app.outbox WHERE type = 'dispute.evidence_attached.v1'`))
 
 	denied := func(code string) int {

@@ -16,9 +16,10 @@ import (
 type DisputeAdjustment = activities.DisputeAdjustment
 
 // The dispute workflow: one per dispute, found by TenantId and BusinessKey = the dispute id
-// (workflow id disputes.WorkflowIDOf). It starts the investigation, then waits for evidence
-// (DisputeEvidenceSignal), a decision (DisputeDecisionUpdate, answered once the decision is
-// recorded or refused) and its SLA timers, and ends at the decision.
+// (workflow id disputes.WorkflowIDOf). It starts the investigation, then takes evidence
+// (DisputeEvidenceUpdate, answered once recorded, refused once a decision is under way) and a
+// decision (DisputeDecisionUpdate, answered once the decision is recorded or refused), fires its
+// SLA timers, and ends at the decision.
 //
 // SLA: the warning dispute.sla_breach_imminent.v1 goes out from a timer in this workflow,
 // disputes.BreachWarningLead (24 h) before the deadline, rather than from the spec's daily poller:
@@ -31,7 +32,13 @@ type DisputeAdjustment = activities.DisputeAdjustment
 // Registered names.
 const (
 	DisputeWorkflowName = "Dispute"
-	// DisputeEvidenceSignal carries a DisputeEvidence.
+	// DisputeEvidenceUpdate carries a DisputeEvidence and answers the dispute once the evidence
+	// is recorded, or refuses it (DISPUTE_INVALID_STATE) when a decision is under way or made.
+	DisputeEvidenceUpdate = "dispute-evidence-attach"
+	// DisputeEvidenceSignal carries a DisputeEvidence. The API sent evidence as this signal before
+	// DisputeEvidenceUpdate; the workflow still records it for runs that hold one in their history.
+	// A signal cannot be refused, so evidence that reached a dispute while its decision ran was
+	// answered 202 and then refused by the record step.
 	DisputeEvidenceSignal = "dispute-evidence"
 	// DisputeDecisionUpdate carries a DisputeDecision and answers the decided dispute.
 	DisputeDecisionUpdate = "dispute-decision"
@@ -110,11 +117,36 @@ func Dispute(ctx workflow.Context, in DisputeInput) (DisputeResult, error) {
 	// both would post (a reversal and an adjustment of one dispute), and the loser's posting would
 	// stand unrecorded. A decision whose ledger step was refused frees it for the next.
 	deciding := false
+	// evidencing counts the evidence updates being recorded: a decision waits for them, so
+	// evidence the workflow accepted is in the dispute's log before its decision.
+	evidencing := 0
+	if err := workflow.SetUpdateHandlerWithOptions(ctx, DisputeEvidenceUpdate, func(ctx workflow.Context, ev DisputeEvidence) (disputes.Dispute, error) {
+		evidencing++
+		defer func() { evidencing-- }()
+		out, err := record(ctx, disputes.Move{Trigger: disputes.TriggerEvidence, Actor: ev.Actor, UploadKeys: ev.UploadKeys, Note: ev.Note})
+		if err != nil {
+			return disputes.Dispute{}, refusalOf(err, disputes.CodeInvalidState)
+		}
+		return out, nil
+	}, workflow.UpdateHandlerOptions{Validator: func(ctx workflow.Context, ev DisputeEvidence) error {
+		if decided != nil || deciding {
+			return temporal.NewApplicationError("the dispute is decided", disputes.CodeInvalidState)
+		}
+		return nil
+	}}); err != nil {
+		return res, err
+	}
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, DisputeDecisionUpdate, func(ctx workflow.Context, d DisputeDecision) (disputes.Dispute, error) {
 		if decided != nil || deciding {
 			return disputes.Dispute{}, temporal.NewApplicationError("the dispute is decided", disputes.CodeInvalidState)
 		}
 		deciding = true
+		// Evidence accepted before this decision is recorded first (no command when none is in
+		// flight, so histories recorded before evidence was an update replay unchanged).
+		if err := workflow.Await(ctx, func() bool { return evidencing == 0 }); err != nil {
+			deciding = false
+			return disputes.Dispute{}, err
+		}
 		m := disputes.Move{Trigger: disputes.TriggerDecide, Actor: d.Actor, Decision: d.Decision, Reason: d.Reason,
 			PartnerChargebackRef: d.PartnerChargebackRef, ApprovedBy: d.ApprovedBy}
 		// Only adjustment decisions reach this branch, and the validator of every earlier

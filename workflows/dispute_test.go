@@ -187,3 +187,33 @@ func TestDisputeWorkflowWaitsOutADatabaseOutage(t *testing.T) {
 	require.Equal(t, disputes.ResolvedReversal, done.d.Status)
 	require.Equal(t, []string{"investigate", "sla:SLA_BREACH_IMMINENT", "decide:REVERSAL:rev-1"}, f.moves)
 }
+
+// TestDisputeWorkflowEvidenceBeforeTheDecision: evidence is an update answered once recorded.
+// Evidence that arrives while a decision's reversal is posting is refused DISPUTE_INVALID_STATE
+// (as a signal it was answered 202 by the API and then refused by the record step, so it was lost);
+// evidence accepted before a decision is recorded before it, even when its record waits out a
+// database outage longer than the decision's ledger step.
+func TestDisputeWorkflowEvidenceBeforeTheDecision(t *testing.T) {
+	f := &fakeDispute{down: map[disputes.Trigger]int{}}
+	env, in := newDisputeEnv(t, f)
+	env.OnActivity(activities.DisputeReverseActivity, mock.Anything, mock.Anything).After(time.Minute).Return("rev-1", nil).Once()
+	var first, late, decision updateResult
+	env.RegisterDelayedCallback(func() {
+		f.down[disputes.TriggerEvidence] = 100 // longer than the reversal takes
+		env.UpdateWorkflow(DisputeEvidenceUpdate, "e1", first.callbacks(), DisputeEvidence{Actor: "usr_admin", UploadKeys: []string{"k1"}})
+		env.UpdateWorkflow(DisputeDecisionUpdate, "u1", decision.callbacks(), DisputeDecision{Actor: "op", Decision: disputes.Reversal, Reason: "wrong amount"})
+	}, time.Hour)
+	env.RegisterDelayedCallback(func() {
+		env.UpdateWorkflow(DisputeEvidenceUpdate, "e2", late.callbacks(), DisputeEvidence{Actor: "usr_admin", UploadKeys: []string{"k2"}})
+	}, time.Hour+30*time.Second)
+	env.ExecuteWorkflow(DisputeWorkflowName, in)
+	require.True(t, env.IsWorkflowCompleted())
+	require.NoError(t, env.GetWorkflowError())
+	require.NoError(t, first.err)
+	require.Equal(t, disputes.UnderInvestigation, first.d.Status)
+	require.Error(t, late.err, "evidence while the decision posts")
+	require.Contains(t, late.err.Error(), "the dispute is decided")
+	require.NoError(t, decision.err)
+	require.Equal(t, disputes.ResolvedReversal, decision.d.Status)
+	require.Equal(t, []string{"investigate", "evidence", "decide:REVERSAL:rev-1"}, f.moves)
+}
