@@ -29,10 +29,10 @@ import (
 )
 
 // Working a dispute (issue 27 part 1): the organization's admins attach evidence (uploads by key,
-// a signal to the dispute's workflow), an operator decides (an update of the workflow: no action,
-// chargeback, reversal or — approved by a platform admin first — an adjustment), and a platform
-// admin reopens a dispute closed with no action. Nothing here writes to the ledger: the reversal
-// and the adjustment are the workflow's steps.
+// an update of the dispute's workflow, answered once recorded), an operator decides (an update of
+// the workflow: no action, chargeback, reversal or — approved by a platform admin first — an
+// adjustment), and a platform admin reopens a dispute closed with no action. Nothing here writes
+// to the ledger: the reversal and the adjustment are the workflow's steps.
 //
 // Two people approve every adjustment: a platform admin approves it (POST
 // /api/admin/disputes/<id>/adjustment-approvals) and gets a signed approval naming them, the
