@@ -284,10 +284,12 @@ func TestBnplInstalmentByPayrollDeduction(t *testing.T) {
 // TestBnplMerchantReversalStopsCollection: the merchant's word shows in the agreement's JSON (the
 // business's read, its list and the customer's own list); once the merchant reports the order
 // REFUNDED, the collect route is 409 BNPL_MERCHANT_ORDER_REVERSED (audited DENIED, nothing else
-// written), a new opt-in (after the operator cancelled the mandate) is refused the same way, and
-// a payroll run that withheld the instalment
-// collects nothing: the line is reported refused in payroll.run_completed.v1 with the code and
-// the instalment stays DUE, no journal. A later DELIVERED lifts the stop.
+// written), a new opt-in (after the operator cancelled the mandate) is refused the same way, a
+// run approved before the refund that withheld the instalment collects nothing (the line is
+// reported refused in payroll.run_completed.v1 with the code for the employee's refund, the
+// instalment stays DUE, no journal), and a run calculated after the refund withholds nothing
+// under the still ACTIVE mandate (it used to withhold every month until a write-off, each line
+// refused and refunded by hand). A later DELIVERED lifts the stop.
 func TestBnplMerchantReversalStopsCollection(t *testing.T) {
 	t.Parallel()
 	p := newBnplPayroll(t, "order-reversed")
@@ -316,6 +318,9 @@ func TestBnplMerchantReversalStopsCollection(t *testing.T) {
 	}
 	require.Equal(t, []*string{nil, nil, nil}, merchantStatus())
 	require.Nil(t, p.a.MerchantStatusAt)
+	// A run approved before the merchant's word withholds the instalment.
+	run := w.approvedRun(t)
+	require.True(t, p.deducts(t, run.ID))
 
 	say("rev-1", "REFUNDED", "rev-n1")
 	refunded := "REFUNDED"
@@ -335,9 +340,7 @@ func TestBnplMerchantReversalStopsCollection(t *testing.T) {
 	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.audit_log WHERE tenant_id = $1 AND action = 'CollectBnplInstalment'
 		AND outcome = 'DENIED' AND details->>'code' = 'BNPL_MERCHANT_ORDER_REVERSED'`, s.tenant))
 	require.Equal(t, before, written())
-	// The payroll: the line is withheld, its collection refused and reported; nothing collected.
-	run := w.approvedRun(t)
-	require.True(t, p.deducts(t, run.ID))
+	// That run's line: its collection refused and reported; nothing collected.
 	rec := w.checker.call(http.MethodPost, "/api/payroll/"+run.ID+"/disburse", nil, "Idempotency-Key", testkit.Unique("k"))
 	require.Contains(t, []int{http.StatusAccepted, http.StatusOK}, rec.Code, rec.Body.String())
 	w.waitRun(t, run.ID, "COMPLETED")
@@ -353,6 +356,24 @@ func TestBnplMerchantReversalStopsCollection(t *testing.T) {
 	_, err := s.ledger.GetTransaction(context.Background(), &ledgerv1.GetTransactionRequest{TenantId: s.tenant, IdempotencyKey: "bnpl-collect:" + wfID})
 	require.Error(t, err, "no journal for the refused line")
 
+	// A run calculated now withholds nothing for the reversed order, though the mandate is ACTIVE.
+	rec = w.owner.call(http.MethodPost, "/api/payroll", map[string]any{"period": "2026-12"})
+	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
+	run2 := decode[payrollRunOut](t, rec)
+	rec = w.owner.call(http.MethodPost, "/api/payroll/"+run2.ID+"/calculate", nil)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.payroll_entries WHERE run_id = $1 AND employee_id = $2`, run2.ID, p.employee))
+	require.Zero(t, s.count(t, `SELECT count(*) FROM app.payroll_entries WHERE run_id = $1 AND deductions @> '[{"kind":"BNPL_INSTALLMENT"}]'::jsonb`,
+		run2.ID), "no BNPL line")
+	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.payroll_deduction_mandates WHERE id = $1 AND status = 'ACTIVE'`, p.mandate.ID))
+	// The merchant's word changing again makes that calculation stale (the line is owed again),
+	// and changing back makes it current.
+	say("rev-2", "DELIVERED", "rev-n2")
+	requireStatus(t, w.checker.call(http.MethodPost, "/api/payroll/"+run2.ID+"/approve", nil), http.StatusConflict, "PAYROLL_RUN_STALE")
+	say("rev-3", "CANCELLED", "rev-n3")
+	rec = w.checker.call(http.MethodPost, "/api/payroll/"+run2.ID+"/approve", nil)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+
 	// The operator cancels the customer's mandate; a new opt-in is refused by the reversal.
 	rec = w.checker.call(http.MethodPost, "/api/payroll/deduction-mandates/"+p.mandate.ID+"/cancel", nil)
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
@@ -360,7 +381,7 @@ func TestBnplMerchantReversalStopsCollection(t *testing.T) {
 		http.StatusConflict, "BNPL_MERCHANT_ORDER_REVERSED")
 
 	// The merchant's later DELIVERED lifts the stop: the instalment is collected.
-	say("rev-2", "DELIVERED", "rev-n2")
+	say("rev-4", "DELIVERED", "rev-n4")
 	rec = s.owner.call(http.MethodPost, "/api/bnpl/agreements/"+p.a.ID+"/installments/0/collect", nil, "Idempotency-Key", testkit.Unique("collect"))
 	require.Contains(t, []int{http.StatusOK, http.StatusAccepted}, rec.Code, rec.Body.String())
 }

@@ -21,8 +21,8 @@ import (
 // its first instalment collected, its customer paying by an ACTIVE payroll mandate. Only an
 // operator (the business and the merchant 403), an unknown id 404, bad input 400, and before the
 // merchant's word 409 BNPL_MERCHANT_ORDER_NOT_REVERSED (audited DENIED) — each writing nothing
-// else. The merchant reports the order REFUNDED; a payroll run that withheld the instalment and
-// has not completed makes the write-off wait (409 BNPL_MANDATE_IN_OPEN_RUN); once it completed, 8
+// else. The merchant reports the order REFUNDED; a payroll run approved before that, which
+// withheld the instalment and has not completed, makes the write-off wait (409 BNPL_MANDATE_IN_OPEN_RUN); once it completed, 8
 // racing write-offs with their own keys: one writes off, the others are 409, none 5xx. The
 // agreement and its two DUE instalments are WRITTEN_OFF, the journal exact (Dr misc-loss 80,000 /
 // Cr receivable-from-customer 80,000, the receivable at zero), the mandate CANCELLED, one audit
@@ -78,13 +78,14 @@ func TestBnplWriteOff(t *testing.T) {
 	require.Equal(t, 1, audits("DENIED"))
 	require.Equal(t, before, written())
 
-	// The merchant refunds; a payroll run withholds the instalment under the mandate.
+	// A payroll run approved before the merchant's word withholds the instalment under the
+	// mandate; then the merchant refunds (a run calculated after it would withhold nothing).
+	run := w.approvedRun(t)
+	require.True(t, p.deducts(t, run.ID))
 	partner := newAPIClient(t, s.srv)
 	cb := merchantCallbackBody("wo-1", s.merchantID, p.a.ID, "order-writeoff", "REFUNDED")
 	rec = partner.call(http.MethodPost, merchantCallbackPath, cb, signedHeaders(cb, "wo-n1")...)
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
-	run := w.approvedRun(t)
-	require.True(t, p.deducts(t, run.ID))
 	requireStatus(t, writeOff(operator, testkit.Unique("wo")), http.StatusConflict, "BNPL_MANDATE_IN_OPEN_RUN")
 	require.Equal(t, 2, audits("DENIED"))
 	require.Equal(t, before, written())

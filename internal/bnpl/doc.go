@@ -137,8 +137,11 @@
 //
 // A merchant status REFUNDED or CANCELLED stops the agreement's collection (Agreement.
 // CollectionStopped): the collect route, a payroll run's collection and the payroll opt-in are
-// refused BNPL_MERCHANT_ORDER_REVERSED (409), nothing written but the refusal's audit row (a
-// payroll line is reported refused in payroll.run_completed.v1). A DELIVERED callback received
+// refused BNPL_MERCHANT_ORDER_REVERSED (409), nothing written but the refusal's audit row (the
+// line of a run approved before the merchant's word is reported refused in
+// payroll.run_completed.v1, for the employee's refund). A run calculated while it stands
+// withholds nothing under the customer's mandate (payroll's periodMandates reads collectable's
+// conditions), and a CALCULATED run that did is stale. A DELIVERED callback received
 // later (the latest wins) lifts it. What an operator does then: write off what the customer still
 // owes (POST /api/bnpl/agreements/<id>/write-off, the write-off saga, writeoff.go): the DUE
 // instalments' total leaves the receivable for misc-loss, the customer's payroll mandate for the

@@ -16,8 +16,8 @@ import (
 // customer opts in for their own ACTIVE agreement (CreateInstalmentMandate: a PENDING
 // BNPL_INSTALLMENT mandate whose reference is the agreement, of the amount of its earliest DUE
 // instalment); a payroll approver activates it; each period's line is the earliest DUE
-// instalment's amount, at most the mandate's, none once nothing is DUE
-// (internal/payroll/mandate.go's periodMandates), and the collection that settles the agreement
+// instalment's amount, at most the mandate's, none once nothing is DUE or while the agreement
+// cannot be collected (internal/payroll/mandate.go's periodMandates), and the collection that settles the agreement
 // cancels the mandate (MarkCollected; a write-off cancels it too, and a restructure to larger
 // instalments than it covers); each PAID payroll entry's line is then collected
 // by the collection saga with Source PAYROLL (workflows.BnplCollect), which takes the

@@ -428,14 +428,21 @@ func periodMandates(ctx context.Context, tx db.Writer, period, employeeID string
 		return nil, err
 	}
 	// A BNPL_INSTALLMENT mandate takes its agreement's earliest DUE instalment, never more than
-	// the amount the employer activated, and nothing once none is DUE (product_mandate.go).
+	// the amount the employer activated, and nothing once none is DUE (product_mandate.go) — nor
+	// while the agreement cannot be collected (bnpl's collectable: not ACTIVE, the merchant
+	// refunded or cancelled the order, a write-off under way), since its collection would refuse
+	// the line and leave the withheld pay to be refunded by hand. A CALCULATED run that withheld
+	// one goes stale when that changes (RunStaleness reads this too).
 	rows, err := db.Select[PeriodMandate](ctx, tx, `SELECT m.id, m.employee_id, m.kind,
 			(CASE WHEN m.kind = ? THEN LEAST(m.amount_santim, due.amount_santim) ELSE m.amount_santim END)::bigint AS amount_santim,
 			m.basis_points::bigint AS basis_points, m.priority::bigint AS priority,
 			(m.total_santim - m.taken_santim)::bigint AS remaining_santim, m.reference
 		FROM app.payroll_deduction_mandates m
 		LEFT JOIN LATERAL (SELECT i.amount_santim FROM app.bnpl_instalments i
+			JOIN app.bnpl_agreements a ON a.tenant_id = i.tenant_id AND a.id = i.agreement_id
 			WHERE i.tenant_id = m.tenant_id AND i.agreement_id = m.reference AND i.status = 'DUE'
+				AND a.status = 'ACTIVE' AND a.merchant_status IS DISTINCT FROM 'REFUNDED' AND a.merchant_status IS DISTINCT FROM 'CANCELLED'
+				AND NOT EXISTS (SELECT 1 FROM app.bnpl_write_offs w WHERE w.tenant_id = a.tenant_id AND w.agreement_id = a.id AND w.status = 'PENDING')
 			ORDER BY i.due_date, i.idx LIMIT 1) due ON m.kind = ?
 		WHERE m.tenant_id = ? AND (? = '' OR m.employee_id = ?) AND m.status = 'ACTIVE'
 			AND m.start_period <= ? AND (m.end_period IS NULL OR m.end_period >= ?)
