@@ -224,14 +224,82 @@ func MarkDisbursed(ctx context.Context, tx db.Writer, id, workflowID, transferID
 	if _, err := LoanMachine.Next("disbursed", cur.Status); err != nil {
 		return cur, err
 	}
+	first, moved, err := startSchedule(ctx, tx, cur, now)
+	if err != nil {
+		return Disbursement{}, err
+	}
 	d, err := scanDisbursement(tx.QueryRow(ctx, `UPDATE app.loans SET status = 'ACTIVE', disburse_transfer_id = NULLIF($3, ''),
 			disbursed_at = $4, updated_at = $4
 		WHERE tenant_id = $1 AND id = $2 RETURNING `+disbursementColumns, cur.TenantID, id, transferID, now))
 	if err != nil {
 		return Disbursement{}, err
 	}
-	return d, recordDisbursement(ctx, tx, d, ActionLoanDisbursed, audit.Success, EventLoanDisbursed,
-		map[string]any{"disbursedAt": now.UTC()})
+	extra := map[string]any{"disbursedAt": now.UTC(), "firstDuePeriod": first}
+	if moved > 0 {
+		extra["scheduleMovedMonths"] = moved
+	}
+	return d, recordDisbursement(ctx, tx, d, ActionLoanDisbursed, audit.Success, EventLoanDisbursed, extra)
+}
+
+// maxClosedPeriodsAhead bounds startSchedule's search: payroll closes a period when its run is
+// approved or locked, and a run is not approved while another period's is open, so more than a
+// month or two of closed periods ahead of the clock does not happen.
+const maxClosedPeriodsAhead = 24
+
+// startSchedule moves loan d's schedule, whole, to start in the first payroll period that can
+// still deduct its first instalment when the money is paid out (now): not before now's month,
+// and not in a period whose run has fixed its figures (payroll.PeriodClosed, which locks the
+// period's runs for share, so an approval beside this payout either sees the loan ACTIVE in its
+// staleness check or has closed the period first). The schedule was computed when the loan was
+// requested, from that day's next run; an approval or a payout that came later would otherwise
+// leave instalments due in months whose runs never deduct them (a run reads only ACTIVE loans,
+// and each instalment only in its own period), overdue from the day the money arrived. The
+// amounts do not change: the schedule starts when the borrower has the money. It answers the
+// first due period and how many months the schedule moved.
+func startSchedule(ctx context.Context, tx db.Writer, d Disbursement, now time.Time) (string, int, error) {
+	var cur, last string
+	if err := tx.QueryRow(ctx, `SELECT l.first_due_period, max(i.due_period) FROM app.loans l
+			JOIN app.loan_instalments i ON i.tenant_id = l.tenant_id AND i.loan_id = l.id
+		WHERE l.tenant_id = $1 AND l.id = $2 GROUP BY l.first_due_period`, d.TenantID, d.LoanID).Scan(&cur, &last); err != nil {
+		return "", 0, fmt.Errorf("lending: the loan's schedule: %w", err)
+	}
+	first := max(cur, payroll.PeriodOf(now))
+	for n := 0; ; n++ {
+		closed, err := payroll.PeriodClosed(ctx, tx, first)
+		if err != nil {
+			return "", 0, err
+		}
+		if !closed {
+			break
+		}
+		if n == maxClosedPeriodsAhead {
+			return "", 0, fmt.Errorf("lending: no open payroll period within %d months of %s", maxClosedPeriodsAhead, first)
+		}
+		first = payroll.PeriodOf(payroll.PeriodStart(first).AddDate(0, 1, 0))
+	}
+	moved := monthsBetween(cur, first)
+	if moved == 0 {
+		return first, 0, nil
+	}
+	if end := payroll.PeriodOf(payroll.PeriodStart(last).AddDate(0, moved, 0)); end > "2100-12" {
+		return "", 0, fmt.Errorf("lending: the loan's schedule would run to %s, past the last period a schedule may have", end)
+	}
+	if _, err := tx.Exec(ctx, `UPDATE app.loan_instalments
+		SET due_period = to_char(to_date(due_period, 'YYYY-MM') + make_interval(months => $3), 'YYYY-MM')
+		WHERE tenant_id = $1 AND loan_id = $2`, d.TenantID, d.LoanID, moved); err != nil {
+		return "", 0, fmt.Errorf("lending: move the schedule: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `UPDATE app.loans SET first_due_period = $3 WHERE tenant_id = $1 AND id = $2`,
+		d.TenantID, d.LoanID, first); err != nil {
+		return "", 0, fmt.Errorf("lending: move the schedule: %w", err)
+	}
+	return first, moved, nil
+}
+
+// monthsBetween is the number of months from period a to period b (both valid periods).
+func monthsBetween(a, b string) int {
+	ta, tb := payroll.PeriodStart(a), payroll.PeriodStart(b)
+	return (tb.Year()-ta.Year())*12 + int(tb.Month()-ta.Month())
 }
 
 // MarkDisbursementFailed returns the loan DISBURSING → APPROVED after its transfer failed (the

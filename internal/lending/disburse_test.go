@@ -4,12 +4,14 @@ import (
 	"context"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/require"
 
 	"github.com/wagerail/wagerail/internal/lending"
+	"github.com/wagerail/wagerail/internal/payroll"
 	"github.com/wagerail/wagerail/internal/payroll/payrolltest"
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
@@ -156,6 +158,74 @@ func TestDisbursementStore(t *testing.T) {
 	require.Equal(t, "wf-b", *got.DisburseWorkflowID)
 	require.Equal(t, "tx-2", *got.DisburseLedgerTxID)
 	require.Equal(t, "INSUFFICIENT_FUNDS", *got.LastDisbursementFailure)
+}
+
+// TestDisbursementStartsTheScheduleInAnOpenPeriod: a loan requested on 27 November 2026 with its
+// first instalment due in 2026-12 is paid out on 10 February 2027, when the 2027-02 run is
+// already approved. Its twelve instalments move, whole and with the same amounts, to start in
+// 2027-03, the first period whose run can still deduct one (they used to stay from 2026-12: three
+// instalments overdue on the day the money arrived, never deducted by any run). The event says
+// so; a retried step moves nothing again. A payout in an open period keeps the schedule.
+func TestDisbursementStartsTheScheduleInAnOpenPeriod(t *testing.T) {
+	t.Parallel()
+	w := newLoanWorld(t)
+	l := w.approved(t)
+	require.Equal(t, "2026-12", l.FirstDuePeriod)
+	paidOut := time.Date(2027, 2, 10, 9, 0, 0, 0, time.UTC)
+	_, err := value(t, w.biz, func(ctx context.Context, tx db.BunTx) (payroll.Run, error) {
+		r, _, err := payroll.CreateRun(ctx, tx, "2027-02", paidOut)
+		return r, err
+	})
+	require.NoError(t, err)
+	require.NoError(t, w.biz.In(func(ctx context.Context, tx db.BunTx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE app.payroll_runs SET status = 'APPROVED',
+			calculated_by = 'u-maker', calculated_at = now(), approved_by = 'u-checker', approved_at = now() WHERE period = '2027-02'`)
+		return err
+	}))
+	step := func(fn func(ctx context.Context, tx db.BunTx) (lending.Disbursement, error)) {
+		t.Helper()
+		_, err := disbursement(t, w.biz, fn)
+		require.NoError(t, err)
+	}
+	step(func(ctx context.Context, tx db.BunTx) (lending.Disbursement, error) {
+		return lending.ClaimDisbursement(ctx, tx, l.ID, "wf-a", "tx-1", paidOut)
+	})
+	for range 2 {
+		step(func(ctx context.Context, tx db.BunTx) (lending.Disbursement, error) {
+			return lending.MarkDisbursed(ctx, tx, l.ID, "wf-a", "trf-1", paidOut)
+		})
+	}
+	got, err := value(t, w.biz, func(ctx context.Context, tx db.BunTx) (lending.Loan, error) {
+		return lending.GetLoan(ctx, tx, lending.Business, l.ID)
+	})
+	require.NoError(t, err)
+	require.Equal(t, "2027-03", got.FirstDuePeriod)
+	require.Len(t, got.Instalments, len(l.Instalments))
+	for i, in := range got.Instalments {
+		want := l.Instalments[i]
+		want.DuePeriod = time.Date(2027, time.Month(3+i), 1, 0, 0, 0, 0, time.UTC).Format("2006-01")
+		require.Equal(t, want, in, "instalment %d: moved, amounts unchanged", i)
+	}
+	require.Equal(t, 1, w.biz.Count(t, `SELECT count(*) FROM app.outbox WHERE type = $1 AND payload->>'firstDuePeriod' = '2027-03'
+		AND (payload->>'scheduleMovedMonths')::int = 3`, lending.EventLoanDisbursed))
+
+	// Paid out in an open period: the schedule stays.
+	l2, err := w.originate(t, w.biz, w.biz.Employee(t, payrolltest.Employee{}), 300_000, 6)
+	require.NoError(t, err)
+	_, err = value(t, w.fi, func(ctx context.Context, tx db.BunTx) (lending.Loan, error) {
+		return lending.ApproveLoan(ctx, tx, l2.ID, t0)
+	})
+	require.NoError(t, err)
+	step(func(ctx context.Context, tx db.BunTx) (lending.Disbursement, error) {
+		return lending.ClaimDisbursement(ctx, tx, l2.ID, "wf-b", "tx-2", t0)
+	})
+	step(func(ctx context.Context, tx db.BunTx) (lending.Disbursement, error) {
+		return lending.MarkDisbursed(ctx, tx, l2.ID, "wf-b", "trf-2", t0)
+	})
+	require.Equal(t, 1, w.biz.Count(t, `SELECT count(*) FROM app.loans WHERE id = $1 AND first_due_period = '2026-12'`, l2.ID))
+	require.Equal(t, 1, w.biz.Count(t, `SELECT count(*) FROM app.loan_instalments WHERE loan_id = $1 AND idx = 0 AND due_period = '2026-12'`, l2.ID))
+	require.Equal(t, 1, w.biz.Count(t, `SELECT count(*) FROM app.outbox WHERE type = $1 AND payload->>'loanId' = $2
+		AND payload->>'firstDuePeriod' = '2026-12' AND NOT payload ? 'scheduleMovedMonths'`, lending.EventLoanDisbursed, l2.ID))
 }
 
 // TestFICannotDisburse: the FI updates the loans it funds (its decisions), but the database

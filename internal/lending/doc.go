@@ -35,6 +35,15 @@
 // The projection is not this package's: the API wiring supplies a ProjectFunc (the payroll
 // loader's projection of the employee's next run).
 //
+// # When the schedule starts
+//
+// The schedule is computed when the loan is requested, from that day's next run. The payout
+// starts it (MarkDisbursed, disburse.go's startSchedule): when the first due period has passed or
+// its run has already fixed its figures, the whole schedule moves, amounts unchanged, to the
+// first period a run can still deduct it in, and loan.disbursed.v1 says by how many months
+// (scheduleMovedMonths). A run deducts only ACTIVE loans, each instalment only in its own period,
+// so a late approval or payout would otherwise leave instalments overdue and never deducted.
+//
 // # Journals
 //
 // The ledger of a loan is the business's (its tenant): the business services the loan for the FI
