@@ -5,7 +5,6 @@ import (
 	"errors"
 	"log/slog"
 	"path"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -22,15 +21,6 @@ type Metrics struct {
 	entries     prometheus.Counter
 	transitions *prometheus.CounterVec
 	drift       *prometheus.GaugeVec
-
-	mu            sync.Mutex
-	driftByTenant map[string]map[string]driftFigure // partner -> tenant -> the latest period's
-}
-
-// driftFigure is one tenant's absolute drift with a partner as of the end of the period compared.
-type driftFigure struct {
-	asOf     time.Time
-	absDrift int64
 }
 
 // NewMetrics builds the ledger's series; Register puts them on a registry.
@@ -57,7 +47,6 @@ func NewMetrics() *Metrics {
 			Name: "svc_ledger_reconcile_drift_santim",
 			Help: "Absolute drift between partner-bank mirror accounts and the bank, summed over tenants, each over the latest period reconciled.",
 		}, []string{"partner"}),
-		driftByTenant: map[string]map[string]driftFigure{},
 	}
 	// Known label values start at 0, so a rate or an alert sees 0 rather than no series.
 	for _, md := range ledgerv1.LedgerService_ServiceDesc.Methods {
@@ -92,27 +81,14 @@ func (m *Metrics) transition(from, to Status) {
 	m.transitions.WithLabelValues(transitionFrom(from), string(to)).Inc()
 }
 
-// setDrift records the absolute drift of one tenant's reconciliation with a partner over a
-// period ending at asOf, and exports the sum over tenants for that partner. The gauge says how
-// far the books are off now: a period that ends before the one the tenant's figure is of (an old
-// day reconciled again) does not replace it; one ending at the same time or later does.
-func (m *Metrics) setDrift(partner, tenant string, asOf time.Time, absDrift int64) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	byTenant := m.driftByTenant[partner]
-	if byTenant == nil {
-		byTenant = map[string]driftFigure{}
-		m.driftByTenant[partner] = byTenant
+// setDrift exports the drift totals (Store.DriftTotals): per partner, every tenant's latest
+// reconciliation's absolute drift, summed. The figures live in the database, so the gauge says
+// how far the books are off now, also after a restart, and an old day reconciled again does not
+// change it.
+func (m *Metrics) setDrift(totals map[string]float64) {
+	for partner, v := range totals {
+		m.drift.WithLabelValues(partner).Set(v)
 	}
-	if last, ok := byTenant[tenant]; ok && asOf.Before(last.asOf) {
-		return
-	}
-	byTenant[tenant] = driftFigure{asOf: asOf, absDrift: absDrift}
-	var sum float64
-	for _, v := range byTenant {
-		sum += float64(v.absDrift)
-	}
-	m.drift.WithLabelValues(partner).Set(sum)
 }
 
 // UnaryInterceptor counts and times every call and turns every error into its gRPC status in

@@ -158,9 +158,35 @@ func (s *Store) Reconcile(ctx context.Context, req ReconcileRequest) (ReconcileR
 			}
 			rep.Accounts = append(rep.Accounts, d)
 		}
-		return nil
+		// The tenant's latest drift with the partner, for the gauge (DriftTotals): an older
+		// period reconciled again leaves the latest figure.
+		_, err := tx.Exec(ctx, `INSERT INTO ledger.reconcile_drift (tenant_id, partner, period_end, abs_drift_santim)
+			VALUES ($1, $2, $3, $4)
+			ON CONFLICT (tenant_id, partner) DO UPDATE
+				SET period_end = EXCLUDED.period_end, abs_drift_santim = EXCLUDED.abs_drift_santim, updated_at = now()
+				WHERE ledger.reconcile_drift.period_end <= EXCLUDED.period_end`,
+			req.TenantID, req.Partner, end, rep.TotalAbsDriftSantim)
+		return err
 	})
 	return rep, storeErr("ledger.reconcile", err)
+}
+
+// DriftTotals is, per partner, the absolute drift of every tenant's latest reconciliation with
+// it, summed over tenants (ledger.reconcile_drift_totals, kept by the database from each tenant's
+// latest figure): the drift gauge's figures, with no tenant in them.
+func (s *Store) DriftTotals(ctx context.Context) (map[string]float64, error) {
+	rows, err := s.pool.Query(ctx, `SELECT partner, abs_drift_santim::float8 FROM ledger.reconcile_drift_totals`)
+	if err != nil {
+		return nil, storeErr("ledger.drift_totals", err)
+	}
+	out := map[string]float64{}
+	var partner string
+	var total float64
+	_, err = pgx.ForEachRow(rows, []any{&partner, &total}, func() error {
+		out[partner] = total
+		return nil
+	})
+	return out, storeErr("ledger.drift_totals", err)
 }
 
 func (s *Store) reconcileAccount(ctx context.Context, tx querier, req ReconcileRequest, sa StatementAccount, end time.Time) (AccountDrift, error) {

@@ -166,7 +166,7 @@ func TestReconcileCountsOpenHoldsTheBankBooked(t *testing.T) {
 
 // The drift gauge says how far the books are off now: reconciling an old day again (clean, as
 // it was then) does not clear the figure of a later day that drifted; reconciling that day again
-// does. Tenants add up; each keeps its own latest figure.
+// does. Tenants add up; each keeps its own latest figure; a restart keeps the figures.
 func TestDriftGaugeKeepsTheLatestPeriod(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -196,6 +196,19 @@ func TestDriftGaugeKeepsTheLatestPeriod(t *testing.T) {
 	require.Equal(t, 33_007.0, gauge())
 	report(tenant, -1, 0, 0) // yesterday again, after the correction
 	require.Equal(t, 7.0, gauge())
+
+	// A restarted ledger (new metrics, the same database) exports the drift that stands at once
+	// (it used to export nothing until the next run: the alert resolved while the drift stood).
+	m := NewMetrics()
+	require.NoError(t, NewServer(e.store, testAdjustmentKey, m).LoadDrift(ctx))
+	require.Equal(t, 7.0, testutil.ToFloat64(m.drift.WithLabelValues("dashen")))
+	// The figures hold no tenant: the runtime role reads them outside any tenant, and cannot
+	// write them.
+	var total float64
+	require.NoError(t, e.db.App.QueryRow(ctx, `SELECT abs_drift_santim::float8 FROM ledger.reconcile_drift_totals WHERE partner = 'dashen'`).Scan(&total))
+	require.Equal(t, 7.0, total)
+	_, err := e.db.App.Exec(ctx, `UPDATE ledger.reconcile_drift_totals SET abs_drift_santim = 0`)
+	require.Error(t, err)
 }
 
 func TestVerifyCheckpointsFindsCorruption(t *testing.T) {

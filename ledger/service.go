@@ -22,6 +22,17 @@ func NewServer(store *Store, adjustmentKey []byte, metrics *Metrics) *Server {
 	return &Server{store: store, postings: newCoalescer(store), adjustmentKey: adjustmentKey, metrics: metrics}
 }
 
+// LoadDrift sets the drift gauge from the figures the database keeps (Store.DriftTotals): after
+// each reconciliation, and at start, so a restarted ledger exports the drift that stands.
+func (s *Server) LoadDrift(ctx context.Context) error {
+	totals, err := s.store.DriftTotals(ctx)
+	if err != nil {
+		return err
+	}
+	s.metrics.setDrift(totals)
+	return nil
+}
+
 func (s *Server) EnsureAccount(ctx context.Context, r *ledgerv1.EnsureAccountRequest) (*ledgerv1.EnsureAccountResponse, error) {
 	var typ AccountType
 	if r.GetType() != ledgerv1.AccountType_ACCOUNT_TYPE_UNSPECIFIED {
@@ -288,7 +299,9 @@ func (s *Server) ReconcileWithBank(ctx context.Context, r *ledgerv1.ReconcileWit
 	if err != nil {
 		return nil, err
 	}
-	s.metrics.setDrift(rep.Partner, req.TenantID, rep.PeriodEnd, rep.TotalAbsDriftSantim)
+	if err := s.LoadDrift(ctx); err != nil {
+		return nil, err
+	}
 	out := &ledgerv1.ReconcileWithBankResponse{Partner: rep.Partner, TotalAbsDriftSantim: rep.TotalAbsDriftSantim, InBalance: rep.InBalance}
 	conv := func(ms []LineMismatch) []*ledgerv1.LineMismatch {
 		var o []*ledgerv1.LineMismatch

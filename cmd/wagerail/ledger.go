@@ -95,7 +95,11 @@ func runLedger(ctx context.Context, log *slog.Logger, cfg ledgerConfig, ready fu
 	if err := metrics.Register(srv.Registry); err != nil {
 		return fmt.Errorf("ledger: metrics: %w", err)
 	}
-	ledgerv1.RegisterLedgerServiceServer(srv.GRPC, ledger.NewServer(ledger.NewStore(pool), []byte(cfg.AdjustmentKey), metrics))
+	ls := ledger.NewServer(ledger.NewStore(pool), []byte(cfg.AdjustmentKey), metrics)
+	if err := ls.LoadDrift(ctx); err != nil {
+		return fmt.Errorf("ledger: the drift gauge's figures: %w", err)
+	}
+	ledgerv1.RegisterLedgerServiceServer(srv.GRPC, ls)
 
 	gl, ml, err := rpcserve.Listen(cfg.GRPCAddr, cfg.MetricsAddr)
 	if err != nil {
