@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
@@ -146,11 +147,14 @@ func (s *Server) attachDisputeEvidence(c *gin.Context) {
 	ctx, cancel := context.WithTimeout(c.Request.Context(), s.sagaWait(0))
 	defer cancel()
 	var recorded disputes.Dispute
+	updateID := uuid.NewString()
 	started, err := updateWithStart(ctx, tc, func() client.UpdateWithStartWorkflowOptions {
 		return client.UpdateWithStartWorkflowOptions{
 			StartWorkflowOperation: tc.NewWithStartWorkflowOperation(workflows.StartOptions(d.WorkflowID, s.taskQueue(), d.TenantID, d.ID),
 				workflows.DisputeWorkflowName, disputeInputOf(d, requestID(c))),
-			UpdateOptions: client.UpdateWorkflowOptions{UpdateID: "evidence:" + requestID(c), UpdateName: workflows.DisputeEvidenceUpdate,
+			// A fresh id per request: the request id may be the caller's, and two requests under
+			// one update id would be one update (the second answered the first's result).
+			UpdateOptions: client.UpdateWorkflowOptions{UpdateID: "evidence:" + updateID, UpdateName: workflows.DisputeEvidenceUpdate,
 				Args:         []any{workflows.DisputeEvidence{Actor: cl.User.ID, UploadKeys: req.UploadKeys, Note: note}},
 				WaitForStage: client.WorkflowUpdateStageAccepted},
 		}

@@ -128,6 +128,17 @@ func TestDisputeEvidenceAndDecisions(t *testing.T) {
 	evs := s.detail(t, d.ID).Events
 	require.Equal(t, "EVIDENCE_ATTACHED", evs[len(evs)-1].EventType)
 	require.Equal(t, 1, s.tenantCount(s.tenant, `SELECT count(*) FROM app.outbox WHERE type = 'dispute.evidence_attached.v1'`))
+	// Two pieces sent under one caller-chosen X-Request-Id are two pieces, both recorded (the
+	// request id is the caller's correlation, not the update's identity).
+	for _, name := range []string{"letter-1.pdf", "letter-2.pdf"} {
+		rec = uploadsSend(s.owner, "", uploadsFile(name, "application/pdf", uploadsPDF))
+		require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
+		k := decode[uploadJSON](t, rec).Key
+		rec = s.owner.call(http.MethodPost, "/api/disputes/"+d.ID+"/evidence", map[string]any{"uploadKeys": []string{k}}, "X-Request-Id", "req-evidence-1")
+		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+		require.Equal(t, []string{k}, decode[disputeEvidenceJSON](t, rec).UploadKeys)
+	}
+	require.Equal(t, 3, s.tenantCount(s.tenant, `SELECT count(*) FROM app.outbox WHERE type = 'dispute.evidence_attached.v1'`))
 
 	// Deciding: operators and platform admins only.
 	noAction := map[string]any{"decision": "NO_ACTION", "reason": "the advance was taken"}
