@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/wagerail/wagerail/internal/equb"
@@ -128,7 +129,9 @@ func (s *Server) reconcileEqubEscrow(c *gin.Context) {
 	}
 	ctx := c.Request.Context()
 	cl := callerOf(c)
-	wfID := "equb-escrow-reconcile-manual-" + requestID(c)
+	// A new run each time: the request id may be the caller's, and a repeated one would name an
+	// earlier run (its report answered as this request's).
+	wfID := "equb-escrow-reconcile-manual-" + uuid.NewString()
 	run, err := s.deps.Temporal.ExecuteWorkflow(ctx, workflows.StartOptions(wfID, s.taskQueue(), "", workflows.EqubEscrowReconcileScheduleID),
 		workflows.EqubEscrowReconcileWorkflowName, workflows.EqubEscrowReconcileInput{Partners: req.Partners})
 	if err != nil {

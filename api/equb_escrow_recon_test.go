@@ -22,9 +22,11 @@ import (
 const equbEscrowReconPath = "/api/admin/equb/escrow-reconciliations"
 
 // reconcileEscrow runs the escrow reconciliation as the platform admin and returns its report.
+// Every call sends the same X-Request-Id: the caller's correlation id names no run, so each call
+// is a new reconciliation (it used to name the run: a repeated id answered the first run's report).
 func (s *equbStack) reconcileEscrow(t *testing.T) equbEscrowReconJSON {
 	t.Helper()
-	rec := s.reviewer.call(http.MethodPost, equbEscrowReconPath, nil)
+	rec := s.reviewer.call(http.MethodPost, equbEscrowReconPath, nil, "X-Request-Id", "req-escrow-recon")
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 	return decode[equbEscrowReconJSON](t, rec)
 }
