@@ -63,7 +63,8 @@ func ProjectionOf(p paycalc.Projection) Projection {
 type Debt struct {
 	// LoansSantim: each loan REQUESTED, APPROVED, DISBURSING, ACTIVE or DEFAULTED at the larger
 	// of its scheduled instalment (its largest still part of its schedule from the period on, or
-	// unpaid before it) and what the period owes it.
+	// unpaid before it) and what the period owes it (its instalment of the period and, ACTIVE,
+	// its arrears: a run deducts both, payroll.loadLoanInstalments).
 	LoansSantim int64
 	// UnprojectedLoansSantim is the part of LoansSantim a projection does not deduct: what each
 	// loan weighs beyond what the period owes it (a projection deducts only that).
@@ -91,8 +92,8 @@ func ScheduledDebt(ctx context.Context, tx db.Writer, employeeID, period string)
 	var d Debt
 	err := tx.QueryRow(ctx, `WITH per_loan AS (
 			SELECT coalesce(max(i.total_santim) FILTER (WHERE i.due_period >= $3 OR i.status <> 'REPAID'), 0) AS scheduled,
-				coalesce(sum(i.total_santim - i.repaid_santim) FILTER (WHERE i.due_period = $3 AND i.status <> 'REPAID'
-					AND l.status <> 'DEFAULTED'), 0) AS projected
+				coalesce(sum(i.total_santim - i.repaid_santim) FILTER (WHERE i.status <> 'REPAID'
+					AND (i.due_period = $3 AND l.status <> 'DEFAULTED' OR i.due_period < $3 AND l.status = 'ACTIVE')), 0) AS projected
 			FROM app.loans l JOIN app.loan_instalments i ON i.tenant_id = l.tenant_id AND i.loan_id = l.id
 			WHERE l.tenant_id = $1 AND l.borrower_id = $2 AND l.status IN ('REQUESTED', 'APPROVED', 'DISBURSING', 'ACTIVE', 'DEFAULTED')
 				AND i.status <> 'SUPERSEDED'

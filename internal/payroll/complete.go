@@ -47,10 +47,10 @@ import (
 // A FAILED entry's deductions are NOT applied: its employee was not paid, so nothing was
 // withheld. They stay owed at their source — the EWA request's outstanding, the instalment's
 // repaid amount and the mandate's taken_santim are unchanged — so the next period's calculation
-// finds them again (EWA outstanding and mandates in full; a loan instalment of this period
-// through the entry's own carry only for the part it could not take: arrears of earlier periods
-// are the delinquency watch's). The completion event counts them (notApplied). An operator who
-// pays such an employee outside the run records the repayments by the admin routes.
+// finds them again in full: the EWA outstanding, the mandates' remaining and the instalment as an
+// arrear of its ACTIVE loan (loadLoanInstalments). The completion event counts them (notApplied).
+// An operator who pays such an employee outside the run records the repayments by the admin
+// routes.
 //
 // A repayment a source refuses is not retried: the run still completes — holding every later
 // period's calculation (PAYROLL_EARLIER_RUN_OPEN) for it would be worse — and the refusal is

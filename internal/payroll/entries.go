@@ -367,9 +367,10 @@ type carryRow struct {
 // So (this loader runs after the EWA and loan loaders): a carry of an EWA request that is not
 // among the employee's recoveries is dropped, since the request's outstanding is its whole debt
 // (the carry is part of it) and a request not loaded owes nothing (repaid by an admin's
-// repayment); a carry of a loan instalment of another period is capped by what the instalment
-// still owes (total − repaid; nothing once REPAID or SUPERSEDED by a restructure, whose new
-// schedule carries the principal). Without this the carry was withheld again and refused at the
+// repayment); a carry of a loan instalment that is not loaded (an ACTIVE loan's unpaid ones are,
+// arrears included, and the carry merges into them) is capped by what the instalment still owes
+// (total − repaid; nothing once REPAID or SUPERSEDED by a restructure, whose new schedule
+// carries the principal). Without this the carry was withheld again and refused at the
 // completion as an overpayment, for an operator to refund.
 func loadCarriedForward(ctx context.Context, tx db.Writer, period string, opt LoadOptions, byID map[string]*paycalc.Input) error {
 	rows, err := db.Select[carryRow](ctx, tx, `
@@ -401,8 +402,8 @@ func loadCarriedForward(ctx context.Context, tx db.Writer, period string, opt Lo
 // settledCarries drops or caps the carries whose source was settled outside payroll (see
 // loadCarriedForward).
 func settledCarries(ctx context.Context, tx db.Writer, byID map[string]*paycalc.Input) error {
-	// standalone reports whether carry c of in is a loan instalment's of another period (its
-	// source not in the input), the carries whose instalment is asked what it still owes.
+	// standalone reports whether carry c of in is a loan instalment's whose source is not in the
+	// input, the carries whose instalment is asked what it still owes.
 	standalone := func(in *paycalc.Input, c paycalc.Carry) bool {
 		_, _, isInstalment := LoanReference(c.Reference)
 		return c.Kind == paycalc.KindLoanInstallment && isInstalment &&

@@ -29,11 +29,23 @@ type loanInstalmentRow struct {
 	Owed       int64  `bun:"owed" db:"owed"`
 }
 
-// loadLoanInstalments reads the instalments due in period (what is still owed on each: total −
-// repaid) of the employees' loans in loanInstalmentStatuses (a projection) or loanRunStatuses (a
-// run) into Input.Loans, referenced
-// "<loan id>#<index>", the oldest loan first (priority in that order). Arrears of earlier periods
-// are the delinquency work's (not read here yet).
+// loadLoanInstalments reads the instalments a period deducts into Input.Loans — what is still
+// owed on each (total − repaid), referenced "<loan id>#<index>", the oldest loan first and, within
+// a loan, the oldest instalment first (priority in that order):
+//
+//   - the instalments due in period of the employees' loans in loanInstalmentStatuses (a
+//     projection) or loanRunStatuses (a run);
+//   - the ARREARS of their ACTIVE loans: every instalment of an earlier period still owed. An
+//     instalment is owed until a repayment records it, and a period's run may not have taken it:
+//     the entry FAILED at the bank (its deductions are not applied, complete.go), the employee
+//     had no entry that period (suspended, or no run), or the run could take only part of it.
+//     Without them such an instalment was never deducted again. The part a run could not take is
+//     also in its entry's carry, which paycalc merges into the instalment capped by what it owes,
+//     so nothing is taken twice.
+//
+// A run calculated while an earlier period's run is in flight is refused (checkEarlierRuns) and
+// one calculated before is stale once that run completes (its inputs changed), so an arrear is
+// never deducted by two runs. A DEFAULTED loan is not deducted by a run (loanRunStatuses).
 func loadLoanInstalments(ctx context.Context, tx db.Writer, period string, opt LoadOptions, byID map[string]*paycalc.Input) error {
 	statuses := loanRunStatuses
 	if opt.InFlight {
@@ -42,10 +54,11 @@ func loadLoanInstalments(ctx context.Context, tx db.Writer, period string, opt L
 	rows, err := db.Select[loanInstalmentRow](ctx, tx, `
 		SELECT l.borrower_id AS employee_id, i.loan_id, i.idx, (i.total_santim - i.repaid_santim)::bigint AS owed
 		FROM app.loan_instalments i JOIN app.loans l ON l.tenant_id = i.tenant_id AND l.id = i.loan_id
-		WHERE i.tenant_id = ? AND i.due_period = ? AND l.status IN (?) AND i.status NOT IN ('REPAID', 'SUPERSEDED')
+		WHERE i.tenant_id = ? AND i.due_period <= ? AND i.status NOT IN ('REPAID', 'SUPERSEDED')
+			AND (i.due_period = ? AND l.status IN (?) OR i.due_period < ? AND l.status = 'ACTIVE')
 			AND (? = '' OR l.borrower_id = ?)
-		ORDER BY l.borrower_id, l.requested_at, l.id, i.idx`,
-		tenancy.TenantID(ctx), period, bun.In(statuses), opt.EmployeeID, opt.EmployeeID)
+		ORDER BY l.borrower_id, l.requested_at, l.id, i.due_period, i.idx`,
+		tenancy.TenantID(ctx), period, period, bun.In(statuses), period, opt.EmployeeID, opt.EmployeeID)
 	if err != nil {
 		return fmt.Errorf("payroll: load loan instalments: %w", err)
 	}

@@ -1,0 +1,1 @@
+DROP INDEX IF EXISTS app.loan_instalments_unpaid;
