@@ -15,6 +15,9 @@ type lockedReservation struct {
 	Lock func() error
 	// Recorded finds the run's own record (an earlier attempt recorded it) and its hold.
 	Recorded func() (ledgerTxID string, ok bool, err error)
+	// Check, when set, refuses a new reservation before its hold is placed (a refusal: nothing
+	// posted, nothing recorded).
+	Check func() error
 	// Account and AmountSantim are the balance reserved from and how much.
 	Account      string
 	AmountSantim int64
@@ -26,7 +29,7 @@ type lockedReservation struct {
 }
 
 // reserveLocked takes r's lock; a run that recorded already gets its hold back (Replayed);
-// otherwise reserveHold places the hold against the available balance (posting is the PENDING
+// otherwise, once r's Check passes, reserveHold places the hold against the available balance (posting is the PENDING
 // transaction) and r records it, all before the lock goes with the transaction.
 func (m *Money) reserveLocked(ctx context.Context, tenantID string, posting LedgerPostInput, r lockedReservation) (LedgerPostResult, error) {
 	if err := r.Lock(); err != nil {
@@ -34,6 +37,11 @@ func (m *Money) reserveLocked(ctx context.Context, tenantID string, posting Ledg
 	}
 	if txID, ok, err := r.Recorded(); err != nil || ok {
 		return LedgerPostResult{TxID: txID, Status: "PENDING", Replayed: true}, err
+	}
+	if r.Check != nil {
+		if err := r.Check(); err != nil {
+			return LedgerPostResult{}, err
+		}
 	}
 	posted, err := m.reserveHold(ctx, tenantID, r.Account, r.AmountSantim, posting, func(available int64) error {
 		refused := r.Insufficient

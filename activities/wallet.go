@@ -87,9 +87,11 @@ func (a *Wallet) LoadPlan(ctx context.Context, in WalletStep) (wallet.Plan, erro
 }
 
 // Reserve places the transfer's hold, one transfer of a wallet at a time: with the wallet's lock
-// held it reads the ledger's available balance of payable-to-employee:<employee> (posted minus
-// the open holds of other transfers), refuses WALLET_INSUFFICIENT_BALANCE when the amount is
-// more, else posts the PENDING transaction and records the transfer, then lets the lock go. A
+// held it refuses WALLET_POOL_CHANGED when the pool set now is not the plan's (under the
+// settings' share lock, which a pool change waits for: wallet.CheckPool), reads the ledger's
+// available balance of payable-to-employee:<employee> (posted minus the open holds of other
+// transfers), refuses WALLET_INSUFFICIENT_BALANCE when the amount is more, else posts the
+// PENDING transaction and records the transfer, then lets the locks go. A
 // retried run finds its own transfer (or its own posting, whose hold it does not count against
 // itself) and records nothing twice.
 func (a *Wallet) Reserve(ctx context.Context, in WalletReserveInput) (LedgerPostResult, error) {
@@ -106,6 +108,7 @@ func (a *Wallet) Reserve(ctx context.Context, in WalletReserveInput) (LedgerPost
 				t, ok, err := wallet.TransferOf(ctx, tx, in.WorkflowID)
 				return t.LedgerTxID, ok, err
 			},
+			Check:   func() error { return wallet.CheckPool(ctx, tx, in.Plan.Pool) },
 			Account: in.Plan.WalletAccount(), AmountSantim: in.Plan.AmountSantim, Insufficient: insufficient,
 			Record: func(txID string) error {
 				_, err := wallet.RecordPending(ctx, tx, in.Plan, in.WorkflowID, txID, in.ActorID)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/wagerail/wagerail/internal/orgs"
 	"github.com/wagerail/wagerail/internal/platform/field"
+	"github.com/wagerail/wagerail/internal/platform/tenancy"
 	"github.com/wagerail/wagerail/internal/wallet"
 	"github.com/wagerail/wagerail/ledger"
 	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
@@ -43,18 +44,21 @@ type walletSettingsJSON struct {
 }
 
 // walletPoolSetting is the wallet's one-account setting (account_setting.go): the pool account,
-// audited SetWalletSettings, wallet.settings_updated.v1.
-var walletPoolSetting = accountSetting[wallet.Settings, walletSettingsJSON]{
-	Check: accountCheck{Field: "poolAccount", What: "the wallet pool account",
-		PartnerUnknown: "WALLET_POOL_PARTNER_UNKNOWN", NotFound: "WALLET_POOL_ACCOUNT_NOT_FOUND"},
-	Valid: func(partner, number string) error {
-		return wallet.ValidAccount("poolAccount", wallet.BankAccount{Partner: partner, AccountNumber: number}, false)
-	},
-	Get: wallet.GetSettings,
-	Put: func(ctx context.Context, tx pgx.Tx, partner, number, actor string) (wallet.Settings, error) {
-		return wallet.PutSettings(ctx, tx, wallet.BankAccount{Partner: partner, AccountNumber: number}, actor)
-	},
-	JSON: toWalletSettingsJSON,
+// audited SetWalletSettings, wallet.settings_updated.v1; another account than the one set asks
+// the ledger what the set one's mirror holds (walletPoolHeld).
+func (s *Server) walletPoolSetting() accountSetting[wallet.Settings, walletSettingsJSON] {
+	return accountSetting[wallet.Settings, walletSettingsJSON]{
+		Check: accountCheck{Field: "poolAccount", What: "the wallet pool account",
+			PartnerUnknown: "WALLET_POOL_PARTNER_UNKNOWN", NotFound: "WALLET_POOL_ACCOUNT_NOT_FOUND"},
+		Valid: func(partner, number string) error {
+			return wallet.ValidAccount("poolAccount", wallet.BankAccount{Partner: partner, AccountNumber: number}, false)
+		},
+		Get: wallet.GetSettings,
+		Put: func(ctx context.Context, tx pgx.Tx, partner, number, actor string) (wallet.Settings, error) {
+			return wallet.PutSettings(ctx, tx, wallet.BankAccount{Partner: partner, AccountNumber: number}, actor, s.walletPoolHeld)
+		},
+		JSON: toWalletSettingsJSON,
+	}
 }
 
 func toWalletSettingsJSON(st wallet.Settings, ok bool) walletSettingsJSON {
@@ -67,7 +71,7 @@ func toWalletSettingsJSON(st wallet.Settings, ok bool) walletSettingsJSON {
 		LedgerAccount: &mirror, UpdatedAt: &at}
 }
 
-func (s *Server) getWalletSettings(c *gin.Context) { getAccountSetting(s, c, walletPoolSetting) }
+func (s *Server) getWalletSettings(c *gin.Context) { getAccountSetting(s, c, s.walletPoolSetting()) }
 
 type walletSettingsRequest struct {
 	PoolAccount *partnerAccountJSON `json:"poolAccount"`
@@ -76,55 +80,40 @@ type walletSettingsRequest struct {
 // putWalletSettings sets the pool account once the partner has confirmed it exists and is active
 // (the account lookup); audited SetWalletSettings, wallet.settings_updated.v1. Another account
 // than the one set is refused while the set one's ledger mirror holds anything, posted or
-// pending (409 WALLET_POOL_IN_USE): every wallet transfer pays from the account set, so the
-// wallets' money would stay at the old account and transfers draw on the new one. Wallet money is
-// known to the ledger only, so the ledger is asked (503 LEDGER_UNAVAILABLE when it cannot answer).
+// pending (409 WALLET_POOL_IN_USE; wallet.PutSettings decides under the settings' lock, so a
+// transfer being placed meanwhile is either seen or refused WALLET_POOL_CHANGED). Wallet money
+// is known to the ledger only, so the ledger is asked (503 LEDGER_UNAVAILABLE when it cannot
+// answer).
 func (s *Server) putWalletSettings(c *gin.Context) {
 	var req walletSettingsRequest
 	if e := bindJSON(c, &req); e != nil {
 		writeError(c, e)
 		return
 	}
-	if req.PoolAccount != nil && !s.walletPoolFree(c, *req.PoolAccount) {
-		return
-	}
-	putAccountSetting(s, c, walletPoolSetting, req.PoolAccount)
+	putAccountSetting(s, c, s.walletPoolSetting(), req.PoolAccount)
 }
 
-// walletPoolFree reports whether the pool may be set to next: not set yet, the same account, or
-// one whose ledger mirror is empty with nothing pending; else it has answered.
-func (s *Server) walletPoolFree(c *gin.Context, next partnerAccountJSON) bool {
-	cur, set, err := readAccountSetting(s, c, walletPoolSetting)
-	if err != nil {
-		writeError(c, err)
-		return false
+// walletPoolHeld is wallet.Held over the ledger: nil when the mirror holds nothing posted or
+// pending (or the ledger has no such account), else the figures; errLedgerUnavailable when the
+// ledger cannot answer.
+func (s *Server) walletPoolHeld(ctx context.Context, mirror string) (map[string]any, error) {
+	if s.deps.Ledger == nil {
+		return nil, NewError(http.StatusServiceUnavailable, "NOT_CONFIGURED", "the ledger is not configured")
 	}
-	if !set || (cur.Pool.Partner == next.Partner && cur.Pool.AccountNumber == next.AccountNumber) {
-		return true
-	}
-	if !s.ledgerReady(c) {
-		return false
-	}
-	resp, err := s.deps.Ledger.GetBalance(c.Request.Context(), &ledgerv1.GetBalanceRequest{TenantId: callerOf(c).Tenant,
-		AccountName: cur.Pool.Mirror()})
+	resp, err := s.deps.Ledger.GetBalance(ctx, &ledgerv1.GetBalanceRequest{TenantId: tenancy.TenantID(ctx), AccountName: mirror})
 	switch {
 	case errors.Is(err, ledger.ErrAccountNotFound):
-		return true
+		return nil, nil
 	case err != nil:
 		s.deps.Log.Warn("wallet settings: ledger read failed", "error", err)
-		writeError(c, errLedgerUnavailable)
-		return false
+		return nil, errLedgerUnavailable
 	}
 	b := resp.GetBalance()
 	if b.GetPostedSantim() == 0 && b.GetPendingCreditsSantim() == 0 && b.GetPendingDebitsSantim() == 0 {
-		return true
+		return nil, nil
 	}
-	r, _ := wallet.RefusalOf(wallet.CodePoolInUse)
-	e := NewError(r.Status, wallet.CodePoolInUse, r.Message)
-	e.Details = map[string]any{"postedSantim": b.GetPostedSantim(), "pendingCreditsSantim": b.GetPendingCreditsSantim(),
-		"pendingDebitsSantim": b.GetPendingDebitsSantim()}
-	writeError(c, e)
-	return false
+	return map[string]any{"postedSantim": b.GetPostedSantim(), "pendingCreditsSantim": b.GetPendingCreditsSantim(),
+		"pendingDebitsSantim": b.GetPendingDebitsSantim()}, nil
 }
 
 type walletDestinationJSON struct {

@@ -10,8 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wagerail/wagerail/activities"
 	"github.com/wagerail/wagerail/internal/platform/idempotency"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
 	"github.com/wagerail/wagerail/internal/platform/testkit"
@@ -139,6 +141,79 @@ func TestWalletPoolNotChangedWhileItHoldsMoney(t *testing.T) {
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 	require.Contains(t, rec.Body.String(), w.pool, "nothing changed")
 	require.NotContains(t, rec.Body.String(), other)
+}
+
+// TestWalletPoolChangeWaitsForAReservation: a pool change is decided under the settings row's
+// lock that a transfer's reservation holds while it places its hold at the pool
+// (wallet.CheckPool). Here the pool is empty when the change is asked, and a movement at it is
+// being placed (the test holds the share lock as the reservation would): the change waits, sees
+// the movement once the lock is let go, and is refused 409 WALLET_POOL_IN_USE, nothing changed
+// (before, the ledger was asked first and the change stored after, over the movement). And a
+// reservation planned at the old pool after a change is refused WALLET_POOL_CHANGED: nothing
+// posted, nothing recorded.
+func TestWalletPoolChangeWaitsForAReservation(t *testing.T) {
+	t.Parallel()
+	w := newWalletTransferWorld(t, false, ewaStackOpts{})
+	other := testkit.Unique("wpool2")
+	w.bank.Account(t, other, "Org Wallet Pool Two", 0)
+	put := func(account string) *httptest.ResponseRecorder {
+		return w.owner.call(http.MethodPut, "/api/wallet/settings", map[string]any{
+			"poolAccount": map[string]any{"partner": "sandbox", "accountNumber": account}})
+	}
+
+	ctx := context.Background()
+	superDSN := testkit.PG(t).SuperDSN(w.d.Name)
+	holder, err := pgx.Connect(ctx, superDSN)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = holder.Close(ctx) })
+	watcher, err := pgx.Connect(ctx, superDSN)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = watcher.Close(ctx) })
+	hold, err := holder.Begin(ctx)
+	require.NoError(t, err)
+	_, err = hold.Exec(ctx, `SELECT 1 FROM app.wallet_settings WHERE tenant_id = $1 FOR SHARE`, w.tenant)
+	require.NoError(t, err)
+
+	var wg sync.WaitGroup
+	var changed *httptest.ResponseRecorder
+	wg.Go(func() { changed = put(other) })
+	require.Eventually(t, func() bool {
+		var n int
+		require.NoError(t, watcher.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&n))
+		return n == 1
+	}, 30*time.Second, 20*time.Millisecond, "the change waits on the settings row")
+	// The reservation places its movement at the pool, then lets the lock go.
+	_, err = w.ledger.PostCreatingAccounts(ctx, &ledgerv1.PostTransactionRequest{
+		TenantId: w.tenant, IdempotencyKey: testkit.Unique("wallet-in"), Status: ledgerv1.TransactionStatus_TRANSACTION_STATUS_PENDING,
+		Entries: []*ledgerv1.EntryInput{
+			{AccountName: wallet.Account(w.employee), Direction: ledgerv1.Direction_DIRECTION_CREDIT, AmountSantim: 7_000},
+			{AccountName: chart.PartnerBankAccount("sandbox", w.pool), Direction: ledgerv1.Direction_DIRECTION_DEBIT, AmountSantim: 7_000},
+		}})
+	require.NoError(t, err)
+	require.NoError(t, hold.Commit(ctx))
+	wg.Wait()
+	details := refused(t, changed, http.StatusConflict, "WALLET_POOL_IN_USE")
+	require.EqualValues(t, 7_000, details["pendingDebitsSantim"])
+	rec := w.owner.call(http.MethodGet, "/api/wallet/settings", nil)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.Contains(t, rec.Body.String(), w.pool, "nothing changed")
+	require.NotContains(t, rec.Body.String(), other)
+
+	// A reservation planned at another pool than the one set: refused, nothing moved.
+	act := &activities.Wallet{DB: w.d.App, Ledger: w.ledger}
+	plan := wallet.Plan{EmployeeID: w.employee, AmountSantim: 1_000, Pool: wallet.BankAccount{Partner: "sandbox", AccountNumber: other},
+		Destination: wallet.BankAccount{Partner: "sandbox", AccountNumber: w.dest, HolderName: walletDestHolder}}
+	run := activities.Run{TenantID: w.tenant, WorkflowID: testkit.Unique("wallet-transfer")}
+	_, err = act.Reserve(ctx, activities.WalletReserveInput{Run: run, Plan: plan, ActorID: "user-test", Posting: activities.LedgerPostInput{
+		Run: run, IdempotencyKey: "wallet-transfer:" + run.WorkflowID, Step: "wallet-transfer",
+		Legs: []activities.LedgerLeg{
+			{Account: plan.WalletAccount(), Direction: "DEBIT", AmountSantim: plan.AmountSantim},
+			{Account: plan.Pool.Mirror(), Direction: "CREDIT", AmountSantim: plan.AmountSantim},
+		}}})
+	require.Equal(t, wallet.CodePoolChanged, activities.ErrorType(err), "%v", err)
+	require.Zero(t, w.count(t, `SELECT count(*) FROM app.wallet_transfers WHERE tenant_id = $1`, w.tenant))
+	require.Equal(t, 1, w.count(t, `SELECT count(*) FROM ledger.transactions WHERE tenant_id = $1`, w.tenant), "only the movement")
 }
 
 // TestWalletTransferEndToEnd: over HTTP on the real stack, the wallet holder pays 4,000 of a

@@ -99,7 +99,8 @@ var walletGates = gateTable{
 
 // walletRecordRefusals are the steps' refusals that end the saga as refused (nothing moved).
 var walletRecordRefusals = map[string]bool{wallet.CodeSettingsNotSet: true, wallet.CodeEmployeeNotActive: true,
-	wallet.CodeDestinationIsPool: true, wallet.CodePartnerNotSupported: true, wallet.CodeInsufficientBalance: true}
+	wallet.CodeDestinationIsPool: true, wallet.CodePartnerNotSupported: true, wallet.CodeInsufficientBalance: true,
+	wallet.CodePoolChanged: true}
 
 // walletTransfer is one run's state.
 type walletTransfer struct {

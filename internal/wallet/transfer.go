@@ -77,6 +77,8 @@ const (
 	CodeSanctionsUnavailable   = "WALLET_SANCTIONS_UNAVAILABLE"
 	// The pool account is not changed while its ledger mirror holds wallet money or a movement.
 	CodePoolInUse = "WALLET_POOL_IN_USE"
+	// A transfer planned at the pool set before is not placed at it once it has changed.
+	CodePoolChanged = "WALLET_POOL_CHANGED"
 )
 
 var refusals = refusal.Table{
@@ -95,6 +97,8 @@ var refusals = refusal.Table{
 	CodeSanctionsUnavailable:   {Status: http.StatusServiceUnavailable, Message: "sanctions screening could not decide; nothing moved, try again later with a new key"},
 	CodePoolInUse: {Status: http.StatusConflict,
 		Message: "the wallet pool account holds wallet money or a movement is under way: it cannot be changed until it is empty"},
+	CodePoolChanged: {Status: http.StatusConflict,
+		Message: "the organization's wallet pool account changed while the transfer was being checked; nothing moved, send it again with a new key"},
 }
 
 // RefusalOf is code's answer; ok is false for a code that is not the wallet's.
@@ -156,15 +160,43 @@ func GetSettings(ctx context.Context, tx pgx.Tx) (s Settings, ok bool, err error
 	return s, err == nil, err
 }
 
+// Held reports what the ledger mirror account holds: nil when it holds nothing, posted or
+// pending (or the ledger has no such account); else the figures, as a refusal's details.
+type Held func(ctx context.Context, mirror string) (map[string]any, error)
+
 // PutSettings sets the wallet pool (audit SetWalletSettings, wallet.settings_updated.v1). The
-// caller has had the partner confirm the account.
-func PutSettings(ctx context.Context, tx pgx.Tx, pool BankAccount, actor string) (Settings, error) {
+// caller has had the partner confirm the account. Another account than the one set is refused
+// (WALLET_POOL_IN_USE, held's details) while the set one's ledger mirror holds anything, posted or
+// pending: every transfer pays from the account set, so the wallets' money would stay at the old
+// account and transfers draw on the new one. Wallet money is known to the ledger only, so held
+// asks it — under the settings row's lock, which a transfer's reservation (CheckPool) takes
+// before it posts its hold at the pool: a reservation either finished before (its hold is seen)
+// or finds the new pool and is refused (WALLET_POOL_CHANGED), never a hold at an old pool.
+func PutSettings(ctx context.Context, tx pgx.Tx, pool BankAccount, actor string, held Held) (Settings, error) {
 	if err := ValidAccount("poolAccount", pool, false); err != nil {
 		return Settings{}, err
 	}
+	var current BankAccount
+	err := tx.QueryRow(ctx, `SELECT pool_partner, pool_account FROM app.wallet_settings WHERE tenant_id = $1 FOR UPDATE`,
+		tenancy.TenantID(ctx)).Scan(&current.Partner, &current.AccountNumber)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+	case err != nil:
+		return Settings{}, err
+	case current.Partner != pool.Partner || current.AccountNumber != pool.AccountNumber:
+		details, err := held(ctx, current.Mirror())
+		if err != nil {
+			return Settings{}, err
+		}
+		if details != nil {
+			r := refuse(CodePoolInUse)
+			r.Details = details
+			return Settings{}, r
+		}
+	}
 	tenant := tenancy.TenantID(ctx)
 	var s Settings
-	err := tx.QueryRow(ctx, `INSERT INTO app.wallet_settings (tenant_id, pool_partner, pool_account, updated_by)
+	err = tx.QueryRow(ctx, `INSERT INTO app.wallet_settings (tenant_id, pool_partner, pool_account, updated_by)
 		VALUES ($1, $2, $3, $4)
 		ON CONFLICT (tenant_id) DO UPDATE SET pool_partner = EXCLUDED.pool_partner, pool_account = EXCLUDED.pool_account,
 			updated_by = EXCLUDED.updated_by, updated_at = now()
@@ -175,6 +207,24 @@ func PutSettings(ctx context.Context, tx pgx.Tx, pool BankAccount, actor string)
 	}
 	payload := map[string]any{"poolPartner": s.Pool.Partner, "poolAccount": s.Pool.AccountNumber}
 	return s, record(ctx, tx, "SetWalletSettings", audit.Success, TargetSettings, tenant, EventSettingsUpdated, payload)
+}
+
+// CheckPool takes the settings row's share lock for the rest of the transaction (PutSettings
+// waits for it) and refuses a transfer planned at another pool than the one set now
+// (WALLET_POOL_CHANGED; WALLET_SETTINGS_NOT_SET when none is).
+func CheckPool(ctx context.Context, tx pgx.Tx, pool BankAccount) error {
+	var current BankAccount
+	err := tx.QueryRow(ctx, `SELECT pool_partner, pool_account FROM app.wallet_settings WHERE tenant_id = $1 FOR SHARE`,
+		tenancy.TenantID(ctx)).Scan(&current.Partner, &current.AccountNumber)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return refuse(CodeSettingsNotSet)
+	case err != nil:
+		return err
+	case current.Partner != pool.Partner || current.AccountNumber != pool.AccountNumber:
+		return refuse(CodePoolChanged)
+	}
+	return nil
 }
 
 // Plan is what a transfer saga needs: the holder, the pool it pays from, the destination, the amount.
