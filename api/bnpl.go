@@ -600,6 +600,9 @@ func (s *Server) collectBnplInstalment(c *gin.Context) {
 			case a.CollectionStopped():
 				return sagaPrecheck{}, s.bnplCollectRefusal(id, bnpl.RefusalError(bnpl.CodeOrderReversed))
 			}
+			if err := bnpl.CheckNoOpenRun(ctx, tx, a); err != nil {
+				return sagaPrecheck{}, s.bnplCollectRefusal(id, err)
+			}
 			return sagaPrecheck{}, nil
 		},
 		Accepted: func(wfID string, a workflows.BnplCollectAccepted) (int, any) {

@@ -281,6 +281,51 @@ func TestBnplInstalmentByPayrollDeduction(t *testing.T) {
 	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.outbox WHERE tenant_id = $1 AND type = 'bnpl.instalment_collected.v1'`, s.tenant))
 }
 
+// TestBnplManualCollectionWaitsForAnOpenRun: a payroll run approved with the customer's
+// instalment withheld under the mandate collects the earliest DUE instalment when it completes,
+// so a manual collection meanwhile is refused 409 BNPL_MANDATE_IN_OPEN_RUN (audited DENIED,
+// nothing held, nothing posted) — also once the payroll admin has cancelled the mandate, whose
+// line the run still applies. Without it the manual collection took instalment 0 and the
+// completion's line was refused, the withheld pay left for an operator to refund. Once the run
+// has completed (instalment 0 collected by payroll), the next one is collected by hand.
+func TestBnplManualCollectionWaitsForAnOpenRun(t *testing.T) {
+	t.Parallel()
+	p := newBnplPayroll(t, "order-manual-open")
+	s, w := p.bnplStack, p.w
+	collect := func(idx int) *httptest.ResponseRecorder {
+		return s.owner.call(http.MethodPost, fmt.Sprintf("/api/bnpl/agreements/%s/installments/%d/collect", p.a.ID, idx), nil,
+			"Idempotency-Key", testkit.Unique("collect"))
+	}
+	ledgerTxs := func() int {
+		return s.count(t, `SELECT count(*) FROM ledger.transactions WHERE tenant_id = $1`, s.tenant)
+	}
+
+	run := w.approvedRun(t)
+	require.True(t, p.deducts(t, run.ID))
+	txs := ledgerTxs()
+	requireStatus(t, collect(0), http.StatusConflict, bnpl.CodeMandateInOpenRun)
+	require.Equal(t, "DUE", p.instalment(t, 0).Status)
+	rec := w.checker.call(http.MethodPost, "/api/payroll/deduction-mandates/"+p.mandate.ID+"/cancel", map[string]any{"reason": "customer asked"})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	requireStatus(t, collect(0), http.StatusConflict, bnpl.CodeMandateInOpenRun)
+	require.Equal(t, txs, ledgerTxs(), "nothing posted")
+	require.Equal(t, 2, s.count(t, `SELECT count(*) FROM app.audit_log WHERE tenant_id = $1 AND action = 'CollectBnplInstalment'
+		AND outcome = 'DENIED'`, s.tenant))
+
+	rec = w.checker.call(http.MethodPost, "/api/payroll/"+run.ID+"/disburse", nil, "Idempotency-Key", testkit.Unique("k"))
+	require.Contains(t, []int{http.StatusAccepted, http.StatusOK}, rec.Code, rec.Body.String())
+	w.waitRun(t, run.ID, "COMPLETED")
+	i0 := p.instalment(t, 0)
+	require.Equal(t, "COLLECTED", i0.Status)
+	require.Equal(t, "PAYROLL", *i0.Source)
+	require.Zero(t, s.count(t, `SELECT count(*) FROM app.outbox WHERE tenant_id = $1 AND type = 'payroll.run_completed.v1'
+		AND (payload->'refused'->>'count')::int > 0`, s.tenant), "the withheld line is applied, not refused")
+
+	rec = collect(1)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.Equal(t, "COLLECTED", p.instalment(t, 1).Status)
+}
+
 // TestBnplMerchantReversalStopsCollection: the merchant's word shows in the agreement's JSON (the
 // business's read, its list and the customer's own list); once the merchant reports the order
 // REFUNDED, the collect route is 409 BNPL_MERCHANT_ORDER_REVERSED (audited DENIED, nothing else

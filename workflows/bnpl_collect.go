@@ -85,7 +85,7 @@ type BnplCollectResult struct {
 // bnplCollectRefusals are the hold's refusals: the saga ends REFUSED, nothing written.
 var bnplCollectRefusals = map[string]bool{bnpl.CodeAgreementNotFound: true, bnpl.CodeInvalidState: true,
 	bnpl.CodeInstalmentNotFound: true, bnpl.CodeInstalmentNotDue: true, bnpl.CodeOrderReversed: true,
-	bnpl.CodeNothingOutstanding: true, bnpl.CodeMandateAmount: true}
+	bnpl.CodeNothingOutstanding: true, bnpl.CodeMandateAmount: true, bnpl.CodeMandateInOpenRun: true}
 
 // BnplCollect holds the instalment for this run (one collection of an instalment at a time: a
 // racing collection is refused BNPL_INSTALMENT_NOT_DUE), posts its journal (Dr

@@ -58,7 +58,7 @@ var refusals = refusal.Table{
 	CodeMandateAmount:        {Status: http.StatusConflict, Message: "the payroll deduction's amount is not the instalment's: nothing was collected and the instalment is still owed"},
 	CodeOrderNotReversed:     {Status: http.StatusConflict, Message: "the merchant has not reported the order REFUNDED or CANCELLED: what the customer owes is not written off"},
 	CodeWriteOffInProgress:   {Status: http.StatusConflict, Message: "the agreement's write-off is under way; try again once it is recorded"},
-	CodeMandateInOpenRun:     {Status: http.StatusConflict, Message: "a payroll run that has not completed withheld or may withhold the instalment under the customer's mandate; write off or restructure once it has completed"},
+	CodeMandateInOpenRun:     {Status: http.StatusConflict, Message: "a payroll run that has not completed withheld or may withhold the instalment under the customer's mandate; collect, write off or restructure once it has completed"},
 }
 
 // RefusalOf is code's answer; ok is false for a code that is not in the table.

@@ -69,7 +69,9 @@ func collectionOf(a Agreement, i Instalment) Collection {
 // BNPL_AGREEMENT_NOT_FOUND, BNPL_INVALID_STATE (the agreement is not ACTIVE),
 // BNPL_MERCHANT_ORDER_REVERSED (the merchant refunded or cancelled the order: nothing written),
 // BNPL_WRITE_OFF_IN_PROGRESS,
-// BNPL_INSTALMENT_NOT_FOUND, BNPL_INSTALMENT_NOT_DUE (held by another run, or collected).
+// BNPL_INSTALMENT_NOT_FOUND, BNPL_INSTALMENT_NOT_DUE (held by another run, or collected),
+// BNPL_MANDATE_IN_OPEN_RUN (a payroll run not yet completed withheld or may withhold an
+// instalment of the agreement: its completion collects it, CheckNoOpenRun).
 func ReserveInstalment(ctx context.Context, tx db.Writer, id string, idx int, workflowID, source string) (Collection, error) {
 	if source != SourceManual && source != SourcePayroll {
 		return Collection{}, fmt.Errorf("bnpl: unknown collection source %q", source)
@@ -90,6 +92,9 @@ func ReserveInstalment(ctx context.Context, tx db.Writer, id string, idx int, wo
 	}
 	if i.Status != InstalmentDue {
 		return collectionOf(a, i), RefusalError(CodeInstalmentNotDue)
+	}
+	if err := CheckNoOpenRun(ctx, tx, a); err != nil {
+		return collectionOf(a, i), err
 	}
 	return hold(ctx, tx, a, i, workflowID, source, "")
 }

@@ -32,7 +32,7 @@ import (
 // (409, an instalment is being collected: its saga decides first), BNPL_NOTHING_OUTSTANDING (409),
 // BNPL_RESTRUCTURE_LIMIT_REACHED (409, MaxRestructures done or the indexes would pass
 // MaxInstalmentIndex), BNPL_MANDATE_IN_OPEN_RUN (409, a payroll run that has not completed
-// withheld under the customer's mandate). Audited RestructureBnplAgreement, event
+// withheld under one of the agreement's mandates, live or cancelled since). Audited RestructureBnplAgreement, event
 // bnpl.agreement_restructured.v1. A mandate whose amount is less than the new instalments is
 // cancelled with it (the customer opts in again).
 //
@@ -149,19 +149,15 @@ func Restructure(ctx context.Context, tx db.BunTx, id string, r RestructureReque
 	// not cover the new instalments (each line takes the earliest DUE instalment, at most the
 	// mandate's amount, and a line that is not the instalment is refused and refunded) ends here,
 	// for the customer to opt in again at the new amount and the payroll approver to activate.
+	if err := CheckNoOpenRun(ctx, tx, a); err != nil {
+		return Restructured{}, err
+	}
 	m, live, err := liveMandate(ctx, tx, a)
 	if err != nil {
 		return Restructured{}, err
 	}
 	var cancelled string
 	if live {
-		open, err := payroll.MandateInOpenRun(ctx, tx, a.EmployeeID, m.ID)
-		if err != nil {
-			return Restructured{}, err
-		}
-		if open {
-			return Restructured{}, RefusalError(CodeMandateInOpenRun)
-		}
 		if parts[0] > m.AmountSantim {
 			if _, err := payroll.CancelMandate(ctx, tx, m.ID, "BNPL agreement restructured: its instalments are more than the mandate's amount", now); err != nil {
 				return Restructured{}, err

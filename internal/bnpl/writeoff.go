@@ -40,8 +40,9 @@ import (
 // a merchant that has not reported the order REFUNDED or CANCELLED (BNPL_MERCHANT_ORDER_NOT_REVERSED),
 // a write-off claimed by another run still under way (BNPL_WRITE_OFF_IN_PROGRESS), an instalment
 // being collected (BNPL_COLLECTION_IN_PROGRESS: R is final only once its saga has decided), a
-// payroll run that has not completed and withheld, or may withhold, under the customer's mandate
-// (BNPL_MANDATE_IN_OPEN_RUN: its completion would find nothing to collect). The claim, a
+// payroll run that has not completed and withheld, or may withhold, under any of the agreement's
+// mandates, live or cancelled since (BNPL_MANDATE_IN_OPEN_RUN: its completion would find nothing
+// to collect). The claim, a
 // collection's hold and a restructure all take the agreement's row lock, so they see each other:
 // while a write-off is PENDING a collection is refused BNPL_WRITE_OFF_IN_PROGRESS (even if a later
 // DELIVERED callback lifted the merchant's stop) and so is a restructure, so R stays what the
@@ -182,18 +183,14 @@ func BeginWriteOff(ctx context.Context, tx db.BunTx, id, workflowID, reason stri
 		return WriteOffClaim{}, RefusalError(CodeNothingOutstanding)
 	}
 	claim := WriteOffClaim{Agreement: a}
+	if err := CheckNoOpenRun(ctx, tx, a); err != nil {
+		return WriteOffClaim{}, err
+	}
 	m, ok, err := liveMandate(ctx, tx, a)
 	if err != nil {
 		return WriteOffClaim{}, err
 	}
 	if ok {
-		open, err := payroll.MandateInOpenRun(ctx, tx, a.EmployeeID, m.ID)
-		if err != nil {
-			return WriteOffClaim{}, err
-		}
-		if open {
-			return WriteOffClaim{}, RefusalError(CodeMandateInOpenRun)
-		}
 		if _, err := payroll.CancelMandate(ctx, tx, m.ID, "BNPL agreement written off", now); err != nil {
 			return WriteOffClaim{}, err
 		}

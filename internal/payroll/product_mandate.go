@@ -172,14 +172,26 @@ func LoanInOpenRun(ctx context.Context, tx db.Writer, employeeID, loanID string)
 		WHERE d->>'kind' = 'LOAN_INSTALLMENT' AND starts_with(d->>'reference', $3::text || '#'))`)
 }
 
+// ProductInOpenRun is MandateInOpenRun for every mandate of kind (a product kind) that collects
+// product object ref, whatever the mandate's status now: a mandate cancelled after a run withheld
+// under it still has that line applied at the run's completion. A product that changes what the
+// object owes (a manual collection, a restructure, a write-off) waits for such a run, so the
+// withheld line is applied to what it was withheld for.
+func ProductInOpenRun(ctx context.Context, tx db.Writer, employeeID, kind, ref string) (bool, error) {
+	return inOpenRun(ctx, tx, employeeID, ref, `EXISTS (SELECT 1 FROM app.payroll_deduction_mandates m
+		WHERE m.tenant_id = e.tenant_id AND m.kind = $8 AND m.reference = $3
+			AND e.deductions @> jsonb_build_array(jsonb_build_object('reference', m.id)))`, kind)
+}
+
 // inOpenRun is whether a run is being calculated, or a run not yet completed has an entry of
-// employeeID one of whose lines matches line (SQL over e.deductions, $3 being ref).
-func inOpenRun(ctx context.Context, tx db.Writer, employeeID, ref, line string) (bool, error) {
+// employeeID one of whose lines matches line (SQL over e.deductions, $3 being ref; extra are
+// $8 on).
+func inOpenRun(ctx context.Context, tx db.Writer, employeeID, ref, line string, extra ...any) (bool, error) {
 	var open bool
+	args := append([]any{tenancy.TenantID(ctx), employeeID, ref, RunCalculated, RunApproved, RunDisbursing, RunDisbursed}, extra...)
 	err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM app.payroll_runs r WHERE r.tenant_id = $1 AND r.calculating_at IS NOT NULL)
 		OR EXISTS (SELECT 1 FROM app.payroll_entries e JOIN app.payroll_runs r ON r.tenant_id = e.tenant_id AND r.id = e.run_id
-			WHERE e.tenant_id = $1 AND e.employee_id = $2 AND r.status IN ($4, $5, $6, $7) AND `+line+`)`,
-		tenancy.TenantID(ctx), employeeID, ref, RunCalculated, RunApproved, RunDisbursing, RunDisbursed).Scan(&open)
+			WHERE e.tenant_id = $1 AND e.employee_id = $2 AND r.status IN ($4, $5, $6, $7) AND `+line+`)`, args...).Scan(&open)
 	if err != nil {
 		return false, fmt.Errorf("payroll: a run not yet completed: %w", err)
 	}
