@@ -1,7 +1,9 @@
 package api
 
 import (
+	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -95,4 +97,67 @@ func TestBnplMerchantCallbackSetsMerchantStatus(t *testing.T) {
 	after := s.waitAgreement(t, acc.ID, "ACTIVE")
 	require.Equal(t, before.OutstandingSantim, after.OutstandingSantim)
 	require.Equal(t, before.Instalments, after.Instalments)
+}
+
+// TestBnplMerchantStatusFollowsTheEventsOrder: the merchant's word is the event that happened
+// last, not the callback that arrived last. A REFUNDED that happened at 11:00 is applied; a
+// DELIVERED that happened at 10:00 (its first delivery lost, retried after) is recorded but
+// changes nothing — before, it set the order DELIVERED again and collection resumed on a
+// refunded order. A CANCELLED at 12:00 is applied; a callback that does not say when it happened
+// falls back to the order of receipt. An occurredAt after the callback's own signature is 400
+// INVALID_PAYLOAD, nothing stored.
+func TestBnplMerchantStatusFollowsTheEventsOrder(t *testing.T) {
+	t.Parallel()
+	s := newBnplStack(t)
+	s.approveKyc(t)
+	a := s.activeAgreement(t, 120_000, 3, "order-order")
+	partner := newAPIClient(t, s.srv)
+	body := func(event, kind, at string) []byte {
+		fields := map[string]any{"eventId": event, "merchantId": s.merchantID, "agreementId": a.ID,
+			"merchantReference": "order-order", "kind": kind}
+		if at != "" {
+			fields["occurredAt"] = at
+		}
+		b, err := json.Marshal(fields)
+		require.NoError(t, err)
+		return b
+	}
+	send := func(b []byte) *httptest.ResponseRecorder {
+		return partner.call(http.MethodPost, merchantCallbackPath, b, signedHeaders(b, testkit.Unique("n"))...)
+	}
+	status := func() string {
+		rec := s.owner.call(http.MethodGet, "/api/bnpl/agreements/"+a.ID, nil)
+		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+		got := decode[bnplAgreementJSON](t, rec)
+		if got.MerchantStatus == nil {
+			return ""
+		}
+		return *got.MerchantStatus
+	}
+	changes := func() int {
+		return s.count(t, `SELECT count(*) FROM app.outbox WHERE type = 'bnpl.merchant_status_changed.v1' AND payload->>'agreementId' = $1`, a.ID)
+	}
+	recorded := func() int {
+		return s.count(t, `SELECT count(*) FROM app.bnpl_merchant_callbacks WHERE agreement_id = $1 AND outcome = 'RECORDED'`, a.ID)
+	}
+
+	require.Equal(t, http.StatusOK, send(body("oo-2", "REFUNDED", "2026-12-02T11:00:00Z")).Code)
+	require.Equal(t, "REFUNDED", status())
+	rec := send(body("oo-1", "DELIVERED", "2026-12-02T10:00:00+00:00"))
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.Equal(t, "recorded", decode[merchantCallbackJSON](t, rec).Status)
+	require.Equal(t, "REFUNDED", status(), "an earlier event arriving late does not undo a later one")
+	require.Equal(t, 1, changes())
+
+	require.Equal(t, http.StatusOK, send(body("oo-3", "CANCELLED", "2026-12-02T13:00:00+01:00")).Code)
+	require.Equal(t, "CANCELLED", status(), "12:00 UTC is after 11:00")
+	require.Equal(t, http.StatusOK, send(body("oo-4", "DELIVERED", "")).Code)
+	require.Equal(t, "DELIVERED", status(), "without occurredAt, the order of receipt")
+	require.Equal(t, 3, changes())
+
+	n := recorded()
+	future := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	requireStatus(t, send(body("oo-5", "REFUNDED", future)), http.StatusBadRequest, "INVALID_PAYLOAD")
+	require.Equal(t, n, recorded(), "nothing stored")
+	require.Equal(t, "DELIVERED", status())
 }

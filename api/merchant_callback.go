@@ -16,6 +16,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/wagerail/wagerail/internal/bnpl"
+	"github.com/wagerail/wagerail/internal/platform/callbacksig"
 	"github.com/wagerail/wagerail/internal/platform/field"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
@@ -79,6 +80,12 @@ func (s *Server) merchantCallback(c *gin.Context) {
 		return
 	}
 	cb.Partner, cb.Nonce, cb.RawBody, cb.SignedAt = partner, h.nonce, body, time.Unix(h.unix, 0)
+	if cb.OccurredAt != nil && cb.OccurredAt.After(cb.SignedAt.Add(callbacksig.MaxSkewSeconds*time.Second)) {
+		// It orders the merchant's word (bnpl.ApplyMerchantCallback): an event after its own
+		// signature would outrank every later one.
+		reject(resultInvalid, invalidPayload("occurredAt must not be after the callback was signed", map[string]any{"field": "occurredAt"}))
+		return
+	}
 	ctx := tenancy.WithRequestID(c.Request.Context(), requestID(c))
 	r, err := s.webhooks.merchant.Receive(ctx, cb)
 	switch {
@@ -186,9 +193,12 @@ func decodeMerchantCallback(body []byte) (bnpl.MerchantCallback, *Error) {
 		return cb, invalidPayload("kind must be one of "+strings.Join(bnpl.CallbackKinds, ", "), map[string]any{"field": "kind"})
 	}
 	if at, ok := vals["occurredAt"]; ok {
-		if _, err := time.Parse(time.RFC3339Nano, at); err != nil || len(at) > maxOccurredAt {
+		t, err := time.Parse(time.RFC3339Nano, at)
+		if err != nil || len(at) > maxOccurredAt {
 			return cb, invalidPayload("occurredAt must be an RFC 3339 time", map[string]any{"field": "occurredAt"})
 		}
+		t = t.UTC().Truncate(time.Microsecond) // as stored
+		cb.OccurredAt = &t
 	}
 	cb.EventID, cb.MerchantID, cb.AgreementID = vals["eventId"], vals["merchantId"], vals["agreementId"]
 	cb.MerchantReference, cb.Kind = vals["merchantReference"], vals["kind"]

@@ -65,6 +65,9 @@ type MerchantCallback struct {
 	Kind              string
 	RawBody           []byte
 	SignedAt          time.Time
+	// OccurredAt is when the merchant says the event happened (the payload's optional
+	// occurredAt); nil when the payload has none.
+	OccurredAt *time.Time
 }
 
 // MerchantCallbackSignal is MerchantCallbackSignalName's payload.
@@ -222,12 +225,12 @@ func (m *MerchantCallbacks) store(ctx context.Context, tx pgx.Tx, cb MerchantCal
 	}
 	err = tx.QueryRow(ctx, `INSERT INTO app.bnpl_merchant_callbacks
 			(partner, event_id, nonce, merchant_id, agreement_id, merchant_reference, kind, tenant_id, outcome,
-			 match_problem, raw_body, signed_at, received_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, NULLIF($8, ''), $9, NULLIF($10, ''), $11, $12, $13)
+			 match_problem, raw_body, signed_at, received_at, occurred_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, NULLIF($8, ''), $9, NULLIF($10, ''), $11, $12, $13, $14)
 		ON CONFLICT ON CONSTRAINT bnpl_merchant_callbacks_event DO NOTHING
 		RETURNING id`,
 		cb.Partner, cb.EventID, cb.Nonce, cb.MerchantID, cb.AgreementID, cb.MerchantReference, cb.Kind, r.TenantID, r.Outcome,
-		problem, cb.RawBody, cb.SignedAt, now).Scan(&r.ID)
+		problem, cb.RawBody, cb.SignedAt, now, cb.OccurredAt).Scan(&r.ID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		// A concurrent delivery of the same event (another nonce) committed first.
 		if r, found, err := m.existing(ctx, tx, cb); found || err != nil {

@@ -33,18 +33,20 @@ type MerchantStatusChange struct {
 
 // ApplyMerchantCallback sets the merchant status of agreement agreementID of the context's
 // business from its recorded callback callbackID (its kind: DELIVERED, REFUNDED, CANCELLED), once:
-// the latest received callback wins, so applying a callback again, or one older than the one the
-// agreement shows, changes nothing (Changed false). A change writes the audit row
-// BnplMerchantStatusChanged and bnpl.merchant_status_changed.v1 with the previous status. The
-// agreement's status, instalments and books are left alone. A callback that is not a RECORDED
-// callback of this agreement is BNPL_AGREEMENT_NOT_FOUND. The activation saga calls it while it
-// runs (MerchantCallbackSignalName), MerchantCallbacks.Receive once the saga has closed.
+// the merchant's latest word wins (supersedes), so applying a callback again, or one the
+// agreement's current callback supersedes, changes nothing (Changed false). A change writes the
+// audit row BnplMerchantStatusChanged and bnpl.merchant_status_changed.v1 with the previous
+// status. The agreement's status, instalments and books are left alone. A callback that is not a
+// RECORDED callback of this agreement is BNPL_AGREEMENT_NOT_FOUND. The activation saga calls it
+// while it runs (MerchantCallbackSignalName), MerchantCallbacks.Receive once the saga has closed.
 func ApplyMerchantCallback(ctx context.Context, tx db.Writer, agreementID string, callbackID int64, now time.Time) (MerchantStatusChange, error) {
 	tenant := tenancy.TenantID(ctx)
 	ch := MerchantStatusChange{AgreementID: agreementID, CallbackID: callbackID}
 	var kind, eventID string
-	err := tx.QueryRow(ctx, `SELECT kind, event_id FROM app.bnpl_merchant_callbacks
-		WHERE tenant_id = $1 AND id = $2 AND agreement_id = $3 AND outcome = 'RECORDED'`, tenant, callbackID, agreementID).Scan(&kind, &eventID)
+	var occurred *time.Time
+	err := tx.QueryRow(ctx, `SELECT kind, event_id, occurred_at FROM app.bnpl_merchant_callbacks
+		WHERE tenant_id = $1 AND id = $2 AND agreement_id = $3 AND outcome = 'RECORDED'`, tenant, callbackID, agreementID).
+		Scan(&kind, &eventID, &occurred)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return ch, RefusalError(CodeAgreementNotFound)
 	}
@@ -57,11 +59,13 @@ func ApplyMerchantCallback(ctx context.Context, tx db.Writer, agreementID string
 	}
 	var prev *string
 	var prevID *int64
-	if err := tx.QueryRow(ctx, `SELECT merchant_status, merchant_callback_id FROM app.bnpl_agreements WHERE tenant_id = $1 AND id = $2`,
-		tenant, agreementID).Scan(&prev, &prevID); err != nil {
+	var prevOccurred *time.Time
+	if err := tx.QueryRow(ctx, `SELECT a.merchant_status, a.merchant_callback_id, c.occurred_at FROM app.bnpl_agreements a
+			LEFT JOIN app.bnpl_merchant_callbacks c ON c.tenant_id = a.tenant_id AND c.id = a.merchant_callback_id
+		WHERE a.tenant_id = $1 AND a.id = $2`, tenant, agreementID).Scan(&prev, &prevID, &prevOccurred); err != nil {
 		return ch, fmt.Errorf("bnpl: read the merchant status of %s: %w", agreementID, err)
 	}
-	if prevID != nil && *prevID >= callbackID {
+	if prevID != nil && !supersedes(callbackID, occurred, *prevID, prevOccurred) {
 		ch.MerchantStatus, ch.CallbackID = *prev, *prevID
 		return ch, nil
 	}
@@ -75,4 +79,17 @@ func ApplyMerchantCallback(ctx context.Context, tx db.Writer, agreementID string
 		extra["previousMerchantStatus"] = *prev
 	}
 	return ch, record(ctx, tx, a, ActionMerchantStatusChanged, audit.Success, EventMerchantStatusChanged, extra)
+}
+
+// supersedes reports whether callback id (occurred at at, nil when its payload did not say) is
+// the merchant's later word than callback cur (occurred at curAt). Where both say when they
+// happened, the later event wins, whatever order they arrived in: a DELIVERED whose first
+// delivery failed and was retried after a REFUNDED was stored happened before it, and must not
+// undo it. Otherwise (one of them does not say, or both happened at the same instant) the later
+// received wins. A callback never supersedes itself.
+func supersedes(id int64, at *time.Time, cur int64, curAt *time.Time) bool {
+	if at != nil && curAt != nil && !at.Equal(*curAt) {
+		return at.After(*curAt)
+	}
+	return id > cur
 }

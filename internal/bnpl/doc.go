@@ -127,8 +127,10 @@
 //
 // A recorded callback sets the agreement's merchant status (callback_apply.go,
 // ApplyMerchantCallback; columns merchant_status, merchant_callback_id, merchant_status_at): the
-// merchant's latest word, DELIVERED, REFUNDED or CANCELLED, the latest received callback winning,
-// so a duplicate or an older callback changes nothing; a change is audited
+// merchant's latest word, DELIVERED, REFUNDED or CANCELLED: the event that happened last wins, by
+// the callbacks' occurredAt where both carry it (stored as occurred_at; a retried DELIVERED that
+// happened before a stored REFUNDED does not undo it), else the later received, so a duplicate or
+// an earlier event changes nothing; a change is audited
 // BnplMerchantStatusChanged with bnpl.merchant_status_changed.v1 (and the previous status). While
 // the activation saga runs (the agreement ACCEPTED, the settlement in flight) the saga applies it
 // between its own steps (workflows/bnpl_merchant_callback.go); once it has closed, the receipt

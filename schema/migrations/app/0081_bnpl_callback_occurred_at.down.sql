@@ -1,0 +1,1 @@
+ALTER TABLE app.bnpl_merchant_callbacks DROP COLUMN IF EXISTS occurred_at;
