@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/worker"
@@ -36,23 +35,8 @@ func TestEmployeeTransferRacingCreates(t *testing.T) {
 	joinAsAdmin(t, s.d, s.owner, target)
 
 	ctx := context.Background()
-	superDSN := testkit.PG(t).SuperDSN(s.d.Name)
-	holder, err := pgx.Connect(ctx, superDSN)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = holder.Close(ctx) })
-	watcher, err := pgx.Connect(ctx, superDSN)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = watcher.Close(ctx) })
-	waiting := func() int {
-		var n int
-		require.NoError(t, watcher.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
-			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&n))
-		return n
-	}
-	hold, err := holder.Begin(ctx)
-	require.NoError(t, err)
-	_, err = hold.Exec(ctx, `SELECT 1 FROM app.employees WHERE id = $1 FOR UPDATE`, s.employee)
-	require.NoError(t, err)
+	hold := holdRowLock(t, s.d.Name, `SELECT 1 FROM app.employees WHERE id = $1 FOR UPDATE`, s.employee)
+	waiting := hold.waiting
 
 	var wg sync.WaitGroup
 	plan := map[string]any{"targetBusinessId": target, "obligations": map[string]any{"ewaAdvances": "RETAIN_WITH_SOURCE",

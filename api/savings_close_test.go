@@ -179,13 +179,7 @@ func TestSavingsAutosaveOptInWaitsForAClose(t *testing.T) {
 	w := newSavingsWorld(t, ewaStackOpts{})
 	g := w.goal(t, "Holiday", 500_000)
 	ctx := context.Background()
-	holder, err := pgx.Connect(ctx, testkit.PG(t).SuperDSN(w.d.Name))
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = holder.Close(ctx) })
-	hold, err := holder.Begin(ctx)
-	require.NoError(t, err)
-	_, err = hold.Exec(ctx, `SELECT 1 FROM app.savings_goals WHERE id = $1 FOR UPDATE`, g.ID)
-	require.NoError(t, err)
+	hold := holdRowLock(t, w.d.Name, `SELECT 1 FROM app.savings_goals WHERE id = $1 FOR UPDATE`, g.ID)
 
 	answer := make(chan *httptest.ResponseRecorder, 1)
 	go func() {
@@ -197,7 +191,7 @@ func TestSavingsAutosaveOptInWaitsForAClose(t *testing.T) {
 	case early = <-answer:
 	case <-time.After(2 * time.Second):
 	}
-	_, err = hold.Exec(ctx, `UPDATE app.savings_goals SET status = 'CLOSED', closed_at = now(), closed_by = 'usr_closer' WHERE id = $1`, g.ID)
+	_, err := hold.Exec(ctx, `UPDATE app.savings_goals SET status = 'CLOSED', closed_at = now(), closed_by = 'usr_closer' WHERE id = $1`, g.ID)
 	require.NoError(t, err)
 	require.NoError(t, hold.Commit(ctx))
 	rec := early

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/wagerail/wagerail/activities"
@@ -162,29 +161,14 @@ func TestWalletPoolChangeWaitsForAReservation(t *testing.T) {
 	}
 
 	ctx := context.Background()
-	superDSN := testkit.PG(t).SuperDSN(w.d.Name)
-	holder, err := pgx.Connect(ctx, superDSN)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = holder.Close(ctx) })
-	watcher, err := pgx.Connect(ctx, superDSN)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = watcher.Close(ctx) })
-	hold, err := holder.Begin(ctx)
-	require.NoError(t, err)
-	_, err = hold.Exec(ctx, `SELECT 1 FROM app.wallet_settings WHERE tenant_id = $1 FOR SHARE`, w.tenant)
-	require.NoError(t, err)
-
+	hold := holdRowLock(t, w.d.Name, `SELECT 1 FROM app.wallet_settings WHERE tenant_id = $1 FOR SHARE`, w.tenant)
 	var wg sync.WaitGroup
 	var changed *httptest.ResponseRecorder
 	wg.Go(func() { changed = put(other) })
-	require.Eventually(t, func() bool {
-		var n int
-		require.NoError(t, watcher.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
-			WHERE datname = current_database() AND wait_event_type = 'Lock'`).Scan(&n))
-		return n == 1
-	}, 30*time.Second, 20*time.Millisecond, "the change waits on the settings row")
+	require.Eventually(t, func() bool { return hold.waiting() == 1 }, 30*time.Second, 20*time.Millisecond,
+		"the change waits on the settings row")
 	// The reservation places its movement at the pool, then lets the lock go.
-	_, err = w.ledger.PostCreatingAccounts(ctx, &ledgerv1.PostTransactionRequest{
+	_, err := w.ledger.PostCreatingAccounts(ctx, &ledgerv1.PostTransactionRequest{
 		TenantId: w.tenant, IdempotencyKey: testkit.Unique("wallet-in"), Status: ledgerv1.TransactionStatus_TRANSACTION_STATUS_PENDING,
 		Entries: []*ledgerv1.EntryInput{
 			{AccountName: wallet.Account(w.employee), Direction: ledgerv1.Direction_DIRECTION_CREDIT, AmountSantim: 7_000},
