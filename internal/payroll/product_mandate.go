@@ -178,6 +178,15 @@ func LoanInOpenRun(ctx context.Context, tx db.Writer, employeeID, loanID string)
 // object owes (a manual collection, a restructure, a write-off) waits for such a run, so the
 // withheld line is applied to what it was withheld for.
 func ProductInOpenRun(ctx context.Context, tx db.Writer, employeeID, kind, ref string) (bool, error) {
+	// An object no mandate ever collected is in no run (not even one being calculated).
+	var any bool
+	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM app.payroll_deduction_mandates WHERE tenant_id = $1 AND kind = $2 AND reference = $3)`,
+		tenancy.TenantID(ctx), kind, ref).Scan(&any); err != nil {
+		return false, fmt.Errorf("payroll: the mandates of %s: %w", ref, err)
+	}
+	if !any {
+		return false, nil
+	}
 	return inOpenRun(ctx, tx, employeeID, ref, `EXISTS (SELECT 1 FROM app.payroll_deduction_mandates m
 		WHERE m.tenant_id = e.tenant_id AND m.kind = $8 AND m.reference = $3
 			AND e.deductions @> jsonb_build_array(jsonb_build_object('reference', m.id)))`, kind)
