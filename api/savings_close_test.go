@@ -27,7 +27,8 @@ func closePath(id string) string { return "/api/savings/goals/" + id + "/close" 
 // auto-save mandate CANCELLED in the same transaction, one savings.goal_closed.v1; closing again
 // answers the same and writes nothing; a closed goal takes no deposit (the saga refuses it with
 // nothing moved at the sandbox) and no opt-in; another saver's, another organization's, an
-// unknown goal is 404, a malformed id 400.
+// unknown goal is 404, a malformed id 400; a goal whose auto-save was cancelled stays open while
+// a run may still deposit under it.
 func TestSavingsGoalClose(t *testing.T) {
 	t.Parallel()
 	w := newSavingsWorld(t, ewaStackOpts{sagaWait: 2 * time.Minute})
@@ -115,6 +116,20 @@ func TestSavingsGoalClose(t *testing.T) {
 	requireStatus(t, w.me.call(http.MethodPost, closePath("sgl_unknown"), nil), http.StatusNotFound, savings.CodeGoalNotFound)
 	requireStatus(t, w.me.hostile(http.MethodPost, closePath("sgl_%00bad"), nil), http.StatusBadRequest, "INVALID_REQUEST")
 	require.Equal(t, savings.GoalActive, w.goals(t)[mine.ID].Status)
+
+	// An auto-save cancelled by the employer while a run may still have withheld under it: the
+	// run's completion still deposits that line, so the goal stays open until the run is done.
+	rec = w.me.call(http.MethodPost, "/api/savings/goals/"+mine.ID+"/autosave-mandate", map[string]any{"amountSantim": 1_000, "startPeriod": "2026-11"})
+	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
+	rec = w.owner.call(http.MethodPost, "/api/payroll/deduction-mandates/"+decode[mandateJSON](t, rec).ID+"/cancel", nil)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	mark(true)
+	requireStatus(t, w.me.call(http.MethodPost, closePath(mine.ID), nil), http.StatusConflict, savings.CodeGoalAutosaveInRun)
+	require.Equal(t, savings.GoalActive, w.goals(t)[mine.ID].Status)
+	mark(false)
+	rec = w.me.call(http.MethodPost, closePath(mine.ID), nil)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.Equal(t, savings.GoalClosed, decode[savingsGoalJSON](t, rec).Status)
 }
 
 // TestSavingsGoalCloseRacingDeposits: ten deposits race ten closes (one every 0.4 s) of an

@@ -29,7 +29,8 @@ func (h Holdings) Empty() bool {
 // transaction, so no later payroll run withholds for it. A goal with money is never closed:
 // CodeGoalNotEmpty while the goal holds anything, or a deposit or withdrawal of it is PENDING
 // (read with the goal's row locked, held reads the ledger); CodeGoalAutosaveInRun while a payroll
-// run that has not completed may still deposit its auto-save (payroll.MandateInOpenRun). Closing a
+// run that has not completed may still deposit its auto-save under any of its mandates, cancelled
+// ones included (payroll.ProductInOpenRun). Closing a
 // CLOSED goal answers it as it is (closed false) and writes nothing. Another saver's goal, or
 // none: CodeGoalNotFound.
 //
@@ -64,19 +65,21 @@ func CloseGoal(ctx context.Context, tx db.BunTx, employeeID, goalID string, held
 	if !h.Empty() {
 		return Goal{}, false, refuse(CodeGoalNotEmpty)
 	}
+	// Every auto-save mandate of the goal, a cancelled one too: a run that withheld under it
+	// still deposits the line at its completion.
+	open, err := payroll.ProductInOpenRun(ctx, tx, g.EmployeeID, payroll.KindSavingsAutosave, goalID)
+	if err != nil {
+		return Goal{}, false, err
+	}
+	if open {
+		return Goal{}, false, refuse(CodeGoalAutosaveInRun)
+	}
 	live, err := payroll.LiveProductMandates(ctx, tx, payroll.KindSavingsAutosave, []string{goalID})
 	if err != nil {
 		return Goal{}, false, err
 	}
 	m, autosave := live[goalID]
 	if autosave {
-		open, err := payroll.MandateInOpenRun(ctx, tx, g.EmployeeID, m.ID)
-		if err != nil {
-			return Goal{}, false, err
-		}
-		if open {
-			return Goal{}, false, refuse(CodeGoalAutosaveInRun)
-		}
 		if _, err := payroll.CancelMandate(ctx, tx, m.ID, "savings goal closed", now); err != nil {
 			return Goal{}, false, err
 		}
