@@ -252,3 +252,46 @@ func TestEqubMoneyMovesThroughTheMembersAccount(t *testing.T) {
 	require.Equal(t, equbMemberBalance-amount, s.sandboxBalance(t, payer.account))
 	requireStatus(t, s.owner.call(http.MethodPost, "/api/equb/groups/"+g.ID+"/payout-account", nil), http.StatusNotFound, "EQUB_NOT_MEMBER")
 }
+
+// TestEqubLeaverRejoinsOnlyWithNothingOwed: a PAY_COLLECTED group of three pays its first pot to
+// member 0 with member 2 in default. The defaulter's leave settlement counts the contribution
+// they owe (−amount: it read 0, the default ignored), and neither they nor the paid member, once
+// left, may join again (409 EQUB_REJOIN_NOT_ALLOWED, nothing written): found by an audit, a paid
+// member left, rejoined under a new membership and was due a second full pot at the last turn.
+func TestEqubLeaverRejoinsOnlyWithNothingOwed(t *testing.T) {
+	t.Parallel()
+	s := newEqubStack(t, ewaStackOpts{}, 3)
+	s.srv.deps.EqubMoneyMovement = true
+	const amount int64 = 20_000
+	rec := s.owner.call(http.MethodPost, "/api/equb/groups", map[string]any{"name": "Circle of leavers", "contributionSantim": amount,
+		"maxMembers": 10, "payoutOrder": "FIXED", "defaultRule": "PAY_COLLECTED", "allowChangesAfterStart": true,
+		"escrowAccount": map[string]any{"partner": "sandbox", "accountNumber": s.escrow}})
+	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
+	g := decode[equbGroupJSON](t, rec)
+	s.joinAll(t, g)
+	c := s.openCycle(t, g)
+	for _, m := range s.members[:2] {
+		s.contributeAndWait(t, m, g.ID)
+	}
+	s.makeCycleDue(t, c.ID)
+	s.payOut(t, g.ID, 1)
+	paid, defaulter := s.members[0], s.members[2]
+
+	left := s.leave(t, defaulter, g.ID)
+	require.Equal(t, -amount, *left.SettlementSantim, "contributed nothing, owes the cycle they defaulted on")
+	left = s.leave(t, paid, g.ID)
+	require.Equal(t, amount-2*amount, *left.SettlementSantim, "paid in once, received the pot of two")
+
+	state := func() []int {
+		return []int{
+			s.count(t, `SELECT count(*) FROM app.equb_memberships WHERE tenant_id = $1 AND group_id = $2`, s.tenant, g.ID),
+			s.count(t, `SELECT cycles_total FROM app.equb_groups WHERE tenant_id = $1 AND id = $2`, s.tenant, g.ID),
+			s.count(t, `SELECT count(*) FROM app.outbox WHERE tenant_id = $1`, s.tenant),
+		}
+	}
+	before := state()
+	for _, m := range []equbMemberClient{paid, defaulter} {
+		requireStatus(t, m.call(http.MethodPost, "/api/equb/groups/"+g.ID+"/join", nil), http.StatusConflict, "EQUB_REJOIN_NOT_ALLOWED")
+	}
+	require.Equal(t, before, state(), "no membership, turn or event written")
+}

@@ -206,7 +206,8 @@ func completeAndRerunProduct[R any](t *testing.T, tc client.Client, queue, tenan
 
 // TestEqubLeaveEndsTheContributionMandate: a member who contributes by payroll mandate leaves the
 // group. While a run that withheld the contribution has not completed, the leave is refused
-// (EQUB_MANDATE_IN_OPEN_RUN: that run records the contribution); once it has, the leave cancels
+// (EQUB_MANDATE_IN_OPEN_RUN: that run records the contribution), as is a contribution by hand,
+// even once the employer has cancelled the mandate; once it has, the leave cancels
 // the mandate, and the next run withholds nothing (found by an audit: the mandate stayed ACTIVE,
 // every later run withheld 50,000 and its completion refused the line EQUB_NOT_MEMBER).
 func TestEqubLeaveEndsTheContributionMandate(t *testing.T) {
@@ -232,6 +233,14 @@ func TestEqubLeaveEndsTheContributionMandate(t *testing.T) {
 	require.Equal(t, 1, withheld(run.ID))
 	leave := map[string]any{"acknowledgeSettlement": true}
 	requireStatus(t, leaver.call(http.MethodPost, "/api/equb/groups/"+g.ID+"/leave", leave), http.StatusConflict, "EQUB_MANDATE_IN_OPEN_RUN")
+	// Nor may they pay the withheld contribution by hand (the run's would then be refused and the
+	// withheld pay stranded), and the employer cancelling the mandate changes neither.
+	requireStatus(t, s.contribute(leaver, g.ID, testkit.Unique("c")), http.StatusConflict, "EQUB_MANDATE_IN_OPEN_RUN")
+	rec = w.checker.call(http.MethodPost, "/api/payroll/deduction-mandates/"+md.ID+"/cancel", nil)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	requireStatus(t, s.contribute(leaver, g.ID, testkit.Unique("c")), http.StatusConflict, "EQUB_MANDATE_IN_OPEN_RUN")
+	requireStatus(t, leaver.call(http.MethodPost, "/api/equb/groups/"+g.ID+"/leave", leave), http.StatusConflict, "EQUB_MANDATE_IN_OPEN_RUN")
+	require.Zero(t, s.count(t, `SELECT count(*) FROM app.equb_contributions WHERE tenant_id = $1`, s.tenant))
 	rec = w.checker.call(http.MethodPost, "/api/payroll/"+run.ID+"/disburse", nil, "Idempotency-Key", testkit.Unique("k"))
 	require.Contains(t, []int{http.StatusAccepted, http.StatusOK}, rec.Code, rec.Body.String())
 	w.waitRun(t, run.ID, "COMPLETED")

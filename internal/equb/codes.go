@@ -25,6 +25,7 @@ const (
 	CodeCycleInProgress      = "EQUB_CYCLE_IN_PROGRESS"
 	CodeGroupCompleted       = "EQUB_GROUP_COMPLETED"
 	CodeEmployeeNotActive    = "EQUB_EMPLOYEE_NOT_ACTIVE"
+	CodeRejoinNotAllowed     = "EQUB_REJOIN_NOT_ALLOWED"
 	CodeCycleNotOpen         = "EQUB_CYCLE_NOT_OPEN"
 	CodeEscrowNotActive      = "EQUB_ESCROW_NOT_ACTIVE"
 	CodeAlreadyContributed   = "EQUB_ALREADY_CONTRIBUTED"
@@ -55,11 +56,12 @@ var refusals = refusal.Table{
 	CodeSettlementRequired:   {Status: http.StatusConflict, Message: "leaving now leaves a balance to settle (details.settlementSantim: > 0 the group owes you, < 0 you owe the group); leave again with acknowledgeSettlement true"},
 	CodeMoneyInFlight:        {Status: http.StatusConflict, Message: "a contribution or payout of yours is still at the bank; leave once it has settled"},
 	CodeRecipientCannotLeave: {Status: http.StatusConflict, Message: "the open cycle pays you: you cannot leave before its payout"},
-	CodeMandateInOpenRun:     {Status: http.StatusConflict, Message: "a payroll run that has not completed withheld or may withhold your contribution under your payroll mandate; leave once it has completed"},
+	CodeMandateInOpenRun:     {Status: http.StatusConflict, Message: "a payroll run that has not completed withheld or may withhold your contribution under your payroll mandate; leave, or contribute by hand, once it has completed"},
 	CodeNotEnoughMembers:     {Status: http.StatusConflict, Message: "an equb group needs at least two members before its first cycle"},
 	CodeCycleInProgress:      {Status: http.StatusConflict, Message: "the group's current cycle is not paid out yet"},
 	CodeGroupCompleted:       {Status: http.StatusConflict, Message: "every member has received the pot: the group is COMPLETED"},
 	CodeEmployeeNotActive:    {Status: http.StatusConflict, Message: "only an ACTIVE employee linked to your account can join an equb group"},
+	CodeRejoinNotAllowed:     {Status: http.StatusConflict, Message: "you left this group with a settlement, a default or a payout of yours: you cannot join it again"},
 	CodeCycleNotOpen:         {Status: http.StatusConflict, Message: "the cycle takes no contributions (it is not the group's OPEN cycle)"},
 	CodeEscrowNotActive:      {Status: http.StatusConflict, Message: "the cycle has no ACTIVE escrow binding"},
 	CodeAlreadyContributed:   {Status: http.StatusConflict, Message: "you have already contributed to this cycle (or your contribution is at the bank)"},

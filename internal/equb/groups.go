@@ -296,7 +296,7 @@ func ActiveMember(ctx context.Context, tx db.BunTx, groupID, userID string) (Mem
 // they are paid last (the next position, so never once the group has MaxMembers turns) and owe
 // contributions from the next cycle on (FirstCycle). Errors: EQUB_GROUP_NOT_FOUND,
 // EQUB_EMPLOYEE_NOT_ACTIVE, EQUB_ALREADY_MEMBER, EQUB_GROUP_FULL, EQUB_CHANGES_LOCKED,
-// EQUB_GROUP_COMPLETED.
+// EQUB_GROUP_COMPLETED, EQUB_REJOIN_NOT_ALLOWED (checkRejoin).
 func Join(ctx context.Context, tx db.BunTx, groupID, employeeID, userID string, now time.Time) (Membership, error) {
 	g, err := getGroup(ctx, tx, groupID, true)
 	if err != nil {
@@ -324,6 +324,9 @@ func Join(ctx context.Context, tx db.BunTx, groupID, employeeID, userID string, 
 	}
 	if _, err := ActiveMember(ctx, tx, groupID, userID); err == nil {
 		return Membership{}, RefusalError(CodeAlreadyMember)
+	}
+	if err := checkRejoin(ctx, tx, g, employeeID); err != nil {
+		return Membership{}, err
 	}
 	n, err := activeCount(ctx, tx, groupID)
 	if err != nil {
@@ -377,12 +380,15 @@ func activeCount(ctx context.Context, tx db.BunTx, groupID string) (int, error) 
 	return int(n), nil
 }
 
-// Balance is what a member has contributed (POSTED) and received (PAID) in a group, and what is
-// still at the bank.
+// Balance is what a member has contributed (POSTED), received (PAID) and owes for cycles they
+// defaulted on (OWED defaults) in a group, and what is still at the bank.
 type Balance struct {
-	ContributedSantim, ReceivedSantim int64
-	InFlight                          int
+	ContributedSantim, ReceivedSantim, OwedSantim int64
+	InFlight                                      int
 }
+
+// Settlement is what the group owes the member (> 0) or the member owes the group (< 0).
+func (b Balance) Settlement() int64 { return b.ContributedSantim - b.ReceivedSantim - b.OwedSantim }
 
 // MemberBalance reads the membership's balance.
 func MemberBalance(ctx context.Context, tx db.BunTx, membershipID string) (Balance, error) {
@@ -390,19 +396,41 @@ func MemberBalance(ctx context.Context, tx db.BunTx, membershipID string) (Balan
 	err := tx.QueryRow(ctx, `
 		SELECT COALESCE((SELECT sum(amount_santim) FROM app.equb_contributions WHERE tenant_id = $1 AND membership_id = $2 AND status = 'POSTED'), 0)::bigint,
 		       COALESCE((SELECT sum(amount_santim) FROM app.equb_payouts WHERE tenant_id = $1 AND membership_id = $2 AND status = 'PAID'), 0)::bigint,
+		       COALESCE((SELECT sum(amount_santim) FROM app.equb_defaults WHERE tenant_id = $1 AND membership_id = $2 AND status = 'OWED'), 0)::bigint,
 		       (SELECT count(*) FROM app.equb_contributions WHERE tenant_id = $1 AND membership_id = $2 AND status = 'PENDING')
 		     + (SELECT count(*) FROM app.equb_payouts WHERE tenant_id = $1 AND membership_id = $2 AND status = 'PENDING')`,
-		tenancy.TenantID(ctx), membershipID).Scan(&b.ContributedSantim, &b.ReceivedSantim, &b.InFlight)
+		tenancy.TenantID(ctx), membershipID).Scan(&b.ContributedSantim, &b.ReceivedSantim, &b.OwedSantim, &b.InFlight)
 	if err != nil {
 		return Balance{}, fmt.Errorf("equb.member_balance: %w", err)
 	}
 	return b, nil
 }
 
+// checkRejoin refuses EQUB_REJOIN_NOT_ALLOWED to an employee who left the group owing or owed
+// (a settlement other than 0, OWED defaults) or after a payout to them was made or started: that
+// membership's money is not settled by a new one, and a new turn would pay them a second pot.
+// A member who left with nothing either way may join again.
+func checkRejoin(ctx context.Context, tx db.BunTx, g Group, employeeID string) error {
+	var refused bool
+	err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM app.equb_memberships m WHERE m.tenant_id = $1 AND m.group_id = $2
+		AND m.employee_id = $3 AND m.status = $4 AND (COALESCE(m.settlement_santim, 0) <> 0
+			OR EXISTS (SELECT 1 FROM app.equb_payouts po WHERE po.tenant_id = m.tenant_id AND po.membership_id = m.id AND po.status <> $5)
+			OR EXISTS (SELECT 1 FROM app.equb_defaults d WHERE d.tenant_id = m.tenant_id AND d.membership_id = m.id AND d.status = $6)))`,
+		g.TenantID, g.ID, employeeID, MemberLeft, MoneyFailed, DefaultOwed).Scan(&refused)
+	if err != nil {
+		return fmt.Errorf("equb.join: earlier memberships: %w", err)
+	}
+	if refused {
+		return RefusalError(CodeRejoinNotAllowed)
+	}
+	return nil
+}
+
 // Leave ends the user's membership (audited LeaveEqubGroup, event equb.member_left.v1). A
 // FORMING group lets anyone go. Once the first cycle has started the group must allow changes;
 // a member with money at the bank waits for it; the member the open cycle pays stays until its
-// payout; a member whose contributions and receipts differ has the balance recorded as their
+// payout; a member whose contributions differ from their receipts and the contributions they
+// owe for cycles they defaulted on (Balance.Settlement) has the balance recorded as their
 // settlement (> 0: the group owes them, < 0: they owe the group) and must acknowledge it. A
 // member not yet paid gives up their turn: the later turns move up one. The member's payroll
 // contribution mandate ends with the membership (cancelled), once no payroll run that has not
@@ -451,7 +479,7 @@ func Leave(ctx context.Context, tx db.BunTx, groupID, userID string, acknowledge
 		return Membership{}, err
 	}
 	if g.Status != GroupForming {
-		settlement = b.ContributedSantim - b.ReceivedSantim
+		settlement = b.Settlement()
 		if settlement != 0 && !acknowledge {
 			r := RefusalError(CodeSettlementRequired)
 			r.Details = map[string]any{"settlementSantim": settlement}
@@ -515,8 +543,17 @@ func Leave(ctx context.Context, tx db.BunTx, groupID, userID string, acknowledge
 
 // endContributionMandate cancels membership m's live payroll contribution mandate (PENDING,
 // ACTIVE or SUSPENDED) and returns its id ("" when it has none): EQUB_MANDATE_IN_OPEN_RUN while
-// a payroll run that has not completed withheld or may withhold under it.
+// a payroll run that has not completed withheld or may withhold under any of its mandates.
 func endContributionMandate(ctx context.Context, tx db.BunTx, m Membership, reason string, now time.Time) (string, error) {
+	// Every mandate of the membership, a cancelled one too: a run that withheld under it still
+	// records the contribution at its completion.
+	open, err := payroll.ProductInOpenRun(ctx, tx, m.EmployeeID, payroll.KindEqubContribution, m.ID)
+	if err != nil {
+		return "", err
+	}
+	if open {
+		return "", RefusalError(CodeMandateInOpenRun)
+	}
 	live, err := payroll.LiveProductMandates(ctx, tx, payroll.KindEqubContribution, []string{m.ID})
 	if err != nil {
 		return "", err
@@ -524,13 +561,6 @@ func endContributionMandate(ctx context.Context, tx db.BunTx, m Membership, reas
 	md, ok := live[m.ID]
 	if !ok {
 		return "", nil
-	}
-	open, err := payroll.MandateInOpenRun(ctx, tx, m.EmployeeID, md.ID)
-	if err != nil {
-		return "", err
-	}
-	if open {
-		return "", RefusalError(CodeMandateInOpenRun)
 	}
 	if _, err := payroll.CancelMandate(ctx, tx, md.ID, reason, now); err != nil {
 		return "", err

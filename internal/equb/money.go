@@ -171,8 +171,32 @@ func memberAccount(ctx context.Context, tx db.BunTx, employeeID string) (Account
 // API's pre-check and the saga's first step). wfID is the asking saga's id. Errors:
 // EQUB_GROUP_NOT_FOUND, EQUB_NOT_MEMBER, EQUB_CYCLE_NOT_OPEN, EQUB_CONTRIBUTION_NOT_DUE (the
 // member joined after the cycle opened: they owe from the next), EQUB_ESCROW_NOT_ACTIVE,
-// EQUB_ALREADY_CONTRIBUTED (another saga's contribution, PENDING or POSTED).
+// EQUB_ALREADY_CONTRIBUTED (another saga's contribution, PENDING or POSTED),
+// EQUB_MANDATE_IN_OPEN_RUN (a payroll run that has not completed withheld, or may withhold, the
+// contribution under one of the membership's mandates: its completion pays it).
 func LoadContributionPlan(ctx context.Context, tx db.BunTx, groupID, userID, wfID string) (MoneyPlan, error) {
+	p, err := loadContributionPlan(ctx, tx, groupID, userID, wfID)
+	if err != nil || p.Owner == wfID {
+		return p, err
+	}
+	return p, checkNoOpenRun(ctx, tx, p)
+}
+
+// checkNoOpenRun refuses a contribution by hand while a payroll run that has not completed holds
+// the member's contribution withheld (payroll.ProductInOpenRun: every mandate of the membership,
+// whatever its status now).
+func checkNoOpenRun(ctx context.Context, tx db.BunTx, p MoneyPlan) error {
+	open, err := payroll.ProductInOpenRun(ctx, tx, p.EmployeeID, payroll.KindEqubContribution, p.MembershipID)
+	if err != nil {
+		return err
+	}
+	if open {
+		return RefusalError(CodeMandateInOpenRun)
+	}
+	return nil
+}
+
+func loadContributionPlan(ctx context.Context, tx db.BunTx, groupID, userID, wfID string) (MoneyPlan, error) {
 	if _, err := GetGroup(ctx, tx, groupID); err != nil {
 		return MoneyPlan{}, err
 	}
@@ -241,7 +265,7 @@ func LoadPayrollContributionPlan(ctx context.Context, tx db.BunTx, src PayrollSo
 		Where("m.status = ?", MemberActive).Scan(ctx); err != nil {
 		return MoneyPlan{}, db.NotFoundOr(err, RefusalError(CodeNotMember))
 	}
-	p, err := LoadContributionPlan(ctx, tx, m.GroupID, m.UserID, wfID)
+	p, err := loadContributionPlan(ctx, tx, m.GroupID, m.UserID, wfID)
 	if err != nil {
 		return p, err
 	}
@@ -264,7 +288,7 @@ func LoadPayrollContributionPlan(ctx context.Context, tx db.BunTx, src PayrollSo
 // (audited ContributeEqub, event equb.contribution_initiated.v1); the same saga again is a no-op.
 // Errors: EQUB_ALREADY_CONTRIBUTED (another saga holds the member's contribution to the cycle:
 // the database's index decides racing ones), EQUB_NOT_MEMBER (the member left since the plan),
-// EQUB_CYCLE_NOT_OPEN.
+// EQUB_CYCLE_NOT_OPEN, EQUB_MANDATE_IN_OPEN_RUN (a contribution by hand, as in the plan).
 func ClaimContribution(ctx context.Context, tx db.BunTx, p MoneyPlan, wfID, ledgerTxID string, now time.Time) (Contribution, error) {
 	var own Contribution
 	err := tx.NewSelect().Model(&own).Where("ct.tenant_id = ?", tenancy.TenantID(ctx)).Where("ct.workflow_id = ?", wfID).Scan(ctx)
@@ -283,6 +307,11 @@ func ClaimContribution(ctx context.Context, tx db.BunTx, p MoneyPlan, wfID, ledg
 	}
 	if status != MemberActive {
 		return Contribution{}, RefusalError(CodeNotMember)
+	}
+	if p.Payroll == nil {
+		if err := checkNoOpenRun(ctx, tx, p); err != nil {
+			return Contribution{}, err
+		}
 	}
 	c, err := cycleOfGroup(ctx, tx, p.GroupID, 0, true)
 	if err != nil {
