@@ -143,8 +143,11 @@ type LedgerPostResult struct {
 // LedgerSettleInput names a pending transaction to commit or void.
 type LedgerSettleInput struct {
 	Run
-	TxID   string
-	Reason string // LedgerVoid's reason (the partner's failure code, …)
+	TxID string
+	// IdempotencyKey names it instead of TxID (LedgerVoid only): the posting of a step whose
+	// answer never came, so its id is unknown; no transaction under the key is nothing to void.
+	IdempotencyKey string `json:",omitempty"`
+	Reason         string // LedgerVoid's reason (the partner's failure code, …)
 }
 
 // reserveHold places a hold against account's available balance, under a lock on the account's
@@ -248,11 +251,23 @@ func (m *Money) LedgerCommit(ctx context.Context, in LedgerSettleInput) error {
 	return nil
 }
 
-// LedgerVoid voids a pending transaction. Already voided is success; committed is a
-// non-retryable conflict (ALREADY_POSTED): money that moved is never voided.
+// LedgerVoid voids a pending transaction, named by its id or its idempotency key. Already voided
+// is success; committed is a non-retryable conflict (ALREADY_POSTED): money that moved is never
+// voided.
 func (m *Money) LedgerVoid(ctx context.Context, in LedgerSettleInput) error {
 	if m.Ledger == nil {
 		return misconfigured("money: no ledger client configured")
+	}
+	if in.TxID == "" {
+		got, err := m.Ledger.GetTransaction(ctx, &ledgerv1.GetTransactionRequest{TenantId: in.TenantID, IdempotencyKey: in.IdempotencyKey})
+		switch {
+		case errors.Is(err, ledger.ErrTransactionNotFound):
+			in.logger(ctx, "idempotency_key", in.IdempotencyKey).Info("no ledger transaction to void")
+			return nil
+		case err != nil:
+			return temporalError(err)
+		}
+		in.TxID = got.GetTransaction().GetId()
 	}
 	log := in.logger(ctx, "tx_id", in.TxID)
 	_, err := m.Ledger.VoidPending(ctx, &ledgerv1.VoidPendingRequest{TenantId: in.TenantID, TransactionId: in.TxID, Reason: in.Reason})

@@ -78,6 +78,20 @@ func TestMoneyLedgerAgainstTheLedger(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, ledgerv1.TransactionStatus_TRANSACTION_STATUS_VOIDED, tx.GetTransaction().GetStatus())
 
+	// Void by the posting's key (a step whose answer was lost): the hold under it, twice; no
+	// transaction under a key is nothing to void.
+	in4 := in
+	in4.WorkflowID, in4.IdempotencyKey = "wf-4", "ewa-disburse:wf-4"
+	fourth, err := m.LedgerPostPending(ctx, in4)
+	require.NoError(t, err)
+	byKey := LedgerSettleInput{Run: Run{TenantID: tenant, WorkflowID: "wf-4"}, IdempotencyKey: in4.IdempotencyKey, Reason: "UNANSWERED"}
+	require.NoError(t, m.LedgerVoid(ctx, byKey))
+	require.NoError(t, m.LedgerVoid(ctx, byKey))
+	tx, err = led.GetTransaction(ctx, &ledgerv1.GetTransactionRequest{TenantId: tenant, TransactionId: fourth.TxID})
+	require.NoError(t, err)
+	require.Equal(t, ledgerv1.TransactionStatus_TRANSACTION_STATUS_VOIDED, tx.GetTransaction().GetStatus())
+	require.NoError(t, m.LedgerVoid(ctx, LedgerSettleInput{Run: Run{TenantID: tenant, WorkflowID: "wf-5"}, IdempotencyKey: "ewa-disburse:wf-5"}))
+
 	// Posted at once (the repayment journal's shape).
 	repay := LedgerPostInput{Run: Run{TenantID: tenant, WorkflowID: "wf-3"}, IdempotencyKey: "ewa-repay:r1", Step: "repay", Legs: []LedgerLeg{
 		{Account: "payroll-clearing", Direction: "DEBIT", AmountSantim: 101_500},

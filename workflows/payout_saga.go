@@ -165,7 +165,30 @@ func (s *payoutSaga[P, A]) postPending(ctx workflow.Context, ref string, posting
 	s.pay = s.newPayout(newPayout())
 	s.leg = s.pay.add(s.transfer(ref))
 	s.progress.Stage = StageLedger
-	return callLocal(ctx, localLedgerOptions(), activities.LedgerPostPending, posting())
+	in := posting()
+	posted, err := callLocal(ctx, localLedgerOptions(), activities.LedgerPostPending, in)
+	if err != nil {
+		return posted, s.voidUnanswered(ctx, in.IdempotencyKey, err)
+	}
+	return posted, nil
+}
+
+// voidUnanswered voids the pending posting under key when the step that places it ended without
+// an answer: its retries ran out (a timeout) while the ledger or the database was down, so the
+// posting may have landed with its answer lost. No record names it and the run ends here, so
+// nothing else would ever void it: the hold would lower the balance it was taken from for good
+// (found by an audit). A refusal is an answer (nothing was posted) and is left alone. It returns
+// err, or the void's own error.
+func (s *payoutSaga[P, A]) voidUnanswered(ctx workflow.Context, key string, err error) error {
+	var timeout *temporal.TimeoutError
+	if !errors.As(err, &timeout) {
+		return err
+	}
+	if verr := doLocal(ctx, localCatchUpOptions(), activities.LedgerVoid,
+		activities.LedgerSettleInput{Run: s.run, IdempotencyKey: key, Reason: "UNANSWERED"}); verr != nil {
+		return verr
+	}
+	return err
 }
 
 // claimPosted runs the saga's claim, which records the pending transaction txID: a refused

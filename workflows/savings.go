@@ -213,10 +213,11 @@ func (m *savingsMove) begin(ctx workflow.Context) (o payoutOutcome, done bool, e
 		m.pay = m.newPayout(newPayout())
 		m.leg = m.pay.add(m.transferInput(partnerref.Leg(partnerref.SavingsWithdraw, m.wfID, 1)))
 		m.progress.Stage = StageLedger
+		posting := m.ledgerInput()
 		posted, err := call(ctx, reserveOptions(), activities.SavingsReserveWithdrawal,
-			activities.SavingsReserve{Run: m.run, Plan: m.plan, ActorID: m.in.ActorID, Posting: m.ledgerInput()})
+			activities.SavingsReserve{Run: m.run, Plan: m.plan, ActorID: m.in.ActorID, Posting: posting})
 		if err != nil {
-			return m.recordFailed(err)
+			return m.recordFailed(m.voidUnanswered(ctx, posting.IdempotencyKey, err))
 		}
 		m.leg.LedgerTxID, m.progress.LedgerTxID = posted.TxID, posted.TxID
 		m.progress.Stage = StageClaimed

@@ -2,12 +2,14 @@ package workflows
 
 import (
 	"context"
+	"errors"
 	"sort"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
@@ -150,6 +152,37 @@ func TestSavingsWithdrawalInsufficient(t *testing.T) {
 	require.Equal(t, "REFUSED", res.Status)
 	require.Equal(t, savings.CodeInsufficientBalance, res.Code)
 	h.requireRefused(t, savings.CodeInsufficientBalance)
+}
+
+// TestSavingsStepUnansweredVoidsItsHold: a withdrawal's reservation, or a deposit's pending
+// posting, whose retries run out without an answer may have placed its hold with the answer
+// lost; the saga voids whatever the posting's key holds before the run ends with the error, so
+// the goal's balance is not lowered for good and nothing is transferred.
+func TestSavingsStepUnansweredVoidsItsHold(t *testing.T) {
+	unanswered := temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_SCHEDULE_TO_CLOSE, errors.New("ledger unavailable"))
+	for _, kind := range []savings.Kind{savings.Withdrawal, savings.Deposit} {
+		t.Run(string(kind), func(t *testing.T) {
+			h := newSavingsHarness(t)
+			savThroughGates(h, kind)
+			step := activities.LedgerPostPendingActivity
+			if kind == savings.Withdrawal {
+				step = activities.SavingsReserveWithdrawalActivity
+				h.on(step, activities.SavingsReserve{Run: savRun, Plan: savPlan(kind), ActorID: "user-1", Posting: savLedger(kind)}).
+					Return(activities.LedgerPostResult{}, unanswered).Once()
+			} else {
+				h.on(step, savLedger(kind)).Return(activities.LedgerPostResult{}, unanswered).Once()
+			}
+			h.on(activities.LedgerVoidActivity, activities.LedgerSettleInput{Run: savRun, IdempotencyKey: savLedger(kind).IdempotencyKey,
+				Reason: "UNANSWERED"}).Return(nil).Once()
+			h.env.ExecuteWorkflow(SavingsMoveWorkflowName, savIn(kind))
+			require.True(t, h.env.IsWorkflowCompleted())
+			var timeout *temporal.TimeoutError
+			require.ErrorAs(t, h.env.GetWorkflowError(), &timeout)
+			h.env.AssertExpectations(t)
+			require.Equal(t, []string{activities.SavingsLoadPlanActivity, activities.KycGateActivity, activities.SanctionsGateActivity,
+				activities.AccountGateActivity, step, activities.LedgerVoidActivity}, h.activityCalls())
+		})
+	}
 }
 
 // TestSavingsGateRefused: a KYC refusal ends the saga before any posting.

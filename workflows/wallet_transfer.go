@@ -180,10 +180,11 @@ func (m *walletTransfer) begin(ctx workflow.Context) (o payoutOutcome, done bool
 	m.pay = m.newPayout(newPayout())
 	m.leg = m.pay.add(m.transferInput(partnerref.Leg(partnerref.WalletTransfer, m.wfID, 1)))
 	m.progress.Stage = StageLedger
+	posting := m.ledgerInput()
 	posted, err := call(ctx, reserveOptions(), activities.WalletReserve,
-		activities.WalletReserveInput{Run: m.run, Plan: m.plan, ActorID: m.in.ActorID, Posting: m.ledgerInput()})
+		activities.WalletReserveInput{Run: m.run, Plan: m.plan, ActorID: m.in.ActorID, Posting: posting})
 	if err != nil {
-		return m.recordFailed(err)
+		return m.recordFailed(m.voidUnanswered(ctx, posting.IdempotencyKey, err))
 	}
 	m.leg.LedgerTxID, m.progress.LedgerTxID = posted.TxID, posted.TxID
 	m.progress.Stage = StageClaimed

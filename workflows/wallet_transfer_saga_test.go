@@ -1,10 +1,12 @@
 package workflows
 
 import (
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
@@ -166,6 +168,29 @@ func TestWalletTransferClaimRefused(t *testing.T) {
 	require.Empty(t, res.LedgerTxID)
 	h.requireRefused(t, wallet.CodeInsufficientBalance)
 	require.Equal(t, walletUpToReserve, h.activityCalls())
+}
+
+// TestWalletTransferReservationUnanswered: the reservation's retries run out without an answer
+// (the ledger or the database down for its hour): its hold may have been placed with the answer
+// lost, so the saga voids whatever transaction holds the posting's key before the run ends with
+// the error; nothing is transferred. (A refused reservation voids nothing:
+// TestWalletTransferClaimRefused.)
+func TestWalletTransferReservationUnanswered(t *testing.T) {
+	h := newWalletHarness(t)
+	for _, g := range []string{activities.KycGateActivity, activities.SanctionsGateActivity, activities.CounterpartyGateActivity,
+		activities.AccountGateActivity} {
+		h.on(g, walletGate).Return(nil).Once()
+	}
+	h.on(activities.WalletReserveActivity, walletReserve).Return(activities.LedgerPostResult{},
+		temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_SCHEDULE_TO_CLOSE, errors.New("ledger unavailable"))).Once()
+	h.on(activities.LedgerVoidActivity, activities.LedgerSettleInput{Run: walletRun, IdempotencyKey: walletReserve.Posting.IdempotencyKey,
+		Reason: "UNANSWERED"}).Return(nil).Once()
+	h.env.ExecuteWorkflow(WalletTransferWorkflowName, walletIn)
+	require.True(t, h.env.IsWorkflowCompleted())
+	var timeout *temporal.TimeoutError
+	require.ErrorAs(t, h.env.GetWorkflowError(), &timeout)
+	h.env.AssertExpectations(t)
+	require.Equal(t, concatSteps(walletUpToReserve, []string{activities.LedgerVoidActivity}), h.activityCalls())
 }
 
 // TestWalletTransferGateRefused: a counterparty on the lists ends the saga before the
