@@ -168,6 +168,22 @@ func TestEqubEscrowReconciliation(t *testing.T) {
 		return tx.QueryRow(ctx, `SELECT count(*) FROM app.audit_log WHERE action = 'EqubEscrowReconciliationRun'`).Scan(&audited)
 	}))
 	require.Equal(t, 5, audited)
+
+	// Only complete runs move the gauges (found by an audit): a run limited to some partners
+	// does not advance the last success, and a run in which a tenant's check failed reports no
+	// drift for the partners it could not see (its totals hold the other tenants' accounts only).
+	_, lastBefore := gauges()
+	rec := s.reviewer.call(http.MethodPost, equbEscrowReconPath, map[string]any{"partners": []string{"sandbox"}})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.equb_escrow_recon_runs WHERE workflow_id = $1 AND NOT everyone`,
+		decode[equbEscrowReconJSON](t, rec).WorkflowID))
+	drift, last = gauges()
+	require.Equal(t, lastBefore, last, "a partner-limited run is not a complete reconciliation")
+	require.NoError(t, (&reconcile.EscrowRunner{DB: s.d.App}).RecordEscrowRun(ctx, reconcile.EscrowRun{WorkflowID: testkit.Unique("wf"), RunID: "r1",
+		Everyone: true, Errors: 1, Partners: []reconcile.EscrowPartnerTotal{{Partner: "sandbox"}}}))
+	drift, last = gauges()
+	require.Equal(t, map[string]float64{"sandbox": float64(stray)}, drift, "a run with a failed tenant does not read clean")
+	require.Equal(t, lastBefore, last)
 }
 
 // FuzzEqubEscrowReconRoute: the operator route with any body, switched on or off, as the platform

@@ -381,10 +381,10 @@ const (
 
 var (
 	escrowDriftDesc = prometheus.NewDesc(EscrowDriftMetric,
-		"Summed absolute drift between the partner's equb escrow statements and the ledger's pool mirror, by partner, at the last escrow reconciliation covering every tenant that checked the partner (0: clean).",
+		"Summed absolute drift between the partner's equb escrow statements and the ledger's pool mirror, by partner, at the last escrow reconciliation covering every tenant and partner that finished without errors (0: clean).",
 		[]string{"partner"}, nil)
 	escrowLastSuccessDesc = prometheus.NewDesc(EscrowLastSuccessMetric,
-		"Unix time at which the last equb escrow reconciliation covering every tenant finished without errors (0: none yet).", nil, nil)
+		"Unix time at which the last equb escrow reconciliation covering every tenant and partner finished without errors (0: none yet).", nil, nil)
 )
 
 // EscrowMetrics exports svc_equb_escrow_drift_santim{partner} (0 when clean) and
@@ -421,7 +421,7 @@ func (m *EscrowMetrics) Collect(ch chan<- prometheus.Metric) {
 		SELECT DISTINCT ON (p.partner) p.partner, p.abs_drift_santim::bigint
 		FROM app.equb_escrow_recon_partners p
 		JOIN app.equb_escrow_recon_runs r USING (workflow_id, run_id)
-		WHERE r.everyone ORDER BY p.partner, p.finished_at DESC`)
+		WHERE r.everyone AND r.errors = 0 ORDER BY p.partner, p.finished_at DESC`)
 	if err != nil {
 		return
 	}

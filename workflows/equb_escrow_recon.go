@@ -53,9 +53,10 @@ func EqubEscrowReconcile(ctx workflow.Context, in EqubEscrowReconcileInput) (Equ
 		to = workflow.Now(ctx).UTC().Format(time.DateOnly)
 	}
 	opts := reconcileOptions()
-	everyone := len(in.Tenants) == 0
+	// Everyone: every tenant and every partner, the only run the gauges read.
+	everyone := len(in.Tenants) == 0 && len(in.Partners) == 0
 	tenants := in.Tenants
-	if everyone {
+	if len(tenants) == 0 {
 		found, err := call(ctx, opts, activities.EqubEscrowFindTenants, activities.EqubEscrowFindInput{Partners: in.Partners})
 		if err != nil {
 			return EqubEscrowReconcileResult{}, err
