@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/gin-gonic/gin"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/wagerail/wagerail/internal/payroll"
 	"github.com/wagerail/wagerail/internal/platform/audit"
@@ -75,14 +76,21 @@ func (s *Server) completePayrollRun(c *gin.Context) {
 	defer cancel()
 	var res workflows.PayrollCompleteResult
 	if err := started.Get(ctx, &res); err != nil {
+		var refused *temporal.ApplicationError
 		if errors.Is(err, context.DeadlineExceeded) && c.Request.Context().Err() == nil {
 			c.JSON(http.StatusAccepted, out) // still applying: GET /api/payroll/<id> shows COMPLETED
 			return
 		}
+		if errors.As(err, &refused) {
+			if rf, ok := payroll.CompleteRefusalOf(refused.Type()); ok {
+				writeError(c, payrollError(&rf)) // the workflow refused (a retry raced the pre-check)
+				return
+			}
+		}
 		writeError(c, err)
 		return
 	}
-	if res.Status == workflows.PayrollCompleteRefused {
+	if res.Status == workflows.PayrollCompleteRefused { // a completion before a refusal failed its run
 		rf, ok := payroll.CompleteRefusalOf(res.Code)
 		if !ok {
 			writeError(c, errors.New("payroll complete: the completion was refused with an unknown code "+res.Code))

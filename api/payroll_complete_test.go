@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
 
 	"github.com/wagerail/wagerail/activities"
@@ -320,7 +321,9 @@ func TestPayrollCompletionAppliesDeductions(t *testing.T) {
 // (409, audited DENIED, nothing started), another organization's run is 404; then 200 with the
 // outcome, the run COMPLETED, the FAILED entry's deduction not applied (its mandate untouched,
 // counted as notApplied), the operator's request and the completion audited once; the same key
-// answers the stored answer and another key the completed workflow's, changing nothing.
+// answers the stored answer and another key the completed workflow's, changing nothing. A
+// completion the workflow itself refused (raced by a retry) does not stand once the entry is
+// final.
 func TestPayrollCompleteRoute(t *testing.T) {
 	t.Parallel()
 	s := newCompletionStack(t)
@@ -351,6 +354,17 @@ func TestPayrollCompleteRoute(t *testing.T) {
 	platform(`UPDATE app.payroll_entries SET status = 'DISBURSING', failure_reason = NULL, attempts = 2, payout_account = '1000123456790'
 		WHERE id = $1`, failed.id) // an operator's retry at work
 	requireStatus(t, s.owner.call(http.MethodPost, path, nil, key()...), http.StatusConflict, "PAYROLL_RUN_ENTRIES_UNSETTLED")
+	// A completion that passed the pre-check while the retry was claimed (the two racing) is
+	// refused by the workflow itself; that refusal must not stand for the run once the entry is
+	// final (found by an audit: it ended the workflow successfully, every later start attached to
+	// it and the run stayed DISBURSED, each later period refused PAYROLL_EARLIER_RUN_OPEN).
+	raced, err := workflows.StartPayrollComplete(context.Background(), s.tc, s.queue, s.tenant, runID)
+	require.NoError(t, err)
+	var refusedAnswer workflows.PayrollCompleteResult
+	err = raced.Get(context.Background(), &refusedAnswer)
+	var refusal *temporal.ApplicationError
+	require.ErrorAs(t, err, &refusal, "answered %+v", refusedAnswer)
+	require.Equal(t, payroll.CodeEntriesUnsettled, refusal.Type())
 	platform(`UPDATE app.payroll_entries SET status = 'FAILED', failure_reason = 'ACCOUNT_CLOSED' WHERE id = $1`, failed.id)
 	requireStatus(t, s.other.call(http.MethodPost, path, nil, key()...), http.StatusNotFound, "PAYROLL_RUN_NOT_FOUND")
 	requireStatus(t, s.owner.hostile(http.MethodPost, "/api/payroll/bad%20id/complete", nil, key()...), http.StatusBadRequest, "INVALID_REQUEST")

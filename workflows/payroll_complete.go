@@ -50,7 +50,9 @@ const (
 const (
 	PayrollCompleted        = "COMPLETED"         // this saga completed the run
 	PayrollAlreadyCompleted = "ALREADY_COMPLETED" // the run was COMPLETED: nothing was done
-	PayrollCompleteRefused  = "REFUSED"           // the run cannot be completed (Code)
+	// PayrollCompleteRefused: the run could not be completed (Code); only runs before
+	// payrollCompleteRefusalFails answer it, later ones fail with the code as the error's type.
+	PayrollCompleteRefused = "REFUSED"
 )
 
 // PayrollCompleteInput starts the completion; the fields after CorrelationID carry a run
@@ -84,6 +86,10 @@ func PayrollCompleteWorkflowID(tenantID, runID string) string {
 // (its history is the answer), but one that failed (a dependency down past every retry) may be
 // started again under the same id: every step is idempotent.
 const payrollCompleteReuse = enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE_FAILED_ONLY
+
+// payrollCompleteRefusalFails is the change id of a refused completion failing its run rather
+// than completing it with PayrollCompleteRefused.
+const payrollCompleteRefusalFails = "payroll-complete-refusal-fails"
 
 // StartPayrollComplete starts the run's completion from outside a workflow (the API, an
 // operator's tool), or attaches to it when it runs or has completed; a failed one is started
@@ -126,8 +132,15 @@ func PayrollComplete(ctx workflow.Context, in PayrollCompleteInput) (PayrollComp
 		r, err := callLocal(ctx, localRecordOptions(), activities.PayrollCompleteCheck, step)
 		if err != nil {
 			if code := activities.ErrorType(err); !retryableFailure(err) && code != "" {
-				res.Status, res.Code = PayrollCompleteRefused, code
-				return res, nil
+				// A refusal fails the run, so the next start (the operator's, or the run's saga
+				// once the entry raced here is final) is not answered by it: the reuse policy
+				// admits a new run only after a failed one. Runs before this version completed
+				// with REFUSED, and every later start attached to that answer for good.
+				if workflow.GetVersion(ctx, payrollCompleteRefusalFails, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+					res.Status, res.Code = PayrollCompleteRefused, code
+					return res, nil
+				}
+				return res, temporal.NewNonRetryableApplicationError(err.Error(), code, nil)
 			}
 			return res, err
 		}

@@ -198,8 +198,8 @@ func TestPayrollCompleteAppliesWhatIsStillOwed(t *testing.T) {
 		res.Outcome)
 }
 
-// A run COMPLETED already: nothing is read or applied. A run in another state: REFUSED with the
-// code, nothing applied.
+// A run COMPLETED already: nothing is read or applied. A run in another state: the run fails
+// with the code (non-retryable), nothing applied.
 func TestPayrollCompleteOnlyFromDisbursed(t *testing.T) {
 	h := newCompleteHarness()
 	h.on(activities.PayrollCompleteCheckActivity, completeStep).Return(payroll.Run{ID: "prun_1", Status: payroll.RunCompleted}, nil).Once()
@@ -210,8 +210,12 @@ func TestPayrollCompleteOnlyFromDisbursed(t *testing.T) {
 	h = newCompleteHarness()
 	h.on(activities.PayrollCompleteCheckActivity, completeStep).Return(payroll.Run{},
 		temporal.NewNonRetryableApplicationError("a payroll run that is APPROVED cannot be completed", payroll.CodeRunInvalidState, nil)).Once()
-	res = h.run(t)
-	require.Equal(t, PayrollCompleteResult{RunID: "prun_1", Status: PayrollCompleteRefused, Code: payroll.CodeRunInvalidState}, res)
+	h.env.ExecuteWorkflow(PayrollCompleteWorkflowName, completeIn)
+	require.True(t, h.env.IsWorkflowCompleted())
+	var refused *temporal.ApplicationError
+	require.ErrorAs(t, h.env.GetWorkflowError(), &refused, "a refusal fails the run, so the next start is not answered by it")
+	require.Equal(t, payroll.CodeRunInvalidState, refused.Type())
+	require.True(t, refused.NonRetryable())
 	require.Empty(t, h.children)
 }
 
