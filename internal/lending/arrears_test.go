@@ -3,6 +3,7 @@ package lending_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -71,4 +72,47 @@ func TestPayrollDeductsArrears(t *testing.T) {
 	require.Equal(t, owed, lending.ProjectionOf(proj.Projection).LoanInstalmentsSantim)
 	require.Equal(t, owed, debt.LoansSantim)
 	require.Zero(t, debt.UnprojectedLoansSantim, "the projection deducts all the period owes the loan")
+}
+
+// TestPayrollDropsTheCarriesOfALoanNoLongerActive: instalment 0 of three loans was carried in
+// full by the 2026-12 run (the share cap left no room). The 2027-01 run keeps the carry of the
+// ACTIVE loan (merged into its arrear), but not those of the loans that are WRITTEN_OFF or
+// DEFAULTED, which no run deducts (found by an audit: the written-off loan's carry was withheld
+// again and refused at completion, the employee short until an operator refunded it).
+func TestPayrollDropsTheCarriesOfALoanNoLongerActive(t *testing.T) {
+	t.Parallel()
+	w := newLoanWorld(t)
+	active, writtenOff, defaulted := w.paidOut(t, lending.LoanActive), w.paidOut(t, lending.LoanWrittenOff), w.paidOut(t, lending.LoanDefaulted)
+	_, err := value(t, w.biz, func(ctx context.Context, tx db.BunTx) (payroll.Run, error) {
+		at := time.Date(2026, 12, 20, 9, 0, 0, 0, time.UTC)
+		r, _, err := payroll.CreateRun(ctx, tx, "2026-12", at)
+		if err != nil {
+			return r, err
+		}
+		return payroll.CalculateRun(ctx, tx, r.ID, at)
+	})
+	require.NoError(t, err)
+	require.NoError(t, w.biz.In(func(ctx context.Context, tx db.BunTx) error {
+		for _, l := range []lending.Loan{active, writtenOff, defaulted} {
+			if _, err := tx.ExecContext(ctx, `UPDATE app.payroll_entries SET status = 'APPROVED', carried_forward = jsonb_build_array(jsonb_build_object(
+				'kind', 'LOAN_INSTALLMENT', 'reference', ?::text, 'amountSantim', ?::bigint, 'priority', 0, 'preTax', false))
+				WHERE employee_id = ?`, l.ID+"#0", l.Instalments[0].TotalSantim, l.BorrowerID); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+
+	ins, err := value(t, w.biz, func(ctx context.Context, tx db.BunTx) ([]payroll.EmployeeInput, error) {
+		return payroll.LoadInputs(ctx, tx, "2027-01", payroll.LoadOptions{})
+	})
+	require.NoError(t, err)
+	carries := map[string][]paycalc.Carry{}
+	for _, in := range ins {
+		carries[in.EmployeeID] = in.Input.CarriedForward
+	}
+	require.Equal(t, []paycalc.Carry{{Kind: paycalc.KindLoanInstallment, Reference: active.ID + "#0", AmountSantim: active.Instalments[0].TotalSantim}},
+		carries[active.BorrowerID], "an ACTIVE loan's carry stays")
+	require.Empty(t, carries[writtenOff.BorrowerID], "a written-off loan is collected by no run")
+	require.Empty(t, carries[defaulted.BorrowerID], "nor a DEFAULTED one")
 }

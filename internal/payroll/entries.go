@@ -370,7 +370,8 @@ type carryRow struct {
 // repayment); a carry of a loan instalment that is not loaded (an ACTIVE loan's unpaid ones are,
 // arrears included, and the carry merges into them) is capped by what the instalment still owes
 // (total − repaid; nothing once REPAID or SUPERSEDED by a restructure, whose new schedule
-// carries the principal). Without this the carry was withheld again and refused at the
+// carries the principal, nor once the loan is no longer ACTIVE: a DEFAULTED or WRITTEN_OFF loan
+// is deducted by no run, its carry neither). Without this the carry was withheld again and refused at the
 // completion as an overpayment, for an operator to refund.
 func loadCarriedForward(ctx context.Context, tx db.Writer, period string, opt LoadOptions, byID map[string]*paycalc.Input) error {
 	rows, err := db.Select[carryRow](ctx, tx, `
@@ -423,8 +424,9 @@ func settledCarries(ctx context.Context, tx db.Writer, byID map[string]*paycalc.
 			Ref  string `bun:"ref" db:"ref"`
 			Owed int64  `bun:"owed" db:"owed"`
 		}](ctx, tx, `SELECT i.loan_id || '#' || i.idx AS ref,
-				(CASE WHEN i.status IN ('REPAID', 'SUPERSEDED') THEN 0 ELSE i.total_santim - i.repaid_santim END)::bigint AS owed
-			FROM app.loan_instalments i WHERE i.tenant_id = ? AND i.loan_id || '#' || i.idx = ANY(?::text[])`,
+				(CASE WHEN i.status IN ('REPAID', 'SUPERSEDED') OR l.status <> 'ACTIVE' THEN 0 ELSE i.total_santim - i.repaid_santim END)::bigint AS owed
+			FROM app.loan_instalments i JOIN app.loans l ON l.tenant_id = i.tenant_id AND l.id = i.loan_id
+			WHERE i.tenant_id = ? AND i.loan_id || '#' || i.idx = ANY(?::text[])`,
 			tenancy.TenantID(ctx), pgdialect.Array(refs))
 		if err != nil {
 			return fmt.Errorf("payroll: carried loan instalments: %w", err)
