@@ -233,6 +233,7 @@ func (s *Server) targetConsents(c *gin.Context, cl *caller, target string) bool 
 // source business).
 func transferError(id string, err error) error {
 	var blocked *employeetransfer.Blocked
+	var paid *employeetransfer.PaidThrough
 	switch {
 	case errors.As(err, &blocked):
 		r := refuse(http.StatusConflict, "EMPLOYEE_TRANSFER_BLOCKED",
@@ -247,6 +248,13 @@ func transferError(id string, err error) error {
 	case errors.Is(err, employeetransfer.ErrBeforeHire):
 		return refuse(http.StatusUnprocessableEntity, "TRANSFER_DATE_BEFORE_HIRE",
 			"effectiveDate must not be before the employee's hire date", actionTransferEmployee, targetEmployee, id)
+	case errors.As(err, &paid):
+		r := refuse(http.StatusUnprocessableEntity, "TRANSFER_DATE_ALREADY_PAID",
+			"the business's payroll has fixed the employee's pay through details.paidThrough (an approved run): effectiveDate must not be before it",
+			actionTransferEmployee, targetEmployee, id)
+		r.err.Details = map[string]any{"paidThrough": paid.Day.Format(time.DateOnly)}
+		r.entry.Details = map[string]any{"code": "TRANSFER_DATE_ALREADY_PAID", "paidThrough": paid.Day.Format(time.DateOnly)}
+		return r
 	case errors.Is(err, employeetransfer.ErrTooLate):
 		return refuse(http.StatusUnprocessableEntity, "TRANSFER_DATE_TOO_LATE",
 			"effectiveDate must not be in a later month than today's: the deduction mandates move at once; record the transfer in its month",

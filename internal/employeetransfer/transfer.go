@@ -119,6 +119,15 @@ var (
 	ErrTooLate = errors.New("employeetransfer: the effective date is in a later month than today")
 )
 
+// PaidThrough is Transfer's refusal of an effective date before Day, the last day the source's
+// payroll has fixed pay for (payroll.PaidThrough): the next employer's run would pay the days
+// after the effective date a second time. Nothing was written.
+type PaidThrough struct{ Day time.Time }
+
+func (p *PaidThrough) Error() string {
+	return "employeetransfer: the source's payroll pays the employee through " + p.Day.Format(time.DateOnly)
+}
+
 // Blocked is Transfer's refusal when obligations block it: every blocking one, in kind and id
 // order. Nothing was written.
 type Blocked struct{ Obligations []Obligation }
@@ -158,7 +167,7 @@ const (
 // Transfer runs r in tx, a transaction of the platform role on the cross-tenant path
 // (crosstenant.BunTx); ctx carries the actor. Every statement names its tenant. Errors:
 // employees.ErrNotFound (no such employee in the source), ErrSameBusiness, ErrInvalidPlan,
-// ErrNotTransferable, ErrBeforeHire, ErrTooLate, *Blocked, employees.ErrDuplicateNationalID or
+// ErrNotTransferable, ErrBeforeHire, ErrTooLate, *PaidThrough, *Blocked, employees.ErrDuplicateNationalID or
 // ErrDuplicateTIN (the target already employs that person), employees.ErrInvalid; the caller
 // rolls back on any of them.
 func Transfer(ctx context.Context, tx db.BunTx, r Request) (Result, error) {
@@ -190,6 +199,13 @@ func Transfer(ctx context.Context, tx db.BunTx, r Request) (Result, error) {
 	}
 	if day.Format("2006-01") > dateOf(r.Now).Format("2006-01") {
 		return Result{}, ErrTooLate
+	}
+	paid, err := payroll.PaidThrough(src, tx, r.SourceTenant, r.EmployeeID)
+	if err != nil {
+		return Result{}, err
+	}
+	if day.Before(paid) {
+		return Result{}, &PaidThrough{Day: paid}
 	}
 
 	found, err := Obligations(src, tx, r.SourceTenant, r.EmployeeID)

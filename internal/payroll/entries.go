@@ -453,3 +453,33 @@ func settledCarries(ctx context.Context, tx db.Writer, byID map[string]*paycalc.
 	}
 	return nil
 }
+
+// PaidThrough is the last day of the latest period for which a run of tenantID pays employeeID
+// and is past its calculation (APPROVED, DISBURSING, DISBURSED or COMPLETED: its entries are
+// fixed, and pay an employee still employed to the period's end); zero when there is none. An
+// employment that ends earlier than that day (an employee transfer) would have those days paid
+// again by the next employer's run. Each run of the employee's that is calculated or later is
+// locked for share until tx ends: an approval (which locks its run for update before it checks
+// that the inputs are unchanged) either committed first and is counted here, or waits and then
+// finds the employment changed.
+func PaidThrough(ctx context.Context, tx db.Writer, tenantID, employeeID string) (time.Time, error) {
+	var last *string
+	err := tx.QueryRow(ctx, `WITH runs AS MATERIALIZED (
+			SELECT r.period, r.status FROM app.payroll_runs r
+			WHERE r.tenant_id = $1 AND r.status IN ($3, $4, $5, $6, $7)
+				AND EXISTS (SELECT 1 FROM app.payroll_entries e WHERE e.tenant_id = r.tenant_id AND e.run_id = r.id AND e.employee_id = $2)
+			FOR SHARE OF r)
+		SELECT max(period::text) FILTER (WHERE status <> $3) FROM runs`,
+		tenantID, employeeID, RunCalculated, RunApproved, RunDisbursing, RunDisbursed, RunCompleted).Scan(&last)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("payroll: the runs paying %s: %w", employeeID, err)
+	}
+	if last == nil {
+		return time.Time{}, nil
+	}
+	start, err := time.Parse("2006-01", *last)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("payroll: the period %q: %w", *last, err)
+	}
+	return start.AddDate(0, 1, -1), nil
+}
