@@ -21,6 +21,7 @@ const (
 	DisputeRecordActivity  = "dispute.Record"
 	DisputeReverseActivity = "dispute.Reverse"
 	DisputeAdjustActivity  = "dispute.Adjust"
+	DisputePostingActivity = "dispute.PostingOf"
 )
 
 // DisputeRecord records one move of a dispute (disputes.Apply: the row, its event, audit row and
@@ -34,6 +35,21 @@ var DisputeReverse = Activity[DisputeReverseInput, string]{DisputeReverseActivit
 // DisputeAdjust posts a dispute's approved adjustment (Ledger.PostAdjustment with the signature
 // the API made) and answers the adjustment's transaction id.
 var DisputeAdjust = Activity[DisputeAdjustInput, string]{DisputeAdjustActivity}
+
+// DisputePostingOf answers the id of the ledger transaction a decision's posting made under its
+// idempotency key, "" when there is none: the decision's ledger step ended without an answer
+// (its retries ran out), and whether it posted decides what the dispute records.
+var DisputePostingOf = Activity[DisputePostingInput, string]{DisputePostingActivity}
+
+// DisputePostingInput names a decision's posting by its idempotency key.
+type DisputePostingInput struct {
+	Run
+	DisputeID      string
+	IdempotencyKey string
+}
+
+// DisputeReversalKey is the idempotency key of the reversal the dispute workflow wfID posts.
+func DisputeReversalKey(wfID string) string { return wfID + ":reversal" }
 
 // DisputeSaga is the actor of the dispute workflow's audit rows: tenancy.System(DisputeSaga).
 const DisputeSaga = "dispute"
@@ -102,6 +118,26 @@ func (a *Disputes) Register(r worker.ActivityRegistry) {
 	DisputeRecord.Register(r, a.Record)
 	DisputeReverse.Register(r, a.Reverse)
 	DisputeAdjust.Register(r, a.Adjust)
+	DisputePostingOf.Register(r, a.PostingOf)
+}
+
+// PostingOf looks the decision's posting up by its idempotency key ("" when the ledger has none).
+func (a *Disputes) PostingOf(ctx context.Context, in DisputePostingInput) (string, error) {
+	if a.Ledger == nil {
+		return "", misconfigured("dispute: no ledger client configured")
+	}
+	if err := errors.Join(in.Run.check(), field.Identifier("disputeId", in.DisputeID, 0),
+		field.Reference("idempotencyKey", in.IdempotencyKey, field.MaxReference)); err != nil {
+		return "", temporalError(err)
+	}
+	got, err := a.Ledger.GetTransaction(ctx, &ledgerv1.GetTransactionRequest{TenantId: in.TenantID, IdempotencyKey: in.IdempotencyKey})
+	switch {
+	case errors.Is(err, ledger.ErrTransactionNotFound):
+		return "", nil
+	case err != nil:
+		return "", temporalError(err)
+	}
+	return got.GetTransaction().GetId(), nil
 }
 
 // Record applies in.Move. The store's refusals are non-retryable, typed by their code.
@@ -126,7 +162,7 @@ func (a *Disputes) Reverse(ctx context.Context, in DisputeReverseInput) (string,
 		return "", temporalError(err)
 	}
 	resp, err := a.Ledger.Reverse(ctx, &ledgerv1.ReverseRequest{TenantId: in.TenantID, TransactionId: in.TransactionID,
-		Reason: in.DisputeID + ":" + in.Reason, IdempotencyKey: in.WorkflowID + ":reversal"})
+		Reason: in.DisputeID + ":" + in.Reason, IdempotencyKey: DisputeReversalKey(in.WorkflowID)})
 	if err != nil {
 		in.Run.logger(ctx, "dispute_id", in.DisputeID).Warn("dispute reversal failed", "error", err)
 		return "", temporalError(err)

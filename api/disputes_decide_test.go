@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/wagerail/wagerail/activities"
+	"github.com/wagerail/wagerail/internal/disputes"
 	"github.com/wagerail/wagerail/internal/platform/devtemporal/devtemporaltest"
 	"github.com/wagerail/wagerail/internal/platform/testkit"
 	"github.com/wagerail/wagerail/ledger/chart"
@@ -196,6 +197,19 @@ func TestDisputeEvidenceAndDecisions(t *testing.T) {
 	require.Equal(t, ledgerv1.TransactionStatus_TRANSACTION_STATUS_REVERSED, orig.GetStatus())
 	require.Equal(t, *rev.ReversalTransactionID, orig.GetReversedByTransactionId())
 	require.Zero(t, s.balance(t, chart.EmployeeReceivable(s.emp)))
+	// The posting is found by its key (what the workflow asks when the step's answer is lost);
+	// a key that posted nothing finds nothing.
+	steps := &activities.Disputes{DB: s.d.App, Ledger: s.ledger}
+	wf := disputes.WorkflowIDOf(s.tenant, re.Dispute.ID)
+	run := activities.Run{TenantID: s.tenant, WorkflowID: wf}
+	found, err := steps.PostingOf(context.Background(), activities.DisputePostingInput{Run: run, DisputeID: re.Dispute.ID,
+		IdempotencyKey: activities.DisputeReversalKey(wf)})
+	require.NoError(t, err)
+	require.Equal(t, *rev.ReversalTransactionID, found)
+	found, err = steps.PostingOf(context.Background(), activities.DisputePostingInput{Run: run, DisputeID: re.Dispute.ID,
+		IdempotencyKey: wf + ":adjustment"})
+	require.NoError(t, err)
+	require.Empty(t, found)
 	requireLogMatches(t, s.detail(t, re.Dispute.ID))
 	requireStatus(t, reopen(s.admin, re.Dispute.ID), http.StatusConflict, "DISPUTE_INVALID_STATE")
 

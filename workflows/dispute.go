@@ -154,8 +154,9 @@ func Dispute(ctx workflow.Context, in DisputeInput) (DisputeResult, error) {
 		if d.Decision == disputes.Adjustment {
 			id, err := call(ctx, ledgerOptions(), activities.DisputeAdjust, activities.DisputeAdjustInput{Run: run,
 				DisputeID: in.DisputeID, Adjustment: *d.Adjustment})
+			id, held, err := postedAnyway(ctx, run, in.DisputeID, d.Adjustment.IdempotencyKey, id, err)
 			if err != nil {
-				deciding = false
+				deciding = held
 				return disputes.Dispute{}, refusalOf(err, disputes.CodeLedgerRefused)
 			}
 			m.AdjustmentTxID = id
@@ -163,8 +164,9 @@ func Dispute(ctx workflow.Context, in DisputeInput) (DisputeResult, error) {
 		if d.Decision == disputes.Reversal {
 			id, err := call(ctx, ledgerOptions(), activities.DisputeReverse, activities.DisputeReverseInput{Run: run,
 				DisputeID: in.DisputeID, TransactionID: in.LedgerTransactionID, Reason: d.Reason})
+			id, held, err := postedAnyway(ctx, run, in.DisputeID, activities.DisputeReversalKey(run.WorkflowID), id, err)
 			if err != nil {
-				deciding = false
+				deciding = held
 				return disputes.Dispute{}, refusalOf(err, disputes.CodeLedgerRefused)
 			}
 			m.ReversalTxID = id
@@ -258,6 +260,34 @@ func awaitDecided(ctx workflow.Context, decided **disputes.Dispute) workflow.Fut
 
 // refusalOf is err as the update's answer: an ApplicationError typed with a disputes code, else
 // one of fallback.
+// postedAnyway settles a decision's ledger step that ended with err: a refusal (non-retryable)
+// posted nothing and is returned. A step whose retries ran out without an answer may have posted
+// with the answer lost; once any attempt still at the ledger has had its time, the posting is
+// looked up by its key (retried as a catch-up step: the ledger may still be down): found, it is
+// the decision's (id, nil) and the dispute records it; not found, nothing was posted and err is
+// returned. Freeing the decision on an unknown outcome let another decision post beside it: a
+// reversal and then an adjustment, the employee refunded twice (found by an audit). held reports
+// that even the lookup ran out: the decision stays taken, for an operator to settle from the
+// ledger by the key.
+func postedAnyway(ctx workflow.Context, run activities.Run, disputeID, key, id string, err error) (_ string, held bool, _ error) {
+	if err == nil || !retryableFailure(err) {
+		return id, false, err
+	}
+	if serr := workflow.Sleep(ctx, ledgerOptions().StartToCloseTimeout); serr != nil {
+		return "", true, serr
+	}
+	found, lerr := call(ctx, catchUpOptions(), activities.DisputePostingOf, activities.DisputePostingInput{Run: run, DisputeID: disputeID,
+		IdempotencyKey: key})
+	switch {
+	case lerr != nil:
+		return "", true, temporal.NewApplicationError("the ledger did not answer whether the decision's posting "+key+" was made: the decision is held",
+			disputes.CodeInvalidState)
+	case found != "":
+		return found, false, nil
+	}
+	return "", false, err
+}
+
 func refusalOf(err error, fallback string) error {
 	var ae *temporal.ApplicationError
 	if errors.As(err, &ae) {

@@ -8,7 +8,9 @@ import (
 
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
 
@@ -163,6 +165,51 @@ func TestDisputeWorkflowRacingDecisionsMoveMoneyOnce(t *testing.T) {
 	require.Contains(t, second.err.Error(), "the dispute is decided")
 	require.Equal(t, 1, reversals)
 	require.Equal(t, []string{"investigate", "decide:REVERSAL:rev-1"}, f.moves)
+}
+
+// TestDisputeWorkflowReversalWithoutAnAnswer: the reversal's ledger step runs out of retries
+// without an answer. The posting is looked up by its key: found (it had posted, the answer
+// lost), the dispute records it RESOLVED_REVERSAL; not found, nothing was posted, the decision
+// is refused DISPUTE_LEDGER_REFUSED and a later one is taken. Found by an audit: the decision was
+// freed either way, so a reversal that had posted stood unrecorded and an adjustment decided
+// next refunded the employee a second time.
+func TestDisputeWorkflowReversalWithoutAnAnswer(t *testing.T) {
+	unanswered := temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_SCHEDULE_TO_CLOSE, errors.New("ledger unavailable"))
+	for _, posted := range []bool{true, false} {
+		t.Run(map[bool]string{true: "posted", false: "not posted"}[posted], func(t *testing.T) {
+			f := &fakeDispute{}
+			env, in := newDisputeEnv(t, f)
+			env.OnActivity(activities.DisputeReverseActivity, mock.Anything, mock.Anything).Return("", unanswered).Once()
+			found := ""
+			if posted {
+				found = "rev-1"
+			}
+			env.OnActivity(activities.DisputePostingActivity, mock.Anything, activities.DisputePostingInput{
+				Run:       activities.Run{TenantID: "t1", WorkflowID: disputes.WorkflowIDOf("t1", "dsp_1"), CorrelationID: "req-1"},
+				DisputeID: "dsp_1", IdempotencyKey: activities.DisputeReversalKey(disputes.WorkflowIDOf("t1", "dsp_1"))}).Return(found, nil).Once()
+			var first, second updateResult
+			env.RegisterDelayedCallback(func() {
+				env.UpdateWorkflow(DisputeDecisionUpdate, "u1", first.callbacks(), DisputeDecision{Actor: "op", Decision: disputes.Reversal, Reason: "wrong amount"})
+			}, time.Hour)
+			env.RegisterDelayedCallback(func() {
+				env.UpdateWorkflow(DisputeDecisionUpdate, "u2", second.callbacks(), DisputeDecision{Actor: "op2", Decision: disputes.NoAction, Reason: "payslip"})
+			}, 2*time.Hour)
+			env.ExecuteWorkflow(DisputeWorkflowName, in)
+			require.NoError(t, env.GetWorkflowError())
+			env.AssertExpectations(t)
+			if posted {
+				require.NoError(t, first.err)
+				require.Equal(t, disputes.ResolvedReversal, first.d.Status)
+				require.Equal(t, []string{"investigate", "decide:REVERSAL:rev-1"}, f.moves)
+				return
+			}
+			var refused *temporal.ApplicationError
+			require.ErrorAs(t, first.err, &refused)
+			require.Equal(t, disputes.CodeLedgerRefused, refused.Type())
+			require.NoError(t, second.err)
+			require.Equal(t, []string{"investigate", "decide:NO_ACTION"}, f.moves)
+		})
+	}
 }
 
 // TestDisputeWorkflowWaitsOutADatabaseOutage: the database is down for longer than a record
