@@ -423,7 +423,14 @@ func (s *Server) decideDispute(c *gin.Context) {
 		if err != nil {
 			return d, err
 		}
-		return d, disputes.CheckDecidable(d, dec)
+		if err := disputes.CheckDecidable(d, dec); err != nil {
+			return d, err
+		}
+		deciders := []string{cl.User.ID}
+		if approval != nil {
+			deciders = append(deciders, approval.approvedBy)
+		}
+		return d, disputes.CheckNotOwn(ctx, tx, d, deciders...)
 	})
 	var e *Error
 	switch {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/wagerail/wagerail/activities"
 	"github.com/wagerail/wagerail/internal/disputes"
+	"github.com/wagerail/wagerail/internal/identity"
 	"github.com/wagerail/wagerail/internal/platform/devtemporal/devtemporaltest"
 	"github.com/wagerail/wagerail/internal/platform/testkit"
 	"github.com/wagerail/wagerail/ledger/chart"
@@ -467,4 +468,31 @@ func TestDisputeDecisionReasonFitsTheLedger(t *testing.T) {
 	rec := s.decide(s.operator, d.ID, map[string]any{"decision": "REVERSAL", "reason": strings.Repeat("r", maxLedgerReason)})
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 	require.Equal(t, ledgerv1.TransactionStatus_TRANSACTION_STATUS_REVERSED, s.txStatus(t, tx).GetStatus())
+}
+
+// TestDisputeNotDecidedByTheEmployeeItRefunds: an operator who is also the employee who raised
+// the dispute may not decide it (403 DISPUTE_OWN_DECISION, audited DENIED, nothing reversed);
+// another operator may (found by an audit: a reversal needs no second approver, so one person
+// could refund their own advance).
+func TestDisputeNotDecidedByTheEmployeeItRefunds(t *testing.T) {
+	t.Parallel()
+	s := newDisputeStack(t)
+	d, tx := s.opened(t, 5_000)
+	rec := s.me.call(http.MethodGet, "/api/auth/get-session", nil)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	self := decode[sessionResult](t, rec).User.ID
+	_, created, err := identity.GrantOperator(context.Background(), s.d.Platform(t), self, self, time.Now())
+	require.NoError(t, err)
+	require.True(t, created)
+
+	reverse := map[string]any{"decision": "REVERSAL", "reason": "my own advance"}
+	requireStatus(t, s.decide(s.me, d.ID, reverse), http.StatusForbidden, "DISPUTE_OWN_DECISION")
+	require.Equal(t, ledgerv1.TransactionStatus_TRANSACTION_STATUS_POSTED, s.txStatus(t, tx).GetStatus())
+	require.Equal(t, "UNDER_INVESTIGATION", s.detail(t, d.ID).Status)
+	require.Equal(t, 1, s.tenantCount(s.tenant, `SELECT count(*) FROM app.audit_log WHERE action = 'DecideDispute' AND outcome = 'DENIED'
+		AND details->>'code' = 'DISPUTE_OWN_DECISION'`))
+
+	rec = s.decide(s.operator, d.ID, reverse)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.Equal(t, "RESOLVED_REVERSAL", decode[disputeJSON](t, rec).Status)
 }

@@ -19,6 +19,7 @@ var (
 	ErrApprovalMissing      = errors.New("disputes: an adjustment needs a platform admin's approval")
 	ErrSelfApproved         = errors.New("disputes: the approver of an adjustment must not be the operator deciding it")
 	ErrApprovalInvalid      = errors.New("disputes: the adjustment's approval signature does not verify")
+	ErrOwnDispute           = errors.New("disputes: the employee the dispute would refund may neither decide nor approve it")
 	ErrInvalid              = errors.New("disputes: invalid value")
 )
 
@@ -39,6 +40,7 @@ const (
 	CodeApprovalMissing   = "DISPUTE_APPROVAL_REQUIRED"
 	CodeSelfApproved      = "DISPUTE_SELF_APPROVAL"
 	CodeApprovalInvalid   = "DISPUTE_APPROVAL_INVALID"
+	CodeOwnDispute        = "DISPUTE_OWN_DECISION"
 	CodeLedgerUnavailable = "DISPUTE_LEDGER_UNAVAILABLE"
 	CodeLedgerRefused     = "DISPUTE_LEDGER_REFUSED"
 )
@@ -53,11 +55,13 @@ var refusals = refusal.Table{
 	CodeAlreadyOpen: {Status: http.StatusConflict, Message: "this transaction already has an open dispute"},
 	CodeAlreadyDisputed: {Status: http.StatusConflict,
 		Message: "this transaction was disputed and the dispute decided; a platform admin may reopen one closed with no action"},
-	CodeInvalidState:      {Status: http.StatusConflict, Message: "the dispute's state does not allow this"},
-	CodeAlreadyReopened:   {Status: http.StatusConflict, Message: "this dispute was already reopened"},
-	CodeApprovalMissing:   {Status: http.StatusUnprocessableEntity, Message: "an adjustment needs the approval of a platform admin (approvedBy)"},
-	CodeSelfApproved:      {Status: http.StatusUnprocessableEntity, Message: "the approver of an adjustment must be another person than the operator deciding it"},
-	CodeApprovalInvalid:   {Status: http.StatusUnprocessableEntity, Message: "the adjustment's approval does not verify"},
+	CodeInvalidState:    {Status: http.StatusConflict, Message: "the dispute's state does not allow this"},
+	CodeAlreadyReopened: {Status: http.StatusConflict, Message: "this dispute was already reopened"},
+	CodeApprovalMissing: {Status: http.StatusUnprocessableEntity, Message: "an adjustment needs the approval of a platform admin (approvedBy)"},
+	CodeSelfApproved:    {Status: http.StatusUnprocessableEntity, Message: "the approver of an adjustment must be another person than the operator deciding it"},
+	CodeApprovalInvalid: {Status: http.StatusUnprocessableEntity, Message: "the adjustment's approval does not verify"},
+	CodeOwnDispute: {Status: http.StatusForbidden,
+		Message: "the dispute was raised by the employee linked to your account: another operator decides it (and another admin approves it)"},
 	CodeLedgerUnavailable: {Status: http.StatusServiceUnavailable, Message: "the ledger could not be reached; nothing was decided, try again"},
 	CodeLedgerRefused:     {Status: http.StatusConflict, Message: "the ledger refused the decision's posting; nothing was decided"},
 }
@@ -78,6 +82,7 @@ var storeCodes = []struct {
 	{ErrAlreadyReopened, CodeAlreadyReopened},
 	{ErrApprovalMissing, CodeApprovalMissing},
 	{ErrSelfApproved, CodeSelfApproved},
+	{ErrOwnDispute, CodeOwnDispute},
 	{ErrApprovalInvalid, CodeApprovalInvalid},
 }
 

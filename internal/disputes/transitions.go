@@ -2,8 +2,12 @@ package disputes
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/wagerail/wagerail/internal/platform/audit"
 	"github.com/wagerail/wagerail/internal/platform/db"
@@ -134,6 +138,28 @@ func CheckDecision(d Decision, reason, decidedBy, approvedBy string) error {
 }
 
 // CheckDecidable refuses a decision the dispute's state does not allow.
+// CheckNotOwn refuses ErrOwnDispute when one of users (the operator deciding, the admin
+// approving) is the user linked to the employee who raised the dispute: its reversal or
+// adjustment refunds that employee, so it is decided and approved by others (found by an audit:
+// an operator who is also an employee could reverse their own advance alone).
+func CheckNotOwn(ctx context.Context, tx db.Querier, d Dispute, users ...string) error {
+	if d.RaisedByType != RaisedByEmployee {
+		return nil
+	}
+	var linked *string
+	err := tx.QueryRow(ctx, `SELECT user_id FROM app.employees WHERE tenant_id = $1 AND id = $2`, d.TenantID, d.RaisedBySubjectID).Scan(&linked)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return nil
+	case err != nil:
+		return fmt.Errorf("disputes: the raising employee: %w", err)
+	}
+	if linked != nil && slices.Contains(users, *linked) {
+		return ErrOwnDispute
+	}
+	return nil
+}
+
 func CheckDecidable(d Dispute, dec Decision) error {
 	if d.Status == Opened {
 		// The workflow starts the investigation as soon as it runs; a decision that races it is
