@@ -219,16 +219,18 @@ type openDisputeRequest struct {
 
 // ownReceivableShare is what a transaction charged to the employee's receivable: its account id
 // and the sum of its posted debits there (a credit — a repayment, a reversal, a dispute's own
-// adjustment — charges nothing); touched is whether it posted to the account at all; ok is false
-// when the sum leaves one amount's bound (money.MaxAmountSantim).
+// adjustment — charges nothing); touched is whether it has an entry on the account at all, in
+// any phase (a pending transaction's are holds, a voided one's holds and releases: theirs too,
+// refused as not POSTED rather than as someone else's); ok is false when the sum leaves one
+// amount's bound (money.MaxAmountSantim).
 func ownReceivableShare(tx *ledgerv1.Transaction, account string) (accountID string, touched bool, charged int64, ok bool) {
 	ok = true
 	for _, e := range tx.GetEntries() {
-		if e.GetPhase() != ledgerv1.EntryPhase_ENTRY_PHASE_POSTED || e.GetAccountName() != account {
+		if e.GetAccountName() != account {
 			continue
 		}
 		accountID, touched = e.GetAccountId(), true
-		if e.GetDirection() == ledgerv1.Direction_DIRECTION_DEBIT {
+		if e.GetPhase() == ledgerv1.EntryPhase_ENTRY_PHASE_POSTED && e.GetDirection() == ledgerv1.Direction_DIRECTION_DEBIT {
 			if charged, ok = money.Add(charged, e.GetAmountSantim()); !ok {
 				return accountID, touched, 0, false
 			}
@@ -281,16 +283,16 @@ func (s *Server) openMyDispute(c *gin.Context) {
 		writeError(c, disputeRefusal(disputes.CodeTransactionNotFound))
 		return
 	}
+	if got.GetTransaction().GetStatus() != ledgerv1.TransactionStatus_TRANSACTION_STATUS_POSTED {
+		writeError(c, disputeRefusal(disputes.CodeTransactionNotPosted))
+		return
+	}
 	// Only a charge is disputed: a transaction that only credits the account, a reversal or an
 	// adjustment (a dispute's own refund among them) is what a dispute gives back, and disputing
 	// it would give it back twice.
 	if kind := got.GetTransaction().GetKind(); amount <= 0 || !bounded || kind == ledgerv1.TransactionKind_TRANSACTION_KIND_REVERSAL ||
 		kind == ledgerv1.TransactionKind_TRANSACTION_KIND_ADJUSTMENT {
 		writeError(c, disputeRefusal(disputes.CodeNotDisputable))
-		return
-	}
-	if got.GetTransaction().GetStatus() != ledgerv1.TransactionStatus_TRANSACTION_STATUS_POSTED {
-		writeError(c, disputeRefusal(disputes.CodeTransactionNotPosted))
 		return
 	}
 	user := callerOf(c).User.ID

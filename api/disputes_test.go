@@ -155,7 +155,8 @@ func TestDisputeOpenAndRead(t *testing.T) {
 	require.Empty(t, decode[disputeListJSON](t, rec).Items)
 }
 
-// TestDisputeOnlyPostedTransactions: a reversed transaction is no longer disputable.
+// TestDisputeOnlyPostedTransactions: a reversed, pending or voided transaction is not
+// disputable (409); another employee's pending one is not theirs (404).
 func TestDisputeOnlyPostedTransactions(t *testing.T) {
 	t.Parallel()
 	w := newDisputeWorld(t)
@@ -164,6 +165,26 @@ func TestDisputeOnlyPostedTransactions(t *testing.T) {
 		IdempotencyKey: testkit.Unique("rev")})
 	require.NoError(t, err)
 	requireStatus(t, w.open(t, w.me, tx), http.StatusConflict, "DISPUTE_TRANSACTION_NOT_POSTED")
+
+	// A pending one (an advance whose transfer is still at the bank), and a voided one, are the
+	// employee's too: 409 as documented, not 404 (their entries are holds and releases).
+	pending := func() string {
+		resp, err := w.ledger.PostCreatingAccounts(context.Background(), &ledgerv1.PostTransactionRequest{TenantId: w.tenant,
+			IdempotencyKey: testkit.Unique("dsp-pending"), Status: ledgerv1.TransactionStatus_TRANSACTION_STATUS_PENDING,
+			Entries: []*ledgerv1.EntryInput{
+				{AccountName: chart.EmployeeReceivable(w.emp), Direction: ledgerv1.Direction_DIRECTION_DEBIT, AmountSantim: 2_000},
+				{AccountName: chart.PayrollClearing, Direction: ledgerv1.Direction_DIRECTION_CREDIT, AmountSantim: 2_000},
+			}})
+		require.NoError(t, err)
+		return resp.GetTransaction().GetId()
+	}
+	held := pending()
+	requireStatus(t, w.open(t, w.me, held), http.StatusConflict, "DISPUTE_TRANSACTION_NOT_POSTED")
+	voided := pending()
+	_, err = w.ledger.VoidPending(context.Background(), &ledgerv1.VoidPendingRequest{TenantId: w.tenant, TransactionId: voided, Reason: "test"})
+	require.NoError(t, err)
+	requireStatus(t, w.open(t, w.me, voided), http.StatusConflict, "DISPUTE_TRANSACTION_NOT_POSTED")
+	requireStatus(t, w.open(t, w.colleague, held), http.StatusNotFound, "LEDGER_TRANSACTION_NOT_FOUND")
 }
 
 // TestDisputeHostileInput: each field refused at the edge with a 400, nothing written.
