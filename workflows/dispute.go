@@ -123,7 +123,8 @@ func Dispute(ctx workflow.Context, in DisputeInput) (DisputeResult, error) {
 	if err := workflow.SetUpdateHandlerWithOptions(ctx, DisputeEvidenceUpdate, func(ctx workflow.Context, ev DisputeEvidence) (disputes.Dispute, error) {
 		evidencing++
 		defer func() { evidencing-- }()
-		out, err := record(ctx, disputes.Move{Trigger: disputes.TriggerEvidence, Actor: ev.Actor, UploadKeys: ev.UploadKeys, Note: ev.Note})
+		out, err := record(ctx, disputes.Move{Trigger: disputes.TriggerEvidence, Actor: ev.Actor, UploadKeys: ev.UploadKeys, Note: ev.Note,
+			EvidenceID: workflow.GetCurrentUpdateInfo(ctx).ID})
 		if err != nil {
 			return disputes.Dispute{}, refusalOf(err, disputes.CodeInvalidState)
 		}

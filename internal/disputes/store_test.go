@@ -98,8 +98,13 @@ func TestDisputeStoreLifecycle(t *testing.T) {
 			return disputes.Apply(ctx, tx, x.ID, m, opened.Add(time.Hour))
 		})
 	}
-	_, err = apply(disputes.Move{Trigger: disputes.TriggerEvidence, Actor: "usr_admin", UploadKeys: []string{"k1"}, Note: "payslip"})
-	require.NoError(t, err)
+	// The same attachment twice (a record step retried after its commit's answer was lost): one
+	// event, audit row and outbox event.
+	for range 2 {
+		_, err = apply(disputes.Move{Trigger: disputes.TriggerEvidence, Actor: "usr_admin", UploadKeys: []string{"k1"}, Note: "payslip",
+			EvidenceID: "evidence:u1"})
+		require.NoError(t, err)
+	}
 	requireStateIsLog(t, d, tenant, x.ID)
 	_, err = apply(disputes.Move{Trigger: disputes.TriggerDecide, Decision: disputes.Adjustment, Reason: "r", Actor: "op", AdjustmentTxID: "adj"})
 	require.ErrorIs(t, err, disputes.ErrApprovalMissing)

@@ -20,9 +20,11 @@ type Move struct {
 	// Actor is the user who acts (the operator deciding, the admin attaching evidence); "" for the
 	// workflow's own moves (investigation start, SLA notes).
 	Actor string
-	// Evidence: the upload keys attached and a note.
+	// Evidence: the upload keys attached and a note; EvidenceID names this attachment (the
+	// workflow's update id) so a retried record step attaches it once ("": not deduplicated).
 	UploadKeys []string
 	Note       string
+	EvidenceID string
 	// Decide: the decision, why, and what it produced — the platform admin who approved an
 	// adjustment and the ledger transaction it posted, the reversal's transaction, the partner's
 	// chargeback reference.
@@ -92,6 +94,16 @@ func attachEvidence(ctx context.Context, tx db.Querier, d Dispute, m Move, now t
 	if _, err := Next(d.Status, TriggerEvidence, ""); err != nil {
 		return Dispute{}, err
 	}
+	if m.EvidenceID != "" {
+		var seen bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM app.dispute_events WHERE tenant_id = $1 AND dispute_id = $2
+			AND event_type = $3 AND payload->>'evidenceId' = $4)`, d.TenantID, d.ID, EventEvidenceAttached, m.EvidenceID).Scan(&seen); err != nil {
+			return Dispute{}, fmt.Errorf("disputes: evidence %s: %w", m.EvidenceID, err)
+		}
+		if seen {
+			return d, nil // a retried record step: attached already
+		}
+	}
 	var err error
 	if d.Status == Opened {
 		if d, err = setStatus(ctx, tx, d, UnderInvestigation, now); err != nil {
@@ -104,6 +116,9 @@ func attachEvidence(ctx context.Context, tx db.Querier, d Dispute, m Move, now t
 	payload := map[string]any{"uploadKeys": m.UploadKeys}
 	if m.Note != "" {
 		payload["note"] = m.Note
+	}
+	if m.EvidenceID != "" {
+		payload["evidenceId"] = m.EvidenceID
 	}
 	if err := appendEvent(ctx, tx, d, EventEvidenceAttached, payload, m.Actor, now); err != nil {
 		return Dispute{}, err
