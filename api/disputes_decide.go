@@ -418,9 +418,18 @@ func (s *Server) decideDispute(c *gin.Context) {
 		return
 	}
 	cl := callerOf(c)
+	keyWF, _ := idempotency.WorkflowIDFrom(c.Request.Context())
+	updateID := "decision:" + keyWF
+	var decidedByThisKey bool
 	d, err := inTenantValue(s, c, func(ctx context.Context, tx pgx.Tx) (disputes.Dispute, error) {
 		d, err := disputes.Get(ctx, tx, id)
 		if err != nil {
+			return d, err
+		}
+		// This key's decision, made already (its answer was not stored: the process stopped, or
+		// answered an error, after the workflow decided): the dispute as it decided it.
+		if under, err := disputes.DecisionIDOf(ctx, tx, d); err != nil || under == updateID {
+			decidedByThisKey = err == nil
 			return d, err
 		}
 		if err := disputes.CheckDecidable(d, dec); err != nil {
@@ -434,6 +443,9 @@ func (s *Server) decideDispute(c *gin.Context) {
 	})
 	var e *Error
 	switch {
+	case decidedByThisKey:
+		c.JSON(http.StatusOK, toDisputeJSON(d, s.now()))
+		return
 	case err != nil && errors.As(disputeError(err), &e) && e.Code != disputes.CodeNotFound:
 		s.denyDecision(c, id, dec, e)
 		return
@@ -456,11 +468,10 @@ func (s *Server) decideDispute(c *gin.Context) {
 		}
 		decision.ApprovedBy, decision.Adjustment = adj.ApprovedBy, adj
 	}
-	keyWF, _ := idempotency.WorkflowIDFrom(c.Request.Context())
 	now := s.now()
 	runSaga(s, c, sagaCall[disputes.Dispute, workflows.DisputeResult]{
 		Workflow: workflows.DisputeWorkflowName, Input: disputeInputOf(d, requestID(c)), BusinessKey: d.ID, WorkflowID: d.WorkflowID,
-		Update: workflows.DisputeDecisionUpdate, UpdateID: "decision:" + keyWF,
+		Update: workflows.DisputeDecisionUpdate, UpdateID: updateID,
 		UpdateArgs: []any{decision},
 		Refused: func(app *temporal.ApplicationError) (*Error, bool) {
 			r, ok := disputes.RefusalOf(app.Type())

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
@@ -473,7 +474,8 @@ func TestDisputeDecisionReasonFitsTheLedger(t *testing.T) {
 // TestDisputeNotDecidedByTheEmployeeItRefunds: an operator who is also the employee who raised
 // the dispute may not decide it (403 DISPUTE_OWN_DECISION, audited DENIED, nothing reversed);
 // another operator may (found by an audit: a reversal needs no second approver, so one person
-// could refund their own advance).
+// could refund their own advance). The same key asking again after its answer was lost is
+// answered the decision.
 func TestDisputeNotDecidedByTheEmployeeItRefunds(t *testing.T) {
 	t.Parallel()
 	s := newDisputeStack(t)
@@ -492,7 +494,26 @@ func TestDisputeNotDecidedByTheEmployeeItRefunds(t *testing.T) {
 	require.Equal(t, 1, s.tenantCount(s.tenant, `SELECT count(*) FROM app.audit_log WHERE action = 'DecideDispute' AND outcome = 'DENIED'
 		AND details->>'code' = 'DISPUTE_OWN_DECISION'`))
 
-	rec = s.decide(s.operator, d.ID, reverse)
+	key := loanKey()
+	rec = s.operator.call(http.MethodPost, "/api/disputes/"+d.ID+"/decisions", reverse, "Idempotency-Key", key)
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 	require.Equal(t, "RESOLVED_REVERSAL", decode[disputeJSON](t, rec).Status)
+
+	// The decision's answer lost before it was stored (the process stopped after the workflow
+	// decided): the same key is answered the decision it made, not 409 and a DENIED row (found
+	// by an audit); another key is refused.
+	super, err := pgx.Connect(context.Background(), testkit.PG(t).SuperDSN(s.d.Name))
+	require.NoError(t, err)
+	defer func() { _ = super.Close(context.Background()) }()
+	tag, err := super.Exec(context.Background(), `DELETE FROM app.idempotency_records WHERE key = $1`, key)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, tag.RowsAffected())
+	rec = s.operator.call(http.MethodPost, "/api/disputes/"+d.ID+"/decisions", reverse, "Idempotency-Key", key)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	again := decode[disputeJSON](t, rec)
+	require.Equal(t, "RESOLVED_REVERSAL", again.Status)
+	require.NotNil(t, again.ReversalTransactionID)
+	require.Equal(t, 1, s.tenantCount(s.tenant, `SELECT count(*) FROM app.audit_log WHERE action = 'DecideDispute' AND outcome = 'DENIED'`),
+		"only the employee's own attempt")
+	requireStatus(t, s.decide(s.operator, d.ID, reverse), http.StatusConflict, "DISPUTE_INVALID_STATE")
 }

@@ -149,7 +149,7 @@ func Dispute(ctx workflow.Context, in DisputeInput) (DisputeResult, error) {
 			return disputes.Dispute{}, err
 		}
 		m := disputes.Move{Trigger: disputes.TriggerDecide, Actor: d.Actor, Decision: d.Decision, Reason: d.Reason,
-			PartnerChargebackRef: d.PartnerChargebackRef, ApprovedBy: d.ApprovedBy}
+			PartnerChargebackRef: d.PartnerChargebackRef, ApprovedBy: d.ApprovedBy, DecisionID: workflow.GetCurrentUpdateInfo(ctx).ID}
 		// Only adjustment decisions reach this branch, and the validator of every earlier
 		// version refused them: no recorded history takes it, so it needs no version marker.
 		if d.Decision == disputes.Adjustment {

@@ -34,6 +34,9 @@ type Move struct {
 	AdjustmentTxID       string
 	ReversalTxID         string
 	PartnerChargebackRef string
+	// DecisionID names the decision (the workflow's update id): stored with it, so a caller
+	// asking again under the same id is answered the decision it made (DecisionIDOf).
+	DecisionID string
 	// SLA: which note (EventSLABreachImminent or EventSLABreached).
 	SLAEvent EventType
 }
@@ -175,6 +178,26 @@ func CheckNotOwn(ctx context.Context, tx db.Querier, d Dispute, users ...string)
 	return nil
 }
 
+// DecisionIDOf is the DecisionID the decided dispute d was decided under ("" when it has none:
+// undecided, or decided before decisions were named).
+func DecisionIDOf(ctx context.Context, tx db.Querier, d Dispute) (string, error) {
+	if d.Decision == nil {
+		return "", nil
+	}
+	var id *string
+	err := tx.QueryRow(ctx, `SELECT payload->>'decisionId' FROM app.dispute_events WHERE tenant_id = $1 AND dispute_id = $2 AND event_type = $3
+		ORDER BY id DESC LIMIT 1`, d.TenantID, d.ID, EventDecided).Scan(&id)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return "", nil
+	case err != nil:
+		return "", fmt.Errorf("disputes: the decision of %s: %w", d.ID, err)
+	case id == nil:
+		return "", nil
+	}
+	return *id, nil
+}
+
 func CheckDecidable(d Dispute, dec Decision) error {
 	if d.Status == Opened {
 		// The workflow starts the investigation as soon as it runs; a decision that races it is
@@ -219,7 +242,7 @@ func decide(ctx context.Context, tx db.Querier, d Dispute, m Move, now time.Time
 	}
 	payload := map[string]any{"decision": m.Decision, "reason": m.Reason}
 	for k, v := range map[string]string{"approvedBy": m.ApprovedBy, "adjustmentTransactionId": m.AdjustmentTxID,
-		"reversalTransactionId": m.ReversalTxID, "partnerChargebackRef": m.PartnerChargebackRef} {
+		"reversalTransactionId": m.ReversalTxID, "partnerChargebackRef": m.PartnerChargebackRef, "decisionId": m.DecisionID} {
 		if v != "" {
 			payload[k] = v
 		}
