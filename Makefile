@@ -20,12 +20,9 @@ run: deps build
 # Temporal server's SQLite, C translated to Go (modernc.org): checking its pointer arithmetic took a
 # fifth of the api test binary's CPU (pprof) and says nothing about Wagerail's code.
 TEST_GCFLAGS := modernc.org/...=-d=checkptr=0
-# Parallel tests wait on Postgres, Temporal and the sandbox far more than they compute: four at a
-# time per package (the default is GOMAXPROCS, 2 here) took the api package from ~700 s to ~500 s.
-TEST_PARALLEL := 4
 test: deps
 	go vet ./...
-	go test -race -gcflags='$(TEST_GCFLAGS)' -parallel $(TEST_PARALLEL) -count=1 -timeout $(GO_TEST_TIMEOUT) ./...
+	go test -race -gcflags='$(TEST_GCFLAGS)' -count=1 -timeout $(GO_TEST_TIMEOUT) ./...
 
 ## bench: print throughput and latency figures (nothing is asserted)
 bench: deps
