@@ -76,17 +76,10 @@ func liveMandate(ctx context.Context, tx db.Writer, a Agreement) (m payroll.Live
 
 // CheckNoOpenRun refuses BNPL_MANDATE_IN_OPEN_RUN while a payroll run that has not completed
 // withheld, or may still withhold, one of a's instalments under any of its mandates (live or
-// cancelled since: payroll.ProductInOpenRun). Its completion collects the earliest DUE instalment
+// cancelled since: payroll.RefuseInOpenRun). Its completion collects the earliest DUE instalment
 // at the amount it withheld, so whatever changes what a owes — a manual collection, a
 // restructure, a write-off — waits for it; else the withheld pay would be refused at completion
 // and left for an operator to refund.
 func CheckNoOpenRun(ctx context.Context, tx db.Writer, a Agreement) error {
-	open, err := payroll.ProductInOpenRun(ctx, tx, a.EmployeeID, payroll.KindBnplInstallment, a.ID)
-	if err != nil {
-		return err
-	}
-	if open {
-		return RefusalError(CodeMandateInOpenRun)
-	}
-	return nil
+	return payroll.RefuseInOpenRun(ctx, tx, a.EmployeeID, payroll.KindBnplInstallment, a.ID, RefusalError(CodeMandateInOpenRun))
 }

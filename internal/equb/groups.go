@@ -547,12 +547,8 @@ func Leave(ctx context.Context, tx db.BunTx, groupID, userID string, acknowledge
 func endContributionMandate(ctx context.Context, tx db.BunTx, m Membership, reason string, now time.Time) (string, error) {
 	// Every mandate of the membership, a cancelled one too: a run that withheld under it still
 	// records the contribution at its completion.
-	open, err := payroll.ProductInOpenRun(ctx, tx, m.EmployeeID, payroll.KindEqubContribution, m.ID)
-	if err != nil {
+	if err := payroll.RefuseInOpenRun(ctx, tx, m.EmployeeID, payroll.KindEqubContribution, m.ID, RefusalError(CodeMandateInOpenRun)); err != nil {
 		return "", err
-	}
-	if open {
-		return "", RefusalError(CodeMandateInOpenRun)
 	}
 	live, err := payroll.LiveProductMandates(ctx, tx, payroll.KindEqubContribution, []string{m.ID})
 	if err != nil {

@@ -183,17 +183,10 @@ func LoadContributionPlan(ctx context.Context, tx db.BunTx, groupID, userID, wfI
 }
 
 // checkNoOpenRun refuses a contribution by hand while a payroll run that has not completed holds
-// the member's contribution withheld (payroll.ProductInOpenRun: every mandate of the membership,
+// the member's contribution withheld (payroll.RefuseInOpenRun: every mandate of the membership,
 // whatever its status now).
 func checkNoOpenRun(ctx context.Context, tx db.BunTx, p MoneyPlan) error {
-	open, err := payroll.ProductInOpenRun(ctx, tx, p.EmployeeID, payroll.KindEqubContribution, p.MembershipID)
-	if err != nil {
-		return err
-	}
-	if open {
-		return RefusalError(CodeMandateInOpenRun)
-	}
-	return nil
+	return payroll.RefuseInOpenRun(ctx, tx, p.EmployeeID, payroll.KindEqubContribution, p.MembershipID, RefusalError(CodeMandateInOpenRun))
 }
 
 func loadContributionPlan(ctx context.Context, tx db.BunTx, groupID, userID, wfID string) (MoneyPlan, error) {

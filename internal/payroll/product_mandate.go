@@ -172,24 +172,29 @@ func LoanInOpenRun(ctx context.Context, tx db.Writer, employeeID, loanID string)
 		WHERE d->>'kind' = 'LOAN_INSTALLMENT' AND starts_with(d->>'reference', $3::text || '#'))`)
 }
 
-// ProductInOpenRun is MandateInOpenRun for every mandate of kind (a product kind) that collects
-// product object ref, whatever the mandate's status now: a mandate cancelled after a run withheld
-// under it still has that line applied at the run's completion. A product that changes what the
-// object owes (a manual collection, a restructure, a write-off) waits for such a run, so the
-// withheld line is applied to what it was withheld for.
-func ProductInOpenRun(ctx context.Context, tx db.Writer, employeeID, kind, ref string) (bool, error) {
+// RefuseInOpenRun answers refusal while a payroll run that has not completed withheld, or may
+// still withhold, product object ref under any mandate of kind (a product kind), whatever the
+// mandate's status now: a mandate cancelled after a run withheld under it still has that line
+// applied at the run's completion (MandateInOpenRun for every such mandate). A product that
+// changes what the object owes or takes (a manual collection, a restructure, a write-off, a
+// close) waits for such a run, so the withheld line is applied to what it was withheld for.
+func RefuseInOpenRun(ctx context.Context, tx db.Writer, employeeID, kind, ref string, refusal error) error {
 	// An object no mandate ever collected is in no run (not even one being calculated).
 	var any bool
 	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM app.payroll_deduction_mandates WHERE tenant_id = $1 AND kind = $2 AND reference = $3)`,
 		tenancy.TenantID(ctx), kind, ref).Scan(&any); err != nil {
-		return false, fmt.Errorf("payroll: the mandates of %s: %w", ref, err)
+		return fmt.Errorf("payroll: the mandates of %s: %w", ref, err)
 	}
 	if !any {
-		return false, nil
+		return nil
 	}
-	return inOpenRun(ctx, tx, employeeID, ref, `EXISTS (SELECT 1 FROM app.payroll_deduction_mandates m
+	open, err := inOpenRun(ctx, tx, employeeID, ref, `EXISTS (SELECT 1 FROM app.payroll_deduction_mandates m
 		WHERE m.tenant_id = e.tenant_id AND m.kind = $8 AND m.reference = $3
 			AND e.deductions @> jsonb_build_array(jsonb_build_object('reference', m.id)))`, kind)
+	if err != nil || !open {
+		return err
+	}
+	return refusal
 }
 
 // inOpenRun is whether a run is being calculated, or a run not yet completed has an entry of

@@ -30,7 +30,7 @@ func (h Holdings) Empty() bool {
 // CodeGoalNotEmpty while the goal holds anything, or a deposit or withdrawal of it is PENDING
 // (read with the goal's row locked, held reads the ledger); CodeGoalAutosaveInRun while a payroll
 // run that has not completed may still deposit its auto-save under any of its mandates, cancelled
-// ones included (payroll.ProductInOpenRun). Closing a
+// ones included (payroll.RefuseInOpenRun). Closing a
 // CLOSED goal answers it as it is (closed false) and writes nothing. Another saver's goal, or
 // none: CodeGoalNotFound.
 //
@@ -67,12 +67,8 @@ func CloseGoal(ctx context.Context, tx db.BunTx, employeeID, goalID string, held
 	}
 	// Every auto-save mandate of the goal, a cancelled one too: a run that withheld under it
 	// still deposits the line at its completion.
-	open, err := payroll.ProductInOpenRun(ctx, tx, g.EmployeeID, payroll.KindSavingsAutosave, goalID)
-	if err != nil {
+	if err := payroll.RefuseInOpenRun(ctx, tx, g.EmployeeID, payroll.KindSavingsAutosave, goalID, refuse(CodeGoalAutosaveInRun)); err != nil {
 		return Goal{}, false, err
-	}
-	if open {
-		return Goal{}, false, refuse(CodeGoalAutosaveInRun)
 	}
 	live, err := payroll.LiveProductMandates(ctx, tx, payroll.KindSavingsAutosave, []string{goalID})
 	if err != nil {
