@@ -180,15 +180,57 @@ func (s *payoutSaga[P, A]) postPending(ctx workflow.Context, ref string, posting
 // (found by an audit). A refusal is an answer (nothing was posted) and is left alone. It returns
 // err, or the void's own error.
 func (s *payoutSaga[P, A]) voidUnanswered(ctx workflow.Context, key string, err error) error {
-	var timeout *temporal.TimeoutError
-	if !errors.As(err, &timeout) {
+	if !unanswered(err) {
 		return err
 	}
 	if verr := doLocal(ctx, localCatchUpOptions(), activities.LedgerVoid,
-		activities.LedgerSettleInput{Run: s.run, IdempotencyKey: key, Reason: "UNANSWERED"}); verr != nil {
+		activities.LedgerSettleInput{Run: s.run, IdempotencyKey: key, Reason: unansweredReason}); verr != nil {
 		return verr
 	}
 	return err
+}
+
+// abandonUnanswered is voidUnanswered for a step that places the hold and records it in one
+// (a reservation): once the hold is voided, the record the step may have committed with its
+// answer lost is released as releaseUnanswered does.
+func (s *payoutSaga[P, A]) abandonUnanswered(ctx workflow.Context, key string, err error) error {
+	if verr := s.voidUnanswered(ctx, key, err); verr != err || !unanswered(err) {
+		return verr
+	}
+	return s.releaseUnanswered(ctx, err)
+}
+
+// releaseUnanswered marks the saga's record failed (markFailed, reason UNANSWERED) after a step
+// that claims or reserves ended without an answer and its hold was voided: the step may have
+// committed its record with the answer lost, and that record, left PENDING or claimed beside a
+// voided posting, would hold its subject for good (a goal that can never close, a request never
+// failed; found by an audit). markFailed is keyed by the run's workflow id, so it refuses a record
+// this run never wrote: that refusal is the answer that nothing was recorded. It returns err, or
+// markFailed's own error when it could not tell.
+func (s *payoutSaga[P, A]) releaseUnanswered(ctx workflow.Context, err error) error {
+	if !unanswered(err) {
+		return err
+	}
+	if merr := s.markFailed(ctx, unansweredReason); merr != nil && !refusal(merr) {
+		return merr
+	}
+	return err
+}
+
+// unansweredReason is the void's and the failure's reason for a step that never answered.
+const unansweredReason = "UNANSWERED"
+
+// unanswered says whether err is a step's retries running out without an answer.
+func unanswered(err error) bool {
+	var timeout *temporal.TimeoutError
+	return errors.As(err, &timeout)
+}
+
+// refusal says whether err is a step's answer that it would not (a non-retryable application
+// error), rather than no answer.
+func refusal(err error) bool {
+	var app *temporal.ApplicationError
+	return errors.As(err, &app) && app.NonRetryable()
 }
 
 // claimPosted runs the saga's claim, which records the pending transaction txID: a refused
@@ -201,7 +243,7 @@ func (s *payoutSaga[P, A]) claimPosted(ctx workflow.Context, txID string, claim 
 			s.answer.refuse(verr)
 			return s.outcome(), true, verr
 		}
-		return s.recordFailed(err)
+		return s.recordFailed(s.releaseUnanswered(ctx, err))
 	}
 	s.leg.LedgerTxID, s.progress.LedgerTxID = txID, txID
 	s.progress.Stage = StageClaimed

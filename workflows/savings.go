@@ -217,7 +217,7 @@ func (m *savingsMove) begin(ctx workflow.Context) (o payoutOutcome, done bool, e
 		posted, err := call(ctx, reserveOptions(), activities.SavingsReserveWithdrawal,
 			activities.SavingsReserve{Run: m.run, Plan: m.plan, ActorID: m.in.ActorID, Posting: posting})
 		if err != nil {
-			return m.recordFailed(m.voidUnanswered(ctx, posting.IdempotencyKey, err))
+			return m.recordFailed(m.abandonUnanswered(ctx, posting.IdempotencyKey, err))
 		}
 		m.leg.LedgerTxID, m.progress.LedgerTxID = posted.TxID, posted.TxID
 		m.progress.Stage = StageClaimed

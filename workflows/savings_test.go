@@ -154,33 +154,60 @@ func TestSavingsWithdrawalInsufficient(t *testing.T) {
 	h.requireRefused(t, savings.CodeInsufficientBalance)
 }
 
-// TestSavingsStepUnansweredVoidsItsHold: a withdrawal's reservation, or a deposit's pending
-// posting, whose retries run out without an answer may have placed its hold with the answer
-// lost; the saga voids whatever the posting's key holds before the run ends with the error, so
-// the goal's balance is not lowered for good and nothing is transferred.
+// TestSavingsStepUnansweredVoidsItsHold: a withdrawal's reservation, a deposit's pending posting,
+// or a deposit's record whose retries run out without an answer may have placed its hold (and the
+// reservation or the record its PENDING movement) with the answer lost; the saga voids the hold
+// before the run ends with the error, so the goal's balance is not lowered for good and nothing is
+// transferred, and marks the movement FAILED, so it does not hold the goal's close for good. A
+// movement the step never wrote refuses the mark (SAVINGS_MOVEMENT_NOT_FOUND): the run ends as
+// before.
 func TestSavingsStepUnansweredVoidsItsHold(t *testing.T) {
 	unanswered := temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_SCHEDULE_TO_CLOSE, errors.New("ledger unavailable"))
-	for _, kind := range []savings.Kind{savings.Withdrawal, savings.Deposit} {
-		t.Run(string(kind), func(t *testing.T) {
+	notFound := temporal.NewNonRetryableApplicationError("no movement", savings.CodeMovementNotFound, nil)
+	markFailed := activities.SavingsStep{Run: savRun, GoalID: "sgl_1", Reason: "UNANSWERED"}
+	for name, c := range map[string]struct {
+		kind     savings.Kind
+		step     string // the step that never answers
+		marked   error  // MarkFailed's answer; nil: the movement was written and is now FAILED
+		withMark bool
+	}{
+		"withdrawal reservation, movement written":     {kind: savings.Withdrawal, step: activities.SavingsReserveWithdrawalActivity, withMark: true},
+		"withdrawal reservation, movement not written": {kind: savings.Withdrawal, step: activities.SavingsReserveWithdrawalActivity, withMark: true, marked: notFound},
+		"deposit posting": {kind: savings.Deposit, step: activities.LedgerPostPendingActivity},
+		"deposit record":  {kind: savings.Deposit, step: activities.SavingsRecordDepositActivity, withMark: true},
+	} {
+		t.Run(name, func(t *testing.T) {
 			h := newSavingsHarness(t)
-			savThroughGates(h, kind)
-			step := activities.LedgerPostPendingActivity
-			if kind == savings.Withdrawal {
-				step = activities.SavingsReserveWithdrawalActivity
-				h.on(step, activities.SavingsReserve{Run: savRun, Plan: savPlan(kind), ActorID: "user-1", Posting: savLedger(kind)}).
+			savThroughGates(h, c.kind)
+			steps := []string{activities.SavingsLoadPlanActivity, activities.KycGateActivity, activities.SanctionsGateActivity, activities.AccountGateActivity}
+			void := activities.LedgerSettleInput{Run: savRun, IdempotencyKey: savLedger(c.kind).IdempotencyKey, Reason: "UNANSWERED"}
+			switch c.step {
+			case activities.SavingsReserveWithdrawalActivity:
+				h.on(c.step, activities.SavingsReserve{Run: savRun, Plan: savPlan(c.kind), ActorID: "user-1", Posting: savLedger(c.kind)}).
 					Return(activities.LedgerPostResult{}, unanswered).Once()
-			} else {
-				h.on(step, savLedger(kind)).Return(activities.LedgerPostResult{}, unanswered).Once()
+				steps = append(steps, c.step)
+			case activities.LedgerPostPendingActivity:
+				h.on(c.step, savLedger(c.kind)).Return(activities.LedgerPostResult{}, unanswered).Once()
+				steps = append(steps, c.step)
+			case activities.SavingsRecordDepositActivity:
+				h.on(activities.LedgerPostPendingActivity, savLedger(c.kind)).Return(activities.LedgerPostResult{TxID: "ltx-5", Status: "PENDING"}, nil).Once()
+				h.on(c.step, activities.SavingsStep{Run: savRun, GoalID: "sgl_1", Plan: savPlan(c.kind), LedgerTxID: "ltx-5", ActorID: "user-1"}).
+					Return(savings.Movement{}, unanswered).Once()
+				void = activities.LedgerSettleInput{Run: savRun, TxID: "ltx-5", Reason: "TIMEOUT"}
+				steps = append(steps, activities.LedgerPostPendingActivity, c.step)
 			}
-			h.on(activities.LedgerVoidActivity, activities.LedgerSettleInput{Run: savRun, IdempotencyKey: savLedger(kind).IdempotencyKey,
-				Reason: "UNANSWERED"}).Return(nil).Once()
-			h.env.ExecuteWorkflow(SavingsMoveWorkflowName, savIn(kind))
+			h.on(activities.LedgerVoidActivity, void).Return(nil).Once()
+			steps = append(steps, activities.LedgerVoidActivity)
+			if c.withMark {
+				h.on(activities.SavingsMarkFailedActivity, markFailed).Return(savings.Movement{Status: savings.Failed}, c.marked).Once()
+				steps = append(steps, activities.SavingsMarkFailedActivity)
+			}
+			h.env.ExecuteWorkflow(SavingsMoveWorkflowName, savIn(c.kind))
 			require.True(t, h.env.IsWorkflowCompleted())
 			var timeout *temporal.TimeoutError
 			require.ErrorAs(t, h.env.GetWorkflowError(), &timeout)
 			h.env.AssertExpectations(t)
-			require.Equal(t, []string{activities.SavingsLoadPlanActivity, activities.KycGateActivity, activities.SanctionsGateActivity,
-				activities.AccountGateActivity, step, activities.LedgerVoidActivity}, h.activityCalls())
+			require.Equal(t, steps, h.activityCalls())
 		})
 	}
 }

@@ -184,7 +184,7 @@ func (m *walletTransfer) begin(ctx workflow.Context) (o payoutOutcome, done bool
 	posted, err := call(ctx, reserveOptions(), activities.WalletReserve,
 		activities.WalletReserveInput{Run: m.run, Plan: m.plan, ActorID: m.in.ActorID, Posting: posting})
 	if err != nil {
-		return m.recordFailed(m.voidUnanswered(ctx, posting.IdempotencyKey, err))
+		return m.recordFailed(m.abandonUnanswered(ctx, posting.IdempotencyKey, err))
 	}
 	m.leg.LedgerTxID, m.progress.LedgerTxID = posted.TxID, posted.TxID
 	m.progress.Stage = StageClaimed

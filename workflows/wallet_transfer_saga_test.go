@@ -173,7 +173,9 @@ func TestWalletTransferClaimRefused(t *testing.T) {
 // TestWalletTransferReservationUnanswered: the reservation's retries run out without an answer
 // (the ledger or the database down for its hour): its hold may have been placed with the answer
 // lost, so the saga voids whatever transaction holds the posting's key before the run ends with
-// the error; nothing is transferred. (A refused reservation voids nothing:
+// the error; nothing is transferred. The transfer record the reservation may have committed is
+// marked FAILED (a record never written refuses the mark, and the run ends the same), so it is
+// not left PENDING beside a voided hold. (A refused reservation voids nothing:
 // TestWalletTransferClaimRefused.)
 func TestWalletTransferReservationUnanswered(t *testing.T) {
 	h := newWalletHarness(t)
@@ -185,12 +187,14 @@ func TestWalletTransferReservationUnanswered(t *testing.T) {
 		temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_SCHEDULE_TO_CLOSE, errors.New("ledger unavailable"))).Once()
 	h.on(activities.LedgerVoidActivity, activities.LedgerSettleInput{Run: walletRun, IdempotencyKey: walletReserve.Posting.IdempotencyKey,
 		Reason: "UNANSWERED"}).Return(nil).Once()
+	h.on(activities.WalletMarkFailedActivity, activities.WalletStep{Run: walletRun, EmployeeID: "emp-1", Reason: "UNANSWERED"}).
+		Return(wallet.Transfer{Status: wallet.Failed}, nil).Once()
 	h.env.ExecuteWorkflow(WalletTransferWorkflowName, walletIn)
 	require.True(t, h.env.IsWorkflowCompleted())
 	var timeout *temporal.TimeoutError
 	require.ErrorAs(t, h.env.GetWorkflowError(), &timeout)
 	h.env.AssertExpectations(t)
-	require.Equal(t, concatSteps(walletUpToReserve, []string{activities.LedgerVoidActivity}), h.activityCalls())
+	require.Equal(t, concatSteps(walletUpToReserve, []string{activities.LedgerVoidActivity, activities.WalletMarkFailedActivity}), h.activityCalls())
 }
 
 // TestWalletTransferGateRefused: a counterparty on the lists ends the saga before the
