@@ -22,6 +22,7 @@ import (
 // ewaError before a saga starts); each is answered as internal/ewa's table says.
 var repayRefusals = map[string]bool{
 	ewa.CodeRequestNotFound: true, ewa.CodeNotDisbursed: true, ewa.CodeRepaymentExceedsOutstanding: true,
+	ewa.CodeRecoveryInOpenRun: true,
 }
 
 type ewaRepaymentRequest struct {

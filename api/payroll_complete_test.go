@@ -431,6 +431,54 @@ func TestLoanRestructureWaitsForAnOpenRun(t *testing.T) {
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 }
 
+// A repayment recorded by hand — of a loan's instalment or of an EWA advance — while a payroll run
+// that has not completed withheld it is refused 409 (LOAN_INSTALMENT_IN_OPEN_RUN,
+// EWA_RECOVERY_IN_OPEN_RUN, audited DENIED), nothing reserved: the run's completion then applies
+// both withheld lines whole, none refused. Found by an audit: both were accepted, and the
+// completion refused the withheld pay for a refund with the employee charged twice.
+func TestRepaymentsByHandWaitForAnOpenRun(t *testing.T) {
+	t.Parallel()
+	s := newCompletionStack(t)
+	l := s.activeLoan(t, s.fi, s.product, 300_000, 3)
+	in0 := l.Instalments[0]
+	a := s.request(t, 10_000)
+	rec := s.disburse(a.ID, testkit.Unique("disburse"))
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	adv := s.waitStatus(t, a.ID, "DISBURSED")
+	runID := fixtureDisbursedRun(t, s, []completeEntry{{id: "pent_" + testkit.Unique("t"), employee: s.employee, status: payroll.EntryPaid,
+		gross: 1_500_000, lines: []completeLine{
+			{Kind: "PAYE", Reference: "ETH-2024", AmountSantim: 302_500},
+			{Kind: "LOAN_INSTALLMENT", Reference: fmt.Sprintf("%s#0", l.ID), AmountSantim: in0.TotalSantim},
+			{Kind: "EWA_RECOVERY", Reference: adv.ID, AmountSantim: adv.TotalSantim},
+		}}})
+	repayLoan := func(idx int, amount int64) *httptest.ResponseRecorder {
+		return s.owner.call(http.MethodPost, fmt.Sprintf("/api/loans/%s/installments/%d/record-repayment", l.ID, idx),
+			map[string]any{"amountSantim": amount, "source": "MANUAL"}, "Idempotency-Key", testkit.Unique("loan-repay"))
+	}
+	repayAdvance := func() *httptest.ResponseRecorder {
+		return s.owner.call(http.MethodPost, "/api/ewa/requests/"+adv.ID+"/record-repayment",
+			map[string]any{"ewaRequestId": adv.ID, "repaidAmountSantim": adv.TotalSantim, "source": "EMPLOYEE"}, "Idempotency-Key", testkit.Unique("repay"))
+	}
+	requireStatus(t, repayLoan(0, in0.TotalSantim), http.StatusConflict, lending.CodeInstalmentInOpenRun)
+	requireStatus(t, repayLoan(1, 1_000), http.StatusConflict, lending.CodeInstalmentInOpenRun)
+	requireStatus(t, repayAdvance(), http.StatusConflict, ewa.CodeRecoveryInOpenRun)
+	require.Equal(t, 0, s.count(t, `SELECT count(*) FROM app.loan_repayments WHERE loan_id = $1`, l.ID))
+	require.Equal(t, 0, s.count(t, `SELECT count(*) FROM app.ewa_repayments WHERE request_id = $1`, adv.ID))
+	require.Equal(t, 3, s.count(t, `SELECT count(*) FROM app.audit_log WHERE tenant_id = $1 AND outcome = 'DENIED'
+		AND action IN ('RecordLoanRepayment', 'RecordEwaRepayment')`, s.tenant))
+
+	ctx := context.Background()
+	started, err := workflows.StartPayrollComplete(ctx, s.tc, s.queue, s.tenant, runID)
+	require.NoError(t, err)
+	var res workflows.PayrollCompleteResult
+	require.NoError(t, started.Get(ctx, &res))
+	require.Equal(t, payroll.CompletionOutcome{Loans: payroll.Tally{Count: 1, Santim: in0.TotalSantim}, Remittances: 1,
+		EWA: payroll.Tally{Count: 1, Santim: adv.TotalSantim}}, res.Outcome)
+	// The run completed: a repayment by hand goes ahead again.
+	rec = repayLoan(1, 1_000)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+}
+
 // A completion's EWA recovery against advances an admin route repaid since the run was approved:
 // A repaid in full with source PAYROLL (the same amount and source as the run's line), B in part.
 // The run's line for A is refused whole (EWA_NOT_DISBURSED, for a refund: the employee paid it

@@ -207,7 +207,7 @@ func repayRefusal(err error) (code string, outstanding int64, ok bool) {
 			_ = ae.Details(&outstanding)
 		}
 		return ae.Type(), outstanding, true
-	case ewa.CodeNotDisbursed, ewa.CodeRequestNotFound:
+	case ewa.CodeNotDisbursed, ewa.CodeRequestNotFound, ewa.CodeRecoveryInOpenRun:
 		return ae.Type(), 0, true
 	}
 	return "", 0, false

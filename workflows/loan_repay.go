@@ -74,6 +74,7 @@ const ErrTypeLoanRepaymentReleased = "LOAN_REPAYMENT_RELEASED"
 var loanRepayRefusals = map[string]bool{
 	lending.CodeLoanNotFound: true, lending.CodeInstalmentNotFound: true, lending.CodeLoanInvalidState: true,
 	lending.CodeRepaymentInProgress: true, lending.CodeWriteOffInProgress: true, lending.CodeRepaymentExceedsOutstanding: true,
+	lending.CodeInstalmentInOpenRun: true,
 }
 
 type loanRepay struct {

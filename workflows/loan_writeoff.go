@@ -186,16 +186,16 @@ func postClaimedJournal(ctx workflow.Context, post activities.LedgerPostInput, p
 	return posted.TxID, nil
 }
 
-// writeOffRefusal is the code of a refusal of the claim; ok is false for any other error.
+// writeOffRefusal is the code of a refusal of the claim (a servicing refusal:
+// lending.ServicingRefusal's table, LOAN_INSTALMENT_IN_OPEN_RUN among them); ok is false for any
+// other error.
 func writeOffRefusal(err error) (string, bool) {
 	var ae *temporal.ApplicationError
 	if !errors.As(err, &ae) || !ae.NonRetryable() {
 		return "", false
 	}
-	switch ae.Type() {
-	case lending.CodeLoanNotFound, lending.CodeLoanInvalidState, lending.CodeWriteOffNotApproved, lending.CodeWriteOffInProgress,
-		lending.CodeRepaymentInProgress:
-		return ae.Type(), true
+	if _, ok := lending.ServicingRefusal(ae.Type()); !ok {
+		return "", false
 	}
-	return "", false
+	return ae.Type(), true
 }

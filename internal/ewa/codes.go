@@ -20,8 +20,13 @@ const (
 	// CodeRepaymentExceedsOutstanding: a repayment of more than is still owed (principal + fee
 	// less the repayments posted and reserved); the answer's details.outstandingSantim says how much.
 	CodeRepaymentExceedsOutstanding = "EWA_REPAYMENT_EXCEEDS_OUTSTANDING"
-	CodeLimitExceeded               = "EWA_LIMIT_EXCEEDED"
-	CodeFundingAccountNotSet        = "EWA_FUNDING_ACCOUNT_NOT_SET"
+	// CodeRecoveryInOpenRun: a repayment by hand (a source other than a run's completion) while a
+	// payroll run that has not completed withheld, or may still withhold, the advance's recovery:
+	// its completion applies that recovery, and a repayment now would leave it nothing to apply to
+	// (the employee charged twice).
+	CodeRecoveryInOpenRun    = "EWA_RECOVERY_IN_OPEN_RUN"
+	CodeLimitExceeded        = "EWA_LIMIT_EXCEEDED"
+	CodeFundingAccountNotSet = "EWA_FUNDING_ACCOUNT_NOT_SET"
 
 	// The disburse saga's gates.
 	CodeKycNotApproved     = "EWA_KYC_NOT_APPROVED"
@@ -42,6 +47,7 @@ var refusals = refusal.Table{
 	CodeInvalidState:                {Status: http.StatusConflict, Message: "the request's state does not allow this"},
 	CodeNotDisbursed:                {Status: http.StatusConflict, Message: "only a DISBURSED request can be repaid"},
 	CodeRepaymentExceedsOutstanding: {Status: http.StatusUnprocessableEntity, Message: "repaidAmountSantim is more than what is still owed on the request (details.outstandingSantim)"},
+	CodeRecoveryInOpenRun:           {Status: http.StatusConflict, Message: "a payroll run that has not completed withheld or may withhold this advance's recovery; retry once it has completed"},
 	CodeLimitExceeded:               {Status: http.StatusUnprocessableEntity, Message: "the amount plus its fee is more than the employee may draw now"},
 	CodeFundingAccountNotSet:        {Status: http.StatusConflict, Message: "set the organization's EWA funding account first (PUT /api/ewa/settings)"},
 
@@ -67,6 +73,7 @@ var storeCodes = []struct {
 	{ErrInvalidState, CodeInvalidState},
 	{ErrNotDisbursed, CodeNotDisbursed},
 	{ErrExceedsOutstanding, CodeRepaymentExceedsOutstanding},
+	{ErrRecoveryInOpenRun, CodeRecoveryInOpenRun},
 	{ErrLimitExceeded, CodeLimitExceeded},
 	{ErrFundingNotSet, CodeFundingAccountNotSet},
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/wagerail/wagerail/internal/identity"
+	"github.com/wagerail/wagerail/internal/payroll"
 	"github.com/wagerail/wagerail/internal/platform/audit"
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/field"
@@ -220,8 +221,26 @@ func CheckRepayment(ctx context.Context, q db.Querier, tenant, id string, amount
 	if err != nil {
 		return Request{}, false, err
 	}
-	replay, err = st.check(amount, source)
-	return r, replay, err
+	if replay, err = st.check(amount, source); err != nil || replay {
+		return r, replay, err
+	}
+	return r, false, noRecoveryInOpenRun(ctx, q, r)
+}
+
+// noRecoveryInOpenRun refuses ErrRecoveryInOpenRun a repayment by hand of req while a payroll
+// run that has not completed withheld, or may still withhold, its recovery
+// (payroll.EwaInOpenRun): the run's completion repays what it withheld, up to what is then owed,
+// and refuses the rest, so a repayment recorded first would leave the withheld pay refused with
+// the employee charged twice (found by an audit). A run's own completion is not asked this.
+func noRecoveryInOpenRun(ctx context.Context, q db.Querier, req Request) error {
+	open, err := payroll.EwaInOpenRun(ctx, q, req.EmployeeID, req.ID)
+	if err != nil {
+		return err
+	}
+	if open {
+		return ErrRecoveryInOpenRun
+	}
+	return nil
 }
 
 // ReserveRepayment reserves ask for its saga in tx (scoped to the request's tenant, actor in
@@ -257,8 +276,8 @@ func ReserveRepayment(ctx context.Context, tx pgx.Tx, ask RepaymentAsk) (Reserva
 	amount, replay := ask.AmountSantim, false
 	if ask.UpToOutstanding {
 		amount, err = st.upTo(amount)
-	} else {
-		replay, err = st.check(amount, ask.Source)
+	} else if replay, err = st.check(amount, ask.Source); err == nil && !replay {
+		err = noRecoveryInOpenRun(ctx, tx, cur)
 	}
 	if err != nil {
 		details := map[string]any{"code": CodeOf(err), "workflowId": ask.WorkflowID, "amountSantim": ask.AmountSantim, "source": ask.Source}

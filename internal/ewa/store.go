@@ -27,6 +27,9 @@ var (
 	ErrInvalidState = errors.New("ewa: request is not in a state that allows this")
 	// ErrNotDisbursed: a repayment for a request that is not DISBURSED (EWA_NOT_DISBURSED, 409).
 	ErrNotDisbursed = errors.New("ewa: request is not disbursed")
+	// ErrRecoveryInOpenRun: a repayment by hand while a payroll run that has not completed withheld
+	// (or, calculating, may withhold) the advance's recovery (EWA_RECOVERY_IN_OPEN_RUN, 409).
+	ErrRecoveryInOpenRun = errors.New("ewa: a payroll run that has not completed holds the advance's recovery")
 	// ErrInvalid: a value breaks a rule (the error wraps the *field.Error too).
 	ErrInvalid = errors.New("ewa: invalid value")
 )

@@ -282,8 +282,12 @@ func RepaymentByWorkflow(ctx context.Context, q db.Writer, workflowID string) (p
 
 // checkRepayment applies the rules to a repayment of amount: the loan ACTIVE or DEFAULTED, no
 // write-off of it under way, no other repayment of the instalment being posted, the amount
-// within its outstanding.
-func checkRepayment(ctx context.Context, q db.Writer, l loanHead, in LoanInstalment, amount int64) error {
+// within its outstanding, and — for a repayment byHand (anything but a payroll run's completion
+// applying what it withheld) — no payroll run that has not completed holding an instalment of
+// the loan (LOAN_INSTALMENT_IN_OPEN_RUN, payroll.LoanInOpenRun): the completion repays what it
+// withheld up to what is then owed and refuses the rest, so a repayment recorded first would
+// leave the withheld pay refused with the borrower charged twice (found by an audit).
+func checkRepayment(ctx context.Context, q db.Writer, l loanHead, in LoanInstalment, amount int64, byHand bool) error {
 	if _, err := repayMachine.Next("repaid", l.Status); err != nil {
 		return err
 	}
@@ -307,13 +311,24 @@ func checkRepayment(ctx context.Context, q db.Writer, l loanHead, in LoanInstalm
 	if amount > in.Outstanding() {
 		return overpayment(in.Outstanding())
 	}
+	if !byHand {
+		return nil
+	}
+	open, err := payroll.LoanInOpenRun(ctx, q, l.BorrowerID, l.ID)
+	if err != nil {
+		return err
+	}
+	if open {
+		return RefusalError(CodeInstalmentInOpenRun)
+	}
 	return nil
 }
 
 // CheckRepayment says, without reserving anything, whether the context's business may repay
 // amount on instalment idx of loan id now: the API's answer before it starts a saga. Errors:
 // ErrLoanNotFound, ErrInstalmentNotFound, 409 LOAN_INVALID_STATE, 409 LOAN_WRITE_OFF_IN_PROGRESS,
-// 409 LOAN_REPAYMENT_IN_PROGRESS, 422 LOAN_REPAYMENT_EXCEEDS_OUTSTANDING.
+// 409 LOAN_REPAYMENT_IN_PROGRESS, 422 LOAN_REPAYMENT_EXCEEDS_OUTSTANDING, 409
+// LOAN_INSTALMENT_IN_OPEN_RUN.
 func CheckRepayment(ctx context.Context, q db.Writer, id string, idx int, amount int64) error {
 	l, err := loadLoanHead(ctx, q, id, false)
 	if err != nil {
@@ -323,7 +338,7 @@ func CheckRepayment(ctx context.Context, q db.Writer, id string, idx int, amount
 	if err != nil {
 		return err
 	}
-	return checkRepayment(ctx, q, l, in, amount)
+	return checkRepayment(ctx, q, l, in, amount, true)
 }
 
 // ReserveRepayment reserves ask for its saga in tx (the context's business, its actor), under
@@ -357,7 +372,7 @@ func ReserveRepayment(ctx context.Context, tx pgx.Tx, ask RepaymentAsk) (LoanRep
 	if ask.UpToOutstanding && in.Outstanding() > 0 {
 		amount = min(amount, in.Outstanding())
 	}
-	if err := checkRepayment(ctx, tx, l, in, amount); err != nil {
+	if err := checkRepayment(ctx, tx, l, in, amount, !ask.UpToOutstanding); err != nil {
 		var r *payroll.Refusal
 		if errors.As(err, &r) {
 			details := map[string]any{"code": r.Code, "loanId": l.ID, "index": in.Index, "workflowId": ask.WorkflowID,

@@ -112,6 +112,59 @@ func (w *loanWorld) checkRepayment(l lending.Loan, idx int, amount int64) error 
 	})
 }
 
+// TestServicingWaitsForAnOpenRun: while a payroll run of the business is being calculated (it
+// may withhold an instalment of the loan), a write-off and a repayment by hand are refused 409
+// LOAN_INSTALMENT_IN_OPEN_RUN by the API's pre-checks and by the claim and the reservation,
+// nothing written; a run's own completion (UpToOutstanding) is not refused; once the calculation
+// is over both go ahead.
+func TestServicingWaitsForAnOpenRun(t *testing.T) {
+	t.Parallel()
+	w := newLoanWorld(t)
+	defaulted := w.paidOut(t, lending.LoanDefaulted)
+	w.approveWriteOff(t, defaulted)
+	active := w.paidOut(t, lending.LoanActive)
+	var run payroll.Run
+	require.NoError(t, w.biz.In(func(ctx context.Context, tx db.BunTx) (err error) {
+		run, _, err = payroll.CreateRun(ctx, tx, "2026-01", t0)
+		return err
+	}))
+	calculating := func(on bool) {
+		require.NoError(t, w.biz.In(func(ctx context.Context, tx db.BunTx) error {
+			q := `UPDATE app.payroll_runs SET calculating_at = now(), calculating_by = 'test' WHERE id = $1`
+			if !on {
+				q = `UPDATE app.payroll_runs SET calculating_at = NULL, calculating_by = NULL WHERE id = $1`
+			}
+			_, err := tx.Exec(ctx, q, run.ID)
+			return err
+		}))
+	}
+	calculating(true)
+	requireRefusal(t, w.checkWriteOff(defaulted, "wf-wo-1"), http.StatusConflict, lending.CodeInstalmentInOpenRun)
+	_, err := w.beginWriteOff(t, defaulted, "wf-wo-1")
+	requireRefusal(t, err, http.StatusConflict, lending.CodeInstalmentInOpenRun)
+	requireRefusal(t, w.checkRepayment(active, 0, 10_000), http.StatusConflict, lending.CodeInstalmentInOpenRun)
+	_, err = w.reserve(active, 0, 10_000, "wf-repay-1")
+	requireRefusal(t, err, http.StatusConflict, lending.CodeInstalmentInOpenRun)
+	require.Equal(t, 0, w.biz.Count(t, `SELECT count(*) FROM app.loan_write_offs`))
+	require.Equal(t, 0, w.biz.Count(t, `SELECT count(*) FROM app.loan_repayments`))
+
+	// A run's completion applies what it withheld: not refused by its own open run.
+	var p lending.LoanRepayment
+	require.NoError(t, tenancy.InTx(w.biz.Ctx, w.biz.DB.App, func(tx pgx.Tx) (err error) {
+		p, _, err = lending.ReserveRepayment(w.biz.Ctx, tx, lending.RepaymentAsk{LoanID: active.ID, Index: 0, WorkflowID: "wf-payroll-1",
+			AmountSantim: 10_000, Source: lending.RepaySourcePayroll, UpToOutstanding: true})
+		return err
+	}))
+	require.Equal(t, lending.RepaymentPending, p.Status)
+	w.completeRepayment(t, "wf-payroll-1")
+
+	calculating(false)
+	require.NoError(t, w.checkWriteOff(defaulted, "wf-wo-1"))
+	require.NoError(t, w.checkRepayment(active, 0, 10_000))
+	_, err = w.reserve(active, 0, 10_000, "wf-repay-1")
+	require.NoError(t, err)
+}
+
 // TestWriteOffWaitsForARepayment: a write-off is not claimed while a repayment of the loan is
 // being posted (its principal outstanding would be stale by the time the write-off's journal
 // posts): 409 LOAN_REPAYMENT_IN_PROGRESS from the claim and from the API's pre-check, nothing

@@ -322,21 +322,21 @@ func FailWriteOff(ctx context.Context, tx db.BunTx, loanID, workflowID, reason s
 // CheckWriteOff is BeginWriteOff's refusals read without a change (the API's pre-check before it
 // starts a saga), in a transaction of either kind scoped to the loan's business: owner is the
 // saga run that holds the loan's write-off (PENDING or POSTED), "" when none does. Errors:
-// ErrLoanNotFound, 409 LOAN_INVALID_STATE, ErrWriteOffInProgress, 409 LOAN_REPAYMENT_IN_PROGRESS,
-// ErrWriteOffNotApproved — a
+// ErrLoanNotFound, 409 LOAN_INVALID_STATE, ErrWriteOffInProgress, 409 LOAN_INSTALMENT_IN_OPEN_RUN,
+// 409 LOAN_REPAYMENT_IN_PROGRESS, ErrWriteOffNotApproved (BeginWriteOff's order) — a
 // write-off held by workflowID itself answers no error (its saga answers).
 func CheckWriteOff(ctx context.Context, tx db.Writer, tenantID, loanID, workflowID string) (owner string, err error) {
-	var status string
+	var status, borrower string
 	var holder *string
 	var approved, repaying bool
 	err = tx.QueryRow(ctx, `
-		SELECT l.status,
+		SELECT l.status, l.borrower_id,
 			(SELECT w.workflow_id FROM app.loan_write_offs w WHERE w.tenant_id = l.tenant_id AND w.loan_id = l.id AND w.status <> 'FAILED'),
 			EXISTS (SELECT 1 FROM app.loan_repayments r WHERE r.tenant_id = l.tenant_id AND r.loan_id = l.id AND r.status = 'PENDING'),
 			EXISTS (SELECT 1 FROM app.loan_write_off_approvals a WHERE a.tenant_id = l.tenant_id AND a.loan_id = l.id
 				AND a.schedule_version = (SELECT COALESCE(max(v.version), 1) FROM app.loan_schedule_versions v
 					WHERE v.tenant_id = l.tenant_id AND v.loan_id = l.id))
-		FROM app.loans l WHERE l.tenant_id = $1 AND l.id = $2`, tenantID, loanID).Scan(&status, &holder, &repaying, &approved)
+		FROM app.loans l WHERE l.tenant_id = $1 AND l.id = $2`, tenantID, loanID).Scan(&status, &borrower, &holder, &repaying, &approved)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", ErrLoanNotFound
 	}
@@ -354,6 +354,12 @@ func CheckWriteOff(ctx context.Context, tx db.Writer, tenantID, loanID, workflow
 	}
 	if owner != "" {
 		return owner, errWriteOffInProgress
+	}
+	if open, err := payroll.LoanInOpenRun(ctx, tx, borrower, loanID); err != nil || open {
+		if err == nil {
+			err = RefusalError(CodeInstalmentInOpenRun)
+		}
+		return "", err
 	}
 	if repaying {
 		return "", errRepaymentInProgress

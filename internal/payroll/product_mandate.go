@@ -8,6 +8,7 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/wagerail/wagerail/internal/payroll/paycalc"
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
@@ -170,6 +171,16 @@ func MandateInOpenRun(ctx context.Context, tx db.Writer, employeeID, mandateID s
 func LoanInOpenRun(ctx context.Context, tx db.Writer, employeeID, loanID string) (bool, error) {
 	return inOpenRun(ctx, tx, employeeID, loanID, `EXISTS (SELECT 1 FROM jsonb_array_elements(e.deductions) d
 		WHERE d->>'kind' = 'LOAN_INSTALLMENT' AND starts_with(d->>'reference', $3::text || '#'))`)
+}
+
+// EwaInOpenRun reports whether a payroll run that has not ended yet may still recover an EWA
+// advance: a run being calculated, or a calculated, approved, disbursing or disbursed run one of
+// whose entries of the employee withheld an EWA_RECOVERY line of the request (its completion still
+// applies it). A repayment recorded by hand waits for such a run, so the withheld recovery is
+// applied to the advance instead of being refused at completion with the employee charged twice.
+func EwaInOpenRun(ctx context.Context, tx db.Writer, employeeID, requestID string) (bool, error) {
+	return inOpenRun(ctx, tx, employeeID, requestID, `e.deductions @> jsonb_build_array(jsonb_build_object('kind', $8::text, 'reference', $3::text))`,
+		string(paycalc.KindEWARecovery))
 }
 
 // RefuseInOpenRun answers refusal while a payroll run that has not completed withheld, or may
