@@ -138,3 +138,42 @@ func TestAffordabilityCountsAMandatedBnplInstalmentOnce(t *testing.T) {
 	require.Equal(t, int64(100_000), q.Affordability.LimitSantim)
 	require.Equal(t, int64(500_000), q.Affordability.ExistingBnplSantim)
 }
+
+// TestBnplCollectedEarlyStillWeighs: a plan whose instalment of the month was collected early
+// (the collect route does not wait for the due date) still weighs its instalment on the month,
+// as a loan repaid early does: the loan quote's limit and the BNPL quote's existing debt do not
+// change with the collection (found by an audit: the month looked free, and a second plan of the
+// same size was let past the limit).
+func TestBnplCollectedEarlyStillWeighs(t *testing.T) {
+	t.Parallel()
+	ls := newLoanStack(t, ewaStackOpts{})
+	s := bnplOn(t, ls.ewaStack)
+	loan := map[string]any{"employeeId": s.employee, "productId": ls.product.ID, "amountSantim": 10_000_000, "termMonths": 12}
+	limit := func() int64 {
+		t.Helper()
+		rec := s.owner.call(http.MethodPost, "/api/loans/quote", loan)
+		requireStatus(t, rec, http.StatusUnprocessableEntity, "LOAN_NOT_AFFORDABLE")
+		var d struct {
+			LimitSantim int64 `json:"limitSantim"`
+		}
+		require.NoError(t, json.Unmarshal(decode[errBody](t, rec).Error.Details, &d))
+		return d.LimitSantim
+	}
+	a := s.activeAgreement(t, 1_000_000, 2, "early-1")
+	require.Equal(t, int64(sharedLimitSantim-500_000), limit())
+
+	rec := s.owner.call(http.MethodPost, "/api/bnpl/agreements/"+a.ID+"/installments/0/collect", nil, "Idempotency-Key", testkit.Unique("collect"))
+	require.Contains(t, []int{http.StatusOK, http.StatusAccepted}, rec.Code, rec.Body.String())
+	require.Eventually(t, func() bool {
+		return s.count(t, `SELECT count(*) FROM app.bnpl_instalments WHERE tenant_id = $1 AND agreement_id = $2 AND idx = 0
+			AND status = 'COLLECTED'`, s.tenant, a.ID) == 1
+	}, 60*time.Second, 50*time.Millisecond)
+
+	require.Equal(t, int64(sharedLimitSantim-500_000), limit(), "the plan's instalment still weighs on the month")
+	rec = s.owner.call(http.MethodPost, "/api/bnpl/quotes", map[string]any{"employeeId": s.employee, "merchantId": s.merchantID,
+		"purchaseSantim": 1_000_000, "instalments": 2})
+	requireStatus(t, rec, http.StatusUnprocessableEntity, bnpl.CodeNotAffordable)
+	rec = s.owner.call(http.MethodPost, "/api/bnpl/agreements", s.agreementBody(1_000_000, 2, "early-2"), "Idempotency-Key", testkit.Unique("bnpl"))
+	requireStatus(t, rec, http.StatusUnprocessableEntity, bnpl.CodeNotAffordable)
+	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.bnpl_agreements WHERE tenant_id = $1`, s.tenant))
+}

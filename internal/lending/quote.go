@@ -69,9 +69,11 @@ type Debt struct {
 	// UnprojectedLoansSantim is the part of LoansSantim a projection does not deduct: what each
 	// loan weighs beyond what the period owes it (a projection deducts only that).
 	UnprojectedLoansSantim int64
-	// BnplSantim: the instalments due in the period of the employee's ACCEPTED or ACTIVE BNPL
-	// agreements still DUE or COLLECTING; BnplByAgreement the same by agreement (a projection
-	// deducts an agreement's instalment only when a mandate takes it through payroll).
+	// BnplSantim: each of the employee's ACCEPTED, ACTIVE or DEFAULTED BNPL agreements at the
+	// larger of its scheduled instalment (its largest still owed, or due from the period on
+	// whether collected or not) and what the period owes it (its instalments due in the period
+	// still DUE or COLLECTING); BnplByAgreement the same by agreement (a projection deducts an
+	// agreement's instalment only when a mandate takes it through payroll).
 	BnplSantim      int64
 	BnplByAgreement map[string]int64
 }
@@ -83,7 +85,10 @@ func (d Debt) Total() int64 { return d.LoansSantim + d.BnplSantim }
 // owes, which understates a loan's weight twice over: an instalment repaid early leaves its
 // period owing nothing (a run takes nothing that month, and the level instalment again the month
 // after), and a DEFAULTED loan is not deducted by a run at all, yet is owed until repaid,
-// restructured or written off. And it does not see BNPL instalments at all.
+// restructured or written off. And it does not see BNPL instalments at all. A BNPL plan weighs
+// by the same rule as a loan: an instalment collected early, or a schedule restructured to start
+// later, does not empty the period (found by an audit: a plan whose instalment of the month was
+// collected early weighed nothing, and a second plan was let past the limit).
 func ScheduledDebt(ctx context.Context, tx db.Writer, employeeID, period string) (Debt, error) {
 	if err := payroll.CheckPeriod("period", period); err != nil {
 		return Debt{}, err
@@ -106,11 +111,14 @@ func ScheduledDebt(ctx context.Context, tx db.Writer, employeeID, period string)
 	rows, err := db.Select[struct {
 		AgreementID string `bun:"agreement_id" db:"agreement_id"`
 		DueSantim   int64  `bun:"due_santim" db:"due_santim"`
-	}](ctx, tx, `SELECT i.agreement_id, sum(i.amount_santim)::bigint AS due_santim FROM app.bnpl_instalments i
-			JOIN app.bnpl_agreements a ON a.tenant_id = i.tenant_id AND a.id = i.agreement_id
-		WHERE a.tenant_id = ? AND a.employee_id = ? AND a.status IN ('ACCEPTED', 'ACTIVE')
-			AND i.status IN ('DUE', 'COLLECTING') AND i.due_date >= ? AND i.due_date < ?
-		GROUP BY i.agreement_id`, tenancy.TenantID(ctx), employeeID, start, start.AddDate(0, 1, 0))
+	}](ctx, tx, `SELECT i.agreement_id, greatest(
+				coalesce(max(i.amount_santim) FILTER (WHERE i.status IN ('DUE', 'COLLECTING') OR i.due_date >= ?0), 0),
+				coalesce(sum(i.amount_santim) FILTER (WHERE i.status IN ('DUE', 'COLLECTING') AND i.due_date >= ?0 AND i.due_date < ?1), 0)
+			)::bigint AS due_santim
+		FROM app.bnpl_instalments i JOIN app.bnpl_agreements a ON a.tenant_id = i.tenant_id AND a.id = i.agreement_id
+		WHERE a.tenant_id = ?2 AND a.employee_id = ?3 AND a.status IN ('ACCEPTED', 'ACTIVE', 'DEFAULTED') AND i.status <> 'SUPERSEDED'
+		GROUP BY i.agreement_id
+		HAVING bool_or(i.status IN ('DUE', 'COLLECTING'))`, start, start.AddDate(0, 1, 0), tenancy.TenantID(ctx), employeeID)
 	if err != nil {
 		return Debt{}, fmt.Errorf("lending: scheduled BNPL instalments: %w", err)
 	}
