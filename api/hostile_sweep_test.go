@@ -26,6 +26,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
 
 	"github.com/wagerail/wagerail/internal/platform/idempotency"
 	"github.com/wagerail/wagerail/internal/platform/testkit"
@@ -53,21 +54,99 @@ import (
 // The figures (operations, requests, share past the guards, statuses) are logged.
 func TestEveryOperationAnswersHostileInputCleanly(t *testing.T) {
 	t.Parallel()
-	sw, routes := newSweep(t)
+	// The sweep is some 20,000 requests, one after another: it runs in sweepShards shards side by
+	// side, each on a world of its own (newSweep) over the operations of some of the paths' first
+	// segments (sweepShardOf: an operation on a resource stays with those that make and list it),
+	// in the one order (each shard still sweeps the operations that remove what the others act on
+	// last), and the rules below hold for the shards together.
+	shards := make([]*sweep, sweepShards)
+	var routes []Route
 	start := time.Now()
-	for _, r := range routes {
-		sw.operation(r)
+	t.Run("shards", func(t *testing.T) {
+		for k := range shards {
+			t.Run(strconv.Itoa(k), func(t *testing.T) {
+				t.Parallel()
+				sw, all := newSweep(t)
+				shardOf := sweepShardOf(all)
+				for _, r := range all {
+					if shardOf(r) == k {
+						sw.operation(r)
+					}
+				}
+				sw.requireNoPartnerFault(t)
+				shards[k] = sw
+				if k == 0 {
+					routes = all
+				}
+			})
+		}
+	})
+	if t.Failed() {
+		return
 	}
 	elapsed := time.Since(start)
+	sw := &sweep{statuses: map[int]int{}}
+	for _, s := range shards {
+		sw.ops, sw.requests, sw.pastGuards, sw.onReal, sw.idOps, sw.sagaChecks = sw.ops+s.ops, sw.requests+s.requests,
+			sw.pastGuards+s.pastGuards, sw.onReal+s.onReal, sw.idOps+s.idOps, sw.sagaChecks+s.sagaChecks
+		for c, n := range s.statuses {
+			sw.statuses[c] += n
+		}
+		sw.noBase, sw.failures = append(sw.noBase, s.noBase...), append(sw.failures, s.failures...)
+	}
 	var hist []string
 	for _, c := range slices.Sorted(maps.Keys(sw.statuses)) {
 		hist = append(hist, fmt.Sprintf("%d×%d", c, sw.statuses[c]))
 	}
-	t.Logf("hostile sweep: %d operations, %d requests in %s; %d of them (%.0f%%) past the guards; %d operations without a document-valid base request; %d of %d operations on a resource swept on a real one; %d refusals of bad input on a saga's route started no saga; statuses %s",
-		sw.ops, sw.requests, elapsed.Round(time.Millisecond), sw.pastGuards, 100*float64(sw.pastGuards)/float64(sw.requests),
+	t.Logf("hostile sweep: %d operations, %d requests in %s (%d shards); %d of them (%.0f%%) past the guards; %d operations without a document-valid base request; %d of %d operations on a resource swept on a real one; %d refusals of bad input on a saga's route started no saga; statuses %s",
+		sw.ops, sw.requests, elapsed.Round(time.Millisecond), sweepShards, sw.pastGuards, 100*float64(sw.pastGuards)/float64(sw.requests),
 		len(sw.noBase), sw.onReal, sw.idOps, sw.sagaChecks, strings.Join(hist, " "))
-	// Bad input opened no breaker and caused no partner fault: whatever reached the bank was a
-	// call it could answer.
+	require.Empty(t, sw.noBase, "operations whose schemas the sweep cannot build a request for (teach sweepValue)")
+	require.Equal(t, len(routes), sw.ops, "every route is an operation of the document")
+	require.GreaterOrEqual(t, 10*sw.pastGuards, 9*sw.requests, "most requests reach the handlers")
+	require.GreaterOrEqual(t, 10*sw.onReal, 8*sw.idOps, "most operations on a resource are swept on a real one")
+	if len(sw.failures) > 0 {
+		t.Fatalf("%d answers break the rules (first %d):\n%s", len(sw.failures), min(len(sw.failures), 600),
+			strings.Join(sw.failures[:min(len(sw.failures), 600)], "\n"))
+	}
+}
+
+// sweepShards is how many worlds the sweep runs side by side.
+const sweepShards = 3
+
+// sweepShardOf deals routes to the shards by their path's first segment (/api/<segment>/…),
+// whole segments at a time, each to the shard with the fewest operations so far, largest
+// segment first.
+func sweepShardOf(routes []Route) func(Route) int {
+	segment := func(r Route) string {
+		parts := strings.SplitN(strings.TrimPrefix(r.Path, "/"), "/", 3)
+		if len(parts) < 2 {
+			return r.Path
+		}
+		return parts[1]
+	}
+	ops := map[string]int{}
+	for _, r := range routes {
+		ops[segment(r)]++
+	}
+	segments := slices.SortedFunc(maps.Keys(ops), func(a, b string) int {
+		if ops[a] != ops[b] {
+			return ops[b] - ops[a]
+		}
+		return strings.Compare(a, b)
+	})
+	shard, load := map[string]int{}, make([]int, sweepShards)
+	for _, seg := range segments {
+		k := slices.Index(load, slices.Min(load))
+		shard[seg], load[k] = k, load[k]+ops[seg]
+	}
+	return func(r Route) int { return shard[segment(r)] }
+}
+
+// requireNoPartnerFault: bad input opened no breaker and caused no partner fault in the sweep's
+// world: whatever reached the bank was a call it could answer.
+func (sw *sweep) requireNoPartnerFault(t *testing.T) {
+	t.Helper()
 	partnerCalls := map[string]float64{}
 	ch := make(chan prometheus.Metric, 64)
 	go func() { sw.stack.bank.GW.Metrics.PartnerCalls.Collect(ch); close(ch) }()
@@ -86,14 +165,6 @@ func TestEveryOperationAnswersHostileInputCleanly(t *testing.T) {
 	}
 	require.Equal(t, "closed", sw.stack.gateway.BreakerState(), "the gateway client's breaker")
 	require.Equal(t, "closed", sw.stack.ledger.BreakerState(), "the ledger client's breaker")
-	require.Empty(t, sw.noBase, "operations whose schemas the sweep cannot build a request for (teach sweepValue)")
-	require.Equal(t, len(routes), sw.ops, "every route is an operation of the document")
-	require.GreaterOrEqual(t, 10*sw.pastGuards, 9*sw.requests, "most requests reach the handlers")
-	require.GreaterOrEqual(t, 10*sw.onReal, 8*sw.idOps, "most operations on a resource are swept on a real one")
-	if len(sw.failures) > 0 {
-		t.Fatalf("%d answers break the rules (first %d):\n%s", len(sw.failures), min(len(sw.failures), 600),
-			strings.Join(sw.failures[:min(len(sw.failures), 600)], "\n"))
-	}
 }
 
 // newSweep is the sweep's world on the real stack (loan and BNPL stacks: a business owner, an FI,
@@ -107,10 +178,7 @@ func newSweep(tb testing.TB) (*sweep, []Route) {
 	bs.srv.deps.EqubMoneyMovement, bs.srv.deps.EqubEscrowRecon = true, true
 	// The court-order auto-submit's schedule, as a worker with the platform role ensures it: the
 	// payroll health is healthy, not 503 MISSING.
-	require.NoError(tb, workflows.EnsureCourtOrderAutoSubmitSchedule(context.Background(), ls.tc, ls.queue))
-	tb.Cleanup(func() {
-		_ = ls.tc.ScheduleClient().GetHandle(context.Background(), workflows.CourtOrderAutoSubmitScheduleID).Delete(context.Background())
-	})
+	sweepSchedule.use(tb, ls.tc, ls.queue)
 	_, victim := bs.signUp("owner@sweep-victim.test", "BUSINESS")
 	// One resource of each kind the operations on a resource act on, where the sweep's own
 	// creations do not make one: an approved loan, an equb group, a BNPL agreement, a pending
@@ -203,6 +271,31 @@ func newSweep(tb testing.TB) (*sweep, []Route) {
 		}
 	}
 	return sw, routes
+}
+
+// sweepSchedule is the court-order auto-submit schedule the sweeps' worlds share: one id on the
+// one Temporal server, deleted when the last world that uses it ends (a shard that ended first
+// would otherwise delete it under the others' payroll health: 503 MISSING).
+var sweepSchedule sharedSchedule
+
+type sharedSchedule struct {
+	mu    sync.Mutex
+	users int
+}
+
+// use ensures the schedule (on queue) for tb's world and lets it go when tb ends.
+func (s *sharedSchedule) use(tb testing.TB, tc client.Client, queue string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	require.NoError(tb, workflows.EnsureCourtOrderAutoSubmitSchedule(context.Background(), tc, queue))
+	s.users++
+	tb.Cleanup(func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.users--; s.users == 0 {
+			_ = tc.ScheduleClient().GetHandle(context.Background(), workflows.CourtOrderAutoSubmitScheduleID).Delete(context.Background())
+		}
+	})
 }
 
 type sweepOrg struct {
