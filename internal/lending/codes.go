@@ -58,6 +58,9 @@ const (
 	// CodeInstalmentInOpenRun: a payroll run that has not completed withheld (or, calculating,
 	// may withhold) an instalment of the loan: a restructure and a write-off wait for it.
 	CodeInstalmentInOpenRun = "LOAN_INSTALMENT_IN_OPEN_RUN"
+	// CodeOwnServicing: the operator asking for a restructure or a write-off is the borrower (the
+	// user linked to the borrowing employee): nobody services their own loan alone.
+	CodeOwnServicing = "LOAN_OWN_SERVICING"
 )
 
 // refusals is the one table. The KYC and sanctions gates are rules the caller cannot fix in the
@@ -93,6 +96,7 @@ var refusals = refusal.Table{
 	CodeWriteOffNotApproved:    {Status: http.StatusConflict, Message: "the loan's financial institution has not approved its write-off (POST /api/fi/loans/{id}/write-off-approval)"},
 	CodeWriteOffInProgress:     {Status: http.StatusConflict, Message: "a write-off of this loan is under way; retry once it is done"},
 	CodeInstalmentInOpenRun:    {Status: http.StatusConflict, Message: "a payroll run that has not completed withheld or may withhold an instalment of this loan; retry once it has completed"},
+	CodeOwnServicing:           {Status: http.StatusForbidden, Message: "the loan is your own: another operator must restructure or write it off"},
 }
 
 // RefusalOf is code's answer; ok is false for a code that is not in the table.

@@ -263,19 +263,9 @@ func startSchedule(ctx context.Context, tx db.Writer, d Disbursement, now time.T
 		WHERE l.tenant_id = $1 AND l.id = $2 GROUP BY l.first_due_period`, d.TenantID, d.LoanID).Scan(&cur, &last); err != nil {
 		return "", 0, fmt.Errorf("lending: the loan's schedule: %w", err)
 	}
-	first := max(cur, payroll.PeriodOf(now))
-	for n := 0; ; n++ {
-		closed, err := payroll.PeriodClosed(ctx, tx, first)
-		if err != nil {
-			return "", 0, err
-		}
-		if !closed {
-			break
-		}
-		if n == maxClosedPeriodsAhead {
-			return "", 0, fmt.Errorf("lending: no open payroll period within %d months of %s", maxClosedPeriodsAhead, first)
-		}
-		first = payroll.PeriodOf(payroll.PeriodStart(first).AddDate(0, 1, 0))
+	first, err := firstOpenPeriod(ctx, tx, max(cur, payroll.PeriodOf(now)))
+	if err != nil {
+		return "", 0, err
 	}
 	moved := monthsBetween(cur, first)
 	if moved == 0 {
@@ -294,6 +284,22 @@ func startSchedule(ctx context.Context, tx db.Writer, d Disbursement, now time.T
 		return "", 0, fmt.Errorf("lending: move the schedule: %w", err)
 	}
 	return first, moved, nil
+}
+
+// firstOpenPeriod is the first payroll period from period on whose run has not fixed its
+// figures (payroll.PeriodClosed, which locks the period's runs for share): the first period a new
+// schedule's first instalment can still be deducted in.
+func firstOpenPeriod(ctx context.Context, tx db.Writer, period string) (string, error) {
+	for n := 0; ; n++ {
+		closed, err := payroll.PeriodClosed(ctx, tx, period)
+		if err != nil || !closed {
+			return period, err
+		}
+		if n == maxClosedPeriodsAhead {
+			return "", fmt.Errorf("lending: no open payroll period within %d months of %s", maxClosedPeriodsAhead, period)
+		}
+		period = payroll.PeriodOf(payroll.PeriodStart(period).AddDate(0, 1, 0))
+	}
 }
 
 // monthsBetween is the number of months from period a to period b (both valid periods).

@@ -197,6 +197,9 @@ func Restructure(ctx context.Context, tx db.BunTx, loanID string, r RestructureR
 	if err != nil {
 		return Restructured{}, err
 	}
+	if err := notOwnLoan(ctx, tx, l.BorrowerID); err != nil {
+		return Restructured{}, err
+	}
 	var pending int
 	if err := tx.NewRaw(`SELECT count(*) FROM app.loan_write_offs WHERE tenant_id = ? AND loan_id = ? AND status = 'PENDING'`,
 		l.TenantID, l.ID).Scan(ctx, &pending); err != nil {
@@ -265,7 +268,13 @@ func Restructure(ctx context.Context, tx db.BunTx, loanID string, r RestructureR
 		}
 		closed = append(closed, closedAtRepaid(in))
 	}
-	first := time.Date(now.Year(), now.Month()+1, 1, 0, 0, 0, 0, time.UTC).Format("2006-01")
+	// The new schedule starts next month, or in the first period after it whose run has not fixed
+	// its figures: a DEFAULTED loan is in no run, so nothing else keeps a run approved ahead of the
+	// clock from missing its first instalment (found by an audit).
+	first, err := firstOpenPeriod(ctx, tx, time.Date(now.Year(), now.Month()+1, 1, 0, 0, 0, 0, time.UTC).Format("2006-01"))
+	if err != nil {
+		return Restructured{}, err
+	}
 	terms := schedule.Terms{PrincipalSantim: outstanding, AnnualRateBasisPoints: rate, TermMonths: r.TermMonths,
 		FeeFlatSantim: carriedFee, FirstDuePeriod: first}
 	s, err := schedule.Compute(terms)

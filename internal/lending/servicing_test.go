@@ -112,6 +112,36 @@ func (w *loanWorld) checkRepayment(l lending.Loan, idx int, amount int64) error 
 	})
 }
 
+// TestServicingNotByTheBorrower: an operator who is the borrower (the user linked to the
+// borrowing employee) is refused 403 LOAN_OWN_SERVICING the restructure and the write-off of
+// their own loan, by the claim and by the API's pre-check, nothing written; another person is not.
+func TestServicingNotByTheBorrower(t *testing.T) {
+	t.Parallel()
+	w := newLoanWorld(t)
+	l := w.paidOut(t, lending.LoanDefaulted)
+	w.approveWriteOff(t, l)
+	link := func(user any) {
+		require.NoError(t, w.biz.In(func(ctx context.Context, tx db.BunTx) error {
+			_, err := tx.Exec(ctx, `UPDATE app.employees SET user_id = $2 WHERE id = $1`, l.BorrowerID, user)
+			return err
+		}))
+	}
+	link(tenancy.From(w.biz.Ctx).Actor) // the world's actor is the borrower
+	_, err := w.restructure(t, l, 6)
+	requireRefusal(t, err, http.StatusForbidden, lending.CodeOwnServicing)
+	requireRefusal(t, w.checkWriteOff(l, "wf-wo-1"), http.StatusForbidden, lending.CodeOwnServicing)
+	_, err = w.beginWriteOff(t, l, "wf-wo-1")
+	requireRefusal(t, err, http.StatusForbidden, lending.CodeOwnServicing)
+	require.Equal(t, 0, w.biz.Count(t, `SELECT count(*) FROM app.loan_write_offs`))
+	require.Equal(t, 0, w.biz.Count(t, `SELECT count(*) FROM app.loan_schedule_versions WHERE loan_id = $1`, l.ID), "no new schedule")
+
+	link(nil)
+	require.NoError(t, w.checkWriteOff(l, "wf-wo-1"))
+	claim, err := w.beginWriteOff(t, l, "wf-wo-1")
+	require.NoError(t, err)
+	require.Equal(t, lending.WriteOffPending, claim.WriteOff.Status)
+}
+
 // TestServicingWaitsForAnOpenRun: while a payroll run of the business is being calculated (it
 // may withhold an instalment of the loan), a write-off and a repayment by hand are refused 409
 // LOAN_INSTALMENT_IN_OPEN_RUN by the API's pre-checks and by the claim and the reservation,
@@ -295,6 +325,37 @@ func (w *loanWorld) restructure(t *testing.T, l lending.Loan, months int) (lendi
 	return value(t, w.biz, func(ctx context.Context, tx db.BunTx) (lending.Restructured, error) {
 		return lending.Restructure(ctx, tx, l.ID, lending.RestructureRequest{TermMonths: months, Reason: "hardship plan"}, t0)
 	})
+}
+
+// TestRestructureStartsInAnOpenPeriod: a DEFAULTED loan (in no payroll run) restructured while
+// next month's run has already fixed its figures (locked, approved ahead of the clock) starts its
+// new schedule in the first period after it that a run can still deduct, not in the closed one
+// whose run would never take its first instalment (found by an audit).
+func TestRestructureStartsInAnOpenPeriod(t *testing.T) {
+	t.Parallel()
+	w := newLoanWorld(t)
+	l := w.paidOut(t, lending.LoanDefaulted)
+	next := t0.AddDate(0, 1, 0).Format("2006-01") // t0 is 27 November: next month is 2026-12
+	require.NoError(t, w.biz.In(func(ctx context.Context, tx db.BunTx) error {
+		// Made (and locked) on the period's first day: a run fixed ahead of the restructure's clock.
+		run, _, err := payroll.CreateRun(ctx, tx, next, t0.AddDate(0, 0, 4))
+		if err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `UPDATE app.payroll_runs SET status = 'CALCULATED', calculated_by = 'u-maker', calculated_at = now(),
+			locked_by = 'u-checker', locked_at = now() WHERE id = $1`, run.ID)
+		return err
+	}))
+	r, err := w.restructure(t, l, 6)
+	require.NoError(t, err)
+	want := t0.AddDate(0, 2, 0).Format("2006-01")
+	var first string
+	for _, in := range r.Loan.Instalments {
+		if in.Status != lending.InstalmentSuperseded && (first == "" || in.DuePeriod < first) && in.DuePeriod >= next {
+			first = in.DuePeriod
+		}
+	}
+	require.Equal(t, want, first, "no instalment of the new schedule is due in the closed period")
 }
 
 // TestRestructureWaitsForARepayment: a restructure while a repayment of an unpaid instalment is

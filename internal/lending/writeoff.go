@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/uptrace/bun"
 
+	"github.com/wagerail/wagerail/internal/employees"
 	"github.com/wagerail/wagerail/internal/payroll"
 	"github.com/wagerail/wagerail/internal/platform/audit"
 	"github.com/wagerail/wagerail/internal/platform/db"
@@ -159,8 +160,9 @@ type WriteOffClaim struct {
 }
 
 // BeginWriteOff claims the write-off of the context's business's DEFAULTED loan for the saga
-// run workflowID (idempotent for that run). Errors: ErrLoanNotFound, 409 LOAN_INVALID_STATE,
-// ErrWriteOffNotApproved, ErrWriteOffInProgress, 409 LOAN_REPAYMENT_IN_PROGRESS.
+// run workflowID (idempotent for that run). Errors: ErrLoanNotFound, 409 LOAN_INVALID_STATE, 403
+// LOAN_OWN_SERVICING (notOwnLoan), ErrWriteOffNotApproved, ErrWriteOffInProgress, 409
+// LOAN_REPAYMENT_IN_PROGRESS.
 func BeginWriteOff(ctx context.Context, tx db.BunTx, loanID, workflowID, reason string, now time.Time) (WriteOffClaim, error) {
 	if err := CheckReason("reason", reason); err != nil {
 		return WriteOffClaim{}, err
@@ -177,6 +179,9 @@ func BeginWriteOff(ctx context.Context, tx db.BunTx, loanID, workflowID, reason 
 		return WriteOffClaim{WriteOff: w, Loan: l, Done: w.Status == WriteOffPosted}, nil // this run's
 	}
 	if _, err := LoanMachine.Next("written off", l.Status); err != nil {
+		return WriteOffClaim{}, err
+	}
+	if err := notOwnLoan(ctx, tx, l.BorrowerID); err != nil {
 		return WriteOffClaim{}, err
 	}
 	if ok && w.Status == WriteOffPending {
@@ -209,6 +214,21 @@ func BeginWriteOff(ctx context.Context, tx db.BunTx, loanID, workflowID, reason 
 		return WriteOffClaim{}, fmt.Errorf("lending.begin_write_off: claim: %w", err)
 	}
 	return WriteOffClaim{WriteOff: w, Loan: l}, nil
+}
+
+// notOwnLoan refuses 403 LOAN_OWN_SERVICING a restructure or a write-off asked by the borrower
+// (the context's actor is the user linked to the borrowing employee): an operator who also
+// borrows may not waive their own interest or write off their own debt alone (found by an
+// audit), as a dispute of their own is not theirs to decide.
+func notOwnLoan(ctx context.Context, tx db.Writer, borrowerID string) error {
+	own, err := employees.IsLinkedUser(ctx, tx, borrowerID, actor(ctx))
+	if err != nil {
+		return err
+	}
+	if own {
+		return RefusalError(CodeOwnServicing)
+	}
+	return nil
 }
 
 // noRepaymentPending refuses a change to loan l's schedule while money for an instalment is on
@@ -322,7 +342,8 @@ func FailWriteOff(ctx context.Context, tx db.BunTx, loanID, workflowID, reason s
 // CheckWriteOff is BeginWriteOff's refusals read without a change (the API's pre-check before it
 // starts a saga), in a transaction of either kind scoped to the loan's business: owner is the
 // saga run that holds the loan's write-off (PENDING or POSTED), "" when none does. Errors:
-// ErrLoanNotFound, 409 LOAN_INVALID_STATE, ErrWriteOffInProgress, 409 LOAN_INSTALMENT_IN_OPEN_RUN,
+// ErrLoanNotFound, 409 LOAN_INVALID_STATE, 403 LOAN_OWN_SERVICING, ErrWriteOffInProgress, 409
+// LOAN_INSTALMENT_IN_OPEN_RUN,
 // 409 LOAN_REPAYMENT_IN_PROGRESS, ErrWriteOffNotApproved (BeginWriteOff's order) — a
 // write-off held by workflowID itself answers no error (its saga answers).
 func CheckWriteOff(ctx context.Context, tx db.Writer, tenantID, loanID, workflowID string) (owner string, err error) {
@@ -352,6 +373,9 @@ func CheckWriteOff(ctx context.Context, tx db.Writer, tenantID, loanID, workflow
 	if _, err := LoanMachine.Next("written off", status); err != nil {
 		return owner, err
 	}
+	if err := notOwnLoan(ctx, tx, borrower); err != nil {
+		return owner, err
+	}
 	if owner != "" {
 		return owner, errWriteOffInProgress
 	}
@@ -378,7 +402,7 @@ func ServicingRefusal(code string) (*payroll.Refusal, bool) {
 		return ErrLoanNotFound, true
 	case CodeLoanInvalidState:
 		return &payroll.Refusal{Code: code, Status: http.StatusConflict, Message: "only a DEFAULTED loan can be written off"}, true
-	case CodeWriteOffNotApproved, CodeWriteOffInProgress, CodeRepaymentInProgress, CodeInstalmentInOpenRun:
+	case CodeWriteOffNotApproved, CodeWriteOffInProgress, CodeRepaymentInProgress, CodeInstalmentInOpenRun, CodeOwnServicing:
 		return RefusalError(code), true
 	}
 	return nil, false
