@@ -6,10 +6,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wagerail/wagerail/internal/bnpl"
+	"github.com/wagerail/wagerail/internal/identity"
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/testkit"
 )
@@ -183,4 +186,40 @@ func TestBnplRestructureWithAPayrollMandate(t *testing.T) {
 	run2 := w.approvedRunOf(t, "2026-12", func(string) {})
 	require.Zero(t, s.count(t, `SELECT count(*) FROM app.payroll_entries WHERE run_id = $1 AND deductions @> $2::jsonb`,
 		run2.ID, fmt.Sprintf(`[{"kind":"BNPL_INSTALLMENT","reference":%q}]`, p.mandate.ID)), "nothing withheld under the ended mandate")
+}
+
+// TestBnplServicingNotByTheCustomer: an operator who is the customer (the user linked to the
+// agreement's employee) is refused 403 BNPL_OWN_SERVICING the restructure and the write-off of
+// their own plan (audited DENIED, nothing changed); another operator is not. Found by an audit.
+func TestBnplServicingNotByTheCustomer(t *testing.T) {
+	t.Parallel()
+	s := newBnplStack(t)
+	s.approveKyc(t)
+	a := s.activeBnplAgreement(t, "own-1")
+	me := s.linkEmployeeUser(t, "customer@bnpl-own.test")
+	self := decode[sessionResult](t, me.call(http.MethodGet, "/api/auth/get-session", nil)).User.ID
+	_, created, err := identity.GrantOperator(context.Background(), s.d.Platform(t), self, self, time.Now())
+	require.NoError(t, err)
+	require.True(t, created)
+
+	path := "/api/bnpl/agreements/" + a.ID
+	body := map[string]any{"instalments": 3, "firstPeriod": "2027-01", "reason": "my own hours were cut"}
+	requireStatus(t, me.call(http.MethodPost, path+"/restructure", body, "Idempotency-Key", testkit.Unique("rs")),
+		http.StatusForbidden, bnpl.CodeOwnServicing)
+	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.audit_log WHERE tenant_id = $1 AND action = 'RestructureBnplAgreement'
+		AND outcome = 'DENIED' AND details->>'code' = $2`, s.tenant, bnpl.CodeOwnServicing))
+	// The write-off is refused by its saga's claim (the merchant's refund first, so that the
+	// claim reaches the rule).
+	cb := merchantCallbackBody("own-cb1", s.merchantID, a.ID, "own-1", "REFUNDED")
+	rec := newAPIClient(t, s.srv).call(http.MethodPost, merchantCallbackPath, cb, signedHeaders(cb, "own-n1")...)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	requireStatus(t, me.call(http.MethodPost, path+"/write-off", map[string]any{"reason": "my own plan"}, "Idempotency-Key", testkit.Unique("wo")),
+		http.StatusForbidden, bnpl.CodeOwnServicing)
+	got := s.waitAgreement(t, a.ID, "ACTIVE")
+	require.Len(t, got.Instalments, 3, "not restructured")
+	require.Zero(t, s.count(t, `SELECT count(*) FROM app.bnpl_write_offs WHERE tenant_id = $1`, s.tenant))
+
+	rec = s.operator("support@bnpl-own.test").call(http.MethodPost, path+"/write-off", map[string]any{"reason": "the merchant refunded"},
+		"Idempotency-Key", testkit.Unique("wo"))
+	require.Contains(t, []int{http.StatusOK, http.StatusAccepted}, rec.Code, rec.Body.String())
 }

@@ -33,6 +33,9 @@ const (
 	CodeOrderNotReversed     = "BNPL_MERCHANT_ORDER_NOT_REVERSED"
 	CodeWriteOffInProgress   = "BNPL_WRITE_OFF_IN_PROGRESS"
 	CodeMandateInOpenRun     = "BNPL_MANDATE_IN_OPEN_RUN"
+	// CodeOwnServicing: the operator asking for a restructure or a write-off is the customer (the
+	// user linked to the agreement's employee): nobody services their own plan alone.
+	CodeOwnServicing = "BNPL_OWN_SERVICING"
 )
 
 var refusals = refusal.Table{
@@ -59,6 +62,7 @@ var refusals = refusal.Table{
 	CodeOrderNotReversed:     {Status: http.StatusConflict, Message: "the merchant has not reported the order REFUNDED or CANCELLED: what the customer owes is not written off"},
 	CodeWriteOffInProgress:   {Status: http.StatusConflict, Message: "the agreement's write-off is under way; try again once it is recorded"},
 	CodeMandateInOpenRun:     {Status: http.StatusConflict, Message: "a payroll run that has not completed withheld or may withhold the instalment under the customer's mandate; collect, write off or restructure once it has completed"},
+	CodeOwnServicing:         {Status: http.StatusForbidden, Message: "the agreement is your own: another operator must restructure or write it off"},
 }
 
 // RefusalOf is code's answer; ok is false for a code that is not in the table.

@@ -95,6 +95,9 @@ func Restructure(ctx context.Context, tx db.BunTx, id string, r RestructureReque
 	if a.Status != StatusActive && a.Status != StatusDefaulted {
 		return Restructured{}, RefusalError(CodeInvalidState)
 	}
+	if err := notOwnAgreement(ctx, tx, a); err != nil {
+		return Restructured{}, err
+	}
 	if err := writeOffPending(ctx, tx, a); err != nil {
 		return Restructured{}, err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/wagerail/wagerail/internal/employees"
 	"github.com/wagerail/wagerail/internal/payroll"
 	"github.com/wagerail/wagerail/internal/platform/audit"
 	"github.com/wagerail/wagerail/internal/platform/db"
@@ -148,6 +149,20 @@ func owed(ctx context.Context, tx db.Writer, a Agreement) (due int64, collecting
 	return due, collecting, nil
 }
 
+// notOwnAgreement refuses 403 BNPL_OWN_SERVICING a restructure or a write-off asked by the
+// customer (the context's actor is the user linked to the agreement's employee): an operator who
+// also buys on BNPL may not reschedule or write off their own plan alone (found by an audit).
+func notOwnAgreement(ctx context.Context, tx db.Writer, a Agreement) error {
+	own, err := employees.IsLinkedUser(ctx, tx, a.EmployeeID, tenancy.Actor(ctx))
+	if err != nil {
+		return err
+	}
+	if own {
+		return RefusalError(CodeOwnServicing)
+	}
+	return nil
+}
+
 // BeginWriteOff claims the write-off of agreement id of the context's business for the saga run
 // workflowID (idempotent for that run; see "Write-off"), acting as the operator who asked.
 func BeginWriteOff(ctx context.Context, tx db.BunTx, id, workflowID, reason string, now time.Time) (WriteOffClaim, error) {
@@ -172,6 +187,9 @@ func BeginWriteOff(ctx context.Context, tx db.BunTx, id, workflowID, reason stri
 		return WriteOffClaim{}, RefusalError(CodeWriteOffInProgress)
 	case !a.CollectionStopped():
 		return WriteOffClaim{}, RefusalError(CodeOrderNotReversed)
+	}
+	if err := notOwnAgreement(ctx, tx, a); err != nil {
+		return WriteOffClaim{}, err
 	}
 	due, collecting, err := owed(ctx, tx, a)
 	switch {
