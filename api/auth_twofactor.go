@@ -164,8 +164,12 @@ func (s *Server) verifyTwoFactor(c *gin.Context) {
 			}
 			user.TwoFactorEnabled = true
 		}
-		sess, token, err = s.rotateIn(actx, tx, cl, action, change)
-		return err
+		if sess, token, err = s.rotateIn(actx, tx, cl, action, change); err != nil || !enabling {
+			return err
+		}
+		// Turning the second factor on signs the user's other sessions out: one signed in with the
+		// password alone (a stolen cookie, say) must not outlive it (found by an audit).
+		return identity.RevokeUserSessions(actx, tx, user.ID, sess.ID, now)
 	})
 	if wrong {
 		if err := s.auditIn(ctx, crosstenant.PlatformTenant, user.ID, audit.Entry{Action: action, Outcome: audit.Denied,
@@ -185,7 +189,7 @@ func (s *Server) verifyTwoFactor(c *gin.Context) {
 }
 
 // disableTwoFactor turns two-factor off (also a set-up never completed): the secret and backup
-// codes are forgotten and the session rotated.
+// codes are forgotten, the session rotated and the user's other sessions signed out.
 func (s *Server) disableTwoFactor(c *gin.Context) {
 	cl := callerOf(c)
 	if !cl.User.TwoFactorEnabled && cl.User.TOTPSecret == "" {
@@ -202,8 +206,12 @@ func (s *Server) disableTwoFactor(c *gin.Context) {
 			return err
 		}
 		var err error
-		sess, token, err = s.rotateIn(actx, tx, cl, "TwoFactorDisabled", nil)
-		return err
+		if sess, token, err = s.rotateIn(actx, tx, cl, "TwoFactorDisabled", nil); err != nil {
+			return err
+		}
+		// The user's other sessions are signed out, as a password reset signs them out: turning the
+		// second factor off is as much a change of the account's keys.
+		return identity.RevokeUserSessions(actx, tx, cl.User.ID, sess.ID, s.now())
 	})
 	if err != nil {
 		writeError(c, err)

@@ -77,6 +77,8 @@ func TestAuthxTwoFactorEnableAndSignIn(t *testing.T) {
 	require.Equal(t, "INVALID_CODE", errCode(rec))
 
 	before := a.clone()
+	elsewhere := f.signIn(email) // another session of the user's, from before two-factor
+	require.Equal(t, http.StatusOK, elsewhere.call(http.MethodGet, "/api/auth/get-session", nil).Code)
 	rec = a.call(http.MethodPost, "/api/auth/two-factor/verify", map[string]any{"code": authxCode(t, k.Secret(), f.now())})
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 	got := decode[authxSessionUser](t, rec)
@@ -85,6 +87,10 @@ func TestAuthxTwoFactorEnableAndSignIn(t *testing.T) {
 	require.NotEqual(t, before.cookie.Value, a.cookie.Value, "enabling rotates the session")
 	require.Equal(t, http.StatusUnauthorized, before.call(http.MethodGet, "/api/auth/get-session", nil).Code)
 	require.Equal(t, http.StatusOK, a.call(http.MethodGet, "/api/auth/get-session", nil).Code)
+	// Found by an audit: a session signed in with the password alone (a stolen cookie, say) was
+	// left alive past the second factor the user turned on to lock it out.
+	require.Equal(t, http.StatusUnauthorized, elsewhere.call(http.MethodGet, "/api/auth/get-session", nil).Code,
+		"enabling signs the user's other sessions out")
 	require.Equal(t, 1, authxAudits(t, f, "TwoFactorEnabled", "SUCCESS"))
 
 	rec = a.call(http.MethodPost, "/api/auth/two-factor/enable", map[string]any{"password": testPassword})
@@ -216,6 +222,8 @@ func TestAuthxTwoFactorBackupCodesAndDisable(t *testing.T) {
 	require.False(t, got.User.TwoFactorEnabled)
 	require.Equal(t, res.Organization.ID, *got.Session.ActiveOrganizationID)
 	require.Equal(t, http.StatusUnauthorized, before.call(http.MethodGet, "/api/auth/get-session", nil).Code)
+	require.Equal(t, http.StatusUnauthorized, a.call(http.MethodGet, "/api/auth/get-session", nil).Code,
+		"disabling signs the user's other sessions out")
 	require.Equal(t, 1, authxAudits(t, f, "TwoFactorDisabled", "SUCCESS"))
 	require.Equal(t, 1, authxAudits(t, f, "TwoFactorDisabled", "DENIED"))
 	rec = c.call(http.MethodPost, "/api/auth/two-factor/disable", map[string]any{"password": testPassword})
