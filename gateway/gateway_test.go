@@ -2,12 +2,14 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/sony/gobreaker/v2"
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
@@ -567,4 +569,15 @@ func TestGatewayMetricsHaveNoTenantLabels(t *testing.T) {
 	text := e.scrape(t)
 	require.Contains(t, text, "svc_statement_ingest_age_seconds{partner=\"sandbox\"}")
 	require.False(t, strings.Contains(text, "tenant"), "metrics must not carry tenant ids")
+}
+
+// A read is not retried on the breaker's refusal, open or half-open with its trial calls taken
+// (found by an audit: a half-open refusal was retried until the caller's deadline); another
+// fault of a partner that could not be reached is.
+func TestReadRetryableNotOnABreakerRefusal(t *testing.T) {
+	for _, refusal := range []error{gobreaker.ErrOpenState, gobreaker.ErrTooManyRequests} {
+		require.False(t, readRetryable(&PartnerError{Kind: KindUnavailable, Err: refusal}), "%v", refusal)
+	}
+	require.True(t, readRetryable(&PartnerError{Kind: KindUnavailable, Err: errors.New("connection refused")}))
+	require.False(t, readRetryable(&PartnerError{Kind: KindUnavailable, Timeout: true}), "a spent deadline")
 }

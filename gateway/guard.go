@@ -164,14 +164,15 @@ func retrying[T any](ctx context.Context, p *Partner, op string, timeout time.Du
 	}
 }
 
-// readRetryable: reads can be repeated after any partner fault except an open breaker (the
-// breaker exists to stop exactly that) and a spent deadline.
+// readRetryable: reads can be repeated after any partner fault except the breaker's refusal (open,
+// or half-open with its trial calls taken: the breaker exists to stop exactly that) and a spent
+// deadline.
 func readRetryable(err error) bool {
 	var pe *PartnerError
 	if !errors.As(err, &pe) {
 		return false
 	}
-	if pe.Kind == KindUnavailable && errors.Is(pe.Err, gobreaker.ErrOpenState) {
+	if pe.Kind == KindUnavailable && (errors.Is(pe.Err, gobreaker.ErrOpenState) || errors.Is(pe.Err, gobreaker.ErrTooManyRequests)) {
 		return false
 	}
 	return (pe.Kind == KindUnavailable || pe.Kind == KindUnknown) && !pe.Timeout

@@ -117,7 +117,9 @@ func mirrorMovements(ctx context.Context, l LedgerReader, tenantID, partner, acc
 			// A transaction that moved the account and back nets to nothing at the bank.
 		case a.held != 0 || a.released != 0:
 			if a.held == 0 {
-				a.held = -a.released // the hold was entered before the window, its release within
+				// The hold was entered before the window, its release within: a release copies its
+				// hold's direction (the ledger's settle), so it has the hold's sign.
+				a.held = a.released
 			}
 			a.net = a.held
 			hold[id] = HoldOpen

@@ -127,3 +127,38 @@ func TestMirrorMovementsReadTransactionsInBatches(t *testing.T) {
 		require.Equal(t, tenant, b.GetTenantId())
 	}
 }
+
+// TestMirrorMovementsHoldBeforeTheWindow: a hold entered before the window and voided within it
+// is returned as the voided hold it is, in the hold's direction (a debit of the mirror: money
+// arriving at the bank, Credit). Found by an audit: the sign of such a release was flipped.
+func TestMirrorMovementsHoldBeforeTheWindow(t *testing.T) {
+	t.Parallel()
+	d := testkit.NewDB(t)
+	raw := ledgertest.Serve(t, d.App, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	tenant, account := uniq("tenant"), uniq("co")
+	mirror := chart.PartnerBankAccount(gateway.SandboxPartner, account)
+	for _, n := range []string{mirror, "payroll-clearing"} {
+		_, err := raw.EnsureAccount(ctx, &ledgerv1.EnsureAccountRequest{TenantId: tenant, Name: n})
+		require.NoError(t, err)
+	}
+	res, err := raw.PostTransaction(ctx, &ledgerv1.PostTransactionRequest{TenantId: tenant, IdempotencyKey: "hold-early",
+		Status: ledgerv1.TransactionStatus_TRANSACTION_STATUS_PENDING, Entries: []*ledgerv1.EntryInput{
+			{AccountName: mirror, Direction: ledgerv1.Direction_DIRECTION_DEBIT, AmountSantim: 9},
+			{AccountName: "payroll-clearing", Direction: ledgerv1.Direction_DIRECTION_CREDIT, AmountSantim: 9}}})
+	require.NoError(t, err)
+	time.Sleep(20 * time.Millisecond)
+	from := time.Now()
+	time.Sleep(20 * time.Millisecond)
+	_, err = raw.VoidPending(ctx, &ledgerv1.VoidPendingRequest{TenantId: tenant, TransactionId: res.GetTransaction().GetId(), Reason: "TEST"})
+	require.NoError(t, err)
+
+	items, err := mirrorMovements(ctx, ledger.NewClient(raw, ledger.ClientOptions{}), tenant, gateway.SandboxPartner, account,
+		from, time.Now().Add(time.Hour))
+	require.NoError(t, err)
+	require.Len(t, items, 1)
+	require.Equal(t, HoldVoided, items[0].Hold)
+	require.Equal(t, Credit, items[0].Direction)
+	require.Equal(t, int64(9), items[0].AmountSantim)
+}
