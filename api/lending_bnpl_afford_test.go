@@ -31,16 +31,7 @@ func TestLoanQuoteCountsBnplInstalments(t *testing.T) {
 	ls := newLoanStack(t, ewaStackOpts{})
 	s := bnplOn(t, ls.ewaStack)
 	loan := map[string]any{"employeeId": s.employee, "productId": ls.product.ID, "amountSantim": 10_000_000, "termMonths": 12}
-	limit := func() int64 {
-		t.Helper()
-		rec := s.owner.call(http.MethodPost, "/api/loans/quote", loan)
-		requireStatus(t, rec, http.StatusUnprocessableEntity, "LOAN_NOT_AFFORDABLE")
-		var d struct {
-			LimitSantim int64 `json:"limitSantim"`
-		}
-		require.NoError(t, json.Unmarshal(decode[errBody](t, rec).Error.Details, &d))
-		return d.LimitSantim
-	}
+	limit := func() int64 { return loanQuoteLimit(t, s.owner, loan) }
 	require.Equal(t, int64(sharedLimitSantim), limit())
 
 	rec := s.owner.call(http.MethodPost, "/api/bnpl/agreements", s.agreementBody(1_000_000, 2, "o-1"), "Idempotency-Key", testkit.Unique("bnpl"))
@@ -149,16 +140,7 @@ func TestBnplCollectedEarlyStillWeighs(t *testing.T) {
 	ls := newLoanStack(t, ewaStackOpts{})
 	s := bnplOn(t, ls.ewaStack)
 	loan := map[string]any{"employeeId": s.employee, "productId": ls.product.ID, "amountSantim": 10_000_000, "termMonths": 12}
-	limit := func() int64 {
-		t.Helper()
-		rec := s.owner.call(http.MethodPost, "/api/loans/quote", loan)
-		requireStatus(t, rec, http.StatusUnprocessableEntity, "LOAN_NOT_AFFORDABLE")
-		var d struct {
-			LimitSantim int64 `json:"limitSantim"`
-		}
-		require.NoError(t, json.Unmarshal(decode[errBody](t, rec).Error.Details, &d))
-		return d.LimitSantim
-	}
+	limit := func() int64 { return loanQuoteLimit(t, s.owner, loan) }
 	a := s.activeAgreement(t, 1_000_000, 2, "early-1")
 	require.Equal(t, int64(sharedLimitSantim-500_000), limit())
 
@@ -176,4 +158,17 @@ func TestBnplCollectedEarlyStillWeighs(t *testing.T) {
 	rec = s.owner.call(http.MethodPost, "/api/bnpl/agreements", s.agreementBody(1_000_000, 2, "early-2"), "Idempotency-Key", testkit.Unique("bnpl"))
 	requireStatus(t, rec, http.StatusUnprocessableEntity, bnpl.CodeNotAffordable)
 	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.bnpl_agreements WHERE tenant_id = $1`, s.tenant))
+}
+
+// loanQuoteLimit is the limit a loan quote too large to afford is refused with (422
+// LOAN_NOT_AFFORDABLE, details.limitSantim): what the employee's pay can still take each month.
+func loanQuoteLimit(t *testing.T, owner *apiClient, loan map[string]any) int64 {
+	t.Helper()
+	rec := owner.call(http.MethodPost, "/api/loans/quote", loan)
+	requireStatus(t, rec, http.StatusUnprocessableEntity, "LOAN_NOT_AFFORDABLE")
+	var d struct {
+		LimitSantim int64 `json:"limitSantim"`
+	}
+	require.NoError(t, json.Unmarshal(decode[errBody](t, rec).Error.Details, &d))
+	return d.LimitSantim
 }

@@ -44,16 +44,9 @@ func (c *countingLedger) GetTransactions(ctx context.Context, r *ledgerv1.GetTra
 // transaction, and each movement carries its own bank reference, idempotency key and id.
 func TestMirrorMovementsReadTransactionsInBatches(t *testing.T) {
 	t.Parallel()
-	d := testkit.NewDB(t)
-	raw := ledgertest.Serve(t, d.App, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	tenant, account := uniq("tenant"), uniq("co")
-	mirror := chart.PartnerBankAccount(gateway.SandboxPartner, account)
-	for _, n := range []string{mirror, "payroll-clearing"} {
-		_, err := raw.EnsureAccount(ctx, &ledgerv1.EnsureAccountRequest{TenantId: tenant, Name: n})
-		require.NoError(t, err)
-	}
+	raw, tenant, account, mirror := mirrorLedger(ctx, t)
 	leg := func(name string, d ledgerv1.Direction, amount int64) *ledgerv1.EntryInput {
 		return &ledgerv1.EntryInput{AccountName: name, Direction: d, AmountSantim: amount}
 	}
@@ -133,16 +126,9 @@ func TestMirrorMovementsReadTransactionsInBatches(t *testing.T) {
 // arriving at the bank, Credit). Found by an audit: the sign of such a release was flipped.
 func TestMirrorMovementsHoldBeforeTheWindow(t *testing.T) {
 	t.Parallel()
-	d := testkit.NewDB(t)
-	raw := ledgertest.Serve(t, d.App, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	tenant, account := uniq("tenant"), uniq("co")
-	mirror := chart.PartnerBankAccount(gateway.SandboxPartner, account)
-	for _, n := range []string{mirror, "payroll-clearing"} {
-		_, err := raw.EnsureAccount(ctx, &ledgerv1.EnsureAccountRequest{TenantId: tenant, Name: n})
-		require.NoError(t, err)
-	}
+	raw, tenant, account, mirror := mirrorLedger(ctx, t)
 	res, err := raw.PostTransaction(ctx, &ledgerv1.PostTransactionRequest{TenantId: tenant, IdempotencyKey: "hold-early",
 		Status: ledgerv1.TransactionStatus_TRANSACTION_STATUS_PENDING, Entries: []*ledgerv1.EntryInput{
 			{AccountName: mirror, Direction: ledgerv1.Direction_DIRECTION_DEBIT, AmountSantim: 9},
@@ -161,4 +147,19 @@ func TestMirrorMovementsHoldBeforeTheWindow(t *testing.T) {
 	require.Equal(t, HoldVoided, items[0].Hold)
 	require.Equal(t, Credit, items[0].Direction)
 	require.Equal(t, int64(9), items[0].AmountSantim)
+}
+
+// mirrorLedger serves a ledger on a database of its own with a tenant's partner-bank mirror
+// account (of account at the sandbox) and payroll-clearing.
+func mirrorLedger(ctx context.Context, t *testing.T) (raw ledgerv1.LedgerServiceClient, tenant, account, mirror string) {
+	t.Helper()
+	d := testkit.NewDB(t)
+	raw = ledgertest.Serve(t, d.App, nil)
+	tenant, account = uniq("tenant"), uniq("co")
+	mirror = chart.PartnerBankAccount(gateway.SandboxPartner, account)
+	for _, n := range []string{mirror, "payroll-clearing"} {
+		_, err := raw.EnsureAccount(ctx, &ledgerv1.EnsureAccountRequest{TenantId: tenant, Name: n})
+		require.NoError(t, err)
+	}
+	return raw, tenant, account, mirror
 }
