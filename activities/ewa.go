@@ -67,6 +67,16 @@ type EwaBeginResult struct {
 	// both passed; Reason is its text.
 	Refused string `json:",omitempty"`
 	Reason  string `json:",omitempty"`
+	// Concluded is set, and nothing else, when this run already concluded the request
+	// (ewa.ConcludedBy): its steps run again after a lost workflow task.
+	Concluded *EwaConcluded `json:",omitempty"`
+}
+
+// EwaConcluded is the outcome a run already recorded on its request: FAILED with its reason, or
+// DISBURSED (REPAID since) with its ledger transaction and transfer.
+type EwaConcluded struct {
+	Status                                ewa.Status
+	LedgerTxID, TransferID, FailureReason string `json:",omitempty"`
 }
 
 // EwaStep names the request and the saga run; the other fields belong to the steps that use
@@ -127,7 +137,8 @@ func (a *Ewa) MarkFailed(ctx context.Context, in EwaStep) error {
 // Begin is LoadPlan, the KYC gate and the sanctions gate in one transaction: the plan, then the
 // employee's KYC and screening, each refusal written as its gate's one audit row (the gates of
 // activities.Gates, run here against the same transaction). A gate that cannot decide fails the
-// step (retryable); the store's refusals are as LoadPlan's.
+// step (retryable); the store's refusals are as LoadPlan's, but for a request this run already
+// concluded (ewa.ConcludedBy), which is answered as Concluded.
 func (a *Ewa) Begin(ctx context.Context, in EwaStep) (EwaBeginResult, error) {
 	now := time.Now
 	if a.Now != nil {
@@ -136,6 +147,17 @@ func (a *Ewa) Begin(ctx context.Context, in EwaStep) (EwaBeginResult, error) {
 	var res EwaBeginResult
 	err := a.inTx(ctx, in, func(ctx context.Context, tx pgx.Tx) error {
 		p, err := ewa.LoadPlan(ctx, tx, in.RequestID, in.WorkflowID)
+		if errors.Is(err, ewa.ErrNotDisbursable) {
+			r, done, cerr := ewa.ConcludedBy(ctx, tx, in.RequestID, in.WorkflowID)
+			if cerr != nil {
+				return cerr
+			}
+			if done {
+				res = EwaBeginResult{Concluded: &EwaConcluded{Status: r.Status, LedgerTxID: r.LedgerTxID, TransferID: r.TransferID,
+					FailureReason: r.FailureReason}}
+				return nil
+			}
+		}
 		if err != nil {
 			return err
 		}

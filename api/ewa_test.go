@@ -676,6 +676,20 @@ func TestEwaRecordStepsIdempotent(t *testing.T) {
 		}))
 	}
 	require.ErrorIs(t, step(func(tx pgx.Tx) error { _, err := ewa.MarkDisbursed(ctx, tx, r.ID, "wf-a", "tr"); return err }), ewa.ErrNotDisbursable)
+	// Its steps run again after a lost workflow task: the run finds the request it failed, another
+	// run does not.
+	concluded := func(id, wf string) (ewa.Request, bool) {
+		var got ewa.Request
+		var ok bool
+		require.NoError(t, step(func(tx pgx.Tx) (err error) { got, ok, err = ewa.ConcludedBy(ctx, tx, id, wf); return err }))
+		return got, ok
+	}
+	got, ok := concluded(r.ID, "wf-a")
+	require.True(t, ok)
+	require.Equal(t, ewa.Failed, got.Status)
+	require.Equal(t, "partner rejected  the transfer", got.FailureReason)
+	_, ok = concluded(r.ID, "wf-b")
+	require.False(t, ok)
 	require.Equal(t, 1, w.count(w.tenant, `SELECT count(*) FROM app.audit_log WHERE action = 'DisburseEwa'`))
 	require.Equal(t, 1, w.count(w.tenant, `SELECT count(*) FROM app.audit_log WHERE action = 'EwaDisbursementFailed' AND outcome = 'FAILED'`))
 	require.Equal(t, 1, w.count(w.tenant, `SELECT count(*) FROM app.outbox WHERE type = 'ewa.disbursement_failed.v1'`))
@@ -687,6 +701,12 @@ func TestEwaRecordStepsIdempotent(t *testing.T) {
 		require.Equal(t, ewa.Disbursed, got.Status)
 		return err
 	}), "MarkDisbursed again is a no-op")
+	got, ok = concluded(d.ID, "wf-"+d.ID)
+	require.True(t, ok)
+	require.Equal(t, ewa.Disbursed, got.Status)
+	require.Equal(t, "tr-"+d.ID, got.TransferID)
+	_, ok = concluded(w.created(w.employee, 1_000).ID, "wf-a")
+	require.False(t, ok, "a request no run concluded")
 	require.ErrorIs(t, step(func(tx pgx.Tx) error { _, err := ewa.Claim(ctx, tx, d.ID, "wf-"+d.ID); return err }), ewa.ErrNotDisbursable)
 	require.Equal(t, 1, w.count(w.tenant, `SELECT count(*) FROM app.outbox WHERE type = 'ewa.disbursed.v1' AND payload->>'requestId' = $1
 		AND payload->>'transferId' = $2 AND (payload->>'principalSantim')::bigint = 2000`, d.ID, "tr-"+d.ID))

@@ -163,6 +163,9 @@ func (d *disburse) beginFewer(ctx workflow.Context, oneVersion bool) (o payoutOu
 	if err != nil {
 		return d.recordFailed(err)
 	}
+	if b.Concluded != nil {
+		return d.concluded(ctx, *b.Concluded)
+	}
 	d.plan = b.Plan
 	d.progress.Stage = StageGates
 	if b.Refused != "" {
@@ -203,6 +206,23 @@ func (d *disburse) beginFewer(ctx workflow.Context, oneVersion bool) (o payoutOu
 
 	// 5. The transfer.
 	return d.initiate(ctx)
+}
+
+// concluded answers the outcome this run already recorded on its request (Begin found it so):
+// its steps, run in one workflow task, failed or paid the request, and that task was lost before
+// it completed (it timed out on a loaded worker), so they run again from the start. FAILED is
+// recorded again (MarkFailed is a no-op for the same run) and answered FAILED with its reason;
+// DISBURSED is answered DISBURSED. Without it the run refused its own request 409
+// EWA_INVALID_STATE, the answer the caller then kept under its key.
+func (d *disburse) concluded(ctx workflow.Context, c activities.EwaConcluded) (payoutOutcome, bool, error) {
+	d.progress.LedgerTxID, d.progress.TransferID = c.LedgerTxID, c.TransferID
+	if c.Status == ewa.Failed {
+		o, err := d.fail(ctx, c.FailureReason, false)
+		return o, true, err
+	}
+	d.progress.Stage = d.paidStage
+	d.accept(d.paidStage)
+	return d.outcome(), true, nil
 }
 
 // gateInput is the gates' input for the plan: the employee screened, the request the audit

@@ -102,3 +102,31 @@ func TestEwaDisburseFewerStepsLedgerRefusedFails(t *testing.T) {
 	require.Equal(t, []string{activities.EwaBeginActivity, activities.AccountGateActivity, activities.LedgerPostPendingActivity,
 		activities.EwaClaimActivity, activities.EwaMarkFailedActivity}, h.activityCalls())
 }
+
+// A run whose steps already concluded the request (its workflow task lost on a loaded worker
+// after they ran, so they run again from the start): Begin finds the request FAILED or DISBURSED
+// under this run, and the run answers that outcome — not 409 EWA_INVALID_STATE for its own
+// request, as it did (a CI run's first disburse was answered so). Nothing moves again.
+func TestEwaDisburseAnswersWhatItAlreadyConcluded(t *testing.T) {
+	t.Run("FAILED", func(t *testing.T) {
+		h := newFewerStepsHarness(t)
+		h.on(activities.EwaBeginActivity, testStep).Return(activities.EwaBeginResult{
+			Concluded: &activities.EwaConcluded{Status: ewa.Failed, FailureReason: "UNBALANCED"}}, nil).Once()
+		f := testStep
+		f.Reason = "UNBALANCED"
+		h.on(activities.EwaMarkFailedActivity, f).Return(nil).Once()
+		res := h.run(t)
+		require.Equal(t, EwaDisburseResult{RequestID: "req-1", Status: "FAILED", Code: "UNBALANCED", Reason: "UNBALANCED"}, res)
+		require.Equal(t, DisburseAccepted{RequestID: "req-1", Status: "FAILED", WorkflowID: testWF}, h.accepted)
+		require.Equal(t, []string{activities.EwaBeginActivity, activities.EwaMarkFailedActivity}, h.activityCalls())
+	})
+	t.Run("DISBURSED", func(t *testing.T) {
+		h := newFewerStepsHarness(t)
+		h.on(activities.EwaBeginActivity, testStep).Return(activities.EwaBeginResult{
+			Concluded: &activities.EwaConcluded{Status: ewa.Disbursed, LedgerTxID: "ltx-1", TransferID: "tr-1"}}, nil).Once()
+		res := h.run(t)
+		require.Equal(t, EwaDisburseResult{RequestID: "req-1", Status: "DISBURSED", LedgerTxID: "ltx-1", TransferID: "tr-1"}, res)
+		require.Equal(t, DisburseAccepted{RequestID: "req-1", Status: "DISBURSED", WorkflowID: testWF}, h.accepted)
+		require.Equal(t, []string{activities.EwaBeginActivity}, h.activityCalls())
+	})
+}

@@ -55,6 +55,24 @@ func LoadPlan(ctx context.Context, tx pgx.Tx, requestID, workflowID string) (Pla
 		AccountNameMatch: s.AccountNameMatch, Status: r.Status, WorkflowID: r.WorkflowID}, nil
 }
 
+// ConcludedBy reads request id and reports whether workflowID already concluded it: FAILED, or
+// DISBURSED (REPAID since), under that workflow. A disburse run whose workflow task was lost (it
+// timed out on a loaded worker before it completed) runs its steps again from the start against
+// what its first attempt wrote; LoadPlan refuses such a request as not disbursable, and the run
+// answers the outcome it recorded instead (found when a run answered its own failed request 409
+// EWA_INVALID_STATE).
+func ConcludedBy(ctx context.Context, tx pgx.Tx, requestID, workflowID string) (Request, bool, error) {
+	r, err := scanRequest(tx.QueryRow(ctx, `SELECT `+requestColumns+` FROM app.ewa_requests WHERE id = $1`, requestID))
+	if err != nil || workflowID == "" || r.WorkflowID != workflowID {
+		return Request{}, false, err
+	}
+	switch r.Status {
+	case Failed, Disbursed, Repaid:
+		return r, true, nil
+	}
+	return Request{}, false, nil
+}
+
 // Claim moves the request REQUESTED → DISBURSING for workflowID and writes the DisburseEwa audit
 // row. A second call by the same workflow is a no-op; any other state or workflow is
 // ErrNotDisbursable.
