@@ -183,8 +183,7 @@ func (s *payoutSaga[P, A]) voidUnanswered(ctx workflow.Context, key string, err 
 	if !unanswered(err) {
 		return err
 	}
-	if verr := doLocal(ctx, localCatchUpOptions(), activities.LedgerVoid,
-		activities.LedgerSettleInput{Run: s.run, IdempotencyKey: key, Reason: unansweredReason}); verr != nil {
+	if verr := s.voidByKey(ctx, key); verr != nil {
 		return verr
 	}
 	return err
@@ -194,10 +193,20 @@ func (s *payoutSaga[P, A]) voidUnanswered(ctx workflow.Context, key string, err 
 // (a reservation): once the hold is voided, the record the step may have committed with its
 // answer lost is released as releaseUnanswered does.
 func (s *payoutSaga[P, A]) abandonUnanswered(ctx workflow.Context, key string, err error) error {
-	if verr := s.voidUnanswered(ctx, key, err); verr != err || !unanswered(err) {
+	if !unanswered(err) {
+		return err
+	}
+	if verr := s.voidByKey(ctx, key); verr != nil {
 		return verr
 	}
 	return s.releaseUnanswered(ctx, err)
+}
+
+// voidByKey voids whatever transaction holds the posting's idempotency key (none: nothing to
+// void), as a hold placed by a step that never answered.
+func (s *payoutSaga[P, A]) voidByKey(ctx workflow.Context, key string) error {
+	return doLocal(ctx, localCatchUpOptions(), activities.LedgerVoid,
+		activities.LedgerSettleInput{Run: s.run, IdempotencyKey: key, Reason: unansweredReason})
 }
 
 // releaseUnanswered marks the saga's record failed (markFailed, reason UNANSWERED) after a step
