@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/wagerail/wagerail/internal/employees"
 	"github.com/wagerail/wagerail/internal/platform/audit"
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/outbox"
@@ -155,7 +155,6 @@ func CheckDecision(d Decision, reason, decidedBy, approvedBy string) error {
 	return nil
 }
 
-// CheckDecidable refuses a decision the dispute's state does not allow.
 // CheckNotOwn refuses ErrOwnDispute when one of users (the operator deciding, the admin
 // approving) is the user linked to the employee who raised the dispute: its reversal or
 // adjustment refunds that employee, so it is decided and approved by others (found by an audit:
@@ -164,15 +163,11 @@ func CheckNotOwn(ctx context.Context, tx db.Querier, d Dispute, users ...string)
 	if d.RaisedByType != RaisedByEmployee {
 		return nil
 	}
-	var linked *string
-	err := tx.QueryRow(ctx, `SELECT user_id FROM app.employees WHERE tenant_id = $1 AND id = $2`, d.TenantID, d.RaisedBySubjectID).Scan(&linked)
-	switch {
-	case errors.Is(err, pgx.ErrNoRows):
-		return nil
-	case err != nil:
+	own, err := employees.IsLinkedUser(ctx, tx, d.RaisedBySubjectID, users...)
+	if err != nil {
 		return fmt.Errorf("disputes: the raising employee: %w", err)
 	}
-	if linked != nil && slices.Contains(users, *linked) {
+	if own {
 		return ErrOwnDispute
 	}
 	return nil
@@ -198,6 +193,7 @@ func DecisionIDOf(ctx context.Context, tx db.Querier, d Dispute) (string, error)
 	return *id, nil
 }
 
+// CheckDecidable refuses a decision the dispute's state does not allow.
 func CheckDecidable(d Dispute, dec Decision) error {
 	if d.Status == Opened {
 		// The workflow starts the investigation as soon as it runs; a decision that races it is

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -328,17 +329,18 @@ func CountActive(ctx context.Context, q db.Querier, tenant string) (int64, error
 	return c.Active, err
 }
 
-// IsLinkedUser reports whether the context's tenant's employee employeeID is linked to user userID
-// (the employee's own account; false for no user). A person does not act alone on their own
-// obligations: an operator who is also the employee is refused the servicing of their own loan
-// or plan, as the decision of a dispute of their own.
-func IsLinkedUser(ctx context.Context, q db.Writer, employeeID, userID string) (bool, error) {
-	if userID == "" {
+// IsLinkedUser reports whether the context's tenant's employee employeeID is linked to one of
+// users (the employee's own account; "" is no user). A person does not act alone on their own
+// case: an operator who is also the employee is refused the decision of their own dispute and the
+// servicing of their own loan or plan.
+func IsLinkedUser(ctx context.Context, q db.Writer, employeeID string, users ...string) (bool, error) {
+	users = slices.DeleteFunc(slices.Clone(users), func(u string) bool { return u == "" })
+	if len(users) == 0 {
 		return false, nil
 	}
 	var linked bool
-	if err := q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM app.employees WHERE tenant_id = $1 AND id = $2 AND user_id = $3)`,
-		tenancy.TenantID(ctx), employeeID, userID).Scan(&linked); err != nil {
+	if err := q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM app.employees WHERE tenant_id = $1 AND id = $2 AND user_id = ANY($3::text[]))`,
+		tenancy.TenantID(ctx), employeeID, users).Scan(&linked); err != nil {
 		return false, fmt.Errorf("employees: linked user: %w", err)
 	}
 	return linked, nil
