@@ -59,8 +59,9 @@ type LoanDisburseStep struct {
 	Reason     string // MarkFailed: the failure's code
 }
 
-// LoadPlan reads what paying the loan out needs. LOAN_NOT_FOUND, LOAN_INVALID_STATE and
-// LOAN_FUNDING_ACCOUNT_NOT_SET are non-retryable.
+// LoadPlan reads what paying the loan out needs. Its refusals (LOAN_NOT_FOUND, LOAN_INVALID_STATE,
+// LOAN_FUNDING_ACCOUNT_NOT_SET, LOAN_EMPLOYEE_NOT_ACTIVE, LOAN_PAYOUT_ACCOUNT_CHANGED,
+// LOAN_FI_NOT_AVAILABLE) are non-retryable.
 func (a *LoanDisburse) LoadPlan(ctx context.Context, in LoanDisburseStep) (lending.DisbursePlan, error) {
 	var p lending.DisbursePlan
 	err := a.inTx(ctx, in, func(ctx context.Context, tx pgx.Tx) (err error) {

@@ -52,6 +52,7 @@ func newLoanWorld(t *testing.T) *loanWorld {
 		_, _, err = orgs.Create(ctx, tx, orgs.NewOrganization{ID: w.fiID, Name: "FI " + w.fiID, Kind: orgs.FI}, u.ID)
 		return err
 	}))
+	d.VerifyPartner(t, w.fiID)
 	w.fi = tenancy.With(ctx, tenancy.Scope{TenantID: w.fiID, Actor: uid, RequestID: "req-fi"})
 	now := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
 	var product lending.Product

@@ -87,6 +87,15 @@ func (f *authFixture) signUp(email, kind string) (*apiClient, signUpResult) {
 	return a, decode[signUpResult](f.t, rec)
 }
 
+// signUpPartner is signUp of an FI or merchant the platform has verified (in good standing: it
+// lends or sells on BNPL). TestPartnerStanding walks the review routes themselves.
+func (f *authFixture) signUpPartner(email, kind string) (*apiClient, signUpResult) {
+	f.t.Helper()
+	a, res := f.signUp(email, kind)
+	f.d.VerifyPartner(f.t, res.Organization.ID)
+	return a, res
+}
+
 // platformAdmin creates a user with a PLATFORM admin profile (as `wagerail admin
 // create-platform-admin` does, through the platform role) and returns it signed in.
 func (f *authFixture) platformAdmin(email string) *apiClient {

@@ -71,7 +71,7 @@ func TestBnplMerchantCallback(t *testing.T) {
 	before := s.waitAgreement(t, acc.ID, "ACTIVE")
 
 	// A second merchant, also settling at the sandbox.
-	other, res := s.signUp("owner@other-shop.test", "MERCHANT")
+	other, res := s.signUpPartner("owner@other-shop.test", "MERCHANT")
 	otherID := res.Organization.ID
 	otherSettle := testkit.Unique("msettle2")
 	s.bank.Account(t, otherSettle, "Other Settlement", 0)

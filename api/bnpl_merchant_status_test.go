@@ -29,7 +29,7 @@ func TestBnplMerchantCallbackSetsMerchantStatus(t *testing.T) {
 	acc := decode[bnplActivateJSON](t, rec)
 	require.Equal(t, "DISBURSING", acc.Status)
 
-	other, res := s.signUp("owner@other-ms.test", "MERCHANT")
+	other, res := s.signUpPartner("owner@other-ms.test", "MERCHANT")
 	otherID := res.Organization.ID
 	otherSettle := testkit.Unique("msettle3")
 	s.bank.Account(t, otherSettle, "Other Settlement", 0)

@@ -47,7 +47,7 @@ func bnplOn(t testing.TB, es *ewaStack) *bnplStack {
 		return lending.Projection{Period: "2026-12", NetSantim: 2_000_000, RecoverableSantim: 600_000}, nil
 	}
 	var res signUpResult
-	s.merchant, res = s.signUp("owner@shop.test", "MERCHANT")
+	s.merchant, res = s.signUpPartner("owner@shop.test", "MERCHANT")
 	s.merchantID = res.Organization.ID
 	s.merchantSettle = testkit.Unique("msettle")
 	s.bank.Account(t, s.merchantSettle, "Shop Settlement", 0)

@@ -29,16 +29,20 @@ import (
 // the employees area (api/employees.go).
 
 // kycDocumentMount is where one kind of organization's KYC document routes live.
+// Its KYC review and status routes live there too.
 type kycDocumentMount struct {
-	prefix string
-	kind   orgs.Kind
-	noun   string
+	prefix       string
+	kind         orgs.Kind
+	noun         string
+	target       string // the audit rows' target type
+	verifyAction string
+	statusAction string
 }
 
 var kycDocumentMounts = []kycDocumentMount{
-	{"/api/business", orgs.Business, "business"},
-	{"/api/financial-institutions", orgs.FI, "financial institution"},
-	{"/api/merchants", orgs.Merchant, "merchant"},
+	{"/api/business", orgs.Business, "business", targetBusiness, actionVerifyBusinessKYC, actionSetBusinessStatus},
+	{"/api/financial-institutions", orgs.FI, "financial institution", targetOrganization, actionVerifyPartnerKYC, actionSetPartnerStatus},
+	{"/api/merchants", orgs.Merchant, "merchant", targetOrganization, actionVerifyPartnerKYC, actionSetPartnerStatus},
 }
 
 // businessRoutes serves /api/business/* (organizations) and the KYC document routes of FIs and merchants.
@@ -53,11 +57,11 @@ func (s *Server) businessRoutes() []Route {
 		{Method: http.MethodGet, Path: "/api/business/:id/branding", Auth: Org, Role: orgs.PlainMember, Tenant: "id", Summary: "A business's branding (the defaults until it sets its own)", Handler: s.getBranding},
 		{Method: http.MethodPut, Path: "/api/business/:id/branding", Auth: Org, Role: orgs.Admin, Tenant: "id", Summary: "Replace a business's branding (display name, colours, logo, payslip footer)", Handler: s.putBranding},
 		{Method: http.MethodGet, Path: "/api/business/:id/onboarding-progress", Auth: Platform, Summary: "A business's onboarding steps", Handler: s.businessOnboarding},
-		{Method: http.MethodPut, Path: "/api/business/:id/verify-kyc", Auth: Platform, Summary: "Record the KYC review of a business", Handler: s.verifyBusinessKYC},
-		{Method: http.MethodPut, Path: "/api/business/:id/status", Auth: Platform, Summary: "Activate or suspend a business", Handler: s.setBusinessStatus},
 	}
 	for _, m := range kycDocumentMounts {
 		rs = append(rs,
+			Route{Method: http.MethodPut, Path: m.prefix + "/:id/verify-kyc", Auth: Platform, Summary: "Record the KYC review of a " + m.noun, Handler: s.verifyKYC(m)},
+			Route{Method: http.MethodPut, Path: m.prefix + "/:id/status", Auth: Platform, Summary: "Activate or suspend a " + m.noun, Handler: s.setOrganizationStatus(m)},
 			Route{Method: http.MethodGet, Path: m.prefix + "/:id/documents", Auth: Platform, Summary: "A " + m.noun + "'s KYC documents", Handler: s.listKYCDocuments(m.kind)},
 			Route{Method: http.MethodPut, Path: m.prefix + "/:id/documents/:docType", Auth: Platform, Summary: "File a " + m.noun + "'s KYC document", Handler: s.putKYCDocument(m.kind)},
 			Route{Method: http.MethodDelete, Path: m.prefix + "/:id/documents/:docType", Auth: Platform, Summary: "Remove a " + m.noun + "'s KYC document", Handler: s.deleteKYCDocument(m.kind)},
@@ -72,6 +76,8 @@ const (
 	actionUpdateBusiness    = "UpdateBusiness"
 	actionVerifyBusinessKYC = "VerifyBusinessKyc"
 	actionSetBusinessStatus = "SetBusinessStatus"
+	actionVerifyPartnerKYC  = "VerifyPartnerKyc" // an FI's or merchant's (KYB)
+	actionSetPartnerStatus  = "SetPartnerStatus"
 	actionDeleteBusiness    = "DeleteBusiness"
 	actionPutKYCDocument    = "PutKycDocument"
 	actionDeleteKYCDocument = "DeleteKycDocument"
@@ -474,80 +480,116 @@ type verifyKYCRequest struct {
 	Note   string `json:"note"`
 }
 
-func (s *Server) verifyBusinessKYC(c *gin.Context) {
-	id, ok := pathID(c)
-	if !ok {
-		return
-	}
-	var req verifyKYCRequest
-	if e := bindJSON(c, &req); e != nil {
-		writeError(c, e)
-		return
-	}
-	req.Note = strings.TrimSpace(req.Note)
-	switch {
-	case req.Status != orgs.KYCVerified && req.Status != orgs.KYCRejected:
-		writeError(c, fieldError(&field.Error{Field: "status", Problem: "must be VERIFIED or REJECTED"}))
-		return
-	case req.Status == orgs.KYCRejected && req.Note == "":
-		writeError(c, fieldError(&field.Error{Field: "note", Problem: "is required when rejecting (say why)"}))
-		return
-	}
-	if err := field.Text("note", req.Note, 0); err != nil {
-		writeError(c, fieldError(err))
-		return
-	}
-	var b orgs.BusinessOrg
-	err := s.asPlatformIn(c, id, func(ctx context.Context, tx pgx.Tx) error {
-		var err error
-		b, err = orgs.ReviewBusinessKYC(ctx, tx, id, orgs.KYCReview{Status: req.Status, Note: req.Note,
-			Reviewer: callerOf(c).User.ID, At: s.now()})
-		if err != nil {
-			return err
+// verifyKYC records the platform's KYC (KYB) review of an organization of m's kind.
+func (s *Server) verifyKYC(m kycDocumentMount) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		id, ok := pathID(c)
+		if !ok {
+			return
 		}
-		return audit.Write(ctx, tx, audit.Entry{Action: actionVerifyBusinessKYC, Outcome: audit.Success,
-			TargetType: targetBusiness, TargetID: id, Details: map[string]string{"status": req.Status}})
-	})
-	if err != nil {
-		s.businessFail(c, id, actionVerifyBusinessKYC, targetBusiness, err)
-		return
+		var req verifyKYCRequest
+		if e := bindJSON(c, &req); e != nil {
+			writeError(c, e)
+			return
+		}
+		req.Note = strings.TrimSpace(req.Note)
+		switch {
+		case req.Status != orgs.KYCVerified && req.Status != orgs.KYCRejected:
+			writeError(c, fieldError(&field.Error{Field: "status", Problem: "must be VERIFIED or REJECTED"}))
+			return
+		case req.Status == orgs.KYCRejected && req.Note == "":
+			writeError(c, fieldError(&field.Error{Field: "note", Problem: "is required when rejecting (say why)"}))
+			return
+		}
+		if err := field.Text("note", req.Note, 0); err != nil {
+			writeError(c, fieldError(err))
+			return
+		}
+		var out any
+		err := s.asPlatformIn(c, id, func(ctx context.Context, tx pgx.Tx) error {
+			if _, err := orgs.ReviewKYC(ctx, tx, id, m.kind, orgs.KYCReview{Status: req.Status, Note: req.Note,
+				Reviewer: callerOf(c).User.ID, At: s.now()}); err != nil {
+				return err
+			}
+			if err := audit.Write(ctx, tx, audit.Entry{Action: m.verifyAction, Outcome: audit.Success,
+				TargetType: m.target, TargetID: id, Details: map[string]string{"status": req.Status}}); err != nil {
+				return err
+			}
+			var err error
+			out, err = organizationView(ctx, tx, id, m.kind)
+			return err
+		})
+		if err != nil {
+			s.businessFail(c, id, m.verifyAction, m.target, err)
+			return
+		}
+		c.JSON(http.StatusOK, out)
 	}
-	c.JSON(http.StatusOK, toBusinessJSON(b))
 }
 
 type businessStatusRequest struct {
 	Status string `json:"status"`
 }
 
-func (s *Server) setBusinessStatus(c *gin.Context) {
-	id, ok := pathID(c)
-	if !ok {
-		return
-	}
-	var req businessStatusRequest
-	if e := bindJSON(c, &req); e != nil {
-		writeError(c, e)
-		return
-	}
-	if req.Status != orgs.OrgActive && req.Status != orgs.OrgSuspended {
-		writeError(c, fieldError(&field.Error{Field: "status", Problem: "must be ACTIVE or SUSPENDED (DELETE deletes)"}))
-		return
-	}
-	var b orgs.BusinessOrg
-	err := s.asPlatformIn(c, id, func(ctx context.Context, tx pgx.Tx) error {
-		var err error
-		if b, err = orgs.SetBusinessStatus(ctx, tx, id, req.Status); err != nil {
-			return err
+// setOrganizationStatus activates or suspends an organization of m's kind. A suspended
+// organization's members can only read; a suspended FI or merchant also takes no new business
+// (internal/orgs standing.go).
+func (s *Server) setOrganizationStatus(m kycDocumentMount) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		id, ok := pathID(c)
+		if !ok {
+			return
 		}
-		return audit.Write(ctx, tx, audit.Entry{Action: actionSetBusinessStatus, Outcome: audit.Success,
-			TargetType: targetBusiness, TargetID: id, Details: map[string]string{"status": req.Status}})
-	})
-	if err != nil {
-		s.businessFail(c, id, actionSetBusinessStatus, targetBusiness, err)
-		return
+		var req businessStatusRequest
+		if e := bindJSON(c, &req); e != nil {
+			writeError(c, e)
+			return
+		}
+		if req.Status != orgs.OrgActive && req.Status != orgs.OrgSuspended {
+			writeError(c, fieldError(&field.Error{Field: "status", Problem: "must be ACTIVE or SUSPENDED (DELETE deletes)"}))
+			return
+		}
+		var out any
+		err := s.asPlatformIn(c, id, func(ctx context.Context, tx pgx.Tx) error {
+			if _, err := orgs.SetStatus(ctx, tx, id, m.kind, req.Status); err != nil {
+				return err
+			}
+			if err := audit.Write(ctx, tx, audit.Entry{Action: m.statusAction, Outcome: audit.Success,
+				TargetType: m.target, TargetID: id, Details: map[string]string{"status": req.Status}}); err != nil {
+				return err
+			}
+			var err error
+			out, err = organizationView(ctx, tx, id, m.kind)
+			return err
+		})
+		if err != nil {
+			s.businessFail(c, id, m.statusAction, m.target, err)
+			return
+		}
+		s.access.InvalidateOrganization(id)
+		c.JSON(http.StatusOK, out)
 	}
-	s.access.InvalidateOrganization(id)
-	c.JSON(http.StatusOK, toBusinessJSON(b))
+}
+
+// partnerJSON is an FI or merchant as the platform's review and status routes answer it.
+type partnerJSON struct {
+	ID        string    `json:"id"`
+	Name      string    `json:"name"`
+	Kind      orgs.Kind `json:"kind"`
+	Status    string    `json:"status"`
+	KYCStatus string    `json:"kycStatus"`
+	UpdatedAt time.Time `json:"updatedAt"`
+}
+
+// organizationView is organization id as the review and status routes answer it: a business with
+// its profile, an FI or merchant as partnerJSON.
+func organizationView(ctx context.Context, tx pgx.Tx, id string, k orgs.Kind) (any, error) {
+	if k == orgs.Business {
+		b, err := orgs.BusinessByID(ctx, tx, id)
+		return toBusinessJSON(b), err
+	}
+	o, err := orgs.ByID(ctx, tx, id)
+	return partnerJSON{ID: o.ID, Name: o.Name, Kind: o.Kind, Status: o.Status, KYCStatus: o.KYCStatus, UpdatedAt: o.UpdatedAt.UTC()}, err
 }
 
 // KYC documents.

@@ -36,6 +36,7 @@ type disburseStack struct {
 	fiID                string
 	fiFunding, fiSettle string
 	product             loanProductJSON
+	afterApproval       func(t *testing.T) // a case's change between the approval and the disbursement
 }
 
 const loanPrincipal int64 = 200_000 // 2,000 ETB over 6 months
@@ -47,7 +48,7 @@ func newDisburseStack(t testing.TB, o ewaStackOpts, noAccounts bool) *disburseSt
 		return lending.Projection{Period: "2026-12", NetSantim: 2_000_000, RecoverableSantim: 600_000}, nil
 	}
 	var res signUpResult
-	s.fi, res = s.signUp("owner@lender.test", "FI")
+	s.fi, res = s.signUpPartner("owner@lender.test", "FI")
 	s.fiID = res.Organization.ID
 	s.fiFunding, s.fiSettle = testkit.Unique("lfund"), testkit.Unique("lsettle")
 	s.bank.Account(t, s.fiFunding, "Lender Funding", stackFundingBalance)
@@ -61,6 +62,13 @@ func newDisburseStack(t testing.TB, o ewaStackOpts, noAccounts bool) *disburseSt
 	rec = s.owner.call(http.MethodPost, "/api/lending/product-opt-ins", map[string]any{"productId": s.product.ID})
 	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
 	return s
+}
+
+// setFIStatus sets the FI ACTIVE or SUSPENDED through the platform's route.
+func (s *disburseStack) setFIStatus(t testing.TB, status string) {
+	t.Helper()
+	rec := s.reviewer.call(http.MethodPut, "/api/financial-institutions/"+s.fiID+"/status", map[string]any{"status": status})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 }
 
 func (s *disburseStack) setFIAccounts(t testing.TB) {
@@ -263,6 +271,11 @@ func TestLoanDisburseRefusals(t *testing.T) {
 			s.approveKyc(t)
 		}, fix: func(t *testing.T, s *disburseStack, l loanJSON) loanJSON { s.setFIAccounts(t); return l },
 			status: http.StatusConflict, code: "LOAN_FUNDING_ACCOUNT_NOT_SET"},
+		{name: "FI suspended since the approval", setup: func(t *testing.T, s *disburseStack) {
+			s.approveKyc(t)
+			s.afterApproval = func(t *testing.T) { s.setFIStatus(t, "SUSPENDED") }
+		}, fix: func(t *testing.T, s *disburseStack, l loanJSON) loanJSON { s.setFIStatus(t, "ACTIVE"); return l },
+			status: http.StatusConflict, code: "LOAN_FI_NOT_AVAILABLE"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -270,9 +283,14 @@ func TestLoanDisburseRefusals(t *testing.T) {
 			s := newDisburseStack(t, ewaStackOpts{}, tc.noAccounts)
 			tc.setup(t, s)
 			l := s.approvedLoan(t)
+			if s.afterApproval != nil {
+				s.afterApproval(t)
+			}
 			before := s.count(t, `SELECT count(*) FROM app.audit_log WHERE tenant_id = $1`, s.tenant)
-			rec := s.disburseLoan(l.ID, testkit.Unique("disburse"))
+			key := testkit.Unique("disburse")
+			rec := s.disburseLoan(l.ID, key)
 			requireStatus(t, rec, tc.status, tc.code)
+			requireStatus(t, s.disburseLoan(l.ID, key), tc.status, tc.code) // the key's replay: the saga's same answer
 			require.Equal(t, [3]int{0, 0, 0}, s.loanEffects(t), "no ledger entry, no transfer, no event")
 			if tc.audit != "" {
 				require.Equal(t, 1, s.auditRows(t, tc.audit), "one %s row", tc.audit)

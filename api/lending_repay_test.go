@@ -47,7 +47,7 @@ func newLoanStack(t testing.TB, o ewaStackOpts) *loanStack {
 		return lending.Projection{Period: "2026-12", NetSantim: 2_000_000, RecoverableSantim: 600_000}, nil
 	}
 	var res signUpResult
-	s.fi, res = s.signUp("owner@loan-lender.test", "FI")
+	s.fi, res = s.signUpPartner("owner@loan-lender.test", "FI")
 	s.fiID = res.Organization.ID
 	s.settlement = strings.ReplaceAll(testkit.Unique("settle"), "_", "-")
 	funding := strings.ReplaceAll(testkit.Unique("lfund"), "_", "-")
@@ -380,7 +380,7 @@ func TestLoanRemitRefusals(t *testing.T) {
 	t.Parallel()
 	s := newLoanStack(t, ewaStackOpts{})
 	// An FI that has not set its accounts, its product offered and a loan of it repaid.
-	bare, _ := s.signUp("owner@bare-lender.test", "FI")
+	bare, _ := s.signUpPartner("owner@bare-lender.test", "FI")
 	bareProduct := s.offer(t, bare, "Bare loan")
 	bl := s.fixtureActiveLoan(t, bare, bareProduct, 200_000, 3)
 	s.repaid(t, bl.ID, 0, bl.Instalments[0].TotalSantim)

@@ -69,9 +69,9 @@ func newLendingWorld(t testing.TB) *lendingWorld {
 		},
 	})
 	var res signUpResult
-	w.fi, res = f.signUp("owner@lender.test", "FI")
+	w.fi, res = f.signUpPartner("owner@lender.test", "FI")
 	w.fiID = res.Organization.ID
-	w.otherFI, res = f.signUp("owner@other-lender.test", "FI")
+	w.otherFI, res = f.signUpPartner("owner@other-lender.test", "FI")
 	w.otherFIID = res.Organization.ID
 	w.biz, res = f.signUp("owner@lending-biz.test", "BUSINESS")
 	w.bizID = res.Organization.ID

@@ -96,7 +96,7 @@ var bnplGates = gateTable{
 }
 
 // bnplRecordRefusals end the saga as refused (nothing moved).
-var bnplRecordRefusals = map[string]bool{bnpl.CodeMerchantNotFound: true, bnpl.CodeEmployeeNotActive: true,
+var bnplRecordRefusals = map[string]bool{bnpl.CodeMerchantNotFound: true, bnpl.CodeMerchantNotAvailable: true, bnpl.CodeEmployeeNotActive: true,
 	bnpl.CodeFundingAccountNotSet: true, bnpl.CodeDuplicateOrder: true, bnpl.CodeInvalidState: true,
 	bnpl.CodeNotAffordable: true}
 

@@ -668,7 +668,11 @@ func demoPhoto() []byte {
 
 // demoIDDocument is a one-page PDF that says what it is: a demo stand-in for a national id.
 func demoIDDocument(e demoEmployee) []byte {
-	text := fmt.Sprintf("Wagerail demo - not an identity document: %s %s, %s", e.First, e.Last, e.NationalID)
+	return demoPDF(fmt.Sprintf("Wagerail demo - not an identity document: %s %s, %s", e.First, e.Last, e.NationalID))
+}
+
+// demoPDF is a one-page PDF that says text.
+func demoPDF(text string) []byte {
 	stream := fmt.Sprintf("BT /F1 12 Tf 36 100 Td (%s) Tj ET", text)
 	objs := []string{
 		"<< /Type /Catalog /Pages 2 0 R >>",

@@ -12,9 +12,9 @@ import (
 )
 
 // The demo's lending part: a financial institution (its owner signed up with an organization of
-// kind FI) with its funding and settlement accounts at the sandbox and one loan product, the demo
-// business opted in to it, and the business's payroll account set (remittances to the FI are paid
-// from it). Like the rest of the demo it goes through the API as its users would, looks before it
+// kind FI), verified by the platform admin, with its funding and settlement accounts at the
+// sandbox and one loan product, the demo business opted in to it, and the business's payroll
+// account set (remittances to the FI are paid from it). Like the rest of the demo it goes through the API as its users would, looks before it
 // acts, and finishes on the next run what a run left half-done (README, "Try it: a salary-backed
 // loan").
 
@@ -53,6 +53,7 @@ func (s *demoSeed) lending(ctx context.Context) error {
 		name string
 		run  func(context.Context, *demoClient) error
 	}{
+		{"financial institution review", s.fiReview},
 		{"financial institution accounts", s.fiAccounts},
 		{"loan product", s.loanProduct},
 		{"loan product opt-in", s.loanOptIn},
@@ -118,6 +119,34 @@ func (s *demoSeed) lenderClient(ctx context.Context) (*demoClient, error) {
 	}
 	s.lender = c
 	return c, nil
+}
+
+// fiReview has the FI's owner upload its KYB documents and the platform admin file and verify
+// them: an FI's products are on offer only once it is verified (internal/orgs standing.go).
+func (s *demoSeed) fiReview(ctx context.Context, lender *demoClient) error {
+	admin, err := s.adminClient(ctx)
+	if err != nil {
+		return err
+	}
+	base := "/api/financial-institutions/" + s.d.FIID
+	var filed struct {
+		Missing []string `json:"missing"`
+	}
+	if err := admin.call(ctx, http.MethodGet, base+"/documents", nil, http.StatusOK, &filed); err != nil {
+		return err
+	}
+	for _, docType := range filed.Missing {
+		data := demoPDF("Wagerail demo - not a real document: " + demoFIName + ", " + docType)
+		key, err := lender.upload(ctx, docType+".pdf", "application/pdf", data)
+		if err != nil {
+			return err
+		}
+		if err := admin.call(ctx, http.MethodPut, base+"/documents/"+docType, map[string]any{"fileKey": key,
+			"fileName": docType + ".pdf", "contentType": "application/pdf", "sizeBytes": len(data)}, http.StatusCreated, nil); err != nil {
+			return err
+		}
+	}
+	return admin.call(ctx, http.MethodPut, base+"/verify-kyc", map[string]string{"status": "VERIFIED"}, http.StatusOK, nil)
 }
 
 // fiAccounts sets the FI's funding and settlement accounts (the API looks both up at the

@@ -96,7 +96,8 @@ type ActivatePlan struct {
 
 // LoadActivatePlan reads what activating r needs for saga workflowID. A run that created its
 // agreement already (a retried or continued run) reads it back. Errors:
-// BNPL_MERCHANT_NOT_FOUND, BNPL_EMPLOYEE_NOT_ACTIVE (or the payroll's employee-not-found),
+// BNPL_MERCHANT_NOT_FOUND, BNPL_MERCHANT_NOT_AVAILABLE (no agreement made yet, and the merchant
+// is out of good standing), BNPL_EMPLOYEE_NOT_ACTIVE (or the payroll's employee-not-found),
 // BNPL_FUNDING_ACCOUNT_NOT_SET, BNPL_DUPLICATE_MERCHANT_REFERENCE (an agreement that is not
 // FAILED holds the merchant's order).
 func LoadActivatePlan(ctx context.Context, tx db.Writer, workflowID string, r ActivateRequest) (ActivatePlan, error) {
@@ -120,6 +121,8 @@ func LoadActivatePlan(ctx context.Context, tx db.Writer, workflowID string, r Ac
 	} else if ok {
 		p.Status = a.Status
 		p.Plan.DiscountSantim, p.Plan.MerchantReceivesSantim = a.DiscountSantim, a.PurchaseSantim-a.DiscountSantim
+	} else if err := merchantAvailable(ctx, tx, m.ID); err != nil {
+		return ActivatePlan{}, err // an agreement already made is settled whatever the merchant's standing since
 	}
 	e, err := employees.ByID(ctx, tx, tenant, r.EmployeeID)
 	if errors.Is(err, employees.ErrNotFound) {

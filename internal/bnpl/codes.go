@@ -10,7 +10,11 @@ import (
 // refusals carry them, the sagas answer their update with them, the record steps type their
 // non-retryable errors with them, and the API answers each with its status and message.
 const (
-	CodeMerchantNotFound     = "BNPL_MERCHANT_NOT_FOUND"
+	CodeMerchantNotFound = "BNPL_MERCHANT_NOT_FOUND"
+	// CodeMerchantNotAvailable: the merchant is not in good standing (its KYB not verified by
+	// the platform, or it is suspended): no new agreement is quoted or made with it; agreements
+	// already made are still collected and settled.
+	CodeMerchantNotAvailable = "BNPL_MERCHANT_NOT_AVAILABLE"
 	CodeAgreementNotFound    = "BNPL_AGREEMENT_NOT_FOUND"
 	CodeInvalidState         = "BNPL_INVALID_STATE"
 	CodeEmployeeNotActive    = "BNPL_EMPLOYEE_NOT_ACTIVE"
@@ -40,6 +44,7 @@ const (
 
 var refusals = refusal.Table{
 	CodeMerchantNotFound:     {Status: http.StatusNotFound, Message: "no merchant of this id sells on BNPL (it has not set its settlement account)"},
+	CodeMerchantNotAvailable: {Status: http.StatusConflict, Message: "the merchant takes no new BNPL agreements: its verification is not complete or it is suspended"},
 	CodeAgreementNotFound:    {Status: http.StatusNotFound, Message: "no such BNPL agreement in this organization"},
 	CodeInvalidState:         {Status: http.StatusConflict, Message: "the agreement's state does not allow this"},
 	CodeEmployeeNotActive:    {Status: http.StatusUnprocessableEntity, Message: "the employee is not an active, paid employee of this organization"},

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/wagerail/wagerail/internal/orgs"
 	"github.com/wagerail/wagerail/internal/platform/audit"
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/field"
@@ -75,6 +76,19 @@ func GetMerchant(ctx context.Context, q db.Writer, id string) (Merchant, error) 
 		return Merchant{}, fmt.Errorf("bnpl: read the merchant: %w", err)
 	}
 	return m, nil
+}
+
+// merchantAvailable refuses (BNPL_MERCHANT_NOT_AVAILABLE) a new agreement with merchant id unless
+// the merchant is in good standing (orgs standing.go).
+func merchantAvailable(ctx context.Context, q db.Writer, id string) error {
+	ok, err := orgs.PartnerInGoodStanding(ctx, q, id)
+	if err != nil && !errors.Is(err, orgs.ErrNotAPartner) {
+		return fmt.Errorf("bnpl: the merchant's standing: %w", err)
+	}
+	if !ok {
+		return RefusalError(CodeMerchantNotAvailable)
+	}
+	return nil
 }
 
 // PutMerchant sets the context's merchant's settings (the caller checked the account at the

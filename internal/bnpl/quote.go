@@ -118,7 +118,7 @@ func (q Quote) Capacity() int64 {
 }
 
 // QuoteFor quotes r for the context's business on the employee's projected pay; it changes
-// nothing. Refusals: BNPL_MERCHANT_NOT_FOUND, BNPL_EMPLOYEE_NOT_ACTIVE (and the payroll's
+// nothing. Refusals: BNPL_MERCHANT_NOT_FOUND, BNPL_MERCHANT_NOT_AVAILABLE, BNPL_EMPLOYEE_NOT_ACTIVE (and the payroll's
 // employee-not-found / not-paid), BNPL_NOT_AFFORDABLE with the limits in its details.
 func QuoteFor(ctx context.Context, tx db.BunTx, project lending.ProjectFunc, r QuoteRequest) (Quote, error) {
 	if err := r.Check(); err != nil {
@@ -126,6 +126,9 @@ func QuoteFor(ctx context.Context, tx db.BunTx, project lending.ProjectFunc, r Q
 	}
 	m, err := GetMerchant(ctx, tx, r.MerchantID)
 	if err != nil {
+		return Quote{}, err
+	}
+	if err := merchantAvailable(ctx, tx, m.ID); err != nil {
 		return Quote{}, err
 	}
 	status, err := payroll.EmployeeStatus(ctx, tx, r.EmployeeID)

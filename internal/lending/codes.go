@@ -19,6 +19,12 @@ const (
 	// (PUT /api/lending/fi-accounts), so there is nothing to pay the loan from.
 	CodeFundingAccountNotSet = "LOAN_FUNDING_ACCOUNT_NOT_SET"
 
+	// CodeFINotAvailable: the loan's financial institution is not in good standing (its KYB not
+	// verified by the platform, or it is suspended): it takes no new loans. Quotes, opt-ins,
+	// originations and disbursements not yet claimed are refused; loans already paid out are
+	// still collected and remitted.
+	CodeFINotAvailable = "LOAN_FI_NOT_AVAILABLE"
+
 	// The disbursement saga's gates (the borrower's KYC, sanctions screening and payout account).
 	CodeKycNotApproved      = "LOAN_KYC_NOT_APPROVED"
 	CodeSanctionsBlocked    = "LOAN_SANCTIONS_BLOCKED"
@@ -71,6 +77,7 @@ var refusals = refusal.Table{
 	CodeLoanNotFound:         {Status: http.StatusNotFound, Message: "no such loan in this organization"},
 	CodeLoanInvalidState:     {Status: http.StatusConflict, Message: "the loan's state does not allow this"},
 	CodeFundingAccountNotSet: {Status: http.StatusConflict, Message: "the loan's financial institution has not set its funding account (PUT /api/lending/fi-accounts)"},
+	CodeFINotAvailable:       {Status: http.StatusConflict, Message: "the financial institution takes no new loans: its verification is not complete or it is suspended"},
 	// The disbursement's plan: the borrower's employment ended since the approval.
 	CodeEmployeeNotActive: {Status: http.StatusConflict, Message: "only an ACTIVE employee is paid a loan"},
 

@@ -3,10 +3,12 @@ package lending
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/wagerail/wagerail/internal/orgs"
 	"github.com/wagerail/wagerail/internal/payroll"
 	"github.com/wagerail/wagerail/internal/platform/audit"
 	"github.com/wagerail/wagerail/internal/platform/db"
@@ -51,6 +53,22 @@ var (
 	errEmployeeNotActive = &payroll.Refusal{Code: CodeEmployeeNotActive, Status: http.StatusConflict,
 		Message: "only an ACTIVE employee can be offered a loan"}
 )
+
+// fiAvailable refuses (LOAN_FI_NOT_AVAILABLE) a new loan, or opt-in, with FI fiID unless the FI is
+// in good standing.
+func fiAvailable(ctx context.Context, tx db.Writer, fiID string) error {
+	ok, err := orgs.PartnerInGoodStanding(ctx, tx, fiID)
+	if errors.Is(err, orgs.ErrNotAPartner) {
+		return RefusalError(CodeFINotAvailable)
+	}
+	if err != nil {
+		return fmt.Errorf("lending: the FI's standing: %w", err)
+	}
+	if !ok {
+		return RefusalError(CodeFINotAvailable)
+	}
+	return nil
+}
 
 func actor(ctx context.Context) string { return tenancy.From(ctx).Actor }
 

@@ -123,7 +123,8 @@ func lockDisbursement(ctx context.Context, tx db.Writer, id string) (Disbursemen
 // Errors: ErrLoanNotFound; LOAN_INVALID_STATE when the loan is not APPROVED (nor DISBURSING
 // under workflowID: a retried or continued run of the saga that holds it); ErrFundingNotSet;
 // LOAN_EMPLOYEE_NOT_ACTIVE; LOAN_PAYOUT_ACCOUNT_CHANGED (the employee's account is no longer
-// the loan's: not claimed yet, the approval does not cover the new one).
+// the loan's: not claimed yet, the approval does not cover the new one); LOAN_FI_NOT_AVAILABLE
+// (not claimed yet, and the FI is out of good standing).
 func LoadDisbursePlan(ctx context.Context, tx db.Querier, id, workflowID string) (DisbursePlan, error) {
 	d, err := GetDisbursement(ctx, tx, id)
 	if err != nil {
@@ -163,6 +164,10 @@ func LoadDisbursePlan(ctx context.Context, tx db.Querier, id, workflowID string)
 		}
 		if to != now {
 			return DisbursePlan{}, RefusalError(CodePayoutAccountChanged)
+		}
+		// Nor is a loan paid out from an FI that fell out of good standing since it approved.
+		if err := fiAvailable(ctx, tx, d.FIID); err != nil {
+			return DisbursePlan{}, err
 		}
 	}
 	return DisbursePlan{TenantID: d.TenantID, LoanID: d.LoanID, BorrowerID: d.BorrowerID, FIID: d.FIID, PrincipalSantim: d.PrincipalSantim,

@@ -40,6 +40,7 @@ func newFI(t testing.TB, d *testkit.DB) *payrolltest.Org {
 		_, _, err = orgs.Create(ctx, tx, orgs.NewOrganization{ID: id, Name: "FI " + id, Kind: orgs.FI}, u.ID)
 		return err
 	}))
+	d.VerifyPartner(t, id)
 	b := payrolltest.NewOrg(t, d) // for its bun; the FI shares the database
 	return &payrolltest.Org{ID: id, Owner: uid, DB: d, Bun: b.Bun,
 		Ctx: tenancy.With(ctx, tenancy.Scope{TenantID: id, Actor: uid, RequestID: "req-" + id})}

@@ -50,7 +50,8 @@ type OptIn struct {
 // OptInToProduct opts the context's business in to a product on offer (audited
 // OptInLoanProduct, event lending.product_opted_in.v1). Errors: ErrProductNotFound (none on
 // offer, another FI's retired one included), 409 LOAN_PRODUCT_RETIRED (a retired product the
-// business had opted in to before), 409 LOAN_PRODUCT_ALREADY_OPTED_IN.
+// business had opted in to before), 409 LOAN_FI_NOT_AVAILABLE (the FI is not in good standing),
+// 409 LOAN_PRODUCT_ALREADY_OPTED_IN.
 func OptInToProduct(ctx context.Context, tx db.BunTx, productID string, now time.Time) (OptIn, error) {
 	p, err := OfferedProduct(ctx, tx, productID)
 	if err != nil {
@@ -58,6 +59,9 @@ func OptInToProduct(ctx context.Context, tx db.BunTx, productID string, now time
 	}
 	if p.Status != ProductActive {
 		return OptIn{}, errRetired
+	}
+	if err := fiAvailable(ctx, tx, p.TenantID); err != nil {
+		return OptIn{}, err // a product visible through a withdrawn opt-in
 	}
 	o := OptIn{ID: "lopt_" + identity.NewID(), TenantID: tenancy.TenantID(ctx), ProductID: p.ID, FIID: p.TenantID,
 		Status: OptInActive, CreatedBy: actor(ctx), CreatedAt: now, UpdatedAt: now}

@@ -9,6 +9,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/wagerail/wagerail/internal/identity"
+	"github.com/wagerail/wagerail/internal/orgs"
 	"github.com/wagerail/wagerail/internal/payroll"
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/field"
@@ -352,12 +353,18 @@ func RetireProduct(ctx context.Context, tx db.BunTx, id string, now time.Time) (
 	return p, record(ctx, tx, "RetireLoanProduct", "LoanProduct", p.ID, "lending.product_retired.v1", productEvent(p))
 }
 
-// visibleToBusiness is the "offered" policy's rule as a condition on lp: ACTIVE, or opted in to
+// onOffer is the condition "lp is on offer": ACTIVE, from an FI in good standing (orgs
+// standing.go: KYB verified, not suspended).
+var onOffer = "lp.status = '" + ProductActive + "' AND " + orgs.InGoodStanding("lp.tenant_id")
+
+// visibleToBusiness is the "offered" policy's rule as a condition on lp: on offer, or opted in to
 // (in any state) by the context's organization. Stated in the query as well so a platform
-// admin's transaction, which sees every row, answers as the business's own would.
+// admin's transaction, which sees every row, answers as the business's own would. A product
+// opted in to stays visible when its FI falls out of good standing (the business's opt-ins name
+// it); quoting and originating on it are refused (errFINotAvailable).
 func visibleToBusiness(ctx context.Context, q *bun.SelectQuery) *bun.SelectQuery {
 	return q.WhereGroup(" AND ", func(q *bun.SelectQuery) *bun.SelectQuery {
-		return q.Where("lp.status = ?", ProductActive).
+		return q.Where(onOffer).
 			WhereOr("EXISTS (SELECT 1 FROM app.loan_product_opt_ins o WHERE o.product_id = lp.id AND o.tenant_id = ?)", tenancy.TenantID(ctx))
 	})
 }
@@ -373,11 +380,11 @@ func OfferedProduct(ctx context.Context, tx db.BunTx, id string) (Product, error
 	return p, nil
 }
 
-// ListOfferedProducts lists the ACTIVE products of every FI (or of f.FIID) by id: what a business
-// may opt in to.
+// ListOfferedProducts lists the products on offer (ACTIVE, of an FI in good standing) of every FI
+// (or of f.FIID) by id: what a business may opt in to.
 func ListOfferedProducts(ctx context.Context, tx db.BunTx, f ProductFilter) ([]Product, error) {
 	var out []Product
-	q := tx.NewSelect().Model(&out).Where("lp.status = ?", ProductActive).OrderExpr("lp.id").Limit(f.Rows())
+	q := tx.NewSelect().Model(&out).Where(onOffer).OrderExpr("lp.id").Limit(f.Rows())
 	if f.FIID != "" {
 		q = q.Where("lp.tenant_id = ?", f.FIID)
 	}

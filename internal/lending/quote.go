@@ -284,7 +284,8 @@ type Quote struct {
 // QuoteLoan quotes a loan for an employee of the context's business, in this order of refusal:
 // the fields (400); fiPartnerId naming no FI that offers the business products (422
 // LOAN_FI_PARTNER_UNKNOWN); the product (404 LOAN_PRODUCT_NOT_FOUND: none on offer or opted in
-// to, or another FI's than fiPartnerId); a RETIRED product (409 LOAN_PRODUCT_RETIRED); no ACTIVE
+// to, or another FI's than fiPartnerId); a RETIRED product (409 LOAN_PRODUCT_RETIRED); its FI out
+// of good standing (409 LOAN_FI_NOT_AVAILABLE: an opted-in product stays visible); no ACTIVE
 // opt-in (422 LOAN_PRODUCT_NOT_OPTED_IN); the amount and the term outside the product's ranges
 // (422 LOAN_AMOUNT_OUT_OF_RANGE, LOAN_TERM_OUT_OF_RANGE, with the range in the details); the
 // employee (404 EMPLOYEE_NOT_FOUND, 409 LOAN_EMPLOYEE_NOT_ACTIVE); the projection's own refusals;
@@ -311,6 +312,9 @@ func QuoteLoan(ctx context.Context, tx db.BunTx, project ProjectFunc, r QuoteReq
 	}
 	if p.Status != ProductActive {
 		return Quote{}, errRetired
+	}
+	if err := fiAvailable(ctx, tx, p.TenantID); err != nil {
+		return Quote{}, err
 	}
 	opted, err := activeOptIn(ctx, tx, p.ID)
 	if err != nil {

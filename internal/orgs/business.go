@@ -231,49 +231,60 @@ type KYCReview struct {
 	At       time.Time
 }
 
-// ReviewBusinessKYC records r. Verifying needs every required document filed
-// (*MissingDocumentsError otherwise). ErrNotFound, ErrDeleted.
+// ReviewBusinessKYC records r for business id: ReviewKYC, then the business with its profile.
 func ReviewBusinessKYC(ctx context.Context, q db.Querier, id string, r KYCReview) (BusinessOrg, error) {
-	if r.Status != KYCVerified && r.Status != KYCRejected {
-		return BusinessOrg{}, fmt.Errorf("orgs: invalid kyc decision %q", r.Status)
-	}
-	cur, err := businessForUpdate(ctx, q, id)
-	if err != nil {
+	if _, err := ReviewKYC(ctx, q, id, Business, r); err != nil {
 		return BusinessOrg{}, err
 	}
-	if cur.Status == OrgDeleted {
-		return BusinessOrg{}, ErrDeleted
+	return BusinessByID(ctx, q, id)
+}
+
+// ReviewKYC records r for organization id of kind k. Verifying needs every document its kind
+// requires filed (*MissingDocumentsError otherwise). ErrNotFound (none, or of another kind),
+// ErrDeleted.
+func ReviewKYC(ctx context.Context, q db.Querier, id string, k Kind, r KYCReview) (Organization, error) {
+	if r.Status != KYCVerified && r.Status != KYCRejected {
+		return Organization{}, fmt.Errorf("orgs: invalid kyc decision %q", r.Status)
+	}
+	cur, err := lockOrganizationOfKind(ctx, q, id, k)
+	if err != nil {
+		return Organization{}, err
 	}
 	if r.Status == KYCVerified {
-		if missing := MissingDocuments(Business, cur.KYCDocuments); len(missing) > 0 {
-			return BusinessOrg{}, &MissingDocumentsError{Types: missing}
+		if missing := MissingDocuments(k, cur.KYCDocuments); len(missing) > 0 {
+			return Organization{}, &MissingDocumentsError{Types: missing}
 		}
 	}
 	if _, err := q.Exec(ctx, `UPDATE app.organizations SET kyc_status = $2, kyc_note = nullif($3, ''),
 		kyc_reviewed_at = $4, kyc_reviewed_by = $5, updated_at = now() WHERE id = $1`,
 		id, r.Status, r.Note, r.At, r.Reviewer); err != nil {
-		return BusinessOrg{}, fmt.Errorf("orgs: kyc review: %w", err)
+		return Organization{}, fmt.Errorf("orgs: kyc review: %w", err)
+	}
+	return ByID(ctx, q, id)
+}
+
+// SetBusinessStatus sets business id's status: SetStatus, then the business with its profile.
+func SetBusinessStatus(ctx context.Context, q db.Querier, id, status string) (BusinessOrg, error) {
+	if _, err := SetStatus(ctx, q, id, Business, status); err != nil {
+		return BusinessOrg{}, err
 	}
 	return BusinessByID(ctx, q, id)
 }
 
-// SetBusinessStatus sets the business ACTIVE or SUSPENDED (a suspended organization can only be
-// read by its members). ErrNotFound, ErrDeleted. The caller invalidates the access cache.
-func SetBusinessStatus(ctx context.Context, q db.Querier, id, status string) (BusinessOrg, error) {
+// SetStatus sets organization id of kind k ACTIVE or SUSPENDED (a suspended organization can only
+// be read by its members; a suspended FI or merchant takes no new business, see standing.go).
+// ErrNotFound (none, or of another kind), ErrDeleted. The caller invalidates the access cache.
+func SetStatus(ctx context.Context, q db.Querier, id string, k Kind, status string) (Organization, error) {
 	if status != OrgActive && status != OrgSuspended {
-		return BusinessOrg{}, fmt.Errorf("orgs: invalid organization status %q", status)
+		return Organization{}, fmt.Errorf("orgs: invalid organization status %q", status)
 	}
-	cur, err := businessForUpdate(ctx, q, id)
-	if err != nil {
-		return BusinessOrg{}, err
-	}
-	if cur.Status == OrgDeleted {
-		return BusinessOrg{}, ErrDeleted
+	if _, err := lockOrganizationOfKind(ctx, q, id, k); err != nil {
+		return Organization{}, err
 	}
 	if _, err := q.Exec(ctx, `UPDATE app.organizations SET status = $2, updated_at = now() WHERE id = $1`, id, status); err != nil {
-		return BusinessOrg{}, fmt.Errorf("orgs: business status: %w", err)
+		return Organization{}, fmt.Errorf("orgs: organization status: %w", err)
 	}
-	return BusinessByID(ctx, q, id)
+	return ByID(ctx, q, id)
 }
 
 // DeleteBusiness soft-deletes the business at at: status DELETED, deleted_at set, every row kept.

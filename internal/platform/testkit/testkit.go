@@ -361,3 +361,21 @@ func randomHex(n int) string {
 	}
 	return hex.EncodeToString(b)
 }
+
+// VerifyPartner marks FI or merchant organization id KYB-verified, as the platform's review does
+// (PUT /api/financial-institutions/{id}/verify-kyc, the merchants' likewise): in good standing, it
+// offers loans or sells on BNPL. A fixture for tests about something else; the review itself is
+// tested through its route.
+func (d *DB) VerifyPartner(t testing.TB, id string) {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, PG(t).SuperDSN(d.Name))
+	if err != nil {
+		t.Fatalf("testkit: %v", err)
+	}
+	defer conn.Close(ctx)
+	tag, err := conn.Exec(ctx, `UPDATE app.organizations SET kyc_status = 'VERIFIED' WHERE id = $1 AND kind IN ('FI', 'MERCHANT')`, id)
+	if err != nil || tag.RowsAffected() != 1 {
+		t.Fatalf("testkit: verify partner %s: %v (%d rows)", id, err, tag.RowsAffected())
+	}
+}
