@@ -95,13 +95,19 @@ func CompareDOB(subject time.Time, listed []string) DOBMatch {
 	return out
 }
 
-// adjust applies the date-of-birth agreement to a name score.
+// adjust applies the date-of-birth agreement to a name score. A disagreeing date lowers a score
+// at most to ReviewThreshold: it can stop a BLOCK, never clear a name a person should look at
+// (the subject's date of birth is the applicant's word).
 func adjust(score float64, m DOBMatch) float64 {
 	switch m {
 	case DOBAgree:
 		score += DOBBoost
 	case DOBDisagree:
-		score -= DOBPenalty
+		floor := 0.0
+		if score >= ReviewThreshold {
+			floor = ReviewThreshold
+		}
+		score = max(score-DOBPenalty, floor)
 	}
 	return min(1, max(0, score))
 }

@@ -21,7 +21,10 @@ const NormalizerVersion = personname.Version + ScoringRevision
 //
 //   - 1: a name whose words are broken up (Gir-ma Wol.de, G i r m a) is read with its pieces
 //     joined again (rejoin); a check made before may have cleared one.
-const ScoringRevision = 1
+//   - 2: extra names around a whole listed name, and a disagreeing date of birth, no longer
+//     lower a match below review (alignScore, adjust); the Arabic particles are read in one
+//     spelling each (particles: ibn Ladin is bin Ladin, az-Zawahiri al-Zawahiri).
+const ScoringRevision = 2
 
 // MaxTokens bounds how many tokens of a name take part in aligning it with a listed name: names
 // have a handful, and the alignment is quadratic in them.
@@ -61,7 +64,23 @@ func matchTokens(normalized string) []string {
 	if len(t) > MaxPieces {
 		t = t[:MaxPieces]
 	}
+	for i, tok := range t {
+		if p, ok := particles[tok]; ok {
+			t[i] = p
+		}
+	}
 	return t
+}
+
+// particles are the spellings of the Arabic name particles, each read as one form: ibn (son
+// of) is bin or bn or ben, and the article al- is el- or ul- or, before a "sun letter", written as
+// the letter it assimilates to (az-Zawahiri, ad-Din, ash-Shabab, ar-Rahman). Two- and
+// three-letter tokens this far apart are too short for the similarity measure to pair, so a
+// listed "bin Ladin" written "ibn Ladin" would leave two unpaired tokens.
+var particles = map[string]string{
+	"bin": "bin", "ibn": "bin", "bn": "bin", "ben": "bin", "ebn": "bin", "bint": "bint", "binti": "bint",
+	"al": "al", "el": "al", "ul": "al", "az": "al", "ad": "al", "as": "al", "ash": "al", "at": "al", "an": "al",
+	"ar": "al", "ath": "al", "adh": "al", "ats": "al",
 }
 
 // titles are honorifics and titles in their normalised form; a title of two tokens (W/ro is

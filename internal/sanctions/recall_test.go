@@ -339,6 +339,9 @@ var (
 		'o': {"ó", "ö", "ô", "ø"}, 'u': {"ú", "ü", "ū"}, 'n': {"ñ"}, 'c': {"ç"}, 's': {"ş", "š"}, 'z': {"ž"},
 		'A': {"Á", "Ä"}, 'E': {"É"}, 'O': {"Ö", "Ó"}, 'U': {"Ü"}, 'I': {"Í"},
 	}
+	// paddingNames are ordinary given names and surnames an evader adds around a listed name.
+	paddingNames = []string{"Abebe", "Kebede", "Tesfaye", "Worku", "Alemu", "Girma", "Hailu", "Tadesse", "Bekele", "Mulugeta",
+		"Yohannes", "Desta", "Mengistu", "Assefa", "Getachew"}
 	separators = []string{"-", ".", " - ", ",  ", "_", "   ", ". ", "/"}
 	// inWord split a word in two.
 	inWord     = []string{"-", ".", "_", " ", "·", "/", "*"}
@@ -461,6 +464,35 @@ func evasionClasses() []recallClass {
 				w[i] = w[i][:at] + w[i][at:at+1] + w[i][at:]
 			}
 			return strings.Join(w, " "), true
+		}},
+		{"ordinary names added (1 to 4)", func(rng *rand.Rand, n listedName) (string, bool) {
+			extra := make([]string, 1+rng.IntN(4))
+			for i := range extra {
+				extra[i] = pick(rng, paddingNames)
+			}
+			if rng.IntN(2) == 0 {
+				return n.display + " " + strings.Join(extra, " "), true
+			}
+			return strings.Join(extra, " ") + " " + n.display, true
+		}},
+		{"Arabic particles respelt (ibn, az-)", func(rng *rand.Rand, n listedName) (string, bool) {
+			w := slices.Clone(n.tokens)
+			changed := false
+			for i, tok := range w {
+				low := strings.ToLower(tok)
+				switch {
+				case low == "bin" || low == "ben":
+					w[i], changed = pick(rng, []string{"ibn", "Ibn", "bn"}), true
+				case strings.HasPrefix(low, "al-") && len(low) > 4:
+					// The article assimilated to a sun letter, as Arabic pronounces it.
+					if c := low[3]; strings.IndexByte("tdrzsn", c) >= 0 {
+						w[i], changed = "a"+string(c)+"-"+tok[3:], true
+					} else {
+						w[i], changed = "el-"+tok[3:], true
+					}
+				}
+			}
+			return strings.Join(w, " "), changed
 		}},
 		{"honorific or title prefix", func(rng *rand.Rand, n listedName) (string, bool) {
 			return pick(rng, honorifics) + " " + n.display, true

@@ -44,9 +44,9 @@ const (
 	ReviewThreshold = 0.85
 	// DOBBoost is added when the list gives the subject's exact date of birth (DOBAgree);
 	// DOBPenalty is taken off when both sides have one and they disagree (DOBDisagree). A
-	// year or range that merely contains it (DOBPartial) changes nothing. The penalty alone never turns an exact name
-	// CLEAR (1.0 − 0.10 is still REVIEW): list dates of birth are often approximate or wrong,
-	// so a person looks.
+	// year or range that merely contains it (DOBPartial) changes nothing. The penalty can turn
+	// a BLOCK into a REVIEW but never a REVIEW CLEAR (adjust): list dates of birth are often
+	// approximate or wrong, and the subject's is what the applicant typed, so a person looks.
 	DOBBoost   = 0.03
 	DOBPenalty = 0.10
 	// tokenMatchFloor: token pairs less similar than this do not count as matched at all (two
@@ -55,7 +55,8 @@ const (
 	// A token of the longer name that pairs with nothing takes extraTokenPenalty off the score,
 	// plus extraWeightPenalty times the share of the longer name's length left unpaired, at
 	// most maxExtraPenalty in all: "Abebe Bekele" within "Abebe Bekele Tesfaye" is a strong
-	// partial match (REVIEW), not an exact one.
+	// partial match (REVIEW), not an exact one. When the longer name is the subject's and holds
+	// every token of the listed one, the penalty stops at ReviewThreshold (alignScore).
 	extraTokenPenalty  = 0.04
 	extraWeightPenalty = 0.10
 	maxExtraPenalty    = 0.20
@@ -289,7 +290,16 @@ func alignScore(a, b []string) float64 {
 			unpaired++
 		}
 	}
-	score *= 1 - min(maxExtraPenalty, extraTokenPenalty*float64(unpaired)+extraWeightPenalty*extra/all)
+	penalized := score * (1 - min(maxExtraPenalty, extraTokenPenalty*float64(unpaired)+extraWeightPenalty*extra/all))
+	if len(b) < len(a) && len(short) > 1 && score >= BlockThreshold && !slices.Contains(usedS, false) {
+		// The whole listed name, every token paired as it is spelt on the list (or nearly),
+		// inside a longer subject name: extra names lower the score but never below review (a
+		// listed name padded with four ordinary names, Usama bin Ladin Abebe Kebede Tesfaye
+		// Worku, is the listed person until a person says otherwise). A looser pairing keeps
+		// the whole penalty: Henok Alemu Mohammed is not SALEM, Mohamed.
+		penalized = max(penalized, ReviewThreshold)
+	}
+	score = penalized
 	if len(short) == 1 && len(long) > 1 {
 		score = math.Min(score, singleTokenCap)
 	}

@@ -2,10 +2,13 @@ package sanctions
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/wagerail/wagerail/internal/platform/personname"
 )
 
 // Published values (Winkler 1990; the usual worked examples).
@@ -109,6 +112,39 @@ func TestDecide(t *testing.T) {
 	require.Equal(t, Review, Decide(rejoinWeight, false))
 	require.Equal(t, Block, Decide(adjust(rejoinWeight, DOBAgree), false))
 	require.Equal(t, 0.0, adjust(0.05, DOBDisagree))
+	// A disagreeing date of birth (the applicant's word) stops a BLOCK but never clears a REVIEW.
+	for _, score := range []float64{ReviewThreshold, 0.86, 0.92, BlockThreshold, 1} {
+		require.Equal(t, Review, Decide(adjust(score, DOBDisagree), false), "%v", score)
+	}
+	require.Equal(t, Clear, Decide(adjust(math.Nextafter(ReviewThreshold, 0), DOBDisagree), false))
+}
+
+// TestListedNameWithExtraNames: a whole listed name with ordinary names around it is never
+// cleared, however many (the extra-token penalty stops at review), nor one whose Arabic particles
+// are spelt another way; a listed name's tokens only partly present are scored as before.
+func TestListedNameWithExtraNames(t *testing.T) {
+	t.Parallel()
+	extras := []string{"Abebe", "Kebede", "Tesfaye", "Worku", "Alemu", "Girma"}
+	for _, listed := range []string{"BIN LADIN, Usama", "Abebe Bekele", "Ayman al-Zawahiri", "Kim Jong Un"} {
+		for n := 1; n <= len(extras); n++ {
+			for _, subject := range []string{strings.Join(extras[:n], " ") + " " + listed, listed + " " + strings.Join(extras[:n], " ")} {
+				score := NameScore(subject, listed)
+				require.GreaterOrEqual(t, score, ReviewThreshold, "%q vs %q", subject, listed)
+				require.Equal(t, Review, Decide(adjust(score, DOBDisagree), false), "%q vs %q, another date of birth", subject, listed)
+			}
+		}
+	}
+	// The Arabic particles in another spelling are the same particle.
+	screened := func(subject, listed string) float64 {
+		return tokenScore(matchTokens(personname.Normalize(subject)), matchTokens(personname.Normalize(listed)))
+	}
+	for subject, listed := range map[string]string{"Usama ibn Ladin": "BIN LADIN, Usama", "Osama bn Laden": "Usama bin Ladin",
+		"Aiman az-Zawahiri": "AL-ZAWAHIRI, Ayman", "Abd el-Rahman": "Abd al-Rahman"} {
+		require.GreaterOrEqual(t, screened(subject, listed), ReviewThreshold, "%q vs %q", subject, listed)
+	}
+	// One listed token shared is still no hit, and two of three still only a partial match.
+	require.Less(t, NameScore("Usama Abebe Kebede Tesfaye", "Usama bin Ladin"), ReviewThreshold)
+	require.Less(t, NameScore("Abebe Kebede", "Abebe"), ReviewThreshold)
 }
 
 func TestDOB(t *testing.T) {
