@@ -146,17 +146,11 @@ func Screen(ctx context.Context, b db.Beginner, name string, dob time.Time) (Res
 	if _, err := tx.Exec(ctx, `SET LOCAL cpu_operator_cost = 1`); err != nil {
 		return Result{}, fmt.Errorf("sanctions.screen: %w", err)
 	}
-	best, order, err := candidates(ctx, tx, tokens, vs, dob)
+	best, order, err := candidates(ctx, tx, tokens, tokens, vs, dob)
 	if err != nil {
 		return Result{}, err
 	}
-	if lookalike != normalized {
-		// A word in Cyrillic or Greek letters that all look Latin: its look-alike reading is
-		// matched too (see LookalikeReading), and each entry keeps its stronger match.
-		more, moreOrder, err := candidates(ctx, tx, matchTokens(lookalike), vs, dob)
-		if err != nil {
-			return Result{}, err
-		}
+	merge := func(more map[int64]Evidence, moreOrder []int64) {
 		for _, id := range moreOrder {
 			have, seen := best[id]
 			if !seen {
@@ -166,6 +160,30 @@ func Screen(ctx context.Context, b db.Beginner, name string, dob time.Time) (Res
 				best[id] = more[id]
 			}
 		}
+	}
+	if lookalike != normalized {
+		// A word in Cyrillic or Greek letters that all look Latin: its look-alike reading is
+		// matched too (see LookalikeReading), and each entry keeps its stronger match.
+		alt := matchTokens(lookalike)
+		more, moreOrder, err := candidates(ctx, tx, alt, alt, vs, dob)
+		if err != nil {
+			return Result{}, err
+		}
+		merge(more, moreOrder)
+	}
+	// A long name may be a short listed one padded with other names (Min Kang with four given
+	// names around it), whose trigrams are too few among the whole name's for the index to
+	// offer it: every two adjacent words are looked up too, and what they find is scored against
+	// the whole name. Letters spaced out (G i r m a) are found joined, not in pairs.
+	for i := 0; len(tokens) >= windowedFrom && i+1 < min(len(tokens), MaxTokens); i++ {
+		if utf8.RuneCountInString(tokens[i]) < 2 || utf8.RuneCountInString(tokens[i+1]) < 2 {
+			continue
+		}
+		more, moreOrder, err := candidates(ctx, tx, tokens[i:i+2], tokens, vs, dob)
+		if err != nil {
+			return Result{}, err
+		}
+		merge(more, moreOrder)
 	}
 	for _, id := range order {
 		ev := best[id]
@@ -204,17 +222,20 @@ func Screen(ctx context.Context, b db.Beginner, name string, dob time.Time) (Res
 	return res, nil
 }
 
-// candidates scores every listed name the trigram index offers for tokens and keeps each entry's
-// best match; order lists the entries as first seen. A name with a token of one letter is
-// looked up joined into one word as well: its letters spaced out (G i r m a W o l d e) share no
-// trigram with the listed name, joined they share most (the scorer reads the pieces as words
-// again: rejoin).
-func candidates(ctx context.Context, tx pgx.Tx, tokens []string, versions []int64, dob time.Time) (map[int64]Evidence, []int64, error) {
+// windowedFrom is the token count from which a name is also looked up two tokens at a time.
+const windowedFrom = 4
+
+// candidates scores against tokens every listed name the trigram index offers for query (tokens
+// itself, or a part of it) and keeps each entry's best match; order lists the entries as first
+// seen. A query with a token of one letter is looked up joined into one word as well: its letters
+// spaced out (G i r m a W o l d e) share no trigram with the listed name, joined they share most
+// (the scorer reads the pieces as words again: rejoin).
+func candidates(ctx context.Context, tx pgx.Tx, query, tokens []string, versions []int64, dob time.Time) (map[int64]Evidence, []int64, error) {
 	match, rank, args := `n.normalized % $1 OR n.normalized %> $1`, `similarity(n.normalized, $1)`,
-		[]any{strings.Join(tokens, " "), versions, candidateLimit}
-	if slices.ContainsFunc(tokens, func(t string) bool { return utf8.RuneCountInString(t) == 1 }) {
+		[]any{strings.Join(query, " "), versions, candidateLimit}
+	if slices.ContainsFunc(query, func(t string) bool { return utf8.RuneCountInString(t) == 1 }) {
 		match, rank = match+` OR n.normalized % $4`, `greatest(`+rank+`, similarity(n.normalized, $4))`
-		args = append(args, strings.Join(tokens, ""))
+		args = append(args, strings.Join(query, ""))
 	}
 	rows, err := tx.Query(ctx, `
 		SELECT e.id, v.id, v.source, e.source_ref, e.entry_type, e.primary_name, e.dobs, n.name, n.normalized, n.kind
