@@ -109,7 +109,7 @@ func TestKycGateAgainstPostgres(t *testing.T) {
 			{"pending", nil, now, 0},
 			{"rejected", []kyc.Action{kyc.Claim, kyc.Reject}, now, 0},
 		} {
-			s, err := kyc.Submit(ctx, tx, tenant, kyc.NewSubmission{SubjectType: kyc.SubjectEmployee, SubjectID: c.subject,
+			s, _, err := kyc.Submit(ctx, tx, tenant, kyc.NewSubmission{SubjectType: kyc.SubjectEmployee, SubjectID: c.subject,
 				FullName: "Almaz Tesfaye", NationalID: "1", DateOfBirth: now.AddDate(-30, 0, 0), PhotoKey: "p", SubmittedBy: "u"})
 			if err != nil {
 				return err

@@ -210,7 +210,10 @@ func (s *Server) submitKyc(c *gin.Context) {
 		}
 	}
 	ctx := tenancy.WithTenant(c.Request.Context(), sub.tenant)
-	var out kyc.Submission
+	var (
+		out     kyc.Submission
+		amended bool
+	)
 	err = tenancy.InTx(ctx, s.deps.DB, func(tx pgx.Tx) error {
 		if sub.typ == kyc.SubjectEmployee {
 			e, err := employees.ByID(ctx, tx, sub.tenant, sub.id)
@@ -234,7 +237,7 @@ func (s *Server) submitKyc(c *gin.Context) {
 		if err != nil {
 			return err
 		}
-		out, err = kyc.Submit(ctx, tx, sub.tenant, kyc.NewSubmission{SubjectType: sub.typ, SubjectID: sub.id, FullName: req.FullName,
+		out, amended, err = kyc.Submit(ctx, tx, sub.tenant, kyc.NewSubmission{SubjectType: sub.typ, SubjectID: sub.id, FullName: req.FullName,
 			NationalID: req.NationalID, DateOfBirth: dob, PhotoKey: req.PhotoKey, Documents: docs, SubmittedBy: cl.User.ID})
 		if errors.Is(err, kyc.ErrOpenSubmission) {
 			return refuse(http.StatusConflict, "KYC_ALREADY_OPEN", "the subject already has a submission waiting for review",
@@ -244,6 +247,11 @@ func (s *Server) submitKyc(c *gin.Context) {
 	})
 	if err != nil {
 		s.answer(c, sub.tenant, err)
+		return
+	}
+	if amended {
+		// The answer to a reviewer's request for more information: the same submission.
+		c.JSON(http.StatusOK, toKycJSON(out))
 		return
 	}
 	c.JSON(http.StatusCreated, toKycJSON(out))

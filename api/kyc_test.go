@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -105,9 +106,28 @@ func TestKycSubmitReviewApprove(t *testing.T) {
 	require.Equal(t, "KYC_INVALID_TRANSITION", errCode(rec), "claim first")
 	rec = w.reviewer.call(http.MethodPost, "/api/kyc/"+s.ID+"/claim", nil)
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	_, code, errc = w.submit("Abebe Kebede")
+	require.Equal(t, "KYC_ALREADY_OPEN", errc, "a claimed submission is the reviewer's")
 	rec = w.reviewer.call(http.MethodPost, "/api/kyc/"+s.ID+"/request-more-info", map[string]any{"note": "the photo is blurred"})
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 	require.Equal(t, "PENDING", string(decode[kycSubmissionJSON](t, rec).Status))
+
+	// The applicant answers with a new photo: the same submission, amended, back in the queue.
+	photo := w.upload("photo2.png", "image/png", append(slices.Clone(uploadsPNG), 0))
+	rec = w.owner.call(http.MethodPost, "/api/kyc", map[string]any{"employeeId": w.employee, "fullName": "Abebe Kebede",
+		"nationalId": "ET12345678", "dateOfBirth": "1990-02-03", "photoKey": photo,
+		"documents": []map[string]any{{"type": "national_id", "uploadKey": s.Documents[1].UploadKey}}})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	again := decode[kycSubmissionJSON](t, rec)
+	require.Equal(t, s.ID, again.ID)
+	require.Equal(t, "PENDING", string(again.Status))
+	require.Len(t, again.Documents, 2, "the new photo and the national id")
+	require.NotEqual(t, s.Documents[0].SHA256, again.Documents[0].SHA256, "the photo is the new upload")
+	require.Equal(t, s.Documents[1], again.Documents[1])
+	require.Nil(t, again.Note, "the reviewer's note is answered")
+	require.Equal(t, 1, w.tenantCount(w.tenant, `SELECT count(*) FROM app.audit_log WHERE action = 'ResubmitKyc' AND target_id = $1`, s.ID))
+	_, code, errc = w.submit("Abebe Kebede")
+	require.Equal(t, "KYC_ALREADY_OPEN", errc, "answered once: the next is the reviewer's turn")
 	rec = w.reviewer.call(http.MethodPost, "/api/kyc/"+s.ID+"/claim", nil)
 	require.Equal(t, http.StatusOK, rec.Code)
 	rec = w.reviewer.call(http.MethodPost, "/api/kyc/"+s.ID+"/approve", nil)

@@ -68,7 +68,7 @@ func TestKycExpiryRealActivitiesAndSchedule(t *testing.T) {
 			return err
 		}
 		for i, validity := range []time.Duration{time.Hour, 48 * time.Hour} {
-			s, err := kyc.Submit(tctx, tx, tenant, kyc.NewSubmission{SubjectType: kyc.SubjectEmployee, SubjectID: []string{"e1", "e2"}[i],
+			s, _, err := kyc.Submit(tctx, tx, tenant, kyc.NewSubmission{SubjectType: kyc.SubjectEmployee, SubjectID: []string{"e1", "e2"}[i],
 				FullName: "N", NationalID: "1", DateOfBirth: now, PhotoKey: "p", SubmittedBy: "u"})
 			if err != nil {
 				return err

@@ -120,21 +120,66 @@ type NewSubmission struct {
 
 // Submit creates a PENDING submission for tenant with its documents, its audit row
 // (SubmitKyc) and its kyc.verification_requested.v1 event, in tx (scoped to tenant, actor set).
-func Submit(ctx context.Context, tx pgx.Tx, tenant string, n NewSubmission) (Submission, error) {
+//
+// A subject whose open submission a reviewer sent back for more information (PENDING with the
+// reviewer's note) answers it by submitting again: that submission is amended in place
+// (amended true) with the new name, national id, date of birth, photo and documents, its note
+// cleared, audited ResubmitKyc, and the event sent again, so it returns to the reviewers' queue
+// as the same case. Any other open submission refuses: ErrOpenSubmission.
+func Submit(ctx context.Context, tx pgx.Tx, tenant string, n NewSubmission) (s Submission, amended bool, err error) {
+	var openID, note string
+	var status Status
+	err = tx.QueryRow(ctx, `SELECT id, status, coalesce(rejection_reason, '') FROM app.kyc_submissions
+		WHERE tenant_id = $1 AND subject_type = $2 AND subject_id = $3 AND status IN ('PENDING', 'IN_REVIEW') FOR UPDATE`,
+		tenant, string(n.SubjectType), n.SubjectID).Scan(&openID, &status, &note)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		s, err = create(ctx, tx, tenant, n)
+		return s, false, err
+	case err != nil:
+		return Submission{}, false, fmt.Errorf("kyc: open submission: %w", err)
+	case status != Pending || note == "":
+		return Submission{}, false, ErrOpenSubmission
+	}
+	s, err = amend(ctx, tx, tenant, openID, n)
+	return s, true, err
+}
+
+func create(ctx context.Context, tx pgx.Tx, tenant string, n NewSubmission) (Submission, error) {
 	id := "kyc_" + identity.NewID()
 	_, err := tx.Exec(ctx, `INSERT INTO app.kyc_submissions (id, tenant_id, subject_type, subject_id, full_name,
 			national_id, date_of_birth, photo_key, status, submitted_by)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'PENDING', $9)`,
 		id, tenant, string(n.SubjectType), n.SubjectID, n.FullName, n.NationalID, n.DateOfBirth, n.PhotoKey, n.SubmittedBy)
 	if db.IsCode(err, pgerrcode.UniqueViolation) {
-		return Submission{}, ErrOpenSubmission
+		return Submission{}, ErrOpenSubmission // a racing submission for the same subject
 	}
 	if err != nil {
 		return Submission{}, fmt.Errorf("kyc: submit: %w", err)
 	}
-	for _, d := range n.Documents {
+	return recordSubmitted(ctx, tx, tenant, id, n.Documents, "SubmitKyc")
+}
+
+// amend replaces the content of submission id (PENDING, sent back with a note, locked by the
+// caller). Documents are bound per type: a type submitted again is the new upload, one not
+// submitted again keeps its earlier upload (rows are never deleted).
+func amend(ctx context.Context, tx pgx.Tx, tenant, id string, n NewSubmission) (Submission, error) {
+	if _, err := tx.Exec(ctx, `UPDATE app.kyc_submissions SET full_name = $3, national_id = $4, date_of_birth = $5,
+			photo_key = $6, submitted_by = $7, rejection_reason = NULL, updated_at = now()
+		WHERE tenant_id = $1 AND id = $2`, tenant, id, n.FullName, n.NationalID, n.DateOfBirth, n.PhotoKey, n.SubmittedBy); err != nil {
+		return Submission{}, fmt.Errorf("kyc: resubmit: %w", err)
+	}
+	return recordSubmitted(ctx, tx, tenant, id, n.Documents, "ResubmitKyc")
+}
+
+// recordSubmitted binds docs to submission id and writes the submission's audit row (action) and its
+// kyc.verification_requested.v1 event.
+func recordSubmitted(ctx context.Context, tx pgx.Tx, tenant, id string, docs []Document, action string) (Submission, error) {
+	for _, d := range docs {
 		if _, err := tx.Exec(ctx, `INSERT INTO app.kyc_documents (tenant_id, submission_id, doc_type, upload_key, sha256)
-			VALUES ($1, $2, $3, $4, $5)`, tenant, id, d.Type, d.UploadKey, d.SHA256); err != nil {
+			VALUES ($1, $2, $3, $4, $5)
+			ON CONFLICT (submission_id, doc_type) DO UPDATE SET upload_key = EXCLUDED.upload_key, sha256 = EXCLUDED.sha256`,
+			tenant, id, d.Type, d.UploadKey, d.SHA256); err != nil {
 			return Submission{}, fmt.Errorf("kyc: document %s: %w", d.Type, err)
 		}
 	}
@@ -142,7 +187,7 @@ func Submit(ctx context.Context, tx pgx.Tx, tenant string, n NewSubmission) (Sub
 	if err != nil {
 		return Submission{}, err
 	}
-	if err := audit.Write(ctx, tx, audit.Entry{Action: "SubmitKyc", Outcome: audit.Success, TargetType: "KycSubmission", TargetID: id,
+	if err := audit.Write(ctx, tx, audit.Entry{Action: action, Outcome: audit.Success, TargetType: "KycSubmission", TargetID: id,
 		Details: map[string]string{"subjectType": string(s.SubjectType), "subjectId": s.SubjectID}}); err != nil {
 		return Submission{}, err
 	}

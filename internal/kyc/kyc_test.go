@@ -41,7 +41,7 @@ func (f *fixture) submit(t *testing.T, subject string) kyc.Submission {
 	var s kyc.Submission
 	require.NoError(t, tenancy.InTx(f.ctx, f.d.App, func(tx pgx.Tx) error {
 		var err error
-		s, err = kyc.Submit(f.ctx, tx, f.tenant, kyc.NewSubmission{SubjectType: kyc.SubjectEmployee, SubjectID: subject,
+		s, _, err = kyc.Submit(f.ctx, tx, f.tenant, kyc.NewSubmission{SubjectType: kyc.SubjectEmployee, SubjectID: subject,
 			FullName: "Abebe Kebede", NationalID: "ETH-1234567", DateOfBirth: time.Date(1990, 1, 2, 0, 0, 0, 0, time.UTC),
 			PhotoKey: "upl_photo", SubmittedBy: "user-1",
 			Documents: []kyc.Document{{Type: "national_id", UploadKey: "upl_id", SHA256: strings.Repeat("ab", 32)}}})
@@ -112,7 +112,7 @@ func TestRejectIsTerminalAndOneOpenSubmission(t *testing.T) {
 	f := newFixture(t)
 	s := f.submit(t, "emp-2")
 	err := tenancy.InTx(f.ctx, f.d.App, func(tx pgx.Tx) error {
-		_, err := kyc.Submit(f.ctx, tx, f.tenant, kyc.NewSubmission{SubjectType: kyc.SubjectEmployee, SubjectID: "emp-2",
+		_, _, err := kyc.Submit(f.ctx, tx, f.tenant, kyc.NewSubmission{SubjectType: kyc.SubjectEmployee, SubjectID: "emp-2",
 			FullName: "X", NationalID: "1", DateOfBirth: t0, PhotoKey: "p", SubmittedBy: "u"})
 		return err
 	})
