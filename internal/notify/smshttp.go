@@ -121,14 +121,27 @@ func (s *SMSHTTP) SendSMS(ctx context.Context, m SMS) error {
 	case res.StatusCode >= 200 && res.StatusCode < 300:
 		logLine(ctx, s.log, slog.LevelInfo, "notify: text message handed to the sms gateway", "sms", m.Purpose, m.To)
 		return nil
-	case res.StatusCode >= 400 && res.StatusCode < 500 && res.StatusCode != http.StatusRequestTimeout &&
-		res.StatusCode != http.StatusTooManyRequests:
+	case refusesTheMessage(res.StatusCode):
 		logLine(ctx, s.log, slog.LevelWarn, fmt.Sprintf("notify: the sms gateway refused the message (%d)", res.StatusCode), "sms", m.Purpose, m.To)
 		return fmt.Errorf("%w: the sms gateway answered %d", ErrInvalidMessage, res.StatusCode)
 	default:
 		logLine(ctx, s.log, slog.LevelWarn, fmt.Sprintf("notify: the sms gateway failed (%d)", res.StatusCode), "sms", m.Purpose, m.To)
 		return fmt.Errorf("notify: the sms gateway answered %d", res.StatusCode)
 	}
+}
+
+// refusesTheMessage reports whether a gateway's status refuses this message for good (its number
+// or text: 400, 413, 414, 415, 422), as opposed to the gateway's own state, which a retry may
+// outlast and which must not lose messages quietly: 401 and 403 (an expired or revoked token),
+// 404 and 405 (a wrong URL), 408, 409, 429 and every 5xx are retried and end as dead letters
+// for an operator.
+func refusesTheMessage(status int) bool {
+	switch status {
+	case http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusRequestURITooLong,
+		http.StatusUnsupportedMediaType, http.StatusUnprocessableEntity:
+		return true
+	}
+	return false
 }
 
 // maxReference bounds SMS.Reference (an idempotency key at the gateway).

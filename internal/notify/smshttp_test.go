@@ -58,8 +58,11 @@ func TestSMSHTTPSends(t *testing.T) {
 	require.Equal(t, msg.Reference, g.hdr[0].Get("Idempotency-Key"))
 	require.Equal(t, "application/json", g.hdr[0].Get("Content-Type"))
 
-	// What each answer means: 4xx refuses this message for good, 408/429/5xx is worth a retry.
-	for status, permanent := range map[int]bool{400: true, 401: true, 422: true, 408: false, 429: false, 500: false, 503: false} {
+	// What each answer means: a refusal of the message itself is for good; the gateway's own
+	// state (a revoked token, a wrong URL, overload, an outage) is worth a retry, so an expired
+	// token dead-letters messages instead of dropping them.
+	for status, permanent := range map[int]bool{400: true, 413: true, 422: true, 401: false, 403: false, 404: false,
+		408: false, 429: false, 500: false, 503: false} {
 		g.mu.Lock()
 		g.status = status
 		g.mu.Unlock()
