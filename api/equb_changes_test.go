@@ -295,3 +295,25 @@ func TestEqubLeaverRejoinsOnlyWithNothingOwed(t *testing.T) {
 	}
 	require.Equal(t, before, state(), "no membership, turn or event written")
 }
+
+// TestEqubSettlementBound: the settlement column holds every balance a leaver can have under the
+// group limits (contributed, received and owed each at most MaxMembers contributions of
+// MaxContributionSantim): a recipient of the largest pot who then defaults on every cycle owes
+// about 1e10 santim, where the column's old bound (±5e9) failed the leave with a 500.
+func TestEqubSettlementBound(t *testing.T) {
+	t.Parallel()
+	s := newEqubStack(t, ewaStackOpts{}, 1)
+	g := s.createGroup(t, equb.OrderFixed, true, 10_000)
+	m := s.join(t, s.members[0], g.ID)
+	limit := 2 * int64(equb.MaxMembers) * equb.MaxContributionSantim
+	ctx := context.Background()
+	super, err := pgx.Connect(ctx, testkit.PG(t).SuperDSN(s.d.Name))
+	require.NoError(t, err)
+	defer super.Close(ctx)
+	for _, v := range []int64{-limit, limit / 2} {
+		_, err := super.Exec(ctx, `UPDATE app.equb_memberships SET settlement_santim = $2 WHERE id = $1`, m.ID, v)
+		require.NoError(t, err, v)
+	}
+	_, err = super.Exec(ctx, `UPDATE app.equb_memberships SET settlement_santim = $2 WHERE id = $1`, m.ID, -limit-1)
+	require.Error(t, err, "past every balance the limits allow")
+}
