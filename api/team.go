@@ -40,7 +40,8 @@ import (
 //     other organizations): an organization renames only invitees who have not.
 //
 // Every change writes its audit row in its own transaction and drops the member's cached access
-// after the commit, so a ban bites on the member's very next request. Refusals of these rules are
+// after the commit, so a ban bites on the member's very next request to this process (another API
+// replica's cache holds the old access for at most orgs.CacheTTL). Refusals of these rules are
 // audited (outcome DENIED) in a transaction of their own.
 
 type teamMount struct {
@@ -728,7 +729,8 @@ func (s *Server) unbanTeamMember(c *gin.Context, sc *teamScope) { s.setMemberSta
 
 // setMemberStatus bans (ACTIVE → BANNED) or lifts a ban (BANNED → ACTIVE). A ban does not revoke
 // the member's sessions (they may act in other organizations); dropping the cached access makes
-// the pipeline refuse them here from their next request on.
+// the pipeline refuse them here from their next request on (on another replica within
+// orgs.CacheTTL).
 func (s *Server) setMemberStatus(c *gin.Context, sc *teamScope, ban bool) {
 	action, from, to := sc.actions.unban, orgs.Banned, orgs.Active
 	if ban {
