@@ -359,6 +359,9 @@ func InFlight(found []Obligation) []Obligation {
 
 // moveMandate cancels the source mandate o and, for CarryOver, re-creates what is left of it
 // PENDING for the new record (payroll writes both audit rows and events, each in its tenant).
+// What is left (total − taken) includes what the source's runs carried forward of it and did not
+// take: the source's runs no longer take the carry of a cancelled mandate (payroll's
+// loadCarriedForward), so it is collected once, by the target.
 func moveMandate(src, dst context.Context, tx db.BunTx, o *Obligation, newEmployee, transfer, target string, hired, now time.Time) error {
 	m, err := payroll.GetMandate(src, tx, o.ID)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -372,7 +373,16 @@ type carryRow struct {
 // (total − repaid; nothing once REPAID or SUPERSEDED by a restructure, whose new schedule
 // carries the principal, nor once the loan is no longer ACTIVE: a DEFAULTED or WRITTEN_OFF loan
 // is deducted by no run, its carry neither). Without this the carry was withheld again and refused at the
-// completion as an overpayment, for an operator to refund.
+// completion as an overpayment, for an operator to refund. A deduction mandate's carry (reference
+// mdt_…) is taken only while the mandate is ACTIVE: merged into it when this period loads it
+// (periodMandates; paycalc caps the two by what the mandate still owes), otherwise (an ACTIVE
+// mandate past its end period) capped by total − taken when it has a total; a SUSPENDED,
+// CANCELLED, COMPLETED or unknown mandate's carry is dropped (found by an audit: a court order's
+// carry was still deducted and remitted after the order was suspended or cancelled — and after an
+// employee transfer, which cancels it and re-creates total − taken, the carry included, for the
+// new employer, it was collected twice). A run approved while the mandate is suspended carries
+// nothing of it, so the carry is not taken after a resume either; a mandate with a total still
+// owes it (only what is taken counts against the total).
 func loadCarriedForward(ctx context.Context, tx db.Writer, period string, opt LoadOptions, byID map[string]*paycalc.Input) error {
 	rows, err := db.Select[carryRow](ctx, tx, `
 		SELECT DISTINCT ON (employee_id) employee_id, carried_forward
@@ -418,6 +428,38 @@ func settledCarries(ctx context.Context, tx db.Writer, byID map[string]*paycalc.
 			}
 		}
 	}
+	// mandateCarry reports whether carry c of in is a deduction mandate's whose mandate is not in
+	// the input (not ACTIVE, or ACTIVE past its period): asked for its status and remaining.
+	mandateCarry := func(in *paycalc.Input, c paycalc.Carry) bool {
+		return strings.HasPrefix(c.Reference, mandateIDPrefix) && slices.Contains(MandateKinds, string(c.Kind)) &&
+			!slices.ContainsFunc(in.Mandates, func(m paycalc.Mandate) bool { return m.Reference == c.Reference })
+	}
+	var mandateRefs []string
+	for _, in := range byID {
+		for _, c := range in.CarriedForward {
+			if mandateCarry(in, c) {
+				mandateRefs = append(mandateRefs, c.Reference)
+			}
+		}
+	}
+	type mandateOwed struct {
+		ID        string `bun:"id" db:"id"`
+		Active    bool   `bun:"active" db:"active"`
+		Remaining *int64 `bun:"remaining" db:"remaining"` // nil: no total
+	}
+	mandates := map[string]mandateOwed{} // a mandate not found takes nothing
+	if len(mandateRefs) > 0 {
+		rows, err := db.Select[mandateOwed](ctx, tx, `SELECT id, status = 'ACTIVE' AS active,
+				(total_santim - taken_santim)::bigint AS remaining
+			FROM app.payroll_deduction_mandates WHERE tenant_id = ? AND id = ANY(?::text[])`,
+			tenancy.TenantID(ctx), pgdialect.Array(mandateRefs))
+		if err != nil {
+			return fmt.Errorf("payroll: carried mandates: %w", err)
+		}
+		for _, r := range rows {
+			mandates[r.ID] = r
+		}
+	}
 	owed := map[string]int64{} // an instalment not found owes nothing
 	if len(refs) > 0 {
 		rows, err := db.Select[struct {
@@ -444,6 +486,17 @@ func settledCarries(ctx context.Context, tx db.Writer, byID map[string]*paycalc.
 				continue
 			case standalone(in, c):
 				if c.AmountSantim = min(c.AmountSantim, owed[c.Reference]); c.AmountSantim <= 0 {
+					continue
+				}
+			case mandateCarry(in, c):
+				m, ok := mandates[c.Reference]
+				if !ok || !m.Active {
+					continue
+				}
+				if m.Remaining != nil {
+					c.AmountSantim = min(c.AmountSantim, *m.Remaining)
+				}
+				if c.AmountSantim <= 0 {
 					continue
 				}
 			}

@@ -26,7 +26,9 @@ import (
 //
 // Lifecycle: PENDING → ACTIVE (activate: payroll.approve, another user than the creator) ⇄
 // SUSPENDED (suspend / resume: payroll.edit; a suspended mandate takes nothing) → CANCELLED
-// (cancel: payroll.edit, from PENDING, ACTIVE or SUSPENDED). COMPLETED is the runs' (taken in
+// (cancel: payroll.edit, from PENDING, ACTIVE or SUSPENDED). Only an ACTIVE mandate's
+// carried-forward amount is taken (loadCarriedForward): a suspended or cancelled one takes
+// nothing, what an earlier period carried of it included. COMPLETED is the runs' (taken in
 // full); no route moves a mandate there. A mandate is never edited: cancel it and create another.
 // Resuming needs no second approval: it restores what was approved.
 
@@ -72,6 +74,9 @@ var MandateMachine = &Machine{Noun: "deduction mandate", Code: "PAYROLL_MANDATE_
 	"resumed":   {From: []string{MandateSuspended}, To: MandateActive},
 	"cancelled": {From: []string{MandatePending, MandateActive, MandateSuspended}, To: MandateCancelled},
 }}
+
+// mandateIDPrefix begins every mandate id, the reference of its deduction lines and carries.
+const mandateIDPrefix = "mdt_"
 
 // ErrMandateNotFound: no such mandate in the tenant (another tenant's included).
 var ErrMandateNotFound = NotFound("PAYROLL_MANDATE_NOT_FOUND", "deduction mandate")
@@ -216,7 +221,7 @@ func createMandate(ctx context.Context, tx db.BunTx, in NewMandate, now time.Tim
 	if err := PayableEmployee(ctx, tx, in.EmployeeID); err != nil {
 		return Mandate{}, err
 	}
-	m := Mandate{ID: "mdt_" + identity.NewID(), TenantID: tenancy.TenantID(ctx), EmployeeID: in.EmployeeID, Kind: in.Kind,
+	m := Mandate{ID: mandateIDPrefix + identity.NewID(), TenantID: tenancy.TenantID(ctx), EmployeeID: in.EmployeeID, Kind: in.Kind,
 		AmountSantim: in.AmountSantim, BasisPoints: in.BasisPoints, TotalSantim: in.TotalSantim, StartPeriod: in.StartPeriod,
 		Priority: in.Priority, Description: in.Description, Status: MandatePending, CreatedBy: actor(ctx), CreatedAt: now, UpdatedAt: now}
 	if in.EndPeriod != "" {
