@@ -38,12 +38,17 @@ import (
 // (CheckPeriodOpen: its figures are fixed, so an input added now would never be paid), and, for
 // periods no run has closed, when its calendar month (UTC) is over (an approved earning of such a
 // period is taken as paid). Reverse still follows the calendar alone (its reversal period is the
-// current month, which must be after the earning's). That is why the two ways out
+// current month, which must be after the earning's), and the reversal period's run must still be
+// open (CheckRunOpen: a reversal into a run that has fixed its figures would never be deducted).
+// That is why the two ways out
 // of APPROVED are split by the period: void while it is open (nothing was paid, the line just
 // leaves the coming calculation), reverse once it has closed (it was paid, so it must be taken
 // back). A reversal is recorded on the earning with its reason and the reversal period, the
 // current month when it was reversed; the calculator takes it back in that period as a deduction
 // of the same amount (ReversedOneTimeEarningsForPeriod), pre-tax when the earning was taxable.
+// The reversed earning itself stays paid in its own period, like a reversed adjustment: a run of
+// that period not yet approved (or not yet created: a month can close on the calendar before
+// its run) still pays it, so what the reversal takes back was paid (loadOneTimeEarnings).
 // The spec's "POSTED" is an APPROVED earning whose period has closed; its "reverse (alias of
 // void)" is kept apart from void here so each route means one thing.
 //
@@ -370,9 +375,11 @@ func VoidOneTimeEarning(ctx context.Context, tx db.BunTx, id, reason string, may
 
 // ReverseOneTimeEarning reverses an APPROVED earning whose period has closed (it was paid): the
 // amount is taken back in the current period, its reversal period (audited
-// ReverseOneTimeEarning, event payroll.one_time_earning_reversed.v1). reason is required. Errors:
-// ErrEarningNotFound; a *field.Error (reason); PAYROLL_EARNING_INVALID_STATE (409);
-// PAYROLL_PERIOD_OPEN (409: nothing was paid yet; void it).
+// ReverseOneTimeEarning, event payroll.one_time_earning_reversed.v1); the earning stays paid in
+// its own period. reason is required. Errors: ErrEarningNotFound; a *field.Error (reason);
+// PAYROLL_EARNING_INVALID_STATE (409); PAYROLL_PERIOD_OPEN (409: nothing was paid yet; void it);
+// PAYROLL_PERIOD_CLOSED (409: the current period's run has fixed its figures or is locked, so
+// the reversal would never be deducted).
 func ReverseOneTimeEarning(ctx context.Context, tx db.BunTx, id, reason string, now time.Time) (OneTimeEarning, error) {
 	if err := CheckReason("reason", reason, true); err != nil {
 		return OneTimeEarning{}, err
@@ -391,6 +398,10 @@ func ReverseOneTimeEarning(ctx context.Context, tx db.BunTx, id, reason string, 
 			Message: "period " + e.Period + " is still open, so nothing has been paid: void the earning instead",
 			Details: map[string]any{"period": e.Period, "currentPeriod": current}}
 	}
+	// The reversal period's run must still be able to deduct it (as ReverseAdjustment).
+	if err := CheckRunOpen(ctx, tx, current, now); err != nil {
+		return e, err
+	}
 	e.Status, e.ReversedBy, e.ReversedAt, e.ReversalReason, e.ReversalPeriod, e.UpdatedAt =
 		to, tenancy.Actor(ctx), now.UTC(), reason, current, now.UTC()
 	if err := updateEarning(ctx, tx, &e, "status", "reversed_by", "reversed_at", "reversal_reason", "reversal_period", "updated_at"); err != nil {
@@ -404,9 +415,10 @@ func updateEarning(ctx context.Context, tx db.BunTx, e *OneTimeEarning, columns 
 	return err
 }
 
-// ApprovedOneTimeEarningsForPeriod is what a period's calculation pays: every APPROVED earning of
-// the period, of every employee of the tenant, in one query, keyed by employee id (each list by
-// id). An employee with none has no key.
+// ApprovedOneTimeEarningsForPeriod is every APPROVED earning of the period, of every employee of
+// the tenant, in one query, keyed by employee id (each list by id). An employee with none has no
+// key. A period's calculation pays these and the period's REVERSED earnings, whose reversal is
+// taken back in a later period (loadOneTimeEarnings).
 func ApprovedOneTimeEarningsForPeriod(ctx context.Context, tx db.BunTx, period string) (map[string][]OneTimeEarning, error) {
 	return earningsByEmployee(ctx, tx, "ote.period = ?", period, EarningApproved, "")
 }

@@ -24,13 +24,18 @@ type earningLoadRow struct {
 }
 
 // loadOneTimeEarnings adds the period's approved earnings (Earnings, and OTHER as EARNING
-// adjustments) and the reversals taken back in it (DEDUCTION adjustments).
+// adjustments) and the reversals taken back in it (DEDUCTION adjustments). A REVERSED earning
+// stays paid in its own period, as a reversed adjustment does (PostedAdjustmentsForPeriod): its
+// reversal is always in a later period (the schema holds it), which takes it back. Found by an
+// audit: an earning reversed before its period's run was approved (reverse follows the calendar)
+// was dropped from that run and deducted again by the reversal — taken back without being paid.
 func loadOneTimeEarnings(ctx context.Context, tx db.Writer, period string, opt LoadOptions, byID map[string]*paycalc.Input) error {
 	tenant := tenancy.TenantID(ctx)
 	rows, err := db.Select[earningLoadRow](ctx, tx, `
 		SELECT employee_id, id, kind, amount_santim::bigint AS amount, taxable, false AS reversal
 		FROM app.payroll_one_time_earnings
-		WHERE tenant_id = ? AND period = ? AND status = 'APPROVED' AND (? = '' OR employee_id = ?)
+		WHERE tenant_id = ? AND period = ? AND (? = '' OR employee_id = ?)
+			AND (status = 'APPROVED' OR (status = 'REVERSED' AND reversal_period > period))
 		UNION ALL
 		SELECT employee_id, id, kind, amount_santim::bigint, taxable, true
 		FROM app.payroll_one_time_earnings

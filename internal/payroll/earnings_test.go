@@ -181,7 +181,7 @@ func TestOneTimeEarningLifecycle(t *testing.T) {
 		return payroll.ApprovedOneTimeEarningsForPeriod(ctx, tx, "2026-11")
 	})
 	require.NoError(t, err)
-	require.Empty(t, byEmp, "reversed and voided earnings are not paid")
+	require.Empty(t, byEmp, "reversed and voided earnings are not APPROVED ones (the calculation still pays a reversed one in its period)")
 
 	// A closed period takes no new earning and no approval.
 	_, err = create(bonus(emp, "2026-11", 1), dec02)
