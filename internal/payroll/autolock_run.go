@@ -24,8 +24,8 @@ const (
 	AutoLockSkipDraft    = "DRAFT"    // a DRAFT run has no figures to freeze
 	// AutoLockSkipNotApproved: a CALCULATED run's figures are not approved yet. Locked, it could
 	// no more be calculated again nor cancelled, and an input the lock does not close (a salary,
-	// an advance) would make it stale for good: its approver decides first, then a person locks
-	// it (POST /api/payroll/{id}/lock).
+	// an advance) would make it stale for good: its approver decides first, then the run is
+	// locked (LockRun refuses a CALCULATED run too; this says so without an error).
 	AutoLockSkipNotApproved   = "NOT_APPROVED"
 	AutoLockSkipAlreadyLocked = "ALREADY_LOCKED" // a person, or an earlier firing, locked it
 )

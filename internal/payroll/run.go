@@ -87,10 +87,16 @@ import (
 // The lock is not a state but a mark on the run (LockedAt), because it is orthogonal to where the
 // money is: the auto-lock policy locks the period's run at a fixed time after the period ends
 // (default the 5th of the next month), whatever the disbursement is doing. lock is allowed from
-// CALCULATED, APPROVED, DISBURSING, DISBURSED and COMPLETED (a DRAFT has nothing to freeze, a
-// CANCELLED run nothing to protect) and only once. A locked run is frozen: it is not calculated
-// again and not cancelled (PAYROLL_RUN_LOCKED); approval and the disbursement go on, since they
-// change no figure. Its period is closed to input changes (PeriodClosed).
+// APPROVED, DISBURSING, DISBURSED and COMPLETED (a DRAFT or a CALCULATED run has no approved
+// figures to freeze, a CANCELLED run nothing to protect) and only once. A locked run is frozen:
+// it is not calculated again and not cancelled (PAYROLL_RUN_LOCKED; the schema holds the second:
+// a CANCELLED run has no lock); the disbursement goes on, since it changes no figure. Its period
+// is closed to input changes (PeriodClosed). A CALCULATED run is not locked (found by an audit):
+// the lock closes only the period's own inputs, so a change it does not close (a salary, an
+// advance, a mandate) would leave the run stale — approve refused (PAYROLL_RUN_STALE), calculate
+// and cancel refused (PAYROLL_RUN_LOCKED), no unlock, and no second run of the period beside it —
+// and jam the period for good. Its approver decides first, then the run is locked; the auto-lock
+// skips it for the same reason (AutoLockSkipNotApproved).
 //
 // Calculation reads the carry of each employee's latest approved entry of an earlier period
 // (loadCarriedForward) and the sources' amounts still owed (EWA outstanding, loan instalments,
@@ -98,7 +104,11 @@ import (
 // applied: CompleteRun and the completion saga, complete.go). So a period is not calculated while an earlier period's run is APPROVED, DISBURSING
 // or DISBURSED (PAYROLL_EARLIER_RUN_OPEN): its deductions would be counted again; and a run is not
 // approved while another period's is (PAYROLL_EARLIER_RUN_OPEN, PAYROLL_LATER_RUN_OPEN): one run
-// in flight at a time.
+// in flight at a time. Periods are paid in order: once a later period's run is COMPLETED, a run of
+// an earlier period is neither calculated nor approved (PAYROLL_LATER_PERIOD_COMPLETED,
+// checkLaterRuns). The later run took the carry of the latest fixed entry before it, the same
+// one the earlier period would read, so the earlier run would take it a second time (found by an
+// audit); what an unpaid earlier period owes is paid in an open period (arrears, an adjustment).
 //
 // A period after the current one (UTC) has no run yet (PAYROLL_PERIOD_IN_FUTURE); a period whose
 // run is COMPLETED is paid (PAYROLL_PERIOD_COMPLETED).
@@ -131,6 +141,10 @@ const (
 	CodeRunCalculating     = "PAYROLL_RUN_CALCULATING"
 )
 
+// CodeLaterPeriodCompleted refuses a calculation or an approval of a period once a later period's
+// run is COMPLETED (checkLaterRuns).
+const CodeLaterPeriodCompleted = "PAYROLL_LATER_PERIOD_COMPLETED"
+
 // ErrRunNotFound: no run with this id in the tenant.
 var ErrRunNotFound = NotFound(CodeRunNotFound, "payroll run")
 
@@ -144,8 +158,9 @@ var RunMachine = &Machine{Noun: "payroll run", Code: CodeRunInvalidState, Moves:
 	// ends it.
 	"disbursing": {From: []string{RunApproved}, To: RunDisbursing},
 	"disbursed":  {From: []string{RunDisbursing}, To: RunDisbursed},
-	// locked leaves the status as it is (To is not used): the states a lock may be put on.
-	"locked": {From: []string{RunCalculated, RunApproved, RunDisbursing, RunDisbursed, RunCompleted}},
+	// locked leaves the status as it is (To is not used): the states a lock may be put on, the
+	// approved ones only (see "The lock" above: a locked CALCULATED run could jam its period).
+	"locked": {From: []string{RunApproved, RunDisbursing, RunDisbursed, RunCompleted}},
 }}
 
 // The audit actions and outbox event types of runs.
@@ -349,7 +364,7 @@ func ListRuns(ctx context.Context, tx db.BunTx, f RunFilter) ([]Run, error) {
 // a mark already there is kept: the calculation it names is the one under way; marked reports
 // whether this call set it). It writes no audit row and no event: the calculation itself does
 // (CalculateRun), and a refusal is the caller's to audit. Errors: ErrRunNotFound; PAYROLL_RUN_INVALID_STATE (409); PAYROLL_RUN_LOCKED (409);
-// PAYROLL_EARLIER_RUN_OPEN (409).
+// PAYROLL_EARLIER_RUN_OPEN (409); PAYROLL_LATER_PERIOD_COMPLETED (409).
 func RequestCalculation(ctx context.Context, tx db.BunTx, id string, now time.Time) (r Run, marked bool, err error) {
 	if r, err = getRun(ctx, tx, id, true); err != nil {
 		return r, false, err
@@ -361,6 +376,9 @@ func RequestCalculation(ctx context.Context, tx db.BunTx, id string, now time.Ti
 		return r, false, errRunLocked(r, "calculated again")
 	}
 	if err := checkEarlierRuns(ctx, tx, r.Period); err != nil {
+		return r, false, err
+	}
+	if err := checkLaterRuns(ctx, tx, r.Period); err != nil {
 		return r, false, err
 	}
 	if r.Calculating() {
@@ -437,8 +455,8 @@ func errRunCalculating(r Run) error {
 // (audited CalculatePayrollRun, event payroll.run_calculated.v1), the calculating mark cleared
 // (RequestCalculation; the calculation workflow runs this). Errors: ErrRunNotFound;
 // PAYROLL_RUN_INVALID_STATE (409); PAYROLL_RUN_LOCKED (409); PAYROLL_EARLIER_RUN_OPEN (409);
-// PAYROLL_CALCULATION_REFUSED (422: an employee's inputs the calculator refuses, named in the
-// details).
+// PAYROLL_LATER_PERIOD_COMPLETED (409); PAYROLL_CALCULATION_REFUSED (422: an employee's inputs the
+// calculator refuses, named in the details).
 func CalculateRun(ctx context.Context, tx db.BunTx, id string, now time.Time) (Run, error) {
 	return CalculateRunMarked(ctx, tx, id, now, time.Time{})
 }
@@ -476,6 +494,9 @@ func CalculateRunMarked(ctx context.Context, tx db.BunTx, id string, now, mark t
 		return r, errRunLocked(r, "calculated again")
 	}
 	if err := checkEarlierRuns(ctx, tx, r.Period); err != nil {
+		return r, err
+	}
+	if err := checkLaterRuns(ctx, tx, r.Period); err != nil {
 		return r, err
 	}
 	ins, err := LoadInputs(ctx, tx, r.Period, LoadOptions{Lock: true})
@@ -572,6 +593,29 @@ func checkRunsInFlight(ctx context.Context, tx db.BunTx, r Run) error {
 	}
 }
 
+// checkLaterRuns refuses a calculation or an approval of period once a run of a later period is
+// COMPLETED (PAYROLL_LATER_PERIOD_COMPLETED, 409, details naming the latest such run). Each
+// calculation takes the carry of the employee's latest fixed entry of an earlier period
+// (loadCarriedForward); the later run took it already, so this period would take it again — a
+// catalog deduction, an adjustment or a mandate without a total has no figure of what is owed to
+// cap it. A later run in flight is the approval's PAYROLL_LATER_RUN_OPEN (checkRunsInFlight); a
+// calculation beside it goes on, since that run may still be cancelled, and its approval waits.
+func checkLaterRuns(ctx context.Context, tx db.BunTx, period string) error {
+	var done []Run
+	if err := tx.NewSelect().Model(&done).Where("pr.tenant_id = ?", tenancy.TenantID(ctx)).Where("pr.period > ?", period).
+		Where("pr.status = ?", RunCompleted).OrderExpr("pr.period DESC").Limit(1).Scan(ctx); err != nil {
+		return fmt.Errorf("payroll: later runs: %w", err)
+	}
+	if len(done) == 0 {
+		return nil
+	}
+	return &Refusal{Code: CodeLaterPeriodCompleted, Status: http.StatusConflict,
+		Message: "the run of " + done[0].Period + " is COMPLETED: periods are paid in order, and a run of " + period +
+			" would take again what earlier periods carried forward and that run took; pay what " + period +
+			" owes in an open period (arrears, an adjustment)",
+		Details: map[string]any{"runId": done[0].ID, "period": done[0].Period, "status": done[0].Status}}
+}
+
 func runInFlight(code string, open Run) error {
 	return &Refusal{Code: code, Status: http.StatusConflict,
 		Message: "the run of " + open.Period + " is " + open.Status + ": it must be completed (or cancelled) first, " +
@@ -606,7 +650,8 @@ type deductionsTaken struct {
 // Errors: ErrRunNotFound; PAYROLL_RUN_INVALID_STATE (409); PAYROLL_RUN_CALCULATING (409: a
 // calculation is under way); PAYROLL_SELF_APPROVAL (403: the actor calculated it);
 // PAYROLL_EARLIER_RUN_OPEN, PAYROLL_LATER_RUN_OPEN (409: another period's run is approved and
-// not completed, checkRunsInFlight); PAYROLL_RUN_STALE (409: calculate again).
+// not completed, checkRunsInFlight); PAYROLL_LATER_PERIOD_COMPLETED (409: a later period's run is
+// COMPLETED, checkLaterRuns); PAYROLL_RUN_STALE (409: calculate again).
 func ApproveRun(ctx context.Context, tx db.BunTx, id string, now time.Time) (Run, error) {
 	read := func(lock bool) (Run, string, error) {
 		r, err := getRun(ctx, tx, id, lock)
@@ -632,6 +677,9 @@ func ApproveRun(ctx context.Context, tx db.BunTx, id string, now time.Time) (Run
 		return r, err
 	}
 	if err := checkRunsInFlight(ctx, tx, r); err != nil {
+		return r, err
+	}
+	if err := checkLaterRuns(ctx, tx, r.Period); err != nil {
 		return r, err
 	}
 	st, err := RunStaleness(ctx, tx, r)
@@ -706,9 +754,9 @@ func CancelRun(ctx context.Context, tx db.BunTx, id, reason string, mayUndoAppro
 	return r, recordRun(ctx, tx, ActionCancelRun, EventRunCancelled, r, map[string]any{"wasApproved": wasApproved}, wasApproved)
 }
 
-// LockRun locks a run (CALCULATED onwards, once): it is no longer calculated nor cancelled and
-// its period's inputs are closed (audited LockPayrollRun, event payroll.run_locked.v1). Errors:
-// ErrRunNotFound; PAYROLL_RUN_INVALID_STATE (409: DRAFT or CANCELLED); PAYROLL_RUN_LOCKED (409:
+// LockRun locks a run (APPROVED onwards, once): it is no longer cancelled and its period's inputs
+// are closed (audited LockPayrollRun, event payroll.run_locked.v1). Errors: ErrRunNotFound;
+// PAYROLL_RUN_INVALID_STATE (409: DRAFT, CALCULATED or CANCELLED); PAYROLL_RUN_LOCKED (409:
 // already locked); PAYROLL_RUN_CALCULATING (409: a calculation is under way).
 func LockRun(ctx context.Context, tx db.BunTx, id string, now time.Time) (Run, error) {
 	r, err := getRun(ctx, tx, id, true)

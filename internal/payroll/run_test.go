@@ -291,12 +291,18 @@ func TestRunCancelAndLock(t *testing.T) {
 		return err
 	}))
 
-	// A locked run is frozen: not recalculated, not cancelled, not locked twice; approval goes on.
-	// Not locked while a calculation is under way (it would be refused and the figures before it
-	// frozen).
+	// A locked run is frozen: not cancelled, not locked twice; the lock is put on an approved run
+	// (a CALCULATED one is refused: TestLockingACalculatedRunCannotJamItsPeriod). Not locked while
+	// a calculation is marked (no route marks an approved run; the check stands in case one did:
+	// the figures before it would be frozen).
 	r3 := create("2026-10")
 	_, err = move(maker, calc(r3.ID))
 	require.NoError(t, err)
+	r3, err = move(checker, func(ctx context.Context, tx db.BunTx) (payroll.Run, error) {
+		return payroll.ApproveRun(ctx, tx, r3.ID, runNow)
+	})
+	require.NoError(t, err)
+	require.Equal(t, payroll.RunApproved, r3.Status)
 	exec(t, o, `UPDATE app.payroll_runs SET calculating_at = now(), calculating_by = 'u-maker' WHERE id = $1`, r3.ID)
 	_, err = move(checker, lock(r3.ID))
 	require.Equal(t, payroll.CodeRunCalculating, refusalCode(err))
@@ -304,9 +310,9 @@ func TestRunCancelAndLock(t *testing.T) {
 	r3, err = move(checker, lock(r3.ID))
 	require.NoError(t, err)
 	require.True(t, r3.Locked())
-	require.Equal(t, payroll.RunCalculated, r3.Status)
+	require.Equal(t, payroll.RunApproved, r3.Status)
 	_, err = move(maker, calc(r3.ID))
-	require.Equal(t, payroll.CodeRunLocked, refusalCode(err))
+	require.Equal(t, payroll.CodeRunInvalidState, refusalCode(err))
 	_, err = move(checker, cancel(r3.ID, true))
 	require.Equal(t, payroll.CodeRunLocked, refusalCode(err))
 	_, err = move(checker, lock(r3.ID))
@@ -316,11 +322,6 @@ func TestRunCancelAndLock(t *testing.T) {
 		require.True(t, closed, "a locked run closes its period")
 		return err
 	}))
-	r3, err = move(checker, func(ctx context.Context, tx db.BunTx) (payroll.Run, error) {
-		return payroll.ApproveRun(ctx, tx, r3.ID, runNow)
-	})
-	require.NoError(t, err)
-	require.Equal(t, payroll.RunApproved, r3.Status)
 	for _, a := range []string{"CreatePayrollRun", "CalculatePayrollRun", "ApprovePayrollRun", "CancelPayrollRun", "LockPayrollRun"} {
 		require.Positive(t, o.Count(t, `SELECT count(*) FROM app.audit_log WHERE action = $1 AND outcome = 'SUCCESS'`, a), a)
 	}
@@ -336,6 +337,56 @@ func TestRunCancelAndLock(t *testing.T) {
 		require.Equal(t, payroll.CodePeriodCompleted, refusalCode(err))
 		return nil
 	}))
+}
+
+// A CALCULATED run is not locked (found by an audit): locked, it could be neither calculated
+// again nor cancelled, so a salary changed after its calculation (an input the lock does not
+// close) left it stale for good — approve PAYROLL_RUN_STALE, calculate and cancel
+// PAYROLL_RUN_LOCKED, no unlock, and no second run of the period beside it. The lock is refused,
+// so the period is still paid: calculated again, approved, and then locked.
+func TestLockingACalculatedRunCannotJamItsPeriod(t *testing.T) {
+	d := testkit.NewDB(t)
+	o := payrolltest.NewOrg(t, d)
+	emp := o.Employee(t, payrolltest.Employee{Salary: 1_000_000})
+	const maker, checker = "u-maker", "u-checker"
+	r, err := runAs(t, o, maker, func(ctx context.Context, tx db.BunTx) (payroll.Run, error) {
+		r, _, err := payroll.CreateRun(ctx, tx, "2026-10", runNow)
+		return r, err
+	})
+	require.NoError(t, err)
+	calc := func() (payroll.Run, error) {
+		return runAs(t, o, maker, func(ctx context.Context, tx db.BunTx) (payroll.Run, error) {
+			return payroll.CalculateRun(ctx, tx, r.ID, runNow)
+		})
+	}
+	approve := func() (payroll.Run, error) {
+		return runAs(t, o, checker, func(ctx context.Context, tx db.BunTx) (payroll.Run, error) {
+			return payroll.ApproveRun(ctx, tx, r.ID, runNow)
+		})
+	}
+	lock := func() (payroll.Run, error) {
+		return runAs(t, o, checker, func(ctx context.Context, tx db.BunTx) (payroll.Run, error) {
+			return payroll.LockRun(ctx, tx, r.ID, runNow)
+		})
+	}
+	_, err = calc()
+	require.NoError(t, err)
+	_, err = lock()
+	require.Equal(t, payroll.CodeRunInvalidState, refusalCode(err), "a CALCULATED run has no approved figures to lock: %v", err)
+
+	// A raise after the calculation: the run is stale, calculated again, approved, then locked.
+	exec(t, o, `UPDATE app.employees SET gross_monthly_salary_santim = 1200000 WHERE id = $1`, emp)
+	_, err = approve()
+	require.Equal(t, payroll.CodeRunStale, refusalCode(err))
+	_, err = calc()
+	require.NoError(t, err)
+	r, err = approve()
+	require.NoError(t, err)
+	require.Equal(t, payroll.RunApproved, r.Status)
+	require.Equal(t, int64(1_200_000), entriesOf(t, o, r.ID)[emp].GrossSantim)
+	r, err = lock()
+	require.NoError(t, err)
+	require.True(t, r.Locked())
 }
 
 // What a period could not take is carried into the next run's calculation, through the stored
@@ -394,6 +445,86 @@ func TestRunCarriesForwardAcrossRuns(t *testing.T) {
 	require.Equal(t, 200_000+carry.AmountSantim-takenOf(novEntry, "COOP"), novEntry.CarriedForward[0].AmountSantim,
 		"November's due is its own 2,000 ETB plus October's carry; what it cannot take is carried again")
 	require.Greater(t, novEntry.CarriedForward[0].AmountSantim, carry.AmountSantim)
+}
+
+// Periods are paid in order (found by an audit): September carries part of a deduction;
+// November, run before October, takes that carry (the latest fixed entry before it is
+// September's) and completes; October would read the same carry and take it a second time. Its
+// calculation beside November in flight goes on (November could still be cancelled), its
+// approval waits (PAYROLL_LATER_RUN_OPEN); once November is COMPLETED, October is neither approved
+// nor calculated again (PAYROLL_LATER_PERIOD_COMPLETED), and the refusals change nothing.
+func TestEarlierPeriodIsNotPaidAfterALaterOne(t *testing.T) {
+	d := testkit.NewDB(t)
+	o := payrolltest.NewOrg(t, d)
+	emp := o.Employee(t, payrolltest.Employee{Salary: 300_000})
+	exec(t, o, `INSERT INTO app.deductions (id, tenant_id, name, code, kind, amount_santim, basis_points, pre_tax, active, created_at, updated_at)
+		VALUES ('ded_order', $1, 'Cooperative', 'COOP', 'FIXED_SANTIM', 200000, NULL, false, true, now(), now())`, o.ID)
+	exec(t, o, `INSERT INTO app.employee_deductions (id, tenant_id, employee_id, deduction_id, kind, created_at)
+		VALUES ('edd_order', $1, $2, 'ded_order', 'FIXED_SANTIM', now())`, o.ID, emp)
+	const maker, checker = "u-maker", "u-checker"
+	create := func(period string) payroll.Run {
+		t.Helper()
+		r, err := runAs(t, o, maker, func(ctx context.Context, tx db.BunTx) (payroll.Run, error) {
+			r, _, err := payroll.CreateRun(ctx, tx, period, runNow)
+			return r, err
+		})
+		require.NoError(t, err)
+		return r
+	}
+	calc := func(id string) (payroll.Run, error) {
+		return runAs(t, o, maker, func(ctx context.Context, tx db.BunTx) (payroll.Run, error) {
+			return payroll.CalculateRun(ctx, tx, id, runNow)
+		})
+	}
+	approve := func(id string) (payroll.Run, error) {
+		return runAs(t, o, checker, func(ctx context.Context, tx db.BunTx) (payroll.Run, error) {
+			return payroll.ApproveRun(ctx, tx, id, runNow)
+		})
+	}
+	paid := func(period string, complete bool) payroll.Run {
+		t.Helper()
+		r := create(period)
+		_, err := calc(r.ID)
+		require.NoError(t, err)
+		r, err = approve(r.ID)
+		require.NoError(t, err)
+		if complete {
+			exec(t, o, `UPDATE app.payroll_runs SET status = 'COMPLETED' WHERE id = $1`, r.ID)
+		}
+		return r
+	}
+
+	sep := paid("2026-09", true)
+	carry := entriesOf(t, o, sep.ID)[emp].CarriedForward
+	require.Len(t, carry, 1)
+	nov := paid("2026-11", false)
+	novEntry := entriesOf(t, o, nov.ID)[emp]
+	require.Len(t, novEntry.CarriedForward, 1)
+	require.Equal(t, 200_000+carry[0].AmountSantim, takenOf(novEntry, "COOP")+novEntry.CarriedForward[0].AmountSantim,
+		"November's due is its own amount and September's carry")
+
+	oct := create("2026-10")
+	_, err := calc(oct.ID)
+	require.NoError(t, err, "November is in flight: it could still be cancelled")
+	_, err = approve(oct.ID)
+	require.Equal(t, payroll.CodeLaterRunOpen, refusalCode(err))
+
+	exec(t, o, `UPDATE app.payroll_runs SET status = 'COMPLETED' WHERE id = $1`, nov.ID)
+	_, err = approve(oct.ID)
+	require.Equal(t, payroll.CodeLaterPeriodCompleted, refusalCode(err), "October would take September's carry again: %v", err)
+	var r *payroll.Refusal
+	require.ErrorAs(t, err, &r)
+	require.Equal(t, nov.ID, r.Details["runId"])
+	_, err = calc(oct.ID)
+	require.Equal(t, payroll.CodeLaterPeriodCompleted, refusalCode(err))
+	require.NoError(t, as(o, maker, func(ctx context.Context, tx db.BunTx) error {
+		_, _, err := payroll.RequestCalculation(ctx, tx, oct.ID, runNow)
+		require.Equal(t, payroll.CodeLaterPeriodCompleted, refusalCode(err))
+		return nil
+	}))
+	require.Equal(t, 0, o.Count(t, `SELECT count(*) FROM app.payroll_runs WHERE id = $1 AND (status <> 'CALCULATED' OR calculating_at IS NOT NULL)`, oct.ID),
+		"the refusals changed nothing")
+	require.Equal(t, 0, o.Count(t, `SELECT count(*) FROM app.payroll_entries WHERE run_id = $1 AND status <> 'CALCULATED'`, oct.ID))
 }
 
 // TestOneRunInFlightAtATime: two periods calculated before either is approved cannot both be
