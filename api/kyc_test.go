@@ -415,3 +415,41 @@ func TestKycVerifiesTheEmployeeOnRecord(t *testing.T) {
 	}))
 	require.Equal(t, 1, submissions)
 }
+
+// TestKycDocumentsAreTheirSubjects: the photo and documents a KYC submission holds are read by
+// the organization's admins, the platform's reviewers and the parties to the submission, not by
+// any other member who learns a key; a member's other uploads stay the members'.
+func TestKycDocumentsAreTheirSubjects(t *testing.T) {
+	t.Parallel()
+	w := newKycWorld(t)
+	s, code, _ := w.submit("Abebe Kebede")
+	require.Equal(t, http.StatusCreated, code)
+	w.addMember(w.tenant, "kyc-docs-member@example.com", orgs.PlainMember)
+	member := w.signIn("kyc-docs-member@example.com")
+	w.addMember(w.tenant, "kyc-docs-admin@example.com", orgs.Admin)
+	admin := w.signIn("kyc-docs-admin@example.com")
+	for _, d := range s.Documents {
+		path := "/api/uploads/" + w.tenant + "/" + d.UploadKey
+		for _, reader := range []*apiClient{w.owner, admin, w.reviewer} {
+			require.Equal(t, http.StatusOK, reader.call(http.MethodGet, path, nil).Code, d.Type)
+		}
+		requireStatus(t, member.call(http.MethodGet, path, nil), http.StatusNotFound, "UPLOAD_NOT_FOUND")
+	}
+	// The member's own KYC, for themselves: theirs to read, not another member's.
+	photo := uploadsSend(member, "", uploadsFile("me.png", "image/png", uploadsPNG))
+	require.Equal(t, http.StatusCreated, photo.Code, photo.Body.String())
+	doc := uploadsSend(member, "", uploadsFile("me.pdf", "application/pdf", uploadsPDF))
+	require.Equal(t, http.StatusCreated, doc.Code, doc.Body.String())
+	photoKey, docKey := decode[uploadJSON](t, photo).Key, decode[uploadJSON](t, doc).Key
+	rec := member.call(http.MethodPost, "/api/kyc", map[string]any{"fullName": "Kidist Alemu", "nationalId": "ET87654321",
+		"dateOfBirth": "1991-04-05", "photoKey": photoKey, "documents": []map[string]any{{"type": "national_id", "uploadKey": docKey}}})
+	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
+	w.addMember(w.tenant, "kyc-docs-other@example.com", orgs.PlainMember)
+	other := w.signIn("kyc-docs-other@example.com")
+	require.Equal(t, http.StatusOK, member.call(http.MethodGet, "/api/uploads/"+w.tenant+"/"+photoKey, nil).Code)
+	requireStatus(t, other.call(http.MethodGet, "/api/uploads/"+w.tenant+"/"+photoKey, nil), http.StatusNotFound, "UPLOAD_NOT_FOUND")
+	// An upload no submission holds is any member's, as before.
+	free := uploadsSend(member, "", uploadsFile("notes.pdf", "application/pdf", uploadsPDF))
+	require.Equal(t, http.StatusCreated, free.Code, free.Body.String())
+	require.Equal(t, http.StatusOK, other.call(http.MethodGet, "/api/uploads/"+w.tenant+"/"+decode[uploadJSON](t, free).Key, nil).Code)
+}

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/wagerail/wagerail/internal/kyc"
 	"github.com/wagerail/wagerail/internal/orgs"
 	"github.com/wagerail/wagerail/internal/platform/audit"
 	"github.com/wagerail/wagerail/internal/platform/crosstenant"
@@ -268,7 +270,16 @@ func (s *Server) downloadFile(c *gin.Context) {
 		return
 	}
 	obj, err := inTenantValue(s, c, func(ctx context.Context, tx pgx.Tx) (uploads.Object, error) {
-		return uploads.Lookup(ctx, tx, cl.Tenant, key)
+		obj, err := uploads.Lookup(ctx, tx, cl.Tenant, key)
+		if err != nil || cl.Platform || cl.Access.Role.AtLeast(orgs.Admin) {
+			return obj, err
+		}
+		// An identity document or photo a KYC submission holds is its subject's: a plain member
+		// who is not a party to it finds no such upload.
+		if bound, party, err := kyc.DocumentParty(ctx, tx, cl.Tenant, key, cl.User.ID); err != nil || bound && !party {
+			return uploads.Object{}, cmp.Or(err, uploads.ErrNotFound)
+		}
+		return obj, nil
 	})
 	if errors.Is(err, uploads.ErrNotFound) {
 		writeError(c, errUploadNotFound)

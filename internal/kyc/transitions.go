@@ -77,6 +77,29 @@ func selfReview(ctx context.Context, tx pgx.Tx, s Submission, reviewer string) (
 	return linked != nil && *linked == reviewer, nil
 }
 
+// DocumentParty reports whether upload key of tenant is held by a KYC submission (its photo or
+// one of its documents) and, if it is, whether user is a party to one that holds it (selfReview's
+// rule: its submitter or its subject). An identity document is its subject's: the organization's
+// admins and the platform's reviewers read it, its other members do not.
+func DocumentParty(ctx context.Context, tx pgx.Tx, tenant, key, user string) (bound, party bool, err error) {
+	rows, err := tx.Query(ctx, `SELECT `+columns+` FROM app.kyc_submissions s WHERE s.tenant_id = $1
+		AND (s.photo_key = $2 OR EXISTS (SELECT 1 FROM app.kyc_documents d
+		                                 WHERE d.tenant_id = s.tenant_id AND d.submission_id = s.id AND d.upload_key = $2))`, tenant, key)
+	if err != nil {
+		return false, false, fmt.Errorf("kyc: submissions holding an upload: %w", err)
+	}
+	subs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Submission, error) { return scan(r) })
+	if err != nil {
+		return false, false, err
+	}
+	for _, s := range subs {
+		if party, err = selfReview(ctx, tx, s, user); err != nil || party {
+			return true, party, err
+		}
+	}
+	return len(subs) > 0, false, nil
+}
+
 // Change is what a move needs besides the submission.
 type Change struct {
 	Reviewer string        // the platform admin (user id) or system actor
