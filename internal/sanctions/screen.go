@@ -146,7 +146,7 @@ func Screen(ctx context.Context, b db.Beginner, name string, dob time.Time) (Res
 	if _, err := tx.Exec(ctx, `SET LOCAL cpu_operator_cost = 1`); err != nil {
 		return Result{}, fmt.Errorf("sanctions.screen: %w", err)
 	}
-	best, order, err := candidates(ctx, tx, tokens, tokens, vs, dob)
+	best, order, err := candidates(ctx, tx, tokens, tokens, vs, dob, candidateLimit)
 	if err != nil {
 		return Result{}, err
 	}
@@ -165,7 +165,7 @@ func Screen(ctx context.Context, b db.Beginner, name string, dob time.Time) (Res
 		// A word in Cyrillic or Greek letters that all look Latin: its look-alike reading is
 		// matched too (see LookalikeReading), and each entry keeps its stronger match.
 		alt := matchTokens(lookalike)
-		more, moreOrder, err := candidates(ctx, tx, alt, alt, vs, dob)
+		more, moreOrder, err := candidates(ctx, tx, alt, alt, vs, dob, candidateLimit)
 		if err != nil {
 			return Result{}, err
 		}
@@ -173,13 +173,15 @@ func Screen(ctx context.Context, b db.Beginner, name string, dob time.Time) (Res
 	}
 	// A long name may be a short listed one padded with other names (Min Kang with four given
 	// names around it), whose trigrams are too few among the whole name's for the index to
-	// offer it: every two adjacent words are looked up too, and what they find is scored against
-	// the whole name. Letters spaced out (G i r m a) are found joined, not in pairs.
-	for i := 0; len(tokens) >= windowedFrom && i+1 < min(len(tokens), MaxTokens); i++ {
+	// offer it: unless the whole name already matched, every two adjacent words are looked up
+	// too, and what they find is scored against the whole name. Letters spaced out (G i r m a)
+	// are found joined, not in pairs.
+	matched := slices.ContainsFunc(order, func(id int64) bool { return best[id].Outcome != Clear })
+	for i := 0; !matched && len(tokens) >= windowedFrom && i+1 < min(len(tokens), MaxTokens); i++ {
 		if utf8.RuneCountInString(tokens[i]) < 2 || utf8.RuneCountInString(tokens[i+1]) < 2 {
 			continue
 		}
-		more, moreOrder, err := candidates(ctx, tx, tokens[i:i+2], tokens, vs, dob)
+		more, moreOrder, err := candidates(ctx, tx, tokens[i:i+2], tokens, vs, dob, windowLimit)
 		if err != nil {
 			return Result{}, err
 		}
@@ -222,17 +224,22 @@ func Screen(ctx context.Context, b db.Beginner, name string, dob time.Time) (Res
 	return res, nil
 }
 
-// windowedFrom is the token count from which a name is also looked up two tokens at a time.
-const windowedFrom = 4
+// windowedFrom is the token count from which a name is also looked up two tokens at a time, and
+// windowLimit how many listed names each pair brings (the closest by trigram similarity: a listed
+// name of those two words is among the first).
+const (
+	windowedFrom = 4
+	windowLimit  = 25
+)
 
-// candidates scores against tokens every listed name the trigram index offers for query (tokens
-// itself, or a part of it) and keeps each entry's best match; order lists the entries as first
+// candidates scores against tokens the (at most limit) listed names the trigram index offers for
+// query (tokens itself, or a part of it) and keeps each entry's best match; order lists the entries as first
 // seen. A query with a token of one letter is looked up joined into one word as well: its letters
 // spaced out (G i r m a W o l d e) share no trigram with the listed name, joined they share most
 // (the scorer reads the pieces as words again: rejoin).
-func candidates(ctx context.Context, tx pgx.Tx, query, tokens []string, versions []int64, dob time.Time) (map[int64]Evidence, []int64, error) {
+func candidates(ctx context.Context, tx pgx.Tx, query, tokens []string, versions []int64, dob time.Time, limit int) (map[int64]Evidence, []int64, error) {
 	match, rank, args := `n.normalized % $1 OR n.normalized %> $1`, `similarity(n.normalized, $1)`,
-		[]any{strings.Join(query, " "), versions, candidateLimit}
+		[]any{strings.Join(query, " "), versions, limit}
 	if slices.ContainsFunc(query, func(t string) bool { return utf8.RuneCountInString(t) == 1 }) {
 		match, rank = match+` OR n.normalized % $4`, `greatest(`+rank+`, similarity(n.normalized, $4))`
 		args = append(args, strings.Join(query, ""))
