@@ -231,14 +231,6 @@ type KYCReview struct {
 	At       time.Time
 }
 
-// ReviewBusinessKYC records r for business id: ReviewKYC, then the business with its profile.
-func ReviewBusinessKYC(ctx context.Context, q db.Querier, id string, r KYCReview) (BusinessOrg, error) {
-	if _, err := ReviewKYC(ctx, q, id, Business, r); err != nil {
-		return BusinessOrg{}, err
-	}
-	return BusinessByID(ctx, q, id)
-}
-
 // ReviewKYC records r for organization id of kind k. Verifying needs every document its kind
 // requires filed (*MissingDocumentsError otherwise). ErrNotFound (none, or of another kind),
 // ErrDeleted.
@@ -261,14 +253,6 @@ func ReviewKYC(ctx context.Context, q db.Querier, id string, k Kind, r KYCReview
 		return Organization{}, fmt.Errorf("orgs: kyc review: %w", err)
 	}
 	return ByID(ctx, q, id)
-}
-
-// SetBusinessStatus sets business id's status: SetStatus, then the business with its profile.
-func SetBusinessStatus(ctx context.Context, q db.Querier, id, status string) (BusinessOrg, error) {
-	if _, err := SetStatus(ctx, q, id, Business, status); err != nil {
-		return BusinessOrg{}, err
-	}
-	return BusinessByID(ctx, q, id)
 }
 
 // SetStatus sets organization id of kind k ACTIVE or SUSPENDED (a suspended organization can only

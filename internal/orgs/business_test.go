@@ -151,12 +151,12 @@ func TestBusinessLifecycle(t *testing.T) {
 		return out, err
 	}
 	got, err := run(func(tx pgx.Tx) (orgs.BusinessOrg, error) {
-		return orgs.SetBusinessStatus(ctx, tx, b.ID, orgs.OrgSuspended)
+		return setBusinessStatus(ctx, tx, b.ID, orgs.OrgSuspended)
 	})
 	require.NoError(t, err)
 	require.Equal(t, orgs.OrgSuspended, got.Status)
 	_, err = run(func(tx pgx.Tx) (orgs.BusinessOrg, error) {
-		return orgs.SetBusinessStatus(ctx, tx, b.ID, orgs.OrgDeleted)
+		return setBusinessStatus(ctx, tx, b.ID, orgs.OrgDeleted)
 	})
 	require.Error(t, err, "deleting goes through DeleteBusiness")
 
@@ -171,7 +171,7 @@ func TestBusinessLifecycle(t *testing.T) {
 	_, err = run(func(tx pgx.Tx) (orgs.BusinessOrg, error) { return orgs.DeleteBusiness(ctx, tx, b.ID, at) })
 	require.ErrorIs(t, err, orgs.ErrAlreadyDeleted)
 	_, err = run(func(tx pgx.Tx) (orgs.BusinessOrg, error) {
-		return orgs.SetBusinessStatus(ctx, tx, b.ID, orgs.OrgActive)
+		return setBusinessStatus(ctx, tx, b.ID, orgs.OrgActive)
 	})
 	require.ErrorIs(t, err, orgs.ErrDeleted, "deleting is final")
 	_, err = run(func(tx pgx.Tx) (orgs.BusinessOrg, error) {
@@ -179,7 +179,7 @@ func TestBusinessLifecycle(t *testing.T) {
 	})
 	require.ErrorIs(t, err, orgs.ErrDeleted)
 	_, err = run(func(tx pgx.Tx) (orgs.BusinessOrg, error) {
-		return orgs.ReviewBusinessKYC(ctx, tx, b.ID, orgs.KYCReview{Status: orgs.KYCRejected, Reviewer: "u", At: at})
+		return reviewBusinessKYC(ctx, tx, b.ID, orgs.KYCReview{Status: orgs.KYCRejected, Reviewer: "u", At: at})
 	})
 	require.ErrorIs(t, err, orgs.ErrDeleted)
 	require.NoError(t, inTenant(t, d, b.ID, func(tx pgx.Tx) error {
@@ -219,7 +219,7 @@ func TestKYCDocumentsAndReview(t *testing.T) {
 		require.ErrorIs(t, err, orgs.ErrNotFound)
 
 		// Verifying needs every required document.
-		_, err = orgs.ReviewBusinessKYC(ctx, tx, b.ID, orgs.KYCReview{Status: orgs.KYCVerified, Reviewer: reviewer, At: at})
+		_, err = reviewBusinessKYC(ctx, tx, b.ID, orgs.KYCReview{Status: orgs.KYCVerified, Reviewer: reviewer, At: at})
 		var missing *orgs.MissingDocumentsError
 		require.ErrorAs(t, err, &missing)
 		require.ErrorIs(t, err, orgs.ErrDocumentsMissing)
@@ -242,7 +242,7 @@ func TestKYCDocumentsAndReview(t *testing.T) {
 		require.Equal(t, doc("second"), docs["owner_id"])
 		require.Empty(t, orgs.MissingDocuments(orgs.Business, o.KYCDocuments))
 
-		got, err := orgs.ReviewBusinessKYC(ctx, tx, b.ID, orgs.KYCReview{Status: orgs.KYCVerified, Note: "all good", Reviewer: reviewer, At: at})
+		got, err := reviewBusinessKYC(ctx, tx, b.ID, orgs.KYCReview{Status: orgs.KYCVerified, Note: "all good", Reviewer: reviewer, At: at})
 		require.NoError(t, err)
 		require.Equal(t, orgs.KYCVerified, got.KYCStatus)
 		require.Equal(t, "all good", got.KYCNote)
@@ -256,9 +256,9 @@ func TestKYCDocumentsAndReview(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, []string{"owner_id"}, orgs.MissingDocuments(orgs.Business, o.KYCDocuments))
 
-		_, err = orgs.ReviewBusinessKYC(ctx, tx, b.ID, orgs.KYCReview{Status: orgs.KYCPending, Reviewer: reviewer, At: at})
+		_, err = reviewBusinessKYC(ctx, tx, b.ID, orgs.KYCReview{Status: orgs.KYCPending, Reviewer: reviewer, At: at})
 		require.Error(t, err, "a review decides")
-		got, err = orgs.ReviewBusinessKYC(ctx, tx, b.ID, orgs.KYCReview{Status: orgs.KYCRejected, Reviewer: reviewer, At: at})
+		got, err = reviewBusinessKYC(ctx, tx, b.ID, orgs.KYCReview{Status: orgs.KYCRejected, Reviewer: reviewer, At: at})
 		require.NoError(t, err, "rejecting needs no documents")
 		require.Equal(t, orgs.KYCRejected, got.KYCStatus)
 		require.Empty(t, got.KYCNote)
@@ -350,7 +350,7 @@ func TestOnboardingProgress(t *testing.T) {
 	}))
 	require.Equal(t, 75, progress().Percent)
 	require.NoError(t, inTenant(t, d, b.ID, func(tx pgx.Tx) error {
-		_, err := orgs.ReviewBusinessKYC(ctx, tx, b.ID, orgs.KYCReview{Status: orgs.KYCVerified, Reviewer: admin, At: time.Now()})
+		_, err := reviewBusinessKYC(ctx, tx, b.ID, orgs.KYCReview{Status: orgs.KYCVerified, Reviewer: admin, At: time.Now()})
 		return err
 	}))
 	p = progress()
@@ -450,4 +450,20 @@ func TestMissingDocumentsErrorNamesTypes(t *testing.T) {
 	require.Contains(t, err.Error(), "owner_id, tin_certificate")
 	raw, _ := json.Marshal(doc("k"))
 	require.JSONEq(t, fmt.Sprintf(`{"fileKey":"k","fileName":"k.pdf","contentType":"application/pdf","sizeBytes":1234,"uploadedAt":"2026-11-23T09:00:00Z","uploadedBy":%q}`, "usr_1"), string(raw))
+}
+
+// reviewBusinessKYC is orgs.ReviewKYC of a business, answered with its profile as the API does.
+func reviewBusinessKYC(ctx context.Context, q db.Querier, id string, r orgs.KYCReview) (orgs.BusinessOrg, error) {
+	if _, err := orgs.ReviewKYC(ctx, q, id, orgs.Business, r); err != nil {
+		return orgs.BusinessOrg{}, err
+	}
+	return orgs.BusinessByID(ctx, q, id)
+}
+
+// setBusinessStatus is orgs.SetStatus of a business, answered with its profile.
+func setBusinessStatus(ctx context.Context, q db.Querier, id, status string) (orgs.BusinessOrg, error) {
+	if _, err := orgs.SetStatus(ctx, q, id, orgs.Business, status); err != nil {
+		return orgs.BusinessOrg{}, err
+	}
+	return orgs.BusinessByID(ctx, q, id)
 }
