@@ -455,21 +455,37 @@ func (r *Relay) owed(c claimed) []Consumer {
 }
 
 // expire turns rows whose last claim's lease expired with no outcome into dead letters, one for
-// each consumer that still owed the event (which of them the lost delivery was stuck in is not
-// known); a row no consumer owes any more is simply done.
+// each consumer that still owed the event and was due when the lost claim was made (which of
+// them the lost delivery was stuck in is not known). A consumer then in its own backoff was not
+// delivered to by that claim: it keeps its state and gets the event when it is due (the row is
+// retried then); a row no consumer owes any more is simply done.
 func (r *Relay) expire(rows []claimed) []eventOutcome {
 	const lost = "the lease of the last attempt expired with no outcome recorded"
 	outs := make([]eventOutcome, 0, len(rows))
 	for _, c := range rows {
 		o := eventOutcome{id: c.id, kind: published}
+		claimedAt := c.leasedUntil.Add(-r.cfg.Lease)
+		var next time.Time
 		for _, cons := range r.owed(c) {
-			s := c.states[cons.Name()]
+			s, had := c.states[cons.Name()]
+			if had && s.next.After(claimedAt) {
+				if next.IsZero() || s.next.Before(next) {
+					next = s.next
+				}
+				continue
+			}
 			msg := lost
 			if s.lastError != "" {
 				msg = s.lastError + "; then " + lost
 			}
 			o.kind = settled
 			o.consumers = append(o.consumers, consumerOutcome{consumer: cons.Name(), state: stateDead, attempts: s.attempts + 1, err: msg})
+		}
+		if !next.IsZero() {
+			o.kind, o.next = retried, next
+			if len(o.consumers) > 0 {
+				o.err = lost
+			}
 		}
 		outs = append(outs, o)
 	}

@@ -645,3 +645,53 @@ func TestRuntimeRoleCannotRelayOrTamper(t *testing.T) {
 	require.NoError(t, d.Platform(t).QueryRow(ctx, `SELECT count(*) FROM app.outbox`).Scan(&n))
 	require.Zero(t, n)
 }
+
+// A crash on the last claim dead-letters only the consumers that claim delivered to: one waiting
+// out its own backoff then was not, and gets the event when it is due.
+func TestCrashOnTheLastAttemptSparesAConsumerInBackoff(t *testing.T) {
+	t.Parallel()
+	d := testkit.NewDB(t)
+	c := newClock()
+	poolA := d.Platform(t)
+	three := func(cfg *outbox.Config) { cfg.MaxAttempts = 3 }
+	a, _ := newRelay(t, poolA, c, three)
+	require.NoError(t, a.Register(outbox.AllEvents, outbox.ConsumerFunc("crasher", func(context.Context, outbox.Event) error {
+		poolA.Close()
+		return nil
+	})))
+	require.NoError(t, a.Register(outbox.AllEvents, &recorder{name: "waiter"}))
+	b, _ := newRelay(t, d.Platform(t), c, three)
+	crasher, waiter := &recorder{name: "crasher"}, &recorder{name: "waiter"}
+	require.NoError(t, b.Register(outbox.AllEvents, crasher))
+	require.NoError(t, b.Register(outbox.AllEvents, waiter))
+	ev := write(t, d, "tenant-a", "ewa.disbursed.v1", disbursed{RequestID: "ewa_1"})
+	// Two claims so far; the waiter failed its delivery and is in its own backoff for an hour.
+	ctx := context.Background()
+	super, err := pgx.Connect(ctx, testkit.PG(t).SuperDSN(d.Name))
+	require.NoError(t, err)
+	defer super.Close(ctx)
+	var id int64
+	require.NoError(t, super.QueryRow(ctx, `UPDATE app.outbox SET attempts = 2 WHERE event_id = $1 RETURNING id`, ev.ID).Scan(&id))
+	_, err = super.Exec(ctx, `INSERT INTO app.outbox_delivery (outbox_id, consumer, state, attempts, next_attempt_at, last_error, updated_at)
+		VALUES ($1, 'waiter', 'PENDING', 1, $2, 'unavailable', $3)`, id, c.Now().Add(time.Hour), c.Now())
+	require.NoError(t, err)
+
+	_, err = a.Poll(ctx) // the third and last claim: the crasher takes the relay down
+	require.Error(t, err)
+	c.Add(time.Minute)
+	res, err := b.Poll(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, res.DeadLettered, "the crasher's")
+	dead, err := outbox.DeadLetters(admin(ctx), d.Platform(t), outbox.DeadLetterQuery{})
+	require.NoError(t, err)
+	require.Len(t, dead, 1)
+	require.Equal(t, "crasher", dead[0].Consumer)
+	require.Nil(t, outboxRow(t, d, ev).Published)
+
+	c.Add(time.Hour)
+	_, err = b.Poll(ctx)
+	require.NoError(t, err)
+	require.Len(t, waiter.events(), 1, "delivered once its backoff ended")
+	require.Empty(t, crasher.events())
+	require.NotNil(t, outboxRow(t, d, ev).Published)
+}

@@ -48,6 +48,8 @@ type claimed struct {
 	id       int64
 	attempts int // claims of the event, this one included
 	ev       Event
+	// leasedUntil is when the lease of an expired claim ran out (expiredLastAttempts only).
+	leasedUntil time.Time
 	// states is the delivery state of each consumer that has one (see app.outbox_delivery); a
 	// subscribed consumer without one is owed the event and due.
 	states map[string]consumerState
@@ -122,7 +124,7 @@ type deadRow struct{ eventID, tenantID, consumer string }
 // not leased is dead-lettered, per consumer, by the relay that records the last failure.)
 func expiredLastAttempts(ctx context.Context, tx pgx.Tx, g group, now time.Time, maxAttempts, limit int) ([]claimed, error) {
 	rows, err := tx.Query(ctx, g.sql(`
-		SELECT o.id, s.attempts, o.event_id::text, o.type, o.occurred_at, o.tenant_id, o.payload
+		SELECT o.id, s.attempts, o.event_id::text, o.type, o.occurred_at, o.tenant_id, o.payload, s.claimed_until
 		FROM {state} s JOIN app.outbox o ON o.id = s.{key}
 		WHERE {group} AND s.claim_id IS NOT NULL AND s.claimed_until <= $2 AND s.attempts >= $3 AND s.published_at IS NULL
 		ORDER BY s.claimed_until, s.{key} LIMIT $4
@@ -130,7 +132,13 @@ func expiredLastAttempts(ctx context.Context, tx pgx.Tx, g group, now time.Time,
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, scanClaimed)
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (claimed, error) {
+		var c claimed
+		var payload []byte
+		err := r.Scan(&c.id, &c.attempts, &c.ev.ID, &c.ev.Type, &c.ev.OccurredAt, &c.ev.TenantID, &payload, &c.leasedUntil)
+		c.ev.Payload = payload
+		return c, err
+	})
 }
 
 func scanClaimed(r pgx.CollectableRow) (claimed, error) {
