@@ -200,10 +200,13 @@ func (g *Gateway) InitiateBatch(ctx context.Context, partner string, req BatchRe
 	return b, replayed, err
 }
 
-// refusedRequest: the partner answered and refused the request, so it moved nothing (a timeout,
-// a 5xx or a request that never left is not a refusal: the transfer stays INITIATED).
+// refusedRequest: the partner answered and refused the request, so it moved nothing for it (a
+// timeout, a 5xx or a request that never left is not a refusal: the transfer stays INITIATED).
+// A conflict is not one either: the partner holds the reference (a batch's, with other items)
+// from an earlier request, whose transfers may have moved money under the same item references;
+// what became of them is learnt from a lookup or a callback, never presumed REJECTED.
 func refusedRequest(err error) bool {
-	return IsKind(err, KindRejected) || IsKind(err, KindInvalid) || IsKind(err, KindConflict)
+	return IsKind(err, KindRejected) || IsKind(err, KindInvalid)
 }
 
 // noteAnswers records partner answers in the register. The partner's answer is the truth about

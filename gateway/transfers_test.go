@@ -465,3 +465,43 @@ func TestTransferRegisterRacingAnswers(t *testing.T) {
 		}
 	}
 }
+
+// A batch reference sent again with other items is the partner's conflict: the items the first
+// batch paid keep what the partner said of them, and the new item stays INITIATED, not REJECTED.
+func TestBatchReferenceConflictRejectsNoItem(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpt{})
+	src, dst := acct("src"), acct("dst")
+	e.account(t, src, "Employer PLC", 1_000_000)
+	e.account(t, dst, "Abebe Kebede", 0)
+	tenant, batch := uniq("tenant"), uniq("run")
+	x, y := uniq("item"), uniq("item")
+	req := &gatewayv1.InitiateBulkDisbursementRequest{Partner: SandboxPartner, BatchReference: batch, FromAccount: src,
+		TenantId: tenant, Domain: "PAYROLL", Items: []*gatewayv1.BulkItem{{Reference: x, ToAccount: dst, AmountSantim: 100},
+			{Reference: y, ToAccount: dst, AmountSantim: 200}}}
+	res, err := e.rpc.InitiateBulkDisbursement(ctxT(t), req)
+	require.NoError(t, err)
+	require.Equal(t, gatewayv1.DisbursementOutcome_DISBURSEMENT_OUTCOME_ACCEPTED, res.GetOutcome())
+	before := map[string]TransferStatus{}
+	for _, ref := range []string{x, y} {
+		rec, err := registered(t, e, tenant, ref)
+		require.NoError(t, err)
+		require.NotEqual(t, TransferRejected, rec.Status)
+		before[ref] = rec.Status
+	}
+
+	z := uniq("item")
+	req.Items = append(req.Items, &gatewayv1.BulkItem{Reference: z, ToAccount: dst, AmountSantim: 300})
+	res, err = e.rpc.InitiateBulkDisbursement(ctxT(t), req)
+	if err == nil {
+		require.NotEqual(t, gatewayv1.DisbursementOutcome_DISBURSEMENT_OUTCOME_ACCEPTED, res.GetOutcome(), "the same batch reference with other items")
+	}
+	for _, ref := range []string{x, y} {
+		rec, err := registered(t, e, tenant, ref)
+		require.NoError(t, err)
+		require.Equal(t, before[ref], rec.Status, "what the first batch did with %s", ref)
+	}
+	rec, err := registered(t, e, tenant, z)
+	require.NoError(t, err)
+	require.Equal(t, TransferInitiated, rec.Status, "the partner took nothing for it, and presumed nothing")
+}
