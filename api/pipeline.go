@@ -190,14 +190,22 @@ func (s *Server) guardStep(r Route) gin.HandlerFunc {
 }
 
 // admit is steps 4 and 5 for one organization: it scopes the request to tenant (cl.Tenant, the
-// context's tenant) and loads the caller's Access there (cached), then refuses, audited, a caller
+// context's tenant) and loads the caller's Access there (cached for reads, read afresh for
+// writes), then refuses, audited, a caller
 // who is not an active member with at least min (and perm when set); a platform admin passes. It
 // has answered when it returns false. Org routes reach it from their row; the auth organization
 // routes, which name the organization in the body, call it themselves.
 func (s *Server) admit(c *gin.Context, cl *caller, tenant string, min orgs.MemberRole, perm orgs.Permission) bool {
 	cl.Tenant = tenant
 	c.Request = c.Request.WithContext(tenancy.WithTenant(c.Request.Context(), tenant))
-	acc, err := s.access.Get(cl.User.ID, tenant, func() (orgs.Access, error) {
+	// A write is decided on the membership as it is now: another replica's ban or demotion may be
+	// younger than this process's cached entry (orgs.CacheTTL), and a banned admin must not lift
+	// their own ban in that window. Reads keep the cache.
+	get := s.access.Get
+	if c.Request.Method != http.MethodGet {
+		get = s.access.Fresh
+	}
+	acc, err := get(cl.User.ID, tenant, func() (orgs.Access, error) {
 		var a orgs.Access
 		err := tenancy.InTx(c.Request.Context(), s.deps.DB, func(tx pgx.Tx) error {
 			var err error

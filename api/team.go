@@ -40,8 +40,9 @@ import (
 //     other organizations): an organization renames only invitees who have not.
 //
 // Every change writes its audit row in its own transaction and drops the member's cached access
-// after the commit, so a ban bites on the member's very next request to this process (another API
-// replica's cache holds the old access for at most orgs.CacheTTL). Refusals of these rules are
+// after the commit, so a ban bites on the member's very next request to this process; another API
+// replica decides every write on the membership as it is now, and may serve reads on its cached
+// access for at most orgs.CacheTTL. Refusals of these rules are
 // audited (outcome DENIED) in a transaction of their own.
 
 type teamMount struct {
@@ -729,8 +730,8 @@ func (s *Server) unbanTeamMember(c *gin.Context, sc *teamScope) { s.setMemberSta
 
 // setMemberStatus bans (ACTIVE → BANNED) or lifts a ban (BANNED → ACTIVE). A ban does not revoke
 // the member's sessions (they may act in other organizations); dropping the cached access makes
-// the pipeline refuse them here from their next request on (on another replica within
-// orgs.CacheTTL).
+// the pipeline refuse them here from their next request on (another replica: their next write,
+// and their reads within orgs.CacheTTL).
 func (s *Server) setMemberStatus(c *gin.Context, sc *teamScope, ban bool) {
 	action, from, to := sc.actions.unban, orgs.Banned, orgs.Active
 	if ban {

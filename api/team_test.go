@@ -940,3 +940,27 @@ func FuzzTeamRoutes(f *testing.F) {
 		require.Less(t, rec.Code, 500, "%s %s %q: %s", r.method, r.path, body, rec.Body.String())
 	})
 }
+
+// TestBanHoldsOnAnotherReplica: a second API process keeps a banned admin's access cached for up
+// to orgs.CacheTTL, but a write is decided on the membership as it is now: the banned admin
+// cannot lift their own ban (or do anything else that writes) through it.
+func TestBanHoldsOnAnotherReplica(t *testing.T) {
+	t.Parallel()
+	f := newAuthFixture(t)
+	k := teamKitOf(f)
+	o := k.org("BUSINESS")
+	deps := f.srv.deps
+	deps.Registry = prometheus.NewRegistry()
+	other := New(deps)
+	adminThere := o.admin.clone()
+	adminThere.h = other.Engine
+
+	require.Equal(t, http.StatusOK, adminThere.call(http.MethodGet, o.base(), nil).Code, "cached there as an active admin")
+	rec := o.owner.call(http.MethodPost, o.one(o.adminM)+"/ban", nil)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+
+	requireStatus(t, adminThere.call(http.MethodPost, o.one(o.adminM)+"/unban", nil), http.StatusForbidden, "NOT_A_MEMBER")
+	requireStatus(t, adminThere.call(http.MethodPost, o.one(o.plain)+"/ban", nil), http.StatusForbidden, "NOT_A_MEMBER")
+	got := decode[teamMemberJSON](t, o.owner.call(http.MethodGet, o.one(o.adminM), nil))
+	require.Equal(t, "BANNED", got.Status)
+}

@@ -69,6 +69,9 @@ type AccessCache struct {
 	entries map[cacheKey]cached
 	now     func() time.Time
 	ttl     time.Duration
+	// gen counts invalidations: a load that began before one is not stored (it may have read the
+	// row the invalidation is about before the change committed).
+	gen uint64
 }
 
 type cacheKey struct{ user, tenant string }
@@ -95,12 +98,22 @@ const maxCacheEntries = 100_000
 
 // Get returns the cached Access or loads it with load and caches it.
 func (c *AccessCache) Get(user, tenant string, load func() (Access, error)) (Access, error) {
+	return c.get(user, tenant, load, false)
+}
+
+// Fresh loads the Access with load whatever the cache holds, and caches it.
+func (c *AccessCache) Fresh(user, tenant string, load func() (Access, error)) (Access, error) {
+	return c.get(user, tenant, load, true)
+}
+
+func (c *AccessCache) get(user, tenant string, load func() (Access, error), fresh bool) (Access, error) {
 	k := cacheKey{user, tenant}
 	now := c.now()
 	c.mu.Lock()
 	e, ok := c.entries[k]
+	gen := c.gen
 	c.mu.Unlock()
-	if ok && now.Before(e.expires) {
+	if ok && now.Before(e.expires) && !fresh {
 		return e.a, nil
 	}
 	a, err := load()
@@ -108,6 +121,10 @@ func (c *AccessCache) Get(user, tenant string, load func() (Access, error)) (Acc
 		return Access{}, err
 	}
 	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gen != gen {
+		return a, nil // invalidated meanwhile: this load may be older than the change
+	}
 	if len(c.entries) >= maxCacheEntries {
 		for key, v := range c.entries {
 			if !now.Before(v.expires) {
@@ -119,7 +136,6 @@ func (c *AccessCache) Get(user, tenant string, load func() (Access, error)) (Acc
 		}
 	}
 	c.entries[k] = cached{a: a, expires: now.Add(c.ttl)}
-	c.mu.Unlock()
 	return a, nil
 }
 
@@ -127,6 +143,7 @@ func (c *AccessCache) Get(user, tenant string, load func() (Access, error)) (Acc
 func (c *AccessCache) Invalidate(user, tenant string) {
 	c.mu.Lock()
 	delete(c.entries, cacheKey{user, tenant})
+	c.gen++
 	c.mu.Unlock()
 }
 
@@ -138,5 +155,6 @@ func (c *AccessCache) InvalidateOrganization(tenant string) {
 			delete(c.entries, k)
 		}
 	}
+	c.gen++
 	c.mu.Unlock()
 }
