@@ -87,6 +87,14 @@ func (f *authFixture) signUp(email, kind string) (*apiClient, signUpResult) {
 	return a, decode[signUpResult](f.t, rec)
 }
 
+// signUpVerified is signUp of a user who has also proved the e-mail (as the mailed link does).
+func (f *authFixture) signUpVerified(email, kind string) (*apiClient, signUpResult) {
+	f.t.Helper()
+	a, res := f.signUp(email, kind)
+	require.NoError(f.t, identity.MarkEmailVerified(context.Background(), f.d.App, res.User.ID, f.now()))
+	return a, res
+}
+
 // signUpPartner is signUp of an FI or merchant the platform has verified (in good standing: it
 // lends or sells on BNPL). TestPartnerStanding walks the review routes themselves.
 func (f *authFixture) signUpPartner(email, kind string) (*apiClient, signUpResult) {

@@ -296,12 +296,15 @@ func (s *Server) acceptInvitation(c *gin.Context) {
 		token  string
 	)
 	err := tenancy.InTx(ctx, s.deps.DB, func(tx pgx.Tx) error {
-		inv, m, err := orgs.AcceptInvitation(ctx, tx, tenant, req.Token, cl.User.Email, cl.User.ID, s.now())
+		inv, m, err := orgs.AcceptInvitation(ctx, tx, tenant, req.Token, cl.User.Email, cl.User.EmailVerified, cl.User.ID, s.now())
 		switch {
 		case errors.Is(err, orgs.ErrInvalidInvitation):
 			return errInvalidInvitation
 		case errors.Is(err, orgs.ErrInvitationEmail):
 			return refuse(http.StatusForbidden, "INVITATION_EMAIL_MISMATCH", "this invitation was sent to another e-mail address; sign in with that one",
+				"AcceptInvitation", "Invitation", inv.ID)
+		case errors.Is(err, orgs.ErrInvitationEmailUnverified):
+			return refuse(http.StatusForbidden, "EMAIL_NOT_VERIFIED", "verify your e-mail address first (the link mailed at sign-up), then accept the invitation: anyone may sign up with any address",
 				"AcceptInvitation", "Invitation", inv.ID)
 		case errors.Is(err, orgs.ErrOrganizationSuspended):
 			return refuse(http.StatusForbidden, "ORGANIZATION_SUSPENDED", "this organization is suspended; accept the invitation once it is active again",

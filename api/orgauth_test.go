@@ -112,7 +112,7 @@ func (f *authFixture) orgAuthInvite(inviter *apiClient, orgID, email, role strin
 // as role, and accepts: the returned client's active organization is orgID.
 func (f *authFixture) orgAuthJoin(owner *apiClient, orgID, email, role string) (*apiClient, string) {
 	f.t.Helper()
-	b, res := f.signUp(email, "MERCHANT")
+	b, res := f.signUpVerified(email, "MERCHANT")
 	tok := f.orgAuthInvite(owner, orgID, email, role)
 	rec := b.call(http.MethodPost, pathAccept, map[string]any{"token": tok})
 	require.Equal(f.t, http.StatusOK, rec.Code, rec.Body.String())
@@ -151,7 +151,7 @@ func activeOrg(t *testing.T, a *apiClient) string {
 func TestOrgAuthCreateOrganization(t *testing.T) {
 	t.Parallel()
 	f := newAuthFixture(t)
-	a, first := f.signUp("creator@example.com", "BUSINESS")
+	a, first := f.signUpVerified("creator@example.com", "BUSINESS")
 
 	// Without setActive: answered, the session unchanged.
 	before := a.cookie.Value
@@ -219,9 +219,9 @@ func TestOrgAuthCreateOrganization(t *testing.T) {
 func TestOrgAuthInviteAndAccept(t *testing.T) {
 	t.Parallel()
 	f := newAuthFixture(t)
-	owner, res := f.signUp("owner@invite.test", "BUSINESS")
+	owner, res := f.signUpVerified("owner@invite.test", "BUSINESS")
 	org := res.Organization.ID
-	bob, bobRes := f.signUp("bob@invite.test", "MERCHANT")
+	bob, bobRes := f.signUpVerified("bob@invite.test", "MERCHANT")
 
 	// Invite bob as admin: mailed, bound to his e-mail, 7 days.
 	rec := owner.call(http.MethodPost, pathInvite, map[string]any{"organizationId": org, "email": " Bob@Invite.test ", "role": "admin"})
@@ -248,7 +248,7 @@ func TestOrgAuthInviteAndAccept(t *testing.T) {
 	require.Equal(t, "INVALID_TOKEN", errCode(rec))
 
 	// Someone else holding bob's link is refused (audited) and the link stays good for bob.
-	eve, _ := f.signUp("eve@invite.test", "FI")
+	eve, _ := f.signUpVerified("eve@invite.test", "FI")
 	rec = eve.call(http.MethodPost, pathAccept, map[string]any{"token": token})
 	require.Equal(t, http.StatusForbidden, rec.Code)
 	require.Equal(t, "INVITATION_EMAIL_MISMATCH", errCode(rec))
@@ -289,7 +289,7 @@ func TestOrgAuthInviteAndAccept(t *testing.T) {
 	rec = bob.call(http.MethodPost, pathInvite, map[string]any{"organizationId": org, "email": "carol@invite.test", "role": "owner"})
 	require.Equal(t, http.StatusForbidden, rec.Code)
 	require.Equal(t, "INSUFFICIENT_ROLE", errCode(rec))
-	carol, _ := f.signUp("carol@invite.test", "FI")
+	carol, _ := f.signUpVerified("carol@invite.test", "FI")
 	rec = carol.call(http.MethodPost, pathAccept, map[string]any{"token": f.orgAuthInvitationToken("carol@invite.test")})
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 	require.Equal(t, "member", decode[struct {
@@ -332,7 +332,7 @@ func TestOrgAuthInviteAndAccept(t *testing.T) {
 func TestOrgAuthInviteLimitedPerRecipient(t *testing.T) {
 	t.Parallel()
 	f := newAuthFixture(t)
-	owner, res := f.signUp("owner@limit.test", "BUSINESS")
+	owner, res := f.signUpVerified("owner@limit.test", "BUSINESS")
 	for i := 0; i < 5; i++ {
 		f.orgAuthInvite(owner, res.Organization.ID, "spam@limit.test", "member")
 	}
@@ -345,8 +345,8 @@ func TestOrgAuthInviteLimitedPerRecipient(t *testing.T) {
 func TestOrgAuthAcceptRace(t *testing.T) {
 	t.Parallel()
 	f := newAuthFixture(t)
-	owner, res := f.signUp("owner@race.test", "BUSINESS")
-	f.signUp("racer@race.test", "FI")
+	owner, res := f.signUpVerified("owner@race.test", "BUSINESS")
+	f.signUpVerified("racer@race.test", "FI")
 	token := f.orgAuthInvite(owner, res.Organization.ID, "racer@race.test", "member")
 	clients := []*apiClient{f.signIn("racer@race.test"), f.signIn("racer@race.test")}
 	codes := make([]int, len(clients))
@@ -381,7 +381,7 @@ func TestOrgAuthAcceptRace(t *testing.T) {
 func TestOrgAuthLeave(t *testing.T) {
 	t.Parallel()
 	f := newAuthFixture(t)
-	owner, res := f.signUp("owner@leave.test", "BUSINESS")
+	owner, res := f.signUpVerified("owner@leave.test", "BUSINESS")
 	org := res.Organization.ID
 	member, _ := f.orgAuthJoin(owner, org, "member@leave.test", "member")
 	require.Equal(t, org, activeOrg(t, member))
@@ -414,7 +414,7 @@ func TestOrgAuthLeave(t *testing.T) {
 
 	// A second owner may leave; leaving an organization that is not the active one keeps the
 	// session as it is.
-	second, secondRes := f.signUp("second@leave.test", "FI")
+	second, secondRes := f.signUpVerified("second@leave.test", "FI")
 	rec = second.call(http.MethodPost, pathAccept, map[string]any{"token": f.orgAuthInvite(owner, org, "second@leave.test", "owner")})
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 	rec = second.call(http.MethodPost, "/api/auth/organization/set-active", map[string]any{"organizationId": secondRes.Organization.ID})
@@ -433,7 +433,7 @@ func TestOrgAuthLeave(t *testing.T) {
 func TestOrgAuthUpdateMemberRole(t *testing.T) {
 	t.Parallel()
 	f := newAuthFixture(t)
-	owner, res := f.signUp("owner@role.test", "BUSINESS")
+	owner, res := f.signUpVerified("owner@role.test", "BUSINESS")
 	org := res.Organization.ID
 	admin, adminID := f.orgAuthJoin(owner, org, "admin@role.test", "admin")
 	member, memberID := f.orgAuthJoin(owner, org, "member@role.test", "member")
@@ -515,12 +515,12 @@ func TestOrgAuthUpdateMemberRole(t *testing.T) {
 func TestOrgAuthInvitationDiesWithItsInvitersRight(t *testing.T) {
 	t.Parallel()
 	f := newAuthFixture(t)
-	owner, res := f.signUp("owner@inviter.test", "BUSINESS")
+	owner, res := f.signUpVerified("owner@inviter.test", "BUSINESS")
 	org := res.Organization.ID
 	admin, _ := f.orgAuthJoin(owner, org, "admin@inviter.test", "admin")
 	demoted, _ := f.orgAuthJoin(owner, org, "demoted@inviter.test", "admin")
-	alt, _ := f.signUp("alt@inviter.test", "MERCHANT")
-	alt2, _ := f.signUp("alt2@inviter.test", "MERCHANT")
+	alt, _ := f.signUpVerified("alt@inviter.test", "MERCHANT")
+	alt2, _ := f.signUpVerified("alt2@inviter.test", "MERCHANT")
 	tok := f.orgAuthInvite(admin, org, "alt@inviter.test", "admin")
 	tok2 := f.orgAuthInvite(demoted, org, "alt2@inviter.test", "member")
 	full := f.orgAuthFull(owner, org)
@@ -537,7 +537,7 @@ func TestOrgAuthInvitationDiesWithItsInvitersRight(t *testing.T) {
 	require.Len(t, after.Members, len(full.Members)-1, "only the removal changed the members")
 
 	// The owner's own invitation stands.
-	alt3, _ := f.signUp("alt3@inviter.test", "MERCHANT")
+	alt3, _ := f.signUpVerified("alt3@inviter.test", "MERCHANT")
 	rec = alt3.call(http.MethodPost, pathAccept, map[string]any{"token": f.orgAuthInvite(owner, org, "alt3@inviter.test", "admin")})
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 }
@@ -548,9 +548,9 @@ func TestOrgAuthInvitationDiesWithItsInvitersRight(t *testing.T) {
 func TestOrgAuthInvitationIntoASuspendedOrganization(t *testing.T) {
 	t.Parallel()
 	f := newAuthFixture(t)
-	owner, res := f.signUp("owner@suspended.test", "BUSINESS")
+	owner, res := f.signUpVerified("owner@suspended.test", "BUSINESS")
 	org := res.Organization.ID
-	invitee, _ := f.signUp("invitee@suspended.test", "MERCHANT")
+	invitee, _ := f.signUpVerified("invitee@suspended.test", "MERCHANT")
 	tok := f.orgAuthInvite(owner, org, "invitee@suspended.test", "admin")
 	platform := f.platformAdmin("ops@suspended.test")
 	setStatus := func(status string) {
@@ -577,7 +577,7 @@ func TestOrgAuthInvitationIntoASuspendedOrganization(t *testing.T) {
 func TestOrgAuthRemoveMember(t *testing.T) {
 	t.Parallel()
 	f := newAuthFixture(t)
-	owner, res := f.signUp("owner@remove.test", "BUSINESS")
+	owner, res := f.signUpVerified("owner@remove.test", "BUSINESS")
 	org := res.Organization.ID
 	admin, _ := f.orgAuthJoin(owner, org, "admin@remove.test", "admin")
 	member, memberID := f.orgAuthJoin(owner, org, "member@remove.test", "member")
@@ -627,7 +627,7 @@ func TestOrgAuthRemoveMember(t *testing.T) {
 func TestOrgAuthListAndFullOrganization(t *testing.T) {
 	t.Parallel()
 	f := newAuthFixture(t)
-	owner, res := f.signUp("owner@full.test", "BUSINESS")
+	owner, res := f.signUpVerified("owner@full.test", "BUSINESS")
 	org := res.Organization.ID
 	member, _ := f.orgAuthJoin(owner, org, "member@full.test", "member")
 	f.orgAuthInvite(owner, org, "pending@full.test", "admin")
@@ -682,12 +682,12 @@ func TestOrgAuthListAndFullOrganization(t *testing.T) {
 func TestOrgAuthPlatformAdmin(t *testing.T) {
 	t.Parallel()
 	f := newAuthFixture(t)
-	owner, res := f.signUp("owner@plat.test", "BUSINESS")
+	owner, res := f.signUpVerified("owner@plat.test", "BUSINESS")
 	org := res.Organization.ID
 	p := f.platformAdmin("root@plat.test")
 	rec := p.call(http.MethodPost, pathInvite, map[string]any{"organizationId": org, "email": "newowner@plat.test", "role": "owner"})
 	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
-	nu, _ := f.signUp("newowner@plat.test", "FI")
+	nu, _ := f.signUpVerified("newowner@plat.test", "FI")
 	rec = nu.call(http.MethodPost, pathAccept, map[string]any{"token": f.orgAuthInvitationToken("newowner@plat.test")})
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 	full := f.orgAuthFull(owner, org)
@@ -705,8 +705,8 @@ func TestOrgAuthPlatformAdmin(t *testing.T) {
 func TestOrgAuthTenantIsolation(t *testing.T) {
 	t.Parallel()
 	f := newAuthFixture(t)
-	a, resA := f.signUp("owner@a.test", "BUSINESS")
-	b, resB := f.signUp("owner@b.test", "BUSINESS")
+	a, resA := f.signUpVerified("owner@a.test", "BUSINESS")
+	b, resB := f.signUpVerified("owner@b.test", "BUSINESS")
 	orgA, orgB := resA.Organization.ID, resB.Organization.ID
 	bMember, bMemberID := f.orgAuthJoin(b, orgB, "member@b.test", "member")
 	_ = bMember
@@ -801,6 +801,7 @@ func FuzzOrgAuthRoutes(f *testing.F) {
 		"name": "Member", "organization": map[string]any{"name": "Other Co", "kind": "FI"}})
 	require.Equal(f, http.StatusCreated, rec.Code, rec.Body.String())
 	otherUser := decode[signUpResult](f, rec).User.ID
+	require.NoError(f, identity.MarkEmailVerified(context.Background(), d.App, otherUser, time.Now())) // as the mailed link does
 	rec = owner.call(http.MethodPost, pathInvite, map[string]any{"organizationId": org, "email": "member@fuzz.test", "role": "admin"})
 	require.Equal(f, http.StatusCreated, rec.Code, rec.Body.String())
 	m, _ := inbox.LatestEmail("member@fuzz.test", notify.Invitation)
@@ -878,4 +879,27 @@ func FuzzOrgAuthRoutes(f *testing.F) {
 			require.NotEmpty(t, errCode(rec), "%d without an error envelope: %s", rec.Code, rec.Body.String())
 		}
 	})
+}
+
+// TestOrgAuthAcceptNeedsTheInvitedEmailProved: anyone may sign up with any address, so an
+// account that has not proved the invited e-mail cannot accept the invitation, even holding its
+// link (a leaked or forwarded one): 403 EMAIL_NOT_VERIFIED, audited, no member, the invitation
+// still pending. Once the address is proved, the same link works.
+func TestOrgAuthAcceptNeedsTheInvitedEmailProved(t *testing.T) {
+	t.Parallel()
+	f := newAuthFixture(t)
+	owner, res := f.signUpVerified("owner@unproved.test", "BUSINESS")
+	org := res.Organization.ID
+	token := f.orgAuthInvite(owner, org, "cfo@unproved.test", "admin")
+	squatter, sres := f.signUp("cfo@unproved.test", "MERCHANT")
+	rec := squatter.call(http.MethodPost, pathAccept, map[string]any{"token": token})
+	requireStatus(t, rec, http.StatusForbidden, "EMAIL_NOT_VERIFIED")
+	require.Equal(t, 1, f.orgAuthAudits(org, "AcceptInvitation", "DENIED"))
+	full := f.orgAuthFull(owner, org)
+	require.Len(t, full.Members, 1, "the owner only")
+	require.Len(t, *full.Invitations, 1, "still pending")
+
+	require.NoError(t, identity.MarkEmailVerified(context.Background(), f.d.App, sres.User.ID, f.now()))
+	rec = squatter.call(http.MethodPost, pathAccept, map[string]any{"token": token})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 }

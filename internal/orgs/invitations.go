@@ -42,6 +42,10 @@ var (
 	ErrInvalidInvitation = errors.New("orgs: invitation unknown, expired, used or canceled")
 	// ErrInvitationEmail: the invitation was sent to another e-mail than the accepting user's.
 	ErrInvitationEmail = errors.New("orgs: the invitation is for another e-mail")
+	// ErrInvitationEmailUnverified: the accepting user has not proved the invited e-mail. Anyone
+	// may sign up with any address, so without it a leaked invitation link would make whoever
+	// holds it a member; the invitation stays pending for once they have.
+	ErrInvitationEmailUnverified = errors.New("orgs: the accepting user has not verified the invited e-mail")
 	// ErrOrganizationSuspended: the invitation's organization is suspended; the invitation stays
 	// pending (until it expires) and may be accepted once the organization is active again.
 	ErrOrganizationSuspended = errors.New("orgs: the organization is suspended")
@@ -164,12 +168,13 @@ func AppRolesAfterRoleChange(current []string, from, to MemberRole) []string {
 // AcceptInvitation redeems token for the signed-in user (userID, whose e-mail is email): under a
 // row lock, so of two concurrent accepts exactly one succeeds, it checks the invitation is pending,
 // unexpired at now and of a live organization (else ErrInvalidInvitation), that it was sent to
-// email (else ErrInvitationEmail, with the invitation) and that the organization is not
-// suspended (else ErrOrganizationSuspended: a suspended organization takes no new member), adds
+// email (else ErrInvitationEmail, with the invitation), that the organization is not
+// suspended (else ErrOrganizationSuspended: a suspended organization takes no new member) and
+// that the user has verified email (emailVerified, else ErrInvitationEmailUnverified), adds
 // the user as a member with the
 // invitation's role and DefaultAppRoles (ErrAlreadyMember when they are one) and marks it
 // accepted. q's transaction must be scoped to tenant, the organization the token names.
-func AcceptInvitation(ctx context.Context, q db.Querier, tenant, token, email, userID string, now time.Time) (Invitation, Member, error) {
+func AcceptInvitation(ctx context.Context, q db.Querier, tenant, token, email string, emailVerified bool, userID string, now time.Time) (Invitation, Member, error) {
 	var orgStatus string
 	var inv Invitation
 	err := q.QueryRow(ctx, `SELECT `+invitationColumns+`, o.status
@@ -193,6 +198,9 @@ func AcceptInvitation(ctx context.Context, q db.Querier, tenant, token, email, u
 	}
 	if orgStatus == OrgSuspended {
 		return inv, Member{}, ErrOrganizationSuspended
+	}
+	if !emailVerified {
+		return inv, Member{}, ErrInvitationEmailUnverified
 	}
 	m, err := AddMember(ctx, q, tenant, NewMember{UserID: userID, Role: inv.Role, Status: Active, AppRoles: DefaultAppRoles(inv.Role)})
 	if err != nil {

@@ -83,7 +83,7 @@ func (w *world) accept(tenant, token string, u identity.User, at time.Time) (org
 	var m orgs.Member
 	err := w.in(tenant, func(tx pgx.Tx) error {
 		var err error
-		_, m, err = orgs.AcceptInvitation(w.ctx, tx, tenant, token, u.Email, u.ID, at)
+		_, m, err = orgs.AcceptInvitation(w.ctx, tx, tenant, token, u.Email, true, u.ID, at)
 		return err
 	})
 	return m, err
@@ -306,7 +306,7 @@ func TestInvitationLifecycle(t *testing.T) {
 	var mismatch orgs.Invitation
 	err = w.in(org.ID, func(tx pgx.Tx) error {
 		var err error
-		mismatch, _, err = orgs.AcceptInvitation(w.ctx, tx, org.ID, second.Token, eve.Email, eve.ID, now)
+		mismatch, _, err = orgs.AcceptInvitation(w.ctx, tx, org.ID, second.Token, eve.Email, true, eve.ID, now)
 		return err
 	})
 	require.ErrorIs(t, err, orgs.ErrInvitationEmail)
