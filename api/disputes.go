@@ -380,6 +380,11 @@ func (s *Server) myDisputes(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
+	for i := range rows {
+		// Who decided and who approved are the platform's staff: the employee is told the
+		// decision and its reason, not their user ids.
+		rows[i].DecisionBy, rows[i].ApprovedBy = nil, nil
+	}
 	s.answerDisputePage(c, rows, f.Limit-1)
 }
 

@@ -308,6 +308,15 @@ func TestDisputeAdjustmentTwoPeople(t *testing.T) {
 	requireLogMatches(t, got)
 	require.Equal(t, 1, s.tenantCount(s.tenant, `SELECT count(*) FROM app.outbox WHERE type = 'dispute.decided.v1' AND payload->>'decision' = 'ADJUSTMENT'`))
 	require.Equal(t, 3, s.tenantCount(s.tenant, `SELECT count(*) FROM app.audit_log WHERE action = 'ApproveDisputeAdjustment'`))
+	// The employee sees the decision and its reason, not the staff's user ids.
+	rec = s.me.call(http.MethodGet, "/api/me/disputes", nil)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	mine := decode[disputeListJSON](t, rec)
+	require.Len(t, mine.Items, 1)
+	require.Equal(t, "RESOLVED_ADJUSTMENT", mine.Items[0].Status)
+	require.Nil(t, mine.Items[0].DecisionBy)
+	require.Nil(t, mine.Items[0].ApprovedBy)
+	require.NotContains(t, rec.Body.String(), fresh.ApprovedBy)
 }
 
 // TestDisputeWorkHostileInput: each field of the new routes refused with a 400, nothing moved.
