@@ -725,6 +725,18 @@ func FuzzBusinessRoutes(f *testing.F) {
 	f.Add(uint8(12), uint8(0), "a\x00b", "x y", "cursor=%00", []byte("\xff"))
 	f.Add(uint8(16), uint8(2), "../../etc", "../", "all=maybe", []byte(`[]`))
 	f.Add(uint8(4), uint8(1), fx.org, "", "", []byte(nil))
+	// The review and status routes of every kind, on an organization of each kind.
+	for i, r := range routes {
+		if !strings.HasSuffix(r.Path, "/verify-kyc") && !strings.HasSuffix(r.Path, "/status") {
+			continue
+		}
+		for _, id := range []string{fx.org, fx.fi, fx.shop} {
+			for _, body := range []string{`{"status":"VERIFIED"}`, `{"status":"REJECTED","note":"blurry"}`, `{"status":"SUSPENDED"}`,
+				`{"status":"ACTIVE"}`, `{"status":"DELETED"}`, `{"status":"REJECTED","note":"a\u0000b"}`, `{"status":1}`} {
+				f.Add(uint8(i), uint8(0), id, "", "", []byte(body))
+			}
+		}
+	}
 	f.Fuzz(func(t *testing.T, route, who uint8, id, docType, query string, body []byte) {
 		r := routes[int(route)%len(routes)]
 		path := strings.NewReplacer(":id", id, ":docType", docType).Replace(r.Path)
@@ -749,14 +761,17 @@ func FuzzBusinessRoutes(f *testing.F) {
 type bizFuzzFixture struct {
 	srv             *Server
 	platform, owner *apiClient
-	org             string
+	org, fi, shop   string // a business, a financial institution, a merchant
 }
 
 // newBizFuzzFixture is one database for every input of the fuzz target.
 func newBizFuzzFixture(tb testing.TB) *bizFuzzFixture {
 	f := newAuthFixture(tb)
 	owner, res := f.signUp("owner@fuzz.example", "BUSINESS")
-	return &bizFuzzFixture{srv: f.srv, owner: owner, platform: f.platformAdmin("root@fuzz.example"), org: res.Organization.ID}
+	_, fi := f.signUp("owner@fuzz-fi.example", "FI")
+	_, shop := f.signUp("owner@fuzz-shop.example", "MERCHANT")
+	return &bizFuzzFixture{srv: f.srv, owner: owner, platform: f.platformAdmin("root@fuzz.example"), org: res.Organization.ID,
+		fi: fi.Organization.ID, shop: shop.Organization.ID}
 }
 
 // TestKycDocumentFileKeyMustBeOwnUpload: a KYC document of a business, FI or merchant names an
