@@ -44,7 +44,8 @@ func (s *Server) mailMagicLink(ctx context.Context, u identity.User, now time.Ti
 
 // verifyMagicLink spends the token and signs its user in: a full session, or a two-factor
 // challenge when the user has two-factor on. The link reached the address, so it counts as
-// verified.
+// verified; when that is the address's first proof, the password and two-factor the account had
+// are discarded and its sessions revoked (identity.DiscardUnprovedCredentials).
 func (s *Server) verifyMagicLink(c *gin.Context) {
 	var req tokenRequest
 	if e := bindJSON(c, &req); e != nil {
@@ -68,11 +69,27 @@ func (s *Server) verifyMagicLink(c *gin.Context) {
 			return identity.ErrInvalidSecret
 		}
 		userID = v.UserID
-		if err := identity.MarkEmailVerified(actx, tx, v.UserID, now); err != nil {
+		first, err := identity.MarkEmailVerified(actx, tx, v.UserID, now)
+		if err != nil {
 			return err
 		}
+		// The address's owner signs in by the link: a password or two-factor set on the account
+		// before its address was ever proved was set by whoever signed up with it, maybe not the
+		// owner, and is discarded with every session it opened.
+		discarded := false
+		if first {
+			u, err := identity.UserByID(actx, tx, v.UserID)
+			if err != nil {
+				return err
+			}
+			if discarded = u.PasswordHash != "" || u.TwoFactorEnabled; discarded {
+				if err := identity.DiscardUnprovedCredentials(actx, tx, v.UserID, now); err != nil {
+					return err
+				}
+			}
+		}
 		return audit.Write(tenancy.WithActor(actx, v.UserID), tx, audit.Entry{Action: "MagicLinkUsed", Outcome: audit.Success,
-			TargetType: "User", TargetID: v.UserID})
+			TargetType: "User", TargetID: v.UserID, Details: map[string]bool{"unprovedCredentialsDiscarded": discarded}})
 	})
 	if errors.Is(err, identity.ErrInvalidSecret) || errors.Is(err, identity.ErrNotFound) {
 		s.refuseToken(c, "SignInMagicLink")

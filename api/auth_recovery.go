@@ -106,15 +106,10 @@ func (s *Server) resetPassword(c *gin.Context) {
 		s.refuseToken(c, "PasswordReset")
 		return
 	}
-	hash, err := identity.HashPassword(req.NewPassword)
-	if err != nil {
-		writeError(c, err)
-		return
-	}
 	ctx := c.Request.Context()
 	now := s.now()
 	var v identity.Verification
-	err = s.asUser(ctx, anonymousActor, func(actx context.Context, tx pgx.Tx) error {
+	err := s.asUser(ctx, anonymousActor, func(actx context.Context, tx pgx.Tx) error {
 		action := "PasswordReset"
 		var err error
 		v, err = identity.ConsumeToken(actx, tx, identity.ResetPassword, token, now)
@@ -127,6 +122,12 @@ func (s *Server) resetPassword(c *gin.Context) {
 		}
 		if v.UserID == "" {
 			return identity.ErrInvalidSecret // minted for an address without an account: nothing to set
+		}
+		// Hashed only once the token is known good: the route is public, and a hash costs 19 MiB
+		// and tens of milliseconds of a core.
+		hash, err := identity.HashPassword(req.NewPassword)
+		if err != nil {
+			return err
 		}
 		if err := identity.SetPassword(actx, tx, v.UserID, hash, now); err != nil {
 			return err
@@ -141,11 +142,19 @@ func (s *Server) resetPassword(c *gin.Context) {
 				return err
 			}
 		}
-		if err := identity.MarkEmailVerified(actx, tx, v.UserID, now); err != nil {
+		first, err := identity.MarkEmailVerified(actx, tx, v.UserID, now)
+		if err != nil {
 			return err
 		}
+		// Two-factor turned on before the address was first proved was turned on by whoever
+		// signed up with it, maybe not the owner now resetting: it would lock the owner out.
+		if first {
+			if err := identity.DisableTwoFactor(actx, tx, v.UserID, now); err != nil {
+				return err
+			}
+		}
 		return audit.Write(tenancy.WithActor(actx, v.UserID), tx, audit.Entry{Action: action, Outcome: audit.Success,
-			TargetType: "User", TargetID: v.UserID, Details: map[string]bool{"sessionsRevoked": true}})
+			TargetType: "User", TargetID: v.UserID, Details: map[string]bool{"sessionsRevoked": true, "unprovedTwoFactorDiscarded": first}})
 	})
 	if errors.Is(err, identity.ErrInvalidSecret) || errors.Is(err, identity.ErrNotFound) {
 		s.refuseToken(c, "PasswordReset")
@@ -166,10 +175,23 @@ func (s *Server) resetPassword(c *gin.Context) {
 	c.JSON(http.StatusOK, successBody)
 }
 
+type verifyEmailRequest struct {
+	Token    string `json:"token"`
+	Password string `json:"password"`
+}
+
+var errPasswordRequired = NewError(http.StatusUnauthorized, "PASSWORD_REQUIRED",
+	"to confirm the address, open the link where you are signed in to this account or send the account's password with the token")
+
 // verifyEmail spends a VERIFY_EMAIL token (mailed at sign-up): the e-mail it was sent to is the
-// account's, proved.
+// account's, proved. The link proves the mailbox, not that its owner is who set the account's
+// password: anyone may sign up with an address that is not theirs, and the owner, mailed, may
+// click. So an account with a password counts as verified only when the link is opened by one of
+// its sessions or with its password (401 PASSWORD_REQUIRED, INVALID_CREDENTIALS otherwise, the
+// token kept); the owner of an address someone else signed up with takes the account by a
+// reset or magic link instead, which discard the signer's credentials.
 func (s *Server) verifyEmail(c *gin.Context) {
-	var req tokenRequest
+	var req verifyEmailRequest
 	if e := bindJSON(c, &req); e != nil {
 		writeError(c, e)
 		return
@@ -179,8 +201,20 @@ func (s *Server) verifyEmail(c *gin.Context) {
 		s.refuseToken(c, "EmailVerified")
 		return
 	}
+	// A password costs a hash: counted as a sign-in attempt from the client.
+	if req.Password != "" && !s.allow(c, ruleSignInIP, c.ClientIP()) {
+		return
+	}
+	ctx := c.Request.Context()
 	now := s.now()
-	err := s.asUser(c.Request.Context(), anonymousActor, func(actx context.Context, tx pgx.Tx) error {
+	caller := ""
+	if t, ok := sessionToken(c); ok {
+		if sess, err := identity.SessionByToken(ctx, s.deps.DB, t, now); err == nil {
+			caller = sess.UserID
+		}
+	}
+	var denied *Error
+	err := s.asUser(ctx, anonymousActor, func(actx context.Context, tx pgx.Tx) error {
 		v, err := identity.ConsumeToken(actx, tx, identity.VerifyEmail, token, now)
 		if err != nil {
 			return err
@@ -188,7 +222,22 @@ func (s *Server) verifyEmail(c *gin.Context) {
 		if v.UserID == "" {
 			return identity.ErrInvalidSecret
 		}
-		if err := identity.MarkEmailVerified(actx, tx, v.UserID, now); err != nil {
+		u, err := identity.UserByID(actx, tx, v.UserID)
+		if err != nil {
+			return err
+		}
+		if !u.EmailVerified && u.PasswordHash != "" && caller != u.ID {
+			switch {
+			case req.Password == "":
+				denied = errPasswordRequired
+			case identity.CheckPassword(req.Password) != nil || !identity.VerifyPassword(req.Password, u.PasswordHash):
+				denied = errInvalidCredentials
+			}
+			if denied != nil {
+				return denied // rolled back: the token stays good
+			}
+		}
+		if _, err := identity.MarkEmailVerified(actx, tx, v.UserID, now); err != nil {
 			return err
 		}
 		return audit.Write(tenancy.WithActor(actx, v.UserID), tx, audit.Entry{Action: "EmailVerified", Outcome: audit.Success,
@@ -196,6 +245,15 @@ func (s *Server) verifyEmail(c *gin.Context) {
 	})
 	if errors.Is(err, identity.ErrInvalidSecret) || errors.Is(err, identity.ErrNotFound) {
 		s.refuseToken(c, "EmailVerified")
+		return
+	}
+	if denied != nil {
+		if err := s.auditIn(ctx, crosstenant.PlatformTenant, anonymousActor, audit.Entry{Action: "EmailVerified", Outcome: audit.Denied,
+			Details: map[string]string{"code": denied.Code}}); err != nil {
+			writeError(c, err)
+			return
+		}
+		writeError(c, denied)
 		return
 	}
 	if err != nil {

@@ -252,15 +252,95 @@ func TestAuthxVerifyEmail(t *testing.T) {
 	rec = f.client().call(http.MethodPost, "/api/auth/verify-email", map[string]any{"token": "x"})
 	require.Equal(t, "INVALID_TOKEN", errCode(rec))
 
+	// Opened without the account's session: the account's password is asked for, and a refusal
+	// keeps the token.
 	rec = f.client().call(http.MethodPost, "/api/auth/verify-email", map[string]any{"token": token})
+	require.Equal(t, http.StatusUnauthorized, rec.Code, rec.Body.String())
+	require.Equal(t, "PASSWORD_REQUIRED", errCode(rec))
+	rec = f.client().call(http.MethodPost, "/api/auth/verify-email", map[string]any{"token": token, "password": "not the password"})
+	require.Equal(t, http.StatusUnauthorized, rec.Code, rec.Body.String())
+	require.Equal(t, "INVALID_CREDENTIALS", errCode(rec))
+	require.Contains(t, a.call(http.MethodGet, "/api/auth/get-session", nil).Body.String(), `"emailVerified":false`)
+
+	rec = f.client().call(http.MethodPost, "/api/auth/verify-email", map[string]any{"token": token, "password": testPassword})
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 	require.Contains(t, a.call(http.MethodGet, "/api/auth/get-session", nil).Body.String(), `"emailVerified":true`)
 	require.Equal(t, 1, authxAudits(t, f, "EmailVerified", "SUCCESS"))
 
-	rec = f.client().call(http.MethodPost, "/api/auth/verify-email", map[string]any{"token": token})
+	rec = f.client().call(http.MethodPost, "/api/auth/verify-email", map[string]any{"token": token, "password": testPassword})
 	require.Equal(t, http.StatusBadRequest, rec.Code)
 	require.Equal(t, "INVALID_TOKEN", errCode(rec), "single use")
-	require.Equal(t, 2, authxAudits(t, f, "EmailVerified", "DENIED"))
+	require.Equal(t, 4, authxAudits(t, f, "EmailVerified", "DENIED"))
+
+	// Opened where the account is signed in, no password is needed.
+	const other = "verify-here@example.com"
+	b, _ := f.signUp(other, "BUSINESS")
+	rec = b.call(http.MethodPost, "/api/auth/verify-email", map[string]any{"token": authxMailedToken(t, f, other, notify.VerifyEmail)})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.Contains(t, b.call(http.MethodGet, "/api/auth/get-session", nil).Body.String(), `"emailVerified":true`)
+}
+
+// Anyone may sign up with an address that is not theirs. The address's owner, mailed, must not
+// prove it for them (the verification link alone does not verify an account with a password),
+// and when the owner takes the account by a magic link or a password reset, what the signer set
+// before the address was proved (password, two-factor, sessions) does not come with it.
+func TestAuthxUnprovedAddressBelongsToItsMailbox(t *testing.T) {
+	t.Parallel()
+	f := newAuthxFixture(t, nil, false)
+	const victim = "owner-of-the-box@example.com"
+	attacker, _ := f.signUp(victim, "BUSINESS")
+	authxEnableTwoFactor(t, f, attacker)
+
+	// The owner clicks the mailed verification link: it does not verify the signer's account.
+	rec := f.client().call(http.MethodPost, "/api/auth/verify-email", map[string]any{"token": authxMailedToken(t, f, victim, notify.VerifyEmail)})
+	require.Equal(t, "PASSWORD_REQUIRED", errCode(rec))
+	require.Contains(t, attacker.call(http.MethodGet, "/api/auth/get-session", nil).Body.String(), `"emailVerified":false`)
+
+	// The owner signs in by a magic link: a full session (no two-factor of the signer's), and the
+	// signer's session and password are dead.
+	require.Equal(t, http.StatusOK, f.client().call(http.MethodPost, "/api/auth/sign-in/magic-link", map[string]any{"email": victim}).Code)
+	owner := f.client()
+	rec = owner.call(http.MethodPost, "/api/auth/magic-link/verify", map[string]any{"token": authxMailedToken(t, f, victim, notify.MagicLink)})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.NotContains(t, rec.Body.String(), "twoFactorRedirect")
+	require.Contains(t, rec.Body.String(), `"emailVerified":true`)
+	require.Equal(t, http.StatusUnauthorized, attacker.call(http.MethodGet, "/api/auth/get-session", nil).Code)
+	rec = f.client().call(http.MethodPost, "/api/auth/sign-in/email", map[string]any{"email": victim, "password": testPassword})
+	require.Equal(t, http.StatusUnauthorized, rec.Code, rec.Body.String())
+	require.Equal(t, http.StatusOK, owner.call(http.MethodGet, "/api/auth/get-session", nil).Code)
+
+	// A second magic link finds the address proved: nothing more is discarded.
+	require.Equal(t, http.StatusOK, f.client().call(http.MethodPost, "/api/auth/sign-in/magic-link", map[string]any{"email": victim}).Code)
+	again := f.client()
+	rec = again.call(http.MethodPost, "/api/auth/magic-link/verify", map[string]any{"token": authxMailedToken(t, f, victim, notify.MagicLink)})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.Equal(t, http.StatusOK, owner.call(http.MethodGet, "/api/auth/get-session", nil).Code)
+
+	// By a password reset: the signer's two-factor no longer guards the account against its owner.
+	const second = "second-box@example.com"
+	attacker2, _ := f.signUp(second, "BUSINESS")
+	authxEnableTwoFactor(t, f, attacker2)
+	require.Equal(t, http.StatusOK, f.client().call(http.MethodPost, "/api/auth/forget-password", map[string]any{"email": second}).Code)
+	const mine = "the owner's own passphrase"
+	rec = f.client().call(http.MethodPost, "/api/auth/reset-password", map[string]any{"token": authxMailedToken(t, f, second, notify.ResetPassword), "newPassword": mine})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	rec = f.client().call(http.MethodPost, "/api/auth/sign-in/email", map[string]any{"email": second, "password": mine})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.NotContains(t, rec.Body.String(), "twoFactorRedirect")
+	require.Equal(t, http.StatusUnauthorized, attacker2.call(http.MethodGet, "/api/auth/get-session", nil).Code)
+}
+
+// A User-Agent is any bytes from 0x80 up and may be cut inside a character: the sign-in still
+// succeeds.
+func TestAuthxSignInWithAnyUserAgent(t *testing.T) {
+	t.Parallel()
+	f := newAuthxFixture(t, nil, false)
+	const email = "agent@example.com"
+	f.signUp(email, "BUSINESS")
+	for _, ua := range []string{strings.Repeat("a", 255) + "é", "\xff\xfe agent", strings.Repeat("ሀ", 100)} {
+		rec := f.client().call(http.MethodPost, "/api/auth/sign-in/email", map[string]any{"email": email, "password": testPassword}, "User-Agent", ua)
+		require.Equal(t, http.StatusOK, rec.Code, "%q: %s", ua, rec.Body.String())
+	}
 }
 
 // forget-password and magic-link count against the message limits per address (whether or not it

@@ -91,7 +91,8 @@ func (f *authFixture) signUp(email, kind string) (*apiClient, signUpResult) {
 func (f *authFixture) signUpVerified(email, kind string) (*apiClient, signUpResult) {
 	f.t.Helper()
 	a, res := f.signUp(email, kind)
-	require.NoError(f.t, identity.MarkEmailVerified(context.Background(), f.d.App, res.User.ID, f.now()))
+	_, err := identity.MarkEmailVerified(context.Background(), f.d.App, res.User.ID, f.now())
+	require.NoError(f.t, err)
 	return a, res
 }
 

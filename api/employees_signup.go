@@ -89,7 +89,7 @@ func (s *Server) signUpWithEmployeeLink(c *gin.Context) {
 		} else if err != nil {
 			return err
 		}
-		if err := identity.MarkEmailVerified(ctx, tx, user.ID, now); err != nil {
+		if _, err := identity.MarkEmailVerified(ctx, tx, user.ID, now); err != nil {
 			return err
 		}
 		actx := tenancy.WithActor(ctx, user.ID)

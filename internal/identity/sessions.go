@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 
@@ -133,9 +135,15 @@ func RotateSession(ctx context.Context, q db.Querier, s Session, change func(*Ne
 	return CreateSession(ctx, q, n, now)
 }
 
+// truncate makes s valid UTF-8 (a header may carry any byte from 0x80 up, and Postgres refuses
+// invalid UTF-8 in text) and cuts it to at most n bytes on a character boundary.
 func truncate(s string, n int) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
 	if len(s) <= n {
 		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
 	return s[:n]
 }

@@ -101,10 +101,32 @@ func UpdateName(ctx context.Context, q db.Querier, userID, name string, now time
 	return exactlyOne(q.Exec(ctx, `UPDATE app.users SET name = $2, updated_at = $3 WHERE id = $1`, userID, name, now))
 }
 
-// MarkEmailVerified records that the user proved the e-mail.
-func MarkEmailVerified(ctx context.Context, q db.Querier, userID string, now time.Time) error {
-	return exactlyOne(q.Exec(ctx, `UPDATE app.users SET email_verified_at = coalesce(email_verified_at, $2),
-		updated_at = $2 WHERE id = $1`, userID, now))
+// MarkEmailVerified records that the user proved the e-mail; first reports that it had not been
+// proved before (see DiscardUnprovedCredentials).
+func MarkEmailVerified(ctx context.Context, q db.Querier, userID string, now time.Time) (first bool, err error) {
+	err = q.QueryRow(ctx, `WITH before AS (SELECT email_verified_at FROM app.users WHERE id = $1 FOR UPDATE)
+		UPDATE app.users u SET email_verified_at = coalesce(u.email_verified_at, $2), updated_at = $2
+		FROM before WHERE u.id = $1 RETURNING before.email_verified_at IS NULL`, userID, now).Scan(&first)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, ErrNotFound
+	}
+	return first, wrap("mark e-mail verified", err)
+}
+
+// DiscardUnprovedCredentials clears the password and two-factor of an account whose address has
+// just been proved for the first time by a link that reached it (a magic link), and revokes every
+// session. Anyone may sign up with an address that is not theirs; what they set before the
+// address's owner proved it is theirs, not the owner's, and must not come with the account the
+// owner now takes: the owner signs in by the link and sets a password of their own.
+func DiscardUnprovedCredentials(ctx context.Context, q db.Querier, userID string, now time.Time) error {
+	if err := exactlyOne(q.Exec(ctx, `UPDATE app.users SET password_hash = NULL, two_factor_enabled = false,
+		totp_secret = NULL, totp_last_step = NULL, updated_at = $2 WHERE id = $1`, userID, now)); err != nil {
+		return err
+	}
+	if _, err := q.Exec(ctx, `DELETE FROM app.backup_codes WHERE user_id = $1`, userID); err != nil {
+		return wrap("discard credentials", err)
+	}
+	return RevokeUserSessions(ctx, q, userID, "", now)
 }
 
 // SetVerifiedPhone records a phone number the user proved with an OTP.
