@@ -138,11 +138,14 @@ func lookupErrorReason(err error) string {
 
 // InitiateTransfer records the disbursement in the transfer register, then submits it to
 // partner, then records what the partner answered. Nothing is sent unless the record is written:
-// a bank callback about the transfer must always find whose it is. Before the first transfer
-// from an account for a tenant it records the account's mirror baseline (ensureBaseline). Errors: ErrUnknownPartner,
-// ErrReferenceReused (the register holds the reference with another body or tenant; nothing
-// sent), a *PartnerError (KindRejected, KindConflict, KindInvalid, KindUnavailable, KindUnknown).
+// a bank callback about the transfer must always find whose it is. A transfer the register holds
+// as REJECTED is not sent again: the partner's recorded rejection is the answer (see
+// recordedRejection). Before the first transfer from an account for a tenant it records the
+// account's mirror baseline (ensureBaseline). Errors: ErrUnknownPartner, ErrReferenceReused (the
+// register holds the reference with another body or tenant; nothing sent), a *PartnerError
+// (KindRejected, KindConflict, KindInvalid, KindUnavailable, KindUnknown).
 func (g *Gateway) InitiateTransfer(ctx context.Context, partner string, req TransferRequest) (Transfer, bool, error) {
+	const op = "gateway.initiate_transfer"
 	p, err := g.Partner(partner)
 	if err != nil {
 		return Transfer{}, false, err
@@ -150,8 +153,12 @@ func (g *Gateway) InitiateTransfer(ctx context.Context, partner string, req Tran
 	g.ensureBaseline(ctx, p, req.TenantID, req.FromAccount, req.Reference)
 	rec := TransferRecord{Partner: partner, Reference: req.Reference, TenantID: req.TenantID, Domain: req.Domain,
 		AmountSantim: req.AmountSantim, Currency: req.Currency, FromAccount: req.FromAccount, ToAccount: req.ToAccount}
-	if err := g.store.RecordTransfers(ctx, req.TenantID, []TransferRecord{rec}); err != nil {
-		return Transfer{}, false, fmt.Errorf("gateway.initiate_transfer: %w", err)
+	registered, err := g.store.recordTransfers(ctx, req.TenantID, []TransferRecord{rec})
+	if err != nil {
+		return Transfer{}, false, fmt.Errorf("%s: %w", op, err)
+	}
+	if err := g.recordedRejection(op, registered); err != nil {
+		return Transfer{}, false, err
 	}
 	t, replayed, err := p.InitiateTransfer(ctx, req)
 	switch {
@@ -166,8 +173,12 @@ func (g *Gateway) InitiateTransfer(ctx context.Context, partner string, req Tran
 }
 
 // InitiateBatch records every item of the bulk disbursement in the transfer register, then
-// submits the batch to partner, then records each item's answer. Errors as InitiateTransfer.
+// submits the batch to partner, then records each item's answer. A batch the partner refused
+// whole (its items REJECTED) is not sent again, as InitiateTransfer; an item failed inside a batch
+// the partner accepted is FAILED, not REJECTED: the partner holds it, and the batch sent again is
+// its replay. Errors as InitiateTransfer.
 func (g *Gateway) InitiateBatch(ctx context.Context, partner string, req BatchRequest) (Batch, bool, error) {
+	const op = "gateway.initiate_batch"
 	p, err := g.Partner(partner)
 	if err != nil {
 		return Batch{}, false, err
@@ -179,8 +190,12 @@ func (g *Gateway) InitiateBatch(ctx context.Context, partner string, req BatchRe
 			AmountSantim: it.AmountSantim, Currency: req.Currency, FromAccount: req.FromAccount, ToAccount: it.ToAccount,
 			BatchReference: req.BatchReference}
 	}
-	if err := g.store.RecordTransfers(ctx, req.TenantID, recs); err != nil {
-		return Batch{}, false, fmt.Errorf("gateway.initiate_batch: %w", err)
+	registered, err := g.store.recordTransfers(ctx, req.TenantID, recs)
+	if err != nil {
+		return Batch{}, false, fmt.Errorf("%s: %w", op, err)
+	}
+	if err := g.recordedRejection(op, registered); err != nil {
+		return Batch{}, false, err
 	}
 	b, replayed, err := p.InitiateBatch(ctx, req)
 	switch {
@@ -198,6 +213,41 @@ func (g *Gateway) InitiateBatch(ctx context.Context, partner string, req BatchRe
 		g.noteAnswers(ctx, req.TenantID, ups...)
 	}
 	return b, replayed, err
+}
+
+// recordedRejection is the partner's rejection of a request the register holds as refused (every
+// transfer of it REJECTED; the store lets only the refused request itself come back that way), as
+// the caller was first answered: KindRejected with the partner's code, which the edge turns into
+// outcome REJECTED. Nothing is sent: the partner wrote nothing when it refused, so whatever it
+// would answer now (the cause may have gone: the account opened, the source funded) is a new
+// transfer under a reference the caller has already been told moved nothing, and that caller
+// may already have written it off and paid it under another. nil when the request is not one
+// the partner refused.
+//
+// A request refused as invalid (KindInvalid, a 4xx other than 422) is REJECTED in the register
+// too, and answered this way: the register keeps the code, not the kind.
+func (g *Gateway) recordedRejection(op string, registered []TransferRecord) error {
+	if len(registered) == 0 {
+		return nil
+	}
+	for _, r := range registered {
+		if r.Status != TransferRejected {
+			return nil
+		}
+	}
+	r := registered[0]
+	code := r.FailureCode
+	if code == "" {
+		code = string(ReasonPartnerInvalid)
+	}
+	ref := r.Reference
+	if r.BatchReference != "" {
+		ref = r.BatchReference
+	}
+	g.log.Info("gateway: a request the partner refused came again; answered with its rejection, not sent",
+		"partner", r.Partner, "reference", ref, "code", code)
+	return &PartnerError{Op: op, Kind: KindRejected, Code: code,
+		Message: fmt.Sprintf("%s was refused by the partner (%s) and is not sent again; a new attempt takes a new reference", ref, code)}
 }
 
 // refusedRequest: the partner answered and refused the request, so it moved nothing for it (a

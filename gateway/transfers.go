@@ -19,8 +19,13 @@ const (
 	// TransferInitiated: recorded, and the partner's answer is not known: not yet, or never (a
 	// timeout; GetTransferStatus resolves it).
 	TransferInitiated TransferStatus = "INITIATED"
-	// TransferRejected: the partner refused this request; nothing moved. The same body may be
-	// sent again.
+	// TransferRejected: the partner refused this request (a 422 rejection, or a 4xx refusal of
+	// the request itself) and moved nothing; FailureCode is its code. It is final for the
+	// reference: the same request again is answered with this rejection by the gateway and never
+	// sent to the partner again (whose cause may have gone by then, so that it would pay a
+	// transfer its sender has already written off as failed); another request naming it is
+	// ErrReferenceReused. A new attempt is a new reference. A partner's reference conflict is no
+	// rejection and never recorded as one (refusedRequest).
 	TransferRejected TransferStatus = "REJECTED"
 )
 
@@ -84,8 +89,18 @@ func FindTransfer(ctx context.Context, q pgx.Tx, partner, reference string) (Tra
 // RecordTransfers writes transfers of one tenant to the register before they are sent, all or
 // none. A reference already recorded with the same body is left as it is (a retry, or a caller
 // racing itself); one recorded with another body, or for another tenant, is ErrReferenceReused
-// and nothing is written.
+// and nothing is written. So is a reference the partner refused (REJECTED) unless the request is
+// the refused one again: the same transfer, or the same batch with exactly the items it was
+// refused with (every one REJECTED, none missing, none added); what the gateway answers that
+// repeat, without sending it, is the recorded rejection (recordedRejection).
 func (s *Store) RecordTransfers(ctx context.Context, tenantID string, recs []TransferRecord) error {
+	_, err := s.recordTransfers(ctx, tenantID, recs)
+	return err
+}
+
+// recordTransfers is RecordTransfers, and returns the register's row of every transfer as it
+// stands once recorded (in partner and reference order).
+func (s *Store) recordTransfers(ctx context.Context, tenantID string, recs []TransferRecord) ([]TransferRecord, error) {
 	// One order for every writer: two batches sharing references then wait for each other
 	// instead of deadlocking.
 	recs = slices.Clone(recs)
@@ -98,7 +113,7 @@ func (s *Store) RecordTransfers(ctx context.Context, tenantID string, recs []Tra
 	amounts := make([]int64, n)
 	for i, r := range recs {
 		if r.TenantID != tenantID {
-			return fmt.Errorf("gateway.record_transfers: transfer %s is of tenant %q, not %q", r.Reference, r.TenantID, tenantID)
+			return nil, fmt.Errorf("gateway.record_transfers: transfer %s is of tenant %q, not %q", r.Reference, r.TenantID, tenantID)
 		}
 		partners[i], refs[i], domains[i], ccys[i], froms[i], tos[i] = r.Partner, r.Reference, r.Domain, r.Currency, r.FromAccount, r.ToAccount
 		amounts[i] = r.AmountSantim
@@ -106,6 +121,7 @@ func (s *Store) RecordTransfers(ctx context.Context, tenantID string, recs []Tra
 			batches[i] = &recs[i].BatchReference
 		}
 	}
+	var registered []TransferRecord
 	err := db.InTenantTx(ctx, s.pool, tenantID, func(tx pgx.Tx) error {
 		// The insert and the read of every reference in one round trip; the transaction stays
 		// open until the read is checked, so a refused batch writes nothing.
@@ -138,16 +154,54 @@ func (s *Store) RecordTransfers(ctx context.Context, tenantID string, recs []Tra
 		for _, r := range stored {
 			byRef[[2]string{r.Partner, r.Reference}] = r
 		}
-		for _, want := range recs {
+		registered = make([]TransferRecord, len(recs))
+		rejected := 0
+		for i, want := range recs {
 			got, ok := byRef[[2]string{want.Partner, want.Reference}]
 			if !ok || !got.sameBody(want) {
 				return fmt.Errorf("%w: %s at %s", ErrReferenceReused, want.Reference, want.Partner)
 			}
+			registered[i] = got
+			if got.Status == TransferRejected {
+				rejected++
+			}
 		}
-		return nil
+		if rejected == 0 {
+			return nil
+		}
+		// A refused reference leaves again in no other request: the partner wrote nothing for
+		// it, so it would take it as new and pay a transfer that was answered as refused.
+		if rejected < len(recs) {
+			return fmt.Errorf("%w: a transfer of the request was refused by the partner in another request", ErrReferenceReused)
+		}
+		return sameRefusedBatches(ctx, tx, recs)
 	})
 	if err != nil {
-		return fmt.Errorf("gateway.record_transfers: %w", err)
+		return nil, fmt.Errorf("gateway.record_transfers: %w", err)
+	}
+	return registered, nil
+}
+
+// sameRefusedBatches checks that the batches of recs, whose every transfer the register holds as
+// REJECTED, are the batches that were refused: the register holds no other item of any of them
+// (a batch is refused whole, so its items were recorded and refused together). A subset of a
+// refused batch under its reference is another request, and ErrReferenceReused.
+func sameRefusedBatches(ctx context.Context, tx pgx.Tx, recs []TransferRecord) error {
+	items := map[[2]string]int{}
+	for _, r := range recs {
+		if r.BatchReference != "" {
+			items[[2]string{r.Partner, r.BatchReference}]++
+		}
+	}
+	for k, n := range items {
+		var held int
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM gateway.transfers WHERE partner = $1 AND batch_reference = $2`,
+			k[0], k[1]).Scan(&held); err != nil {
+			return err
+		}
+		if held != n {
+			return fmt.Errorf("%w: batch %s at %s was refused by the partner with other items", ErrReferenceReused, k[1], k[0])
+		}
 	}
 	return nil
 }

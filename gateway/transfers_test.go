@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"fmt"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -69,7 +70,7 @@ func TestTransferRegisterFollowsThePartner(t *testing.T) {
 	e.waitStatus(t, ref, gatewayv1.TransferStatus_TRANSFER_STATUS_SETTLED)
 	waitRegistered(t, e, tenant, ref, TransferSettled)
 
-	// A rejection is recorded with the partner's code; the same body may be sent again.
+	// A rejection is recorded with the partner's code (and is final: TestRejectedTransferIsNotSentAgain).
 	poor := uniq("reg")
 	r, err = e.rpc.InitiateDisbursement(ctxT(t), &gatewayv1.InitiateDisbursementRequest{Partner: SandboxPartner, Reference: poor,
 		FromAccount: src, ToAccount: dst, AmountSantim: 50_000_000, TenantId: tenant, Domain: "EWA"})
@@ -504,4 +505,202 @@ func TestBatchReferenceConflictRejectsNoItem(t *testing.T) {
 	rec, err := registered(t, e, tenant, z)
 	require.NoError(t, err)
 	require.Equal(t, TransferInitiated, rec.Status, "the partner took nothing for it, and presumed nothing")
+}
+
+// bankTransfersOf counts the partner's transfers under the given references (the sandbox's
+// operator view: what it booked, whatever the gateway was told).
+func bankTransfersOf(t *testing.T, e *env, refs ...string) int {
+	t.Helper()
+	want := map[string]bool{}
+	for _, r := range refs {
+		want[r] = true
+	}
+	n := 0
+	for _, tr := range e.bankTransfers(t) {
+		if want[tr.Reference] {
+			n++
+		}
+	}
+	return n
+}
+
+// fund credits a sandbox account from outside the bank.
+func (e *env) fund(t *testing.T, account string, amount int64) {
+	t.Helper()
+	e.bankCall(t, http.MethodPost, "/api/v1/sandbox/accounts/"+account+"/fund", map[string]any{"amountSantim": amount}, http.StatusOK, nil)
+}
+
+// A transfer the partner rejected is answered with that rejection when it comes again, and never
+// reaches the partner again: by then the cause may have gone (the fault lifted, the source
+// funded) and the partner, which wrote nothing when it refused, would pay a transfer its sender
+// was told moved nothing (a saga that voided its posting and may pay it under a new key).
+func TestRejectedTransferIsNotSentAgain(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int64
+	e := newEnv(t, envOpt{guard: countCalls(&calls)})
+	src, blocked, dst := acct("src"), acct("blocked"), acct("dst")
+	e.account(t, src, "Employer PLC", 1_000_000)
+	e.account(t, blocked, "Blocked Account", 0)
+	e.account(t, dst, "Abebe Kebede", 0)
+	tenant := uniq("tenant")
+
+	for _, c := range []struct {
+		name, to, code string
+		amount         int64
+		before         func(t *testing.T) // the cause of the rejection
+		after          func(t *testing.T) // the cause gone
+	}{
+		{name: "injected rejection lifted", to: blocked, code: "ACCOUNT_BLOCKED", amount: 100,
+			before: func(t *testing.T) { e.fault(t, blocked, map[string]any{"rejectCode": "ACCOUNT_BLOCKED"}) },
+			after:  func(t *testing.T) { e.clearFault(t, blocked) }},
+		{name: "source funded", to: dst, code: "INSUFFICIENT_FUNDS", amount: 5_000_000,
+			before: func(t *testing.T) {},
+			after:  func(t *testing.T) { e.fund(t, src, 10_000_000) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			c.before(t)
+			ref := uniq("rej")
+			req := &gatewayv1.InitiateDisbursementRequest{Partner: SandboxPartner, Reference: ref, FromAccount: src, ToAccount: c.to,
+				AmountSantim: c.amount, TenantId: tenant, Domain: "EWA"}
+			first, err := e.rpc.InitiateDisbursement(ctxT(t), req)
+			require.NoError(t, err)
+			require.Equal(t, gatewayv1.DisbursementOutcome_DISBURSEMENT_OUTCOME_REJECTED, first.GetOutcome())
+			require.Equal(t, c.code, first.GetRejectCode())
+			rec, err := registered(t, e, tenant, ref)
+			require.NoError(t, err)
+			require.Equal(t, TransferRejected, rec.Status)
+
+			c.after(t)
+			// The cause is gone: the same transfer under a new reference is paid now.
+			fresh, err := disburse(e, uniq("fresh"), src, c.to, c.amount)
+			require.NoError(t, err)
+			require.Equal(t, gatewayv1.DisbursementOutcome_DISBURSEMENT_OUTCOME_ACCEPTED, fresh.GetOutcome())
+
+			sent := calls.Load()
+			again, err := e.rpc.InitiateDisbursement(ctxT(t), req)
+			require.NoError(t, err)
+			require.Equal(t, gatewayv1.DisbursementOutcome_DISBURSEMENT_OUTCOME_REJECTED, again.GetOutcome(), "the recorded rejection")
+			require.Equal(t, c.code, again.GetRejectCode())
+			require.Nil(t, again.GetTransfer())
+			require.Equal(t, sent, calls.Load(), "nothing may reach the partner")
+			require.Zero(t, bankTransfersOf(t, e, ref), "the partner booked the rejected transfer")
+			rec, err = registered(t, e, tenant, ref)
+			require.NoError(t, err)
+			require.Equal(t, TransferRejected, rec.Status)
+			require.Equal(t, c.code, rec.FailureCode)
+
+			// The reference with another body is still a conflict, and nothing is sent either.
+			other := &gatewayv1.InitiateDisbursementRequest{Partner: SandboxPartner, Reference: ref, FromAccount: src, ToAccount: c.to,
+				AmountSantim: c.amount + 1, TenantId: tenant, Domain: "EWA"}
+			_, err = e.rpc.InitiateDisbursement(ctxT(t), other)
+			requireCode(t, err, codes.AlreadyExists, ReasonReferenceConflict)
+			require.Equal(t, sent, calls.Load())
+			require.Zero(t, bankTransfersOf(t, e, ref))
+		})
+	}
+}
+
+// A batch the partner refused whole is answered with that rejection when it comes again, and
+// never reaches the partner again; the refused batch reference with other items, or a refused
+// item in another batch, is a conflict, refused before anything is written or sent.
+func TestRejectedBatchIsNotSentAgain(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int64
+	e := newEnv(t, envOpt{guard: countCalls(&calls)})
+	src, dst := acct("src"), acct("dst")
+	e.account(t, src, "Employer PLC", 100)
+	e.account(t, dst, "Abebe Kebede", 0)
+	tenant, batch := uniq("tenant"), uniq("run")
+	x, y := uniq("item"), uniq("item")
+	items := func(refs ...string) []*gatewayv1.BulkItem {
+		out := make([]*gatewayv1.BulkItem, len(refs))
+		for i, r := range refs {
+			out[i] = &gatewayv1.BulkItem{Reference: r, ToAccount: dst, AmountSantim: 200}
+		}
+		return out
+	}
+	req := func(batch string, refs ...string) *gatewayv1.InitiateBulkDisbursementRequest {
+		return &gatewayv1.InitiateBulkDisbursementRequest{Partner: SandboxPartner, BatchReference: batch, FromAccount: src,
+			TenantId: tenant, Domain: "PAYROLL", Items: items(refs...)}
+	}
+
+	first, err := e.rpc.InitiateBulkDisbursement(ctxT(t), req(batch, x, y))
+	require.NoError(t, err)
+	require.Equal(t, gatewayv1.DisbursementOutcome_DISBURSEMENT_OUTCOME_REJECTED, first.GetOutcome())
+	require.Equal(t, "INSUFFICIENT_FUNDS", first.GetRejectCode())
+	for _, ref := range []string{x, y} {
+		rec, err := registered(t, e, tenant, ref)
+		require.NoError(t, err)
+		require.Equal(t, TransferRejected, rec.Status)
+	}
+
+	// The cause is gone: the same batch under new references is paid now.
+	e.fund(t, src, 1_000_000)
+	fresh, err := e.rpc.InitiateBulkDisbursement(ctxT(t), req(uniq("run"), uniq("item"), uniq("item")))
+	require.NoError(t, err)
+	require.Equal(t, gatewayv1.DisbursementOutcome_DISBURSEMENT_OUTCOME_ACCEPTED, fresh.GetOutcome())
+
+	sent := calls.Load()
+	again, err := e.rpc.InitiateBulkDisbursement(ctxT(t), req(batch, x, y))
+	require.NoError(t, err)
+	require.Equal(t, gatewayv1.DisbursementOutcome_DISBURSEMENT_OUTCOME_REJECTED, again.GetOutcome(), "the recorded rejection")
+	require.Equal(t, "INSUFFICIENT_FUNDS", again.GetRejectCode())
+	require.Empty(t, again.GetItems())
+	require.Equal(t, sent, calls.Load(), "nothing may reach the partner")
+	require.Zero(t, bankTransfersOf(t, e, x, y), "the partner booked items of the rejected batch")
+
+	// The refused batch reference with other items (one added, one left out), or a refused item
+	// under another batch: a conflict, nothing written, nothing sent.
+	z := uniq("item")
+	for name, r := range map[string]*gatewayv1.InitiateBulkDisbursementRequest{
+		"item added":    req(batch, x, y, z),
+		"item left out": req(batch, x),
+		"other batch":   req(uniq("run"), x),
+	} {
+		_, err := e.rpc.InitiateBulkDisbursement(ctxT(t), r)
+		requireCode(t, err, codes.AlreadyExists, ReasonReferenceConflict)
+		require.Equal(t, sent, calls.Load(), "%s: nothing may reach the partner", name)
+	}
+	_, err = registered(t, e, tenant, z)
+	require.ErrorIs(t, err, ErrTransferNotFound, "the added item is not written")
+	require.Zero(t, bankTransfersOf(t, e, x, y, z))
+	for _, ref := range []string{x, y} {
+		rec, err := registered(t, e, tenant, ref)
+		require.NoError(t, err)
+		require.Equal(t, TransferRejected, rec.Status)
+		require.Equal(t, "INSUFFICIENT_FUNDS", rec.FailureCode)
+	}
+}
+
+// A transfer the partner holds (PENDING, SETTLED, or FAILED at settlement) sent again is the
+// partner's replay: the same transfer, nothing booked twice.
+func TestHeldTransferSentAgainIsReplayed(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpt{})
+	src, dst, failing := acct("src"), acct("dst"), acct("failing")
+	e.account(t, src, "Employer PLC", 1_000_000)
+	e.account(t, dst, "Abebe Kebede", 0)
+	e.account(t, failing, "Failing Account", 0)
+	e.fault(t, failing, map[string]any{"settleFailureCode": "ACCOUNT_CLOSED"})
+	tenant := uniq("tenant")
+	for _, c := range []struct {
+		to   string
+		want TransferStatus
+	}{{dst, TransferSettled}, {failing, TransferFailed}} {
+		ref := uniq("held")
+		req := &gatewayv1.InitiateDisbursementRequest{Partner: SandboxPartner, Reference: ref, FromAccount: src, ToAccount: c.to,
+			AmountSantim: 100, TenantId: tenant, Domain: "EWA"}
+		first, err := e.rpc.InitiateDisbursement(ctxT(t), req)
+		require.NoError(t, err)
+		require.Equal(t, gatewayv1.DisbursementOutcome_DISBURSEMENT_OUTCOME_ACCEPTED, first.GetOutcome())
+		e.waitStatus(t, ref, transferStatusPB(c.want))
+		waitRegistered(t, e, tenant, ref, c.want)
+		again, err := e.rpc.InitiateDisbursement(ctxT(t), req)
+		require.NoError(t, err)
+		require.Equal(t, gatewayv1.DisbursementOutcome_DISBURSEMENT_OUTCOME_ACCEPTED, again.GetOutcome())
+		require.True(t, again.GetReplayed())
+		require.Equal(t, first.GetTransfer().GetId(), again.GetTransfer().GetId())
+		require.Equal(t, transferStatusPB(c.want), again.GetTransfer().GetStatus())
+		require.Equal(t, 1, bankTransfersOf(t, e, ref))
+	}
 }
