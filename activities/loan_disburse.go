@@ -61,10 +61,20 @@ type LoanDisburseStep struct {
 
 // LoadPlan reads what paying the loan out needs. Its refusals (LOAN_NOT_FOUND, LOAN_INVALID_STATE,
 // LOAN_FUNDING_ACCOUNT_NOT_SET, LOAN_EMPLOYEE_NOT_ACTIVE, LOAN_PAYOUT_ACCOUNT_CHANGED,
-// LOAN_FI_NOT_AVAILABLE) are non-retryable.
+// LOAN_FI_NOT_AVAILABLE) are non-retryable. A loan this run already concluded
+// (lending.DisbursementConcludedBy, asked first: a loan it failed is APPROVED again and would plan
+// again) is answered as the plan's Concluded, and nothing else.
 func (a *LoanDisburse) LoadPlan(ctx context.Context, in LoanDisburseStep) (lending.DisbursePlan, error) {
 	var p lending.DisbursePlan
-	err := a.inTx(ctx, in, func(ctx context.Context, tx pgx.Tx) (err error) {
+	err := a.inTx(ctx, in, func(ctx context.Context, tx pgx.Tx) error {
+		c, err := lending.DisbursementConcludedBy(ctx, tx, in.LoanID, in.WorkflowID)
+		if err != nil {
+			return err
+		}
+		if c != nil {
+			p = lending.DisbursePlan{Concluded: c}
+			return nil
+		}
 		p, err = lending.LoadDisbursePlan(ctx, tx, in.LoanID, in.WorkflowID)
 		return err
 	})

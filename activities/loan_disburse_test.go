@@ -158,8 +158,56 @@ func TestLoanDisburseStepsAgainstTheStack(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, ledgerv1.TransactionStatus_TRANSACTION_STATUS_POSTED, tx.GetTransaction().GetStatus())
 	require.Equal(t, ref, tx.GetTransaction().GetMetadata()[partnerref.LedgerMetadataKey])
-	_, err = a.LoadPlan(ctx, step)
+	// The same run's steps again (its workflow task lost after they ran): the loan it paid out is
+	// answered as concluded, not refused; another run's plan is refused.
+	plan, err = a.LoadPlan(ctx, step)
+	require.NoError(t, err)
+	require.Equal(t, lending.DisbursePlan{Concluded: &lending.DisburseConcluded{Status: lending.LoanActive, LedgerTxID: posted.TxID,
+		TransferID: tr.TransferID}}, plan)
+	otherStep := step
+	otherStep.WorkflowID = "idem-other"
+	_, err = a.LoadPlan(ctx, otherStep)
 	requireErrType(t, err, lending.CodeLoanInvalidState, true)
+}
+
+// A run whose steps run again after a lost workflow task, its transfer failed: the loan is
+// APPROVED again under its id and would plan (and be claimed and sent) again; LoadPlan answers the
+// recorded failure instead, before planning. Another run plans it.
+func TestLoanDisburseLoadPlanAnswersTheRunsOwnFailure(t *testing.T) {
+	w := newLoanWorld(t)
+	ctx := context.Background()
+	w.inFI(t, func(ctx context.Context, tx db.BunTx) error {
+		_, err := lending.PutFIAccounts(ctx, tx, lending.Account{Partner: "sandbox", AccountNumber: testkit.Unique("FIFUND")},
+			lending.Account{Partner: "sandbox", AccountNumber: testkit.Unique("FISET")}, time.Now())
+		return err
+	})
+	a := &LoanDisburse{DB: w.d.App}
+	step := LoanDisburseStep{Run: Run{TenantID: w.biz.ID, WorkflowID: "idem-" + testkit.Unique("loan-disburse"), CorrelationID: "http-1"},
+		LoanID: w.loan.ID}
+	claim := step
+	claim.LedgerTxID = "ltx-1"
+	_, err := a.Claim(ctx, claim)
+	require.NoError(t, err)
+	failed := step
+	failed.Reason = "INSUFFICIENT_FUNDS"
+	_, err = a.MarkFailed(ctx, failed)
+	require.NoError(t, err)
+
+	plan, err := a.LoadPlan(ctx, step)
+	require.NoError(t, err)
+	require.Equal(t, lending.DisbursePlan{Concluded: &lending.DisburseConcluded{Status: lending.DisbursementFailed, LedgerTxID: "ltx-1",
+		Reason: "INSUFFICIENT_FUNDS"}}, plan)
+	_, err = a.MarkFailed(ctx, failed)
+	require.NoError(t, err, "recorded again: a no-op")
+	require.Equal(t, 1, w.biz.Count(t, `SELECT count(*) FROM app.outbox WHERE type = 'loan.disbursement_failed.v1'`))
+
+	other := step
+	other.WorkflowID = "idem-other"
+	plan, err = a.LoadPlan(ctx, other)
+	require.NoError(t, err)
+	require.Nil(t, plan.Concluded)
+	require.Equal(t, lending.LoanApproved, plan.Status)
+	require.Equal(t, int64(500_000), plan.PrincipalSantim)
 }
 
 // The lending store's refusals become non-retryable errors typed by their code; the rest is

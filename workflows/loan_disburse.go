@@ -163,6 +163,9 @@ func (d *loanDisburse) begin(ctx workflow.Context) (o payoutOutcome, done bool, 
 	if d.plan, err = callLocal(ctx, localRecordOptions(), activities.LoanDisburseLoadPlan, step); err != nil {
 		return d.recordFailed(err)
 	}
+	if d.plan.Concluded != nil {
+		return d.concluded(ctx, *d.plan.Concluded)
+	}
 
 	// 2. The gates, in order; the first refusal ends the saga with nothing moved.
 	d.progress.Stage = StageGates
@@ -190,6 +193,27 @@ func (d *loanDisburse) begin(ctx workflow.Context) (o payoutOutcome, done bool, 
 
 	// 5. The transfer.
 	return d.initiate(ctx)
+}
+
+// concluded answers the outcome this run already recorded on its loan (LoadPlan found it so):
+// its local steps, run in one workflow task, failed or paid out the loan, and that task was lost
+// before it completed (it timed out on a loaded worker), so they run again from the start. FAILED
+// is recorded again (MarkFailed is a no-op for the same run; the posting was voided before it)
+// and answered FAILED with its code; ACTIVE is answered ACTIVE and followed as a payout is (the
+// delinquency watch starts: the lost task's start never reached the server, and a watch already
+// running stays). Without it the run refused the loan it paid out 409 LOAN_INVALID_STATE, and
+// claimed and sent again the one it failed. Only a plan that says so branches here: recorded
+// histories (no Concluded) replay as before.
+func (d *loanDisburse) concluded(ctx workflow.Context, c lending.DisburseConcluded) (payoutOutcome, bool, error) {
+	d.progress.LedgerTxID, d.progress.TransferID = c.LedgerTxID, c.TransferID
+	if c.Status == lending.DisbursementFailed {
+		o, err := d.fail(ctx, c.Reason, false)
+		return o, true, err
+	}
+	d.progress.Stage = d.paidStage
+	d.accept(d.paidStage)
+	d.paid(ctx)
+	return d.outcome(), true, nil
 }
 
 // transferInput is the transfer of the plan under ref: the principal from the FI's funding
@@ -236,6 +260,12 @@ func (d *loanDisburse) paid(ctx workflow.Context) {
 			workflow.GetLogger(ctx).Error("loan delinquency watch not started", "loan_id", d.in.LoanID, "error", err)
 		}
 	}
+	// A run answering the payout it already recorded (concluded) has no leg: its reference is the
+	// one its transfer was sent under.
+	ref, transferID := partnerref.Leg(partnerref.LoanDisburse, d.wfID, 1), d.progress.TransferID
+	if d.leg != nil {
+		ref, transferID = d.leg.Transfer.Reference, d.leg.TransferID
+	}
 	workflow.GetLogger(ctx).Info("loan disbursed", "tenant_id", d.in.TenantID, "loan_id", d.in.LoanID, "tx_id", d.progress.LedgerTxID,
-		"transfer_id", d.leg.TransferID, "partner_reference", d.leg.Transfer.Reference)
+		"transfer_id", transferID, "partner_reference", ref)
 }

@@ -324,6 +324,55 @@ func TestLoanDisburseContinuesAsNew(t *testing.T) {
 	require.Equal(t, LoanDisburseAccepted{LoanID: "loan_1", Status: "DISBURSING", WorkflowID: loanWF}, h2.accepted)
 }
 
+// A run whose local steps already concluded the loan (their workflow task lost on a loaded
+// worker after they ran, so they run again from the start): LoadPlan finds the loan FAILED or
+// paid out under this run, and the run answers that outcome. Without it the run refused the loan
+// it paid out 409 LOAN_INVALID_STATE (and started no delinquency watch), and planned, claimed and
+// sent again the loan it failed (APPROVED again under its own id). Nothing moves again.
+func TestLoanDisburseAnswersWhatItAlreadyConcluded(t *testing.T) {
+	watches := func(h *loanHarness) *[]string {
+		var ids []string
+		h.env.SetOnChildWorkflowStartedListener(func(info *workflow.Info, _ workflow.Context, args converter.EncodedValues) {
+			var in LoanDelinquencyInput
+			require.NoError(t, args.Get(&in))
+			require.Equal(t, LoanDelinquencyInput{TenantID: "biz-1", LoanID: "loan_1", CorrelationID: "http-req-7"}, in)
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			ids = append(ids, info.WorkflowExecution.ID)
+		})
+		return &ids
+	}
+	t.Run("FAILED", func(t *testing.T) {
+		h := newLoanHarness(t)
+		h.localOnly(t)
+		started := watches(h)
+		h.on(activities.LoanDisburseLoadPlanActivity, loanStep).Return(lending.DisbursePlan{Concluded: &lending.DisburseConcluded{
+			Status: lending.DisbursementFailed, LedgerTxID: "ltx-9", Reason: "INSUFFICIENT_FUNDS"}}, nil).Once()
+		f := loanStep
+		f.Reason = "INSUFFICIENT_FUNDS"
+		h.on(activities.LoanDisburseMarkFailedActivity, f).Return(lending.Disbursement{LoanID: "loan_1", Status: lending.LoanApproved}, nil).Once()
+		res := h.run(t, loanIn)
+		require.Equal(t, LoanDisburseResult{LoanID: "loan_1", Status: "FAILED", Code: "INSUFFICIENT_FUNDS", Reason: "INSUFFICIENT_FUNDS",
+			LedgerTxID: "ltx-9"}, res)
+		require.Equal(t, LoanDisburseAccepted{LoanID: "loan_1", Status: "FAILED", WorkflowID: loanWF}, h.accepted)
+		require.Equal(t, []string{activities.LoanDisburseLoadPlanActivity, activities.LoanDisburseMarkFailedActivity}, h.activityCalls(),
+			"no gate, posting, claim, transfer or void again")
+		require.Empty(t, *started)
+	})
+	t.Run("ACTIVE", func(t *testing.T) {
+		h := newLoanHarness(t)
+		h.localOnly(t)
+		started := watches(h)
+		h.on(activities.LoanDisburseLoadPlanActivity, loanStep).Return(lending.DisbursePlan{Concluded: &lending.DisburseConcluded{
+			Status: lending.LoanActive, LedgerTxID: "ltx-9", TransferID: "tr-9"}}, nil).Once()
+		res := h.run(t, loanIn)
+		require.Equal(t, LoanDisburseResult{LoanID: "loan_1", Status: "ACTIVE", LedgerTxID: "ltx-9", TransferID: "tr-9"}, res)
+		require.Equal(t, LoanDisburseAccepted{LoanID: "loan_1", Status: "ACTIVE", WorkflowID: loanWF}, h.accepted)
+		require.Equal(t, []string{activities.LoanDisburseLoadPlanActivity}, h.activityCalls(), "nothing recorded or moved again")
+		require.Equal(t, []string{LoanDelinquencyWorkflowID("biz-1", "loan_1")}, *started, "the watch starts, as a payout's does")
+	})
+}
+
 // The saga's gate codes are the lending table's, each answered by it.
 func TestLoanDisburseCodesInTable(t *testing.T) {
 	codes := []string{loanGates.other}

@@ -68,6 +68,23 @@ type DisbursePlan struct {
 	Destination     Payee
 	Status          string
 	WorkflowID      string // the saga run holding the loan ("" when none)
+	// Concluded is set, and nothing else, when the saga run asking already concluded the loan's
+	// disbursement (DisbursementConcludedBy): its steps run again after a lost workflow task.
+	Concluded *DisburseConcluded `json:",omitempty"`
+}
+
+// DisbursementFailed is DisburseConcluded.Status of a run whose transfer failed (the loan
+// APPROVED again, or cancelled since, with the failure's code recorded).
+const DisbursementFailed = "FAILED"
+
+// DisburseConcluded is the outcome a saga run already recorded on its loan: FAILED with the
+// failure's code, or ACTIVE (paid out; the loan may have moved on since) with its ledger
+// transaction and transfer.
+type DisburseConcluded struct {
+	Status     string // DisbursementFailed or LoanActive
+	LedgerTxID string `json:",omitempty"`
+	TransferID string `json:",omitempty"`
+	Reason     string `json:",omitempty"` // FAILED: the recorded failure's code
 }
 
 // Disbursement is a loan's disbursement state: its status and the saga run that claimed it last
@@ -172,6 +189,31 @@ func LoadDisbursePlan(ctx context.Context, tx db.Querier, id, workflowID string)
 	}
 	return DisbursePlan{TenantID: d.TenantID, LoanID: d.LoanID, BorrowerID: d.BorrowerID, FIID: d.FIID, PrincipalSantim: d.PrincipalSantim,
 		Funding: funding, Destination: to, Status: d.Status, WorkflowID: d.WorkflowID}, nil
+}
+
+// DisbursementConcludedBy reads loan id of the context's business and reports whether the saga
+// run workflowID already concluded its disbursement: paid it out (disbursed_at set under that
+// run: ACTIVE, or a later state since), or recorded its transfer's failure (the loan claimed by
+// that run, no longer DISBURSING, not paid out, its failure's code recorded: what
+// MarkDisbursementFailed then answers as a no-op). nil otherwise, for a loan no run or another
+// run concluded. A disburse run whose workflow task was lost after its local steps concluded
+// the loan (it timed out on a loaded worker before it completed) runs them again from the start
+// against what they wrote: LoadDisbursePlan refuses the loan it paid out (LOAN_INVALID_STATE,
+// answered 409) and plans again the one it failed (claimed and sent again); the run answers the
+// outcome it recorded instead. Errors: ErrLoanNotFound.
+func DisbursementConcludedBy(ctx context.Context, tx db.Writer, id, workflowID string) (*DisburseConcluded, error) {
+	d, err := GetDisbursement(ctx, tx, id)
+	if err != nil || workflowID == "" || d.WorkflowID != workflowID {
+		return nil, err
+	}
+	switch {
+	case d.DisbursedAt != nil:
+		return &DisburseConcluded{Status: LoanActive, LedgerTxID: d.LedgerTxID, TransferID: d.TransferID}, nil
+	case d.Status != LoanDisbursing && d.LastFailure != "":
+		return &DisburseConcluded{Status: DisbursementFailed, LedgerTxID: d.LedgerTxID, TransferID: d.TransferID,
+			Reason: d.LastFailure}, nil
+	}
+	return nil, nil
 }
 
 // ErrEmployeeNotFound: the loan's borrower is no longer an employee of the business (deleted),

@@ -160,6 +160,85 @@ func TestDisbursementStore(t *testing.T) {
 	require.Equal(t, "INSUFFICIENT_FUNDS", *got.LastDisbursementFailure)
 }
 
+// TestDisbursementConcludedBy: a saga run whose local steps run again after a lost workflow task
+// finds the outcome it recorded on its loan — FAILED with the code (the loan APPROVED again, and
+// still after a cancellation), or ACTIVE with its posting and transfer — and no other run does,
+// nor the run while the loan is DISBURSING (a run that claims after another's failure sees that
+// failure on record, not its own).
+func TestDisbursementConcludedBy(t *testing.T) {
+	t.Parallel()
+	w := newLoanWorld(t)
+	l := w.approved(t)
+	concluded := func(o *payrolltest.Org, id, wf string) (*lending.DisburseConcluded, error) {
+		return value(t, o, func(ctx context.Context, tx db.BunTx) (*lending.DisburseConcluded, error) {
+			return lending.DisbursementConcludedBy(ctx, tx, id, wf)
+		})
+	}
+	none := func(id string, wfs ...string) {
+		t.Helper()
+		for _, wf := range wfs {
+			c, err := concluded(w.biz, id, wf)
+			require.NoError(t, err)
+			require.Nil(t, c, wf)
+		}
+	}
+	step := func(fn func(ctx context.Context, tx db.BunTx) (lending.Disbursement, error)) {
+		t.Helper()
+		_, err := disbursement(t, w.biz, fn)
+		require.NoError(t, err)
+	}
+	claim := func(id, wf, txID string) {
+		step(func(ctx context.Context, tx db.BunTx) (lending.Disbursement, error) {
+			return lending.ClaimDisbursement(ctx, tx, id, wf, txID, t0)
+		})
+	}
+	fail := func(id, wf string) {
+		step(func(ctx context.Context, tx db.BunTx) (lending.Disbursement, error) {
+			return lending.MarkDisbursementFailed(ctx, tx, id, wf, "INSUFFICIENT_FUNDS", t0)
+		})
+	}
+
+	none(l.ID, "wf-a", "")
+	_, err := concluded(w.otherBiz, l.ID, "wf-a")
+	requireRefusal(t, err, http.StatusNotFound, lending.CodeLoanNotFound)
+	claim(l.ID, "wf-a", "tx-1")
+	none(l.ID, "wf-a", "wf-b")
+
+	// wf-a's transfer failed: the loan is APPROVED again, and wf-a's failure is on record.
+	fail(l.ID, "wf-a")
+	c, err := concluded(w.biz, l.ID, "wf-a")
+	require.NoError(t, err)
+	require.Equal(t, &lending.DisburseConcluded{Status: lending.DisbursementFailed, LedgerTxID: "tx-1", Reason: "INSUFFICIENT_FUNDS"}, c)
+	none(l.ID, "wf-b", "")
+	fail(l.ID, "wf-a") // what the run then records again: a no-op
+	require.Equal(t, 1, events(t, w.biz, lending.EventLoanDisbursementFailed))
+	require.Equal(t, 1, w.biz.Count(t, `SELECT count(*) FROM app.audit_log WHERE action = $1 AND outcome = 'FAILED'`, lending.ActionLoanDisbursementFailed))
+
+	// wf-b claims it (wf-a's failure stays on record) and pays it out.
+	claim(l.ID, "wf-b", "tx-2")
+	none(l.ID, "wf-a", "wf-b")
+	step(func(ctx context.Context, tx db.BunTx) (lending.Disbursement, error) {
+		return lending.MarkDisbursed(ctx, tx, l.ID, "wf-b", "trf-2", t0)
+	})
+	c, err = concluded(w.biz, l.ID, "wf-b")
+	require.NoError(t, err)
+	require.Equal(t, &lending.DisburseConcluded{Status: lending.LoanActive, LedgerTxID: "tx-2", TransferID: "trf-2"}, c)
+	none(l.ID, "wf-a", "")
+
+	// A loan failed by wf-c and cancelled since: still wf-c's failure.
+	l2 := w.approved(t)
+	claim(l2.ID, "wf-c", "tx-3")
+	fail(l2.ID, "wf-c")
+	_, err = value(t, w.biz, func(ctx context.Context, tx db.BunTx) (lending.Loan, error) {
+		return lending.CancelLoan(ctx, tx, lending.Business, l2.ID, t0)
+	})
+	require.NoError(t, err)
+	c, err = concluded(w.biz, l2.ID, "wf-c")
+	require.NoError(t, err)
+	require.Equal(t, &lending.DisburseConcluded{Status: lending.DisbursementFailed, LedgerTxID: "tx-3", Reason: "INSUFFICIENT_FUNDS"}, c)
+	none(l2.ID, "wf-a", "wf-b")
+}
+
 // TestDisbursementStartsTheScheduleInAnOpenPeriod: a loan requested on 27 November 2026 with its
 // first instalment due in 2026-12 is paid out on 10 February 2027, when the 2027-02 run is
 // already approved. Its twelve instalments move, whole and with the same amounts, to start in
