@@ -79,10 +79,19 @@ type EqubStep struct {
 }
 
 // LoadPlan reads what the contribution needs (equb.LoadContributionPlan); its refusals are
-// non-retryable.
+// non-retryable. A contribution this run already concluded (equb.ContributionConcludedBy: its
+// steps run again after a lost workflow task) is answered first, before the switch and the plan,
+// as its plan's Concluded.
 func (a *Equb) LoadPlan(ctx context.Context, in EqubStep) (equb.MoneyPlan, error) {
 	var p equb.MoneyPlan
 	err := a.inTx(ctx, in, func(ctx context.Context, tx db.BunTx) (err error) {
+		ct, done, err := equb.ContributionConcludedBy(ctx, tx, in.WorkflowID)
+		if err != nil || done {
+			if done {
+				p = ct.ConcludedPlan()
+			}
+			return err
+		}
 		if in.Payroll != nil {
 			if !a.MoneyMovement {
 				return equb.RefusalError(equb.CodeMoneyMovementOff)
@@ -128,10 +137,20 @@ func (a *Equb) MarkFailed(ctx context.Context, in EqubStep) (equb.Contribution, 
 }
 
 // PayoutLoadPlan reads what the cycle's payout needs (equb.LoadPayoutPlan: the group's default
-// rule allows it now, no other payout of the cycle or its recipient).
+// rule allows it now, no other payout of the cycle or its recipient). A payout this run already
+// concluded (equb.PayoutConcludedBy: its steps run again after a lost workflow task) is answered
+// first, as its plan's Concluded: LoadPayoutPlan skips a FAILED payout and would plan the cycle
+// again.
 func (a *Equb) PayoutLoadPlan(ctx context.Context, in EqubStep) (equb.MoneyPlan, error) {
 	var p equb.MoneyPlan
 	err := a.inTx(ctx, in, func(ctx context.Context, tx db.BunTx) (err error) {
+		po, done, err := equb.PayoutConcludedBy(ctx, tx, in.WorkflowID)
+		if err != nil || done {
+			if done {
+				p = po.ConcludedPlan()
+			}
+			return err
+		}
 		p, err = equb.LoadPayoutPlan(ctx, tx, in.GroupID, in.Cycle, in.WorkflowID, a.Now.Now())
 		return err
 	})

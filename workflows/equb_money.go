@@ -129,6 +129,9 @@ func (d *equbMoney) begin(ctx workflow.Context) (o payoutOutcome, done bool, err
 	if d.groupID == "" { // a contribution by payroll deduction names its member by membership
 		d.groupID, d.base.GroupID = d.plan.GroupID, d.plan.GroupID
 	}
+	if d.plan.Concluded != nil { // set only by plans read after it existed: old histories replay as they ran
+		return d.concluded(ctx, *d.plan.Concluded)
+	}
 	// 2. The member's account (the organization's payroll account for a payroll deduction), by
 	// the holder's name too when it is the member's.
 	d.progress.Stage = StageGates
@@ -149,6 +152,25 @@ func (d *equbMoney) begin(ctx workflow.Context) (o payoutOutcome, done bool, err
 	}
 	// 5. The transfer.
 	return d.initiate(ctx)
+}
+
+// concluded answers the outcome this run already recorded on its contribution or payout (the
+// plan found it so): its steps, run in one workflow task, concluded the move, and that task was
+// lost before it completed (it timed out on a loaded worker), so they run again from the start.
+// FAILED is recorded again (the mark is a no-op for the same run: settle returns early when the
+// row already has the status) and answered FAILED with the recorded code; POSTED or PAID is
+// answered as the paid stage. Nothing is posted or sent again: without it the payout's plan
+// skipped the run's own FAILED payout and sent the pot again while the cycle was OPEN for a new
+// key, and a contribution's plan read back its own row and the transfer was sent again.
+func (d *equbMoney) concluded(ctx workflow.Context, c equb.Concluded) (payoutOutcome, bool, error) {
+	d.progress.LedgerTxID, d.progress.TransferID = c.LedgerTxID, c.TransferID
+	if c.Status == equb.MoneyFailed {
+		o, err := d.fail(ctx, c.FailureCode, false)
+		return o, true, err
+	}
+	d.progress.Stage = d.paidStage
+	d.accept(d.paidStage)
+	return d.outcome(), true, nil
 }
 
 // gateInput: the member screened, the group the audit rows' target, the member's account looked

@@ -129,6 +129,89 @@ type MoneyPlan struct {
 	// Payroll is set for a contribution by payroll deduction: Member is then the organization's
 	// payroll account (where the withheld pay is), not the member's own.
 	Payroll *PayrollSource `json:",omitempty"`
+	// Concluded is set when the asking saga already concluded its contribution or payout
+	// (ContributionConcludedBy, PayoutConcludedBy): the plan then names only the record's tenant,
+	// group, cycle, member and amount, and the saga answers the recorded outcome instead of
+	// planning (and sending) the move again.
+	Concluded *Concluded `json:",omitempty"`
+}
+
+// Concluded is the outcome a saga run already recorded on its contribution or payout: POSTED or
+// PAID with its ledger transaction and transfer, or FAILED with the bank's code.
+type Concluded struct {
+	Status                              string
+	LedgerTxID, TransferID, FailureCode string `json:",omitempty"`
+}
+
+func concludedPlan(tenantID, groupID, cycleID, membershipID, wfID string, amount int64, status string,
+	ledgerTxID, transferID, failureCode *string) MoneyPlan {
+	deref := func(s *string) string {
+		if s == nil {
+			return ""
+		}
+		return *s
+	}
+	return MoneyPlan{TenantID: tenantID, GroupID: groupID, CycleID: cycleID, MembershipID: membershipID, AmountSantim: amount, Owner: wfID,
+		Concluded: &Concluded{Status: status, LedgerTxID: deref(ledgerTxID), TransferID: deref(transferID), FailureCode: deref(failureCode)}}
+}
+
+// ConcludedPlan is the plan that answers the contribution's recorded outcome
+// (ContributionConcludedBy).
+func (ct Contribution) ConcludedPlan() MoneyPlan {
+	return concludedPlan(ct.TenantID, ct.GroupID, ct.CycleID, ct.MembershipID, ct.WorkflowID, ct.AmountSantim, ct.Status,
+		ct.LedgerTxID, ct.TransferID, ct.FailureCode)
+}
+
+// ConcludedPlan is the plan that answers the payout's recorded outcome (PayoutConcludedBy).
+func (po Payout) ConcludedPlan() MoneyPlan {
+	return concludedPlan(po.TenantID, po.GroupID, po.CycleID, po.MembershipID, po.WorkflowID, po.AmountSantim, po.Status,
+		po.LedgerTxID, po.TransferID, po.FailureCode)
+}
+
+// ContributionConcludedBy reports whether the saga wfID already concluded its contribution: POSTED
+// or FAILED under that workflow, the row returned. A saga's first steps are local activities run
+// in one workflow task; when that task is lost after they recorded the outcome (it timed out on a
+// loaded worker), they run again from the start, and the plan read back the saga's own
+// contribution and the saga sent the transfer again. The saga answers the recorded outcome
+// instead. A PENDING contribution, another saga's, or none is not concluded.
+func ContributionConcludedBy(ctx context.Context, tx db.BunTx, wfID string) (Contribution, bool, error) {
+	var ct Contribution
+	if wfID == "" {
+		return Contribution{}, false, nil
+	}
+	err := tx.NewSelect().Model(&ct).Where("ct.tenant_id = ?", tenancy.TenantID(ctx)).Where("ct.workflow_id = ?", wfID).Scan(ctx)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return Contribution{}, false, nil
+	case err != nil:
+		return Contribution{}, false, fmt.Errorf("equb.contribution_concluded_by: %w", err)
+	}
+	if ct.Status != MoneyPosted && ct.Status != MoneyFailed {
+		return Contribution{}, false, nil
+	}
+	return ct, true, nil
+}
+
+// PayoutConcludedBy reports whether the saga wfID already concluded its payout: PAID or FAILED
+// under that workflow, the row returned (see ContributionConcludedBy: without it the plan skipped
+// the saga's own FAILED payout and planned the cycle again, OPEN by then for a new key, and the
+// saga sent the pot again). A PENDING payout, another saga's, or none is not concluded.
+func PayoutConcludedBy(ctx context.Context, tx db.BunTx, wfID string) (Payout, bool, error) {
+	var po Payout
+	if wfID == "" {
+		return Payout{}, false, nil
+	}
+	err := tx.NewSelect().Model(&po).Where("po.tenant_id = ?", tenancy.TenantID(ctx)).Where("po.workflow_id = ?", wfID).Scan(ctx)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return Payout{}, false, nil
+	case err != nil:
+		return Payout{}, false, fmt.Errorf("equb.payout_concluded_by: %w", err)
+	}
+	if po.Status != MoneyPaid && po.Status != MoneyFailed {
+		return Payout{}, false, nil
+	}
+	return po, true, nil
 }
 
 // cycleOfGroup reads the group's cycle: number 0 is the current (not PAID) one.
