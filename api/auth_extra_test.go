@@ -243,6 +243,8 @@ func FuzzAuthExtraRoutes(f *testing.F) {
 		`{"password":"` + testPassword + `"}`,
 		`{"email":"ghost@example.com"}`,
 		`{"token":"short"}`,
+		`{"token":"` + tok + `","password":"` + testPassword + `"}`,
+		"{\"token\":\"" + tok + "\",\"password\":\"\xff\x01\"}",
 	} {
 		f.Add(uint8(i), []byte(body), true)
 		f.Add(uint8(i), []byte(body), false)
