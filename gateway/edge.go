@@ -51,7 +51,18 @@ func checkAccount(name, v string) error {
 	return nil
 }
 
-func checkReference(name, v string) error { return field.Reference(name, v, MaxReferenceLen) }
+// checkReference: a reference is looked up in a partner's URL path (by-reference/{ref}), where
+// "." and ".." are not references but directions, so a transfer made under one could never be
+// looked up again.
+func checkReference(name, v string) error {
+	if err := field.Reference(name, v, MaxReferenceLen); err != nil {
+		return err
+	}
+	if v == "." || v == ".." {
+		return refuse(name, "must not be a path segment such as '.' or '..'")
+	}
+	return nil
+}
 
 // checkHolderName: an expected holder name is optional; when given it must be a name.
 func checkHolderName(name, v string) error {

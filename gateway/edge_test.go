@@ -183,7 +183,7 @@ var everywhere = []hostile{
 	{"C0 control", "a\x01b"}, {"C0 control", "a\nb"}, {"C0 control", "a\tb"}, {"C0 control", "a\x1b[2Jb"},
 	{"DEL/C1 control", "a\x7fb"}, {"DEL/C1 control", "a\u0085b"}, {"DEL/C1 control", "a\u009bb"},
 	{"invalid UTF-8", "a\xffb"}, {"invalid UTF-8", "\xc3\x28"}, {"invalid UTF-8", "\xed\xa0\x80"},
-	{"U+FFFD", "a\uFFFDb"},
+	{"U+FFFD", "a\uFFFDb"}, {"noncharacter", "a\uFFFFb"}, {"noncharacter", "R\uFFFE1"}, {"noncharacter", "a\uFDD0b"},
 	{"bidi override", "a\u202eb"}, {"bidi override", "a\u2066b"},
 	{"oversized", strings.Repeat("a", 64<<10)},
 }
@@ -199,6 +199,7 @@ var byKind = map[string][]hostile{
 	"tenant": {{"empty", ""}, {"malformed id", "has space"}, {"malformed id", "t/x"}, {"malformed id", "ü"}, {"oversized", strings.Repeat("t", 129)}},
 	"reference": {
 		{"empty", ""}, {"malformed reference", "has space"}, {"malformed reference", "a\u00a0b"}, {"malformed reference", "a\u2028b"},
+		{"malformed reference", "."}, {"malformed reference", ".."},
 		{"oversized", strings.Repeat("r", MaxReferenceLen+1)},
 	},
 	"name":     {{"blank", "   "}, {"oversized", strings.Repeat("n", 257)}},
@@ -478,8 +479,9 @@ func TestHardening5_BadInputNeverOpensBreaker(t *testing.T) {
 			sent++
 		}
 	}
-	// Straight to the guarded partner, past the edge's validation: what the bank refuses with a
-	// 4xx is still never a fault (a path segment that resolves to another route, an oversized id).
+	// Straight to the guarded partner, past the edge's validation: what the adapter or the bank
+	// refuses as the caller's error is still never a fault (a path segment, which the adapter
+	// refuses without asking the bank; an oversized id, which the bank refuses with a 4xx).
 	for _, id := range []string{".", "..", strings.Repeat("x", 100<<10)} {
 		_, err := e.partner.LookupAccount(ctx, id)
 		require.Error(t, err)

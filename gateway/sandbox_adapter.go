@@ -26,18 +26,27 @@ type SandboxAdapter struct {
 
 // NewSandboxAdapter returns an adapter for the sandbox at baseURL (e.g. http://127.0.0.1:8090).
 // client may be nil for a pooled default suited to many concurrent calls to one host.
+//
+// The adapter follows no redirect (a given client is copied, not changed): a 3xx is an answer
+// the contract does not describe, so its outcome is unknown. Following it would re-send a
+// transfer to whatever host a 307/308 names, or turn it into a GET (302) whose 2xx would read as
+// the bank's answer.
 func NewSandboxAdapter(baseURL string, client *http.Client) (*SandboxAdapter, error) {
 	u, err := url.Parse(strings.TrimRight(baseURL, "/"))
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("sandbox adapter: base url %q must be http(s)://host[:port]", baseURL)
 	}
-	if client == nil {
+	var c http.Client
+	if client != nil {
+		c = *client
+	} else {
 		tr := http.DefaultTransport.(*http.Transport).Clone()
 		tr.MaxIdleConns = 512
 		tr.MaxIdleConnsPerHost = 512
-		client = &http.Client{Transport: tr}
+		c.Transport = tr
 	}
-	return &SandboxAdapter{base: u, client: client}, nil
+	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &SandboxAdapter{base: u, client: &c}, nil
 }
 
 // Partner implements Adapter.
@@ -118,8 +127,12 @@ type sbError struct {
 // LookupAccount implements Adapter.
 func (a *SandboxAdapter) LookupAccount(ctx context.Context, account string) (Account, error) {
 	const op = "sandbox.lookup_account"
+	seg, perr := pathSegment(op, account)
+	if perr != nil {
+		return Account{}, perr
+	}
 	var body sbAccount
-	status, perr := a.do(ctx, op, http.MethodGet, "/api/v1/accounts/"+url.PathEscape(account), nil, &body, 1<<20)
+	status, perr := a.do(ctx, op, http.MethodGet, "/api/v1/accounts/"+seg, nil, &body, 1<<20)
 	if perr != nil {
 		return Account{}, perr
 	}
@@ -178,8 +191,12 @@ func (a *SandboxAdapter) InitiateBatch(ctx context.Context, req BatchRequest) (B
 // BatchByReference implements Adapter.
 func (a *SandboxAdapter) BatchByReference(ctx context.Context, batchReference string) (Batch, error) {
 	const op = "sandbox.batch_by_reference"
+	seg, perr := pathSegment(op, batchReference)
+	if perr != nil {
+		return Batch{}, perr
+	}
 	var out sbBatch
-	status, perr := a.do(ctx, op, http.MethodGet, "/api/v1/transfer-batches/by-reference/"+url.PathEscape(batchReference), nil, &out, 64<<20)
+	status, perr := a.do(ctx, op, http.MethodGet, "/api/v1/transfer-batches/by-reference/"+seg, nil, &out, 64<<20)
 	if perr != nil {
 		return Batch{}, perr
 	}
@@ -208,8 +225,12 @@ func (b sbBatch) toBatch(op string) (Batch, error) {
 // TransferByReference implements Adapter.
 func (a *SandboxAdapter) TransferByReference(ctx context.Context, reference string) (Transfer, error) {
 	const op = "sandbox.transfer_by_reference"
+	seg, perr := pathSegment(op, reference)
+	if perr != nil {
+		return Transfer{}, perr
+	}
 	var out sbTransfer
-	status, perr := a.do(ctx, op, http.MethodGet, "/api/v1/transfers/by-reference/"+url.PathEscape(reference), nil, &out, 1<<20)
+	status, perr := a.do(ctx, op, http.MethodGet, "/api/v1/transfers/by-reference/"+seg, nil, &out, 1<<20)
 	if perr != nil {
 		return Transfer{}, perr
 	}
@@ -330,6 +351,16 @@ func (a *SandboxAdapter) do(ctx context.Context, op, method, path string, in, ou
 		pe.Message = http.StatusText(resp.StatusCode)
 	}
 	return resp.StatusCode, pe
+}
+
+// pathSegment escapes an id for one segment of a request path. "." and ".." are not ids there
+// but directions (the bank's router would resolve them to another route), so they are refused
+// here, as the caller's error, and the bank is not asked.
+func pathSegment(op, v string) (string, *PartnerError) {
+	if v == "." || v == ".." {
+		return "", &PartnerError{Op: op, Kind: KindInvalid, Message: "a path segment such as '.' or '..' is not an id"}
+	}
+	return url.PathEscape(v), nil
 }
 
 // answerKind classifies a non-2xx answer. A 4xx is the bank refusing this request, so it did

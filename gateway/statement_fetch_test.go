@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/sandbox"
 	gatewayv1 "github.com/wagerail/wagerail/schema/proto/gateway/v1"
 )
 
@@ -155,4 +156,26 @@ func TestFetchMalformedStatement(t *testing.T) {
 	require.ErrorContains(t, err, "line 3 amountSantim")
 	require.Zero(t, countRows(t, e, tenant, "gateway.statement_lines"))
 	require.Zero(t, countRows(t, e, tenant, "gateway.statement_fetches"))
+}
+
+// TestFetchLongestPeriodTheBankServes: the longest period the gateway asks for is one the bank
+// serves (the bank refuses longer ones), so a reconciliation never fails on the bound.
+func TestFetchLongestPeriodTheBankServes(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, MaxStatementPeriod, time.Duration(sandbox.MaxStatementDays)*24*time.Hour)
+	e := newEnv(t, envOpt{})
+	tenant, co := uniq("tenant"), acct("lp")
+	e.account(t, co, "Employer PLC", 1_000)
+	days := int(MaxStatementPeriod / (24 * time.Hour))
+	from := time.Now().UTC().AddDate(0, 0, -days).Format(time.DateOnly)
+	for _, f := range []gatewayv1.StatementFormat{gatewayv1.StatementFormat_STATEMENT_FORMAT_CSV, gatewayv1.StatementFormat_STATEMENT_FORMAT_CAMT053} {
+		r, err := e.rpc.FetchStatement(context.Background(), &gatewayv1.FetchStatementRequest{
+			Partner: SandboxPartner, TenantId: tenant, Account: co, FromDate: from, ToDate: today(), Format: f})
+		require.NoError(t, err, "%s", f)
+		require.Equal(t, int64(1), r.GetLineCount(), "%s: the opening line", f)
+	}
+	longer := time.Now().UTC().AddDate(0, 0, -days-1).Format(time.DateOnly)
+	_, err := e.rpc.FetchStatement(context.Background(), &gatewayv1.FetchStatementRequest{
+		Partner: SandboxPartner, TenantId: tenant, Account: co, FromDate: longer, ToDate: today()})
+	requireCode(t, err, codes.InvalidArgument, ReasonInvalidArgument)
 }

@@ -3,6 +3,7 @@ package gateway
 import (
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -703,4 +704,45 @@ func TestHeldTransferSentAgainIsReplayed(t *testing.T) {
 		require.Equal(t, transferStatusPB(c.want), again.GetTransfer().GetStatus())
 		require.Equal(t, 1, bankTransfersOf(t, e, ref))
 	}
+}
+
+// TestSandboxAdapterFollowsNoRedirect: a 3xx from the bank is an answer the contract does not
+// describe (outcome unknown), never a direction to follow: a 307/308 would re-send the transfer
+// to whatever host it names, and a 302 would turn it into a GET whose 2xx reads as an answer.
+func TestSandboxAdapterFollowsNoRedirect(t *testing.T) {
+	t.Parallel()
+	var hits atomic.Int64
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		_, _ = fmt.Fprint(w, `{"id":"00000000-0000-4000-8000-000000000001","reference":"r-1","fromAccount":"acc-a","toAccount":"acc-b",`+
+			`"amountSantim":5,"currency":"ETB","tenantId":"t","domain":"EWA","status":"PENDING","accountNumber":"acc-b","holderName":"B"}`)
+	}))
+	t.Cleanup(target.Close)
+	for _, code := range []int{http.StatusFound, http.StatusTemporaryRedirect, http.StatusPermanentRedirect} {
+		bank := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, target.URL+r.URL.Path, code)
+		}))
+		t.Cleanup(bank.Close)
+		a, err := NewSandboxAdapter(bank.URL, nil)
+		require.NoError(t, err)
+		_, _, err = a.InitiateTransfer(ctxT(t), TransferRequest{Reference: "r-1", FromAccount: "acc-a", ToAccount: "acc-b",
+			AmountSantim: 5, Currency: "ETB", TenantID: "t", Domain: "EWA"})
+		require.True(t, IsKind(err, KindUnknown), "%d: %v", code, err)
+		var pe *PartnerError
+		require.ErrorAs(t, err, &pe)
+		require.Equal(t, code, pe.Status)
+		_, err = a.LookupAccount(ctxT(t), "acc-b")
+		require.Error(t, err, "%d", code)
+		// A caller's own client is not changed, and the adapter still follows nothing.
+		own := &http.Client{}
+		a, err = NewSandboxAdapter(bank.URL, own)
+		require.NoError(t, err)
+		_, _, err = a.InitiateTransfer(ctxT(t), TransferRequest{Reference: "r-1", FromAccount: "acc-a", ToAccount: "acc-b",
+			AmountSantim: 5, Currency: "ETB", TenantID: "t", Domain: "EWA"})
+		require.Error(t, err, "%d", code)
+		require.Nil(t, own.CheckRedirect)
+	}
+	require.Zero(t, hits.Load(), "no redirect was followed")
 }

@@ -157,7 +157,12 @@ func New(pool *pgxpool.Pool, cfg Config, log *slog.Logger) (*Bank, error) {
 			MaxIdleConns:        2 * cfg.CallbackConcurrency,
 			MaxIdleConnsPerHost: cfg.CallbackConcurrency,
 			IdleConnTimeout:     90 * time.Second,
-		}}}
+		},
+			// A redirect is a failed attempt, never followed: a 302 would turn the signed POST into
+			// a bodyless GET whose 2xx reads as delivered, and a 307/308 would re-send the signed
+			// body to a host the allowlist never named.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		}}
 	b.settler = &settler{store: b.store, faults: b.faults, cfg: cfg, log: log, nudge: make(chan struct{}, 1),
 		done: func() { wake(b.deliverer.nudge) }}
 	return b, nil

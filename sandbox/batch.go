@@ -31,10 +31,13 @@ func batchHash(r BatchRequest) []byte {
 // already used), 422 ACCOUNT_NOT_FOUND / ACCOUNT_CLOSED / CURRENCY_MISMATCH for the source, 422
 // INSUFFICIENT_FUNDS when the source cannot cover every item that would be held; on any of them
 // nothing is written.
-func (s *store) createBatch(ctx context.Context, r BatchRequest, faults faultSet, delay time.Duration) (Batch, bool, error) {
+//
+// A non-empty rejectCode (an injected rejection of the whole batch) refuses a new batch with 422
+// and that code, writing nothing; a replay of a stored batch is answered as usual.
+func (s *store) createBatch(ctx context.Context, r BatchRequest, rejectCode string, faults faultSet, delay time.Duration) (Batch, bool, error) {
 	hash := batchHash(r)
 	for range 5 {
-		id, created, err := s.tryCreateBatch(ctx, r, hash, faults, delay)
+		id, created, err := s.tryCreateBatch(ctx, r, hash, rejectCode, faults, delay)
 		if errors.Is(err, errRetry) {
 			continue
 		}
@@ -47,7 +50,7 @@ func (s *store) createBatch(ctx context.Context, r BatchRequest, faults faultSet
 	return Batch{}, false, errors.New("sandbox.createBatch: batch reference kept changing under us")
 }
 
-func (s *store) tryCreateBatch(ctx context.Context, r BatchRequest, hash []byte, faults faultSet, delay time.Duration) (string, bool, error) {
+func (s *store) tryCreateBatch(ctx context.Context, r BatchRequest, hash []byte, rejectCode string, faults faultSet, delay time.Duration) (string, bool, error) {
 	var batchID string
 	created := false
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
@@ -59,6 +62,9 @@ func (s *store) tryCreateBatch(ctx context.Context, r BatchRequest, hash []byte,
 		}
 		src, err := scanAccount(tx.QueryRow(ctx, `SELECT `+accountCols+` FROM sandbox.accounts WHERE account_number = $1 FOR NO KEY UPDATE`, r.FromAccount))
 		if errors.Is(err, pgx.ErrNoRows) {
+			if rejectCode != "" {
+				return injectedRejection("batch", rejectCode, r.BatchReference)
+			}
 			return errf(422, CodeAccountNotFound, "source account %s does not exist", r.FromAccount)
 		}
 		if err != nil {
@@ -72,6 +78,9 @@ func (s *store) tryCreateBatch(ctx context.Context, r BatchRequest, hash []byte,
 		if id, err = storedBatch(ctx, tx, r.BatchReference, hash); err != nil || id != "" {
 			batchID = id
 			return err
+		}
+		if rejectCode != "" {
+			return injectedRejection("batch", rejectCode, r.BatchReference)
 		}
 		switch {
 		case src.status != AccountActive:

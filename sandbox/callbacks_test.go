@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -180,4 +181,50 @@ func TestRunStopsPromptlyWithCallbacksInFlight(t *testing.T) {
 	t.Logf("stopped in %s", time.Since(start))
 	// The interrupted attempt is not recorded as delivered: its lease runs out and it is sent again.
 	require.Equal(t, 1, e.count(`SELECT count(*) FROM sandbox.callbacks WHERE delivered_at IS NULL AND attempts = 0 AND lease_until IS NOT NULL`))
+}
+
+// TestCallbackRedirectIsAFailedAttempt: a receiver that answers 3xx has not acknowledged the
+// callback. Following a 302 would turn the POST into a bodyless GET whose 2xx marks the callback
+// delivered; following a 307/308 would re-send the signed body to a host the allowlist never
+// named. The bank follows neither: the attempt fails with the 3xx, and the target is never asked.
+func TestCallbackRedirectIsAFailedAttempt(t *testing.T) {
+	t.Parallel()
+	// The target answers 200 to anything, as a page behind a redirect would.
+	var hits atomic.Int64
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
+	t.Cleanup(target.Close)
+	redirect := func(code int) *httptest.Server {
+		s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, target.URL+"/elsewhere", code)
+		}))
+		t.Cleanup(s.Close)
+		return s
+	}
+	found, temporary, permanent := redirect(http.StatusFound), redirect(http.StatusTemporaryRedirect), redirect(http.StatusPermanentRedirect)
+	hooks := []string{found.URL + "/hook", temporary.URL + "/hook", permanent.URL + "/hook"}
+	e := newEnv(t, func(c *Config) { c.CallbackAllowlist = hooks })
+	e.openAccount("RD-SRC", "Source", 10_000)
+	e.openAccount("RD-DST", "Destination", 0)
+	ids := make([]string, len(hooks))
+	for i, hook := range hooks {
+		req := e.transfer(ref("rd"), "RD-SRC", "RD-DST", 100)
+		req.CallbackURL = hook
+		ids[i] = e.create(req).ID
+	}
+	e.makeDue()
+	require.Eventually(t, func() bool {
+		return e.count(`SELECT count(*) FROM sandbox.callbacks WHERE transfer_id = ANY($1::uuid[])
+			AND (attempts >= 2 OR delivered_at IS NOT NULL)`, ids) == len(ids)
+	}, 15*time.Second, 20*time.Millisecond, "every callback retried (or taken as delivered)")
+	for i, id := range ids {
+		var status int
+		var delivered *time.Time
+		var lastErr string
+		require.NoError(t, e.db.App.QueryRow(context.Background(), `SELECT last_status, delivered_at, coalesce(last_error, '')
+			FROM sandbox.callbacks WHERE transfer_id = $1::uuid`, id).Scan(&status, &delivered, &lastErr))
+		require.Nil(t, delivered, "%s: a redirect is not an acknowledgement", hooks[i])
+		require.Contains(t, []int{302, 307, 308}, status, hooks[i])
+		require.Contains(t, lastErr, "receiver answered 30", hooks[i])
+	}
+	require.Zero(t, hits.Load(), "no redirect is followed to the target")
 }

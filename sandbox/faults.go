@@ -12,6 +12,11 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
+// injectedRejection is the answer to a new transfer or batch under a RejectCode fault.
+func injectedRejection(what, code, reference string) *Error {
+	return errf(422, code, "injected rejection of %s %s", what, reference)
+}
+
 // GlobalScope is the fault scope that applies to every request.
 const GlobalScope = "*"
 
@@ -26,8 +31,9 @@ type Faults struct {
 	// ExecuteThenTimeoutMs books the transfer as normal, then holds the response back this long,
 	// so the caller's deadline expires for a transfer that exists.
 	ExecuteThenTimeoutMs int `json:"executeThenTimeoutMs"`
-	// RejectCode answers transfer creation with 422 and this code, writing nothing. In a batch, a
-	// destination account's reject code fails that item alone.
+	// RejectCode answers the creation of a new transfer (or batch) with 422 and this code, writing
+	// nothing; a retry of one the bank already holds is answered as usual (200, the stored
+	// transfer). In a batch, a destination account's reject code fails that item alone.
 	RejectCode string `json:"rejectCode,omitempty"`
 	// DuplicateCallback sends every callback twice (same eventId).
 	DuplicateCallback bool `json:"duplicateCallback"`

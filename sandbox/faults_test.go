@@ -140,6 +140,61 @@ func TestFaultReject(t *testing.T) {
 	require.Equal(t, 201, e.do("POST", "/api/v1/transfers", e.transfer(ref("rj"), "RJ-A", "RJ-B", 100)).Status)
 }
 
+// TestFaultRejectAnswersReplays: an injected rejection refuses new transfers and batches only. A
+// retry of one the bank already holds, after the fault was set, answers the stored transfer (200,
+// same id), as a real bank would: a 422 there would make the caller record a rejection of a
+// transfer that settles.
+func TestFaultRejectAnswersReplays(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.openAccount("RR-A", "A", 10_000)
+	e.openAccount("RR-B", "B", 0)
+	req := e.transfer(ref("rr"), "RR-A", "RR-B", 100)
+	first := e.create(req)
+
+	e.setFaults("RR-B", Faults{RejectCode: "ACCOUNT_BLOCKED"})
+	r := e.do("POST", "/api/v1/transfers", req)
+	require.Equal(t, 200, r.Status, "replay under a reject fault: %s", r.Body)
+	require.Equal(t, first.ID, decodeAs[Transfer](t, r).ID)
+	// A reuse of the reference with another body is still a conflict, not a rejection.
+	other := req
+	other.AmountSantim = 101
+	r = e.do("POST", "/api/v1/transfers", other)
+	require.Equal(t, 409, r.Status, "%s", r.Body)
+	require.Equal(t, CodeReferenceConflict, r.errCode())
+	// A new transfer is still rejected, writing nothing.
+	r = e.do("POST", "/api/v1/transfers", e.transfer(ref("rr-new"), "RR-A", "RR-B", 100))
+	require.Equal(t, 422, r.Status, "%s", r.Body)
+	require.Equal(t, "ACCOUNT_BLOCKED", r.errCode())
+	require.Equal(t, 1, e.count(`SELECT count(*) FROM sandbox.transfers`))
+
+	breq := BatchRequest{BatchReference: ref("rrb"), FromAccount: "RR-A", Currency: "ETB", TenantID: "t", Domain: "PAYROLL",
+		Items: []BatchItemRequest{{Reference: ref("rrb-i"), ToAccount: "RR-B", AmountSantim: 1}}}
+	require.Equal(t, 204, e.do("DELETE", "/api/v1/sandbox/faults?all=true", nil).Status)
+	r = e.do("POST", "/api/v1/transfer-batches", breq)
+	require.Equal(t, 201, r.Status, "%s", r.Body)
+	batch := decodeAs[Batch](t, r)
+	e.setFaults(GlobalScope, Faults{RejectCode: "BANK_HOLIDAY"})
+	r = e.do("POST", "/api/v1/transfer-batches", breq)
+	require.Equal(t, 200, r.Status, "batch replay under a reject fault: %s", r.Body)
+	require.Equal(t, batch.ID, decodeAs[Batch](t, r).ID)
+	breq.BatchReference, breq.Items[0].Reference = ref("rrb-new"), ref("rrb-new-i")
+	r = e.do("POST", "/api/v1/transfer-batches", breq)
+	require.Equal(t, 422, r.Status, "%s", r.Body)
+	require.Equal(t, "BANK_HOLIDAY", r.errCode())
+	require.Equal(t, 1, e.count(`SELECT count(*) FROM sandbox.batches`))
+	// A new transfer from an unknown source is refused with the injected code, as before.
+	r = e.do("POST", "/api/v1/transfers", e.transfer(ref("rr-nosrc"), "RR-NOPE", "RR-B", 100))
+	require.Equal(t, 422, r.Status, "%s", r.Body)
+	require.Equal(t, "BANK_HOLIDAY", r.errCode())
+	r = e.do("POST", "/api/v1/transfer-batches", BatchRequest{BatchReference: ref("rrb-nosrc"), FromAccount: "RR-NOPE",
+		Currency: "ETB", TenantID: "t", Domain: "PAYROLL", Items: []BatchItemRequest{{Reference: ref("rrb-nosrc-i"), ToAccount: "RR-B", AmountSantim: 1}}})
+	require.Equal(t, 422, r.Status, "%s", r.Body)
+	require.Equal(t, "BANK_HOLIDAY", r.errCode())
+	require.Equal(t, 2, e.count(`SELECT count(*) FROM sandbox.transfers`))
+	e.checkBooks()
+}
+
 func TestFaultDuplicateAndDroppedCallbacks(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)

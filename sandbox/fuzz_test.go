@@ -11,7 +11,8 @@ import (
 
 // FuzzSandboxHTTP sends any method, path and body to the bank: the answer is success or the
 // caller's error (never a 5xx), an error of the bank's own is the envelope with a code, and no
-// message names a Go type.
+// message names a Go type; a refusal (4xx) writes nothing, and after every input the books
+// balance (checkBooks: balances follow the statement lines, none negative, money conserved).
 func FuzzSandboxHTTP(f *testing.F) {
 	allowed := "http://127.0.0.1:8080/api/integration/bank-callback/sandbox"
 	e := newEnv(f, func(c *Config) { c.CallbackAllowlist = []string{allowed} })
@@ -50,6 +51,7 @@ func FuzzSandboxHTTP(f *testing.F) {
 		// Faults a probe set are cleared before the next one, so no input is delayed or failed
 		// on purpose by an earlier one: the property holds without depending on timing.
 		defer func() { require.NoError(t, e.bank.faults.clearAll(context.Background())) }()
+		before := e.rowCounts(t)
 		r, err := e.trySend(method, path, body)
 		if err != nil {
 			// A request Go's client refuses to build or send (an invalid method or URL) never
@@ -57,6 +59,10 @@ func FuzzSandboxHTTP(f *testing.F) {
 			t.Skip(err)
 		}
 		require.Less(t, r.Status, 500, "%s %q: %s", method, path, r.Body)
+		if r.Status >= 400 {
+			require.Equal(t, before, e.rowCounts(t), "%s %q answered %d and wrote: %s", method, path, r.Status, r.Body)
+		}
+		e.checkBooksT(t)
 		if r.Status >= 400 && strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
 			var env errorBody
 			require.NoError(t, json.Unmarshal(r.Body, &env), "%s %q: %s", method, path, r.Body)
@@ -64,4 +70,27 @@ func FuzzSandboxHTTP(f *testing.F) {
 			requireNoGoWords(t, method+" "+path, r.Body)
 		}
 	})
+}
+
+// rowCounts counts every table a request can write to (faults included: the deferred clear runs
+// after the comparison). Nothing else writes while the fuzzer runs: transfers settle an hour
+// after they are made, and the deliverer only updates callbacks it was given.
+func (e *env) rowCounts(t testing.TB) [7]int {
+	t.Helper()
+	var c [7]int
+	require.NoError(t, e.db.App.QueryRow(context.Background(), `SELECT
+		(SELECT count(*) FROM sandbox.transfers), (SELECT count(*) FROM sandbox.batches),
+		(SELECT count(*) FROM sandbox.statement_lines), (SELECT count(*) FROM sandbox.callbacks),
+		(SELECT count(*) FROM sandbox.accounts), (SELECT count(*) FROM sandbox.accounts WHERE status = 'ACTIVE'),
+		(SELECT count(*) FROM sandbox.faults)`).Scan(&c[0], &c[1], &c[2], &c[3], &c[4], &c[5], &c[6]))
+	return c
+}
+
+// checkBooksT is checkBooks reporting to t (the fuzz input's test), not to the env's.
+func (e *env) checkBooksT(t testing.TB) {
+	t.Helper()
+	saved := e.t
+	e.t = t
+	defer func() { e.t = saved }()
+	e.checkBooks()
 }

@@ -175,6 +175,24 @@ func hostileProbes(allowed string) []probe {
 		add("utf8", method+" "+p, method, p, "", bad, inv)
 	}
 
+	// Unicode noncharacters: encoding/xml writes them as U+FFFD, so a camt.053 statement carrying
+	// one would be mangled and refused whole by its reader.
+	for _, c := range []string{`\uffff`, `\ufffe`, `\ufdd0`, `\ud83f\udffe`} {
+		add("nonchar", "transfer reference "+c, "POST", tx, tr("reference", `"R`+c+`1"`), bad, inv)
+		add("nonchar", "holder name "+c, "POST", acct, accountBody(map[string]string{"holderName": `"Al` + c + `maz"`}), bad, inv)
+	}
+	add("nonchar", "batch reference", "POST", bt, ba("batchReference", `"b\uffff"`), bad, inv)
+	add("nonchar", "batch item reference", "POST", bt, ba("items", itemsWith(map[string]string{"reference": `"i\ufffe"`})), bad, inv)
+	add("nonchar", "fund reference", "POST", acct+"/HP-DST/fund", `{"amountSantim":1,"reference":"f\uffff"}`, bad, inv)
+	add("nonchar", "raw U+FFFF in the body", "POST", tx, tr("reference", "\"R\uffff1\""), bad, inv)
+
+	// Dot segments: a reference is looked up in a path, where "." and ".." are directions.
+	for _, d := range []string{".", ".."} {
+		add("dotseg", "transfer reference "+d, "POST", tx, tr("reference", strconv.Quote(d)), bad, inv)
+		add("dotseg", "batch reference "+d, "POST", bt, ba("batchReference", strconv.Quote(d)), bad, inv)
+		add("dotseg", "batch item reference "+d, "POST", bt, ba("items", itemsWith(map[string]string{"reference": strconv.Quote(d)})), bad, inv)
+	}
+
 	// Oversized strings: one byte over each bound, and far over.
 	add("oversize", "reference 141", "POST", tx, tr("reference", strconv.Quote(long(141))), bad, inv)
 	add("oversize", "reference 100k", "POST", tx, tr("reference", strconv.Quote(long(60_000))), bad, inv)
@@ -234,7 +252,10 @@ func hostileProbes(allowed string) []probe {
 		add("id", "GET "+p, "GET", p, "", bad, inv)
 	}
 	add("id", "DELETE faults all=maybe", "DELETE", "/api/v1/sandbox/faults?all=maybe", "", bad, inv)
-	add("id", "statement from year 0 reads from the epoch", "GET", "/api/v1/statements?account=HP-SRC&from=0000-01-01", "", 200, "")
+	add("id", "statement from year 0 reads from the epoch", "GET", "/api/v1/statements?account=HP-SRC&from=0000-01-01&to=1970-04-03", "", 200, "")
+	add("id", "statement from year 0 to today is too long", "GET", "/api/v1/statements?account=HP-SRC&from=0000-01-01", "", bad, inv)
+	add("id", "statement of 93 days and one", "GET", "/api/v1/statements?account=HP-SRC&from=2025-01-01&to=2025-04-04", "", bad, inv)
+	add("id", "statement of 50 years", "GET", "/api/v1/statements?account=HP-SRC&from=1975-01-01&to=2025-01-01&format=camt053", "", bad, inv)
 	add("id", "statement of an unknown account", "GET", "/api/v1/statements?account=HP-NOPE", "", 404, CodeAccountNotFound)
 	add("id", "unknown route", "GET", "/api/v1/nope%00", "", 404, CodeNotFound)
 	add("id", "unknown method", "PATCH", tx, "", 404, CodeNotFound)

@@ -318,11 +318,9 @@ func (b *Bank) createTransfer(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if f.RejectCode != "" {
-		b.writeError(w, r, errf(422, f.RejectCode, "injected rejection of transfer %s", req.Reference))
-		return
-	}
-	t, created, err := b.store.createTransfer(r.Context(), req, f.SettleFailureCode, b.cfg.SettleDelay)
+	// An injected rejection applies to a new transfer only: the store answers a replay of one it
+	// already holds first, as a real bank would.
+	t, created, err := b.store.createTransfer(r.Context(), req, f.RejectCode, f.SettleFailureCode, b.cfg.SettleDelay)
 	if err != nil {
 		b.writeError(w, r, err)
 		return
@@ -385,16 +383,13 @@ func (b *Bank) createBatch(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if f.RejectCode != "" {
-		b.writeError(w, r, errf(422, f.RejectCode, "injected rejection of batch %s", req.BatchReference))
-		return
-	}
 	fs, err := b.faults.snapshot(r.Context())
 	if err != nil {
 		b.writeError(w, r, err)
 		return
 	}
-	batch, created, err := b.store.createBatch(r.Context(), req, fs, b.cfg.SettleDelay)
+	// As for a transfer, an injected rejection refuses a new batch only, never a replay.
+	batch, created, err := b.store.createBatch(r.Context(), req, f.RejectCode, fs, b.cfg.SettleDelay)
 	if err != nil {
 		b.writeError(w, r, err)
 		return
@@ -451,9 +446,9 @@ func (b *Bank) getStatement(w http.ResponseWriter, r *http.Request) {
 		b.writeError(w, r, e)
 		return
 	}
-	today := utcDate(time.Now())
 	epoch := time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC)
-	from, to := epoch, today
+	// to defaults to today, from to the longest period before to.
+	to, from := utcDate(time.Now()), time.Time{}
 	for _, p := range []struct {
 		name string
 		dst  *time.Time
@@ -467,6 +462,9 @@ func (b *Bank) getStatement(w http.ResponseWriter, r *http.Request) {
 			*p.dst = d
 		}
 	}
+	if q.Get("from") == "" {
+		from = to.AddDate(0, 0, -MaxStatementDays)
+	}
 	// No booking is older than the epoch; a day before it (year 0 included, which Postgres
 	// cannot hold) asks for the same lines.
 	if from.Before(epoch) {
@@ -474,6 +472,12 @@ func (b *Bank) getStatement(w http.ResponseWriter, r *http.Request) {
 	}
 	if to.Before(from) {
 		b.writeError(w, r, invalid("from must not be after to"))
+		return
+	}
+	// One statement covers a bounded period (as the gateway asks for), so one request cannot
+	// make the bank read and render an account's whole history.
+	if to.Sub(from) > MaxStatementDays*24*time.Hour {
+		b.writeError(w, r, invalid("to must be at most %d days after from", MaxStatementDays))
 		return
 	}
 	format := q.Get("format")

@@ -221,8 +221,17 @@ func validAccount(name, v string) *Error {
 	return nil
 }
 
+// validReference: a reference is looked up in a URL path (by-reference/{reference}), where "."
+// and ".." are not references but directions (the router cleans them away), so a transfer or
+// batch made under one could never be looked up by its reference.
 func validReference(name, v string) *Error {
-	return refused(field.Reference(name, v, maxReferenceBytes))
+	if e := refused(field.Reference(name, v, maxReferenceBytes)); e != nil {
+		return e
+	}
+	if v == "." || v == ".." {
+		return invalid("%s must not be a path segment such as '.' or '..'", name)
+	}
+	return nil
 }
 
 func validAmount(name string, v int64) *Error {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -41,6 +42,10 @@ type Statement struct {
 
 // entryRef is the bank's unique id of a statement line.
 func entryRef(id int64) string { return fmt.Sprintf("SBX%012d", id) }
+
+// MaxStatementDays bounds one statement request: to is at most this many days after from (the
+// gateway's own bound, gateway.MaxStatementPeriod, so it never asks for more).
+const MaxStatementDays = 92
 
 // dateLayout is how statements write days.
 const dateLayout = "2006-01-02"
@@ -244,9 +249,48 @@ func absSantim(v int64) int64 {
 	return v
 }
 
+// xmlChar reports whether r is a character XML 1.0 can hold.
+func xmlChar(r rune) bool {
+	return r == 0x09 || r == 0x0A || r == 0x0D || r >= 0x20 && r <= 0xD7FF || r >= 0xE000 && r <= 0xFFFD ||
+		r >= 0x10000 && r <= 0x10FFFF
+}
+
+// camtText checks that a value goes into the document as it is: encoding/xml silently writes
+// invalid UTF-8 and what XML cannot hold (C0 controls, U+FFFE, U+FFFF) as U+FFFD, and a statement
+// whose reference was changed on the way out matches nothing (and its reader refuses U+FFFD).
+// The edges refuse such values, so this only guards rows written before they did.
+func camtText(what string, line int64, v string) error {
+	ok := utf8.ValidString(v)
+	for _, r := range v {
+		ok = ok && xmlChar(r)
+	}
+	if ok {
+		return nil
+	}
+	if line > 0 {
+		return fmt.Errorf("sandbox.camt053: the %s of statement line %d cannot be written in XML unchanged", what, line)
+	}
+	return fmt.Errorf("sandbox.camt053: the %s cannot be written in XML unchanged", what)
+}
+
 // WriteCamt053 writes the statement as an ISO 20022 camt.053.001.02 BkToCstmrStmt document.
-// Amounts are major units with two decimals, formatted from the integer santim.
+// Amounts are major units with two decimals, formatted from the integer santim. A value XML
+// cannot hold unchanged is an error (nothing is written), never a silently mangled document.
 func (st Statement) WriteCamt053(w io.Writer) error {
+	for _, c := range []struct{ what, v string }{{"account number", st.Account.AccountNumber},
+		{"holder name", st.Account.HolderName}, {"currency", st.Account.Currency}} {
+		if err := camtText(c.what, 0, c.v); err != nil {
+			return err
+		}
+	}
+	for _, l := range st.Lines {
+		for _, c := range []struct{ what, v string }{{"reference", l.Reference}, {"counterparty", l.Counterparty},
+			{"kind", l.Kind}, {"direction", l.Direction}, {"entry reference", l.EntryRef}} {
+			if err := camtText(c.what, l.ID, c.v); err != nil {
+				return err
+			}
+		}
+	}
 	ccy := st.Account.Currency
 	amt := func(santim int64) camtAmt { return camtAmt{Ccy: ccy, Value: formatMajor(santim)} }
 	stmtID := fmt.Sprintf("%s-%s-%s", st.Account.AccountNumber, st.From.Format("20060102"), st.To.Format("20060102"))

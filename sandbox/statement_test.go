@@ -198,3 +198,65 @@ func TestStatementsCSVAndCamt053(t *testing.T) {
 	require.Equal(t, 404, r.Status)
 	require.Equal(t, CodeAccountNotFound, r.errCode())
 }
+
+// TestCamt053RefusesWhatXMLCannotHold: encoding/xml writes U+FFFE, U+FFFF, C0 controls and
+// invalid UTF-8 as U+FFFD, so a reference changed on the way out would match nothing and the
+// gateway's reader refuses the statement whole. The writer answers an error instead (the edges
+// refuse such values, so only rows older than that rule could carry one).
+func TestCamt053RefusesWhatXMLCannotHold(t *testing.T) {
+	t.Parallel()
+	day := time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)
+	st := func(ref, holder string) Statement {
+		return Statement{Account: OperatorAccount{Account: Account{AccountNumber: "CM-A", HolderName: holder, Currency: "ETB"}},
+			From: day, To: day, CreatedAt: day, Lines: []StatementLine{{ID: 7, EntryRef: entryRef(7), BookingDate: day, ValueDate: day,
+				Reference: ref, Direction: "CRDT", AmountSantim: 100, Currency: "ETB", Kind: "FUNDING", BalanceAfterSantim: 100}}}
+	}
+	var buf bytes.Buffer
+	require.NoError(t, st("ref-ሰላም-1", "Abebe").WriteCamt053(&buf))
+	require.Contains(t, buf.String(), "ref-ሰላም-1")
+	for _, bad := range []Statement{st("R\uFFFF1", "Abebe"), st("R\uFFFE1", "Abebe"), st("R\x01", "Abebe"), st("R\xff", "Abebe"),
+		st("r", "Ab\uFFFFebe")} {
+		buf.Reset()
+		err := bad.WriteCamt053(&buf)
+		require.Error(t, err)
+		require.NotContains(t, err.Error(), "\uFFFF")
+		require.Zero(t, buf.Len(), "nothing written")
+	}
+}
+
+// TestStatementPeriodIsBounded: one statement covers at most MaxStatementDays days after from (the
+// gateway's bound), so no request makes the bank read an account's whole history; without from,
+// the period is the longest one ending at to.
+func TestStatementPeriodIsBounded(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.openAccount("SP-A", "A", 1_000)
+	e.openAccount("SP-B", "B", 0)
+	e.create(e.transfer(ref("sp"), "SP-A", "SP-B", 100))
+	// The opening line moves back a full period and a day: outside the default period.
+	_, err := e.db.App.Exec(context.Background(), `UPDATE sandbox.statement_lines SET booking_date = booking_date - 93,
+		value_date = value_date - 93 WHERE account_number = 'SP-A' AND kind = 'OPENING'`)
+	require.NoError(t, err)
+	now := time.Now().UTC()
+	day := func(d int) string { return now.AddDate(0, 0, d).Format(dateLayout) }
+
+	lines := func(q string) [][]string {
+		t.Helper()
+		r := e.do("GET", "/api/v1/statements?account=SP-A&"+q, nil)
+		require.Equal(t, 200, r.Status, "%s: %s", q, r.Body)
+		recs, err := csv.NewReader(bytes.NewReader(r.Body)).ReadAll()
+		require.NoError(t, err)
+		return recs[1:]
+	}
+	require.Len(t, lines("to="+day(0)), 1, "default period: the hold alone")
+	require.Len(t, lines(""), 1)
+	require.Len(t, lines("from="+day(-92)+"&to="+day(0)), 1, "the longest period")
+	require.Len(t, lines("from="+day(-93)+"&to="+day(-1)), 1, "the longest period, a day back: the opening line")
+	for _, q := range []string{"from=" + day(-93), "from=" + day(-93) + "&to=" + day(0), "from=1970-01-01",
+		"from=0000-01-01", "from=2000-01-01&to=2030-01-01&format=camt053"} {
+		r := e.do("GET", "/api/v1/statements?account=SP-A&"+q, nil)
+		require.Equal(t, 400, r.Status, q)
+		require.Equal(t, CodeInvalidRequest, r.errCode(), q)
+		require.Contains(t, string(r.Body), "at most 92 days", q)
+	}
+}

@@ -279,9 +279,13 @@ func sameTransfer(t Transfer, r TransferRequest) bool {
 // the reference. It reports whether the transfer is new (false: a replay of the same request).
 // Errors: 409 REFERENCE_CONFLICT, 422 ACCOUNT_NOT_FOUND, ACCOUNT_CLOSED, CURRENCY_MISMATCH,
 // INSUFFICIENT_FUNDS; on any of them nothing is written.
-func (s *store) createTransfer(ctx context.Context, r TransferRequest, forcedFailure string, delay time.Duration) (Transfer, bool, error) {
+// createTransfer books r, or answers the transfer already booked under its reference. A non-empty
+// rejectCode (an injected rejection) refuses a new transfer with 422 and that code, writing
+// nothing; a replay of a transfer the bank already holds is answered as usual, as a real bank
+// would, so a retry after the fault was set never reads as a rejection of a transfer that settles.
+func (s *store) createTransfer(ctx context.Context, r TransferRequest, rejectCode, forcedFailure string, delay time.Duration) (Transfer, bool, error) {
 	for range 5 {
-		t, created, err := s.tryCreateTransfer(ctx, r, forcedFailure, delay)
+		t, created, err := s.tryCreateTransfer(ctx, r, rejectCode, forcedFailure, delay)
 		if errors.Is(err, errRetry) {
 			continue
 		}
@@ -290,7 +294,7 @@ func (s *store) createTransfer(ctx context.Context, r TransferRequest, forcedFai
 	return Transfer{}, false, errors.New("sandbox.createTransfer: reference kept changing under us")
 }
 
-func (s *store) tryCreateTransfer(ctx context.Context, r TransferRequest, forcedFailure string, delay time.Duration) (Transfer, bool, error) {
+func (s *store) tryCreateTransfer(ctx context.Context, r TransferRequest, rejectCode, forcedFailure string, delay time.Duration) (Transfer, bool, error) {
 	var out Transfer
 	created := false
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
@@ -308,6 +312,11 @@ func (s *store) tryCreateTransfer(ctx context.Context, r TransferRequest, forced
 			id, r.Reference, r.FromAccount, r.ToAccount, r.AmountSantim, r.Currency, r.TenantID, r.Domain,
 			r.CallbackURL, forcedFailure, delay.Microseconds()).Scan(&now)
 		if db.IsCode(err, pgerrcode.ForeignKeyViolation) {
+			// No row holds the reference (a conflict is found before the key is checked): a new
+			// transfer, which an injected rejection refuses first.
+			if rejectCode != "" {
+				return injectedRejection("transfer", rejectCode, r.Reference)
+			}
 			return errf(422, CodeAccountNotFound, "source account %s does not exist", r.FromAccount)
 		}
 		if errors.Is(err, pgx.ErrNoRows) {
@@ -326,6 +335,10 @@ func (s *store) tryCreateTransfer(ctx context.Context, r TransferRequest, forced
 		}
 		if err != nil {
 			return err
+		}
+		if rejectCode != "" {
+			// A new transfer: the rejection rolls the row just inserted back.
+			return injectedRejection("transfer", rejectCode, r.Reference)
 		}
 		now = now.UTC()
 		// The destination is read (not locked), then the source's balance lock is taken, in one

@@ -8,6 +8,9 @@
 //   - U+FFFD itself: the mark of input that was mangled on the way in;
 //   - control characters (C0, DEL, C1; NUL above all, which Postgres text cannot hold) and the
 //     bidirectional overrides that make a value display as something it is not;
+//   - Unicode noncharacters (U+FDD0..U+FDEF and the last two code points of every plane, U+FFFE
+//     and U+FFFF above all): XML cannot hold them, so encoding/xml writes them as U+FFFD and a
+//     camt.053 statement carrying one is mangled and then refused whole by its reader;
 //   - values longer than the kind's bound: every bound is far below what a B-tree index entry
 //     holds (about 2.7 kB), so a unique index never refuses a value the edge accepted.
 //
@@ -189,8 +192,17 @@ func checkRune(name string, r rune) error {
 		return refuse(name, "must not contain control characters")
 	case r >= 0x202A && r <= 0x202E, r >= 0x2066 && r <= 0x2069, r == 0x200E, r == 0x200F:
 		return refuse(name, "must not contain bidirectional control characters")
+	case Noncharacter(r):
+		return refuse(name, "must not contain Unicode noncharacters")
 	}
 	return nil
+}
+
+// Noncharacter reports whether r is one of the 66 Unicode noncharacters: U+FDD0..U+FDEF and
+// U+xxFFFE, U+xxFFFF in every plane. They are for a program's internal use, never for
+// interchange; XML 1.0 cannot carry U+FFFE and U+FFFF at all.
+func Noncharacter(r rune) bool {
+	return r >= 0xFDD0 && r <= 0xFDEF || r >= 0 && r <= unicode.MaxRune && r&0xFFFE == 0xFFFE
 }
 
 // MaxEmail is RFC 5321's bound on a forward path.

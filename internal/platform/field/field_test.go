@@ -22,7 +22,9 @@ func TestKinds(t *testing.T) {
 			[]string{"", "a b", "a\x00b", "ü", "a/b", "a\nb", strings.Repeat("x", MaxIdentifier+1), "x\xff"}},
 		{"reference", func(v string) error { return Reference("ref", v, 0) },
 			[]string{"ewa-1", "ref/with:punct#1", "amharic-ሰላም", strings.Repeat("r", MaxReference)},
-			[]string{"", "a b", "a\tb", "a\x00", "\x7f", "\u0085x", "a\u202eb", "\xc3", "\ufffd", "a\u00a0b", strings.Repeat("r", MaxReference+1)}},
+			[]string{"", "a b", "a\tb", "a\x00", "\x7f", "\u0085x", "a\u202eb", "\xc3", "\ufffd", "a\u00a0b", strings.Repeat("r", MaxReference+1),
+				// Noncharacters: encoding/xml writes them as U+FFFD (a camt.053 its reader refuses).
+				"R\uFFFF1", "R\uFFFE", "\uFDD0", "x\uFDEF", "x\U0001FFFE", "x\U0010FFFF"}},
 		{"name", func(v string) error { return Name("holder", v) },
 			[]string{"Abebe Kebede", "Ábébé O'Neil-Tesfaye", "አበበ በቀለ",
 				// ZWNJ and ZWJ where Persian and Devanagari spelling needs them.
@@ -31,10 +33,10 @@ func TestKinds(t *testing.T) {
 				// Issue 21: invisible characters that slipped a listed name past screening.
 				"Usama bin La\u2060din", "Us\u200Bama", "Lad\u00ADin", "\uFEFFUsama", "Usama\uFE0F", "Usa\U000E0061ma",
 				"Usa\u180Ema", "Usa\u034Fma", "\u3164", "Usa\u200Dma", "Usa\u200Cma", "\u200DUsama", "Usama\u200C",
-				"\u0645\u200C", "Usa\u2061ma"}},
+				"\u0645\u200C", "Usa\u2061ma", "Abebe\uFFFE"}},
 		{"text", func(v string) error { return Text("reason", v, 0) },
 			[]string{"", "line one\nline two\ttabbed", "ሰላም"},
-			[]string{"nul\x00", "bell\a", "bad\xe2\x82", strings.Repeat("t", MaxText+1)}},
+			[]string{"nul\x00", "bell\a", "bad\xe2\x82", strings.Repeat("t", MaxText+1), "non\uFFFFchar", "non\uFDD5char"}},
 		{"email", func(v string) error { return Email("email", v) },
 			[]string{"a@b.et", "first.last+tag@mail.example.com", strings.Repeat("l", 64) + "@x.et"},
 			[]string{"", "a", "@b.et", "a@", "a@b", "a@@b.et", "a@b@c.et", "a b@c.et", "a@b..et", "a@.b.et", "a@b.et.",
@@ -57,6 +59,25 @@ func TestKinds(t *testing.T) {
 				require.NotContains(t, fe.Error(), v[:min(len(v), 3)]+"\x00", "never echoes the value")
 			}
 		})
+	}
+}
+
+// TestNoncharacter: exactly the 66 noncharacters, and the code points around them are characters.
+func TestNoncharacter(t *testing.T) {
+	t.Parallel()
+	n := 0
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		if Noncharacter(r) {
+			n++
+		}
+	}
+	require.Equal(t, 66, n)
+	for _, r := range []rune{0xFDCF, 0xFDF0, 0xFFFC, 0x1FFFD, 0x20000, 'R', 0x1200} {
+		require.False(t, Noncharacter(r), "%U", r)
+		require.NoError(t, Reference("ref", "a"+string(r)+"b", 0), "%U", r)
+	}
+	for _, r := range []rune{0xFDD0, 0xFDEF, 0xFFFE, 0xFFFF, 0x1FFFE, 0x10FFFF} {
+		require.True(t, Noncharacter(r), "%U", r)
 	}
 }
 
@@ -87,6 +108,9 @@ func FuzzKinds(f *testing.F) {
 			for _, r := range v {
 				if r < 0x20 && !strings.ContainsRune(allowC0, r) || r == 0x7f {
 					t.Fatalf("accepted control %q in %q", r, v)
+				}
+				if Noncharacter(r) {
+					t.Fatalf("accepted noncharacter %U in %q", r, v)
 				}
 			}
 		}
