@@ -2,6 +2,7 @@ package workflows
 
 import (
 	"reflect"
+	"time"
 
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
@@ -74,12 +75,23 @@ type Deps struct {
 // the pollers (TestBenchmarkReportEwa at 16 callers, three interleaved pairs: disburse call p50
 // 296/356/352 ms with two pollers, 214/287/302 ms autoscaled; sagas per second unchanged, the
 // machine's CPU being the limit there).
+//
+// They leave WorkerStopTimeout at the SDK's 0 (a stopping worker cancels its running activities
+// at once), which the tests that crash a worker mid-activity rely on; the worker process sets it
+// (cmd/wagerail, --stop-timeout, default WorkerStopTimeout).
 func WorkerOptions() worker.Options {
 	return worker.Options{
 		WorkflowTaskPollerBehavior: worker.NewPollerBehaviorAutoscaling(worker.PollerBehaviorAutoscalingOptions{}),
 		ActivityTaskPollerBehavior: worker.NewPollerBehaviorAutoscaling(worker.PollerBehaviorAutoscalingOptions{}),
 	}
 }
+
+// WorkerStopTimeout is how long a stopping worker process (SIGTERM, a rolling restart) lets the
+// activities it runs finish before it cancels them. Cancelled at once, a partner call in flight
+// becomes an unknown outcome to resolve and a ledger step a retry; 30 s covers the gateway
+// client's transfer deadline. An idle worker still stops at once, and the deployment's
+// termination grace period must exceed it.
+const WorkerStopTimeout = 30 * time.Second
 
 // groups are the activity groups a worker serves: every field of Deps, each registering its own
 // activities, so adding a saga's group is its field in Deps (and building it in the worker) —

@@ -49,8 +49,11 @@ type apiConfig struct {
 	LogLevel       string
 	// Zero values take the api package's defaults, so `wagerail dev` and tests that build an
 	// apiConfig by hand still serve with every bound.
-	Timeouts     api.Timeouts
-	MaxBodyBytes int
+	Timeouts api.Timeouts
+	// ShutdownTimeout bounds the requests in flight at shutdown (0: shutdownBudget, derived from
+	// the write timeout; `wagerail dev` sets a short one so Ctrl-C stops it at once).
+	ShutdownTimeout time.Duration
+	MaxBodyBytes    int
 	// PublicURL is the portal's base URL, the start of every link the API sends (verification,
 	// reset, magic link, set-up, invitation); "" means the API's own URL.
 	PublicURL string
@@ -139,6 +142,27 @@ func ownURL(a net.Addr) string {
 
 func apiCommand() *cli.Command {
 	var cfg apiConfig
+	c := apiFlags(&cfg)
+	c.Run = func(ctx context.Context, _ []string) error {
+		log, err := newLogger(cfg.LogLevel, "api")
+		if err != nil {
+			return err
+		}
+		private := cfg.DatabaseURL == ""
+		if cfg.DatabaseURL, err = resolveDatabaseURL("api", cfg.DatabaseURL, db.AppRole); err != nil {
+			return err
+		}
+		if private && cfg.DatabasePlatformURL == "" {
+			// Beside `make run`, the private cluster's platform role too; optional otherwise.
+			cfg.DatabasePlatformURL, _ = resolveDatabaseURL("api", "", db.PlatformRole)
+		}
+		return runAPI(ctx, log, cfg, func() {})
+	}
+	return c
+}
+
+// apiFlags binds the API's flags and environment variables to cfg.
+func apiFlags(cfg *apiConfig) *cli.Command {
 	c := cli.New("api", "wagerail api [flags]", "Serve the HTTP API (Gin, every route under /api).")
 	c.String(&cfg.Addr, "addr", "API_ADDR", ":8080", "listen address")
 	c.String(&cfg.DatabaseURL, "database-url", "DATABASE_URL", "", "Postgres URL of the runtime role wagerail_app (default: the private Postgres of `make run` in this directory)")
@@ -168,61 +192,107 @@ func apiCommand() *cli.Command {
 	c.Bool(&cfg.EqubEscrowRecon, "equb-escrow-recon", "EQUB_ESCROW_RECON_ENABLED", false, "let platform admins run the equb escrow reconciliation (escrow statements against the ledger's pool mirror; off: 503 EQUB_ESCROW_RECON_DISABLED)")
 	c.String(&cfg.TrustedProxies, "trusted-proxies", "TRUSTED_PROXIES", "", "IPs or CIDRs of the load balancers whose X-Forwarded-For names the client (default none: the peer address is the client)")
 	addLogLevel(c, &cfg.LogLevel)
-	c.Run = func(ctx context.Context, _ []string) error {
-		log, err := newLogger(cfg.LogLevel, "api")
-		if err != nil {
-			return err
-		}
-		private := cfg.DatabaseURL == ""
-		if cfg.DatabaseURL, err = resolveDatabaseURL("api", cfg.DatabaseURL, db.AppRole); err != nil {
-			return err
-		}
-		if private && cfg.DatabasePlatformURL == "" {
-			// Beside `make run`, the private cluster's platform role too; optional otherwise.
-			cfg.DatabasePlatformURL, _ = resolveDatabaseURL("api", "", db.PlatformRole)
-		}
-		return runAPI(ctx, log, cfg, func() {})
-	}
 	return c
+}
+
+// writeTimeout is the HTTP server's write timeout: the setting, or the api package's default.
+func (cfg apiConfig) writeTimeout() time.Duration {
+	if cfg.Timeouts.Write > 0 {
+		return cfg.Timeouts.Write
+	}
+	return api.DefaultTimeouts().Write
+}
+
+// disburseWait is how long a saga call waits for its saga: the setting, or the api's default.
+func (cfg apiConfig) disburseWait() time.Duration {
+	if cfg.DisburseWait > 0 {
+		return cfg.DisburseWait
+	}
+	return api.DefaultSagaWait
+}
+
+// shutdownBudget is how long requests in flight at shutdown may finish: no request outlives the
+// write timeout, so a request accepted just before the signal gets all of its time (a disburse
+// waiting up to its disburse wait for the saga), plus a margin for mails being sent.
+func (cfg apiConfig) shutdownBudget() time.Duration {
+	if cfg.ShutdownTimeout > 0 {
+		return cfg.ShutdownTimeout
+	}
+	return cfg.writeTimeout() + 5*time.Second
+}
+
+// apiChecked is what check derives from the settings.
+type apiChecked struct {
+	secrets   map[string][]byte
+	publicURL string
+	proxies   []string
+}
+
+// check is every start-time check of the settings that needs nothing running: a misconfigured
+// API stops here, in one line, before it listens or connects.
+func (cfg apiConfig) check() (apiChecked, error) {
+	var out apiChecked
+	if cfg.DatabaseURL == "" {
+		return out, errors.New("api: set --database-url or DATABASE_URL (the wagerail_app role)")
+	}
+	var err error
+	if out.secrets, err = parseSecrets(cfg.WebhookSecrets); err != nil {
+		return out, err
+	}
+	if cfg.MaxBodyBytes < 0 {
+		return out, errors.New("api: --max-body-bytes / API_MAX_BODY_BYTES must not be negative")
+	}
+	if cfg.MaxUploadBytes < 0 {
+		return out, errors.New("api: --upload-max-bytes / UPLOAD_MAX_BYTES must not be negative")
+	}
+	for _, d := range []time.Duration{cfg.Timeouts.ReadHeader, cfg.Timeouts.Read, cfg.Timeouts.Write, cfg.Timeouts.Idle} {
+		if d < 0 {
+			return out, errors.New("api: HTTP timeouts must not be negative")
+		}
+	}
+	// A disburse answers within its wait (202 DISBURSING after it), so the wait must end before
+	// the write timeout does, or the client gets a dropped connection instead of the answer.
+	if cfg.DisburseWait < 0 {
+		return out, errors.New("api: --disburse-wait / API_DISBURSE_WAIT must not be negative")
+	}
+	if wait, write := cfg.disburseWait(), cfg.writeTimeout(); wait >= write {
+		return out, fmt.Errorf("api: --disburse-wait / API_DISBURSE_WAIT (%s) must be less than --write-timeout / API_WRITE_TIMEOUT (%s)", wait, write)
+	}
+	// The ledger refuses a key shorter than this at its start; the API would only find out at
+	// the first dispute adjustment.
+	for _, k := range []struct{ value, setting string }{
+		{cfg.AdjustmentKey, "--adjustment-key / LEDGER_ADJUSTMENT_KEY"},
+		{cfg.AdjustmentKeyPrevious, "--adjustment-key-previous / LEDGER_ADJUSTMENT_KEY_PREVIOUS"},
+	} {
+		if k.value != "" && len(k.value) < ledger.MinAdjustmentKeyBytes {
+			return out, fmt.Errorf("api: %s must be at least %d bytes (the ledger's key)", k.setting, ledger.MinAdjustmentKeyBytes)
+		}
+	}
+	if out.publicURL, err = parsePublicURL(cfg.PublicURL); err != nil {
+		return out, fmt.Errorf("api: %w", err)
+	}
+	if cfg.KycValidity < 0 {
+		return out, errors.New("api: --kyc-validity / KYC_VALIDITY must not be negative")
+	}
+	if out.proxies, err = api.ParseTrustedProxies(cfg.TrustedProxies); err != nil {
+		return out, fmt.Errorf("api: --trusted-proxies / TRUSTED_PROXIES: %w", err)
+	}
+	// A dry run, silently, so a bad SMTP setting is the one line a misconfigured start prints;
+	// the senders are made (and their choice logged) once the API can start.
+	if _, _, err := notify.FromEnv(cfg.Senders.getenv, slog.New(slog.DiscardHandler), cfg.DevDataDir, cfg.DevDataDir != ""); err != nil {
+		return out, fmt.Errorf("api: %w (check --smtp-* / SMTP_*)", err)
+	}
+	return out, nil
 }
 
 // runAPI serves until ctx ends. Dependencies are probed, not required at start: an API that comes
 // up before the ledger reports not-ready instead of crash-looping.
 func runAPI(ctx context.Context, log *slog.Logger, cfg apiConfig, ready func()) error {
-	if cfg.DatabaseURL == "" {
-		return errors.New("api: set --database-url or DATABASE_URL (the wagerail_app role)")
-	}
-	secrets, err := parseSecrets(cfg.WebhookSecrets)
+	checked, err := cfg.check()
 	if err != nil {
 		return err
 	}
-	if cfg.MaxBodyBytes < 0 {
-		return errors.New("api: --max-body-bytes / API_MAX_BODY_BYTES must not be negative")
-	}
-	if cfg.MaxUploadBytes < 0 {
-		return errors.New("api: --upload-max-bytes / UPLOAD_MAX_BYTES must not be negative")
-	}
-	for _, d := range []time.Duration{cfg.Timeouts.ReadHeader, cfg.Timeouts.Read, cfg.Timeouts.Write, cfg.Timeouts.Idle} {
-		if d < 0 {
-			return errors.New("api: HTTP timeouts must not be negative")
-		}
-	}
-	publicURL, err := parsePublicURL(cfg.PublicURL)
-	if err != nil {
-		return fmt.Errorf("api: %w", err)
-	}
-	if cfg.KycValidity < 0 {
-		return errors.New("api: --kyc-validity / KYC_VALIDITY must not be negative")
-	}
-	proxies, err := api.ParseTrustedProxies(cfg.TrustedProxies)
-	if err != nil {
-		return fmt.Errorf("api: --trusted-proxies / TRUSTED_PROXIES: %w", err)
-	}
-	// A dry run first, silently, so a bad SMTP setting is the one line a misconfigured start prints;
-	// the senders are made (and their choice logged) once the API can start.
-	if _, _, err := notify.FromEnv(cfg.Senders.getenv, slog.New(slog.DiscardHandler), cfg.DevDataDir, cfg.DevDataDir != ""); err != nil {
-		return fmt.Errorf("api: %w (check --smtp-* / SMTP_*)", err)
-	}
+	secrets, publicURL, proxies := checked.secrets, checked.publicURL, checked.proxies
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("api: listen %s: %w (choose another --addr / API_ADDR)", cfg.Addr, err)
@@ -349,7 +419,7 @@ func runAPI(ctx context.Context, log *slog.Logger, cfg apiConfig, ready func()) 
 	case err := <-errc:
 		return fmt.Errorf("api: %w", err)
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.shutdownBudget())
 	defer cancel()
 	err = hs.Shutdown(sctx)
 	if derr := srv.Drain(sctx); derr != nil {

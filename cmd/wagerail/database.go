@@ -19,12 +19,39 @@ import (
 
 // openRuntimeDB opens the runtime role's pool for process who. A failure is one line saying what
 // to check: pgx puts every address it tried on a line of its own.
+//
+// It refuses a login role that is superuser or has BYPASSRLS: row-level security is what keeps
+// one tenant's rows from another's, and neither kind of role meets it (wagerail_app and
+// wagerail_platform are NOBYPASSRLS; the owner role only runs migrations).
 func openRuntimeDB(ctx context.Context, who, url string, maxConns int32) (*pgxpool.Pool, error) {
 	pool, err := db.Open(ctx, url, maxConns)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s (check --database-url / DATABASE_URL)", who, strings.Join(strings.Fields(err.Error()), " "))
 	}
+	if err := refuseRLSBypass(ctx, pool); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("%s: %w", who, err)
+	}
 	return pool, nil
+}
+
+// refuseRLSBypass fails when the pool's login role bypasses row-level security.
+func refuseRLSBypass(ctx context.Context, pool *pgxpool.Pool) error {
+	var role string
+	var super, bypass bool
+	err := pool.QueryRow(ctx, `SELECT current_user, rolsuper, rolbypassrls FROM pg_roles WHERE rolname = current_user`).Scan(&role, &super, &bypass)
+	if err != nil {
+		return fmt.Errorf("cannot read the database role's attributes: %s", strings.Join(strings.Fields(err.Error()), " "))
+	}
+	if super || bypass {
+		what := "a superuser"
+		if !super {
+			what = "BYPASSRLS"
+		}
+		return fmt.Errorf("the database URL logs in as %s, which is %s: row-level security would not apply, so tenants' rows would not be kept apart; use %s (or %s where the platform role is asked for), never a superuser or a BYPASSRLS role",
+			role, what, db.AppRole, db.PlatformRole)
+	}
+	return nil
 }
 
 const (

@@ -150,6 +150,11 @@ func (cfg devConfig) checkListenAddrs() error {
 	return nil
 }
 
+// devStopTimeout bounds how long the API's requests and the worker's activities in flight may
+// finish when `wagerail dev` stops (the production budgets are longer: see the api and worker
+// commands).
+const devStopTimeout = 5 * time.Second
+
 // devComponent is one in-process service of the dev stack, started in order.
 type devComponent struct {
 	name string
@@ -191,6 +196,9 @@ func devComponents(cfg devConfig, st *devStack) []devComponent {
 				EqubMoneyMovement: true,
 				EqubEscrowRecon:   true,
 				AdjustmentKey:     st.creds.AdjustmentKey,
+				// Ctrl-C stops the whole stack within seconds; production derives its budget
+				// from the write timeout.
+				ShutdownTimeout: devStopTimeout,
 			}, ready)
 		}},
 		{name: "worker", run: func(ctx context.Context, log *slog.Logger, ready func()) error {
@@ -201,6 +209,9 @@ func devComponents(cfg devConfig, st *devStack) []devComponent {
 			// The demo reconciles its equb escrow accounts (the switch is off by default elsewhere).
 			wk.EqubEscrowRecon = true
 			wk.EqubMoneyMovement = true // as the api's switch in dev
+			// Ctrl-C stops the whole stack within seconds: an activity still running then is
+			// cancelled and retried at the next start, as after a crash.
+			wk.StopTimeout = devStopTimeout
 			// The relay needs the platform role; with an outside DATABASE_URL and no
 			// DATABASE_PLATFORM_URL it stays off rather than failing the stack.
 			wk.OutboxRelay = st.platformDSN != ""

@@ -26,7 +26,11 @@ type gatewayConfig struct {
 	TransferTimeout time.Duration
 	BreakerFailures int
 	BreakerOpenFor  time.Duration
-	LogLevel        string
+	// StopTimeout is how long in-flight calls may finish at shutdown: at least the longest
+	// partner call deadline (guardConfig's), so a rolling restart never cuts a bank call off
+	// into an unknown outcome.
+	StopTimeout time.Duration
+	LogLevel    string
 }
 
 func defaultGatewayConfig() gatewayConfig {
@@ -34,12 +38,30 @@ func defaultGatewayConfig() gatewayConfig {
 	return gatewayConfig{
 		GRPCAddr: ":50051", MetricsAddr: ":50053", SandboxURL: "http://127.0.0.1:8090",
 		ProbeInterval: 15 * time.Second, LookupTimeout: g.LookupTimeout, TransferTimeout: g.TransferTimeout,
-		BreakerFailures: int(g.BreakerFailures), BreakerOpenFor: g.BreakerOpenFor, LogLevel: "info",
+		BreakerFailures: int(g.BreakerFailures), BreakerOpenFor: g.BreakerOpenFor,
+		// The longest partner call (a batch, retries included) and time to send its answer.
+		StopTimeout: g.BatchTimeout + 5*time.Second, LogLevel: "info",
 	}
 }
 
 func gatewayCommand() *cli.Command {
 	var cfg gatewayConfig
+	c := gatewayFlags(&cfg)
+	c.Run = func(ctx context.Context, _ []string) error {
+		log, err := newLogger(cfg.LogLevel, "gateway")
+		if err != nil {
+			return err
+		}
+		if cfg.DatabaseURL, err = resolveDatabaseURL("gateway", cfg.DatabaseURL, db.AppRole); err != nil {
+			return err
+		}
+		return runGateway(ctx, log, cfg, func() {})
+	}
+	return c
+}
+
+// gatewayFlags binds the gateway's flags and environment variables to cfg.
+func gatewayFlags(cfg *gatewayConfig) *cli.Command {
 	d := defaultGatewayConfig()
 	c := cli.New("gateway", "wagerail gateway [flags]",
 		"Serve the integration gateway (gRPC): partner-bank adapters, account lookup, disbursement,\n"+
@@ -53,18 +75,17 @@ func gatewayCommand() *cli.Command {
 	c.Duration(&cfg.TransferTimeout, "transfer-timeout", "GATEWAY_TRANSFER_TIMEOUT", d.TransferTimeout, "deadline of a transfer submission; past it the outcome is UNKNOWN")
 	c.Int(&cfg.BreakerFailures, "breaker-failures", "GATEWAY_BREAKER_FAILURES", d.BreakerFailures, "consecutive partner faults that open the circuit breaker")
 	c.Duration(&cfg.BreakerOpenFor, "breaker-open-for", "GATEWAY_BREAKER_OPEN_FOR", d.BreakerOpenFor, "how long the breaker stays open before letting a probe call through")
+	c.Duration(&cfg.StopTimeout, "stop-timeout", "GATEWAY_STOP_TIMEOUT", d.StopTimeout, "at shutdown, how long in-flight partner calls may finish (at least the longest partner call deadline; keep the termination grace period above it)")
 	addLogLevel(c, &cfg.LogLevel)
-	c.Run = func(ctx context.Context, _ []string) error {
-		log, err := newLogger(cfg.LogLevel, "gateway")
-		if err != nil {
-			return err
-		}
-		if cfg.DatabaseURL, err = resolveDatabaseURL("gateway", cfg.DatabaseURL, db.AppRole); err != nil {
-			return err
-		}
-		return runGateway(ctx, log, cfg, func() {})
-	}
 	return c
+}
+
+// guardConfig is the partner adapters' guard: deadlines and breaker from cfg, the rest defaults.
+func (cfg gatewayConfig) guardConfig() gateway.GuardConfig {
+	gc := gateway.DefaultGuardConfig()
+	gc.LookupTimeout, gc.TransferTimeout = cfg.LookupTimeout, cfg.TransferTimeout
+	gc.BreakerFailures, gc.BreakerOpenFor = uint32(cfg.BreakerFailures), cfg.BreakerOpenFor
+	return gc
 }
 
 func (cfg gatewayConfig) validate() error {
@@ -80,6 +101,10 @@ func (cfg gatewayConfig) validate() error {
 	}
 	if cfg.BreakerFailures < 1 {
 		return errors.New("gateway: --breaker-failures / GATEWAY_BREAKER_FAILURES must be at least 1")
+	}
+	gc := cfg.guardConfig()
+	if longest := max(gc.LookupTimeout, gc.TransferTimeout, gc.BatchTimeout); cfg.StopTimeout < longest {
+		return fmt.Errorf("gateway: --stop-timeout / GATEWAY_STOP_TIMEOUT (%s) must be at least the longest partner call deadline (%s): a shutdown would cut bank calls off into unknown outcomes", cfg.StopTimeout, longest)
 	}
 	return nil
 }
@@ -105,6 +130,7 @@ func runGateway(ctx context.Context, log *slog.Logger, cfg gatewayConfig, ready 
 	// The interceptor is the one place gateway errors become gRPC status with ErrorInfo reasons.
 	metrics := gateway.NewMetrics(nil, gateway.SystemClock{})
 	srv := rpcserve.New("gateway", log, metrics.UnaryInterceptor(log))
+	srv.StopTimeout = cfg.StopTimeout
 	if err := metrics.Register(srv.Registry); err != nil {
 		gl.Close()
 		ml.Close()
@@ -122,9 +148,7 @@ func runGateway(ctx context.Context, log *slog.Logger, cfg gatewayConfig, ready 
 		ml.Close()
 		return fmt.Errorf("gateway: %w", err)
 	}
-	gc := gateway.DefaultGuardConfig()
-	gc.LookupTimeout, gc.TransferTimeout = cfg.LookupTimeout, cfg.TransferTimeout
-	gc.BreakerFailures, gc.BreakerOpenFor = uint32(cfg.BreakerFailures), cfg.BreakerOpenFor
+	gc := cfg.guardConfig()
 	gc.Observe = metrics.Observer(gateway.SandboxPartner)
 	g := gateway.New(store, metrics, log, gateway.SystemClock{}, gateway.Guard(sb, gc))
 	gatewayv1.RegisterGatewayServiceServer(srv.GRPC, gateway.NewServer(g))

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"time"
 
 	"github.com/wagerail/wagerail/internal/platform/cli"
 	"github.com/wagerail/wagerail/internal/platform/db"
@@ -21,23 +22,19 @@ type ledgerConfig struct {
 	MetricsAddr   string
 	AdjustmentKey string
 	MaxConns      int
-	LogLevel      string
+	// StopTimeout is how long in-flight calls may finish at shutdown (0: rpcserve's default).
+	StopTimeout time.Duration
+	LogLevel    string
 }
+
+// defaultLedgerStopTimeout covers the ledger client's per-call deadline (5 s) with room to spare.
+// A batch post cut off later is one transaction rolled back, which its caller retries under the
+// same idempotency key.
+const defaultLedgerStopTimeout = 15 * time.Second
 
 func ledgerCommand() *cli.Command {
 	var cfg ledgerConfig
-	c := cli.New("ledger", "wagerail ledger [flags] [verify-checkpoints TENANT...]",
-		"Run the ledger gRPC service (double-entry ledger, the only truth for money), with Prometheus\n"+
-			"metrics and /healthz on the metrics address.\n"+
-			"`wagerail ledger verify-checkpoints TENANT...` instead recomputes every balance checkpoint of\n"+
-			"the tenants from their entries, prints a JSON report and exits non-zero if any disagrees.")
-	c.String(&cfg.DatabaseURL, "database-url", "DATABASE_URL", "", "Postgres URL of the runtime role wagerail_app (default: the private Postgres of `make run` in this directory)")
-	c.String(&cfg.GRPCAddr, "grpc-addr", "LEDGER_GRPC_ADDR", ":50052", "gRPC listen address")
-	c.String(&cfg.MetricsAddr, "metrics-addr", "LEDGER_METRICS_ADDR", ":50054", "metrics and /healthz listen address")
-	c.String(&cfg.AdjustmentKey, "adjustment-key", "LEDGER_ADJUSTMENT_KEY", "",
-		fmt.Sprintf("shared key (at least %d bytes) that verifies platform-admin approval signatures of PostAdjustment; empty refuses every adjustment", ledger.MinAdjustmentKeyBytes))
-	c.Int(&cfg.MaxConns, "max-conns", "LEDGER_DB_MAX_CONNS", 32, "maximum database connections")
-	addLogLevel(c, &cfg.LogLevel)
+	c := ledgerFlags(&cfg)
 	c.Run = func(ctx context.Context, args []string) error {
 		log, err := newLogger(cfg.LogLevel, "ledger")
 		if err != nil {
@@ -57,6 +54,24 @@ func ledgerCommand() *cli.Command {
 	return c
 }
 
+// ledgerFlags binds the ledger's flags and environment variables to cfg.
+func ledgerFlags(cfg *ledgerConfig) *cli.Command {
+	c := cli.New("ledger", "wagerail ledger [flags] [verify-checkpoints TENANT...]",
+		"Run the ledger gRPC service (double-entry ledger, the only truth for money), with Prometheus\n"+
+			"metrics and /healthz on the metrics address.\n"+
+			"`wagerail ledger verify-checkpoints TENANT...` instead recomputes every balance checkpoint of\n"+
+			"the tenants from their entries, prints a JSON report and exits non-zero if any disagrees.")
+	c.String(&cfg.DatabaseURL, "database-url", "DATABASE_URL", "", "Postgres URL of the runtime role wagerail_app (default: the private Postgres of `make run` in this directory)")
+	c.String(&cfg.GRPCAddr, "grpc-addr", "LEDGER_GRPC_ADDR", ":50052", "gRPC listen address")
+	c.String(&cfg.MetricsAddr, "metrics-addr", "LEDGER_METRICS_ADDR", ":50054", "metrics and /healthz listen address")
+	c.String(&cfg.AdjustmentKey, "adjustment-key", "LEDGER_ADJUSTMENT_KEY", "",
+		fmt.Sprintf("shared key (at least %d bytes) that verifies platform-admin approval signatures of PostAdjustment; empty refuses every adjustment", ledger.MinAdjustmentKeyBytes))
+	c.Int(&cfg.MaxConns, "max-conns", "LEDGER_DB_MAX_CONNS", 32, "maximum database connections")
+	c.Duration(&cfg.StopTimeout, "stop-timeout", "LEDGER_STOP_TIMEOUT", defaultLedgerStopTimeout, "at shutdown, how long in-flight calls may finish before they are cut off (keep the termination grace period above it)")
+	addLogLevel(c, &cfg.LogLevel)
+	return c
+}
+
 func (cfg ledgerConfig) check() error {
 	if cfg.DatabaseURL == "" {
 		return errors.New("ledger: set --database-url or DATABASE_URL (the wagerail_app role)")
@@ -66,6 +81,9 @@ func (cfg ledgerConfig) check() error {
 	}
 	if cfg.MaxConns < 1 {
 		return errors.New("ledger: --max-conns / LEDGER_DB_MAX_CONNS must be at least 1")
+	}
+	if cfg.StopTimeout < 0 {
+		return errors.New("ledger: --stop-timeout / LEDGER_STOP_TIMEOUT must not be negative")
 	}
 	return nil
 }
@@ -92,6 +110,7 @@ func runLedger(ctx context.Context, log *slog.Logger, cfg ledgerConfig, ready fu
 
 	metrics := ledger.NewMetrics()
 	srv := rpcserve.New("ledger", log, metrics.UnaryInterceptor(log))
+	srv.StopTimeout = cfg.StopTimeout
 	if err := metrics.Register(srv.Registry); err != nil {
 		return fmt.Errorf("ledger: metrics: %w", err)
 	}

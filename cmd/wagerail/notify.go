@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/wagerail/wagerail/internal/notifications"
+	"github.com/wagerail/wagerail/internal/notify"
 	"github.com/wagerail/wagerail/internal/platform/cli"
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/outbox"
@@ -41,7 +42,21 @@ func defaultNotifyConfig() notifyConfig {
 
 func notifyCommand() *cli.Command {
 	cfg := defaultNotifyConfig()
-	d := cfg
+	c := notifyFlags(&cfg)
+	c.Run = func(ctx context.Context, _ []string) error {
+		log, err := newLogger(cfg.LogLevel, "notify")
+		if err != nil {
+			return err
+		}
+		return runNotify(ctx, log, cfg, func() {})
+	}
+	return c
+}
+
+// notifyFlags binds notify's flags and environment variables to cfg (whose values are the
+// defaults).
+func notifyFlags(cfg *notifyConfig) *cli.Command {
+	d := *cfg
 	c := cli.New("notify", "wagerail notify [flags]",
 		"Run the notification consumer as a process of its own: an outbox relay in relay group \""+NotifyRelayGroup+"\"\n"+
 			"that sends users their in-app, e-mail and SMS messages, with Prometheus metrics and /healthz on\n"+
@@ -52,14 +67,19 @@ func notifyCommand() *cli.Command {
 	addSenderFlags(c, &cfg.Senders)
 	c.String(&cfg.MetricsAddr, "metrics-addr", "NOTIFY_METRICS_ADDR", d.MetricsAddr, "Prometheus /metrics and /healthz listen address")
 	addLogLevel(c, &cfg.LogLevel)
-	c.Run = func(ctx context.Context, _ []string) error {
-		log, err := newLogger(cfg.LogLevel, "notify")
-		if err != nil {
-			return err
-		}
-		return runNotify(ctx, log, cfg, func() {})
-	}
 	return c
+}
+
+// check is the start-time check of the settings, once the database URLs are resolved.
+func (cfg notifyConfig) check() error {
+	if cfg.DatabasePlatformURL == "" {
+		return errors.New("notify: the outbox relay needs --database-platform-url / DATABASE_PLATFORM_URL (the wagerail_platform role)")
+	}
+	// The senders, checked now (silently) rather than after connecting to everything.
+	if _, _, err := notify.FromEnv(cfg.Senders.getenv, slog.New(slog.DiscardHandler), cfg.DevDataDir, cfg.DevDataDir != ""); err != nil {
+		return fmt.Errorf("notify: %w (check --smtp-* / SMTP_* and --sms-http-* / SMS_HTTP_*)", err)
+	}
+	return nil
 }
 
 // runNotify relays events to the notification consumer until ctx ends, with /metrics and /healthz
@@ -73,8 +93,8 @@ func runNotify(ctx context.Context, log *slog.Logger, cfg notifyConfig, ready fu
 	if private && cfg.DatabasePlatformURL == "" {
 		cfg.DatabasePlatformURL, _ = resolveDatabaseURL("notify", "", db.PlatformRole)
 	}
-	if cfg.DatabasePlatformURL == "" {
-		return errors.New("notify: the outbox relay needs --database-platform-url / DATABASE_PLATFORM_URL (the wagerail_platform role)")
+	if err := cfg.check(); err != nil {
+		return err
 	}
 	if cfg.MetricsAddr == "" {
 		cfg.MetricsAddr = defaultNotifyConfig().MetricsAddr

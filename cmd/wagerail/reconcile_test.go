@@ -124,12 +124,14 @@ func TestGatewayConfigErrorsAreOneLine(t *testing.T) {
 		cfg  gatewayConfig
 		want string
 	}{
-		"no database":   {ok(func(c *gatewayConfig) { c.DatabaseURL = "" }), "--database-url"},
-		"bad sandbox":   {ok(func(c *gatewayConfig) { c.SandboxURL = "127.0.0.1:8090" }), "--sandbox-url"},
-		"zero timeout":  {ok(func(c *gatewayConfig) { c.LookupTimeout = 0 }), "positive"},
-		"no breaker":    {ok(func(c *gatewayConfig) { c.BreakerFailures = 0 }), "--breaker-failures"},
-		"database down": {ok(func(*gatewayConfig) {}), "database"},
-		"port in use":   {ok(func(c *gatewayConfig) { c.GRPCAddr = busy.Addr().String() }), "--grpc-addr"},
+		"no database":                       {ok(func(c *gatewayConfig) { c.DatabaseURL = "" }), "--database-url"},
+		"bad sandbox":                       {ok(func(c *gatewayConfig) { c.SandboxURL = "127.0.0.1:8090" }), "--sandbox-url"},
+		"zero timeout":                      {ok(func(c *gatewayConfig) { c.LookupTimeout = 0 }), "positive"},
+		"no breaker":                        {ok(func(c *gatewayConfig) { c.BreakerFailures = 0 }), "--breaker-failures"},
+		"stop before the batch deadline":    {ok(func(c *gatewayConfig) { c.StopTimeout = 5 * time.Second }), "GATEWAY_STOP_TIMEOUT"},
+		"stop before the transfer deadline": {ok(func(c *gatewayConfig) { c.TransferTimeout = 2 * time.Minute }), "GATEWAY_STOP_TIMEOUT"},
+		"database down":                     {ok(func(*gatewayConfig) {}), "database"},
+		"port in use":                       {ok(func(c *gatewayConfig) { c.GRPCAddr = busy.Addr().String() }), "--grpc-addr"},
 	} {
 		err := runGateway(context.Background(), slog.New(slog.DiscardHandler), tc.cfg, func() { t.Fatalf("%s: ready called", name) })
 		require.Error(t, err, name)

@@ -69,19 +69,37 @@ type workerConfig struct {
 	// (activities.Equb.MoneyMovement). Set it as on the api.
 	EqubMoneyMovement bool
 	DialTimeout       time.Duration
-	LogLevel          string
+	// StopTimeout is how long the running activities may finish when the worker stops
+	// (worker.Options.WorkerStopTimeout; 0 cancels them at once).
+	StopTimeout time.Duration
+	LogLevel    string
 }
 
 func defaultWorkerConfig() workerConfig {
 	return workerConfig{
 		TemporalAddress: "127.0.0.1:7233", TemporalNamespace: "default", TaskQueue: "wagerail",
 		LedgerAddr: "127.0.0.1:50052", GatewayAddr: "127.0.0.1:50051", MetricsAddr: "127.0.0.1:50055", Schedules: true, LogLevel: "info", DialTimeout: 30 * time.Second,
+		StopTimeout: workflows.WorkerStopTimeout,
 	}
 }
 
 func workerCommand() *cli.Command {
 	cfg := defaultWorkerConfig()
-	d := cfg
+	c := workerFlags(&cfg)
+	c.Run = func(ctx context.Context, _ []string) error {
+		log, err := newLogger(cfg.LogLevel, "worker")
+		if err != nil {
+			return err
+		}
+		return runWorker(ctx, log, cfg, func() {})
+	}
+	return c
+}
+
+// workerFlags binds the worker's flags and environment variables to cfg (whose values are the
+// defaults).
+func workerFlags(cfg *workerConfig) *cli.Command {
+	d := *cfg
 	c := cli.New("worker", "wagerail worker [flags]",
 		"Run the Temporal worker: Wagerail's workflows and activities, and the schedules they run on,\n"+
 			"with Prometheus metrics and /healthz on the metrics address.")
@@ -101,15 +119,40 @@ func workerCommand() *cli.Command {
 	c.Bool(&cfg.EqubMoneyMovement, "equb-money-movement", "EQUB_MONEY_MOVEMENT_ENABLED", false, "let a payroll run's completion move equb contributions taken by payroll deduction (the master kill switch, as on the api; off: those lines are refused EQUB_MONEY_MOVEMENT_DISABLED and stay owed)")
 	c.Bool(&cfg.EqubEscrowRecon, "equb-escrow-recon", "EQUB_ESCROW_RECON_ENABLED", false, "run the equb escrow reconciliation (daily schedule at 07:45 UTC and the operator route's runs; off: its schedule is removed and its activities refuse)")
 	c.Bool(&cfg.Schedules, "schedules", "WORKER_SCHEDULES", d.Schedules, "create or update the Temporal schedules (daily clean-ups, reconciliation) at start")
+	c.Duration(&cfg.StopTimeout, "stop-timeout", "WORKER_STOP_TIMEOUT", d.StopTimeout, "at shutdown, how long the running activities may finish before they are cancelled (keep the termination grace period above it)")
 	addLogLevel(c, &cfg.LogLevel)
-	c.Run = func(ctx context.Context, _ []string) error {
-		log, err := newLogger(cfg.LogLevel, "worker")
-		if err != nil {
-			return err
-		}
-		return runWorker(ctx, log, cfg, func() {})
-	}
 	return c
+}
+
+// check is the start-time check of the settings, once the database URLs are resolved: it says
+// whether the worker runs the notification consumer.
+func (c workerConfig) check() (runsNotifications bool, err error) {
+	if c.OutboxRelay && c.DatabasePlatformURL == "" {
+		return false, errors.New("worker: the outbox relay needs --database-platform-url / DATABASE_PLATFORM_URL (the wagerail_platform role)")
+	}
+	if c.StopTimeout < 0 {
+		return false, errors.New("worker: --stop-timeout / WORKER_STOP_TIMEOUT must not be negative")
+	}
+	if c.DialTimeout < 0 {
+		return false, errors.New("worker: --temporal-dial-timeout / TEMPORAL_DIAL_TIMEOUT must not be negative")
+	}
+	if runsNotifications, err = c.runsNotifications(); err != nil || !runsNotifications {
+		return runsNotifications, err
+	}
+	// The senders the consumer will use, checked now (silently) rather than after the worker
+	// has connected to everything.
+	if _, _, err := notify.FromEnv(c.Senders.getenv, slog.New(slog.DiscardHandler), c.DevDataDir, c.DevDataDir != ""); err != nil {
+		return false, fmt.Errorf("worker: %w (check --smtp-* / SMTP_* and --sms-http-* / SMS_HTTP_*)", err)
+	}
+	return true, nil
+}
+
+// options are the worker's Temporal options: the sagas' (workflows.WorkerOptions) with the stop
+// budget.
+func (c workerConfig) options() worker.Options {
+	o := workflows.WorkerOptions()
+	o.WorkerStopTimeout = c.StopTimeout
+	return o
 }
 
 // dialTemporal keeps trying for up to patience: a worker that starts a moment before its cluster
@@ -275,10 +318,7 @@ func runWorker(ctx context.Context, log *slog.Logger, cfg workerConfig, ready fu
 		// Beside `make run`, its private cluster's platform role too; optional otherwise.
 		cfg.DatabasePlatformURL, _ = resolveDatabaseURL("worker", "", db.PlatformRole)
 	}
-	if cfg.OutboxRelay && cfg.DatabasePlatformURL == "" {
-		return errors.New("worker: the outbox relay needs --database-platform-url / DATABASE_PLATFORM_URL (the wagerail_platform role)")
-	}
-	runsNotifications, err := cfg.runsNotifications()
+	runsNotifications, err := cfg.check()
 	if err != nil {
 		return err
 	}
@@ -348,7 +388,7 @@ func runWorker(ctx context.Context, log *slog.Logger, cfg workerConfig, ready fu
 		}},
 	}
 
-	w := worker.New(tc, cfg.TaskQueue, workflows.WorkerOptions())
+	w := worker.New(tc, cfg.TaskQueue, cfg.options())
 	workflows.Register(w, deps.activities())
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("worker: start: %w", err)

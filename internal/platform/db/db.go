@@ -7,7 +7,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -96,11 +98,14 @@ func DSN(host string, port int, user, password, dbName string) string {
 	return u.String()
 }
 
-// Open opens a pool and checks it with a ping.
+// Open opens a pool and checks it with a ping. Its errors never carry the DSN or its password:
+// they name the server from the parsed configuration (user@host:port/database), and a DSN that
+// does not parse is not echoed at all (pgx's own parse error shows it with a best-effort
+// redaction only).
 func Open(ctx context.Context, dsn string, maxConns int32) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("database url: %w", err)
+		return nil, errors.New("database url: not a valid postgres:// URL or key=value connection string (not shown: it may hold a password)")
 	}
 	if maxConns > 0 {
 		cfg.MaxConns = maxConns
@@ -114,9 +119,14 @@ func Open(ctx context.Context, dsn string, maxConns int32) (*pgxpool.Pool, error
 	defer cancel()
 	if err := pool.Ping(pctx); err != nil {
 		pool.Close()
-		return nil, fmt.Errorf("database %s: %w", Redact(dsn), err)
+		return nil, fmt.Errorf("database %s: %w", describe(cfg.ConnConfig.Config), err)
 	}
 	return pool, nil
+}
+
+// describe names the server a configuration connects to, without its password.
+func describe(c pgconn.Config) string {
+	return fmt.Sprintf("%s@%s/%s", c.User, net.JoinHostPort(c.Host, strconv.Itoa(int(c.Port))), c.Database)
 }
 
 // Querier is what a store method needs to run statements: a transaction (pgx.Tx), a connection or
@@ -226,14 +236,122 @@ func IsCode(err error, code string) bool {
 	return errors.As(err, &pgErr) && pgErr.Code == code
 }
 
-// Redact hides the password of a connection URL so it can be logged or printed.
+// redacted stands for a connection string Redact cannot take apart with certainty.
+const redacted = "[database url not shown]"
+
+// Redact hides the secrets of a connection string (URL or key=value form) so it can be logged or
+// printed: the userinfo password, and the value of every parameter whose name holds "password"
+// (password, sslpassword). It fails closed: what it cannot parse with certainty comes back as a
+// fixed placeholder, never as given.
 func Redact(dsn string) string {
+	if dsn == "" {
+		return ""
+	}
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		return redactURL(dsn)
+	}
+	return redactKeywordValue(dsn)
+}
+
+func redactURL(dsn string) string {
 	u, err := url.Parse(dsn)
-	if err != nil || u.User == nil {
-		return dsn
+	if err != nil || u.Opaque != "" || u.Fragment != "" || u.RawFragment != "" {
+		// A fragment means a '#' the URL did not escape, most likely inside a password.
+		return redacted
 	}
-	if _, ok := u.User.Password(); ok {
-		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	if u.User != nil {
+		if _, ok := u.User.Password(); ok {
+			u.User = url.UserPassword(u.User.Username(), "xxxxx")
+		}
 	}
+	q, err := url.ParseQuery(u.RawQuery)
+	if err != nil {
+		return redacted
+	}
+	for k := range q {
+		if strings.Contains(strings.ToLower(k), "password") {
+			q[k] = []string{"xxxxx"}
+		}
+	}
+	u.RawQuery = q.Encode()
 	return u.String()
+}
+
+// redactKeywordValue takes apart a key=value connection string as libpq does (spaces around '=',
+// values optionally single-quoted with backslash escapes) and writes it back with the password
+// values replaced; anything it does not understand gives the placeholder.
+func redactKeywordValue(dsn string) string {
+	var out []string
+	s := strings.TrimSpace(dsn)
+	for s != "" {
+		eq := strings.IndexByte(s, '=')
+		if eq <= 0 {
+			return redacted
+		}
+		key := strings.TrimSpace(s[:eq])
+		if !isKeyword(key) {
+			return redacted
+		}
+		s = strings.TrimLeft(s[eq+1:], " \t\n\r\v\f")
+		var val strings.Builder
+		if strings.HasPrefix(s, "'") {
+			i, closed := 1, false
+			for i < len(s) {
+				c := s[i]
+				if c == '\\' && i+1 < len(s) {
+					val.WriteByte(s[i+1])
+					i += 2
+					continue
+				}
+				i++
+				if c == '\'' {
+					closed = true
+					break
+				}
+				val.WriteByte(c)
+			}
+			if !closed {
+				return redacted
+			}
+			s = s[i:]
+			if s != "" && !strings.ContainsRune(" \t\n\r\v\f", rune(s[0])) {
+				return redacted
+			}
+		} else {
+			end := strings.IndexAny(s, " \t\n\r\v\f")
+			if end < 0 {
+				end = len(s)
+			}
+			if strings.ContainsAny(s[:end], "'\\") {
+				return redacted
+			}
+			val.WriteString(s[:end])
+			s = s[end:]
+		}
+		s = strings.TrimLeft(s, " \t\n\r\v\f")
+		v := val.String()
+		if strings.Contains(strings.ToLower(key), "password") {
+			v = "xxxxx"
+		}
+		out = append(out, key+"="+quoteValue(v))
+	}
+	return strings.Join(out, " ")
+}
+
+// isKeyword is a libpq keyword's shape: letters, digits and underscores, not starting with a digit.
+func isKeyword(k string) bool {
+	for i, c := range k {
+		if !(c == '_' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || i > 0 && '0' <= c && c <= '9') {
+			return false
+		}
+	}
+	return k != ""
+}
+
+// quoteValue quotes a key=value value when it needs it.
+func quoteValue(v string) string {
+	if v != "" && !strings.ContainsAny(v, " \t\n\r\v\f'\\") {
+		return v
+	}
+	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(v) + "'"
 }

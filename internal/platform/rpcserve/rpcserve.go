@@ -30,8 +30,17 @@ type Server struct {
 	GRPC     *grpc.Server
 	Health   *health.Server
 	Registry *prometheus.Registry
-	log      *slog.Logger
+	// StopTimeout is how long Serve lets in-flight calls finish once its context ends before it
+	// cuts them off (0: DefaultStopTimeout). A service whose calls may legitimately run longer
+	// (the gateway's bank calls) sets it above its longest call deadline, so a rolling restart
+	// does not turn a bank call into an unknown outcome; the process's termination grace period
+	// must cover it.
+	StopTimeout time.Duration
+	log         *slog.Logger
 }
+
+// DefaultStopTimeout is Serve's graceful stop budget when Server.StopTimeout is not set.
+const DefaultStopTimeout = 5 * time.Second
 
 // New builds the server. extra interceptors run inside panic recovery.
 func New(name string, log *slog.Logger, extra ...grpc.UnaryServerInterceptor) *Server {
@@ -60,7 +69,7 @@ func Listen(grpcAddr, metricsAddr string) (net.Listener, net.Listener, error) {
 	return gl, ml, nil
 }
 
-// Serve serves until ctx is done, then stops gracefully (in-flight calls get up to 5 s).
+// Serve serves until ctx is done, then stops gracefully: in-flight calls get up to StopTimeout.
 func (s *Server) Serve(ctx context.Context, grpcL, metricsL net.Listener) error {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(s.Registry, promhttp.HandlerOpts{}))
@@ -92,11 +101,16 @@ func (s *Server) Serve(ctx context.Context, grpcL, metricsL net.Listener) error 
 	case err = <-errc:
 	}
 	s.Health.Shutdown()
+	budget := s.StopTimeout
+	if budget <= 0 {
+		budget = DefaultStopTimeout
+	}
 	stopped := make(chan struct{})
 	go func() { s.GRPC.GracefulStop(); close(stopped) }()
 	select {
 	case <-stopped:
-	case <-time.After(5 * time.Second):
+	case <-time.After(budget):
+		s.log.Warn("in-flight calls cut off at shutdown", "service", s.Name, "stop_timeout", budget)
 		s.GRPC.Stop()
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
