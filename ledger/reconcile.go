@@ -158,17 +158,57 @@ func (s *Store) Reconcile(ctx context.Context, req ReconcileRequest) (ReconcileR
 			}
 			rep.Accounts = append(rep.Accounts, d)
 		}
-		// The tenant's latest drift with the partner, for the gauge (DriftTotals): an older
-		// period reconciled again leaves the latest figure.
-		_, err := tx.Exec(ctx, `INSERT INTO ledger.reconcile_drift (tenant_id, partner, period_end, abs_drift_santim)
-			VALUES ($1, $2, $3, $4)
-			ON CONFLICT (tenant_id, partner) DO UPDATE
-				SET period_end = EXCLUDED.period_end, abs_drift_santim = EXCLUDED.abs_drift_santim, updated_at = now()
-				WHERE ledger.reconcile_drift.period_end <= EXCLUDED.period_end`,
-			req.TenantID, req.Partner, end, rep.TotalAbsDriftSantim)
-		return err
+		return recordDrift(ctx, tx, req.TenantID, req.Partner, end, rep.Accounts)
 	})
 	return rep, storeErr("ledger.reconcile", err)
+}
+
+// recordDrift keeps, for the gauge (DriftTotals), the tenant's latest drift of each account the
+// report compared; the partner's other accounts keep theirs (a reconciliation that could compare
+// only some of them must not clear the drift of the others). An older period reconciled again
+// leaves an account's latest figure. The partner's row with the empty account (a figure from
+// before drift was kept per account) is superseded by the accounts' own; a report without
+// accounts leaves it, or a 0, so the partner's series exists.
+func recordDrift(ctx context.Context, tx querier, tenantID, partner string, end time.Time, accounts []AccountDrift) error {
+	if len(accounts) == 0 {
+		_, err := tx.Exec(ctx, `INSERT INTO ledger.reconcile_drift (tenant_id, partner, account, period_end, abs_drift_santim)
+			VALUES ($1, $2, '', $3, 0) ON CONFLICT (tenant_id, partner, account) DO NOTHING`, tenantID, partner, end)
+		return err
+	}
+	// One row per account: an account named twice in a statement counts once, with both drifts.
+	byAccount := map[string]int64{}
+	var names []string
+	for _, d := range accounts {
+		abs := d.DriftSantim
+		if abs < 0 {
+			abs = -abs
+		}
+		prev, seen := byAccount[d.Account]
+		if !seen {
+			names = append(names, d.Account)
+		}
+		sum, ok := money.Add(prev, abs)
+		if !ok {
+			return errorf(ReasonAmountOverflow, "drift of %s overflows int64 santim", d.Account)
+		}
+		byAccount[d.Account] = sum
+	}
+	drifts := make([]int64, len(names))
+	for i, n := range names {
+		drifts[i] = byAccount[n]
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO ledger.reconcile_drift (tenant_id, partner, account, period_end, abs_drift_santim)
+			SELECT $1, $2, a.account, $3, a.drift FROM unnest($4::text[], $5::bigint[]) AS a(account, drift)
+			ON CONFLICT (tenant_id, partner, account) DO UPDATE
+				SET period_end = EXCLUDED.period_end, abs_drift_santim = EXCLUDED.abs_drift_santim, updated_at = now()
+				WHERE ledger.reconcile_drift.period_end <= EXCLUDED.period_end`,
+		tenantID, partner, end, names, drifts); err != nil {
+		return err
+	}
+	_, err := tx.Exec(ctx, `UPDATE ledger.reconcile_drift SET period_end = $3, abs_drift_santim = 0, updated_at = now()
+		WHERE tenant_id = $1 AND partner = $2 AND account = '' AND abs_drift_santim <> 0 AND period_end <= $3`,
+		tenantID, partner, end)
+	return err
 }
 
 // DriftTotals is, per partner, the absolute drift of every tenant's latest reconciliation with

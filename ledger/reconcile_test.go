@@ -93,9 +93,11 @@ func TestReconcileWithBank(t *testing.T) {
 	require.Len(t, r.GetAccounts(), 2)
 	require.True(t, r.GetInBalance())
 
-	// Once the bank and the ledger agree the gauge drops back to zero for this tenant.
+	// Once the bank and the ledger agree on every account the gauge drops back to zero for this
+	// tenant (an account left out of a report keeps its drift: TestDriftGaugeKeepsAccountsNotReported).
 	r, err = e.client.ReconcileWithBank(ctx, &ledgerv1.ReconcileWithBankRequest{TenantId: tenant, Partner: "cbe", PeriodEnd: timestamppb.New(end),
-		Accounts: []*ledgerv1.BankStatementAccount{{Account: "2000-escrow", HasClosingBalance: true, ClosingBalanceSantim: 7_000}}})
+		Accounts: []*ledgerv1.BankStatementAccount{{Account: "1000-funding", HasClosingBalance: true, ClosingBalanceSantim: -12_500},
+			{Account: "2000-escrow", HasClosingBalance: true, ClosingBalanceSantim: 7_000}, {Account: "3000-unknown", HasClosingBalance: true}}})
 	require.NoError(t, err)
 	require.True(t, r.GetInBalance())
 	require.Equal(t, 0.0, testutil.ToFloat64(e.metrics.drift.WithLabelValues("cbe")))
@@ -209,6 +211,74 @@ func TestDriftGaugeKeepsTheLatestPeriod(t *testing.T) {
 	require.Equal(t, 7.0, total)
 	_, err := e.db.App.Exec(ctx, `UPDATE ledger.reconcile_drift_totals SET abs_drift_santim = 0`)
 	require.Error(t, err)
+}
+
+// The drift is kept per account: a report that compared only some of a partner's accounts (the
+// others' statements not fetched, say) replaces their figures and leaves the others' drift
+// standing (it used to replace the tenant's whole figure for the partner: the drift of the
+// account left out vanished and the alert resolved while it stood). An older period of one
+// account leaves its latest figure; a report without accounts changes nothing.
+func TestDriftGaugeKeepsAccountsNotReported(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := ctxT(t)
+	tenant := testkit.Unique("t")
+	e.ensure(t, tenant, chart.PartnerBankAccount("dashen", "A"), chart.PartnerBankAccount("dashen", "B"))
+	day := func(n int) *timestamppb.Timestamp {
+		return timestamppb.New(time.Now().AddDate(0, 0, n).Truncate(24 * time.Hour))
+	}
+	report := func(from, to int, balances map[string]int64) *ledgerv1.ReconcileWithBankResponse {
+		t.Helper()
+		req := &ledgerv1.ReconcileWithBankRequest{TenantId: tenant, Partner: "dashen", PeriodStart: day(from), PeriodEnd: day(to)}
+		for _, a := range []string{"A", "B"} {
+			if bal, ok := balances[a]; ok {
+				req.Accounts = append(req.Accounts, &ledgerv1.BankStatementAccount{Account: a, HasClosingBalance: true, ClosingBalanceSantim: bal})
+			}
+		}
+		r, err := e.client.ReconcileWithBank(ctx, req)
+		require.NoError(t, err)
+		return r
+	}
+	gauge := func() float64 { return testutil.ToFloat64(e.metrics.drift.WithLabelValues("dashen")) }
+	totals := func() float64 {
+		got, err := e.store.DriftTotals(ctx)
+		require.NoError(t, err)
+		return got["dashen"]
+	}
+
+	report(-2, -1, map[string]int64{"A": 500, "B": 0}) // day 1: A drifts
+	require.Equal(t, 500.0, gauge())
+	require.Equal(t, 500.0, totals())
+	r := report(-1, 0, map[string]int64{"B": 0}) // day 2: only B could be compared
+	require.Zero(t, r.GetTotalAbsDriftSantim(), "the report itself covers B only")
+	require.Equal(t, 500.0, gauge(), "A's drift stands until A is reconciled again")
+	require.Equal(t, 500.0, totals())
+	report(-1, 0, map[string]int64{"B": -30}) // B drifts too: the figures add up
+	require.Equal(t, 530.0, gauge())
+	report(-6, -5, map[string]int64{"A": 0}) // an older period of A leaves A's latest figure
+	require.Equal(t, 530.0, gauge())
+	report(-1, 0, map[string]int64{"A": 0, "B": 0})
+	require.Equal(t, 0.0, gauge())
+	require.Equal(t, 0.0, totals())
+	report(0, 1, nil) // no account: the partner's mirrors are listed, nothing drifts
+	require.Equal(t, 0.0, gauge())
+
+	// A figure kept for the partner as a whole (before drift was kept per account) stands until
+	// a report with accounts supersedes it.
+	owner, err := db.Open(ctx, e.db.OwnerDSN, 1)
+	require.NoError(t, err)
+	defer owner.Close()
+	legacy := testkit.Unique("legacy")
+	require.NoError(t, db.InTenantTx(ctx, owner, legacy, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `INSERT INTO ledger.reconcile_drift (tenant_id, partner, period_end, abs_drift_santim) VALUES ($1, 'dashen', $2, 70)`,
+			legacy, day(-1).AsTime())
+		return err
+	}))
+	tenant = legacy
+	e.ensure(t, tenant, chart.PartnerBankAccount("dashen", "A"))
+	require.Equal(t, 70.0, totals())
+	report(-1, 0, map[string]int64{"A": 0})
+	require.Equal(t, 0.0, totals())
 }
 
 func TestVerifyCheckpointsFindsCorruption(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/wagerail/wagerail/gateway"
 	"github.com/wagerail/wagerail/internal/platform/crosstenant"
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/field"
@@ -191,13 +192,39 @@ func (r *EscrowRunner) CheckTenant(ctx context.Context, in EscrowTenantRequest) 
 			c.PoolPendingInSantim += pendingIn
 			c.PoolPendingOutSantim += pendingOut
 		}
+		signed, err := r.statementLines(ctx, in.TenantID, a, from, to)
+		if err != nil {
+			return nil, err
+		}
+		checks = append(checks, CheckEscrow(c, signed))
+	}
+	if err := r.record(ctx, in, checks); err != nil {
+		return nil, err
+	}
+	return checks, nil
+}
+
+// statementLines fetches, through the gateway, the escrow account's statement of [from, to]
+// (UTC days) and returns its signed lines (credits positive). The gateway refuses a period longer
+// than gateway.MaxStatementPeriod, and an account's first binding grows older every day, so the
+// period is fetched in consecutive pieces of at most that length, whose lines (each booked on a
+// day of its own piece) together are the period's.
+func (r *EscrowRunner) statementLines(ctx context.Context, tenantID string, a EscrowAccount, from, to time.Time) ([]int64, error) {
+	maxDays := int(gateway.MaxStatementPeriod / (24 * time.Hour))
+	var signed []int64
+	for start := from; !start.After(to); {
+		end := start.AddDate(0, 0, maxDays)
+		if end.After(to) {
+			end = to
+		}
 		resp, err := r.Gateway.FetchStatement(ctx, &gatewayv1.FetchStatementRequest{
-			Partner: a.Partner, TenantId: in.TenantID, Account: a.Account, FromDate: c.PeriodFrom, ToDate: c.PeriodTo,
+			Partner: a.Partner, TenantId: tenantID, Account: a.Account,
+			FromDate: start.Format(time.DateOnly), ToDate: end.Format(time.DateOnly),
 		})
 		if err != nil {
-			return nil, fmt.Errorf("gateway fetch statement %s %s: %w", a.Partner, a.Account, err)
+			return nil, fmt.Errorf("gateway fetch statement %s %s %s..%s: %w", a.Partner, a.Account,
+				start.Format(time.DateOnly), end.Format(time.DateOnly), err)
 		}
-		signed := make([]int64, 0, len(resp.GetLines()))
 		for _, l := range resp.GetLines() {
 			switch l.GetDirection() {
 			case gatewayv1.Direction_DIRECTION_CREDIT:
@@ -208,12 +235,9 @@ func (r *EscrowRunner) CheckTenant(ctx context.Context, in EscrowTenantRequest) 
 				return nil, fmt.Errorf("gateway fetch statement %s %s: line %s without a direction", a.Partner, a.Account, l.GetEntryRef())
 			}
 		}
-		checks = append(checks, CheckEscrow(c, signed))
+		start = end.AddDate(0, 0, 1)
 	}
-	if err := r.record(ctx, in, checks); err != nil {
-		return nil, err
-	}
-	return checks, nil
+	return signed, nil
 }
 
 // poolBalance is one pool account's posted balance and open holds; a pool account the ledger does

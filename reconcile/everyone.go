@@ -12,6 +12,7 @@ import (
 	"github.com/wagerail/wagerail/internal/platform/crosstenant"
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
+	"github.com/wagerail/wagerail/ledger/chart"
 )
 
 // Pair is one tenant and partner to reconcile.
@@ -21,11 +22,13 @@ type Pair struct {
 }
 
 // FindPairs returns every tenant and partner whose partner-bank mirror accounts there is money to
-// reconcile in, restricted to partners when it is not empty, in (tenant, partner) order. It reads
-// the gateway's transfer register (gateway.transfers) on the cross-tenant path: money leaves a
-// partner account only as a transfer the gateway recorded before sending it, and the saga that
-// sent it posted the same money on the tenant's mirror of that account, so the register names
-// every pair with mirror movements, with no list to keep. The read is audited, once per call.
+// reconcile in, restricted to partners when it is not empty, in (tenant, partner) order, with no
+// list to keep. It reads, on the cross-tenant path, the ledger's mirror accounts
+// (partner-bank:<partner>:<account>, chart.PartnerBankAccount, the accounts the runner
+// reconciles): a mirror that only ever received money (the escrow of savings deposits sent from
+// the saver's bank at another partner) is named by no transfer of its partner. And the gateway's
+// transfer register (gateway.transfers): every partner a tenant sent money from, mirrored or
+// not, as before. The read is audited, once per call.
 //
 // platform must log in as wagerail_platform (crosstenant.Tx).
 func FindPairs(ctx context.Context, platform db.Beginner, partners []string) ([]Pair, error) {
@@ -34,10 +37,17 @@ func FindPairs(ctx context.Context, platform db.Beginner, partners []string) ([]
 	}
 	var out []Pair
 	err := crosstenant.Tx(ctx, platform, "reconcile: find every tenant with partner-bank mirror accounts", func(tx pgx.Tx) error {
+		// A mirror's name is the prefix, the partner, ':' and the account (without a ':' of its
+		// own: a longer name is a sub-account, which the runner does not reconcile either).
 		rows, err := tx.Query(ctx, `
-			SELECT DISTINCT tenant_id, partner FROM gateway.transfers
+			WITH pairs AS (
+				SELECT tenant_id, partner FROM gateway.transfers
+				UNION
+				SELECT tenant_id, split_part(substr(name, length($2) + 1), ':', 1) FROM ledger.accounts
+				WHERE starts_with(name, $2) AND substr(name, length($2) + 1) ~ '^[^:]+:[^:]+$')
+			SELECT tenant_id, partner FROM pairs
 			WHERE coalesce(cardinality($1::text[]), 0) = 0 OR partner = ANY($1)
-			ORDER BY tenant_id, partner`, partners)
+			ORDER BY tenant_id, partner`, partners, chart.PartnerBank+":")
 		if err != nil {
 			return err
 		}

@@ -5,14 +5,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
 	"github.com/wagerail/wagerail/gateway"
 	"github.com/wagerail/wagerail/gateway/gatewaytest"
 	"github.com/wagerail/wagerail/internal/platform/crosstenant"
+	"github.com/wagerail/wagerail/internal/platform/tenancy"
 	"github.com/wagerail/wagerail/internal/platform/testkit"
+	"github.com/wagerail/wagerail/ledger/chart"
+	"github.com/wagerail/wagerail/ledger/ledgertest"
 	gatewayv1 "github.com/wagerail/wagerail/schema/proto/gateway/v1"
+	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
 )
 
 // FindPairs finds every tenant that sent money from a partner account, across tenants, with no
@@ -51,6 +56,69 @@ func TestFindPairsFindsEveryTenantOnTheCrossTenantPath(t *testing.T) {
 	// The runtime role cannot take the path.
 	_, err = FindPairs(ctx, d.App, nil)
 	require.ErrorIs(t, err, crosstenant.ErrNotPlatformRole)
+}
+
+// A savings deposit is sent from the saver's bank (the sandbox) into the tenant's escrow at another
+// partner (cbe), whose mirror the ledger debits: no transfer is ever sent from cbe, yet the
+// tenant's books hold money there. FindPairs finds (tenant, cbe) from the ledger's mirror
+// accounts (it used to read only the transfer register, so cbe was never reconciled while the
+// run counted as a success). A sub-account of a mirror, or an account that is no mirror, makes
+// no pair.
+func TestFindPairsFindsMirrorsThatOnlyReceive(t *testing.T) {
+	d := testkit.NewDB(t)
+	stack := gatewaytest.Start(t, d.App, gatewaytest.Options{})
+	led := ledgertest.Serve(t, d.App, nil)
+	ctx := context.Background()
+	tenant, other := testkit.Unique("tenant"), testkit.Unique("other")
+	saver, escrow, goal := testkit.Unique("saver"), testkit.Unique("escrow"), testkit.Unique("goal")
+	stack.Account(t, saver, "Abebe Kebede", 100_000)
+	stack.Account(t, escrow, "Savings Escrow", 0)
+	ref := testkit.Unique("dep")
+	r, err := stack.Gateway.InitiateDisbursement(ctx, &gatewayv1.InitiateDisbursementRequest{Partner: gateway.SandboxPartner,
+		Reference: ref, FromAccount: saver, ToAccount: escrow, AmountSantim: 5_000, TenantId: tenant, Domain: "SAVINGS"})
+	require.NoError(t, err)
+	require.Equal(t, gatewayv1.DisbursementOutcome_DISBURSEMENT_OUTCOME_ACCEPTED, r.GetOutcome())
+	mirror, held := chart.PartnerBankAccount("cbe", escrow), chart.SavingsHeld+":"+goal
+	for _, a := range []struct{ tenant, name string }{
+		{tenant, mirror}, {tenant, held}, {other, chart.PartnerBankAccount("awash", "acct") + ":sub"}, {other, chart.FeeIncome},
+	} {
+		_, err := led.EnsureAccount(ctx, &ledgerv1.EnsureAccountRequest{TenantId: a.tenant, Name: a.name})
+		require.NoError(t, err, a.name)
+	}
+	_, err = led.PostTransaction(ctx, &ledgerv1.PostTransactionRequest{TenantId: tenant, IdempotencyKey: ref,
+		Entries: []*ledgerv1.EntryInput{
+			{AccountName: mirror, Direction: ledgerv1.Direction_DIRECTION_DEBIT, AmountSantim: 5_000},
+			{AccountName: held, Direction: ledgerv1.Direction_DIRECTION_CREDIT, AmountSantim: 5_000},
+		}})
+	require.NoError(t, err)
+
+	pairs, err := FindPairs(ctx, d.Platform(t), nil)
+	require.NoError(t, err)
+	require.Equal(t, []Pair{{TenantID: tenant, Partner: "cbe"}, {TenantID: tenant, Partner: gateway.SandboxPartner}}, pairs)
+	pairs, err = FindPairs(ctx, d.Platform(t), []string{"cbe"})
+	require.NoError(t, err)
+	require.Equal(t, []Pair{{TenantID: tenant, Partner: "cbe"}}, pairs)
+	pairs, err = FindPairs(ctx, d.Platform(t), []string{"awash"})
+	require.NoError(t, err)
+	require.Empty(t, pairs)
+
+	// The platform role reads which tenant has which account name, nothing else of the ledger;
+	// the runtime role still sees no tenant's accounts without a tenant, cross-tenant flag or not.
+	for _, q := range []string{`SELECT type FROM ledger.accounts`, `SELECT count(*) FROM ledger.entries`} {
+		err := crosstenant.Tx(tenancy.WithActor(ctx, tenancy.System("test")), d.Platform(t), "test: what the platform role reads", func(tx pgx.Tx) error {
+			_, err := tx.Exec(ctx, q)
+			return err
+		})
+		require.ErrorContains(t, err, "permission denied", q)
+	}
+	tx, err := d.App.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = tx.Rollback(ctx) }()
+	_, err = tx.Exec(ctx, `SELECT set_config('app.cross_tenant', 'on', true)`)
+	require.NoError(t, err)
+	var n int
+	require.NoError(t, tx.QueryRow(ctx, `SELECT count(*) FROM ledger.accounts`).Scan(&n))
+	require.Zero(t, n)
 }
 
 // A run is recorded once however often its activity runs; only a run over everyone without

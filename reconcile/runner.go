@@ -216,8 +216,10 @@ func (r *Runner) ReconcilePair(ctx context.Context, p PairRequest) (PairSummary,
 		// every pair reconciled without an error reports: 0 when clean, and the alert's series
 		// exists. Without an error and without compared accounts, neither side has an account
 		// (the ledger, given none, compares its mirrors of the partner: there are none either).
-		// A pair none of whose accounts could be compared leaves the tenant's last figure as it
-		// was rather than claim it clean.
+		// The ledger keeps the figure per account, so the accounts that could not be compared
+		// (not in drift) keep their last figure rather than be claimed clean; a pair none of
+		// whose accounts could be compared does not report at all (the ledger, given none,
+		// would compare every mirror without its statement).
 		if sum.DriftSantim, err = reportDrift(ctx, r.Ledger, p.TenantID, p.Partner, from, to.AddDate(0, 0, 1), drift); err != nil {
 			return PairSummary{}, err
 		}

@@ -454,3 +454,48 @@ func TestReconcileTransferInFlight(t *testing.T) {
 	require.Zero(t, sum.DriftSantim)
 	require.Equal(t, "CLEAN", b.runStatus(t, sum.RunID))
 }
+
+// A run that could compare only some of a partner's accounts leaves the drift of the others as
+// it stands. Day 1 both accounts are compared and A holds 500 the ledger never booked; day 2
+// A's statement was not fetched and only B is compared: the partner's drift is still A's 500
+// (it was the tenant's figure for the partner, replaced by B's 0: the alert resolved while the
+// drift stood).
+func TestReconcilePartialRunKeepsDriftOfAccountsLeftOut(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	a := newBooks(t, e, 10_000)
+	accountB := uniq("co")
+	e.stack.Account(t, accountB, "Employer PLC", 20_000)
+	mirrorB := chart.PartnerBankAccount(gateway.SandboxPartner, accountB)
+	a.ensure(t, mirrorB)
+	a.post(t, uniq("open"), "OPENING-BALANCE", mirrorB, "opening-balance-equity", 20_000)
+	e.stack.Bank(t, http.MethodPost, "/api/v1/sandbox/accounts/"+a.company+"/fund", map[string]any{"amountSantim": 500, "reference": "mystery-topup"}, http.StatusOK, nil)
+	ctx := context.Background()
+	drift := func() float64 {
+		t.Helper()
+		totals, err := ledger.NewStore(e.db.App).DriftTotals(ctx)
+		require.NoError(t, err)
+		return totals[gateway.SandboxPartner]
+	}
+
+	r := e.runner()
+	fc, err := r.FetchStatements(ctx, pairToday(a))
+	require.NoError(t, err)
+	require.Equal(t, 2, fc.Accounts)
+	sum, err := r.ReconcilePair(ctx, pairToday(a))
+	require.NoError(t, err)
+	require.Zero(t, sum.Errors, "%v", sum.ErrorDetails)
+	require.Equal(t, int64(500), sum.DriftSantim)
+	require.Equal(t, 500.0, drift())
+
+	day2 := time.Now().UTC().AddDate(0, 0, 1).Format(time.DateOnly)
+	_, err = e.stack.Gateway.FetchStatement(ctx, &gatewayv1.FetchStatementRequest{
+		Partner: gateway.SandboxPartner, TenantId: a.tenant, Account: accountB, FromDate: day2, ToDate: day2, OmitLines: true})
+	require.NoError(t, err)
+	sum, err = r.ReconcilePair(ctx, PairRequest{TenantID: a.tenant, Partner: gateway.SandboxPartner, From: day2, To: day2})
+	require.NoError(t, err)
+	require.Equal(t, 1, sum.Errors, "%v", sum.ErrorDetails)
+	require.Contains(t, sum.ErrorDetails[0], a.company)
+	require.Zero(t, sum.DriftSantim, "B, the account compared, is clean")
+	require.Equal(t, 500.0, drift(), "A's drift stands until A is reconciled again")
+}
