@@ -324,7 +324,9 @@ func (s *Server) quoteBnpl(c *gin.Context) {
 // audited DENIED CreateBnplAgreement) and starts the activation saga, answering once the gates
 // have passed, the agreement is recorded and the merchant's settlement initiated (202
 // DISBURSING, or ACTIVE/FAILED when the partner answered at once), or with the refusal. A retry
-// of a key whose saga already recorded its agreement is answered by that saga.
+// of a key whose saga already recorded its agreement is answered by that saga — when it is the
+// same request (bnpl.Agreement.Answers); another request under that key (its idempotency record
+// expired) is 422 IDEMPOTENCY_KEY_REUSED.
 func (s *Server) createBnplAgreement(c *gin.Context) {
 	var req bnplAgreementRequest
 	if e := bindJSON(c, &req); e != nil {
@@ -351,7 +353,12 @@ func (s *Server) createBnplAgreement(c *gin.Context) {
 	}
 	wfID, _ := idempotency.WorkflowIDFrom(c.Request.Context())
 	quote, err := inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) (bnpl.Quote, error) {
-		if _, ok, err := bnpl.ByWorkflow(ctx, tx, wfID); err != nil || ok {
+		if a, ok, err := bnpl.ByWorkflow(ctx, tx, wfID); err != nil || ok {
+			if ok && !a.Answers(in) {
+				// The key's saga made another agreement (its idempotency record has expired
+				// since): that agreement is no answer to this request.
+				return bnpl.Quote{}, errIdemKeyOtherBnplAgreement
+			}
 			return bnpl.Quote{}, err // this key's saga holds its agreement: its answer is the answer
 		}
 		return bnpl.QuoteFor(ctx, tx, s.deps.LoanProjection, q)
@@ -388,6 +395,9 @@ func (s *Server) createBnplAgreement(c *gin.Context) {
 		LogAttrs: []any{"agreement_id", bnpl.AgreementIDOf(wfID)},
 	})
 }
+
+var errIdemKeyOtherBnplAgreement = NewError(http.StatusUnprocessableEntity, "IDEMPOTENCY_KEY_REUSED",
+	"this Idempotency-Key made another agreement; use a new key for a new request")
 
 // bnplRefusal is the answer to a BNPL saga's refusal code; ok is false for another code.
 func bnplRefusal(code string) (*Error, bool) {

@@ -1,11 +1,14 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/wagerail/wagerail/internal/bnpl"
@@ -119,7 +122,8 @@ type bnplWrittenOffJSON struct {
 // (workflows.BnplWriteOff), started by runSaga under the workflow id the Idempotency-Key names:
 // 200 with the agreement WRITTEN_OFF and its write-off, 202 while the ledger has not taken the
 // journal, or the saga's refusal (409, audited DENIED WriteOffBnplAgreement; nothing else
-// written).
+// written). A run that failed is started again by its key (RestartFailed), taking its PENDING
+// claim over; a key whose saga claimed another agreement is 422 IDEMPOTENCY_KEY_REUSED.
 func (s *Server) writeOffBnplAgreement(c *gin.Context) {
 	id, ok := pathID(c)
 	if !ok {
@@ -154,7 +158,25 @@ func (s *Server) writeOffBnplAgreement(c *gin.Context) {
 		Input: workflows.BnplWriteOffInput{TenantID: cl.Tenant, AgreementID: id, Reason: *req.Reason, ActorID: cl.User.ID,
 			CorrelationID: requestID(c)},
 		BusinessKey: id,
-		Update:      workflows.BnplWriteOffAcceptedUpdate, UpdateID: workflows.BnplWriteOffAcceptedUpdateID,
+		// A run that failed (the ledger unreachable for longer than its retries) leaves its claim
+		// PENDING, which refuses every other run BNPL_WRITE_OFF_IN_PROGRESS: the same key starts
+		// a new run, which BeginWriteOff hands that claim back to, and whose journal, keyed by the
+		// agreement (bnpl.WriteOffLedgerKey), is posted once however many runs post it.
+		RestartFailed: true,
+		// A key whose saga claimed another agreement's write-off is no key for this one (a new run
+		// under it would leave that claim to no one).
+		Precheck: func(ctx context.Context, tx pgx.Tx, wfID string) (sagaPrecheck, error) {
+			other, err := bnpl.ClaimedOtherWriteOff(ctx, tx, wfID, id)
+			if err == nil && other {
+				err = errIdemKeyOtherBnplWriteOff
+			}
+			return sagaPrecheck{}, err
+		},
+		// The update's id is the request's own: the server answers an update id a closed run
+		// completed with that run's outcome instead of starting a new one, so under the fixed id
+		// the failed run's 202 PENDING would be answered again for good. A running saga answers
+		// every update alike, and a completed one is answered from its result (closedSaga).
+		Update: workflows.BnplWriteOffAcceptedUpdate, UpdateID: workflows.BnplWriteOffAcceptedUpdateID + ":" + uuid.NewString(),
 		Refused: func(app *temporal.ApplicationError) (*Error, bool) { return refused(app.Type()) },
 		Accepted: func(wfID string, a workflows.BnplWriteOffAccepted) (int, any) {
 			if a.Status == workflows.WriteOffWrittenOff {

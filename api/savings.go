@@ -377,7 +377,9 @@ func (s *Server) withdrawSavings(c *gin.Context) { s.moveSavings(c, savings.With
 // SAVINGS_ESCROW_NOT_SET) from the database; the balance check of a withdrawal is the saga's (it
 // holds the goal's lock while it checks and reserves), and the call waits for it: a withdrawal is
 // never answered 202 before its reservation (NoPendingAnswer: 503 DECISION_PENDING, not stored,
-// when the wait runs out; the retry with the same key gets the saga's answer).
+// when the wait runs out; the retry with the same key gets the saga's answer). A key whose saga
+// recorded another movement (another goal or amount: its idempotency record expired) is 422
+// IDEMPOTENCY_KEY_REUSED.
 func (s *Server) moveSavings(c *gin.Context, kind savings.Kind) {
 	id := c.Param("id")
 	if err := field.Identifier("id", id, 0); err != nil {
@@ -407,6 +409,11 @@ func (s *Server) moveSavings(c *gin.Context, kind savings.Kind) {
 		Refused: func(app *temporal.ApplicationError) (*Error, bool) { return savingsRefusal(app.Type()) },
 		Precheck: func(ctx context.Context, tx pgx.Tx, wfID string) (sagaPrecheck, error) {
 			if m, ok, err := savings.MovementOf(ctx, tx, wfID); err != nil || ok {
+				if ok && !m.Answers(id, kind, req.AmountSantim) {
+					// The key's saga moved other money (its idempotency record has expired
+					// since): that movement is no answer to this request.
+					return sagaPrecheck{}, errIdemKeyOtherSavingsMove
+				}
 				return sagaPrecheck{Owner: m.WorkflowID}, err
 			}
 			if _, err := savings.GoalOf(ctx, tx, emp, id); err != nil {
@@ -440,6 +447,9 @@ func (s *Server) moveSavings(c *gin.Context, kind savings.Kind) {
 		LogAttrs: []any{"goal_id", id, "kind", string(kind)},
 	})
 }
+
+var errIdemKeyOtherSavingsMove = NewError(http.StatusUnprocessableEntity, "IDEMPOTENCY_KEY_REUSED",
+	"this Idempotency-Key moved another amount or goal; use a new key for a new request")
 
 // savingsRefusal is the answer to a savings code, from internal/savings's table; ok is false for
 // a code that is not savings'.

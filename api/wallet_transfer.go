@@ -141,7 +141,9 @@ type walletTransferJSON struct {
 // WALLET_SETTINGS_NOT_SET), a destination at another partner or the pool itself from the
 // database; the balance check is the saga's (it holds the wallet's lock while it checks and
 // reserves), and the call waits for it (NoPendingAnswer: 503 DECISION_PENDING, not stored, when
-// the wait runs out; the retry with the same key gets the saga's answer).
+// the wait runs out; the retry with the same key gets the saga's answer). A key whose saga
+// recorded another transfer (another amount or destination: its idempotency record expired) is
+// 422 IDEMPOTENCY_KEY_REUSED.
 func (s *Server) walletTransfer(c *gin.Context) {
 	var req walletTransferRequest
 	if e := bindJSON(c, &req); e != nil {
@@ -176,6 +178,11 @@ func (s *Server) walletTransfer(c *gin.Context) {
 		Refused: func(app *temporal.ApplicationError) (*Error, bool) { return walletRefusal(app.Type()) },
 		Precheck: func(ctx context.Context, tx pgx.Tx, wfID string) (sagaPrecheck, error) {
 			if t, ok, err := wallet.TransferOf(ctx, tx, wfID); err != nil || ok {
+				if ok && !t.Answers(emp, req.AmountSantim, dest) {
+					// The key's saga made another transfer (its idempotency record has expired
+					// since): that transfer is no answer to this request.
+					return sagaPrecheck{}, errIdemKeyOtherWalletTransfer
+				}
 				return sagaPrecheck{Owner: t.WorkflowID}, err
 			}
 			st, ok, err := wallet.GetSettings(ctx, tx)
@@ -202,6 +209,9 @@ func (s *Server) walletTransfer(c *gin.Context) {
 		LogAttrs: []any{"employee_id", emp},
 	})
 }
+
+var errIdemKeyOtherWalletTransfer = NewError(http.StatusUnprocessableEntity, "IDEMPOTENCY_KEY_REUSED",
+	"this Idempotency-Key made another transfer; use a new key for a new request")
 
 // walletRefusal is the answer to a wallet code, from internal/wallet's table; ok is false for a
 // code that is not the wallet's.

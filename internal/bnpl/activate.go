@@ -74,6 +74,18 @@ func CheckMerchantReference(v string) error {
 	return nil
 }
 
+// Answers reports whether agreement a is what request r asks for: the same customer, merchant,
+// order, purchase and number of instalments. An agreement is keyed by its activation saga's
+// workflow id forever, but that id derives from the Idempotency-Key alone and the key's
+// idempotency record is deleted after idempotency.Retention: a key sent again after that with
+// another request names this agreement, which must not answer it (the API refuses
+// IDEMPOTENCY_KEY_REUSED). The first period is not compared: it is the month the request
+// arrived in, and a retry of the same request may arrive in a later one.
+func (a Agreement) Answers(r ActivateRequest) bool {
+	return a.EmployeeID == r.EmployeeID && a.MerchantID == r.MerchantID && a.MerchantReference == r.MerchantReference &&
+		a.PurchaseSantim == r.PurchaseSantim && a.InstalmentCount == r.Instalments
+}
+
 // ActivatePlan is what activating an agreement needs: the plan, the business's funding account
 // (where the merchant is paid from) and the merchant's settlement account.
 type ActivatePlan struct {
@@ -257,7 +269,7 @@ func MarkActive(ctx context.Context, tx db.Writer, id, workflowID, transferID st
 }
 
 // MarkFailed moves the agreement ACCEPTED → FAILED after its settlement failed (the posting
-// voided: nothing is owed), with code (audit BnplAgreementFailed outcome FAILED, event
+// voided: nothing is owed) and its DUE instalments to CANCELLED, with code (audit BnplAgreementFailed outcome FAILED, event
 // bnpl.activation_failed.v1). Idempotent for the run that created it.
 func MarkFailed(ctx context.Context, tx db.Writer, id, workflowID, code string, now time.Time) (Agreement, error) {
 	code = boundedFailure(code)
@@ -276,6 +288,12 @@ func MarkFailed(ctx context.Context, tx db.Writer, id, workflowID, code string, 
 		WHERE tenant_id = $1 AND id = $2 RETURNING `+agreementColumns, cur.TenantID, id, code, now))
 	if err != nil {
 		return a, err
+	}
+	// Nothing is owed: its instalments (all DUE: none is collected before activation) are
+	// CANCELLED with it, so no list shows them owed.
+	if _, err := tx.Exec(ctx, `UPDATE app.bnpl_instalments SET status = 'CANCELLED' WHERE tenant_id = $1 AND agreement_id = $2
+		AND status = 'DUE'`, cur.TenantID, id); err != nil {
+		return a, fmt.Errorf("bnpl: cancel the instalments: %w", err)
 	}
 	return a, record(ctx, tx, a, ActionAgreementFailed, audit.Failed, EventActivationFailed, map[string]any{"failureCode": code})
 }

@@ -27,6 +27,8 @@ const (
 	InstalmentDue        = "DUE"
 	InstalmentCollecting = "COLLECTING"
 	InstalmentCollected  = "COLLECTED"
+	// InstalmentCancelled: the agreement's activation FAILED (MarkFailed); never collected, not owed.
+	InstalmentCancelled = "CANCELLED"
 )
 
 // Instalment is one scheduled instalment of an agreement.

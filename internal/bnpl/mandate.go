@@ -14,9 +14,9 @@ import (
 
 // Instalments collected by payroll deduction (internal/payroll/product_mandate.go): the
 // customer opts in for their own ACTIVE agreement (CreateInstalmentMandate: a PENDING
-// BNPL_INSTALLMENT mandate whose reference is the agreement, of the amount of its earliest DUE
-// instalment); a payroll approver activates it; each period's line is the earliest DUE
-// instalment's amount, at most the mandate's, none once nothing is DUE or while the agreement
+// BNPL_INSTALLMENT mandate whose reference is the agreement, of the amount of its largest
+// instalment still owed, DUE or being collected: largestOwed); a payroll approver activates it;
+// each period's line is the earliest DUE instalment's amount, at most the mandate's, none once nothing is DUE or while the agreement
 // cannot be collected (internal/payroll/mandate.go's periodMandates), and the collection that settles the agreement
 // cancels the mandate (MarkCollected; a write-off cancels it too, and a restructure to larger
 // instalments than it covers); each PAID payroll entry's line is then collected
@@ -42,7 +42,7 @@ func CreateInstalmentMandate(ctx context.Context, tx db.BunTx, id, employeeID, s
 	if err := collectable(ctx, tx, a); err != nil {
 		return payroll.Mandate{}, err
 	}
-	_, amount, err := earliestDue(ctx, tx, a)
+	amount, err := largestOwed(ctx, tx, a)
 	if err != nil {
 		return payroll.Mandate{}, err
 	}
@@ -65,6 +65,26 @@ func earliestDue(ctx context.Context, tx db.Writer, a Agreement) (int, int64, er
 		return 0, 0, fmt.Errorf("bnpl: read the earliest due instalment: %w", err)
 	}
 	return idx, amount, nil
+}
+
+// largestOwed is the amount of a's largest instalment still owed: DUE, or being collected (its
+// collection may yet be refused and the instalment be DUE again). A mandate of that amount covers
+// whichever instalment a period's line takes (the earliest DUE one, at most the mandate's amount):
+// one of the earliest DUE instalment's while another was being collected was a santim short of
+// that one when its collection was refused, and every period's line was refused
+// BNPL_MANDATE_AMOUNT_MISMATCH. Errors: BNPL_NOTHING_OUTSTANDING (no DUE instalment).
+func largestOwed(ctx context.Context, tx db.Writer, a Agreement) (int64, error) {
+	var due, amount *int64
+	err := tx.QueryRow(ctx, `SELECT max(amount_santim) FILTER (WHERE status = 'DUE')::bigint, max(amount_santim)::bigint
+		FROM app.bnpl_instalments WHERE tenant_id = $1 AND agreement_id = $2 AND status IN ('DUE', 'COLLECTING')`, a.TenantID, a.ID).
+		Scan(&due, &amount)
+	if err != nil {
+		return 0, fmt.Errorf("bnpl: read the instalments owed: %w", err)
+	}
+	if due == nil {
+		return 0, RefusalError(CodeNothingOutstanding)
+	}
+	return *amount, nil
 }
 
 // liveMandate is a's live BNPL_INSTALLMENT mandate; ok is false when it has none.

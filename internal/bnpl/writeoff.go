@@ -124,6 +124,17 @@ func GetWriteOff(ctx context.Context, q db.Writer, id string) (w WriteOff, ok bo
 	return w, true, nil
 }
 
+// ClaimedOtherWriteOff reports whether the write-off saga workflowID claimed the write-off of
+// another agreement than id (the API refuses its key for id: IDEMPOTENCY_KEY_REUSED).
+func ClaimedOtherWriteOff(ctx context.Context, q db.Writer, workflowID, id string) (bool, error) {
+	var other bool
+	if err := q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM app.bnpl_write_offs WHERE tenant_id = $1 AND workflow_id = $2
+			AND agreement_id <> $3)`, tenancy.TenantID(ctx), workflowID, id).Scan(&other); err != nil {
+		return false, fmt.Errorf("bnpl: the key's write-off: %w", err)
+	}
+	return other, nil
+}
+
 // writeOffPending refuses BNPL_WRITE_OFF_IN_PROGRESS while a's write-off is claimed and not yet
 // recorded; the caller holds a's row lock, which the claim takes too.
 func writeOffPending(ctx context.Context, tx db.Writer, a Agreement) error {

@@ -127,6 +127,15 @@ type Movement struct {
 	SettledAt            *time.Time
 }
 
+// Answers reports whether movement m is what a saver's request asks for: the same goal, kind and
+// amount. A movement is keyed by its saga's workflow id forever, but that id derives from the
+// Idempotency-Key alone and the key's idempotency record is deleted after
+// idempotency.Retention: a key sent again after that with another request names this movement,
+// which must not answer it (the API refuses IDEMPOTENCY_KEY_REUSED).
+func (m Movement) Answers(goalID string, kind Kind, amountSantim int64) bool {
+	return m.GoalID == goalID && m.Kind == kind && m.AmountSantim == amountSantim
+}
+
 // Plan is what a deposit or withdrawal saga needs: the goal, the saver, the escrow and the
 // saver's payout account, the amount; Payroll for an auto-save deposit by payroll deduction (then
 // Payout is unset: the money comes from Payroll.Account).

@@ -311,6 +311,16 @@ type Transfer struct {
 	SettledAt                *time.Time
 }
 
+// Answers reports whether transfer t is what an employee's request asks for: the same employee,
+// amount and destination. A transfer is keyed by its saga's workflow id forever, but that id
+// derives from the Idempotency-Key alone and the key's idempotency record is deleted after
+// idempotency.Retention: a key sent again after that with another request names this transfer,
+// which must not answer it (the API refuses IDEMPOTENCY_KEY_REUSED). dest is as the saga gets it
+// (its holder name trimmed).
+func (t Transfer) Answers(employeeID string, amountSantim int64, dest BankAccount) bool {
+	return t.EmployeeID == employeeID && t.AmountSantim == amountSantim && t.To == dest
+}
+
 const transferCols = `id, tenant_id, employee_id, amount_santim, from_partner, from_account, to_account, to_holder_name, status,
 	workflow_id, ledger_tx_id, coalesce(transfer_id, ''), coalesce(failure_reason, ''), requested_by, created_at, settled_at`
 
