@@ -152,6 +152,7 @@ func New(pool *pgxpool.Pool, cfg Config, log *slog.Logger) (*Bank, error) {
 	}
 	b := &Bank{cfg: cfg, log: log, store: &store{pool: pool}, faults: &faultStore{pool: pool, ttl: cfg.FaultCacheTTL}}
 	b.deliverer = &deliverer{pool: pool, faults: b.faults, cfg: cfg, log: log, nudge: make(chan struct{}, 1),
+		leaseGrace: callbackLeaseGrace, recordGrace: callbackRecordGrace,
 		client: &http.Client{Transport: &http.Transport{
 			Proxy:               nil, // callbacks go where they are addressed, never through a proxy
 			MaxIdleConns:        2 * cfg.CallbackConcurrency,

@@ -129,6 +129,14 @@ func (s *store) listCallbacks(ctx context.Context, transferID string, limit int)
 // LOCKED, then lease_until) and sent outside any transaction, so several sandbox processes can
 // deliver side by side and a crash only delays a callback until its lease runs out. Delivery is
 // at least once: receivers deduplicate on eventId.
+//
+// The lease_until a claim wrote is its token: another process re-claims a row only once that
+// time has passed, and writes a later one. An outcome is recorded only while the row still holds
+// the claim's token (or, for an acknowledged attempt, while no one has recorded the callback
+// delivered or given up), so a slow attempt whose lease ran out never undoes what the process
+// that took the row over recorded. A round claims no more than its lease lets it send, and an
+// attempt starts only while it can be answered and recorded before the lease ends; a callback
+// left over is released at the end of the round, for the next one.
 type deliverer struct {
 	pool   *pgxpool.Pool
 	faults *faultStore
@@ -136,6 +144,31 @@ type deliverer struct {
 	log    *slog.Logger
 	client *http.Client
 	nudge  chan struct{}
+	// leaseGrace is added to the round's sending time to make its lease; recordGrace is the part
+	// of the lease kept for recording the outcomes (an attempt starts only if it ends before).
+	// Tests shorten them.
+	leaseGrace, recordGrace time.Duration
+}
+
+// callbackWaves is how many attempts one round makes per unit of CallbackConcurrency: a round
+// claims at most callbackWaves×CallbackConcurrency callbacks (and never more than claimLimit).
+const callbackWaves = 4
+
+// Defaults of deliverer.leaseGrace and deliverer.recordGrace.
+const (
+	callbackLeaseGrace  = 30 * time.Second
+	callbackRecordGrace = 10 * time.Second
+)
+
+// lease is how long a round holds the callbacks it claimed: time for callbackWaves attempts one
+// after the other, and the grace.
+func (d *deliverer) lease() time.Duration {
+	return callbackWaves*d.cfg.CallbackTimeout + d.leaseGrace
+}
+
+// roundSize is how many callbacks a round claims at most.
+func (d *deliverer) roundSize() int {
+	return min(claimLimit, callbackWaves*d.cfg.CallbackConcurrency)
 }
 
 // claimed is one callback attempt to make.
@@ -147,11 +180,14 @@ type claimed struct {
 	attempts   int
 	createdAt  time.Time
 	from, to   string
+	lease      time.Time // lease_until as claimed: the claim's token
 }
 
 // outcome is the result of one attempt.
 type outcome struct {
 	id     int64
+	lease  time.Time
+	late   bool // not attempted: too little of the lease was left; released for the next round
 	status int
 	err    string
 	ok     bool
@@ -172,7 +208,7 @@ func (d *deliverer) run(ctx context.Context) {
 		if err != nil {
 			d.log.Error("sandbox callbacks: delivery round failed", "err", err)
 		}
-		if err == nil && n == claimLimit {
+		if err == nil && n == d.roundSize() {
 			continue
 		}
 		select {
@@ -202,14 +238,15 @@ func (d *deliverer) claim(ctx context.Context) ([]claimed, error) {
 			FOR UPDATE OF c2 SKIP LOCKED
 		) due
 		WHERE c.id = due.id
-		RETURNING c.id, coalesce(c.url, ''), c.body, c.out_of_order, c.attempts, c.created_at, due.from_account, due.to_account`,
-		claimLimit, d.cfg.CallbackTimeout+30*time.Second, d.cfg.OutOfOrderWindow)
+		RETURNING c.id, coalesce(c.url, ''), c.body, c.out_of_order, c.attempts, c.created_at, due.from_account, due.to_account,
+			c.lease_until`,
+		d.roundSize(), d.lease(), d.cfg.OutOfOrderWindow)
 	if err != nil {
 		return nil, fmt.Errorf("claim callbacks: %w", err)
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (claimed, error) {
 		var c claimed
-		err := r.Scan(&c.id, &c.url, &c.body, &c.outOfOrder, &c.attempts, &c.createdAt, &c.from, &c.to)
+		err := r.Scan(&c.id, &c.url, &c.body, &c.outOfOrder, &c.attempts, &c.createdAt, &c.from, &c.to, &c.lease)
 		return c, err
 	})
 	if err != nil {
@@ -221,6 +258,9 @@ func (d *deliverer) claim(ctx context.Context) ([]claimed, error) {
 // deliverOnce claims due callbacks, sends them and records the outcomes. Ordinary callbacks go
 // out concurrently; held-back out-of-order ones go one by one, newest first.
 func (d *deliverer) deliverOnce(ctx context.Context) (int, error) {
+	// The lease runs from the database's now() in the claim, which is later than this: an attempt
+	// that starts by lastStart is answered (CallbackTimeout) and leaves recordGrace of the lease.
+	lastStart := time.Now().Add(d.lease() - d.recordGrace - d.cfg.CallbackTimeout)
 	batch, err := d.claim(ctx)
 	if err != nil || len(batch) == 0 {
 		return 0, err
@@ -240,38 +280,55 @@ func (d *deliverer) deliverOnce(ctx context.Context) (int, error) {
 	slices.SortFunc(reversed, func(a, b claimed) int { return int(b.id - a.id) })
 
 	results := make([]*outcome, len(batch))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, d.cfg.CallbackConcurrency)
 	idx := make(map[int64]int, len(batch))
 	for i, c := range batch {
 		idx[c.id] = i
 	}
+	try := func(c claimed) *outcome {
+		if time.Now().After(lastStart) {
+			return &outcome{id: c.id, lease: c.lease, late: true}
+		}
+		o := d.attempt(ctx, c, faults)
+		if o != nil {
+			o.lease = c.lease
+		}
+		return o
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for _, c := range reversed {
+			results[idx[c.id]] = try(c)
+		}
+	}()
+	sem := make(chan struct{}, d.cfg.CallbackConcurrency)
 	for _, c := range normal {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			results[idx[c.id]] = d.attempt(ctx, c, faults)
+			results[idx[c.id]] = try(c)
 		}()
 	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for _, c := range reversed {
-			results[idx[c.id]] = d.attempt(ctx, c, faults)
-		}
-	}()
 	wg.Wait()
 
 	var ids []int64
 	var statuses []int32
 	var errs []string
 	var oks, giveUps []bool
-	var nexts []time.Time
+	var nexts, leases []time.Time
+	var lateIDs []int64
+	var lateLeases []time.Time
 	for _, r := range results {
-		if r == nil {
+		switch {
+		case r == nil:
 			continue // interrupted by shutdown: the lease runs out and the row is sent again
+		case r.late:
+			lateIDs = append(lateIDs, r.id)
+			lateLeases = append(lateLeases, r.lease)
+			continue
 		}
 		ids = append(ids, r.id)
 		statuses = append(statuses, int32(r.status))
@@ -279,22 +336,39 @@ func (d *deliverer) deliverOnce(ctx context.Context) (int, error) {
 		oks = append(oks, r.ok)
 		giveUps = append(giveUps, r.giveUp)
 		nexts = append(nexts, r.next)
-	}
-	if len(ids) == 0 {
-		return len(batch), nil
+		leases = append(leases, r.lease)
 	}
 	// Outcomes are recorded even while shutting down, so a delivered callback is not sent again.
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	_, err = d.pool.Exec(wctx, `UPDATE sandbox.callbacks c SET attempts = c.attempts + 1,
-			last_status = NULLIF(v.status, 0), last_error = NULLIF(v.err, ''),
-			delivered_at = CASE WHEN v.ok THEN now() END,
-			gave_up_at = CASE WHEN v.give_up THEN now() END,
-			next_attempt_at = v.next, lease_until = NULL
-		FROM unnest($1::bigint[], $2::int[], $3::text[], $4::bool[], $5::bool[], $6::timestamptz[]) AS v(id, status, err, ok, give_up, next)
-		WHERE c.id = v.id`, ids, statuses, errs, oks, giveUps, nexts)
-	if err != nil {
-		return len(batch), fmt.Errorf("record callback outcomes: %w", err)
+	if len(ids) > 0 {
+		// Only over this claim's lease: a row whose lease ran out may have been taken over by
+		// another process, and what that process recorded stands. An acknowledgement is recorded
+		// whoever holds the row now, unless the callback is already delivered or given up: the
+		// receiver has it, so it is not sent again.
+		tag, err := d.pool.Exec(wctx, `UPDATE sandbox.callbacks c SET attempts = c.attempts + 1,
+				last_status = NULLIF(v.status, 0), last_error = NULLIF(v.err, ''),
+				delivered_at = CASE WHEN v.ok THEN now() END,
+				gave_up_at = CASE WHEN v.give_up THEN now() END,
+				next_attempt_at = v.next, lease_until = NULL
+			FROM unnest($1::bigint[], $2::int[], $3::text[], $4::bool[], $5::bool[], $6::timestamptz[], $7::timestamptz[])
+				AS v(id, status, err, ok, give_up, next, lease)
+			WHERE c.id = v.id AND c.delivered_at IS NULL AND c.gave_up_at IS NULL
+			  AND (c.lease_until = v.lease OR v.ok)`, ids, statuses, errs, oks, giveUps, nexts, leases)
+		if err != nil {
+			return len(batch), fmt.Errorf("record callback outcomes: %w", err)
+		}
+		if lost := int64(len(ids)) - tag.RowsAffected(); lost > 0 {
+			d.log.Warn("sandbox callbacks: outcomes not recorded, the lease ran out and the callbacks were taken over", "count", lost)
+		}
+	}
+	if len(lateIDs) > 0 {
+		_, err := d.pool.Exec(wctx, `UPDATE sandbox.callbacks c SET lease_until = NULL
+			FROM unnest($1::bigint[], $2::timestamptz[]) AS v(id, lease)
+			WHERE c.id = v.id AND c.lease_until = v.lease`, lateIDs, lateLeases)
+		if err != nil {
+			return len(batch), fmt.Errorf("release callbacks: %w", err)
+		}
 	}
 	return len(batch), nil
 }
