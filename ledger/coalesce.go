@@ -42,6 +42,47 @@ type postRequest struct {
 	done chan PostResult // buffered: a caller that gave up never blocks the writer
 }
 
+// batchTimeout bounds a batch whose callers set no deadline.
+const batchTimeout = 30 * time.Second
+
+// expired reports whether the caller is gone or its deadline has passed (by now, even before
+// its context says so).
+func (r *postRequest) expired(now time.Time) bool {
+	if r.ctx.Err() != nil {
+		return true
+	}
+	d, ok := r.ctx.Deadline()
+	return ok && !now.Before(d)
+}
+
+// giveUp answers a caller that is gone or whose deadline passed; it already returned its
+// context's error, or is about to.
+func (r *postRequest) giveUp() {
+	err := r.ctx.Err()
+	if err == nil {
+		err = context.DeadlineExceeded
+	}
+	r.done <- PostResult{Err: err}
+}
+
+// batchContext is the context a batch of rs is written under: no later than the earliest
+// deadline among them (batchTimeout when none has one). A caller told DeadlineExceeded treats
+// the outcome as unknown and looks its key up, or voids it by key, taking nothing found for
+// nothing to void (activities.LedgerVoid); so nothing may commit for it once its deadline
+// passed, and a batch it shares must not outlive it. At the deadline pgx closes the connection
+// and sends the database a cancel request, so a statement still waiting (for an account's lock)
+// is cancelled there too, and the pipeline's implicit transaction rolls back. Callers with
+// later deadlines are written again without it (see writeBatch).
+func batchContext(rs []*postRequest) (context.Context, context.CancelFunc) {
+	deadline := time.Now().Add(batchTimeout)
+	for _, r := range rs {
+		if d, ok := r.ctx.Deadline(); ok && d.Before(deadline) {
+			deadline = d
+		}
+	}
+	return context.WithDeadline(context.Background(), deadline)
+}
+
 func newCoalescer(s *Store) *coalescer {
 	return &coalescer{store: s, maxBatch: 500, maxInFlight: 2, minSecond: 4, tenants: map[string]*tenantQueue{}}
 }
@@ -115,31 +156,60 @@ func (c *coalescer) write(tenant string, q *tenantQueue) {
 		c.mu.Unlock()
 
 		live := batch[:0]
+		now := time.Now()
 		for _, r := range batch {
-			if r.ctx.Err() == nil { // its caller is gone: leave it unwritten
-				live = append(live, r)
+			if r.expired(now) { // its caller is gone or out of time: leave it unwritten
+				r.giveUp()
+				continue
 			}
+			live = append(live, r)
 		}
 		if len(live) > 0 {
-			c.writeBatch(tenant, live)
+			if again := c.writeBatch(tenant, live); len(again) > 0 {
+				c.mu.Lock()
+				q.pending = append(again, q.pending...)
+				c.mu.Unlock()
+			}
 		}
 	}
 }
 
-func (c *coalescer) writeBatch(tenant string, batch []*postRequest) {
+// writeBatch writes batch and answers its callers. It returns the callers to write again: when
+// the deadline of some (the earliest) ended the batch, nothing of it committed (or all of it
+// did, which a second write replays by key), and the others still have time.
+func (c *coalescer) writeBatch(tenant string, batch []*postRequest) (again []*postRequest) {
 	ps := make([]Posting, len(batch))
 	for i, r := range batch {
 		ps[i] = r.p
 	}
-	// The batch outlives any one caller's context; it gets a deadline of its own.
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	// The batch outlives no caller: its deadline is the earliest of theirs.
+	ctx, cancel := batchContext(batch)
 	res, err := c.store.PostBatch(ctx, tenant, ps)
+	timedOut := ctx.Err() != nil
 	cancel()
+	if err != nil && timedOut && len(batch) > 1 {
+		now := time.Now()
+		for _, r := range batch {
+			if r.expired(now) {
+				r.giveUp()
+			} else {
+				again = append(again, r)
+			}
+		}
+		if len(again) < len(batch) {
+			return again // the batch is smaller each time: the loop ends
+		}
+		again = nil // no caller's deadline did it (batchTimeout): answer them all
+	}
 	if err != nil && len(batch) > 1 && isDataError(err) {
 		// The database refused something the validator let through: find out which posting
 		// by writing each alone, so one bad posting never fails its neighbours.
 		for _, r := range batch {
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			if r.expired(time.Now()) {
+				r.giveUp()
+				continue
+			}
+			ctx, cancel := batchContext([]*postRequest{r})
 			one, err := c.store.PostBatch(ctx, tenant, []Posting{r.p})
 			cancel()
 			if err != nil {
@@ -148,7 +218,7 @@ func (c *coalescer) writeBatch(tenant string, batch []*postRequest) {
 				r.done <- one[0]
 			}
 		}
-		return
+		return nil
 	}
 	for i, r := range batch {
 		if err != nil {
@@ -157,6 +227,7 @@ func (c *coalescer) writeBatch(tenant string, batch []*postRequest) {
 			r.done <- res[i]
 		}
 	}
+	return nil
 }
 
 // isDataError reports whether the database refused the data (a constraint, a raised

@@ -19,6 +19,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/wagerail/wagerail/internal/platform/field"
 	"github.com/wagerail/wagerail/internal/platform/money"
 	"github.com/wagerail/wagerail/internal/platform/testkit"
 	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
@@ -331,9 +332,33 @@ func rpcIndex(name string) int {
 	panic("no rpc " + name)
 }
 
+// fieldRefuses reports whether internal/platform/field refuses v as the kind of field the ledger
+// checks name as: Identifier for tenants, metadata keys and adjustment sources, Reference for keys,
+// user ids and name prefixes, Text (the loosest kind) for the rest, whose own rules (names of the
+// chart, uuids, currencies, page tokens) are stricter still. Empty values are left out: several
+// fields are optional.
+func fieldRefuses(name, v string) bool {
+	if v == "" {
+		return false
+	}
+	switch name {
+	case "tenant_id", "batch_tenant_id", "metadata_key", "source":
+		return field.Identifier(name, v, 0) != nil
+	case "idempotency_key", "approved_by", "requested_by":
+		return field.Reference(name, v, 0) != nil
+	case "name_prefix":
+		return field.Reference(name, v, maxAccountBytes) != nil
+	case "reference":
+		return field.Text(name, v, field.MaxReference) != nil
+	}
+	return field.Text(name, v, 0) != nil
+}
+
 // FuzzLedgerGRPC throws arbitrary strings, amounts and timestamps at every RPC of the ledger,
 // over real gRPC to the real store (see edge): whatever comes in, the answer is success or a
-// caller's error, never Internal or Unknown. The seed corpus is the hostile probes' classes.
+// caller's error, never Internal or Unknown; a value internal/platform/field refuses is
+// InvalidArgument; and a refused call wrote nothing. The seed corpus is the hostile probes'
+// classes.
 func FuzzLedgerGRPC(f *testing.F) {
 	g := newEdge(f)
 	for i := range edgeRPCs {
@@ -343,20 +368,42 @@ func FuzzLedgerGRPC(f *testing.F) {
 		f.Add(uint8(i), uint8(3), strings.Repeat("x", 300), int64(math.MaxInt64), int64(253402300800), int32(0))
 		f.Add(uint8(i), uint8(4), "urn:uuid:"+g.ids["payroll-clearing"], int64(math.MinInt64), int64(1), int32(1e9))
 		f.Add(uint8(i), uint8(5), "\u202e%s'--", money.MaxAmountSantim, int64(-62135596801), int32(0))
+		f.Add(uint8(i), uint8(6), "a b\ufdd0", int64(100), int64(0), int32(0))
+		f.Add(uint8(i), uint8(7), strings.Repeat("y", field.MaxText+1), int64(100), int64(0), int32(0))
 	}
-	f.Fuzz(func(t *testing.T, rpc, field uint8, v string, amount, seconds int64, nanos int32) {
+	f.Fuzz(func(t *testing.T, rpc, fieldIdx uint8, v string, amount, seconds int64, nanos int32) {
 		r := edgeRPCs[int(rpc)%len(edgeRPCs)]
-		p := probe{s: map[string]string{r.fields[int(field)%len(r.fields)]: v}, amount: amount}
+		name := r.fields[int(fieldIdx)%len(r.fields)]
+		p := probe{s: map[string]string{name: v}, amount: amount}
 		if seconds != 0 || nanos != 0 {
 			p.ts = &timestamppb.Timestamp{Seconds: seconds, Nanos: nanos}
+		}
+		// The tenants the call could write to: the edge's, and the probe's when it names one.
+		tenants := []string{g.tenant}
+		if (name == "tenant_id" || name == "batch_tenant_id") && v != g.tenant && field.Identifier(name, v, 0) == nil {
+			tenants = append(tenants, v)
+		}
+		before := make([]counts, len(tenants))
+		for i, tn := range tenants {
+			before[i] = g.e.counts(t, tn)
 		}
 		ctx := ctxT(t)
 		code := r.do(ctx, g, p)
 		if code == codes.Internal || code == codes.Unknown {
-			t.Fatalf("%s %s=%q amount=%d ts=%v: %s", r.name, r.fields[int(field)%len(r.fields)], v, amount, p.ts, code)
+			t.Fatalf("%s %s=%q amount=%d ts=%v: %s", r.name, name, v, amount, p.ts, code)
 		}
 		if !utf8.ValidString(v) && code == codes.OK {
 			t.Fatalf("%s accepted invalid UTF-8", r.name)
+		}
+		if fieldRefuses(name, v) && code != codes.InvalidArgument {
+			t.Fatalf("%s %s=%q: field refuses it, the ledger answered %s", r.name, name, v, code)
+		}
+		if code != codes.OK {
+			for i, tn := range tenants {
+				if after := g.e.counts(t, tn); after != before[i] {
+					t.Fatalf("%s %s=%q refused with %s, yet tenant %s's rows went from %+v to %+v", r.name, name, v, code, tn, before[i], after)
+				}
+			}
 		}
 	})
 }
