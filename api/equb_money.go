@@ -87,7 +87,10 @@ type equbContributeJSON struct {
 // before the saga decided), or with the refusal from internal/equb's table. The
 // pre-check refuses in the database what the saga would (not a member: 404; no OPEN cycle, no
 // ACTIVE escrow binding, already contributed: 409 audited DENIED) — unless the contribution is
-// held by the saga this key names, whose answer is then the answer.
+// held by the saga this key names, whose answer is then the answer. A key whose saga recorded a
+// contribution to another group or by another member, or answered another group (its
+// idempotency record expired, and the key is sent again for a new request), is 422
+// IDEMPOTENCY_KEY_REUSED, nothing started.
 func (s *Server) contributeEqub(c *gin.Context) {
 	id, ok := pathID(c)
 	if !ok {
@@ -98,6 +101,10 @@ func (s *Server) contributeEqub(c *gin.Context) {
 	plan, err := inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) (equb.MoneyPlan, error) {
 		return equb.LoadContributionPlan(ctx, tx, id, cl.User.ID, wfID)
 	})
+	if equb.CodeOf(err) == equb.CodeKeyReused {
+		writeError(c, equbRefusal(equb.CodeKeyReused)) // no audit: the key is the caller's mistake
+		return
+	}
 	if err != nil && (plan.Owner == "" || plan.Owner != wfID) {
 		s.payrollAnswer(c, "ContributeEqub", "EqubGroup", id, err)
 		return
@@ -110,15 +117,26 @@ func (s *Server) contributeEqub(c *gin.Context) {
 		Update:      workflows.EqubContributeAcceptedUpdate, UpdateID: workflows.EqubContributeAcceptedUpdateID,
 		Refused: func(app *temporal.ApplicationError) (*Error, bool) {
 			e := equbRefusal(app.Type())
+			if e != nil && s.sagaNamesAnother(c, id) {
+				return equbRefusal(equb.CodeKeyReused), true // the key's saga refused another group's
+			}
 			return e, e != nil
 		},
 		Accepted: func(wfID string, a workflows.EqubContributeAccepted) (int, any) {
+			// The group only: a run this call started plans the OPEN cycle again, which may have
+			// moved on since the pre-check read it.
+			if a.GroupID != id {
+				return keyReusedAnswer(c, equbRefusal(equb.CodeKeyReused)) // the key's saga's answer to another
+			}
 			return http.StatusAccepted, equbContributeJSON{GroupID: id, CycleID: a.CycleID, Status: a.Status, WorkflowID: wfID}
 		},
 		// Never "DISBURSING" before the saga's claim, which may still refuse: 503
 		// DECISION_PENDING, not stored, and the retry with the key gets the saga's answer.
 		NoPendingAnswer: true,
 		Closed: func(wfID string, r workflows.EqubContributeResult) (int, any, error) {
+			if otherEqubMove(r.GroupID, r.CycleID, id, plan.CycleID) {
+				return 0, nil, equbRefusal(equb.CodeKeyReused)
+			}
 			if r.Status != workflows.EqubContributeRefused {
 				return http.StatusAccepted, equbContributeJSON{GroupID: id, CycleID: r.CycleID, Status: r.Status, WorkflowID: wfID}, nil
 			}
@@ -137,7 +155,9 @@ func (s *Server) contributeEqub(c *gin.Context) {
 // The pre-check refuses what the saga would: an unknown cycle 404; contributions not all POSTED
 // while the group's default rule does not let the cycle pay what was collected (409
 // EQUB_CONTRIBUTIONS_OUTSTANDING), a cycle or recipient already paid or being paid (409
-// EQUB_ALREADY_PAID_OUT), audited DENIED — unless the payout is this key's saga's.
+// EQUB_ALREADY_PAID_OUT), audited DENIED — unless the payout is this key's saga's. A key whose
+// saga recorded, or answered, another group's or cycle's payout is 422 IDEMPOTENCY_KEY_REUSED,
+// nothing started.
 func (s *Server) payOutEqub(c *gin.Context) {
 	id, ok := pathID(c)
 	if !ok {
@@ -154,6 +174,10 @@ func (s *Server) payOutEqub(c *gin.Context) {
 	plan, err := inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) (equb.MoneyPlan, error) {
 		return equb.LoadPayoutPlan(ctx, tx, id, number, wfID, s.now())
 	})
+	if equb.CodeOf(err) == equb.CodeKeyReused {
+		writeError(c, equbRefusal(equb.CodeKeyReused)) // no audit: the key is the caller's mistake
+		return
+	}
 	if err != nil && (plan.Owner == "" || plan.Owner != wfID) {
 		s.payrollAnswer(c, "PayOutEqub", "EqubGroup", id, err)
 		return
@@ -165,15 +189,24 @@ func (s *Server) payOutEqub(c *gin.Context) {
 		Update:      workflows.EqubPayoutAcceptedUpdate, UpdateID: workflows.EqubPayoutAcceptedUpdateID,
 		Refused: func(app *temporal.ApplicationError) (*Error, bool) {
 			e := equbRefusal(app.Type())
+			if e != nil && s.sagaNamesAnother(c, id) {
+				return equbRefusal(equb.CodeKeyReused), true // the key's saga refused another group's
+			}
 			return e, e != nil
 		},
 		Accepted: func(wfID string, a workflows.EqubPayoutAccepted) (int, any) {
+			if otherEqubMove(a.GroupID, a.CycleID, id, plan.CycleID) {
+				return keyReusedAnswer(c, equbRefusal(equb.CodeKeyReused)) // the key's saga's answer to another
+			}
 			return http.StatusAccepted, equbContributeJSON{GroupID: id, CycleID: a.CycleID, Status: a.Status, WorkflowID: wfID}
 		},
 		// Never "DISBURSING" before the saga's claim, which may still refuse: 503
 		// DECISION_PENDING, not stored, and the retry with the key gets the saga's answer.
 		NoPendingAnswer: true,
 		Closed: func(wfID string, r workflows.EqubPayoutResult) (int, any, error) {
+			if otherEqubMove(r.GroupID, r.CycleID, id, plan.CycleID) {
+				return 0, nil, equbRefusal(equb.CodeKeyReused)
+			}
 			if r.Status != workflows.EqubPayoutRefused {
 				return http.StatusAccepted, equbContributeJSON{GroupID: id, CycleID: r.CycleID, Status: r.Status, WorkflowID: wfID}, nil
 			}
@@ -184,4 +217,12 @@ func (s *Server) payOutEqub(c *gin.Context) {
 		},
 		LogAttrs: []any{"group_id", id, "cycle", number},
 	})
+}
+
+// otherEqubMove reports whether a saga's answer (its update's or its result's group and cycle) is
+// another request's than the call's for group groupID and cycle cycleID (the pre-check's plan: the
+// cycle the call names, or the one this key's saga recorded): another group, or another cycle. A
+// cycle not known on either side ("": a run refused before it planned) is not compared.
+func otherEqubMove(group, cycle, groupID, cycleID string) bool {
+	return group != groupID || cycle != "" && cycleID != "" && cycle != cycleID
 }

@@ -7,10 +7,12 @@ import (
 
 	"github.com/gin-gonic/gin"
 	"github.com/jackc/pgx/v5"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/wagerail/wagerail/internal/ewa"
 	"github.com/wagerail/wagerail/internal/platform/field"
+	"github.com/wagerail/wagerail/internal/platform/idempotency"
 	"github.com/wagerail/wagerail/workflows"
 )
 
@@ -25,6 +27,9 @@ type disburseJSON struct {
 // the gate's refusal. The route is Idem, so a retry with the same key gets the stored answer, and
 // when none was stored (a crash before the answer) the answer of the saga the key names; a second
 // key for the same request is refused (EWA_INVALID_STATE) because the first one's saga claimed it.
+// A key whose saga claimed, or answered, another request (its idempotency record expired, and the
+// key is sent again for a new request), is 422 IDEMPOTENCY_KEY_REUSED: that
+// saga's answer is no answer to this request, and nothing starts.
 func (s *Server) disburseEwa(c *gin.Context) {
 	id := c.Param("id")
 	if err := field.Identifier("id", id, 0); err != nil {
@@ -38,12 +43,27 @@ func (s *Server) disburseEwa(c *gin.Context) {
 			Shape: workflows.EwaShapeLeaveTimer},
 		BusinessKey: id,
 		Update:      workflows.DisburseAcceptedUpdate, UpdateID: workflows.DisburseAcceptedUpdateID,
-		Refused: func(app *temporal.ApplicationError) (*Error, bool) { return ewaRefusal(app.Type()) },
+		Refused: func(app *temporal.ApplicationError) (*Error, bool) {
+			e, ok := ewaRefusal(app.Type())
+			if ok && s.sagaNamesAnother(c, id) {
+				return errIdemKeyOtherEwaRequest, true // the key's saga refused another request
+			}
+			return e, ok
+		},
 		// An unknown id or a request another saga owns costs a database read, not a workflow. The
 		// refusals are the EWA routes' own (ewaError): 404 EWA_REQUEST_NOT_FOUND, and 409
 		// EWA_INVALID_STATE audited DENIED. A request claimed by this key's saga (DISBURSING,
-		// DISBURSED or FAILED under its workflow id) is answered by that saga.
-		Precheck: func(ctx context.Context, tx pgx.Tx, _ string) (sagaPrecheck, error) {
+		// DISBURSED or FAILED under its workflow id) is answered by that saga; a key whose saga
+		// claimed another request is refused.
+		Precheck: func(ctx context.Context, tx pgx.Tx, wfID string) (sagaPrecheck, error) {
+			if own, ok, err := ewa.ByWorkflow(ctx, tx, wfID); err != nil || ok {
+				if ok && !own.Answers(id) {
+					// The key's saga disbursed another request (its idempotency record has
+					// expired since): that request is no answer to this one.
+					return sagaPrecheck{}, errIdemKeyOtherEwaRequest
+				}
+				return sagaPrecheck{Owner: own.WorkflowID}, err
+			}
 			req, err := ewa.Get(ctx, tx, caller.Tenant, id)
 			if err == nil && req.Status != ewa.Requested {
 				err = ewa.ErrNotDisbursable
@@ -51,12 +71,18 @@ func (s *Server) disburseEwa(c *gin.Context) {
 			return sagaPrecheck{Owner: req.WorkflowID}, ewaError(ewa.ActionDisburse, id, err)
 		},
 		Accepted: func(wfID string, a workflows.DisburseAccepted) (int, any) {
+			if a.RequestID != id {
+				return keyReusedAnswer(c, errIdemKeyOtherEwaRequest) // the key's saga's answer to another request
+			}
 			return http.StatusAccepted, disburseJSON{ID: id, Status: a.Status, WorkflowID: wfID}
 		},
 		Pending: func(wfID string) any {
 			return disburseJSON{ID: id, Status: string(ewa.Disbursing), WorkflowID: wfID}
 		},
 		Closed: func(wfID string, r workflows.EwaDisburseResult) (int, any, error) {
+			if r.RequestID != id {
+				return 0, nil, errIdemKeyOtherEwaRequest // the key's saga ended with another request
+			}
 			if r.Status != workflows.ResultRefused {
 				return http.StatusAccepted, disburseJSON{ID: id, Status: r.Status, WorkflowID: wfID}, nil
 			}
@@ -67,6 +93,43 @@ func (s *Server) disburseEwa(c *gin.Context) {
 		},
 		LogAttrs: []any{"ewa_request_id", id},
 	})
+}
+
+var errIdemKeyOtherEwaRequest = NewError(http.StatusUnprocessableEntity, "IDEMPOTENCY_KEY_REUSED",
+	"this Idempotency-Key disbursed another request; use a new key for a new request")
+
+// A key's saga answers a call from what it recorded (the pre-check compares that with the call),
+// and otherwise from Temporal: its "accepted" update has a fixed id, so a run that closed long ago
+// still answers that update — with its own target's answer, or its refusal — and a closed run
+// its result. The routes compare the target these name with the call's, as the repayment routes
+// do: a saga that refused another target recorded nothing the pre-check could find.
+
+// keyReusedAnswer is e as the status and body writeError sends, for an Accepted answer.
+func keyReusedAnswer(c *gin.Context, e *Error) (int, any) {
+	return e.Status, envelope{Error: envelopeBody{Code: e.Code, Message: e.Message, RequestID: requestID(c), Details: e.Details}}
+}
+
+// sagaNamesAnother reports whether the saga the call's key names was started for another target
+// than target (its BusinessKey search attribute, workflows.StartOptions): asked when the saga
+// refused the call, since the refusal names no target. False when Temporal does not say.
+func (s *Server) sagaNamesAnother(c *gin.Context, target string) bool {
+	wfID, ok := idempotency.WorkflowIDFrom(c.Request.Context())
+	if !ok {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(c.Request.Context(), sagaStartedWait)
+	defer cancel()
+	resp, err := s.deps.Temporal.DescribeWorkflowExecution(ctx, wfID, "")
+	if err != nil {
+		s.deps.Log.Warn("saga call: the saga's target could not be read", "workflow_id", wfID, "error", err)
+		return false
+	}
+	p := resp.GetWorkflowExecutionInfo().GetSearchAttributes().GetIndexedFields()[workflows.BusinessKeyAttribute.GetName()]
+	var key string
+	if p == nil || converter.GetDefaultDataConverter().FromPayload(p, &key) != nil {
+		return false
+	}
+	return key != "" && key != target
 }
 
 // ewaRefusal is the answer to an EWA saga's refusal code, from internal/ewa's table; ok is false

@@ -30,7 +30,10 @@ type loanDisburseJSON struct {
 // refusal from internal/lending's table of codes. The pre-check answers an unknown loan (404
 // LOAN_NOT_FOUND) and a loan that is not APPROVED (409 LOAN_INVALID_STATE, audited DENIED
 // DisburseLoan) from the database — unless the loan is held or was paid out by the saga this
-// key names, whose answer is then the answer (a retry after a crash that lost the stored one).
+// key names, whose answer is then the answer (a retry after a crash that lost the stored one). A
+// key whose saga claimed, or answered, another loan (its idempotency record expired, and the key
+// is sent again for a new loan), is 422 IDEMPOTENCY_KEY_REUSED: that saga's
+// answer is no answer to this loan, and nothing starts.
 func (s *Server) disburseLoan(c *gin.Context) {
 	id := c.Param("id")
 	if err := field.Identifier("id", id, 0); err != nil {
@@ -43,9 +46,26 @@ func (s *Server) disburseLoan(c *gin.Context) {
 		Input:       workflows.LoanDisburseInput{TenantID: caller.Tenant, LoanID: id, ActorID: caller.User.ID, CorrelationID: requestID(c)},
 		BusinessKey: id,
 		Update:      workflows.LoanDisburseAcceptedUpdate, UpdateID: workflows.LoanDisburseAcceptedUpdateID,
-		Refused: func(app *temporal.ApplicationError) (*Error, bool) { return lendingRefusal(app.Type()) },
-		Precheck: func(ctx context.Context, tx pgx.Tx, _ string) (sagaPrecheck, error) {
+		Refused: func(app *temporal.ApplicationError) (*Error, bool) {
+			e, ok := lendingRefusal(app.Type())
+			if ok && s.sagaNamesAnother(c, id) {
+				return errIdemKeyOtherLoanDisbursement, true // the key's saga refused another loan
+			}
+			return e, ok
+		},
+		Precheck: func(ctx context.Context, tx pgx.Tx, wfID string) (sagaPrecheck, error) {
 			d, err := lending.GetDisbursement(ctx, tx, id)
+			if d.WorkflowID != wfID {
+				own, ok, oerr := lending.DisbursementByWorkflow(ctx, tx, wfID)
+				if oerr != nil {
+					return sagaPrecheck{}, oerr
+				}
+				if ok && !own.Answers(id) {
+					// The key's saga disbursed another loan (its idempotency record has expired
+					// since): that loan is no answer to this one.
+					return sagaPrecheck{}, errIdemKeyOtherLoanDisbursement
+				}
+			}
 			if err == nil && d.Status != lending.LoanApproved {
 				_, err = lending.LoanMachine.Next("disbursing", d.Status)
 			}
@@ -55,12 +75,18 @@ func (s *Server) disburseLoan(c *gin.Context) {
 			return sagaPrecheck{Owner: d.WorkflowID}, nil
 		},
 		Accepted: func(wfID string, a workflows.LoanDisburseAccepted) (int, any) {
+			if a.LoanID != id {
+				return keyReusedAnswer(c, errIdemKeyOtherLoanDisbursement) // the key's saga's answer to another loan
+			}
 			return http.StatusAccepted, loanDisburseJSON{ID: id, Status: a.Status, WorkflowID: wfID}
 		},
 		Pending: func(wfID string) any {
 			return loanDisburseJSON{ID: id, Status: lending.LoanDisbursing, WorkflowID: wfID}
 		},
 		Closed: func(wfID string, r workflows.LoanDisburseResult) (int, any, error) {
+			if r.LoanID != id {
+				return 0, nil, errIdemKeyOtherLoanDisbursement // the key's saga ended with another loan
+			}
 			if r.Status != workflows.LoanDisburseRefused {
 				return http.StatusAccepted, loanDisburseJSON{ID: id, Status: r.Status, WorkflowID: wfID}, nil
 			}
@@ -72,6 +98,9 @@ func (s *Server) disburseLoan(c *gin.Context) {
 		LogAttrs: []any{"loan_id", id},
 	})
 }
+
+var errIdemKeyOtherLoanDisbursement = NewError(http.StatusUnprocessableEntity, "IDEMPOTENCY_KEY_REUSED",
+	"this Idempotency-Key disbursed another loan; use a new key for a new request")
 
 // loanDisburseRefusal is the pre-check's refusal: a state refusal audited DENIED DisburseLoan on
 // the loan (a not-found is not audited: it names nothing of the tenant's), answered from the

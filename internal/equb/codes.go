@@ -44,6 +44,10 @@ const (
 	CodeAmountMismatch       = "EQUB_CONTRIBUTION_AMOUNT_MISMATCH"
 	CodePayrollAccountNotSet = "EQUB_PAYROLL_ACCOUNT_NOT_SET"
 	CodePartnerUnavailable   = "EQUB_PARTNER_UNAVAILABLE"
+	// The saga the Idempotency-Key names recorded another group's or member's contribution, or
+	// another cycle's payout (the key's idempotency record expired, and the key was sent again
+	// for a new request): Contribution.Answers, Payout.Answers.
+	CodeKeyReused = "IDEMPOTENCY_KEY_REUSED"
 )
 
 var refusals = refusal.Table{
@@ -74,6 +78,7 @@ var refusals = refusal.Table{
 	CodePayrollAccountNotSet: {Status: http.StatusConflict, Message: "the organization has no payroll account at the escrow's partner bank (POST /api/payroll/tenant-settings)"},
 	CodePartnerUnavailable:   {Status: http.StatusServiceUnavailable, Message: "the partner bank could not be asked; nothing moved, try again later with a new key"},
 	CodeEscrowReconOff:       {Status: http.StatusServiceUnavailable, Message: "equb escrow reconciliation is switched off (EQUB_ESCROW_RECON_ENABLED); nothing ran"},
+	CodeKeyReused:            {Status: http.StatusUnprocessableEntity, Message: "this Idempotency-Key made another contribution or payout; use a new key for a new request"},
 }
 
 // RefusalOf is code's answer; ok is false for a code that is not in the table.

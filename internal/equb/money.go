@@ -72,6 +72,25 @@ type Payout struct {
 	UpdatedAt    time.Time `bun:"updated_at"`
 }
 
+// Answers reports whether contribution ct is what a contribution call asks for: one to group
+// groupID by membership membershipID (the caller's). A contribution is keyed by its saga's
+// workflow id for good, but that id derives from the Idempotency-Key alone and the key's
+// idempotency record is deleted after idempotency.Retention: a key sent again after that for
+// another group (or by another member) names this contribution, which must not answer it
+// (CodeKeyReused). The cycle is not compared: the call names none (it is the group's OPEN
+// cycle), and a retry after the cycle moved on is answered by its contribution.
+func (ct Contribution) Answers(groupID, membershipID string) bool {
+	return ct.GroupID == groupID && ct.MembershipID == membershipID
+}
+
+// Answers reports whether payout po is what a payout call asks for: the payout of group
+// groupID's cycle cycleID (the one the call's cycle number names). As Contribution.Answers: a
+// key sent again once its idempotency record is gone, for another group or cycle, names this
+// payout, which must not answer it.
+func (po Payout) Answers(groupID, cycleID string) bool {
+	return po.GroupID == groupID && po.CycleID == cycleID
+}
+
 // ownedBy keeps the rows whose membership belongs to userID (alias is the row's table alias).
 func ownedBy(q *bun.SelectQuery, alias, userID string) *bun.SelectQuery {
 	return q.Where("EXISTS (SELECT 1 FROM app.equb_memberships m WHERE m.tenant_id = "+alias+".tenant_id AND m.id = "+alias+".membership_id AND m.user_id = ?)", userID)
@@ -256,7 +275,9 @@ func memberAccount(ctx context.Context, tx db.BunTx, employeeID string) (Account
 // member joined after the cycle opened: they owe from the next), EQUB_ESCROW_NOT_ACTIVE,
 // EQUB_ALREADY_CONTRIBUTED (another saga's contribution, PENDING or POSTED),
 // EQUB_MANDATE_IN_OPEN_RUN (a payroll run that has not completed withheld, or may withhold, the
-// contribution under one of the membership's mandates: its completion pays it).
+// contribution under one of the membership's mandates: its completion pays it),
+// IDEMPOTENCY_KEY_REUSED (the saga wfID recorded a contribution to another group, or by another
+// membership: Contribution.Answers).
 func LoadContributionPlan(ctx context.Context, tx db.BunTx, groupID, userID, wfID string) (MoneyPlan, error) {
 	p, err := loadContributionPlan(ctx, tx, groupID, userID, wfID)
 	if err != nil || p.Owner == wfID {
@@ -285,6 +306,10 @@ func loadContributionPlan(ctx context.Context, tx db.BunTx, groupID, userID, wfI
 	var c Cycle
 	switch {
 	case err == nil: // this saga's own contribution: its cycle, whatever has happened since
+		if !own.Answers(groupID, m.ID) {
+			// Another group's or member's: the key's saga is not this contribution's.
+			return MoneyPlan{}, RefusalError(CodeKeyReused)
+		}
 		if err := tx.NewSelect().Model(&c).Where("c.tenant_id = ?", own.TenantID).Where("c.id = ?", own.CycleID).Scan(ctx); err != nil {
 			return MoneyPlan{}, fmt.Errorf("equb.load_contribution_plan: %w", err)
 		}
@@ -498,7 +523,8 @@ func contributionEvent(ct Contribution) map[string]any {
 // this saga's (wfID). The amount is what the pool holds: the cycle's POSTED contributions.
 // Errors: EQUB_GROUP_NOT_FOUND, EQUB_CYCLE_NOT_FOUND, EQUB_CYCLE_NOT_OPEN (already PAID),
 // EQUB_ESCROW_NOT_ACTIVE, EQUB_CONTRIBUTIONS_OUTSTANDING (details.postedCount, pendingCount,
-// membersDue, missingCount, defaultRule, dueAt), EQUB_ALREADY_PAID_OUT.
+// membersDue, missingCount, defaultRule, dueAt), EQUB_ALREADY_PAID_OUT, IDEMPOTENCY_KEY_REUSED
+// (the saga wfID recorded another group's or cycle's payout: Payout.Answers).
 func LoadPayoutPlan(ctx context.Context, tx db.BunTx, groupID string, number int, wfID string, now time.Time) (MoneyPlan, error) {
 	g, err := GetGroup(ctx, tx, groupID)
 	if err != nil {
@@ -507,6 +533,15 @@ func LoadPayoutPlan(ctx context.Context, tx db.BunTx, groupID string, number int
 	c, err := cycleOfGroup(ctx, tx, groupID, number, false)
 	if err != nil {
 		return MoneyPlan{}, RefusalError(CodeCycleNotFound)
+	}
+	var own Payout
+	err = tx.NewSelect().Model(&own).Where("po.tenant_id = ?", c.TenantID).Where("po.workflow_id = ?", wfID).Scan(ctx)
+	switch {
+	case err == nil && !own.Answers(groupID, c.ID):
+		// Another group's or cycle's payout: the key's saga is not this payout's.
+		return MoneyPlan{}, RefusalError(CodeKeyReused)
+	case err != nil && !errors.Is(err, sql.ErrNoRows):
+		return MoneyPlan{}, fmt.Errorf("equb.load_payout_plan: %w", err)
 	}
 	var held Payout
 	err = tx.NewSelect().Model(&held).Where("po.tenant_id = ?", c.TenantID).

@@ -396,6 +396,24 @@ func Get(ctx context.Context, q db.Querier, tenant, id string) (Request, error) 
 	return scanRequest(q.QueryRow(ctx, `SELECT `+requestColumns+` FROM app.ewa_requests WHERE tenant_id = $1 AND id = $2`, tenant, id))
 }
 
+// ByWorkflow is the request the disburse saga workflowID claimed (the tenant is q's); ok is false
+// when it claimed none. A request is claimed by its saga's workflow id for good, and that id
+// derives from the Idempotency-Key alone: the key's idempotency record is deleted after
+// idempotency.Retention, and the key sent again after that names this request, whichever request
+// the call is for (Request.Answers).
+func ByWorkflow(ctx context.Context, q db.Querier, workflowID string) (r Request, ok bool, err error) {
+	r, err = scanRequest(q.QueryRow(ctx, `SELECT `+requestColumns+` FROM app.ewa_requests WHERE workflow_id = $1`, workflowID))
+	if errors.Is(err, ErrNotFound) {
+		return Request{}, false, nil
+	}
+	return r, err == nil, err
+}
+
+// Answers reports whether request r is what a disburse call for request id asks for: the call
+// names the request, whose principal and fee are its own. A call for another request under the
+// key whose saga claimed r must not be answered by r (the API refuses IDEMPOTENCY_KEY_REUSED).
+func (r Request) Answers(id string) bool { return r.ID == id }
+
 // lockRequest reads request id under a row lock (the tenant is the transaction's).
 func lockRequest(ctx context.Context, tx pgx.Tx, id string) (Request, error) {
 	return scanRequest(tx.QueryRow(ctx, `SELECT `+requestColumns+` FROM app.ewa_requests WHERE id = $1 FOR UPDATE`, id))

@@ -129,6 +129,26 @@ func GetDisbursement(ctx context.Context, tx db.Writer, id string) (Disbursement
 		tenancy.TenantID(ctx), id))
 }
 
+// DisbursementByWorkflow is the loan of the context's business that the disbursement saga run
+// workflowID claimed last; ok is false when it holds none. A loan keeps the id of the run that
+// claimed it (disburse_workflow_id) after that run paid it out or failed, and that id derives from
+// the Idempotency-Key alone: the key's idempotency record is deleted after
+// idempotency.Retention, and the key sent again after that names this loan, whichever loan the
+// call is for (Disbursement.Answers).
+func DisbursementByWorkflow(ctx context.Context, tx db.Writer, workflowID string) (d Disbursement, ok bool, err error) {
+	d, err = scanDisbursement(tx.QueryRow(ctx, `SELECT `+disbursementColumns+` FROM app.loans
+		WHERE tenant_id = $1 AND disburse_workflow_id = $2 ORDER BY id LIMIT 1`, tenancy.TenantID(ctx), workflowID))
+	if errors.Is(err, ErrLoanNotFound) {
+		return Disbursement{}, false, nil
+	}
+	return d, err == nil, err
+}
+
+// Answers reports whether loan disbursement d is what a disburse call for loan id asks for: the
+// call names the loan, whose principal and payee are its own. A call for another loan under the
+// key whose saga claimed d must not be answered by d (the API refuses IDEMPOTENCY_KEY_REUSED).
+func (d Disbursement) Answers(id string) bool { return d.LoanID == id }
+
 // lockDisbursement is GetDisbursement under the row's lock for the rest of tx.
 func lockDisbursement(ctx context.Context, tx db.Writer, id string) (Disbursement, error) {
 	return scanDisbursement(tx.QueryRow(ctx, `SELECT `+disbursementColumns+` FROM app.loans WHERE tenant_id = $1 AND id = $2 FOR UPDATE`,
