@@ -396,8 +396,7 @@ func (s *Server) createBnplAgreement(c *gin.Context) {
 	})
 }
 
-var errIdemKeyOtherBnplAgreement = NewError(http.StatusUnprocessableEntity, "IDEMPOTENCY_KEY_REUSED",
-	"this Idempotency-Key made another agreement; use a new key for a new request")
+var errIdemKeyOtherBnplAgreement = keyReused("made another agreement")
 
 // bnplRefusal is the answer to a BNPL saga's refusal code; ok is false for another code.
 func bnplRefusal(code string) (*Error, bool) {

@@ -203,5 +203,4 @@ func (s *Server) writeOffBnplAgreement(c *gin.Context) {
 	})
 }
 
-var errIdemKeyOtherBnplWriteOff = NewError(http.StatusUnprocessableEntity, "IDEMPOTENCY_KEY_REUSED",
-	"this Idempotency-Key wrote off another agreement; use a new key")
+var errIdemKeyOtherBnplWriteOff = keyReused("wrote off another agreement")

@@ -128,8 +128,7 @@ func (s *Server) recordEwaRepayment(c *gin.Context) {
 	})
 }
 
-var errIdemKeyOtherRepayment = NewError(http.StatusUnprocessableEntity, "IDEMPOTENCY_KEY_REUSED",
-	"this Idempotency-Key recorded another repayment; use a new key")
+var errIdemKeyOtherRepayment = keyReused("recorded another repayment")
 
 // repaymentRefusal is the answer to a refusal of the repayment saga (an overpayment with what is
 // still outstanding).

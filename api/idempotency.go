@@ -109,8 +109,7 @@ func (g *idempotencyGate) middleware(r Route) gin.HandlerFunc {
 			c.Abort()
 			send(c, res.Response)
 		case idempotency.Reused:
-			writeError(c, NewError(http.StatusUnprocessableEntity, "IDEMPOTENCY_KEY_REUSED",
-				"this Idempotency-Key was used with a different request; use a new key for a new request"))
+			writeError(c, keyReused("was used with a different request"))
 		case idempotency.InUse:
 			secs := int(math.Ceil(res.RetryAfter.Seconds()))
 			c.Writer.Header().Set("Retry-After", strconv.Itoa(max(secs, 1)))
@@ -186,4 +185,12 @@ func (w *bufferedWriter) WriteString(s string) (int, error) {
 
 func (w *bufferedWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	return nil, nil, errors.New("api: an idempotent route's response cannot be hijacked")
+}
+
+// keyReused is the 422 IDEMPOTENCY_KEY_REUSED answer to a key that names another request than
+// the call's: the idempotency record's (a different body), or, once that record has expired, the
+// record its saga owns. did says what the key did.
+func keyReused(did string) *Error {
+	return NewError(http.StatusUnprocessableEntity, "IDEMPOTENCY_KEY_REUSED",
+		"this Idempotency-Key "+did+"; use a new key for a new request")
 }

@@ -99,8 +99,7 @@ func (s *Server) disburseLoan(c *gin.Context) {
 	})
 }
 
-var errIdemKeyOtherLoanDisbursement = NewError(http.StatusUnprocessableEntity, "IDEMPOTENCY_KEY_REUSED",
-	"this Idempotency-Key disbursed another loan; use a new key for a new request")
+var errIdemKeyOtherLoanDisbursement = keyReused("disbursed another loan")
 
 // loanDisburseRefusal is the pre-check's refusal: a state refusal audited DENIED DisburseLoan on
 // the loan (a not-found is not audited: it names nothing of the tenant's), answered from the

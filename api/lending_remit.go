@@ -129,5 +129,4 @@ func (s *Server) remitLoanInstalment(c *gin.Context) {
 	})
 }
 
-var errIdemKeyOtherRemittance = NewError(http.StatusUnprocessableEntity, "IDEMPOTENCY_KEY_REUSED",
-	"this Idempotency-Key remitted another instalment; use a new key")
+var errIdemKeyOtherRemittance = keyReused("remitted another instalment")

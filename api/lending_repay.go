@@ -101,8 +101,7 @@ type loanRepaymentPendingJSON struct {
 	WorkflowID string `json:"workflowId"`
 }
 
-var errIdemKeyOtherLoanRepayment = NewError(http.StatusUnprocessableEntity, "IDEMPOTENCY_KEY_REUSED",
-	"this Idempotency-Key recorded another repayment; use a new key")
+var errIdemKeyOtherLoanRepayment = keyReused("recorded another repayment")
 
 // recordLoanRepayment records one repayment of instalment idx through the repayment saga, started
 // by runSaga under the workflow id the Idempotency-Key names: 200 with the repayment, its parts,

@@ -363,8 +363,7 @@ func (s *Server) writeOffLoan(c *gin.Context) {
 	})
 }
 
-var errIdemKeyOtherWriteOff = NewError(http.StatusUnprocessableEntity, "IDEMPOTENCY_KEY_REUSED",
-	"this Idempotency-Key wrote off another loan; use a new key")
+var errIdemKeyOtherWriteOff = keyReused("wrote off another loan")
 
 // refusalCode is the code of a lending refusal, "" for another error.
 func refusalCode(err error) string {

@@ -131,5 +131,4 @@ func courtRemitRefusal(code string) (*Error, bool) {
 	return NewError(r.Status, r.Code, r.Message), true
 }
 
-var errIdemKeyOtherRun = NewError(http.StatusUnprocessableEntity, "IDEMPOTENCY_KEY_REUSED",
-	"this Idempotency-Key submitted another payroll run's court orders; use a new key")
+var errIdemKeyOtherRun = keyReused("submitted another payroll run's court orders")

@@ -11,6 +11,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/wagerail/wagerail/internal/platform/idempotency"
@@ -350,4 +351,38 @@ func (s *Server) taskQueue() string {
 		return s.deps.TaskQueue
 	}
 	return workflows.DefaultTaskQueue
+}
+
+// A key's saga answers a call from what it recorded (the pre-check compares that with the call),
+// and otherwise from Temporal: its "accepted" update has a fixed id, so a run that closed long ago
+// still answers that update — with its own target's answer, or its refusal — and a closed run
+// its result. The routes compare the target these name with the call's, as the repayment routes
+// do: a saga that refused another target recorded nothing the pre-check could find.
+
+// keyReusedAnswer is e as the status and body writeError sends, for an Accepted answer.
+func keyReusedAnswer(c *gin.Context, e *Error) (int, any) {
+	return e.Status, envelope{Error: envelopeBody{Code: e.Code, Message: e.Message, RequestID: requestID(c), Details: e.Details}}
+}
+
+// sagaNamesAnother reports whether the saga the call's key names was started for another target
+// than target (its BusinessKey search attribute, workflows.StartOptions): asked when the saga
+// refused the call, since the refusal names no target. False when Temporal does not say.
+func (s *Server) sagaNamesAnother(c *gin.Context, target string) bool {
+	wfID, ok := idempotency.WorkflowIDFrom(c.Request.Context())
+	if !ok {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(c.Request.Context(), sagaStartedWait)
+	defer cancel()
+	resp, err := s.deps.Temporal.DescribeWorkflowExecution(ctx, wfID, "")
+	if err != nil {
+		s.deps.Log.Warn("saga call: the saga's target could not be read", "workflow_id", wfID, "error", err)
+		return false
+	}
+	p := resp.GetWorkflowExecutionInfo().GetSearchAttributes().GetIndexedFields()[workflows.BusinessKeyAttribute.GetName()]
+	var key string
+	if p == nil || converter.GetDefaultDataConverter().FromPayload(p, &key) != nil {
+		return false
+	}
+	return key != "" && key != target
 }

@@ -448,8 +448,7 @@ func (s *Server) moveSavings(c *gin.Context, kind savings.Kind) {
 	})
 }
 
-var errIdemKeyOtherSavingsMove = NewError(http.StatusUnprocessableEntity, "IDEMPOTENCY_KEY_REUSED",
-	"this Idempotency-Key moved another amount or goal; use a new key for a new request")
+var errIdemKeyOtherSavingsMove = keyReused("moved another amount or goal")
 
 // savingsRefusal is the answer to a savings code, from internal/savings's table; ok is false for
 // a code that is not savings'.

@@ -210,8 +210,7 @@ func (s *Server) walletTransfer(c *gin.Context) {
 	})
 }
 
-var errIdemKeyOtherWalletTransfer = NewError(http.StatusUnprocessableEntity, "IDEMPOTENCY_KEY_REUSED",
-	"this Idempotency-Key made another transfer; use a new key for a new request")
+var errIdemKeyOtherWalletTransfer = keyReused("made another transfer")
 
 // walletRefusal is the answer to a wallet code, from internal/wallet's table; ok is false for a
 // code that is not the wallet's.
