@@ -114,6 +114,28 @@ func Down(ownerDSN string, n int, component string) error {
 	})
 }
 
+// DownBelow rolls component back, one migration at a time, until its version is below v (none
+// applied when v is 1): what a test of a migration's data needs to reach the schema before it.
+func DownBelow(ownerDSN, component string, v uint) error {
+	if !slices.Contains(Components, component) {
+		return fmt.Errorf("schema down: unknown component %q (one of %v)", component, Components)
+	}
+	return each(ownerDSN, []string{component}, func(c string, m *migrate.Migrate) error {
+		for {
+			now, _, err := m.Version()
+			if errors.Is(err, migrate.ErrNilVersion) || (err == nil && now < v) {
+				return nil
+			}
+			if err != nil {
+				return fmt.Errorf("schema %s version: %w", c, err)
+			}
+			if err := m.Steps(-1); err != nil {
+				return fmt.Errorf("schema %s down: %w", c, err)
+			}
+		}
+	})
+}
+
 // Versions reports each component's current version (0 when none is applied).
 func Versions(ownerDSN string) ([]Version, error) {
 	var out []Version

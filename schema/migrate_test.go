@@ -33,10 +33,10 @@ func TestMigrationsDownAndUpCleanly(t *testing.T) {
 		require.NotZero(t, v.Version, "component %s has no migration applied", v.Component)
 	}
 
-	// All the way down, one step at a time (exercises every .down.sql).
-	for total(mustVersions(t, d.OwnerDSN)) > 0 {
-		require.NoError(t, schema.Down(d.OwnerDSN, 1, ""))
-	}
+	// All the way down, one step at a time (exercises every .down.sql): Down steps back one
+	// migration at a time, and the sum of the versions is at least the number applied.
+	require.NoError(t, schema.Down(d.OwnerDSN, int(total(top)), ""))
+	require.Zero(t, total(mustVersions(t, d.OwnerDSN)), "every migration went down")
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, d.OwnerDSN)
 	require.NoError(t, err)
@@ -55,6 +55,7 @@ func TestDownRejectsBadArguments(t *testing.T) {
 	d := testkit.NewDB(t)
 	require.Error(t, schema.Down(d.OwnerDSN, 0, ""))
 	require.ErrorContains(t, schema.Down(d.OwnerDSN, 1, "nope"), "unknown component")
+	require.ErrorContains(t, schema.DownBelow(d.OwnerDSN, "nope", 1), "unknown component")
 }
 
 func mustVersions(t *testing.T, dsn string) []schema.Version {

@@ -30,9 +30,7 @@ func appVersion(t *testing.T, dsn string) uint {
 func TestPayrollInputsMigrationKeepsRows(t *testing.T) {
 	d := testkit.NewDB(t)
 	d.App.Close() // DDL below must not wait on the runtime pool
-	for appVersion(t, d.OwnerDSN) >= 30 {
-		require.NoError(t, schema.Down(d.OwnerDSN, 1, "app"))
-	}
+	require.NoError(t, schema.DownBelow(d.OwnerDSN, "app", 30))
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, d.OwnerDSN)
 	require.NoError(t, err)
@@ -111,9 +109,7 @@ func TestPayrollInputsMigrationKeepsRows(t *testing.T) {
 	require.Equal(t, "MONTHLY", cadence, "every existing payment frequency was paid monthly")
 
 	// And back: one amount column again, the values where they were.
-	for appVersion(t, d.OwnerDSN) >= 30 {
-		require.NoError(t, schema.Down(d.OwnerDSN, 1, "app"))
-	}
+	require.NoError(t, schema.DownBelow(d.OwnerDSN, "app", 30))
 	got := map[string]int64{}
 	require.NoError(t, db.InTenantTx(ctx, conn, tenant, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, `SELECT id, amount FROM app.allowances UNION ALL SELECT id, coalesce(amount, -1) FROM app.employee_allowances

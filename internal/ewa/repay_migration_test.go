@@ -45,9 +45,8 @@ func TestRepaymentsMigrationKeepsWholeRepayments(t *testing.T) {
 		t.Fatal("no app component")
 		return 0
 	}
-	for appVersion() >= 22 {
-		require.NoError(t, schema.Down(owner, 1, "app"))
-	}
+	require.NoError(t, schema.DownBelow(owner, "app", 22))
+	require.Less(t, appVersion(), uint(22))
 	conn, err := pgx.Connect(context.Background(), owner)
 	require.NoError(t, err)
 	var repaid *int64
