@@ -24,7 +24,6 @@ import (
 	"github.com/wagerail/wagerail/gateway"
 	"github.com/wagerail/wagerail/gateway/gatewaytest"
 	"github.com/wagerail/wagerail/internal/platform/db"
-	"github.com/wagerail/wagerail/internal/platform/devtemporal"
 	"github.com/wagerail/wagerail/internal/platform/devtemporal/devtemporaltest"
 	"github.com/wagerail/wagerail/internal/platform/testkit"
 	"github.com/wagerail/wagerail/ledger"
@@ -43,7 +42,7 @@ type ewaStack struct {
 	*kycWorld
 	bank     *gatewaytest.Stack
 	tc       client.Client
-	temporal *devtemporal.Server
+	temporal *devtemporaltest.Process
 	queue    string
 	ledger   *ledger.Client
 	// ledgerAddr is the ledger's gRPC address (for a worker run as its own process).

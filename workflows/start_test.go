@@ -8,22 +8,30 @@ import (
 
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/operatorservice/v1"
 	"go.temporal.io/api/workflowservice/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/worker"
 
 	"github.com/wagerail/wagerail/activities"
-	"github.com/wagerail/wagerail/internal/platform/devtemporal"
 	"github.com/wagerail/wagerail/internal/platform/devtemporal/devtemporaltest"
 	"github.com/wagerail/wagerail/internal/platform/testkit"
 	"github.com/wagerail/wagerail/reconcile"
 )
 
-// The attributes StartOptions sets are the ones every namespace registers.
+// The attributes StartOptions sets are the ones the embedded server's namespace registers.
 func TestSearchAttributesAreTheRegisteredOnes(t *testing.T) {
 	t.Parallel()
+	ts := devtemporaltest.Server(t)
+	tc, err := client.Dial(client.Options{HostPort: ts.HostPort(), Namespace: ts.Namespace()})
+	require.NoError(t, err)
+	defer tc.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	registered, err := tc.OperatorService().ListSearchAttributes(ctx, &operatorservice.ListSearchAttributesRequest{Namespace: ts.Namespace()})
+	require.NoError(t, err)
 	for _, k := range []string{TenantIDAttribute.GetName(), BusinessKeyAttribute.GetName()} {
-		require.Equal(t, enumspb.INDEXED_VALUE_TYPE_KEYWORD, devtemporal.SearchAttributes[k], k)
+		require.Equal(t, enumspb.INDEXED_VALUE_TYPE_KEYWORD, registered.GetCustomAttributes()[k], k)
 	}
 }
 

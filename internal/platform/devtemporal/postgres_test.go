@@ -72,7 +72,13 @@ func findByAttributes(t *testing.T, ctx context.Context, c client.Client, tenant
 	require.False(t, t.Failed())
 }
 
-func dial(t *testing.T, s *devtemporal.Server) client.Client {
+// frontend is a Temporal server's address and namespace: an embedded one or a test process.
+type frontend interface {
+	HostPort() string
+	Namespace() string
+}
+
+func dial(t *testing.T, s frontend) client.Client {
 	t.Helper()
 	c, err := client.Dial(client.Options{HostPort: s.HostPort(), Namespace: s.Namespace(), Logger: sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler))})
 	require.NoError(t, err)

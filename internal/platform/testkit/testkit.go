@@ -20,6 +20,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -58,44 +59,59 @@ var (
 
 	dbSeq atomic.Int64
 
-	binOnce sync.Once
-	binPath string
-	binErr  error
+	builds sync.Map // package path -> *build
 )
 
 // Binary returns the real wagerail binary (cmd/wagerail), for tests that run a command as its own
-// process. Every test binary of one checkout shares one copy (binaryPath), built under a file
-// lock: `go test ./...` runs api's and cmd/wagerail's tests at once, and without the lock both
-// compiled and linked the same quarter-gigabyte binary side by side. `go build -o` of a target
-// that is already up to date (its build ID matches the sources, flags and toolchain) neither
-// compiles nor links, so the second package, and the next run on unchanged sources, wait only
-// for the up-to-date check; a changed source is rebuilt as before.
+// process.
 func Binary(t testing.TB) string {
 	t.Helper()
-	binOnce.Do(func() {
+	bin, err := Command("github.com/wagerail/wagerail/cmd/wagerail")
+	if err != nil {
+		t.Fatalf("testkit: %v", err)
+	}
+	return bin
+}
+
+// build is one package's Command, made once per test binary.
+type build struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// Command builds the main package pkg of this module (without the race detector the tests may
+// run under) and returns the executable's path. Every test binary of one checkout shares one copy
+// per package (binaryDir), built under a file lock: `go test ./...` runs several packages' tests
+// at once, and without the lock each compiled and linked the same binary side by side. `go build
+// -o` of a target that is already up to date (its build ID matches the sources, flags and
+// toolchain) neither compiles nor links, so the second package, and the next run on unchanged
+// sources, wait only for the up-to-date check; a changed source is rebuilt as before.
+func Command(pkg string) (string, error) {
+	v, _ := builds.LoadOrStore(pkg, &build{})
+	b := v.(*build)
+	b.once.Do(func() {
 		var dir string
-		if dir, binErr = binaryDir(); binErr != nil {
+		if dir, b.err = binaryDir(); b.err != nil {
 			return
 		}
-		binPath = filepath.Join(dir, "wagerail")
-		var unlock func()
-		if unlock, binErr = lockFile(filepath.Join(dir, "build.lock")); binErr != nil {
+		b.path = filepath.Join(dir, path.Base(pkg))
+		unlock, err := lockFile(b.path + ".lock")
+		if err != nil {
+			b.err = err
 			return
 		}
 		defer unlock()
-		cmd := exec.Command("go", "build", "-o", binPath, "github.com/wagerail/wagerail/cmd/wagerail")
+		cmd := exec.Command("go", "build", "-o", b.path, pkg)
 		cmd.Env = append(os.Environ(), "GOTOOLCHAIN=local")
 		if out, err := cmd.CombinedOutput(); err != nil {
-			binErr = fmt.Errorf("go build: %v: %s", err, out)
+			b.err = fmt.Errorf("go build %s: %v: %s", pkg, err, out)
 		}
 	})
-	if binErr != nil {
-		t.Fatalf("testkit: %v", binErr)
-	}
-	return binPath
+	return b.path, b.err
 }
 
-// binaryDir is where Binary keeps the binary: under the user's cache directory (else the
+// binaryDir is where Command keeps the binaries: under the user's cache directory (else the
 // temporary directory), one directory per checkout (its module root), so two checkouts never
 // share, or overwrite, each other's build.
 func binaryDir() (string, error) {

@@ -1,44 +1,59 @@
 // Package devtemporaltest gives tests the embedded Temporal servers (internal/platform/devtemporal)
-// their test binary shares, stopped by testkit.Main once the tests have ended. It stands apart
-// from testkit so that the test binaries that need only Postgres do not link the Temporal server.
+// their test binary shares, each a process of its own (devtemporaltest/temporalserver) built
+// without the race detector (testkit.Command) and stopped by testkit.Main once the tests have
+// ended. The tests reach
+// them over gRPC, as every worker and API reaches Temporal, and their binaries link no Temporal
+// server.
 package devtemporaltest
 
 import (
-	"context"
+	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/wagerail/wagerail/internal/platform/devtemporal"
+	"github.com/wagerail/wagerail/internal/platform/devtemporal/devtemporaltest/launch"
 	"github.com/wagerail/wagerail/internal/platform/testkit"
 )
 
+// Process is a running test server: its frontend's address and namespace.
+type Process struct {
+	hostPort, namespace string
+	cmd                 *exec.Cmd
+	stdin               io.WriteCloser
+	exited              chan struct{}
+}
+
+// HostPort is the frontend address clients dial.
+func (p *Process) HostPort() string { return p.hostPort }
+
+// Namespace is the registered namespace ("default", with devtemporal.SearchAttributes).
+func (p *Process) Namespace() string { return p.namespace }
+
 var (
 	sqliteOnce sync.Once
-	sqlite     *devtemporal.Server
+	sqlite     *Process
 	sqliteErr  error
 
 	pgOnce sync.Once
-	pg     *devtemporal.Server
+	pg     *Process
 	pgErr  error
 )
 
-// Server returns the embedded Temporal server shared by this test binary, on SQLite in memory
-// (namespace "default", search attributes TenantId and BusinessKey registered). Tests use unique
-// workflow ids.
-func Server(t testing.TB) *devtemporal.Server {
+// Server returns the Temporal server shared by this test binary, on SQLite in memory. Tests use
+// unique workflow ids.
+func Server(t testing.TB) *Process {
 	t.Helper()
 	sqliteOnce.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		sqlite, sqliteErr = devtemporal.Start(ctx, devtemporal.Config{WorkflowTaskTimeout: workflowTaskTimeout()})
-		if sqliteErr == nil {
-			testkit.AtExit(func() { _ = sqlite.Stop() })
-		}
+		sqlite, sqliteErr = start(launch.Request{WorkflowTaskTimeout: workflowTaskTimeout()})
 	})
 	if sqliteErr != nil {
 		t.Fatalf("devtemporaltest: %v", sqliteErr)
@@ -46,41 +61,105 @@ func Server(t testing.TB) *devtemporal.Server {
 	return sqlite
 }
 
-// OnPostgres returns a second embedded Temporal server shared by this test binary, whose default
-// and visibility stores are two databases of the binary's Postgres server (testkit.PG) rather than
+// OnPostgres returns a second Temporal server shared by this test binary, whose default and
+// visibility stores are two databases of the binary's Postgres server (testkit.PG) rather than
 // SQLite: the same namespace and search attributes as Server, so a benchmark can run the same
 // work on both persistences in one run. It connects as the login role devtemporal.PostgresUser.
-func OnPostgres(t testing.TB) *devtemporal.Server {
+func OnPostgres(t testing.TB) *Process {
 	t.Helper()
 	s := testkit.PG(t)
 	pgOnce.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
 		// The role is cluster-wide and test binaries may share a server (DATABASE_URL): every
 		// binary derives the same password, as testkit does for the other roles.
 		sum := sha256.Sum256([]byte("wagerail-test-temporal:" + s.SuperDSN("postgres")))
-		cfg := devtemporal.PostgresConfig{
-			Host: s.Host, Port: s.Port, User: devtemporal.PostgresUser, Password: hex.EncodeToString(sum[:12]),
+		req := launch.Request{WorkflowTaskTimeout: workflowTaskTimeout(), SuperDSN: s.SuperDSN("postgres"), Postgres: &launch.Postgres{
+			Host: s.Host, Port: s.Port, Password: hex.EncodeToString(sum[:12]),
 			Database:           fmt.Sprintf("temporal_t_%d", os.Getpid()),
 			VisibilityDatabase: fmt.Sprintf("temporal_visibility_t_%d", os.Getpid()),
-		}
+		}}
 		// Registered first, so it runs after the server has stopped.
 		testkit.AtExit(func() {
-			s.DropDatabase(cfg.Database)
-			s.DropDatabase(cfg.VisibilityDatabase)
+			s.DropDatabase(req.Postgres.Database)
+			s.DropDatabase(req.Postgres.VisibilityDatabase)
 		})
-		if pgErr = devtemporal.ProvisionPostgres(ctx, s.SuperDSN("postgres"), cfg); pgErr != nil {
-			return
-		}
-		pg, pgErr = devtemporal.Start(ctx, devtemporal.Config{Postgres: &cfg, WorkflowTaskTimeout: workflowTaskTimeout()})
-		if pgErr == nil {
-			testkit.AtExit(func() { _ = pg.Stop() })
-		}
+		pg, pgErr = start(req)
 	})
 	if pgErr != nil {
 		t.Fatalf("devtemporaltest: on postgres: %v", pgErr)
 	}
 	return pg
+}
+
+// startWait bounds the wait for a server process to answer once started.
+const startWait = 2 * time.Minute
+
+// start runs a server process for req (testkit.Command builds it, without the race detector, once
+// per checkout and sources) and waits for its ready line. testkit.Main stops it after the tests;
+// if the test binary dies first, the process's standard input ends and it stops by itself.
+func start(req launch.Request) (*Process, error) {
+	bin, err := testkit.Command(launch.Package)
+	if err != nil {
+		return nil, err
+	}
+	body, err := json.Marshal(req)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	stderr := &testkit.SyncBuffer{} // the server logs nothing: what a failed start said
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("temporal server process: %w", err)
+	}
+	p := &Process{cmd: cmd, stdin: stdin, exited: make(chan struct{})}
+	go func() { _ = cmd.Wait(); close(p.exited) }()
+	ready := make(chan error, 1)
+	go func() {
+		if _, err := stdin.Write(append(body, '\n')); err != nil {
+			ready <- err
+			return
+		}
+		line, err := bufio.NewReader(stdout).ReadString('\n')
+		if err == nil {
+			p.hostPort, p.namespace, err = launch.ParseReady(line)
+		}
+		ready <- err
+		_, _ = io.Copy(io.Discard, stdout)
+	}()
+	select {
+	case err = <-ready:
+	case <-time.After(startWait):
+		err = fmt.Errorf("no answer after %s", startWait)
+	}
+	if err != nil {
+		p.stop()
+		return nil, fmt.Errorf("temporal server process: %v: %s", err, strings.TrimSpace(stderr.String()))
+	}
+	testkit.AtExit(p.stop)
+	return p, nil
+}
+
+// stopWait bounds the wait for a process to stop once its standard input ends (the server's own
+// stop takes up to 3 s).
+const stopWait = 10 * time.Second
+
+// stop ends the process: its standard input first, then, if it has not exited, a kill.
+func (p *Process) stop() {
+	_ = p.stdin.Close()
+	select {
+	case <-p.exited:
+	case <-time.After(stopWait):
+		_ = p.cmd.Process.Kill()
+		<-p.exited
+	}
 }
 
 // workflowTaskTimeout is the test servers' workflow task timeout: 2 s instead of Temporal's 10, so
