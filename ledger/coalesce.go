@@ -69,10 +69,13 @@ func (r *postRequest) giveUp() {
 // deadline among them (batchTimeout when none has one). A caller told DeadlineExceeded treats
 // the outcome as unknown and looks its key up, or voids it by key, taking nothing found for
 // nothing to void (activities.LedgerVoid); so nothing may commit for it once its deadline
-// passed, and a batch it shares must not outlive it. At the deadline pgx closes the connection
-// and sends the database a cancel request, so a statement still waiting (for an account's lock)
-// is cancelled there too, and the pipeline's implicit transaction rolls back. Callers with
-// later deadlines are written again without it (see writeBatch).
+// passed, and a batch it shares must not outlive it. Two things keep a statement still waiting
+// (for an account's lock) from committing after that: the database gives up at the deadline by
+// itself (Store.inTx sets statement_timeout; pgx's cancel request, sent asynchronously when it
+// closes the connection, may land after the lock was granted and the pipeline committed), and
+// the deadline is deadlineMargin earlier than the caller's own (Metrics.UnaryInterceptor), which
+// covers the request's transit time and the commit of a statement granted its lock at the last
+// moment. Callers with later deadlines are written again without it (see writeBatch).
 func batchContext(rs []*postRequest) (context.Context, context.CancelFunc) {
 	deadline := time.Now().Add(batchTimeout)
 	for _, r := range rs {
@@ -185,7 +188,8 @@ func (c *coalescer) writeBatch(tenant string, batch []*postRequest) (again []*po
 	// The batch outlives no caller: its deadline is the earliest of theirs.
 	ctx, cancel := batchContext(batch)
 	res, err := c.store.PostBatch(ctx, tenant, ps)
-	timedOut := ctx.Err() != nil
+	// The database's own timeout may answer before ctx's timer has fired.
+	timedOut := ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded)
 	cancel()
 	if err != nil && timedOut && len(batch) > 1 {
 		now := time.Now()

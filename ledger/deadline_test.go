@@ -1,12 +1,23 @@
 package ledger
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgconn/ctxwatch"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
 	"github.com/wagerail/wagerail/internal/platform/testkit"
@@ -204,4 +215,318 @@ func TestCoalescedBatchEndsAtEarliestDeadline(t *testing.T) {
 	require.Equal(t, rows.transactions+1, e.counts(t, tenant).transactions)
 	held := before - e.balance(t, tenant, "payroll-clearing").GetAvailableSantim()
 	require.Equal(t, int64(100), held, "the long posting's hold, and no other")
+}
+
+// postHold posts a hold of 500 santim on payroll-clearing under key through c, as
+// PostTransaction (the coalescer's path) or as a PostTransactions of one (the store's).
+func postHold(ctx context.Context, c ledgerv1.LedgerServiceClient, batch bool, tenant, key string) error {
+	if !batch {
+		_, err := c.PostTransaction(ctx, pendingTwoLeg(tenant, key, 500))
+		return err
+	}
+	_, err := c.PostTransactions(ctx, &ledgerv1.PostTransactionsRequest{TenantId: tenant,
+		Transactions: []*ledgerv1.PostTransactionRequest{pendingTwoLeg(tenant, key, 500)}})
+	return err
+}
+
+func rpcName(batch bool) string {
+	if batch {
+		return "PostTransactions"
+	}
+	return "PostTransaction"
+}
+
+// requireNoCommitAfterDeadline stalls a posting sent through c on its account's lock until the
+// caller is told DeadlineExceeded, and ends the stall at once, as a posting that finished on the
+// account would: the posting's backend, if still waiting, gets the lock then. A saga voiding by
+// key right after finds nothing, so nothing may ever commit under the key.
+func (e *env) requireNoCommitAfterDeadline(t *testing.T, c ledgerv1.LedgerServiceClient, batch bool) {
+	t.Helper()
+	tenant := testkit.Unique("dl")
+	ids := e.ensure(t, tenant, "payroll-clearing", "fee-income")
+	before := e.balance(t, tenant, "payroll-clearing").GetAvailableSantim()
+	rows := e.counts(t, tenant)
+	release := e.holdAccountLock(t, ids["payroll-clearing"])
+
+	const key = "saga-1:disburse"
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	err := postHold(ctx, c, batch, tenant, key)
+	require.Equal(t, codes.DeadlineExceeded, status.Code(err), "%v", err)
+	release()
+
+	e.settled(t)
+	e.requireNoTransaction(t, tenant, key)
+	require.Equal(t, rows, e.counts(t, tenant), "nothing was written")
+	require.Equal(t, before, e.balance(t, tenant, "payroll-clearing").GetAvailableSantim(), "no hold left behind")
+}
+
+// lateCancels holds back the cancel requests pgx sends for a pool's connections (on a
+// connection of their own, when a context ends) until let is called: a cancel request that
+// lands late, as one may on a loaded network or server.
+type lateCancels struct {
+	held chan struct{}
+	once sync.Once
+}
+
+func newLateCancels() *lateCancels { return &lateCancels{held: make(chan struct{})} }
+
+func (l *lateCancels) let() { l.once.Do(func() { close(l.held) }) }
+
+func (l *lateCancels) configure(cfg *pgxpool.Config) {
+	dial := cfg.ConnConfig.DialFunc
+	cfg.ConnConfig.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return &lateCancelConn{Conn: c, held: l.held}, nil
+	}
+}
+
+type lateCancelConn struct {
+	net.Conn
+	held <-chan struct{}
+}
+
+// cancelRequestCode is the protocol's CancelRequest code, after the message length.
+const cancelRequestCode = 80877102
+
+func (c *lateCancelConn) Write(p []byte) (int, error) {
+	if len(p) >= 8 && binary.BigEndian.Uint32(p[4:8]) == cancelRequestCode {
+		<-c.held
+	}
+	return c.Conn.Write(p)
+}
+
+// TestPostingNeverCommitsAfterItsDeadlineWhenTheCancelLandsLate: at a posting's deadline pgx closes its
+// connection and sends the database a cancel request, which travels on a connection of its own.
+// A backend that gets the account's lock before the request lands inserts and commits at the
+// pipeline's Sync although its client is gone. The database must give up by itself.
+func TestPostingNeverCommitsAfterItsDeadlineWhenTheCancelLandsLate(t *testing.T) {
+	t.Parallel()
+	late := newLateCancels()
+	e := newEnvWith(t, late.configure)
+	t.Cleanup(late.let) // before the pool closes: it waits for its connections' cancel requests
+	for _, batch := range []bool{false, true} {
+		t.Run(rpcName(batch), func(t *testing.T) { e.requireNoCommitAfterDeadline(t, e.rpc, batch) })
+	}
+}
+
+// slowLink delivers what is written on it (a client's requests) after delay, in order.
+type slowLink struct {
+	net.Conn
+	delay time.Duration
+	out   chan linkChunk
+	done  chan struct{}
+	once  sync.Once
+}
+
+type linkChunk struct {
+	at time.Time
+	b  []byte
+}
+
+func dialSlow(delay time.Duration) func(context.Context, string) (net.Conn, error) {
+	return func(ctx context.Context, addr string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
+		if err != nil {
+			return nil, err
+		}
+		l := &slowLink{Conn: c, delay: delay, out: make(chan linkChunk, 1024), done: make(chan struct{})}
+		go l.deliver()
+		return l, nil
+	}
+}
+
+func (l *slowLink) Write(p []byte) (int, error) {
+	select {
+	case l.out <- linkChunk{at: time.Now().Add(l.delay), b: bytes.Clone(p)}:
+		return len(p), nil
+	case <-l.done:
+		return 0, net.ErrClosed
+	}
+}
+
+func (l *slowLink) deliver() {
+	for {
+		select {
+		case c := <-l.out:
+			time.Sleep(time.Until(c.at))
+			if _, err := l.Conn.Write(c.b); err != nil {
+				return
+			}
+		case <-l.done:
+			return
+		}
+	}
+}
+
+func (l *slowLink) Close() error {
+	l.once.Do(func() { close(l.done) })
+	return l.Conn.Close()
+}
+
+// TestPostingNeverCommitsAfterItsDeadlineInTransit: gRPC sends a deadline as the time left, so
+// the server's deadline is the caller's plus the request's transit time. A server that works
+// until its own deadline still commits after its caller gave up.
+func TestPostingNeverCommitsAfterItsDeadlineInTransit(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	const transit = 100 * time.Millisecond
+	require.Less(t, transit, deadlineMargin/2, "the margin covers the transit with room for the commit")
+	conn, err := grpc.NewClient(e.addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithContextDialer(dialSlow(transit)))
+	require.NoError(t, err)
+	t.Cleanup(func() { conn.Close() })
+	slow := ledgerv1.NewLedgerServiceClient(conn)
+	for _, batch := range []bool{false, true} {
+		t.Run(rpcName(batch), func(t *testing.T) { e.requireNoCommitAfterDeadline(t, slow, batch) })
+	}
+}
+
+// TestCallWithLessThanTheDeadlineMarginIsRefused: a call whose caller has less than deadlineMargin left
+// could not finish before the caller gives up; it is answered DeadlineExceeded and writes
+// nothing. With more time left, the same call is served.
+func TestCallWithLessThanTheDeadlineMarginIsRefused(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	for _, tc := range []struct {
+		name string
+		call func(ctx context.Context, tenant string) error
+	}{
+		{"PostTransaction", func(ctx context.Context, tenant string) error { return postHold(ctx, e.rpc, false, tenant, "k") }},
+		{"PostTransactions", func(ctx context.Context, tenant string) error { return postHold(ctx, e.rpc, true, tenant, "k") }},
+		{"EnsureAccount", func(ctx context.Context, tenant string) error {
+			_, err := e.rpc.EnsureAccount(ctx, &ledgerv1.EnsureAccountRequest{TenantId: tenant, Name: "misc-loss"})
+			return err
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tenant := testkit.Unique("dl")
+			e.ensure(t, tenant, "payroll-clearing", "fee-income")
+			rows := e.counts(t, tenant)
+
+			ctx, cancel := context.WithTimeout(context.Background(), deadlineMargin/2)
+			defer cancel()
+			err := tc.call(ctx, tenant)
+			require.Equal(t, codes.DeadlineExceeded, status.Code(err), "%v", err)
+			e.settled(t)
+			require.Equal(t, rows, e.counts(t, tenant), "nothing was written")
+			e.requireNoTransaction(t, tenant, "k")
+
+			ctx, cancel = context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			require.NoError(t, tc.call(ctx, tenant))
+			require.NotEqual(t, rows, e.counts(t, tenant))
+		})
+	}
+}
+
+// TestDatabaseEndsAStatementAtItsDeadline: the database gives up on a statement at its
+// context's deadline by itself, not only when told by a cancel request: here pgx leaves the
+// connection alone for long after the deadline, so only the database can end the wait for the
+// account's lock. Its refusal is DeadlineExceeded (an outcome unknown to the caller, who looks
+// its key up), never Internal, and a coalesced batch it ended is written again for the callers
+// with time left.
+func TestDatabaseEndsAStatementAtItsDeadline(t *testing.T) {
+	t.Parallel()
+	const pgxLate = 10 * time.Second
+	e := newEnvWith(t, func(cfg *pgxpool.Config) {
+		cfg.ConnConfig.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
+			return &pgconn.DeadlineContextWatcherHandler{Conn: c.Conn(), DeadlineDelay: pgxLate}
+		}
+	})
+	tenant := testkit.Unique("dl")
+	ids := e.ensure(t, tenant, "payroll-clearing", "fee-income")
+	release := e.holdAccountLock(t, ids["payroll-clearing"])
+
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := e.store.PostBatch(ctx, tenant, []Posting{PostingFromPB(pendingTwoLeg(tenant, "alone", 100))})
+	require.Less(t, time.Since(start), pgxLate/2, "the database ended the statement")
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.Equal(t, codes.DeadlineExceeded, ToStatus(err).Code(), "%v", err)
+	require.Equal(t, 0, e.lockWaiters(t))
+
+	// One batch for two callers: the short one's deadline ends it, the long one is written again.
+	c := newCoalescer(e.store)
+	req := func(key string, d time.Duration) *postRequest {
+		ctx, cancel := context.WithTimeout(context.Background(), d)
+		t.Cleanup(cancel)
+		return &postRequest{ctx: ctx, p: PostingFromPB(pendingTwoLeg(tenant, key, 100)), done: make(chan PostResult, 1)}
+	}
+	short, long := req("short", 500*time.Millisecond), req("long", time.Minute)
+	start = time.Now()
+	again := c.writeBatch(tenant, []*postRequest{short, long})
+	require.Less(t, time.Since(start), pgxLate/2, "the database ended the statement")
+	require.Equal(t, []*postRequest{long}, again)
+	require.ErrorIs(t, (<-short.done).Err, context.DeadlineExceeded)
+
+	release()
+	require.Nil(t, c.writeBatch(tenant, again))
+	res := <-long.done
+	require.NoError(t, res.Err)
+	require.Equal(t, Pending, res.Transaction.Status)
+	e.settled(t)
+	e.requireNoTransaction(t, tenant, "alone")
+	e.requireNoTransaction(t, tenant, "short")
+}
+
+// TestInterceptorServesBeforeTheCallersDeadline: every ledger RPC is served under a deadline
+// deadlineMargin before its caller's; a call that timed out is answered no earlier than the
+// caller's own deadline (a statement the database was giving up on may commit until then); a
+// caller with less than the margin left is not served. The health and reflection services
+// answered by the same server keep their callers' deadlines.
+func TestInterceptorServesBeforeTheCallersDeadline(t *testing.T) {
+	t.Parallel()
+	intercept := NewMetrics().UnaryInterceptor(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	method := func(m string) *grpc.UnaryServerInfo { return &grpc.UnaryServerInfo{FullMethod: m} }
+	ledgerCall := method(ledgerv1.LedgerService_PostTransaction_FullMethodName)
+	withDeadline := func(left time.Duration) (context.Context, time.Time) {
+		ctx, cancel := context.WithTimeout(context.Background(), left)
+		t.Cleanup(cancel)
+		d, _ := ctx.Deadline()
+		return ctx, d
+	}
+
+	t.Run("timed out", func(t *testing.T) {
+		ctx, caller := withDeadline(time.Second)
+		var served time.Time
+		_, err := intercept(ctx, nil, ledgerCall, func(ctx context.Context, _ any) (any, error) {
+			served, _ = ctx.Deadline()
+			<-ctx.Done()
+			return nil, ctx.Err()
+		})
+		require.Equal(t, codes.DeadlineExceeded, status.Code(err), "%v", err)
+		require.Equal(t, caller.Add(-deadlineMargin), served)
+		require.False(t, time.Now().Before(caller), "answered before the caller's deadline")
+	})
+	t.Run("served in time", func(t *testing.T) {
+		ctx, _ := withDeadline(time.Second)
+		start := time.Now()
+		resp, err := intercept(ctx, nil, ledgerCall, func(context.Context, any) (any, error) { return "ok", nil })
+		require.NoError(t, err)
+		require.Equal(t, "ok", resp)
+		require.Less(t, time.Since(start), deadlineMargin, "answered at once")
+	})
+	t.Run("less than the margin left", func(t *testing.T) {
+		ctx, _ := withDeadline(deadlineMargin / 2)
+		_, err := intercept(ctx, nil, ledgerCall, func(context.Context, any) (any, error) {
+			t.Error("served")
+			return nil, nil
+		})
+		requireReason(t, FromStatus(err), ReasonDeadlineExceeded)
+	})
+	t.Run("health", func(t *testing.T) {
+		ctx, caller := withDeadline(deadlineMargin / 2)
+		var served time.Time
+		_, err := intercept(ctx, nil, method("/grpc.health.v1.Health/Check"), func(ctx context.Context, _ any) (any, error) {
+			served, _ = ctx.Deadline()
+			return "SERVING", nil
+		})
+		require.NoError(t, err)
+		require.Equal(t, caller, served)
+	})
 }

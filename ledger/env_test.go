@@ -30,6 +30,7 @@ type env struct {
 	srv         *rpcserve.Server
 	rpc         ledgerv1.LedgerServiceClient
 	client      *Client
+	addr        string // the server's gRPC address
 	metricsAddr string
 }
 
@@ -38,11 +39,20 @@ type env struct {
 // fsync would only make them slow. Benchmarks use the default, durable setting.
 func newEnv(t testing.TB) *env {
 	t.Helper()
+	return newEnvWith(t, nil)
+}
+
+// newEnvWith is newEnv with the store's pool configured further by configure (when not nil).
+func newEnvWith(t testing.TB, configure func(*pgxpool.Config)) *env {
+	t.Helper()
 	d := testkit.NewDB(t)
 	cfg, err := pgxpool.ParseConfig(d.AppDSN)
 	require.NoError(t, err)
 	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
 	cfg.MaxConns = 16
+	if configure != nil {
+		configure(cfg)
+	}
 	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
@@ -62,6 +72,7 @@ func serveOn(t testing.TB, d *testkit.DB, store *Store) *env {
 	return &env{
 		db: d, store: store, metrics: m, srv: srv, rpc: rpc,
 		client:      NewClient(rpc, ClientOptions{Timeout: 30 * time.Second}),
+		addr:        conn.Target(),
 		metricsAddr: strings.TrimPrefix(metricsURL, "http://"),
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 
 	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
 )
@@ -94,11 +95,27 @@ func (m *Metrics) setDrift(totals map[string]float64) {
 // UnaryInterceptor counts and times every call and turns every error into its gRPC status in
 // exactly one place: ledger errors keep their reason; anything else is logged and answered as
 // INTERNAL without its text (it may hold SQL or connection details).
+//
+// It also serves every ledger RPC under a deadline deadlineMargin before its caller's (see
+// callDeadline), and answers at once, unserved, a caller with less than the margin left. A call
+// that timed out is answered no earlier than its caller's own deadline: until then, a statement
+// granted its lock just before the database gave up may still commit (within the margin), and
+// the answer must not reach the caller before the commit, which the caller would look up.
 func (m *Metrics) UnaryInterceptor(log *slog.Logger) grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 		rpc := path.Base(info.FullMethod)
 		start := time.Now()
-		resp, err := handler(ctx, req)
+		var resp any
+		var err error
+		if serve, cancel, ok := callDeadline(ctx, info.FullMethod); ok {
+			resp, err = handler(serve, req)
+			if err != nil && serve.Err() == context.DeadlineExceeded && ToStatus(err).Code() == codes.DeadlineExceeded {
+				<-ctx.Done()
+			}
+			cancel()
+		} else {
+			err = errorf(ReasonDeadlineExceeded, "less than %v left before the deadline: not served", deadlineMargin)
+		}
 		m.latency.WithLabelValues(rpc).Observe(time.Since(start).Seconds())
 		outcome := "ok"
 		if err != nil {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgerrcode"
@@ -84,7 +86,9 @@ type querier interface {
 // COMMIT. It does what db.InTenantTx does, with fewer round trips: BEGIN, the setting and the
 // statements first queues (their results go to the queued callbacks) travel in one pipeline;
 // with fn nil, that pipeline is the whole transaction (implicit, without BEGIN and COMMIT); fn
-// may also end its last pipeline with COMMIT itself.
+// may also end its last pipeline with COMMIT itself. When ctx has a deadline, the setting comes
+// with a statement_timeout (see statementTimeout): the database gives up at the deadline too,
+// and its refusal then is a deadline's error (see deadlineErr).
 func (s *Store) inTx(ctx context.Context, tenant string, first func(b *pgx.Batch), fn func(tx querier) error) error {
 	if err := validateTenant(tenant); err != nil {
 		return err
@@ -95,14 +99,22 @@ func (s *Store) inTx(ctx context.Context, tenant string, first func(b *pgx.Batch
 	}
 	// A connection left inside a transaction (error, cancelled context) is destroyed on release.
 	defer conn.Release()
+	timeout, hasDeadline, err := statementTimeout(ctx)
+	if err != nil {
+		return err
+	}
 	b := &pgx.Batch{}
 	if fn != nil {
 		b.Queue("BEGIN")
 	}
 	// With fn nil, nothing depends on first's results and no BEGIN/COMMIT is sent: the statements
 	// of one pipeline (up to its Sync) run in one implicit transaction that commits at the Sync
-	// or rolls back on the first error. The setting is local to that transaction all the same.
-	b.Queue("SELECT set_config($1, $2, true)", db.TenantSetting, tenant)
+	// or rolls back on the first error. The settings are local to that transaction all the same.
+	if hasDeadline {
+		b.Queue("SELECT set_config($1, $2, true), set_config('statement_timeout', $3, true)", db.TenantSetting, tenant, timeout)
+	} else {
+		b.Queue("SELECT set_config($1, $2, true)", db.TenantSetting, tenant)
+	}
 	if first != nil {
 		first(b)
 	}
@@ -112,13 +124,57 @@ func (s *Store) inTx(ctx context.Context, tenant string, first func(b *pgx.Batch
 	}
 	if err != nil {
 		rollback(conn)
-		return err
+		return deadlineErr(ctx, err)
 	}
 	if fn == nil || conn.Conn().PgConn().TxStatus() == 'I' {
 		// Committed in the last batch (fn may end its final pipeline with COMMIT).
 		return nil
 	}
 	_, err = conn.Exec(ctx, "COMMIT")
+	return deadlineErr(ctx, err)
+}
+
+// statementTimeout is the statement_timeout inTx gives the database for ctx's deadline: the
+// time left, in milliseconds, rounded up. The database then gives up at the deadline by itself:
+// pgx closes the connection at the deadline and sends a cancel request, on a connection of its
+// own and asynchronously, and a statement of a pipeline that gets an account's lock (the entries
+// trigger, ledger.account_lock_key) before that request lands still runs, and the pipeline's
+// implicit transaction commits at its Sync although its client is gone.
+//
+// In the extended protocol PostgreSQL (15, checked) starts the timeout afresh at each statement
+// of a pipeline, with the value set then, so the setting bounds each statement queued after it:
+// a posting's one insert, which waits for the locks, starts as the setting ends. The timeout
+// covers waiting for locks (advisory ones included); a lock_timeout as long would add nothing,
+// as the statement's timer starts before any lock wait in it. A later round trip of fn's may
+// outlast the deadline in the database, but its transaction commits only on the COMMIT inTx
+// sends while ctx lasts. Rounded up, the timeout never fires before ctx's deadline, so a batch
+// it ended finds its earliest caller out of time (see coalescer.writeBatch).
+func statementTimeout(ctx context.Context) (ms string, ok bool, err error) {
+	d, ok := ctx.Deadline()
+	if !ok {
+		return "", false, nil
+	}
+	left := time.Until(d)
+	if left <= 0 {
+		return "", false, context.DeadlineExceeded
+	}
+	n := min((left+time.Millisecond-1)/time.Millisecond, math.MaxInt32) // the setting's maximum
+	return strconv.FormatInt(int64(n), 10), true, nil
+}
+
+// deadlineErr turns the database's refusal for a timeout after ctx's deadline (the
+// statement_timeout inTx set, or a lock_timeout) into the error a deadline gives in Go
+// (errors.Is(err, context.DeadlineExceeded)), so the caller gets the DeadlineExceeded it gets
+// when pgx ends the wait, never Internal: either way nothing committed and the caller, who gave
+// up at its deadline, treats the outcome as unknown.
+func deadlineErr(ctx context.Context, err error) error {
+	d, ok := ctx.Deadline()
+	if !ok || time.Now().Before(d) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	if db.IsCode(err, pgerrcode.QueryCanceled) || db.IsCode(err, pgerrcode.LockNotAvailable) {
+		return fmt.Errorf("%w: %w", context.DeadlineExceeded, err)
+	}
 	return err
 }
 
