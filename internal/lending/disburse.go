@@ -136,13 +136,17 @@ func GetDisbursement(ctx context.Context, tx db.Writer, id string) (Disbursement
 // idempotency.Retention, and the key sent again after that names this loan, whichever loan the
 // call is for (Disbursement.Answers).
 func DisbursementByWorkflow(ctx context.Context, tx db.Writer, workflowID string) (d Disbursement, ok bool, err error) {
-	d, err = scanDisbursement(tx.QueryRow(ctx, `SELECT `+disbursementColumns+` FROM app.loans
-		WHERE tenant_id = $1 AND disburse_workflow_id = $2 ORDER BY id LIMIT 1`, tenancy.TenantID(ctx), workflowID))
+	d, err = scanDisbursement(tx.QueryRow(ctx, disbursementByWorkflowSQL, tenancy.TenantID(ctx), workflowID))
 	if errors.Is(err, ErrLoanNotFound) {
 		return Disbursement{}, false, nil
 	}
 	return d, err == nil, err
 }
+
+// disbursementByWorkflowSQL reads a run's claim through the index loans_disburse_workflow (app
+// migration 0085): the route asks it on every first request of a key.
+const disbursementByWorkflowSQL = `SELECT ` + disbursementColumns + ` FROM app.loans
+	WHERE tenant_id = $1 AND disburse_workflow_id = $2 ORDER BY id LIMIT 1`
 
 // Answers reports whether loan disbursement d is what a disburse call for loan id asks for: the
 // call names the loan, whose principal and payee are its own. A call for another loan under the

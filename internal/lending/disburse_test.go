@@ -3,6 +3,7 @@ package lending_test
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -366,4 +367,29 @@ func TestDisbursementChecks(t *testing.T) {
 		require.ErrorAs(t, err, &pe, stmt)
 		require.Equal(t, "23514", pe.Code, stmt)
 	}
+}
+
+// TestDisbursementByWorkflowReadsThroughItsIndex: the disburse route asks which loan a key's run
+// claimed on every first request of a key; the read finds the claim through
+// loans_disburse_workflow (app migration 0085), not by going through the business's loans.
+func TestDisbursementByWorkflowReadsThroughItsIndex(t *testing.T) {
+	t.Parallel()
+	w := newLoanWorld(t)
+	ctx := w.biz.Ctx
+	var plan strings.Builder
+	require.NoError(t, tenancy.InTx(ctx, w.biz.DB.App, func(tx pgx.Tx) error {
+		// The test's few loans are cheaper to scan than to look up: the plan without scans says
+		// whether the index can serve the read at all.
+		if _, err := tx.Exec(ctx, `SET LOCAL enable_seqscan = off`); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, "EXPLAIN "+lending.DisbursementByWorkflowSQL, w.biz.ID, "wf-plan")
+		if err != nil {
+			return err
+		}
+		lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		plan.WriteString(strings.Join(lines, "\n"))
+		return err
+	}))
+	require.Contains(t, plan.String(), "loans_disburse_workflow", "the claim is not read through its index:\n%s", plan.String())
 }

@@ -1,0 +1,4 @@
+package lending
+
+// DisbursementByWorkflowSQL is the statement DisbursementByWorkflow runs, for its plan's test.
+const DisbursementByWorkflowSQL = disbursementByWorkflowSQL

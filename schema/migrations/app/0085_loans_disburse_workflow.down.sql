@@ -1,0 +1,1 @@
+DROP INDEX IF EXISTS app.loans_disburse_workflow;
