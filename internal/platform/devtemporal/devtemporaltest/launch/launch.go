@@ -23,8 +23,9 @@ type Request struct {
 	SuperDSN string
 }
 
-// Postgres has devtemporal.PostgresConfig's fields, which it converts to; an empty User is
-// devtemporal.PostgresUser.
+// Postgres has devtemporal.PostgresConfig's fields, which temporalserver converts it to (a
+// conversion that stops compiling if the two part); an empty User is devtemporal.PostgresUser.
+// It is a copy so that the test binaries, which import this package, link no Temporal server.
 type Postgres struct {
 	Host               string
 	Port               int
