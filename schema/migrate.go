@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io/fs"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/golang-migrate/migrate/v4"
 	pgxmigrate "github.com/golang-migrate/migrate/v4/database/pgx/v5"
@@ -44,7 +46,7 @@ func open(ownerDSN, component string) (*migrate.Migrate, error) {
 		return nil, fmt.Errorf("schema: %w", err)
 	}
 	drv, err := pgxmigrate.WithInstance(db, &pgxmigrate.Config{
-		MigrationsTable: "schema_migrations_" + component,
+		MigrationsTable: MigrationsTable(component),
 		SchemaName:      "public",
 	})
 	if err != nil {
@@ -135,6 +137,33 @@ func DownBelow(ownerDSN, component string, v uint) error {
 		}
 	})
 }
+
+// Latest is the newest migration version of each component this build embeds: the schema its
+// code is written for.
+func Latest() ([]Version, error) {
+	var out []Version
+	for _, c := range Components {
+		entries, err := fs.ReadDir(migrations, "migrations/"+c)
+		if err != nil {
+			return nil, fmt.Errorf("schema %s: %w", c, err)
+		}
+		v := Version{Component: c}
+		for _, e := range entries {
+			num, _, ok := strings.Cut(e.Name(), "_")
+			n, err := strconv.ParseUint(num, 10, 32)
+			if !ok || err != nil {
+				return nil, fmt.Errorf("schema %s: migration %s has no version number", c, e.Name())
+			}
+			v.Version = max(v.Version, uint(n))
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// MigrationsTable is the table, in schema public, that golang-migrate keeps component's version
+// in (one row: version, dirty).
+func MigrationsTable(component string) string { return "schema_migrations_" + component }
 
 // Versions reports each component's current version (0 when none is applied).
 func Versions(ownerDSN string) ([]Version, error) {

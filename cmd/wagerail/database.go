@@ -12,9 +12,12 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/jackc/pgerrcode"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/schema"
 )
 
 // openRuntimeDB opens the runtime role's pool for process who. A failure is one line saying what
@@ -32,7 +35,43 @@ func openRuntimeDB(ctx context.Context, who, url string, maxConns int32) (*pgxpo
 		pool.Close()
 		return nil, fmt.Errorf("%s: %w", who, err)
 	}
+	if err := refuseStaleSchema(ctx, pool); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("%s: %w", who, err)
+	}
 	return pool, nil
+}
+
+// refuseStaleSchema fails when a component's schema is older than the newest migration this build
+// embeds (schema.Latest), or half-migrated (a migration failed, or is running): the code would
+// meet tables and rules it was not written for. A newer schema is accepted: a deploy migrates
+// before it replaces the processes, so the old ones run on it for a while. A version table the
+// role cannot read was migrated before the runtime roles could read it: older.
+func refuseStaleSchema(ctx context.Context, pool *pgxpool.Pool) error {
+	latest, err := schema.Latest()
+	if err != nil {
+		return err
+	}
+	for _, want := range latest {
+		var version int64
+		var dirty bool
+		table := pgx.Identifier{"public", schema.MigrationsTable(want.Component)}.Sanitize()
+		err := pool.QueryRow(ctx, `SELECT version, dirty FROM `+table).Scan(&version, &dirty)
+		switch {
+		case db.IsCode(err, pgerrcode.InsufficientPrivilege), db.IsCode(err, pgerrcode.UndefinedTable), errors.Is(err, pgx.ErrNoRows):
+			return fmt.Errorf("the database's %s schema is older than this build's (%d): run `wagerail migrate up` (DATABASE_OWNER_URL) first",
+				want.Component, want.Version)
+		case err != nil:
+			return fmt.Errorf("cannot read the database's %s schema version: %s", want.Component, strings.Join(strings.Fields(err.Error()), " "))
+		case dirty:
+			return fmt.Errorf("the database's %s schema is half-migrated (version %d is dirty: a migration failed, or is running now); `wagerail migrate version` shows where it stopped",
+				want.Component, version)
+		case version < int64(want.Version):
+			return fmt.Errorf("the database's %s schema is at version %d, this build needs %d: run `wagerail migrate up` (DATABASE_OWNER_URL) first",
+				want.Component, version, want.Version)
+		}
+	}
+	return nil
 }
 
 // refuseRLSBypass fails when the pool's login role bypasses row-level security.
