@@ -117,11 +117,9 @@ func (s *Server) contributeEqub(c *gin.Context) {
 		Update:      workflows.EqubContributeAcceptedUpdate, UpdateID: workflows.EqubContributeAcceptedUpdateID,
 		Refused: func(app *temporal.ApplicationError) (*Error, bool) {
 			e := equbRefusal(app.Type())
-			if e != nil && s.sagaNamesAnother(c, id) {
-				return equbRefusal(equb.CodeKeyReused), true // the key's saga refused another group's
-			}
 			return e, e != nil
 		},
+		KeyReused: equbRefusal(equb.CodeKeyReused),
 		Accepted: func(wfID string, a workflows.EqubContributeAccepted) (int, any) {
 			// The group only: a run this call started plans the OPEN cycle again, which may have
 			// moved on since the pre-check read it.
@@ -189,11 +187,9 @@ func (s *Server) payOutEqub(c *gin.Context) {
 		Update:      workflows.EqubPayoutAcceptedUpdate, UpdateID: workflows.EqubPayoutAcceptedUpdateID,
 		Refused: func(app *temporal.ApplicationError) (*Error, bool) {
 			e := equbRefusal(app.Type())
-			if e != nil && s.sagaNamesAnother(c, id) {
-				return equbRefusal(equb.CodeKeyReused), true // the key's saga refused another group's
-			}
 			return e, e != nil
 		},
+		KeyReused: equbRefusal(equb.CodeKeyReused),
 		Accepted: func(wfID string, a workflows.EqubPayoutAccepted) (int, any) {
 			if otherEqubMove(a.GroupID, a.CycleID, id, plan.CycleID) {
 				return keyReusedAnswer(c, equbRefusal(equb.CodeKeyReused)) // the key's saga's answer to another

@@ -41,13 +41,8 @@ func (s *Server) disburseEwa(c *gin.Context) {
 			Shape: workflows.EwaShapeLeaveTimer},
 		BusinessKey: id,
 		Update:      workflows.DisburseAcceptedUpdate, UpdateID: workflows.DisburseAcceptedUpdateID,
-		Refused: func(app *temporal.ApplicationError) (*Error, bool) {
-			e, ok := ewaRefusal(app.Type())
-			if ok && s.sagaNamesAnother(c, id) {
-				return errIdemKeyOtherEwaRequest, true // the key's saga refused another request
-			}
-			return e, ok
-		},
+		Refused:   func(app *temporal.ApplicationError) (*Error, bool) { return ewaRefusal(app.Type()) },
+		KeyReused: errIdemKeyOtherEwaRequest,
 		// An unknown id or a request another saga owns costs a database read, not a workflow. The
 		// refusals are the EWA routes' own (ewaError): 404 EWA_REQUEST_NOT_FOUND, and 409
 		// EWA_INVALID_STATE audited DENIED. A request claimed by this key's saga (DISBURSING,

@@ -46,13 +46,8 @@ func (s *Server) disburseLoan(c *gin.Context) {
 		Input:       workflows.LoanDisburseInput{TenantID: caller.Tenant, LoanID: id, ActorID: caller.User.ID, CorrelationID: requestID(c)},
 		BusinessKey: id,
 		Update:      workflows.LoanDisburseAcceptedUpdate, UpdateID: workflows.LoanDisburseAcceptedUpdateID,
-		Refused: func(app *temporal.ApplicationError) (*Error, bool) {
-			e, ok := lendingRefusal(app.Type())
-			if ok && s.sagaNamesAnother(c, id) {
-				return errIdemKeyOtherLoanDisbursement, true // the key's saga refused another loan
-			}
-			return e, ok
-		},
+		Refused:   func(app *temporal.ApplicationError) (*Error, bool) { return lendingRefusal(app.Type()) },
+		KeyReused: errIdemKeyOtherLoanDisbursement,
 		Precheck: func(ctx context.Context, tx pgx.Tx, wfID string) (sagaPrecheck, error) {
 			d, err := lending.GetDisbursement(ctx, tx, id)
 			if d.WorkflowID != wfID {

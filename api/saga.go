@@ -76,6 +76,10 @@ type sagaCall[A, R any] struct {
 	// code): the error to send, with its public message. ok is false for an error that is not one
 	// of the saga's refusals (a failure: 500).
 	Refused func(app *temporal.ApplicationError) (e *Error, ok bool)
+	// KeyReused, when set, answers a refusal instead when the saga the key names was started for
+	// another target than BusinessKey (sagaNamesAnother): that saga refused its own target, not
+	// this call's (its idempotency record has expired since).
+	KeyReused *Error
 	// Accepted is the answer of the update's result (202 while the saga works on, 200 when it is
 	// already done, as the route documents).
 	Accepted func(wfID string, a A) (status int, body any)
@@ -178,6 +182,9 @@ func runSaga[A, R any](s *Server, c *gin.Context, call sagaCall[A, R]) {
 			s.deps.Log.Error("saga call: the saga failed", append(logAttrs, "error", err)...)
 			writeError(c, err)
 			return
+		}
+		if call.KeyReused != nil && s.sagaNamesAnother(c, call.BusinessKey) {
+			e = call.KeyReused
 		}
 		s.sagaRefused(c, e, logAttrs)
 	case ctx.Err() != nil && c.Request.Context().Err() == nil:
