@@ -50,8 +50,10 @@ type PayrollCompleteStep struct {
 	At time.Time
 }
 
-// PayrollCompleted is Record's answer: the run, and whether this call completed it (false: it
-// was COMPLETED already and nothing was written).
+// PayrollCompleted is Record's answer: the run, and whether the saga completed it (false: it was
+// COMPLETED already by another workflow, or before its completion was recorded, and nothing was
+// written). A run this saga completed already (the step run again) is answered Completed with
+// the run as that completion left it: its CompletionOutcome is what the saga reported then.
 type PayrollCompleted struct {
 	Run       payroll.Run
 	Completed bool
@@ -67,7 +69,9 @@ func (a *PayrollComplete) Register(r worker.ActivityRegistry) {
 // Check begins the completion (payroll.BeginCompletion): a run that is neither DISBURSED nor
 // COMPLETED, or has an entry being sent again, is refused non-retryable
 // (PAYROLL_RUN_INVALID_STATE, PAYROLL_RUN_NOT_FOUND, PAYROLL_RUN_ENTRIES_UNSETTLED); a DISBURSED
-// one is marked completing, so no entry is sent again while its deductions are applied.
+// one is marked completing, so no entry is sent again while its deductions are applied. A
+// COMPLETED run is answered with its recorded completion (CompletionWorkflowID,
+// CompletionOutcome).
 func (a *PayrollComplete) Check(ctx context.Context, in PayrollCompleteStep) (payroll.Run, error) {
 	var out payroll.Run
 	err := a.inTx(ctx, in, nil, func(ctx context.Context, tx db.BunTx) (err error) {
@@ -94,8 +98,8 @@ func (a *PayrollComplete) Obligations(ctx context.Context, in PayrollCompleteSte
 	return out, err
 }
 
-// Record completes the run with the outcome (payroll.CompleteRun; idempotent: a COMPLETED run is
-// answered as it is).
+// Record completes the run for the saga with the outcome (payroll.CompleteRun; idempotent: a
+// COMPLETED run is answered as it is, Completed when this saga's workflow id completed it).
 func (a *PayrollComplete) Record(ctx context.Context, in PayrollCompleteStep) (PayrollCompleted, error) {
 	var out PayrollCompleted
 	var at error
@@ -103,7 +107,7 @@ func (a *PayrollComplete) Record(ctx context.Context, in PayrollCompleteStep) (P
 		at = &field.Error{Field: "at", Problem: "is required"}
 	}
 	err := a.inTx(ctx, in, at, func(ctx context.Context, tx db.BunTx) (err error) {
-		out.Run, out.Completed, err = payroll.CompleteRun(ctx, tx, in.RunID, in.Outcome, in.At)
+		out.Run, out.Completed, err = payroll.CompleteRun(ctx, tx, in.RunID, in.WorkflowID, in.Outcome, in.At)
 		return err
 	})
 	return out, err

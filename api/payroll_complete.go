@@ -100,8 +100,10 @@ func (s *Server) completePayrollRun(c *gin.Context) {
 		return
 	}
 	out.Status = res.Run.Status
-	if res.Status == workflows.PayrollAlreadyCompleted {
-		c.JSON(http.StatusOK, out) // completed by a workflow whose history is gone: nothing was applied now
+	if res.Status == workflows.PayrollAlreadyCompleted && res.Run.CompletionOutcome == nil {
+		// Completed before the run recorded its completion (app migration 0087), by a workflow
+		// whose history is gone: what it applied is not known here, and nothing was applied now.
+		c.JSON(http.StatusOK, out)
 		return
 	}
 	o := res.Outcome

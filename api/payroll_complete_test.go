@@ -300,6 +300,7 @@ func TestPayrollCompletionAppliesDeductions(t *testing.T) {
 	var res2 workflows.PayrollCompleteResult
 	require.NoError(t, second.Get(ctx, &res2))
 	require.Equal(t, workflows.PayrollAlreadyCompleted, res2.Status)
+	require.Equal(t, wantOutcome, res2.Outcome, "the outcome the run's completion recorded")
 	// One obligation's repayment saga run again under its (run, entry, obligation) id: it finds its
 	// repayment and answers it.
 	obl := payroll.Obligation{EntryID: paid.id, Kind: payroll.ObligationLoan, Reference: fmt.Sprintf("%s#1", l.ID)}

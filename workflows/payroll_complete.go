@@ -70,9 +70,11 @@ type PayrollCompleteInput struct {
 
 // PayrollCompleteResult is the completion's result.
 type PayrollCompleteResult struct {
-	RunID   string
-	Status  string // PayrollCompleted, PayrollAlreadyCompleted or PayrollCompleteRefused
-	Code    string `json:",omitempty"` // the refusal's code
+	RunID  string
+	Status string // PayrollCompleted, PayrollAlreadyCompleted or PayrollCompleteRefused
+	Code   string `json:",omitempty"` // the refusal's code
+	// Outcome is what the completion applied: the one recorded on the run when it was COMPLETED
+	// already (empty for a run completed before its completion was recorded, app migration 0087).
 	Outcome payroll.CompletionOutcome
 	Run     payroll.Run
 }
@@ -145,7 +147,12 @@ func PayrollComplete(ctx workflow.Context, in PayrollCompleteInput) (PayrollComp
 			return res, err
 		}
 		if r.Status == payroll.RunCompleted {
+			// Completed before this execution (by one under this id that failed after its record
+			// step, or by another): the answer carries the outcome that completion recorded.
 			res.Status, res.Run = PayrollAlreadyCompleted, r
+			if r.CompletionOutcome != nil {
+				res.Outcome = *r.CompletionOutcome
+			}
 			return res, nil
 		}
 	}
@@ -192,9 +199,14 @@ func PayrollComplete(ctx workflow.Context, in PayrollCompleteInput) (PayrollComp
 	if err != nil {
 		return res, err
 	}
+	// Completed is true too when this saga's step ran again after its first attempt committed
+	// (a lost workflow task): the run then carries the outcome that attempt recorded.
 	res.Run, res.Status = done.Run, PayrollCompleted
 	if !done.Completed {
 		res.Status = PayrollAlreadyCompleted
+	}
+	if done.Run.CompletionOutcome != nil {
+		res.Outcome = *done.Run.CompletionOutcome
 	}
 	log.Info("payroll run completed", "tenant_id", in.TenantID, "run_id", in.RunID, "ewa", res.Outcome.EWA.Count,
 		"loans", res.Outcome.Loans.Count, "refused", res.Outcome.Refused.Count, "remittances", res.Outcome.Remittances)

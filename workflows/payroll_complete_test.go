@@ -22,6 +22,10 @@ import (
 	"github.com/wagerail/wagerail/internal/ewa"
 	"github.com/wagerail/wagerail/internal/lending"
 	"github.com/wagerail/wagerail/internal/payroll"
+	"github.com/wagerail/wagerail/internal/payroll/payrolltest"
+	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/tenancy"
+	"github.com/wagerail/wagerail/internal/platform/testkit"
 )
 
 const completeWF = "payroll-complete:t1:prun_1"
@@ -252,6 +256,137 @@ func TestPayrollCompleteContinuesAsNew(t *testing.T) {
 	require.NoError(t, converter.GetDefaultDataConverter().FromPayloads(can.Input, &next))
 	require.Equal(t, PayrollCompleteInput{TenantID: "t1", RunID: "prun_1", After: after, Pages: payrollCompletePagesPerRun}, next)
 	h.env.AssertExpectations(t)
+}
+
+// completeDisbursedRun makes a DISBURSED run of o for November 2026 (one employee, paid) and
+// returns its id.
+func completeDisbursedRun(t *testing.T, o *payrolltest.Org) string {
+	t.Helper()
+	o.Employee(t, payrolltest.Employee{})
+	now := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
+	as := func(actor string, fn func(ctx context.Context, tx db.BunTx) error) {
+		ctx := tenancy.WithActor(o.Ctx, actor)
+		require.NoError(t, tenancy.InBunTx(ctx, o.Bun, func(tx db.BunTx) error { return fn(ctx, tx) }))
+	}
+	var run payroll.Run
+	as("u-maker", func(ctx context.Context, tx db.BunTx) error {
+		r, _, err := payroll.CreateRun(ctx, tx, "2026-11", now)
+		if err != nil {
+			return err
+		}
+		run, err = payroll.CalculateRun(ctx, tx, r.ID, now)
+		return err
+	})
+	as("u-checker", func(ctx context.Context, tx db.BunTx) error {
+		if _, err := payroll.ApproveRun(ctx, tx, run.ID, now); err != nil {
+			return err
+		}
+		const wf = "payroll-disburse-test"
+		c, err := payroll.ClaimDisbursement(ctx, tx, run.ID, wf, "cbe", now)
+		if err != nil {
+			return err
+		}
+		var outs []payroll.EntryOutcome
+		for _, it := range c.Items {
+			outs = append(outs, payroll.EntryOutcome{EntryID: it.EntryID, Reference: "ref-" + it.EntryID, TransferID: "tr-" + it.EntryID,
+				Status: "SETTLED"})
+		}
+		if _, err := payroll.RecordOutcomes(ctx, tx, wf, outs, now); err != nil {
+			return err
+		}
+		run, err = payroll.FinishDisbursement(ctx, tx, run.ID, now)
+		return err
+	})
+	require.Equal(t, payroll.RunDisbursed, run.Status)
+	return run.ID
+}
+
+// realCompleteHarness is the completion over its real check and record steps against Postgres
+// (a DISBURSED run of its own organization) with one page of obligations whose batch child
+// answers outcome; the record step is the caller's, around the real one.
+func realCompleteHarness(t *testing.T, d *testkit.DB, outcome payroll.CompletionOutcome) (*completeHarness, *activities.PayrollComplete, PayrollCompleteInput) {
+	t.Helper()
+	o := payrolltest.NewOrg(t, d)
+	in := PayrollCompleteInput{TenantID: o.ID, RunID: completeDisbursedRun(t, o)}
+	steps := &activities.PayrollComplete{DB: o.Bun}
+	h := newCompleteHarness()
+	h.env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: PayrollCompleteWorkflowID(in.TenantID, in.RunID)})
+	h.env.OnActivity(activities.PayrollCompleteCheckActivity, mock.Anything, mock.Anything).Return(steps.Check).Once()
+	h.env.OnActivity(activities.PayrollCompleteObligationsActivity, mock.Anything, mock.Anything).Return(
+		payroll.ObligationPage{Obligations: []payroll.Obligation{oblEWA, oblLoan0, oblLoan1}, Last: "pent_b", Done: true}, nil).Once()
+	h.env.OnWorkflow(PayrollCompleteBatchWorkflowName, mock.Anything, mock.Anything).Return(outcome, nil).Once()
+	return h, steps, in
+}
+
+// completedOutcome is what the repayment sagas of realCompleteHarness's page applied.
+var completedOutcome = payroll.CompletionOutcome{EWA: payroll.Tally{Count: 1, Santim: 103_000},
+	Loans: payroll.Tally{Count: 2, Santim: 57_000}, Remittances: 1}
+
+// The record step's first attempt commits the run COMPLETED and its answer is lost (the worker
+// crashed before the workflow task after it completed: the local activity runs again, as a
+// retry does here). The run it completed itself is answered COMPLETED with what it applied — not
+// ALREADY_COMPLETED, as it was. Real check and record steps over Postgres.
+func TestPayrollCompleteRecordRunAgainAnswersItsOwnCompletion(t *testing.T) {
+	d := testkit.NewDB(t)
+	h, steps, in := realCompleteHarness(t, d, completedOutcome)
+	var attempts int
+	h.env.OnActivity(activities.PayrollCompleteRecordActivity, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, s activities.PayrollCompleteStep) (activities.PayrollCompleted, error) {
+			attempts++
+			done, err := steps.Record(ctx, s)
+			if attempts == 1 {
+				require.NoError(t, err)
+				require.True(t, done.Completed)
+				return activities.PayrollCompleted{}, errors.New("worker lost after the step committed")
+			}
+			return done, err
+		}).Twice()
+	h.env.ExecuteWorkflow(PayrollCompleteWorkflowName, in)
+	require.True(t, h.env.IsWorkflowCompleted())
+	require.NoError(t, h.env.GetWorkflowError())
+	var res PayrollCompleteResult
+	require.NoError(t, h.env.GetWorkflowResult(&res))
+	h.env.AssertExpectations(t)
+	require.Equal(t, 2, attempts)
+	require.Equal(t, PayrollCompleted, res.Status, "the saga completed the run")
+	require.Equal(t, completedOutcome, res.Outcome)
+	require.Equal(t, payroll.RunCompleted, res.Run.Status)
+	require.Equal(t, in.RunID, res.RunID)
+}
+
+// A completion execution commits the record and then fails (ALLOW_DUPLICATE_FAILED_ONLY admits a
+// new execution under the run's completion id): the next execution finds the run COMPLETED and
+// answers ALREADY_COMPLETED with the outcome the failed one recorded — not an empty one, as it
+// did (the EWA and loan repayments the run applied were lost from the answer). Nothing is read
+// or applied again.
+func TestPayrollCompleteAfterAFailedExecutionAnswersTheRecordedOutcome(t *testing.T) {
+	d := testkit.NewDB(t)
+	h, steps, in := realCompleteHarness(t, d, completedOutcome)
+	h.env.OnActivity(activities.PayrollCompleteRecordActivity, mock.Anything, mock.Anything).Return(
+		func(ctx context.Context, s activities.PayrollCompleteStep) (activities.PayrollCompleted, error) {
+			done, err := steps.Record(ctx, s)
+			require.NoError(t, err)
+			require.True(t, done.Completed)
+			return activities.PayrollCompleted{}, temporal.NewNonRetryableApplicationError("failed after the step committed", "TEST_FAILURE", nil)
+		}).Once()
+	h.env.ExecuteWorkflow(PayrollCompleteWorkflowName, in)
+	require.True(t, h.env.IsWorkflowCompleted())
+	require.Error(t, h.env.GetWorkflowError(), "the first execution failed")
+	h.env.AssertExpectations(t)
+
+	next := newCompleteHarness()
+	next.env.SetStartWorkflowOptions(client.StartWorkflowOptions{ID: PayrollCompleteWorkflowID(in.TenantID, in.RunID)})
+	next.env.OnActivity(activities.PayrollCompleteCheckActivity, mock.Anything, mock.Anything).Return(steps.Check).Once()
+	next.env.ExecuteWorkflow(PayrollCompleteWorkflowName, in)
+	require.True(t, next.env.IsWorkflowCompleted())
+	require.NoError(t, next.env.GetWorkflowError())
+	var res PayrollCompleteResult
+	require.NoError(t, next.env.GetWorkflowResult(&res))
+	next.env.AssertExpectations(t)
+	require.Equal(t, PayrollAlreadyCompleted, res.Status)
+	require.Equal(t, completedOutcome, res.Outcome, "the recorded outcome")
+	require.Equal(t, payroll.RunCompleted, res.Run.Status)
+	require.Empty(t, next.children, "nothing applied again")
 }
 
 // The completion's and its batch's recorded histories (api's TestPayrollCompletionAppliesDeductions

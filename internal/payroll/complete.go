@@ -3,6 +3,7 @@ package payroll
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -149,7 +150,8 @@ func CheckCompletable(ctx context.Context, tx db.BunTx, id string) (Run, error) 
 // COMPLETING (CompletingAt, once). From then on ClaimRetry refuses (PAYROLL_RUN_COMPLETING): the
 // completion reads the PAID entries' lines page by page and applies the PAID entries' mandates at
 // its end, so an entry paid in between would have its mandates applied and its EWA, loan and
-// product lines never repaid. Errors: CheckCompletable's, PAYROLL_RUN_ENTRIES_UNSETTLED (409).
+// product lines never repaid. A COMPLETED run carries its recorded completion (CompleteRun).
+// Errors: CheckCompletable's, PAYROLL_RUN_ENTRIES_UNSETTLED (409).
 func BeginCompletion(ctx context.Context, tx db.BunTx, id string) (Run, error) {
 	r, err := getRun(ctx, tx, id, true)
 	if err != nil || r.Status == RunCompleted {
@@ -340,16 +342,23 @@ type runCompleted struct {
 	Remittances  int                `json:"remittancesStarted"`
 }
 
-// CompleteRun moves a DISBURSED run to COMPLETED with the saga's outcome: the mandates' taken
-// amounts brought up to date from the PAID entries (mandates taken in full COMPLETED, each
-// audited and announced), the run audited CompletePayrollRun and announced
-// payroll.run_completed.v1 — one transaction under the run's row lock. A COMPLETED run is
-// answered as it is and nothing is written (completed false), so a retried step is harmless.
-// Errors: ErrRunNotFound; PAYROLL_RUN_INVALID_STATE (409); PAYROLL_RUN_ENTRIES_UNSETTLED (409).
-func CompleteRun(ctx context.Context, tx db.BunTx, id string, out CompletionOutcome, now time.Time) (r Run, completed bool, err error) {
+// CompleteRun moves a DISBURSED run to COMPLETED for the saga workflowID with its outcome: the
+// mandates' taken amounts brought up to date from the PAID entries (mandates taken in full
+// COMPLETED, each audited and announced), the run audited CompletePayrollRun and announced
+// payroll.run_completed.v1, the saga and its outcome recorded on the run (CompletionWorkflowID,
+// CompletionOutcome) — one transaction under the run's row lock. A COMPLETED run is answered as
+// it is and nothing is written, so a retried step is harmless: completed true when workflowID
+// completed it (the step run again after its workflow task was lost, or a new execution under
+// the saga's id after one that failed past this step: the run carries the outcome recorded
+// then, which is the saga's answer, not what the re-run was given), false otherwise. Errors:
+// ErrRunNotFound; PAYROLL_RUN_INVALID_STATE (409); PAYROLL_RUN_ENTRIES_UNSETTLED (409).
+func CompleteRun(ctx context.Context, tx db.BunTx, id, workflowID string, out CompletionOutcome, now time.Time) (r Run, completed bool, err error) {
+	if workflowID == "" {
+		return r, false, errors.New("payroll: complete run: no workflow id")
+	}
 	r, err = getRun(ctx, tx, id, true)
 	if err != nil || r.Status == RunCompleted {
-		return r, false, err
+		return r, err == nil && r.CompletionWorkflowID == workflowID, err
 	}
 	to, err := RunMachine.Next("completed", r.Status)
 	if err != nil {
@@ -370,8 +379,8 @@ func CompleteRun(ctx context.Context, tx db.BunTx, id string, out CompletionOutc
 	if ev.MandatesApplied, ev.MandatesCompleted, err = applyMandates(ctx, tx, r, now); err != nil {
 		return r, false, err
 	}
-	r.Status, r.UpdatedAt = to, now
-	if err := updateRun(ctx, tx, &r, "status", "updated_at"); err != nil {
+	r.Status, r.UpdatedAt, r.CompletionWorkflowID, r.CompletionOutcome = to, now, workflowID, &out
+	if err := updateRun(ctx, tx, &r, "status", "updated_at", "completion_workflow_id", "completion_outcome"); err != nil {
 		return r, false, err
 	}
 	ev.runEvent = runEvent{ID: r.ID, Period: r.Period, Status: r.Status, Locked: r.Locked(), EmployeeCount: r.EmployeeCount,

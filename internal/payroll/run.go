@@ -218,7 +218,12 @@ type Run struct {
 	CalculatingAt time.Time `bun:"calculating_at,nullzero"`
 	// CompletingAt: when the completion began (BeginCompletion); no entry is sent again after.
 	CompletingAt time.Time `bun:"completing_at,nullzero"`
-	UpdatedAt    time.Time `bun:"updated_at"`
+	// The completion (CompleteRun): the saga's workflow id and the outcome it reported, so the
+	// saga's step run again, or a new execution under its id, answers that completion (both ""
+	// and nil on runs completed before app migration 0087).
+	CompletionWorkflowID string             `bun:"completion_workflow_id,nullzero"`
+	CompletionOutcome    *CompletionOutcome `bun:"completion_outcome,type:jsonb"`
+	UpdatedAt            time.Time          `bun:"updated_at"`
 }
 
 // Locked reports whether the run is locked.

@@ -1,0 +1,3 @@
+ALTER TABLE app.payroll_runs DROP CONSTRAINT payroll_runs_completion,
+    DROP COLUMN completion_outcome,
+    DROP COLUMN completion_workflow_id;
