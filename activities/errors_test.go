@@ -115,7 +115,7 @@ func TestTemporalErrorAgreesWithTheLedgerBreaker(t *testing.T) {
 		ledger.ReasonUnbalanced, ledger.ReasonMixedCurrency, ledger.ReasonInvalidAccountName, ledger.ReasonInvalidAccountType,
 		ledger.ReasonBatchTooLarge, ledger.ReasonAccountNotFound, ledger.ReasonTransactionNotFound, ledger.ReasonIdempotencyConflict,
 		ledger.ReasonAccountConflict, ledger.ReasonAlreadyPosted, ledger.ReasonAlreadyVoided, ledger.ReasonAlreadyReversed,
-		ledger.ReasonNotPosted, ledger.ReasonNotReversible, ledger.ReasonAccountLimitExceeded, ledger.ReasonSignatureMissing,
+		ledger.ReasonNotPosted, ledger.ReasonNotReversible, ledger.ReasonKeyVoided, ledger.ReasonAccountLimitExceeded, ledger.ReasonSignatureMissing,
 		ledger.ReasonSignatureInvalid, ledger.ReasonSelfApproved, ledger.ReasonUnavailable, ledger.ReasonDeadlineExceeded,
 		ledger.ReasonInternal, ledger.ReasonCircuitOpen,
 	} {

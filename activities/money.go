@@ -145,7 +145,8 @@ type LedgerSettleInput struct {
 	Run
 	TxID string
 	// IdempotencyKey names it instead of TxID (LedgerVoid only): the posting of a step whose
-	// answer never came, so its id is unknown; no transaction under the key is nothing to void.
+	// answer never came, so its id is unknown; with no transaction under it, the key is voided
+	// (the posting, should it still arrive, is refused).
 	IdempotencyKey string `json:",omitempty"`
 	Reason         string // LedgerVoid's reason (the partner's failure code, …)
 }
@@ -253,24 +254,19 @@ func (m *Money) LedgerCommit(ctx context.Context, in LedgerSettleInput) error {
 
 // LedgerVoid voids a pending transaction, named by its id or its idempotency key. Already voided
 // is success; committed is a non-retryable conflict (ALREADY_POSTED): money that moved is never
-// voided.
+// voided. By key, a posting not written (yet) is voided too: the ledger voids the key, and the
+// posting, should it still arrive, is refused.
 func (m *Money) LedgerVoid(ctx context.Context, in LedgerSettleInput) error {
 	if m.Ledger == nil {
 		return misconfigured("money: no ledger client configured")
 	}
-	if in.TxID == "" {
-		got, err := m.Ledger.GetTransaction(ctx, &ledgerv1.GetTransactionRequest{TenantId: in.TenantID, IdempotencyKey: in.IdempotencyKey})
-		switch {
-		case errors.Is(err, ledger.ErrTransactionNotFound):
-			in.logger(ctx, "idempotency_key", in.IdempotencyKey).Info("no ledger transaction to void")
-			return nil
-		case err != nil:
-			return temporalError(err)
-		}
-		in.TxID = got.GetTransaction().GetId()
-	}
+	req := &ledgerv1.VoidPendingRequest{TenantId: in.TenantID, TransactionId: in.TxID, Reason: in.Reason}
 	log := in.logger(ctx, "tx_id", in.TxID)
-	_, err := m.Ledger.VoidPending(ctx, &ledgerv1.VoidPendingRequest{TenantId: in.TenantID, TransactionId: in.TxID, Reason: in.Reason})
+	if in.TxID == "" {
+		req.IdempotencyKey = in.IdempotencyKey
+		log = in.logger(ctx, "idempotency_key", in.IdempotencyKey)
+	}
+	resp, err := m.Ledger.VoidPending(ctx, req)
 	if errors.Is(err, ledger.ErrAlreadyVoided) {
 		err = nil
 	}
@@ -278,7 +274,11 @@ func (m *Money) LedgerVoid(ctx context.Context, in LedgerSettleInput) error {
 		log.Warn("ledger void failed", "error", err)
 		return temporalError(err)
 	}
-	log.Info("ledger transaction voided", "reason", in.Reason)
+	if resp.GetKeyVoided() {
+		log.Info("no ledger transaction held the key: the key is voided", "reason", in.Reason)
+		return nil
+	}
+	log.Info("ledger transaction voided", "tx_id", resp.GetTransaction().GetId(), "reason", in.Reason)
 	return nil
 }
 

@@ -79,7 +79,8 @@ func TestMoneyLedgerAgainstTheLedger(t *testing.T) {
 	require.Equal(t, ledgerv1.TransactionStatus_TRANSACTION_STATUS_VOIDED, tx.GetTransaction().GetStatus())
 
 	// Void by the posting's key (a step whose answer was lost): the hold under it, twice; no
-	// transaction under a key is nothing to void.
+	// transaction under a key voids the key, and a posting under it that arrives after (a step's
+	// attempt still on its way) is refused, for good.
 	in4 := in
 	in4.WorkflowID, in4.IdempotencyKey = "wf-4", "ewa-disburse:wf-4"
 	fourth, err := m.LedgerPostPending(ctx, in4)
@@ -90,6 +91,11 @@ func TestMoneyLedgerAgainstTheLedger(t *testing.T) {
 	tx, err = led.GetTransaction(ctx, &ledgerv1.GetTransactionRequest{TenantId: tenant, TransactionId: fourth.TxID})
 	require.NoError(t, err)
 	require.Equal(t, ledgerv1.TransactionStatus_TRANSACTION_STATUS_VOIDED, tx.GetTransaction().GetStatus())
+	require.NoError(t, m.LedgerVoid(ctx, LedgerSettleInput{Run: Run{TenantID: tenant, WorkflowID: "wf-5"}, IdempotencyKey: "ewa-disburse:wf-5"}))
+	late := in
+	late.WorkflowID, late.IdempotencyKey = "wf-5", "ewa-disburse:wf-5"
+	_, err = m.LedgerPostPending(ctx, late)
+	requireErrType(t, err, string(ledger.ReasonKeyVoided), true)
 	require.NoError(t, m.LedgerVoid(ctx, LedgerSettleInput{Run: Run{TenantID: tenant, WorkflowID: "wf-5"}, IdempotencyKey: "ewa-disburse:wf-5"}))
 
 	// Posted at once (the repayment journal's shape).

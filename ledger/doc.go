@@ -11,7 +11,9 @@
 // unique per tenant, a status (PENDING -> POSTED | VOIDED, POSTED -> REVERSED), metadata and the
 // lineage of the saga step that made them. Entries are append-only. A two-phase posting writes
 // HOLD entries; its commit appends the POSTED entries and RELEASE entries that cancel the holds,
-// its void appends only the releases. Nothing is ever updated, so:
+// its void appends only the releases. A void by idempotency key that finds no transaction voids
+// the key (ledger.voided_keys): a posting under it is then refused KEY_VOIDED, so a posting whose
+// caller gave up and voided it cannot land later. Nothing is ever updated, so:
 //
 //   - balances are derived from entries (posted, open holds, available), never stored in a
 //     mutable column;

@@ -151,9 +151,14 @@ var edgeRPCs = []edgeRPC{
 			TenantId: p.get("tenant_id", g.tenant), TransactionId: p.get("transaction_id", uuid.NewString())})
 		return c
 	}},
-	{name: "VoidPending", fields: []string{"tenant_id", "transaction_id", "reason"}, do: func(ctx context.Context, g *edge, p probe) codes.Code {
-		_, c := edgeCall(ctx, g.e.rpc.VoidPending, g.srv.VoidPending, &ledgerv1.VoidPendingRequest{
-			TenantId: p.get("tenant_id", g.tenant), TransactionId: p.get("transaction_id", uuid.NewString()), Reason: p.get("reason", "no longer needed")})
+	{name: "VoidPending", fields: []string{"tenant_id", "transaction_id", "reason", "idempotency_key"}, do: func(ctx context.Context, g *edge, p probe) codes.Code {
+		r := &ledgerv1.VoidPendingRequest{TenantId: p.get("tenant_id", g.tenant), Reason: p.get("reason", "no longer needed")}
+		if k, ok := p.s["idempotency_key"]; ok {
+			r.IdempotencyKey, r.TransactionId = k, p.get("transaction_id", "")
+		} else {
+			r.TransactionId = p.get("transaction_id", uuid.NewString())
+		}
+		_, c := edgeCall(ctx, g.e.rpc.VoidPending, g.srv.VoidPending, r)
 		return c
 	}},
 	{name: "Reverse", fields: []string{"tenant_id", "transaction_id", "reason", "idempotency_key", "workflow_id", "run_id", "step"}, do: func(ctx context.Context, g *edge, p probe) codes.Code {

@@ -44,6 +44,9 @@ const (
 	ReasonAlreadyReversed Reason = "ALREADY_REVERSED"
 	ReasonNotPosted       Reason = "NOT_POSTED"
 	ReasonNotReversible   Reason = "NOT_REVERSIBLE"
+	// ReasonKeyVoided is a posting under an idempotency key that was voided before any
+	// transaction held it (VoidPending by key).
+	ReasonKeyVoided Reason = "KEY_VOIDED"
 	// ReasonAccountLimitExceeded is a valid posting that the state of an account refuses: it
 	// would take the account's debit or credit total past money.MaxAccountTotalSantim.
 	ReasonAccountLimitExceeded Reason = "ACCOUNT_LIMIT_EXCEEDED"
@@ -71,7 +74,7 @@ func (r Reason) Code() codes.Code {
 	case ReasonIdempotencyConflict, ReasonAccountConflict:
 		return codes.AlreadyExists
 	case ReasonAlreadyPosted, ReasonAlreadyVoided, ReasonAlreadyReversed, ReasonNotPosted, ReasonNotReversible,
-		ReasonAccountLimitExceeded:
+		ReasonKeyVoided, ReasonAccountLimitExceeded:
 		return codes.FailedPrecondition
 	case ReasonSignatureMissing, ReasonSignatureInvalid, ReasonSelfApproved:
 		return codes.PermissionDenied
@@ -123,6 +126,7 @@ var (
 	ErrAlreadyReversed       = &Error{Reason: ReasonAlreadyReversed}
 	ErrNotPosted             = &Error{Reason: ReasonNotPosted}
 	ErrNotReversible         = &Error{Reason: ReasonNotReversible}
+	ErrKeyVoided             = &Error{Reason: ReasonKeyVoided}
 	ErrSignatureMissing      = &Error{Reason: ReasonSignatureMissing}
 	ErrSignatureInvalid      = &Error{Reason: ReasonSignatureInvalid}
 	ErrSelfApproved          = &Error{Reason: ReasonSelfApproved}

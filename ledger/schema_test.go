@@ -32,6 +32,10 @@ func TestRowLevelSecurity(t *testing.T) {
 	e.balance(t, a, "fee-income")
 	e.store.CheckpointEvery = 1
 	e.balance(t, a, "fee-income") // a checkpoint row for A
+	for _, tenant := range []string{a, b} {
+		_, err = e.client.VoidPending(ctx, &ledgerv1.VoidPendingRequest{TenantId: tenant, IdempotencyKey: "never-posted"})
+		require.NoError(t, err, "a voided key row for each")
+	}
 
 	// gRPC: B asks for A's things by id and gets NOT_FOUND, never A's data.
 	_, err = e.client.GetTransaction(ctx, &ledgerv1.GetTransactionRequest{TenantId: b, TransactionId: pa.GetTransaction().GetId()})
@@ -55,7 +59,7 @@ func TestRowLevelSecurity(t *testing.T) {
 	require.Equal(t, int64(500), e.balance(t, a, "fee-income").GetPostedSantim())
 
 	// Raw SQL as the runtime role.
-	tables := []string{"accounts", "transactions", "entries", "balance_checkpoints", "account_totals", "reconcile_drift"}
+	tables := []string{"accounts", "transactions", "entries", "balance_checkpoints", "account_totals", "reconcile_drift", "voided_keys"}
 	for _, tenant := range []string{a, b} {
 		require.NoError(t, db.InTenantTx(ctx, e.db.App, tenant, func(tx pgx.Tx) error {
 			for _, tbl := range tables {
@@ -141,6 +145,12 @@ func TestDatabaseRefuses(t *testing.T) {
 	require.ErrorContains(t, run(owner, `DELETE FROM ledger.transactions WHERE id = $1`, txID), "not allowed")
 	require.True(t, db.IsCode(run(e.db.App, `UPDATE ledger.accounts SET name = 'misc-loss'`), "42501"))
 	require.ErrorContains(t, run(owner, `UPDATE ledger.accounts SET currency = 'USD'`), "append-only")
+	// A voided key stays voided.
+	require.NoError(t, run(e.db.App, `INSERT INTO ledger.voided_keys (tenant_id, idempotency_key) VALUES ($1, 'gone')`, tenant))
+	require.True(t, db.IsCode(run(e.db.App, `DELETE FROM ledger.voided_keys`), "42501"))
+	require.True(t, db.IsCode(run(e.db.App, `UPDATE ledger.voided_keys SET reason = 'x'`), "42501"))
+	require.ErrorContains(t, run(owner, `DELETE FROM ledger.voided_keys`), "append-only")
+	require.ErrorContains(t, run(owner, `TRUNCATE ledger.voided_keys`), "append-only")
 
 	// Only forward status moves, and only the status.
 	require.ErrorContains(t, run(e.db.App, `UPDATE ledger.transactions SET status = 'PENDING' WHERE id = $1`, txID), "not allowed")

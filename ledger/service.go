@@ -161,7 +161,20 @@ func (s *Server) CommitPending(ctx context.Context, r *ledgerv1.CommitPendingReq
 }
 
 func (s *Server) VoidPending(ctx context.Context, r *ledgerv1.VoidPendingRequest) (*ledgerv1.VoidPendingResponse, error) {
-	t, err := s.store.Void(ctx, r.GetTenantId(), r.GetTransactionId(), r.GetReason())
+	var t *Transaction
+	var err error
+	switch {
+	case r.GetTransactionId() != "" && r.GetIdempotencyKey() != "":
+		err = errorf(ReasonInvalidArgument, "set transaction_id or idempotency_key, not both")
+	case r.GetIdempotencyKey() != "":
+		var keyVoided bool
+		t, keyVoided, err = s.store.VoidByKey(ctx, r.GetTenantId(), r.GetIdempotencyKey(), r.GetReason())
+		if keyVoided {
+			return &ledgerv1.VoidPendingResponse{KeyVoided: true}, nil
+		}
+	default:
+		t, err = s.store.Void(ctx, r.GetTenantId(), r.GetTransactionId(), r.GetReason())
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -35,8 +35,8 @@ type pendingItem struct {
 // batch again one posting at a time).
 //
 // Per-posting errors: those of ValidatePosting, ErrAccountNotFound, ErrMixedCurrency,
-// ErrSingleAccount (an id and a name of one account), ErrIdempotencyConflict,
-// ErrInvalidArgument (tenant mismatch).
+// ErrSingleAccount (an id and a name of one account), ErrIdempotencyConflict, ErrKeyVoided
+// (VoidByKey), ErrInvalidArgument (tenant mismatch).
 func (s *Store) PostBatch(ctx context.Context, tenant string, ps []Posting) ([]PostResult, error) {
 	if err := validateTenant(tenant); err != nil {
 		return nil, err
@@ -205,20 +205,29 @@ func (s *Store) PostBatch(ctx context.Context, tenant string, ps []Posting) ([]P
 				seenKeys = append(seenKeys, it.p.IdempotencyKey)
 			}
 		}
+		voided := map[string]bool{}
 		if len(seenKeys) > 0 {
 			// Keys used before (by a committed transaction: the insert waited for any that was
-			// in flight). Key, id and hash of a transaction never change, so reading them after
-			// our commit is as good as inside it.
+			// in flight), or voided (VoidByKey: the insert skipped them). Key, id and hash of a
+			// transaction never change, nor does a voided key, so reading them after our commit
+			// is as good as inside it.
 			err := s.inTx(ctx, tenant, func(b *pgx.Batch) {
-				b.Queue(`SELECT t.idempotency_key, t.id::text, t.request_hash
-					FROM unnest($1::text[]) AS k(key) JOIN ledger.transactions t ON t.idempotency_key = k.key`,
+				b.Queue(`SELECT k.key, t.id::text, t.request_hash
+					FROM unnest($1::text[]) AS k(key) LEFT JOIN ledger.transactions t ON t.idempotency_key = k.key
+					WHERE t.id IS NOT NULL OR EXISTS (SELECT 1 FROM ledger.voided_keys v WHERE v.idempotency_key = k.key)`,
 					seenKeys).Query(func(rows pgx.Rows) error {
 					for rows.Next() {
 						var k string
+						var id *string
 						var p prior
-						if err := rows.Scan(&k, &p.id, &p.hash); err != nil {
+						if err := rows.Scan(&k, &id, &p.hash); err != nil {
 							return err
 						}
+						if id == nil {
+							voided[k] = true
+							continue
+						}
+						p.id = *id
 						priors[k] = p
 					}
 					return rows.Err()
@@ -236,6 +245,8 @@ func (s *Store) PostBatch(ctx context.Context, tenant string, ps []Posting) ([]P
 			// A key used before: the same content is a replay, anything else a conflict.
 			p, ok := priors[it.p.IdempotencyKey]
 			switch {
+			case !ok && voided[it.p.IdempotencyKey]:
+				res[it.idx].Err = errorf(ReasonKeyVoided, "idempotency key %q was voided before any transaction held it", it.p.IdempotencyKey)
 			case !ok:
 				return nil, fmt.Errorf("ledger.post: idempotency key %q neither inserted nor found", it.p.IdempotencyKey)
 			case bytes.Equal(p.hash, it.hash):

@@ -28,6 +28,50 @@ func (s *Store) Void(ctx context.Context, tenant, id, reason string) (*Transacti
 	return s.settle(ctx, tenant, id, Voided, reason)
 }
 
+// VoidByKey voids the PENDING transaction posted under key, as Void does. When no transaction
+// holds the key, it voids the key instead (keyVoided, and no transaction): a posting under it,
+// now or later, is refused with ErrKeyVoided. That is for a caller whose posting never answered:
+// the posting may still be on its way, and once the void has answered it can no longer land.
+// Voiding a voided key again answers the same.
+//
+// Errors: as Void, and ErrMissingIdempotencyKey.
+func (s *Store) VoidByKey(ctx context.Context, tenant, key, reason string) (t *Transaction, keyVoided bool, err error) {
+	if err := validateTenant(tenant); err != nil {
+		return nil, false, err
+	}
+	if err := validateKey(key); err != nil {
+		return nil, false, err
+	}
+	if err := validateReason("reason", reason, false); err != nil {
+		return nil, false, err
+	}
+	// The key's lock first, in a statement of its own, so that the next statement's snapshot
+	// (taken once the lock is held) sees any posting under the key that held it: the posting's
+	// insert takes the lock shared before it checks the voided keys (ledger migration 0010).
+	var id *string
+	err = s.inTx(ctx, tenant, func(b *pgx.Batch) {
+		b.Queue(`SELECT pg_advisory_xact_lock(ledger.key_lock_class(), ledger.key_lock_key($1, $2))`, tenant, key)
+		b.Queue(`
+			WITH held AS (SELECT id FROM ledger.transactions WHERE idempotency_key = $2),
+			voided AS (
+				INSERT INTO ledger.voided_keys (tenant_id, idempotency_key, reason)
+				SELECT $1, $2, $3 WHERE NOT EXISTS (SELECT 1 FROM held)
+				ON CONFLICT (tenant_id, idempotency_key) DO NOTHING
+			)
+			SELECT (SELECT id::text FROM held)`, tenant, key, reason).QueryRow(func(r pgx.Row) error {
+			return r.Scan(&id)
+		})
+	}, nil)
+	if err != nil {
+		return nil, false, storeErr("ledger.void_key", err)
+	}
+	if id == nil {
+		return nil, true, nil
+	}
+	t, err = s.Void(ctx, tenant, *id, reason)
+	return t, false, err
+}
+
 func (s *Store) settle(ctx context.Context, tenant, id string, to Status, reason string) (*Transaction, error) {
 	if err := validateTenant(tenant); err != nil {
 		return nil, err
@@ -98,7 +142,7 @@ func (s *Store) settle(ctx context.Context, tenant, id string, to Status, reason
 //
 // Errors: ErrMissingTenant, ErrMissingIdempotencyKey, ErrInvalidArgument,
 // ErrTransactionNotFound, ErrIdempotencyConflict, ErrAlreadyReversed, ErrNotPosted,
-// ErrNotReversible, ErrAccountLimitExceeded.
+// ErrNotReversible, ErrAccountLimitExceeded, ErrKeyVoided.
 func (s *Store) Reverse(ctx context.Context, tenant, id, reason, key string, lin Lineage) (rev, orig *Transaction, replayed bool, err error) {
 	if err := validateTenant(tenant); err != nil {
 		return nil, nil, false, err
@@ -133,6 +177,11 @@ func (s *Store) Reverse(ctx context.Context, tenant, id, reason, key string, lin
 		replay := func() error {
 			var prevHash []byte
 			err := tx.QueryRow(ctx, `SELECT id::text, request_hash FROM ledger.transactions WHERE idempotency_key = $1`, key).Scan(&revID, &prevHash)
+			if errors.Is(err, pgx.ErrNoRows) {
+				// The insert found no transaction under the key and skipped the row: the key
+				// was voided (VoidByKey).
+				return errorf(ReasonKeyVoided, "idempotency key %q was voided before any transaction held it", key)
+			}
 			if err != nil {
 				return err
 			}

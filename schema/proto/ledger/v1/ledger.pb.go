@@ -66,6 +66,7 @@ const (
 	ErrorReason_NOT_POSTED             ErrorReason = 43 // reversal of a PENDING or VOIDED transaction
 	ErrorReason_NOT_REVERSIBLE         ErrorReason = 44 // reversal of a reversal
 	ErrorReason_ACCOUNT_LIMIT_EXCEEDED ErrorReason = 45 // would take an account's debit or credit total above 1e18 santim
+	ErrorReason_KEY_VOIDED             ErrorReason = 46 // posting under an idempotency key voided before any transaction held it
 	// PermissionDenied
 	ErrorReason_ADJUSTMENT_SIGNATURE_MISSING ErrorReason = 50
 	ErrorReason_ADJUSTMENT_SIGNATURE_INVALID ErrorReason = 51
@@ -105,6 +106,7 @@ var (
 		43: "NOT_POSTED",
 		44: "NOT_REVERSIBLE",
 		45: "ACCOUNT_LIMIT_EXCEEDED",
+		46: "KEY_VOIDED",
 		50: "ADJUSTMENT_SIGNATURE_MISSING",
 		51: "ADJUSTMENT_SIGNATURE_INVALID",
 		52: "ADJUSTMENT_SELF_APPROVED",
@@ -138,6 +140,7 @@ var (
 		"NOT_POSTED":                   43,
 		"NOT_REVERSIBLE":               44,
 		"ACCOUNT_LIMIT_EXCEEDED":       45,
+		"KEY_VOIDED":                   46,
 		"ADJUSTMENT_SIGNATURE_MISSING": 50,
 		"ADJUSTMENT_SIGNATURE_INVALID": 51,
 		"ADJUSTMENT_SELF_APPROVED":     52,
@@ -1781,12 +1784,14 @@ func (x *CommitPendingResponse) GetTransaction() *Transaction {
 }
 
 type VoidPendingRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	TenantId      string                 `protobuf:"bytes,1,opt,name=tenant_id,json=tenantId,proto3" json:"tenant_id,omitempty"`
-	TransactionId string                 `protobuf:"bytes,2,opt,name=transaction_id,json=transactionId,proto3" json:"transaction_id,omitempty"`
-	Reason        string                 `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	TenantId string                 `protobuf:"bytes,1,opt,name=tenant_id,json=tenantId,proto3" json:"tenant_id,omitempty"`
+	// The transaction: transaction_id or idempotency_key (the key it was posted under), not both.
+	TransactionId  string `protobuf:"bytes,2,opt,name=transaction_id,json=transactionId,proto3" json:"transaction_id,omitempty"`
+	Reason         string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	IdempotencyKey string `protobuf:"bytes,4,opt,name=idempotency_key,json=idempotencyKey,proto3" json:"idempotency_key,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *VoidPendingRequest) Reset() {
@@ -1840,9 +1845,18 @@ func (x *VoidPendingRequest) GetReason() string {
 	return ""
 }
 
+func (x *VoidPendingRequest) GetIdempotencyKey() string {
+	if x != nil {
+		return x.IdempotencyKey
+	}
+	return ""
+}
+
 type VoidPendingResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Transaction   *Transaction           `protobuf:"bytes,1,opt,name=transaction,proto3" json:"transaction,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Transaction *Transaction           `protobuf:"bytes,1,opt,name=transaction,proto3" json:"transaction,omitempty"` // absent when key_voided
+	// No transaction held idempotency_key: the key itself is voided, for good.
+	KeyVoided     bool `protobuf:"varint,2,opt,name=key_voided,json=keyVoided,proto3" json:"key_voided,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1882,6 +1896,13 @@ func (x *VoidPendingResponse) GetTransaction() *Transaction {
 		return x.Transaction
 	}
 	return nil
+}
+
+func (x *VoidPendingResponse) GetKeyVoided() bool {
+	if x != nil {
+		return x.KeyVoided
+	}
+	return false
 }
 
 type ReverseRequest struct {
@@ -3535,13 +3556,16 @@ const file_ledger_proto_rawDesc = "" +
 	"\ttenant_id\x18\x01 \x01(\tR\btenantId\x12%\n" +
 	"\x0etransaction_id\x18\x02 \x01(\tR\rtransactionId\"Z\n" +
 	"\x15CommitPendingResponse\x12A\n" +
-	"\vtransaction\x18\x01 \x01(\v2\x1f.wagerail.ledger.v1.TransactionR\vtransaction\"p\n" +
+	"\vtransaction\x18\x01 \x01(\v2\x1f.wagerail.ledger.v1.TransactionR\vtransaction\"\x99\x01\n" +
 	"\x12VoidPendingRequest\x12\x1b\n" +
 	"\ttenant_id\x18\x01 \x01(\tR\btenantId\x12%\n" +
 	"\x0etransaction_id\x18\x02 \x01(\tR\rtransactionId\x12\x16\n" +
-	"\x06reason\x18\x03 \x01(\tR\x06reason\"X\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\x12'\n" +
+	"\x0fidempotency_key\x18\x04 \x01(\tR\x0eidempotencyKey\"w\n" +
 	"\x13VoidPendingResponse\x12A\n" +
-	"\vtransaction\x18\x01 \x01(\v2\x1f.wagerail.ledger.v1.TransactionR\vtransaction\"\xcc\x01\n" +
+	"\vtransaction\x18\x01 \x01(\v2\x1f.wagerail.ledger.v1.TransactionR\vtransaction\x12\x1d\n" +
+	"\n" +
+	"key_voided\x18\x02 \x01(\bR\tkeyVoided\"\xcc\x01\n" +
 	"\x0eReverseRequest\x12\x1b\n" +
 	"\ttenant_id\x18\x01 \x01(\tR\btenantId\x12%\n" +
 	"\x0etransaction_id\x18\x02 \x01(\tR\rtransactionId\x12\x16\n" +
@@ -3670,7 +3694,7 @@ const file_ledger_proto_rawDesc = "" +
 	"\x13checkpoints_checked\x18\x01 \x01(\x03R\x12checkpointsChecked\x12F\n" +
 	"\n" +
 	"mismatches\x18\x02 \x03(\v2&.wagerail.ledger.v1.CheckpointMismatchR\n" +
-	"mismatches*\xd4\x05\n" +
+	"mismatches*\xe4\x05\n" +
 	"\vErrorReason\x12\x1c\n" +
 	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10INVALID_ARGUMENT\x10\x01\x12\x12\n" +
@@ -3698,7 +3722,9 @@ const file_ledger_proto_rawDesc = "" +
 	"\n" +
 	"NOT_POSTED\x10+\x12\x12\n" +
 	"\x0eNOT_REVERSIBLE\x10,\x12\x1a\n" +
-	"\x16ACCOUNT_LIMIT_EXCEEDED\x10-\x12 \n" +
+	"\x16ACCOUNT_LIMIT_EXCEEDED\x10-\x12\x0e\n" +
+	"\n" +
+	"KEY_VOIDED\x10.\x12 \n" +
 	"\x1cADJUSTMENT_SIGNATURE_MISSING\x102\x12 \n" +
 	"\x1cADJUSTMENT_SIGNATURE_INVALID\x103\x12\x1c\n" +
 	"\x18ADJUSTMENT_SELF_APPROVED\x104\x12\x0f\n" +

@@ -68,7 +68,9 @@ type LedgerServiceClient interface {
 	// committing a voided one is ALREADY_VOIDED (both FailedPrecondition).
 	CommitPending(ctx context.Context, in *CommitPendingRequest, opts ...grpc.CallOption) (*CommitPendingResponse, error)
 	// VoidPending moves a PENDING transaction to VOIDED, releasing its hold. Voiding twice is
-	// ALREADY_VOIDED, voiding a posted one ALREADY_POSTED (both FailedPrecondition).
+	// ALREADY_VOIDED, voiding a posted one ALREADY_POSTED (both FailedPrecondition). Named by its
+	// idempotency key, a transaction not (yet) written is voided all the same: the key is voided
+	// (key_voided), and a posting under it, one still on its way included, is refused KEY_VOIDED.
 	VoidPending(ctx context.Context, in *VoidPendingRequest, opts ...grpc.CallOption) (*VoidPendingResponse, error)
 	// Reverse posts the mirror of a POSTED transaction and marks it REVERSED. A transaction is
 	// reversed at most once: a second reversal under another idempotency key is ALREADY_REVERSED.
@@ -276,7 +278,9 @@ type LedgerServiceServer interface {
 	// committing a voided one is ALREADY_VOIDED (both FailedPrecondition).
 	CommitPending(context.Context, *CommitPendingRequest) (*CommitPendingResponse, error)
 	// VoidPending moves a PENDING transaction to VOIDED, releasing its hold. Voiding twice is
-	// ALREADY_VOIDED, voiding a posted one ALREADY_POSTED (both FailedPrecondition).
+	// ALREADY_VOIDED, voiding a posted one ALREADY_POSTED (both FailedPrecondition). Named by its
+	// idempotency key, a transaction not (yet) written is voided all the same: the key is voided
+	// (key_voided), and a posting under it, one still on its way included, is refused KEY_VOIDED.
 	VoidPending(context.Context, *VoidPendingRequest) (*VoidPendingResponse, error)
 	// Reverse posts the mirror of a POSTED transaction and marks it REVERSED. A transaction is
 	// reversed at most once: a second reversal under another idempotency key is ALREADY_REVERSED.
