@@ -61,9 +61,9 @@ type LoanDisburseStep struct {
 
 // LoadPlan reads what paying the loan out needs. Its refusals (LOAN_NOT_FOUND, LOAN_INVALID_STATE,
 // LOAN_FUNDING_ACCOUNT_NOT_SET, LOAN_EMPLOYEE_NOT_ACTIVE, LOAN_PAYOUT_ACCOUNT_CHANGED,
-// LOAN_FI_NOT_AVAILABLE) are non-retryable. A loan this run already concluded
-// (lending.DisbursementConcludedBy, asked first: a loan it failed is APPROVED again and would plan
-// again) is answered as the plan's Concluded, and nothing else.
+// LOAN_FI_NOT_AVAILABLE, LOAN_PRODUCT_NOT_OPTED_IN) are non-retryable. A loan this run already
+// concluded (lending.DisbursementConcludedBy, asked first: a loan it failed is APPROVED again and
+// would plan again) is answered as the plan's Concluded, and nothing else.
 func (a *LoanDisburse) LoadPlan(ctx context.Context, in LoanDisburseStep) (lending.DisbursePlan, error) {
 	var p lending.DisbursePlan
 	err := a.inTx(ctx, in, func(ctx context.Context, tx pgx.Tx) error {
@@ -82,7 +82,8 @@ func (a *LoanDisburse) LoadPlan(ctx context.Context, in LoanDisburseStep) (lendi
 }
 
 // Claim moves the loan APPROVED → DISBURSING for this run with its pending ledger transaction
-// (audit DisburseLoan); a second call by the same run is a no-op.
+// (audit DisburseLoan); a second call by the same run is a no-op. LOAN_PRODUCT_NOT_OPTED_IN (the
+// opt-in withdrawn since the plan) is non-retryable, as its other refusals.
 func (a *LoanDisburse) Claim(ctx context.Context, in LoanDisburseStep) (lending.Disbursement, error) {
 	var d lending.Disbursement
 	err := a.inTx(ctx, in, func(ctx context.Context, tx pgx.Tx) (err error) {

@@ -372,6 +372,8 @@ func TestDocumentNamesRulesNoSchemaStates(t *testing.T) {
 		{"/api/employees/bulk-import", http.MethodPost, "400", "each column appears at most once"},
 		{"/api/employees/{id}", http.MethodPut, "400", "checked against the stored hireDate"},
 		{"/api/uploads", http.MethodPost, "415", "a charset parameter is allowed on"},
+		{"/api/fi/loans/{id}/approve", http.MethodPost, "422", "has withdrawn its opt-in to the loan's product"},
+		{"/api/loans/{id}/disburse", http.MethodPost, "422", "has withdrawn its opt-in to the loan's"},
 	} {
 		op := doc.Paths.Find(r.path).GetOperation(r.method)
 		require.NotNil(t, op, "%s %s", r.method, r.path)

@@ -276,6 +276,14 @@ func TestLoanDisburseRefusals(t *testing.T) {
 			s.afterApproval = func(t *testing.T) { s.setFIStatus(t, "SUSPENDED") }
 		}, fix: func(t *testing.T, s *disburseStack, l loanJSON) loanJSON { s.setFIStatus(t, "ACTIVE"); return l },
 			status: http.StatusConflict, code: "LOAN_FI_NOT_AVAILABLE"},
+		{name: "opt-in withdrawn since the approval", setup: func(t *testing.T, s *disburseStack) {
+			s.approveKyc(t)
+			s.afterApproval = func(t *testing.T) { withdrawOptIn(t, s.owner, s.product.ID) }
+		}, fix: func(t *testing.T, s *disburseStack, l loanJSON) loanJSON {
+			rec := s.owner.call(http.MethodPost, "/api/lending/product-opt-ins", map[string]any{"productId": s.product.ID})
+			require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
+			return l
+		}, status: http.StatusUnprocessableEntity, code: "LOAN_PRODUCT_NOT_OPTED_IN"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

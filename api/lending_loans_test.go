@@ -242,6 +242,50 @@ func TestLoanDecisionsAPI(t *testing.T) {
 	requireStatus(t, me.call(http.MethodGet, "/api/me/loans/"+d.ID, nil), http.StatusNotFound, "LOAN_NOT_FOUND")
 }
 
+// withdrawOptIn withdraws client's ACTIVE opt-in to productID through the business's route.
+func withdrawOptIn(t *testing.T, client *apiClient, productID string) {
+	t.Helper()
+	rec := client.call(http.MethodGet, "/api/lending/product-opt-ins?status=ACTIVE&productId="+productID, nil)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	ins := decode[optInListJSON](t, rec).Items
+	require.Len(t, ins, 1)
+	rec = client.call(http.MethodDelete, "/api/lending/product-opt-ins/"+ins[0].ID, nil)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.Equal(t, "WITHDRAWN", decode[optInJSON](t, rec).Status)
+}
+
+// TestLoanApprovalAfterOptInWithdrawn: a loan requested while the business offered the product
+// is not approved by the FI once the business has withdrawn its opt-in (422
+// LOAN_PRODUCT_NOT_OPTED_IN, audited DENIED in the FI; the loan stays REQUESTED, no
+// loan.approved.v1); the FI can still reject it, and approves it once the business opts in again.
+func TestLoanApprovalAfterOptInWithdrawn(t *testing.T) {
+	t.Parallel()
+	w := newLoanAPIWorld(t)
+	a := w.originate(t, w.employee, 200_000, 6)
+	b := w.originate(t, w.employee, 200_000, 6)
+	withdrawOptIn(t, w.biz, w.product.ID)
+
+	requireStatus(t, w.fi.call(http.MethodPost, "/api/fi/loans/"+a.ID+"/approve", nil), http.StatusUnprocessableEntity, "LOAN_PRODUCT_NOT_OPTED_IN")
+	rec := w.fi.call(http.MethodGet, "/api/fi/loans/"+a.ID, nil)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	got := decode[loanJSON](t, rec)
+	require.Equal(t, "REQUESTED", got.Status)
+	require.Nil(t, got.DecidedBy)
+	require.Equal(t, 1, w.tenantCount(w.fiID, `SELECT count(*) FROM app.audit_log WHERE action = 'ApproveLoan' AND outcome = 'DENIED'
+		AND details->>'code' = 'LOAN_PRODUCT_NOT_OPTED_IN'`))
+	require.Zero(t, w.tenantCount(w.fiID, `SELECT count(*) FROM app.audit_log WHERE action = 'ApproveLoan' AND outcome = 'SUCCESS'`))
+	require.Zero(t, w.tenantCount(w.fiID, `SELECT count(*) FROM app.outbox WHERE type = 'loan.approved.v1'`))
+
+	rec = w.fi.call(http.MethodPost, "/api/fi/loans/"+b.ID+"/reject", map[string]any{"reason": "no longer offered"})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+
+	rec = w.biz.call(http.MethodPost, "/api/lending/product-opt-ins", map[string]any{"productId": w.product.ID})
+	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
+	rec = w.fi.call(http.MethodPost, "/api/fi/loans/"+a.ID+"/approve", nil)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.Equal(t, "APPROVED", decode[loanJSON](t, rec).Status)
+}
+
 // TestLoanConcurrentOriginationsAPI: 20 originations for one borrower at once (different keys)
 // never exceed affordability together: as many loans are made as one after the other for a twin
 // employee, and the instalments due fit the pay.

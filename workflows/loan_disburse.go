@@ -99,7 +99,7 @@ var loanGates = gateTable{
 // loanRecordRefusals are the record steps' refusals that end the saga as refused (nothing moved).
 var loanRecordRefusals = map[string]bool{lending.CodeLoanNotFound: true, lending.CodeLoanInvalidState: true,
 	lending.CodeFundingAccountNotSet: true, lending.CodeEmployeeNotActive: true, lending.CodePayoutAccountChanged: true,
-	lending.CodeFINotAvailable: true}
+	lending.CodeFINotAvailable: true, lending.CodeNotOptedIn: true}
 
 // loanDisburse is one run's state: the input and the payout saga's (payout_saga.go).
 type loanDisburse struct {

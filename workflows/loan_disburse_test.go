@@ -199,7 +199,8 @@ func TestLoanDisburseGateUnavailableFailsClosed(t *testing.T) {
 }
 
 func TestLoanDisbursePlanRefusals(t *testing.T) {
-	for _, code := range []string{lending.CodeLoanNotFound, lending.CodeLoanInvalidState, lending.CodeFundingAccountNotSet} {
+	for _, code := range []string{lending.CodeLoanNotFound, lending.CodeLoanInvalidState, lending.CodeFundingAccountNotSet,
+		lending.CodeNotOptedIn} {
 		t.Run(code, func(t *testing.T) {
 			h := newLoanHarness(t)
 			h.on(activities.LoanDisburseLoadPlanActivity, loanStep).Return(lending.DisbursePlan{}, temporal.NewNonRetryableApplicationError("no", code, nil)).Once()
@@ -212,26 +213,31 @@ func TestLoanDisbursePlanRefusals(t *testing.T) {
 }
 
 // A claim refused after the posting (the loan was cancelled, or another key's saga claimed it,
-// meanwhile) voids the posting: nothing moved, LOAN_INVALID_STATE.
+// meanwhile: LOAN_INVALID_STATE; the business withdrew its opt-in to the loan's product since the
+// plan: LOAN_PRODUCT_NOT_OPTED_IN) voids the posting: nothing moved, the saga refused.
 func TestLoanDisburseRefusedClaimVoids(t *testing.T) {
-	h := newLoanHarness(t)
-	h.on(activities.LoanDisburseLoadPlanActivity, loanStep).Return(loanPlan, nil).Once()
-	for _, g := range []string{activities.KycGateActivity, activities.SanctionsGateActivity, activities.AccountGateActivity} {
-		h.on(g, loanGate).Return(nil).Once()
+	for _, code := range []string{lending.CodeLoanInvalidState, lending.CodeNotOptedIn} {
+		t.Run(code, func(t *testing.T) {
+			h := newLoanHarness(t)
+			h.on(activities.LoanDisburseLoadPlanActivity, loanStep).Return(loanPlan, nil).Once()
+			for _, g := range []string{activities.KycGateActivity, activities.SanctionsGateActivity, activities.AccountGateActivity} {
+				h.on(g, loanGate).Return(nil).Once()
+			}
+			h.on(activities.LedgerPostPendingActivity, loanLedger).Return(activities.LedgerPostResult{TxID: "ltx-9", Status: "PENDING"}, nil).Once()
+			claim := loanStep
+			claim.LedgerTxID = "ltx-9"
+			h.on(activities.LoanDisburseClaimActivity, claim).Return(lending.Disbursement{},
+				temporal.NewNonRetryableApplicationError("refused", code, nil)).Once()
+			void := loanSettle
+			void.Reason = code
+			h.on(activities.LedgerVoidActivity, void).Return(nil).Once()
+			res := h.run(t, loanIn)
+			require.Equal(t, "REFUSED", res.Status)
+			h.requireRefused(t, code)
+			require.Equal(t, []string{activities.LoanDisburseLoadPlanActivity, activities.KycGateActivity, activities.SanctionsGateActivity,
+				activities.AccountGateActivity, activities.LedgerPostPendingActivity, activities.LoanDisburseClaimActivity, activities.LedgerVoidActivity}, h.activityCalls())
+		})
 	}
-	h.on(activities.LedgerPostPendingActivity, loanLedger).Return(activities.LedgerPostResult{TxID: "ltx-9", Status: "PENDING"}, nil).Once()
-	claim := loanStep
-	claim.LedgerTxID = "ltx-9"
-	h.on(activities.LoanDisburseClaimActivity, claim).Return(lending.Disbursement{},
-		temporal.NewNonRetryableApplicationError("cancelled", lending.CodeLoanInvalidState, nil)).Once()
-	void := loanSettle
-	void.Reason = lending.CodeLoanInvalidState
-	h.on(activities.LedgerVoidActivity, void).Return(nil).Once()
-	res := h.run(t, loanIn)
-	require.Equal(t, "REFUSED", res.Status)
-	h.requireRefused(t, lending.CodeLoanInvalidState)
-	require.Equal(t, []string{activities.LoanDisburseLoadPlanActivity, activities.KycGateActivity, activities.SanctionsGateActivity,
-		activities.AccountGateActivity, activities.LedgerPostPendingActivity, activities.LoanDisburseClaimActivity, activities.LedgerVoidActivity}, h.activityCalls())
 }
 
 // A FAILED settlement voids the posting and returns the loan to APPROVED with the bank's code.

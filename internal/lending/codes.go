@@ -78,6 +78,10 @@ var refusals = refusal.Table{
 	CodeLoanInvalidState:     {Status: http.StatusConflict, Message: "the loan's state does not allow this"},
 	CodeFundingAccountNotSet: {Status: http.StatusConflict, Message: "the loan's financial institution has not set its funding account (PUT /api/lending/fi-accounts)"},
 	CodeFINotAvailable:       {Status: http.StatusConflict, Message: "the financial institution takes no new loans: its verification is not complete or it is suspended"},
+	// The FI's approval and the disbursement: the business withdrew its opt-in to the loan's
+	// product since the loan was requested (optins.go, loanProductOffered); the quote's and the
+	// origination's refusal of the same code is errNotOptedIn.
+	CodeNotOptedIn: {Status: http.StatusUnprocessableEntity, Message: "the business no longer offers the loan's product: it has withdrawn its opt-in (it may opt in again: POST /api/lending/product-opt-ins)"},
 	// The disbursement's plan: the borrower's employment ended since the approval.
 	CodeEmployeeNotActive: {Status: http.StatusConflict, Message: "only an ACTIVE employee is paid a loan"},
 

@@ -165,7 +165,8 @@ func lockDisbursement(ctx context.Context, tx db.Writer, id string) (Disbursemen
 // under workflowID: a retried or continued run of the saga that holds it); ErrFundingNotSet;
 // LOAN_EMPLOYEE_NOT_ACTIVE; LOAN_PAYOUT_ACCOUNT_CHANGED (the employee's account is no longer
 // the loan's: not claimed yet, the approval does not cover the new one); LOAN_FI_NOT_AVAILABLE
-// (not claimed yet, and the FI is out of good standing).
+// (not claimed yet, and the FI is out of good standing); LOAN_PRODUCT_NOT_OPTED_IN (not claimed
+// yet, and the business has withdrawn its opt-in to the loan's product since).
 func LoadDisbursePlan(ctx context.Context, tx db.Querier, id, workflowID string) (DisbursePlan, error) {
 	d, err := GetDisbursement(ctx, tx, id)
 	if err != nil {
@@ -210,6 +211,10 @@ func LoadDisbursePlan(ctx context.Context, tx db.Querier, id, workflowID string)
 		if err := fiAvailable(ctx, tx, d.FIID); err != nil {
 			return DisbursePlan{}, err
 		}
+		// Nor one of a product the business no longer offers (the claim asks again, locked).
+		if err := offered(ctx, tx, d.TenantID, d.LoanID, false); err != nil {
+			return DisbursePlan{}, err
+		}
 	}
 	return DisbursePlan{TenantID: d.TenantID, LoanID: d.LoanID, BorrowerID: d.BorrowerID, FIID: d.FIID, PrincipalSantim: d.PrincipalSantim,
 		Funding: funding, Destination: to, Status: d.Status, WorkflowID: d.WorkflowID}, nil
@@ -248,7 +253,10 @@ var ErrEmployeeNotFound = &payroll.Refusal{Code: CodeLoanInvalidState, Status: h
 // ClaimDisbursement moves the loan APPROVED → DISBURSING for workflowID with its pending ledger
 // transaction recorded, in one update under the row's lock (audit DisburseLoan, event
 // loan.disbursing.v1). A second call by the same run with the same transaction is a no-op; any
-// other state, run or transaction is LOAN_INVALID_STATE.
+// other state, run or transaction is LOAN_INVALID_STATE. A business that withdrew its opt-in to
+// the loan's product since the plan was read is 422 LOAN_PRODUCT_NOT_OPTED_IN: the opt-in is
+// locked FOR SHARE with the claim, so a withdrawal either comes before it (and is seen) or waits
+// for it (and finds the loan being paid out).
 func ClaimDisbursement(ctx context.Context, tx db.Writer, id, workflowID, ledgerTxID string, now time.Time) (Disbursement, error) {
 	switch {
 	case workflowID == "":
@@ -267,6 +275,9 @@ func ClaimDisbursement(ctx context.Context, tx db.Writer, id, workflowID, ledger
 		return cur, errNotClaimed(cur.Status)
 	}
 	if _, err := LoanMachine.Next("disbursing", cur.Status); err != nil {
+		return cur, err
+	}
+	if err := offered(ctx, tx, cur.TenantID, id, true); err != nil {
 		return cur, err
 	}
 	d, err := scanDisbursement(tx.QueryRow(ctx, `UPDATE app.loans SET status = 'DISBURSING', disburse_workflow_id = $3,

@@ -393,3 +393,46 @@ func TestDisbursementByWorkflowReadsThroughItsIndex(t *testing.T) {
 	}))
 	require.Contains(t, plan.String(), "loans_disburse_workflow", "the claim is not read through its index:\n%s", plan.String())
 }
+
+// TestDisbursementNeedsTheOptIn: an APPROVED loan whose business withdrew its opt-in to the
+// loan's product since is not paid out: the plan refuses it (422 LOAN_PRODUCT_NOT_OPTED_IN), and
+// so does the claim of a run that planned before the withdrawal (nothing written: the loan stays
+// APPROVED and unclaimed, no audit row, no event). Opted in again, it is claimed.
+func TestDisbursementNeedsTheOptIn(t *testing.T) {
+	t.Parallel()
+	w := newLoanWorld(t)
+	_, err := value(t, w.fi, func(ctx context.Context, tx db.BunTx) (lending.FIAccounts, error) {
+		return lending.PutFIAccounts(ctx, tx, lending.Account{Partner: "sandbox", AccountNumber: "3000000000001"},
+			lending.Account{Partner: "sandbox", AccountNumber: "3000000000002"}, t0)
+	})
+	require.NoError(t, err)
+	l := w.approved(t)
+	claim := func() (lending.Disbursement, error) {
+		return disbursement(t, w.biz, func(ctx context.Context, tx db.BunTx) (lending.Disbursement, error) {
+			return lending.ClaimDisbursement(ctx, tx, l.ID, "wf-a", "tx-1", t0)
+		})
+	}
+	_, err = loadPlan(w.biz, l.ID, "wf-a") // planned while the product was offered
+	require.NoError(t, err)
+
+	w.withdrawOptIn(t, w.biz)
+	_, err = loadPlan(w.biz, l.ID, "wf-a")
+	requireRefusal(t, err, http.StatusUnprocessableEntity, lending.CodeNotOptedIn)
+	_, err = claim()
+	requireRefusal(t, err, http.StatusUnprocessableEntity, lending.CodeNotOptedIn)
+	require.Equal(t, 1, w.biz.Count(t, `SELECT count(*) FROM app.loans WHERE id = $1 AND status = 'APPROVED'
+		AND disburse_workflow_id IS NULL AND disburse_ledger_tx_id IS NULL`, l.ID))
+	require.Zero(t, audits(t, w.biz, lending.ActionDisburseLoan))
+	require.Zero(t, events(t, w.biz, lending.EventLoanDisbursing))
+	// The code is the table's: the saga ends refused, and the API answers it.
+	r, ok := lending.RefusalOf(lending.CodeOf(err))
+	require.True(t, ok)
+	require.Equal(t, http.StatusUnprocessableEntity, r.Status)
+
+	w.optInAgain(t, w.biz)
+	_, err = loadPlan(w.biz, l.ID, "wf-a")
+	require.NoError(t, err)
+	d, err := claim()
+	require.NoError(t, err)
+	require.Equal(t, lending.LoanDisbursing, d.Status)
+}

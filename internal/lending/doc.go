@@ -15,8 +15,10 @@
 // organization may read the ACTIVE products of every FI, and the products it has opted in to
 // (the database's "offered" policy; the queries here state the same rule, so a platform admin's
 // transaction, which sees every row, answers alike). A business's opt-in is the business's row;
-// only a product it has opted in to is quoted (and later originated) for its employees. Another
-// FI's product, another business's opt-in, a product neither on offer nor opted in to: not found.
+// only a product it has an ACTIVE opt-in to is quoted, originated, approved and paid out for its
+// employees (a withdrawal stops the loans not yet paid out at the FI's approval and at the
+// disbursement; an opt-in made again lets them go on). Another FI's product, another business's
+// opt-in, a product neither on offer nor opted in to: not found.
 //
 // # Affordability
 //

@@ -313,7 +313,9 @@ func CheckReason(name, v string) error {
 }
 
 // ApproveLoan approves a REQUESTED loan the context's FI funds (audited ApproveLoan, event
-// loan.approved.v1). Errors: ErrLoanNotFound, 409 LOAN_INVALID_STATE.
+// loan.approved.v1) while its business still offers the product (an ACTIVE opt-in to it). Errors:
+// ErrLoanNotFound, 409 LOAN_INVALID_STATE, 422 LOAN_PRODUCT_NOT_OPTED_IN (the business withdrew
+// its opt-in since the loan was requested; a rejection or a cancellation needs none).
 func ApproveLoan(ctx context.Context, tx db.BunTx, id string, now time.Time) (Loan, error) {
 	return decide(ctx, tx, Lender, id, "approved", "", now)
 }
@@ -347,6 +349,13 @@ func decide(ctx context.Context, tx db.BunTx, p Party, id, action, reason string
 	to, err := LoanMachine.Next(action, l.Status)
 	if err != nil {
 		return Loan{}, err
+	}
+	if action == "approved" {
+		// Read without a lock (the FI may not take one on the business's row): a withdrawal
+		// that commits beside this approval is caught by the disbursement's claim, which locks.
+		if err := offered(ctx, tx, l.TenantID, l.ID, false); err != nil {
+			return Loan{}, err
+		}
 	}
 	who := actor(ctx)
 	l.Status, l.DecidedBy, l.DecidedAt, l.UpdatedAt = to, &who, &now, now

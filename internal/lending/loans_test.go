@@ -316,3 +316,67 @@ func TestConcurrentOriginationsWithinAffordability(t *testing.T) {
 	t.Logf("20 concurrent originations of %d santim over %d months: %d made (serially %d); instalments due 2026-12 %d santim of a limit of %d (binding %s)",
 		amount, months, made, serial, p.LoanInstalmentsSantim, a.LimitSantim, a.Binding)
 }
+
+// withdrawOptIn withdraws o's ACTIVE opt-in to the world's product.
+func (w *loanWorld) withdrawOptIn(t *testing.T, o *payrolltest.Org) {
+	t.Helper()
+	ins, err := value(t, o, func(ctx context.Context, tx db.BunTx) ([]lending.OptIn, error) {
+		return lending.ListOptIns(ctx, tx, lending.OptInFilter{Status: lending.OptInActive, ProductID: w.product.ID})
+	})
+	require.NoError(t, err)
+	require.Len(t, ins, 1)
+	_, err = value(t, o, func(ctx context.Context, tx db.BunTx) (lending.OptIn, error) {
+		return lending.WithdrawOptIn(ctx, tx, ins[0].ID, t0)
+	})
+	require.NoError(t, err)
+}
+
+// optInAgain opts o in to the world's product again (a new opt-in).
+func (w *loanWorld) optInAgain(t *testing.T, o *payrolltest.Org) {
+	t.Helper()
+	_, err := value(t, o, func(ctx context.Context, tx db.BunTx) (lending.OptIn, error) {
+		return lending.OptInToProduct(ctx, tx, w.product.ID, t0)
+	})
+	require.NoError(t, err)
+}
+
+// TestApprovalNeedsTheOptIn: a loan requested while the business offered the product, whose
+// opt-in the business withdrew before the FI decided, is not approved (422
+// LOAN_PRODUCT_NOT_OPTED_IN, nothing written: the loan stays REQUESTED, no audit row, no event);
+// the FI can still reject it, and approves it once the business opts in again.
+func TestApprovalNeedsTheOptIn(t *testing.T) {
+	t.Parallel()
+	w := newLoanWorld(t)
+	a, err := w.originate(t, w.biz, w.emp, 200_000, 6)
+	require.NoError(t, err)
+	b, err := w.originate(t, w.biz, w.emp, 200_000, 6)
+	require.NoError(t, err)
+	approve := func(id string) (lending.Loan, error) {
+		return value(t, w.fi, func(ctx context.Context, tx db.BunTx) (lending.Loan, error) {
+			return lending.ApproveLoan(ctx, tx, id, t0)
+		})
+	}
+
+	w.withdrawOptIn(t, w.biz)
+	_, err = approve(a.ID)
+	requireRefusal(t, err, http.StatusUnprocessableEntity, lending.CodeNotOptedIn)
+	require.Equal(t, 2, w.biz.Count(t, `SELECT count(*) FROM app.loans WHERE status = 'REQUESTED' AND decided_at IS NULL`))
+	require.Zero(t, audits(t, w.fi, "ApproveLoan"))
+	require.Zero(t, events(t, w.fi, "loan.approved.v1"))
+	// Another business's opt-in to the same product does not stand in for this one's.
+	require.Equal(t, 1, w.otherBiz.Count(t, `SELECT count(*) FROM app.loan_product_opt_ins WHERE status = 'ACTIVE'`))
+
+	// A rejection needs no opt-in.
+	_, err = value(t, w.fi, func(ctx context.Context, tx db.BunTx) (lending.Loan, error) {
+		return lending.RejectLoan(ctx, tx, b.ID, "no longer offered", t0)
+	})
+	require.NoError(t, err)
+
+	// Opted in again: the product is offered again, and the loan is approved.
+	w.optInAgain(t, w.biz)
+	got, err := approve(a.ID)
+	require.NoError(t, err)
+	require.Equal(t, lending.LoanApproved, got.Status)
+	require.Equal(t, 1, audits(t, w.fi, "ApproveLoan"))
+	require.Equal(t, 1, events(t, w.fi, "loan.approved.v1"))
+}

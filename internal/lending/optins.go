@@ -16,7 +16,8 @@ import (
 )
 
 // An opt-in is a business's choice to offer an FI's product to its employees: only a product the
-// business has an ACTIVE opt-in to is quoted (and later originated) for them. Lifecycle: ACTIVE →
+// business has an ACTIVE opt-in to is quoted, originated, approved by the FI and paid out for
+// them (loanProductOffered). Lifecycle: ACTIVE →
 // WITHDRAWN (withdraw, final; opting in again makes a new opt-in). One ACTIVE opt-in per business
 // and product (the database's unique index).
 
@@ -177,6 +178,43 @@ func activeOptIn(ctx context.Context, tx db.BunTx, productID string) (bool, erro
 		return false, nil
 	}
 	return err == nil, err
+}
+
+// loanProductOffered reports whether loan id's business still offers the loan's product: the
+// business has an ACTIVE opt-in to it. A withdrawn opt-in ends the offer for loans not yet paid
+// out too (a loan requested before the withdrawal must not be approved or paid out after it), so
+// the FI's approval and the disbursement's plan and claim ask it again; an opt-in made again
+// offers the product again. share locks the opt-in FOR SHARE for the rest of
+// tx, so a withdrawal (which locks it FOR UPDATE) waits for tx, or tx sees it withdrawn: only the
+// business's own transaction may take that lock (the FI reads the business's opt-ins through the
+// fi_reads_opt_ins policy, and a row lock needs the update policy too, which the FI does not
+// pass), so the FI's approval reads without it; the claim that pays the loan out locks.
+func loanProductOffered(ctx context.Context, tx db.Writer, business, loanID string, share bool) (bool, error) {
+	lock := ""
+	if share {
+		lock = " FOR SHARE OF o"
+	}
+	var n int
+	err := tx.QueryRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM app.loan_product_opt_ins o
+			JOIN app.loans l ON l.tenant_id = o.tenant_id AND l.product_id = o.product_id AND l.fi_id = o.fi_id
+		WHERE l.tenant_id = $1 AND l.id = $2 AND o.status = 'ACTIVE'`+lock+`) active`, business, loanID).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("lending: the loan's opt-in: %w", err)
+	}
+	return n > 0, nil
+}
+
+// offered refuses (422 LOAN_PRODUCT_NOT_OPTED_IN) loan id of business unless its product is still
+// offered (loanProductOffered).
+func offered(ctx context.Context, tx db.Writer, business, loanID string, share bool) error {
+	ok, err := loanProductOffered(ctx, tx, business, loanID, share)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return RefusalError(CodeNotOptedIn)
+	}
+	return nil
 }
 
 func optInEvent(o OptIn) map[string]any {
