@@ -279,7 +279,7 @@ func TestMigrationsUpDownUp(t *testing.T) {
 		require.NoError(t, conn.QueryRow(ctx, `SELECT count(*) FROM pg_tables WHERE schemaname = 'ledger'`).Scan(&n))
 		return n
 	}
-	require.Equal(t, 7, tables())
+	require.Equal(t, 8, tables())
 	versions, err := schema.Versions(d.OwnerDSN)
 	require.NoError(t, err)
 	var ledgerVersion uint
@@ -292,7 +292,7 @@ func TestMigrationsUpDownUp(t *testing.T) {
 	require.NoError(t, schema.Down(d.OwnerDSN, int(ledgerVersion), "ledger"))
 	require.Equal(t, 0, tables())
 	require.NoError(t, schema.Up(d.OwnerDSN))
-	require.Equal(t, 7, tables())
+	require.Equal(t, 8, tables())
 
 	// The schema works after the round trip.
 	pool, err := db.Open(ctx, d.AppDSN, 4)
