@@ -373,6 +373,7 @@ func TestDocumentNamesRulesNoSchemaStates(t *testing.T) {
 		{"/api/employees/{id}", http.MethodPut, "400", "checked against the stored hireDate"},
 		{"/api/uploads", http.MethodPost, "415", "a charset parameter is allowed on"},
 		{"/api/fi/loans/{id}/approve", http.MethodPost, "422", "has withdrawn its opt-in to the loan's product"},
+		{"/api/fi/loans/{id}/approve", http.MethodPost, "409", "LOAN_FI_NOT_AVAILABLE (the financial institution is not in good standing"},
 		{"/api/loans/{id}/disburse", http.MethodPost, "422", "has withdrawn its opt-in to the loan's"},
 	} {
 		op := doc.Paths.Find(r.path).GetOperation(r.method)

@@ -286,6 +286,54 @@ func TestLoanApprovalAfterOptInWithdrawn(t *testing.T) {
 	require.Equal(t, "APPROVED", decode[loanJSON](t, rec).Status)
 }
 
+// TestLoanApprovalByAnFIOutOfGoodStanding: an FI out of good standing does not approve a loan
+// requested while it was in it. Its KYB review rejected, the approval is 409
+// LOAN_FI_NOT_AVAILABLE (audited DENIED in the FI; the loan stays REQUESTED, no loan.approved.v1)
+// while it still rejects and cancels; suspended, it can only read (403 ORGANIZATION_SUSPENDED).
+// Verified and active again, it approves the loan.
+func TestLoanApprovalByAnFIOutOfGoodStanding(t *testing.T) {
+	t.Parallel()
+	w := newLoanAPIWorld(t)
+	platform := w.platformAdmin("platform@approval-standing.test")
+	a := w.originate(t, w.employee, 200_000, 6)
+	b := w.originate(t, w.employee, 200_000, 6)
+	c := w.originate(t, w.employee, 200_000, 6)
+	stillRequested := func() {
+		t.Helper()
+		rec := w.fi.call(http.MethodGet, "/api/fi/loans/"+a.ID, nil)
+		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+		got := decode[loanJSON](t, rec)
+		require.Equal(t, "REQUESTED", got.Status)
+		require.Nil(t, got.DecidedBy)
+		require.Zero(t, w.tenantCount(w.fiID, `SELECT count(*) FROM app.audit_log WHERE action = 'ApproveLoan' AND outcome = 'SUCCESS'`))
+		require.Zero(t, w.tenantCount(w.fiID, `SELECT count(*) FROM app.outbox WHERE type = 'loan.approved.v1'`))
+	}
+
+	rec := platform.call(http.MethodPut, "/api/financial-institutions/"+w.fiID+"/verify-kyc", map[string]any{"status": "REJECTED", "note": "licence expired"})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	requireStatus(t, w.fi.call(http.MethodPost, "/api/fi/loans/"+a.ID+"/approve", nil), http.StatusConflict, "LOAN_FI_NOT_AVAILABLE")
+	stillRequested()
+	require.Equal(t, 1, w.tenantCount(w.fiID, `SELECT count(*) FROM app.audit_log WHERE action = 'ApproveLoan' AND outcome = 'DENIED'
+		AND details->>'code' = 'LOAN_FI_NOT_AVAILABLE'`))
+	// Saying no takes nothing on.
+	rec = w.fi.call(http.MethodPost, "/api/fi/loans/"+b.ID+"/reject", map[string]any{"reason": "licence expired"})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.Equal(t, "REJECTED", decode[loanJSON](t, rec).Status)
+	rec = w.fi.call(http.MethodPost, "/api/fi/loans/"+c.ID+"/cancel", nil)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.Equal(t, "CANCELLED", decode[loanJSON](t, rec).Status)
+
+	w.d.VerifyPartner(t, w.fiID) // verified again (the route needs the KYB documents on file)
+	requireStatus(t, platform.call(http.MethodPut, "/api/financial-institutions/"+w.fiID+"/status", map[string]any{"status": "SUSPENDED"}), http.StatusOK, "")
+	requireStatus(t, w.fi.call(http.MethodPost, "/api/fi/loans/"+a.ID+"/approve", nil), http.StatusForbidden, "ORGANIZATION_SUSPENDED")
+	stillRequested()
+
+	requireStatus(t, platform.call(http.MethodPut, "/api/financial-institutions/"+w.fiID+"/status", map[string]any{"status": "ACTIVE"}), http.StatusOK, "")
+	rec = w.fi.call(http.MethodPost, "/api/fi/loans/"+a.ID+"/approve", nil)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.Equal(t, "APPROVED", decode[loanJSON](t, rec).Status)
+}
+
 // TestLoanConcurrentOriginationsAPI: 20 originations for one borrower at once (different keys)
 // never exceed affordability together: as many loans are made as one after the other for a twin
 // employee, and the instalments due fit the pay.

@@ -21,8 +21,9 @@ const (
 
 	// CodeFINotAvailable: the loan's financial institution is not in good standing (its KYB not
 	// verified by the platform, or it is suspended): it takes no new loans. Quotes, opt-ins,
-	// originations and disbursements not yet claimed are refused; loans already paid out are
-	// still collected and remitted.
+	// originations, the FI's approvals and disbursements not yet claimed are refused (its
+	// rejections and cancellations are not); loans already paid out are still collected and
+	// remitted.
 	CodeFINotAvailable = "LOAN_FI_NOT_AVAILABLE"
 
 	// The disbursement saga's gates (the borrower's KYC, sanctions screening and payout account).

@@ -54,8 +54,8 @@ var (
 		Message: "only an ACTIVE employee can be offered a loan"}
 )
 
-// fiAvailable refuses (LOAN_FI_NOT_AVAILABLE) a new loan, or opt-in, with FI fiID unless the FI is
-// in good standing.
+// fiAvailable refuses (LOAN_FI_NOT_AVAILABLE) a new loan, opt-in or approval, or a disbursement,
+// with FI fiID unless the FI is in good standing.
 func fiAvailable(ctx context.Context, tx db.Writer, fiID string) error {
 	ok, err := orgs.PartnerInGoodStanding(ctx, tx, fiID)
 	if errors.Is(err, orgs.ErrNotAPartner) {

@@ -313,9 +313,11 @@ func CheckReason(name, v string) error {
 }
 
 // ApproveLoan approves a REQUESTED loan the context's FI funds (audited ApproveLoan, event
-// loan.approved.v1) while its business still offers the product (an ACTIVE opt-in to it). Errors:
-// ErrLoanNotFound, 409 LOAN_INVALID_STATE, 422 LOAN_PRODUCT_NOT_OPTED_IN (the business withdrew
-// its opt-in since the loan was requested; a rejection or a cancellation needs none).
+// loan.approved.v1) while the FI is in good standing and its business still offers the product
+// (an ACTIVE opt-in to it). Errors: ErrLoanNotFound, 409 LOAN_INVALID_STATE, 409
+// LOAN_FI_NOT_AVAILABLE (the FI's KYB is not verified, or it is suspended: it takes no new
+// loans), 422 LOAN_PRODUCT_NOT_OPTED_IN (the business withdrew its opt-in since the loan was
+// requested). A rejection or a cancellation needs neither: saying no takes on nothing.
 func ApproveLoan(ctx context.Context, tx db.BunTx, id string, now time.Time) (Loan, error) {
 	return decide(ctx, tx, Lender, id, "approved", "", now)
 }
@@ -351,6 +353,12 @@ func decide(ctx context.Context, tx db.BunTx, p Party, id, action, reason string
 		return Loan{}, err
 	}
 	if action == "approved" {
+		// Approving is taking the loan on, which an FI out of good standing may not do (as it
+		// may not be quoted or opted in to). A suspension that commits beside this approval is
+		// caught by the disbursement's plan, which asks again before anything is claimed.
+		if err := fiAvailable(ctx, tx, l.FIID); err != nil {
+			return Loan{}, err
+		}
 		// Read without a lock (the FI may not take one on the business's row): a withdrawal
 		// that commits beside this approval is caught by the disbursement's claim, which locks.
 		if err := offered(ctx, tx, l.TenantID, l.ID, false); err != nil {

@@ -6,9 +6,11 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/wagerail/wagerail/internal/lending"
+	"github.com/wagerail/wagerail/internal/orgs"
 	"github.com/wagerail/wagerail/internal/payroll"
 	"github.com/wagerail/wagerail/internal/payroll/paycalc"
 	"github.com/wagerail/wagerail/internal/payroll/payrolltest"
@@ -375,6 +377,84 @@ func TestApprovalNeedsTheOptIn(t *testing.T) {
 	// Opted in again: the product is offered again, and the loan is approved.
 	w.optInAgain(t, w.biz)
 	got, err := approve(a.ID)
+	require.NoError(t, err)
+	require.Equal(t, lending.LoanApproved, got.Status)
+	require.Equal(t, 1, audits(t, w.fi, "ApproveLoan"))
+	require.Equal(t, 1, events(t, w.fi, "loan.approved.v1"))
+}
+
+// setFIStatus sets the world's FI ACTIVE or SUSPENDED (as the platform's status route does).
+func (w *loanWorld) setFIStatus(t *testing.T, status string) {
+	t.Helper()
+	ctx := context.Background()
+	require.NoError(t, db.InTenantTx(ctx, w.fi.DB.App, w.fi.ID, func(tx pgx.Tx) error {
+		_, err := orgs.SetStatus(ctx, tx, w.fi.ID, orgs.FI, status)
+		return err
+	}))
+}
+
+// rejectFIKYB records a rejected KYB review of the world's FI (as the platform's verify-kyc
+// route does): it is no longer verified.
+func (w *loanWorld) rejectFIKYB(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	require.NoError(t, db.InTenantTx(ctx, w.fi.DB.App, w.fi.ID, func(tx pgx.Tx) error {
+		_, err := orgs.ReviewKYC(ctx, tx, w.fi.ID, orgs.FI, orgs.KYCReview{Status: orgs.KYCRejected, Note: "licence expired",
+			Reviewer: w.fi.Owner, At: t0})
+		return err
+	}))
+}
+
+// TestApprovalNeedsTheFIInGoodStanding: an FI out of good standing (suspended, or its KYB review
+// rejected) does not approve a loan requested while it was in it (409 LOAN_FI_NOT_AVAILABLE,
+// nothing written: the loan stays REQUESTED, no audit row, no event); it can still say no (reject,
+// cancel), and approves the loan once it is back in good standing.
+func TestApprovalNeedsTheFIInGoodStanding(t *testing.T) {
+	t.Parallel()
+	w := newLoanWorld(t)
+	var ids []string
+	for range 3 {
+		l, err := w.originate(t, w.biz, w.emp, 200_000, 6)
+		require.NoError(t, err)
+		ids = append(ids, l.ID)
+	}
+	a, b, c := ids[0], ids[1], ids[2]
+	approve := func(id string) (lending.Loan, error) {
+		return value(t, w.fi, func(ctx context.Context, tx db.BunTx) (lending.Loan, error) {
+			return lending.ApproveLoan(ctx, tx, id, t0)
+		})
+	}
+	refused := func(why string) {
+		t.Helper()
+		_, err := approve(a)
+		requireRefusal(t, err, http.StatusConflict, lending.CodeFINotAvailable)
+		require.Equal(t, 1, w.biz.Count(t, `SELECT count(*) FROM app.loans WHERE id = $1 AND status = 'REQUESTED'
+			AND decided_by IS NULL AND decided_at IS NULL`, a), why)
+		require.Zero(t, audits(t, w.fi, "ApproveLoan"), why)
+		require.Zero(t, events(t, w.fi, "loan.approved.v1"), why)
+	}
+
+	w.setFIStatus(t, orgs.OrgSuspended)
+	refused("suspended")
+	// Saying no takes nothing on: a suspended FI still rejects and cancels.
+	got, err := value(t, w.fi, func(ctx context.Context, tx db.BunTx) (lending.Loan, error) {
+		return lending.RejectLoan(ctx, tx, b, "lender suspended", t0)
+	})
+	require.NoError(t, err)
+	require.Equal(t, lending.LoanRejected, got.Status)
+	got, err = value(t, w.fi, func(ctx context.Context, tx db.BunTx) (lending.Loan, error) {
+		return lending.CancelLoan(ctx, tx, lending.Lender, c, t0)
+	})
+	require.NoError(t, err)
+	require.Equal(t, lending.LoanCancelled, got.Status)
+
+	w.setFIStatus(t, orgs.OrgActive)
+	w.rejectFIKYB(t)
+	refused("KYB rejected")
+
+	// Back in good standing: approved.
+	w.fi.DB.VerifyPartner(t, w.fi.ID)
+	got, err = approve(a)
 	require.NoError(t, err)
 	require.Equal(t, lending.LoanApproved, got.Status)
 	require.Equal(t, 1, audits(t, w.fi, "ApproveLoan"))
