@@ -22,6 +22,7 @@ const (
 	PayrollDisburseRecordActivity   = "payroll.disburse.Record"
 	PayrollDisburseFinishActivity   = "payroll.disburse.Finish"
 	PayrollRetryClaimActivity       = "payroll.disburse.ClaimRetry"
+	PayrollRetryReleaseActivity     = "payroll.disburse.ReleaseRetry"
 )
 
 // The record steps, typed (what workflows call). PayrollDisburseRecord is the fan-out's record
@@ -32,6 +33,7 @@ var (
 	PayrollDisburseRecord   = Action[BulkRecordInput]{PayrollDisburseRecordActivity}
 	PayrollDisburseFinish   = Activity[PayrollDisburseStep, PayrollRunState]{PayrollDisburseFinishActivity}
 	PayrollRetryClaim       = Activity[PayrollDisburseStep, payroll.RetryClaim]{PayrollRetryClaimActivity}
+	PayrollRetryRelease     = Action[PayrollDisburseStep]{PayrollRetryReleaseActivity}
 )
 
 // PayrollDisburseSaga is the actor of the saga's steps and gate: tenancy.System(PayrollDisburseSaga)
@@ -74,6 +76,7 @@ type PayrollDisburseStep struct {
 	// ActorID is the user who asked (the claim's audit actor); "" acts as the saga.
 	ActorID string `json:",omitempty"`
 	Partner string `json:",omitempty"` // Claim: the payroll account's partner
+	Reason  string `json:",omitempty"` // ReleaseRetry: the released entry's failure reason
 }
 
 // PayrollRunState is the run as Finish leaves it, with its entries still being paid and those
@@ -152,6 +155,15 @@ func (a *PayrollDisburse) ClaimRetry(ctx context.Context, in PayrollDisburseStep
 	return c, err
 }
 
+// ReleaseRetry gives back the entry this retry's saga claimed and never sent (FAILED with the
+// reason), so another retry may claim it; an entry the saga does not hold is left alone.
+func (a *PayrollDisburse) ReleaseRetry(ctx context.Context, in PayrollDisburseStep) error {
+	return a.inTx(ctx, in, func(ctx context.Context, tx db.BunTx) error {
+		_, err := payroll.ReleaseRetry(ctx, tx, in.RunID, in.EntryID, in.WorkflowID, in.Reason, a.now())
+		return err
+	})
+}
+
 // Register registers the record steps.
 func (a *PayrollDisburse) Register(r worker.ActivityRegistry) {
 	PayrollDisburseLoadPlan.Register(r, a.LoadPlan)
@@ -159,6 +171,7 @@ func (a *PayrollDisburse) Register(r worker.ActivityRegistry) {
 	PayrollDisburseRecord.Register(r, a.Record)
 	PayrollDisburseFinish.Register(r, a.Finish)
 	PayrollRetryClaim.Register(r, a.ClaimRetry)
+	PayrollRetryRelease.Register(r, a.ReleaseRetry)
 }
 
 func (a *PayrollDisburse) now() time.Time {
@@ -177,6 +190,9 @@ func (a *PayrollDisburse) inTx(ctx context.Context, in PayrollDisburseStep, fn f
 	}
 	if in.Partner != "" {
 		checks = append(checks, field.Identifier("partner", in.Partner, 64))
+	}
+	if in.Reason != "" {
+		checks = append(checks, field.Identifier("reason", in.Reason, field.MaxIdentifier))
 	}
 	return recordBunStep(ctx, a.DB, in.Run, PayrollDisburseSaga, errors.Join(checks...), payrollStepError, asActor(in.ActorID, fn),
 		"run_id", in.RunID, "entry_id", in.EntryID)

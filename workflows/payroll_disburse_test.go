@@ -1,9 +1,11 @@
 package workflows
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/mock"
 	"github.com/stretchr/testify/require"
@@ -238,6 +240,122 @@ func TestPayrollEntryRetryRefused(t *testing.T) {
 	require.Equal(t, payroll.CodeEntryInvalidState, res.Code)
 	require.Empty(t, h.fanouts)
 	require.Equal(t, payroll.CodeEntryInvalidState, activities.ErrorType(h.updErr))
+}
+
+var (
+	retryClaim = payroll.RetryClaim{Item: payroll.DisburseItem{EntryID: "pent_b", ToAccount: "EMP-B2", AmountSantim: 900_000}, Attempt: 2,
+		Account: payrollAcct}
+	retryFanout = FanoutInput{FanoutParams: FanoutParams{TenantID: "biz-1", CorrelationID: "http-req-10", Partner: "sandbox",
+		FromAccount: "EMPLOYER-1", Domain: "PAYROLL", Record: activities.PayrollDisburseRecord},
+		Items: []FanoutItem{{Key: "pent_b", ToAccount: "EMP-B2", AmountSantim: 900_000}}}
+	retryFinishStep = activities.PayrollDisburseStep{Run: retryRun, RunID: "prun_1"}
+	// retryBatchFailed is the fan-out's failure when its batch failed (its record step gave up,
+	// or an operator ended it): the item may have been sent.
+	retryBatchFailed = temporal.NewApplicationError("a fan-out batch failed", "FANOUT_BATCH_FAILED")
+)
+
+// retryRelease is the release step of the retry's claim with reason.
+func retryRelease(reason string) activities.PayrollDisburseStep {
+	return activities.PayrollDisburseStep{Run: retryRun, RunID: "prun_1", EntryID: "pent_b", Reason: reason}
+}
+
+// A retry whose fan-out failed after the claim (found by an audit: the saga ended with the entry
+// DISBURSING under it for good, no retry could claim it again, and the run could never complete)
+// pays it again under the same fan-out id, whose batch keeps its partner reference; the second
+// fan-out pays it, and Finish and the completion follow. Nothing is released: the first fan-out
+// may have sent the item.
+func TestPayrollEntryRetryPaysAgainWhenItsFanoutFails(t *testing.T) {
+	h := newPayrollHarness[PayrollEntryRetryAccepted](t, retryWF, PayrollEntryRetryAcceptedUpdate)
+	h.on(activities.PayrollRetryClaimActivity, retryStep).Return(retryClaim, nil).Once()
+	h.env.OnWorkflow(FanoutWorkflowName, mock.Anything, retryFanout).Return(FanoutResult{}, retryBatchFailed).Once()
+	h.env.OnWorkflow(FanoutWorkflowName, mock.Anything, retryFanout).
+		Return(FanoutResult{Items: 1, FanoutTotals: FanoutTotals{Settled: 1, SettledSantim: 900_000}}, nil).Once()
+	h.on(activities.PayrollDisburseFinishActivity, retryFinishStep).
+		Return(activities.PayrollRunState{RunID: "prun_1", Status: payroll.RunDisbursed}, nil).Once()
+	h.env.OnWorkflow(PayrollCompleteWorkflowName, mock.Anything, PayrollCompleteInput{TenantID: "biz-1", RunID: "prun_1", CorrelationID: "http-req-10"}).
+		Return(PayrollCompleteResult{RunID: "prun_1"}, nil).Once()
+	res := runSagaHarness[PayrollEntryRetryAccepted, PayrollEntryRetryResult](t, h.sagaHarness, PayrollEntryRetryWorkflowName, retryIn)
+
+	require.Equal(t, PayrollEntryRetryResult{RunID: "prun_1", EntryID: "pent_b", Status: payroll.EntryPaid, Attempt: 2,
+		RunStatus: payroll.RunDisbursed, WorkflowID: retryWF}, res)
+	require.Equal(t, []string{retryWF + "-pay", retryWF + "-pay", PayrollCompleteWorkflowID("biz-1", "prun_1")}, h.fanouts)
+	require.Equal(t, []string{activities.PayrollRetryClaimActivity, activities.PayrollDisburseFinishActivity}, h.activityCalls())
+	require.Equal(t, PayrollEntryRetryAccepted{RunID: "prun_1", EntryID: "pent_b", Status: payroll.EntryDisbursing, WorkflowID: retryWF, Attempt: 2}, h.accepted)
+}
+
+// A fan-out that refused its input sent nothing: the claim is released (the entry FAILED with
+// the refusal's code, free for another retry), no second fan-out, and the run is finished.
+func TestPayrollEntryRetryReleasesWhatItsFanoutRefused(t *testing.T) {
+	h := newPayrollHarness[PayrollEntryRetryAccepted](t, retryWF, PayrollEntryRetryAcceptedUpdate)
+	h.on(activities.PayrollRetryClaimActivity, retryStep).Return(retryClaim, nil).Once()
+	h.env.OnWorkflow(FanoutWorkflowName, mock.Anything, retryFanout).
+		Return(FanoutResult{}, temporal.NewNonRetryableApplicationError("a fan-out pays 1 to 20000 items", fanoutRefusedCode, nil)).Once()
+	h.on(activities.PayrollRetryReleaseActivity, retryRelease(fanoutRefusedCode)).Return(nil).Once()
+	h.on(activities.PayrollDisburseFinishActivity, retryFinishStep).
+		Return(activities.PayrollRunState{RunID: "prun_1", Status: payroll.RunDisbursed, Failed: 1}, nil).Once()
+	res := runSagaHarness[PayrollEntryRetryAccepted, PayrollEntryRetryResult](t, h.sagaHarness, PayrollEntryRetryWorkflowName, retryIn)
+
+	require.Equal(t, PayrollEntryRetryResult{RunID: "prun_1", EntryID: "pent_b", Status: payroll.EntryFailed, Code: fanoutRefusedCode, Attempt: 2,
+		RunStatus: payroll.RunDisbursed, WorkflowID: retryWF}, res)
+	require.Equal(t, []string{retryWF + "-pay"}, h.fanouts, "nothing sent again, no completion: the entry is FAILED")
+	require.Equal(t, []string{activities.PayrollRetryClaimActivity, activities.PayrollRetryReleaseActivity,
+		activities.PayrollDisburseFinishActivity}, h.activityCalls())
+}
+
+// A claim step that ended without an answer (the database down past its retries) may have
+// claimed the entry with the answer lost: the saga releases it (UNANSWERED) and finishes the run
+// before it ends with the error, and sends nothing.
+func TestPayrollEntryRetryReleasesAnUnansweredClaim(t *testing.T) {
+	h := newPayrollHarness[PayrollEntryRetryAccepted](t, retryWF, PayrollEntryRetryAcceptedUpdate)
+	h.on(activities.PayrollRetryClaimActivity, retryStep).Return(payroll.RetryClaim{}, errors.New("payroll: database unavailable"))
+	h.on(activities.PayrollRetryReleaseActivity, retryRelease(unansweredReason)).Return(nil).Once()
+	h.on(activities.PayrollDisburseFinishActivity, retryFinishStep).
+		Return(activities.PayrollRunState{RunID: "prun_1", Status: payroll.RunDisbursed, Failed: 1}, nil).Once()
+	h.env.ExecuteWorkflow(PayrollEntryRetryWorkflowName, retryIn)
+
+	require.True(t, h.env.IsWorkflowCompleted())
+	require.Error(t, h.env.GetWorkflowError())
+	h.env.AssertExpectations(t)
+	calls := h.activityCalls()
+	require.Greater(t, len(calls), 2)
+	require.Equal(t, []string{activities.PayrollRetryReleaseActivity, activities.PayrollDisburseFinishActivity}, calls[len(calls)-2:])
+	require.Empty(t, h.fanouts)
+	require.True(t, h.answered)
+	require.Error(t, h.updErr)
+}
+
+// Runs begun before payrollRetryStrandedChange end at their fan-out's failure, as they did: no
+// second fan-out, no release, no Finish (their recorded histories replay so).
+func TestPayrollEntryRetryFanoutFailureBeforeTheChange(t *testing.T) {
+	h := newPayrollHarness[PayrollEntryRetryAccepted](t, retryWF, PayrollEntryRetryAcceptedUpdate)
+	h.env.OnGetVersion(payrollRetryStrandedChange, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+	h.on(activities.PayrollRetryClaimActivity, retryStep).Return(retryClaim, nil).Once()
+	h.env.OnWorkflow(FanoutWorkflowName, mock.Anything, retryFanout).Return(FanoutResult{}, retryBatchFailed).Once()
+	h.env.ExecuteWorkflow(PayrollEntryRetryWorkflowName, retryIn)
+
+	require.True(t, h.env.IsWorkflowCompleted())
+	require.Equal(t, "FANOUT_FAILED", activities.ErrorType(h.env.GetWorkflowError()))
+	require.Equal(t, []string{retryWF + "-pay"}, h.fanouts)
+	require.Equal(t, []string{activities.PayrollRetryClaimActivity}, h.activityCalls())
+	h.env.AssertExpectations(t)
+}
+
+// A fan-out that keeps failing is paid again, backing off, for a week from its first failure;
+// then the saga ends with FANOUT_FAILED (an operator's), the entry not released: the item may
+// have been sent.
+func TestPayrollEntryRetryGivesUpAfterAWeek(t *testing.T) {
+	h := newPayrollHarness[PayrollEntryRetryAccepted](t, retryWF, PayrollEntryRetryAcceptedUpdate)
+	h.on(activities.PayrollRetryClaimActivity, retryStep).Return(retryClaim, nil).Once()
+	h.env.OnWorkflow(FanoutWorkflowName, mock.Anything, retryFanout).Return(FanoutResult{}, retryBatchFailed)
+	start := h.env.Now()
+	h.env.ExecuteWorkflow(PayrollEntryRetryWorkflowName, retryIn)
+
+	require.True(t, h.env.IsWorkflowCompleted())
+	require.Equal(t, "FANOUT_FAILED", activities.ErrorType(h.env.GetWorkflowError()))
+	require.GreaterOrEqual(t, h.env.Now().Sub(start), retryPayAgainFor)
+	require.Less(t, h.env.Now().Sub(start), retryPayAgainFor+retryPayAgainMax+time.Minute)
+	require.Greater(t, len(h.fanouts), 100, "paid again every hour at most")
+	require.Equal(t, []string{activities.PayrollRetryClaimActivity}, h.activityCalls())
 }
 
 // The saga's refusal codes are all in the payroll table the API answers from.

@@ -70,3 +70,10 @@ const bnplMerchantCallbackChange = "bnpl-merchant-callback"
 // PAYROLL_PRODUCT_NOT_COLLECTED. Taken when the first such line is applied; runs begun before it
 // keep the refusal.
 const savingsAutosaveChange = "payroll-complete-savings-autosave"
+
+// payrollRetryStrandedChange (PayrollEntryRetry): an entry's retry no longer ends with the entry
+// left DISBURSING under it. A fan-out that failed is paid again under the same id; a fan-out that
+// refused its input, and a claim step that ended without an answer, release the claim
+// (activities.PayrollRetryRelease: the entry FAILED again, for another retry). Taken at the first
+// such failure; histories recorded before it end with the error there.
+const payrollRetryStrandedChange = "payroll-entry-retry-stranded-claim"

@@ -36,6 +36,9 @@ import (
 //	ClaimRetry          an operator's retry of a FAILED entry of a DISBURSING or DISBURSED run:
 //	                    FAILED → DISBURSING, the next attempt owned by the retry's saga (a new
 //	                    partner reference, so the partner does not answer it with the failed one)
+//	ReleaseRetry        the retry's saga ended its claim without sending it (the claim's answer
+//	                    lost, the fan-out refused): DISBURSING → FAILED again, so another retry
+//	                    may claim the entry
 //
 // Net pay is not journaled: it moves from the employer's own account to the employee's, money
 // the platform never holds or owes (doc.go). The entry keeps the partner's reference and transfer
@@ -446,6 +449,39 @@ func ClaimRetry(ctx context.Context, tx db.BunTx, runID, entryID, wfID string, n
 	}
 	return RetryClaim{Item: DisburseItem{EntryID: e.ID, ToAccount: e.PayoutAccount, AmountSantim: e.NetSantim}, Attempt: e.Attempts,
 		Account: *s.PayrollAccount}, nil
+}
+
+// ReleaseRetry gives back an entry the retry's saga wfID claimed (ClaimRetry) and never sent:
+// DISBURSING → FAILED with reason (audited PayrollEntryFailed, payroll.entry_failed.v1), so that
+// another retry may claim it. Without it the entry stayed DISBURSING under a saga that had ended:
+// ClaimRetry refuses an entry that is not FAILED, no saga would ever record its outcome, and the
+// run's completion refuses a run with an entry being sent (PAYROLL_RUN_ENTRIES_UNSETTLED; found by
+// an audit). The caller must know that nothing was sent under the claim: an entry released while
+// its transfer is with the partner would be paid twice by the next retry. An entry that is not
+// DISBURSING under wfID's attempt (the saga never claimed it, released it already, or its outcome
+// was recorded) is left alone: it answers how many entries changed (0 or 1). Errors:
+// ErrRunNotFound.
+func ReleaseRetry(ctx context.Context, tx db.BunTx, runID, entryID, wfID, reason string, now time.Time) (int, error) {
+	r, err := getRun(ctx, tx, runID, true)
+	if err != nil {
+		return 0, err
+	}
+	if reason == "" {
+		reason = "RETRY_NOT_SENT"
+	}
+	if len(reason) > maxFailureReasonBytes {
+		reason = reason[:maxFailureReasonBytes]
+	}
+	var changed []entryChange
+	if err := tx.NewRaw(`
+		UPDATE app.payroll_entries AS pe SET status = 'FAILED', failure_reason = ?, updated_at = ?
+		WHERE pe.tenant_id = ? AND pe.run_id = ? AND pe.id = ? AND pe.status = 'DISBURSING' AND pe.retry_workflow_id = ?
+		RETURNING pe.id, pe.run_id, pe.period, pe.employee_id, pe.status, pe.net_santim, coalesce(pe.failure_reason, '') AS failure_reason,
+			'' AS transfer_reference, pe.attempts`,
+		reason, now.UTC(), r.TenantID, r.ID, entryID, wfID).Scan(ctx, &changed); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return 0, fmt.Errorf("payroll: release retry: %w", err)
+	}
+	return len(changed), recordEntryOutcomes(ctx, tx, changed)
 }
 
 // RetryPayout is where an operator's retry of entry e sends its pay: the employee's payout

@@ -211,3 +211,87 @@ func TestDisbursementRecordSteps(t *testing.T) {
 	}))
 	require.Equal(t, payroll.EntryFailed, entriesOf(t, o, run.ID)[elsewhere].Status, "nothing claimed")
 }
+
+// A retry's saga that claimed an entry and sent nothing (its claim's answer lost, its fan-out
+// refused) gives the entry back: FAILED with the reason (an entry_failed event), once, and only
+// the saga that holds it can; another retry may then claim it. Without it the entry stayed
+// DISBURSING under a saga that had ended, and the run could never complete (found by an audit).
+func TestRetryReleaseGivesTheEntryBack(t *testing.T) {
+	d := testkit.NewDB(t)
+	o := payrolltest.NewOrg(t, d)
+	a := o.Employee(t, payrolltest.Employee{Salary: 1_000_000})
+	const maker, checker, wf = "u-maker", "u-checker", "payroll-disburse-r"
+
+	run, err := runAs(t, o, maker, func(ctx context.Context, tx db.BunTx) (payroll.Run, error) {
+		r, _, err := payroll.CreateRun(ctx, tx, "2026-11", runNow)
+		if err != nil {
+			return r, err
+		}
+		return payroll.CalculateRun(ctx, tx, r.ID, runNow)
+	})
+	require.NoError(t, err)
+	_, err = runAs(t, o, checker, func(ctx context.Context, tx db.BunTx) (payroll.Run, error) {
+		return payroll.ApproveRun(ctx, tx, run.ID, runNow)
+	})
+	require.NoError(t, err)
+	entry := entriesOf(t, o, run.ID)[a]
+	require.NoError(t, as(o, checker, func(ctx context.Context, tx db.BunTx) error {
+		if _, err := payroll.ChangeSettings(ctx, tx, payroll.LayerTenant, payroll.SettingsChange{PayrollAccount: payroll.Field[payroll.Account]{
+			Set: true, Value: &payroll.Account{Partner: "cbe", AccountNumber: "2000000000001", HolderName: "Org Treasury"}}}); err != nil {
+			return err
+		}
+		if _, err := payroll.ClaimDisbursement(ctx, tx, run.ID, wf, "cbe", runNow); err != nil {
+			return err
+		}
+		if _, err := payroll.RecordOutcomes(ctx, tx, wf, []payroll.EntryOutcome{{EntryID: entry.ID, Reference: "ref-1", Status: "FAILED",
+			Code: "ACCOUNT_CLOSED"}}, runNow); err != nil {
+			return err
+		}
+		_, err := payroll.FinishDisbursement(ctx, tx, run.ID, runNow)
+		return err
+	}))
+	release := func(saga string) int {
+		var n int
+		require.NoError(t, as(o, checker, func(ctx context.Context, tx db.BunTx) (err error) {
+			n, err = payroll.ReleaseRetry(ctx, tx, run.ID, entry.ID, saga, "UNANSWERED", runNow)
+			return err
+		}))
+		return n
+	}
+	claim := func(saga string) (payroll.RetryClaim, error) {
+		var c payroll.RetryClaim
+		err := as(o, checker, func(ctx context.Context, tx db.BunTx) (err error) {
+			c, err = payroll.ClaimRetry(ctx, tx, run.ID, entry.ID, saga, runNow)
+			return err
+		})
+		return c, err
+	}
+	failedEvents := func() int {
+		return o.Count(t, `SELECT count(*) FROM app.outbox WHERE type = 'payroll.entry_failed.v1'`)
+	}
+	require.Equal(t, 1, failedEvents())
+
+	require.Zero(t, release("retry-1"), "a FAILED entry no saga holds is left alone")
+	c, err := claim("retry-1")
+	require.NoError(t, err)
+	require.Equal(t, 2, c.Attempt)
+	require.Zero(t, release("retry-2"), "only the saga that holds the entry gives it back")
+	require.Equal(t, payroll.EntryDisbursing, entriesOf(t, o, run.ID)[a].Status)
+
+	require.Equal(t, 1, release("retry-1"))
+	e := entriesOf(t, o, run.ID)[a]
+	require.Equal(t, payroll.EntryFailed, e.Status)
+	require.Equal(t, "UNANSWERED", e.FailureReason)
+	require.Equal(t, 2, e.Attempts)
+	require.Equal(t, 2, failedEvents())
+	require.Zero(t, release("retry-1"), "released once")
+	require.Equal(t, 2, failedEvents())
+
+	// The entry is free: another retry claims it (attempt 3), and the first saga can no longer
+	// release it.
+	c, err = claim("retry-3")
+	require.NoError(t, err)
+	require.Equal(t, 3, c.Attempt)
+	require.Zero(t, release("retry-1"))
+	require.Equal(t, payroll.EntryDisbursing, entriesOf(t, o, run.ID)[a].Status)
+}
