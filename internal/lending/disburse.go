@@ -256,7 +256,9 @@ var ErrEmployeeNotFound = &payroll.Refusal{Code: CodeLoanInvalidState, Status: h
 // other state, run or transaction is LOAN_INVALID_STATE. A business that withdrew its opt-in to
 // the loan's product since the plan was read is 422 LOAN_PRODUCT_NOT_OPTED_IN: the opt-in is
 // locked FOR SHARE with the claim, so a withdrawal either comes before it (and is seen) or waits
-// for it (and finds the loan being paid out).
+// for it (and finds the loan being paid out). An FI that fell out of good standing since the plan
+// was read is 409 LOAN_FI_NOT_AVAILABLE (read with the claim, not locked: the business's
+// transaction may read the FI's standing, not lock it).
 func ClaimDisbursement(ctx context.Context, tx db.Writer, id, workflowID, ledgerTxID string, now time.Time) (Disbursement, error) {
 	switch {
 	case workflowID == "":
@@ -275,6 +277,9 @@ func ClaimDisbursement(ctx context.Context, tx db.Writer, id, workflowID, ledger
 		return cur, errNotClaimed(cur.Status)
 	}
 	if _, err := LoanMachine.Next("disbursing", cur.Status); err != nil {
+		return cur, err
+	}
+	if err := fiAvailable(ctx, tx, cur.FIID); err != nil {
 		return cur, err
 	}
 	if err := offered(ctx, tx, cur.TenantID, id, true); err != nil {

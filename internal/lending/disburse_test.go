@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wagerail/wagerail/internal/lending"
+	"github.com/wagerail/wagerail/internal/orgs"
 	"github.com/wagerail/wagerail/internal/payroll"
 	"github.com/wagerail/wagerail/internal/payroll/payrolltest"
 	"github.com/wagerail/wagerail/internal/platform/db"
@@ -432,6 +433,39 @@ func TestDisbursementNeedsTheOptIn(t *testing.T) {
 	w.optInAgain(t, w.biz)
 	_, err = loadPlan(w.biz, l.ID, "wf-a")
 	require.NoError(t, err)
+	d, err := claim()
+	require.NoError(t, err)
+	require.Equal(t, lending.LoanDisbursing, d.Status)
+}
+
+// An FI suspended after the plan was read is refused at the claim (409 LOAN_FI_NOT_AVAILABLE,
+// nothing written), before the saga sends anything; back in good standing, the claim goes through.
+func TestDisbursementClaimNeedsTheFIInGoodStanding(t *testing.T) {
+	t.Parallel()
+	w := newLoanWorld(t)
+	_, err := value(t, w.fi, func(ctx context.Context, tx db.BunTx) (lending.FIAccounts, error) {
+		return lending.PutFIAccounts(ctx, tx, lending.Account{Partner: "sandbox", AccountNumber: "3000000000001"},
+			lending.Account{Partner: "sandbox", AccountNumber: "3000000000002"}, t0)
+	})
+	require.NoError(t, err)
+	l := w.approved(t)
+	claim := func() (lending.Disbursement, error) {
+		return disbursement(t, w.biz, func(ctx context.Context, tx db.BunTx) (lending.Disbursement, error) {
+			return lending.ClaimDisbursement(ctx, tx, l.ID, "wf-a", "tx-1", t0)
+		})
+	}
+	_, err = loadPlan(w.biz, l.ID, "wf-a") // planned while the FI was in good standing
+	require.NoError(t, err)
+
+	w.setFIStatus(t, orgs.OrgSuspended)
+	_, err = claim()
+	requireRefusal(t, err, http.StatusConflict, lending.CodeFINotAvailable)
+	require.Equal(t, 1, w.biz.Count(t, `SELECT count(*) FROM app.loans WHERE id = $1 AND status = 'APPROVED'
+		AND disburse_workflow_id IS NULL AND disburse_ledger_tx_id IS NULL`, l.ID))
+	require.Zero(t, audits(t, w.biz, lending.ActionDisburseLoan))
+	require.Zero(t, events(t, w.biz, lending.EventLoanDisbursing))
+
+	w.setFIStatus(t, orgs.OrgActive)
 	d, err := claim()
 	require.NoError(t, err)
 	require.Equal(t, lending.LoanDisbursing, d.Status)
