@@ -18,10 +18,11 @@ import (
 
 // Registered names of the dispute workflow's steps (histories reference them).
 const (
-	DisputeRecordActivity  = "dispute.Record"
-	DisputeReverseActivity = "dispute.Reverse"
-	DisputeAdjustActivity  = "dispute.Adjust"
-	DisputePostingActivity = "dispute.PostingOf"
+	DisputeRecordActivity   = "dispute.Record"
+	DisputeReverseActivity  = "dispute.Reverse"
+	DisputeAdjustActivity   = "dispute.Adjust"
+	DisputePostingActivity  = "dispute.PostingOf"
+	DisputePostingsActivity = "dispute.Postings"
 )
 
 // DisputeRecord records one move of a dispute (disputes.Apply: the row, its event, audit row and
@@ -41,6 +42,24 @@ var DisputeAdjust = Activity[DisputeAdjustInput, string]{DisputeAdjustActivity}
 // (its retries ran out), and whether it posted decides what the dispute records.
 var DisputePostingOf = Activity[DisputePostingInput, string]{DisputePostingActivity}
 
+// DisputePostingsOf answers the postings the dispute's workflow holds in the ledger under its
+// keys (the reversal's and the adjustment's), "" for a key that holds none. The workflow asks it
+// before a decision moves money: a run that ended (terminated, failed) after its decision's
+// posting and before the record left the posting there, and the dispute undecided.
+var DisputePostingsOf = Activity[DisputePostingsInput, DisputePostings]{DisputePostingsActivity}
+
+// DisputePostingsInput names the dispute whose workflow (Run.WorkflowID) made the postings.
+type DisputePostingsInput struct {
+	Run
+	DisputeID string
+}
+
+// DisputePostings are the ids of the transactions under a dispute workflow's keys ("" none).
+type DisputePostings struct {
+	ReversalTxID   string
+	AdjustmentTxID string
+}
+
 // DisputePostingInput names a decision's posting by its idempotency key.
 type DisputePostingInput struct {
 	Run
@@ -50,6 +69,10 @@ type DisputePostingInput struct {
 
 // DisputeReversalKey is the idempotency key of the reversal the dispute workflow wfID posts.
 func DisputeReversalKey(wfID string) string { return wfID + ":reversal" }
+
+// DisputeAdjustmentKey is the idempotency key of the adjustment the dispute workflow wfID posts
+// (the API signs the adjustment under it).
+func DisputeAdjustmentKey(wfID string) string { return wfID + ":adjustment" }
 
 // DisputeSaga is the actor of the dispute workflow's audit rows: tenancy.System(DisputeSaga).
 const DisputeSaga = "dispute"
@@ -119,6 +142,24 @@ func (a *Disputes) Register(r worker.ActivityRegistry) {
 	DisputeReverse.Register(r, a.Reverse)
 	DisputeAdjust.Register(r, a.Adjust)
 	DisputePostingOf.Register(r, a.PostingOf)
+	DisputePostingsOf.Register(r, a.Postings)
+}
+
+// Postings looks up the workflow's reversal and adjustment by their keys.
+func (a *Disputes) Postings(ctx context.Context, in DisputePostingsInput) (DisputePostings, error) {
+	var out DisputePostings
+	var err error
+	look := func(key string) string {
+		if err != nil {
+			return ""
+		}
+		var id string
+		id, err = a.PostingOf(ctx, DisputePostingInput{Run: in.Run, DisputeID: in.DisputeID, IdempotencyKey: key})
+		return id
+	}
+	out.ReversalTxID = look(DisputeReversalKey(in.WorkflowID))
+	out.AdjustmentTxID = look(DisputeAdjustmentKey(in.WorkflowID))
+	return out, err
 }
 
 // PostingOf looks the decision's posting up by its idempotency key ("" when the ledger has none).

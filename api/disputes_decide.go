@@ -384,9 +384,9 @@ func (s *Server) signedAdjustment(d disputes.Dispute, operator, reason string, a
 	if !valid || !s.now().Before(a.expires) {
 		return nil, disputeRefusal(disputes.CodeApprovalInvalid)
 	}
-	adj := &workflows.DisputeAdjustment{TenantID: d.TenantID, IdempotencyKey: d.WorkflowID + ":adjustment", Reason: d.ID + ":" + reason,
-		ApprovedBy: a.approvedBy, RequestedBy: operator, DebitAccount: chart.MiscLoss, CreditAccount: d.LedgerAccountName,
-		AmountSantim: d.AmountSantim}
+	adj := &workflows.DisputeAdjustment{TenantID: d.TenantID, IdempotencyKey: workflows.DisputeAdjustmentKey(d.WorkflowID),
+		Reason: d.ID + ":" + reason, ApprovedBy: a.approvedBy, RequestedBy: operator, DebitAccount: chart.MiscLoss,
+		CreditAccount: d.LedgerAccountName, AmountSantim: d.AmountSantim}
 	r := adj.PB()
 	ledger.SignAdjustmentRequest(keys[0], r)
 	adj.Signature = r.GetApprovalSignature()
@@ -396,7 +396,10 @@ func (s *Server) signedAdjustment(d disputes.Dispute, operator, reason string, a
 // decideDispute takes an operator's decision through the dispute's workflow (Update-with-Start
 // on the dispute's own workflow id: a workflow whose start was missed is started now): 200 with
 // the decided dispute. A reversal and an adjustment are the workflow's ledger steps, their ids
-// recorded with the decision in one database transaction.
+// recorded with the decision in one database transaction. An open dispute whose workflow ended
+// without completing (terminated, failed — maybe after its posting and before the record) is
+// decided by a new run under the same id: the same decision records the posting the ledger
+// holds, another is 409 DISPUTE_OTHER_DECISION_POSTED.
 func (s *Server) decideDispute(c *gin.Context) {
 	id, ok := pathID(c)
 	if !ok {
@@ -491,6 +494,14 @@ func (s *Server) decideDispute(c *gin.Context) {
 			return 0, nil, e
 		},
 		LogAttrs: []any{"dispute_id", d.ID},
+
+		// The dispute is open (checked above) and its workflow is the one way to decide it: a run
+		// that ended without completing (terminated by an operator, failed) — after its decision's
+		// posting and before the record, maybe — is followed by a new run under the same id,
+		// which records that posting for the same decision and refuses another
+		// (workflows.Dispute: nothing is posted twice). A completed run decided the dispute, or
+		// found it decided: its id is not reused.
+		RestartFailed: true,
 	})
 }
 

@@ -15,6 +15,10 @@ import (
 // here so the API builds the decision without importing activities).
 type DisputeAdjustment = activities.DisputeAdjustment
 
+// DisputeAdjustmentKey is the idempotency key the adjustment of the dispute workflow wfID is
+// signed and posted under (the API builds the adjustment with it; the workflow refuses another).
+func DisputeAdjustmentKey(wfID string) string { return activities.DisputeAdjustmentKey(wfID) }
+
 // The dispute workflow: one per dispute, found by TenantId and BusinessKey = the dispute id
 // (workflow id disputes.WorkflowIDOf). It starts the investigation, then takes evidence
 // (DisputeEvidenceUpdate, answered once recorded, refused once a decision is under way) and a
@@ -79,8 +83,9 @@ type DisputeDecision struct {
 
 // checkAdjustment refuses an adjustment decision whose signed request is not the one the decision
 // names: the operator and the approver as the requester and the approver, the reason
-// <disputeId>:<decisionReason>, this dispute's tenant.
-func checkAdjustment(in DisputeInput, d DisputeDecision) error {
+// <disputeId>:<decisionReason>, this dispute's tenant, and the key of this workflow's adjustment
+// (activities.DisputeAdjustmentKey of wfID: the one the decision looks up before it moves money).
+func checkAdjustment(in DisputeInput, wfID string, d DisputeDecision) error {
 	a := d.Adjustment
 	switch {
 	case d.Decision != disputes.Adjustment && (a != nil || d.ApprovedBy != ""):
@@ -92,7 +97,7 @@ func checkAdjustment(in DisputeInput, d DisputeDecision) error {
 	case d.ApprovedBy == d.Actor:
 		return temporal.NewApplicationError("the approver is the operator", disputes.CodeSelfApproved)
 	case a == nil || len(a.Signature) == 0 || a.TenantID != in.TenantID || a.ApprovedBy != d.ApprovedBy ||
-		a.RequestedBy != d.Actor || a.Reason != in.DisputeID+":"+d.Reason:
+		a.RequestedBy != d.Actor || a.Reason != in.DisputeID+":"+d.Reason || a.IdempotencyKey != activities.DisputeAdjustmentKey(wfID):
 		return temporal.NewApplicationError("the adjustment is not the one approved", disputes.CodeApprovalInvalid)
 	}
 	return nil
@@ -112,6 +117,8 @@ func Dispute(ctx workflow.Context, in DisputeInput) (DisputeResult, error) {
 			activities.DisputeMoveInput{Run: run, DisputeID: in.DisputeID, Move: m, At: workflow.Now(ctx)})
 	}
 	var decided *disputes.Dispute
+	// investigated is the dispute as the investigation step left it (set once that step ran).
+	var investigated *disputes.Dispute
 	// deciding is set while a decision's ledger step runs: a second decision accepted meanwhile
 	// (its validator ran before the first recorded anything) is refused before it moves money, or
 	// both would post (a reversal and an adjustment of one dispute), and the loser's posting would
@@ -150,9 +157,15 @@ func Dispute(ctx workflow.Context, in DisputeInput) (DisputeResult, error) {
 		}
 		m := disputes.Move{Trigger: disputes.TriggerDecide, Actor: d.Actor, Decision: d.Decision, Reason: d.Reason,
 			PartnerChargebackRef: d.PartnerChargebackRef, ApprovedBy: d.ApprovedBy, DecisionID: workflow.GetCurrentUpdateInfo(ctx).ID}
+		if workflow.GetVersion(ctx, disputeEarlierPostingChange, workflow.DefaultVersion, 1) == 1 {
+			if err := earlierPosting(ctx, run, in.DisputeID, &investigated, &m); err != nil {
+				deciding = false
+				return disputes.Dispute{}, err
+			}
+		}
 		// Only adjustment decisions reach this branch, and the validator of every earlier
 		// version refused them: no recorded history takes it, so it needs no version marker.
-		if d.Decision == disputes.Adjustment {
+		if d.Decision == disputes.Adjustment && m.AdjustmentTxID == "" {
 			id, err := call(ctx, ledgerOptions(), activities.DisputeAdjust, activities.DisputeAdjustInput{Run: run,
 				DisputeID: in.DisputeID, Adjustment: *d.Adjustment})
 			id, held, err := postedAnyway(ctx, run, in.DisputeID, d.Adjustment.IdempotencyKey, id, err)
@@ -162,7 +175,7 @@ func Dispute(ctx workflow.Context, in DisputeInput) (DisputeResult, error) {
 			}
 			m.AdjustmentTxID = id
 		}
-		if d.Decision == disputes.Reversal {
+		if d.Decision == disputes.Reversal && m.ReversalTxID == "" {
 			id, err := call(ctx, ledgerOptions(), activities.DisputeReverse, activities.DisputeReverseInput{Run: run,
 				DisputeID: in.DisputeID, TransactionID: in.LedgerTransactionID, Reason: d.Reason})
 			id, held, err := postedAnyway(ctx, run, in.DisputeID, activities.DisputeReversalKey(run.WorkflowID), id, err)
@@ -183,7 +196,7 @@ func Dispute(ctx workflow.Context, in DisputeInput) (DisputeResult, error) {
 		case decided != nil, deciding:
 			return temporal.NewApplicationError("the dispute is decided", disputes.CodeInvalidState)
 		}
-		if err := checkAdjustment(in, d); err != nil {
+		if err := checkAdjustment(in, workflow.GetInfo(ctx).WorkflowExecution.ID, d); err != nil {
 			return err
 		}
 		return disputes.CheckDecision(d.Decision, d.Reason, d.Actor, d.ApprovedBy)
@@ -201,6 +214,7 @@ func Dispute(ctx workflow.Context, in DisputeInput) (DisputeResult, error) {
 		return res, err
 	}
 	res.Status = d.Status
+	investigated = &d
 	if !d.Status.Open() {
 		// Decided already (an update that raced the investigation start): its handler answers.
 		_ = workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) })
@@ -257,6 +271,51 @@ func awaitDecided(ctx workflow.Context, decided **disputes.Dispute) workflow.Fut
 		set.Set(nil, nil)
 	})
 	return f
+}
+
+// earlierPosting prepares the decision m (disputeEarlierPostingChange) before it moves money.
+// It waits for the investigation step: a decision taken at a run's first task is not made
+// before the run has read the dispute, and is refused DISPUTE_INVALID_STATE when the dispute is
+// decided already (a run started under the dispute's id after one that recorded its decision
+// and ended before completing). Then it asks the ledger what the dispute's workflow holds under
+// its keys: the workflow id is the dispute's, so a posting there is a decision's of this run or
+// of an earlier one that ended (terminated, failed, its record step out of retries) before the
+// record. The same decision takes that posting (m's linked id: nothing is posted again, and the
+// ledger's replay is not relied on, since a new decision's reason or approver may differ from the
+// posted one's); any other is refused DISPUTE_OTHER_DECISION_POSTED — another posting would move
+// the money twice, and no posting would close the dispute with the refund unrecorded. A ledger
+// that does not answer refuses the decision DISPUTE_LEDGER_UNAVAILABLE (nothing decided).
+//
+// Not covered: an attempt of the ended run's ledger step still on its way when the new run looks
+// (at most ledgerOptions' StartToCloseTimeout after the run ended: the ledger commits nothing
+// after its caller's deadline). Under the same decision it meets the new run's posting under the
+// same key (one transaction, or the ledger's refusal); under another decision taken within those
+// minutes, both could post.
+func earlierPosting(ctx workflow.Context, run activities.Run, disputeID string, investigated **disputes.Dispute, m *disputes.Move) error {
+	if err := workflow.Await(ctx, func() bool { return *investigated != nil }); err != nil {
+		return err
+	}
+	if !(*investigated).Status.Open() {
+		return temporal.NewApplicationError("the dispute is decided", disputes.CodeInvalidState)
+	}
+	held, err := callLocal(ctx, localLedgerOptions(), activities.DisputePostingsOf, activities.DisputePostingsInput{Run: run, DisputeID: disputeID})
+	if err != nil {
+		return refusalOf(err, disputes.CodeLedgerUnavailable)
+	}
+	switch {
+	case held == activities.DisputePostings{}:
+		return nil
+	case m.Decision == disputes.Reversal && held.AdjustmentTxID == "":
+		m.ReversalTxID = held.ReversalTxID
+		return nil
+	case m.Decision == disputes.Adjustment && held.ReversalTxID == "":
+		m.AdjustmentTxID = held.AdjustmentTxID
+		return nil
+	}
+	workflow.GetLogger(ctx).Error("dispute decision refused: the ledger holds another decision's posting", "dispute_id", disputeID,
+		"decision", string(m.Decision), "reversal_tx_id", held.ReversalTxID, "adjustment_tx_id", held.AdjustmentTxID)
+	return temporal.NewApplicationError("the ledger holds the dispute's posting (reversal "+held.ReversalTxID+", adjustment "+
+		held.AdjustmentTxID+") from an earlier run: only that decision records it", disputes.CodeOtherDecisionPosted)
 }
 
 // refusalOf is err as the update's answer: an ApplicationError typed with a disputes code, else

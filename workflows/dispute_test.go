@@ -26,6 +26,10 @@ type fakeDispute struct {
 	at    []time.Time
 	// down fails a move's record this many more times (a database outage) before it is made.
 	down map[disputes.Trigger]int
+	// held is what the ledger holds under the workflow's keys (the look-up's answer), looked
+	// counts the look-ups.
+	held   activities.DisputePostings
+	looked int
 }
 
 func (f *fakeDispute) record(_ context.Context, in activities.DisputeMoveInput) (disputes.Dispute, error) {
@@ -37,7 +41,9 @@ func (f *fakeDispute) record(_ context.Context, in activities.DisputeMoveInput) 
 	name := string(m.Trigger)
 	switch m.Trigger {
 	case disputes.TriggerInvestigate, disputes.TriggerEvidence:
-		f.d.Status = disputes.UnderInvestigation
+		if f.d.Status.Open() {
+			f.d.Status = disputes.UnderInvestigation
+		}
 	case disputes.TriggerSLA:
 		name += ":" + string(m.SLAEvent)
 		if m.SLAEvent == disputes.EventSLABreachImminent {
@@ -49,6 +55,9 @@ func (f *fakeDispute) record(_ context.Context, in activities.DisputeMoveInput) 
 		f.d.Status = m.Decision.Outcome()
 		if m.ReversalTxID != "" {
 			name += ":" + m.ReversalTxID
+		}
+		if m.AdjustmentTxID != "" {
+			name += ":" + m.AdjustmentTxID
 		}
 	}
 	f.moves = append(f.moves, name)
@@ -71,6 +80,13 @@ func newDisputeEnv(t *testing.T, f *fakeDispute) (*testsuite.TestWorkflowEnviron
 			require.Equal(t, activities.Run{TenantID: "t1", WorkflowID: id, CorrelationID: "req-1"}, in.Run)
 			require.Equal(t, "dsp_1", in.DisputeID)
 			return f.record(ctx, in)
+		})
+	env.OnActivity(activities.DisputePostingsActivity, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in activities.DisputePostingsInput) (activities.DisputePostings, error) {
+			require.Equal(t, activities.DisputePostingsInput{Run: activities.Run{TenantID: "t1", WorkflowID: id, CorrelationID: "req-1"},
+				DisputeID: "dsp_1"}, in)
+			f.looked++
+			return f.held, nil
 		})
 	f.d = disputes.Dispute{ID: "dsp_1", TenantID: "t1", Status: disputes.Opened, SLADeadline: disputeStart.AddDate(0, 0, 7)}
 	return env, DisputeInput{TenantID: "t1", DisputeID: "dsp_1", LedgerTransactionID: "tx-1", SLADeadline: f.d.SLADeadline, CorrelationID: "req-1"}

@@ -77,3 +77,13 @@ const savingsAutosaveChange = "payroll-complete-savings-autosave"
 // (activities.PayrollRetryRelease: the entry FAILED again, for another retry). Taken at the first
 // such failure; histories recorded before it end with the error there.
 const payrollRetryStrandedChange = "payroll-entry-retry-stranded-claim"
+
+// disputeEarlierPostingChange (Dispute): a decision first waits for the investigation step and is
+// refused DISPUTE_INVALID_STATE when the dispute is no longer open, then asks the ledger what the
+// dispute's workflow already holds under its keys (activities.DisputePostingsOf): a run that ended
+// (terminated, failed) after its decision's posting and before the record left the money moved
+// and the dispute undecided, and the API starts a new run under the same id for the next decision.
+// The same decision records that posting instead of posting again; another is refused
+// DISPUTE_OTHER_DECISION_POSTED. Taken when a decision is handled; runs begun before it post at
+// once.
+const disputeEarlierPostingChange = "dispute-earlier-posting"

@@ -43,6 +43,11 @@ const (
 	CodeOwnDispute        = "DISPUTE_OWN_DECISION"
 	CodeLedgerUnavailable = "DISPUTE_LEDGER_UNAVAILABLE"
 	CodeLedgerRefused     = "DISPUTE_LEDGER_REFUSED"
+	// CodeOtherDecisionPosted: the ledger holds the dispute's reversal or adjustment, posted by
+	// a run of its workflow that ended before recording it, and the decision is another one: a
+	// decision that moves money would move it twice, and one that moves none would close the
+	// dispute with the refund unrecorded. The same decision again records that posting.
+	CodeOtherDecisionPosted = "DISPUTE_OTHER_DECISION_POSTED"
 )
 
 // refusals is the one table.
@@ -64,6 +69,8 @@ var refusals = refusal.Table{
 		Message: "the dispute was raised by the employee linked to your account: another operator decides it (and another admin approves it)"},
 	CodeLedgerUnavailable: {Status: http.StatusServiceUnavailable, Message: "the ledger could not be reached; nothing was decided, try again"},
 	CodeLedgerRefused:     {Status: http.StatusConflict, Message: "the ledger refused the decision's posting; nothing was decided"},
+	CodeOtherDecisionPosted: {Status: http.StatusConflict,
+		Message: "the ledger already holds this dispute's reversal or adjustment, posted by an earlier attempt that was not recorded: decide it that way to record it (nothing is posted twice)"},
 }
 
 // RefusalOf is code's answer; ok is false for a code that is not disputes'.
