@@ -345,6 +345,10 @@ func (g *Gateway) FetchStatement(ctx context.Context, req FetchRequest) (FetchRe
 	if err != nil {
 		return FetchResult{}, err
 	}
+	// The statement holds what the bank had booked when it was asked for: a day counts as
+	// covered whole only by a statement asked for after the day ended (reconcile.Coverage), so
+	// the fetch is recorded as of the request, not of the ingest a moment later.
+	asked := time.Now()
 	raw, err := p.Statement(ctx, StatementRequest{Account: req.Account, From: req.From, To: req.To, Format: req.Format})
 	if err != nil {
 		return FetchResult{}, err
@@ -357,7 +361,7 @@ func (g *Gateway) FetchStatement(ctx context.Context, req FetchRequest) (FetchRe
 	res := FetchResult{Lines: lines, Raw: raw, SHA256: hex.EncodeToString(sum[:])}
 	res.IngestResult, err = g.store.IngestStatement(ctx, Ingest{
 		TenantID: req.TenantID, Partner: req.Partner, Account: req.Account, From: req.From, To: req.To,
-		Format: req.Format, SHA256: res.SHA256, Lines: lines,
+		Format: req.Format, SHA256: res.SHA256, Lines: lines, AskedAt: asked,
 	})
 	if err != nil {
 		return FetchResult{}, err

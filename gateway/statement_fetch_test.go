@@ -179,3 +179,30 @@ func TestFetchLongestPeriodTheBankServes(t *testing.T) {
 		Partner: SandboxPartner, TenantId: tenant, Account: co, FromDate: longer, ToDate: today()})
 	requireCode(t, err, codes.InvalidArgument, ReasonInvalidArgument)
 }
+
+// TestFetchRecordedAsOfTheRequest: a statement holds what the bank had booked when it was asked
+// for, and reconciliation counts a day as covered whole only by a statement asked for after the
+// day ended. The fetch is recorded as of the request, not of the ingest after a slow answer: one
+// asked for just before midnight and stored just after must not pass for the day's whole statement.
+func TestFetchRecordedAsOfTheRequest(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, envOpt{})
+	tenant := uniq("tenant")
+	co := acct("co")
+	e.account(t, co, "Employer PLC", 1_000)
+	e.fault(t, co, map[string]any{"latencyMs": 1500})
+	asked := time.Now()
+	_, err := fetch(e, tenant, co, gatewayv1.StatementFormat_STATEMENT_FORMAT_CSV)
+	require.NoError(t, err)
+	stored := time.Now()
+	var fetchedAt time.Time
+	require.NoError(t, db.InTenantTx(context.Background(), e.db.App, tenant, func(tx pgx.Tx) error {
+		return tx.QueryRow(context.Background(), "SELECT fetched_at FROM gateway.statement_fetches").Scan(&fetchedAt)
+	}))
+	// The bank answers no sooner than 1,500 ms after it is asked, and the fetch is stored after
+	// the answer: recorded as of the request, fetched_at is at least that long before the fetch
+	// returned (1 ms less, for the database's microseconds), and not before the test asked.
+	require.False(t, fetchedAt.Before(asked.Add(-time.Millisecond)), "fetched_at %v before the request %v", fetchedAt, asked)
+	require.False(t, fetchedAt.After(stored.Add(-1499*time.Millisecond)),
+		"fetched_at %v is within the bank's latency of the fetch's return %v: recorded as of the ingest", fetchedAt, stored)
+}

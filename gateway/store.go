@@ -38,6 +38,9 @@ type Ingest struct {
 	Format   StatementFormat
 	SHA256   string
 	Lines    []StatementLine
+	// AskedAt is when the statement was asked of the bank, recorded as the fetch's fetched_at
+	// (zero: when it is stored).
+	AskedAt time.Time
 }
 
 // IngestResult counts what was new.
@@ -94,9 +97,9 @@ func (s *Store) IngestStatement(ctx context.Context, in Ingest) (IngestResult, e
 		res.AlreadyPresent = n - res.New
 		if _, err := tx.Exec(ctx, `
 			INSERT INTO gateway.statement_fetches
-			    (tenant_id, partner, account, period_from, period_to, source_format, sha256, line_count, new_lines)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-			in.TenantID, in.Partner, in.Account, in.From, in.To, string(in.Format), in.SHA256, n, res.New); err != nil {
+			    (tenant_id, partner, account, period_from, period_to, source_format, sha256, line_count, new_lines, fetched_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, coalesce($10, now()))`,
+			in.TenantID, in.Partner, in.Account, in.From, in.To, string(in.Format), in.SHA256, n, res.New, askedAt(in.AskedAt)); err != nil {
 			return err
 		}
 		_, err = tx.Exec(ctx, `
@@ -109,6 +112,13 @@ func (s *Store) IngestStatement(ctx context.Context, in Ingest) (IngestResult, e
 		return IngestResult{}, fmt.Errorf("gateway.ingest_statement: %w", err)
 	}
 	return res, nil
+}
+
+func askedAt(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
 }
 
 // checkExisting verifies that every line not inserted is already stored for this tenant and

@@ -65,6 +65,16 @@ type Runner struct {
 	// recorded late on one day and the bank booked the next still pairs (default 1).
 	MarginDays int
 	Log        *slog.Logger
+	// Now says which days have ended, and so need a statement fetched after their end (time.Now
+	// when nil).
+	Now func() time.Time
+}
+
+func (r *Runner) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
 }
 
 // FetchStatements ingests, through the gateway, the statement of every account the tenant's
@@ -114,6 +124,8 @@ func (r *Runner) ReconcilePair(ctx context.Context, p PairRequest) (PairSummary,
 		return PairSummary{}, err
 	}
 	sum.Accounts = len(accounts)
+	now := r.now()
+	provisional := false // a day of the period has not ended: compared with what the bank booked so far
 	margin := r.MarginDays
 	if margin <= 0 {
 		margin = 1
@@ -126,16 +138,22 @@ func (r *Runner) ReconcilePair(ctx context.Context, p PairRequest) (PairSummary,
 		drift  []driftAccount
 	)
 	for _, acct := range accounts {
-		covered, err := r.Store.StatementCovers(ctx, p.Partner, acct, from, to)
+		cov, err := r.Store.StatementCovers(ctx, p.Partner, acct, from, to, now)
 		if err != nil {
 			return PairSummary{}, err
 		}
-		if !covered {
+		if !cov.Covered {
 			// What the run found, not a failure to run: retrying will not fetch the statement.
 			sum.Errors++
-			sum.ErrorDetails = append(sum.ErrorDetails, fmt.Sprintf("account %s: no statement ingested for every day of %s..%s (fetch it with FetchStatement first)", acct, p.From, p.To))
+			if cov.PartialAt.IsZero() {
+				sum.ErrorDetails = append(sum.ErrorDetails, fmt.Sprintf("account %s: no statement ingested for every day of %s..%s (fetch it with FetchStatement first)", acct, p.From, p.To))
+			} else {
+				sum.ErrorDetails = append(sum.ErrorDetails, fmt.Sprintf("account %s: the statement of %s is partial, fetched at %s before the day ended (fetch it again with FetchStatement)",
+					acct, cov.Gap.Format(time.DateOnly), cov.PartialAt.UTC().Format(time.RFC3339)))
+			}
 			continue
 		}
+		provisional = provisional || !cov.Whole
 		lines, err := r.Statements.StatementLines(ctx, p.TenantID, p.Partner, acct, wideFrom, wideTo)
 		if err != nil {
 			return PairSummary{}, err
@@ -170,7 +188,7 @@ func (r *Runner) ReconcilePair(ctx context.Context, p PairRequest) (PairSummary,
 			}
 			for i, m := range moves {
 				if m.Pair != "" && (m.pairDay.Before(from) || m.pairDay.After(to)) {
-					if moves[i].PairUnbooked, err = r.pairUnbooked(ctx, p, m, margin); err != nil {
+					if moves[i].PairUnbooked, err = r.pairUnbooked(ctx, p, m, margin, now); err != nil {
 						return PairSummary{}, err
 					}
 				}
@@ -233,6 +251,9 @@ func (r *Runner) ReconcilePair(ctx context.Context, p PairRequest) (PairSummary,
 		return PairSummary{}, err
 	}
 	sum.NextAction = nextAction(sum)
+	if provisional && sum.Errors == 0 && sum.Flagged == 0 {
+		sum.NextAction = "none so far: reconciled clean up to now, the period has not ended (reconcile it again after it ends)"
+	}
 	if r.Log != nil {
 		r.Log.Info("reconciled", "tenant_id", p.TenantID, "partner", p.Partner, "run", sum.RunID, "scanned", sum.Scanned,
 			"matched", sum.Matched, "flagged", sum.Flagged, "errors", sum.Errors)
@@ -241,14 +262,15 @@ func (r *Runner) ReconcilePair(ctx context.Context, p PairRequest) (PairSummary,
 }
 
 // pairUnbooked reports whether the bank booked no line for the other half of m's reversal,
-// which is dated outside the period: the statement of its day must have been fetched, and the
-// lines of its day and the margin around it (as a run over its day would pair them) include
-// none of the pair's references, direction and amount. Without its day's statement the answer
-// is "booked" (m is then matched or flagged on its own): a statement nobody fetched must not
+// which is dated outside the period: the statement of its day must have been fetched (after the
+// day ended, when it has: StatementCovers), and the lines of its day and the margin around it
+// (as a run over its day would pair them) include none of the pair's references, direction and
+// amount. Without its day's statement the answer is "booked" (m is then matched or flagged on
+// its own): a statement nobody fetched, or fetched before the day's later bookings, must not
 // cancel a movement out.
-func (r *Runner) pairUnbooked(ctx context.Context, p PairRequest, m LedgerItem, margin int) (bool, error) {
-	covered, err := r.Store.StatementCovers(ctx, p.Partner, m.Account, m.pairDay, m.pairDay)
-	if err != nil || !covered {
+func (r *Runner) pairUnbooked(ctx context.Context, p PairRequest, m LedgerItem, margin int, now time.Time) (bool, error) {
+	cov, err := r.Store.StatementCovers(ctx, p.Partner, m.Account, m.pairDay, m.pairDay, now)
+	if err != nil || !cov.Covered {
 		return false, err
 	}
 	from, to := m.pairDay.AddDate(0, 0, -margin), m.pairDay.AddDate(0, 0, margin)

@@ -3,7 +3,6 @@ package reconcile
 import (
 	"context"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -162,43 +161,75 @@ func (s *Store) RunStatus(ctx context.Context, runID int64) (string, error) {
 	return st, nil
 }
 
-// StatementCovers reports whether statements fetched for the account together cover every day
-// of [from, to]. Without that, a ledger movement with no bank line could just be a statement
-// nobody fetched, and the runner must not flag it.
-func (s *Store) StatementCovers(ctx context.Context, partner, account string, from, to time.Time) (bool, error) {
-	type span struct{ from, to time.Time }
-	var spans []span
+// Coverage is how the statements fetched for an account cover a period, day by day.
+type Coverage struct {
+	// Covered: every day of the period has a statement that may be compared. A day that has
+	// ended counts only by a statement fetched after its end: one fetched while the day was still
+	// running lacks what the bank booked later that day, and comparing it with the ledger would
+	// flag the rest of the day as missing at the bank (or cancel a reversal out on lines the bank
+	// had not booked yet). A day not yet ended counts by any statement of it: what the bank has
+	// booked so far, compared provisionally.
+	Covered bool
+	// Whole: every day has ended and has a statement fetched after its end (implies Covered).
+	Whole bool
+	// Gap is the first day that is not covered (when !Covered), and PartialAt when the last
+	// statement of it was fetched, before it ended (zero when it has none at all).
+	Gap, PartialAt time.Time
+}
+
+// StatementCovers reports how the statements fetched for the account cover every day of
+// [from, to] at now (see Coverage). Without coverage, a ledger movement with no bank line could
+// just be a statement nobody fetched (or fetched too early), and the runner must not flag it.
+func (s *Store) StatementCovers(ctx context.Context, partner, account string, from, to, now time.Time) (Coverage, error) {
+	type fetch struct{ from, to, at time.Time }
+	var fetches []fetch
 	err := tenancy.InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, `SELECT period_from, period_to FROM gateway.statement_fetches
+		rows, err := tx.Query(ctx, `SELECT period_from, period_to, fetched_at FROM gateway.statement_fetches
 			WHERE partner = $1 AND account = $2 AND period_to >= $3 AND period_from <= $4`, partner, account, from, to)
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
 		for rows.Next() {
-			var sp span
-			if err := rows.Scan(&sp.from, &sp.to); err != nil {
+			var f fetch
+			if err := rows.Scan(&f.from, &f.to, &f.at); err != nil {
 				return err
 			}
-			spans = append(spans, sp)
+			fetches = append(fetches, f)
 		}
 		return rows.Err()
 	})
 	if err != nil {
-		return false, fmt.Errorf("reconcile.statement_covers: %w", err)
+		return Coverage{}, fmt.Errorf("reconcile.statement_covers: %w", err)
 	}
-	sort.Slice(spans, func(i, j int) bool { return spans[i].from.Before(spans[j].from) })
-	next := from // first day not yet covered
-	for _, sp := range spans {
-		if sp.from.After(next) {
-			return false, nil
+	c := Coverage{Covered: true, Whole: true}
+	// The period is at most gateway.MaxStatementPeriod days (PairRequest.check), one day for a
+	// reversal's pair: a day-by-day walk over the period's fetches is small.
+	for d := from; !d.After(to); d = d.AddDate(0, 0, 1) {
+		end := d.AddDate(0, 0, 1)
+		var fetched bool
+		var last time.Time
+		for _, f := range fetches {
+			if !f.from.After(d) && !f.to.Before(d) {
+				fetched = true
+				if f.at.After(last) {
+					last = f.at
+				}
+			}
 		}
-		if d := sp.to.AddDate(0, 0, 1); d.After(next) {
-			next = d
-		}
-		if next.After(to) {
-			return true, nil
+		ended := !now.Before(end)
+		switch {
+		case fetched && !last.Before(end):
+			// Asked for after the day ended: the day's whole statement.
+		case fetched && !ended:
+			c.Whole = false
+		default:
+			c.Covered, c.Whole, c.Gap = false, false, d
+			if fetched {
+				c.PartialAt = last
+			}
+			return c, nil
 		}
 	}
-	return next.After(to), nil
+	return c, nil
 }
