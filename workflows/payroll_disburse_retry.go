@@ -98,7 +98,7 @@ func PayrollEntryRetry(ctx workflow.Context, in PayrollEntryRetryInput) (Payroll
 				finishHandlers(ctx)
 				return res, rerr
 			}
-			state, ferr := call(ctx, catchUpRecordOptions(), activities.PayrollDisburseFinish, activities.PayrollDisburseStep{Run: run, RunID: in.RunID})
+			state, ferr := finishRun(ctx, run, in.RunID)
 			if ferr != nil {
 				finishHandlers(ctx)
 				return res, ferr
@@ -117,7 +117,7 @@ func PayrollEntryRetry(ctx workflow.Context, in PayrollEntryRetryInput) (Payroll
 		finishHandlers(ctx)
 		return res, err
 	}
-	state, err := call(ctx, catchUpRecordOptions(), activities.PayrollDisburseFinish, activities.PayrollDisburseStep{Run: run, RunID: in.RunID})
+	state, err := finishRun(ctx, run, in.RunID)
 	if err != nil {
 		finishHandlers(ctx)
 		return res, err
@@ -166,6 +166,11 @@ func payClaimed(ctx workflow.Context, run activities.Run, in PayrollEntryRetryIn
 			return "", "", fanoutFailed(err)
 		}
 	}
+}
+
+// finishRun makes the run DISBURSED when no entry is being paid any more (PayrollDisburseFinish).
+func finishRun(ctx workflow.Context, run activities.Run, runID string) (activities.PayrollRunState, error) {
+	return call(ctx, catchUpRecordOptions(), activities.PayrollDisburseFinish, activities.PayrollDisburseStep{Run: run, RunID: runID})
 }
 
 // fanoutFailed is the saga's error when its fan-out failed for good.

@@ -395,6 +395,22 @@ func TestDisbursementByWorkflowReadsThroughItsIndex(t *testing.T) {
 	require.Contains(t, plan.String(), "loans_disburse_workflow", "the claim is not read through its index:\n%s", plan.String())
 }
 
+// claimable is an APPROVED loan of an FI whose accounts are set, and its claim by run wf-a.
+func (w *loanWorld) claimable(t *testing.T) (lending.Loan, func() (lending.Disbursement, error)) {
+	t.Helper()
+	_, err := value(t, w.fi, func(ctx context.Context, tx db.BunTx) (lending.FIAccounts, error) {
+		return lending.PutFIAccounts(ctx, tx, lending.Account{Partner: "sandbox", AccountNumber: "3000000000001"},
+			lending.Account{Partner: "sandbox", AccountNumber: "3000000000002"}, t0)
+	})
+	require.NoError(t, err)
+	l := w.approved(t)
+	return l, func() (lending.Disbursement, error) {
+		return disbursement(t, w.biz, func(ctx context.Context, tx db.BunTx) (lending.Disbursement, error) {
+			return lending.ClaimDisbursement(ctx, tx, l.ID, "wf-a", "tx-1", t0)
+		})
+	}
+}
+
 // TestDisbursementNeedsTheOptIn: an APPROVED loan whose business withdrew its opt-in to the
 // loan's product since is not paid out: the plan refuses it (422 LOAN_PRODUCT_NOT_OPTED_IN), and
 // so does the claim of a run that planned before the withdrawal (nothing written: the loan stays
@@ -402,18 +418,8 @@ func TestDisbursementByWorkflowReadsThroughItsIndex(t *testing.T) {
 func TestDisbursementNeedsTheOptIn(t *testing.T) {
 	t.Parallel()
 	w := newLoanWorld(t)
-	_, err := value(t, w.fi, func(ctx context.Context, tx db.BunTx) (lending.FIAccounts, error) {
-		return lending.PutFIAccounts(ctx, tx, lending.Account{Partner: "sandbox", AccountNumber: "3000000000001"},
-			lending.Account{Partner: "sandbox", AccountNumber: "3000000000002"}, t0)
-	})
-	require.NoError(t, err)
-	l := w.approved(t)
-	claim := func() (lending.Disbursement, error) {
-		return disbursement(t, w.biz, func(ctx context.Context, tx db.BunTx) (lending.Disbursement, error) {
-			return lending.ClaimDisbursement(ctx, tx, l.ID, "wf-a", "tx-1", t0)
-		})
-	}
-	_, err = loadPlan(w.biz, l.ID, "wf-a") // planned while the product was offered
+	l, claim := w.claimable(t)
+	_, err := loadPlan(w.biz, l.ID, "wf-a") // planned while the product was offered
 	require.NoError(t, err)
 
 	w.withdrawOptIn(t, w.biz)
@@ -443,18 +449,8 @@ func TestDisbursementNeedsTheOptIn(t *testing.T) {
 func TestDisbursementClaimNeedsTheFIInGoodStanding(t *testing.T) {
 	t.Parallel()
 	w := newLoanWorld(t)
-	_, err := value(t, w.fi, func(ctx context.Context, tx db.BunTx) (lending.FIAccounts, error) {
-		return lending.PutFIAccounts(ctx, tx, lending.Account{Partner: "sandbox", AccountNumber: "3000000000001"},
-			lending.Account{Partner: "sandbox", AccountNumber: "3000000000002"}, t0)
-	})
-	require.NoError(t, err)
-	l := w.approved(t)
-	claim := func() (lending.Disbursement, error) {
-		return disbursement(t, w.biz, func(ctx context.Context, tx db.BunTx) (lending.Disbursement, error) {
-			return lending.ClaimDisbursement(ctx, tx, l.ID, "wf-a", "tx-1", t0)
-		})
-	}
-	_, err = loadPlan(w.biz, l.ID, "wf-a") // planned while the FI was in good standing
+	l, claim := w.claimable(t)
+	_, err := loadPlan(w.biz, l.ID, "wf-a") // planned while the FI was in good standing
 	require.NoError(t, err)
 
 	w.setFIStatus(t, orgs.OrgSuspended)
