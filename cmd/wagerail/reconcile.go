@@ -47,7 +47,7 @@ func reconcileCommand() *cli.Command {
 	c.String(&cfg.Partners, "partners", "RECONCILE_PARTNERS", gateway.SandboxPartner, "comma-separated partner names")
 	c.String(&cfg.From, "from", "", "", "first day of the period, YYYY-MM-DD UTC (default: yesterday)")
 	c.String(&cfg.To, "to", "", "", "last day of the period, YYYY-MM-DD UTC (default: --from)")
-	c.Int(&cfg.MarginDays, "margin-days", "RECONCILE_MARGIN_DAYS", 1, "days either side used to pair movements booked a day apart")
+	c.Int(&cfg.MarginDays, "margin-days", "RECONCILE_MARGIN_DAYS", 1, "days either side used to pair movements booked a day apart, 1 to 7")
 	c.Bool(&cfg.Fetch, "fetch", "RECONCILE_FETCH", false, "first fetch the period's statements of every mirrored account through the gateway")
 	c.String(&cfg.GatewayAddr, "gateway-addr", "GATEWAY_ADDR", "127.0.0.1:50051", "gateway gRPC host:port (for --fetch)")
 	addLogLevel(c, &cfg.LogLevel)
@@ -97,8 +97,10 @@ func (cfg reconcileConfig) parse(now time.Time) (reconcile.Request, error) {
 	if to.Sub(from) > gateway.MaxStatementPeriod {
 		return r, fmt.Errorf("reconcile: period longer than %d days; split it", int(gateway.MaxStatementPeriod/(24*time.Hour)))
 	}
-	if cfg.MarginDays < 0 || cfg.MarginDays > 7 {
-		return r, errors.New("reconcile: --margin-days must be between 0 and 7")
+	// 0 is refused rather than taken as the runner's default: pairing needs a day either side
+	// (a movement the ledger recorded late on one day and the bank booked the next).
+	if cfg.MarginDays < 1 || cfg.MarginDays > 7 {
+		return r, errors.New("reconcile: --margin-days must be between 1 and 7")
 	}
 	r.FetchStatements = cfg.Fetch
 	return r, nil

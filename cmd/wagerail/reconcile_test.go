@@ -59,6 +59,8 @@ func TestReconcileConfigParse(t *testing.T) {
 		"reversed":     {func(c *reconcileConfig) { c.From, c.To = "2026-03-02", "2026-03-01" }, "before --from"},
 		"too long":     {func(c *reconcileConfig) { c.From, c.To = "2025-01-01", "2025-12-31" }, "split it"},
 		"margin range": {func(c *reconcileConfig) { c.MarginDays = 30 }, "--margin-days"},
+		"no margin":    {func(c *reconcileConfig) { c.MarginDays = 0 }, "between 1 and 7"},
+		"margin < 0":   {func(c *reconcileConfig) { c.MarginDays = -1 }, "--margin-days"},
 	} {
 		c := base
 		tc.mut(&c)
