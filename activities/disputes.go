@@ -1,6 +1,7 @@
 package activities
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"time"
@@ -23,6 +24,7 @@ const (
 	DisputeAdjustActivity   = "dispute.Adjust"
 	DisputePostingActivity  = "dispute.PostingOf"
 	DisputePostingsActivity = "dispute.Postings"
+	DisputeCloseKeyActivity = "dispute.CloseKey"
 )
 
 // DisputeRecord records one move of a dispute (disputes.Apply: the row, its event, audit row and
@@ -43,10 +45,18 @@ var DisputeAdjust = Activity[DisputeAdjustInput, string]{DisputeAdjustActivity}
 var DisputePostingOf = Activity[DisputePostingInput, string]{DisputePostingActivity}
 
 // DisputePostingsOf answers the postings the dispute's workflow holds in the ledger under its
-// keys (the reversal's and the adjustment's), "" for a key that holds none. The workflow asks it
-// before a decision moves money: a run that ended (terminated, failed) after its decision's
-// posting and before the record left the posting there, and the dispute undecided.
+// keys (the decision key, and the reversal's and the adjustment's of runs before it), "" for a
+// kind it holds none of. The workflow asks it before a decision moves money: a run that ended
+// (terminated, failed) after its decision's posting and before the record left the posting
+// there, and the dispute undecided.
 var DisputePostingsOf = Activity[DisputePostingsInput, DisputePostings]{DisputePostingsActivity}
+
+// DisputeCloseKey closes the dispute workflow's decision key in the ledger before a decision that
+// posts nothing (no action, chargeback) is recorded (Ledger.VoidPending by the key): a reversal
+// or adjustment of an ended run still on its way to the ledger is refused from then on, instead
+// of moving the money of a dispute recorded as decided otherwise. A posting already under the key
+// is refused ALREADY_POSTED (non-retryable): another decision's money moved.
+var DisputeCloseKey = Action[DisputePostingsInput]{DisputeCloseKeyActivity}
 
 // DisputePostingsInput names the dispute whose workflow (Run.WorkflowID) made the postings.
 type DisputePostingsInput struct {
@@ -67,11 +77,18 @@ type DisputePostingInput struct {
 	IdempotencyKey string
 }
 
-// DisputeReversalKey is the idempotency key of the reversal the dispute workflow wfID posts.
+// DisputeDecisionKey is the one idempotency key every posting decision of the dispute workflow
+// wfID posts under, a reversal or an adjustment alike (the API signs the adjustment under it): the
+// ledger holds one transaction per key and refuses another content (IDEMPOTENCY_CONFLICT), so a
+// dispute's money moves at most once whichever runs decide it and however their attempts race.
+func DisputeDecisionKey(wfID string) string { return wfID + ":decision" }
+
+// DisputeReversalKey is the idempotency key of the reversal the dispute workflow wfID posted
+// before DisputeDecisionKey (runs that decided before the one key; still looked up).
 func DisputeReversalKey(wfID string) string { return wfID + ":reversal" }
 
-// DisputeAdjustmentKey is the idempotency key of the adjustment the dispute workflow wfID posts
-// (the API signs the adjustment under it).
+// DisputeAdjustmentKey is the idempotency key of the adjustment the dispute workflow wfID posted
+// before DisputeDecisionKey (still looked up).
 func DisputeAdjustmentKey(wfID string) string { return wfID + ":adjustment" }
 
 // DisputeSaga is the actor of the dispute workflow's audit rows: tenancy.System(DisputeSaga).
@@ -97,6 +114,9 @@ type DisputeReverseInput struct {
 	DisputeID     string
 	TransactionID string
 	Reason        string
+	// IdempotencyKey is the reversal's key: DisputeDecisionKey; "" in the inputs of runs before
+	// it, which post under DisputeReversalKey.
+	IdempotencyKey string `json:",omitempty"`
 }
 
 // DisputeAdjustmentSource is the ledger adjustment's source of a dispute outcome (the spec's
@@ -143,42 +163,77 @@ func (a *Disputes) Register(r worker.ActivityRegistry) {
 	DisputeAdjust.Register(r, a.Adjust)
 	DisputePostingOf.Register(r, a.PostingOf)
 	DisputePostingsOf.Register(r, a.Postings)
+	DisputeCloseKey.Register(r, a.CloseKey)
 }
 
-// Postings looks up the workflow's reversal and adjustment by their keys.
+// Postings looks up the workflow's reversal and adjustment: under the decision key, told apart by
+// what the transaction is (a reversal names the transaction it reverses), and under the keys of
+// runs before it.
 func (a *Disputes) Postings(ctx context.Context, in DisputePostingsInput) (DisputePostings, error) {
 	var out DisputePostings
 	var err error
-	look := func(key string) string {
+	look := func(key string) *ledgerv1.Transaction {
 		if err != nil {
-			return ""
+			return nil
 		}
-		var id string
-		id, err = a.PostingOf(ctx, DisputePostingInput{Run: in.Run, DisputeID: in.DisputeID, IdempotencyKey: key})
-		return id
+		var t *ledgerv1.Transaction
+		t, err = a.lookup(ctx, DisputePostingInput{Run: in.Run, DisputeID: in.DisputeID, IdempotencyKey: key})
+		return t
 	}
-	out.ReversalTxID = look(DisputeReversalKey(in.WorkflowID))
-	out.AdjustmentTxID = look(DisputeAdjustmentKey(in.WorkflowID))
+	out.ReversalTxID = look(DisputeReversalKey(in.WorkflowID)).GetId()
+	out.AdjustmentTxID = look(DisputeAdjustmentKey(in.WorkflowID)).GetId()
+	if t := look(DisputeDecisionKey(in.WorkflowID)); t.GetReversesTransactionId() != "" {
+		out.ReversalTxID = t.GetId()
+	} else if t != nil {
+		out.AdjustmentTxID = t.GetId()
+	}
 	return out, err
 }
 
 // PostingOf looks the decision's posting up by its idempotency key ("" when the ledger has none).
 func (a *Disputes) PostingOf(ctx context.Context, in DisputePostingInput) (string, error) {
+	t, err := a.lookup(ctx, in)
+	return t.GetId(), err
+}
+
+// lookup is the transaction under in's key (nil when the ledger has none).
+func (a *Disputes) lookup(ctx context.Context, in DisputePostingInput) (*ledgerv1.Transaction, error) {
 	if a.Ledger == nil {
-		return "", misconfigured("dispute: no ledger client configured")
+		return nil, misconfigured("dispute: no ledger client configured")
 	}
 	if err := errors.Join(in.Run.check(), field.Identifier("disputeId", in.DisputeID, 0),
 		field.Reference("idempotencyKey", in.IdempotencyKey, field.MaxReference)); err != nil {
-		return "", temporalError(err)
+		return nil, temporalError(err)
 	}
 	got, err := a.Ledger.GetTransaction(ctx, &ledgerv1.GetTransactionRequest{TenantId: in.TenantID, IdempotencyKey: in.IdempotencyKey})
 	switch {
 	case errors.Is(err, ledger.ErrTransactionNotFound):
-		return "", nil
+		return nil, nil
 	case err != nil:
-		return "", temporalError(err)
+		return nil, temporalError(err)
 	}
-	return got.GetTransaction().GetId(), nil
+	return got.GetTransaction(), nil
+}
+
+// CloseKey voids the workflow's decision key (see DisputeCloseKey). A key voided already is
+// success (a retried step).
+func (a *Disputes) CloseKey(ctx context.Context, in DisputePostingsInput) error {
+	if a.Ledger == nil {
+		return misconfigured("dispute: no ledger client configured")
+	}
+	if err := errors.Join(in.Run.check(), field.Identifier("disputeId", in.DisputeID, 0)); err != nil {
+		return temporalError(err)
+	}
+	key := DisputeDecisionKey(in.WorkflowID)
+	_, err := a.Ledger.VoidPending(ctx, &ledgerv1.VoidPendingRequest{TenantId: in.TenantID, IdempotencyKey: key,
+		Reason: "dispute " + in.DisputeID + " decided without a posting"})
+	if errors.Is(err, ledger.ErrAlreadyVoided) {
+		err = nil
+	}
+	if err != nil {
+		in.Run.logger(ctx, "dispute_id", in.DisputeID).Warn("dispute decision key not closed", "error", err)
+	}
+	return temporalError(err)
 }
 
 // Record applies in.Move. The store's refusals are non-retryable, typed by their code.
@@ -202,8 +257,11 @@ func (a *Disputes) Reverse(ctx context.Context, in DisputeReverseInput) (string,
 		field.Identifier("transactionId", in.TransactionID, 0), field.Text("reason", in.Reason, field.MaxText)); err != nil {
 		return "", temporalError(err)
 	}
+	if in.IdempotencyKey != "" && in.IdempotencyKey != DisputeDecisionKey(in.WorkflowID) {
+		return "", nonRetryable("dispute: the reversal's key is not its workflow's decision key", ErrTypeInvalidArgument)
+	}
 	resp, err := a.Ledger.Reverse(ctx, &ledgerv1.ReverseRequest{TenantId: in.TenantID, TransactionId: in.TransactionID,
-		Reason: in.DisputeID + ":" + in.Reason, IdempotencyKey: DisputeReversalKey(in.WorkflowID)})
+		Reason: in.DisputeID + ":" + in.Reason, IdempotencyKey: cmp.Or(in.IdempotencyKey, DisputeReversalKey(in.WorkflowID))})
 	if err != nil {
 		in.Run.logger(ctx, "dispute_id", in.DisputeID).Warn("dispute reversal failed", "error", err)
 		return "", temporalError(err)

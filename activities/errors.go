@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/wagerail/wagerail/internal/platform/field"
+	"github.com/wagerail/wagerail/ledger"
 	gatewayv1 "github.com/wagerail/wagerail/schema/proto/gateway/v1"
 )
 
@@ -36,6 +37,14 @@ const (
 	// ErrTypePartnerOutcomeUnknown: the partner did not say whether it holds the transfer. Not
 	// a failure: the workflow asks GetTransferStatus (by our reference) before any compensation.
 	ErrTypePartnerOutcomeUnknown = "PARTNER_OUTCOME_UNKNOWN"
+)
+
+// The ledger's reasons a workflow branches on (named here: workflows do not import the ledger).
+const (
+	// ErrTypeIdempotencyConflict: the key holds a transaction of another content.
+	ErrTypeIdempotencyConflict = string(ledger.ReasonIdempotencyConflict)
+	// ErrTypeAlreadyPosted: a void met a transaction that is posted (money that moved).
+	ErrTypeAlreadyPosted = string(ledger.ReasonAlreadyPosted)
 )
 
 // temporalError is the one place where an activity's error becomes the error Temporal sees.

@@ -384,7 +384,7 @@ func (s *Server) signedAdjustment(d disputes.Dispute, operator, reason string, a
 	if !valid || !s.now().Before(a.expires) {
 		return nil, disputeRefusal(disputes.CodeApprovalInvalid)
 	}
-	adj := &workflows.DisputeAdjustment{TenantID: d.TenantID, IdempotencyKey: workflows.DisputeAdjustmentKey(d.WorkflowID),
+	adj := &workflows.DisputeAdjustment{TenantID: d.TenantID, IdempotencyKey: workflows.DisputeDecisionKey(d.WorkflowID),
 		Reason: d.ID + ":" + reason, ApprovedBy: a.approvedBy, RequestedBy: operator, DebitAccount: chart.MiscLoss,
 		CreditAccount: d.LedgerAccountName, AmountSantim: d.AmountSantim}
 	r := adj.PB()

@@ -20,6 +20,7 @@ import (
 	"github.com/wagerail/wagerail/internal/identity"
 	"github.com/wagerail/wagerail/internal/platform/devtemporal/devtemporaltest"
 	"github.com/wagerail/wagerail/internal/platform/testkit"
+	"github.com/wagerail/wagerail/ledger"
 	"github.com/wagerail/wagerail/ledger/chart"
 	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
 	"github.com/wagerail/wagerail/workflows"
@@ -38,6 +39,13 @@ type disputeStack struct {
 
 func newDisputeStack(t testing.TB) *disputeStack {
 	t.Helper()
+	return newDisputeStackWith(t, nil)
+}
+
+// newDisputeStackWith is the dispute stack whose worker reaches the ledger through wrap's client
+// (nil: the ledger's own).
+func newDisputeStackWith(t testing.TB, wrap func(ledgerv1.LedgerServiceClient) ledgerv1.LedgerServiceClient) *disputeStack {
+	t.Helper()
 	s := &disputeStack{disputeWorld: newDisputeWorld(t)}
 	ts := devtemporaltest.Server(t)
 	tc, err := client.Dial(client.Options{HostPort: ts.HostPort(), Namespace: ts.Namespace(),
@@ -49,7 +57,11 @@ func newDisputeStack(t testing.TB) *disputeStack {
 	s.srv.deps.Temporal, s.srv.deps.TaskQueue = tc, queue
 	s.srv.deps.AdjustmentKeys = [][]byte{disputeAdjustmentKey}
 	wk := worker.New(tc, queue, workflows.WorkerOptions())
-	workflows.Register(wk, workflows.Deps{Disputes: &activities.Disputes{DB: s.d.App, Ledger: s.ledger}})
+	steps := s.ledger
+	if wrap != nil {
+		steps = ledger.NewClient(wrap(s.ledgerRPC), ledger.ClientOptions{})
+	}
+	workflows.Register(wk, workflows.Deps{Disputes: &activities.Disputes{DB: s.d.App, Ledger: steps}})
 	require.NoError(t, wk.Start())
 	t.Cleanup(wk.Stop)
 	s.operator = s.authFixture.operator("support@dsp.test")
@@ -205,7 +217,7 @@ func TestDisputeEvidenceAndDecisions(t *testing.T) {
 	wf := disputes.WorkflowIDOf(s.tenant, re.Dispute.ID)
 	run := activities.Run{TenantID: s.tenant, WorkflowID: wf}
 	found, err := steps.PostingOf(context.Background(), activities.DisputePostingInput{Run: run, DisputeID: re.Dispute.ID,
-		IdempotencyKey: activities.DisputeReversalKey(wf)})
+		IdempotencyKey: activities.DisputeDecisionKey(wf)})
 	require.NoError(t, err)
 	require.Equal(t, *rev.ReversalTransactionID, found)
 	found, err = steps.PostingOf(context.Background(), activities.DisputePostingInput{Run: run, DisputeID: re.Dispute.ID,

@@ -25,6 +25,7 @@ import (
 type disputeWorld struct {
 	*uploadsFixture
 	ledger              *ledger.Client
+	ledgerRPC           ledgerv1.LedgerServiceClient // the ledger's own gRPC client, under ledger
 	owner, other        *apiClient
 	me, colleague       *apiClient
 	tenant, otherTenant string
@@ -40,7 +41,7 @@ func newDisputeWorld(t testing.TB) *disputeWorld {
 	lrpc, _ := ledgertest.ServeAddr(t, d.App, disputeAdjustmentKey)
 	lc := ledger.NewClient(lrpc, ledger.ClientOptions{})
 	u := newUploadsFixtureOn(t, d, func(deps *Deps) { deps.Ledger = lc })
-	w := &disputeWorld{uploadsFixture: u, ledger: lc}
+	w := &disputeWorld{uploadsFixture: u, ledger: lc, ledgerRPC: lrpc}
 	var su, osu signUpResult
 	w.owner, su = u.signUp("owner@dsp.test", "BUSINESS")
 	w.tenant = su.Organization.ID

@@ -15,9 +15,10 @@ import (
 // here so the API builds the decision without importing activities).
 type DisputeAdjustment = activities.DisputeAdjustment
 
-// DisputeAdjustmentKey is the idempotency key the adjustment of the dispute workflow wfID is
-// signed and posted under (the API builds the adjustment with it; the workflow refuses another).
-func DisputeAdjustmentKey(wfID string) string { return activities.DisputeAdjustmentKey(wfID) }
+// DisputeDecisionKey is the idempotency key the adjustment of the dispute workflow wfID is signed
+// and posted under, its reversal's too (the API builds the adjustment with it; the workflow
+// refuses another).
+func DisputeDecisionKey(wfID string) string { return activities.DisputeDecisionKey(wfID) }
 
 // The dispute workflow: one per dispute, found by TenantId and BusinessKey = the dispute id
 // (workflow id disputes.WorkflowIDOf). It starts the investigation, then takes evidence
@@ -141,27 +142,10 @@ func Dispute(ctx workflow.Context, in DisputeInput) (DisputeResult, error) {
 				return disputes.Dispute{}, err
 			}
 		}
-		// Only adjustment decisions reach this branch, and the validator of every earlier
-		// version refused them: no recorded history takes it, so it needs no version marker.
-		if d.Decision == disputes.Adjustment && m.AdjustmentTxID == "" {
-			id, err := call(ctx, ledgerOptions(), activities.DisputeAdjust, activities.DisputeAdjustInput{Run: run,
-				DisputeID: in.DisputeID, Adjustment: *d.Adjustment})
-			id, held, err := postedAnyway(ctx, run, in.DisputeID, d.Adjustment.IdempotencyKey, id, err)
-			if err != nil {
-				deciding = held
-				return disputes.Dispute{}, refusalOf(err, disputes.CodeLedgerRefused)
-			}
-			m.AdjustmentTxID = id
-		}
-		if d.Decision == disputes.Reversal && m.ReversalTxID == "" {
-			id, err := call(ctx, ledgerOptions(), activities.DisputeReverse, activities.DisputeReverseInput{Run: run,
-				DisputeID: in.DisputeID, TransactionID: in.LedgerTransactionID, Reason: d.Reason})
-			id, held, err := postedAnyway(ctx, run, in.DisputeID, activities.DisputeReversalKey(run.WorkflowID), id, err)
-			if err != nil {
-				deciding = held
-				return disputes.Dispute{}, refusalOf(err, disputes.CodeLedgerRefused)
-			}
-			m.ReversalTxID = id
+		oneKey := workflow.GetVersion(ctx, disputeOneKeyChange, workflow.DefaultVersion, 1) == 1
+		if held, err := moveMoney(ctx, run, in, d, &m, oneKey); err != nil {
+			deciding = held
+			return disputes.Dispute{}, err
 		}
 		out, err := record(ctx, m)
 		if err != nil {

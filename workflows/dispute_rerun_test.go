@@ -17,7 +17,7 @@ import (
 // signedAdjustment is an adjustment decision of dsp_1 by op, approved by adm, as the API builds it.
 func signedAdjustment(reason string) DisputeDecision {
 	return DisputeDecision{Actor: "op", Decision: disputes.Adjustment, Reason: reason, ApprovedBy: "adm",
-		Adjustment: &DisputeAdjustment{TenantID: "t1", IdempotencyKey: DisputeAdjustmentKey(disputes.WorkflowIDOf("t1", "dsp_1")),
+		Adjustment: &DisputeAdjustment{TenantID: "t1", IdempotencyKey: DisputeDecisionKey(disputes.WorkflowIDOf("t1", "dsp_1")),
 			Reason: "dsp_1:" + reason, ApprovedBy: "adm", RequestedBy: "op", DebitAccount: "misc-loss",
 			CreditAccount: "receivable-from-employee:emp_1", AmountSantim: 5_000, Signature: []byte("signed")}}
 }

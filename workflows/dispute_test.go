@@ -3,6 +3,7 @@ package workflows
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/wagerail/wagerail/activities"
 	"github.com/wagerail/wagerail/internal/disputes"
@@ -30,6 +32,9 @@ type fakeDispute struct {
 	// counts the look-ups.
 	held   activities.DisputePostings
 	looked int
+	// closeErr is the ledger's answer to closing the decision key, closed counts the closes.
+	closeErr error
+	closed   int
 }
 
 func (f *fakeDispute) record(_ context.Context, in activities.DisputeMoveInput) (disputes.Dispute, error) {
@@ -88,6 +93,13 @@ func newDisputeEnv(t *testing.T, f *fakeDispute) (*testsuite.TestWorkflowEnviron
 			f.looked++
 			return f.held, nil
 		})
+	env.OnActivity(activities.DisputeCloseKeyActivity, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in activities.DisputePostingsInput) error {
+			require.Equal(t, activities.DisputePostingsInput{Run: activities.Run{TenantID: "t1", WorkflowID: id, CorrelationID: "req-1"},
+				DisputeID: "dsp_1"}, in)
+			f.closed++
+			return f.closeErr
+		}).Maybe()
 	f.d = disputes.Dispute{ID: "dsp_1", TenantID: "t1", Status: disputes.Opened, SLADeadline: disputeStart.AddDate(0, 0, 7)}
 	return env, DisputeInput{TenantID: "t1", DisputeID: "dsp_1", LedgerTransactionID: "tx-1", SLADeadline: f.d.SLADeadline, CorrelationID: "req-1"}
 }
@@ -130,6 +142,7 @@ func TestDisputeWorkflowWarnsThenDecides(t *testing.T) {
 	require.Equal(t, disputes.ClosedNoAction, done.d.Status)
 	require.Equal(t, []string{"investigate", "evidence", "sla:SLA_BREACH_IMMINENT", "decide:NO_ACTION"}, f.moves)
 	require.Equal(t, disputeStart.AddDate(0, 0, 6), f.at[2], "the warning 24 h before the deadline")
+	require.Equal(t, 1, f.closed, "the no-action decision closed the decision key first")
 }
 
 // TestDisputeWorkflowBreachThenReversal: undecided at the deadline, the breach is recorded; a
@@ -141,6 +154,7 @@ func TestDisputeWorkflowBreachThenReversal(t *testing.T) {
 		func(_ context.Context, r activities.DisputeReverseInput) (string, error) {
 			require.Equal(t, "tx-1", r.TransactionID)
 			require.Equal(t, "wrong amount", r.Reason)
+			require.Equal(t, DisputeDecisionKey(disputes.WorkflowIDOf("t1", "dsp_1")), r.IdempotencyKey, "the one decision key")
 			return "rev-1", nil
 		}).Once()
 	var done updateResult
@@ -153,6 +167,7 @@ func TestDisputeWorkflowBreachThenReversal(t *testing.T) {
 	require.Equal(t, []string{"investigate", "sla:SLA_BREACH_IMMINENT", "sla:SLA_BREACHED", "decide:REVERSAL:rev-1"}, f.moves)
 	require.Equal(t, disputeStart.AddDate(0, 0, 7), f.at[2], "the breach at the deadline")
 	require.Equal(t, disputes.ResolvedReversal, done.d.Status)
+	require.Zero(t, f.closed, "a posting decision posts under the key, it does not close it")
 }
 
 // TestDisputeWorkflowRacingDecisionsMoveMoneyOnce: two decisions accepted together (a reversal and
@@ -191,40 +206,47 @@ func TestDisputeWorkflowRacingDecisionsMoveMoneyOnce(t *testing.T) {
 // next refunded the employee a second time.
 func TestDisputeWorkflowReversalWithoutAnAnswer(t *testing.T) {
 	unanswered := temporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_SCHEDULE_TO_CLOSE, errors.New("ledger unavailable"))
-	for _, posted := range []bool{true, false} {
-		t.Run(map[bool]string{true: "posted", false: "not posted"}[posted], func(t *testing.T) {
-			f := &fakeDispute{}
-			env, in := newDisputeEnv(t, f)
-			env.OnActivity(activities.DisputeReverseActivity, mock.Anything, mock.Anything).Return("", unanswered).Once()
-			found := ""
-			if posted {
-				found = "rev-1"
-			}
-			env.OnActivity(activities.DisputePostingActivity, mock.Anything, activities.DisputePostingInput{
-				Run:       activities.Run{TenantID: "t1", WorkflowID: disputes.WorkflowIDOf("t1", "dsp_1"), CorrelationID: "req-1"},
-				DisputeID: "dsp_1", IdempotencyKey: activities.DisputeReversalKey(disputes.WorkflowIDOf("t1", "dsp_1"))}).Return(found, nil).Once()
-			var first, second updateResult
-			env.RegisterDelayedCallback(func() {
-				env.UpdateWorkflow(DisputeDecisionUpdate, "u1", first.callbacks(), DisputeDecision{Actor: "op", Decision: disputes.Reversal, Reason: "wrong amount"})
-			}, time.Hour)
-			env.RegisterDelayedCallback(func() {
-				env.UpdateWorkflow(DisputeDecisionUpdate, "u2", second.callbacks(), DisputeDecision{Actor: "op2", Decision: disputes.NoAction, Reason: "payslip"})
-			}, 2*time.Hour)
-			env.ExecuteWorkflow(DisputeWorkflowName, in)
-			require.NoError(t, env.GetWorkflowError())
-			env.AssertExpectations(t)
-			if posted {
-				require.NoError(t, first.err)
-				require.Equal(t, disputes.ResolvedReversal, first.d.Status)
-				require.Equal(t, []string{"investigate", "decide:REVERSAL:rev-1"}, f.moves)
-				return
-			}
-			var refused *temporal.ApplicationError
-			require.ErrorAs(t, first.err, &refused)
-			require.Equal(t, disputes.CodeLedgerRefused, refused.Type())
-			require.NoError(t, second.err)
-			require.Equal(t, []string{"investigate", "decide:NO_ACTION"}, f.moves)
-		})
+	for _, oneKey := range []bool{true, false} {
+		for _, posted := range []bool{true, false} {
+			t.Run(fmt.Sprintf("one key %v, posted %v", oneKey, posted), func(t *testing.T) {
+				f := &fakeDispute{}
+				env, in := newDisputeEnv(t, f)
+				env.OnActivity(activities.DisputeReverseActivity, mock.Anything, mock.Anything).Return(
+					func(context.Context, activities.DisputeReverseInput) (string, error) {
+						if posted {
+							f.held = activities.DisputePostings{ReversalTxID: "rev-1"} // the attempt posted, its answer lost
+						}
+						return "", unanswered
+					}).Once()
+				if !oneKey {
+					// A run that decided before the one key looks its reversal's own key up.
+					env.OnGetVersion(disputeOneKeyChange, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+					found := map[bool]string{true: "rev-1"}[posted]
+					env.OnActivity(activities.DisputePostingActivity, mock.Anything, activities.DisputePostingInput{
+						Run:       activities.Run{TenantID: "t1", WorkflowID: disputes.WorkflowIDOf("t1", "dsp_1"), CorrelationID: "req-1"},
+						DisputeID: "dsp_1", IdempotencyKey: activities.DisputeReversalKey(disputes.WorkflowIDOf("t1", "dsp_1"))}).Return(found, nil).Once()
+				}
+				var first, second updateResult
+				env.RegisterDelayedCallback(func() {
+					env.UpdateWorkflow(DisputeDecisionUpdate, "u1", first.callbacks(), DisputeDecision{Actor: "op", Decision: disputes.Reversal, Reason: "wrong amount"})
+				}, time.Hour)
+				env.RegisterDelayedCallback(func() {
+					env.UpdateWorkflow(DisputeDecisionUpdate, "u2", second.callbacks(), DisputeDecision{Actor: "op2", Decision: disputes.NoAction, Reason: "payslip"})
+				}, 2*time.Hour)
+				env.ExecuteWorkflow(DisputeWorkflowName, in)
+				require.NoError(t, env.GetWorkflowError())
+				env.AssertExpectations(t)
+				if posted {
+					require.NoError(t, first.err)
+					require.Equal(t, disputes.ResolvedReversal, first.d.Status)
+					require.Equal(t, []string{"investigate", "decide:REVERSAL:rev-1"}, f.moves)
+					return
+				}
+				requireRefused(t, first, disputes.CodeLedgerRefused)
+				require.NoError(t, second.err)
+				require.Equal(t, []string{"investigate", "decide:NO_ACTION"}, f.moves)
+			})
+		}
 	}
 }
 

@@ -87,3 +87,12 @@ const payrollRetryStrandedChange = "payroll-entry-retry-stranded-claim"
 // DISPUTE_OTHER_DECISION_POSTED. Taken when a decision is handled; runs begun before it post at
 // once.
 const disputeEarlierPostingChange = "dispute-earlier-posting"
+
+// disputeOneKeyChange (Dispute): a decision's reversal and adjustment post under the workflow's
+// one decision key (activities.DisputeDecisionKey; the API signs adjustments under it), and a
+// decision that posts nothing closes that key in the ledger before it is recorded: an ended run's
+// posting still on its way when a new run decided otherwise could land beside the new decision
+// (both a reversal and an adjustment: the employee refunded twice; or a no-action decision with
+// the money moved). A conflict on the key is settled by what the key holds. Taken when a decision
+// moves money; runs that decided before it post under a key per kind.
+const disputeOneKeyChange = "dispute-one-key"
