@@ -45,6 +45,8 @@ const (
 	ErrTypeIdempotencyConflict = string(ledger.ReasonIdempotencyConflict)
 	// ErrTypeAlreadyPosted: a void met a transaction that is posted (money that moved).
 	ErrTypeAlreadyPosted = string(ledger.ReasonAlreadyPosted)
+	// ErrTypeKeyVoided: a posting under a key voided before any transaction held it.
+	ErrTypeKeyVoided = string(ledger.ReasonKeyVoided)
 )
 
 // temporalError is the one place where an activity's error becomes the error Temporal sees.

@@ -129,7 +129,9 @@ func (l *landingLedger) GetTransaction(ctx context.Context, in *ledgerv1.GetTran
 // DISPUTE_OTHER_DECISION_POSTED, the employee refunded once; a no-action decided then finds the
 // reversal when it closes the key and is refused too; the reversal, decided next, records the
 // posting that landed. A reversal landing after a no-action closed the key is refused by the
-// ledger (KEY_VOIDED) and moves nothing. Found by an audit: with a key per kind both the reversal
+// ledger (KEY_VOIDED) and moves nothing; a reversal decided after an ended run closed the key for a
+// no-action it never recorded is refused DISPUTE_LEDGER_REFUSED (the workflow's error names the
+// decisions left). Found by an audit: with a key per kind both the reversal
 // and the adjustment posted, and the no-action closed the dispute with the money moved.
 func TestDisputeDecisionMeetsAnEndedRunsPostingInFlight(t *testing.T) {
 	t.Parallel()
@@ -197,6 +199,20 @@ func TestDisputeDecisionMeetsAnEndedRunsPostingInFlight(t *testing.T) {
 	require.ErrorIs(t, endedRunsReversal(tx3, key3)(), ledger.ErrKeyVoided)
 	require.Equal(t, ledgerv1.TransactionStatus_TRANSACTION_STATUS_POSTED, s.txStatus(t, tx3).GetStatus(), "nothing reversed")
 	require.EqualValues(t, 10_000, s.balance(t, receivable))
+
+	// An ended run closed the key for a no-action it never recorded: a reversal is refused and
+	// moves nothing, the no-action is recorded.
+	d4, tx4 := s.opened(t, 5_000)
+	key4 := activities.DisputeDecisionKey(disputes.WorkflowIDOf(s.tenant, d4.ID))
+	voided, err := s.ledger.VoidPending(ctx, &ledgerv1.VoidPendingRequest{TenantId: s.tenant, IdempotencyKey: key4, Reason: "the ended run's no-action"})
+	require.NoError(t, err)
+	require.True(t, voided.GetKeyVoided())
+	requireStatus(t, s.decide(s.operator, d4.ID, map[string]any{"decision": "REVERSAL", "reason": "x"}), http.StatusConflict,
+		"DISPUTE_LEDGER_REFUSED")
+	require.Equal(t, ledgerv1.TransactionStatus_TRANSACTION_STATUS_POSTED, s.txStatus(t, tx4).GetStatus())
+	rec = s.decide(s.operator, d4.ID, map[string]any{"decision": "NO_ACTION", "reason": "payslip"})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.EqualValues(t, 15_000, s.balance(t, receivable))
 	require.Equal(t, 2, s.tenantCount(s.tenant, `SELECT count(*) FROM app.outbox WHERE type = 'dispute.decided.v1' AND payload->>'decision' = 'REVERSAL'`))
-	require.Equal(t, 1, s.tenantCount(s.tenant, `SELECT count(*) FROM app.outbox WHERE type = 'dispute.decided.v1' AND payload->>'decision' = 'NO_ACTION'`))
+	require.Equal(t, 2, s.tenantCount(s.tenant, `SELECT count(*) FROM app.outbox WHERE type = 'dispute.decided.v1' AND payload->>'decision' = 'NO_ACTION'`))
 }

@@ -154,3 +154,28 @@ func TestDisputeWorkflowBeforeOneKeyChange(t *testing.T) {
 		})
 	}
 }
+
+// TestDisputeWorkflowPostingOnAClosedKey: an earlier run took a decision without a posting,
+// closed the decision key and ended before recording it. A reversal then meets KEY_VOIDED and is
+// refused DISPUTE_LEDGER_REFUSED naming the decisions left; a no-action decision (its close of
+// the key answers as closed) is recorded.
+func TestDisputeWorkflowPostingOnAClosedKey(t *testing.T) {
+	f := &fakeDispute{}
+	env, in := newDisputeEnv(t, f)
+	env.OnActivity(activities.DisputeReverseActivity, mock.Anything, mock.Anything).Return("",
+		temporal.NewNonRetryableApplicationError("the key is voided", activities.ErrTypeKeyVoided, nil)).Once()
+	var reversal, noAction updateResult
+	env.RegisterDelayedCallback(func() {
+		env.UpdateWorkflow(DisputeDecisionUpdate, "r", reversal.callbacks(), DisputeDecision{Actor: "op", Decision: disputes.Reversal, Reason: "x"})
+	}, time.Hour)
+	env.RegisterDelayedCallback(func() {
+		env.UpdateWorkflow(DisputeDecisionUpdate, "n", noAction.callbacks(), DisputeDecision{Actor: "op", Decision: disputes.NoAction, Reason: "payslip"})
+	}, 2*time.Hour)
+	env.ExecuteWorkflow(DisputeWorkflowName, in)
+	require.NoError(t, env.GetWorkflowError())
+	requireRefused(t, reversal, disputes.CodeLedgerRefused)
+	require.Contains(t, reversal.err.Error(), "decide NO_ACTION or CHARGEBACK")
+	require.NoError(t, noAction.err)
+	require.Equal(t, []string{"investigate", "decide:NO_ACTION"}, f.moves)
+	require.Equal(t, 1, f.closed)
+}
