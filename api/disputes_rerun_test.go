@@ -178,6 +178,9 @@ func TestDisputeDecisionMeetsAnEndedRunsPostingInFlight(t *testing.T) {
 	requireStatus(t, s.decide(s.operator, d.ID, map[string]any{"decision": "NO_ACTION", "reason": "x"}), http.StatusConflict,
 		"DISPUTE_OTHER_DECISION_POSTED")
 	reversed(d, tx)
+	// This run's history and the no-action's below (WAGERAIL_RECORD_HISTORY=1), replayed by
+	// workflows.TestDisputeReplay.
+	testkit.RecordHistory(t, s.tc, disputes.WorkflowIDOf(s.tenant, d.ID), "", "../workflows/testdata/dispute_key_conflict_history.json")
 
 	// A no-action.
 	d2, tx2 := s.opened(t, 20_000)
@@ -196,6 +199,7 @@ func TestDisputeDecisionMeetsAnEndedRunsPostingInFlight(t *testing.T) {
 	rec = s.decide(s.operator, d3.ID, map[string]any{"decision": "NO_ACTION", "reason": "payslip"})
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 	require.Equal(t, "CLOSED_NO_ACTION", decode[disputeJSON](t, rec).Status)
+	testkit.RecordHistory(t, s.tc, disputes.WorkflowIDOf(s.tenant, d3.ID), "", "../workflows/testdata/dispute_no_action_history.json")
 	require.ErrorIs(t, endedRunsReversal(tx3, key3)(), ledger.ErrKeyVoided)
 	require.Equal(t, ledgerv1.TransactionStatus_TRANSACTION_STATUS_POSTED, s.txStatus(t, tx3).GetStatus(), "nothing reversed")
 	require.EqualValues(t, 10_000, s.balance(t, receivable))

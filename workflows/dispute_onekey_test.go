@@ -179,3 +179,16 @@ func TestDisputeWorkflowPostingOnAClosedKey(t *testing.T) {
 	require.Equal(t, []string{"investigate", "decide:NO_ACTION"}, f.moves)
 	require.Equal(t, 1, f.closed)
 }
+
+// TestDisputeReplay replays dispute runs recorded on the real stack (api's
+// TestDisputeDecisionMeetsAnEndedRunsPostingInFlight with WAGERAIL_RECORD_HISTORY=1): an
+// adjustment that met the ended run's reversal under the decision key, a no-action refused at
+// the look-up, and the reversal that recorded the posting; and a no-action that closed the key. A
+// change to the decision's command sequence that would break open disputes fails here.
+func TestDisputeReplay(t *testing.T) {
+	for _, file := range []string{"testdata/dispute_key_conflict_history.json", "testdata/dispute_no_action_history.json"} {
+		t.Run(file, func(t *testing.T) {
+			require.Equal(t, DisputeWorkflowName, replayHistory(t, file))
+		})
+	}
+}
