@@ -110,7 +110,7 @@ func moveMoney(ctx workflow.Context, run activities.Run, in DisputeInput, d Disp
 		switch {
 		case err == nil:
 			return false, nil
-		case errorType(err) == activities.ErrTypeAlreadyPosted:
+		case activities.ErrorType(err) == activities.ErrTypeAlreadyPosted:
 			return false, otherDecisionPosted(ctx, in.DisputeID, m.Decision, "a posting under the decision key "+key)
 		case retryableFailure(err):
 			return false, refusalOf(err, disputes.CodeLedgerUnavailable)
@@ -149,12 +149,12 @@ func settlePosting(ctx workflow.Context, run activities.Run, disputeID string, d
 	switch {
 	case err == nil:
 		return id, false, nil
-	case errorType(err) == activities.ErrTypeKeyVoided:
+	case activities.ErrorType(err) == activities.ErrTypeKeyVoided:
 		// An earlier run took a decision without a posting, closed the key, and ended before
 		// recording it: that decision (no action, chargeback) is the one left to take.
 		return "", false, temporal.NewApplicationError("an earlier run of this dispute's workflow closed its decision key for a decision "+
 			"without a posting and ended before recording it: decide NO_ACTION or CHARGEBACK", disputes.CodeLedgerRefused)
-	case !retryableFailure(err) && errorType(err) != activities.ErrTypeIdempotencyConflict:
+	case !retryableFailure(err) && activities.ErrorType(err) != activities.ErrTypeIdempotencyConflict:
 		return "", false, err
 	case !retryableFailure(err):
 		found, lerr := callLocal(ctx, localLedgerOptions(), activities.DisputePostingsOf, in)
@@ -195,15 +195,6 @@ func otherDecisionPosted(ctx workflow.Context, disputeID string, decision disput
 		"decision", string(decision), "held", what)
 	return temporal.NewApplicationError("the ledger holds the dispute's posting ("+what+"): only that decision records it",
 		disputes.CodeOtherDecisionPosted)
-}
-
-// errorType is the type of the application error in err ("" when there is none).
-func errorType(err error) string {
-	var ae *temporal.ApplicationError
-	if errors.As(err, &ae) {
-		return ae.Type()
-	}
-	return ""
 }
 
 // postedAnyway settles a decision's ledger step that ended with err: a refusal (non-retryable)

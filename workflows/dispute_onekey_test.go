@@ -56,9 +56,9 @@ func TestDisputeWorkflowConflictOnTheDecisionKey(t *testing.T) {
 			env.OnActivity(activities.DisputeAdjustActivity, mock.Anything, mock.Anything).Return(
 				func(context.Context, activities.DisputeAdjustInput) (string, error) { land(); return "", conflict })
 			var first, next updateResult
-			env.RegisterDelayedCallback(func() { env.UpdateWorkflow(DisputeDecisionUpdate, "first", first.callbacks(), tc.first) }, time.Hour)
+			decideAt(env, "first", &first, tc.first, time.Hour)
 			if tc.refused {
-				env.RegisterDelayedCallback(func() { env.UpdateWorkflow(DisputeDecisionUpdate, "next", next.callbacks(), tc.next) }, 2*time.Hour)
+				decideAt(env, "next", &next, tc.next, 2*time.Hour)
 			}
 			env.ExecuteWorkflow(DisputeWorkflowName, in)
 			require.True(t, env.IsWorkflowCompleted())
@@ -106,7 +106,7 @@ func TestDisputeWorkflowDecisionWithoutAPostingClosesTheKey(t *testing.T) {
 			f := &fakeDispute{closeErr: tc.closeErr}
 			env, in := newDisputeEnv(t, f)
 			var first, next updateResult
-			env.RegisterDelayedCallback(func() { env.UpdateWorkflow(DisputeDecisionUpdate, "first", first.callbacks(), tc.decision) }, time.Hour)
+			decideAt(env, "first", &first, tc.decision, time.Hour)
 			if tc.refused != "" {
 				env.RegisterDelayedCallback(func() {
 					f.held = activities.DisputePostings{ReversalTxID: "rev-0"}
@@ -145,7 +145,7 @@ func TestDisputeWorkflowBeforeOneKeyChange(t *testing.T) {
 					return "rev-1", nil
 				})
 			var done updateResult
-			env.RegisterDelayedCallback(func() { env.UpdateWorkflow(DisputeDecisionUpdate, "u1", done.callbacks(), d) }, time.Hour)
+			decideAt(env, "u1", &done, d, time.Hour)
 			env.ExecuteWorkflow(DisputeWorkflowName, in)
 			require.NoError(t, env.GetWorkflowError())
 			require.NoError(t, done.err)
@@ -165,12 +165,8 @@ func TestDisputeWorkflowPostingOnAClosedKey(t *testing.T) {
 	env.OnActivity(activities.DisputeReverseActivity, mock.Anything, mock.Anything).Return("",
 		temporal.NewNonRetryableApplicationError("the key is voided", activities.ErrTypeKeyVoided, nil)).Once()
 	var reversal, noAction updateResult
-	env.RegisterDelayedCallback(func() {
-		env.UpdateWorkflow(DisputeDecisionUpdate, "r", reversal.callbacks(), DisputeDecision{Actor: "op", Decision: disputes.Reversal, Reason: "x"})
-	}, time.Hour)
-	env.RegisterDelayedCallback(func() {
-		env.UpdateWorkflow(DisputeDecisionUpdate, "n", noAction.callbacks(), DisputeDecision{Actor: "op", Decision: disputes.NoAction, Reason: "payslip"})
-	}, 2*time.Hour)
+	decideAt(env, "r", &reversal, DisputeDecision{Actor: "op", Decision: disputes.Reversal, Reason: "x"}, time.Hour)
+	decideAt(env, "n", &noAction, DisputeDecision{Actor: "op", Decision: disputes.NoAction, Reason: "payslip"}, 2*time.Hour)
 	env.ExecuteWorkflow(DisputeWorkflowName, in)
 	require.NoError(t, env.GetWorkflowError())
 	requireRefused(t, reversal, disputes.CodeLedgerRefused)

@@ -67,14 +67,10 @@ func TestDisputeWorkflowRerunRecordsTheEarlierPosting(t *testing.T) {
 				func(context.Context, activities.DisputeAdjustInput) (string, error) { posted++; return "adj-2", nil })
 			refused := make([]updateResult, len(tc.others))
 			for i, d := range tc.others {
-				env.RegisterDelayedCallback(func() {
-					env.UpdateWorkflow(DisputeDecisionUpdate, "other-"+d.Reason, refused[i].callbacks(), d)
-				}, time.Duration(i+1)*time.Hour)
+				decideAt(env, "other-"+d.Reason, &refused[i], d, time.Duration(i+1)*time.Hour)
 			}
 			var same updateResult
-			env.RegisterDelayedCallback(func() {
-				env.UpdateWorkflow(DisputeDecisionUpdate, "same", same.callbacks(), tc.same)
-			}, time.Duration(len(tc.others)+1)*time.Hour)
+			decideAt(env, "same", &same, tc.same, time.Duration(len(tc.others)+1)*time.Hour)
 			env.ExecuteWorkflow(DisputeWorkflowName, in)
 			require.True(t, env.IsWorkflowCompleted())
 			require.NoError(t, env.GetWorkflowError())
@@ -104,9 +100,7 @@ func TestDisputeWorkflowRerunOfADecidedDispute(t *testing.T) {
 	env.OnActivity(activities.DisputeReverseActivity, mock.Anything, mock.Anything).Return(
 		func(context.Context, activities.DisputeReverseInput) (string, error) { posted++; return "rev-1", nil })
 	var late updateResult
-	env.RegisterDelayedCallback(func() {
-		env.UpdateWorkflow(DisputeDecisionUpdate, "late", late.callbacks(), DisputeDecision{Actor: "op", Decision: disputes.Reversal, Reason: "x"})
-	}, 0)
+	decideAt(env, "late", &late, DisputeDecision{Actor: "op", Decision: disputes.Reversal, Reason: "x"}, 0)
 	env.ExecuteWorkflow(DisputeWorkflowName, in)
 	require.True(t, env.IsWorkflowCompleted())
 	require.NoError(t, env.GetWorkflowError())
@@ -127,9 +121,7 @@ func TestDisputeWorkflowBeforeEarlierPostingChange(t *testing.T) {
 	env.OnActivity(activities.DisputeReverseActivity, mock.Anything, mock.Anything).Return(
 		func(context.Context, activities.DisputeReverseInput) (string, error) { posted++; return "rev-1", nil })
 	var done updateResult
-	env.RegisterDelayedCallback(func() {
-		env.UpdateWorkflow(DisputeDecisionUpdate, "u1", done.callbacks(), DisputeDecision{Actor: "op", Decision: disputes.Reversal, Reason: "wrong amount"})
-	}, time.Hour)
+	decideAt(env, "u1", &done, DisputeDecision{Actor: "op", Decision: disputes.Reversal, Reason: "wrong amount"}, time.Hour)
 	env.ExecuteWorkflow(DisputeWorkflowName, in)
 	require.NoError(t, env.GetWorkflowError())
 	require.NoError(t, done.err)

@@ -104,6 +104,11 @@ func newDisputeEnv(t *testing.T, f *fakeDispute) (*testsuite.TestWorkflowEnviron
 	return env, DisputeInput{TenantID: "t1", DisputeID: "dsp_1", LedgerTransactionID: "tx-1", SLADeadline: f.d.SLADeadline, CorrelationID: "req-1"}
 }
 
+// decideAt sends the decision d as the update id at the virtual time at, its answer to u.
+func decideAt(env *testsuite.TestWorkflowEnvironment, id string, u *updateResult, d DisputeDecision, at time.Duration) {
+	env.RegisterDelayedCallback(func() { env.UpdateWorkflow(DisputeDecisionUpdate, id, u.callbacks(), d) }, at)
+}
+
 type updateResult struct {
 	err error
 	d   disputes.Dispute
@@ -158,9 +163,7 @@ func TestDisputeWorkflowBreachThenReversal(t *testing.T) {
 			return "rev-1", nil
 		}).Once()
 	var done updateResult
-	env.RegisterDelayedCallback(func() {
-		env.UpdateWorkflow(DisputeDecisionUpdate, "u1", done.callbacks(), DisputeDecision{Actor: "op", Decision: disputes.Reversal, Reason: "wrong amount"})
-	}, 8*24*time.Hour)
+	decideAt(env, "u1", &done, DisputeDecision{Actor: "op", Decision: disputes.Reversal, Reason: "wrong amount"}, 8*24*time.Hour)
 	env.ExecuteWorkflow(DisputeWorkflowName, in)
 	require.NoError(t, env.GetWorkflowError())
 	require.NoError(t, done.err)
@@ -227,12 +230,8 @@ func TestDisputeWorkflowReversalWithoutAnAnswer(t *testing.T) {
 						DisputeID: "dsp_1", IdempotencyKey: activities.DisputeReversalKey(disputes.WorkflowIDOf("t1", "dsp_1"))}).Return(found, nil).Once()
 				}
 				var first, second updateResult
-				env.RegisterDelayedCallback(func() {
-					env.UpdateWorkflow(DisputeDecisionUpdate, "u1", first.callbacks(), DisputeDecision{Actor: "op", Decision: disputes.Reversal, Reason: "wrong amount"})
-				}, time.Hour)
-				env.RegisterDelayedCallback(func() {
-					env.UpdateWorkflow(DisputeDecisionUpdate, "u2", second.callbacks(), DisputeDecision{Actor: "op2", Decision: disputes.NoAction, Reason: "payslip"})
-				}, 2*time.Hour)
+				decideAt(env, "u1", &first, DisputeDecision{Actor: "op", Decision: disputes.Reversal, Reason: "wrong amount"}, time.Hour)
+				decideAt(env, "u2", &second, DisputeDecision{Actor: "op2", Decision: disputes.NoAction, Reason: "payslip"}, 2*time.Hour)
 				env.ExecuteWorkflow(DisputeWorkflowName, in)
 				require.NoError(t, env.GetWorkflowError())
 				env.AssertExpectations(t)
