@@ -130,8 +130,8 @@ func (l *landingLedger) GetTransaction(ctx context.Context, in *ledgerv1.GetTran
 // reversal when it closes the key and is refused too; the reversal, decided next, records the
 // posting that landed. A reversal landing after a no-action closed the key is refused by the
 // ledger (KEY_VOIDED) and moves nothing; a reversal decided after an ended run closed the key for a
-// no-action it never recorded is refused DISPUTE_LEDGER_REFUSED (the workflow's error names the
-// decisions left). Found by an audit: with a key per kind both the reversal
+// no-action it never recorded is refused DISPUTE_POSTING_CLOSED, whose message names the
+// decisions left. Found by an audit: with a key per kind both the reversal
 // and the adjustment posted, and the no-action closed the dispute with the money moved.
 func TestDisputeDecisionMeetsAnEndedRunsPostingInFlight(t *testing.T) {
 	t.Parallel()
@@ -211,8 +211,11 @@ func TestDisputeDecisionMeetsAnEndedRunsPostingInFlight(t *testing.T) {
 	voided, err := s.ledger.VoidPending(ctx, &ledgerv1.VoidPendingRequest{TenantId: s.tenant, IdempotencyKey: key4, Reason: "the ended run's no-action"})
 	require.NoError(t, err)
 	require.True(t, voided.GetKeyVoided())
-	requireStatus(t, s.decide(s.operator, d4.ID, map[string]any{"decision": "REVERSAL", "reason": "x"}), http.StatusConflict,
-		"DISPUTE_LEDGER_REFUSED")
+	rec = s.decide(s.operator, d4.ID, map[string]any{"decision": "REVERSAL", "reason": "x"})
+	requireStatus(t, rec, http.StatusConflict, "DISPUTE_POSTING_CLOSED")
+	require.Contains(t, rec.Body.String(), "decide NO_ACTION or CHARGEBACK")
+	require.Equal(t, 1, s.tenantCount(s.tenant, `SELECT count(*) FROM app.audit_log WHERE action = 'DecideDispute'
+		AND outcome = 'DENIED' AND target_id = '`+d4.ID+`' AND details->>'code' = 'DISPUTE_POSTING_CLOSED'`))
 	require.Equal(t, ledgerv1.TransactionStatus_TRANSACTION_STATUS_POSTED, s.txStatus(t, tx4).GetStatus())
 	rec = s.decide(s.operator, d4.ID, map[string]any{"decision": "NO_ACTION", "reason": "payslip"})
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())

@@ -140,8 +140,7 @@ func moveMoney(ctx workflow.Context, run activities.Run, in DisputeInput, d Disp
 // landed after earlierPosting looked) takes that transaction when it is this decision's kind (the
 // posting made, with the ended run's reason) and refuses the decision
 // DISPUTE_OTHER_DECISION_POSTED when it is the other's; a key closed by an earlier run's decision
-// without a posting (KEY_VOIDED) refuses it DISPUTE_LEDGER_REFUSED, saying which decisions are
-// left; any other refusal is returned. A step
+// without a posting (KEY_VOIDED) refuses it DISPUTE_POSTING_CLOSED; any other refusal is returned. A step
 // whose retries ran out without an answer is settled as postedAnyway does, by the postings under
 // the workflow's keys once any attempt still at the ledger has had its time.
 func settlePosting(ctx workflow.Context, run activities.Run, disputeID string, decision disputes.Decision, id string, err error) (_ string, held bool, _ error) {
@@ -153,7 +152,7 @@ func settlePosting(ctx workflow.Context, run activities.Run, disputeID string, d
 		// An earlier run took a decision without a posting, closed the key, and ended before
 		// recording it: that decision (no action, chargeback) is the one left to take.
 		return "", false, temporal.NewApplicationError("an earlier run of this dispute's workflow closed its decision key for a decision "+
-			"without a posting and ended before recording it: decide NO_ACTION or CHARGEBACK", disputes.CodeLedgerRefused)
+			"without a posting and ended before recording it: decide NO_ACTION or CHARGEBACK", disputes.CodePostingClosed)
 	case !retryableFailure(err) && activities.ErrorType(err) != activities.ErrTypeIdempotencyConflict:
 		return "", false, err
 	case !retryableFailure(err):

@@ -157,7 +157,7 @@ func TestDisputeWorkflowBeforeOneKeyChange(t *testing.T) {
 
 // TestDisputeWorkflowPostingOnAClosedKey: an earlier run took a decision without a posting,
 // closed the decision key and ended before recording it. A reversal then meets KEY_VOIDED and is
-// refused DISPUTE_LEDGER_REFUSED naming the decisions left; a no-action decision (its close of
+// refused DISPUTE_POSTING_CLOSED naming the decisions left; a no-action decision (its close of
 // the key answers as closed) is recorded.
 func TestDisputeWorkflowPostingOnAClosedKey(t *testing.T) {
 	f := &fakeDispute{}
@@ -169,7 +169,7 @@ func TestDisputeWorkflowPostingOnAClosedKey(t *testing.T) {
 	decideAt(env, "n", &noAction, DisputeDecision{Actor: "op", Decision: disputes.NoAction, Reason: "payslip"}, 2*time.Hour)
 	env.ExecuteWorkflow(DisputeWorkflowName, in)
 	require.NoError(t, env.GetWorkflowError())
-	requireRefused(t, reversal, disputes.CodeLedgerRefused)
+	requireRefused(t, reversal, disputes.CodePostingClosed)
 	require.Contains(t, reversal.err.Error(), "decide NO_ACTION or CHARGEBACK")
 	require.NoError(t, noAction.err)
 	require.Equal(t, []string{"investigate", "decide:NO_ACTION"}, f.moves)

@@ -48,6 +48,11 @@ const (
 	// decision that moves money would move it twice, and one that moves none would close the
 	// dispute with the refund unrecorded. The same decision again records that posting.
 	CodeOtherDecisionPosted = "DISPUTE_OTHER_DECISION_POSTED"
+	// CodePostingClosed: a run of the dispute's workflow took a decision without a posting (no
+	// action, chargeback), closed the decision key at the ledger and ended before recording it; a
+	// reversal or adjustment can no longer post under the key. That decision, taken again,
+	// records it.
+	CodePostingClosed = "DISPUTE_POSTING_CLOSED"
 )
 
 // refusals is the one table.
@@ -71,6 +76,8 @@ var refusals = refusal.Table{
 	CodeLedgerRefused:     {Status: http.StatusConflict, Message: "the ledger refused the decision's posting; nothing was decided"},
 	CodeOtherDecisionPosted: {Status: http.StatusConflict,
 		Message: "the ledger already holds this dispute's reversal or adjustment, posted by an earlier attempt that was not recorded: decide it that way to record it (nothing is posted twice)"},
+	CodePostingClosed: {Status: http.StatusConflict,
+		Message: "an earlier attempt decided this dispute without a posting and closed its ledger key before it was recorded: decide NO_ACTION or CHARGEBACK (nothing was posted)"},
 }
 
 // RefusalOf is code's answer; ok is false for a code that is not disputes'.
