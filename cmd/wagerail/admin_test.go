@@ -36,7 +36,7 @@ func makeRunDir(t *testing.T) (dir string, app, owner *pgxpool.Pool) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	dir = t.TempDir()
+	dir = testkit.DataDir(t)
 	dataDir := filepath.Join(dir, devDataDir)
 	require.NoError(t, os.MkdirAll(dataDir, 0o755))
 	creds, err := loadOrCreateCredentials(filepath.Join(dataDir, "credentials.json"))

@@ -117,7 +117,7 @@ func TestCrashDrillEwaDisburse(t *testing.T) {
 	t.Logf("crash drill seed %d (WAGERAIL_DRILL_SEED repeats it)", seed)
 
 	bin := testkit.Binary(t)
-	dataDir := filepath.Join(t.TempDir(), "data")
+	dataDir := filepath.Join(testkit.DataDir(t), "data")
 	var p *devProc
 	var launch devLaunch
 	for attempt := 1; p == nil; attempt++ {

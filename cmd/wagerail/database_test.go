@@ -17,6 +17,7 @@ import (
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/freeport"
 	"github.com/wagerail/wagerail/internal/platform/pgcluster"
+	"github.com/wagerail/wagerail/internal/platform/testkit"
 )
 
 var allRoles = []string{db.AppRole, db.OwnerRole, db.PlatformRole}
@@ -132,7 +133,7 @@ func TestPrivateClusterURLConnectsToARealCluster(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	dataDir := t.TempDir()
+	dataDir := testkit.DataDir(t)
 	creds, err := loadOrCreateCredentials(filepath.Join(dataDir, "credentials.json"))
 	require.NoError(t, err)
 	pgDir := filepath.Join(dataDir, "pg")

@@ -126,7 +126,7 @@ func TestDemoSeededOnceThenLeftAlone(t *testing.T) {
 		t.Skip("starts the whole stack twice")
 	}
 	bin := testkit.Binary(t)
-	dataDir := filepath.Join(t.TempDir(), "data")
+	dataDir := filepath.Join(testkit.DataDir(t), "data")
 	p := startDev(t, bin, dataDir)
 	require.Contains(t, p.out.String(), "  demo       ready in", "stderr tail:\n%s", tail(p.errOut.String(), 30))
 

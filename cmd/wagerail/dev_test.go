@@ -290,7 +290,7 @@ func TestDevStackReadyThenDegradesThenStopsCleanly(t *testing.T) {
 		t.Skip("starts the whole stack")
 	}
 	bin := testkit.Binary(t)
-	dataDir := filepath.Join(t.TempDir(), "data")
+	dataDir := filepath.Join(testkit.DataDir(t), "data")
 
 	// A component that cannot start (here the ledger, on the address the sandbox already holds,
 	// after Postgres and Temporal are up) stops the whole stack at once: non-zero exit, its one
@@ -420,7 +420,7 @@ func TestDevStackKeepsTemporalInPostgres(t *testing.T) {
 		t.Skip("starts the whole stack")
 	}
 	bin := testkit.Binary(t)
-	dataDir := filepath.Join(t.TempDir(), "data")
+	dataDir := filepath.Join(testkit.DataDir(t), "data")
 	p := startDev(t, bin, dataDir, "--no-demo", "--temporal-postgres")
 	body := p.waitReadyz(t, http.StatusOK)
 	require.Equal(t, "up", body["dependencies"].(map[string]any)["temporal"].(map[string]any)["status"])
