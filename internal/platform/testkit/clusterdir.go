@@ -3,6 +3,7 @@ package testkit
 import (
 	"os"
 	"path/filepath"
+	"sync"
 )
 
 // clusterDirPrefix names the temporary directories of the test binaries' throwaway clusters.
@@ -26,13 +27,19 @@ func makeClusterDir(parent string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	heldOwnerLocksMu.Lock()
 	heldOwnerLocks = append(heldOwnerLocks, unlock) // reachable, so the file is never closed
+	heldOwnerLocksMu.Unlock()
 	return dir, os.Rename(pending, filepath.Join(dir, ownerLock))
 }
 
 // heldOwnerLocks keeps the owner locks' open files reachable for as long as the process runs: a
 // collected *os.File would close its descriptor, and the lock with it.
-var heldOwnerLocks []func()
+// Parallel tests make data directories (DataDir) at once.
+var (
+	heldOwnerLocksMu sync.Mutex
+	heldOwnerLocks   []func()
+)
 
 // sweepClusterDirs removes the cluster directories under parent whose test binary has ended
 // without removing its own: a fuzz worker that the fuzzing coordinator kills before Main has

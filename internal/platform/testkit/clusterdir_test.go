@@ -33,3 +33,27 @@ func TestSweepRemovesOnlyAbandonedClusterDirs(t *testing.T) {
 	_, ok := tryLockFile(filepath.Join(live, ownerLock))
 	require.False(t, ok, "this binary still holds its directory's lock")
 }
+
+// Parallel tests take data directories at once: each its own, made where the cluster is, held
+// against a sweep while the binary runs, and removed when its test ends.
+func TestDataDirsInParallel(t *testing.T) {
+	dirs := make([]string, 8)
+	t.Run("take", func(t *testing.T) {
+		for i := range dirs {
+			t.Run("", func(t *testing.T) {
+				t.Parallel()
+				dirs[i] = DataDir(t)
+				require.DirExists(t, dirs[i])
+				require.Equal(t, clusterParent(), filepath.Dir(dirs[i]))
+				sweepClusterDirs(clusterParent())
+				require.DirExists(t, dirs[i], "held while the binary runs")
+			})
+		}
+	})
+	seen := map[string]bool{}
+	for _, d := range dirs {
+		require.False(t, seen[d], "each its own")
+		seen[d] = true
+		require.NoDirExists(t, d, "removed when its test ended")
+	}
+}

@@ -3,8 +3,9 @@ package testkit
 import "syscall"
 
 // memoryDirRoom is the free space a memory file system must have to hold the throwaway cluster:
-// api's, the largest, peaks at about 1 GB (live databases, the ended ones waiting to be dropped
-// together and the WAL), and two test binaries run side by side.
+// api's, the largest, peaked at 353 MB (live databases, the ended ones waiting to be dropped
+// together, the WAL), cmd/wagerail's tests add `wagerail dev` data directories, and two test
+// binaries run side by side; the rest is margin.
 const memoryDirRoom = 4 << 30
 
 // memoryDir is a memory file system with room for the throwaway cluster (/dev/shm), "" when
