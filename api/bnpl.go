@@ -50,6 +50,11 @@ func (s *Server) bnplRoutes() []Route {
 		{Method: http.MethodPost, Path: "/api/bnpl/agreements/:id/write-off", Auth: Operator, Idem: true, Resolve: s.resolveBnplTenant,
 			Summary: "Write off what the customer owes on an agreement whose merchant refunded or cancelled the order (operator; the write-off saga)",
 			Handler: s.writeOffBnplAgreement},
+		// The merchant's side of its agreements (api/bnpl_orders.go).
+		merchant(Route{Method: http.MethodGet, Path: "/api/bnpl/merchant/orders", Auth: Org, Role: orgs.PlainMember, Permission: orgs.BnplView,
+			Summary: "The orders bought from the merchant on BNPL: whether and when it was paid (paged, filtered)", Handler: s.listBnplOrders}),
+		merchant(Route{Method: http.MethodGet, Path: "/api/bnpl/merchant/orders/:id", Auth: Org, Role: orgs.PlainMember, Permission: orgs.BnplView,
+			Summary: "One order bought from the merchant on BNPL", Handler: s.getBnplOrder}),
 	}
 }
 

@@ -326,6 +326,13 @@ func FuzzBnplRoutes(f *testing.F) {
 	f.Add(uint8(12), uint8(2), "bnpl_x", "", "", "", `{"reason":"r"}`)
 	f.Add(uint8(12), uint8(0), "bnpl_x", "", "", "k-15", `{"reason":"r"}`)
 	f.Add(uint8(12), uint8(2), "bnpl_x", "", "", "k-16", `[`)
+	// The merchant's orders (the last two routes): filters that are none of theirs, ids that are not one.
+	f.Add(uint8(13), uint8(1), "", "", "settlementStatus=PAID&merchantStatus=NONE&merchantReference=fuzz-order&limit=1", "", "")
+	f.Add(uint8(13), uint8(1), "", "", "settlementStatus=SETTLED&merchantStatus=none&merchantReference=%00&cursor=%ff", "", "")
+	f.Add(uint8(13), uint8(0), "", "", "merchantStatus=DELIVERED&merchantStatus=REFUNDED", "", "")
+	f.Add(uint8(14), uint8(1), "bnpl_00000000000000000000000000000000", "", "", "", "")
+	f.Add(uint8(14), uint8(1), "%E2%80%8B", "", "", "", "")
+	f.Add(uint8(14), uint8(3), "bnpl_x", "", "", "", "")
 	f.Add(uint8(0), uint8(0), "", "", "", "", "")
 	f.Fuzz(func(t *testing.T, route, who uint8, id, idx, query, key, body string) {
 		r := routes[int(route)%len(routes)]

@@ -16,6 +16,9 @@ const (
 	// already made are still collected and settled.
 	CodeMerchantNotAvailable = "BNPL_MERCHANT_NOT_AVAILABLE"
 	CodeAgreementNotFound    = "BNPL_AGREEMENT_NOT_FOUND"
+	// CodeOrderNotFound: the merchant's view has no agreement of this id bought from it (another
+	// merchant's order reads the same).
+	CodeOrderNotFound        = "BNPL_ORDER_NOT_FOUND"
 	CodeInvalidState         = "BNPL_INVALID_STATE"
 	CodeEmployeeNotActive    = "BNPL_EMPLOYEE_NOT_ACTIVE"
 	CodeNotAffordable        = "BNPL_NOT_AFFORDABLE"
@@ -46,6 +49,7 @@ var refusals = refusal.Table{
 	CodeMerchantNotFound:     {Status: http.StatusNotFound, Message: "no merchant of this id sells on BNPL (it has not set its settlement account)"},
 	CodeMerchantNotAvailable: {Status: http.StatusConflict, Message: "the merchant takes no new BNPL agreements: its verification is not complete or it is suspended"},
 	CodeAgreementNotFound:    {Status: http.StatusNotFound, Message: "no such BNPL agreement in this organization"},
+	CodeOrderNotFound:        {Status: http.StatusNotFound, Message: "no such BNPL order bought from this merchant"},
 	CodeInvalidState:         {Status: http.StatusConflict, Message: "the agreement's state does not allow this"},
 	CodeEmployeeNotActive:    {Status: http.StatusUnprocessableEntity, Message: "the employee is not an active, paid employee of this organization"},
 	CodeNotAffordable:        {Status: http.StatusUnprocessableEntity, Message: "the plan's instalment is more than the employee's pay allows"},

@@ -12,7 +12,8 @@
 // employee buys), as a loan is: the business fronts the purchase to the merchant from its
 // advance funding account (the EWA funding account, PUT /api/ewa/settings) and recovers it from
 // the employee's pay, instalment by instalment. A merchant reads the agreements bought from it
-// and changes none.
+// as its orders (orders.go, GET /api/bnpl/merchant/orders: the purchase, whether and when it was
+// paid, what it reported; not the customer or the instalments) and changes none.
 //
 // # States
 //
