@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/uptrace/bun"
 
 	"github.com/wagerail/wagerail/internal/platform/audit"
 	"github.com/wagerail/wagerail/internal/platform/db"
@@ -141,12 +142,27 @@ func Get(ctx context.Context, q db.Querier, id string) (Agreement, error) {
 
 // instalments reads agreement id's instalments by index, in a transaction of either kind.
 func instalments(ctx context.Context, q db.Writer, id string) ([]Instalment, error) {
-	out, err := db.Select[Instalment](ctx, q, `SELECT idx, due_date, amount_santim::bigint AS amount_santim, status,
+	byAgreement, err := instalmentsOf(ctx, q, []string{id})
+	return byAgreement[id], err
+}
+
+// instalmentsOf reads the instalments of agreements ids of the context's business, by agreement
+// and index, in one query.
+func instalmentsOf(ctx context.Context, q db.Writer, ids []string) (map[string][]Instalment, error) {
+	type agreementInstalment struct {
+		AgreementID string `bun:"agreement_id" db:"agreement_id"`
+		Instalment
+	}
+	rows, err := db.Select[agreementInstalment](ctx, q, `SELECT agreement_id, idx, due_date, amount_santim::bigint AS amount_santim, status,
 			coalesce(collect_workflow_id, '') AS collect_workflow_id, coalesce(collect_source, '') AS collect_source,
 			coalesce(collect_mandate_id, '') AS collect_mandate_id, coalesce(ledger_tx_id, '') AS ledger_tx_id, collected_at, schedule_version
-		FROM app.bnpl_instalments WHERE tenant_id = ? AND agreement_id = ? ORDER BY idx`, tenancy.TenantID(ctx), id)
+		FROM app.bnpl_instalments WHERE tenant_id = ? AND agreement_id IN (?) ORDER BY agreement_id, idx`, tenancy.TenantID(ctx), bun.In(ids))
 	if err != nil {
 		return nil, fmt.Errorf("bnpl: read the instalments: %w", err)
+	}
+	out := make(map[string][]Instalment, len(ids))
+	for _, r := range rows {
+		out[r.AgreementID] = append(out[r.AgreementID], r.Instalment)
 	}
 	return out, nil
 }
@@ -158,7 +174,7 @@ type Filter struct {
 }
 
 // List reads up to limit agreements of the context's business after cursor (an id), by id,
-// with their instalments.
+// with their instalments (one query for the page's).
 func List(ctx context.Context, q db.Querier, f Filter, limit int, cursor string) ([]Agreement, error) {
 	rows, err := q.Query(ctx, `SELECT `+agreementColumns+` FROM app.bnpl_agreements
 		WHERE tenant_id = $1 AND ($2 = '' OR employee_id = $2) AND ($3 = '' OR status = $3) AND id > $4
@@ -170,10 +186,19 @@ func List(ctx context.Context, q db.Querier, f Filter, limit int, cursor string)
 	if err != nil {
 		return nil, err
 	}
+	if len(out) == 0 {
+		return out, nil
+	}
+	ids := make([]string, len(out))
+	for i, a := range out {
+		ids[i] = a.ID
+	}
+	byAgreement, err := instalmentsOf(ctx, q, ids)
+	if err != nil {
+		return nil, err
+	}
 	for i := range out {
-		if out[i].Instalments, err = instalments(ctx, q, out[i].ID); err != nil {
-			return nil, err
-		}
+		out[i].Instalments = byAgreement[out[i].ID]
 	}
 	return out, nil
 }
