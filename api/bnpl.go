@@ -55,6 +55,8 @@ func (s *Server) bnplRoutes() []Route {
 			Summary: "The orders bought from the merchant on BNPL: whether and when it was paid (paged, filtered)", Handler: s.listBnplOrders}),
 		merchant(Route{Method: http.MethodGet, Path: "/api/bnpl/merchant/orders/:id", Auth: Org, Role: orgs.PlainMember, Permission: orgs.BnplView,
 			Summary: "One order bought from the merchant on BNPL", Handler: s.getBnplOrder}),
+		merchant(Route{Method: http.MethodPost, Path: "/api/bnpl/merchant/orders/:id/reports", Auth: Org, Role: orgs.PlainMember, Permission: orgs.BnplApprove, Idem: true,
+			Summary: "The merchant's word on an order (delivered, refunded, cancelled), from one of its members", Handler: s.reportBnplOrder}),
 	}
 }
 

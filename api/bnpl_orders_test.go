@@ -3,6 +3,7 @@ package api
 import (
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -139,4 +140,112 @@ func TestBnplMerchantOrders(t *testing.T) {
 	}
 	requireStatus(t, s.merchant.call(http.MethodGet, "/api/bnpl/merchant/orders/bnpl_00000000000000000000000000000000", nil),
 		http.StatusNotFound, "BNPL_ORDER_NOT_FOUND")
+}
+
+// TestBnplMerchantReportsAnOrder: over HTTP with the real stack, a merchant's members report on
+// its order as its partner's signed callbacks do. A DELIVERED while the activation saga holds the
+// settlement is signalled to the saga, which applies it; its replay (the same key) and a race of
+// the same key store one report. After the saga, a REFUNDED is applied by the request and stops
+// the customer's collection; a DELIVERED that happened before it is recorded and changes nothing.
+// A member with bnpl.approve alone may say DELIVERED, not REFUNDED; another merchant's report on
+// the order, a business, hostile bodies and a missing key are refused and store nothing. Each
+// report is audited in the business's trail (actor the member) and the merchant's.
+func TestBnplMerchantReportsAnOrder(t *testing.T) {
+	t.Parallel()
+	s := newBnplStackWith(t, ewaStackOpts{settleDelay: 5 * time.Second})
+	s.approveKyc(t)
+	rec := s.owner.call(http.MethodPost, "/api/bnpl/agreements", s.agreementBody(120_000, 3, "ord-rep"), "Idempotency-Key", testkit.Unique("bnpl"))
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	id := decode[bnplActivateJSON](t, rec).ID
+	path := "/api/bnpl/merchant/orders/" + id + "/reports"
+	reports := func() int {
+		return s.count(t, `SELECT count(*) FROM app.bnpl_merchant_callbacks WHERE source = 'MEMBER' AND agreement_id = $1`, id)
+	}
+	merchantStatus := func() string {
+		o := decode[bnplOrderJSON](t, s.merchant.call(http.MethodGet, "/api/bnpl/merchant/orders/"+id, nil))
+		if o.MerchantStatus == nil {
+			return ""
+		}
+		return *o.MerchantStatus
+	}
+	report := func(c *apiClient, key string, body map[string]any) bnplReportJSON {
+		t.Helper()
+		rec := c.call(http.MethodPost, path, body, "Idempotency-Key", key)
+		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+		return decode[bnplReportJSON](t, rec)
+	}
+	ownerID := bizUserID(t, s.merchant)
+
+	// DELIVERED while the saga runs: it applies it.
+	got := report(s.merchant, "rep-1", map[string]any{"kind": "DELIVERED"})
+	require.Equal(t, bnplReportJSON{ID: got.ID, OrderID: id, Kind: "DELIVERED", Status: "RECORDED", Signalled: true}, got)
+	require.Eventually(t, func() bool { return merchantStatus() == "DELIVERED" }, 30*time.Second, 50*time.Millisecond)
+	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.audit_log WHERE action = 'BnplMerchantStatusChanged' AND target_id = $1
+		AND actor = 'system:bnpl-activate'`, id), "the saga applied it")
+	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.audit_log WHERE action = 'BnplMerchantCallbackReceived' AND target_id = $1
+		AND actor = $2 AND details->'callback'->>'source' = 'MEMBER'`, id, ownerID))
+	require.Equal(t, 1, s.tenantCount(s.merchantID, `SELECT count(*) FROM app.audit_log WHERE action = 'BnplOrderReported' AND target_id = $1
+		AND actor = $2`, id, ownerID))
+	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.outbox WHERE type = 'bnpl.merchant_callback_received.v1'
+		AND payload->>'agreementId' = $1 AND payload->'callback'->>'source' = 'MEMBER'`, id))
+	// The same key again, and a race of one new key: one report each.
+	rec = s.merchant.call(http.MethodPost, path, map[string]any{"kind": "DELIVERED"}, "Idempotency-Key", "rep-1")
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.Equal(t, "true", rec.Header().Get("Idempotent-Replayed"))
+	var wg sync.WaitGroup
+	codes := make([]int, 8)
+	for i := range codes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := s.merchant.call(http.MethodPost, path, map[string]any{"kind": "DELIVERED"}, "Idempotency-Key", "rep-race")
+			requireNoServerError(t, r, "racing report")
+			codes[i] = r.Code
+		}()
+	}
+	wg.Wait()
+	for _, c := range codes {
+		require.Contains(t, []int{http.StatusOK, http.StatusConflict}, c)
+	}
+	require.Contains(t, codes, http.StatusOK)
+	require.Equal(t, 2, reports(), "rep-1 and rep-race, once each")
+	s.waitAgreement(t, id, "ACTIVE")
+
+	// Who may say what.
+	s.appRole(s.merchantID, "MERCHANT", "delivery_desk", `{"bnpl":["view","approve"]}`)
+	s.addMember(s.merchantID, "desk@shop.test", orgs.PlainMember, "delivery_desk")
+	desk := s.signIn("desk@shop.test")
+	require.True(t, report(desk, "desk-1", map[string]any{"kind": "DELIVERED"}).Status == "RECORDED")
+	requireStatus(t, desk.call(http.MethodPost, path, map[string]any{"kind": "REFUNDED"}, "Idempotency-Key", "desk-2"),
+		http.StatusForbidden, "PERMISSION_DENIED")
+	other, _ := s.signUpPartner("owner@report-other.test", "MERCHANT")
+	requireStatus(t, other.call(http.MethodPost, path, map[string]any{"kind": "CANCELLED"}, "Idempotency-Key", "other-1"),
+		http.StatusNotFound, "BNPL_ORDER_NOT_FOUND")
+	requireStatus(t, s.owner.call(http.MethodPost, path, map[string]any{"kind": "CANCELLED"}, "Idempotency-Key", "biz-1"),
+		http.StatusForbidden, "PERMISSION_DENIED")
+	future := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	for _, body := range []any{map[string]any{}, map[string]any{"kind": "refunded"}, map[string]any{"kind": "REFUNDED", "occurredAt": future},
+		map[string]any{"kind": "REFUNDED", "occurredAt": "yesterday"}, map[string]any{"kind": "REFUNDED", "note": "x"},
+		map[string]any{"kind": nil}, []byte(`{"kind":"REFUNDED","kind":"DELIVERED"}`), []byte(`{"kind":"REF\u0000UNDED"}`)} {
+		requireStatus(t, s.merchant.hostile(http.MethodPost, path, body, "Idempotency-Key", testkit.Unique("bad")), http.StatusBadRequest, "INVALID_REQUEST")
+	}
+	requireStatus(t, s.merchant.hostile(http.MethodPost, path, map[string]any{"kind": "REFUNDED"}), http.StatusBadRequest, "IDEMPOTENCY_KEY_REQUIRED")
+	requireStatus(t, s.merchant.call(http.MethodPost, "/api/bnpl/merchant/orders/bnpl_00000000000000000000000000000000/reports",
+		map[string]any{"kind": "REFUNDED"}, "Idempotency-Key", "none-1"), http.StatusNotFound, "BNPL_ORDER_NOT_FOUND")
+	require.Equal(t, 3, reports(), "only the desk's DELIVERED was added")
+	require.Equal(t, "DELIVERED", merchantStatus())
+
+	// After the saga: REFUNDED is applied by the request and stops the collection; an earlier
+	// DELIVERED reported after it changes nothing.
+	now := time.Now().UTC()
+	got = report(s.merchant, "rep-2", map[string]any{"kind": "REFUNDED", "occurredAt": now.Format(time.RFC3339Nano)})
+	require.False(t, got.Signalled, "the saga has closed")
+	require.Equal(t, "REFUNDED", merchantStatus())
+	requireStatus(t, s.owner.call(http.MethodPost, "/api/bnpl/agreements/"+id+"/installments/0/collect", nil, "Idempotency-Key", testkit.Unique("collect")),
+		http.StatusConflict, "BNPL_MERCHANT_ORDER_REVERSED")
+	got = report(s.merchant, "rep-3", map[string]any{"kind": "DELIVERED", "occurredAt": now.Add(-time.Hour).Format(time.RFC3339Nano)})
+	require.Equal(t, "RECORDED", got.Status)
+	require.Equal(t, "REFUNDED", merchantStatus(), "the refund happened last")
+	require.Equal(t, 5, reports())
+	require.Equal(t, "ACTIVE", s.waitAgreement(t, id, "ACTIVE").Status, "a report moves no money and keeps the agreement's status")
 }

@@ -333,6 +333,13 @@ func FuzzBnplRoutes(f *testing.F) {
 	f.Add(uint8(14), uint8(1), "bnpl_00000000000000000000000000000000", "", "", "", "")
 	f.Add(uint8(14), uint8(1), "%E2%80%8B", "", "", "", "")
 	f.Add(uint8(14), uint8(3), "bnpl_x", "", "", "", "")
+	// A member's report on an order (the last route): kinds, times and keys that are not one, callers that may not.
+	f.Add(uint8(15), uint8(1), "bnpl_00000000000000000000000000000000", "", "", "k-17", `{"kind":"DELIVERED"}`)
+	f.Add(uint8(15), uint8(1), "bnpl_x", "", "", "k-18", `{"kind":"REFUNDED","occurredAt":"2999-01-01T00:00:00Z"}`)
+	f.Add(uint8(15), uint8(1), "bnpl_x", "", "", "k-19", `{"kind":"CANCELLED","occurredAt":"0000-00-00T00:00:00Z"}`)
+	f.Add(uint8(15), uint8(1), "%00", "", "", "", `{"kind":"DELIVERED"}`)
+	f.Add(uint8(15), uint8(0), "bnpl_x", "", "", "k-20", `{"kind":1e400}`)
+	f.Add(uint8(15), uint8(4), "bnpl_x", "", "", "k-21", `{"kind":"DELIVERED"}`)
 	f.Add(uint8(0), uint8(0), "", "", "", "", "")
 	f.Fuzz(func(t *testing.T, route, who uint8, id, idx, query, key, body string) {
 		r := routes[int(route)%len(routes)]

@@ -158,7 +158,7 @@ func TestLoanDecisionsAPI(t *testing.T) {
 	requireStatus(t, w.fi.call(http.MethodGet, "/api/loans/"+a.ID, nil), http.StatusForbidden, "ORGANIZATION_NOT_BUSINESS")
 
 	// A loans.view member of the FI reads and may not decide.
-	w.fiAppRole(w.fiID, "loan_viewer", `{"loans":["view"]}`)
+	w.appRole(w.fiID, "FI", "loan_viewer", `{"loans":["view"]}`)
 	w.addMember(w.fiID, "viewer@loans-lender.test", orgs.PlainMember, "loan_viewer")
 	viewer := w.signIn("viewer@loans-lender.test")
 	rec := viewer.call(http.MethodGet, "/api/fi/loans/"+a.ID, nil)

@@ -114,13 +114,14 @@ func (w *lendingWorld) product(fi *apiClient, name string) loanProductJSON {
 	return decode[loanProductJSON](w.t, rec)
 }
 
-// fiAppRole adds an application role with perms to the FI tenant.
-func (f *authFixture) fiAppRole(tenant, name, perms string) {
+// appRole adds an application role with perms to tenant, an organization of kind scope (FI,
+// MERCHANT, …).
+func (f *authFixture) appRole(tenant, scope, name, perms string) {
 	f.t.Helper()
 	ctx := tenancy.WithTenant(context.Background(), tenant)
 	require.NoError(f.t, tenancy.InTx(ctx, f.d.App, func(tx pgx.Tx) error {
-		_, err := tx.Exec(ctx, `INSERT INTO app.roles (id, tenant_id, name, scope, permissions) VALUES ($1, $2, $3, 'FI', $4)`,
-			"role_"+identity.NewID(), tenant, name, perms)
+		_, err := tx.Exec(ctx, `INSERT INTO app.roles (id, tenant_id, name, scope, permissions) VALUES ($1, $2, $3, $4, $5)`,
+			"role_"+identity.NewID(), tenant, name, scope, perms)
 		return err
 	}))
 }
@@ -172,7 +173,7 @@ func TestLendingFIAccountsAPI(t *testing.T) {
 	requireStatus(t, w.biz.call(http.MethodGet, "/api/fi/accounts", nil), http.StatusForbidden, "PERMISSION_DENIED")
 
 	// A member with loans.view reads and may not write.
-	w.fiAppRole(w.fiID, "loan_viewer", `{"loans":["view"]}`)
+	w.appRole(w.fiID, "FI", "loan_viewer", `{"loans":["view"]}`)
 	w.addMember(w.fiID, "viewer@lender.test", orgs.PlainMember, "loan_viewer")
 	viewer := w.signIn("viewer@lender.test")
 	require.Equal(t, http.StatusOK, viewer.call(http.MethodGet, "/api/fi/accounts", nil).Code)

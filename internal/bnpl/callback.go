@@ -131,10 +131,16 @@ func (m *MerchantCallbacks) Receive(ctx context.Context, cb MerchantCallback) (C
 	if err != nil || r.TenantID == "" {
 		return r, err
 	}
+	return m.deliver(ctx, r, MerchantCallbackSignal{Partner: cb.Partner, EventID: cb.EventID, AgreementID: cb.AgreementID,
+		MerchantReference: cb.MerchantReference, Kind: cb.Kind, CallbackID: r.ID})
+}
+
+// deliver brings recorded callback r (its signal sig) to its agreement: the agreement's
+// activation saga is signalled if it runs, and applies it; when no saga runs (it has closed, or
+// never ran under this id) deliver applies it itself. Applying it again (a retry) changes nothing.
+func (m *MerchantCallbacks) deliver(ctx context.Context, r CallbackReceipt, sig MerchantCallbackSignal) (CallbackReceipt, error) {
 	if m.wf != nil {
-		err = m.wf.SignalWorkflow(ctx, r.WorkflowID, "", MerchantCallbackSignalName, MerchantCallbackSignal{
-			Partner: cb.Partner, EventID: cb.EventID, AgreementID: cb.AgreementID, MerchantReference: cb.MerchantReference,
-			Kind: cb.Kind, CallbackID: r.ID})
+		err := m.wf.SignalWorkflow(ctx, r.WorkflowID, "", MerchantCallbackSignalName, sig)
 		var nf *serviceerror.NotFound
 		switch {
 		case err == nil:
@@ -144,10 +150,8 @@ func (m *MerchantCallbacks) Receive(ctx context.Context, cb MerchantCallback) (C
 			return r, fmt.Errorf("%w: %v", ErrSignal, err)
 		}
 	}
-	// No saga runs (it has closed, or never ran under this id): the receipt applies the callback
-	// to the agreement itself; applying it again (a retry) changes nothing.
-	err = crosstenant.Tx(ctx, m.platform, "merchant callback apply "+cb.Partner, func(tx pgx.Tx) error {
-		_, err := ApplyMerchantCallback(tenancy.WithTenant(ctx, r.TenantID), tx, cb.AgreementID, r.ID, m.now())
+	err := crosstenant.Tx(ctx, m.platform, "merchant callback apply", func(tx pgx.Tx) error {
+		_, err := ApplyMerchantCallback(tenancy.WithTenant(ctx, r.TenantID), tx, sig.AgreementID, r.ID, m.now())
 		return err
 	})
 	return r, err

@@ -126,6 +126,14 @@
 //     sent again to a running saga, which may dedupe by EventID); another body under the same
 //     event id, or a nonce reused by another event, is refused and writes nothing.
 //
+// The merchant's own members may say the same (report.go, POST /api/bnpl/merchant/orders/<id>/reports:
+// bnpl.approve, and bnpl.cancel for REFUNDED or CANCELLED): a member's report is stored in the
+// same table (source MEMBER, the member as reported_by, no partner, nonce or signature), once per
+// Idempotency-Key (its event id derives from the key), only for an order of the member's
+// merchant (else BNPL_ORDER_NOT_FOUND, nothing stored), recorded for the business as a callback
+// is (actor the member) and in the merchant's trail (BnplOrderReported), and delivered the same
+// way: signalled to the running saga, else applied by the request.
+//
 // A recorded callback sets the agreement's merchant status (callback_apply.go,
 // ApplyMerchantCallback; columns merchant_status, merchant_callback_id, merchant_status_at): the
 // merchant's latest word, DELIVERED, REFUNDED or CANCELLED: the event that happened last wins, by
