@@ -229,6 +229,11 @@ func (s *Server) admit(c *gin.Context, cl *caller, tenant string, min orgs.Membe
 		s.deny(c, tenant, "NOT_A_MEMBER", "you are not a member of this organization")
 		return false
 	}
+	if acc.RequireTwoFactor && !cl.User.TwoFactorEnabled {
+		s.deny(c, tenant, "TWO_FACTOR_SETUP_REQUIRED",
+			"this organization requires two-factor authentication: turn it on (POST /api/auth/two-factor/enable, then /verify)")
+		return false
+	}
 	if acc.OrgStatus == orgs.OrgSuspended && c.Request.Method != http.MethodGet {
 		s.deny(c, tenant, "ORGANIZATION_SUSPENDED", "this organization is suspended; it can only be read")
 		return false

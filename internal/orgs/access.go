@@ -23,6 +23,9 @@ type Access struct {
 	MemberID    string
 	Role        MemberRole
 	Permissions Permissions // union of the member's application roles
+	// RequireTwoFactor is the organization's security policy (policy.go): its members act in it
+	// only with two-factor on.
+	RequireTwoFactor bool
 }
 
 // LoadAccess reads the user's access to tenant in one query. ErrNotFound when the organization
@@ -31,11 +34,11 @@ func LoadAccess(ctx context.Context, q db.Querier, tenant, userID string) (Acces
 	var a Access
 	var memberID, role, status *string
 	var perms [][]byte
-	err := q.QueryRow(ctx, `SELECT o.kind, o.status, m.id, m.role, m.status,
+	err := q.QueryRow(ctx, `SELECT o.kind, o.status, o.require_two_factor, m.id, m.role, m.status,
 			coalesce((SELECT array_agg(r.permissions) FROM app.member_roles mr JOIN app.roles r ON r.id = mr.role_id
 			          WHERE mr.member_id = m.id), '{}')
 		FROM app.organizations o LEFT JOIN app.members m ON m.tenant_id = o.id AND m.user_id = $2
-		WHERE o.id = $1`, tenant, userID).Scan(&a.OrgKind, &a.OrgStatus, &memberID, &role, &status, &perms)
+		WHERE o.id = $1`, tenant, userID).Scan(&a.OrgKind, &a.OrgStatus, &a.RequireTwoFactor, &memberID, &role, &status, &perms)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Access{}, ErrNotFound
 	}
