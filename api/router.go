@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/go-webauthn/webauthn/webauthn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -177,6 +178,9 @@ type Server struct {
 	background sync.WaitGroup
 	// payrollHealthCache shares one read of the payroll jobs' schedules (api/payroll_health.go).
 	payrollHealthCache payrollHealthCache
+	// passkeys is the WebAuthn relying party of PUBLIC_URL (api/auth_passkey.go); nil when
+	// PUBLIC_URL is no absolute URL (the passkey routes answer 503).
+	passkeys *webauthn.WebAuthn
 }
 
 //go:embed openapi.yaml
@@ -228,6 +232,11 @@ func New(d Deps) *Server {
 	}
 	if d.Platform != nil {
 		s.platformBun = db.NewBun(d.Platform)
+	}
+	if rp, err := passkeyParty(d.PublicURL); err == nil {
+		s.passkeys = rp
+	} else {
+		d.Log.Warn("passkeys disabled", "error", err)
 	}
 	s.ready = newReadiness(d.Probes, d.Registry)
 	s.webhooks = newWebhooks(d)
@@ -325,7 +334,7 @@ func (s *Server) routes() []Route {
 		// refusal is counted in its metrics.
 		{Method: http.MethodPost, Path: "/api/integration/bank-callback/:partner", Auth: PublicSigned, Summary: "Partner-bank transfer callback", Handler: s.bankCallback, Body: BodyOwn},
 	}
-	for _, area := range [][]Route{s.authRoutes(), s.authExtraRoutes(), s.orgAuthRoutes(), s.memberRoutes(), s.businessRoutes(), s.teamRoutes(), s.securityPolicyRoutes(),
+	for _, area := range [][]Route{s.authRoutes(), s.authExtraRoutes(), s.passkeyRoutes(), s.orgAuthRoutes(), s.memberRoutes(), s.businessRoutes(), s.teamRoutes(), s.securityPolicyRoutes(),
 		s.employeeRoutes(), s.employeeTransferRoutes(), s.catalogRoutes(), s.catalogAssignmentRoutes(), s.uploadRoutes(), s.kycRoutes(), s.sanctionsRoutes(),
 		s.ewaRoutes(), s.webhookAdminRoutes(),
 		s.payrollSettingsRoutes(),

@@ -22,7 +22,8 @@
 // refused request and each domain's one table of its codes), temporalerr (the Temporal answers
 // that are asked again), settle (the settle step of a held transfer, shared by wallet and
 // savings), and the plumbing (buildinfo, cli, db, devtemporal with devtemporaltest, freeport,
-// logging, pgcluster, promreg, rpcclient, rpcserve, testkit).
+// logging, pgcluster, promreg, rpcclient, rpcserve, testkit, webauthntest: a software passkey
+// authenticator for tests).
 //
 // A domain may import platform packages and other domains (acyclic); a platform package never
 // imports a domain.

@@ -129,11 +129,16 @@ func ConsumeOTP(ctx context.Context, q db.Querier, userID, phone, code string, n
 	return wrap("consume otp", err)
 }
 
-// CleanupVerifications deletes secrets that expired before cutoff (they can never be used).
+// CleanupVerifications deletes secrets that expired before cutoff (they can never be used): the
+// mailed and texted ones, and the WebAuthn ceremonies' challenges.
 func CleanupVerifications(ctx context.Context, q db.Querier, cutoff time.Time) (int64, error) {
-	tag, err := q.Exec(ctx, `DELETE FROM app.verifications WHERE expires_at < $1`, cutoff)
-	if err != nil {
-		return 0, fmt.Errorf("identity: cleanup: %w", err)
+	var n int64
+	for _, table := range []string{"app.verifications", "app.webauthn_challenges"} {
+		tag, err := q.Exec(ctx, `DELETE FROM `+table+` WHERE expires_at < $1`, cutoff)
+		if err != nil {
+			return 0, fmt.Errorf("identity: cleanup %s: %w", table, err)
+		}
+		n += tag.RowsAffected()
 	}
-	return tag.RowsAffected(), nil
+	return n, nil
 }
