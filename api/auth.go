@@ -257,6 +257,12 @@ func (s *Server) signIn(c *gin.Context) {
 // session the client held (if any), creates a fresh one (a full one when complete, else a
 // two-factor challenge), audits action and answers.
 func (s *Server) startSession(c *gin.Context, user identity.User, complete bool, action string) {
+	s.startSessionBy(c, user, complete, action, "")
+}
+
+// startSessionBy is startSession for a sign-in by passkeyID ("" for none): the session records
+// it (identity.Session.PasskeyID).
+func (s *Server) startSessionBy(c *gin.Context, user identity.User, complete bool, action, passkeyID string) {
 	ctx := tenancy.WithActor(c.Request.Context(), user.ID)
 	now := s.now()
 	activeOrg := ""
@@ -278,7 +284,9 @@ func (s *Server) startSession(c *gin.Context, user identity.User, complete bool,
 			}
 		}
 		var err error
-		sess, token, err = identity.CreateSession(ctx, tx, s.newSession(c, user.ID, activeOrg, !complete), now)
+		n := s.newSession(c, user.ID, activeOrg, !complete)
+		n.PasskeyID = passkeyID
+		sess, token, err = identity.CreateSession(ctx, tx, n, now)
 		return err
 	})
 	if err == nil {

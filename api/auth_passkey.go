@@ -305,10 +305,11 @@ func (s *Server) passkeyVerifyAuthentication(c *gin.Context) {
 	ctx := c.Request.Context()
 	now := s.now()
 	var user identity.User
+	var key identity.Passkey
 	var reason string
 	err := pgx.BeginFunc(ctx, s.deps.DB, func(tx pgx.Tx) error {
 		var err error
-		user, reason, err = s.checkPasskeyAssertion(ctx, tx, req.Response, now)
+		user, key, reason, err = s.checkPasskeyAssertion(ctx, tx, req.Response, now)
 		return err
 	})
 	if err != nil {
@@ -325,26 +326,26 @@ func (s *Server) passkeyVerifyAuthentication(c *gin.Context) {
 		writeError(c, errPasskeyInvalid)
 		return
 	}
-	s.startSession(c, user, true, "SignInPasskey")
+	s.startSessionBy(c, user, true, "SignInPasskey", key.ID)
 }
 
-// checkPasskeyAssertion verifies a sign-in response in tx: the user it signs in, or why not
-// (reason; the challenge is used up either way and the transaction commits).
-func (s *Server) checkPasskeyAssertion(ctx context.Context, tx pgx.Tx, response json.RawMessage, now time.Time) (identity.User, string, error) {
+// checkPasskeyAssertion verifies a sign-in response in tx: the user it signs in and by which passkey,
+// or why not (reason; the challenge is used up either way and the transaction commits).
+func (s *Server) checkPasskeyAssertion(ctx context.Context, tx pgx.Tx, response json.RawMessage, now time.Time) (identity.User, identity.Passkey, string, error) {
 	challenge, ok := passkeyChallenge(response)
 	if !ok {
-		return identity.User{}, "no challenge in clientDataJSON", nil
+		return identity.User{}, identity.Passkey{}, "no challenge in clientDataJSON", nil
 	}
 	sd, err := identity.TakeChallenge(ctx, tx, identity.CeremonyLogin, "", challenge, now)
 	if errors.Is(err, identity.ErrChallengeInvalid) {
-		return identity.User{}, "the challenge is unknown, used or expired", nil
+		return identity.User{}, identity.Passkey{}, "the challenge is unknown, used or expired", nil
 	}
 	if err != nil {
-		return identity.User{}, "", err
+		return identity.User{}, identity.Passkey{}, "", err
 	}
 	parsed, err := protocol.ParseCredentialRequestResponseBytes(response)
 	if err != nil {
-		return identity.User{}, "malformed response", nil
+		return identity.User{}, identity.Passkey{}, "malformed response", nil
 	}
 	var key identity.Passkey
 	var dbErr error
@@ -369,14 +370,14 @@ func (s *Server) checkPasskeyAssertion(ctx context.Context, tx pgx.Tx, response 
 	}, sd, parsed)
 	switch {
 	case dbErr != nil:
-		return identity.User{}, "", dbErr
+		return identity.User{}, identity.Passkey{}, "", dbErr
 	case err != nil:
-		return identity.User{}, "it did not verify", nil
+		return identity.User{}, identity.Passkey{}, "it did not verify", nil
 	case cred.Authenticator.CloneWarning:
-		return found.(identity.WebAuthnUser).User, "the authenticator's counter went back (a cloned authenticator)", nil
+		return found.(identity.WebAuthnUser).User, key, "the authenticator's counter went back (a cloned authenticator)", nil
 	}
 	user := found.(identity.WebAuthnUser).User
-	return user, "", identity.UsePasskey(ctx, tx, key.ID, cred.Authenticator.SignCount, cred.Flags.BackupState, now)
+	return user, key, "", identity.UsePasskey(ctx, tx, key.ID, cred.Authenticator.SignCount, cred.Flags.BackupState, now)
 }
 
 func (s *Server) listPasskeys(c *gin.Context) {

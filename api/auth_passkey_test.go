@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/wagerail/wagerail/internal/orgs"
 	"github.com/wagerail/wagerail/internal/platform/webauthntest"
 )
 
@@ -166,4 +167,32 @@ func FuzzPasskeyRoutes(f *testing.F) {
 			t.Fatalf("%s accepted a response the authenticator did not make: %d %s", path, rec.Code, rec.Body.String())
 		}
 	})
+}
+
+// TestTwoFactorPolicyAdmitsPasskeySessions: in an organization that requires two-factor, a member
+// without TOTP is kept out from a password session but admitted from a session a passkey signed
+// in (its user verification the second factor), also after the session is rotated (the active
+// organization set again).
+func TestTwoFactorPolicyAdmitsPasskeySessions(t *testing.T) {
+	t.Parallel()
+	f := newAuthxFixture(t, nil, false)
+	owner, res := f.signUp("owner@pk-policy.test", "BUSINESS")
+	tenant := res.Organization.ID
+	f.addMember(tenant, "clerk@pk-policy.test", orgs.PlainMember)
+	clerk := f.signIn("clerk@pk-policy.test")
+	auth := webauthntest.New(passkeyOrigin)
+	passkeyRegister(t, clerk, auth, "Phone")
+	authxEnableTwoFactor(t, f, owner)
+	rec := owner.call(http.MethodPut, "/api/organization/security-policy", map[string]any{"requireTwoFactor": true})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+
+	requireStatus(t, clerk.call(http.MethodGet, "/api/organization/security-policy", nil), http.StatusForbidden, "TWO_FACTOR_SETUP_REQUIRED")
+	c := f.client()
+	rec = c.call(http.MethodPost, "/api/auth/passkey/verify-authentication", map[string]any{"response": passkeyAssertion(t, c, auth)})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.Equal(t, http.StatusOK, c.call(http.MethodGet, "/api/organization/security-policy", nil).Code)
+	rec = c.call(http.MethodPost, "/api/auth/organization/set-active", map[string]any{"organizationId": tenant})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.Equal(t, http.StatusOK, c.call(http.MethodGet, "/api/organization/security-policy", nil).Code, "the rotated session is still the passkey's")
+	requireStatus(t, clerk.call(http.MethodGet, "/api/organization/security-policy", nil), http.StatusForbidden, "TWO_FACTOR_SETUP_REQUIRED")
 }

@@ -229,7 +229,8 @@ func (s *Server) admit(c *gin.Context, cl *caller, tenant string, min orgs.Membe
 		s.deny(c, tenant, "NOT_A_MEMBER", "you are not a member of this organization")
 		return false
 	}
-	if acc.RequireTwoFactor && !cl.User.TwoFactorEnabled {
+	// A session a passkey signed in passed its second factor there (user verification).
+	if acc.RequireTwoFactor && !cl.User.TwoFactorEnabled && cl.Session.PasskeyID == "" {
 		s.deny(c, tenant, "TWO_FACTOR_SETUP_REQUIRED",
 			"this organization requires two-factor authentication: turn it on (POST /api/auth/two-factor/enable, then /verify)")
 		return false

@@ -29,8 +29,11 @@ type Session struct {
 	// TwoFactorPending: the password was right but the user has two-factor on; the session may
 	// only complete /two-factor/verify.
 	TwoFactorPending bool
-	CreatedAt        time.Time
-	ExpiresAt        time.Time
+	// PasskeyID is the passkey that signed the session in ("" for any other sign-in): its user
+	// verification was the second factor.
+	PasskeyID string
+	CreatedAt time.Time
+	ExpiresAt time.Time
 }
 
 // NewSession is what CreateSession needs; IP and UserAgent are kept for the user's device list.
@@ -38,17 +41,18 @@ type NewSession struct {
 	UserID               string
 	ActiveOrganizationID string
 	TwoFactorPending     bool
+	PasskeyID            string // the passkey that signed it in, if one did
 	IP, UserAgent        string
 	// NotAfter caps the session's expiry (zero: the full lifetime from now): a rotated session
 	// ends when the one it replaces would have.
 	NotAfter time.Time
 }
 
-const sessionColumns = `id, user_id, coalesce(active_organization_id, ''), two_factor_pending, created_at, expires_at`
+const sessionColumns = `id, user_id, coalesce(active_organization_id, ''), two_factor_pending, coalesce(passkey_id, ''), created_at, expires_at`
 
 func scanSession(row pgx.Row) (Session, error) {
 	var s Session
-	err := row.Scan(&s.ID, &s.UserID, &s.ActiveOrganizationID, &s.TwoFactorPending, &s.CreatedAt, &s.ExpiresAt)
+	err := row.Scan(&s.ID, &s.UserID, &s.ActiveOrganizationID, &s.TwoFactorPending, &s.PasskeyID, &s.CreatedAt, &s.ExpiresAt)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Session{}, ErrNotFound
 	}
@@ -76,11 +80,11 @@ func CreateSession(ctx context.Context, q db.Querier, n NewSession, now time.Tim
 		expires = n.NotAfter
 	}
 	s, err := scanSession(q.QueryRow(ctx, `INSERT INTO app.sessions
-			(id, token_hash, user_id, active_organization_id, two_factor_pending, created_at, expires_at, ip_address, user_agent)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, nullif($8, ''), nullif($9, ''))
+			(id, token_hash, user_id, active_organization_id, two_factor_pending, created_at, expires_at, ip_address, user_agent, passkey_id)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, nullif($8, ''), nullif($9, ''), nullif($10, ''))
 		RETURNING `+sessionColumns,
 		NewID(), HashSecret(token), n.UserID, org, n.TwoFactorPending, now, expires,
-		truncate(n.IP, 64), truncate(n.UserAgent, 256)))
+		truncate(n.IP, 64), truncate(n.UserAgent, 256), n.PasskeyID))
 	if err != nil {
 		return Session{}, "", err
 	}
@@ -124,7 +128,7 @@ func RotateSession(ctx context.Context, q db.Querier, s Session, change func(*Ne
 		return Session{}, "", wrap("rotate session", err)
 	}
 	n := NewSession{UserID: s.UserID, ActiveOrganizationID: s.ActiveOrganizationID,
-		TwoFactorPending: s.TwoFactorPending, IP: ip, UserAgent: ua}
+		TwoFactorPending: s.TwoFactorPending, PasskeyID: s.PasskeyID, IP: ip, UserAgent: ua}
 	if change != nil {
 		change(&n)
 	}
@@ -162,12 +166,12 @@ func Authenticate(ctx context.Context, q db.Querier, token string, now time.Time
 	var s Session
 	var staff Staff
 	row := q.QueryRow(ctx, `SELECT s.id, s.user_id, coalesce(s.active_organization_id, ''), s.two_factor_pending,
-			s.created_at, s.expires_at, `+userColumnsOf("u")+`,
+			coalesce(s.passkey_id, ''), s.created_at, s.expires_at, `+userColumnsOf("u")+`,
 			EXISTS (SELECT 1 FROM app.admin_profiles p WHERE p.user_id = u.id AND p.check_type = 'PLATFORM'),
 			EXISTS (SELECT 1 FROM app.platform_operators o WHERE o.user_id = u.id)
 		FROM app.sessions s JOIN app.users u ON u.id = s.user_id
 		WHERE s.token_hash = $1 AND s.revoked_at IS NULL AND s.expires_at > $2`, HashSecret(token), now)
-	u, err := scanUserWith(row, []any{&s.ID, &s.UserID, &s.ActiveOrganizationID, &s.TwoFactorPending, &s.CreatedAt, &s.ExpiresAt}, &staff.Admin, &staff.Operator)
+	u, err := scanUserWith(row, []any{&s.ID, &s.UserID, &s.ActiveOrganizationID, &s.TwoFactorPending, &s.PasskeyID, &s.CreatedAt, &s.ExpiresAt}, &staff.Admin, &staff.Operator)
 	if err != nil {
 		return Session{}, User{}, Staff{}, err
 	}

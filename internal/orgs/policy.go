@@ -12,9 +12,9 @@ import (
 )
 
 // SecurityPolicy is how an organization's members must sign in to act in it. RequireTwoFactor:
-// only a user who has two-factor on acts in it (the request pipeline refuses the others
-// TWO_FACTOR_SETUP_REQUIRED); enabling two-factor signs the user's other sessions out, so every
-// full session of such a user has passed the second factor.
+// only a user who has two-factor on, or a session a passkey signed in, acts in it (the request
+// pipeline refuses the others TWO_FACTOR_SETUP_REQUIRED); enabling two-factor signs the user's
+// other sessions out, so every full session of such a user has passed a second factor.
 type SecurityPolicy struct {
 	RequireTwoFactor bool
 	UpdatedBy        string     // "" until an owner set it

@@ -37,3 +37,8 @@ CREATE TABLE app.webauthn_challenges (
 );
 CREATE INDEX webauthn_challenges_expired ON app.webauthn_challenges (expires_at);
 REVOKE DELETE ON app.passkeys FROM wagerail_app;
+
+-- The passkey that signed a session in (its user verification the second factor), carried over
+-- every rotation; NULL for a password, magic-link or sign-up session. An organization that
+-- requires two-factor admits such a session of a user without TOTP (api/pipeline.go, admit).
+ALTER TABLE app.sessions ADD COLUMN passkey_id text REFERENCES app.passkeys (id);
