@@ -397,8 +397,8 @@ type passkeyIDRequest struct {
 	ID string `json:"id"`
 }
 
-// deletePasskey removes one of the caller's passkeys (audited PasskeyRemoved); another user's id
-// is 404 as a missing one.
+// deletePasskey removes one of the caller's passkeys and signs out the sessions it signed in but
+// the caller's own (audited PasskeyRemoved); another user's id is 404 as a missing one.
 func (s *Server) deletePasskey(c *gin.Context) {
 	var req passkeyIDRequest
 	if e := bindJSON(c, &req); e != nil {
@@ -412,11 +412,14 @@ func (s *Server) deletePasskey(c *gin.Context) {
 	cl := callerOf(c)
 	ctx := tenancy.WithTenant(tenancy.WithActor(c.Request.Context(), cl.User.ID), crosstenant.PlatformTenant)
 	var gone identity.Passkey
-	err := tenancy.InTx(ctx, s.deps.DB, func(tx pgx.Tx) (err error) {
-		if gone, err = identity.DeletePasskey(ctx, tx, cl.User.ID, req.ID, s.now()); err != nil {
+	err := tenancy.InTx(ctx, s.deps.DB, func(tx pgx.Tx) error {
+		var revoked int64
+		var err error
+		if gone, revoked, err = identity.DeletePasskey(ctx, tx, cl.User.ID, req.ID, cl.Session.ID, s.now()); err != nil {
 			return err
 		}
-		return audit.Write(ctx, tx, audit.Entry{Action: "PasskeyRemoved", Outcome: audit.Success, TargetType: "Passkey", TargetID: gone.ID})
+		return audit.Write(ctx, tx, audit.Entry{Action: "PasskeyRemoved", Outcome: audit.Success, TargetType: "Passkey", TargetID: gone.ID,
+			Details: map[string]int64{"sessionsRevoked": revoked}})
 	})
 	switch {
 	case errors.Is(err, identity.ErrNotFound):

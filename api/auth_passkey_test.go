@@ -42,7 +42,8 @@ func passkeyAssertion(t *testing.T, c *apiClient, auth *webauthntest.Authenticat
 // authenticator answering as the browser would, then signs in with it from a new client: a full
 // session even with two-factor on. A replayed registration or assertion, another origin, a
 // counter that went back (a cloned authenticator) and a removed passkey are refused
-// PASSKEY_INVALID, audited; another user cannot remove the passkey; hostile bodies are 400.
+// PASSKEY_INVALID, audited; another user cannot remove the passkey; removing it signs out the
+// sessions it signed in; hostile bodies are 400.
 func TestPasskeySignIn(t *testing.T) {
 	t.Parallel()
 	f := newAuthxFixture(t, nil, false)
@@ -122,8 +123,11 @@ func TestPasskeySignIn(t *testing.T) {
 
 	// Removing it: not another user's to remove; once removed it signs nobody in.
 	requireStatus(t, other.call(http.MethodPost, "/api/auth/passkey/delete-passkey", map[string]any{"id": key.ID}), http.StatusNotFound, "PASSKEY_NOT_FOUND")
+	require.Equal(t, http.StatusOK, c.call(http.MethodGet, "/api/auth/get-session", nil).Code)
 	rec = a.call(http.MethodPost, "/api/auth/passkey/delete-passkey", map[string]any{"id": key.ID})
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.Equal(t, http.StatusUnauthorized, c.call(http.MethodGet, "/api/auth/get-session", nil).Code, "the sessions it signed in end with it")
+	require.Equal(t, http.StatusOK, a.call(http.MethodGet, "/api/auth/get-session", nil).Code, "the session that removed it stays")
 	requireStatus(t, a.call(http.MethodPost, "/api/auth/passkey/delete-passkey", map[string]any{"id": key.ID}), http.StatusNotFound, "PASSKEY_NOT_FOUND")
 	auth.SetSignCount(auth.CredentialIDs()[0], 10)
 	requireStatus(t, d.call(http.MethodPost, "/api/auth/passkey/verify-authentication", map[string]any{"response": passkeyAssertion(t, d, auth)}),

@@ -218,9 +218,19 @@ func UsePasskey(ctx context.Context, q db.Querier, id string, signCount uint32, 
 	return nil
 }
 
-// DeletePasskey removes userID's passkey id (it signs nobody in again). ErrNotFound when the user
-// has no such live passkey.
-func DeletePasskey(ctx context.Context, q db.Querier, userID, id string, now time.Time) (Passkey, error) {
-	return scanPasskey(q.QueryRow(ctx, `UPDATE app.passkeys SET deleted_at = $3 WHERE id = $1 AND user_id = $2 AND deleted_at IS NULL
+// DeletePasskey removes userID's passkey id: it signs nobody in again, and the sessions it signed
+// in are revoked (a lost device's), all but keep (the session removing it, which proved the user
+// now). It answers the passkey and how many sessions it revoked. ErrNotFound when the user has no
+// such live passkey.
+func DeletePasskey(ctx context.Context, q db.Querier, userID, id, keep string, now time.Time) (Passkey, int64, error) {
+	p, err := scanPasskey(q.QueryRow(ctx, `UPDATE app.passkeys SET deleted_at = $3 WHERE id = $1 AND user_id = $2 AND deleted_at IS NULL
 		RETURNING `+passkeyColumns, id, userID, now))
+	if err != nil {
+		return p, 0, err
+	}
+	tag, err := q.Exec(ctx, `UPDATE app.sessions SET revoked_at = $3 WHERE passkey_id = $1 AND id <> $2 AND revoked_at IS NULL`, id, keep, now)
+	if err != nil {
+		return p, 0, fmt.Errorf("identity: revoke the passkey's sessions: %w", err)
+	}
+	return p, tag.RowsAffected(), nil
 }
