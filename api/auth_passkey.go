@@ -138,9 +138,33 @@ func (s *Server) passkeyRegisterOptions(c *gin.Context) {
 	c.JSON(http.StatusOK, creation)
 }
 
-type passkeyRegistrationRequest struct {
+// passkeyAnswer is the body of a ceremony's second step: the authenticator's response as the
+// browser's PublicKeyCredential.toJSON() gives it.
+type passkeyAnswer struct {
 	Response json.RawMessage `json:"response"`
-	Name     *string         `json:"name"`
+}
+
+type passkeyRegistrationRequest struct {
+	passkeyAnswer
+	Name *string `json:"name"`
+}
+
+// bindPasskeyAnswer reads a ceremony's second step into req (whose answer is a): 503 without a
+// relying party, 400 for a body that is not one or has no response. It has answered when it
+// returns false.
+func (s *Server) bindPasskeyAnswer(c *gin.Context, req any, a *passkeyAnswer) bool {
+	if !s.passkeyReady(c) {
+		return false
+	}
+	if e := bindJSON(c, req); e != nil {
+		writeError(c, e)
+		return false
+	}
+	if e := missingField(required{"response", len(a.Response) > 0 && !bytes.Equal(a.Response, []byte("null"))}); e != nil {
+		writeError(c, e)
+		return false
+	}
+	return true
 }
 
 // passkeyChallenge is the challenge a WebAuthn response's clientDataJSON answers, read before
@@ -171,16 +195,8 @@ func passkeyChallenge(response json.RawMessage) (string, bool) {
 // challenge (used up whatever the outcome) and stores the passkey: 201, audited PasskeyAdded.
 // A response that does not verify is 400 PASSKEY_INVALID, audited DENIED, nothing stored.
 func (s *Server) passkeyVerifyRegistration(c *gin.Context) {
-	if !s.passkeyReady(c) {
-		return
-	}
 	var req passkeyRegistrationRequest
-	if e := bindJSON(c, &req); e != nil {
-		writeError(c, e)
-		return
-	}
-	if e := missingField(required{"response", len(req.Response) > 0 && !bytes.Equal(req.Response, []byte("null"))}); e != nil {
-		writeError(c, e)
+	if !s.bindPasskeyAnswer(c, &req, &req.passkeyAnswer) {
 		return
 	}
 	name := "Passkey"
@@ -277,26 +293,14 @@ func (s *Server) passkeyAuthenticateOptions(c *gin.Context) {
 	c.JSON(http.StatusOK, assertion)
 }
 
-type passkeyAuthenticationRequest struct {
-	Response json.RawMessage `json:"response"`
-}
-
 // passkeyVerifyAuthentication signs in with a passkey: the response's challenge must be an open
 // sign-in challenge (used up whatever the outcome), its credential a live passkey whose user the
 // response's user handle names, its signature valid with user verification, and its counter
 // higher than the last one seen (else a cloned authenticator). Then a full session starts
 // (audited SignInPasskey); any refusal is 401 PASSKEY_INVALID, audited DENIED.
 func (s *Server) passkeyVerifyAuthentication(c *gin.Context) {
-	if !s.passkeyReady(c) {
-		return
-	}
-	var req passkeyAuthenticationRequest
-	if e := bindJSON(c, &req); e != nil {
-		writeError(c, e)
-		return
-	}
-	if e := missingField(required{"response", len(req.Response) > 0 && !bytes.Equal(req.Response, []byte("null"))}); e != nil {
-		writeError(c, e)
+	var req passkeyAnswer
+	if !s.bindPasskeyAnswer(c, &req, &req) {
 		return
 	}
 	if !s.allow(c, ruleSignInIP, c.ClientIP()) {
