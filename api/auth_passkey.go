@@ -43,6 +43,7 @@ func (s *Server) passkeyRoutes() []Route {
 			Summary: "Sign in with a passkey: the authenticator's response", Handler: s.passkeyVerifyAuthentication},
 		{Method: http.MethodGet, Path: "/api/auth/passkey/list-user-passkeys", Auth: Session, Summary: "The caller's passkeys", Handler: s.listPasskeys},
 		{Method: http.MethodPost, Path: "/api/auth/passkey/delete-passkey", Auth: Session, Summary: "Remove one of the caller's passkeys", Handler: s.deletePasskey},
+		{Method: http.MethodPost, Path: "/api/auth/passkey/update-passkey", Auth: Session, Summary: "Rename one of the caller's passkeys", Handler: s.renamePasskey},
 	}
 }
 
@@ -432,5 +433,43 @@ func (s *Server) deletePasskey(c *gin.Context) {
 		writeError(c, err)
 	default:
 		c.JSON(http.StatusOK, toPasskeyJSON(gone))
+	}
+}
+
+type passkeyRenameRequest struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// renamePasskey renames one of the caller's passkeys (audited PasskeyRenamed); another user's id
+// is 404 as a missing one.
+func (s *Server) renamePasskey(c *gin.Context) {
+	var req passkeyRenameRequest
+	if e := bindJSON(c, &req); e != nil {
+		writeError(c, e)
+		return
+	}
+	for _, err := range []error{field.Identifier("id", req.ID, 64), identity.CheckPasskeyName(req.Name)} {
+		if err != nil {
+			writeError(c, fieldError(err))
+			return
+		}
+	}
+	cl := callerOf(c)
+	ctx := tenancy.WithTenant(tenancy.WithActor(c.Request.Context(), cl.User.ID), crosstenant.PlatformTenant)
+	var renamed identity.Passkey
+	err := tenancy.InTx(ctx, s.deps.DB, func(tx pgx.Tx) (err error) {
+		if renamed, err = identity.RenamePasskey(ctx, tx, cl.User.ID, req.ID, req.Name); err != nil {
+			return err
+		}
+		return audit.Write(ctx, tx, audit.Entry{Action: "PasskeyRenamed", Outcome: audit.Success, TargetType: "Passkey", TargetID: renamed.ID})
+	})
+	switch {
+	case errors.Is(err, identity.ErrNotFound):
+		writeError(c, errPasskeyNotFound)
+	case err != nil:
+		writeError(c, err)
+	default:
+		c.JSON(http.StatusOK, toPasskeyJSON(renamed))
 	}
 }

@@ -121,6 +121,16 @@ func TestPasskeySignIn(t *testing.T) {
 	requireStatus(t, a.hostile(http.MethodPost, "/api/auth/passkey/verify-registration", map[string]any{"response": map[string]any{}, "name": "\u202e"}),
 		http.StatusBadRequest, "INVALID_REQUEST")
 
+	// Renaming it: the caller's only.
+	rec = a.call(http.MethodPost, "/api/auth/passkey/update-passkey", map[string]any{"id": key.ID, "name": "Work laptop"})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.Equal(t, "Work laptop", decode[passkeyJSON](t, rec).Name)
+	requireStatus(t, other.call(http.MethodPost, "/api/auth/passkey/update-passkey", map[string]any{"id": key.ID, "name": "Mine"}),
+		http.StatusNotFound, "PASSKEY_NOT_FOUND")
+	requireStatus(t, a.hostile(http.MethodPost, "/api/auth/passkey/update-passkey", map[string]any{"id": key.ID, "name": " "}),
+		http.StatusBadRequest, "INVALID_REQUEST")
+	require.Equal(t, 1, authxAudits(t, f, "PasskeyRenamed", "SUCCESS"))
+
 	// Removing it: not another user's to remove; once removed it signs nobody in.
 	requireStatus(t, other.call(http.MethodPost, "/api/auth/passkey/delete-passkey", map[string]any{"id": key.ID}), http.StatusNotFound, "PASSKEY_NOT_FOUND")
 	require.Equal(t, http.StatusOK, c.call(http.MethodGet, "/api/auth/get-session", nil).Code)

@@ -234,3 +234,10 @@ func DeletePasskey(ctx context.Context, q db.Querier, userID, id, keep string, n
 	}
 	return p, tag.RowsAffected(), nil
 }
+
+// RenamePasskey names userID's passkey id name (checked by the caller). ErrNotFound when the user
+// has no such live passkey.
+func RenamePasskey(ctx context.Context, q db.Querier, userID, id, name string) (Passkey, error) {
+	return scanPasskey(q.QueryRow(ctx, `UPDATE app.passkeys SET name = $3 WHERE id = $1 AND user_id = $2 AND deleted_at IS NULL
+		RETURNING `+passkeyColumns, id, userID, name))
+}
