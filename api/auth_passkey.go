@@ -403,7 +403,8 @@ type passkeyIDRequest struct {
 }
 
 // deletePasskey removes one of the caller's passkeys and signs out the sessions it signed in but
-// the caller's own (audited PasskeyRemoved); another user's id is 404 as a missing one.
+// the caller's own (audited PasskeyRemoved, with how many); another user's id is 404 as a
+// missing one.
 func (s *Server) deletePasskey(c *gin.Context) {
 	var req passkeyIDRequest
 	if e := bindJSON(c, &req); e != nil {
@@ -414,26 +415,10 @@ func (s *Server) deletePasskey(c *gin.Context) {
 		writeError(c, fieldError(err))
 		return
 	}
-	cl := callerOf(c)
-	ctx := tenancy.WithTenant(tenancy.WithActor(c.Request.Context(), cl.User.ID), crosstenant.PlatformTenant)
-	var gone identity.Passkey
-	err := tenancy.InTx(ctx, s.deps.DB, func(tx pgx.Tx) error {
-		var revoked int64
-		var err error
-		if gone, revoked, err = identity.DeletePasskey(ctx, tx, cl.User.ID, req.ID, cl.Session.ID, s.now()); err != nil {
-			return err
-		}
-		return audit.Write(ctx, tx, audit.Entry{Action: "PasskeyRemoved", Outcome: audit.Success, TargetType: "Passkey", TargetID: gone.ID,
-			Details: map[string]int64{"sessionsRevoked": revoked}})
+	s.changePasskey(c, "PasskeyRemoved", func(ctx context.Context, tx pgx.Tx, cl *caller) (identity.Passkey, any, error) {
+		gone, revoked, err := identity.DeletePasskey(ctx, tx, cl.User.ID, req.ID, cl.Session.ID, s.now())
+		return gone, map[string]int64{"sessionsRevoked": revoked}, err
 	})
-	switch {
-	case errors.Is(err, identity.ErrNotFound):
-		writeError(c, errPasskeyNotFound)
-	case err != nil:
-		writeError(c, err)
-	default:
-		c.JSON(http.StatusOK, toPasskeyJSON(gone))
-	}
 }
 
 type passkeyRenameRequest struct {
@@ -455,14 +440,26 @@ func (s *Server) renamePasskey(c *gin.Context) {
 			return
 		}
 	}
+	s.changePasskey(c, "PasskeyRenamed", func(ctx context.Context, tx pgx.Tx, cl *caller) (identity.Passkey, any, error) {
+		p, err := identity.RenamePasskey(ctx, tx, cl.User.ID, req.ID, req.Name)
+		return p, nil, err
+	})
+}
+
+// changePasskey runs change on one of the caller's passkeys in one transaction of the platform's
+// audit scope (a passkey is the user's, no tenant's), audits action with change's details and
+// answers the passkey; PASSKEY_NOT_FOUND when change finds none of the caller's.
+func (s *Server) changePasskey(c *gin.Context, action string, change func(ctx context.Context, tx pgx.Tx, cl *caller) (identity.Passkey, any, error)) {
 	cl := callerOf(c)
 	ctx := tenancy.WithTenant(tenancy.WithActor(c.Request.Context(), cl.User.ID), crosstenant.PlatformTenant)
-	var renamed identity.Passkey
-	err := tenancy.InTx(ctx, s.deps.DB, func(tx pgx.Tx) (err error) {
-		if renamed, err = identity.RenamePasskey(ctx, tx, cl.User.ID, req.ID, req.Name); err != nil {
+	var p identity.Passkey
+	err := tenancy.InTx(ctx, s.deps.DB, func(tx pgx.Tx) error {
+		var details any
+		var err error
+		if p, details, err = change(ctx, tx, cl); err != nil {
 			return err
 		}
-		return audit.Write(ctx, tx, audit.Entry{Action: "PasskeyRenamed", Outcome: audit.Success, TargetType: "Passkey", TargetID: renamed.ID})
+		return audit.Write(ctx, tx, audit.Entry{Action: action, Outcome: audit.Success, TargetType: "Passkey", TargetID: p.ID, Details: details})
 	})
 	switch {
 	case errors.Is(err, identity.ErrNotFound):
@@ -470,6 +467,6 @@ func (s *Server) renamePasskey(c *gin.Context) {
 	case err != nil:
 		writeError(c, err)
 	default:
-		c.JSON(http.StatusOK, toPasskeyJSON(renamed))
+		c.JSON(http.StatusOK, toPasskeyJSON(p))
 	}
 }

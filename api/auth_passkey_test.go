@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -145,39 +146,59 @@ func TestPasskeySignIn(t *testing.T) {
 	require.Equal(t, 1, authxAudits(t, f, "PasskeyRemoved", "SUCCESS"))
 }
 
-// FuzzPasskeyRoutes: hostile bodies to the passkey ceremonies' answers, signed in (registration)
-// or not (sign-in), with an open challenge of each kind: a 4xx, never a 5xx, and never a session
-// or a passkey from a response the software authenticator did not make.
+// FuzzPasskeyRoutes: hostile bodies to every passkey route that takes one, signed in or (the
+// sign-in) not, with an open challenge of each kind and a passkey to rename or remove: a 4xx or
+// success, never a 5xx, and never a session or a passkey from a response the software
+// authenticator did not make.
 func FuzzPasskeyRoutes(f *testing.F) {
 	fx := newAuthFixture(f)
 	owner, _ := fx.signUp("fuzz-passkey@example.com", "BUSINESS")
 	auth := webauthntest.New(passkeyOrigin)
-	rec := owner.call(http.MethodPost, "/api/auth/passkey/generate-register-options", map[string]any{"password": testPassword})
-	require.Equal(f, http.StatusOK, rec.Code, rec.Body.String())
-	created, err := auth.Create(rec.Body.Bytes())
+	options := func() []byte {
+		rec := owner.call(http.MethodPost, "/api/auth/passkey/generate-register-options", map[string]any{"password": testPassword})
+		require.Equal(f, http.StatusOK, rec.Code, rec.Body.String())
+		return rec.Body.Bytes()
+	}
+	first, err := auth.Create(options())
 	require.NoError(f, err)
-	f.Add(false, `{"response":`+string(created)+`}`)
-	f.Add(false, `{"response":`+string(created)+`,"name":"\u0000"}`)
-	f.Add(true, `{"response":{"id":"AA","rawId":"AA","type":"public-key","response":{"clientDataJSON":"e30","authenticatorData":"","signature":"","userHandle":""}}}`)
-	f.Add(true, `{"response":{"response":{"clientDataJSON":"eyJjaGFsbGVuZ2UiOiIlMDAifQ"}}}`)
-	f.Add(true, `{"response":[]}`)
-	f.Add(false, `{"response":{"id":1e999}}`)
-	f.Add(true, "\xff")
-	f.Fuzz(func(t *testing.T, signIn bool, body string) {
+	rec := owner.call(http.MethodPost, "/api/auth/passkey/verify-registration", map[string]any{"response": json.RawMessage(first)})
+	require.Equal(f, http.StatusCreated, rec.Code, rec.Body.String())
+	kept := decode[passkeyJSON](f, rec).ID
+	// Another device of the user's: the first one would refuse options that exclude its credential.
+	created, err := webauthntest.New(passkeyOrigin).Create(options())
+	require.NoError(f, err)
+	paths := []string{"/api/auth/passkey/verify-registration", "/api/auth/passkey/verify-authentication",
+		"/api/auth/passkey/update-passkey", "/api/auth/passkey/delete-passkey", "/api/auth/passkey/generate-register-options"}
+	f.Add(uint8(0), `{"response":`+string(created)+`}`)
+	f.Add(uint8(0), `{"response":`+string(created)+`,"name":"\u0000"}`)
+	f.Add(uint8(1), `{"response":{"id":"AA","rawId":"AA","type":"public-key","response":{"clientDataJSON":"e30","authenticatorData":"","signature":"","userHandle":""}}}`)
+	f.Add(uint8(1), `{"response":{"response":{"clientDataJSON":"eyJjaGFsbGVuZ2UiOiIlMDAifQ"}}}`)
+	f.Add(uint8(1), `{"response":[]}`)
+	f.Add(uint8(0), `{"response":{"id":1e999}}`)
+	f.Add(uint8(1), "\xff")
+	f.Add(uint8(2), `{"id":"`+kept+`","name":"Renamed"}`)
+	f.Add(uint8(2), `{"id":"`+kept+`","name":"\u202e"}`)
+	f.Add(uint8(2), `{"id":"pk_x","name":"`+strings.Repeat("n", 201)+`"}`)
+	f.Add(uint8(3), `{"id":"%00"}`)
+	f.Add(uint8(3), `{"id":"pk_00000000-0000-0000-0000-000000000000"}`)
+	f.Add(uint8(4), `{"password":1e999}`)
+	f.Fuzz(func(t *testing.T, route uint8, body string) {
+		path := paths[int(route)%len(paths)]
 		a := owner.clone()
-		path := "/api/auth/passkey/verify-registration"
-		if signIn {
+		if path == paths[1] {
 			a = fx.client()
-			path = "/api/auth/passkey/verify-authentication"
 		}
 		a.t = t
 		rec := a.hostile(http.MethodPost, path, body, "Content-Type", "application/json")
 		requireNoServerError(t, rec, body)
+		if path != paths[0] && path != paths[1] {
+			return
+		}
 		var req struct {
 			Response json.RawMessage `json:"response"`
 		}
 		made := json.Unmarshal([]byte(body), &req) == nil && bytes.Equal(req.Response, created)
-		if rec.Code < 300 && (signIn || !made) {
+		if rec.Code < 300 && (path == paths[1] || !made) {
 			t.Fatalf("%s accepted a response the authenticator did not make: %d %s", path, rec.Code, rec.Body.String())
 		}
 	})
