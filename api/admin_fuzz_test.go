@@ -7,14 +7,14 @@ import (
 	"testing"
 )
 
-// FuzzPlatformSupportRoutes: whatever reaches the dead-letter and operator routes (any path
-// parameter, query and body, from a platform admin, a business owner or nobody) answers 4xx or
-// success, never 5xx.
+// FuzzPlatformSupportRoutes: whatever reaches the dead-letter, operator and audit-log routes (any
+// path parameter, query and body, from a platform admin, a business owner or nobody) answers 4xx
+// or success, never 5xx.
 func FuzzPlatformSupportRoutes(f *testing.F) {
 	fx := newAuthFixture(f)
 	admin := fx.platformAdmin("fuzz-support-admin@wagerail.test")
 	owner, su := fx.signUp("fuzz-support-owner@example.com", "BUSINESS")
-	routes := append(fx.srv.deadLetterRoutes(), fx.srv.operatorRoutes()...)
+	routes := append(append(fx.srv.deadLetterRoutes(), fx.srv.operatorRoutes()...), fx.srv.auditLogRoutes()...)
 	f.Add(uint8(0), uint8(0), "", "consumer=event-log&type=ewa.disbursed.v1&limit=1", "")
 	f.Add(uint8(0), uint8(0), "", "from=0000-01-01T00:00:00Z&to=9999-12-31T23:59:59Z&cursor=99999999999999999999", "")
 	f.Add(uint8(0), uint8(0), "", "consumer=%00&type=%ff&tenantId=../x", "")
@@ -28,6 +28,10 @@ func FuzzPlatformSupportRoutes(f *testing.F) {
 	f.Add(uint8(3), uint8(2), "", "", `{"userId":1e400}`)
 	f.Add(uint8(4), uint8(0), su.User.ID, "", "")
 	f.Add(uint8(4), uint8(0), "%ff%00", "", "")
+	f.Add(uint8(5), uint8(1), "", "actor=system%3Aewa&action=DisburseEwa&outcome=DENIED&limit=100", "")
+	f.Add(uint8(5), uint8(1), "", "targetId=%7F&targetType=%E2%80%8B&from=9999-12-31T23:59:59Z", "")
+	f.Add(uint8(6), uint8(0), "", "tenantId=*&cursor=9223372036854775807&to=0001-01-01T00:00:00Z", "")
+	f.Add(uint8(6), uint8(0), "", "tenantId=%2A&actor="+strings.Repeat("a", 201), "")
 	f.Fuzz(func(t *testing.T, route, who uint8, param, query, body string) {
 		r := routes[int(route)%len(routes)]
 		path := r.Path

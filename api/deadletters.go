@@ -59,28 +59,16 @@ var deadLetterFilters = map[string]bool{"limit": true, "cursor": true, "consumer
 func deadLetterQuery(c *gin.Context) (outbox.DeadLetterQuery, *Error) {
 	q := c.Request.URL.Query()
 	var f outbox.DeadLetterQuery
-	for k, v := range q {
-		if !deadLetterFilters[k] {
-			if field.Identifier("parameter", k, 64) == nil {
-				return f, fieldError(&field.Error{Field: k, Problem: "is not a parameter of this list"})
-			}
-			return f, fieldError(&field.Error{Field: "parameter", Problem: "is not a parameter of this list"})
-		}
-		if len(v) > 1 {
-			return f, fieldError(&field.Error{Field: k, Problem: "must be given at most once"})
-		}
+	if e := listQuery(q, deadLetterFilters); e != nil {
+		return f, e
 	}
-	limit, cursor, e := pageParams(q.Get("limit"), q.Get("cursor"))
+	limit, _, e := pageParams(q.Get("limit"), "")
 	if e != nil {
 		return f, e
 	}
 	f.Limit = limit + 1
-	if cursor != "" {
-		n, ok := webhookPositiveID(cursor)
-		if !ok {
-			return f, fieldError(&field.Error{Field: "cursor", Problem: "must be a nextCursor this list returned"})
-		}
-		f.After = n
+	if f.After, e = idCursor(q.Get("cursor")); e != nil {
+		return f, e
 	}
 	if q.Has("consumer") {
 		f.Consumer = q.Get("consumer")
@@ -100,22 +88,9 @@ func deadLetterQuery(c *gin.Context) (outbox.DeadLetterQuery, *Error) {
 			return f, fieldError(err)
 		}
 	}
-	for _, p := range []struct {
-		name string
-		dst  *time.Time
-	}{{"from", &f.DeadFrom}, {"to", &f.DeadTo}} {
-		if !q.Has(p.name) {
-			continue
-		}
-		v := q.Get(p.name)
-		t, err := time.Parse(time.RFC3339Nano, v)
-		if err != nil || len(v) > 64 || t.Year() < 1 || t.Year() > 9999 {
-			return f, fieldError(&field.Error{Field: p.name, Problem: "must be an RFC 3339 time, e.g. 2026-11-21T12:00:00Z"})
-		}
-		*p.dst = t
-	}
-	if !f.DeadFrom.IsZero() && !f.DeadTo.IsZero() && !f.DeadFrom.Before(f.DeadTo) {
-		return f, fieldError(&field.Error{Field: "to", Problem: "must be after from"})
+	f.DeadFrom, f.DeadTo, e = timeWindow(q)
+	if e != nil {
+		return f, e
 	}
 	return f, nil
 }

@@ -1,7 +1,9 @@
 package api
 
 import (
+	"net/url"
 	"strconv"
+	"time"
 
 	"github.com/wagerail/wagerail/internal/platform/field"
 )
@@ -50,4 +52,57 @@ func pageOf[T any](rows []T, limit int, id func(T) string) ([]T, *string) {
 	rows = rows[:limit]
 	next := id(rows[limit-1])
 	return rows, &next
+}
+
+// listQuery checks a list's query string: each parameter at most once, none it does not know. An
+// unknown name is echoed back only when it is an identifier (never a caller's control bytes).
+func listQuery(q url.Values, known map[string]bool) *Error {
+	for k, v := range q {
+		if !known[k] {
+			if field.Identifier("parameter", k, 64) == nil {
+				return fieldError(&field.Error{Field: k, Problem: "is not a parameter of this list"})
+			}
+			return fieldError(&field.Error{Field: "parameter", Problem: "is not a parameter of this list"})
+		}
+		if len(v) > 1 {
+			return fieldError(&field.Error{Field: k, Problem: "must be given at most once"})
+		}
+	}
+	return nil
+}
+
+// idCursor reads a list's cursor when it is a row's number: "" (0, the start) or a positive whole
+// number written plainly, as the list's own nextCursor is.
+func idCursor(v string) (int64, *Error) {
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 1 || v != strconv.FormatInt(n, 10) {
+		return 0, fieldError(&field.Error{Field: "cursor", Problem: "must be a nextCursor this list returned"})
+	}
+	return n, nil
+}
+
+// timeWindow reads a list's optional from and to (RFC 3339 times, from before to); zero when
+// absent.
+func timeWindow(q url.Values) (from, to time.Time, e *Error) {
+	for _, p := range []struct {
+		name string
+		dst  *time.Time
+	}{{"from", &from}, {"to", &to}} {
+		if !q.Has(p.name) {
+			continue
+		}
+		v := q.Get(p.name)
+		t, err := time.Parse(time.RFC3339Nano, v)
+		if err != nil || len(v) > 64 || t.Year() < 1 || t.Year() > 9999 {
+			return from, to, fieldError(&field.Error{Field: p.name, Problem: "must be an RFC 3339 time, e.g. 2026-11-21T12:00:00Z"})
+		}
+		*p.dst = t
+	}
+	if !from.IsZero() && !to.IsZero() && !from.Before(to) {
+		return from, to, fieldError(&field.Error{Field: "to", Problem: "must be after from"})
+	}
+	return from, to, nil
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/wagerail/wagerail/internal/payroll"
 	"github.com/wagerail/wagerail/internal/platform/audit"
 	"github.com/wagerail/wagerail/internal/platform/db"
-	"github.com/wagerail/wagerail/internal/platform/field"
 )
 
 // GET /api/payroll/:id/audit: the run's audit trail (payroll.RunAudit over audit.List), oldest
@@ -44,14 +43,10 @@ func (s *Server) payrollRunAudit(c *gin.Context) {
 	if !ok {
 		return
 	}
-	var after int64
-	if cursor != "" {
-		n, err := strconv.ParseInt(cursor, 10, 64)
-		if err != nil || n < 1 || cursor != strconv.FormatInt(n, 10) {
-			writeError(c, fieldError(&field.Error{Field: "cursor", Problem: "must be the nextCursor of the previous page"}))
-			return
-		}
-		after = n
+	after, e := idCursor(cursor)
+	if e != nil {
+		writeError(c, e)
+		return
 	}
 	rows, err := inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) ([]audit.Row, error) {
 		return payroll.RunAudit(ctx, tx, id, after, limit+1)
@@ -63,12 +58,16 @@ func (s *Server) payrollRunAudit(c *gin.Context) {
 	out := auditListJSON{Items: []auditRowJSON{}}
 	rows, out.NextCursor = pageOf(rows, limit, func(r audit.Row) string { return strconv.FormatInt(r.ID, 10) })
 	for _, r := range rows {
-		j := auditRowJSON{ID: strconv.FormatInt(r.ID, 10), Actor: r.Actor, Action: r.Action, Outcome: string(r.Outcome),
-			TargetType: r.TargetType, TargetID: r.TargetID, Details: r.Details, OccurredAt: r.OccurredAt.UTC()}
-		if r.RequestID != "" {
-			j.RequestID = &r.RequestID
-		}
-		out.Items = append(out.Items, j)
+		out.Items = append(out.Items, toAuditRowJSON(r))
 	}
 	c.JSON(http.StatusOK, out)
+}
+
+func toAuditRowJSON(r audit.Row) auditRowJSON {
+	j := auditRowJSON{ID: strconv.FormatInt(r.ID, 10), Actor: r.Actor, Action: r.Action, Outcome: string(r.Outcome),
+		TargetType: r.TargetType, TargetID: r.TargetID, Details: r.Details, OccurredAt: r.OccurredAt.UTC()}
+	if r.RequestID != "" {
+		j.RequestID = &r.RequestID
+	}
+	return j
 }

@@ -354,7 +354,7 @@ func (s *Server) routes() []Route {
 		s.disputeRoutes(),
 		s.walletRoutes(), s.walletTransferRoutes(),
 		s.savingsRoutes(),
-		s.deadLetterRoutes(), s.operatorRoutes(), s.notificationRoutes()} {
+		s.deadLetterRoutes(), s.operatorRoutes(), s.notificationRoutes(), s.auditLogRoutes()} {
 		rs = append(rs, area...)
 	}
 	return rs

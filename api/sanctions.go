@@ -172,28 +172,16 @@ func sanctionsPage(c *gin.Context, filters bool) (sanctions.CheckFilter, *Error)
 	if filters {
 		known["outcome"], known["needsReview"], known["tenantId"] = true, true, true
 	}
-	for k, v := range q {
-		if !known[k] {
-			return sanctions.CheckFilter{}, fieldError(&field.Error{Field: k, Problem: "is not a parameter of this list"})
-		}
-		if len(v) > 1 {
-			return sanctions.CheckFilter{}, fieldError(&field.Error{Field: k, Problem: "must be given at most once"})
-		}
+	if e := listQuery(q, known); e != nil {
+		return sanctions.CheckFilter{}, e
 	}
-	f := sanctions.CheckFilter{Limit: defaultPage}
-	if q.Has("limit") {
-		n, err := parseLimit(q.Get("limit"))
-		if err != nil {
-			return f, fieldError(err)
-		}
-		f.Limit = n
+	limit, _, e := pageParams(q.Get("limit"), "")
+	if e != nil {
+		return sanctions.CheckFilter{}, e
 	}
-	if q.Has("cursor") {
-		n, err := strconv.ParseInt(q.Get("cursor"), 10, 64)
-		if err != nil || n < 1 || q.Get("cursor") != strconv.FormatInt(n, 10) {
-			return f, fieldError(&field.Error{Field: "cursor", Problem: "must be a nextCursor this list returned"})
-		}
-		f.Before = n
+	f := sanctions.CheckFilter{Limit: limit}
+	if f.Before, e = idCursor(q.Get("cursor")); e != nil {
+		return f, e
 	}
 	if q.Has("outcome") {
 		switch o := sanctions.Outcome(q.Get("outcome")); o {

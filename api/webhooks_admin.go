@@ -88,28 +88,16 @@ var webhookFilters = map[string]bool{"limit": true, "cursor": true, "partner": t
 // webhookListFilter reads the list's query: each parameter at most once, none unknown.
 func webhookListFilter(c *gin.Context) (bankwebhook.Filter, *Error) {
 	q := c.Request.URL.Query()
-	for k, v := range q {
-		if !webhookFilters[k] {
-			if field.Identifier("parameter", k, 64) == nil {
-				return bankwebhook.Filter{}, fieldError(&field.Error{Field: k, Problem: "is not a parameter of this list"})
-			}
-			return bankwebhook.Filter{}, fieldError(&field.Error{Field: "parameter", Problem: "is not a parameter of this list"})
-		}
-		if len(v) > 1 {
-			return bankwebhook.Filter{}, fieldError(&field.Error{Field: k, Problem: "must be given at most once"})
-		}
+	if e := listQuery(q, webhookFilters); e != nil {
+		return bankwebhook.Filter{}, e
 	}
-	limit, cursor, e := pageParams(q.Get("limit"), q.Get("cursor"))
+	limit, _, e := pageParams(q.Get("limit"), "")
 	if e != nil {
 		return bankwebhook.Filter{}, e
 	}
 	f := bankwebhook.Filter{Limit: limit + 1}
-	if cursor != "" {
-		n, ok := webhookPositiveID(cursor)
-		if !ok {
-			return f, fieldError(&field.Error{Field: "cursor", Problem: "must be a nextCursor this list returned"})
-		}
-		f.Before = n
+	if f.Before, e = idCursor(q.Get("cursor")); e != nil {
+		return f, e
 	}
 	if q.Has("partner") {
 		f.Partner = q.Get("partner")
@@ -125,30 +113,10 @@ func webhookListFilter(c *gin.Context) (bankwebhook.Filter, *Error) {
 			return f, fieldError(&field.Error{Field: "outcome", Problem: "must be PENDING, APPLIED, SAGA_FINISHED, UNMATCHED or DUPLICATE"})
 		}
 	}
-	for _, p := range []struct {
-		name string
-		dst  *time.Time
-	}{{"from", &f.From}, {"to", &f.To}} {
-		if !q.Has(p.name) {
-			continue
-		}
-		v := q.Get(p.name)
-		t, err := time.Parse(time.RFC3339Nano, v)
-		if err != nil || len(v) > 64 || t.Year() < 1 || t.Year() > 9999 {
-			return f, fieldError(&field.Error{Field: p.name, Problem: "must be an RFC 3339 time, e.g. 2026-11-21T12:00:00Z"})
-		}
-		*p.dst = t
-	}
-	if !f.From.IsZero() && !f.To.IsZero() && !f.From.Before(f.To) {
-		return f, fieldError(&field.Error{Field: "to", Problem: "must be after from"})
+	if f.From, f.To, e = timeWindow(q); e != nil {
+		return f, e
 	}
 	return f, nil
-}
-
-// positiveID reads a stored event id: a positive whole number written plainly.
-func webhookPositiveID(v string) (int64, bool) {
-	n, err := strconv.ParseInt(v, 10, 64)
-	return n, err == nil && n >= 1 && v == strconv.FormatInt(n, 10)
 }
 
 // webhookEventID is the path's event id, or the 400 a malformed one gets. The path names an event

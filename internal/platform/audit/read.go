@@ -48,6 +48,7 @@ var ErrQuery = errors.New("audit: invalid query")
 // Row is one audit row as a reader sees it.
 type Row struct {
 	ID         int64           `bun:"id"`
+	TenantID   string          `bun:"tenant_id"`
 	Actor      string          `bun:"actor"`
 	Action     string          `bun:"action"`
 	Outcome    Outcome         `bun:"outcome"`
@@ -57,6 +58,10 @@ type Row struct {
 	RequestID  string          `bun:"request_id"`
 	OccurredAt time.Time       `bun:"occurred_at"`
 }
+
+// rowColumns selects a Row.
+const rowColumns = `id, tenant_id, actor, action, outcome, coalesce(target_type, '') AS target_type,
+	coalesce(target_id, '') AS target_id, details, coalesce(request_id, '') AS request_id, occurred_at`
 
 // List reads q's page of the context tenant's rows, oldest first.
 func List(ctx context.Context, tx db.Writer, q Query) ([]Row, error) {
@@ -82,12 +87,61 @@ func List(ctx context.Context, tx db.Writer, q Query) ([]Row, error) {
 		}
 	}
 	args = append(args, q.Limit)
-	rows, err := db.Select[Row](ctx, tx, `SELECT id, actor, action, outcome, coalesce(target_type, '') AS target_type,
-		coalesce(target_id, '') AS target_id, details, coalesce(request_id, '') AS request_id, occurred_at
+	rows, err := db.Select[Row](ctx, tx, `SELECT `+rowColumns+`
 		FROM app.audit_log WHERE tenant_id = ? AND id > ? AND (`+strings.Join(about, " OR ")+`)
 		ORDER BY id LIMIT ?`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("audit: list: %w", err)
+	}
+	if rows == nil {
+		rows = []Row{}
+	}
+	return rows, nil
+}
+
+// Search selects rows for a reader of the whole trail (a tenant's admin, a platform admin): every
+// filter set narrows it; the answer is newest first, a page at a time.
+type Search struct {
+	// TenantID: one tenant's rows; "" is every tenant's, which only a cross-tenant transaction
+	// sees (row-level security keeps a tenant's transaction to its own whatever is asked).
+	// "*" (crosstenant.PlatformTenant) is the rows about platform-wide and personal acts.
+	TenantID string
+	// Exact matches; "" does not filter.
+	Actor, Action, TargetType, TargetID string
+	Outcome                             Outcome
+	// From and To bound occurred_at: From <= occurred_at < To; zero does not bound.
+	From, To time.Time
+	// Before is the previous page's last row id (0: from the newest row).
+	Before int64
+	// Limit is the page size, 1 to MaxPage.
+	Limit int
+}
+
+// Find reads s's page of the trail, newest first. Its filters are bound arguments, never SQL.
+func Find(ctx context.Context, tx db.Writer, s Search) ([]Row, error) {
+	if s.Limit < 1 || s.Limit > MaxPage || s.Before < 0 {
+		return nil, fmt.Errorf("%w: limit %d, before %d", ErrQuery, s.Limit, s.Before)
+	}
+	where, args := []string{"true"}, []any{}
+	for _, f := range []struct{ col, v string }{{"tenant_id", s.TenantID}, {"actor", s.Actor}, {"action", s.Action},
+		{"target_type", s.TargetType}, {"target_id", s.TargetID}, {"outcome", string(s.Outcome)}} {
+		if f.v != "" {
+			where, args = append(where, f.col+" = ?"), append(args, f.v)
+		}
+	}
+	if !s.From.IsZero() {
+		where, args = append(where, "occurred_at >= ?"), append(args, s.From)
+	}
+	if !s.To.IsZero() {
+		where, args = append(where, "occurred_at < ?"), append(args, s.To)
+	}
+	if s.Before > 0 {
+		where, args = append(where, "id < ?"), append(args, s.Before)
+	}
+	rows, err := db.Select[Row](ctx, tx, `SELECT `+rowColumns+` FROM app.audit_log WHERE `+strings.Join(where, " AND ")+`
+		ORDER BY id DESC LIMIT ?`, append(args, s.Limit)...)
+	if err != nil {
+		return nil, fmt.Errorf("audit: find: %w", err)
 	}
 	if rows == nil {
 		rows = []Row{}

@@ -67,3 +67,15 @@ func TestListPagesTheTargetsRows(t *testing.T) {
 		require.ErrorIs(t, err, audit.ErrQuery, name)
 	}
 }
+
+// Find refuses a page size out of bounds or a negative cursor before the database is asked.
+func TestFindRefusesABadPage(t *testing.T) {
+	for name, bad := range map[string]audit.Search{
+		"limit 0":     {},
+		"limit large": {Limit: audit.MaxPage + 1},
+		"before < 0":  {Limit: 10, Before: -1},
+	} {
+		_, err := audit.Find(context.Background(), nil, bad)
+		require.ErrorIs(t, err, audit.ErrQuery, name)
+	}
+}
