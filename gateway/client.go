@@ -12,8 +12,8 @@ import (
 
 // ClientOptions tune a Client; zero values take the defaults.
 type ClientOptions struct {
-	// Timeout is the deadline of LookupAccount, GetTransferStatus and GetAdapterStatus (default
-	// 10 s); a caller's earlier deadline wins.
+	// Timeout is the deadline of LookupAccount, VerifyNationalID, GetTransferStatus and
+	// GetAdapterStatus (default 10 s); a caller's earlier deadline wins.
 	Timeout time.Duration
 	// TransferTimeout is the deadline of InitiateDisbursement (default 30 s). Keep it above the
 	// gateway's own partner deadline, so the gateway answers UNKNOWN before the client gives up.
@@ -90,6 +90,20 @@ func newClient(rpc gatewayv1.GatewayServiceClient, conn *grpc.ClientConn, opts C
 // error; a partner that cannot answer is ErrPartnerUnavail or ErrPartnerTimeout (fail closed).
 func (c *Client) LookupAccount(ctx context.Context, r *gatewayv1.LookupAccountRequest) (*gatewayv1.LookupAccountResponse, error) {
 	return rpcclient.Invoke(ctx, &c.Base, c.opts.Timeout, c.rpc.LookupAccount, r)
+}
+
+// VerifyNationalID: see GatewayService.VerifyNationalId. An id the registry does not know is
+// Found false, not an error; the answer carries verdicts only (status, name and date-of-birth
+// match), never the registry's record. Errors: ErrInvalidArgument (a refused field, named by
+// (*Error).Field; the registry was not asked), ErrUnknownPartner (no registry by that name),
+// ErrPartnerUnavail and ErrPartnerTimeout (the registry unreachable, failing, slow or its breaker
+// open at the gateway), ErrUnavailable, ErrDeadlineExceeded and ErrInternal (the gateway itself),
+// ErrCircuitOpen (this Client's breaker; nothing sent). The last five are worth retrying later;
+// none is a verdict, so a KYC gate fails closed on every one. A registry outage counts against
+// this Client's breaker like a partner's: give the registry a Client of its own (NewClient on the
+// shared connection) so it cannot block disbursements.
+func (c *Client) VerifyNationalID(ctx context.Context, r *gatewayv1.VerifyNationalIdRequest) (*gatewayv1.VerifyNationalIdResponse, error) {
+	return rpcclient.Invoke(ctx, &c.Base, c.opts.Timeout, c.rpc.VerifyNationalId, r)
 }
 
 // InitiateDisbursement: see GatewayService.InitiateDisbursement. Errors: ErrInvalidArgument,

@@ -1,11 +1,13 @@
 // Package gateway is the integration gateway: one adapter per partner bank (the sandbox adapter
 // over HTTP first), account lookup with holder-name matching, disbursement (single and bulk),
 // status lookup, statement ingestion (CSV and ISO 20022 camt.053, into schema gateway), adapter
-// health by the spec's degraded rule. Reconciliation of the ingested statements with the ledger
-// lives in package reconcile, which reads them through Store.
+// health by the spec's degraded rule, and national id verification against a national ID
+// registry (Fayda; the sandbox's registry in development). Reconciliation of the ingested
+// statements with the ledger lives in package reconcile, which reads them through Store.
 //
-// Layout: Adapter (adapter.go) is a bank's protocol; Guard (guard.go) wraps every adapter with
-// per-call deadlines, retries where they are safe, a circuit breaker and the health window
+// Layout: Adapter (adapter.go) is a bank's protocol, RegistryAdapter (registry.go) a national ID
+// registry's; Guard and GuardRegistry (guard.go, registry.go) wrap each with one guard of its
+// own: per-call deadlines, retries where they are safe, a circuit breaker and the health window
 // (health.go); Gateway and Server (gateway.go, grpc.go) are the service and its gRPC edge;
 // errors.go holds the error reasons and ToStatus, the one mapping from the service's domain
 // errors to gRPC statuses, applied by Metrics.UnaryInterceptor; Client (client.go) is the Go

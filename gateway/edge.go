@@ -39,6 +39,51 @@ func checkPartner(v string) error { return field.Identifier("partner", v, MaxPar
 
 func checkTenant(name, v string) error { return field.Identifier(name, v, 0) }
 
+func checkRegistry(v string) error { return field.Identifier("registry", v, MaxPartnerName) }
+
+// Bounds of a national id: the normalized form Wagerail stores (internal/employees), upper-case
+// ASCII letters and digits, which is also a path segment of the registry's lookup URL.
+const (
+	MinNationalIDLen = 6
+	MaxNationalIDLen = 32
+)
+
+// checkNationalID: a normalized national id, 6 to 32 of A-Z and 0-9. The caller normalizes
+// (upper case, no spaces or hyphens); the gateway never guesses.
+func checkNationalID(name, v string) error {
+	ok := len(v) >= MinNationalIDLen && len(v) <= MaxNationalIDLen
+	for i := 0; ok && i < len(v); i++ {
+		c := v[i]
+		ok = c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+	}
+	if !ok {
+		return refuse(name, fmt.Sprintf("must be %d to %d upper-case letters A-Z and digits", MinNationalIDLen, MaxNationalIDLen))
+	}
+	return nil
+}
+
+// checkPersonName: a required person's name (field.Name: printable, not blank, bounded, no
+// invisible characters).
+func checkPersonName(name, v string) error { return field.Name(name, v) }
+
+// earliestBirth is the oldest date of birth the gateway accepts.
+var earliestBirth = time.Date(1900, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// checkBirthDate parses a YYYY-MM-DD date of birth: a real calendar date from 1900-01-01 to
+// today. "Today" is the latest date anywhere on Earth (UTC+14) at now, so a baby born today in
+// any time zone, Ethiopia's included, is never refused because the gateway's clock is in UTC.
+func checkBirthDate(name, v string, now time.Time) (time.Time, error) {
+	d, err := parseDate(v)
+	if err != nil {
+		return time.Time{}, refuse(name, "must be a date YYYY-MM-DD")
+	}
+	y, m, dd := now.UTC().Add(14 * time.Hour).Date()
+	if d.Before(earliestBirth) || d.After(time.Date(y, m, dd, 0, 0, 0, 0, time.UTC)) {
+		return time.Time{}, refuse(name, "must be a date from 1900-01-01 to today")
+	}
+	return d, nil
+}
+
 // checkAccount: an account id travels in a partner's URL path, where "." and ".." are not ids
 // but directions.
 func checkAccount(name, v string) error {

@@ -104,6 +104,8 @@ func (e *env) invoke(ctx context.Context, req proto.Message) (proto.Message, err
 		resp = &gatewayv1.GetAdapterStatusResponse{}
 	case *gatewayv1.FetchStatementRequest:
 		resp = &gatewayv1.FetchStatementResponse{}
+	case *gatewayv1.VerifyNationalIdRequest:
+		resp = &gatewayv1.VerifyNationalIdResponse{}
 	default:
 		panic(fmt.Sprintf("invoke: %T", req))
 	}
@@ -214,6 +216,18 @@ var byKind = map[string][]hostile{
 		{"empty", ""}, {"malformed date", "2026-13-01"}, {"malformed date", "2026-02-30"}, {"malformed date", "20260301"},
 		{"malformed date", "2026-3-1"}, {"malformed date", "2026-03-01T00:00:00Z"},
 	},
+	"nationalId": {
+		{"empty", ""}, {"malformed id", "ab12345"}, {"malformed id", "AB1234a"}, {"malformed id", "AB123"},
+		{"malformed id", "AB-12345"}, {"malformed id", "AB 12345"}, {"malformed id", "AB.12345"}, {"malformed id", "ÄB12345"},
+		{"malformed id", "AB12345/"}, {"malformed id", "."}, {"malformed id", ".."}, {"malformed id", "AB12345 "},
+		{"oversized", strings.Repeat("A", MaxNationalIDLen+1)},
+	},
+	"birth": {
+		{"empty", ""}, {"malformed date", "1990-13-01"}, {"malformed date", "1990-02-30"}, {"malformed date", "1991-02-29"},
+		{"malformed date", "19900301"}, {"malformed date", "1990-3-1"}, {"malformed date", "1990-03-01T00:00:00Z"},
+		{"malformed date", " 1990-03-01"}, {"date out of range", "1899-12-31"}, {"date out of range", "0000-01-01"},
+		{"date out of range", "9999-12-31"}, {"date out of range", time.Now().AddDate(0, 0, 2).Format(time.DateOnly)},
+	},
 }
 
 // probe is one hostile request and the field the refusal must name.
@@ -247,6 +261,8 @@ func hostileProbes(src, dst string) []probe {
 		{&gatewayv1.GetAdapterStatusRequest{Partner: SandboxPartner}, map[string]string{"partner": "partner"}},
 		{&gatewayv1.FetchStatementRequest{Partner: SandboxPartner, TenantId: "tenant-a", Account: src, FromDate: "2026-03-01", ToDate: "2026-03-02"},
 			map[string]string{"partner": "partner", "tenant_id": "tenant", "account": "account", "from_date": "date", "to_date": "date"}},
+		{&gatewayv1.VerifyNationalIdRequest{Registry: SandboxRegistry, NationalId: "ETH1234567", FullName: "Abebe Kebede", DateOfBirth: "1990-01-02"},
+			map[string]string{"registry": "partner", "national_id": "nationalId", "full_name": "name", "date_of_birth": "birth"}},
 	}
 	var out []probe
 	for _, b := range bases {
@@ -332,10 +348,12 @@ func TestHardening4_HostileInputRefusedAtTheEdge(t *testing.T) {
 	requireCode(t, err, codes.NotFound, ReasonUnknownPartner)
 
 	require.Zero(t, calls.Load(), "no hostile probe may reach the partner")
+	require.Zero(t, e.sb.IdentityLookups(), "no hostile probe may reach the registry")
 	require.Equal(t, writes, gatewayWrites(t, e), "no hostile probe may write to the database")
-	st := e.partner.Status()
-	require.Equal(t, "closed", st.BreakerState)
-	require.Zero(t, st.Stats.Calls)
+	for _, st := range []Status{e.partner.Status(), e.registry.Status()} {
+		require.Equal(t, "closed", st.BreakerState)
+		require.Zero(t, st.Stats.Calls)
+	}
 	total := 0
 	for class, n := range counts {
 		t.Logf("probes %-22s %4d: all InvalidArgument", class, n)

@@ -53,6 +53,7 @@ type env struct {
 	store      *Store
 	metrics    *Metrics
 	partner    *Partner
+	registry   *Registry // the sandbox's national ID registry, SandboxRegistry
 	gw         *Gateway
 	rpc        gatewayv1.GatewayServiceClient
 	conn       *grpc.ClientConn
@@ -98,6 +99,18 @@ func newEnv(t testing.TB, o envOpt) *env {
 	}
 	e.partner = Guard(a, gc)
 	e.gw = New(e.store, e.metrics, testLog(), clock, e.partner)
+	// The registry gets the same policy (o.guard applies to both) and a guard of its own.
+	ra, err := NewSandboxRegistryAdapter(SandboxRegistry, e.bankURL, nil)
+	require.NoError(t, err)
+	rc := DefaultGuardConfig()
+	rc.Clock = clock
+	rc.RetryBackoff = 10 * time.Millisecond
+	rc.Observe = e.metrics.Observer("registry:" + SandboxRegistry)
+	if o.guard != nil {
+		o.guard(&rc)
+	}
+	e.registry = GuardRegistry(ra, rc)
+	e.gw.AddRegistry(e.registry)
 	gatewayv1.RegisterGatewayServiceServer(srv.GRPC, NewServer(e.gw))
 	conn, metricsURL := testkit.ServeGRPC(t, srv)
 	e.conn = conn

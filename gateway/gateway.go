@@ -21,6 +21,8 @@ type Gateway struct {
 	metrics  *Metrics
 	clock    Clock
 	log      *slog.Logger
+	// registries are the national ID registries, by name (AddRegistry).
+	registries map[string]*Registry
 	// baselined holds the tenant/partner/account keys whose mirror baseline is settled
 	// (recorded, or known never to be): the check is once per account per process.
 	baselined sync.Map
@@ -35,7 +37,7 @@ func New(store *Store, metrics *Metrics, log *slog.Logger, clock Clock, partners
 	if clock == nil {
 		clock = SystemClock{}
 	}
-	g := &Gateway{partners: map[string]*Partner{}, store: store, metrics: metrics, clock: clock, log: log}
+	g := &Gateway{partners: map[string]*Partner{}, registries: map[string]*Registry{}, store: store, metrics: metrics, clock: clock, log: log}
 	for _, p := range partners {
 		g.partners[p.Partner()] = p
 		metrics.knownPartner(p.Partner())
@@ -56,6 +58,33 @@ func (g *Gateway) Partner(name string) (*Partner, error) {
 func (g *Gateway) PartnerNames() []string {
 	out := make([]string, 0, len(g.partners))
 	for n := range g.partners {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// AddRegistry makes a guarded national ID registry available under its name. Call it before
+// the gateway serves: the registries are not guarded against concurrent change.
+func (g *Gateway) AddRegistry(r *Registry) {
+	g.registries[r.Name()] = r
+	g.metrics.knownRegistry(r.Name())
+}
+
+// Registry returns the named national ID registry. An unknown name is the same error as an
+// unknown partner (reason UNKNOWN_PARTNER): the gateway has no counterparty by that name.
+func (g *Gateway) Registry(name string) (*Registry, error) {
+	r, ok := g.registries[name]
+	if !ok {
+		return nil, &Error{Reason: ReasonUnknownPartner, Message: fmt.Sprintf("unknown registry %q", name)}
+	}
+	return r, nil
+}
+
+// RegistryNames lists the configured national ID registries.
+func (g *Gateway) RegistryNames() []string {
+	out := make([]string, 0, len(g.registries))
+	for n := range g.registries {
 		out = append(out, n)
 	}
 	sort.Strings(out)
@@ -134,6 +163,85 @@ func lookupErrorReason(err error) string {
 		return "invalid"
 	}
 	return "partner_error"
+}
+
+// IdentityResult is VerifyNationalID's answer: verdicts about the registry's record, never the
+// record itself (data minimisation: the registry's name and date of birth stay in the gateway).
+type IdentityResult struct {
+	// Found: the registry has the national id. Everything below is about its record.
+	Found bool
+	// Status is "" when not found.
+	Status IdentityStatus
+	// NameMatch compares the submitted name with the registry's (NamesMatch); NOT_CHECKED when
+	// not found or no name was given.
+	NameMatch NameMatch
+	// DateOfBirthMatches compares calendar dates; false when not found.
+	DateOfBirthMatches bool
+	// Health is the registry's, by the degraded rule.
+	Health Health
+	// Outcome is the identity_verify_total outcome: verified, not_found, revoked, deceased,
+	// name_mismatch or dob_mismatch.
+	Outcome string
+}
+
+// VerifyNationalID looks nationalID (normalized) up in the named registry and compares fullName
+// and dateOfBirth (its calendar date, in its own location) with the registry's record. An id the
+// registry does not know is a result (Found false), not an error. Errors: ErrUnknownPartner (no
+// registry by that name), or the guard's *PartnerError when the registry could not answer
+// (KindUnavailable: unreachable or its breaker open; KindUnknown: it failed, Timeout set when the
+// deadline passed), as for LookupAccount: a KYC gate must fail closed on them, and may retry.
+func (g *Gateway) VerifyNationalID(ctx context.Context, registry, nationalID, fullName string, dateOfBirth time.Time) (IdentityResult, error) {
+	r, err := g.Registry(registry)
+	if err != nil {
+		return IdentityResult{}, err
+	}
+	start := time.Now()
+	id, err := r.LookupIdentity(ctx, nationalID)
+	g.metrics.VerifyLatency.WithLabelValues(registry).Observe(time.Since(start).Seconds())
+	res := IdentityResult{NameMatch: NameNotChecked}
+	switch {
+	case err == nil:
+		res.Found, res.Status = true, id.Status
+		if fullName != "" {
+			res.NameMatch = NameMismatch
+			if NamesMatch(fullName, id.FullName) {
+				res.NameMatch = NameMatches
+			}
+		}
+		res.DateOfBirthMatches = sameDate(dateOfBirth, id.DateOfBirth)
+	case IsKind(err, KindNotFound):
+		res.Outcome = "not_found"
+	default:
+		g.metrics.Verify.WithLabelValues(registry, lookupErrorReason(err)).Inc()
+		return IdentityResult{}, err
+	}
+	res.Health = r.Status().Health
+	switch {
+	case res.Outcome != "":
+	case res.Status == IdentityRevoked:
+		res.Outcome = "revoked"
+	case res.Status == IdentityDeceased:
+		res.Outcome = "deceased"
+	case res.NameMatch == NameMismatch:
+		res.Outcome = "name_mismatch"
+	case !res.DateOfBirthMatches:
+		res.Outcome = "dob_mismatch"
+	default:
+		res.Outcome = "verified"
+	}
+	g.metrics.Verify.WithLabelValues(registry, res.Outcome).Inc()
+	return res, nil
+}
+
+// sameDate reports whether a and b fall on the same calendar date, each read in its own
+// location: a date of birth is a day, not an instant. A zero time matches nothing.
+func sameDate(a, b time.Time) bool {
+	if a.IsZero() || b.IsZero() {
+		return false
+	}
+	ay, am, ad := a.Date()
+	by, bm, bd := b.Date()
+	return ay == by && am == bm && ad == bd
 }
 
 // InitiateTransfer records the disbursement in the transfer register, then submits it to
@@ -370,8 +478,9 @@ func (g *Gateway) FetchStatement(ctx context.Context, req FetchRequest) (FetchRe
 	return res, nil
 }
 
-// ProbeDependencies checks the database and every partner once and sets svc_dependency_up and
-// gateway_adapter_degraded.
+// ProbeDependencies checks the database, every partner and every national ID registry once and
+// sets svc_dependency_up and gateway_adapter_degraded (a registry's series are labelled
+// "registry:<name>", a partner's dependency "partner:<name>").
 func (g *Gateway) ProbeDependencies(ctx context.Context) {
 	up := func(dep string, err error) {
 		v := 1.0
@@ -393,6 +502,14 @@ func (g *Gateway) ProbeDependencies(ctx context.Context) {
 			d = 1
 		}
 		g.metrics.AdapterHealth.WithLabelValues(name).Set(d)
+	}
+	for name, r := range g.registries {
+		up("registry:"+name, r.Probe(ctx))
+		d := 0.0
+		if r.Status().Health == Degraded {
+			d = 1
+		}
+		g.metrics.AdapterHealth.WithLabelValues("registry:" + name).Set(d)
 	}
 }
 

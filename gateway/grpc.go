@@ -50,14 +50,58 @@ func (s *Server) LookupAccount(ctx context.Context, req *gatewayv1.LookupAccount
 		if res.Account.Closed {
 			out.AccountStatus = gatewayv1.AccountStatus_ACCOUNT_STATUS_CLOSED
 		}
-		switch res.NameMatch {
-		case NameMatches:
-			out.NameMatch = gatewayv1.NameMatch_NAME_MATCH_MATCH
-		case NameMismatch:
-			out.NameMatch = gatewayv1.NameMatch_NAME_MATCH_MISMATCH
-		}
+		out.NameMatch = nameMatchPB(res.NameMatch)
 	}
 	return out, nil
+}
+
+// VerifyNationalId implements gatewayv1.GatewayServiceServer. Every field is checked before the
+// registry is asked, so no caller can make the gateway send the registry something it refuses,
+// nor count a caller's mistake against the registry's breaker.
+func (s *Server) VerifyNationalId(ctx context.Context, req *gatewayv1.VerifyNationalIdRequest) (*gatewayv1.VerifyNationalIdResponse, error) {
+	dob, dobErr := checkBirthDate("date_of_birth", req.GetDateOfBirth(), time.Now())
+	if err := firstInvalid(
+		checkRegistry(req.GetRegistry()),
+		checkNationalID("national_id", req.GetNationalId()),
+		checkPersonName("full_name", req.GetFullName()),
+		dobErr,
+	); err != nil {
+		return nil, err
+	}
+	res, err := s.g.VerifyNationalID(ctx, req.GetRegistry(), req.GetNationalId(), req.GetFullName(), dob)
+	if err != nil {
+		return nil, err
+	}
+	out := &gatewayv1.VerifyNationalIdResponse{
+		Found:              res.Found,
+		Status:             identityStatusPB(res.Status),
+		NameMatch:          nameMatchPB(res.NameMatch),
+		DateOfBirthMatches: res.DateOfBirthMatches,
+		RegistryHealth:     healthPB(res.Health),
+	}
+	return out, nil
+}
+
+func identityStatusPB(s IdentityStatus) gatewayv1.IdentityStatus {
+	switch s {
+	case IdentityActive:
+		return gatewayv1.IdentityStatus_IDENTITY_STATUS_ACTIVE
+	case IdentityRevoked:
+		return gatewayv1.IdentityStatus_IDENTITY_STATUS_REVOKED
+	case IdentityDeceased:
+		return gatewayv1.IdentityStatus_IDENTITY_STATUS_DECEASED
+	}
+	return gatewayv1.IdentityStatus_IDENTITY_STATUS_UNSPECIFIED
+}
+
+func nameMatchPB(m NameMatch) gatewayv1.NameMatch {
+	switch m {
+	case NameMatches:
+		return gatewayv1.NameMatch_NAME_MATCH_MATCH
+	case NameMismatch:
+		return gatewayv1.NameMatch_NAME_MATCH_MISMATCH
+	}
+	return gatewayv1.NameMatch_NAME_MATCH_NOT_CHECKED
 }
 
 func healthPB(h Health) gatewayv1.AdapterHealth {

@@ -8,7 +8,8 @@ import (
 	"github.com/sony/gobreaker/v2"
 )
 
-// GuardConfig is the call policy around one partner's adapter.
+// GuardConfig is the call policy around one partner's adapter, or one national ID registry's
+// (whose lookup takes LookupTimeout and whose probe StatusTimeout).
 type GuardConfig struct {
 	// Per-call deadlines (shortened further by the caller's own deadline).
 	LookupTimeout    time.Duration
@@ -50,18 +51,18 @@ func DefaultGuardConfig() GuardConfig {
 	}
 }
 
-// Partner is one partner bank as the gateway uses it: the adapter behind deadlines, safe
-// retries, a circuit breaker, and the observation window that decides HEALTHY or DEGRADED.
-// Partner itself implements Adapter, so callers cannot bypass the guard by accident.
-type Partner struct {
-	inner   Adapter
+// guard is the call policy every counterparty of the gateway is reached through, a partner
+// bank (Partner) or a national ID registry (Registry): deadlines, safe retries, a circuit breaker
+// and the observation window that decides HEALTHY or DEGRADED. Each counterparty has its own, so
+// one that fails never opens another's breaker.
+type guard struct {
+	name    string
 	cfg     GuardConfig
 	breaker *gobreaker.TwoStepCircuitBreaker[struct{}]
 	window  *Window
 }
 
-// Guard wraps a with cfg's policy.
-func Guard(a Adapter, cfg GuardConfig) *Partner {
+func newGuard(name string, cfg GuardConfig) *guard {
 	if cfg.Clock == nil {
 		cfg.Clock = SystemClock{}
 	}
@@ -72,22 +73,19 @@ func Guard(a Adapter, cfg GuardConfig) *Partner {
 	if failures == 0 {
 		failures = 5
 	}
-	p := &Partner{inner: a, cfg: cfg, window: NewWindow(cfg.Rule)}
-	p.breaker = gobreaker.NewTwoStepCircuitBreaker[struct{}](gobreaker.Settings{
-		Name:        a.Partner(),
+	g := &guard{name: name, cfg: cfg, window: NewWindow(cfg.Rule)}
+	g.breaker = gobreaker.NewTwoStepCircuitBreaker[struct{}](gobreaker.Settings{
+		Name:        name,
 		MaxRequests: cfg.BreakerProbes,
 		Timeout:     cfg.BreakerOpenFor,
 		ReadyToTrip: func(c gobreaker.Counts) bool { return c.ConsecutiveFailures >= failures },
-		// Business answers (not found, rejected, …) prove the bank works.
+		// Business answers (not found, rejected, …) prove the counterparty works.
 		IsSuccessful: func(err error) bool { return !partnerFault(err) },
-		// A caller that gave up says nothing about the bank.
+		// A caller that gave up says nothing about the counterparty.
 		IsExcluded: func(err error) bool { return errors.Is(err, context.Canceled) },
 	})
-	return p
+	return g
 }
-
-// Partner implements Adapter.
-func (p *Partner) Partner() string { return p.inner.Partner() }
 
 // Status is GetAdapterStatus's answer.
 type Status struct {
@@ -100,42 +98,59 @@ type Status struct {
 }
 
 // Status evaluates the health rule now.
-func (p *Partner) Status() Status {
-	st := p.window.Stats(p.cfg.Clock.Now())
-	bs := p.breaker.State()
-	h, reason := p.cfg.Rule.Evaluate(st, bs == gobreaker.StateOpen)
-	return Status{Partner: p.Partner(), Health: h, Reason: reason, Stats: st, Window: p.cfg.Rule.Window, BreakerState: bs.String()}
+func (g *guard) Status() Status {
+	st := g.window.Stats(g.cfg.Clock.Now())
+	bs := g.breaker.State()
+	h, reason := g.cfg.Rule.Evaluate(st, bs == gobreaker.StateOpen)
+	return Status{Partner: g.name, Health: h, Reason: reason, Stats: st, Window: g.cfg.Rule.Window, BreakerState: bs.String()}
 }
+
+func (g *guard) breakerOpen() bool { return g.breaker.State() == gobreaker.StateOpen }
+
+// Partner is one partner bank as the gateway uses it: the adapter behind its guard. Partner
+// itself implements Adapter, so callers cannot bypass the guard by accident.
+type Partner struct {
+	*guard
+	inner Adapter
+}
+
+// Guard wraps a with cfg's policy.
+func Guard(a Adapter, cfg GuardConfig) *Partner {
+	return &Partner{guard: newGuard(a.Partner(), cfg), inner: a}
+}
+
+// Partner implements Adapter.
+func (p *Partner) Partner() string { return p.inner.Partner() }
 
 // call runs one attempt through the breaker and records it. callerDeadline says the deadline in
 // ctx is the caller's, shorter than the guard's own: when it expires, the caller gave up early,
-// which says nothing about the bank, like a cancellation.
-func call[T any](ctx context.Context, p *Partner, op string, callerDeadline bool, fn func(context.Context) (T, error)) (T, error) {
+// which says nothing about the counterparty, like a cancellation.
+func call[T any](ctx context.Context, g *guard, op string, callerDeadline bool, fn func(context.Context) (T, error)) (T, error) {
 	var zero T
-	done, err := p.breaker.Allow()
+	done, err := g.breaker.Allow()
 	if err != nil {
-		return zero, &PartnerError{Op: p.Partner() + "." + op, Kind: KindUnavailable, Message: "circuit breaker open", Err: err}
+		return zero, &PartnerError{Op: g.name + "." + op, Kind: KindUnavailable, Message: "circuit breaker open", Err: err}
 	}
-	start := p.cfg.Clock.Now()
+	start := g.cfg.Clock.Now()
 	v, err := fn(ctx)
-	end := p.cfg.Clock.Now()
+	end := g.cfg.Clock.Now()
 	gaveUp := err != nil && (errors.Is(err, context.Canceled) || errors.Is(ctx.Err(), context.Canceled) ||
 		(callerDeadline && errors.Is(ctx.Err(), context.DeadlineExceeded)))
 	if gaveUp {
 		done(context.Canceled)
 	} else {
 		done(err)
-		p.window.Record(end, end.Sub(start), partnerFault(err))
+		g.window.Record(end, end.Sub(start), partnerFault(err))
 	}
-	if p.cfg.Observe != nil {
-		p.cfg.Observe(op, end.Sub(start), err)
+	if g.cfg.Observe != nil {
+		g.cfg.Observe(op, end.Sub(start), err)
 	}
 	return v, err
 }
 
 // retrying runs fn up to cfg.Attempts times within one deadline, repeating only while again
 // says the failure is worth another attempt.
-func retrying[T any](ctx context.Context, p *Partner, op string, timeout time.Duration, again func(error) bool, fn func(context.Context) (T, error)) (T, error) {
+func retrying[T any](ctx context.Context, g *guard, op string, timeout time.Duration, again func(error) bool, fn func(context.Context) (T, error)) (T, error) {
 	dl, has := ctx.Deadline()
 	callerDeadline := has && (timeout <= 0 || time.Until(dl) < timeout)
 	if timeout > 0 {
@@ -143,14 +158,14 @@ func retrying[T any](ctx context.Context, p *Partner, op string, timeout time.Du
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
-	backoff := p.cfg.RetryBackoff
+	backoff := g.cfg.RetryBackoff
 	var (
 		v   T
 		err error
 	)
 	for attempt := 1; ; attempt++ {
-		v, err = call(ctx, p, op, callerDeadline, fn)
-		if err == nil || attempt >= p.cfg.Attempts || !again(err) || ctx.Err() != nil {
+		v, err = call(ctx, g, op, callerDeadline, fn)
+		if err == nil || attempt >= g.cfg.Attempts || !again(err) || ctx.Err() != nil {
 			return v, err
 		}
 		t := time.NewTimer(backoff)
@@ -180,7 +195,7 @@ func readRetryable(err error) bool {
 
 // LookupAccount implements Adapter.
 func (p *Partner) LookupAccount(ctx context.Context, account string) (Account, error) {
-	return retrying(ctx, p, "lookup_account", p.cfg.LookupTimeout, readRetryable, func(ctx context.Context) (Account, error) {
+	return retrying(ctx, p.guard, "lookup_account", p.cfg.LookupTimeout, readRetryable, func(ctx context.Context) (Account, error) {
 		return p.inner.LookupAccount(ctx, account)
 	})
 }
@@ -195,7 +210,7 @@ type transferResult struct {
 // because the deadline that made the outcome unknown is spent and the caller must resolve it
 // with a status lookup.
 func (p *Partner) InitiateTransfer(ctx context.Context, req TransferRequest) (Transfer, bool, error) {
-	r, err := retrying(ctx, p, "initiate_transfer", p.cfg.TransferTimeout, readRetryable, func(ctx context.Context) (transferResult, error) {
+	r, err := retrying(ctx, p.guard, "initiate_transfer", p.cfg.TransferTimeout, readRetryable, func(ctx context.Context) (transferResult, error) {
 		t, replayed, err := p.inner.InitiateTransfer(ctx, req)
 		return transferResult{t, replayed}, err
 	})
@@ -209,7 +224,7 @@ type batchResult struct {
 
 // InitiateBatch implements Adapter; like InitiateTransfer, deduped by the batch reference.
 func (p *Partner) InitiateBatch(ctx context.Context, req BatchRequest) (Batch, bool, error) {
-	r, err := retrying(ctx, p, "initiate_batch", p.cfg.BatchTimeout, readRetryable, func(ctx context.Context) (batchResult, error) {
+	r, err := retrying(ctx, p.guard, "initiate_batch", p.cfg.BatchTimeout, readRetryable, func(ctx context.Context) (batchResult, error) {
 		b, replayed, err := p.inner.InitiateBatch(ctx, req)
 		return batchResult{b, replayed}, err
 	})
@@ -218,21 +233,21 @@ func (p *Partner) InitiateBatch(ctx context.Context, req BatchRequest) (Batch, b
 
 // BatchByReference implements Adapter.
 func (p *Partner) BatchByReference(ctx context.Context, batchReference string) (Batch, error) {
-	return retrying(ctx, p, "batch_status", p.cfg.BatchTimeout, readRetryable, func(ctx context.Context) (Batch, error) {
+	return retrying(ctx, p.guard, "batch_status", p.cfg.BatchTimeout, readRetryable, func(ctx context.Context) (Batch, error) {
 		return p.inner.BatchByReference(ctx, batchReference)
 	})
 }
 
 // TransferByReference implements Adapter.
 func (p *Partner) TransferByReference(ctx context.Context, reference string) (Transfer, error) {
-	return retrying(ctx, p, "transfer_status", p.cfg.StatusTimeout, readRetryable, func(ctx context.Context) (Transfer, error) {
+	return retrying(ctx, p.guard, "transfer_status", p.cfg.StatusTimeout, readRetryable, func(ctx context.Context) (Transfer, error) {
 		return p.inner.TransferByReference(ctx, reference)
 	})
 }
 
 // Statement implements Adapter.
 func (p *Partner) Statement(ctx context.Context, req StatementRequest) ([]byte, error) {
-	return retrying(ctx, p, "statement", p.cfg.StatementTimeout, readRetryable, func(ctx context.Context) ([]byte, error) {
+	return retrying(ctx, p.guard, "statement", p.cfg.StatementTimeout, readRetryable, func(ctx context.Context) ([]byte, error) {
 		return p.inner.Statement(ctx, req)
 	})
 }
@@ -255,5 +270,3 @@ func (p *Partner) baselineStatement(ctx context.Context, req StatementRequest) (
 	}
 	return p.inner.Statement(ctx, req)
 }
-
-func (p *Partner) breakerOpen() bool { return p.breaker.State() == gobreaker.StateOpen }

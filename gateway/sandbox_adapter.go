@@ -369,7 +369,8 @@ func pathSegment(op, v string) (string, *PartnerError) {
 // status the contract does not describe, leaves the outcome unknown.
 func answerKind(status int, code string) Kind {
 	switch {
-	case status == http.StatusNotFound && (code == "ACCOUNT_NOT_FOUND" || code == "TRANSFER_NOT_FOUND" || code == "BATCH_NOT_FOUND"):
+	case status == http.StatusNotFound && (code == "ACCOUNT_NOT_FOUND" || code == "TRANSFER_NOT_FOUND" || code == "BATCH_NOT_FOUND" ||
+		code == "IDENTITY_NOT_FOUND"):
 		return KindNotFound
 	case status == http.StatusConflict:
 		return KindConflict

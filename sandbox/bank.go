@@ -139,6 +139,8 @@ type Bank struct {
 	faults    *faultStore
 	settler   *settler
 	deliverer *deliverer
+	// identities is the simulated national ID registry (identity.go).
+	identities *identityRegister
 }
 
 // New builds a bank on pool (the runtime role). Call Run to settle and deliver callbacks.
@@ -150,7 +152,8 @@ func New(pool *pgxpool.Pool, cfg Config, log *slog.Logger) (*Bank, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	b := &Bank{cfg: cfg, log: log, store: &store{pool: pool}, faults: &faultStore{pool: pool, ttl: cfg.FaultCacheTTL}}
+	b := &Bank{cfg: cfg, log: log, store: &store{pool: pool}, faults: &faultStore{pool: pool, ttl: cfg.FaultCacheTTL},
+		identities: &identityRegister{}}
 	b.deliverer = &deliverer{pool: pool, faults: b.faults, cfg: cfg, log: log, nudge: make(chan struct{}, 1),
 		leaseGrace: callbackLeaseGrace, recordGrace: callbackRecordGrace,
 		client: &http.Client{Transport: &http.Transport{

@@ -9,15 +9,18 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// FuzzSandboxHTTP sends any method, path and body to the bank: the answer is success or the
-// caller's error (never a 5xx), an error of the bank's own is the envelope with a code, and no
-// message names a Go type; a refusal (4xx) writes nothing, and after every input the books
+// FuzzSandboxHTTP sends any method, path and body to the bank (the national ID registry's routes
+// included): the answer is success or the caller's error (never a 5xx), an error of the bank's
+// own is the envelope with a code, and no message names a Go type; a refusal (4xx) writes
+// nothing (no row, no change to the identity register), and after every input the books
 // balance (checkBooks: balances follow the statement lines, none negative, money conserved).
 func FuzzSandboxHTTP(f *testing.F) {
 	allowed := "http://127.0.0.1:8080/api/integration/bank-callback/sandbox"
 	e := newEnv(f, func(c *Config) { c.CallbackAllowlist = []string{allowed} })
 	e.openAccount("HP-SRC", "Source", 1_000_000_000)
 	e.openAccount("HP-DST", "Destination", 0)
+	require.Equal(f, 201, e.do("POST", "/api/v1/sandbox/identities", CreateIdentityRequest{NationalID: "HPSEEDED01",
+		FullName: "Seeded Person", DateOfBirth: "1980-05-06"}).Status)
 
 	seeds := []struct{ method, path, body string }{
 		{"POST", "/api/v1/transfers", transferJSON(nil)},
@@ -32,6 +35,12 @@ func FuzzSandboxHTTP(f *testing.F) {
 		{"GET", "/api/v1/sandbox/callbacks?transferId=00000000-0000-4000-8000-000000000000", ""},
 		{"GET", "/api/v1/sandbox/faults", ""},
 		{"GET", "/healthz", ""},
+		{"POST", "/api/v1/sandbox/identities", identityBody(nil)},
+		{"POST", "/api/v1/sandbox/identities", identityBody(map[string]string{"nationalId": `"HPID000001"`, "status": `"DECEASED"`})},
+		{"GET", "/api/v1/identities/HPSEEDED01", ""},
+		{"GET", "/api/v1/identities/HPID999999", ""},
+		{"POST", "/api/v1/sandbox/identities/HPSEEDED01/revoke", ""},
+		{"PUT", "/api/v1/sandbox/faults/" + RegistryScope, `{"errorRatePercent":100}`},
 	}
 	// Every hostile probe of the table test is a seed as well.
 	for _, p := range hostileProbes(allowed) {
@@ -51,7 +60,7 @@ func FuzzSandboxHTTP(f *testing.F) {
 		// Faults a probe set are cleared before the next one, so no input is delayed or failed
 		// on purpose by an earlier one: the property holds without depending on timing.
 		defer func() { require.NoError(t, e.bank.faults.clearAll(context.Background())) }()
-		before := e.rowCounts(t)
+		before, register := e.rowCounts(t), e.bank.identities.snapshot()
 		r, err := e.trySend(method, path, body)
 		if err != nil {
 			// A request Go's client refuses to build or send (an invalid method or URL) never
@@ -61,6 +70,7 @@ func FuzzSandboxHTTP(f *testing.F) {
 		require.Less(t, r.Status, 500, "%s %q: %s", method, path, r.Body)
 		if r.Status >= 400 {
 			require.Equal(t, before, e.rowCounts(t), "%s %q answered %d and wrote: %s", method, path, r.Status, r.Body)
+			require.Equal(t, register, e.bank.identities.snapshot(), "%s %q answered %d and changed the registry: %s", method, path, r.Status, r.Body)
 		}
 		e.checkBooksT(t)
 		if r.Status >= 400 && strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {

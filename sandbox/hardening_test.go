@@ -72,6 +72,10 @@ func accountBody(over map[string]string) string {
 	return rawObject([][2]string{{"accountNumber", `"HP-NEW"`}, {"holderName", `"New Holder"`}}, over)
 }
 
+func identityBody(over map[string]string) string {
+	return rawObject([][2]string{{"nationalId", `"HPID123456"`}, {"fullName", `"Hostile Probe"`}, {"dateOfBirth", `"1990-01-02"`}}, over)
+}
+
 // goWords are what the decoder's own messages say and the bank's must not: a caller learns the
 // contract's field names and kinds, never the implementation's types.
 var goWords = []string{"Go ", "struct", "int64", "unmarshal", "json:", "sandbox.", "reflect", "[]"}
@@ -292,7 +296,57 @@ func hostileProbes(allowed string) []probe {
 	for _, u := range []string{"ftp://x/cb", "file:///etc/passwd", "gopher://127.0.0.1:6379/_", "//evil.example/cb", "http://user:pw@evil.example/cb", allowed + "#frag"} {
 		add("callback", "transfer "+u, "POST", tx, tr("callbackUrl", strconv.Quote(u)), bad, inv)
 	}
+	identityProbes(add)
 	return ps
+}
+
+// identityProbes are the hostile inputs of the national ID registry's routes: the lookup's path
+// and the operator's new identity. Every one is refused and registers nothing.
+func identityProbes(add func(class, name, method, path, body string, status int, code string)) {
+	const (
+		bad = 400
+		inv = CodeInvalidRequest
+		ids = "/api/v1/sandbox/identities"
+		get = "/api/v1/identities/"
+	)
+	id := func(k, v string) string { return identityBody(map[string]string{k: v}) }
+	for _, k := range []string{"nationalId", "fullName", "dateOfBirth", "status"} {
+		add("nul", "identity "+k, "POST", ids, id(k, `"A\u0000B"`), bad, inv)
+		add("utf8", "identity raw "+k, "POST", ids, id(k, "\"A\xffB\""), bad, inv)
+	}
+	for _, c := range []string{`\u0001`, `\u001b`, `\u007f`, `\u0085`, `\u202e`, `\u200b`, `\ufeff`, `\n`, `\t`} {
+		add("control", "identity fullName "+c, "POST", ids, id("fullName", `"Abebe`+c+`Kebede"`), bad, inv)
+	}
+	add("utf8", "identity fullName escaped U+FFFD", "POST", ids, id("fullName", `"Abebe\ufffd"`), bad, inv)
+	add("nonchar", "identity fullName U+FFFF", "POST", ids, id("fullName", `"Abebe\uffff"`), bad, inv)
+	add("oversize", "identity fullName 257 bytes", "POST", ids, id("fullName", strconv.Quote(strings.Repeat("n", 257))), bad, inv)
+	add("oversize", "identity nationalId 33", "POST", ids, id("nationalId", strconv.Quote(strings.Repeat("A", 33))), bad, inv)
+	add("oversize", "identity body over 64 KiB", "POST", ids, id("fullName", strconv.Quote(strings.Repeat("n", 70_000))), 413, CodeBodyTooLarge)
+	add("oversize", "identity lookup id 33", "GET", get+strings.Repeat("A", 33), "", bad, inv)
+	for _, v := range []string{`""`, `"hpid123456"`, `"HPID1"`, `"HP-123456"`, `"HP 123456"`, `"HP.123456"`, `"."`, `".."`, `"ÄBC12345"`, `123456`, `null`} {
+		add("id", "identity nationalId "+v, "POST", ids, id("nationalId", v), bad, inv)
+	}
+	for _, v := range []string{`""`, `"   "`, `1`, `null`} {
+		add("json", "identity fullName "+v, "POST", ids, id("fullName", v), bad, inv)
+	}
+	for _, v := range []string{`""`, `"1990-02-30"`, `"1991-02-29"`, `"1990-13-01"`, `"19900102"`, `"1990-1-2"`, `"02-01-1990"`,
+		`"1990-01-02T00:00:00Z"`, `" 1990-01-02"`, `"1899-12-31"`, `"0000-01-01"`, `"9999-12-31"`, `19900102`, `null`} {
+		add("date", "identity dateOfBirth "+v, "POST", ids, id("dateOfBirth", v), bad, inv)
+	}
+	for _, v := range []string{`"active"`, `"CLOSED"`, `"ACTIVE "`, `1`} {
+		add("id", "identity status "+v, "POST", ids, id("status", v), bad, inv)
+	}
+	add("json", "identity unknown field", "POST", ids, id("photo", `"x"`), bad, inv)
+	add("json", "identity array", "POST", ids, "[]", bad, inv)
+	add("json", "identity empty body", "POST", ids, "", bad, inv)
+	add("json", "identity two objects", "POST", ids, identityBody(nil)+"{}", bad, inv)
+	for _, p := range []string{"hpid123456", "HPID1", "HP%20123456", "HP-123456", "HP.123456", "HPID123456%00", "HPID123456%0A",
+		"%FF%FE123456", "%E2%80%AEHPID123456", "HPID123456%2F..", "%C3%84BC12345"} {
+		add("id", "GET identity "+p, "GET", get+p, "", bad, inv)
+		add("id", "revoke identity "+p, "POST", ids+"/"+p+"/revoke", "", bad, inv)
+	}
+	add("id", "revoke unknown identity", "POST", ids+"/HPID999999/revoke", "", 404, CodeIdentityNotFound)
+	add("id", "lookup unknown identity", "GET", get+"HPID999999", "", 404, CodeIdentityNotFound)
 }
 
 // TestHardening4_HostileProbesAreRefusedBeforeTheDatabase sends every class of hostile input to
@@ -341,6 +395,7 @@ func TestHardening4_HostileProbesAreRefusedBeforeTheDatabase(t *testing.T) {
 	require.Zero(t, e.count(`SELECT count(*) FROM sandbox.faults`))
 	require.Zero(t, e.count(`SELECT count(*) FROM sandbox.statement_lines WHERE kind <> 'OPENING'`), "no funding, no hold")
 	require.Equal(t, 4, e.count(`SELECT count(*) FROM sandbox.accounts`), "no account opened")
+	require.Zero(t, e.bank.identities.len(), "no identity registered")
 	require.Equal(t, AccountActive, decodeAs[OperatorAccount](t, e.do("GET", "/api/v1/sandbox/accounts/HP-DST", nil)).Status, "no account closed")
 	e.checkBooks()
 }
@@ -563,7 +618,7 @@ func TestHardening8_OversizedBodiesAre413(t *testing.T) {
 	e := newEnv(t)
 	e.openAccount("OB-SRC", "Source", 1_000)
 	fill := map[string]string{"{account}": "OB-SRC", "{id}": "00000000-0000-4000-8000-000000000000",
-		"{reference...}": "ref-1"}
+		"{reference...}": "ref-1", "{nationalId}": "OB1234567"}
 	n := 0
 	for _, rt := range e.bank.routes() {
 		method, path, ok := strings.Cut(rt.pattern, " ")
@@ -589,7 +644,7 @@ func TestHardening8_OversizedBodiesAre413(t *testing.T) {
 			require.NoError(t, err)
 			raw, _ := io.ReadAll(res.Body)
 			res.Body.Close()
-			if reads := !strings.HasSuffix(path, "/close") && path != "/no-such-route"; reads {
+			if reads := !strings.HasSuffix(path, "/close") && !strings.HasSuffix(path, "/revoke") && path != "/no-such-route"; reads {
 				require.Equal(t, 413, res.StatusCode, "chunked %s %s: %s", method, path, raw)
 			} else {
 				require.Less(t, res.StatusCode, 500, "chunked %s %s: %s", method, path, raw)

@@ -42,6 +42,8 @@ const (
 )
 
 // routes is the whole surface in one table (the contract's order, then the sandbox additions).
+// The national ID registry (identity.go) is another party than the bank; it shares the bank's
+// edge (body bounds, error envelope, fault injection) and its process.
 func (b *Bank) routes() []route {
 	return []route{
 		{"GET /api/v1/accounts/{account}", smallBody, b.getAccount},
@@ -52,6 +54,7 @@ func (b *Bank) routes() []route {
 		{"GET /api/v1/transfer-batches/{id}", smallBody, b.getBatch},
 		{"GET /api/v1/transfer-batches/by-reference/{reference...}", smallBody, b.getBatchByReference},
 		{"GET /api/v1/statements", smallBody, b.getStatement},
+		{"GET /api/v1/identities/{nationalId}", smallBody, b.getIdentity},
 
 		{"POST /api/v1/sandbox/accounts", smallBody, b.opCreateAccount},
 		{"GET /api/v1/sandbox/accounts/{account}", smallBody, b.opGetAccount},
@@ -64,6 +67,8 @@ func (b *Bank) routes() []route {
 		{"DELETE /api/v1/sandbox/faults", smallBody, b.opClearFaults},
 		{"PUT /api/v1/sandbox/faults/{account}", smallBody, b.opPutFaults},
 		{"DELETE /api/v1/sandbox/faults/{account}", smallBody, b.opClearFaults},
+		{"POST /api/v1/sandbox/identities", smallBody, b.opCreateIdentity},
+		{"POST /api/v1/sandbox/identities/{nationalId}/revoke", smallBody, b.opRevokeIdentity},
 
 		{"GET /healthz", smallBody, b.healthz},
 		{"/", smallBody, func(w http.ResponseWriter, r *http.Request) {
@@ -659,7 +664,8 @@ func (b *Bank) opListCallbacks(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, 200, map[string]any{"callbacks": cs})
 }
 
-// faultScope is the scope a faults route addresses: the account in the path, or global.
+// faultScope is the scope a faults route addresses: the account in the path (or a national id,
+// or RegistryScope: they have an account number's shape), or global.
 func faultScope(r *http.Request) (string, *Error) {
 	acct := r.PathValue("account")
 	if acct == "" {

@@ -11,6 +11,7 @@ import (
 	"github.com/wagerail/wagerail/gateway"
 	"github.com/wagerail/wagerail/internal/platform/cli"
 	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/field"
 	"github.com/wagerail/wagerail/internal/platform/rpcserve"
 	gatewayv1 "github.com/wagerail/wagerail/schema/proto/gateway/v1"
 )
@@ -21,6 +22,11 @@ type gatewayConfig struct {
 	MetricsAddr   string
 	SandboxURL    string
 	ProbeInterval time.Duration
+	// RegistryName and RegistryURL are the national ID registry (it speaks the sandbox
+	// registry's protocol); an empty RegistryURL means SandboxURL, so the sandbox that serves
+	// the bank partner serves the registry too, `make run` included.
+	RegistryName string
+	RegistryURL  string
 	// Per-call deadlines and breaker policy of every partner adapter.
 	LookupTimeout   time.Duration
 	TransferTimeout time.Duration
@@ -36,7 +42,7 @@ type gatewayConfig struct {
 func defaultGatewayConfig() gatewayConfig {
 	g := gateway.DefaultGuardConfig()
 	return gatewayConfig{
-		GRPCAddr: ":50051", MetricsAddr: ":50053", SandboxURL: "http://127.0.0.1:8090",
+		GRPCAddr: ":50051", MetricsAddr: ":50053", SandboxURL: "http://127.0.0.1:8090", RegistryName: gateway.SandboxRegistry,
 		ProbeInterval: 15 * time.Second, LookupTimeout: g.LookupTimeout, TransferTimeout: g.TransferTimeout,
 		BreakerFailures: int(g.BreakerFailures), BreakerOpenFor: g.BreakerOpenFor,
 		// The longest partner call (a batch, retries included) and time to send its answer.
@@ -65,11 +71,14 @@ func gatewayFlags(cfg *gatewayConfig) *cli.Command {
 	d := defaultGatewayConfig()
 	c := cli.New("gateway", "wagerail gateway [flags]",
 		"Serve the integration gateway (gRPC): partner-bank adapters, account lookup, disbursement,\n"+
-			"transfer status, adapter health and statement ingestion. Metrics and /healthz on the metrics address.")
+			"transfer status, adapter health, statement ingestion and national id verification against the\n"+
+			"national ID registry. Metrics and /healthz on the metrics address.")
 	c.String(&cfg.DatabaseURL, "database-url", "DATABASE_URL", "", "Postgres URL of the runtime role wagerail_app (default: the private Postgres of `make run` in this directory)")
 	c.String(&cfg.GRPCAddr, "grpc-addr", "GATEWAY_GRPC_ADDR", d.GRPCAddr, "gRPC listen address")
 	c.String(&cfg.MetricsAddr, "metrics-addr", "GATEWAY_METRICS_ADDR", d.MetricsAddr, "metrics and /healthz listen address")
 	c.String(&cfg.SandboxURL, "sandbox-url", "SANDBOX_URL", d.SandboxURL, "base URL of the bank sandbox (partner \"sandbox\")")
+	c.String(&cfg.RegistryName, "registry-name", "GATEWAY_REGISTRY_NAME", d.RegistryName, "name callers give the national ID registry in VerifyNationalId")
+	c.String(&cfg.RegistryURL, "registry-url", "GATEWAY_REGISTRY_URL", d.RegistryURL, "base URL of the national ID registry (the sandbox registry's protocol; default: --sandbox-url)")
 	c.Duration(&cfg.ProbeInterval, "probe-interval", "GATEWAY_PROBE_INTERVAL", d.ProbeInterval, "how often dependencies are probed for svc_dependency_up")
 	c.Duration(&cfg.LookupTimeout, "lookup-timeout", "GATEWAY_LOOKUP_TIMEOUT", d.LookupTimeout, "deadline of an account lookup, retries included")
 	c.Duration(&cfg.TransferTimeout, "transfer-timeout", "GATEWAY_TRANSFER_TIMEOUT", d.TransferTimeout, "deadline of a transfer submission; past it the outcome is UNKNOWN")
@@ -88,6 +97,14 @@ func (cfg gatewayConfig) guardConfig() gateway.GuardConfig {
 	return gc
 }
 
+// registryURL is the national ID registry's base URL: RegistryURL, or the sandbox's.
+func (cfg gatewayConfig) registryURL() string {
+	if cfg.RegistryURL != "" {
+		return cfg.RegistryURL
+	}
+	return cfg.SandboxURL
+}
+
 func (cfg gatewayConfig) validate() error {
 	if cfg.DatabaseURL == "" {
 		return errors.New("gateway: set --database-url or DATABASE_URL (the wagerail_app role)")
@@ -95,6 +112,15 @@ func (cfg gatewayConfig) validate() error {
 	u, err := url.Parse(cfg.SandboxURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fmt.Errorf("gateway: --sandbox-url / SANDBOX_URL %q must be http(s)://host:port", cfg.SandboxURL)
+	}
+	if err := field.Identifier("registry", cfg.RegistryName, gateway.MaxPartnerName); err != nil {
+		return fmt.Errorf("gateway: --registry-name / GATEWAY_REGISTRY_NAME %q must be 1 to %d letters, digits, '-', '_', '.' or ':'", cfg.RegistryName, gateway.MaxPartnerName)
+	}
+	if cfg.RegistryURL != "" {
+		u, err := url.Parse(cfg.RegistryURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("gateway: --registry-url / GATEWAY_REGISTRY_URL %q must be http(s)://host:port", cfg.RegistryURL)
+		}
 	}
 	if cfg.LookupTimeout <= 0 || cfg.TransferTimeout <= 0 || cfg.BreakerOpenFor <= 0 || cfg.ProbeInterval <= 0 {
 		return errors.New("gateway: timeouts, --breaker-open-for and --probe-interval must be positive")
@@ -151,6 +177,17 @@ func runGateway(ctx context.Context, log *slog.Logger, cfg gatewayConfig, ready 
 	gc := cfg.guardConfig()
 	gc.Observe = metrics.Observer(gateway.SandboxPartner)
 	g := gateway.New(store, metrics, log, gateway.SystemClock{}, gateway.Guard(sb, gc))
+	reg, err := gateway.NewSandboxRegistryAdapter(cfg.RegistryName, cfg.registryURL(), nil)
+	if err != nil {
+		gl.Close()
+		ml.Close()
+		return fmt.Errorf("gateway: %w", err)
+	}
+	// The registry gets the partners' policy but a guard of its own: its outage never opens a
+	// bank's breaker.
+	rc := cfg.guardConfig()
+	rc.Observe = metrics.Observer("registry:" + cfg.RegistryName)
+	g.AddRegistry(gateway.GuardRegistry(reg, rc))
 	gatewayv1.RegisterGatewayServiceServer(srv.GRPC, gateway.NewServer(g))
 
 	pctx, stopProbes := context.WithCancel(ctx)
@@ -159,7 +196,8 @@ func runGateway(ctx context.Context, log *slog.Logger, cfg gatewayConfig, ready 
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ctx, gl, ml) }()
-	log.Info("gateway partners", "partners", g.PartnerNames(), "sandbox", cfg.SandboxURL)
+	log.Info("gateway partners", "partners", g.PartnerNames(), "sandbox", cfg.SandboxURL,
+		"registries", g.RegistryNames(), "registry_url", cfg.registryURL())
 	ready()
 	if err := <-served; err != nil {
 		return fmt.Errorf("gateway: %w", err)

@@ -61,11 +61,12 @@ func sandboxFlags(cfg *sandboxConfig) *cli.Command {
 	d := defaultSandboxConfig()
 	c := cli.New("sandbox", "wagerail sandbox [flags]",
 		"Serve the bank sandbox (HTTP): the simulated partner bank with accounts, holds, asynchronous\n"+
-			"settlement, bulk transfers, statements (CSV, camt.053), signed callbacks and fault injection.")
+			"settlement, bulk transfers, statements (CSV, camt.053), signed callbacks and fault injection,\n"+
+			"and the simulated national ID registry (GET /api/v1/identities/{nationalId}).")
 	c.String(&cfg.Addr, "addr", "SANDBOX_ADDR", d.Addr, "HTTP listen address")
 	c.String(&cfg.DatabaseURL, "database-url", "DATABASE_URL", "", "Postgres URL of the runtime role wagerail_app (default: the private Postgres of `make run` in this directory)")
 	c.Int(&cfg.DBMaxConns, "db-max-conns", "SANDBOX_DB_MAX_CONNS", d.DBMaxConns, "Postgres connection pool size")
-	c.Bool(&cfg.SeedDemo, "seed-demo", "SANDBOX_SEED_DEMO", d.SeedDemo, "open the demo accounts (employer, employees, lender, equb escrow) if missing")
+	c.Bool(&cfg.SeedDemo, "seed-demo", "SANDBOX_SEED_DEMO", d.SeedDemo, "open the demo accounts (employer, employees, lender, equb escrow) if missing, and register the demo employees' national identities")
 	c.Duration(&cfg.Bank.SettleDelay, "settle-delay", "SANDBOX_SETTLE_DELAY", d.Bank.SettleDelay, "how long a transfer stays PENDING before it settles or fails")
 	c.Duration(&cfg.Bank.PollInterval, "poll-interval", "SANDBOX_POLL_INTERVAL", d.Bank.PollInterval, "how often the settler and callback deliverer look for work")
 	c.Int(&cfg.Bank.SettleChunk, "settle-chunk", "SANDBOX_SETTLE_CHUNK", d.Bank.SettleChunk, "transfers finished per settlement transaction")
@@ -135,7 +136,7 @@ func runSandbox(ctx context.Context, log *slog.Logger, cfg sandboxConfig, ready 
 		if err != nil {
 			return fmt.Errorf("sandbox: seed demo accounts: %w (is the sandbox schema migrated?)", err)
 		}
-		log.Info("sandbox demo accounts", "opened", n, "known", len(sandbox.DemoAccounts))
+		log.Info("sandbox demo accounts", "opened", n, "known", len(sandbox.DemoAccounts), "identities", len(sandbox.DemoIdentities))
 	}
 
 	wctx, stopWorkers := context.WithCancel(ctx)

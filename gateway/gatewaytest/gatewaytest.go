@@ -48,8 +48,8 @@ type Gateway struct {
 	MetricsURL string
 }
 
-// Serve runs the real gateway — its Store, Metrics, Guard and the sandbox adapter pointed at
-// sandboxURL — over real gRPC on loopback on pool (the runtime role) until the test ends. Only
+// Serve runs the real gateway — its Store, Metrics, Guard, the sandbox adapter and the sandbox's
+// national ID registry (gateway.SandboxRegistry) pointed at sandboxURL — over real gRPC on loopback on pool (the runtime role) until the test ends. Only
 // Guard and Client of o are used.
 func Serve(t testing.TB, pool *pgxpool.Pool, sandboxURL string, o Options) *Gateway {
 	t.Helper()
@@ -70,6 +70,15 @@ func Serve(t testing.TB, pool *pgxpool.Pool, sandboxURL string, o Options) *Gate
 		o.Guard(&gc)
 	}
 	g := gateway.New(store, metrics, log, nil, gateway.Guard(a, gc))
+	// The sandbox's national ID registry, under the name SandboxRegistry, behind a guard of its
+	// own (as `wagerail gateway` runs it).
+	ra, err := gateway.NewSandboxRegistryAdapter(gateway.SandboxRegistry, sandboxURL, nil)
+	if err != nil {
+		t.Fatalf("gatewaytest: %v", err)
+	}
+	rc := gc
+	rc.Observe = metrics.Observer("registry:" + gateway.SandboxRegistry)
+	g.AddRegistry(gateway.GuardRegistry(ra, rc))
 	gatewayv1.RegisterGatewayServiceServer(srv.GRPC, gateway.NewServer(g))
 	conn, metricsURL := testkit.ServeGRPC(t, srv)
 	rpc := gatewayv1.NewGatewayServiceClient(conn)
@@ -112,6 +121,13 @@ func (s *Stack) Bank(t testing.TB, method, path string, body any, want int, out 
 func (s *Stack) Account(t testing.TB, number, holder string, balanceSantim int64) {
 	t.Helper()
 	s.Sandbox.Account(t, number, holder, balanceSantim)
+}
+
+// Identity registers a national identity in the sandbox's national ID registry (status "" =
+// ACTIVE), for VerifyNationalId (registry gateway.SandboxRegistry); see sandboxtest.Identity.
+func (s *Stack) Identity(t testing.TB, nationalID, fullName, dateOfBirth, status string) {
+	t.Helper()
+	s.Sandbox.Identity(t, nationalID, fullName, dateOfBirth, status)
 }
 
 // Fault sets sandbox faults on an account ("" = every account) until the test ends.

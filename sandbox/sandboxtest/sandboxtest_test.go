@@ -9,6 +9,7 @@ import (
 
 	"github.com/wagerail/wagerail/internal/platform/callbacksig"
 	"github.com/wagerail/wagerail/internal/platform/testkit"
+	"github.com/wagerail/wagerail/sandbox"
 	"github.com/wagerail/wagerail/sandbox/sandboxtest"
 )
 
@@ -69,4 +70,35 @@ func TestStartAccountsTransferCallbackFault(t *testing.T) {
 	if acct["status"] != "CLOSED" {
 		t.Fatalf("account after close: %v", acct)
 	}
+}
+
+// Identities seeded through the kit are what the registry's lookup answers (a replay of the same
+// identity is fine), Requests counts what reached the sandbox, and RegistryFault takes the
+// registry down and not the bank.
+func TestIdentityRequestsRegistryFault(t *testing.T) {
+	d := testkit.NewDB(t)
+	s := sandboxtest.Start(t, d.App, sandboxtest.Options{})
+	s.Identity(t, "ETH1234567", "Abebe Kebede", "1990-01-02", "")
+	s.Identity(t, "ETH1234567", "Abebe Kebede", "1990-01-02", "")
+	s.Identity(t, "ETH7654321", "Almaz Tesfaye", "1994-03-12", sandbox.IdentityDeceased)
+	s.RevokeIdentity(t, "ETH1234567")
+	var got sandbox.Identity
+	s.Call(t, http.MethodGet, "/api/v1/identities/ETH1234567", nil, http.StatusOK, &got)
+	if got != (sandbox.Identity{NationalID: "ETH1234567", FullName: "Abebe Kebede", DateOfBirth: "1990-01-02", Status: sandbox.IdentityRevoked}) {
+		t.Fatalf("identity = %+v", got)
+	}
+	s.Call(t, http.MethodGet, "/api/v1/identities/ETH7654321", nil, http.StatusOK, &got)
+	if got.Status != sandbox.IdentityDeceased {
+		t.Fatalf("identity = %+v", got)
+	}
+	if n := s.IdentityLookups(); n != 2 {
+		t.Fatalf("identity lookups = %d, want 2", n)
+	}
+	if n := s.Requests("POST /api/v1/sandbox/identities"); n != 4 {
+		t.Fatalf("identity writes = %d, want 4", n)
+	}
+	s.Account(t, "KIT-ACC", "Abebe Kebede", 0)
+	s.RegistryFault(t, map[string]any{"errorRatePercent": 100})
+	s.Call(t, http.MethodGet, "/api/v1/identities/ETH1234567", nil, http.StatusServiceUnavailable, nil)
+	s.Call(t, http.MethodGet, "/api/v1/accounts/KIT-ACC", nil, http.StatusOK, nil)
 }

@@ -383,6 +383,59 @@ func (Direction) EnumDescriptor() ([]byte, []int) {
 	return file_gateway_proto_rawDescGZIP(), []int{6}
 }
 
+// A national identity's standing in the registry.
+type IdentityStatus int32
+
+const (
+	IdentityStatus_IDENTITY_STATUS_UNSPECIFIED IdentityStatus = 0 // the id was not found
+	IdentityStatus_IDENTITY_STATUS_ACTIVE      IdentityStatus = 1
+	IdentityStatus_IDENTITY_STATUS_REVOKED     IdentityStatus = 2
+	IdentityStatus_IDENTITY_STATUS_DECEASED    IdentityStatus = 3
+)
+
+// Enum value maps for IdentityStatus.
+var (
+	IdentityStatus_name = map[int32]string{
+		0: "IDENTITY_STATUS_UNSPECIFIED",
+		1: "IDENTITY_STATUS_ACTIVE",
+		2: "IDENTITY_STATUS_REVOKED",
+		3: "IDENTITY_STATUS_DECEASED",
+	}
+	IdentityStatus_value = map[string]int32{
+		"IDENTITY_STATUS_UNSPECIFIED": 0,
+		"IDENTITY_STATUS_ACTIVE":      1,
+		"IDENTITY_STATUS_REVOKED":     2,
+		"IDENTITY_STATUS_DECEASED":    3,
+	}
+)
+
+func (x IdentityStatus) Enum() *IdentityStatus {
+	p := new(IdentityStatus)
+	*p = x
+	return p
+}
+
+func (x IdentityStatus) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (IdentityStatus) Descriptor() protoreflect.EnumDescriptor {
+	return file_gateway_proto_enumTypes[7].Descriptor()
+}
+
+func (IdentityStatus) Type() protoreflect.EnumType {
+	return &file_gateway_proto_enumTypes[7]
+}
+
+func (x IdentityStatus) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use IdentityStatus.Descriptor instead.
+func (IdentityStatus) EnumDescriptor() ([]byte, []int) {
+	return file_gateway_proto_rawDescGZIP(), []int{7}
+}
+
 type LookupAccountRequest struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	Partner   string                 `protobuf:"bytes,1,opt,name=partner,proto3" json:"partner,omitempty"`
@@ -1910,6 +1963,159 @@ func (x *FetchStatementResponse) GetSha256() string {
 	return ""
 }
 
+type VerifyNationalIdRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The registry's configured name, e.g. "sandbox".
+	Registry string `protobuf:"bytes,1,opt,name=registry,proto3" json:"registry,omitempty"`
+	// Normalized: 6 to 32 of A-Z and 0-9 (no spaces or hyphens).
+	NationalId string `protobuf:"bytes,2,opt,name=national_id,json=nationalId,proto3" json:"national_id,omitempty"`
+	// The name as submitted; compared with the registry's after normalisation (case, diacritics,
+	// punctuation, word breaks and script do not matter), never returned.
+	FullName string `protobuf:"bytes,3,opt,name=full_name,json=fullName,proto3" json:"full_name,omitempty"`
+	// YYYY-MM-DD, a real calendar date from 1900-01-01 to today; compared by calendar date.
+	DateOfBirth   string `protobuf:"bytes,4,opt,name=date_of_birth,json=dateOfBirth,proto3" json:"date_of_birth,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *VerifyNationalIdRequest) Reset() {
+	*x = VerifyNationalIdRequest{}
+	mi := &file_gateway_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VerifyNationalIdRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VerifyNationalIdRequest) ProtoMessage() {}
+
+func (x *VerifyNationalIdRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_gateway_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VerifyNationalIdRequest.ProtoReflect.Descriptor instead.
+func (*VerifyNationalIdRequest) Descriptor() ([]byte, []int) {
+	return file_gateway_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *VerifyNationalIdRequest) GetRegistry() string {
+	if x != nil {
+		return x.Registry
+	}
+	return ""
+}
+
+func (x *VerifyNationalIdRequest) GetNationalId() string {
+	if x != nil {
+		return x.NationalId
+	}
+	return ""
+}
+
+func (x *VerifyNationalIdRequest) GetFullName() string {
+	if x != nil {
+		return x.FullName
+	}
+	return ""
+}
+
+func (x *VerifyNationalIdRequest) GetDateOfBirth() string {
+	if x != nil {
+		return x.DateOfBirth
+	}
+	return ""
+}
+
+type VerifyNationalIdResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The registry has this id.
+	Found bool `protobuf:"varint,1,opt,name=found,proto3" json:"found,omitempty"`
+	// UNSPECIFIED when not found.
+	Status IdentityStatus `protobuf:"varint,2,opt,name=status,proto3,enum=wagerail.gateway.v1.IdentityStatus" json:"status,omitempty"`
+	// MATCH or MISMATCH; NOT_CHECKED when not found.
+	NameMatch NameMatch `protobuf:"varint,3,opt,name=name_match,json=nameMatch,proto3,enum=wagerail.gateway.v1.NameMatch" json:"name_match,omitempty"`
+	// False when not found.
+	DateOfBirthMatches bool          `protobuf:"varint,4,opt,name=date_of_birth_matches,json=dateOfBirthMatches,proto3" json:"date_of_birth_matches,omitempty"`
+	RegistryHealth     AdapterHealth `protobuf:"varint,5,opt,name=registry_health,json=registryHealth,proto3,enum=wagerail.gateway.v1.AdapterHealth" json:"registry_health,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
+}
+
+func (x *VerifyNationalIdResponse) Reset() {
+	*x = VerifyNationalIdResponse{}
+	mi := &file_gateway_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *VerifyNationalIdResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*VerifyNationalIdResponse) ProtoMessage() {}
+
+func (x *VerifyNationalIdResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_gateway_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use VerifyNationalIdResponse.ProtoReflect.Descriptor instead.
+func (*VerifyNationalIdResponse) Descriptor() ([]byte, []int) {
+	return file_gateway_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *VerifyNationalIdResponse) GetFound() bool {
+	if x != nil {
+		return x.Found
+	}
+	return false
+}
+
+func (x *VerifyNationalIdResponse) GetStatus() IdentityStatus {
+	if x != nil {
+		return x.Status
+	}
+	return IdentityStatus_IDENTITY_STATUS_UNSPECIFIED
+}
+
+func (x *VerifyNationalIdResponse) GetNameMatch() NameMatch {
+	if x != nil {
+		return x.NameMatch
+	}
+	return NameMatch_NAME_MATCH_UNSPECIFIED
+}
+
+func (x *VerifyNationalIdResponse) GetDateOfBirthMatches() bool {
+	if x != nil {
+		return x.DateOfBirthMatches
+	}
+	return false
+}
+
+func (x *VerifyNationalIdResponse) GetRegistryHealth() AdapterHealth {
+	if x != nil {
+		return x.RegistryHealth
+	}
+	return AdapterHealth_ADAPTER_HEALTH_UNSPECIFIED
+}
+
 var File_gateway_proto protoreflect.FileDescriptor
 
 const file_gateway_proto_rawDesc = "" +
@@ -2058,7 +2264,20 @@ const file_gateway_proto_rawDesc = "" +
 	"\bingested\x18\x05 \x01(\x03R\bingested\x12'\n" +
 	"\x0falready_present\x18\x06 \x01(\x03R\x0ealreadyPresent\x12\x10\n" +
 	"\x03raw\x18\a \x01(\fR\x03raw\x12\x16\n" +
-	"\x06sha256\x18\b \x01(\tR\x06sha256*h\n" +
+	"\x06sha256\x18\b \x01(\tR\x06sha256\"\x97\x01\n" +
+	"\x17VerifyNationalIdRequest\x12\x1a\n" +
+	"\bregistry\x18\x01 \x01(\tR\bregistry\x12\x1f\n" +
+	"\vnational_id\x18\x02 \x01(\tR\n" +
+	"nationalId\x12\x1b\n" +
+	"\tfull_name\x18\x03 \x01(\tR\bfullName\x12\"\n" +
+	"\rdate_of_birth\x18\x04 \x01(\tR\vdateOfBirth\"\xac\x02\n" +
+	"\x18VerifyNationalIdResponse\x12\x14\n" +
+	"\x05found\x18\x01 \x01(\bR\x05found\x12;\n" +
+	"\x06status\x18\x02 \x01(\x0e2#.wagerail.gateway.v1.IdentityStatusR\x06status\x12=\n" +
+	"\n" +
+	"name_match\x18\x03 \x01(\x0e2\x1e.wagerail.gateway.v1.NameMatchR\tnameMatch\x121\n" +
+	"\x15date_of_birth_matches\x18\x04 \x01(\bR\x12dateOfBirthMatches\x12K\n" +
+	"\x0fregistry_health\x18\x05 \x01(\x0e2\".wagerail.gateway.v1.AdapterHealthR\x0eregistryHealth*h\n" +
 	"\rAdapterHealth\x12\x1e\n" +
 	"\x1aADAPTER_HEALTH_UNSPECIFIED\x10\x00\x12\x1a\n" +
 	"\x16ADAPTER_HEALTH_HEALTHY\x10\x01\x12\x1b\n" +
@@ -2089,7 +2308,12 @@ const file_gateway_proto_rawDesc = "" +
 	"\tDirection\x12\x19\n" +
 	"\x15DIRECTION_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10DIRECTION_CREDIT\x10\x01\x12\x13\n" +
-	"\x0fDIRECTION_DEBIT\x10\x022\xba\x06\n" +
+	"\x0fDIRECTION_DEBIT\x10\x02*\x88\x01\n" +
+	"\x0eIdentityStatus\x12\x1f\n" +
+	"\x1bIDENTITY_STATUS_UNSPECIFIED\x10\x00\x12\x1a\n" +
+	"\x16IDENTITY_STATUS_ACTIVE\x10\x01\x12\x1b\n" +
+	"\x17IDENTITY_STATUS_REVOKED\x10\x02\x12\x1c\n" +
+	"\x18IDENTITY_STATUS_DECEASED\x10\x032\xab\a\n" +
 	"\x0eGatewayService\x12f\n" +
 	"\rLookupAccount\x12).wagerail.gateway.v1.LookupAccountRequest\x1a*.wagerail.gateway.v1.LookupAccountResponse\x12{\n" +
 	"\x14InitiateDisbursement\x120.wagerail.gateway.v1.InitiateDisbursementRequest\x1a1.wagerail.gateway.v1.InitiateDisbursementResponse\x12\x87\x01\n" +
@@ -2097,7 +2321,8 @@ const file_gateway_proto_rawDesc = "" +
 	"\x11GetTransferStatus\x12-.wagerail.gateway.v1.GetTransferStatusRequest\x1a..wagerail.gateway.v1.GetTransferStatusResponse\x12i\n" +
 	"\x0eGetBatchStatus\x12*.wagerail.gateway.v1.GetBatchStatusRequest\x1a+.wagerail.gateway.v1.GetBatchStatusResponse\x12o\n" +
 	"\x10GetAdapterStatus\x12,.wagerail.gateway.v1.GetAdapterStatusRequest\x1a-.wagerail.gateway.v1.GetAdapterStatusResponse\x12i\n" +
-	"\x0eFetchStatement\x12*.wagerail.gateway.v1.FetchStatementRequest\x1a+.wagerail.gateway.v1.FetchStatementResponseB@Z>github.com/wagerail/wagerail/schema/proto/gateway/v1;gatewayv1b\x06proto3"
+	"\x0eFetchStatement\x12*.wagerail.gateway.v1.FetchStatementRequest\x1a+.wagerail.gateway.v1.FetchStatementResponse\x12o\n" +
+	"\x10VerifyNationalId\x12,.wagerail.gateway.v1.VerifyNationalIdRequest\x1a-.wagerail.gateway.v1.VerifyNationalIdResponseB@Z>github.com/wagerail/wagerail/schema/proto/gateway/v1;gatewayv1b\x06proto3"
 
 var (
 	file_gateway_proto_rawDescOnce sync.Once
@@ -2111,8 +2336,8 @@ func file_gateway_proto_rawDescGZIP() []byte {
 	return file_gateway_proto_rawDescData
 }
 
-var file_gateway_proto_enumTypes = make([]protoimpl.EnumInfo, 7)
-var file_gateway_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
+var file_gateway_proto_enumTypes = make([]protoimpl.EnumInfo, 8)
+var file_gateway_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_gateway_proto_goTypes = []any{
 	(AdapterHealth)(0),                       // 0: wagerail.gateway.v1.AdapterHealth
 	(NameMatch)(0),                           // 1: wagerail.gateway.v1.NameMatch
@@ -2121,68 +2346,76 @@ var file_gateway_proto_goTypes = []any{
 	(TransferStatus)(0),                      // 4: wagerail.gateway.v1.TransferStatus
 	(StatementFormat)(0),                     // 5: wagerail.gateway.v1.StatementFormat
 	(Direction)(0),                           // 6: wagerail.gateway.v1.Direction
-	(*LookupAccountRequest)(nil),             // 7: wagerail.gateway.v1.LookupAccountRequest
-	(*LookupAccountResponse)(nil),            // 8: wagerail.gateway.v1.LookupAccountResponse
-	(*Transfer)(nil),                         // 9: wagerail.gateway.v1.Transfer
-	(*InitiateDisbursementRequest)(nil),      // 10: wagerail.gateway.v1.InitiateDisbursementRequest
-	(*InitiateDisbursementResponse)(nil),     // 11: wagerail.gateway.v1.InitiateDisbursementResponse
-	(*BulkItem)(nil),                         // 12: wagerail.gateway.v1.BulkItem
-	(*BulkItemResult)(nil),                   // 13: wagerail.gateway.v1.BulkItemResult
-	(*InitiateBulkDisbursementRequest)(nil),  // 14: wagerail.gateway.v1.InitiateBulkDisbursementRequest
-	(*InitiateBulkDisbursementResponse)(nil), // 15: wagerail.gateway.v1.InitiateBulkDisbursementResponse
-	(*GetTransferStatusRequest)(nil),         // 16: wagerail.gateway.v1.GetTransferStatusRequest
-	(*GetTransferStatusResponse)(nil),        // 17: wagerail.gateway.v1.GetTransferStatusResponse
-	(*GetBatchStatusRequest)(nil),            // 18: wagerail.gateway.v1.GetBatchStatusRequest
-	(*GetBatchStatusResponse)(nil),           // 19: wagerail.gateway.v1.GetBatchStatusResponse
-	(*GetAdapterStatusRequest)(nil),          // 20: wagerail.gateway.v1.GetAdapterStatusRequest
-	(*GetAdapterStatusResponse)(nil),         // 21: wagerail.gateway.v1.GetAdapterStatusResponse
-	(*FetchStatementRequest)(nil),            // 22: wagerail.gateway.v1.FetchStatementRequest
-	(*StatementLine)(nil),                    // 23: wagerail.gateway.v1.StatementLine
-	(*FetchStatementResponse)(nil),           // 24: wagerail.gateway.v1.FetchStatementResponse
-	(*timestamppb.Timestamp)(nil),            // 25: google.protobuf.Timestamp
-	(*durationpb.Duration)(nil),              // 26: google.protobuf.Duration
+	(IdentityStatus)(0),                      // 7: wagerail.gateway.v1.IdentityStatus
+	(*LookupAccountRequest)(nil),             // 8: wagerail.gateway.v1.LookupAccountRequest
+	(*LookupAccountResponse)(nil),            // 9: wagerail.gateway.v1.LookupAccountResponse
+	(*Transfer)(nil),                         // 10: wagerail.gateway.v1.Transfer
+	(*InitiateDisbursementRequest)(nil),      // 11: wagerail.gateway.v1.InitiateDisbursementRequest
+	(*InitiateDisbursementResponse)(nil),     // 12: wagerail.gateway.v1.InitiateDisbursementResponse
+	(*BulkItem)(nil),                         // 13: wagerail.gateway.v1.BulkItem
+	(*BulkItemResult)(nil),                   // 14: wagerail.gateway.v1.BulkItemResult
+	(*InitiateBulkDisbursementRequest)(nil),  // 15: wagerail.gateway.v1.InitiateBulkDisbursementRequest
+	(*InitiateBulkDisbursementResponse)(nil), // 16: wagerail.gateway.v1.InitiateBulkDisbursementResponse
+	(*GetTransferStatusRequest)(nil),         // 17: wagerail.gateway.v1.GetTransferStatusRequest
+	(*GetTransferStatusResponse)(nil),        // 18: wagerail.gateway.v1.GetTransferStatusResponse
+	(*GetBatchStatusRequest)(nil),            // 19: wagerail.gateway.v1.GetBatchStatusRequest
+	(*GetBatchStatusResponse)(nil),           // 20: wagerail.gateway.v1.GetBatchStatusResponse
+	(*GetAdapterStatusRequest)(nil),          // 21: wagerail.gateway.v1.GetAdapterStatusRequest
+	(*GetAdapterStatusResponse)(nil),         // 22: wagerail.gateway.v1.GetAdapterStatusResponse
+	(*FetchStatementRequest)(nil),            // 23: wagerail.gateway.v1.FetchStatementRequest
+	(*StatementLine)(nil),                    // 24: wagerail.gateway.v1.StatementLine
+	(*FetchStatementResponse)(nil),           // 25: wagerail.gateway.v1.FetchStatementResponse
+	(*VerifyNationalIdRequest)(nil),          // 26: wagerail.gateway.v1.VerifyNationalIdRequest
+	(*VerifyNationalIdResponse)(nil),         // 27: wagerail.gateway.v1.VerifyNationalIdResponse
+	(*timestamppb.Timestamp)(nil),            // 28: google.protobuf.Timestamp
+	(*durationpb.Duration)(nil),              // 29: google.protobuf.Duration
 }
 var file_gateway_proto_depIdxs = []int32{
 	1,  // 0: wagerail.gateway.v1.LookupAccountResponse.name_match:type_name -> wagerail.gateway.v1.NameMatch
 	2,  // 1: wagerail.gateway.v1.LookupAccountResponse.account_status:type_name -> wagerail.gateway.v1.AccountStatus
 	0,  // 2: wagerail.gateway.v1.LookupAccountResponse.partner_health:type_name -> wagerail.gateway.v1.AdapterHealth
 	4,  // 3: wagerail.gateway.v1.Transfer.status:type_name -> wagerail.gateway.v1.TransferStatus
-	25, // 4: wagerail.gateway.v1.Transfer.created_at:type_name -> google.protobuf.Timestamp
-	25, // 5: wagerail.gateway.v1.Transfer.settled_at:type_name -> google.protobuf.Timestamp
+	28, // 4: wagerail.gateway.v1.Transfer.created_at:type_name -> google.protobuf.Timestamp
+	28, // 5: wagerail.gateway.v1.Transfer.settled_at:type_name -> google.protobuf.Timestamp
 	3,  // 6: wagerail.gateway.v1.InitiateDisbursementResponse.outcome:type_name -> wagerail.gateway.v1.DisbursementOutcome
-	9,  // 7: wagerail.gateway.v1.InitiateDisbursementResponse.transfer:type_name -> wagerail.gateway.v1.Transfer
+	10, // 7: wagerail.gateway.v1.InitiateDisbursementResponse.transfer:type_name -> wagerail.gateway.v1.Transfer
 	4,  // 8: wagerail.gateway.v1.BulkItemResult.status:type_name -> wagerail.gateway.v1.TransferStatus
-	12, // 9: wagerail.gateway.v1.InitiateBulkDisbursementRequest.items:type_name -> wagerail.gateway.v1.BulkItem
+	13, // 9: wagerail.gateway.v1.InitiateBulkDisbursementRequest.items:type_name -> wagerail.gateway.v1.BulkItem
 	3,  // 10: wagerail.gateway.v1.InitiateBulkDisbursementResponse.outcome:type_name -> wagerail.gateway.v1.DisbursementOutcome
-	13, // 11: wagerail.gateway.v1.InitiateBulkDisbursementResponse.items:type_name -> wagerail.gateway.v1.BulkItemResult
-	9,  // 12: wagerail.gateway.v1.GetTransferStatusResponse.transfer:type_name -> wagerail.gateway.v1.Transfer
-	13, // 13: wagerail.gateway.v1.GetBatchStatusResponse.items:type_name -> wagerail.gateway.v1.BulkItemResult
+	14, // 11: wagerail.gateway.v1.InitiateBulkDisbursementResponse.items:type_name -> wagerail.gateway.v1.BulkItemResult
+	10, // 12: wagerail.gateway.v1.GetTransferStatusResponse.transfer:type_name -> wagerail.gateway.v1.Transfer
+	14, // 13: wagerail.gateway.v1.GetBatchStatusResponse.items:type_name -> wagerail.gateway.v1.BulkItemResult
 	0,  // 14: wagerail.gateway.v1.GetAdapterStatusResponse.health:type_name -> wagerail.gateway.v1.AdapterHealth
-	26, // 15: wagerail.gateway.v1.GetAdapterStatusResponse.p95_latency:type_name -> google.protobuf.Duration
-	26, // 16: wagerail.gateway.v1.GetAdapterStatusResponse.window:type_name -> google.protobuf.Duration
+	29, // 15: wagerail.gateway.v1.GetAdapterStatusResponse.p95_latency:type_name -> google.protobuf.Duration
+	29, // 16: wagerail.gateway.v1.GetAdapterStatusResponse.window:type_name -> google.protobuf.Duration
 	5,  // 17: wagerail.gateway.v1.FetchStatementRequest.format:type_name -> wagerail.gateway.v1.StatementFormat
 	6,  // 18: wagerail.gateway.v1.StatementLine.direction:type_name -> wagerail.gateway.v1.Direction
 	5,  // 19: wagerail.gateway.v1.FetchStatementResponse.format:type_name -> wagerail.gateway.v1.StatementFormat
-	23, // 20: wagerail.gateway.v1.FetchStatementResponse.lines:type_name -> wagerail.gateway.v1.StatementLine
-	7,  // 21: wagerail.gateway.v1.GatewayService.LookupAccount:input_type -> wagerail.gateway.v1.LookupAccountRequest
-	10, // 22: wagerail.gateway.v1.GatewayService.InitiateDisbursement:input_type -> wagerail.gateway.v1.InitiateDisbursementRequest
-	14, // 23: wagerail.gateway.v1.GatewayService.InitiateBulkDisbursement:input_type -> wagerail.gateway.v1.InitiateBulkDisbursementRequest
-	16, // 24: wagerail.gateway.v1.GatewayService.GetTransferStatus:input_type -> wagerail.gateway.v1.GetTransferStatusRequest
-	18, // 25: wagerail.gateway.v1.GatewayService.GetBatchStatus:input_type -> wagerail.gateway.v1.GetBatchStatusRequest
-	20, // 26: wagerail.gateway.v1.GatewayService.GetAdapterStatus:input_type -> wagerail.gateway.v1.GetAdapterStatusRequest
-	22, // 27: wagerail.gateway.v1.GatewayService.FetchStatement:input_type -> wagerail.gateway.v1.FetchStatementRequest
-	8,  // 28: wagerail.gateway.v1.GatewayService.LookupAccount:output_type -> wagerail.gateway.v1.LookupAccountResponse
-	11, // 29: wagerail.gateway.v1.GatewayService.InitiateDisbursement:output_type -> wagerail.gateway.v1.InitiateDisbursementResponse
-	15, // 30: wagerail.gateway.v1.GatewayService.InitiateBulkDisbursement:output_type -> wagerail.gateway.v1.InitiateBulkDisbursementResponse
-	17, // 31: wagerail.gateway.v1.GatewayService.GetTransferStatus:output_type -> wagerail.gateway.v1.GetTransferStatusResponse
-	19, // 32: wagerail.gateway.v1.GatewayService.GetBatchStatus:output_type -> wagerail.gateway.v1.GetBatchStatusResponse
-	21, // 33: wagerail.gateway.v1.GatewayService.GetAdapterStatus:output_type -> wagerail.gateway.v1.GetAdapterStatusResponse
-	24, // 34: wagerail.gateway.v1.GatewayService.FetchStatement:output_type -> wagerail.gateway.v1.FetchStatementResponse
-	28, // [28:35] is the sub-list for method output_type
-	21, // [21:28] is the sub-list for method input_type
-	21, // [21:21] is the sub-list for extension type_name
-	21, // [21:21] is the sub-list for extension extendee
-	0,  // [0:21] is the sub-list for field type_name
+	24, // 20: wagerail.gateway.v1.FetchStatementResponse.lines:type_name -> wagerail.gateway.v1.StatementLine
+	7,  // 21: wagerail.gateway.v1.VerifyNationalIdResponse.status:type_name -> wagerail.gateway.v1.IdentityStatus
+	1,  // 22: wagerail.gateway.v1.VerifyNationalIdResponse.name_match:type_name -> wagerail.gateway.v1.NameMatch
+	0,  // 23: wagerail.gateway.v1.VerifyNationalIdResponse.registry_health:type_name -> wagerail.gateway.v1.AdapterHealth
+	8,  // 24: wagerail.gateway.v1.GatewayService.LookupAccount:input_type -> wagerail.gateway.v1.LookupAccountRequest
+	11, // 25: wagerail.gateway.v1.GatewayService.InitiateDisbursement:input_type -> wagerail.gateway.v1.InitiateDisbursementRequest
+	15, // 26: wagerail.gateway.v1.GatewayService.InitiateBulkDisbursement:input_type -> wagerail.gateway.v1.InitiateBulkDisbursementRequest
+	17, // 27: wagerail.gateway.v1.GatewayService.GetTransferStatus:input_type -> wagerail.gateway.v1.GetTransferStatusRequest
+	19, // 28: wagerail.gateway.v1.GatewayService.GetBatchStatus:input_type -> wagerail.gateway.v1.GetBatchStatusRequest
+	21, // 29: wagerail.gateway.v1.GatewayService.GetAdapterStatus:input_type -> wagerail.gateway.v1.GetAdapterStatusRequest
+	23, // 30: wagerail.gateway.v1.GatewayService.FetchStatement:input_type -> wagerail.gateway.v1.FetchStatementRequest
+	26, // 31: wagerail.gateway.v1.GatewayService.VerifyNationalId:input_type -> wagerail.gateway.v1.VerifyNationalIdRequest
+	9,  // 32: wagerail.gateway.v1.GatewayService.LookupAccount:output_type -> wagerail.gateway.v1.LookupAccountResponse
+	12, // 33: wagerail.gateway.v1.GatewayService.InitiateDisbursement:output_type -> wagerail.gateway.v1.InitiateDisbursementResponse
+	16, // 34: wagerail.gateway.v1.GatewayService.InitiateBulkDisbursement:output_type -> wagerail.gateway.v1.InitiateBulkDisbursementResponse
+	18, // 35: wagerail.gateway.v1.GatewayService.GetTransferStatus:output_type -> wagerail.gateway.v1.GetTransferStatusResponse
+	20, // 36: wagerail.gateway.v1.GatewayService.GetBatchStatus:output_type -> wagerail.gateway.v1.GetBatchStatusResponse
+	22, // 37: wagerail.gateway.v1.GatewayService.GetAdapterStatus:output_type -> wagerail.gateway.v1.GetAdapterStatusResponse
+	25, // 38: wagerail.gateway.v1.GatewayService.FetchStatement:output_type -> wagerail.gateway.v1.FetchStatementResponse
+	27, // 39: wagerail.gateway.v1.GatewayService.VerifyNationalId:output_type -> wagerail.gateway.v1.VerifyNationalIdResponse
+	32, // [32:40] is the sub-list for method output_type
+	24, // [24:32] is the sub-list for method input_type
+	24, // [24:24] is the sub-list for extension type_name
+	24, // [24:24] is the sub-list for extension extendee
+	0,  // [0:24] is the sub-list for field type_name
 }
 
 func init() { file_gateway_proto_init() }
@@ -2196,8 +2429,8 @@ func file_gateway_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_gateway_proto_rawDesc), len(file_gateway_proto_rawDesc)),
-			NumEnums:      7,
-			NumMessages:   18,
+			NumEnums:      8,
+			NumMessages:   20,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

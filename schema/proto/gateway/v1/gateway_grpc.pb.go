@@ -29,6 +29,7 @@ const (
 	GatewayService_GetBatchStatus_FullMethodName           = "/wagerail.gateway.v1.GatewayService/GetBatchStatus"
 	GatewayService_GetAdapterStatus_FullMethodName         = "/wagerail.gateway.v1.GatewayService/GetAdapterStatus"
 	GatewayService_FetchStatement_FullMethodName           = "/wagerail.gateway.v1.GatewayService/FetchStatement"
+	GatewayService_VerifyNationalId_FullMethodName         = "/wagerail.gateway.v1.GatewayService/VerifyNationalId"
 )
 
 // GatewayServiceClient is the client API for GatewayService service.
@@ -61,6 +62,15 @@ type GatewayServiceClient interface {
 	// FetchStatement downloads a statement for one partner account and period, stores its lines
 	// in the gateway database (idempotent per partner and entry reference) and returns them.
 	FetchStatement(ctx context.Context, in *FetchStatementRequest, opts ...grpc.CallOption) (*FetchStatementResponse, error)
+	// VerifyNationalId looks a national id up in a national ID registry (Fayda in production, the
+	// sandbox's registry in development) and compares the submitted name and date of birth with
+	// the registry's record. It answers verdicts only, never the registry's own name or date of
+	// birth (data minimisation). An id the registry does not know is a normal answer (found=false).
+	// Errors: INVALID_ARGUMENT (a bad field; the registry is not asked), NOT_FOUND (unknown
+	// registry, reason UNKNOWN_PARTNER), UNAVAILABLE (the registry unreachable, failing, or its
+	// circuit breaker open) and DEADLINE_EXCEEDED (the registry too slow): both retryable, and a
+	// KYC gate must not approve on them.
+	VerifyNationalId(ctx context.Context, in *VerifyNationalIdRequest, opts ...grpc.CallOption) (*VerifyNationalIdResponse, error)
 }
 
 type gatewayServiceClient struct {
@@ -141,6 +151,16 @@ func (c *gatewayServiceClient) FetchStatement(ctx context.Context, in *FetchStat
 	return out, nil
 }
 
+func (c *gatewayServiceClient) VerifyNationalId(ctx context.Context, in *VerifyNationalIdRequest, opts ...grpc.CallOption) (*VerifyNationalIdResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(VerifyNationalIdResponse)
+	err := c.cc.Invoke(ctx, GatewayService_VerifyNationalId_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // GatewayServiceServer is the server API for GatewayService service.
 // All implementations must embed UnimplementedGatewayServiceServer
 // for forward compatibility.
@@ -171,6 +191,15 @@ type GatewayServiceServer interface {
 	// FetchStatement downloads a statement for one partner account and period, stores its lines
 	// in the gateway database (idempotent per partner and entry reference) and returns them.
 	FetchStatement(context.Context, *FetchStatementRequest) (*FetchStatementResponse, error)
+	// VerifyNationalId looks a national id up in a national ID registry (Fayda in production, the
+	// sandbox's registry in development) and compares the submitted name and date of birth with
+	// the registry's record. It answers verdicts only, never the registry's own name or date of
+	// birth (data minimisation). An id the registry does not know is a normal answer (found=false).
+	// Errors: INVALID_ARGUMENT (a bad field; the registry is not asked), NOT_FOUND (unknown
+	// registry, reason UNKNOWN_PARTNER), UNAVAILABLE (the registry unreachable, failing, or its
+	// circuit breaker open) and DEADLINE_EXCEEDED (the registry too slow): both retryable, and a
+	// KYC gate must not approve on them.
+	VerifyNationalId(context.Context, *VerifyNationalIdRequest) (*VerifyNationalIdResponse, error)
 	mustEmbedUnimplementedGatewayServiceServer()
 }
 
@@ -201,6 +230,9 @@ func (UnimplementedGatewayServiceServer) GetAdapterStatus(context.Context, *GetA
 }
 func (UnimplementedGatewayServiceServer) FetchStatement(context.Context, *FetchStatementRequest) (*FetchStatementResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method FetchStatement not implemented")
+}
+func (UnimplementedGatewayServiceServer) VerifyNationalId(context.Context, *VerifyNationalIdRequest) (*VerifyNationalIdResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method VerifyNationalId not implemented")
 }
 func (UnimplementedGatewayServiceServer) mustEmbedUnimplementedGatewayServiceServer() {}
 func (UnimplementedGatewayServiceServer) testEmbeddedByValue()                        {}
@@ -349,6 +381,24 @@ func _GatewayService_FetchStatement_Handler(srv interface{}, ctx context.Context
 	return interceptor(ctx, in, info, handler)
 }
 
+func _GatewayService_VerifyNationalId_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(VerifyNationalIdRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(GatewayServiceServer).VerifyNationalId(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: GatewayService_VerifyNationalId_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(GatewayServiceServer).VerifyNationalId(ctx, req.(*VerifyNationalIdRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // GatewayService_ServiceDesc is the grpc.ServiceDesc for GatewayService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -383,6 +433,10 @@ var GatewayService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "FetchStatement",
 			Handler:    _GatewayService_FetchStatement_Handler,
+		},
+		{
+			MethodName: "VerifyNationalId",
+			Handler:    _GatewayService_VerifyNationalId_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
