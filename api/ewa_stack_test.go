@@ -109,6 +109,10 @@ func newEwaStack(t testing.TB, o ewaStackOpts) *ewaStack {
 		deps.Now = time.Now // the bank signs its callbacks with the real clock
 		deps.Temporal, deps.TaskQueue = tc, queue
 		deps.Ledger, deps.Gateway = lc, gc
+		// The reviewers' lookup route: the sandbox's registry, through a client of its own (as
+		// cmd/wagerail wires it).
+		deps.NationalIDRegistry = activities.NationalIDRegistry{Registry: "sandbox",
+			Gateway: gateway.NewClient(bank.Gateway, gateway.ClientOptions{})}
 		deps.DisburseWait = o.sagaWait
 		deps.AdjustmentKeys = [][]byte{disputeAdjustmentKey}
 		if os.Getenv("WAGERAIL_TEST_TEMPORAL_LOG") != "" {

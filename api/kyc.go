@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/wagerail/wagerail/internal/employees"
+	"github.com/wagerail/wagerail/internal/identity"
 	"github.com/wagerail/wagerail/internal/kyc"
 	"github.com/wagerail/wagerail/internal/orgs"
 	"github.com/wagerail/wagerail/internal/platform/audit"
@@ -40,6 +41,7 @@ func (s *Server) kycRoutes() []Route {
 		{Method: http.MethodPost, Path: "/api/kyc/:id/approve", Auth: Platform, Summary: "Approve a claimed submission (screens the name first)", Handler: s.approveKyc, Body: BodyOptionalJSON},
 		{Method: http.MethodPost, Path: "/api/kyc/:id/reject", Auth: Platform, Summary: "Reject a claimed submission (terminal)", Handler: s.kycMove(kyc.Reject)},
 		{Method: http.MethodPost, Path: "/api/kyc/:id/request-more-info", Auth: Platform, Summary: "Send a claimed submission back to the applicant with a note", Handler: s.kycMove(kyc.RequestMoreInfo)},
+		{Method: http.MethodPost, Path: "/api/kyc/:id/registry-check", Auth: Platform, Summary: "Look an open submission's national id up in the registry again", Handler: s.kycRegistryCheck, Body: BodyNone},
 	}
 }
 
@@ -122,6 +124,37 @@ type kycSubmissionJSON struct {
 	Documents   []kycSubmissionDocJSON `json:"documents"`
 	CreatedAt   time.Time              `json:"createdAt"`
 	UpdatedAt   time.Time              `json:"updatedAt"`
+	// RegistryCheck is in the reviewers' answers only (null: not looked up yet): an applicant is
+	// not told what the registry holds.
+	RegistryCheck **kycRegistryCheckJSON `json:"registryCheck,omitempty"`
+}
+
+// kycRegistryCheckJSON is the national ID registry's answer about a submission's current content.
+type kycRegistryCheckJSON struct {
+	ID                 string              `json:"id"`
+	Registry           string              `json:"registry"`
+	Outcome            kyc.RegistryOutcome `json:"outcome"`
+	IDStatus           *string             `json:"idStatus"`
+	NameMatches        bool                `json:"nameMatches"`
+	DateOfBirthMatches bool                `json:"dateOfBirthMatches"`
+	CheckedBy          string              `json:"checkedBy"`
+	CheckedAt          time.Time           `json:"checkedAt"`
+}
+
+func toKycRegistryCheckJSON(c kyc.RegistryCheck) *kycRegistryCheckJSON {
+	return &kycRegistryCheckJSON{ID: c.ID, Registry: c.Registry, Outcome: c.Outcome, IDStatus: optionalString(c.IDStatus),
+		NameMatches: c.NameMatches, DateOfBirthMatches: c.DateOfBirthMatches, CheckedBy: c.CheckedBy, CheckedAt: c.CheckedAt.UTC()}
+}
+
+// toKycReviewJSON is a submission as its reviewers see it: with the registry's answer.
+func toKycReviewJSON(k kyc.Submission) kycSubmissionJSON {
+	out := toKycJSON(k)
+	var check *kycRegistryCheckJSON
+	if k.RegistryCheck != nil {
+		check = toKycRegistryCheckJSON(*k.RegistryCheck)
+	}
+	out.RegistryCheck = &check
+	return out
 }
 
 func toKycJSON(k kyc.Submission) kycSubmissionJSON {
@@ -348,8 +381,7 @@ func (s *Server) kycQueue(c *gin.Context) {
 		ks, err := kyc.Queue(c.Request.Context(), tx, statuses, cursor, limit+1)
 		ks, next = pageOf(ks, limit, func(k kyc.Submission) string { return k.ID })
 		for _, k := range ks {
-			j := toKycJSON(k)
-			items = append(items, j)
+			items = append(items, toKycReviewJSON(k))
 		}
 		return err
 	})
@@ -402,7 +434,7 @@ func (s *Server) kycMove(action kyc.Action) gin.HandlerFunc {
 			s.kycFail(c, tenant, id, action, err)
 			return
 		}
-		c.JSON(http.StatusOK, toKycJSON(out))
+		c.JSON(http.StatusOK, toKycReviewJSON(out))
 	}
 }
 
@@ -430,6 +462,7 @@ func (s *Server) kycTransition(c *gin.Context, id string, action kyc.Action, ch 
 // under the submission's organization.
 func (s *Server) kycFail(c *gin.Context, tenant, id string, action kyc.Action, err error) {
 	var e *Error
+	var negative *kyc.RegistryNegativeError
 	switch {
 	case errors.Is(err, kyc.ErrInvalidTransition):
 		e = NewError(http.StatusConflict, "KYC_INVALID_TRANSITION", err.Error())
@@ -437,6 +470,10 @@ func (s *Server) kycFail(c *gin.Context, tenant, id string, action kyc.Action, e
 		e = NewError(http.StatusConflict, "KYC_CLAIMED_BY_OTHER", "another reviewer claimed this submission")
 	case errors.Is(err, kyc.ErrSelfReview):
 		e = NewError(http.StatusForbidden, "KYC_SELF_REVIEW", "you submitted this submission, or it verifies you: another reviewer reviews it")
+	case errors.As(err, &negative):
+		e = NewError(http.StatusConflict, "KYC_REGISTRY_MISMATCH", "the national ID registry check is "+string(negative.Check.Outcome)+
+			": examine it, then approve with acknowledgeRegistryCheck (its id) and a note, or reject or ask for more information")
+		e.Details = map[string]any{"registryCheck": toKycRegistryCheckJSON(negative.Check)}
 	case errors.As(err, &e):
 	default:
 		writeError(c, err)
@@ -456,8 +493,11 @@ type kycApproveRequest struct {
 	// AcknowledgeSanctionsReview approves despite a possible (REVIEW) sanctions match the reviewer
 	// has examined: the check is recorded as cleared by them, with Note as the reason. A BLOCK
 	// can never be acknowledged.
-	AcknowledgeSanctionsReview bool   `json:"acknowledgeSanctionsReview"`
-	Note                       string `json:"note"`
+	AcknowledgeSanctionsReview bool `json:"acknowledgeSanctionsReview"`
+	// AcknowledgeRegistryCheck is the id of the negative national-ID registry check the reviewer
+	// has examined and approves despite (kyc.Change), with Note as the reason.
+	AcknowledgeRegistryCheck string `json:"acknowledgeRegistryCheck"`
+	Note                     string `json:"note"`
 }
 
 // approveKyc checks the documents' hashes again, screens the full name (and date of birth)
@@ -488,6 +528,16 @@ func (s *Server) approveKyc(c *gin.Context) {
 	if req.AcknowledgeSanctionsReview && req.Note == "" {
 		writeError(c, fieldError(&field.Error{Field: "note", Problem: "is required to acknowledge a sanctions review"}))
 		return
+	}
+	if req.AcknowledgeRegistryCheck != "" {
+		if err := field.Identifier("acknowledgeRegistryCheck", req.AcknowledgeRegistryCheck, 0); err != nil {
+			writeError(c, fieldError(err))
+			return
+		}
+		if req.Note == "" {
+			writeError(c, fieldError(&field.Error{Field: "note", Problem: "is required to acknowledge a registry check"}))
+			return
+		}
 	}
 	if s.deps.Uploads == nil {
 		writeError(c, NewError(http.StatusServiceUnavailable, "NOT_CONFIGURED", "uploads are not configured"))
@@ -602,10 +652,46 @@ func (s *Server) approveKyc(c *gin.Context) {
 		return
 	}
 	// 3. The approval.
-	out, _, err := s.kycTransition(c, id, kyc.Approve, kyc.Change{})
+	out, _, err := s.kycTransition(c, id, kyc.Approve, kyc.Change{Note: req.Note, AcknowledgeRegistryCheck: req.AcknowledgeRegistryCheck})
 	if err != nil {
 		s.kycFail(c, tenant, id, kyc.Approve, err)
 		return
 	}
-	c.JSON(http.StatusOK, gin.H{"submission": toKycJSON(out), "sanctionsCheck": gin.H{"id": check.ID, "outcome": res.Outcome}})
+	c.JSON(http.StatusOK, gin.H{"submission": toKycReviewJSON(out), "sanctionsCheck": gin.H{"id": check.ID, "outcome": res.Outcome}})
+}
+
+// kycRegistryCheck looks an open submission up in the national ID registry again (a reviewer's
+// request: the automatic lookup was dead-lettered, or the registry has been corrected), recorded
+// as a check of its own and audited CheckNationalId with the reviewer as actor.
+func (s *Server) kycRegistryCheck(c *gin.Context) {
+	id, ok := pathID(c)
+	if !ok {
+		return
+	}
+	if s.deps.NationalIDRegistry == nil {
+		writeError(c, NewError(http.StatusServiceUnavailable, "NOT_CONFIGURED", "no national ID registry is configured"))
+		return
+	}
+	var tenant string
+	if err := s.asPlatform(c, func(tx pgx.Tx) (err error) {
+		tenant, err = kycSubmissionTenant(c.Request.Context(), tx, id)
+		return err
+	}); err != nil {
+		writeError(c, err)
+		return
+	}
+	ctx := tenancy.WithTenant(c.Request.Context(), tenant)
+	inTx := func(fn func(pgx.Tx) error) error { return s.asPlatform(c, fn) }
+	check, err := kyc.CheckRegistry(ctx, inTx, s.deps.NationalIDRegistry, tenant, id, "request:"+identity.NewID())
+	switch {
+	case errors.Is(err, kyc.ErrNotOpen):
+		writeError(c, NewError(http.StatusConflict, "KYC_NOT_OPEN", "the submission is decided; only an open one is looked up"))
+	case errors.Is(err, kyc.ErrRegistryUnavailable):
+		s.deps.Log.WarnContext(ctx, "national ID registry lookup failed", "submission", id, "err", err)
+		writeError(c, NewError(http.StatusServiceUnavailable, "NATIONAL_ID_REGISTRY_UNAVAILABLE", "the national ID registry did not answer; nothing was recorded, try again later"))
+	case err != nil:
+		writeError(c, err)
+	default:
+		c.JSON(http.StatusOK, toKycRegistryCheckJSON(check))
+	}
 }

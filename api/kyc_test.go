@@ -249,7 +249,7 @@ func TestKycRefusals(t *testing.T) {
 // FuzzKycRoutes: any body or id on the KYC routes, from the owner or a reviewer, answers success
 // or 4xx, never 5xx.
 func FuzzKycRoutes(f *testing.F) {
-	w := newKycWorld(f)
+	w := newRegistryWorld(f).kycWorld // the registry's lookup route too
 	s, _, _ := w.submit("Abebe Kebede")
 	routes := w.srv.kycRoutes()
 	f.Add(uint8(0), false, "", `{"fullName":"A","nationalId":"1","dateOfBirth":"1990-01-01","photoKey":"upl_x","documents":[]}`)
@@ -261,6 +261,11 @@ func FuzzKycRoutes(f *testing.F) {
 	f.Add(uint8(6), true, "x y", "\xff")
 	f.Add(uint8(3), false, s.ID, "")
 	f.Add(uint8(3), true, "x\u202ey", "")
+	f.Add(uint8(8), true, s.ID, "")
+	f.Add(uint8(8), false, s.ID, "")
+	f.Add(uint8(5), true, s.ID, `{"acknowledgeRegistryCheck":"kycreg_1","note":"seen"}`)
+	f.Add(uint8(5), true, s.ID, `{"acknowledgeRegistryCheck":"\u0000","note":""}`)
+	f.Add(uint8(5), true, s.ID, `{"acknowledgeRegistryCheck":12,"acknowledgeSanctionsReview":"yes"}`)
 	f.Fuzz(func(t *testing.T, which uint8, reviewer bool, id, body string) {
 		r := routes[int(which)%len(routes)]
 		req := httptest.NewRequest(r.Method, "/", strings.NewReader(body))

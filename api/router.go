@@ -26,6 +26,7 @@ import (
 	"github.com/wagerail/wagerail/internal/bankwebhook"
 	"github.com/wagerail/wagerail/internal/disputes"
 	"github.com/wagerail/wagerail/internal/ewa"
+	"github.com/wagerail/wagerail/internal/kyc"
 	"github.com/wagerail/wagerail/internal/lending"
 	"github.com/wagerail/wagerail/internal/notify"
 	"github.com/wagerail/wagerail/internal/orgs"
@@ -151,6 +152,9 @@ type Deps struct {
 	// EwaRecoverable limits an EWA advance to what the next payroll can recover within the
 	// protection policy (the payroll calculator's projection); nil: the EWA settings' limits only.
 	EwaRecoverable ewa.RecoverableFunc
+	// NationalIDRegistry looks KYC submissions' national ids up (POST /api/kyc/<id>/registry-check);
+	// nil: that route answers 503 NOT_CONFIGURED.
+	NationalIDRegistry kyc.Registry
 	// DisputeCalendar counts disputes' SLA deadlines in business days; nil means
 	// disputes.Ethiopia() (the built-in Ethiopian public holidays).
 	DisputeCalendar *disputes.Calendar

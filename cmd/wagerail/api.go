@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
+	"github.com/wagerail/wagerail/activities"
 	"github.com/wagerail/wagerail/api"
 	"github.com/wagerail/wagerail/gateway"
 	"github.com/wagerail/wagerail/internal/disputes"
@@ -71,6 +72,9 @@ type apiConfig struct {
 	// off by default, on in `wagerail dev`): off, its operator route answers 503
 	// EQUB_ESCROW_RECON_DISABLED and starts nothing.
 	EqubEscrowRecon bool
+	// NationalIDRegistry is the registry (by the gateway's name for it) reviewers' KYC lookups go
+	// to (KYC_NATIONAL_ID_REGISTRY); empty: POST /api/kyc/<id>/registry-check answers 503.
+	NationalIDRegistry string
 	// AdjustmentKey signs dispute adjustments for the ledger (the ledger's LEDGER_ADJUSTMENT_KEY);
 	// AdjustmentKeyPrevious, during a rotation, still verifies approvals signed before it.
 	AdjustmentKey, AdjustmentKeyPrevious string
@@ -127,6 +131,10 @@ func parsePublicURL(raw string) (string, error) {
 	}
 	return strings.TrimRight(u.String(), "/"), nil
 }
+
+// defaultNationalIDRegistry is the gateway's name for the sandbox's simulated national ID
+// registry, the one `make run` has.
+const defaultNationalIDRegistry = "sandbox"
 
 // ownURL is the API's own URL on the address it listens on (loopback for a wildcard address).
 func ownURL(a net.Addr) string {
@@ -189,6 +197,7 @@ func apiFlags(cfg *apiConfig) *cli.Command {
 	c.String(&cfg.AdjustmentKeyPrevious, "adjustment-key-previous", "LEDGER_ADJUSTMENT_KEY_PREVIOUS", "", "the adjustment key before a rotation: verifies approvals it signed until they expire (24 h)")
 	c.String(&cfg.DisputeHolidaysFile, "dispute-holidays-file", "DISPUTE_HOLIDAYS_FILE", "", "a JSON file of the public holidays dispute SLAs count business days around (the format of internal/disputes/holidays_et.json; empty: the built-in Ethiopian calendar)")
 	c.Bool(&cfg.EqubMoneyMovement, "equb-money-movement", "EQUB_MONEY_MOVEMENT_ENABLED", false, "let equb contributions and payouts move money (the master kill switch; off: 503 EQUB_MONEY_MOVEMENT_DISABLED)")
+	c.String(&cfg.NationalIDRegistry, "national-id-registry", "KYC_NATIONAL_ID_REGISTRY", defaultNationalIDRegistry, "the national ID registry KYC submissions are looked up in, by the gateway's name for it (empty: reviewers cannot ask for a lookup)")
 	c.Bool(&cfg.EqubEscrowRecon, "equb-escrow-recon", "EQUB_ESCROW_RECON_ENABLED", false, "let platform admins run the equb escrow reconciliation (escrow statements against the ledger's pool mirror; off: 503 EQUB_ESCROW_RECON_DISABLED)")
 	c.String(&cfg.TrustedProxies, "trusted-proxies", "TRUSTED_PROXIES", "", "IPs or CIDRs of the load balancers whose X-Forwarded-For names the client (default none: the peer address is the client)")
 	addLogLevel(c, &cfg.LogLevel)
@@ -367,6 +376,14 @@ func runAPI(ctx context.Context, log *slog.Logger, cfg apiConfig, ready func()) 
 		log.Warn("no UPLOAD_DIR: the upload routes will answer 503 NOT_CONFIGURED")
 	}
 
+	gc := gateway.NewClient(gatewayv1.NewGatewayServiceClient(gatewayConn), gateway.ClientOptions{})
+	var registry kyc.Registry
+	if cfg.NationalIDRegistry != "" {
+		// A client of its own on the same connection: a registry outage opens its breaker, never
+		// the one account lookups and disbursements go through.
+		registry = activities.NationalIDRegistry{Registry: cfg.NationalIDRegistry,
+			Gateway: gateway.NewClient(gatewayv1.NewGatewayServiceClient(gatewayConn), gateway.ClientOptions{})}
+	}
 	srv := api.New(api.Deps{
 		Log:          log,
 		DB:           pool,
@@ -375,21 +392,22 @@ func runAPI(ctx context.Context, log *slog.Logger, cfg apiConfig, ready func()) 
 		TaskQueue:    cfg.TaskQueue,
 		DisburseWait: cfg.DisburseWait,
 		// One connection per service serves both its client and its readiness probe.
-		Ledger:            ledger.NewClient(ledgerv1.NewLedgerServiceClient(ledgerConn), ledger.ClientOptions{}),
-		Gateway:           gateway.NewClient(gatewayv1.NewGatewayServiceClient(gatewayConn), gateway.ClientOptions{}),
-		WebhookSecrets:    secrets,
-		MaxBodyBytes:      int64(cfg.MaxBodyBytes),
-		Mailer:            mailer,
-		Texter:            texter,
-		PublicURL:         publicURL,
-		TrustedProxies:    proxies,
-		KycValidity:       cfg.KycValidity,
-		EqubMoneyMovement: cfg.EqubMoneyMovement,
-		EqubEscrowRecon:   cfg.EqubEscrowRecon,
-		AdjustmentKeys:    adjustmentKeys(cfg.AdjustmentKey, cfg.AdjustmentKeyPrevious),
-		DisputeCalendar:   calendar,
-		Uploads:           store,
-		MaxUploadBytes:    int64(cfg.MaxUploadBytes),
+		Ledger:             ledger.NewClient(ledgerv1.NewLedgerServiceClient(ledgerConn), ledger.ClientOptions{}),
+		Gateway:            gc,
+		NationalIDRegistry: registry,
+		WebhookSecrets:     secrets,
+		MaxBodyBytes:       int64(cfg.MaxBodyBytes),
+		Mailer:             mailer,
+		Texter:             texter,
+		PublicURL:          publicURL,
+		TrustedProxies:     proxies,
+		KycValidity:        cfg.KycValidity,
+		EqubMoneyMovement:  cfg.EqubMoneyMovement,
+		EqubEscrowRecon:    cfg.EqubEscrowRecon,
+		AdjustmentKeys:     adjustmentKeys(cfg.AdjustmentKey, cfg.AdjustmentKeyPrevious),
+		DisputeCalendar:    calendar,
+		Uploads:            store,
+		MaxUploadBytes:     int64(cfg.MaxUploadBytes),
 		// An advance is limited to what the next payroll can recover within the protection
 		// policy (issue 23); loan quotes default to the same projection.
 		EwaRecoverable: api.EwaRecoverableFromPayroll,

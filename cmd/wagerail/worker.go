@@ -22,6 +22,7 @@ import (
 	"github.com/wagerail/wagerail/activities"
 	"github.com/wagerail/wagerail/gateway"
 	"github.com/wagerail/wagerail/internal/disputes"
+	"github.com/wagerail/wagerail/internal/kyc"
 	"github.com/wagerail/wagerail/internal/notifications"
 	"github.com/wagerail/wagerail/internal/notify"
 	"github.com/wagerail/wagerail/internal/payroll"
@@ -68,7 +69,10 @@ type workerConfig struct {
 	// a payroll run's completion does not move equb contributions taken by payroll deduction
 	// (activities.Equb.MoneyMovement). Set it as on the api.
 	EqubMoneyMovement bool
-	DialTimeout       time.Duration
+	// NationalIDRegistry is the registry (the gateway's name for it) the kyc-registry-lookup
+	// consumer looks every KYC submission up in (KYC_NATIONAL_ID_REGISTRY); empty: no lookup.
+	NationalIDRegistry string
+	DialTimeout        time.Duration
 	// StopTimeout is how long the running activities may finish when the worker stops
 	// (worker.Options.WorkerStopTimeout; 0 cancels them at once).
 	StopTimeout time.Duration
@@ -79,7 +83,7 @@ func defaultWorkerConfig() workerConfig {
 	return workerConfig{
 		TemporalAddress: "127.0.0.1:7233", TemporalNamespace: "default", TaskQueue: "wagerail",
 		LedgerAddr: "127.0.0.1:50052", GatewayAddr: "127.0.0.1:50051", MetricsAddr: "127.0.0.1:50055", Schedules: true, LogLevel: "info", DialTimeout: 30 * time.Second,
-		StopTimeout: workflows.WorkerStopTimeout,
+		StopTimeout: workflows.WorkerStopTimeout, NationalIDRegistry: defaultNationalIDRegistry,
 	}
 }
 
@@ -118,6 +122,7 @@ func workerFlags(cfg *workerConfig) *cli.Command {
 	c.Duration(&cfg.DialTimeout, "temporal-dial-timeout", "TEMPORAL_DIAL_TIMEOUT", d.DialTimeout, "how long to keep trying to reach Temporal at start")
 	c.Bool(&cfg.EqubMoneyMovement, "equb-money-movement", "EQUB_MONEY_MOVEMENT_ENABLED", false, "let a payroll run's completion move equb contributions taken by payroll deduction (the master kill switch, as on the api; off: those lines are refused EQUB_MONEY_MOVEMENT_DISABLED and stay owed)")
 	c.Bool(&cfg.EqubEscrowRecon, "equb-escrow-recon", "EQUB_ESCROW_RECON_ENABLED", false, "run the equb escrow reconciliation (daily schedule at 07:45 UTC and the operator route's runs; off: its schedule is removed and its activities refuse)")
+	c.String(&cfg.NationalIDRegistry, "national-id-registry", "KYC_NATIONAL_ID_REGISTRY", d.NationalIDRegistry, "look every KYC submission up in this national ID registry, by the gateway's name for it, from the outbox's kyc.verification_requested.v1 (needs --outbox-publisher; empty: no lookup)")
 	c.Bool(&cfg.Schedules, "schedules", "WORKER_SCHEDULES", d.Schedules, "create or update the Temporal schedules (daily clean-ups, reconciliation) at start")
 	c.Duration(&cfg.StopTimeout, "stop-timeout", "WORKER_STOP_TIMEOUT", d.StopTimeout, "at shutdown, how long the running activities may finish before they are cancelled (keep the termination grace period above it)")
 	addLogLevel(c, &cfg.LogLevel)
@@ -199,6 +204,8 @@ type workerDeps struct {
 	EqubEscrowRecon bool
 	// EqubMoneyMovement is EQUB_MONEY_MOVEMENT_ENABLED.
 	EqubMoneyMovement bool
+	// Registry is the national ID registry the KYC lookup consumer asks (nil: no consumer).
+	Registry kyc.Registry
 }
 
 // activities builds every activity struct from the shared dependencies.
@@ -279,6 +286,10 @@ func (d workerDeps) consumers() ([]outbox.Subscription, error) {
 	}
 	if d.Notifications != nil {
 		subs = append(subs, notifications.Subscription(d.Notifications))
+	}
+	if d.Registry != nil {
+		// National-ID auto-lookup of every KYC submission and amendment.
+		subs = append(subs, (&kyc.RegistryLookup{DB: d.DB, Registry: d.Registry}).Subscription())
 	}
 	return subs, nil
 }
@@ -365,6 +376,16 @@ func runWorker(ctx context.Context, log *slog.Logger, cfg workerConfig, ready fu
 	defer gc.Close()
 	deps := workerDeps{Log: log, DB: pool, Platform: platform, Temporal: tc, TaskQueue: cfg.TaskQueue, Ledger: lc, Gateway: gc, Metrics: reg,
 		EqubEscrowRecon: cfg.EqubEscrowRecon, EqubMoneyMovement: cfg.EqubMoneyMovement}
+	if cfg.NationalIDRegistry != "" {
+		// A client of its own: a registry outage opens its breaker, never the one the money
+		// sagas' gateway calls go through.
+		rc, err := gateway.Dial(cfg.GatewayAddr, gateway.ClientOptions{})
+		if err != nil {
+			return fmt.Errorf("worker: gateway address %q: %w", cfg.GatewayAddr, err)
+		}
+		defer rc.Close()
+		deps.Registry = activities.NationalIDRegistry{Gateway: rc, Registry: cfg.NationalIDRegistry}
+	}
 	if runsNotifications {
 		if deps.Notifications, err = newNotificationConsumer(log, pool, cfg.Senders, cfg.DevDataDir); err != nil {
 			return fmt.Errorf("worker: %w", err)

@@ -74,20 +74,23 @@ type Submission struct {
 	CreatedAt       time.Time
 	UpdatedAt       time.Time
 	Documents       []Document // the photo first, then by type
+	// RegistryCheck is the national ID registry's newest answer about the current content (nil:
+	// not looked up yet, or only before the applicant amended it).
+	RegistryCheck *RegistryCheck
 }
 
 const columns = `id, tenant_id, subject_type, subject_id, full_name, national_id, date_of_birth, photo_key, status,
 	coalesce(rejection_reason, ''), coalesce(claimed_by, ''), coalesce(decided_by, ''), coalesce(decided_at, 'epoch'),
 	coalesce(valid_until, 'epoch'), submitted_by, created_at, updated_at,
 	coalesce((SELECT json_agg(json_build_object('type', d.doc_type, 'uploadKey', d.upload_key, 'sha256', d.sha256) ORDER BY d.doc_type <> 'photo', d.doc_type)
-	          FROM app.kyc_documents d WHERE d.submission_id = s.id), '[]')`
+	          FROM app.kyc_documents d WHERE d.submission_id = s.id), '[]'), ` + latestCheck
 
 func scan(row pgx.Row) (Submission, error) {
 	var s Submission
-	var docs []byte
+	var docs, check []byte
 	err := row.Scan(&s.ID, &s.TenantID, &s.SubjectType, &s.SubjectID, &s.FullName, &s.NationalID, &s.DateOfBirth, &s.PhotoKey,
 		&s.Status, &s.RejectionReason, &s.ClaimedBy, &s.DecidedBy, &s.DecidedAt, &s.ValidUntil, &s.SubmittedBy,
-		&s.CreatedAt, &s.UpdatedAt, &docs)
+		&s.CreatedAt, &s.UpdatedAt, &docs, &check)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Submission{}, ErrNotFound
 	}
@@ -102,6 +105,9 @@ func scan(row pgx.Row) (Submission, error) {
 	}
 	if err := json.Unmarshal(docs, &s.Documents); err != nil {
 		return Submission{}, fmt.Errorf("kyc: documents: %w", err)
+	}
+	if s.RegistryCheck, err = currentCheck(s, check); err != nil {
+		return Submission{}, err
 	}
 	return s, nil
 }
@@ -191,7 +197,7 @@ func recordSubmitted(ctx context.Context, tx pgx.Tx, tenant, id string, docs []D
 		Details: map[string]string{"subjectType": string(s.SubjectType), "subjectId": s.SubjectID}}); err != nil {
 		return Submission{}, err
 	}
-	if _, err := outbox.Write(ctx, tx, "kyc.verification_requested.v1", event(s)); err != nil {
+	if _, err := outbox.Write(ctx, tx, EventVerificationRequested, event(s)); err != nil {
 		return Submission{}, err
 	}
 	return s, nil

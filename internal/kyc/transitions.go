@@ -106,6 +106,18 @@ type Change struct {
 	Note     string        // applicant-facing: required for reject and request-more-info
 	Validity time.Duration // approve: how long the approval holds (0: DefaultValidity)
 	Now      time.Time
+	// AcknowledgeRegistryCheck (approve) is the id of the negative national-ID registry check the
+	// reviewer has examined and approves despite, with Note as the reason. It covers that check
+	// only: a newer negative one refuses the approval again.
+	AcknowledgeRegistryCheck string
+}
+
+// RegistryNegativeError refuses approving a submission whose current registry check is negative
+// and not acknowledged.
+type RegistryNegativeError struct{ Check RegistryCheck }
+
+func (e *RegistryNegativeError) Error() string {
+	return fmt.Sprintf("kyc: the national ID registry check %s is %s", e.Check.ID, e.Check.Outcome)
 }
 
 // Transition applies action to the submission under a row lock, with its audit row and outbox
@@ -132,6 +144,13 @@ func Transition(ctx context.Context, tx pgx.Tx, tenant, id string, action Action
 		} else if self {
 			return cur, ErrSelfReview
 		}
+	}
+	acknowledged := false
+	if action == Approve && cur.RegistryCheck != nil && cur.RegistryCheck.Negative() {
+		if ch.AcknowledgeRegistryCheck != cur.RegistryCheck.ID || ch.Note == "" {
+			return cur, &RegistryNegativeError{Check: *cur.RegistryCheck}
+		}
+		acknowledged = true
 	}
 	var err2 error
 	switch action {
@@ -164,8 +183,13 @@ func Transition(ctx context.Context, tx pgx.Tx, tenant, id string, action Action
 		return Submission{}, err
 	}
 	actx := tenancy.WithTenant(ctx, tenant)
+	details := map[string]string{"from": string(cur.Status), "to": string(next.Status)}
+	if acknowledged {
+		details["registryCheckAcknowledged"], details["registryOutcome"], details["note"] =
+			cur.RegistryCheck.ID, string(cur.RegistryCheck.Outcome), ch.Note
+	}
 	if err := audit.Write(actx, tx, audit.Entry{Action: audits[action], Outcome: audit.Success, TargetType: "KycSubmission", TargetID: id,
-		Details: map[string]string{"from": string(cur.Status), "to": string(next.Status)}}); err != nil {
+		Details: details}); err != nil {
 		return Submission{}, err
 	}
 	payload := event(next)

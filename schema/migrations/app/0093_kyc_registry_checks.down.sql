@@ -1,0 +1,1 @@
+DROP TABLE app.kyc_registry_checks;
