@@ -22,6 +22,7 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/require"
@@ -93,7 +94,11 @@ func TestEveryOperationAnswersHostileInputCleanly(t *testing.T) {
 			sw.statuses[c] += n
 		}
 		sw.noBase, sw.failures = append(sw.noBase, s.noBase...), append(sw.failures, s.failures...)
+		sw.unaudited = append(sw.unaudited, s.unaudited...)
 	}
+	slices.Sort(sw.unaudited)
+	require.Equal(t, sweepUnauditedOK, slices.Compact(sw.unaudited),
+		"a state-changing operation that succeeded wrote no audit row (the trail must show every change: GET /api/audit-logs)")
 	var hist []string
 	for _, c := range slices.Sorted(maps.Keys(sw.statuses)) {
 		hist = append(hist, fmt.Sprintf("%d×%d", c, sw.statuses[c]))
@@ -109,6 +114,22 @@ func TestEveryOperationAnswersHostileInputCleanly(t *testing.T) {
 		t.Fatalf("%d answers break the rules (first %d):\n%s", len(sw.failures), min(len(sw.failures), 600),
 			strings.Join(sw.failures[:min(len(sw.failures), 600)], "\n"))
 	}
+}
+
+// sweepUnauditedOK are the operations of a state-changing method whose base request succeeds in
+// the sweep without an audit row, each because it changed nothing: a read by POST (a quote, an
+// anonymous passkey challenge), or a request that finds what it asks for already so (the period's
+// run exists, there are no settings to remove, the status or the policy is already the one asked,
+// the goal is closed). Every other success must be on the trail.
+var sweepUnauditedOK = []string{
+	"DELETE /api/payroll/auto-lock-policy",
+	"DELETE /api/payroll/tenant-settings",
+	"POST /api/auth/passkey/generate-authenticate-options",
+	"POST /api/bnpl/quotes",
+	"POST /api/payroll",
+	"POST /api/savings/goals/:id/close",
+	"PUT /api/employees/:id/status",
+	"PUT /api/organization/security-policy",
 }
 
 // sweepShards is how many worlds the sweep runs side by side.
@@ -217,6 +238,7 @@ func newSweep(tb testing.TB) (*sweep, []Route) {
 	sw := &sweep{
 		t:        tb,
 		stack:    bs,
+		auditDB:  bs.d.Platform(tb),
 		doc:      openapiDoc(tb),
 		anon:     bs.client(),
 		platform: bs.reviewer,
@@ -325,6 +347,10 @@ type sweep struct {
 	statuses   map[int]int
 	failures   []string
 	noBase     []string
+	// unaudited are the state-changing operations whose base request succeeded and wrote no
+	// audit row.
+	unaudited []string
+	auditDB   *pgxpool.Pool
 }
 
 // sweepHostileStrings are path, query and header values no route may fail on.
@@ -833,11 +859,16 @@ func (sw *sweep) race(o *sweepOp) {
 		for i := range hreqs {
 			hreqs[i], recs[i] = sw.as(o.caller, o.r, req), httptest.NewRecorder()
 		}
+		head := sw.auditHead()
 		var wg sync.WaitGroup
 		for i := range hreqs {
 			wg.Go(func() { o.caller.h.ServeHTTP(recs[i], hreqs[i]) })
 		}
 		wg.Wait()
+		if o.r.Method != http.MethodGet && !shared && sw.auditHead() == head &&
+			slices.ContainsFunc(recs, func(r *httptest.ResponseRecorder) bool { return r.Code < 300 }) {
+			sw.unaudited = append(sw.unaudited, o.r.Method+" "+o.r.Path)
+		}
 		var first *httptest.ResponseRecorder
 		for _, rec := range recs {
 			sw.check(o.r, req, rec, what)
@@ -1312,4 +1343,17 @@ func sweepWordsOnly(v string) bool {
 			return true
 		}
 	}
+}
+
+// auditHead is the newest audit row's id in any tenant (0: none).
+func (sw *sweep) auditHead() int64 {
+	var id int64
+	ctx := context.Background()
+	tx, err := sw.auditDB.Begin(ctx)
+	require.NoError(sw.t, err)
+	defer func() { _ = tx.Rollback(ctx) }()
+	_, err = tx.Exec(ctx, `SET LOCAL app.cross_tenant = 'on'`)
+	require.NoError(sw.t, err)
+	require.NoError(sw.t, tx.QueryRow(ctx, `SELECT coalesce(max(id), 0) FROM app.audit_log`).Scan(&id))
+	return id
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/wagerail/wagerail/internal/notifications"
 	"github.com/wagerail/wagerail/internal/notify"
 	"github.com/wagerail/wagerail/internal/platform/audit"
+	"github.com/wagerail/wagerail/internal/platform/crosstenant"
 	"github.com/wagerail/wagerail/internal/platform/field"
 	"github.com/wagerail/wagerail/internal/platform/logging"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
@@ -307,5 +308,15 @@ func (s *Server) sendTestNotification(c *gin.Context) {
 	}
 	s.deps.Log.InfoContext(c.Request.Context(), "notifications: test message", "channel", out.Channel, "to", out.To,
 		"reference", out.Reference, "status", out.Status)
+	// Our sender, at an address the admin chose: on the trail (the address masked).
+	outcome := audit.Success
+	if out.Failure != nil {
+		outcome = audit.Failed
+	}
+	if err := s.auditIn(c.Request.Context(), crosstenant.PlatformTenant, callerOf(c).User.ID, audit.Entry{Action: "SendTestNotification",
+		Outcome: outcome, Details: map[string]any{"channel": out.Channel, "to": out.To, "reference": out.Reference, "status": out.Status}}); err != nil {
+		writeError(c, err)
+		return
+	}
 	c.JSON(http.StatusOK, out)
 }

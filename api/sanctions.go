@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/wagerail/wagerail/internal/platform/audit"
+	"github.com/wagerail/wagerail/internal/platform/crosstenant"
 	"github.com/wagerail/wagerail/internal/platform/field"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
 	"github.com/wagerail/wagerail/internal/sanctions"
@@ -86,6 +87,13 @@ func (s *Server) screenName(c *gin.Context) {
 	res, err := sanctions.Screen(c.Request.Context(), s.deps.DB, req.Name, dob)
 	if err != nil {
 		writeError(c, sanctionsError(err))
+		return
+	}
+	// A platform admin's look at a person against the lists is on the trail: who looked, when and
+	// what it answered (never the name: the trail holds no unmasked personal data).
+	if err := s.auditIn(c.Request.Context(), crosstenant.PlatformTenant, callerOf(c).User.ID, audit.Entry{Action: "ScreenName",
+		Outcome: audit.Success, Details: map[string]any{"outcome": res.Outcome, "withDob": !dob.IsZero()}}); err != nil {
+		writeError(c, err)
 		return
 	}
 	c.JSON(http.StatusOK, res)
