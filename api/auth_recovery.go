@@ -132,7 +132,7 @@ func (s *Server) resetPassword(c *gin.Context) {
 		if err := identity.SetPassword(actx, tx, v.UserID, hash, now); err != nil {
 			return err
 		}
-		if err := identity.RevokeUserSessions(actx, tx, v.UserID, "", now); err != nil {
+		if _, err := identity.RevokeUserSessions(actx, tx, v.UserID, "", now); err != nil {
 			return err
 		}
 		// And every other link that signs in or sets the password: one mailed before the reset

@@ -169,7 +169,8 @@ func (s *Server) verifyTwoFactor(c *gin.Context) {
 		}
 		// Turning the second factor on signs the user's other sessions out: one signed in with the
 		// password alone (a stolen cookie, say) must not outlive it (found by an audit).
-		return identity.RevokeUserSessions(actx, tx, user.ID, sess.ID, now)
+		_, err = identity.RevokeUserSessions(actx, tx, user.ID, sess.ID, now)
+		return err
 	})
 	if wrong {
 		if err := s.auditIn(ctx, crosstenant.PlatformTenant, user.ID, audit.Entry{Action: action, Outcome: audit.Denied,
@@ -211,7 +212,8 @@ func (s *Server) disableTwoFactor(c *gin.Context) {
 		}
 		// The user's other sessions are signed out, as a password reset signs them out: turning the
 		// second factor off is as much a change of the account's keys.
-		return identity.RevokeUserSessions(actx, tx, cl.User.ID, sess.ID, s.now())
+		_, err = identity.RevokeUserSessions(actx, tx, cl.User.ID, sess.ID, s.now())
+		return err
 	})
 	if err != nil {
 		writeError(c, err)

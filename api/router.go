@@ -338,7 +338,7 @@ func (s *Server) routes() []Route {
 		// refusal is counted in its metrics.
 		{Method: http.MethodPost, Path: "/api/integration/bank-callback/:partner", Auth: PublicSigned, Summary: "Partner-bank transfer callback", Handler: s.bankCallback, Body: BodyOwn},
 	}
-	for _, area := range [][]Route{s.authRoutes(), s.authExtraRoutes(), s.passkeyRoutes(), s.orgAuthRoutes(), s.memberRoutes(), s.businessRoutes(), s.teamRoutes(), s.securityPolicyRoutes(),
+	for _, area := range [][]Route{s.authRoutes(), s.authExtraRoutes(), s.passkeyRoutes(), s.sessionRoutes(), s.orgAuthRoutes(), s.memberRoutes(), s.businessRoutes(), s.teamRoutes(), s.securityPolicyRoutes(),
 		s.employeeRoutes(), s.employeeTransferRoutes(), s.catalogRoutes(), s.catalogAssignmentRoutes(), s.uploadRoutes(), s.kycRoutes(), s.sanctionsRoutes(),
 		s.ewaRoutes(), s.webhookAdminRoutes(),
 		s.payrollSettingsRoutes(),

@@ -105,11 +105,51 @@ func RevokeSession(ctx context.Context, q db.Querier, id string, now time.Time) 
 }
 
 // RevokeUserSessions ends every session of a user except keep (a password reset signs out all
-// other devices; a ban signs out everywhere with keep "").
-func RevokeUserSessions(ctx context.Context, q db.Querier, userID, keep string, now time.Time) error {
-	_, err := q.Exec(ctx, `UPDATE app.sessions SET revoked_at = $3
+// other devices; a ban signs out everywhere with keep "") and says how many live ones it ended.
+func RevokeUserSessions(ctx context.Context, q db.Querier, userID, keep string, now time.Time) (int64, error) {
+	tag, err := q.Exec(ctx, `UPDATE app.sessions SET revoked_at = $3
 		WHERE user_id = $1 AND id <> $2 AND revoked_at IS NULL`, userID, keep, now)
-	return wrap("revoke sessions", err)
+	return tag.RowsAffected(), wrap("revoke sessions", err)
+}
+
+// MaxListedSessions bounds UserSessions: the newest this many of a user's live sessions.
+const MaxListedSessions = 100
+
+// DeviceSession is a live session as its user sees it in their list of devices.
+type DeviceSession struct {
+	Session
+	IP, UserAgent string
+}
+
+// UserSessions lists userID's live sessions (not revoked, not expired at now), newest first, at
+// most MaxListedSessions.
+func UserSessions(ctx context.Context, q db.Querier, userID string, now time.Time) ([]DeviceSession, error) {
+	rows, err := q.Query(ctx, `SELECT `+sessionColumns+`, coalesce(ip_address, ''), coalesce(user_agent, '') FROM app.sessions
+		WHERE user_id = $1 AND revoked_at IS NULL AND expires_at > $2 ORDER BY created_at DESC, id DESC LIMIT $3`,
+		userID, now, MaxListedSessions)
+	if err != nil {
+		return nil, wrap("list sessions", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (DeviceSession, error) {
+		var d DeviceSession
+		err := r.Scan(&d.ID, &d.UserID, &d.ActiveOrganizationID, &d.TwoFactorPending, &d.PasskeyID, &d.CreatedAt, &d.ExpiresAt, &d.IP, &d.UserAgent)
+		return d, err
+	})
+	return out, wrap("list sessions", err)
+}
+
+// RevokeUserSession ends userID's live session id; ErrNotFound when they have no such live
+// session (another user's is no different from none).
+func RevokeUserSession(ctx context.Context, q db.Querier, userID, id string, now time.Time) error {
+	tag, err := q.Exec(ctx, `UPDATE app.sessions SET revoked_at = $3
+		WHERE id = $1 AND user_id = $2 AND revoked_at IS NULL AND expires_at > $3`, id, userID, now)
+	if err != nil {
+		return wrap("revoke session", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return ErrNotFound
+	}
+	return nil
 }
 
 // RotateSession replaces s by a new session (new id and token) with changes applied, and revokes

@@ -126,7 +126,8 @@ func DiscardUnprovedCredentials(ctx context.Context, q db.Querier, userID string
 	if _, err := q.Exec(ctx, `DELETE FROM app.backup_codes WHERE user_id = $1`, userID); err != nil {
 		return wrap("discard credentials", err)
 	}
-	return RevokeUserSessions(ctx, q, userID, "", now)
+	_, err := RevokeUserSessions(ctx, q, userID, "", now)
+	return err
 }
 
 // SetVerifiedPhone records a phone number the user proved with an OTP.

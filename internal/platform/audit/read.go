@@ -109,6 +109,9 @@ type Search struct {
 	// Exact matches; "" does not filter.
 	Actor, Action, TargetType, TargetID string
 	Outcome                             Outcome
+	// Person: rows this user wrote or that are about them (target User with their id); "" does
+	// not filter. A user's own account activity.
+	Person string
 	// From and To bound occurred_at: From <= occurred_at < To; zero does not bound.
 	From, To time.Time
 	// Before is the previous page's last row id (0: from the newest row).
@@ -128,6 +131,9 @@ func Find(ctx context.Context, tx db.Writer, s Search) ([]Row, error) {
 		if f.v != "" {
 			where, args = append(where, f.col+" = ?"), append(args, f.v)
 		}
+	}
+	if s.Person != "" {
+		where, args = append(where, "(actor = ? OR (target_type = 'User' AND target_id = ?))"), append(args, s.Person, s.Person)
 	}
 	if !s.From.IsZero() {
 		where, args = append(where, "occurred_at >= ?"), append(args, s.From)
