@@ -96,9 +96,11 @@ func TestEveryOperationAnswersHostileInputCleanly(t *testing.T) {
 		sw.noBase, sw.failures = append(sw.noBase, s.noBase...), append(sw.failures, s.failures...)
 		sw.unaudited = append(sw.unaudited, s.unaudited...)
 	}
-	slices.Sort(sw.unaudited)
-	require.Equal(t, sweepUnauditedOK, slices.Compact(sw.unaudited),
-		"a state-changing operation that succeeded wrote no audit row (the trail must show every change: GET /api/audit-logs)")
+	// One way only: a saga or a consumer writing a row meanwhile can hide a no-op, never make one.
+	for _, op := range sw.unaudited {
+		require.Contains(t, sweepUnauditedOK, op,
+			"a state-changing operation that succeeded wrote no audit row (the trail must show every change: GET /api/audit-logs)")
+	}
 	var hist []string
 	for _, c := range slices.Sorted(maps.Keys(sw.statuses)) {
 		hist = append(hist, fmt.Sprintf("%d×%d", c, sw.statuses[c]))

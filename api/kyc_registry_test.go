@@ -46,7 +46,8 @@ func newRegistryWorld(t testing.TB) *registryWorld {
 	return &registryWorld{kycWorld: newKycWorldOn(t, u), stack: stack, relay: relay, employees: map[string]string{}}
 }
 
-// deliver runs the relay until it owes nothing now.
+// deliver runs the relay until it owes nothing: each delivery done, retried to its last attempt
+// or dead-lettered.
 func (w *registryWorld) deliver(t *testing.T) outbox.PollResult {
 	t.Helper()
 	var total outbox.PollResult
@@ -59,6 +60,7 @@ func (w *registryWorld) deliver(t *testing.T) outbox.PollResult {
 		if res.Claimed == 0 {
 			break
 		}
+		time.Sleep(5 * time.Millisecond) // past the relay's backoff (1 ms): a retried delivery is due again
 	}
 	return total
 }
