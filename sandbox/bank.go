@@ -153,7 +153,7 @@ func New(pool *pgxpool.Pool, cfg Config, log *slog.Logger) (*Bank, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	b := &Bank{cfg: cfg, log: log, store: &store{pool: pool}, faults: &faultStore{pool: pool, ttl: cfg.FaultCacheTTL},
-		identities: &identityRegister{}}
+		identities: &identityRegister{pool: pool}}
 	b.deliverer = &deliverer{pool: pool, faults: b.faults, cfg: cfg, log: log, nudge: make(chan struct{}, 1),
 		leaseGrace: callbackLeaseGrace, recordGrace: callbackRecordGrace,
 		client: &http.Client{Transport: &http.Transport{

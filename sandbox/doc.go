@@ -1,6 +1,6 @@
 // Package sandbox is the simulated partner bank every test and `wagerail dev` talks to over HTTP:
 // accounts, holds, asynchronous settlement, refunds, bulk transfers, statements, signed callbacks
 // and fault injection; and, beside it, a simulated national ID registry (identity.go). It keeps
-// the bank's state in schema sandbox (the registry's identities in the process's memory) and must
+// the bank's state and the registry's identities in schema sandbox and must
 // not import any other Wagerail domain package: it is the outside world.
 package sandbox

@@ -395,7 +395,7 @@ func TestHardening4_HostileProbesAreRefusedBeforeTheDatabase(t *testing.T) {
 	require.Zero(t, e.count(`SELECT count(*) FROM sandbox.faults`))
 	require.Zero(t, e.count(`SELECT count(*) FROM sandbox.statement_lines WHERE kind <> 'OPENING'`), "no funding, no hold")
 	require.Equal(t, 4, e.count(`SELECT count(*) FROM sandbox.accounts`), "no account opened")
-	require.Zero(t, e.bank.identities.len(), "no identity registered")
+	require.Zero(t, e.count(`SELECT count(*) FROM sandbox.identities`), "no identity registered")
 	require.Equal(t, AccountActive, decodeAs[OperatorAccount](t, e.do("GET", "/api/v1/sandbox/accounts/HP-DST", nil)).Status, "no account closed")
 	e.checkBooks()
 }

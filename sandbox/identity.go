@@ -1,10 +1,14 @@
 package sandbox
 
 import (
-	"maps"
+	"context"
+	"errors"
+	"fmt"
 	"net/http"
-	"sync"
 	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/wagerail/wagerail/internal/platform/field"
 )
@@ -14,11 +18,9 @@ import (
 // GET /api/v1/identities/{nationalId}; operators and tests seed it with
 // POST /api/v1/sandbox/identities.
 //
-// Unlike the bank's books, the register lives in the process's memory, not in schema sandbox:
-// it holds no money, the demo identities are seeded again at every start (SeedDemo), and tests
-// seed their own through the running sandbox. Two sandbox processes therefore each have their
-// own register; faults, which the registry route honours, are shared through the database as
-// for every other route.
+// The register is kept with the bank's books (sandbox.identities): every sandbox process reads the
+// one register, and identities an operator added outlive a restart. SeedDemo registers the demo
+// identities that are not there yet.
 
 // Identity statuses.
 const (
@@ -116,70 +118,74 @@ func (r *CreateIdentityRequest) Validate() *Error {
 	return nil
 }
 
-// identityRegister is the registry's records, by national id.
-type identityRegister struct {
-	mu sync.RWMutex
-	m  map[string]Identity
-}
+// identityRegister is the registry's records, by national id, in sandbox.identities.
+type identityRegister struct{ pool *pgxpool.Pool }
 
-func (g *identityRegister) get(nationalID string) (Identity, *Error) {
-	g.mu.RLock()
-	defer g.mu.RUnlock()
-	id, ok := g.m[nationalID]
-	if !ok {
+const identityColumns = `national_id, full_name, to_char(date_of_birth, 'YYYY-MM-DD'), status`
+
+func scanIdentity(row pgx.Row, nationalID string) (Identity, error) {
+	var id Identity
+	err := row.Scan(&id.NationalID, &id.FullName, &id.DateOfBirth, &id.Status)
+	if errors.Is(err, pgx.ErrNoRows) {
 		return Identity{}, errf(404, CodeIdentityNotFound, "no identity with national id %s", nationalID)
 	}
+	if err != nil {
+		return Identity{}, fmt.Errorf("sandbox.identity: %w", err)
+	}
 	return id, nil
+}
+
+func (g *identityRegister) get(ctx context.Context, nationalID string) (Identity, error) {
+	return scanIdentity(g.pool.QueryRow(ctx, `SELECT `+identityColumns+` FROM sandbox.identities WHERE national_id = $1`, nationalID), nationalID)
 }
 
 // create registers r (validated), idempotently: the same identity again is a replay (created
 // false); the national id with other content is 409 IDENTITY_EXISTS and changes nothing.
-func (g *identityRegister) create(r CreateIdentityRequest) (Identity, bool, *Error) {
+func (g *identityRegister) create(ctx context.Context, r CreateIdentityRequest) (Identity, bool, error) {
 	id := Identity{NationalID: r.NationalID, FullName: r.FullName, DateOfBirth: r.DateOfBirth, Status: r.Status}
 	if id.Status == "" {
 		id.Status = IdentityActive
 	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if have, ok := g.m[id.NationalID]; ok {
-		if have != id {
-			return Identity{}, false, errf(409, CodeIdentityExists, "national id %s is registered with other content", id.NationalID)
-		}
-		return have, false, nil
+	tag, err := g.pool.Exec(ctx, `INSERT INTO sandbox.identities (national_id, full_name, date_of_birth, status)
+		VALUES ($1, $2, $3::date, $4) ON CONFLICT (national_id) DO NOTHING`, id.NationalID, id.FullName, id.DateOfBirth, id.Status)
+	if err != nil {
+		return Identity{}, false, fmt.Errorf("sandbox.identity: %w", err)
 	}
-	if g.m == nil {
-		g.m = map[string]Identity{}
+	if tag.RowsAffected() == 1 {
+		return id, true, nil
 	}
-	g.m[id.NationalID] = id
-	return id, true, nil
+	have, err := g.get(ctx, id.NationalID)
+	if err != nil {
+		return Identity{}, false, err
+	}
+	if have != id {
+		return Identity{}, false, errf(409, CodeIdentityExists, "national id %s is registered with other content", id.NationalID)
+	}
+	return have, false, nil
 }
 
 // revoke marks an identity REVOKED; a DECEASED one stays DECEASED (death is final).
-func (g *identityRegister) revoke(nationalID string) (Identity, *Error) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	id, ok := g.m[nationalID]
-	if !ok {
-		return Identity{}, errf(404, CodeIdentityNotFound, "no identity with national id %s", nationalID)
-	}
-	if id.Status == IdentityActive {
-		id.Status = IdentityRevoked
-		g.m[nationalID] = id
-	}
-	return id, nil
+func (g *identityRegister) revoke(ctx context.Context, nationalID string) (Identity, error) {
+	return scanIdentity(g.pool.QueryRow(ctx, `UPDATE sandbox.identities
+		SET status = CASE WHEN status = 'ACTIVE' THEN 'REVOKED' ELSE status END
+		WHERE national_id = $1 RETURNING `+identityColumns, nationalID), nationalID)
 }
 
 // snapshot copies the register (tests compare it before and after a refused request).
-func (g *identityRegister) snapshot() map[string]Identity {
-	g.mu.RLock()
-	defer g.mu.RUnlock()
-	return maps.Clone(g.m)
-}
-
-func (g *identityRegister) len() int {
-	g.mu.RLock()
-	defer g.mu.RUnlock()
-	return len(g.m)
+func (g *identityRegister) snapshot(ctx context.Context) (map[string]Identity, error) {
+	rows, err := g.pool.Query(ctx, `SELECT `+identityColumns+` FROM sandbox.identities`)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox.identity: %w", err)
+	}
+	ids, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Identity, error) { return scanIdentity(r, "") })
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]Identity, len(ids))
+	for _, id := range ids {
+		out[id.NationalID] = id
+	}
+	return out, nil
 }
 
 // pathNationalID is the national id named in the path, or a 400 before anything is looked up.
@@ -199,9 +205,9 @@ func (b *Bank) getIdentity(w http.ResponseWriter, r *http.Request) {
 	if _, ok := b.injected(w, r, nid, RegistryScope); !ok {
 		return
 	}
-	id, e := b.identities.get(nid)
-	if e != nil {
-		b.writeError(w, r, e)
+	id, err := b.identities.get(r.Context(), nid)
+	if err != nil {
+		b.writeError(w, r, err)
 		return
 	}
 	writeJSON(w, 200, id)
@@ -219,9 +225,9 @@ func (b *Bank) opCreateIdentity(w http.ResponseWriter, r *http.Request) {
 		b.writeError(w, r, e)
 		return
 	}
-	id, created, e := b.identities.create(req)
-	if e != nil {
-		b.writeError(w, r, e)
+	id, created, err := b.identities.create(r.Context(), req)
+	if err != nil {
+		b.writeError(w, r, err)
 		return
 	}
 	status := http.StatusOK
@@ -238,9 +244,9 @@ func (b *Bank) opRevokeIdentity(w http.ResponseWriter, r *http.Request) {
 		b.writeError(w, r, e)
 		return
 	}
-	id, e := b.identities.revoke(nid)
-	if e != nil {
-		b.writeError(w, r, e)
+	id, err := b.identities.revoke(r.Context(), nid)
+	if err != nil {
+		b.writeError(w, r, err)
 		return
 	}
 	writeJSON(w, 200, id)

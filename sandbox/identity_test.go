@@ -121,5 +121,5 @@ func TestSeedDemoRegistersTheDemoIdentities(t *testing.T) {
 	_, err = e.bank.SeedDemo(ctx)
 	require.NoError(t, err)
 	require.Equal(t, IdentityRevoked, decodeAs[Identity](t, e.do("GET", "/api/v1/identities/DEMO0000101", nil)).Status)
-	require.Equal(t, len(DemoIdentities), e.bank.identities.len())
+	require.Len(t, e.registry(t), len(DemoIdentities))
 }

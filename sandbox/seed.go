@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
 )
 
@@ -36,8 +37,9 @@ func (b *Bank) SeedDemo(ctx context.Context) (int, error) {
 	for _, id := range DemoIdentities {
 		// A register that already holds the id with other content (an operator changed it) is
 		// left as it is.
-		if _, _, e := b.identities.create(id); e != nil && e.Code != CodeIdentityExists {
-			return 0, fmt.Errorf("sandbox.seed: %w", e)
+		var e *Error
+		if _, _, err := b.identities.create(ctx, id); err != nil && !(errors.As(err, &e) && e.Code == CodeIdentityExists) {
+			return 0, fmt.Errorf("sandbox.seed: %w", err)
 		}
 	}
 	n := 0
