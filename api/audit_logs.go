@@ -28,9 +28,15 @@ func (s *Server) auditLogRoutes() []Route {
 	}
 }
 
-// auditLogFilters are the lists' query parameters (tenantId: the platform's list only).
-var auditLogFilters = map[string]bool{"limit": true, "cursor": true, "actor": true, "action": true, "outcome": true,
-	"targetType": true, "targetId": true, "from": true, "to": true}
+// The trail readers' query parameters: an organization's list; the platform's (tenantId too); a
+// user's own activity (none that names another party).
+var (
+	auditLogFilters = map[string]bool{"limit": true, "cursor": true, "actor": true, "action": true, "outcome": true,
+		"targetType": true, "targetId": true, "from": true, "to": true}
+	platformAuditLogFilters = map[string]bool{"limit": true, "cursor": true, "actor": true, "action": true, "outcome": true,
+		"targetType": true, "targetId": true, "from": true, "to": true, "tenantId": true}
+	accountActivityFilters = map[string]bool{"limit": true, "cursor": true, "action": true, "outcome": true, "from": true, "to": true}
+)
 
 var (
 	// auditName is an action or a target type as the writers spell them (DisburseEwa, EwaRequest).
@@ -46,16 +52,9 @@ type auditLogJSON struct {
 	TenantID string `json:"tenantId"`
 }
 
-// auditSearch reads a list's query; platform admits tenantId.
-func auditSearch(c *gin.Context, platform bool) (audit.Search, *Error) {
+// auditSearch reads a trail list's query: each parameter once, none but known.
+func auditSearch(c *gin.Context, known map[string]bool) (audit.Search, *Error) {
 	q := c.Request.URL.Query()
-	known := auditLogFilters
-	if platform {
-		known = map[string]bool{"tenantId": true}
-		for k := range auditLogFilters {
-			known[k] = true
-		}
-	}
 	var s audit.Search
 	if e := listQuery(q, known); e != nil {
 		return s, e
@@ -106,7 +105,7 @@ func auditSearch(c *gin.Context, platform bool) (audit.Search, *Error) {
 }
 
 func (s *Server) listAuditLogs(c *gin.Context) {
-	q, e := auditSearch(c, false)
+	q, e := auditSearch(c, auditLogFilters)
 	if e != nil {
 		writeError(c, e)
 		return
@@ -123,7 +122,7 @@ func (s *Server) listAuditLogs(c *gin.Context) {
 }
 
 func (s *Server) listAllAuditLogs(c *gin.Context) {
-	q, e := auditSearch(c, true)
+	q, e := auditSearch(c, platformAuditLogFilters)
 	if e != nil {
 		writeError(c, e)
 		return

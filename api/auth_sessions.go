@@ -129,17 +129,8 @@ func (s *Server) revokeSessions(c *gin.Context, all bool) {
 	c.JSON(http.StatusOK, successBody)
 }
 
-// accountActivityFilters are account-activity's query parameters.
-var accountActivityFilters = map[string]bool{"limit": true, "cursor": true, "action": true, "outcome": true, "from": true, "to": true}
-
 func (s *Server) accountActivity(c *gin.Context) {
-	q := c.Request.URL.Query()
-	if e := listQuery(q, accountActivityFilters); e != nil {
-		writeError(c, e)
-		return
-	}
-	// The reader of the organization trail's filters, less those that name another party.
-	search, e := auditSearch(c, false)
+	search, e := auditSearch(c, accountActivityFilters)
 	if e != nil {
 		writeError(c, e)
 		return
