@@ -185,6 +185,9 @@ type Server struct {
 	// passkeys is the WebAuthn relying party of PUBLIC_URL (api/auth_passkey.go); nil when
 	// PUBLIC_URL is no absolute URL (the passkey routes answer 503).
 	passkeys *webauthn.WebAuthn
+	// guards are the route table's rows by "METHOD path": a dashboard section is shown to whom
+	// its route's guard admits (api/dashboards.go).
+	guards map[string]Route
 }
 
 //go:embed openapi.yaml
@@ -262,7 +265,9 @@ func New(d Deps) *Server {
 	routes := s.routes()
 	e.Use(securityHeaders(), withRequestID(), accessLog(d.Log), recoverPanics(d.Log), limitBodies(d.MaxBodyBytes, bodyLimits(routes)))
 	idem := newIdempotencyGate(d, idempotency.Config{})
+	s.guards = make(map[string]Route, len(routes))
 	for _, r := range routes {
+		s.guards[r.Method+" "+r.Path] = r
 		// The body's shape is checked first: a refusal there reads no session and writes nothing.
 		h := append([]gin.HandlerFunc{checkBody(r)}, s.pipeline(r)...)
 		if r.Resolve != nil {
@@ -358,7 +363,7 @@ func (s *Server) routes() []Route {
 		s.disputeRoutes(),
 		s.walletRoutes(), s.walletTransferRoutes(),
 		s.savingsRoutes(),
-		s.deadLetterRoutes(), s.operatorRoutes(), s.notificationRoutes(), s.auditLogRoutes()} {
+		s.deadLetterRoutes(), s.operatorRoutes(), s.notificationRoutes(), s.auditLogRoutes(), s.dashboardRoutes()} {
 		rs = append(rs, area...)
 	}
 	return rs

@@ -206,7 +206,8 @@ func TestDuplicateNationalIDAndSoftDelete(t *testing.T) {
 		counts, err = employees.Count(w.ctx, tx, a)
 		return err
 	}))
-	require.Equal(t, employees.Counts{Total: 1, Active: 1}, counts)
+	require.Equal(t, employees.Counts{Total: 1, Active: 1, ByStatus: map[employees.Status]int64{
+		employees.Active: 1, employees.OnLeave: 0, employees.Suspended: 0, employees.Terminated: 0}}, counts)
 	again := w.create(a, sample("ET0000001"))
 	require.NotEqual(t, first.ID, again.ID)
 

@@ -306,25 +306,39 @@ func SoftDelete(ctx context.Context, q db.Querier, tenant, id string, now time.T
 	return cur, nil
 }
 
-// Counts are how many employees a tenant has (deleted ones left out), and how many are ACTIVE.
+// Counts are how many employees a tenant has (deleted ones left out): in all, in each status
+// (every status present) and linked to a user account of their own.
 type Counts struct {
-	Total  int64
-	Active int64
+	Total    int64
+	Active   int64
+	ByStatus map[Status]int64
+	Linked   int64
 }
 
-// Count counts tenant's employees.
-func Count(ctx context.Context, q db.Querier, tenant string) (Counts, error) {
-	var c Counts
-	err := q.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE status = 'ACTIVE') FROM app.employees
-		WHERE tenant_id = $1 AND deleted_at IS NULL`, tenant).Scan(&c.Total, &c.Active)
+// Statuses lists every employee status.
+var Statuses = []Status{Active, OnLeave, Suspended, Terminated}
+
+// Count counts tenant's employees in one query.
+func Count(ctx context.Context, q db.Writer, tenant string) (Counts, error) {
+	c := Counts{ByStatus: make(map[Status]int64, len(Statuses))}
+	var byStatus [4]int64
+	err := q.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE status = 'ACTIVE'),
+			count(*) FILTER (WHERE status = 'ON_LEAVE'), count(*) FILTER (WHERE status = 'SUSPENDED'),
+			count(*) FILTER (WHERE status = 'TERMINATED'), count(user_id)
+		FROM app.employees WHERE tenant_id = $1 AND deleted_at IS NULL`, tenant).
+		Scan(&c.Total, &byStatus[0], &byStatus[1], &byStatus[2], &byStatus[3], &c.Linked)
 	if err != nil {
 		return Counts{}, fmt.Errorf("employees: count: %w", err)
 	}
+	for i, st := range Statuses {
+		c.ByStatus[st] = byStatus[i]
+	}
+	c.Active = c.ByStatus[Active]
 	return c, nil
 }
 
 // CountActive counts tenant's ACTIVE employees (the ones a payroll run pays).
-func CountActive(ctx context.Context, q db.Querier, tenant string) (int64, error) {
+func CountActive(ctx context.Context, q db.Writer, tenant string) (int64, error) {
 	c, err := Count(ctx, q, tenant)
 	return c.Active, err
 }

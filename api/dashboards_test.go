@@ -1,0 +1,180 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/testkit"
+)
+
+// dashFixtureEmployee inserts an employee of tenant in status and returns its id.
+func dashFixtureEmployee(t testing.TB, d *testkit.DB, tenant, status string, linkedUser string) string {
+	t.Helper()
+	id := "emp_" + testkit.Unique("d")
+	var user any
+	if linkedUser != "" {
+		user = linkedUser
+	}
+	require.NoError(t, db.InTenantTx(context.Background(), d.App, tenant, func(tx pgx.Tx) error {
+		_, err := tx.Exec(context.Background(), `INSERT INTO app.employees (id, tenant_id, first_name, last_name, full_name,
+				national_id, hire_date, status, gross_monthly_salary_santim, payout_partner, payout_account_number, payout_holder_name, user_id)
+			VALUES ($1, $2, 'Abebe', 'Kebede', 'Abebe Kebede', $3, '2024-01-01', $4, 1500000, 'sandbox', '1000123', 'Abebe Kebede', $5)`,
+			id, tenant, fmt.Sprintf("ET%010d", time.Now().UnixNano()%1e10), status, user)
+		return err
+	}))
+	return id
+}
+
+// dashFixture runs sql (each statement with its own args) in tenant's transaction as the runtime
+// role: the rows any saga would have left, every CHECK of the tables kept.
+func dashFixture(t testing.TB, d *testkit.DB, tenant string, stmts ...[]any) {
+	t.Helper()
+	ctx := context.Background()
+	require.NoError(t, db.InTenantTx(ctx, d.App, tenant, func(tx pgx.Tx) error {
+		for _, s := range stmts {
+			if _, err := tx.Exec(ctx, s[0].(string), s[1:]...); err != nil {
+				return fmt.Errorf("%s: %w", s[0], err)
+			}
+		}
+		return nil
+	}))
+}
+
+func TestBusinessDashboard(t *testing.T) {
+	t.Parallel()
+	w := newBizWorld(t)
+	d := w.f.d
+	now := w.f.now() // the server's clock: its month is the dashboard's "this month"
+	month := time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC)
+	lastMonth := month.AddDate(0, -1, 0)
+
+	// An empty business: every section present to its owner, every count 0, no runs.
+	rec := w.owner.call(http.MethodGet, "/api/business/"+w.a+"/dashboard", nil)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	empty := decode[businessDashboardJSON](t, rec)
+	require.Equal(t, w.a, empty.BusinessID)
+	require.Equal(t, &employeeSummaryJSON{Total: 0, Linked: 0,
+		ByStatus: map[string]int64{"ACTIVE": 0, "ON_LEAVE": 0, "SUSPENDED": 0, "TERMINATED": 0}}, empty.Employees)
+	require.NotNil(t, empty.Payroll)
+	require.Nil(t, empty.Payroll.LatestRun)
+	require.Nil(t, empty.Payroll.LastCompletedRun)
+	require.Equal(t, map[string]int64{"DRAFT": 0, "CALCULATED": 0, "APPROVED": 0, "DISBURSING": 0, "DISBURSED": 0, "COMPLETED": 0, "CANCELLED": 0},
+		empty.Payroll.RunsByStatus)
+	require.Equal(t, &ewaSummaryJSON{ByStatus: map[string]int64{"REQUESTED": 0, "DISBURSING": 0, "DISBURSED": 0, "REPAID": 0, "FAILED": 0, "CANCELLED": 0}},
+		empty.Ewa)
+
+	// Business A: four employees (one on leave, one terminated, one deleted, one linked to its
+	// owner's account), three runs, five advances. Business B: the same kind of rows, which A's
+	// dashboard must never count.
+	ownerID := bizUserID(t, w.owner)
+	e1 := dashFixtureEmployee(t, d, w.a, "ACTIVE", ownerID)
+	dashFixtureEmployee(t, d, w.a, "ACTIVE", "")
+	dashFixtureEmployee(t, d, w.a, "ON_LEAVE", "")
+	dashFixtureEmployee(t, d, w.a, "TERMINATED", "")
+	gone := dashFixtureEmployee(t, d, w.a, "ACTIVE", "")
+	dashFixture(t, d, w.a, []any{`UPDATE app.employees SET deleted_at = now() WHERE id = $1`, gone})
+	run := func(tenant, period, status string) []any {
+		calc := status != "DRAFT"
+		approved := status == "COMPLETED"
+		return []any{`INSERT INTO app.payroll_runs (id, tenant_id, period, status, employee_count, gross_santim, deductions_santim,
+				net_santim, created_by, calculated_by, calculated_at, approved_by, approved_at)
+			VALUES ($1, $2, $3, $4, 3, 9000000, 2000000, 7000000, 'user_maker',
+				CASE WHEN $5 THEN 'user_maker' END, CASE WHEN $5 THEN now() END,
+				CASE WHEN $6 THEN 'user_checker' END, CASE WHEN $6 THEN now() END)`,
+			"prun_" + testkit.Unique("d"), tenant, period, status, calc, approved}
+	}
+	dashFixture(t, d, w.a, run(w.a, "2026-08", "COMPLETED"), run(w.a, "2026-09", "DRAFT"), run(w.a, "2026-10", "CALCULATED"))
+	advance := func(tenant, employee, status string, principal, fee, repaid int64, disbursedAt time.Time) []any {
+		return []any{`INSERT INTO app.ewa_requests (id, tenant_id, employee_id, principal_santim, fee_santim, status, workflow_id,
+				repaid_amount_santim, repayment_source, repayment_ledger_tx_id, period_start, requested_by, disbursed_at, repaid_at)
+			VALUES ($1, $2, $3, $4, $5, $6, CASE WHEN $6 NOT IN ('REQUESTED', 'CANCELLED') THEN 'wf-' || $1 END,
+				nullif($7::numeric, 0), CASE WHEN $7 > 0 THEN 'PAYROLL' END, CASE WHEN $7 > 0 THEN 'ltx_1' END,
+				$8, 'user_maker', CASE WHEN $6 IN ('DISBURSED', 'REPAID') THEN $9::timestamptz END,
+				CASE WHEN $6 = 'REPAID' THEN $9::timestamptz END)`,
+			"ewa_" + testkit.Unique("d"), tenant, employee, principal, fee, status, repaid, month, disbursedAt}
+	}
+	dashFixture(t, d, w.a,
+		advance(w.a, e1, "DISBURSED", 100_000, 2_000, 30_000, month.Add(time.Hour)), // owes 72,000
+		advance(w.a, e1, "DISBURSED", 40_000, 800, 0, lastMonth),                    // owes 40,800; paid out last month
+		advance(w.a, e1, "REQUESTED", 50_000, 1_000, 0, time.Time{}),                // in flight 51,000
+		advance(w.a, e1, "DISBURSING", 20_000, 500, 0, time.Time{}),                 // in flight 20,500
+		advance(w.a, e1, "REPAID", 10_000, 200, 10_200, month.Add(2*time.Hour)),     // paid out this month, owes nothing
+		advance(w.a, e1, "CANCELLED", 5_000, 100, 0, time.Time{}))
+	eB := dashFixtureEmployee(t, d, w.b, "ACTIVE", "")
+	dashFixture(t, d, w.b, run(w.b, "2026-10", "COMPLETED"), advance(w.b, eB, "DISBURSED", 999_000, 0, 0, month.Add(time.Hour)))
+
+	rec = w.owner.call(http.MethodGet, "/api/business/"+w.a+"/dashboard", nil)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	full := decode[businessDashboardJSON](t, rec)
+	require.Equal(t, &employeeSummaryJSON{Total: 4, Linked: 1,
+		ByStatus: map[string]int64{"ACTIVE": 2, "ON_LEAVE": 1, "SUSPENDED": 0, "TERMINATED": 1}}, full.Employees)
+	require.Equal(t, map[string]int64{"DRAFT": 1, "CALCULATED": 1, "APPROVED": 0, "DISBURSING": 0, "DISBURSED": 0, "COMPLETED": 1, "CANCELLED": 0},
+		full.Payroll.RunsByStatus)
+	require.Equal(t, "2026-10", full.Payroll.LatestRun.Period)
+	require.Equal(t, "CALCULATED", full.Payroll.LatestRun.Status)
+	require.Equal(t, "2026-08", full.Payroll.LastCompletedRun.Period)
+	require.Equal(t, int64(7_000_000), full.Payroll.LastCompletedRun.NetSantim)
+	require.Equal(t, &ewaSummaryJSON{
+		ByStatus:         map[string]int64{"REQUESTED": 1, "DISBURSING": 1, "DISBURSED": 2, "REPAID": 1, "FAILED": 0, "CANCELLED": 1},
+		OutstandingCount: 2, OutstandingSantim: 72_000 + 40_800, InFlightSantim: 51_000 + 20_500,
+		DisbursedThisMonthSantim: 100_000 + 10_000}, full.Ewa)
+
+	// The platform admin sees the same (audited cross-tenant path).
+	rec = w.platform.call(http.MethodGet, "/api/business/"+w.a+"/dashboard", nil)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	asPlatform := decode[businessDashboardJSON](t, rec)
+	asPlatform.AsOf = full.AsOf
+	require.Equal(t, full, asPlatform)
+
+	// Sections follow their own routes' guards: an admin without payroll.view sees no payroll; a
+	// plain member sees the employees only.
+	rec = w.admin.call(http.MethodGet, "/api/business/"+w.a+"/dashboard", nil)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	admin := decode[businessDashboardJSON](t, rec)
+	require.Equal(t, full.Employees, admin.Employees)
+	require.Nil(t, admin.Payroll)
+	require.Equal(t, full.Ewa, admin.Ewa)
+	rec = w.member.call(http.MethodGet, "/api/business/"+w.a+"/dashboard", nil)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	member := decode[businessDashboardJSON](t, rec)
+	require.Equal(t, full.Employees, member.Employees)
+	require.Nil(t, member.Payroll)
+	require.Nil(t, member.Ewa)
+
+	// B's owner may not read A's; B's own dashboard counts B's rows only.
+	rec = w.other.call(http.MethodGet, "/api/business/"+w.a+"/dashboard", nil)
+	require.Equal(t, http.StatusForbidden, rec.Code, rec.Body.String())
+	require.Equal(t, "NOT_A_MEMBER", errCode(rec))
+	rec = w.other.call(http.MethodGet, "/api/business/"+w.b+"/dashboard", nil)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	b := decode[businessDashboardJSON](t, rec)
+	require.Equal(t, int64(1), b.Employees.Total)
+	require.Equal(t, int64(999_000), b.Ewa.OutstandingSantim)
+	require.Equal(t, "2026-10", b.Payroll.LastCompletedRun.Period)
+
+	// Not a business: 404 for the platform admin; an FI's owner is refused its own id here too.
+	rec = w.platform.call(http.MethodGet, "/api/business/org_missing/dashboard", nil)
+	require.Equal(t, http.StatusNotFound, rec.Code, rec.Body.String())
+	fiOwner, res := w.f.signUp("owner@fi.example", "FI")
+	rec = fiOwner.call(http.MethodGet, "/api/business/"+res.Organization.ID+"/dashboard", nil)
+	require.Equal(t, http.StatusNotFound, rec.Code, rec.Body.String())
+	rec = w.anon.call(http.MethodGet, "/api/business/"+w.a+"/dashboard", nil)
+	require.Equal(t, http.StatusUnauthorized, rec.Code)
+}
+
+// TestDashboardSectionsNameRoutes: every dashboard section names a row of the route table (a
+// renamed route would otherwise panic at the first request).
+func TestDashboardSectionsNameRoutes(t *testing.T) {
+	s := newTestServer()
+	for _, sec := range dashboardSections {
+		_, ok := s.guards[sec.route]
+		require.True(t, ok, sec.route)
+	}
+}
