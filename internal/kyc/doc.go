@@ -4,7 +4,9 @@
 // request for more information, and APPROVED → EXPIRED when the validity period ends.
 //
 // Every transition writes the state change, its audit row and its outbox event in the caller's
-// transaction (Transition). Illegal moves are ErrInvalidTransition. Gate is the check the money
+// transaction (Transition); a national ID registry check is recorded the same way (CheckRegistry:
+// the check, its CheckNationalId audit row and its kyc.registry_checked.v1 event, which names no
+// personal data). Illegal moves are ErrInvalidTransition. Gate is the check the money
 // sagas call before anything moves: it passes only for an APPROVED submission whose validity has
 // not ended, and fails closed on anything else, errors included.
 //

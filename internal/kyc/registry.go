@@ -22,8 +22,9 @@ import (
 // national ID registry by the kyc-registry-lookup consumer of kyc.verification_requested.v1, and
 // a reviewer can ask for the lookup again. The registry answers verdicts (is the id known and
 // active, do the name and the date of birth match it), never its record; each answer is kept
-// (app.kyc_registry_checks) against the content it was about. Approval refuses a submission whose
-// current check is negative unless the reviewer acknowledges it with a note (api/kyc.go).
+// (app.kyc_registry_checks) against the content it was about, audited CheckNationalId, and
+// announced as kyc.registry_checked.v1 in the same transaction. Approval refuses a submission
+// whose current check is negative unless the reviewer acknowledges it with a note (api/kyc.go).
 
 // RegistryAnswer is the registry's verdict on one national id, name and date of birth.
 type RegistryAnswer struct {
@@ -121,9 +122,10 @@ var (
 type TxRunner func(fn func(tx pgx.Tx) error) error
 
 // CheckRegistry looks submission id of tenant up in reg and records the answer, audited
-// CheckNationalId (actor and request id from ctx). trigger names what asked (an event, a
-// reviewer's request): the same trigger records once and answers the check it recorded. The
-// registry is called between two transactions, never inside one.
+// CheckNationalId (actor and request id from ctx), with its EventRegistryChecked event, all in
+// the one transaction that records it. trigger names what asked (an event, a reviewer's
+// request): the same trigger records once, writes one event, and answers the check it recorded.
+// The registry is called between two transactions, never inside one.
 func CheckRegistry(ctx context.Context, inTx TxRunner, reg Registry, tenant, id, trigger string) (RegistryCheck, error) {
 	var s Submission
 	if err := inTx(func(tx pgx.Tx) (err error) {
@@ -160,17 +162,38 @@ func recordCheck(ctx context.Context, tx pgx.Tx, tenant string, s Submission, re
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
 		ON CONFLICT (submission_id, trigger) DO NOTHING RETURNING checked_at`,
 		c.ID, tenant, s.ID, registry, c.Digest, string(c.Outcome), status, c.NameMatches, c.DateOfBirthMatches, trigger, actor).Scan(&c.CheckedAt)
-	if errors.Is(err, pgx.ErrNoRows) { // this trigger has recorded its check already
+	if errors.Is(err, pgx.ErrNoRows) { // this trigger has recorded its check, its audit row and its event already
 		return checkByTrigger(ctx, tx, s.ID, trigger)
 	}
 	if err != nil {
 		return RegistryCheck{}, fmt.Errorf("kyc: record registry check: %w", err)
 	}
-	if err := audit.Write(ctx, tx, audit.Entry{Action: "CheckNationalId", Outcome: audit.Success, TargetType: "KycSubmission",
+	actx := tenancy.WithTenant(ctx, tenant) // the audit row and the event are the submission's tenant's
+	if err := audit.Write(actx, tx, audit.Entry{Action: "CheckNationalId", Outcome: audit.Success, TargetType: "KycSubmission",
 		TargetID: s.ID, Details: map[string]any{"registry": registry, "outcome": c.Outcome, "checkId": c.ID}}); err != nil {
 		return RegistryCheck{}, err
 	}
+	// The submission as it stands now: a reviewer may have claimed or decided it while the
+	// registry was being asked, and the event's status says so.
+	cur, err := ByID(ctx, tx, tenant, s.ID)
+	if err != nil {
+		return RegistryCheck{}, err
+	}
+	if _, err := outbox.Write(actx, tx, EventRegistryChecked, checkedEvent(cur, c)); err != nil {
+		return RegistryCheck{}, err
+	}
 	return c, nil
+}
+
+// checkedEvent is a recorded check's outbox payload: the submission's ids and state (event's) and
+// the check's verdict. Never what was looked up — the national id, the name, the date of birth,
+// nor their digest (a hash of a short structured id is guessed by trying them all) — and not the
+// registry's per-field verdicts or the id's standing (deceased is personal data too): the outcome
+// sums them up, and a reviewer reads the rest through the API.
+func checkedEvent(s Submission, c RegistryCheck) map[string]any {
+	p := event(s)
+	p["checkId"], p["outcome"], p["registry"], p["checkedAt"] = c.ID, c.Outcome, c.Registry, c.CheckedAt.UTC()
+	return p
 }
 
 func checkByTrigger(ctx context.Context, tx pgx.Tx, submission, trigger string) (RegistryCheck, error) {
@@ -207,11 +230,24 @@ func (l *RegistryLookup) Subscription() outbox.Subscription {
 	return outbox.Subscription{EventType: EventVerificationRequested, Consumer: l}
 }
 
-// EventVerificationRequested is the event a submission and an amendment write.
-const EventVerificationRequested = "kyc.verification_requested.v1"
+// The auto-lookup's events: the one it consumes, and the one each recorded check writes.
+const (
+	// EventVerificationRequested is the event a submission and an amendment write.
+	EventVerificationRequested = "kyc.verification_requested.v1"
+	// EventRegistryChecked is the event each recorded registry check writes (consumer's and
+	// reviewer's alike): submissionId, subjectType, subjectId, status, checkId, outcome, registry,
+	// checkedAt. The lookup does not take it: a check must never ask for another.
+	EventRegistryChecked = "kyc.registry_checked.v1"
+)
 
-// Consume looks the event's submission up, once per event; a decided submission is skipped.
+// Consume looks the event's submission up, once per event; a decided submission is skipped. Any
+// event but EventVerificationRequested is done with nothing looked up: above all the lookup's own
+// EventRegistryChecked, which would otherwise ask the registry again, and again, should the
+// consumer ever be subscribed to more than its Subscription says.
 func (l *RegistryLookup) Consume(ctx context.Context, e outbox.Event) error {
+	if e.Type != EventVerificationRequested {
+		return nil
+	}
 	var p struct {
 		SubmissionID string `json:"submissionId"`
 	}

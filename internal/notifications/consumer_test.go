@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wagerail/wagerail/internal/identity"
+	"github.com/wagerail/wagerail/internal/kyc"
 	"github.com/wagerail/wagerail/internal/notifications"
 	"github.com/wagerail/wagerail/internal/notify"
 	"github.com/wagerail/wagerail/internal/orgs"
@@ -291,6 +292,26 @@ func TestNothingForAnEmployeeWithoutALoginUser(t *testing.T) {
 	require.Empty(t, o.inbox(t))
 	// An unreadable payload is an error (the relay dead-letters it for this consumer).
 	require.Error(t, c.Consume(context.Background(), o.event("ewa.disbursed.v1", map[string]any{"requestId": "ewa_1"})))
+}
+
+// A national-ID registry check (kyc.registry_checked.v1) is for reviewers and back-office
+// consumers, never a message to the applicant: whatever its outcome, on every channel the user
+// turned on, nothing is sent and nothing lands in the inbox.
+func TestRegistryCheckIsNeverToldToTheApplicant(t *testing.T) {
+	d := testkit.NewDB(t)
+	o := newOrg(t, d, "Almaz")
+	o.setPrefs(t, "", notifications.Preference{Category: notifications.CategoryKYC, Channel: notifications.SMS, Enabled: true})
+	require.NotContains(t, notifications.EventTypes(), kyc.EventRegistryChecked)
+	mem := &notify.Memory{}
+	c := &notifications.Consumer{DB: d.App, Mailer: mem, Texter: mem}
+	for _, outcome := range []kyc.RegistryOutcome{kyc.RegistryVerified, kyc.RegistryMismatch, kyc.RegistryNotFound, kyc.RegistryInactive} {
+		require.NoError(t, c.Consume(context.Background(), o.event(kyc.EventRegistryChecked, map[string]any{
+			"submissionId": "kyc_1", "subjectType": "EMPLOYEE", "subjectId": o.employeeID, "status": "IN_REVIEW",
+			"checkId": "kycreg_1", "outcome": outcome, "registry": "sandbox", "checkedAt": time.Now().UTC()})), outcome)
+	}
+	require.Empty(t, mem.Emails())
+	require.Empty(t, mem.Texts())
+	require.Empty(t, o.inbox(t))
 }
 
 func TestTemplatesEscapeUserSuppliedValues(t *testing.T) {

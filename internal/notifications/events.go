@@ -34,7 +34,9 @@ type subject struct {
 	UserID     string
 }
 
-// The kyc package's event types (its map of them is its own).
+// The kyc package's event types (its map of them is its own): the user-facing ones. The
+// reviewers' kyc.claimed.v1 and the national ID registry's kyc.registry_checked.v1 are not taken:
+// an applicant is never told what the registry answered.
 const (
 	EventKycVerificationRequested = "kyc.verification_requested.v1"
 	EventKycApproved              = "kyc.approved.v1"
