@@ -193,6 +193,8 @@ var everywhere = []hostile{
 // byKind is refused by one kind of field only (the others may accept these).
 var byKind = map[string][]hostile{
 	"partner": {{"empty", ""}, {"malformed id", "sand box"}, {"malformed id", "sandbox/x"}, {"oversized", strings.Repeat("a", MaxPartnerName+1)}},
+	// GetAdapterStatus's registry: not empty, which asks about a partner instead.
+	"registry": {{"malformed id", "sand box"}, {"malformed id", "sandbox/x"}, {"oversized", strings.Repeat("a", MaxPartnerName+1)}},
 	"account": {
 		{"empty", ""}, {"malformed id", "has space"}, {"malformed id", "a/b"}, {"malformed id", "."}, {"malformed id", ".."},
 		{"malformed id", "a?b"}, {"malformed id", "a#b"}, {"malformed id", "ü"}, {"malformed id", "a%2Fb"}, {"malformed id", "a\u00a0b"},
@@ -259,6 +261,7 @@ func hostileProbes(src, dst string) []probe {
 		{&gatewayv1.GetBatchStatusRequest{Partner: SandboxPartner, BatchReference: "batch-1"},
 			map[string]string{"partner": "partner", "batch_reference": "reference"}},
 		{&gatewayv1.GetAdapterStatusRequest{Partner: SandboxPartner}, map[string]string{"partner": "partner"}},
+		{&gatewayv1.GetAdapterStatusRequest{Registry: SandboxRegistry}, map[string]string{"registry": "registry"}},
 		{&gatewayv1.FetchStatementRequest{Partner: SandboxPartner, TenantId: "tenant-a", Account: src, FromDate: "2026-03-01", ToDate: "2026-03-02"},
 			map[string]string{"partner": "partner", "tenant_id": "tenant", "account": "account", "from_date": "date", "to_date": "date"}},
 		{&gatewayv1.VerifyNationalIdRequest{Registry: SandboxRegistry, NationalId: "ETH1234567", FullName: "Abebe Kebede", DateOfBirth: "1990-01-02"},
@@ -316,6 +319,7 @@ func hostileProbes(src, dst string) []probe {
 		probe{"malformed shape", &gatewayv1.FetchStatementRequest{Partner: SandboxPartner, TenantId: "t", Account: src, FromDate: "2026-03-02", ToDate: "2026-03-01"}, "to_date"},
 		probe{"malformed shape", &gatewayv1.FetchStatementRequest{Partner: SandboxPartner, TenantId: "t", Account: src, FromDate: "2026-01-01", ToDate: "2026-06-01"}, "to_date"},
 		probe{"malformed shape", &gatewayv1.FetchStatementRequest{Partner: SandboxPartner, TenantId: "t", Account: src, FromDate: "2026-03-01", ToDate: "2026-03-01", Format: 99}, "format"},
+		probe{"malformed shape", &gatewayv1.GetAdapterStatusRequest{Partner: SandboxPartner, Registry: SandboxRegistry}, "registry"},
 	)
 	return out
 }
@@ -602,6 +606,11 @@ func FuzzGatewayEdge(f *testing.F) {
 		f.Add(op, ".", "..", "fz-src", "", strings.Repeat("x", 300), int64(math.MaxInt64))
 		f.Add(op, "a.b", "fz-src", "a:b", "2026-03-01", "T", money.MaxAmountSantim+1)
 	}
+	// GetAdapterStatus about a registry: alone, malformed, unknown, and with a partner too.
+	f.Add(uint8(4|0x40|0x80), SandboxRegistry, "", "", "", "", int64(0))
+	f.Add(uint8(4|0x40|0x80), "fay da", "", "", "", "", int64(0))
+	f.Add(uint8(4|0x40|0x80), "fayda", "", "", "", "", int64(0))
+	f.Add(uint8(4|0x40), SandboxRegistry, "", "", "", "", int64(0))
 	f.Fuzz(func(t *testing.T, op uint8, s1, s2, s3, s4, s5 string, amount int64) {
 		partner := SandboxPartner
 		if op&0x80 != 0 {
@@ -620,7 +629,11 @@ func FuzzGatewayEdge(f *testing.F) {
 		case 3:
 			req = &gatewayv1.GetTransferStatusRequest{Partner: partner, Reference: s3}
 		case 4:
-			req = &gatewayv1.GetAdapterStatusRequest{Partner: partner}
+			r := &gatewayv1.GetAdapterStatusRequest{Partner: partner}
+			if op&0x40 != 0 { // a registry, alone or (refused) with the partner
+				r.Registry = s1
+			}
+			req = r
 		case 5:
 			req = &gatewayv1.FetchStatementRequest{Partner: partner, TenantId: s5, Account: s1, FromDate: s4, ToDate: s4, OmitLines: true}
 		case 6:

@@ -318,8 +318,26 @@ func bulkItemResultsPB(items []BatchItemResult) []*gatewayv1.BulkItemResult {
 	return out
 }
 
-// GetAdapterStatus implements gatewayv1.GatewayServiceServer.
+// GetAdapterStatus implements gatewayv1.GatewayServiceServer: a partner bank's adapter, or with
+// registry set a national ID registry's, each by its own guard's health rule. Bank and registry
+// names are separate ("sandbox" is both), so the field that is set says which is meant; a request
+// without registry is a bank's, answered as it was before registries could be asked about.
 func (s *Server) GetAdapterStatus(ctx context.Context, req *gatewayv1.GetAdapterStatusRequest) (*gatewayv1.GetAdapterStatusResponse, error) {
+	if req.GetRegistry() != "" {
+		if err := firstInvalid(checkRegistry(req.GetRegistry())); err != nil {
+			return nil, err
+		}
+		if req.GetPartner() != "" {
+			return nil, invalidInput(refuse("registry", "must be empty when partner is set: ask about one adapter at a time"))
+		}
+		r, err := s.g.Registry(req.GetRegistry())
+		if err != nil {
+			return nil, err
+		}
+		out := adapterStatusPB(r.Status())
+		out.Registry = r.Name()
+		return out, nil
+	}
 	if err := firstInvalid(checkPartner(req.GetPartner())); err != nil {
 		return nil, err
 	}
@@ -327,12 +345,19 @@ func (s *Server) GetAdapterStatus(ctx context.Context, req *gatewayv1.GetAdapter
 	if err != nil {
 		return nil, err
 	}
-	st := p.Status()
+	out := adapterStatusPB(p.Status())
+	out.Partner = p.Partner()
+	return out, nil
+}
+
+// adapterStatusPB is a guard's status without its name, which the caller puts in the field of
+// its kind (partner or registry).
+func adapterStatusPB(st Status) *gatewayv1.GetAdapterStatusResponse {
 	return &gatewayv1.GetAdapterStatusResponse{
-		Partner: st.Partner, Health: healthPB(st.Health), Reason: st.Reason,
+		Health: healthPB(st.Health), Reason: st.Reason,
 		WindowCalls: st.Stats.Calls, WindowErrors: st.Stats.Errors, ErrorRateBasisPoints: st.Stats.ErrorBasisPoints,
 		P95Latency: durationpb.New(st.Stats.P95), Window: durationpb.New(st.Window), BreakerState: st.BreakerState,
-	}, nil
+	}
 }
 
 // FetchStatement implements gatewayv1.GatewayServiceServer.

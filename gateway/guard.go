@@ -87,9 +87,9 @@ func newGuard(name string, cfg GuardConfig) *guard {
 	return g
 }
 
-// Status is GetAdapterStatus's answer.
+// Status is GetAdapterStatus's answer about one guard, a partner bank's or a registry's.
 type Status struct {
-	Partner      string
+	Partner      string // the guard's name: the partner's, or the registry's
 	Health       Health
 	Reason       string
 	Stats        WindowStats

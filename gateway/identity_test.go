@@ -269,6 +269,153 @@ func TestVerifyNationalId_RegistryDown(t *testing.T) {
 	require.Equal(t, "closed", e.registry.Status().BreakerState)
 }
 
+// adapterStatus asks GetAdapterStatus about a partner bank (partner) or a registry (registry).
+func (e *env) adapterStatus(t *testing.T, partner, registry string) *gatewayv1.GetAdapterStatusResponse {
+	t.Helper()
+	r, err := e.rpc.GetAdapterStatus(ctxT(t), &gatewayv1.GetAdapterStatusRequest{Partner: partner, Registry: registry})
+	require.NoError(t, err)
+	return r
+}
+
+// TestGetAdapterStatus_Registry: GetAdapterStatus answers for a configured national ID registry
+// by the same health rule as for a bank, from the registry's own window and breaker: a healthy
+// registry is HEALTHY; a registry whose lookups fail turns DEGRADED while the bank of the same
+// name ("sandbox") stays HEALTHY, and a failing bank turns DEGRADED while the registry stays
+// HEALTHY. A bank's answer is what it always was: partner set, registry empty.
+func TestGetAdapterStatus_Registry(t *testing.T) {
+	t.Parallel()
+	clock := newFakeClock()
+	e := newEnv(t, envOpt{clock: clock, guard: func(g *GuardConfig) {
+		g.BreakerFailures = 1000 // the error-rate rule alone, not the breaker
+		g.Attempts = 1
+	}})
+	id := nid("HEALTH")
+	e.sb.Identity(t, id, "Abebe Kebede", "1990-01-02", "")
+	good, bad := acct("good"), acct("bad")
+	e.account(t, good, "Good Account", 0)
+	e.account(t, bad, "Bad Account", 0)
+	verify := func() (*gatewayv1.VerifyNationalIdResponse, error) {
+		return e.rpc.VerifyNationalId(ctxT(t), &gatewayv1.VerifyNationalIdRequest{
+			Registry: SandboxRegistry, NationalId: id, FullName: "Abebe Kebede", DateOfBirth: "1990-01-02"})
+	}
+	traffic := func(n int) { // n good calls to each
+		t.Helper()
+		for range n {
+			r, err := verify()
+			require.NoError(t, err)
+			require.True(t, r.GetFound())
+			_, err = lookup(e, good, "")
+			require.NoError(t, err)
+		}
+	}
+	requireStatus := func(s *gatewayv1.GetAdapterStatusResponse, health gatewayv1.AdapterHealth, calls, errs int64) {
+		t.Helper()
+		require.Equal(t, health, s.GetHealth(), s.GetReason())
+		require.Equal(t, calls, s.GetWindowCalls())
+		require.Equal(t, errs, s.GetWindowErrors())
+		require.Equal(t, "closed", s.GetBreakerState())
+		require.Equal(t, 5*time.Minute, s.GetWindow().AsDuration())
+		if health == gatewayv1.AdapterHealth_ADAPTER_HEALTH_HEALTHY {
+			require.Empty(t, s.GetReason())
+		} else {
+			require.Contains(t, s.GetReason(), "error rate")
+		}
+	}
+
+	// Healthy: each answers about its own calls, under the name of its kind.
+	traffic(20)
+	reg := e.adapterStatus(t, "", SandboxRegistry)
+	requireStatus(reg, gatewayv1.AdapterHealth_ADAPTER_HEALTH_HEALTHY, 20, 0)
+	require.Equal(t, SandboxRegistry, reg.GetRegistry())
+	require.Empty(t, reg.GetPartner())
+	require.NotNil(t, reg.GetP95Latency())
+	bank := e.adapterStatus(t, SandboxPartner, "")
+	requireStatus(bank, gatewayv1.AdapterHealth_ADAPTER_HEALTH_HEALTHY, 20, 0)
+	require.Equal(t, SandboxPartner, bank.GetPartner())
+	require.Empty(t, bank.GetRegistry(), "a bank's answer is what it was")
+	// The typed client asks the same.
+	cl := NewClient(e.rpc, ClientOptions{})
+	viaClient, err := cl.GetAdapterStatus(ctxT(t), &gatewayv1.GetAdapterStatusRequest{Registry: SandboxRegistry})
+	require.NoError(t, err)
+	require.True(t, proto.Equal(reg, viaClient), "%v != %v", reg, viaClient)
+
+	// The registry fails: three 503s of 23 lookups (13.04%) is over the 5% limit. The registry is
+	// DEGRADED; the bank of the same name is not, and its lookups go on.
+	e.sb.RegistryFault(t, map[string]any{"errorRatePercent": 100})
+	for range 3 {
+		_, err := verify()
+		requireCode(t, err, codes.Unavailable, ReasonPartnerUnavail)
+	}
+	reg = e.adapterStatus(t, "", SandboxRegistry)
+	requireStatus(reg, gatewayv1.AdapterHealth_ADAPTER_HEALTH_DEGRADED, 23, 3)
+	require.Equal(t, int64(1304), reg.GetErrorRateBasisPoints())
+	lk, err := lookup(e, good, "")
+	require.NoError(t, err)
+	require.Equal(t, gatewayv1.AdapterHealth_ADAPTER_HEALTH_HEALTHY, lk.GetPartnerHealth())
+	requireStatus(e.adapterStatus(t, SandboxPartner, ""), gatewayv1.AdapterHealth_ADAPTER_HEALTH_HEALTHY, 21, 0)
+	e.sb.ClearFault(t, sandbox.RegistryScope)
+	r, err := verify()
+	require.NoError(t, err)
+	require.Equal(t, gatewayv1.AdapterHealth_ADAPTER_HEALTH_DEGRADED, r.GetRegistryHealth(), "the lookups report it too")
+
+	// Five minutes on, the window has forgotten both.
+	clock.Advance(5*time.Minute + time.Second)
+	requireStatus(e.adapterStatus(t, "", SandboxRegistry), gatewayv1.AdapterHealth_ADAPTER_HEALTH_HEALTHY, 0, 0)
+	requireStatus(e.adapterStatus(t, SandboxPartner, ""), gatewayv1.AdapterHealth_ADAPTER_HEALTH_HEALTHY, 0, 0)
+
+	// And the other way round: the bank fails, the registry stays HEALTHY.
+	traffic(20)
+	e.fault(t, bad, map[string]any{"errorRatePercent": 100})
+	for range 3 {
+		_, err := lookup(e, bad, "")
+		requireCode(t, err, codes.Unavailable, ReasonPartnerUnavail)
+	}
+	bank = e.adapterStatus(t, SandboxPartner, "")
+	requireStatus(bank, gatewayv1.AdapterHealth_ADAPTER_HEALTH_DEGRADED, 23, 3)
+	require.Equal(t, SandboxPartner, bank.GetPartner())
+	require.Empty(t, bank.GetRegistry())
+	requireStatus(e.adapterStatus(t, "", SandboxRegistry), gatewayv1.AdapterHealth_ADAPTER_HEALTH_HEALTHY, 20, 0)
+	r, err = verify()
+	require.NoError(t, err)
+	require.Equal(t, gatewayv1.AdapterHealth_ADAPTER_HEALTH_HEALTHY, r.GetRegistryHealth())
+}
+
+// TestGetAdapterStatus_RegistryNames: an unknown registry is NotFound UNKNOWN_PARTNER, as an
+// unknown partner is (and the partner field still names banks only, as before); a malformed
+// registry name, or a request naming a bank and a registry at once, is InvalidArgument naming
+// registry; a request naming neither is refused as before, naming partner. None reaches anyone.
+func TestGetAdapterStatus_RegistryNames(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int64
+	e := newEnv(t, envOpt{guard: countCalls(&calls)})
+	for _, c := range []struct {
+		name   string
+		req    *gatewayv1.GetAdapterStatusRequest
+		code   codes.Code
+		reason Reason
+		field  string
+	}{
+		{"unknown registry", &gatewayv1.GetAdapterStatusRequest{Registry: "fayda"}, codes.NotFound, ReasonUnknownPartner, ""},
+		{"unknown partner", &gatewayv1.GetAdapterStatusRequest{Partner: "fayda"}, codes.NotFound, ReasonUnknownPartner, ""},
+		{"malformed registry", &gatewayv1.GetAdapterStatusRequest{Registry: "fay da"}, codes.InvalidArgument, ReasonInvalidArgument, "registry"},
+		{"NUL in the registry", &gatewayv1.GetAdapterStatusRequest{Registry: "sand\x00box"}, codes.InvalidArgument, ReasonInvalidArgument, "registry"},
+		{"oversized registry", &gatewayv1.GetAdapterStatusRequest{Registry: strings.Repeat("r", MaxPartnerName+1)}, codes.InvalidArgument, ReasonInvalidArgument, "registry"},
+		{"both", &gatewayv1.GetAdapterStatusRequest{Partner: SandboxPartner, Registry: SandboxRegistry}, codes.InvalidArgument, ReasonInvalidArgument, "registry"},
+		{"neither", &gatewayv1.GetAdapterStatusRequest{}, codes.InvalidArgument, ReasonInvalidArgument, "partner"},
+	} {
+		_, err := e.invoke(ctxT(t), c.req)
+		require.Equal(t, c.code, status.Code(err), "%s: %v", c.name, err)
+		reason, name := errorField(err)
+		require.Equal(t, c.reason, reason, c.name)
+		require.Equal(t, c.field, name, "%s: %v", c.name, err)
+	}
+	// The typed client's error for an unknown registry is the unknown-partner one.
+	_, err := NewClient(e.rpc, ClientOptions{}).GetAdapterStatus(ctxT(t), &gatewayv1.GetAdapterStatusRequest{Registry: "fayda"})
+	require.ErrorIs(t, err, ErrUnknownPartner)
+	require.Zero(t, calls.Load())
+	require.Zero(t, e.sb.IdentityLookups())
+}
+
 // TestVerifyNationalId_RetriesAFlakyRegistry: a lookup reads nothing, so the guard repeats it
 // after a fault within its deadline, as it repeats a bank's reads.
 func TestVerifyNationalId_RetriesAFlakyRegistry(t *testing.T) {

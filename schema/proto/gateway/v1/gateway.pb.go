@@ -1483,8 +1483,13 @@ func (x *GetBatchStatusResponse) GetItems() []*BulkItemResult {
 }
 
 type GetAdapterStatusRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Partner       string                 `protobuf:"bytes,1,opt,name=partner,proto3" json:"partner,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The partner bank whose adapter is asked about; empty when registry is set.
+	Partner string `protobuf:"bytes,1,opt,name=partner,proto3" json:"partner,omitempty"`
+	// A national ID registry to ask about instead (VerifyNationalId's name for it). Bank and
+	// registry names are separate: "sandbox" names both the sandbox bank and the sandbox's
+	// registry, so the field says which is meant. Set partner or registry, not both.
+	Registry      string `protobuf:"bytes,2,opt,name=registry,proto3" json:"registry,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1526,10 +1531,18 @@ func (x *GetAdapterStatusRequest) GetPartner() string {
 	return ""
 }
 
+func (x *GetAdapterStatusRequest) GetRegistry() string {
+	if x != nil {
+		return x.Registry
+	}
+	return ""
+}
+
 type GetAdapterStatusResponse struct {
-	state   protoimpl.MessageState `protogen:"open.v1"`
-	Partner string                 `protobuf:"bytes,1,opt,name=partner,proto3" json:"partner,omitempty"`
-	Health  AdapterHealth          `protobuf:"varint,2,opt,name=health,proto3,enum=wagerail.gateway.v1.AdapterHealth" json:"health,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The partner bank asked about; empty for a registry.
+	Partner string        `protobuf:"bytes,1,opt,name=partner,proto3" json:"partner,omitempty"`
+	Health  AdapterHealth `protobuf:"varint,2,opt,name=health,proto3,enum=wagerail.gateway.v1.AdapterHealth" json:"health,omitempty"`
 	// Why DEGRADED (empty when HEALTHY).
 	Reason string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
 	// Calls observed in the window and how many of them were partner errors.
@@ -1540,7 +1553,9 @@ type GetAdapterStatusResponse struct {
 	P95Latency           *durationpb.Duration `protobuf:"bytes,7,opt,name=p95_latency,json=p95Latency,proto3" json:"p95_latency,omitempty"`
 	Window               *durationpb.Duration `protobuf:"bytes,8,opt,name=window,proto3" json:"window,omitempty"`
 	// closed, half-open or open.
-	BreakerState  string `protobuf:"bytes,9,opt,name=breaker_state,json=breakerState,proto3" json:"breaker_state,omitempty"`
+	BreakerState string `protobuf:"bytes,9,opt,name=breaker_state,json=breakerState,proto3" json:"breaker_state,omitempty"`
+	// The national ID registry asked about; empty for a partner bank.
+	Registry      string `protobuf:"bytes,10,opt,name=registry,proto3" json:"registry,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1634,6 +1649,13 @@ func (x *GetAdapterStatusResponse) GetWindow() *durationpb.Duration {
 func (x *GetAdapterStatusResponse) GetBreakerState() string {
 	if x != nil {
 		return x.BreakerState
+	}
+	return ""
+}
+
+func (x *GetAdapterStatusResponse) GetRegistry() string {
+	if x != nil {
+		return x.Registry
 	}
 	return ""
 }
@@ -2217,9 +2239,10 @@ const file_gateway_proto_rawDesc = "" +
 	"\n" +
 	"item_count\x18\x03 \x01(\x03R\titemCount\x12!\n" +
 	"\ftotal_santim\x18\x04 \x01(\x03R\vtotalSantim\x129\n" +
-	"\x05items\x18\x05 \x03(\v2#.wagerail.gateway.v1.BulkItemResultR\x05items\"3\n" +
+	"\x05items\x18\x05 \x03(\v2#.wagerail.gateway.v1.BulkItemResultR\x05items\"O\n" +
 	"\x17GetAdapterStatusRequest\x12\x18\n" +
-	"\apartner\x18\x01 \x01(\tR\apartner\"\x9b\x03\n" +
+	"\apartner\x18\x01 \x01(\tR\apartner\x12\x1a\n" +
+	"\bregistry\x18\x02 \x01(\tR\bregistry\"\xb7\x03\n" +
 	"\x18GetAdapterStatusResponse\x12\x18\n" +
 	"\apartner\x18\x01 \x01(\tR\apartner\x12:\n" +
 	"\x06health\x18\x02 \x01(\x0e2\".wagerail.gateway.v1.AdapterHealthR\x06health\x12\x16\n" +
@@ -2230,7 +2253,9 @@ const file_gateway_proto_rawDesc = "" +
 	"\vp95_latency\x18\a \x01(\v2\x19.google.protobuf.DurationR\n" +
 	"p95Latency\x121\n" +
 	"\x06window\x18\b \x01(\v2\x19.google.protobuf.DurationR\x06window\x12#\n" +
-	"\rbreaker_state\x18\t \x01(\tR\fbreakerState\"\x9c\x02\n" +
+	"\rbreaker_state\x18\t \x01(\tR\fbreakerState\x12\x1a\n" +
+	"\bregistry\x18\n" +
+	" \x01(\tR\bregistry\"\x9c\x02\n" +
 	"\x15FetchStatementRequest\x12\x18\n" +
 	"\apartner\x18\x01 \x01(\tR\apartner\x12\x1b\n" +
 	"\ttenant_id\x18\x02 \x01(\tR\btenantId\x12\x18\n" +

@@ -57,7 +57,11 @@ type GatewayServiceClient interface {
 	// that reference (so initiating it again, with the same reference and items, is safe).
 	GetBatchStatus(ctx context.Context, in *GetBatchStatusRequest, opts ...grpc.CallOption) (*GetBatchStatusResponse, error)
 	// GetAdapterStatus reports HEALTHY or DEGRADED from the calls actually made in the last five
-	// minutes (error rate above 5%, or p95 latency above 10 s, or the circuit breaker open).
+	// minutes (error rate above 5%, or p95 latency above 10 s, or the circuit breaker open), for one
+	// partner bank's adapter (partner) or one national ID registry's (registry): each has its own
+	// breaker and window, so one's failures never make another DEGRADED.
+	// Errors: INVALID_ARGUMENT (a malformed name, or both names set), NOT_FOUND (no partner, or no
+	// registry, by that name; reason UNKNOWN_PARTNER).
 	GetAdapterStatus(ctx context.Context, in *GetAdapterStatusRequest, opts ...grpc.CallOption) (*GetAdapterStatusResponse, error)
 	// FetchStatement downloads a statement for one partner account and period, stores its lines
 	// in the gateway database (idempotent per partner and entry reference) and returns them.
@@ -186,7 +190,11 @@ type GatewayServiceServer interface {
 	// that reference (so initiating it again, with the same reference and items, is safe).
 	GetBatchStatus(context.Context, *GetBatchStatusRequest) (*GetBatchStatusResponse, error)
 	// GetAdapterStatus reports HEALTHY or DEGRADED from the calls actually made in the last five
-	// minutes (error rate above 5%, or p95 latency above 10 s, or the circuit breaker open).
+	// minutes (error rate above 5%, or p95 latency above 10 s, or the circuit breaker open), for one
+	// partner bank's adapter (partner) or one national ID registry's (registry): each has its own
+	// breaker and window, so one's failures never make another DEGRADED.
+	// Errors: INVALID_ARGUMENT (a malformed name, or both names set), NOT_FOUND (no partner, or no
+	// registry, by that name; reason UNKNOWN_PARTNER).
 	GetAdapterStatus(context.Context, *GetAdapterStatusRequest) (*GetAdapterStatusResponse, error)
 	// FetchStatement downloads a statement for one partner account and period, stores its lines
 	// in the gateway database (idempotent per partner and entry reference) and returns them.
