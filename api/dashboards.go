@@ -6,12 +6,16 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/wagerail/wagerail/internal/employees"
 	"github.com/wagerail/wagerail/internal/ewa"
+	"github.com/wagerail/wagerail/internal/kyc"
 	"github.com/wagerail/wagerail/internal/orgs"
 	"github.com/wagerail/wagerail/internal/payroll"
 	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/outbox"
+	"github.com/wagerail/wagerail/internal/sanctions"
 )
 
 // The portal dashboards (the spec's /api/business/*, /api/fi/* and /api/bnpl/* "dashboard"
@@ -29,6 +33,9 @@ func (s *Server) dashboardRoutes() []Route {
 		{Method: http.MethodGet, Path: "/api/business/:id/dashboard", Auth: Org, Role: orgs.PlainMember, Tenant: "id",
 			Summary: "A business's dashboard: employees, payroll, advances, loans, BNPL, equb, disputes (sections the caller may not read are null)",
 			Handler: s.businessDashboard},
+		{Method: http.MethodGet, Path: "/api/admin/dashboard", Auth: Platform,
+			Summary: "The platform's dashboard: organizations by kind and status, and the queues waiting for a platform admin",
+			Handler: s.adminDashboard},
 	}
 }
 
@@ -141,6 +148,51 @@ func (s *Server) businessDashboard(c *gin.Context) {
 				OutstandingSantim: e.OutstandingSantim, InFlightSantim: e.InFlightSantim, DisbursedThisMonthSantim: e.DisbursedThisMonthSantim}
 		}
 		return d, nil
+	})
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, out)
+}
+
+type orgKindSummaryJSON struct {
+	ByStatus   map[string]int64 `json:"byStatus"`
+	KycPending int64            `json:"kycPending"`
+}
+
+type adminDashboardJSON struct {
+	AsOf          time.Time                     `json:"asOf"`
+	Organizations map[string]orgKindSummaryJSON `json:"organizations"`
+	KycQueue      struct {
+		Pending  int64 `json:"pending"`
+		InReview int64 `json:"inReview"`
+	} `json:"kycQueue"`
+	SanctionsAwaitingReview int64 `json:"sanctionsAwaitingReview"`
+	DeadLetters             int64 `json:"deadLetters"`
+}
+
+// adminDashboard answers GET /api/admin/dashboard: every figure across tenants, read on the
+// audited cross-tenant path.
+func (s *Server) adminDashboard(c *gin.Context) {
+	ctx := c.Request.Context()
+	out := adminDashboardJSON{AsOf: s.now().UTC(), Organizations: map[string]orgKindSummaryJSON{}}
+	err := s.asPlatform(c, func(tx pgx.Tx) error {
+		kinds, err := orgs.CountByKind(ctx, tx)
+		if err != nil {
+			return err
+		}
+		for k, n := range kinds {
+			out.Organizations[string(k)] = orgKindSummaryJSON{ByStatus: n.ByStatus, KycPending: n.KYCPending}
+		}
+		if out.KycQueue.Pending, out.KycQueue.InReview, err = kyc.QueueCounts(ctx, tx); err != nil {
+			return err
+		}
+		if out.SanctionsAwaitingReview, err = sanctions.AwaitingReview(ctx, tx); err != nil {
+			return err
+		}
+		out.DeadLetters, err = outbox.CountDeadLetters(ctx, tx)
+		return err
 	})
 	if err != nil {
 		writeError(c, err)

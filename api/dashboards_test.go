@@ -10,7 +10,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wagerail/wagerail/internal/platform/crosstenant"
 	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/tenancy"
 	"github.com/wagerail/wagerail/internal/platform/testkit"
 )
 
@@ -177,4 +179,70 @@ func TestDashboardSectionsNameRoutes(t *testing.T) {
 		_, ok := s.guards[sec.route]
 		require.True(t, ok, sec.route)
 	}
+}
+
+func TestAdminDashboard(t *testing.T) {
+	t.Parallel()
+	w := newBizWorld(t)
+	d := w.f.d
+	read := func() adminDashboardJSON {
+		t.Helper()
+		rec := w.platform.call(http.MethodGet, "/api/admin/dashboard", nil)
+		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+		return decode[adminDashboardJSON](t, rec)
+	}
+	before := read()
+	for _, k := range []string{"BUSINESS", "FI", "MERCHANT"} {
+		require.Contains(t, before.Organizations, k)
+		require.Len(t, before.Organizations[k].ByStatus, 3, k)
+	}
+	require.GreaterOrEqual(t, before.Organizations["BUSINESS"].ByStatus["ACTIVE"], int64(2), "A and B")
+
+	// A new FI (KYC pending), B suspended, two KYC submissions waiting (one claimed), a screening
+	// waiting for review, a dead letter.
+	w.f.signUp("owner@fi.example", "FI")
+	rec := w.platform.call(http.MethodPut, "/api/business/"+w.b+"/status", map[string]any{"status": "SUSPENDED"})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	e1 := dashFixtureEmployee(t, d, w.a, "ACTIVE", "")
+	e2 := dashFixtureEmployee(t, d, w.a, "ACTIVE", "")
+	kycRow := func(employee, status string) []any {
+		return []any{`INSERT INTO app.kyc_submissions (id, tenant_id, subject_type, subject_id, full_name, national_id, date_of_birth,
+				photo_key, status, claimed_by, claimed_at, submitted_by)
+			VALUES ($1, $2, 'EMPLOYEE', $3, 'Abebe Kebede', 'ET0000001', '1990-01-01', 'k', $4,
+				CASE WHEN $4 = 'IN_REVIEW' THEN 'user_reviewer' END, CASE WHEN $4 = 'IN_REVIEW' THEN now() END, 'user_maker')`,
+			"kyc_" + testkit.Unique("d"), w.a, employee, status}
+	}
+	dashFixture(t, d, w.a, kycRow(e1, "PENDING"), kycRow(e2, "IN_REVIEW"),
+		[]any{`INSERT INTO app.sanctions_checks (id, tenant_id, subject_type, subject_id, name_screened, outcome, score, evidence,
+				list_versions, trigger, needs_review)
+			VALUES ($1, $2, 'EMPLOYEE', $3, 'Abebe Kebede', 'REVIEW', 0.9, '[]', '{}', 'SCREEN', true)`, "sc_" + testkit.Unique("d"), w.a, e1})
+	ctx := tenancy.WithActor(context.Background(), "system:test-fixture")
+	require.NoError(t, crosstenant.Tx(ctx, d.Platform(t), "test fixture: a dead letter", func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `INSERT INTO app.outbox_dead_letter (event_id, tenant_id, type, occurred_at, payload, attempts, last_error, created_at, consumer)
+			VALUES (gen_random_uuid(), $1, 'ewa.disbursed.v1', now(), '{}', 12, 'down', now(), '*')`, w.a)
+		return err
+	}))
+
+	after := read()
+	delta := func(kind, status string) int64 {
+		return after.Organizations[kind].ByStatus[status] - before.Organizations[kind].ByStatus[status]
+	}
+	require.Equal(t, int64(1), delta("FI", "ACTIVE"))
+	require.Equal(t, int64(1), after.Organizations["FI"].KycPending-before.Organizations["FI"].KycPending)
+	require.Equal(t, int64(-1), delta("BUSINESS", "ACTIVE"))
+	require.Equal(t, int64(1), delta("BUSINESS", "SUSPENDED"))
+	require.Equal(t, int64(0), after.Organizations["BUSINESS"].KycPending-before.Organizations["BUSINESS"].KycPending, "a suspended business still waits for its review")
+	require.Equal(t, before.KycQueue.Pending+1, after.KycQueue.Pending)
+	require.Equal(t, before.KycQueue.InReview+1, after.KycQueue.InReview)
+	require.Equal(t, before.SanctionsAwaitingReview+1, after.SanctionsAwaitingReview)
+	require.Equal(t, before.DeadLetters+1, after.DeadLetters)
+
+	// Platform admins only; the refusal is on the platform's trail.
+	for _, a := range []*apiClient{w.owner, w.admin, w.member} {
+		rec = a.call(http.MethodGet, "/api/admin/dashboard", nil)
+		require.Equal(t, http.StatusForbidden, rec.Code, rec.Body.String())
+		require.Equal(t, "PLATFORM_ADMIN_REQUIRED", errCode(rec))
+	}
+	rec = w.anon.call(http.MethodGet, "/api/admin/dashboard", nil)
+	require.Equal(t, http.StatusUnauthorized, rec.Code)
 }

@@ -238,3 +238,14 @@ func Queue(ctx context.Context, q db.Querier, status []Status, after string, lim
 	}
 	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Submission, error) { return scan(r) })
 }
+
+// QueueCounts counts the submissions waiting for a reviewer, PENDING and IN_REVIEW, across every
+// tenant the transaction sees (the platform dashboard), in one query.
+func QueueCounts(ctx context.Context, q db.Writer) (pending, inReview int64, err error) {
+	err = q.QueryRow(ctx, `SELECT count(*) FILTER (WHERE status = 'PENDING'), count(*) FILTER (WHERE status = 'IN_REVIEW')
+		FROM app.kyc_submissions WHERE status IN ('PENDING', 'IN_REVIEW')`).Scan(&pending, &inReview)
+	if err != nil {
+		return 0, 0, fmt.Errorf("kyc: queue counts: %w", err)
+	}
+	return pending, inReview, nil
+}

@@ -636,3 +636,13 @@ func rescreenOne(ctx context.Context, tx pgx.Tx, prev Check) (bool, error) {
 		"checkId": c.ID, "subjectType": c.Subject.Type, "subjectId": c.Subject.ID, "outcome": c.Outcome})
 	return true, err
 }
+
+// AwaitingReview counts the checks a platform admin has still to decide (needs_review), across
+// every tenant the transaction sees (the platform dashboard).
+func AwaitingReview(ctx context.Context, q db.Writer) (int64, error) {
+	var n int64
+	if err := q.QueryRow(ctx, `SELECT count(*) FROM app.sanctions_checks WHERE needs_review`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("sanctions: awaiting review: %w", err)
+	}
+	return n, nil
+}

@@ -711,3 +711,13 @@ func Prune(ctx context.Context, platform db.Beginner, cutoff time.Time) (int64, 
 		}
 	}
 }
+
+// CountDeadLetters counts the dead letters waiting for an operator (requeueing removes one),
+// across every tenant the transaction sees: the caller's cross-tenant transaction.
+func CountDeadLetters(ctx context.Context, q db.Writer) (int64, error) {
+	var n int64
+	if err := q.QueryRow(ctx, `SELECT count(*) FROM app.outbox_dead_letter`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("outbox: count dead letters: %w", err)
+	}
+	return n, nil
+}
