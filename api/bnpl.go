@@ -28,7 +28,7 @@ import (
 // workflows/bnpl_collect.go) and the employee's own agreements.
 func (s *Server) bnplRoutes() []Route {
 	biz := func(r Route) Route { r.Handler = s.forKind(orgs.Business, r.Handler); return r }
-	merchant := func(r Route) Route { r.Handler = s.forMerchant(r.Handler); return r }
+	merchant := func(r Route) Route { r.Handler = s.forKind(orgs.Merchant, r.Handler); return r }
 	return []Route{
 		merchant(Route{Method: http.MethodGet, Path: "/api/bnpl/merchant", Auth: Org, Role: orgs.PlainMember, Permission: orgs.BnplView, Summary: "The merchant's BNPL settlement account and discount", Handler: s.getBnplMerchant}),
 		merchant(Route{Method: http.MethodPut, Path: "/api/bnpl/merchant", Auth: Org, Role: orgs.Admin, Summary: "Set the merchant's BNPL settlement account and discount", Handler: s.putBnplMerchant}),
@@ -57,18 +57,6 @@ func (s *Server) bnplRoutes() []Route {
 			Summary: "One order bought from the merchant on BNPL", Handler: s.getBnplOrder}),
 		merchant(Route{Method: http.MethodPost, Path: "/api/bnpl/merchant/orders/:id/reports", Auth: Org, Role: orgs.PlainMember, Permission: orgs.BnplApprove, Idem: true,
 			Summary: "The merchant's word on an order (delivered, refunded, cancelled), from one of its members", Handler: s.reportBnplOrder}),
-	}
-}
-
-// forMerchant answers 403 (audited) unless the route's organization is a merchant.
-func (s *Server) forMerchant(h gin.HandlerFunc) gin.HandlerFunc {
-	return func(c *gin.Context) {
-		cl := callerOf(c)
-		if cl.Access.OrgKind != orgs.Merchant {
-			s.deny(c, cl.Tenant, "ORGANIZATION_NOT_MERCHANT", "this route is for merchants")
-			return
-		}
-		h(c)
 	}
 }
 

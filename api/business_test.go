@@ -711,7 +711,7 @@ func TestKYCDocuments(t *testing.T) {
 // the error envelope, never 5xx.
 func FuzzBusinessRoutes(f *testing.F) {
 	fx := newBizFuzzFixture(f)
-	routes := fx.srv.businessRoutes()
+	routes := append(fx.srv.businessRoutes(), fx.srv.dashboardRoutes()...)
 	f.Add(uint8(0), uint8(0), "", "", "", []byte(`{"name":"Fuzz Co"}`))
 	f.Add(uint8(1), uint8(1), "", "", "all=true&limit=1", []byte(nil))
 	f.Add(uint8(2), uint8(1), fx.org, "", "", []byte(nil))
@@ -725,6 +725,12 @@ func FuzzBusinessRoutes(f *testing.F) {
 	f.Add(uint8(12), uint8(0), "a\x00b", "x y", "cursor=%00", []byte("\xff"))
 	f.Add(uint8(16), uint8(2), "../../etc", "../", "all=maybe", []byte(`[]`))
 	f.Add(uint8(4), uint8(1), fx.org, "", "", []byte(nil))
+	// The dashboards (after businessRoutes), on an organization of each kind and none.
+	for i := range fx.srv.dashboardRoutes() {
+		for _, id := range []string{fx.org, fx.fi, fx.shop, "org_missing", "a\x00b"} {
+			f.Add(uint8(len(fx.srv.businessRoutes())+i), uint8(i), id, "", "", []byte(nil))
+		}
+	}
 	// The review and status routes of every kind, on an organization of each kind.
 	for i, r := range routes {
 		if !strings.HasSuffix(r.Path, "/verify-kyc") && !strings.HasSuffix(r.Path, "/status") {

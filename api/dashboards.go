@@ -8,9 +8,13 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/wagerail/wagerail/internal/bnpl"
+	"github.com/wagerail/wagerail/internal/disputes"
 	"github.com/wagerail/wagerail/internal/employees"
+	"github.com/wagerail/wagerail/internal/equb"
 	"github.com/wagerail/wagerail/internal/ewa"
 	"github.com/wagerail/wagerail/internal/kyc"
+	"github.com/wagerail/wagerail/internal/lending"
 	"github.com/wagerail/wagerail/internal/orgs"
 	"github.com/wagerail/wagerail/internal/payroll"
 	"github.com/wagerail/wagerail/internal/platform/db"
@@ -33,6 +37,12 @@ func (s *Server) dashboardRoutes() []Route {
 		{Method: http.MethodGet, Path: "/api/business/:id/dashboard", Auth: Org, Role: orgs.PlainMember, Tenant: "id",
 			Summary: "A business's dashboard: employees, payroll, advances, loans, BNPL, equb, disputes (sections the caller may not read are null)",
 			Handler: s.businessDashboard},
+		{Method: http.MethodGet, Path: "/api/fi/dashboard", Auth: Org, Role: orgs.PlainMember, Permission: orgs.LoansView,
+			Summary: "The financial institution's dashboard: the loans it funds by state, what they still owe, past due and due this month",
+			Handler: s.forKind(orgs.FI, s.fiDashboard)},
+		{Method: http.MethodGet, Path: "/api/bnpl/merchant/dashboard", Auth: Org, Role: orgs.PlainMember, Permission: orgs.BnplView,
+			Summary: "The merchant's dashboard: the BNPL agreements bought from it, by state",
+			Handler: s.forKind(orgs.Merchant, s.merchantDashboard)},
 		{Method: http.MethodGet, Path: "/api/admin/dashboard", Auth: Platform,
 			Summary: "The platform's dashboard: organizations by kind and status, and the queues waiting for a platform admin",
 			Handler: s.adminDashboard},
@@ -47,8 +57,12 @@ var (
 	sectionEmployees = dashboardSection{"GET /api/employees"}
 	sectionPayroll   = dashboardSection{"GET /api/payroll"}
 	sectionEwa       = dashboardSection{"GET /api/ewa/requests"}
+	sectionLoans     = dashboardSection{"GET /api/loans"}
+	sectionBnpl      = dashboardSection{"GET /api/bnpl/agreements"}
+	sectionEqub      = dashboardSection{"GET /api/equb/groups"}
+	sectionDisputes  = dashboardSection{"GET /api/disputes"}
 
-	dashboardSections = []dashboardSection{sectionEmployees, sectionPayroll, sectionEwa}
+	dashboardSections = []dashboardSection{sectionEmployees, sectionPayroll, sectionEwa, sectionLoans, sectionBnpl, sectionEqub, sectionDisputes}
 )
 
 // may reports whether the caller, admitted to the dashboard's organization (cl.Access), would
@@ -99,12 +113,50 @@ type ewaSummaryJSON struct {
 	DisbursedThisMonthSantim int64            `json:"disbursedThisMonthSantim"`
 }
 
+type loanSummaryJSON struct {
+	ByStatus           map[string]int64 `json:"byStatus"`
+	OutstandingSantim  int64            `json:"outstandingSantim"`
+	OverdueLoans       int64            `json:"overdueLoans"`
+	OverdueSantim      int64            `json:"overdueSantim"`
+	DueThisMonthSantim int64            `json:"dueThisMonthSantim"`
+}
+
+func toLoanSummaryJSON(l lending.Summary) *loanSummaryJSON {
+	return &loanSummaryJSON{ByStatus: l.ByStatus, OutstandingSantim: l.OutstandingSantim, OverdueLoans: l.OverdueLoans,
+		OverdueSantim: l.OverdueSantim, DueThisMonthSantim: l.DueThisMonthSantim}
+}
+
+type bnplSummaryJSON struct {
+	ByStatus           map[string]int64 `json:"byStatus"`
+	OutstandingSantim  int64            `json:"outstandingSantim"`
+	OverdueInstalments int64            `json:"overdueInstalments"`
+	OverdueSantim      int64            `json:"overdueSantim"`
+	DueNext7DaysSantim int64            `json:"dueNext7DaysSantim"`
+}
+
+type equbSummaryJSON struct {
+	ByStatus      map[string]int64 `json:"byStatus"`
+	ActiveMembers int64            `json:"activeMembers"`
+	OpenCycles    int64            `json:"openCycles"`
+}
+
+type disputeSummaryJSON struct {
+	ByStatus         map[string]int64 `json:"byStatus"`
+	Open             int64            `json:"open"`
+	SLABreached      int64            `json:"slaBreached"`
+	OpenAmountSantim int64            `json:"openAmountSantim"`
+}
+
 type businessDashboardJSON struct {
 	BusinessID string               `json:"businessId"`
 	AsOf       time.Time            `json:"asOf"`
 	Employees  *employeeSummaryJSON `json:"employees"`
 	Payroll    *payrollSummaryJSON  `json:"payroll"`
 	Ewa        *ewaSummaryJSON      `json:"ewa"`
+	Loans      *loanSummaryJSON     `json:"loans"`
+	Bnpl       *bnplSummaryJSON     `json:"bnpl"`
+	Equb       *equbSummaryJSON     `json:"equb"`
+	Disputes   *disputeSummaryJSON  `json:"disputes"`
 }
 
 // businessDashboard answers GET /api/business/<id>/dashboard.
@@ -147,7 +199,83 @@ func (s *Server) businessDashboard(c *gin.Context) {
 			d.Ewa = &ewaSummaryJSON{ByStatus: statusCounts(e.ByStatus), OutstandingCount: e.OutstandingCount,
 				OutstandingSantim: e.OutstandingSantim, InFlightSantim: e.InFlightSantim, DisbursedThisMonthSantim: e.DisbursedThisMonthSantim}
 		}
+		if s.may(cl, sectionLoans) {
+			l, err := lending.Summarize(ctx, tx, lending.Business, now)
+			if err != nil {
+				return d, err
+			}
+			d.Loans = toLoanSummaryJSON(l)
+		}
+		if s.may(cl, sectionBnpl) {
+			b, err := bnpl.Summarize(ctx, tx, bnpl.BusinessSide, now)
+			if err != nil {
+				return d, err
+			}
+			d.Bnpl = &bnplSummaryJSON{ByStatus: b.ByStatus, OutstandingSantim: b.OutstandingSantim, OverdueInstalments: b.OverdueInstalments,
+				OverdueSantim: b.OverdueSantim, DueNext7DaysSantim: b.DueNext7DaysSantim}
+		}
+		if s.may(cl, sectionEqub) {
+			e, err := equb.Summarize(ctx, tx)
+			if err != nil {
+				return d, err
+			}
+			d.Equb = &equbSummaryJSON{ByStatus: e.ByStatus, ActiveMembers: e.ActiveMembers, OpenCycles: e.OpenCycles}
+		}
+		if s.may(cl, sectionDisputes) {
+			ds, err := disputes.Summarize(ctx, tx, now)
+			if err != nil {
+				return d, err
+			}
+			d.Disputes = &disputeSummaryJSON{ByStatus: ds.ByStatus, Open: ds.Open, SLABreached: ds.SLABreached, OpenAmountSantim: ds.OpenAmountSantim}
+		}
 		return d, nil
+	})
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, out)
+}
+
+type fiDashboardJSON struct {
+	OrganizationID string           `json:"organizationId"`
+	AsOf           time.Time        `json:"asOf"`
+	Loans          *loanSummaryJSON `json:"loans"`
+}
+
+// fiDashboard answers GET /api/fi/dashboard: the loans the active FI funds.
+func (s *Server) fiDashboard(c *gin.Context) {
+	cl := callerOf(c)
+	now := s.now().UTC()
+	out, err := inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) (fiDashboardJSON, error) {
+		l, err := lending.Summarize(ctx, tx, lending.Lender, now)
+		return fiDashboardJSON{OrganizationID: cl.Tenant, AsOf: now, Loans: toLoanSummaryJSON(l)}, err
+	})
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, out)
+}
+
+type merchantDashboardJSON struct {
+	OrganizationID string    `json:"organizationId"`
+	AsOf           time.Time `json:"asOf"`
+	Agreements     struct {
+		ByStatus map[string]int64 `json:"byStatus"`
+	} `json:"agreements"`
+}
+
+// merchantDashboard answers GET /api/bnpl/merchant/dashboard: the agreements bought from the
+// active merchant, by state (a merchant reads no instalment, so no amount owed).
+func (s *Server) merchantDashboard(c *gin.Context) {
+	cl := callerOf(c)
+	now := s.now().UTC()
+	out, err := inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) (merchantDashboardJSON, error) {
+		d := merchantDashboardJSON{OrganizationID: cl.Tenant, AsOf: now}
+		b, err := bnpl.Summarize(ctx, tx, bnpl.MerchantSide, now)
+		d.Agreements.ByStatus = b.ByStatus
+		return d, err
 	})
 	if err != nil {
 		writeError(c, err)

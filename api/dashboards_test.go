@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wagerail/wagerail/internal/orgs"
 	"github.com/wagerail/wagerail/internal/platform/crosstenant"
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
@@ -71,6 +72,12 @@ func TestBusinessDashboard(t *testing.T) {
 		empty.Payroll.RunsByStatus)
 	require.Equal(t, &ewaSummaryJSON{ByStatus: map[string]int64{"REQUESTED": 0, "DISBURSING": 0, "DISBURSED": 0, "REPAID": 0, "FAILED": 0, "CANCELLED": 0}},
 		empty.Ewa)
+	require.Equal(t, &loanSummaryJSON{ByStatus: zeroLoanStatuses()}, empty.Loans)
+	require.Equal(t, &bnplSummaryJSON{ByStatus: map[string]int64{"ACCEPTED": 0, "ACTIVE": 0, "SETTLED": 0, "FAILED": 0, "DEFAULTED": 0, "WRITTEN_OFF": 0}},
+		empty.Bnpl)
+	require.Equal(t, &equbSummaryJSON{ByStatus: map[string]int64{"FORMING": 0, "RUNNING": 0, "COMPLETED": 0}}, empty.Equb)
+	require.Equal(t, &disputeSummaryJSON{ByStatus: map[string]int64{"OPENED": 0, "UNDER_INVESTIGATION": 0, "CLOSED_NO_ACTION": 0,
+		"RESOLVED_ADJUSTMENT": 0, "RESOLVED_REVERSAL": 0, "ESCALATED_TO_PARTNER": 0, "REOPENED": 0}}, empty.Disputes)
 
 	// Business A: four employees (one on leave, one terminated, one deleted, one linked to its
 	// owner's account), three runs, five advances. Business B: the same kind of rows, which A's
@@ -143,12 +150,18 @@ func TestBusinessDashboard(t *testing.T) {
 	require.Equal(t, full.Employees, admin.Employees)
 	require.Nil(t, admin.Payroll)
 	require.Equal(t, full.Ewa, admin.Ewa)
+	require.Equal(t, full.Disputes, admin.Disputes)
+	require.Equal(t, full.Loans, admin.Loans)
 	rec = w.member.call(http.MethodGet, "/api/business/"+w.a+"/dashboard", nil)
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 	member := decode[businessDashboardJSON](t, rec)
 	require.Equal(t, full.Employees, member.Employees)
 	require.Nil(t, member.Payroll)
 	require.Nil(t, member.Ewa)
+	require.Nil(t, member.Disputes, "disputes are the admins'")
+	require.Equal(t, full.Loans, member.Loans)
+	require.Equal(t, full.Bnpl, member.Bnpl)
+	require.Equal(t, full.Equb, member.Equb)
 
 	// B's owner may not read A's; B's own dashboard counts B's rows only.
 	rec = w.other.call(http.MethodGet, "/api/business/"+w.a+"/dashboard", nil)
@@ -245,4 +258,60 @@ func TestAdminDashboard(t *testing.T) {
 	}
 	rec = w.anon.call(http.MethodGet, "/api/admin/dashboard", nil)
 	require.Equal(t, http.StatusUnauthorized, rec.Code)
+}
+
+func zeroLoanStatuses() map[string]int64 {
+	return map[string]int64{"REQUESTED": 0, "APPROVED": 0, "REJECTED": 0, "CANCELLED": 0, "DISBURSING": 0, "ACTIVE": 0,
+		"REPAID": 0, "DEFAULTED": 0, "WRITTEN_OFF": 0}
+}
+
+// TestPartnerDashboards: the FI's dashboard counts the loans it funds (of every business), the
+// business's the loans of its employees; a merchant's counts its agreements; each portal's route
+// refuses the other kinds.
+func TestPartnerDashboards(t *testing.T) {
+	t.Parallel()
+	w := newLoanAPIWorld(t)
+	w.originate(t, w.employee, 1_000_000, 6)
+	w.originate(t, w.employee, 500_000, 3)
+	rec := w.otherBiz.call(http.MethodPost, "/api/loans", w.loanBody(w.otherEmployee, 2_000_000, 12), "Idempotency-Key", loanKey())
+	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
+
+	fiDash := func(a *apiClient) fiDashboardJSON {
+		t.Helper()
+		rec := a.call(http.MethodGet, "/api/fi/dashboard", nil)
+		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+		return decode[fiDashboardJSON](t, rec)
+	}
+	want := zeroLoanStatuses()
+	want["REQUESTED"] = 3
+	got := fiDash(w.fi)
+	require.Equal(t, w.fiID, got.OrganizationID)
+	require.Equal(t, &loanSummaryJSON{ByStatus: want}, got.Loans, "REQUESTED loans owe nothing yet")
+	require.Equal(t, &loanSummaryJSON{ByStatus: zeroLoanStatuses()}, fiDash(w.otherFI).Loans, "another FI's")
+	rec = w.biz.call(http.MethodGet, "/api/business/"+w.bizID+"/dashboard", nil)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	want["REQUESTED"] = 2
+	require.Equal(t, &loanSummaryJSON{ByStatus: want}, decode[businessDashboardJSON](t, rec).Loans, "the business's own two")
+
+	// Each portal's dashboard is its kind's: refused (audited) to the others, whose roles cannot
+	// grant the module (the permission guard answers first, as on every FI and merchant route).
+	rec = w.biz.call(http.MethodGet, "/api/fi/dashboard", nil)
+	require.Equal(t, http.StatusForbidden, rec.Code, rec.Body.String())
+	require.Equal(t, "PERMISSION_DENIED", errCode(rec))
+	rec = w.fi.call(http.MethodGet, "/api/bnpl/merchant/dashboard", nil)
+	require.Equal(t, http.StatusForbidden, rec.Code, rec.Body.String())
+	require.Equal(t, "PERMISSION_DENIED", errCode(rec))
+	merchant, _ := w.signUpPartner("owner@merchant.test", "MERCHANT")
+	rec = merchant.call(http.MethodGet, "/api/bnpl/merchant/dashboard", nil)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.Equal(t, map[string]int64{"ACCEPTED": 0, "ACTIVE": 0, "SETTLED": 0, "FAILED": 0, "DEFAULTED": 0, "WRITTEN_OFF": 0},
+		decode[merchantDashboardJSON](t, rec).Agreements.ByStatus)
+	rec = merchant.call(http.MethodGet, "/api/fi/dashboard", nil)
+	require.Equal(t, http.StatusForbidden, rec.Code, rec.Body.String())
+
+	// A member of the FI without loans.view is refused its dashboard.
+	viewer := bizAddMember(t, w.d, w.srv, w.fiID, "plain@lender.test", orgs.PlainMember)
+	rec = viewer.call(http.MethodGet, "/api/fi/dashboard", nil)
+	require.Equal(t, http.StatusForbidden, rec.Code, rec.Body.String())
+	require.Equal(t, "PERMISSION_DENIED", errCode(rec))
 }

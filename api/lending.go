@@ -47,18 +47,25 @@ func (s *Server) lendingRoutes() []Route {
 
 // forKind answers 403 (audited) unless the route's organization is of kind k, then runs h.
 func (s *Server) forKind(k orgs.Kind, h gin.HandlerFunc) gin.HandlerFunc {
+	refusal, ok := notOfKind[k]
+	if !ok {
+		panic("api: forKind of an unknown kind " + string(k))
+	}
 	return func(c *gin.Context) {
 		cl := callerOf(c)
 		if cl.Access.OrgKind != k {
-			if k == orgs.FI {
-				s.deny(c, cl.Tenant, "ORGANIZATION_NOT_FI", "this route is for financial institutions")
-			} else {
-				s.deny(c, cl.Tenant, "ORGANIZATION_NOT_BUSINESS", "this route is for businesses")
-			}
+			s.deny(c, cl.Tenant, refusal.code, refusal.message)
 			return
 		}
 		h(c)
 	}
+}
+
+// notOfKind is forKind's refusal for each kind.
+var notOfKind = map[orgs.Kind]struct{ code, message string }{
+	orgs.Business: {"ORGANIZATION_NOT_BUSINESS", "this route is for businesses"},
+	orgs.FI:       {"ORGANIZATION_NOT_FI", "this route is for financial institutions"},
+	orgs.Merchant: {"ORGANIZATION_NOT_MERCHANT", "this route is for merchants"},
 }
 
 // --- JSON ---
