@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"time"
 
@@ -15,11 +16,18 @@ import (
 	"github.com/wagerail/wagerail/internal/ewa"
 	"github.com/wagerail/wagerail/internal/kyc"
 	"github.com/wagerail/wagerail/internal/lending"
+	"github.com/wagerail/wagerail/internal/notifications"
 	"github.com/wagerail/wagerail/internal/orgs"
 	"github.com/wagerail/wagerail/internal/payroll"
+	"github.com/wagerail/wagerail/internal/payslip"
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/outbox"
+	"github.com/wagerail/wagerail/internal/platform/tenancy"
 	"github.com/wagerail/wagerail/internal/sanctions"
+	"github.com/wagerail/wagerail/internal/savings"
+	"github.com/wagerail/wagerail/internal/wallet"
+	"github.com/wagerail/wagerail/ledger"
+	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
 )
 
 // The portal dashboards (the spec's /api/business/*, /api/fi/* and /api/bnpl/* "dashboard"
@@ -43,6 +51,9 @@ func (s *Server) dashboardRoutes() []Route {
 		{Method: http.MethodGet, Path: "/api/bnpl/merchant/dashboard", Auth: Org, Role: orgs.PlainMember, Permission: orgs.BnplView,
 			Summary: "The merchant's dashboard: the BNPL agreements bought from it, by state",
 			Handler: s.forKind(orgs.Merchant, s.merchantDashboard)},
+		{Method: http.MethodGet, Path: "/api/employee/dashboard", Auth: Session,
+			Summary: "The caller's own dashboard as an employee: wallet, advances, loans, BNPL, savings, equb, unread notifications, latest payslip",
+			Handler: s.employeeDashboard},
 		{Method: http.MethodGet, Path: "/api/admin/dashboard", Auth: Platform,
 			Summary: "The platform's dashboard: organizations by kind and status, and the queues waiting for a platform admin",
 			Handler: s.adminDashboard},
@@ -282,6 +293,167 @@ func (s *Server) merchantDashboard(c *gin.Context) {
 		return
 	}
 	c.JSON(http.StatusOK, out)
+}
+
+type employeeDashboardJSON struct {
+	EmployeeID string    `json:"employeeId"`
+	BusinessID string    `json:"businessId"`
+	AsOf       time.Time `json:"asOf"`
+	// Wallet and Savings are null when the ledger could not be read (the rest still answers).
+	Wallet              *walletFiguresJSON  `json:"wallet"`
+	Ewa                 ewaFiguresJSON      `json:"ewa"`
+	Loans               borrowerLoansJSON   `json:"loans"`
+	Bnpl                employeeBnplJSON    `json:"bnpl"`
+	Savings             *savingsFiguresJSON `json:"savings"`
+	Equb                employeeEqubJSON    `json:"equb"`
+	UnreadNotifications int64               `json:"unreadNotifications"`
+	LatestPayslip       *latestPayslipJSON  `json:"latestPayslip"`
+}
+
+type walletFiguresJSON struct {
+	PostedSantim    int64 `json:"postedSantim"`
+	AvailableSantim int64 `json:"availableSantim"`
+}
+
+type ewaFiguresJSON struct {
+	Eligible           bool   `json:"eligible"`
+	AvailableSantim    int64  `json:"availableSantim"`
+	MaxPrincipalSantim int64  `json:"maxPrincipalSantim"`
+	OutstandingSantim  int64  `json:"outstandingSantim"`
+	PeriodEnd          string `json:"periodEnd"`
+}
+
+type borrowerLoansJSON struct {
+	Active            int64         `json:"active"`
+	OutstandingSantim int64         `json:"outstandingSantim"`
+	Next              *loanNextJSON `json:"nextInstalment"`
+}
+
+type loanNextJSON struct {
+	LoanID       string `json:"loanId"`
+	DuePeriod    string `json:"duePeriod"`
+	AmountSantim int64  `json:"amountSantim"`
+}
+
+type employeeBnplJSON struct {
+	Active            int64         `json:"active"`
+	OutstandingSantim int64         `json:"outstandingSantim"`
+	Next              *bnplNextJSON `json:"nextInstalment"`
+}
+
+type bnplNextJSON struct {
+	AgreementID  string `json:"agreementId"`
+	DueDate      string `json:"dueDate"`
+	AmountSantim int64  `json:"amountSantim"`
+}
+
+type savingsFiguresJSON struct {
+	OpenGoals   int64 `json:"openGoals"`
+	SavedSantim int64 `json:"savedSantim"`
+}
+
+type employeeEqubJSON struct {
+	ActiveMemberships int64 `json:"activeMemberships"`
+}
+
+type latestPayslipJSON struct {
+	RunID     string `json:"runId"`
+	Period    string `json:"period"`
+	NetSantim int64  `json:"netSantim"`
+}
+
+// employeeDashboard answers GET /api/employee/dashboard: the caller's own figures as the
+// employee their account is linked to (the active organization's, or their only one), read in
+// one transaction of the employer's tenant; the wallet and the savings from the ledger (null when
+// it could not be read).
+func (s *Server) employeeDashboard(c *gin.Context) {
+	tenant, emp, ok := s.myEmployee(c)
+	if !ok {
+		return
+	}
+	cl := callerOf(c)
+	now := s.now().UTC()
+	ctx := tenancy.WithTenant(c.Request.Context(), tenant)
+	out := employeeDashboardJSON{EmployeeID: emp, BusinessID: tenant, AsOf: now}
+	var goals []savings.Goal
+	err := tenancy.InTx(ctx, s.deps.DB, func(tx pgx.Tx) error {
+		e, err := s.advances().Eligibility(ctx, tx, tenant, emp, now)
+		if err != nil {
+			return err
+		}
+		out.Ewa.Eligible, out.Ewa.AvailableSantim = e.EmployeeActive && e.MaxPrincipalSantim > 0, e.AvailableSantim
+		out.Ewa.MaxPrincipalSantim, out.Ewa.OutstandingSantim = e.MaxPrincipalSantim, e.OutstandingSantim
+		out.Ewa.PeriodEnd = e.PeriodEnd.Format(time.DateOnly)
+		l, err := lending.SummarizeBorrower(ctx, tx, emp)
+		if err != nil {
+			return err
+		}
+		out.Loans.Active, out.Loans.OutstandingSantim = l.Active, l.OutstandingSantim
+		if n := l.Next; n != nil {
+			out.Loans.Next = &loanNextJSON{LoanID: n.LoanID, DuePeriod: n.DuePeriod, AmountSantim: n.AmountSantim}
+		}
+		b, err := bnpl.SummarizeEmployee(ctx, tx, emp)
+		if err != nil {
+			return err
+		}
+		out.Bnpl.Active, out.Bnpl.OutstandingSantim = b.Active, b.OutstandingSantim
+		if n := b.Next; n != nil {
+			out.Bnpl.Next = &bnplNextJSON{AgreementID: n.AgreementID, DueDate: n.DueDate.Format(time.DateOnly), AmountSantim: n.AmountSantim}
+		}
+		if out.Equb.ActiveMemberships, err = equb.ActiveMemberships(ctx, tx, emp); err != nil {
+			return err
+		}
+		if out.UnreadNotifications, err = notifications.UnreadCount(ctx, tx, tenant, cl.User.ID); err != nil {
+			return err
+		}
+		slips, err := payslip.ListIssued(ctx, tx, emp, "", 1)
+		if err != nil {
+			return err
+		}
+		if len(slips) == 1 {
+			out.LatestPayslip = &latestPayslipJSON{RunID: slips[0].RunID, Period: slips[0].Period, NetSantim: slips[0].NetSantim}
+		}
+		goals, err = savings.OpenGoals(ctx, tx, emp)
+		return err
+	})
+	if err != nil {
+		writeError(c, ewaError("", emp, err))
+		return
+	}
+	s.employeeLedgerFigures(c.Request.Context(), tenant, emp, goals, &out)
+	c.JSON(http.StatusOK, out)
+}
+
+// employeeLedgerFigures sets the dashboard's wallet and savings from the ledger: one balance read
+// for the wallet and one per open goal (an account the ledger does not have yet is a zero
+// balance). A failed read leaves its section null and is logged; the dashboard still answers.
+func (s *Server) employeeLedgerFigures(ctx context.Context, tenant, emp string, goals []savings.Goal, out *employeeDashboardJSON) {
+	if s.deps.Ledger == nil {
+		return
+	}
+	balance := func(account string) (posted, available int64, ok bool) {
+		resp, err := s.deps.Ledger.GetBalance(ctx, &ledgerv1.GetBalanceRequest{TenantId: tenant, AccountName: account})
+		switch {
+		case errors.Is(err, ledger.ErrAccountNotFound):
+			return 0, 0, true
+		case err != nil:
+			s.deps.Log.Warn("employee dashboard: ledger read failed", "account", account, "error", err)
+			return 0, 0, false
+		}
+		return resp.GetBalance().GetPostedSantim(), resp.GetBalance().GetAvailableSantim(), true
+	}
+	if posted, available, ok := balance(wallet.Account(emp)); ok {
+		out.Wallet = &walletFiguresJSON{PostedSantim: posted, AvailableSantim: available}
+	}
+	var saved int64
+	for _, g := range goals {
+		posted, _, ok := balance(savings.Account(g.ID))
+		if !ok {
+			return
+		}
+		saved += posted
+	}
+	out.Savings = &savingsFiguresJSON{OpenGoals: int64(len(goals)), SavedSantim: saved}
 }
 
 type orgKindSummaryJSON struct {

@@ -15,6 +15,9 @@ import (
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
 	"github.com/wagerail/wagerail/internal/platform/testkit"
+	"github.com/wagerail/wagerail/internal/savings"
+	"github.com/wagerail/wagerail/internal/wallet"
+	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
 )
 
 // dashFixtureEmployee inserts an employee of tenant in status and returns its id.
@@ -314,4 +317,84 @@ func TestPartnerDashboards(t *testing.T) {
 	rec = viewer.call(http.MethodGet, "/api/fi/dashboard", nil)
 	require.Equal(t, http.StatusForbidden, rec.Code, rec.Body.String())
 	require.Equal(t, "PERMISSION_DENIED", errCode(rec))
+}
+
+// TestEmployeeDashboard: the employee's own figures, read through the API (validated against
+// openapi.yaml): the wallet and the savings from the real ledger over gRPC, the advances by the
+// EWA rules, the unread notifications; nothing of another employee's; a user linked to no
+// employee is 404; without a ledger, wallet and savings are null and the rest answers.
+func TestEmployeeDashboard(t *testing.T) {
+	t.Parallel()
+	w := newWalletWorld(t)
+	me := w.linkEmployeeUser(t, "abebe@dash.test")
+	userID := bizUserID(t, me)
+	read := func(a *apiClient) employeeDashboardJSON {
+		t.Helper()
+		rec := a.call(http.MethodGet, "/api/employee/dashboard", nil)
+		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+		return decode[employeeDashboardJSON](t, rec)
+	}
+	empty := read(me)
+	require.Equal(t, w.employee, empty.EmployeeID)
+	require.Equal(t, w.tenant, empty.BusinessID)
+	require.Equal(t, &walletFiguresJSON{}, empty.Wallet)
+	require.Equal(t, &savingsFiguresJSON{}, empty.Savings)
+	require.Equal(t, borrowerLoansJSON{}, empty.Loans)
+	require.Equal(t, employeeBnplJSON{}, empty.Bnpl)
+	require.Equal(t, employeeEqubJSON{}, empty.Equb)
+	require.Nil(t, empty.LatestPayslip)
+	require.Zero(t, empty.UnreadNotifications)
+	require.Zero(t, empty.Ewa.OutstandingSantim)
+
+	// Money in the wallet (one transfer out still held), a goal with savings and a closed one, an
+	// advance this period partly repaid, two notifications of which one is read.
+	w.move(t, true, 5_000, false)
+	w.move(t, false, 700, true)
+	open, closed := "sgl_"+testkit.Unique("d"), "sgl_"+testkit.Unique("d")
+	now := w.now()
+	dashFixture(t, w.d, w.tenant,
+		[]any{`INSERT INTO app.savings_goals (id, tenant_id, employee_id, name, target_santim, created_by) VALUES ($1, $2, $3, 'Rent', 100000, 'user_x')`,
+			open, w.tenant, w.employee},
+		[]any{`INSERT INTO app.savings_goals (id, tenant_id, employee_id, name, target_santim, created_by, status, closed_at, closed_by)
+			VALUES ($1, $2, $3, 'Old', 100000, 'user_x', 'CLOSED', now(), 'user_x')`, closed, w.tenant, w.employee},
+		[]any{`INSERT INTO app.ewa_requests (id, tenant_id, employee_id, principal_santim, fee_santim, status, workflow_id,
+				repaid_amount_santim, repayment_source, repayment_ledger_tx_id, period_start, requested_by, disbursed_at)
+			VALUES ($1, $2, $3, 30000, 600, 'DISBURSED', 'wf-dash', 10000, 'EMPLOYEE', 'ltx_1', $4, 'user_x', $5)`,
+			"ewa_" + testkit.Unique("d"), w.tenant, w.employee, time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC), now},
+		[]any{`INSERT INTO app.notifications (id, tenant_id, user_id, event_id, event_type, category, title, body, language, read_at)
+			VALUES ($1, $2, $3, gen_random_uuid(), 'ewa.disbursed.v1', 'EWA', 'Paid', 'Your advance is paid', 'en', NULL),
+			       ($4, $2, $3, gen_random_uuid(), 'ewa.requested.v1', 'EWA', 'Asked', 'Your advance is asked for', 'en', now())`,
+			"ntf_" + testkit.Unique("d"), w.tenant, userID, "ntf_" + testkit.Unique("d")})
+	_, err := w.ledger.PostCreatingAccounts(context.Background(), &ledgerv1.PostTransactionRequest{
+		TenantId: w.tenant, IdempotencyKey: testkit.Unique("dash-savings"), Status: ledgerv1.TransactionStatus_TRANSACTION_STATUS_POSTED,
+		Entries: []*ledgerv1.EntryInput{
+			{AccountName: savings.Account(open), Direction: ledgerv1.Direction_DIRECTION_CREDIT, AmountSantim: 1_200},
+			{AccountName: wallet.Account(w.employee), Direction: ledgerv1.Direction_DIRECTION_DEBIT, AmountSantim: 1_200},
+		}})
+	require.NoError(t, err)
+
+	got := read(me)
+	require.Equal(t, &walletFiguresJSON{PostedSantim: 5_000 - 1_200, AvailableSantim: 5_000 - 1_200 - 700}, got.Wallet)
+	require.Equal(t, &savingsFiguresJSON{OpenGoals: 1, SavedSantim: 1_200}, got.Savings, "the closed goal is not counted")
+	require.Equal(t, int64(30_000+600-10_000), got.Ewa.OutstandingSantim)
+	require.Equal(t, int64(1), got.UnreadNotifications)
+	// The eligibility figures are the EWA route's, for the same employee at the same instant.
+	rec := w.owner.call(http.MethodGet, "/api/ewa/eligibility?employeeId="+w.employee, nil)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	el := decode[ewaEligibilityJSON](t, rec)
+	require.Equal(t, ewaFiguresJSON{Eligible: el.Eligible, AvailableSantim: el.AvailableSantim, MaxPrincipalSantim: el.MaxPrincipalSantim,
+		OutstandingSantim: el.OutstandingSantim, PeriodEnd: el.Period.End}, got.Ewa)
+
+	// Not linked: 404; anonymous: 401.
+	requireStatus(t, w.owner.call(http.MethodGet, "/api/employee/dashboard", nil), http.StatusNotFound, "EMPLOYEE_NOT_LINKED")
+	rec = w.client().call(http.MethodGet, "/api/employee/dashboard", nil)
+	require.Equal(t, http.StatusUnauthorized, rec.Code)
+
+	// No ledger: wallet and savings null, the rest as before.
+	w.srv.deps.Ledger = nil
+	noLedger := read(me)
+	require.Nil(t, noLedger.Wallet)
+	require.Nil(t, noLedger.Savings)
+	require.Equal(t, got.Ewa, noLedger.Ewa)
+	require.Equal(t, got.UnreadNotifications, noLedger.UnreadNotifications)
 }

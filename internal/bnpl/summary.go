@@ -129,3 +129,49 @@ func Summarize(ctx context.Context, q db.Writer, side Side, today time.Time) (Su
 	}
 	return s, nil
 }
+
+// EmployeeSummary is one employee's BNPL plans at a glance (the employee's dashboard): the same
+// rules as Summary's, over the agreements they bought with.
+type EmployeeSummary struct {
+	// Active counts the ACTIVE agreements; OutstandingSantim is what their instalments not
+	// collected (DUE or COLLECTING) still owe.
+	Active            int64
+	OutstandingSantim int64
+	// Next is the earliest of those instalments (due date, then agreement and index); nil when
+	// none is owed.
+	Next *NextInstalment
+}
+
+// NextInstalment is an instalment still owed: its agreement, due date and amount.
+type NextInstalment struct {
+	AgreementID  string
+	DueDate      time.Time
+	AmountSantim int64
+}
+
+// SummarizeEmployee reads employeeID's EmployeeSummary in the context's tenant (their employer's
+// transaction, a pgx or a bun one), in one statement. Sums as Summary's: exact numeric cast to
+// bigint, an overflow an error.
+func SummarizeEmployee(ctx context.Context, q db.Writer, employeeID string) (EmployeeSummary, error) {
+	var s EmployeeSummary
+	var next NextInstalment
+	var due *time.Time
+	err := q.QueryRow(ctx, `WITH owed AS (
+			SELECT a.id AS agreement_id, i.idx, i.due_date, i.amount_santim
+			FROM app.bnpl_agreements a JOIN app.bnpl_instalments i ON i.tenant_id = a.tenant_id AND i.agreement_id = a.id
+			WHERE a.tenant_id = $1 AND a.employee_id = $2 AND a.status = $3 AND i.status = ANY($4))
+		SELECT (SELECT count(*) FROM app.bnpl_agreements WHERE tenant_id = $1 AND employee_id = $2 AND status = $3),
+			(SELECT coalesce(sum(amount_santim), 0)::bigint FROM owed),
+			coalesce(n.agreement_id, ''), n.due_date, coalesce(n.amount_santim, 0)::bigint
+		FROM (SELECT 1) one LEFT JOIN (SELECT * FROM owed ORDER BY due_date, agreement_id, idx LIMIT 1) n ON true`,
+		tenancy.TenantID(ctx), employeeID, StatusActive, []string{InstalmentDue, InstalmentCollecting}).
+		Scan(&s.Active, &s.OutstandingSantim, &next.AgreementID, &due, &next.AmountSantim)
+	if err != nil {
+		return EmployeeSummary{}, fmt.Errorf("bnpl: summarize the employee's agreements: %w", err)
+	}
+	if next.AgreementID != "" && due != nil {
+		next.DueDate = due.UTC()
+		s.Next = &next
+	}
+	return s, nil
+}

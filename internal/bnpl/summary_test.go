@@ -177,3 +177,44 @@ func TestSummarizeAgreements(t *testing.T) {
 	require.Equal(t, empty, summarize(t, biz, bnpl.MerchantSide, today))
 	require.Equal(t, empty, summarize(t, shop, bnpl.BusinessSide, today))
 }
+
+// TestSummarizeEmployee: one employee's BNPL plans (the employee's dashboard): their ACTIVE
+// agreements' instalments still owed, the earliest of them next; an ACCEPTED, a SETTLED and a
+// DEFAULTED agreement of theirs and another employee's ACTIVE one do not count.
+func TestSummarizeEmployee(t *testing.T) {
+	t.Parallel()
+	d := testkit.NewDB(t)
+	biz, shop := payrolltest.NewOrg(t, d), newMerchant(t, d)
+	emp, otherEmp := biz.Employee(t, payrolltest.Employee{}), biz.Employee(t, payrolltest.Employee{})
+	read := func(employee string) bnpl.EmployeeSummary {
+		t.Helper()
+		var viaPgx, viaBun bnpl.EmployeeSummary
+		require.NoError(t, tenancy.InTx(biz.Ctx, biz.DB.App, func(tx pgx.Tx) (err error) {
+			viaPgx, err = bnpl.SummarizeEmployee(biz.Ctx, tx, employee)
+			return err
+		}))
+		require.NoError(t, biz.In(func(ctx context.Context, tx db.BunTx) (err error) {
+			viaBun, err = bnpl.SummarizeEmployee(ctx, tx, employee)
+			return err
+		}))
+		require.Equal(t, viaPgx, viaBun)
+		return viaPgx
+	}
+	require.Equal(t, bnpl.EmployeeSummary{}, read(emp), "no plan")
+
+	restructured := agreement(t, biz, emp, shop.ID, bnpl.StatusActive,
+		inst{"2027-01-31", 10_000, bnpl.InstalmentCollected, 1},
+		inst{"2027-02-10", 50_000, bnpl.InstalmentSuperseded, 1},
+		inst{"2027-03-09", 10_000, bnpl.InstalmentCollecting, 2},
+		inst{"2027-04-09", 20_000, bnpl.InstalmentDue, 2})
+	agreement(t, biz, emp, shop.ID, bnpl.StatusActive, inst{"2027-03-20", 7_000, bnpl.InstalmentDue, 0}, inst{"2027-04-20", 7_000, bnpl.InstalmentDue, 0})
+	agreement(t, biz, emp, shop.ID, bnpl.StatusAccepted, inst{"2027-02-01", 3_000, bnpl.InstalmentDue, 0}, inst{"2027-03-01", 3_000, bnpl.InstalmentDue, 0})
+	agreement(t, biz, emp, shop.ID, bnpl.StatusSettled, inst{"2027-02-01", 3_000, bnpl.InstalmentCollected, 0}, inst{"2027-03-01", 3_000, bnpl.InstalmentCollected, 0})
+	agreement(t, biz, emp, shop.ID, bnpl.StatusDefaulted, inst{"2027-01-01", 9_000, bnpl.InstalmentDue, 0}, inst{"2027-02-01", 9_000, bnpl.InstalmentDue, 0})
+	agreement(t, biz, otherEmp, shop.ID, bnpl.StatusActive, inst{"2027-01-01", 99_000, bnpl.InstalmentDue, 0}, inst{"2027-02-01", 99_000, bnpl.InstalmentDue, 0})
+
+	require.Equal(t, bnpl.EmployeeSummary{Active: 2, OutstandingSantim: 10_000 + 20_000 + 7_000 + 7_000,
+		Next: &bnpl.NextInstalment{AgreementID: restructured, DueDate: time.Date(2027, 3, 9, 0, 0, 0, 0, time.UTC), AmountSantim: 10_000}},
+		read(emp), "a COLLECTING instalment is still owed until collected")
+	require.Equal(t, int64(1), read(otherEmp).Active)
+}

@@ -71,3 +71,17 @@ func Summarize(ctx context.Context, tx db.BunTx) (Summary, error) {
 	}
 	return s, nil
 }
+
+// ActiveMemberships counts employeeID's ACTIVE memberships of FORMING and RUNNING groups in the
+// context's tenant (the employee's dashboard).
+func ActiveMemberships(ctx context.Context, q db.Writer, employeeID string) (int64, error) {
+	var n int64
+	err := q.QueryRow(ctx, `SELECT count(*) FROM app.equb_memberships m
+		JOIN app.equb_groups g ON g.tenant_id = m.tenant_id AND g.id = m.group_id
+		WHERE m.tenant_id = $1 AND m.employee_id = $2 AND m.status = $3 AND g.status = ANY($4)`,
+		tenancy.TenantID(ctx), employeeID, MemberActive, []string{GroupForming, GroupRunning}).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("equb: active memberships: %w", err)
+	}
+	return n, nil
+}

@@ -116,3 +116,46 @@ func overdueThrough(at time.Time) (string, error) {
 		p = p.AddDate(0, -1, 0)
 	}
 }
+
+// BorrowerSummary is one employee's loans at a glance (the employee's dashboard): the same
+// rules as Summary's, over the loans they borrowed.
+type BorrowerSummary struct {
+	// Active counts the ACTIVE and DEFAULTED loans; OutstandingSantim is what they still owe.
+	Active            int64
+	OutstandingSantim int64
+	// Next is the earliest instalment still owed of those loans (the lowest due period, then the
+	// loan and the instalment); nil when none is owed.
+	Next *NextInstalment
+}
+
+// NextInstalment is an instalment still owed: its loan, due period and what it still owes.
+type NextInstalment struct {
+	LoanID       string
+	DuePeriod    string
+	AmountSantim int64
+}
+
+// SummarizeBorrower reads employeeID's BorrowerSummary in the context's tenant (their employer's
+// transaction, a pgx or a bun one), in one statement. Sums as Summary's: exact numeric cast to
+// bigint, an overflow an error.
+func SummarizeBorrower(ctx context.Context, q db.Writer, employeeID string) (BorrowerSummary, error) {
+	var s BorrowerSummary
+	var next NextInstalment
+	err := q.QueryRow(ctx, `WITH owed AS (
+			SELECT ln.id AS loan_id, li.idx, li.due_period, li.total_santim - li.repaid_santim AS owes
+			FROM app.loans ln JOIN app.loan_instalments li ON li.tenant_id = ln.tenant_id AND li.loan_id = ln.id
+			WHERE ln.tenant_id = $1 AND ln.borrower_id = $2 AND ln.status = ANY($3) AND li.status <> ALL($4))
+		SELECT (SELECT count(*) FROM app.loans WHERE tenant_id = $1 AND borrower_id = $2 AND status = ANY($3)),
+			(SELECT coalesce(sum(owes), 0)::bigint FROM owed),
+			coalesce(n.loan_id, ''), coalesce(n.due_period, ''), coalesce(n.owes, 0)::bigint
+		FROM (SELECT 1) one LEFT JOIN (SELECT * FROM owed ORDER BY due_period, loan_id, idx LIMIT 1) n ON true`,
+		tenancy.TenantID(ctx), employeeID, []string{LoanActive, LoanDefaulted}, []string{InstalmentRepaid, InstalmentSuperseded}).
+		Scan(&s.Active, &s.OutstandingSantim, &next.LoanID, &next.DuePeriod, &next.AmountSantim)
+	if err != nil {
+		return BorrowerSummary{}, fmt.Errorf("lending.summarize borrower: %w", err)
+	}
+	if next.LoanID != "" {
+		s.Next = &next
+	}
+	return s, nil
+}

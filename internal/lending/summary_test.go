@@ -203,3 +203,56 @@ func TestSummarizeLoansOutOfRange(t *testing.T) {
 	require.Error(t, err)
 	require.True(t, db.IsCode(err, "22003"), "%v", err)
 }
+
+// TestSummarizeBorrower: one employee's loans (the employee's dashboard): their ACTIVE loan in
+// part repaid and their DEFAULTED one count, with the earliest instalment still owed; their
+// REQUESTED loan and another employee's ACTIVE loan do not; a restructured loan counts its new
+// schedule only.
+func TestSummarizeBorrower(t *testing.T) {
+	t.Parallel()
+	w := newLoanWorld(t)
+	emp := w.biz.Employee(t, payrolltest.Employee{})
+	loan := func(status string) lending.Loan {
+		l, err := w.originate(t, w.biz, emp, 500_000, 12)
+		require.NoError(t, err)
+		if status == lending.LoanRequested {
+			return l
+		}
+		return w.payOut(t, l, status)
+	}
+	borrower := func(employee string) lending.BorrowerSummary {
+		t.Helper()
+		s, err := value(t, w.biz, func(ctx context.Context, tx db.BunTx) (lending.BorrowerSummary, error) {
+			return lending.SummarizeBorrower(ctx, tx, employee)
+		})
+		require.NoError(t, err)
+		return s
+	}
+	require.Equal(t, lending.BorrowerSummary{}, borrower(emp), "no loan")
+
+	a := loan(lending.LoanActive)
+	w.repay(t, a, 0, a.Instalments[0].TotalSantim)
+	w.repay(t, a, 1, 10_000)
+	b := loan(lending.LoanDefaulted)
+	loan(lending.LoanRequested)
+	w.paidOut(t, lending.LoanActive) // another employee's
+	a, b = w.reread(t, w.biz, a), w.reread(t, w.biz, b)
+
+	got := borrower(emp)
+	require.Equal(t, int64(2), got.Active)
+	require.Equal(t, owed(a.Instalments...)+owed(b.Instalments...), got.OutstandingSantim)
+	// Both loans start in the same period; a's instalment 0 is repaid, so the earliest owed is b's
+	// instalment 0 (a's next, instalment 1, falls a period later).
+	require.Equal(t, a.Instalments[0].DuePeriod, b.Instalments[0].DuePeriod)
+	require.Equal(t, &lending.NextInstalment{LoanID: b.ID, DuePeriod: b.Instalments[0].DuePeriod,
+		AmountSantim: b.Instalments[0].TotalSantim}, got.Next)
+
+	// A restructure supersedes the old schedule: only the new one is owed.
+	c := loan(lending.LoanActive)
+	_, err := w.restructure(t, c, 6)
+	require.NoError(t, err)
+	c = w.reread(t, w.biz, c)
+	again := borrower(emp)
+	require.Equal(t, int64(3), again.Active)
+	require.Equal(t, got.OutstandingSantim+owed(c.Instalments...), again.OutstandingSantim)
+}

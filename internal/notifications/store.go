@@ -129,3 +129,13 @@ func MarkRead(ctx context.Context, tx db.Querier, tenant, userID, id string, now
 
 // newID is a notification id: ntf_ and a UUIDv7, so id order is creation order.
 func newID() string { return "ntf_" + identity.NewID() }
+
+// UnreadCount counts userID's unread notifications in tenant.
+func UnreadCount(ctx context.Context, q db.Writer, tenant, userID string) (int64, error) {
+	var n int64
+	if err := q.QueryRow(ctx, `SELECT count(*) FROM app.notifications WHERE tenant_id = $1 AND user_id = $2 AND read_at IS NULL`,
+		tenant, userID).Scan(&n); err != nil {
+		return 0, fmt.Errorf("notifications: unread count: %w", err)
+	}
+	return n, nil
+}

@@ -106,7 +106,7 @@ type Summary struct {
 
 // ListIssued lists the employee's issued payslips, latest period first, after the run before
 // (""; the start), at most limit.
-func ListIssued(ctx context.Context, tx db.BunTx, employeeID, before string, limit int) ([]Summary, error) {
+func ListIssued(ctx context.Context, tx db.Writer, employeeID, before string, limit int) ([]Summary, error) {
 	tenant := tenancy.TenantID(ctx)
 	rows, err := db.Select[struct {
 		RunID            string     `bun:"run_id" db:"run_id"`
