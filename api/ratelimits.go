@@ -24,9 +24,13 @@ var (
 	ruleMessageAccount = ratelimit.Rule{Name: "message:account", Limit: 5, Window: 15 * time.Minute}
 	ruleOTPVerify      = ratelimit.Rule{Name: "otp-verify:account", Limit: 10, Window: 15 * time.Minute}
 	ruleTwoFactorUser  = ratelimit.Rule{Name: "two-factor:user", Limit: 10, Window: 15 * time.Minute}
+	// The public demo-request form (api/demo_requests.go) writes a row per valid submission: ten
+	// an hour per IP is more than an office behind one address sends, and bounds what a script
+	// can add to the platform's inbox and its audit trail.
+	ruleDemoRequestIP = ratelimit.Rule{Name: "demo-request:ip", Limit: 10, Window: time.Hour}
 )
 
-var allRateLimits = []ratelimit.Rule{ruleSignInIP, ruleSignInAccount, ruleSignUpIP, ruleMessageIP, ruleMessageAccount, ruleOTPVerify, ruleTwoFactorUser}
+var allRateLimits = []ratelimit.Rule{ruleSignInIP, ruleSignInAccount, ruleSignUpIP, ruleMessageIP, ruleMessageAccount, ruleOTPVerify, ruleTwoFactorUser, ruleDemoRequestIP}
 
 // allow counts one hit of rule for subject; past the limit it answers 429 with Retry-After and
 // returns false.

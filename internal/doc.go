@@ -11,7 +11,8 @@
 // equb (savings circles through partner-bank escrow), bnpl (agreements and instalments), wallet
 // (ledger-derived balances and transfers), savings (goals held in escrow), disputes (with SLA
 // deadlines), notifications (the outbox consumer, preferences, the in-app inbox), notify (e-mail
-// and text senders) and bankwebhook (stored partner callbacks).
+// and text senders), bankwebhook (stored partner callbacks) and demorequests (the public "request a
+// demo" form's inbox).
 //
 // Platform (internal/platform/…): tenancy (who acts for which tenant, and the tenant-scoped
 // transaction), crosstenant (the one audited path across tenants), audit, outbox (with relay
