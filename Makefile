@@ -45,11 +45,7 @@ soak: deps
 
 ## fuzz: run every fuzz target for FUZZTIME each
 fuzz: deps
-	@set -e; for pkg in $$(go list ./...); do \
-	  for f in $$(go test -list 'Fuzz.*' $$pkg | grep '^Fuzz' || true); do \
-	    echo "== $$pkg $$f"; go test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg; \
-	  done; \
-	done
+	@scripts/fuzz.sh $(FUZZTIME)
 
 ## lint: formatting, vet, a tidy go.mod and the Temporal workflow determinism check
 lint:
