@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strings"
@@ -101,25 +102,9 @@ func (s *Server) listDirectory(c *gin.Context) {
 			return
 		}
 	}
-	var rows []identity.DirectoryEntry
-	err := s.asPlatform(c, func(tx pgx.Tx) error {
-		var err error
-		rows, err = identity.Directory(c.Request.Context(), tx, f)
-		return err
-	})
-	if err != nil {
-		writeError(c, err)
-		return
-	}
-	rows, next := pageOf(rows, limit, func(e identity.DirectoryEntry) string { return e.ID })
-	out := struct {
-		Items      []directoryEntryJSON `json:"items"`
-		NextCursor *string              `json:"nextCursor"`
-	}{Items: make([]directoryEntryJSON, 0, len(rows)), NextCursor: next}
-	for _, r := range rows {
-		out.Items = append(out.Items, toDirectoryEntryJSON(r))
-	}
-	c.JSON(http.StatusOK, out)
+	answerPlatformPage(s, c, limit, func(ctx context.Context, tx pgx.Tx) ([]identity.DirectoryEntry, error) {
+		return identity.Directory(ctx, tx, f)
+	}, func(e identity.DirectoryEntry) string { return e.ID }, toDirectoryEntryJSON)
 }
 
 // emailPrefix checks the start of an e-mail address: 1 to 254 bytes of printable ASCII without

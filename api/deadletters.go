@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -101,22 +102,9 @@ func (s *Server) listDeadLetters(c *gin.Context) {
 		writeError(c, e)
 		return
 	}
-	var page []outbox.DeadLetter
-	err := s.asPlatform(c, func(tx pgx.Tx) error {
-		var err error
-		page, err = outbox.ListDeadLetters(c.Request.Context(), tx, q)
-		return err
-	})
-	if err != nil {
-		writeError(c, err)
-		return
-	}
-	page, next := pageOf(page, q.Limit-1, func(d outbox.DeadLetter) string { return strconv.FormatInt(d.Seq, 10) })
-	items := make([]deadLetterJSON, 0, len(page))
-	for _, d := range page {
-		items = append(items, toDeadLetterJSON(d))
-	}
-	c.JSON(http.StatusOK, gin.H{"items": items, "nextCursor": next})
+	answerPlatformPage(s, c, q.Limit-1, func(ctx context.Context, tx pgx.Tx) ([]outbox.DeadLetter, error) {
+		return outbox.ListDeadLetters(ctx, tx, q)
+	}, func(d outbox.DeadLetter) string { return strconv.FormatInt(d.Seq, 10) }, toDeadLetterJSON)
 }
 
 // requeueBody names the dead letters to requeue.

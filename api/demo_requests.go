@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strconv"
@@ -168,22 +169,9 @@ func (s *Server) listDemoRequests(c *gin.Context) {
 		writeError(c, e)
 		return
 	}
-	var page []demorequests.Request
-	err := s.asPlatform(c, func(tx pgx.Tx) error {
-		var err error
-		page, err = demorequests.List(c.Request.Context(), tx, f)
-		return err
-	})
-	if err != nil {
-		writeError(c, err)
-		return
-	}
-	page, next := pageOf(page, f.Limit-1, func(r demorequests.Request) string { return strconv.FormatInt(r.Seq, 10) })
-	items := make([]demoRequestJSON, 0, len(page))
-	for _, r := range page {
-		items = append(items, toDemoRequestJSON(r))
-	}
-	c.JSON(http.StatusOK, gin.H{"items": items, "nextCursor": next})
+	answerPlatformPage(s, c, f.Limit-1, func(ctx context.Context, tx pgx.Tx) ([]demorequests.Request, error) {
+		return demorequests.List(ctx, tx, f)
+	}, func(r demorequests.Request) string { return strconv.FormatInt(r.Seq, 10) }, toDemoRequestJSON)
 }
 
 // demoRequestUpdateBody is the platform's update: the status, and the note when given ("" clears

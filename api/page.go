@@ -1,9 +1,14 @@
 package api
 
 import (
+	"context"
+	"net/http"
 	"net/url"
 	"strconv"
 	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/wagerail/wagerail/internal/platform/field"
 )
@@ -52,6 +57,29 @@ func pageOf[T any](rows []T, limit int, id func(T) string) ([]T, *string) {
 	rows = rows[:limit]
 	next := id(rows[limit-1])
 	return rows, &next
+}
+
+// answerPlatformPage answers a page of a cross-tenant list: read runs on the audited
+// cross-tenant path and returns up to limit+1 rows; the answer is {items, nextCursor}, the rows
+// trimmed to limit and shown by toJSON, the cursor the last shown row's (cursor).
+func answerPlatformPage[R, J any](s *Server, c *gin.Context, limit int, read func(ctx context.Context, tx pgx.Tx) ([]R, error),
+	cursor func(R) string, toJSON func(R) J) {
+	var rows []R
+	err := s.asPlatform(c, func(tx pgx.Tx) error {
+		var err error
+		rows, err = read(c.Request.Context(), tx)
+		return err
+	})
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	rows, next := pageOf(rows, limit, cursor)
+	items := make([]J, 0, len(rows))
+	for _, r := range rows {
+		items = append(items, toJSON(r))
+	}
+	c.JSON(http.StatusOK, gin.H{"items": items, "nextCursor": next})
 }
 
 // listQuery checks a list's query string: each parameter at most once, none it does not know. An

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strconv"
@@ -145,22 +146,9 @@ func (s *Server) listWebhookEvents(c *gin.Context) {
 		writeError(c, e)
 		return
 	}
-	var page []bankwebhook.Event
-	err := s.asPlatform(c, func(tx pgx.Tx) error {
-		var err error
-		page, err = bankwebhook.List(c.Request.Context(), tx, f)
-		return err
-	})
-	if err != nil {
-		writeError(c, err)
-		return
-	}
-	page, next := pageOf(page, f.Limit-1, func(e bankwebhook.Event) string { return strconv.FormatInt(e.ID, 10) })
-	items := make([]webhookEventJSON, 0, len(page))
-	for _, ev := range page {
-		items = append(items, toWebhookEventJSON(ev))
-	}
-	c.JSON(http.StatusOK, gin.H{"items": items, "nextCursor": next})
+	answerPlatformPage(s, c, f.Limit-1, func(ctx context.Context, tx pgx.Tx) ([]bankwebhook.Event, error) {
+		return bankwebhook.List(ctx, tx, f)
+	}, func(e bankwebhook.Event) string { return strconv.FormatInt(e.ID, 10) }, toWebhookEventJSON)
 }
 
 func (s *Server) getWebhookEvent(c *gin.Context) {
