@@ -36,27 +36,36 @@ import (
 // row-level security applies as on every other read. A dashboard never shows more than the
 // caller could read through the domain's own routes: each section names the list route whose
 // guard decides it (dashboardSection), and a section the caller may not read is null. The
-// figures are each exact when read; the transaction is READ COMMITTED, so two sections may
-// straddle a change that commits between their reads.
+// transaction sees one snapshot (REPEATABLE READ, db.WithSnapshot), so every figure of a
+// dashboard is as of the same instant: a change that commits while it reads shows in all of its
+// sections or in none.
 
 // dashboardRoutes serves the dashboards.
 func (s *Server) dashboardRoutes() []Route {
 	return []Route{
 		{Method: http.MethodGet, Path: "/api/business/:id/dashboard", Auth: Org, Role: orgs.PlainMember, Tenant: "id",
 			Summary: "A business's dashboard: employees, payroll, advances, loans, BNPL, equb, disputes (sections the caller may not read are null)",
-			Handler: s.businessDashboard},
+			Handler: snapshot(s.businessDashboard)},
 		{Method: http.MethodGet, Path: "/api/fi/dashboard", Auth: Org, Role: orgs.PlainMember, Permission: orgs.LoansView,
 			Summary: "The financial institution's dashboard: the loans it funds by state, what they still owe, past due and due this month",
-			Handler: s.forKind(orgs.FI, s.fiDashboard)},
+			Handler: snapshot(s.forKind(orgs.FI, s.fiDashboard))},
 		{Method: http.MethodGet, Path: "/api/bnpl/merchant/dashboard", Auth: Org, Role: orgs.PlainMember, Permission: orgs.BnplView,
 			Summary: "The merchant's dashboard: the BNPL agreements bought from it, by state",
-			Handler: s.forKind(orgs.Merchant, s.merchantDashboard)},
+			Handler: snapshot(s.forKind(orgs.Merchant, s.merchantDashboard))},
 		{Method: http.MethodGet, Path: "/api/employee/dashboard", Auth: Session,
 			Summary: "The caller's own dashboard as an employee: wallet, advances, loans, BNPL, savings, equb, unread notifications, latest payslip",
-			Handler: s.employeeDashboard},
+			Handler: snapshot(s.employeeDashboard)},
 		{Method: http.MethodGet, Path: "/api/admin/dashboard", Auth: Platform,
 			Summary: "The platform's dashboard: organizations by kind and status, and the queues waiting for a platform admin",
-			Handler: s.adminDashboard},
+			Handler: snapshot(s.adminDashboard)},
+	}
+}
+
+// snapshot runs h with every transaction it opens on one snapshot (db.WithSnapshot).
+func snapshot(h gin.HandlerFunc) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		c.Request = c.Request.WithContext(db.WithSnapshot(c.Request.Context()))
+		h(c)
 	}
 }
 

@@ -83,13 +83,18 @@ type begin func(ctx context.Context, fn func(db.Writer) error) error
 
 func pgxBegin(b db.Beginner) begin {
 	return func(ctx context.Context, fn func(db.Writer) error) error {
+		if tb, ok := b.(interface {
+			BeginTx(context.Context, pgx.TxOptions) (pgx.Tx, error)
+		}); ok {
+			return pgx.BeginTxFunc(ctx, tb, db.TxOptions(ctx), func(tx pgx.Tx) error { return fn(tx) })
+		}
 		return pgx.BeginFunc(ctx, b, func(tx pgx.Tx) error { return fn(tx) })
 	}
 }
 
 func bunBegin(b *bun.DB) begin {
 	return func(ctx context.Context, fn func(db.Writer) error) error {
-		return b.RunInTx(ctx, nil, func(_ context.Context, tx bun.Tx) error { return fn(db.BunTx{Tx: tx}) })
+		return b.RunInTx(ctx, db.SQLTxOptions(ctx), func(_ context.Context, tx bun.Tx) error { return fn(db.BunTx{Tx: tx}) })
 	}
 }
 

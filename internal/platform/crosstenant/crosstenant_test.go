@@ -199,3 +199,29 @@ func TestBunTxSeesEveryTenantAndAudits(t *testing.T) {
 	require.ErrorIs(t, err, crosstenant.ErrNotPlatformRole)
 	require.False(t, ran)
 }
+
+// A context marked db.WithSnapshot runs the cross-tenant transaction REPEATABLE READ, in pgx and
+// in bun, and it still writes its audit row.
+func TestTxTakesTheContextsSnapshot(t *testing.T) {
+	d := testkit.NewDB(t)
+	plat := d.Platform(t)
+	ctx := db.WithSnapshot(tenancy.WithActor(context.Background(), "admin-1"))
+	var viaPgx, viaBun string
+	require.NoError(t, crosstenant.Tx(ctx, plat, "test: snapshot", func(tx pgx.Tx) error {
+		return tx.QueryRow(ctx, `SELECT current_setting('transaction_isolation')`).Scan(&viaPgx)
+	}))
+	require.NoError(t, crosstenant.BunTx(ctx, db.NewBun(plat), "test: snapshot", func(tx db.BunTx) error {
+		return tx.QueryRow(ctx, `SELECT current_setting('transaction_isolation')`).Scan(&viaBun)
+	}))
+	require.Equal(t, []string{"repeatable read", "repeatable read"}, []string{viaPgx, viaBun})
+	var plain string
+	require.NoError(t, crosstenant.Tx(tenancy.WithActor(context.Background(), "admin-1"), plat, "test: default", func(tx pgx.Tx) error {
+		return tx.QueryRow(ctx, `SELECT current_setting('transaction_isolation')`).Scan(&plain)
+	}))
+	require.Equal(t, "read committed", plain)
+	var audited int
+	require.NoError(t, crosstenant.Tx(ctx, plat, "read the audit", func(tx pgx.Tx) error {
+		return tx.QueryRow(ctx, `SELECT count(*) FROM app.audit_log WHERE details->>'reason' = 'test: snapshot' AND outcome = 'SUCCESS'`).Scan(&audited)
+	}))
+	require.Equal(t, 2, audited)
+}

@@ -78,7 +78,7 @@ func InScopedBunTx(ctx context.Context, b *bun.DB, tenantID, userID string, fn f
 	if tenantID == "" && userID == "" {
 		return errors.New("db: a tenant or a user is required")
 	}
-	return b.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	return b.RunInTx(ctx, SQLTxOptions(ctx), func(ctx context.Context, tx bun.Tx) error {
 		t := BunTx{tx}
 		if _, err := t.Exec(ctx, `SELECT set_config($1, $2, true), set_config($3, $4, true)`,
 			TenantSetting, tenantID, UserSetting, userID); err != nil {

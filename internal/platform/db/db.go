@@ -159,18 +159,23 @@ func InScopedTx(ctx context.Context, b Beginner, tenantID, userID string, fn fun
 		return errors.New("db: a tenant or a user is required")
 	}
 	if tb, ok := b.(txBeginner); ok {
-		if begin, ok := scopedBegin(tenantID, userID); ok {
+		if settings, ok := scopedSettings(tenantID, userID); ok {
 			// BEGIN and the settings in one round trip.
-			return pgx.BeginTxFunc(ctx, tb, pgx.TxOptions{BeginQuery: begin}, fn)
+			return pgx.BeginTxFunc(ctx, tb, pgx.TxOptions{BeginQuery: beginStatement(ctx) + "; " + settings}, fn)
 		}
+		return pgx.BeginTxFunc(ctx, tb, TxOptions(ctx), func(tx pgx.Tx) error { return setScope(ctx, tx, tenantID, userID, fn) })
 	}
-	return pgx.BeginFunc(ctx, b, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT set_config($1, $2, true), set_config($3, $4, true)`,
-			TenantSetting, tenantID, UserSetting, userID); err != nil {
-			return fmt.Errorf("db: set scope: %w", err)
-		}
-		return fn(tx)
-	})
+	// A transaction nested in another (a savepoint) has its parent's isolation.
+	return pgx.BeginFunc(ctx, b, func(tx pgx.Tx) error { return setScope(ctx, tx, tenantID, userID, fn) })
+}
+
+// setScope sets the tenant and user settings in tx (as parameters), then runs fn.
+func setScope(ctx context.Context, tx pgx.Tx, tenantID, userID string, fn func(pgx.Tx) error) error {
+	if _, err := tx.Exec(ctx, `SELECT set_config($1, $2, true), set_config($3, $4, true)`,
+		TenantSetting, tenantID, UserSetting, userID); err != nil {
+		return fmt.Errorf("db: set scope: %w", err)
+	}
+	return fn(tx)
 }
 
 // Batcher is what InTenantBatch needs: a pool or a connection.
@@ -208,18 +213,18 @@ type txBeginner interface {
 	BeginTx(ctx context.Context, o pgx.TxOptions) (pgx.Tx, error)
 }
 
-// scopedBegin is the one simple-protocol query that opens a transaction scoped to tenantID and
-// userID: BEGIN, then both settings, local to the transaction. The values travel as escape-string
-// literals (E'...', every backslash and quote escaped), which Postgres reads the same whatever
-// standard_conforming_strings says; ok is false for a value a literal cannot carry (NUL, invalid
-// UTF-8), which the caller then sends as parameters.
-func scopedBegin(tenantID, userID string) (string, bool) {
+// scopedSettings is the simple-protocol statement that follows a transaction's BEGIN in the same
+// query and scopes it to tenantID and userID: both settings, local to the transaction. The values
+// travel as escape-string literals (E'...', every backslash and quote escaped), which Postgres
+// reads the same whatever standard_conforming_strings says; ok is false for a value a literal
+// cannot carry (NUL, invalid UTF-8), which the caller then sends as parameters.
+func scopedSettings(tenantID, userID string) (string, bool) {
 	t, ok1 := escapeLiteral(tenantID)
 	u, ok2 := escapeLiteral(userID)
 	if !ok1 || !ok2 {
 		return "", false
 	}
-	return "BEGIN; SELECT set_config('" + TenantSetting + "', " + t + ", true), set_config('" + UserSetting + "', " + u + ", true)", true
+	return "SELECT set_config('" + TenantSetting + "', " + t + ", true), set_config('" + UserSetting + "', " + u + ", true)", true
 }
 
 // escapeLiteral is s as an escape-string literal, or false when s holds NUL or invalid UTF-8.
