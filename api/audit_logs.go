@@ -56,17 +56,11 @@ type auditLogJSON struct {
 func auditSearch(c *gin.Context, known map[string]bool) (audit.Search, *Error) {
 	q := c.Request.URL.Query()
 	var s audit.Search
-	if e := listQuery(q, known); e != nil {
-		return s, e
-	}
-	limit, _, e := pageParams(q.Get("limit"), "")
+	limit, before, e := seqListQuery(q, known)
 	if e != nil {
 		return s, e
 	}
-	s.Limit = limit + 1
-	if s.Before, e = idCursor(q.Get("cursor")); e != nil {
-		return s, e
-	}
+	s.Limit, s.Before = limit+1, before
 	for _, p := range []struct {
 		name, problem string
 		re            *regexp.Regexp

@@ -60,17 +60,11 @@ var deadLetterFilters = map[string]bool{"limit": true, "cursor": true, "consumer
 func deadLetterQuery(c *gin.Context) (outbox.DeadLetterQuery, *Error) {
 	q := c.Request.URL.Query()
 	var f outbox.DeadLetterQuery
-	if e := listQuery(q, deadLetterFilters); e != nil {
-		return f, e
-	}
-	limit, _, e := pageParams(q.Get("limit"), "")
+	limit, after, e := seqListQuery(q, deadLetterFilters)
 	if e != nil {
 		return f, e
 	}
-	f.Limit = limit + 1
-	if f.After, e = idCursor(q.Get("cursor")); e != nil {
-		return f, e
-	}
+	f.Limit, f.After = limit+1, after
 	if q.Has("consumer") {
 		f.Consumer = q.Get("consumer")
 		if f.Consumer != outbox.LegacyConsumer && !outbox.ValidConsumerName(f.Consumer) {

@@ -141,17 +141,11 @@ var demoRequestFilters = map[string]bool{"limit": true, "cursor": true, "status"
 func demoRequestQuery(c *gin.Context) (demorequests.Filter, *Error) {
 	q := c.Request.URL.Query()
 	var f demorequests.Filter
-	if e := listQuery(q, demoRequestFilters); e != nil {
-		return f, e
-	}
-	limit, _, e := pageParams(q.Get("limit"), "")
+	limit, before, e := seqListQuery(q, demoRequestFilters)
 	if e != nil {
 		return f, e
 	}
-	f.Limit = limit + 1
-	if f.Before, e = idCursor(q.Get("cursor")); e != nil {
-		return f, e
-	}
+	f.Limit, f.Before = limit+1, before
 	if q.Has("status") {
 		if f.Status = demorequests.Status(q.Get("status")); !f.Status.Valid() {
 			return f, fieldError(&field.Error{Field: "status", Problem: "must be NEW, CONTACTED, QUALIFIED or CLOSED"})

@@ -99,6 +99,21 @@ func listQuery(q url.Values, known map[string]bool) *Error {
 	return nil
 }
 
+// seqListQuery is the start of every list paged by a row number: the query's names checked
+// (listQuery), then its limit and its cursor (idCursor).
+func seqListQuery(q url.Values, known map[string]bool) (limit int, cursor int64, e *Error) {
+	if e = listQuery(q, known); e != nil {
+		return 0, 0, e
+	}
+	if limit, _, e = pageParams(q.Get("limit"), ""); e != nil {
+		return 0, 0, e
+	}
+	if cursor, e = idCursor(q.Get("cursor")); e != nil {
+		return 0, 0, e
+	}
+	return limit, cursor, nil
+}
+
 // idCursor reads a list's cursor when it is a row's number: "" (0, the start) or a positive whole
 // number written plainly, as the list's own nextCursor is.
 func idCursor(v string) (int64, *Error) {

@@ -180,17 +180,11 @@ func sanctionsPage(c *gin.Context, filters bool) (sanctions.CheckFilter, *Error)
 	if filters {
 		known["outcome"], known["needsReview"], known["tenantId"] = true, true, true
 	}
-	if e := listQuery(q, known); e != nil {
-		return sanctions.CheckFilter{}, e
-	}
-	limit, _, e := pageParams(q.Get("limit"), "")
+	limit, before, e := seqListQuery(q, known)
 	if e != nil {
 		return sanctions.CheckFilter{}, e
 	}
-	f := sanctions.CheckFilter{Limit: limit}
-	if f.Before, e = idCursor(q.Get("cursor")); e != nil {
-		return f, e
-	}
+	f := sanctions.CheckFilter{Limit: limit, Before: before}
 	if q.Has("outcome") {
 		switch o := sanctions.Outcome(q.Get("outcome")); o {
 		case sanctions.Clear, sanctions.Review, sanctions.Block:

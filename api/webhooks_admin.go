@@ -89,17 +89,11 @@ var webhookFilters = map[string]bool{"limit": true, "cursor": true, "partner": t
 // webhookListFilter reads the list's query: each parameter at most once, none unknown.
 func webhookListFilter(c *gin.Context) (bankwebhook.Filter, *Error) {
 	q := c.Request.URL.Query()
-	if e := listQuery(q, webhookFilters); e != nil {
-		return bankwebhook.Filter{}, e
-	}
-	limit, _, e := pageParams(q.Get("limit"), "")
+	limit, before, e := seqListQuery(q, webhookFilters)
 	if e != nil {
 		return bankwebhook.Filter{}, e
 	}
-	f := bankwebhook.Filter{Limit: limit + 1}
-	if f.Before, e = idCursor(q.Get("cursor")); e != nil {
-		return f, e
-	}
+	f := bankwebhook.Filter{Limit: limit + 1, Before: before}
 	if q.Has("partner") {
 		f.Partner = q.Get("partner")
 		if err := field.Identifier("partner", f.Partner, 0); err != nil {
