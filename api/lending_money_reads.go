@@ -16,7 +16,8 @@ import (
 // The reads of a loan's money (issue 24): its repayments, every state, and its remittances to
 // the FI, paged in the loan's own order (instalment by instalment), for the business (GET
 // /api/loans/<id>/repayments, /remittances) and the FI that funds the loan (GET
-// /api/fi/loans/<id>/repayments, /remittances) — the access of the loan's servicing record.
+// /api/fi/loans/<id>/repayments, /remittances) — the access of the loan's servicing record —
+// and the FI's settlement feed across its loans (GET /api/fi/settlements, fi_settlements.go).
 // Rules: internal/lending/money_reads.go.
 
 func (s *Server) loanMoneyReadRoutes() []Route {
@@ -31,6 +32,9 @@ func (s *Server) loanMoneyReadRoutes() []Route {
 			Summary: "The repayments of a loan the financial institution funds (paged)", Handler: s.fiLoanRepayments}),
 		fi(Route{Method: http.MethodGet, Path: "/api/fi/loans/:id/remittances", Auth: Org, Role: orgs.PlainMember, Permission: orgs.LoansView,
 			Summary: "The remittances of a loan the financial institution funds (paged)", Handler: s.fiLoanRemittances}),
+		{Method: http.MethodGet, Path: "/api/fi/settlements", Auth: Org, Role: orgs.PlainMember, Permission: orgs.LoansView,
+			Summary: "The financial institution's settlements: every remittance sent to it, newest change first, with the filter's totals (paged)",
+			Handler: snapshot(s.forKind(orgs.FI, s.fiSettlements))},
 	}
 }
 

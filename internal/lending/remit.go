@@ -235,7 +235,8 @@ func ClaimRemittance(ctx context.Context, tx pgx.Tx, id string, idx int, workflo
 			amount_santim = EXCLUDED.amount_santim, from_partner = EXCLUDED.from_partner, from_account_number = EXCLUDED.from_account_number,
 			to_partner = EXCLUDED.to_partner, to_account_number = EXCLUDED.to_account_number,
 			partner_reference = EXCLUDED.partner_reference, ledger_key = EXCLUDED.ledger_key, status = 'REMITTING',
-			ledger_tx_id = NULL, transfer_id = NULL, failure_reason = NULL, requested_by = EXCLUDED.requested_by, updated_at = now()
+			ledger_tx_id = NULL, transfer_id = NULL, failure_reason = NULL, requested_by = EXCLUDED.requested_by, updated_at = now(),
+			seq = DEFAULT
 		WHERE r.status = 'FAILED'
 		RETURNING `+remittanceColumns,
 		l.TenantID, l.ID, l.FIID, idx, workflowID, plan.amount, plan.from.Partner, plan.from.AccountNumber, plan.to.Partner,
@@ -311,7 +312,7 @@ func MarkRemitted(ctx context.Context, tx pgx.Tx, id string, idx int, workflowID
 		return r, fmt.Errorf("lending: the remittance of %s is FAILED", instalmentTarget(id, idx))
 	}
 	if r, err = scanRemittance(tx.QueryRow(ctx, `UPDATE app.loan_remittances SET status = 'REMITTED', ledger_tx_id = $4,
-			transfer_id = nullif($5, ''), remitted_at = now(), updated_at = now()
+			transfer_id = nullif($5, ''), remitted_at = now(), updated_at = now(), seq = DEFAULT
 		WHERE tenant_id = $1 AND loan_id = $2 AND idx = $3 RETURNING `+remittanceColumns, r.TenantID, id, idx, ledgerTxID, transferID)); err != nil {
 		return Remittance{}, fmt.Errorf("lending: mark remitted: %w", err)
 	}
@@ -341,7 +342,7 @@ func MarkRemitFailed(ctx context.Context, tx pgx.Tx, id string, idx int, workflo
 		return r, fmt.Errorf("lending: the remittance of %s is REMITTED", instalmentTarget(id, idx))
 	}
 	if r, err = scanRemittance(tx.QueryRow(ctx, `UPDATE app.loan_remittances SET status = 'FAILED', ledger_tx_id = nullif($4, ''),
-			failure_reason = $5, updated_at = now()
+			failure_reason = $5, updated_at = now(), seq = DEFAULT
 		WHERE tenant_id = $1 AND loan_id = $2 AND idx = $3 RETURNING `+remittanceColumns, r.TenantID, id, idx, ledgerTxID, reason)); err != nil {
 		return Remittance{}, fmt.Errorf("lending: mark remittance failed: %w", err)
 	}

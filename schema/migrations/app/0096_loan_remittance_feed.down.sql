@@ -1,0 +1,2 @@
+DROP INDEX app.loan_remittances_fi_feed;
+ALTER TABLE app.loan_remittances DROP COLUMN seq;
