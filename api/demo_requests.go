@@ -23,9 +23,10 @@ import (
 // and the platform's admins work the inbox. A submission is stored and audited SubmitDemoRequest
 // (tenant "*", actor anonymous, the e-mail masked, never the message) in one transaction as the
 // runtime role, which may add a request and read nothing of the table (migration app/0094). A
-// second submission of an address whose request is still open within 24 h answers that request
-// (200) instead of adding another, so a double click or a retried post adds one request; the
-// answer names the request (id, status, time) and nothing of its content. The inbox's list and
+// second submission of an address whose request is still open within 24 h adds nothing, so a
+// double click or a retried post adds one request. Either way the answer is the same 202
+// {"status":"RECEIVED"}, byte for byte: a visitor who types someone else's address learns nothing
+// of whether that address asked before, nor when. The inbox's list and
 // update run on the audited cross-tenant path; an update is audited UpdateDemoRequest (tenant "*",
 // the admin as actor).
 
@@ -58,13 +59,8 @@ type demoRequestBody struct {
 	Message       string `json:"message"`
 }
 
-// demoRequestReceiptJSON is the public answer: which request holds the submission, nothing of
-// its content.
-type demoRequestReceiptJSON struct {
-	ID         string    `json:"id"`
-	Status     string    `json:"status"`
-	ReceivedAt time.Time `json:"receivedAt"`
-}
+// demoRequestReceived is the public answer to every accepted submission, new or repeated.
+var demoRequestReceived = gin.H{"status": "RECEIVED"}
 
 // demoRequestJSON is one request of the inbox.
 type demoRequestJSON struct {
@@ -87,8 +83,8 @@ func toDemoRequestJSON(r demorequests.Request) demoRequestJSON {
 		Message: r.Message, Status: string(r.Status), Note: r.Note, ReceivedAt: r.ReceivedAt, UpdatedAt: r.UpdatedAt, UpdatedBy: r.UpdatedBy}
 }
 
-// submitDemoRequest: 201 with a new request, or 200 with the address's open request of the last
-// 24 h (nothing added). Bad input is refused before the rate limit counts the request, so a
+// submitDemoRequest: 202 RECEIVED, whether it added a request or found the address's open
+// request of the last 24 h (nothing added). Bad input is refused before the rate limit counts the request, so a
 // mistyped form does not lock its sender out; every valid one counts, duplicates included.
 func (s *Server) submitDemoRequest(c *gin.Context) {
 	var req demoRequestBody
@@ -127,11 +123,7 @@ func (s *Server) submitDemoRequest(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
-	status := http.StatusOK
-	if created {
-		status = http.StatusCreated
-	}
-	c.JSON(status, demoRequestReceiptJSON{ID: receipt.ID, Status: string(receipt.Status), ReceivedAt: receipt.ReceivedAt})
+	c.JSON(http.StatusAccepted, demoRequestReceived)
 }
 
 // demoRequestFilters are the inbox list's query parameters.
