@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -433,36 +434,65 @@ func (s *Server) employeeDashboard(c *gin.Context) {
 	c.JSON(http.StatusOK, out)
 }
 
-// employeeLedgerFigures sets the dashboard's wallet and savings from the ledger: one balance read
-// for the wallet and one per open goal (an account the ledger does not have yet is a zero
-// balance). A failed read leaves its section null and is logged; the dashboard still answers.
+// employeeLedgerFigures sets the dashboard's wallet and savings from the ledger: the wallet's and
+// every open goal's balance in one GetBalances call (an account the ledger does not have yet is
+// a zero balance). A failed read leaves its section null and is logged; the dashboard still
+// answers.
 func (s *Server) employeeLedgerFigures(ctx context.Context, tenant, emp string, goals []savings.Goal, out *employeeDashboardJSON) {
 	if s.deps.Ledger == nil {
 		return
 	}
-	balance := func(account string) (posted, available int64, ok bool) {
-		resp, err := s.deps.Ledger.GetBalance(ctx, &ledgerv1.GetBalanceRequest{TenantId: tenant, AccountName: account})
-		switch {
-		case errors.Is(err, ledger.ErrAccountNotFound):
-			return 0, 0, true
-		case err != nil:
-			s.deps.Log.Warn("employee dashboard: ledger read failed", "account", account, "error", err)
-			return 0, 0, false
-		}
-		return resp.GetBalance().GetPostedSantim(), resp.GetBalance().GetAvailableSantim(), true
+	accounts := make([]string, 0, 1+len(goals))
+	accounts = append(accounts, wallet.Account(emp))
+	for _, g := range goals {
+		accounts = append(accounts, savings.Account(g.ID))
 	}
-	if posted, available, ok := balance(wallet.Account(emp)); ok {
-		out.Wallet = &walletFiguresJSON{PostedSantim: posted, AvailableSantim: available}
+	balances := s.employeeBalances(ctx, tenant, accounts)
+	if b := balances[0]; b != nil {
+		out.Wallet = &walletFiguresJSON{PostedSantim: b.GetPostedSantim(), AvailableSantim: b.GetAvailableSantim()}
 	}
 	var saved int64
-	for _, g := range goals {
-		posted, _, ok := balance(savings.Account(g.ID))
-		if !ok {
+	for _, b := range balances[1:] {
+		if b == nil {
 			return
 		}
-		saved += posted
+		saved += b.GetPostedSantim()
 	}
 	out.Savings = &savingsFiguresJSON{OpenGoals: int64(len(goals)), SavedSantim: saved}
+}
+
+// employeeBalances reads the balances of the named accounts of tenant, in order: one
+// GetBalances call per ledger.MaxGetBalances accounts (one call unless an employee has that many
+// open goals). An account the ledger does not have yet is a zero balance; one whose read failed
+// is nil, and logged.
+func (s *Server) employeeBalances(ctx context.Context, tenant string, accounts []string) []*ledgerv1.Balance {
+	out := make([]*ledgerv1.Balance, len(accounts))
+	for start := 0; start < len(accounts); start += ledger.MaxGetBalances {
+		part := accounts[start:min(start+ledger.MaxGetBalances, len(accounts))]
+		req := &ledgerv1.GetBalancesRequest{TenantId: tenant, Accounts: make([]*ledgerv1.AccountRef, len(part))}
+		for i, a := range part {
+			req.Accounts[i] = &ledgerv1.AccountRef{AccountName: a}
+		}
+		resp, err := s.deps.Ledger.GetBalances(ctx, req)
+		if err == nil && len(resp.GetResults()) != len(part) {
+			err = fmt.Errorf("ledger answered %d balances for %d accounts", len(resp.GetResults()), len(part))
+		}
+		if err != nil {
+			s.deps.Log.Warn("employee dashboard: ledger read failed", "accounts", len(part), "account", part[0], "error", err)
+			continue
+		}
+		for i, r := range resp.GetResults() {
+			switch err := ledger.ItemError(r); {
+			case errors.Is(err, ledger.ErrAccountNotFound):
+				out[start+i] = &ledgerv1.Balance{}
+			case err != nil:
+				s.deps.Log.Warn("employee dashboard: ledger read failed", "account", part[i], "error", err)
+			default:
+				out[start+i] = r.GetBalance()
+			}
+		}
+	}
+	return out
 }
 
 type orgKindSummaryJSON struct {

@@ -9,6 +9,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	grpcstatus "google.golang.org/grpc/status"
 
 	"github.com/wagerail/wagerail/internal/orgs"
 	"github.com/wagerail/wagerail/internal/platform/crosstenant"
@@ -17,6 +20,8 @@ import (
 	"github.com/wagerail/wagerail/internal/platform/testkit"
 	"github.com/wagerail/wagerail/internal/savings"
 	"github.com/wagerail/wagerail/internal/wallet"
+	"github.com/wagerail/wagerail/ledger"
+	"github.com/wagerail/wagerail/ledger/ledgertest"
 	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
 )
 
@@ -319,6 +324,30 @@ func TestPartnerDashboards(t *testing.T) {
 	require.Equal(t, "PERMISSION_DENIED", errCode(rec))
 }
 
+// dashLedger counts the balance reads it passes to the ledger, and refuses them as an unreachable
+// ledger would when fail is set.
+type dashLedger struct {
+	ledgerv1.LedgerServiceClient
+	getBalance, getBalances int
+	fail                    bool
+}
+
+func (l *dashLedger) GetBalance(ctx context.Context, in *ledgerv1.GetBalanceRequest, opts ...grpc.CallOption) (*ledgerv1.GetBalanceResponse, error) {
+	l.getBalance++
+	if l.fail {
+		return nil, grpcstatus.Error(codes.Unavailable, "ledger down")
+	}
+	return l.LedgerServiceClient.GetBalance(ctx, in, opts...)
+}
+
+func (l *dashLedger) GetBalances(ctx context.Context, in *ledgerv1.GetBalancesRequest, opts ...grpc.CallOption) (*ledgerv1.GetBalancesResponse, error) {
+	l.getBalances++
+	if l.fail {
+		return nil, grpcstatus.Error(codes.Unavailable, "ledger down")
+	}
+	return l.LedgerServiceClient.GetBalances(ctx, in, opts...)
+}
+
 // TestEmployeeDashboard: the employee's own figures, read through the API (validated against
 // openapi.yaml): the wallet and the savings from the real ledger over gRPC, the advances by the
 // EWA rules, the unread notifications; nothing of another employee's; a user linked to no
@@ -389,6 +418,24 @@ func TestEmployeeDashboard(t *testing.T) {
 	requireStatus(t, w.owner.call(http.MethodGet, "/api/employee/dashboard", nil), http.StatusNotFound, "EMPLOYEE_NOT_LINKED")
 	rec = w.client().call(http.MethodGet, "/api/employee/dashboard", nil)
 	require.Equal(t, http.StatusUnauthorized, rec.Code)
+
+	// The wallet and every open goal are read in one GetBalances call, a goal the ledger has no
+	// account for yet holding zero; a ledger that cannot be read leaves both null. (A second
+	// ledger service on the same database, behind a client that counts and can fail.)
+	dashFixture(t, w.d, w.tenant,
+		[]any{`INSERT INTO app.savings_goals (id, tenant_id, employee_id, name, target_santim, created_by) VALUES ($1, $2, $3, 'New', 100000, 'user_x')`,
+			"sgl_" + testkit.Unique("d"), w.tenant, w.employee})
+	counted := &dashLedger{LedgerServiceClient: ledgertest.Serve(t, w.d.App, nil)}
+	w.srv.deps.Ledger = ledger.NewClient(counted, ledger.ClientOptions{})
+	two := read(me)
+	require.Equal(t, got.Wallet, two.Wallet)
+	require.Equal(t, &savingsFiguresJSON{OpenGoals: 2, SavedSantim: 1_200}, two.Savings, "the new goal holds nothing yet")
+	require.Equal(t, [2]int{1, 0}, [2]int{counted.getBalances, counted.getBalance}, "one GetBalances call, no GetBalance")
+	counted.fail = true
+	down := read(me)
+	require.Nil(t, down.Wallet)
+	require.Nil(t, down.Savings)
+	require.Equal(t, got.Ewa, down.Ewa)
 
 	// No ledger: wallet and savings null, the rest as before.
 	w.srv.deps.Ledger = nil

@@ -19,6 +19,7 @@ import (
 
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/testkit"
+	"github.com/wagerail/wagerail/ledger/chart"
 	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
 )
 
@@ -301,4 +302,58 @@ func TestBenchmarkReportLedger(t *testing.T) {
 	fmt.Printf("  GetBalance via gRPC, 1 client: %.0f reads/s, p50 %s, p99 %s\n", readRate, read50.Round(time.Microsecond), read99.Round(time.Microsecond))
 	fmt.Printf("  without checkpoints (index-only sum of all entries): p50 %s, max %s\n",
 		full[len(full)/2].Round(10*time.Microsecond), full[len(full)-1].Round(10*time.Microsecond))
+}
+
+// TestBenchmarkReportBalanceBatch prints what one GetBalances of 20 accounts costs against 20
+// GetBalance calls one after another (a dashboard's savings goals), over gRPC on loopback, each
+// account with 200 entries and no checkpoint to start from. It asserts no timing. Run with
+// `make bench` (WAGERAIL_BENCH=1).
+func TestBenchmarkReportBalanceBatch(t *testing.T) {
+	if os.Getenv("WAGERAIL_BENCH") == "" {
+		t.Skip("set WAGERAIL_BENCH=1 (make bench) to run")
+	}
+	const accounts, entries = 20, 200
+	e := newEnv(t)
+	ctx := context.Background()
+	tenant := testkit.Unique("bench-balances")
+	names := make([]string, accounts)
+	for i := range names {
+		names[i] = fmt.Sprintf("%s:g%02d", chart.SavingsHeld, i)
+	}
+	e.ensure(t, tenant, append([]string{"payable-to-employee:e1"}, names...)...)
+	for round := range entries {
+		batch := &ledgerv1.PostTransactionsRequest{TenantId: tenant}
+		for i, n := range names {
+			batch.Transactions = append(batch.Transactions, twoLeg("", fmt.Sprintf("bb-%d-%d", round, i), "payable-to-employee:e1", n, int64(100+round)))
+		}
+		resp, err := e.client.PostTransactions(ctx, batch)
+		require.NoError(t, err)
+		for _, it := range resp.GetResults() {
+			require.NoError(t, ItemError(it))
+		}
+	}
+	req := &ledgerv1.GetBalancesRequest{TenantId: tenant}
+	for _, n := range names {
+		req.Accounts = append(req.Accounts, &ledgerv1.AccountRef{AccountName: n})
+	}
+	batched := testing.Benchmark(func(b *testing.B) {
+		for b.Loop() {
+			if _, err := e.client.GetBalances(ctx, req); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	oneByOne := testing.Benchmark(func(b *testing.B) {
+		for b.Loop() {
+			for _, n := range names {
+				if _, err := e.client.GetBalance(ctx, &ledgerv1.GetBalanceRequest{TenantId: tenant, AccountName: n}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
+	fmt.Printf("\n=== Balance reads of %d accounts, %d entries each (gRPC over loopback) ===\n", accounts, entries)
+	fmt.Printf("  GetBalances, one call of %d accounts: %10d ns/op (%d ops)\n", accounts, batched.NsPerOp(), batched.N)
+	fmt.Printf("  GetBalance, %d calls one after another: %10d ns/op (%d ops)\n", accounts, oneByOne.NsPerOp(), oneByOne.N)
+	fmt.Printf("  one call is %.1fx faster\n", float64(oneByOne.NsPerOp())/float64(batched.NsPerOp()))
 }

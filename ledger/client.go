@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	"google.golang.org/grpc"
@@ -122,12 +123,21 @@ func (c *Client) PostTransactions(ctx context.Context, r *ledgerv1.PostTransacti
 	return call(ctx, c, c.opts.BatchTimeout, c.rpc.PostTransactions, r)
 }
 
-// ItemError is the error of one PostTransactions result, or nil when it succeeded.
-func ItemError(r *ledgerv1.PostTransactionResult) error {
+// ItemResult is one item of a batch answer that carries its own error: a PostTransactions or a
+// GetBalances result.
+type ItemResult interface {
+	GetErrorReason() string
+	GetErrorMessage() string
+}
+
+// ItemError is the error of one PostTransactions or GetBalances result, or nil when it
+// succeeded: the *Error the item would have failed with as a call of its own, so
+// errors.Is(ItemError(r), ErrAccountNotFound) works as on GetBalance's error.
+func ItemError(r ItemResult) error {
 	if r.GetErrorReason() == "" {
 		return nil
 	}
-	return &Error{Reason: Reason(r.GetErrorReason()), Message: r.GetErrorMessage()}
+	return &Error{Reason: Reason(r.GetErrorReason()), Message: strings.TrimPrefix(r.GetErrorMessage(), r.GetErrorReason()+": ")}
 }
 
 // CommitPending: see LedgerService.CommitPending.
@@ -153,6 +163,13 @@ func (c *Client) PostAdjustment(ctx context.Context, r *ledgerv1.PostAdjustmentR
 // GetBalance: see LedgerService.GetBalance.
 func (c *Client) GetBalance(ctx context.Context, r *ledgerv1.GetBalanceRequest) (*ledgerv1.GetBalanceResponse, error) {
 	return call(ctx, c, c.opts.Timeout, c.rpc.GetBalance, r)
+}
+
+// GetBalances: see LedgerService.GetBalances. At most MaxGetBalances accounts a call; an
+// account the tenant does not have fails only its own result (ItemError gives
+// ErrAccountNotFound), not the call.
+func (c *Client) GetBalances(ctx context.Context, r *ledgerv1.GetBalancesRequest) (*ledgerv1.GetBalancesResponse, error) {
+	return call(ctx, c, c.opts.Timeout, c.rpc.GetBalances, r)
 }
 
 // ListEntries: see LedgerService.ListEntries.

@@ -21,7 +21,10 @@
 //     per-account lock before it draws the number), so the sums of an account's entries up to a
 //     sequence number never change. Those sums are stored as immutable checkpoints, written by a
 //     balance read when more than CheckpointEvery entries follow the newest one; a read is the
-//     newest checkpoint plus the few entries after it, from a covering index. Only the database
+//     newest checkpoint plus the few entries after it, from a covering index. GetBalance and
+//     GetBalances (up to MaxGetBalances accounts of a tenant, one snapshot) are one statement,
+//     the same for one account or many, so a batch answers each account as a read of its own
+//     would, an absent account included (ACCOUNT_NOT_FOUND, in its own result). Only the database
 //     function ledger.write_checkpoint (SECURITY DEFINER) writes a checkpoint, computing the sums
 //     itself: the runtime role cannot write one, so a checkpoint cannot say what the entries do
 //     not. VerifyCheckpoints (gRPC) and `wagerail ledger verify-checkpoints TENANT...` recompute

@@ -184,6 +184,19 @@ var edgeRPCs = []edgeRPC{
 		_, c := edgeCall(ctx, g.e.rpc.GetBalance, g.srv.GetBalance, &ledgerv1.GetBalanceRequest{TenantId: p.get("tenant_id", g.tenant), AccountId: id, AccountName: name, AsOf: p.ts})
 		return c
 	}},
+	{name: "GetBalances", fields: []string{"tenant_id", "account_id", "account_name"}, ts: true, do: func(ctx context.Context, g *edge, p probe) codes.Code {
+		// The probe's account beside one no tenant has: the call answers both or refuses both,
+		// and the code is that of the probe's own result. (The absent one never gets a
+		// checkpoint, so a refused probe writes nothing.)
+		id, name := p.accountRef()
+		r, c := edgeCall(ctx, g.e.rpc.GetBalances, g.srv.GetBalances, &ledgerv1.GetBalancesRequest{
+			TenantId: p.get("tenant_id", g.tenant), AsOf: p.ts,
+			Accounts: []*ledgerv1.AccountRef{{AccountId: id, AccountName: name}, {AccountId: otherUUID}}})
+		if c == codes.OK && len(r.GetResults()) == 2 {
+			return codes.Code(r.GetResults()[0].GetErrorCode())
+		}
+		return c
+	}},
 	{name: "ListEntries", fields: []string{"tenant_id", "account_id", "account_name", "page_token"}, ts: true, do: func(ctx context.Context, g *edge, p probe) codes.Code {
 		id, name := p.accountRef()
 		_, c := edgeCall(ctx, g.e.rpc.ListEntries, g.srv.ListEntries, &ledgerv1.ListEntriesRequest{
@@ -308,7 +321,7 @@ func TestHardening4_HostileInputAtEveryRPC(t *testing.T) {
 
 	// Other spellings of a real id are read as that id.
 	for _, v := range uuidSpellings(g.ids["payroll-clearing"]) {
-		for _, rpc := range []string{"GetAccount", "GetBalance", "ListEntries"} {
+		for _, rpc := range []string{"GetAccount", "GetBalance", "GetBalances", "ListEntries"} {
 			expect("uuid spelling", rpc, "account_id="+v, probe{s: map[string]string{"account_id": v}}, codes.OK)
 		}
 	}

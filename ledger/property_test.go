@@ -406,12 +406,32 @@ func (m *ledgerMachine) Check(t *rapid.T) {
 			}
 		}
 	}
-	for _, a := range m.accounts {
+	// Every account's balance, read by GetBalance and, all at once, by GetBalances (by id and by
+	// name in turn): the two agree, and GetBalance agrees with the model.
+	many := &ledgerv1.GetBalancesRequest{TenantId: m.tenant}
+	for i, a := range m.accounts {
+		if i%2 == 0 {
+			many.Accounts = append(many.Accounts, &ledgerv1.AccountRef{AccountName: a})
+		} else {
+			many.Accounts = append(many.Accounts, &ledgerv1.AccountRef{AccountId: m.ids[a]})
+		}
+	}
+	all, err := m.e.client.GetBalances(m.ctx, many)
+	if err != nil {
+		t.Fatalf("balances: %v", err)
+	}
+	for i, a := range m.accounts {
 		r, err := m.e.client.GetBalance(m.ctx, &ledgerv1.GetBalanceRequest{TenantId: m.tenant, AccountName: a})
 		if err != nil {
 			t.Fatalf("balance %s: %v", a, err)
 		}
 		b, w := r.GetBalance(), want[a]
+		if c := all.GetResults()[i].GetBalance(); c == nil || c.GetPostedDebitsSantim() != b.GetPostedDebitsSantim() ||
+			c.GetPostedCreditsSantim() != b.GetPostedCreditsSantim() || c.GetPendingDebitsSantim() != b.GetPendingDebitsSantim() ||
+			c.GetPendingCreditsSantim() != b.GetPendingCreditsSantim() || c.GetAvailableSantim() != b.GetAvailableSantim() ||
+			c.GetLastSeq() != b.GetLastSeq() || c.GetAccountId() != b.GetAccountId() {
+			t.Fatalf("balance of %s: GetBalance %v, GetBalances %v", a, b, all.GetResults()[i])
+		}
 		got := sums{b.GetPostedDebitsSantim(), b.GetPostedCreditsSantim(), b.GetPendingDebitsSantim(), b.GetPendingCreditsSantim()}
 		if got != *w {
 			t.Fatalf("balance of %s: got %+v, model %+v", a, got, *w)
@@ -425,7 +445,7 @@ func (m *ledgerMachine) Check(t *rapid.T) {
 	var postedSum, holdSum int64
 	var unbalanced, badReversals int
 	dbStatus := map[string]Status{}
-	err := asTenant(m.e.db.App, m.tenant, func(b *pgx.Batch) {
+	err = asTenant(m.e.db.App, m.tenant, func(b *pgx.Batch) {
 		b.Queue(`SELECT
 			coalesce(sum(CASE WHEN direction = 'DEBIT' THEN amount ELSE -amount END) FILTER (WHERE phase = 'POSTED'), 0)::bigint,
 			coalesce(sum(CASE WHEN direction = 'DEBIT' THEN amount ELSE -amount END * CASE WHEN phase = 'HOLD' THEN 1 ELSE -1 END)

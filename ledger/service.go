@@ -114,13 +114,7 @@ func (s *Server) PostTransactions(ctx context.Context, r *ledgerv1.PostTransacti
 	for i, pr := range res {
 		item := &ledgerv1.PostTransactionResult{IdempotencyKey: ps[i].IdempotencyKey, Replayed: pr.Replayed}
 		if pr.Err != nil {
-			st := ToStatus(pr.Err)
-			item.ErrorCode = int32(st.Code())
-			item.ErrorReason = string(ReasonInternal)
-			if le, ok := pr.Err.(*Error); ok {
-				item.ErrorReason = string(le.Reason)
-			}
-			item.ErrorMessage = st.Message()
+			item.ErrorCode, item.ErrorReason, item.ErrorMessage = itemError(pr.Err)
 		} else {
 			if !pr.Replayed {
 				s.countWritten(pr.Transaction)
@@ -132,6 +126,17 @@ func (s *Server) PostTransactions(ctx context.Context, r *ledgerv1.PostTransacti
 		out.Results[i] = item
 	}
 	return out, nil
+}
+
+// itemError is how one item of a batch answer carries its error: the gRPC code, reason and
+// message the error would have had as the status of a call of its own.
+func itemError(err error) (code int32, reason, message string) {
+	st := ToStatus(err)
+	reason = string(ReasonInternal)
+	if le, ok := err.(*Error); ok {
+		reason = string(le.Reason)
+	}
+	return int32(st.Code()), reason, st.Message()
 }
 
 func (s *Server) postEach(ctx context.Context, tenant string, ps []Posting) ([]PostResult, error) {
@@ -240,6 +245,32 @@ func (s *Server) GetBalance(ctx context.Context, r *ledgerv1.GetBalanceRequest) 
 		return nil, err
 	}
 	return &ledgerv1.GetBalanceResponse{Balance: BalanceToPB(b)}, nil
+}
+
+func (s *Server) GetBalances(ctx context.Context, r *ledgerv1.GetBalancesRequest) (*ledgerv1.GetBalancesResponse, error) {
+	asOf, err := timeFromPB("as_of", r.GetAsOf())
+	if err != nil {
+		return nil, err
+	}
+	refs := make([]AccountRef, len(r.GetAccounts()))
+	for i, a := range r.GetAccounts() {
+		refs[i] = AccountRef{ID: a.GetAccountId(), Name: a.GetAccountName()}
+	}
+	res, err := s.store.GetBalances(ctx, r.GetTenantId(), refs, asOf)
+	if err != nil {
+		return nil, err
+	}
+	out := &ledgerv1.GetBalancesResponse{Results: make([]*ledgerv1.BalanceResult, len(res))}
+	for i, br := range res {
+		item := &ledgerv1.BalanceResult{}
+		if br.Err != nil {
+			item.ErrorCode, item.ErrorReason, item.ErrorMessage = itemError(br.Err)
+		} else {
+			item.Balance = BalanceToPB(br.Balance)
+		}
+		out.Results[i] = item
+	}
+	return out, nil
 }
 
 func (s *Server) ListEntries(ctx context.Context, r *ledgerv1.ListEntriesRequest) (*ledgerv1.ListEntriesResponse, error) {

@@ -44,6 +44,10 @@ const (
 // MaxGetTransactions is how many ids one GetTransactions call may ask for.
 const MaxGetTransactions = 1000
 
+// MaxGetBalances is how many accounts one GetBalances call may ask for: a dashboard's or a
+// statement's worth, each summed in the one statement that answers them all.
+const MaxGetBalances = 100
+
 // Phase says which balance an entry moves: POSTED the posted balance, HOLD opens a pending
 // hold, RELEASE closes it (on commit or void). Entries are never updated, so two-phase
 // postings are expressed by appending, which keeps checkpoints valid forever.

@@ -2445,6 +2445,234 @@ func (x *GetBalanceResponse) GetBalance() *Balance {
 	return nil
 }
 
+// AccountRef names an account of the request's tenant: exactly one of account_id and
+// account_name, as GetBalanceRequest names it.
+type AccountRef struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AccountId     string                 `protobuf:"bytes,1,opt,name=account_id,json=accountId,proto3" json:"account_id,omitempty"`
+	AccountName   string                 `protobuf:"bytes,2,opt,name=account_name,json=accountName,proto3" json:"account_name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AccountRef) Reset() {
+	*x = AccountRef{}
+	mi := &file_ledger_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AccountRef) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AccountRef) ProtoMessage() {}
+
+func (x *AccountRef) ProtoReflect() protoreflect.Message {
+	mi := &file_ledger_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AccountRef.ProtoReflect.Descriptor instead.
+func (*AccountRef) Descriptor() ([]byte, []int) {
+	return file_ledger_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *AccountRef) GetAccountId() string {
+	if x != nil {
+		return x.AccountId
+	}
+	return ""
+}
+
+func (x *AccountRef) GetAccountName() string {
+	if x != nil {
+		return x.AccountName
+	}
+	return ""
+}
+
+type GetBalancesRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	TenantId      string                 `protobuf:"bytes,1,opt,name=tenant_id,json=tenantId,proto3" json:"tenant_id,omitempty"`
+	Accounts      []*AccountRef          `protobuf:"bytes,2,rep,name=accounts,proto3" json:"accounts,omitempty"`     // 1 to 100, none named twice (an id in any spelling)
+	AsOf          *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=as_of,json=asOf,proto3" json:"as_of,omitempty"` // optional, for every account: as GetBalanceRequest.as_of
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetBalancesRequest) Reset() {
+	*x = GetBalancesRequest{}
+	mi := &file_ledger_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetBalancesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetBalancesRequest) ProtoMessage() {}
+
+func (x *GetBalancesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_ledger_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetBalancesRequest.ProtoReflect.Descriptor instead.
+func (*GetBalancesRequest) Descriptor() ([]byte, []int) {
+	return file_ledger_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *GetBalancesRequest) GetTenantId() string {
+	if x != nil {
+		return x.TenantId
+	}
+	return ""
+}
+
+func (x *GetBalancesRequest) GetAccounts() []*AccountRef {
+	if x != nil {
+		return x.Accounts
+	}
+	return nil
+}
+
+func (x *GetBalancesRequest) GetAsOf() *timestamppb.Timestamp {
+	if x != nil {
+		return x.AsOf
+	}
+	return nil
+}
+
+// BalanceResult is one account's answer: its balance, or the error GetBalance would have given
+// for it (only ACCOUNT_NOT_FOUND: every other refusal refuses the whole call).
+type BalanceResult struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Balance       *Balance               `protobuf:"bytes,1,opt,name=balance,proto3" json:"balance,omitempty"`                            // set on success
+	ErrorCode     int32                  `protobuf:"varint,2,opt,name=error_code,json=errorCode,proto3" json:"error_code,omitempty"`      // a google.golang.org/grpc/codes value (NOT_FOUND)
+	ErrorReason   string                 `protobuf:"bytes,3,opt,name=error_reason,json=errorReason,proto3" json:"error_reason,omitempty"` // an ErrorReason name (ACCOUNT_NOT_FOUND)
+	ErrorMessage  string                 `protobuf:"bytes,4,opt,name=error_message,json=errorMessage,proto3" json:"error_message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BalanceResult) Reset() {
+	*x = BalanceResult{}
+	mi := &file_ledger_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BalanceResult) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BalanceResult) ProtoMessage() {}
+
+func (x *BalanceResult) ProtoReflect() protoreflect.Message {
+	mi := &file_ledger_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BalanceResult.ProtoReflect.Descriptor instead.
+func (*BalanceResult) Descriptor() ([]byte, []int) {
+	return file_ledger_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *BalanceResult) GetBalance() *Balance {
+	if x != nil {
+		return x.Balance
+	}
+	return nil
+}
+
+func (x *BalanceResult) GetErrorCode() int32 {
+	if x != nil {
+		return x.ErrorCode
+	}
+	return 0
+}
+
+func (x *BalanceResult) GetErrorReason() string {
+	if x != nil {
+		return x.ErrorReason
+	}
+	return ""
+}
+
+func (x *BalanceResult) GetErrorMessage() string {
+	if x != nil {
+		return x.ErrorMessage
+	}
+	return ""
+}
+
+type GetBalancesResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Results       []*BalanceResult       `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"` // one per requested account, same order as the request
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetBalancesResponse) Reset() {
+	*x = GetBalancesResponse{}
+	mi := &file_ledger_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetBalancesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetBalancesResponse) ProtoMessage() {}
+
+func (x *GetBalancesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_ledger_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetBalancesResponse.ProtoReflect.Descriptor instead.
+func (*GetBalancesResponse) Descriptor() ([]byte, []int) {
+	return file_ledger_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *GetBalancesResponse) GetResults() []*BalanceResult {
+	if x != nil {
+		return x.Results
+	}
+	return nil
+}
+
 type ListEntriesRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	TenantId      string                 `protobuf:"bytes,1,opt,name=tenant_id,json=tenantId,proto3" json:"tenant_id,omitempty"`
@@ -2460,7 +2688,7 @@ type ListEntriesRequest struct {
 
 func (x *ListEntriesRequest) Reset() {
 	*x = ListEntriesRequest{}
-	mi := &file_ledger_proto_msgTypes[28]
+	mi := &file_ledger_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2472,7 +2700,7 @@ func (x *ListEntriesRequest) String() string {
 func (*ListEntriesRequest) ProtoMessage() {}
 
 func (x *ListEntriesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ledger_proto_msgTypes[28]
+	mi := &file_ledger_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2485,7 +2713,7 @@ func (x *ListEntriesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEntriesRequest.ProtoReflect.Descriptor instead.
 func (*ListEntriesRequest) Descriptor() ([]byte, []int) {
-	return file_ledger_proto_rawDescGZIP(), []int{28}
+	return file_ledger_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ListEntriesRequest) GetTenantId() string {
@@ -2547,7 +2775,7 @@ type ListEntriesResponse struct {
 
 func (x *ListEntriesResponse) Reset() {
 	*x = ListEntriesResponse{}
-	mi := &file_ledger_proto_msgTypes[29]
+	mi := &file_ledger_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2559,7 +2787,7 @@ func (x *ListEntriesResponse) String() string {
 func (*ListEntriesResponse) ProtoMessage() {}
 
 func (x *ListEntriesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ledger_proto_msgTypes[29]
+	mi := &file_ledger_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2572,7 +2800,7 @@ func (x *ListEntriesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListEntriesResponse.ProtoReflect.Descriptor instead.
 func (*ListEntriesResponse) Descriptor() ([]byte, []int) {
-	return file_ledger_proto_rawDescGZIP(), []int{29}
+	return file_ledger_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ListEntriesResponse) GetEntries() []*Entry {
@@ -2600,7 +2828,7 @@ type GetTransactionRequest struct {
 
 func (x *GetTransactionRequest) Reset() {
 	*x = GetTransactionRequest{}
-	mi := &file_ledger_proto_msgTypes[30]
+	mi := &file_ledger_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2612,7 +2840,7 @@ func (x *GetTransactionRequest) String() string {
 func (*GetTransactionRequest) ProtoMessage() {}
 
 func (x *GetTransactionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ledger_proto_msgTypes[30]
+	mi := &file_ledger_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2625,7 +2853,7 @@ func (x *GetTransactionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTransactionRequest.ProtoReflect.Descriptor instead.
 func (*GetTransactionRequest) Descriptor() ([]byte, []int) {
-	return file_ledger_proto_rawDescGZIP(), []int{30}
+	return file_ledger_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *GetTransactionRequest) GetTenantId() string {
@@ -2658,7 +2886,7 @@ type GetTransactionResponse struct {
 
 func (x *GetTransactionResponse) Reset() {
 	*x = GetTransactionResponse{}
-	mi := &file_ledger_proto_msgTypes[31]
+	mi := &file_ledger_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2670,7 +2898,7 @@ func (x *GetTransactionResponse) String() string {
 func (*GetTransactionResponse) ProtoMessage() {}
 
 func (x *GetTransactionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ledger_proto_msgTypes[31]
+	mi := &file_ledger_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2683,7 +2911,7 @@ func (x *GetTransactionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTransactionResponse.ProtoReflect.Descriptor instead.
 func (*GetTransactionResponse) Descriptor() ([]byte, []int) {
-	return file_ledger_proto_rawDescGZIP(), []int{31}
+	return file_ledger_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *GetTransactionResponse) GetTransaction() *Transaction {
@@ -2704,7 +2932,7 @@ type GetTransactionsRequest struct {
 
 func (x *GetTransactionsRequest) Reset() {
 	*x = GetTransactionsRequest{}
-	mi := &file_ledger_proto_msgTypes[32]
+	mi := &file_ledger_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2716,7 +2944,7 @@ func (x *GetTransactionsRequest) String() string {
 func (*GetTransactionsRequest) ProtoMessage() {}
 
 func (x *GetTransactionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ledger_proto_msgTypes[32]
+	mi := &file_ledger_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2729,7 +2957,7 @@ func (x *GetTransactionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTransactionsRequest.ProtoReflect.Descriptor instead.
 func (*GetTransactionsRequest) Descriptor() ([]byte, []int) {
-	return file_ledger_proto_rawDescGZIP(), []int{32}
+	return file_ledger_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *GetTransactionsRequest) GetTenantId() string {
@@ -2762,7 +2990,7 @@ type GetTransactionsResponse struct {
 
 func (x *GetTransactionsResponse) Reset() {
 	*x = GetTransactionsResponse{}
-	mi := &file_ledger_proto_msgTypes[33]
+	mi := &file_ledger_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2774,7 +3002,7 @@ func (x *GetTransactionsResponse) String() string {
 func (*GetTransactionsResponse) ProtoMessage() {}
 
 func (x *GetTransactionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ledger_proto_msgTypes[33]
+	mi := &file_ledger_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2787,7 +3015,7 @@ func (x *GetTransactionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetTransactionsResponse.ProtoReflect.Descriptor instead.
 func (*GetTransactionsResponse) Descriptor() ([]byte, []int) {
-	return file_ledger_proto_rawDescGZIP(), []int{33}
+	return file_ledger_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *GetTransactionsResponse) GetTransactions() []*Transaction {
@@ -2810,7 +3038,7 @@ type BankStatementLine struct {
 
 func (x *BankStatementLine) Reset() {
 	*x = BankStatementLine{}
-	mi := &file_ledger_proto_msgTypes[34]
+	mi := &file_ledger_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2822,7 +3050,7 @@ func (x *BankStatementLine) String() string {
 func (*BankStatementLine) ProtoMessage() {}
 
 func (x *BankStatementLine) ProtoReflect() protoreflect.Message {
-	mi := &file_ledger_proto_msgTypes[34]
+	mi := &file_ledger_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2835,7 +3063,7 @@ func (x *BankStatementLine) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BankStatementLine.ProtoReflect.Descriptor instead.
 func (*BankStatementLine) Descriptor() ([]byte, []int) {
-	return file_ledger_proto_rawDescGZIP(), []int{34}
+	return file_ledger_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *BankStatementLine) GetReference() string {
@@ -2871,7 +3099,7 @@ type BankStatementAccount struct {
 
 func (x *BankStatementAccount) Reset() {
 	*x = BankStatementAccount{}
-	mi := &file_ledger_proto_msgTypes[35]
+	mi := &file_ledger_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2883,7 +3111,7 @@ func (x *BankStatementAccount) String() string {
 func (*BankStatementAccount) ProtoMessage() {}
 
 func (x *BankStatementAccount) ProtoReflect() protoreflect.Message {
-	mi := &file_ledger_proto_msgTypes[35]
+	mi := &file_ledger_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2896,7 +3124,7 @@ func (x *BankStatementAccount) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BankStatementAccount.ProtoReflect.Descriptor instead.
 func (*BankStatementAccount) Descriptor() ([]byte, []int) {
-	return file_ledger_proto_rawDescGZIP(), []int{35}
+	return file_ledger_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *BankStatementAccount) GetAccount() string {
@@ -2940,7 +3168,7 @@ type ReconcileWithBankRequest struct {
 
 func (x *ReconcileWithBankRequest) Reset() {
 	*x = ReconcileWithBankRequest{}
-	mi := &file_ledger_proto_msgTypes[36]
+	mi := &file_ledger_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2952,7 +3180,7 @@ func (x *ReconcileWithBankRequest) String() string {
 func (*ReconcileWithBankRequest) ProtoMessage() {}
 
 func (x *ReconcileWithBankRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ledger_proto_msgTypes[36]
+	mi := &file_ledger_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2965,7 +3193,7 @@ func (x *ReconcileWithBankRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReconcileWithBankRequest.ProtoReflect.Descriptor instead.
 func (*ReconcileWithBankRequest) Descriptor() ([]byte, []int) {
-	return file_ledger_proto_rawDescGZIP(), []int{36}
+	return file_ledger_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *ReconcileWithBankRequest) GetTenantId() string {
@@ -3015,7 +3243,7 @@ type LineMismatch struct {
 
 func (x *LineMismatch) Reset() {
 	*x = LineMismatch{}
-	mi := &file_ledger_proto_msgTypes[37]
+	mi := &file_ledger_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3027,7 +3255,7 @@ func (x *LineMismatch) String() string {
 func (*LineMismatch) ProtoMessage() {}
 
 func (x *LineMismatch) ProtoReflect() protoreflect.Message {
-	mi := &file_ledger_proto_msgTypes[37]
+	mi := &file_ledger_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3040,7 +3268,7 @@ func (x *LineMismatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LineMismatch.ProtoReflect.Descriptor instead.
 func (*LineMismatch) Descriptor() ([]byte, []int) {
-	return file_ledger_proto_rawDescGZIP(), []int{37}
+	return file_ledger_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *LineMismatch) GetReference() string {
@@ -3090,7 +3318,7 @@ type AccountDrift struct {
 
 func (x *AccountDrift) Reset() {
 	*x = AccountDrift{}
-	mi := &file_ledger_proto_msgTypes[38]
+	mi := &file_ledger_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3102,7 +3330,7 @@ func (x *AccountDrift) String() string {
 func (*AccountDrift) ProtoMessage() {}
 
 func (x *AccountDrift) ProtoReflect() protoreflect.Message {
-	mi := &file_ledger_proto_msgTypes[38]
+	mi := &file_ledger_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3115,7 +3343,7 @@ func (x *AccountDrift) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AccountDrift.ProtoReflect.Descriptor instead.
 func (*AccountDrift) Descriptor() ([]byte, []int) {
-	return file_ledger_proto_rawDescGZIP(), []int{38}
+	return file_ledger_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *AccountDrift) GetAccount() string {
@@ -3207,7 +3435,7 @@ type ReconcileWithBankResponse struct {
 
 func (x *ReconcileWithBankResponse) Reset() {
 	*x = ReconcileWithBankResponse{}
-	mi := &file_ledger_proto_msgTypes[39]
+	mi := &file_ledger_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3219,7 +3447,7 @@ func (x *ReconcileWithBankResponse) String() string {
 func (*ReconcileWithBankResponse) ProtoMessage() {}
 
 func (x *ReconcileWithBankResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ledger_proto_msgTypes[39]
+	mi := &file_ledger_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3232,7 +3460,7 @@ func (x *ReconcileWithBankResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReconcileWithBankResponse.ProtoReflect.Descriptor instead.
 func (*ReconcileWithBankResponse) Descriptor() ([]byte, []int) {
-	return file_ledger_proto_rawDescGZIP(), []int{39}
+	return file_ledger_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ReconcileWithBankResponse) GetPartner() string {
@@ -3272,7 +3500,7 @@ type VerifyCheckpointsRequest struct {
 
 func (x *VerifyCheckpointsRequest) Reset() {
 	*x = VerifyCheckpointsRequest{}
-	mi := &file_ledger_proto_msgTypes[40]
+	mi := &file_ledger_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3284,7 +3512,7 @@ func (x *VerifyCheckpointsRequest) String() string {
 func (*VerifyCheckpointsRequest) ProtoMessage() {}
 
 func (x *VerifyCheckpointsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_ledger_proto_msgTypes[40]
+	mi := &file_ledger_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3297,7 +3525,7 @@ func (x *VerifyCheckpointsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyCheckpointsRequest.ProtoReflect.Descriptor instead.
 func (*VerifyCheckpointsRequest) Descriptor() ([]byte, []int) {
-	return file_ledger_proto_rawDescGZIP(), []int{40}
+	return file_ledger_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *VerifyCheckpointsRequest) GetTenantId() string {
@@ -3319,7 +3547,7 @@ type CheckpointMismatch struct {
 
 func (x *CheckpointMismatch) Reset() {
 	*x = CheckpointMismatch{}
-	mi := &file_ledger_proto_msgTypes[41]
+	mi := &file_ledger_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3331,7 +3559,7 @@ func (x *CheckpointMismatch) String() string {
 func (*CheckpointMismatch) ProtoMessage() {}
 
 func (x *CheckpointMismatch) ProtoReflect() protoreflect.Message {
-	mi := &file_ledger_proto_msgTypes[41]
+	mi := &file_ledger_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3344,7 +3572,7 @@ func (x *CheckpointMismatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckpointMismatch.ProtoReflect.Descriptor instead.
 func (*CheckpointMismatch) Descriptor() ([]byte, []int) {
-	return file_ledger_proto_rawDescGZIP(), []int{41}
+	return file_ledger_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *CheckpointMismatch) GetAccountId() string {
@@ -3385,7 +3613,7 @@ type VerifyCheckpointsResponse struct {
 
 func (x *VerifyCheckpointsResponse) Reset() {
 	*x = VerifyCheckpointsResponse{}
-	mi := &file_ledger_proto_msgTypes[42]
+	mi := &file_ledger_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3397,7 +3625,7 @@ func (x *VerifyCheckpointsResponse) String() string {
 func (*VerifyCheckpointsResponse) ProtoMessage() {}
 
 func (x *VerifyCheckpointsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_ledger_proto_msgTypes[42]
+	mi := &file_ledger_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3410,7 +3638,7 @@ func (x *VerifyCheckpointsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use VerifyCheckpointsResponse.ProtoReflect.Descriptor instead.
 func (*VerifyCheckpointsResponse) Descriptor() ([]byte, []int) {
-	return file_ledger_proto_rawDescGZIP(), []int{42}
+	return file_ledger_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *VerifyCheckpointsResponse) GetCheckpointsChecked() int64 {
@@ -3616,7 +3844,24 @@ const file_ledger_proto_rawDesc = "" +
 	"\faccount_name\x18\x03 \x01(\tR\vaccountName\x12/\n" +
 	"\x05as_of\x18\x04 \x01(\v2\x1a.google.protobuf.TimestampR\x04asOf\"K\n" +
 	"\x12GetBalanceResponse\x125\n" +
-	"\abalance\x18\x01 \x01(\v2\x1b.wagerail.ledger.v1.BalanceR\abalance\"\x8b\x02\n" +
+	"\abalance\x18\x01 \x01(\v2\x1b.wagerail.ledger.v1.BalanceR\abalance\"N\n" +
+	"\n" +
+	"AccountRef\x12\x1d\n" +
+	"\n" +
+	"account_id\x18\x01 \x01(\tR\taccountId\x12!\n" +
+	"\faccount_name\x18\x02 \x01(\tR\vaccountName\"\x9e\x01\n" +
+	"\x12GetBalancesRequest\x12\x1b\n" +
+	"\ttenant_id\x18\x01 \x01(\tR\btenantId\x12:\n" +
+	"\baccounts\x18\x02 \x03(\v2\x1e.wagerail.ledger.v1.AccountRefR\baccounts\x12/\n" +
+	"\x05as_of\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x04asOf\"\xad\x01\n" +
+	"\rBalanceResult\x125\n" +
+	"\abalance\x18\x01 \x01(\v2\x1b.wagerail.ledger.v1.BalanceR\abalance\x12\x1d\n" +
+	"\n" +
+	"error_code\x18\x02 \x01(\x05R\terrorCode\x12!\n" +
+	"\ferror_reason\x18\x03 \x01(\tR\verrorReason\x12#\n" +
+	"\rerror_message\x18\x04 \x01(\tR\ferrorMessage\"R\n" +
+	"\x13GetBalancesResponse\x12;\n" +
+	"\aresults\x18\x01 \x03(\v2!.wagerail.ledger.v1.BalanceResultR\aresults\"\x8b\x02\n" +
 	"\x12ListEntriesRequest\x12\x1b\n" +
 	"\ttenant_id\x18\x01 \x01(\tR\btenantId\x12\x1d\n" +
 	"\n" +
@@ -3759,7 +4004,7 @@ const file_ledger_proto_rawDesc = "" +
 	"\x17ENTRY_PHASE_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12ENTRY_PHASE_POSTED\x10\x01\x12\x14\n" +
 	"\x10ENTRY_PHASE_HOLD\x10\x02\x12\x17\n" +
-	"\x13ENTRY_PHASE_RELEASE\x10\x032\x89\f\n" +
+	"\x13ENTRY_PHASE_RELEASE\x10\x032\xe9\f\n" +
 	"\rLedgerService\x12d\n" +
 	"\rEnsureAccount\x12(.wagerail.ledger.v1.EnsureAccountRequest\x1a).wagerail.ledger.v1.EnsureAccountResponse\x12[\n" +
 	"\n" +
@@ -3773,6 +4018,7 @@ const file_ledger_proto_rawDesc = "" +
 	"\x0ePostAdjustment\x12).wagerail.ledger.v1.PostAdjustmentRequest\x1a*.wagerail.ledger.v1.PostAdjustmentResponse\x12[\n" +
 	"\n" +
 	"GetBalance\x12%.wagerail.ledger.v1.GetBalanceRequest\x1a&.wagerail.ledger.v1.GetBalanceResponse\x12^\n" +
+	"\vGetBalances\x12&.wagerail.ledger.v1.GetBalancesRequest\x1a'.wagerail.ledger.v1.GetBalancesResponse\x12^\n" +
 	"\vListEntries\x12&.wagerail.ledger.v1.ListEntriesRequest\x1a'.wagerail.ledger.v1.ListEntriesResponse\x12g\n" +
 	"\x0eGetTransaction\x12).wagerail.ledger.v1.GetTransactionRequest\x1a*.wagerail.ledger.v1.GetTransactionResponse\x12j\n" +
 	"\x0fGetTransactions\x12*.wagerail.ledger.v1.GetTransactionsRequest\x1a+.wagerail.ledger.v1.GetTransactionsResponse\x12p\n" +
@@ -3792,7 +4038,7 @@ func file_ledger_proto_rawDescGZIP() []byte {
 }
 
 var file_ledger_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
-var file_ledger_proto_msgTypes = make([]protoimpl.MessageInfo, 46)
+var file_ledger_proto_msgTypes = make([]protoimpl.MessageInfo, 50)
 var file_ledger_proto_goTypes = []any{
 	(ErrorReason)(0),                  // 0: wagerail.ledger.v1.ErrorReason
 	(AccountType)(0),                  // 1: wagerail.ledger.v1.AccountType
@@ -3828,51 +4074,55 @@ var file_ledger_proto_goTypes = []any{
 	(*Balance)(nil),                   // 31: wagerail.ledger.v1.Balance
 	(*GetBalanceRequest)(nil),         // 32: wagerail.ledger.v1.GetBalanceRequest
 	(*GetBalanceResponse)(nil),        // 33: wagerail.ledger.v1.GetBalanceResponse
-	(*ListEntriesRequest)(nil),        // 34: wagerail.ledger.v1.ListEntriesRequest
-	(*ListEntriesResponse)(nil),       // 35: wagerail.ledger.v1.ListEntriesResponse
-	(*GetTransactionRequest)(nil),     // 36: wagerail.ledger.v1.GetTransactionRequest
-	(*GetTransactionResponse)(nil),    // 37: wagerail.ledger.v1.GetTransactionResponse
-	(*GetTransactionsRequest)(nil),    // 38: wagerail.ledger.v1.GetTransactionsRequest
-	(*GetTransactionsResponse)(nil),   // 39: wagerail.ledger.v1.GetTransactionsResponse
-	(*BankStatementLine)(nil),         // 40: wagerail.ledger.v1.BankStatementLine
-	(*BankStatementAccount)(nil),      // 41: wagerail.ledger.v1.BankStatementAccount
-	(*ReconcileWithBankRequest)(nil),  // 42: wagerail.ledger.v1.ReconcileWithBankRequest
-	(*LineMismatch)(nil),              // 43: wagerail.ledger.v1.LineMismatch
-	(*AccountDrift)(nil),              // 44: wagerail.ledger.v1.AccountDrift
-	(*ReconcileWithBankResponse)(nil), // 45: wagerail.ledger.v1.ReconcileWithBankResponse
-	(*VerifyCheckpointsRequest)(nil),  // 46: wagerail.ledger.v1.VerifyCheckpointsRequest
-	(*CheckpointMismatch)(nil),        // 47: wagerail.ledger.v1.CheckpointMismatch
-	(*VerifyCheckpointsResponse)(nil), // 48: wagerail.ledger.v1.VerifyCheckpointsResponse
-	nil,                               // 49: wagerail.ledger.v1.Transaction.MetadataEntry
-	nil,                               // 50: wagerail.ledger.v1.PostTransactionRequest.MetadataEntry
-	nil,                               // 51: wagerail.ledger.v1.PostAdjustmentRequest.MetadataEntry
-	(*timestamppb.Timestamp)(nil),     // 52: google.protobuf.Timestamp
+	(*AccountRef)(nil),                // 34: wagerail.ledger.v1.AccountRef
+	(*GetBalancesRequest)(nil),        // 35: wagerail.ledger.v1.GetBalancesRequest
+	(*BalanceResult)(nil),             // 36: wagerail.ledger.v1.BalanceResult
+	(*GetBalancesResponse)(nil),       // 37: wagerail.ledger.v1.GetBalancesResponse
+	(*ListEntriesRequest)(nil),        // 38: wagerail.ledger.v1.ListEntriesRequest
+	(*ListEntriesResponse)(nil),       // 39: wagerail.ledger.v1.ListEntriesResponse
+	(*GetTransactionRequest)(nil),     // 40: wagerail.ledger.v1.GetTransactionRequest
+	(*GetTransactionResponse)(nil),    // 41: wagerail.ledger.v1.GetTransactionResponse
+	(*GetTransactionsRequest)(nil),    // 42: wagerail.ledger.v1.GetTransactionsRequest
+	(*GetTransactionsResponse)(nil),   // 43: wagerail.ledger.v1.GetTransactionsResponse
+	(*BankStatementLine)(nil),         // 44: wagerail.ledger.v1.BankStatementLine
+	(*BankStatementAccount)(nil),      // 45: wagerail.ledger.v1.BankStatementAccount
+	(*ReconcileWithBankRequest)(nil),  // 46: wagerail.ledger.v1.ReconcileWithBankRequest
+	(*LineMismatch)(nil),              // 47: wagerail.ledger.v1.LineMismatch
+	(*AccountDrift)(nil),              // 48: wagerail.ledger.v1.AccountDrift
+	(*ReconcileWithBankResponse)(nil), // 49: wagerail.ledger.v1.ReconcileWithBankResponse
+	(*VerifyCheckpointsRequest)(nil),  // 50: wagerail.ledger.v1.VerifyCheckpointsRequest
+	(*CheckpointMismatch)(nil),        // 51: wagerail.ledger.v1.CheckpointMismatch
+	(*VerifyCheckpointsResponse)(nil), // 52: wagerail.ledger.v1.VerifyCheckpointsResponse
+	nil,                               // 53: wagerail.ledger.v1.Transaction.MetadataEntry
+	nil,                               // 54: wagerail.ledger.v1.PostTransactionRequest.MetadataEntry
+	nil,                               // 55: wagerail.ledger.v1.PostAdjustmentRequest.MetadataEntry
+	(*timestamppb.Timestamp)(nil),     // 56: google.protobuf.Timestamp
 }
 var file_ledger_proto_depIdxs = []int32{
 	1,  // 0: wagerail.ledger.v1.Account.type:type_name -> wagerail.ledger.v1.AccountType
 	2,  // 1: wagerail.ledger.v1.Account.normal_side:type_name -> wagerail.ledger.v1.Direction
-	52, // 2: wagerail.ledger.v1.Account.created_at:type_name -> google.protobuf.Timestamp
+	56, // 2: wagerail.ledger.v1.Account.created_at:type_name -> google.protobuf.Timestamp
 	2,  // 3: wagerail.ledger.v1.EntryInput.direction:type_name -> wagerail.ledger.v1.Direction
 	2,  // 4: wagerail.ledger.v1.Entry.direction:type_name -> wagerail.ledger.v1.Direction
 	5,  // 5: wagerail.ledger.v1.Entry.phase:type_name -> wagerail.ledger.v1.EntryPhase
-	52, // 6: wagerail.ledger.v1.Entry.created_at:type_name -> google.protobuf.Timestamp
+	56, // 6: wagerail.ledger.v1.Entry.created_at:type_name -> google.protobuf.Timestamp
 	3,  // 7: wagerail.ledger.v1.Transaction.status:type_name -> wagerail.ledger.v1.TransactionStatus
 	4,  // 8: wagerail.ledger.v1.Transaction.kind:type_name -> wagerail.ledger.v1.TransactionKind
-	49, // 9: wagerail.ledger.v1.Transaction.metadata:type_name -> wagerail.ledger.v1.Transaction.MetadataEntry
+	53, // 9: wagerail.ledger.v1.Transaction.metadata:type_name -> wagerail.ledger.v1.Transaction.MetadataEntry
 	7,  // 10: wagerail.ledger.v1.Transaction.lineage:type_name -> wagerail.ledger.v1.Lineage
 	10, // 11: wagerail.ledger.v1.Transaction.adjustment:type_name -> wagerail.ledger.v1.Adjustment
 	9,  // 12: wagerail.ledger.v1.Transaction.entries:type_name -> wagerail.ledger.v1.Entry
-	52, // 13: wagerail.ledger.v1.Transaction.created_at:type_name -> google.protobuf.Timestamp
-	52, // 14: wagerail.ledger.v1.Transaction.posted_at:type_name -> google.protobuf.Timestamp
-	52, // 15: wagerail.ledger.v1.Transaction.voided_at:type_name -> google.protobuf.Timestamp
-	52, // 16: wagerail.ledger.v1.Transaction.reversed_at:type_name -> google.protobuf.Timestamp
+	56, // 13: wagerail.ledger.v1.Transaction.created_at:type_name -> google.protobuf.Timestamp
+	56, // 14: wagerail.ledger.v1.Transaction.posted_at:type_name -> google.protobuf.Timestamp
+	56, // 15: wagerail.ledger.v1.Transaction.voided_at:type_name -> google.protobuf.Timestamp
+	56, // 16: wagerail.ledger.v1.Transaction.reversed_at:type_name -> google.protobuf.Timestamp
 	1,  // 17: wagerail.ledger.v1.EnsureAccountRequest.type:type_name -> wagerail.ledger.v1.AccountType
 	6,  // 18: wagerail.ledger.v1.EnsureAccountResponse.account:type_name -> wagerail.ledger.v1.Account
 	6,  // 19: wagerail.ledger.v1.GetAccountResponse.account:type_name -> wagerail.ledger.v1.Account
 	6,  // 20: wagerail.ledger.v1.ListAccountsResponse.accounts:type_name -> wagerail.ledger.v1.Account
 	8,  // 21: wagerail.ledger.v1.PostTransactionRequest.entries:type_name -> wagerail.ledger.v1.EntryInput
 	3,  // 22: wagerail.ledger.v1.PostTransactionRequest.status:type_name -> wagerail.ledger.v1.TransactionStatus
-	50, // 23: wagerail.ledger.v1.PostTransactionRequest.metadata:type_name -> wagerail.ledger.v1.PostTransactionRequest.MetadataEntry
+	54, // 23: wagerail.ledger.v1.PostTransactionRequest.metadata:type_name -> wagerail.ledger.v1.PostTransactionRequest.MetadataEntry
 	7,  // 24: wagerail.ledger.v1.PostTransactionRequest.lineage:type_name -> wagerail.ledger.v1.Lineage
 	11, // 25: wagerail.ledger.v1.PostTransactionResponse.transaction:type_name -> wagerail.ledger.v1.Transaction
 	18, // 26: wagerail.ledger.v1.PostTransactionsRequest.transactions:type_name -> wagerail.ledger.v1.PostTransactionRequest
@@ -3885,63 +4135,69 @@ var file_ledger_proto_depIdxs = []int32{
 	11, // 33: wagerail.ledger.v1.ReverseResponse.original:type_name -> wagerail.ledger.v1.Transaction
 	10, // 34: wagerail.ledger.v1.PostAdjustmentRequest.adjustment:type_name -> wagerail.ledger.v1.Adjustment
 	8,  // 35: wagerail.ledger.v1.PostAdjustmentRequest.entries:type_name -> wagerail.ledger.v1.EntryInput
-	51, // 36: wagerail.ledger.v1.PostAdjustmentRequest.metadata:type_name -> wagerail.ledger.v1.PostAdjustmentRequest.MetadataEntry
+	55, // 36: wagerail.ledger.v1.PostAdjustmentRequest.metadata:type_name -> wagerail.ledger.v1.PostAdjustmentRequest.MetadataEntry
 	7,  // 37: wagerail.ledger.v1.PostAdjustmentRequest.lineage:type_name -> wagerail.ledger.v1.Lineage
 	11, // 38: wagerail.ledger.v1.PostAdjustmentResponse.transaction:type_name -> wagerail.ledger.v1.Transaction
 	2,  // 39: wagerail.ledger.v1.Balance.normal_side:type_name -> wagerail.ledger.v1.Direction
-	52, // 40: wagerail.ledger.v1.Balance.as_of:type_name -> google.protobuf.Timestamp
-	52, // 41: wagerail.ledger.v1.GetBalanceRequest.as_of:type_name -> google.protobuf.Timestamp
+	56, // 40: wagerail.ledger.v1.Balance.as_of:type_name -> google.protobuf.Timestamp
+	56, // 41: wagerail.ledger.v1.GetBalanceRequest.as_of:type_name -> google.protobuf.Timestamp
 	31, // 42: wagerail.ledger.v1.GetBalanceResponse.balance:type_name -> wagerail.ledger.v1.Balance
-	52, // 43: wagerail.ledger.v1.ListEntriesRequest.from:type_name -> google.protobuf.Timestamp
-	52, // 44: wagerail.ledger.v1.ListEntriesRequest.to:type_name -> google.protobuf.Timestamp
-	9,  // 45: wagerail.ledger.v1.ListEntriesResponse.entries:type_name -> wagerail.ledger.v1.Entry
-	11, // 46: wagerail.ledger.v1.GetTransactionResponse.transaction:type_name -> wagerail.ledger.v1.Transaction
-	11, // 47: wagerail.ledger.v1.GetTransactionsResponse.transactions:type_name -> wagerail.ledger.v1.Transaction
-	52, // 48: wagerail.ledger.v1.BankStatementLine.booked_at:type_name -> google.protobuf.Timestamp
-	40, // 49: wagerail.ledger.v1.BankStatementAccount.lines:type_name -> wagerail.ledger.v1.BankStatementLine
-	52, // 50: wagerail.ledger.v1.ReconcileWithBankRequest.period_start:type_name -> google.protobuf.Timestamp
-	52, // 51: wagerail.ledger.v1.ReconcileWithBankRequest.period_end:type_name -> google.protobuf.Timestamp
-	41, // 52: wagerail.ledger.v1.ReconcileWithBankRequest.accounts:type_name -> wagerail.ledger.v1.BankStatementAccount
-	43, // 53: wagerail.ledger.v1.AccountDrift.missing_in_ledger:type_name -> wagerail.ledger.v1.LineMismatch
-	43, // 54: wagerail.ledger.v1.AccountDrift.missing_at_bank:type_name -> wagerail.ledger.v1.LineMismatch
-	43, // 55: wagerail.ledger.v1.AccountDrift.amount_mismatch:type_name -> wagerail.ledger.v1.LineMismatch
-	44, // 56: wagerail.ledger.v1.ReconcileWithBankResponse.accounts:type_name -> wagerail.ledger.v1.AccountDrift
-	47, // 57: wagerail.ledger.v1.VerifyCheckpointsResponse.mismatches:type_name -> wagerail.ledger.v1.CheckpointMismatch
-	12, // 58: wagerail.ledger.v1.LedgerService.EnsureAccount:input_type -> wagerail.ledger.v1.EnsureAccountRequest
-	14, // 59: wagerail.ledger.v1.LedgerService.GetAccount:input_type -> wagerail.ledger.v1.GetAccountRequest
-	16, // 60: wagerail.ledger.v1.LedgerService.ListAccounts:input_type -> wagerail.ledger.v1.ListAccountsRequest
-	18, // 61: wagerail.ledger.v1.LedgerService.PostTransaction:input_type -> wagerail.ledger.v1.PostTransactionRequest
-	20, // 62: wagerail.ledger.v1.LedgerService.PostTransactions:input_type -> wagerail.ledger.v1.PostTransactionsRequest
-	23, // 63: wagerail.ledger.v1.LedgerService.CommitPending:input_type -> wagerail.ledger.v1.CommitPendingRequest
-	25, // 64: wagerail.ledger.v1.LedgerService.VoidPending:input_type -> wagerail.ledger.v1.VoidPendingRequest
-	27, // 65: wagerail.ledger.v1.LedgerService.Reverse:input_type -> wagerail.ledger.v1.ReverseRequest
-	29, // 66: wagerail.ledger.v1.LedgerService.PostAdjustment:input_type -> wagerail.ledger.v1.PostAdjustmentRequest
-	32, // 67: wagerail.ledger.v1.LedgerService.GetBalance:input_type -> wagerail.ledger.v1.GetBalanceRequest
-	34, // 68: wagerail.ledger.v1.LedgerService.ListEntries:input_type -> wagerail.ledger.v1.ListEntriesRequest
-	36, // 69: wagerail.ledger.v1.LedgerService.GetTransaction:input_type -> wagerail.ledger.v1.GetTransactionRequest
-	38, // 70: wagerail.ledger.v1.LedgerService.GetTransactions:input_type -> wagerail.ledger.v1.GetTransactionsRequest
-	42, // 71: wagerail.ledger.v1.LedgerService.ReconcileWithBank:input_type -> wagerail.ledger.v1.ReconcileWithBankRequest
-	46, // 72: wagerail.ledger.v1.LedgerService.VerifyCheckpoints:input_type -> wagerail.ledger.v1.VerifyCheckpointsRequest
-	13, // 73: wagerail.ledger.v1.LedgerService.EnsureAccount:output_type -> wagerail.ledger.v1.EnsureAccountResponse
-	15, // 74: wagerail.ledger.v1.LedgerService.GetAccount:output_type -> wagerail.ledger.v1.GetAccountResponse
-	17, // 75: wagerail.ledger.v1.LedgerService.ListAccounts:output_type -> wagerail.ledger.v1.ListAccountsResponse
-	19, // 76: wagerail.ledger.v1.LedgerService.PostTransaction:output_type -> wagerail.ledger.v1.PostTransactionResponse
-	22, // 77: wagerail.ledger.v1.LedgerService.PostTransactions:output_type -> wagerail.ledger.v1.PostTransactionsResponse
-	24, // 78: wagerail.ledger.v1.LedgerService.CommitPending:output_type -> wagerail.ledger.v1.CommitPendingResponse
-	26, // 79: wagerail.ledger.v1.LedgerService.VoidPending:output_type -> wagerail.ledger.v1.VoidPendingResponse
-	28, // 80: wagerail.ledger.v1.LedgerService.Reverse:output_type -> wagerail.ledger.v1.ReverseResponse
-	30, // 81: wagerail.ledger.v1.LedgerService.PostAdjustment:output_type -> wagerail.ledger.v1.PostAdjustmentResponse
-	33, // 82: wagerail.ledger.v1.LedgerService.GetBalance:output_type -> wagerail.ledger.v1.GetBalanceResponse
-	35, // 83: wagerail.ledger.v1.LedgerService.ListEntries:output_type -> wagerail.ledger.v1.ListEntriesResponse
-	37, // 84: wagerail.ledger.v1.LedgerService.GetTransaction:output_type -> wagerail.ledger.v1.GetTransactionResponse
-	39, // 85: wagerail.ledger.v1.LedgerService.GetTransactions:output_type -> wagerail.ledger.v1.GetTransactionsResponse
-	45, // 86: wagerail.ledger.v1.LedgerService.ReconcileWithBank:output_type -> wagerail.ledger.v1.ReconcileWithBankResponse
-	48, // 87: wagerail.ledger.v1.LedgerService.VerifyCheckpoints:output_type -> wagerail.ledger.v1.VerifyCheckpointsResponse
-	73, // [73:88] is the sub-list for method output_type
-	58, // [58:73] is the sub-list for method input_type
-	58, // [58:58] is the sub-list for extension type_name
-	58, // [58:58] is the sub-list for extension extendee
-	0,  // [0:58] is the sub-list for field type_name
+	34, // 43: wagerail.ledger.v1.GetBalancesRequest.accounts:type_name -> wagerail.ledger.v1.AccountRef
+	56, // 44: wagerail.ledger.v1.GetBalancesRequest.as_of:type_name -> google.protobuf.Timestamp
+	31, // 45: wagerail.ledger.v1.BalanceResult.balance:type_name -> wagerail.ledger.v1.Balance
+	36, // 46: wagerail.ledger.v1.GetBalancesResponse.results:type_name -> wagerail.ledger.v1.BalanceResult
+	56, // 47: wagerail.ledger.v1.ListEntriesRequest.from:type_name -> google.protobuf.Timestamp
+	56, // 48: wagerail.ledger.v1.ListEntriesRequest.to:type_name -> google.protobuf.Timestamp
+	9,  // 49: wagerail.ledger.v1.ListEntriesResponse.entries:type_name -> wagerail.ledger.v1.Entry
+	11, // 50: wagerail.ledger.v1.GetTransactionResponse.transaction:type_name -> wagerail.ledger.v1.Transaction
+	11, // 51: wagerail.ledger.v1.GetTransactionsResponse.transactions:type_name -> wagerail.ledger.v1.Transaction
+	56, // 52: wagerail.ledger.v1.BankStatementLine.booked_at:type_name -> google.protobuf.Timestamp
+	44, // 53: wagerail.ledger.v1.BankStatementAccount.lines:type_name -> wagerail.ledger.v1.BankStatementLine
+	56, // 54: wagerail.ledger.v1.ReconcileWithBankRequest.period_start:type_name -> google.protobuf.Timestamp
+	56, // 55: wagerail.ledger.v1.ReconcileWithBankRequest.period_end:type_name -> google.protobuf.Timestamp
+	45, // 56: wagerail.ledger.v1.ReconcileWithBankRequest.accounts:type_name -> wagerail.ledger.v1.BankStatementAccount
+	47, // 57: wagerail.ledger.v1.AccountDrift.missing_in_ledger:type_name -> wagerail.ledger.v1.LineMismatch
+	47, // 58: wagerail.ledger.v1.AccountDrift.missing_at_bank:type_name -> wagerail.ledger.v1.LineMismatch
+	47, // 59: wagerail.ledger.v1.AccountDrift.amount_mismatch:type_name -> wagerail.ledger.v1.LineMismatch
+	48, // 60: wagerail.ledger.v1.ReconcileWithBankResponse.accounts:type_name -> wagerail.ledger.v1.AccountDrift
+	51, // 61: wagerail.ledger.v1.VerifyCheckpointsResponse.mismatches:type_name -> wagerail.ledger.v1.CheckpointMismatch
+	12, // 62: wagerail.ledger.v1.LedgerService.EnsureAccount:input_type -> wagerail.ledger.v1.EnsureAccountRequest
+	14, // 63: wagerail.ledger.v1.LedgerService.GetAccount:input_type -> wagerail.ledger.v1.GetAccountRequest
+	16, // 64: wagerail.ledger.v1.LedgerService.ListAccounts:input_type -> wagerail.ledger.v1.ListAccountsRequest
+	18, // 65: wagerail.ledger.v1.LedgerService.PostTransaction:input_type -> wagerail.ledger.v1.PostTransactionRequest
+	20, // 66: wagerail.ledger.v1.LedgerService.PostTransactions:input_type -> wagerail.ledger.v1.PostTransactionsRequest
+	23, // 67: wagerail.ledger.v1.LedgerService.CommitPending:input_type -> wagerail.ledger.v1.CommitPendingRequest
+	25, // 68: wagerail.ledger.v1.LedgerService.VoidPending:input_type -> wagerail.ledger.v1.VoidPendingRequest
+	27, // 69: wagerail.ledger.v1.LedgerService.Reverse:input_type -> wagerail.ledger.v1.ReverseRequest
+	29, // 70: wagerail.ledger.v1.LedgerService.PostAdjustment:input_type -> wagerail.ledger.v1.PostAdjustmentRequest
+	32, // 71: wagerail.ledger.v1.LedgerService.GetBalance:input_type -> wagerail.ledger.v1.GetBalanceRequest
+	35, // 72: wagerail.ledger.v1.LedgerService.GetBalances:input_type -> wagerail.ledger.v1.GetBalancesRequest
+	38, // 73: wagerail.ledger.v1.LedgerService.ListEntries:input_type -> wagerail.ledger.v1.ListEntriesRequest
+	40, // 74: wagerail.ledger.v1.LedgerService.GetTransaction:input_type -> wagerail.ledger.v1.GetTransactionRequest
+	42, // 75: wagerail.ledger.v1.LedgerService.GetTransactions:input_type -> wagerail.ledger.v1.GetTransactionsRequest
+	46, // 76: wagerail.ledger.v1.LedgerService.ReconcileWithBank:input_type -> wagerail.ledger.v1.ReconcileWithBankRequest
+	50, // 77: wagerail.ledger.v1.LedgerService.VerifyCheckpoints:input_type -> wagerail.ledger.v1.VerifyCheckpointsRequest
+	13, // 78: wagerail.ledger.v1.LedgerService.EnsureAccount:output_type -> wagerail.ledger.v1.EnsureAccountResponse
+	15, // 79: wagerail.ledger.v1.LedgerService.GetAccount:output_type -> wagerail.ledger.v1.GetAccountResponse
+	17, // 80: wagerail.ledger.v1.LedgerService.ListAccounts:output_type -> wagerail.ledger.v1.ListAccountsResponse
+	19, // 81: wagerail.ledger.v1.LedgerService.PostTransaction:output_type -> wagerail.ledger.v1.PostTransactionResponse
+	22, // 82: wagerail.ledger.v1.LedgerService.PostTransactions:output_type -> wagerail.ledger.v1.PostTransactionsResponse
+	24, // 83: wagerail.ledger.v1.LedgerService.CommitPending:output_type -> wagerail.ledger.v1.CommitPendingResponse
+	26, // 84: wagerail.ledger.v1.LedgerService.VoidPending:output_type -> wagerail.ledger.v1.VoidPendingResponse
+	28, // 85: wagerail.ledger.v1.LedgerService.Reverse:output_type -> wagerail.ledger.v1.ReverseResponse
+	30, // 86: wagerail.ledger.v1.LedgerService.PostAdjustment:output_type -> wagerail.ledger.v1.PostAdjustmentResponse
+	33, // 87: wagerail.ledger.v1.LedgerService.GetBalance:output_type -> wagerail.ledger.v1.GetBalanceResponse
+	37, // 88: wagerail.ledger.v1.LedgerService.GetBalances:output_type -> wagerail.ledger.v1.GetBalancesResponse
+	39, // 89: wagerail.ledger.v1.LedgerService.ListEntries:output_type -> wagerail.ledger.v1.ListEntriesResponse
+	41, // 90: wagerail.ledger.v1.LedgerService.GetTransaction:output_type -> wagerail.ledger.v1.GetTransactionResponse
+	43, // 91: wagerail.ledger.v1.LedgerService.GetTransactions:output_type -> wagerail.ledger.v1.GetTransactionsResponse
+	49, // 92: wagerail.ledger.v1.LedgerService.ReconcileWithBank:output_type -> wagerail.ledger.v1.ReconcileWithBankResponse
+	52, // 93: wagerail.ledger.v1.LedgerService.VerifyCheckpoints:output_type -> wagerail.ledger.v1.VerifyCheckpointsResponse
+	78, // [78:94] is the sub-list for method output_type
+	62, // [62:78] is the sub-list for method input_type
+	62, // [62:62] is the sub-list for extension type_name
+	62, // [62:62] is the sub-list for extension extendee
+	0,  // [0:62] is the sub-list for field type_name
 }
 
 func init() { file_ledger_proto_init() }
@@ -3955,7 +4211,7 @@ func file_ledger_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_ledger_proto_rawDesc), len(file_ledger_proto_rawDesc)),
 			NumEnums:      6,
-			NumMessages:   46,
+			NumMessages:   50,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -39,6 +39,7 @@ const (
 	LedgerService_Reverse_FullMethodName           = "/wagerail.ledger.v1.LedgerService/Reverse"
 	LedgerService_PostAdjustment_FullMethodName    = "/wagerail.ledger.v1.LedgerService/PostAdjustment"
 	LedgerService_GetBalance_FullMethodName        = "/wagerail.ledger.v1.LedgerService/GetBalance"
+	LedgerService_GetBalances_FullMethodName       = "/wagerail.ledger.v1.LedgerService/GetBalances"
 	LedgerService_ListEntries_FullMethodName       = "/wagerail.ledger.v1.LedgerService/ListEntries"
 	LedgerService_GetTransaction_FullMethodName    = "/wagerail.ledger.v1.LedgerService/GetTransaction"
 	LedgerService_GetTransactions_FullMethodName   = "/wagerail.ledger.v1.LedgerService/GetTransactions"
@@ -79,7 +80,15 @@ type LedgerServiceClient interface {
 	// (see Adjustment) and an approver different from the requester.
 	PostAdjustment(ctx context.Context, in *PostAdjustmentRequest, opts ...grpc.CallOption) (*PostAdjustmentResponse, error)
 	// GetBalance derives an account's balance from its entries, now or as of a point in time.
+	// An account the tenant does not have (unknown, or another tenant's) is ACCOUNT_NOT_FOUND.
 	GetBalance(ctx context.Context, in *GetBalanceRequest, opts ...grpc.CallOption) (*GetBalanceResponse, error)
+	// GetBalances derives the balances of 1 to 100 accounts of one tenant in one call (one SQL
+	// statement, so all from one snapshot), each exactly as GetBalance derives it. The answer has
+	// one result per account, in request order; an account the tenant does not have is answered
+	// in its own result as GetBalance answers it (NotFound, ACCOUNT_NOT_FOUND), the others still
+	// carry their balances. No accounts, more than 100 (BATCH_TOO_LARGE), an account named twice,
+	// or any malformed account refuses the whole call (InvalidArgument).
+	GetBalances(ctx context.Context, in *GetBalancesRequest, opts ...grpc.CallOption) (*GetBalancesResponse, error)
 	// ListEntries lists an account's entries in sequence order, optionally within a time range.
 	ListEntries(ctx context.Context, in *ListEntriesRequest, opts ...grpc.CallOption) (*ListEntriesResponse, error)
 	// GetTransaction returns a transaction with its entries.
@@ -206,6 +215,16 @@ func (c *ledgerServiceClient) GetBalance(ctx context.Context, in *GetBalanceRequ
 	return out, nil
 }
 
+func (c *ledgerServiceClient) GetBalances(ctx context.Context, in *GetBalancesRequest, opts ...grpc.CallOption) (*GetBalancesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetBalancesResponse)
+	err := c.cc.Invoke(ctx, LedgerService_GetBalances_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *ledgerServiceClient) ListEntries(ctx context.Context, in *ListEntriesRequest, opts ...grpc.CallOption) (*ListEntriesResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ListEntriesResponse)
@@ -289,7 +308,15 @@ type LedgerServiceServer interface {
 	// (see Adjustment) and an approver different from the requester.
 	PostAdjustment(context.Context, *PostAdjustmentRequest) (*PostAdjustmentResponse, error)
 	// GetBalance derives an account's balance from its entries, now or as of a point in time.
+	// An account the tenant does not have (unknown, or another tenant's) is ACCOUNT_NOT_FOUND.
 	GetBalance(context.Context, *GetBalanceRequest) (*GetBalanceResponse, error)
+	// GetBalances derives the balances of 1 to 100 accounts of one tenant in one call (one SQL
+	// statement, so all from one snapshot), each exactly as GetBalance derives it. The answer has
+	// one result per account, in request order; an account the tenant does not have is answered
+	// in its own result as GetBalance answers it (NotFound, ACCOUNT_NOT_FOUND), the others still
+	// carry their balances. No accounts, more than 100 (BATCH_TOO_LARGE), an account named twice,
+	// or any malformed account refuses the whole call (InvalidArgument).
+	GetBalances(context.Context, *GetBalancesRequest) (*GetBalancesResponse, error)
 	// ListEntries lists an account's entries in sequence order, optionally within a time range.
 	ListEntries(context.Context, *ListEntriesRequest) (*ListEntriesResponse, error)
 	// GetTransaction returns a transaction with its entries.
@@ -345,6 +372,9 @@ func (UnimplementedLedgerServiceServer) PostAdjustment(context.Context, *PostAdj
 }
 func (UnimplementedLedgerServiceServer) GetBalance(context.Context, *GetBalanceRequest) (*GetBalanceResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method GetBalance not implemented")
+}
+func (UnimplementedLedgerServiceServer) GetBalances(context.Context, *GetBalancesRequest) (*GetBalancesResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method GetBalances not implemented")
 }
 func (UnimplementedLedgerServiceServer) ListEntries(context.Context, *ListEntriesRequest) (*ListEntriesResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method ListEntries not implemented")
@@ -562,6 +592,24 @@ func _LedgerService_GetBalance_Handler(srv interface{}, ctx context.Context, dec
 	return interceptor(ctx, in, info, handler)
 }
 
+func _LedgerService_GetBalances_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetBalancesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(LedgerServiceServer).GetBalances(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: LedgerService_GetBalances_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(LedgerServiceServer).GetBalances(ctx, req.(*GetBalancesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _LedgerService_ListEntries_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ListEntriesRequest)
 	if err := dec(in); err != nil {
@@ -698,6 +746,10 @@ var LedgerService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetBalance",
 			Handler:    _LedgerService_GetBalance_Handler,
+		},
+		{
+			MethodName: "GetBalances",
+			Handler:    _LedgerService_GetBalances_Handler,
 		},
 		{
 			MethodName: "ListEntries",
