@@ -57,6 +57,9 @@ func (s *Server) bnplRoutes() []Route {
 			Summary: "One order bought from the merchant on BNPL", Handler: s.getBnplOrder}),
 		merchant(Route{Method: http.MethodPost, Path: "/api/bnpl/merchant/orders/:id/reports", Auth: Org, Role: orgs.PlainMember, Permission: orgs.BnplApprove, Idem: true,
 			Summary: "The merchant's word on an order (delivered, refunded, cancelled), from one of its members", Handler: s.reportBnplOrder}),
+		// The merchant's settlement statement (api/bnpl_settlements.go).
+		merchant(Route{Method: http.MethodGet, Path: "/api/bnpl/merchant/settlements", Auth: Org, Role: orgs.PlainMember, Permission: orgs.BnplView,
+			Summary: "The merchant's settlement statement: what it was paid for its BNPL orders, by day, with what is in flight or failed", Handler: s.getBnplSettlements}),
 	}
 }
 

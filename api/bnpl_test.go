@@ -340,6 +340,21 @@ func FuzzBnplRoutes(f *testing.F) {
 	f.Add(uint8(15), uint8(1), "%00", "", "", "", `{"kind":"DELIVERED"}`)
 	f.Add(uint8(15), uint8(0), "bnpl_x", "", "", "k-20", `{"kind":1e400}`)
 	f.Add(uint8(15), uint8(4), "bnpl_x", "", "", "k-21", `{"kind":"DELIVERED"}`)
+	// The merchant's settlement statement: windows that are not one, parameters it does not take, callers that may not.
+	var statement uint8
+	for i, r := range routes {
+		if r.Path == "/api/bnpl/merchant/settlements" {
+			statement = uint8(i)
+		}
+	}
+	f.Add(statement, uint8(1), "", "", "from=2027-03-01&to=2027-03-31", "", "")
+	f.Add(statement, uint8(1), "", "", "from=2027-01-01&to=2028-01-01", "", "")
+	f.Add(statement, uint8(1), "", "", "from=2027-02-29&to=2027-03-01&from=2027-03-01", "", "")
+	f.Add(statement, uint8(1), "", "", "from=2027-03-02&to=2027-03-01", "", "")
+	f.Add(statement, uint8(1), "", "", "from=0001-01-01&to=9999-12-31&limit=1", "", "")
+	f.Add(statement, uint8(1), "", "", "from=%00&to=%ff&%00=1", "", "")
+	f.Add(statement, uint8(0), "", "", "from=2027-03-01&to=2027-03-31", "", "")
+	f.Add(statement, uint8(3), "", "", "from=2027-03-01&to=2027-03-31", "", "")
 	f.Add(uint8(0), uint8(0), "", "", "", "", "")
 	f.Fuzz(func(t *testing.T, route, who uint8, id, idx, query, key, body string) {
 		r := routes[int(route)%len(routes)]

@@ -908,6 +908,8 @@ var sweepWordRules = map[string]string{
 	"POST /api/payroll/auto-lock-policy timeZone":                    "an IANA time zone name the zone database has",
 	"POST /api/payroll/protection-policies voluntaryShareNumerator":  "at most voluntaryShareDenominator",
 	"POST /api/platform/payroll/auto-lock-policy/:tenantId timeZone": "an IANA time zone name the zone database has",
+	"GET /api/bnpl/merchant/settlements from":                        "calendar dates that exist, from ≤ to, at most 366 days both included",
+	"GET /api/bnpl/merchant/settlements to":                          "calendar dates that exist, from ≤ to, at most 366 days both included",
 }
 
 // sweepRequest is one request of the sweep before it is built.

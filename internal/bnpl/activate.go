@@ -284,7 +284,7 @@ func MarkFailed(ctx context.Context, tx db.Writer, id, workflowID, code string, 
 	case cur.Status != StatusAccepted:
 		return cur, RefusalError(CodeInvalidState)
 	}
-	a, err := scanAgreement(tx.QueryRow(ctx, `UPDATE app.bnpl_agreements SET status = 'FAILED', failure = $3, updated_at = $4
+	a, err := scanAgreement(tx.QueryRow(ctx, `UPDATE app.bnpl_agreements SET status = 'FAILED', failure = $3, updated_at = $4, failed_at = $4
 		WHERE tenant_id = $1 AND id = $2 RETURNING `+agreementColumns, cur.TenantID, id, code, now))
 	if err != nil {
 		return a, err

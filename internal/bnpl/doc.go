@@ -13,7 +13,10 @@
 // advance funding account (the EWA funding account, PUT /api/ewa/settings) and recovers it from
 // the employee's pay, instalment by instalment. A merchant reads the agreements bought from it
 // as its orders (orders.go, GET /api/bnpl/merchant/orders: the purchase, whether and when it was
-// paid, what it reported; not the customer or the instalments) and changes none.
+// paid, what it reported; not the customer or the instalments) and changes none, and its
+// settlement statement (settlements.go, GET /api/bnpl/merchant/settlements: by calendar day, what
+// it was paid; what is in flight and what failed, a failure on its failed_at, which MarkFailed
+// sets with the state and nothing moves after).
 //
 // # States
 //

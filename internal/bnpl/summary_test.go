@@ -47,8 +47,8 @@ type inst struct {
 
 // agreement writes an agreement of business o's employee bought from merchant, in status, with
 // instalments ins (indexes in order), as the sagas would have left it: within every CHECK
-// (activated once past ACCEPTED and not FAILED, a collection's workflow on a held or collected
-// instalment, a collected one's journal and time).
+// (activated once past ACCEPTED and not FAILED, failed_at exactly when FAILED, a collection's
+// workflow on a held or collected instalment, a collected one's journal and time).
 func agreement(t *testing.T, o *payrolltest.Org, employee, merchant, status string, ins ...inst) string {
 	t.Helper()
 	id := "bnpl_" + identity.NewID()
@@ -60,9 +60,10 @@ func agreement(t *testing.T, o *payrolltest.Org, employee, merchant, status stri
 	require.NoError(t, tenancy.InTx(o.Ctx, o.DB.App, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(o.Ctx, `INSERT INTO app.bnpl_agreements (id, tenant_id, employee_id, merchant_id, merchant_reference,
 				purchase_santim, discount_santim, instalment_count, status, workflow_id, ledger_tx_id, created_by, created_at,
-				activated_at, updated_at)
+				activated_at, updated_at, failed_at)
 			VALUES ($1, $2, $3, $4, $5, $6, 0, $7, $8, 'wf-' || $1, 'ltx-' || $1, 'test', $9,
-				CASE WHEN $8 IN ('ACCEPTED', 'FAILED') THEN NULL ELSE $9::timestamptz END, $9)`,
+				CASE WHEN $8 IN ('ACCEPTED', 'FAILED') THEN NULL ELSE $9::timestamptz END, $9,
+				CASE WHEN $8 = 'FAILED' THEN $9::timestamptz END)`,
 			id, o.ID, employee, merchant, "order-"+id[len(id)-12:], purchase, min(max(len(ins), 2), 12), status, at); err != nil {
 			return err
 		}
