@@ -57,11 +57,7 @@ func toOrgDirectoryEntryJSON(e orgs.DirectoryEntry) orgDirectoryEntryJSON {
 
 func (s *Server) listOrgDirectory(c *gin.Context, kind orgs.Kind) {
 	q := c.Request.URL.Query()
-	if e := listQuery(q, orgDirectoryParams); e != nil {
-		writeError(c, e)
-		return
-	}
-	limit, cursor, e := pageParams(q.Get("limit"), q.Get("cursor"))
+	limit, cursor, e := idListQuery(q, orgDirectoryParams)
 	if e != nil {
 		writeError(c, e)
 		return

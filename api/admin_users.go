@@ -78,11 +78,7 @@ var directoryParams = map[string]bool{"email": true, "emailPrefix": true, "limit
 // exact e-mail or the start of one.
 func (s *Server) listDirectory(c *gin.Context) {
 	q := c.Request.URL.Query()
-	if e := listQuery(q, directoryParams); e != nil {
-		writeError(c, e)
-		return
-	}
-	limit, cursor, e := pageParams(q.Get("limit"), q.Get("cursor"))
+	limit, cursor, e := idListQuery(q, directoryParams)
 	if e != nil {
 		writeError(c, e)
 		return

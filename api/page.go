@@ -114,6 +114,15 @@ func seqListQuery(q url.Values, known map[string]bool) (limit int, cursor int64,
 	return limit, cursor, nil
 }
 
+// idListQuery is the start of every list paged by a row's id: the query's names checked
+// (listQuery), then its limit and its cursor (pageParams: an identifier).
+func idListQuery(q url.Values, known map[string]bool) (limit int, cursor string, e *Error) {
+	if e = listQuery(q, known); e != nil {
+		return 0, "", e
+	}
+	return pageParams(q.Get("limit"), q.Get("cursor"))
+}
+
 // idCursor reads a list's cursor when it is a row's number: "" (0, the start) or a positive whole
 // number written plainly, as the list's own nextCursor is.
 func idCursor(v string) (int64, *Error) {
