@@ -74,12 +74,6 @@ func (s *Server) listOrgDirectory(c *gin.Context, kind orgs.Kind) {
 		{q.Has("kycStatus"), func() error {
 			return enumCheck("kycStatus", "must be PENDING, VERIFIED or REJECTED", orgs.KYCStatuses...)(f.KYCStatus)
 		}},
-		{q.Has("name"), func() error {
-			if utf8.RuneCountInString(f.Name) > orgs.MaxDirectoryName {
-				return &field.Error{Field: "name", Problem: "must be at most 64 characters"}
-			}
-			return field.Name("name", f.Name)
-		}},
 	}
 	for _, ch := range checks {
 		if ch.set {
@@ -89,8 +83,26 @@ func (s *Server) listOrgDirectory(c *gin.Context, kind orgs.Kind) {
 			}
 		}
 	}
-	f.Name = strings.TrimSpace(f.Name)
+	if q.Has("name") {
+		if f.Name, e = directoryName(f.Name); e != nil {
+			writeError(c, e)
+			return
+		}
+	}
 	answerPlatformPage(s, c, limit, func(ctx context.Context, tx pgx.Tx) ([]orgs.DirectoryEntry, error) {
 		return orgs.Directory(ctx, tx, f)
 	}, func(e orgs.DirectoryEntry) string { return e.ID }, toOrgDirectoryEntryJSON)
+}
+
+// directoryName checks a search for a part of an organization's name (the name query of the
+// organization and merchant directories): 1 to orgs.MaxDirectoryName characters, a name's
+// characters (field.Name), not blank; it is searched for trimmed.
+func directoryName(v string) (string, *Error) {
+	if utf8.RuneCountInString(v) > orgs.MaxDirectoryName {
+		return "", fieldError(&field.Error{Field: "name", Problem: "must be at most 64 characters"})
+	}
+	if err := field.Name("name", v); err != nil {
+		return "", fieldError(err)
+	}
+	return strings.TrimSpace(v), nil
 }

@@ -32,6 +32,8 @@ func (s *Server) bnplRoutes() []Route {
 	return []Route{
 		merchant(Route{Method: http.MethodGet, Path: "/api/bnpl/merchant", Auth: Org, Role: orgs.PlainMember, Permission: orgs.BnplView, Summary: "The merchant's BNPL settlement account and discount", Handler: s.getBnplMerchant}),
 		merchant(Route{Method: http.MethodPut, Path: "/api/bnpl/merchant", Auth: Org, Role: orgs.Admin, Summary: "Set the merchant's BNPL settlement account and discount", Handler: s.putBnplMerchant}),
+		biz(Route{Method: http.MethodGet, Path: "/api/bnpl/merchants", Auth: Org, Role: orgs.PlainMember,
+			Summary: "The merchants the business may sell through now (by id; part of the name; paged)", Handler: s.listBnplMerchants}),
 		biz(Route{Method: http.MethodPost, Path: "/api/bnpl/quotes", Auth: Org, Role: orgs.Admin, Summary: "Quote a purchase for an employee (plan offer and affordability; no state change)", Handler: s.quoteBnpl}),
 		biz(Route{Method: http.MethodPost, Path: "/api/bnpl/agreements", Auth: Org, Role: orgs.Admin, Idem: true, Summary: "Create a BNPL agreement (gates, the merchant's settlement, instalments)", Handler: s.createBnplAgreement}),
 		biz(Route{Method: http.MethodGet, Path: "/api/bnpl/agreements", Auth: Org, Role: orgs.PlainMember, Summary: "The organization's BNPL agreements (paged)", Handler: s.listBnplAgreements}),
@@ -231,6 +233,48 @@ func (s *Server) getBnplMerchant(c *gin.Context) {
 		return
 	}
 	c.JSON(http.StatusOK, toBnplMerchantJSON(out))
+}
+
+// listedMerchantJSON is a merchant a business may sell through: never its account number.
+type listedMerchantJSON struct {
+	MerchantID          string `json:"merchantId"`
+	Name                string `json:"name"`
+	SettlementPartner   string `json:"settlementPartner"`
+	DiscountBasisPoints int64  `json:"discountBasisPoints"`
+}
+
+var bnplMerchantListParams = map[string]bool{"name": true, "limit": true, "cursor": true}
+
+// listBnplMerchants answers GET /api/bnpl/merchants: the merchants in good standing with a
+// settlement account, by id, narrowed by a part of the name (directoryName's rule).
+func (s *Server) listBnplMerchants(c *gin.Context) {
+	q := c.Request.URL.Query()
+	limit, cursor, e := idListQuery(q, bnplMerchantListParams)
+	if e != nil {
+		writeError(c, e)
+		return
+	}
+	f := bnpl.MerchantQuery{After: cursor, Limit: limit + 1}
+	if q.Has("name") {
+		if f.Name, e = directoryName(q.Get("name")); e != nil {
+			writeError(c, e)
+			return
+		}
+	}
+	rows, err := inTenantValue(s, c, func(ctx context.Context, tx pgx.Tx) ([]bnpl.ListedMerchant, error) {
+		return bnpl.ListMerchants(ctx, tx, f)
+	})
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	rows, next := pageOf(rows, limit, func(m bnpl.ListedMerchant) string { return m.ID })
+	items := make([]listedMerchantJSON, 0, len(rows))
+	for _, m := range rows {
+		items = append(items, listedMerchantJSON{MerchantID: m.ID, Name: m.Name, SettlementPartner: m.SettlementPartner,
+			DiscountBasisPoints: m.DiscountBasisPoints})
+	}
+	c.JSON(http.StatusOK, gin.H{"items": items, "nextCursor": next})
 }
 
 func toBnplMerchantJSON(m bnpl.Merchant) bnplMerchantJSON {

@@ -91,6 +91,46 @@ func merchantAvailable(ctx context.Context, q db.Writer, id string) error {
 	return nil
 }
 
+// ListedMerchant is a merchant as a business choosing one sees it: who it is, the bank it is paid
+// at and the discount it gives up on each purchase. Never its account number.
+type ListedMerchant struct {
+	ID                  string
+	Name                string
+	SettlementPartner   string
+	DiscountBasisPoints int64
+}
+
+// MerchantQuery narrows ListMerchants.
+type MerchantQuery struct {
+	// Name, when set, is a part of the merchant's name, compared case-insensitively.
+	Name  string
+	After string // the merchants after this id ("" from the start)
+	Limit int
+}
+
+// ListMerchants lists, by id, the merchants a business may sell through now: those that have set
+// their settlement account (GetMerchant finds them) and are in good standing (merchantAvailable
+// lets an agreement be made with them). One statement; any organization may read it.
+func ListMerchants(ctx context.Context, q db.Querier, f MerchantQuery) ([]ListedMerchant, error) {
+	rows, err := q.Query(ctx, `SELECT m.tenant_id, ps.name, m.settlement_partner, m.discount_basis_points
+		FROM app.bnpl_merchants m JOIN app.partner_standing ps ON ps.id = m.tenant_id AND ps.kind = 'MERCHANT'
+		WHERE `+orgs.InGoodStanding("m.tenant_id")+` AND ($1 = '' OR strpos(lower(ps.name), lower($1)) > 0)
+			AND m.tenant_id > $2
+		ORDER BY m.tenant_id LIMIT $3`, f.Name, f.After, f.Limit)
+	if err != nil {
+		return nil, fmt.Errorf("bnpl: list merchants: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ListedMerchant, error) {
+		var m ListedMerchant
+		err := r.Scan(&m.ID, &m.Name, &m.SettlementPartner, &m.DiscountBasisPoints)
+		return m, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("bnpl: list merchants: %w", err)
+	}
+	return out, nil
+}
+
 // PutMerchant sets the context's merchant's settings (the caller checked the account at the
 // partner), with its audit row and event.
 func PutMerchant(ctx context.Context, tx db.Writer, m Merchant, now time.Time) (Merchant, error) {
