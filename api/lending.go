@@ -109,6 +109,8 @@ type loanProductJSON struct {
 	CreatedAt                 time.Time  `json:"createdAt"`
 	UpdatedAt                 time.Time  `json:"updatedAt"`
 	RetiredAt                 *time.Time `json:"retiredAt"`
+	// FIName is the lender's name, in a business's reads of the products on offer.
+	FIName string `json:"fiName,omitempty"`
 }
 
 func toLoanProductJSON(p lending.Product) loanProductJSON {
@@ -116,7 +118,7 @@ func toLoanProductJSON(p lending.Product) loanProductJSON {
 		AnnualRateBasisPoints: p.AnnualRateBasisPoints, MinTermMonths: p.MinTermMonths, MaxTermMonths: p.MaxTermMonths,
 		MinAmountSantim: p.MinAmountSantim, MaxAmountSantim: p.MaxAmountSantim, FeeFlatSantim: p.FeeFlatSantim,
 		FeeBasisPoints: p.FeeBasisPoints, MaxDebtServiceBasisPoints: p.MaxDebtServiceBasisPoints, DefaultAfterDays: p.DefaultAfterDays, Status: p.Status,
-		Version: p.Version, CreatedAt: p.CreatedAt.UTC(), UpdatedAt: p.UpdatedAt.UTC(), RetiredAt: utcPtr(p.RetiredAt)}
+		Version: p.Version, CreatedAt: p.CreatedAt.UTC(), UpdatedAt: p.UpdatedAt.UTC(), RetiredAt: utcPtr(p.RetiredAt), FIName: p.FIName}
 }
 
 type loanProductListJSON struct {

@@ -274,8 +274,17 @@ func TestLendingOptInsAndQuoteAPI(t *testing.T) {
 	offered := decode[loanProductListJSON](t, w.biz.call(http.MethodGet, "/api/lending/products?fiPartnerId="+w.fiID, nil))
 	require.Len(t, offered.Items, 1)
 	require.Equal(t, p.ID, offered.Items[0].ID)
-	require.Len(t, decode[loanProductListJSON](t, w.biz.call(http.MethodGet, "/api/lending/products", nil)).Items, 2)
-	require.Equal(t, p.ID, decode[loanProductJSON](t, w.biz.call(http.MethodGet, "/api/lending/products/"+p.ID, nil)).ID)
+	require.Equal(t, "Org of owner@lender.test", offered.Items[0].FIName, "a business sees whom it would borrow from")
+	all := decode[loanProductListJSON](t, w.biz.call(http.MethodGet, "/api/lending/products", nil)).Items
+	require.Len(t, all, 2)
+	names := map[string]string{}
+	for _, it := range all {
+		names[it.ID] = it.FIName
+	}
+	require.Equal(t, map[string]string{p.ID: "Org of owner@lender.test", foreign.ID: "Org of owner@other-lender.test"}, names)
+	one := decode[loanProductJSON](t, w.biz.call(http.MethodGet, "/api/lending/products/"+p.ID, nil))
+	require.Equal(t, [2]string{p.ID, "Org of owner@lender.test"}, [2]string{one.ID, one.FIName})
+	require.Empty(t, p.FIName, "the FI's own answer does not name it")
 
 	quote := map[string]any{"employeeId": w.employee, "productId": p.ID, "amountSantim": 5_000_000, "termMonths": 12}
 	requireStatus(t, w.biz.call(http.MethodPost, "/api/loans/quote", quote), http.StatusUnprocessableEntity, "LOAN_PRODUCT_NOT_OPTED_IN")

@@ -77,6 +77,15 @@ type Product struct {
 	UpdatedAt                 time.Time  `bun:"updated_at"`
 	RetiredBy                 *string    `bun:"retired_by"`
 	RetiredAt                 *time.Time `bun:"retired_at"`
+	// FIName is the FI's name, read for a business choosing a product (withFIName): "" in the
+	// FI's own reads and writes.
+	FIName string `bun:"fi_name,scanonly"`
+}
+
+// withFIName adds the FI's name (the partner standing's, which every organization reads) to a
+// select of products.
+func withFIName(q *bun.SelectQuery) *bun.SelectQuery {
+	return q.ColumnExpr("lp.*").ColumnExpr("(SELECT ps.name FROM app.partner_standing ps WHERE ps.id = lp.tenant_id) AS fi_name")
 }
 
 // ProductTerms is what an FI states of a product.
@@ -373,7 +382,7 @@ func visibleToBusiness(ctx context.Context, q *bun.SelectQuery) *bun.SelectQuery
 // in to. Errors: ErrProductNotFound.
 func OfferedProduct(ctx context.Context, tx db.BunTx, id string) (Product, error) {
 	var p Product
-	q := tx.NewSelect().Model(&p).Where("lp.id = ?", id)
+	q := withFIName(tx.NewSelect().Model(&p)).Where("lp.id = ?", id)
 	if err := visibleToBusiness(ctx, q).Scan(ctx); err != nil {
 		return Product{}, db.NotFoundOr(err, ErrProductNotFound)
 	}
@@ -384,7 +393,7 @@ func OfferedProduct(ctx context.Context, tx db.BunTx, id string) (Product, error
 // (or of f.FIID) by id: what a business may opt in to.
 func ListOfferedProducts(ctx context.Context, tx db.BunTx, f ProductFilter) ([]Product, error) {
 	var out []Product
-	q := tx.NewSelect().Model(&out).Where(onOffer).OrderExpr("lp.id").Limit(f.Rows())
+	q := withFIName(tx.NewSelect().Model(&out)).Where(onOffer).OrderExpr("lp.id").Limit(f.Rows())
 	if f.FIID != "" {
 		q = q.Where("lp.tenant_id = ?", f.FIID)
 	}
