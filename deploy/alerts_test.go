@@ -24,7 +24,8 @@ type ruleFile struct {
 
 // The spec's five alert rules exist, each on the metric it names, with the spec's thresholds,
 // the reconciliation's heartbeat (no success for 26 hours), open disputes past their SLA
-// deadline (issue 27), the equb escrow drift (issue 28) and the dispute calendar's end.
+// deadline (issue 27), the equb escrow drift (issue 28), the dispute calendar's end and money the
+// sagas hold in flight too long.
 func TestAlertRulesParseAndCoverTheSpec(t *testing.T) {
 	b, err := os.ReadFile("prometheus/alerts.yml")
 	require.NoError(t, err)
@@ -42,6 +43,8 @@ func TestAlertRulesParseAndCoverTheSpec(t *testing.T) {
 		"DisputeSLABreached":                {"svc_disputes_sla_breached", "> 0", "10m"},
 		"EqubEscrowDrift":                   {"svc_equb_escrow_drift_santim", "> 0", ""},
 		"DisputeCalendarEnding":             {"svc_disputes_calendar_through_timestamp_seconds", "< 60 * 86400", ""},
+		"SagaMoneyInFlightLong":             {"svc_saga_oldest_in_flight_age_seconds", "> 86400", ""},
+		"SagaMoneyOrphaned":                 {"svc_saga_oldest_in_flight_age_seconds", "> 8 * 86400", ""},
 	}
 	seen := map[string]bool{}
 	tenantLabel := regexp.MustCompile(`tenant`)

@@ -23,10 +23,12 @@ import (
 	"github.com/wagerail/wagerail/api"
 	"github.com/wagerail/wagerail/gateway"
 	"github.com/wagerail/wagerail/internal/disputes"
+	"github.com/wagerail/wagerail/internal/platform/inflight"
 	"github.com/wagerail/wagerail/internal/platform/outbox"
 	"github.com/wagerail/wagerail/internal/platform/rpcserve"
 	"github.com/wagerail/wagerail/ledger"
 	"github.com/wagerail/wagerail/reconcile"
+	"github.com/wagerail/wagerail/workflows"
 )
 
 // The registries of every process that serves /metrics, built the way cmd/wagerail builds them
@@ -82,6 +84,11 @@ func processRegistries(t *testing.T) map[string]*prometheus.Registry {
 	// The equb escrow reconciliation's drift per partner and last success (runWorker registers
 	// it; it reads the database only when scraped).
 	require.NoError(t, wreg.Register(reconcile.NewEscrowMetrics(pool)))
+	// The money the sagas hold in flight (runWorker registers it beside the platform pool; it
+	// reads the database only when scraped).
+	inFlight, err := inflight.NewMetrics(pool, workflows.InFlight(), 0)
+	require.NoError(t, err)
+	require.NoError(t, wreg.Register(inFlight))
 	// The sagas' settlement status lookups (runWorker's activities), the one settlement poller.
 	activities.NewSettlementPollMetrics(wreg)
 	regs["worker"] = wreg

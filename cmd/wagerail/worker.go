@@ -29,6 +29,7 @@ import (
 	"github.com/wagerail/wagerail/internal/platform/cli"
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/idempotency"
+	"github.com/wagerail/wagerail/internal/platform/inflight"
 	"github.com/wagerail/wagerail/internal/platform/outbox"
 	"github.com/wagerail/wagerail/internal/platform/ratelimit"
 	"github.com/wagerail/wagerail/ledger"
@@ -398,6 +399,12 @@ func runWorker(ctx context.Context, log *slog.Logger, cfg workerConfig, ready fu
 	if platform != nil {
 		// svc_disputes_sla_breached: the open disputes past their SLA deadline, every tenant's.
 		reg.MustRegister(disputes.NewSLAMetrics(platform, 0))
+		// svc_sagas_in_flight and svc_saga_oldest_in_flight_age_seconds: the money the sagas hold.
+		inFlight, err := inflight.NewMetrics(platform, workflows.InFlight(), 0)
+		if err != nil {
+			return fmt.Errorf("worker: %w", err)
+		}
+		reg.MustRegister(inFlight)
 	}
 	// svc_equb_escrow_drift_santim{partner} and its last success, read from the database too.
 	reg.MustRegister(reconcile.NewEscrowMetrics(pool))

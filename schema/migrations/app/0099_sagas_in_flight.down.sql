@@ -1,0 +1,14 @@
+DROP INDEX app.ewa_requests_in_flight;
+DROP INDEX app.ewa_repayments_in_flight;
+DROP INDEX app.loans_in_flight;
+DROP INDEX app.loan_repayments_in_flight;
+DROP INDEX app.loan_remittances_in_flight;
+DROP INDEX app.loan_write_offs_in_flight;
+DROP INDEX app.bnpl_agreements_in_flight;
+DROP INDEX app.bnpl_write_offs_in_flight;
+DROP INDEX app.payroll_runs_in_flight;
+DROP INDEX app.payroll_court_order_remittances_in_flight;
+DROP INDEX app.equb_contributions_in_flight;
+DROP INDEX app.equb_payouts_in_flight;
+DROP INDEX app.savings_movements_in_flight;
+DROP INDEX app.wallet_transfers_in_flight;
