@@ -681,8 +681,8 @@ func (sw *sweep) caller(r Route, base *sweepRequest) *apiClient {
 			// itself: a fresh user each.
 			sw.n++
 			cl = sw.fresh(sw.n)
-		case strings.Contains(r.Path, "/me/") || strings.HasPrefix(r.Path, "/api/savings") || strings.HasPrefix(r.Path, "/api/wallet") ||
-			strings.HasPrefix(r.Path, "/api/bnpl/agreements"):
+		case strings.Contains(r.Path, "/me/") || strings.HasPrefix(r.Path, "/api/employee/") || strings.HasPrefix(r.Path, "/api/savings") ||
+			strings.HasPrefix(r.Path, "/api/wallet") || strings.HasPrefix(r.Path, "/api/bnpl/agreements"):
 			cl = sw.employee
 		default:
 			cl = sw.orgs[0].cl
