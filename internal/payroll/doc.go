@@ -49,7 +49,9 @@
 // and write the employer's run report (JSON, CSV through csvsafe), the PAYE declaration for the
 // tax authority, the pension contribution schedule and the court-order remittance report; each
 // XML layout is an XSD in xsd/ (embedded as ReportSchemas) that the tests validate every
-// document against.
+// document against. Over a range of periods (periods_report.go), the business's payroll report and
+// tax view sum each final run's own report, and the employee's budget (budget.go) is their next
+// pay's projection with each deduction grouped.
 //
 // Amounts are int64 santim (NUMERIC(20,0) in the database, JSON names ending in Santim), shares
 // are basis points; both have documented bounds that the database checks again.
