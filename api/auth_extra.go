@@ -18,7 +18,7 @@ import (
 //
 // Every one-time secret travels only to its owner (an e-mail, a text, the enable answer) and is
 // never logged, audited or echoed. The routes that start from an e-mail address (forget-password,
-// magic link) answer the same whether or not an account has it, after the same work: the minting
+// send-verification-email, magic link) answer the same whether or not an account has it, after the same work: the minting
 // and mailing for a real account run after the answer.
 
 // authExtraRoutes serves e-mail verification, password reset, phone OTP, two-factor (TOTP, backup codes) and magic links.
@@ -27,6 +27,7 @@ func (s *Server) authExtraRoutes() []Route {
 		{Method: http.MethodPost, Path: "/api/auth/forget-password", Auth: Public, Summary: "Ask for a password reset link (the same answer for every e-mail)", Handler: s.forgetPassword},
 		{Method: http.MethodPost, Path: "/api/auth/reset-password", Auth: Public, Summary: "Set a new password with a reset or account set-up token", Handler: s.resetPassword},
 		{Method: http.MethodPost, Path: "/api/auth/verify-email", Auth: Public, Summary: "Confirm the e-mail address with the mailed token", Handler: s.verifyEmail},
+		{Method: http.MethodPost, Path: "/api/auth/send-verification-email", Auth: Public, Summary: "Mail a new e-mail verification link (the same answer for every e-mail)", Handler: s.sendVerificationLink},
 		{Method: http.MethodPost, Path: "/api/auth/phone-number/send-otp", Auth: Session, Summary: "Text a one-time code to a phone number", Handler: s.sendPhoneOTP},
 		{Method: http.MethodPost, Path: "/api/auth/phone-number/verify", Auth: Session, Summary: "Prove a phone number with the texted code", Handler: s.verifyPhone},
 		{Method: http.MethodPost, Path: "/api/auth/two-factor/enable", Auth: Session, Summary: "Start enabling two-factor: a TOTP secret and backup codes", Handler: s.enableTwoFactor},

@@ -60,6 +60,17 @@ func (s *Server) forgetPassword(c *gin.Context) {
 	s.requestByEmail(c, "reset password mail", s.mailResetLink)
 }
 
+// sendVerificationLink mails a new verification link to an account whose address is not verified
+// yet (the sign-up's mail lost, or its 24 hours gone); a verified address, or none, gets nothing,
+// and the answer is requestByEmail's either way.
+func (s *Server) sendVerificationLink(c *gin.Context) {
+	s.requestByEmail(c, "verification mail", func(ctx context.Context, u identity.User, _ time.Time) {
+		if !u.EmailVerified {
+			s.sendVerificationEmail(ctx, u)
+		}
+	})
+}
+
 // mailResetLink mints a one-hour reset token for u (audited PasswordResetRequested; the requester
 // is anonymous) and mails the link once the token is committed.
 func (s *Server) mailResetLink(ctx context.Context, u identity.User, now time.Time) {

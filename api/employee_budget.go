@@ -64,7 +64,7 @@ func toEmployeeBudgetJSON(tenant string, p payroll.Projection) employeeBudgetJSO
 }
 
 func (s *Server) employeeBudget(c *gin.Context) {
-	if e := listQuery(c.Request.URL.Query(), nil); e != nil {
+	if e := noQuery(c); e != nil {
 		writeError(c, e)
 		return
 	}

@@ -96,5 +96,7 @@ func TestEmployeeBudget(t *testing.T) {
 	requireStatus(t, w.owner.call(http.MethodGet, "/api/employee/budget", nil), http.StatusNotFound, "EMPLOYEE_NOT_LINKED")
 	require.Equal(t, http.StatusUnauthorized, w.client().call(http.MethodGet, "/api/employee/budget", nil).Code)
 	// A query or a body is refused.
-	require.Equal(t, http.StatusBadRequest, me.hostile(http.MethodGet, "/api/employee/budget?period=2026-01", nil).Code)
+	for _, q := range []string{"?period=2026-01", "?&", "?%zz", "?=x"} {
+		require.Equal(t, http.StatusBadRequest, me.hostile(http.MethodGet, "/api/employee/budget"+q, nil).Code, q)
+	}
 }

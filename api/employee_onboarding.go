@@ -3,7 +3,6 @@ package api
 import (
 	"errors"
 	"net/http"
-	"net/url"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -12,7 +11,6 @@ import (
 	"github.com/wagerail/wagerail/internal/employees"
 	"github.com/wagerail/wagerail/internal/identity"
 	"github.com/wagerail/wagerail/internal/kyc"
-	"github.com/wagerail/wagerail/internal/platform/field"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
 	"github.com/wagerail/wagerail/internal/sanctions"
 )
@@ -70,7 +68,7 @@ type onboardingActionJSON struct {
 }
 
 var (
-	actionVerifyEmail = &onboardingActionJSON{http.MethodPost, "/api/auth/verify-email"}
+	actionVerifyEmail = &onboardingActionJSON{http.MethodPost, "/api/auth/send-verification-email"}
 	actionSendOTP     = &onboardingActionJSON{http.MethodPost, "/api/auth/phone-number/send-otp"}
 	actionTwoFactor   = &onboardingActionJSON{http.MethodPost, "/api/auth/two-factor/enable"}
 	actionSubmitKyc   = &onboardingActionJSON{http.MethodPost, "/api/kyc"}
@@ -97,20 +95,6 @@ type employeeOnboardingJSON struct {
 		Total int `json:"total"`
 	} `json:"progress"`
 	CanUseMoneyFeatures bool `json:"canUseMoneyFeatures"`
-}
-
-// noQuery refuses any query string: a named parameter as listQuery names it, anything else (a
-// query that does not parse as parameters) as the query.
-func noQuery(c *gin.Context) *Error {
-	raw := c.Request.URL.RawQuery
-	if raw == "" {
-		return nil
-	}
-	q, err := url.ParseQuery(raw)
-	if err == nil && len(q) > 0 {
-		return listQuery(q, nil)
-	}
-	return fieldError(&field.Error{Field: "query", Problem: "this route takes no query parameters"})
 }
 
 // onboardingFacts is what the checklist is read from, in one transaction of the employer's tenant.

@@ -99,6 +99,20 @@ func listQuery(q url.Values, known map[string]bool) *Error {
 	return nil
 }
 
+// noQuery refuses any query string: a named parameter as listQuery names it, anything else (a
+// query that does not parse as parameters) as the query.
+func noQuery(c *gin.Context) *Error {
+	raw := c.Request.URL.RawQuery
+	if raw == "" {
+		return nil
+	}
+	q, err := url.ParseQuery(raw)
+	if err == nil && len(q) > 0 {
+		return listQuery(q, nil)
+	}
+	return fieldError(&field.Error{Field: "query", Problem: "this route takes no query parameters"})
+}
+
 // seqListQuery is the start of every list paged by a row number: the query's names checked
 // (listQuery), then its limit and its cursor (idCursor).
 func seqListQuery(q url.Values, known map[string]bool) (limit int, cursor int64, e *Error) {
