@@ -7,7 +7,7 @@ import "github.com/wagerail/wagerail/internal/platform/inflight"
 // predicate of its partial index (migration app/0099).
 var InFlight = []inflight.Kind{
 	// an agreement whose merchant's settlement is on its way
-	{Saga: "bnpl_activate", Table: "app.bnpl_agreements", Where: "status = 'ACCEPTED'", Since: "created_at"},
+	{Saga: "bnpl_activate", Table: "app.bnpl_agreements", Where: "status = 'ACCEPTED'", Since: "created_at", Key: "id", Workflow: "workflow_id"},
 	// a write-off being posted
-	{Saga: "bnpl_write_off", Table: "app.bnpl_write_offs", Where: "status = 'PENDING'", Since: "requested_at"},
+	{Saga: "bnpl_write_off", Table: "app.bnpl_write_offs", Where: "status = 'PENDING'", Since: "requested_at", Key: "agreement_id", Workflow: "workflow_id"},
 }

@@ -7,7 +7,7 @@ import "github.com/wagerail/wagerail/internal/platform/inflight"
 // predicate of its partial index (migration app/0099).
 var InFlight = []inflight.Kind{
 	// a contribution on its way to the escrow
-	{Saga: "equb_contribute", Table: "app.equb_contributions", Where: "status = 'PENDING'", Since: "created_at"},
+	{Saga: "equb_contribute", Table: "app.equb_contributions", Where: "status = 'PENDING'", Since: "created_at", Key: "id", Workflow: "workflow_id"},
 	// a payout on its way from the escrow
-	{Saga: "equb_payout", Table: "app.equb_payouts", Where: "status = 'PENDING'", Since: "created_at"},
+	{Saga: "equb_payout", Table: "app.equb_payouts", Where: "status = 'PENDING'", Since: "created_at", Key: "id", Workflow: "workflow_id"},
 }

@@ -7,7 +7,7 @@ import "github.com/wagerail/wagerail/internal/platform/inflight"
 // predicate of its partial index (migration app/0099).
 var InFlight = []inflight.Kind{
 	// an advance being paid out
-	{Saga: "ewa_disburse", Table: "app.ewa_requests", Where: "status = 'DISBURSING'", Since: "updated_at"},
+	{Saga: "ewa_disburse", Table: "app.ewa_requests", Where: "status = 'DISBURSING'", Since: "updated_at", Key: "id", Workflow: "workflow_id"},
 	// a repayment being posted
-	{Saga: "ewa_repay", Table: "app.ewa_repayments", Where: "status = 'PENDING'", Since: "created_at"},
+	{Saga: "ewa_repay", Table: "app.ewa_repayments", Where: "status = 'PENDING'", Since: "created_at", Key: "id", Workflow: "workflow_id"},
 }

@@ -7,11 +7,11 @@ import "github.com/wagerail/wagerail/internal/platform/inflight"
 // predicate of its partial index (migration app/0099).
 var InFlight = []inflight.Kind{
 	// a loan being paid out
-	{Saga: "loan_disburse", Table: "app.loans", Where: "status = 'DISBURSING'", Since: "updated_at"},
+	{Saga: "loan_disburse", Table: "app.loans", Where: "status = 'DISBURSING'", Since: "updated_at", Key: "id", Workflow: "disburse_workflow_id"},
 	// a repayment being posted
-	{Saga: "loan_repay", Table: "app.loan_repayments", Where: "status = 'PENDING'", Since: "created_at"},
+	{Saga: "loan_repay", Table: "app.loan_repayments", Where: "status = 'PENDING'", Since: "created_at", Key: "id", Workflow: "workflow_id"},
 	// an instalment being remitted to the FI (since its claim)
-	{Saga: "loan_remit", Table: "app.loan_remittances", Where: "status = 'REMITTING'", Since: "updated_at"},
+	{Saga: "loan_remit", Table: "app.loan_remittances", Where: "status = 'REMITTING'", Since: "updated_at", Key: "loan_id || ':' || idx", Workflow: "workflow_id"},
 	// a write-off being posted
-	{Saga: "loan_write_off", Table: "app.loan_write_offs", Where: "status = 'PENDING'", Since: "requested_at"},
+	{Saga: "loan_write_off", Table: "app.loan_write_offs", Where: "status = 'PENDING'", Since: "requested_at", Key: "loan_id", Workflow: "workflow_id"},
 }

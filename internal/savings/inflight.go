@@ -7,5 +7,5 @@ import "github.com/wagerail/wagerail/internal/platform/inflight"
 // predicate of its partial index (migration app/0099).
 var InFlight = []inflight.Kind{
 	// a deposit or withdrawal on its way
-	{Saga: "savings_move", Table: "app.savings_movements", Where: "status = 'PENDING'", Since: "created_at"},
+	{Saga: "savings_move", Table: "app.savings_movements", Where: "status = 'PENDING'", Since: "created_at", Key: "id", Workflow: "workflow_id"},
 }

@@ -7,5 +7,5 @@ import "github.com/wagerail/wagerail/internal/platform/inflight"
 // predicate of its partial index (migration app/0099).
 var InFlight = []inflight.Kind{
 	// a transfer out of a wallet on its way
-	{Saga: "wallet_transfer", Table: "app.wallet_transfers", Where: "status = 'PENDING'", Since: "created_at"},
+	{Saga: "wallet_transfer", Table: "app.wallet_transfers", Where: "status = 'PENDING'", Since: "created_at", Key: "id", Workflow: "workflow_id"},
 }

@@ -40,14 +40,31 @@ const (
 const Refresh = time.Minute
 
 // Kind is one kind of money a saga holds in flight: the rows of Table (schema-qualified) for which
-// Where holds, each in flight since its Since column. Table, Where and Since are the domain's
-// own SQL, never a caller's; Where is exactly the predicate of the kind's partial index.
+// Where holds, each in flight since its Since column, named by Key (an expression giving the
+// row's identity as text) and held by the saga whose workflow id Workflow gives (an expression,
+// NULL when the row names none). Every field is the domain's own SQL, never a caller's; Where is
+// exactly the predicate of the kind's partial index.
 type Kind struct {
-	Saga  string // the label: the saga and the step, e.g. "ewa_disburse"
-	Table string
-	Where string
-	Since string
+	Saga     string // the label: the saga and the step, e.g. "ewa_disburse"
+	Table    string
+	Where    string
+	Since    string
+	Key      string
+	Workflow string
 }
+
+// Row is one row a saga holds in flight, as List lists it.
+type Row struct {
+	TenantID   string
+	Key        string
+	WorkflowID string // "" when the row names none
+	Since      time.Time
+	// AgeSeconds is how long it has been in flight, at the database's clock (as the gauges).
+	AgeSeconds float64
+}
+
+// MaxList bounds List: the oldest rows of a kind, which are the ones to look at first.
+const MaxList = 100
 
 // Figures are one kind's rows in flight as of a read.
 type Figures struct {
@@ -103,7 +120,7 @@ func query(kinds []Kind) (string, error) {
 	seen := map[string]bool{}
 	parts := make([]string, 0, len(kinds))
 	for _, k := range kinds {
-		if k.Saga == "" || k.Table == "" || k.Where == "" || k.Since == "" || strings.Contains(k.Saga, "'") {
+		if k.Saga == "" || k.Table == "" || k.Where == "" || k.Since == "" || k.Key == "" || k.Workflow == "" || strings.Contains(k.Saga, "'") {
 			return "", fmt.Errorf("inflight: kind %+v is incomplete", k)
 		}
 		if seen[k.Saga] {
@@ -139,30 +156,85 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// Read reads every kind's figures now, in one statement on the audited cross-tenant path.
+// Read reads every kind's figures now, in one statement on the audited cross-tenant path (a
+// system job's: audited only when it finds something).
 func (m *Metrics) Read(ctx context.Context) (map[string]Figures, error) {
-	out := make(map[string]Figures, len(m.kinds))
+	var out map[string]Figures
 	ctx = tenancy.WithActor(ctx, tenancy.System("inflight-metrics"))
 	err := crosstenant.JobTx(ctx, m.platform, "count the money the sagas hold in flight (svc_sagas_in_flight)", func(tx pgx.Tx) (int, error) {
-		rows, err := tx.Query(ctx, m.sql)
-		if err != nil {
-			return 0, err
-		}
-		defer rows.Close()
+		var err error
+		out, err = summarize(ctx, tx, m.sql)
 		total := 0
-		for rows.Next() {
-			var saga string
-			var f Figures
-			if err := rows.Scan(&saga, &f.Count, &f.OldestAgeSeconds); err != nil {
-				return 0, err
-			}
-			out[saga] = f
+		for _, f := range out {
 			total += int(f.Count)
 		}
-		return total, rows.Err()
+		return total, err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("inflight: read: %w", err)
+	}
+	return out, nil
+}
+
+// Summarize reads every kind's figures now in tx, a cross-tenant transaction whose audit row the
+// caller's path writes (a platform admin's: crosstenant.Tx).
+func Summarize(ctx context.Context, tx db.Querier, kinds []Kind) (map[string]Figures, error) {
+	q, err := query(kinds)
+	if err != nil {
+		return nil, err
+	}
+	return summarize(ctx, tx, q)
+}
+
+// summarize runs query's statement: a figure for every kind (zero when nothing is in flight).
+func summarize(ctx context.Context, tx db.Querier, q string) (map[string]Figures, error) {
+	rows, err := tx.Query(ctx, q)
+	if err != nil {
+		return nil, fmt.Errorf("inflight: summarize: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]Figures{}
+	for rows.Next() {
+		var saga string
+		var f Figures
+		if err := rows.Scan(&saga, &f.Count, &f.OldestAgeSeconds); err != nil {
+			return nil, fmt.Errorf("inflight: summarize: %w", err)
+		}
+		out[saga] = f
+	}
+	return out, rows.Err()
+}
+
+// Find is the kind of kinds labelled saga.
+func Find(kinds []Kind, saga string) (Kind, bool) {
+	for _, k := range kinds {
+		if k.Saga == saga {
+			return k, true
+		}
+	}
+	return Kind{}, false
+}
+
+// List lists the oldest rows (at most limit, 1 to MaxList) of kind k in flight, oldest first, in
+// tx: a platform admin's cross-tenant transaction (crosstenant.Tx), whose audit row the caller's
+// path writes. It reads through the kind's partial index.
+func List(ctx context.Context, tx db.Querier, k Kind, limit int) ([]Row, error) {
+	if limit < 1 || limit > MaxList {
+		return nil, fmt.Errorf("inflight: list %d rows: 1 to %d", limit, MaxList)
+	}
+	rows, err := tx.Query(ctx, fmt.Sprintf(`SELECT tenant_id, (%s)::text, coalesce((%s)::text, ''), %[3]s,
+			greatest(extract(epoch FROM now() - %[3]s), 0)::float8
+		FROM %s WHERE %s ORDER BY %[3]s, tenant_id LIMIT $1`, k.Key, k.Workflow, k.Since, k.Table, k.Where), limit)
+	if err != nil {
+		return nil, fmt.Errorf("inflight: list %s: %w", k.Saga, err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Row, error) {
+		var v Row
+		err := r.Scan(&v.TenantID, &v.Key, &v.WorkflowID, &v.Since, &v.AgeSeconds)
+		return v, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("inflight: list %s: %w", k.Saga, err)
 	}
 	return out, nil
 }

@@ -77,8 +77,8 @@ func TestMetricsCountEveryTenantsRowsInFlight(t *testing.T) {
 		t.Helper()
 		require.NoError(t, db.InTenantTx(ctx, d.App, tenant, func(tx pgx.Tx) error {
 			_, err := tx.Exec(ctx, `INSERT INTO app.payroll_runs (id, tenant_id, period, status, created_by, calculated_by, calculated_at,
-					approved_by, approved_at, updated_at)
-				VALUES ($1, $2, $3, $4, 'maker', 'maker', now(), 'checker', now(), now() - $5::interval)`,
+					approved_by, approved_at, disbursing_at, disbursing_by, disbursement_workflow_id)
+				VALUES ($1, $2, $3, $4, 'maker', 'maker', now(), 'checker', now(), now() - $5::interval, 'checker', 'wf-' || $1)`,
 				"prun_"+testkit.Unique("f"), tenant, period, status, fmt.Sprintf("%d seconds", int(age.Seconds())))
 			return err
 		}))
@@ -126,11 +126,51 @@ func TestMetricsCountEveryTenantsRowsInFlight(t *testing.T) {
 	require.Equal(t, float64(2), value(t, reg, inflight.MetricInFlight, "payroll_disburse"))
 	require.InDelta(t, 7200, value(t, reg, inflight.MetricOldestAge, "payroll_disburse"), 60)
 	require.Positive(t, audits(), "a look across tenants that found money in flight is audited")
+
+	// The rows themselves, oldest first, each with its tenant and key; every kind's list reads.
+	var ids []string
+	conn, err := d.Platform(t).Acquire(ctx)
+	require.NoError(t, err)
+	defer conn.Release()
+	require.NoError(t, pgx.BeginFunc(ctx, conn.Conn(), func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT set_config($1, 'on', true)`, db.CrossTenantSetting); err != nil {
+			return err
+		}
+		for _, k := range workflows.InFlight() {
+			rows, err := inflight.List(ctx, tx, k, inflight.MaxList)
+			if err != nil {
+				return err
+			}
+			if k.Saga != "payroll_disburse" {
+				require.Empty(t, rows, k.Saga)
+				continue
+			}
+			require.Len(t, rows, 2)
+			require.Equal(t, [2]string{"org_inflight_a", "org_inflight_b"}, [2]string{rows[0].TenantID, rows[1].TenantID}, "oldest first")
+			require.True(t, rows[0].Since.Before(rows[1].Since))
+			for _, r := range rows {
+				require.Regexp(t, `^prun_`, r.Key)
+				require.Equal(t, "wf-"+r.Key, r.WorkflowID, "the saga that holds it")
+				ids = append(ids, r.Key)
+			}
+			one, err := inflight.List(ctx, tx, k, 1)
+			if err != nil {
+				return err
+			}
+			require.Equal(t, rows[:1], one)
+		}
+		return nil
+	}))
+	require.Len(t, ids, 2)
+	for _, n := range []int{0, inflight.MaxList + 1} {
+		_, err := inflight.List(ctx, nil, workflows.InFlight()[0], n)
+		require.Error(t, err, n)
+	}
 }
 
 // TestNewMetricsRefusesBadKinds: an incomplete kind, or two kinds of one label, is an error.
 func TestNewMetricsRefusesBadKinds(t *testing.T) {
-	k := inflight.Kind{Saga: "x", Table: "app.t", Where: "status = 'P'", Since: "created_at"}
+	k := inflight.Kind{Saga: "x", Table: "app.t", Where: "status = 'P'", Since: "created_at", Key: "id", Workflow: "workflow_id"}
 	for _, kinds := range [][]inflight.Kind{nil, {k, k}, {{Saga: "x", Table: "app.t", Where: "status = 'P'"}}, {{Saga: "x'", Table: "app.t", Where: "w", Since: "s"}}} {
 		_, err := inflight.NewMetrics(nil, kinds, 0)
 		require.Error(t, err, "%+v", kinds)

@@ -10,7 +10,7 @@ CREATE INDEX loan_remittances_in_flight ON app.loan_remittances (updated_at) WHE
 CREATE INDEX loan_write_offs_in_flight ON app.loan_write_offs (requested_at) WHERE status = 'PENDING';
 CREATE INDEX bnpl_agreements_in_flight ON app.bnpl_agreements (created_at) WHERE status = 'ACCEPTED';
 CREATE INDEX bnpl_write_offs_in_flight ON app.bnpl_write_offs (requested_at) WHERE status = 'PENDING';
-CREATE INDEX payroll_runs_in_flight ON app.payroll_runs (updated_at) WHERE status = 'DISBURSING';
+CREATE INDEX payroll_runs_in_flight ON app.payroll_runs (disbursing_at) WHERE status = 'DISBURSING';
 CREATE INDEX payroll_court_order_remittances_in_flight ON app.payroll_court_order_remittances (updated_at) WHERE status = 'REMITTING';
 CREATE INDEX equb_contributions_in_flight ON app.equb_contributions (created_at) WHERE status = 'PENDING';
 CREATE INDEX equb_payouts_in_flight ON app.equb_payouts (created_at) WHERE status = 'PENDING';
