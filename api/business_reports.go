@@ -74,24 +74,8 @@ func (s *Server) loadPeriodsReport(c *gin.Context) (payroll.PeriodsReport, bool)
 	return r, true
 }
 
-type businessPayrollPeriodJSON struct {
-	Period                      string   `json:"period"`
-	RunIDs                      []string `json:"runIds"`
-	Employees                   int      `json:"employees"`
-	GrossSantim                 int64    `json:"grossSantim"`
-	PAYESantim                  int64    `json:"payeSantim"`
-	PensionEmployeeSantim       int64    `json:"pensionEmployeeSantim"`
-	PensionEmployerSantim       int64    `json:"pensionEmployerSantim"`
-	CourtOrdersSantim           int64    `json:"courtOrdersSantim"`
-	OtherDeductionsSantim       int64    `json:"otherDeductionsSantim"`
-	DeductionsSantim            int64    `json:"deductionsSantim"`
-	NetSantim                   int64    `json:"netSantim"`
-	EmployerContributionsSantim int64    `json:"employerContributionsSantim"`
-	CarriedForwardSantim        int64    `json:"carriedForwardSantim"`
-}
-
-type businessPayrollTotalsJSON struct {
-	Periods                     int   `json:"periods"`
+// payrollFiguresJSON is a period's figures, or the range's (a period's row and the totals alike).
+type payrollFiguresJSON struct {
 	Employees                   int   `json:"employees"`
 	GrossSantim                 int64 `json:"grossSantim"`
 	PAYESantim                  int64 `json:"payeSantim"`
@@ -103,6 +87,24 @@ type businessPayrollTotalsJSON struct {
 	NetSantim                   int64 `json:"netSantim"`
 	EmployerContributionsSantim int64 `json:"employerContributionsSantim"`
 	CarriedForwardSantim        int64 `json:"carriedForwardSantim"`
+}
+
+func toPayrollFiguresJSON(f payroll.PeriodFigures) payrollFiguresJSON {
+	return payrollFiguresJSON{Employees: f.Employees, GrossSantim: f.GrossSantim, PAYESantim: f.PAYESantim,
+		PensionEmployeeSantim: f.PensionEmployeeSantim, PensionEmployerSantim: f.PensionEmployerSantim, CourtOrdersSantim: f.CourtOrdersSantim,
+		OtherDeductionsSantim: f.OtherDeductionsSantim, DeductionsSantim: f.DeductionsSantim, NetSantim: f.NetSantim,
+		EmployerContributionsSantim: f.EmployerContributionsSantim, CarriedForwardSantim: f.CarriedForwardSantim}
+}
+
+type businessPayrollPeriodJSON struct {
+	Period string   `json:"period"`
+	RunIDs []string `json:"runIds"`
+	payrollFiguresJSON
+}
+
+type businessPayrollTotalsJSON struct {
+	Periods int `json:"periods"`
+	payrollFiguresJSON
 }
 
 // businessPayrollReportJSON is GET /api/business/<id>/reports/payroll.
@@ -117,17 +119,9 @@ type businessPayrollReportJSON struct {
 func toBusinessPayrollReportJSON(businessID string, r payroll.PeriodsReport) businessPayrollReportJSON {
 	out := businessPayrollReportJSON{BusinessID: businessID, From: r.From, To: r.To, Periods: make([]businessPayrollPeriodJSON, 0, len(r.Periods))}
 	for _, p := range r.Periods {
-		out.Periods = append(out.Periods, businessPayrollPeriodJSON{Period: p.Period, RunIDs: nonNil(p.RunIDs), Employees: p.Employees,
-			GrossSantim: p.GrossSantim, PAYESantim: p.PAYESantim, PensionEmployeeSantim: p.PensionEmployeeSantim,
-			PensionEmployerSantim: p.PensionEmployerSantim, CourtOrdersSantim: p.CourtOrdersSantim, OtherDeductionsSantim: p.OtherDeductionsSantim,
-			DeductionsSantim: p.DeductionsSantim, NetSantim: p.NetSantim, EmployerContributionsSantim: p.EmployerContributionsSantim,
-			CarriedForwardSantim: p.CarriedForwardSantim})
+		out.Periods = append(out.Periods, businessPayrollPeriodJSON{Period: p.Period, RunIDs: nonNil(p.RunIDs), payrollFiguresJSON: toPayrollFiguresJSON(p)})
 	}
-	t := r.Totals
-	out.Totals = businessPayrollTotalsJSON{Periods: len(r.Periods), Employees: t.Employees, GrossSantim: t.GrossSantim,
-		PAYESantim: t.PAYESantim, PensionEmployeeSantim: t.PensionEmployeeSantim, PensionEmployerSantim: t.PensionEmployerSantim,
-		CourtOrdersSantim: t.CourtOrdersSantim, OtherDeductionsSantim: t.OtherDeductionsSantim, DeductionsSantim: t.DeductionsSantim,
-		NetSantim: t.NetSantim, EmployerContributionsSantim: t.EmployerContributionsSantim, CarriedForwardSantim: t.CarriedForwardSantim}
+	out.Totals = businessPayrollTotalsJSON{Periods: len(r.Periods), payrollFiguresJSON: toPayrollFiguresJSON(r.Totals)}
 	return out
 }
 
@@ -158,25 +152,30 @@ func (s *Server) businessPayrollReportCSV(c *gin.Context) {
 	})
 }
 
-type businessTaxPeriodJSON struct {
-	Period                string   `json:"period"`
-	RunIDs                []string `json:"runIds"`
-	Employees             int      `json:"employees"`
-	PAYESantim            int64    `json:"payeSantim"`
-	PensionEmployeeSantim int64    `json:"pensionEmployeeSantim"`
-	PensionEmployerSantim int64    `json:"pensionEmployerSantim"`
-	TotalSantim           int64    `json:"totalSantim"`
-	EmployeesMissingTIN   int      `json:"employeesMissingTin"`
-}
-
-type businessTaxTotalsJSON struct {
-	Periods               int   `json:"periods"`
+// taxFiguresJSON is a period's statutory figures, or the range's.
+type taxFiguresJSON struct {
 	Employees             int   `json:"employees"`
 	PAYESantim            int64 `json:"payeSantim"`
 	PensionEmployeeSantim int64 `json:"pensionEmployeeSantim"`
 	PensionEmployerSantim int64 `json:"pensionEmployerSantim"`
 	TotalSantim           int64 `json:"totalSantim"`
 	EmployeesMissingTIN   int   `json:"employeesMissingTin"`
+}
+
+func toTaxFiguresJSON(f payroll.PeriodFigures) taxFiguresJSON {
+	return taxFiguresJSON{Employees: f.Employees, PAYESantim: f.PAYESantim, PensionEmployeeSantim: f.PensionEmployeeSantim,
+		PensionEmployerSantim: f.PensionEmployerSantim, TotalSantim: statutory(f), EmployeesMissingTIN: f.MissingTINs}
+}
+
+type businessTaxPeriodJSON struct {
+	Period string   `json:"period"`
+	RunIDs []string `json:"runIds"`
+	taxFiguresJSON
+}
+
+type businessTaxTotalsJSON struct {
+	Periods int `json:"periods"`
+	taxFiguresJSON
 }
 
 // businessTaxJSON is GET /api/business/<id>/tax.
@@ -206,14 +205,9 @@ func (s *Server) businessTax(c *gin.Context) {
 	out := businessTaxJSON{BusinessID: callerOf(c).Tenant, From: r.From, To: r.To, EmployerTINMissing: !payroll.ValidTIN(r.Employer.TIN),
 		Periods: make([]businessTaxPeriodJSON, 0, len(r.Periods))}
 	for _, p := range r.Periods {
-		out.Periods = append(out.Periods, businessTaxPeriodJSON{Period: p.Period, RunIDs: nonNil(p.RunIDs), Employees: p.Employees,
-			PAYESantim: p.PAYESantim, PensionEmployeeSantim: p.PensionEmployeeSantim, PensionEmployerSantim: p.PensionEmployerSantim,
-			TotalSantim: statutory(p), EmployeesMissingTIN: p.MissingTINs})
+		out.Periods = append(out.Periods, businessTaxPeriodJSON{Period: p.Period, RunIDs: nonNil(p.RunIDs), taxFiguresJSON: toTaxFiguresJSON(p)})
 	}
-	t := r.Totals
-	out.Totals = businessTaxTotalsJSON{Periods: len(r.Periods), Employees: t.Employees, PAYESantim: t.PAYESantim,
-		PensionEmployeeSantim: t.PensionEmployeeSantim, PensionEmployerSantim: t.PensionEmployerSantim, TotalSantim: statutory(t),
-		EmployeesMissingTIN: t.MissingTINs}
+	out.Totals = businessTaxTotalsJSON{Periods: len(r.Periods), taxFiguresJSON: toTaxFiguresJSON(r.Totals)}
 	c.Header("Cache-Control", "no-store")
 	c.JSON(http.StatusOK, out)
 }
