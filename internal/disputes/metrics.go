@@ -2,7 +2,6 @@ package disputes
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/wagerail/wagerail/internal/platform/crosstenant"
 	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/promreg"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
 
@@ -33,11 +33,7 @@ var slaBreachedDesc = prometheus.NewDesc(SLABreachedMetric,
 // sample (svc_dependency_up says why).
 type SLAMetrics struct {
 	platform db.Beginner
-	every    time.Duration
-
-	mu     sync.Mutex
-	readAt time.Time
-	counts map[RaisedBy]int
+	counts   promreg.Throttled[map[RaisedBy]int]
 }
 
 // NewSLAMetrics returns the collector over platform (a pool that logs in as wagerail_platform),
@@ -46,7 +42,9 @@ func NewSLAMetrics(platform db.Beginner, every time.Duration) *SLAMetrics {
 	if every <= 0 {
 		every = SLAMetricsRefresh
 	}
-	return &SLAMetrics{platform: platform, every: every}
+	m := &SLAMetrics{platform: platform}
+	m.counts.Every = every
+	return m
 }
 
 // Describe implements prometheus.Collector.
@@ -54,19 +52,12 @@ func (m *SLAMetrics) Describe(ch chan<- *prometheus.Desc) { ch <- slaBreachedDes
 
 // Collect implements prometheus.Collector.
 func (m *SLAMetrics) Collect(ch chan<- prometheus.Metric) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.counts == nil || time.Since(m.readAt) >= m.every {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		counts, err := m.read(ctx)
-		cancel()
-		if err != nil {
-			return
-		}
-		m.counts, m.readAt = counts, time.Now()
+	counts, ok := m.counts.Get(m.read)
+	if !ok {
+		return
 	}
 	for _, r := range RaisedByKinds {
-		ch <- prometheus.MustNewConstMetric(slaBreachedDesc, prometheus.GaugeValue, float64(m.counts[r]), string(r))
+		ch <- prometheus.MustNewConstMetric(slaBreachedDesc, prometheus.GaugeValue, float64(counts[r]), string(r))
 	}
 }
 

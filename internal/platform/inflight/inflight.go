@@ -17,7 +17,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -25,6 +24,7 @@ import (
 
 	"github.com/wagerail/wagerail/internal/platform/crosstenant"
 	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/promreg"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
 
@@ -90,11 +90,7 @@ type Metrics struct {
 	platform db.Beginner
 	kinds    []Kind
 	sql      string
-	every    time.Duration
-
-	mu     sync.Mutex
-	readAt time.Time
-	last   map[string]Figures
+	figures  promreg.Throttled[map[string]Figures]
 }
 
 // NewMetrics returns the collector of kinds over platform (a pool that logs in as
@@ -108,7 +104,9 @@ func NewMetrics(platform db.Beginner, kinds []Kind, every time.Duration) (*Metri
 	if err != nil {
 		return nil, err
 	}
-	return &Metrics{platform: platform, kinds: kinds, sql: q, every: every}, nil
+	m := &Metrics{platform: platform, kinds: kinds, sql: q}
+	m.figures.Every = every
+	return m, nil
 }
 
 // query is the one statement that reads every kind: a row per kind, its count and its oldest
@@ -138,19 +136,12 @@ func (m *Metrics) Describe(ch chan<- *prometheus.Desc) { ch <- inFlightDesc; ch 
 
 // Collect implements prometheus.Collector.
 func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.last == nil || time.Since(m.readAt) >= m.every {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		got, err := m.Read(ctx)
-		cancel()
-		if err != nil {
-			return
-		}
-		m.last, m.readAt = got, time.Now()
+	figures, ok := m.figures.Get(m.Read)
+	if !ok {
+		return
 	}
 	for _, k := range m.kinds {
-		f := m.last[k.Saga]
+		f := figures[k.Saga]
 		ch <- prometheus.MustNewConstMetric(inFlightDesc, prometheus.GaugeValue, float64(f.Count), k.Saga)
 		ch <- prometheus.MustNewConstMetric(oldestDesc, prometheus.GaugeValue, f.OldestAgeSeconds, k.Saga)
 	}
