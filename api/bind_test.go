@@ -23,7 +23,7 @@ func routeCaller(t *testing.T) (*Server, *apiClient) {
 func samplePath(r Route) string {
 	return pathOf(r.Path, map[string]string{"id": "x1", "memberId": "m1", "adminId": "a1", "docType": "owner_id", "userId": "u1",
 		"partner": "sandbox", "tenantId": "t1", "key": "k1", "businessId": "b1", "department": "d1", "assignmentId": "as1",
-		"employeeId": "e1", "idx": "0", "entryId": "en1", "cycle": "1"})
+		"employeeId": "e1", "idx": "0", "entryId": "en1", "cycle": "1", "saga": "loan_remit"})
 }
 
 // forJSONRoutes runs fn on every route that takes a JSON body, at a sample path, and checks that
