@@ -59,9 +59,7 @@ func (s *Server) loadPeriodsReport(c *gin.Context) (payroll.PeriodsReport, bool)
 		writeError(c, fieldError(err))
 		return payroll.PeriodsReport{}, false
 	}
-	// As the business dashboard: the path names a business, or there is nothing to report.
-	if callerOf(c).Access.OrgKind != orgs.Business {
-		writeError(c, NewError(http.StatusNotFound, "NOT_FOUND", "no such organization"))
+	if !businessPath(c) {
 		return payroll.PeriodsReport{}, false
 	}
 	r, err := inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) (payroll.PeriodsReport, error) {

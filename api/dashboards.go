@@ -180,11 +180,21 @@ type businessDashboardJSON struct {
 	Disputes   *disputeSummaryJSON  `json:"disputes"`
 }
 
+// businessPath answers 404 NOT_FOUND (false) unless the organization the path names (the route's
+// Tenant parameter, admitted by the guard) is a business: a route under /api/business/<id> reads
+// a business's figures, and another kind has none.
+func businessPath(c *gin.Context) bool {
+	if callerOf(c).Access.OrgKind != orgs.Business {
+		writeError(c, NewError(http.StatusNotFound, "NOT_FOUND", "no such organization"))
+		return false
+	}
+	return true
+}
+
 // businessDashboard answers GET /api/business/<id>/dashboard.
 func (s *Server) businessDashboard(c *gin.Context) {
 	cl := callerOf(c)
-	if cl.Access.OrgKind != orgs.Business {
-		writeError(c, NewError(http.StatusNotFound, "NOT_FOUND", "no such organization"))
+	if !businessPath(c) {
 		return
 	}
 	now := s.now().UTC()

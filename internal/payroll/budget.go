@@ -44,11 +44,11 @@ func BudgetGroup(k paycalc.DeductionKind) string {
 }
 
 // NextPay is the projection (Project) of the employee's next pay at now: the current period's,
-// or the next period's once the current one's run has fixed its figures (PeriodClosed: approved,
+// or the next period's once the current one's run has fixed its figures (PeriodFixed: approved,
 // paying, paid or locked), since nothing stored now changes that run.
 func NextPay(ctx context.Context, tx db.Writer, employeeID string, now time.Time) (Projection, error) {
 	period := PeriodOf(now)
-	closed, err := PeriodClosed(ctx, tx, period)
+	closed, err := PeriodFixed(ctx, tx, period)
 	if err != nil {
 		return Projection{}, err
 	}

@@ -802,10 +802,20 @@ func updateRun(ctx context.Context, tx db.BunTx, r *Run, columns ...string) erro
 // what the run calculated) and an input's change take turns, so an input approved beside an
 // approval is either seen by its staleness check or refused here.
 func PeriodClosed(ctx context.Context, tx db.Writer, period string) (bool, error) {
+	return periodClosed(ctx, tx, period, " FOR SHARE")
+}
+
+// PeriodFixed is PeriodClosed for a reader (the employee's budget): the same rule, taking no lock,
+// so a read never makes an approval wait.
+func PeriodFixed(ctx context.Context, tx db.Writer, period string) (bool, error) {
+	return periodClosed(ctx, tx, period, "")
+}
+
+func periodClosed(ctx context.Context, tx db.Writer, period, lock string) (bool, error) {
 	rows, err := db.Select[struct {
 		Status string `bun:"status" db:"status"`
 		Locked bool   `bun:"locked" db:"locked"`
-	}](ctx, tx, `SELECT status, locked_at IS NOT NULL AS locked FROM app.payroll_runs WHERE tenant_id = ? AND period = ? FOR SHARE`,
+	}](ctx, tx, `SELECT status, locked_at IS NOT NULL AS locked FROM app.payroll_runs WHERE tenant_id = ? AND period = ?`+lock,
 		tenancy.TenantID(ctx), period)
 	if err != nil {
 		return false, fmt.Errorf("payroll: period closed: %w", err)
