@@ -207,6 +207,11 @@ func (s *ewaStack) realActivities() workflows.Deps {
 		Disputes:        &activities.Disputes{DB: s.d.App, Ledger: s.ledger},
 		LoanDelinquency: &activities.LoanDelinquency{DB: db.NewBun(s.d.App)},
 		LoanWriteOff:    &activities.LoanWriteOff{DB: db.NewBun(s.d.App)},
+		// The court-order remittance saga's steps and the hourly auto-submit's cross-tenant
+		// look-up (api/payroll_courtorders_test.go): a stack that ensures the schedule (the
+		// hostile sweep) has a firing that succeeds, so its payroll health stays 200 across
+		// the hour, not 503 FAILING.
+		PayrollCourtOrders: &activities.PayrollCourtOrders{DB: db.NewBun(s.d.App), Platform: db.NewBun(s.srv.deps.Platform)},
 	}
 }
 

@@ -307,11 +307,35 @@ type sharedSchedule struct {
 	users int
 }
 
-// use ensures the schedule (on queue) for tb's world and lets it go when tb ends.
+// use ensures the schedule (on queue) for tb's world, fires it once there and requires that
+// firing to succeed (the hourly firing may come mid-sweep: a failing one would turn the payroll
+// health 503 FAILING), and lets the schedule go when tb ends.
 func (s *sharedSchedule) use(tb testing.TB, tc client.Client, queue string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	require.NoError(tb, workflows.EnsureCourtOrderAutoSubmitSchedule(context.Background(), tc, queue))
+	ctx := context.Background()
+	require.NoError(tb, workflows.EnsureCourtOrderAutoSubmitSchedule(ctx, tc, queue))
+	h := tc.ScheduleClient().GetHandle(ctx, workflows.CourtOrderAutoSubmitScheduleID)
+	latest := func() *client.ScheduleActionResult {
+		d, err := h.Describe(ctx)
+		require.NoError(tb, err)
+		var last *client.ScheduleActionResult
+		for i := range d.Info.RecentActions {
+			if a := &d.Info.RecentActions[i]; last == nil || a.ActualTime.After(last.ActualTime) {
+				last = a
+			}
+		}
+		return last
+	}
+	before := latest()
+	require.NoError(tb, h.Trigger(ctx, client.ScheduleTriggerOptions{}))
+	var fired *client.ScheduleActionResult
+	require.Eventually(tb, func() bool {
+		fired = latest()
+		return fired != nil && (before == nil || fired.ActualTime.After(before.ActualTime))
+	}, 20*time.Second, 50*time.Millisecond, "the triggered firing")
+	var res workflows.PayrollCourtOrderAutoSubmitResult
+	require.NoError(tb, tc.GetWorkflow(ctx, fired.StartWorkflowResult.WorkflowID, "").Get(ctx, &res), "the firing on the sweep's worker")
 	s.users++
 	tb.Cleanup(func() {
 		s.mu.Lock()
