@@ -65,14 +65,23 @@ const (
 type onboardingActionJSON struct {
 	Method string `json:"method"`
 	Path   string `json:"path"`
+	// Body is what the call's body must carry beside what the employee fills in (the KYC
+	// submission's employeeId); absent when nothing.
+	Body map[string]string `json:"body,omitempty"`
 }
 
 var (
-	actionVerifyEmail = &onboardingActionJSON{http.MethodPost, "/api/auth/send-verification-email"}
-	actionSendOTP     = &onboardingActionJSON{http.MethodPost, "/api/auth/phone-number/send-otp"}
-	actionTwoFactor   = &onboardingActionJSON{http.MethodPost, "/api/auth/two-factor/enable"}
-	actionSubmitKyc   = &onboardingActionJSON{http.MethodPost, "/api/kyc"}
+	actionVerifyEmail = &onboardingActionJSON{Method: http.MethodPost, Path: "/api/auth/send-verification-email"}
+	actionSendOTP     = &onboardingActionJSON{Method: http.MethodPost, Path: "/api/auth/phone-number/send-otp"}
+	actionTwoFactor   = &onboardingActionJSON{Method: http.MethodPost, Path: "/api/auth/two-factor/enable"}
 )
+
+// submitKycAction is the identity step's action: the employee's own submission, named by their
+// employee id so that it is theirs in the employer's tenant whichever organization is active
+// (its photo and documents uploaded with POST /api/uploads?employeeId=, the same id).
+func submitKycAction(employeeID string) *onboardingActionJSON {
+	return &onboardingActionJSON{Method: http.MethodPost, Path: "/api/kyc", Body: map[string]string{"employeeId": employeeID}}
+}
 
 type employeeOnboardingStepJSON struct {
 	Key   string `json:"key"`
@@ -190,7 +199,7 @@ func toEmployeeOnboardingJSON(tenant string, now time.Time, f onboardingFacts) e
 	case kyc.StandingPending, kyc.StandingInReview:
 		kycState = stepPending
 	}
-	add(stepIdentity, kycState, string(f.kyc), actionSubmitKyc, true)
+	add(stepIdentity, kycState, string(f.kyc), submitKycAction(f.employee.ID), true)
 
 	screenState := stepPending // NOT_SCREENED (a KYC approval screens), UNDER_REVIEW
 	switch f.sanctions {

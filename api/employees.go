@@ -889,6 +889,25 @@ func (s *Server) myEmployeeProfile(c *gin.Context) {
 
 // linkedEmployees are the employee rows, in every organization, linked to the signed-in caller
 // (read in the caller's own scope). It has answered when ok is false.
+// ownEmployee is the caller's own linked employee row named by id (an employee acting for
+// themselves in their employer's tenant, whichever organization is active), or nil when id is ""
+// or names no row linked to the caller. It has answered when ok is false.
+func (s *Server) ownEmployee(c *gin.Context, id string) (_ *employees.Employee, ok bool) {
+	if id == "" {
+		return nil, true
+	}
+	linked, ok := s.linkedEmployees(c)
+	if !ok {
+		return nil, false
+	}
+	for i := range linked {
+		if linked[i].ID == id {
+			return &linked[i], true
+		}
+	}
+	return nil, true
+}
+
 func (s *Server) linkedEmployees(c *gin.Context) ([]employees.Employee, bool) {
 	ctx := c.Request.Context()
 	var linked []employees.Employee

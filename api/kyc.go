@@ -225,7 +225,15 @@ func (s *Server) submitKyc(c *gin.Context) {
 	}
 	cl := callerOf(c)
 	var sub kycSubject
-	if req.EmployeeID != "" {
+	own, ok := s.ownEmployee(c, req.EmployeeID)
+	switch {
+	case !ok:
+		return
+	case own != nil:
+		// The employee submits for themselves, named: the employer's tenant, whatever organization
+		// is active (the onboarding checklist's action).
+		sub = kycSubject{tenant: own.TenantID, typ: kyc.SubjectEmployee, id: own.ID, userID: cl.User.ID}
+	case req.EmployeeID != "":
 		// An admin submits for one of the organization's employees.
 		tenant := cl.Session.ActiveOrganizationID
 		if tenant == "" {
@@ -236,8 +244,7 @@ func (s *Server) submitKyc(c *gin.Context) {
 			return
 		}
 		sub = kycSubject{tenant: tenant, typ: kyc.SubjectEmployee, id: req.EmployeeID}
-	} else {
-		var ok bool
+	default:
 		if sub, ok = s.selfSubject(c); !ok {
 			return
 		}

@@ -73,6 +73,7 @@ func (s *Server) uploadFile(c *gin.Context) {
 	if !ok {
 		return
 	}
+	employee := c.Request.URL.Query().Has("employeeId") // the employee's own file (employeeUploadTenant)
 	obj, err := s.receiveUpload(c, cl, tenant)
 	if err != nil {
 		var e *Error
@@ -94,7 +95,7 @@ func (s *Server) uploadFile(c *gin.Context) {
 			return err
 		}
 		return audit.Write(ctx, tx, audit.Entry{Action: uploadAction, Outcome: audit.Success, TargetType: "Upload", TargetID: obj.Key,
-			Details: map[string]any{"sha256": obj.SHA256, "sizeBytes": obj.SizeBytes, "contentType": obj.ContentType, "platform": !cl.Access.Member}})
+			Details: map[string]any{"sha256": obj.SHA256, "sizeBytes": obj.SizeBytes, "contentType": obj.ContentType, "platform": !cl.Access.Member && !employee, "employee": employee}})
 	})
 	if err != nil {
 		// No row, so the stored bytes can never be reached: take them away again.
@@ -114,7 +115,15 @@ func (s *Server) uploadFile(c *gin.Context) {
 // an active member of the active organization (403 TENANT_CONTEXT_MISSING, NOT_A_MEMBER, …), or a
 // platform admin with an active organization. It has answered when ok is false.
 func (s *Server) uploadTenant(c *gin.Context, cl *caller) (tenant string, ok bool) {
-	ids, named := c.Request.URL.Query()["tenantId"]
+	q := c.Request.URL.Query()
+	ids, named := q["tenantId"]
+	if emps, own := q["employeeId"]; own {
+		if named {
+			writeError(c, fieldError(&field.Error{Field: "employeeId", Problem: "must not be given with tenantId"}))
+			return "", false
+		}
+		return s.employeeUploadTenant(c, cl, emps)
+	}
 	if !named {
 		active := cl.Session.ActiveOrganizationID
 		if active == "" {
@@ -159,6 +168,32 @@ func (s *Server) uploadTenant(c *gin.Context, cl *caller) (tenant string, ok boo
 	cl.Tenant = id // not a member: inTenant takes the audited cross-tenant path
 	c.Request = c.Request.WithContext(tenancy.WithTenant(c.Request.Context(), id))
 	return id, true
+}
+
+// employeeUploadTenant scopes an upload named ?employeeId= to that employee's business: the
+// caller must be the employee linked to that row (404 EMPLOYEE_NOT_LINKED otherwise), whichever
+// organization is active — an employee's own KYC photo and documents, files of the tenant their
+// submission is in. It has answered when ok is false.
+func (s *Server) employeeUploadTenant(c *gin.Context, cl *caller, ids []string) (tenant string, ok bool) {
+	if len(ids) != 1 {
+		writeError(c, fieldError(&field.Error{Field: "employeeId", Problem: "must be given once"}))
+		return "", false
+	}
+	if err := field.Identifier("employeeId", ids[0], 0); err != nil {
+		writeError(c, fieldError(err))
+		return "", false
+	}
+	own, ok := s.ownEmployee(c, ids[0])
+	if !ok {
+		return "", false
+	}
+	if own == nil {
+		writeError(c, errEmployeeNotLinked)
+		return "", false
+	}
+	cl.Tenant, cl.Access = own.TenantID, orgs.Access{} // no member's role: the employee's own file
+	c.Request = c.Request.WithContext(tenancy.WithTenant(c.Request.Context(), own.TenantID))
+	return own.TenantID, true
 }
 
 // receiveUpload reads the multipart body and stores its file for tenant (not yet recorded). Its
