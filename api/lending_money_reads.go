@@ -17,7 +17,8 @@ import (
 // the FI, paged in the loan's own order (instalment by instalment), for the business (GET
 // /api/loans/<id>/repayments, /remittances) and the FI that funds the loan (GET
 // /api/fi/loans/<id>/repayments, /remittances) — the access of the loan's servicing record —
-// and the FI's settlement feed across its loans (GET /api/fi/settlements, fi_settlements.go).
+// and the FI's settlement and repayment feeds across its loans (GET /api/fi/settlements,
+// /api/fi/repayments, fi_settlements.go).
 // Rules: internal/lending/money_reads.go.
 
 func (s *Server) loanMoneyReadRoutes() []Route {
@@ -35,6 +36,9 @@ func (s *Server) loanMoneyReadRoutes() []Route {
 		{Method: http.MethodGet, Path: "/api/fi/settlements", Auth: Org, Role: orgs.PlainMember, Permission: orgs.LoansView,
 			Summary: "The financial institution's settlements: every remittance sent to it, newest change first, with the filter's totals (paged)",
 			Handler: snapshot(s.forKind(orgs.FI, s.fiSettlements))},
+		{Method: http.MethodGet, Path: "/api/fi/repayments", Auth: Org, Role: orgs.PlainMember, Permission: orgs.LoansView,
+			Summary: "The financial institution's repayments: every repayment of the loans it funds, newest first, with the filter's totals (paged)",
+			Handler: snapshot(s.forKind(orgs.FI, s.fiRepayments))},
 	}
 }
 

@@ -47,25 +47,35 @@ type SettlementTotal struct {
 // where states f (and the FI) as a WHERE clause over app.loan_remittances, its arguments from
 // $1.
 func (f SettlementFilter) where(fiID string) (string, []any) {
-	conds, args := []string{"fi_id = $1"}, []any{fiID}
-	add := func(cond string, v any) {
-		args = append(args, v)
-		conds = append(conds, strings.ReplaceAll(cond, "?", "$"+strconv.Itoa(len(args))))
-	}
-	if f.Status != "" {
-		add("status = ?", f.Status)
-	}
-	if f.BusinessID != "" {
-		add("tenant_id = ?", f.BusinessID)
-	}
-	if !f.From.IsZero() {
-		add("updated_at >= ?", f.From.UTC())
-	}
-	if !f.To.IsZero() {
-		add("updated_at < ?", f.To.UTC())
-	}
-	return strings.Join(conds, " AND "), args
+	var w sqlWhere
+	w.add("fi_id = ?", fiID)
+	w.addIf(f.Status != "", "status = ?", f.Status)
+	w.addIf(f.BusinessID != "", "tenant_id = ?", f.BusinessID)
+	w.addIf(!f.From.IsZero(), "updated_at >= ?", f.From.UTC())
+	w.addIf(!f.To.IsZero(), "updated_at < ?", f.To.UTC())
+	return w.String(), w.args
 }
+
+// sqlWhere gathers a WHERE clause's conditions over a feed's filter, each condition's ? its
+// next $n argument.
+type sqlWhere struct {
+	conds []string
+	args  []any
+}
+
+func (w *sqlWhere) add(cond string, v any) {
+	w.args = append(w.args, v)
+	w.conds = append(w.conds, strings.ReplaceAll(cond, "?", "$"+strconv.Itoa(len(w.args))))
+}
+
+// addIf adds cond when set (a filter's field that is given).
+func (w *sqlWhere) addIf(set bool, cond string, v any) {
+	if set {
+		w.add(cond, v)
+	}
+}
+
+func (w *sqlWhere) String() string { return strings.Join(w.conds, " AND ") }
 
 // ListSettlements lists the context's FI's remittances matching f, newest change first: up to
 // limit rows with a seq below before (0: from the newest).

@@ -1,0 +1,1 @@
+DROP INDEX IF EXISTS app.loan_repayments_fi_feed;
