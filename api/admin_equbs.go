@@ -1,0 +1,143 @@
+package api
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/wagerail/wagerail/internal/equb"
+	"github.com/wagerail/wagerail/internal/platform/field"
+)
+
+// GET /api/admin/equbs: the platform's equb oversight (the spec's /api/admin/equbs among the
+// portal families) — every savings circle of every business, newest first, narrowed by state,
+// business and a window on createdAt, with the filter's totals by state (the groups and their
+// per-round pots); on the audited cross-tenant path (a CrossTenantAccess row names the admin and
+// the route). List and totals are read on one snapshot. The escrow account is named by its
+// partner only, never its number. Rules: internal/equb/admin_list.go. A group's own routes
+// (GET /api/equb/groups/<id>, its business's) take it from there.
+
+func (s *Server) adminEqubRoutes() []Route {
+	return []Route{{Method: http.MethodGet, Path: "/api/admin/equbs", Auth: Platform,
+		Summary: "The platform's equb groups across every business (newest first; by state, business, window; paged, with totals)",
+		Handler: snapshot(s.listAdminEqubs)}}
+}
+
+var adminEqubParams = map[string]bool{"status": true, "businessId": true, "from": true, "to": true, "limit": true, "cursor": true}
+
+// adminEqubCursorPrefix starts every group's id (the table's CHECK), so a cursor that does not is
+// no nextCursor of this list.
+const adminEqubCursorPrefix = "equb_"
+
+// adminEqubRoundJSON is a group's latest round (cycle): the current one while it is not PAID.
+type adminEqubRoundJSON struct {
+	Number   int        `json:"number"`
+	Status   string     `json:"status"`
+	OpenedAt time.Time  `json:"openedAt"`
+	DueAt    time.Time  `json:"dueAt"`
+	PaidAt   *time.Time `json:"paidAt"`
+}
+
+type adminEqubJSON struct {
+	ID                   string              `json:"id"`
+	BusinessID           string              `json:"businessId"`
+	BusinessName         string              `json:"businessName"`
+	Name                 string              `json:"name"`
+	ContributionSantim   int64               `json:"contributionSantim"`
+	ContributionDueHours int                 `json:"contributionDueHours"`
+	PayoutOrder          string              `json:"payoutOrder"`
+	DefaultRule          string              `json:"defaultRule"`
+	MaxMembers           int                 `json:"maxMembers"`
+	ActiveMembers        int64               `json:"activeMembers"`
+	PotSantim            int64               `json:"potSantim"`
+	RoundsTotal          int                 `json:"roundsTotal"`
+	CurrentRound         *adminEqubRoundJSON `json:"currentRound"`
+	Status               string              `json:"status"`
+	EscrowPartner        string              `json:"escrowPartner"`
+	CreatedAt            time.Time           `json:"createdAt"`
+	UpdatedAt            time.Time           `json:"updatedAt"`
+}
+
+func toAdminEqubJSON(g equb.AdminGroup) adminEqubJSON {
+	out := adminEqubJSON{ID: g.ID, BusinessID: g.TenantID, BusinessName: g.BusinessName, Name: g.Name,
+		ContributionSantim: g.ContributionSantim, ContributionDueHours: g.ContributionDueHours, PayoutOrder: g.PayoutOrder,
+		DefaultRule: g.DefaultRule, MaxMembers: g.MaxMembers, ActiveMembers: g.ActiveMembers, PotSantim: g.PotSantim,
+		RoundsTotal: g.CyclesTotal, Status: g.Status, EscrowPartner: g.EscrowPartner, CreatedAt: g.CreatedAt.UTC(), UpdatedAt: g.UpdatedAt.UTC()}
+	if g.CycleNumber != nil && g.CycleStatus != nil && g.CycleOpenedAt != nil && g.CycleDueAt != nil {
+		out.CurrentRound = &adminEqubRoundJSON{Number: *g.CycleNumber, Status: *g.CycleStatus, OpenedAt: g.CycleOpenedAt.UTC(),
+			DueAt: g.CycleDueAt.UTC(), PaidAt: utcPtr(g.CyclePaidAt)}
+	}
+	return out
+}
+
+type adminEqubTotalJSON struct {
+	Count     int64 `json:"count"`
+	PotSantim int64 `json:"potSantim"`
+}
+
+type adminEqubListJSON struct {
+	Items      []adminEqubJSON               `json:"items"`
+	NextCursor *string                       `json:"nextCursor"`
+	Totals     map[string]adminEqubTotalJSON `json:"totals"`
+}
+
+// adminEqubFilter reads the list's query: each parameter once, none but known; a cursor is a
+// group's id.
+func adminEqubFilter(q url.Values) (f equb.AdminFilter, limit int, cursor string, e *Error) {
+	if limit, cursor, e = idListQuery(q, adminEqubParams); e != nil {
+		return f, 0, "", e
+	}
+	if cursor != "" && (!strings.HasPrefix(cursor, adminEqubCursorPrefix) || len(cursor) == len(adminEqubCursorPrefix)) {
+		return f, 0, "", fieldError(&field.Error{Field: "cursor", Problem: "must be a nextCursor this list returned"})
+	}
+	if q.Has("status") {
+		f.Status = q.Get("status")
+		if err := enumCheck("status", "must be FORMING, RUNNING or COMPLETED", equb.GroupStatuses...)(f.Status); err != nil {
+			return f, 0, "", fieldError(err)
+		}
+	}
+	if q.Has("businessId") {
+		f.BusinessID = q.Get("businessId")
+		if err := field.Identifier("businessId", f.BusinessID, 0); err != nil {
+			return f, 0, "", fieldError(err)
+		}
+	}
+	f.From, f.To, e = timeWindow(q)
+	return f, limit, cursor, e
+}
+
+func (s *Server) listAdminEqubs(c *gin.Context) {
+	f, limit, cursor, e := adminEqubFilter(c.Request.URL.Query())
+	if e != nil {
+		writeError(c, e)
+		return
+	}
+	var rows []equb.AdminGroup
+	var totals map[string]equb.AdminTotal
+	err := s.asPlatform(c, func(tx pgx.Tx) error {
+		ctx := c.Request.Context()
+		var err error
+		if rows, err = equb.AdminList(ctx, tx, f, cursor, limit+1); err != nil {
+			return err
+		}
+		totals, err = equb.AdminTotals(ctx, tx, f)
+		return err
+	})
+	if err != nil {
+		writeError(c, payrollError(err)) // EQUB_TOTALS_OVERFLOW is a refusal (422)
+		return
+	}
+	out := adminEqubListJSON{Items: []adminEqubJSON{}, Totals: map[string]adminEqubTotalJSON{}}
+	rows, out.NextCursor = pageOf(rows, limit, func(g equb.AdminGroup) string { return g.ID })
+	for _, r := range rows {
+		out.Items = append(out.Items, toAdminEqubJSON(r))
+	}
+	for k, t := range totals {
+		out.Totals[k] = adminEqubTotalJSON{Count: t.Count, PotSantim: t.PotSantim}
+	}
+	c.JSON(http.StatusOK, out)
+}
