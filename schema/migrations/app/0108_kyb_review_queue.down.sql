@@ -1,0 +1,1 @@
+DROP INDEX app.organizations_kyb_pending;
