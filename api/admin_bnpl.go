@@ -3,14 +3,12 @@ package api
 import (
 	"net/http"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/wagerail/wagerail/internal/bnpl"
-	"github.com/wagerail/wagerail/internal/platform/field"
 )
 
 // GET /api/admin/bnpl: the platform's BNPL oversight (the spec's /api/admin/bnpl among the portal
@@ -75,11 +73,8 @@ type adminBnplTotalJSON struct {
 	OutstandingSantim int64 `json:"outstandingSantim"`
 }
 
-type adminBnplListJSON struct {
-	Items      []adminBnplJSON               `json:"items"`
-	NextCursor *string                       `json:"nextCursor"`
-	Totals     map[string]adminBnplTotalJSON `json:"totals"`
-}
+// adminBnplListJSON is the BNPL oversight list's answer.
+type adminBnplListJSON = totalsPage[adminBnplJSON, adminBnplTotalJSON]
 
 // adminBnplFilter reads the list's query: each parameter once, none but known; a cursor is an
 // agreement's id.
@@ -87,28 +82,11 @@ func adminBnplFilter(q url.Values) (f bnpl.AdminFilter, limit int, cursor string
 	if limit, cursor, e = idListQuery(q, adminBnplParams); e != nil {
 		return f, 0, "", e
 	}
-	if cursor != "" && (!strings.HasPrefix(cursor, adminBnplCursorPrefix) || len(cursor) == len(adminBnplCursorPrefix)) {
-		return f, 0, "", fieldError(&field.Error{Field: "cursor", Problem: "must be a nextCursor this list returned"})
+	if e = prefixedCursor(cursor, adminBnplCursorPrefix); e == nil {
+		e = readFilter(q, &f.From, &f.To, enumParam("status", &f.Status,
+			"must be ACCEPTED, ACTIVE, SETTLED, FAILED, DEFAULTED or WRITTEN_OFF", bnpl.AgreementStatuses...),
+			idParam("businessId", &f.BusinessID), idParam("merchantId", &f.MerchantID))
 	}
-	if q.Has("status") {
-		f.Status = q.Get("status")
-		if err := enumCheck("status", "must be ACCEPTED, ACTIVE, SETTLED, FAILED, DEFAULTED or WRITTEN_OFF",
-			bnpl.AgreementStatuses...)(f.Status); err != nil {
-			return f, 0, "", fieldError(err)
-		}
-	}
-	for _, p := range []struct {
-		name string
-		dst  *string
-	}{{"businessId", &f.BusinessID}, {"merchantId", &f.MerchantID}} {
-		if q.Has(p.name) {
-			*p.dst = q.Get(p.name)
-			if err := field.Identifier(p.name, *p.dst, 0); err != nil {
-				return f, 0, "", fieldError(err)
-			}
-		}
-	}
-	f.From, f.To, e = timeWindow(q)
 	return f, limit, cursor, e
 }
 
@@ -120,26 +98,17 @@ func (s *Server) listAdminBnpl(c *gin.Context) {
 	}
 	var rows []bnpl.AdminAgreement
 	var totals map[string]bnpl.AdminTotal
-	err := s.asPlatform(c, func(tx pgx.Tx) error {
+	err := s.asPlatform(c, func(tx pgx.Tx) (err error) {
 		ctx := c.Request.Context()
-		var err error
-		if rows, err = bnpl.AdminList(ctx, tx, f, cursor, limit+1); err != nil {
-			return err
+		if rows, err = bnpl.AdminList(ctx, tx, f, cursor, limit+1); err == nil {
+			totals, err = bnpl.AdminTotals(ctx, tx, f)
 		}
-		totals, err = bnpl.AdminTotals(ctx, tx, f)
 		return err
 	})
 	if err != nil {
 		writeError(c, payrollError(err)) // BNPL_TOTALS_OVERFLOW is a refusal (422)
 		return
 	}
-	out := adminBnplListJSON{Items: []adminBnplJSON{}, Totals: map[string]adminBnplTotalJSON{}}
-	rows, out.NextCursor = pageOf(rows, limit, func(a bnpl.AdminAgreement) string { return a.ID })
-	for _, r := range rows {
-		out.Items = append(out.Items, toAdminBnplJSON(r))
-	}
-	for k, t := range totals {
-		out.Totals[k] = adminBnplTotalJSON(t)
-	}
-	c.JSON(http.StatusOK, out)
+	answerTotalsPage(c, limit, rows, totals, func(a bnpl.AdminAgreement) string { return a.ID }, toAdminBnplJSON,
+		func(t bnpl.AdminTotal) adminBnplTotalJSON { return adminBnplTotalJSON(t) })
 }

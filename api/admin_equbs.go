@@ -3,14 +3,12 @@ package api
 import (
 	"net/http"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/wagerail/wagerail/internal/equb"
-	"github.com/wagerail/wagerail/internal/platform/field"
 )
 
 // GET /api/admin/equbs: the platform's equb oversight (the spec's /api/admin/equbs among the
@@ -79,11 +77,8 @@ type adminEqubTotalJSON struct {
 	PotSantim int64 `json:"potSantim"`
 }
 
-type adminEqubListJSON struct {
-	Items      []adminEqubJSON               `json:"items"`
-	NextCursor *string                       `json:"nextCursor"`
-	Totals     map[string]adminEqubTotalJSON `json:"totals"`
-}
+// adminEqubListJSON is the equb oversight list's answer.
+type adminEqubListJSON = totalsPage[adminEqubJSON, adminEqubTotalJSON]
 
 // adminEqubFilter reads the list's query: each parameter once, none but known; a cursor is a
 // group's id.
@@ -91,22 +86,10 @@ func adminEqubFilter(q url.Values) (f equb.AdminFilter, limit int, cursor string
 	if limit, cursor, e = idListQuery(q, adminEqubParams); e != nil {
 		return f, 0, "", e
 	}
-	if cursor != "" && (!strings.HasPrefix(cursor, adminEqubCursorPrefix) || len(cursor) == len(adminEqubCursorPrefix)) {
-		return f, 0, "", fieldError(&field.Error{Field: "cursor", Problem: "must be a nextCursor this list returned"})
+	if e = prefixedCursor(cursor, adminEqubCursorPrefix); e == nil {
+		e = readFilter(q, &f.From, &f.To, enumParam("status", &f.Status, "must be FORMING, RUNNING or COMPLETED", equb.GroupStatuses...),
+			idParam("businessId", &f.BusinessID))
 	}
-	if q.Has("status") {
-		f.Status = q.Get("status")
-		if err := enumCheck("status", "must be FORMING, RUNNING or COMPLETED", equb.GroupStatuses...)(f.Status); err != nil {
-			return f, 0, "", fieldError(err)
-		}
-	}
-	if q.Has("businessId") {
-		f.BusinessID = q.Get("businessId")
-		if err := field.Identifier("businessId", f.BusinessID, 0); err != nil {
-			return f, 0, "", fieldError(err)
-		}
-	}
-	f.From, f.To, e = timeWindow(q)
 	return f, limit, cursor, e
 }
 
@@ -118,26 +101,19 @@ func (s *Server) listAdminEqubs(c *gin.Context) {
 	}
 	var rows []equb.AdminGroup
 	var totals map[string]equb.AdminTotal
-	err := s.asPlatform(c, func(tx pgx.Tx) error {
+	err := s.asPlatform(c, func(tx pgx.Tx) (err error) {
 		ctx := c.Request.Context()
-		var err error
-		if rows, err = equb.AdminList(ctx, tx, f, cursor, limit+1); err != nil {
-			return err
+		if rows, err = equb.AdminList(ctx, tx, f, cursor, limit+1); err == nil {
+			totals, err = equb.AdminTotals(ctx, tx, f)
 		}
-		totals, err = equb.AdminTotals(ctx, tx, f)
 		return err
 	})
 	if err != nil {
 		writeError(c, payrollError(err)) // EQUB_TOTALS_OVERFLOW is a refusal (422)
 		return
 	}
-	out := adminEqubListJSON{Items: []adminEqubJSON{}, Totals: map[string]adminEqubTotalJSON{}}
-	rows, out.NextCursor = pageOf(rows, limit, func(g equb.AdminGroup) string { return g.ID })
-	for _, r := range rows {
-		out.Items = append(out.Items, toAdminEqubJSON(r))
-	}
-	for k, t := range totals {
-		out.Totals[k] = adminEqubTotalJSON{Count: t.Count, PotSantim: t.PotSantim}
-	}
-	c.JSON(http.StatusOK, out)
+	answerTotalsPage(c, limit, rows, totals, func(g equb.AdminGroup) string { return g.ID }, toAdminEqubJSON,
+		func(t equb.AdminTotal) adminEqubTotalJSON {
+			return adminEqubTotalJSON{Count: t.Count, PotSantim: t.PotSantim}
+		})
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/wagerail/wagerail/internal/ewa"
-	"github.com/wagerail/wagerail/internal/platform/field"
 )
 
 // GET /api/admin/ewa: the platform's advance book (the spec's /api/admin/ewa among the portal
@@ -65,34 +64,19 @@ type adminEwaTotalJSON struct {
 	OutstandingSantim int64 `json:"outstandingSantim"`
 }
 
-type adminEwaListJSON struct {
-	Items      []adminEwaJSON               `json:"items"`
-	NextCursor *string                      `json:"nextCursor"`
-	Totals     map[string]adminEwaTotalJSON `json:"totals"`
-}
+// adminEwaListJSON is the advance book's answer.
+type adminEwaListJSON = totalsPage[adminEwaJSON, adminEwaTotalJSON]
 
 // adminEwaFilter reads the advance book's query: each parameter once, none but known.
 func adminEwaFilter(q url.Values) (f ewa.AdvanceBookFilter, limit int, cursor string, e *Error) {
-	if limit, cursor, e = idListQuery(q, adminEwaParams); e != nil {
-		return f, 0, "", e
+	statuses := make([]string, 0, len(ewa.Statuses))
+	for _, s := range ewa.Statuses {
+		statuses = append(statuses, string(s))
 	}
-	if q.Has("status") {
-		statuses := make([]string, 0, len(ewa.Statuses))
-		for _, s := range ewa.Statuses {
-			statuses = append(statuses, string(s))
-		}
-		f.Status = ewa.Status(q.Get("status"))
-		if err := enumCheck("status", "must be "+bookStatusWords(statuses), statuses...)(string(f.Status)); err != nil {
-			return f, 0, "", fieldError(err)
-		}
+	if limit, cursor, e = idListQuery(q, adminEwaParams); e == nil {
+		e = readFilter(q, &f.From, &f.To, enumParam("status", (*string)(&f.Status), "must be "+bookStatusWords(statuses), statuses...),
+			idParam("businessId", &f.BusinessID))
 	}
-	if q.Has("businessId") {
-		f.BusinessID = q.Get("businessId")
-		if err := field.Identifier("businessId", f.BusinessID, 0); err != nil {
-			return f, 0, "", fieldError(err)
-		}
-	}
-	f.From, f.To, e = timeWindow(q)
 	return f, limit, cursor, e
 }
 
@@ -104,26 +88,17 @@ func (s *Server) listAdminEwa(c *gin.Context) {
 	}
 	var rows []ewa.AdvanceBookEntry
 	var totals map[ewa.Status]ewa.AdvanceBookTotal
-	err := s.asPlatform(c, func(tx pgx.Tx) error {
+	err := s.asPlatform(c, func(tx pgx.Tx) (err error) {
 		ctx := c.Request.Context()
-		var err error
-		if rows, err = ewa.AdvanceBook(ctx, tx, f, cursor, limit+1); err != nil {
-			return err
+		if rows, err = ewa.AdvanceBook(ctx, tx, f, cursor, limit+1); err == nil {
+			totals, err = ewa.AdvanceBookTotals(ctx, tx, f)
 		}
-		totals, err = ewa.AdvanceBookTotals(ctx, tx, f)
 		return err
 	})
 	if err != nil {
 		writeError(c, bookTotalsRefusal(err, codeEwaTotalsOverflow))
 		return
 	}
-	out := adminEwaListJSON{Items: []adminEwaJSON{}, Totals: map[string]adminEwaTotalJSON{}}
-	rows, out.NextCursor = pageOf(rows, limit, func(e ewa.AdvanceBookEntry) string { return e.ID })
-	for _, r := range rows {
-		out.Items = append(out.Items, toAdminEwaJSON(r))
-	}
-	for k, t := range totals {
-		out.Totals[string(k)] = adminEwaTotalJSON(t)
-	}
-	c.JSON(http.StatusOK, out)
+	answerTotalsPage(c, limit, rows, totals, func(e ewa.AdvanceBookEntry) string { return e.ID }, toAdminEwaJSON,
+		func(t ewa.AdvanceBookTotal) adminEwaTotalJSON { return adminEwaTotalJSON(t) })
 }

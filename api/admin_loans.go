@@ -1,7 +1,6 @@
 package api
 
 import (
-	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -11,8 +10,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/wagerail/wagerail/internal/lending"
-	"github.com/wagerail/wagerail/internal/platform/field"
-	"github.com/wagerail/wagerail/internal/platform/money"
 )
 
 // GET /api/admin/loans: the platform's loan book (the spec's /api/admin/loans among the portal
@@ -66,35 +63,16 @@ type adminLoanTotalJSON struct {
 	OutstandingSantim int64 `json:"outstandingSantim"`
 }
 
-type adminLoanListJSON struct {
-	Items      []adminLoanJSON               `json:"items"`
-	NextCursor *string                       `json:"nextCursor"`
-	Totals     map[string]adminLoanTotalJSON `json:"totals"`
-}
+// adminLoanListJSON is the loan book's answer.
+type adminLoanListJSON = totalsPage[adminLoanJSON, adminLoanTotalJSON]
 
 // adminLoanFilter reads the loan book's query: each parameter once, none but known.
 func adminLoanFilter(q url.Values) (f lending.LoanBookFilter, limit int, cursor string, e *Error) {
-	if limit, cursor, e = idListQuery(q, adminLoanParams); e != nil {
-		return f, 0, "", e
+	if limit, cursor, e = idListQuery(q, adminLoanParams); e == nil {
+		e = readFilter(q, &f.From, &f.To,
+			enumParam("status", &f.Status, "must be "+bookStatusWords(lending.LoanStatuses), lending.LoanStatuses...),
+			idParam("businessId", &f.BusinessID), idParam("fiId", &f.FIID))
 	}
-	if q.Has("status") {
-		f.Status = q.Get("status")
-		if err := enumCheck("status", "must be "+bookStatusWords(lending.LoanStatuses), lending.LoanStatuses...)(f.Status); err != nil {
-			return f, 0, "", fieldError(err)
-		}
-	}
-	for _, p := range []struct {
-		name string
-		dst  *string
-	}{{"businessId", &f.BusinessID}, {"fiId", &f.FIID}} {
-		if q.Has(p.name) {
-			*p.dst = q.Get(p.name)
-			if err := field.Identifier(p.name, *p.dst, 0); err != nil {
-				return f, 0, "", fieldError(err)
-			}
-		}
-	}
-	f.From, f.To, e = timeWindow(q)
 	return f, limit, cursor, e
 }
 
@@ -106,38 +84,19 @@ func (s *Server) listAdminLoans(c *gin.Context) {
 	}
 	var rows []lending.LoanBookEntry
 	var totals map[string]lending.LoanBookTotal
-	err := s.asPlatform(c, func(tx pgx.Tx) error {
+	err := s.asPlatform(c, func(tx pgx.Tx) (err error) {
 		ctx := c.Request.Context()
-		var err error
-		if rows, err = lending.LoanBook(ctx, tx, f, cursor, limit+1); err != nil {
-			return err
+		if rows, err = lending.LoanBook(ctx, tx, f, cursor, limit+1); err == nil {
+			totals, err = lending.LoanBookTotals(ctx, tx, f)
 		}
-		totals, err = lending.LoanBookTotals(ctx, tx, f)
 		return err
 	})
 	if err != nil {
 		writeError(c, bookTotalsRefusal(err, codeLoanTotalsOverflow))
 		return
 	}
-	out := adminLoanListJSON{Items: []adminLoanJSON{}, Totals: map[string]adminLoanTotalJSON{}}
-	rows, out.NextCursor = pageOf(rows, limit, func(e lending.LoanBookEntry) string { return e.ID })
-	for _, r := range rows {
-		out.Items = append(out.Items, toAdminLoanJSON(r))
-	}
-	for k, t := range totals {
-		out.Totals[k] = adminLoanTotalJSON(t)
-	}
-	c.JSON(http.StatusOK, out)
-}
-
-// bookTotalsRefusal answers a list whose sums pass int64 santim (money.ErrOverflow) as 422 code:
-// the caller's filter is too wide for the figures to be carried, which is no server fault.
-// Anything else passes.
-func bookTotalsRefusal(err error, code string) error {
-	if errors.Is(err, money.ErrOverflow) {
-		return NewError(http.StatusUnprocessableEntity, code, "the filter's sums pass what a santim total can carry; narrow the filter")
-	}
-	return err
+	answerTotalsPage(c, limit, rows, totals, func(e lending.LoanBookEntry) string { return e.ID }, toAdminLoanJSON,
+		func(t lending.LoanBookTotal) adminLoanTotalJSON { return adminLoanTotalJSON(t) })
 }
 
 // bookStatusWords is a list of allowed values as a refusal names them: "A, B or C".

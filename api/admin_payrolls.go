@@ -1,7 +1,6 @@
 package api
 
 import (
-	"errors"
 	"net/http"
 	"net/url"
 	"time"
@@ -12,9 +11,7 @@ import (
 	"github.com/wagerail/wagerail/internal/lending"
 	"github.com/wagerail/wagerail/internal/payroll"
 	"github.com/wagerail/wagerail/internal/platform/db"
-	"github.com/wagerail/wagerail/internal/platform/field"
 	"github.com/wagerail/wagerail/internal/platform/logging"
-	"github.com/wagerail/wagerail/internal/platform/money"
 )
 
 // The platform's oversight of payroll money across every tenant (the spec's /api/admin/payrolls
@@ -34,32 +31,11 @@ const (
 
 func (s *Server) adminPayrollRoutes() []Route {
 	return []Route{
-		{Method: http.MethodGet, Path: "/api/admin/payrolls", Auth: Platform, Handler: s.listAdminPayrolls,
+		{Method: http.MethodGet, Path: "/api/admin/payrolls", Auth: Platform, Handler: snapshot(s.listAdminPayrolls),
 			Summary: "Every business's payroll runs (newest first; by status, business, creation window; paged, with totals by status)"},
-		{Method: http.MethodGet, Path: "/api/admin/remittances", Auth: Platform, Handler: s.listAdminRemittances,
+		{Method: http.MethodGet, Path: "/api/admin/remittances", Auth: Platform, Handler: snapshot(s.listAdminRemittances),
 			Summary: "Every loan and court-order remittance (newest change of state first; by kind, status, business, window; paged, with totals)"},
 	}
-}
-
-// payrollOversightOverflow answers a list whose sums pass int64 santim (money.ErrOverflow) as 422 code;
-// any other error passes.
-func payrollOversightOverflow(err error, code string) error {
-	if errors.Is(err, money.ErrOverflow) {
-		return NewError(http.StatusUnprocessableEntity, code, "the filter's sums pass what a santim total can carry; narrow the filter")
-	}
-	return err
-}
-
-// payrollOversightBusiness reads an optional businessId (an identifier).
-func payrollOversightBusiness(q url.Values) (string, *Error) {
-	v, ok := q["businessId"]
-	if !ok {
-		return "", nil
-	}
-	if err := field.Identifier("businessId", v[0], 0); err != nil {
-		return "", fieldError(err)
-	}
-	return v[0], nil
 }
 
 // --- GET /api/admin/payrolls ---
@@ -110,63 +86,37 @@ type adminPayrollRunTotalJSON struct {
 	NetSantim        int64 `json:"netSantim"`
 }
 
-type adminPayrollListJSON struct {
-	Items      []adminPayrollRunJSON               `json:"items"`
-	NextCursor *string                             `json:"nextCursor"`
-	Totals     map[string]adminPayrollRunTotalJSON `json:"totals"`
-}
-
 // adminPayrollFilter reads the list's query: each parameter once, none but known.
-func adminPayrollFilter(c *gin.Context) (f payroll.PlatformRunFilter, limit int, after string, e *Error) {
-	q := c.Request.URL.Query()
-	if limit, after, e = idListQuery(q, adminPayrollParams); e != nil {
-		return f, 0, "", e
+func adminPayrollFilter(q url.Values) (f payroll.PlatformRunFilter, limit int, after string, e *Error) {
+	if limit, after, e = idListQuery(q, adminPayrollParams); e == nil {
+		e = readFilter(q, &f.From, &f.To, enumParam("status", &f.Status,
+			"must be DRAFT, CALCULATED, APPROVED, DISBURSING, DISBURSED, COMPLETED or CANCELLED", payroll.RunStatuses...),
+			idParam("businessId", &f.BusinessID))
 	}
-	if q.Has("status") {
-		f.Status = q.Get("status")
-		if err := enumCheck("status", "must be DRAFT, CALCULATED, APPROVED, DISBURSING, DISBURSED, COMPLETED or CANCELLED",
-			payroll.RunStatuses...)(f.Status); err != nil {
-			return f, 0, "", fieldError(err)
-		}
-	}
-	if f.BusinessID, e = payrollOversightBusiness(q); e != nil {
-		return f, 0, "", e
-	}
-	f.From, f.To, e = timeWindow(q)
 	return f, limit, after, e
 }
 
 func (s *Server) listAdminPayrolls(c *gin.Context) {
-	f, limit, after, e := adminPayrollFilter(c)
+	f, limit, after, e := adminPayrollFilter(c.Request.URL.Query())
 	if e != nil {
 		writeError(c, e)
 		return
 	}
 	var rows []payroll.PlatformRun
 	var totals map[string]payroll.PlatformRunTotal
-	c.Request = c.Request.WithContext(db.WithSnapshot(c.Request.Context()))
-	err := s.asPlatformBun(c, func(tx db.BunTx) error {
+	err := s.asPlatformBun(c, func(tx db.BunTx) (err error) {
 		ctx := c.Request.Context()
-		var err error
-		if rows, err = payroll.ListPlatformRuns(ctx, tx, f, after, limit+1); err != nil {
-			return err
+		if rows, err = payroll.ListPlatformRuns(ctx, tx, f, after, limit+1); err == nil {
+			totals, err = payroll.PlatformRunTotals(ctx, tx, f)
 		}
-		totals, err = payroll.PlatformRunTotals(ctx, tx, f)
 		return err
 	})
 	if err != nil {
-		writeError(c, payrollOversightOverflow(err, codePayrollTotalsOverflow))
+		writeError(c, bookTotalsRefusal(err, codePayrollTotalsOverflow))
 		return
 	}
-	out := adminPayrollListJSON{Items: []adminPayrollRunJSON{}, Totals: map[string]adminPayrollRunTotalJSON{}}
-	rows, out.NextCursor = pageOf(rows, limit, func(r payroll.PlatformRun) string { return r.ID })
-	for _, r := range rows {
-		out.Items = append(out.Items, toAdminPayrollRunJSON(r))
-	}
-	for k, t := range totals {
-		out.Totals[k] = adminPayrollRunTotalJSON(t)
-	}
-	c.JSON(http.StatusOK, out)
+	answerTotalsPage(c, limit, rows, totals, func(r payroll.PlatformRun) string { return r.ID }, toAdminPayrollRunJSON,
+		func(t payroll.PlatformRunTotal) adminPayrollRunTotalJSON { return adminPayrollRunTotalJSON(t) })
 }
 
 // --- GET /api/admin/remittances ---
@@ -233,15 +183,8 @@ func toAdminRemittanceJSON(it lending.RemittanceFeedItem) adminRemittanceJSON {
 	return out
 }
 
-type adminRemittanceListJSON struct {
-	Items      []adminRemittanceJSON                     `json:"items"`
-	NextCursor *string                                   `json:"nextCursor"`
-	Totals     map[string]map[string]settlementTotalJSON `json:"totals"`
-}
-
 // adminRemittanceFilter reads the feed's query: each parameter once, none but known.
-func adminRemittanceFilter(c *gin.Context) (f lending.RemittanceFeedFilter, limit int, after lending.RemittanceFeedCursor, e *Error) {
-	q := c.Request.URL.Query()
+func adminRemittanceFilter(q url.Values) (f lending.RemittanceFeedFilter, limit int, after lending.RemittanceFeedCursor, e *Error) {
 	if e = listQuery(q, adminRemittanceParams); e != nil {
 		return f, 0, after, e
 	}
@@ -252,60 +195,37 @@ func adminRemittanceFilter(c *gin.Context) (f lending.RemittanceFeedFilter, limi
 	if after, err = lending.ParseRemittanceFeedCursor(q.Get("cursor")); err != nil {
 		return f, 0, after, fieldError(err)
 	}
-	for _, p := range []struct {
-		name, problem string
-		dst           *string
-		allowed       []string
-	}{
-		{"kind", "must be LOAN or COURT_ORDER", &f.Kind, lending.RemittanceKinds},
-		{"status", "must be REMITTING, REMITTED or FAILED", &f.Status, lending.RemitStatuses},
-	} {
-		if q.Has(p.name) {
-			*p.dst = q.Get(p.name)
-			if err := enumCheck(p.name, p.problem, p.allowed...)(*p.dst); err != nil {
-				return f, 0, after, fieldError(err)
-			}
-		}
-	}
-	if f.BusinessID, e = payrollOversightBusiness(q); e != nil {
-		return f, 0, after, e
-	}
-	f.From, f.To, e = timeWindow(q)
+	e = readFilter(q, &f.From, &f.To, enumParam("kind", &f.Kind, "must be LOAN or COURT_ORDER", lending.RemittanceKinds...),
+		enumParam("status", &f.Status, "must be REMITTING, REMITTED or FAILED", lending.RemitStatuses...),
+		idParam("businessId", &f.BusinessID))
 	return f, limit, after, e
 }
 
 func (s *Server) listAdminRemittances(c *gin.Context) {
-	f, limit, after, e := adminRemittanceFilter(c)
+	f, limit, after, e := adminRemittanceFilter(c.Request.URL.Query())
 	if e != nil {
 		writeError(c, e)
 		return
 	}
 	var rows []lending.RemittanceFeedItem
 	var totals map[string]map[string]lending.SettlementTotal
-	c.Request = c.Request.WithContext(db.WithSnapshot(c.Request.Context()))
-	err := s.asPlatform(c, func(tx pgx.Tx) error {
+	err := s.asPlatform(c, func(tx pgx.Tx) (err error) {
 		ctx := c.Request.Context()
-		var err error
-		if rows, err = lending.ListRemittanceFeed(ctx, tx, f, after, limit+1); err != nil {
-			return err
+		if rows, err = lending.ListRemittanceFeed(ctx, tx, f, after, limit+1); err == nil {
+			totals, err = lending.RemittanceFeedTotals(ctx, tx, f)
 		}
-		totals, err = lending.RemittanceFeedTotals(ctx, tx, f)
 		return err
 	})
 	if err != nil {
-		writeError(c, payrollOversightOverflow(err, codeRemittanceTotalsOverflow))
+		writeError(c, bookTotalsRefusal(err, codeRemittanceTotalsOverflow))
 		return
 	}
-	out := adminRemittanceListJSON{Items: []adminRemittanceJSON{}, Totals: map[string]map[string]settlementTotalJSON{}}
-	rows, out.NextCursor = pageOf(rows, limit, func(r lending.RemittanceFeedItem) string { return r.Cursor().String() })
-	for _, r := range rows {
-		out.Items = append(out.Items, toAdminRemittanceJSON(r))
-	}
-	for kind, byStatus := range totals {
-		out.Totals[kind] = map[string]settlementTotalJSON{}
-		for st, t := range byStatus {
-			out.Totals[kind][st] = settlementTotalJSON(t)
-		}
-	}
-	c.JSON(http.StatusOK, out)
+	answerTotalsPage(c, limit, rows, totals, func(r lending.RemittanceFeedItem) string { return r.Cursor().String() }, toAdminRemittanceJSON,
+		func(byStatus map[string]lending.SettlementTotal) map[string]settlementTotalJSON {
+			out := map[string]settlementTotalJSON{}
+			for st, t := range byStatus {
+				out[st] = settlementTotalJSON(t)
+			}
+			return out
+		})
 }

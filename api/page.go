@@ -2,15 +2,18 @@ package api
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/wagerail/wagerail/internal/platform/field"
+	"github.com/wagerail/wagerail/internal/platform/money"
 )
 
 // Lists page by id: a page asks for limit (1 to maxPage) rows after cursor (the previous page's
@@ -80,6 +83,84 @@ func answerPlatformPage[R, J any](s *Server, c *gin.Context, limit int, read fun
 		items = append(items, toJSON(r))
 	}
 	c.JSON(http.StatusOK, gin.H{"items": items, "nextCursor": next})
+}
+
+// totalsPage is the answer of a list with its filter's totals: a page of items, the next page's
+// cursor (null on the last page) and the totals of every row the filter matches, by state.
+type totalsPage[J, T any] struct {
+	Items      []J          `json:"items"`
+	NextCursor *string      `json:"nextCursor"`
+	Totals     map[string]T `json:"totals"`
+}
+
+// answerTotalsPage answers a list with its filter's totals (totalsPage): rows, read with limit+1,
+// trimmed to limit (pageOf, cursor naming the next page) and each shown by item; each total shown
+// by total under its state.
+func answerTotalsPage[R, J any, K ~string, V, T any](c *gin.Context, limit int, rows []R, totals map[K]V,
+	cursor func(R) string, item func(R) J, total func(V) T) {
+	rows, next := pageOf(rows, limit, cursor)
+	out := totalsPage[J, T]{Items: make([]J, 0, len(rows)), NextCursor: next, Totals: make(map[string]T, len(totals))}
+	for _, r := range rows {
+		out.Items = append(out.Items, item(r))
+	}
+	for k, v := range totals {
+		out.Totals[string(k)] = total(v)
+	}
+	c.JSON(http.StatusOK, out)
+}
+
+// bookTotalsRefusal answers a list whose sums pass int64 santim (money.ErrOverflow) as 422 code:
+// the caller's filter is too wide for the figures to be carried, which is no server fault.
+// Anything else passes.
+func bookTotalsRefusal(err error, code string) error {
+	if errors.Is(err, money.ErrOverflow) {
+		return NewError(http.StatusUnprocessableEntity, code, "the filter's sums pass what a santim total can carry; narrow the filter")
+	}
+	return err
+}
+
+// filterParam is an optional parameter of a list's filter: a string field (dst) set from the
+// query when given, after check.
+type filterParam struct {
+	name  string
+	dst   *string
+	check func(string) error
+}
+
+// idParam is an optional filter parameter that names a row (an identifier).
+func idParam(name string, dst *string) filterParam {
+	return filterParam{name, dst, func(v string) error { return field.Identifier(name, v, 0) }}
+}
+
+// enumParam is an optional filter parameter that is one of allowed, refused with problem otherwise.
+func enumParam(name string, dst *string, problem string, allowed ...string) filterParam {
+	return filterParam{name, dst, enumCheck(name, problem, allowed...)}
+}
+
+// readFilter reads a list's filter after its page: each of params given (in order: the first
+// refused is the answer), then the window from/to (timeWindow).
+func readFilter(q url.Values, from, to *time.Time, params ...filterParam) *Error {
+	for _, p := range params {
+		if !q.Has(p.name) {
+			continue
+		}
+		if err := p.check(q.Get(p.name)); err != nil {
+			return fieldError(err)
+		}
+		*p.dst = q.Get(p.name)
+	}
+	var e *Error
+	*from, *to, e = timeWindow(q)
+	return e
+}
+
+// prefixedCursor refuses a cursor that does not start with prefix (every row id of the list's
+// table does, by its CHECK) or is the bare prefix: it is no nextCursor of this list.
+func prefixedCursor(cursor, prefix string) *Error {
+	if cursor != "" && (!strings.HasPrefix(cursor, prefix) || len(cursor) == len(prefix)) {
+		return fieldError(&field.Error{Field: "cursor", Problem: "must be a nextCursor this list returned"})
+	}
+	return nil
 }
 
 // listQuery checks a list's query string: each parameter at most once, none it does not know. An
