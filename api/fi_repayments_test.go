@@ -53,25 +53,7 @@ func (w *loanAPIWorld) writeRepayment(t *testing.T, r repaymentRow) string {
 func TestFIRepayments(t *testing.T) {
 	t.Parallel()
 	w := newLoanAPIWorld(t)
-	approve := func(fi *apiClient, l loanJSON) {
-		rec := fi.call(http.MethodPost, "/api/fi/loans/"+l.ID+"/approve", nil)
-		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
-	}
-	a := w.originate(t, w.employee, 500_000, 12)
-	approve(w.fi, a)
-	rec := w.otherBiz.call(http.MethodPost, "/api/loans", w.loanBody(w.otherEmployee, 500_000, 12), "Idempotency-Key", loanKey())
-	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
-	b := decode[loanJSON](t, rec)
-	approve(w.fi, b)
-	otherProduct := w.lendingWorld.product(w.otherFI, "Other loan")
-	rec = w.biz.call(http.MethodPost, "/api/lending/product-opt-ins", map[string]any{"productId": otherProduct.ID})
-	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
-	body := w.loanBody(w.employee, 200_000, 6)
-	body["productId"] = otherProduct.ID
-	rec = w.biz.call(http.MethodPost, "/api/loans", body, "Idempotency-Key", loanKey())
-	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
-	c := decode[loanJSON](t, rec)
-	approve(w.otherFI, c)
+	a, b, c := w.feedLoans(t)
 
 	day := func(d int) time.Time { return time.Date(2026, 11, d, 10, 0, 0, 0, time.UTC) }
 	r1 := w.writeRepayment(t, repaymentRow{w.bizID, a, 0, "POSTED", "MANUAL", 100, 50, 850, day(1)})

@@ -44,24 +44,21 @@ func (w *loanAPIWorld) writeSettlement(t *testing.T, r settlementRow) {
 	}))
 }
 
-// TestFISettlements: the FI's feed lists every remittance to it across the businesses it lends
-// to, newest change of state first (a remittance that fails later moves to the top), with the
-// filter's totals by state whatever the page; filters by state, business and window; another
-// FI's never show; a business, a member without loans.view and bad queries are refused.
-func TestFISettlements(t *testing.T) {
-	t.Parallel()
-	w := newLoanAPIWorld(t)
+// feedLoans originates and approves the loans an FI's feeds are read over: a of the world's
+// business and b of the other business, both funded by the world's FI, and c of the world's
+// business funded by the other FI.
+func (w *loanAPIWorld) feedLoans(t *testing.T) (a, b, c loanJSON) {
+	t.Helper()
 	approve := func(fi *apiClient, l loanJSON) {
 		rec := fi.call(http.MethodPost, "/api/fi/loans/"+l.ID+"/approve", nil)
 		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 	}
-	a := w.originate(t, w.employee, 500_000, 12)
+	a = w.originate(t, w.employee, 500_000, 12)
 	approve(w.fi, a)
 	rec := w.otherBiz.call(http.MethodPost, "/api/loans", w.loanBody(w.otherEmployee, 500_000, 12), "Idempotency-Key", loanKey())
 	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
-	b := decode[loanJSON](t, rec)
+	b = decode[loanJSON](t, rec)
 	approve(w.fi, b)
-	// Another FI's loan to the same business.
 	otherProduct := w.lendingWorld.product(w.otherFI, "Other loan")
 	rec = w.biz.call(http.MethodPost, "/api/lending/product-opt-ins", map[string]any{"productId": otherProduct.ID})
 	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
@@ -69,8 +66,19 @@ func TestFISettlements(t *testing.T) {
 	body["productId"] = otherProduct.ID
 	rec = w.biz.call(http.MethodPost, "/api/loans", body, "Idempotency-Key", loanKey())
 	require.Equal(t, http.StatusCreated, rec.Code, rec.Body.String())
-	c := decode[loanJSON](t, rec)
+	c = decode[loanJSON](t, rec)
 	approve(w.otherFI, c)
+	return a, b, c
+}
+
+// TestFISettlements: the FI's feed lists every remittance to it across the businesses it lends
+// to, newest change of state first (a remittance that fails later moves to the top), with the
+// filter's totals by state whatever the page; filters by state, business and window; another
+// FI's never show; a business, a member without loans.view and bad queries are refused.
+func TestFISettlements(t *testing.T) {
+	t.Parallel()
+	w := newLoanAPIWorld(t)
+	a, b, c := w.feedLoans(t)
 
 	day := func(d, h int) time.Time { return time.Date(2026, 11, d, h, 0, 0, 0, time.UTC) }
 	for _, r := range []settlementRow{
