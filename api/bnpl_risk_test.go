@@ -68,6 +68,22 @@ func riskAgreement(t *testing.T, d *testkit.DB, tenant string, today time.Time, 
 	return id
 }
 
+// bnplMerchants signs up two merchants (their owners owner@<label>-shop.test and
+// owner@<label>-mall.test) with their settlement accounts set, as PUT /api/bnpl/merchant leaves
+// them, and returns the first's client and both ids.
+func (w *kycWorld) bnplMerchants(t *testing.T, label string) (shop *apiClient, shopID, mallID string) {
+	t.Helper()
+	shop, res := w.signUpPartner("owner@"+label+"-shop.test", "MERCHANT")
+	shopID = res.Organization.ID
+	_, res = w.signUpPartner("owner@"+label+"-mall.test", "MERCHANT")
+	mallID = res.Organization.ID
+	for _, m := range []string{shopID, mallID} {
+		dashFixture(t, w.d, m, []any{`INSERT INTO app.bnpl_merchants (tenant_id, settlement_partner, settlement_account_number,
+			discount_basis_points, updated_by, updated_at) VALUES ($1, 'sandbox', '3000000000011', 250, 'test', now())`, m})
+	}
+	return shop, shopID, mallID
+}
+
 // TestBnplRisk: the business's BNPL exposure is what its employees' ACTIVE plans still owe (DUE or
 // COLLECTING), aged by days past due on today's date (due today is not late), by merchant (named)
 // and by employee, largest first, beside its posted write-offs; an agreement not yet ACTIVE, a
@@ -77,14 +93,7 @@ func riskAgreement(t *testing.T, d *testkit.DB, tenant string, today time.Time, 
 func TestBnplRisk(t *testing.T) {
 	t.Parallel()
 	w := newKycWorld(t)
-	shop, res := w.signUpPartner("owner@risk-shop.test", "MERCHANT")
-	shopID := res.Organization.ID
-	_, res = w.signUpPartner("owner@risk-mall.test", "MERCHANT")
-	mallID := res.Organization.ID
-	for _, m := range []string{shopID, mallID} { // their settlement accounts, as PUT /api/bnpl/merchant leaves them
-		dashFixture(t, w.d, m, []any{`INSERT INTO app.bnpl_merchants (tenant_id, settlement_partner, settlement_account_number,
-			discount_basis_points, updated_by, updated_at) VALUES ($1, 'sandbox', '3000000000011', 250, 'test', now())`, m})
-	}
+	shop, shopID, mallID := w.bnplMerchants(t, "risk")
 	nameOf := func(org string) *string {
 		var n string
 		require.NoError(t, db.InTenantTx(t.Context(), w.d.App, org, func(tx pgx.Tx) error {

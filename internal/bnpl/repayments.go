@@ -1,0 +1,178 @@
+package bnpl
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/field"
+	"github.com/wagerail/wagerail/internal/platform/tenancy"
+)
+
+// A business's BNPL repayments (GET /api/bnpl/repayments): every instalment its employees have
+// repaid, across its agreements, newest first — what it recovered of the purchases it fronted,
+// each with its agreement, employee, merchant, source (MANUAL, or PAYROLL: deducted from pay) and
+// the journal that recorded it, with the filter's totals by source. A repayment is a COLLECTED
+// instalment (collect.go): its collection saga posted the journal and set collected_at, which
+// orders the feed.
+//
+// Order: collected_at, then the agreement's id, then the instalment's index, all descending. A
+// page's cursor is the last row's place in that order (RepaymentCursor); an instalment is
+// collected once and never changes after, so a walk through the pages meets each once.
+
+// RepaymentSources are a collection's sources, in a filter's order.
+var RepaymentSources = []string{SourceManual, SourcePayroll}
+
+// RepaymentFilter narrows a business's repayment feed.
+type RepaymentFilter struct {
+	EmployeeID, MerchantID, AgreementID string // "": any
+	Source                              string // "": any of RepaymentSources
+	// From and To bound collected_at: From ≤ at < To; a zero one is open.
+	From, To time.Time
+}
+
+// Repayment is a collected instalment as the feed lists it.
+type Repayment struct {
+	AgreementID  string    `bun:"agreement_id" db:"agreement_id"`
+	Index        int       `bun:"idx" db:"idx"`
+	EmployeeID   string    `bun:"employee_id" db:"employee_id"`
+	MerchantID   string    `bun:"merchant_id" db:"merchant_id"`
+	DueDate      time.Time `bun:"due_date" db:"due_date"`
+	AmountSantim int64     `bun:"amount_santim" db:"amount_santim"`
+	Source       string    `bun:"collect_source" db:"collect_source"`
+	MandateID    string    `bun:"collect_mandate_id" db:"collect_mandate_id"`
+	LedgerTxID   string    `bun:"ledger_tx_id" db:"ledger_tx_id"`
+	WorkflowID   string    `bun:"collect_workflow_id" db:"collect_workflow_id"`
+	CollectedAt  time.Time `bun:"collected_at" db:"collected_at"`
+}
+
+// RepaymentTotal is the count and the amount of a filter's repayments from one source.
+type RepaymentTotal struct {
+	Count        int64 `bun:"count" db:"count"`
+	AmountSantim int64 `bun:"amount_santim" db:"amount_santim"`
+}
+
+// RepaymentCursor is a place in the feed's order: after the repayment collected at (to the
+// microsecond, as stored) of agreement, instalment index.
+type RepaymentCursor struct {
+	At        time.Time
+	Agreement string
+	Index     int
+}
+
+// repaymentCursorPattern is a cursor as String writes it: the microseconds since the epoch, the
+// agreement's id, the instalment's index (0 to MaxInstalmentIndex) — api/openapi.yaml states the same pattern.
+var repaymentCursorPattern = regexp.MustCompile(`^[0-9]{1,18}\.(bnpl_[A-Za-z0-9_-]{1,59})\.([0-9]|[1-5][0-9])$`)
+
+func (c RepaymentCursor) String() string {
+	return strconv.FormatInt(c.At.UnixMicro(), 10) + "." + c.Agreement + "." + strconv.Itoa(c.Index)
+}
+
+// ParseRepaymentCursor reads a cursor String wrote ("" is the start: the zero cursor).
+func ParseRepaymentCursor(v string) (RepaymentCursor, error) {
+	if v == "" {
+		return RepaymentCursor{}, nil
+	}
+	bad := &field.Error{Field: "cursor", Problem: "must be a nextCursor this list returned"}
+	m := repaymentCursorPattern.FindStringSubmatch(v)
+	if m == nil {
+		return RepaymentCursor{}, bad
+	}
+	micros, err := strconv.ParseInt(v[:strings.IndexByte(v, '.')], 10, 64)
+	idx, ierr := strconv.Atoi(m[2])
+	if err != nil || ierr != nil {
+		return RepaymentCursor{}, bad
+	}
+	return RepaymentCursor{At: time.UnixMicro(micros).UTC(), Agreement: m[1], Index: idx}, nil
+}
+
+// CursorOf is r's place in the feed.
+func (r Repayment) CursorOf() RepaymentCursor {
+	return RepaymentCursor{At: r.CollectedAt, Agreement: r.AgreementID, Index: r.Index}
+}
+
+// where states f over the collected instalments i of the context's business joined to their
+// agreements a, in bun's ?n placeholders from ?0.
+func (f RepaymentFilter) where(ctx context.Context) (string, []any) {
+	conds := []string{"i.tenant_id = ?0", "i.status = ?1"}
+	args := []any{tenancy.TenantID(ctx), InstalmentCollected}
+	add := func(cond string, v any) {
+		conds = append(conds, strings.ReplaceAll(cond, "?", "?"+strconv.Itoa(len(args))))
+		args = append(args, v)
+	}
+	for _, c := range []struct {
+		v, cond string
+	}{{f.EmployeeID, "a.employee_id = ?"}, {f.MerchantID, "a.merchant_id = ?"}, {f.AgreementID, "i.agreement_id = ?"},
+		{f.Source, "i.collect_source = ?"}} {
+		if c.v != "" {
+			add(c.cond, c.v)
+		}
+	}
+	if !f.From.IsZero() {
+		add("i.collected_at >= ?", f.From.UTC())
+	}
+	if !f.To.IsZero() {
+		add("i.collected_at < ?", f.To.UTC())
+	}
+	return strings.Join(conds, " AND "), args
+}
+
+// Repayments lists the context's business's repayments matching f, newest first: up to limit
+// after the cursor (the zero cursor: from the newest), in q (its tenant transaction, a pgx or a
+// bun one).
+func Repayments(ctx context.Context, q db.Writer, f RepaymentFilter, after RepaymentCursor, limit int) ([]Repayment, error) {
+	where, args := f.where(ctx)
+	if !after.At.IsZero() {
+		n := len(args)
+		where += fmt.Sprintf(" AND (i.collected_at, i.agreement_id, i.idx) < (?%d, ?%d, ?%d)", n, n+1, n+2)
+		args = append(args, after.At, after.Agreement, after.Index)
+	}
+	args = append(args, limit)
+	rows, err := db.Select[Repayment](ctx, q, `SELECT i.agreement_id, i.idx, a.employee_id, a.merchant_id, i.due_date,
+			i.amount_santim::bigint AS amount_santim, i.collect_source, coalesce(i.collect_mandate_id, '') AS collect_mandate_id,
+			i.ledger_tx_id, i.collect_workflow_id, i.collected_at
+		FROM app.bnpl_instalments i JOIN app.bnpl_agreements a ON a.tenant_id = i.tenant_id AND a.id = i.agreement_id
+		WHERE `+where+` ORDER BY i.collected_at DESC, i.agreement_id DESC, i.idx DESC LIMIT ?`+strconv.Itoa(len(args)-1), args...)
+	if err != nil {
+		return nil, fmt.Errorf("bnpl: list the repayments: %w", err)
+	}
+	for i := range rows {
+		rows[i].CollectedAt = rows[i].CollectedAt.UTC()
+	}
+	return rows, nil
+}
+
+// RepaymentTotals counts and sums the context's business's repayments matching f, by source:
+// every source of RepaymentSources is a key (zero when none; only f.Source's when f names one).
+//
+// Overflow: as Summary's — an exact numeric sum cast to bigint in SQL; one past int64 is
+// Postgres's numeric_value_out_of_range (SQLSTATE 22003), this function's error, never a wrapped
+// figure. By construction an agreement's instalments sum to at most its purchase (≤ 10^11
+// santim), so that takes over 92 million agreements at the largest purchase.
+func RepaymentTotals(ctx context.Context, q db.Writer, f RepaymentFilter) (map[string]RepaymentTotal, error) {
+	where, args := f.where(ctx)
+	type sourceTotal struct {
+		Source string `bun:"collect_source" db:"collect_source"`
+		RepaymentTotal
+	}
+	rows, err := db.Select[sourceTotal](ctx, q, `SELECT i.collect_source, count(*) AS count, sum(i.amount_santim)::bigint AS amount_santim
+		FROM app.bnpl_instalments i JOIN app.bnpl_agreements a ON a.tenant_id = i.tenant_id AND a.id = i.agreement_id
+		WHERE `+where+` GROUP BY i.collect_source`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("bnpl: total the repayments: %w", err)
+	}
+	out := map[string]RepaymentTotal{}
+	for _, s := range RepaymentSources {
+		if f.Source == "" || f.Source == s {
+			out[s] = RepaymentTotal{}
+		}
+	}
+	for _, r := range rows {
+		out[r.Source] = r.RepaymentTotal
+	}
+	return out, nil
+}

@@ -1,0 +1,1 @@
+DROP INDEX IF EXISTS app.bnpl_instalments_repaid;
