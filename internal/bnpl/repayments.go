@@ -125,18 +125,8 @@ func (f RepaymentFilter) where(ctx context.Context) (string, []any) {
 // after the cursor (the zero cursor: from the newest), in q (its tenant transaction, a pgx or a
 // bun one).
 func Repayments(ctx context.Context, q db.Writer, f RepaymentFilter, after RepaymentCursor, limit int) ([]Repayment, error) {
-	where, args := f.where(ctx)
-	if !after.At.IsZero() {
-		n := len(args)
-		where += fmt.Sprintf(" AND (i.collected_at, i.agreement_id, i.idx) < (?%d, ?%d, ?%d)", n, n+1, n+2)
-		args = append(args, after.At, after.Agreement, after.Index)
-	}
-	args = append(args, limit)
-	rows, err := db.Select[Repayment](ctx, q, `SELECT i.agreement_id, i.idx, a.employee_id, a.merchant_id, i.due_date,
-			i.amount_santim::bigint AS amount_santim, i.collect_source, coalesce(i.collect_mandate_id, '') AS collect_mandate_id,
-			i.ledger_tx_id, i.collect_workflow_id, i.collected_at
-		FROM app.bnpl_instalments i JOIN app.bnpl_agreements a ON a.tenant_id = i.tenant_id AND a.id = i.agreement_id
-		WHERE `+where+` ORDER BY i.collected_at DESC, i.agreement_id DESC, i.idx DESC LIMIT ?`+strconv.Itoa(len(args)-1), args...)
+	query, args := repaymentsSQL(ctx, f, after, limit)
+	rows, err := db.Select[Repayment](ctx, q, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("bnpl: list the repayments: %w", err)
 	}
@@ -144,6 +134,23 @@ func Repayments(ctx context.Context, q db.Writer, f RepaymentFilter, after Repay
 		rows[i].CollectedAt = rows[i].CollectedAt.UTC()
 	}
 	return rows, nil
+}
+
+// repaymentsSQL is Repayments' statement (bun's placeholders; read through
+// bnpl_instalments_repaid, migration 0109).
+func repaymentsSQL(ctx context.Context, f RepaymentFilter, after RepaymentCursor, limit int) (string, []any) {
+	where, args := f.where(ctx)
+	if !after.At.IsZero() {
+		n := len(args)
+		where += fmt.Sprintf(" AND (i.collected_at, i.agreement_id, i.idx) < (?%d, ?%d, ?%d)", n, n+1, n+2)
+		args = append(args, after.At, after.Agreement, after.Index)
+	}
+	args = append(args, limit)
+	return `SELECT i.agreement_id, i.idx, a.employee_id, a.merchant_id, i.due_date,
+			i.amount_santim::bigint AS amount_santim, i.collect_source, coalesce(i.collect_mandate_id, '') AS collect_mandate_id,
+			i.ledger_tx_id, i.collect_workflow_id, i.collected_at
+		FROM app.bnpl_instalments i JOIN app.bnpl_agreements a ON a.tenant_id = i.tenant_id AND a.id = i.agreement_id
+		WHERE ` + where + ` ORDER BY i.collected_at DESC, i.agreement_id DESC, i.idx DESC LIMIT ?` + strconv.Itoa(len(args)-1), args
 }
 
 // RepaymentTotals counts and sums the context's business's repayments matching f, by source:

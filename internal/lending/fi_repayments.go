@@ -61,12 +61,18 @@ func (f FIRepaymentFilter) where(fiID string) sqlWhere {
 // ListFIRepayments lists the context's FI's repayments matching f, newest first: up to limit
 // rows with an id below before ("": from the newest).
 func ListFIRepayments(ctx context.Context, tx db.BunTx, f FIRepaymentFilter, before string, limit int) ([]LoanRepayment, error) {
-	w := f.where(tenancy.TenantID(ctx))
+	q, args := fiRepaymentsSQL(tenancy.TenantID(ctx), f, before, limit)
+	return listRows(ctx, tx, "lending.list_fi_repayments", q, args, scanRepayment)
+}
+
+// fiRepaymentsSQL is ListFIRepayments' statement for FI fiID (read through
+// loan_repayments_fi_feed, migration 0104).
+func fiRepaymentsSQL(fiID string, f FIRepaymentFilter, before string, limit int) (string, []any) {
+	w := f.where(fiID)
 	w.addIf(before != "", "id < ?", before)
 	args := append(w.args, limit)
-	q := `SELECT ` + repaymentColumns + ` FROM app.loan_repayments WHERE ` + w.String() +
-		` ORDER BY id DESC LIMIT $` + strconv.Itoa(len(args))
-	return listRows(ctx, tx, "lending.list_fi_repayments", q, args, scanRepayment)
+	return `SELECT ` + repaymentColumns + ` FROM app.loan_repayments WHERE ` + w.String() +
+		` ORDER BY id DESC LIMIT $` + strconv.Itoa(len(args)), args
 }
 
 // FIRepaymentTotals counts and sums the context's FI's repayments matching f, by state: every

@@ -1,0 +1,4 @@
+package bnpl
+
+// RepaymentsSQL is repaymentsSQL, for the plan test.
+var RepaymentsSQL = repaymentsSQL
