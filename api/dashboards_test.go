@@ -192,11 +192,11 @@ func TestBusinessDashboard(t *testing.T) {
 	require.Equal(t, http.StatusUnauthorized, rec.Code)
 }
 
-// TestDashboardSectionsNameRoutes: every dashboard section names a row of the route table (a
+// TestDashboardSectionsNameRoutes: every dashboard and settings-page section names a row of the route table (a
 // renamed route would otherwise panic at the first request).
 func TestDashboardSectionsNameRoutes(t *testing.T) {
 	s := newTestServer()
-	for _, sec := range dashboardSections {
+	for _, sec := range append(append([]dashboardSection{}, dashboardSections...), businessSettingsSections...) {
 		_, ok := s.guards[sec.route]
 		require.True(t, ok, sec.route)
 	}

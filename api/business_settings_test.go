@@ -1,0 +1,86 @@
+package api
+
+import (
+	"encoding/json"
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/wagerail/wagerail/internal/orgs"
+)
+
+// TestBusinessSettings: the settings page is each setting exactly as its own route answers it,
+// for a caller that route admits, null for one it does not; missing names the accounts not set
+// among the sections shown (the stack set the EWA funding account; the others are not), each
+// with the features it holds back and the route that sets it. Another organization's member is
+// refused, a non-business's id is 404, any query string is 400, nobody is 401.
+func TestBusinessSettings(t *testing.T) {
+	t.Parallel()
+	s := newEwaStack(t, ewaStackOpts{})
+	path := "/api/business/" + s.tenant + "/settings"
+	read := func(cl *apiClient) map[string]json.RawMessage {
+		t.Helper()
+		rec := cl.call(http.MethodGet, path, nil)
+		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+		return decode[map[string]json.RawMessage](t, rec)
+	}
+	own := map[string]string{"ewa": "/api/ewa/settings", "wallet": "/api/wallet/settings", "savings": "/api/savings/settings",
+		"payroll": "/api/payroll/tenant-settings/effective", "autoLock": "/api/payroll/auto-lock-policy/effective",
+		"security": "/api/organization/security-policy"}
+
+	// The owner reads every section, each its own route's answer.
+	got := read(s.owner)
+	require.JSONEq(t, `"`+s.tenant+`"`, string(got["businessId"]))
+	answers := map[string]map[string]json.RawMessage{}
+	for section, route := range own {
+		rec := s.owner.call(http.MethodGet, route, nil)
+		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+		require.JSONEq(t, rec.Body.String(), string(got[section]), section)
+		answers[section] = decode[map[string]json.RawMessage](t, rec)
+	}
+	unset := func(section, field string) bool { v, ok := answers[section][field]; return !ok || string(v) == "null" }
+	require.False(t, unset("ewa", "fundingAccount"), "the stack set the EWA funding account")
+	want := []missingSettingJSON{}
+	for _, m := range []struct {
+		section, field string
+		miss           missingSettingJSON
+	}{
+		{"payroll", "payrollAccount", missingSettingJSON{missingPayrollAccount, []string{"PAYROLL_DISBURSEMENT", "LOAN_REMITTANCE", "COURT_ORDER_REMITTANCE"},
+			onboardingActionJSON{Method: http.MethodPost, Path: "/api/payroll/tenant-settings"}}},
+		{"ewa", "fundingAccount", missingSettingJSON{missingEwaFunding, []string{"EWA", "BNPL"}, onboardingActionJSON{Method: http.MethodPut, Path: "/api/ewa/settings"}}},
+		{"wallet", "poolAccount", missingSettingJSON{missingWalletPool, []string{"WALLET_TRANSFER"}, onboardingActionJSON{Method: http.MethodPut, Path: "/api/wallet/settings"}}},
+		{"savings", "escrowAccount", missingSettingJSON{missingSavingsEscrow, []string{"SAVINGS"}, onboardingActionJSON{Method: http.MethodPut, Path: "/api/savings/settings"}}},
+	} {
+		if unset(m.section, m.field) {
+			want = append(want, m.miss)
+		}
+	}
+	require.NotEmpty(t, want, "the wallet pool and the savings escrow are not set")
+	var missing []missingSettingJSON
+	require.NoError(t, json.Unmarshal(got["missing"], &missing))
+	require.Equal(t, want, missing)
+
+	// A plain member: the security policy only (the others are admins' routes), nothing missing shown.
+	member := bizAddMember(t, s.d, s.srv, s.tenant, "member@settings.test", orgs.PlainMember)
+	got = read(member)
+	for section := range own {
+		if section == "security" {
+			require.NotEqual(t, "null", string(got[section]))
+			continue
+		}
+		require.Equal(t, "null", string(got[section]), section)
+	}
+	require.JSONEq(t, `[]`, string(got["missing"]))
+
+	// Others: another organization's owner is refused, a merchant's own id is no business, a query is 400.
+	other, res := s.signUp("owner@settings-other.test", "BUSINESS")
+	require.Equal(t, http.StatusForbidden, other.call(http.MethodGet, path, nil).Code)
+	shop, shopRes := s.signUpPartner("owner@settings-shop.test", "MERCHANT")
+	requireStatus(t, shop.call(http.MethodGet, "/api/business/"+shopRes.Organization.ID+"/settings", nil), http.StatusNotFound, "NOT_FOUND")
+	require.Equal(t, http.StatusOK, other.call(http.MethodGet, "/api/business/"+res.Organization.ID+"/settings", nil).Code)
+	require.Equal(t, http.StatusUnauthorized, s.client().call(http.MethodGet, path, nil).Code)
+	for _, q := range []string{"?x", "?section=ewa", "?%00=1"} {
+		requireStatus(t, s.owner.hostile(http.MethodGet, path+q, nil), http.StatusBadRequest, "INVALID_REQUEST")
+	}
+}
