@@ -1,7 +1,6 @@
 package api
 
 import (
-	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -151,7 +150,7 @@ func (s *Server) complianceQueues(c *gin.Context) {
 		items := make([]complianceItemJSON, 0, len(kycQ.Oldest))
 		for _, it := range kycQ.Oldest {
 			items = append(items, complianceItemJSON{ID: it.ID, TenantID: it.TenantID, Kind: string(it.SubjectType), State: string(it.Status),
-				SubjectID: it.SubjectID, ClaimedBy: optionalString(it.ClaimedBy), Since: it.Since.UTC(), AgeSeconds: wholeSeconds(it.AgeSeconds),
+				SubjectID: it.SubjectID, ClaimedBy: optionalString(it.ClaimedBy), Since: it.Since.UTC(), AgeSeconds: it.AgeSeconds,
 				DecisionRoutes: kycDecisionRoutes(it)})
 		}
 		out = append(out, complianceQueue(complianceKYC, kycQ.Count, items))
@@ -160,7 +159,7 @@ func (s *Server) complianceQueues(c *gin.Context) {
 		items := make([]complianceItemJSON, 0, len(sanQ.Oldest))
 		for _, it := range sanQ.Oldest {
 			items = append(items, complianceItemJSON{ID: it.ID, TenantID: it.TenantID, Kind: string(it.SubjectType), State: string(it.Outcome),
-				SubjectID: it.SubjectID, Since: it.Since.UTC(), AgeSeconds: wholeSeconds(it.AgeSeconds),
+				SubjectID: it.SubjectID, Since: it.Since.UTC(), AgeSeconds: it.AgeSeconds,
 				DecisionRoutes: []complianceRouteJSON{{http.MethodPost, "/api/sanctions/checks/" + url.PathEscape(it.ID) + "/review"}}})
 		}
 		out = append(out, complianceQueue(complianceSanctions, sanQ.Count, items))
@@ -169,7 +168,7 @@ func (s *Server) complianceQueues(c *gin.Context) {
 		items := make([]complianceItemJSON, 0, len(kybQ.Oldest))
 		for _, it := range kybQ.Oldest {
 			items = append(items, complianceItemJSON{ID: it.ID, TenantID: it.ID, Kind: string(it.Kind), State: orgs.KYCPending,
-				SubjectID: it.ID, MissingDocuments: it.Missing, Since: it.Since.UTC(), AgeSeconds: wholeSeconds(it.AgeSeconds),
+				SubjectID: it.ID, MissingDocuments: it.Missing, Since: it.Since.UTC(), AgeSeconds: it.AgeSeconds,
 				DecisionRoutes: kybDecisionRoutes(it)})
 		}
 		out = append(out, complianceQueue(complianceKYB, kybQ.Count, items))
@@ -187,8 +186,6 @@ func complianceQueue(name string, count int64, items []complianceItemJSON) compl
 	}
 	return q
 }
-
-func wholeSeconds(s float64) int64 { return int64(math.Floor(s)) }
 
 // kycDecisionRoutes are the next moves on a waiting submission (api/kyc.go): a PENDING one is
 // claimed first; a claimed one is approved, rejected or sent back for more information.

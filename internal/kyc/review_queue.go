@@ -29,8 +29,8 @@ type BacklogItem struct {
 	Status      Status // PENDING (to claim) or IN_REVIEW (to decide)
 	ClaimedBy   string // "" while PENDING
 	Since       time.Time
-	// AgeSeconds is how long it has waited, at the database's clock.
-	AgeSeconds float64
+	// AgeSeconds is how long it has waited, at the database's clock, in whole seconds.
+	AgeSeconds int64
 }
 
 // Backlog is the KYC work queue as of one statement: how many submissions wait for a reviewer
@@ -44,7 +44,7 @@ type Backlog struct {
 // through the partial index kyc_queue (migration app/0016), whose predicate the first condition
 // states: the read touches the open submissions only.
 const backlogSQL = `SELECT id, tenant_id, subject_type, subject_id, status, coalesce(claimed_by, ''), created_at,
-		greatest(extract(epoch FROM now() - created_at), 0)::float8, count(*) OVER ()
+		greatest(floor(extract(epoch FROM now() - created_at)), 0)::bigint, count(*) OVER ()
 	FROM app.kyc_submissions
 	WHERE status IN ('PENDING', 'IN_REVIEW') AND (status = 'IN_REVIEW' OR rejection_reason IS NULL)
 	ORDER BY created_at, id LIMIT $1`

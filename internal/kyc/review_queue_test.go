@@ -67,7 +67,7 @@ func TestReviewBacklog(t *testing.T) {
 	require.Equal(t, int64(2), got.Count)
 	require.Len(t, got.Oldest, 2)
 	require.Equal(t, [4]any{claimed, b, kyc.InReview, "usr_rev"}, [4]any{got.Oldest[0].ID, got.Oldest[0].TenantID, got.Oldest[0].Status, got.Oldest[0].ClaimedBy})
-	require.InDelta(t, 5*3600, got.Oldest[0].AgeSeconds, 60)
+	require.InDelta(t, 5*3600, float64(got.Oldest[0].AgeSeconds), 60)
 	require.Equal(t, [4]any{pending, a, kyc.Pending, ""}, [4]any{got.Oldest[1].ID, got.Oldest[1].TenantID, got.Oldest[1].Status, got.Oldest[1].ClaimedBy})
 	require.Equal(t, kyc.SubjectUser, got.Oldest[1].SubjectType)
 	got = read(1)

@@ -27,8 +27,8 @@ type KYBBacklogItem struct {
 	ID    string
 	Kind  Kind
 	Since time.Time
-	// AgeSeconds is how long it has waited, at the database's clock.
-	AgeSeconds float64
+	// AgeSeconds is how long it has waited, at the database's clock, in whole seconds.
+	AgeSeconds int64
 	// Missing are the required document types of its kind it has not filed (sorted; empty: it
 	// may be verified).
 	Missing []string
@@ -45,7 +45,7 @@ type KYBBacklog struct {
 // limit) through the partial index organizations_kyb_pending (migration app/0108), whose predicate
 // is the WHERE: the read touches the waiting organizations only. An organization's documents'
 // keys come back, never their content.
-const kybBacklogSQL = `SELECT o.id, o.kind, w.since, greatest(extract(epoch FROM now() - w.since), 0)::float8,
+const kybBacklogSQL = `SELECT o.id, o.kind, w.since, greatest(floor(extract(epoch FROM now() - w.since)), 0)::bigint,
 		ARRAY(SELECT k FROM jsonb_object_keys(o.kyc_documents) AS k ORDER BY k), count(*) OVER ()
 	FROM app.organizations o
 	CROSS JOIN LATERAL (SELECT coalesce(min((d.value ->> 'uploadedAt')::timestamptz), o.created_at) AS since

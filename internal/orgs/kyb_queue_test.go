@@ -85,7 +85,7 @@ func TestKYBReviewBacklog(t *testing.T) {
 	require.Equal(t, []string{fi, merchant, business}, []string{got.Oldest[0].ID, got.Oldest[1].ID, got.Oldest[2].ID}, "oldest first")
 	require.Equal(t, orgs.FI, got.Oldest[0].Kind)
 	require.WithinDuration(t, now.Add(-8*time.Hour), got.Oldest[0].Since, time.Second, "since its earliest document")
-	require.InDelta(t, 8*3600, got.Oldest[0].AgeSeconds, 60)
+	require.InDelta(t, 8*3600, float64(got.Oldest[0].AgeSeconds), 60)
 	require.Equal(t, []string{"director_id", "tin_certificate"}, got.Oldest[0].Missing)
 	require.Equal(t, []string{}, got.Oldest[1].Missing, "every required document filed")
 	require.Equal(t, []string{"business_license", "memorandum_of_association", "tin_certificate"}, got.Oldest[2].Missing)

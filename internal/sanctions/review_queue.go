@@ -26,8 +26,8 @@ type BacklogItem struct {
 	SubjectID   string
 	Outcome     Outcome // REVIEW or BLOCK
 	Since       time.Time
-	// AgeSeconds is how long it has waited, at the database's clock.
-	AgeSeconds float64
+	// AgeSeconds is how long it has waited, at the database's clock, in whole seconds.
+	AgeSeconds int64
 }
 
 // Backlog is the sanctions work queue as of one statement: how many checks await a decision and
@@ -41,7 +41,7 @@ type Backlog struct {
 // through the partial index sanctions_checks_review (migration app/0012): the read touches the
 // checks awaiting a decision only.
 const backlogSQL = `SELECT id, tenant_id, subject_type, subject_id, outcome, created_at,
-		greatest(extract(epoch FROM now() - created_at), 0)::float8, count(*) OVER ()
+		greatest(floor(extract(epoch FROM now() - created_at)), 0)::bigint, count(*) OVER ()
 	FROM app.sanctions_checks
 	WHERE needs_review
 	ORDER BY created_at, seq LIMIT $1`

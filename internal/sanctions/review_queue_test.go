@@ -69,7 +69,7 @@ func TestReviewBacklog(t *testing.T) {
 	require.Equal(t, [4]any{block, b, sanctions.Block, "emp_" + block},
 		[4]any{got.Oldest[0].ID, got.Oldest[0].TenantID, got.Oldest[0].Outcome, got.Oldest[0].SubjectID})
 	require.Equal(t, sanctions.SubjectEmployee, got.Oldest[0].SubjectType)
-	require.InDelta(t, 6*3600, got.Oldest[0].AgeSeconds, 60)
+	require.InDelta(t, 6*3600, float64(got.Oldest[0].AgeSeconds), 60)
 	require.Equal(t, [3]any{review, a, sanctions.Review}, [3]any{got.Oldest[1].ID, got.Oldest[1].TenantID, got.Oldest[1].Outcome})
 	got = read(1)
 	require.Equal(t, int64(2), got.Count, "the limit bounds the list, not the count")
