@@ -84,3 +84,53 @@ func TestBusinessSettings(t *testing.T) {
 		requireStatus(t, s.owner.hostile(http.MethodGet, path+q, nil), http.StatusBadRequest, "INVALID_REQUEST")
 	}
 }
+
+// TestFISettings: the FI's settings page is its accounts and security policy as their own routes
+// answer them; missing names the funding and settlement accounts until they are set, for a caller
+// that may read the accounts (loans.view); a member without it sees the policy alone. A business
+// is refused, a query string is 400.
+func TestFISettings(t *testing.T) {
+	t.Parallel()
+	w := newLendingWorld(t)
+	read := func(cl *apiClient) fiSettingsJSON {
+		t.Helper()
+		rec := cl.call(http.MethodGet, "/api/fi/settings", nil)
+		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+		return decode[fiSettingsJSON](t, rec)
+	}
+	ownAnswers := func(cl *apiClient, got fiSettingsJSON) {
+		t.Helper()
+		for route, section := range map[string]any{"/api/fi/accounts": got.Accounts, "/api/organization/security-policy": got.Security} {
+			rec := cl.call(http.MethodGet, route, nil)
+			require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+			b, err := json.Marshal(section)
+			require.NoError(t, err)
+			require.JSONEq(t, rec.Body.String(), string(b), route)
+		}
+	}
+	got := read(w.fi)
+	require.Equal(t, w.fiID, got.OrganizationID)
+	ownAnswers(w.fi, got)
+	put := onboardingActionJSON{Method: http.MethodPut, Path: "/api/fi/accounts"}
+	require.Equal(t, []missingSettingJSON{{missingFIFunding, []string{"LOAN_DISBURSEMENT"}, put}, {missingFISettlement, []string{"LOAN_REMITTANCE"}, put}},
+		got.Missing)
+
+	rec := w.fi.call(http.MethodPut, "/api/fi/accounts", map[string]any{
+		"fundingAccount":    map[string]any{"partner": "sandbox", "accountNumber": lendingFundingAccount},
+		"settlementAccount": map[string]any{"partner": "sandbox", "accountNumber": lendingSettlementAccount}})
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	got = read(w.fi)
+	ownAnswers(w.fi, got)
+	require.Empty(t, got.Missing)
+
+	w.addMember(w.fiID, "plain@fi-settings.test", orgs.PlainMember)
+	plain := read(w.signIn("plain@fi-settings.test"))
+	require.Nil(t, plain.Accounts)
+	require.NotNil(t, plain.Security)
+	require.Empty(t, plain.Missing)
+
+	require.Equal(t, http.StatusForbidden, w.biz.call(http.MethodGet, "/api/fi/settings", nil).Code, "a business")
+	for _, q := range []string{"?x", "?section=accounts"} {
+		requireStatus(t, w.fi.hostile(http.MethodGet, "/api/fi/settings"+q, nil), http.StatusBadRequest, "INVALID_REQUEST")
+	}
+}

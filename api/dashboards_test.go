@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"testing"
 	"time"
 
@@ -196,7 +197,7 @@ func TestBusinessDashboard(t *testing.T) {
 // renamed route would otherwise panic at the first request).
 func TestDashboardSectionsNameRoutes(t *testing.T) {
 	s := newTestServer()
-	for _, sec := range append(append([]dashboardSection{}, dashboardSections...), businessSettingsSections...) {
+	for _, sec := range slices.Concat(dashboardSections, businessSettingsSections, fiSettingsSections) {
 		_, ok := s.guards[sec.route]
 		require.True(t, ok, sec.route)
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/wagerail/wagerail/internal/ewa"
+	"github.com/wagerail/wagerail/internal/lending"
 	"github.com/wagerail/wagerail/internal/orgs"
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/savings"
@@ -21,6 +22,9 @@ import (
 // set, each with the feature it holds back and the route that sets it. The organization's
 // settings read in one transaction, the payroll layers in a second (they are bun reads).
 
+// GET /api/fi/settings is the financial institution's: its funding and settlement accounts (GET
+// /api/fi/accounts) and its security policy, with the accounts not set among them.
+
 // Settings sections: each is its own GET route's answer, shown to whom that route admits.
 var (
 	settingsEwa      = dashboardSection{"GET /api/ewa/settings"}
@@ -30,7 +34,10 @@ var (
 	settingsAutoLock = dashboardSection{"GET /api/payroll/auto-lock-policy/effective"}
 	settingsSecurity = dashboardSection{"GET /api/organization/security-policy"}
 
+	settingsFIAccounts = dashboardSection{"GET /api/fi/accounts"}
+
 	businessSettingsSections = []dashboardSection{settingsEwa, settingsWallet, settingsSavings, settingsPayroll, settingsAutoLock, settingsSecurity}
+	fiSettingsSections       = []dashboardSection{settingsFIAccounts, settingsSecurity}
 )
 
 // A money feature's account that is not set (businessSettingsJSON.Missing).
@@ -39,6 +46,8 @@ const (
 	missingEwaFunding     = "EWA_FUNDING_ACCOUNT"    // early wage access and BNPL (the business fronts both from it)
 	missingWalletPool     = "WALLET_POOL_ACCOUNT"    // wallet transfers
 	missingSavingsEscrow  = "SAVINGS_ESCROW_ACCOUNT" // savings goals
+	missingFIFunding      = "FI_FUNDING_ACCOUNT"     // loan disbursement (the FI lends from it)
+	missingFISettlement   = "FI_SETTLEMENT_ACCOUNT"  // loan remittances (the businesses pay the instalments into it)
 )
 
 type missingSettingJSON struct {
@@ -60,10 +69,72 @@ type businessSettingsJSON struct {
 	Missing []missingSettingJSON `json:"missing"`
 }
 
-func (s *Server) businessSettingsRoutes() []Route {
-	return []Route{{Method: http.MethodGet, Path: "/api/business/:id/settings", Auth: Org, Role: orgs.PlainMember, Tenant: "id",
-		Summary: "A business's settings in one read (sections the caller may not read are null) and the money accounts not yet set",
-		Handler: snapshot(s.businessSettings)}}
+type fiSettingsJSON struct {
+	OrganizationID string              `json:"organizationId"`
+	Accounts       *fiAccountsJSON     `json:"accounts"`
+	Security       *securityPolicyJSON `json:"security"`
+	// Missing are the accounts not set among the sections shown: funding, then settlement.
+	Missing []missingSettingJSON `json:"missing"`
+}
+
+func (s *Server) settingsPageRoutes() []Route {
+	return []Route{
+		{Method: http.MethodGet, Path: "/api/business/:id/settings", Auth: Org, Role: orgs.PlainMember, Tenant: "id",
+			Summary: "A business's settings in one read (sections the caller may not read are null) and the money accounts not yet set",
+			Handler: snapshot(s.businessSettings)},
+		{Method: http.MethodGet, Path: "/api/fi/settings", Auth: Org, Role: orgs.PlainMember,
+			Summary: "The financial institution's settings in one read (sections the caller may not read are null) and the accounts not yet set",
+			Handler: snapshot(s.forKind(orgs.FI, s.fiSettings))},
+	}
+}
+
+// missingSetting is an account not set among the sections shown (shown and not set), with the
+// features it holds back and the route that sets it.
+func missingSetting(out *[]missingSettingJSON, shown, set bool, setting, method, path string, features ...string) {
+	if shown && !set {
+		*out = append(*out, missingSettingJSON{Setting: setting, Features: features, SetWith: onboardingActionJSON{Method: method, Path: path}})
+	}
+}
+
+func (s *Server) fiSettings(c *gin.Context) {
+	if e := noQuery(c); e != nil {
+		writeError(c, e)
+		return
+	}
+	cl := callerOf(c)
+	out := fiSettingsJSON{OrganizationID: cl.Tenant, Missing: []missingSettingJSON{}}
+	if s.may(cl, settingsSecurity) {
+		p, err := inTenantValue(s, c, func(ctx context.Context, tx pgx.Tx) (orgs.SecurityPolicy, error) {
+			return orgs.SecurityPolicyOf(ctx, tx, cl.Tenant)
+		})
+		if err != nil {
+			writeError(c, err)
+			return
+		}
+		j := toSecurityPolicyJSON(cl.Tenant, p)
+		out.Security = &j
+	}
+	if s.may(cl, settingsFIAccounts) {
+		type got struct {
+			a  lending.FIAccounts
+			ok bool
+		}
+		a, ok := lendingValue(s, c, "", "", "", func(ctx context.Context, tx db.BunTx) (got, error) {
+			a, ok, err := lending.GetFIAccounts(ctx, tx)
+			return got{a, ok}, err
+		})
+		if !ok {
+			return
+		}
+		j := toFIAccountsJSON(a.a, a.ok)
+		out.Accounts = &j
+	}
+	shown := out.Accounts != nil
+	missingSetting(&out.Missing, shown, shown && out.Accounts.FundingAccount != nil, missingFIFunding, http.MethodPut, "/api/fi/accounts",
+		"LOAN_DISBURSEMENT")
+	missingSetting(&out.Missing, shown, shown && out.Accounts.SettlementAccount != nil, missingFISettlement, http.MethodPut, "/api/fi/accounts",
+		"LOAN_REMITTANCE")
+	c.JSON(http.StatusOK, out)
 }
 
 func (s *Server) businessSettings(c *gin.Context) {
@@ -130,10 +201,7 @@ func (s *Server) businessSettings(c *gin.Context) {
 		return
 	}
 	missing := func(shown, set bool, setting, method, path string, features ...string) {
-		if shown && !set {
-			out.Missing = append(out.Missing, missingSettingJSON{Setting: setting, Features: features,
-				SetWith: onboardingActionJSON{Method: method, Path: path}})
-		}
+		missingSetting(&out.Missing, shown, set, setting, method, path, features...)
 	}
 	p, _ := out.Payroll.(payrollSettingsEffectiveJSON)
 	missing(out.Payroll != nil, p.PayrollAccount != nil, missingPayrollAccount, http.MethodPost, "/api/payroll/tenant-settings",
