@@ -2,7 +2,6 @@ package ewa
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
 
@@ -48,20 +47,13 @@ func TestAdvanceBookReadsThroughIndexes(t *testing.T) {
 		"a window":   {AdvanceBookFilter{From: window, To: window.AddDate(0, 1, 0)}, "ewa_requests_pkey"},
 	} {
 		for _, before := range []string{"", "ewa_x"} {
-			var plan []string
+			var text string
 			require.NoError(t, crosstenant.Tx(ctx, d.Platform(t), "plan test", func(tx pgx.Tx) error {
-				if _, err := tx.Exec(ctx, `SET LOCAL enable_seqscan = off`); err != nil {
-					return err
-				}
 				sql, args := advanceBookSQL(c.f, before, 51)
-				rows, err := tx.Query(ctx, "EXPLAIN "+sql, args...)
-				if err != nil {
-					return err
-				}
-				plan, err = pgx.CollectRows(rows, pgx.RowTo[string])
+				var err error
+				text, err = testkit.Plan(ctx, tx, sql, args...)
 				return err
 			}))
-			text := strings.Join(plan, "\n")
 			require.NotContains(t, text, "Seq Scan on ewa_requests", "%s:\n%s", name, text)
 			require.Contains(t, text, " "+c.index, "%s:\n%s", name, text)
 		}

@@ -2,7 +2,6 @@ package kyc_test
 
 import (
 	"context"
-	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -83,24 +82,12 @@ func TestReviewBacklog(t *testing.T) {
 	}
 
 	// Sequential scans off: a read that no index serves shows as the scan it would be.
-	var plan strings.Builder
+	var plan string
 	require.NoError(t, crosstenant.Tx(ctx, d.Platform(t), "test", func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SET LOCAL enable_seqscan = off`); err != nil {
-			return err
-		}
-		rows, err := tx.Query(ctx, `EXPLAIN `+kyc.BacklogSQL, 10)
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			var line string
-			if err := rows.Scan(&line); err != nil {
-				return err
-			}
-			plan.WriteString(line + "\n")
-		}
-		return rows.Err()
+		var err error
+		plan, err = testkit.Plan(ctx, tx, kyc.BacklogSQL, 10)
+		return err
 	}))
-	require.Contains(t, plan.String(), "kyc_queue", plan.String())
-	require.NotContains(t, plan.String(), "Seq Scan", plan.String())
+	require.Contains(t, plan, "kyc_queue", plan)
+	require.NotContains(t, plan, "Seq Scan", plan)
 }

@@ -2,7 +2,6 @@ package lending
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
 
@@ -33,20 +32,13 @@ func TestLoanBookReadsThroughIndexes(t *testing.T) {
 		"a window":   {LoanBookFilter{From: window, To: window.AddDate(0, 1, 0)}, "loans_pkey"},
 	} {
 		for _, before := range []string{"", "loan_x"} {
-			var plan []string
+			var text string
 			require.NoError(t, crosstenant.Tx(ctx, d.Platform(t), "plan test", func(tx pgx.Tx) error {
-				if _, err := tx.Exec(ctx, `SET LOCAL enable_seqscan = off`); err != nil {
-					return err
-				}
 				sql, args := loanBookSQL(c.f, before, 51)
-				rows, err := tx.Query(ctx, "EXPLAIN "+sql, args...)
-				if err != nil {
-					return err
-				}
-				plan, err = pgx.CollectRows(rows, pgx.RowTo[string])
+				var err error
+				text, err = testkit.Plan(ctx, tx, sql, args...)
 				return err
 			}))
-			text := strings.Join(plan, "\n")
 			require.NotContains(t, text, "Seq Scan on loans", "%s:\n%s", name, text)
 			require.Contains(t, text, " "+c.index, "%s:\n%s", name, text)
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/wagerail/wagerail/internal/payroll/payrolltest"
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
+	"github.com/wagerail/wagerail/internal/platform/testkit"
 )
 
 func (w *loanWorld) approved(t *testing.T) lending.Loan {
@@ -381,15 +382,8 @@ func TestDisbursementByWorkflowReadsThroughItsIndex(t *testing.T) {
 	require.NoError(t, tenancy.InTx(ctx, w.biz.DB.App, func(tx pgx.Tx) error {
 		// The test's few loans are cheaper to scan than to look up: the plan without scans says
 		// whether the index can serve the read at all.
-		if _, err := tx.Exec(ctx, `SET LOCAL enable_seqscan = off`); err != nil {
-			return err
-		}
-		rows, err := tx.Query(ctx, "EXPLAIN "+lending.DisbursementByWorkflowSQL, w.biz.ID, "wf-plan")
-		if err != nil {
-			return err
-		}
-		lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
-		plan.WriteString(strings.Join(lines, "\n"))
+		text, err := testkit.Plan(ctx, tx, lending.DisbursementByWorkflowSQL, w.biz.ID, "wf-plan")
+		plan.WriteString(text)
 		return err
 	}))
 	require.Contains(t, plan.String(), "loans_disburse_workflow", "the claim is not read through its index:\n%s", plan.String())

@@ -2,7 +2,6 @@ package lending
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
 
@@ -31,20 +30,13 @@ func TestFIRepaymentsReadThroughTheFeedIndex(t *testing.T) {
 		"all of them": {Status: RepaymentFailed, Source: RepaySourceManual, BusinessID: "biz_1", LoanID: "loan_1", From: window},
 	} {
 		for _, before := range []string{"", "lrep_x"} {
-			var plan []string
+			var text string
 			require.NoError(t, db.InTenantTx(ctx, d.App, "fi_1", func(tx pgx.Tx) error {
-				if _, err := tx.Exec(ctx, `SET LOCAL enable_seqscan = off`); err != nil {
-					return err
-				}
 				sql, args := fiRepaymentsSQL("fi_1", f, before, 51)
-				rows, err := tx.Query(ctx, "EXPLAIN "+sql, args...)
-				if err != nil {
-					return err
-				}
-				plan, err = pgx.CollectRows(rows, pgx.RowTo[string])
+				var err error
+				text, err = testkit.Plan(ctx, tx, sql, args...)
 				return err
 			}))
-			text := strings.Join(plan, "\n")
 			require.NotContains(t, text, "Seq Scan on loan_repayments", "%s:\n%s", name, text)
 			require.Contains(t, text, "loan_repayments_fi_feed", "%s:\n%s", name, text)
 		}

@@ -2,7 +2,6 @@ package orgs_test
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
 
@@ -101,24 +100,12 @@ func TestKYBReviewBacklog(t *testing.T) {
 		return nil
 	})
 
-	var plan strings.Builder
+	var plan string
 	in(func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SET LOCAL enable_seqscan = off`); err != nil {
-			return err
-		}
-		rows, err := tx.Query(ctx, `EXPLAIN `+orgs.KYBBacklogSQL, 10)
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			var line string
-			if err := rows.Scan(&line); err != nil {
-				return err
-			}
-			plan.WriteString(line + "\n")
-		}
-		return rows.Err()
+		var err error
+		plan, err = testkit.Plan(ctx, tx, orgs.KYBBacklogSQL, 10)
+		return err
 	})
-	require.Contains(t, plan.String(), "organizations_kyb_pending", plan.String())
-	require.NotContains(t, plan.String(), "Seq Scan", plan.String())
+	require.Contains(t, plan, "organizations_kyb_pending", plan)
+	require.NotContains(t, plan, "Seq Scan", plan)
 }

@@ -2,7 +2,6 @@ package sanctions_test
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
 
@@ -87,24 +86,12 @@ func TestReviewBacklog(t *testing.T) {
 	require.Equal(t, int64(1), got.Count)
 	require.Equal(t, review, got.Oldest[0].ID)
 
-	var plan strings.Builder
+	var plan string
 	require.NoError(t, crosstenant.Tx(ctx, platform, "test", func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SET LOCAL enable_seqscan = off`); err != nil {
-			return err
-		}
-		rows, err := tx.Query(ctx, `EXPLAIN `+sanctions.BacklogSQL, 10)
-		if err != nil {
-			return err
-		}
-		for rows.Next() {
-			var line string
-			if err := rows.Scan(&line); err != nil {
-				return err
-			}
-			plan.WriteString(line + "\n")
-		}
-		return rows.Err()
+		var err error
+		plan, err = testkit.Plan(ctx, tx, sanctions.BacklogSQL, 10)
+		return err
 	}))
-	require.Contains(t, plan.String(), "sanctions_checks_review", plan.String())
-	require.NotContains(t, plan.String(), "Seq Scan", plan.String())
+	require.Contains(t, plan, "sanctions_checks_review", plan)
+	require.NotContains(t, plan, "Seq Scan", plan)
 }
