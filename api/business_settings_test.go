@@ -134,3 +134,46 @@ func TestFISettings(t *testing.T) {
 		requireStatus(t, w.fi.hostile(http.MethodGet, "/api/fi/settings"+q, nil), http.StatusBadRequest, "INVALID_REQUEST")
 	}
 }
+
+// TestMerchantSettings: the merchant's settings page names its settlement account as missing until
+// it is set, then shows it as GET /api/bnpl/merchant answers it; a member without bnpl.view sees
+// the policy alone; a business is refused, a query string is 400.
+func TestMerchantSettings(t *testing.T) {
+	t.Parallel()
+	w := newKycWorld(t)
+	shop, res := w.signUpPartner("owner@settings-merchant.test", "MERCHANT")
+	shopID := res.Organization.ID
+	read := func(cl *apiClient) merchantSettingsJSON {
+		t.Helper()
+		rec := cl.call(http.MethodGet, "/api/bnpl/settings", nil)
+		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+		return decode[merchantSettingsJSON](t, rec)
+	}
+	got := read(shop)
+	require.Equal(t, shopID, got.OrganizationID)
+	require.Nil(t, got.Merchant)
+	require.NotNil(t, got.Security)
+	require.Equal(t, []missingSettingJSON{{missingMerchantSettle, []string{"BNPL_SALES"},
+		onboardingActionJSON{Method: http.MethodPut, Path: "/api/bnpl/merchant"}}}, got.Missing)
+
+	dashFixture(t, w.d, shopID, []any{`INSERT INTO app.bnpl_merchants (tenant_id, settlement_partner, settlement_account_number,
+		discount_basis_points, updated_by, updated_at) VALUES ($1, 'sandbox', '3000000000011', 250, 'test', now())`, shopID})
+	got = read(shop)
+	require.Empty(t, got.Missing)
+	for route, section := range map[string]any{"/api/bnpl/merchant": got.Merchant, "/api/organization/security-policy": got.Security} {
+		rec := shop.call(http.MethodGet, route, nil)
+		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+		b, err := json.Marshal(section)
+		require.NoError(t, err)
+		require.JSONEq(t, rec.Body.String(), string(b), route)
+	}
+
+	plain := bizAddMember(t, w.d, w.srv, shopID, "plain@settings-merchant.test", orgs.PlainMember)
+	got = read(plain)
+	require.Nil(t, got.Merchant)
+	require.NotNil(t, got.Security)
+	require.Empty(t, got.Missing)
+
+	require.Equal(t, http.StatusForbidden, w.owner.call(http.MethodGet, "/api/bnpl/settings", nil).Code, "a business")
+	requireStatus(t, shop.hostile(http.MethodGet, "/api/bnpl/settings?x=1", nil), http.StatusBadRequest, "INVALID_REQUEST")
+}

@@ -197,7 +197,7 @@ func TestBusinessDashboard(t *testing.T) {
 // renamed route would otherwise panic at the first request).
 func TestDashboardSectionsNameRoutes(t *testing.T) {
 	s := newTestServer()
-	for _, sec := range slices.Concat(dashboardSections, businessSettingsSections, fiSettingsSections) {
+	for _, sec := range slices.Concat(dashboardSections, businessSettingsSections, fiSettingsSections, merchantSettingsSections) {
 		_, ok := s.guards[sec.route]
 		require.True(t, ok, sec.route)
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/wagerail/wagerail/internal/bnpl"
 	"github.com/wagerail/wagerail/internal/ewa"
 	"github.com/wagerail/wagerail/internal/lending"
 	"github.com/wagerail/wagerail/internal/orgs"
@@ -23,7 +24,9 @@ import (
 // settings read in one transaction, the payroll layers in a second (they are bun reads).
 
 // GET /api/fi/settings is the financial institution's: its funding and settlement accounts (GET
-// /api/fi/accounts) and its security policy, with the accounts not set among them.
+// /api/fi/accounts) and its security policy, with the accounts not set among them. GET
+// /api/bnpl/settings is the merchant's: its BNPL settlement account and discount (GET
+// /api/bnpl/merchant; null until set) and its security policy, with the account when not set.
 
 // Settings sections: each is its own GET route's answer, shown to whom that route admits.
 var (
@@ -35,19 +38,22 @@ var (
 	settingsSecurity = dashboardSection{"GET /api/organization/security-policy"}
 
 	settingsFIAccounts = dashboardSection{"GET /api/fi/accounts"}
+	settingsMerchant   = dashboardSection{"GET /api/bnpl/merchant"}
 
 	businessSettingsSections = []dashboardSection{settingsEwa, settingsWallet, settingsSavings, settingsPayroll, settingsAutoLock, settingsSecurity}
 	fiSettingsSections       = []dashboardSection{settingsFIAccounts, settingsSecurity}
+	merchantSettingsSections = []dashboardSection{settingsMerchant, settingsSecurity}
 )
 
 // A money feature's account that is not set (businessSettingsJSON.Missing).
 const (
-	missingPayrollAccount = "PAYROLL_ACCOUNT"        // payroll disbursement, loan and court-order remittances
-	missingEwaFunding     = "EWA_FUNDING_ACCOUNT"    // early wage access and BNPL (the business fronts both from it)
-	missingWalletPool     = "WALLET_POOL_ACCOUNT"    // wallet transfers
-	missingSavingsEscrow  = "SAVINGS_ESCROW_ACCOUNT" // savings goals
-	missingFIFunding      = "FI_FUNDING_ACCOUNT"     // loan disbursement (the FI lends from it)
-	missingFISettlement   = "FI_SETTLEMENT_ACCOUNT"  // loan remittances (the businesses pay the instalments into it)
+	missingPayrollAccount = "PAYROLL_ACCOUNT"             // payroll disbursement, loan and court-order remittances
+	missingEwaFunding     = "EWA_FUNDING_ACCOUNT"         // early wage access and BNPL (the business fronts both from it)
+	missingWalletPool     = "WALLET_POOL_ACCOUNT"         // wallet transfers
+	missingSavingsEscrow  = "SAVINGS_ESCROW_ACCOUNT"      // savings goals
+	missingFIFunding      = "FI_FUNDING_ACCOUNT"          // loan disbursement (the FI lends from it)
+	missingFISettlement   = "FI_SETTLEMENT_ACCOUNT"       // loan remittances (the businesses pay the instalments into it)
+	missingMerchantSettle = "MERCHANT_SETTLEMENT_ACCOUNT" // BNPL sales (the business pays the purchase into it)
 )
 
 type missingSettingJSON struct {
@@ -77,6 +83,14 @@ type fiSettingsJSON struct {
 	Missing []missingSettingJSON `json:"missing"`
 }
 
+type merchantSettingsJSON struct {
+	OrganizationID string              `json:"organizationId"`
+	Merchant       *bnplMerchantJSON   `json:"merchant"`
+	Security       *securityPolicyJSON `json:"security"`
+	// Missing is the settlement account when it is not set (and the caller may read it).
+	Missing []missingSettingJSON `json:"missing"`
+}
+
 func (s *Server) settingsPageRoutes() []Route {
 	return []Route{
 		{Method: http.MethodGet, Path: "/api/business/:id/settings", Auth: Org, Role: orgs.PlainMember, Tenant: "id",
@@ -85,6 +99,9 @@ func (s *Server) settingsPageRoutes() []Route {
 		{Method: http.MethodGet, Path: "/api/fi/settings", Auth: Org, Role: orgs.PlainMember,
 			Summary: "The financial institution's settings in one read (sections the caller may not read are null) and the accounts not yet set",
 			Handler: snapshot(s.forKind(orgs.FI, s.fiSettings))},
+		{Method: http.MethodGet, Path: "/api/bnpl/settings", Auth: Org, Role: orgs.PlainMember,
+			Summary: "The merchant's settings in one read (sections the caller may not read are null) and its settlement account when not yet set",
+			Handler: snapshot(s.forKind(orgs.Merchant, s.merchantSettings))},
 	}
 }
 
@@ -96,6 +113,56 @@ func missingSetting(out *[]missingSettingJSON, shown, set bool, setting, method,
 	}
 }
 
+// securitySection is the organization's security policy as GET /api/organization/security-policy
+// answers it, or nil when the caller may not read that route. It has answered on an error.
+func (s *Server) securitySection(c *gin.Context) (_ *securityPolicyJSON, ok bool) {
+	cl := callerOf(c)
+	if !s.may(cl, settingsSecurity) {
+		return nil, true
+	}
+	p, err := inTenantValue(s, c, func(ctx context.Context, tx pgx.Tx) (orgs.SecurityPolicy, error) {
+		return orgs.SecurityPolicyOf(ctx, tx, cl.Tenant)
+	})
+	if err != nil {
+		writeError(c, err)
+		return nil, false
+	}
+	j := toSecurityPolicyJSON(cl.Tenant, p)
+	return &j, true
+}
+
+func (s *Server) merchantSettings(c *gin.Context) {
+	if e := noQuery(c); e != nil {
+		writeError(c, e)
+		return
+	}
+	cl := callerOf(c)
+	out := merchantSettingsJSON{OrganizationID: cl.Tenant, Missing: []missingSettingJSON{}}
+	var ok bool
+	if out.Security, ok = s.securitySection(c); !ok {
+		return
+	}
+	if s.may(cl, settingsMerchant) {
+		m, err := inTenantValue(s, c, func(ctx context.Context, tx pgx.Tx) (*bnpl.Merchant, error) {
+			m, err := bnpl.GetMerchant(ctx, tx, cl.Tenant)
+			if bnpl.CodeOf(err) == bnpl.CodeMerchantNotFound {
+				return nil, nil // not set: listed as missing
+			}
+			return &m, err
+		})
+		if err != nil {
+			writeError(c, payrollError(err))
+			return
+		}
+		if m != nil {
+			j := toBnplMerchantJSON(*m)
+			out.Merchant = &j
+		}
+		missingSetting(&out.Missing, true, m != nil, missingMerchantSettle, http.MethodPut, "/api/bnpl/merchant", "BNPL_SALES")
+	}
+	c.JSON(http.StatusOK, out)
+}
+
 func (s *Server) fiSettings(c *gin.Context) {
 	if e := noQuery(c); e != nil {
 		writeError(c, e)
@@ -103,16 +170,9 @@ func (s *Server) fiSettings(c *gin.Context) {
 	}
 	cl := callerOf(c)
 	out := fiSettingsJSON{OrganizationID: cl.Tenant, Missing: []missingSettingJSON{}}
-	if s.may(cl, settingsSecurity) {
-		p, err := inTenantValue(s, c, func(ctx context.Context, tx pgx.Tx) (orgs.SecurityPolicy, error) {
-			return orgs.SecurityPolicyOf(ctx, tx, cl.Tenant)
-		})
-		if err != nil {
-			writeError(c, err)
-			return
-		}
-		j := toSecurityPolicyJSON(cl.Tenant, p)
-		out.Security = &j
+	var ok bool
+	if out.Security, ok = s.securitySection(c); !ok {
+		return
 	}
 	if s.may(cl, settingsFIAccounts) {
 		type got struct {
