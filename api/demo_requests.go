@@ -22,9 +22,11 @@ import (
 // site's "request a demo" form posts to a public route, limited per client IP (ruleDemoRequestIP),
 // and the platform's admins work the inbox. A submission is stored and audited SubmitDemoRequest
 // (tenant "*", actor anonymous, the e-mail masked, never the message) in one transaction as the
-// runtime role, which may add a request and read nothing of the table (migration app/0094). A
-// second submission of an address whose request is still open within 24 h adds nothing, so a
-// double click or a retried post adds one request. Either way the answer is the same 202
+// runtime role, which may add a request and read nothing of the table (migration app/0094); a
+// new request also writes its demo_request.received.v1 event in that transaction, which the
+// worker's sales consumer mails to the sales team (SALES_NOTIFY_EMAIL). A second submission of an
+// address whose request is still open within 24 h adds nothing, no event either, so a double
+// click or a retried post adds one request and tells sales once. Either way the answer is the same 202
 // {"status":"RECEIVED"}, byte for byte: a visitor who types someone else's address learns nothing
 // of whether that address asked before, nor when. The inbox's list and
 // update run on the audited cross-tenant path; an update is audited UpdateDemoRequest (tenant "*",

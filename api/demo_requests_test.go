@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wagerail/wagerail/internal/demorequests"
 	"github.com/wagerail/wagerail/internal/platform/crosstenant"
 	"github.com/wagerail/wagerail/internal/platform/db"
 )
@@ -62,6 +63,24 @@ func (f *demoFixture) newestDemoRequest(t testing.TB) string {
 		return tx.QueryRow(ctx, `SELECT id FROM app.demo_requests ORDER BY seq DESC LIMIT 1`).Scan(&id)
 	}))
 	return id
+}
+
+// demoEvents are the request ids of the demo_request.received.v1 events in the outbox (under the
+// platform tenant, where the runtime role reads them), oldest first.
+func (f *demoFixture) demoEvents(t testing.TB) []string {
+	t.Helper()
+	ctx := context.Background()
+	var ids []string
+	require.NoError(t, db.InTenantTx(ctx, f.d.App, crosstenant.PlatformTenant, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `SELECT payload->>'requestId' FROM app.outbox WHERE type = $1 ORDER BY occurred_at, event_id`,
+			demorequests.EventReceived)
+		if err != nil {
+			return err
+		}
+		ids, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		return err
+	}))
+	return ids
 }
 
 // demoAudits counts the platform-wide audit rows of action with outcome.
@@ -119,6 +138,7 @@ func TestDemoRequestSubmitAndDedupe(t *testing.T) {
 	require.Regexp(t, `^dmr_[0-9a-f-]{36}$`, first.ID)
 	require.Equal(t, "NEW", first.Status)
 	require.Equal(t, f.now(), first.ReceivedAt)
+	require.Equal(t, []string{first.ID}, f.demoEvents(t), "a new request tells sales: one event")
 
 	// Someone sends the same address again (another case, other details): the open request.
 	f.advance(23 * time.Hour)
@@ -127,6 +147,7 @@ func TestDemoRequestSubmitAndDedupe(t *testing.T) {
 	requireReceived(t, rec)
 	n, _ = f.demoRows(t)
 	require.Equal(t, 1, n, "a double submit stores nothing")
+	require.Len(t, f.demoEvents(t), 1, "and writes no event")
 
 	// The stored request is the first submission, normalised; the second changed nothing.
 	list := decode[demoList](t, admin.call(http.MethodGet, "/api/admin/demo-requests", nil))
@@ -157,6 +178,7 @@ func TestDemoRequestSubmitAndDedupe(t *testing.T) {
 	requireReceived(t, v.call(http.MethodPost, "/api/demo-requests", demoForm("almaz@example.com")))
 	n, _ = f.demoRows(t)
 	require.Equal(t, 3, n)
+	require.Len(t, f.demoEvents(t), 3, "one event per new request")
 
 	// Audited: four submissions, one of them a duplicate; the e-mail masked, never the message.
 	require.Equal(t, 4, f.demoAudits(t, actionSubmitDemoRequest, "SUCCESS", anonymousActor))
@@ -193,6 +215,7 @@ func TestDemoRequestDoubleSubmitRace(t *testing.T) {
 	}
 	n, _ := f.demoRows(t)
 	require.Equal(t, 1, n)
+	require.Equal(t, []string{f.newestDemoRequest(t)}, f.demoEvents(t), "one event for the one request")
 	require.Equal(t, len(racers), f.demoAudits(t, actionSubmitDemoRequest, "SUCCESS", anonymousActor))
 }
 
@@ -267,6 +290,7 @@ func TestDemoRequestRefusesHostileInput(t *testing.T) {
 
 	n, _ := f.demoRows(t)
 	require.Zero(t, n)
+	require.Empty(t, f.demoEvents(t), "a refused submission tells nobody")
 	require.Zero(t, f.demoAudits(t, actionSubmitDemoRequest, "SUCCESS", ""))
 	// 30-odd refusals from this address did not use up its ten an hour.
 	for i := range 10 {

@@ -217,6 +217,10 @@ func devComponents(cfg devConfig, st *devStack) []devComponent {
 			wk.OutboxRelay = st.platformDSN != ""
 			// Users' notifications ride on the relay; in dev they land in the developer inbox.
 			wk.Notifications, wk.Senders, wk.DevDataDir = wk.OutboxRelay, cfg.Senders, st.dataDir
+			// New demo requests are mailed to the sales address (a dev one: the developer inbox).
+			if wk.OutboxRelay {
+				wk.SalesNotifyEmail = cfg.SalesNotifyEmail
+			}
 			return runWorker(ctx, log, wk, ready)
 		}},
 	}
@@ -248,6 +252,9 @@ func printURLs(cfg devConfig, st *devStack) {
 		fmt.Fprintf(tw, "  Dev inbox\t%s (e-mails; texts go to the SMS gateway)\n", inbox)
 	default:
 		fmt.Fprintf(tw, "  Dev inbox\t%s (every e-mail and text, links and codes included)\n", inbox)
+	}
+	if st.platformDSN != "" && cfg.SalesNotifyEmail != "" {
+		fmt.Fprintf(tw, "  Sales alerts\tnew demo requests mailed to %s\n", cfg.SalesNotifyEmail)
 	}
 	tw.Flush()
 	fmt.Println("\nFirst platform admin: wagerail admin create-platform-admin --email you@example.com (in this directory)")

@@ -33,11 +33,18 @@ type devConfig struct {
 	// PublicURL and SMTP are the API's (links in e-mails; e-mail delivery instead of the dev inbox).
 	PublicURL string
 	Senders   senderSettings
-	LogLevel  string
+	// SalesNotifyEmail is the worker's SALES_NOTIFY_EMAIL: where new demo requests are mailed
+	// (the developer inbox, unless --smtp-addr). A dev address by default.
+	SalesNotifyEmail string
+	LogLevel         string
 	// NoDemo leaves the whole demo out: the sandbox's demo accounts and the demo users, business,
 	// employees and settings (demo.go).
 	NoDemo bool
 }
+
+// devSalesEmail is the sales team's address under `make run`: new demo requests are mailed there,
+// which is the developer inbox.
+const devSalesEmail = "sales@demo.wagerail.test"
 
 func devCommand() *cli.Command {
 	var cfg devConfig
@@ -63,6 +70,7 @@ func devCommand() *cli.Command {
 	c.String(&cfg.WorkerMetricsAddr, "worker-metrics-addr", "WORKER_METRICS_ADDR", "127.0.0.1:50055", "worker metrics and /healthz listen address")
 	c.String(&cfg.PublicURL, "public-url", "PUBLIC_URL", "", "the portal's base URL, where the links in e-mails point (default: the API's URL)")
 	c.Bool(&cfg.NoDemo, "no-demo", "WAGERAIL_NO_DEMO", false, "seed no demo: no sandbox demo accounts, no demo admin, business, employees or EWA settings")
+	c.String(&cfg.SalesNotifyEmail, "sales-notify-email", "SALES_NOTIFY_EMAIL", devSalesEmail, "mail every new demo request to this address (the developer inbox unless --smtp-addr); \"\" for none")
 	addSenderFlags(c, &cfg.Senders)
 	addLogLevel(c, &cfg.LogLevel)
 	c.Run = func(ctx context.Context, _ []string) error {

@@ -358,6 +358,20 @@ func TestDevStackReadyThenDegradesThenStopsCleanly(t *testing.T) {
 	msg, err := notify.Latest(inbox, "dev@example.org", notify.VerifyEmail)
 	require.NoError(t, err)
 	require.True(t, strings.HasPrefix(msg.Secret, p.apiURL+"/verify-email?token="), msg.Secret)
+	// A demo request from the public form is mailed, by the worker's sales consumer, to the dev
+	// sales address in the same inbox.
+	require.Regexp(t, `Sales alerts\s+new demo requests mailed to `+regexp.QuoteMeta(devSalesEmail), p.out.String())
+	form, err := json.Marshal(map[string]any{"name": "Almaz Bekele", "email": "almaz@example.org", "company": "Abyssinia Textiles",
+		"message": "We pay 250 people monthly."})
+	require.NoError(t, err)
+	resp, err = http.Post(p.apiURL+"/api/demo-requests", "application/json", bytes.NewReader(form))
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusAccepted, resp.StatusCode)
+	require.Eventually(t, func() bool {
+		m, err := notify.Latest(inbox, devSalesEmail, notify.Notification)
+		return err == nil && m.Subject == "Demo request: Abyssinia Textiles (Almaz Bekele)" && strings.Contains(m.Text, "> We pay 250 people monthly.")
+	}, time.Minute, 100*time.Millisecond, "stderr tail:\n%s", tail(p.errOut.String(), 20))
 
 	// The admin commands find the running stack's private cluster by the data dir alone: a fresh
 	// install fails the checks (no platform admin) until create-platform-admin made one.

@@ -21,6 +21,7 @@ import (
 
 	"github.com/wagerail/wagerail/activities"
 	"github.com/wagerail/wagerail/gateway"
+	"github.com/wagerail/wagerail/internal/demorequests"
 	"github.com/wagerail/wagerail/internal/disputes"
 	"github.com/wagerail/wagerail/internal/kyc"
 	"github.com/wagerail/wagerail/internal/notifications"
@@ -28,8 +29,10 @@ import (
 	"github.com/wagerail/wagerail/internal/payroll"
 	"github.com/wagerail/wagerail/internal/platform/cli"
 	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/field"
 	"github.com/wagerail/wagerail/internal/platform/idempotency"
 	"github.com/wagerail/wagerail/internal/platform/inflight"
+	"github.com/wagerail/wagerail/internal/platform/logging"
 	"github.com/wagerail/wagerail/internal/platform/outbox"
 	"github.com/wagerail/wagerail/internal/platform/ratelimit"
 	"github.com/wagerail/wagerail/ledger"
@@ -52,13 +55,17 @@ type workerConfig struct {
 	// notification consumer in a relay group of its own: the worker then does not run it, whatever
 	// Notifications says.
 	NotificationsSeparate bool
-	Senders               senderSettings
-	DevDataDir            string
-	TemporalAddress       string
-	TemporalNamespace     string
-	TaskQueue             string
-	LedgerAddr            string
-	GatewayAddr           string
+	// SalesNotifyEmail is SALES_NOTIFY_EMAIL: the sales team's address, to which the sales
+	// consumer mails every new demo request (demorequests.SalesNotifier) through SMTP_* (or, under
+	// `wagerail dev`, the developer inbox). Empty: no sales consumer, and the worker says so once.
+	SalesNotifyEmail  string
+	Senders           senderSettings
+	DevDataDir        string
+	TemporalAddress   string
+	TemporalNamespace string
+	TaskQueue         string
+	LedgerAddr        string
+	GatewayAddr       string
 	// MetricsAddr serves /metrics and /healthz.
 	MetricsAddr string
 	Schedules   bool
@@ -113,6 +120,7 @@ func workerFlags(cfg *workerConfig) *cli.Command {
 	c.Bool(&cfg.OutboxRelay, "outbox-publisher", "OUTBOX_PUBLISHER_ENABLED", false, "run the outbox relay, which hands committed events to their consumers (needs --database-platform-url)")
 	c.Bool(&cfg.Notifications, "notifications-consumer", "NOTIFICATIONS_CONSUMER_ENABLED", false, "send users their notifications (in-app, e-mail, SMS per their preferences) from the outbox's events (needs --outbox-publisher)")
 	c.Bool(&cfg.NotificationsSeparate, "notifications-separate-process", "NOTIFICATIONS_SEPARATE_PROCESS", false, "`wagerail notify` sends the notifications in a process of its own: the worker does not run the notification consumer, even with --notifications-consumer")
+	c.String(&cfg.SalesNotifyEmail, "sales-notify-email", "SALES_NOTIFY_EMAIL", "", "mail every new demo request (POST /api/demo-requests) to this address, the sales team's, through --smtp-* / SMTP_* (needs --outbox-publisher; empty: demo requests are mailed to nobody)")
 	addSenderFlags(c, &cfg.Senders)
 	c.String(&cfg.TemporalAddress, "temporal-address", "TEMPORAL_ADDRESS", d.TemporalAddress, "Temporal frontend host:port")
 	c.String(&cfg.TemporalNamespace, "temporal-namespace", "TEMPORAL_NAMESPACE", d.TemporalNamespace, "Temporal namespace")
@@ -142,15 +150,40 @@ func (c workerConfig) check() (runsNotifications bool, err error) {
 	if c.DialTimeout < 0 {
 		return false, errors.New("worker: --temporal-dial-timeout / TEMPORAL_DIAL_TIMEOUT must not be negative")
 	}
-	if runsNotifications, err = c.runsNotifications(); err != nil || !runsNotifications {
-		return runsNotifications, err
+	if runsNotifications, err = c.runsNotifications(); err != nil {
+		return false, err
 	}
-	// The senders the consumer will use, checked now (silently) rather than after the worker
+	if err := c.checkSales(); err != nil {
+		return false, err
+	}
+	if !runsNotifications && c.SalesNotifyEmail == "" {
+		return false, nil
+	}
+	// The senders the consumers will use, checked now (silently) rather than after the worker
 	// has connected to everything.
 	if _, _, err := notify.FromEnv(c.Senders.getenv, slog.New(slog.DiscardHandler), c.DevDataDir, c.DevDataDir != ""); err != nil {
 		return false, fmt.Errorf("worker: %w (check --smtp-* / SMTP_* and --sms-http-* / SMS_HTTP_*)", err)
 	}
-	return true, nil
+	return runsNotifications, nil
+}
+
+// checkSales checks SALES_NOTIFY_EMAIL: one bare address, fed by the worker's relay, mailed
+// through a sender that delivers. Without SMTP_ADDR (and outside `wagerail dev`, whose developer
+// inbox takes it) every lead would go to a log line, which is dropping it with extra steps.
+func (c workerConfig) checkSales() error {
+	if c.SalesNotifyEmail == "" {
+		return nil
+	}
+	if err := field.Email("--sales-notify-email / SALES_NOTIFY_EMAIL", c.SalesNotifyEmail); err != nil {
+		return fmt.Errorf("worker: %w (one bare address, like sales@example.org)", err)
+	}
+	if !c.OutboxRelay {
+		return errors.New("worker: the sales consumer (SALES_NOTIFY_EMAIL) takes its events from the outbox relay: set --outbox-publisher / OUTBOX_PUBLISHER_ENABLED too")
+	}
+	if c.Senders.Addr == "" && c.DevDataDir == "" {
+		return errors.New("worker: the sales consumer (SALES_NOTIFY_EMAIL) mails through SMTP: set --smtp-addr / SMTP_ADDR and --smtp-from / SMTP_FROM (without them no e-mail is delivered)")
+	}
+	return nil
 }
 
 // options are the worker's Temporal options: the sagas' (workflows.WorkerOptions) with the stop
@@ -207,6 +240,8 @@ type workerDeps struct {
 	EqubMoneyMovement bool
 	// Registry is the national ID registry the KYC lookup consumer asks (nil: no consumer).
 	Registry kyc.Registry
+	// Sales mails new demo requests to the sales team (nil: no address, no consumer).
+	Sales *demorequests.SalesNotifier
 }
 
 // activities builds every activity struct from the shared dependencies.
@@ -292,6 +327,10 @@ func (d workerDeps) consumers() ([]outbox.Subscription, error) {
 		// National-ID auto-lookup of every KYC submission and amendment.
 		subs = append(subs, (&kyc.RegistryLookup{DB: d.DB, Registry: d.Registry}).Subscription())
 	}
+	if d.Sales != nil {
+		// Each new demo request mailed to the sales team, once.
+		subs = append(subs, d.Sales.Subscription())
+	}
 	return subs, nil
 }
 
@@ -316,6 +355,22 @@ func newNotificationConsumer(log *slog.Logger, pool *pgxpool.Pool, senders sende
 		return nil, err
 	}
 	return &notifications.Consumer{DB: pool, Mailer: mailer, Texter: texter, Log: log.With("component", "notifications")}, nil
+}
+
+// newSalesNotifier is the sales consumer mailing to the address to through mailer, its claims
+// on pool (the runtime role); with no address it is nil — not registered, rather than a consumer
+// that takes events and drops them — and the worker says so here, once at start.
+func newSalesNotifier(log *slog.Logger, pool *pgxpool.Pool, mailer notify.Mailer, to string) (*demorequests.SalesNotifier, error) {
+	if to == "" {
+		log.Info("demo requests are not mailed to sales: SALES_NOTIFY_EMAIL is not set, so the sales consumer is not registered")
+		return nil, nil
+	}
+	n, err := demorequests.NewSalesNotifier(pool, mailer, to, log.With("component", "sales"))
+	if err != nil {
+		return nil, err
+	}
+	log.Info("demo requests are mailed to sales", "consumer", demorequests.SalesConsumerName, "to", logging.MaskLast4(to))
+	return n, nil
 }
 
 // runWorker serves the task queue until ctx ends, with /metrics and /healthz on cfg.MetricsAddr.
@@ -393,6 +448,19 @@ func runWorker(ctx context.Context, log *slog.Logger, cfg workerConfig, ready fu
 		}
 	} else if cfg.Notifications {
 		log.Info("notifications are sent by `wagerail notify` (NOTIFICATIONS_SEPARATE_PROCESS): the worker does not run their consumer")
+	}
+	var salesMailer notify.Mailer
+	switch {
+	case cfg.SalesNotifyEmail == "":
+	case deps.Notifications != nil:
+		salesMailer = deps.Notifications.Mailer // the senders are chosen (and logged) once
+	default:
+		if salesMailer, _, err = notify.FromEnv(cfg.Senders.getenv, log, cfg.DevDataDir, cfg.DevDataDir != ""); err != nil {
+			return fmt.Errorf("worker: %w", err)
+		}
+	}
+	if deps.Sales, err = newSalesNotifier(log, pool, salesMailer, cfg.SalesNotifyEmail); err != nil {
+		return fmt.Errorf("worker: %w", err)
 	}
 	// svc_reconcile_last_success_timestamp_seconds, read from the database at each scrape.
 	reg.MustRegister(reconcile.NewMetrics(reconcile.NewStore(pool)))

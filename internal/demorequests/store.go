@@ -8,7 +8,10 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/wagerail/wagerail/internal/platform/crosstenant"
 	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/outbox"
+	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
 
 // Errors the store returns.
@@ -17,11 +20,12 @@ var (
 	ErrClosed   = errors.New("demorequests: the demo request is closed, which is final")
 )
 
-// Submit records s, received at now, as a NEW request, unless its address has an open request
-// received within DedupeWindow: then it answers that request and writes nothing (created false).
-// tx is the runtime role's transaction; two submissions of one address serialise on the
-// address's lock (app.open_demo_request), held until tx ends, so a double submit adds one request.
-// The caller writes the audit row in tx.
+// Submit records s, received at now, as a NEW request with its EventReceived event, unless its
+// address has an open request received within DedupeWindow: then it answers that request and
+// writes nothing, no event either (created false). tx is the runtime role's transaction scoped to
+// the platform tenant ("*": the event's tenant, whatever ctx carries); two submissions of one
+// address serialise on the address's lock (app.open_demo_request), held until tx ends, so a double
+// submit adds one request and one event. The caller writes the audit row in tx.
 //
 // It returns a *field.Error for a submission Validate refuses.
 func Submit(ctx context.Context, tx db.Querier, s Submission, now time.Time) (Receipt, bool, error) {
@@ -46,6 +50,10 @@ func Submit(ctx context.Context, tx db.Querier, s Submission, now time.Time) (Re
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
 		r.ID, s.Name, s.Email, s.Company, none(s.Phone), s.EmployeeCount, none(s.Message), r.ReceivedAt)
 	if err != nil {
+		return Receipt{}, false, fmt.Errorf("demorequests.submit: %w", err)
+	}
+	// The sales team hears of it (SalesNotifier) exactly when the request commits.
+	if _, err := outbox.Write(tenancy.WithTenant(ctx, crosstenant.PlatformTenant), tx, EventReceived, received(r, s)); err != nil {
 		return Receipt{}, false, fmt.Errorf("demorequests.submit: %w", err)
 	}
 	return r, true, nil
