@@ -22,7 +22,8 @@ import (
 // another organization they are a member of is active: the files still go to the employer's
 // tenant, and the same submission is amended. Another employee's id is 404 EMPLOYEE_NOT_LINKED on
 // the upload with nothing stored, employeeId beside tenantId or malformed is 400, and a submit
-// naming another employee is refused with no submission written.
+// naming another employee is refused with no submission written; past 30 uploads an hour the
+// employee's next is 429 with nothing stored.
 func TestEmployeeSubmitsOwnKyc(t *testing.T) {
 	t.Parallel()
 	w := newKycWorld(t)
@@ -126,4 +127,14 @@ func TestEmployeeSubmitsOwnKyc(t *testing.T) {
 	require.Zero(t, count(elsewhere.Organization.ID, `SELECT count(*) FROM app.kyc_submissions WHERE tenant_id = $1`), "nothing in the active organization")
 	st = identityStep()
 	require.Equal(t, [2]string{"PENDING", "PENDING"}, [2]string{st.State, *st.Status})
+
+	// An employee's own uploads are bounded: 30 an hour (three so far), then 429 with nothing stored.
+	for range 27 {
+		keyOf(upload("?employeeId="+w.employee, "photo.png", "image/png", uploadsPNG))
+	}
+	files := uploadsOf(w.tenant)
+	rec = upload("?employeeId="+w.employee, "photo.png", "image/png", uploadsPNG)
+	requireStatus(t, rec, http.StatusTooManyRequests, "RATE_LIMITED")
+	require.NotEmpty(t, rec.Header().Get("Retry-After"))
+	require.Equal(t, files, uploadsOf(w.tenant), "nothing stored past the limit")
 }

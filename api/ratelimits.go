@@ -28,9 +28,15 @@ var (
 	// an hour per IP is more than an office behind one address sends, and bounds what a script
 	// can add to the platform's inbox and its audit trail.
 	ruleDemoRequestIP = ratelimit.Rule{Name: "demo-request:ip", Limit: 10, Window: time.Hour}
+	// An employee's own uploads (POST /api/uploads?employeeId=, api/uploads.go) are stored in an
+	// organization they are no member of: thirty an hour per user is several KYC submissions'
+	// worth (a photo and up to ten documents each) and bounds what one account can add to the
+	// employer's storage.
+	ruleEmployeeUpload = ratelimit.Rule{Name: "upload:employee", Limit: 30, Window: time.Hour}
 )
 
-var allRateLimits = []ratelimit.Rule{ruleSignInIP, ruleSignInAccount, ruleSignUpIP, ruleMessageIP, ruleMessageAccount, ruleOTPVerify, ruleTwoFactorUser, ruleDemoRequestIP}
+var allRateLimits = []ratelimit.Rule{ruleSignInIP, ruleSignInAccount, ruleSignUpIP, ruleMessageIP, ruleMessageAccount, ruleOTPVerify,
+	ruleTwoFactorUser, ruleDemoRequestIP, ruleEmployeeUpload}
 
 // allow counts one hit of rule for subject; past the limit it answers 429 with Retry-After and
 // returns false.

@@ -171,8 +171,8 @@ func (s *Server) uploadTenant(c *gin.Context, cl *caller) (tenant string, ok boo
 }
 
 // employeeUploadTenant scopes an upload named ?employeeId= to that employee's business: the
-// caller must be the employee linked to that row (404 EMPLOYEE_NOT_LINKED otherwise), whichever
-// organization is active — an employee's own KYC photo and documents, files of the tenant their
+// caller must be the employee linked to that row (404 EMPLOYEE_NOT_LINKED otherwise), within
+// ruleEmployeeUpload (429), whichever organization is active — an employee's own KYC photo and documents, files of the tenant their
 // submission is in. It has answered when ok is false.
 func (s *Server) employeeUploadTenant(c *gin.Context, cl *caller, ids []string) (tenant string, ok bool) {
 	if len(ids) != 1 {
@@ -189,6 +189,9 @@ func (s *Server) employeeUploadTenant(c *gin.Context, cl *caller, ids []string) 
 	}
 	if own == nil {
 		writeError(c, errEmployeeNotLinked)
+		return "", false
+	}
+	if !s.allow(c, ruleEmployeeUpload, cl.User.ID) {
 		return "", false
 	}
 	cl.Tenant, cl.Access = own.TenantID, orgs.Access{} // no member's role: the employee's own file
