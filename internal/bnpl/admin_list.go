@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgerrcode"
@@ -104,27 +103,13 @@ type AdminTotal struct {
 
 // where states f as a WHERE clause over app.bnpl_agreements a, its arguments from $1.
 func (f AdminFilter) where() (string, []any) {
-	conds, args := []string{"true"}, []any{}
-	add := func(cond string, v any) {
-		args = append(args, v)
-		conds = append(conds, strings.ReplaceAll(cond, "?", "$"+strconv.Itoa(len(args))))
-	}
-	if f.Status != "" {
-		add("a.status = ?", f.Status)
-	}
-	if f.BusinessID != "" {
-		add("a.tenant_id = ?", f.BusinessID)
-	}
-	if f.MerchantID != "" {
-		add("a.merchant_id = ?", f.MerchantID)
-	}
-	if !f.From.IsZero() {
-		add("a.created_at >= ?", f.From.UTC())
-	}
-	if !f.To.IsZero() {
-		add("a.created_at < ?", f.To.UTC())
-	}
-	return strings.Join(conds, " AND "), args
+	var w db.Where
+	w.AddIf(f.Status != "", "a.status = ?", f.Status)
+	w.AddIf(f.BusinessID != "", "a.tenant_id = ?", f.BusinessID)
+	w.AddIf(f.MerchantID != "", "a.merchant_id = ?", f.MerchantID)
+	w.AddIf(!f.From.IsZero(), "a.created_at >= ?", f.From.UTC())
+	w.AddIf(!f.To.IsZero(), "a.created_at < ?", f.To.UTC())
+	return w.String(), w.Args
 }
 
 // AdminList reads up to limit agreements of every business matching f, newest first, after the

@@ -199,25 +199,16 @@ func List(ctx context.Context, q db.Querier, tenant string, f Filter) ([]Employe
 	if f.Limit < 1 || f.Limit > MaxPage {
 		f.Limit = DefaultPage
 	}
-	where := []string{"e.tenant_id = $1", "e.deleted_at IS NULL", "e.id > $2"}
-	args := []any{tenant, f.After}
-	add := func(cond string, v any) {
-		args = append(args, v)
-		where = append(where, strings.ReplaceAll(cond, "$?", fmt.Sprintf("$%d", len(args))))
-	}
-	if f.Status != "" {
-		add("e.status = $?", string(f.Status))
-	}
-	if f.Department != "" {
-		add("lower(e.department) = lower($?)", f.Department)
-	}
-	if f.Query != "" {
-		add(`(e.full_name ILIKE $? ESCAPE '\' OR e.first_name ILIKE $? ESCAPE '\' OR e.last_name ILIKE $? ESCAPE '\')`,
-			"%"+likeEscaper.Replace(f.Query)+"%")
-	}
-	args = append(args, f.Limit)
-	return collect(q.Query(ctx, `SELECT `+columns+` FROM app.employees e WHERE `+strings.Join(where, " AND ")+
-		fmt.Sprintf(` ORDER BY e.id LIMIT $%d`, len(args)), args...))
+	var w db.Where
+	w.Add("e.tenant_id = ?", tenant)
+	w.Add("e.deleted_at IS NULL AND e.id > ?", f.After)
+	w.AddIf(f.Status != "", "e.status = ?", string(f.Status))
+	w.AddIf(f.Department != "", "lower(e.department) = lower(?)", f.Department)
+	w.AddIf(f.Query != "", `(e.full_name ILIKE ? ESCAPE '\' OR e.first_name ILIKE ? ESCAPE '\' OR e.last_name ILIKE ? ESCAPE '\')`,
+		"%"+likeEscaper.Replace(f.Query)+"%")
+	limit := w.Next()
+	return collect(q.Query(ctx, `SELECT `+columns+` FROM app.employees e WHERE `+w.String()+` ORDER BY e.id LIMIT `+limit,
+		append(w.Args, f.Limit)...))
 }
 
 var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)

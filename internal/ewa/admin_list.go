@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -63,24 +62,12 @@ func (r Request) OwedSantim() int64 {
 
 // where states f as a WHERE clause over app.ewa_requests, its arguments from $1.
 func (f AdvanceBookFilter) where() (string, []any) {
-	conds, args := []string{"true"}, []any{}
-	add := func(cond string, v any) {
-		args = append(args, v)
-		conds = append(conds, strings.ReplaceAll(cond, "?", "$"+strconv.Itoa(len(args))))
-	}
-	if f.Status != "" {
-		add("status = ?", string(f.Status))
-	}
-	if f.BusinessID != "" {
-		add("tenant_id = ?", f.BusinessID)
-	}
-	if !f.From.IsZero() {
-		add("requested_at >= ?", f.From.UTC())
-	}
-	if !f.To.IsZero() {
-		add("requested_at < ?", f.To.UTC())
-	}
-	return strings.Join(conds, " AND "), args
+	var w db.Where
+	w.AddIf(f.Status != "", "status = ?", string(f.Status))
+	w.AddIf(f.BusinessID != "", "tenant_id = ?", f.BusinessID)
+	w.AddIf(!f.From.IsZero(), "requested_at >= ?", f.From.UTC())
+	w.AddIf(!f.To.IsZero(), "requested_at < ?", f.To.UTC())
+	return w.String(), w.Args
 }
 
 // advanceBookSQL is the book's page statement for f: up to limit requests with an id below

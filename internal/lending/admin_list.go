@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -73,27 +72,13 @@ var loanOwedSQL = fmt.Sprintf(`CASE WHEN ln.status IN ('%s', '%s') THEN (SELECT 
 
 // where states f as a WHERE clause over app.loans ln, its arguments from $1.
 func (f LoanBookFilter) where() (string, []any) {
-	conds, args := []string{"true"}, []any{}
-	add := func(cond string, v any) {
-		args = append(args, v)
-		conds = append(conds, strings.ReplaceAll(cond, "?", "$"+strconv.Itoa(len(args))))
-	}
-	if f.Status != "" {
-		add("ln.status = ?", f.Status)
-	}
-	if f.BusinessID != "" {
-		add("ln.tenant_id = ?", f.BusinessID)
-	}
-	if f.FIID != "" {
-		add("ln.fi_id = ?", f.FIID)
-	}
-	if !f.From.IsZero() {
-		add("ln.requested_at >= ?", f.From.UTC())
-	}
-	if !f.To.IsZero() {
-		add("ln.requested_at < ?", f.To.UTC())
-	}
-	return strings.Join(conds, " AND "), args
+	var w db.Where
+	w.AddIf(f.Status != "", "ln.status = ?", f.Status)
+	w.AddIf(f.BusinessID != "", "ln.tenant_id = ?", f.BusinessID)
+	w.AddIf(f.FIID != "", "ln.fi_id = ?", f.FIID)
+	w.AddIf(!f.From.IsZero(), "ln.requested_at >= ?", f.From.UTC())
+	w.AddIf(!f.To.IsZero(), "ln.requested_at < ?", f.To.UTC())
+	return w.String(), w.Args
 }
 
 // loanBookSQL is the book's page statement for f: up to limit loans with an id below before

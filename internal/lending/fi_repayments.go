@@ -46,15 +46,15 @@ type RepaymentTotal struct {
 	PrincipalSantim int64
 }
 
-func (f FIRepaymentFilter) where(fiID string) sqlWhere {
-	var w sqlWhere
-	w.add("fi_id = ?", fiID)
-	w.addIf(f.Status != "", "status = ?", f.Status)
-	w.addIf(f.Source != "", "source = ?", f.Source)
-	w.addIf(f.BusinessID != "", "tenant_id = ?", f.BusinessID)
-	w.addIf(f.LoanID != "", "loan_id = ?", f.LoanID)
-	w.addIf(!f.From.IsZero(), "created_at >= ?", f.From.UTC())
-	w.addIf(!f.To.IsZero(), "created_at < ?", f.To.UTC())
+func (f FIRepaymentFilter) where(fiID string) db.Where {
+	var w db.Where
+	w.Add("fi_id = ?", fiID)
+	w.AddIf(f.Status != "", "status = ?", f.Status)
+	w.AddIf(f.Source != "", "source = ?", f.Source)
+	w.AddIf(f.BusinessID != "", "tenant_id = ?", f.BusinessID)
+	w.AddIf(f.LoanID != "", "loan_id = ?", f.LoanID)
+	w.AddIf(!f.From.IsZero(), "created_at >= ?", f.From.UTC())
+	w.AddIf(!f.To.IsZero(), "created_at < ?", f.To.UTC())
 	return w
 }
 
@@ -69,8 +69,8 @@ func ListFIRepayments(ctx context.Context, tx db.BunTx, f FIRepaymentFilter, bef
 // loan_repayments_fi_feed, migration 0104).
 func fiRepaymentsSQL(fiID string, f FIRepaymentFilter, before string, limit int) (string, []any) {
 	w := f.where(fiID)
-	w.addIf(before != "", "id < ?", before)
-	args := append(w.args, limit)
+	w.AddIf(before != "", "id < ?", before)
+	args := append(w.Args, limit)
 	return `SELECT ` + repaymentColumns + ` FROM app.loan_repayments WHERE ` + w.String() +
 		` ORDER BY id DESC LIMIT $` + strconv.Itoa(len(args)), args
 }
@@ -90,7 +90,7 @@ func FIRepaymentTotals(ctx context.Context, tx db.BunTx, f FIRepaymentFilter) (m
 	}
 	rows, err := listRows(ctx, tx, "lending.fi_repayment_totals", `SELECT status, count(*), sum(amount_santim)::bigint,
 			sum(interest_santim)::bigint, sum(fee_santim)::bigint, sum(principal_santim)::bigint
-		FROM app.loan_repayments WHERE `+w.String()+` GROUP BY status`, w.args, func(row pgx.Row) (statusTotal, error) {
+		FROM app.loan_repayments WHERE `+w.String()+` GROUP BY status`, w.Args, func(row pgx.Row) (statusTotal, error) {
 		var v statusTotal
 		err := row.Scan(&v.status, &v.Count, &v.AmountSantim, &v.InterestSantim, &v.FeeSantim, &v.PrincipalSantim)
 		return v, err

@@ -3,7 +3,6 @@ package lending
 import (
 	"context"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -47,35 +46,14 @@ type SettlementTotal struct {
 // where states f (and the FI) as a WHERE clause over app.loan_remittances, its arguments from
 // $1.
 func (f SettlementFilter) where(fiID string) (string, []any) {
-	var w sqlWhere
-	w.add("fi_id = ?", fiID)
-	w.addIf(f.Status != "", "status = ?", f.Status)
-	w.addIf(f.BusinessID != "", "tenant_id = ?", f.BusinessID)
-	w.addIf(!f.From.IsZero(), "updated_at >= ?", f.From.UTC())
-	w.addIf(!f.To.IsZero(), "updated_at < ?", f.To.UTC())
-	return w.String(), w.args
+	var w db.Where
+	w.Add("fi_id = ?", fiID)
+	w.AddIf(f.Status != "", "status = ?", f.Status)
+	w.AddIf(f.BusinessID != "", "tenant_id = ?", f.BusinessID)
+	w.AddIf(!f.From.IsZero(), "updated_at >= ?", f.From.UTC())
+	w.AddIf(!f.To.IsZero(), "updated_at < ?", f.To.UTC())
+	return w.String(), w.Args
 }
-
-// sqlWhere gathers a WHERE clause's conditions over a feed's filter, each condition's ? its
-// next $n argument.
-type sqlWhere struct {
-	conds []string
-	args  []any
-}
-
-func (w *sqlWhere) add(cond string, v any) {
-	w.args = append(w.args, v)
-	w.conds = append(w.conds, strings.ReplaceAll(cond, "?", "$"+strconv.Itoa(len(w.args))))
-}
-
-// addIf adds cond when set (a filter's field that is given).
-func (w *sqlWhere) addIf(set bool, cond string, v any) {
-	if set {
-		w.add(cond, v)
-	}
-}
-
-func (w *sqlWhere) String() string { return strings.Join(w.conds, " AND ") }
 
 // ListSettlements lists the context's FI's remittances matching f, newest change first: up to
 // limit rows with a seq below before (0: from the newest).

@@ -412,34 +412,17 @@ func ListChecks(ctx context.Context, q db.Querier, f CheckFilter) ([]Check, erro
 	if f.Limit < 1 || f.Limit > MaxListChecks {
 		return nil, fmt.Errorf("sanctions.list_checks: limit %d out of 1..%d", f.Limit, MaxListChecks)
 	}
-	var conds []string
-	var args []any
-	add := func(cond string, v any) {
-		args = append(args, v)
-		conds = append(conds, fmt.Sprintf(cond, len(args)))
-	}
-	if f.Outcome != "" {
-		add("outcome = $%d", string(f.Outcome))
-	}
+	var w db.Where
+	w.AddIf(f.Outcome != "", "outcome = ?", string(f.Outcome))
 	if f.NeedsReview != nil {
-		add("needs_review = $%d", *f.NeedsReview)
+		w.Add("needs_review = ?", *f.NeedsReview)
 	}
-	if f.TenantID != "" {
-		add("tenant_id = $%d", f.TenantID)
-	}
-	if f.UserID != "" {
-		add("user_id = $%d", f.UserID)
-	}
-	if f.Before > 0 {
-		add("seq < $%d", f.Before)
-	}
-	where := ""
-	if len(conds) > 0 {
-		where = "WHERE " + strings.Join(conds, " AND ")
-	}
-	args = append(args, f.Limit)
-	rows, err := q.Query(ctx, fmt.Sprintf(`SELECT %s FROM app.sanctions_checks %s ORDER BY seq DESC LIMIT $%d`,
-		checkColumns, where, len(args)), args...)
+	w.AddIf(f.TenantID != "", "tenant_id = ?", f.TenantID)
+	w.AddIf(f.UserID != "", "user_id = ?", f.UserID)
+	w.AddIf(f.Before > 0, "seq < ?", f.Before)
+	limit := w.Next()
+	rows, err := q.Query(ctx, `SELECT `+checkColumns+` FROM app.sanctions_checks WHERE `+w.String()+` ORDER BY seq DESC LIMIT `+limit,
+		append(w.Args, f.Limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("sanctions.list_checks: %w", err)
 	}
