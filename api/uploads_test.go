@@ -576,8 +576,8 @@ func TestUploadsTamperedFileIsNeverServed(t *testing.T) {
 	require.Equal(t, http.StatusInternalServerError, rec.Code)
 }
 
-// FuzzUploads: whatever the file, its declared type and name, the tenantId and the path, the
-// upload routes answer 4xx or success, never 5xx.
+// FuzzUploads: whatever the file, its declared type and name, the tenantId, the employeeId and
+// the path, the upload routes answer 4xx or success, never 5xx.
 func FuzzUploads(f *testing.F) {
 	u := newUploadsFixture(f, 4096)
 	owner, a := u.signUp("up-fz-owner@example.com", "BUSINESS")
@@ -592,6 +592,9 @@ func FuzzUploads(f *testing.F) {
 	f.Add(uint8(1), "application/pdf", "a.pdf", uploadsPDF, tenant, "")
 	f.Add(uint8(1), "application/pdf", "a.pdf", uploadsPDF, "..", "")
 	f.Add(uint8(1), "application/pdf", "a.pdf", uploadsPDF, "%00", "")
+	f.Add(uint8(17), "image/png", "p.png", uploadsPNG, "emp_nobody", "")
+	f.Add(uint8(17), "image/png", "p.png", uploadsPNG, "\x00\u200b", "")
+	f.Add(uint8(49), "image/png", "p.png", uploadsPNG, tenant, "")
 	f.Add(uint8(2), "", "", []byte("--x\r\nContent-Disposition: form-data; name=file\r\n\r\n%PDF-\r\n--x--"), "", "")
 	f.Add(uint8(2), "", "", []byte("--x\r\n\r\n"), "", "")
 	f.Add(uint8(3), "", "", []byte(nil), tenant, key)
@@ -606,9 +609,15 @@ func FuzzUploads(f *testing.F) {
 		}
 		var rec *httptest.ResponseRecorder
 		switch route % 4 {
-		case 0, 1: // an upload, for the active organization or (1) ?tenantId=
+		case 0, 1: // an upload, for the active organization, (1) ?tenantId= or (1 and 16) ?employeeId=
 			query := ""
-			if route%4 == 1 {
+			switch {
+			case route%4 == 1 && route&16 != 0:
+				query = "?employeeId=" + url.QueryEscape(tenantID)
+				if route&32 != 0 {
+					query += "&tenantId=" + url.QueryEscape(tenantID)
+				}
+			case route%4 == 1:
 				who, query = platform, "?tenantId="+url.QueryEscape(tenantID)
 			}
 			body, ct := uploadsMultipart(uploadsFile(fileName, declared, data))
