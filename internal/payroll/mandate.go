@@ -59,6 +59,10 @@ const (
 	MaxMandatePriority = 10_000
 )
 
+// LiveMandateStatuses are the states of a live mandate: one that deducts, or may once activated
+// or resumed (the states cancel moves from).
+var LiveMandateStatuses = []string{MandatePending, MandateActive, MandateSuspended}
+
 // MandateKinds are the kinds in the calculator's order among the mandates.
 var MandateKinds = []string{KindCourtOrder, KindLoanInstallment, KindUnionDues, KindCostSharing, KindOther,
 	KindEqubContribution, KindBnplInstallment, KindSavingsAutosave}
@@ -72,7 +76,7 @@ var MandateMachine = &Machine{Noun: "deduction mandate", Code: "PAYROLL_MANDATE_
 	"activated": {From: []string{MandatePending}, To: MandateActive},
 	"suspended": {From: []string{MandateActive}, To: MandateSuspended},
 	"resumed":   {From: []string{MandateSuspended}, To: MandateActive},
-	"cancelled": {From: []string{MandatePending, MandateActive, MandateSuspended}, To: MandateCancelled},
+	"cancelled": {From: LiveMandateStatuses, To: MandateCancelled},
 }}
 
 // mandateIDPrefix begins every mandate id, the reference of its deduction lines and carries.
@@ -259,6 +263,8 @@ func getMandate(ctx context.Context, tx db.BunTx, id string, lock bool) (Mandate
 // MandateFilter narrows ListMandates ("" any).
 type MandateFilter struct {
 	Status, EmployeeID, Kind string
+	// Statuses, when set, narrows to any of them (beside Status).
+	Statuses []string
 	db.Page
 }
 
@@ -270,6 +276,9 @@ func ListMandates(ctx context.Context, tx db.BunTx, f MandateFilter) ([]Mandate,
 		if v != "" {
 			q = q.Where("? = ?", bun.Ident(col), v)
 		}
+	}
+	if len(f.Statuses) > 0 {
+		q = q.Where("md.status IN (?)", bun.In(f.Statuses))
 	}
 	if f.After != "" {
 		q = q.Where("md.id > ?", f.After)
