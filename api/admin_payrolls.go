@@ -183,21 +183,12 @@ func toAdminRemittanceJSON(it lending.RemittanceFeedItem) adminRemittanceJSON {
 	return out
 }
 
-// adminRemittanceFilter reads the feed's query: each parameter once, none but known.
+// adminRemittanceFilter reads the feed's query (remittanceFeedQuery, shared with a business's
+// bills) and its business.
 func adminRemittanceFilter(q url.Values) (f lending.RemittanceFeedFilter, limit int, after lending.RemittanceFeedCursor, e *Error) {
-	if e = listQuery(q, adminRemittanceParams); e != nil {
-		return f, 0, after, e
-	}
-	if limit, _, e = pageParams(q.Get("limit"), ""); e != nil {
-		return f, 0, after, e
-	}
-	var err error
-	if after, err = lending.ParseRemittanceFeedCursor(q.Get("cursor")); err != nil {
-		return f, 0, after, fieldError(err)
-	}
-	e = readFilter(q, &f.From, &f.To, enumParam("kind", &f.Kind, "must be LOAN or COURT_ORDER", lending.RemittanceKinds...),
-		enumParam("status", &f.Status, "must be REMITTING, REMITTED or FAILED", lending.RemitStatuses...),
-		idParam("businessId", &f.BusinessID))
+	var business string
+	f, limit, after, e = remittanceFeedQuery(q, adminRemittanceParams, lending.RemittanceKinds, idParam("businessId", &business))
+	f.BusinessID = business
 	return f, limit, after, e
 }
 
@@ -221,11 +212,5 @@ func (s *Server) listAdminRemittances(c *gin.Context) {
 		return
 	}
 	answerTotalsPage(c, limit, rows, totals, func(r lending.RemittanceFeedItem) string { return r.Cursor().String() }, toAdminRemittanceJSON,
-		func(byStatus map[string]lending.SettlementTotal) map[string]settlementTotalJSON {
-			out := map[string]settlementTotalJSON{}
-			for st, t := range byStatus {
-				out[st] = settlementTotalJSON(t)
-			}
-			return out
-		})
+		remitTotalsJSON)
 }

@@ -357,7 +357,7 @@ func (s *Server) routes() []Route {
 		s.payrollMandateRoutes(),
 		s.payrollProjectionRoutes(),
 		s.payrollRunRoutes(), s.payrollDisburseRoutes(),
-		s.payrollReportRoutes(), s.payrollCourtOrderRoutes(), s.businessReportRoutes(),
+		s.payrollReportRoutes(), s.payrollCourtOrderRoutes(), s.businessReportRoutes(), s.businessBillRoutes(),
 		s.equbRoutes(), s.equbMoneyRoutes(), s.equbEscrowReconRoutes(),
 		s.payslipRoutes(),
 		s.disputeRoutes(),

@@ -221,11 +221,15 @@ func CreateAgreement(ctx context.Context, tx db.Writer, p ActivatePlan, workflow
 	if _, err := tx.Exec(ctx, `SAVEPOINT bnpl_create`); err != nil {
 		return Agreement{}, err
 	}
+	// The settlement's accounts are recorded with it (migration 0110): the plan read them from
+	// settings that may change later, and the business's bills show where it was sent from and to.
 	a, err := scanAgreement(tx.QueryRow(ctx, `INSERT INTO app.bnpl_agreements (id, tenant_id, employee_id, merchant_id, merchant_reference,
-			purchase_santim, discount_santim, instalment_count, status, workflow_id, ledger_tx_id, created_by, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'ACCEPTED', $9, $10, $11, $12, $12) RETURNING `+agreementColumns,
+			purchase_santim, discount_santim, instalment_count, status, workflow_id, ledger_tx_id, created_by, created_at, updated_at,
+			settle_from_partner, settle_from_account_number, settle_to_partner, settle_to_account_number)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'ACCEPTED', $9, $10, $11, $12, $12, $13, $14, $15, $16) RETURNING `+agreementColumns,
 		p.AgreementID, p.TenantID, p.EmployeeID, p.MerchantID, p.MerchantReference, p.Plan.PurchaseSantim, p.Plan.DiscountSantim,
-		len(p.Plan.Instalments), workflowID, ledgerTxID, createdBy, now))
+		len(p.Plan.Instalments), workflowID, ledgerTxID, createdBy, now,
+		p.Funding.Partner, p.Funding.AccountNumber, p.Settlement.Partner, p.Settlement.AccountNumber))
 	if pe := (*pgconn.PgError)(nil); errors.As(err, &pe) && pe.Code == "23505" {
 		if _, rerr := tx.Exec(ctx, `ROLLBACK TO SAVEPOINT bnpl_create`); rerr != nil {
 			return Agreement{}, rerr
