@@ -43,6 +43,11 @@ func (s *Server) bnplRoutes() []Route {
 		biz(Route{Method: http.MethodGet, Path: "/api/bnpl/risk", Auth: Org, Role: orgs.PlainMember,
 			Summary: "The business's BNPL exposure: what its employees' plans owe, by lateness, merchant and employee, and what it wrote off",
 			Handler: snapshot(s.bnplRisk)}),
+		// One path for a business and a merchant: the handler answers by the organization's kind
+		// (a merchant also needs bnpl.view; api/bnpl_transactions.go).
+		{Method: http.MethodGet, Path: "/api/bnpl/transactions", Auth: Org, Role: orgs.PlainMember,
+			Summary: "Every BNPL money movement of the organization, newest first, with the filter's totals by type and state: a business's payments to merchants, repayments and write-offs; a merchant's payments received (paged)",
+			Handler: snapshot(s.bnplTransactions)},
 		biz(Route{Method: http.MethodGet, Path: "/api/bnpl/agreements/:id", Auth: Org, Role: orgs.PlainMember, Summary: "One BNPL agreement with its instalments", Handler: s.getBnplAgreement}),
 		biz(Route{Method: http.MethodPost, Path: "/api/bnpl/agreements/:id/cancel", Auth: Org, Role: orgs.Admin, Summary: "Cancel a BNPL agreement before activation (refused once the merchant's settlement was sent)", Handler: s.cancelBnplAgreement, Body: BodyNone}),
 		biz(Route{Method: http.MethodPost, Path: "/api/bnpl/agreements/:id/installments/:idx/collect", Auth: Org, Role: orgs.Admin, Idem: true, Summary: "Collect one instalment of an ACTIVE agreement", Handler: s.collectBnplInstalment, Body: BodyNone}),

@@ -15,6 +15,9 @@ import (
 // repaid, across its agreements, newest first, with the filter's totals by source. Rules:
 // internal/bnpl/repayments.go.
 
+// codeBnplRepaymentTotalsOverflow refuses a filter whose totals pass int64 santim (422).
+const codeBnplRepaymentTotalsOverflow = "BNPL_REPAYMENT_TOTALS_OVERFLOW"
+
 var bnplRepaymentFilters = map[string]bool{"employeeId": true, "merchantId": true, "agreementId": true, "source": true,
 	"from": true, "to": true, "limit": true, "cursor": true}
 
@@ -84,7 +87,7 @@ func (s *Server) bnplRepayments(c *gin.Context) {
 		return r, err
 	})
 	if err != nil {
-		writeError(c, err)
+		writeError(c, bookTotalsRefusal(err, codeBnplRepaymentTotalsOverflow))
 		return
 	}
 	answerTotalsPage(c, limit, got.rows, got.totals, func(r bnpl.Repayment) string { return r.CursorOf().String() }, toBnplRepaymentJSON,

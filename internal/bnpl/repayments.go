@@ -8,7 +8,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/money"
 	"github.com/wagerail/wagerail/internal/platform/field"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
@@ -52,8 +55,8 @@ type Repayment struct {
 
 // RepaymentTotal is the count and the amount of a filter's repayments from one source.
 type RepaymentTotal struct {
-	Count        int64 `bun:"count" db:"count"`
-	AmountSantim int64 `bun:"amount_santim" db:"amount_santim"`
+	Count        int64
+	AmountSantim int64
 }
 
 // RepaymentCursor is a place in the feed's order: after the repayment collected at (to the
@@ -96,61 +99,72 @@ func (r Repayment) CursorOf() RepaymentCursor {
 }
 
 // where states f over the collected instalments i of the context's business joined to their
-// agreements a, in bun's ?n placeholders from ?0.
-func (f RepaymentFilter) where(ctx context.Context) (string, []any) {
-	conds := []string{"i.tenant_id = ?0", "i.status = ?1"}
-	args := []any{tenancy.TenantID(ctx), InstalmentCollected}
-	add := func(cond string, v any) {
-		conds = append(conds, strings.ReplaceAll(cond, "?", "?"+strconv.Itoa(len(args))))
-		args = append(args, v)
+// agreements a, its arguments numbered after args (a statement's earlier ones: the BNPL
+// transaction feed reads the repayments as one of its sources, transactions.go).
+func (f RepaymentFilter) where(ctx context.Context, args []any) db.Where {
+	w := db.Where{Args: args}
+	w.Add("i.tenant_id = ?", tenancy.TenantID(ctx))
+	w.Add("i.status = ?", InstalmentCollected)
+	w.AddIf(f.EmployeeID != "", "a.employee_id = ?", f.EmployeeID)
+	w.AddIf(f.MerchantID != "", "a.merchant_id = ?", f.MerchantID)
+	w.AddIf(f.AgreementID != "", "i.agreement_id = ?", f.AgreementID)
+	w.AddIf(f.Source != "", "i.collect_source = ?", f.Source)
+	w.AddIf(!f.From.IsZero(), "i.collected_at >= ?", f.From.UTC())
+	w.AddIf(!f.To.IsZero(), "i.collected_at < ?", f.To.UTC())
+	return w
+}
+
+// repaymentsFrom is the feed's rows: the instalments i with their agreements a.
+const repaymentsFrom = `FROM app.bnpl_instalments i JOIN app.bnpl_agreements a ON a.tenant_id = i.tenant_id AND a.id = i.agreement_id`
+
+// condition states "after c in the feed's order" over i, its arguments numbered after args ("" for
+// the zero cursor: from the newest).
+func (c RepaymentCursor) condition(args []any) (string, []any) {
+	if c.At.IsZero() {
+		return "", args
 	}
-	for _, c := range []struct {
-		v, cond string
-	}{{f.EmployeeID, "a.employee_id = ?"}, {f.MerchantID, "a.merchant_id = ?"}, {f.AgreementID, "i.agreement_id = ?"},
-		{f.Source, "i.collect_source = ?"}} {
-		if c.v != "" {
-			add(c.cond, c.v)
-		}
-	}
-	if !f.From.IsZero() {
-		add("i.collected_at >= ?", f.From.UTC())
-	}
-	if !f.To.IsZero() {
-		add("i.collected_at < ?", f.To.UTC())
-	}
-	return strings.Join(conds, " AND "), args
+	n := len(args)
+	return fmt.Sprintf("(i.collected_at, i.agreement_id, i.idx) < ($%d, $%d, $%d)", n+1, n+2, n+3), append(args, c.At, c.Agreement, c.Index)
 }
 
 // Repayments lists the context's business's repayments matching f, newest first: up to limit
-// after the cursor (the zero cursor: from the newest), in q (its tenant transaction, a pgx or a
-// bun one).
-func Repayments(ctx context.Context, q db.Writer, f RepaymentFilter, after RepaymentCursor, limit int) ([]Repayment, error) {
+// after the cursor (the zero cursor: from the newest), in q (its tenant transaction).
+func Repayments(ctx context.Context, q db.Querier, f RepaymentFilter, after RepaymentCursor, limit int) ([]Repayment, error) {
 	query, args := repaymentsSQL(ctx, f, after, limit)
-	rows, err := db.Select[Repayment](ctx, q, query, args...)
-	if err != nil {
-		return nil, fmt.Errorf("bnpl: list the repayments: %w", err)
+	rows, err := q.Query(ctx, query, args...)
+	if err == nil {
+		var out []Repayment
+		if out, err = pgx.CollectRows(rows, pgx.RowToStructByName[Repayment]); err == nil {
+			for i := range out {
+				out[i].CollectedAt = out[i].CollectedAt.UTC()
+			}
+			return out, nil
+		}
 	}
-	for i := range rows {
-		rows[i].CollectedAt = rows[i].CollectedAt.UTC()
-	}
-	return rows, nil
+	return nil, fmt.Errorf("bnpl: list the repayments: %w", err)
 }
 
-// repaymentsSQL is Repayments' statement (bun's placeholders; read through
-// bnpl_instalments_repaid, migration 0109).
+// repaymentsSQL is Repayments' statement (read through bnpl_instalments_repaid, migration 0109).
 func repaymentsSQL(ctx context.Context, f RepaymentFilter, after RepaymentCursor, limit int) (string, []any) {
-	where, args := f.where(ctx)
-	if !after.At.IsZero() {
-		n := len(args)
-		where += fmt.Sprintf(" AND (i.collected_at, i.agreement_id, i.idx) < (?%d, ?%d, ?%d)", n, n+1, n+2)
-		args = append(args, after.At, after.Agreement, after.Index)
+	return repaymentRows(ctx, f, nil, after.condition, limit)
+}
+
+// repaymentRows is the feed's statement over f: the repayments that also meet the condition after
+// states over i ("": none), newest first, up to limit, its arguments numbered after args and
+// returned with them. It is Repayments' statement and the BNPL transaction feed's REPAYMENT
+// source (transactions.go), whose condition is its own cursor's.
+func repaymentRows(ctx context.Context, f RepaymentFilter, args []any, after func([]any) (string, []any), limit int) (string, []any) {
+	w := f.where(ctx, args)
+	where, args := w.String(), w.Args
+	if cond, more := after(args); cond != "" {
+		where, args = where+" AND "+cond, more
 	}
 	args = append(args, limit)
 	return `SELECT i.agreement_id, i.idx, a.employee_id, a.merchant_id, i.due_date,
 			i.amount_santim::bigint AS amount_santim, i.collect_source, coalesce(i.collect_mandate_id, '') AS collect_mandate_id,
 			i.ledger_tx_id, i.collect_workflow_id, i.collected_at
-		FROM app.bnpl_instalments i JOIN app.bnpl_agreements a ON a.tenant_id = i.tenant_id AND a.id = i.agreement_id
-		WHERE ` + where + ` ORDER BY i.collected_at DESC, i.agreement_id DESC, i.idx DESC LIMIT ?` + strconv.Itoa(len(args)-1), args
+		` + repaymentsFrom + `
+		WHERE ` + where + ` ORDER BY i.collected_at DESC, i.agreement_id DESC, i.idx DESC LIMIT $` + strconv.Itoa(len(args)), args
 }
 
 // RepaymentTotals counts and sums the context's business's repayments matching f, by source:
@@ -160,15 +174,25 @@ func repaymentsSQL(ctx context.Context, f RepaymentFilter, after RepaymentCursor
 // Postgres's numeric_value_out_of_range (SQLSTATE 22003), this function's error, never a wrapped
 // figure. By construction an agreement's instalments sum to at most its purchase (≤ 10^11
 // santim), so that takes over 92 million agreements at the largest purchase.
-func RepaymentTotals(ctx context.Context, q db.Writer, f RepaymentFilter) (map[string]RepaymentTotal, error) {
-	where, args := f.where(ctx)
-	type sourceTotal struct {
-		Source string `bun:"collect_source" db:"collect_source"`
-		RepaymentTotal
+func RepaymentTotals(ctx context.Context, q db.Querier, f RepaymentFilter) (map[string]RepaymentTotal, error) {
+	w := f.where(ctx, nil)
+	// The sum is taken in exact numeric and read as text (money.ParseSum): one past int64 is
+	// money.ErrOverflow, the caller's to refuse, never a database error (an instalment's amount is
+	// only checked positive).
+	rows, err := q.Query(ctx, `SELECT i.collect_source, count(*), sum(i.amount_santim)::text
+		`+repaymentsFrom+` WHERE `+w.String()+` GROUP BY i.collect_source`, w.Args...)
+	if err != nil {
+		return nil, fmt.Errorf("bnpl: total the repayments: %w", err)
 	}
-	rows, err := db.Select[sourceTotal](ctx, q, `SELECT i.collect_source, count(*) AS count, sum(i.amount_santim)::bigint AS amount_santim
-		FROM app.bnpl_instalments i JOIN app.bnpl_agreements a ON a.tenant_id = i.tenant_id AND a.id = i.agreement_id
-		WHERE `+where+` GROUP BY i.collect_source`, args...)
+	type sourceTotal struct {
+		source, sum string
+		count       int64
+	}
+	got, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (sourceTotal, error) {
+		var x sourceTotal
+		err := r.Scan(&x.source, &x.count, &x.sum)
+		return x, err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("bnpl: total the repayments: %w", err)
 	}
@@ -178,8 +202,12 @@ func RepaymentTotals(ctx context.Context, q db.Writer, f RepaymentFilter) (map[s
 			out[s] = RepaymentTotal{}
 		}
 	}
-	for _, r := range rows {
-		out[r.Source] = r.RepaymentTotal
+	for _, r := range got {
+		amount, err := money.ParseSum(r.sum)
+		if err != nil {
+			return nil, fmt.Errorf("bnpl: total the repayments: %s: %w", r.source, err)
+		}
+		out[r.source] = RepaymentTotal{Count: r.count, AmountSantim: amount}
 	}
 	return out, nil
 }

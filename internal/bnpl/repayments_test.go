@@ -2,7 +2,6 @@ package bnpl_test
 
 import (
 	"context"
-	"strings"
 	"testing"
 	"time"
 
@@ -32,24 +31,13 @@ func TestRepaymentsReadThroughTheirIndex(t *testing.T) {
 		"a window":     {From: window, To: window.AddDate(0, 1, 0)},
 	} {
 		for _, after := range []bnpl.RepaymentCursor{{}, {At: window, Agreement: "bnpl_1", Index: 2}} {
-			type planRow struct {
-				Plan string `db:"QUERY PLAN" bun:"QUERY PLAN"`
-			}
-			var plan []planRow
+			var text string
 			require.NoError(t, db.InTenantTx(ctx, d.App, "biz_1", func(tx pgx.Tx) error {
-				if _, err := tx.Exec(ctx, `SET LOCAL enable_seqscan = off`); err != nil {
-					return err
-				}
 				sql, args := bnpl.RepaymentsSQL(ctx, f, after, 51)
 				var err error
-				plan, err = db.Select[planRow](ctx, tx, "EXPLAIN "+sql, args...)
+				text, err = testkit.Plan(ctx, tx, sql, args...)
 				return err
 			}))
-			lines := make([]string, 0, len(plan))
-			for _, p := range plan {
-				lines = append(lines, p.Plan)
-			}
-			text := strings.Join(lines, "\n")
 			require.NotContains(t, text, "Seq Scan on bnpl_instalments", "%s:\n%s", name, text)
 			require.Contains(t, text, "bnpl_instalments_repaid", "%s:\n%s", name, text)
 		}

@@ -1,0 +1,4 @@
+package bnpl
+
+// TransactionsSQL is transactionsSQL, for the plan test.
+var TransactionsSQL = transactionsSQL
