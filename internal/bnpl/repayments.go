@@ -170,15 +170,13 @@ func repaymentRows(ctx context.Context, f RepaymentFilter, args []any, after fun
 // RepaymentTotals counts and sums the context's business's repayments matching f, by source:
 // every source of RepaymentSources is a key (zero when none; only f.Source's when f names one).
 //
-// Overflow: as Summary's — an exact numeric sum cast to bigint in SQL; one past int64 is
-// Postgres's numeric_value_out_of_range (SQLSTATE 22003), this function's error, never a wrapped
-// figure. By construction an agreement's instalments sum to at most its purchase (≤ 10^11
-// santim), so that takes over 92 million agreements at the largest purchase.
+// Overflow: the sum is taken in exact numeric and read as text (money.ParseSum), so one past
+// int64 is money.ErrOverflow, the caller's to refuse, never a wrapped figure nor a database error.
+// By construction an agreement's instalments sum to at most its purchase (≤ 10^11 santim), so
+// that takes over 92 million agreements at the largest purchase; the table itself only checks an
+// instalment positive.
 func RepaymentTotals(ctx context.Context, q db.Querier, f RepaymentFilter) (map[string]RepaymentTotal, error) {
 	w := f.where(ctx, nil)
-	// The sum is taken in exact numeric and read as text (money.ParseSum): one past int64 is
-	// money.ErrOverflow, the caller's to refuse, never a database error (an instalment's amount is
-	// only checked positive).
 	rows, err := q.Query(ctx, `SELECT i.collect_source, count(*), sum(i.amount_santim)::text
 		`+repaymentsFrom+` WHERE `+w.String()+` GROUP BY i.collect_source`, w.Args...)
 	if err != nil {
