@@ -592,11 +592,7 @@ func toQuoteJSON(q lending.Quote) quoteJSON {
 		FirstDuePeriod: s.Instalments[0].DuePeriod, PaymentSantim: s.PaymentSantim, MonthlyInstalmentSantim: s.MaxInstalmentSantim,
 		TotalPrincipalSantim: s.TotalPrincipalSantim, TotalInterestSantim: s.TotalInterestSantim, TotalFeeSantim: s.TotalFeeSantim,
 		TotalRepayableSantim: s.TotalSantim, APRBasisPoints: s.APRBasisPoints, Instalments: make([]quoteInstalmentJSON, len(s.Instalments)),
-		Affordability: affordabilityJSON{Affordable: a.Affordable, MonthlyInstalmentSantim: a.InstalmentSantim,
-			ProjectedNetSantim: a.ProjectedNetSantim, ExistingInstalmentsSantim: a.ExistingInstalmentsSantim,
-			RecoverableSantim: a.RecoverableSantim, MaxDebtServiceBasisPoints: a.MaxDebtServiceBasisPoints,
-			DebtServiceLimitSantim: a.DebtServiceLimitSantim, LimitSantim: a.LimitSantim, BindingLimit: a.Binding,
-			HeadroomSantim: a.HeadroomSantim, MaxAmountSantim: a.MaxAmountSantim}}
+		Affordability: toAffordabilityJSON(a)}
 	for i, in := range s.Instalments {
 		out.Instalments[i] = quoteInstalmentJSON{Index: in.Index, DuePeriod: in.DuePeriod, PrincipalSantim: in.PrincipalSantim,
 			InterestSantim: in.InterestSantim, FeeSantim: in.FeeSantim, TotalSantim: in.TotalSantim, BalanceSantim: in.BalanceSantim}

@@ -363,7 +363,7 @@ func (s *Server) routes() []Route {
 		s.disputeRoutes(),
 		s.walletRoutes(), s.walletTransferRoutes(),
 		s.savingsRoutes(),
-		s.deadLetterRoutes(), s.operatorRoutes(), s.notificationRoutes(), s.auditLogRoutes(), s.dashboardRoutes(), s.demoRequestRoutes(), s.adminUserRoutes(), s.adminOrgRoutes(), s.adminPayrollRoutes(), s.adminBnplRoutes(), s.adminEqubRoutes(), s.adminLoanRoutes(), s.adminEwaRoutes(), s.employeeBudgetRoutes(), s.employeeOnboardingRoutes(), s.adminInFlightRoutes(), s.adminComplianceRoutes(), s.settingsPageRoutes(), s.myMandateRoutes(), s.employeeSettingsRoutes(), s.employeeHelpRoutes()} {
+		s.deadLetterRoutes(), s.operatorRoutes(), s.notificationRoutes(), s.auditLogRoutes(), s.dashboardRoutes(), s.demoRequestRoutes(), s.adminUserRoutes(), s.adminOrgRoutes(), s.adminPayrollRoutes(), s.adminBnplRoutes(), s.adminEqubRoutes(), s.adminLoanRoutes(), s.adminEwaRoutes(), s.employeeBudgetRoutes(), s.employeeOnboardingRoutes(), s.adminInFlightRoutes(), s.adminComplianceRoutes(), s.settingsPageRoutes(), s.myMandateRoutes(), s.employeeSettingsRoutes(), s.employeeHelpRoutes(), s.fiLoanRequestRoutes()} {
 		rs = append(rs, area...)
 	}
 	return rs

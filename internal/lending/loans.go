@@ -155,6 +155,16 @@ type Loan struct {
 	PayoutPartner       string `bun:"payout_partner,nullzero"`
 	PayoutAccountNumber string `bun:"payout_account_number,nullzero"`
 	PayoutHolderName    string `bun:"payout_holder_name,nullzero"`
+	// The affordability the request was judged on (QuoteLoan's, kept by Originate for the FI's
+	// decision: RequestAffordability): all nil on a loan requested before app migration 0112.
+	AffordProjectedNetSantim        *int64  `bun:"afford_projected_net_santim"`
+	AffordExistingInstalmentsSantim *int64  `bun:"afford_existing_instalments_santim"`
+	AffordRecoverableSantim         *int64  `bun:"afford_recoverable_santim"`
+	AffordMaxDebtServiceBasisPoints *int64  `bun:"afford_max_debt_service_basis_points"`
+	AffordDebtServiceLimitSantim    *int64  `bun:"afford_debt_service_limit_santim"`
+	AffordLimitSantim               *int64  `bun:"afford_limit_santim"`
+	AffordBinding                   *string `bun:"afford_binding"`
+	AffordMaxAmountSantim           *int64  `bun:"afford_max_amount_santim"`
 
 	Instalments []LoanInstalment `bun:"-"`
 }
@@ -200,6 +210,7 @@ func Originate(ctx context.Context, tx db.BunTx, project ProjectFunc, r QuoteReq
 		MonthlyInstalmentSantim: s.MaxInstalmentSantim, TotalInterestSantim: s.TotalInterestSantim, TotalRepayableSantim: s.TotalSantim,
 		APRBasisPoints: s.APRBasisPoints, FirstDuePeriod: s.Instalments[0].DuePeriod, Status: LoanRequested,
 		RequestedBy: actor(ctx), RequestedAt: now, UpdatedAt: now}
+	l.keepAffordability(q.Affordability)
 	if l.FIID == l.TenantID {
 		return Loan{}, ErrProductNotFound
 	}
