@@ -18,11 +18,12 @@ import (
 // The platform compliance officer's work queue: GET /api/admin/compliance answers, in one read
 // over every tenant, what awaits a compliance decision and how long it has waited — KYC
 // submissions waiting for a reviewer (kyc.ReviewBacklog), sanctions checks awaiting a decision
-// (sanctions.ReviewBacklog), organizations whose KYB review is pending with documents on file
-// (orgs.KYBReviewBacklog) — each queue's count, its oldest item's time and age, and its oldest
-// items with the route that decides each. It shows what a reviewer needs to pick the next item,
-// never a name, national id, date of birth or document: the decision routes show those. On the
-// audited cross-tenant path (one CrossTenantAccess row), all queues as of one snapshot.
+// (sanctions.ReviewBacklog), organizations waiting on a KYB decision (orgs.KYBReviewBacklog: a
+// PENDING review with documents on file, or a REJECTED one with documents filed since) — each
+// queue's count, its oldest item's time and age, and its oldest items with the route that decides
+// each. It shows what a reviewer needs to pick the next item, never a name, national id, date of
+// birth or document: the decision routes show those. On the audited cross-tenant path (one
+// CrossTenantAccess row), all queues as of one snapshot.
 //
 // Disputes are not here: they are decided by platform operators (POST
 // /api/disputes/<id>/decisions), whose queue is the dispute list and its SLA alerts.
@@ -65,10 +66,12 @@ type complianceItemJSON struct {
 	SubjectID string  `json:"subjectId"`
 	ClaimedBy *string `json:"claimedBy"`
 	// MissingDocuments are a KYB item's required document types not filed yet (null elsewhere).
-	MissingDocuments []string              `json:"missingDocuments"`
-	Since            time.Time             `json:"since"`
-	AgeSeconds       int64                 `json:"ageSeconds"`
-	DecisionRoutes   []complianceRouteJSON `json:"decisionRoutes"`
+	MissingDocuments []string `json:"missingDocuments"`
+	// Reason is why a KYB item waits (orgs.KYBSubmitted, orgs.KYBResubmitted; null elsewhere).
+	Reason         *string               `json:"reason"`
+	Since          time.Time             `json:"since"`
+	AgeSeconds     int64                 `json:"ageSeconds"`
+	DecisionRoutes []complianceRouteJSON `json:"decisionRoutes"`
 }
 
 type complianceQueueJSON struct {
@@ -167,9 +170,9 @@ func (s *Server) complianceQueues(c *gin.Context) {
 	if want(complianceKYB) {
 		items := make([]complianceItemJSON, 0, len(kybQ.Oldest))
 		for _, it := range kybQ.Oldest {
-			items = append(items, complianceItemJSON{ID: it.ID, TenantID: it.ID, Kind: string(it.Kind), State: orgs.KYCPending,
-				SubjectID: it.ID, MissingDocuments: it.Missing, Since: it.Since.UTC(), AgeSeconds: it.AgeSeconds,
-				DecisionRoutes: kybDecisionRoutes(it)})
+			items = append(items, complianceItemJSON{ID: it.ID, TenantID: it.ID, Kind: string(it.Kind), State: it.State,
+				SubjectID: it.ID, MissingDocuments: it.Missing, Reason: optionalString(it.Reason), Since: it.Since.UTC(),
+				AgeSeconds: it.AgeSeconds, DecisionRoutes: kybDecisionRoutes(it)})
 		}
 		out = append(out, complianceQueue(complianceKYB, kybQ.Count, items))
 	}

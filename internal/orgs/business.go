@@ -232,7 +232,8 @@ type KYCReview struct {
 }
 
 // ReviewKYC records r for organization id of kind k. Verifying needs every document its kind
-// requires filed (*MissingDocumentsError otherwise). ErrNotFound (none, or of another kind),
+// requires filed (*MissingDocumentsError otherwise). A decision answers a resubmission
+// (kyc_resubmitted_at, PutDocument): the mark is cleared. ErrNotFound (none, or of another kind),
 // ErrDeleted.
 func ReviewKYC(ctx context.Context, q db.Querier, id string, k Kind, r KYCReview) (Organization, error) {
 	if r.Status != KYCVerified && r.Status != KYCRejected {
@@ -248,7 +249,7 @@ func ReviewKYC(ctx context.Context, q db.Querier, id string, k Kind, r KYCReview
 		}
 	}
 	if _, err := q.Exec(ctx, `UPDATE app.organizations SET kyc_status = $2, kyc_note = nullif($3, ''),
-		kyc_reviewed_at = $4, kyc_reviewed_by = $5, updated_at = now() WHERE id = $1`,
+		kyc_reviewed_at = $4, kyc_reviewed_by = $5, kyc_resubmitted_at = NULL, updated_at = now() WHERE id = $1`,
 		id, r.Status, r.Note, r.At, r.Reviewer); err != nil {
 		return Organization{}, fmt.Errorf("orgs: kyc review: %w", err)
 	}
@@ -384,7 +385,11 @@ func lockOrganizationOfKind(ctx context.Context, q db.Querier, id string, k Kind
 }
 
 // PutDocument files d as the organization's document of type docType, replacing any earlier one
-// (replaced says so). ErrUnknownDocumentType, ErrNotFound, ErrDeleted.
+// (replaced says so). Filing does not move the KYB review: a REJECTED organization stays
+// REJECTED until a reviewer decides again (ReviewKYC), so the first document filed after a
+// rejection marks the organization resubmitted at d.UploadedAt (kyc_resubmitted_at), which puts it
+// on the compliance officer's KYB queue (KYBReviewBacklog). ErrUnknownDocumentType, ErrNotFound,
+// ErrDeleted.
 func PutDocument(ctx context.Context, q db.Querier, id string, k Kind, docType string, d KYCDocument) (replaced bool, err error) {
 	if !ValidDocumentType(k, docType) {
 		return false, ErrUnknownDocumentType
@@ -399,7 +404,8 @@ func PutDocument(ctx context.Context, q db.Querier, id string, k Kind, docType s
 		return false, fmt.Errorf("orgs: kyc document: %w", err)
 	}
 	if _, err := q.Exec(ctx, `UPDATE app.organizations SET kyc_documents = kyc_documents || jsonb_build_object($2::text, $3::jsonb),
-		updated_at = now() WHERE id = $1`, id, docType, raw); err != nil {
+		kyc_resubmitted_at = CASE WHEN kyc_status = 'REJECTED' THEN coalesce(kyc_resubmitted_at, $4) END,
+		updated_at = now() WHERE id = $1`, id, docType, raw, d.UploadedAt); err != nil {
 		return false, fmt.Errorf("orgs: put kyc document: %w", err)
 	}
 	return replaced, nil
