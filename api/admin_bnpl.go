@@ -106,7 +106,9 @@ func (s *Server) listAdminBnpl(c *gin.Context) {
 		return err
 	})
 	if err != nil {
-		writeError(c, payrollError(err)) // BNPL_TOTALS_OVERFLOW is a refusal (422)
+		// Totals past int64 (money.ErrOverflow) and a listed amount past it (bnpl's refusal) are
+		// both BNPL_TOTALS_OVERFLOW (422).
+		writeError(c, bookTotalsRefusal(payrollError(err), bnpl.CodeAdminTotalsOverflow))
 		return
 	}
 	answerTotalsPage(c, limit, rows, totals, func(a bnpl.AdminAgreement) string { return a.ID }, toAdminBnplJSON,

@@ -109,7 +109,9 @@ func (s *Server) listAdminEqubs(c *gin.Context) {
 		return err
 	})
 	if err != nil {
-		writeError(c, payrollError(err)) // EQUB_TOTALS_OVERFLOW is a refusal (422)
+		// Totals past int64 (money.ErrOverflow) and a listed figure past it (equb's refusal) are
+		// both EQUB_TOTALS_OVERFLOW (422).
+		writeError(c, bookTotalsRefusal(payrollError(err), equb.CodeAdminTotalsOverflow))
 		return
 	}
 	answerTotalsPage(c, limit, rows, totals, func(g equb.AdminGroup) string { return g.ID }, toAdminEqubJSON,

@@ -61,6 +61,11 @@ func toBnplExposuresJSON(count int64, rows []bnpl.Exposure, merchant bool) bnplE
 	return out
 }
 
+// codeBnplRiskTotalsOverflow refuses a risk report whose sums pass int64 santim (bnpl.Risk's
+// money.ErrOverflow): the report has no filter to narrow, so the business reads its exposure
+// through the BNPL lists' narrower filters instead.
+const codeBnplRiskTotalsOverflow = "BNPL_RISK_TOTALS_OVERFLOW"
+
 func (s *Server) bnplRisk(c *gin.Context) {
 	if e := noQuery(c); e != nil {
 		writeError(c, e)
@@ -70,7 +75,7 @@ func (s *Server) bnplRisk(c *gin.Context) {
 		return bnpl.Risk(ctx, tx, s.now())
 	})
 	if err != nil {
-		writeError(c, err)
+		writeError(c, bookTotalsRefusal(err, codeBnplRiskTotalsOverflow))
 		return
 	}
 	out := bnplRiskJSON{AsOf: r.Day.Format("2006-01-02"), OutstandingSantim: r.OutstandingSantim, OverdueInstalments: r.OverdueInstalments,

@@ -45,6 +45,10 @@ func toBnplSettlementFiguresJSON(f bnpl.SettlementFigures) bnplSettlementFigures
 // bnplSettlementParams are the statement's query parameters.
 var bnplSettlementParams = map[string]bool{"from": true, "to": true}
 
+// codeBnplSettlementTotalsOverflow refuses a statement whose sums pass int64 santim
+// (bnpl.SettlementStatement's money.ErrOverflow): a narrower window answers.
+const codeBnplSettlementTotalsOverflow = "BNPL_SETTLEMENT_TOTALS_OVERFLOW"
+
 func (s *Server) getBnplSettlements(c *gin.Context) {
 	q := c.Request.URL.Query()
 	if e := listQuery(q, bnplSettlementParams); e != nil {
@@ -60,7 +64,7 @@ func (s *Server) getBnplSettlements(c *gin.Context) {
 		return bnpl.SettlementStatement(ctx, tx, w)
 	})
 	if err != nil {
-		writeError(c, payrollError(err))
+		writeError(c, bookTotalsRefusal(payrollError(err), codeBnplSettlementTotalsOverflow))
 		return
 	}
 	out := bnplSettlementStatementJSON{From: w.From.Format(time.DateOnly), To: w.To.Format(time.DateOnly), TimeZone: bnpl.StatementTimeZone,

@@ -22,6 +22,7 @@ import (
 	"github.com/wagerail/wagerail/internal/payroll"
 	"github.com/wagerail/wagerail/internal/payslip"
 	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/money"
 	"github.com/wagerail/wagerail/internal/platform/outbox"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
 	"github.com/wagerail/wagerail/internal/sanctions"
@@ -40,6 +41,15 @@ import (
 // transaction sees one snapshot (REPEATABLE READ, db.WithSnapshot), so every figure of a
 // dashboard is as of the same instant: a change that commits while it reads shows in all of its
 // sections or in none.
+//
+// A section whose sums pass int64 santim (its summary's money.ErrOverflow) is null on the
+// business's dashboard and the rest still answers (sectionOverflowed), as a section the caller may
+// not read is null there: a dashboard has no filter to narrow, and one domain's figures too large
+// to carry are no reason to hide the others. The sums are read as text, so the overflow raises
+// nothing in the database and the transaction reads on. A dashboard whose sections may not be
+// null answers 422 instead: the FI's (its loans are its one section,
+// FI_DASHBOARD_TOTALS_OVERFLOW) and the employee's (its loans and BNPL sections are always
+// objects; only the ledger's figures are null when unread, EMPLOYEE_DASHBOARD_TOTALS_OVERFLOW).
 
 // dashboardRoutes serves the dashboards.
 func (s *Server) dashboardRoutes() []Route {
@@ -103,6 +113,24 @@ func (s *Server) may(cl *caller, sec dashboardSection) bool {
 		return r.Auth == Session // Platform: not a platform admin
 	}
 	return cl.Access.Member && cl.Access.Role.AtLeast(r.Role) && (r.Permission.Module == "" || cl.Access.Permissions.Allows(r.Permission))
+}
+
+// The dashboards that answer 422 when their sums pass int64 santim: the FI's (its loans) and the
+// employee's (their own loans or BNPL agreements).
+const (
+	codeFIDashboardTotalsOverflow       = "FI_DASHBOARD_TOTALS_OVERFLOW"
+	codeEmployeeDashboardTotalsOverflow = "EMPLOYEE_DASHBOARD_TOTALS_OVERFLOW"
+)
+
+// sectionOverflowed reports whether a dashboard section's read failed because a sum passes int64
+// santim (money.ErrOverflow), logging it: the section is then null and the dashboard answers the
+// rest. Any other error is not this, and fails the read.
+func (s *Server) sectionOverflowed(section string, err error) bool {
+	if !errors.Is(err, money.ErrOverflow) {
+		return false
+	}
+	s.deps.Log.Warn("dashboard: a section's sums pass int64 santim; it is null", "section", section, "error", err)
+	return true
 }
 
 // statusCounts is a summary's counts by status as JSON (every status present).
@@ -223,27 +251,33 @@ func (s *Server) businessDashboard(c *gin.Context) {
 			}
 		}
 		if s.may(cl, sectionEwa) {
-			e, err := ewa.Summarize(ctx, tx, cl.Tenant, now)
-			if err != nil {
+			switch e, err := ewa.Summarize(ctx, tx, cl.Tenant, now); {
+			case s.sectionOverflowed("ewa", err):
+			case err != nil:
 				return d, err
+			default:
+				d.Ewa = &ewaSummaryJSON{ByStatus: statusCounts(e.ByStatus), OutstandingCount: e.OutstandingCount,
+					OutstandingSantim: e.OutstandingSantim, InFlightSantim: e.InFlightSantim, DisbursedThisMonthSantim: e.DisbursedThisMonthSantim}
 			}
-			d.Ewa = &ewaSummaryJSON{ByStatus: statusCounts(e.ByStatus), OutstandingCount: e.OutstandingCount,
-				OutstandingSantim: e.OutstandingSantim, InFlightSantim: e.InFlightSantim, DisbursedThisMonthSantim: e.DisbursedThisMonthSantim}
 		}
 		if s.may(cl, sectionLoans) {
-			l, err := lending.Summarize(ctx, tx, lending.Business, now)
-			if err != nil {
+			switch l, err := lending.Summarize(ctx, tx, lending.Business, now); {
+			case s.sectionOverflowed("loans", err):
+			case err != nil:
 				return d, err
+			default:
+				d.Loans = toLoanSummaryJSON(l)
 			}
-			d.Loans = toLoanSummaryJSON(l)
 		}
 		if s.may(cl, sectionBnpl) {
-			b, err := bnpl.Summarize(ctx, tx, bnpl.BusinessSide, now)
-			if err != nil {
+			switch b, err := bnpl.Summarize(ctx, tx, bnpl.BusinessSide, now); {
+			case s.sectionOverflowed("bnpl", err):
+			case err != nil:
 				return d, err
+			default:
+				d.Bnpl = &bnplSummaryJSON{ByStatus: b.ByStatus, OutstandingSantim: b.OutstandingSantim, OverdueInstalments: b.OverdueInstalments,
+					OverdueSantim: b.OverdueSantim, DueNext7DaysSantim: b.DueNext7DaysSantim}
 			}
-			d.Bnpl = &bnplSummaryJSON{ByStatus: b.ByStatus, OutstandingSantim: b.OutstandingSantim, OverdueInstalments: b.OverdueInstalments,
-				OverdueSantim: b.OverdueSantim, DueNext7DaysSantim: b.DueNext7DaysSantim}
 		}
 		if s.may(cl, sectionEqub) {
 			e, err := equb.Summarize(ctx, tx)
@@ -253,11 +287,13 @@ func (s *Server) businessDashboard(c *gin.Context) {
 			d.Equb = &equbSummaryJSON{ByStatus: e.ByStatus, ActiveMembers: e.ActiveMembers, OpenCycles: e.OpenCycles}
 		}
 		if s.may(cl, sectionDisputes) {
-			ds, err := disputes.Summarize(ctx, tx, now)
-			if err != nil {
+			switch ds, err := disputes.Summarize(ctx, tx, now); {
+			case s.sectionOverflowed("disputes", err):
+			case err != nil:
 				return d, err
+			default:
+				d.Disputes = &disputeSummaryJSON{ByStatus: ds.ByStatus, Open: ds.Open, SLABreached: ds.SLABreached, OpenAmountSantim: ds.OpenAmountSantim}
 			}
-			d.Disputes = &disputeSummaryJSON{ByStatus: ds.ByStatus, Open: ds.Open, SLABreached: ds.SLABreached, OpenAmountSantim: ds.OpenAmountSantim}
 		}
 		return d, nil
 	})
@@ -274,7 +310,8 @@ type fiDashboardJSON struct {
 	Loans          *loanSummaryJSON `json:"loans"`
 }
 
-// fiDashboard answers GET /api/fi/dashboard: the loans the active FI funds.
+// fiDashboard answers GET /api/fi/dashboard: the loans the active FI funds (422
+// FI_DASHBOARD_TOTALS_OVERFLOW when their sums pass int64 santim: the loans are its one section).
 func (s *Server) fiDashboard(c *gin.Context) {
 	cl := callerOf(c)
 	now := s.now().UTC()
@@ -283,7 +320,7 @@ func (s *Server) fiDashboard(c *gin.Context) {
 		return fiDashboardJSON{OrganizationID: cl.Tenant, AsOf: now, Loans: toLoanSummaryJSON(l)}, err
 	})
 	if err != nil {
-		writeError(c, err)
+		writeError(c, bookTotalsRefusal(err, codeFIDashboardTotalsOverflow))
 		return
 	}
 	c.JSON(http.StatusOK, out)
@@ -437,7 +474,7 @@ func (s *Server) employeeDashboard(c *gin.Context) {
 		return err
 	})
 	if err != nil {
-		writeError(c, ewaError("", emp, err))
+		writeError(c, bookTotalsRefusal(ewaError("", emp, err), codeEmployeeDashboardTotalsOverflow))
 		return
 	}
 	s.employeeLedgerFigures(c.Request.Context(), tenant, emp, goals, &out)

@@ -56,7 +56,7 @@ func (s *Server) fiSettlements(c *gin.Context) {
 		if r.rows, err = lending.ListSettlements(ctx, tx, f, before, limit+1); err == nil {
 			r.totals, err = lending.SettlementTotals(ctx, tx, f)
 		}
-		return r, err
+		return r, bookTotalsRefusal(err, codeFISettlementTotalsOverflow)
 	})
 	if !ok {
 		return
@@ -111,7 +111,7 @@ func (s *Server) fiRepayments(c *gin.Context) {
 		if r.rows, err = lending.ListFIRepayments(ctx, tx, f, before, limit+1); err == nil {
 			r.totals, err = lending.FIRepaymentTotals(ctx, tx, f)
 		}
-		return r, err
+		return r, bookTotalsRefusal(err, codeFIRepaymentTotalsOverflow)
 	})
 	if !ok {
 		return

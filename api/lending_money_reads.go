@@ -21,6 +21,13 @@ import (
 // /api/fi/repayments, fi_settlements.go).
 // Rules: internal/lending/money_reads.go.
 
+// The FI's feeds' answers to totals past int64 santim (lending.SettlementTotals' and
+// FIRepaymentTotals' money.ErrOverflow): a narrower filter answers.
+const (
+	codeFISettlementTotalsOverflow = "FI_SETTLEMENT_TOTALS_OVERFLOW"
+	codeFIRepaymentTotalsOverflow  = "FI_REPAYMENT_TOTALS_OVERFLOW"
+)
+
 func (s *Server) loanMoneyReadRoutes() []Route {
 	fi := func(r Route) Route { r.Handler = s.forKind(orgs.FI, r.Handler); return r }
 	biz := func(r Route) Route { r.Handler = s.forKind(orgs.Business, r.Handler); return r }

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/money"
 	"github.com/wagerail/wagerail/internal/platform/refusal"
 )
 
@@ -34,11 +35,12 @@ import (
 // is its last agreement's id, from which the next page reads on. Migration 0107's indexes serve
 // that order across tenants, by merchant and by state; a business's uses bnpl_agreements_list.
 
-// CodeAdminTotalsOverflow refuses an oversight read whose sums pass int64 santim: a narrower
-// filter answers.
+// CodeAdminTotalsOverflow refuses an oversight read whose sums pass int64 santim (AdminTotals'
+// money.ErrOverflow, which the route answers with this code) or whose listed agreement holds a
+// stored amount that does (AdminList's AdminTotalsOverflow): a narrower filter answers.
 const CodeAdminTotalsOverflow = "BNPL_TOTALS_OVERFLOW"
 
-// AdminTotalsOverflow is CodeAdminTotalsOverflow's refusal (422).
+// AdminTotalsOverflow is CodeAdminTotalsOverflow's refusal (422) of a stored amount past int64.
 func AdminTotalsOverflow() *refusal.Refusal {
 	return &refusal.Refusal{Code: CodeAdminTotalsOverflow, Status: http.StatusUnprocessableEntity,
 		Message: "the filter's BNPL totals pass what an amount can carry; narrow it (status, businessId, merchantId, from, to)"}
@@ -184,17 +186,17 @@ func AdminList(ctx context.Context, q db.Querier, f AdminFilter, after string, l
 // statement in q (a platform admin's cross-tenant transaction; the caller reads it in the list's
 // snapshot).
 //
-// Overflow: each sum is taken in exact numeric and cast to bigint in SQL, so a sum past int64
-// is Postgres's numeric_value_out_of_range (SQLSTATE 22003), answered BNPL_TOTALS_OVERFLOW (422),
-// never a wrapped figure. A purchase is at most 10^11 santim (the table's CHECK), so the purchases
+// Overflow: each sum is taken in exact numeric and read as text (money.ParseSum), so a sum past
+// int64 is money.ErrOverflow, the caller's to refuse (the route answers BNPL_TOTALS_OVERFLOW,
+// 422), never a wrapped figure nor a database error. A purchase is at most 10^11 santim (the table's CHECK), so the purchases
 // pass int64 only past 92 million agreements at that bound; an instalment is only checked > 0,
 // but by construction an agreement's instalments owe at most its purchase.
 func AdminTotals(ctx context.Context, q db.Querier, f AdminFilter) (map[string]AdminTotal, error) {
 	where, args := f.where()
 	args = append(args, owedInstalmentStates, StatusFailed)
 	owed, failed := "$"+strconv.Itoa(len(args)-1), "$"+strconv.Itoa(len(args))
-	rows, err := q.Query(ctx, `SELECT a.status, count(*), coalesce(sum(a.purchase_santim), 0)::bigint,
-			coalesce(sum(o.owed) FILTER (WHERE a.status <> `+failed+`), 0)::bigint
+	rows, err := q.Query(ctx, `SELECT a.status, count(*), coalesce(sum(a.purchase_santim), 0)::text,
+			coalesce(sum(o.owed) FILTER (WHERE a.status <> `+failed+`), 0)::text
 		FROM app.bnpl_agreements a
 		LEFT JOIN LATERAL (SELECT sum(i.amount_santim) AS owed FROM app.bnpl_instalments i
 			WHERE i.tenant_id = a.tenant_id AND i.agreement_id = a.id AND i.status = ANY(`+owed+`::text[])) o ON true
@@ -203,12 +205,12 @@ func AdminTotals(ctx context.Context, q db.Querier, f AdminFilter) (map[string]A
 		return nil, adminReadError("totals", err)
 	}
 	type statusTotal struct {
-		status string
-		AdminTotal
+		status, purchase, owed string
+		count                  int64
 	}
 	got, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (statusTotal, error) {
 		var v statusTotal
-		err := r.Scan(&v.status, &v.Count, &v.PurchaseSantim, &v.OutstandingSantim)
+		err := r.Scan(&v.status, &v.count, &v.purchase, &v.owed)
 		return v, err
 	})
 	if err != nil {
@@ -221,13 +223,19 @@ func AdminTotals(ctx context.Context, q db.Querier, f AdminFilter) (map[string]A
 		}
 	}
 	for _, r := range got {
-		out[r.status] = r.AdminTotal
+		t := AdminTotal{Count: r.count}
+		if err := money.ParseSums([]string{r.purchase, r.owed}, &t.PurchaseSantim, &t.OutstandingSantim); err != nil {
+			return nil, fmt.Errorf("bnpl.admin_totals: %s: %w", r.status, err)
+		}
+		out[r.status] = t
 	}
 	return out, nil
 }
 
-// adminReadError is an oversight read's error: a stored amount or a sum past int64 (SQLSTATE
-// 22003, numeric_value_out_of_range) is BNPL_TOTALS_OVERFLOW; anything else is ours.
+// adminReadError is an oversight read's error: a stored amount past int64 (SQLSTATE 22003,
+// numeric_value_out_of_range, from the list's bigint columns: an instalment is only checked
+// positive) is BNPL_TOTALS_OVERFLOW; anything else is ours. The totals' sums never raise it: they
+// are read as text (AdminTotals).
 func adminReadError(op string, err error) error {
 	var pg *pgconn.PgError
 	if errors.As(err, &pg) && pg.Code == pgerrcode.NumericValueOutOfRange {

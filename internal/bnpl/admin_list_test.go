@@ -3,10 +3,10 @@ package bnpl_test
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgerrcode"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
@@ -15,7 +15,8 @@ import (
 	"github.com/wagerail/wagerail/internal/identity"
 	"github.com/wagerail/wagerail/internal/payroll/payrolltest"
 	"github.com/wagerail/wagerail/internal/platform/crosstenant"
-	"github.com/wagerail/wagerail/internal/platform/refusal"
+	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/money"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
 	"github.com/wagerail/wagerail/internal/platform/testkit"
 )
@@ -248,8 +249,9 @@ func TestAdminList(t *testing.T) {
 	require.Equal(t, only(active, failed, writtenOff, defaulted), adminIDs(own))
 }
 
-// TestAdminTotalsOverflow: sums past int64 santim are BNPL_TOTALS_OVERFLOW (422), never a wrapped
-// figure; each agreement is still listed, and a narrower filter answers.
+// TestAdminTotalsOverflow: sums past int64 santim are money.ErrOverflow (the route's
+// BNPL_TOTALS_OVERFLOW, 422), never a wrapped figure nor a database error that aborts the
+// transaction; each agreement is still listed, and a narrower filter answers.
 func TestAdminTotalsOverflow(t *testing.T) {
 	t.Parallel()
 	d := testkit.NewDB(t)
@@ -268,9 +270,8 @@ func TestAdminTotalsOverflow(t *testing.T) {
 		_, err := bnpl.AdminTotals(ctx, tx, bnpl.AdminFilter{})
 		return err
 	})
-	var r *refusal.Refusal
-	require.ErrorAs(t, err, &r)
-	require.Equal(t, [2]any{bnpl.CodeAdminTotalsOverflow, http.StatusUnprocessableEntity}, [2]any{r.Code, r.Status})
+	require.ErrorIs(t, err, money.ErrOverflow)
+	require.False(t, db.IsCode(err, pgerrcode.NumericValueOutOfRange), "%v", err)
 
 	var items []bnpl.AdminAgreement
 	require.NoError(t, oversee(t, platform, func(ctx context.Context, tx pgx.Tx) (err error) {

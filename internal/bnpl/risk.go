@@ -8,6 +8,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/money"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
 
@@ -19,8 +20,10 @@ import (
 // buckets), by merchant and by employee (the largest exposures first), beside what was written
 // off. So its OutstandingSantim and overdue figures are the dashboard's, to the santim.
 //
-// Overflow: as Summary's — exact numeric sums cast to bigint in SQL, a sum past int64 is
-// Postgres's numeric_value_out_of_range (SQLSTATE 22003), Risk's error, never a wrapped figure.
+// Overflow: as Summary's — each sum is taken in exact numeric and read as text (money.ParseSum),
+// so one past int64 (or the outstanding or overdue figure, added across the buckets) is
+// money.ErrOverflow, Risk's error and the caller's to refuse, never a wrapped figure nor a
+// database error.
 
 // The ageing buckets, by days past the due date, in order.
 const (
@@ -84,22 +87,23 @@ const owedSQL = `WITH owed AS (
 
 const ageingSQL = owedSQL + `SELECT CASE WHEN late <= 0 THEN '` + AgeNotDue + `' WHEN late <= 30 THEN '` + Age1To30 + `'
 		WHEN late <= 60 THEN '` + Age31To60 + `' WHEN late <= 90 THEN '` + Age61To90 + `' ELSE '` + AgeOver90 + `' END AS bucket,
-		count(*) AS instalments, sum(amount_santim)::bigint AS amount_santim
+		count(*) AS instalments, sum(amount_santim)::text AS amount_santim
 	FROM owed GROUP BY 1`
 
 // exposureSQL groups owed by a column (?4: merchant_id or employee_id, named by the caller),
 // naming a merchant from its partner standing.
-const exposureSQL = owedSQL + `SELECT o.id, coalesce(ps.name, '') AS name, o.agreements, o.outstanding_santim, o.overdue_santim,
+const exposureSQL = owedSQL + `SELECT o.id, coalesce(ps.name, '') AS name, o.agreements, o.outstanding_santim::text AS outstanding_santim,
+		o.overdue_santim::text AS overdue_santim,
 		count(*) OVER () AS total
-	FROM (SELECT ?4 AS id, count(DISTINCT agreement_id) AS agreements, sum(amount_santim)::bigint AS outstanding_santim,
-			coalesce(sum(amount_santim) FILTER (WHERE late > 0), 0)::bigint AS overdue_santim
+	FROM (SELECT ?4 AS id, count(DISTINCT agreement_id) AS agreements, sum(amount_santim) AS outstanding_santim,
+			coalesce(sum(amount_santim) FILTER (WHERE late > 0), 0) AS overdue_santim
 		FROM owed GROUP BY 1) o
 	LEFT JOIN app.partner_standing ps ON ?5 AND ps.id = o.id
 	ORDER BY o.outstanding_santim DESC, o.id LIMIT ?6`
 
 // writtenOffSQL sums the business's write-offs whose journal is posted (writeoff.go: the amount
 // owed when the operator wrote the agreement off).
-const writtenOffSQL = `SELECT count(*) AS agreements, coalesce(sum(amount_santim), 0)::bigint AS amount_santim
+const writtenOffSQL = `SELECT count(*) AS agreements, coalesce(sum(amount_santim), 0)::text AS amount_santim
 	FROM app.bnpl_write_offs WHERE tenant_id = ?0 AND status = ?1`
 
 // Risk reads the context's business's RiskReport on the day of today (its UTC date), in the
@@ -110,26 +114,34 @@ func Risk(ctx context.Context, q db.Writer, today time.Time) (RiskReport, error)
 	r := RiskReport{Day: time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)}
 	tenant, day := tenancy.TenantID(ctx), r.Day.Format(time.DateOnly)
 	owed := bun.In([]string{InstalmentDue, InstalmentCollecting})
-	ageing, err := db.Select[AgeBucket](ctx, q, ageingSQL, tenant, day, StatusActive, owed)
+	ageing, err := db.Select[struct {
+		Bucket      string `bun:"bucket" db:"bucket"`
+		Instalments int64  `bun:"instalments" db:"instalments"`
+		Amount      string `bun:"amount_santim" db:"amount_santim"`
+	}](ctx, q, ageingSQL, tenant, day, StatusActive, owed)
 	if err != nil {
 		return RiskReport{}, fmt.Errorf("bnpl: risk: ageing: %w", err)
 	}
 	by := map[string]AgeBucket{}
 	for _, b := range ageing {
-		by[b.Bucket] = b
+		v := AgeBucket{Bucket: b.Bucket, Instalments: b.Instalments}
+		if v.AmountSantim, err = money.ParseSum(b.Amount); err != nil {
+			return RiskReport{}, fmt.Errorf("bnpl: risk: ageing %s: %w", b.Bucket, err)
+		}
+		by[b.Bucket] = v
 	}
 	for _, name := range AgeBuckets {
 		b := by[name]
 		b.Bucket = name
 		r.Ageing = append(r.Ageing, b)
-		r.OutstandingSantim += b.AmountSantim // at most five sums, each an int64: checked below
+		var ok bool
+		if r.OutstandingSantim, ok = money.Add(r.OutstandingSantim, b.AmountSantim); !ok {
+			return RiskReport{}, fmt.Errorf("bnpl: risk: outstanding: %w", money.ErrOverflow)
+		}
 		if name != AgeNotDue {
 			r.OverdueInstalments += b.Instalments
-			r.OverdueSantim += b.AmountSantim
+			r.OverdueSantim += b.AmountSantim // a part of the outstanding, all positive: in range
 		}
-	}
-	if r.OutstandingSantim < 0 || r.OverdueSantim < 0 {
-		return RiskReport{}, fmt.Errorf("bnpl: risk: the outstanding sum is past int64")
 	}
 	for _, e := range []struct {
 		column   string
@@ -137,24 +149,41 @@ func Risk(ctx context.Context, q db.Writer, today time.Time) (RiskReport, error)
 		out      *[]Exposure
 		count    *int64
 	}{{"merchant_id", true, &r.Merchants, &r.MerchantCount}, {"employee_id", false, &r.Employees, &r.EmployeeCount}} {
-		rows, err := db.Select[Exposure](ctx, q, exposureSQL, tenant, day, StatusActive, owed, bun.Ident(e.column), e.merchant, maxTopRisks)
+		rows, err := db.Select[struct {
+			ID          string `bun:"id" db:"id"`
+			Name        string `bun:"name" db:"name"`
+			Agreements  int64  `bun:"agreements" db:"agreements"`
+			Outstanding string `bun:"outstanding_santim" db:"outstanding_santim"`
+			Overdue     string `bun:"overdue_santim" db:"overdue_santim"`
+			Total       int64  `bun:"total" db:"total"`
+		}](ctx, q, exposureSQL, tenant, day, StatusActive, owed, bun.Ident(e.column), e.merchant, maxTopRisks)
 		if err != nil {
 			return RiskReport{}, fmt.Errorf("bnpl: risk: by %s: %w", e.column, err)
 		}
-		*e.out = rows
+		*e.out = make([]Exposure, len(rows))
+		for i, x := range rows {
+			v := Exposure{ID: x.ID, Name: x.Name, Agreements: x.Agreements, Total: x.Total}
+			if err := money.ParseSums([]string{x.Outstanding, x.Overdue}, &v.OutstandingSantim, &v.OverdueSantim); err != nil {
+				return RiskReport{}, fmt.Errorf("bnpl: risk: by %s: %w", e.column, err)
+			}
+			(*e.out)[i] = v
+		}
 		if len(rows) > 0 {
 			*e.count = rows[0].Total
 		}
 	}
 	wo, err := db.Select[struct {
-		Agreements   int64 `bun:"agreements" db:"agreements"`
-		AmountSantim int64 `bun:"amount_santim" db:"amount_santim"`
+		Agreements int64  `bun:"agreements" db:"agreements"`
+		Amount     string `bun:"amount_santim" db:"amount_santim"`
 	}](ctx, q, writtenOffSQL, tenant, WriteOffPosted)
 	if err != nil {
 		return RiskReport{}, fmt.Errorf("bnpl: risk: written off: %w", err)
 	}
 	if len(wo) == 1 {
-		r.WrittenOffAgreements, r.WrittenOffSantim = wo[0].Agreements, wo[0].AmountSantim
+		r.WrittenOffAgreements = wo[0].Agreements
+		if r.WrittenOffSantim, err = money.ParseSum(wo[0].Amount); err != nil {
+			return RiskReport{}, fmt.Errorf("bnpl: risk: written off: %w", err)
+		}
 	}
 	return r, nil
 }

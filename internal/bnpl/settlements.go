@@ -10,6 +10,7 @@ import (
 	"github.com/wagerail/wagerail/internal/payroll"
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/field"
+	"github.com/wagerail/wagerail/internal/platform/money"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
 
@@ -126,13 +127,13 @@ type Statement struct {
 // whatever its state since: SETTLED, DEFAULTED, WRITTEN_OFF), PENDING (ACCEPTED) on created_at,
 // FAILED on failed_at (migration 0095). GROUPING SETS give the paid days and each state's total.
 //
-// Overflow: each sum is taken in numeric, which is exact, and cast to bigint in SQL, so a sum past
-// int64 is Postgres's numeric_value_out_of_range (SQLSTATE 22003), returned as the read's error,
-// never a wrapped figure (as Summarize's). A purchase is at most 10^11 santim (the CHECK), so a
-// window's sums stay in int64 below some 92 million orders.
+// Overflow: each sum is taken in numeric, which is exact, and read as text (money.ParseSum), so a
+// sum past int64 is money.ErrOverflow, the read's error and the caller's to refuse (a narrower
+// window answers), never a wrapped figure nor a database error (as Summarize's). A purchase is at
+// most 10^11 santim (the CHECK), so a window's sums stay in int64 below some 92 million orders.
 const statementSQL = `SELECT s.state, grouping(s.day) = 1 AS total, coalesce(to_char(s.day, 'YYYY-MM-DD'), '') AS day, count(*) AS orders,
-		sum(s.purchase_santim)::bigint AS purchase_santim, sum(s.discount_santim)::bigint AS discount_santim,
-		sum(s.purchase_santim - s.discount_santim)::bigint AS merchant_receives_santim
+		sum(s.purchase_santim)::text AS purchase_santim, sum(s.discount_santim)::text AS discount_santim,
+		sum(s.purchase_santim - s.discount_santim)::text AS merchant_receives_santim
 	FROM (
 		SELECT 'PAID' AS state, (activated_at AT TIME ZONE $4)::date AS day, purchase_santim, discount_santim
 			FROM app.bnpl_agreements WHERE merchant_id = $1 AND activated_at >= $2 AND activated_at < $3
@@ -157,11 +158,12 @@ func SettlementStatement(ctx context.Context, q db.Querier, w StatementWindow) (
 	type row struct {
 		state, day string
 		total      bool
+		sums       [3]string
 		f          SettlementFigures
 	}
 	got, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (row, error) {
 		var x row
-		err := r.Scan(&x.state, &x.total, &x.day, &x.f.Orders, &x.f.PurchaseSantim, &x.f.DiscountSantim, &x.f.MerchantReceivesSantim)
+		err := r.Scan(&x.state, &x.total, &x.day, &x.f.Orders, &x.sums[0], &x.sums[1], &x.sums[2])
 		return x, err
 	})
 	if err != nil {
@@ -169,6 +171,9 @@ func SettlementStatement(ctx context.Context, q db.Querier, w StatementWindow) (
 	}
 	st := Statement{Window: w, Days: []StatementDay{}}
 	for _, r := range got {
+		if err := money.ParseSums(r.sums[:], &r.f.PurchaseSantim, &r.f.DiscountSantim, &r.f.MerchantReceivesSantim); err != nil {
+			return Statement{}, fmt.Errorf("bnpl: read the settlement statement: %s %s: %w", r.state, r.day, err)
+		}
 		switch {
 		case r.state == SettlementPaid && !r.total:
 			st.Days = append(st.Days, StatementDay{Date: r.day, SettlementFigures: r.f})

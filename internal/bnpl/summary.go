@@ -8,6 +8,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/money"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
 
@@ -63,17 +64,17 @@ type Summary struct {
 // agreements are joined, so every other agreement adds one row to its state's count and nothing
 // else.
 //
-// Overflow: each sum is taken in numeric, which is exact, and cast to bigint in SQL, so a sum
-// past int64 is Postgres's numeric_value_out_of_range (SQLSTATE 22003), returned as Summarize's
-// error, never a wrapped figure. The CHECKs bound a purchase (≤ 10^11 santim) but not an
+// Overflow: each sum is taken in numeric, which is exact, and read as text (money.ParseSum), so a
+// sum past int64 is money.ErrOverflow, Summarize's error and the caller's to refuse, never a
+// wrapped figure nor a database error (the dashboard's transaction reads on). The CHECKs bound a purchase (≤ 10^11 santim) but not an
 // instalment (only > 0); by construction an agreement's instalments owe at most its purchase
 // (activation splits it, a restructure splits what is still owed again), so the sum stays in
 // int64 for over 92 million agreements at the largest purchase.
 const businessSummarySQL = `SELECT coalesce(a.status, '') AS status, grouping(a.status) = 1 AS total, count(DISTINCT a.id) AS agreements,
-		coalesce(sum(i.amount_santim), 0)::bigint AS outstanding_santim,
+		coalesce(sum(i.amount_santim), 0)::text AS outstanding_santim,
 		count(i.idx) FILTER (WHERE i.due_date < ?1::date) AS overdue_instalments,
-		coalesce(sum(i.amount_santim) FILTER (WHERE i.due_date < ?1::date), 0)::bigint AS overdue_santim,
-		coalesce(sum(i.amount_santim) FILTER (WHERE i.due_date BETWEEN ?1::date AND ?2::date), 0)::bigint AS due_next7_days_santim
+		coalesce(sum(i.amount_santim) FILTER (WHERE i.due_date < ?1::date), 0)::text AS overdue_santim,
+		coalesce(sum(i.amount_santim) FILTER (WHERE i.due_date BETWEEN ?1::date AND ?2::date), 0)::text AS due_next7_days_santim
 	FROM app.bnpl_agreements a
 	LEFT JOIN app.bnpl_instalments i ON i.tenant_id = a.tenant_id AND i.agreement_id = a.id
 		AND a.status = ?3 AND i.status IN (?4)
@@ -82,19 +83,20 @@ const businessSummarySQL = `SELECT coalesce(a.status, '') AS status, grouping(a.
 
 // merchantSummarySQL counts a merchant's agreements by state (summaryRow's columns, the amounts 0:
 // not read for a merchant).
-const merchantSummarySQL = `SELECT a.status, false AS total, count(*) AS agreements, 0::bigint AS outstanding_santim,
-		0::bigint AS overdue_instalments, 0::bigint AS overdue_santim, 0::bigint AS due_next7_days_santim
+const merchantSummarySQL = `SELECT a.status, false AS total, count(*) AS agreements, '0' AS outstanding_santim,
+		0::bigint AS overdue_instalments, '0' AS overdue_santim, '0' AS due_next7_days_santim
 	FROM app.bnpl_agreements a WHERE a.merchant_id = ?0 GROUP BY a.status`
 
-// summaryRow is one row of a summary statement: a state's, or the grand total (Total).
+// summaryRow is one row of a summary statement: a state's, or the grand total (Total); its sums
+// as text (money.ParseSum).
 type summaryRow struct {
 	Status             string `bun:"status" db:"status"`
 	Total              bool   `bun:"total" db:"total"`
 	Agreements         int64  `bun:"agreements" db:"agreements"`
-	OutstandingSantim  int64  `bun:"outstanding_santim" db:"outstanding_santim"`
+	Outstanding        string `bun:"outstanding_santim" db:"outstanding_santim"`
 	OverdueInstalments int64  `bun:"overdue_instalments" db:"overdue_instalments"`
-	OverdueSantim      int64  `bun:"overdue_santim" db:"overdue_santim"`
-	DueNext7DaysSantim int64  `bun:"due_next7_days_santim" db:"due_next7_days_santim"`
+	Overdue            string `bun:"overdue_santim" db:"overdue_santim"`
+	DueNext7Days       string `bun:"due_next7_days_santim" db:"due_next7_days_santim"`
 }
 
 // Summarize reads the Summary of side's agreements on the day of today (its UTC date), in one
@@ -121,8 +123,11 @@ func Summarize(ctx context.Context, q db.Writer, side Side, today time.Time) (Su
 	}
 	for _, r := range rows {
 		if r.Total {
-			s.OutstandingSantim, s.OverdueInstalments, s.OverdueSantim, s.DueNext7DaysSantim =
-				r.OutstandingSantim, r.OverdueInstalments, r.OverdueSantim, r.DueNext7DaysSantim
+			s.OverdueInstalments = r.OverdueInstalments
+			if err := money.ParseSums([]string{r.Outstanding, r.Overdue, r.DueNext7Days},
+				&s.OutstandingSantim, &s.OverdueSantim, &s.DueNext7DaysSantim); err != nil {
+				return Summary{}, fmt.Errorf("bnpl: summarize the agreements: %w", err)
+			}
 			continue
 		}
 		s.ByStatus[r.Status] = r.Agreements
@@ -150,22 +155,27 @@ type NextInstalment struct {
 }
 
 // SummarizeEmployee reads employeeID's EmployeeSummary in the context's tenant (their employer's
-// transaction, a pgx or a bun one), in one statement. Sums as Summary's: exact numeric cast to
-// bigint, an overflow an error.
+// transaction, a pgx or a bun one), in one statement. Sums as Summary's: exact numeric read as
+// text, one past int64 money.ErrOverflow (the next instalment's amount, a stored figure the
+// table only checks positive, is read the same way).
 func SummarizeEmployee(ctx context.Context, q db.Writer, employeeID string) (EmployeeSummary, error) {
 	var s EmployeeSummary
 	var next NextInstalment
 	var due *time.Time
+	var owed, amount string
 	err := q.QueryRow(ctx, `WITH owed AS (
 			SELECT a.id AS agreement_id, i.idx, i.due_date, i.amount_santim
 			FROM app.bnpl_agreements a JOIN app.bnpl_instalments i ON i.tenant_id = a.tenant_id AND i.agreement_id = a.id
 			WHERE a.tenant_id = $1 AND a.employee_id = $2 AND a.status = $3 AND i.status = ANY($4))
 		SELECT (SELECT count(*) FROM app.bnpl_agreements WHERE tenant_id = $1 AND employee_id = $2 AND status = $3),
-			(SELECT coalesce(sum(amount_santim), 0)::bigint FROM owed),
-			coalesce(n.agreement_id, ''), n.due_date, coalesce(n.amount_santim, 0)::bigint
+			(SELECT coalesce(sum(amount_santim), 0)::text FROM owed),
+			coalesce(n.agreement_id, ''), n.due_date, coalesce(n.amount_santim, 0)::text
 		FROM (SELECT 1) one LEFT JOIN (SELECT * FROM owed ORDER BY due_date, agreement_id, idx LIMIT 1) n ON true`,
 		tenancy.TenantID(ctx), employeeID, StatusActive, []string{InstalmentDue, InstalmentCollecting}).
-		Scan(&s.Active, &s.OutstandingSantim, &next.AgreementID, &due, &next.AmountSantim)
+		Scan(&s.Active, &owed, &next.AgreementID, &due, &amount)
+	if err == nil {
+		err = money.ParseSums([]string{owed, amount}, &s.OutstandingSantim, &next.AmountSantim)
+	}
 	if err != nil {
 		return EmployeeSummary{}, fmt.Errorf("bnpl: summarize the employee's agreements: %w", err)
 	}

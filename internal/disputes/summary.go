@@ -8,6 +8,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/money"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
 
@@ -28,22 +29,24 @@ type Summary struct {
 // grand total (GROUPING SETS).
 //
 // Overflow: app.disputes' CHECK bounds an amount to 10^12 santim, so the open amount fits int64
-// up to 9,223,372 open disputes at that amount; it is summed in numeric, which is exact, and cast
-// to bigint in SQL, so past that it is Postgres's numeric_value_out_of_range (SQLSTATE 22003),
-// returned as Summarize's error, never a wrapped figure.
+// up to 9,223,372 open disputes at that amount; it is summed in numeric, which is exact, and read
+// as text (money.ParseSum), so past that it is money.ErrOverflow, Summarize's error and the
+// caller's to refuse, never a wrapped figure nor a database error (the dashboard's transaction
+// reads on).
 const summarySQL = `SELECT coalesce(status, '') AS status, grouping(status) = 1 AS total, count(*) AS disputes,
 		count(*) FILTER (WHERE status IN (?0) AND sla_deadline < ?1) AS sla_breached,
-		coalesce(sum(amount_santim) FILTER (WHERE status IN (?0)), 0)::bigint AS open_amount_santim
+		coalesce(sum(amount_santim) FILTER (WHERE status IN (?0)), 0)::text AS open_amount_santim
 	FROM app.disputes WHERE tenant_id = ?2
 	GROUP BY GROUPING SETS ((status), ())`
 
-// summaryRow is one row of summarySQL: a state's, or the grand total (Total).
+// summaryRow is one row of summarySQL: a state's, or the grand total (Total); its sum as text
+// (money.ParseSum).
 type summaryRow struct {
-	Status           Status `bun:"status" db:"status"`
-	Total            bool   `bun:"total" db:"total"`
-	Disputes         int64  `bun:"disputes" db:"disputes"`
-	SLABreached      int64  `bun:"sla_breached" db:"sla_breached"`
-	OpenAmountSantim int64  `bun:"open_amount_santim" db:"open_amount_santim"`
+	Status      Status `bun:"status" db:"status"`
+	Total       bool   `bun:"total" db:"total"`
+	Disputes    int64  `bun:"disputes" db:"disputes"`
+	SLABreached int64  `bun:"sla_breached" db:"sla_breached"`
+	OpenAmount  string `bun:"open_amount_santim" db:"open_amount_santim"`
 }
 
 // Summarize reads the Summary of the context's tenant's disputes at now, in one statement in q:
@@ -67,7 +70,10 @@ func Summarize(ctx context.Context, q db.Writer, now time.Time) (Summary, error)
 	}
 	for _, r := range rows {
 		if r.Total {
-			s.SLABreached, s.OpenAmountSantim = r.SLABreached, r.OpenAmountSantim
+			s.SLABreached = r.SLABreached
+			if s.OpenAmountSantim, err = money.ParseSum(r.OpenAmount); err != nil {
+				return Summary{}, fmt.Errorf("disputes.summarize: open amount: %w", err)
+			}
 			continue
 		}
 		s.ByStatus[string(r.Status)] = r.Disputes

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/money"
 	"github.com/wagerail/wagerail/internal/platform/refusal"
 )
 
@@ -27,8 +28,9 @@ import (
 // its last group's id, from which the next page reads on (migration 0107's indexes serve the order
 // across tenants, by business and by state).
 
-// CodeAdminTotalsOverflow refuses an oversight read whose sums pass int64 santim: a narrower
-// filter answers.
+// CodeAdminTotalsOverflow refuses an oversight read whose sums pass int64 santim (AdminTotals'
+// money.ErrOverflow, which the route answers with this code) or a listed figure that does
+// (adminReadError): a narrower filter answers.
 const CodeAdminTotalsOverflow = "EQUB_TOTALS_OVERFLOW"
 
 // AdminTotalsOverflow is CodeAdminTotalsOverflow's refusal (422).
@@ -145,17 +147,19 @@ func AdminList(ctx context.Context, tx db.Writer, f AdminFilter, after string, l
 // state: every state of GroupStatuses is a key (zero when none; only f.Status's when f names
 // one), in one statement in tx.
 //
-// Overflow: the sum is taken in exact numeric and cast to bigint in SQL, so a sum past int64 is
-// Postgres's numeric_value_out_of_range (SQLSTATE 22003), answered EQUB_TOTALS_OVERFLOW (422),
-// never a wrapped figure; at 5·10^9 santim a pot, that takes over 1.8 billion groups.
+// Overflow: the sum is taken in exact numeric and read as text (money.ParseSum), so a sum past
+// int64 is money.ErrOverflow, the caller's to refuse (the route answers EQUB_TOTALS_OVERFLOW,
+// 422), never a wrapped figure nor a database error; at 5·10^9 santim a pot, that takes over 1.8
+// billion groups.
 func AdminTotals(ctx context.Context, tx db.Writer, f AdminFilter) (map[string]AdminTotal, error) {
 	where, args := f.where()
 	type statusTotal struct {
 		Status string `bun:"status" db:"status"`
-		AdminTotal
+		Count  int64  `bun:"group_count" db:"group_count"`
+		Pot    string `bun:"pot_santim" db:"pot_santim"`
 	}
 	rows, err := db.Select[statusTotal](ctx, tx, `SELECT g.status, count(*) AS group_count,
-			coalesce(sum(`+potSQL+`), 0)::bigint AS pot_santim
+			coalesce(sum(`+potSQL+`), 0)::text AS pot_santim
 		FROM app.equb_groups g `+activeMembersSQL+`
 		WHERE `+where+` GROUP BY g.status`, args...)
 	if err != nil {
@@ -168,13 +172,18 @@ func AdminTotals(ctx context.Context, tx db.Writer, f AdminFilter) (map[string]A
 		}
 	}
 	for _, r := range rows {
-		out[r.Status] = r.AdminTotal
+		t := AdminTotal{Count: r.Count}
+		if t.PotSantim, err = money.ParseSum(r.Pot); err != nil {
+			return nil, fmt.Errorf("equb.admin_totals: %s: %w", r.Status, err)
+		}
+		out[r.Status] = t
 	}
 	return out, nil
 }
 
-// adminReadError is an oversight read's error: a figure past int64 (SQLSTATE 22003,
-// numeric_value_out_of_range) is EQUB_TOTALS_OVERFLOW; anything else is ours.
+// adminReadError is an oversight read's error: a listed figure past int64 (SQLSTATE 22003,
+// numeric_value_out_of_range, from the list's bigint columns) is EQUB_TOTALS_OVERFLOW; anything
+// else is ours. The totals' sums never raise it: they are read as text (AdminTotals).
 func adminReadError(op string, err error) error {
 	var pg *pgconn.PgError
 	if errors.As(err, &pg) && pg.Code == pgerrcode.NumericValueOutOfRange {

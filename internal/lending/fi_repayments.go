@@ -2,12 +2,14 @@ package lending
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/money"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
 
@@ -79,20 +81,22 @@ func fiRepaymentsSQL(fiID string, f FIRepaymentFilter, before string, limit int)
 // state of RepaymentStatuses is a key (zero when none; only f.Status's when f names one).
 //
 // Overflow: each amount is at most 10^12 santim (the table's CHECK) and its parts sum to it, so
-// each sum, taken in exact numeric and cast to bigint in SQL, holds 9.2 million of the largest;
-// past that it is Postgres's numeric_value_out_of_range (SQLSTATE 22003), this function's error,
-// never a wrapped figure (as SettlementTotals).
+// each sum, taken in exact numeric and read as text (money.ParseSum), holds 9.2 million of the
+// largest; past that it is money.ErrOverflow, the caller's to refuse (the route answers
+// FI_REPAYMENT_TOTALS_OVERFLOW, 422), never a wrapped figure nor a database error (as
+// SettlementTotals).
 func FIRepaymentTotals(ctx context.Context, tx db.BunTx, f FIRepaymentFilter) (map[string]RepaymentTotal, error) {
 	w := f.where(tenancy.TenantID(ctx))
 	type statusTotal struct {
 		status string
-		RepaymentTotal
+		count  int64
+		sums   [4]string
 	}
-	rows, err := listRows(ctx, tx, "lending.fi_repayment_totals", `SELECT status, count(*), sum(amount_santim)::bigint,
-			sum(interest_santim)::bigint, sum(fee_santim)::bigint, sum(principal_santim)::bigint
+	rows, err := listRows(ctx, tx, "lending.fi_repayment_totals", `SELECT status, count(*), sum(amount_santim)::text,
+			sum(interest_santim)::text, sum(fee_santim)::text, sum(principal_santim)::text
 		FROM app.loan_repayments WHERE `+w.String()+` GROUP BY status`, w.Args, func(row pgx.Row) (statusTotal, error) {
 		var v statusTotal
-		err := row.Scan(&v.status, &v.Count, &v.AmountSantim, &v.InterestSantim, &v.FeeSantim, &v.PrincipalSantim)
+		err := row.Scan(&v.status, &v.count, &v.sums[0], &v.sums[1], &v.sums[2], &v.sums[3])
 		return v, err
 	})
 	if err != nil {
@@ -105,7 +109,11 @@ func FIRepaymentTotals(ctx context.Context, tx db.BunTx, f FIRepaymentFilter) (m
 		}
 	}
 	for _, r := range rows {
-		out[r.status] = r.RepaymentTotal
+		t := RepaymentTotal{Count: r.count}
+		if err := money.ParseSums(r.sums[:], &t.AmountSantim, &t.InterestSantim, &t.FeeSantim, &t.PrincipalSantim); err != nil {
+			return nil, fmt.Errorf("lending.fi_repayment_totals: %s: %w", r.status, err)
+		}
+		out[r.status] = t
 	}
 	return out, nil
 }

@@ -2,12 +2,14 @@ package lending
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/money"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
 
@@ -80,18 +82,19 @@ func ListSettlements(ctx context.Context, tx db.BunTx, f SettlementFilter, befor
 // state of RemitStatuses is a key (zero when none; only f.Status's when f names one).
 //
 // Overflow: each amount is at most 10^12 santim (the table's CHECK), so the sum, taken in exact
-// numeric and cast to bigint in SQL, holds 9.2 million of the largest; past that it is Postgres's
-// numeric_value_out_of_range (SQLSTATE 22003), this function's error, never a wrapped figure.
+// numeric and read as text (money.ParseSum), holds 9.2 million of the largest; past that it is
+// money.ErrOverflow, the caller's to refuse (the route answers FI_SETTLEMENT_TOTALS_OVERFLOW,
+// 422), never a wrapped figure nor a database error.
 func SettlementTotals(ctx context.Context, tx db.BunTx, f SettlementFilter) (map[string]SettlementTotal, error) {
 	where, args := f.where(tenancy.TenantID(ctx))
 	type statusTotal struct {
-		status string
-		SettlementTotal
+		status, sum string
+		count       int64
 	}
-	rows, err := listRows(ctx, tx, "lending.settlement_totals", `SELECT status, count(*), sum(amount_santim)::bigint
+	rows, err := listRows(ctx, tx, "lending.settlement_totals", `SELECT status, count(*), sum(amount_santim)::text
 		FROM app.loan_remittances WHERE `+where+` GROUP BY status`, args, func(row pgx.Row) (statusTotal, error) {
 		var v statusTotal
-		err := row.Scan(&v.status, &v.Count, &v.AmountSantim)
+		err := row.Scan(&v.status, &v.count, &v.sum)
 		return v, err
 	})
 	if err != nil {
@@ -104,7 +107,11 @@ func SettlementTotals(ctx context.Context, tx db.BunTx, f SettlementFilter) (map
 		}
 	}
 	for _, r := range rows {
-		out[r.status] = r.SettlementTotal
+		t := SettlementTotal{Count: r.count}
+		if t.AmountSantim, err = money.ParseSum(r.sum); err != nil {
+			return nil, fmt.Errorf("lending.settlement_totals: %s: %w", r.status, err)
+		}
+		out[r.status] = t
 	}
 	return out, nil
 }

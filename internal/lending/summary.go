@@ -8,6 +8,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/money"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
 
@@ -41,33 +42,35 @@ type Summary struct {
 // else; the instalments filter is the payroll loader's (status NOT IN REPAID, SUPERSEDED), which
 // the partial index loan_instalments_unpaid holds.
 //
-// Overflow: each sum is taken in numeric, which is exact, and cast to bigint in SQL. The table's
-// CHECKs bound a loan's principal (≤ 10^12 santim) but not an instalment's total, so they alone
-// do not keep the sum inside int64; a sum past it is Postgres's numeric_value_out_of_range
-// (SQLSTATE 22003), returned as Summarize's error, never a wrapped figure. In practice a loan's
+// Overflow: each sum is taken in numeric, which is exact, and read as text (money.ParseSum). The
+// table's CHECKs bound a loan's principal (≤ 10^12 santim) but not an instalment's total, so they
+// alone do not keep the sum inside int64; a sum past it is money.ErrOverflow, Summarize's error
+// and the caller's to refuse, never a wrapped figure nor a database error (the dashboard's
+// transaction reads on). In practice a loan's
 // principal is at most a product's max_amount_santim (≤ 10^9, app.loan_products' CHECK) and its
 // schedule owes at most about eleven times that (interest at most 100% a year over at most 120
 // months, fees at most 20% and 10^7), so the sum stays in range for some 800 million such loans.
 const summarySQL = `SELECT coalesce(ln.status, '') AS status, grouping(ln.status) = 1 AS total, count(DISTINCT ln.id) AS loans,
-		coalesce(sum(li.total_santim - li.repaid_santim), 0)::bigint AS outstanding_santim,
+		coalesce(sum(li.total_santim - li.repaid_santim), 0)::text AS outstanding_santim,
 		count(DISTINCT ln.id) FILTER (WHERE li.due_period <= ?0) AS overdue_loans,
-		coalesce(sum(li.total_santim - li.repaid_santim) FILTER (WHERE li.due_period <= ?0), 0)::bigint AS overdue_santim,
-		coalesce(sum(li.total_santim - li.repaid_santim) FILTER (WHERE li.due_period = ?1 AND ln.status = ?2), 0)::bigint AS due_this_month_santim
+		coalesce(sum(li.total_santim - li.repaid_santim) FILTER (WHERE li.due_period <= ?0), 0)::text AS overdue_santim,
+		coalesce(sum(li.total_santim - li.repaid_santim) FILTER (WHERE li.due_period = ?1 AND ln.status = ?2), 0)::text AS due_this_month_santim
 	FROM app.loans ln
 	LEFT JOIN app.loan_instalments li ON li.tenant_id = ln.tenant_id AND li.loan_id = ln.id
 		AND ln.status IN (?3) AND li.status NOT IN (?4)
 	WHERE %s = ?5
 	GROUP BY GROUPING SETS ((ln.status), ())`
 
-// summaryRow is one row of summarySQL: a state's, or the grand total (Total).
+// summaryRow is one row of summarySQL: a state's, or the grand total (Total); its sums as text
+// (money.ParseSum).
 type summaryRow struct {
-	Status             string `bun:"status" db:"status"`
-	Total              bool   `bun:"total" db:"total"`
-	Loans              int64  `bun:"loans" db:"loans"`
-	OutstandingSantim  int64  `bun:"outstanding_santim" db:"outstanding_santim"`
-	OverdueLoans       int64  `bun:"overdue_loans" db:"overdue_loans"`
-	OverdueSantim      int64  `bun:"overdue_santim" db:"overdue_santim"`
-	DueThisMonthSantim int64  `bun:"due_this_month_santim" db:"due_this_month_santim"`
+	Status       string `bun:"status" db:"status"`
+	Total        bool   `bun:"total" db:"total"`
+	Loans        int64  `bun:"loans" db:"loans"`
+	Outstanding  string `bun:"outstanding_santim" db:"outstanding_santim"`
+	OverdueLoans int64  `bun:"overdue_loans" db:"overdue_loans"`
+	Overdue      string `bun:"overdue_santim" db:"overdue_santim"`
+	DueThisMonth string `bun:"due_this_month_santim" db:"due_this_month_santim"`
 }
 
 // Summarize reads the Summary of the loans party sees (the context's business's, or those the
@@ -90,8 +93,11 @@ func Summarize(ctx context.Context, tx db.BunTx, p Party, at time.Time) (Summary
 	}
 	for _, r := range rows {
 		if r.Total {
-			s.OutstandingSantim, s.OverdueLoans, s.OverdueSantim, s.DueThisMonthSantim =
-				r.OutstandingSantim, r.OverdueLoans, r.OverdueSantim, r.DueThisMonthSantim
+			s.OverdueLoans = r.OverdueLoans
+			if err := money.ParseSums([]string{r.Outstanding, r.Overdue, r.DueThisMonth},
+				&s.OutstandingSantim, &s.OverdueSantim, &s.DueThisMonthSantim); err != nil {
+				return Summary{}, fmt.Errorf("lending.summarize: %w", err)
+			}
 			continue
 		}
 		s.ByStatus[r.Status] = r.Loans
@@ -136,21 +142,26 @@ type NextInstalment struct {
 }
 
 // SummarizeBorrower reads employeeID's BorrowerSummary in the context's tenant (their employer's
-// transaction, a pgx or a bun one), in one statement. Sums as Summary's: exact numeric cast to
-// bigint, an overflow an error.
+// transaction, a pgx or a bun one), in one statement. Sums as Summary's: exact numeric read as
+// text, one past int64 money.ErrOverflow (the next instalment's figure, total − repaid of a row
+// whose total no CHECK bounds, is read the same way).
 func SummarizeBorrower(ctx context.Context, q db.Writer, employeeID string) (BorrowerSummary, error) {
 	var s BorrowerSummary
 	var next NextInstalment
+	var owed, owes string
 	err := q.QueryRow(ctx, `WITH owed AS (
 			SELECT ln.id AS loan_id, li.idx, li.due_period, li.total_santim - li.repaid_santim AS owes
 			FROM app.loans ln JOIN app.loan_instalments li ON li.tenant_id = ln.tenant_id AND li.loan_id = ln.id
 			WHERE ln.tenant_id = $1 AND ln.borrower_id = $2 AND ln.status = ANY($3) AND li.status <> ALL($4))
 		SELECT (SELECT count(*) FROM app.loans WHERE tenant_id = $1 AND borrower_id = $2 AND status = ANY($3)),
-			(SELECT coalesce(sum(owes), 0)::bigint FROM owed),
-			coalesce(n.loan_id, ''), coalesce(n.due_period, ''), coalesce(n.owes, 0)::bigint
+			(SELECT coalesce(sum(owes), 0)::text FROM owed),
+			coalesce(n.loan_id, ''), coalesce(n.due_period, ''), coalesce(n.owes, 0)::text
 		FROM (SELECT 1) one LEFT JOIN (SELECT * FROM owed ORDER BY due_period, loan_id, idx LIMIT 1) n ON true`,
 		tenancy.TenantID(ctx), employeeID, []string{LoanActive, LoanDefaulted}, []string{InstalmentRepaid, InstalmentSuperseded}).
-		Scan(&s.Active, &s.OutstandingSantim, &next.LoanID, &next.DuePeriod, &next.AmountSantim)
+		Scan(&s.Active, &owed, &next.LoanID, &next.DuePeriod, &owes)
+	if err == nil {
+		err = money.ParseSums([]string{owed, owes}, &s.OutstandingSantim, &next.AmountSantim)
+	}
 	if err != nil {
 		return BorrowerSummary{}, fmt.Errorf("lending.summarize borrower: %w", err)
 	}

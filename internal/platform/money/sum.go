@@ -21,3 +21,20 @@ func ParseSum(s string) (int64, error) {
 	}
 	return n, nil
 }
+
+// ParseSums parses texts[i] into *into[i] (ParseSum), in order: the sums of one SQL row read as
+// text. The first error is returned (ErrOverflow for a sum past int64), and the figures from it
+// on are left as they were; texts and into must be as long as each other.
+func ParseSums(texts []string, into ...*int64) error {
+	if len(texts) != len(into) {
+		return fmt.Errorf("money: %d sums for %d figures", len(texts), len(into))
+	}
+	for i, s := range texts {
+		v, err := ParseSum(s)
+		if err != nil {
+			return err
+		}
+		*into[i] = v
+	}
+	return nil
+}

@@ -25,3 +25,17 @@ func TestParseSum(t *testing.T) {
 		require.NotErrorIs(t, err, ErrOverflow, s)
 	}
 }
+
+func TestParseSums(t *testing.T) {
+	var a, b int64 = -1, -1
+	require.NoError(t, ParseSums([]string{"3", "4"}, &a, &b))
+	require.Equal(t, [2]int64{3, 4}, [2]int64{a, b})
+
+	a, b = -1, -1
+	require.ErrorIs(t, ParseSums([]string{"5", "9223372036854775808"}, &a, &b), ErrOverflow)
+	require.Equal(t, [2]int64{5, -1}, [2]int64{a, b}, "the figures from the failed sum on are left as they were")
+
+	err := ParseSums([]string{"1"}, &a, &b)
+	require.Error(t, err)
+	require.NotErrorIs(t, err, ErrOverflow)
+}
