@@ -98,4 +98,8 @@ type demoCredentials struct {
 	ApproverEmail    string `json:"approverEmail,omitempty"`
 	ApproverPassword string `json:"approverPassword,omitempty"`
 	PayrollComplete  bool   `json:"payrollComplete,omitempty"`
+	// The employee part (demo_employee.go): Almaz's own login.
+	EmployeeEmail         string `json:"employeeEmail,omitempty"`
+	EmployeePassword      string `json:"employeePassword,omitempty"`
+	EmployeeLoginComplete bool   `json:"employeeLoginComplete,omitempty"`
 }

@@ -132,7 +132,7 @@ func seedDemo(ctx context.Context, env demoEnv) (*demoCredentials, error) {
 		// The database was replaced under the data dir's credentials: seed again.
 		s.d.Complete, s.d.EwaSettingsSet, s.d.BusinessID, s.d.Employees = false, false, "", nil
 		s.d.LendingComplete, s.d.FIID, s.d.LoanProductID = false, "", ""
-		s.d.PayrollComplete = false
+		s.d.PayrollComplete, s.d.EmployeeLoginComplete = false, false
 	}
 	for _, step := range []struct {
 		name string
@@ -157,13 +157,17 @@ func seedDemo(ctx context.Context, env demoEnv) (*demoCredentials, error) {
 	return s.d, s.parts(ctx)
 }
 
-// parts brings the parts seeded after the core to their complete state: lending, then payroll.
+// parts brings the parts seeded after the core to their complete state: lending, payroll, then
+// the employee's login.
 func (s *demoSeed) parts(ctx context.Context) error {
 	if err := s.lending(ctx); err != nil {
 		return err
 	}
 	if err := s.payroll(ctx); err != nil {
 		return fmt.Errorf("payroll approver: %w", err)
+	}
+	if err := s.employeeLogin(ctx); err != nil {
+		return fmt.Errorf("employee login: %w", err)
 	}
 	return nil
 }
@@ -749,6 +753,10 @@ func printDemo(w io.Writer, d *demoCredentials, credsPath string) {
 		fmt.Fprintf(tw, "  payroll approver\t%s\tpassword %s (a second admin of %s: approves what the owner calculates)\n",
 			d.ApproverEmail, d.ApproverPassword, demoBusinessName)
 	}
+	if d.EmployeeLoginComplete {
+		fmt.Fprintf(tw, "  employee login\t%s\tpassword %s (Almaz Tesfaye herself: her dashboard, settings, help and deductions)\n",
+			d.EmployeeEmail, d.EmployeePassword)
+	}
 	tw.Flush()
-	fmt.Fprintln(w, `Try it: README.md, "Try it: an early wage advance" (sign in, request, disburse, find the saga in the Temporal UI), "Try it: a salary-backed loan" and "Try it: a payroll run".`)
+	fmt.Fprintln(w, `Try it: README.md, "Try it: an early wage advance" (sign in, request, disburse, find the saga in the Temporal UI), "Try it: a salary-backed loan", "Try it: a payroll run" and "Try it: as the employee".`)
 }

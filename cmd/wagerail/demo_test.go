@@ -290,6 +290,31 @@ func TestDemoSeededOnceThenLeftAlone(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, approver.call(ctx, http.MethodGet, "/api/payroll", nil, http.StatusOK, nil))
 
+	// The employee part: Almaz signs in as herself with the printed password (her account made
+	// from the owner's e-mailed invitation) and reads her own settings and onboarding: hers, in
+	// the demo business, the money features open to her.
+	require.True(t, d.EmployeeLoginComplete)
+	for _, s := range []string{d.EmployeeEmail, d.EmployeePassword, `"Try it: as the employee"`} {
+		require.Contains(t, out[demoAt:], s)
+	}
+	almaz, err := signedIn(ctx, p.apiURL, d.EmployeeEmail, d.EmployeePassword)
+	require.NoError(t, err)
+	var mine struct {
+		EmployeeID string `json:"employeeId"`
+		BusinessID string `json:"businessId"`
+		Security   struct {
+			EmailVerified bool `json:"emailVerified"`
+		} `json:"security"`
+	}
+	require.NoError(t, almaz.call(ctx, http.MethodGet, "/api/employee/settings", nil, http.StatusOK, &mine))
+	require.Equal(t, [2]string{d.Employees[demoEmployeeKey], d.BusinessID}, [2]string{mine.EmployeeID, mine.BusinessID})
+	require.True(t, mine.Security.EmailVerified, "the e-mailed link proved the address")
+	var onboarding struct {
+		CanUseMoneyFeatures bool `json:"canUseMoneyFeatures"`
+	}
+	require.NoError(t, almaz.call(ctx, http.MethodGet, "/api/employee/onboarding", nil, http.StatusOK, &onboarding))
+	require.True(t, onboarding.CanUseMoneyFeatures)
+
 	first := takeDemoSnapshot(t, dataDir)
 	require.Equal(t, map[string]kyc.Status{d.Employees["kycApproved"]: kyc.Approved, d.Employees["kycPending"]: kyc.Pending,
 		d.Employees["badAccount"]: kyc.Approved}, first.KycStatus)
