@@ -12,7 +12,6 @@ import (
 
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/field"
-	"github.com/wagerail/wagerail/internal/platform/money"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
 
@@ -182,15 +181,7 @@ func RepaymentTotals(ctx context.Context, q db.Querier, f RepaymentFilter) (map[
 	if err != nil {
 		return nil, fmt.Errorf("bnpl: total the repayments: %w", err)
 	}
-	type sourceTotal struct {
-		source, sum string
-		count       int64
-	}
-	got, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (sourceTotal, error) {
-		var x sourceTotal
-		err := r.Scan(&x.source, &x.count, &x.sum)
-		return x, err
-	})
+	got, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (db.CountedSums, error) { return db.ScanCountedSums(r, 1, 1) })
 	if err != nil {
 		return nil, fmt.Errorf("bnpl: total the repayments: %w", err)
 	}
@@ -201,11 +192,7 @@ func RepaymentTotals(ctx context.Context, q db.Querier, f RepaymentFilter) (map[
 		}
 	}
 	for _, r := range got {
-		amount, err := money.ParseSum(r.sum)
-		if err != nil {
-			return nil, fmt.Errorf("bnpl: total the repayments: %s: %w", r.source, err)
-		}
-		out[r.source] = RepaymentTotal{Count: r.count, AmountSantim: amount}
+		out[r.Keys[0]] = RepaymentTotal{Count: r.Count, AmountSantim: r.Sums[0]}
 	}
 	return out, nil
 }

@@ -13,7 +13,6 @@ import (
 
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/field"
-	"github.com/wagerail/wagerail/internal/platform/money"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
 
@@ -446,30 +445,19 @@ func TransactionTotals(ctx context.Context, q db.Querier, v TransactionView, f T
 	if err != nil {
 		return nil, fmt.Errorf("bnpl: total the transactions: %w", err)
 	}
-	type figure struct {
-		typ, state, sum string
-		count           int64
-	}
-	got, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (figure, error) {
-		var x figure
-		err := r.Scan(&x.typ, &x.state, &x.count, &x.sum)
-		return x, err
-	})
+	got, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (db.CountedSums, error) { return db.ScanCountedSums(r, 2, 1) })
 	if err != nil {
 		return nil, fmt.Errorf("bnpl: total the transactions: %w", err)
 	}
 	for _, x := range got {
-		amount, err := money.ParseSum(x.sum)
-		if err != nil {
-			return nil, fmt.Errorf("bnpl: total the transactions: %s %s: %w", x.typ, x.state, err)
-		}
-		t := out[x.typ]
-		if x.state == "" {
-			t.TransactionFigures = TransactionFigures{Count: x.count, AmountSantim: amount}
+		typ, state, figures := x.Keys[0], x.Keys[1], TransactionFigures{Count: x.Count, AmountSantim: x.Sums[0]}
+		t := out[typ]
+		if state == "" {
+			t.TransactionFigures = figures
 		} else {
-			t.States[x.state] = TransactionFigures{Count: x.count, AmountSantim: amount}
+			t.States[state] = figures
 		}
-		out[x.typ] = t
+		out[typ] = t
 	}
 	return out, nil
 }

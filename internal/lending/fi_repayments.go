@@ -2,14 +2,12 @@ package lending
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/wagerail/wagerail/internal/platform/db"
-	"github.com/wagerail/wagerail/internal/platform/money"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
 
@@ -87,17 +85,10 @@ func fiRepaymentsSQL(fiID string, f FIRepaymentFilter, before string, limit int)
 // SettlementTotals).
 func FIRepaymentTotals(ctx context.Context, tx db.BunTx, f FIRepaymentFilter) (map[string]RepaymentTotal, error) {
 	w := f.where(tenancy.TenantID(ctx))
-	type statusTotal struct {
-		status string
-		count  int64
-		sums   [4]string
-	}
 	rows, err := listRows(ctx, tx, "lending.fi_repayment_totals", `SELECT status, count(*), sum(amount_santim)::text,
 			sum(interest_santim)::text, sum(fee_santim)::text, sum(principal_santim)::text
-		FROM app.loan_repayments WHERE `+w.String()+` GROUP BY status`, w.Args, func(row pgx.Row) (statusTotal, error) {
-		var v statusTotal
-		err := row.Scan(&v.status, &v.count, &v.sums[0], &v.sums[1], &v.sums[2], &v.sums[3])
-		return v, err
+		FROM app.loan_repayments WHERE `+w.String()+` GROUP BY status`, w.Args, func(row pgx.Row) (db.CountedSums, error) {
+		return db.ScanCountedSums(row, 1, 4)
 	})
 	if err != nil {
 		return nil, err
@@ -109,11 +100,8 @@ func FIRepaymentTotals(ctx context.Context, tx db.BunTx, f FIRepaymentFilter) (m
 		}
 	}
 	for _, r := range rows {
-		t := RepaymentTotal{Count: r.count}
-		if err := money.ParseSums(r.sums[:], &t.AmountSantim, &t.InterestSantim, &t.FeeSantim, &t.PrincipalSantim); err != nil {
-			return nil, fmt.Errorf("lending.fi_repayment_totals: %s: %w", r.status, err)
-		}
-		out[r.status] = t
+		out[r.Keys[0]] = RepaymentTotal{Count: r.Count, AmountSantim: r.Sums[0], InterestSantim: r.Sums[1], FeeSantim: r.Sums[2],
+			PrincipalSantim: r.Sums[3]}
 	}
 	return out, nil
 }

@@ -13,7 +13,6 @@ import (
 
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/field"
-	"github.com/wagerail/wagerail/internal/platform/money"
 	"github.com/wagerail/wagerail/internal/platform/partnerref"
 )
 
@@ -419,15 +418,7 @@ func RemittanceFeedTotals(ctx context.Context, q db.Querier, f RemittanceFeedFil
 	if err != nil {
 		return nil, fmt.Errorf("lending.remittance_feed_totals: %w", err)
 	}
-	type total struct {
-		kind, status, sum string
-		count             int64
-	}
-	got, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (total, error) {
-		var v total
-		err := r.Scan(&v.kind, &v.status, &v.count, &v.sum)
-		return v, err
-	})
+	got, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (db.CountedSums, error) { return db.ScanCountedSums(r, 2, 1) })
 	if err != nil {
 		return nil, fmt.Errorf("lending.remittance_feed_totals: %w", err)
 	}
@@ -441,11 +432,7 @@ func RemittanceFeedTotals(ctx context.Context, q db.Querier, f RemittanceFeedFil
 		}
 	}
 	for _, v := range got {
-		amount, err := money.ParseSum(v.sum)
-		if err != nil {
-			return nil, fmt.Errorf("lending.remittance_feed_totals: %s %s: %w", v.kind, v.status, err)
-		}
-		out[v.kind][v.status] = SettlementTotal{Count: v.count, AmountSantim: amount}
+		out[v.Keys[0]][v.Keys[1]] = SettlementTotal{Count: v.Count, AmountSantim: v.Sums[0]}
 	}
 	return out, nil
 }

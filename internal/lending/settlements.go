@@ -2,14 +2,12 @@ package lending
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/wagerail/wagerail/internal/platform/db"
-	"github.com/wagerail/wagerail/internal/platform/money"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
 
@@ -87,15 +85,9 @@ func ListSettlements(ctx context.Context, tx db.BunTx, f SettlementFilter, befor
 // 422), never a wrapped figure nor a database error.
 func SettlementTotals(ctx context.Context, tx db.BunTx, f SettlementFilter) (map[string]SettlementTotal, error) {
 	where, args := f.where(tenancy.TenantID(ctx))
-	type statusTotal struct {
-		status, sum string
-		count       int64
-	}
 	rows, err := listRows(ctx, tx, "lending.settlement_totals", `SELECT status, count(*), sum(amount_santim)::text
-		FROM app.loan_remittances WHERE `+where+` GROUP BY status`, args, func(row pgx.Row) (statusTotal, error) {
-		var v statusTotal
-		err := row.Scan(&v.status, &v.count, &v.sum)
-		return v, err
+		FROM app.loan_remittances WHERE `+where+` GROUP BY status`, args, func(row pgx.Row) (db.CountedSums, error) {
+		return db.ScanCountedSums(row, 1, 1)
 	})
 	if err != nil {
 		return nil, err
@@ -107,11 +99,7 @@ func SettlementTotals(ctx context.Context, tx db.BunTx, f SettlementFilter) (map
 		}
 	}
 	for _, r := range rows {
-		t := SettlementTotal{Count: r.count}
-		if t.AmountSantim, err = money.ParseSum(r.sum); err != nil {
-			return nil, fmt.Errorf("lending.settlement_totals: %s: %w", r.status, err)
-		}
-		out[r.status] = t
+		out[r.Keys[0]] = SettlementTotal{Count: r.Count, AmountSantim: r.Sums[0]}
 	}
 	return out, nil
 }
