@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -23,16 +24,31 @@ const transactionsPath = "/api/bnpl/transactions"
 
 // txListJSON is the feed's answer, its items as either kind writes them.
 type txListJSON struct {
-	Items      []map[string]any                    `json:"items"`
+	Items      []txItem                            `json:"items"`
 	NextCursor *string                             `json:"nextCursor"`
 	Totals     map[string]bnplTransactionTotalJSON `json:"totals"`
+}
+
+// txItem is an item as the feed writes it, its numbers exact (json.Number: an amount is never
+// read as a float).
+type txItem map[string]any
+
+func (it *txItem) UnmarshalJSON(b []byte) error {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	m := map[string]any{}
+	if err := d.Decode(&m); err != nil {
+		return err
+	}
+	*it = m
+	return nil
 }
 
 // txKey names an item: its type's letter, its agreement and a repayment's index.
 func txKey(it map[string]any) string {
 	k := fmt.Sprintf("%s/%s", it["type"], it["agreementId"])
-	if idx, ok := it["index"].(float64); ok {
-		k += fmt.Sprintf("/%d", int(idx))
+	if idx, ok := it["index"].(json.Number); ok {
+		k += "/" + idx.String()
 	}
 	return k
 }
@@ -47,9 +63,9 @@ func txKeys(l txListJSON) []string {
 
 // txWalk reads the whole feed of query in pages of limit, checking each page carries the same
 // totals; it returns every item in the order met.
-func txWalk(t *testing.T, cl *apiClient, query string, limit int) ([]map[string]any, map[string]bnplTransactionTotalJSON) {
+func txWalk(t *testing.T, cl *apiClient, query string, limit int) ([]txItem, map[string]bnplTransactionTotalJSON) {
 	t.Helper()
-	var items []map[string]any
+	var items []txItem
 	var totals map[string]bnplTransactionTotalJSON
 	cursor := ""
 	for range 100 {
@@ -90,8 +106,16 @@ func txNonZero(totals map[string]bnplTransactionTotalJSON) map[string]bnplTransa
 	return out
 }
 
+// txAmount is an item's amountSantim, exactly.
+func txAmount(t *testing.T, it txItem) int64 {
+	t.Helper()
+	n, err := it["amountSantim"].(json.Number).Int64()
+	require.NoError(t, err)
+	return n
+}
+
 // txSums adds up the items of a walk as the totals count them (each item once: a repeat fails).
-func txSums(t *testing.T, items []map[string]any) map[string]bnplTransactionTotalJSON {
+func txSums(t *testing.T, items []txItem) map[string]bnplTransactionTotalJSON {
 	t.Helper()
 	seen := map[string]bool{}
 	out := map[string]bnplTransactionTotalJSON{}
@@ -99,7 +123,7 @@ func txSums(t *testing.T, items []map[string]any) map[string]bnplTransactionTota
 		k := txKey(it)
 		require.False(t, seen[k], "%s met twice", k)
 		seen[k] = true
-		typ, state, amount := it["type"].(string), it["state"].(string), int64(it["amountSantim"].(float64))
+		typ, state, amount := it["type"].(string), it["state"].(string), txAmount(t, it)
 		tot, ok := out[typ]
 		if !ok {
 			tot = bnplTransactionTotalJSON{Direction: it["direction"].(string), States: map[string]bnplTransactionFiguresJSON{}}
@@ -205,7 +229,7 @@ func TestBnplTransactionFeed(t *testing.T) {
 		require.Equal(t, txNonZero(bizTotals), txSums(t, items), "the totals are the sum of a full walk")
 	}
 	// Each type, field by field.
-	byKey := map[string]map[string]any{}
+	byKey := map[string]txItem{}
 	for _, it := range get(w.owner, "").Items {
 		byKey[txKey(it)] = it
 	}
