@@ -96,6 +96,18 @@ func toAffordabilityJSON(a lending.Affordability) affordabilityJSON {
 		HeadroomSantim: a.HeadroomSantim, MaxAmountSantim: a.MaxAmountSantim}
 }
 
+// toRequestAffordabilityJSON is the affordability l's request was judged on, nil (JSON null) for
+// a loan requested before app migration 0112: none is made up for it. The queue's items and one
+// loan's read (loanDetailJSON) both show it.
+func toRequestAffordabilityJSON(l lending.Loan) *affordabilityJSON {
+	a, ok := l.RequestAffordability()
+	if !ok {
+		return nil
+	}
+	j := toAffordabilityJSON(a)
+	return &j
+}
+
 // fiLoanRequestQuery reads the queue's query: each parameter once and none but known, then the
 // page (limit, and the cursor: a place in the queue's order), then the filter.
 func fiLoanRequestQuery(q url.Values) (f lending.LoanRequestFilter, limit int, after lending.LoanRequestCursor, e *Error) {
@@ -148,13 +160,9 @@ func (s *Server) fiLoanRequests(c *gin.Context) {
 			OldestRequestedAt: got.totals.OldestRequestedAt, OldestWaitedSeconds: got.totals.OldestWaitedSeconds}}
 	for _, r := range rows {
 		it := fiLoanRequestJSON{BusinessID: r.Loan.TenantID, ProductName: r.ProductName, WaitedSeconds: r.WaitedSeconds,
-			Loan: toLoanJSON(r.Loan), Actions: make([]loanRequestActionJSON, 0, len(allowed)),
+			Loan: toLoanJSON(r.Loan), Affordability: toRequestAffordabilityJSON(r.Loan), Actions: make([]loanRequestActionJSON, 0, len(allowed)),
 			BorrowerLoans: borrowerExposureJSON{OpenLoans: r.Borrower.OpenLoans, ByStatus: r.Borrower.ByStatus,
 				OutstandingSantim: r.Borrower.OutstandingSantim, PendingPrincipalSantim: r.Borrower.PendingPrincipalSantim}}
-		if a, ok := r.Loan.RequestAffordability(); ok {
-			j := toAffordabilityJSON(a)
-			it.Affordability = &j
-		}
 		for _, i := range allowed {
 			a := fiLoanRequestActions[i]
 			it.Actions = append(it.Actions, loanRequestActionJSON{Action: a.action, Method: http.MethodPost, Path: a.path(r.Loan.ID)})

@@ -107,6 +107,20 @@ func toLoanJSON(l lending.Loan) loanJSON {
 	return out
 }
 
+// loanDetailJSON is one loan's own read (GET /api/loans/{id}, /api/fi/loans/{id} and
+// /api/me/loans/{id}; the schema LendingLoanDetail): the loan as every answer shows it, and the
+// affordability its request was judged on (what the FI decides and services the loan on, what the
+// business was quoted). One loan's read only: a list's page and a decision's answer stay loanJSON,
+// and the FI's queue shows the same figures beside its loan.
+type loanDetailJSON struct {
+	loanJSON
+	RequestAffordability *affordabilityJSON `json:"requestAffordability"`
+}
+
+func toLoanDetailJSON(l lending.Loan) loanDetailJSON {
+	return loanDetailJSON{loanJSON: toLoanJSON(l), RequestAffordability: toRequestAffordabilityJSON(l)}
+}
+
 type loanListJSON struct {
 	Items      []loanJSON `json:"items"`
 	NextCursor *string    `json:"nextCursor"`
@@ -206,7 +220,7 @@ func (s *Server) getLoanAs(c *gin.Context, p lending.Party) {
 		return lending.GetLoan(ctx, tx, p, id)
 	})
 	if ok {
-		c.JSON(http.StatusOK, toLoanJSON(out))
+		c.JSON(http.StatusOK, toLoanDetailJSON(out))
 	}
 }
 
@@ -351,5 +365,7 @@ func (s *Server) myLoan(c *gin.Context) {
 		writeError(c, payrollError(err))
 		return
 	}
-	c.JSON(http.StatusOK, toLoanJSON(out))
+	// The borrower reads the affordability too: its figures are their own (their projected pay,
+	// their other loans' instalments) and the product's share, which the loan was judged on.
+	c.JSON(http.StatusOK, toLoanDetailJSON(out))
 }
