@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 
 	"github.com/wagerail/wagerail/internal/identity"
 	"github.com/wagerail/wagerail/internal/notify"
@@ -57,16 +56,12 @@ func (s *demoSeed) employeeLogin(ctx context.Context) error {
 		map[string]any{"channel": "email"}, http.StatusOK, nil); err != nil {
 		return fmt.Errorf("invite %s %s: %w", e.First, e.Last, err)
 	}
-	m, err := notify.Latest(s.env.DevInbox, s.d.EmployeeEmail, notify.Invitation)
-	if err != nil {
-		return fmt.Errorf("the employee's invitation: %w", err)
-	}
-	link, err := url.Parse(m.Secret)
+	token, err := s.inboxToken(s.d.EmployeeEmail, notify.Invitation)
 	if err != nil {
 		return fmt.Errorf("the employee's invitation: %w", err)
 	}
 	if err := newDemoClient(s.env.APIURL).call(ctx, http.MethodPost, "/api/employees/link/sign-up", map[string]any{
-		"token": link.Query().Get("token"), "password": s.d.EmployeePassword, "name": e.First + " " + e.Last}, http.StatusOK, nil); err != nil {
+		"token": token, "password": s.d.EmployeePassword, "name": e.First + " " + e.Last}, http.StatusOK, nil); err != nil {
 		return fmt.Errorf("the employee's account from the link: %w", err)
 	}
 	s.d.EmployeeLoginComplete = true

@@ -56,18 +56,27 @@ func (s *demoSeed) payroll(ctx context.Context) error {
 	default:
 		return err
 	}
-	m, err := notify.Latest(s.env.DevInbox, s.d.ApproverEmail, notify.AccountSetup)
-	if err != nil {
-		return fmt.Errorf("the approver's set-up link: %w", err)
-	}
-	link, err := url.Parse(m.Secret)
+	token, err := s.inboxToken(s.d.ApproverEmail, notify.AccountSetup)
 	if err != nil {
 		return fmt.Errorf("the approver's set-up link: %w", err)
 	}
 	if err := newDemoClient(s.env.APIURL).call(ctx, http.MethodPost, "/api/auth/reset-password", map[string]any{
-		"token": link.Query().Get("token"), "newPassword": s.d.ApproverPassword}, http.StatusOK, nil); err != nil {
+		"token": token, "newPassword": s.d.ApproverPassword}, http.StatusOK, nil); err != nil {
 		return fmt.Errorf("set the approver's password: %w", err)
 	}
 	s.d.PayrollComplete = true
 	return s.save()
+}
+
+// inboxToken is the token of the latest link of purpose the dev inbox holds for to.
+func (s *demoSeed) inboxToken(to string, purpose notify.Purpose) (string, error) {
+	m, err := notify.Latest(s.env.DevInbox, to, purpose)
+	if err != nil {
+		return "", err
+	}
+	link, err := url.Parse(m.Secret)
+	if err != nil {
+		return "", err
+	}
+	return link.Query().Get("token"), nil
 }
