@@ -3,7 +3,6 @@ package ewa
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -60,29 +59,26 @@ func (r Request) OwedSantim() int64 {
 	return r.Outstanding()
 }
 
-// where states f as a WHERE clause over app.ewa_requests, its arguments from $1.
-func (f AdvanceBookFilter) where() (string, []any) {
+// where states f as the conditions over app.ewa_requests, its arguments from $1.
+func (f AdvanceBookFilter) where() db.Where {
 	var w db.Where
 	w.AddIf(f.Status != "", "status = ?", string(f.Status))
 	w.AddIf(f.BusinessID != "", "tenant_id = ?", f.BusinessID)
 	w.AddIf(!f.From.IsZero(), "requested_at >= ?", f.From.UTC())
 	w.AddIf(!f.To.IsZero(), "requested_at < ?", f.To.UTC())
-	return w.String(), w.Args
+	return w
 }
 
 // advanceBookSQL is the book's page statement for f: up to limit requests with an id below
 // before ("" from the newest), newest first; each row requestColumns, then cancelled_at and the
 // business's name.
 func advanceBookSQL(f AdvanceBookFilter, before string, limit int) (string, []any) {
-	where, args := f.where()
-	if before != "" {
-		args = append(args, before)
-		where += " AND id < $" + strconv.Itoa(len(args))
-	}
-	args = append(args, limit)
+	w := f.where()
+	w.AddIf(before != "", "id < ?", before)
+	n := w.Next()
 	return `SELECT ` + requestColumns + `, coalesce(cancelled_at, 'epoch'),
 			(SELECT o.name FROM app.organizations o WHERE o.id = r.tenant_id)
-		FROM app.ewa_requests r WHERE ` + where + ` ORDER BY id DESC LIMIT $` + strconv.Itoa(len(args)), args
+		FROM app.ewa_requests r WHERE ` + w.String() + ` ORDER BY id DESC LIMIT ` + n, append(w.Args, limit)
 }
 
 // withExtra scans a row of requestColumns followed by more columns: scanRequest reads the first,
@@ -120,10 +116,10 @@ func AdvanceBook(ctx context.Context, q db.Querier, f AdvanceBookFilter, before 
 // advanceBookTotalsSQL is the totals statement for f: per status, the count and the exact sums
 // (the outstanding by OwedSantim's rule).
 func advanceBookTotalsSQL(f AdvanceBookFilter) (string, []any) {
-	where, args := f.where()
+	w := f.where()
 	return `SELECT status, count(*), coalesce(sum(principal_santim), 0)::text, coalesce(sum(fee_santim), 0)::text,
 			coalesce(sum(principal_santim + fee_santim - coalesce(repaid_amount_santim, 0)) FILTER (WHERE status = '` + string(Disbursed) + `'), 0)::text
-		FROM app.ewa_requests WHERE ` + where + ` GROUP BY status`, args
+		FROM app.ewa_requests WHERE ` + w.String() + ` GROUP BY status`, w.Args
 }
 
 // AdvanceBookTotals counts and sums the requests f names across every tenant, by status: every

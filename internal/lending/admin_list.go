@@ -3,7 +3,6 @@ package lending
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -70,31 +69,28 @@ var loanOwedSQL = fmt.Sprintf(`CASE WHEN ln.status IN ('%s', '%s') THEN (SELECT 
 		FROM app.loan_instalments li WHERE li.tenant_id = ln.tenant_id AND li.loan_id = ln.id AND li.status NOT IN ('%s', '%s'))
 		ELSE 0 END`, LoanActive, LoanDefaulted, InstalmentRepaid, InstalmentSuperseded)
 
-// where states f as a WHERE clause over app.loans ln, its arguments from $1.
-func (f LoanBookFilter) where() (string, []any) {
+// where states f as the conditions over app.loans ln, its arguments from $1.
+func (f LoanBookFilter) where() db.Where {
 	var w db.Where
 	w.AddIf(f.Status != "", "ln.status = ?", f.Status)
 	w.AddIf(f.BusinessID != "", "ln.tenant_id = ?", f.BusinessID)
 	w.AddIf(f.FIID != "", "ln.fi_id = ?", f.FIID)
 	w.AddIf(!f.From.IsZero(), "ln.requested_at >= ?", f.From.UTC())
 	w.AddIf(!f.To.IsZero(), "ln.requested_at < ?", f.To.UTC())
-	return w.String(), w.Args
+	return w
 }
 
 // loanBookSQL is the book's page statement for f: up to limit loans with an id below before
 // ("" from the newest), newest first.
 func loanBookSQL(f LoanBookFilter, before string, limit int) (string, []any) {
-	where, args := f.where()
-	if before != "" {
-		args = append(args, before)
-		where += " AND ln.id < $" + strconv.Itoa(len(args))
-	}
-	args = append(args, limit)
+	w := f.where()
+	w.AddIf(before != "", "ln.id < ?", before)
+	n := w.Next()
 	return `SELECT ln.id, ln.tenant_id, (SELECT o.name FROM app.organizations o WHERE o.id = ln.tenant_id), ln.fi_id,
 			(SELECT o.name FROM app.organizations o WHERE o.id = ln.fi_id), ln.borrower_id, ln.product_id, ln.product_version,
 			ln.principal_santim::bigint, (` + loanOwedSQL + `)::text, ln.term_months, ln.status, ln.requested_at, ln.decided_at,
 			ln.disbursed_at, ln.updated_at
-		FROM app.loans ln WHERE ` + where + ` ORDER BY ln.id DESC LIMIT $` + strconv.Itoa(len(args)), args
+		FROM app.loans ln WHERE ` + w.String() + ` ORDER BY ln.id DESC LIMIT ` + n, append(w.Args, limit)
 }
 
 // LoanBook lists the loans f names across every tenant, newest first: up to limit of them with
@@ -125,10 +121,10 @@ func LoanBook(ctx context.Context, q db.Querier, f LoanBookFilter, before string
 
 // loanBookTotalsSQL is the totals statement for f: per state, the count and the exact sums.
 func loanBookTotalsSQL(f LoanBookFilter) (string, []any) {
-	where, args := f.where()
+	w := f.where()
 	return `SELECT b.status, count(*), coalesce(sum(b.principal), 0)::text, coalesce(sum(b.owed), 0)::text
-		FROM (SELECT ln.status, ln.principal_santim AS principal, ` + loanOwedSQL + ` AS owed FROM app.loans ln WHERE ` + where + `) b
-		GROUP BY b.status`, args
+		FROM (SELECT ln.status, ln.principal_santim AS principal, ` + loanOwedSQL + ` AS owed FROM app.loans ln WHERE ` + w.String() + `) b
+		GROUP BY b.status`, w.Args
 }
 
 // LoanBookTotals counts and sums the loans f names across every tenant, by state: every state of

@@ -2,7 +2,6 @@ package lending
 
 import (
 	"context"
-	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -43,30 +42,26 @@ type SettlementTotal struct {
 	AmountSantim int64
 }
 
-// where states f (and the FI) as a WHERE clause over app.loan_remittances, its arguments from
+// where states f (and the FI) as the conditions over app.loan_remittances, its arguments from
 // $1.
-func (f SettlementFilter) where(fiID string) (string, []any) {
+func (f SettlementFilter) where(fiID string) db.Where {
 	var w db.Where
 	w.Add("fi_id = ?", fiID)
 	w.AddIf(f.Status != "", "status = ?", f.Status)
 	w.AddIf(f.BusinessID != "", "tenant_id = ?", f.BusinessID)
 	w.AddIf(!f.From.IsZero(), "updated_at >= ?", f.From.UTC())
 	w.AddIf(!f.To.IsZero(), "updated_at < ?", f.To.UTC())
-	return w.String(), w.Args
+	return w
 }
 
 // ListSettlements lists the context's FI's remittances matching f, newest change first: up to
 // limit rows with a seq below before (0: from the newest).
 func ListSettlements(ctx context.Context, tx db.BunTx, f SettlementFilter, before int64, limit int) ([]Settlement, error) {
-	where, args := f.where(tenancy.TenantID(ctx))
-	if before > 0 {
-		args = append(args, before)
-		where += " AND seq < $" + strconv.Itoa(len(args))
-	}
-	args = append(args, limit)
-	q := `SELECT ` + remittanceColumns + `, seq FROM app.loan_remittances WHERE ` + where +
-		` ORDER BY seq DESC LIMIT $` + strconv.Itoa(len(args))
-	return listRows(ctx, tx, "lending.list_settlements", q, args, func(row pgx.Row) (Settlement, error) {
+	w := f.where(tenancy.TenantID(ctx))
+	w.AddIf(before > 0, "seq < ?", before)
+	n := w.Next()
+	q := `SELECT ` + remittanceColumns + `, seq FROM app.loan_remittances WHERE ` + w.String() + ` ORDER BY seq DESC LIMIT ` + n
+	return listRows(ctx, tx, "lending.list_settlements", q, append(w.Args, limit), func(row pgx.Row) (Settlement, error) {
 		var s Settlement
 		r := &s.Remittance
 		err := row.Scan(&r.TenantID, &r.LoanID, &r.FIID, &r.Index, &r.Attempt, &r.WorkflowID, &r.AmountSantim, &r.From.Partner,
@@ -84,9 +79,9 @@ func ListSettlements(ctx context.Context, tx db.BunTx, f SettlementFilter, befor
 // money.ErrOverflow, the caller's to refuse (the route answers FI_SETTLEMENT_TOTALS_OVERFLOW,
 // 422), never a wrapped figure nor a database error.
 func SettlementTotals(ctx context.Context, tx db.BunTx, f SettlementFilter) (map[string]SettlementTotal, error) {
-	where, args := f.where(tenancy.TenantID(ctx))
+	w := f.where(tenancy.TenantID(ctx))
 	rows, err := listRows(ctx, tx, "lending.settlement_totals", `SELECT status, count(*), sum(amount_santim)::text
-		FROM app.loan_remittances WHERE `+where+` GROUP BY status`, args, func(row pgx.Row) (db.CountedSums, error) {
+		FROM app.loan_remittances WHERE `+w.String()+` GROUP BY status`, w.Args, func(row pgx.Row) (db.CountedSums, error) {
 		return db.ScanCountedSums(row, 1, 1)
 	})
 	if err != nil {
