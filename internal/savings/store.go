@@ -15,6 +15,7 @@ import (
 	"github.com/wagerail/wagerail/internal/platform/audit"
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/field"
+	"github.com/wagerail/wagerail/internal/platform/money"
 	"github.com/wagerail/wagerail/internal/platform/outbox"
 	"github.com/wagerail/wagerail/internal/platform/settle"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
@@ -76,15 +77,25 @@ func PutSettings(ctx context.Context, tx pgx.Tx, escrow BankAccount, actor strin
 	case err != nil:
 		return Settings{}, err
 	case current.Partner != escrow.Partner || current.AccountNumber != escrow.AccountNumber:
-		var held int64
+		// The sum is exact (numeric, read as text): past int64 the escrow is certainly in use, and
+		// the refusal says so without the figure instead of failing the request.
+		var heldText string
 		var pending int
 		if err := tx.QueryRow(ctx, `SELECT
-				coalesce(sum(CASE WHEN kind = 'DEPOSIT' THEN amount_santim ELSE -amount_santim END) FILTER (WHERE status = 'SETTLED'), 0)::bigint,
+				coalesce(sum(CASE WHEN kind = 'DEPOSIT' THEN amount_santim ELSE -amount_santim END) FILTER (WHERE status = 'SETTLED'), 0)::text,
 				count(*) FILTER (WHERE status = 'PENDING')
-			FROM app.savings_movements WHERE tenant_id = $1`, tenant).Scan(&held, &pending); err != nil {
+			FROM app.savings_movements WHERE tenant_id = $1`, tenant).Scan(&heldText, &pending); err != nil {
 			return Settings{}, err
 		}
-		if held != 0 || pending != 0 {
+		held, err := money.ParseSum(heldText)
+		switch {
+		case errors.Is(err, money.ErrOverflow):
+			r := refuse(CodeEscrowInUse)
+			r.Details = map[string]any{"pendingMovements": pending}
+			return Settings{}, r
+		case err != nil:
+			return Settings{}, err
+		case held != 0 || pending != 0:
 			r := refuse(CodeEscrowInUse)
 			r.Details = map[string]any{"heldSantim": held, "pendingMovements": pending}
 			return Settings{}, r
