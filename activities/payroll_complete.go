@@ -9,8 +9,10 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/wagerail/wagerail/internal/payroll"
+	"github.com/wagerail/wagerail/internal/platform/crosstenant"
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/field"
+	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
 
 // Registered names of the payroll-completion saga's steps (histories reference them).
@@ -18,6 +20,7 @@ const (
 	PayrollCompleteCheckActivity       = "payroll.complete.Check"
 	PayrollCompleteObligationsActivity = "payroll.complete.Obligations"
 	PayrollCompleteRecordActivity      = "payroll.complete.Record"
+	PayrollCompleteDueActivity         = "payroll.complete.Due"
 )
 
 // The steps, typed (what workflows call).
@@ -25,6 +28,7 @@ var (
 	PayrollCompleteCheck       = Activity[PayrollCompleteStep, payroll.Run]{PayrollCompleteCheckActivity}
 	PayrollCompleteObligations = Activity[PayrollCompleteStep, payroll.ObligationPage]{PayrollCompleteObligationsActivity}
 	PayrollCompleteRecord      = Activity[PayrollCompleteStep, PayrollCompleted]{PayrollCompleteRecordActivity}
+	PayrollCompleteDue         = Activity[PayrollCompleteDueInput, []payroll.DueRun]{PayrollCompleteDueActivity}
 )
 
 // PayrollCompleteSaga is the actor of the completion's steps: tenancy.System(PayrollCompleteSaga).
@@ -32,9 +36,19 @@ const PayrollCompleteSaga = "payroll-complete"
 
 // PayrollComplete holds the completion saga's steps: internal/payroll's completion functions,
 // each in one tenant-scoped transaction (the record step's state change, audit rows and events
-// commit together).
+// commit together), and the deductions poller's cross-tenant look-up of the runs to complete.
 type PayrollComplete struct {
 	DB *bun.DB // db.NewBun over the runtime role's pool (wagerail_app)
+	// Platform is db.NewBun over the cross-tenant role's pool (wagerail_platform): Due only.
+	Platform *bun.DB
+}
+
+// PayrollDeductionsPoller is the actor of the deductions poller's look-up.
+const PayrollDeductionsPoller = "payroll-deductions-poller"
+
+// PayrollCompleteDueInput is the deductions poller firing's look-up.
+type PayrollCompleteDueInput struct {
+	WorkflowID string
 }
 
 // PayrollCompleteStep names the run and the saga run; the other fields belong to the steps that
@@ -64,6 +78,25 @@ func (a *PayrollComplete) Register(r worker.ActivityRegistry) {
 	PayrollCompleteCheck.Register(r, a.Check)
 	PayrollCompleteObligations.Register(r, a.Obligations)
 	PayrollCompleteRecord.Register(r, a.Record)
+	PayrollCompleteDue.Register(r, a.Due)
+}
+
+// Due lists, across tenants, the runs whose deductions were taken but not yet applied
+// (payroll.DueCompletions).
+func (a *PayrollComplete) Due(ctx context.Context, in PayrollCompleteDueInput) ([]payroll.DueRun, error) {
+	if a.Platform == nil {
+		return nil, misconfigured(PayrollDeductionsPoller + ": no platform database configured")
+	}
+	var out []payroll.DueRun
+	ctx = tenancy.With(ctx, tenancy.Scope{Actor: tenancy.System(PayrollDeductionsPoller), RequestID: in.WorkflowID})
+	err := crosstenant.BunTx(ctx, a.Platform, "payroll-deductions-poller: find the runs to complete", func(tx db.BunTx) (err error) {
+		out, err = payroll.DueCompletions(ctx, tx)
+		return err
+	})
+	if err != nil {
+		return nil, temporalError(err)
+	}
+	return out, nil
 }
 
 // Check begins the completion (payroll.BeginCompletion): a run that is neither DISBURSED nor

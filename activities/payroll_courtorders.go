@@ -29,7 +29,7 @@ var (
 	PayrollCourtRemitClaim        = Activity[PayrollCourtRemitStep, []payroll.CourtOrderRemittance]{PayrollCourtRemitClaimActivity}
 	PayrollCourtRemitMarkRemitted = Activity[PayrollCourtRemitStep, payroll.CourtOrderRemittance]{PayrollCourtRemitMarkRemittedActivity}
 	PayrollCourtRemitMarkFailed   = Activity[PayrollCourtRemitStep, payroll.CourtOrderRemittance]{PayrollCourtRemitMarkFailedActivity}
-	PayrollCourtRemitDue          = Activity[PayrollCourtRemitDueInput, []payroll.DueCourtOrderRemit]{PayrollCourtRemitDueActivity}
+	PayrollCourtRemitDue          = Activity[PayrollCourtRemitDueInput, []payroll.DueRun]{PayrollCourtRemitDueActivity}
 )
 
 // PayrollCourtRemitSaga is the actor of the saga's steps when the input names no user (the
@@ -117,11 +117,11 @@ func (a *PayrollCourtOrders) MarkFailed(ctx context.Context, in PayrollCourtRemi
 
 // Due lists the runs due for an automatic submit, across tenants (payroll.DueCourtOrderRemits;
 // a read: retried freely).
-func (a *PayrollCourtOrders) Due(ctx context.Context, in PayrollCourtRemitDueInput) ([]payroll.DueCourtOrderRemit, error) {
+func (a *PayrollCourtOrders) Due(ctx context.Context, in PayrollCourtRemitDueInput) ([]payroll.DueRun, error) {
 	if a.Platform == nil {
 		return nil, misconfigured(PayrollCourtRemitSaga + ": no platform database configured")
 	}
-	var out []payroll.DueCourtOrderRemit
+	var out []payroll.DueRun
 	ctx = tenancy.With(ctx, tenancy.Scope{Actor: tenancy.System(PayrollCourtRemitSaga), RequestID: in.WorkflowID})
 	err := crosstenant.BunTx(ctx, a.Platform, "court-order-auto-submit: find the runs due", func(tx db.BunTx) (err error) {
 		out, err = payroll.DueCourtOrderRemits(ctx, tx)

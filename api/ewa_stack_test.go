@@ -189,8 +189,10 @@ func (s *ewaStack) realActivities() workflows.Deps {
 		Bnpl: &activities.Bnpl{DB: db.NewBun(s.d.App)}, BnplWriteOff: &activities.BnplWriteOff{DB: db.NewBun(s.d.App)},
 		// The payroll disbursement saga's record steps (api/payroll_disburse_test.go).
 		PayrollDisburse: &activities.PayrollDisburse{DB: db.NewBun(s.d.App)},
-		// The completion a fully paid run starts (api/payroll_complete_test.go).
-		PayrollComplete: &activities.PayrollComplete{DB: db.NewBun(s.d.App)},
+		// The completion a fully paid run starts (api/payroll_complete_test.go) and the deductions
+		// poller's cross-tenant look-up: a stack that ensures its schedule (the hostile sweep) has
+		// a firing that succeeds.
+		PayrollComplete: &activities.PayrollComplete{DB: db.NewBun(s.d.App), Platform: db.NewBun(s.srv.deps.Platform)},
 		// The run's calculation (api/payroll_runs.go's calculate).
 		PayrollCalculate: &activities.PayrollCalculate{DB: db.NewBun(s.d.App)},
 		// The equb sagas' record steps (api/equb_money_test.go).

@@ -199,8 +199,8 @@ func newSweep(tb testing.TB) (*sweep, []Route) {
 	bs := bnplOn(tb, ls.ewaStack)
 	// The equb routes' handlers, not their master switches' 503.
 	bs.srv.deps.EqubMoneyMovement, bs.srv.deps.EqubEscrowRecon = true, true
-	// The court-order auto-submit's schedule, as a worker with the platform role ensures it: the
-	// payroll health is healthy, not 503 MISSING.
+	// The court-order auto-submit's and the deductions poller's schedules, as a worker with the
+	// platform role ensures them: the payroll health is healthy, not 503 MISSING.
 	sweepSchedule.use(tb, ls.tc, ls.queue)
 	_, victim := bs.signUp("owner@sweep-victim.test", "BUSINESS")
 	// One resource of each kind the operations on a resource act on, where the sweep's own
@@ -297,9 +297,10 @@ func newSweep(tb testing.TB) (*sweep, []Route) {
 	return sw, routes
 }
 
-// sweepSchedule is the court-order auto-submit schedule the sweeps' worlds share: one id on the
-// one Temporal server, deleted when the last world that uses it ends (a shard that ended first
-// would otherwise delete it under the others' payroll health: 503 MISSING).
+// sweepSchedule is the payroll schedules the sweeps' worlds share (the court-order auto-submit
+// and the deductions poller): one id each on the one Temporal server, deleted when the last
+// world that uses them ends (a shard that ended first would otherwise delete them under the
+// others' payroll health: 503 MISSING).
 var sweepSchedule sharedSchedule
 
 type sharedSchedule struct {
@@ -307,41 +308,57 @@ type sharedSchedule struct {
 	users int
 }
 
-// use ensures the schedule (on queue) for tb's world, fires it once there and requires that
-// firing to succeed (the hourly firing may come mid-sweep: a failing one would turn the payroll
-// health 503 FAILING), and lets the schedule go when tb ends.
+// sweepSchedules are the schedules sweepSchedule ensures, each with its firing's result.
+var sweepSchedules = []struct {
+	id     string
+	ensure func(context.Context, client.Client, string) error
+	result func() any
+}{
+	{workflows.CourtOrderAutoSubmitScheduleID, workflows.EnsureCourtOrderAutoSubmitSchedule,
+		func() any { return new(workflows.PayrollCourtOrderAutoSubmitResult) }},
+	{workflows.PayrollDeductionsPollerScheduleID, workflows.EnsurePayrollDeductionsPollerSchedule,
+		func() any { return new(workflows.PayrollDeductionsPollResult) }},
+}
+
+// use ensures the schedules (on queue) for tb's world, fires each once there and requires that
+// firing to succeed (a periodic firing may come mid-sweep: a failing one would turn the payroll
+// health 503 FAILING), and lets the schedules go when tb ends.
 func (s *sharedSchedule) use(tb testing.TB, tc client.Client, queue string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ctx := context.Background()
-	require.NoError(tb, workflows.EnsureCourtOrderAutoSubmitSchedule(ctx, tc, queue))
-	h := tc.ScheduleClient().GetHandle(ctx, workflows.CourtOrderAutoSubmitScheduleID)
-	latest := func() *client.ScheduleActionResult {
-		d, err := h.Describe(ctx)
-		require.NoError(tb, err)
-		var last *client.ScheduleActionResult
-		for i := range d.Info.RecentActions {
-			if a := &d.Info.RecentActions[i]; last == nil || a.ActualTime.After(last.ActualTime) {
-				last = a
+	for _, sched := range sweepSchedules {
+		require.NoError(tb, sched.ensure(ctx, tc, queue))
+		h := tc.ScheduleClient().GetHandle(ctx, sched.id)
+		latest := func() *client.ScheduleActionResult {
+			d, err := h.Describe(ctx)
+			require.NoError(tb, err)
+			var last *client.ScheduleActionResult
+			for i := range d.Info.RecentActions {
+				if a := &d.Info.RecentActions[i]; last == nil || a.ActualTime.After(last.ActualTime) {
+					last = a
+				}
 			}
+			return last
 		}
-		return last
+		before := latest()
+		require.NoError(tb, h.Trigger(ctx, client.ScheduleTriggerOptions{}))
+		var fired *client.ScheduleActionResult
+		require.Eventually(tb, func() bool {
+			fired = latest()
+			return fired != nil && (before == nil || fired.ActualTime.After(before.ActualTime))
+		}, 20*time.Second, 50*time.Millisecond, "the triggered firing of %s", sched.id)
+		require.NoError(tb, tc.GetWorkflow(ctx, fired.StartWorkflowResult.WorkflowID, "").Get(ctx, sched.result()),
+			"the firing of %s on the sweep's worker", sched.id)
 	}
-	before := latest()
-	require.NoError(tb, h.Trigger(ctx, client.ScheduleTriggerOptions{}))
-	var fired *client.ScheduleActionResult
-	require.Eventually(tb, func() bool {
-		fired = latest()
-		return fired != nil && (before == nil || fired.ActualTime.After(before.ActualTime))
-	}, 20*time.Second, 50*time.Millisecond, "the triggered firing")
-	var res workflows.PayrollCourtOrderAutoSubmitResult
-	require.NoError(tb, tc.GetWorkflow(ctx, fired.StartWorkflowResult.WorkflowID, "").Get(ctx, &res), "the firing on the sweep's worker")
 	s.users++
 	tb.Cleanup(func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		if s.users--; s.users == 0 {
-			_ = tc.ScheduleClient().GetHandle(context.Background(), workflows.CourtOrderAutoSubmitScheduleID).Delete(context.Background())
+			for _, sched := range sweepSchedules {
+				_ = tc.ScheduleClient().GetHandle(context.Background(), sched.id).Delete(context.Background())
+			}
 		}
 	})
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
@@ -71,10 +72,17 @@ func (s *loanStack) secondEmployee(t testing.TB) string {
 	}](t, rec).ID
 }
 
-// fixtureDisbursedRun is a TEST FIXTURE for what the disbursement saga (being built alongside)
-// leaves: a run of period 2026-11, DISBURSED, with these entries PAID or FAILED. Written as the
-// platform role, every figure consistent with the tables' checks.
+// fixtureDisbursedRun is a TEST FIXTURE for what the disbursement saga leaves: a run of period
+// 2026-11, DISBURSED, with these entries PAID or FAILED (fixtureDisbursedRunOf).
 func fixtureDisbursedRun(t testing.TB, s *loanStack, entries []completeEntry) string {
+	t.Helper()
+	return fixtureDisbursedRunOf(t, s, "2026-11", entries)
+}
+
+// fixtureDisbursedRunOf is a run of period, DISBURSED, with these entries PAID or FAILED, and no
+// completion started. Written as the platform role, every figure consistent with the tables'
+// checks.
+func fixtureDisbursedRunOf(t testing.TB, s *loanStack, period string, entries []completeEntry) string {
 	t.Helper()
 	runID := "prun_" + testkit.Unique("t")
 	var gross, deductions, net int64
@@ -86,8 +94,8 @@ func fixtureDisbursedRun(t testing.TB, s *loanStack, entries []completeEntry) st
 	require.NoError(t, crosstenant.Tx(ctx, s.d.Platform(t), "test fixture: a disbursed payroll run", func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `INSERT INTO app.payroll_runs (id, tenant_id, period, status, employee_count, gross_santim,
 				deductions_santim, net_santim, created_by, calculated_by, calculated_at, approved_by, approved_at)
-			VALUES ($1, $2, '2026-11', 'DISBURSED', $3, $4, $5, $6, 'user_maker', 'user_maker', now(), 'user_checker', now())`,
-			runID, s.tenant, len(entries), gross, deductions, net); err != nil {
+			VALUES ($1, $2, $7, 'DISBURSED', $3, $4, $5, $6, 'user_maker', 'user_maker', now(), 'user_checker', now())`,
+			runID, s.tenant, len(entries), gross, deductions, net, period); err != nil {
 			return err
 		}
 		for _, e := range entries {
@@ -107,10 +115,10 @@ func fixtureDisbursedRun(t testing.TB, s *loanStack, entries []completeEntry) st
 					deductions_santim, net_santim, employer_contributions_santim, share_cap_santim, recoverable_santim,
 					carried_forward_santim, below_minimum_net, earnings, deductions, employer_contributions, carried_forward,
 					inputs_fingerprint, failure_reason)
-				VALUES ($1, $2, $3, $4, '2026-11', $5, 'ETH-2024', 30, 30, $6, $6, $6, 0, $6, $7, $8, $9, 0, $10, $11, $12, 0, 0, 0, 0,
+				VALUES ($1, $2, $3, $4, $15, $5, 'ETH-2024', 30, 30, $6, $6, $6, 0, $6, $7, $8, $9, 0, $10, $11, $12, 0, 0, 0, 0,
 					false, '[]', $13, '[]', '[]', repeat('a', 64), $14)`,
 				e.id, s.tenant, runID, e.employee, e.status, e.gross, e.lines[0].AmountSantim, e.lines[1].AmountSantim, st, pr, d, n,
-				string(lines), reason); err != nil {
+				string(lines), reason, period); err != nil {
 				return err
 			}
 		}
@@ -140,7 +148,7 @@ func newCompletionStack(t *testing.T) *loanStack {
 	t.Helper()
 	s := newLoanStack(t, ewaStackOpts{noWorker: true})
 	deps := s.loanActivities()
-	deps.PayrollComplete = &activities.PayrollComplete{DB: db.NewBun(s.d.App)}
+	deps.PayrollComplete = &activities.PayrollComplete{DB: db.NewBun(s.d.App), Platform: db.NewBun(s.srv.deps.Platform)}
 	w := worker.New(s.tc, s.queue, workflows.WorkerOptions())
 	workflows.Register(w, deps)
 	require.NoError(t, w.Start())
@@ -540,4 +548,80 @@ func TestPayrollCompletionAgainstAdvancesRepaidMeanwhile(t *testing.T) {
 	require.NoError(t, page.Get(ctx, &again))
 	require.Equal(t, want, again)
 	require.Equal(t, txs, s.count(t, `SELECT count(*) FROM ledger.transactions WHERE tenant_id = $1`, s.tenant), "nothing posted again")
+}
+
+// TestPayrollDeductionsPollerCompletesRuns: the payroll-deductions-poller's firing (the
+// PayrollDeductionsPoll workflow on the real stack, as its schedule starts it) completes the
+// DISBURSED runs whose deductions were taken but not applied, and only those. Three runs: one
+// fully PAID taking an EWA advance whose completion is stuck (started on a queue no worker
+// polls), one fully PAID whose completion never started, one with a FAILED entry (an operator
+// retries or completes it). The first firing finds the two PAID runs, starts the one never
+// started and leaves the running one alone; once the stuck completion is terminated, the next
+// firing starts it again under the same id and it repays the advance from payroll; a firing
+// after that finds nothing. The run with the FAILED entry is never touched: no completion
+// exists for it and it stays DISBURSED.
+func TestPayrollDeductionsPollerCompletesRuns(t *testing.T) {
+	t.Parallel()
+	s := newCompletionStack(t)
+	ctx := context.Background()
+
+	adv := s.request(t, 10_000)
+	rec := s.disburse(adv.ID, testkit.Unique("disburse"))
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	adv = s.waitStatus(t, adv.ID, "DISBURSED")
+	statutory := []completeLine{{Kind: "PAYE", Reference: "ETH-2024", AmountSantim: 302_500}, {Kind: "PENSION_EMPLOYEE", Reference: "PENSION", AmountSantim: 105_000}}
+	entry := func(status string, lines ...completeLine) []completeEntry {
+		return []completeEntry{{id: "pent_" + testkit.Unique("t"), employee: s.employee, status: status, gross: 1_500_000,
+			lines: append(append([]completeLine{}, statutory...), lines...)}}
+	}
+	stuck := fixtureDisbursedRunOf(t, s, "2026-11", entry(payroll.EntryPaid, completeLine{Kind: "EWA_RECOVERY", Reference: adv.ID, AmountSantim: adv.TotalSantim}))
+	never := fixtureDisbursedRunOf(t, s, "2026-10", entry(payroll.EntryPaid))
+	failed := fixtureDisbursedRunOf(t, s, "2026-09", entry(payroll.EntryFailed))
+
+	// The stuck completion: started under the run's id on a queue no worker polls.
+	stuckRun, err := workflows.StartPayrollComplete(ctx, s.tc, testkit.Unique("no-worker"), s.tenant, stuck)
+	require.NoError(t, err)
+	var firings []string
+	fire := func() workflows.PayrollDeductionsPollResult {
+		t.Helper()
+		run, err := s.tc.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: workflows.PayrollDeductionsPollerScheduleID + "-" + testkit.Unique("firing"),
+			TaskQueue: s.queue}, workflows.PayrollDeductionsPollWorkflowName, workflows.PayrollDeductionsPollInput{})
+		require.NoError(t, err)
+		var res workflows.PayrollDeductionsPollResult
+		require.NoError(t, run.Get(ctx, &res))
+		firings = append(firings, run.GetID())
+		return res
+	}
+	completed := func(runID string) workflows.PayrollCompleteResult {
+		t.Helper()
+		var res workflows.PayrollCompleteResult
+		require.NoError(t, s.tc.GetWorkflow(ctx, workflows.PayrollCompleteWorkflowID(s.tenant, runID), "").Get(ctx, &res))
+		return res
+	}
+
+	require.Equal(t, workflows.PayrollDeductionsPollResult{Due: 2, Started: 1, Running: 1}, fire())
+	testkit.RecordHistory(t, s.tc, firings[0], "", "../workflows/testdata/payroll_deductions_poll_history.json")
+	res := completed(never)
+	require.Equal(t, workflows.PayrollCompleted, res.Status)
+	require.Equal(t, payroll.RunCompleted, res.Run.Status)
+	require.Zero(t, s.count(t, `SELECT count(*) FROM app.ewa_repayments WHERE request_id = $1`, adv.ID), "the stuck completion applied nothing")
+
+	// The stuck completion ends without success: the next firing starts it again, and it repays
+	// the advance from payroll.
+	require.NoError(t, s.tc.TerminateWorkflow(ctx, stuckRun.GetID(), stuckRun.GetRunID(), "test: the completion is stuck"))
+	require.Equal(t, workflows.PayrollDeductionsPollResult{Due: 1, Started: 1}, fire())
+	res = completed(stuck)
+	require.Equal(t, workflows.PayrollCompleted, res.Status)
+	require.Equal(t, payroll.Tally{Count: 1, Santim: adv.TotalSantim}, res.Outcome.EWA)
+	got := s.waitStatus(t, adv.ID, "REPAID")
+	require.Equal(t, ewa.SourcePayroll, *got.RepaymentSource)
+	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.ewa_repayments WHERE request_id = $1`, adv.ID), "repaid once")
+
+	// Nothing is left to complete; the run with a FAILED entry was never touched.
+	require.Equal(t, workflows.PayrollDeductionsPollResult{}, fire())
+	require.Equal(t, 2, s.count(t, `SELECT count(*) FROM app.payroll_runs WHERE status = 'COMPLETED'`))
+	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.payroll_runs WHERE id = $1 AND status = 'DISBURSED' AND completing_at IS NULL`, failed))
+	_, err = s.tc.DescribeWorkflowExecution(ctx, workflows.PayrollCompleteWorkflowID(s.tenant, failed), "")
+	var notFound *serviceerror.NotFound
+	require.ErrorAs(t, err, &notFound, "no completion of the run with a FAILED entry")
 }

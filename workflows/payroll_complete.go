@@ -15,8 +15,9 @@ import (
 
 // The payroll-completion saga: DISBURSED → COMPLETED. One workflow per run (id
 // PayrollCompleteWorkflowID), started by the disbursement saga when the run is DISBURSED
-// (StartPayrollCompleteChild) or from outside a workflow (StartPayrollComplete); both are
-// idempotent. It reads the run's PAID entries page by page (internal/payroll/complete.go says
+// (StartPayrollCompleteChild), by the deductions poller when that did not happen or did not
+// finish (payroll_deductions_poller.go), or from outside a workflow (StartPayrollComplete); all
+// are idempotent. It reads the run's PAID entries page by page (internal/payroll/complete.go says
 // what is applied, and why a FAILED entry's deductions are not), hands each page's EWA and loan
 // lines to a child workflow (PayrollCompleteBatch) that runs one repayment saga per line, and
 // continues as new every payrollCompletePagesPerRun pages — so no history holds more than a page
@@ -107,6 +108,13 @@ func StartPayrollComplete(ctx context.Context, c client.Client, taskQueue, tenan
 // waits only for it to start. A completion already running (or completed) under the id is not
 // an error.
 func StartPayrollCompleteChild(ctx workflow.Context, tenantID, runID, correlationID string) error {
+	_, err := startPayrollCompleteChild(ctx, tenantID, runID, correlationID)
+	return err
+}
+
+// startPayrollCompleteChild is StartPayrollCompleteChild reporting whether this call started
+// the completion (false: one was running or had completed under the id).
+func startPayrollCompleteChild(ctx workflow.Context, tenantID, runID, correlationID string) (started bool, err error) {
 	opts := workflow.ChildWorkflowOptions{
 		WorkflowID:            PayrollCompleteWorkflowID(tenantID, runID),
 		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,
@@ -115,11 +123,11 @@ func StartPayrollCompleteChild(ctx workflow.Context, tenantID, runID, correlatio
 	}
 	f := workflow.ExecuteChildWorkflow(workflow.WithChildOptions(ctx, opts), PayrollCompleteWorkflowName,
 		PayrollCompleteInput{TenantID: tenantID, RunID: runID, CorrelationID: correlationID})
-	err := f.GetChildWorkflowExecution().Get(ctx, nil)
+	err = f.GetChildWorkflowExecution().Get(ctx, nil)
 	if temporal.IsWorkflowExecutionAlreadyStartedError(err) {
-		return nil
+		return false, nil
 	}
-	return err
+	return err == nil, err
 }
 
 // PayrollComplete applies a DISBURSED run's deductions and completes it (see above).

@@ -390,9 +390,12 @@ func TestPayrollCompleteAfterAFailedExecutionAnswersTheRecordedOutcome(t *testin
 }
 
 // The completion's and its batch's recorded histories (api's TestPayrollCompletionAppliesDeductions
-// with WAGERAIL_RECORD_HISTORY=1) replay on the code as it is.
+// with WAGERAIL_RECORD_HISTORY=1) and a deductions poller firing's that started one completion
+// and found another running (api's TestPayrollDeductionsPollerCompletesRuns) replay on the code
+// as it is.
 func TestPayrollCompleteReplay(t *testing.T) {
-	for _, file := range []string{"testdata/payroll_complete_history.json", "testdata/payroll_complete_batch_history.json"} {
+	for _, file := range []string{"testdata/payroll_complete_history.json", "testdata/payroll_complete_batch_history.json",
+		"testdata/payroll_deductions_poll_history.json"} {
 		t.Run(file, func(t *testing.T) {
 			f, err := os.Open(file)
 			require.NoError(t, err)

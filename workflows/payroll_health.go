@@ -25,15 +25,12 @@ const (
 	CronIdle      = "IDLE"      // the job is built, but no tenant's policy asks for a schedule
 	CronPaused    = "PAUSED"    // every schedule is paused
 	CronOverdue   = "OVERDUE"   // a schedule's next firing is past by more than CronOverdueAfter
-	// CronMissing is a job whose one schedule does not exist (the court-order auto-submit: a
-	// worker with schedules and the platform role ensures it at start).
+	// CronMissing is a job whose one schedule does not exist (the court-order auto-submit, the
+	// deductions poller: a worker with schedules and the platform role ensures each at start).
 	CronMissing = "MISSING"
 	// CronFailing is a job whose latest firing ended without success (failed, timed out,
 	// terminated or cancelled): it fires, but does not do its work.
 	CronFailing = "FAILING"
-	// CronNotBuilt is a job the spec names that this release does not have yet (the deductions
-	// poller): reported as such, never as healthy or scheduled.
-	CronNotBuilt = "NOT_BUILT"
 )
 
 // CronOverdueAfter is how far past its next firing a schedule may be before the scheduler is
@@ -54,10 +51,12 @@ type CronStatus struct {
 const maxCronSchedules = 100_000
 
 // PayrollCrons reads the payroll jobs' schedules from Temporal at now: the tenants' auto-lock
-// schedules (PayrollAutoLockSchedulePrefix) and the one court-order-auto-submit schedule.
+// schedules (PayrollAutoLockSchedulePrefix), the one court-order-auto-submit schedule and the one
+// payroll-deductions-poller schedule.
 func PayrollCrons(ctx context.Context, c client.Client, now time.Time) ([]CronStatus, error) {
 	lock := cronOf{CronStatus: CronStatus{Name: CronPayrollAutoLock, State: CronIdle}}
-	court := cronOf{CronStatus: CronStatus{Name: CronCourtOrderAutoSubmit, State: CronIdle}}
+	court := cronOf{CronStatus: CronStatus{Name: CronCourtOrderAutoSubmit, State: CronIdle}, required: true}
+	deductions := cronOf{CronStatus: CronStatus{Name: CronPayrollDeductionsPoller, State: CronIdle}, required: true}
 	it, err := c.ScheduleClient().List(ctx, client.ScheduleListOptions{PageSize: 1000})
 	if err != nil {
 		return nil, fmt.Errorf("workflows.payroll_crons: %w", err)
@@ -72,11 +71,12 @@ func PayrollCrons(ctx context.Context, c client.Client, now time.Time) ([]CronSt
 			lock.add(s)
 		case s.ID == CourtOrderAutoSubmitScheduleID:
 			court.add(s)
+		case s.ID == PayrollDeductionsPollerScheduleID:
+			deductions.add(s)
 		}
 	}
-	court.required = true
-	out := []CronStatus{lock.status(now), court.status(now), {Name: CronPayrollDeductionsPoller, State: CronNotBuilt}}
-	for i, j := range []*cronOf{&lock, &court} {
+	out := []CronStatus{lock.status(now), court.status(now), deductions.status(now)}
+	for i, j := range []*cronOf{&lock, &court, &deductions} {
 		failed, err := j.lastFailed(ctx, c)
 		if err != nil {
 			return nil, fmt.Errorf("workflows.payroll_crons: %w", err)

@@ -147,6 +147,7 @@ func registerWorkflows(w worker.WorkflowRegistry) {
 	w.RegisterWorkflowWithOptions(PayrollEntryRetry, workflow.RegisterOptions{Name: PayrollEntryRetryWorkflowName})
 	w.RegisterWorkflowWithOptions(PayrollCourtOrderRemit, workflow.RegisterOptions{Name: PayrollCourtRemitWorkflowName})
 	w.RegisterWorkflowWithOptions(PayrollCourtOrderAutoSubmit, workflow.RegisterOptions{Name: PayrollCourtOrderAutoSubmitWorkflowName})
+	w.RegisterWorkflowWithOptions(PayrollDeductionsPoll, workflow.RegisterOptions{Name: PayrollDeductionsPollWorkflowName})
 	w.RegisterWorkflowWithOptions(Dispute, workflow.RegisterOptions{Name: DisputeWorkflowName})
 	w.RegisterWorkflowWithOptions(EqubContribute, workflow.RegisterOptions{Name: EqubContributeWorkflowName})
 	w.RegisterWorkflowWithOptions(EqubPayout, workflow.RegisterOptions{Name: EqubPayoutWorkflowName})

@@ -277,7 +277,7 @@ func (d workerDeps) activities() workflows.Deps {
 		Bnpl:            &activities.Bnpl{DB: bunOf(d.DB)},
 		BnplWriteOff:    &activities.BnplWriteOff{DB: bunOf(d.DB)},
 		PayrollAutoLock: &activities.PayrollAutoLock{DB: bunOf(d.DB)},
-		PayrollComplete: &activities.PayrollComplete{DB: bunOf(d.DB)},
+		PayrollComplete: &activities.PayrollComplete{DB: bunOf(d.DB), Platform: bunOf(d.Platform)},
 		PayrollDisburse: &activities.PayrollDisburse{DB: bunOf(d.DB)},
 		// The court-order remittance's steps; Platform finds the auto-submit's due runs.
 		PayrollCourtOrders: &activities.PayrollCourtOrders{DB: bunOf(d.DB), Platform: bunOf(d.Platform)},
@@ -514,6 +514,8 @@ func runWorker(ctx context.Context, log *slog.Logger, cfg workerConfig, ready fu
 			return workflows.SyncAllPayrollAutoLockSchedules(ctx, tc, cfg.TaskQueue, bunOf(platform))
 		}}, scheduleJob{workflows.CourtOrderAutoSubmitScheduleID, func(ctx context.Context) error {
 			return workflows.EnsureCourtOrderAutoSubmitSchedule(ctx, tc, cfg.TaskQueue)
+		}}, scheduleJob{workflows.PayrollDeductionsPollerScheduleID, func(ctx context.Context) error {
+			return workflows.EnsurePayrollDeductionsPollerSchedule(ctx, tc, cfg.TaskQueue)
 		}})
 	}
 	if cfg.Schedules && platform != nil && cfg.EqubEscrowRecon {

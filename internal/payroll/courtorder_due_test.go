@@ -59,7 +59,7 @@ func TestDueCourtOrderRemitsLooksPastTenantsWithThePolicyOff(t *testing.T) {
 		require.NoError(t, crosstenant.BunTx(ctx, db.NewBun(d.Platform(t)), "court-order due test", func(tx db.BunTx) error {
 			got, err := payroll.DueCourtOrderRemitsPaged(ctx, tx, page)
 			require.NoError(t, err)
-			require.Equal(t, []payroll.DueCourtOrderRemit{{TenantID: second.ID, RunID: due[0]}}, got, fmt.Sprintf("page %d", page))
+			require.Equal(t, []payroll.DueRun{{TenantID: second.ID, RunID: due[0]}}, got, fmt.Sprintf("page %d", page))
 			return nil
 		}))
 	}

@@ -326,8 +326,9 @@ func AuditCourtRemitRefusal(ctx context.Context, tx db.BunTx, runID string, r *R
 		Details: map[string]string{"code": r.Code}})
 }
 
-// DueCourtOrderRemit names a run the court-order-auto-submit schedule submits.
-type DueCourtOrderRemit struct {
+// DueRun names a run a payroll schedule acts on across tenants: one the court-order-auto-submit
+// submits (DueCourtOrderRemits), one the deductions poller completes (DueCompletions).
+type DueRun struct {
 	TenantID string `bun:"tenant_id"`
 	RunID    string `bun:"run_id"`
 }
@@ -341,7 +342,7 @@ const MaxDueCourtOrderRemits = 500
 // has no remittance yet. A payee whose remittance FAILED is not due: a person submits it again
 // (the audit row and the run's remittances say why it failed). By tenant, then run id; at most
 // MaxDueCourtOrderRemits.
-func DueCourtOrderRemits(ctx context.Context, tx db.BunTx) ([]DueCourtOrderRemit, error) {
+func DueCourtOrderRemits(ctx context.Context, tx db.BunTx) ([]DueRun, error) {
 	return dueCourtOrderRemits(ctx, tx, MaxDueCourtOrderRemits)
 }
 
@@ -350,11 +351,11 @@ func DueCourtOrderRemits(ctx context.Context, tx db.BunTx) ([]DueCourtOrderRemit
 // across its layers in Go, so it cannot bound the query itself, and a page of runs of tenants
 // who remit outside the platform (policy off: their runs stay candidates for good) must not
 // hide the runs of one that does.
-func dueCourtOrderRemits(ctx context.Context, tx db.BunTx, page int) ([]DueCourtOrderRemit, error) {
-	out := []DueCourtOrderRemit{}
-	var after DueCourtOrderRemit
+func dueCourtOrderRemits(ctx context.Context, tx db.BunTx, page int) ([]DueRun, error) {
+	out := []DueRun{}
+	var after DueRun
 	for len(out) < MaxDueCourtOrderRemits {
-		rows, err := db.Select[DueCourtOrderRemit](ctx, tx, `
+		rows, err := db.Select[DueRun](ctx, tx, `
 			SELECT DISTINCT pe.tenant_id, pe.run_id
 			FROM app.payroll_entries pe
 			JOIN app.payroll_runs pr ON pr.tenant_id = pe.tenant_id AND pr.id = pe.run_id
