@@ -18,7 +18,11 @@ import (
 	"github.com/wagerail/wagerail/activities"
 	"github.com/wagerail/wagerail/internal/disputes"
 	"github.com/wagerail/wagerail/internal/identity"
+	"github.com/wagerail/wagerail/internal/notifications"
+	"github.com/wagerail/wagerail/internal/notify"
+	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/devtemporal/devtemporaltest"
+	"github.com/wagerail/wagerail/internal/platform/outbox"
 	"github.com/wagerail/wagerail/internal/platform/testkit"
 	"github.com/wagerail/wagerail/ledger"
 	"github.com/wagerail/wagerail/ledger/chart"
@@ -173,6 +177,31 @@ func TestDisputeEvidenceAndDecisions(t *testing.T) {
 	require.Equal(t, "DECIDED", got.Events[len(got.Events)-1].EventType)
 	require.Equal(t, 1, s.tenantCount(s.tenant, `SELECT count(*) FROM app.outbox WHERE type = 'dispute.decided.v1'`))
 	require.Equal(t, 1, s.tenantCount(s.tenant, `SELECT count(*) FROM app.outbox WHERE type = 'dispute.decided.v1' AND payload->>'decision' = 'NO_ACTION'`))
+	require.Nil(t, got.CustomerNotifiedAt, "not told yet")
+
+	// The decision reaches its customer, the employee who raised it (the notification consumer
+	// over the event the decision wrote): the dispute records when, as a NOTIFIED event that
+	// leaves its state as it was; a second delivery records nothing more.
+	var decided outbox.Event
+	require.NoError(t, db.InTenantTx(context.Background(), s.d.App, s.tenant, func(tx pgx.Tx) error {
+		return tx.QueryRow(context.Background(), `SELECT event_id::text, type, payload FROM app.outbox WHERE type = 'dispute.decided.v1'`).
+			Scan(&decided.ID, &decided.Type, &decided.Payload)
+	}))
+	decided.TenantID = s.tenant
+	told := &notify.Memory{}
+	consumer := &notifications.Consumer{DB: s.d.App, Mailer: told, Texter: told}
+	for range 2 {
+		require.NoError(t, consumer.Consume(context.Background(), decided))
+	}
+	require.Len(t, told.Emails(), 1)
+	require.Equal(t, "Your dispute has been decided", told.Emails()[0].Subject)
+	got = s.detail(t, d.ID)
+	requireLogMatches(t, got)
+	require.NotNil(t, got.CustomerNotifiedAt)
+	require.Nil(t, got.PartnerNotifiedAt)
+	require.Equal(t, "NOTIFIED", got.Events[len(got.Events)-1].EventType)
+	require.Equal(t, "CLOSED_NO_ACTION", got.Status)
+	require.Equal(t, 1, s.tenantCount(s.tenant, `SELECT count(*) FROM app.dispute_events WHERE dispute_id = $1 AND event_type = 'NOTIFIED'`, d.ID))
 
 	// The same key answers the same; a second decision, evidence, an approval: refused.
 	k := loanKey()

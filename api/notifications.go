@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -85,7 +86,7 @@ func toNotificationJSON(n notifications.Notification) notificationJSON {
 }
 
 // maxPreferenceItems is every (category, channel) once.
-const maxPreferenceItems = 12
+var maxPreferenceItems = len(notifications.Categories) * len(notifications.Channels)
 
 // parsePreferences checks a PUT body: a known language, known categories and channels, enabled
 // given, each (category, channel) at most once, and something to change.
@@ -101,7 +102,7 @@ func parsePreferences(in notificationPreferencesInput) (notifications.Language, 
 		return "", nil, fieldError(&field.Error{Field: "preferences", Problem: "give a language or at least one preference"})
 	}
 	if len(in.Preferences) > maxPreferenceItems {
-		return "", nil, fieldError(&field.Error{Field: "preferences", Problem: "must hold at most 12 items"})
+		return "", nil, fieldError(&field.Error{Field: "preferences", Problem: fmt.Sprintf("must hold at most %d items", maxPreferenceItems)})
 	}
 	seen := map[notifications.Preference]bool{}
 	items := make([]notifications.Preference, 0, len(in.Preferences))

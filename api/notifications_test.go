@@ -60,7 +60,7 @@ func TestNotificationPreferencesAPI(t *testing.T) {
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 	got := decode[notificationPreferencesJSON](t, rec)
 	require.Equal(t, "en", got.Language)
-	require.Len(t, got.Preferences, 12)
+	require.Len(t, got.Preferences, 15, "5 categories × 3 channels")
 	for _, p := range got.Preferences {
 		require.Equal(t, p.Channel != "SMS", *p.Enabled, "defaults: in-app and e-mail on, SMS off (%s %s)", p.Category, p.Channel)
 	}

@@ -7,6 +7,9 @@
 //
 // Every state change is one transaction: the dispute row, its event (status after the event, so
 // the latest event is the effective state), its audit row and its outbox event (dispute.*.v1).
+// The customer told of the decision (notified.go: who the customer is, and the NOTIFIED event
+// with customer_notified_at, written by the notification consumer once the message reached them)
+// changes no state. partner_notified_at stays null: no outbound channel to partner banks exists.
 //
 // What it must not do: move money. A decision that posts to the ledger (reversal, adjustment) is
 // the dispute workflow's (workflows/dispute.go): the ledger call happens there and this package

@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/wagerail/wagerail/internal/disputes"
 	"github.com/wagerail/wagerail/internal/employees"
 	"github.com/wagerail/wagerail/internal/identity"
 	"github.com/wagerail/wagerail/internal/notify"
@@ -97,12 +98,23 @@ func (c *Consumer) Consume(ctx context.Context, e outbox.Event) error {
 		return nil
 	}
 	var failed []string
+	var reached []Channel // the channels the message is on: in-app (written above), the ones SENT
 	for _, ch := range want {
 		if ch == InApp {
+			reached = append(reached, ch)
 			continue
 		}
-		if err := c.deliver(ctx, e, ch, to, msg); err != nil {
+		sent, err := c.deliver(ctx, e, ch, to, msg)
+		if sent {
+			reached = append(reached, ch)
+		}
+		if err != nil {
 			failed = append(failed, string(ch)+": "+err.Error())
+		}
+	}
+	if sub.reached != nil && len(reached) > 0 {
+		if err := tenancy.InTx(ctx, c.DB, func(tx pgx.Tx) error { return sub.reached(ctx, tx, e, who, reached, c.now()) }); err != nil {
+			failed = append(failed, "record reached: "+err.Error())
 		}
 	}
 	if len(failed) > 0 {
@@ -118,10 +130,21 @@ func (c *Consumer) now() time.Time {
 	return time.Now().UTC()
 }
 
-// resolve finds the user an event is about: the employee's linked user, or the user named.
+// resolve finds the user an event is about: the employee's linked user (a dispute's: its
+// customer's), or the user named.
 func resolve(ctx context.Context, tx pgx.Tx, tenant string, s subject) (recipient, bool, error) {
 	var r recipient
 	var emp employees.Employee
+	if s.DisputeID != "" {
+		employee, found, err := disputes.CustomerEmployee(ctx, tx, s.DisputeID)
+		if errors.Is(err, disputes.ErrNotFound) || (err == nil && !found) {
+			return r, false, nil // no customer to tell
+		}
+		if err != nil {
+			return r, false, err
+		}
+		s.EmployeeID = employee
+	}
 	userID := s.UserID
 	if s.EmployeeID != "" {
 		var err error
@@ -192,14 +215,14 @@ const staleClaim = 10 * time.Minute
 // deliver sends m on ch once: it claims the delivery row (new, FAILED, or a stale SENDING), sends,
 // and records the outcome. A row already SENT sends nothing; one SENDING under a live claim sends
 // nothing and is an error (the relay retries). A message the sender refuses as invalid is
-// recorded FAILED and not retried.
-func (c *Consumer) deliver(ctx context.Context, e outbox.Event, ch Channel, to recipient, m Message) error {
+// recorded FAILED and not retried. sent reports that the message went out on ch (now or before).
+func (c *Consumer) deliver(ctx context.Context, e outbox.Event, ch Channel, to recipient, m Message) (sent bool, err error) {
 	if ch == SMS && to.Phone == "" {
-		return nil // nowhere to send it; nothing to retry
+		return false, nil // nowhere to send it; nothing to retry
 	}
 	now := c.now()
 	var claimed bool
-	err := tenancy.InTx(ctx, c.DB, func(tx pgx.Tx) error {
+	err = tenancy.InTx(ctx, c.DB, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `INSERT INTO app.notification_deliveries AS d (tenant_id, event_id, channel, user_id,
 			event_type, status, claimed_at, updated_at) VALUES ($1, $2, $3, $4, $5, 'SENDING', $6, $6)
 			ON CONFLICT (event_id, channel, user_id) DO UPDATE SET status = 'SENDING', attempts = d.attempts + 1,
@@ -210,7 +233,7 @@ func (c *Consumer) deliver(ctx context.Context, e outbox.Event, ch Channel, to r
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("claim: %w", err)
+		return false, fmt.Errorf("claim: %w", err)
 	}
 	if !claimed {
 		// SENT: nothing to do. SENDING under a live claim (another relay mid-send, or a send
@@ -222,12 +245,12 @@ func (c *Consumer) deliver(ctx context.Context, e outbox.Event, ch Channel, to r
 			return tx.QueryRow(ctx, `SELECT status FROM app.notification_deliveries WHERE event_id = $1 AND channel = $2 AND user_id = $3`,
 				e.ID, string(ch), to.UserID).Scan(&status)
 		}); err != nil {
-			return fmt.Errorf("claim: %w", err)
+			return false, fmt.Errorf("claim: %w", err)
 		}
 		if status == "SENT" {
-			return nil
+			return true, nil
 		}
-		return fmt.Errorf("notifications: %s delivery in progress under another claim", ch)
+		return false, fmt.Errorf("notifications: %s delivery in progress under another claim", ch)
 	}
 	sendErr := c.send(ctx, e.ID, ch, to, m)
 	// The outcome is recorded whatever became of ctx: a send cut off by the worker stopping or the
@@ -248,15 +271,15 @@ func (c *Consumer) deliver(ctx context.Context, e outbox.Event, ch Channel, to r
 		// The sender's own text may echo the address: only the kind of failure leaves here.
 		c.log().WarnContext(ctx, "notifications: delivery failed", "event_id", e.ID, "event_type", e.Type, "channel", string(ch))
 		if invalid(sendErr) && err == nil {
-			return nil // the same message is refused again on every try: recorded FAILED, not retried
+			return false, nil // the same message is refused again on every try: recorded FAILED, not retried
 		}
-		return errors.New("sender refused the message")
+		return false, errors.New("sender refused the message")
 	}
 	if err != nil {
 		// Sent but not recorded: a redelivery finds SENDING and waits out staleClaim.
-		return fmt.Errorf("record: %w", err)
+		return true, fmt.Errorf("record: %w", err)
 	}
-	return nil
+	return true, nil
 }
 
 // recordTimeout bounds the recording of a send's outcome, made on a context of its own.

@@ -114,9 +114,47 @@ func (f *flaky) SendEmail(ctx context.Context, m notify.Email) error {
 	return f.Memory.SendEmail(ctx, m)
 }
 
+// dispute writes a decided dispute of the org (CLOSED_NO_ACTION) raised by raisedBy (subject)
+// over account, and answers its id.
+func (o *org) dispute(t *testing.T, raisedBy, subject, account string) string {
+	t.Helper()
+	id := "dsp_" + identity.NewID()
+	o.in(t, func(ctx context.Context, tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `INSERT INTO app.disputes (id, tenant_id, ledger_transaction_id, ledger_account_id, ledger_account_name,
+				amount_santim, raised_by_type, raised_by_subject_id, reason, status, decision, decision_reason, decision_by, workflow_id,
+				sla_deadline, opened_at, closed_at)
+			VALUES ($1, $2, 'ltx_1', 'lac_1', $3, 1234567, $4, $5, 'not mine', 'CLOSED_NO_ACTION', 'NO_ACTION', 'checked', 'user_operator',
+				'dispute:' || $1, now() + interval '7 days', now(), now())`, id, o.id, account, raisedBy, subject)
+		return err
+	})
+	return id
+}
+
+// notified answers the dispute's customer_notified_at (nil when unset) and its NOTIFIED events'
+// payloads.
+func (o *org) notified(t *testing.T, id string) (*time.Time, []string) {
+	t.Helper()
+	var at *time.Time
+	var events []string
+	o.in(t, func(ctx context.Context, tx pgx.Tx) error {
+		if err := tx.QueryRow(ctx, `SELECT customer_notified_at FROM app.disputes WHERE id = $1`, id).Scan(&at); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, `SELECT payload::text FROM app.dispute_events WHERE dispute_id = $1 AND event_type = 'NOTIFIED'
+			AND status = 'CLOSED_NO_ACTION' ORDER BY id`, id)
+		if err != nil {
+			return err
+		}
+		events, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		return err
+	})
+	return at, events
+}
+
 func TestEachEventSendsItsMessageOnTheDefaultChannels(t *testing.T) {
 	d := testkit.NewDB(t)
 	o := newOrg(t, d, "Almaz")
+	dsp := o.dispute(t, "EMPLOYEE", o.employeeID, "receivable-from-employee:"+o.employeeID)
 	cases := []struct {
 		typ      string
 		payload  map[string]any
@@ -141,6 +179,8 @@ func TestEachEventSendsItsMessageOnTheDefaultChannels(t *testing.T) {
 			"More information is needed to verify your identity", []string{"Hello Almaz", "back of the ID"}, notifications.CategoryKYC},
 		{"kyc.expired.v1", map[string]any{"submissionId": "kyc_1", "subjectType": "EMPLOYEE", "subjectId": o.employeeID, "status": "EXPIRED"},
 			"Your identity verification has expired", []string{"Submit your documents again"}, notifications.CategoryKYC},
+		{"dispute.decided.v1", map[string]any{"disputeId": dsp, "decision": "NO_ACTION", "amountSantim": 1234567, "status": "CLOSED_NO_ACTION"},
+			"Your dispute has been decided", []string{"Hello Almaz", dsp, "12,345.67 ETB", "we found no error"}, notifications.CategoryDispute},
 	}
 	require.Len(t, cases, len(notifications.EventTypes()), "every subscribed type is tested")
 	for i, tc := range cases {
@@ -454,4 +494,55 @@ func TestLongNoteTextIsCutToFit(t *testing.T) {
 	require.True(t, utf8.ValidString(text))
 	require.Len(t, mem.Emails(), 1, "the e-mail carries the whole note")
 	require.Contains(t, mem.Emails()[0].Text, strings.Repeat("ሰ", 300))
+}
+
+// A dispute's decision is told to its customer — the employee who raised it, or the employee a
+// partner bank's or the platform's dispute is about (their receivable) — and the dispute records
+// it once: customer_notified_at and one NOTIFIED event (state unchanged) naming the channels,
+// however often the event is delivered, in the customer's language. A dispute over an account no
+// employee owns, or whose customer has no login, is told to nobody and records nothing; a decision
+// the consumer does not know is an error (dead-lettered), never a message with a blank outcome.
+func TestDisputeDecisionToldToItsCustomerOnce(t *testing.T) {
+	d := testkit.NewDB(t)
+	o := newOrg(t, d, "Almaz")
+	o.setPrefs(t, notifications.Amharic, notifications.Preference{Category: notifications.CategoryDispute, Channel: notifications.SMS, Enabled: true})
+	mem := &notify.Memory{}
+	c := &notifications.Consumer{DB: d.App, Mailer: mem, Texter: mem}
+	decided := func(id, decision string) outbox.Event {
+		return o.event("dispute.decided.v1", map[string]any{"disputeId": id, "decision": decision, "amountSantim": 1234567})
+	}
+
+	bank := o.dispute(t, "PARTNER_BANK", "cbe", "receivable-from-employee:"+o.employeeID)
+	ev := decided(bank, "NO_ACTION")
+	for range 3 {
+		require.NoError(t, c.Consume(context.Background(), ev))
+	}
+	require.Len(t, mem.Emails(), 1)
+	require.Equal(t, "በአቤቱታዎ ላይ ውሳኔ ተሰጥቷል", mem.Emails()[0].Subject)
+	require.Contains(t, mem.Emails()[0].Text, "ስህተት አላገኘንም")
+	require.Len(t, mem.Texts(), 1)
+	require.Len(t, o.inbox(t), 1)
+	at, events := o.notified(t, bank)
+	require.NotNil(t, at)
+	require.Len(t, events, 1, "recorded once")
+	require.JSONEq(t, `{"audience":"CUSTOMER","channels":["IN_APP","EMAIL","SMS"],"eventId":"`+ev.ID+`","eventType":"dispute.decided.v1"}`, events[0])
+
+	// Nobody to tell: an account no employee owns; a customer without a login.
+	fees := o.dispute(t, "INTERNAL", "user_operator", "fee-income")
+	require.NoError(t, c.Consume(context.Background(), decided(fees, "NO_ACTION")))
+	o.in(t, func(ctx context.Context, tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `UPDATE app.employees SET user_id = NULL WHERE id = $1`, o.employeeID)
+		return err
+	})
+	own := o.dispute(t, "EMPLOYEE", o.employeeID, "receivable-from-employee:"+o.employeeID)
+	require.NoError(t, c.Consume(context.Background(), decided(own, "NO_ACTION")))
+	for _, id := range []string{fees, own} {
+		at, events := o.notified(t, id)
+		require.Nil(t, at)
+		require.Empty(t, events)
+	}
+	require.Len(t, mem.Emails(), 1, "nothing more sent")
+
+	require.Error(t, c.Consume(context.Background(), decided(bank, "WHATEVER")), "an unknown decision")
+	require.Error(t, c.Consume(context.Background(), o.event("dispute.decided.v1", map[string]any{"decision": "NO_ACTION"})), "no dispute id")
 }

@@ -1,10 +1,11 @@
 // Package notifications owns what Wagerail tells a user about their own money and verification:
 // the notification consumer of the outbox (ewa.disbursed.v1, loan.disbursed.v1,
-// payroll.deductions_taken.v1 and the user-facing kyc.* events), the messages it writes (English
-// and Amharic templates), the user's choices (channel per category, language), the in-app inbox
-// and the delivery record that makes each (event, channel, user) go out exactly once. It owns
-// app.notification_preferences, app.notification_settings, app.notifications and
-// app.notification_deliveries (migration app/0041).
+// payroll.deductions_taken.v1, the user-facing kyc.* events and dispute.decided.v1, told to the
+// dispute's customer and recorded on the dispute once it reached them: disputes.RecordCustomerNotified),
+// the messages it writes (English and Amharic templates), the user's choices (channel per
+// category, language), the in-app inbox and the delivery record that makes each (event, channel,
+// user) go out exactly once. It owns app.notification_preferences, app.notification_settings,
+// app.notifications and app.notification_deliveries (migrations app/0041, app/0114).
 //
 // Delivery: the consumer claims a delivery row before it sends (INSERT … ON CONFLICT), so an
 // event the relay delivers twice finds SENT and sends nothing; a sender that fails marks the row

@@ -1,24 +1,31 @@
 package notifications
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
+	"github.com/jackc/pgx/v5"
+
+	"github.com/wagerail/wagerail/internal/disputes"
 	"github.com/wagerail/wagerail/internal/ewa"
 	"github.com/wagerail/wagerail/internal/lending"
 	"github.com/wagerail/wagerail/internal/payroll"
+	"github.com/wagerail/wagerail/internal/platform/outbox"
 )
 
 // Message kinds (a template each).
 const (
-	kindEwaDisbursed  = "ewa_disbursed"
-	kindLoanDisbursed = "loan_disbursed"
-	kindPayslip       = "payslip"
-	kindKycRequested  = "kyc_requested"
-	kindKycApproved   = "kyc_approved"
-	kindKycRejected   = "kyc_rejected"
-	kindKycMoreInfo   = "kyc_more_info"
-	kindKycExpired    = "kyc_expired"
+	kindEwaDisbursed   = "ewa_disbursed"
+	kindLoanDisbursed  = "loan_disbursed"
+	kindPayslip        = "payslip"
+	kindKycRequested   = "kyc_requested"
+	kindKycApproved    = "kyc_approved"
+	kindKycRejected    = "kyc_rejected"
+	kindKycMoreInfo    = "kyc_more_info"
+	kindKycExpired     = "kyc_expired"
+	kindDisputeDecided = "dispute_decided"
 )
 
 // subscription is what the consumer does with one event type.
@@ -26,12 +33,17 @@ type subscription struct {
 	kind     string
 	category Category
 	parse    func(json.RawMessage) (subject, facts, error)
+	// reached, when set, records in the event's tenant that the message reached its user on
+	// channels (at least one), once per delivery of the event (a redelivery calls it again).
+	reached func(ctx context.Context, tx pgx.Tx, e outbox.Event, who subject, channels []Channel, now time.Time) error
 }
 
-// subject is who an event is about: an employee of the event's tenant, or a login user.
+// subject is who an event is about: an employee of the event's tenant, a login user, or a
+// dispute's customer (disputes.CustomerEmployee).
 type subject struct {
 	EmployeeID string
 	UserID     string
+	DisputeID  string
 }
 
 // The kyc package's event types (its map of them is its own): the user-facing ones. The
@@ -46,20 +58,22 @@ const (
 )
 
 var subscriptions = map[string]subscription{
-	ewa.EventDisbursed:            {kindEwaDisbursed, CategoryEWA, parseEwa},
-	lending.EventLoanDisbursed:    {kindLoanDisbursed, CategoryLoan, parseLoan},
-	payroll.EventDeductionsTaken:  {kindPayslip, CategoryPayroll, parsePayslip},
-	EventKycVerificationRequested: {kindKycRequested, CategoryKYC, parseKyc},
-	EventKycApproved:              {kindKycApproved, CategoryKYC, parseKyc},
-	EventKycRejected:              {kindKycRejected, CategoryKYC, parseKyc},
-	EventKycMoreInfoRequested:     {kindKycMoreInfo, CategoryKYC, parseKyc},
-	EventKycExpired:               {kindKycExpired, CategoryKYC, parseKyc},
+	ewa.EventDisbursed:            {kindEwaDisbursed, CategoryEWA, parseEwa, nil},
+	lending.EventLoanDisbursed:    {kindLoanDisbursed, CategoryLoan, parseLoan, nil},
+	payroll.EventDeductionsTaken:  {kindPayslip, CategoryPayroll, parsePayslip, nil},
+	EventKycVerificationRequested: {kindKycRequested, CategoryKYC, parseKyc, nil},
+	EventKycApproved:              {kindKycApproved, CategoryKYC, parseKyc, nil},
+	EventKycRejected:              {kindKycRejected, CategoryKYC, parseKyc, nil},
+	EventKycMoreInfoRequested:     {kindKycMoreInfo, CategoryKYC, parseKyc, nil},
+	EventKycExpired:               {kindKycExpired, CategoryKYC, parseKyc, nil},
+	disputes.EventTypeDecided:     {kindDisputeDecided, CategoryDispute, parseDisputeDecided, disputeCustomerReached},
 }
 
 // EventTypes are the event types the consumer takes, in a stable order.
 func EventTypes() []string {
 	return []string{ewa.EventDisbursed, lending.EventLoanDisbursed, payroll.EventDeductionsTaken,
-		EventKycVerificationRequested, EventKycApproved, EventKycRejected, EventKycMoreInfoRequested, EventKycExpired}
+		EventKycVerificationRequested, EventKycApproved, EventKycRejected, EventKycMoreInfoRequested, EventKycExpired,
+		disputes.EventTypeDecided}
 }
 
 // maxRef bounds an id quoted in a message.
@@ -124,4 +138,32 @@ func parseKyc(p json.RawMessage) (subject, facts, error) {
 		return subject{UserID: v.SubjectID}, f, nil
 	}
 	return subject{}, facts{}, fmt.Errorf("notifications: kyc payload: unknown subjectType")
+}
+
+// parseDisputeDecided reads dispute.decided.v1: the dispute, its decision and amount. Who is told
+// is the dispute's customer, found from the dispute itself when the message is written.
+func parseDisputeDecided(p json.RawMessage) (subject, facts, error) {
+	var v struct {
+		DisputeID    string `json:"disputeId"`
+		Decision     string `json:"decision"`
+		AmountSantim int64  `json:"amountSantim"`
+	}
+	if err := json.Unmarshal(p, &v); err != nil || v.DisputeID == "" {
+		return subject{}, facts{}, fmt.Errorf("notifications: dispute.decided payload: disputeId required")
+	}
+	if _, ok := disputeOutcomes[English][v.Decision]; !ok {
+		return subject{}, facts{}, fmt.Errorf("notifications: dispute.decided payload: unknown decision")
+	}
+	return subject{DisputeID: v.DisputeID}, facts{Amount: etb(v.AmountSantim), Reference: clean(v.DisputeID, maxRef), Outcome: v.Decision}, nil
+}
+
+// disputeCustomerReached records on the dispute that its customer was told (customer_notified_at
+// and a NOTIFIED dispute event, the first time only).
+func disputeCustomerReached(ctx context.Context, tx pgx.Tx, e outbox.Event, who subject, channels []Channel, now time.Time) error {
+	names := make([]string, len(channels))
+	for i, ch := range channels {
+		names[i] = string(ch)
+	}
+	_, err := disputes.RecordCustomerNotified(ctx, tx, who.DisputeID, e.ID, e.Type, names, now)
+	return err
 }

@@ -15,10 +15,11 @@ const (
 	CategoryLoan    Category = "LOAN"
 	CategoryPayroll Category = "PAYROLL"
 	CategoryKYC     Category = "KYC"
+	CategoryDispute Category = "DISPUTE"
 )
 
 // Categories are every category, in the order the preferences are listed.
-var Categories = []Category{CategoryEWA, CategoryLoan, CategoryPayroll, CategoryKYC}
+var Categories = []Category{CategoryEWA, CategoryLoan, CategoryPayroll, CategoryKYC, CategoryDispute}
 
 // Channel is how a message reaches the user.
 type Channel string
@@ -43,7 +44,7 @@ const (
 // Valid reports whether c is a known category.
 func (c Category) Valid() bool {
 	switch c {
-	case CategoryEWA, CategoryLoan, CategoryPayroll, CategoryKYC:
+	case CategoryEWA, CategoryLoan, CategoryPayroll, CategoryKYC, CategoryDispute:
 		return true
 	}
 	return false

@@ -24,13 +24,15 @@ type facts struct {
 	Period     string // cleaned
 	Reference  string // cleaned id of the thing the event is about
 	Note       string // a reviewer's note to the applicant (cleaned); "" when none
+	Outcome    string // a dispute's decision (a key of disputeOutcomes); "" when none
 }
 
 // template is one event's message in one language.
 type template struct{ title, body string }
 
 // templates: event kind → language → text. Placeholders are {name}, {amount}, {fee}, {gross},
-// {deductions}, {net}, {period}, {reference} and {note}; every value is ours or cleaned.
+// {deductions}, {net}, {period}, {reference}, {note} and {outcome}; every value is ours or
+// cleaned.
 var templates = map[string]map[Language]template{
 	kindEwaDisbursed: {
 		English: {"Your early wage access has been paid", "Hello {name}, {amount} ETB of your earned wages was sent to your account (fee {fee} ETB). Reference {reference}."},
@@ -68,6 +70,26 @@ var templates = map[string]map[Language]template{
 		English: {"Your identity verification has expired", "Hello {name}, your identity verification has expired. Submit your documents again to keep using wage access and loans."},
 		Amharic: {"የማንነት ማረጋገጫዎ ጊዜው አልፏል", "ሰላም {name}፣ የማንነት ማረጋገጫዎ ጊዜው አልፏል። አገልግሎቶቹን ለመቀጠል ሰነዶችዎን እንደገና ያስገቡ።"},
 	},
+	kindDisputeDecided: {
+		English: {"Your dispute has been decided", "Hello {name}, your dispute {reference} over {amount} ETB has been decided: {outcome}"},
+		Amharic: {"በአቤቱታዎ ላይ ውሳኔ ተሰጥቷል", "ሰላም {name}፣ በ{amount} ብር ላይ ያቀረቡት አቤቱታ {reference} ውሳኔ አግኝቷል፦ {outcome}"},
+	},
+}
+
+// disputeOutcomes: a dispute's decision, as its customer is told it, by language.
+var disputeOutcomes = map[Language]map[string]string{
+	English: {
+		"NO_ACTION":  "we found no error, so nothing changes.",
+		"ADJUSTMENT": "we corrected your balance by an adjustment.",
+		"REVERSAL":   "the transaction was reversed.",
+		"CHARGEBACK": "we have passed it to the partner bank, which will reply.",
+	},
+	Amharic: {
+		"NO_ACTION":  "ስህተት አላገኘንም፤ ምንም ለውጥ የለም።",
+		"ADJUSTMENT": "ሂሳብዎን በማስተካከያ አርመናል።",
+		"REVERSAL":   "ግብይቱ ተመልሷል።",
+		"CHARGEBACK": "ጉዳዩን ለአጋር ባንኩ አስተላልፈናል፤ ባንኩ ምላሽ ይሰጣል።",
+	},
 }
 
 // fallbackName is the greeting's name when the person's is unknown.
@@ -90,7 +112,8 @@ func render(kind string, cat Category, lang Language, f facts) (Message, error) 
 		f.Note = "-"
 	}
 	r := strings.NewReplacer("{name}", f.Name, "{amount}", f.Amount, "{fee}", f.Fee, "{gross}", f.Gross,
-		"{deductions}", f.Deductions, "{net}", f.Net, "{period}", f.Period, "{reference}", f.Reference, "{note}", f.Note)
+		"{deductions}", f.Deductions, "{net}", f.Net, "{period}", f.Period, "{reference}", f.Reference, "{note}", f.Note,
+		"{outcome}", disputeOutcomes[lang][f.Outcome])
 	return Message{Category: cat, Language: lang, Title: r.Replace(t.title), Body: r.Replace(t.body)}, nil
 }
 
