@@ -266,7 +266,7 @@ func TestLoanDisburseRefusals(t *testing.T) {
 			acct := testkit.Unique("other")
 			s.bank.Account(t, acct, "Tigist Alemu", 0)
 			s.setPayoutAccount(t, acct, "Abebe Kebede")
-		}, status: http.StatusConflict, code: "LOAN_ACCOUNT_NAME_MISMATCH", audit: "AccountLookupGateBlocked"},
+		}, status: http.StatusConflict, code: "ACCOUNT_MISMATCH", audit: "AccountLookupGateBlocked"},
 		{name: "FI funding account not set", noAccounts: true, setup: func(t *testing.T, s *disburseStack) {
 			s.approveKyc(t)
 		}, fix: func(t *testing.T, s *disburseStack, l loanJSON) loanJSON { s.setFIAccounts(t); return l },

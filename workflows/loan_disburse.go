@@ -86,7 +86,7 @@ var loanGates = gateTable{
 		activities.GateKycNotApproved:   lending.CodeKycNotApproved,
 		activities.GateSanctionsBlocked: lending.CodeSanctionsBlocked,
 		activities.GateAccountNotFound:  lending.CodeDestinationInvalid,
-		activities.GateAccountMismatch:  lending.CodeAccountNameMismatch,
+		activities.GateAccountMismatch:  lending.CodeAccountMismatch,
 	},
 	other: lending.CodePartnerUnavailable,
 	unavailable: map[activities.GateKind]string{

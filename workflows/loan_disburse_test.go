@@ -143,7 +143,7 @@ func TestLoanDisburseGateRefusals(t *testing.T) {
 		{activities.KycGateActivity, activities.GateKycNotApproved, lending.CodeKycNotApproved},
 		{activities.SanctionsGateActivity, activities.GateSanctionsBlocked, lending.CodeSanctionsBlocked},
 		{activities.AccountGateActivity, activities.GateAccountNotFound, lending.CodeDestinationInvalid},
-		{activities.AccountGateActivity, activities.GateAccountMismatch, lending.CodeAccountNameMismatch},
+		{activities.AccountGateActivity, activities.GateAccountMismatch, lending.CodeAccountMismatch},
 	} {
 		t.Run(tc.code+"/"+tc.gate, func(t *testing.T) {
 			h := newLoanHarness(t)

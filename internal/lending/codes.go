@@ -27,11 +27,11 @@ const (
 	CodeFINotAvailable = "LOAN_FI_NOT_AVAILABLE"
 
 	// The disbursement saga's gates (the borrower's KYC, sanctions screening and payout account).
-	CodeKycNotApproved      = "LOAN_KYC_NOT_APPROVED"
-	CodeSanctionsBlocked    = "LOAN_SANCTIONS_BLOCKED"
-	CodeDestinationInvalid  = "LOAN_DESTINATION_ACCOUNT_INVALID"
-	CodeAccountNameMismatch = "LOAN_ACCOUNT_NAME_MISMATCH"
-	CodePartnerUnavailable  = "LOAN_PARTNER_UNAVAILABLE"
+	CodeKycNotApproved     = "LOAN_KYC_NOT_APPROVED"
+	CodeSanctionsBlocked   = "LOAN_SANCTIONS_BLOCKED"
+	CodeDestinationInvalid = "LOAN_DESTINATION_ACCOUNT_INVALID"
+	CodeAccountMismatch    = "ACCOUNT_MISMATCH" // the spec's name rule, one code for every domain (EWA, wallet, savings too)
+	CodePartnerUnavailable = "LOAN_PARTNER_UNAVAILABLE"
 	// CodePayoutAccountChanged: the borrower's payout account is not the one the loan was
 	// requested (and approved) with; cancel the loan and request it again.
 	CodePayoutAccountChanged = "LOAN_PAYOUT_ACCOUNT_CHANGED"
@@ -89,7 +89,7 @@ var refusals = refusal.Table{
 	CodeKycNotApproved:       {Status: http.StatusUnprocessableEntity, Message: "the borrower's KYC is not approved (or its approval has expired)"},
 	CodeSanctionsBlocked:     {Status: http.StatusUnprocessableEntity, Message: "the borrower did not pass sanctions screening"},
 	CodeDestinationInvalid:   {Status: http.StatusConflict, Message: "the partner bank did not confirm the borrower's payout account"},
-	CodeAccountNameMismatch:  {Status: http.StatusConflict, Message: "the payout account's holder name at the partner bank does not match the borrower's"},
+	CodeAccountMismatch:      {Status: http.StatusConflict, Message: "the payout account's holder name at the partner bank does not match the borrower's"},
 	CodePartnerUnavailable:   {Status: http.StatusServiceUnavailable, Message: "the partner bank could not be asked about the payout account; nothing moved, try again later with a new key"},
 	CodePayoutAccountChanged: {Status: http.StatusConflict, Message: "the borrower's payout account changed since the loan was requested, and the financial institution approved the other one: cancel the loan and request it again"},
 
