@@ -11,6 +11,7 @@ import (
 	"github.com/wagerail/wagerail/internal/lending"
 	"github.com/wagerail/wagerail/internal/orgs"
 	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
 
 // GET /api/fi/loan-requests: the FI's decision queue (the spec's /api/fi/* "loan-requests") —
@@ -134,13 +135,18 @@ func (s *Server) fiLoanRequests(c *gin.Context) {
 	}
 	now := s.now().UTC()
 	type read struct {
-		rows   []lending.LoanRequest
-		totals lending.LoanRequestTotals
+		rows       []lending.LoanRequest
+		totals     lending.LoanRequestTotals
+		mayApprove bool // the FI in good standing: what the approval asks first
 	}
 	got, err := inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) (r read, err error) {
-		if r.rows, err = lending.ListLoanRequests(ctx, tx, f, after, limit+1, now); err == nil {
-			r.totals, err = lending.SumLoanRequests(ctx, tx, f, now)
+		if r.rows, err = lending.ListLoanRequests(ctx, tx, f, after, limit+1, now); err != nil {
+			return r, err
 		}
+		if r.totals, err = lending.SumLoanRequests(ctx, tx, f, now); err != nil {
+			return r, err
+		}
+		r.mayApprove, err = lending.FIMayApprove(ctx, tx, tenancy.TenantID(ctx))
 		return r, err
 	})
 	if err != nil {
@@ -150,7 +156,7 @@ func (s *Server) fiLoanRequests(c *gin.Context) {
 	cl := callerOf(c)
 	var allowed []int
 	for i, a := range fiLoanRequestActions {
-		if s.may(cl, a.section) {
+		if s.may(cl, a.section) && (a.action != "APPROVE" || got.mayApprove) {
 			allowed = append(allowed, i)
 		}
 	}

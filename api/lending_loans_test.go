@@ -289,8 +289,9 @@ func TestLoanApprovalAfterOptInWithdrawn(t *testing.T) {
 // TestLoanApprovalByAnFIOutOfGoodStanding: an FI out of good standing does not approve a loan
 // requested while it was in it. Its KYB review rejected, the approval is 409
 // LOAN_FI_NOT_AVAILABLE (audited DENIED in the FI; the loan stays REQUESTED, no loan.approved.v1)
-// while it still rejects and cancels; suspended, it can only read (403 ORGANIZATION_SUSPENDED).
-// Verified and active again, it approves the loan.
+// while it still rejects and cancels, and its decision queue offers no approval; suspended, it
+// can only read (403 ORGANIZATION_SUSPENDED). Verified and active again, the queue offers the
+// approval and it approves the loan.
 func TestLoanApprovalByAnFIOutOfGoodStanding(t *testing.T) {
 	t.Parallel()
 	w := newLoanAPIWorld(t)
@@ -309,8 +310,28 @@ func TestLoanApprovalByAnFIOutOfGoodStanding(t *testing.T) {
 		require.Zero(t, w.tenantCount(w.fiID, `SELECT count(*) FROM app.outbox WHERE type = 'loan.approved.v1'`))
 	}
 
+	// The decision queue offers the approval only while the approval would be taken.
+	queueActions := func() []string {
+		t.Helper()
+		rec := w.fi.call(http.MethodGet, "/api/fi/loan-requests?limit=100", nil)
+		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+		for _, it := range decode[fiLoanRequestListJSON](t, rec).Items {
+			if it.Loan.ID == a.ID {
+				var out []string
+				for _, ac := range it.Actions {
+					out = append(out, ac.Action)
+				}
+				return out
+			}
+		}
+		t.Fatalf("loan %s not in the queue", a.ID)
+		return nil
+	}
+	require.Equal(t, []string{"APPROVE", "REJECT"}, queueActions())
+
 	rec := platform.call(http.MethodPut, "/api/financial-institutions/"+w.fiID+"/verify-kyc", map[string]any{"status": "REJECTED", "note": "licence expired"})
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.Equal(t, []string{"REJECT"}, queueActions(), "no approval offered that would be refused")
 	requireStatus(t, w.fi.call(http.MethodPost, "/api/fi/loans/"+a.ID+"/approve", nil), http.StatusConflict, "LOAN_FI_NOT_AVAILABLE")
 	stillRequested()
 	require.Equal(t, 1, w.tenantCount(w.fiID, `SELECT count(*) FROM app.audit_log WHERE action = 'ApproveLoan' AND outcome = 'DENIED'
@@ -329,6 +350,7 @@ func TestLoanApprovalByAnFIOutOfGoodStanding(t *testing.T) {
 	stillRequested()
 
 	requireStatus(t, platform.call(http.MethodPut, "/api/financial-institutions/"+w.fiID+"/status", map[string]any{"status": "ACTIVE"}), http.StatusOK, "")
+	require.Equal(t, []string{"APPROVE", "REJECT"}, queueActions(), "in good standing again")
 	rec = w.fi.call(http.MethodPost, "/api/fi/loans/"+a.ID+"/approve", nil)
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 	require.Equal(t, "APPROVED", decode[loanJSON](t, rec).Status)

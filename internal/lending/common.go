@@ -70,6 +70,19 @@ func fiAvailable(ctx context.Context, tx db.Writer, fiID string) error {
 	return nil
 }
 
+// FIMayApprove reports whether fiID may take loans on now — the rule ApproveLoan applies before
+// it approves (fiAvailable) — for a read that offers the approval (the FI's decision queue).
+func FIMayApprove(ctx context.Context, tx db.Writer, fiID string) (bool, error) {
+	err := fiAvailable(ctx, tx, fiID)
+	switch {
+	case err == nil:
+		return true, nil
+	case CodeOf(err) == CodeFINotAvailable:
+		return false, nil
+	}
+	return false, err
+}
+
 func actor(ctx context.Context) string { return tenancy.From(ctx).Actor }
 
 // record writes a change's audit row and its outbox event in tx.
