@@ -71,20 +71,8 @@ func PayrollCourtOrderAutoSubmit(ctx workflow.Context, _ PayrollCourtOrderAutoSu
 
 // CourtOrderAutoSubmitSchedule is the hourly schedule on taskQueue.
 func CourtOrderAutoSubmitSchedule(taskQueue string) client.ScheduleOptions {
-	return client.ScheduleOptions{
-		ID:   CourtOrderAutoSubmitScheduleID,
-		Spec: client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: CourtOrderAutoSubmitEvery}}},
-		Action: &client.ScheduleWorkflowAction{
-			// The schedule appends the scheduled time to this id: one workflow per firing.
-			ID:        CourtOrderAutoSubmitScheduleID,
-			Workflow:  PayrollCourtOrderAutoSubmitWorkflowName,
-			Args:      []any{PayrollCourtOrderAutoSubmitInput{}},
-			TaskQueue: taskQueue,
-		},
-		Overlap:       enumspb.SCHEDULE_OVERLAP_POLICY_SKIP,
-		CatchupWindow: CourtOrderAutoSubmitEvery,
-		Note:          "submits the court-order remittance of the payroll runs due under their tenant's courtOrderAutoSubmit policy",
-	}
+	return intervalSchedule(CourtOrderAutoSubmitScheduleID, PayrollCourtOrderAutoSubmitWorkflowName, PayrollCourtOrderAutoSubmitInput{},
+		CourtOrderAutoSubmitEvery, taskQueue, "submits the court-order remittance of the payroll runs due under their tenant's courtOrderAutoSubmit policy")
 }
 
 // EnsureCourtOrderAutoSubmitSchedule creates the schedule, or brings an existing one to the

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/workflow"
 
@@ -71,20 +70,8 @@ func PayrollDeductionsPoll(ctx workflow.Context, _ PayrollDeductionsPollInput) (
 
 // PayrollDeductionsPollerSchedule is the schedule on taskQueue.
 func PayrollDeductionsPollerSchedule(taskQueue string) client.ScheduleOptions {
-	return client.ScheduleOptions{
-		ID:   PayrollDeductionsPollerScheduleID,
-		Spec: client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: PayrollDeductionsPollEvery}}},
-		Action: &client.ScheduleWorkflowAction{
-			// The schedule appends the scheduled time to this id: one workflow per firing.
-			ID:        PayrollDeductionsPollerScheduleID,
-			Workflow:  PayrollDeductionsPollWorkflowName,
-			Args:      []any{PayrollDeductionsPollInput{}},
-			TaskQueue: taskQueue,
-		},
-		Overlap:       enumspb.SCHEDULE_OVERLAP_POLICY_SKIP,
-		CatchupWindow: PayrollDeductionsPollEvery,
-		Note:          "completes the disbursed payroll runs whose deductions were taken but not yet applied to the advances and loans they pay off",
-	}
+	return intervalSchedule(PayrollDeductionsPollerScheduleID, PayrollDeductionsPollWorkflowName, PayrollDeductionsPollInput{},
+		PayrollDeductionsPollEvery, taskQueue, "completes the disbursed payroll runs whose deductions were taken but not yet applied to the advances and loans they pay off")
 }
 
 // EnsurePayrollDeductionsPollerSchedule creates the schedule, or brings an existing one to the

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 )
@@ -48,5 +50,20 @@ func dailyAtUTC(hour, minute int) client.ScheduleSpec {
 			DayOfWeek:  []client.ScheduleRange{{Start: 0, End: 6}},
 		}},
 		TimeZoneName: "UTC",
+	}
+}
+
+// intervalSchedule is the schedule id firing workflow (with arg) every interval on taskQueue: one
+// workflow per firing (the schedule appends the scheduled time to id), one firing at a time
+// (overlap SKIP: the scheduler fires once per time, the spec's single leader), a firing missed
+// while Temporal was down caught up within one interval.
+func intervalSchedule(id, workflow string, arg any, every time.Duration, taskQueue, note string) client.ScheduleOptions {
+	return client.ScheduleOptions{
+		ID:            id,
+		Spec:          client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: every}}},
+		Action:        &client.ScheduleWorkflowAction{ID: id, Workflow: workflow, Args: []any{arg}, TaskQueue: taskQueue},
+		Overlap:       enumspb.SCHEDULE_OVERLAP_POLICY_SKIP,
+		CatchupWindow: every,
+		Note:          note,
 	}
 }
