@@ -118,7 +118,7 @@ func (a *Ewa) SetLedgerTx(ctx context.Context, in EwaStep) error {
 	})
 }
 
-// MarkDisbursed moves DISBURSING → DISBURSED (audit, ewa.disbursed.v1).
+// MarkDisbursed moves DISBURSING → DISBURSED (audit, ewa.disbursed.v1, ewa.bank_transfer_settled.v1).
 func (a *Ewa) MarkDisbursed(ctx context.Context, in EwaStep) error {
 	return a.inTx(ctx, in, func(ctx context.Context, tx pgx.Tx) error {
 		_, err := ewa.MarkDisbursed(ctx, tx, in.RequestID, in.WorkflowID, in.TransferID)

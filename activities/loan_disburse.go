@@ -93,7 +93,8 @@ func (a *LoanDisburse) Claim(ctx context.Context, in LoanDisburseStep) (lending.
 	return d, err
 }
 
-// MarkDisbursed moves the loan DISBURSING → ACTIVE (audit LoanDisbursed, loan.disbursed.v1).
+// MarkDisbursed moves the loan DISBURSING → ACTIVE (audit LoanDisbursed, loan.disbursed.v1,
+// loan.bank_transfer_settled.v1).
 func (a *LoanDisburse) MarkDisbursed(ctx context.Context, in LoanDisburseStep) (lending.Disbursement, error) {
 	var d lending.Disbursement
 	err := a.inTx(ctx, in, func(ctx context.Context, tx pgx.Tx) (err error) {

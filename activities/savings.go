@@ -141,7 +141,8 @@ func (a *Savings) ReserveWithdrawal(ctx context.Context, in SavingsReserve) (Led
 	return res, err
 }
 
-// MarkSettled moves the movement PENDING → SETTLED (savings.deposited.v1 or savings.withdrawn.v1).
+// MarkSettled moves the movement PENDING → SETTLED (savings.deposited.v1 or savings.withdrawn.v1,
+// savings.bank_transfer_settled.v1).
 func (a *Savings) MarkSettled(ctx context.Context, in SavingsStep) (savings.Movement, error) {
 	var m savings.Movement
 	err := a.inTx(ctx, in, func(ctx context.Context, tx pgx.Tx) (err error) {

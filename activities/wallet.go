@@ -120,7 +120,8 @@ func (a *Wallet) Reserve(ctx context.Context, in WalletReserveInput) (LedgerPost
 	return res, err
 }
 
-// MarkSettled moves the transfer PENDING → SETTLED (wallet.transfer_settled.v1).
+// MarkSettled moves the transfer PENDING → SETTLED (wallet.transfer_settled.v1,
+// wallet.bank_transfer_settled.v1).
 func (a *Wallet) MarkSettled(ctx context.Context, in WalletStep) (wallet.Transfer, error) {
 	var t wallet.Transfer
 	err := a.inTx(ctx, in, func(ctx context.Context, tx pgx.Tx) (err error) {

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wagerail/wagerail/internal/bnpl"
 	"github.com/wagerail/wagerail/internal/lending"
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/idempotency"
@@ -153,6 +154,8 @@ func TestBnplEndToEnd(t *testing.T) {
 	require.Equal(t, int64(117_000), s.balance(t, s.merchantSettle), "the merchant got the purchase less its discount")
 	require.Equal(t, int64(stackFundingBalance)-117_000, s.balance(t, s.funding), "from the business's funding account")
 	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM gateway.transfers WHERE tenant_id = $1 AND reference = $2 AND domain = 'BNPL'`, s.tenant, ref))
+	settled := []settledTransfer{{Kind: "merchant_settlement", SubjectID: a.ID, AmountSantim: 117_000}}
+	require.Equal(t, settled, settledTransfers(t, s.d, s.tenant, bnpl.EventBankTransferSettled), "the merchant's settlement, once")
 
 	// The same key again: the same answer; another key for the same order: refused, nothing new.
 	rec = s.owner.call(http.MethodPost, "/api/bnpl/agreements", body, "Idempotency-Key", key)
@@ -244,6 +247,8 @@ func TestBnplEndToEnd(t *testing.T) {
 	for ev, n := range map[string]int{"bnpl.accepted.v1": 1, "bnpl.activated.v1": 1, "bnpl.instalment_collected.v1": 3, "bnpl.settled.v1": 1} {
 		require.Equal(t, n, s.count(t, `SELECT count(*) FROM app.outbox WHERE tenant_id = $1 AND type = $2`, s.tenant, ev), ev)
 	}
+	// The collections are journals of what payroll withheld: no bank transfer settled but the merchant's.
+	require.Equal(t, settled, settledTransfers(t, s.d, s.tenant, bnpl.EventBankTransferSettled))
 	require.Equal(t, 1, s.auditRows(t, "CreateBnplAgreement"))
 	require.Equal(t, 1, s.auditRows(t, "BnplAgreementActivated"))
 	require.Equal(t, 1, s.auditRows(t, "BnplAgreementSettled"))
@@ -397,12 +402,15 @@ func TestBnplFailedOrderMayBeBoughtAgain(t *testing.T) {
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
 	failed := s.waitAgreement(t, decode[bnplActivateJSON](t, rec).ID, "FAILED")
 	s.bank.Sandbox.ClearFault(t, s.funding)
+	require.Empty(t, settledTransfers(t, s.d, s.tenant, bnpl.EventBankTransferSettled), "a FAILED settlement settled nothing")
 
 	rec = s.owner.call(http.MethodPost, "/api/bnpl/agreements", s.agreementBody(120_000, 3, "order-9"), "Idempotency-Key", testkit.Unique("bnpl"))
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
 	again := s.waitAgreement(t, decode[bnplActivateJSON](t, rec).ID, "ACTIVE")
 	require.NotEqual(t, failed.ID, again.ID)
 	require.Equal(t, int64(117_000), s.balance(t, s.merchantSettle), "the merchant is paid once, by the second agreement")
+	require.Equal(t, []settledTransfer{{Kind: "merchant_settlement", SubjectID: again.ID, AmountSantim: 117_000}},
+		settledTransfers(t, s.d, s.tenant, bnpl.EventBankTransferSettled))
 
 	rec = s.owner.call(http.MethodPost, "/api/bnpl/agreements", s.agreementBody(120_000, 3, "order-9"), "Idempotency-Key", testkit.Unique("bnpl"))
 	refused(t, rec, http.StatusConflict, "BNPL_DUPLICATE_MERCHANT_REFERENCE")

@@ -147,6 +147,15 @@ func TestEqubContributionEndToEnd(t *testing.T) {
 	require.Equal(t, 3*amount, cy.PoolSantim)
 	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.outbox WHERE tenant_id = $1 AND type = 'equb.contribution_failed.v1'`, s.tenant))
 	require.Equal(t, 3, s.count(t, `SELECT count(*) FROM app.outbox WHERE tenant_id = $1 AND type = 'equb.bank_transfer_settled.v1'`, s.tenant))
+	// Written by the shared outbox.TransferSettled: its shape, with equb's own keys kept
+	// (contributionId, cycleId) — one per POSTED contribution, its amount, none for the FAILED.
+	require.Equal(t, 3, s.count(t, `SELECT count(*) FROM app.outbox o JOIN app.equb_contributions ct
+			ON ct.tenant_id = o.tenant_id AND ct.id = o.payload->>'subjectId' AND ct.id = o.payload->>'contributionId'
+			AND ct.cycle_id = o.payload->>'cycleId' AND ct.amount_santim = (o.payload->>'amountSantim')::bigint
+			AND ct.transfer_id = o.payload->>'transferId' AND ct.status = 'POSTED'
+		WHERE o.tenant_id = $1 AND o.type = $2 AND o.payload->>'domain' = 'EQUB' AND o.payload->>'kind' = 'contribution'`,
+		s.tenant, equb.EventBankTransferSettled))
+	require.Len(t, settledTransfers(t, s.d, s.tenant, equb.EventBankTransferSettled), 3)
 }
 
 // payout asks for the cycle's payout with key, again with the same key while the answer is 503
@@ -249,6 +258,15 @@ func TestEqubFiveMembersFiveCycles(t *testing.T) {
 	requireStatus(t, s.owner.call(http.MethodPost, "/api/equb/groups/"+g.ID+"/cycles", nil), http.StatusConflict, "EQUB_GROUP_COMPLETED")
 	require.Equal(t, 5, s.count(t, `SELECT count(DISTINCT membership_id) FROM app.equb_payouts WHERE tenant_id = $1 AND status = 'PAID'`, s.tenant))
 	require.Equal(t, 5, s.count(t, `SELECT count(*) FROM app.equb_payouts WHERE tenant_id = $1`, s.tenant))
+	// One equb.bank_transfer_settled.v1 per settled transfer: 25 contributions (the FAILED one
+	// none) and 5 payouts of the pot, each under its own id key.
+	require.Equal(t, 25, s.count(t, `SELECT count(*) FROM app.outbox WHERE tenant_id = $1 AND type = $2 AND payload->>'kind' = 'contribution'
+		AND payload->>'contributionId' = payload->>'subjectId' AND (payload->>'amountSantim')::bigint = $3`, s.tenant, equb.EventBankTransferSettled, amount))
+	require.Equal(t, 5, s.count(t, `SELECT count(*) FROM app.outbox o JOIN app.equb_payouts po ON po.tenant_id = o.tenant_id
+			AND po.id = o.payload->>'subjectId' AND po.id = o.payload->>'payoutId' AND po.cycle_id = o.payload->>'cycleId' AND po.status = 'PAID'
+		WHERE o.tenant_id = $1 AND o.type = $2 AND o.payload->>'kind' = 'payout' AND (o.payload->>'amountSantim')::bigint = $3`,
+		s.tenant, equb.EventBankTransferSettled, 5*amount))
+	require.Len(t, settledTransfers(t, s.d, s.tenant, equb.EventBankTransferSettled), 30)
 	for _, m := range s.members {
 		rec := m.call(http.MethodGet, "/api/me/equb/payouts", nil)
 		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())

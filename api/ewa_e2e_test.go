@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.temporal.io/api/workflowservice/v1"
 
+	"github.com/wagerail/wagerail/internal/ewa"
 	"github.com/wagerail/wagerail/internal/platform/idempotency"
 	"github.com/wagerail/wagerail/internal/platform/partnerref"
 	"github.com/wagerail/wagerail/internal/platform/testkit"
@@ -68,6 +69,8 @@ func TestEwaDisburseEndToEnd(t *testing.T) {
 	ledgerTxs, transfers, events := s.sideEffects(t)
 	require.Equal(t, [3]int{1, 1, 1}, [3]int{ledgerTxs, transfers, events}, "one posting, one transfer, one event")
 	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.outbox WHERE tenant_id = $1 AND type = 'ewa.disbursed.v1' AND payload->>'requestId' = $2`, s.tenant, req.ID))
+	settled := []settledTransfer{{Kind: "disbursement", SubjectID: req.ID, AmountSantim: principal}}
+	require.Equal(t, settled, settledTransfers(t, s.d, s.tenant, ewa.EventBankTransferSettled), "the principal's transfer, settled once")
 	require.Equal(t, 1, s.auditRows(t, "DisburseEwa"))
 
 	// The bank's callback was applied to the saga (the saga may have settled by it or by a poll,
@@ -102,6 +105,7 @@ func TestEwaDisburseEndToEnd(t *testing.T) {
 	require.NoError(t, err)
 	require.ElementsMatch(t, []string{"D payroll-clearing 10600", "C receivable-from-employee:" + s.employee + " 10600"}, entryLines(rep.GetTransaction()))
 	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.outbox WHERE tenant_id = $1 AND type = 'ewa.repaid.v1'`, s.tenant))
+	require.Equal(t, settled, settledTransfers(t, s.d, s.tenant, ewa.EventBankTransferSettled), "a repayment is a journal, not a bank transfer")
 }
 
 // TestEwaDisburseOneKeyManyCalls: 100 concurrent disburse calls with one Idempotency-Key (1,000

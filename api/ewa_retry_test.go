@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/wagerail/wagerail/internal/ewa"
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/testkit"
 )
@@ -57,9 +58,10 @@ func TestEwaDisburseRetryAfterLostAnswer(t *testing.T) {
 		effects         [3]int // ledger transactions, gateway transfers, events
 		bankTransfers   int
 		employeeBalance int64 // -1: not settled yet, not checked
+		settled         bool  // one ewa.bank_transfer_settled.v1 (none for a transfer not settled or FAILED)
 	}{
 		{name: "disbursed", kyc: true, code: http.StatusAccepted, status: "DISBURSED",
-			effects: [3]int{1, 1, 1}, bankTransfers: 1, employeeBalance: 10_000},
+			effects: [3]int{1, 1, 1}, bankTransfers: 1, employeeBalance: 10_000, settled: true},
 		{name: "still disbursing", kyc: true, fault: map[string]any{"dropCallback": true}, code: http.StatusAccepted, status: "DISBURSING",
 			effects: [3]int{1, 1, 0}, bankTransfers: 1, employeeBalance: -1},
 		{name: "failed", kyc: true, fault: map[string]any{"rejectCode": "ACCOUNT_BLOCKED"}, code: http.StatusAccepted, status: "FAILED",
@@ -105,6 +107,11 @@ func TestEwaDisburseRetryAfterLostAnswer(t *testing.T) {
 			ledgerTxs, transfers, events := s.sideEffects(t)
 			require.Equal(t, tc.effects, [3]int{ledgerTxs, transfers, events}, "nothing moved twice")
 			require.Len(t, s.bank.Sandbox.Transfers(t), tc.bankTransfers)
+			settled := []settledTransfer{}
+			if tc.settled {
+				settled = append(settled, settledTransfer{Kind: "disbursement", SubjectID: req.ID, AmountSantim: 10_000})
+			}
+			require.Equal(t, settled, settledTransfers(t, s.d, s.tenant, ewa.EventBankTransferSettled))
 			var acct struct {
 				BalanceSantim int64 `json:"balanceSantim"`
 			}
@@ -165,6 +172,7 @@ func TestEwaDisburseConcurrentRetriesAfterLostAnswers(t *testing.T) {
 	}
 	ledgerTxs, transfers, events := s.sideEffects(t)
 	require.Equal(t, [3]int{n, n, n}, [3]int{ledgerTxs, transfers, events}, "each advance paid exactly once")
+	require.Len(t, settledTransfers(t, s.d, s.tenant, ewa.EventBankTransferSettled), n, "each advance's transfer settled once")
 	require.Len(t, s.bank.Sandbox.Transfers(t), n)
 }
 

@@ -166,6 +166,8 @@ func TestLoanDisburseEndToEnd(t *testing.T) {
 	require.Equal(t, ref, tx.GetMetadata()[partnerref.LedgerMetadataKey])
 	require.Equal(t, [3]int{1, 1, 1}, s.loanEffects(t), "one posting, one transfer, one event")
 	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.outbox WHERE tenant_id = $1 AND type = 'loan.disbursed.v1' AND payload->>'loanId' = $2`, s.tenant, l.ID))
+	settled := []settledTransfer{{Kind: "disbursement", SubjectID: l.ID, AmountSantim: loanPrincipal}}
+	require.Equal(t, settled, settledTransfers(t, s.d, s.tenant, lending.EventBankTransferSettled), "the principal's transfer, settled once")
 	require.Equal(t, 1, s.auditRows(t, "DisburseLoan"))
 	require.Equal(t, 1, s.auditRows(t, "LoanDisbursed"))
 	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM gateway.transfers WHERE tenant_id = $1 AND reference = $2 AND domain = 'LOAN'`, s.tenant, ref))
@@ -217,6 +219,7 @@ func TestLoanDisburseEndToEnd(t *testing.T) {
 	requireStatus(t, rec, http.StatusConflict, "LOAN_INVALID_STATE")
 	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.audit_log WHERE tenant_id = $1 AND action = 'DisburseLoan' AND outcome = 'DENIED'`, s.tenant))
 	require.Equal(t, [3]int{1, 1, 1}, s.loanEffects(t))
+	require.Equal(t, settled, settledTransfers(t, s.d, s.tenant, lending.EventBankTransferSettled))
 	// The same key with another loan.
 	rec = s.disburseLoan(s.approvedLoan(t).ID, key)
 	requireStatus(t, rec, http.StatusUnprocessableEntity, "IDEMPOTENCY_KEY_REUSED")
@@ -372,12 +375,15 @@ func TestLoanDisburseFailedTransfer(t *testing.T) {
 	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.outbox WHERE tenant_id = $1 AND type = 'loan.disbursement_failed.v1'`, s.tenant))
 	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.loans WHERE id = $1 AND last_disbursement_failure = $2`, l.ID, res.Code))
 	require.Zero(t, s.balance(t, stackEmployeeAcct))
+	require.Empty(t, settledTransfers(t, s.d, s.tenant, lending.EventBankTransferSettled), "a FAILED transfer settled nothing")
 
 	s.bank.Sandbox.ClearFault(t, s.fiFunding)
 	rec = s.disburseLoan(l.ID, testkit.Unique("disburse"))
 	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
 	s.waitLoan(t, l.ID, "ACTIVE")
 	require.Equal(t, loanPrincipal, s.balance(t, stackEmployeeAcct), "paid once, by the second saga")
+	require.Equal(t, []settledTransfer{{Kind: "disbursement", SubjectID: l.ID, AmountSantim: loanPrincipal}},
+		settledTransfers(t, s.d, s.tenant, lending.EventBankTransferSettled), "the second saga's transfer")
 }
 
 // TestLoanDisburseSurvivesWorkerCrash: the worker dies after the bank accepted the transfer and

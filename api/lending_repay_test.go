@@ -315,6 +315,14 @@ func TestLoanRepayAndRemitEndToEnd(t *testing.T) {
 	}, entryLines(rtx))
 	require.Equal(t, rm.PartnerReference, rtx.GetMetadata()["bank_reference"])
 	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.outbox WHERE type = 'loan.installment_remitted_to_fi.v1' AND payload->>'loanId' = $1`, l.ID))
+	// Two bank transfers settled: the principal to the borrower, the instalment to the FI (the
+	// repayments are journals of what payroll withheld, not transfers).
+	settled := []settledTransfer{{Kind: "disbursement", SubjectID: l.ID, AmountSantim: 300_000},
+		{Kind: "remittance", SubjectID: l.ID + ":0", AmountSantim: in0.TotalSantim}}
+	require.Equal(t, settled, settledTransfers(t, s.d, s.tenant, lending.EventBankTransferSettled))
+	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.outbox WHERE type = $1 AND payload->>'kind' = 'remittance'
+		AND payload->>'partnerReference' = $2 AND payload->>'loanId' = $3 AND payload->>'index' = '0'`,
+		lending.EventBankTransferSettled, rm.PartnerReference, l.ID), "the remittance's reference and instalment")
 	testkit.RecordHistory(t, s.tc, rm.WorkflowID, "", "../workflows/testdata/loan_remit_history.json")
 
 	// Another key: the same remittance, nothing sent.
@@ -326,6 +334,7 @@ func TestLoanRepayAndRemitEndToEnd(t *testing.T) {
 	require.Equal(t, rm.WorkflowID, done.WorkflowID)
 	require.Equal(t, rows, s.moneyRows(t))
 	require.Len(t, s.bank.Sandbox.Transfers(t), transfersBefore+1, "one transfer: the remittance's")
+	require.Equal(t, settled, settledTransfers(t, s.d, s.tenant, lending.EventBankTransferSettled))
 
 	// The loan's clearing account for the instalment is back at zero: collected, then remitted.
 	bal, err := s.ledger.GetBalance(context.Background(), &ledgerv1.GetBalanceRequest{TenantId: s.tenant, AccountName: chart.LoanClearing(l.ID)})
@@ -434,6 +443,8 @@ func TestLoanRemitManyKeysOneTransfer(t *testing.T) {
 	require.Equal(t, ledgerBefore+1, s.count(t, `SELECT count(*) FROM ledger.transactions WHERE tenant_id = $1`, s.tenant), "one ledger transaction")
 	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.outbox WHERE type = 'loan.installment_remitted_to_fi.v1'`))
 	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.loan_remittances WHERE attempt = 1`))
+	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.outbox WHERE type = $1 AND payload->>'kind' = 'remittance'`,
+		lending.EventBankTransferSettled), "one remittance settled, one event")
 }
 
 // TestLoanRemitSurvivesWorkerCrash kills the worker between the remittance's posting and its

@@ -222,6 +222,9 @@ func TestCourtOrderSubmitEndToEnd(t *testing.T) {
 	require.Equal(t, courtRow{status: "FAILED", reference: rows[s.courtB].reference, attempt: 1, amount: courtAmountB}, rows[s.courtB])
 	require.True(t, strings.HasSuffix(rows[s.courtA].reference, ".court-order-remit.1"), rows[s.courtA].reference)
 	require.True(t, strings.HasSuffix(rows[s.courtB].reference, ".court-order-remit.2"), rows[s.courtB].reference)
+	// A's leg settled: one payroll.bank_transfer_settled.v1 of its amount; B's FAILED leg none.
+	settledA := settledTransfer{Kind: "court_order_remittance", SubjectID: rows[s.courtA].reference, AmountSantim: courtAmountA}
+	require.Equal(t, []settledTransfer{settledA}, settledTransfers(t, s.d, s.tenant, payroll.EventBankTransferSettled))
 	// The same key: the same answer, nothing new.
 	again := s.submit(s.checker, s.runID, key1)
 	require.Equal(t, first.Code, again.Code)
@@ -254,6 +257,12 @@ func TestCourtOrderSubmitEndToEnd(t *testing.T) {
 	require.Equal(t, courtAmountA, s.sandboxBalance(t, s.courtA))
 	require.Equal(t, courtAmountB, s.sandboxBalance(t, s.courtB))
 	require.Equal(t, fundingBefore-courtAmountA-courtAmountB, s.sandboxBalance(t, s.funding))
+	// Each settled leg once: A's first attempt, B's second (under its new reference).
+	require.Equal(t, []settledTransfer{settledA,
+		{Kind: "court_order_remittance", SubjectID: retried[s.courtB].reference, AmountSantim: courtAmountB}},
+		settledTransfers(t, s.d, s.tenant, payroll.EventBankTransferSettled))
+	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.outbox WHERE type = $1 AND payload->>'partnerReference' = $2
+		AND payload->>'runId' = $3 AND payload->>'attempt' = '2'`, payroll.EventBankTransferSettled, retried[s.courtB].reference, s.runID))
 	n, amount := s.bankTransfersTo(t, s.courtA)
 	require.Equal(t, [2]int64{1, courtAmountA}, [2]int64{int64(n), amount})
 	n, amount = s.bankTransfersTo(t, s.courtB)

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/wagerail/wagerail/internal/orgs"
+	"github.com/wagerail/wagerail/internal/payroll"
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/testkit"
 	"github.com/wagerail/wagerail/workflows"
@@ -316,6 +317,18 @@ func TestPayrollDisburseEndToEnd(t *testing.T) {
 	require.Equal(t, 1, w.count(t, `SELECT count(*) FROM app.outbox WHERE tenant_id = $1 AND type = 'payroll.run_disbursing.v1'`, w.tenant))
 	require.Equal(t, 47, w.count(t, `SELECT count(*) FROM app.outbox WHERE tenant_id = $1 AND type = 'payroll.entry_paid.v1'`, w.tenant))
 	require.Equal(t, 3, w.count(t, `SELECT count(*) FROM app.outbox WHERE tenant_id = $1 AND type = 'payroll.entry_failed.v1'`, w.tenant))
+	// One payroll.bank_transfer_settled.v1 per PAID entry, its net exactly; none for the FAILED.
+	settledEntries := func() []settledTransfer {
+		var want []settledTransfer
+		for _, it := range st.Items {
+			if it.Status == "PAID" {
+				want = append(want, settledTransfer{Kind: "entry", SubjectID: it.EntryID, AmountSantim: it.NetSantim})
+			}
+		}
+		return want
+	}
+	require.Len(t, settledEntries(), 47)
+	require.ElementsMatch(t, settledEntries(), settledTransfers(t, w.d, w.tenant, payroll.EventBankTransferSettled))
 
 	// Disburse again, another key: the finished saga's answer; nothing sent again.
 	rec := w.checker.call(http.MethodPost, base+"/disburse", nil, "Idempotency-Key", testkit.Unique("k"))
@@ -398,6 +411,10 @@ func TestPayrollDisburseEndToEnd(t *testing.T) {
 	require.Equal(t, 50, w.count(t, `SELECT count(*) FROM app.outbox WHERE tenant_id = $1 AND type = 'payroll.entry_paid.v1'`, w.tenant))
 	require.Equal(t, 4, w.count(t, `SELECT count(*) FROM app.outbox WHERE tenant_id = $1 AND type = 'payroll.entry_failed.v1'`, w.tenant))
 	require.Equal(t, 1, w.count(t, `SELECT count(*) FROM app.outbox WHERE tenant_id = $1 AND type = 'payroll.run_disbursed.v1'`, w.tenant))
+	// Every entry's net settled once, whichever attempt paid it (the four failed attempts none).
+	st = w.settlement(t, run.ID)
+	require.Len(t, settledEntries(), 50)
+	require.ElementsMatch(t, settledEntries(), settledTransfers(t, w.d, w.tenant, payroll.EventBankTransferSettled))
 
 	// The sagas' histories, for the replay tests of package workflows (WAGERAIL_RECORD_HISTORY=1).
 	testkit.RecordHistory(t, w.tc, workflows.PayrollDisburseWorkflowID(run.ID), "", "../workflows/testdata/payroll_disburse_history.json")

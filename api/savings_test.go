@@ -139,6 +139,19 @@ func TestSavingsEndToEnd(t *testing.T) {
 	require.Equal(t, 1, w.count(t, `SELECT count(*) FROM app.outbox WHERE tenant_id = $1 AND type = 'savings.withdrawn.v1'`, w.tenant))
 	testkit.RecordHistory(t, w.tc, acc.WorkflowID, "", "../workflows/testdata/savings_deposit_history.json")
 	testkit.RecordHistory(t, w.tc, wacc.WorkflowID, "", "../workflows/testdata/savings_withdraw_history.json")
+	// One savings.bank_transfer_settled.v1 per movement, its amount exactly.
+	settled := []settledTransfer{{Kind: "deposit", SubjectID: w.movementID(t, acc.WorkflowID), AmountSantim: 10_000},
+		{Kind: "withdrawal", SubjectID: w.movementID(t, wacc.WorkflowID), AmountSantim: 4_000}}
+	require.Equal(t, settled, settledTransfers(t, w.d, w.tenant, savings.EventBankTransferSettled))
+
+	// The bank refuses a withdrawal: FAILED, nothing settled, no event.
+	w.bank.Fault(t, w.saver, map[string]any{"rejectCode": "ACCOUNT_FROZEN"})
+	rec = w.move("withdraw", g.ID, testkit.Unique("withdraw"), 1_000)
+	require.Equal(t, http.StatusAccepted, rec.Code, rec.Body.String())
+	require.Equal(t, workflows.SavingsFailed, w.result(t, decode[savingsMoveJSON](t, rec).WorkflowID).Status)
+	w.bank.Sandbox.ClearFault(t, w.saver)
+	w.waitSaved(t, g.ID, 6_000)
+	require.Equal(t, settled, settledTransfers(t, w.d, w.tenant, savings.EventBankTransferSettled))
 
 	// Not the caller's goal, or nobody's.
 	requireStatus(t, w.move("deposit", "sgl_unknown", testkit.Unique("k"), 100), http.StatusNotFound, "SAVINGS_GOAL_NOT_FOUND")
@@ -274,6 +287,11 @@ func TestSavingsDepositNotRecordedAtAnEscrowChangedSinceItsPlan(t *testing.T) {
 }
 
 // result waits for the saga id's result.
+// movementID is the id of the movement saga run wfID recorded.
+func (w *savingsWorld) movementID(t *testing.T, wfID string) string {
+	return tenantString(t, w.d, w.tenant, `SELECT id FROM app.savings_movements WHERE workflow_id = $1`, wfID)
+}
+
 func (w *savingsWorld) result(t *testing.T, id string) workflows.SavingsMoveResult {
 	t.Helper()
 	var res workflows.SavingsMoveResult

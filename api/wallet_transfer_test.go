@@ -237,6 +237,9 @@ func TestWalletTransferEndToEnd(t *testing.T) {
 	require.Equal(t, 1, w.count(t, `SELECT count(*) FROM app.wallet_transfers WHERE tenant_id = $1 AND status = 'SETTLED' AND amount_santim = 4000 AND transfer_id IS NOT NULL`, w.tenant))
 	require.Equal(t, 1, w.count(t, `SELECT count(*) FROM app.outbox WHERE tenant_id = $1 AND type = 'wallet.transfer_initiated.v1'`, w.tenant))
 	require.Equal(t, 1, w.count(t, `SELECT count(*) FROM app.outbox WHERE tenant_id = $1 AND type = 'wallet.transfer_settled.v1' AND payload->>'employeeId' = $2`, w.tenant, w.employee))
+	// Beside it, the spec's wallet.bank_transfer_settled.v1: one, of the amount, about the transfer row.
+	settled := []settledTransfer{{Kind: "transfer", SubjectID: w.transferRecordID(t, acc.WorkflowID), AmountSantim: 4_000}}
+	require.Equal(t, settled, settledTransfers(t, w.d, w.tenant, wallet.EventBankTransferSettled))
 	require.Equal(t, 1, w.auditRows(t, "WalletTransfer"))
 	require.Equal(t, 1, w.auditRows(t, "WalletTransferSettled"))
 	testkit.RecordHistory(t, w.tc, acc.WorkflowID, "", "../workflows/testdata/wallet_transfer_history.json")
@@ -308,6 +311,7 @@ func TestWalletTransferEndToEnd(t *testing.T) {
 	require.Equal(t, int64(6_000), b.AvailableSantim)
 	require.Equal(t, 1, w.count(t, `SELECT count(*) FROM app.wallet_transfers WHERE tenant_id = $1 AND workflow_id = $2 AND status = 'FAILED'`, w.tenant, failed.WorkflowID))
 	require.Equal(t, 1, w.count(t, `SELECT count(*) FROM app.outbox WHERE tenant_id = $1 AND type = 'wallet.transfer_failed.v1'`, w.tenant))
+	require.Equal(t, settled, settledTransfers(t, w.d, w.tenant, wallet.EventBankTransferSettled), "the FAILED transfer settled nothing")
 	require.Equal(t, 1, w.auditRows(t, "WalletTransferFailed"))
 	require.Equal(t, int64(5_000_000-4_000), w.bankBalance(t, w.pool))
 	require.Zero(t, w.bankBalance(t, frozen))
@@ -392,7 +396,15 @@ func TestWalletTransferRacingNeverOverdraws(t *testing.T) {
 	require.Equal(t, int64(200), final.AvailableSantim)
 	require.Equal(t, 14, w.count(t, `SELECT count(*) FROM app.wallet_transfers WHERE tenant_id = $1 AND status = 'SETTLED'`, w.tenant))
 	require.Equal(t, 14, w.count(t, `SELECT count(*) FROM app.outbox WHERE tenant_id = $1 AND type = 'wallet.transfer_settled.v1'`, w.tenant))
+	require.Equal(t, 14, w.count(t, `SELECT count(*) FROM app.outbox WHERE tenant_id = $1 AND type = $2 AND payload->>'amountSantim' = '700'`,
+		w.tenant, wallet.EventBankTransferSettled), "one per settled transfer")
+	require.Equal(t, 14, w.count(t, `SELECT count(*) FROM app.outbox WHERE tenant_id = $1 AND type = $2`, w.tenant, wallet.EventBankTransferSettled))
 	require.Equal(t, int64(9_800), w.bankBalance(t, w.dest))
+}
+
+// transferRecordID is the id of the transfer row saga run wfID recorded.
+func (w *walletTransferWorld) transferRecordID(t *testing.T, wfID string) string {
+	return tenantString(t, w.d, w.tenant, `SELECT id FROM app.wallet_transfers WHERE workflow_id = $1`, wfID)
 }
 
 // FuzzWalletTransferRoutes: whatever reaches the wallet transfer and settings routes (any body,

@@ -18,6 +18,7 @@ import (
 	"github.com/wagerail/wagerail/internal/platform/audit"
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/field"
+	"github.com/wagerail/wagerail/internal/platform/outbox"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
 
@@ -37,6 +38,10 @@ const (
 	EventAccepted         = "bnpl.accepted.v1"
 	EventActivated        = "bnpl.activated.v1"
 	EventActivationFailed = "bnpl.activation_failed.v1"
+	// EventBankTransferSettled is the spec's <domain>.bank_transfer_settled.v1 of the merchant's
+	// settlement on activation (outbox.TransferSettled, kind merchant_settlement: the purchase
+	// less the merchant's discount), written with bnpl.activated.v1.
+	EventBankTransferSettled = "bnpl.bank_transfer_settled.v1"
 )
 
 // ActivateRequest is what the agreement route asks: the quoted purchase, the merchant's order
@@ -250,7 +255,8 @@ func CreateAgreement(ctx context.Context, tx db.Writer, p ActivatePlan, workflow
 }
 
 // MarkActive moves the agreement ACCEPTED → ACTIVE once the merchant's settlement settled (audit
-// BnplAgreementActivated, event bnpl.activated.v1). Idempotent for the run that created it.
+// BnplAgreementActivated, events bnpl.activated.v1 and bnpl.bank_transfer_settled.v1).
+// Idempotent for the run that created it.
 func MarkActive(ctx context.Context, tx db.Writer, id, workflowID, transferID string, now time.Time) (Agreement, error) {
 	cur, err := lockAgreement(ctx, tx, id)
 	switch {
@@ -269,7 +275,13 @@ func MarkActive(ctx context.Context, tx db.Writer, id, workflowID, transferID st
 	if err != nil {
 		return a, err
 	}
-	return a, record(ctx, tx, a, ActionAgreementActivated, audit.Success, EventActivated, map[string]any{"activatedAt": now.UTC()})
+	if err := record(ctx, tx, a, ActionAgreementActivated, audit.Success, EventActivated, map[string]any{"activatedAt": now.UTC()}); err != nil {
+		return a, err
+	}
+	// Only here, where the agreement moved: a step run again returned above (ActivatedAt set).
+	return a, outbox.WriteTransferSettled(ctx, tx, outbox.TransferSettled{Domain: "BNPL", Kind: "merchant_settlement", SubjectID: a.ID,
+		AmountSantim: a.PurchaseSantim - a.DiscountSantim, TransferID: a.TransferID,
+		Keys: map[string]any{"agreementId": a.ID, "merchantId": a.MerchantID}})
 }
 
 // MarkFailed moves the agreement ACCEPTED → FAILED after its settlement failed (the posting

@@ -45,6 +45,15 @@ const (
 	SourcePayroll = "PAYROLL"
 )
 
+// EventBankTransferSettled is the spec's <domain>.bank_transfer_settled.v1 of the equb's
+// transfers (outbox.TransferSettled): a contribution into the escrow (kind contribution, with
+// contributionId) and a payout to the recipient (kind payout, with payoutId), each with its
+// cycleId; written with equb.contribution_posted.v1 or equb.payout_paid.v1.
+const EventBankTransferSettled = "equb.bank_transfer_settled.v1"
+
+// transferDomain is the equb's transfers' money domain (money.ValidDomain).
+const transferDomain = "EQUB"
+
 // PayrollSource is a contribution by payroll deduction (internal/payroll/product_mandate.go): the
 // member by membership, the product mandate, and the amount the payroll run withheld.
 type PayrollSource struct {
@@ -497,8 +506,8 @@ func settleContribution(ctx context.Context, tx db.BunTx, wfID, to, transferID, 
 	if to == MoneyFailed {
 		return ct, record(ctx, tx, "EqubContributionFailed", "EqubContribution", ct.ID, "equb.contribution_failed.v1", ev)
 	}
-	if _, err := outbox.Write(ctx, tx, "equb.bank_transfer_settled.v1", map[string]any{"domain": "EQUB", "kind": "contribution",
-		"contributionId": ct.ID, "cycleId": ct.CycleID, "amountSantim": ct.AmountSantim, "transferId": transferID}); err != nil {
+	if err := outbox.WriteTransferSettled(ctx, tx, outbox.TransferSettled{Domain: transferDomain, Kind: "contribution", SubjectID: ct.ID,
+		AmountSantim: ct.AmountSantim, TransferID: transferID, Keys: map[string]any{"contributionId": ct.ID, "cycleId": ct.CycleID}}); err != nil {
 		return Contribution{}, err
 	}
 	return ct, record(ctx, tx, "EqubContributionPosted", "EqubContribution", ct.ID, "equb.contribution_posted.v1", ev)
@@ -688,8 +697,8 @@ func settlePayout(ctx context.Context, tx db.BunTx, wfID, to, transferID, code s
 	if err := completeIfPaid(ctx, tx, po.TenantID, po.GroupID, now); err != nil {
 		return Payout{}, err
 	}
-	if _, err := outbox.Write(ctx, tx, "equb.bank_transfer_settled.v1", map[string]any{"domain": "EQUB", "kind": "payout",
-		"payoutId": po.ID, "cycleId": po.CycleID, "amountSantim": po.AmountSantim, "transferId": transferID}); err != nil {
+	if err := outbox.WriteTransferSettled(ctx, tx, outbox.TransferSettled{Domain: transferDomain, Kind: "payout", SubjectID: po.ID,
+		AmountSantim: po.AmountSantim, TransferID: transferID, Keys: map[string]any{"payoutId": po.ID, "cycleId": po.CycleID}}); err != nil {
 		return Payout{}, err
 	}
 	return po, record(ctx, tx, "EqubPayoutPaid", "EqubPayout", po.ID, "equb.payout_paid.v1", ev)

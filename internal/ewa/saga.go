@@ -16,6 +16,7 @@ import (
 
 	"github.com/wagerail/wagerail/internal/employees"
 	"github.com/wagerail/wagerail/internal/platform/audit"
+	"github.com/wagerail/wagerail/internal/platform/outbox"
 )
 
 // LoadPlan reads request id and what disbursing it needs (settings, the employee's payout
@@ -171,8 +172,8 @@ func ClaimWithLedgerTx(ctx context.Context, tx pgx.Tx, requestID, workflowID, le
 	return cur, fmt.Errorf("%w: status %s", ErrNotDisbursable, cur.Status)
 }
 
-// MarkDisbursed moves DISBURSING → DISBURSED: audit EwaDisbursed, outbox ewa.disbursed.v1.
-// Idempotent for the same workflow.
+// MarkDisbursed moves DISBURSING → DISBURSED: audit EwaDisbursed, outbox ewa.disbursed.v1 and
+// ewa.bank_transfer_settled.v1. Idempotent for the same workflow.
 func MarkDisbursed(ctx context.Context, tx pgx.Tx, requestID, workflowID, transferID string) (Request, error) {
 	if workflowID == "" {
 		return Request{}, fmt.Errorf("%w: no workflow id", ErrNotDisbursable)
@@ -200,8 +201,12 @@ func MarkDisbursed(ctx context.Context, tx pgx.Tx, requestID, workflowID, transf
 	}
 	payload := event(r)
 	payload["transferId"], payload["ledgerTxId"] = r.TransferID, r.LedgerTxID
+	// The transfer sent the principal (the fee is the employee's debt, not paid out). Written
+	// here, where the update moved the request, so a step run again writes none.
+	settled := outbox.TransferSettled{Domain: "EWA", Kind: "disbursement", SubjectID: r.ID, AmountSantim: r.PrincipalSantim,
+		TransferID: r.TransferID, Keys: map[string]any{"requestId": r.ID}}
 	return r, record(ctx, tx, r, ActionDisbursed, audit.Success,
-		map[string]any{"workflowId": workflowID, "transferId": r.TransferID, "ledgerTxId": r.LedgerTxID}, EventDisbursed, payload)
+		map[string]any{"workflowId": workflowID, "transferId": r.TransferID, "ledgerTxId": r.LedgerTxID}, EventDisbursed, payload, settled)
 }
 
 // MarkFailed moves DISBURSING → FAILED with reason: audit EwaDisbursementFailed (outcome

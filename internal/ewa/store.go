@@ -323,20 +323,27 @@ func event(r Request) map[string]any {
 }
 
 // record writes a change's audit row and (when typ is set) its outbox event under the request's
-// tenant, in tx.
-func record(ctx context.Context, tx pgx.Tx, r Request, action string, outcome audit.Outcome, details map[string]any, typ string, payload map[string]any) error {
+// tenant, in tx, with the bank_transfer_settled.v1 of each transfer in settled (the change
+// records its settlement).
+func record(ctx context.Context, tx pgx.Tx, r Request, action string, outcome audit.Outcome, details map[string]any, typ string,
+	payload map[string]any, settled ...outbox.TransferSettled) error {
 	ctx = tenancy.WithTenant(ctx, r.TenantID)
 	entry := audit.Entry{Action: action, Outcome: outcome, TargetType: TargetRequest, TargetID: r.ID, Details: details}
 	if typ == "" {
 		return audit.Write(ctx, tx, entry)
 	}
-	// The audit row and the event in one round trip.
+	// The audit row and the events in one round trip.
 	b := &pgx.Batch{}
 	if err := audit.Queue(ctx, b, entry); err != nil {
 		return err
 	}
 	if err := outbox.Queue(ctx, b, typ, payload, nil); err != nil {
 		return err
+	}
+	for _, s := range settled {
+		if err := outbox.QueueTransferSettled(ctx, b, s); err != nil {
+			return err
+		}
 	}
 	return tx.SendBatch(ctx, b).Close()
 }

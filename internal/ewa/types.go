@@ -24,6 +24,11 @@ const (
 	EventDisbursementFailed = "ewa.disbursement_failed.v1"
 	EventCancelled          = "ewa.cancelled.v1"
 	EventRepaid             = "ewa.repaid.v1"
+	// EventBankTransferSettled is the spec's <domain>.bank_transfer_settled.v1 for an advance's
+	// transfer to the employee (outbox.TransferSettled, kind disbursement), written with
+	// ewa.disbursed.v1. A repayment moves no money at the bank (a journal of what payroll
+	// withheld or the employer paid) and has none.
+	EventBankTransferSettled = "ewa.bank_transfer_settled.v1"
 )
 
 // Account is an account at a partner bank.

@@ -37,7 +37,16 @@ const (
 	EventLoanDisbursed           = "loan.disbursed.v1"
 	EventLoanDisbursementFailed  = "loan.disbursement_failed.v1"
 	maxDisbursementFailureLength = 128
+
+	// EventBankTransferSettled is the spec's <domain>.bank_transfer_settled.v1 of the loan's
+	// transfers (outbox.TransferSettled): the principal to the borrower (kind disbursement, with
+	// loan.disbursed.v1) and a repaid instalment's remittance to the FI (kind remittance, with
+	// loan.installment_remitted_to_fi.v1).
+	EventBankTransferSettled = "loan.bank_transfer_settled.v1"
 )
+
+// transferDomain is the loan's transfers' money domain (the payout block's, money.ValidDomain).
+const transferDomain = "LOAN"
 
 // ErrFundingNotSet: the loan's FI has not set its accounts (LOAN_FUNDING_ACCOUNT_NOT_SET).
 var ErrFundingNotSet = RefusalError(CodeFundingAccountNotSet)
@@ -295,7 +304,8 @@ func ClaimDisbursement(ctx context.Context, tx db.Writer, id, workflowID, ledger
 }
 
 // MarkDisbursed moves the loan DISBURSING → ACTIVE once its transfer settled (audit
-// LoanDisbursed, event loan.disbursed.v1), recording the partner's transfer id and the time.
+// LoanDisbursed, events loan.disbursed.v1 and loan.bank_transfer_settled.v1), recording the
+// partner's transfer id and the time.
 // Idempotent for the run that claimed it.
 func MarkDisbursed(ctx context.Context, tx db.Writer, id, workflowID, transferID string, now time.Time) (Disbursement, error) {
 	cur, err := lockDisbursement(ctx, tx, id)
@@ -325,7 +335,12 @@ func MarkDisbursed(ctx context.Context, tx db.Writer, id, workflowID, transferID
 	if moved > 0 {
 		extra["scheduleMovedMonths"] = moved
 	}
-	return d, recordDisbursement(ctx, tx, d, ActionLoanDisbursed, audit.Success, EventLoanDisbursed, extra)
+	if err := recordDisbursement(ctx, tx, d, ActionLoanDisbursed, audit.Success, EventLoanDisbursed, extra); err != nil {
+		return d, err
+	}
+	// Only here, where the loan moved: a step run again returned above (DisbursedAt set).
+	return d, outbox.WriteTransferSettled(ctx, tx, outbox.TransferSettled{Domain: transferDomain, Kind: "disbursement", SubjectID: d.LoanID,
+		AmountSantim: d.PrincipalSantim, TransferID: d.TransferID, Keys: map[string]any{"loanId": d.LoanID}})
 }
 
 // maxClosedPeriodsAhead bounds startSchedule's search: payroll closes a period when its run is

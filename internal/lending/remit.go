@@ -298,8 +298,8 @@ func lockOwnRemittance(ctx context.Context, tx pgx.Tx, id string, idx int, workf
 }
 
 // MarkRemitted records workflowID's remittance as REMITTED: its posting ledgerTxID committed, its
-// transfer transferID settled (audited RemitLoanInstalmentToFi, event
-// loan.installment_remitted_to_fi.v1). Idempotent.
+// transfer transferID settled (audited RemitLoanInstalmentToFi, events
+// loan.installment_remitted_to_fi.v1 and loan.bank_transfer_settled.v1). Idempotent.
 func MarkRemitted(ctx context.Context, tx pgx.Tx, id string, idx int, workflowID, ledgerTxID, transferID string) (Remittance, error) {
 	r, l, err := lockOwnRemittance(ctx, tx, id, idx, workflowID)
 	if err != nil {
@@ -321,8 +321,13 @@ func MarkRemitted(ctx context.Context, tx pgx.Tx, id string, idx int, workflowID
 		TargetID: instalmentTarget(id, idx), Details: ev}); err != nil {
 		return Remittance{}, err
 	}
-	_, err = outbox.Write(ctx, tx, EventRemitted, ev)
-	return r, err
+	if _, err = outbox.Write(ctx, tx, EventRemitted, ev); err != nil {
+		return r, err
+	}
+	// Only here, where the row moved: a step run again returned above (REMITTED).
+	return r, outbox.WriteTransferSettled(ctx, tx, outbox.TransferSettled{Domain: transferDomain, Kind: "remittance",
+		SubjectID: instalmentTarget(id, idx), AmountSantim: r.AmountSantim, TransferID: r.TransferID, PartnerReference: r.Reference,
+		Keys: map[string]any{"loanId": r.LoanID, "index": r.Index, "attempt": r.Attempt}})
 }
 
 // MarkRemitFailed records workflowID's remittance as FAILED with reason: its transfer failed (its

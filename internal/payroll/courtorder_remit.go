@@ -8,6 +8,7 @@ import (
 
 	"github.com/wagerail/wagerail/internal/platform/audit"
 	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/outbox"
 	"github.com/wagerail/wagerail/internal/platform/partnerref"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
@@ -265,7 +266,8 @@ func ClaimCourtOrderRemit(ctx context.Context, tx db.BunTx, runID, wfID string, 
 }
 
 // MarkCourtOrderRemitted records saga wfID's settled leg ref (audited SubmitCourtOrderRemit
-// SUCCESS). Idempotent: a row already REMITTED is answered as it is.
+// SUCCESS, event payroll.bank_transfer_settled.v1). Idempotent: a row already REMITTED is
+// answered as it is.
 func MarkCourtOrderRemitted(ctx context.Context, tx db.BunTx, wfID, ref, transferID string, now time.Time) (CourtOrderRemittance, error) {
 	return markCourtRemit(ctx, tx, wfID, ref, CourtRemitRemitted, transferID, "", now)
 }
@@ -308,8 +310,27 @@ func markCourtRemit(ctx context.Context, tx db.BunTx, wfID, ref, status, transfe
 		if err := auditCourtRemit(ctx, tx, r.RunID, outcome, r.Payee, r.AmountSantim, reason); err != nil {
 			return r, err
 		}
+		if status == CourtRemitRemitted {
+			if err := recordCourtRemitSettled(ctx, tx, r); err != nil {
+				return r, err
+			}
+		}
 	}
 	return r, nil
+}
+
+// recordCourtRemitSettled writes payroll.bank_transfer_settled.v1 for remittance r, just
+// REMITTED (markCourtRemit's update moved it: one moves a row only from REMITTING, so a step run
+// again writes none). The subject is the leg's partner reference, the one id of the attempt that
+// sent it; the payee's account is not in the event.
+func recordCourtRemitSettled(ctx context.Context, tx db.BunTx, r CourtOrderRemittance) error {
+	transferID := ""
+	if r.TransferID != nil {
+		transferID = *r.TransferID
+	}
+	return outbox.WriteTransferSettled(ctx, tx, outbox.TransferSettled{Domain: transferDomain, Kind: "court_order_remittance",
+		SubjectID: r.Reference, AmountSantim: r.AmountSantim, TransferID: transferID, PartnerReference: r.Reference,
+		Keys: map[string]any{"runId": r.RunID, "leg": r.Leg, "attempt": r.Attempt}})
 }
 
 func auditCourtRemit(ctx context.Context, tx db.BunTx, runID string, outcome audit.Outcome, p Payee, amount int64, reason string) error {

@@ -105,6 +105,17 @@ const (
 	maxFailureReasonBytes = 500
 )
 
+// The payroll's bank transfers, settled.
+const (
+	// EventBankTransferSettled is the spec's <domain>.bank_transfer_settled.v1 of the payroll's
+	// transfers (outbox.TransferSettled): an entry's net pay to the employee (kind entry, with
+	// payroll.entry_paid.v1; an entry of net 0, PAID without a transfer, has none) and a court
+	// order's remittance to its payee (kind court_order_remittance).
+	EventBankTransferSettled = "payroll.bank_transfer_settled.v1"
+	// transferDomain is the payroll's transfers' money domain (money.ValidDomain).
+	transferDomain = "PAYROLL"
+)
+
 // DisbursePlan is what the saga needs before it claims the run.
 type DisbursePlan struct {
 	RunID   string
@@ -236,6 +247,9 @@ type entryChange struct {
 	FailureReason     string `bun:"failure_reason" json:"failureReason,omitempty"`
 	TransferReference string `bun:"transfer_reference" json:"transferReference,omitempty"`
 	Attempts          int    `bun:"attempts" json:"attempts"`
+	// TransferID is the partner's transfer id of a settled entry (RecordOutcomes); not part of
+	// the entry's events' payload, which predates it.
+	TransferID string `bun:"transfer_id" json:"-"`
 }
 
 // recordEntryOutcomes writes the audit row and the event of each entry that became PAID or
@@ -285,10 +299,10 @@ type EntryOutcome struct {
 // RecordOutcomes records the final outcomes of entries the saga owner sent: each DISBURSING
 // entry whose current attempt is owner's (the run's saga for a first attempt, the retry's saga
 // for a retry) becomes PAID (SETTLED) or FAILED with the partner's code, with its reference and
-// transfer id (audited PayrollEntryPaid / PayrollEntryFailed, payroll.entry_paid.v1 /
-// payroll.entry_failed.v1). An outcome recorded already, or about an attempt another saga owns
-// now, changes nothing: the fan-out calls this at least once per outcome. It answers how many
-// entries changed.
+// transfer id (audited PayrollEntryPaid / PayrollEntryFailed, payroll.entry_paid.v1 and
+// payroll.bank_transfer_settled.v1 / payroll.entry_failed.v1). An outcome recorded already, or
+// about an attempt another saga owns now, changes nothing: the fan-out calls this at least once
+// per outcome. It answers how many entries changed.
 func RecordOutcomes(ctx context.Context, tx db.BunTx, owner string, outs []EntryOutcome, now time.Time) (int, error) {
 	if len(outs) == 0 {
 		return 0, nil
@@ -326,12 +340,31 @@ func RecordOutcomes(ctx context.Context, tx db.BunTx, owner string, outs []Entry
 		WHERE pe.tenant_id = ? AND pe.id IN (?) AND pe.id = o.id AND pe.status = 'DISBURSING' AND o.status IN ('SETTLED', 'FAILED')
 		  AND pr.tenant_id = pe.tenant_id AND pr.id = pe.run_id AND coalesce(pe.retry_workflow_id, pr.disbursement_workflow_id) = ?
 		RETURNING pe.id, pe.run_id, pe.period, pe.employee_id, pe.status, pe.net_santim, coalesce(pe.failure_reason, '') AS failure_reason,
-			coalesce(pe.transfer_reference, '') AS transfer_reference, pe.attempts`,
+			coalesce(pe.transfer_reference, '') AS transfer_reference, pe.attempts, coalesce(pe.transfer_id, '') AS transfer_id`,
 		string(raw), now.UTC(), now.UTC(), tenancy.TenantID(ctx), bun.In(ids), owner).Scan(ctx, &changed); err != nil &&
 		!errors.Is(err, sql.ErrNoRows) {
 		return 0, fmt.Errorf("payroll: record outcomes: %w", err)
 	}
-	return len(changed), recordEntryOutcomes(ctx, tx, changed)
+	if err := recordEntryOutcomes(ctx, tx, changed); err != nil {
+		return len(changed), err
+	}
+	return len(changed), recordEntriesSettled(ctx, tx, changed)
+}
+
+// recordEntriesSettled writes payroll.bank_transfer_settled.v1 for each entry of es that became
+// PAID: in RecordOutcomes, an entry whose transfer the partner settled. The update above moves
+// an entry only from DISBURSING, so an outcome recorded again changes no entry and writes none.
+// One statement for the batch, as its other events (a record step carries up to 500 entries).
+func recordEntriesSettled(ctx context.Context, tx db.BunTx, es []entryChange) error {
+	var settled []outbox.TransferSettled
+	for _, e := range es {
+		if e.Status != EntryPaid {
+			continue
+		}
+		settled = append(settled, outbox.TransferSettled{Domain: transferDomain, Kind: "entry", SubjectID: e.ID, AmountSantim: e.NetSantim,
+			TransferID: e.TransferID, PartnerReference: e.TransferReference, Keys: map[string]any{"entryId": e.ID, "runId": e.RunID}})
+	}
+	return outbox.WriteTransfersSettled(ctx, tx, settled)
 }
 
 // FinishDisbursement makes a DISBURSING run DISBURSED once none of its entries is APPROVED or

@@ -87,6 +87,17 @@ func TestDisbursementRecordSteps(t *testing.T) {
 	require.Equal(t, 1, o.Count(t, `SELECT count(*) FROM app.outbox WHERE type = 'payroll.run_disbursing.v1'`))
 	require.Equal(t, 1, o.Count(t, `SELECT count(*) FROM app.outbox WHERE type = 'payroll.entry_paid.v1'`))
 	require.Equal(t, 1, o.Count(t, `SELECT count(*) FROM app.outbox WHERE type = 'payroll.entry_failed.v1'`))
+	// payroll.bank_transfer_settled.v1: all of them, and those of one entry's settled transfer.
+	settledEvents := func() int {
+		return o.Count(t, `SELECT count(*) FROM app.outbox WHERE type = $1`, payroll.EventBankTransferSettled)
+	}
+	settledOf := func(e payroll.Entry, transferID, ref string) int {
+		return o.Count(t, `SELECT count(*) FROM app.outbox WHERE type = $1 AND payload->>'domain' = 'PAYROLL' AND payload->>'kind' = 'entry'
+			AND payload->>'subjectId' = $2 AND payload->>'entryId' = $2 AND payload->>'runId' = $3 AND (payload->>'amountSantim')::bigint = $4
+			AND payload->>'transferId' = $5 AND payload->>'partnerReference' = $6`,
+			payroll.EventBankTransferSettled, e.ID, run.ID, e.NetSantim, transferID, ref)
+	}
+	require.Zero(t, settledEvents(), "the net-0 entry was paid without a transfer")
 
 	// The progress counts the two entries sent (the net-0 and the other partner's are not), here
 	// in batches of one, as their outcomes are recorded.
@@ -131,6 +142,8 @@ func TestDisbursementRecordSteps(t *testing.T) {
 	require.Equal(t, payroll.RunDisbursing, finish().Status, "an entry is still DISBURSING")
 	require.Equal(t, 1, record(wf, settled, failed), "the settled one was recorded already")
 	require.Zero(t, record(wf, settled, failed), "recorded once")
+	require.Equal(t, 1, settledEvents(), "one transfer settled, recorded once; none for the failed one")
+	require.Equal(t, 1, settledOf(es[a], "tr-a", "ref-a"))
 	es = entriesOf(t, o, run.ID)
 	require.Equal(t, payroll.EntryPaid, es[a].Status)
 	require.Equal(t, "ref-a", es[a].TransferReference)
@@ -179,6 +192,8 @@ func TestDisbursementRecordSteps(t *testing.T) {
 	es = entriesOf(t, o, run.ID)
 	require.Equal(t, payroll.EntryPaid, es[b].Status)
 	require.Equal(t, "ref-b2", es[b].TransferReference)
+	require.Equal(t, 2, settledEvents(), "the retry's transfer settled")
+	require.Equal(t, 1, settledOf(es[b], "tr-b2", "ref-b2"))
 	require.Equal(t, payroll.DisbursementProgress{Items: 2, Batches: 2, BatchesDone: 2, Settled: 2, SettledSantim: es[a].NetSantim + es[b].NetSantim},
 		progress(1))
 	require.Equal(t, payroll.RunDisbursed, finish().Status, "still DISBURSED, no second event")

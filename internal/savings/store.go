@@ -35,6 +35,10 @@ const (
 	EventWithdrawn           = "savings.withdrawn.v1"
 	EventWithdrawalFailed    = "savings.withdrawal_failed.v1"
 	EventGoalClosed          = "savings.goal_closed.v1"
+	// EventBankTransferSettled is the spec's <domain>.bank_transfer_settled.v1 of a movement's
+	// transfer (outbox.TransferSettled, kind deposit or withdrawal), written with
+	// savings.deposited.v1 or savings.withdrawn.v1.
+	EventBankTransferSettled = "savings.bank_transfer_settled.v1"
 )
 
 // Audit targets.
@@ -392,7 +396,8 @@ func RecordPending(ctx context.Context, tx pgx.Tx, p Plan, workflowID, ledgerTxI
 }
 
 // MarkSettled moves the run's movement PENDING → SETTLED (audit SavingsDeposited or
-// SavingsWithdrawn, savings.deposited.v1 or savings.withdrawn.v1); again is a no-op.
+// SavingsWithdrawn, savings.deposited.v1 or savings.withdrawn.v1, and
+// savings.bank_transfer_settled.v1); again is a no-op.
 func MarkSettled(ctx context.Context, tx pgx.Tx, workflowID, transferID string, now time.Time) (Movement, error) {
 	return conclude(ctx, tx, workflowID, Settled, transferID, "", now)
 }
@@ -423,7 +428,12 @@ func conclude(ctx context.Context, tx pgx.Tx, workflowID string, to Status, tran
 	default:
 		action, event, outcome = "SavingsWithdrawalFailed", EventWithdrawalFailed, audit.Failed
 	}
-	return m, record(ctx, tx, action, outcome, TargetGoal, m.GoalID, event, movementPayload(m))
+	if err := record(ctx, tx, action, outcome, TargetGoal, m.GoalID, event, movementPayload(m)); err != nil || to != Settled {
+		return m, err
+	}
+	// Only here, where the movement changed: a step run again found it no longer PENDING.
+	return m, outbox.WriteTransferSettled(ctx, tx, outbox.TransferSettled{Domain: "SAVINGS", Kind: strings.ToLower(string(m.Kind)),
+		SubjectID: m.ID, AmountSantim: m.AmountSantim, TransferID: m.TransferID, Keys: map[string]any{"movementId": m.ID, "goalId": m.GoalID}})
 }
 
 func movementPayload(m Movement) map[string]any {

@@ -112,6 +112,10 @@ const (
 	EventTransferInitiated = "wallet.transfer_initiated.v1"
 	EventTransferSettled   = "wallet.transfer_settled.v1"
 	EventTransferFailed    = "wallet.transfer_failed.v1"
+	// EventBankTransferSettled is the spec's <domain>.bank_transfer_settled.v1 of a transfer out
+	// of the wallet (outbox.TransferSettled, kind transfer), written with
+	// wallet.transfer_settled.v1, which stays as it is for its consumers.
+	EventBankTransferSettled = "wallet.bank_transfer_settled.v1"
 
 	TargetWallet   = "Wallet" // the audit rows' target type; the target id is the employee id
 	TargetSettings = "WalletSettings"
@@ -361,7 +365,7 @@ func RecordPending(ctx context.Context, tx pgx.Tx, p Plan, workflowID, ledgerTxI
 }
 
 // MarkSettled moves the run's transfer PENDING → SETTLED (audit WalletTransferSettled,
-// wallet.transfer_settled.v1); again is a no-op.
+// wallet.transfer_settled.v1 and wallet.bank_transfer_settled.v1); again is a no-op.
 func MarkSettled(ctx context.Context, tx pgx.Tx, workflowID, transferID string, now time.Time) (Transfer, error) {
 	return conclude(ctx, tx, workflowID, Settled, transferID, "", now)
 }
@@ -383,7 +387,12 @@ func conclude(ctx context.Context, tx pgx.Tx, workflowID string, to Status, tran
 	if to == Failed {
 		action, event, outcome = "WalletTransferFailed", EventTransferFailed, audit.Failed
 	}
-	return t, record(ctx, tx, action, outcome, TargetWallet, t.EmployeeID, event, transferPayload(t))
+	if err := record(ctx, tx, action, outcome, TargetWallet, t.EmployeeID, event, transferPayload(t)); err != nil || to != Settled {
+		return t, err
+	}
+	// Only here, where the transfer changed: a step run again found it no longer PENDING.
+	return t, outbox.WriteTransferSettled(ctx, tx, outbox.TransferSettled{Domain: "WALLET", Kind: "transfer", SubjectID: t.ID,
+		AmountSantim: t.AmountSantim, TransferID: t.TransferID, Keys: map[string]any{"transferRecordId": t.ID, "employeeId": t.EmployeeID}})
 }
 
 func transferPayload(t Transfer) map[string]any {

@@ -14,6 +14,11 @@
 // runs as the writer, may add a named group's fresh, due state row for its own tenant's event, and
 // nothing more: see Relay groups.)
 //
+// One event is every money domain's: <domain>.bank_transfer_settled.v1, a bank transfer the
+// partner confirmed SETTLED, in one payload shape whatever the domain. Its record steps write it
+// through TransferSettled (WriteTransferSettled, QueueTransferSettled, WriteTransfersSettled for
+// a batch), never with Write and a payload of their own.
+//
 // # Relaying
 //
 // A Relay logs in as wagerail_platform and works through the cross-tenant path (actor

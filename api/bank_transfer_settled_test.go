@@ -1,0 +1,93 @@
+package api
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/wagerail/wagerail/internal/bnpl"
+	"github.com/wagerail/wagerail/internal/equb"
+	"github.com/wagerail/wagerail/internal/ewa"
+	"github.com/wagerail/wagerail/internal/lending"
+	"github.com/wagerail/wagerail/internal/payroll"
+	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/outbox"
+	"github.com/wagerail/wagerail/internal/platform/testkit"
+	"github.com/wagerail/wagerail/internal/savings"
+	"github.com/wagerail/wagerail/internal/wallet"
+)
+
+// TestBankTransferSettledTypes: every domain whose saga sends a bank transfer declares the spec's
+// <domain>.bank_transfer_settled.v1 as a constant, and that constant is the type
+// outbox.TransferSettled writes for the domain the transfer carries (the end-to-end tests count
+// the events by these constants, so a constant that drifted from the writer finds none).
+func TestBankTransferSettledTypes(t *testing.T) {
+	t.Parallel()
+	for domain, typ := range map[string]string{
+		"EWA":     ewa.EventBankTransferSettled,
+		"LOAN":    lending.EventBankTransferSettled,
+		"PAYROLL": payroll.EventBankTransferSettled,
+		"BNPL":    bnpl.EventBankTransferSettled,
+		"SAVINGS": savings.EventBankTransferSettled,
+		"WALLET":  wallet.EventBankTransferSettled,
+		"EQUB":    equb.EventBankTransferSettled,
+	} {
+		require.Equal(t, outbox.TransferSettledType(domain), typ)
+		require.NoError(t, outbox.ValidType(typ))
+	}
+}
+
+// settledTransfer is one <domain>.bank_transfer_settled.v1 as the tests compare it: its kind,
+// subject and amount (the domain and a transfer id are checked by settledTransfers).
+type settledTransfer struct {
+	Kind         string
+	SubjectID    string
+	AmountSantim int64
+}
+
+// settledTransfers reads tenant's events of typ (a domain's EventBankTransferSettled) in the
+// order they were written, checking that each carries its domain and the partner's transfer id.
+func settledTransfers(t testing.TB, d *testkit.DB, tenant, typ string) []settledTransfer {
+	t.Helper()
+	ctx := context.Background()
+	domain, _, _ := strings.Cut(typ, ".")
+	out := []settledTransfer{}
+	require.NoError(t, db.InTenantTx(ctx, d.App, tenant, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `SELECT payload->>'domain', payload->>'kind', payload->>'subjectId', (payload->>'amountSantim')::bigint,
+				coalesce(payload->>'transferId', '')
+			FROM app.outbox WHERE tenant_id = $1 AND type = $2 ORDER BY id`, tenant, typ)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var (
+				s          settledTransfer
+				dom, trfID string
+			)
+			if err := rows.Scan(&dom, &s.Kind, &s.SubjectID, &s.AmountSantim, &trfID); err != nil {
+				return err
+			}
+			require.Equal(t, strings.ToUpper(domain), dom, "the event's domain")
+			require.NotEmpty(t, trfID, "the partner's transfer id of %s %s", s.Kind, s.SubjectID)
+			out = append(out, s)
+		}
+		return rows.Err()
+	}))
+	return out
+}
+
+// tenantString runs a query of one text value in tenant's transaction (a record's id by its
+// saga's workflow id).
+func tenantString(t testing.TB, d *testkit.DB, tenant, query string, args ...any) string {
+	t.Helper()
+	ctx := context.Background()
+	var v string
+	require.NoError(t, db.InTenantTx(ctx, d.App, tenant, func(tx pgx.Tx) error {
+		return tx.QueryRow(ctx, query, args...).Scan(&v)
+	}))
+	return v
+}
