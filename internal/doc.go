@@ -16,7 +16,7 @@
 //
 // Platform (internal/platform/…): tenancy (who acts for which tenant, and the tenant-scoped
 // transaction), crosstenant (the one audited path across tenants), audit, outbox (with relay
-// groups), idempotency, ratelimit, money, field (validation of outside values), csvsafe (CSV
+// groups), broker (the outbox's producer to a NATS JetStream stream), idempotency, ratelimit, money, field (validation of outside values), csvsafe (CSV
 // cells made safe for spreadsheets), partnerref (transfer-leg references), personname (the one
 // normaliser of people's names, for sanctions screening and the holder-name match), callbacksig
 // (the signature of partner callbacks, signed by the sandbox and verified by the API), refusal (a

@@ -27,6 +27,7 @@ import (
 	"github.com/wagerail/wagerail/internal/notifications"
 	"github.com/wagerail/wagerail/internal/notify"
 	"github.com/wagerail/wagerail/internal/payroll"
+	"github.com/wagerail/wagerail/internal/platform/broker"
 	"github.com/wagerail/wagerail/internal/platform/cli"
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/field"
@@ -58,7 +59,11 @@ type workerConfig struct {
 	// SalesNotifyEmail is SALES_NOTIFY_EMAIL: the sales team's address, to which the sales
 	// consumer mails every new demo request (demorequests.SalesNotifier) through SMTP_* (or, under
 	// `wagerail dev`, the developer inbox). Empty: no sales consumer, and the worker says so once.
-	SalesNotifyEmail  string
+	SalesNotifyEmail string
+	// Broker is the broker producer's settings (OUTBOX_BROKER_*): with a URL, the worker's relay
+	// publishes every event to that NATS JetStream stream (internal/platform/broker); without one
+	// there is no producer (the spec's dormant broker).
+	Broker            broker.Config
 	Senders           senderSettings
 	DevDataDir        string
 	TemporalAddress   string
@@ -121,6 +126,9 @@ func workerFlags(cfg *workerConfig) *cli.Command {
 	c.Bool(&cfg.Notifications, "notifications-consumer", "NOTIFICATIONS_CONSUMER_ENABLED", false, "send users their notifications (in-app, e-mail, SMS per their preferences) from the outbox's events (needs --outbox-publisher)")
 	c.Bool(&cfg.NotificationsSeparate, "notifications-separate-process", "NOTIFICATIONS_SEPARATE_PROCESS", false, "`wagerail notify` sends the notifications in a process of its own: the worker does not run the notification consumer, even with --notifications-consumer")
 	c.String(&cfg.SalesNotifyEmail, "sales-notify-email", "SALES_NOTIFY_EMAIL", "", "mail every new demo request (POST /api/demo-requests) to this address, the sales team's, through --smtp-* / SMTP_* (needs --outbox-publisher; empty: demo requests are mailed to nobody)")
+	c.String(&cfg.Broker.URL, "outbox-broker-url", "OUTBOX_BROKER_URL", "", "publish every committed event to NATS JetStream at this address (nats://host:port or tls://host:port; needs --outbox-publisher; empty: no broker producer)")
+	c.String(&cfg.Broker.Stream, "outbox-broker-stream", "OUTBOX_BROKER_STREAM", broker.DefaultStream, "the JetStream stream the events are published to (created on file storage when it does not exist)")
+	c.String(&cfg.Broker.SubjectPrefix, "outbox-broker-subject-prefix", "OUTBOX_BROKER_SUBJECT_PREFIX", broker.DefaultSubjectPrefix, "each event's subject is this prefix, a dot and the event's type")
 	addSenderFlags(c, &cfg.Senders)
 	c.String(&cfg.TemporalAddress, "temporal-address", "TEMPORAL_ADDRESS", d.TemporalAddress, "Temporal frontend host:port")
 	c.String(&cfg.TemporalNamespace, "temporal-namespace", "TEMPORAL_NAMESPACE", d.TemporalNamespace, "Temporal namespace")
@@ -155,6 +163,9 @@ func (c workerConfig) check() (runsNotifications bool, err error) {
 	}
 	if err := c.checkSales(); err != nil {
 		return false, err
+	}
+	if c.Broker.URL != "" && !c.OutboxRelay {
+		return false, errors.New("worker: the broker producer (OUTBOX_BROKER_URL) takes its events from the outbox relay: set --outbox-publisher / OUTBOX_PUBLISHER_ENABLED too")
 	}
 	if !runsNotifications && c.SalesNotifyEmail == "" {
 		return false, nil
@@ -242,6 +253,8 @@ type workerDeps struct {
 	Registry kyc.Registry
 	// Sales mails new demo requests to the sales team (nil: no address, no consumer).
 	Sales *demorequests.SalesNotifier
+	// Broker publishes every event to the broker (nil: no OUTBOX_BROKER_URL, no producer).
+	Broker *broker.Producer
 }
 
 // activities builds every activity struct from the shared dependencies.
@@ -330,6 +343,10 @@ func (d workerDeps) consumers() ([]outbox.Subscription, error) {
 	if d.Sales != nil {
 		// Each new demo request mailed to the sales team, once.
 		subs = append(subs, d.Sales.Subscription())
+	}
+	if d.Broker != nil {
+		// Every event to the broker's stream, for the systems outside that read it there.
+		subs = append(subs, outbox.Subscription{EventType: outbox.AllEvents, Consumer: d.Broker})
 	}
 	return subs, nil
 }
@@ -461,6 +478,13 @@ func runWorker(ctx context.Context, log *slog.Logger, cfg workerConfig, ready fu
 	}
 	if deps.Sales, err = newSalesNotifier(log, pool, salesMailer, cfg.SalesNotifyEmail); err != nil {
 		return fmt.Errorf("worker: %w", err)
+	}
+	if cfg.Broker.URL != "" {
+		if deps.Broker, err = broker.Connect(ctx, log.With("component", "broker"), cfg.Broker); err != nil {
+			return fmt.Errorf("worker: %w", err)
+		}
+		defer deps.Broker.Close()
+		log.Info("publishing every event to the broker", "stream", cfg.Broker.Stream, "subject_prefix", cfg.Broker.SubjectPrefix)
 	}
 	// svc_reconcile_last_success_timestamp_seconds, read from the database at each scrape.
 	reg.MustRegister(reconcile.NewMetrics(reconcile.NewStore(pool)))

@@ -121,8 +121,9 @@
 // svc_outbox_relay_errors_total. No tenant and no event-type label. They are the relay's group's:
 // each process (worker, notify) serves its own on its /metrics.
 //
-// # Not here
+// # The broker
 //
-// A broker producer (Kafka, NATS): the spec keeps it dormant until a broker address is configured;
-// it would be one more Consumer registered for AllEvents.
+// The spec's broker producer, dormant until a broker address is configured, is one more Consumer
+// registered for AllEvents: internal/platform/broker (NATS JetStream; the worker's
+// OUTBOX_BROKER_URL).
 package outbox
