@@ -484,6 +484,7 @@ func runWorker(ctx context.Context, log *slog.Logger, cfg workerConfig, ready fu
 			return fmt.Errorf("worker: %w", err)
 		}
 		defer deps.Broker.Close()
+		reg.MustRegister(deps.Broker.UpMetric()) // svc_dependency_up{dependency="broker"}
 		log.Info("publishing every event to the broker", "stream", cfg.Broker.Stream, "subject_prefix", cfg.Broker.SubjectPrefix)
 	}
 	// svc_reconcile_last_success_timestamp_seconds, read from the database at each scrape.

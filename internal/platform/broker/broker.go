@@ -33,6 +33,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/wagerail/wagerail/internal/platform/outbox"
 )
@@ -188,6 +189,23 @@ func (p *Producer) Consume(ctx context.Context, e outbox.Event) error {
 		return fmt.Errorf("broker: publish event %s (%s): %w", e.ID, e.Type, err)
 	}
 	return nil
+}
+
+// Connected reports whether the connection to the server is up now (a publish may still fail:
+// the stream may refuse it).
+func (p *Producer) Connected() bool { return p.nc.IsConnected() }
+
+// UpMetric is svc_dependency_up{dependency="broker"}: 1 while the connection is up, else 0, read
+// at each scrape — the worker's registry holds it beside the relay's metrics.
+func (p *Producer) UpMetric() prometheus.Collector {
+	return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "svc_dependency_up",
+		Help:        "1 when the dependency answered its last probe, else 0.",
+		ConstLabels: prometheus.Labels{"dependency": "broker"}}, func() float64 {
+		if p.Connected() {
+			return 1
+		}
+		return 0
+	})
 }
 
 // Close drains nothing (every publish waited for its acknowledgement) and closes the connection.

@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/require"
 
 	"github.com/wagerail/wagerail/internal/platform/broker"
@@ -146,8 +147,12 @@ func TestProducerFailsWhileTheServerIsDown(t *testing.T) {
 	defer p.Close()
 	e := event("kyc.approved.v1", "org_a", `{"submissionId":"kyc_1"}`)
 
+	upMetric := p.UpMetric()
+	up := func() float64 { return testutil.ToFloat64(upMetric) }
+	require.Equal(t, 1.0, up())
 	s.Shutdown()
 	s.WaitForShutdown()
+	require.Eventually(t, func() bool { return up() == 0 }, 10*time.Second, 20*time.Millisecond, "svc_dependency_up{dependency=broker} falls")
 	start := time.Now()
 	require.Error(t, p.Consume(ctx, e))
 	require.Less(t, time.Since(start), 5*time.Second, "bounded by the timeout, not hanging the relay")
@@ -159,6 +164,7 @@ func TestProducerFailsWhileTheServerIsDown(t *testing.T) {
 	require.True(t, s2.ReadyForConnections(10*time.Second))
 	t.Cleanup(s2.Shutdown)
 	require.Eventually(t, func() bool { return p.Consume(ctx, e) == nil }, 20*time.Second, 100*time.Millisecond, "published once back")
+	require.Equal(t, 1.0, up())
 	require.Len(t, stored(t, s2.ClientURL(), broker.DefaultStream), 1)
 }
 
