@@ -509,3 +509,91 @@ func FuzzLoanMoneyRoutes(f *testing.F) {
 		requireNoServerError(t, rec, fmt.Sprintf("%s %q/%q key %q", route, id, idx, key))
 	})
 }
+
+// TestLoanRemitFailsThenRetried: a remittance whose transfer the bank refuses (the FI's
+// settlement account closed) is FAILED with nothing moved — the pending posting voided, both bank
+// balances as they were, the instalment's money still in the loan's clearing account, no settled
+// transfer — and its key answers the same again. Once the FI names a working account, the next
+// call (a new key) re-claims the instalment as attempt 2 under a new reference and the money
+// reaches the FI once: one transfer settled, the clearing account back at zero.
+func TestLoanRemitFailsThenRetried(t *testing.T) {
+	t.Parallel()
+	s := newLoanStack(t, ewaStackOpts{})
+	l := s.activeLoan(t, s.fi, s.product, 300_000, 3)
+	in0 := l.Instalments[0]
+	s.repaid(t, l.ID, 0, in0.TotalSantim)
+	clearing := func() (posted, pending int64) {
+		t.Helper()
+		bal, err := s.ledger.GetBalance(context.Background(), &ledgerv1.GetBalanceRequest{TenantId: s.tenant, AccountName: chart.LoanClearing(l.ID)})
+		require.NoError(t, err)
+		return bal.GetBalance().GetPostedSantim(), bal.GetBalance().GetPendingSantim()
+	}
+	remittances := func() []settledTransfer {
+		t.Helper()
+		var out []settledTransfer
+		for _, st := range settledTransfers(t, s.d, s.tenant, lending.EventBankTransferSettled) {
+			if st.Kind == "remittance" {
+				out = append(out, st)
+			}
+		}
+		return out
+	}
+	posted, pending := clearing()
+	require.Equal(t, in0.TotalSantim, posted, "collected: the loan's clearing account holds the instalment")
+	require.Equal(t, posted, pending, "no hold on it (pending is posted plus open holds)")
+
+	s.bank.Sandbox.CloseAccount(t, s.settlement)
+	payrollBefore := s.sandboxBalance(t, s.funding)
+	key := testkit.Unique("remit")
+	rec := s.remit(l.ID, 0, key)
+	require.Contains(t, []int{http.StatusOK, http.StatusAccepted}, rec.Code, rec.Body.String())
+	first := decode[loanRemittanceJSON](t, rec)
+	require.Equal(t, 1, first.Attempt)
+	require.Eventually(t, func() bool {
+		return s.count(t, `SELECT count(*) FROM app.loan_remittances WHERE loan_id = $1 AND idx = 0 AND status = 'FAILED'
+			AND failure_reason IS NOT NULL`, l.ID) == 1
+	}, 60*time.Second, 50*time.Millisecond, "the remittance FAILED")
+	require.Equal(t, ledgerv1.TransactionStatus_TRANSACTION_STATUS_VOIDED, s.ledgerTx(t, lending.RemitLedgerKey(first.WorkflowID)).GetStatus(),
+		"the pending posting voided")
+	require.Equal(t, payrollBefore, s.sandboxBalance(t, s.funding), "nothing left the payroll account")
+	require.Equal(t, int64(0), s.sandboxBalance(t, s.settlement), "nothing reached the closed account")
+	nowPosted, nowPending := clearing()
+	require.Equal(t, [2]int64{posted, pending}, [2]int64{nowPosted, nowPending}, "the money still in clearing, the hold released")
+	require.Empty(t, remittances(), "no settled transfer")
+	require.Zero(t, s.count(t, `SELECT count(*) FROM app.outbox WHERE type = 'loan.installment_remitted_to_fi.v1'`))
+	transfers := len(s.bank.Sandbox.Transfers(t))
+	rec = s.remit(l.ID, 0, key)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	replayed := decode[loanRemittanceJSON](t, rec)
+	require.Equal(t, [3]string{"FAILED", "ACCOUNT_CLOSED", first.WorkflowID}, [3]string{replayed.Status, *replayed.FailureReason, replayed.WorkflowID},
+		"the key answers its own attempt's outcome")
+	require.Equal(t, 1, replayed.Attempt)
+	require.Len(t, s.bank.Sandbox.Transfers(t), transfers, "the failed call's key sends nothing again")
+	require.Equal(t, 1, s.count(t, `SELECT attempt FROM app.loan_remittances WHERE loan_id = $1 AND idx = 0`, l.ID))
+
+	// The FI names a working settlement account; a new call remits (attempt 2, its own reference).
+	rec = s.fi.call(http.MethodGet, "/api/fi/accounts", nil)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	funding := decode[struct {
+		FundingAccount struct {
+			AccountNumber string `json:"accountNumber"`
+		} `json:"fundingAccount"`
+	}](t, rec).FundingAccount.AccountNumber
+	working := strings.ReplaceAll(testkit.Unique("settle"), "_", "-")
+	s.bank.Account(t, working, "Lender Settlement Two", 0)
+	s.setFIAccounts(t, s.fi, funding, working)
+	rec = s.remit(l.ID, 0, testkit.Unique("remit"))
+	require.Contains(t, []int{http.StatusOK, http.StatusAccepted}, rec.Code, rec.Body.String())
+	second := decode[loanRemittanceJSON](t, rec)
+	require.Equal(t, 2, second.Attempt)
+	require.NotEqual(t, first.WorkflowID, second.WorkflowID)
+	require.NotEqual(t, first.PartnerReference, second.PartnerReference)
+	s.waitRemitted(t, l.ID, 0)
+	require.Equal(t, in0.TotalSantim, s.sandboxBalance(t, working), "the FI received the instalment")
+	require.Equal(t, payrollBefore-in0.TotalSantim, s.sandboxBalance(t, s.funding), "once")
+	require.Equal(t, []settledTransfer{{Kind: "remittance", SubjectID: l.ID + ":0", AmountSantim: in0.TotalSantim}}, remittances())
+	posted, pending = clearing()
+	require.Zero(t, posted)
+	require.Zero(t, pending)
+	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.outbox WHERE type = 'loan.installment_remitted_to_fi.v1'`))
+}
