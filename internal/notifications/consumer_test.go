@@ -179,6 +179,8 @@ func TestEachEventSendsItsMessageOnTheDefaultChannels(t *testing.T) {
 			"More information is needed to verify your identity", []string{"Hello Almaz", "back of the ID"}, notifications.CategoryKYC},
 		{"kyc.expired.v1", map[string]any{"submissionId": "kyc_1", "subjectType": "EMPLOYEE", "subjectId": o.employeeID, "status": "EXPIRED"},
 			"Your identity verification has expired", []string{"Submit your documents again"}, notifications.CategoryKYC},
+		{"dispute.opened.v1", map[string]any{"disputeId": dsp, "amountSantim": 1234567, "status": "OPENED", "slaDeadline": "2026-12-14T07:00:45.422498Z"},
+			"A dispute about your money is open", []string{"Hello Almaz", dsp, "12,345.67 ETB", "decided by 2026-12-14"}, notifications.CategoryDispute},
 		{"dispute.decided.v1", map[string]any{"disputeId": dsp, "decision": "NO_ACTION", "amountSantim": 1234567, "status": "CLOSED_NO_ACTION"},
 			"Your dispute has been decided", []string{"Hello Almaz", dsp, "12,345.67 ETB", "we found no error"}, notifications.CategoryDispute},
 	}
@@ -545,4 +547,7 @@ func TestDisputeDecisionToldToItsCustomerOnce(t *testing.T) {
 
 	require.Error(t, c.Consume(context.Background(), decided(bank, "WHATEVER")), "an unknown decision")
 	require.Error(t, c.Consume(context.Background(), o.event("dispute.decided.v1", map[string]any{"decision": "NO_ACTION"})), "no dispute id")
+	require.Error(t, c.Consume(context.Background(), o.event("dispute.opened.v1", map[string]any{"disputeId": bank})), "no deadline")
+	_, events = o.notified(t, bank)
+	require.Len(t, events, 1, "an opening told is no decision told: nothing more recorded")
 }

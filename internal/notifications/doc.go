@@ -1,7 +1,8 @@
 // Package notifications owns what Wagerail tells a user about their own money and verification:
 // the notification consumer of the outbox (ewa.disbursed.v1, loan.disbursed.v1,
-// payroll.deductions_taken.v1, the user-facing kyc.* events and dispute.decided.v1, told to the
-// dispute's customer and recorded on the dispute once it reached them: disputes.RecordCustomerNotified),
+// payroll.deductions_taken.v1, the user-facing kyc.* events, dispute.opened.v1 and
+// dispute.decided.v1 — told to the dispute's customer, the decision recorded on the dispute once
+// it reached them: disputes.RecordCustomerNotified),
 // the messages it writes (English and Amharic templates), the user's choices (channel per
 // category, language), the in-app inbox and the delivery record that makes each (event, channel,
 // user) go out exactly once. It owns app.notification_preferences, app.notification_settings,

@@ -25,6 +25,7 @@ const (
 	kindKycRejected    = "kyc_rejected"
 	kindKycMoreInfo    = "kyc_more_info"
 	kindKycExpired     = "kyc_expired"
+	kindDisputeOpened  = "dispute_opened"
 	kindDisputeDecided = "dispute_decided"
 )
 
@@ -66,6 +67,7 @@ var subscriptions = map[string]subscription{
 	EventKycRejected:              {kindKycRejected, CategoryKYC, parseKyc, nil},
 	EventKycMoreInfoRequested:     {kindKycMoreInfo, CategoryKYC, parseKyc, nil},
 	EventKycExpired:               {kindKycExpired, CategoryKYC, parseKyc, nil},
+	disputes.EventTypeOpened:      {kindDisputeOpened, CategoryDispute, parseDisputeOpened, nil},
 	disputes.EventTypeDecided:     {kindDisputeDecided, CategoryDispute, parseDisputeDecided, disputeCustomerReached},
 }
 
@@ -73,7 +75,7 @@ var subscriptions = map[string]subscription{
 func EventTypes() []string {
 	return []string{ewa.EventDisbursed, lending.EventLoanDisbursed, payroll.EventDeductionsTaken,
 		EventKycVerificationRequested, EventKycApproved, EventKycRejected, EventKycMoreInfoRequested, EventKycExpired,
-		disputes.EventTypeDecided}
+		disputes.EventTypeOpened, disputes.EventTypeDecided}
 }
 
 // maxRef bounds an id quoted in a message.
@@ -138,6 +140,23 @@ func parseKyc(p json.RawMessage) (subject, facts, error) {
 		return subject{UserID: v.SubjectID}, f, nil
 	}
 	return subject{}, facts{}, fmt.Errorf("notifications: kyc payload: unknown subjectType")
+}
+
+// parseDisputeOpened reads dispute.opened.v1: the dispute, its amount and the date it will be
+// decided by (its SLA deadline, UTC). Its customer is told whoever raised it: the employee who did
+// has it acknowledged with the date; one a partner bank or the platform raised learns that a
+// transaction of theirs is disputed.
+func parseDisputeOpened(p json.RawMessage) (subject, facts, error) {
+	var v struct {
+		DisputeID    string    `json:"disputeId"`
+		AmountSantim int64     `json:"amountSantim"`
+		SLADeadline  time.Time `json:"slaDeadline"`
+	}
+	if err := json.Unmarshal(p, &v); err != nil || v.DisputeID == "" || v.SLADeadline.IsZero() {
+		return subject{}, facts{}, fmt.Errorf("notifications: dispute.opened payload: disputeId and slaDeadline required")
+	}
+	return subject{DisputeID: v.DisputeID}, facts{Amount: etb(v.AmountSantim), Reference: clean(v.DisputeID, maxRef),
+		Date: v.SLADeadline.UTC().Format(time.DateOnly)}, nil
 }
 
 // parseDisputeDecided reads dispute.decided.v1: the dispute, its decision and amount. Who is told

@@ -25,14 +25,15 @@ type facts struct {
 	Reference  string // cleaned id of the thing the event is about
 	Note       string // a reviewer's note to the applicant (cleaned); "" when none
 	Outcome    string // a dispute's decision (a key of disputeOutcomes); "" when none
+	Date       string // a date we set (YYYY-MM-DD, UTC); "" when none
 }
 
 // template is one event's message in one language.
 type template struct{ title, body string }
 
 // templates: event kind → language → text. Placeholders are {name}, {amount}, {fee}, {gross},
-// {deductions}, {net}, {period}, {reference}, {note} and {outcome}; every value is ours or
-// cleaned.
+// {deductions}, {net}, {period}, {reference}, {note}, {outcome} and {date}; every value is ours
+// or cleaned.
 var templates = map[string]map[Language]template{
 	kindEwaDisbursed: {
 		English: {"Your early wage access has been paid", "Hello {name}, {amount} ETB of your earned wages was sent to your account (fee {fee} ETB). Reference {reference}."},
@@ -69,6 +70,10 @@ var templates = map[string]map[Language]template{
 	kindKycExpired: {
 		English: {"Your identity verification has expired", "Hello {name}, your identity verification has expired. Submit your documents again to keep using wage access and loans."},
 		Amharic: {"የማንነት ማረጋገጫዎ ጊዜው አልፏል", "ሰላም {name}፣ የማንነት ማረጋገጫዎ ጊዜው አልፏል። አገልግሎቶቹን ለመቀጠል ሰነዶችዎን እንደገና ያስገቡ።"},
+	},
+	kindDisputeOpened: {
+		English: {"A dispute about your money is open", "Hello {name}, dispute {reference} over {amount} ETB on your account is open. It will be decided by {date}; we will tell you the outcome."},
+		Amharic: {"ገንዘብዎን የሚመለከት አቤቱታ ተከፍቷል", "ሰላም {name}፣ በሂሳብዎ ላይ ያለው የ{amount} ብር አቤቱታ {reference} ተከፍቷል። እስከ {date} ድረስ ውሳኔ ያገኛል፤ ውጤቱን እናሳውቅዎታለን።"},
 	},
 	kindDisputeDecided: {
 		English: {"Your dispute has been decided", "Hello {name}, your dispute {reference} over {amount} ETB has been decided: {outcome}"},
@@ -113,7 +118,7 @@ func render(kind string, cat Category, lang Language, f facts) (Message, error) 
 	}
 	r := strings.NewReplacer("{name}", f.Name, "{amount}", f.Amount, "{fee}", f.Fee, "{gross}", f.Gross,
 		"{deductions}", f.Deductions, "{net}", f.Net, "{period}", f.Period, "{reference}", f.Reference, "{note}", f.Note,
-		"{outcome}", disputeOutcomes[lang][f.Outcome])
+		"{outcome}", disputeOutcomes[lang][f.Outcome], "{date}", f.Date)
 	return Message{Category: cat, Language: lang, Title: r.Replace(t.title), Body: r.Replace(t.body)}, nil
 }
 
