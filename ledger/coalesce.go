@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -191,6 +192,14 @@ func (c *coalescer) writeBatch(tenant string, batch []*postRequest) (again []*po
 	// The database's own timeout may answer before ctx's timer has fired.
 	timedOut := ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded)
 	cancel()
+	if err != nil && timedOut && !errors.Is(err, context.DeadlineExceeded) {
+		// The deadline ended the batch, whatever words the driver found for it then (a statement
+		// canceled, a connection closed mid-pipeline): its callers are answered DeadlineExceeded,
+		// never Internal. Nothing of it committed, or a caller's lookup by key finds it (see
+		// batchContext). A caller of a batch of one used to be told Internal when this answer
+		// reached it at the same instant as its own deadline (post's select picks either).
+		err = fmt.Errorf("%w: %w", context.DeadlineExceeded, err)
+	}
 	if err != nil && timedOut && len(batch) > 1 {
 		now := time.Now()
 		for _, r := range batch {
