@@ -86,7 +86,10 @@ type EwaStep struct {
 	RequestID  string
 	LedgerTxID string // SetLedgerTx
 	TransferID string // MarkDisbursed
-	Reason     string // MarkFailed
+	// Reference is the transfer's partner reference (MarkDisbursed; "" in runs recorded before it
+	// was passed: the settled event then names none).
+	Reference string `json:",omitempty"`
+	Reason    string // MarkFailed
 }
 
 // LoadPlan reads what disbursing the request needs. Not found, not disbursable and no funding
@@ -121,7 +124,7 @@ func (a *Ewa) SetLedgerTx(ctx context.Context, in EwaStep) error {
 // MarkDisbursed moves DISBURSING → DISBURSED (audit, ewa.disbursed.v1, ewa.bank_transfer_settled.v1).
 func (a *Ewa) MarkDisbursed(ctx context.Context, in EwaStep) error {
 	return a.inTx(ctx, in, func(ctx context.Context, tx pgx.Tx) error {
-		_, err := ewa.MarkDisbursed(ctx, tx, in.RequestID, in.WorkflowID, in.TransferID)
+		_, err := ewa.MarkDisbursed(ctx, tx, in.RequestID, in.WorkflowID, in.TransferID, in.Reference)
 		return err
 	})
 }

@@ -56,7 +56,10 @@ type LoanDisburseStep struct {
 	LoanID     string
 	LedgerTxID string // Claim
 	TransferID string // MarkDisbursed
-	Reason     string // MarkFailed: the failure's code
+	// Reference is the transfer's partner reference (MarkDisbursed; "" in runs recorded before it
+	// was passed: the settled event then names none).
+	Reference string `json:",omitempty"`
+	Reason    string // MarkFailed: the failure's code
 }
 
 // LoadPlan reads what paying the loan out needs. Its refusals (LOAN_NOT_FOUND, LOAN_INVALID_STATE,
@@ -98,7 +101,7 @@ func (a *LoanDisburse) Claim(ctx context.Context, in LoanDisburseStep) (lending.
 func (a *LoanDisburse) MarkDisbursed(ctx context.Context, in LoanDisburseStep) (lending.Disbursement, error) {
 	var d lending.Disbursement
 	err := a.inTx(ctx, in, func(ctx context.Context, tx pgx.Tx) (err error) {
-		d, err = lending.MarkDisbursed(ctx, tx, in.LoanID, in.WorkflowID, in.TransferID, a.now())
+		d, err = lending.MarkDisbursed(ctx, tx, in.LoanID, in.WorkflowID, in.TransferID, in.Reference, a.now())
 		return err
 	})
 	return d, err

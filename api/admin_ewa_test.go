@@ -89,7 +89,7 @@ func TestAdminEwaBook(t *testing.T) {
 			if err := ewa.SetLedgerTx(ctx, tx, id, "wf-"+id, "ltx-"+id); err != nil {
 				return err
 			}
-			_, err := ewa.MarkDisbursed(ctx, tx, id, "wf-"+id, "tr-"+id)
+			_, err := ewa.MarkDisbursed(ctx, tx, id, "wf-"+id, "tr-"+id, "")
 			return err
 		}))
 	}

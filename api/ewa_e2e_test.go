@@ -71,6 +71,9 @@ func TestEwaDisburseEndToEnd(t *testing.T) {
 	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.outbox WHERE tenant_id = $1 AND type = 'ewa.disbursed.v1' AND payload->>'requestId' = $2`, s.tenant, req.ID))
 	settled := []settledTransfer{{Kind: "disbursement", SubjectID: req.ID, AmountSantim: principal}}
 	require.Equal(t, settled, settledTransfers(t, s.d, s.tenant, ewa.EventBankTransferSettled), "the principal's transfer, settled once")
+	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.outbox o JOIN gateway.transfers g ON g.tenant_id = o.tenant_id
+		AND g.reference = o.payload->>'partnerReference' WHERE o.tenant_id = $1 AND o.type = $2`, s.tenant, ewa.EventBankTransferSettled),
+		"the event names the transfer's partner reference")
 	require.Equal(t, 1, s.auditRows(t, "DisburseEwa"))
 
 	// The bank's callback was applied to the saga (the saga may have settled by it or by a poll,

@@ -189,7 +189,7 @@ func (w *ewaWorld) disburse(id string) {
 		if err := ewa.SetLedgerTx(ctx, tx, id, "wf-"+id, "ltx-"+id); err != nil {
 			return err
 		}
-		_, err := ewa.MarkDisbursed(ctx, tx, id, "wf-"+id, "tr-"+id)
+		_, err := ewa.MarkDisbursed(ctx, tx, id, "wf-"+id, "tr-"+id, "")
 		return err
 	}))
 }
@@ -675,7 +675,7 @@ func TestEwaRecordStepsIdempotent(t *testing.T) {
 			return err
 		}))
 	}
-	require.ErrorIs(t, step(func(tx pgx.Tx) error { _, err := ewa.MarkDisbursed(ctx, tx, r.ID, "wf-a", "tr"); return err }), ewa.ErrNotDisbursable)
+	require.ErrorIs(t, step(func(tx pgx.Tx) error { _, err := ewa.MarkDisbursed(ctx, tx, r.ID, "wf-a", "tr", ""); return err }), ewa.ErrNotDisbursable)
 	// Its steps run again after a lost workflow task: the run finds the request it failed, another
 	// run does not.
 	concluded := func(id, wf string) (ewa.Request, bool) {
@@ -697,7 +697,7 @@ func TestEwaRecordStepsIdempotent(t *testing.T) {
 	d := w.created(w.employee, 2_000)
 	w.disburse(d.ID)
 	require.NoError(t, step(func(tx pgx.Tx) error {
-		got, err := ewa.MarkDisbursed(ctx, tx, d.ID, "wf-"+d.ID, "tr-"+d.ID)
+		got, err := ewa.MarkDisbursed(ctx, tx, d.ID, "wf-"+d.ID, "tr-"+d.ID, "")
 		require.Equal(t, ewa.Disbursed, got.Status)
 		return err
 	}), "MarkDisbursed again is a no-op")

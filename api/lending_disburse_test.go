@@ -168,6 +168,8 @@ func TestLoanDisburseEndToEnd(t *testing.T) {
 	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.outbox WHERE tenant_id = $1 AND type = 'loan.disbursed.v1' AND payload->>'loanId' = $2`, s.tenant, l.ID))
 	settled := []settledTransfer{{Kind: "disbursement", SubjectID: l.ID, AmountSantim: loanPrincipal}}
 	require.Equal(t, settled, settledTransfers(t, s.d, s.tenant, lending.EventBankTransferSettled), "the principal's transfer, settled once")
+	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.outbox WHERE tenant_id = $1 AND type = $2 AND payload->>'partnerReference' = $3`,
+		s.tenant, lending.EventBankTransferSettled, ref), "the event names the transfer's partner reference")
 	require.Equal(t, 1, s.auditRows(t, "DisburseLoan"))
 	require.Equal(t, 1, s.auditRows(t, "LoanDisbursed"))
 	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM gateway.transfers WHERE tenant_id = $1 AND reference = $2 AND domain = 'LOAN'`, s.tenant, ref))

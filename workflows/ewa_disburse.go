@@ -69,7 +69,7 @@ func EwaDisburse(ctx workflow.Context, in EwaDisburseInput) (EwaDisburseResult, 
 		},
 		markPaid: func(ctx workflow.Context, transferID string) error {
 			return doLocal(ctx, localCatchUpRecordOptions(), activities.EwaMarkDisbursed,
-				activities.EwaStep{Run: d.run, RequestID: in.RequestID, TransferID: transferID})
+				activities.EwaStep{Run: d.run, RequestID: in.RequestID, TransferID: transferID, Reference: d.sentReference()})
 		},
 		markFailed: func(ctx workflow.Context, code string) error {
 			return doLocal(ctx, localCatchUpRecordOptions(), activities.EwaMarkFailed, activities.EwaStep{Run: d.run, RequestID: in.RequestID, Reason: code})

@@ -110,10 +110,14 @@ func (h *disburseHarness) throughLedgerPosting(posting activities.LedgerPostInpu
 	h.on(activities.EwaSetLedgerTxActivity, withTx).Return(nil).Once()
 }
 
-func (h *disburseHarness) settled() {
+func (h *disburseHarness) settled() { h.settledAs(testRef) }
+
+// settledAs is settled for a transfer sent under ref (the workflow id, before leg references):
+// the record step is told the reference its settled event names.
+func (h *disburseHarness) settledAs(ref string) {
 	h.on(activities.LedgerCommitActivity, testSettle).Return(nil).Once()
 	done := testStep
-	done.TransferID = "tr-1"
+	done.TransferID, done.Reference = "tr-1", ref
 	h.on(activities.EwaMarkDisbursedActivity, done).Return(nil).Once()
 }
 
@@ -466,7 +470,7 @@ func TestEwaDisburseBeforeLegReferencesKeepsTheWorkflowID(t *testing.T) {
 	// A callback under the new reference is someone else's; under the workflow id it is ours.
 	h.signal(10*time.Second, bankwebhook.Settlement{Partner: "sandbox", EventID: "ev-new", Reference: testRef, Status: "FAILED", FailureCode: "X"})
 	h.signal(20*time.Second, bankwebhook.Settlement{Partner: "sandbox", EventID: "ev-1", Reference: testWF, TransferID: "tr-1", Status: "SETTLED"})
-	h.settled()
+	h.settledAs(testWF)
 	res := h.run(t)
 	require.Equal(t, "DISBURSED", res.Status)
 }
@@ -481,7 +485,7 @@ func TestEwaDisburseResumedBeforeLegReferencesKeepsTheWorkflowID(t *testing.T) {
 	legacyStatus := testStatus
 	legacyStatus.Reference = testWF
 	h.on(activities.TransferStatusActivity, legacyStatus).Return(activities.TransferStatusResult{Status: "SETTLED", TransferID: "tr-1"}, nil).Once()
-	h.settled()
+	h.settledAs(testWF)
 	require.Equal(t, "DISBURSED", h.runWith(t, in).Status)
 }
 
@@ -695,7 +699,7 @@ func TestEwaDisburseWaitsOutADatabaseOutageToRecord(t *testing.T) {
 		h.throughInitiate(accepted)
 		h.on(activities.LedgerCommitActivity, testSettle).Return(nil).Once()
 		done := testStep
-		done.TransferID = "tr-1"
+		done.TransferID, done.Reference = "tr-1", testRef
 		h.on(activities.EwaMarkDisbursedActivity, done).Return(down).Times(80)
 		h.on(activities.EwaMarkDisbursedActivity, done).Return(nil).Once()
 		h.signal(5*time.Second, settledSignalE1)

@@ -57,7 +57,7 @@ func TestEwaRepayRealActivities(t *testing.T) {
 		if err := ewa.SetLedgerTx(sctx, tx, req.ID, wf, "ltx-"+req.ID); err != nil {
 			return err
 		}
-		req, err = ewa.MarkDisbursed(sctx, tx, req.ID, wf, "tr-"+req.ID)
+		req, err = ewa.MarkDisbursed(sctx, tx, req.ID, wf, "tr-"+req.ID, "")
 		return err
 	}))
 	led := ledger.NewClient(ledgertest.Serve(t, d.App, nil), ledger.ClientOptions{})

@@ -135,7 +135,7 @@ func LoanDisburse(ctx workflow.Context, in LoanDisburseInput) (LoanDisburseResul
 		},
 		markPaid: func(ctx workflow.Context, transferID string) error {
 			_, err := callLocal(ctx, localCatchUpRecordOptions(), activities.LoanDisburseMarkDisbursed,
-				activities.LoanDisburseStep{Run: d.run, LoanID: in.LoanID, TransferID: transferID})
+				activities.LoanDisburseStep{Run: d.run, LoanID: in.LoanID, TransferID: transferID, Reference: d.sentReference()})
 			return err
 		},
 		markFailed: func(ctx workflow.Context, code string) error {

@@ -94,7 +94,7 @@ func (h *loanHarness) throughInitiate(res activities.TransferResult) {
 func (h *loanHarness) settled() {
 	h.on(activities.LedgerCommitActivity, loanSettle).Return(nil).Once()
 	done := loanStep
-	done.TransferID = "tr-9"
+	done.TransferID, done.Reference = "tr-9", loanRef
 	h.on(activities.LoanDisburseMarkDisbursedActivity, done).Return(lending.Disbursement{LoanID: "loan_1", Status: lending.LoanActive}, nil).Once()
 }
 

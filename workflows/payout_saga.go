@@ -140,6 +140,15 @@ func (s *payoutSaga[P, A]) runSaga(ctx workflow.Context, settlements workflow.Re
 	return s.conclude(ctx)
 }
 
+// sentReference is the partner reference of the leg the saga sent ("" before it has one): what
+// the record step that marks it paid names in its settled event.
+func (s *payoutSaga[P, A]) sentReference() string {
+	if s.leg == nil {
+		return ""
+	}
+	return s.leg.Transfer.Reference
+}
+
 // resume restores a continued run: the update is answered DISBURSING (as the first run
 // answered it), and the wait goes on where the last run left it.
 func (s *payoutSaga[P, A]) resume(r *PayoutResume[P]) {

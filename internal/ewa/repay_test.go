@@ -76,7 +76,7 @@ func (w *repayWorld) disbursed(principal int64) ewa.Request {
 		if err := ewa.SetLedgerTx(w.ctx, tx, r.ID, wf, "ltx-"+r.ID); err != nil {
 			return err
 		}
-		r, err = ewa.MarkDisbursed(w.ctx, tx, r.ID, wf, "tr-"+r.ID)
+		r, err = ewa.MarkDisbursed(w.ctx, tx, r.ID, wf, "tr-"+r.ID, "")
 		return err
 	})
 	require.Equal(w.t, ewa.Disbursed, r.Status)

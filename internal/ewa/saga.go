@@ -173,8 +173,9 @@ func ClaimWithLedgerTx(ctx context.Context, tx pgx.Tx, requestID, workflowID, le
 }
 
 // MarkDisbursed moves DISBURSING → DISBURSED: audit EwaDisbursed, outbox ewa.disbursed.v1 and
-// ewa.bank_transfer_settled.v1. Idempotent for the same workflow.
-func MarkDisbursed(ctx context.Context, tx pgx.Tx, requestID, workflowID, transferID string) (Request, error) {
+// ewa.bank_transfer_settled.v1 (with reference, the transfer's partner reference, when given).
+// Idempotent for the same workflow.
+func MarkDisbursed(ctx context.Context, tx pgx.Tx, requestID, workflowID, transferID, reference string) (Request, error) {
 	if workflowID == "" {
 		return Request{}, fmt.Errorf("%w: no workflow id", ErrNotDisbursable)
 	}
@@ -204,7 +205,7 @@ func MarkDisbursed(ctx context.Context, tx pgx.Tx, requestID, workflowID, transf
 	// The transfer sent the principal (the fee is the employee's debt, not paid out). Written
 	// here, where the update moved the request, so a step run again writes none.
 	settled := outbox.TransferSettled{Domain: "EWA", Kind: "disbursement", SubjectID: r.ID, AmountSantim: r.PrincipalSantim,
-		TransferID: r.TransferID, Keys: map[string]any{"requestId": r.ID}}
+		TransferID: r.TransferID, PartnerReference: reference, Keys: map[string]any{"requestId": r.ID}}
 	return r, record(ctx, tx, r, ActionDisbursed, audit.Success,
 		map[string]any{"workflowId": workflowID, "transferId": r.TransferID, "ledgerTxId": r.LedgerTxID}, EventDisbursed, payload, settled)
 }

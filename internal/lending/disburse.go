@@ -307,7 +307,7 @@ func ClaimDisbursement(ctx context.Context, tx db.Writer, id, workflowID, ledger
 // LoanDisbursed, events loan.disbursed.v1 and loan.bank_transfer_settled.v1), recording the
 // partner's transfer id and the time.
 // Idempotent for the run that claimed it.
-func MarkDisbursed(ctx context.Context, tx db.Writer, id, workflowID, transferID string, now time.Time) (Disbursement, error) {
+func MarkDisbursed(ctx context.Context, tx db.Writer, id, workflowID, transferID, reference string, now time.Time) (Disbursement, error) {
 	cur, err := lockDisbursement(ctx, tx, id)
 	if err != nil {
 		return Disbursement{}, err
@@ -340,7 +340,8 @@ func MarkDisbursed(ctx context.Context, tx db.Writer, id, workflowID, transferID
 	}
 	// Only here, where the loan moved: a step run again returned above (DisbursedAt set).
 	return d, outbox.WriteTransferSettled(ctx, tx, outbox.TransferSettled{Domain: transferDomain, Kind: "disbursement", SubjectID: d.LoanID,
-		AmountSantim: d.PrincipalSantim, TransferID: d.TransferID, Keys: map[string]any{"loanId": d.LoanID}})
+		PartnerReference: reference,
+		AmountSantim:     d.PrincipalSantim, TransferID: d.TransferID, Keys: map[string]any{"loanId": d.LoanID}})
 }
 
 // maxClosedPeriodsAhead bounds startSchedule's search: payroll closes a period when its run is

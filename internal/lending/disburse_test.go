@@ -127,7 +127,7 @@ func TestDisbursementStore(t *testing.T) {
 	require.Equal(t, 1, events(t, w.biz, lending.EventLoanDisbursementFailed))
 	require.Equal(t, 1, w.biz.Count(t, `SELECT count(*) FROM app.audit_log WHERE action = $1 AND outcome = 'FAILED'`, lending.ActionLoanDisbursementFailed))
 	_, err = step(func(ctx context.Context, tx db.BunTx) (lending.Disbursement, error) {
-		return lending.MarkDisbursed(ctx, tx, l.ID, "wf-a", "trf-1", t0)
+		return lending.MarkDisbursed(ctx, tx, l.ID, "wf-a", "trf-1", "", t0)
 	})
 	requireRefusal(t, err, http.StatusConflict, lending.CodeLoanInvalidState)
 
@@ -138,7 +138,7 @@ func TestDisbursementStore(t *testing.T) {
 	require.Equal(t, "INSUFFICIENT_FUNDS", d.LastFailure, "the last failure stays on record")
 	paid := func(wf string) (lending.Disbursement, error) {
 		return step(func(ctx context.Context, tx db.BunTx) (lending.Disbursement, error) {
-			return lending.MarkDisbursed(ctx, tx, l.ID, wf, "trf-2", t0)
+			return lending.MarkDisbursed(ctx, tx, l.ID, wf, "trf-2", "", t0)
 		})
 	}
 	_, err = paid("wf-a")
@@ -221,7 +221,7 @@ func TestDisbursementConcludedBy(t *testing.T) {
 	claim(l.ID, "wf-b", "tx-2")
 	none(l.ID, "wf-a", "wf-b")
 	step(func(ctx context.Context, tx db.BunTx) (lending.Disbursement, error) {
-		return lending.MarkDisbursed(ctx, tx, l.ID, "wf-b", "trf-2", t0)
+		return lending.MarkDisbursed(ctx, tx, l.ID, "wf-b", "trf-2", "", t0)
 	})
 	c, err = concluded(w.biz, l.ID, "wf-b")
 	require.NoError(t, err)
@@ -274,7 +274,7 @@ func TestDisbursementStartsTheScheduleInAnOpenPeriod(t *testing.T) {
 	})
 	for range 2 {
 		step(func(ctx context.Context, tx db.BunTx) (lending.Disbursement, error) {
-			return lending.MarkDisbursed(ctx, tx, l.ID, "wf-a", "trf-1", paidOut)
+			return lending.MarkDisbursed(ctx, tx, l.ID, "wf-a", "trf-1", "", paidOut)
 		})
 	}
 	got, err := value(t, w.biz, func(ctx context.Context, tx db.BunTx) (lending.Loan, error) {
@@ -302,7 +302,7 @@ func TestDisbursementStartsTheScheduleInAnOpenPeriod(t *testing.T) {
 		return lending.ClaimDisbursement(ctx, tx, l2.ID, "wf-b", "tx-2", t0)
 	})
 	step(func(ctx context.Context, tx db.BunTx) (lending.Disbursement, error) {
-		return lending.MarkDisbursed(ctx, tx, l2.ID, "wf-b", "trf-2", t0)
+		return lending.MarkDisbursed(ctx, tx, l2.ID, "wf-b", "trf-2", "", t0)
 	})
 	require.Equal(t, 1, w.biz.Count(t, `SELECT count(*) FROM app.loans WHERE id = $1 AND first_due_period = '2026-12'`, l2.ID))
 	require.Equal(t, 1, w.biz.Count(t, `SELECT count(*) FROM app.loan_instalments WHERE loan_id = $1 AND idx = 0 AND due_period = '2026-12'`, l2.ID))
