@@ -69,7 +69,10 @@ type BnplStep struct {
 	MandateSantim int64  `json:",omitempty"`
 	LedgerTxID    string // Create, MarkCollected
 	TransferID    string // MarkActive
-	Reason        string // MarkFailed, Release: the failure's code
+	// Reference is the merchant settlement's partner reference (MarkActive; "" in runs recorded
+	// before it was passed: the settled event then names none).
+	Reference string `json:",omitempty"`
+	Reason    string // MarkFailed, Release: the failure's code
 }
 
 // LoadPlan reads what activating the agreement needs.
@@ -96,7 +99,7 @@ func (a *Bnpl) Create(ctx context.Context, in BnplStep) (bnpl.Agreement, error) 
 func (a *Bnpl) MarkActive(ctx context.Context, in BnplStep) (bnpl.Agreement, error) {
 	var out bnpl.Agreement
 	err := a.inTx(ctx, in, BnplActivateSaga, func(ctx context.Context, tx db.BunTx) (err error) {
-		out, err = bnpl.MarkActive(ctx, tx, in.AgreementID, in.WorkflowID, in.TransferID, a.now())
+		out, err = bnpl.MarkActive(ctx, tx, in.AgreementID, in.WorkflowID, in.TransferID, in.Reference, a.now())
 		return err
 	})
 	return out, err

@@ -75,7 +75,10 @@ type EqubStep struct {
 	Plan       equb.MoneyPlan      // Claim
 	LedgerTxID string              // Claim
 	TransferID string              // MarkPosted
-	Reason     string              // MarkFailed: the failure's code
+	// Reference is the transfer's partner reference (MarkPosted, PayoutMarkPaid; "" in runs
+	// recorded before it was passed: the settled event then names none).
+	Reference string `json:",omitempty"`
+	Reason    string // MarkFailed: the failure's code
 }
 
 // LoadPlan reads what the contribution needs (equb.LoadContributionPlan); its refusals are
@@ -120,7 +123,7 @@ func (a *Equb) Claim(ctx context.Context, in EqubStep) (equb.Contribution, error
 func (a *Equb) MarkPosted(ctx context.Context, in EqubStep) (equb.Contribution, error) {
 	var c equb.Contribution
 	err := a.inTx(ctx, in, func(ctx context.Context, tx db.BunTx) (err error) {
-		c, err = equb.MarkContributionPosted(ctx, tx, in.WorkflowID, in.TransferID, a.Now.Now())
+		c, err = equb.MarkContributionPosted(ctx, tx, in.WorkflowID, in.TransferID, in.Reference, a.Now.Now())
 		return err
 	})
 	return c, err
@@ -171,7 +174,7 @@ func (a *Equb) PayoutClaim(ctx context.Context, in EqubStep) (equb.Payout, error
 func (a *Equb) PayoutMarkPaid(ctx context.Context, in EqubStep) (equb.Payout, error) {
 	var p equb.Payout
 	err := a.inTx(ctx, in, func(ctx context.Context, tx db.BunTx) (err error) {
-		p, err = equb.MarkPayoutPaid(ctx, tx, in.WorkflowID, in.TransferID, a.Now.Now())
+		p, err = equb.MarkPayoutPaid(ctx, tx, in.WorkflowID, in.TransferID, in.Reference, a.Now.Now())
 		return err
 	})
 	return p, err

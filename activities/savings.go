@@ -66,7 +66,10 @@ type SavingsStep struct {
 	LedgerTxID   string       // RecordDeposit
 	ActorID      string       // RecordDeposit: the user who asked
 	TransferID   string       // MarkSettled
-	Reason       string       // MarkFailed: the failure's code
+	// Reference is the transfer's partner reference (MarkSettled; "" in runs recorded before it
+	// was passed: the settled event then names none).
+	Reference string `json:",omitempty"`
+	Reason    string // MarkFailed: the failure's code
 
 	// Payroll: an auto-save deposit by payroll deduction (LoadPlan: savings.LoadPayrollPlan).
 	Payroll *savings.PayrollSource `json:",omitempty"`
@@ -146,7 +149,7 @@ func (a *Savings) ReserveWithdrawal(ctx context.Context, in SavingsReserve) (Led
 func (a *Savings) MarkSettled(ctx context.Context, in SavingsStep) (savings.Movement, error) {
 	var m savings.Movement
 	err := a.inTx(ctx, in, func(ctx context.Context, tx pgx.Tx) (err error) {
-		m, err = savings.MarkSettled(ctx, tx, in.WorkflowID, in.TransferID, a.now())
+		m, err = savings.MarkSettled(ctx, tx, in.WorkflowID, in.TransferID, in.Reference, a.now())
 		return err
 	})
 	return m, err

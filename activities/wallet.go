@@ -64,7 +64,10 @@ type WalletStep struct {
 	AmountSantim int64              // LoadPlan
 	Destination  wallet.BankAccount // LoadPlan
 	TransferID   string             // MarkSettled
-	Reason       string             // MarkFailed: the failure's code
+	// Reference is the transfer's partner reference (MarkSettled; "" in runs recorded before it
+	// was passed: the settled event then names none).
+	Reference string `json:",omitempty"`
+	Reason    string // MarkFailed: the failure's code
 }
 
 // WalletReserveInput is Reserve's input: the plan and the pending posting that pays it.
@@ -125,7 +128,7 @@ func (a *Wallet) Reserve(ctx context.Context, in WalletReserveInput) (LedgerPost
 func (a *Wallet) MarkSettled(ctx context.Context, in WalletStep) (wallet.Transfer, error) {
 	var t wallet.Transfer
 	err := a.inTx(ctx, in, func(ctx context.Context, tx pgx.Tx) (err error) {
-		t, err = wallet.MarkSettled(ctx, tx, in.WorkflowID, in.TransferID, a.now())
+		t, err = wallet.MarkSettled(ctx, tx, in.WorkflowID, in.TransferID, in.Reference, a.now())
 		return err
 	})
 	return t, err

@@ -49,30 +49,39 @@ type settledTransfer struct {
 }
 
 // settledTransfers reads tenant's events of typ (a domain's EventBankTransferSettled) in the
-// order they were written, checking that each carries its domain and the partner's transfer id.
+// order they were written, checking that each carries its domain and the partner's transfer id,
+// and names by partnerReference the tenant's transfer in the gateway's register it reports: that
+// transfer SETTLED, of the event's domain and amount, under the event's transfer id.
 func settledTransfers(t testing.TB, d *testkit.DB, tenant, typ string) []settledTransfer {
 	t.Helper()
 	ctx := context.Background()
 	domain, _, _ := strings.Cut(typ, ".")
 	out := []settledTransfer{}
 	require.NoError(t, db.InTenantTx(ctx, d.App, tenant, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, `SELECT payload->>'domain', payload->>'kind', payload->>'subjectId', (payload->>'amountSantim')::bigint,
-				coalesce(payload->>'transferId', '')
-			FROM app.outbox WHERE tenant_id = $1 AND type = $2 ORDER BY id`, tenant, typ)
+		rows, err := tx.Query(ctx, `SELECT o.payload->>'domain', o.payload->>'kind', o.payload->>'subjectId', (o.payload->>'amountSantim')::bigint,
+				coalesce(o.payload->>'transferId', ''), coalesce(o.payload->>'partnerReference', ''),
+				coalesce(g.status, ''), coalesce(g.domain, ''), coalesce(g.amount_santim, 0)::bigint, coalesce(g.partner_transfer_id, '')
+			FROM app.outbox o LEFT JOIN gateway.transfers g ON g.tenant_id = o.tenant_id AND g.reference = o.payload->>'partnerReference'
+			WHERE o.tenant_id = $1 AND o.type = $2 ORDER BY o.id`, tenant, typ)
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
 		for rows.Next() {
 			var (
-				s          settledTransfer
-				dom, trfID string
+				s                                 settledTransfer
+				dom, trfID, ref                   string
+				regStatus, regDomain, regTransfer string
+				regAmount                         int64
 			)
-			if err := rows.Scan(&dom, &s.Kind, &s.SubjectID, &s.AmountSantim, &trfID); err != nil {
+			if err := rows.Scan(&dom, &s.Kind, &s.SubjectID, &s.AmountSantim, &trfID, &ref, &regStatus, &regDomain, &regAmount, &regTransfer); err != nil {
 				return err
 			}
 			require.Equal(t, strings.ToUpper(domain), dom, "the event's domain")
 			require.NotEmpty(t, trfID, "the partner's transfer id of %s %s", s.Kind, s.SubjectID)
+			require.NotEmpty(t, ref, "the partner reference of %s %s", s.Kind, s.SubjectID)
+			require.Equal(t, []any{"SETTLED", dom, s.AmountSantim, trfID}, []any{regStatus, regDomain, regAmount, regTransfer},
+				"the register's transfer %s of %s %s", ref, s.Kind, s.SubjectID)
 			out = append(out, s)
 		}
 		return rows.Err()

@@ -134,7 +134,7 @@ func BnplActivate(ctx workflow.Context, in BnplActivateInput) (BnplActivateResul
 				return err
 			}
 			_, err := callLocal(ctx, localCatchUpRecordOptions(), activities.BnplActivateMarkActive,
-				activities.BnplStep{Run: d.run, AgreementID: d.plan.AgreementID, TransferID: transferID})
+				activities.BnplStep{Run: d.run, AgreementID: d.plan.AgreementID, TransferID: transferID, Reference: d.sentReference()})
 			return err
 		},
 		markFailed: func(ctx workflow.Context, code string) error {

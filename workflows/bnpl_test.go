@@ -68,7 +68,7 @@ func bnplThroughTransfer(h *sagaHarness[BnplActivateAccepted]) {
 func bnplSettledSteps(h *sagaHarness[BnplActivateAccepted]) {
 	h.on(activities.LedgerCommitActivity, activities.LedgerSettleInput{Run: bnplRun, TxID: "ltx-1"}).Return(nil).Once()
 	h.on(activities.LedgerPostActivity, bnplPaid).Return(activities.LedgerPostResult{TxID: "ltx-2", Status: "POSTED"}, nil).Once()
-	h.on(activities.BnplActivateMarkActiveActivity, activities.BnplStep{Run: bnplRun, AgreementID: "bnpl_1", TransferID: "tr-1"}).
+	h.on(activities.BnplActivateMarkActiveActivity, activities.BnplStep{Run: bnplRun, AgreementID: "bnpl_1", TransferID: "tr-1", Reference: bnplRef}).
 		Return(bnpl.Agreement{ID: "bnpl_1", Status: bnpl.StatusActive}, nil).Once()
 }
 

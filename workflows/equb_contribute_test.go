@@ -57,7 +57,7 @@ func TestEqubContributeSettledBySignal(t *testing.T) {
 	h := newEqubHarness(t)
 	h.on(activities.LedgerCommitActivity, equbSettle).Return(nil).Once()
 	posted := equbStep
-	posted.TransferID = "tr-1"
+	posted.TransferID, posted.Reference = "tr-1", equbRef
 	h.on(activities.EqubContributionMarkPostedActivity, posted).Return(equb.Contribution{ID: "eqt_1", Status: equb.MoneyPosted}, nil).Once()
 	h.signal(5*time.Second, bankwebhook.Settlement{Partner: "sandbox", EventID: "ev-1", Reference: equbRef, TransferID: "tr-1", Status: "SETTLED", AmountSantim: 50_000})
 	res := runSagaHarness[EqubContributeAccepted, EqubContributeResult](t, h, EqubContributeWorkflowName, equbIn)

@@ -92,7 +92,7 @@ func runEqubMove(ctx workflow.Context, move equbMove, tenantID, correlationID st
 		next:     next,
 		markPaid: func(ctx workflow.Context, transferID string) error {
 			s := d.step()
-			s.TransferID = transferID
+			s.TransferID, s.Reference = transferID, d.sentReference()
 			return move.markPaid(ctx, s)
 		},
 		markFailed: func(ctx workflow.Context, code string) error {

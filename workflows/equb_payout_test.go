@@ -68,7 +68,7 @@ func TestEqubPayoutSettledBySignal(t *testing.T) {
 	equbPayoutThroughTransfer(h)
 	h.on(activities.LedgerCommitActivity, equbPayoutSettle).Return(nil).Once()
 	paid := equbPayoutStep
-	paid.TransferID = "tr-9"
+	paid.TransferID, paid.Reference = "tr-9", equbPayoutRef
 	h.on(activities.EqubPayoutMarkPaidActivity, paid).Return(equb.Payout{ID: "eqp_1", Status: equb.MoneyPaid}, nil).Once()
 	h.signal(5*time.Second, bankwebhook.Settlement{Partner: "sandbox", EventID: "ev-9", Reference: equbPayoutRef, TransferID: "tr-9",
 		Status: "SETTLED", AmountSantim: 150_000})

@@ -160,7 +160,7 @@ func SavingsMove(ctx workflow.Context, in SavingsMoveInput) (SavingsMoveResult, 
 			return next
 		},
 		markPaid: func(ctx workflow.Context, transferID string) error {
-			_, err := callLocal(ctx, localCatchUpRecordOptions(), activities.SavingsMarkSettled, m.step(func(s *activities.SavingsStep) { s.TransferID = transferID }))
+			_, err := callLocal(ctx, localCatchUpRecordOptions(), activities.SavingsMarkSettled, m.step(func(s *activities.SavingsStep) { s.TransferID, s.Reference = transferID, m.sentReference() }))
 			return err
 		},
 		markFailed: func(ctx workflow.Context, code string) error {

@@ -87,7 +87,7 @@ func savSettled(h *sagaHarness[SavingsAccepted], kind savings.Kind) {
 	h.on(activities.InitiateTransferActivity, savTransfer(kind)).
 		Return(activities.TransferResult{Outcome: activities.TransferAccepted, TransferID: "tr-5", Status: activities.TransferPending}, nil).Once()
 	h.on(activities.LedgerCommitActivity, activities.LedgerSettleInput{Run: savRun, TxID: "ltx-5"}).Return(nil).Once()
-	h.on(activities.SavingsMarkSettledActivity, activities.SavingsStep{Run: savRun, GoalID: "sgl_1", TransferID: "tr-5"}).
+	h.on(activities.SavingsMarkSettledActivity, activities.SavingsStep{Run: savRun, GoalID: "sgl_1", TransferID: "tr-5", Reference: savRef(kind)}).
 		Return(savings.Movement{Status: savings.Settled}, nil).Once()
 	h.signal(3*time.Second, bankwebhook.Settlement{Partner: "sandbox", EventID: "ev-5", Reference: savRef(kind), TransferID: "tr-5",
 		Status: "SETTLED", AmountSantim: 7_000})
@@ -299,7 +299,7 @@ func TestSavingsPayrollDepositSettled(t *testing.T) {
 	h.on(activities.InitiateTransferActivity, tr).
 		Return(activities.TransferResult{Outcome: activities.TransferAccepted, TransferID: "tr-5", Status: activities.TransferPending}, nil).Once()
 	h.on(activities.LedgerCommitActivity, activities.LedgerSettleInput{Run: savRun, TxID: "ltx-5"}).Return(nil).Once()
-	h.on(activities.SavingsMarkSettledActivity, activities.SavingsStep{Run: savRun, GoalID: "sgl_1", TransferID: "tr-5"}).
+	h.on(activities.SavingsMarkSettledActivity, activities.SavingsStep{Run: savRun, GoalID: "sgl_1", TransferID: "tr-5", Reference: savRef(savings.Deposit)}).
 		Return(savings.Movement{Status: savings.Settled}, nil).Once()
 	h.signal(3*time.Second, bankwebhook.Settlement{Partner: "sandbox", EventID: "ev-5", Reference: savRef(savings.Deposit), TransferID: "tr-5",
 		Status: "SETTLED", AmountSantim: 7_000})

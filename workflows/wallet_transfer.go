@@ -132,7 +132,7 @@ func WalletTransfer(ctx workflow.Context, in WalletTransferInput) (WalletTransfe
 			return next
 		},
 		markPaid: func(ctx workflow.Context, transferID string) error {
-			_, err := callLocal(ctx, localCatchUpRecordOptions(), activities.WalletMarkSettled, m.step(func(s *activities.WalletStep) { s.TransferID = transferID }))
+			_, err := callLocal(ctx, localCatchUpRecordOptions(), activities.WalletMarkSettled, m.step(func(s *activities.WalletStep) { s.TransferID, s.Reference = transferID, m.sentReference() }))
 			return err
 		},
 		markFailed: func(ctx workflow.Context, code string) error {

@@ -74,7 +74,7 @@ func (h walletHarness) throughInitiate(r activities.TransferResult) {
 
 func (h walletHarness) settles() {
 	h.on(activities.LedgerCommitActivity, activities.LedgerSettleInput{Run: walletRun, TxID: "ltx-1"}).Return(nil).Once()
-	h.on(activities.WalletMarkSettledActivity, activities.WalletStep{Run: walletRun, EmployeeID: "emp-1", TransferID: "tr-1"}).
+	h.on(activities.WalletMarkSettledActivity, activities.WalletStep{Run: walletRun, EmployeeID: "emp-1", TransferID: "tr-1", Reference: walletRef}).
 		Return(wallet.Transfer{Status: wallet.Settled}, nil).Once()
 }
 

@@ -255,9 +255,10 @@ func CreateAgreement(ctx context.Context, tx db.Writer, p ActivatePlan, workflow
 }
 
 // MarkActive moves the agreement ACCEPTED → ACTIVE once the merchant's settlement settled (audit
-// BnplAgreementActivated, events bnpl.activated.v1 and bnpl.bank_transfer_settled.v1).
-// Idempotent for the run that created it.
-func MarkActive(ctx context.Context, tx db.Writer, id, workflowID, transferID string, now time.Time) (Agreement, error) {
+// BnplAgreementActivated, events bnpl.activated.v1 and bnpl.bank_transfer_settled.v1, the latter
+// naming reference, the transfer's partner reference, when given). Idempotent for the run that
+// created it.
+func MarkActive(ctx context.Context, tx db.Writer, id, workflowID, transferID, reference string, now time.Time) (Agreement, error) {
 	cur, err := lockAgreement(ctx, tx, id)
 	switch {
 	case err != nil:
@@ -280,7 +281,7 @@ func MarkActive(ctx context.Context, tx db.Writer, id, workflowID, transferID st
 	}
 	// Only here, where the agreement moved: a step run again returned above (ActivatedAt set).
 	return a, outbox.WriteTransferSettled(ctx, tx, outbox.TransferSettled{Domain: "BNPL", Kind: "merchant_settlement", SubjectID: a.ID,
-		AmountSantim: a.PurchaseSantim - a.DiscountSantim, TransferID: a.TransferID,
+		AmountSantim: a.PurchaseSantim - a.DiscountSantim, TransferID: a.TransferID, PartnerReference: reference,
 		Keys: map[string]any{"agreementId": a.ID, "merchantId": a.MerchantID}})
 }
 

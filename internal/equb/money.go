@@ -451,16 +451,17 @@ func ClaimContribution(ctx context.Context, tx db.BunTx, p MoneyPlan, wfID, ledg
 
 // MarkContributionPosted moves the saga's contribution PENDING → POSTED once the transfer has
 // settled and the pool posting is committed (audited EqubContributionPosted, events
-// equb.bank_transfer_settled.v1 and equb.contribution_posted.v1); again is a no-op.
-func MarkContributionPosted(ctx context.Context, tx db.BunTx, wfID, transferID string, now time.Time) (Contribution, error) {
-	return settleContribution(ctx, tx, wfID, MoneyPosted, transferID, "", now)
+// equb.bank_transfer_settled.v1, naming reference, the transfer's partner reference, when given,
+// and equb.contribution_posted.v1); again is a no-op.
+func MarkContributionPosted(ctx context.Context, tx db.BunTx, wfID, transferID, reference string, now time.Time) (Contribution, error) {
+	return settleContribution(ctx, tx, wfID, MoneyPosted, transferID, reference, "", now)
 }
 
 // MarkContributionFailed moves the saga's contribution PENDING → FAILED with the bank's code
 // (failContribution: the pool posting is voided, nothing moved; audited EqubContributionFailed,
 // event equb.contribution_failed.v1); the member may contribute again with a new key.
 func MarkContributionFailed(ctx context.Context, tx db.BunTx, wfID, code string, now time.Time) (Contribution, error) {
-	return settleContribution(ctx, tx, wfID, MoneyFailed, "", code, now)
+	return settleContribution(ctx, tx, wfID, MoneyFailed, "", "", code, now)
 }
 
 // settle is the one settlement step of both sagas: it moves the saga's row (a contribution or a
@@ -497,7 +498,7 @@ func settle(ctx context.Context, tx db.BunTx, model any, alias, wfID, to, transf
 	return true, nil
 }
 
-func settleContribution(ctx context.Context, tx db.BunTx, wfID, to, transferID, code string, now time.Time) (Contribution, error) {
+func settleContribution(ctx context.Context, tx db.BunTx, wfID, to, transferID, reference, code string, now time.Time) (Contribution, error) {
 	var ct Contribution
 	if moved, err := settle(ctx, tx, &ct, "ct", wfID, to, transferID, code, now, RefusalError(CodeCycleNotOpen)); err != nil || !moved {
 		return ct, err
@@ -507,7 +508,7 @@ func settleContribution(ctx context.Context, tx db.BunTx, wfID, to, transferID, 
 		return ct, record(ctx, tx, "EqubContributionFailed", "EqubContribution", ct.ID, "equb.contribution_failed.v1", ev)
 	}
 	if err := outbox.WriteTransferSettled(ctx, tx, outbox.TransferSettled{Domain: transferDomain, Kind: "contribution", SubjectID: ct.ID,
-		AmountSantim: ct.AmountSantim, TransferID: transferID, Keys: map[string]any{"contributionId": ct.ID, "cycleId": ct.CycleID}}); err != nil {
+		AmountSantim: ct.AmountSantim, TransferID: transferID, PartnerReference: reference, Keys: map[string]any{"contributionId": ct.ID, "cycleId": ct.CycleID}}); err != nil {
 		return Contribution{}, err
 	}
 	return ct, record(ctx, tx, "EqubContributionPosted", "EqubContribution", ct.ID, "equb.contribution_posted.v1", ev)
@@ -659,19 +660,20 @@ func ClaimPayout(ctx context.Context, tx db.BunTx, p MoneyPlan, wfID, ledgerTxID
 
 // MarkPayoutPaid moves the saga's payout PENDING → PAID and its cycle PAID (the binding CLOSED;
 // the group COMPLETED after its last cycle): audited EqubPayoutPaid, events
-// equb.bank_transfer_settled.v1 and equb.payout_paid.v1; again is a no-op.
-func MarkPayoutPaid(ctx context.Context, tx db.BunTx, wfID, transferID string, now time.Time) (Payout, error) {
-	return settlePayout(ctx, tx, wfID, MoneyPaid, transferID, "", now)
+// equb.bank_transfer_settled.v1 (naming reference, the transfer's partner reference, when given)
+// and equb.payout_paid.v1; again is a no-op.
+func MarkPayoutPaid(ctx context.Context, tx db.BunTx, wfID, transferID, reference string, now time.Time) (Payout, error) {
+	return settlePayout(ctx, tx, wfID, MoneyPaid, transferID, reference, "", now)
 }
 
 // MarkPayoutFailed moves the saga's payout PENDING → FAILED with the bank's code and its cycle
 // back to OPEN (the posting voided: nothing moved; the defaults it recorded VOIDED); a new key may
 // pay it again.
 func MarkPayoutFailed(ctx context.Context, tx db.BunTx, wfID, code string, now time.Time) (Payout, error) {
-	return settlePayout(ctx, tx, wfID, MoneyFailed, "", code, now)
+	return settlePayout(ctx, tx, wfID, MoneyFailed, "", "", code, now)
 }
 
-func settlePayout(ctx context.Context, tx db.BunTx, wfID, to, transferID, code string, now time.Time) (Payout, error) {
+func settlePayout(ctx context.Context, tx db.BunTx, wfID, to, transferID, reference, code string, now time.Time) (Payout, error) {
 	var po Payout
 	if moved, err := settle(ctx, tx, &po, "po", wfID, to, transferID, code, now, RefusalError(CodeCycleNotFound)); err != nil || !moved {
 		return po, err
@@ -698,7 +700,7 @@ func settlePayout(ctx context.Context, tx db.BunTx, wfID, to, transferID, code s
 		return Payout{}, err
 	}
 	if err := outbox.WriteTransferSettled(ctx, tx, outbox.TransferSettled{Domain: transferDomain, Kind: "payout", SubjectID: po.ID,
-		AmountSantim: po.AmountSantim, TransferID: transferID, Keys: map[string]any{"payoutId": po.ID, "cycleId": po.CycleID}}); err != nil {
+		AmountSantim: po.AmountSantim, TransferID: transferID, PartnerReference: reference, Keys: map[string]any{"payoutId": po.ID, "cycleId": po.CycleID}}); err != nil {
 		return Payout{}, err
 	}
 	return po, record(ctx, tx, "EqubPayoutPaid", "EqubPayout", po.ID, "equb.payout_paid.v1", ev)

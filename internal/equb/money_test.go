@@ -136,7 +136,7 @@ func TestPayoutConcludedBy(t *testing.T) {
 	require.Equal(t, 1, w.count(t, `SELECT count(*) FROM app.equb_cycles WHERE id = $1 AND status = 'OPEN'`, w.cycle))
 	w.pending(t, "equb_payouts", "eqp_b", w.memberA, "wf-b")
 	paid := func(ctx context.Context, tx db.BunTx) (equb.Payout, error) {
-		return equb.MarkPayoutPaid(ctx, tx, "wf-b", "tr-b", w.at)
+		return equb.MarkPayoutPaid(ctx, tx, "wf-b", "tr-b", "wf-b", w.at)
 	}
 	require.Equal(t, equb.MoneyPaid, mark(paid).Status)
 	po, ok = concluded("wf-b")
@@ -175,7 +175,7 @@ func TestContributionConcludedBy(t *testing.T) {
 	require.False(t, ok, "PENDING: the run goes on")
 
 	posted := func(ctx context.Context, tx db.BunTx) (equb.Contribution, error) {
-		return equb.MarkContributionPosted(ctx, tx, "wf-a", "tr-a", w.at)
+		return equb.MarkContributionPosted(ctx, tx, "wf-a", "tr-a", "wf-a", w.at)
 	}
 	failed := func(ctx context.Context, tx db.BunTx) (equb.Contribution, error) {
 		return equb.MarkContributionFailed(ctx, tx, "wf-b", "ACCOUNT_FROZEN", w.at)

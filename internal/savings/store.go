@@ -397,19 +397,20 @@ func RecordPending(ctx context.Context, tx pgx.Tx, p Plan, workflowID, ledgerTxI
 
 // MarkSettled moves the run's movement PENDING → SETTLED (audit SavingsDeposited or
 // SavingsWithdrawn, savings.deposited.v1 or savings.withdrawn.v1, and
-// savings.bank_transfer_settled.v1); again is a no-op.
-func MarkSettled(ctx context.Context, tx pgx.Tx, workflowID, transferID string, now time.Time) (Movement, error) {
-	return conclude(ctx, tx, workflowID, Settled, transferID, "", now)
+// savings.bank_transfer_settled.v1, naming reference, the transfer's partner reference, when
+// given); again is a no-op.
+func MarkSettled(ctx context.Context, tx pgx.Tx, workflowID, transferID, reference string, now time.Time) (Movement, error) {
+	return conclude(ctx, tx, workflowID, Settled, transferID, reference, "", now)
 }
 
 // MarkFailed moves the run's movement PENDING → FAILED with the failure's code (audit
 // SavingsDepositFailed or SavingsWithdrawalFailed, savings.deposit_failed.v1 or
 // savings.withdrawal_failed.v1); again is a no-op.
 func MarkFailed(ctx context.Context, tx pgx.Tx, workflowID, reason string, now time.Time) (Movement, error) {
-	return conclude(ctx, tx, workflowID, Failed, "", settle.FailureReason(reason), now)
+	return conclude(ctx, tx, workflowID, Failed, "", "", settle.FailureReason(reason), now)
 }
 
-func conclude(ctx context.Context, tx pgx.Tx, workflowID string, to Status, transferID, reason string, now time.Time) (Movement, error) {
+func conclude(ctx context.Context, tx pgx.Tx, workflowID string, to Status, transferID, reference, reason string, now time.Time) (Movement, error) {
 	m, changed, err := settle.Conclude(ctx, tx, settle.Table[Movement]{Name: "app.savings_movements", Columns: movementCols, Scan: scanMovement,
 		Pending: func(m Movement) bool { return m.Status == Pending }, NotFound: refuse(CodeMovementNotFound)},
 		workflowID, string(to), transferID, reason, now)
@@ -433,7 +434,7 @@ func conclude(ctx context.Context, tx pgx.Tx, workflowID string, to Status, tran
 	}
 	// Only here, where the movement changed: a step run again found it no longer PENDING.
 	return m, outbox.WriteTransferSettled(ctx, tx, outbox.TransferSettled{Domain: "SAVINGS", Kind: strings.ToLower(string(m.Kind)),
-		SubjectID: m.ID, AmountSantim: m.AmountSantim, TransferID: m.TransferID, Keys: map[string]any{"movementId": m.ID, "goalId": m.GoalID}})
+		SubjectID: m.ID, AmountSantim: m.AmountSantim, TransferID: m.TransferID, PartnerReference: reference, Keys: map[string]any{"movementId": m.ID, "goalId": m.GoalID}})
 }
 
 func movementPayload(m Movement) map[string]any {

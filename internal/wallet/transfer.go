@@ -365,18 +365,19 @@ func RecordPending(ctx context.Context, tx pgx.Tx, p Plan, workflowID, ledgerTxI
 }
 
 // MarkSettled moves the run's transfer PENDING → SETTLED (audit WalletTransferSettled,
-// wallet.transfer_settled.v1 and wallet.bank_transfer_settled.v1); again is a no-op.
-func MarkSettled(ctx context.Context, tx pgx.Tx, workflowID, transferID string, now time.Time) (Transfer, error) {
-	return conclude(ctx, tx, workflowID, Settled, transferID, "", now)
+// wallet.transfer_settled.v1 and wallet.bank_transfer_settled.v1, naming reference, the transfer's
+// partner reference, when given); again is a no-op.
+func MarkSettled(ctx context.Context, tx pgx.Tx, workflowID, transferID, reference string, now time.Time) (Transfer, error) {
+	return conclude(ctx, tx, workflowID, Settled, transferID, reference, "", now)
 }
 
 // MarkFailed moves the run's transfer PENDING → FAILED with the failure's code (audit
 // WalletTransferFailed, wallet.transfer_failed.v1); again is a no-op.
 func MarkFailed(ctx context.Context, tx pgx.Tx, workflowID, reason string, now time.Time) (Transfer, error) {
-	return conclude(ctx, tx, workflowID, Failed, "", settle.FailureReason(reason), now)
+	return conclude(ctx, tx, workflowID, Failed, "", "", settle.FailureReason(reason), now)
 }
 
-func conclude(ctx context.Context, tx pgx.Tx, workflowID string, to Status, transferID, reason string, now time.Time) (Transfer, error) {
+func conclude(ctx context.Context, tx pgx.Tx, workflowID string, to Status, transferID, reference, reason string, now time.Time) (Transfer, error) {
 	t, changed, err := settle.Conclude(ctx, tx, settle.Table[Transfer]{Name: "app.wallet_transfers", Columns: transferCols, Scan: scanTransfer,
 		Pending: func(t Transfer) bool { return t.Status == Pending }, NotFound: refuse(CodeTransferNotFound)},
 		workflowID, string(to), transferID, reason, now)
@@ -392,7 +393,7 @@ func conclude(ctx context.Context, tx pgx.Tx, workflowID string, to Status, tran
 	}
 	// Only here, where the transfer changed: a step run again found it no longer PENDING.
 	return t, outbox.WriteTransferSettled(ctx, tx, outbox.TransferSettled{Domain: "WALLET", Kind: "transfer", SubjectID: t.ID,
-		AmountSantim: t.AmountSantim, TransferID: t.TransferID, Keys: map[string]any{"transferRecordId": t.ID, "employeeId": t.EmployeeID}})
+		AmountSantim: t.AmountSantim, TransferID: t.TransferID, PartnerReference: reference, Keys: map[string]any{"transferRecordId": t.ID, "employeeId": t.EmployeeID}})
 }
 
 func transferPayload(t Transfer) map[string]any {
