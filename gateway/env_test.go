@@ -14,11 +14,9 @@ import (
 
 	"github.com/wagerail/wagerail/internal/platform/rpcserve"
 	"github.com/wagerail/wagerail/internal/platform/testkit"
-	"github.com/wagerail/wagerail/ledger/ledgertest"
 	"github.com/wagerail/wagerail/sandbox"
 	"github.com/wagerail/wagerail/sandbox/sandboxtest"
 	gatewayv1 "github.com/wagerail/wagerail/schema/proto/gateway/v1"
-	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
 )
 
 func TestMain(m *testing.M) { testkit.Main(m) }
@@ -177,12 +175,6 @@ func (e *env) scrape(t testing.TB) string {
 	b, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
 	return string(b)
-}
-
-// ledger serves the real ledger over gRPC on the same database.
-func (e *env) ledger(t testing.TB) ledgerv1.LedgerServiceClient {
-	t.Helper()
-	return ledgertest.Serve(t, e.db.App, nil)
 }
 
 func uniq(prefix string) string { return testkit.Unique(prefix) }

@@ -90,7 +90,6 @@ type modelTx struct {
 type modelKey struct {
 	req   *ledgerv1.PostTransactionRequest
 	txID  string
-	count counts
 }
 
 type ledgerMachine struct {

@@ -12,17 +12,6 @@ import (
 	"github.com/wagerail/wagerail/schema"
 )
 
-// appVersion is the app component's migration version.
-func appVersion(t *testing.T, dsn string) uint {
-	t.Helper()
-	for _, v := range mustVersions(t, dsn) {
-		if v.Component == "app" {
-			return v.Version
-		}
-	}
-	t.Fatal("no app component")
-	return 0
-}
 
 // TestPayrollInputsMigrationKeepsRows: app/0030 moves every existing allowance, deduction and
 // assignment amount into the column of its kind, makes every payment frequency MONTHLY, and its

@@ -60,7 +60,7 @@ func Summarize(ctx context.Context, q db.Writer, now time.Time) (Summary, error)
 			open = append(open, s)
 		}
 	}
-	rows, err := db.Select[summaryRow](ctx, q, summarySQL, bun.In(open), ceilMicrosecond(now), tenancy.TenantID(ctx))
+	rows, err := db.Select[summaryRow](ctx, q, summarySQL, bun.List(open), ceilMicrosecond(now), tenancy.TenantID(ctx))
 	if err != nil {
 		return Summary{}, fmt.Errorf("disputes.summarize: %w", err)
 	}

@@ -36,9 +36,6 @@ var from = map[Action][]Status{
 	Expire:          {Approved},
 }
 
-// to is each action's resulting state.
-var to = map[Action]Status{Claim: InReview, Approve: Approved, Reject: Rejected, RequestMoreInfo: Pending, Expire: Expired}
-
 // events are the outbox events (the spec's names; expiry and claim are ours).
 var events = map[Action]string{
 	Claim: "kyc.claimed.v1", Approve: "kyc.approved.v1", Reject: "kyc.rejected.v1",

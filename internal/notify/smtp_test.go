@@ -30,12 +30,11 @@ import (
 // of its own (listen on :0, no port handed around).
 
 type received struct {
-	user     string
-	from     string
-	to       []string
-	data     []byte
-	tls      bool
-	starttls bool
+	user string
+	from string
+	to   []string
+	data []byte
+	tls  bool
 }
 
 type smtpServer struct {

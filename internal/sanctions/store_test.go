@@ -564,9 +564,11 @@ func TestListChecks(t *testing.T) {
 			return err
 		}
 		review, err := sanctions.ListChecks(ctx, tx, sanctions.CheckFilter{Limit: 10, NeedsReview: &yes})
+		require.NoError(t, err)
 		require.Len(t, review, 1)
 		require.Equal(t, sanctions.Block, review[0].Outcome)
 		blocks, err := sanctions.ListChecks(ctx, tx, sanctions.CheckFilter{Limit: 10, Outcome: sanctions.Clear, TenantID: a})
+		require.NoError(t, err)
 		require.Len(t, blocks, 1)
 		one, err := sanctions.CheckByID(ctx, tx, blocks[0].ID)
 		require.NoError(t, err)

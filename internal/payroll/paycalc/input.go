@@ -108,8 +108,6 @@ const (
 	Percent Method = "PERCENT_OF_GROSS_BASIS_POINTS"
 )
 
-func (m Method) valid() bool { return m == Fixed || m == Percent }
-
 // Allowance is an assigned allowance definition. A Fixed allowance is santim per month,
 // pro-rated like basic salary for a joiner or a leaver; a Percent allowance is basis points of
 // the pro-rated basic salary (the employee's salary for the period, before deductions).

@@ -83,7 +83,7 @@ func List(ctx context.Context, tx db.Writer, q Query) ([]Row, error) {
 			args = append(append(args, t.Type), t.InArgs...)
 		default:
 			about[i] = "(target_type = ? AND target_id IN (?))"
-			args = append(args, t.Type, bun.In(t.IDs))
+			args = append(args, t.Type, bun.List(t.IDs))
 		}
 	}
 	args = append(args, q.Limit)

@@ -88,7 +88,7 @@ func InScopedBunTx(ctx context.Context, b *bun.DB, tenantID, userID string, fn f
 	})
 }
 
-// pgFormatter writes bun's query syntax (? placeholders, bun.In, bun.Ident) as Postgres SQL with
+// pgFormatter writes bun's query syntax (? placeholders, bun.List, bun.Ident) as Postgres SQL with
 // the arguments quoted in, as bun itself sends every query.
 var pgFormatter = schema.NewQueryGen(pgdialect.New())
 

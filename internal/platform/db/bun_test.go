@@ -22,7 +22,7 @@ type selected struct {
 	Until  *time.Time `bun:"until" db:"until"`
 }
 
-// Select reads the same rows in a pgx and in a bun transaction, with bun's placeholders, bun.In
+// Select reads the same rows in a pgx and in a bun transaction, with bun's placeholders, bun.List
 // and arguments quoted in (a quote in a value stays a value).
 func TestSelectReadsTheSameRowsInPgxAndBun(t *testing.T) {
 	d := testkit.NewDB(t)
@@ -32,7 +32,7 @@ func TestSelectReadsTheSameRowsInPgxAndBun(t *testing.T) {
 		('b''; DROP TABLE x; --', 9223372036854775807, DATE '2026-02-28', DATE '2026-03-01'),
 		('c', 3, DATE '2026-03-01', NULL)) AS v (id, amount, "on", "until")
 		WHERE id IN (?) AND amount >= ? ORDER BY id`
-	args := []any{bun.In([]string{"a", "b'; DROP TABLE x; --"}), int64(1)}
+	args := []any{bun.List([]string{"a", "b'; DROP TABLE x; --"}), int64(1)}
 	until := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	want := []selected{
 		{ID: "a", Amount: 1, On: time.Date(2026, 1, 31, 0, 0, 0, 0, time.UTC)},

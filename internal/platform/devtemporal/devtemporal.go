@@ -71,7 +71,6 @@ type Server struct {
 	cfg      Config
 	srv      temporal.Server
 	ui       *uiserver.Server
-	uiErr    chan error
 	hostPort string
 }
 
