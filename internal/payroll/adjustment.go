@@ -160,15 +160,7 @@ func GetAdjustment(ctx context.Context, tx db.BunTx, id string) (Adjustment, err
 }
 
 func getAdjustment(ctx context.Context, tx db.BunTx, id string, lock bool) (Adjustment, error) {
-	var a Adjustment
-	q := tx.NewSelect().Model(&a).Where("adj.tenant_id = ?", tenancy.TenantID(ctx)).Where("adj.id = ?", id)
-	if lock {
-		q = q.For("UPDATE")
-	}
-	if err := q.Scan(ctx); err != nil {
-		return Adjustment{}, db.NotFoundOr(err, ErrAdjustmentNotFound)
-	}
-	return a, nil
+	return getByID[Adjustment](ctx, tx, "adj", id, lock, ErrAdjustmentNotFound)
 }
 
 // AdjustmentFilter narrows ListAdjustments ("" any).
@@ -180,16 +172,9 @@ type AdjustmentFilter struct {
 // ListAdjustments lists the tenant's adjustments by id (oldest first).
 func ListAdjustments(ctx context.Context, tx db.BunTx, f AdjustmentFilter) ([]Adjustment, error) {
 	var out []Adjustment
-	q := tx.NewSelect().Model(&out).Where("adj.tenant_id = ?", tenancy.TenantID(ctx)).OrderExpr("adj.id").Limit(f.Rows())
-	for col, v := range map[string]string{"adj.status": f.Status, "adj.employee_id": f.EmployeeID, "adj.period": f.Period, "adj.direction": f.Direction} {
-		if v != "" {
-			q = q.Where("? = ?", bun.Ident(col), v)
-		}
-	}
-	if f.After != "" {
-		q = q.Where("adj.id > ?", f.After)
-	}
-	if err := q.Scan(ctx); err != nil {
+	q := tx.NewSelect().Model(&out).Where("adj.tenant_id = ?", tenancy.TenantID(ctx))
+	eq := map[string]string{"status": f.Status, "employee_id": f.EmployeeID, "period": f.Period, "direction": f.Direction}
+	if err := listPage(ctx, q, "adj", eq, f.After, f.Rows()); err != nil {
 		return nil, fmt.Errorf("payroll.list_adjustments: %w", err)
 	}
 	return out, nil
@@ -316,6 +301,9 @@ type PeriodAdjustment struct {
 	Reversal     bool
 }
 
+// employee is the employee the line pays or takes from (employeeInput).
+func (p PeriodAdjustment) employee() string { return p.EmployeeID }
+
 // Reference is the line's reference, unique among a period's lines of one employee.
 func (p PeriodAdjustment) Reference() string {
 	if p.Reversal {
@@ -339,11 +327,7 @@ func PostedAdjustmentsForPeriod(ctx context.Context, tx db.Writer, period string
 	if err != nil {
 		return nil, err
 	}
-	out := map[string][]PeriodAdjustment{}
-	for _, l := range lines {
-		out[l.EmployeeID] = append(out[l.EmployeeID], l)
-	}
-	return out, nil
+	return byEmployee(lines), nil
 }
 
 // EmployeeAdjustmentsForPeriod is PostedAdjustmentsForPeriod for one employee.

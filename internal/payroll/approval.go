@@ -3,7 +3,9 @@ package payroll
 import (
 	"context"
 	"net/http"
+	"time"
 
+	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
 
@@ -22,4 +24,27 @@ func CheckMakerChecker(ctx context.Context, noun, createdBy string) error {
 			Message: "a " + noun + " must be approved by someone other than the user who created it"}
 	}
 	return nil
+}
+
+// approvalOf checks the approval of an employee's input to a period's pay (a one-time earning,
+// an overtime entry) that is in state status, was created by createdBy and is paid in period,
+// under lifecycle m, and returns the state it moves to: the move "approved" from status (m's
+// 409), by another user than its creator (CheckMakerChecker, naming it by m.Noun), while period is
+// open (CheckPeriodOpen: an input approved into a closed period would never be paid), for an
+// employee still payable (PayableEmployee).
+func approvalOf(ctx context.Context, tx db.BunTx, m *Machine, status, createdBy, period, employeeID string, now time.Time) (string, error) {
+	to, err := m.Next("approved", status)
+	if err != nil {
+		return "", err
+	}
+	if err := CheckMakerChecker(ctx, m.Noun, createdBy); err != nil {
+		return "", err
+	}
+	if err := CheckPeriodOpen(ctx, tx, period, now); err != nil {
+		return "", err
+	}
+	if err := PayableEmployee(ctx, tx, employeeID); err != nil {
+		return "", err
+	}
+	return to, nil
 }

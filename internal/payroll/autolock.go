@@ -11,11 +11,8 @@ import (
 
 	"github.com/uptrace/bun"
 
-	"github.com/wagerail/wagerail/internal/platform/audit"
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/field"
-	"github.com/wagerail/wagerail/internal/platform/outbox"
-	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
 
 // The auto-lock policy: when the run of a period is locked against edits without a person
@@ -135,7 +132,17 @@ type autoLockRow struct {
 	TimeZone           *string `bun:"time_zone" db:"time_zone"`
 }
 
-var autoLockTables = layerTables{tenant: "app.payroll_auto_lock_policies", override: "app.payroll_auto_lock_policy_overrides"}
+// autoLockLayers is the auto-lock policy's family of layers.
+var autoLockLayers = &layerFamily[autoLockRow, *autoLockRow, AutoLockValues, AutoLockLayer, AutoLock]{
+	tables:    layerTables{tenant: "app.payroll_auto_lock_policies", override: "app.payroll_auto_lock_policy_overrides"},
+	defaults:  DefaultAutoLock,
+	over:      (*AutoLock).over,
+	event:     func(p AutoLock) any { return p.Event() },
+	target:    TargetAutoLock,
+	eventType: EventAutoLockChanged,
+	actions: layerActions{set: ActionUpdateAutoLock, reset: ActionResetAutoLock, override: ActionOverrideAutoLock,
+		removeOverride: ActionRemoveAutoLockOverride},
+}
 
 func (r *autoLockRow) values() AutoLockValues {
 	return AutoLockValues{Enabled: r.Enabled, DaysAfterPeriodEnd: r.DaysAfterPeriodEnd, LockTime: r.LockTime, TimeZone: r.TimeZone}
@@ -155,6 +162,7 @@ func DefaultAutoLock(tenant string) AutoLock {
 	return p
 }
 
+// over lays v over p: each value v sets replaces p's, with source src.
 func (p *AutoLock) over(v AutoLockValues, src Source) {
 	if v.Enabled != nil {
 		p.Enabled, p.Sources[FieldEnabled] = *v.Enabled, src
@@ -173,68 +181,24 @@ func (p *AutoLock) over(v AutoLockValues, src Source) {
 // EffectiveAutoLock is the context tenant's effective auto-lock policy (default, tenant,
 // override: one query) in tx, a BunTx or a pgx.Tx.
 func EffectiveAutoLock(ctx context.Context, tx db.Writer) (AutoLock, error) {
-	tenant := tenancy.TenantID(ctx)
-	if tenant == "" {
-		return AutoLock{}, tenancy.ErrNoTenant
-	}
-	all, err := EffectiveAutoLockOf(ctx, tx, []string{tenant})
-	if err != nil {
-		return AutoLock{}, err
-	}
-	return all[tenant], nil
+	return autoLockLayers.effective(ctx, tx)
 }
 
 // EffectiveAutoLockOf is the effective policy of each of tenants (one query), for the
 // scheduler's cross-tenant transaction (see EffectiveSettingsOf).
 func EffectiveAutoLockOf(ctx context.Context, tx db.Writer, tenants []string) (map[string]AutoLock, error) {
-	out := make(map[string]AutoLock, len(tenants))
-	if len(tenants) == 0 {
-		return out, nil
-	}
-	rows, err := readBothLayers[autoLockRow](ctx, tx, autoLockTables, tenants)
-	if err != nil {
-		return nil, err
-	}
-	for _, t := range tenants {
-		out[t] = DefaultAutoLock(t)
-	}
-	for _, l := range []Layer{LayerTenant, LayerOverride} {
-		for i := range rows {
-			if r := &rows[i]; r.Layer == l {
-				p, ok := out[r.TenantID]
-				if !ok {
-					continue
-				}
-				p.over(r.values(), l.source())
-				out[r.TenantID] = p
-			}
-		}
-	}
-	return out, nil
+	return autoLockLayers.effectiveOf(ctx, tx, tenants)
 }
 
 // AutoLockLayerOf is the context tenant's row of layer l (all values nil when it has none).
 func AutoLockLayerOf(ctx context.Context, tx db.BunTx, l Layer) (AutoLockLayer, error) {
-	var r autoLockRow
-	found, err := readLayer(ctx, tx, autoLockTables.of(l), &r)
-	if err != nil || !found {
-		return AutoLockLayer{TenantID: tenancy.TenantID(ctx), Layer: l}, err
-	}
-	return r.layer(l), nil
+	return autoLockLayers.stored(ctx, tx, l)
 }
 
 // ListAutoLockOverrides lists the platform's overrides of the policy in tenant id order after
 // the cursor (at most limit), in a cross-tenant transaction.
 func ListAutoLockOverrides(ctx context.Context, tx db.BunTx, after string, limit int) ([]AutoLockLayer, error) {
-	var rows []autoLockRow
-	if err := listLayer(ctx, tx, autoLockTables.of(LayerOverride), after, limit, &rows); err != nil {
-		return nil, err
-	}
-	out := make([]AutoLockLayer, len(rows))
-	for i := range rows {
-		out[i] = rows[i].layer(LayerOverride)
-	}
-	return out, nil
+	return autoLockLayers.overrides(ctx, tx, after, limit)
 }
 
 // ValidTimeZone checks an IANA zone name: its shape, and that the zone database has it
@@ -302,39 +266,13 @@ func (c AutoLockChange) changed() map[string]any {
 // payroll.auto_lock_policy_changed.v1 event (with the effective policy after the change) in tx.
 // Errors: a *field.Error for a value out of bounds (nothing written).
 func ChangeAutoLock(ctx context.Context, tx db.BunTx, l Layer, c AutoLockChange) (AutoLockLayer, error) {
-	if err := c.Validate(); err != nil {
-		return AutoLockLayer{}, err
-	}
-	tenant := tenancy.TenantID(ctx)
-	if tenant == "" {
-		return AutoLockLayer{}, tenancy.ErrNoTenant
-	}
-	r, cols := c.row(tenant, tenancy.Actor(ctx))
-	if err := upsertLayer(ctx, tx, autoLockTables.of(l), r, cols); err != nil {
-		return AutoLockLayer{}, err
-	}
-	action := ActionUpdateAutoLock
-	if l == LayerOverride {
-		action = ActionOverrideAutoLock
-	}
-	if err := autoLockChanged(ctx, tx, l, action, "SET", c.changed()); err != nil {
-		return AutoLockLayer{}, err
-	}
-	return r.layer(l), nil
+	return autoLockLayers.change(ctx, tx, l, c)
 }
 
 // ResetAutoLock removes the context tenant's row of layer l, with its audit row and event;
 // removed is false, and nothing is written, when there was none.
 func ResetAutoLock(ctx context.Context, tx db.BunTx, l Layer) (removed bool, err error) {
-	removed, err = deleteLayer(ctx, tx, autoLockTables.of(l))
-	if err != nil || !removed {
-		return false, err
-	}
-	action := ActionResetAutoLock
-	if l == LayerOverride {
-		action = ActionRemoveAutoLockOverride
-	}
-	return true, autoLockChanged(ctx, tx, l, action, "REMOVED", nil)
+	return autoLockLayers.reset(ctx, tx, l)
 }
 
 // AutoLockEvent is the effective policy as an event carries it.
@@ -349,26 +287,4 @@ type AutoLockEvent struct {
 // Event is p as AutoLockEvent.
 func (p AutoLock) Event() AutoLockEvent {
 	return AutoLockEvent{Enabled: p.Enabled, DaysAfterPeriodEnd: p.DaysAfterPeriodEnd, LockTime: p.LockTime, TimeZone: p.TimeZone, Sources: p.Sources}
-}
-
-func autoLockChanged(ctx context.Context, tx db.BunTx, l Layer, action, change string, fields map[string]any) error {
-	tenant := tenancy.TenantID(ctx)
-	details := map[string]any{"layer": l, "change": change}
-	if fields != nil {
-		details["fields"] = fields
-	}
-	if err := audit.Write(ctx, tx, audit.Entry{Action: action, Outcome: audit.Success, TargetType: TargetAutoLock,
-		TargetID: tenant, Details: details}); err != nil {
-		return err
-	}
-	eff, err := EffectiveAutoLock(ctx, tx)
-	if err != nil {
-		return err
-	}
-	payload := map[string]any{"tenantId": tenant, "layer": l, "change": change, "effective": eff.Event()}
-	if fields != nil {
-		payload["fields"] = fields
-	}
-	_, err = outbox.Write(ctx, tx, EventAutoLockChanged, payload)
-	return err
 }

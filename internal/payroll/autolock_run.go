@@ -108,7 +108,7 @@ func liveRunOf(ctx context.Context, tx db.BunTx, period string) (Run, error) {
 func AutoLockTenants(ctx context.Context, tx db.BunTx) ([]string, error) {
 	rows, err := db.Select[struct {
 		TenantID string `bun:"tenant_id" db:"tenant_id"`
-	}](ctx, tx, `SELECT tenant_id FROM `+autoLockTables.tenant+` UNION SELECT tenant_id FROM `+autoLockTables.override)
+	}](ctx, tx, `SELECT tenant_id FROM `+autoLockLayers.tables.tenant+` UNION SELECT tenant_id FROM `+autoLockLayers.tables.override)
 	if err != nil {
 		return nil, fmt.Errorf("payroll: auto-lock tenants: %w", err)
 	}

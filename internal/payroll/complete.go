@@ -245,7 +245,7 @@ func productRefs(ctx context.Context, tx db.BunTx, obs []Obligation) error {
 		ID        string `bun:"id" db:"id"`
 		Reference string `bun:"reference" db:"reference"`
 	}](ctx, tx, `SELECT id, reference FROM app.payroll_deduction_mandates WHERE tenant_id = ? AND id IN (?) AND reference IS NOT NULL`,
-		tenancy.TenantID(ctx), bun.In(ids))
+		tenancy.TenantID(ctx), bun.List(ids))
 	if err != nil {
 		return fmt.Errorf("payroll: product obligations: %w", err)
 	}
@@ -447,7 +447,7 @@ func applyMandates(ctx context.Context, tx db.BunTx, r Run, now time.Time) (appl
 	sums, err := db.Select[struct {
 		ID     string `bun:"id" db:"id"`
 		Amount int64  `bun:"amount" db:"amount"`
-	}](ctx, tx, `SELECT id, amount::bigint AS amount FROM (`+taken+`) AS t ORDER BY id`, r.TenantID, r.ID, EntryPaid, bun.In(MandateKinds))
+	}](ctx, tx, `SELECT id, amount::bigint AS amount FROM (`+taken+`) AS t ORDER BY id`, r.TenantID, r.ID, EntryPaid, bun.List(MandateKinds))
 	if err != nil {
 		return applied, 0, fmt.Errorf("payroll: mandates taken: %w", err)
 	}
@@ -464,7 +464,7 @@ func applyMandates(ctx context.Context, tx db.BunTx, r Run, now time.Time) (appl
 			completed_at = CASE WHEN md.status = ? AND md.total_santim <= md.taken_santim + t.amount THEN ? ELSE md.completed_at END
 		FROM taken AS t WHERE md.tenant_id = ? AND md.id = t.id
 		RETURNING md.*`,
-		r.TenantID, r.ID, EntryPaid, bun.In(MandateKinds), now, MandateActive, MandateCompleted, MandateActive, now, r.TenantID).
+		r.TenantID, r.ID, EntryPaid, bun.List(MandateKinds), now, MandateActive, MandateCompleted, MandateActive, now, r.TenantID).
 		Scan(ctx, &ms)
 	if err != nil {
 		return applied, 0, fmt.Errorf("payroll: apply mandates: %w", err)

@@ -341,7 +341,7 @@ func RecordOutcomes(ctx context.Context, tx db.BunTx, owner string, outs []Entry
 		  AND pr.tenant_id = pe.tenant_id AND pr.id = pe.run_id AND coalesce(pe.retry_workflow_id, pr.disbursement_workflow_id) = ?
 		RETURNING pe.id, pe.run_id, pe.period, pe.employee_id, pe.status, pe.net_santim, coalesce(pe.failure_reason, '') AS failure_reason,
 			coalesce(pe.transfer_reference, '') AS transfer_reference, pe.attempts, coalesce(pe.transfer_id, '') AS transfer_id`,
-		string(raw), now.UTC(), now.UTC(), tenancy.TenantID(ctx), bun.In(ids), owner).Scan(ctx, &changed); err != nil &&
+		string(raw), now.UTC(), now.UTC(), tenancy.TenantID(ctx), bun.List(ids), owner).Scan(ctx, &changed); err != nil &&
 		!errors.Is(err, sql.ErrNoRows) {
 		return 0, fmt.Errorf("payroll: record outcomes: %w", err)
 	}
@@ -577,7 +577,7 @@ type StatusTotal struct {
 func SettlementTotals(ctx context.Context, tx db.BunTx, runID string) ([]StatusTotal, error) {
 	rows, err := db.Select[StatusTotal](ctx, tx, `SELECT status, count(*) AS n, coalesce(sum(net_santim), 0) AS net
 		FROM app.payroll_entries WHERE tenant_id = ? AND run_id = ? AND status IN (?) GROUP BY status`,
-		tenancy.TenantID(ctx), runID, bun.In(settlementStatuses))
+		tenancy.TenantID(ctx), runID, bun.List(settlementStatuses))
 	if err != nil {
 		return nil, fmt.Errorf("payroll: settlement totals: %w", err)
 	}

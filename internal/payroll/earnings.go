@@ -2,9 +2,8 @@ package payroll
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -172,7 +171,7 @@ func (n NewOneTimeEarning) Validate() error {
 	if err := CheckPeriod("period", n.Period); err != nil {
 		return err
 	}
-	if !validKind(n.Kind) {
+	if !slices.Contains(EarningKinds, n.Kind) {
 		return &field.Error{Field: "kind", Problem: "must be one of BONUS, ARREARS, COMMISSION, OTHER"}
 	}
 	if n.AmountSantim < 1 || n.AmountSantim > MaxEarningSantim {
@@ -187,15 +186,6 @@ func (n NewOneTimeEarning) Validate() error {
 		}
 	}
 	return nil
-}
-
-func validKind(k EarningKind) bool {
-	for _, v := range EarningKinds {
-		if k == v {
-			return true
-		}
-	}
-	return false
 }
 
 // CheckReason checks a void or reversal reason: optional text (required when required is set,
@@ -265,16 +255,7 @@ func GetOneTimeEarning(ctx context.Context, tx db.BunTx, id string) (OneTimeEarn
 }
 
 func getEarning(ctx context.Context, tx db.BunTx, id string, lock bool) (OneTimeEarning, error) {
-	var e OneTimeEarning
-	q := tx.NewSelect().Model(&e).Where("ote.tenant_id = ?", tenancy.TenantID(ctx)).Where("ote.id = ?", id)
-	if lock {
-		q = q.For("UPDATE")
-	}
-	err := q.Scan(ctx)
-	if errors.Is(err, sql.ErrNoRows) {
-		return e, ErrEarningNotFound
-	}
-	return e, err
+	return getByID[OneTimeEarning](ctx, tx, "ote", id, lock, ErrEarningNotFound)
 }
 
 // EarningFilter narrows ListOneTimeEarnings; zero fields do not filter.
@@ -289,20 +270,9 @@ type EarningFilter struct {
 // ListOneTimeEarnings lists the tenant's earnings by id (oldest first).
 func ListOneTimeEarnings(ctx context.Context, tx db.BunTx, f EarningFilter) ([]OneTimeEarning, error) {
 	out := []OneTimeEarning{}
-	q := tx.NewSelect().Model(&out).Where("ote.tenant_id = ?", tenancy.TenantID(ctx)).Order("ote.id").Limit(int64(f.Limit))
-	if f.Status != "" {
-		q = q.Where("ote.status = ?", f.Status)
-	}
-	if f.EmployeeID != "" {
-		q = q.Where("ote.employee_id = ?", f.EmployeeID)
-	}
-	if f.Period != "" {
-		q = q.Where("ote.period = ?", f.Period)
-	}
-	if f.After != "" {
-		q = q.Where("ote.id > ?", f.After)
-	}
-	return out, q.Scan(ctx)
+	q := tx.NewSelect().Model(&out).Where("ote.tenant_id = ?", tenancy.TenantID(ctx))
+	eq := map[string]string{"status": f.Status, "employee_id": f.EmployeeID, "period": f.Period}
+	return out, listPage(ctx, q, "ote", eq, f.After, int64(f.Limit))
 }
 
 // ApproveOneTimeEarning approves a PENDING earning (audited ApproveOneTimeEarning, event
@@ -314,17 +284,8 @@ func ApproveOneTimeEarning(ctx context.Context, tx db.BunTx, id string, now time
 	if err != nil {
 		return e, err
 	}
-	to, err := EarningMachine.Next("approved", e.Status)
+	to, err := approvalOf(ctx, tx, EarningMachine, e.Status, e.CreatedBy, e.Period, e.EmployeeID, now)
 	if err != nil {
-		return e, err
-	}
-	if err := CheckMakerChecker(ctx, "one-time earning", e.CreatedBy); err != nil {
-		return e, err
-	}
-	if err := CheckPeriodOpen(ctx, tx, e.Period, now); err != nil {
-		return e, err
-	}
-	if err := PayableEmployee(ctx, tx, e.EmployeeID); err != nil {
 		return e, err
 	}
 	e.Status, e.ApprovedBy, e.ApprovedAt, e.UpdatedAt = to, tenancy.Actor(ctx), now.UTC(), now.UTC()
@@ -420,12 +381,12 @@ func updateEarning(ctx context.Context, tx db.BunTx, e *OneTimeEarning, columns 
 // key. A period's calculation pays these and the period's REVERSED earnings, whose reversal is
 // taken back in a later period (loadOneTimeEarnings).
 func ApprovedOneTimeEarningsForPeriod(ctx context.Context, tx db.BunTx, period string) (map[string][]OneTimeEarning, error) {
-	return earningsByEmployee(ctx, tx, "ote.period = ?", period, EarningApproved, "")
+	return inputsByEmployee[OneTimeEarning](ctx, tx, "ote", "period", period, EarningApproved, "")
 }
 
 // ApprovedOneTimeEarningsOf is ApprovedOneTimeEarningsForPeriod for one employee.
 func ApprovedOneTimeEarningsOf(ctx context.Context, tx db.BunTx, employeeID, period string) ([]OneTimeEarning, error) {
-	m, err := earningsByEmployee(ctx, tx, "ote.period = ?", period, EarningApproved, employeeID)
+	m, err := inputsByEmployee[OneTimeEarning](ctx, tx, "ote", "period", period, EarningApproved, employeeID)
 	return m[employeeID], err
 }
 
@@ -434,31 +395,14 @@ func ApprovedOneTimeEarningsOf(ctx context.Context, tx db.BunTx, employeeID, per
 // Each is a deduction of AmountSantim in that period, pre-tax when Taxable (it corrects taxable
 // pay already taxed).
 func ReversedOneTimeEarningsForPeriod(ctx context.Context, tx db.BunTx, period string) (map[string][]OneTimeEarning, error) {
-	return earningsByEmployee(ctx, tx, "ote.reversal_period = ?", period, EarningReversed, "")
+	return inputsByEmployee[OneTimeEarning](ctx, tx, "ote", "reversal_period", period, EarningReversed, "")
 }
 
 // ReversedOneTimeEarningsOf is ReversedOneTimeEarningsForPeriod for one employee.
 func ReversedOneTimeEarningsOf(ctx context.Context, tx db.BunTx, employeeID, period string) ([]OneTimeEarning, error) {
-	m, err := earningsByEmployee(ctx, tx, "ote.reversal_period = ?", period, EarningReversed, employeeID)
+	m, err := inputsByEmployee[OneTimeEarning](ctx, tx, "ote", "reversal_period", period, EarningReversed, employeeID)
 	return m[employeeID], err
 }
 
-func earningsByEmployee(ctx context.Context, tx db.BunTx, periodWhere, period, status, employeeID string) (map[string][]OneTimeEarning, error) {
-	if err := CheckPeriod("period", period); err != nil {
-		return nil, err
-	}
-	var rows []OneTimeEarning
-	q := tx.NewSelect().Model(&rows).Where("ote.tenant_id = ?", tenancy.TenantID(ctx)).Where(periodWhere, period).
-		Where("ote.status = ?", status).Order("ote.employee_id", "ote.id")
-	if employeeID != "" {
-		q = q.Where("ote.employee_id = ?", employeeID)
-	}
-	if err := q.Scan(ctx); err != nil {
-		return nil, err
-	}
-	out := map[string][]OneTimeEarning{}
-	for _, r := range rows {
-		out[r.EmployeeID] = append(out[r.EmployeeID], r)
-	}
-	return out, nil
-}
+// employee is the employee the earning pays (employeeInput).
+func (e OneTimeEarning) employee() string { return e.EmployeeID }

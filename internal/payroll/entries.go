@@ -258,18 +258,8 @@ func ListEntries(ctx context.Context, tx db.BunTx, runID string, f EntryFilter) 
 		return nil, err
 	}
 	out := []Entry{}
-	q := tx.NewSelect().Model(&out).Where("pe.tenant_id = ?", tenancy.TenantID(ctx)).Where("pe.run_id = ?", runID).
-		Order("pe.id").Limit(int64(f.Limit))
-	if f.Status != "" {
-		q = q.Where("pe.status = ?", f.Status)
-	}
-	if f.EmployeeID != "" {
-		q = q.Where("pe.employee_id = ?", f.EmployeeID)
-	}
-	if f.After != "" {
-		q = q.Where("pe.id > ?", f.After)
-	}
-	return out, q.Scan(ctx)
+	q := tx.NewSelect().Model(&out).Where("pe.tenant_id = ?", tenancy.TenantID(ctx)).Where("pe.run_id = ?", runID)
+	return out, listPage(ctx, q, "pe", map[string]string{"status": f.Status, "employee_id": f.EmployeeID}, f.After, int64(f.Limit))
 }
 
 // EntryCounts counts a run's entries by status (every status, 0 included).
@@ -389,7 +379,7 @@ func loadCarriedForward(ctx context.Context, tx db.Writer, period string, opt Lo
 		FROM app.payroll_entries
 		WHERE tenant_id = ? AND period < ? AND status IN (?) AND (? = '' OR employee_id = ?)
 		ORDER BY employee_id, period DESC`,
-		tenancy.TenantID(ctx), period, bun.In(fixedEntryStatuses), opt.EmployeeID, opt.EmployeeID)
+		tenancy.TenantID(ctx), period, bun.List(fixedEntryStatuses), opt.EmployeeID, opt.EmployeeID)
 	if err != nil {
 		return fmt.Errorf("payroll: load carried forward: %w", err)
 	}

@@ -179,7 +179,7 @@ func loadEWARecoveries(ctx context.Context, tx db.Writer, _ string, opt LoadOpti
 		FROM app.ewa_requests r
 		WHERE r.tenant_id = ? AND r.status IN (?) AND (? = '' OR r.employee_id = ?)
 		ORDER BY r.employee_id, r.requested_at, r.id`,
-		tenancy.TenantID(ctx), bun.In(statuses), opt.EmployeeID, opt.EmployeeID)
+		tenancy.TenantID(ctx), bun.List(statuses), opt.EmployeeID, opt.EmployeeID)
 	if err != nil {
 		return fmt.Errorf("payroll: load EWA recoveries: %w", err)
 	}

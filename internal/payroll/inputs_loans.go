@@ -58,7 +58,7 @@ func loadLoanInstalments(ctx context.Context, tx db.Writer, period string, opt L
 			AND (i.due_period = ? AND l.status IN (?) OR i.due_period < ? AND l.status = 'ACTIVE')
 			AND (? = '' OR l.borrower_id = ?)
 		ORDER BY l.borrower_id, l.requested_at, l.id, i.due_period, i.idx`,
-		tenancy.TenantID(ctx), period, period, bun.In(statuses), period, opt.EmployeeID, opt.EmployeeID)
+		tenancy.TenantID(ctx), period, period, bun.List(statuses), period, opt.EmployeeID, opt.EmployeeID)
 	if err != nil {
 		return fmt.Errorf("payroll: load loan instalments: %w", err)
 	}

@@ -10,7 +10,9 @@ import (
 
 	"github.com/uptrace/bun"
 
+	"github.com/wagerail/wagerail/internal/platform/audit"
 	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/outbox"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
 
@@ -124,6 +126,191 @@ type rowMeta struct {
 	Layer Layer `bun:"layer,scanonly" db:"layer"`
 }
 
+// meta is the row's rowMeta: each family's row embeds rowMeta, so this is how layerFamily's code,
+// generic over the row, reaches a row's tenant and layer.
+func (m *rowMeta) meta() *rowMeta { return m }
+
+// layerRow is a row of either stored layer of a family (*settingsRow, *autoLockRow): V is what the
+// row sets (SettingsValues, AutoLockValues), L the row as a stored layer (SettingsLayer,
+// AutoLockLayer).
+type layerRow[R, V, L any] interface {
+	*R
+	meta() *rowMeta
+	values() V
+	layer(l Layer) L
+}
+
+// layerChange is a change of one layer of a family (SettingsChange, AutoLockChange) whose row is R.
+type layerChange[R any] interface {
+	// Validate checks the values the change sets; its error is a *field.Error.
+	Validate() error
+	// row is the change as a row to upsert and the columns it writes.
+	row(tenant, actor string) (*R, []string)
+	// changed is each field the change names and its new value (nil: cleared), for the audit row
+	// and the event.
+	changed() map[string]any
+}
+
+// layerActions are a family's audit actions: a change (SET) and a removal (REMOVED) of the
+// tenant's own layer, and of the platform's override.
+type layerActions struct{ set, reset, override, removeOverride string }
+
+// layerFamily is one family of layered values (the settings, the auto-lock policy): where its two
+// layers are stored, what a tenant has with neither, and what a change of a layer writes. Both
+// families are read and written by its methods, so the order of the layers, the one query that
+// reads them and the audit row and event of every change are the same for both. R is a row of
+// either table (PR its pointer), V what a row sets, L a stored layer, E the effective values.
+type layerFamily[R any, PR layerRow[R, V, L], V, L, E any] struct {
+	tables layerTables
+	// defaults are the effective values of a tenant that set nothing and has no override.
+	defaults func(tenant string) E
+	// over lays what a layer sets over e: each value v sets replaces e's, with source src.
+	over func(e *E, v V, src Source)
+	// event is the effective values as the family's event carries them.
+	event func(E) any
+	// target is the audit target type and eventType the outbox event of every change.
+	target, eventType string
+	actions           layerActions
+}
+
+// effective is the context tenant's effective values: the platform default, the tenant's values
+// over it, the platform's override over both (one query), in tx, a BunTx or a pgx.Tx.
+func (f *layerFamily[R, PR, V, L, E]) effective(ctx context.Context, tx db.Writer) (E, error) {
+	var none E
+	tenant := tenancy.TenantID(ctx)
+	if tenant == "" {
+		return none, tenancy.ErrNoTenant
+	}
+	all, err := f.effectiveOf(ctx, tx, []string{tenant})
+	if err != nil {
+		return none, err
+	}
+	return all[tenant], nil
+}
+
+// effectiveOf is the effective values of each of tenants (one query), for a platform job in a
+// cross-tenant transaction (in a tenant's, row-level security hides the other tenants' rows).
+func (f *layerFamily[R, PR, V, L, E]) effectiveOf(ctx context.Context, tx db.Writer, tenants []string) (map[string]E, error) {
+	out := make(map[string]E, len(tenants))
+	if len(tenants) == 0 {
+		return out, nil
+	}
+	rows, err := readBothLayers[R](ctx, tx, f.tables, tenants)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range tenants {
+		out[t] = f.defaults(t)
+	}
+	// The tenant layer first, the override over it.
+	for _, l := range []Layer{LayerTenant, LayerOverride} {
+		for i := range rows {
+			r := PR(&rows[i])
+			m := r.meta()
+			if m.Layer != l {
+				continue
+			}
+			e, ok := out[m.TenantID]
+			if !ok {
+				continue
+			}
+			f.over(&e, r.values(), l.source())
+			out[m.TenantID] = e
+		}
+	}
+	return out, nil
+}
+
+// stored is the context tenant's row of layer l (all values nil when it has none).
+func (f *layerFamily[R, PR, V, L, E]) stored(ctx context.Context, tx db.BunTx, l Layer) (L, error) {
+	var r R
+	found, err := readLayer(ctx, tx, f.tables.of(l), &r)
+	if err != nil || !found {
+		// The layer of a tenant without a row: an empty row of the tenant.
+		var none R
+		PR(&none).meta().TenantID = tenancy.TenantID(ctx)
+		return PR(&none).layer(l), err
+	}
+	return PR(&r).layer(l), nil
+}
+
+// overrides lists the platform's overrides in tenant id order after the cursor (at most limit),
+// in a cross-tenant transaction.
+func (f *layerFamily[R, PR, V, L, E]) overrides(ctx context.Context, tx db.BunTx, after string, limit int) ([]L, error) {
+	var rows []R
+	if err := listLayer(ctx, tx, f.tables.of(LayerOverride), after, limit, &rows); err != nil {
+		return nil, err
+	}
+	out := make([]L, len(rows))
+	for i := range rows {
+		out[i] = PR(&rows[i]).layer(LayerOverride)
+	}
+	return out, nil
+}
+
+// change applies c to the context tenant's layer l and writes its audit row and its event (with
+// the effective values after the change) in tx. It returns the layer as stored.
+func (f *layerFamily[R, PR, V, L, E]) change(ctx context.Context, tx db.BunTx, l Layer, c layerChange[R]) (L, error) {
+	var none L
+	if err := c.Validate(); err != nil {
+		return none, err
+	}
+	tenant := tenancy.TenantID(ctx)
+	if tenant == "" {
+		return none, tenancy.ErrNoTenant
+	}
+	r, cols := c.row(tenant, tenancy.Actor(ctx))
+	if err := upsertLayer(ctx, tx, f.tables.of(l), r, cols); err != nil {
+		return none, err
+	}
+	action := f.actions.set
+	if l == LayerOverride {
+		action = f.actions.override
+	}
+	if err := f.changed(ctx, tx, l, action, "SET", c.changed()); err != nil {
+		return none, err
+	}
+	return PR(r).layer(l), nil
+}
+
+// reset removes the context tenant's row of layer l (its fields inherit again), with its audit
+// row and event; removed is false, and nothing is written, when there was none.
+func (f *layerFamily[R, PR, V, L, E]) reset(ctx context.Context, tx db.BunTx, l Layer) (removed bool, err error) {
+	removed, err = deleteLayer(ctx, tx, f.tables.of(l))
+	if err != nil || !removed {
+		return false, err
+	}
+	action := f.actions.reset
+	if l == LayerOverride {
+		action = f.actions.removeOverride
+	}
+	return true, f.changed(ctx, tx, l, action, "REMOVED", nil)
+}
+
+// changed writes the audit row and the event of a change of layer l: the event carries the
+// effective values after it, so a consumer needs no read of its own.
+func (f *layerFamily[R, PR, V, L, E]) changed(ctx context.Context, tx db.BunTx, l Layer, action, change string, fields map[string]any) error {
+	tenant := tenancy.TenantID(ctx)
+	details := map[string]any{"layer": l, "change": change}
+	if fields != nil {
+		details["fields"] = fields
+	}
+	if err := audit.Write(ctx, tx, audit.Entry{Action: action, Outcome: audit.Success, TargetType: f.target,
+		TargetID: tenant, Details: details}); err != nil {
+		return err
+	}
+	eff, err := f.effective(ctx, tx)
+	if err != nil {
+		return err
+	}
+	payload := map[string]any{"tenantId": tenant, "layer": l, "change": change, "effective": f.event(eff)}
+	if fields != nil {
+		payload["fields"] = fields
+	}
+	_, err = outbox.Write(ctx, tx, f.eventType, payload)
+	return err
+}
+
 // readLayer reads the context tenant's row of table into m; found is false when there is none.
 func readLayer(ctx context.Context, tx db.BunTx, table string, m any) (found bool, err error) {
 	err = tx.NewSelect().Model(m).ModelTableExpr(table).Where("tenant_id = ?", tenancy.TenantID(ctx)).Scan(ctx)
@@ -166,7 +353,7 @@ func deleteLayer(ctx context.Context, tx db.BunTx, table string) (removed bool, 
 func readBothLayers[R any](ctx context.Context, tx db.Writer, t layerTables, tenants []string) ([]R, error) {
 	rows, err := db.Select[R](ctx, tx, `SELECT 'TENANT' AS layer, * FROM `+t.tenant+` WHERE tenant_id IN (?)
 		UNION ALL SELECT 'OVERRIDE' AS layer, * FROM `+t.override+` WHERE tenant_id IN (?)`,
-		bun.In(tenants), bun.In(tenants))
+		bun.List(tenants), bun.List(tenants))
 	if err != nil {
 		return nil, fmt.Errorf("payroll: read %s: %w", t.tenant, err)
 	}

@@ -249,15 +249,7 @@ func GetMandate(ctx context.Context, tx db.BunTx, id string) (Mandate, error) {
 }
 
 func getMandate(ctx context.Context, tx db.BunTx, id string, lock bool) (Mandate, error) {
-	var m Mandate
-	q := tx.NewSelect().Model(&m).Where("md.tenant_id = ?", tenancy.TenantID(ctx)).Where("md.id = ?", id)
-	if lock {
-		q = q.For("UPDATE")
-	}
-	if err := q.Scan(ctx); err != nil {
-		return Mandate{}, db.NotFoundOr(err, ErrMandateNotFound)
-	}
-	return m, nil
+	return getByID[Mandate](ctx, tx, "md", id, lock, ErrMandateNotFound)
 }
 
 // MandateFilter narrows ListMandates ("" any).
@@ -271,19 +263,12 @@ type MandateFilter struct {
 // ListMandates lists the tenant's mandates by id (oldest first).
 func ListMandates(ctx context.Context, tx db.BunTx, f MandateFilter) ([]Mandate, error) {
 	var out []Mandate
-	q := tx.NewSelect().Model(&out).Where("md.tenant_id = ?", tenancy.TenantID(ctx)).OrderExpr("md.id").Limit(f.Rows())
-	for col, v := range map[string]string{"md.status": f.Status, "md.employee_id": f.EmployeeID, "md.kind": f.Kind} {
-		if v != "" {
-			q = q.Where("? = ?", bun.Ident(col), v)
-		}
-	}
+	q := tx.NewSelect().Model(&out).Where("md.tenant_id = ?", tenancy.TenantID(ctx))
 	if len(f.Statuses) > 0 {
-		q = q.Where("md.status IN (?)", bun.In(f.Statuses))
+		q = q.Where("md.status IN (?)", bun.List(f.Statuses))
 	}
-	if f.After != "" {
-		q = q.Where("md.id > ?", f.After)
-	}
-	if err := q.Scan(ctx); err != nil {
+	eq := map[string]string{"status": f.Status, "employee_id": f.EmployeeID, "kind": f.Kind}
+	if err := listPage(ctx, q, "md", eq, f.After, f.Rows()); err != nil {
 		return nil, fmt.Errorf("payroll.list_mandates: %w", err)
 	}
 	return out, nil
@@ -400,6 +385,9 @@ type PeriodMandate struct {
 	Reference *string `bun:"reference" db:"reference"`
 }
 
+// employee is the employee the mandate takes from (employeeInput).
+func (m PeriodMandate) employee() string { return m.EmployeeID }
+
 // ForCalc is the mandate as the calculator takes it: its kind, a fixed amount or basis points of
 // gross, its priority and what is still owed.
 func (m PeriodMandate) ForCalc() paycalc.Mandate {
@@ -422,11 +410,7 @@ func MandatesForPeriod(ctx context.Context, tx db.Writer, period string) (map[st
 	if err != nil {
 		return nil, err
 	}
-	out := map[string][]PeriodMandate{}
-	for _, m := range rows {
-		out[m.EmployeeID] = append(out[m.EmployeeID], m)
-	}
-	return out, nil
+	return byEmployee(rows), nil
 }
 
 // EmployeeMandatesForPeriod is MandatesForPeriod for one employee.

@@ -2,7 +2,11 @@ package payroll
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"strings"
+
+	"github.com/uptrace/bun"
 
 	"github.com/wagerail/wagerail/internal/platform/audit"
 	"github.com/wagerail/wagerail/internal/platform/db"
@@ -11,8 +15,10 @@ import (
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
 
-// What the protection policies, adjustments and deduction mandates share: list paging, and the audit row + event every
-// change writes in its transaction.
+// What the payroll's stored records share (runs and their entries, protection policies,
+// adjustments, deduction mandates, one-time earnings, overtime policies and entries): reading one
+// by id, list paging, an employee's period inputs keyed by employee, and the audit row + event
+// every change writes in its transaction.
 
 // The four-eyes rule (CheckMakerChecker) holds for every approval here: an adjustment's approve
 // and post, a mandate's and a protection policy's activate; the tables check it again.
@@ -65,4 +71,70 @@ func record(ctx context.Context, tx db.BunTx, action, targetType, targetID, even
 func lockTenantKey(ctx context.Context, tx db.BunTx, key string) error {
 	_, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, key+":"+tenancy.TenantID(ctx))
 	return err
+}
+
+// getByID reads the tenant's row id of T's table (aliased alias in T's bun model), locked FOR
+// UPDATE when lock (a change reads it so: two changes of one row run one after the other);
+// notFound when the tenant has no such row (another tenant's included).
+func getByID[T any](ctx context.Context, tx db.BunTx, alias, id string, lock bool, notFound error) (T, error) {
+	var row T
+	q := tx.NewSelect().Model(&row).Where(alias+".tenant_id = ?", tenancy.TenantID(ctx)).Where(alias+".id = ?", id)
+	if lock {
+		q = q.For("UPDATE")
+	}
+	if err := q.Scan(ctx); err != nil {
+		var none T
+		return none, db.NotFoundOr(err, notFound)
+	}
+	return row, nil
+}
+
+// listPage narrows q, a select of the tenant's rows of the table aliased alias, to one page of a
+// list by id (oldest first) and scans it into q's model: the rows whose column is each non-empty
+// value of eq ("" does not filter), with ids after after ("" the start), at most limit (0: no
+// bound). The page's last id is the next page's after, so the id order is the cursor's.
+func listPage(ctx context.Context, q *bun.SelectQuery, alias string, eq map[string]string, after string, limit int64) error {
+	// In column order, so the same filters always make the same statement.
+	for _, col := range slices.Sorted(maps.Keys(eq)) {
+		if v := eq[col]; v != "" {
+			q = q.Where(alias+"."+col+" = ?", v)
+		}
+	}
+	if after != "" {
+		q = q.Where(alias+".id > ?", after)
+	}
+	return q.OrderExpr(alias + ".id").Limit(limit).Scan(ctx)
+}
+
+// employeeInput is a row of one employee's input to a period's pay (an adjustment line, a
+// mandate, a one-time earning, an overtime entry): employee is the employee it pays or takes from.
+type employeeInput interface{ employee() string }
+
+// byEmployee keys rows by employee id, each employee's in the order of rows. An employee with
+// none has no key.
+func byEmployee[T employeeInput](rows []T) map[string][]T {
+	out := map[string][]T{}
+	for _, r := range rows {
+		out[r.employee()] = append(out[r.employee()], r)
+	}
+	return out
+}
+
+// inputsByEmployee reads the tenant's rows of T's table (aliased alias) in status whose
+// periodCol is period, of every employee or of employeeID only ("" every), in one query, keyed
+// by employee id (byEmployee), each employee's by id.
+func inputsByEmployee[T employeeInput](ctx context.Context, tx db.BunTx, alias, periodCol, period, status, employeeID string) (map[string][]T, error) {
+	if err := CheckPeriod("period", period); err != nil {
+		return nil, err
+	}
+	var rows []T
+	q := tx.NewSelect().Model(&rows).Where(alias+".tenant_id = ?", tenancy.TenantID(ctx)).
+		Where(alias+"."+periodCol+" = ?", period).Where(alias+".status = ?", status).Order(alias+".employee_id", alias+".id")
+	if employeeID != "" {
+		q = q.Where(alias+".employee_id = ?", employeeID)
+	}
+	if err := q.Scan(ctx); err != nil {
+		return nil, err
+	}
+	return byEmployee(rows), nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -268,16 +269,7 @@ func GetOvertimePolicy(ctx context.Context, tx db.BunTx, id string) (OvertimePol
 }
 
 func getPolicy(ctx context.Context, tx db.BunTx, id string, lock bool) (OvertimePolicy, error) {
-	var p OvertimePolicy
-	q := tx.NewSelect().Model(&p).Where("otp.tenant_id = ?", tenancy.TenantID(ctx)).Where("otp.id = ?", id)
-	if lock {
-		q = q.For("UPDATE")
-	}
-	err := q.Scan(ctx)
-	if errors.Is(err, sql.ErrNoRows) {
-		return p, ErrOvertimePolicyNotFound
-	}
-	return p, err
+	return getByID[OvertimePolicy](ctx, tx, "otp", id, lock, ErrOvertimePolicyNotFound)
 }
 
 // PolicyFilter narrows ListOvertimePolicies; zero fields do not filter.
@@ -291,14 +283,8 @@ type PolicyFilter struct {
 // policy is not a row and is not listed (EffectiveOvertimePolicy).
 func ListOvertimePolicies(ctx context.Context, tx db.BunTx, f PolicyFilter) ([]OvertimePolicy, error) {
 	out := []OvertimePolicy{}
-	q := tx.NewSelect().Model(&out).Where("otp.tenant_id = ?", tenancy.TenantID(ctx)).Order("otp.id").Limit(int64(f.Limit))
-	if f.Status != "" {
-		q = q.Where("otp.status = ?", f.Status)
-	}
-	if f.After != "" {
-		q = q.Where("otp.id > ?", f.After)
-	}
-	return out, q.Scan(ctx)
+	q := tx.NewSelect().Model(&out).Where("otp.tenant_id = ?", tenancy.TenantID(ctx))
+	return out, listPage(ctx, q, "otp", map[string]string{"status": f.Status}, f.After, int64(f.Limit))
 }
 
 // EffectiveOvertimePolicy is the tenant's ACTIVE policy, or DefaultOvertimePolicy (ID "") when
@@ -421,7 +407,7 @@ func (n NewOvertimeEntry) Validate() (time.Time, string, error) {
 		}
 		period = n.Period
 	}
-	if !validCategory(n.Category) {
+	if !slices.Contains(OvertimeCategories, n.Category) {
 		return time.Time{}, "", &field.Error{Field: "category", Problem: "must be one of WORKING_DAY, NIGHT, WEEKLY_REST_DAY, PUBLIC_HOLIDAY"}
 	}
 	if n.Minutes < 1 || n.Minutes > MaxOvertimeMinutesPerEntry {
@@ -431,15 +417,6 @@ func (n NewOvertimeEntry) Validate() (time.Time, string, error) {
 		return time.Time{}, "", err
 	}
 	return d, period, nil
-}
-
-func validCategory(c OvertimeCategory) bool {
-	for _, v := range OvertimeCategories {
-		if c == v {
-			return true
-		}
-	}
-	return false
 }
 
 type overtimeEvent struct {
@@ -561,20 +538,8 @@ type OvertimeFilter struct {
 // ListOvertimeEntries lists the tenant's entries by id (oldest first).
 func ListOvertimeEntries(ctx context.Context, tx db.BunTx, f OvertimeFilter) ([]OvertimeEntry, error) {
 	out := []OvertimeEntry{}
-	q := selectOvertime(ctx, tx, &out).Order("ovt.id").Limit(int64(f.Limit))
-	if f.Status != "" {
-		q = q.Where("ovt.status = ?", f.Status)
-	}
-	if f.EmployeeID != "" {
-		q = q.Where("ovt.employee_id = ?", f.EmployeeID)
-	}
-	if f.Period != "" {
-		q = q.Where("ovt.period = ?", f.Period)
-	}
-	if f.After != "" {
-		q = q.Where("ovt.id > ?", f.After)
-	}
-	return out, q.Scan(ctx)
+	eq := map[string]string{"status": f.Status, "employee_id": f.EmployeeID, "period": f.Period}
+	return out, listPage(ctx, selectOvertime(ctx, tx, &out), "ovt", eq, f.After, int64(f.Limit))
 }
 
 // ApproveOvertimeEntry approves a PENDING entry (audited ApproveOvertimeEntry, event
@@ -582,26 +547,12 @@ func ListOvertimeEntries(ctx context.Context, tx db.BunTx, f OvertimeFilter) ([]
 // PAYROLL_OVERTIME_INVALID_STATE (409); PAYROLL_SELF_APPROVAL (403); PAYROLL_PERIOD_CLOSED (409);
 // PAYROLL_EMPLOYEE_TERMINATED (422).
 func ApproveOvertimeEntry(ctx context.Context, tx db.BunTx, id string, now time.Time) (OvertimeEntry, error) {
-	var e OvertimeEntry
-	err := tx.NewSelect().Model(&e).Where("ovt.tenant_id = ?", tenancy.TenantID(ctx)).
-		Where("ovt.id = ?", id).For("UPDATE").Scan(ctx)
-	if errors.Is(err, sql.ErrNoRows) {
-		return e, ErrOvertimeNotFound
-	}
+	e, err := getByID[OvertimeEntry](ctx, tx, "ovt", id, true, ErrOvertimeNotFound)
 	if err != nil {
 		return e, err
 	}
-	to, err := OvertimeMachine.Next("approved", e.Status)
+	to, err := approvalOf(ctx, tx, OvertimeMachine, e.Status, e.CreatedBy, e.Period, e.EmployeeID, now)
 	if err != nil {
-		return e, err
-	}
-	if err := CheckMakerChecker(ctx, "overtime entry", e.CreatedBy); err != nil {
-		return e, err
-	}
-	if err := CheckPeriodOpen(ctx, tx, e.Period, now); err != nil {
-		return e, err
-	}
-	if err := PayableEmployee(ctx, tx, e.EmployeeID); err != nil {
 		return e, err
 	}
 	now = now.UTC()
@@ -622,31 +573,14 @@ func ApproveOvertimeEntry(ctx context.Context, tx db.BunTx, id string, now time.
 // id). An employee with none has no key. Each maps to the calculator's Overtime (Reference: ID,
 // Minutes, MultiplierBasisPoints).
 func ApprovedOvertimeForPeriod(ctx context.Context, tx db.BunTx, period string) (map[string][]OvertimeEntry, error) {
-	return overtimeByEmployee(ctx, tx, period, "")
+	return inputsByEmployee[OvertimeEntry](ctx, tx, "ovt", "period", period, OvertimeApproved, "")
 }
 
 // ApprovedOvertimeOf is ApprovedOvertimeForPeriod for one employee.
 func ApprovedOvertimeOf(ctx context.Context, tx db.BunTx, employeeID, period string) ([]OvertimeEntry, error) {
-	m, err := overtimeByEmployee(ctx, tx, period, employeeID)
+	m, err := inputsByEmployee[OvertimeEntry](ctx, tx, "ovt", "period", period, OvertimeApproved, employeeID)
 	return m[employeeID], err
 }
 
-func overtimeByEmployee(ctx context.Context, tx db.BunTx, period, employeeID string) (map[string][]OvertimeEntry, error) {
-	if err := CheckPeriod("period", period); err != nil {
-		return nil, err
-	}
-	var rows []OvertimeEntry
-	q := tx.NewSelect().Model(&rows).Where("ovt.tenant_id = ?", tenancy.TenantID(ctx)).
-		Where("ovt.period = ?", period).Where("ovt.status = ?", OvertimeApproved).Order("ovt.employee_id", "ovt.id")
-	if employeeID != "" {
-		q = q.Where("ovt.employee_id = ?", employeeID)
-	}
-	if err := q.Scan(ctx); err != nil {
-		return nil, err
-	}
-	out := map[string][]OvertimeEntry{}
-	for _, r := range rows {
-		out[r.EmployeeID] = append(out[r.EmployeeID], r)
-	}
-	return out, nil
-}
+// employee is the employee the entry pays (employeeInput).
+func (e OvertimeEntry) employee() string { return e.EmployeeID }

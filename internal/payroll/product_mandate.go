@@ -143,7 +143,7 @@ func LiveProductMandates(ctx context.Context, tx db.Writer, kind string, refs []
 	}
 	rows, err := db.Select[LiveProductMandate](ctx, tx, `SELECT id, reference, amount_santim::bigint AS amount_santim, status
 		FROM app.payroll_deduction_mandates WHERE tenant_id = ? AND kind = ? AND reference IN (?) AND status IN (?)`,
-		tenancy.TenantID(ctx), kind, bun.In(refs), bun.In(LiveMandateStatuses))
+		tenancy.TenantID(ctx), kind, bun.List(refs), bun.List(LiveMandateStatuses))
 	if err != nil {
 		return nil, fmt.Errorf("payroll.live_product_mandates: %w", err)
 	}

@@ -140,15 +140,7 @@ func GetProtectionPolicy(ctx context.Context, tx db.BunTx, id string) (Protectio
 }
 
 func getProtectionPolicy(ctx context.Context, tx db.BunTx, id string, lock bool) (ProtectionPolicy, error) {
-	var p ProtectionPolicy
-	q := tx.NewSelect().Model(&p).Where("pp.tenant_id = ?", tenancy.TenantID(ctx)).Where("pp.id = ?", id)
-	if lock {
-		q = q.For("UPDATE")
-	}
-	if err := q.Scan(ctx); err != nil {
-		return ProtectionPolicy{}, db.NotFoundOr(err, ErrProtectionPolicyNotFound)
-	}
-	return p, nil
+	return getByID[ProtectionPolicy](ctx, tx, "pp", id, lock, ErrProtectionPolicyNotFound)
 }
 
 // ProtectionFilter narrows ListProtectionPolicies.
@@ -160,14 +152,8 @@ type ProtectionFilter struct {
 // ListProtectionPolicies lists the tenant's policies by id (oldest first).
 func ListProtectionPolicies(ctx context.Context, tx db.BunTx, f ProtectionFilter) ([]ProtectionPolicy, error) {
 	var out []ProtectionPolicy
-	q := tx.NewSelect().Model(&out).Where("pp.tenant_id = ?", tenancy.TenantID(ctx)).OrderExpr("pp.id").Limit(f.Rows())
-	if f.Status != "" {
-		q = q.Where("pp.status = ?", f.Status)
-	}
-	if f.After != "" {
-		q = q.Where("pp.id > ?", f.After)
-	}
-	if err := q.Scan(ctx); err != nil {
+	q := tx.NewSelect().Model(&out).Where("pp.tenant_id = ?", tenancy.TenantID(ctx))
+	if err := listPage(ctx, q, "pp", map[string]string{"status": f.Status}, f.After, f.Rows()); err != nil {
 		return nil, fmt.Errorf("payroll.list_protection_policies: %w", err)
 	}
 	return out, nil

@@ -2,7 +2,6 @@ package payroll
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"net/http"
@@ -321,16 +320,7 @@ func GetRun(ctx context.Context, tx db.BunTx, id string) (Run, error) {
 }
 
 func getRun(ctx context.Context, tx db.BunTx, id string, lock bool) (Run, error) {
-	var r Run
-	q := tx.NewSelect().Model(&r).Where("pr.tenant_id = ?", tenancy.TenantID(ctx)).Where("pr.id = ?", id)
-	if lock {
-		q = q.For("UPDATE")
-	}
-	err := q.Scan(ctx)
-	if errors.Is(err, sql.ErrNoRows) {
-		return r, ErrRunNotFound
-	}
-	return r, err
+	return getByID[Run](ctx, tx, "pr", id, lock, ErrRunNotFound)
 }
 
 // RunFilter narrows ListRuns; zero fields do not filter.
@@ -561,7 +551,7 @@ var inFlight = []string{RunApproved, RunDisbursing, RunDisbursed}
 func checkEarlierRuns(ctx context.Context, tx db.BunTx, period string) error {
 	var open []Run
 	if err := tx.NewSelect().Model(&open).Where("pr.tenant_id = ?", tenancy.TenantID(ctx)).Where("pr.period < ?", period).
-		Where("pr.status IN (?)", bun.In(inFlight)).OrderExpr("pr.period").Limit(1).Scan(ctx); err != nil {
+		Where("pr.status IN (?)", bun.List(inFlight)).OrderExpr("pr.period").Limit(1).Scan(ctx); err != nil {
 		return fmt.Errorf("payroll: earlier runs: %w", err)
 	}
 	if len(open) > 0 {
@@ -585,7 +575,7 @@ func checkRunsInFlight(ctx context.Context, tx db.BunTx, r Run) error {
 	}
 	var open []Run
 	if err := tx.NewSelect().Model(&open).Where("pr.tenant_id = ?", r.TenantID).Where("pr.id <> ?", r.ID).
-		Where("pr.status IN (?)", bun.In(inFlight)).OrderExpr("pr.period").Limit(1).Scan(ctx); err != nil {
+		Where("pr.status IN (?)", bun.List(inFlight)).OrderExpr("pr.period").Limit(1).Scan(ctx); err != nil {
 		return fmt.Errorf("payroll: runs in flight: %w", err)
 	}
 	switch {

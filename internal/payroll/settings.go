@@ -9,11 +9,8 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/wagerail/wagerail/internal/payroll/paycalc"
-	"github.com/wagerail/wagerail/internal/platform/audit"
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/field"
-	"github.com/wagerail/wagerail/internal/platform/outbox"
-	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
 
 // Tenant settings: what a run (and the calculator, EWA and the court-order remittance) read of
@@ -171,7 +168,17 @@ type settingsRow struct {
 	CourtOrderAutoSubmit       *bool   `bun:"court_order_auto_submit" db:"court_order_auto_submit"`
 }
 
-var settingsTables = layerTables{tenant: "app.payroll_settings", override: "app.payroll_settings_overrides"}
+// settingsLayers is the settings' family of layers.
+var settingsLayers = &layerFamily[settingsRow, *settingsRow, SettingsValues, SettingsLayer, Settings]{
+	tables:    layerTables{tenant: "app.payroll_settings", override: "app.payroll_settings_overrides"},
+	defaults:  DefaultSettings,
+	over:      (*Settings).over,
+	event:     func(s Settings) any { return s.Event() },
+	target:    TargetSettings,
+	eventType: EventSettingsChanged,
+	actions: layerActions{set: ActionUpdateSettings, reset: ActionResetSettings, override: ActionOverrideSettings,
+		removeOverride: ActionRemoveSettingsOverride},
+}
 
 func (r *settingsRow) values() SettingsValues {
 	v := SettingsValues{MonthlyWorkingHours: r.MonthlyWorkingHours, PensionEmployeeBasisPoints: r.PensionEmployeeBasisPoints,
@@ -227,70 +234,25 @@ func (s *Settings) over(v SettingsValues, src Source) {
 // tenant's values over it, the platform's override over both (one query). The calculator's
 // loader, EWA and runs call it in the transaction they read the rest in: a BunTx or a pgx.Tx.
 func EffectiveSettings(ctx context.Context, tx db.Writer) (Settings, error) {
-	tenant := tenancy.TenantID(ctx)
-	if tenant == "" {
-		return Settings{}, tenancy.ErrNoTenant
-	}
-	all, err := EffectiveSettingsOf(ctx, tx, []string{tenant})
-	if err != nil {
-		return Settings{}, err
-	}
-	return all[tenant], nil
+	return settingsLayers.effective(ctx, tx)
 }
 
 // EffectiveSettingsOf are the effective settings of each of tenants (one query), for a
 // platform job in a cross-tenant transaction; in a tenant's transaction the other tenants read
 // as defaults (row-level security hides their rows), so use EffectiveSettings there.
 func EffectiveSettingsOf(ctx context.Context, tx db.Writer, tenants []string) (map[string]Settings, error) {
-	out := make(map[string]Settings, len(tenants))
-	if len(tenants) == 0 {
-		return out, nil
-	}
-	rows, err := readBothLayers[settingsRow](ctx, tx, settingsTables, tenants)
-	if err != nil {
-		return nil, err
-	}
-	for _, t := range tenants {
-		out[t] = DefaultSettings(t)
-	}
-	// The tenant layer first, the override over it.
-	for _, l := range []Layer{LayerTenant, LayerOverride} {
-		for i := range rows {
-			if r := &rows[i]; r.Layer == l {
-				s, ok := out[r.TenantID]
-				if !ok {
-					continue
-				}
-				s.over(r.values(), l.source())
-				out[r.TenantID] = s
-			}
-		}
-	}
-	return out, nil
+	return settingsLayers.effectiveOf(ctx, tx, tenants)
 }
 
 // SettingsLayerOf is the context tenant's row of layer l (all values nil when it has none).
 func SettingsLayerOf(ctx context.Context, tx db.BunTx, l Layer) (SettingsLayer, error) {
-	var r settingsRow
-	found, err := readLayer(ctx, tx, settingsTables.of(l), &r)
-	if err != nil || !found {
-		return SettingsLayer{TenantID: tenancy.TenantID(ctx), Layer: l}, err
-	}
-	return r.layer(l), nil
+	return settingsLayers.stored(ctx, tx, l)
 }
 
 // ListSettingsOverrides lists the platform's overrides in tenant id order after the cursor (at
 // most limit), in a cross-tenant transaction.
 func ListSettingsOverrides(ctx context.Context, tx db.BunTx, after string, limit int) ([]SettingsLayer, error) {
-	var rows []settingsRow
-	if err := listLayer(ctx, tx, settingsTables.of(LayerOverride), after, limit, &rows); err != nil {
-		return nil, err
-	}
-	out := make([]SettingsLayer, len(rows))
-	for i := range rows {
-		out[i] = rows[i].layer(LayerOverride)
-	}
-	return out, nil
+	return settingsLayers.overrides(ctx, tx, after, limit)
 }
 
 // Validate checks the values a change sets (a cleared field needs no check) and returns the
@@ -411,63 +373,13 @@ func (c SettingsChange) changed() map[string]any {
 // tx. It returns the layer as stored. Errors: a *field.Error for a value out of bounds (nothing
 // written).
 func ChangeSettings(ctx context.Context, tx db.BunTx, l Layer, c SettingsChange) (SettingsLayer, error) {
-	if err := c.Validate(); err != nil {
-		return SettingsLayer{}, err
-	}
-	tenant := tenancy.TenantID(ctx)
-	if tenant == "" {
-		return SettingsLayer{}, tenancy.ErrNoTenant
-	}
-	r, cols := c.row(tenant, tenancy.Actor(ctx))
-	if err := upsertLayer(ctx, tx, settingsTables.of(l), r, cols); err != nil {
-		return SettingsLayer{}, err
-	}
-	action := ActionUpdateSettings
-	if l == LayerOverride {
-		action = ActionOverrideSettings
-	}
-	changed := c.changed()
-	if err := settingsChanged(ctx, tx, l, action, "SET", changed); err != nil {
-		return SettingsLayer{}, err
-	}
-	return r.layer(l), nil
+	return settingsLayers.change(ctx, tx, l, c)
 }
 
 // ResetSettings removes the context tenant's row of layer l (its fields inherit again), with
 // its audit row and event. removed is false, and nothing is written, when there was none.
 func ResetSettings(ctx context.Context, tx db.BunTx, l Layer) (removed bool, err error) {
-	removed, err = deleteLayer(ctx, tx, settingsTables.of(l))
-	if err != nil || !removed {
-		return false, err
-	}
-	action := ActionResetSettings
-	if l == LayerOverride {
-		action = ActionRemoveSettingsOverride
-	}
-	return true, settingsChanged(ctx, tx, l, action, "REMOVED", nil)
-}
-
-// settingsChanged writes the audit row and the event of a change of layer l.
-func settingsChanged(ctx context.Context, tx db.BunTx, l Layer, action, change string, fields map[string]any) error {
-	tenant := tenancy.TenantID(ctx)
-	details := map[string]any{"layer": l, "change": change}
-	if fields != nil {
-		details["fields"] = fields
-	}
-	if err := audit.Write(ctx, tx, audit.Entry{Action: action, Outcome: audit.Success, TargetType: TargetSettings,
-		TargetID: tenant, Details: details}); err != nil {
-		return err
-	}
-	eff, err := EffectiveSettings(ctx, tx)
-	if err != nil {
-		return err
-	}
-	payload := map[string]any{"tenantId": tenant, "layer": l, "change": change, "effective": eff.Event()}
-	if fields != nil {
-		payload["fields"] = fields
-	}
-	_, err = outbox.Write(ctx, tx, EventSettingsChanged, payload)
-	return err
+	return settingsLayers.reset(ctx, tx, l)
 }
 
 // SettingsEvent is the effective settings as an event carries them (the payroll account by
