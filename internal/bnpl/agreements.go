@@ -156,7 +156,7 @@ func instalmentsOf(ctx context.Context, q db.Writer, ids []string) (map[string][
 	rows, err := db.Select[agreementInstalment](ctx, q, `SELECT agreement_id, idx, due_date, amount_santim::bigint AS amount_santim, status,
 			coalesce(collect_workflow_id, '') AS collect_workflow_id, coalesce(collect_source, '') AS collect_source,
 			coalesce(collect_mandate_id, '') AS collect_mandate_id, coalesce(ledger_tx_id, '') AS ledger_tx_id, collected_at, schedule_version
-		FROM app.bnpl_instalments WHERE tenant_id = ? AND agreement_id IN (?) ORDER BY agreement_id, idx`, tenancy.TenantID(ctx), bun.In(ids))
+		FROM app.bnpl_instalments WHERE tenant_id = ? AND agreement_id IN (?) ORDER BY agreement_id, idx`, tenancy.TenantID(ctx), bun.List(ids))
 	if err != nil {
 		return nil, fmt.Errorf("bnpl: read the instalments: %w", err)
 	}

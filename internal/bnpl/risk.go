@@ -113,7 +113,7 @@ func Risk(ctx context.Context, q db.Writer, today time.Time) (RiskReport, error)
 	t := today.UTC()
 	r := RiskReport{Day: time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)}
 	tenant, day := tenancy.TenantID(ctx), r.Day.Format(time.DateOnly)
-	owed := bun.In([]string{InstalmentDue, InstalmentCollecting})
+	owed := bun.List([]string{InstalmentDue, InstalmentCollecting})
 	ageing, err := db.Select[struct {
 		Bucket      string `bun:"bucket" db:"bucket"`
 		Instalments int64  `bun:"instalments" db:"instalments"`

@@ -112,7 +112,7 @@ func Summarize(ctx context.Context, q db.Writer, side Side, today time.Time) (Su
 		t := today.UTC()
 		day := time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, time.UTC)
 		rows, err = db.Select[summaryRow](ctx, q, businessSummarySQL, tenancy.TenantID(ctx), day.Format(time.DateOnly),
-			day.AddDate(0, 0, 6).Format(time.DateOnly), StatusActive, bun.In([]string{InstalmentDue, InstalmentCollecting}))
+			day.AddDate(0, 0, 6).Format(time.DateOnly), StatusActive, bun.List([]string{InstalmentDue, InstalmentCollecting}))
 	}
 	if err != nil {
 		return Summary{}, fmt.Errorf("bnpl: summarize the agreements: %w", err)

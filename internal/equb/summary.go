@@ -53,7 +53,7 @@ type summaryRow struct {
 // (its tenant's transaction: row-level security applies, and the tenant is stated in the query
 // as ListGroups states it).
 func Summarize(ctx context.Context, tx db.BunTx) (Summary, error) {
-	rows, err := db.Select[summaryRow](ctx, tx, summarySQL, bun.In([]string{GroupForming, GroupRunning}), MemberActive, CyclePaid,
+	rows, err := db.Select[summaryRow](ctx, tx, summarySQL, bun.List([]string{GroupForming, GroupRunning}), MemberActive, CyclePaid,
 		tenancy.TenantID(ctx))
 	if err != nil {
 		return Summary{}, fmt.Errorf("equb.summarize: %w", err)

@@ -210,8 +210,8 @@ func ListLoanRequests(ctx context.Context, tx db.BunTx, f LoanRequestFilter, aft
 	}
 	// The schedules, as getLoan reads one (its instalments but those a restructure superseded).
 	var ins []LoanInstalment
-	if err := tx.NewSelect().Model(&ins).Where("li.fi_id = ?", tenancy.TenantID(ctx)).Where("li.tenant_id IN (?)", bun.In(tenants)).
-		Where("li.loan_id IN (?)", bun.In(ids)).Where("li.status <> ?", InstalmentSuperseded).OrderExpr("li.loan_id, li.idx").
+	if err := tx.NewSelect().Model(&ins).Where("li.fi_id = ?", tenancy.TenantID(ctx)).Where("li.tenant_id IN (?)", bun.List(tenants)).
+		Where("li.loan_id IN (?)", bun.List(ids)).Where("li.status <> ?", InstalmentSuperseded).OrderExpr("li.loan_id, li.idx").
 		Scan(ctx); err != nil {
 		return nil, fmt.Errorf("lending.loan_requests: instalments: %w", err)
 	}
@@ -225,7 +225,7 @@ func ListLoanRequests(ctx context.Context, tx db.BunTx, f LoanRequestFilter, aft
 		Name string `bun:"name"`
 	}
 	if err := tx.NewRaw(`SELECT id, name FROM app.loan_products WHERE tenant_id = ? AND id IN (?)`, tenancy.TenantID(ctx),
-		bun.In(products)).Scan(ctx, &named); err != nil {
+		bun.List(products)).Scan(ctx, &named); err != nil {
 		return nil, fmt.Errorf("lending.loan_requests: products: %w", err)
 	}
 	for _, p := range named {
@@ -273,8 +273,8 @@ func borrowerLoansQuery(ctx context.Context, tx db.BunTx, tenants, borrowers []s
 				WHERE li.tenant_id = o.tenant_id AND li.loan_id = o.id AND li.status NOT IN (?)), 0)::text AS owed
 		FROM app.loans o
 		WHERE o.fi_id = ? AND o.tenant_id IN (?) AND o.borrower_id IN (?) AND o.status IN (?)`,
-		bun.In([]string{InstalmentRepaid, InstalmentSuperseded}), tenancy.TenantID(ctx), bun.In(tenants), bun.In(borrowers),
-		bun.In(LoanOpenStatuses))
+		bun.List([]string{InstalmentRepaid, InstalmentSuperseded}), tenancy.TenantID(ctx), bun.List(tenants), bun.List(borrowers),
+		bun.List(LoanOpenStatuses))
 }
 
 // exposureBeside is l's borrower's exposure at the FI from rows, l itself left out.

@@ -299,7 +299,7 @@ func ListLoans(ctx context.Context, tx db.BunTx, p Party, f LoanFilter) ([]Loan,
 	var out []Loan
 	q := tx.NewSelect().Model(&out).Where(p.column()+" = ?", tenancy.TenantID(ctx)).OrderExpr("ln.id").Limit(f.Rows())
 	if len(f.Statuses) > 0 {
-		q = q.Where("ln.status IN (?)", bun.In(f.Statuses))
+		q = q.Where("ln.status IN (?)", bun.List(f.Statuses))
 	}
 	if f.BorrowerID != "" {
 		q = q.Where("ln.borrower_id = ?", f.BorrowerID)

@@ -174,7 +174,7 @@ func bnplDeductedByAgreement(ctx context.Context, tx db.Writer, byMandate map[st
 		ID        string `bun:"id" db:"id"`
 		Reference string `bun:"reference" db:"reference"`
 	}](ctx, tx, `SELECT id, reference FROM app.payroll_deduction_mandates WHERE tenant_id = ? AND kind = ? AND id IN (?)`,
-		tenancy.TenantID(ctx), string(paycalc.KindBnplInstallment), bun.In(ids))
+		tenancy.TenantID(ctx), string(paycalc.KindBnplInstallment), bun.List(ids))
 	if err != nil {
 		return nil, fmt.Errorf("lending: the BNPL mandates deducted: %w", err)
 	}

@@ -315,7 +315,7 @@ func Restructure(ctx context.Context, tx db.BunTx, loanID string, r RestructureR
 	if len(replaced) > 0 {
 		res, err := tx.NewUpdate().Model((*LoanInstalment)(nil)).Set("status = ?", InstalmentSuperseded).
 			Set("superseded_by_version = ?", v.Version).Where("li.tenant_id = ? AND li.loan_id = ?", l.TenantID, l.ID).
-			Where("li.idx IN (?) AND li.status = ? AND li.repaid_santim = 0", bun.In(replaced), InstalmentScheduled).Exec(ctx)
+			Where("li.idx IN (?) AND li.status = ? AND li.repaid_santim = 0", bun.List(replaced), InstalmentScheduled).Exec(ctx)
 		if err != nil {
 			return Restructured{}, fmt.Errorf("lending.restructure: replace instalments: %w", err)
 		}

@@ -83,7 +83,7 @@ func Summarize(ctx context.Context, tx db.BunTx, p Party, at time.Time) (Summary
 		return Summary{}, fmt.Errorf("lending.summarize: %w", err)
 	}
 	rows, err := db.Select[summaryRow](ctx, tx, fmt.Sprintf(summarySQL, p.column()), through, at.Format("2006-01"), LoanActive,
-		bun.In([]string{LoanActive, LoanDefaulted}), bun.In([]string{InstalmentRepaid, InstalmentSuperseded}), tenancy.TenantID(ctx))
+		bun.List([]string{LoanActive, LoanDefaulted}), bun.List([]string{InstalmentRepaid, InstalmentSuperseded}), tenancy.TenantID(ctx))
 	if err != nil {
 		return Summary{}, fmt.Errorf("lending.summarize: %w", err)
 	}

@@ -55,7 +55,7 @@ func one(ctx context.Context, tx db.BunTx, r payroll.Run, employeeID string, sta
 	q := tx.NewSelect().Model(&es).Where("pe.tenant_id = ?", tenancy.TenantID(ctx)).Where("pe.run_id = ?", r.ID).
 		Where("pe.employee_id = ?", employeeID).Limit(1)
 	if statuses != nil {
-		q = q.Where("pe.status IN (?)", bun.In(statuses))
+		q = q.Where("pe.status IN (?)", bun.List(statuses))
 	}
 	if err := q.Scan(ctx); err != nil {
 		return Payslip{}, fmt.Errorf("payslip: entry: %w", err)
@@ -124,7 +124,7 @@ func ListIssued(ctx context.Context, tx db.Writer, employeeID, before string, li
 		  AND (? = '' OR (pe.period, pe.run_id) < (SELECT c.period, c.run_id FROM app.payroll_entries c
 		                                            WHERE c.tenant_id = ? AND c.employee_id = ? AND c.run_id = ?))
 		ORDER BY pe.period DESC, pe.run_id DESC
-		LIMIT ?`, tenant, employeeID, bun.In(Issued), before, tenant, employeeID, before, limit)
+		LIMIT ?`, tenant, employeeID, bun.List(Issued), before, tenant, employeeID, before, limit)
 	if err != nil {
 		return nil, fmt.Errorf("payslip: list: %w", err)
 	}
@@ -185,7 +185,7 @@ func build(ctx context.Context, tx db.BunTx, r payroll.Run, es []payroll.Entry) 
 		Position   *string `bun:"position" db:"position"`
 		Department *string `bun:"department" db:"department"`
 		TIN        *string `bun:"tin" db:"tin"`
-	}](ctx, tx, `SELECT id, full_name, position, department, tin FROM app.employees WHERE tenant_id = ? AND id IN (?)`, tenant, bun.In(ids))
+	}](ctx, tx, `SELECT id, full_name, position, department, tin FROM app.employees WHERE tenant_id = ? AND id IN (?)`, tenant, bun.List(ids))
 	if err != nil {
 		return nil, fmt.Errorf("payslip: employees: %w", err)
 	}
