@@ -8,6 +8,7 @@ BIN := bin/wagerail
 GO_TEST_TIMEOUT ?= 25m
 FUZZTIME ?= 30s
 WORKFLOWCHECK := go.temporal.io/sdk/contrib/tools/workflowcheck@v0.6.0
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 .PHONY: run test bench lint build build-prod generate migrate soak fuzz deps clean
 
@@ -47,11 +48,12 @@ soak: deps
 fuzz: deps
 	@scripts/fuzz.sh $(FUZZTIME)
 
-## lint: formatting, vet, a tidy go.mod and the Temporal workflow determinism check
+## lint: formatting, vet, staticcheck, a tidy go.mod and the Temporal workflow determinism check
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '\.pb\.go$$')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	go vet ./...
 	go vet -tags noembed ./cmd/wagerail
+	go run $(STATICCHECK) ./...
 	@go mod tidy -diff || { echo "go.mod/go.sum are not tidy: run go mod tidy"; exit 1; }
 	go run $(WORKFLOWCHECK) ./workflows/...
 

@@ -165,7 +165,7 @@ func TestAuthxLogNeverHoldsSecrets(t *testing.T) {
 	logger := logging.New(buf, slog.LevelDebug, "api")
 	f := newAuthxFixture(t, logger, true)
 	const email = "secretive@example.com"
-	a, _ := f.signUp(email, "BUSINESS")
+	f.signUp(email, "BUSINESS")
 	var secrets []string
 
 	// Password reset.
@@ -179,7 +179,7 @@ func TestAuthxLogNeverHoldsSecrets(t *testing.T) {
 	require.Equal(t, http.StatusOK, f.client().call(http.MethodPost, "/api/auth/sign-in/magic-link", map[string]any{"email": email}).Code)
 	magic := authxMailedToken(t, f, email, notify.MagicLink)
 	secrets = append(secrets, magic)
-	a = f.client()
+	a := f.client()
 	require.Equal(t, http.StatusOK, a.call(http.MethodPost, "/api/auth/magic-link/verify", map[string]any{"token": magic}).Code)
 	secrets = append(secrets, a.cookie.Value)
 

@@ -64,6 +64,7 @@ func TestAuthxPhoneOTP(t *testing.T) {
 	require.Equal(t, http.StatusBadRequest, code)
 	require.Equal(t, "INVALID_CODE", e)
 	code, e = verify(a, "+251911000000", otp)
+	require.Equal(t, http.StatusBadRequest, code)
 	require.Equal(t, "INVALID_CODE", e, "the code is bound to the number it was sent to")
 	// Another user cannot use it either.
 	b, _ := f.signUp("other-phone@example.com", "BUSINESS")

@@ -35,10 +35,9 @@ import (
 // operator, two platform admins, and the adjustment key configured.
 type disputeStack struct {
 	*disputeWorld
-	tc                 client.Client
-	operator, admin    *apiClient
-	admin2             *apiClient
-	operatorID, userID string
+	tc              client.Client
+	operator, admin *apiClient
+	admin2          *apiClient
 }
 
 func newDisputeStack(t testing.TB) *disputeStack {

@@ -172,13 +172,14 @@ func TestEqubEscrowReconciliation(t *testing.T) {
 	// Only complete runs move the gauges (found by an audit): a run limited to some partners
 	// does not advance the last success, and a run in which a tenant's check failed reports no
 	// drift for the partners it could not see (its totals hold the other tenants' accounts only).
-	_, lastBefore := gauges()
+	driftBefore, lastBefore := gauges()
 	rec := s.reviewer.call(http.MethodPost, equbEscrowReconPath, map[string]any{"partners": []string{"sandbox"}})
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 	require.Equal(t, 1, s.count(t, `SELECT count(*) FROM app.equb_escrow_recon_runs WHERE workflow_id = $1 AND NOT everyone`,
 		decode[equbEscrowReconJSON](t, rec).WorkflowID))
 	drift, last = gauges()
 	require.Equal(t, lastBefore, last, "a partner-limited run is not a complete reconciliation")
+	require.Equal(t, driftBefore, drift, "nor does it move the drift gauge")
 	require.NoError(t, (&reconcile.EscrowRunner{DB: s.d.App}).RecordEscrowRun(ctx, reconcile.EscrowRun{WorkflowID: testkit.Unique("wf"), RunID: "r1",
 		Everyone: true, Errors: 1, Partners: []reconcile.EscrowPartnerTotal{{Partner: "sandbox"}}}))
 	drift, last = gauges()

@@ -447,7 +447,7 @@ func stepReport(t *testing.T, tc client.Client, ids []string) {
 	}
 	med := func(v []int) int { s := slices.Clone(v); slices.Sort(s); return s[len(s)/2] }
 	t.Logf("where a saga's time goes (medians over %d histories)", len(ids))
-	t.Logf("  workflow tasks %d (local activities run inside them: %d), regular activities %d", med(wfts), med(locals), med(acts))
+	t.Logf("  workflow tasks %d (local activities run inside them: %d), regular activities %d (run %s)", med(wfts), med(locals), med(acts), pctile(actRan, 50))
 	t.Logf("  workflow tasks queued in Temporal %s, run by the worker %s (the local activities' time)", pctile(queued, 50), pctile(ran, 50))
 	if len(settle) > 0 {
 		t.Logf("  transfer initiated → the bank's settlement signal %s (%d of %d sagas settled by the callback)", pctile(settle, 50), len(settle), len(ids))

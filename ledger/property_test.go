@@ -88,8 +88,8 @@ type modelTx struct {
 }
 
 type modelKey struct {
-	req   *ledgerv1.PostTransactionRequest
-	txID  string
+	req  *ledgerv1.PostTransactionRequest
+	txID string
 }
 
 type ledgerMachine struct {

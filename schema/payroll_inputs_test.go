@@ -12,7 +12,6 @@ import (
 	"github.com/wagerail/wagerail/schema"
 )
 
-
 // TestPayrollInputsMigrationKeepsRows: app/0030 moves every existing allowance, deduction and
 // assignment amount into the column of its kind, makes every payment frequency MONTHLY, and its
 // down migration puts them back.

@@ -31,7 +31,7 @@ import (
 
 const (
 	legsKind         partnerref.Kind = "test-legs"
-	legsWorkflowName                 = "test.PayoutLegs"
+	legsWorkflowName string          = "test.PayoutLegs"
 )
 
 type legsInput struct {

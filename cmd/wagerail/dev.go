@@ -158,7 +158,6 @@ const devStopTimeout = 5 * time.Second
 // devComponent is one in-process service of the dev stack, started in order.
 type devComponent struct {
 	name string
-	url  string
 	run  func(ctx context.Context, log *slog.Logger, ready func()) error
 }
 
