@@ -55,6 +55,8 @@ func (s *Server) disputeWorkRoutes() []Route {
 			Summary: "Reopen a dispute closed with no action: a new dispute with reopensDisputeId", Handler: s.reopenDispute},
 		{Method: http.MethodPost, Path: "/api/admin/disputes/:id/evidence", Auth: Platform, Resolve: s.resolveDisputeTenant,
 			Summary: "Attach evidence (the organization's uploads by key) to an open dispute (platform admin)", Handler: s.attachDisputeEvidence},
+		{Method: http.MethodPost, Path: "/api/admin/disputes", Auth: Operator,
+			Summary: "Record a dispute a partner bank raised, or the platform's own (operator)", Handler: s.recordDispute},
 	}
 }
 

@@ -218,7 +218,7 @@ func TestDisputeHostileInput(t *testing.T) {
 }
 
 // FuzzDisputeRoutes: whatever reaches the dispute routes — the reads, opening, evidence,
-// decisions, adjustment approvals and reopen (any path parameter, query and body, from an
+// decisions, adjustment approvals, reopen and platform support's record (any path parameter, query and body, from an
 // employee, an owner, an operator, a platform admin or nobody, against the real workflow, ledger
 // and Temporal) — answers 4xx or success, never 5xx.
 func FuzzDisputeRoutes(f *testing.F) {
@@ -247,6 +247,12 @@ func FuzzDisputeRoutes(f *testing.F) {
 	f.Add(uint8(9), uint8(4), open.ID, "", `{"uploadKeys":["upl_01890000-0000-7000-8000-000000000000"]}`)
 	f.Add(uint8(9), uint8(4), "dsp_nope", "", `{"uploadKeys":["upl_01890000-0000-7000-8000-000000000000"],"note":"\u0007"}`)
 	f.Add(uint8(9), uint8(1), open.ID, "", `{"uploadKeys":["upl_01890000-0000-7000-8000-000000000000"]}`)
+	// A dispute platform support records (a partner bank's, the platform's own).
+	paid := w.paidOut(f, w.emp, "sandbox", 3_000)
+	f.Add(uint8(10), uint8(3), "", "", `{"tenantId":"`+w.tenant+`","ledgerTransactionId":"`+paid+`","ledgerAccountName":"receivable-from-employee:`+w.emp+`","raisedByType":"PARTNER_BANK","partner":"sandbox","reason":"x"}`)
+	f.Add(uint8(10), uint8(4), "", "", `{"tenantId":"`+w.tenant+`","ledgerTransactionId":"`+paid+`","ledgerAccountName":"receivable-from-employee:`+w.emp+`","raisedByType":"PARTNER_BANK","partner":"other\u0000"}`)
+	f.Add(uint8(10), uint8(3), "", "", `{"tenantId":"`+w.otherTenant+`","ledgerTransactionId":"`+tx+`","ledgerAccountName":"receivable-from-borrower:ln_1","raisedByType":"INTERNAL","reason":"\u202e"}`)
+	f.Add(uint8(10), uint8(1), "", "", `{"tenantId":"%ff","raisedByType":"EMPLOYEE"}`)
 	var n atomic.Int64
 	f.Fuzz(func(t *testing.T, route, who uint8, param, query, body string) {
 		r := routes[int(route)%len(routes)]

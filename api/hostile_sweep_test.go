@@ -1053,6 +1053,7 @@ var sweepStringCandidates = []string{
 	"sweep-1", "1", "0", "123456", "#1A2B3C", "upl_00000000-0000-4000-8000-000000000000", "2026-12",
 	"2000-01-01", "2026-12-01", "2026-12-01T00:00:00Z", "sweep@example.com", "+251911234567", "sandbox",
 	"lrep_sweep", "00000000-0000-4000-8000-000000000000", "SWEEP", "Sweep Name", "12:00", "https://example.com/x",
+	"receivable-from-employee:sweep-1",
 }
 
 // sweepValue is a value the schema allows, built from its enum, alternatives, properties and

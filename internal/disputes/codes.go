@@ -32,17 +32,23 @@ const (
 	CodeTransactionNotPosted = "DISPUTE_TRANSACTION_NOT_POSTED"
 	// CodeNotDisputable: the transaction charged the employee nothing (it only credits their
 	// account: a repayment, a reversal, an adjustment), or more than one amount's bound.
-	CodeNotDisputable     = "DISPUTE_TRANSACTION_NOT_DISPUTABLE"
-	CodeAlreadyOpen       = "DISPUTE_ALREADY_OPEN"
-	CodeAlreadyDisputed   = "DISPUTE_ALREADY_DECIDED"
-	CodeInvalidState      = "DISPUTE_INVALID_STATE"
-	CodeAlreadyReopened   = "DISPUTE_ALREADY_REOPENED"
-	CodeApprovalMissing   = "DISPUTE_APPROVAL_REQUIRED"
-	CodeSelfApproved      = "DISPUTE_SELF_APPROVAL"
-	CodeApprovalInvalid   = "DISPUTE_APPROVAL_INVALID"
-	CodeOwnDispute        = "DISPUTE_OWN_DECISION"
-	CodeLedgerUnavailable = "DISPUTE_LEDGER_UNAVAILABLE"
-	CodeLedgerRefused     = "DISPUTE_LEDGER_REFUSED"
+	CodeNotDisputable = "DISPUTE_TRANSACTION_NOT_DISPUTABLE"
+	// CodeAccountNotOnTransaction: the customer's account platform support named has no entry
+	// in the transaction.
+	CodeAccountNotOnTransaction = "DISPUTE_ACCOUNT_NOT_ON_TRANSACTION"
+	// CodePartnerNotOnTransaction: the partner bank raising the dispute holds none of the
+	// accounts the transaction moved money at (no partner-bank:<partner>: entry).
+	CodePartnerNotOnTransaction = "DISPUTE_PARTNER_NOT_ON_TRANSACTION"
+	CodeAlreadyOpen             = "DISPUTE_ALREADY_OPEN"
+	CodeAlreadyDisputed         = "DISPUTE_ALREADY_DECIDED"
+	CodeInvalidState            = "DISPUTE_INVALID_STATE"
+	CodeAlreadyReopened         = "DISPUTE_ALREADY_REOPENED"
+	CodeApprovalMissing         = "DISPUTE_APPROVAL_REQUIRED"
+	CodeSelfApproved            = "DISPUTE_SELF_APPROVAL"
+	CodeApprovalInvalid         = "DISPUTE_APPROVAL_INVALID"
+	CodeOwnDispute              = "DISPUTE_OWN_DECISION"
+	CodeLedgerUnavailable       = "DISPUTE_LEDGER_UNAVAILABLE"
+	CodeLedgerRefused           = "DISPUTE_LEDGER_REFUSED"
 	// CodeOtherDecisionPosted: the ledger holds the dispute's reversal or adjustment, posted by
 	// a run of its workflow that ended before recording it, and the decision is another one: a
 	// decision that moves money would move it twice, and one that moves none would close the
@@ -58,10 +64,13 @@ const (
 // refusals is the one table.
 var refusals = refusal.Table{
 	CodeNotFound:             {Status: http.StatusNotFound, Message: "no such dispute in this organization"},
-	CodeTransactionNotFound:  {Status: http.StatusNotFound, Message: "no such ledger transaction on your account"},
+	CodeTransactionNotFound:  {Status: http.StatusNotFound, Message: "no such ledger transaction (an employee disputes only those on their own account)"},
 	CodeTransactionNotPosted: {Status: http.StatusConflict, Message: "only a POSTED ledger transaction can be disputed"},
 	CodeNotDisputable: {Status: http.StatusConflict,
 		Message: "only a charge to your account can be disputed: a repayment, a reversal or an adjustment (a dispute's own refund) cannot"},
+	CodeAccountNotOnTransaction: {Status: http.StatusUnprocessableEntity, Message: "the transaction has no entry on that customer's account"},
+	CodePartnerNotOnTransaction: {Status: http.StatusUnprocessableEntity,
+		Message: "the transaction moved no money at that partner bank: a partner disputes only what went through it"},
 	CodeAlreadyOpen: {Status: http.StatusConflict, Message: "this transaction already has an open dispute"},
 	CodeAlreadyDisputed: {Status: http.StatusConflict,
 		Message: "this transaction was disputed and the dispute decided; a platform admin may reopen one closed with no action"},

@@ -5,6 +5,10 @@
 // business-day calendar (calendar.go, public holidays as data in holidays_et.json), and the
 // refusal codes every layer answers with (codes.go).
 //
+// Who raises one: an employee, on their own receivable (POST /api/me/disputes); a partner bank, on
+// a transaction that moved money at one of its accounts, and the platform itself — both recorded
+// by platform support (POST /api/admin/disputes), on a customer's account (CustomerAccount).
+//
 // Every state change is one transaction: the dispute row, its event (status after the event, so
 // the latest event is the effective state), its audit row and its outbox event (dispute.*.v1).
 // The customer told of the decision (notified.go: who the customer is, and the NOTIFIED event

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/field"
 	"github.com/wagerail/wagerail/ledger/chart"
 )
 
@@ -19,6 +21,19 @@ import (
 // receivable-from-employee:<employee>, a loan's receivable-from-borrower:<loan> (the loan's
 // borrower) or a BNPL agreement's receivable-from-customer:<agreement> (the agreement's
 // employee). Any other account has no customer to tell.
+
+// customerBases are the chart's accounts of what a customer owes, each with one sub-account per
+// customer (or per the customer's loan or agreement): a dispute is about one of them.
+var customerBases = []string{chart.ReceivableFromEmployee, chart.ReceivableFromBorrower, chart.ReceivableFromCustomer}
+
+// CustomerAccount is whether name is one customer's account: a base of customerBases and one
+// identifier segment (receivable-from-employee:<employee>, receivable-from-borrower:<loan>,
+// receivable-from-customer:<agreement>). A dispute platform support records names one.
+func CustomerAccount(name string) bool {
+	base, sub, ok := strings.Cut(name, ":")
+	return ok && slices.Contains(customerBases, base) && !strings.Contains(sub, ":") &&
+		field.Identifier("ledgerAccountName", sub, field.MaxIdentifier) == nil
+}
 
 // CustomerEmployee answers the employee a dispute of the transaction's tenant is about, and
 // whether there is one (ErrNotFound for no dispute).
@@ -30,20 +45,18 @@ func CustomerEmployee(ctx context.Context, q db.Querier, id string) (string, boo
 	if d.RaisedByType == RaisedByEmployee {
 		return d.RaisedBySubjectID, true, nil
 	}
-	base, rest, _ := strings.Cut(d.LedgerAccountName, ":")
-	if rest == "" {
+	if !CustomerAccount(d.LedgerAccountName) {
 		return "", false, nil
 	}
+	base, rest, _ := strings.Cut(d.LedgerAccountName, ":")
 	var lookup string
 	switch base {
 	case chart.ReceivableFromEmployee:
 		return rest, true, nil
 	case chart.ReceivableFromBorrower:
 		lookup = `SELECT borrower_id FROM app.loans WHERE tenant_id = $1 AND id = $2`
-	case chart.ReceivableFromCustomer:
+	default: // chart.ReceivableFromCustomer
 		lookup = `SELECT employee_id FROM app.bnpl_agreements WHERE tenant_id = $1 AND id = $2`
-	default:
-		return "", false, nil
 	}
 	var employee string
 	err = q.QueryRow(ctx, lookup, d.TenantID, rest).Scan(&employee)
