@@ -5,6 +5,7 @@ import (
 
 	"github.com/wagerail/wagerail/activities"
 	"github.com/wagerail/wagerail/internal/bnpl"
+	"github.com/wagerail/wagerail/internal/platform/money"
 	"github.com/wagerail/wagerail/internal/platform/partnerref"
 	"github.com/wagerail/wagerail/ledger/chart"
 )
@@ -196,7 +197,7 @@ func (d *bnplActivate) begin(ctx workflow.Context) (o payoutOutcome, done bool, 
 func (d *bnplActivate) transferInput(ref string) activities.TransferInput {
 	return activities.TransferInput{Run: d.run, Partner: d.plan.Funding.Partner, Reference: ref,
 		FromAccount: d.plan.Funding.AccountNumber, ToAccount: d.plan.Settlement.AccountNumber,
-		AmountSantim: d.plan.Plan.MerchantReceivesSantim, Domain: "BNPL"}
+		AmountSantim: d.plan.Plan.MerchantReceivesSantim, Domain: money.DomainBNPL}
 }
 
 func (d *bnplActivate) gateInput() activities.GateInput {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/wagerail/wagerail/activities"
 	"github.com/wagerail/wagerail/internal/equb"
+	"github.com/wagerail/wagerail/internal/platform/money"
 	"github.com/wagerail/wagerail/internal/platform/partnerref"
 	"github.com/wagerail/wagerail/ledger/chart"
 )
@@ -190,7 +191,7 @@ func (d *equbMoney) transferInput(ref string) activities.TransferInput {
 		from, to = to, from
 	}
 	return activities.TransferInput{Run: d.run, Partner: d.plan.Escrow.Partner, Reference: ref, FromAccount: from,
-		ToAccount: to, AmountSantim: d.plan.AmountSantim, Domain: "EQUB"}
+		ToAccount: to, AmountSantim: d.plan.AmountSantim, Domain: money.DomainEqub}
 }
 
 // ledgerInput is the pool mirror's pending posting, its bank_reference the leg reference. Into the

@@ -92,7 +92,7 @@ func EwaDisburse(ctx workflow.Context, in EwaDisburseInput) (EwaDisburseResult, 
 // to the employee's payout account.
 func (d *disburse) transferInput(ref string) activities.TransferInput {
 	return activities.TransferInput{Run: d.run, Partner: d.plan.Funding.Partner, Reference: ref,
-		FromAccount: d.plan.Funding.AccountNumber, ToAccount: d.plan.Destination.AccountNumber, AmountSantim: d.plan.PrincipalSantim, Domain: "EWA"}
+		FromAccount: d.plan.Funding.AccountNumber, ToAccount: d.plan.Destination.AccountNumber, AmountSantim: d.plan.PrincipalSantim, Domain: money.DomainEWA}
 }
 
 // begin runs the saga up to the transfer: the plan, the gates, the claim, the pending ledger

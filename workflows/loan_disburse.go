@@ -5,6 +5,7 @@ import (
 
 	"github.com/wagerail/wagerail/activities"
 	"github.com/wagerail/wagerail/internal/lending"
+	"github.com/wagerail/wagerail/internal/platform/money"
 	"github.com/wagerail/wagerail/internal/platform/partnerref"
 	"github.com/wagerail/wagerail/ledger/chart"
 )
@@ -221,7 +222,7 @@ func (d *loanDisburse) concluded(ctx workflow.Context, c lending.DisburseConclud
 func (d *loanDisburse) transferInput(ref string) activities.TransferInput {
 	return activities.TransferInput{Run: d.run, Partner: d.plan.Funding.Partner, Reference: ref,
 		FromAccount: d.plan.Funding.AccountNumber, ToAccount: d.plan.Destination.AccountNumber, AmountSantim: d.plan.PrincipalSantim,
-		Domain: "LOAN"}
+		Domain: money.DomainLoan}
 }
 
 // gateInput is the gates' input for the plan: the borrower screened, the loan the audit rows'

@@ -10,6 +10,7 @@ import (
 	"github.com/wagerail/wagerail/activities"
 	"github.com/wagerail/wagerail/internal/bankwebhook"
 	"github.com/wagerail/wagerail/internal/lending"
+	"github.com/wagerail/wagerail/internal/platform/money"
 	"github.com/wagerail/wagerail/internal/platform/partnerref"
 	"github.com/wagerail/wagerail/ledger/chart"
 )
@@ -225,7 +226,7 @@ func (r *loanRemit) newPayout(p *payout) *payout {
 // settlement account, under the claimed remittance's leg reference.
 func (r *loanRemit) transferInput() activities.TransferInput {
 	return activities.TransferInput{Run: r.run, Partner: r.rem.From.Partner, Reference: r.rem.Reference,
-		FromAccount: r.rem.From.AccountNumber, ToAccount: r.rem.To.AccountNumber, AmountSantim: r.rem.AmountSantim, Domain: "LOAN"}
+		FromAccount: r.rem.From.AccountNumber, ToAccount: r.rem.To.AccountNumber, AmountSantim: r.rem.AmountSantim, Domain: money.DomainLoan}
 }
 
 // journal is the remittance's PENDING transaction (internal/lending/doc.go "Remit").

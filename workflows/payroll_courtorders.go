@@ -9,6 +9,7 @@ import (
 	"github.com/wagerail/wagerail/activities"
 	"github.com/wagerail/wagerail/internal/bankwebhook"
 	"github.com/wagerail/wagerail/internal/payroll"
+	"github.com/wagerail/wagerail/internal/platform/money"
 )
 
 // The court-order remittance saga: a payroll run's court-order withholding sent to each payee
@@ -197,7 +198,7 @@ func (r *courtRemit) transferOf(ref string) activities.TransferInput {
 	for _, m := range r.rems {
 		if m.Reference == ref {
 			return activities.TransferInput{Run: r.run, Partner: m.FromPartner, Reference: m.Reference, FromAccount: m.FromAccount,
-				ToAccount: m.Payee.AccountNumber, AmountSantim: m.AmountSantim, Domain: "PAYROLL"}
+				ToAccount: m.Payee.AccountNumber, AmountSantim: m.AmountSantim, Domain: money.DomainPayroll}
 		}
 	}
 	return activities.TransferInput{Run: r.run, Reference: ref}

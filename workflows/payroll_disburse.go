@@ -8,6 +8,7 @@ import (
 
 	"github.com/wagerail/wagerail/activities"
 	"github.com/wagerail/wagerail/internal/payroll"
+	"github.com/wagerail/wagerail/internal/platform/money"
 )
 
 // The payroll disbursement saga's contract with its callers (the API's disburse route, tests).
@@ -211,7 +212,7 @@ func (d *payrollDisburse) refused(err error) (PayrollDisburseResult, error) {
 // with the given id), the outcomes recorded on the entries by PayrollDisburseRecord.
 func payEntries(ctx workflow.Context, run activities.Run, from payroll.Account, fanoutID string, items []payroll.DisburseItem) (FanoutResult, error) {
 	fin := FanoutInput{FanoutParams: FanoutParams{TenantID: run.TenantID, CorrelationID: run.CorrelationID, Partner: from.Partner,
-		FromAccount: from.AccountNumber, Domain: "PAYROLL", Record: activities.PayrollDisburseRecord}, Items: make([]FanoutItem, len(items))}
+		FromAccount: from.AccountNumber, Domain: money.DomainPayroll, Record: activities.PayrollDisburseRecord}, Items: make([]FanoutItem, len(items))}
 	for i, it := range items {
 		fin.Items[i] = FanoutItem{Key: it.EntryID, ToAccount: it.ToAccount, AmountSantim: it.AmountSantim}
 	}

@@ -4,6 +4,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/wagerail/wagerail/activities"
+	"github.com/wagerail/wagerail/internal/platform/money"
 	"github.com/wagerail/wagerail/internal/platform/partnerref"
 	"github.com/wagerail/wagerail/internal/savings"
 )
@@ -247,7 +248,7 @@ func (m *savingsMove) begin(ctx workflow.Context) (o payoutOutcome, done bool, e
 func (m *savingsMove) transferInput(ref string) activities.TransferInput {
 	from, to := m.plan.From(), m.plan.To()
 	return activities.TransferInput{Run: m.run, Partner: from.Partner, Reference: ref, FromAccount: from.AccountNumber, ToAccount: to.AccountNumber,
-		AmountSantim: m.plan.AmountSantim, Domain: "SAVINGS"}
+		AmountSantim: m.plan.AmountSantim, Domain: money.DomainSavings}
 }
 
 // gateInput: the saver screened, the goal the audit rows' target, the payout account looked up

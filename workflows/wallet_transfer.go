@@ -4,6 +4,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/wagerail/wagerail/activities"
+	"github.com/wagerail/wagerail/internal/platform/money"
 	"github.com/wagerail/wagerail/internal/platform/partnerref"
 	"github.com/wagerail/wagerail/internal/wallet"
 )
@@ -196,7 +197,7 @@ func (m *walletTransfer) begin(ctx workflow.Context) (o payoutOutcome, done bool
 // transferInput is the plan's transfer (pool → destination) under ref.
 func (m *walletTransfer) transferInput(ref string) activities.TransferInput {
 	return activities.TransferInput{Run: m.run, Partner: m.plan.Pool.Partner, Reference: ref, FromAccount: m.plan.Pool.AccountNumber,
-		ToAccount: m.plan.Destination.AccountNumber, AmountSantim: m.plan.AmountSantim, Domain: "WALLET"}
+		ToAccount: m.plan.Destination.AccountNumber, AmountSantim: m.plan.AmountSantim, Domain: money.DomainWallet}
 }
 
 // gateInput: the holder screened and the audit rows' target, the counterparty's name screened,

@@ -18,6 +18,7 @@ import (
 	"github.com/wagerail/wagerail/internal/platform/audit"
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/field"
+	"github.com/wagerail/wagerail/internal/platform/money"
 	"github.com/wagerail/wagerail/internal/platform/outbox"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
@@ -280,7 +281,7 @@ func MarkActive(ctx context.Context, tx db.Writer, id, workflowID, transferID, r
 		return a, err
 	}
 	// Only here, where the agreement moved: a step run again returned above (ActivatedAt set).
-	return a, outbox.WriteTransferSettled(ctx, tx, outbox.TransferSettled{Domain: "BNPL", Kind: "merchant_settlement", SubjectID: a.ID,
+	return a, outbox.WriteTransferSettled(ctx, tx, outbox.TransferSettled{Domain: money.DomainBNPL, Kind: "merchant_settlement", SubjectID: a.ID,
 		AmountSantim: a.PurchaseSantim - a.DiscountSantim, TransferID: a.TransferID, PartnerReference: reference,
 		Keys: map[string]any{"agreementId": a.ID, "merchantId": a.MerchantID}})
 }

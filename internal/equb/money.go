@@ -12,6 +12,7 @@ import (
 	"github.com/wagerail/wagerail/internal/identity"
 	"github.com/wagerail/wagerail/internal/payroll"
 	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/money"
 	"github.com/wagerail/wagerail/internal/platform/outbox"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
@@ -52,7 +53,7 @@ const (
 const EventBankTransferSettled = "equb.bank_transfer_settled.v1"
 
 // transferDomain is the equb's transfers' money domain (money.ValidDomain).
-const transferDomain = "EQUB"
+const transferDomain = money.DomainEqub
 
 // PayrollSource is a contribution by payroll deduction (internal/payroll/product_mandate.go): the
 // member by membership, the product mandate, and the amount the payroll run withheld.

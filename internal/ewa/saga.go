@@ -16,6 +16,7 @@ import (
 
 	"github.com/wagerail/wagerail/internal/employees"
 	"github.com/wagerail/wagerail/internal/platform/audit"
+	"github.com/wagerail/wagerail/internal/platform/money"
 	"github.com/wagerail/wagerail/internal/platform/outbox"
 )
 
@@ -204,7 +205,7 @@ func MarkDisbursed(ctx context.Context, tx pgx.Tx, requestID, workflowID, transf
 	payload["transferId"], payload["ledgerTxId"] = r.TransferID, r.LedgerTxID
 	// The transfer sent the principal (the fee is the employee's debt, not paid out). Written
 	// here, where the update moved the request, so a step run again writes none.
-	settled := outbox.TransferSettled{Domain: "EWA", Kind: "disbursement", SubjectID: r.ID, AmountSantim: r.PrincipalSantim,
+	settled := outbox.TransferSettled{Domain: money.DomainEWA, Kind: "disbursement", SubjectID: r.ID, AmountSantim: r.PrincipalSantim,
 		TransferID: r.TransferID, PartnerReference: reference, Keys: map[string]any{"requestId": r.ID}}
 	return r, record(ctx, tx, r, ActionDisbursed, audit.Success,
 		map[string]any{"workflowId": workflowID, "transferId": r.TransferID, "ledgerTxId": r.LedgerTxID}, EventDisbursed, payload, settled)

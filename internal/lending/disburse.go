@@ -23,6 +23,7 @@ import (
 	"github.com/wagerail/wagerail/internal/payroll"
 	"github.com/wagerail/wagerail/internal/platform/audit"
 	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/money"
 	"github.com/wagerail/wagerail/internal/platform/outbox"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
@@ -46,7 +47,7 @@ const (
 )
 
 // transferDomain is the loan's transfers' money domain (the payout block's, money.ValidDomain).
-const transferDomain = "LOAN"
+const transferDomain = money.DomainLoan
 
 // ErrFundingNotSet: the loan's FI has not set its accounts (LOAN_FUNDING_ACCOUNT_NOT_SET).
 var ErrFundingNotSet = RefusalError(CodeFundingAccountNotSet)

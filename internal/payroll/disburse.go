@@ -13,6 +13,7 @@ import (
 
 	"github.com/wagerail/wagerail/internal/platform/audit"
 	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/money"
 	"github.com/wagerail/wagerail/internal/platform/outbox"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
@@ -113,7 +114,7 @@ const (
 	// order's remittance to its payee (kind court_order_remittance).
 	EventBankTransferSettled = "payroll.bank_transfer_settled.v1"
 	// transferDomain is the payroll's transfers' money domain (money.ValidDomain).
-	transferDomain = "PAYROLL"
+	transferDomain = money.DomainPayroll
 )
 
 // DisbursePlan is what the saga needs before it claims the run.

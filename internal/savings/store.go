@@ -433,7 +433,7 @@ func conclude(ctx context.Context, tx pgx.Tx, workflowID string, to Status, tran
 		return m, err
 	}
 	// Only here, where the movement changed: a step run again found it no longer PENDING.
-	return m, outbox.WriteTransferSettled(ctx, tx, outbox.TransferSettled{Domain: "SAVINGS", Kind: strings.ToLower(string(m.Kind)),
+	return m, outbox.WriteTransferSettled(ctx, tx, outbox.TransferSettled{Domain: money.DomainSavings, Kind: strings.ToLower(string(m.Kind)),
 		SubjectID: m.ID, AmountSantim: m.AmountSantim, TransferID: m.TransferID, PartnerReference: reference, Keys: map[string]any{"movementId": m.ID, "goalId": m.GoalID}})
 }
 

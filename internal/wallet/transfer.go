@@ -14,6 +14,7 @@ import (
 	"github.com/wagerail/wagerail/internal/identity"
 	"github.com/wagerail/wagerail/internal/platform/audit"
 	"github.com/wagerail/wagerail/internal/platform/field"
+	"github.com/wagerail/wagerail/internal/platform/money"
 	"github.com/wagerail/wagerail/internal/platform/outbox"
 	"github.com/wagerail/wagerail/internal/platform/refusal"
 	"github.com/wagerail/wagerail/internal/platform/settle"
@@ -392,7 +393,7 @@ func conclude(ctx context.Context, tx pgx.Tx, workflowID string, to Status, tran
 		return t, err
 	}
 	// Only here, where the transfer changed: a step run again found it no longer PENDING.
-	return t, outbox.WriteTransferSettled(ctx, tx, outbox.TransferSettled{Domain: "WALLET", Kind: "transfer", SubjectID: t.ID,
+	return t, outbox.WriteTransferSettled(ctx, tx, outbox.TransferSettled{Domain: money.DomainWallet, Kind: "transfer", SubjectID: t.ID,
 		AmountSantim: t.AmountSantim, TransferID: t.TransferID, PartnerReference: reference, Keys: map[string]any{"transferRecordId": t.ID, "employeeId": t.EmployeeID}})
 }
 
