@@ -9,10 +9,8 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/wagerail/wagerail/internal/payroll"
-	"github.com/wagerail/wagerail/internal/platform/crosstenant"
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/field"
-	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
 
 // Registered names of the payroll-completion saga's steps (histories reference them).
@@ -84,19 +82,7 @@ func (a *PayrollComplete) Register(r worker.ActivityRegistry) {
 // Due lists, across tenants, the runs whose deductions were taken but not yet applied
 // (payroll.DueCompletions).
 func (a *PayrollComplete) Due(ctx context.Context, in PayrollCompleteDueInput) ([]payroll.DueRun, error) {
-	if a.Platform == nil {
-		return nil, misconfigured(PayrollDeductionsPoller + ": no platform database configured")
-	}
-	var out []payroll.DueRun
-	ctx = tenancy.With(ctx, tenancy.Scope{Actor: tenancy.System(PayrollDeductionsPoller), RequestID: in.WorkflowID})
-	err := crosstenant.BunTx(ctx, a.Platform, "payroll-deductions-poller: find the runs to complete", func(tx db.BunTx) (err error) {
-		out, err = payroll.DueCompletions(ctx, tx)
-		return err
-	})
-	if err != nil {
-		return nil, temporalError(err)
-	}
-	return out, nil
+	return crossTenantRead(ctx, a.Platform, PayrollDeductionsPoller, in.WorkflowID, "find the runs to complete", payroll.DueCompletions)
 }
 
 // Check begins the completion (payroll.BeginCompletion): a run that is neither DISBURSED nor

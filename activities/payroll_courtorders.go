@@ -9,10 +9,8 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/wagerail/wagerail/internal/payroll"
-	"github.com/wagerail/wagerail/internal/platform/crosstenant"
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/field"
-	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
 
 // Registered names of the court-order remittance saga's record steps and of the auto-submit's
@@ -118,19 +116,7 @@ func (a *PayrollCourtOrders) MarkFailed(ctx context.Context, in PayrollCourtRemi
 // Due lists the runs due for an automatic submit, across tenants (payroll.DueCourtOrderRemits;
 // a read: retried freely).
 func (a *PayrollCourtOrders) Due(ctx context.Context, in PayrollCourtRemitDueInput) ([]payroll.DueRun, error) {
-	if a.Platform == nil {
-		return nil, misconfigured(PayrollCourtRemitSaga + ": no platform database configured")
-	}
-	var out []payroll.DueRun
-	ctx = tenancy.With(ctx, tenancy.Scope{Actor: tenancy.System(PayrollCourtRemitSaga), RequestID: in.WorkflowID})
-	err := crosstenant.BunTx(ctx, a.Platform, "court-order-auto-submit: find the runs due", func(tx db.BunTx) (err error) {
-		out, err = payroll.DueCourtOrderRemits(ctx, tx)
-		return err
-	})
-	if err != nil {
-		return nil, temporalError(err)
-	}
-	return out, nil
+	return crossTenantRead(ctx, a.Platform, PayrollCourtRemitSaga, in.WorkflowID, "find the runs due", payroll.DueCourtOrderRemits)
 }
 
 func (a *PayrollCourtOrders) now() time.Time {

@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 
+	"github.com/wagerail/wagerail/internal/platform/crosstenant"
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/field"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
@@ -134,4 +135,27 @@ func asActor[Tx any](actorID string, fn func(context.Context, Tx) error) func(co
 		}
 		return fn(ctx, tx)
 	}
+}
+
+// crossTenantRead is a schedule firing's look across tenants: read in one cross-tenant
+// transaction on platform (the cross-tenant role's pool) as the system actor job, the firing's
+// workflow id its request id and "<job>: <purpose>" the transaction's stated reason. A worker
+// without the platform pool is misconfigured (non-retryable); any other error is typed as
+// temporalError types it.
+func crossTenantRead[T any](ctx context.Context, platform *bun.DB, job, workflowID, purpose string,
+	read func(context.Context, db.BunTx) (T, error)) (T, error) {
+	var out T
+	if platform == nil {
+		return out, misconfigured(job + ": no platform database configured")
+	}
+	ctx = tenancy.With(ctx, tenancy.Scope{Actor: tenancy.System(job), RequestID: workflowID})
+	err := crosstenant.BunTx(ctx, platform, job+": "+purpose, func(tx db.BunTx) (err error) {
+		out, err = read(ctx, tx)
+		return err
+	})
+	if err != nil {
+		var none T
+		return none, temporalError(err)
+	}
+	return out, nil
 }
