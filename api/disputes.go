@@ -296,7 +296,7 @@ func (s *Server) openMyDispute(c *gin.Context) {
 		return
 	}
 	user := callerOf(c).User.ID
-	d, err := inEmployeeTx(s, c, tenant, func(ctx context.Context, tx pgx.Tx) (disputes.Dispute, error) {
+	d, err := inTenantOf(s, c, tenant, func(ctx context.Context, tx pgx.Tx) (disputes.Dispute, error) {
 		return disputes.Open(ctx, tx, s.disputeCalendar(), disputes.OpenInput{TenantID: tenant,
 			LedgerTransactionID: got.GetTransaction().GetId(), LedgerAccountID: accountID, LedgerAccountName: account,
 			AmountSantim: amount, Currency: got.GetTransaction().GetCurrency(), RaisedBy: disputes.RaisedByEmployee,
@@ -373,7 +373,7 @@ func (s *Server) myDisputes(c *gin.Context) {
 		return
 	}
 	f.RaisedBy, f.RaisedBySubjectID, f.Now = disputes.RaisedByEmployee, employeeID, s.now()
-	rows, err := inEmployeeTx(s, c, tenant, func(ctx context.Context, tx pgx.Tx) ([]disputes.Dispute, error) {
+	rows, err := inTenantOf(s, c, tenant, func(ctx context.Context, tx pgx.Tx) ([]disputes.Dispute, error) {
 		return disputes.List(ctx, tx, f)
 	})
 	if err != nil {

@@ -134,7 +134,7 @@ func (s *Server) recordDispute(c *gin.Context) {
 	if raisedBy == disputes.RaisedByPartnerBank {
 		subject = *req.Partner
 	}
-	d, err := inEmployeeTx(s, c, tenant, func(ctx context.Context, tx pgx.Tx) (disputes.Dispute, error) {
+	d, err := inTenantOf(s, c, tenant, func(ctx context.Context, tx pgx.Tx) (disputes.Dispute, error) {
 		return disputes.Open(ctx, tx, s.disputeCalendar(), disputes.OpenInput{TenantID: tenant,
 			LedgerTransactionID: ltx.GetId(), LedgerAccountID: accountID, LedgerAccountName: account,
 			AmountSantim: amount, Currency: ltx.GetCurrency(), RaisedBy: raisedBy,

@@ -70,7 +70,7 @@ func (s *Server) employeeHelp(c *gin.Context) {
 		b    orgs.BusinessOrg
 		open []disputes.Dispute
 	}
-	r, err := inEmployeeTx(s, c, tenant, func(ctx context.Context, tx pgx.Tx) (read, error) {
+	r, err := inTenantOf(s, c, tenant, func(ctx context.Context, tx pgx.Tx) (read, error) {
 		var r read
 		var err error
 		if r.b, err = orgs.BusinessByID(ctx, tx, tenant); err != nil {

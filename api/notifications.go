@@ -18,7 +18,6 @@ import (
 	"github.com/wagerail/wagerail/internal/platform/crosstenant"
 	"github.com/wagerail/wagerail/internal/platform/field"
 	"github.com/wagerail/wagerail/internal/platform/logging"
-	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
 
 // Notifications (issue 27 part 2): the caller's own choices and in-app inbox, in the organization
@@ -128,25 +127,13 @@ func parsePreferences(in notificationPreferencesInput) (notifications.Language, 
 
 // --- handlers ---
 
-// inEmployeeTx runs fn in the employee's tenant as the caller, on pgx (the store reads rows).
-func inEmployeeTx[T any](s *Server, c *gin.Context, tenant string, fn func(ctx context.Context, tx pgx.Tx) (T, error)) (T, error) {
-	var out T
-	ctx := tenancy.WithTenant(c.Request.Context(), tenant)
-	err := tenancy.InTx(ctx, s.deps.DB, func(tx pgx.Tx) error {
-		var err error
-		out, err = fn(ctx, tx)
-		return err
-	})
-	return out, err
-}
-
 func (s *Server) getNotificationPreferences(c *gin.Context) {
 	tenant, _, ok := s.myEmployee(c)
 	if !ok {
 		return
 	}
 	user := callerOf(c).User.ID
-	p, err := inEmployeeTx(s, c, tenant, func(ctx context.Context, tx pgx.Tx) (notifications.Preferences, error) {
+	p, err := inTenantOf(s, c, tenant, func(ctx context.Context, tx pgx.Tx) (notifications.Preferences, error) {
 		return notifications.Load(ctx, tx, tenant, user)
 	})
 	if err != nil {
@@ -172,7 +159,7 @@ func (s *Server) putNotificationPreferences(c *gin.Context) {
 		return
 	}
 	user := callerOf(c).User.ID
-	p, err := inEmployeeTx(s, c, tenant, func(ctx context.Context, tx pgx.Tx) (notifications.Preferences, error) {
+	p, err := inTenantOf(s, c, tenant, func(ctx context.Context, tx pgx.Tx) (notifications.Preferences, error) {
 		if err := notifications.Save(ctx, tx, tenant, user, lang, items, time.Now()); err != nil {
 			return notifications.Preferences{}, err
 		}
@@ -210,7 +197,7 @@ func (s *Server) myNotifications(c *gin.Context) {
 		return
 	}
 	user := callerOf(c).User.ID
-	rows, err := inEmployeeTx(s, c, tenant, func(ctx context.Context, tx pgx.Tx) ([]notifications.Notification, error) {
+	rows, err := inTenantOf(s, c, tenant, func(ctx context.Context, tx pgx.Tx) ([]notifications.Notification, error) {
 		return notifications.Inbox(ctx, tx, tenant, user, cursor, unread, limit+1)
 	})
 	if err != nil {
@@ -236,7 +223,7 @@ func (s *Server) readNotification(c *gin.Context) {
 		return
 	}
 	user := callerOf(c).User.ID
-	n, err := inEmployeeTx(s, c, tenant, func(ctx context.Context, tx pgx.Tx) (notifications.Notification, error) {
+	n, err := inTenantOf(s, c, tenant, func(ctx context.Context, tx pgx.Tx) (notifications.Notification, error) {
 		return notifications.MarkRead(ctx, tx, tenant, user, id, time.Now())
 	})
 	if errors.Is(err, notifications.ErrNotFound) {

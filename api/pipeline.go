@@ -307,6 +307,20 @@ func inTenantValue[T any](s *Server, c *gin.Context, fn func(ctx context.Context
 	return out, err
 }
 
+// inTenantOf runs fn in a transaction of the named tenant on the runtime role (row-level security
+// holds it to that tenant), for a handler whose tenant is not the caller's active organization:
+// an employee's own (myEmployee) or the one a platform route names.
+func inTenantOf[T any](s *Server, c *gin.Context, tenant string, fn func(ctx context.Context, tx pgx.Tx) (T, error)) (T, error) {
+	var out T
+	ctx := tenancy.WithTenant(c.Request.Context(), tenant)
+	err := tenancy.InTx(ctx, s.deps.DB, func(tx pgx.Tx) error {
+		var err error
+		out, err = fn(ctx, tx)
+		return err
+	})
+	return out, err
+}
+
 // inTenantBun is inTenant for a bun store (internal/platform/db.NewBun over the same pools).
 func (s *Server) inTenantBun(c *gin.Context, fn func(ctx context.Context, tx db.BunTx) error) error {
 	cl := callerOf(c)
