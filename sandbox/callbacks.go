@@ -204,18 +204,11 @@ func (d *deliverer) run(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		wait := idle.next(err, d.cfg.PollInterval)
 		if err != nil {
 			d.log.Error("sandbox callbacks: delivery round failed", "err", err)
 		}
-		if err == nil && n == d.roundSize() {
-			continue
-		}
-		select {
-		case <-ctx.Done():
+		if !idle.pause(ctx, err, n == d.roundSize(), d.nudge, d.cfg.PollInterval) {
 			return
-		case <-d.nudge:
-		case <-time.After(wait):
 		}
 	}
 }

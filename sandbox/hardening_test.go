@@ -12,7 +12,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -446,22 +445,6 @@ func TestHardening6_IdenticalBatchesRacingGetOneAnswer(t *testing.T) {
 	e.openAccount("RB-B", "Worker B", 0)
 	const callers, rounds = 20, 5
 	var held int64
-	race := func(bodies []BatchRequest) []resp {
-		out := make([]resp, len(bodies))
-		start := make(chan struct{})
-		var wg sync.WaitGroup
-		for i := range bodies {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				<-start
-				out[i] = e.do("POST", "/api/v1/transfer-batches", bodies[i])
-			}()
-		}
-		close(start)
-		wg.Wait()
-		return out
-	}
 	batch := func(amount int64) BatchRequest {
 		bref := ref("race")
 		return BatchRequest{BatchReference: bref, FromAccount: "RB-SRC", Currency: "ETB", TenantID: "tenant-r", Domain: "PAYROLL",
@@ -477,7 +460,7 @@ func TestHardening6_IdenticalBatchesRacingGetOneAnswer(t *testing.T) {
 		for i := range bodies {
 			bodies[i] = req
 		}
-		results := race(bodies)
+		results := postAtOnce(e, "/api/v1/transfer-batches", bodies)
 		var first *Batch
 		created := 0
 		for i, r := range results {
@@ -526,7 +509,7 @@ func TestHardening6_IdenticalBatchesRacingGetOneAnswer(t *testing.T) {
 			bodies[i] = other
 		}
 	}
-	results := race(bodies)
+	results := postAtOnce(e, "/api/v1/transfer-batches", bodies)
 	winner := -1
 	for i, r := range results {
 		if r.Status == 201 {

@@ -226,6 +226,24 @@ func (e *env) do(method, path string, body any) resp {
 	return resp{Status: res.StatusCode, Body: raw, Header: res.Header}
 }
 
+// postAtOnce posts every body to path from a goroutine of its own, all released together, and
+// returns the answers in the bodies' order: callers racing each other, for the bank's
+// idempotency and locking.
+func postAtOnce[T any](e *env, path string, bodies []T) []resp {
+	out := make([]resp, len(bodies))
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range bodies {
+		wg.Go(func() {
+			<-start
+			out[i] = e.do("POST", path, bodies[i])
+		})
+	}
+	close(start)
+	wg.Wait()
+	return out
+}
+
 func decodeAs[T any](t testing.TB, r resp) T {
 	t.Helper()
 	var v T

@@ -140,6 +140,32 @@ func (b *Bank) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	writeJSON(w, status, body)
 }
 
+// render answers 200 with v, or err through writeError when the call that made v failed.
+func (b *Bank) render(w http.ResponseWriter, r *http.Request, v any, err error) {
+	if err != nil {
+		b.writeError(w, r, err)
+		return
+	}
+	writeJSON(w, 200, v)
+}
+
+// renderList answers 200 with the object {name: items}; no items is an empty list, never null.
+func renderList[T any](b *Bank, w http.ResponseWriter, r *http.Request, name string, items []T, err error) {
+	if items == nil {
+		items = []T{}
+	}
+	b.render(w, r, map[string]any{name: items}, err)
+}
+
+// createdStatus is the answer to an idempotent create: 201 when it made something, 200 when it
+// replayed what the bank already holds under the same key.
+func createdStatus(created bool) int {
+	if created {
+		return http.StatusCreated
+	}
+	return http.StatusOK
+}
+
 // decode reads exactly one JSON object with no unknown fields (no mass assignment on a bank's
 // money-moving routes) from a body the edge has bounded. The raw body must be valid UTF-8: the
 // decoder would silently turn an invalid sequence into U+FFFD, so the bank would store (and
@@ -171,6 +197,42 @@ func decode(r *http.Request, v any) *Error {
 }
 
 const jsonSpace = " \t\r\n"
+
+// requestBody is a body a route binds: decoded, then validated as a whole.
+type requestBody interface{ Validate() *Error }
+
+// bind decodes the body into req and validates it: the first refusal (413 or 400) is the answer,
+// before anything is looked up or written.
+func bind(r *http.Request, req requestBody) *Error {
+	if e := decode(r, req); e != nil {
+		return e
+	}
+	return req.Validate()
+}
+
+// movingRequest is the body of a money-moving create: a transfer or a batch.
+type movingRequest interface {
+	requestBody
+	// callback is the callbackUrl the request names, "" for the bank's default.
+	callback() string
+}
+
+func (r *TransferRequest) callback() string { return r.CallbackURL }
+func (r *BatchRequest) callback() string    { return r.CallbackURL }
+
+// bindMoving is bind for a money-moving create, which must also name only a callbackUrl the bank
+// was started to call. The allowlist is checked here, where such a body is read, rather than by
+// each route: the bank posts signed money events, and a route that forgot the check would let any
+// caller aim the bank at an internal address.
+func (b *Bank) bindMoving(r *http.Request, req movingRequest) *Error {
+	if e := bind(r, req); e != nil {
+		return e
+	}
+	if u := req.callback(); u != "" && !b.allowCallback(u) {
+		return errf(400, CodeCallbackURLNotAllowed, "callbackUrl is not on the bank's callback allowlist")
+	}
+	return nil
+}
 
 // jsonRefusal says what is wrong with a body in the contract's words: field names and JSON
 // kinds, never the decoder's Go types ("cannot unmarshal string into Go struct field …").
@@ -261,14 +323,6 @@ func (b *Bank) wait(w http.ResponseWriter, r *http.Request, d time.Duration) boo
 	}
 }
 
-// checkCallback refuses a callbackUrl the bank was not started to call.
-func (b *Bank) checkCallback(u string) *Error {
-	if u != "" && !b.allowCallback(u) {
-		return errf(400, CodeCallbackURLNotAllowed, "callbackUrl is not on the bank's callback allowlist")
-	}
-	return nil
-}
-
 var uuidRe = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
 
 // --- bank endpoints ---
@@ -298,24 +352,12 @@ func (b *Bank) getAccount(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	a, err := b.store.getAccount(r.Context(), number)
-	if err != nil {
-		b.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, 200, a.Account)
+	b.render(w, r, a.Account, err)
 }
 
 func (b *Bank) createTransfer(w http.ResponseWriter, r *http.Request) {
 	var req TransferRequest
-	if e := decode(r, &req); e != nil {
-		b.writeError(w, r, e)
-		return
-	}
-	if e := req.Validate(); e != nil {
-		b.writeError(w, r, e)
-		return
-	}
-	if e := b.checkCallback(req.CallbackURL); e != nil {
+	if e := b.bindMoving(r, &req); e != nil {
 		b.writeError(w, r, e)
 		return
 	}
@@ -330,24 +372,29 @@ func (b *Bank) createTransfer(w http.ResponseWriter, r *http.Request) {
 		b.writeError(w, r, err)
 		return
 	}
-	status := http.StatusOK
 	if created {
-		status = http.StatusCreated
 		b.scheduleSettlement()
 	}
 	b.holdResponse(w, r, f)
-	writeJSON(w, status, t)
+	writeJSON(w, createdStatus(created), t)
 }
 
-func (b *Bank) renderTransfer(w http.ResponseWriter, r *http.Request, t Transfer, err error) {
+// renderRead answers a partner's read of an object whose accounts are known only once it is
+// read (a transfer, a batch): err; else the injected faults of those accounts; else 200 with v.
+// Nothing found is answered before any fault, as no account is known.
+func (b *Bank) renderRead(w http.ResponseWriter, r *http.Request, v any, err error, accounts ...string) {
 	if err != nil {
 		b.writeError(w, r, err)
 		return
 	}
-	if _, ok := b.injected(w, r, t.FromAccount, t.ToAccount); !ok {
+	if _, ok := b.injected(w, r, accounts...); !ok {
 		return
 	}
-	writeJSON(w, 200, t)
+	writeJSON(w, 200, v)
+}
+
+func (b *Bank) renderTransfer(w http.ResponseWriter, r *http.Request, t Transfer, err error) {
+	b.renderRead(w, r, t, err, t.FromAccount, t.ToAccount)
 }
 
 func (b *Bank) getTransfer(w http.ResponseWriter, r *http.Request) {
@@ -372,15 +419,7 @@ func (b *Bank) getTransferByReference(w http.ResponseWriter, r *http.Request) {
 
 func (b *Bank) createBatch(w http.ResponseWriter, r *http.Request) {
 	var req BatchRequest
-	if e := decode(r, &req); e != nil {
-		b.writeError(w, r, e)
-		return
-	}
-	if e := req.Validate(); e != nil {
-		b.writeError(w, r, e)
-		return
-	}
-	if e := b.checkCallback(req.CallbackURL); e != nil {
+	if e := b.bindMoving(r, &req); e != nil {
 		b.writeError(w, r, e)
 		return
 	}
@@ -399,26 +438,17 @@ func (b *Bank) createBatch(w http.ResponseWriter, r *http.Request) {
 		b.writeError(w, r, err)
 		return
 	}
-	status := http.StatusOK
 	if created {
-		status = http.StatusCreated
 		b.scheduleSettlement()
 		wake(b.deliverer.nudge) // items failed at acceptance have their callbacks already
 	}
 	b.holdResponse(w, r, f)
-	writeJSON(w, status, batch)
+	writeJSON(w, createdStatus(created), batch)
 }
 
 func (b *Bank) renderBatch(w http.ResponseWriter, r *http.Request, id string) {
 	batch, err := b.store.getBatch(r.Context(), id)
-	if err != nil {
-		b.writeError(w, r, err)
-		return
-	}
-	if _, ok := b.injected(w, r, batch.FromAccount); !ok {
-		return
-	}
-	writeJSON(w, 200, batch)
+	b.renderRead(w, r, batch, err, batch.FromAccount)
 }
 
 func (b *Bank) getBatch(w http.ResponseWriter, r *http.Request) {
@@ -526,11 +556,7 @@ func (b *Bank) getStatement(w http.ResponseWriter, r *http.Request) {
 
 func (b *Bank) opCreateAccount(w http.ResponseWriter, r *http.Request) {
 	var req CreateAccountRequest
-	if e := decode(r, &req); e != nil {
-		b.writeError(w, r, e)
-		return
-	}
-	if e := req.Validate(); e != nil {
+	if e := bind(r, &req); e != nil {
 		b.writeError(w, r, e)
 		return
 	}
@@ -546,32 +572,26 @@ func (b *Bank) opCreateAccount(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, 201, a)
 }
 
-func (b *Bank) opGetAccount(w http.ResponseWriter, r *http.Request) {
-	number, e := pathAccount(r)
+// actOnPath answers an operator route that acts on the one thing its path names (an account, an
+// identity): key's 400 for a malformed name before anything is looked up, else what act returns
+// (200) or its error. Operator routes take no injected faults.
+func actOnPath[T any](b *Bank, w http.ResponseWriter, r *http.Request,
+	key func(*http.Request) (string, *Error), act func(context.Context, string) (T, error)) {
+	k, e := key(r)
 	if e != nil {
 		b.writeError(w, r, e)
 		return
 	}
-	a, err := b.store.getAccount(r.Context(), number)
-	if err != nil {
-		b.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, 200, a)
+	v, err := act(r.Context(), k)
+	b.render(w, r, v, err)
+}
+
+func (b *Bank) opGetAccount(w http.ResponseWriter, r *http.Request) {
+	actOnPath(b, w, r, pathAccount, b.store.getAccount)
 }
 
 func (b *Bank) opCloseAccount(w http.ResponseWriter, r *http.Request) {
-	number, e := pathAccount(r)
-	if e != nil {
-		b.writeError(w, r, e)
-		return
-	}
-	a, err := b.store.closeAccount(r.Context(), number)
-	if err != nil {
-		b.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, 200, a)
+	actOnPath(b, w, r, pathAccount, b.store.closeAccount)
 }
 
 // opFundAccount credits an account from outside the bank. Errors: 404 ACCOUNT_NOT_FOUND; 422
@@ -584,26 +604,12 @@ func (b *Bank) opFundAccount(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req FundRequest
-	if e := decode(r, &req); e != nil {
+	if e := bind(r, &req); e != nil {
 		b.writeError(w, r, e)
 		return
-	}
-	if e := validAmount("amountSantim", req.AmountSantim); e != nil {
-		b.writeError(w, r, e)
-		return
-	}
-	if req.Reference != "" {
-		if e := validReference("reference", req.Reference); e != nil {
-			b.writeError(w, r, e)
-			return
-		}
 	}
 	a, err := b.store.fundAccount(r.Context(), number, req)
-	if err != nil {
-		b.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, 200, a)
+	b.render(w, r, a, err)
 }
 
 func limitParam(r *http.Request, def, hi int) (int, *Error) {
@@ -632,14 +638,7 @@ func (b *Bank) opListTransfers(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ts, err := b.store.listTransfers(r.Context(), status, limit)
-	if err != nil {
-		b.writeError(w, r, err)
-		return
-	}
-	if ts == nil {
-		ts = []Transfer{}
-	}
-	writeJSON(w, 200, map[string]any{"transfers": ts})
+	renderList(b, w, r, "transfers", ts, err)
 }
 
 func (b *Bank) opListCallbacks(w http.ResponseWriter, r *http.Request) {
@@ -654,14 +653,7 @@ func (b *Bank) opListCallbacks(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	cs, err := b.store.listCallbacks(r.Context(), tid, limit)
-	if err != nil {
-		b.writeError(w, r, err)
-		return
-	}
-	if cs == nil {
-		cs = []CallbackRecord{}
-	}
-	writeJSON(w, 200, map[string]any{"callbacks": cs})
+	renderList(b, w, r, "callbacks", cs, err)
 }
 
 // faultScope is the scope a faults route addresses: the account in the path (or a national id,
@@ -684,11 +676,7 @@ func (b *Bank) opPutFaults(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var f Faults
-	if e := decode(r, &f); e != nil {
-		b.writeError(w, r, e)
-		return
-	}
-	if e := f.Validate(); e != nil {
+	if e := bind(r, &f); e != nil {
 		b.writeError(w, r, e)
 		return
 	}

@@ -101,11 +101,8 @@ func (r *CreateIdentityRequest) Validate() *Error {
 	if e := validNationalID("nationalId", r.NationalID); e != nil {
 		return e
 	}
-	if err := field.Name("fullName", r.FullName); err != nil {
-		return refused(err)
-	}
-	if len(r.FullName) > maxFullNameBytes {
-		return invalid("fullName must be at most %d bytes", maxFullNameBytes)
+	if e := validName("fullName", r.FullName, maxFullNameBytes); e != nil {
+		return e
 	}
 	if e := validBirthDate("dateOfBirth", r.DateOfBirth); e != nil {
 		return e
@@ -206,22 +203,14 @@ func (b *Bank) getIdentity(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id, err := b.identities.get(r.Context(), nid)
-	if err != nil {
-		b.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, 200, id)
+	b.render(w, r, id, err)
 }
 
 // opCreateIdentity registers an identity: 201 when new, 200 when the same identity is already
 // registered, 409 IDENTITY_EXISTS when the national id is registered with other content.
 func (b *Bank) opCreateIdentity(w http.ResponseWriter, r *http.Request) {
 	var req CreateIdentityRequest
-	if e := decode(r, &req); e != nil {
-		b.writeError(w, r, e)
-		return
-	}
-	if e := req.Validate(); e != nil {
+	if e := bind(r, &req); e != nil {
 		b.writeError(w, r, e)
 		return
 	}
@@ -230,24 +219,10 @@ func (b *Bank) opCreateIdentity(w http.ResponseWriter, r *http.Request) {
 		b.writeError(w, r, err)
 		return
 	}
-	status := http.StatusOK
-	if created {
-		status = http.StatusCreated
-	}
-	writeJSON(w, status, id)
+	writeJSON(w, createdStatus(created), id)
 }
 
 // opRevokeIdentity revokes an identity (200 with the identity; 404 IDENTITY_NOT_FOUND).
 func (b *Bank) opRevokeIdentity(w http.ResponseWriter, r *http.Request) {
-	nid, e := pathNationalID(r)
-	if e != nil {
-		b.writeError(w, r, e)
-		return
-	}
-	id, err := b.identities.revoke(r.Context(), nid)
-	if err != nil {
-		b.writeError(w, r, err)
-		return
-	}
-	writeJSON(w, 200, id)
+	actOnPath(b, w, r, pathNationalID, b.identities.revoke)
 }

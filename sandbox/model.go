@@ -234,6 +234,18 @@ func validReference(name, v string) *Error {
 	return nil
 }
 
+// validName: a person's or account holder's name (field.Name) that also fits its column, at most
+// maxBytes bytes.
+func validName(name, v string, maxBytes int) *Error {
+	if err := field.Name(name, v); err != nil {
+		return refused(err)
+	}
+	if len(v) > maxBytes {
+		return invalid("%s must be at most %d bytes", name, maxBytes)
+	}
+	return nil
+}
+
 func validAmount(name string, v int64) *Error {
 	if !money.ValidAmount(v) {
 		return invalid("%s must be a positive integer number of santim, at most %d", name, money.MaxAmountSantim)
@@ -340,11 +352,8 @@ func (r *CreateAccountRequest) Validate() *Error {
 	if e := validAccount("accountNumber", r.AccountNumber); e != nil {
 		return e
 	}
-	if err := field.Name("holderName", r.HolderName); err != nil {
-		return refused(err)
-	}
-	if len(r.HolderName) > maxHolderBytes {
-		return invalid("holderName must be at most %d bytes", maxHolderBytes)
+	if e := validName("holderName", r.HolderName, maxHolderBytes); e != nil {
+		return e
 	}
 	if r.BalanceSantim < 0 || r.BalanceSantim > money.MaxAccountTotalSantim {
 		return invalid("balanceSantim must be a non-negative integer number of santim, at most %d", money.MaxAccountTotalSantim)
@@ -356,6 +365,17 @@ func (r *CreateAccountRequest) Validate() *Error {
 	}
 	if r.Currency != "" && !currencyRe.MatchString(r.Currency) {
 		return invalid("currency must be an ISO 4217 code such as ETB")
+	}
+	return nil
+}
+
+// Validate checks an operator's funding; the reference is optional.
+func (r *FundRequest) Validate() *Error {
+	if e := validAmount("amountSantim", r.AmountSantim); e != nil {
+		return e
+	}
+	if r.Reference != "" {
+		return validReference("reference", r.Reference)
 	}
 	return nil
 }

@@ -193,21 +193,14 @@ func (s *settler) run(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		wait := idle.next(err, s.cfg.PollInterval)
 		if err != nil {
 			s.log.Error("sandbox settler: round failed", "err", err)
 		}
 		if n > 0 {
 			s.done()
 		}
-		if err == nil && n == s.cfg.SettleChunk {
-			continue
-		}
-		select {
-		case <-ctx.Done():
+		if !idle.pause(ctx, err, n == s.cfg.SettleChunk, s.nudge, s.cfg.PollInterval) {
 			return
-		case <-s.nudge:
-		case <-time.After(wait):
 		}
 	}
 }
@@ -231,4 +224,22 @@ func (b *errorBackoff) next(err error, poll time.Duration) time.Duration {
 		b.wait = min(2*b.wait, 30*time.Second)
 	}
 	return b.wait
+}
+
+// pause ends a round of a worker's polling loop (the settler's, the deliverer's). After a full
+// round that did not fail it returns at once: more work is likely due. Otherwise it waits for a
+// nudge (work this process made) or the poll interval (work of other processes, retries),
+// stretched by next while rounds keep failing. It returns false when ctx has ended.
+func (b *errorBackoff) pause(ctx context.Context, err error, full bool, nudge <-chan struct{}, poll time.Duration) bool {
+	wait := b.next(err, poll)
+	if err == nil && full {
+		return true
+	}
+	select {
+	case <-ctx.Done():
+		return false
+	case <-nudge:
+	case <-time.After(wait):
+	}
+	return true
 }

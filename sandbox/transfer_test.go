@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"encoding/json"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -226,19 +227,7 @@ func TestTransferIdempotentUnder100ConcurrentDuplicates(t *testing.T) {
 
 	req := e.transfer(ref("dup"), "IDEM-SRC", "IDEM-DST", 777)
 	const n = 100
-	results := make([]resp, n)
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			results[i] = e.do("POST", "/api/v1/transfers", req)
-		}()
-	}
-	close(start)
-	wg.Wait()
+	results := postAtOnce(e, "/api/v1/transfers", slices.Repeat([]TransferRequest{req}, n))
 	created, replayed := 0, 0
 	ids := map[string]bool{}
 	for _, r := range results {
@@ -272,17 +261,7 @@ func TestTransferIdempotentUnder100ConcurrentDuplicates(t *testing.T) {
 			bodies[i] = other
 		}
 	}
-	start = make(chan struct{})
-	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			results[i] = e.do("POST", "/api/v1/transfers", bodies[i])
-		}()
-	}
-	close(start)
-	wg.Wait()
+	results = postAtOnce(e, "/api/v1/transfers", bodies)
 	var winner int64
 	for i, r := range results {
 		if r.Status == 201 {
