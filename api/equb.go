@@ -196,7 +196,7 @@ func (s *Server) createEqubGroup(c *gin.Context) {
 		writeError(c, e)
 		return
 	}
-	g, ok := lendingValue(s, c, "CreateEqubGroup", "EqubGroup", "", func(ctx context.Context, tx db.BunTx) (equb.Group, error) {
+	g, ok := inTenantAudited(s, c, "CreateEqubGroup", "EqubGroup", "", func(ctx context.Context, tx db.BunTx) (equb.Group, error) {
 		return equb.CreateGroup(ctx, tx, in, s.now())
 	})
 	if ok {
@@ -217,7 +217,7 @@ func (s *Server) listEqubGroups(c *gin.Context) {
 		writeError(c, e)
 		return
 	}
-	rows, ok := lendingValue(s, c, "", "", "", func(ctx context.Context, tx db.BunTx) ([]equb.Group, error) {
+	rows, ok := inTenantAudited(s, c, "", "", "", func(ctx context.Context, tx db.BunTx) ([]equb.Group, error) {
 		return equb.ListGroups(ctx, tx, "", db.Page{After: cursor, Limit: limit + 1})
 	})
 	if ok {
@@ -239,7 +239,7 @@ func (s *Server) getEqubGroup(c *gin.Context) {
 	if !ok {
 		return
 	}
-	out, ok := lendingValue(s, c, "", "", "", func(ctx context.Context, tx db.BunTx) (equbGroupJSON, error) {
+	out, ok := inTenantAudited(s, c, "", "", "", func(ctx context.Context, tx db.BunTx) (equbGroupJSON, error) {
 		g, err := equb.GetGroup(ctx, tx, id)
 		if err != nil {
 			return equbGroupJSON{}, err
@@ -266,7 +266,7 @@ func (s *Server) joinEqubGroup(c *gin.Context) {
 		return
 	}
 	user := callerOf(c).User.ID
-	m, ok := lendingValue(s, c, "JoinEqubGroup", "EqubGroup", id, func(ctx context.Context, tx db.BunTx) (equb.Membership, error) {
+	m, ok := inTenantAudited(s, c, "JoinEqubGroup", "EqubGroup", id, func(ctx context.Context, tx db.BunTx) (equb.Membership, error) {
 		emp, err := equb.LinkedEmployee(ctx, tx, user)
 		if err != nil {
 			return equb.Membership{}, err
@@ -294,7 +294,7 @@ func (s *Server) leaveEqubGroup(c *gin.Context) {
 	}
 	ack := req.AcknowledgeSettlement != nil && *req.AcknowledgeSettlement
 	user := callerOf(c).User.ID
-	m, ok := lendingValue(s, c, "LeaveEqubGroup", "EqubGroup", id, func(ctx context.Context, tx db.BunTx) (equb.Membership, error) {
+	m, ok := inTenantAudited(s, c, "LeaveEqubGroup", "EqubGroup", id, func(ctx context.Context, tx db.BunTx) (equb.Membership, error) {
 		return equb.Leave(ctx, tx, id, user, ack, s.now())
 	})
 	if ok {
@@ -315,7 +315,7 @@ func (s *Server) takeEqubAccount(c *gin.Context) {
 		return
 	}
 	user := callerOf(c).User.ID
-	m, ok := lendingValue(s, c, "TakeEqubAccount", "EqubGroup", id, func(ctx context.Context, tx db.BunTx) (equb.Membership, error) {
+	m, ok := inTenantAudited(s, c, "TakeEqubAccount", "EqubGroup", id, func(ctx context.Context, tx db.BunTx) (equb.Membership, error) {
 		return equb.TakeAccount(ctx, tx, id, user, s.now())
 	})
 	if ok {
@@ -331,7 +331,7 @@ func (s *Server) openEqubCycle(c *gin.Context) {
 	if !ok {
 		return
 	}
-	g, ok := lendingValue(s, c, "", "", "", func(ctx context.Context, tx db.BunTx) (equb.Group, error) {
+	g, ok := inTenantAudited(s, c, "", "", "", func(ctx context.Context, tx db.BunTx) (equb.Group, error) {
 		return equb.GetGroup(ctx, tx, id)
 	})
 	if !ok {
@@ -348,7 +348,7 @@ func (s *Server) openEqubCycle(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
-	out, ok := lendingValue(s, c, "OpenEqubCycle", "EqubGroup", id, func(ctx context.Context, tx db.BunTx) (equb.CycleView, error) {
+	out, ok := inTenantAudited(s, c, "OpenEqubCycle", "EqubGroup", id, func(ctx context.Context, tx db.BunTx) (equb.CycleView, error) {
 		cy, b, err := equb.OpenCycle(ctx, tx, id, seed, verified, s.now())
 		return equb.CycleView{Cycle: cy, Binding: &b}, err
 	})
@@ -364,7 +364,7 @@ func (s *Server) listEqubCycles(c *gin.Context) {
 	}
 	cl := callerOf(c)
 	organizer := cl.Platform || cl.Access.Role.AtLeast(orgs.Admin)
-	rows, ok := lendingValue(s, c, "", "", "", func(ctx context.Context, tx db.BunTx) ([]equb.CycleView, error) {
+	rows, ok := inTenantAudited(s, c, "", "", "", func(ctx context.Context, tx db.BunTx) ([]equb.CycleView, error) {
 		if _, err := equb.GetGroup(ctx, tx, id); err != nil {
 			return nil, err
 		}

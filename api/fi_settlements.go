@@ -52,7 +52,7 @@ func (s *Server) fiSettlements(c *gin.Context) {
 		rows   []lending.Settlement
 		totals map[string]lending.SettlementTotal
 	}
-	got, ok := lendingValue(s, c, "", "", "", func(ctx context.Context, tx db.BunTx) (r read, err error) {
+	got, ok := inTenantAudited(s, c, "", "", "", func(ctx context.Context, tx db.BunTx) (r read, err error) {
 		if r.rows, err = lending.ListSettlements(ctx, tx, f, before, limit+1); err == nil {
 			r.totals, err = lending.SettlementTotals(ctx, tx, f)
 		}
@@ -107,7 +107,7 @@ func (s *Server) fiRepayments(c *gin.Context) {
 		rows   []lending.LoanRepayment
 		totals map[string]lending.RepaymentTotal
 	}
-	got, ok := lendingValue(s, c, "", "", "", func(ctx context.Context, tx db.BunTx) (r read, err error) {
+	got, ok := inTenantAudited(s, c, "", "", "", func(ctx context.Context, tx db.BunTx) (r read, err error) {
 		if r.rows, err = lending.ListFIRepayments(ctx, tx, f, before, limit+1); err == nil {
 			r.totals, err = lending.FIRepaymentTotals(ctx, tx, f)
 		}

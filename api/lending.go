@@ -161,17 +161,6 @@ func enumCheck(name, problem string, allowed ...string) func(string) error {
 	}
 }
 
-// lendingValue runs fn in the route's tenant and answers its error (a refusal by a rule audited
-// DENIED as action on targetType/targetID when action is set); ok false when it has answered.
-func lendingValue[T any](s *Server, c *gin.Context, action, targetType, targetID string, fn func(ctx context.Context, tx db.BunTx) (T, error)) (T, bool) {
-	out, err := inTenantBunValue(s, c, fn)
-	if err != nil {
-		s.payrollAnswer(c, action, targetType, targetID, err)
-		return out, false
-	}
-	return out, true
-}
-
 // --- FI accounts ---
 
 func (s *Server) getFIAccounts(c *gin.Context) {
@@ -179,7 +168,7 @@ func (s *Server) getFIAccounts(c *gin.Context) {
 		a  lending.FIAccounts
 		ok bool
 	}
-	out, ok := lendingValue(s, c, "", "", "", func(ctx context.Context, tx db.BunTx) (got, error) {
+	out, ok := inTenantAudited(s, c, "", "", "", func(ctx context.Context, tx db.BunTx) (got, error) {
 		a, ok, err := lending.GetFIAccounts(ctx, tx)
 		return got{a, ok}, err
 	})
@@ -225,7 +214,7 @@ func (s *Server) putFIAccounts(c *gin.Context) {
 		a  lending.FIAccounts
 		ok bool
 	}
-	cur, ok := lendingValue(s, c, "", "", "", func(ctx context.Context, tx db.BunTx) (got, error) {
+	cur, ok := inTenantAudited(s, c, "", "", "", func(ctx context.Context, tx db.BunTx) (got, error) {
 		a, ok, err := lending.GetFIAccounts(ctx, tx)
 		return got{a, ok}, err
 	})
@@ -248,7 +237,7 @@ func (s *Server) putFIAccounts(c *gin.Context) {
 			return
 		}
 	}
-	out, ok := lendingValue(s, c, "", "", "", func(ctx context.Context, tx db.BunTx) (lending.FIAccounts, error) {
+	out, ok := inTenantAudited(s, c, "", "", "", func(ctx context.Context, tx db.BunTx) (lending.FIAccounts, error) {
 		return lending.PutFIAccounts(ctx, tx, funding, settlement, s.now())
 	})
 	if !ok {
@@ -313,7 +302,7 @@ func (s *Server) createLoanProduct(c *gin.Context) {
 		writeError(c, fieldError(err))
 		return
 	}
-	out, ok := lendingValue(s, c, "CreateLoanProduct", "LoanProduct", "", func(ctx context.Context, tx db.BunTx) (lending.Product, error) {
+	out, ok := inTenantAudited(s, c, "CreateLoanProduct", "LoanProduct", "", func(ctx context.Context, tx db.BunTx) (lending.Product, error) {
 		return lending.CreateProduct(ctx, tx, in, s.now())
 	})
 	if !ok {
@@ -331,7 +320,7 @@ func (s *Server) listLoanProducts(c *gin.Context) {
 	if !ok {
 		return
 	}
-	rows, ok := lendingValue(s, c, "", "", "", func(ctx context.Context, tx db.BunTx) ([]lending.Product, error) {
+	rows, ok := inTenantAudited(s, c, "", "", "", func(ctx context.Context, tx db.BunTx) ([]lending.Product, error) {
 		return lending.ListProducts(ctx, tx, lending.ProductFilter{Status: status, Page: db.Page{After: cursor, Limit: limit + 1}})
 	})
 	if ok {
@@ -353,7 +342,7 @@ func (s *Server) getLoanProduct(c *gin.Context) {
 	if !ok {
 		return
 	}
-	out, ok := lendingValue(s, c, "", "", "", func(ctx context.Context, tx db.BunTx) (lending.Product, error) {
+	out, ok := inTenantAudited(s, c, "", "", "", func(ctx context.Context, tx db.BunTx) (lending.Product, error) {
 		return lending.GetProduct(ctx, tx, id)
 	})
 	if ok {
@@ -375,7 +364,7 @@ func (s *Server) updateLoanProduct(c *gin.Context) {
 		writeError(c, NewError(http.StatusBadRequest, "INVALID_REQUEST", "name at least one term to change"))
 		return
 	}
-	out, ok := lendingValue(s, c, "UpdateLoanProduct", "LoanProduct", id, func(ctx context.Context, tx db.BunTx) (lending.Product, error) {
+	out, ok := inTenantAudited(s, c, "UpdateLoanProduct", "LoanProduct", id, func(ctx context.Context, tx db.BunTx) (lending.Product, error) {
 		return lending.UpdateProduct(ctx, tx, id, req.change(), s.now())
 	})
 	if ok {
@@ -388,7 +377,7 @@ func (s *Server) retireLoanProduct(c *gin.Context) {
 	if !ok {
 		return
 	}
-	out, ok := lendingValue(s, c, "RetireLoanProduct", "LoanProduct", id, func(ctx context.Context, tx db.BunTx) (lending.Product, error) {
+	out, ok := inTenantAudited(s, c, "RetireLoanProduct", "LoanProduct", id, func(ctx context.Context, tx db.BunTx) (lending.Product, error) {
 		return lending.RetireProduct(ctx, tx, id, s.now())
 	})
 	if ok {
@@ -427,7 +416,7 @@ func (s *Server) listFIOptIns(c *gin.Context) {
 	if !ok {
 		return
 	}
-	rows, ok := lendingValue(s, c, "", "", "", func(ctx context.Context, tx db.BunTx) ([]lending.OptIn, error) {
+	rows, ok := inTenantAudited(s, c, "", "", "", func(ctx context.Context, tx db.BunTx) ([]lending.OptIn, error) {
 		return lending.ListFIOptIns(ctx, tx, f)
 	})
 	if ok {
@@ -446,7 +435,7 @@ func (s *Server) listOfferedProducts(c *gin.Context) {
 	if !ok {
 		return
 	}
-	rows, ok := lendingValue(s, c, "", "", "", func(ctx context.Context, tx db.BunTx) ([]lending.Product, error) {
+	rows, ok := inTenantAudited(s, c, "", "", "", func(ctx context.Context, tx db.BunTx) ([]lending.Product, error) {
 		return lending.ListOfferedProducts(ctx, tx, lending.ProductFilter{FIID: fi, Page: db.Page{After: cursor, Limit: limit + 1}})
 	})
 	if ok {
@@ -459,7 +448,7 @@ func (s *Server) getOfferedProduct(c *gin.Context) {
 	if !ok {
 		return
 	}
-	out, ok := lendingValue(s, c, "", "", "", func(ctx context.Context, tx db.BunTx) (lending.Product, error) {
+	out, ok := inTenantAudited(s, c, "", "", "", func(ctx context.Context, tx db.BunTx) (lending.Product, error) {
 		return lending.OfferedProduct(ctx, tx, id)
 	})
 	if ok {
@@ -481,7 +470,7 @@ func (s *Server) createOptIn(c *gin.Context) {
 		writeError(c, fieldError(err))
 		return
 	}
-	out, ok := lendingValue(s, c, "OptInLoanProduct", "LoanProduct", req.ProductID, func(ctx context.Context, tx db.BunTx) (lending.OptIn, error) {
+	out, ok := inTenantAudited(s, c, "OptInLoanProduct", "LoanProduct", req.ProductID, func(ctx context.Context, tx db.BunTx) (lending.OptIn, error) {
 		return lending.OptInToProduct(ctx, tx, req.ProductID, s.now())
 	})
 	if ok {
@@ -494,7 +483,7 @@ func (s *Server) listOptIns(c *gin.Context) {
 	if !ok {
 		return
 	}
-	rows, ok := lendingValue(s, c, "", "", "", func(ctx context.Context, tx db.BunTx) ([]lending.OptIn, error) {
+	rows, ok := inTenantAudited(s, c, "", "", "", func(ctx context.Context, tx db.BunTx) ([]lending.OptIn, error) {
 		return lending.ListOptIns(ctx, tx, f)
 	})
 	if ok {
@@ -507,7 +496,7 @@ func (s *Server) getOptIn(c *gin.Context) {
 	if !ok {
 		return
 	}
-	out, ok := lendingValue(s, c, "", "", "", func(ctx context.Context, tx db.BunTx) (lending.OptIn, error) {
+	out, ok := inTenantAudited(s, c, "", "", "", func(ctx context.Context, tx db.BunTx) (lending.OptIn, error) {
 		return lending.GetOptIn(ctx, tx, id)
 	})
 	if ok {
@@ -520,7 +509,7 @@ func (s *Server) withdrawOptIn(c *gin.Context) {
 	if !ok {
 		return
 	}
-	out, ok := lendingValue(s, c, "WithdrawLoanProductOptIn", "LoanProductOptIn", id, func(ctx context.Context, tx db.BunTx) (lending.OptIn, error) {
+	out, ok := inTenantAudited(s, c, "WithdrawLoanProductOptIn", "LoanProductOptIn", id, func(ctx context.Context, tx db.BunTx) (lending.OptIn, error) {
 		return lending.WithdrawOptIn(ctx, tx, id, s.now())
 	})
 	if ok {
@@ -626,7 +615,7 @@ func (s *Server) quoteLoan(c *gin.Context) {
 		return
 	}
 	// A quote changes nothing, so a refusal is answered, not audited.
-	out, ok := lendingValue(s, c, "", "", "", func(ctx context.Context, tx db.BunTx) (lending.Quote, error) {
+	out, ok := inTenantAudited(s, c, "", "", "", func(ctx context.Context, tx db.BunTx) (lending.Quote, error) {
 		return lending.QuoteLoan(ctx, tx, s.deps.LoanProjection, in)
 	})
 	if ok {

@@ -190,7 +190,7 @@ func (s *Server) originateLoan(c *gin.Context) {
 		writeError(c, NewError(http.StatusServiceUnavailable, "NOT_CONFIGURED", "the payroll projection that loans are judged on is not configured"))
 		return
 	}
-	out, ok := lendingValue(s, c, "RequestLoan", "Employee", in.EmployeeID, func(ctx context.Context, tx db.BunTx) (lending.Loan, error) {
+	out, ok := inTenantAudited(s, c, "RequestLoan", "Employee", in.EmployeeID, func(ctx context.Context, tx db.BunTx) (lending.Loan, error) {
 		return lending.Originate(ctx, tx, s.deps.LoanProjection, in, s.now())
 	})
 	if ok {
@@ -203,7 +203,7 @@ func (s *Server) listLoansAs(c *gin.Context, p lending.Party) {
 	if !ok {
 		return
 	}
-	rows, ok := lendingValue(s, c, "", "", "", func(ctx context.Context, tx db.BunTx) ([]lending.Loan, error) {
+	rows, ok := inTenantAudited(s, c, "", "", "", func(ctx context.Context, tx db.BunTx) ([]lending.Loan, error) {
 		return lending.ListLoans(ctx, tx, p, f)
 	})
 	if ok {
@@ -216,7 +216,7 @@ func (s *Server) getLoanAs(c *gin.Context, p lending.Party) {
 	if !ok {
 		return
 	}
-	out, ok := lendingValue(s, c, "", "", "", func(ctx context.Context, tx db.BunTx) (lending.Loan, error) {
+	out, ok := inTenantAudited(s, c, "", "", "", func(ctx context.Context, tx db.BunTx) (lending.Loan, error) {
 		return lending.GetLoan(ctx, tx, p, id)
 	})
 	if ok {
@@ -236,7 +236,7 @@ func (s *Server) decideLoan(c *gin.Context, action string, fn func(ctx context.C
 	if !ok {
 		return
 	}
-	out, ok := lendingValue(s, c, action, "Loan", id, func(ctx context.Context, tx db.BunTx) (lending.Loan, error) {
+	out, ok := inTenantAudited(s, c, action, "Loan", id, func(ctx context.Context, tx db.BunTx) (lending.Loan, error) {
 		return fn(ctx, tx, id)
 	})
 	if ok {

@@ -105,7 +105,7 @@ func (s *Server) loanRepaymentsAs(c *gin.Context, p lending.Party) {
 	if !ok {
 		return
 	}
-	rows, ok := lendingValue(s, c, "", "", "", func(ctx context.Context, tx db.BunTx) ([]lending.LoanRepayment, error) {
+	rows, ok := inTenantAudited(s, c, "", "", "", func(ctx context.Context, tx db.BunTx) ([]lending.LoanRepayment, error) {
 		return lending.ListRepayments(ctx, tx, p, id, db.Page{After: cursor, Limit: limit + 1})
 	})
 	if !ok {
@@ -134,7 +134,7 @@ func (s *Server) loanRemittancesAs(c *gin.Context, p lending.Party) {
 			return
 		}
 	}
-	rows, ok := lendingValue(s, c, "", "", "", func(ctx context.Context, tx db.BunTx) ([]lending.Remittance, error) {
+	rows, ok := inTenantAudited(s, c, "", "", "", func(ctx context.Context, tx db.BunTx) ([]lending.Remittance, error) {
 		return lending.ListRemittances(ctx, tx, p, id, db.Page{After: cursor, Limit: limit + 1})
 	})
 	if !ok {

@@ -192,7 +192,7 @@ func (s *Server) loanServicingAs(c *gin.Context, p lending.Party) {
 	if !ok {
 		return
 	}
-	out, ok := lendingValue(s, c, "", "", "", func(ctx context.Context, tx db.BunTx) (loanServicingJSON, error) {
+	out, ok := inTenantAudited(s, c, "", "", "", func(ctx context.Context, tx db.BunTx) (loanServicingJSON, error) {
 		l, err := lending.GetLoan(ctx, tx, p, id)
 		if err != nil {
 			return loanServicingJSON{}, err
@@ -404,7 +404,7 @@ func (s *Server) approveLoanWriteOff(c *gin.Context) {
 		a       lending.WriteOffApproval
 		created bool
 	}
-	out, ok := lendingValue(s, c, "ApproveLoanWriteOff", "Loan", id, func(ctx context.Context, tx db.BunTx) (approved, error) {
+	out, ok := inTenantAudited(s, c, "ApproveLoanWriteOff", "Loan", id, func(ctx context.Context, tx db.BunTx) (approved, error) {
 		a, created, err := lending.ApproveWriteOff(ctx, tx, id, *req.Reason, s.now())
 		return approved{a, created}, err
 	})

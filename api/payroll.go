@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"net/http"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/wagerail/wagerail/internal/orgs"
 	"github.com/wagerail/wagerail/internal/payroll"
 	"github.com/wagerail/wagerail/internal/platform/audit"
+	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/field"
 )
 
@@ -53,4 +55,15 @@ func (s *Server) payrollAnswer(c *gin.Context, action, targetType, targetID stri
 		}
 	}
 	writeError(c, payrollError(err))
+}
+
+// inTenantAudited runs fn in the route's tenant and answers its error (a refusal by a rule audited
+// DENIED as action on targetType/targetID when action is set); ok false when it has answered.
+func inTenantAudited[T any](s *Server, c *gin.Context, action, targetType, targetID string, fn func(ctx context.Context, tx db.BunTx) (T, error)) (T, bool) {
+	out, err := inTenantBunValue(s, c, fn)
+	if err != nil {
+		s.payrollAnswer(c, action, targetType, targetID, err)
+		return out, false
+	}
+	return out, true
 }

@@ -29,11 +29,6 @@ type auditRowJSON struct {
 	OccurredAt time.Time       `json:"occurredAt"`
 }
 
-type auditListJSON struct {
-	Items      []auditRowJSON `json:"items"`
-	NextCursor *string        `json:"nextCursor"`
-}
-
 func (s *Server) payrollRunAudit(c *gin.Context) {
 	id, ok := pathID(c)
 	if !ok {
@@ -55,12 +50,7 @@ func (s *Server) payrollRunAudit(c *gin.Context) {
 		writeError(c, payrollError(err))
 		return
 	}
-	out := auditListJSON{Items: []auditRowJSON{}}
-	rows, out.NextCursor = pageOf(rows, limit, func(r audit.Row) string { return strconv.FormatInt(r.ID, 10) })
-	for _, r := range rows {
-		out.Items = append(out.Items, toAuditRowJSON(r))
-	}
-	c.JSON(http.StatusOK, out)
+	c.JSON(http.StatusOK, payrollPage(rows, limit, func(r audit.Row) string { return strconv.FormatInt(r.ID, 10) }, toAuditRowJSON))
 }
 
 func toAuditRowJSON(r audit.Row) auditRowJSON {

@@ -51,7 +51,7 @@ func (s *Server) completePayrollRun(c *gin.Context) {
 		return
 	}
 	caller := callerOf(c)
-	_, err := inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) (struct{}, error) {
+	_, ok = inTenantAudited(s, c, payroll.ActionRequestCompletion, payroll.TargetRun, id, func(ctx context.Context, tx db.BunTx) (struct{}, error) {
 		r, err := payroll.CheckCompletable(ctx, tx, id)
 		if err != nil || r.Status == payroll.RunCompleted {
 			return struct{}{}, err
@@ -62,8 +62,7 @@ func (s *Server) completePayrollRun(c *gin.Context) {
 		return struct{}{}, audit.Write(ctx, tx, audit.Entry{Action: payroll.ActionRequestCompletion, Outcome: audit.Success,
 			TargetType: payroll.TargetRun, TargetID: id, Details: map[string]string{"status": r.Status}})
 	})
-	if err != nil {
-		s.payrollAnswer(c, payroll.ActionRequestCompletion, payroll.TargetRun, id, err)
+	if !ok {
 		return
 	}
 	started, err := workflows.StartPayrollComplete(c.Request.Context(), s.deps.Temporal, s.taskQueue(), caller.Tenant, id)

@@ -9,7 +9,6 @@ import (
 	"github.com/gin-gonic/gin"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/wagerail/wagerail/internal/orgs"
 	"github.com/wagerail/wagerail/internal/payroll"
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/idempotency"
@@ -23,9 +22,8 @@ import (
 // SUCCESS or FAILED per payee once its transfer is final).
 
 func (s *Server) payrollCourtOrderRoutes() []Route {
-	return []Route{{Method: http.MethodPost, Path: "/api/payroll/:id/report.court-orders/submit", Auth: Org, Role: orgs.Admin,
-		Permission: payrollApprove, Summary: "Remit a payroll run's court-order withholding to each payee (the remittance saga)",
-		Handler: s.submitCourtOrderRemit, Idem: true, Body: BodyNone}}
+	return []Route{payrollMoneyRoute("/api/payroll/:id/report.court-orders/submit",
+		"Remit a payroll run's court-order withholding to each payee (the remittance saga)", s.submitCourtOrderRemit)}
 }
 
 // courtOrderRemitJSON is one payee's remittance.
@@ -83,10 +81,9 @@ func (s *Server) submitCourtOrderRemit(c *gin.Context) {
 		writeError(c, errors.New("court-order submit: no idempotency scope on an Idem route"))
 		return
 	}
-	if _, err := inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) (bool, error) {
+	if _, ok := inTenantAudited(s, c, payroll.ActionSubmitCourtOrderRemit, payroll.TargetRun, id, func(ctx context.Context, tx db.BunTx) (bool, error) {
 		return payroll.CheckCourtOrderRemit(ctx, tx, id, wfID)
-	}); err != nil {
-		s.payrollAnswer(c, payroll.ActionSubmitCourtOrderRemit, payroll.TargetRun, id, err)
+	}); !ok {
 		return
 	}
 	caller := callerOf(c)
@@ -124,11 +121,7 @@ func (s *Server) submitCourtOrderRemit(c *gin.Context) {
 
 // courtRemitRefusal is the answer to the saga's refusal code (ok false for another code).
 func courtRemitRefusal(code string) (*Error, bool) {
-	r, ok := payroll.CourtRemitRefusalOf(code)
-	if !ok {
-		return nil, false
-	}
-	return NewError(r.Status, r.Code, r.Message), true
+	return sagaRefusal(payroll.CourtRemitRefusalOf(code))
 }
 
 var errIdemKeyOtherRun = keyReused("submitted another payroll run's court orders")

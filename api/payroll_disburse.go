@@ -9,7 +9,6 @@ import (
 	"github.com/gin-gonic/gin"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/wagerail/wagerail/internal/orgs"
 	"github.com/wagerail/wagerail/internal/payroll"
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/field"
@@ -23,17 +22,21 @@ import (
 // so they need payroll.approve; the settlement is read with payroll.view.
 
 func (s *Server) payrollDisburseRoutes() []Route {
-	org := func(method, path, summary string, perm orgs.Permission, h gin.HandlerFunc, idem bool) Route {
-		return Route{Method: method, Path: path, Auth: Org, Role: orgs.Admin, Permission: perm, Summary: summary, Handler: h,
-			Idem: idem, Body: BodyNone}
-	}
 	const runs = "/api/payroll"
 	return []Route{
-		org(http.MethodPost, runs+"/:id/disburse", "Pay an approved payroll run's net pay (the disbursement saga)", payrollApprove, s.disbursePayrollRun, true),
-		org(http.MethodPost, runs+"/:id/entries/:entryId/retry", "Send a failed payroll entry's net pay again", payrollApprove, s.retryPayrollEntry, true),
-		org(http.MethodPost, runs+"/:id/complete", "Complete a disbursed payroll run whose failed payments are final", payrollApprove, s.completePayrollRun, true),
-		org(http.MethodGet, runs+"/:id/settlement", "A payroll run's settlement: each entry's transfer and the totals by status", payrollView, s.payrollSettlement, false),
+		payrollMoneyRoute(runs+"/:id/disburse", "Pay an approved payroll run's net pay (the disbursement saga)", s.disbursePayrollRun),
+		payrollMoneyRoute(runs+"/:id/entries/:entryId/retry", "Send a failed payroll entry's net pay again", s.retryPayrollEntry),
+		payrollMoneyRoute(runs+"/:id/complete", "Complete a disbursed payroll run whose failed payments are final", s.completePayrollRun),
+		payrollOrgRoute(http.MethodGet, runs+"/:id/settlement", "A payroll run's settlement: each entry's transfer and the totals by status", payrollView, s.payrollSettlement, BodyNone),
 	}
+}
+
+// payrollMoneyRoute is a payroll route that moves money: a POST without a body that takes an
+// Idempotency-Key (Idem) and needs payroll.approve.
+func payrollMoneyRoute(path, summary string, h gin.HandlerFunc) Route {
+	r := payrollOrgRoute(http.MethodPost, path, summary, payrollApprove, h, BodyNone)
+	r.Idem = true
+	return r
 }
 
 // payrollDisburseJSON answers disburse.
@@ -57,7 +60,7 @@ func (s *Server) disbursePayrollRun(c *gin.Context) {
 		return
 	}
 	wfID := workflows.PayrollDisburseWorkflowID(id)
-	_, err := inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) (struct{}, error) {
+	_, ok = inTenantAudited(s, c, payroll.ActionDisburseRun, payroll.TargetRun, id, func(ctx context.Context, tx db.BunTx) (struct{}, error) {
 		r, err := payroll.GetRun(ctx, tx, id)
 		if err != nil || r.DisbursementWorkflowID == wfID {
 			return struct{}{}, err
@@ -65,8 +68,7 @@ func (s *Server) disbursePayrollRun(c *gin.Context) {
 		_, err = payroll.LoadDisbursePlan(ctx, tx, id, wfID)
 		return struct{}{}, err
 	})
-	if err != nil {
-		s.payrollAnswer(c, payroll.ActionDisburseRun, payroll.TargetRun, id, err)
+	if !ok {
 		return
 	}
 	// The update's id is the key's: a saga refused earlier under the run's id keeps its update's
@@ -103,7 +105,12 @@ func (s *Server) disbursePayrollRun(c *gin.Context) {
 // payrollDisburseRefusal is the answer to a payroll saga's refusal code; ok is false for a code
 // that is not one of the disbursement's.
 func payrollDisburseRefusal(code string) (*Error, bool) {
-	r, ok := payroll.DisburseRefusalOf(code)
+	return sagaRefusal(payroll.DisburseRefusalOf(code))
+}
+
+// sagaRefusal is the answer to a refusal a saga's code names in internal/payroll's table (r, found
+// there when ok; nothing when it is not).
+func sagaRefusal(r payroll.Refusal, ok bool) (*Error, bool) {
 	if !ok {
 		return nil, false
 	}
@@ -141,7 +148,7 @@ func (s *Server) retryPayrollEntry(c *gin.Context) {
 		writeError(c, errors.New("payroll retry: no idempotency scope on an Idem route"))
 		return
 	}
-	_, err := inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) (struct{}, error) {
+	_, ok = inTenantAudited(s, c, payroll.ActionRetryEntry, payroll.TargetEntry, entryID, func(ctx context.Context, tx db.BunTx) (struct{}, error) {
 		r, err := payroll.GetRun(ctx, tx, id)
 		if err != nil {
 			return struct{}{}, err
@@ -168,8 +175,7 @@ func (s *Server) retryPayrollEntry(c *gin.Context) {
 		_, err = payroll.RetryPayout(ctx, tx, e)
 		return struct{}{}, err
 	})
-	if err != nil {
-		s.payrollAnswer(c, payroll.ActionRetryEntry, payroll.TargetEntry, entryID, err)
+	if !ok {
 		return
 	}
 	caller := callerOf(c)
@@ -224,11 +230,16 @@ type payrollSettlementTotalJSON struct {
 }
 
 type payrollSettlementJSON struct {
-	RunID      string                       `json:"runId"`
-	Status     string                       `json:"status"`
-	Totals     []payrollSettlementTotalJSON `json:"totals"`
-	Items      []payrollSettlementItemJSON  `json:"items"`
-	NextCursor *string                      `json:"nextCursor"`
+	RunID  string                       `json:"runId"`
+	Status string                       `json:"status"`
+	Totals []payrollSettlementTotalJSON `json:"totals"`
+	payrollListJSON[payrollSettlementItemJSON]
+}
+
+func toPayrollSettlementItemJSON(e payroll.Entry) payrollSettlementItemJSON {
+	return payrollSettlementItemJSON{EntryID: e.ID, EmployeeID: e.EmployeeID, Status: e.Status, NetSantim: e.NetSantim,
+		Attempts: e.Attempts, TransferReference: optionalString(e.TransferReference), TransferID: optionalString(e.TransferID),
+		FailureReason: optionalString(e.FailureReason), PaidAt: optionalTime(e.PaidAt), UpdatedAt: e.UpdatedAt.UTC()}
 }
 
 // payrollSettlement answers the run's entries with their transfers (paged by entry id, filtered
@@ -238,11 +249,8 @@ func (s *Server) payrollSettlement(c *gin.Context) {
 	if !ok {
 		return
 	}
-	limit, cursor, ok := ewaPage(c)
-	if !ok {
-		return
-	}
-	status, ok := singleQuery(c, "status", false, oneOfCheck("status", payroll.EntryStatuses))
+	var status string
+	limit, cursor, ok := payrollListQuery(c, statusParam(&status, payroll.EntryStatuses...))
 	if !ok {
 		return
 	}
@@ -259,16 +267,10 @@ func (s *Server) payrollSettlement(c *gin.Context) {
 		if err != nil {
 			return payrollSettlementJSON{}, err
 		}
-		out := payrollSettlementJSON{RunID: r.ID, Status: r.Status, Items: []payrollSettlementItemJSON{}}
+		out := payrollSettlementJSON{RunID: r.ID, Status: r.Status,
+			payrollListJSON: payrollPage(rows, limit, func(e payroll.Entry) string { return e.ID }, toPayrollSettlementItemJSON)}
 		for _, t := range totals {
 			out.Totals = append(out.Totals, payrollSettlementTotalJSON{Status: t.Status, Entries: t.Entries, NetSantim: t.NetSantim})
-		}
-		rows, out.NextCursor = pageOf(rows, limit, func(e payroll.Entry) string { return e.ID })
-		for _, e := range rows {
-			out.Items = append(out.Items, payrollSettlementItemJSON{EntryID: e.ID, EmployeeID: e.EmployeeID, Status: e.Status,
-				NetSantim: e.NetSantim, Attempts: e.Attempts, TransferReference: optionalString(e.TransferReference),
-				TransferID: optionalString(e.TransferID), FailureReason: optionalString(e.FailureReason), PaidAt: optionalTime(e.PaidAt),
-				UpdatedAt: e.UpdatedAt.UTC()})
 		}
 		return out, nil
 	})

@@ -2,13 +2,12 @@ package api
 
 import (
 	"context"
+	"errors"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/wagerail/wagerail/internal/orgs"
 	"github.com/wagerail/wagerail/internal/payroll"
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/field"
@@ -25,9 +24,7 @@ import (
 
 // payrollEarningRoutes serves one-time earnings, overtime policies and overtime entries.
 func (s *Server) payrollEarningRoutes() []Route {
-	org := func(method, path, summary string, perm orgs.Permission, h gin.HandlerFunc, body Body) Route {
-		return Route{Method: method, Path: path, Auth: Org, Role: orgs.Admin, Permission: perm, Summary: summary, Handler: h, Body: body}
-	}
+	org := payrollOrgRoute
 	const earnings, policies, entries = "/api/payroll/one-time-earnings", "/api/payroll/overtime-policies", "/api/payroll/overtime-entries"
 	return []Route{
 		org(http.MethodPost, earnings, "Record a one-time earning (bonus, arrears, commission, other)", payrollEdit, s.createOneTimeEarning, BodyJSON),
@@ -80,11 +77,6 @@ func toPayrollEarningJSON(e payroll.OneTimeEarning) payrollEarningJSON {
 		ReversalPeriod: optionalString(e.ReversalPeriod), UpdatedAt: e.UpdatedAt.UTC()}
 }
 
-type payrollEarningListJSON struct {
-	Items      []payrollEarningJSON `json:"items"`
-	NextCursor *string              `json:"nextCursor"`
-}
-
 type payrollEarningRequest struct {
 	EmployeeID   *string `json:"employeeId"`
 	Period       *string `json:"period"`
@@ -95,25 +87,37 @@ type payrollEarningRequest struct {
 	Reference    *string `json:"reference"`
 }
 
-// payrollField is a body field a payroll create requires, and whether the body left it out.
-type payrollField struct {
-	name    string
-	missing bool
+// payrollRequest is a create's body; input checks it into the store's input (a *field.Error when
+// it is refused).
+type payrollRequest[N any] interface {
+	input() (N, error)
 }
 
-// payrollRequired is the refusal of the first absent field of a body (nil when all are there).
-func payrollRequired(fields ...payrollField) error {
-	for _, f := range fields {
-		if f.missing {
-			return &field.Error{Field: f.name, Problem: "is required"}
-		}
+// bindPayrollInput binds a create's body (R) and checks it (input: a rule's refusal answered as
+// itself, any other error as the 400 of its field); it has answered when ok is false.
+func bindPayrollInput[R payrollRequest[N], N any](c *gin.Context) (N, bool) {
+	var req R
+	if e := bindJSON(c, &req); e != nil {
+		writeError(c, e)
+		var zero N
+		return zero, false
 	}
-	return nil
+	in, err := req.input()
+	if err != nil {
+		var r *payroll.Refusal
+		if errors.As(err, &r) {
+			writeError(c, payrollError(err))
+		} else {
+			writeError(c, fieldError(err))
+		}
+		return in, false
+	}
+	return in, true
 }
 
 func (r payrollEarningRequest) input() (payroll.NewOneTimeEarning, error) {
-	if err := payrollRequired(payrollField{"employeeId", r.EmployeeID == nil}, payrollField{"period", r.Period == nil}, payrollField{"kind", r.Kind == nil},
-		payrollField{"amountSantim", r.AmountSantim == nil}, payrollField{"taxable", r.Taxable == nil}); err != nil {
+	if err := pmRequired("employeeId", r.EmployeeID == nil, "period", r.Period == nil, "kind", r.Kind == nil,
+		"amountSantim", r.AmountSantim == nil, "taxable", r.Taxable == nil); err != nil {
 		return payroll.NewOneTimeEarning{}, err
 	}
 	n := payroll.NewOneTimeEarning{EmployeeID: *r.EmployeeID, Period: *r.Period, Kind: payroll.EarningKind(*r.Kind),
@@ -130,53 +134,23 @@ func (r payrollEarningRequest) input() (payroll.NewOneTimeEarning, error) {
 	return n, n.Validate()
 }
 
-// payrollListQuery reads a list's page and its status, employeeId and period filters; statuses
-// are the status filter's allowed values. It has answered when ok is false.
-func payrollListQuery(c *gin.Context, statuses ...string) (limit int, cursor, status, employee, period string, ok bool) {
-	if limit, cursor, ok = ewaPage(c); !ok {
-		return
-	}
-	if status, ok = singleQuery(c, "status", false, func(v string) error {
-		for _, s := range statuses {
-			if v == s {
-				return nil
-			}
-		}
-		return &field.Error{Field: "status", Problem: "must be one of " + strings.Join(statuses, ", ")}
-	}); !ok {
-		return
-	}
-	if employee, ok = singleQuery(c, "employeeId", false, identifierCheck("employeeId")); !ok {
-		return
-	}
-	period, ok = singleQuery(c, "period", false, func(v string) error { return payroll.CheckPeriod("period", v) })
-	return
-}
-
 func (s *Server) createOneTimeEarning(c *gin.Context) {
-	var req payrollEarningRequest
-	if e := bindJSON(c, &req); e != nil {
-		writeError(c, e)
+	in, ok := bindPayrollInput[payrollEarningRequest](c)
+	if !ok {
 		return
 	}
-	in, err := req.input()
-	if err != nil {
-		writeError(c, fieldError(err))
-		return
-	}
-	out, err := inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) (payroll.OneTimeEarning, error) {
+	out, ok := inTenantAudited(s, c, payroll.ActionCreateEarning, "Employee", in.EmployeeID, func(ctx context.Context, tx db.BunTx) (payroll.OneTimeEarning, error) {
 		return payroll.CreateOneTimeEarning(ctx, tx, in, s.now())
 	})
-	if err != nil {
-		s.payrollAnswer(c, payroll.ActionCreateEarning, "Employee", in.EmployeeID, err)
-		return
+	if ok {
+		c.JSON(http.StatusCreated, toPayrollEarningJSON(out))
 	}
-	c.JSON(http.StatusCreated, toPayrollEarningJSON(out))
 }
 
 func (s *Server) listOneTimeEarnings(c *gin.Context) {
-	limit, cursor, status, employee, period, ok := payrollListQuery(c,
-		payroll.EarningPending, payroll.EarningApproved, payroll.EarningVoided, payroll.EarningReversed)
+	var status, employee, period string
+	limit, cursor, ok := payrollListQuery(c, statusParam(&status, payroll.EarningPending, payroll.EarningApproved, payroll.EarningVoided,
+		payroll.EarningReversed), idParam("employeeId", &employee), periodParam("period", &period))
 	if !ok {
 		return
 	}
@@ -188,43 +162,20 @@ func (s *Server) listOneTimeEarnings(c *gin.Context) {
 		writeError(c, payrollError(err))
 		return
 	}
-	out := payrollEarningListJSON{Items: []payrollEarningJSON{}}
-	rows, out.NextCursor = pageOf(rows, limit, func(e payroll.OneTimeEarning) string { return e.ID })
-	for _, e := range rows {
-		out.Items = append(out.Items, toPayrollEarningJSON(e))
-	}
-	c.JSON(http.StatusOK, out)
+	c.JSON(http.StatusOK, payrollPage(rows, limit, func(e payroll.OneTimeEarning) string { return e.ID }, toPayrollEarningJSON))
 }
 
 func (s *Server) getOneTimeEarning(c *gin.Context) {
-	id, ok := pathID(c)
-	if !ok {
-		return
+	if out, ok := payrollRead(s, c, payroll.GetOneTimeEarning); ok {
+		c.JSON(http.StatusOK, toPayrollEarningJSON(out))
 	}
-	out, err := inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) (payroll.OneTimeEarning, error) {
-		return payroll.GetOneTimeEarning(ctx, tx, id)
-	})
-	if err != nil {
-		writeError(c, payrollError(err))
-		return
-	}
-	c.JSON(http.StatusOK, toPayrollEarningJSON(out))
 }
 
 // earningMove serves an action on one earning: move runs it in the tenant's transaction.
 func (s *Server) earningMove(c *gin.Context, action string, move func(ctx context.Context, tx db.BunTx, id string) (payroll.OneTimeEarning, error)) {
-	id, ok := pathID(c)
-	if !ok {
-		return
+	if out, ok := payrollMove(s, c, action, payroll.TargetEarning, move); ok {
+		c.JSON(http.StatusOK, toPayrollEarningJSON(out))
 	}
-	out, err := inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) (payroll.OneTimeEarning, error) {
-		return move(ctx, tx, id)
-	})
-	if err != nil {
-		s.payrollAnswer(c, action, payroll.TargetEarning, id, err)
-		return
-	}
-	c.JSON(http.StatusOK, toPayrollEarningJSON(out))
 }
 
 func (s *Server) approveOneTimeEarning(c *gin.Context) {
@@ -272,10 +223,9 @@ func (s *Server) voidOneTimeEarning(c *gin.Context) {
 	if !ok {
 		return
 	}
-	cl := callerOf(c)
-	mayUndoApproval := cl.Platform || cl.Access.Permissions.Allows(payrollApprove)
+	undo := mayUndoApproval(c)
 	s.earningMove(c, payroll.ActionVoidEarning, func(ctx context.Context, tx db.BunTx, id string) (payroll.OneTimeEarning, error) {
-		return payroll.VoidOneTimeEarning(ctx, tx, id, reason, mayUndoApproval, s.now())
+		return payroll.VoidOneTimeEarning(ctx, tx, id, reason, undo, s.now())
 	})
 }
 
@@ -288,6 +238,3 @@ func (s *Server) reverseOneTimeEarning(c *gin.Context) {
 		return payroll.ReverseOneTimeEarning(ctx, tx, id, reason, s.now())
 	})
 }
-
-// fieldProblem is a *field.Error for name.
-func fieldProblem(name, problem string) error { return &field.Error{Field: name, Problem: problem} }

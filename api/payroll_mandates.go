@@ -8,7 +8,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/wagerail/wagerail/internal/orgs"
 	"github.com/wagerail/wagerail/internal/payroll"
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/field"
@@ -25,31 +24,25 @@ import (
 
 // payrollMandateRoutes serves /api/payroll/protection-policies, /adjustments and /deduction-mandates.
 func (s *Server) payrollMandateRoutes() []Route {
-	org := func(method, path, summary string, perm orgs.Permission, h gin.HandlerFunc, body ...Body) Route {
-		r := Route{Method: method, Path: path, Auth: Org, Role: orgs.Admin, Permission: perm, Summary: summary, Handler: h}
-		if len(body) > 0 {
-			r.Body = body[0]
-		}
-		return r
-	}
+	org := payrollOrgRoute
 	const pp, adj, md = "/api/payroll/protection-policies", "/api/payroll/adjustments", "/api/payroll/deduction-mandates"
 	return []Route{
-		org(http.MethodPost, pp, "Draft a protection policy", payrollEdit, s.createProtectionPolicy),
-		org(http.MethodGet, pp, "List the protection policies", payrollView, s.listProtectionPolicies),
-		org(http.MethodGet, pp+"/:id", "One protection policy", payrollView, s.getProtectionPolicy),
+		org(http.MethodPost, pp, "Draft a protection policy", payrollEdit, s.createProtectionPolicy, BodyByMethod),
+		org(http.MethodGet, pp, "List the protection policies", payrollView, s.listProtectionPolicies, BodyByMethod),
+		org(http.MethodGet, pp+"/:id", "One protection policy", payrollView, s.getProtectionPolicy, BodyByMethod),
 		org(http.MethodPost, pp+"/:id/activate", "Activate a protection policy (supersedes the active one)", payrollApprove, s.activateProtectionPolicy, BodyNone),
 
-		org(http.MethodPost, adj, "Record a payroll adjustment", payrollEdit, s.createAdjustment),
-		org(http.MethodGet, adj, "List the payroll adjustments", payrollView, s.listAdjustments),
-		org(http.MethodGet, adj+"/:id", "One payroll adjustment", payrollView, s.getAdjustment),
+		org(http.MethodPost, adj, "Record a payroll adjustment", payrollEdit, s.createAdjustment, BodyByMethod),
+		org(http.MethodGet, adj, "List the payroll adjustments", payrollView, s.listAdjustments, BodyByMethod),
+		org(http.MethodGet, adj+"/:id", "One payroll adjustment", payrollView, s.getAdjustment, BodyByMethod),
 		org(http.MethodPost, adj+"/:id/approve", "Approve a payroll adjustment", payrollApprove, s.adjustmentMove("approved"), BodyNone),
 		org(http.MethodPost, adj+"/:id/post", "Post an approved payroll adjustment to its period", payrollApprove, s.adjustmentMove("posted"), BodyNone),
-		org(http.MethodPost, adj+"/:id/reverse", "Reverse a posted payroll adjustment", payrollApprove, s.reverseAdjustment),
+		org(http.MethodPost, adj+"/:id/reverse", "Reverse a posted payroll adjustment", payrollApprove, s.reverseAdjustment, BodyByMethod),
 		org(http.MethodPost, adj+"/:id/void", "Void a payroll adjustment not yet posted", payrollEdit, s.adjustmentMove("voided"), BodyOptionalJSON),
 
-		org(http.MethodPost, md, "Record a deduction mandate", payrollEdit, s.createMandate),
-		org(http.MethodGet, md, "List the deduction mandates", payrollView, s.listMandates),
-		org(http.MethodGet, md+"/:id", "One deduction mandate", payrollView, s.getMandate),
+		org(http.MethodPost, md, "Record a deduction mandate", payrollEdit, s.createMandate, BodyByMethod),
+		org(http.MethodGet, md, "List the deduction mandates", payrollView, s.listMandates, BodyByMethod),
+		org(http.MethodGet, md+"/:id", "One deduction mandate", payrollView, s.getMandate, BodyByMethod),
 		org(http.MethodPost, md+"/:id/activate", "Activate a deduction mandate", payrollApprove, s.mandateMove("activated"), BodyNone),
 		org(http.MethodPost, md+"/:id/suspend", "Suspend an active deduction mandate", payrollEdit, s.mandateMove("suspended"), BodyOptionalJSON),
 		org(http.MethodPost, md+"/:id/resume", "Resume a suspended deduction mandate", payrollEdit, s.mandateMove("resumed"), BodyOptionalJSON),
@@ -57,34 +50,33 @@ func (s *Server) payrollMandateRoutes() []Route {
 	}
 }
 
-// mandatesList reads limit, cursor and the route's filters (each at most once, each checked);
-// it has answered when ok is false.
+// mandatesList is payrollListQuery with the filters named by a map (read in no set order), as the
+// page to read (limit+1 rows) and the filters' values by name; it has answered when ok is false.
 func mandatesList(c *gin.Context, filters map[string]func(string) error) (db.Page, map[string]string, bool) {
-	limit, cursor, ok := ewaPage(c)
+	values := make([]string, len(filters))
+	params := make([]filterParam, 0, len(filters))
+	for name, check := range filters {
+		params = append(params, filterParam{name, &values[len(params)], check})
+	}
+	page, ok := pmPage(c, params...)
 	if !ok {
 		return db.Page{}, nil, false
 	}
 	got := map[string]string{}
-	for name, check := range filters {
-		v, ok := singleQuery(c, name, false, check)
-		if !ok {
-			return db.Page{}, nil, false
-		}
-		got[name] = v
+	for i, p := range params {
+		got[p.name] = values[i]
 	}
-	return db.Page{After: cursor, Limit: limit + 1}, got, true
+	return page, got, true
 }
 
-func pmOneOf(name string, values ...string) func(string) error {
-	return func(v string) error {
-		for _, a := range values {
-			if v == a {
-				return nil
-			}
-		}
-		return &field.Error{Field: name, Problem: "must be one of " + strings.Join(values, ", ")}
-	}
+// pmPage is payrollListQuery as the page to read: limit+1 rows after the cursor.
+func pmPage(c *gin.Context, params ...filterParam) (db.Page, bool) {
+	limit, cursor, ok := payrollListQuery(c, params...)
+	return db.Page{After: cursor, Limit: limit + 1}, ok
 }
+
+// pmOneOf is oneOfCheck with the values as arguments.
+func pmOneOf(name string, values ...string) func(string) error { return oneOfCheck(name, values) }
 
 // pmReason reads an optional {"reason": "…"} body; it has answered when ok is false.
 func pmReason(c *gin.Context) (string, bool) {
@@ -110,6 +102,8 @@ func pmReason(c *gin.Context) (string, bool) {
 	return r, true
 }
 
+// pmRequired is the refusal of the first field a body left out (nil when all are there); pairs are
+// each field's name and whether it is missing.
 func pmRequired(pairs ...any) error {
 	for i := 0; i+1 < len(pairs); i += 2 {
 		if pairs[i+1].(bool) {
@@ -160,88 +154,61 @@ type protectionPolicyRequest struct {
 	EffectiveFrom             *string `json:"effectiveFrom"`
 }
 
+func (r protectionPolicyRequest) input() (payroll.NewProtectionPolicy, error) {
+	if err := pmRequired("voluntaryShareNumerator", r.VoluntaryShareNumerator == nil, "voluntaryShareDenominator",
+		r.VoluntaryShareDenominator == nil, "effectiveFrom", r.EffectiveFrom == nil); err != nil {
+		return payroll.NewProtectionPolicy{}, err
+	}
+	in := payroll.NewProtectionPolicy{Description: pmTrimmed(r.Description), ShareNumerator: *r.VoluntaryShareNumerator,
+		ShareDenominator: *r.VoluntaryShareDenominator, EffectiveFrom: *r.EffectiveFrom}
+	if r.MinimumNetSantim != nil {
+		in.MinimumNetSantim = *r.MinimumNetSantim
+	}
+	return in, in.Check()
+}
+
 func (s *Server) createProtectionPolicy(c *gin.Context) {
-	var req protectionPolicyRequest
-	if e := bindJSON(c, &req); e != nil {
-		writeError(c, e)
+	in, ok := bindPayrollInput[protectionPolicyRequest](c)
+	if !ok {
 		return
 	}
-	if err := pmRequired("voluntaryShareNumerator", req.VoluntaryShareNumerator == nil, "voluntaryShareDenominator",
-		req.VoluntaryShareDenominator == nil, "effectiveFrom", req.EffectiveFrom == nil); err != nil {
-		writeError(c, payrollError(err))
-		return
-	}
-	in := payroll.NewProtectionPolicy{Description: pmTrimmed(req.Description), ShareNumerator: *req.VoluntaryShareNumerator,
-		ShareDenominator: *req.VoluntaryShareDenominator, EffectiveFrom: *req.EffectiveFrom}
-	if req.MinimumNetSantim != nil {
-		in.MinimumNetSantim = *req.MinimumNetSantim
-	}
-	if err := in.Check(); err != nil {
-		writeError(c, payrollError(err))
-		return
-	}
-	p, err := inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) (payroll.ProtectionPolicy, error) {
+	p, ok := inTenantAudited(s, c, "CreateProtectionPolicy", "ProtectionPolicy", "", func(ctx context.Context, tx db.BunTx) (payroll.ProtectionPolicy, error) {
 		return payroll.CreateProtectionPolicy(ctx, tx, in, s.now())
 	})
-	if err != nil {
-		s.payrollAnswer(c, "CreateProtectionPolicy", "ProtectionPolicy", "", err)
-		return
+	if ok {
+		c.JSON(http.StatusCreated, toProtectionPolicyJSON(p))
 	}
-	c.JSON(http.StatusCreated, toProtectionPolicyJSON(p))
 }
 
 func (s *Server) listProtectionPolicies(c *gin.Context) {
-	page, q, ok := mandatesList(c, map[string]func(string) error{
-		"status": pmOneOf("status", payroll.ProtectionDraft, payroll.ProtectionActive, payroll.ProtectionSuperseded)})
+	var status string
+	page, ok := pmPage(c, statusParam(&status, payroll.ProtectionDraft, payroll.ProtectionActive, payroll.ProtectionSuperseded))
 	if !ok {
 		return
 	}
 	rows, err := inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) ([]payroll.ProtectionPolicy, error) {
-		return payroll.ListProtectionPolicies(ctx, tx, payroll.ProtectionFilter{Status: q["status"], Page: page})
+		return payroll.ListProtectionPolicies(ctx, tx, payroll.ProtectionFilter{Status: status, Page: page})
 	})
 	if err != nil {
 		writeError(c, payrollError(err))
 		return
 	}
-	out := struct {
-		Items      []protectionPolicyJSON `json:"items"`
-		NextCursor *string                `json:"nextCursor"`
-	}{Items: []protectionPolicyJSON{}}
-	rows, out.NextCursor = pageOf(rows, page.Limit-1, func(p payroll.ProtectionPolicy) string { return p.ID })
-	for _, p := range rows {
-		out.Items = append(out.Items, toProtectionPolicyJSON(p))
-	}
-	c.JSON(http.StatusOK, out)
+	c.JSON(http.StatusOK, payrollPage(rows, page.Limit-1, func(p payroll.ProtectionPolicy) string { return p.ID }, toProtectionPolicyJSON))
 }
 
 func (s *Server) getProtectionPolicy(c *gin.Context) {
-	id, ok := pathID(c)
-	if !ok {
-		return
+	if p, ok := payrollRead(s, c, payroll.GetProtectionPolicy); ok {
+		c.JSON(http.StatusOK, toProtectionPolicyJSON(p))
 	}
-	p, err := inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) (payroll.ProtectionPolicy, error) {
-		return payroll.GetProtectionPolicy(ctx, tx, id)
-	})
-	if err != nil {
-		writeError(c, payrollError(err))
-		return
-	}
-	c.JSON(http.StatusOK, toProtectionPolicyJSON(p))
 }
 
 func (s *Server) activateProtectionPolicy(c *gin.Context) {
-	id, ok := pathID(c)
-	if !ok {
-		return
-	}
-	p, err := inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) (payroll.ProtectionPolicy, error) {
+	p, ok := payrollMove(s, c, "ActivateProtectionPolicy", "ProtectionPolicy", func(ctx context.Context, tx db.BunTx, id string) (payroll.ProtectionPolicy, error) {
 		return payroll.ActivateProtectionPolicy(ctx, tx, id, s.now())
 	})
-	if err != nil {
-		s.payrollAnswer(c, "ActivateProtectionPolicy", "ProtectionPolicy", id, err)
-		return
+	if ok {
+		c.JSON(http.StatusOK, toProtectionPolicyJSON(p))
 	}
-	c.JSON(http.StatusOK, toProtectionPolicyJSON(p))
 }
 
 // --- adjustments ---
@@ -290,99 +257,86 @@ type adjustmentRequest struct {
 	Reference    *string `json:"reference"`
 }
 
+func (r adjustmentRequest) input() (payroll.NewAdjustment, error) {
+	if err := pmRequired("employeeId", r.EmployeeID == nil, "period", r.Period == nil, "direction", r.Direction == nil,
+		"amountSantim", r.AmountSantim == nil, "reason", r.Reason == nil); err != nil {
+		return payroll.NewAdjustment{}, err
+	}
+	in := payroll.NewAdjustment{EmployeeID: *r.EmployeeID, Period: *r.Period, Direction: *r.Direction, AmountSantim: *r.AmountSantim,
+		Taxable: r.Taxable, Reason: strings.TrimSpace(*r.Reason), Reference: pmTrimmed(r.Reference)}
+	if r.Reference != nil && in.Reference == "" {
+		return in, &field.Error{Field: "reference", Problem: "must not be blank (leave it out instead)"}
+	}
+	return in, in.Check()
+}
+
 func (s *Server) createAdjustment(c *gin.Context) {
-	var req adjustmentRequest
-	if e := bindJSON(c, &req); e != nil {
-		writeError(c, e)
+	in, ok := bindPayrollInput[adjustmentRequest](c)
+	if !ok {
 		return
 	}
-	if err := pmRequired("employeeId", req.EmployeeID == nil, "period", req.Period == nil, "direction", req.Direction == nil,
-		"amountSantim", req.AmountSantim == nil, "reason", req.Reason == nil); err != nil {
-		writeError(c, payrollError(err))
-		return
-	}
-	in := payroll.NewAdjustment{EmployeeID: *req.EmployeeID, Period: *req.Period, Direction: *req.Direction, AmountSantim: *req.AmountSantim,
-		Taxable: req.Taxable, Reason: strings.TrimSpace(*req.Reason), Reference: pmTrimmed(req.Reference)}
-	if req.Reference != nil && in.Reference == "" {
-		writeError(c, fieldError(&field.Error{Field: "reference", Problem: "must not be blank (leave it out instead)"}))
-		return
-	}
-	if err := in.Check(); err != nil {
-		writeError(c, payrollError(err))
-		return
-	}
-	a, err := inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) (payroll.Adjustment, error) {
+	a, ok := inTenantAudited(s, c, "CreatePayrollAdjustment", "PayrollAdjustment", "", func(ctx context.Context, tx db.BunTx) (payroll.Adjustment, error) {
 		return payroll.CreateAdjustment(ctx, tx, in, s.now())
 	})
-	if err != nil {
-		s.payrollAnswer(c, "CreatePayrollAdjustment", "PayrollAdjustment", "", err)
-		return
+	if ok {
+		c.JSON(http.StatusCreated, toAdjustmentJSON(a))
 	}
-	c.JSON(http.StatusCreated, toAdjustmentJSON(a))
 }
 
 func (s *Server) listAdjustments(c *gin.Context) {
-	page, q, ok := mandatesList(c, map[string]func(string) error{
-		"status": pmOneOf("status", payroll.AdjustmentPending, payroll.AdjustmentApproved, payroll.AdjustmentPosted,
-			payroll.AdjustmentVoided, payroll.AdjustmentReversed),
-		"employeeId": identifierCheck("employeeId"),
-		"period":     func(v string) error { return payroll.CheckPeriod("period", v) },
-		"direction":  pmOneOf("direction", payroll.Earning, payroll.Deduction),
-	})
+	var status, employee, period, direction string
+	page, ok := pmPage(c, statusParam(&status, payroll.AdjustmentPending, payroll.AdjustmentApproved, payroll.AdjustmentPosted,
+		payroll.AdjustmentVoided, payroll.AdjustmentReversed), idParam("employeeId", &employee), periodParam("period", &period),
+		filterParam{"direction", &direction, pmOneOf("direction", payroll.Earning, payroll.Deduction)})
 	if !ok {
 		return
 	}
 	rows, err := inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) ([]payroll.Adjustment, error) {
-		return payroll.ListAdjustments(ctx, tx, payroll.AdjustmentFilter{Status: q["status"], EmployeeID: q["employeeId"],
-			Period: q["period"], Direction: q["direction"], Page: page})
+		return payroll.ListAdjustments(ctx, tx, payroll.AdjustmentFilter{Status: status, EmployeeID: employee,
+			Period: period, Direction: direction, Page: page})
 	})
 	if err != nil {
 		writeError(c, payrollError(err))
 		return
 	}
-	out := struct {
-		Items      []adjustmentJSON `json:"items"`
-		NextCursor *string          `json:"nextCursor"`
-	}{Items: []adjustmentJSON{}}
-	rows, out.NextCursor = pageOf(rows, page.Limit-1, func(a payroll.Adjustment) string { return a.ID })
-	for _, a := range rows {
-		out.Items = append(out.Items, toAdjustmentJSON(a))
-	}
-	c.JSON(http.StatusOK, out)
+	c.JSON(http.StatusOK, payrollPage(rows, page.Limit-1, func(a payroll.Adjustment) string { return a.ID }, toAdjustmentJSON))
 }
 
 func (s *Server) getAdjustment(c *gin.Context) {
-	id, ok := pathID(c)
-	if !ok {
-		return
+	if a, ok := payrollRead(s, c, payroll.GetAdjustment); ok {
+		c.JSON(http.StatusOK, toAdjustmentJSON(a))
 	}
-	a, err := inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) (payroll.Adjustment, error) {
-		return payroll.GetAdjustment(ctx, tx, id)
-	})
-	if err != nil {
-		writeError(c, payrollError(err))
-		return
-	}
-	c.JSON(http.StatusOK, toAdjustmentJSON(a))
 }
 
 var adjustmentAuditActions = map[string]string{"approved": "ApprovePayrollAdjustment", "posted": "PostPayrollAdjustment",
 	"voided": "VoidPayrollAdjustment", "reversed": "ReversePayrollAdjustment"}
 
-// adjustmentMove serves approve and post (no body) and void (an optional reason).
-func (s *Server) adjustmentMove(action string) gin.HandlerFunc {
+// pmMove serves a move of the path's row (:id) that takes an optional reason when withReason is
+// set (pmReason, read after the id); a refusal by a rule is audited DENIED as action on target.
+func pmMove[T, J any](s *Server, action, target string, withReason bool, move func(ctx context.Context, tx db.BunTx, id, reason string) (T, error),
+	toJSON func(T) J) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		id, ok := pathID(c)
 		if !ok {
 			return
 		}
 		reason := ""
-		if action == "voided" {
+		if withReason {
 			if reason, ok = pmReason(c); !ok {
 				return
 			}
 		}
-		a, err := inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) (payroll.Adjustment, error) {
+		out, ok := inTenantAudited(s, c, action, target, id, func(ctx context.Context, tx db.BunTx) (T, error) { return move(ctx, tx, id, reason) })
+		if ok {
+			c.JSON(http.StatusOK, toJSON(out))
+		}
+	}
+}
+
+// adjustmentMove serves approve and post (no body) and void (an optional reason).
+func (s *Server) adjustmentMove(action string) gin.HandlerFunc {
+	return pmMove(s, adjustmentAuditActions[action], "PayrollAdjustment", action == "voided",
+		func(ctx context.Context, tx db.BunTx, id, reason string) (payroll.Adjustment, error) {
 			switch action {
 			case "approved":
 				return payroll.ApproveAdjustment(ctx, tx, id, s.now())
@@ -390,13 +344,7 @@ func (s *Server) adjustmentMove(action string) gin.HandlerFunc {
 				return payroll.ApplyAdjustment(ctx, tx, id, s.now())
 			}
 			return payroll.VoidAdjustment(ctx, tx, id, reason, s.now())
-		})
-		if err != nil {
-			s.payrollAnswer(c, adjustmentAuditActions[action], "PayrollAdjustment", id, err)
-			return
-		}
-		c.JSON(http.StatusOK, toAdjustmentJSON(a))
-	}
+		}, toAdjustmentJSON)
 }
 
 func (s *Server) reverseAdjustment(c *gin.Context) {
@@ -416,14 +364,12 @@ func (s *Server) reverseAdjustment(c *gin.Context) {
 		writeError(c, payrollError(err))
 		return
 	}
-	a, err := inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) (payroll.Adjustment, error) {
+	a, ok := inTenantAudited(s, c, "ReversePayrollAdjustment", "PayrollAdjustment", id, func(ctx context.Context, tx db.BunTx) (payroll.Adjustment, error) {
 		return payroll.ReverseAdjustment(ctx, tx, id, strings.TrimSpace(*req.Reason), *req.EffectivePeriod, s.now())
 	})
-	if err != nil {
-		s.payrollAnswer(c, "ReversePayrollAdjustment", "PayrollAdjustment", id, err)
-		return
+	if ok {
+		c.JSON(http.StatusOK, toAdjustmentJSON(a))
 	}
-	c.JSON(http.StatusOK, toAdjustmentJSON(a))
 }
 
 // --- deduction mandates ---
@@ -488,90 +434,65 @@ type mandateRequest struct {
 	Description  *string           `json:"description"`
 }
 
-func (s *Server) createMandate(c *gin.Context) {
-	var req mandateRequest
-	if e := bindJSON(c, &req); e != nil {
-		writeError(c, e)
-		return
+func (r mandateRequest) input() (payroll.NewMandate, error) {
+	if err := pmRequired("employeeId", r.EmployeeID == nil, "kind", r.Kind == nil, "startPeriod", r.StartPeriod == nil); err != nil {
+		return payroll.NewMandate{}, err
 	}
-	if err := pmRequired("employeeId", req.EmployeeID == nil, "kind", req.Kind == nil, "startPeriod", req.StartPeriod == nil); err != nil {
-		writeError(c, payrollError(err))
-		return
+	in := payroll.NewMandate{EmployeeID: *r.EmployeeID, Kind: *r.Kind, AmountSantim: r.AmountSantim, BasisPoints: r.BasisPoints,
+		TotalSantim: r.TotalSantim, StartPeriod: *r.StartPeriod, Reference: pmTrimmed(r.Reference), Description: pmTrimmed(r.Description)}
+	if r.Reference != nil && in.Reference == "" {
+		return in, &field.Error{Field: "reference", Problem: "must not be blank (leave it out instead)"}
 	}
-	in := payroll.NewMandate{EmployeeID: *req.EmployeeID, Kind: *req.Kind, AmountSantim: req.AmountSantim, BasisPoints: req.BasisPoints,
-		TotalSantim: req.TotalSantim, StartPeriod: *req.StartPeriod, Reference: pmTrimmed(req.Reference), Description: pmTrimmed(req.Description)}
-	if req.Reference != nil && in.Reference == "" {
-		writeError(c, fieldError(&field.Error{Field: "reference", Problem: "must not be blank (leave it out instead)"}))
-		return
-	}
-	if req.EndPeriod != nil {
-		in.EndPeriod = *req.EndPeriod
+	if r.EndPeriod != nil {
+		in.EndPeriod = *r.EndPeriod
 		if in.EndPeriod == "" {
-			writeError(c, fieldError(&field.Error{Field: "endPeriod", Problem: "must be a month written YYYY-MM (leave it out for none)"}))
-			return
+			return in, &field.Error{Field: "endPeriod", Problem: "must be a month written YYYY-MM (leave it out for none)"}
 		}
 	}
-	if req.Priority != nil {
-		in.Priority = *req.Priority
+	if r.Priority != nil {
+		in.Priority = *r.Priority
 	}
-	if req.Payee != nil {
-		in.Payee = &payroll.Payee{Partner: req.Payee.Partner, AccountNumber: req.Payee.AccountNumber, HolderName: req.Payee.HolderName}
+	if r.Payee != nil {
+		in.Payee = &payroll.Payee{Partner: r.Payee.Partner, AccountNumber: r.Payee.AccountNumber, HolderName: r.Payee.HolderName}
 	}
-	if err := in.Check(); err != nil {
-		writeError(c, payrollError(err))
+	return in, in.Check()
+}
+
+func (s *Server) createMandate(c *gin.Context) {
+	in, ok := bindPayrollInput[mandateRequest](c)
+	if !ok {
 		return
 	}
-	m, err := inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) (payroll.Mandate, error) {
+	m, ok := inTenantAudited(s, c, "CreateDeductionMandate", "DeductionMandate", "", func(ctx context.Context, tx db.BunTx) (payroll.Mandate, error) {
 		return payroll.CreateMandate(ctx, tx, in, s.now())
 	})
-	if err != nil {
-		s.payrollAnswer(c, "CreateDeductionMandate", "DeductionMandate", "", err)
-		return
+	if ok {
+		c.JSON(http.StatusCreated, toMandateJSON(m))
 	}
-	c.JSON(http.StatusCreated, toMandateJSON(m))
 }
 
 func (s *Server) listMandates(c *gin.Context) {
-	page, q, ok := mandatesList(c, map[string]func(string) error{
-		"status": pmOneOf("status", payroll.MandatePending, payroll.MandateActive, payroll.MandateSuspended,
-			payroll.MandateCancelled, payroll.MandateCompleted),
-		"employeeId": identifierCheck("employeeId"),
-		"kind":       pmOneOf("kind", payroll.MandateKinds...),
-	})
+	var status, employee, kind string
+	page, ok := pmPage(c, statusParam(&status, payroll.MandatePending, payroll.MandateActive, payroll.MandateSuspended,
+		payroll.MandateCancelled, payroll.MandateCompleted), idParam("employeeId", &employee),
+		filterParam{"kind", &kind, pmOneOf("kind", payroll.MandateKinds...)})
 	if !ok {
 		return
 	}
 	rows, err := inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) ([]payroll.Mandate, error) {
-		return payroll.ListMandates(ctx, tx, payroll.MandateFilter{Status: q["status"], EmployeeID: q["employeeId"], Kind: q["kind"], Page: page})
+		return payroll.ListMandates(ctx, tx, payroll.MandateFilter{Status: status, EmployeeID: employee, Kind: kind, Page: page})
 	})
 	if err != nil {
 		writeError(c, payrollError(err))
 		return
 	}
-	out := struct {
-		Items      []mandateJSON `json:"items"`
-		NextCursor *string       `json:"nextCursor"`
-	}{Items: []mandateJSON{}}
-	rows, out.NextCursor = pageOf(rows, page.Limit-1, func(m payroll.Mandate) string { return m.ID })
-	for _, m := range rows {
-		out.Items = append(out.Items, toMandateJSON(m))
-	}
-	c.JSON(http.StatusOK, out)
+	c.JSON(http.StatusOK, payrollPage(rows, page.Limit-1, func(m payroll.Mandate) string { return m.ID }, toMandateJSON))
 }
 
 func (s *Server) getMandate(c *gin.Context) {
-	id, ok := pathID(c)
-	if !ok {
-		return
+	if m, ok := payrollRead(s, c, payroll.GetMandate); ok {
+		c.JSON(http.StatusOK, toMandateJSON(m))
 	}
-	m, err := inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) (payroll.Mandate, error) {
-		return payroll.GetMandate(ctx, tx, id)
-	})
-	if err != nil {
-		writeError(c, payrollError(err))
-		return
-	}
-	c.JSON(http.StatusOK, toMandateJSON(m))
 }
 
 var mandateAuditActions = map[string]string{"activated": "ActivateDeductionMandate", "suspended": "SuspendDeductionMandate",
@@ -579,18 +500,8 @@ var mandateAuditActions = map[string]string{"activated": "ActivateDeductionManda
 
 // mandateMove serves activate (no body) and suspend, resume and cancel (an optional reason).
 func (s *Server) mandateMove(action string) gin.HandlerFunc {
-	return func(c *gin.Context) {
-		id, ok := pathID(c)
-		if !ok {
-			return
-		}
-		reason := ""
-		if action != "activated" {
-			if reason, ok = pmReason(c); !ok {
-				return
-			}
-		}
-		m, err := inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) (payroll.Mandate, error) {
+	return pmMove(s, mandateAuditActions[action], "DeductionMandate", action != "activated",
+		func(ctx context.Context, tx db.BunTx, id, reason string) (payroll.Mandate, error) {
 			switch action {
 			case "activated":
 				return payroll.ActivateMandate(ctx, tx, id, s.now())
@@ -600,11 +511,5 @@ func (s *Server) mandateMove(action string) gin.HandlerFunc {
 				return payroll.ResumeMandate(ctx, tx, id, reason, s.now())
 			}
 			return payroll.CancelMandate(ctx, tx, id, reason, s.now())
-		})
-		if err != nil {
-			s.payrollAnswer(c, mandateAuditActions[action], "DeductionMandate", id, err)
-			return
-		}
-		c.JSON(http.StatusOK, toMandateJSON(m))
-	}
+		}, toMandateJSON)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/wagerail/wagerail/internal/payroll"
 	"github.com/wagerail/wagerail/internal/platform/db"
+	"github.com/wagerail/wagerail/internal/platform/field"
 )
 
 // Overtime policies and entries (routes in payrollEarningRoutes). A tenant without an ACTIVE
@@ -58,9 +59,8 @@ type payrollEffectiveOvertimeJSON struct {
 }
 
 type payrollOvertimePolicyListJSON struct {
-	Items      []payrollOvertimePolicyJSON  `json:"items"`
-	NextCursor *string                      `json:"nextCursor"`
-	Effective  payrollEffectiveOvertimeJSON `json:"effective"`
+	payrollListJSON[payrollOvertimePolicyJSON]
+	Effective payrollEffectiveOvertimeJSON `json:"effective"`
 }
 
 type payrollOvertimePolicyRequest struct {
@@ -72,9 +72,9 @@ type payrollOvertimePolicyRequest struct {
 }
 
 func (r payrollOvertimePolicyRequest) input() (payroll.NewOvertimePolicy, error) {
-	if err := payrollRequired(payrollField{"name", r.Name == nil}, payrollField{"workingDayBasisPoints", r.WorkingDayBasisPoints == nil},
-		payrollField{"nightBasisPoints", r.NightBasisPoints == nil}, payrollField{"weeklyRestDayBasisPoints", r.WeeklyRestDayBasisPoints == nil},
-		payrollField{"publicHolidayBasisPoints", r.PublicHolidayBasisPoints == nil}); err != nil {
+	if err := pmRequired("name", r.Name == nil, "workingDayBasisPoints", r.WorkingDayBasisPoints == nil,
+		"nightBasisPoints", r.NightBasisPoints == nil, "weeklyRestDayBasisPoints", r.WeeklyRestDayBasisPoints == nil,
+		"publicHolidayBasisPoints", r.PublicHolidayBasisPoints == nil); err != nil {
 		return payroll.NewOvertimePolicy{}, err
 	}
 	n := payroll.NewOvertimePolicy{Name: strings.TrimSpace(*r.Name), Multipliers: payroll.Multipliers{WorkingDayBasisPoints: *r.WorkingDayBasisPoints,
@@ -84,37 +84,21 @@ func (r payrollOvertimePolicyRequest) input() (payroll.NewOvertimePolicy, error)
 }
 
 func (s *Server) createOvertimePolicy(c *gin.Context) {
-	var req payrollOvertimePolicyRequest
-	if e := bindJSON(c, &req); e != nil {
-		writeError(c, e)
-		return
-	}
-	in, err := req.input()
-	if err != nil {
-		writeError(c, fieldError(err))
-		return
-	}
-	out, err := inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) (payroll.OvertimePolicy, error) {
-		return payroll.CreateOvertimePolicy(ctx, tx, in, s.now())
-	})
-	if err != nil {
-		s.payrollAnswer(c, payroll.ActionCreateOvertimePolicy, payroll.TargetOvertimePolicy, "", err)
-		return
-	}
-	c.JSON(http.StatusCreated, toPayrollOvertimePolicyJSON(out))
-}
-
-func (s *Server) listOvertimePolicies(c *gin.Context) {
-	limit, cursor, ok := ewaPage(c)
+	in, ok := bindPayrollInput[payrollOvertimePolicyRequest](c)
 	if !ok {
 		return
 	}
-	status, ok := singleQuery(c, "status", false, func(v string) error {
-		if v != payroll.PolicyDraft && v != payroll.PolicyActive && v != payroll.PolicySuperseded {
-			return fieldProblem("status", "must be one of DRAFT, ACTIVE, SUPERSEDED")
-		}
-		return nil
+	out, ok := inTenantAudited(s, c, payroll.ActionCreateOvertimePolicy, payroll.TargetOvertimePolicy, "", func(ctx context.Context, tx db.BunTx) (payroll.OvertimePolicy, error) {
+		return payroll.CreateOvertimePolicy(ctx, tx, in, s.now())
 	})
+	if ok {
+		c.JSON(http.StatusCreated, toPayrollOvertimePolicyJSON(out))
+	}
+}
+
+func (s *Server) listOvertimePolicies(c *gin.Context) {
+	var status string
+	limit, cursor, ok := payrollListQuery(c, statusParam(&status, payroll.PolicyDraft, payroll.PolicyActive, payroll.PolicySuperseded))
 	if !ok {
 		return
 	}
@@ -134,33 +118,24 @@ func (s *Server) listOvertimePolicies(c *gin.Context) {
 		writeError(c, payrollError(err))
 		return
 	}
-	out := payrollOvertimePolicyListJSON{Items: []payrollOvertimePolicyJSON{},
+	out := payrollOvertimePolicyListJSON{
+		payrollListJSON: payrollPage(p.rows, limit, func(p payroll.OvertimePolicy) string { return p.ID }, toPayrollOvertimePolicyJSON),
 		Effective: payrollEffectiveOvertimeJSON{Source: "POLICY", PolicyID: optionalString(p.effective.ID), Name: p.effective.Name,
 			payrollMultipliersJSON: toPayrollMultipliersJSON(p.effective.Multipliers)}}
 	if p.effective.ID == "" {
 		out.Effective.Source = "DEFAULT"
 	}
-	rows, next := pageOf(p.rows, limit, func(p payroll.OvertimePolicy) string { return p.ID })
-	out.NextCursor = next
-	for _, r := range rows {
-		out.Items = append(out.Items, toPayrollOvertimePolicyJSON(r))
-	}
 	c.JSON(http.StatusOK, out)
 }
 
 func (s *Server) activateOvertimePolicy(c *gin.Context) {
-	id, ok := pathID(c)
-	if !ok {
-		return
+	out, ok := payrollMove(s, c, payroll.ActionActivateOvertimePolicy, payroll.TargetOvertimePolicy,
+		func(ctx context.Context, tx db.BunTx, id string) (payroll.OvertimePolicy, error) {
+			return payroll.ActivateOvertimePolicy(ctx, tx, id, s.now())
+		})
+	if ok {
+		c.JSON(http.StatusOK, toPayrollOvertimePolicyJSON(out))
 	}
-	out, err := inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) (payroll.OvertimePolicy, error) {
-		return payroll.ActivateOvertimePolicy(ctx, tx, id, s.now())
-	})
-	if err != nil {
-		s.payrollAnswer(c, payroll.ActionActivateOvertimePolicy, payroll.TargetOvertimePolicy, id, err)
-		return
-	}
-	c.JSON(http.StatusOK, toPayrollOvertimePolicyJSON(out))
 }
 
 type payrollOvertimeEntryJSON struct {
@@ -182,29 +157,20 @@ type payrollOvertimeEntryJSON struct {
 	UpdatedAt             time.Time                `json:"updatedAt"`
 }
 
-// monthlyHours is the organization's monthly working hours, the divisor of the estimate's hourly
-// rate.
-func monthlyHours(ctx context.Context, tx db.BunTx) (int64, error) {
-	st, err := payroll.EffectiveSettings(ctx, tx)
-	return st.MonthlyWorkingHours, err
-}
-
 // overtimeRead is entries read with the monthly hours of their estimates.
 type overtimeRead[T any] struct {
 	value T
 	hours int64
 }
 
-// readOvertime runs read in the tenant's transaction and reads the monthly hours with it.
-func readOvertime[T any](s *Server, c *gin.Context, read func(ctx context.Context, tx db.BunTx) (T, error)) (overtimeRead[T], error) {
-	return inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) (overtimeRead[T], error) {
-		v, err := read(ctx, tx)
-		if err != nil {
-			return overtimeRead[T]{}, err
-		}
-		h, err := monthlyHours(ctx, tx)
-		return overtimeRead[T]{v, h}, err
-	})
+// withHours is v (read in tx, unless err) with the organization's monthly working hours, the
+// divisor of its estimates' hourly rate, read in the same transaction.
+func withHours[T any](ctx context.Context, tx db.BunTx, v T, err error) (overtimeRead[T], error) {
+	if err != nil {
+		return overtimeRead[T]{}, err
+	}
+	st, err := payroll.EffectiveSettings(ctx, tx)
+	return overtimeRead[T]{v, st.MonthlyWorkingHours}, err
 }
 
 func toPayrollOvertimeEntryJSON(e payroll.OvertimeEntry, hours int64) (payrollOvertimeEntryJSON, error) {
@@ -218,11 +184,6 @@ func toPayrollOvertimeEntryJSON(e payroll.OvertimeEntry, hours int64) (payrollOv
 		ApprovedBy: optionalString(e.ApprovedBy), ApprovedAt: optionalTime(e.ApprovedAt), UpdatedAt: e.UpdatedAt.UTC()}, nil
 }
 
-type payrollOvertimeEntryListJSON struct {
-	Items      []payrollOvertimeEntryJSON `json:"items"`
-	NextCursor *string                    `json:"nextCursor"`
-}
-
 type payrollOvertimeEntryRequest struct {
 	EmployeeID  *string `json:"employeeId"`
 	WorkDate    *string `json:"workDate"`
@@ -233,15 +194,15 @@ type payrollOvertimeEntryRequest struct {
 }
 
 func (r payrollOvertimeEntryRequest) input() (payroll.NewOvertimeEntry, error) {
-	if err := payrollRequired(payrollField{"employeeId", r.EmployeeID == nil}, payrollField{"workDate", r.WorkDate == nil},
-		payrollField{"category", r.Category == nil}, payrollField{"minutes", r.Minutes == nil}); err != nil {
+	if err := pmRequired("employeeId", r.EmployeeID == nil, "workDate", r.WorkDate == nil, "category", r.Category == nil,
+		"minutes", r.Minutes == nil); err != nil {
 		return payroll.NewOvertimeEntry{}, err
 	}
 	n := payroll.NewOvertimeEntry{EmployeeID: *r.EmployeeID, WorkDate: *r.WorkDate, Category: payroll.OvertimeCategory(*r.Category),
 		Minutes: *r.Minutes}
 	if r.Period != nil {
 		if *r.Period == "" {
-			return n, fieldProblem("period", "must not be empty (leave it out for the work date's month)")
+			return n, &field.Error{Field: "period", Problem: "must not be empty (leave it out for the work date's month)"}
 		}
 		n.Period = *r.Period
 	}
@@ -263,40 +224,39 @@ func answerOvertimeEntry(c *gin.Context, status int, r overtimeRead[payroll.Over
 }
 
 func (s *Server) createOvertimeEntry(c *gin.Context) {
-	var req payrollOvertimeEntryRequest
-	if e := bindJSON(c, &req); e != nil {
-		writeError(c, e)
-		return
-	}
-	in, err := req.input()
-	if err != nil {
-		writeError(c, fieldError(err))
-		return
-	}
-	out, err := readOvertime(s, c, func(ctx context.Context, tx db.BunTx) (payroll.OvertimeEntry, error) {
-		return payroll.CreateOvertimeEntry(ctx, tx, in, s.now())
-	})
-	if err != nil {
-		s.payrollAnswer(c, payroll.ActionCreateOvertimeEntry, "Employee", in.EmployeeID, err)
-		return
-	}
-	answerOvertimeEntry(c, http.StatusCreated, out)
-}
-
-func (s *Server) listOvertimeEntries(c *gin.Context) {
-	limit, cursor, status, employee, period, ok := payrollListQuery(c, payroll.OvertimePending, payroll.OvertimeApproved)
+	in, ok := bindPayrollInput[payrollOvertimeEntryRequest](c)
 	if !ok {
 		return
 	}
-	read, err := readOvertime(s, c, func(ctx context.Context, tx db.BunTx) ([]payroll.OvertimeEntry, error) {
-		return payroll.ListOvertimeEntries(ctx, tx, payroll.OvertimeFilter{Status: status, EmployeeID: employee, Period: period,
+	out, ok := inTenantAudited(s, c, payroll.ActionCreateOvertimeEntry, "Employee", in.EmployeeID,
+		func(ctx context.Context, tx db.BunTx) (overtimeRead[payroll.OvertimeEntry], error) {
+			e, err := payroll.CreateOvertimeEntry(ctx, tx, in, s.now())
+			return withHours(ctx, tx, e, err)
+		})
+	if ok {
+		answerOvertimeEntry(c, http.StatusCreated, out)
+	}
+}
+
+func (s *Server) listOvertimeEntries(c *gin.Context) {
+	var status, employee, period string
+	limit, cursor, ok := payrollListQuery(c, statusParam(&status, payroll.OvertimePending, payroll.OvertimeApproved),
+		idParam("employeeId", &employee), periodParam("period", &period))
+	if !ok {
+		return
+	}
+	read, err := inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) (overtimeRead[[]payroll.OvertimeEntry], error) {
+		rows, err := payroll.ListOvertimeEntries(ctx, tx, payroll.OvertimeFilter{Status: status, EmployeeID: employee, Period: period,
 			After: cursor, Limit: limit + 1})
+		return withHours(ctx, tx, rows, err)
 	})
 	if err != nil {
 		writeError(c, payrollError(err))
 		return
 	}
-	out := payrollOvertimeEntryListJSON{Items: []payrollOvertimeEntryJSON{}}
+	// Not payrollPage: an estimate's checked arithmetic can refuse an entry, which answers the
+	// whole page.
+	out := payrollListJSON[payrollOvertimeEntryJSON]{Items: []payrollOvertimeEntryJSON{}}
 	rows, next := pageOf(read.value, limit, func(e payroll.OvertimeEntry) string { return e.ID })
 	out.NextCursor = next
 	for _, e := range rows {
@@ -311,31 +271,22 @@ func (s *Server) listOvertimeEntries(c *gin.Context) {
 }
 
 func (s *Server) getOvertimeEntry(c *gin.Context) {
-	id, ok := pathID(c)
-	if !ok {
-		return
-	}
-	out, err := readOvertime(s, c, func(ctx context.Context, tx db.BunTx) (payroll.OvertimeEntry, error) {
-		return payroll.GetOvertimeEntry(ctx, tx, id)
+	out, ok := payrollRead(s, c, func(ctx context.Context, tx db.BunTx, id string) (overtimeRead[payroll.OvertimeEntry], error) {
+		e, err := payroll.GetOvertimeEntry(ctx, tx, id)
+		return withHours(ctx, tx, e, err)
 	})
-	if err != nil {
-		writeError(c, payrollError(err))
-		return
+	if ok {
+		answerOvertimeEntry(c, http.StatusOK, out)
 	}
-	answerOvertimeEntry(c, http.StatusOK, out)
 }
 
 func (s *Server) approveOvertimeEntry(c *gin.Context) {
-	id, ok := pathID(c)
-	if !ok {
-		return
+	out, ok := payrollMove(s, c, payroll.ActionApproveOvertimeEntry, payroll.TargetOvertimeEntry,
+		func(ctx context.Context, tx db.BunTx, id string) (overtimeRead[payroll.OvertimeEntry], error) {
+			e, err := payroll.ApproveOvertimeEntry(ctx, tx, id, s.now())
+			return withHours(ctx, tx, e, err)
+		})
+	if ok {
+		answerOvertimeEntry(c, http.StatusOK, out)
 	}
-	out, err := readOvertime(s, c, func(ctx context.Context, tx db.BunTx) (payroll.OvertimeEntry, error) {
-		return payroll.ApproveOvertimeEntry(ctx, tx, id, s.now())
-	})
-	if err != nil {
-		s.payrollAnswer(c, payroll.ActionApproveOvertimeEntry, payroll.TargetOvertimeEntry, id, err)
-		return
-	}
-	answerOvertimeEntry(c, http.StatusOK, out)
 }

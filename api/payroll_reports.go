@@ -2,7 +2,6 @@ package api
 
 import (
 	"bytes"
-	"context"
 	"io"
 	"net/http"
 
@@ -10,7 +9,6 @@ import (
 
 	"github.com/wagerail/wagerail/internal/orgs"
 	"github.com/wagerail/wagerail/internal/payroll"
-	"github.com/wagerail/wagerail/internal/platform/db"
 )
 
 // A payroll run's reports (internal/payroll/report*.go loads and writes them; the XML layouts are
@@ -27,8 +25,7 @@ var payeTaxExport = orgs.Permission{Module: "paye_tax", Action: "export"}
 // payrollReportRoutes serves the reports.
 func (s *Server) payrollReportRoutes() []Route {
 	get := func(path, summary string, perm orgs.Permission, h gin.HandlerFunc) Route {
-		return Route{Method: http.MethodGet, Path: "/api/payroll/:id/" + path, Auth: Org, Role: orgs.Admin, Permission: perm,
-			Summary: summary, Handler: h, Body: BodyNone}
+		return payrollOrgRoute(http.MethodGet, "/api/payroll/:id/"+path, summary, perm, h, BodyNone)
 	}
 	return []Route{
 		get("report", "A payroll run's report: every entry's figures and the totals", payrollView, s.payrollReport),
@@ -47,32 +44,19 @@ type payrollReportEmployerJSON struct {
 }
 
 type payrollReportLineJSON struct {
-	EntryID                     string  `json:"entryId"`
-	EmployeeID                  string  `json:"employeeId"`
-	EmployeeName                string  `json:"employeeName"`
-	EmployeeTIN                 *string `json:"employeeTin"`
-	Status                      string  `json:"status"`
-	TaxTableVersion             string  `json:"taxTableVersion"`
-	DaysInPeriod                int     `json:"daysInPeriod"`
-	DaysEmployed                int     `json:"daysEmployed"`
-	GrossSantim                 int64   `json:"grossSantim"`
-	TaxableSantim               int64   `json:"taxableSantim"`
-	ExemptSantim                int64   `json:"exemptSantim"`
-	TaxBaseSantim               int64   `json:"taxBaseSantim"`
-	PAYESantim                  int64   `json:"payeSantim"`
-	PensionBaseSantim           int64   `json:"pensionBaseSantim"`
-	PensionEmployeeSantim       int64   `json:"pensionEmployeeSantim"`
-	PensionEmployerSantim       int64   `json:"pensionEmployerSantim"`
-	CourtOrdersSantim           int64   `json:"courtOrdersSantim"`
-	OtherDeductionsSantim       int64   `json:"otherDeductionsSantim"`
-	DeductionsSantim            int64   `json:"deductionsSantim"`
-	NetSantim                   int64   `json:"netSantim"`
-	EmployerContributionsSantim int64   `json:"employerContributionsSantim"`
-	CarriedForwardSantim        int64   `json:"carriedForwardSantim"`
+	EntryID         string  `json:"entryId"`
+	EmployeeID      string  `json:"employeeId"`
+	EmployeeName    string  `json:"employeeName"`
+	EmployeeTIN     *string `json:"employeeTin"`
+	Status          string  `json:"status"`
+	TaxTableVersion string  `json:"taxTableVersion"`
+	DaysInPeriod    int     `json:"daysInPeriod"`
+	DaysEmployed    int     `json:"daysEmployed"`
+	payrollReportFiguresJSON
 }
 
-type payrollReportTotalsJSON struct {
-	Employees                   int   `json:"employees"`
+// payrollReportFiguresJSON are the figures of one entry, and of the totals (their sums).
+type payrollReportFiguresJSON struct {
 	GrossSantim                 int64 `json:"grossSantim"`
 	TaxableSantim               int64 `json:"taxableSantim"`
 	ExemptSantim                int64 `json:"exemptSantim"`
@@ -89,6 +73,11 @@ type payrollReportTotalsJSON struct {
 	CarriedForwardSantim        int64 `json:"carriedForwardSantim"`
 }
 
+type payrollReportTotalsJSON struct {
+	Employees int `json:"employees"`
+	payrollReportFiguresJSON
+}
+
 // payrollReportJSON is GET /api/payroll/<id>/report: the run, its employer, every entry (by
 // employee id) and the totals. TINs are masked to their last four digits (only the declaration
 // to the tax authority carries them whole).
@@ -101,46 +90,36 @@ type payrollReportJSON struct {
 	Totals payrollReportTotalsJSON `json:"totals"`
 }
 
+// toReportEmployerJSON is a report's employer. Its TIN is shown whole: it is the organization's
+// own, not an employee's.
+func toReportEmployerJSON(e payroll.Employer) payrollReportEmployerJSON {
+	return payrollReportEmployerJSON{ID: e.ID, Name: payroll.DocumentText(e.Name), TIN: optionalString(payroll.DocumentText(e.TIN))}
+}
+
 func toPayrollReportJSON(r payroll.Report) payrollReportJSON {
 	out := payrollReportJSON{Run: toPayrollRunJSON(r.Run), Final: r.Final(), Items: make([]payrollReportLineJSON, 0, len(r.Lines)),
-		Employer: payrollReportEmployerJSON{ID: r.Employer.ID, Name: payroll.DocumentText(r.Employer.Name),
-			TIN: optionalString(payroll.DocumentText(r.Employer.TIN))}}
+		Employer: toReportEmployerJSON(r.Employer)}
 	for _, l := range r.Lines {
 		out.Items = append(out.Items, payrollReportLineJSON{EntryID: l.EntryID, EmployeeID: l.EmployeeID,
 			EmployeeName: payroll.DocumentText(l.EmployeeName), EmployeeTIN: optionalString(payroll.MaskedTIN(l.EmployeeTIN)),
 			Status: l.Status, TaxTableVersion: l.TaxTableVersion, DaysInPeriod: l.DaysInPeriod, DaysEmployed: l.DaysEmployed,
-			GrossSantim: l.GrossSantim, TaxableSantim: l.TaxableSantim, ExemptSantim: l.ExemptSantim, TaxBaseSantim: l.TaxBaseSantim,
-			PAYESantim: l.PAYESantim, PensionBaseSantim: l.PensionBaseSantim, PensionEmployeeSantim: l.PensionEmployeeSantim,
-			PensionEmployerSantim: l.PensionEmployerSantim, CourtOrdersSantim: l.CourtOrdersSantim,
-			OtherDeductionsSantim: l.OtherDeductionsSantim, DeductionsSantim: l.DeductionsSantim, NetSantim: l.NetSantim,
-			EmployerContributionsSantim: l.EmployerContributionsSantim, CarriedForwardSantim: l.CarriedForwardSantim})
+			payrollReportFiguresJSON: payrollReportFiguresJSON{GrossSantim: l.GrossSantim, TaxableSantim: l.TaxableSantim,
+				ExemptSantim: l.ExemptSantim, TaxBaseSantim: l.TaxBaseSantim, PAYESantim: l.PAYESantim, PensionBaseSantim: l.PensionBaseSantim,
+				PensionEmployeeSantim: l.PensionEmployeeSantim, PensionEmployerSantim: l.PensionEmployerSantim,
+				CourtOrdersSantim: l.CourtOrdersSantim, OtherDeductionsSantim: l.OtherDeductionsSantim, DeductionsSantim: l.DeductionsSantim,
+				NetSantim: l.NetSantim, EmployerContributionsSantim: l.EmployerContributionsSantim, CarriedForwardSantim: l.CarriedForwardSantim}})
 	}
 	t := r.Totals
-	out.Totals = payrollReportTotalsJSON{Employees: t.Employees, GrossSantim: t.GrossSantim, TaxableSantim: t.TaxableSantim,
-		ExemptSantim: t.ExemptSantim, TaxBaseSantim: t.TaxBaseSantim, PAYESantim: t.PAYESantim, PensionBaseSantim: t.PensionBaseSantim,
-		PensionEmployeeSantim: t.PensionEmployeeSantim, PensionEmployerSantim: t.PensionEmployerSantim,
+	out.Totals = payrollReportTotalsJSON{Employees: t.Employees, payrollReportFiguresJSON: payrollReportFiguresJSON{GrossSantim: t.GrossSantim,
+		TaxableSantim: t.TaxableSantim, ExemptSantim: t.ExemptSantim, TaxBaseSantim: t.TaxBaseSantim, PAYESantim: t.PAYESantim,
+		PensionBaseSantim: t.PensionBaseSantim, PensionEmployeeSantim: t.PensionEmployeeSantim, PensionEmployerSantim: t.PensionEmployerSantim,
 		CourtOrdersSantim: t.CourtOrdersSantim, OtherDeductionsSantim: t.OtherDeductionsSantim, DeductionsSantim: t.DeductionsSantim,
-		NetSantim: t.NetSantim, EmployerContributionsSantim: t.EmployerContributionsSantim, CarriedForwardSantim: t.CarriedForwardSantim}
+		NetSantim: t.NetSantim, EmployerContributionsSantim: t.EmployerContributionsSantim, CarriedForwardSantim: t.CarriedForwardSantim}}
 	return out
 }
 
-// loadRunReport reads one of the path's run's reports with load (false: answered).
-func loadRunReport[T any](s *Server, c *gin.Context, load func(context.Context, db.BunTx, string) (T, error)) (T, bool) {
-	id, ok := pathID(c)
-	if !ok {
-		var zero T
-		return zero, false
-	}
-	r, err := inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) (T, error) { return load(ctx, tx, id) })
-	if err != nil {
-		writeError(c, payrollError(err))
-		return r, false
-	}
-	return r, true
-}
-
 func (s *Server) payrollReport(c *gin.Context) {
-	r, ok := loadRunReport(s, c, payroll.LoadReport)
+	r, ok := payrollRead(s, c, payroll.LoadReport)
 	if !ok {
 		return
 	}
@@ -165,46 +144,37 @@ func sendDocument(c *gin.Context, contentType, filename string, write func(io.Wr
 // YYYY-MM, checked when the run was created, so the name needs no escaping).
 func documentName(r payroll.Run, what string) string { return "payroll-" + r.Period + "-" + what }
 
+// sendRunReport serves the path's run's report as the document write writes (documentName: what),
+// once every check has passed (a refusal is answered as payrollError, before any byte is sent).
+func (s *Server) sendRunReport(c *gin.Context, contentType, what string, write func(io.Writer, payroll.Report) error,
+	checks ...func(payroll.Report) error) {
+	r, ok := payrollRead(s, c, payroll.LoadReport)
+	if !ok {
+		return
+	}
+	for _, check := range checks {
+		if err := check(r); err != nil {
+			writeError(c, payrollError(err))
+			return
+		}
+	}
+	sendDocument(c, contentType, documentName(r.Run, what), func(w io.Writer) error { return write(w, r) })
+}
+
 func (s *Server) payrollReportCSV(c *gin.Context) {
-	r, ok := loadRunReport(s, c, payroll.LoadReport)
-	if !ok {
-		return
-	}
-	sendDocument(c, "text/csv; charset=utf-8", documentName(r.Run, "report.csv"), func(w io.Writer) error {
-		return payroll.WriteReportCSV(w, r)
-	})
+	s.sendRunReport(c, "text/csv; charset=utf-8", "report.csv", payroll.WriteReportCSV)
 }
 
+// payrollReportPAYE serves the PAYE declaration: it is made of approved figures only (CheckFinal)
+// and names every employee by TIN (CheckTINs).
 func (s *Server) payrollReportPAYE(c *gin.Context) {
-	r, ok := loadRunReport(s, c, payroll.LoadReport)
-	if !ok {
-		return
-	}
-	if err := r.CheckFinal(); err != nil {
-		writeError(c, payrollError(err))
-		return
-	}
-	if err := r.CheckTINs(); err != nil {
-		writeError(c, payrollError(err))
-		return
-	}
-	sendDocument(c, "application/xml; charset=utf-8", documentName(r.Run, "paye.xml"), func(w io.Writer) error {
-		return payroll.WritePAYEDeclaration(w, r)
-	})
+	s.sendRunReport(c, "application/xml; charset=utf-8", "paye.xml", payroll.WritePAYEDeclaration,
+		payroll.Report.CheckFinal, payroll.Report.CheckTINs)
 }
 
+// payrollReportPension serves the pension schedule: it is made of approved figures only.
 func (s *Server) payrollReportPension(c *gin.Context) {
-	r, ok := loadRunReport(s, c, payroll.LoadReport)
-	if !ok {
-		return
-	}
-	if err := r.CheckFinal(); err != nil {
-		writeError(c, payrollError(err))
-		return
-	}
-	sendDocument(c, "application/xml; charset=utf-8", documentName(r.Run, "pension.xml"), func(w io.Writer) error {
-		return payroll.WritePensionSchedule(w, r)
-	})
+	s.sendRunReport(c, "application/xml; charset=utf-8", "pension.xml", payroll.WritePensionSchedule, payroll.Report.CheckFinal)
 }
 
 type payrollPayeeJSON struct {
@@ -250,8 +220,7 @@ func toPayeeJSON(p payroll.Payee) payrollPayeeJSON {
 func toCourtOrderReportJSON(r payroll.CourtOrderReport) payrollCourtOrderReportJSON {
 	out := payrollCourtOrderReportJSON{Run: toPayrollRunJSON(r.Run), Items: make([]payrollCourtOrderLineJSON, 0, len(r.Lines)),
 		Payees: make([]payrollCourtOrderPayeeJSON, 0, len(r.Payees)), WithheldSantim: r.WithheldSantim, TotalSantim: r.TotalSantim,
-		Employer: payrollReportEmployerJSON{ID: r.Employer.ID, Name: payroll.DocumentText(r.Employer.Name),
-			TIN: optionalString(payroll.DocumentText(r.Employer.TIN))}}
+		Employer: toReportEmployerJSON(r.Employer)}
 	for _, l := range r.Lines {
 		out.Items = append(out.Items, payrollCourtOrderLineJSON{MandateID: l.MandateID, Reference: payroll.DocumentText(l.Reference),
 			EntryID: l.EntryID, EmployeeID: l.EmployeeID, EmployeeName: payroll.DocumentText(l.EmployeeName), EntryStatus: l.EntryStatus,
@@ -265,7 +234,7 @@ func toCourtOrderReportJSON(r payroll.CourtOrderReport) payrollCourtOrderReportJ
 }
 
 func (s *Server) payrollCourtOrderReport(c *gin.Context) {
-	r, ok := loadRunReport(s, c, payroll.LoadCourtOrderReport)
+	r, ok := payrollRead(s, c, payroll.LoadCourtOrderReport)
 	if !ok {
 		return
 	}
@@ -274,7 +243,7 @@ func (s *Server) payrollCourtOrderReport(c *gin.Context) {
 }
 
 func (s *Server) payrollCourtOrderReportXML(c *gin.Context) {
-	r, ok := loadRunReport(s, c, payroll.LoadCourtOrderReport)
+	r, ok := payrollRead(s, c, payroll.LoadCourtOrderReport)
 	if !ok {
 		return
 	}

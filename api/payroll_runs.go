@@ -32,9 +32,7 @@ import (
 
 // payrollRunRoutes serves the run lifecycle.
 func (s *Server) payrollRunRoutes() []Route {
-	org := func(method, path, summary string, perm orgs.Permission, h gin.HandlerFunc, body Body) Route {
-		return Route{Method: method, Path: path, Auth: Org, Role: orgs.Admin, Permission: perm, Summary: summary, Handler: h, Body: body}
-	}
+	org := payrollOrgRoute
 	const runs = "/api/payroll"
 	return []Route{
 		org(http.MethodPost, runs, "Create the payroll run of a period (DRAFT; idempotent on the period)", payrollEdit, s.createPayrollRun, BodyJSON),
@@ -47,6 +45,81 @@ func (s *Server) payrollRunRoutes() []Route {
 		org(http.MethodPost, runs+"/:id/cancel", "Cancel a payroll run before any money moves", payrollEdit, s.cancelPayrollRun, BodyOptionalJSON),
 		org(http.MethodPost, runs+"/:id/lock", "Lock a payroll run against changes", payrollApprove, s.lockPayrollRun, BodyNone),
 	}
+}
+
+// --- what the payroll handlers share ---
+
+// payrollOrgRoute is a route of an admin or owner of the active organization who also holds the
+// payroll permission perm: every route of these files but the platform's overrides and the
+// projection (a plain member's).
+func payrollOrgRoute(method, path, summary string, perm orgs.Permission, h gin.HandlerFunc, body Body) Route {
+	return Route{Method: method, Path: path, Auth: Org, Role: orgs.Admin, Permission: perm, Summary: summary, Handler: h, Body: body}
+}
+
+// statusParam is the status parameter of a list, one of statuses.
+func statusParam(dst *string, statuses ...string) filterParam {
+	return filterParam{"status", dst, oneOfCheck("status", statuses)}
+}
+
+// periodParam is a period parameter of a list (YYYY-MM) called name.
+func periodParam(name string, dst *string) filterParam {
+	return filterParam{name, dst, func(v string) error { return payroll.CheckPeriod(name, v) }}
+}
+
+// payrollListQuery reads a list's page (limit, cursor), then each of params in order, each at
+// most once and checked (singleQuery: an empty value is an absent one). It has answered when ok
+// is false.
+func payrollListQuery(c *gin.Context, params ...filterParam) (limit int, cursor string, ok bool) {
+	if limit, cursor, ok = ewaPage(c); !ok {
+		return
+	}
+	for _, p := range params {
+		if *p.dst, ok = singleQuery(c, p.name, false, p.check); !ok {
+			return
+		}
+	}
+	return
+}
+
+// payrollListJSON is a page of a payroll list: its items (never null) and the next page's cursor.
+type payrollListJSON[J any] struct {
+	Items      []J     `json:"items"`
+	NextCursor *string `json:"nextCursor"`
+}
+
+// payrollPage is rows read with limit+1 as a page (pageOf, the cursor the last row's id) shown by
+// toJSON.
+func payrollPage[T, J any](rows []T, limit int, id func(T) string, toJSON func(T) J) payrollListJSON[J] {
+	out := payrollListJSON[J]{Items: []J{}}
+	rows, out.NextCursor = pageOf(rows, limit, id)
+	for _, r := range rows {
+		out.Items = append(out.Items, toJSON(r))
+	}
+	return out
+}
+
+// payrollMove runs move on the path's row (:id) in the tenant's transaction and answers its error
+// (inTenantAudited: a refusal by a rule audited DENIED as action on target and the id). It has
+// answered when ok is false.
+func payrollMove[T any](s *Server, c *gin.Context, action, target string, move func(ctx context.Context, tx db.BunTx, id string) (T, error)) (T, bool) {
+	id, ok := pathID(c)
+	if !ok {
+		var zero T
+		return zero, false
+	}
+	return inTenantAudited(s, c, action, target, id, func(ctx context.Context, tx db.BunTx) (T, error) { return move(ctx, tx, id) })
+}
+
+// payrollRead is payrollMove of a read: it has no action, so nothing is audited.
+func payrollRead[T any](s *Server, c *gin.Context, read func(ctx context.Context, tx db.BunTx, id string) (T, error)) (T, bool) {
+	return payrollMove(s, c, "", "", read)
+}
+
+// mayUndoApproval tells whether the caller may void or cancel what is already APPROVED: that
+// takes payroll.approve (the store checks it, as it depends on the row's state).
+func mayUndoApproval(c *gin.Context) bool {
+	cl := callerOf(c)
+	return cl.Platform || cl.Access.Permissions.Allows(payrollApprove)
 }
 
 // payrollRunJSON is a run as every response shows it (absent values null).
@@ -117,11 +190,6 @@ type payrollRunDetailJSON struct {
 	run          payroll.Run
 }
 
-type payrollRunListJSON struct {
-	Items      []payrollRunJSON `json:"items"`
-	NextCursor *string          `json:"nextCursor"`
-}
-
 // payrollEntryJSON is an entry with every figure of the calculator.
 type payrollEntryJSON struct {
 	ID                          string                  `json:"id"`
@@ -187,11 +255,6 @@ func toPayrollEntryJSON(e payroll.Entry) payrollEntryJSON {
 	return out
 }
 
-type payrollEntryListJSON struct {
-	Items      []payrollEntryJSON `json:"items"`
-	NextCursor *string            `json:"nextCursor"`
-}
-
 type payrollRunRequest struct {
 	Period *string `json:"period"`
 }
@@ -202,8 +265,8 @@ func (s *Server) createPayrollRun(c *gin.Context) {
 		writeError(c, e)
 		return
 	}
-	if req.Period == nil {
-		writeError(c, fieldError(&field.Error{Field: "period", Problem: "is required"}))
+	if err := pmRequired("period", req.Period == nil); err != nil {
+		writeError(c, fieldError(err))
 		return
 	}
 	if err := payroll.CheckPeriod("period", *req.Period); err != nil {
@@ -214,12 +277,11 @@ func (s *Server) createPayrollRun(c *gin.Context) {
 		run payroll.Run
 		new bool
 	}
-	out, err := inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) (created, error) {
+	out, ok := inTenantAudited(s, c, payroll.ActionCreateRun, "PayrollPeriod", *req.Period, func(ctx context.Context, tx db.BunTx) (created, error) {
 		r, isNew, err := payroll.CreateRun(ctx, tx, *req.Period, s.now())
 		return created{r, isNew}, err
 	})
-	if err != nil {
-		s.payrollAnswer(c, payroll.ActionCreateRun, "PayrollPeriod", *req.Period, err)
+	if !ok {
 		return
 	}
 	status := http.StatusOK
@@ -230,19 +292,9 @@ func (s *Server) createPayrollRun(c *gin.Context) {
 }
 
 func (s *Server) listPayrollRuns(c *gin.Context) {
-	limit, cursor, ok := ewaPage(c)
-	if !ok {
-		return
-	}
-	status, ok := singleQuery(c, "status", false, oneOfCheck("status", payroll.RunStatuses))
-	if !ok {
-		return
-	}
-	from, ok := singleQuery(c, "periodFrom", false, func(v string) error { return payroll.CheckPeriod("periodFrom", v) })
-	if !ok {
-		return
-	}
-	to, ok := singleQuery(c, "periodTo", false, func(v string) error { return payroll.CheckPeriod("periodTo", v) })
+	var status, from, to string
+	limit, cursor, ok := payrollListQuery(c, statusParam(&status, payroll.RunStatuses...), periodParam("periodFrom", &from),
+		periodParam("periodTo", &to))
 	if !ok {
 		return
 	}
@@ -257,12 +309,7 @@ func (s *Server) listPayrollRuns(c *gin.Context) {
 		writeError(c, payrollError(err))
 		return
 	}
-	out := payrollRunListJSON{Items: []payrollRunJSON{}}
-	rows, out.NextCursor = pageOf(rows, limit, func(r payroll.Run) string { return r.ID })
-	for _, r := range rows {
-		out.Items = append(out.Items, toPayrollRunJSON(r))
-	}
-	c.JSON(http.StatusOK, out)
+	c.JSON(http.StatusOK, payrollPage(rows, limit, func(r payroll.Run) string { return r.ID }, toPayrollRunJSON))
 }
 
 // oneOfCheck accepts one of values.
@@ -348,15 +395,8 @@ func (s *Server) listPayrollEntries(c *gin.Context) {
 	if !ok {
 		return
 	}
-	limit, cursor, ok := ewaPage(c)
-	if !ok {
-		return
-	}
-	status, ok := singleQuery(c, "status", false, oneOfCheck("status", payroll.EntryStatuses))
-	if !ok {
-		return
-	}
-	employee, ok := singleQuery(c, "employeeId", false, identifierCheck("employeeId"))
+	var status, employee string
+	limit, cursor, ok := payrollListQuery(c, statusParam(&status, payroll.EntryStatuses...), idParam("employeeId", &employee))
 	if !ok {
 		return
 	}
@@ -367,28 +407,14 @@ func (s *Server) listPayrollEntries(c *gin.Context) {
 		writeError(c, payrollError(err))
 		return
 	}
-	out := payrollEntryListJSON{Items: []payrollEntryJSON{}}
-	rows, out.NextCursor = pageOf(rows, limit, func(e payroll.Entry) string { return e.ID })
-	for _, e := range rows {
-		out.Items = append(out.Items, toPayrollEntryJSON(e))
-	}
-	c.JSON(http.StatusOK, out)
+	c.JSON(http.StatusOK, payrollPage(rows, limit, func(e payroll.Entry) string { return e.ID }, toPayrollEntryJSON))
 }
 
 // runMove serves an action on one run: move runs it in the tenant's transaction.
 func (s *Server) runMove(c *gin.Context, action string, move func(ctx context.Context, tx db.BunTx, id string) (payroll.Run, error)) {
-	id, ok := pathID(c)
-	if !ok {
-		return
+	if out, ok := payrollMove(s, c, action, payroll.TargetRun, move); ok {
+		c.JSON(http.StatusOK, toPayrollRunJSON(out))
 	}
-	out, err := inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) (payroll.Run, error) {
-		return move(ctx, tx, id)
-	})
-	if err != nil {
-		s.payrollAnswer(c, action, payroll.TargetRun, id, err)
-		return
-	}
-	c.JSON(http.StatusOK, toPayrollRunJSON(out))
 }
 
 // calculatePayrollRun calculates the run off the request (internal/payroll/run.go): it checks
@@ -414,12 +440,11 @@ func (s *Server) calculatePayrollRun(c *gin.Context) {
 		marked bool
 		mark   time.Time // the run's calculating mark: this request's, or the one it found
 	}
-	req, err := inTenantBunValue(s, c, func(ctx context.Context, tx db.BunTx) (requested, error) {
+	req, ok := inTenantAudited(s, c, payroll.ActionCalculateRun, payroll.TargetRun, id, func(ctx context.Context, tx db.BunTx) (requested, error) {
 		r, marked, err := payroll.RequestCalculation(ctx, tx, id, now)
 		return requested{tenancy.Actor(ctx), marked, r.CalculatingAt}, err
 	})
-	if err != nil {
-		s.payrollAnswer(c, payroll.ActionCalculateRun, payroll.TargetRun, id, err)
+	if !ok {
 		return
 	}
 	started, err := workflows.StartPayrollCalculate(c.Request.Context(), s.deps.Temporal, s.taskQueue(), workflows.PayrollCalculateInput{
@@ -528,10 +553,9 @@ func (s *Server) cancelPayrollRun(c *gin.Context) {
 	if !ok {
 		return
 	}
-	cl := callerOf(c)
-	mayUndoApproval := cl.Platform || cl.Access.Permissions.Allows(payrollApprove)
+	undo := mayUndoApproval(c)
 	s.runMove(c, payroll.ActionCancelRun, func(ctx context.Context, tx db.BunTx, id string) (payroll.Run, error) {
-		return payroll.CancelRun(ctx, tx, id, reason, mayUndoApproval, s.now())
+		return payroll.CancelRun(ctx, tx, id, reason, undo, s.now())
 	})
 }
 

@@ -11,7 +11,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/wagerail/wagerail/internal/orgs"
 	"github.com/wagerail/wagerail/internal/payroll"
 	"github.com/wagerail/wagerail/internal/platform/audit"
 	"github.com/wagerail/wagerail/internal/platform/db"
@@ -26,22 +25,20 @@ import (
 // path). The layers and their rules live in internal/payroll (layers.go).
 
 func (s *Server) payrollSettingsRoutes() []Route {
-	org := func(method, path string, perm orgs.Permission, summary string, h gin.HandlerFunc) Route {
-		return Route{Method: method, Path: path, Auth: Org, Role: orgs.Admin, Permission: perm, Summary: summary, Handler: h}
-	}
+	org := payrollOrgRoute
 	platform := func(method, path, summary string, h gin.HandlerFunc) Route {
 		return Route{Method: method, Path: path, Auth: Platform, Summary: summary, Handler: h}
 	}
 	settings, autoLock := settingsFamily(), autoLockFamily()
 	return []Route{
-		org(http.MethodGet, "/api/payroll/tenant-settings", payrollView, "The organization's own payroll settings (unset fields null)", s.getPayrollLayer(settings)),
-		org(http.MethodGet, "/api/payroll/tenant-settings/effective", payrollView, "The payroll settings in force and where each value comes from", s.getPayrollEffective(settings)),
-		org(http.MethodPost, "/api/payroll/tenant-settings", payrollEdit, "Set or clear some of the organization's payroll settings", s.changePayrollLayer(settings)),
-		org(http.MethodDelete, "/api/payroll/tenant-settings", payrollEdit, "Remove the organization's payroll settings (back to the defaults)", s.resetPayrollLayer(settings)),
-		org(http.MethodGet, "/api/payroll/auto-lock-policy", payrollView, "The organization's own auto-lock policy (unset fields null)", s.getPayrollLayer(autoLock)),
-		org(http.MethodGet, "/api/payroll/auto-lock-policy/effective", payrollView, "The auto-lock policy in force and where each value comes from", s.getPayrollEffective(autoLock)),
-		org(http.MethodPost, "/api/payroll/auto-lock-policy", payrollEdit, "Set or clear some of the organization's auto-lock policy", s.changePayrollLayer(autoLock)),
-		org(http.MethodDelete, "/api/payroll/auto-lock-policy", payrollEdit, "Remove the organization's auto-lock policy (back to the defaults)", s.resetPayrollLayer(autoLock)),
+		org(http.MethodGet, "/api/payroll/tenant-settings", "The organization's own payroll settings (unset fields null)", payrollView, s.getPayrollLayer(settings), BodyByMethod),
+		org(http.MethodGet, "/api/payroll/tenant-settings/effective", "The payroll settings in force and where each value comes from", payrollView, s.getPayrollEffective(settings), BodyByMethod),
+		org(http.MethodPost, "/api/payroll/tenant-settings", "Set or clear some of the organization's payroll settings", payrollEdit, s.changePayrollLayer(settings), BodyByMethod),
+		org(http.MethodDelete, "/api/payroll/tenant-settings", "Remove the organization's payroll settings (back to the defaults)", payrollEdit, s.resetPayrollLayer(settings), BodyByMethod),
+		org(http.MethodGet, "/api/payroll/auto-lock-policy", "The organization's own auto-lock policy (unset fields null)", payrollView, s.getPayrollLayer(autoLock), BodyByMethod),
+		org(http.MethodGet, "/api/payroll/auto-lock-policy/effective", "The auto-lock policy in force and where each value comes from", payrollView, s.getPayrollEffective(autoLock), BodyByMethod),
+		org(http.MethodPost, "/api/payroll/auto-lock-policy", "Set or clear some of the organization's auto-lock policy", payrollEdit, s.changePayrollLayer(autoLock), BodyByMethod),
+		org(http.MethodDelete, "/api/payroll/auto-lock-policy", "Remove the organization's auto-lock policy (back to the defaults)", payrollEdit, s.resetPayrollLayer(autoLock), BodyByMethod),
 
 		platform(http.MethodGet, "/api/platform/payroll/tenant-settings", "The platform's payroll settings overrides (paged)", s.listPayrollOverrides(settings)),
 		platform(http.MethodGet, "/api/platform/payroll/tenant-settings/:tenantId", "The platform's payroll settings override for an organization", s.getPayrollOverride(settings)),
@@ -71,7 +68,8 @@ type payrollFamily struct {
 	// change writes a decoded change to a layer and answers the stored layer as its JSON.
 	change func(ctx context.Context, tx db.BunTx, l payroll.Layer, ch change) (any, error)
 	reset  func(ctx context.Context, tx db.BunTx, l payroll.Layer) (bool, error)
-	list   func(ctx context.Context, tx db.BunTx, after string, limit int) ([]any, *string, error)
+	// list reads a page of the platform's overrides (limit rows after the tenant id after).
+	list func(ctx context.Context, tx db.BunTx, after string, limit int) (payrollListJSON[any], error)
 }
 
 // change is a decoded change of a family and the account it names, if any.
@@ -219,18 +217,8 @@ func settingsFamily() payrollFamily {
 			return toPayrollSettingsLayerJSON(out), err
 		},
 		reset: payroll.ResetSettings,
-		list: func(ctx context.Context, tx db.BunTx, after string, limit int) ([]any, *string, error) {
-			rows, err := payroll.ListSettingsOverrides(ctx, tx, after, limit+1)
-			if err != nil {
-				return nil, nil, err
-			}
-			rows, next := pageOf(rows, limit, func(r payroll.SettingsLayer) string { return r.TenantID })
-			items := make([]any, len(rows))
-			for i, r := range rows {
-				items[i] = toPayrollSettingsLayerJSON(r)
-			}
-			return items, next, nil
-		},
+		list: overrideList(payroll.ListSettingsOverrides, func(r payroll.SettingsLayer) string { return r.TenantID },
+			func(r payroll.SettingsLayer) any { return toPayrollSettingsLayerJSON(r) }),
 	}
 }
 
@@ -301,18 +289,21 @@ func autoLockFamily() payrollFamily {
 			return toPayrollAutoLockLayerJSON(out), err
 		},
 		reset: payroll.ResetAutoLock,
-		list: func(ctx context.Context, tx db.BunTx, after string, limit int) ([]any, *string, error) {
-			rows, err := payroll.ListAutoLockOverrides(ctx, tx, after, limit+1)
-			if err != nil {
-				return nil, nil, err
-			}
-			rows, next := pageOf(rows, limit, func(r payroll.AutoLockLayer) string { return r.TenantID })
-			items := make([]any, len(rows))
-			for i, r := range rows {
-				items[i] = toPayrollAutoLockLayerJSON(r)
-			}
-			return items, next, nil
-		},
+		list: overrideList(payroll.ListAutoLockOverrides, func(r payroll.AutoLockLayer) string { return r.TenantID },
+			func(r payroll.AutoLockLayer) any { return toPayrollAutoLockLayerJSON(r) }),
+	}
+}
+
+// overrideList is a family's list over read, which reads limit rows after a tenant id: the
+// overrides (read with limit+1) as a page, each shown by toJSON.
+func overrideList[T any](read func(ctx context.Context, tx db.BunTx, after string, limit int) ([]T, error), tenantOf func(T) string,
+	toJSON func(T) any) func(ctx context.Context, tx db.BunTx, after string, limit int) (payrollListJSON[any], error) {
+	return func(ctx context.Context, tx db.BunTx, after string, limit int) (payrollListJSON[any], error) {
+		rows, err := read(ctx, tx, after, limit+1)
+		if err != nil {
+			return payrollListJSON[any]{}, err
+		}
+		return payrollPage(rows, limit, tenantOf, toJSON), nil
 	}
 }
 
@@ -525,11 +516,6 @@ func (s *Server) resetPayrollOverride(f payrollFamily) gin.HandlerFunc {
 	}
 }
 
-type payrollOverrideListJSON struct {
-	Items      []any   `json:"items"`
-	NextCursor *string `json:"nextCursor"`
-}
-
 func (s *Server) listPayrollOverrides(f payrollFamily) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		for k := range c.Request.URL.Query() {
@@ -542,10 +528,10 @@ func (s *Server) listPayrollOverrides(f payrollFamily) gin.HandlerFunc {
 		if !ok {
 			return
 		}
-		var out payrollOverrideListJSON
+		var out payrollListJSON[any]
 		err := s.asPlatformBun(c, func(tx db.BunTx) (err error) {
 			ctx := tenancy.WithTenant(c.Request.Context(), "*")
-			out.Items, out.NextCursor, err = f.list(ctx, tx, cursor, limit)
+			out, err = f.list(ctx, tx, cursor, limit)
 			return err
 		})
 		if err != nil {

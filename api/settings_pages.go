@@ -179,7 +179,7 @@ func (s *Server) fiSettings(c *gin.Context) {
 			a  lending.FIAccounts
 			ok bool
 		}
-		a, ok := lendingValue(s, c, "", "", "", func(ctx context.Context, tx db.BunTx) (got, error) {
+		a, ok := inTenantAudited(s, c, "", "", "", func(ctx context.Context, tx db.BunTx) (got, error) {
 			a, ok, err := lending.GetFIAccounts(ctx, tx)
 			return got{a, ok}, err
 		})
