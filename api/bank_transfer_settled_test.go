@@ -2,8 +2,10 @@ package api
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
@@ -48,15 +50,53 @@ type settledTransfer struct {
 	AmountSantim int64
 }
 
+// settledEvent is one event beside the register's transfer its partner reference names.
+type settledEvent struct {
+	settledTransfer
+	domain, transferID, reference       string
+	regStatus, regDomain, regTransferID string
+	regAmount                           int64
+}
+
+// registerLag is how long settledTransfers waits for the register to show what the events say:
+// a callback's answer is recorded in the register after its receipt commits, and the receipt
+// signals the saga, so the saga can write its event a moment before the register takes the same
+// answer (internal/bankwebhook, register.go).
+const registerLag = 10 * time.Second
+
 // settledTransfers reads tenant's events of typ (a domain's EventBankTransferSettled) in the
 // order they were written, checking that each carries its domain and the partner's transfer id,
 // and names by partnerReference the tenant's transfer in the gateway's register it reports: that
-// transfer SETTLED, of the event's domain and amount, under the event's transfer id.
+// transfer SETTLED, of the event's domain and amount, under the event's transfer id. The events
+// are read again while a register row is still PENDING (registerLag), then checked.
 func settledTransfers(t testing.TB, d *testkit.DB, tenant, typ string) []settledTransfer {
 	t.Helper()
-	ctx := context.Background()
 	domain, _, _ := strings.Cut(typ, ".")
+	events := readSettledEvents(t, d, tenant, typ)
+	for deadline := time.Now().Add(registerLag); time.Now().Before(deadline); events = readSettledEvents(t, d, tenant, typ) {
+		if !slices.ContainsFunc(events, func(e settledEvent) bool { return e.regStatus == "PENDING" }) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	out := []settledTransfer{}
+	for _, e := range events {
+		s := e.settledTransfer
+		require.Equal(t, strings.ToUpper(domain), e.domain, "the event's domain")
+		require.NotEmpty(t, e.transferID, "the partner's transfer id of %s %s", s.Kind, s.SubjectID)
+		require.NotEmpty(t, e.reference, "the partner reference of %s %s", s.Kind, s.SubjectID)
+		require.Equal(t, []any{"SETTLED", e.domain, s.AmountSantim, e.transferID}, []any{e.regStatus, e.regDomain, e.regAmount, e.regTransferID},
+			"the register's transfer %s of %s %s", e.reference, s.Kind, s.SubjectID)
+		out = append(out, s)
+	}
+	return out
+}
+
+// readSettledEvents reads tenant's events of typ, each beside the register's transfer it names.
+func readSettledEvents(t testing.TB, d *testkit.DB, tenant, typ string) []settledEvent {
+	t.Helper()
+	ctx := context.Background()
+	out := []settledEvent{}
 	require.NoError(t, db.InTenantTx(ctx, d.App, tenant, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, `SELECT o.payload->>'domain', o.payload->>'kind', o.payload->>'subjectId', (o.payload->>'amountSantim')::bigint,
 				coalesce(o.payload->>'transferId', ''), coalesce(o.payload->>'partnerReference', ''),
@@ -68,21 +108,12 @@ func settledTransfers(t testing.TB, d *testkit.DB, tenant, typ string) []settled
 		}
 		defer rows.Close()
 		for rows.Next() {
-			var (
-				s                                 settledTransfer
-				dom, trfID, ref                   string
-				regStatus, regDomain, regTransfer string
-				regAmount                         int64
-			)
-			if err := rows.Scan(&dom, &s.Kind, &s.SubjectID, &s.AmountSantim, &trfID, &ref, &regStatus, &regDomain, &regAmount, &regTransfer); err != nil {
+			var e settledEvent
+			if err := rows.Scan(&e.domain, &e.Kind, &e.SubjectID, &e.AmountSantim, &e.transferID, &e.reference, &e.regStatus, &e.regDomain,
+				&e.regAmount, &e.regTransferID); err != nil {
 				return err
 			}
-			require.Equal(t, strings.ToUpper(domain), dom, "the event's domain")
-			require.NotEmpty(t, trfID, "the partner's transfer id of %s %s", s.Kind, s.SubjectID)
-			require.NotEmpty(t, ref, "the partner reference of %s %s", s.Kind, s.SubjectID)
-			require.Equal(t, []any{"SETTLED", dom, s.AmountSantim, trfID}, []any{regStatus, regDomain, regAmount, regTransfer},
-				"the register's transfer %s of %s %s", ref, s.Kind, s.SubjectID)
-			out = append(out, s)
+			out = append(out, e)
 		}
 		return rows.Err()
 	}))
