@@ -16,6 +16,7 @@ import (
 	"github.com/wagerail/wagerail/gateway/gatewaytest"
 	"github.com/wagerail/wagerail/internal/kyc"
 	"github.com/wagerail/wagerail/internal/platform/outbox"
+	"github.com/wagerail/wagerail/internal/platform/rpcclient"
 	"github.com/wagerail/wagerail/internal/platform/testkit"
 	"github.com/wagerail/wagerail/sandbox"
 )
@@ -35,7 +36,7 @@ func newRegistryWorld(t testing.TB) *registryWorld {
 	d := testkit.NewDB(t)
 	// The outage test waits for the registry's breaker to let a probe through: shortly.
 	stack := gatewaytest.Start(t, d.App, gatewaytest.Options{Guard: func(g *gateway.GuardConfig) { g.BreakerOpenFor = 100 * time.Millisecond }})
-	registry := activities.NationalIDRegistry{Gateway: gateway.NewClient(stack.Gateway, gateway.ClientOptions{BreakerOpenFor: 100 * time.Millisecond}),
+	registry := activities.NationalIDRegistry{Gateway: gateway.NewClient(stack.Gateway, gateway.ClientOptions{Breaker: rpcclient.BreakerOptions{OpenFor: 100 * time.Millisecond}}),
 		Registry: "sandbox"}
 	u := newUploadsFixtureOn(t, d, func(deps *Deps) { deps.NationalIDRegistry = registry })
 	relay, err := outbox.NewRelay(outbox.Config{Platform: d.Platform(t), Registerer: prometheus.NewRegistry(),

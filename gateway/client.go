@@ -21,14 +21,9 @@ type ClientOptions struct {
 	// BatchTimeout is the deadline of InitiateBulkDisbursement, GetBatchStatus and FetchStatement
 	// (default 120 s).
 	BatchTimeout time.Duration
-	// BreakerFailures consecutive infrastructure failures open the breaker (default 5); a call
-	// whose caller gave up first (canceled, or its own deadline passed) is not counted.
-	BreakerFailures uint32
-	// BreakerOpenFor is how long the breaker stays open before letting a probe through
-	// (default 10 s).
-	BreakerOpenFor time.Duration
-	// OnStateChange, when set, is told of breaker state changes (for logs or metrics).
-	OnStateChange func(from, to string)
+	// Breaker is the client's circuit breaker (rpcclient.BreakerOptions: zero values take its
+	// defaults).
+	Breaker rpcclient.BreakerOptions
 }
 
 // Client calls the integration gateway with a deadline per call and a circuit breaker, and turns
@@ -81,8 +76,7 @@ func newClient(rpc gatewayv1.GatewayServiceClient, conn *grpc.ClientConn, opts C
 	if opts.BatchTimeout <= 0 {
 		opts.BatchTimeout = 120 * time.Second
 	}
-	base := rpcclient.NewBase[Reason]("gateway", conn, rpcclient.BreakerOptions{
-		Failures: opts.BreakerFailures, OpenFor: opts.BreakerOpenFor, OnStateChange: opts.OnStateChange})
+	base := rpcclient.NewBase[Reason]("gateway", conn, opts.Breaker)
 	return &Client{Base: base, rpc: rpc, opts: opts}
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/wagerail/wagerail/internal/platform/rpcclient"
 	gatewayv1 "github.com/wagerail/wagerail/schema/proto/gateway/v1"
 )
 
@@ -103,12 +104,12 @@ func TestClientBreakerOpensOnPartnerOutage(t *testing.T) {
 		mu      sync.Mutex
 		changes []string
 	)
-	c := e.client(ClientOptions{BreakerFailures: 3, BreakerOpenFor: 200 * time.Millisecond,
+	c := e.client(ClientOptions{Breaker: rpcclient.BreakerOptions{Failures: 3, OpenFor: 200 * time.Millisecond,
 		OnStateChange: func(from, to string) {
 			mu.Lock()
 			defer mu.Unlock()
 			changes = append(changes, from+">"+to)
-		}})
+		}}})
 	ctx := ctxT(t)
 	down := acct("down")
 	e.account(t, down, "Down Account", 0)
@@ -157,7 +158,7 @@ func TestClientBreakerOpensWhenGatewayIsDown(t *testing.T) {
 	require.NoError(t, err)
 	addr := l.Addr().String()
 	require.NoError(t, l.Close())
-	c, err := Dial(addr, ClientOptions{BreakerFailures: 2, BreakerOpenFor: time.Hour, Timeout: 5 * time.Second})
+	c, err := Dial(addr, ClientOptions{Breaker: rpcclient.BreakerOptions{Failures: 2, OpenFor: time.Hour}, Timeout: 5 * time.Second})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = c.Close() })
 	for range 2 {
@@ -174,7 +175,7 @@ func TestClientBreakerOpensWhenGatewayIsDown(t *testing.T) {
 func TestClientBreakerIgnoresInvalidRequests(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, envOpt{})
-	c := e.client(ClientOptions{BreakerFailures: 2, BreakerOpenFor: time.Hour})
+	c := e.client(ClientOptions{Breaker: rpcclient.BreakerOptions{Failures: 2, OpenFor: time.Hour}})
 	ctx := ctxT(t)
 	src, dst, closed := acct("src"), acct("dst"), acct("closed")
 	e.account(t, src, "Employer PLC", 1_000_000)

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/wagerail/wagerail/internal/platform/rpcclient"
 	"github.com/wagerail/wagerail/sandbox"
 	gatewayv1 "github.com/wagerail/wagerail/schema/proto/gateway/v1"
 )
@@ -215,7 +216,7 @@ func TestVerifyNationalId_RegistryDown(t *testing.T) {
 	acc := acct("bank")
 	e.account(t, acc, "Yonas Girma", 0)
 	req := &gatewayv1.VerifyNationalIdRequest{Registry: SandboxRegistry, NationalId: id, FullName: "Yonas Girma", DateOfBirth: "1985-01-30"}
-	cl := NewClient(e.rpc, ClientOptions{BreakerFailures: 100})
+	cl := NewClient(e.rpc, ClientOptions{Breaker: rpcclient.BreakerOptions{Failures: 100}})
 
 	// Slow: past the deadline, a timeout.
 	e.sb.RegistryFault(t, map[string]any{"latencyMs": 2000})

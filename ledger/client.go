@@ -18,14 +18,9 @@ type ClientOptions struct {
 	Timeout time.Duration
 	// BatchTimeout is the deadline of PostTransactions and ReconcileWithBank (default 60 s).
 	BatchTimeout time.Duration
-	// BreakerFailures consecutive infrastructure failures open the breaker (default 5); a call
-	// whose caller gave up first (canceled, or its own deadline passed) is not counted.
-	BreakerFailures uint32
-	// BreakerOpenFor is how long the breaker stays open before letting a probe through
-	// (default 10 s).
-	BreakerOpenFor time.Duration
-	// OnStateChange, when set, is told of breaker state changes (for logs or metrics).
-	OnStateChange func(from, to string)
+	// Breaker is the client's circuit breaker (rpcclient.BreakerOptions: zero values take its
+	// defaults).
+	Breaker rpcclient.BreakerOptions
 }
 
 // Client calls the ledger service with a deadline per call and a circuit breaker, and turns
@@ -63,8 +58,7 @@ func newClient(rpc ledgerv1.LedgerServiceClient, conn *grpc.ClientConn, opts Cli
 	if opts.BatchTimeout <= 0 {
 		opts.BatchTimeout = 60 * time.Second
 	}
-	base := rpcclient.NewBase[Reason]("ledger", conn, rpcclient.BreakerOptions{
-		Failures: opts.BreakerFailures, OpenFor: opts.BreakerOpenFor, OnStateChange: opts.OnStateChange})
+	base := rpcclient.NewBase[Reason]("ledger", conn, opts.Breaker)
 	return &Client{Base: base, rpc: rpc, opts: opts}
 }
 

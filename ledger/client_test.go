@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/wagerail/wagerail/internal/platform/rpcclient"
 	"github.com/wagerail/wagerail/internal/platform/testkit"
 	ledgerv1 "github.com/wagerail/wagerail/schema/proto/ledger/v1"
 )
@@ -72,8 +73,8 @@ func TestClientCircuitBreaker(t *testing.T) {
 	t.Parallel()
 	f := &flakyLedger{}
 	var changes []string
-	c := NewClient(f, ClientOptions{BreakerFailures: 3, BreakerOpenFor: 200 * time.Millisecond,
-		OnStateChange: func(from, to string) { changes = append(changes, from+">"+to) }})
+	c := NewClient(f, ClientOptions{Breaker: rpcclient.BreakerOptions{Failures: 3, OpenFor: 200 * time.Millisecond,
+		OnStateChange: func(from, to string) { changes = append(changes, from+">"+to) }}})
 	ctx := context.Background()
 
 	// Refusals are the ledger working: they never open the breaker.

@@ -376,13 +376,13 @@ func runAPI(ctx context.Context, log *slog.Logger, cfg apiConfig, ready func()) 
 		log.Warn("no UPLOAD_DIR: the upload routes will answer 503 NOT_CONFIGURED")
 	}
 
-	gc := gateway.NewClient(gatewayv1.NewGatewayServiceClient(gatewayConn), gateway.ClientOptions{})
+	gc := gateway.NewClient(gatewayv1.NewGatewayServiceClient(gatewayConn), gateway.ClientOptions{Breaker: clientBreaker(log, "gateway")})
 	var registry kyc.Registry
 	if cfg.NationalIDRegistry != "" {
 		// A client of its own on the same connection: a registry outage opens its breaker, never
 		// the one account lookups and disbursements go through.
 		registry = activities.NationalIDRegistry{Registry: cfg.NationalIDRegistry,
-			Gateway: gateway.NewClient(gatewayv1.NewGatewayServiceClient(gatewayConn), gateway.ClientOptions{})}
+			Gateway: gateway.NewClient(gatewayv1.NewGatewayServiceClient(gatewayConn), gateway.ClientOptions{Breaker: clientBreaker(log, "national-id registry")})}
 	}
 	srv := api.New(api.Deps{
 		Log:          log,
@@ -392,7 +392,7 @@ func runAPI(ctx context.Context, log *slog.Logger, cfg apiConfig, ready func()) 
 		TaskQueue:    cfg.TaskQueue,
 		DisburseWait: cfg.DisburseWait,
 		// One connection per service serves both its client and its readiness probe.
-		Ledger:             ledger.NewClient(ledgerv1.NewLedgerServiceClient(ledgerConn), ledger.ClientOptions{}),
+		Ledger:             ledger.NewClient(ledgerv1.NewLedgerServiceClient(ledgerConn), ledger.ClientOptions{Breaker: clientBreaker(log, "ledger")}),
 		Gateway:            gc,
 		NationalIDRegistry: registry,
 		WebhookSecrets:     secrets,

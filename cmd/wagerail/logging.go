@@ -11,6 +11,7 @@ import (
 
 	"github.com/wagerail/wagerail/internal/platform/cli"
 	"github.com/wagerail/wagerail/internal/platform/logging"
+	"github.com/wagerail/wagerail/internal/platform/rpcclient"
 )
 
 func addLogLevel(c *cli.Command, p *string) {
@@ -53,3 +54,16 @@ func (m minLevel) WithAttrs(a []slog.Attr) slog.Handler {
 }
 
 func (m minLevel) WithGroup(n string) slog.Handler { return minLevel{m.Handler.WithGroup(n), m.min} }
+
+// clientBreaker is the breaker of a service client (client names it in the log) as the binary
+// runs it: the defaults, each state change logged — warn when it opens (every call then fails at
+// once with nothing sent, and the log says why), info when it half-opens or closes again.
+func clientBreaker(log *slog.Logger, client string) rpcclient.BreakerOptions {
+	return rpcclient.BreakerOptions{OnStateChange: func(from, to string) {
+		level := slog.LevelInfo
+		if to == "open" {
+			level = slog.LevelWarn
+		}
+		log.Log(context.Background(), level, "service client circuit breaker changed state", "client", client, "from", from, "to", to)
+	}}
+}

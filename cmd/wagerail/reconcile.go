@@ -150,7 +150,7 @@ func runReconcile(ctx context.Context, log *slog.Logger, cfg reconcileConfig, ou
 		return err
 	}
 	defer pool.Close()
-	lc, err := ledger.Dial(cfg.LedgerAddr, ledger.ClientOptions{})
+	lc, err := ledger.Dial(cfg.LedgerAddr, ledger.ClientOptions{Breaker: clientBreaker(log, "ledger")})
 	if err != nil {
 		return fmt.Errorf("reconcile: ledger address %q: %w", cfg.LedgerAddr, err)
 	}
@@ -160,7 +160,7 @@ func runReconcile(ctx context.Context, log *slog.Logger, cfg reconcileConfig, ou
 		MarginDays: cfg.MarginDays, Log: log,
 	}
 	if cfg.Fetch {
-		gc, err := gateway.Dial(cfg.GatewayAddr, gateway.ClientOptions{})
+		gc, err := gateway.Dial(cfg.GatewayAddr, gateway.ClientOptions{Breaker: clientBreaker(log, "gateway")})
 		if err != nil {
 			return fmt.Errorf("reconcile: gateway address %q: %w", cfg.GatewayAddr, err)
 		}

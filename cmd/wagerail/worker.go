@@ -437,12 +437,12 @@ func runWorker(ctx context.Context, log *slog.Logger, cfg workerConfig, ready fu
 		}
 		defer platform.Close()
 	}
-	lc, err := ledger.Dial(cfg.LedgerAddr, ledger.ClientOptions{})
+	lc, err := ledger.Dial(cfg.LedgerAddr, ledger.ClientOptions{Breaker: clientBreaker(log, "ledger")})
 	if err != nil {
 		return fmt.Errorf("worker: ledger address %q: %w", cfg.LedgerAddr, err)
 	}
 	defer lc.Close()
-	gc, err := gateway.Dial(cfg.GatewayAddr, gateway.ClientOptions{})
+	gc, err := gateway.Dial(cfg.GatewayAddr, gateway.ClientOptions{Breaker: clientBreaker(log, "gateway")})
 	if err != nil {
 		return fmt.Errorf("worker: gateway address %q: %w", cfg.GatewayAddr, err)
 	}
@@ -452,7 +452,7 @@ func runWorker(ctx context.Context, log *slog.Logger, cfg workerConfig, ready fu
 	if cfg.NationalIDRegistry != "" {
 		// A client of its own: a registry outage opens its breaker, never the one the money
 		// sagas' gateway calls go through.
-		rc, err := gateway.Dial(cfg.GatewayAddr, gateway.ClientOptions{})
+		rc, err := gateway.Dial(cfg.GatewayAddr, gateway.ClientOptions{Breaker: clientBreaker(log, "national-id registry")})
 		if err != nil {
 			return fmt.Errorf("worker: gateway address %q: %w", cfg.GatewayAddr, err)
 		}
