@@ -239,6 +239,31 @@ func ownReceivableShare(tx *ledgerv1.Transaction, account string) (accountID str
 	return accountID, touched, charged, ok && charged <= money.MaxAmountSantim
 }
 
+// disputedTransaction reads the ledger transaction id a dispute names in tenant (the ledger's
+// not-found is 404 LEDGER_TRANSACTION_NOT_FOUND); it has answered when ok is false.
+func (s *Server) disputedTransaction(c *gin.Context, tenant, id string) (*ledgerv1.Transaction, bool) {
+	if s.deps.Ledger == nil {
+		writeError(c, NewError(http.StatusServiceUnavailable, "NOT_CONFIGURED", "the ledger is not configured"))
+		return nil, false
+	}
+	got, err := s.deps.Ledger.GetTransaction(c.Request.Context(), &ledgerv1.GetTransactionRequest{TenantId: tenant, TransactionId: id})
+	if err != nil {
+		writeError(c, ledgerReadError(err, disputes.CodeTransactionNotFound))
+		return nil, false
+	}
+	return got.GetTransaction(), true
+}
+
+// isCharge says whether ltx's share of a customer's account (amount, bounded: ownReceivableShare)
+// is a charge, the only thing a dispute takes back: a transaction that only credits the account,
+// a reversal or an adjustment (a dispute's own refund among them) is what a dispute gives back,
+// and disputing it would give it back twice.
+func isCharge(ltx *ledgerv1.Transaction, amount int64, bounded bool) bool {
+	kind := ltx.GetKind()
+	return amount > 0 && bounded && kind != ledgerv1.TransactionKind_TRANSACTION_KIND_REVERSAL &&
+		kind != ledgerv1.TransactionKind_TRANSACTION_KIND_ADJUSTMENT
+}
+
 // openMyDispute opens a dispute of a POSTED transaction on the caller's own receivable: 201 with
 // the dispute. Another employee's transaction, or one the ledger does not know, is 404
 // LEDGER_TRANSACTION_NOT_FOUND (the same answer, so the route tells nothing of others' money).
@@ -268,38 +293,29 @@ func (s *Server) openMyDispute(c *gin.Context) {
 	if !ok {
 		return
 	}
-	if s.deps.Ledger == nil {
-		writeError(c, NewError(http.StatusServiceUnavailable, "NOT_CONFIGURED", "the ledger is not configured"))
-		return
-	}
-	got, err := s.deps.Ledger.GetTransaction(c.Request.Context(), &ledgerv1.GetTransactionRequest{TenantId: tenant, TransactionId: *req.LedgerTransactionID})
-	if err != nil {
-		writeError(c, ledgerReadError(err, disputes.CodeTransactionNotFound))
+	ltx, ok := s.disputedTransaction(c, tenant, *req.LedgerTransactionID)
+	if !ok {
 		return
 	}
 	account := chart.EmployeeReceivable(employeeID)
-	accountID, touched, amount, bounded := ownReceivableShare(got.GetTransaction(), account)
+	accountID, touched, amount, bounded := ownReceivableShare(ltx, account)
 	if !touched {
 		writeError(c, disputeRefusal(disputes.CodeTransactionNotFound))
 		return
 	}
-	if got.GetTransaction().GetStatus() != ledgerv1.TransactionStatus_TRANSACTION_STATUS_POSTED {
+	if ltx.GetStatus() != ledgerv1.TransactionStatus_TRANSACTION_STATUS_POSTED {
 		writeError(c, disputeRefusal(disputes.CodeTransactionNotPosted))
 		return
 	}
-	// Only a charge is disputed: a transaction that only credits the account, a reversal or an
-	// adjustment (a dispute's own refund among them) is what a dispute gives back, and disputing
-	// it would give it back twice.
-	if kind := got.GetTransaction().GetKind(); amount <= 0 || !bounded || kind == ledgerv1.TransactionKind_TRANSACTION_KIND_REVERSAL ||
-		kind == ledgerv1.TransactionKind_TRANSACTION_KIND_ADJUSTMENT {
+	if !isCharge(ltx, amount, bounded) {
 		writeError(c, disputeRefusal(disputes.CodeNotDisputable))
 		return
 	}
 	user := callerOf(c).User.ID
 	d, err := inTenantOf(s, c, tenant, func(ctx context.Context, tx pgx.Tx) (disputes.Dispute, error) {
 		return disputes.Open(ctx, tx, s.disputeCalendar(), disputes.OpenInput{TenantID: tenant,
-			LedgerTransactionID: got.GetTransaction().GetId(), LedgerAccountID: accountID, LedgerAccountName: account,
-			AmountSantim: amount, Currency: got.GetTransaction().GetCurrency(), RaisedBy: disputes.RaisedByEmployee,
+			LedgerTransactionID: ltx.GetId(), LedgerAccountID: accountID, LedgerAccountName: account,
+			AmountSantim: amount, Currency: ltx.GetCurrency(), RaisedBy: disputes.RaisedByEmployee,
 			RaisedBySubjectID: employeeID, Reason: *req.Reason, ActorUserID: user}, s.now())
 	})
 	if err != nil {

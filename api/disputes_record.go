@@ -101,16 +101,10 @@ func (s *Server) recordDispute(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
-	if s.deps.Ledger == nil {
-		writeError(c, NewError(http.StatusServiceUnavailable, "NOT_CONFIGURED", "the ledger is not configured"))
+	ltx, ok := s.disputedTransaction(c, tenant, *req.LedgerTransactionID)
+	if !ok {
 		return
 	}
-	got, err := s.deps.Ledger.GetTransaction(c.Request.Context(), &ledgerv1.GetTransactionRequest{TenantId: tenant, TransactionId: *req.LedgerTransactionID})
-	if err != nil {
-		writeError(c, ledgerReadError(err, disputes.CodeTransactionNotFound))
-		return
-	}
-	ltx := got.GetTransaction()
 	account := *req.LedgerAccountName
 	accountID, touched, amount, bounded := ownReceivableShare(ltx, account)
 	raisedBy, subject := disputes.RaisedBy(*req.RaisedByType), callerOf(c).User.ID
@@ -125,9 +119,7 @@ func (s *Server) recordDispute(c *gin.Context) {
 		writeError(c, disputeRefusal(disputes.CodeTransactionNotPosted))
 		return
 	}
-	// As on the employee's route: only a charge is disputed, never what a dispute gives back.
-	if kind := ltx.GetKind(); amount <= 0 || !bounded || kind == ledgerv1.TransactionKind_TRANSACTION_KIND_REVERSAL ||
-		kind == ledgerv1.TransactionKind_TRANSACTION_KIND_ADJUSTMENT {
+	if !isCharge(ltx, amount, bounded) {
 		writeError(c, disputeRefusal(disputes.CodeNotDisputable))
 		return
 	}
