@@ -272,8 +272,7 @@ func moveAdjustment(ctx context.Context, tx db.BunTx, id, action string, now tim
 		return Adjustment{}, err
 	}
 	a.Status, a.UpdatedAt = to, now
-	if _, err := tx.NewUpdate().Model(&a).Column(append([]string{"status", "updated_at"}, cols...)...).
-		Where("tenant_id = ?", a.TenantID).WherePK().Exec(ctx); err != nil {
+	if err := updateRow(ctx, tx, &a, "adj", a.TenantID, append([]string{"status", "updated_at"}, cols...)...); err != nil {
 		return Adjustment{}, fmt.Errorf("payroll.adjustment_%s: %w", action, err)
 	}
 	return a, record(ctx, tx, adjustmentActions[action], "PayrollAdjustment", a.ID, "payroll.adjustment_"+action+".v1", adjustmentEvent(a))

@@ -13,9 +13,7 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/wagerail/wagerail/internal/payroll/paycalc"
-	"github.com/wagerail/wagerail/internal/platform/audit"
 	"github.com/wagerail/wagerail/internal/platform/db"
-	"github.com/wagerail/wagerail/internal/platform/outbox"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
 
@@ -383,17 +381,11 @@ func CompleteRun(ctx context.Context, tx db.BunTx, id, workflowID string, out Co
 	if err := updateRun(ctx, tx, &r, "status", "updated_at", "completion_workflow_id", "completion_outcome"); err != nil {
 		return r, false, err
 	}
-	ev.runEvent = runEvent{ID: r.ID, Period: r.Period, Status: r.Status, Locked: r.Locked(), EmployeeCount: r.EmployeeCount,
-		GrossSantim: r.GrossSantim, DeductionsSantim: r.DeductionsSantim, NetSantim: r.NetSantim,
-		EmployerContributionsSantim: r.EmployerContributionsSantim}
-	if err := audit.Write(ctx, tx, audit.Entry{Action: ActionCompleteRun, Outcome: audit.Success, TargetType: TargetRun, TargetID: r.ID,
-		Details: map[string]any{"period": r.Period, "status": r.Status, "paidEntries": ev.PaidEntries, "failedEntries": ev.FailedEntries,
-			"ewaRecovered": ev.EWARecovered, "loanInstalmentsRecovered": ev.LoansRecovered, "productsCollected": ev.ProductsCollected,
-			"mandatesApplied": ev.MandatesApplied,
-			"notApplied":      ev.NotApplied, "refused": ev.Refused, "remittancesStarted": ev.Remittances}}); err != nil {
-		return r, false, err
-	}
-	if _, err := outbox.Write(ctx, tx, EventRunCompleted, ev); err != nil {
+	ev.runEvent = r.event(false)
+	if err := recordChange(ctx, tx, ActionCompleteRun, TargetRun, r.ID, map[string]any{"period": r.Period, "status": r.Status,
+		"paidEntries": ev.PaidEntries, "failedEntries": ev.FailedEntries, "ewaRecovered": ev.EWARecovered,
+		"loanInstalmentsRecovered": ev.LoansRecovered, "productsCollected": ev.ProductsCollected, "mandatesApplied": ev.MandatesApplied,
+		"notApplied": ev.NotApplied, "refused": ev.Refused, "remittancesStarted": ev.Remittances}, EventRunCompleted, ev); err != nil {
 		return r, false, err
 	}
 	return r, true, nil

@@ -467,18 +467,14 @@ func ClaimRetry(ctx context.Context, tx db.BunTx, runID, entryID, wfID string, n
 	e.Status, e.FailureReason, e.Attempts, e.RetryWorkflowID = EntryDisbursing, "", e.Attempts+1, wfID
 	e.PayoutPartner, e.PayoutAccount, e.PayoutHolderName = to.Partner, to.AccountNumber, to.HolderName
 	e.TransferReference, e.TransferID, e.UpdatedAt = "", "", now
-	if _, err := tx.NewUpdate().Model(&e).Column("status", "failure_reason", "attempts", "payout_partner", "payout_account",
-		"payout_holder_name", "retry_workflow_id", "transfer_reference", "transfer_id", "updated_at").
-		Where("pe.tenant_id = ?", r.TenantID).WherePK().Exec(ctx); err != nil {
+	if err := updateRow(ctx, tx, &e, "pe", r.TenantID, "status", "failure_reason", "attempts", "payout_partner", "payout_account",
+		"payout_holder_name", "retry_workflow_id", "transfer_reference", "transfer_id", "updated_at"); err != nil {
 		return RetryClaim{}, fmt.Errorf("payroll: retry entry: %w", err)
 	}
-	if err := audit.Write(ctx, tx, audit.Entry{Action: ActionRetryEntry, Outcome: audit.Success, TargetType: TargetEntry, TargetID: e.ID,
-		Details: map[string]any{"runId": r.ID, "attempt": e.Attempts, "previousReason": previous, "workflowId": wfID,
-			"accountChanged": previousAccount != e.PayoutAccount}}); err != nil {
-		return RetryClaim{}, err
-	}
-	if _, err := outbox.Write(ctx, tx, EventEntryRetried, entryChange{ID: e.ID, RunID: r.ID, Period: r.Period,
-		EmployeeID: e.EmployeeID, Status: e.Status, NetSantim: e.NetSantim, Attempts: e.Attempts}); err != nil {
+	if err := recordChange(ctx, tx, ActionRetryEntry, TargetEntry, e.ID, map[string]any{"runId": r.ID, "attempt": e.Attempts,
+		"previousReason": previous, "workflowId": wfID, "accountChanged": previousAccount != e.PayoutAccount},
+		EventEntryRetried, entryChange{ID: e.ID, RunID: r.ID, Period: r.Period, EmployeeID: e.EmployeeID, Status: e.Status,
+			NetSantim: e.NetSantim, Attempts: e.Attempts}); err != nil {
 		return RetryClaim{}, err
 	}
 	return RetryClaim{Item: DisburseItem{EntryID: e.ID, ToAccount: e.PayoutAccount, AmountSantim: e.NetSantim}, Attempt: e.Attempts,

@@ -10,11 +10,9 @@ import (
 	"github.com/uptrace/bun"
 
 	"github.com/wagerail/wagerail/internal/identity"
-	"github.com/wagerail/wagerail/internal/platform/audit"
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/field"
 	"github.com/wagerail/wagerail/internal/platform/money"
-	"github.com/wagerail/wagerail/internal/platform/outbox"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
 
@@ -215,13 +213,9 @@ func recordEarning(ctx context.Context, tx db.BunTx, action, event string, e One
 		details = map[string]any{}
 	}
 	details["employeeId"], details["period"], details["status"] = e.EmployeeID, e.Period, e.Status
-	if err := audit.Write(ctx, tx, audit.Entry{Action: action, Outcome: audit.Success, TargetType: TargetEarning,
-		TargetID: e.ID, Details: details}); err != nil {
-		return err
-	}
-	_, err := outbox.Write(ctx, tx, event, earningEvent{ID: e.ID, EmployeeID: e.EmployeeID, Period: e.Period, Kind: e.Kind,
-		AmountSantim: e.AmountSantim, Taxable: e.Taxable, Status: e.Status, ReversalPeriod: e.ReversalPeriod})
-	return err
+	return recordChange(ctx, tx, action, TargetEarning, e.ID, details, event, earningEvent{ID: e.ID, EmployeeID: e.EmployeeID,
+		Period: e.Period, Kind: e.Kind, AmountSantim: e.AmountSantim, Taxable: e.Taxable, Status: e.Status,
+		ReversalPeriod: e.ReversalPeriod})
 }
 
 // CreateOneTimeEarning records a PENDING earning created by the context's actor (audited
@@ -372,8 +366,7 @@ func ReverseOneTimeEarning(ctx context.Context, tx db.BunTx, id, reason string, 
 }
 
 func updateEarning(ctx context.Context, tx db.BunTx, e *OneTimeEarning, columns ...string) error {
-	_, err := tx.NewUpdate().Model(e).Column(columns...).Where("ote.tenant_id = ?", e.TenantID).WherePK().Exec(ctx)
-	return err
+	return updateRow(ctx, tx, e, "ote", e.TenantID, columns...)
 }
 
 // ApprovedOneTimeEarningsForPeriod is every APPROVED earning of the period, of every employee of
@@ -386,8 +379,7 @@ func ApprovedOneTimeEarningsForPeriod(ctx context.Context, tx db.BunTx, period s
 
 // ApprovedOneTimeEarningsOf is ApprovedOneTimeEarningsForPeriod for one employee.
 func ApprovedOneTimeEarningsOf(ctx context.Context, tx db.BunTx, employeeID, period string) ([]OneTimeEarning, error) {
-	m, err := inputsByEmployee[OneTimeEarning](ctx, tx, "ote", "period", period, EarningApproved, employeeID)
-	return m[employeeID], err
+	return employeeInputsOf[OneTimeEarning](ctx, tx, "ote", "period", period, EarningApproved, employeeID)
 }
 
 // ReversedOneTimeEarningsForPeriod is what a period's calculation takes back: every earning
@@ -400,8 +392,7 @@ func ReversedOneTimeEarningsForPeriod(ctx context.Context, tx db.BunTx, period s
 
 // ReversedOneTimeEarningsOf is ReversedOneTimeEarningsForPeriod for one employee.
 func ReversedOneTimeEarningsOf(ctx context.Context, tx db.BunTx, employeeID, period string) ([]OneTimeEarning, error) {
-	m, err := inputsByEmployee[OneTimeEarning](ctx, tx, "ote", "reversal_period", period, EarningReversed, employeeID)
-	return m[employeeID], err
+	return employeeInputsOf[OneTimeEarning](ctx, tx, "ote", "reversal_period", period, EarningReversed, employeeID)
 }
 
 // employee is the employee the earning pays (employeeInput).

@@ -343,8 +343,7 @@ func moveMandate(ctx context.Context, tx db.BunTx, id, action, reason string, no
 	if reason != "" {
 		m.StatusReason = &reason
 	}
-	if _, err := tx.NewUpdate().Model(&m).Column(append([]string{"status", "updated_at", "status_reason"}, cols...)...).
-		Where("tenant_id = ?", m.TenantID).WherePK().Exec(ctx); err != nil {
+	if err := updateRow(ctx, tx, &m, "md", m.TenantID, append([]string{"status", "updated_at", "status_reason"}, cols...)...); err != nil {
 		return Mandate{}, fmt.Errorf("payroll.mandate_%s: %w", action, err)
 	}
 	ev := mandateEvent(m)

@@ -56,21 +56,33 @@ func checkReason(name, v string) error {
 // actor is the user acting (the context's actor).
 func actor(ctx context.Context) string { return tenancy.From(ctx).Actor }
 
-// record writes a change's audit row and its outbox event in tx.
+// record writes a change's audit row and its outbox event in tx, both carrying payload.
 func record(ctx context.Context, tx db.BunTx, action, targetType, targetID, event string, payload any) error {
+	return recordChange(ctx, tx, action, targetType, targetID, payload, event, payload)
+}
+
+// recordChange writes a change's audit row (successful, with details) and its outbox event (with
+// payload) in tx: the one place a store's change is audited and announced, so neither is written
+// without the other.
+func recordChange(ctx context.Context, tx db.BunTx, action, targetType, targetID string, details any, event string, payload any) error {
 	if err := audit.Write(ctx, tx, audit.Entry{Action: action, Outcome: audit.Success, TargetType: targetType,
-		TargetID: targetID, Details: payload}); err != nil {
+		TargetID: targetID, Details: details}); err != nil {
 		return err
 	}
 	_, err := outbox.Write(ctx, tx, event, payload)
 	return err
 }
 
-// lockTenantKey serializes the transactions of one tenant on key until they end (a transaction
-// advisory lock), for changes whose rule spans rows (one ACTIVE protection policy).
-func lockTenantKey(ctx context.Context, tx db.BunTx, key string) error {
-	_, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, key+":"+tenancy.TenantID(ctx))
+// lockKey serializes the transactions that take key until they end (a transaction advisory
+// lock), for changes whose rule spans rows (one ACTIVE policy, a cap summed over entries).
+func lockKey(ctx context.Context, tx db.BunTx, key string) error {
+	_, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, key)
 	return err
+}
+
+// lockTenantKey is lockKey on key within the context tenant (key:tenant).
+func lockTenantKey(ctx context.Context, tx db.BunTx, key string) error {
+	return lockKey(ctx, tx, key+":"+tenancy.TenantID(ctx))
 }
 
 // getByID reads the tenant's row id of T's table (aliased alias in T's bun model), locked FOR
@@ -87,6 +99,13 @@ func getByID[T any](ctx context.Context, tx db.BunTx, alias, id string, lock boo
 		return none, db.NotFoundOr(err, notFound)
 	}
 	return row, nil
+}
+
+// updateRow writes cols of model, a pointer to a stored row of the table aliased alias, to its
+// row in tenant (by primary key, and only a row of that tenant).
+func updateRow(ctx context.Context, tx db.BunTx, model any, alias, tenant string, cols ...string) error {
+	_, err := tx.NewUpdate().Model(model).Column(cols...).Where(alias+".tenant_id = ?", tenant).WherePK().Exec(ctx)
+	return err
 }
 
 // listPage narrows q, a select of the tenant's rows of the table aliased alias, to one page of a
@@ -137,4 +156,10 @@ func inputsByEmployee[T employeeInput](ctx context.Context, tx db.BunTx, alias, 
 		return nil, err
 	}
 	return byEmployee(rows), nil
+}
+
+// employeeInputsOf is inputsByEmployee for employeeID alone: that employee's rows, by id.
+func employeeInputsOf[T employeeInput](ctx context.Context, tx db.BunTx, alias, periodCol, period, status, employeeID string) ([]T, error) {
+	m, err := inputsByEmployee[T](ctx, tx, alias, periodCol, period, status, employeeID)
+	return m[employeeID], err
 }

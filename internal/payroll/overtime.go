@@ -14,11 +14,9 @@ import (
 
 	"github.com/wagerail/wagerail/internal/identity"
 	"github.com/wagerail/wagerail/internal/payroll/paycalc"
-	"github.com/wagerail/wagerail/internal/platform/audit"
 	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/field"
 	"github.com/wagerail/wagerail/internal/platform/money"
-	"github.com/wagerail/wagerail/internal/platform/outbox"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
 )
 
@@ -237,15 +235,10 @@ func recordPolicy(ctx context.Context, tx db.BunTx, action, event string, p Over
 	if superseded != "" {
 		details["supersededPolicyId"] = superseded
 	}
-	if err := audit.Write(ctx, tx, audit.Entry{Action: action, Outcome: audit.Success, TargetType: TargetOvertimePolicy,
-		TargetID: p.ID, Details: details}); err != nil {
-		return err
-	}
-	_, err := outbox.Write(ctx, tx, event, policyEvent{ID: p.ID, Name: p.Name, Status: p.Status,
-		WorkingDayBasisPoints: p.WorkingDayBasisPoints, NightBasisPoints: p.NightBasisPoints,
+	return recordChange(ctx, tx, action, TargetOvertimePolicy, p.ID, details, event, policyEvent{ID: p.ID, Name: p.Name,
+		Status: p.Status, WorkingDayBasisPoints: p.WorkingDayBasisPoints, NightBasisPoints: p.NightBasisPoints,
 		WeeklyRestDayBasisPoints: p.WeeklyRestDayBasisPoints, PublicHolidayBasisPoints: p.PublicHolidayBasisPoints,
 		SupersededPolicyID: superseded})
-	return err
 }
 
 // CreateOvertimePolicy records a DRAFT policy (audited CreateOvertimePolicy, event
@@ -306,7 +299,7 @@ func ActivateOvertimePolicy(ctx context.Context, tx db.BunTx, id string, now tim
 	tenant := tenancy.TenantID(ctx)
 	// One activation per tenant at a time: the second waits, then finds the first's policy ACTIVE
 	// and supersedes it, instead of both superseding the same one and colliding on the index.
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, "payroll_overtime_policy:"+tenant); err != nil {
+	if err := lockTenantKey(ctx, tx, "payroll_overtime_policy"); err != nil {
 		return OvertimePolicy{}, err
 	}
 	p, err := getPolicy(ctx, tx, id, true)
@@ -326,8 +319,7 @@ func ActivateOvertimePolicy(ctx context.Context, tx db.BunTx, id string, now tim
 		return p, err
 	}
 	p.Status, p.ActivatedBy, p.ActivatedAt, p.SupersededAt, p.UpdatedAt = to, tenancy.Actor(ctx), now, time.Time{}, now
-	if _, err := tx.NewUpdate().Model(&p).Column("status", "activated_by", "activated_at", "superseded_at", "updated_at").
-		Where("otp.tenant_id = ?", tenant).WherePK().Exec(ctx); err != nil {
+	if err := updateRow(ctx, tx, &p, "otp", tenant, "status", "activated_by", "activated_at", "superseded_at", "updated_at"); err != nil {
 		return p, err
 	}
 	prev := ""
@@ -432,15 +424,17 @@ type overtimeEvent struct {
 }
 
 func recordOvertime(ctx context.Context, tx db.BunTx, action, event string, e OvertimeEntry) error {
-	if err := audit.Write(ctx, tx, audit.Entry{Action: action, Outcome: audit.Success, TargetType: TargetOvertimeEntry, TargetID: e.ID,
-		Details: map[string]any{"employeeId": e.EmployeeID, "period": e.Period, "status": e.Status, "minutes": e.Minutes,
-			"category": e.Category, "multiplierBasisPoints": e.MultiplierBasisPoints}}); err != nil {
-		return err
-	}
-	_, err := outbox.Write(ctx, tx, event, overtimeEvent{ID: e.ID, EmployeeID: e.EmployeeID, WorkDate: e.WorkDate.Format(time.DateOnly),
-		Period: e.Period, Category: e.Category, Minutes: e.Minutes, MultiplierBasisPoints: e.MultiplierBasisPoints,
-		PolicyID: e.PolicyID, Status: e.Status})
-	return err
+	return recordChange(ctx, tx, action, TargetOvertimeEntry, e.ID, map[string]any{"employeeId": e.EmployeeID, "period": e.Period,
+		"status": e.Status, "minutes": e.Minutes, "category": e.Category, "multiplierBasisPoints": e.MultiplierBasisPoints},
+		event, overtimeEvent{ID: e.ID, EmployeeID: e.EmployeeID, WorkDate: e.WorkDate.Format(time.DateOnly), Period: e.Period,
+			Category: e.Category, Minutes: e.Minutes, MultiplierBasisPoints: e.MultiplierBasisPoints, PolicyID: e.PolicyID,
+			Status: e.Status})
+}
+
+// readSalary sets e.SalarySantim to the employee's current monthly salary (for the estimate).
+func readSalary(ctx context.Context, tx db.BunTx, e *OvertimeEntry) error {
+	return tx.NewSelect().TableExpr("app.employees").Column("gross_monthly_salary_santim").
+		Where("tenant_id = ?", e.TenantID).Where("id = ?", e.EmployeeID).Scan(ctx, &e.SalarySantim)
 }
 
 // CreateOvertimeEntry records a PENDING entry with the effective policy's multiplier for its
@@ -465,8 +459,7 @@ func CreateOvertimeEntry(ctx context.Context, tx db.BunTx, n NewOvertimeEntry, n
 	tenant := tenancy.TenantID(ctx)
 	// The caps are sums over the employee's entries: entries for one employee are recorded one at
 	// a time, so two at once cannot both fit under a cap that only one fits under.
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`,
-		"payroll_overtime_entry:"+tenant+":"+n.EmployeeID); err != nil {
+	if err := lockKey(ctx, tx, "payroll_overtime_entry:"+tenant+":"+n.EmployeeID); err != nil {
 		return OvertimeEntry{}, err
 	}
 	if err := PayableEmployee(ctx, tx, n.EmployeeID); err != nil {
@@ -503,8 +496,7 @@ func CreateOvertimeEntry(ctx context.Context, tx db.BunTx, n NewOvertimeEntry, n
 	if _, err := tx.NewInsert().Model(&e).Exec(ctx); err != nil {
 		return OvertimeEntry{}, err
 	}
-	if err := tx.NewSelect().TableExpr("app.employees").Column("gross_monthly_salary_santim").
-		Where("tenant_id = ?", tenant).Where("id = ?", e.EmployeeID).Scan(ctx, &e.SalarySantim); err != nil {
+	if err := readSalary(ctx, tx, &e); err != nil {
 		return OvertimeEntry{}, err
 	}
 	return e, recordOvertime(ctx, tx, ActionCreateOvertimeEntry, EventOvertimeEntryCreated, e)
@@ -557,12 +549,10 @@ func ApproveOvertimeEntry(ctx context.Context, tx db.BunTx, id string, now time.
 	}
 	now = now.UTC()
 	e.Status, e.ApprovedBy, e.ApprovedAt, e.UpdatedAt = to, tenancy.Actor(ctx), now, now
-	if _, err := tx.NewUpdate().Model(&e).Column("status", "approved_by", "approved_at", "updated_at").
-		Where("ovt.tenant_id = ?", e.TenantID).WherePK().Exec(ctx); err != nil {
+	if err := updateRow(ctx, tx, &e, "ovt", e.TenantID, "status", "approved_by", "approved_at", "updated_at"); err != nil {
 		return e, err
 	}
-	if err := tx.NewSelect().TableExpr("app.employees").Column("gross_monthly_salary_santim").
-		Where("tenant_id = ?", e.TenantID).Where("id = ?", e.EmployeeID).Scan(ctx, &e.SalarySantim); err != nil {
+	if err := readSalary(ctx, tx, &e); err != nil {
 		return e, err
 	}
 	return e, recordOvertime(ctx, tx, ActionApproveOvertimeEntry, EventOvertimeEntryApproved, e)
@@ -578,8 +568,7 @@ func ApprovedOvertimeForPeriod(ctx context.Context, tx db.BunTx, period string) 
 
 // ApprovedOvertimeOf is ApprovedOvertimeForPeriod for one employee.
 func ApprovedOvertimeOf(ctx context.Context, tx db.BunTx, employeeID, period string) ([]OvertimeEntry, error) {
-	m, err := inputsByEmployee[OvertimeEntry](ctx, tx, "ovt", "period", period, OvertimeApproved, employeeID)
-	return m[employeeID], err
+	return employeeInputsOf[OvertimeEntry](ctx, tx, "ovt", "period", period, OvertimeApproved, employeeID)
 }
 
 // employee is the employee the entry pays (employeeInput).

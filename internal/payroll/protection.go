@@ -192,8 +192,7 @@ func ActivateProtectionPolicy(ctx context.Context, tx db.BunTx, id string, now t
 		return ProtectionPolicy{}, fmt.Errorf("payroll.activate_protection_policy: sequence: %w", err)
 	}
 	p.Status, p.ActivatedBy, p.ActivatedAt, p.ActivationSeq, p.UpdatedAt = to, &who, &now, &seq, now
-	if _, err := tx.NewUpdate().Model(&p).Column("status", "activated_by", "activated_at", "activation_seq", "updated_at").
-		Where("tenant_id = ?", p.TenantID).WherePK().Exec(ctx); err != nil {
+	if err := updateRow(ctx, tx, &p, "pp", p.TenantID, "status", "activated_by", "activated_at", "activation_seq", "updated_at"); err != nil {
 		return ProtectionPolicy{}, fmt.Errorf("payroll.activate_protection_policy: %w", err)
 	}
 	ev := protectionEvent(p)

@@ -265,14 +265,14 @@ func recordRun(ctx context.Context, tx db.BunTx, action, event string, r Run, de
 		details = map[string]any{}
 	}
 	details["period"], details["status"] = r.Period, r.Status
-	if err := audit.Write(ctx, tx, audit.Entry{Action: action, Outcome: audit.Success, TargetType: TargetRun,
-		TargetID: r.ID, Details: details}); err != nil {
-		return err
-	}
-	_, err := outbox.Write(ctx, tx, event, runEvent{ID: r.ID, Period: r.Period, Status: r.Status, Locked: r.Locked(),
-		EmployeeCount: r.EmployeeCount, GrossSantim: r.GrossSantim, DeductionsSantim: r.DeductionsSantim, NetSantim: r.NetSantim,
-		EmployerContributionsSantim: r.EmployerContributionsSantim, WasApproved: wasApproved})
-	return err
+	return recordChange(ctx, tx, action, TargetRun, r.ID, details, event, r.event(wasApproved))
+}
+
+// event is r as its events carry it (wasApproved: see runEvent).
+func (r Run) event(wasApproved bool) runEvent {
+	return runEvent{ID: r.ID, Period: r.Period, Status: r.Status, Locked: r.Locked(), EmployeeCount: r.EmployeeCount,
+		GrossSantim: r.GrossSantim, DeductionsSantim: r.DeductionsSantim, NetSantim: r.NetSantim,
+		EmployerContributionsSantim: r.EmployerContributionsSantim, WasApproved: wasApproved}
 }
 
 // CreateRun answers the tenant's live run of period, creating it DRAFT when there is none
@@ -570,7 +570,7 @@ func checkEarlierRuns(ctx context.Context, tx db.BunTx, period string) error {
 // calculated again). Approvals of one organization take an advisory lock first, so two racing
 // approvals of different periods see each other.
 func checkRunsInFlight(ctx context.Context, tx db.BunTx, r Run) error {
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, "payroll_run_approval:"+r.TenantID); err != nil {
+	if err := lockKey(ctx, tx, "payroll_run_approval:"+r.TenantID); err != nil {
 		return fmt.Errorf("payroll: approval lock: %w", err)
 	}
 	var open []Run
@@ -779,7 +779,7 @@ func LockRun(ctx context.Context, tx db.BunTx, id string, now time.Time) (Run, e
 }
 
 func updateRun(ctx context.Context, tx db.BunTx, r *Run, columns ...string) error {
-	if _, err := tx.NewUpdate().Model(r).Column(columns...).Where("pr.tenant_id = ?", r.TenantID).WherePK().Exec(ctx); err != nil {
+	if err := updateRow(ctx, tx, r, "pr", r.TenantID, columns...); err != nil {
 		return fmt.Errorf("payroll: update run: %w", err)
 	}
 	return nil
