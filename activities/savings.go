@@ -3,14 +3,11 @@ package activities
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
 
-	"github.com/wagerail/wagerail/internal/payroll"
 	"github.com/wagerail/wagerail/internal/platform/field"
 	"github.com/wagerail/wagerail/internal/savings"
 	"github.com/wagerail/wagerail/ledger"
@@ -52,7 +49,7 @@ type Savings struct {
 	DB     *pgxpool.Pool // the runtime role (wagerail_app)
 	Ledger *ledger.Client
 	// Now is the steps' clock (settled_at); nil is time.Now.
-	Now func() time.Time
+	Now Clock
 }
 
 // SavingsStep names the run's goal and movement; the other fields belong to the steps that use them.
@@ -87,30 +84,23 @@ type SavingsReserve struct {
 // SAVINGS_ESCROW_NOT_SET, SAVINGS_EMPLOYEE_NOT_ACTIVE, SAVINGS_PAYOUT_ACCOUNT_NOT_SET and, for an
 // auto-save deposit by payroll deduction, SAVINGS_PAYROLL_ACCOUNT_NOT_SET are non-retryable).
 func (a *Savings) LoadPlan(ctx context.Context, in SavingsStep) (savings.Plan, error) {
-	var p savings.Plan
-	err := a.inTx(ctx, in, func(ctx context.Context, tx pgx.Tx) (err error) {
+	return recordValue(ctx, a.inTx, in, func(ctx context.Context, tx pgx.Tx) (savings.Plan, error) {
 		if in.Payroll != nil {
 			if in.Kind != savings.Deposit {
-				return &field.Error{Field: "kind", Problem: "must be DEPOSIT for a payroll deduction"}
+				return savings.Plan{}, &field.Error{Field: "kind", Problem: "must be DEPOSIT for a payroll deduction"}
 			}
-			p, err = savings.LoadPayrollPlan(ctx, tx, in.GoalID, in.AmountSantim, *in.Payroll)
-			return err
+			return savings.LoadPayrollPlan(ctx, tx, in.GoalID, in.AmountSantim, *in.Payroll)
 		}
-		p, err = savings.LoadPlan(ctx, tx, in.GoalID, in.EmployeeID, in.Kind, in.AmountSantim)
-		return err
+		return savings.LoadPlan(ctx, tx, in.GoalID, in.EmployeeID, in.Kind, in.AmountSantim)
 	})
-	return p, err
 }
 
 // RecordDeposit records the deposit PENDING with its ledger hold (audit SavingsDeposit,
 // savings.deposit_initiated.v1); the same run again is a no-op.
 func (a *Savings) RecordDeposit(ctx context.Context, in SavingsStep) (savings.Movement, error) {
-	var m savings.Movement
-	err := a.inTx(ctx, in, func(ctx context.Context, tx pgx.Tx) (err error) {
-		m, err = savings.RecordPending(ctx, tx, in.Plan, in.WorkflowID, in.LedgerTxID, in.ActorID)
-		return err
+	return recordValue(ctx, a.inTx, in, func(ctx context.Context, tx pgx.Tx) (savings.Movement, error) {
+		return savings.RecordPending(ctx, tx, in.Plan, in.WorkflowID, in.LedgerTxID, in.ActorID)
 	})
-	return m, err
 }
 
 // ReserveWithdrawal places the withdrawal's hold, one withdrawal of a goal at a time: with the
@@ -123,11 +113,10 @@ func (a *Savings) ReserveWithdrawal(ctx context.Context, in SavingsReserve) (Led
 	if a.Ledger == nil {
 		return LedgerPostResult{}, misconfigured("savings: no ledger client configured")
 	}
-	var res LedgerPostResult
 	step := SavingsStep{Run: in.Run, GoalID: in.Plan.GoalID, ActorID: in.ActorID}
-	err := a.inTx(ctx, step, func(ctx context.Context, tx pgx.Tx) (err error) {
+	return recordValue(ctx, a.inTx, step, func(ctx context.Context, tx pgx.Tx) (LedgerPostResult, error) {
 		insufficient, _ := savings.RefusalOf(savings.CodeInsufficientBalance)
-		res, err = (&Money{Ledger: a.Ledger}).reserveLocked(ctx, in.TenantID, in.Posting, lockedReservation{
+		return (&Money{Ledger: a.Ledger}).reserveLocked(ctx, in.TenantID, in.Posting, lockedReservation{
 			Lock: func() error { return savings.LockGoal(ctx, tx, in.Plan.GoalID) },
 			Recorded: func() (string, bool, error) {
 				m, ok, err := savings.MovementOf(ctx, tx, in.WorkflowID)
@@ -139,30 +128,22 @@ func (a *Savings) ReserveWithdrawal(ctx context.Context, in SavingsReserve) (Led
 				return err
 			},
 		})
-		return err
 	})
-	return res, err
 }
 
 // MarkSettled moves the movement PENDING → SETTLED (savings.deposited.v1 or savings.withdrawn.v1,
 // savings.bank_transfer_settled.v1).
 func (a *Savings) MarkSettled(ctx context.Context, in SavingsStep) (savings.Movement, error) {
-	var m savings.Movement
-	err := a.inTx(ctx, in, func(ctx context.Context, tx pgx.Tx) (err error) {
-		m, err = savings.MarkSettled(ctx, tx, in.WorkflowID, in.TransferID, in.Reference, a.now())
-		return err
+	return recordValue(ctx, a.inTx, in, func(ctx context.Context, tx pgx.Tx) (savings.Movement, error) {
+		return savings.MarkSettled(ctx, tx, in.WorkflowID, in.TransferID, in.Reference, a.Now.Now())
 	})
-	return m, err
 }
 
 // MarkFailed moves the movement PENDING → FAILED with the failure's code.
 func (a *Savings) MarkFailed(ctx context.Context, in SavingsStep) (savings.Movement, error) {
-	var m savings.Movement
-	err := a.inTx(ctx, in, func(ctx context.Context, tx pgx.Tx) (err error) {
-		m, err = savings.MarkFailed(ctx, tx, in.WorkflowID, in.Reason, a.now())
-		return err
+	return recordValue(ctx, a.inTx, in, func(ctx context.Context, tx pgx.Tx) (savings.Movement, error) {
+		return savings.MarkFailed(ctx, tx, in.WorkflowID, in.Reason, a.Now.Now())
 	})
-	return m, err
 }
 
 // Register registers the steps.
@@ -174,31 +155,16 @@ func (a *Savings) Register(r worker.ActivityRegistry) {
 	SavingsMarkFailed.Register(r, a.MarkFailed)
 }
 
-func (a *Savings) now() time.Time {
-	if a.Now != nil {
-		return a.Now()
-	}
-	return time.Now()
-}
-
 func (a *Savings) inTx(ctx context.Context, in SavingsStep, fn func(context.Context, pgx.Tx) error) error {
 	return recordStep(ctx, a.DB, in.Run, SavingsSaga,
 		errors.Join(field.Identifier("goalId", in.GoalID, field.MaxIdentifier), field.Text("reason", in.Reason, field.MaxText)),
 		savingsError, fn, "goal_id", in.GoalID, "tx_id", in.LedgerTxID, "transfer_id", in.TransferID)
 }
 
-// savingsError types a savings refusal by its code (non-retryable); anything else as
-// temporalError does.
+// savingsError types a savings refusal by its code (non-retryable); a goal locked by another
+// withdrawal as retryable SAVINGS_GOAL_BUSY; anything else as temporalError does.
 func savingsError(err error) error {
-	var r *payroll.Refusal
-	if errors.As(err, &r) {
-		return nonRetryable(r.Message, r.Code)
-	}
-	if errors.Is(err, savings.ErrGoalBusy) {
-		// Retryable: the reservation tries again (workflows' reserveOptions) once the lock is free.
-		return temporal.NewApplicationError(err.Error(), SavingsGoalBusy)
-	}
-	return temporalError(err)
+	return lockedOwnerError(err, savings.ErrGoalBusy, SavingsGoalBusy, temporalError)
 }
 
 // SavingsGoalBusy types a reservation that found the goal locked by another (retryable).

@@ -3,15 +3,12 @@ package activities
 import (
 	"context"
 	"errors"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
 
 	"github.com/wagerail/wagerail/internal/employees"
-	"github.com/wagerail/wagerail/internal/payroll"
 	"github.com/wagerail/wagerail/internal/platform/field"
 	"github.com/wagerail/wagerail/internal/wallet"
 	"github.com/wagerail/wagerail/ledger"
@@ -54,7 +51,7 @@ type Wallet struct {
 	DB     *pgxpool.Pool // the runtime role (wagerail_app)
 	Ledger *ledger.Client
 	// Now is the steps' clock (settled_at); nil is time.Now.
-	Now func() time.Time
+	Now Clock
 }
 
 // WalletStep names the run's wallet holder; the other fields belong to the steps that use them.
@@ -81,12 +78,9 @@ type WalletReserveInput struct {
 // LoadPlan reads what the transfer needs (WALLET_SETTINGS_NOT_SET, WALLET_EMPLOYEE_NOT_ACTIVE,
 // WALLET_DESTINATION_PARTNER_UNSUPPORTED, WALLET_DESTINATION_IS_POOL are non-retryable).
 func (a *Wallet) LoadPlan(ctx context.Context, in WalletStep) (wallet.Plan, error) {
-	var p wallet.Plan
-	err := a.inTx(ctx, in, func(ctx context.Context, tx pgx.Tx) (err error) {
-		p, err = wallet.LoadPlan(ctx, tx, in.EmployeeID, in.AmountSantim, in.Destination)
-		return err
+	return recordValue(ctx, a.inTx, in, func(ctx context.Context, tx pgx.Tx) (wallet.Plan, error) {
+		return wallet.LoadPlan(ctx, tx, in.EmployeeID, in.AmountSantim, in.Destination)
 	})
-	return p, err
 }
 
 // Reserve places the transfer's hold, one transfer of a wallet at a time: with the wallet's lock
@@ -101,11 +95,10 @@ func (a *Wallet) Reserve(ctx context.Context, in WalletReserveInput) (LedgerPost
 	if a.Ledger == nil {
 		return LedgerPostResult{}, misconfigured("wallet: no ledger client configured")
 	}
-	var res LedgerPostResult
 	step := WalletStep{Run: in.Run, EmployeeID: in.Plan.EmployeeID}
-	err := a.inTx(ctx, step, func(ctx context.Context, tx pgx.Tx) (err error) {
+	return recordValue(ctx, a.inTx, step, func(ctx context.Context, tx pgx.Tx) (LedgerPostResult, error) {
 		insufficient, _ := wallet.RefusalOf(wallet.CodeInsufficientBalance)
-		res, err = (&Money{Ledger: a.Ledger}).reserveLocked(ctx, in.TenantID, in.Posting, lockedReservation{
+		return (&Money{Ledger: a.Ledger}).reserveLocked(ctx, in.TenantID, in.Posting, lockedReservation{
 			Lock: func() error { return wallet.LockWallet(ctx, tx, in.Plan.EmployeeID) },
 			Recorded: func() (string, bool, error) {
 				t, ok, err := wallet.TransferOf(ctx, tx, in.WorkflowID)
@@ -118,30 +111,22 @@ func (a *Wallet) Reserve(ctx context.Context, in WalletReserveInput) (LedgerPost
 				return err
 			},
 		})
-		return err
 	})
-	return res, err
 }
 
 // MarkSettled moves the transfer PENDING → SETTLED (wallet.transfer_settled.v1,
 // wallet.bank_transfer_settled.v1).
 func (a *Wallet) MarkSettled(ctx context.Context, in WalletStep) (wallet.Transfer, error) {
-	var t wallet.Transfer
-	err := a.inTx(ctx, in, func(ctx context.Context, tx pgx.Tx) (err error) {
-		t, err = wallet.MarkSettled(ctx, tx, in.WorkflowID, in.TransferID, in.Reference, a.now())
-		return err
+	return recordValue(ctx, a.inTx, in, func(ctx context.Context, tx pgx.Tx) (wallet.Transfer, error) {
+		return wallet.MarkSettled(ctx, tx, in.WorkflowID, in.TransferID, in.Reference, a.Now.Now())
 	})
-	return t, err
 }
 
 // MarkFailed moves the transfer PENDING → FAILED with the failure's code (wallet.transfer_failed.v1).
 func (a *Wallet) MarkFailed(ctx context.Context, in WalletStep) (wallet.Transfer, error) {
-	var t wallet.Transfer
-	err := a.inTx(ctx, in, func(ctx context.Context, tx pgx.Tx) (err error) {
-		t, err = wallet.MarkFailed(ctx, tx, in.WorkflowID, in.Reason, a.now())
-		return err
+	return recordValue(ctx, a.inTx, in, func(ctx context.Context, tx pgx.Tx) (wallet.Transfer, error) {
+		return wallet.MarkFailed(ctx, tx, in.WorkflowID, in.Reason, a.Now.Now())
 	})
-	return t, err
 }
 
 // Register registers the steps.
@@ -152,13 +137,6 @@ func (a *Wallet) Register(r worker.ActivityRegistry) {
 	WalletMarkFailed.Register(r, a.MarkFailed)
 }
 
-func (a *Wallet) now() time.Time {
-	if a.Now != nil {
-		return a.Now()
-	}
-	return time.Now()
-}
-
 func (a *Wallet) inTx(ctx context.Context, in WalletStep, fn func(context.Context, pgx.Tx) error) error {
 	return recordStep(ctx, a.DB, in.Run, WalletSaga,
 		errors.Join(field.Identifier("employeeId", in.EmployeeID, field.MaxIdentifier), field.Text("reason", in.Reason, field.MaxText)),
@@ -166,17 +144,13 @@ func (a *Wallet) inTx(ctx context.Context, in WalletStep, fn func(context.Contex
 }
 
 // walletError types a wallet refusal by its code (non-retryable); a wallet locked by another
-// transfer as retryable WALLET_BUSY; anything else as temporalError does.
+// transfer as retryable WALLET_BUSY; a holder who is not an employee of the tenant as
+// non-retryable WALLET_EMPLOYEE_NOT_ACTIVE; anything else as temporalError does.
 func walletError(err error) error {
-	var r *payroll.Refusal
-	if errors.As(err, &r) {
-		return nonRetryable(r.Message, r.Code)
-	}
-	if errors.Is(err, wallet.ErrWalletBusy) {
-		return temporal.NewApplicationError(err.Error(), WalletBusy)
-	}
-	if errors.Is(err, employees.ErrNotFound) {
-		return nonRetryable("the wallet holder is not an employee of this organization", wallet.CodeEmployeeNotActive)
-	}
-	return temporalError(err)
+	return lockedOwnerError(err, wallet.ErrWalletBusy, WalletBusy, func(err error) error {
+		if errors.Is(err, employees.ErrNotFound) {
+			return nonRetryable("the wallet holder is not an employee of this organization", wallet.CodeEmployeeNotActive)
+		}
+		return temporalError(err)
+	})
 }
