@@ -10,10 +10,11 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/wagerail/wagerail/internal/ewa"
-	"github.com/wagerail/wagerail/internal/platform/field"
 	"github.com/wagerail/wagerail/workflows"
 )
 
+// disburseJSON is a disburse saga's answer (the EWA request's, the loan's): the row, its status
+// and the saga's workflow id.
 type disburseJSON struct {
 	ID         string `json:"id"`
 	Status     string `json:"status"`
@@ -29,9 +30,8 @@ type disburseJSON struct {
 // key is sent again for a new request), is 422 IDEMPOTENCY_KEY_REUSED: that
 // saga's answer is no answer to this request, and nothing starts.
 func (s *Server) disburseEwa(c *gin.Context) {
-	id := c.Param("id")
-	if err := field.Identifier("id", id, 0); err != nil {
-		writeError(c, fieldError(err))
+	id, ok := pathID(c)
+	if !ok {
 		return
 	}
 	caller := callerOf(c)
@@ -93,9 +93,5 @@ var errIdemKeyOtherEwaRequest = keyReused("disbursed another request")
 // ewaRefusal is the answer to an EWA saga's refusal code, from internal/ewa's table; ok is false
 // for a code that is not EWA's.
 func ewaRefusal(code string) (*Error, bool) {
-	r, ok := ewa.RefusalOf(code)
-	if !ok {
-		return nil, false
-	}
-	return NewError(r.Status, r.Code, r.Message), true
+	return sagaRefusal(ewa.RefusalOf(code))
 }

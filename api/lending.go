@@ -24,24 +24,22 @@ import (
 
 // lendingRoutes serves the lending routes of this file.
 func (s *Server) lendingRoutes() []Route {
-	fi := func(r Route) Route { r.Handler = s.forKind(orgs.FI, r.Handler); return r }
-	biz := func(r Route) Route { r.Handler = s.forKind(orgs.Business, r.Handler); return r }
 	return []Route{
-		fi(Route{Method: http.MethodGet, Path: "/api/fi/accounts", Auth: Org, Role: orgs.PlainMember, Permission: orgs.LoansView, Summary: "The financial institution's funding and settlement accounts", Handler: s.getFIAccounts}),
-		fi(Route{Method: http.MethodPut, Path: "/api/fi/accounts", Auth: Org, Role: orgs.PlainMember, Permission: orgs.LoansEdit, Summary: "Set the financial institution's funding and settlement accounts", Handler: s.putFIAccounts}),
-		fi(Route{Method: http.MethodPost, Path: "/api/fi/products", Auth: Org, Role: orgs.PlainMember, Permission: orgs.LoansEdit, Summary: "Create a loan product", Handler: s.createLoanProduct}),
-		fi(Route{Method: http.MethodGet, Path: "/api/fi/products", Auth: Org, Role: orgs.PlainMember, Permission: orgs.LoansView, Summary: "The financial institution's loan products (paged)", Handler: s.listLoanProducts}),
-		fi(Route{Method: http.MethodGet, Path: "/api/fi/products/:id", Auth: Org, Role: orgs.PlainMember, Permission: orgs.LoansView, Summary: "One of the financial institution's loan products", Handler: s.getLoanProduct}),
-		fi(Route{Method: http.MethodPatch, Path: "/api/fi/products/:id", Auth: Org, Role: orgs.PlainMember, Permission: orgs.LoansEdit, Summary: "Change an ACTIVE loan product's terms", Handler: s.updateLoanProduct}),
-		fi(Route{Method: http.MethodPost, Path: "/api/fi/products/:id/retire", Auth: Org, Role: orgs.PlainMember, Permission: orgs.LoansEdit, Summary: "Retire a loan product", Handler: s.retireLoanProduct, Body: BodyNone}),
-		fi(Route{Method: http.MethodGet, Path: "/api/fi/product-opt-ins", Auth: Org, Role: orgs.PlainMember, Permission: orgs.LoansView, Summary: "The businesses' opt-ins to the financial institution's products (paged)", Handler: s.listFIOptIns}),
-		biz(Route{Method: http.MethodGet, Path: "/api/lending/products", Auth: Org, Role: orgs.PlainMember, Summary: "The loan products on offer (paged)", Handler: s.listOfferedProducts}),
-		biz(Route{Method: http.MethodGet, Path: "/api/lending/products/:id", Auth: Org, Role: orgs.PlainMember, Summary: "A loan product on offer or opted in to", Handler: s.getOfferedProduct}),
-		biz(Route{Method: http.MethodPost, Path: "/api/lending/product-opt-ins", Auth: Org, Role: orgs.Admin, Summary: "Opt in to a loan product", Handler: s.createOptIn}),
-		biz(Route{Method: http.MethodGet, Path: "/api/lending/product-opt-ins", Auth: Org, Role: orgs.PlainMember, Summary: "The organization's loan product opt-ins (paged)", Handler: s.listOptIns}),
-		biz(Route{Method: http.MethodGet, Path: "/api/lending/product-opt-ins/:id", Auth: Org, Role: orgs.PlainMember, Summary: "One loan product opt-in", Handler: s.getOptIn}),
-		biz(Route{Method: http.MethodDelete, Path: "/api/lending/product-opt-ins/:id", Auth: Org, Role: orgs.Admin, Summary: "Withdraw a loan product opt-in", Handler: s.withdrawOptIn}),
-		biz(Route{Method: http.MethodPost, Path: "/api/loans/quote", Auth: Org, Role: orgs.Admin, Summary: "Quote a loan for an employee (schedule and affordability; no state change)", Handler: s.quoteLoan}),
+		s.fiRoute(http.MethodGet, "/api/fi/accounts", "The financial institution's funding and settlement accounts", orgs.LoansView, s.getFIAccounts, BodyByMethod),
+		s.fiRoute(http.MethodPut, "/api/fi/accounts", "Set the financial institution's funding and settlement accounts", orgs.LoansEdit, s.putFIAccounts, BodyByMethod),
+		s.fiRoute(http.MethodPost, "/api/fi/products", "Create a loan product", orgs.LoansEdit, s.createLoanProduct, BodyByMethod),
+		s.fiRoute(http.MethodGet, "/api/fi/products", "The financial institution's loan products (paged)", orgs.LoansView, s.listLoanProducts, BodyByMethod),
+		s.fiRoute(http.MethodGet, "/api/fi/products/:id", "One of the financial institution's loan products", orgs.LoansView, s.getLoanProduct, BodyByMethod),
+		s.fiRoute(http.MethodPatch, "/api/fi/products/:id", "Change an ACTIVE loan product's terms", orgs.LoansEdit, s.updateLoanProduct, BodyByMethod),
+		s.fiRoute(http.MethodPost, "/api/fi/products/:id/retire", "Retire a loan product", orgs.LoansEdit, s.retireLoanProduct, BodyNone),
+		s.fiRoute(http.MethodGet, "/api/fi/product-opt-ins", "The businesses' opt-ins to the financial institution's products (paged)", orgs.LoansView, s.listFIOptIns, BodyByMethod),
+		s.bizRoute(http.MethodGet, "/api/lending/products", "The loan products on offer (paged)", orgs.PlainMember, s.listOfferedProducts, BodyByMethod),
+		s.bizRoute(http.MethodGet, "/api/lending/products/:id", "A loan product on offer or opted in to", orgs.PlainMember, s.getOfferedProduct, BodyByMethod),
+		s.bizRoute(http.MethodPost, "/api/lending/product-opt-ins", "Opt in to a loan product", orgs.Admin, s.createOptIn, BodyByMethod),
+		s.bizRoute(http.MethodGet, "/api/lending/product-opt-ins", "The organization's loan product opt-ins (paged)", orgs.PlainMember, s.listOptIns, BodyByMethod),
+		s.bizRoute(http.MethodGet, "/api/lending/product-opt-ins/:id", "One loan product opt-in", orgs.PlainMember, s.getOptIn, BodyByMethod),
+		s.bizRoute(http.MethodDelete, "/api/lending/product-opt-ins/:id", "Withdraw a loan product opt-in", orgs.Admin, s.withdrawOptIn, BodyByMethod),
+		s.bizRoute(http.MethodPost, "/api/loans/quote", "Quote a loan for an employee (schedule and affordability; no state change)", orgs.Admin, s.quoteLoan, BodyByMethod),
 	}
 }
 
@@ -59,6 +57,19 @@ func (s *Server) forKind(k orgs.Kind, h gin.HandlerFunc) gin.HandlerFunc {
 		}
 		h(c)
 	}
+}
+
+// fiRoute is a route of a financial institution's members who hold perm (a loans permission);
+// any other kind of organization is refused 403 ORGANIZATION_NOT_FI (forKind).
+func (s *Server) fiRoute(method, path, summary string, perm orgs.Permission, h gin.HandlerFunc, body Body) Route {
+	return Route{Method: method, Path: path, Auth: Org, Role: orgs.PlainMember, Permission: perm, Summary: summary,
+		Handler: s.forKind(orgs.FI, h), Body: body}
+}
+
+// bizRoute is a route of a business's members of at least role; any other kind of organization
+// is refused 403 ORGANIZATION_NOT_BUSINESS (forKind).
+func (s *Server) bizRoute(method, path, summary string, role orgs.MemberRole, h gin.HandlerFunc, body Body) Route {
+	return Route{Method: method, Path: path, Auth: Org, Role: role, Summary: summary, Handler: s.forKind(orgs.Business, h), Body: body}
 }
 
 // notOfKind is forKind's refusal for each kind.
@@ -121,10 +132,8 @@ func toLoanProductJSON(p lending.Product) loanProductJSON {
 		Version: p.Version, CreatedAt: p.CreatedAt.UTC(), UpdatedAt: p.UpdatedAt.UTC(), RetiredAt: utcPtr(p.RetiredAt), FIName: p.FIName}
 }
 
-type loanProductListJSON struct {
-	Items      []loanProductJSON `json:"items"`
-	NextCursor *string           `json:"nextCursor"`
-}
+// loanProductListJSON is a page of loan products.
+type loanProductListJSON = payrollListJSON[loanProductJSON]
 
 type optInJSON struct {
 	ID          string     `json:"id"`
@@ -142,14 +151,12 @@ func toOptInJSON(o lending.OptIn) optInJSON {
 		CreatedAt: o.CreatedAt.UTC(), WithdrawnAt: utcPtr(o.WithdrawnAt), UpdatedAt: o.UpdatedAt.UTC()}
 }
 
-type optInListJSON struct {
-	Items      []optInJSON `json:"items"`
-	NextCursor *string     `json:"nextCursor"`
-}
+// optInListJSON is a page of opt-ins.
+type optInListJSON = payrollListJSON[optInJSON]
 
 // --- shared reading ---
 
-// lendingID reads the path id; it has answered when ok is false.
+// enumCheck refuses, with problem, a value of name that is none of allowed.
 func enumCheck(name, problem string, allowed ...string) func(string) error {
 	return func(v string) error {
 		for _, a := range allowed {
@@ -161,21 +168,35 @@ func enumCheck(name, problem string, allowed ...string) func(string) error {
 	}
 }
 
+// answerPathRow runs fn on the path's row (payrollMove: a refusal by a rule audited DENIED as
+// action on target and the id, when action is set) and answers 200 with the row as toJSON shows
+// it.
+func answerPathRow[T, J any](s *Server, c *gin.Context, action, target string, fn func(ctx context.Context, tx db.BunTx, id string) (T, error), toJSON func(T) J) {
+	if out, ok := payrollMove(s, c, action, target, fn); ok {
+		c.JSON(http.StatusOK, toJSON(out))
+	}
+}
+
 // --- FI accounts ---
 
-func (s *Server) getFIAccounts(c *gin.Context) {
-	type got struct {
-		a  lending.FIAccounts
-		ok bool
-	}
-	out, ok := inTenantAudited(s, c, "", "", "", func(ctx context.Context, tx db.BunTx) (got, error) {
-		a, ok, err := lending.GetFIAccounts(ctx, tx)
-		return got{a, ok}, err
+// fiAccountsRead is the FI's accounts as read: set is false while none are.
+type fiAccountsRead struct {
+	a   lending.FIAccounts
+	set bool
+}
+
+// readFIAccounts reads the tenant's FI accounts; it has answered when ok is false.
+func (s *Server) readFIAccounts(c *gin.Context) (fiAccountsRead, bool) {
+	return inTenantAudited(s, c, "", "", "", func(ctx context.Context, tx db.BunTx) (fiAccountsRead, error) {
+		a, set, err := lending.GetFIAccounts(ctx, tx)
+		return fiAccountsRead{a, set}, err
 	})
-	if !ok {
-		return
+}
+
+func (s *Server) getFIAccounts(c *gin.Context) {
+	if out, ok := s.readFIAccounts(c); ok {
+		c.JSON(http.StatusOK, toFIAccountsJSON(out.a, out.set))
 	}
-	c.JSON(http.StatusOK, toFIAccountsJSON(out.a, out.ok))
 }
 
 type fiAccountsRequest struct {
@@ -210,18 +231,11 @@ func (s *Server) putFIAccounts(c *gin.Context) {
 	// An account is asked about at the partner when it is set or changed (checkPartnerAccount,
 	// the EWA funding account's check): one the partner does not have is refused now, not at the
 	// first disbursement or remittance.
-	type got struct {
-		a  lending.FIAccounts
-		ok bool
-	}
-	cur, ok := inTenantAudited(s, c, "", "", "", func(ctx context.Context, tx db.BunTx) (got, error) {
-		a, ok, err := lending.GetFIAccounts(ctx, tx)
-		return got{a, ok}, err
-	})
+	cur, ok := s.readFIAccounts(c)
 	if !ok {
 		return
 	}
-	if !cur.ok || cur.a.Funding() != funding {
+	if !cur.set || cur.a.Funding() != funding {
 		if e := s.checkPartnerAccount(c, accountCheck{Partner: funding.Partner, AccountNumber: funding.AccountNumber,
 			Field: "fundingAccount", What: "the funding account",
 			PartnerUnknown: "FI_FUNDING_PARTNER_UNKNOWN", NotFound: "FI_FUNDING_ACCOUNT_NOT_FOUND"}); e != nil {
@@ -229,7 +243,7 @@ func (s *Server) putFIAccounts(c *gin.Context) {
 			return
 		}
 	}
-	if !cur.ok || cur.a.Settlement() != settlement {
+	if !cur.set || cur.a.Settlement() != settlement {
 		if e := s.checkPartnerAccount(c, accountCheck{Partner: settlement.Partner, AccountNumber: settlement.AccountNumber,
 			Field: "settlementAccount", What: "the settlement account",
 			PartnerUnknown: "FI_SETTLEMENT_PARTNER_UNKNOWN", NotFound: "FI_SETTLEMENT_ACCOUNT_NOT_FOUND"}); e != nil {
@@ -312,47 +326,34 @@ func (s *Server) createLoanProduct(c *gin.Context) {
 }
 
 func (s *Server) listLoanProducts(c *gin.Context) {
-	limit, cursor, ok := ewaPage(c)
-	if !ok {
-		return
-	}
-	status, ok := singleQuery(c, "status", false, enumCheck("status", "must be ACTIVE or RETIRED", lending.ProductActive, lending.ProductRetired))
-	if !ok {
-		return
-	}
-	rows, ok := inTenantAudited(s, c, "", "", "", func(ctx context.Context, tx db.BunTx) ([]lending.Product, error) {
-		return lending.ListProducts(ctx, tx, lending.ProductFilter{Status: status, Page: db.Page{After: cursor, Limit: limit + 1}})
-	})
-	if ok {
-		answerProductPage(c, rows, limit)
-	}
+	var f lending.ProductFilter
+	s.answerProducts(c, &f, enumParam("status", &f.Status, "must be ACTIVE or RETIRED", lending.ProductActive, lending.ProductRetired), lending.ListProducts)
 }
 
-func answerProductPage(c *gin.Context, rows []lending.Product, limit int) {
-	out := loanProductListJSON{Items: []loanProductJSON{}}
-	rows, out.NextCursor = pageOf(rows, limit, func(p lending.Product) string { return p.ID })
-	for _, p := range rows {
-		out.Items = append(out.Items, toLoanProductJSON(p))
+// answerProducts reads a product list's page and its one filter parameter (param, whose value
+// lands in *f), lists that page of f with list and answers it.
+func (s *Server) answerProducts(c *gin.Context, f *lending.ProductFilter, param filterParam,
+	list func(ctx context.Context, tx db.BunTx, f lending.ProductFilter) ([]lending.Product, error)) {
+	limit, cursor, ok := payrollListQuery(c, param)
+	if !ok {
+		return
 	}
-	c.JSON(http.StatusOK, out)
+	f.Page = db.Page{After: cursor, Limit: limit + 1}
+	rows, ok := inTenantAudited(s, c, "", "", "", func(ctx context.Context, tx db.BunTx) ([]lending.Product, error) {
+		return list(ctx, tx, *f)
+	})
+	if ok {
+		c.JSON(http.StatusOK, payrollPage(rows, limit, func(p lending.Product) string { return p.ID }, toLoanProductJSON))
+	}
 }
 
 func (s *Server) getLoanProduct(c *gin.Context) {
-	id, ok := pathID(c)
-	if !ok {
-		return
-	}
-	out, ok := inTenantAudited(s, c, "", "", "", func(ctx context.Context, tx db.BunTx) (lending.Product, error) {
-		return lending.GetProduct(ctx, tx, id)
-	})
-	if ok {
-		c.JSON(http.StatusOK, toLoanProductJSON(out))
-	}
+	answerPathRow(s, c, "", "", lending.GetProduct, toLoanProductJSON)
 }
 
 func (s *Server) updateLoanProduct(c *gin.Context) {
-	id, ok := pathID(c)
-	if !ok {
+	// The path's id is refused before the body, as on every route of an id and a body.
+	if _, ok := pathID(c); !ok {
 		return
 	}
 	var req loanProductRequest
@@ -364,96 +365,47 @@ func (s *Server) updateLoanProduct(c *gin.Context) {
 		writeError(c, NewError(http.StatusBadRequest, "INVALID_REQUEST", "name at least one term to change"))
 		return
 	}
-	out, ok := inTenantAudited(s, c, "UpdateLoanProduct", "LoanProduct", id, func(ctx context.Context, tx db.BunTx) (lending.Product, error) {
+	answerPathRow(s, c, "UpdateLoanProduct", "LoanProduct", func(ctx context.Context, tx db.BunTx, id string) (lending.Product, error) {
 		return lending.UpdateProduct(ctx, tx, id, req.change(), s.now())
-	})
-	if ok {
-		c.JSON(http.StatusOK, toLoanProductJSON(out))
-	}
+	}, toLoanProductJSON)
 }
 
 func (s *Server) retireLoanProduct(c *gin.Context) {
-	id, ok := pathID(c)
-	if !ok {
-		return
-	}
-	out, ok := inTenantAudited(s, c, "RetireLoanProduct", "LoanProduct", id, func(ctx context.Context, tx db.BunTx) (lending.Product, error) {
+	answerPathRow(s, c, "RetireLoanProduct", "LoanProduct", func(ctx context.Context, tx db.BunTx, id string) (lending.Product, error) {
 		return lending.RetireProduct(ctx, tx, id, s.now())
-	})
-	if ok {
-		c.JSON(http.StatusOK, toLoanProductJSON(out))
-	}
+	}, toLoanProductJSON)
 }
 
-// optInFilter reads an opt-in list's status and productId filters and its page.
-func optInFilter(c *gin.Context) (lending.OptInFilter, int, bool) {
-	limit, cursor, ok := ewaPage(c)
-	if !ok {
-		return lending.OptInFilter{}, 0, false
-	}
-	status, ok := singleQuery(c, "status", false, enumCheck("status", "must be ACTIVE or WITHDRAWN", lending.OptInActive, lending.OptInWithdrawn))
-	if !ok {
-		return lending.OptInFilter{}, 0, false
-	}
-	product, ok := singleQuery(c, "productId", false, identifierCheck("productId"))
-	if !ok {
-		return lending.OptInFilter{}, 0, false
-	}
-	return lending.OptInFilter{Status: status, ProductID: product, Page: db.Page{After: cursor, Limit: limit + 1}}, limit, true
-}
-
-func answerOptInPage(c *gin.Context, rows []lending.OptIn, limit int) {
-	out := optInListJSON{Items: []optInJSON{}}
-	rows, out.NextCursor = pageOf(rows, limit, func(o lending.OptIn) string { return o.ID })
-	for _, o := range rows {
-		out.Items = append(out.Items, toOptInJSON(o))
-	}
-	c.JSON(http.StatusOK, out)
-}
-
-func (s *Server) listFIOptIns(c *gin.Context) {
-	f, limit, ok := optInFilter(c)
+// answerOptIns reads an opt-in list's page and its status and productId filters, lists that page
+// with list (the FI's opt-ins or the business's) and answers it.
+func (s *Server) answerOptIns(c *gin.Context, list func(ctx context.Context, tx db.BunTx, f lending.OptInFilter) ([]lending.OptIn, error)) {
+	var f lending.OptInFilter
+	limit, cursor, ok := payrollListQuery(c,
+		enumParam("status", &f.Status, "must be ACTIVE or WITHDRAWN", lending.OptInActive, lending.OptInWithdrawn),
+		idParam("productId", &f.ProductID))
 	if !ok {
 		return
 	}
+	f.Page = db.Page{After: cursor, Limit: limit + 1}
 	rows, ok := inTenantAudited(s, c, "", "", "", func(ctx context.Context, tx db.BunTx) ([]lending.OptIn, error) {
-		return lending.ListFIOptIns(ctx, tx, f)
+		return list(ctx, tx, f)
 	})
 	if ok {
-		answerOptInPage(c, rows, limit)
+		c.JSON(http.StatusOK, payrollPage(rows, limit, func(o lending.OptIn) string { return o.ID }, toOptInJSON))
 	}
 }
+
+func (s *Server) listFIOptIns(c *gin.Context) { s.answerOptIns(c, lending.ListFIOptIns) }
 
 // --- products on offer and opt-ins (the business's) ---
 
 func (s *Server) listOfferedProducts(c *gin.Context) {
-	limit, cursor, ok := ewaPage(c)
-	if !ok {
-		return
-	}
-	fi, ok := singleQuery(c, "fiPartnerId", false, identifierCheck("fiPartnerId"))
-	if !ok {
-		return
-	}
-	rows, ok := inTenantAudited(s, c, "", "", "", func(ctx context.Context, tx db.BunTx) ([]lending.Product, error) {
-		return lending.ListOfferedProducts(ctx, tx, lending.ProductFilter{FIID: fi, Page: db.Page{After: cursor, Limit: limit + 1}})
-	})
-	if ok {
-		answerProductPage(c, rows, limit)
-	}
+	var f lending.ProductFilter
+	s.answerProducts(c, &f, idParam("fiPartnerId", &f.FIID), lending.ListOfferedProducts)
 }
 
 func (s *Server) getOfferedProduct(c *gin.Context) {
-	id, ok := pathID(c)
-	if !ok {
-		return
-	}
-	out, ok := inTenantAudited(s, c, "", "", "", func(ctx context.Context, tx db.BunTx) (lending.Product, error) {
-		return lending.OfferedProduct(ctx, tx, id)
-	})
-	if ok {
-		c.JSON(http.StatusOK, toLoanProductJSON(out))
-	}
+	answerPathRow(s, c, "", "", lending.OfferedProduct, toLoanProductJSON)
 }
 
 type optInRequest struct {
@@ -478,43 +430,16 @@ func (s *Server) createOptIn(c *gin.Context) {
 	}
 }
 
-func (s *Server) listOptIns(c *gin.Context) {
-	f, limit, ok := optInFilter(c)
-	if !ok {
-		return
-	}
-	rows, ok := inTenantAudited(s, c, "", "", "", func(ctx context.Context, tx db.BunTx) ([]lending.OptIn, error) {
-		return lending.ListOptIns(ctx, tx, f)
-	})
-	if ok {
-		answerOptInPage(c, rows, limit)
-	}
-}
+func (s *Server) listOptIns(c *gin.Context) { s.answerOptIns(c, lending.ListOptIns) }
 
 func (s *Server) getOptIn(c *gin.Context) {
-	id, ok := pathID(c)
-	if !ok {
-		return
-	}
-	out, ok := inTenantAudited(s, c, "", "", "", func(ctx context.Context, tx db.BunTx) (lending.OptIn, error) {
-		return lending.GetOptIn(ctx, tx, id)
-	})
-	if ok {
-		c.JSON(http.StatusOK, toOptInJSON(out))
-	}
+	answerPathRow(s, c, "", "", lending.GetOptIn, toOptInJSON)
 }
 
 func (s *Server) withdrawOptIn(c *gin.Context) {
-	id, ok := pathID(c)
-	if !ok {
-		return
-	}
-	out, ok := inTenantAudited(s, c, "WithdrawLoanProductOptIn", "LoanProductOptIn", id, func(ctx context.Context, tx db.BunTx) (lending.OptIn, error) {
+	answerPathRow(s, c, "WithdrawLoanProductOptIn", "LoanProductOptIn", func(ctx context.Context, tx db.BunTx, id string) (lending.OptIn, error) {
 		return lending.WithdrawOptIn(ctx, tx, id, s.now())
-	})
-	if ok {
-		c.JSON(http.StatusOK, toOptInJSON(out))
-	}
+	}, toOptInJSON)
 }
 
 // --- quote ---
@@ -589,29 +514,36 @@ func toQuoteJSON(q lending.Quote) quoteJSON {
 	return out
 }
 
-func (s *Server) quoteLoan(c *gin.Context) {
+// loanRequest reads and checks the body a quote and an origination share (quoteRequest), and
+// refuses 503 NOT_CONFIGURED while the payroll projection is missing (use says what the route
+// does with it: "quoted", "judged"). It has answered when ok is false.
+func (s *Server) loanRequest(c *gin.Context, use string) (lending.QuoteRequest, bool) {
 	var req quoteRequest
 	if e := bindJSON(c, &req); e != nil {
 		writeError(c, e)
-		return
+		return lending.QuoteRequest{}, false
 	}
-	for _, f := range []struct {
-		name    string
-		present bool
-	}{{"employeeId", req.EmployeeID != ""}, {"productId", req.ProductID != ""}, {"amountSantim", req.AmountSantim != nil}, {"termMonths", req.TermMonths != nil}} {
-		if !f.present {
-			writeError(c, fieldError(&field.Error{Field: f.name, Problem: "is required"}))
-			return
-		}
+	if e := missingField(required{"employeeId", req.EmployeeID != ""}, required{"productId", req.ProductID != ""},
+		required{"amountSantim", req.AmountSantim != nil}, required{"termMonths", req.TermMonths != nil}); e != nil {
+		writeError(c, e)
+		return lending.QuoteRequest{}, false
 	}
 	in := lending.QuoteRequest{EmployeeID: req.EmployeeID, ProductID: req.ProductID, FIPartnerID: req.FIPartnerID,
 		AmountSantim: *req.AmountSantim, TermMonths: *req.TermMonths}
 	if err := in.Check(); err != nil {
 		writeError(c, fieldError(err))
-		return
+		return lending.QuoteRequest{}, false
 	}
 	if s.deps.LoanProjection == nil {
-		writeError(c, NewError(http.StatusServiceUnavailable, "NOT_CONFIGURED", "the payroll projection that loans are quoted on is not configured"))
+		writeError(c, NewError(http.StatusServiceUnavailable, "NOT_CONFIGURED", "the payroll projection that loans are "+use+" on is not configured"))
+		return lending.QuoteRequest{}, false
+	}
+	return in, true
+}
+
+func (s *Server) quoteLoan(c *gin.Context) {
+	in, ok := s.loanRequest(c, "quoted")
+	if !ok {
 		return
 	}
 	// A quote changes nothing, so a refusal is answered, not audited.

@@ -12,18 +12,15 @@ import (
 	"github.com/wagerail/wagerail/internal/lending"
 	"github.com/wagerail/wagerail/internal/payroll"
 	"github.com/wagerail/wagerail/internal/platform/audit"
-	"github.com/wagerail/wagerail/internal/platform/field"
 	"github.com/wagerail/wagerail/workflows"
 )
 
 // The loan disbursement route (POST /api/loans/<id>/disburse, Idem, business admins): the loan
 // disbursement saga (workflows/loan_disburse.go) through runSaga, as the EWA disburse route is.
 
-type loanDisburseJSON struct {
-	ID         string `json:"id"`
-	Status     string `json:"status"`
-	WorkflowID string `json:"workflowId"`
-}
+// loanDisburseJSON is the loan disbursement saga's answer: the loan, its status and the saga's
+// workflow id, as the EWA disburse route answers.
+type loanDisburseJSON = disburseJSON
 
 // disburseLoan starts the saga and answers once the KYC, sanctions and account-lookup gates have
 // passed and the transfer FI funding → borrower is initiated (202 DISBURSING), or with the
@@ -35,9 +32,8 @@ type loanDisburseJSON struct {
 // is sent again for a new loan), is 422 IDEMPOTENCY_KEY_REUSED: that saga's
 // answer is no answer to this loan, and nothing starts.
 func (s *Server) disburseLoan(c *gin.Context) {
-	id := c.Param("id")
-	if err := field.Identifier("id", id, 0); err != nil {
-		writeError(c, fieldError(err))
+	id, ok := pathID(c)
+	if !ok {
 		return
 	}
 	caller := callerOf(c)
@@ -118,9 +114,5 @@ func (s *Server) loanDisburseRefusal(id string, err error) error {
 // lendingRefusal is the answer to a lending saga's refusal code, from internal/lending's table;
 // ok is false for a code that is not lending's.
 func lendingRefusal(code string) (*Error, bool) {
-	r, ok := lending.RefusalOf(code)
-	if !ok {
-		return nil, false
-	}
-	return NewError(r.Status, r.Code, r.Message), true
+	return sagaRefusal(lending.RefusalOf(code))
 }

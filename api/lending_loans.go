@@ -22,22 +22,21 @@ import (
 
 // loanRoutes serves the loan routes of this file.
 func (s *Server) loanRoutes() []Route {
-	fi := func(r Route) Route { r.Handler = s.forKind(orgs.FI, r.Handler); return r }
-	biz := func(r Route) Route { r.Handler = s.forKind(orgs.Business, r.Handler); return r }
+	idem := func(r Route) Route { r.Idem = true; return r }
 	return []Route{
-		biz(Route{Method: http.MethodPost, Path: "/api/loans", Auth: Org, Role: orgs.Admin, Idem: true, Summary: "Originate a loan for an employee (REQUESTED)", Handler: s.originateLoan}),
-		biz(Route{Method: http.MethodGet, Path: "/api/loans", Auth: Org, Role: orgs.PlainMember, Summary: "The organization's loans (paged, filtered)", Handler: s.listLoans}),
-		biz(Route{Method: http.MethodGet, Path: "/api/loans/:id", Auth: Org, Role: orgs.PlainMember, Summary: "One loan with its instalments", Handler: s.getLoan}),
-		biz(Route{Method: http.MethodPost, Path: "/api/loans/:id/cancel", Auth: Org, Role: orgs.Admin, Summary: "Cancel a loan before it is paid out", Handler: s.cancelLoan, Body: BodyNone}),
-		fi(Route{Method: http.MethodGet, Path: "/api/fi/loans", Auth: Org, Role: orgs.PlainMember, Permission: orgs.LoansView, Summary: "The loans the financial institution funds (paged, filtered)", Handler: s.listFILoans}),
-		fi(Route{Method: http.MethodGet, Path: "/api/fi/loans/:id", Auth: Org, Role: orgs.PlainMember, Permission: orgs.LoansView, Summary: "One loan the financial institution funds, with its instalments", Handler: s.getFILoan}),
-		fi(Route{Method: http.MethodPost, Path: "/api/fi/loans/:id/approve", Auth: Org, Role: orgs.PlainMember, Permission: orgs.LoansApprove, Summary: "Approve a requested loan", Handler: s.approveLoan, Body: BodyNone}),
-		fi(Route{Method: http.MethodPost, Path: "/api/fi/loans/:id/reject", Auth: Org, Role: orgs.PlainMember, Permission: orgs.LoansApprove, Summary: "Reject a requested loan, with a reason", Handler: s.rejectLoan}),
-		fi(Route{Method: http.MethodPost, Path: "/api/fi/loans/:id/cancel", Auth: Org, Role: orgs.PlainMember, Permission: orgs.LoansApprove, Summary: "Cancel a loan the financial institution funds before it is paid out", Handler: s.fiCancelLoan, Body: BodyNone}),
+		idem(s.bizRoute(http.MethodPost, "/api/loans", "Originate a loan for an employee (REQUESTED)", orgs.Admin, s.originateLoan, BodyByMethod)),
+		s.bizRoute(http.MethodGet, "/api/loans", "The organization's loans (paged, filtered)", orgs.PlainMember, s.listLoans, BodyByMethod),
+		s.bizRoute(http.MethodGet, "/api/loans/:id", "One loan with its instalments", orgs.PlainMember, s.getLoan, BodyByMethod),
+		s.bizRoute(http.MethodPost, "/api/loans/:id/cancel", "Cancel a loan before it is paid out", orgs.Admin, s.cancelLoan, BodyNone),
+		s.fiRoute(http.MethodGet, "/api/fi/loans", "The loans the financial institution funds (paged, filtered)", orgs.LoansView, s.listFILoans, BodyByMethod),
+		s.fiRoute(http.MethodGet, "/api/fi/loans/:id", "One loan the financial institution funds, with its instalments", orgs.LoansView, s.getFILoan, BodyByMethod),
+		s.fiRoute(http.MethodPost, "/api/fi/loans/:id/approve", "Approve a requested loan", orgs.LoansApprove, s.approveLoan, BodyNone),
+		s.fiRoute(http.MethodPost, "/api/fi/loans/:id/reject", "Reject a requested loan, with a reason", orgs.LoansApprove, s.rejectLoan, BodyByMethod),
+		s.fiRoute(http.MethodPost, "/api/fi/loans/:id/cancel", "Cancel a loan the financial institution funds before it is paid out", orgs.LoansApprove, s.fiCancelLoan, BodyNone),
 		{Method: http.MethodGet, Path: "/api/me/loans", Auth: Session, Summary: "The caller's own loans", Handler: s.myLoans},
 		{Method: http.MethodGet, Path: "/api/me/loans/:id", Auth: Session, Summary: "One of the caller's own loans", Handler: s.myLoan},
 		// The disbursement saga (api/lending_disburse.go), last so the fuzz seeds above keep their rows.
-		biz(Route{Method: http.MethodPost, Path: "/api/loans/:id/disburse", Auth: Org, Role: orgs.Admin, Idem: true, Summary: "Disburse an approved loan (gates, ledger, partner transfer)", Handler: s.disburseLoan, Body: BodyNone}),
+		idem(s.bizRoute(http.MethodPost, "/api/loans/:id/disburse", "Disburse an approved loan (gates, ledger, partner transfer)", orgs.Admin, s.disburseLoan, BodyNone)),
 	}
 }
 
@@ -121,18 +120,12 @@ func toLoanDetailJSON(l lending.Loan) loanDetailJSON {
 	return loanDetailJSON{loanJSON: toLoanJSON(l), RequestAffordability: toRequestAffordabilityJSON(l)}
 }
 
-type loanListJSON struct {
-	Items      []loanJSON `json:"items"`
-	NextCursor *string    `json:"nextCursor"`
-}
+// loanListJSON is a page of loans.
+type loanListJSON = payrollListJSON[loanJSON]
 
+// answerLoanPage answers loans read with limit+1 as one page.
 func answerLoanPage(c *gin.Context, rows []lending.Loan, limit int) {
-	out := loanListJSON{Items: []loanJSON{}}
-	rows, out.NextCursor = pageOf(rows, limit, func(l lending.Loan) string { return l.ID })
-	for _, l := range rows {
-		out.Items = append(out.Items, toLoanJSON(l))
-	}
-	c.JSON(http.StatusOK, out)
+	c.JSON(http.StatusOK, payrollPage(rows, limit, func(l lending.Loan) string { return l.ID }, toLoanJSON))
 }
 
 // loanFilter reads a loan list's repeatable status, its borrowerId (when borrower) and its page.
@@ -166,28 +159,8 @@ func loanFilter(c *gin.Context, borrower bool) (lending.LoanFilter, int, bool) {
 // --- the business's ---
 
 func (s *Server) originateLoan(c *gin.Context) {
-	var req quoteRequest
-	if e := bindJSON(c, &req); e != nil {
-		writeError(c, e)
-		return
-	}
-	for _, f := range []struct {
-		name    string
-		present bool
-	}{{"employeeId", req.EmployeeID != ""}, {"productId", req.ProductID != ""}, {"amountSantim", req.AmountSantim != nil}, {"termMonths", req.TermMonths != nil}} {
-		if !f.present {
-			writeError(c, fieldError(&field.Error{Field: f.name, Problem: "is required"}))
-			return
-		}
-	}
-	in := lending.QuoteRequest{EmployeeID: req.EmployeeID, ProductID: req.ProductID, FIPartnerID: req.FIPartnerID,
-		AmountSantim: *req.AmountSantim, TermMonths: *req.TermMonths}
-	if err := in.Check(); err != nil {
-		writeError(c, fieldError(err))
-		return
-	}
-	if s.deps.LoanProjection == nil {
-		writeError(c, NewError(http.StatusServiceUnavailable, "NOT_CONFIGURED", "the payroll projection that loans are judged on is not configured"))
+	in, ok := s.loanRequest(c, "judged")
+	if !ok {
 		return
 	}
 	out, ok := inTenantAudited(s, c, "RequestLoan", "Employee", in.EmployeeID, func(ctx context.Context, tx db.BunTx) (lending.Loan, error) {
@@ -212,16 +185,9 @@ func (s *Server) listLoansAs(c *gin.Context, p lending.Party) {
 }
 
 func (s *Server) getLoanAs(c *gin.Context, p lending.Party) {
-	id, ok := pathID(c)
-	if !ok {
-		return
-	}
-	out, ok := inTenantAudited(s, c, "", "", "", func(ctx context.Context, tx db.BunTx) (lending.Loan, error) {
+	answerPathRow(s, c, "", "", func(ctx context.Context, tx db.BunTx, id string) (lending.Loan, error) {
 		return lending.GetLoan(ctx, tx, p, id)
-	})
-	if ok {
-		c.JSON(http.StatusOK, toLoanDetailJSON(out))
-	}
+	}, toLoanDetailJSON)
 }
 
 func (s *Server) listLoans(c *gin.Context)   { s.listLoansAs(c, lending.Business) }
@@ -232,16 +198,7 @@ func (s *Server) getFILoan(c *gin.Context)   { s.getLoanAs(c, lending.Lender) }
 // decideLoan runs a decision on the path's loan and answers the loan (refusals audited DENIED as
 // action).
 func (s *Server) decideLoan(c *gin.Context, action string, fn func(ctx context.Context, tx db.BunTx, id string) (lending.Loan, error)) {
-	id, ok := pathID(c)
-	if !ok {
-		return
-	}
-	out, ok := inTenantAudited(s, c, action, "Loan", id, func(ctx context.Context, tx db.BunTx) (lending.Loan, error) {
-		return fn(ctx, tx, id)
-	})
-	if ok {
-		c.JSON(http.StatusOK, toLoanJSON(out))
-	}
+	answerPathRow(s, c, action, "Loan", fn, toLoanJSON)
 }
 
 func (s *Server) cancelLoan(c *gin.Context) {
@@ -258,29 +215,41 @@ func (s *Server) approveLoan(c *gin.Context) {
 	})
 }
 
-type loanRejectRequest struct {
+// reasonRequest is the body of a loan decision that takes nothing but its reason (a rejection, a
+// write-off, the FI's approval of one).
+type reasonRequest struct {
 	Reason *string `json:"reason"`
 }
 
-func (s *Server) rejectLoan(c *gin.Context) {
-	if _, ok := pathID(c); !ok {
-		return
+// pathReason reads the path's id, then a reasonRequest body whose reason is given and passes
+// lending.CheckReason. It has answered when ok is false.
+func pathReason(c *gin.Context) (id, reason string, ok bool) {
+	if id, ok = pathID(c); !ok {
+		return "", "", false
 	}
-	var req loanRejectRequest
+	var req reasonRequest
 	if e := bindJSON(c, &req); e != nil {
 		writeError(c, e)
-		return
+		return "", "", false
 	}
-	if req.Reason == nil {
-		writeError(c, fieldError(&field.Error{Field: "reason", Problem: "is required"}))
-		return
+	if e := missingField(required{"reason", req.Reason != nil}); e != nil {
+		writeError(c, e)
+		return "", "", false
 	}
 	if err := lending.CheckReason("reason", *req.Reason); err != nil {
 		writeError(c, fieldError(err))
+		return "", "", false
+	}
+	return id, *req.Reason, true
+}
+
+func (s *Server) rejectLoan(c *gin.Context) {
+	_, reason, ok := pathReason(c)
+	if !ok {
 		return
 	}
 	s.decideLoan(c, "RejectLoan", func(ctx context.Context, tx db.BunTx, id string) (lending.Loan, error) {
-		return lending.RejectLoan(ctx, tx, id, *req.Reason, s.now())
+		return lending.RejectLoan(ctx, tx, id, reason, s.now())
 	})
 }
 

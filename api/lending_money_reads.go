@@ -29,17 +29,11 @@ const (
 )
 
 func (s *Server) loanMoneyReadRoutes() []Route {
-	fi := func(r Route) Route { r.Handler = s.forKind(orgs.FI, r.Handler); return r }
-	biz := func(r Route) Route { r.Handler = s.forKind(orgs.Business, r.Handler); return r }
 	return []Route{
-		biz(Route{Method: http.MethodGet, Path: "/api/loans/:id/repayments", Auth: Org, Role: orgs.PlainMember,
-			Summary: "A loan's repayments, every state (paged)", Handler: s.loanRepayments}),
-		biz(Route{Method: http.MethodGet, Path: "/api/loans/:id/remittances", Auth: Org, Role: orgs.PlainMember,
-			Summary: "A loan's remittances to the financial institution (paged)", Handler: s.loanRemittances}),
-		fi(Route{Method: http.MethodGet, Path: "/api/fi/loans/:id/repayments", Auth: Org, Role: orgs.PlainMember, Permission: orgs.LoansView,
-			Summary: "The repayments of a loan the financial institution funds (paged)", Handler: s.fiLoanRepayments}),
-		fi(Route{Method: http.MethodGet, Path: "/api/fi/loans/:id/remittances", Auth: Org, Role: orgs.PlainMember, Permission: orgs.LoansView,
-			Summary: "The remittances of a loan the financial institution funds (paged)", Handler: s.fiLoanRemittances}),
+		s.bizRoute(http.MethodGet, "/api/loans/:id/repayments", "A loan's repayments, every state (paged)", orgs.PlainMember, s.loanRepayments, BodyByMethod),
+		s.bizRoute(http.MethodGet, "/api/loans/:id/remittances", "A loan's remittances to the financial institution (paged)", orgs.PlainMember, s.loanRemittances, BodyByMethod),
+		s.fiRoute(http.MethodGet, "/api/fi/loans/:id/repayments", "The repayments of a loan the financial institution funds (paged)", orgs.LoansView, s.fiLoanRepayments, BodyByMethod),
+		s.fiRoute(http.MethodGet, "/api/fi/loans/:id/remittances", "The remittances of a loan the financial institution funds (paged)", orgs.LoansView, s.fiLoanRemittances, BodyByMethod),
 		{Method: http.MethodGet, Path: "/api/fi/settlements", Auth: Org, Role: orgs.PlainMember, Permission: orgs.LoansView,
 			Summary: "The financial institution's settlements: every remittance sent to it, newest change first, with the filter's totals (paged)",
 			Handler: snapshot(s.forKind(orgs.FI, s.fiSettlements))},
@@ -86,17 +80,17 @@ func toLoanRepaymentRecordJSON(p lending.LoanRepayment) loanRepaymentRecordJSON 
 	return out
 }
 
-type loanRepaymentListJSON struct {
-	Items      []loanRepaymentRecordJSON `json:"items"`
-	NextCursor *string                   `json:"nextCursor"`
-}
+// loanRepaymentListJSON is a page of a loan's repayments.
+type loanRepaymentListJSON = payrollListJSON[loanRepaymentRecordJSON]
 
-type loanRemittanceListJSON struct {
-	Items      []loanRemittanceJSON `json:"items"`
-	NextCursor *string              `json:"nextCursor"`
-}
+// loanRemittanceListJSON is a page of a loan's remittances.
+type loanRemittanceListJSON = payrollListJSON[loanRemittanceJSON]
 
-func (s *Server) loanRepaymentsAs(c *gin.Context, p lending.Party) {
+// answerLoanMoneyPage reads the path's loan's rows with list, one page of them (the cursor
+// checked by checkCursor when given), and answers that page: each row as toJSON shows it, the
+// next cursor the last row's key.
+func answerLoanMoneyPage[T, J any](s *Server, c *gin.Context, checkCursor func(string) error,
+	list func(ctx context.Context, tx db.BunTx, id string, page db.Page) ([]T, error), key func(T) string, toJSON func(T) J) {
 	id, ok := pathID(c)
 	if !ok {
 		return
@@ -105,47 +99,34 @@ func (s *Server) loanRepaymentsAs(c *gin.Context, p lending.Party) {
 	if !ok {
 		return
 	}
-	rows, ok := inTenantAudited(s, c, "", "", "", func(ctx context.Context, tx db.BunTx) ([]lending.LoanRepayment, error) {
-		return lending.ListRepayments(ctx, tx, p, id, db.Page{After: cursor, Limit: limit + 1})
-	})
-	if !ok {
-		return
-	}
-	out := loanRepaymentListJSON{Items: []loanRepaymentRecordJSON{}}
-	rows, out.NextCursor = pageOf(rows, limit, func(r lending.LoanRepayment) string { return r.ID })
-	for _, r := range rows {
-		out.Items = append(out.Items, toLoanRepaymentRecordJSON(r))
-	}
-	c.JSON(http.StatusOK, out)
-}
-
-func (s *Server) loanRemittancesAs(c *gin.Context, p lending.Party) {
-	id, ok := pathID(c)
-	if !ok {
-		return
-	}
-	limit, cursor, ok := ewaPage(c)
-	if !ok {
-		return
-	}
-	if cursor != "" {
-		if _, err := lending.CheckRemittanceCursor(cursor); err != nil {
+	if cursor != "" && checkCursor != nil {
+		if err := checkCursor(cursor); err != nil {
 			writeError(c, fieldError(err))
 			return
 		}
 	}
-	rows, ok := inTenantAudited(s, c, "", "", "", func(ctx context.Context, tx db.BunTx) ([]lending.Remittance, error) {
-		return lending.ListRemittances(ctx, tx, p, id, db.Page{After: cursor, Limit: limit + 1})
+	rows, ok := inTenantAudited(s, c, "", "", "", func(ctx context.Context, tx db.BunTx) ([]T, error) {
+		return list(ctx, tx, id, db.Page{After: cursor, Limit: limit + 1})
 	})
-	if !ok {
-		return
+	if ok {
+		c.JSON(http.StatusOK, payrollPage(rows, limit, key, toJSON))
 	}
-	out := loanRemittanceListJSON{Items: []loanRemittanceJSON{}}
-	rows, out.NextCursor = pageOf(rows, limit, func(r lending.Remittance) string { return strconv.Itoa(r.Index) })
-	for _, r := range rows {
-		out.Items = append(out.Items, toLoanRemittanceJSON(r))
+}
+
+func (s *Server) loanRepaymentsAs(c *gin.Context, p lending.Party) {
+	answerLoanMoneyPage(s, c, nil, func(ctx context.Context, tx db.BunTx, id string, page db.Page) ([]lending.LoanRepayment, error) {
+		return lending.ListRepayments(ctx, tx, p, id, page)
+	}, func(r lending.LoanRepayment) string { return r.ID }, toLoanRepaymentRecordJSON)
+}
+
+func (s *Server) loanRemittancesAs(c *gin.Context, p lending.Party) {
+	checkCursor := func(cursor string) error {
+		_, err := lending.CheckRemittanceCursor(cursor)
+		return err
 	}
-	c.JSON(http.StatusOK, out)
+	answerLoanMoneyPage(s, c, checkCursor, func(ctx context.Context, tx db.BunTx, id string, page db.Page) ([]lending.Remittance, error) {
+		return lending.ListRemittances(ctx, tx, p, id, page)
+	}, func(r lending.Remittance) string { return strconv.Itoa(r.Index) }, toLoanRemittanceJSON)
 }
 
 func (s *Server) loanRepayments(c *gin.Context)    { s.loanRepaymentsAs(c, lending.Business) }

@@ -15,7 +15,6 @@ import (
 	"github.com/wagerail/wagerail/internal/orgs"
 	"github.com/wagerail/wagerail/internal/payroll"
 	"github.com/wagerail/wagerail/internal/platform/db"
-	"github.com/wagerail/wagerail/internal/platform/field"
 	"github.com/wagerail/wagerail/internal/platform/tenancy"
 	"github.com/wagerail/wagerail/workflows"
 )
@@ -36,19 +35,14 @@ import (
 // refused by the route's guard (403 OPERATOR_REQUIRED, audited AccessRoute DENIED).
 
 func (s *Server) loanServicingRoutes() []Route {
-	fi := func(r Route) Route { r.Handler = s.forKind(orgs.FI, r.Handler); return r }
-	biz := func(r Route) Route { r.Handler = s.forKind(orgs.Business, r.Handler); return r }
 	return []Route{
 		{Method: http.MethodPost, Path: "/api/loans/:id/restructure", Auth: Operator, Idem: true, Resolve: s.resolveLoanTenant,
 			Summary: "Restructure an ACTIVE or DEFAULTED loan: a new schedule for its principal outstanding (operator)", Handler: s.restructureLoan},
 		{Method: http.MethodPost, Path: "/api/loans/:id/write-off", Auth: Operator, Idem: true, Resolve: s.resolveLoanTenant,
 			Summary: "Write off a DEFAULTED loan its FI approved the write-off of (operator; the write-off saga)", Handler: s.writeOffLoan},
-		biz(Route{Method: http.MethodGet, Path: "/api/loans/:id/servicing", Auth: Org, Role: orgs.PlainMember,
-			Summary: "A loan's delinquency, schedule versions and write-off", Handler: s.loanServicing}),
-		fi(Route{Method: http.MethodGet, Path: "/api/fi/loans/:id/servicing", Auth: Org, Role: orgs.PlainMember, Permission: orgs.LoansView,
-			Summary: "The delinquency, schedule versions and write-off of a loan the financial institution funds", Handler: s.fiLoanServicing}),
-		fi(Route{Method: http.MethodPost, Path: "/api/fi/loans/:id/write-off-approval", Auth: Org, Role: orgs.PlainMember, Permission: orgs.LoansApprove,
-			Summary: "Approve the write-off of a DEFAULTED loan the financial institution funds", Handler: s.approveLoanWriteOff}),
+		s.bizRoute(http.MethodGet, "/api/loans/:id/servicing", "A loan's delinquency, schedule versions and write-off", orgs.PlainMember, s.loanServicing, BodyByMethod),
+		s.fiRoute(http.MethodGet, "/api/fi/loans/:id/servicing", "The delinquency, schedule versions and write-off of a loan the financial institution funds", orgs.LoansView, s.fiLoanServicing, BodyByMethod),
+		s.fiRoute(http.MethodPost, "/api/fi/loans/:id/write-off-approval", "Approve the write-off of a DEFAULTED loan the financial institution funds", orgs.LoansApprove, s.approveLoanWriteOff, BodyByMethod),
 	}
 }
 
@@ -188,20 +182,13 @@ func loanServicingOf(ctx context.Context, tx db.BunTx, l lending.Loan) (loanServ
 // --- reads ---
 
 func (s *Server) loanServicingAs(c *gin.Context, p lending.Party) {
-	id, ok := pathID(c)
-	if !ok {
-		return
-	}
-	out, ok := inTenantAudited(s, c, "", "", "", func(ctx context.Context, tx db.BunTx) (loanServicingJSON, error) {
+	answerPathRow(s, c, "", "", func(ctx context.Context, tx db.BunTx, id string) (loanServicingJSON, error) {
 		l, err := lending.GetLoan(ctx, tx, p, id)
 		if err != nil {
 			return loanServicingJSON{}, err
 		}
 		return loanServicingOf(ctx, tx, l)
-	})
-	if ok {
-		c.JSON(http.StatusOK, out)
-	}
+	}, func(out loanServicingJSON) loanServicingJSON { return out })
 }
 
 func (s *Server) loanServicing(c *gin.Context)   { s.loanServicingAs(c, lending.Business) }
@@ -267,10 +254,6 @@ func (s *Server) nudgeDelinquency(c *gin.Context, l lending.Loan) {
 
 // --- write-off ---
 
-type writeOffRequest struct {
-	Reason *string `json:"reason"`
-}
-
 type writtenOffJSON struct {
 	Loan     loanJSON      `json:"loan"`
 	WriteOff *writeOffJSON `json:"writeOff"`
@@ -296,21 +279,8 @@ func servicingRefusal(code string) (*Error, bool) {
 // workflow id the Idempotency-Key names: 200 with the loan WRITTEN_OFF and its write-off, 202
 // while the ledger has not taken the journal.
 func (s *Server) writeOffLoan(c *gin.Context) {
-	id, ok := pathID(c)
+	id, reason, ok := pathReason(c)
 	if !ok {
-		return
-	}
-	var req writeOffRequest
-	if e := bindJSON(c, &req); e != nil {
-		writeError(c, e)
-		return
-	}
-	if req.Reason == nil {
-		writeError(c, fieldError(&field.Error{Field: "reason", Problem: "is required"}))
-		return
-	}
-	if err := lending.CheckReason("reason", *req.Reason); err != nil {
-		writeError(c, fieldError(err))
 		return
 	}
 	cl := callerOf(c)
@@ -319,7 +289,7 @@ func (s *Server) writeOffLoan(c *gin.Context) {
 	}
 	runSaga(s, c, sagaCall[workflows.WriteOffAccepted, workflows.LoanWriteOffResult]{
 		Workflow: workflows.LoanWriteOffWorkflowName,
-		Input: workflows.LoanWriteOffInput{TenantID: cl.Tenant, LoanID: id, Reason: *req.Reason, ActorID: cl.User.ID,
+		Input: workflows.LoanWriteOffInput{TenantID: cl.Tenant, LoanID: id, Reason: reason, ActorID: cl.User.ID,
 			CorrelationID: requestID(c)},
 		BusinessKey: id,
 		Update:      workflows.WriteOffAcceptedUpdate, UpdateID: workflows.WriteOffAcceptedUpdateID,
@@ -376,28 +346,11 @@ func refusalCode(err error) string {
 
 // --- the FI's approval ---
 
-type writeOffApprovalRequest struct {
-	Reason *string `json:"reason"`
-}
-
 // approveLoanWriteOff records the FI's approval: 201, or 200 with the approval already recorded
 // for the loan's schedule version (nothing written).
 func (s *Server) approveLoanWriteOff(c *gin.Context) {
-	id, ok := pathID(c)
+	id, reason, ok := pathReason(c)
 	if !ok {
-		return
-	}
-	var req writeOffApprovalRequest
-	if e := bindJSON(c, &req); e != nil {
-		writeError(c, e)
-		return
-	}
-	if req.Reason == nil {
-		writeError(c, fieldError(&field.Error{Field: "reason", Problem: "is required"}))
-		return
-	}
-	if err := lending.CheckReason("reason", *req.Reason); err != nil {
-		writeError(c, fieldError(err))
 		return
 	}
 	type approved struct {
@@ -405,7 +358,7 @@ func (s *Server) approveLoanWriteOff(c *gin.Context) {
 		created bool
 	}
 	out, ok := inTenantAudited(s, c, "ApproveLoanWriteOff", "Loan", id, func(ctx context.Context, tx db.BunTx) (approved, error) {
-		a, created, err := lending.ApproveWriteOff(ctx, tx, id, *req.Reason, s.now())
+		a, created, err := lending.ApproveWriteOff(ctx, tx, id, reason, s.now())
 		return approved{a, created}, err
 	})
 	if !ok {
