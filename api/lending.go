@@ -133,7 +133,7 @@ func toLoanProductJSON(p lending.Product) loanProductJSON {
 }
 
 // loanProductListJSON is a page of loan products.
-type loanProductListJSON = payrollListJSON[loanProductJSON]
+type loanProductListJSON = itemsPage[loanProductJSON]
 
 type optInJSON struct {
 	ID          string     `json:"id"`
@@ -152,7 +152,7 @@ func toOptInJSON(o lending.OptIn) optInJSON {
 }
 
 // optInListJSON is a page of opt-ins.
-type optInListJSON = payrollListJSON[optInJSON]
+type optInListJSON = itemsPage[optInJSON]
 
 // --- shared reading ---
 
@@ -168,11 +168,11 @@ func enumCheck(name, problem string, allowed ...string) func(string) error {
 	}
 }
 
-// answerPathRow runs fn on the path's row (payrollMove: a refusal by a rule audited DENIED as
+// answerPathRow runs fn on the path's row (onPathRow: a refusal by a rule audited DENIED as
 // action on target and the id, when action is set) and answers 200 with the row as toJSON shows
 // it.
 func answerPathRow[T, J any](s *Server, c *gin.Context, action, target string, fn func(ctx context.Context, tx db.BunTx, id string) (T, error), toJSON func(T) J) {
-	if out, ok := payrollMove(s, c, action, target, fn); ok {
+	if out, ok := onPathRow(s, c, action, target, fn); ok {
 		c.JSON(http.StatusOK, toJSON(out))
 	}
 }
@@ -334,7 +334,7 @@ func (s *Server) listLoanProducts(c *gin.Context) {
 // lands in *f), lists that page of f with list and answers it.
 func (s *Server) answerProducts(c *gin.Context, f *lending.ProductFilter, param filterParam,
 	list func(ctx context.Context, tx db.BunTx, f lending.ProductFilter) ([]lending.Product, error)) {
-	limit, cursor, ok := payrollListQuery(c, param)
+	limit, cursor, ok := pagedFilters(c, param)
 	if !ok {
 		return
 	}
@@ -343,7 +343,7 @@ func (s *Server) answerProducts(c *gin.Context, f *lending.ProductFilter, param 
 		return list(ctx, tx, *f)
 	})
 	if ok {
-		c.JSON(http.StatusOK, payrollPage(rows, limit, func(p lending.Product) string { return p.ID }, toLoanProductJSON))
+		c.JSON(http.StatusOK, itemsPageOf(rows, limit, func(p lending.Product) string { return p.ID }, toLoanProductJSON))
 	}
 }
 
@@ -380,7 +380,7 @@ func (s *Server) retireLoanProduct(c *gin.Context) {
 // with list (the FI's opt-ins or the business's) and answers it.
 func (s *Server) answerOptIns(c *gin.Context, list func(ctx context.Context, tx db.BunTx, f lending.OptInFilter) ([]lending.OptIn, error)) {
 	var f lending.OptInFilter
-	limit, cursor, ok := payrollListQuery(c,
+	limit, cursor, ok := pagedFilters(c,
 		enumParam("status", &f.Status, "must be ACTIVE or WITHDRAWN", lending.OptInActive, lending.OptInWithdrawn),
 		idParam("productId", &f.ProductID))
 	if !ok {
@@ -391,7 +391,7 @@ func (s *Server) answerOptIns(c *gin.Context, list func(ctx context.Context, tx 
 		return list(ctx, tx, f)
 	})
 	if ok {
-		c.JSON(http.StatusOK, payrollPage(rows, limit, func(o lending.OptIn) string { return o.ID }, toOptInJSON))
+		c.JSON(http.StatusOK, itemsPageOf(rows, limit, func(o lending.OptIn) string { return o.ID }, toOptInJSON))
 	}
 }
 

@@ -121,11 +121,11 @@ func toLoanDetailJSON(l lending.Loan) loanDetailJSON {
 }
 
 // loanListJSON is a page of loans.
-type loanListJSON = payrollListJSON[loanJSON]
+type loanListJSON = itemsPage[loanJSON]
 
 // answerLoanPage answers loans read with limit+1 as one page.
 func answerLoanPage(c *gin.Context, rows []lending.Loan, limit int) {
-	c.JSON(http.StatusOK, payrollPage(rows, limit, func(l lending.Loan) string { return l.ID }, toLoanJSON))
+	c.JSON(http.StatusOK, itemsPageOf(rows, limit, func(l lending.Loan) string { return l.ID }, toLoanJSON))
 }
 
 // loanFilter reads a loan list's repeatable status, its borrowerId (when borrower) and its page.

@@ -81,10 +81,10 @@ func toLoanRepaymentRecordJSON(p lending.LoanRepayment) loanRepaymentRecordJSON 
 }
 
 // loanRepaymentListJSON is a page of a loan's repayments.
-type loanRepaymentListJSON = payrollListJSON[loanRepaymentRecordJSON]
+type loanRepaymentListJSON = itemsPage[loanRepaymentRecordJSON]
 
 // loanRemittanceListJSON is a page of a loan's remittances.
-type loanRemittanceListJSON = payrollListJSON[loanRemittanceJSON]
+type loanRemittanceListJSON = itemsPage[loanRemittanceJSON]
 
 // answerLoanMoneyPage reads the path's loan's rows with list, one page of them (the cursor
 // checked by checkCursor when given), and answers that page: each row as toJSON shows it, the
@@ -109,7 +109,7 @@ func answerLoanMoneyPage[T, J any](s *Server, c *gin.Context, checkCursor func(s
 		return list(ctx, tx, id, db.Page{After: cursor, Limit: limit + 1})
 	})
 	if ok {
-		c.JSON(http.StatusOK, payrollPage(rows, limit, key, toJSON))
+		c.JSON(http.StatusOK, itemsPageOf(rows, limit, key, toJSON))
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/wagerail/wagerail/internal/platform/db"
 	"github.com/wagerail/wagerail/internal/platform/field"
 	"github.com/wagerail/wagerail/internal/platform/money"
 )
@@ -252,4 +253,53 @@ func timeWindow(q url.Values) (from, to time.Time, e *Error) {
 		return from, to, fieldError(&field.Error{Field: "to", Problem: "must be after from"})
 	}
 	return from, to, nil
+}
+
+// pagedFilters reads a list's page (limit, cursor), then each of params in order, each at
+// most once and checked (singleQuery: an empty value is an absent one). It has answered when ok
+// is false.
+func pagedFilters(c *gin.Context, params ...filterParam) (limit int, cursor string, ok bool) {
+	if limit, cursor, ok = ewaPage(c); !ok {
+		return
+	}
+	for _, p := range params {
+		if *p.dst, ok = singleQuery(c, p.name, false, p.check); !ok {
+			return
+		}
+	}
+	return
+}
+
+// itemsPage is a page of a list: its items (never null) and the next page's cursor.
+type itemsPage[J any] struct {
+	Items      []J     `json:"items"`
+	NextCursor *string `json:"nextCursor"`
+}
+
+// itemsPageOf is rows read with limit+1 as a page (pageOf, the cursor the last row's id) shown by
+// toJSON.
+func itemsPageOf[T, J any](rows []T, limit int, id func(T) string, toJSON func(T) J) itemsPage[J] {
+	out := itemsPage[J]{Items: []J{}}
+	rows, out.NextCursor = pageOf(rows, limit, id)
+	for _, r := range rows {
+		out.Items = append(out.Items, toJSON(r))
+	}
+	return out
+}
+
+// onPathRow runs move on the path's row (:id) in the tenant's transaction and answers its error
+// (inTenantAudited: a refusal by a rule audited DENIED as action on target and the id). It has
+// answered when ok is false.
+func onPathRow[T any](s *Server, c *gin.Context, action, target string, move func(ctx context.Context, tx db.BunTx, id string) (T, error)) (T, bool) {
+	id, ok := pathID(c)
+	if !ok {
+		var zero T
+		return zero, false
+	}
+	return inTenantAudited(s, c, action, target, id, func(ctx context.Context, tx db.BunTx) (T, error) { return move(ctx, tx, id) })
+}
+
+// readPathRow is onPathRow of a read: it has no action, so nothing is audited.
+func readPathRow[T any](s *Server, c *gin.Context, read func(ctx context.Context, tx db.BunTx, id string) (T, error)) (T, bool) {
+	return onPathRow(s, c, "", "", read)
 }

@@ -50,7 +50,7 @@ func (s *Server) payrollRunAudit(c *gin.Context) {
 		writeError(c, payrollError(err))
 		return
 	}
-	c.JSON(http.StatusOK, payrollPage(rows, limit, func(r audit.Row) string { return strconv.FormatInt(r.ID, 10) }, toAuditRowJSON))
+	c.JSON(http.StatusOK, itemsPageOf(rows, limit, func(r audit.Row) string { return strconv.FormatInt(r.ID, 10) }, toAuditRowJSON))
 }
 
 func toAuditRowJSON(r audit.Row) auditRowJSON {

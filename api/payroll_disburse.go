@@ -233,7 +233,7 @@ type payrollSettlementJSON struct {
 	RunID  string                       `json:"runId"`
 	Status string                       `json:"status"`
 	Totals []payrollSettlementTotalJSON `json:"totals"`
-	payrollListJSON[payrollSettlementItemJSON]
+	itemsPage[payrollSettlementItemJSON]
 }
 
 func toPayrollSettlementItemJSON(e payroll.Entry) payrollSettlementItemJSON {
@@ -250,7 +250,7 @@ func (s *Server) payrollSettlement(c *gin.Context) {
 		return
 	}
 	var status string
-	limit, cursor, ok := payrollListQuery(c, statusParam(&status, payroll.EntryStatuses...))
+	limit, cursor, ok := pagedFilters(c, statusParam(&status, payroll.EntryStatuses...))
 	if !ok {
 		return
 	}
@@ -268,7 +268,7 @@ func (s *Server) payrollSettlement(c *gin.Context) {
 			return payrollSettlementJSON{}, err
 		}
 		out := payrollSettlementJSON{RunID: r.ID, Status: r.Status,
-			payrollListJSON: payrollPage(rows, limit, func(e payroll.Entry) string { return e.ID }, toPayrollSettlementItemJSON)}
+			itemsPage: itemsPageOf(rows, limit, func(e payroll.Entry) string { return e.ID }, toPayrollSettlementItemJSON)}
 		for _, t := range totals {
 			out.Totals = append(out.Totals, payrollSettlementTotalJSON{Status: t.Status, Entries: t.Entries, NetSantim: t.NetSantim})
 		}

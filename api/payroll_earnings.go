@@ -149,7 +149,7 @@ func (s *Server) createOneTimeEarning(c *gin.Context) {
 
 func (s *Server) listOneTimeEarnings(c *gin.Context) {
 	var status, employee, period string
-	limit, cursor, ok := payrollListQuery(c, statusParam(&status, payroll.EarningPending, payroll.EarningApproved, payroll.EarningVoided,
+	limit, cursor, ok := pagedFilters(c, statusParam(&status, payroll.EarningPending, payroll.EarningApproved, payroll.EarningVoided,
 		payroll.EarningReversed), idParam("employeeId", &employee), periodParam("period", &period))
 	if !ok {
 		return
@@ -162,18 +162,18 @@ func (s *Server) listOneTimeEarnings(c *gin.Context) {
 		writeError(c, payrollError(err))
 		return
 	}
-	c.JSON(http.StatusOK, payrollPage(rows, limit, func(e payroll.OneTimeEarning) string { return e.ID }, toPayrollEarningJSON))
+	c.JSON(http.StatusOK, itemsPageOf(rows, limit, func(e payroll.OneTimeEarning) string { return e.ID }, toPayrollEarningJSON))
 }
 
 func (s *Server) getOneTimeEarning(c *gin.Context) {
-	if out, ok := payrollRead(s, c, payroll.GetOneTimeEarning); ok {
+	if out, ok := readPathRow(s, c, payroll.GetOneTimeEarning); ok {
 		c.JSON(http.StatusOK, toPayrollEarningJSON(out))
 	}
 }
 
 // earningMove serves an action on one earning: move runs it in the tenant's transaction.
 func (s *Server) earningMove(c *gin.Context, action string, move func(ctx context.Context, tx db.BunTx, id string) (payroll.OneTimeEarning, error)) {
-	if out, ok := payrollMove(s, c, action, payroll.TargetEarning, move); ok {
+	if out, ok := onPathRow(s, c, action, payroll.TargetEarning, move); ok {
 		c.JSON(http.StatusOK, toPayrollEarningJSON(out))
 	}
 }

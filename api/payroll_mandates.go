@@ -50,7 +50,7 @@ func (s *Server) payrollMandateRoutes() []Route {
 	}
 }
 
-// mandatesList is payrollListQuery with the filters named by a map (read in no set order), as the
+// mandatesList is pagedFilters with the filters named by a map (read in no set order), as the
 // page to read (limit+1 rows) and the filters' values by name; it has answered when ok is false.
 func mandatesList(c *gin.Context, filters map[string]func(string) error) (db.Page, map[string]string, bool) {
 	values := make([]string, len(filters))
@@ -69,9 +69,9 @@ func mandatesList(c *gin.Context, filters map[string]func(string) error) (db.Pag
 	return page, got, true
 }
 
-// pmPage is payrollListQuery as the page to read: limit+1 rows after the cursor.
+// pmPage is pagedFilters as the page to read: limit+1 rows after the cursor.
 func pmPage(c *gin.Context, params ...filterParam) (db.Page, bool) {
-	limit, cursor, ok := payrollListQuery(c, params...)
+	limit, cursor, ok := pagedFilters(c, params...)
 	return db.Page{After: cursor, Limit: limit + 1}, ok
 }
 
@@ -193,17 +193,17 @@ func (s *Server) listProtectionPolicies(c *gin.Context) {
 		writeError(c, payrollError(err))
 		return
 	}
-	c.JSON(http.StatusOK, payrollPage(rows, page.Limit-1, func(p payroll.ProtectionPolicy) string { return p.ID }, toProtectionPolicyJSON))
+	c.JSON(http.StatusOK, itemsPageOf(rows, page.Limit-1, func(p payroll.ProtectionPolicy) string { return p.ID }, toProtectionPolicyJSON))
 }
 
 func (s *Server) getProtectionPolicy(c *gin.Context) {
-	if p, ok := payrollRead(s, c, payroll.GetProtectionPolicy); ok {
+	if p, ok := readPathRow(s, c, payroll.GetProtectionPolicy); ok {
 		c.JSON(http.StatusOK, toProtectionPolicyJSON(p))
 	}
 }
 
 func (s *Server) activateProtectionPolicy(c *gin.Context) {
-	p, ok := payrollMove(s, c, "ActivateProtectionPolicy", "ProtectionPolicy", func(ctx context.Context, tx db.BunTx, id string) (payroll.ProtectionPolicy, error) {
+	p, ok := onPathRow(s, c, "ActivateProtectionPolicy", "ProtectionPolicy", func(ctx context.Context, tx db.BunTx, id string) (payroll.ProtectionPolicy, error) {
 		return payroll.ActivateProtectionPolicy(ctx, tx, id, s.now())
 	})
 	if ok {
@@ -299,11 +299,11 @@ func (s *Server) listAdjustments(c *gin.Context) {
 		writeError(c, payrollError(err))
 		return
 	}
-	c.JSON(http.StatusOK, payrollPage(rows, page.Limit-1, func(a payroll.Adjustment) string { return a.ID }, toAdjustmentJSON))
+	c.JSON(http.StatusOK, itemsPageOf(rows, page.Limit-1, func(a payroll.Adjustment) string { return a.ID }, toAdjustmentJSON))
 }
 
 func (s *Server) getAdjustment(c *gin.Context) {
-	if a, ok := payrollRead(s, c, payroll.GetAdjustment); ok {
+	if a, ok := readPathRow(s, c, payroll.GetAdjustment); ok {
 		c.JSON(http.StatusOK, toAdjustmentJSON(a))
 	}
 }
@@ -486,11 +486,11 @@ func (s *Server) listMandates(c *gin.Context) {
 		writeError(c, payrollError(err))
 		return
 	}
-	c.JSON(http.StatusOK, payrollPage(rows, page.Limit-1, func(m payroll.Mandate) string { return m.ID }, toMandateJSON))
+	c.JSON(http.StatusOK, itemsPageOf(rows, page.Limit-1, func(m payroll.Mandate) string { return m.ID }, toMandateJSON))
 }
 
 func (s *Server) getMandate(c *gin.Context) {
-	if m, ok := payrollRead(s, c, payroll.GetMandate); ok {
+	if m, ok := readPathRow(s, c, payroll.GetMandate); ok {
 		c.JSON(http.StatusOK, toMandateJSON(m))
 	}
 }

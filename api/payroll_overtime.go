@@ -59,7 +59,7 @@ type payrollEffectiveOvertimeJSON struct {
 }
 
 type payrollOvertimePolicyListJSON struct {
-	payrollListJSON[payrollOvertimePolicyJSON]
+	itemsPage[payrollOvertimePolicyJSON]
 	Effective payrollEffectiveOvertimeJSON `json:"effective"`
 }
 
@@ -98,7 +98,7 @@ func (s *Server) createOvertimePolicy(c *gin.Context) {
 
 func (s *Server) listOvertimePolicies(c *gin.Context) {
 	var status string
-	limit, cursor, ok := payrollListQuery(c, statusParam(&status, payroll.PolicyDraft, payroll.PolicyActive, payroll.PolicySuperseded))
+	limit, cursor, ok := pagedFilters(c, statusParam(&status, payroll.PolicyDraft, payroll.PolicyActive, payroll.PolicySuperseded))
 	if !ok {
 		return
 	}
@@ -119,7 +119,7 @@ func (s *Server) listOvertimePolicies(c *gin.Context) {
 		return
 	}
 	out := payrollOvertimePolicyListJSON{
-		payrollListJSON: payrollPage(p.rows, limit, func(p payroll.OvertimePolicy) string { return p.ID }, toPayrollOvertimePolicyJSON),
+		itemsPage: itemsPageOf(p.rows, limit, func(p payroll.OvertimePolicy) string { return p.ID }, toPayrollOvertimePolicyJSON),
 		Effective: payrollEffectiveOvertimeJSON{Source: "POLICY", PolicyID: optionalString(p.effective.ID), Name: p.effective.Name,
 			payrollMultipliersJSON: toPayrollMultipliersJSON(p.effective.Multipliers)}}
 	if p.effective.ID == "" {
@@ -129,7 +129,7 @@ func (s *Server) listOvertimePolicies(c *gin.Context) {
 }
 
 func (s *Server) activateOvertimePolicy(c *gin.Context) {
-	out, ok := payrollMove(s, c, payroll.ActionActivateOvertimePolicy, payroll.TargetOvertimePolicy,
+	out, ok := onPathRow(s, c, payroll.ActionActivateOvertimePolicy, payroll.TargetOvertimePolicy,
 		func(ctx context.Context, tx db.BunTx, id string) (payroll.OvertimePolicy, error) {
 			return payroll.ActivateOvertimePolicy(ctx, tx, id, s.now())
 		})
@@ -240,7 +240,7 @@ func (s *Server) createOvertimeEntry(c *gin.Context) {
 
 func (s *Server) listOvertimeEntries(c *gin.Context) {
 	var status, employee, period string
-	limit, cursor, ok := payrollListQuery(c, statusParam(&status, payroll.OvertimePending, payroll.OvertimeApproved),
+	limit, cursor, ok := pagedFilters(c, statusParam(&status, payroll.OvertimePending, payroll.OvertimeApproved),
 		idParam("employeeId", &employee), periodParam("period", &period))
 	if !ok {
 		return
@@ -254,9 +254,9 @@ func (s *Server) listOvertimeEntries(c *gin.Context) {
 		writeError(c, payrollError(err))
 		return
 	}
-	// Not payrollPage: an estimate's checked arithmetic can refuse an entry, which answers the
+	// Not itemsPageOf: an estimate's checked arithmetic can refuse an entry, which answers the
 	// whole page.
-	out := payrollListJSON[payrollOvertimeEntryJSON]{Items: []payrollOvertimeEntryJSON{}}
+	out := itemsPage[payrollOvertimeEntryJSON]{Items: []payrollOvertimeEntryJSON{}}
 	rows, next := pageOf(read.value, limit, func(e payroll.OvertimeEntry) string { return e.ID })
 	out.NextCursor = next
 	for _, e := range rows {
@@ -271,7 +271,7 @@ func (s *Server) listOvertimeEntries(c *gin.Context) {
 }
 
 func (s *Server) getOvertimeEntry(c *gin.Context) {
-	out, ok := payrollRead(s, c, func(ctx context.Context, tx db.BunTx, id string) (overtimeRead[payroll.OvertimeEntry], error) {
+	out, ok := readPathRow(s, c, func(ctx context.Context, tx db.BunTx, id string) (overtimeRead[payroll.OvertimeEntry], error) {
 		e, err := payroll.GetOvertimeEntry(ctx, tx, id)
 		return withHours(ctx, tx, e, err)
 	})
@@ -281,7 +281,7 @@ func (s *Server) getOvertimeEntry(c *gin.Context) {
 }
 
 func (s *Server) approveOvertimeEntry(c *gin.Context) {
-	out, ok := payrollMove(s, c, payroll.ActionApproveOvertimeEntry, payroll.TargetOvertimeEntry,
+	out, ok := onPathRow(s, c, payroll.ActionApproveOvertimeEntry, payroll.TargetOvertimeEntry,
 		func(ctx context.Context, tx db.BunTx, id string) (overtimeRead[payroll.OvertimeEntry], error) {
 			e, err := payroll.ApproveOvertimeEntry(ctx, tx, id, s.now())
 			return withHours(ctx, tx, e, err)

@@ -119,7 +119,7 @@ func toPayrollReportJSON(r payroll.Report) payrollReportJSON {
 }
 
 func (s *Server) payrollReport(c *gin.Context) {
-	r, ok := payrollRead(s, c, payroll.LoadReport)
+	r, ok := readPathRow(s, c, payroll.LoadReport)
 	if !ok {
 		return
 	}
@@ -148,7 +148,7 @@ func documentName(r payroll.Run, what string) string { return "payroll-" + r.Per
 // once every check has passed (a refusal is answered as payrollError, before any byte is sent).
 func (s *Server) sendRunReport(c *gin.Context, contentType, what string, write func(io.Writer, payroll.Report) error,
 	checks ...func(payroll.Report) error) {
-	r, ok := payrollRead(s, c, payroll.LoadReport)
+	r, ok := readPathRow(s, c, payroll.LoadReport)
 	if !ok {
 		return
 	}
@@ -234,7 +234,7 @@ func toCourtOrderReportJSON(r payroll.CourtOrderReport) payrollCourtOrderReportJ
 }
 
 func (s *Server) payrollCourtOrderReport(c *gin.Context) {
-	r, ok := payrollRead(s, c, payroll.LoadCourtOrderReport)
+	r, ok := readPathRow(s, c, payroll.LoadCourtOrderReport)
 	if !ok {
 		return
 	}
@@ -243,7 +243,7 @@ func (s *Server) payrollCourtOrderReport(c *gin.Context) {
 }
 
 func (s *Server) payrollCourtOrderReportXML(c *gin.Context) {
-	r, ok := payrollRead(s, c, payroll.LoadCourtOrderReport)
+	r, ok := readPathRow(s, c, payroll.LoadCourtOrderReport)
 	if !ok {
 		return
 	}

@@ -66,55 +66,6 @@ func periodParam(name string, dst *string) filterParam {
 	return filterParam{name, dst, func(v string) error { return payroll.CheckPeriod(name, v) }}
 }
 
-// payrollListQuery reads a list's page (limit, cursor), then each of params in order, each at
-// most once and checked (singleQuery: an empty value is an absent one). It has answered when ok
-// is false.
-func payrollListQuery(c *gin.Context, params ...filterParam) (limit int, cursor string, ok bool) {
-	if limit, cursor, ok = ewaPage(c); !ok {
-		return
-	}
-	for _, p := range params {
-		if *p.dst, ok = singleQuery(c, p.name, false, p.check); !ok {
-			return
-		}
-	}
-	return
-}
-
-// payrollListJSON is a page of a payroll list: its items (never null) and the next page's cursor.
-type payrollListJSON[J any] struct {
-	Items      []J     `json:"items"`
-	NextCursor *string `json:"nextCursor"`
-}
-
-// payrollPage is rows read with limit+1 as a page (pageOf, the cursor the last row's id) shown by
-// toJSON.
-func payrollPage[T, J any](rows []T, limit int, id func(T) string, toJSON func(T) J) payrollListJSON[J] {
-	out := payrollListJSON[J]{Items: []J{}}
-	rows, out.NextCursor = pageOf(rows, limit, id)
-	for _, r := range rows {
-		out.Items = append(out.Items, toJSON(r))
-	}
-	return out
-}
-
-// payrollMove runs move on the path's row (:id) in the tenant's transaction and answers its error
-// (inTenantAudited: a refusal by a rule audited DENIED as action on target and the id). It has
-// answered when ok is false.
-func payrollMove[T any](s *Server, c *gin.Context, action, target string, move func(ctx context.Context, tx db.BunTx, id string) (T, error)) (T, bool) {
-	id, ok := pathID(c)
-	if !ok {
-		var zero T
-		return zero, false
-	}
-	return inTenantAudited(s, c, action, target, id, func(ctx context.Context, tx db.BunTx) (T, error) { return move(ctx, tx, id) })
-}
-
-// payrollRead is payrollMove of a read: it has no action, so nothing is audited.
-func payrollRead[T any](s *Server, c *gin.Context, read func(ctx context.Context, tx db.BunTx, id string) (T, error)) (T, bool) {
-	return payrollMove(s, c, "", "", read)
-}
-
 // mayUndoApproval tells whether the caller may void or cancel what is already APPROVED: that
 // takes payroll.approve (the store checks it, as it depends on the row's state).
 func mayUndoApproval(c *gin.Context) bool {
@@ -293,7 +244,7 @@ func (s *Server) createPayrollRun(c *gin.Context) {
 
 func (s *Server) listPayrollRuns(c *gin.Context) {
 	var status, from, to string
-	limit, cursor, ok := payrollListQuery(c, statusParam(&status, payroll.RunStatuses...), periodParam("periodFrom", &from),
+	limit, cursor, ok := pagedFilters(c, statusParam(&status, payroll.RunStatuses...), periodParam("periodFrom", &from),
 		periodParam("periodTo", &to))
 	if !ok {
 		return
@@ -309,7 +260,7 @@ func (s *Server) listPayrollRuns(c *gin.Context) {
 		writeError(c, payrollError(err))
 		return
 	}
-	c.JSON(http.StatusOK, payrollPage(rows, limit, func(r payroll.Run) string { return r.ID }, toPayrollRunJSON))
+	c.JSON(http.StatusOK, itemsPageOf(rows, limit, func(r payroll.Run) string { return r.ID }, toPayrollRunJSON))
 }
 
 // oneOfCheck accepts one of values.
@@ -396,7 +347,7 @@ func (s *Server) listPayrollEntries(c *gin.Context) {
 		return
 	}
 	var status, employee string
-	limit, cursor, ok := payrollListQuery(c, statusParam(&status, payroll.EntryStatuses...), idParam("employeeId", &employee))
+	limit, cursor, ok := pagedFilters(c, statusParam(&status, payroll.EntryStatuses...), idParam("employeeId", &employee))
 	if !ok {
 		return
 	}
@@ -407,12 +358,12 @@ func (s *Server) listPayrollEntries(c *gin.Context) {
 		writeError(c, payrollError(err))
 		return
 	}
-	c.JSON(http.StatusOK, payrollPage(rows, limit, func(e payroll.Entry) string { return e.ID }, toPayrollEntryJSON))
+	c.JSON(http.StatusOK, itemsPageOf(rows, limit, func(e payroll.Entry) string { return e.ID }, toPayrollEntryJSON))
 }
 
 // runMove serves an action on one run: move runs it in the tenant's transaction.
 func (s *Server) runMove(c *gin.Context, action string, move func(ctx context.Context, tx db.BunTx, id string) (payroll.Run, error)) {
-	if out, ok := payrollMove(s, c, action, payroll.TargetRun, move); ok {
+	if out, ok := onPathRow(s, c, action, payroll.TargetRun, move); ok {
 		c.JSON(http.StatusOK, toPayrollRunJSON(out))
 	}
 }

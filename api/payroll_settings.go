@@ -69,7 +69,7 @@ type payrollFamily struct {
 	change func(ctx context.Context, tx db.BunTx, l payroll.Layer, ch change) (any, error)
 	reset  func(ctx context.Context, tx db.BunTx, l payroll.Layer) (bool, error)
 	// list reads a page of the platform's overrides (limit rows after the tenant id after).
-	list func(ctx context.Context, tx db.BunTx, after string, limit int) (payrollListJSON[any], error)
+	list func(ctx context.Context, tx db.BunTx, after string, limit int) (itemsPage[any], error)
 }
 
 // change is a decoded change of a family and the account it names, if any.
@@ -297,13 +297,13 @@ func autoLockFamily() payrollFamily {
 // overrideList is a family's list over read, which reads limit rows after a tenant id: the
 // overrides (read with limit+1) as a page, each shown by toJSON.
 func overrideList[T any](read func(ctx context.Context, tx db.BunTx, after string, limit int) ([]T, error), tenantOf func(T) string,
-	toJSON func(T) any) func(ctx context.Context, tx db.BunTx, after string, limit int) (payrollListJSON[any], error) {
-	return func(ctx context.Context, tx db.BunTx, after string, limit int) (payrollListJSON[any], error) {
+	toJSON func(T) any) func(ctx context.Context, tx db.BunTx, after string, limit int) (itemsPage[any], error) {
+	return func(ctx context.Context, tx db.BunTx, after string, limit int) (itemsPage[any], error) {
 		rows, err := read(ctx, tx, after, limit+1)
 		if err != nil {
-			return payrollListJSON[any]{}, err
+			return itemsPage[any]{}, err
 		}
-		return payrollPage(rows, limit, tenantOf, toJSON), nil
+		return itemsPageOf(rows, limit, tenantOf, toJSON), nil
 	}
 }
 
@@ -528,7 +528,7 @@ func (s *Server) listPayrollOverrides(f payrollFamily) gin.HandlerFunc {
 		if !ok {
 			return
 		}
-		var out payrollListJSON[any]
+		var out itemsPage[any]
 		err := s.asPlatformBun(c, func(tx db.BunTx) (err error) {
 			ctx := tenancy.WithTenant(c.Request.Context(), "*")
 			out, err = f.list(ctx, tx, cursor, limit)
