@@ -95,13 +95,9 @@ var bnplCollectRefusals = map[string]bool{bnpl.CodeAgreementNotFound: true, bnpl
 func BnplCollect(ctx workflow.Context, in BnplCollectInput) (BnplCollectResult, error) {
 	run := activities.Run{TenantID: in.TenantID, WorkflowID: workflow.GetInfo(ctx).WorkflowExecution.ID, CorrelationID: in.CorrelationID}
 	var ans answer[BnplCollectAccepted]
-	if err := ans.handle(ctx, BnplCollectAcceptedUpdate); err != nil {
-		return BnplCollectResult{}, err
-	}
-	res, err := bnplCollect(ctx, in, run, &ans)
-	ans.refuse(temporal.NewApplicationError("bnpl collection saga ended without an answer", activities.ErrorType(err)))
-	finishHandlers(ctx)
-	return res, err
+	return answeredRun(ctx, &ans, BnplCollectAcceptedUpdate, "bnpl collection saga", func() (BnplCollectResult, error) {
+		return bnplCollect(ctx, in, run, &ans)
+	})
 }
 
 func bnplCollect(ctx workflow.Context, in BnplCollectInput, run activities.Run, ans *answer[BnplCollectAccepted]) (BnplCollectResult, error) {

@@ -64,13 +64,9 @@ type BnplWriteOffResult struct {
 func BnplWriteOff(ctx workflow.Context, in BnplWriteOffInput) (BnplWriteOffResult, error) {
 	run := activities.Run{TenantID: in.TenantID, WorkflowID: workflow.GetInfo(ctx).WorkflowExecution.ID, CorrelationID: in.CorrelationID}
 	var ans answer[BnplWriteOffAccepted]
-	if err := ans.handle(ctx, BnplWriteOffAcceptedUpdate); err != nil {
-		return BnplWriteOffResult{}, err
-	}
-	res, err := bnplWriteOff(ctx, in, run, &ans)
-	ans.refuse(temporal.NewApplicationError("write-off saga ended without an answer", activities.ErrorType(err)))
-	finishHandlers(ctx)
-	return res, err
+	return answeredRun(ctx, &ans, BnplWriteOffAcceptedUpdate, "write-off saga", func() (BnplWriteOffResult, error) {
+		return bnplWriteOff(ctx, in, run, &ans)
+	})
 }
 
 func bnplWriteOff(ctx workflow.Context, in BnplWriteOffInput, run activities.Run, ans *answer[BnplWriteOffAccepted]) (BnplWriteOffResult, error) {

@@ -91,14 +91,7 @@ type repay struct {
 func EwaRepay(ctx workflow.Context, in EwaRepayInput) (EwaRepayResult, error) {
 	r := &repay{in: in, run: activities.Run{TenantID: in.TenantID, WorkflowID: workflow.GetInfo(ctx).WorkflowExecution.ID,
 		CorrelationID: in.CorrelationID}}
-	if err := r.answer.handle(ctx, RepayAcceptedUpdate); err != nil {
-		return EwaRepayResult{}, err
-	}
-	res, err := r.repay(ctx)
-	// Every path answers before it returns; this is the net under a workflow error.
-	r.answer.refuse(temporal.NewApplicationError("repayment saga ended without an answer", activities.ErrorType(err)))
-	finishHandlers(ctx)
-	return res, err
+	return answeredRun(ctx, &r.answer, RepayAcceptedUpdate, "repayment saga", func() (EwaRepayResult, error) { return r.repay(ctx) })
 }
 
 func (r *repay) repay(ctx workflow.Context) (EwaRepayResult, error) {

@@ -94,14 +94,7 @@ type loanRepay struct {
 func LoanRepay(ctx workflow.Context, in LoanRepayInput) (LoanRepayResult, error) {
 	r := &loanRepay{in: in, run: activities.Run{TenantID: in.TenantID, WorkflowID: workflow.GetInfo(ctx).WorkflowExecution.ID,
 		CorrelationID: in.CorrelationID}}
-	if err := r.answer.handle(ctx, LoanRepayAcceptedUpdate); err != nil {
-		return LoanRepayResult{}, err
-	}
-	res, err := r.repay(ctx)
-	// Every path answers before it returns; this is the net under a workflow error.
-	r.answer.refuse(temporal.NewApplicationError("loan repayment saga ended without an answer", activities.ErrorType(err)))
-	finishHandlers(ctx)
-	return res, err
+	return answeredRun(ctx, &r.answer, LoanRepayAcceptedUpdate, "loan repayment saga", func() (LoanRepayResult, error) { return r.repay(ctx) })
 }
 
 func (r *loanRepay) repay(ctx workflow.Context) (LoanRepayResult, error) {

@@ -78,13 +78,7 @@ type LoanWriteOffResult struct {
 func LoanWriteOff(ctx workflow.Context, in LoanWriteOffInput) (LoanWriteOffResult, error) {
 	w := &writeOff{in: in, run: activities.Run{TenantID: in.TenantID, WorkflowID: workflow.GetInfo(ctx).WorkflowExecution.ID,
 		CorrelationID: in.CorrelationID}}
-	if err := w.answer.handle(ctx, WriteOffAcceptedUpdate); err != nil {
-		return LoanWriteOffResult{}, err
-	}
-	res, err := w.writeOff(ctx)
-	w.answer.refuse(temporal.NewApplicationError("write-off saga ended without an answer", activities.ErrorType(err)))
-	finishHandlers(ctx)
-	return res, err
+	return answeredRun(ctx, &w.answer, WriteOffAcceptedUpdate, "write-off saga", func() (LoanWriteOffResult, error) { return w.writeOff(ctx) })
 }
 
 type writeOff struct {
