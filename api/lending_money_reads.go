@@ -80,9 +80,6 @@ func toLoanRepaymentRecordJSON(p lending.LoanRepayment) loanRepaymentRecordJSON 
 	return out
 }
 
-// loanRepaymentListJSON is a page of a loan's repayments.
-type loanRepaymentListJSON = itemsPage[loanRepaymentRecordJSON]
-
 // loanRemittanceListJSON is a page of a loan's remittances.
 type loanRemittanceListJSON = itemsPage[loanRemittanceJSON]
 
