@@ -83,7 +83,7 @@ func benchEwa(t *testing.T, n, conc int, temporalPostgres bool, store string) {
 	steps.reset()
 	var shapeTime, elapsed, shapeSelf, shapePG, sagaSelf, sagaPG time.Duration
 	var calls, ends []time.Duration
-	var wfIDs []string
+	var wfIDs, shapeIDs []string
 	var perRound []string
 	for r := range rounds {
 		part := ids[r*n/rounds : (r+1)*n/rounds]
@@ -92,7 +92,9 @@ func benchEwa(t *testing.T, n, conc int, temporalPostgres bool, store string) {
 			stop = benchProfile(t, fmt.Sprintf("shape-%d-%t", conc, temporalPostgres))
 		}
 		self0, pg0 := cpuUse(t)
-		shapeT := time.Duration(float64(len(part)) / shapeRate(t, s.tc, len(part), conc) * float64(time.Second))
+		sr, sIDs := shapeRun(t, s.tc, len(part), conc)
+		shapeT := time.Duration(float64(len(part)) / sr * float64(time.Second))
+		shapeIDs = append(shapeIDs, sIDs...)
 		self1, pg1 := cpuUse(t)
 		stop()
 		if r == 0 {
@@ -134,7 +136,8 @@ func benchEwa(t *testing.T, n, conc int, temporalPostgres bool, store string) {
 	cpuPer(t, "saga", n, sagaSelf, sagaPG)
 	t.Logf("Postgres work per saga on the stack's database (API, ledger, gateway, sandbox, with their background loops, also while the shape rounds ran): %.1f commits, %.1f rows written",
 		float64(commits1-commits0)/float64(n), float64(rows1-rows0)/float64(n))
-	stepReport(t, s.tc, wfIDs)
+	stepReport(t, s.tc, "a saga's", wfIDs)
+	stepReport(t, s.tc, "a workflow of the saga's shape's", shapeIDs)
 	steps.report(t)
 }
 
@@ -338,6 +341,16 @@ const shapeLocals = 10
 // ends. It is the rate Temporal allows this shape on the server, whatever the steps do.
 func shapeRate(t *testing.T, tc client.Client, n, conc int) float64 {
 	t.Helper()
+	rate, _ := shapeRun(t, tc, n, conc)
+	return rate
+}
+
+// shapeRun is shapeRate that also returns the workflows' ids (their histories show where the
+// shape's time goes, beside the saga's).
+func shapeRun(t *testing.T, tc client.Client, n, conc int) (float64, []string) {
+	t.Helper()
+	var mu sync.Mutex
+	ids := make([]string, 0, n)
 	queue := testkit.Unique("shape")
 	w := worker.New(tc, queue, workflows.WorkerOptions()) // as the saga's worker
 	w.RegisterActivityWithOptions(func(context.Context) error { return nil }, activity.RegisterOptions{Name: "bench.NoopLocal"})
@@ -370,8 +383,11 @@ func shapeRate(t *testing.T, tc client.Client, n, conc int) float64 {
 	}, workflow.RegisterOptions{Name: "bench.SagaShape"})
 	require.NoError(t, w.Start())
 	defer w.Stop()
-	return rateOf(t, n, conc, func(ctx context.Context) error {
+	rate := rateOf(t, n, conc, func(ctx context.Context) error {
 		id := testkit.Unique("shape")
+		mu.Lock()
+		ids = append(ids, id)
+		mu.Unlock()
 		op := tc.NewWithStartWorkflowOperation(client.StartWorkflowOptions{ID: id, TaskQueue: queue,
 			WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING}, "bench.SagaShape")
 		h, err := tc.UpdateWithStartWorkflow(ctx, client.UpdateWithStartWorkflowOptions{StartWorkflowOperation: op,
@@ -387,17 +403,20 @@ func shapeRate(t *testing.T, tc client.Client, n, conc int) float64 {
 		}
 		return err
 	})
+	return rate, ids
 }
 
-// stepReport reads the sagas' histories and prints where a saga's time goes: its workflow tasks
-// (how many; how long they waited in Temporal's queue and how long the worker ran them — the
-// local activities, i.e. the gates, the record steps, the ledger and the first partner call, run
-// inside them), its regular activities, the wait from the transfer's initiation to the bank's
-// settlement signal, and the whole run.
-func stepReport(t *testing.T, tc client.Client, ids []string) {
+// stepReport reads the histories of ids (whose: the sagas', or the shape's workflows') and prints
+// where their time goes: the workflow tasks (how many; how long they waited in Temporal's queue
+// for a poller, the first and the later ones, and how long the worker ran them — the local
+// activities, i.e. the gates, the record steps, the ledger and the first partner call, run
+// inside them), the regular activities, the wait from the transfer's initiation (the update's
+// answer, in the shape) to the settlement signal, and the whole run.
+func stepReport(t *testing.T, tc client.Client, whose string, ids []string) {
 	t.Helper()
 	var wfts, locals, acts []int
 	var queued, ran, actRan, settle, total []time.Duration
+	var firstQueued, laterQueued []time.Duration // each workflow task's wait: the run's first, the later ones
 	for _, id := range ids {
 		it := tc.GetWorkflowHistory(context.Background(), id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 		var nWFT, nLocal, nAct int
@@ -418,6 +437,11 @@ func stepReport(t *testing.T, tc client.Client, ids []string) {
 			case enumspb.EVENT_TYPE_WORKFLOW_TASK_STARTED:
 				wftStarted = at
 				q += at.Sub(wftScheduled)
+				if nWFT == 0 {
+					firstQueued = append(firstQueued, at.Sub(wftScheduled))
+				} else {
+					laterQueued = append(laterQueued, at.Sub(wftScheduled))
+				}
 			case enumspb.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
 				nWFT++
 				r += at.Sub(wftStarted)
@@ -446,9 +470,11 @@ func stepReport(t *testing.T, tc client.Client, ids []string) {
 		}
 	}
 	med := func(v []int) int { s := slices.Clone(v); slices.Sort(s); return s[len(s)/2] }
-	t.Logf("where a saga's time goes (medians over %d histories)", len(ids))
+	t.Logf("where %s time goes (medians over %d histories)", whose, len(ids))
 	t.Logf("  workflow tasks %d (local activities run inside them: %d), regular activities %d (run %s)", med(wfts), med(locals), med(acts), pctile(actRan, 50))
 	t.Logf("  workflow tasks queued in Temporal %s, run by the worker %s (the local activities' time)", pctile(queued, 50), pctile(ran, 50))
+	t.Logf("  each task's wait for a poller: the first %s (p90 %s), a later one %s (p90 %s)", pctile(firstQueued, 50), pctile(firstQueued, 90),
+		pctile(laterQueued, 50), pctile(laterQueued, 90))
 	if len(settle) > 0 {
 		t.Logf("  transfer initiated → the bank's settlement signal %s (%d of %d sagas settled by the callback)", pctile(settle, 50), len(settle), len(ids))
 	}
