@@ -73,18 +73,29 @@ type Deps struct {
 // activity task pollers scale with the backlog (the SDK's autoscaling behaviour) instead of the
 // default two each: with two, sixteen concurrent disbursements queue their workflow tasks behind
 // the pollers (TestBenchmarkReportEwa at 16 callers, three interleaved pairs: disburse call p50
-// 296/356/352 ms with two pollers, 214/287/302 ms autoscaled; sagas per second unchanged, the
-// machine's CPU being the limit there).
+// 296/356/352 ms with two pollers, 214/287/302 ms autoscaled).
+//
+// The workflow task pollers start at eight and never scale below it. Left to the SDK's minimum
+// of one, a burst of sagas after an idle spell (a quiet hour; in the bench, the rounds of other
+// work between the sagas' rounds) waited for the pollers to scale up again: each workflow task waited ~110–120 ms for a
+// poller at 16 callers against ~33 ms for the same shape of workflow on a fresh worker; with
+// eight, ~35 ms (Temporal in memory) and ~62 ms (on Postgres), and the sagas ran 48 and 35 a
+// second where they ran 39 and 28 (one run each, TestBenchmarkReportEwa). Eight idle long polls
+// cost the frontend nothing to speak of.
 //
 // They leave WorkerStopTimeout at the SDK's 0 (a stopping worker cancels its running activities
 // at once), which the tests that crash a worker mid-activity rely on; the worker process sets it
 // (cmd/wagerail, --stop-timeout, default WorkerStopTimeout).
 func WorkerOptions() worker.Options {
 	return worker.Options{
-		WorkflowTaskPollerBehavior: worker.NewPollerBehaviorAutoscaling(worker.PollerBehaviorAutoscalingOptions{}),
+		WorkflowTaskPollerBehavior: worker.NewPollerBehaviorAutoscaling(worker.PollerBehaviorAutoscalingOptions{
+			InitialNumberOfPollers: minWorkflowPollers, MinimumNumberOfPollers: minWorkflowPollers}),
 		ActivityTaskPollerBehavior: worker.NewPollerBehaviorAutoscaling(worker.PollerBehaviorAutoscalingOptions{}),
 	}
 }
+
+// minWorkflowPollers is how many workflow task pollers a worker keeps however idle (WorkerOptions).
+const minWorkflowPollers = 8
 
 // WorkerStopTimeout is how long a stopping worker process (SIGTERM, a rolling restart) lets the
 // activities it runs finish before it cancels them. Cancelled at once, a partner call in flight
