@@ -239,6 +239,15 @@ func ownReceivableShare(tx *ledgerv1.Transaction, account string) (accountID str
 	return accountID, touched, charged, ok && charged <= money.MaxAmountSantim
 }
 
+// checkLedgerTxID refuses a ledgerTransactionId that is not a ledger transaction id: a UUID in
+// its 36-character text form (the ledger is never asked about anything else).
+func checkLedgerTxID(v string) error {
+	if _, err := uuid.Parse(v); err != nil || len(v) != 36 {
+		return &field.Error{Field: "ledgerTransactionId", Problem: "must be a ledger transaction id (a UUID)"}
+	}
+	return nil
+}
+
 // disputedTransaction reads the ledger transaction id a dispute names in tenant (the ledger's
 // not-found is 404 LEDGER_TRANSACTION_NOT_FOUND); it has answered when ok is false.
 func (s *Server) disputedTransaction(c *gin.Context, tenant, id string) (*ledgerv1.Transaction, bool) {
@@ -281,8 +290,8 @@ func (s *Server) openMyDispute(c *gin.Context) {
 		writeError(c, fieldError(&field.Error{Field: "reason", Problem: "is required"}))
 		return
 	}
-	if _, err := uuid.Parse(*req.LedgerTransactionID); err != nil || len(*req.LedgerTransactionID) != 36 {
-		writeError(c, fieldError(&field.Error{Field: "ledgerTransactionId", Problem: "must be a ledger transaction id (a UUID)"}))
+	if err := checkLedgerTxID(*req.LedgerTransactionID); err != nil {
+		writeError(c, fieldError(err))
 		return
 	}
 	if err := field.Text("reason", *req.Reason, 1000); err != nil {

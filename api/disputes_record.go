@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/gin-gonic/gin"
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/wagerail/wagerail/internal/disputes"
@@ -48,8 +47,8 @@ func (r recordDisputeRequest) check() error {
 	if err := field.Identifier("tenantId", *r.TenantID, 0); err != nil {
 		return err
 	}
-	if _, err := uuid.Parse(*r.LedgerTransactionID); err != nil || len(*r.LedgerTransactionID) != 36 {
-		return &field.Error{Field: "ledgerTransactionId", Problem: "must be a ledger transaction id (a UUID)"}
+	if err := checkLedgerTxID(*r.LedgerTransactionID); err != nil {
+		return err
 	}
 	if !disputes.CustomerAccount(*r.LedgerAccountName) {
 		return &field.Error{Field: "ledgerAccountName", Problem: "must be a customer's account: receivable-from-employee:<employee>, " +
