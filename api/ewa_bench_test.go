@@ -81,7 +81,8 @@ func benchEwa(t *testing.T, n, conc int, temporalPostgres bool, store string) {
 	ids := requests(t, s, n)
 	commits0, rows0 := dbWork(t, s)
 	steps.reset()
-	var shapeTime, elapsed, shapeSelf, shapePG, sagaSelf, sagaPG time.Duration
+	var shapeTime, elapsed time.Duration
+	var shapeCPU, sagaCPU cpu
 	var calls, ends []time.Duration
 	var wfIDs, shapeIDs []string
 	var perRound []string
@@ -91,30 +92,27 @@ func benchEwa(t *testing.T, n, conc int, temporalPostgres bool, store string) {
 		if r == 0 {
 			stop = benchProfile(t, fmt.Sprintf("shape-%d-%t", conc, temporalPostgres))
 		}
-		self0, pg0 := cpuUse(t)
+		c0 := cpuNow(t, s.temporal)
 		sr, sIDs := shapeRun(t, s.tc, len(part), conc)
 		shapeT := time.Duration(float64(len(part)) / sr * float64(time.Second))
 		shapeIDs = append(shapeIDs, sIDs...)
-		self1, pg1 := cpuUse(t)
+		c1 := cpuNow(t, s.temporal)
 		stop()
 		if r == 0 {
 			stop = benchProfile(t, fmt.Sprintf("ewa-%d-%t", conc, temporalPostgres))
 		}
 		c, e, w, took := disburseAll(t, s, part, conc)
-		self2, pg2 := cpuUse(t)
+		c2 := cpuNow(t, s.temporal)
 		stop()
 		if t.Failed() {
 			return
 		}
 		shapeTime, elapsed = shapeTime+shapeT, elapsed+took
-		shapeSelf, shapePG, sagaSelf, sagaPG = shapeSelf+self1-self0, shapePG+pg1-pg0, sagaSelf+self2-self1, sagaPG+pg2-pg1
+		shapeCPU, sagaCPU = shapeCPU.plus(c1.since(c0)), sagaCPU.plus(c2.since(c1))
 		calls, ends, wfIDs = append(calls, c...), append(ends, e...), append(wfIDs, w...)
 		perRound = append(perRound, fmt.Sprintf("%.2f (S %.1f/s at %.1f ms CPU, sagas %.1f/s at %.1f ms)", shapeT.Seconds()/took.Seconds(),
-			float64(len(part))/shapeT.Seconds(), perItemMs(self1-self0+pg1-pg0, len(part)),
-			float64(len(part))/took.Seconds(), perItemMs(self2-self1+pg2-pg1, len(part))))
-	}
-	if _, pg := cpuUse(t); pg < 0 {
-		shapePG, sagaPG = -1, -1 // an external server: not measured
+			float64(len(part))/shapeT.Seconds(), perItemMs(c1.since(c0).total(), len(part)),
+			float64(len(part))/took.Seconds(), perItemMs(c2.since(c1).total(), len(part))))
 	}
 	shape := float64(n) / shapeTime.Seconds()
 	rate := float64(n) / elapsed.Seconds()
@@ -132,8 +130,10 @@ func benchEwa(t *testing.T, n, conc int, temporalPostgres bool, store string) {
 	for i, r := range perRound {
 		t.Logf("    round %d: %s", i+1, r)
 	}
-	cpuPer(t, "workflow of the saga's shape", n, shapeSelf, shapePG)
-	cpuPer(t, "saga", n, sagaSelf, sagaPG)
+	cpuPer(t, "workflow of the saga's shape", n, shapeCPU)
+	cpuPer(t, "saga", n, sagaCPU)
+	t.Logf("  the shape's CPU over the saga's: %.2f (the saga's rate over S when the machine's cores are what runs out, as they do on 2 cores)",
+		float64(shapeCPU.total())/float64(sagaCPU.total()))
 	t.Logf("Postgres work per saga on the stack's database (API, ledger, gateway, sandbox, with their background loops, also while the shape rounds ran): %.1f commits, %.1f rows written",
 		float64(commits1-commits0)/float64(n), float64(rows1-rows0)/float64(n))
 	stepReport(t, s.tc, "a saga's", wfIDs)

@@ -52,12 +52,12 @@ func TestBenchmarkReportEwaWork(t *testing.T) {
 	_, err = super.Exec(ctx, `SELECT pg_stat_statements_reset(), pg_stat_reset_shared('wal')`)
 	require.NoError(t, err)
 	commits0, rows0 := dbWork(t, s)
-	_, pg0 := cpuUse(t)
+	c0 := cpuNow(t, s.temporal)
 	t0 := time.Now()
 	_, _, wfIDs, _ := disburseAll(t, s, ids, 1)
 	time.Sleep(500 * time.Millisecond) // the last callback's and outbox's work
 	elapsed := time.Since(t0)
-	_, pg1 := cpuUse(t)
+	c1 := cpuNow(t, s.temporal)
 	t.Logf("statements per saga over %d sagas, one at a time (%s, background loops included):", n, elapsed.Round(time.Millisecond))
 	logStatements(t, super, s.d.Name, float64(n), 0) // counted as each statement ends: read at once
 
@@ -69,8 +69,8 @@ func TestBenchmarkReportEwaWork(t *testing.T) {
 	require.NoError(t, super.QueryRow(ctx, `SELECT wal_records, wal_sync, wal_bytes FROM pg_stat_wal`).Scan(&walRecords, &walSyncs, &walBytes))
 	t.Logf("per saga: %.2f commits in the stack's database, %.2f WAL flushes (wal_sync, the whole server), %.1f WAL records, %.0f WAL bytes",
 		float64(commits1-commits0)/float64(n), walSyncs/float64(n), walRecords/float64(n), walBytes/float64(n))
-	t.Logf("per saga: %.1f rows written, %s of Postgres CPU (its processes, pg_stat_statements loaded)",
-		float64(rows1-rows0)/float64(n), ((pg1 - pg0) / time.Duration(n)).Round(10*time.Microsecond))
+	t.Logf("per saga: %.1f rows written (Postgres's CPU with pg_stat_statements loaded in the split below)", float64(rows1-rows0)/float64(n))
+	cpuPer(t, "saga, one at a time", n, c1.since(c0))
 	pgUnitCosts(t, s)
 
 	events, bytes := map[string]int{}, map[string]int{}
@@ -106,11 +106,11 @@ func pgUnitCosts(t *testing.T, s *ewaStack) {
 	ctx := context.Background()
 	const n = 2000
 	unit := func(what string, op func() error) {
-		_, pg0 := cpuUse(t)
+		pg0 := postgresCPU(t)
 		for range n {
 			require.NoError(t, op())
 		}
-		_, pg1 := cpuUse(t)
+		pg1 := postgresCPU(t)
 		t.Logf("  %-72s %s", what, ((pg1 - pg0) / n).Round(time.Microsecond))
 	}
 	t.Logf("Postgres CPU per operation (%d of each, one at a time):", n)

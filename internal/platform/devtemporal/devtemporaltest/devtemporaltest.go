@@ -35,6 +35,9 @@ type Process struct {
 // HostPort is the frontend address clients dial.
 func (p *Process) HostPort() string { return p.hostPort }
 
+// Pid is the server process's id (benchmarks read its CPU time from /proc).
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
 // Namespace is the registered namespace ("default", with devtemporal.SearchAttributes).
 func (p *Process) Namespace() string { return p.namespace }
 
