@@ -2,6 +2,8 @@ package api
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -9,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/wagerail/wagerail/internal/platform/devtemporal/devtemporaltest"
 	"github.com/wagerail/wagerail/internal/platform/testkit"
@@ -37,41 +41,118 @@ func cpuUse(t *testing.T, temporal *devtemporaltest.Process) (self, pg, tmp time
 
 // postgresCPU is the CPU time the test cluster's Postgres has used so far, -1 when not known.
 func postgresCPU(t *testing.T) time.Duration {
-	c := testkit.PG(t).Cluster
-	if c == nil {
-		return -1
-	}
-	pidFile, err := os.ReadFile(filepath.Join(c.Dir, "postmaster.pid"))
-	if err != nil {
-		return -1
-	}
-	master, err := strconv.Atoi(strings.TrimSpace(strings.SplitN(string(pidFile), "\n", 2)[0]))
-	if err != nil {
-		return -1
-	}
-	procs, err := os.ReadDir("/proc")
-	if err != nil {
+	master, ok := postmaster(t)
+	if !ok {
 		return -1
 	}
 	var n int64
-	for _, p := range procs {
-		pid, err := strconv.Atoi(p.Name())
-		if err != nil {
-			continue
-		}
+	for _, pid := range postgresPids(master) {
 		f, ok := procStat(pid)
 		if !ok {
 			continue
 		}
 		// Fields after the command: [1] ppid, [11] utime, [12] stime, [13] cutime, [14] cstime.
-		switch {
-		case pid == master:
-			n += atoi(f[11]) + atoi(f[12]) + atoi(f[13]) + atoi(f[14])
-		case atoi(f[1]) == int64(master):
-			n += atoi(f[11]) + atoi(f[12])
+		n += atoi(f[11]) + atoi(f[12])
+		if pid == master {
+			n += atoi(f[13]) + atoi(f[14]) // the processes it has reaped
 		}
 	}
 	return ticks(n)
+}
+
+// postmaster is the test cluster's postmaster's process id; false for an external server.
+func postmaster(t *testing.T) (int, bool) {
+	c := testkit.PG(t).Cluster
+	if c == nil {
+		return 0, false
+	}
+	pidFile, err := os.ReadFile(filepath.Join(c.Dir, "postmaster.pid"))
+	if err != nil {
+		return 0, false
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(strings.SplitN(string(pidFile), "\n", 2)[0]))
+	return pid, err == nil
+}
+
+// postgresPids are the postmaster and its live processes.
+func postgresPids(master int) []int {
+	pids := []int{master}
+	procs, err := os.ReadDir("/proc")
+	if err != nil {
+		return pids
+	}
+	for _, p := range procs {
+		pid, err := strconv.Atoi(p.Name())
+		if err != nil {
+			continue
+		}
+		if f, ok := procStat(pid); ok && atoi(f[1]) == int64(master) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// pinStack, when WAGERAIL_BENCH_PIN is set, gives the Temporal server temporal the machine's
+// first CPU and the rest of the stack (this process: the API, the worker, the ledger, the
+// gateway, the bank sandbox; and Postgres) the others, as a deployment gives Temporal machines
+// of its own; the affinities are restored when the test ends. With Temporal on Postgres its
+// stores' backends are the stack's Postgres, on the stack's side. It reports whether it pinned
+// (and the sets), else why not.
+func pinStack(t *testing.T, temporal *devtemporaltest.Process) string {
+	t.Helper()
+	if os.Getenv("WAGERAIL_BENCH_PIN") == "" {
+		return ""
+	}
+	var all, first, rest unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &all); err != nil || all.Count() < 2 {
+		return "not pinned: fewer than 2 CPUs to split"
+	}
+	for cpu := range 1024 {
+		if all.IsSet(cpu) {
+			if first.Count() == 0 {
+				first.Set(cpu)
+			} else {
+				rest.Set(cpu)
+			}
+		}
+	}
+	master, ok := postmaster(t)
+	if !ok {
+		return "not pinned: Postgres is an external server"
+	}
+	stack := append([]int{os.Getpid()}, postgresPids(master)...)
+	pin := func(pids []int, set *unix.CPUSet) error {
+		for _, pid := range pids {
+			tasks, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
+			if err != nil {
+				continue // ended meanwhile
+			}
+			for _, task := range tasks {
+				tid, err := strconv.Atoi(task.Name())
+				if err != nil {
+					continue
+				}
+				// A thread ended meanwhile is no error; new threads and forked processes
+				// inherit their creator's set.
+				if err := unix.SchedSetaffinity(tid, set); err != nil && !errors.Is(err, unix.ESRCH) {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	t.Cleanup(func() {
+		_ = pin([]int{temporal.Pid()}, &all)
+		_ = pin(append([]int{os.Getpid()}, postgresPids(master)...), &all)
+	})
+	if err := pin([]int{temporal.Pid()}, &first); err != nil {
+		return "not pinned: " + err.Error()
+	}
+	if err := pin(stack, &rest); err != nil {
+		return "not pinned: " + err.Error()
+	}
+	return fmt.Sprintf("pinned: the Temporal server on 1 CPU, the rest of the stack on %d", rest.Count())
 }
 
 // ticks is n clock ticks of /proc/<pid>/stat as a duration.

@@ -56,6 +56,7 @@ func benchEwa(t *testing.T, n, conc int, temporalPostgres bool, store string) {
 	steps := &stepTimes{}
 	s := newEwaStack(t, ewaStackOpts{settleDelay: time.Millisecond, temporalPostgres: temporalPostgres,
 		interceptors: []interceptor.WorkerInterceptor{steps}})
+	pinned := pinStack(t, s.temporal)
 	s.approveKyc(t)
 	// A salary large enough that n advances stay under the access cap on any day of the month.
 	rec := s.owner.call(http.MethodPut, "/api/employees/"+s.employee, map[string]any{"grossMonthlySalarySantim": 100_000_000_00})
@@ -120,6 +121,9 @@ func benchEwa(t *testing.T, n, conc int, temporalPostgres bool, store string) {
 	commits1, rows1 := dbWork(t, s)
 
 	t.Logf("EWA disburse, real stack (API, ledger and gateway over gRPC, bank sandbox over HTTP settling at once), embedded Temporal on %s, %d sagas, %d callers (after %d not measured)", store, n, conc, warm)
+	if pinned != "" {
+		t.Logf("CPUs %s", pinned)
+	}
 	t.Logf("%-40s %10s %10s", "", "p50", "p99")
 	t.Logf("%-40s %10s %10s", "disburse call (gates + transfer initiated)", pctile(calls, 50), pctile(calls, 99))
 	t.Logf("%-40s %10s %10s", "call to DISBURSED (saga finished)", pctile(ends, 50), pctile(ends, 99))
