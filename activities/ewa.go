@@ -149,7 +149,7 @@ func (a *Ewa) Begin(ctx context.Context, in EwaStep) (EwaBeginResult, error) {
 	}
 	var res EwaBeginResult
 	err := a.inTx(ctx, in, func(ctx context.Context, tx pgx.Tx) error {
-		p, err := ewa.LoadPlan(ctx, tx, in.RequestID, in.WorkflowID)
+		p, employee, err := ewa.LoadPlanOf(ctx, tx, in.RequestID, in.WorkflowID)
 		if errors.Is(err, ewa.ErrNotDisbursable) {
 			r, done, cerr := ewa.ConcludedBy(ctx, tx, in.RequestID, in.WorkflowID)
 			if cerr != nil {
@@ -171,7 +171,7 @@ func (a *Ewa) Begin(ctx context.Context, in EwaStep) (EwaBeginResult, error) {
 		}
 		refused, err := kycGateTx(ctx, tx, gin, now())
 		if err == nil && refused == nil {
-			refused, err = sanctionsGateTx(ctx, tx, gin)
+			refused, err = sanctionsGateTx(ctx, tx, gin, &employee)
 		}
 		if err != nil {
 			return err

@@ -224,7 +224,7 @@ func (g *Gates) SanctionsGate(ctx context.Context, in GateInput) error {
 	ctx = in.scope(ctx)
 	var refused error
 	err := tenancy.InTx(ctx, g.DB, func(tx pgx.Tx) (err error) {
-		refused, err = sanctionsGateTx(ctx, tx, in)
+		refused, err = sanctionsGateTx(ctx, tx, in, nil)
 		return err
 	})
 	if err != nil {
@@ -260,17 +260,24 @@ func kycGateTx(ctx context.Context, tx pgx.Tx, in GateInput, now time.Time) (ref
 
 // sanctionsGateTx is the sanctions gate in the caller's transaction, as kycGateTx. An employee
 // is paid under their name on record: when the latest check screened another name, that one is
-// screened too (sanctions.GateAs).
-func sanctionsGateTx(ctx context.Context, tx pgx.Tx, in GateInput) (refused, err error) {
+// screened too (sanctions.GateAs). employee is the subject's record when the caller has read it
+// in tx (nil: read here).
+func sanctionsGateTx(ctx context.Context, tx pgx.Tx, in GateInput, employee *employees.Employee) (refused, err error) {
 	typ := sanctions.SubjectType(in.SubjectType)
-	err = sanctions.Gate(ctx, tx, in.TenantID, typ, in.SubjectID)
-	if err == nil && typ == sanctions.SubjectEmployee {
+	if typ == sanctions.SubjectEmployee && employee == nil {
 		var e employees.Employee
 		switch e, err = employees.ByID(ctx, tx, in.TenantID, in.SubjectID); {
 		case errors.Is(err, employees.ErrNotFound):
 			err = nil // no record, no name to pay under: the saga's own steps refuse
 		case err == nil:
-			err = sanctions.GateAs(ctx, tx, in.TenantID, typ, in.SubjectID, e.FullName)
+			employee = &e
+		}
+	}
+	if err == nil {
+		if typ == sanctions.SubjectEmployee && employee != nil {
+			err = sanctions.GateAs(ctx, tx, in.TenantID, typ, in.SubjectID, employee.FullName)
+		} else {
+			err = sanctions.Gate(ctx, tx, in.TenantID, typ, in.SubjectID)
 		}
 	}
 	code := sanctions.GateCode(err)

@@ -25,36 +25,44 @@ import (
 // workflowID), ErrFundingNotSet, ErrEmployeeNotFound, ErrEmployeeNotActive (REQUESTED, and the
 // employee is no longer ACTIVE). tx is scoped to the request's tenant.
 func LoadPlan(ctx context.Context, tx pgx.Tx, requestID, workflowID string) (Plan, error) {
+	p, _, err := LoadPlanOf(ctx, tx, requestID, workflowID)
+	return p, err
+}
+
+// LoadPlanOf is LoadPlan that also answers the employee record it read (for the gates in the
+// same transaction, which screen the name on it): the record stays in the step, out of the plan
+// a workflow's history keeps.
+func LoadPlanOf(ctx context.Context, tx pgx.Tx, requestID, workflowID string) (Plan, employees.Employee, error) {
 	r, err := scanRequest(tx.QueryRow(ctx, `SELECT `+requestColumns+` FROM app.ewa_requests WHERE id = $1`, requestID))
 	if err != nil {
-		return Plan{}, err
+		return Plan{}, employees.Employee{}, err
 	}
 	if !(r.Status == Requested || r.Status == Disbursing && r.WorkflowID == workflowID) {
-		return Plan{}, fmt.Errorf("%w: status %s", ErrNotDisbursable, r.Status)
+		return Plan{}, employees.Employee{}, fmt.Errorf("%w: status %s", ErrNotDisbursable, r.Status)
 	}
 	s, err := GetSettings(ctx, tx, r.TenantID)
 	if err != nil {
-		return Plan{}, err
+		return Plan{}, employees.Employee{}, err
 	}
 	if s.Funding == (Account{}) {
-		return Plan{}, ErrFundingNotSet
+		return Plan{}, employees.Employee{}, ErrFundingNotSet
 	}
 	e, err := employees.ByID(ctx, tx, r.TenantID, r.EmployeeID)
 	if errors.Is(err, employees.ErrNotFound) {
-		return Plan{}, ErrEmployeeNotFound
+		return Plan{}, employees.Employee{}, ErrEmployeeNotFound
 	}
 	if err != nil {
-		return Plan{}, err
+		return Plan{}, employees.Employee{}, err
 	}
 	if r.Status == Requested && e.Status != employees.Active {
 		// Not yet claimed: an employment that ended since the request draws nothing (a run that
 		// claimed it goes on: its money may be moving).
-		return Plan{}, ErrEmployeeNotActive
+		return Plan{}, employees.Employee{}, ErrEmployeeNotActive
 	}
 	return Plan{TenantID: r.TenantID, RequestID: r.ID, EmployeeID: r.EmployeeID, PrincipalSantim: r.PrincipalSantim,
 		FeeSantim: r.FeeSantim, Funding: s.Funding,
 		Destination:      Account{Partner: e.Payout.Partner, AccountNumber: e.Payout.AccountNumber, HolderName: e.Payout.HolderName},
-		AccountNameMatch: s.AccountNameMatch, Status: r.Status, WorkflowID: r.WorkflowID}, nil
+		AccountNameMatch: s.AccountNameMatch, Status: r.Status, WorkflowID: r.WorkflowID}, e, nil
 }
 
 // ConcludedBy reads request id and reports whether workflowID already concluded it: FAILED, or

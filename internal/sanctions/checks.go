@@ -263,24 +263,31 @@ func GateCode(err error) string {
 // kept it from deciding — never nil by default: it fails closed. q is a transaction scoped to
 // tenant (or the cross-tenant path); the tenant is also matched explicitly.
 func Gate(ctx context.Context, q db.Querier, tenant string, subjectType SubjectType, subjectID string) error {
+	_, err := gate(ctx, q, tenant, subjectType, subjectID)
+	return err
+}
+
+// gate is Gate that also answers the names the latest check screened (when it passes), in the
+// same read.
+func gate(ctx context.Context, q db.Querier, tenant string, subjectType SubjectType, subjectID string) (screened []string, err error) {
 	if _, err := validSubject(tenant, Subject{Type: subjectType, ID: subjectID}); err != nil {
-		return fmt.Errorf("sanctions.gate: %w", err)
+		return nil, fmt.Errorf("sanctions.gate: %w", err)
 	}
 	var id, outcome string
 	var decision *string
 	var versions, active []int64
 	var normalizer int
-	err := q.QueryRow(ctx, `
-		SELECT c.id, c.outcome, c.review_decision, c.list_versions, c.normalizer_version,
+	err = q.QueryRow(ctx, `
+		SELECT c.id, c.outcome, c.review_decision, c.list_versions, c.normalizer_version, c.name_screened || c.other_names,
 			(SELECT coalesce(array_agg(v.id ORDER BY v.id), '{}') FROM app.sanctions_list_versions v WHERE v.active)
 		FROM app.sanctions_checks c
 		WHERE c.tenant_id = $1 AND c.subject_type = $2 AND c.subject_id = $3
-		ORDER BY c.seq DESC LIMIT 1`, tenant, string(subjectType), subjectID).Scan(&id, &outcome, &decision, &versions, &normalizer, &active)
+		ORDER BY c.seq DESC LIMIT 1`, tenant, string(subjectType), subjectID).Scan(&id, &outcome, &decision, &versions, &normalizer, &screened, &active)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return fmt.Errorf("sanctions.gate: %s %s: %w", subjectType, subjectID, ErrNoCheck)
+		return nil, fmt.Errorf("sanctions.gate: %s %s: %w", subjectType, subjectID, ErrNoCheck)
 	}
 	if err != nil {
-		return fmt.Errorf("sanctions.gate: %w", err)
+		return nil, fmt.Errorf("sanctions.gate: %w", err)
 	}
 	c := Check{Outcome: Outcome(outcome)}
 	if decision != nil {
@@ -288,15 +295,15 @@ func Gate(ctx context.Context, q db.Querier, tenant string, subjectType SubjectT
 	}
 	switch {
 	case c.Outcome == Block || c.Decision == Confirmed:
-		return fmt.Errorf("sanctions.gate: check %s: %w", id, ErrSanctionsBlocked)
+		return nil, fmt.Errorf("sanctions.gate: check %s: %w", id, ErrSanctionsBlocked)
 	case !c.Passes():
-		return fmt.Errorf("sanctions.gate: check %s: %w", id, ErrSanctionsReview)
+		return nil, fmt.Errorf("sanctions.gate: check %s: %w", id, ErrSanctionsReview)
 	case len(active) == 0 || !slices.Equal(versions, active):
-		return fmt.Errorf("sanctions.gate: check %s: %w", id, ErrCheckStale)
+		return nil, fmt.Errorf("sanctions.gate: check %s: %w", id, ErrCheckStale)
 	case normalizer < NormalizerVersion:
-		return fmt.Errorf("sanctions.gate: check %s made by matching rules %d (now %d): %w", id, normalizer, NormalizerVersion, ErrCheckStale)
+		return nil, fmt.Errorf("sanctions.gate: check %s made by matching rules %d (now %d): %w", id, normalizer, NormalizerVersion, ErrCheckStale)
 	}
-	return nil
+	return screened, nil
 }
 
 // GateAs is Gate for a subject whose money is paid under name (an employee's name on record):
@@ -307,14 +314,9 @@ func Gate(ctx context.Context, q db.Querier, tenant string, subjectType SubjectT
 // reviewer). Screening writes nothing; ErrNoActiveList and ErrListOutdated mean it cannot decide.
 // tx is the caller's transaction, as Gate's q.
 func GateAs(ctx context.Context, tx pgx.Tx, tenant string, subjectType SubjectType, subjectID, name string) error {
-	if err := Gate(ctx, tx, tenant, subjectType, subjectID); err != nil {
+	screened, err := gate(ctx, tx, tenant, subjectType, subjectID)
+	if err != nil {
 		return err
-	}
-	var screened []string
-	if err := tx.QueryRow(ctx, `SELECT name_screened || other_names FROM app.sanctions_checks
-		WHERE tenant_id = $1 AND subject_type = $2 AND subject_id = $3 ORDER BY seq DESC LIMIT 1`,
-		tenant, string(subjectType), subjectID).Scan(&screened); err != nil {
-		return fmt.Errorf("sanctions.gate: %w", err)
 	}
 	if slices.ContainsFunc(screened, func(s string) bool { return Key(s) == Key(name) }) {
 		return nil
