@@ -124,39 +124,25 @@ func (r *repay) repay(ctx workflow.Context) (EwaRepayResult, error) {
 		return res, nil
 	}
 
-	// 2. The journal: one attempt while the caller waits; if the ledger did not take it, the
-	// caller is answered PENDING and the saga goes on trying.
-	post := r.journal(rsv.Request.EmployeeID, p)
-	posted, err := callLocal(ctx, localLedgerFirstTryOptions(), activities.LedgerPost, post)
-	if err != nil && retryableFailure(err) {
-		log.Warn("repayment journal not posted yet; answering pending and retrying", "error", err)
-		r.accept(RepayPending, rsv.Request)
-		// The reservation holds the request: nothing but this run posts or releases it, so the
-		// journal is retried for as long as a catch-up step is.
-		posted, err = callLocal(ctx, localCatchUpOptions(), activities.LedgerPost, post)
-	}
-	if err != nil {
-		r.answer.refuse(err)
-		if retryableFailure(err) {
-			// The week ran out with the outcome unknown: the reservation stays for an operator
-			// (the ledger key makes a repost safe).
-			return res, err
+	// 2. The journal (repaymentJournal).
+	txID, refused, err := repaymentJournal{what: "repayment", refuse: r.answer.refuse,
+		pending: func() { r.accept(RepayPending, rsv.Request) },
+		release: func(code string) (err error) {
+			release := step
+			release.Reason = code
+			res.Repayment, err = callLocal(ctx, localCatchUpRecordOptions(), activities.EwaRepayFail, release)
+			return err
+		}}.post(ctx, r.journal(rsv.Request.EmployeeID, p))
+	if err != nil || refused != "" {
+		if refused != "" {
+			res.Status, res.Code = RepayFailed, refused
 		}
-		// The ledger refused the journal: nothing was posted; release the reservation.
-		code := activities.ErrorType(err)
-		log.Error("ledger refused the repayment journal", "code", code, "error", err)
-		release := step
-		release.Reason = code
-		if res.Repayment, err = callLocal(ctx, localCatchUpRecordOptions(), activities.EwaRepayFail, release); err != nil {
-			return res, err
-		}
-		res.Status, res.Code = RepayFailed, code
-		return res, nil
+		return res, err
 	}
 
 	// 3. The record: POSTED, added to the request (REPAID when covered), audit row and events.
 	done := step
-	done.LedgerTxID = posted.TxID
+	done.LedgerTxID = txID
 	recorded, err := callLocal(ctx, localCatchUpRecordOptions(), activities.EwaRepayComplete, done)
 	if err != nil {
 		// The journal is posted: the record is retried for as long as catchUpRecordOptions
@@ -165,7 +151,7 @@ func (r *repay) repay(ctx workflow.Context) (EwaRepayResult, error) {
 		return res, err
 	}
 	r.accept(RepayRecorded, recorded.Request)
-	log.Info("ewa repayment recorded", "tenant_id", r.in.TenantID, "ewa_request_id", r.in.RequestID, "tx_id", posted.TxID,
+	log.Info("ewa repayment recorded", "tenant_id", r.in.TenantID, "ewa_request_id", r.in.RequestID, "tx_id", txID,
 		"amount_santim", p.AmountSantim, "status", string(recorded.Request.Status))
 	res.Status, res.Request, res.Repayment = RepayRecorded, recorded.Request, recorded.Repayment
 	return res, nil

@@ -124,37 +124,26 @@ func (r *loanRepay) repay(ctx workflow.Context) (LoanRepayResult, error) {
 		return res, nil
 	}
 
-	// 2. The journal: one attempt while the caller waits; if the ledger did not take it, the
-	// caller is answered PENDING and the saga goes on trying.
-	post := r.journal(p)
+	// 2. The journal (repaymentJournal), unless this saga's earlier attempt posted it.
 	if p.Status != lending.RepaymentPosted {
-		posted, err := callLocal(ctx, localLedgerFirstTryOptions(), activities.LedgerPost, post)
-		if err != nil && retryableFailure(err) {
-			log.Warn("loan repayment journal not posted yet; answering pending and retrying", "error", err)
-			r.answer.accept(LoanRepayAccepted{Status: RepayPending, Recorded: lending.RepaymentRecorded{Repayment: p, Instalment: rsv.Instalment},
-				WorkflowID: r.run.WorkflowID})
-			// The reservation holds the instalment: nothing but this run posts or releases it, so
-			// the journal is retried for as long as a catch-up step is.
-			posted, err = callLocal(ctx, localCatchUpOptions(), activities.LedgerPost, post)
-		}
-		if err != nil {
-			r.answer.refuse(err)
-			if retryableFailure(err) {
-				// The week ran out with the outcome unknown: the reservation stays for an
-				// operator (the ledger key makes a repost safe).
-				return res, err
+		txID, refused, err := repaymentJournal{what: "loan repayment", refuse: r.answer.refuse,
+			pending: func() {
+				r.answer.accept(LoanRepayAccepted{Status: RepayPending, Recorded: lending.RepaymentRecorded{Repayment: p, Instalment: rsv.Instalment},
+					WorkflowID: r.run.WorkflowID})
+			},
+			release: func(code string) (err error) {
+				release := step
+				release.Reason = code
+				res.Repayment, err = callLocal(ctx, localCatchUpRecordOptions(), activities.LoanRepayFail, release)
+				return err
+			}}.post(ctx, r.journal(p))
+		if err != nil || refused != "" {
+			if refused != "" {
+				res.Status, res.Code = RepayFailed, refused
 			}
-			code := activities.ErrorType(err)
-			log.Error("ledger refused the loan repayment journal", "code", code, "error", err)
-			release := step
-			release.Reason = code
-			if res.Repayment, err = callLocal(ctx, localCatchUpRecordOptions(), activities.LoanRepayFail, release); err != nil {
-				return res, err
-			}
-			res.Status, res.Code = RepayFailed, code
-			return res, nil
+			return res, err
 		}
-		step.LedgerTxID = posted.TxID
+		step.LedgerTxID = txID
 	} else {
 		step.LedgerTxID = p.LedgerTxID
 	}
