@@ -93,17 +93,13 @@ func postgresPids(master int) []int {
 	return pids
 }
 
-// pinStack, when WAGERAIL_BENCH_PIN is set, gives the Temporal server temporal the machine's
-// first CPU and the rest of the stack (this process: the API, the worker, the ledger, the
-// gateway, the bank sandbox; and Postgres) the others, as a deployment gives Temporal machines
-// of its own; the affinities are restored when the test ends. With Temporal on Postgres its
-// stores' backends are the stack's Postgres, on the stack's side. It reports whether it pinned
-// (and the sets), else why not.
+// pinStack gives the Temporal server temporal the machine's first CPU and the rest of the stack
+// (this process: the API, the worker, the ledger, the gateway, the bank sandbox; and Postgres)
+// the others, as a deployment gives Temporal machines of its own; the affinities are restored
+// when the test ends. With Temporal on Postgres its stores' backends would be the stack's
+// Postgres, on the stack's side. It says how it pinned, or why it did not.
 func pinStack(t *testing.T, temporal *devtemporaltest.Process) string {
 	t.Helper()
-	if os.Getenv("WAGERAIL_BENCH_PIN") == "" {
-		return ""
-	}
 	var all, first, rest unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &all); err != nil || all.Count() < 2 {
 		return "not pinned: fewer than 2 CPUs to split"
