@@ -63,9 +63,9 @@ func benchEwa(t *testing.T, n, conc int, temporalPostgres bool, store string, ap
 	steps := &stepTimes{}
 	s := newEwaStack(t, ewaStackOpts{settleDelay: time.Millisecond, temporalPostgres: temporalPostgres,
 		interceptors: []interceptor.WorkerInterceptor{steps}})
-	pinned := ""
+	pinned, profile := "", fmt.Sprintf("%d-%t", conc, temporalPostgres)
 	if apart {
-		pinned = pinStack(t, s.temporal)
+		pinned, profile = pinStack(t, s.temporal), profile+"-apart"
 	}
 	s.approveKyc(t)
 	// A salary large enough that n advances stay under the access cap on any day of the month.
@@ -101,7 +101,7 @@ func benchEwa(t *testing.T, n, conc int, temporalPostgres bool, store string, ap
 		part := ids[r*n/rounds : (r+1)*n/rounds]
 		stop := func() {}
 		if r == 0 {
-			stop = benchProfile(t, fmt.Sprintf("shape-%d-%t", conc, temporalPostgres))
+			stop = benchProfile(t, "shape-"+profile)
 		}
 		c0 := cpuNow(t, s.temporal)
 		sr, sIDs := shapeRun(t, s.tc, len(part), conc)
@@ -110,7 +110,7 @@ func benchEwa(t *testing.T, n, conc int, temporalPostgres bool, store string, ap
 		c1 := cpuNow(t, s.temporal)
 		stop()
 		if r == 0 {
-			stop = benchProfile(t, fmt.Sprintf("ewa-%d-%t", conc, temporalPostgres))
+			stop = benchProfile(t, "ewa-"+profile)
 		}
 		c, e, w, took := disburseAll(t, s, part, conc)
 		c2 := cpuNow(t, s.temporal)
