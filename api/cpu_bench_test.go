@@ -97,12 +97,12 @@ func postgresPids(master int) []int {
 // (this process: the API, the worker, the ledger, the gateway, the bank sandbox; and Postgres)
 // the others, as a deployment gives Temporal machines of its own; the affinities are restored
 // when the test ends. With Temporal on Postgres its stores' backends would be the stack's
-// Postgres, on the stack's side. It says how it pinned, or why it did not.
-func pinStack(t *testing.T, temporal *devtemporaltest.Process) string {
+// Postgres, on the stack's side. It says how it pinned, or why it did not (pinned false).
+func pinStack(t *testing.T, temporal *devtemporaltest.Process) (how string, pinned bool) {
 	t.Helper()
 	var all, first, rest unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &all); err != nil || all.Count() < 2 {
-		return "not pinned: fewer than 2 CPUs to split"
+		return "not pinned: fewer than 2 CPUs to split", false
 	}
 	for cpu := range 1024 {
 		if all.IsSet(cpu) {
@@ -115,7 +115,7 @@ func pinStack(t *testing.T, temporal *devtemporaltest.Process) string {
 	}
 	master, ok := postmaster(t)
 	if !ok {
-		return "not pinned: Postgres is an external server"
+		return "not pinned: Postgres is an external server", false
 	}
 	stack := append([]int{os.Getpid()}, postgresPids(master)...)
 	pin := func(pids []int, set *unix.CPUSet) error {
@@ -143,12 +143,12 @@ func pinStack(t *testing.T, temporal *devtemporaltest.Process) string {
 		_ = pin(append([]int{os.Getpid()}, postgresPids(master)...), &all)
 	})
 	if err := pin([]int{temporal.Pid()}, &first); err != nil {
-		return "not pinned: " + err.Error()
+		return "not pinned: " + err.Error(), false
 	}
 	if err := pin(stack, &rest); err != nil {
-		return "not pinned: " + err.Error()
+		return "not pinned: " + err.Error(), false
 	}
-	return fmt.Sprintf("pinned: the Temporal server on 1 CPU, the rest of the stack on %d", rest.Count())
+	return fmt.Sprintf("pinned: the Temporal server on 1 CPU, the rest of the stack on %d", rest.Count()), true
 }
 
 // ticks is n clock ticks of /proc/<pid>/stat as a duration.
@@ -187,25 +187,21 @@ func cpuNow(t *testing.T, temporal *devtemporaltest.Process) cpu {
 }
 
 // since is the CPU used from c0 to c; a part not measured at either end stays negative.
-func (c cpu) since(c0 cpu) cpu {
-	d := func(a, b time.Duration) time.Duration {
-		if a < 0 || b < 0 {
-			return -1
-		}
-		return a - b
-	}
-	return cpu{c.self - c0.self, d(c.pg, c0.pg), d(c.temporal, c0.temporal)}
-}
+func (c cpu) since(c0 cpu) cpu { return c.join(c0, -1) }
 
 // plus adds d's parts to c's (a part not measured in either stays negative).
-func (c cpu) plus(d cpu) cpu {
-	p := func(a, b time.Duration) time.Duration {
+func (c cpu) plus(d cpu) cpu { return c.join(d, 1) }
+
+// join is c's parts with sign × d's added, part by part; a part not measured in either stays
+// negative (this process's is always measured).
+func (c cpu) join(d cpu, sign time.Duration) cpu {
+	part := func(a, b time.Duration) time.Duration {
 		if a < 0 || b < 0 {
 			return -1
 		}
-		return a + b
+		return a + sign*b
 	}
-	return cpu{c.self + d.self, p(c.pg, d.pg), p(c.temporal, d.temporal)}
+	return cpu{c.self + sign*d.self, part(c.pg, d.pg), part(c.temporal, d.temporal)}
 }
 
 // total is the CPU of the parts measured.
