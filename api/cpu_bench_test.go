@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -91,6 +93,43 @@ func postgresPids(master int) []int {
 		}
 	}
 	return pids
+}
+
+// temporalProfile records the Temporal server temporal's CPU profile (perf record, call graphs
+// by frame pointer, as Go builds them) into <WAGERAIL_BENCH_PROFILE>/<name>.temporal.perf.data
+// until stop: the largest share of a saga's CPU is the server's, and benchProfile sees only this
+// process. `perf report -i FILE --children --sort symbol` reads it. Without the directory it does
+// nothing; without perf on the machine it says so once.
+func temporalProfile(t *testing.T, temporal *devtemporaltest.Process, name string) (stop func()) {
+	t.Helper()
+	dir := os.Getenv("WAGERAIL_BENCH_PROFILE")
+	if dir == "" || temporal == nil {
+		return func() {}
+	}
+	if _, err := exec.LookPath("perf"); err != nil {
+		t.Logf("the Temporal server's profile of %s is not recorded: perf is not installed", name)
+		return func() {}
+	}
+	out := filepath.Join(dir, name+".temporal.perf.data")
+	cmd := exec.Command("perf", "record", "--quiet", "-F", "499", "-g", "-p", strconv.Itoa(temporal.Pid()), "-o", out)
+	if err := cmd.Start(); err != nil {
+		t.Logf("the Temporal server's profile of %s is not recorded: %v", name, err)
+		return func() {}
+	}
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			_ = cmd.Process.Signal(syscall.SIGINT) // perf writes its file and ends by the signal
+			var exit *exec.ExitError
+			if err := cmd.Wait(); err != nil && !(errors.As(err, &exit) && exit.Sys().(syscall.WaitStatus).Signal() == syscall.SIGINT) {
+				t.Logf("perf record of %s: %v", name, err)
+				return
+			}
+			t.Logf("the Temporal server's CPU profile of %s: %s", name, out)
+		})
+	}
+	t.Cleanup(stop)
+	return stop
 }
 
 // pinStack gives the Temporal server temporal the machine's first CPU and the rest of the stack

@@ -101,7 +101,7 @@ func benchEwa(t *testing.T, n, conc int, temporalPostgres bool, store string, ap
 		part := ids[r*n/rounds : (r+1)*n/rounds]
 		stop := func() {}
 		if r == 0 {
-			stop = benchProfile(t, "shape-"+profile)
+			stop = both(benchProfile(t, "shape-"+profile), temporalProfile(t, s.temporal, "shape-"+profile))
 		}
 		c0 := cpuNow(t, s.temporal)
 		sr, sIDs := shapeRun(t, s.tc, len(part), conc)
@@ -110,7 +110,7 @@ func benchEwa(t *testing.T, n, conc int, temporalPostgres bool, store string, ap
 		c1 := cpuNow(t, s.temporal)
 		stop()
 		if r == 0 {
-			stop = benchProfile(t, "ewa-"+profile)
+			stop = both(benchProfile(t, "ewa-"+profile), temporalProfile(t, s.temporal, "ewa-"+profile))
 		}
 		c, e, w, took := disburseAll(t, s, part, conc)
 		c2 := cpuNow(t, s.temporal)
@@ -149,12 +149,16 @@ func benchEwa(t *testing.T, n, conc int, temporalPostgres bool, store string, ap
 	if !pinned {
 		t.Logf("  the shape's CPU over the saga's: %.2f (the saga's rate over S when the machine's cores are what runs out, as they do on 2 cores)",
 			float64(shapeCPU.total())/float64(sagaCPU.total()))
+		t.Logf("  at that bound, %.1f × S needs a saga's CPU at most %.1f ms (now %.1f ms)", sagaTarget,
+			perItemMs(shapeCPU.total(), n)/sagaTarget, perItemMs(sagaCPU.total(), n))
 	} else if sagaCPU.temporal > 0 {
 		// Each side has CPUs of its own: S is bound by the Temporal server's CPU per shape
 		// workflow, the saga by the busier side's CPU per saga.
 		stack := sagaCPU.total() - sagaCPU.temporal
 		t.Logf("  pinned: the Temporal server's CPU per shape workflow over the busier side's per saga: %.2f (the saga's rate over S when each side's CPUs are what runs out)",
 			float64(shapeCPU.temporal)/float64(max(stack, sagaCPU.temporal)))
+		t.Logf("  at that bound, %.1f × S needs each side's CPU per saga at most %.1f ms (now the stack %.1f ms, the Temporal server %.1f ms)", sagaTarget,
+			perItemMs(shapeCPU.temporal, n)/sagaTarget, perItemMs(stack, n), perItemMs(sagaCPU.temporal, n))
 	}
 	t.Logf("Postgres work per saga on the stack's database (API, ledger, gateway, sandbox, with their background loops, also while the shape rounds ran): %.1f commits, %.1f rows written",
 		float64(commits1-commits0)/float64(n), float64(rows1-rows0)/float64(n))
@@ -162,6 +166,13 @@ func benchEwa(t *testing.T, n, conc int, temporalPostgres bool, store string, ap
 	stepReport(t, s.tc, "a workflow of the saga's shape's", shapeIDs)
 	steps.report(t)
 }
+
+// both is a stop that runs a, then b.
+func both(a, b func()) func() { return func() { a(); b() } }
+
+// sagaTarget is the saga's rate over S the platform issue asks for; the report says what CPU per
+// saga it takes.
+const sagaTarget = 0.7
 
 // stepTimes is a worker interceptor that times every activity the worker runs (local ones
 // included) by type, for the report.
