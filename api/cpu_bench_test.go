@@ -99,7 +99,7 @@ func postgresPids(master int) []int {
 // by frame pointer, as Go builds them) into <WAGERAIL_BENCH_PROFILE>/<name>.temporal.perf.data
 // until stop: the largest share of a saga's CPU is the server's, and benchProfile sees only this
 // process. `perf report -i FILE --children --sort symbol` reads it. Without the directory it does
-// nothing; without perf on the machine it says so once.
+// nothing; without perf on the machine it logs that the profile is not recorded.
 func temporalProfile(t *testing.T, temporal *devtemporaltest.Process, name string) (stop func()) {
 	t.Helper()
 	dir := os.Getenv("WAGERAIL_BENCH_PROFILE")
