@@ -47,25 +47,42 @@ func TestBenchmarkReportEwa(t *testing.T) {
 				store = "Postgres"
 			}
 			t.Run(fmt.Sprintf("%d callers, Temporal on %s", conc, store), func(t *testing.T) {
-				benchEwa(t, n, conc, pg, store, false)
+				benchEwa(t, n, conc, pg, store, shared)
 			})
 		}
 	}
-	// As deployed: the Temporal server on CPUs of its own (pinStack). On shared cores the saga's
-	// rate over S is its CPU over the shape's, Temporal's included; apart, each side's own.
+	// On shared cores the saga's rate over S is its CPU over the shape's, Temporal's included;
+	// with the CPUs split, each part's own. The Temporal server on a CPU apart (pinStack), then
+	// the three tiers of a deployment each under a quota of its own (splitTiers).
 	t.Run(fmt.Sprintf("%d callers, Temporal on SQLite (in memory), on a CPU apart", many), func(t *testing.T) {
-		benchEwa(t, n, many, false, "SQLite (in memory)", true)
+		benchEwa(t, n, many, false, "SQLite (in memory)", apart)
+	})
+	t.Run(fmt.Sprintf("%d callers, Temporal on SQLite (in memory), in three tiers", many), func(t *testing.T) {
+		benchEwa(t, n, many, false, "SQLite (in memory)", tiers)
 	})
 }
 
-func benchEwa(t *testing.T, n, conc int, temporalPostgres bool, store string, apart bool) {
+// cpuLayout is how benchEwa's stack shares the machine's CPUs.
+type cpuLayout int
+
+const (
+	shared cpuLayout = iota // every part on every CPU
+	apart                   // the Temporal server on one CPU, the rest on the others (pinStack)
+	tiers                   // the Temporal server, Postgres and this process each under a quota (splitTiers)
+)
+
+func benchEwa(t *testing.T, n, conc int, temporalPostgres bool, store string, layout cpuLayout) {
 	steps := &stepTimes{}
 	s := newEwaStack(t, ewaStackOpts{settleDelay: time.Millisecond, temporalPostgres: temporalPostgres,
 		interceptors: []interceptor.WorkerInterceptor{steps}})
-	how, pinned, profile := "", false, fmt.Sprintf("%d-%t", conc, temporalPostgres)
-	if apart {
-		how, pinned = pinStack(t, s.temporal)
+	how, split, profile := "", false, fmt.Sprintf("%d-%t", conc, temporalPostgres)
+	switch layout {
+	case apart:
+		how, split = pinStack(t, s.temporal)
 		profile += "-apart"
+	case tiers:
+		how, split = splitTiers(t, s.temporal)
+		profile += "-tiers"
 	}
 	s.approveKyc(t)
 	// A salary large enough that n advances stay under the access cap on any day of the month.
@@ -146,12 +163,13 @@ func benchEwa(t *testing.T, n, conc int, temporalPostgres bool, store string, ap
 	}
 	cpuPer(t, "workflow of the saga's shape", n, shapeCPU)
 	cpuPer(t, "saga", n, sagaCPU)
-	if !pinned {
+	switch {
+	case !split:
 		t.Logf("  the shape's CPU over the saga's: %.2f (the saga's rate over S when the machine's cores are what runs out, as they do on 2 cores)",
 			float64(shapeCPU.total())/float64(sagaCPU.total()))
 		t.Logf("  at that bound, %.1f × S needs a saga's CPU at most %.1f ms (now %.1f ms)", sagaTarget,
 			perItemMs(shapeCPU.total(), n)/sagaTarget, perItemMs(sagaCPU.total(), n))
-	} else if sagaCPU.temporal > 0 {
+	case layout == apart && sagaCPU.temporal > 0:
 		// Each side has CPUs of its own: S is bound by the Temporal server's CPU per shape
 		// workflow, the saga by the busier side's CPU per saga.
 		stack := sagaCPU.total() - sagaCPU.temporal
@@ -159,6 +177,14 @@ func benchEwa(t *testing.T, n, conc int, temporalPostgres bool, store string, ap
 			float64(shapeCPU.temporal)/float64(max(stack, sagaCPU.temporal)))
 		t.Logf("  at that bound, %.1f × S needs each side's CPU per saga at most %.1f ms (now the stack %.1f ms, the Temporal server %.1f ms)", sagaTarget,
 			perItemMs(shapeCPU.temporal, n)/sagaTarget, perItemMs(stack, n), perItemMs(sagaCPU.temporal, n))
+	case layout == tiers && sagaCPU.temporal > 0 && sagaCPU.pg >= 0:
+		// Each tier has the same quota: S is bound by the busiest tier's CPU per shape
+		// workflow (the Temporal server's), the saga by the busiest tier's per saga.
+		busiest := func(c cpu) time.Duration { return max(c.self, c.pg, c.temporal) }
+		t.Logf("  in tiers: the busiest tier's CPU per shape workflow over the busiest's per saga: %.2f (the saga's rate over S when each tier's quota is what runs out)",
+			float64(busiest(shapeCPU))/float64(busiest(sagaCPU)))
+		t.Logf("  at that bound, %.1f × S needs each tier's CPU per saga at most %.1f ms (now this process %.1f ms, the Temporal server %.1f ms, Postgres %.1f ms)",
+			sagaTarget, perItemMs(busiest(shapeCPU), n)/sagaTarget, perItemMs(sagaCPU.self, n), perItemMs(sagaCPU.temporal, n), perItemMs(sagaCPU.pg, n))
 	}
 	t.Logf("Postgres work per saga on the stack's database (API, ledger, gateway, sandbox, with their background loops, also while the shape rounds ran): %.1f commits, %.1f rows written",
 		float64(commits1-commits0)/float64(n), float64(rows1-rows0)/float64(n))
