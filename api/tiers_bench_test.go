@@ -49,23 +49,34 @@ func splitTiers(t *testing.T, temporal *devtemporaltest.Process) (how string, sp
 		{"postgres", postgresPids(master)},
 		{"stack", []int{os.Getpid()}},
 	}
+	// undo moves every process back to the root group and removes the groups: at the test's
+	// end, or at once when the split fails part-way, so a run that says "not split" is not
+	// partly under quotas.
 	var made []string
-	t.Cleanup(func() {
+	undo := func() {
 		for _, dir := range made {
 			g.empty(dir)
 		}
-	})
+		made = nil
+	}
+	t.Cleanup(undo)
 	for _, tier := range tiers {
 		dir, err := g.create(fmt.Sprintf("wagerail-bench-%d-%s", os.Getpid(), tier.name), cpus)
-		if err != nil {
-			return "not split: " + err.Error(), false
+		if dir != "" {
+			made = append(made, dir)
 		}
-		made = append(made, dir)
 		for _, pid := range tier.pids {
-			// A process that ended meanwhile is no error; forked ones join their parent's group.
-			if err := writeFile(filepath.Join(dir, "cgroup.procs"), strconv.Itoa(pid)); err != nil && !errors.Is(err, syscall.ESRCH) {
-				return "not split: " + err.Error(), false
+			if err != nil {
+				break
 			}
+			// A process that ended meanwhile is no error; forked ones join their parent's group.
+			if err = writeFile(filepath.Join(dir, "cgroup.procs"), strconv.Itoa(pid)); errors.Is(err, syscall.ESRCH) {
+				err = nil
+			}
+		}
+		if err != nil {
+			undo()
+			return "not split: " + err.Error(), false
 		}
 	}
 	return fmt.Sprintf("split in three tiers (the Temporal server; Postgres; this process, with the bank sandbox and the callers), each under a quota of %.2f CPU (cgroup %s)",
